@@ -1,0 +1,3 @@
+"""dpmoments: differentially private multivariate statistics."""
+
+from ._version import __version__

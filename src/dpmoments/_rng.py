@@ -1,0 +1,70 @@
+"""One random generator, normalised once and threaded down.
+
+``rng=None`` draws fresh OS entropy; an integer (or ``SeedSequence``) gives a
+reproducible run that reports mark as *seeded* (not secure); a caller's
+``numpy.random.Generator`` is used as is. The global ``np.random`` state is
+never touched.
+
+NumPy's generators are not cryptographic and floating-point noise is
+"idealised numerics" (Mironov 2012): the library documents this rather than
+hiding it.
+"""
+
+import numbers
+
+import numpy as np
+
+__all__ = ["as_generator", "describe_randomness", "spawn"]
+
+OS_ENTROPY = "os-entropy"
+SEEDED = "seeded"
+CALLER_GENERATOR = "caller-generator"
+
+
+def as_generator(rng):
+    """Return a ``numpy.random.Generator`` for ``rng``.
+
+    Parameters
+    ----------
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        ``None`` draws fresh OS entropy.
+    """
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, np.random.SeedSequence):
+        return np.random.default_rng(rng)
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"'rng' must be a non-negative integer seed; got {rng}.")
+        return np.random.default_rng(int(rng))
+    raise TypeError(
+        "'rng' must be None, an int seed, a numpy SeedSequence or a numpy "
+        f"Generator; got {type(rng).__name__}."
+    )
+
+
+def describe_randomness(rng):
+    """Say where the noise of a run came from, for privacy reports.
+
+    Returns ``"os-entropy"`` (``rng=None``), ``"seeded"`` (an int or
+    ``SeedSequence``: reproducible, hence not secure) or ``"caller-generator"``
+    (a ``Generator`` whose seeding the library cannot see).
+    """
+    if rng is None:
+        return OS_ENTROPY
+    if isinstance(rng, np.random.Generator):
+        return CALLER_GENERATOR
+    return SEEDED
+
+
+def spawn(rng, n):
+    """Return ``n`` independent generators derived from ``rng``.
+
+    Used to give each site (or each repetition) its own stream, so that a
+    seeded run never reuses noise across mechanisms.
+    """
+    if not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"'n' must be a non-negative integer; got {n!r}.")
+    return as_generator(rng).spawn(int(n))

@@ -1,0 +1,130 @@
+"""Argument checks with one message shape.
+
+Every check returns the normalised value and raises ``TypeError`` for the
+wrong kind of value or ``ValueError`` for the wrong range, naming the
+parameter, what is allowed and what was received.
+"""
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_epsilon",
+    "check_delta",
+    "check_positive",
+    "check_nonnegative",
+    "check_int",
+    "check_option",
+    "check_data",
+    "check_vector",
+]
+
+
+def _real(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"'{name}' must be a real number; got {type(value).__name__} {value!r}.")
+    value = float(value)
+    if math.isnan(value):
+        raise ValueError(f"'{name}' must not be NaN; got {value}.")
+    return value
+
+
+def check_epsilon(epsilon, name="epsilon", allow_inf=True):
+    """``epsilon`` in (0, inf]; ``inf`` means no noise where allowed."""
+    epsilon = _real(epsilon, name)
+    upper = "inf]" if allow_inf else "inf)"
+    if epsilon <= 0 or (math.isinf(epsilon) and not allow_inf):
+        raise ValueError(f"'{name}' must be in (0, {upper}; got {epsilon}.")
+    return epsilon
+
+
+def check_delta(delta, name="delta", allow_zero=True):
+    """``delta`` in [0, 1) (or (0, 1) where zero is meaningless)."""
+    delta = _real(delta, name)
+    low_ok = delta >= 0 if allow_zero else delta > 0
+    if not (low_ok and delta < 1):
+        bracket = "[0, 1)" if allow_zero else "(0, 1)"
+        raise ValueError(f"'{name}' must be in {bracket}; got {delta}.")
+    return delta
+
+
+def check_positive(value, name, allow_inf=False):
+    """A finite (or, where allowed, infinite) real number > 0."""
+    if value is None:
+        raise ValueError(f"'{name}' is required (a public bound stated before seeing the data); got None.")
+    value = _real(value, name)
+    if value <= 0 or (math.isinf(value) and not allow_inf):
+        upper = "inf]" if allow_inf else "inf)"
+        raise ValueError(f"'{name}' must be in (0, {upper}; got {value}.")
+    return value
+
+
+def check_nonnegative(value, name):
+    """A finite real number >= 0."""
+    value = _real(value, name)
+    if value < 0 or math.isinf(value):
+        raise ValueError(f"'{name}' must be in [0, inf); got {value}.")
+    return value
+
+
+def check_int(value, name, minimum=1):
+    """An integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"'{name}' must be an integer; got {type(value).__name__} {value!r}.")
+    if value < minimum:
+        raise ValueError(f"'{name}' must be an integer >= {minimum}; got {value}.")
+    return int(value)
+
+
+def check_option(value, name, options):
+    """One of a fixed set of strings."""
+    if not isinstance(value, str) or value not in options:
+        allowed = ", ".join(repr(o) for o in sorted(options))
+        raise ValueError(f"'{name}' must be one of {allowed}; got {value!r}.")
+    return value
+
+
+def _as_float_array(X, name):
+    if isinstance(X, (str, bytes)) or X is None:
+        raise TypeError(f"'{name}' must be an array of numbers; got {type(X).__name__}.")
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and similar
+        raise TypeError(f"'{name}' must be an array of numbers; could not convert it: {exc}") from exc
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"'{name}' must hold real numbers; got dtype {arr.dtype}.")
+    return arr.astype(np.float64, copy=False)
+
+
+def _check_finite(arr, name):
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"'{name}' contains {bad} NaN or infinite value(s); remove or impute them first.")
+
+
+def check_data(X, name="X", min_samples=1):
+    """A finite 2-D float array of shape (n_samples, n_features)."""
+    arr = _as_float_array(X, name)
+    if arr.ndim != 2:
+        raise ValueError(
+            f"'{name}' must be 2-D with shape (n_samples, n_features); got {arr.ndim}-D shape {arr.shape}."
+        )
+    if arr.shape[0] < min_samples or arr.shape[1] < 1:
+        raise ValueError(
+            f"'{name}' must have at least {min_samples} sample(s) and 1 feature; got shape {arr.shape}."
+        )
+    _check_finite(arr, name)
+    return arr
+
+
+def check_vector(y, name="y", length=None):
+    """A finite 1-D float array, optionally of a given length."""
+    arr = _as_float_array(y, name)
+    if arr.ndim != 1:
+        raise ValueError(f"'{name}' must be 1-D; got {arr.ndim}-D shape {arr.shape}.")
+    if length is not None and arr.shape[0] != length:
+        raise ValueError(f"'{name}' must have length {length} (one entry per row of X); got {arr.shape[0]}.")
+    _check_finite(arr, name)
+    return arr

@@ -1,0 +1,54 @@
+"""The library's error and warning classes.
+
+Errors subclass a builtin so that ``except ValueError`` keeps working; warnings
+are our own classes so that users (and tests) can filter on them precisely.
+"""
+
+__all__ = [
+    "BudgetExceededError",
+    "UncertifiedSpendError",
+    "UncertifiedPrivacyWarning",
+    "NotPrivateWarning",
+    "PrivacyLeakWarning",
+    "InsecureRandomnessWarning",
+]
+
+
+class BudgetExceededError(ValueError):
+    """A spend would take an accountant past its total budget.
+
+    The accountant's state is unchanged when this is raised.
+    """
+
+
+class UncertifiedSpendError(ValueError):
+    """An accountant was asked to spend a guarantee whose proof is known to fail.
+
+    Create the accountant with ``allow_uncertified=True`` to reproduce a paper
+    that used such a mechanism; its report then marks the total as uncertified.
+    """
+
+
+class UncertifiedPrivacyWarning(UserWarning):
+    """A mechanism was used whose claimed privacy guarantee has no valid proof.
+
+    Raised by the papers' pure-epsilon Wishart mechanisms (the support of the
+    output depends on the data) and by the classic Gaussian calibration used
+    outside its theorem (epsilon >= 1).
+    """
+
+
+class NotPrivateWarning(UserWarning):
+    """A result was computed with ``epsilon=inf``: it is the exact statistic."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """A data-dependent quantity is being used as if it were public.
+
+    Only the paper reproductions do this, to mirror the papers; the library
+    itself never derives a bound from the data.
+    """
+
+
+class InsecureRandomnessWarning(UserWarning):
+    """Noise was drawn from a seeded generator: reproducible, not secure."""

@@ -1,0 +1,198 @@
+"""Symmetric noise matrices and fully symmetric noise 3-tensors.
+
+"A symmetric matrix whose entries are i.i.d." can only mean (algorithms.md
+§0.4): draw the ``d(d+1)/2`` entries with ``i <= j`` i.i.d. and mirror them.
+For a 3-tensor, draw one value per index orbit ``{i <= j <= k}``
+(``C(d+2, 3)`` values) and copy it to every permutation of ``(i, j, k)``.
+
+The noise therefore acts on the *vector* of orbit coordinates, and the
+sensitivity that calibrates it must be measured on those same coordinates:
+:func:`upper_triangle` and :func:`orbit_vector` extract them, in the order of
+the draws (lexicographic in ``(i, j)`` / ``(i, j, k)``).
+
+Privacy pitfall: symmetric noise added to a *non*-symmetric statistic releases
+its antisymmetric part exactly. Symmetrise the statistic first (``moments/``).
+"""
+
+import functools
+import itertools
+
+import numpy as np
+
+from dpmoments._rng import as_generator
+from dpmoments._validation import check_int, check_option, check_positive
+
+__all__ = [
+    "symmetric_matrix_noise",
+    "symmetric_tensor_noise",
+    "upper_triangle",
+    "orbit_vector",
+]
+
+DISTRIBUTIONS = ("gaussian", "laplace")
+
+
+def _draw(size, scale, distribution, rng):
+    # One vectorised call, so the draw order for a seed is fixed.
+    if distribution == "gaussian":
+        return rng.normal(0.0, scale, size=size)
+    return rng.laplace(0.0, scale, size=size)
+
+
+def _check_noise_args(d, scale, distribution):
+    d = check_int(d, "d", minimum=1)
+    scale = check_positive(scale, "scale")
+    distribution = check_option(distribution, "distribution", DISTRIBUTIONS)
+    return d, scale, distribution
+
+
+@functools.lru_cache(maxsize=16)
+def _orbit_index(d):
+    """Orbit triples ``i <= j <= k`` and the (d, d, d) map entry -> orbit id.
+
+    Cached per ``d``: it depends on ``d`` only, and building it is the only
+    O(d^3) integer work. Returned arrays are read-only.
+    """
+    i, j, k = np.ogrid[:d, :d, :d]
+    # np.nonzero walks the mask in C order, so triples come out lexicographic.
+    triples = np.nonzero((i <= j) & (j <= k))
+    ids = np.arange(triples[0].size)
+    index = np.empty((d, d, d), dtype=np.intp)
+    for perm in itertools.permutations(range(3)):
+        index[tuple(triples[p] for p in perm)] = ids
+    for arr in (*triples, index):
+        arr.setflags(write=False)
+    return triples, index
+
+
+def symmetric_matrix_noise(d, scale, rng=None, distribution="gaussian"):
+    """Draw a symmetric (d, d) noise matrix with i.i.d. upper triangle.
+
+    The ``d(d+1)/2`` entries with ``i <= j`` are drawn i.i.d. in the order of
+    :func:`upper_triangle` and mirrored into the lower triangle, so the result
+    is exactly symmetric.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, >= 1.
+    scale : float
+        Standard deviation (``"gaussian"``) or Laplace scale :math:`b`
+        (``"laplace"``, density :math:`\\exp(-|x|/b)/(2b)`); finite, > 0.
+    rng : None, int, SeedSequence or numpy.random.Generator, default=None
+        Source of randomness; ``None`` draws fresh OS entropy.
+    distribution : {"gaussian", "laplace"}, default="gaussian"
+        Marginal law of each drawn entry.
+
+    Returns
+    -------
+    E : ndarray of shape (d, d)
+        Symmetric noise, ``E == E.T`` exactly.
+
+    Examples
+    --------
+    >>> E = symmetric_matrix_noise(3, scale=1.0, rng=0)
+    >>> bool((E == E.T).all())
+    True
+    >>> upper_triangle(E).shape
+    (6,)
+    """
+    d, scale, distribution = _check_noise_args(d, scale, distribution)
+    rows, cols = np.triu_indices(d)
+    values = _draw(rows.size, scale, distribution, as_generator(rng))
+    E = np.empty((d, d))
+    E[rows, cols] = values
+    E[cols, rows] = values
+    return E
+
+
+def symmetric_tensor_noise(d, scale, rng=None, distribution="gaussian"):
+    """Draw a fully symmetric (d, d, d) noise tensor, one draw per orbit.
+
+    One value is drawn i.i.d. for each index orbit ``i <= j <= k``
+    (``C(d+2, 3)`` values, in the order of :func:`orbit_vector`) and copied
+    to every permutation of ``(i, j, k)``.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, >= 1.
+    scale : float
+        Standard deviation (``"gaussian"``) or Laplace scale (``"laplace"``);
+        finite, > 0.
+    rng : None, int, SeedSequence or numpy.random.Generator, default=None
+        Source of randomness; ``None`` draws fresh OS entropy.
+    distribution : {"gaussian", "laplace"}, default="gaussian"
+        Marginal law of each drawn entry.
+
+    Returns
+    -------
+    T : ndarray of shape (d, d, d)
+        Equal to each of its six transposes exactly.
+
+    Examples
+    --------
+    >>> T = symmetric_tensor_noise(4, scale=0.1, rng=0)
+    >>> bool((T == T.transpose(2, 0, 1)).all())
+    True
+    >>> orbit_vector(T).shape  # C(6, 3)
+    (20,)
+    """
+    d, scale, distribution = _check_noise_args(d, scale, distribution)
+    triples, index = _orbit_index(d)
+    values = _draw(triples[0].size, scale, distribution, as_generator(rng))
+    return values[index]
+
+
+def _as_square(A, name, ndim):
+    arr = np.asarray(A)
+    if arr.dtype.kind not in "biufc":
+        raise TypeError(f"'{name}' must hold numbers; got dtype {arr.dtype}.")
+    if arr.ndim != ndim or len(set(arr.shape)) != 1 or arr.shape[0] < 1:
+        cube = ", ".join(["d"] * ndim)
+        raise ValueError(f"'{name}' must have shape ({cube}) with d >= 1; got shape {arr.shape}.")
+    return arr
+
+
+def upper_triangle(M):
+    """Entries ``M[i, j]`` with ``i <= j``, in row-major (draw) order.
+
+    Parameters
+    ----------
+    M : array_like of shape (d, d)
+        Entries below the diagonal are ignored.
+
+    Returns
+    -------
+    v : ndarray of shape (d * (d + 1) // 2,)
+
+    Examples
+    --------
+    >>> upper_triangle([[1, 2], [2, 3]])
+    array([1, 2, 3])
+    """
+    M = _as_square(M, "M", 2)
+    return M[np.triu_indices(M.shape[0])]
+
+
+def orbit_vector(T):
+    """Entries ``T[i, j, k]`` with ``i <= j <= k``, in lexicographic (draw) order.
+
+    Parameters
+    ----------
+    T : array_like of shape (d, d, d)
+        Only one representative per orbit is read.
+
+    Returns
+    -------
+    v : ndarray of shape (d * (d + 1) * (d + 2) // 6,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> orbit_vector(np.arange(8).reshape(2, 2, 2))
+    array([0, 1, 3, 7])
+    """
+    T = _as_square(T, "T", 3)
+    triples, _ = _orbit_index(T.shape[0])
+    return T[triples]

@@ -1,0 +1,44 @@
+"""Guarantees, their conversions, noise calibration and the accountant.
+
+This layer knows numbers and guarantees, never data.
+"""
+
+from .accountant import COMPOSITIONS, Accountant, Spend
+from .calibration import (
+    CALIBRATIONS,
+    analytic_gaussian_sigma,
+    calibrate_gaussian,
+    calibrate_laplace,
+    classic_gaussian_sigma,
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_rho,
+    laplace_scale,
+    zcdp_gaussian_sigma,
+)
+from .conversions import advanced_composition, pure_to_zcdp, zcdp_delta, zcdp_to_approx_dp
+from .guarantees import ApproxDP, PureDP, Uncertified, ZCDP
+
+__all__ = [
+    "Accountant",
+    "Spend",
+    "COMPOSITIONS",
+    "CALIBRATIONS",
+    "PureDP",
+    "ApproxDP",
+    "ZCDP",
+    "Uncertified",
+    "analytic_gaussian_sigma",
+    "classic_gaussian_sigma",
+    "zcdp_gaussian_sigma",
+    "gaussian_rho",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "laplace_scale",
+    "calibrate_gaussian",
+    "calibrate_laplace",
+    "pure_to_zcdp",
+    "zcdp_to_approx_dp",
+    "zcdp_delta",
+    "advanced_composition",
+]
