@@ -1,0 +1,353 @@
+"""Exact (un-noised) moment sums of clipped rows, in one streaming pass.
+
+``accumulate_moments`` reads a data source chunk by chunk, forces every row
+into the public bound (``bounds.py``), and adds up
+
+* ``xtx = sum_i x_i x_i^T``        (d, d)
+* ``xty = sum_i x_i y_i``          (d,)
+* ``yty = sum_i y_i^2``            scalar
+* ``third = sum_i x_i (x) x_i (x) x_i``   (d, d, d)
+
+The sums are un-normalised, so partial sums over disjoint chunks, dask
+partitions or sites combine by ``MomentSums.merge`` and only the release
+divides by ``n``. Memory stays at one chunk plus the sums.
+"""
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from dpmoments._validation import check_data, check_int, check_positive, check_vector
+from dpmoments.moments.bounds import _clip_entries, _clip_responses, _clip_rows
+from dpmoments.moments.readers import iter_chunks
+
+__all__ = ["MomentSums", "accumulate_moments"]
+
+# Rows per sub-block of the third-moment product: keeps its (rows, d(d+1)/2)
+# work array near 16 MiB whatever the chunk size.
+_THIRD_BLOCK_ELEMENTS = 1 << 21
+# Elements per chunk when an in-memory array is chunked here.
+_CHUNK_ELEMENTS = 1 << 20
+
+
+@dataclass(frozen=True, eq=False)
+class MomentSums:
+    """Exact sums of moments of clipped rows (no noise, not normalised).
+
+    Attributes
+    ----------
+    n : int
+        Number of rows summed.
+    n_features : int
+        ``d``.
+    xtx : ndarray of shape (d, d)
+        ``sum_i x_i x_i^T`` over the clipped rows; exactly symmetric.
+    xty : ndarray of shape (d,) or None
+        ``sum_i x_i y_i`` over clipped rows and clipped responses.
+    yty : float or None
+        ``sum_i y_i^2`` over clipped responses.
+    third : ndarray of shape (d, d, d) or None
+        ``sum_i x_i (x) x_i (x) x_i``; symmetric up to rounding (symmetrise it
+        before adding symmetric noise, see ``symmetry.symmetrise_tensor``).
+    row_norm, entry_bound, response_bound : float or None
+        The public bounds that were enforced (one of ``row_norm`` /
+        ``entry_bound`` is set by ``accumulate_moments``). ``merge`` refuses
+        sums made under different bounds.
+    center : ndarray of shape (d,) or None
+        The public centre subtracted from every row before clipping.
+
+    Privacy
+    -------
+    These are the *exact* statistics of private data: never publish them.
+    Pass them to a ``release_*`` function, which adds calibrated noise.
+    """
+
+    n: int
+    n_features: int
+    xtx: np.ndarray
+    xty: Optional[np.ndarray] = None
+    yty: Optional[float] = None
+    third: Optional[np.ndarray] = None
+    row_norm: Optional[float] = None
+    entry_bound: Optional[float] = None
+    response_bound: Optional[float] = None
+    center: Optional[np.ndarray] = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "n", check_int(self.n, "n", minimum=0))
+        d = check_int(self.n_features, "n_features", minimum=1)
+        object.__setattr__(self, "n_features", d)
+        shapes = {"xtx": (d, d), "xty": (d,), "third": (d, d, d), "center": (d,)}
+        for name, shape in shapes.items():
+            arr = getattr(self, name)
+            if arr is None:
+                continue
+            arr = np.array(arr, dtype=np.float64)
+            if arr.shape != shape:
+                raise ValueError(f"'{name}' must have shape {shape} for n_features={d}; got {arr.shape}.")
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        if (self.xty is None) != (self.yty is None):
+            raise ValueError("'xty' and 'yty' must both be given or both be None.")
+        if self.yty is not None:
+            object.__setattr__(self, "yty", float(self.yty))
+
+    def merge(self, other):
+        """Sums over the union of two disjoint sets of rows.
+
+        Parameters
+        ----------
+        other : MomentSums
+            Made with the same ``n_features``, the same bounds and centre,
+            and the same moments present.
+
+        Returns
+        -------
+        MomentSums
+            A new object; neither operand changes. Merging is associative
+            and commutative (up to floating-point rounding).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> a = accumulate_moments([np.eye(2)], row_norm=1.0)
+        >>> a.merge(a).n
+        4
+        """
+        if not isinstance(other, MomentSums):
+            raise TypeError(f"'other' must be a MomentSums; got {type(other).__name__}.")
+        if other.n_features != self.n_features:
+            raise ValueError(f"Cannot merge moment sums over different features: n_features={self.n_features} "
+                             f"and other.n_features={other.n_features}.")
+        for name in ("xty", "third"):
+            if (getattr(self, name) is None) != (getattr(other, name) is None):
+                raise ValueError(f"Cannot merge moment sums where only one has '{name}'.")
+        for name in ("row_norm", "entry_bound", "response_bound"):
+            if getattr(self, name) != getattr(other, name):
+                raise ValueError(f"Cannot merge moment sums clipped to different bounds: {name}="
+                                 f"{getattr(self, name)!r} and other.{name}={getattr(other, name)!r}.")
+        if not _same_center(self.center, other.center):
+            raise ValueError("Cannot merge moment sums centred at different public centres.")
+        add = lambda a, b: None if a is None else a + b  # noqa: E731
+        return dataclasses.replace(
+            self, n=self.n + other.n, xtx=self.xtx + other.xtx, xty=add(self.xty, other.xty),
+            yty=add(self.yty, other.yty), third=add(self.third, other.third),
+        )
+
+
+def _same_center(a, b):
+    return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+
+
+def accumulate_moments(chunks, *, row_norm=None, entry_bound=None, response_bound=None, third=False,
+                       center=None):
+    r"""Exact moment sums of clipped rows in one pass over the data.
+
+    .. math::
+
+        \mathrm{xtx} = \sum_i \bar x_i \bar x_i^\top, \quad
+        \mathrm{xty} = \sum_i \bar x_i \bar y_i, \quad
+        \mathrm{yty} = \sum_i \bar y_i^2, \quad
+        \mathrm{third} = \sum_i \bar x_i \otimes \bar x_i \otimes \bar x_i
+
+    where :math:`\bar x_i` is row :math:`x_i - c` clipped to the public bound
+    and :math:`\bar y_i = \max(-r, \min(r, y_i))`.
+
+    Parameters
+    ----------
+    chunks : iterable of X chunks or (X, y) tuples, or any ``iter_chunks`` source
+        Each ``X`` of shape (n_rows, n_features), each ``y`` of shape
+        (n_rows,). An array, an ``(X, y)`` tuple, a file path or a dask
+        array is first passed through ``iter_chunks``. Chunks are never
+        concatenated: memory is one chunk plus the sums.
+    row_norm : float, optional
+        Public L2 bound per row: ``x -> x min(1, row_norm / ||x||)``.
+    entry_bound : float, optional
+        Public bound per entry: ``x_ij -> clip(x_ij, -b, b)``. Exactly one of
+        ``row_norm`` and ``entry_bound`` must be given.
+    response_bound : float, optional
+        Public bound ``r`` on ``|y|``; required when the chunks carry ``y``.
+    third : bool, default=False
+        Also sum the third moment ``x (x) x (x) x`` (``d^3`` floats).
+    center : array-like of shape (n_features,), optional
+        A *public* centre subtracted from every row before clipping (never
+        the data's own mean, which is private).
+
+    Returns
+    -------
+    MomentSums
+        ``n``, ``n_features``, ``xtx``, ``xty`` and ``yty`` (when ``y`` was
+        given), ``third`` (when asked), and the bounds enforced.
+
+    Raises
+    ------
+    ValueError
+        Neither or both bounds; ``y`` without ``response_bound``; a chunk
+        that is not 2-D, holds a NaN/inf (the chunk and row are named), or
+        has a different number of features; chunks with and without ``y``;
+        no rows at all.
+
+    Privacy
+    -------
+    The sums are exact statistics of private data and are not private
+    themselves. Every row is clipped here, so under replace-one a record
+    changes ``xtx`` by at most ``sqrt(2) R^2`` in Frobenius norm (``R =
+    row_norm``; ``algorithms.md`` §0.2) and under add-remove by ``R^2``;
+    with ``entry_bound = b`` use ``R = b sqrt(d)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[3.0, 4.0], [0.0, 0.5]])
+    >>> accumulate_moments([X[:1], X[1:]], row_norm=1.0).xtx
+    array([[0.36, 0.48],
+           [0.48, 0.89]])
+    """
+    clip = _bound_clipper(row_norm, entry_bound)
+    if response_bound is not None:
+        response_bound = check_positive(response_bound, "response_bound")
+    if not isinstance(third, (bool, np.bool_)):
+        raise TypeError(f"'third' must be True or False; got {type(third).__name__} {third!r}.")
+    if isinstance(chunks, (str, bytes, tuple)) or hasattr(chunks, "__array__") or not hasattr(chunks, "__iter__"):
+        chunks = iter_chunks(chunks, chunk_size=_chunk_rows(chunks))
+    state = _State(clip, response_bound, bool(third), center)
+    for k, item in enumerate(chunks):
+        state.add(k, item)
+    return state.result(row_norm, entry_bound)
+
+
+def _chunk_rows(source):
+    """Rows per chunk for an in-memory source: about 8 MiB of float64, so the
+    clipping passes run in cache, but at least ``d`` rows so the per-chunk
+    ``d x d`` addition stays small next to the product."""
+    X = source[0] if isinstance(source, tuple) and len(source) == 2 else source
+    try:
+        d = int(X.shape[1]) if len(X.shape) == 2 else 0
+    except (AttributeError, TypeError, ValueError):  # no shape, or an unknown (NaN) width
+        d = 0
+    if d < 1:
+        return 65536
+    return max(min(65536, _CHUNK_ELEMENTS // d), min(d, 8192))
+
+
+def _bound_clipper(row_norm, entry_bound):
+    if (row_norm is None) == (entry_bound is None):
+        raise ValueError(
+            "Exactly one of 'row_norm' (an L2 bound on each row) and 'entry_bound' (a bound on each entry) "
+            f"must be given, as a public bound stated before seeing the data; got row_norm={row_norm!r}, "
+            f"entry_bound={entry_bound!r}."
+        )
+    if row_norm is not None:
+        bound = check_positive(row_norm, "row_norm")
+        return lambda X: _clip_rows(X, bound)
+    bound = check_positive(entry_bound, "entry_bound")
+    return lambda X: _clip_entries(X, bound)
+
+
+class _State:
+    """Running sums over the chunks seen so far."""
+
+    def __init__(self, clip, response_bound, third, center):
+        self.clip, self.response_bound, self.third = clip, response_bound, third
+        self.center = None if center is None else check_vector(center, name="center")
+        self.n, self.d, self.has_y = 0, None, None
+        self.xtx = self.xty = self.yty = self.r3 = None
+
+    def add(self, k, item):
+        X, y = _unpack(item, k, self.n)
+        d = X.shape[1]
+        if self.d is None:
+            self._start(d, y is not None, k)
+        elif d != self.d:
+            raise ValueError(f"'X' in chunk {k} has {d} features but earlier chunks had {self.d}; "
+                             "every chunk must have the same columns.")
+        elif (y is not None) != self.has_y:
+            raise ValueError(f"Chunk {k} {'has' if y is not None else 'has no'} 'y' but chunk 0 "
+                             f"{'had' if self.has_y else 'had no'} 'y'; give y in every chunk or in none.")
+        if X.shape[0] == 0:
+            return
+        if self.center is not None:
+            X = X - self.center
+        Xc = self.clip(X)
+        self.xtx += Xc.T @ Xc
+        if y is not None:
+            yc = _clip_responses(y, self.response_bound)
+            self.xty += Xc.T @ yc
+            self.yty += float(yc @ yc)
+        if self.third:
+            self.r3 += _third_rows(Xc)
+        self.n += X.shape[0]
+
+    def _start(self, d, has_y, k):
+        if has_y and self.response_bound is None:
+            raise ValueError(f"Chunk {k} carries responses 'y', so 'response_bound' (a public bound on |y|) is "
+                             "required; got response_bound=None.")
+        if self.center is not None and self.center.shape[0] != d:
+            raise ValueError(f"'center' must have one entry per feature ({d}); got {self.center.shape[0]}.")
+        self.d, self.has_y = d, has_y
+        self.xtx = np.zeros((d, d))
+        if has_y:
+            self.xty, self.yty = np.zeros(d), 0.0
+        if self.third:
+            self.r3 = np.zeros((d * (d + 1) // 2, d))
+
+    def result(self, row_norm, entry_bound):
+        if self.n == 0:
+            raise ValueError("The data have no rows (n = 0): at least one row is needed to accumulate moments.")
+        return MomentSums(
+            n=self.n, n_features=self.d, xtx=self.xtx, xty=self.xty, yty=self.yty,
+            third=None if self.r3 is None else _expand_third(self.r3, self.d),
+            row_norm=None if row_norm is None else float(row_norm),
+            entry_bound=None if entry_bound is None else float(entry_bound),
+            response_bound=self.response_bound if self.has_y else None, center=self.center,
+        )
+
+
+def _unpack(item, k, offset):
+    """Validate one chunk; name the chunk and row of a NaN."""
+    if isinstance(item, tuple):
+        if len(item) != 2:
+            raise ValueError(f"Chunk {k} must be an X array or an (X, y) tuple; got a tuple of length {len(item)}.")
+        X, y = item
+    else:
+        X, y = item, None
+    X = _checked(check_data, X, "X", k, offset, min_samples=0)
+    if y is not None:
+        y = _checked(check_vector, y, "y", k, offset, length=X.shape[0])
+    return X, y
+
+
+def _checked(check, value, name, k, offset, **kwargs):
+    try:
+        return check(value, name=f"{name} (chunk {k})", **kwargs)
+    except ValueError:
+        arr = np.asarray(value)
+        if arr.dtype.kind in "fc" and arr.ndim in (1, 2) and not np.all(np.isfinite(arr)):
+            bad = np.argwhere(~np.isfinite(arr))[0]
+            where = f"row {bad[0]}" + (f", column {bad[1]}" if arr.ndim == 2 else "")
+            raise ValueError(f"'{name}' has a NaN or infinite value in chunk {k} at {where} of the chunk "
+                             f"(row {offset + bad[0]} overall); remove or impute it first.") from None
+        raise
+
+
+def _third_rows(X):
+    """``R[p, k] = sum_i x_ia x_ib x_ik`` for the upper-triangle pairs ``p = (a <= b)``."""
+    n, d = X.shape
+    ia, ib = np.triu_indices(d)
+    step = max(1, _THIRD_BLOCK_ELEMENTS // max(ia.size, 1))
+    out = np.zeros((ia.size, d))
+    for lo in range(0, n, step):
+        B = X[lo:lo + step]
+        out += (B[:, ia] * B[:, ib]).T @ B
+    return out
+
+
+def _expand_third(r3, d):
+    """The full (d, d, d) tensor from its upper-triangle pair rows."""
+    ia, ib = np.triu_indices(d)
+    T = np.empty((d, d, d))
+    T[ia, ib, :] = r3
+    T[ib, ia, :] = r3
+    return T

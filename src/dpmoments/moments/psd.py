@@ -1,0 +1,78 @@
+"""Eigenvalue flooring: a positive semi-definite matrix from a noisy one.
+
+A noisy second-moment matrix ``S + E`` is in general indefinite, and the
+graphical lasso has no solution when no positive definite matrix lies near it
+(``algorithms.md`` §0.5). Flooring its eigenvalues gives a usable matrix.
+"""
+
+import numpy as np
+
+from dpmoments._validation import check_data, check_nonnegative
+from dpmoments.moments.symmetry import symmetrise_matrix
+
+__all__ = ["project_psd"]
+
+
+def project_psd(S, floor=0.0):
+    r"""Floor the eigenvalues of a symmetric matrix at ``floor``.
+
+    .. math::
+
+        S = Q \Lambda Q^\top \;\mapsto\; Q \max(\Lambda, \eta) Q^\top
+
+    With ``floor = 0`` this is the Frobenius-nearest positive semi-definite
+    matrix to ``S``; with ``floor = eta > 0`` the result is positive definite
+    with smallest eigenvalue ``eta``.
+
+    Parameters
+    ----------
+    S : array-like of shape (d, d)
+        A finite square matrix. It is symmetrised, ``(S + S^T) / 2``, first.
+    floor : float, default=0.0
+        The eigenvalue floor ``eta >= 0``.
+
+    Returns
+    -------
+    S_psd : ndarray of shape (d, d), float64
+        An exactly symmetric matrix whose eigenvalues are all ``>= floor``
+        (up to rounding of order ``1e-15 * ||S||``). When no eigenvalue is
+        below ``floor``, this is the symmetrised ``S`` itself.
+    n_clipped : int
+        How many eigenvalues were below ``floor`` and raised to it. Report it
+        with the estimate: it says whether the projection changed anything.
+
+    Notes
+    -----
+    The projection is **biased**: raising negative eigenvalues inflates the
+    matrix (its trace grows by the total amount clipped), and the bias grows
+    with the noise. It is not a substitute for enough data or budget.
+
+    Privacy
+    -------
+    Post-processing of an already released matrix: it reads no data and
+    costs no privacy budget. ``n_clipped`` is a function of the released
+    matrix only, so it may be published too.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> S_psd, n_clipped = project_psd(np.array([[1.0, 0.0], [0.0, -0.5]]))
+    >>> S_psd
+    array([[1., 0.],
+           [0., 0.]])
+    >>> n_clipped
+    1
+    """
+    S = check_data(S, name="S")
+    if S.shape[0] != S.shape[1]:
+        raise ValueError(f"'S' must be a square matrix of shape (d, d); got shape {S.shape}.")
+    S = symmetrise_matrix(S)
+    floor = check_nonnegative(floor, "floor")
+    eigvals, Q = np.linalg.eigh(S)
+    low = eigvals < floor
+    n_clipped = int(np.count_nonzero(low))
+    if n_clipped == 0:
+        return S, 0
+    raised = np.where(low, floor, eigvals)
+    out = (Q * raised) @ Q.T
+    return (out + out.T) / 2.0, n_clipped

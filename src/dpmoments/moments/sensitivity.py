@@ -1,0 +1,81 @@
+"""Sensitivities of the normalised moments, per neighbouring relation.
+
+All statistics are means over ``n`` rows (``n`` is treated as public), rows
+clipped to ``||x||_2 <= R`` and responses to ``|y| <= r``. The noise acts on
+the *distinct* coordinates: the upper triangle with diagonal of a symmetric
+matrix, one entry per index orbit of a symmetric 3-tensor. Sensitivities are
+measured on exactly those coordinates (algorithms.md §0.2).
+
+=====================  ==========================  ==========================
+statistic / norm        replace-one                 add-remove
+=====================  ==========================  ==========================
+second moment, L2       sqrt(2) R^2 / n             R^2 / n
+second moment, L1       (d + 1) R^2 / n             (d + 1) R^2 / (2 n)
+cross moment, L2        2 R r / n                   R r / n
+cross moment, L1        2 sqrt(d) R r / n           sqrt(d) R r / n
+third moment, L2        2 R^3 / n                   R^3 / n
+third moment, L1        2 h3(d) R^3 / n             h3(d) R^3 / n
+=====================  ==========================  ==========================
+
+Derivations (replace-one, row x replaced by y; add-remove is one of the two
+terms):
+
+* second, L2: ``||u(xx^T - yy^T)||^2 = (||D||_F^2 + sum_i D_ii^2)/2 <= ||D||_F^2
+  = ||x||^4 + ||y||^4 - 2 (x.y)^2 <= 2 R^4``, tight at orthogonal x, y on the
+  sphere. Add-remove: ``||u(xx^T)|| <= ||xx^T||_F = ||x||^2``.
+* second, L1: ``sum_{i<=j} |x_i x_j| = (||x||_1^2 + ||x||_2^2)/2 <= (d+1) R^2/2``
+  per row (the papers' 2d/n is valid but about twice as loose).
+* cross, L2 / L1: ``||x y_x - z y_z|| <= 2 R r`` and ``||x||_1 <= sqrt(d) R``.
+* third, L2: the orbit vector's norm is at most the Frobenius norm;
+  ``||x^(3) - y^(3)||_F^2 = ||x||^6 + ||y||^6 - 2 (x.y)^3 <= 4 R^6`` (at y = -x).
+* third, L1: ``sum_{i<=j<=k} |x_i x_j x_k| = h3(|x|) = (p1^3 + 3 p1 p2 + 2 p3)/6``
+  with power sums ``p1 <= sqrt(d) R, p2 <= R^2, p3 <= R^3``, so
+  ``h3(d) = (d^(3/2) + 3 sqrt(d) + 2) / 6``.
+"""
+
+import math
+
+__all__ = ["NEIGHBOURS", "STATISTICS", "moment_sensitivity"]
+
+NEIGHBOURS = ("replace-one", "add-remove")
+STATISTICS = ("second", "cross", "third")
+
+
+def _h3(d):
+    return (d**1.5 + 3.0 * math.sqrt(d) + 2.0) / 6.0
+
+
+def moment_sensitivity(statistic, *, norm, n_samples, n_features, neighbours, row_norm, response_bound=None):
+    """The L1 or L2 sensitivity of a normalised moment (see the module table).
+
+    Parameters
+    ----------
+    statistic : {"second", "cross", "third"}
+    norm : {"l2", "l1"}
+    n_samples, n_features : int
+    neighbours : {"replace-one", "add-remove"}
+    row_norm : float
+        The public L2 bound R on each row.
+    response_bound : float, optional
+        The public bound r on ``|y|`` (cross moment only).
+    """
+    d, R = n_features, row_norm
+    one_row = {
+        ("second", "l2"): R**2,
+        ("second", "l1"): (d + 1) * R**2 / 2.0,
+        ("cross", "l2"): None if response_bound is None else R * response_bound,
+        ("cross", "l1"): None if response_bound is None else math.sqrt(d) * R * response_bound,
+        ("third", "l2"): R**3,
+        ("third", "l1"): _h3(d) * R**3,
+    }[(statistic, norm)]
+    if one_row is None:
+        raise ValueError("the cross moment needs 'response_bound'.")
+    # Replace-one moves two rows' worth, except the second-moment L2 case, where
+    # the two rank-one terms are orthogonal at the worst case: sqrt(2), not 2.
+    if neighbours == "add-remove":
+        factor = 1.0
+    elif (statistic, norm) == ("second", "l2"):
+        factor = math.sqrt(2.0)
+    else:
+        factor = 2.0
+    return factor * one_row / n_samples

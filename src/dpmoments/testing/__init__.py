@@ -1,0 +1,11 @@
+"""Tools for testing privacy claims empirically.
+
+:func:`audit` samples a mechanism on two neighbouring datasets and returns a
+high-confidence lower bound on its epsilon; :func:`epsilon_lower_bound` does
+the same from samples already drawn. A correct mechanism gives a bound at or
+below its claim; too little noise shows up as a bound above it.
+"""
+
+from ._audit import AuditResult, audit, epsilon_lower_bound
+
+__all__ = ["AuditResult", "audit", "epsilon_lower_bound"]

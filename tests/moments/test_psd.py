@@ -1,0 +1,72 @@
+"""Eigenvalue flooring: PSD output, exact symmetry, PSD input unchanged."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from dpmoments.moments.psd import project_psd
+
+finite = st.floats(-100, 100, allow_nan=False, allow_infinity=False)
+squares = st.integers(1, 6).flatmap(lambda d: arrays(np.float64, (d, d), elements=finite))
+
+
+@settings(max_examples=60, deadline=None)
+@given(squares, st.sampled_from([0.0, 1e-3, 0.5, 2.0]))
+def test_output_is_psd_above_floor(M, floor):
+    S_psd, n_clipped = project_psd(M, floor=floor)
+    np.testing.assert_array_equal(S_psd, S_psd.T)
+    scale = max(1.0, np.abs(M).max())
+    assert np.linalg.eigvalsh(S_psd).min() >= floor - 1e-12 * scale
+    S = (M + M.T) / 2
+    assert n_clipped == int(np.sum(np.linalg.eigh(S)[0] < floor))
+    assert isinstance(n_clipped, int) and 0 <= n_clipped <= M.shape[0]
+    if n_clipped == 0:
+        np.testing.assert_array_equal(S_psd, S)
+
+
+@settings(max_examples=40, deadline=None)
+@given(squares)
+def test_psd_input_unchanged(A):
+    S = A @ A.T + 0.1 * np.eye(A.shape[0])
+    S_psd, n_clipped = project_psd(S)
+    assert n_clipped == 0
+    np.testing.assert_array_equal(S_psd, S)
+
+
+def test_known_spectrum():
+    rng = np.random.default_rng(3)
+    Q, _ = np.linalg.qr(rng.normal(size=(5, 5)))
+    lam = np.array([-2.0, -0.1, 0.05, 1.0, 3.0])
+    S = (Q * lam) @ Q.T
+    S_psd, n_clipped = project_psd(S, floor=0.1)
+    assert n_clipped == 3
+    np.testing.assert_allclose(np.linalg.eigvalsh(S_psd), [0.1, 0.1, 0.1, 1.0, 3.0], atol=1e-12)
+    # eigenvectors are kept
+    np.testing.assert_allclose(S_psd @ Q[:, 4], 3.0 * Q[:, 4], atol=1e-12)
+
+
+def test_floor_zero_is_nearest_psd():
+    S = np.diag([1.0, -0.5])
+    S_psd, n_clipped = project_psd(S)
+    np.testing.assert_array_equal(S_psd, np.diag([1.0, 0.0]))
+    assert n_clipped == 1
+
+
+def test_non_symmetric_input_is_symmetrised_first():
+    M = np.array([[2.0, 1.0], [0.0, 2.0]])
+    S_psd, n_clipped = project_psd(M)
+    np.testing.assert_array_equal(S_psd, [[2.0, 0.5], [0.5, 2.0]])
+    assert n_clipped == 0
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="'S' must be a square"):
+        project_psd(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="'floor'"):
+        project_psd(np.eye(2), floor=-1.0)
+    with pytest.raises(TypeError, match="'floor'"):
+        project_psd(np.eye(2), floor="0")
+    with pytest.raises(ValueError, match="NaN"):
+        project_psd(np.full((2, 2), np.nan))
