@@ -1,0 +1,29 @@
+"""Bounds, exact moments in one streaming pass, and the noisy :class:`Release`."""
+
+from .accumulate import MomentSums, accumulate_moments
+from .bounds import clip_entries, clip_responses, clip_rows
+from .psd import project_psd
+from .readers import iter_chunks
+from .release import Release
+from .releases import MECHANISMS, release_cross_moment, release_second_moment, release_third_moment
+from .sensitivity import NEIGHBOURS, moment_sensitivity
+from .symmetry import symmetrise_matrix, symmetrise_tensor
+
+__all__ = [
+    "Release",
+    "release_second_moment",
+    "release_cross_moment",
+    "release_third_moment",
+    "MECHANISMS",
+    "NEIGHBOURS",
+    "moment_sensitivity",
+    "MomentSums",
+    "accumulate_moments",
+    "iter_chunks",
+    "clip_rows",
+    "clip_entries",
+    "clip_responses",
+    "symmetrise_matrix",
+    "symmetrise_tensor",
+    "project_psd",
+]

@@ -1,0 +1,164 @@
+"""The Release: noisy moments together with the guarantee they carry.
+
+A release is made once from the data and can then be post-processed for free
+(eigendecomposition, graphical lasso, ROPE, whitening, solving normal
+equations). Every estimator either makes a release or fits from one.
+"""
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from .._rng import describe_randomness
+from ..privacy.guarantees import PureDP
+from .psd import project_psd as _project_psd
+
+__all__ = ["Release"]
+
+
+def _summary(arr):
+    return None if arr is None else f"<array {arr.shape}>"
+
+
+@dataclass(frozen=True, eq=False)
+class Release:
+    """Noisy normalised moments and the privacy guarantee they carry.
+
+    Attributes
+    ----------
+    second_moment : ndarray of shape (n_features, n_features) or None
+        ``(1/n) sum_i x_i x_i^T + E`` over clipped rows; exactly symmetric.
+    cross_moment : ndarray of shape (n_features,) or None
+        ``(1/n) sum_i x_i y_i + e`` over clipped rows and responses.
+    third_moment : ndarray of shape (n_features,)*3 or None
+        ``(1/n) sum_i x_i (x) x_i (x) x_i + T``; fully symmetric.
+    n : int
+        Number of rows. Treated as public: under replace-one it is fixed by
+        the relation; under add-remove releasing it discloses the row count.
+    n_features : int
+    row_norm : float
+        The public L2 bound every row was clipped to (after centring).
+    response_bound : float or None
+        The public bound ``|y| <= r`` (cross moments).
+    center : ndarray or None
+        The public centre subtracted from every row before clipping.
+    mechanism : str
+        ``"gaussian"``, ``"laplace"``, ``"wishart"``, ``"wishart-approx"``,
+        or ``"none"`` (``epsilon = inf``).
+    noise_scale : float
+        Gaussian sigma, Laplace scale b, or the Wishart scale c (a variance),
+        on the normalised statistic.
+    noise_df : int or None
+        Wishart degrees of freedom (noise mean ``noise_df * noise_scale * I``).
+    sensitivity : float or None
+        The sensitivity the noise was calibrated to (``None`` for Wishart,
+        whose analysis is not sensitivity-based).
+    sensitivity_norm : str or None
+        ``"l2"`` or ``"l1"``, on the distinct coordinates the noise acts on.
+    neighbours : str
+        ``"replace-one"`` or ``"add-remove"``.
+    calibration : str or None
+        ``"analytic"``, ``"classic"`` or ``"zcdp"`` for Gaussian noise.
+    guarantee : PureDP, ApproxDP, ZCDP or Uncertified
+    randomness : str
+        ``"os-entropy"``, ``"seeded"`` (reproducible, not secure),
+        ``"caller-generator"`` or ``"none"``.
+    postprocessing : tuple of str
+        Free post-processing applied since the release (e.g. PSD projection).
+    """
+
+    n: int
+    n_features: int
+    row_norm: float
+    mechanism: str
+    noise_scale: float
+    neighbours: str
+    guarantee: object
+    randomness: str
+    second_moment: Optional[np.ndarray] = None
+    cross_moment: Optional[np.ndarray] = None
+    third_moment: Optional[np.ndarray] = None
+    response_bound: Optional[float] = None
+    center: Optional[np.ndarray] = None
+    calibration: Optional[str] = None
+    sensitivity: Optional[float] = None
+    sensitivity_norm: Optional[str] = None
+    noise_df: Optional[int] = None
+    postprocessing: tuple = field(default_factory=tuple)
+
+    def __post_init__(self):
+        # Freeze the arrays too: a release is a record, not a scratch buffer.
+        for name in ("second_moment", "cross_moment", "third_moment", "center"):
+            arr = getattr(self, name)
+            if arr is not None:
+                arr = np.array(arr, dtype=np.float64)
+                arr.setflags(write=False)
+                object.__setattr__(self, name, arr)
+
+    @property
+    def is_private(self):
+        """False for ``epsilon = inf`` releases (exact statistics)."""
+        return self.guarantee.is_private
+
+    @property
+    def secure(self):
+        """True only for noise drawn from fresh OS entropy."""
+        return self.randomness == "os-entropy"
+
+    def project_psd(self, floor=0.0):
+        """A new release whose second moment has its eigenvalues floored at ``floor``.
+
+        Post-processing: costs no privacy. Biased (it raises the spectrum);
+        the number of clipped eigenvalues is recorded in ``postprocessing``.
+        """
+        if self.second_moment is None:
+            raise ValueError("this release has no second moment to project.")
+        projected, clipped = _project_psd(self.second_moment, floor)
+        step = f"psd-projection(floor={floor:g}, eigenvalues_clipped={clipped})"
+        return dataclasses.replace(self, second_moment=projected, postprocessing=self.postprocessing + (step,))
+
+    def to_dict(self):
+        """The release's metadata (no arrays) as a JSON-able dict, for privacy reports."""
+        return {
+            "statistics": [s for s in ("second_moment", "cross_moment", "third_moment") if getattr(self, s) is not None],
+            "n": self.n,
+            "n_features": self.n_features,
+            "row_norm": self.row_norm,
+            "response_bound": self.response_bound,
+            "centered": self.center is not None,
+            "mechanism": self.mechanism,
+            "noise_scale": self.noise_scale,
+            "noise_df": self.noise_df,
+            "sensitivity": self.sensitivity,
+            "sensitivity_norm": self.sensitivity_norm,
+            "neighbours": self.neighbours,
+            "calibration": self.calibration,
+            "guarantee": self.guarantee.to_dict(),
+            "certified": self.guarantee.certified,
+            "randomness": self.randomness,
+            "secure": self.secure,
+            "postprocessing": list(self.postprocessing),
+        }
+
+    def __repr__(self):
+        parts = [
+            f"{s}={_summary(getattr(self, s))}"
+            for s in ("second_moment", "cross_moment", "third_moment")
+            if getattr(self, s) is not None
+        ]
+        return (
+            f"Release({', '.join(parts)}, n={self.n}, mechanism={self.mechanism!r}, "
+            f"noise_scale={self.noise_scale:.4g}, neighbours={self.neighbours!r}, guarantee={self.guarantee})"
+        )
+
+
+def exact_guarantee():
+    """The guarantee of an ``epsilon = inf`` release: none."""
+    return PureDP(math.inf)
+
+
+def randomness_of(rng, epsilon):
+    return "none" if math.isinf(epsilon) else describe_randomness(rng)
