@@ -104,8 +104,13 @@ def _check_finite(arr, name):
         raise ValueError(f"'{name}' contains {bad} NaN or infinite value(s); remove or impute them first.")
 
 
-def check_data(X, name="X", min_samples=1):
-    """A finite 2-D float array of shape (n_samples, n_features)."""
+def check_data(X, name="X", min_samples=1, finite=True):
+    """A finite 2-D float array of shape (n_samples, n_features).
+
+    ``finite=False`` skips the NaN/inf scan, for callers that detect
+    non-finite values more cheaply themselves (the streaming pass reads it
+    off the row norms it computes anyway).
+    """
     arr = _as_float_array(X, name)
     if arr.ndim != 2:
         raise ValueError(
@@ -115,7 +120,8 @@ def check_data(X, name="X", min_samples=1):
         raise ValueError(
             f"'{name}' must have at least {min_samples} sample(s) and 1 feature; got shape {arr.shape}."
         )
-    _check_finite(arr, name)
+    if finite:
+        _check_finite(arr, name)
     return arr
 
 

@@ -14,6 +14,7 @@ divides by ``n``. Memory stays at one chunk plus the sums.
 """
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Optional
 
@@ -233,6 +234,7 @@ def _chunk_rows(source):
 
 
 def _bound_clipper(row_norm, entry_bound):
+    """A function ``clip(X, k, offset)`` that checks a chunk is finite and clips it."""
     if (row_norm is None) == (entry_bound is None):
         raise ValueError(
             "Exactly one of 'row_norm' (an L2 bound on each row) and 'entry_bound' (a bound on each entry) "
@@ -240,10 +242,31 @@ def _bound_clipper(row_norm, entry_bound):
             f"entry_bound={entry_bound!r}."
         )
     if row_norm is not None:
-        bound = check_positive(row_norm, "row_norm")
-        return lambda X: _clip_rows(X, bound)
+        return functools.partial(_finite_clip_rows, bound=check_positive(row_norm, "row_norm"))
     bound = check_positive(entry_bound, "entry_bound")
-    return lambda X: _clip_entries(X, bound)
+
+    def clip(X, k, offset):
+        _checked(check_data, X, "X", k, offset, min_samples=0)
+        return _clip_entries(X, bound)
+
+    return clip
+
+
+def _finite_clip_rows(X, k, offset, bound):
+    """Clip rows to ``bound``, reading the finite check off the squared row norms.
+
+    A row's sum of squares is finite only if every entry is, so the separate
+    NaN scan (a full extra pass over the chunk) is needed only when it is not;
+    that scan names the row, or passes for huge finite rows whose squares
+    overflow, which the overflow-safe ``_clip_rows`` then handles.
+    """
+    sq = np.einsum("ij,ij->i", X, X)
+    if not np.all(np.isfinite(sq)):
+        _checked(check_data, X, "X", k, offset, min_samples=0)
+        return _clip_rows(X, bound)
+    with np.errstate(divide="ignore"):
+        scale = np.minimum(1.0, bound / np.sqrt(sq))  # rows inside the ball are multiplied by exactly 1
+    return X if scale.size == 0 or scale.min() == 1.0 else X * scale[:, None]
 
 
 class _State:
@@ -270,7 +293,7 @@ class _State:
             return
         if self.center is not None:
             X = X - self.center
-        Xc = self.clip(X)
+        Xc = self.clip(X, k, self.n)
         self.xtx += Xc.T @ Xc
         if y is not None:
             yc = _clip_responses(y, self.response_bound)
@@ -313,7 +336,7 @@ def _unpack(item, k, offset):
         X, y = item
     else:
         X, y = item, None
-    X = _checked(check_data, X, "X", k, offset, min_samples=0)
+    X = _checked(check_data, X, "X", k, offset, min_samples=0, finite=False)  # the clipper checks finiteness
     if y is not None:
         y = _checked(check_vector, y, "y", k, offset, length=X.shape[0])
     return X, y

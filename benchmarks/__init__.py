@@ -1,0 +1,27 @@
+"""Benchmarks for dpmoments: ``python -m benchmarks NAME [--quick]``.
+
+Benchmarks are run by hand, never as tests. Each one times its candidates
+against a reference measured in the same run and reports ratios: absolute
+seconds drift with the load of these shared 2-core machines, ratios much
+less (``design/performance.md``).
+
+BLAS is pinned to one thread here, before numpy is imported: threaded BLAS
+made ``X.T @ X`` 15-30x slower on a busy 2-core machine. The runner also
+wraps every benchmark in ``threadpoolctl.threadpool_limits(1)``.
+"""
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+from . import moments  # noqa: E402  (after the thread pin)
+from . import glasso  # noqa: E402
+
+# name -> function(quick: bool) -> list of timing.Table
+BENCHMARKS = {
+    "moments": moments.run,
+    "glasso": glasso.run,
+}
+
+__all__ = ["BENCHMARKS"]
