@@ -21,7 +21,7 @@ import math
 from scipy.special import log_ndtr
 
 from .._validation import check_delta, check_epsilon, check_option, check_positive
-from .conversions import zcdp_to_approx_dp
+from .conversions import bisect_safe, zcdp_to_approx_dp
 from .guarantees import ApproxDP, PureDP, Uncertified, ZCDP
 
 __all__ = [
@@ -64,17 +64,9 @@ def _analytic_sigma_unit(epsilon, delta):
     hi = max(1.0, math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon)
     while gaussian_delta(hi, epsilon) > delta:
         hi *= 2.0
-    lo = 0.0
-    for _ in range(300):
-        mid = 0.5 * (lo + hi)
-        if gaussian_delta(mid, epsilon) <= delta:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-14 * hi:
-            break
+    sigma = bisect_safe(lambda s: gaussian_delta(s, epsilon) <= delta, hi, 0.0, rel_tol=1e-14)
     # A relative nudge upwards absorbs rounding in the delta evaluation itself.
-    return hi * (1.0 + 1e-10)
+    return sigma * (1.0 + 1e-10)
 
 
 def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
@@ -139,20 +131,12 @@ def gaussian_epsilon(sigma, delta, sensitivity=1.0):
     sigma = check_positive(sigma, "sigma")
     delta = check_delta(delta, allow_zero=False)
     sensitivity = check_positive(sensitivity, "sensitivity")
-    lo, hi = 0.0, 1.0
-    while gaussian_delta(sigma, hi, sensitivity) > delta:
-        hi *= 2.0
     if gaussian_delta(sigma, 0.0, sensitivity) <= delta:
         return 0.0
-    for _ in range(300):
-        mid = 0.5 * (lo + hi)
-        if gaussian_delta(sigma, mid, sensitivity) <= delta:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-13 * hi:
-            break
-    return hi
+    hi = 1.0
+    while gaussian_delta(sigma, hi, sensitivity) > delta:
+        hi *= 2.0
+    return bisect_safe(lambda eps: gaussian_delta(sigma, eps, sensitivity) <= delta, hi, 0.0)
 
 
 def laplace_scale(epsilon, sensitivity_l1):
@@ -164,16 +148,7 @@ def laplace_scale(epsilon, sensitivity_l1):
 
 def _largest_rho(epsilon, delta):
     # The largest rho whose optimal conversion stays within (epsilon, delta).
-    lo, hi = 0.0, epsilon
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if zcdp_to_approx_dp(mid, delta) <= epsilon:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-13 * max(hi, 1e-300):
-            break
-    return lo
+    return bisect_safe(lambda rho: zcdp_to_approx_dp(rho, delta) <= epsilon, 0.0, epsilon)
 
 
 def calibrate_gaussian(epsilon, delta, sensitivity, calibration="analytic"):

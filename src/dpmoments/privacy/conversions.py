@@ -19,11 +19,29 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 __all__ = [
+    "bisect_safe",
     "pure_to_zcdp",
     "zcdp_to_approx_dp",
     "zcdp_delta",
     "advanced_composition",
 ]
+
+
+def bisect_safe(is_safe, safe, unsafe, rel_tol=1e-13, max_iter=300):
+    """Bisect between a ``safe`` and an ``unsafe`` end of a monotone predicate; return a safe point.
+
+    Works in either direction (``safe`` may be above or below ``unsafe``),
+    so every privacy search here ends on the side that keeps the guarantee.
+    """
+    for _ in range(max_iter):
+        if abs(safe - unsafe) <= rel_tol * max(abs(safe), abs(unsafe), 1e-300):
+            break
+        mid = 0.5 * (safe + unsafe)
+        if is_safe(mid):
+            safe = mid
+        else:
+            unsafe = mid
+    return safe
 
 
 def pure_to_zcdp(epsilon):
@@ -87,18 +105,9 @@ def zcdp_to_approx_dp(rho, delta, method="optimal"):
     upper = _standard(rho, delta)
     if method == "standard":
         return upper
-    lo, hi = 0.0, upper
-    if zcdp_delta(rho, hi) > delta:  # cannot happen mathematically; stay safe numerically
+    if zcdp_delta(rho, upper) > delta:  # cannot happen mathematically; stay safe numerically
         return upper
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if zcdp_delta(rho, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-12 * max(1.0, hi):
-            break
-    return hi
+    return bisect_safe(lambda eps: zcdp_delta(rho, eps) <= delta, upper, 0.0, rel_tol=1e-12)
 
 
 def advanced_composition(epsilons, deltas, delta_slack):
