@@ -1,0 +1,130 @@
+"""What every second-moment estimator shares: its privacy parameters and its release.
+
+An estimator either makes a :class:`~dpmoments.Release` from data (``fit``)
+or post-processes one that was already paid for (``fit_release``). Centring
+is explicit: ``center=None`` (the raw second moment, as the papers), a public
+centre vector, or ``"private"`` with a declared :class:`CenterBudget`.
+"""
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from .._rng import describe_randomness, spawn
+from .._validation import check_data, check_nonnegative, check_option
+from ..moments import Release, release_cross_moment, release_second_moment
+from ..privacy import Accountant, ApproxDP, PureDP, Uncertified, calibrate_gaussian
+
+__all__ = ["CenterBudget", "MomentEstimator"]
+
+
+@dataclass(frozen=True)
+class CenterBudget:
+    """How a private centre shares the budget with the second moment.
+
+    ``mean`` is the fraction of epsilon (and of delta) spent on the private
+    mean; the rest goes to the second moment of the rows centred at that
+    private mean. The two releases compose sequentially to the estimator's
+    (epsilon, delta).
+    """
+
+    mean: float = 0.2
+
+    def __post_init__(self):
+        if not 0 < self.mean < 1:
+            raise ValueError(f"'mean' must be a fraction in (0, 1); got {self.mean}.")
+
+    @property
+    def second_moment(self):
+        return 1.0 - self.mean
+
+
+class MomentEstimator(BaseEstimator):
+    """Base class: the parameters of the second-moment release and how to make and pay for it."""
+
+    _mechanisms = ("gaussian", "laplace", "wishart", "wishart-approx")
+
+    # -- the release ------------------------------------------------------------
+    def _release_from(self, X):
+        X = check_data(X)
+        check_option(self.mechanism, "mechanism", self._mechanisms)
+        self._check_affordable()
+        kwargs = dict(row_norm=self.row_norm, mechanism=self.mechanism, neighbours=self.neighbours,
+                      calibration=self.calibration)
+        if isinstance(self.center, str):
+            if self.center != "private":
+                raise ValueError(f"'center' must be None, a public vector or 'private'; got {self.center!r}.")
+            release = self._private_center_release(X, kwargs)
+        else:
+            release = release_second_moment(X, epsilon=self.epsilon, delta=self.delta, center=self.center,
+                                            rng=self.rng, **kwargs)
+        self._spend(release.guarantee)
+        return release
+
+    def _private_center_release(self, X, kwargs):
+        split = self.center_budget
+        if not isinstance(split, CenterBudget):
+            raise TypeError(
+                "center='private' needs 'center_budget', a CenterBudget saying which share of the budget the "
+                f"private mean uses; got {split!r}."
+            )
+        if self.mechanism not in ("gaussian", "laplace"):
+            raise ValueError(f"center='private' supports mechanism 'gaussian' or 'laplace'; got {self.mechanism!r}.")
+        eps, delta = self.epsilon, self.delta
+        scaled = lambda share: None if delta is None else share * delta  # noqa: E731
+        rng_mean, rng_cov = spawn(self.rng, 2)  # never reuse one seed's noise twice
+        # The mean (1/n) sum x_i is the cross moment with the constant response 1 (bound 1).
+        mean = release_cross_moment(X, np.ones(X.shape[0]), epsilon=split.mean * eps, delta=scaled(split.mean),
+                                    response_bound=1.0, rng=rng_mean, **kwargs)
+        cov = release_second_moment(X, epsilon=split.second_moment * eps, delta=scaled(split.second_moment),
+                                    center=mean.cross_moment, rng=rng_cov, **kwargs)
+        total = PureDP(eps) if self.mechanism == "laplace" else ApproxDP(eps, delta)
+        if math.isinf(eps):
+            total = PureDP(math.inf)
+        step = f"centred at a private mean ({split.mean:g} of the budget)"
+        return dataclasses.replace(cov, guarantee=total, randomness=describe_randomness(self.rng),
+                                   postprocessing=(step,))
+
+    # -- the budget -------------------------------------------------------------
+    def _planned_guarantee(self):
+        """The guarantee the release will carry, known before touching the data."""
+        eps, delta = self.epsilon, self.delta
+        if math.isinf(eps):
+            return PureDP(math.inf)
+        if self.mechanism == "laplace":
+            return PureDP(eps)
+        if self.mechanism == "gaussian" and not isinstance(self.center, str):
+            return calibrate_gaussian(eps, delta, 1.0, self.calibration)[1]
+        if self.mechanism in ("wishart", "output"):
+            return Uncertified(PureDP(eps), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
+        return ApproxDP(eps, delta)
+
+    def _accountant(self):
+        acct = self.accountant
+        if acct is not None and not isinstance(acct, Accountant):
+            raise TypeError(f"'accountant' must be an Accountant or None; got {type(acct).__name__}.")
+        return acct
+
+    def _check_affordable(self):
+        acct = self._accountant()
+        if acct is not None and not acct.can_spend(self._planned_guarantee()):
+            acct.spend(self._planned_guarantee())  # raises with spent / requested / total; nothing changes
+
+    def _spend(self, guarantee):
+        acct = self._accountant()
+        if acct is not None:
+            acct.spend(guarantee, label=type(self).__name__)
+
+    @staticmethod
+    def _check_release(release):
+        if not isinstance(release, Release) or release.second_moment is None:
+            raise TypeError(f"'release' must be a Release with a second moment; got {release!r}.")
+        return release
+
+
+def psd_floor_value(psd_floor):
+    """Validate the eigenvalue floor option (``None`` disables the projection)."""
+    return None if psd_floor is None else check_nonnegative(psd_floor, "psd_floor")

@@ -1,0 +1,21 @@
+"""Pure numerics on (noisy) moment matrices: no privacy, no budgets.
+
+Layer 2: imports only numpy, scipy and dpmoments' layer 0.
+"""
+
+from ._glasso_common import GlassoInfeasibleError, GlassoResult, glasso_objective
+from .glasso import glasso_blocks, graphical_lasso, graphical_lasso_path
+from .glasso_admm import graphical_lasso_admm
+from .rope import ridge_precision, ridge_precision_objective
+
+__all__ = [
+    "GlassoInfeasibleError",
+    "GlassoResult",
+    "glasso_blocks",
+    "glasso_objective",
+    "graphical_lasso",
+    "graphical_lasso_admm",
+    "graphical_lasso_path",
+    "ridge_precision",
+    "ridge_precision_objective",
+]

@@ -1,0 +1,148 @@
+"""PrivateCovariance, PrivateGraphicalLasso and PrivateRidgePrecision."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.covariance import graphical_lasso as sk_graphical_lasso
+
+import dpmoments as dpm
+from dpmoments import ApproxDP, BudgetExceededError, NotPrivateWarning, PureDP, Uncertified
+from dpmoments.estimators import CenterBudget, PrivateCovariance, PrivateGraphicalLasso, PrivateRidgePrecision
+from dpmoments.moments import clip_rows
+
+RNG = np.random.default_rng(0)
+THETA = np.eye(4) + 0.4 * (np.eye(4, k=1) + np.eye(4, k=-1))
+X = RNG.multivariate_normal(np.zeros(4), np.linalg.inv(THETA), size=4000) / 4
+XC = clip_rows(X, 1.0)
+S_EXACT = XC.T @ XC / len(X)
+
+
+def quiet(est, data=X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotPrivateWarning)
+        return est.fit(data)
+
+
+def test_covariance_infinite_epsilon_is_exact():
+    est = quiet(PrivateCovariance(epsilon=math.inf, row_norm=1.0))
+    np.testing.assert_allclose(est.covariance_, S_EXACT, rtol=1e-12)
+    assert est.privacy_ == PureDP(math.inf)
+
+
+def test_covariance_is_psd_and_records_its_guarantee():
+    est = PrivateCovariance(epsilon=0.5, delta=1e-6, row_norm=1.0, rng=0).fit(X[:50])
+    assert np.linalg.eigvalsh(est.covariance_).min() >= -1e-12
+    assert isinstance(est.privacy_, ApproxDP) and est.privacy_.epsilon == 0.5
+    assert est.release_.postprocessing[0].startswith("psd-projection")
+    raw = PrivateCovariance(epsilon=0.5, delta=1e-6, row_norm=1.0, psd_floor=None, rng=0).fit(X[:50])
+    assert raw.release_.postprocessing == ()
+
+
+def test_public_and_private_centres():
+    c = X.mean(axis=0) * 0 + 0.01  # a public centre, fixed in advance
+    est = quiet(PrivateCovariance(epsilon=math.inf, row_norm=1.0, center=c))
+    Xc = clip_rows(X - c, 1.0)
+    np.testing.assert_allclose(est.covariance_, Xc.T @ Xc / len(X), rtol=1e-12)
+    priv = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center="private",
+                             center_budget=CenterBudget(mean=0.25), rng=1).fit(X)
+    assert priv.privacy_ == ApproxDP(1.0, 1e-6)
+    assert "private mean" in priv.release_.postprocessing[0]
+    np.testing.assert_allclose(priv.location_, X.mean(axis=0), atol=0.01)
+    with pytest.raises(TypeError, match="center_budget"):
+        PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center="private").fit(X)
+    with pytest.raises(ValueError, match="'center'"):
+        PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center="mean").fit(X)
+
+
+def test_accountant_is_checked_before_and_charged_after():
+    acct = dpm.Accountant(ApproxDP(1.5, 1e-5))
+    PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, accountant=acct, rng=0).fit(X)
+    assert acct.spent.epsilon == pytest.approx(1.0)
+    with pytest.raises(BudgetExceededError):
+        PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, accountant=acct, rng=0).fit(X)
+    assert len(acct.ledger) == 1
+
+
+def test_fit_release_costs_nothing_and_clone_works():
+    rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+    acct = dpm.Accountant(ApproxDP(0.1, 1e-9))
+    est = PrivateGraphicalLasso(alpha=0.005, epsilon=1.0, delta=1e-6, row_norm=1.0, accountant=acct)
+    est.fit_release(rel)
+    assert acct.spent is None and est.privacy_ == rel.guarantee
+    assert clone(est).get_params()["alpha"] == 0.005
+
+
+def test_glasso_infinite_epsilon_equals_the_non_private_solve():
+    est = quiet(PrivateGraphicalLasso(alpha=0.002, epsilon=math.inf, row_norm=1.0, penalize_diagonal=False,
+                                      tol=1e-10))
+    _, prec = sk_graphical_lasso(S_EXACT, alpha=0.002, tol=1e-12, enet_tol=1e-12, max_iter=1000)
+    np.testing.assert_allclose(est.precision_, prec, rtol=1e-5, atol=1e-5 * np.abs(prec).max())
+    assert est.converged_ and est.n_iter_ >= 1
+
+
+def test_glasso_admm_solver_agrees_with_fast():
+    fast = quiet(PrivateGraphicalLasso(alpha=0.003, epsilon=math.inf, row_norm=1.0, tol=1e-10))
+    admm = quiet(PrivateGraphicalLasso(alpha=0.003, epsilon=math.inf, row_norm=1.0, solver="admm",
+                                       admm_rho=1.0, max_iter=20000))
+    np.testing.assert_allclose(admm.precision_, fast.precision_, rtol=1e-2, atol=1e-2 * np.abs(fast.precision_).max())
+
+
+def test_glasso_on_very_noisy_release_never_nans():
+    est = PrivateGraphicalLasso(alpha=0.01, epsilon=0.05, delta=1e-6, row_norm=1.0, rng=3).fit(X[:30])
+    assert np.all(np.isfinite(est.precision_)) and np.linalg.eigvalsh(est.precision_).min() > 0
+
+
+def test_glasso_ebic_picks_from_the_release_only():
+    est = PrivateGraphicalLasso(alpha="ebic", alphas=8, epsilon=2.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)
+    assert est.alphas_.shape == (8,) and est.ebic_.shape == (8,)
+    assert est.alpha_ == est.alphas_[np.argmin(est.ebic_)]
+    with pytest.raises(ValueError, match="'alpha'"):
+        PrivateGraphicalLasso(alpha="cv", epsilon=2.0, delta=1e-6, row_norm=1.0).fit(X)
+
+
+def test_glasso_mechanisms():
+    with pytest.warns(dpm.UncertifiedPrivacyWarning):
+        w = PrivateGraphicalLasso(alpha=0.01, epsilon=1.0, row_norm=1.0, mechanism="wishart", rng=0).fit(X)
+    assert isinstance(w.privacy_, Uncertified)
+    lap = PrivateGraphicalLasso(alpha=0.01, epsilon=1.0, row_norm=1.0, mechanism="laplace", rng=0).fit(X)
+    assert lap.privacy_ == PureDP(1.0)
+    with pytest.warns(dpm.UncertifiedPrivacyWarning, match="output perturbation"):
+        out = PrivateGraphicalLasso(alpha=0.05, epsilon=1.0, row_norm=1.0, mechanism="output", rng=0).fit(X)
+    assert isinstance(out.privacy_, Uncertified) and out.release_ is None
+    with pytest.raises(dpm.UncertifiedSpendError):
+        PrivateGraphicalLasso(alpha=0.05, epsilon=1.0, row_norm=1.0, mechanism="output",
+                              accountant=dpm.Accountant(PureDP(5.0))).fit(X)
+
+
+def test_ridge_precision_is_pd_even_on_indefinite_releases():
+    est = PrivateRidgePrecision(alpha=0.01, epsilon=0.05, delta=1e-6, row_norm=1.0, rng=0).fit(X[:20])
+    assert np.linalg.eigvalsh(est.release_.second_moment).min() < 0
+    assert np.linalg.eigvalsh(est.precision_).min() > 0
+    S = est.release_.second_moment
+    P = est.precision_
+    np.testing.assert_allclose(-np.linalg.inv(P) + S + 2 * 0.01 * P, 0, atol=1e-8)
+
+
+@pytest.mark.parametrize("cls,extra", [(PrivateCovariance, {}), (PrivateGraphicalLasso, {"alpha": 0.01}),
+                                       (PrivateRidgePrecision, {"alpha": 0.01})])
+def test_bad_inputs_name_the_parameter(cls, extra):
+    with pytest.raises(ValueError, match="'row_norm'"):
+        cls(epsilon=1.0, delta=1e-6, row_norm=-1, **extra).fit(X)
+    with pytest.raises(ValueError, match="'epsilon'"):
+        cls(epsilon=0, delta=1e-6, row_norm=1.0, **extra).fit(X)
+    with pytest.raises(ValueError, match="'mechanism'"):
+        cls(epsilon=1, delta=1e-6, row_norm=1.0, mechanism="magic", **extra).fit(X)
+    with pytest.raises(ValueError, match="NaN"):
+        cls(epsilon=1, delta=1e-6, row_norm=1.0, **extra).fit(np.full((3, 2), np.nan))
+    with pytest.raises(TypeError, match="'release'"):
+        cls(epsilon=1, delta=1e-6, row_norm=1.0, **extra).fit_release(np.eye(2))
+
+
+def test_negative_alpha_is_refused():
+    with pytest.raises(ValueError, match="'alpha'"):
+        PrivateGraphicalLasso(alpha=-1.0, epsilon=1, delta=1e-6, row_norm=1.0).fit(X)
+    with pytest.raises(ValueError, match="'alpha'"):
+        PrivateRidgePrecision(alpha=0.0, epsilon=1, delta=1e-6, row_norm=1.0).fit(X)
