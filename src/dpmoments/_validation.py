@@ -89,10 +89,19 @@ def check_option(value, name, options):
 def _as_float_array(X, name):
     if isinstance(X, (str, bytes)) or X is None:
         raise TypeError(f"'{name}' must be an array of numbers; got {type(X).__name__}.")
+    if hasattr(X, "tocsr") or hasattr(X, "toarray"):
+        raise TypeError(f"'{name}' is a sparse matrix; sparse input is not supported: pass a dense array.")
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and similar
         raise TypeError(f"'{name}' must be an array of numbers; could not convert it: {exc}") from exc
+    if arr.dtype.kind == "c":
+        raise ValueError(f"'{name}' must hold real numbers: Complex data not supported; got dtype {arr.dtype}.")
+    if arr.dtype.kind == "O":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"'{name}' must hold real numbers; got an object array that is not numeric: {exc}") from exc
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"'{name}' must hold real numbers; got dtype {arr.dtype}.")
     return arr.astype(np.float64, copy=False)
@@ -116,9 +125,11 @@ def check_data(X, name="X", min_samples=1, finite=True):
         raise ValueError(
             f"'{name}' must be 2-D with shape (n_samples, n_features); got {arr.ndim}-D shape {arr.shape}."
         )
-    if arr.shape[0] < min_samples or arr.shape[1] < 1:
+    if arr.shape[1] < 1:
+        raise ValueError(f"'{name}' has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")
+    if arr.shape[0] < min_samples:
         raise ValueError(
-            f"'{name}' must have at least {min_samples} sample(s) and 1 feature; got shape {arr.shape}."
+            f"'{name}' has {arr.shape[0]} sample(s) (shape={arr.shape}) while a minimum of {min_samples} is required."
         )
     if finite:
         _check_finite(arr, name)

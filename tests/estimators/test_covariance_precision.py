@@ -146,3 +146,22 @@ def test_negative_alpha_is_refused():
         PrivateGraphicalLasso(alpha=-1.0, epsilon=1, delta=1e-6, row_norm=1.0).fit(X)
     with pytest.raises(ValueError, match="'alpha'"):
         PrivateRidgePrecision(alpha=0.0, epsilon=1, delta=1e-6, row_norm=1.0).fit(X)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0),
+        PrivateGraphicalLasso(alpha=0.05, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0),
+        PrivateRidgePrecision(alpha=0.1, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_scikit_learn_estimator_checks(estimator):
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(estimator, on_fail=None)
+    failed = {r["check_name"]: str(r["exception"])[:200] for r in results if r["status"] == "failed"}
+    assert not failed

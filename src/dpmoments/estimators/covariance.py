@@ -9,9 +9,13 @@ from ._moment_base import MomentEstimator, psd_floor_value
 __all__ = ["PrivateCovariance"]
 
 
-def gaussian_log_likelihood(X, precision, location=None):
+def gaussian_log_likelihood(X, precision, location=None, owner="Estimator"):
     """Average Gaussian log-likelihood of the rows of X under N(location, precision^-1)."""
     X = check_data(X)
+    if X.shape[1] != precision.shape[0]:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {owner} is expecting {precision.shape[0]} features as input."
+        )
     Xc = X if location is None else X - location
     sign, logdet = np.linalg.slogdet(precision)
     if sign <= 0:
@@ -117,4 +121,4 @@ class PrivateCovariance(MomentEstimator):
 
     def score(self, X, y=None):
         """Average Gaussian log-likelihood of ``X`` (your own evaluation data)."""
-        return gaussian_log_likelihood(X, self.get_precision(), self.location_)
+        return gaussian_log_likelihood(X, self.get_precision(), self.location_, type(self).__name__)

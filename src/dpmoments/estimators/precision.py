@@ -48,7 +48,7 @@ class _PrecisionBase(MomentEstimator):
 
     def score(self, X, y=None):
         """Average Gaussian log-likelihood of ``X`` (your own evaluation data)."""
-        return gaussian_log_likelihood(X, self.precision_, self.location_)
+        return gaussian_log_likelihood(X, self.precision_, self.location_, type(self).__name__)
 
 
 class PrivateGraphicalLasso(_PrecisionBase):
