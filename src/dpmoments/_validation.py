@@ -123,7 +123,8 @@ def check_data(X, name="X", min_samples=1, finite=True):
     arr = _as_float_array(X, name)
     if arr.ndim != 2:
         raise ValueError(
-            f"'{name}' must be 2-D with shape (n_samples, n_features); got {arr.ndim}-D shape {arr.shape}."
+            f"'{name}' must be 2-D with shape (n_samples, n_features); got {arr.ndim}-D shape {arr.shape}. "
+            "Reshape your data with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample."
         )
     if arr.shape[1] < 1:
         raise ValueError(f"'{name}' has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required.")

@@ -9,7 +9,6 @@ dask array (see :func:`dpmoments.moments.readers.iter_chunks`).
 import math
 import warnings
 
-import numpy as np
 
 from .._rng import as_generator
 from .._validation import check_delta, check_epsilon, check_option, check_positive, check_vector

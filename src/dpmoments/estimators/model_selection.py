@@ -1,0 +1,327 @@
+r"""Private model selection by penalised, L1-constrained least squares (Lei et al. 2018)."""
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from .._rng import as_generator, describe_randomness
+from .._validation import check_data, check_nonnegative, check_positive
+from ._target import check_target
+from ..exceptions import NotPrivateWarning
+from ..mechanisms import exponential_mechanism, report_noisy_min, symmetric_matrix_noise
+from ..moments import accumulate_moments
+from ..privacy import Accountant, PureDP
+from ..solvers.irls import solve_weighted
+from ..solvers.l1_ball import l1_ball_least_squares
+
+__all__ = ["PrivateModelSelection"]
+
+MECHANISMS = ("noisy-min", "exponential")
+_MAX_CANDIDATES = 20_000
+
+
+def _candidate_family(candidates, max_size, d):
+    """The fixed, data-independent family as a tuple of sorted index tuples."""
+    if isinstance(candidates, str):
+        k = d if max_size is None else int(max_size)
+        if k < 1:
+            raise ValueError(f"'max_size' must be an integer >= 1; got {max_size!r}.")
+        if candidates == "all":
+            count = sum(math.comb(d, s) for s in range(1, min(k, d) + 1))
+            if count > _MAX_CANDIDATES:
+                raise ValueError(f"candidates='all' gives {count} models (> {_MAX_CANDIDATES}); lower 'max_size'.")
+            return tuple(m for s in range(1, min(k, d) + 1) for m in itertools.combinations(range(d), s))
+        if candidates == "nested":
+            return tuple(tuple(range(s)) for s in range(1, min(k, d) + 1))
+        raise ValueError(f"'candidates' must be 'all', 'nested' or a list of column-index tuples; got {candidates!r}.")
+    try:
+        family = [tuple(sorted({int(j) for j in m})) for m in candidates]
+    except TypeError as exc:
+        raise TypeError(f"'candidates' must be a list of iterables of column indices: {exc}") from exc
+    family = tuple(dict.fromkeys(family))
+    if not family:
+        raise ValueError("'candidates' must hold at least one model; got an empty family.")
+    for m in family:
+        if any(j < 0 or j >= d for j in m):
+            raise ValueError(f"candidate {m} has a column index outside [0, {d}).")
+    return family
+
+
+class PrivateModelSelection(BaseEstimator):
+    r"""epsilon-DP linear model selection by a noisy penalised L1-constrained criterion.
+
+    For every model :math:`M` of a candidate family fixed before seeing the
+    data (``algorithms.md`` §4.2),
+
+    .. math::
+
+        Q_R(M, D) = \min_{\operatorname{supp}\beta \subseteq M,\ \lVert\beta\rVert_1 \le R}
+                    \sum_i (y_i - x_i^\top\beta)^2 ,
+
+    is computed from the sufficient statistics :math:`X^\top X, X^\top y,
+    y^\top y` (one pass over the data, then one small QP per model), and
+
+    .. math::
+
+        \hat M = \arg\min_M \; Q_R(M, D) + \varphi_n |M| + \frac{2\Delta}{\varepsilon} W_M,
+        \qquad W_M \overset{iid}{\sim} \mathrm{Laplace}(0, 1),
+
+    with :math:`\Delta = (r + bR)^2` (``b`` = ``bounds``), or, with
+    ``mechanism="exponential"``, :math:`P(M) \propto \exp(-\varepsilon(Q_R +
+    \varphi_n|M|)/(2\Delta))`.
+
+    Parameters
+    ----------
+    epsilon : float in (0, inf]
+        Budget of the selection step (``inf``: exact argmin, not private).
+    bounds : float > 0
+        Public entrywise bound: ``X_ij`` is clipped to ``[-bounds, bounds]``
+        (Lei et al. use 1).
+    response_bound : float > 0
+        Public ``r``: ``y`` is clipped to ``[-r, r]``. Clipping is silent:
+        how many responses were clipped is private and never reported.
+    R : float > 0 or "private"
+        The L1 radius. ``"private"``: estimated with budget ``R_epsilon`` as
+        the L1 norm of the full-model least-squares fit to Laplace-noised
+        moments, clamped to ``R_range``.
+    candidates : "all", "nested" or list of index tuples, default="all"
+        ``"all"``: every non-empty subset of at most ``max_size`` columns;
+        ``"nested"``: ``{0}, {0, 1}, ...`` in column order; or the user's
+        list (which may include the empty model ``()``). Never data-driven.
+    max_size : int, optional
+        Largest model size for ``"all"`` / ``"nested"``.
+    phi : float >= 0 or "bic", default="bic"
+        Penalty per variable; ``"bic"`` is ``sigma2 * log(n)``.
+    sigma2 : float > 0 or "private", default=1.0
+        Noise variance for ``phi="bic"``. ``"private"``: ``Q_R(full)/n`` plus
+        Laplace noise of scale ``Delta / (n sigma2_epsilon)``, clamped to
+        ``[1e-12, r^2]``.
+    mechanism : {"noisy-min", "exponential"}, default="noisy-min"
+    R_epsilon, sigma2_epsilon : float, optional
+        Budgets of the private ``R`` and ``sigma2`` (required when private).
+    R_range : (float, float), default=(1e-6, inf)
+        Public clamp for the private ``R``.
+    refit_epsilon : float, optional
+        If given, ``coef_`` is refitted on the selected model from
+        Laplace-noised moments restricted to it, with this extra budget.
+    release_scores : bool, default=False
+        Store the noisy criteria of *all* models in ``scores_``. Report-noisy-min
+        is epsilon-DP only when the argmin alone is released; releasing all
+        ``|M|`` noisy scores costs ``epsilon |M| / 2`` (a Laplace vector with L1
+        sensitivity ``|M| Delta``), which ``privacy_`` then records.
+    accountant : Accountant, optional
+        Checked with ``can_spend`` before the data are read; spent after.
+    rng : None, int or numpy.random.Generator
+
+    Attributes
+    ----------
+    selected_ : tuple of int
+        The selected column indices.
+    candidates_ : tuple of tuple of int
+    scores_ : ndarray of shape (n_candidates,) or None
+        Noisy criteria (only with ``release_scores=True``).
+    R_, sigma2_, phi_ : float
+        The radius, variance and penalty used (public or privately estimated).
+    coef_ : ndarray of shape (n_features,) or None
+        The private refit (``None`` without ``refit_epsilon``).
+    privacy_ : PureDP
+        Everything the fit released, composed sequentially.
+    privacy_report_ : dict
+        The parts of the budget, the sensitivity and the noise scales.
+
+    Privacy
+    -------
+    Replace-one neighbours, ``n`` public, pure epsilon-DP. After clipping,
+    ``|x_i^T beta| <= bounds * ||beta||_1 <= bounds * R`` (Hölder), so every
+    squared residual lies in ``[0, (r + bounds R)^2]`` and ``Q_R(M, .)``
+    changes by at most ``Delta = (r + bounds R)^2`` for every ``M``;
+    report-noisy-min with Laplace scale ``2 Delta / epsilon`` and the
+    exponential mechanism are epsilon-DP. Private ``R``: the upper triangle
+    of ``X^T X / n`` and ``X^T y / n`` with L1 sensitivity ``(b^2 d (d+1) +
+    2 b d r) / n``. Private ``sigma2``: ``Q_R(full)/n`` with sensitivity
+    ``Delta / n``. Refit: the same moments restricted to the ``k`` selected
+    columns, ``(b^2 k (k+1) + 2 b k r) / n``. Budgets add (basic
+    composition). Reference: Lei, Charest, Slavković, Smith & Fienberg,
+    JRSS-A 181(3), 2018.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpmoments.estimators.model_selection import PrivateModelSelection
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(20_000, 4))
+    >>> y = X @ np.array([1.0, 1.0, 0.0, 0.0]) + rng.normal(size=20_000)
+    >>> sel = PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=4.0, R=2.0,
+    ...                             phi=500.0, rng=0).fit(X, y)
+    >>> sel.selected_
+    (0, 1)
+    >>> str(sel.privacy_)
+    '1-DP'
+    """
+
+    def __init__(self, *, epsilon, bounds, response_bound, R, candidates="all", max_size=None, phi="bic",
+                 sigma2=1.0, mechanism="noisy-min", R_epsilon=None, sigma2_epsilon=None, R_range=(1e-6, math.inf),
+                 refit_epsilon=None, release_scores=False, accountant=None, rng=None):
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.response_bound = response_bound
+        self.R = R
+        self.candidates = candidates
+        self.max_size = max_size
+        self.phi = phi
+        self.sigma2 = sigma2
+        self.mechanism = mechanism
+        self.R_epsilon = R_epsilon
+        self.sigma2_epsilon = sigma2_epsilon
+        self.R_range = R_range
+        self.refit_epsilon = refit_epsilon
+        self.release_scores = release_scores
+        self.accountant = accountant
+        self.rng = rng
+
+    # -- the plan: budgets, checked before any data are read --------------------------
+    def _budget_parts(self, n_candidates):
+        eps = check_positive(self.epsilon, "epsilon", allow_inf=True)
+        if self.mechanism not in MECHANISMS:
+            raise ValueError(f"'mechanism' must be one of {MECHANISMS}; got {self.mechanism!r}.")
+        if self.release_scores and self.mechanism != "noisy-min":
+            raise ValueError("'release_scores=True' needs mechanism='noisy-min'.")
+        select = eps * n_candidates / 2.0 if self.release_scores else eps
+        parts = {"selection": select}
+        for name, flag in (("R", self.R == "private"), ("sigma2", self.sigma2 == "private")):
+            value = getattr(self, f"{name}_epsilon")
+            if flag:
+                parts[name] = check_positive(value, f"{name}_epsilon")
+            elif value is not None:
+                raise ValueError(f"'{name}_epsilon' is only used with {name}='private'; got {value!r}.")
+        if self.refit_epsilon is not None:
+            parts["refit"] = check_positive(self.refit_epsilon, "refit_epsilon")
+        return parts
+
+    def _validate(self):
+        check_positive(self.bounds, "bounds")
+        check_positive(self.response_bound, "response_bound")
+        if self.R != "private":
+            check_positive(self.R, "R")
+        if self.sigma2 != "private":
+            check_positive(self.sigma2, "sigma2")
+        if self.phi != "bic":
+            check_nonnegative(self.phi, "phi")
+        lo, hi = self.R_range
+        if not 0 < lo < hi:
+            raise ValueError(f"'R_range' must be (low, high) with 0 < low < high; got {self.R_range!r}.")
+        if self.accountant is not None and not isinstance(self.accountant, Accountant):
+            raise TypeError(f"'accountant' must be an Accountant or None; got {type(self.accountant).__name__}.")
+
+    # -- fit ------------------------------------------------------------------------
+    def fit(self, X, y):
+        """Select a model privately (and optionally refit it).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._validate()
+        X = check_data(X)
+        y = check_target(y, X.shape[0], type(self).__name__)
+        n, d = X.shape
+        family = _candidate_family(self.candidates, self.max_size, d)
+        parts = self._budget_parts(len(family))
+        guarantee = PureDP(sum(parts.values()))
+        if self.accountant is not None and not self.accountant.can_spend(guarantee):
+            self.accountant.spend(guarantee, label="PrivateModelSelection")  # raises, naming the amounts
+        if not guarantee.is_private:
+            warnings.warn("epsilon=inf: the exact model choice is released, with no privacy.", NotPrivateWarning,
+                          stacklevel=2)
+        rng = as_generator(self.rng)
+        sums = accumulate_moments((X, y), entry_bound=self.bounds, response_bound=self.response_bound)
+        G, b, c = np.array(sums.xtx), np.array(sums.xty), float(sums.yty)
+        self.R_ = self._radius(G, b, n, rng)
+        delta_q = (self.response_bound + self.bounds * self.R_) ** 2
+        self.sigma2_ = self._sigma2(G, b, c, n, delta_q, rng)
+        self.phi_ = self.sigma2_ * math.log(n) if self.phi == "bic" else float(self.phi)
+        q = np.array([l1_ball_least_squares(G, b, c, self.R_, support=m).objective for m in family])
+        index = self._select(q + self.phi_ * np.array([len(m) for m in family]), delta_q, rng)
+        self.selected_ = family[index]
+        self.candidates_ = family
+        self.coef_ = self._refit(G, b, c, n, rng) if self.refit_epsilon is not None else None
+        if self.accountant is not None:
+            self.accountant.spend(guarantee, label="PrivateModelSelection")
+        self.privacy_ = guarantee
+        self.n_features_in_ = d
+        self.privacy_report_ = self._report(parts, delta_q, n, d)
+        return self
+
+    def _select(self, scores, delta_q, rng):
+        eps = float(self.epsilon)
+        self.scores_ = None
+        if math.isinf(eps):
+            return int(np.argmin(scores))
+        if self.mechanism == "exponential":
+            return exponential_mechanism(scores, eps, delta_q, rng)
+        scale = 2.0 * delta_q / eps
+        if not self.release_scores:
+            return report_noisy_min(scores, scale, rng)
+        self.scores_ = scores + rng.laplace(0.0, scale, size=scores.size)
+        return int(np.argmin(self.scores_))
+
+    def _noisy_moments(self, G, b, n, cols, eps, rng):
+        """Laplace on the upper triangle of G[cols]/n and b[cols]/n; returns (G~, b~, floor)."""
+        k, B, r = len(cols), self.bounds, self.response_bound
+        scale = (B * B * k * (k + 1) + 2.0 * B * k * r) / n / eps
+        Gs, bs = G[np.ix_(cols, cols)] / n, b[cols] / n
+        if math.isinf(eps):
+            return Gs, bs, 0.0
+        E = symmetric_matrix_noise(k, scale, rng, distribution="laplace")
+        return Gs + E, bs + rng.laplace(0.0, scale, size=k), 2.0 * math.sqrt(k) * scale * math.sqrt(2.0)
+
+    def _radius(self, G, b, n, rng):
+        if self.R != "private":
+            return float(self.R)
+        cols = list(range(b.size))
+        Gt, bt, floor = self._noisy_moments(G, b, n, cols, float(self.R_epsilon), rng)
+        beta, _ = solve_weighted(Gt, bt, floor)
+        lo, hi = self.R_range
+        return float(min(max(np.abs(beta).sum(), lo), hi))
+
+    def _sigma2(self, G, b, c, n, delta_q, rng):
+        if self.sigma2 != "private":
+            return float(self.sigma2)
+        q_full = l1_ball_least_squares(G, b, c, self.R_).objective / n
+        eps = float(self.sigma2_epsilon)
+        noisy = q_full if math.isinf(eps) else q_full + rng.laplace(0.0, delta_q / (n * eps))
+        return float(min(max(noisy, 1e-12), self.response_bound**2))
+
+    def _refit(self, G, b, c, n, rng):
+        cols = list(self.selected_)
+        coef = np.zeros(b.size)
+        if not cols:
+            return coef
+        Gt, bt, floor = self._noisy_moments(G, b, n, cols, float(self.refit_epsilon), rng)
+        lam, Q = np.linalg.eigh(0.5 * (Gt + Gt.T))
+        Gp = (Q * np.maximum(lam, floor)) @ Q.T
+        coef[cols] = l1_ball_least_squares(Gp, bt, 0.0, self.R_).coef
+        return coef
+
+    def _report(self, parts, delta_q, n, d):
+        return {
+            "estimator": "PrivateModelSelection",
+            "neighbours": "replace-one",
+            "guarantee": self.privacy_.to_dict(),
+            "budget_parts": parts,
+            "composition": "basic",
+            "mechanism": self.mechanism,
+            "sensitivity_Q": delta_q,
+            "selection_noise_scale": None if math.isinf(float(self.epsilon)) else 2.0 * delta_q / float(self.epsilon),
+            "n_candidates": len(self.candidates_),
+            "scores_released": bool(self.release_scores),
+            "randomness": describe_randomness(self.rng),
+        }
