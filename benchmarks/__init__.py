@@ -16,11 +16,13 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 from . import moments  # noqa: E402  (after the thread pin)
+from . import tensor  # noqa: E402
 from . import glasso  # noqa: E402
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
     "moments": moments.run,
+    "tensor": tensor.run,
     "glasso": glasso.run,
 }
 

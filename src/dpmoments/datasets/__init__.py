@@ -10,6 +10,7 @@
   offline from files shipped inside the package.
 """
 
+from .mixtures import Mixture, make_mog, make_single_topic
 from .precision_models import (
     ar_precision,
     cai_precision,
@@ -28,5 +29,8 @@ __all__ = [
     "make_precision_data",
     "max_norm_scale",
     "load_sachs",
+    "make_mog",
+    "make_single_topic",
+    "Mixture",
     "SachsData",
 ]

@@ -5,8 +5,17 @@ from ._moment_base import CenterBudget
 from .covariance import PrivateCovariance
 from .irls import PrivateIRLS
 from .model_selection import PrivateModelSelection
+from .pca import PrivatePCA
 from .precision import PrivateGraphicalLasso, PrivateRidgePrecision
 from .selection import alpha_grid, ebic
+from .tensor import (
+    PrivateTensorDecomposition,
+    TensorBudget,
+    TensorMoments,
+    noisy_tensor_power_method,
+    release_mog_moments,
+    release_topic_moments,
+)
 
 __all__ = [
     "CenterBudget",
@@ -17,6 +26,13 @@ __all__ = [
     "PrivateModelSelection",
     "IRLSBudget",
     "irls_budget",
+    "PrivatePCA",
+    "PrivateTensorDecomposition",
+    "TensorBudget",
+    "TensorMoments",
+    "noisy_tensor_power_method",
+    "release_mog_moments",
+    "release_topic_moments",
     "alpha_grid",
     "ebic",
 ]

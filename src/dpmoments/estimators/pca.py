@@ -1,0 +1,159 @@
+r"""PrivatePCA: principal components from a privately released second moment (Analyze Gauss).
+
+Dwork, Talwar, Thakurta & Zhang (STOC 2014), as used centrally by Imtiaz &
+Sarwate (capePCA, ``algorithms.md`` §2.5 and §6.1): release
+:math:`\hat A = \frac1n\sum_i x_i x_i^\top + E` once, then take its top-``k``
+eigenvectors (free post-processing). The top-``k`` eigenpairs come from a
+partial eigensolver (:func:`dpmoments.solvers.eigen.top_eigenpairs`).
+"""
+
+import numpy as np
+
+from .._validation import check_data, check_int
+from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
+from ._moment_base import MomentEstimator
+
+__all__ = ["PrivatePCA"]
+
+
+class PrivatePCA(MomentEstimator):
+    r"""Differentially private principal component analysis by moment perturbation.
+
+    .. math::
+
+        \hat A = \frac1n \sum_i \bar x_i \bar x_i^\top + E, \qquad
+        \hat A v_j = \hat\lambda_j v_j, \quad j = 1, \dots, k
+
+    where :math:`\bar x_i` is row :math:`x_i - c` clipped to
+    :math:`\|\bar x_i\|_2 \le R` and ``E`` is symmetric noise.
+
+    Parameters
+    ----------
+    n_components : int >= 1
+        ``k``; at most ``n_features`` (checked in ``fit``).
+    epsilon : float in (0, inf]
+    delta : float in (0, 1) or None
+        Required for the Gaussian mechanism.
+    row_norm : float
+        The public L2 bound R on each (centred) row.
+    mechanism : {"gaussian", "laplace", "wishart", "wishart-approx"}, default="gaussian"
+    neighbours : {"replace-one", "add-remove"}, default="replace-one"
+    calibration : {"analytic", "classic", "zcdp"}, default="analytic"
+    center : None, array-like of shape (n_features,) or "private", default=None
+        ``None``: the raw second moment (PCA of zero-mean data, as the
+        papers); a vector: a public centre (sklearn's PCA is this with the
+        data mean); ``"private"``: a private mean paid from ``center_budget``.
+    center_budget : CenterBudget or None
+        Required with ``center="private"``.
+    eigensolver : {"auto", "eigh", "eigsh"}, default="auto"
+        ``"auto"`` uses ARPACK only for ``d >= 1000`` and ``k <= d/100``
+        (where it was measured faster), else LAPACK ``eigh`` on a subset.
+    rng : None, int or numpy.random.Generator
+    accountant : Accountant or None
+        Checked before the data are touched; charged after the release.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        Orthonormal rows, largest eigenvalue first; each row's entry of
+        largest magnitude is positive (scikit-learn's ``svd_flip`` rule).
+    explained_variance_ : ndarray of shape (n_components,)
+        The top eigenvalues of the released matrix (divisor ``n``, not
+        ``n - 1``; noisy, so possibly negative at small epsilon).
+    explained_variance_ratio_ : ndarray of shape (n_components,)
+        ``explained_variance_ / trace(released matrix)``.
+    mean_ : ndarray of shape (n_features,)
+        The centre used (zeros for ``center=None``).
+    n_components_, n_features_in_ : int
+    release_ : Release
+    privacy_ : guarantee
+        What the fit consumed (``fit_release`` consumes nothing new).
+
+    Privacy
+    -------
+    The guarantee of :func:`dpmoments.release_second_moment`: Gaussian,
+    replace-one, L2 sensitivity :math:`\sqrt2 R^2/n` on the upper triangle,
+    analytic calibration, (epsilon, delta)-DP (Imtiaz & Sarwate's
+    :math:`1/n` is the add-remove value, ``algorithms.md`` §0.2). The
+    eigendecomposition is post-processing. ``n`` is treated as public.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpmoments.estimators.pca import PrivatePCA
+    >>> X = np.random.default_rng(0).normal(size=(20000, 5)) * [3, 1, 1, 1, 1] / 8
+    >>> pca = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)
+    >>> pca.components_.shape, bool(abs(pca.components_[0, 0]) > 0.99)
+    ((2, 5), True)
+    """
+
+    def __init__(self, *, n_components, epsilon, delta=None, row_norm, mechanism="gaussian",
+                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None,
+                 eigensolver="auto", rng=None, accountant=None):
+        self.n_components = n_components
+        self.epsilon = epsilon
+        self.delta = delta
+        self.row_norm = row_norm
+        self.mechanism = mechanism
+        self.neighbours = neighbours
+        self.calibration = calibration
+        self.center = center
+        self.center_budget = center_budget
+        self.eigensolver = eigensolver
+        self.rng = rng
+        self.accountant = accountant
+
+    def _check_params(self, n_features):
+        k = check_int(self.n_components, "n_components", minimum=1)
+        if k > n_features:
+            raise ValueError(f"'n_components' must be an integer in [1, n_features={n_features}]; got {k}.")
+        if not isinstance(self.eigensolver, str) or self.eigensolver not in EIGEN_METHODS:
+            raise ValueError(f"'eigensolver' must be one of {', '.join(map(repr, EIGEN_METHODS))}; "
+                             f"got {self.eigensolver!r}.")
+        return k
+
+    def fit(self, X, y=None):
+        """Release the second moment of ``X`` (one pass, noise once) and set the components."""
+        X = check_data(X)
+        self._check_params(X.shape[1])  # before the budget is touched
+        return self.fit_release(self._release_from(X))
+
+    def fit_release(self, release):
+        """Components of a release already paid for: no new privacy cost."""
+        release = self._check_release(release)
+        k = self._check_params(release.n_features)
+        eig = top_eigenpairs(release.second_moment, k, method=self.eigensolver)
+        self.release_ = release
+        self.components_ = np.ascontiguousarray(eig.eigenvectors.T)
+        self.explained_variance_ = eig.eigenvalues
+        total = float(np.trace(release.second_moment))
+        self.explained_variance_ratio_ = eig.eigenvalues / total if total > 0 else np.full(k, np.nan)
+        self.mean_ = np.zeros(release.n_features) if release.center is None else np.array(release.center)
+        self.n_components_ = k
+        self.n_features_in_ = release.n_features
+        self.eigensolver_ = eig.method
+        self.privacy_ = release.guarantee
+        return self
+
+    def _check_fitted_input(self, X, width_attr, what):
+        if not hasattr(self, "components_"):
+            raise ValueError(f"This PrivatePCA is not fitted yet; call 'fit' or 'fit_release' before '{what}'.")
+        width = getattr(self, width_attr)
+        X = check_data(X)
+        if X.shape[1] != width:
+            raise ValueError(f"'X' must have {width} columns; got {X.shape[1]}.")
+        return X
+
+    def transform(self, X):
+        """Project ``X`` on the components: ``(X - mean_) @ components_.T``, shape (n, n_components)."""
+        X = self._check_fitted_input(X, "n_features_in_", "transform")
+        return (X - self.mean_) @ self.components_.T
+
+    def fit_transform(self, X, y=None):
+        """``fit(X)`` then ``transform(X)``."""
+        return self.fit(X).transform(X)
+
+    def inverse_transform(self, Z):
+        """Map scores back to feature space: ``Z @ components_ + mean_``."""
+        Z = self._check_fitted_input(Z, "n_components_", "inverse_transform")
+        return Z @ self.components_ + self.mean_
