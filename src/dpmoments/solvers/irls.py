@@ -67,7 +67,8 @@ def irls_weights(residuals, w_max, p=1.0):
 def _weights(r, w_max, p):
     mag = np.abs(r) if p == 1.0 else np.abs(r) ** (2.0 - p)
     # min(w_max, 1/|r|) rather than 1/max(1/w_max, |r|): 1/(1/w_max) can exceed w_max by an ulp.
-    with np.errstate(divide="ignore"):
+    # Zero or subnormal residuals give 1/|r| = inf, which the minimum turns into w_max.
+    with np.errstate(divide="ignore", over="ignore"):
         return np.minimum(w_max, 1.0 / mag)
 
 
