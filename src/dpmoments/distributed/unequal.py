@@ -128,7 +128,7 @@ def solve_unequal(tau, weights):
     Examples
     --------
     >>> sol = solve_unequal([1.0, 1.0, 1.0, 1.0], [0.25] * 4)
-    >>> round(sol.kappa, 12), [round(x, 12) for x in sol.tau_e ** 2]
+    >>> round(sol.kappa, 12), [round(float(x), 12) for x in sol.tau_e ** 2]
     (0.25, [0.75, 0.75, 0.75, 0.75])
     """
     tau = np.asarray(tau, dtype=np.float64)
