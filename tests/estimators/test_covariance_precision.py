@@ -165,3 +165,17 @@ def test_scikit_learn_estimator_checks(estimator):
         results = check_estimator(estimator, on_fail=None)
     failed = {r["check_name"]: str(r["exception"])[:200] for r in results if r["status"] == "failed"}
     assert not failed
+
+
+def test_private_centre_is_estimated_around_a_public_prior():
+    far = X + 6.0  # data far from the origin: clipping around 0 would crush every row
+    prior = CenterBudget(mean=0.25, prior=[6.0, 6.0, 6.0, 6.0])
+    est = PrivateCovariance(epsilon=2.0, delta=1e-6, row_norm=1.0, center="private", center_budget=prior,
+                            rng=1).fit(far)
+    np.testing.assert_allclose(est.location_, far.mean(axis=0), atol=0.02)
+    np.testing.assert_allclose(est.covariance_, np.cov(X.T, bias=True), atol=0.02)
+    with pytest.raises(ValueError, match="'prior'"):
+        CenterBudget(prior=[np.nan])
+    with pytest.raises(ValueError, match="one entry per feature"):
+        PrivateCovariance(epsilon=2.0, delta=1e-6, row_norm=1.0, center="private",
+                          center_budget=CenterBudget(prior=[0.0]), rng=1).fit(far)

@@ -9,6 +9,7 @@ centre vector, or ``"private"`` with a declared :class:`CenterBudget`.
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -29,13 +30,24 @@ class CenterBudget:
     mean; the rest goes to the second moment of the rows centred at that
     private mean. The two releases compose sequentially to the estimator's
     (epsilon, delta).
+
+    ``prior`` is a *public* guess of the centre (default: the origin). The
+    mean is released as ``prior + mean(clip(x - prior))``, so rows are clipped
+    around the guess rather than around the origin: for data far from zero
+    (log intensities, say) clipping around the origin would bias the mean.
     """
 
     mean: float = 0.2
+    prior: Optional[tuple] = None
 
     def __post_init__(self):
         if not 0 < self.mean < 1:
             raise ValueError(f"'mean' must be a fraction in (0, 1); got {self.mean}.")
+        if self.prior is not None:
+            prior = np.asarray(self.prior, dtype=float)
+            if prior.ndim != 1 or not np.all(np.isfinite(prior)):
+                raise ValueError(f"'prior' must be a finite 1-D vector (a public guess of the centre); got {self.prior!r}.")
+            object.__setattr__(self, "prior", tuple(prior.tolist()))
 
     @property
     def second_moment(self):
@@ -76,11 +88,14 @@ class MomentEstimator(BaseEstimator):
         eps, delta = self.epsilon, self.delta
         scaled = lambda share: None if delta is None else share * delta  # noqa: E731
         rng_mean, rng_cov = spawn(self.rng, 2)  # never reuse one seed's noise twice
-        # The mean (1/n) sum x_i is the cross moment with the constant response 1 (bound 1).
+        prior = np.zeros(X.shape[1]) if split.prior is None else np.asarray(split.prior)
+        if prior.shape != (X.shape[1],):
+            raise ValueError(f"'prior' must have one entry per feature ({X.shape[1]}); got {prior.shape[0]}.")
+        # The mean of the clipped x - prior is the cross moment with the constant response 1 (bound 1).
         mean = release_cross_moment(X, np.ones(X.shape[0]), epsilon=split.mean * eps, delta=scaled(split.mean),
-                                    response_bound=1.0, rng=rng_mean, **kwargs)
+                                    response_bound=1.0, center=prior, rng=rng_mean, **kwargs)
         cov = release_second_moment(X, epsilon=split.second_moment * eps, delta=scaled(split.second_moment),
-                                    center=mean.cross_moment, rng=rng_cov, **kwargs)
+                                    center=prior + mean.cross_moment, rng=rng_cov, **kwargs)
         total = PureDP(eps) if self.mechanism == "laplace" else ApproxDP(eps, delta)
         if math.isinf(eps):
             total = PureDP(math.inf)
