@@ -1,0 +1,72 @@
+"""The pipeline every data subcommand shares: check, fingerprint, stream, release.
+
+Order matters: the output destination and every option are checked before
+the data are touched, so a bad flag never costs a pass over a large file.
+"""
+
+import math
+
+import numpy as np
+
+from ..moments import moment_sensitivity, release_second_moment
+from ..privacy import calibrate_gaussian, calibrate_laplace
+from ._args import CliError, privacy_options
+from ._io import DataSource
+from ._output import check_destination
+from ._progress import Progress
+
+__all__ = ["second_moment_release", "expected_noise_error"]
+
+
+def second_moment_release(args):
+    """Open ``args.data``, fingerprint it, and release its second moment; returns (source, release, fingerprint)."""
+    out = getattr(args, "out", None)
+    if out is not None:
+        check_destination(out, args.force)
+    source = DataSource(args.data, args.columns, getattr(args, "target", None))
+    kwargs = privacy_options(args, source.n_features)
+    grid = epsilon_grid(args)
+    args.epsilon_grid_values = grid
+    show = not args.quiet
+    fingerprint = None
+    if not args.no_fingerprint:
+        with Progress("fingerprint", total=source.nbytes(), unit="bytes", enabled=show) as bar:
+            fingerprint = source.fingerprint(bar)
+    with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=show) as bar:
+        release = release_second_moment(source.chunks(args.chunk_size, bar), chunk_size=args.chunk_size, **kwargs)
+    return source, release, fingerprint
+
+
+def epsilon_grid(args):
+    text = getattr(args, "epsilon_grid", None)
+    if text is None:
+        return None
+    from ._args import parse_floats
+
+    grid = sorted(set(parse_floats(text, "--epsilon-grid")))
+    if grid[0] <= 0:
+        raise CliError(f"--epsilon-grid values must be > 0; got {grid[0]:g}")
+    return grid
+
+
+def expected_noise_error(release, epsilons, delta):
+    """Expected relative Frobenius error sqrt(E||E||_F^2) / ||S~||_F of the noise at each epsilon.
+
+    Computed from the calibration alone (n, d, R, the relation are public) and
+    the already-released matrix: no data access, no privacy cost. The
+    symmetric noise has d(d+1)/2 i.i.d. draws mirrored, so
+    E||E||_F^2 = d^2 Var(draw): Var = sigma^2 (Gaussian) or 2 b^2 (Laplace).
+    """
+    d, n = release.n_features, release.n
+    norm = "l1" if release.mechanism == "laplace" else "l2"
+    sens = moment_sensitivity("second", norm=norm, n_samples=n, n_features=d, neighbours=release.neighbours,
+                              row_norm=release.row_norm)
+    ref = float(np.linalg.norm(release.second_moment)) or 1.0
+    errors = []
+    for eps in epsilons:
+        if norm == "l1":
+            sd = math.sqrt(2.0) * calibrate_laplace(eps, sens)[0]
+        else:
+            sd = calibrate_gaussian(eps, delta, sens, release.calibration or "analytic")[0]
+        errors.append(d * sd / ref)
+    return np.array(errors)

@@ -1,0 +1,73 @@
+"""The JSON privacy report written beside every result, and its one-paragraph summary."""
+
+import datetime
+import sys
+
+from .._version import __version__
+from ._args import CLIPPING_HELP
+
+__all__ = ["privacy_report", "privacy_summary"]
+
+_RANDOMNESS = {
+    "os-entropy": "fresh OS entropy (numpy PCG64 seeded from the OS): the noise cannot be reproduced",
+    "seeded": "seeded with --seed: reproducible, NOT secure (anyone with the seed can remove the noise)",
+    "caller-generator": "a caller-supplied generator",
+    "none": "no noise",
+}
+
+
+def privacy_report(command, release, *, source=None, fingerprint=None, analysis=None, argv=None, extra=None):
+    """A JSON-able dict: guarantee, relation, sensitivity, calibration, mechanism, randomness, input, analysis."""
+    g = release.guarantee
+    report = {
+        "dpmoments_version": __version__,
+        "command": command,
+        "arguments": list(sys.argv[1:] if argv is None else argv),
+        "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "privacy": {
+            "guarantee": str(g),
+            "guarantee_detail": g.to_dict(),
+            "certified": g.certified,
+            "neighbouring_relation": release.neighbours,
+            "mechanism": release.mechanism,
+            "sensitivity": release.sensitivity,
+            "sensitivity_norm": release.sensitivity_norm,
+            "calibration": release.calibration,
+            "noise_scale": release.noise_scale,
+            "row_norm": release.row_norm,
+            "center": None if release.center is None else release.center.tolist(),
+            "clipping": CLIPPING_HELP,
+            "randomness": release.randomness,
+            "secure_randomness": release.secure,
+            "randomness_note": _RANDOMNESS.get(release.randomness, release.randomness),
+            "n_public": "n (the number of rows) is treated as public, as the guarantee assumes",
+        },
+        "release": release.to_dict(),
+        "input": _input(source, release, fingerprint),
+        "analysis": analysis or {},
+    }
+    if extra:
+        report.update(extra)
+    return report
+
+
+def _input(source, release, fingerprint):
+    info = {} if source is None else source.describe()
+    info["shape"] = [release.n, release.n_features]
+    if fingerprint is None:
+        info["fingerprint"] = None
+    else:
+        info["fingerprint"] = dict(fingerprint, note=(
+            "a deterministic hash of the input file for provenance; it is not differentially private and "
+            "confirms a guess of the exact file: share the report only with those who may know that"))
+    return info
+
+
+def privacy_summary(release):
+    """One line describing the guarantee, for the terminal."""
+    rel = release
+    sens = "" if rel.sensitivity is None else f", {rel.sensitivity_norm.upper()} sensitivity {rel.sensitivity:.3g}"
+    cal = f", {rel.calibration} calibration" if rel.calibration else ""
+    secure = "secure randomness" if rel.secure else f"{rel.randomness} randomness (NOT secure)"
+    return (f"privacy: {rel.guarantee} under {rel.neighbours}; {rel.mechanism} noise sigma={rel.noise_scale:.3g}"
+            f"{sens}{cal}; rows clipped to ||x|| <= {rel.row_norm:g}; {secure}")

@@ -1,0 +1,182 @@
+"""``dpmoments audit``: an empirical lower bound on the epsilon of a second-moment release.
+
+The release is made by the library itself (``release_second_moment``) on two
+neighbouring datasets, which fixes the exact statistic and the calibrated
+noise scale of each; the noise (i.i.d. draws on the d(d+1)/2 distinct
+entries, exactly as ``symmetric_matrix_noise`` draws it) is then sampled in
+batches and :func:`dpmoments.testing.audit` turns the two samples into a
+lower bound on epsilon that holds with the stated confidence. A bound above
+the claim refutes it (exit status 3). A bound below it does not prove the
+claim: it means this pair and these events found no violation.
+"""
+
+import math
+import warnings
+
+import numpy as np
+
+from ..exceptions import NotPrivateWarning
+from ..mechanisms import gaussian_noise, laplace_noise, upper_triangle
+from ..moments import release_second_moment
+from ..testing import audit as run_audit
+from ._args import CliError, add_privacy_arguments, _positive
+from ._output import ResultsDir, check_destination
+from .._version import __version__
+
+HELP = "audit a release's privacy claim empirically (small d)"
+DESCRIPTION = """\
+Sample the Gaussian or Laplace second-moment release on a worst-case (or your own) neighbouring
+pair and print a high-confidence empirical lower bound on epsilon beside the claim. Exit status 0
+when the claim survives, 3 when the audit refutes it."""
+EXAMPLES = """\
+  dpmoments audit --mechanism gaussian --epsilon 1 --delta 1e-5 --dim 2
+  dpmoments audit --mechanism laplace --epsilon 0.5 --dim 3 --neighbours add-remove
+  dpmoments audit --epsilon 1 --delta 1e-5 --dim 2 --noise-factor 0.5   # a negative control: refuted
+  dpmoments audit --epsilon 1 --delta 1e-5 --pair a.npy b.npy --row-norm 2 --out audit-result"""
+
+EXIT_REFUTED = 3
+
+
+def add_arguments(parser):
+    add_privacy_arguments(parser, bound=False)
+    group = parser.add_argument_group("the neighbouring pair and the sampling")
+    group.add_argument("--dim", type=int, default=2, metavar="D", help="number of features of the worst-case pair (default 2)")
+    group.add_argument("--rows", type=int, default=100, metavar="N", help="rows of the worst-case pair (default 100)")
+    group.add_argument("--row-norm", type=_positive, default=1.0, metavar="R",
+                       help="the row bound the release enforces (default 1; the audit is scale-free)")
+    group.add_argument("--pair", nargs=2, metavar=("A", "B"),
+                       help="your own neighbouring datasets (.npy or headerless .csv) instead of the worst case")
+    group.add_argument("--n-samples", type=int, default=200_000, metavar="K", help="draws per dataset (default 200000)")
+    group.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
+    group.add_argument("--noise-factor", type=_positive, default=1.0, metavar="F",
+                       help="multiply the calibrated noise by F (F < 1 is a negative control that should be refuted)")
+    group.add_argument("--out", "-o", metavar="DIR", help="also write audit.json into this results directory")
+    group.add_argument("--force", action="store_true", help="replace an existing non-empty results directory")
+
+
+def run(args):
+    _check(args)
+    if args.out:
+        check_destination(args.out, args.force)
+    A, B, described = _pair(args)
+    stat_a, sigma_a, claim = _release(A, args)
+    stat_b, sigma_b, _ = _release(B, args)
+    distance = np.linalg.norm(stat_a - stat_b, 1 if args.mechanism == "laplace" else 2)
+    draw = laplace_noise if args.mechanism == "laplace" else gaussian_noise
+    factor = args.noise_factor
+
+    def mechanism(data, rng, size):
+        stat, sigma = data
+        return stat + draw((size, stat.size), factor * sigma, rng)
+
+    result = run_audit(mechanism, (stat_a, sigma_a), (stat_b, sigma_b), delta=args.delta or 0.0,
+                       n_samples=args.n_samples, confidence=args.confidence, batch=50_000, rng=args.seed)
+    ok = result.consistent_with(args.epsilon)
+    summary = _summary(args, described, distance, sigma_a, claim, result, ok)
+    if args.out:
+        with ResultsDir(args.out, args.force) as res:
+            res.save_json("audit.json", summary)
+    if not args.quiet:
+        _print(args, described, distance, claim, result, ok)
+    return 0 if ok else EXIT_REFUTED
+
+
+def _check(args):
+    if args.epsilon is None:
+        raise CliError("--epsilon is required: the claimed epsilon to audit")
+    if args.mechanism == "gaussian" and args.delta is None:
+        raise CliError("--delta is required for the Gaussian mechanism (e.g. --delta 1e-5)")
+    if args.pair is None and not 1 <= args.dim <= 10:
+        raise CliError(f"--dim must be in [1, 10] (the audit is for small d); got {args.dim}")
+    if args.rows < 2:
+        raise CliError(f"--rows must be >= 2; got {args.rows}")
+    if args.n_samples < 1000:
+        raise CliError(f"--n-samples must be >= 1000; got {args.n_samples}")
+    if not 0 < args.confidence < 1:
+        raise CliError(f"--confidence must be in (0, 1); got {args.confidence}")
+
+
+def _release(X, args):
+    """The exact upper triangle and the noise scale the library calibrates for X."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotPrivateWarning)
+        exact = release_second_moment(X, epsilon=math.inf, row_norm=args.row_norm)
+    noisy = release_second_moment(X, epsilon=args.epsilon, delta=args.delta if args.mechanism == "gaussian" else None,
+                                  row_norm=args.row_norm, mechanism=args.mechanism, neighbours=args.neighbours,
+                                  calibration=args.calibration, rng=0)
+    return upper_triangle(exact.second_moment), noisy.noise_scale, noisy.guarantee
+
+
+def _pair(args):
+    if args.pair:
+        A, B = (_read(p) for p in args.pair)
+        _check_neighbours(A, B, args.neighbours)
+        return A, B, f"your pair {args.pair[0]} / {args.pair[1]}"
+    return _worst_case(args.dim, args.rows, args.row_norm, args.mechanism, args.neighbours)
+
+
+def _worst_case(d, n, R, mechanism, neighbours):
+    """The candidate pair whose statistics differ most in the mechanism's norm."""
+    ones = np.full(d, R / math.sqrt(d))
+    alt = ones * np.where(np.arange(d) % 2, -1.0, 1.0)
+    e = np.eye(d) * R
+    candidates = {"x = R e1 vs x' = R e2": (e[0], e[1 % d]), "x = R 1/sqrt(d) vs x' = 0": (ones, np.zeros(d)),
+                  "x = R 1/sqrt(d) vs x' = alternating signs": (ones, alt), "x = R e1 vs x' = 0": (e[0], np.zeros(d))}
+    order = 1 if mechanism == "laplace" else 2
+    base = np.zeros((n - 1, d))
+    best = None
+    for name, (x, x2) in candidates.items():
+        A = np.vstack([base, x])
+        B = np.vstack([base, x2]) if neighbours == "replace-one" else base
+        if neighbours == "add-remove":
+            name = name.split(" vs ")[0] + " added to"
+        gap = np.linalg.norm(upper_triangle(A.T @ A / len(A)) - upper_triangle(B.T @ B / len(B)), order)
+        if best is None or gap > best[0]:
+            best = (gap, A, B, f"worst case: {name} {n - 1} zero rows")
+    return best[1], best[2], best[3]
+
+
+def _read(path):
+    try:
+        A = np.load(path, allow_pickle=False) if str(path).endswith(".npy") else np.loadtxt(path, delimiter=",", ndmin=2)
+    except (OSError, ValueError) as exc:
+        raise CliError(f"could not read '{path}' as a numeric matrix: {exc}") from None
+    if A.ndim != 2:
+        raise CliError(f"'{path}' must hold a 2-D array (n_samples, n_features); got shape {A.shape}")
+    return A.astype(np.float64)
+
+
+def _check_neighbours(A, B, neighbours):
+    if A.shape[1] != B.shape[1]:
+        raise CliError(f"the pair must have the same columns; got {A.shape[1]} and {B.shape[1]}")
+    rows = lambda M: sorted(map(tuple, M))  # noqa: E731
+    if neighbours == "replace-one":
+        ok = A.shape == B.shape and sum(r1 != r2 for r1, r2 in zip(map(tuple, A), map(tuple, B))) <= 1
+    else:
+        big, small = (A, B) if len(A) > len(B) else (B, A)
+        ok = len(big) == len(small) + 1 and all(r in rows(big) for r in rows(small))
+    if not ok:
+        raise CliError(f"the two datasets are not neighbours under {neighbours} "
+                       "(replace-one: same rows but one; add-remove: one extra row)")
+
+
+def _summary(args, described, distance, sigma, claim, result, ok):
+    return {"dpmoments_version": __version__, "mechanism": args.mechanism, "neighbouring_relation": args.neighbours,
+            "calibration": args.calibration, "claim": str(claim), "claimed_epsilon": args.epsilon,
+            "delta": args.delta, "pair": described, "statistic_distance": float(distance), "noise_scale": sigma,
+            "noise_factor": args.noise_factor, "epsilon_lower_bound": result.epsilon_lower_bound,
+            "confidence": result.confidence, "event": result.event, "n_samples": list(result.n_samples),
+            "consistent_with_claim": ok}
+
+
+def _print(args, described, distance, claim, result, ok):
+    norm = "L1" if args.mechanism == "laplace" else "L2"
+    print(f"audit of the {args.mechanism} second-moment release ({args.neighbours}, "
+          f"{args.calibration if args.mechanism == 'gaussian' else 'Laplace'} calibration"
+          f"{'' if args.noise_factor == 1 else f', noise x {args.noise_factor:g}'})")
+    print(f"pair: {described}; {norm} distance of the statistics {distance:.4g}")
+    print(f"claimed: {claim}")
+    print(f"empirical lower bound: epsilon >= {result.epsilon_lower_bound:.3f} with {result.confidence:.0%} "
+          f"confidence ({result.n_samples[0]} draws per dataset)")
+    print("result: " + ("consistent with the claim (an audit can refute a claim, never prove it)" if ok
+                        else "the claim is REFUTED"))

@@ -1,0 +1,199 @@
+"""``dpmoments precision``: a private precision matrix (graphical lasso or ridge) and its network.
+
+The data are touched once, to release the second moment; the solver, the
+choice of penalty (eBIC, a target edge count), the correlation scaling and
+the ROC curve against a truth graph are all post-processing of that release.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from ..metrics import auc, roc_curve, tpr_fpr
+from ._args import CliError, add_input_arguments, add_output_arguments, add_privacy_arguments
+from ._io import read_truth
+from ._output import ResultsDir
+from ._release import expected_noise_error, second_moment_release
+from ._report import privacy_report, privacy_summary
+
+HELP = "a private precision matrix (graphical lasso or ridge) and its network"
+DESCRIPTION = """\
+Release the second moment once, then estimate a sparse precision matrix by the graphical lasso
+(penalty by eBIC on the release, a fixed --alpha, or the sparsest graph with at most --edges
+edges) or a dense one by ridge precision (ROPE), and draw the network of recovered edges. With
+--truth, the ROC curve of support recovery along the penalty path is drawn too."""
+EXAMPLES = """\
+  dpmoments precision data.csv --epsilon 1 --delta 1e-6 --row-norm 5 --center 4.6 --out net
+  dpmoments precision data.parquet --alpha 0.1 --standardize --epsilon 1 --delta 1e-6 --row-norm 5 --out net
+  dpmoments precision X.npy --edges 20 --truth graph.csv --epsilon 1 --delta 1e-6 --row-norm 1 --out net
+  dpmoments precision X.npy --method ridge --alpha 0.01 --epsilon 1 --delta 1e-6 --row-norm 1 --out net
+
+writes: precision.npy/.csv, edges.csv, privacy_report.json, network.png/.svg,
+        roc.png/.svg (with --truth), privacy_utility.png/.svg (with --epsilon-grid)"""
+
+RIDGE_THRESHOLD = 0.05
+
+
+def add_arguments(parser):
+    add_input_arguments(parser)
+    add_privacy_arguments(parser)
+    group = parser.add_argument_group("estimator (post-processing: no extra privacy cost)")
+    group.add_argument("--method", choices=("glasso", "ridge"), default="glasso", help="default glasso")
+    group.add_argument("--alpha", default=None, metavar="A",
+                       help="penalty: a number, or 'ebic' (glasso default: eBIC on the release); required for ridge")
+    group.add_argument("--edges", type=int, metavar="K",
+                       help="glasso: the sparsest-penalty graph with at most K edges along the path (instead of --alpha)")
+    group.add_argument("--n-alphas", type=int, default=20, metavar="M", help="penalties on the path (default 20)")
+    group.add_argument("--standardize", action="store_true",
+                       help="scale the released matrix to a correlation matrix before solving (post-processing)")
+    group.add_argument("--threshold", type=float, metavar="T",
+                       help="an edge is an absolute partial correlation above T (default: any non-zero for glasso, "
+                            f"{RIDGE_THRESHOLD} for ridge, whose estimate is dense)")
+    group.add_argument("--truth", metavar="FILE",
+                       help="a reference graph (d x d .npy/.csv matrix, or a CSV edge list of column names) for ROC")
+    add_output_arguments(parser)
+
+
+def _alpha(args):
+    if args.method == "ridge":
+        if args.alpha is None or args.edges is not None:
+            raise CliError("ridge precision needs a numeric --alpha (e.g. --alpha 0.01); --edges is for glasso")
+    if args.edges is not None:
+        if args.alpha is not None:
+            raise CliError("give --alpha or --edges, not both")
+        if args.edges < 0:
+            raise CliError(f"--edges must be >= 0; got {args.edges}")
+        return None
+    if args.alpha is None or args.alpha == "ebic":
+        return "ebic"
+    try:
+        value = float(args.alpha)
+    except ValueError:
+        raise CliError(f"--alpha must be a number > 0 or 'ebic'; got {args.alpha!r}") from None
+    if not value > 0:
+        raise CliError(f"--alpha must be > 0; got {args.alpha}")
+    return value
+
+
+def standardized(release):
+    """The release scaled to a correlation matrix D^-1/2 S D^-1/2 (recorded post-processing)."""
+    S = release.second_moment
+    scale = np.sqrt(np.clip(np.diag(S), 1e-12, None))
+    return dataclasses.replace(release, second_moment=S / np.outer(scale, scale),
+                               postprocessing=release.postprocessing + ("scaled-to-correlation",))
+
+
+def partial_correlations(precision):
+    scale = np.sqrt(np.abs(np.diag(precision)))
+    scale[scale == 0] = 1.0
+    P = -precision / np.outer(scale, scale)
+    np.fill_diagonal(P, 1.0)
+    return P
+
+
+def edge_matrix(precision, threshold):
+    """Boolean (d, d) edges: |partial correlation| > threshold (any non-zero when threshold is None)."""
+    E = np.abs(precision) > 1e-8 if threshold is None else np.abs(partial_correlations(precision)) > threshold
+    np.fill_diagonal(E, False)
+    return E | E.T
+
+
+def glasso(release, alpha, max_edges=None, n_alphas=20):
+    """Fit the graphical lasso on a release; ``max_edges`` picks along the path. Returns (estimator, path)."""
+    from ..estimators import PrivateGraphicalLasso, alpha_grid
+
+    kw = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)  # unused by fit_release: the release carries its guarantee
+    grid = alpha_grid(release.project_psd(0.0).second_moment, n_alphas)
+    path = [PrivateGraphicalLasso(alpha=float(a), **kw).fit_release(release) for a in grid]
+    if max_edges is not None:
+        counts = [int(edge_matrix(p.precision_, None).sum() // 2) for p in path]
+        ok = [k for k, c in enumerate(counts) if c <= max_edges]
+        return path[ok[-1] if ok else 0], path
+    if alpha == "ebic":
+        return PrivateGraphicalLasso(alpha="ebic", alphas=grid, **kw).fit_release(release), path
+    return PrivateGraphicalLasso(alpha=alpha, **kw).fit_release(release), path
+
+
+def run(args):
+    alpha = _alpha(args)
+    source, release, fingerprint = second_moment_release(args)
+    names = source.feature_names
+    truth = None if args.truth is None else read_truth(args.truth, names)
+    work = standardized(release) if args.standardize else release
+    if args.method == "glasso":
+        est, path = glasso(work, alpha, args.edges, args.n_alphas)
+        threshold = args.threshold
+    else:
+        from ..estimators import PrivateRidgePrecision
+
+        est = PrivateRidgePrecision(alpha=alpha, epsilon=1.0, delta=1e-6, row_norm=1.0).fit_release(work)
+        path, threshold = None, RIDGE_THRESHOLD if args.threshold is None else args.threshold
+    E = edge_matrix(est.precision_, threshold)
+    analysis = _analysis(args, est, E, threshold, truth, path)
+    with ResultsDir(args.out, args.force) as res:
+        res.save_matrix("precision", est.precision_, names)
+        res.save_table("edges.csv", ["feature_a", "feature_b", "partial_correlation", "in_truth"],
+                       _edge_rows(est.precision_, E, names, truth))
+        if not args.no_figures:
+            _figures(res, est, E, names, truth, path, threshold, release, args)
+        res.save_json("privacy_report.json", privacy_report(
+            "precision", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
+            extra={"files": res.files + ["privacy_report.json"]}))
+    if not args.quiet:
+        _print(source, release, analysis, args)
+    return 0
+
+
+def _analysis(args, est, E, threshold, truth, path):
+    info = {"method": args.method, "alpha": float(getattr(est, "alpha_", est.alpha)),
+            "alpha_rule": "edges<=%d" % args.edges if args.edges is not None else str(_alpha(args)),
+            "standardized": args.standardize, "edge_threshold": threshold, "n_edges": int(E.sum() // 2),
+            "postprocessing": list(est.release_.postprocessing), "estimate": "precision.npy"}
+    if args.method == "glasso":
+        info.update(n_iter=int(est.n_iter_), converged=bool(est.converged_))
+    if truth is not None:
+        tpr, fpr = tpr_fpr(E, truth)
+        info.update(tpr=tpr, fpr=fpr, truth_edges=int(truth.sum() // 2))
+        if path is not None:
+            f, t = roc_curve([p.precision_ for p in path], truth)
+            info["roc_auc"] = auc(f, t)
+    return info
+
+
+def _edge_rows(precision, E, names, truth):
+    P = partial_correlations(precision)
+    i, j = np.nonzero(np.triu(E, 1))
+    rows = sorted(zip(i.tolist(), j.tolist()), key=lambda ij: -abs(P[ij]))
+    return [[names[a], names[b], f"{P[a, b]:.4f}", "" if truth is None else bool(truth[a, b])] for a, b in rows]
+
+
+def _figures(res, est, E, names, truth, path, threshold, release, args):
+    from .. import plots
+
+    title = f"{args.method}, {release.guarantee}: {int(E.sum() // 2)} edges"
+    res.save_figure("network", plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0), names, truth=truth, title=title))
+    if truth is not None:
+        curves = {}
+        if path is not None:
+            curves["penalty path"] = roc_curve([p.precision_ for p in path], truth)
+        else:
+            P = np.abs(partial_correlations(est.precision_))
+            curves["threshold path"] = roc_curve([P > t for t in np.unique(P[np.triu_indices_from(P, 1)])], truth)
+        tpr, fpr = tpr_fpr(E, truth)
+        res.save_figure("roc", plots.plot_roc(curves, points={"chosen": (fpr, tpr)}))
+    grid = args.epsilon_grid_values
+    if grid:
+        err = expected_noise_error(release, grid, args.delta)
+        ax = plots.plot_privacy_utility(grid, err, label="expected relative Frobenius error of the released matrix",
+                                        chosen=args.epsilon, title="noise against epsilon (calibration only)")
+        res.save_figure("privacy_utility", ax)
+
+
+def _print(source, release, info, args):
+    print(f"{args.method} precision of {release.n} rows x {release.n_features} columns of {source.path.name}: "
+          f"alpha = {info['alpha']:.4g} ({info['alpha_rule']}), {info['n_edges']} edges")
+    if "tpr" in info:
+        print(f"against the truth graph ({info['truth_edges']} edges): TPR {info['tpr']:.2f}, FPR {info['fpr']:.2f}"
+              + (f", ROC AUC {info['roc_auc']:.2f}" if "roc_auc" in info else ""))
+    print(privacy_summary(release))
+    print(f"results in {args.out}/")

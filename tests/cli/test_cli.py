@@ -1,0 +1,270 @@
+"""The command line end to end: subprocess runs of ``python -m dpmoments`` and in-process failures."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from dpmoments.cli import main
+from dpmoments.cli import _output
+
+ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPLBACKEND="Agg")
+PRIVACY = ["--epsilon", "1", "--delta", "1e-6", "--row-norm", "3", "--seed", "0"]
+
+
+def cli(*args, cwd=None):
+    """A real subprocess: ``python -m dpmoments ARGS`` (slow to start; used for the main paths)."""
+    return subprocess.run([sys.executable, "-m", "dpmoments", *map(str, args)], capture_output=True, text=True,
+                          env=ENV, cwd=cwd, timeout=120)
+
+
+@pytest.fixture
+def run(capsys):
+    """In process, through the same ``main`` as the console script: fast, same output and exit status."""
+
+    def call(*args):
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse's own exits (--help, bad flags)
+            code = exc.code
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, out, err)
+
+    return call
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4)) / 2
+    X[:, 1] += 0.6 * X[:, 0]
+    np.save(d / "x.npy", X)
+    header = "a,b,c,d\n"
+    (d / "x.csv").write_text(header + "\n".join(",".join(f"{v:.6f}" for v in row) for row in X) + "\n")
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({k: X[:, j] for j, k in enumerate("abcd")}), d / "x.parquet")
+    (d / "truth.csv").write_text("a,b\n")
+    return d
+
+
+def assert_one_line_error(res, *words):
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert "Traceback" not in res.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+
+
+def report(out):
+    return json.loads((out / "privacy_report.json").read_text())
+
+
+def no_debris(parent):
+    return not [p for p in parent.iterdir() if p.name.startswith(_output.TEMP_PREFIX)]
+
+
+def test_demo_writes_figure_and_report(tmp_path):
+    res = cli("demo", "--out", tmp_path / "demo", "--seed", "0")
+    assert res.returncode == 0, res.stderr
+    assert "consensus" in res.stdout and "TPR" in res.stdout and "non-private" in res.stdout
+    out = tmp_path / "demo"
+    for name in ("network.png", "network.svg", "edges.csv", "precision_private.npy", "privacy_report.json"):
+        assert (out / name).is_file(), name
+    rep = report(out)
+    assert rep["accountant"]["spent"] is not None
+    assert rep["privacy"]["randomness"] == "seeded" and rep["privacy"]["secure_randomness"] is False
+    assert rep["analysis"]["private"]["n_edges"] <= rep["analysis"]["consensus_edges"]
+
+
+@pytest.mark.parametrize("name", ["x.csv", "x.npy", "x.parquet"])
+def test_covariance_on_every_format(run, data, tmp_path, name):
+    out = tmp_path / "cov"
+    res = (cli if name == "x.csv" else run)("covariance", data / name, *PRIVACY, "--out", out, "--epsilon-grid", "0.3,1,3")
+    assert res.returncode == 0, res.stderr
+    C = np.load(out / "covariance.npy")
+    assert C.shape == (4, 4) and np.allclose(C, C.T)
+    assert np.min(np.linalg.eigvalsh(C)) >= -1e-10
+    assert (out / "covariance.csv").read_text().count("\n") == 5
+    for fig in ("covariance", "privacy_utility"):
+        assert (out / f"{fig}.png").is_file() and (out / f"{fig}.svg").is_file()
+    rep = report(out)
+    p = rep["privacy"]
+    assert p["guarantee"] == "(1, 1e-06)-DP" and p["neighbouring_relation"] == "replace-one"
+    assert p["mechanism"] == "gaussian" and p["calibration"] == "analytic"
+    assert p["sensitivity"] == pytest.approx(np.sqrt(2) * 9 / 3000)
+    assert rep["dpmoments_version"] and rep["input"]["shape"] == [3000, 4]
+    assert len(rep["input"]["fingerprint"]["sha256"]) == 64
+    assert rep["input"]["fingerprint"]["bytes"] == (data / name).stat().st_size
+    assert no_debris(tmp_path)
+
+
+def test_covariance_columns_and_laplace(run, data, tmp_path):
+    out = tmp_path / "cov"
+    res = run("covariance", data / "x.csv", "--columns", "a,c", "--mechanism", "laplace", "--epsilon", "1",
+              "--row-norm", "3", "--out", out, "--no-figures", "--no-fingerprint", "--quiet")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == ""
+    assert np.load(out / "covariance.npy").shape == (2, 2)
+    rep = report(out)
+    assert rep["privacy"]["guarantee"] == "1-DP" or "delta" not in rep["privacy"]["guarantee"]
+    assert rep["privacy"]["mechanism"] == "laplace" and rep["input"]["fingerprint"] is None
+    assert rep["input"]["columns"] == ["a", "c"]
+    assert not (out / "covariance.png").exists()
+
+
+def test_precision_glasso_with_truth(run, data, tmp_path):
+    out = tmp_path / "net"
+    res = run("precision", data / "x.parquet", *PRIVACY, "--edges", "1", "--truth", data / "truth.csv", "--out", out)
+    assert res.returncode == 0, res.stderr
+    for name in ("precision.npy", "precision.csv", "edges.csv", "network.png", "network.svg", "roc.png", "roc.svg"):
+        assert (out / name).is_file(), name
+    rep = report(out)
+    assert rep["analysis"]["n_edges"] == 1 and rep["analysis"]["tpr"] == 1.0 and rep["analysis"]["fpr"] == 0.0
+    assert "a,b" in (out / "edges.csv").read_text()
+
+
+def test_precision_ridge(run, data, tmp_path):
+    out = tmp_path / "net"
+    res = run("precision", data / "x.npy", *PRIVACY, "--method", "ridge", "--alpha", "0.01", "--out", out)
+    assert res.returncode == 0, res.stderr
+    P = np.load(out / "precision.npy")
+    assert np.all(np.linalg.eigvalsh(P) > 0)
+    assert report(out)["analysis"]["method"] == "ridge"
+
+
+@pytest.mark.parametrize("args, words", [
+    (["covariance", "{d}/x.csv", "--epsilon", "1", "--delta", "1e-6"], ["--row-norm is required", "clipped", "PUBLIC"]),
+    (["covariance", "{d}/bad.csv", *PRIVACY], ["non-numeric", "'b'", "line 3"]),
+    (["covariance", "{d}/ragged.csv", *PRIVACY], ["ragged.csv"]),
+    (["covariance", "{d}/x.csv", "--columns", "a,zz", *PRIVACY], ["no column named 'zz'"]),
+    (["covariance", "{d}/missing.csv", *PRIVACY], ["no such data file"]),
+    (["covariance", "{d}/x.csv", "--epsilon", "0", "--delta", "1e-6", "--row-norm", "1"], ["--epsilon", "> 0"]),
+    (["covariance", "{d}/x.csv", "--epsilon", "-1", "--delta", "1e-6", "--row-norm", "1"], ["--epsilon"]),
+    (["covariance", "{d}/x.txt", *PRIVACY], ["unknown extension"]),
+    (["precision", "{d}/x.npy", *PRIVACY, "--method", "ridge"], ["numeric --alpha"]),
+    (["covariance", "{d}/x.csv", "--epsilon", "1", "--row-norm", "1"], ["--delta is required"]),
+])
+def test_bad_input_is_one_line_exit_2(run, data, tmp_path, args, words):
+    (data / "bad.csv").write_text("a,b\n1,2\n3,x\n")
+    (data / "ragged.csv").write_text("a,b\n1,2\n3\n")
+    (data / "x.txt").write_text("1,2\n")
+    out = tmp_path / "out"
+    res = run(*[a.format(d=data) for a in args], "--out", out)
+    assert_one_line_error(res, *words)
+    assert not out.exists() and no_debris(tmp_path)
+
+
+def test_existing_output_refused_then_forced(run, data, tmp_path):
+    out = tmp_path / "cov"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    res = run("covariance", data / "x.npy", *PRIVACY, "--out", out, "--no-figures")
+    assert_one_line_error(res, "not empty", "--force")
+    assert (out / "keep.txt").read_text() == "mine"
+    res = run("covariance", data / "x.npy", *PRIVACY, "--out", out, "--no-figures", "--force")
+    assert res.returncode == 0, res.stderr
+    assert not (out / "keep.txt").exists() and (out / "covariance.npy").is_file()
+    assert no_debris(tmp_path)
+
+
+@pytest.mark.parametrize("exc, status", [(KeyboardInterrupt, 130), (OSError("No space left on device"), 2)])
+def test_interrupted_write_leaves_nothing(data, tmp_path, monkeypatch, capsys, exc, status):
+    def boom(self, *a, **k):
+        raise exc
+
+    monkeypatch.setattr(_output.ResultsDir, "save_json", boom)
+    out = tmp_path / "cov"
+    code = main(["--quiet", "covariance", str(data / "x.npy"), *PRIVACY, "--out", str(out)])
+    assert code == status
+    assert not out.exists()
+    assert no_debris(tmp_path)
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_interrupted_force_keeps_the_old_result(data, tmp_path, monkeypatch):
+    out = tmp_path / "cov"
+    out.mkdir()
+    (out / "old.txt").write_text("old")
+    monkeypatch.setattr(_output.ResultsDir, "save_json", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    assert main(["-q", "covariance", str(data / "x.npy"), *PRIVACY, "--out", str(out), "--force"]) == 130
+    assert (out / "old.txt").read_text() == "old" and no_debris(tmp_path)
+
+
+def test_audit_consistent_and_negative_control(run, tmp_path):
+    base = ["audit", "--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--dim", "2", "--seed", "1",
+            "--n-samples", "100000"]
+    res = run(*base, "--out", tmp_path / "a")
+    assert res.returncode == 0, res.stderr
+    assert "empirical lower bound" in res.stdout and "consistent" in res.stdout
+    summary = json.loads((tmp_path / "a" / "audit.json").read_text())
+    assert summary["epsilon_lower_bound"] <= 1.0
+    assert main(["-q", *base, "--noise-factor", "0.4"]) == 3
+
+
+def test_audit_needs_delta_for_gaussian(run):
+    assert_one_line_error(run("audit", "--epsilon", "1", "--dim", "2"), "--delta is required")
+
+
+def test_missing_bound_in_a_subprocess(data, tmp_path):
+    out = tmp_path / "out"
+    res = cli("covariance", data / "x.csv", "--epsilon", "1", "--delta", "1e-6", "--out", out)
+    assert_one_line_error(res, "--row-norm is required", "clipped", "PUBLIC")
+    assert not out.exists()
+
+
+def test_help_and_reproduce_list(run):
+    res = cli("--help")
+    assert res.returncode == 0 and "examples:" in res.stdout
+    for name in ("demo", "covariance", "precision", "audit", "reproduce"):
+        assert name in res.stdout
+    res = run("covariance", "--help")
+    assert "examples:" in res.stdout and "--row-norm" in res.stdout and "PUBLIC" in res.stdout
+    res = run("reproduce", "--list")
+    assert res.returncode == 0 and "park_welling" in res.stdout
+    assert_one_line_error(run("reproduce", "no_such_paper"), "no reproduction named")
+
+
+def test_unknown_subcommand_is_one_line(run):
+    res = run("frobnicate")
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_zarr_without_dask_is_a_clear_error(run, tmp_path):
+    pytest.importorskip("numpy")
+    try:
+        import dask.array  # noqa: F401  (only whether it imports)
+        pytest.skip("dask is installed: the Zarr path reads the array instead")
+    except ImportError:
+        pass
+    store = tmp_path / "x.zarr"
+    store.mkdir()
+    (store / ".zarray").write_text("{}")
+    res = run("covariance", store, *PRIVACY, "--out", tmp_path / "out")
+    assert_one_line_error(res, "needs dask")
+
+
+def test_progress_line_only_on_a_terminal():
+    import io
+
+    from dpmoments.cli._progress import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty, pipe = Tty(), io.StringIO()
+    for stream in (tty, pipe):
+        with Progress("reading", total=10, stream=stream) as bar:
+            bar.update(10)
+    assert "100.0%" in tty.getvalue() and pipe.getvalue() == ""
+    quiet = Tty()
+    with Progress("reading", total=10, stream=quiet, enabled=False) as bar:
+        bar.update(10)
+    assert quiet.getvalue() == ""
