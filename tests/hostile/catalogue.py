@@ -1,0 +1,194 @@
+"""The catalogue of bad inputs and the message each gets (the source of docs/errors.md).
+
+Run ``python -m tests.hostile.catalogue > docs/errors.md`` from the repository
+root to regenerate the document; ``test_error_catalogue.py`` checks every case
+and that the document is current.
+"""
+
+import contextlib
+import io
+import os
+import pathlib
+import re
+import tempfile
+import warnings
+
+import numpy as np
+
+import dpmoments as dpm
+from dpmoments.distributed import egress_guard
+from dpmoments.estimators import PrivateGraphicalLasso, PrivateIRLS, PrivateModelSelection, PrivatePCA
+from dpmoments.privacy import classic_gaussian_sigma
+from dpmoments.solvers import graphical_lasso
+
+X = np.random.default_rng(0).normal(size=(20, 3))
+OK = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)
+
+
+def release(data=X, **overrides):
+    return lambda: dpm.release_second_moment(data, **{**OK, **overrides})
+
+
+def _without(key):
+    return {k: v for k, v in OK.items() if k != key}
+
+
+def _csv(text, suffix=".csv"):
+    fd, path = tempfile.mkstemp(suffix=suffix)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    return path
+
+
+def cli(*argv):
+    """Run the command line in process; return (exit status, stderr)."""
+    from dpmoments.cli import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            status = main(list(argv))
+        except SystemExit as exc:  # argparse's own usage errors exit from inside main
+            status = exc.code
+    return status, err.getvalue().strip()
+
+
+GOOD_CSV = "a,b,c\n1,2,3\n4,5,6\n"
+
+# (identifier, where, the bad input, thunk, expected exception, a fragment the message must contain)
+CASES = [
+    ("epsilon-zero", "API", "`epsilon=0`", release(epsilon=0.0), ValueError, "'epsilon'"),
+    ("epsilon-negative", "API", "`epsilon=-1`", release(epsilon=-1), ValueError, "'epsilon'"),
+    ("epsilon-nan", "API", "`epsilon=nan`", release(epsilon=float("nan")), ValueError, "'epsilon'"),
+    ("epsilon-string", "API", "`epsilon='1'`", release(epsilon="1"), TypeError, "'epsilon'"),
+    ("delta-one", "API", "`delta=1`", release(delta=1.0), ValueError, "'delta'"),
+    ("delta-negative", "API", "`delta=-0.1`", release(delta=-0.1), ValueError, "'delta'"),
+    ("delta-missing", "API", "Gaussian noise without `delta`",
+     lambda: dpm.release_second_moment(X, **_without("delta")), ValueError, "'delta'"),
+    ("bound-missing", "API", "`row_norm=None`", release(row_norm=None), ValueError, "'row_norm'"),
+    ("bound-negative", "API", "`row_norm=-2`", release(row_norm=-2.0), ValueError, "'row_norm'"),
+    ("bound-infinite", "API", "`row_norm=inf`", release(row_norm=float("inf")), ValueError, "'row_norm'"),
+    ("mechanism-unknown", "API", "`mechanism='wishart2'`", release(mechanism="wishart2"), ValueError, "'mechanism'"),
+    ("neighbours-unknown", "API", "`neighbours='swap'`", release(neighbours="swap"), ValueError, "'neighbours'"),
+    ("calibration-unknown", "API", "`calibration='paper'`", release(calibration="paper"), ValueError,
+     "'calibration'"),
+    ("classic-large-epsilon", "API", "classic Gaussian formula at epsilon >= 1",
+     lambda: classic_gaussian_sigma(1.5, 1e-5), ValueError, "epsilon < 1"),
+    ("rng-type", "API", "`rng='abc'`", release(rng="abc"), TypeError, "'rng'"),
+    ("data-nan", "API", "a NaN in X", release(np.array([[1.0, np.nan], [0.0, 1.0]])), ValueError, "NaN"),
+    ("data-inf", "API", "an infinity in X", release(np.array([[1.0, np.inf], [0.0, 1.0]])), ValueError,
+     "infinite"),
+    ("data-1d", "API", "1-D X", release(np.ones(5)), ValueError, "2-D"),
+    ("data-3d", "API", "3-D X", release(np.ones((2, 2, 2))), ValueError, "2-D"),
+    ("data-empty", "API", "X with no rows", release(np.empty((0, 3))), ValueError, "no rows"),
+    ("data-no-features", "API", "X with no columns",
+     lambda: PrivatePCA(n_components=1, **OK).fit(np.empty((3, 0))), ValueError, "0 feature"),
+    ("data-text", "API", "X of strings", release(X.astype(str)), TypeError, "real numbers"),
+    ("data-complex", "API", "complex X",
+     lambda: PrivatePCA(n_components=1, **OK).fit(X + 1j), ValueError, "Complex data not supported"),
+    ("data-sparse", "API", "a scipy sparse matrix",
+     lambda: PrivatePCA(n_components=1, **OK).fit(__import__("scipy.sparse").sparse.csr_matrix(X)), TypeError,
+     "sparse"),
+    ("y-length", "API", "`y` shorter than X",
+     lambda: dpm.release_cross_moment(X, X[:-1, 0], response_bound=1.0, **OK), ValueError, "'y'"),
+    ("response-bound-missing", "API", "cross moment without `response_bound`",
+     lambda: dpm.release_cross_moment(X, X[:, 0], response_bound=None, **OK), ValueError, "'response_bound'"),
+    ("center-length", "API", "`center` of the wrong length", release(center=[1.0, 2.0]), ValueError, "'center'"),
+    ("file-missing", "API", "a path that does not exist", release("no-such-file.csv"), FileNotFoundError,
+     "no-such-file.csv"),
+    ("file-extension", "API", "a file of unknown type", lambda: dpm.release_second_moment(_csv("1 2\n", ".txt"), **OK),
+     ValueError, "unknown extension"),
+    ("csv-text-cell", "API", "a CSV with a text cell", lambda: dpm.release_second_moment(
+        _csv("a,b\n1,2\n3,oops\n"), **OK), ValueError, "column 'b'"),
+    ("csv-empty", "API", "an empty CSV file", lambda: dpm.release_second_moment(_csv(""), **OK), ValueError,
+     "empty"),
+    ("budget-exceeded", "API", "spending past the budget", lambda: dpm.Accountant(dpm.PureDP(1.0)).spend(
+        dpm.PureDP(2.0)), dpm.BudgetExceededError, "requested 2-DP"),
+    ("budget-uncertified", "API", "spending an Uncertified guarantee",
+     lambda: dpm.Accountant(dpm.PureDP(1.0)).spend(dpm.Uncertified(dpm.PureDP(0.5), "support mismatch")),
+     dpm.UncertifiedSpendError, "allow_uncertified"),
+    ("budget-type", "API", "`Accountant(1.0)`", lambda: dpm.Accountant(1.0), TypeError, "'budget'"),
+    ("glasso-infeasible", "API", "graphical lasso on S = -I (no solution)",
+     lambda: graphical_lasso(-np.eye(3), 0.1), ValueError, "no graphical-lasso solution"),
+    ("alpha-negative", "API", "`alpha=-1`",
+     lambda: PrivateGraphicalLasso(alpha=-1.0, **OK).fit(X), ValueError, "'alpha'"),
+    ("components-too-many", "API", "`n_components` above the number of features",
+     lambda: PrivatePCA(n_components=5, **OK).fit(X), ValueError, "'n_components'"),
+    ("irls-iterations", "API", "`n_iter=0`", lambda: PrivateIRLS(
+        epsilon=1, delta=1e-6, row_norm=1, response_bound=1, n_iter=0, w_max=10).fit(X, X[:, 0]), ValueError,
+     "'n_iter'"),
+    ("selection-empty-family", "API", "an empty candidate family", lambda: PrivateModelSelection(
+        epsilon=1, bounds=1, response_bound=1, R=1, candidates=[]).fit(X, X[:, 0]), ValueError, "'candidates'"),
+    ("selection-radius", "API", "`R=0`", lambda: PrivateModelSelection(
+        epsilon=1, bounds=1, response_bound=1, R=0).fit(X, X[:, 0]), ValueError, "'R'"),
+    ("egress-rows", "API", "a site sending a row-shaped array", lambda: egress_guard(X, 3, (3, 3)), ValueError,
+     "shaped like data rows"),
+    ("cli-missing-bound", "CLI", "`dpmoments covariance data.csv` without `--row-norm`",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--out", _fresh()), 2,
+     "--row-norm"),
+    ("cli-epsilon-zero", "CLI", "`--epsilon 0`",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "0", "--delta", "1e-6", "--row-norm", "1", "--out",
+                 _fresh()), 2, "epsilon"),
+    ("cli-missing-file", "CLI", "a data file that does not exist",
+     lambda: cli("covariance", "missing.csv", "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--out",
+                 _fresh()), 2, "missing.csv"),
+    ("cli-malformed-csv", "CLI", "a CSV with a text cell",
+     lambda: cli("covariance", _csv("a,b\n1,2\n3,oops\n"), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
+                 "--out", _fresh()), 2, "oops"),
+    ("cli-unknown-column", "CLI", "`--columns` naming no column",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--columns", "a,zz", "--epsilon", "1", "--delta", "1e-6",
+                 "--row-norm", "1", "--out", _fresh()), 2, "zz"),
+    ("cli-existing-output", "CLI", "an output directory that already holds results",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--out",
+                 _nonempty()), 2, "--force"),
+]
+
+
+def _fresh():
+    return str(pathlib.Path(tempfile.mkdtemp()) / "out")
+
+
+def _nonempty():
+    path = pathlib.Path(tempfile.mkdtemp())
+    (path / "keep.txt").write_text("an earlier result")
+    return str(path)
+
+
+def outcome(thunk):
+    """(what happened, the message) for one case."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            result = thunk()
+        except Exception as exc:  # noqa: BLE001 - the catalogue records whatever is raised
+            return type(exc), str(exc)
+    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], int):
+        return result
+    return None, "no error"
+
+
+def markdown():
+    lines = [
+        "# Errors: what bad input gets",
+        "",
+        "Every case below is run by `tests/hostile/test_error_catalogue.py`, which also checks that this",
+        "page is current (regenerate it with `python -m tests.hostile.catalogue > docs/errors.md`).",
+        "The library raises `TypeError` for the wrong kind of value and `ValueError` for the wrong",
+        "range (our own errors subclass one of them); messages name the parameter, what is allowed and",
+        "what was received. The command line prints one line and exits with status 2; nothing is",
+        "written.",
+        "",
+        "| # | where | bad input | error | message |",
+        "|---|---|---|---|---|",
+    ]
+    for i, (ident, where, what, thunk, _, _) in enumerate(CASES, 1):
+        kind, message = outcome(thunk)
+        kind = f"exit {kind}" if isinstance(kind, int) else kind.__name__
+        message = message.replace("|", "\\|").replace("\n", " ")
+        message = re.sub(re.escape(tempfile.gettempdir()) + r"/[^ '\"]+", "<temporary file>", message)
+        lines.append(f"| {i} | {where} | {what} | `{kind}` | {message} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")
