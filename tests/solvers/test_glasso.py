@@ -275,3 +275,64 @@ def test_bad_solver_options():
         graphical_lasso(np.eye(2), 0.1, warm_start=np.eye(3))
     with pytest.raises(ValueError, match="'alphas'"):
         graphical_lasso_path(np.eye(2), [])
+
+
+# ---------------------------------------------------------------- gap certificate and path warm starts
+
+
+def test_sparse_gap_bound_certifies_the_exact_gap():
+    """Above the exact-check size the stopping rule is a factorisation-free bound: it must bound the gap."""
+    from dpmoments.solvers import glasso_bcd
+    p = glasso_bcd._EXACT_P + 20
+    S = sample_cov(p, 10 * p, seed=13)
+    ref = graphical_lasso(S, 0.1, tol=1e-13, max_iter=200)
+    for pen in (True, False):
+        res = graphical_lasso(S, 0.1, penalize_diagonal=pen)
+        assert res.converged
+        exact = res.objective - (np.linalg.slogdet(res.covariance)[1] + p)
+        assert res.duality_gap >= exact - 1e-9 * abs(res.objective)
+        assert res.duality_gap <= 1e-7 * abs(res.objective)
+        assert res.objective == pytest.approx(glasso_objective(S, res.precision, 0.1, pen), rel=1e-12)
+        assert 0 <= res.info["rho"] < 0.5
+        if pen:
+            assert (res.objective - ref.objective) / abs(ref.objective) <= 1e-7
+
+
+def test_gap_bound_against_two_factorisations():
+    from dpmoments.solvers.glasso_bcd import _assemble, _gap_bound
+    from scipy.sparse import csr_matrix
+    S = sample_cov(30, 300, seed=14)
+    res = graphical_lasso(S, 0.1, tol=1e-14)
+    rng = np.random.default_rng(15)
+    for scale in (1e-6, 1e-4, 1e-3):
+        E = scale * rng.standard_normal((30, 30))
+        T = res.precision + (E + E.T) * (res.precision != 0)
+        exact = glasso_objective(S, T, 0.1) - (np.linalg.slogdet(res.covariance)[1] + 30)
+        bound, rho = _gap_bound(S, res.covariance, csr_matrix(T), 0.1, True)
+        assert exact - 1e-12 <= bound <= exact + 10 * rho ** 3 + 1e-12
+    assert _assemble(2, [np.array([1]), np.array([], dtype=np.intp)], [np.array([0.5]), np.zeros(0)],
+                     np.array([2.0, 4.0]))[0, 1] == pytest.approx(-0.5)
+
+
+@pytest.mark.parametrize("pen", [True, False])
+def test_large_path_meets_tol_at_every_alpha(pen):
+    """The path's warm starts (certified-PD dual start, sparse gap bound) keep every λ within tol."""
+    p = 320
+    S = sample_cov(p, 10 * p, seed=16)
+    off = np.abs(S - np.diag(np.diag(S))).max()
+    alphas = np.geomspace(off, 0.08, 5)
+    path = graphical_lasso_path(S, alphas, penalize_diagonal=pen)
+    for a, r in zip(alphas, path):
+        ref = graphical_lasso(S, a, penalize_diagonal=pen, tol=1e-13, max_iter=200)
+        assert r.converged and np.all(np.isfinite(r.precision))
+        assert (r.objective - ref.objective) / abs(ref.objective) <= 1e-7
+        assert r.objective == pytest.approx(glasso_objective(S, r.precision, a, pen), rel=1e-12)
+
+
+def test_path_on_indefinite_noisy_S_stays_finite():
+    S = noisy(sample_cov(30, 300, seed=17), 0.1, seed=18)
+    path = graphical_lasso_path(S, [0.5, 0.3, 0.2])
+    for a, r in zip([0.5, 0.3, 0.2], path):
+        ref = graphical_lasso(S, a, tol=1e-13, max_iter=200)
+        assert r.converged and np.all(np.isfinite(r.precision))
+        assert (r.objective - ref.objective) / abs(ref.objective) <= 1e-7

@@ -12,7 +12,10 @@ The fast solver combines
    active-set (feature-sign) method in ``O(p k)`` per column
    (:mod:`dpmoments.solvers.glasso_bcd`);
 3. a **duality-gap** stopping rule, so ``tol`` bounds the relative suboptimality;
-4. **warm starts** (active sets, coefficients and the dual matrix) along a path.
+4. **warm starts** (active sets, coefficients and the dual matrix) along a path; the
+   solver's gap bound certifies a margin on ``λ_min(W)``, so a warm ``W`` whose diagonal
+   drops by less than it needs no Cholesky test, and each block's objective comes from
+   its own stopping check instead of a further factorisation.
 
 The paper-faithful ADMM is :func:`dpmoments.solvers.graphical_lasso_admm`.
 """
@@ -193,14 +196,31 @@ def graphical_lasso(S, alpha, *, penalize_diagonal=True, tol=1e-7, max_iter=100,
     alpha = check_alpha(alpha)
     tol = check_positive(tol, "tol")
     max_iter = check_int(max_iter, "max_iter")
+    return _solve(S, alpha, bool(penalize_diagonal), tol, max_iter, _warm(warm_start, S.shape[0]), screen)
+
+
+def _psd_margin(res):
+    """A lower bound on ``λ_min(res.covariance)`` certified by the solver (0 when unknown)."""
+    rho = res.info.get("rho", np.nan) if isinstance(res, GlassoResult) else np.nan
+    if not (isinstance(res, GlassoResult) and res.solver == "bcd" and rho < 1):
+        return 0.0
+    # W >= (1 - rho) Θ⁻¹ (eigenvalues of W^½ Θ W^½ in [1 ± rho]) and λ_max(Θ) <= max row sum (Gershgorin)
+    return (1.0 - rho) / float(np.abs(res.precision).sum(axis=1).max())
+
+
+def _solve(S, alpha, pen, tol, max_iter, warm, screen, margin=0.0):
+    """:func:`graphical_lasso` on checked inputs; ``warm`` is ``(Theta, W)`` or ``(None, None)``.
+
+    ``margin > 0`` certifies ``W - margin I`` positive definite, so a warm ``W``
+    whose diagonal drops by less needs no Cholesky test.
+    """
     p = S.shape[0]
-    pen = bool(penalize_diagonal)
     diag = np.diag(S) + (alpha if pen else 0.0)
     if np.any(diag <= 0):
         i = int(np.argmin(diag))
         raise GlassoInfeasibleError(NO_SOLUTION.format(
             why=f"the dual needs W_ii = S_ii{' + alpha' if pen else ''} > 0 but it is {diag[i]:.3g} at i = {i}"))
-    T_warm, W_warm = _warm(warm_start, p)
+    T_warm, W_warm = warm
     if screen:
         n_blocks, labels = _blocks(S, alpha)
     else:
@@ -211,60 +231,72 @@ def graphical_lasso(S, alpha, *, penalize_diagonal=True, tol=1e-7, max_iter=100,
     iso = single[labels]
     Theta[iso, iso] = 1.0 / diag[iso]
     W[iso, iso] = diag[iso]
-    gap_total, n_iter, converged = 0.0, 0, True
+    d_iso = diag[iso]
+    objective = float(np.sum(np.log(d_iso)) + np.sum(np.diag(S)[iso] / d_iso)
+                      + (alpha * np.sum(1.0 / d_iso) if pen else 0.0))
+    gap_total, n_iter, converged, rho = 0.0, 0, True, 0.0
     order = np.argsort(labels, kind="stable")
     bounds = np.searchsorted(labels[order], np.arange(n_blocks + 1))
     for b in np.flatnonzero(~single):
         idx = order[bounds[b]:bounds[b + 1]]
-        Sb, db = S[np.ix_(idx, idx)], diag[idx]
+        whole = idx.size == p
+        ix = np.ix_(idx, idx)
+        Sb, db = (S, diag) if whole else (S[ix], diag[idx])
         Wb = None
         B_idx = [np.zeros(0, dtype=np.intp)] * idx.size
         B_val = [np.zeros(0)] * idx.size
         if T_warm is not None:
-            Tb = T_warm[np.ix_(idx, idx)]
-            for j in range(idx.size):
-                if Tb[j, j] > 0:
-                    col = Tb[:, j].copy()
-                    col[j] = 0.0
-                    A = np.flatnonzero(col)
-                    B_idx[j], B_val[j] = A, -col[A] / Tb[j, j]
+            Tb = T_warm if whole else T_warm[ix]
+            td = np.diag(Tb)
+            for j in np.flatnonzero(td > 0):
+                A = np.flatnonzero(Tb[j])
+                A = A[A != j]
+                B_idx[j], B_val[j] = A, Tb[j, A] / -td[j]
             if W_warm is not None:
-                Wb = W_warm[np.ix_(idx, idx)].copy()
+                Wb = W_warm.copy() if whole else W_warm[ix]
+                drop = float(np.max(np.diag(Wb) - db, initial=0.0))
                 np.fill_diagonal(Wb, db)
-                Wb = Wb if _chol_ok(Wb) else None
+                if not (drop <= 0.5 * margin or _chol_ok(Wb)):
+                    Wb = None
+        warm_used = Wb is not None
         if Wb is None:
             Wb = _feasible_start(Sb, alpha, db, pen, max_proj=30)
-        Tb, Wb, it, conv, gap, _ = glasso_bcd_block(Sb, alpha, db, Wb, B_idx, B_val, penalize_diagonal=pen,
-                                                   tol=tol, max_iter=max_iter)
-        if not conv and T_warm is not None and not np.isfinite(gap):
+        Tb, Wb, it, conv, gap, prim, r = glasso_bcd_block(Sb, alpha, db, Wb, B_idx, B_val, penalize_diagonal=pen,
+                                                         tol=tol, max_iter=max_iter, warm=warm_used)
+        if T_warm is not None and (Tb is None or not conv and not np.isfinite(gap)):
             # a warm start that went wrong: retry cold
             Wb = _feasible_start(Sb, alpha, db, pen, max_proj=30)
             B_idx = [np.zeros(0, dtype=np.intp)] * idx.size
             B_val = [np.zeros(0)] * idx.size
-            Tb, Wb, it, conv, gap, _ = glasso_bcd_block(Sb, alpha, db, Wb, B_idx, B_val, penalize_diagonal=pen,
-                                                       tol=tol, max_iter=max_iter)
-        ix = np.ix_(idx, idx)
-        Theta[ix] = Tb
-        W[ix] = Wb
+            Tb, Wb, it, conv, gap, prim, r = glasso_bcd_block(Sb, alpha, db, Wb, B_idx, B_val,
+                                                             penalize_diagonal=pen, tol=tol, max_iter=max_iter)
+        if whole:
+            Theta, W = Tb, Wb
+        else:
+            Theta[ix] = Tb
+            W[ix] = Wb
         gap_total += gap
+        objective += prim
+        rho = np.nan if np.isnan(rho) or np.isnan(r) else max(rho, r)  # nan: unknown
         n_iter = max(n_iter, it)
         converged &= conv
-    objective = _objective(S, Theta, alpha, pen)
+    if not np.isfinite(objective):
+        objective = _objective(S, Theta, alpha, pen)
     if not np.isfinite(objective):  # never return a non-PD or non-finite precision
         lam, Q = linalg.eigh(0.5 * (W + W.T), check_finite=False)
         lam = np.maximum(lam, 1e-12 * max(1.0, float(lam.max())))
         Theta = (Q / lam) @ Q.T
         Theta = 0.5 * (Theta + Theta.T)
         objective = _objective(S, Theta, alpha, pen)
-        converged = False
+        converged, rho = False, np.nan
     if converged:
         message = f"converged: duality gap {gap_total:.3g} after {n_iter} sweep(s) on {n_blocks} block(s)"
     else:
         message = f"did not reach tol={tol:g} in max_iter={max_iter} sweeps (duality gap {gap_total:.3g})"
-        warnings.warn("graphical_lasso: " + message, RuntimeWarning, stacklevel=2)
+        warnings.warn("graphical_lasso: " + message, RuntimeWarning, stacklevel=3)
     return GlassoResult(precision=Theta, covariance=W, objective=objective, n_iter=n_iter, converged=converged,
                         solver="bcd", alpha=alpha, penalize_diagonal=pen, duality_gap=gap_total,
-                        n_blocks=int(n_blocks), message=message)
+                        n_blocks=int(n_blocks), message=message, info={"rho": rho})
 
 
 def graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, max_iter=100, screen=True):
@@ -303,11 +335,16 @@ def graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, max_ite
         raise ValueError(f"'alphas' must be a non-empty 1-D sequence; got shape {alphas.shape}.")
     for a in alphas:
         check_alpha(float(a))
+    tol = check_positive(tol, "tol")
+    max_iter = check_int(max_iter, "max_iter")
+    pen = bool(penalize_diagonal)
     results = [None] * alphas.size
     prev = None
     for i in np.argsort(-alphas, kind="stable"):
-        prev = graphical_lasso(S, float(alphas[i]), penalize_diagonal=penalize_diagonal, tol=tol,
-                               max_iter=max_iter, warm_start=prev, screen=screen)
+        alpha = float(alphas[i])
+        warm, margin = (None, None), 0.0
+        if prev is not None:
+            warm, margin = (prev.precision, prev.covariance), _psd_margin(prev)
+        prev = _solve(S, alpha, pen, tol, max_iter, warm, screen, margin=margin)
         results[i] = prev
     return results
-
