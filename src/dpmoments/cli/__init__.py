@@ -31,7 +31,7 @@ from ._args import CliError
 __all__ = ["main", "build_parser", "COMMANDS", "CliError"]
 
 #: The subcommands, in the order ``--help`` lists them. One module each.
-COMMANDS = ("demo", "covariance", "precision", "audit", "reproduce")
+COMMANDS = ("demo", "covariance", "precision", "pca", "tensor", "regress", "select", "audit", "simulate", "reproduce")
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -61,6 +61,8 @@ def build_parser():
         epilog="examples:\n  dpmoments demo --out sachs-demo\n"
                "  dpmoments covariance data.csv --epsilon 1 --delta 1e-6 --row-norm 10 --out cov\n"
                "  dpmoments precision data.parquet --epsilon 1 --delta 1e-6 --row-norm 10 --out net\n"
+               "  dpmoments pca data.csv --n-components 2 --epsilon 1 --delta 1e-6 --row-norm 10 --out pca\n"
+               "  dpmoments simulate site1.csv site2.csv --protocol cape --epsilon 1 --delta 1e-6 --row-norm 10 --out sim\n"
                "  dpmoments audit --mechanism gaussian --epsilon 1 --delta 1e-5 --dim 2\n"
                "  dpmoments reproduce --list\n\n"
                "'dpmoments COMMAND --help' explains each command; every result directory holds a JSON privacy report.",

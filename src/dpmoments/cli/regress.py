@@ -1,0 +1,267 @@
+"""``dpmoments regress``: private robust (least absolute deviations) regression by IRLS.
+
+Private IRLS (Park & Welling 2016, corrected) makes ``2 J`` releases, one
+pair per iteration, each computed from weights that depend on the previous
+private iterate: it needs ``J`` passes over the rows, so this subcommand
+(unlike ``covariance`` or ``pca``) loads the selected columns into memory.
+``--max-rows`` caps what it will load; the file is still read in chunks.
+
+The helpers :func:`add_memory_arguments`, :func:`open_input`,
+:func:`read_in_memory` and :func:`estimator_report` are shared with the
+other subcommands whose estimator takes in-memory arrays (``select``,
+``tensor --model stm``, ``simulate``).
+"""
+
+import argparse
+import datetime
+import sys
+import types
+
+import numpy as np
+
+from .._version import __version__
+from ._args import (CLIPPING_HELP, CliError, _delta, _epsilon, _positive, add_input_arguments,
+                    add_output_arguments)
+from ._io import DataSource
+from ._output import ResultsDir, check_destination
+from ._progress import Progress
+from ._release import epsilon_grid
+from ._report import _RANDOMNESS, _input
+
+HELP = "private robust (least absolute deviations) regression by IRLS"
+DESCRIPTION = """\
+Fit a linear model y ~ X by private iteratively reweighted least squares (Park & Welling 2016,
+with the corrected accounting): each of --n-iter iterations releases the weighted moments
+(1/n) sum s_i x_i y_i and (1/n) sum s_i x_i x_i^T with Gaussian noise, where the weights
+s_i = 1/max(1/w_max, |residual_i|^(2-p)) come from the previous private iterate; p = 1 is
+median (LAD) regression. The total (epsilon, delta) is split over the 2 J releases (zCDP by
+default). Rows are clipped to ||x||_2 <= --row-norm and responses to |y| <= --response-bound.
+
+Memory: IRLS needs one pass per iteration, so the selected columns (and the target) are
+loaded into memory (8 bytes per value); files with more than --max-rows rows are refused."""
+EXAMPLES = """\
+  dpmoments regress data.csv --target y --epsilon 1 --delta 1e-6 --row-norm 2 --response-bound 3 \\
+      --n-iter 5 --w-max 10 --out fit
+  dpmoments regress data.parquet --columns a,b --target y --fit-intercept --epsilon 1 --delta 1e-6 \\
+      --row-norm 2 --response-bound 3 --n-iter 5 --w-max 10 --out fit --epsilon-grid 0.3,1,3
+
+writes: coefficients.csv/.npy, privacy_report.json, privacy_utility.png/.svg (with --epsilon-grid)"""
+
+DEFAULT_MAX_ROWS = 5_000_000
+
+
+# -- shared helpers (also used by select, tensor and simulate) -------------------------------------
+def _count(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+def add_memory_arguments(parser):
+    parser.add_argument("--max-rows", type=_count, default=DEFAULT_MAX_ROWS, metavar="N",
+                        help="this analysis loads the selected columns into memory: refuse inputs with more than "
+                             f"N rows (default {DEFAULT_MAX_ROWS:,})")
+
+
+def open_input(args, path=None, target=None):
+    """Check the destination, open the file and validate the column selection (no data read yet)."""
+    if getattr(args, "out", None) is not None:
+        check_destination(args.out, args.force)
+    return DataSource(path or args.data, args.columns, target)
+
+
+def fingerprint(source, args):
+    if args.no_fingerprint:
+        return None
+    with Progress("fingerprint", total=source.nbytes(), unit="bytes", enabled=not args.quiet) as bar:
+        return source.fingerprint(bar)
+
+
+def read_in_memory(source, args):
+    """Read the selected columns (and target) chunk by chunk into arrays; at most ``args.max_rows`` rows."""
+    limit = args.max_rows
+    if source.total_rows is not None and source.total_rows > limit:
+        raise CliError(f"'{source.path.name}' has {source.total_rows} rows, more than --max-rows {limit}; this "
+                       "analysis loads the selected columns into memory: raise --max-rows if they fit")
+    Xs, ys, n = [], [], 0
+    with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
+        for chunk in source.chunks(args.chunk_size, bar):
+            X, y = chunk if isinstance(chunk, tuple) else (chunk, None)
+            n += X.shape[0]
+            if n > limit:
+                raise CliError(f"'{source.path.name}' has more than --max-rows {limit} rows; this analysis loads "
+                               "the selected columns into memory: raise --max-rows if they fit")
+            Xs.append(np.asarray(X, dtype=np.float64))
+            ys.append(y)
+    if not Xs:
+        raise CliError(f"'{source.path.name}' has no data rows")
+    X = np.concatenate(Xs, axis=0)
+    y = None if ys[0] is None else np.concatenate([np.asarray(v, dtype=np.float64) for v in ys])
+    return X, y
+
+
+def require_target(args):
+    if args.target is None:
+        raise CliError(f"--target is required: the response column (a name or a 0-based position) of "
+                       f"'{args.data}'")
+
+
+def no_grid(args, command):
+    if getattr(args, "epsilon_grid", None) is not None:
+        raise CliError(f"--epsilon-grid is not supported by '{command}'")
+
+
+def estimator_report(command, guarantee, *, privacy, source, fingerprint, n, d, analysis, argv, randomness,
+                     files, extra=None):
+    """A privacy report with the layout of :func:`._report.privacy_report`, for estimators without a Release."""
+    block = {
+        "guarantee": str(guarantee),
+        "guarantee_detail": guarantee.to_dict(),
+        "certified": guarantee.certified,
+        "neighbouring_relation": "replace-one",
+        "mechanism": None, "sensitivity": None, "sensitivity_norm": None, "calibration": None,
+        "noise_scale": None, "row_norm": None, "center": None,
+        "clipping": CLIPPING_HELP,
+        "randomness": randomness,
+        "secure_randomness": randomness == "os-entropy",
+        "randomness_note": _RANDOMNESS.get(randomness, randomness),
+        "n_public": "n (the number of rows) is treated as public, as the guarantee assumes",
+    }
+    block.update(privacy)
+    report = {
+        "dpmoments_version": __version__,
+        "command": command,
+        "arguments": list(sys.argv[1:] if argv is None else argv),
+        "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "privacy": block,
+        "release": None,
+        "input": _input(source, types.SimpleNamespace(n=n, n_features=d), fingerprint),
+        "analysis": analysis,
+        "files": list(files) + ["privacy_report.json"],
+    }
+    if extra:
+        report.update(extra)
+    return report
+
+
+def randomness_of(seed):
+    return "os-entropy" if seed is None else "seeded"
+
+
+# -- the subcommand ---------------------------------------------------------------------------------
+def add_arguments(parser):
+    add_input_arguments(parser, target=True)
+    add_memory_arguments(parser)
+    group = parser.add_argument_group("privacy (required: --epsilon, --delta, --row-norm, --response-bound)")
+    group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="total epsilon > 0 of the 2 J releases (required)")
+    group.add_argument("--delta", type=_delta, metavar="DELTA", help="total delta in (0, 1) (required), e.g. 1e-6 < 1/n")
+    group.add_argument("--row-norm", type=_positive, metavar="R",
+                       help="the public L2 bound R on each feature row (required). Clipping: " + CLIPPING_HELP)
+    group.add_argument("--response-bound", type=_positive, metavar="B",
+                       help="the public bound on |y| (required): responses are clipped to [-B, B]")
+    group.add_argument("--accounting", choices=("zcdp", "basic", "advanced"), default="zcdp",
+                       help="how the budget is split over the 2 J releases (default zcdp)")
+    group.add_argument("--first-moment", choices=("gaussian", "laplace"), default="gaussian",
+                       help="noise on the weighted cross moment (default gaussian)")
+    group.add_argument("--split", type=float, default=0.5, metavar="F",
+                       help="share of each iteration's budget for the cross moment (default 0.5)")
+    group.add_argument("--seed", type=int, metavar="INT",
+                       help="seed the noise: reproducible but NOT secure (default: fresh OS entropy)")
+    est = parser.add_argument_group("estimator")
+    est.add_argument("--n-iter", type=_count, metavar="J", help="IRLS iterations, each two releases (required)")
+    est.add_argument("--w-max", type=_positive, metavar="W",
+                     help="the largest IRLS weight (required): residuals below 1/W count as 1/W; the "
+                          "sensitivities grow linearly in W")
+    est.add_argument("--p", type=float, default=1.0, metavar="P", help="the loss sum |r_i|^p, p in [1, 2] (default 1: LAD)")
+    est.add_argument("--fit-intercept", action="store_true",
+                     help="append a public constant column (the row bound grows to sqrt(R^2 + R^2))")
+    add_output_arguments(parser)
+
+
+def _check(args):
+    require_target(args)
+    missing = [f for f, v in (("--epsilon", args.epsilon), ("--delta", args.delta), ("--n-iter", args.n_iter),
+                              ("--w-max", args.w_max)) if v is None]
+    if args.row_norm is None:
+        raise CliError("--row-norm is required: the public bound R on each row's L2 norm; " + CLIPPING_HELP)
+    if args.response_bound is None:
+        raise CliError("--response-bound is required: the public bound B on |y|; responses are clipped to [-B, B] "
+                       "(chosen before seeing the data, never computed from them)")
+    if missing:
+        raise CliError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required")
+    if not 1.0 <= args.p <= 2.0:
+        raise CliError(f"--p must be in [1, 2]; got {args.p:g}")
+    if not 0.0 < args.split < 1.0:
+        raise CliError(f"--split must be in (0, 1); got {args.split:g}")
+
+
+def run(args):
+    from sklearn.base import clone
+
+    from ..estimators import PrivateIRLS
+
+    _check(args)
+    source = open_input(args, target=args.target)
+    args.epsilon_grid_values = epsilon_grid(args)
+    est = PrivateIRLS(epsilon=args.epsilon, delta=args.delta, row_norm=args.row_norm,
+                      response_bound=args.response_bound, n_iter=args.n_iter, w_max=args.w_max, p=args.p,
+                      first_moment=args.first_moment, accounting=args.accounting, split=args.split,
+                      fit_intercept=args.fit_intercept, rng=args.seed)
+    fp = fingerprint(source, args)
+    X, y = read_in_memory(source, args)
+    est.fit(X, y)
+    n, d = X.shape
+    del X, y
+    names = source.feature_names
+    rep = est.privacy_report_
+    analysis = {"estimator": "PrivateIRLS", "n_iter": est.n_iter_, "w_max": args.w_max, "p": args.p,
+                "fit_intercept": args.fit_intercept, "accounting": args.accounting,
+                "budget_split": rep["budget"], "psd_floor_clipped": list(est.n_psd_clipped_),
+                "loaded_into_memory": True, "estimate": "coefficients.csv"}
+    privacy = {"mechanism": f"{args.first_moment} (cross moment) + gaussian (second moment), 2 x {est.n_iter_} releases",
+               "sensitivity": rep["sensitivity"], "sensitivity_norm": "l2 (l1 for a laplace cross moment)",
+               "calibration": args.accounting, "noise_scale": rep["noise"], "row_norm": args.row_norm,
+               "response_bound": args.response_bound}
+    with ResultsDir(args.out, args.force) as res:
+        rows = [[name, repr(float(c))] for name, c in zip(names, est.coef_)]
+        if args.fit_intercept:
+            rows.append(["(intercept)", repr(float(est.intercept_))])
+        res.save_table("coefficients.csv", ["feature", "coefficient"], rows)
+        np.save(res.path("coefficients.npy"), np.append(est.coef_, est.intercept_) if args.fit_intercept
+                else est.coef_)
+        grid = args.epsilon_grid_values
+        if grid and not args.no_figures:
+            d_aug = d + bool(args.fit_intercept)
+            scales = [clone(est).set_params(epsilon=e)._plan(n, d_aug)[3] for e in grid]
+            _grid_figure(res, grid, scales, args)
+        res.save_json("privacy_report.json", estimator_report(
+            "regress", est.privacy_, privacy=privacy, source=source, fingerprint=fp, n=n, d=d, analysis=analysis,
+            argv=args.argv, randomness=rep["randomness"], files=res.files))
+    if not args.quiet:
+        print(f"IRLS (p={args.p:g}, {est.n_iter_} iterations) on {n} rows x {d} columns of {source.path.name}:")
+        for name, c in zip(names, est.coef_):
+            print(f"  {name}: {c:.4g}")
+        if args.fit_intercept:
+            print(f"  (intercept): {est.intercept_:.4g}")
+        b = est.budget_
+        print(f"privacy: {est.privacy_} under replace-one ({args.accounting} accounting over {2 * est.n_iter_} "
+              f"releases: per iteration {b.first_moment} + {b.second_moment}); "
+              f"rows clipped to ||x|| <= {args.row_norm:g}, |y| <= {args.response_bound:g}; "
+              + ("secure randomness" if args.seed is None else "seeded randomness (NOT secure)"))
+        print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
+    return 0
+
+
+def _grid_figure(res, grid, scales, args):
+    from .. import plots
+
+    curves = {"cross-moment noise scale": [s["A"] for s in scales],
+              "second-moment noise scale": [s["B"] for s in scales]}
+    ax = plots.plot_privacy_utility(grid, curves, label="per-iteration noise scale", chosen=args.epsilon,
+                                    title="IRLS noise against epsilon (calibration only; no data access)")
+    res.save_figure("privacy_utility", ax)
+

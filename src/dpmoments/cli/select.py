@@ -1,0 +1,145 @@
+"""``dpmoments select``: epsilon-DP choice of a linear model's columns (Lei et al. 2018).
+
+The estimator's criterion comes from the sufficient statistics X^T X, X^T y,
+y^T y of the clipped data; :class:`~dpmoments.estimators.PrivateModelSelection`
+takes arrays, so this subcommand loads the selected columns into memory
+(``--max-rows`` caps it).
+"""
+
+import math
+
+from ._args import CliError, _epsilon, _positive, add_input_arguments, add_output_arguments
+from ._output import ResultsDir
+from ._release import epsilon_grid
+from .regress import (add_memory_arguments, estimator_report, fingerprint, open_input, read_in_memory,
+                      require_target)
+
+HELP = "epsilon-DP selection of a linear model's columns (penalised L1-constrained least squares)"
+DESCRIPTION = """\
+Choose the columns of a linear model y ~ X privately (Lei, Charest, Slavkovic, Smith & Fienberg
+2018): for every candidate model M (all subsets of at most --max-size columns, fixed before seeing
+the data) compute Q(M) = min ||y - X b||^2 over b supported on M with ||b||_1 <= --R, add the
+penalty phi |M| (phi = sigma2 log n, 'bic', by default) and report the noisy argmin
+(Laplace report-noisy-min, or the exponential mechanism). Pure epsilon-DP, replace-one.
+
+Clipping: every entry of X is clipped to [-B, B] (--bounds) and y to [-r, r] (--response-bound),
+so each squared residual lies in [0, (r + B R)^2], the sensitivity of every Q(M). The bounds are
+PUBLIC, chosen before seeing the data. Only the chosen model is released, never the scores.
+
+Memory: the selected columns and the target are loaded into memory (at most --max-rows rows)."""
+EXAMPLES = """\
+  dpmoments select data.csv --target y --epsilon 1 --bounds 1 --response-bound 4 --R 2 --out sel
+  dpmoments select data.parquet --target y --max-size 2 --mechanism exponential --epsilon 1 --bounds 1 \\
+      --response-bound 4 --R 2 --phi 500 --out sel
+
+writes: selected.csv, privacy_report.json, privacy_utility.png/.svg (with --epsilon-grid)"""
+
+
+def add_arguments(parser):
+    add_input_arguments(parser, target=True)
+    add_memory_arguments(parser)
+    group = parser.add_argument_group("privacy (required: --epsilon, --bounds, --response-bound, --R; pure epsilon-DP)")
+    group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="epsilon > 0 of the selection (required)")
+    group.add_argument("--bounds", type=_positive, metavar="B",
+                       help="the public entrywise bound (required): every X_ij is clipped to [-B, B]")
+    group.add_argument("--response-bound", type=_positive, metavar="r",
+                       help="the public bound on |y| (required): responses are clipped to [-r, r]")
+    group.add_argument("--R", type=_positive, metavar="RADIUS", dest="R",
+                       help="the public L1 radius of the coefficients (required): the sensitivity is (r + B R)^2")
+    group.add_argument("--mechanism", choices=("noisy-min", "exponential"), default="noisy-min",
+                       help="Laplace report-noisy-min or the exponential mechanism (default noisy-min)")
+    group.add_argument("--seed", type=int, metavar="INT",
+                       help="seed the noise: reproducible but NOT secure (default: fresh OS entropy)")
+    est = parser.add_argument_group("candidates and penalty (public, fixed before the data are read)")
+    est.add_argument("--candidates", choices=("all", "nested"), default="all",
+                     help="all subsets of at most --max-size columns, or the nested {1}, {1,2}, ... (default all)")
+    est.add_argument("--max-size", type=int, metavar="K", help="largest model size (default: every column)")
+    est.add_argument("--phi", default="bic", metavar="PHI",
+                     help="penalty per column: a number >= 0, or 'bic' = sigma2 log n (default)")
+    est.add_argument("--sigma2", type=_positive, default=1.0, metavar="S",
+                     help="the public noise variance guess used by phi='bic' (default 1)")
+    add_output_arguments(parser)
+
+
+def _phi(text):
+    if text == "bic":
+        return "bic"
+    try:
+        value = float(text)
+    except ValueError:
+        raise CliError(f"--phi must be a number >= 0 or 'bic'; got {text!r}") from None
+    if not value >= 0 or math.isinf(value):
+        raise CliError(f"--phi must be a finite number >= 0 or 'bic'; got {text}")
+    return value
+
+
+def _check(args):
+    require_target(args)
+    if args.epsilon is None:
+        raise CliError("--epsilon is required: the privacy parameter epsilon > 0 of the selection")
+    for flag, value, what in (("--bounds", args.bounds, "the public bound B on every |X_ij| (entries are clipped "
+                                                           "to [-B, B])"),
+                              ("--response-bound", args.response_bound, "the public bound r on |y| (responses are "
+                                                                          "clipped to [-r, r])"),
+                              ("--R", args.R, "the public L1 radius of the coefficients")):
+        if value is None:
+            raise CliError(f"{flag} is required: {what}; bounds are chosen before seeing the data, never computed "
+                           "from them, and fix the sensitivity (r + B R)^2")
+    if args.max_size is not None and args.max_size < 1:
+        raise CliError(f"--max-size must be >= 1; got {args.max_size}")
+    return _phi(args.phi)
+
+
+def run(args):
+    from ..estimators import PrivateModelSelection
+    from ..estimators.model_selection import _candidate_family
+
+    phi = _check(args)
+    source = open_input(args, target=args.target)
+    grid = epsilon_grid(args)
+    family = _candidate_family(args.candidates, args.max_size, source.n_features)  # refuses too many, now
+    est = PrivateModelSelection(epsilon=args.epsilon, bounds=args.bounds, response_bound=args.response_bound,
+                                R=args.R, candidates=args.candidates, max_size=args.max_size, phi=phi,
+                                sigma2=args.sigma2, mechanism=args.mechanism, rng=args.seed)
+    fp = fingerprint(source, args)
+    X, y = read_in_memory(source, args)
+    est.fit(X, y)
+    n, d = X.shape
+    del X, y
+    names = source.feature_names
+    rep = est.privacy_report_
+    chosen = [names[j] for j in est.selected_]
+    analysis = {"estimator": "PrivateModelSelection", "selected": chosen, "selected_index": list(est.selected_),
+                "n_candidates": len(family), "candidates": args.candidates, "max_size": args.max_size,
+                "R": est.R_, "phi": est.phi_, "sigma2": est.sigma2_, "budget_parts": rep["budget_parts"],
+                "scores_released": False, "loaded_into_memory": True, "estimate": "selected.csv"}
+    privacy = {"mechanism": ("laplace report-noisy-min" if args.mechanism == "noisy-min" else "exponential"),
+               "sensitivity": rep["sensitivity_Q"], "sensitivity_norm": "criterion (every Q(M) at once)",
+               "noise_scale": rep["selection_noise_scale"], "entry_bound": args.bounds,
+               "response_bound": args.response_bound, "l1_radius": args.R,
+               "clipping": "every entry X_ij is clipped to [-B, B] (--bounds) and y to [-r, r] (--response-bound); "
+                           "the bounds are PUBLIC, chosen before seeing the data; (r + B R)^2 bounds every squared "
+                           "residual and so the sensitivity of every candidate's criterion"}
+    with ResultsDir(args.out, args.force) as res:
+        res.save_table("selected.csv", ["feature", "index"], [[names[j], j] for j in est.selected_])
+        if grid and not args.no_figures:
+            from .. import plots
+
+            scale = [2.0 * rep["sensitivity_Q"] / e for e in grid]
+            ax = plots.plot_privacy_utility(grid, scale, label="Laplace scale of each criterion (2 Delta / epsilon)",
+                                            chosen=args.epsilon, title="selection noise against epsilon "
+                                                                       "(calibration only)")
+            res.save_figure("privacy_utility", ax)
+        res.save_json("privacy_report.json", estimator_report(
+            "select", est.privacy_, privacy=privacy, source=source, fingerprint=fp, n=n, d=d, analysis=analysis,
+            argv=args.argv, randomness=rep["randomness"], files=res.files))
+    if not args.quiet:
+        print(f"selected {len(chosen)} of {d} columns of {source.path.name} ({n} rows, {len(family)} candidate "
+              f"models): {', '.join(chosen) if chosen else '(none)'}")
+        print(f"privacy: {est.privacy_} under replace-one; {privacy['mechanism']}, criterion sensitivity "
+              f"{rep['sensitivity_Q']:.3g}; |X_ij| <= {args.bounds:g}, |y| <= {args.response_bound:g}, "
+              f"||b||_1 <= {args.R:g}; " + ("secure randomness" if args.seed is None else
+                                              "seeded randomness (NOT secure)"))
+        print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
+    return 0
+
