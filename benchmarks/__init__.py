@@ -18,12 +18,14 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 from . import moments  # noqa: E402  (after the thread pin)
 from . import tensor  # noqa: E402
 from . import glasso  # noqa: E402
+from . import secure_noise  # noqa: E402
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
     "moments": moments.run,
     "tensor": tensor.run,
     "glasso": glasso.run,
+    "secure_noise": secure_noise.run,
 }
 
 __all__ = ["BENCHMARKS"]
