@@ -21,7 +21,7 @@ import math
 from scipy.special import log_ndtr
 
 from .._validation import check_delta, check_epsilon, check_option, check_positive
-from .conversions import bisect_safe, zcdp_to_approx_dp
+from .conversions import bisect_safe, zcdp_delta
 from .guarantees import ApproxDP, PureDP, Uncertified, ZCDP
 
 __all__ = [
@@ -146,9 +146,14 @@ def laplace_scale(epsilon, sensitivity_l1):
     return 0.0 if math.isinf(epsilon) else sensitivity_l1 / epsilon
 
 
+@functools.lru_cache(maxsize=4096)
 def _largest_rho(epsilon, delta):
-    # The largest rho whose optimal conversion stays within (epsilon, delta).
-    return bisect_safe(lambda rho: zcdp_to_approx_dp(rho, delta) <= epsilon, 0.0, epsilon)
+    """The largest rho whose optimal conversion stays within (epsilon, delta).
+
+    zCDP's delta at a fixed epsilon grows with rho, so one bisection on rho
+    over ``zcdp_delta`` suffices (not a conversion, itself a search, per step).
+    """
+    return bisect_safe(lambda rho: zcdp_delta(rho, epsilon) <= delta, 0.0, epsilon)
 
 
 def calibrate_gaussian(epsilon, delta, sensitivity, calibration="analytic"):

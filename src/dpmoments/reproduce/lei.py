@@ -1,7 +1,7 @@
 """Reproduce Lei, Charest, Slavković, Smith & Fienberg (2018): private model selection.
 
 ``python -m dpmoments.reproduce.lei [--quick]`` writes ``benchmarks/results/lei.md``
-(``lei-quick.md`` with ``--quick``).
+and the figure ``lei.png`` beside it (``lei-quick.md`` / ``.png`` with ``--quick``).
 
 Simulation (algorithms.md §4.3): ``beta = (1,1,1,0,0,0)`` and
 ``(1.5,1,0.5,0,0,0)``, ``X_ij ~ Uniform(-1, 1)`` (so ``|X_ij| <= 1`` holds
@@ -111,6 +111,39 @@ def _format_sim(sizes, reps, table):
     return out
 
 
+def _figure(sizes, reps, table, path):
+    """P(select the true model) against n (log x), one panel per beta; colour = epsilon, line = phi."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    betas = list(BETAS)
+    fig, axes = plt.subplots(1, len(betas), figsize=(11.0, 4.4), sharey=True)
+    colours = dict(zip(EPSILONS, ("tab:blue", "tab:red")))
+    lines = {"theorem": "-", "σ² log n": "--"}
+    markers = {"noisy-min": "o", "exponential": "s"}
+    n_arr = np.asarray(sizes, dtype=float)
+    for ax, bname in zip(axes, betas):
+        for k, (eps, pname, mech) in enumerate(sorted({(t[2], t[3], t[4]) for t in table})):
+            p = np.array([next(t[5] for t in table if t[:5] == (bname, n, eps, pname, mech)) for n in sizes])
+            se = np.sqrt(p * (1 - p) / reps)  # binomial standard error over the datasets
+            jitter = 10 ** (0.02 * (k - 3.5))
+            ax.errorbar(n_arr * jitter, p, yerr=se, color=colours[eps], ls=lines[pname], marker=markers[mech],
+                        ms=4, capsize=2, lw=1.2, label=f"ε = {eps:g}, φ = {pname}, {mech}")
+        ax.set_xscale("log")
+        ax.set(xlabel="n", title=f"β = {bname}", ylim=(-0.03, 1.03))
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("P(select the true model)")
+    axes[-1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    fig.suptitle(f"Lei et al.: private model selection, {len(FAMILY)} candidates, R = {R_PUBLIC:g}, r = {R_RESP:g}, "
+                 f"{reps} datasets per point", fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def _diabetes(quick):
     try:
         from sklearn.datasets import load_diabetes
@@ -140,16 +173,29 @@ def _diabetes(quick):
     return out
 
 
-def run(quick=False):
-    """Run the reproduction and return its markdown report."""
+def run(quick=False, figure=None):
+    """Run the reproduction and return its markdown report.
+
+    ``figure``: where to write the PNG (default: none); the report links to
+    it by file name, so keep it beside the markdown.
+    """
     t0 = time.perf_counter()
     sizes, reps, table = _simulation(quick)
+    if figure is not None:
+        figure = Path(figure)
+        _figure(sizes, reps, table, figure)
     lines = ["# Lei et al. (2018) — differentially private model selection", "",
              f"Command: `python -m dpmoments.reproduce.lei{' --quick' if quick else ''}`", "",
              "Cells are `P(select true model) / mean R²(private choice) ÷ R²(non-private LS + BIC choice)`. "
              f"Q_R with public R = {R_PUBLIC:g}, r = {R_RESP:g}; selection noise Laplace(2(r+R)²/ε) = "
              f"{2 * (R_RESP + R_PUBLIC) ** 2:g}/ε per model. φ = 'theorem' is 8·log|𝓜|·(r+R)²/ε = "
              f"{_phis(1.0, 10)['theorem']:.0f}/ε.", ""]
+    if figure is not None:
+        lines += [f"![P(select the true model) against n]({figure.name})", "",
+                  f"Figure `{figure.name}`: the first number of each cell below, P(select the true model), against "
+                  "n (log scale), one panel per β; colour = ε, solid = φ 'theorem', dashed = φ = σ² log n, "
+                  "circles = report-noisy-min, squares = exponential mechanism; error bars are binomial "
+                  "standard errors over the datasets, lines shifted slightly sideways.", ""]
     lines += _format_sim(sizes, reps, table)
     lines += ["", *_diabetes(quick), "",
               "Notes: with φ = σ² log n the penalty (≈ 7–13) is far below the selection noise (≈ 98/ε), so "
@@ -165,9 +211,9 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="small grid (seconds)")
     parser.add_argument("--out", default=None, help="output file (default benchmarks/results/...)")
     args = parser.parse_args(argv)
-    text = run(quick=args.quick)
     out = Path(args.out or f"benchmarks/results/lei{'-quick' if args.quick else ''}.md")
     out.parent.mkdir(parents=True, exist_ok=True)
+    text = run(quick=args.quick, figure=out.with_suffix(".png"))
     out.write_text(text)
     sys.stdout.write(text)
 
