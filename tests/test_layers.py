@@ -19,7 +19,7 @@ LAYER = {
     "privacy": 1, "mechanisms": 1,
     "moments": 2, "solvers": 2,
     "estimators": 3, "distributed": 3,
-    "datasets": 4, "metrics": 4, "plots": 4, "reproduce": 4, "cli": 4, "testing": 4,
+    "datasets": 4, "metrics": 4, "plots": 4, "reproduce": 4, "cli": 4, "testing": 4, "federated": 4, "flower": 4,
     "__init__": 5, "__main__": 5,
 }
 # Explicit permissions beyond "any lower layer": what the architecture table allows.
