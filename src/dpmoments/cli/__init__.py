@@ -31,7 +31,8 @@ from ._args import CliError
 __all__ = ["main", "build_parser", "COMMANDS", "CliError"]
 
 #: The subcommands, in the order ``--help`` lists them. One module each.
-COMMANDS = ("demo", "covariance", "precision", "pca", "tensor", "regress", "select", "audit", "simulate", "reproduce")
+COMMANDS = ("demo", "covariance", "precision", "pca", "tensor", "regress", "select", "audit", "simulate", "reproduce",
+            "noise_generator", "site", "aggregate")
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
