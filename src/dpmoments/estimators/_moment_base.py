@@ -8,6 +8,7 @@ centre vector, or ``"private"`` with a declared :class:`CenterBudget`.
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -16,10 +17,11 @@ from sklearn.base import BaseEstimator
 
 from .._rng import describe_randomness, spawn
 from .._validation import check_data, check_nonnegative, check_option
-from ..moments import Release, release_cross_moment, release_second_moment
+from ..moments import Release, iter_chunks, release_cross_moment, release_second_moment
+from ..moments.dask_moments import is_dask_collection, row_ones
 from ..privacy import Accountant, ApproxDP, PureDP, Uncertified, calibrate_gaussian
 
-__all__ = ["CenterBudget", "MomentEstimator"]
+__all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,8 @@ class MomentEstimator(BaseEstimator):
 
     # -- the release ------------------------------------------------------------
     def _release_from(self, X):
-        X = check_data(X)
+        if not out_of_core(X):  # dask collections and paths go to the streaming release unmaterialised
+            X = check_data(X)
         check_option(self.mechanism, "mechanism", self._mechanisms)
         self._check_affordable()
         kwargs = dict(row_norm=self.row_norm, mechanism=self.mechanism, neighbours=self.neighbours,
@@ -88,11 +91,18 @@ class MomentEstimator(BaseEstimator):
         eps, delta = self.epsilon, self.delta
         scaled = lambda share: None if delta is None else share * delta  # noqa: E731
         rng_mean, rng_cov = spawn(self.rng, 2)  # never reuse one seed's noise twice
-        prior = np.zeros(X.shape[1]) if split.prior is None else np.asarray(split.prior)
-        if prior.shape != (X.shape[1],):
-            raise ValueError(f"'prior' must have one entry per feature ({X.shape[1]}); got {prior.shape[0]}.")
+        d = n_features_of(X)
+        prior = np.zeros(d) if split.prior is None else np.asarray(split.prior)
+        if prior.shape != (d,):
+            raise ValueError(f"'prior' must have one entry per feature ({d}); got {prior.shape[0]}.")
         # The mean of the clipped x - prior is the cross moment with the constant response 1 (bound 1).
-        mean = release_cross_moment(X, np.ones(X.shape[0]), epsilon=split.mean * eps, delta=scaled(split.mean),
+        if is_dask_collection(X):
+            X_mean, ones = X, row_ones(X)
+        elif isinstance(X, (str, os.PathLike)):  # a file is read twice: once per release
+            X_mean, ones = ((c, np.ones(c.shape[0])) for c in iter_chunks(X)), None
+        else:
+            X_mean, ones = X, np.ones(X.shape[0])
+        mean = release_cross_moment(X_mean, ones, epsilon=split.mean * eps, delta=scaled(split.mean),
                                     response_bound=1.0, center=prior, rng=rng_mean, **kwargs)
         cov = release_second_moment(X, epsilon=split.second_moment * eps, delta=scaled(split.second_moment),
                                     center=prior + mean.cross_moment, rng=rng_cov, **kwargs)
@@ -138,6 +148,26 @@ class MomentEstimator(BaseEstimator):
         if not isinstance(release, Release) or release.second_moment is None:
             raise TypeError(f"'release' must be a Release with a second moment; got {release!r}.")
         return release
+
+
+def out_of_core(X):
+    """A dask collection or a file path: released by streaming, never loaded whole here."""
+    return is_dask_collection(X) or isinstance(X, (str, os.PathLike))
+
+
+def n_features_of(X):
+    """Columns of ``X`` without materialising it (dask collections and paths included).
+
+    In-memory input is validated as before (``check_data``).
+    """
+    if is_dask_collection(X):
+        if getattr(X, "ndim", 2) != 2:
+            raise ValueError(f"'X' must be 2-D with shape (n_samples, n_features); got {X.ndim}-D.")
+        return len(X.columns) if hasattr(X, "columns") else int(X.shape[1])
+    if isinstance(X, (str, os.PathLike)):
+        first = next(iter(iter_chunks(X, chunk_size=1)))
+        return (first[0] if isinstance(first, tuple) else first).shape[1]
+    return (X if isinstance(X, np.ndarray) and X.ndim == 2 else check_data(X)).shape[1]
 
 
 def psd_floor_value(psd_floor):

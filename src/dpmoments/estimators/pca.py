@@ -11,7 +11,7 @@ import numpy as np
 
 from .._validation import check_data, check_int
 from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
-from ._moment_base import MomentEstimator
+from ._moment_base import MomentEstimator, n_features_of, out_of_core
 
 __all__ = ["PrivatePCA"]
 
@@ -114,8 +114,9 @@ class PrivatePCA(MomentEstimator):
 
     def fit(self, X, y=None):
         """Release the second moment of ``X`` (one pass, noise once) and set the components."""
-        X = check_data(X)
-        self._check_params(X.shape[1])  # before the budget is touched
+        if not out_of_core(X):  # dask collections and paths are streamed by the release, not loaded here
+            X = check_data(X)
+        self._check_params(n_features_of(X))  # before the budget is touched
         return self.fit_release(self._release_from(X))
 
     def fit_release(self, release):

@@ -2,8 +2,10 @@
 
 Each function touches the data once (one streaming pass), adds noise once and
 returns a :class:`Release` recording the guarantee. Inputs may be a numpy
-array, an iterable of chunks, a path to ``.npy``/``.csv``/``.parquet``, or a
-dask array (see :func:`dpmoments.moments.readers.iter_chunks`).
+array, an iterable of chunks, a path to ``.npy``/``.csv``/``.parquet``
+(see :func:`dpmoments.moments.readers.iter_chunks`), or a dask array or
+DataFrame, reduced by per-block partial sums on the active dask scheduler
+(:func:`dpmoments.moments.dask_moments.dask_moment_sums`).
 """
 
 import math
@@ -18,6 +20,7 @@ from ..privacy.calibration import CALIBRATIONS, calibrate_gaussian, calibrate_la
 from ..privacy.guarantees import ApproxDP, PureDP, Uncertified
 from ..privacy.wishart import wishart_degrees_of_freedom, wishart_delta
 from .accumulate import accumulate_moments
+from .dask_moments import dask_moment_sums, is_dask_collection
 from .readers import iter_chunks
 from .release import Release, randomness_of
 from .sensitivity import NEIGHBOURS, moment_sensitivity
@@ -46,6 +49,10 @@ def _check_privacy(epsilon, delta, mechanism, neighbours, calibration, allowed):
 
 
 def _sums(X, y, *, row_norm, response_bound, center, third, chunk_size):
+    if is_dask_collection(X):
+        # A dask array / DataFrame: one partial sum per block inside the block's task, merged in a tree
+        # (dask_moments.py), instead of computing its blocks one by one here. ``chunk_size`` does not apply.
+        return dask_moment_sums(X, y, row_norm=row_norm, response_bound=response_bound, third=third, center=center)
     chunks = iter_chunks(X if y is None else (X, y), chunk_size=chunk_size)
     return accumulate_moments(chunks, row_norm=row_norm, response_bound=response_bound, third=third, center=center)
 
