@@ -21,7 +21,7 @@ import math
 from scipy.special import log_ndtr
 
 from .._validation import check_delta, check_epsilon, check_option, check_positive
-from .conversions import bisect_safe, zcdp_delta
+from .conversions import bisect_safe, zcdp_delta, zcdp_to_approx_dp
 from .guarantees import ApproxDP, PureDP, Uncertified, ZCDP
 
 __all__ = [
@@ -153,7 +153,11 @@ def _largest_rho(epsilon, delta):
     zCDP's delta at a fixed epsilon grows with rho, so one bisection on rho
     over ``zcdp_delta`` suffices (not a conversion, itself a search, per step).
     """
-    return bisect_safe(lambda rho: zcdp_delta(rho, epsilon) <= delta, 0.0, epsilon)
+    rho = bisect_safe(lambda r: zcdp_delta(r, epsilon) <= delta, 0.0, epsilon)
+    # Stay consistent with zcdp_to_approx_dp, whose own search rounds epsilon up by ~1e-12.
+    while rho > 0 and zcdp_to_approx_dp(rho, delta) > epsilon:
+        rho *= 1.0 - 1e-9
+    return rho
 
 
 def calibrate_gaussian(epsilon, delta, sensitivity, calibration="analytic"):

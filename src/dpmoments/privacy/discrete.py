@@ -32,7 +32,7 @@ import math
 from fractions import Fraction
 
 from .._validation import check_delta, check_epsilon, check_int, check_option, check_positive
-from .conversions import bisect_safe, zcdp_to_approx_dp
+from .calibration import _largest_rho  # one search for "the largest rho that fits", shared
 from .guarantees import ApproxDP, PureDP
 
 __all__ = [
@@ -115,11 +115,6 @@ def grid_exponent(sensitivity, n_coordinates, relative_increase=1e-3, norm="l2")
     while math.ldexp(extra, -k) > relative_increase * sensitivity:
         k += 1
     return k
-
-
-def _largest_rho(epsilon, delta):
-    # The largest rho whose optimal conversion stays within (epsilon, delta).
-    return bisect_safe(lambda rho: zcdp_to_approx_dp(rho, delta) <= epsilon, 0.0, epsilon)
 
 
 def _sqrt_up(value):
