@@ -152,7 +152,7 @@ def test_seeds_reproduce_and_os_entropy_differs():
     c = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R)
     d = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R)
     assert not np.array_equal(c.second_moment, d.second_moment)
-    assert c.randomness == "os-entropy" and c.secure and not a.secure
+    assert c.randomness == "os-entropy" and a.randomness == "seeded" and not a.secure and not c.secure
     g = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, rng=np.random.default_rng(1))
     assert g.randomness == "caller-generator"
 
@@ -237,3 +237,40 @@ def test_cross_moment_needs_response_bound_and_matching_y():
         dpm.release_cross_moment(X, Y[:-1], epsilon=1, delta=1e-6, row_norm=1.0, response_bound=1.0)
     with pytest.raises(ValueError, match="'mechanism'"):
         dpm.release_cross_moment(X, Y, epsilon=1, row_norm=1.0, response_bound=1.0, mechanism="wishart")
+
+
+def test_secure_releases_use_exact_grid_noise():
+    import random
+
+    rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, secure=True)
+    assert rel.mechanism == "discrete-gaussian" and rel.secure and rel.randomness == "os-entropy"
+    assert rel.noise_grid is not None and rel.noise_grid <= 2.0**-10
+    np.testing.assert_array_equal(rel.second_moment, rel.second_moment.T)
+    # every released entry lies on the grid: a post-processing of integers
+    grid = rel.second_moment / rel.noise_grid
+    np.testing.assert_array_equal(grid, np.round(grid))
+    assert isinstance(rel.guarantee, ApproxDP) and rel.guarantee.rho is not None
+    seeded = dpm.release_second_moment(X, epsilon=1.0, row_norm=R, mechanism="laplace", secure=True,
+                                       rng=random.Random(0))
+    assert seeded.guarantee == PureDP(1.0) and seeded.randomness == "seeded" and not seeded.secure
+    cross = dpm.release_cross_moment(X, Y, epsilon=1.0, delta=1e-6, row_norm=R, response_bound=r, secure=True)
+    assert cross.mechanism == "discrete-gaussian" and cross.cross_moment.shape == (4,)
+    # float noise is never reported secure, even from OS entropy
+    assert not dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R).secure
+    with pytest.raises(TypeError, match="secure=True"):
+        dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, secure=True, rng=0)
+    with pytest.raises(ValueError, match="secure=True supports"):
+        dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, secure=True, mechanism="wishart-approx")
+
+
+@pytest.mark.statistical
+def test_secure_release_noise_matches_its_scale():
+    import random
+
+    rng = random.Random(3)
+    z = []
+    for _ in range(60):
+        rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, secure=True, rng=rng)
+        z.append(upper_triangle(rel.second_moment - EXACT2) / rel.noise_scale)
+    z = np.concatenate(z)
+    assert abs(z.std() - 1) < 0.15 and abs(z.mean()) < 0.15

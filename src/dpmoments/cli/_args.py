@@ -101,8 +101,8 @@ def add_input_arguments(parser, target=False):
                        help="do not record a SHA-256 of the input in the report (it identifies the exact file)")
 
 
-def add_privacy_arguments(parser, bound=True):
-    """epsilon, delta, the row bound and how the noise is calibrated."""
+def add_privacy_arguments(parser, bound=True, secure=False):
+    """epsilon, delta, the row bound and how the noise is calibrated (``secure``: offer --secure)."""
     title = "privacy (required: --epsilon, --delta for Gaussian noise" + (", --row-norm)" if bound else ")")
     group = parser.add_argument_group(title)
     group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="privacy parameter epsilon > 0 (required)")
@@ -122,6 +122,10 @@ def add_privacy_arguments(parser, bound=True):
                        help="Gaussian calibration (default analytic, Balle & Wang 2018)")
     group.add_argument("--seed", type=int, metavar="INT",
                        help="seed the noise: reproducible but NOT secure (default: fresh OS entropy)")
+    if secure:
+        group.add_argument("--secure", action="store_true",
+                           help="exact discrete noise on a 2^-k grid from the OS CSPRNG, immune to floating-point "
+                                "attacks (slower: ~0.5 s for d = 200); cannot be seeded")
 
 
 def add_output_arguments(parser, default=None, required=True):
@@ -147,6 +151,10 @@ def privacy_options(args, n_features=None):
     kwargs = dict(epsilon=args.epsilon, delta=args.delta if args.mechanism == "gaussian" else None,
                   mechanism=args.mechanism, neighbours=args.neighbours, calibration=args.calibration,
                   rng=args.seed)
+    if getattr(args, "secure", False):
+        if args.seed is not None:
+            raise CliError("--secure draws from the OS CSPRNG and cannot be seeded; drop --seed")
+        kwargs["secure"] = True
     if hasattr(args, "row_norm"):
         kwargs["row_norm"] = args.row_norm
         kwargs["center"] = _center(args.center, n_features)

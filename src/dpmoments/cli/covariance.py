@@ -22,7 +22,7 @@ writes: covariance.npy/.csv, privacy_report.json, covariance.png/.svg,
 
 def add_arguments(parser):
     add_input_arguments(parser)
-    add_privacy_arguments(parser)
+    add_privacy_arguments(parser, secure=True)
     parser.add_argument("--psd-floor", default="0", metavar="FLOOR",
                         help="eigenvalue floor of the PSD projection, or 'none' to keep the raw release (default 0)")
     add_output_arguments(parser)

@@ -36,7 +36,7 @@ writes: components.npy/.csv, explained_variance.csv, privacy_report.json, spectr
 
 def add_arguments(parser):
     add_input_arguments(parser)
-    add_privacy_arguments(parser)
+    add_privacy_arguments(parser, secure=True)
     group = parser.add_argument_group("estimator (post-processing: no extra privacy cost)")
     group.add_argument("--n-components", type=int, metavar="K", help="number of components (required)")
     add_output_arguments(parser)

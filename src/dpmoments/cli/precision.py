@@ -36,7 +36,7 @@ RIDGE_THRESHOLD = 0.05
 
 def add_arguments(parser):
     add_input_arguments(parser)
-    add_privacy_arguments(parser)
+    add_privacy_arguments(parser, secure=True)
     group = parser.add_argument_group("estimator (post-processing: no extra privacy cost)")
     group.add_argument("--method", choices=("glasso", "ridge"), default="glasso", help="default glasso")
     group.add_argument("--alpha", default=None, metavar="A",

@@ -53,6 +53,9 @@ class Release:
         on the normalised statistic.
     noise_df : int or None
         Wishart degrees of freedom (noise mean ``noise_df * noise_scale * I``).
+    noise_grid : float or None
+        ``2^-k`` for exact discrete noise (``secure=True``): the statistic was
+        rounded to this grid and integer noise added; ``None`` for float noise.
     sensitivity : float or None
         The sensitivity the noise was calibrated to (``None`` for Wishart,
         whose analysis is not sensitivity-based).
@@ -87,6 +90,7 @@ class Release:
     sensitivity: Optional[float] = None
     sensitivity_norm: Optional[str] = None
     noise_df: Optional[int] = None
+    noise_grid: Optional[float] = None
     postprocessing: tuple = field(default_factory=tuple)
 
     def __post_init__(self):
@@ -105,8 +109,12 @@ class Release:
 
     @property
     def secure(self):
-        """True only for noise drawn from fresh OS entropy."""
-        return self.randomness == "os-entropy"
+        """True only for exact discrete noise (``secure=True``) drawn from the OS CSPRNG.
+
+        Float noise from numpy is "idealised numerics": even unseeded, its
+        low-order bits leak (Mironov 2012), so it is never reported secure.
+        """
+        return self.randomness == "os-entropy" and self.noise_grid is not None
 
     def project_psd(self, floor=0.0):
         """A new release whose second moment has its eigenvalues floored at ``floor``.
@@ -132,6 +140,7 @@ class Release:
             "mechanism": self.mechanism,
             "noise_scale": self.noise_scale,
             "noise_df": self.noise_df,
+            "noise_grid": self.noise_grid,
             "sensitivity": self.sensitivity,
             "sensitivity_norm": self.sensitivity_norm,
             "neighbours": self.neighbours,
