@@ -25,6 +25,7 @@ from .engine import InProcessEngine
 from .messages import (
     EgressRefused,
     FactorMessage,
+    MessageRefused,
     NoiseShare,
     ProtocolAborted,
     SiteFailure,
@@ -47,7 +48,8 @@ from .unequal import UnequalSolution, solve_unequal
 
 __all__ = [
     "Site", "NoiseGenerator", "Aggregator",
-    "NoiseShare", "SiteMessage", "FactorMessage", "egress_guard",
+    "NoiseShare", "SiteMessage", "FactorMessage",
+    "MessageRefused", "egress_guard",
     "EgressRefused", "SiteFailure", "ProtocolAborted",
     "InProcessEngine",
     "run_conventional", "run_cape", "run_cape_unequal", "run_secure_aggregation", "run_local", "run_dpdispca",

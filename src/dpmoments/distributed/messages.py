@@ -26,6 +26,7 @@ __all__ = [
     "EgressRefused",
     "SiteFailure",
     "ProtocolAborted",
+    "MessageRefused",
     "egress_guard",
     "statistic_shape",
     "NoiseShare",
@@ -55,6 +56,25 @@ class ProtocolAborted(RuntimeError):
     def __init__(self, message, report=None):
         super().__init__(message)
         self.report = report
+
+
+class MessageRefused(ProtocolAborted):
+    """The aggregator refused a site's message; the run stops with no release.
+
+    Raised by :meth:`~dpmoments.distributed.Aggregator.receive` (and so by
+    ``combine`` and every protocol) for a message that does not belong in the
+    open round: a second message from the same site, a replay of an earlier
+    message, a message tagged with another round, one arriving after the round
+    closed, a payload of the wrong shape or dtype, or a site claiming a row
+    count ``n`` other than the plan's. ``site`` names the sender and
+    ``reason`` is one of ``"duplicate"``, ``"replayed"``, ``"stale-round"``,
+    ``"late"``, ``"unknown-site"``, ``"wrong-payload"``, ``"wrong-n"``.
+    """
+
+    def __init__(self, message, *, site=None, reason=None):
+        super().__init__(message, {"site": site, "reason": reason})
+        self.site = site
+        self.reason = reason
 
 
 def statistic_shape(statistic, n_features):
@@ -140,12 +160,15 @@ class NoiseShare:
     source : {"noise-generator", "aggregator"}
     statistic : {"second", "cross", "third"}
     matrix : ndarray of the statistic's shape
+    round_id : str or None
+        The aggregator's round (its shares carry it; a site echoes it back).
     """
 
     site: str
     source: str
     statistic: str
     matrix: np.ndarray
+    round_id: object = None
 
     def __post_init__(self):
         _check_name(self.site)
@@ -171,6 +194,9 @@ class SiteMessage:
         ``A_s + e_s + f_s + g_s`` (CAPE), ``A_s + g_s`` (conventional), or
         ``A_s + masks + g_s`` (secure aggregation).
     n_features : int
+    round_id : str or None
+        The round this message answers (echoed from the aggregator's share);
+        the aggregator refuses a message tagged with another round.
     """
 
     site: str
@@ -178,14 +204,18 @@ class SiteMessage:
     statistic: str
     value: np.ndarray
     n_features: int
+    round_id: object = None
 
     def __post_init__(self):
         _check_name(self.site)
         if isinstance(self.n, bool) or not isinstance(self.n, (int, np.integer)) or self.n < 1:
             raise ValueError(f"'n' must be a positive integer; got {self.n!r}.")
         shape = statistic_shape(self.statistic, self.n_features)
-        object.__setattr__(self, "value", egress_guard(self.value, self.n_features, shape))
-        _check_symmetric(self.value, self.statistic)
+        try:
+            object.__setattr__(self, "value", egress_guard(self.value, self.n_features, shape))
+            _check_symmetric(self.value, self.statistic)
+        except EgressRefused as exc:  # name the site: the error is read at the aggregator too
+            raise EgressRefused(f"site {self.site!r}: {exc}") from exc
 
 
 @dataclass(frozen=True, eq=False)

@@ -9,17 +9,32 @@
 * :class:`Aggregator` (untrusted, honest but curious) draws ``f_s``, receives the
   messages, removes ``f_s`` and forms the weighted aggregate.
 
+Rounds. :meth:`Aggregator.masks` opens a *round* for a plan (a fresh id, which
+the aggregator's shares carry and a site echoes back); :meth:`Aggregator.receive`
+admits at most one message per site of the plan per round and refuses, with a
+:class:`~dpmoments.distributed.messages.MessageRefused` naming the site: a
+duplicate, a replay of any message seen before (same site and payload bytes;
+fresh noise makes a repeat of an honest message impossible), a message tagged
+with another round, one after the round closed (``combine`` closes it: a slow
+site is a dropout), a payload of the wrong statistic, shape or dtype, and a row
+count ``n`` other than the plan's (the noise, weights and guarantees were
+computed for the plan's ``n``; they are never silently recomputed).
+
 All noise objects have the statistic's symmetry: every draw is a symmetric
 matrix (upper triangle drawn, mirrored) or a symmetric tensor (one draw per
 orbit), and linear combinations of those stay symmetric.
 """
+
+import hashlib
+import itertools
+import uuid
 
 import numpy as np
 
 from .._validation import check_data, check_positive, check_vector
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
 from ..moments import accumulate_moments, symmetrise_matrix, symmetrise_tensor
-from .messages import FactorMessage, NoiseShare, SiteMessage, statistic_shape
+from .messages import FactorMessage, MessageRefused, NoiseShare, SiteMessage, statistic_shape
 
 __all__ = ["Site", "NoiseGenerator", "Aggregator", "unit_noise"]
 
@@ -95,7 +110,7 @@ class Site:
             self.__cache[statistic] = value
         return self.__cache[statistic]
 
-    def respond(self, statistic, *, shares=(), g_std=0.0, rng=None, masks=()):
+    def respond(self, statistic, *, shares=(), g_std=0.0, rng=None, masks=(), round_id=None):
         """The site's message ``A_s + sum(shares) + masks + g_s``.
 
         Parameters
@@ -109,17 +124,24 @@ class Site:
             This site's own stream.
         masks : sequence of (coefficient, SeedSequence)
             Pairwise masks (secure aggregation): ``coefficient * unit_noise(seed)``.
+        round_id : str, optional
+            The round answered; by default the one the aggregator's share carries.
         """
         value = np.array(self._exact(statistic), dtype=np.float64)
         for share in shares:
             if share.site != self.name or share.statistic != statistic:
                 raise ValueError(f"site {self.name!r} received a share meant for {share.site!r}/{share.statistic}.")
+            if share.round_id is not None:
+                if round_id is not None and share.round_id != round_id:
+                    raise ValueError(f"site {self.name!r} received shares of two rounds ({round_id!r}, "
+                                     f"{share.round_id!r}).")
+                round_id = share.round_id
             value = value + share.matrix
         for coefficient, seed in masks:
             value = value + coefficient * unit_noise(statistic, self.n_features, np.random.default_rng(seed))
         if g_std > 0:
             value = value + g_std * unit_noise(statistic, self.n_features, rng)
-        return SiteMessage(self.name, self.n, statistic, value, self.n_features)
+        return SiteMessage(self.name, self.n, statistic, value, self.n_features, round_id)
 
     def respond_factor(self, rank, *, g_std, rng):
         """DPdisPCA: ``P_s = U_r diag(sqrt(max(lambda_r, 0)))`` of the noisy second moment.
@@ -149,24 +171,107 @@ class NoiseGenerator:
 
 
 class Aggregator:
-    """The untrusted aggregator: draws ``f_s``, removes it, combines the messages."""
+    """The untrusted aggregator: draws ``f_s``, removes it, combines the messages.
+
+    Each :meth:`masks` call opens a round (see the module docstring): messages
+    enter through :meth:`receive` (``combine`` receives those not yet
+    received) and the round closes when ``combine`` returns.
+    """
+
+    _counter = itertools.count(1)
 
     def __init__(self, rng):
         self._rng = rng
         self._f = {}
+        self._round = None  # dict: id, plan, statistic, n_features, inbox, closed
+        self._seen = {}  # payload digest -> round id, over every round of this aggregator
+
+    @property
+    def round_id(self):
+        """The id of the current (open or last closed) round, or None."""
+        return None if self._round is None else self._round["id"]
+
+    def open_round(self, plan, statistic, n_features):
+        """Start a round for ``plan``: a fresh id (no generator draw), an empty inbox."""
+        self._round = dict(id=f"r{next(Aggregator._counter)}-{uuid.uuid4().hex[:12]}", plan=plan,
+                           statistic=statistic, n_features=int(n_features), inbox={}, closed=False)
+        return self._round["id"]
+
+    def close_round(self):
+        """Close the open round: later messages are refused as late. Returns the inbox."""
+        if self._round is not None:
+            self._round["closed"] = True
+            return dict(self._round["inbox"])
+        return {}
 
     def masks(self, plan, statistic, n_features):
-        """Draw and remember ``f_s`` for every site with ``f_std > 0``; return the shares to send."""
+        """Open a round; draw and remember ``f_s`` for every site with ``f_std > 0``; return the shares to send."""
+        round_id = self.open_round(plan, statistic, n_features)
         out = {}
         for name, std in zip(plan.sites, plan.f_std):
             if std > 0:
                 f = std * unit_noise(statistic, n_features, self._rng)
                 self._f[name] = f
-                out[name] = NoiseShare(name, "aggregator", statistic, f)
+                out[name] = NoiseShare(name, "aggregator", statistic, f, round_id)
         return out
 
+    def receive(self, message):
+        """Admit one site message into the open round, or raise :class:`MessageRefused` naming the site."""
+        site = getattr(message, "site", None)
+        rnd = self._round
+
+        def refuse(reason, text):
+            raise MessageRefused(f"aggregator refused a message from site {site!r} ({reason}): {text} "
+                                 "No release is made from this round.", site=site, reason=reason)
+
+        if not isinstance(message, SiteMessage):
+            refuse("wrong-payload", f"expected a SiteMessage; got {type(message).__name__}.")
+        if rnd is None:
+            refuse("late", "no round is open.")
+        plan = rnd["plan"]
+        if rnd["closed"]:
+            refuse("late", f"round {rnd['id']!r} closed before it arrived (a slow site is a dropout).")
+        if message.round_id is not None and message.round_id != rnd["id"]:
+            refuse("stale-round", f"it answers round {message.round_id!r}, not the open round {rnd['id']!r}.")
+        if site not in plan.sites:
+            refuse("unknown-site", f"not a site of the plan {list(plan.sites)}.")
+        if site in rnd["inbox"]:
+            refuse("duplicate", f"a message from this site was already received in round {rnd['id']!r}.")
+        value = message.value
+        shape = statistic_shape(rnd["statistic"], rnd["n_features"])
+        if (message.statistic != rnd["statistic"] or message.n_features != rnd["n_features"]
+                or not isinstance(value, np.ndarray) or value.dtype != np.float64 or value.shape != shape
+                or not np.all(np.isfinite(value))):
+            refuse("wrong-payload", f"payload {message.statistic!r} of shape {getattr(value, 'shape', None)} and dtype "
+                   f"{getattr(value, 'dtype', type(value).__name__)} (n_features={message.n_features}); the round "
+                   f"expects {rnd['statistic']!r} of shape {shape} and dtype float64.")
+        planned = int(plan.n[plan.index(site)])
+        if int(message.n) != planned:
+            refuse("wrong-n", f"it claims n={message.n}, the plan has n={planned}; the noise, weights and "
+                   "guarantees were computed for the plan's n.")
+        digest = hashlib.sha256(f"{site}|{message.statistic}|{message.n}|".encode() + value.tobytes()).hexdigest()
+        if digest in self._seen:
+            refuse("replayed", f"the same payload was already received in round {self._seen[digest]!r}.")
+        self._seen[digest] = rnd["id"]
+        rnd["inbox"][site] = message
+        return message
+
     def combine(self, messages, weights):
-        """``sum_s mu'_s (y_s - f_s)`` over the received messages, ``mu'`` renormalised."""
+        """``sum_s mu'_s (y_s - f_s)`` over the received messages, ``mu'`` renormalised.
+
+        With a round open, every message not yet received goes through
+        :meth:`receive` first (its key must be its site), and the round closes.
+        """
+        rnd = self._round
+        if rnd is not None and not rnd["closed"]:
+            for name, msg in messages.items():
+                if getattr(msg, "site", None) != name:
+                    raise MessageRefused(f"aggregator refused a message filed under site {name!r} but sent by "
+                                         f"{getattr(msg, 'site', None)!r}. No release is made from this round.",
+                                         site=name, reason="unknown-site")
+                if rnd["inbox"].get(name) is not msg:
+                    self.receive(msg)
+            self.close_round()
         names = list(messages)
         mu = np.array([weights[n] for n in names], dtype=np.float64)
         mu = mu / mu.sum()
