@@ -22,7 +22,6 @@ Deviations from the paper's pipeline (each one stated in the report):
   method's starts).
 """
 
-import argparse
 import math
 import sys
 import time
@@ -37,6 +36,7 @@ from ..distributed import Site
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..federated import cape_agn, cape_pca, mog_sites, topic_sites
 from ..privacy import Uncertified, gaussian_epsilon
+from ._common import main_for
 
 __all__ = ["run", "main", "EPS_GRID", "PAPER_PCA_EPS", "PAPER_AGN"]
 
@@ -488,21 +488,7 @@ def run(quick=False, reps=None, jobs=2, figure_prefix="benchmarks/results/cape",
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m dpmoments.reproduce.cape", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="tiny grids (a minute)")
-    parser.add_argument("--reps", type=int, default=None, help="repetitions (default: 10; 2 with --quick)")
-    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
-    parser.add_argument("--out", default=None, help="output file (default benchmarks/results/cape.md)")
-    args = parser.parse_args(argv)
-    out = Path(args.out or f"benchmarks/results/cape{'-quick' if args.quick else ''}.md")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    text = run(quick=args.quick, reps=args.reps, jobs=args.jobs, figure_prefix=str(out.with_suffix("")),
-               argv=argv if argv is not None else sys.argv[1:])
-    out.write_text(text)
-    sys.stdout.write(text)
-    sys.stderr.write(f"wrote {out} in {time.perf_counter() - t0:.0f} s\n")
+    main_for("cape", run, __doc__, argv)
     return 0
 
 
