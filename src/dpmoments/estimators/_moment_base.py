@@ -19,7 +19,7 @@ from .._rng import describe_randomness, spawn
 from .._validation import check_data, check_nonnegative, check_option
 from ..moments import Release, iter_chunks, release_cross_moment, release_second_moment
 from ..moments.dask_moments import is_dask_collection, row_ones
-from ..privacy import Accountant, ApproxDP, PureDP, Uncertified, calibrate_gaussian
+from ..privacy import ApproxDP, PureDP, Uncertified, calibrate_gaussian, check_accountant
 
 __all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
 
@@ -128,10 +128,7 @@ class MomentEstimator(BaseEstimator):
         return ApproxDP(eps, delta)
 
     def _accountant(self):
-        acct = self.accountant
-        if acct is not None and not isinstance(acct, Accountant):
-            raise TypeError(f"'accountant' must be an Accountant or None; got {type(acct).__name__}.")
-        return acct
+        return check_accountant(self.accountant)
 
     def _check_affordable(self):
         acct = self._accountant()

@@ -12,7 +12,8 @@ from ._target import check_target
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import symmetric_matrix_noise, wishart_noise
 from ..moments import clip_responses, clip_rows
-from ..privacy import Accountant, ApproxDP, PureDP, Uncertified, ZCDP, zcdp_gaussian_sigma, zcdp_to_approx_dp
+from ..privacy import ApproxDP, PureDP, Uncertified, ZCDP, check_accountant, zcdp_gaussian_sigma
+from ..privacy import zcdp_to_approx_dp
 from ..privacy import analytic_gaussian_sigma, classic_gaussian_sigma
 from ..solvers.irls import _check_p, _weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
@@ -213,8 +214,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             check_positive(self.intercept_scale, "intercept_scale")
         if self.psd_floor != "auto":
             check_nonnegative(self.psd_floor, "psd_floor")
-        if self.accountant is not None and not isinstance(self.accountant, Accountant):
-            raise TypeError(f"'accountant' must be an Accountant or None; got {type(self.accountant).__name__}.")
+        check_accountant(self.accountant)
 
     def fit(self, X, y):
         """Clip, run ``n_iter`` private iterations, and set ``coef_``, ``intercept_``, ``privacy_``.

@@ -13,7 +13,7 @@ from ._target import check_target
 from ..exceptions import NotPrivateWarning
 from ..mechanisms import exponential_mechanism, report_noisy_min, symmetric_matrix_noise
 from ..moments import accumulate_moments
-from ..privacy import Accountant, PureDP
+from ..privacy import PureDP, check_accountant
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
 
@@ -213,8 +213,7 @@ class PrivateModelSelection(BaseEstimator):
         lo, hi = self.R_range
         if not 0 < lo < hi:
             raise ValueError(f"'R_range' must be (low, high) with 0 < low < high; got {self.R_range!r}.")
-        if self.accountant is not None and not isinstance(self.accountant, Accountant):
-            raise TypeError(f"'accountant' must be an Accountant or None; got {type(self.accountant).__name__}.")
+        check_accountant(self.accountant)
 
     # -- fit ------------------------------------------------------------------------
     def fit(self, X, y):

@@ -44,7 +44,7 @@ from sklearn.base import BaseEstimator
 
 from .._rng import spawn
 from .._validation import check_int, check_nonnegative, check_option, check_positive
-from ..privacy import Accountant
+from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
 from .tensor_moments import (
@@ -182,10 +182,7 @@ class PrivateTensorDecomposition(BaseEstimator):
         return model, eps, delta, calibration, budget
 
     def _accountant(self):
-        acct = self.accountant
-        if acct is not None and not isinstance(acct, Accountant):
-            raise TypeError(f"'accountant' must be an Accountant or None; got {type(acct).__name__}.")
-        return acct
+        return check_accountant(self.accountant)
 
     def fit(self, X, y=None):
         """Release the two moments of ``X`` (rows for MOG, documents for STM) and decompose them."""

@@ -297,8 +297,8 @@ def _merge_parts(*parts):
 
 # -- readers -------------------------------------------------------------------
 
-def open_zarr_array(path, component=None):
-    """A dask array over a 2-D Zarr array, chunked as stored (nothing is read).
+def open_zarr_array(path, component=None, *, chunk_rows=None):
+    """A dask array over a 2-D Zarr array, blocked along rows on the stored chunks (nothing is read).
 
     Parameters
     ----------
@@ -306,20 +306,187 @@ def open_zarr_array(path, component=None):
         The Zarr store (a directory) or a URL dask/zarr understand.
     component : str, optional
         The array inside a group.
+    chunk_rows : int, optional
+        Rows per dask block, rounded up to a whole number of stored row
+        chunks (worth setting when the stored chunks are small, say under
+        16 MiB of whole rows: one task per chunk then costs more than the
+        read). Default: one stored row chunk per block.
 
     Returns
     -------
     dask.array.Array
+        Blocks of whole rows (all columns), each a whole number of stored
+        chunks along rows, so no chunk is read twice.
+
+    Notes
+    -----
+    The recommended layout for moments is chunks of whole rows,
+    uncompressed (``zarr.create_array(..., chunks=(rows, d),
+    compressors=None)``): a local store in that layout (Zarr format 2 or 3,
+    no filters, no sharding, native byte order) is read with one positioned
+    read per chunk file straight into the block, without the extra copies
+    of zarr's generic path. Any other store or layout (compressed,
+    column-split chunks, remote) is read through zarr, a block of whole rows
+    per task. ``zarr.create_array``'s default layout (zstd, chunks of a few
+    columns) is several times slower to read than the recommended one
+    (``benchmarks/results/dask_moments.md``).
     """
     _, da = _import_dask()
     try:
-        import zarr  # noqa: F401
+        import zarr
     except ImportError as exc:  # pragma: no cover
         raise ImportError(f"Reading Zarr needs zarr: {_INSTALL}.") from exc
-    x = da.from_zarr(os.fspath(path), component=component)
-    if x.ndim != 2:
-        raise ValueError(f"Zarr array '{path}' must be 2-D (n_samples, n_features); got shape {x.shape}.")
-    return x
+    url = os.fspath(path)
+    try:
+        z = zarr.open_array(store=url, path=component, mode="r") if component is not None else \
+            zarr.open_array(store=url, mode="r")
+    except Exception:  # remote URLs with storage options and the like: dask's own opener
+        z = None
+    if z is None or z.ndim != 2:
+        x = da.from_zarr(url, component=component)
+        if x.ndim != 2:
+            raise ValueError(f"Zarr array '{path}' must be 2-D (n_samples, n_features); got shape {x.shape}.")
+        return x
+    n, d = z.shape
+    cr = max(1, int(z.chunks[0]))
+    dtype = np.dtype(z.dtype)
+    if chunk_rows is None:
+        per_block = 1
+    else:
+        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, numbers.Integral) or chunk_rows < 1:
+            raise ValueError(f"'chunk_rows' must be a positive integer; got {chunk_rows!r}.")
+        per_block = -(-int(chunk_rows) // cr)
+    block = per_block * cr
+    rows = tuple(min(block, n - a) for a in range(0, n, block)) or (0,)
+    plain = _plain_local_zarr(z)
+    if plain is None:
+        # zarr reads every stored chunk a block overlaps concurrently, in one call per block.
+        return da.from_array(z, chunks=(rows, (d,)), name=f"from-zarr-{_zarr_token(z, url, component, rows)}")
+    root, keys, fill = plain
+    starts = tuple(int(s) for s in np.concatenate([[0], np.cumsum(rows)[:-1]]))
+    return da.map_blocks(_read_zarr_rows, dtype=dtype, chunks=(rows, (d,)), meta=np.empty((0, 0), dtype),
+                         root=root, chunk_keys=keys, starts=starts, rows=rows, chunk_rows=cr, width=d,
+                         file_dtype=dtype.str, fill=fill, name=f"zarr-{_zarr_token(z, url, component, rows)}")
+
+
+def _zarr_token(z, url, component, rows):
+    from dask.base import tokenize
+
+    return tokenize(url, component, z.shape, z.chunks, str(z.dtype), rows, _zarr_mtime(url, component))
+
+
+def _zarr_mtime(url, component):
+    base = os.path.join(url, component) if component else url
+    for name in ("zarr.json", ".zarray"):
+        try:
+            return os.path.getmtime(os.path.join(base, name))
+        except OSError:
+            pass
+    return None
+
+
+def _plain_local_zarr(z):
+    """``(directory, chunk file names, fill value)`` when ``z`` can be read by plain positioned reads, else None.
+
+    That is a local store, chunks of whole rows, raw bytes in native order (no
+    compressor, filter, transpose or sharding), a regular chunk grid.
+    """
+    import sys
+
+    try:
+        from zarr.storage import LocalStore
+    except ImportError:  # zarr 2: always the generic path
+        return None
+    meta = getattr(z, "metadata", None)
+    if meta is None or not isinstance(z.store, LocalStore) or getattr(z, "shards", None) is not None:
+        return None
+    dtype = np.dtype(z.dtype)
+    if dtype.kind not in "biuf" or dtype.hasobject or (dtype.byteorder not in "=|" and dtype.byteorder !=
+                                                       ("<" if sys.byteorder == "little" else ">")):
+        return None
+    n, d = z.shape
+    if tuple(z.chunks)[1] != d:  # column-split chunks
+        return None
+    try:
+        if meta.zarr_format == 3:
+            from zarr.codecs import BytesCodec
+            from zarr.core.chunk_grids import RegularChunkGrid
+
+            codecs = tuple(meta.codecs)
+            if len(codecs) != 1 or not isinstance(codecs[0], BytesCodec) or \
+                    not isinstance(meta.chunk_grid, RegularChunkGrid):
+                return None
+            endian = getattr(codecs[0].endian, "value", codecs[0].endian)
+            if dtype.itemsize > 1 and endian not in (None, sys.byteorder):
+                return None
+        elif meta.zarr_format == 2:
+            if meta.compressor is not None or meta.filters or meta.order != "C":
+                return None
+        else:  # pragma: no cover
+            return None
+        nchunks = -(-n // int(z.chunks[0])) if n else 0
+        keys = tuple(meta.encode_chunk_key((i, 0)) for i in range(nchunks))
+        fill = meta.fill_value
+        fill = 0 if fill is None else np.asarray(fill, dtype=dtype).item()
+    except Exception:  # any metadata this reader does not know: the generic path
+        return None
+    root = os.path.join(os.path.abspath(os.fspath(z.store.root)), z.path) if z.path else \
+        os.path.abspath(os.fspath(z.store.root))
+    return root, keys, fill
+
+
+def _aligned_empty(count, dtype, file_offset=0):
+    """An uninitialised 1-D array whose first byte sits at ``file_offset`` modulo the 4 KiB page.
+
+    Reading a file into a buffer whose address is 16 bytes past the file
+    offset modulo 4096 (what ``malloc`` returns for a large buffer read from
+    offset 0) was 3x slower on the benchmark machine (4K aliasing in the
+    kernel's copy); matching the offsets avoids it.
+    """
+    dtype = np.dtype(dtype)
+    nbytes = int(count) * dtype.itemsize
+    raw = np.empty(nbytes + 8192, dtype=np.uint8)
+    start = (int(file_offset) - raw.ctypes.data) % 4096
+    return raw[start:start + nbytes].view(dtype)
+
+
+def _read_exact(path, offset, out_bytes):
+    """Fill the byte view ``out_bytes`` from ``path`` at ``offset``; the number of bytes read."""
+    got = 0
+    with open(path, "rb", buffering=0) as f:
+        if offset:
+            f.seek(offset)
+        while got < len(out_bytes):
+            k = f.readinto(out_bytes[got:])
+            if not k:
+                break
+            got += k
+    return got
+
+
+def _read_zarr_rows(block_id=None, *, root, chunk_keys, starts, rows, chunk_rows, width, file_dtype, fill):
+    i = block_id[0]
+    dtype = np.dtype(file_dtype)
+    a, m = starts[i], rows[i]
+    out = _aligned_empty(m * width, dtype).reshape(m, width)
+    view = memoryview(out.reshape(-1)).cast("B")
+    row_bytes = width * dtype.itemsize
+    r = a
+    while r < a + m:
+        c = r // chunk_rows
+        lo = r - c * chunk_rows  # 0 unless the block starts inside a chunk
+        take = min((c + 1) * chunk_rows, a + m) - r
+        path = os.path.join(root, *chunk_keys[c].split("/"))
+        dst = view[(r - a) * row_bytes:(r - a + take) * row_bytes]
+        try:
+            got = _read_exact(path, lo * row_bytes, dst)
+        except FileNotFoundError:  # a chunk never written (or equal to the fill value) holds the fill value
+            out[r - a:r - a + take] = fill
+        else:
+            if got != len(dst):
+                raise ValueError(f"Zarr chunk '{path}' is shorter than the array's metadata says.")
+        r += take
+    return out
 
 
 def open_npy_array(path, chunk_rows=None):
@@ -380,8 +547,9 @@ def _read_npy_rows(block_id=None, *, path, starts, rows, offset, width, file_dty
     if offset is not None:
         dtype = np.dtype(file_dtype)
         count = rows[i] * width
-        out = np.fromfile(path, dtype=dtype, count=count, offset=offset + starts[i] * width * dtype.itemsize)
-        if out.size != count:
+        at = offset + starts[i] * width * dtype.itemsize
+        out = _aligned_empty(count, dtype, file_offset=at)
+        if _read_exact(path, at, memoryview(out).cast("B")) != count * dtype.itemsize:
             raise ValueError(f"File '{path}' is shorter than its header says (block {i}).")
         return out.reshape(rows[i], width)
     mm = np.load(path, mmap_mode="r", allow_pickle=False)

@@ -3,7 +3,7 @@
 This layer knows numbers and guarantees, never data.
 """
 
-from .accountant import COMPOSITIONS, Accountant, Spend
+from .accountant import COMPOSITIONS, Accountant, Spend, check_accountant
 from .calibration import (
     CALIBRATIONS,
     analytic_gaussian_sigma,
@@ -22,6 +22,7 @@ from .guarantees import ApproxDP, PureDP, Uncertified, ZCDP
 __all__ = [
     "Accountant",
     "Spend",
+    "check_accountant",
     "COMPOSITIONS",
     "CALIBRATIONS",
     "PureDP",

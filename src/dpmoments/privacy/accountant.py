@@ -28,7 +28,7 @@ from ..exceptions import BudgetExceededError, UncertifiedSpendError
 from .conversions import advanced_composition, zcdp_to_approx_dp
 from .guarantees import ApproxDP, PureDP, Uncertified, ZCDP
 
-__all__ = ["Accountant", "Spend", "COMPOSITIONS"]
+__all__ = ["Accountant", "Spend", "COMPOSITIONS", "check_accountant"]
 
 COMPOSITIONS = ("basic", "zcdp", "advanced")
 _WHOLE = None
@@ -274,3 +274,10 @@ def _check_mode(budget, composition, delta_slack):
         raise ValueError("composition='zcdp' needs a ZCDP or ApproxDP budget; a pure epsilon-DP budget composes basically.")
     if composition != "zcdp" and isinstance(budget, ZCDP):
         raise ValueError(f"a ZCDP budget composes in zCDP; got composition={composition!r}.")
+
+
+def check_accountant(accountant):
+    """An :class:`Accountant` or ``None`` (the estimators' ``accountant`` argument)."""
+    if accountant is not None and not isinstance(accountant, Accountant):
+        raise TypeError(f"'accountant' must be an Accountant or None; got {type(accountant).__name__}.")
+    return accountant
