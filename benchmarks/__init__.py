@@ -21,6 +21,7 @@ from . import glasso  # noqa: E402
 from . import dask_moments  # noqa: E402  (imports dask lazily, inside run)
 from . import secure_noise  # noqa: E402
 from . import capeagn  # noqa: E402
+from . import flower_overhead  # noqa: E402  (imports flwr lazily, inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -30,6 +31,7 @@ BENCHMARKS = {
     "dask_moments": dask_moments.run,
     "secure_noise": secure_noise.run,
     "capeagn": capeagn.run,
+    "flower_overhead": flower_overhead.run,
 }
 
 __all__ = ["BENCHMARKS"]

@@ -22,6 +22,7 @@ def _fit(sites, R, seed):
 
 
 def run(quick=False):
+    """capeAGN (MOG, D = 50, K = 10, S = 5) end to end, and the aggregator's part alone."""
     from dpmoments.datasets import make_mog
     from dpmoments.federated import mog_sites
 
