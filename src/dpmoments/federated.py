@@ -72,7 +72,6 @@ sites). Everything after the releases is post-processing.
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 

@@ -268,3 +268,20 @@ def test_progress_line_only_on_a_terminal():
     with Progress("reading", total=10, stream=quiet, enabled=False) as bar:
         bar.update(10)
     assert quiet.getvalue() == ""
+
+
+def test_covariance_reads_a_zarr_store(run, data, tmp_path):
+    zarr = pytest.importorskip("zarr")
+    pytest.importorskip("dask.array")
+    X = np.load(data / "x.npy")
+    store = tmp_path / "x.zarr"
+    z = zarr.create_array(str(store), shape=X.shape, chunks=(500, X.shape[1]), dtype="f8")
+    z[:] = X
+    out_zarr, out_npy = tmp_path / "from_zarr", tmp_path / "from_npy"
+    common = ["--epsilon", "1", "--delta", "1e-6", "--row-norm", "2", "--seed", "4", "--no-figures", "--quiet"]
+    result = run("covariance", store, "--out", out_zarr, *common)
+    assert result.returncode == 0, result.stderr
+    result = run("covariance", data / "x.npy", "--out", out_npy, *common)
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_allclose(np.load(out_zarr / "covariance.npy"), np.load(out_npy / "covariance.npy"),
+                               rtol=1e-10, atol=1e-12)

@@ -7,12 +7,9 @@ output directory). Never a traceback, a NaN, a hang or half-written output.
 
 import contextlib
 import io
-import math
-import pathlib
 import warnings
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp

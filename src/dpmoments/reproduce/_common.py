@@ -133,6 +133,23 @@ def main_for(name, run, doc, argv=None):
     return text
 
 
+def main_quick(name, run, doc, argv=None):
+    """The command line of a one-process reproduction: ``--quick`` and ``--out PATH``.
+
+    ``run(quick=..., figure=...)`` returns the markdown; the figure is written beside it.
+    """
+    parser = argparse.ArgumentParser(prog=f"python -m dpmoments.reproduce.{name}", description=doc)
+    parser.add_argument("--quick", action="store_true", help="small grid (seconds)")
+    parser.add_argument("--out", default=None, help=f"output file (default benchmarks/results/{name}.md)")
+    args = parser.parse_args(argv)
+    out = Path(args.out or f"benchmarks/results/{name}{'-quick' if args.quick else ''}.md")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = run(quick=args.quick, figure=out.with_suffix(".png"))
+    out.write_text(text)
+    sys.stdout.write(text)
+    return text
+
+
 def ebic_fit(release, alphas=10, gamma=0.5, tol=1e-4):
     """Private λ by the extended BIC on a release alone (free post-processing); ``(precision, alpha)``.
 

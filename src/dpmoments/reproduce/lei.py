@@ -19,9 +19,7 @@ public scalings ``X * 5`` clipped to ``[-1, 1]`` and ``(y - 150) / 100``
 clipped to ``[-2, 2]``.
 """
 
-import argparse
 import math
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -30,6 +28,7 @@ import numpy as np
 
 from ..estimators.model_selection import PrivateModelSelection, _candidate_family
 from ..exceptions import NotPrivateWarning
+from ._common import main_quick
 
 __all__ = ["run"]
 
@@ -207,15 +206,7 @@ def run(quick=False, figure=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m dpmoments.reproduce.lei", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="small grid (seconds)")
-    parser.add_argument("--out", default=None, help="output file (default benchmarks/results/...)")
-    args = parser.parse_args(argv)
-    out = Path(args.out or f"benchmarks/results/lei{'-quick' if args.quick else ''}.md")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    text = run(quick=args.quick, figure=out.with_suffix(".png"))
-    out.write_text(text)
-    sys.stdout.write(text)
+    main_quick("lei", run, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -13,9 +13,7 @@ data-dependent step that leaks (§0.6); here the scales are public constants
 per point with the true (scaled) noise variance, and the test RMSE.
 """
 
-import argparse
 import math
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -24,6 +22,7 @@ import numpy as np
 
 from ..estimators.irls import PrivateIRLS
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
+from ._common import main_quick
 
 __all__ = ["run", "METHODS"]
 
@@ -193,15 +192,7 @@ def run(quick=False, figure=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m dpmoments.reproduce.park_welling", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="small grid (seconds)")
-    parser.add_argument("--out", default=None, help="output file (default benchmarks/results/...)")
-    args = parser.parse_args(argv)
-    out = Path(args.out or f"benchmarks/results/park_welling{'-quick' if args.quick else ''}.md")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    text = run(quick=args.quick, figure=out.with_suffix(".png"))
-    out.write_text(text)
-    sys.stdout.write(text)
+    main_quick("park_welling", run, __doc__, argv)
 
 
 if __name__ == "__main__":

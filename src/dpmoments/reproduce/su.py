@@ -167,7 +167,7 @@ def _glasso_part(k, n, rep, s, data, rng, admm):
 
 
 def _task(args):
-    quiet_and = quiet()  # noqa: F841  (worker processes)
+    quiet()  # silence the expected warnings in the worker processes
     k, n, rep, s, parts = args
     t0 = time.perf_counter()
     data, rng = _data(k, s["p"], n, rep)
@@ -254,7 +254,7 @@ def run(quick=False, reps=None, jobs=2, figure_prefix=None, argv=None):
     ebic_ratio = [g for i in infos for g in i["ebic_alpha_ratio"]]
     wall = time.perf_counter() - t0
     cmd = "python -m dpmoments.reproduce.su" + ("" if not argv else " " + " ".join(argv))
-    L = [f"# Su, Guo & Zhang (2019) — DP ridge precision (Table 1) and DP graphical lasso (Table 2)", "",
+    L = ["# Su, Guo & Zhang (2019) — DP ridge precision (Table 1) and DP graphical lasso (Table 2)", "",
          f"Command: `OPENBLAS_NUM_THREADS=1 {cmd}` (root seed {SEED}; wall time {wall:.0f} s with {jobs} "
          f"process(es)).", "",
          f"Settings: p = {s['p']}, n ∈ {list(s['ns'])}, ε ∈ {list(s['eps'])}, δ = 1/n, replace-one "
