@@ -83,8 +83,8 @@ class FakeGrid(Grid):
     def pull_messages(self, ids):
         return [self._replies.pop(i) for i in ids if i in self._replies]
 
-    def send_and_receive(self, messages, *, timeout=None):
-        return self.pull_messages(self.push_messages(messages))
+    def send_and_receive(self, messages, *, timeout=None):  # abstract in Grid; the ServerApp polls instead
+        raise AssertionError("the ServerApp should push and pull, not call send_and_receive (3 s polls)")
 
 
 def _data(seed=0):
@@ -114,7 +114,8 @@ def federation(tmp_path):
 
 def _run(tmp_path, cfgs, paths, fail=None, fail_round="query.moment", **run_config):
     grid = FakeGrid(cfgs, fail, fail_round)
-    rc = {"plan-path": str(paths["plan"]), "out-dir": str(tmp_path / "out"), "seed": 7, "wait-s": 0.0, **run_config}
+    rc = {"plan-path": str(paths["plan"]), "out-dir": str(tmp_path / "out"), "seed": 7, "wait-s": 0.0, "timeout-s": 0.3,
+          **run_config}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotPrivateWarning)
         return run_aggregator(grid, rc), grid

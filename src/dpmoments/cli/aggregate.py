@@ -64,9 +64,10 @@ def run(args):
         deploy.write_flwr_config(home, args.superlink, root_certificates=args.root_certificates,
                                  insecure=args.insecure)
         env = deploy.flwr_env(home)
-        for pub in args.register:
-            deploy.run_flwr(deploy.register_command(pub, name=Path(pub).stem), env, timeout=120)
-            if not args.quiet:
+        deploy.run_flwr_all([deploy.register_command(pub, name=Path(pub).stem) for pub in args.register], env,
+                            timeout=120)
+        if not args.quiet:
+            for pub in args.register:
                 print(f"registered {pub}")
         if not args.plan:
             return 0

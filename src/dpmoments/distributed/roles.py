@@ -34,6 +34,7 @@ import numpy as np
 from .._validation import check_data, check_positive, check_vector
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
 from ..moments import accumulate_moments, symmetrise_matrix, symmetrise_tensor
+from ..moments.sparse_sums import checked_csr, is_sparse_source
 from .messages import FactorMessage, MessageRefused, NoiseShare, SiteMessage, statistic_shape
 
 __all__ = ["Site", "NoiseGenerator", "Aggregator", "unit_noise"]
@@ -55,7 +56,8 @@ class Site:
     Parameters
     ----------
     name : str
-    X : array-like of shape (n_samples, n_features)
+    X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
+        A sparse ``X`` (one-hot documents, indicators) is summed from its non-zeros.
     y : array-like of shape (n_samples,), optional
         Responses, for the cross moment.
     row_norm : float > 0
@@ -73,7 +75,12 @@ class Site:
     def __init__(self, name, X, y=None, *, row_norm, response_bound=None, center=None):
         if not isinstance(name, str) or not name:
             raise TypeError(f"'name' must be a non-empty string; got {name!r}.")
-        X = check_data(X)
+        if is_sparse_source(X):  # e.g. one-hot documents: moments from the non-zeros
+            if center is not None:
+                raise ValueError(f"site {name!r}: 'center' cannot be used with sparse 'X' (it makes every row dense).")
+            X = checked_csr(X)
+        else:
+            X = check_data(X)
         self.name = name
         self.row_norm = check_positive(row_norm, "row_norm")
         self.response_bound = None if response_bound is None else check_positive(response_bound, "response_bound")

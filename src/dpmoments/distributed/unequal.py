@@ -35,7 +35,6 @@ With :math:`\mu_s = N_s/N` and a common (epsilon, delta) it gives the pooled noi
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import least_squares
 
 __all__ = ["UnequalSolution", "solve_unequal", "check_weights"]
 
@@ -99,6 +98,8 @@ def _solve_e(target, mu):
     S = mu.size
     t = mu**2 * target
     a0 = t * S / (S - 1.0)  # exact in the equal case
+    from scipy.optimize import least_squares  # here: keeps the Flower apps' start-up fast
+
     res = least_squares(lambda la: _variances(np.exp(la), mu) / target - 1.0, np.log(a0),
                         xtol=1e-15, ftol=1e-15, gtol=1e-15, max_nfev=2000)
     a = np.exp(res.x)

@@ -7,6 +7,7 @@ from .readers import iter_chunks
 from .release import Release
 from .releases import MECHANISMS, release_cross_moment, release_second_moment, release_third_moment
 from .sensitivity import NEIGHBOURS, moment_sensitivity
+from .sparse_sums import sparse_moment_sums
 from .symmetry import symmetrise_matrix, symmetrise_tensor
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "moment_sensitivity",
     "MomentSums",
     "accumulate_moments",
+    "sparse_moment_sums",
     "iter_chunks",
     "clip_rows",
     "clip_entries",

@@ -162,7 +162,9 @@ def accumulate_moments(chunks, *, row_norm=None, entry_bound=None, response_boun
         Each ``X`` of shape (n_rows, n_features), each ``y`` of shape
         (n_rows,). An array, an ``(X, y)`` tuple, a file path or a dask
         array is first passed through ``iter_chunks``. Chunks are never
-        concatenated: memory is one chunk plus the sums.
+        concatenated: memory is one chunk plus the sums. A ``scipy.sparse``
+        ``X`` (alone or in an ``(X, y)`` pair) is summed from its non-zeros
+        (:func:`~dpmoments.moments.sparse_sums.sparse_moment_sums`; no ``center``).
     row_norm : float, optional
         Public L2 bound per row: ``x -> x min(1, row_norm / ||x||)``.
     entry_bound : float, optional
@@ -207,6 +209,8 @@ def accumulate_moments(chunks, *, row_norm=None, entry_bound=None, response_boun
            [0.48, 0.89]])
     """
     clip = _bound_clipper(row_norm, entry_bound)
+    if _is_sparse(chunks):
+        return _sparse_sums(chunks, row_norm, entry_bound, response_bound, third, center)
     if response_bound is not None:
         response_bound = check_positive(response_bound, "response_bound")
     if not isinstance(third, (bool, np.bool_)):
@@ -217,6 +221,23 @@ def accumulate_moments(chunks, *, row_norm=None, entry_bound=None, response_boun
     for k, item in enumerate(chunks):
         state.add(k, item)
     return state.result(row_norm, entry_bound)
+
+
+def _is_sparse(source):
+    from dpmoments.moments.sparse_sums import is_sparse_source  # it builds on this module
+
+    return is_sparse_source(source)
+
+
+def _sparse_sums(source, row_norm, entry_bound, response_bound, third, center):
+    from dpmoments.moments.sparse_sums import sparse_moment_sums
+
+    if center is not None:
+        raise ValueError("'center' cannot be used with sparse 'X': subtracting it makes every row dense. "
+                         "Pass a dense array, or centre the data yourself.")
+    X, y = source if isinstance(source, tuple) else (source, None)
+    return sparse_moment_sums(X, y, row_norm=row_norm, entry_bound=entry_bound, response_bound=response_bound,
+                              third=third)
 
 
 def _chunk_rows(source):

@@ -16,7 +16,6 @@ References
 import math
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 __all__ = [
     "bisect_safe",
@@ -67,6 +66,8 @@ def zcdp_delta(rho, epsilon):
     # The minimiser is near alpha = (epsilon + rho) / (2 rho); search a wide bracket in log-space.
     centre = max((epsilon + rho) / (2.0 * rho), 1.0 + 1e-9)
     lo, hi = math.log(1e-12), math.log(max(10.0 * centre, 10.0))
+    from scipy.optimize import minimize_scalar  # here: scipy.optimize would double `import dpmoments`
+
     res = minimize_scalar(
         lambda t: _log_delta_cks(1.0 + math.exp(t), rho, epsilon),
         bounds=(lo, hi),

@@ -34,7 +34,6 @@ import functools
 import math
 
 import numpy as np
-from scipy import integrate, stats
 
 __all__ = [
     "wishart_add_remove_delta",
@@ -47,6 +46,8 @@ _GRID = 16
 
 def _delta_one_t(epsilon, t, m, nu):
     """Exact hockey-stick delta of one add/remove pair with t = ||v||^2 / c."""
+    from scipy import integrate, stats  # here: scipy.stats alone costs more than the rest of `import dpmoments`
+
     chi = stats.chi2(nu)
     # Direction 1: output of the smaller dataset; loss decreasing in Y, infinite for Y <= t.
     if m > 0:

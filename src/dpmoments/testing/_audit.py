@@ -38,7 +38,6 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from .._rng import as_generator
 from .._validation import check_delta, check_int, check_vector
@@ -160,6 +159,8 @@ def _default_thresholds(pooled, n_thresholds):
 
 def _clopper_pearson(k, n, alpha):
     """One-sided Clopper--Pearson (lower, upper) bounds, each at level ``alpha``."""
+    from scipy import stats  # here: every CLI command imports this module, few audit
+
     k = np.asarray(k, dtype=np.float64)
     lower = np.where(k > 0, stats.beta.ppf(alpha, np.maximum(k, 1), n - k + 1), 0.0)
     upper = np.where(k < n, stats.beta.ppf(1 - alpha, k + 1, np.maximum(n - k, 1)), 1.0)
