@@ -8,7 +8,7 @@ import pytest
 from dpmoments import Accountant, ApproxDP, BudgetExceededError
 from dpmoments.distributed import InProcessEngine, joint_view, run_cape, run_conventional, run_secure_aggregation, \
     spend_per_site
-from dpmoments.distributed.protocols import _plan_cape, _plan_secure
+from dpmoments.distributed.planning import plan_cape, plan_secure
 from dpmoments.mechanisms import upper_triangle
 from dpmoments.privacy import gaussian_epsilon
 
@@ -17,7 +17,7 @@ from .conftest import make_sites
 
 def _equal_plan(S, tau=1.0, secure=False, d=2):
     sites = make_sites(S, n=20, d=d)
-    build = _plan_secure if secure else _plan_cape
+    build = plan_secure if secure else plan_cape
     plan, _ = build(sites, np.full(S, 1 / S), np.full(S, tau), np.full(S, 1.0), np.full(S, 1e-5))
     return sites, plan
 

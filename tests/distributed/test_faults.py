@@ -34,16 +34,16 @@ import pytest
 from dpmoments.distributed import (Aggregator, EgressRefused, ProtocolAborted, SiteMessage, run_cape,
                                    run_conventional, run_dpdispca, run_pooled, run_secure_aggregation)
 from dpmoments.distributed.messages import MessageRefused
-from dpmoments.distributed.protocols import _plan_cape, _weights
+from dpmoments.distributed.planning import plan_cape, site_weights
 
 from .conftest import make_sites
 
 
 def _cape_round(sites, seed=0):
     """One CAPE round run by hand: plan, aggregator shares, site messages (not yet received)."""
-    mu = _weights(sites, None)
+    mu = site_weights(sites, None)
     tau = np.full(len(sites), 0.05)
-    plan, _ = _plan_cape(sites, mu, tau, np.full(len(sites), 0.01), np.full(len(sites), 1e-5))
+    plan, _ = plan_cape(sites, mu, tau, np.full(len(sites), 0.01), np.full(len(sites), 1e-5))
     agg = Aggregator(np.random.default_rng(seed))
     shares = agg.masks(plan, "second", sites[0].n_features)
     rngs = np.random.default_rng(seed + 1).spawn(len(sites))

@@ -8,7 +8,7 @@ import pytest
 from dpmoments import Release
 from dpmoments.distributed import (InProcessEngine, NoiseGenerator, run_cape, run_cape_unequal, run_conventional,
                                    run_dpdispca, run_local, run_pooled, run_secure_aggregation)
-from dpmoments.distributed.protocols import _plan_cape, _plan_secure
+from dpmoments.distributed.planning import plan_cape, plan_secure
 from dpmoments.exceptions import NotPrivateWarning
 
 from .conftest import make_sites
@@ -50,7 +50,7 @@ def test_zero_sum_shares_and_f_cancels_exactly():
     sites = make_sites(5, sizes=[30, 50, 70, 90, 110])
     mu = np.array([s.n for s in sites], float) / 350
     tau = np.array([1.0 / s.n for s in sites])
-    plan, _ = _plan_cape(sites, mu, tau, tau, np.full(5, 1e-5))
+    plan, _ = plan_cape(sites, mu, tau, tau, np.full(5, 1e-5))
     shares = NoiseGenerator(np.random.default_rng(0)).deal(plan, "second", 3)
     total = sum(m * shares[s.name].matrix for m, s in zip(mu, sites))
     assert np.max(np.abs(total)) < 1e-14 * max(np.max(np.abs(sh.matrix)) for sh in shares.values()) * 10
@@ -68,14 +68,14 @@ def test_secure_aggregation_masks_cancel():
     sites = make_sites(6)
     mu = np.full(6, 1 / 6)
     tau = np.full(6, 0.3)
-    plan, info = _plan_secure(sites, mu, tau, tau, np.full(6, 1e-5))
+    plan, info = plan_secure(sites, mu, tau, tau, np.full(6, 1e-5))
     assert info["max_weighted_sum"] < 1e-12
     plan_no_g = type(plan)(**{**plan.__dict__, "g_std": np.zeros(6)})
     out = InProcessEngine(rng=2).run_additive(sites, plan_no_g, "second", masking="pairwise")
     exact = sum(s._exact("second") for s in sites) / 6
     np.testing.assert_allclose(out.aggregate, exact, atol=1e-10)
     # equal sites: the aggregator's view has exactly CAPE's covariance
-    cape, _ = _plan_cape(sites, mu, tau, tau, np.full(6, 1e-5))
+    cape, _ = plan_cape(sites, mu, tau, tau, np.full(6, 1e-5))
     np.testing.assert_allclose(plan.view_covariance(), cape.view_covariance(), atol=1e-14)
 
 

@@ -232,7 +232,8 @@ def run_flwr(cmd, env, timeout=None, check=True):
 
 def run_flwr_all(cmds, env, timeout=None):
     """Run independent ``flwr`` CLI commands at once (each is a ~1 s Python start); raise naming every failure."""
-    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for cmd in cmds]
+    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for cmd in cmds]
     failed = []
     for cmd, proc in zip(cmds, procs):
         try:

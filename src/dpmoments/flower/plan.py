@@ -19,7 +19,7 @@ import numpy as np
 
 from ..distributed import NoiseShare
 from ..distributed.messages import STATISTIC_NDIM
-from ..distributed.protocols import _calibrate, _plan_cape
+from ..distributed.planning import calibrate_sites, plan_cape
 
 __all__ = ["FlowerPlan", "PublicSite", "load_plan", "load_share", "read_data"]
 
@@ -92,10 +92,10 @@ class FlowerPlan:
         """``(noise_plan, claimed, extra)`` exactly as :func:`~dpmoments.distributed.run_cape` builds them."""
         sites = self.public_sites()
         S = len(sites)
-        sens, tau, claimed = _calibrate(sites, self.statistic, [self.epsilon] * S, [self.delta] * S,
+        sens, tau, claimed = calibrate_sites(sites, self.statistic, [self.epsilon] * S, [self.delta] * S,
                                         self.neighbours, self.calibration)
         n = np.array(self.n, dtype=np.float64)
-        plan, sol = _plan_cape(sites, n / n.sum(), tau, sens, np.array([self.delta] * S))
+        plan, sol = plan_cape(sites, n / n.sum(), tau, sens, np.array([self.delta] * S))
         extra = None if sol is None else dict(sol.constraints, exact=sol.exact, kappa=sol.kappa,
                                               tau_pool=sol.tau_pool)
         return plan, claimed, extra

@@ -38,7 +38,7 @@ from .._rng import as_generator
 from ..distributed import Aggregator, ProtocolAborted, SiteMessage
 from ..distributed.engine import Outcome
 from ..distributed.messages import describe
-from ..distributed.protocols import _abort_if_needed, _finish
+from ..distributed.completion import abort_if_needed, finish
 from .plan import load_plan
 
 __all__ = ["app", "run_aggregator", "DEFAULTS"]
@@ -132,7 +132,7 @@ def run_aggregator(grid, run_config):
                                       "the plan disagrees. No release was made.")
             node_of[name] = nid
         dropped = [(s, "after-deal") for s in plan.sites if s not in node_of]
-        _abort_if_needed("cape", [s for s in plan.sites if s in node_of], dropped, int(cfg["min-sites"]),
+        abort_if_needed("cape", [s for s in plan.sites if s in node_of], dropped, int(cfg["min-sites"]),
                          cfg["on-dropout"])
 
         # -- round 2: f_s out, one SiteMessage back per site ----------------------------------------
@@ -173,7 +173,7 @@ def run_aggregator(grid, run_config):
                    neighbours=plan.neighbours, rng=rng, notes=tuple(notes),
 )
         engine = SimpleNamespace(aggregator=aggregator, transcript=transcript)
-        release, report = _finish(ctx, plan.public_sites(), noise_plan, outcome, (), claimed, engine, extra)
+        release, report = finish(ctx, plan.public_sites(), noise_plan, outcome, (), claimed, engine, extra)
     except ProtocolAborted as exc:
         (out / "aborted.json").write_text(json.dumps({"error": str(exc), "notes": notes,
                                                       "report": _jsonable(exc.report)}, indent=2) + "\n")
