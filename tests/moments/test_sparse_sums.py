@@ -1,13 +1,13 @@
 """Sparse rows: the sums from the non-zeros equal the dense sums, clipping included."""
 
-
 import numpy as np
 import pytest
 from scipy import sparse
 
 from dpmoments.distributed import Site
 from dpmoments.moments import accumulate_moments, sparse_moment_sums
-from dpmoments.moments.bounds import clip_entries, clip_responses, clip_rows
+
+from .test_accumulate import _one_shot as _dense
 
 
 def _random_sparse(rng, n=300, d=12, density=0.15, scale=2.0):
@@ -15,15 +15,6 @@ def _random_sparse(rng, n=300, d=12, density=0.15, scale=2.0):
     X[:5] = rng.normal(size=(5, d)) * scale  # a few dense rows: the BLAS branch
     X[7] = 0.0  # an empty row
     return X
-
-
-def _dense(X, y=None, *, row_norm=None, entry_bound=None, response_bound=None):
-    Xc = clip_rows(X, row_norm) if row_norm is not None else clip_entries(X, entry_bound)
-    out = {"xtx": Xc.T @ Xc, "third": np.einsum("ni,nj,nk->ijk", Xc, Xc, Xc)}
-    if y is not None:
-        yc = clip_responses(y, response_bound)
-        out.update(xty=Xc.T @ yc, yty=float(yc @ yc))
-    return out
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
