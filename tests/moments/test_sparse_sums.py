@@ -88,3 +88,20 @@ def test_bad_arguments():
         sparse_moment_sums(sparse.csr_array((0, 3)), row_norm=1.0)
     with pytest.raises(ValueError, match="'center' cannot be used with sparse"):
         Site("a", X, row_norm=1.0, center=np.zeros(3))
+
+
+def test_releases_take_sparse_input_with_the_dense_noise():
+    from dpmoments import release_cross_moment, release_second_moment, release_third_moment
+
+    rng = np.random.default_rng(3)
+    X = _random_sparse(rng, n=400, d=6)
+    y = rng.normal(size=400)
+    kw = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)
+    for release, args in ((release_second_moment, ()), (release_third_moment, ()), (release_cross_moment, (y,))):
+        extra = {"response_bound": 1.0} if args else {}
+        dense = release(X, *args, rng=5, **kw, **extra)
+        sp = release(sparse.csr_array(X), *args, rng=5, **kw, **extra)
+        assert sp.noise_scale == dense.noise_scale and sp.n == dense.n
+        name = {release_second_moment: "second_moment", release_third_moment: "third_moment",
+                release_cross_moment: "cross_moment"}[release]
+        np.testing.assert_allclose(getattr(sp, name), getattr(dense, name), rtol=1e-10, atol=1e-12)

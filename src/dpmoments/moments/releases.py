@@ -25,6 +25,7 @@ from .readers import iter_chunks
 from .release import Release, randomness_of
 from .secure_noise import secure_noisy
 from .sensitivity import NEIGHBOURS, moment_sensitivity
+from .sparse_sums import is_sparse_source
 from .symmetry import symmetrise_matrix, symmetrise_tensor
 
 __all__ = ["release_second_moment", "release_cross_moment", "release_third_moment", "MECHANISMS"]
@@ -54,6 +55,9 @@ def _sums(X, y, *, row_norm, response_bound, center, third, chunk_size):
         # A dask array / DataFrame: one partial sum per block inside the block's task, merged in a tree
         # (dask_moments.py), instead of computing its blocks one by one here. ``chunk_size`` does not apply.
         return dask_moment_sums(X, y, row_norm=row_norm, response_bound=response_bound, third=third, center=center)
+    if is_sparse_source(X):  # scipy.sparse: summed from its non-zeros in one call (no chunking needed)
+        return accumulate_moments(X if y is None else (X, y), row_norm=row_norm, response_bound=response_bound,
+                                  third=third, center=center)
     chunks = iter_chunks(X if y is None else (X, y), chunk_size=chunk_size)
     return accumulate_moments(chunks, row_norm=row_norm, response_bound=response_bound, third=third, center=center)
 
@@ -110,7 +114,9 @@ def release_second_moment(
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features), iterable of chunks, path or dask array
+    X : array-like of shape (n_samples, n_features), iterable of chunks, path, dask array or scipy.sparse matrix
+        A sparse matrix is summed from its non-zeros (:func:`~dpmoments.moments.sparse_moment_sums`;
+        no ``center``).
     epsilon : float in (0, inf]
         ``inf`` releases the exact statistic (reported as not private).
     delta : float in (0, 1), optional
