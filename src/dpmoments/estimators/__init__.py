@@ -7,7 +7,7 @@ from .irls import PrivateIRLS
 from .model_selection import PrivateModelSelection
 from .pca import PrivatePCA
 from .precision import PrivateGraphicalLasso, PrivateRidgePrecision
-from .selection import alpha_grid, ebic
+from .selection import alpha_grid, ebic, noise_floor
 from .tensor import (
     PrivateTensorDecomposition,
     TensorBudget,
@@ -34,5 +34,6 @@ __all__ = [
     "release_mog_moments",
     "release_topic_moments",
     "alpha_grid",
+    "noise_floor",
     "ebic",
 ]

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from .._rng import as_generator
-from .._validation import check_data, check_option, check_positive
+from .._validation import check_data, check_nonnegative, check_option, check_positive
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import wishart_noise
 from ..moments import release_second_moment
@@ -14,7 +14,7 @@ from ..privacy import PureDP, Uncertified
 from ..solvers import graphical_lasso, graphical_lasso_admm, ridge_precision
 from ._moment_base import MomentEstimator, psd_floor_value
 from .covariance import gaussian_log_likelihood
-from .selection import alpha_grid, ebic
+from .selection import alpha_grid, ebic, noise_floor
 
 __all__ = ["PrivateGraphicalLasso", "PrivateRidgePrecision"]
 
@@ -78,6 +78,11 @@ class PrivateGraphicalLasso(_PrecisionBase):
         The grid for ``alpha="ebic"``: a number of log-spaced values below the
         largest off-diagonal entry of the released matrix, or explicit values.
     ebic_gamma : float in [0, 1], default=0.5
+    alpha_floor : "noise" or float >= 0, default="noise"
+        The smallest penalty of the ``alpha="ebic"`` grid. ``"noise"``: the release's
+        noise level, :func:`~dpmoments.estimators.noise_floor` (below it the release's
+        noise alone makes edges, and the eBIC, blind to that noise, picks dense graphs);
+        ``0``: the grid as given.
     penalize_diagonal : bool, default=True
         The papers' penalty includes the diagonal; scikit-learn's does not.
     solver : {"fast", "admm"}, default="fast"
@@ -96,6 +101,8 @@ class PrivateGraphicalLasso(_PrecisionBase):
         The penalty used.
     ebic_ : ndarray or None
         eBIC over ``alphas_`` when ``alpha="ebic"``.
+    alpha_floor_ : float or None
+        The grid's floor when ``alpha="ebic"``.
     n_iter_ : int
     converged_ : bool
     release_ : Release or None
@@ -121,8 +128,8 @@ class PrivateGraphicalLasso(_PrecisionBase):
 
     def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
                  calibration="analytic", center=None, center_budget=None, alphas=20, ebic_gamma=0.5,
-                 penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None, max_iter=1000,
-                 rng=None, accountant=None):
+                 alpha_floor="noise", penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None,
+                 max_iter=1000, rng=None, accountant=None):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -134,6 +141,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.center_budget = center_budget
         self.alphas = alphas
         self.ebic_gamma = ebic_gamma
+        self.alpha_floor = alpha_floor
         self.penalize_diagonal = penalize_diagonal
         self.solver = solver
         self.admm_rho = admm_rho
@@ -155,17 +163,24 @@ class PrivateGraphicalLasso(_PrecisionBase):
         S = release.second_moment
         if isinstance(self.alpha, str):
             check_option(self.alpha, "alpha", ("ebic",))
-            self.alphas_ = alpha_grid(S, self.alphas)
+            self.alpha_floor_ = self._floor(release)
+            self.alphas_ = alpha_grid(S, self.alphas, floor=self.alpha_floor_)
             fits = [self._solve(S, a) for a in self.alphas_]
             self.ebic_ = np.array([ebic(S, f.precision, release.n, self.ebic_gamma) for f in fits])
             best = int(np.argmin(self.ebic_))
             self.alpha_, result = float(self.alphas_[best]), fits[best]
         else:
             self.alpha_ = check_positive(self.alpha, "alpha")
-            self.alphas_, self.ebic_ = None, None
+            self.alphas_, self.ebic_, self.alpha_floor_ = None, None, None
             result = self._solve(S, self.alpha_)
         self.n_iter_, self.converged_ = result.n_iter, result.converged
         return self._finish(result.precision, release, release.guarantee)
+
+    def _floor(self, release):
+        if isinstance(self.alpha_floor, str):
+            check_option(self.alpha_floor, "alpha_floor", ("noise",))
+            return noise_floor(release)
+        return check_nonnegative(self.alpha_floor, "alpha_floor")
 
     def _solve(self, S, alpha):
         solver = check_option(self.solver, "solver", ("fast", "admm"))

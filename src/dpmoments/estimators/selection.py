@@ -1,27 +1,69 @@
 """Choosing a penalty from a release alone (free post-processing)."""
 
+import math
+
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_int, check_nonnegative
 
-__all__ = ["alpha_grid", "ebic"]
+__all__ = ["alpha_grid", "ebic", "noise_floor"]
 
 
-def alpha_grid(S, alphas=20, ratio=1e-2):
+def alpha_grid(S, alphas=20, ratio=1e-2, floor=0.0):
     """Log-spaced penalties below the largest off-diagonal ``|S_ij|`` of a released matrix.
 
     Above that value the graphical lasso solution is diagonal. ``alphas`` may
-    be a count or explicit values (returned sorted, largest first).
+    be a count or explicit values (returned sorted, largest first). Penalties
+    below ``floor`` are left out (see :func:`noise_floor`); if none is left,
+    the grid is ``[floor]`` (or ``[top]``, the diagonal solution, if larger).
     """
+    floor = check_nonnegative(floor, "floor")
     if np.ndim(alphas) == 0:
         count = check_int(alphas, "alphas", minimum=1)
         off = np.abs(S - np.diag(np.diag(S)))
         top = float(off.max()) if off.size > 1 and off.max() > 0 else float(np.abs(np.diag(S)).max())
-        return np.geomspace(top, top * ratio, count)
+        if floor >= top:
+            return np.array([floor])
+        return np.geomspace(top, max(top * ratio, floor), count)
     grid = np.asarray(alphas, dtype=float)
     if grid.ndim != 1 or grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
         raise ValueError(f"'alphas' must be a count or a non-empty 1-D array of positive numbers; got {alphas!r}.")
-    return np.sort(grid)[::-1]
+    grid = np.sort(grid)[::-1]
+    kept = grid[grid >= floor]
+    return kept if kept.size else np.array([floor])
+
+
+def noise_floor(release):
+    r"""The penalty below which the release's own noise alone makes edges: a universal threshold.
+
+    For ``m = p(p-1)/2`` off-diagonal entries of i.i.d. noise of standard deviation
+    :math:`\sigma`, the largest is about :math:`\sigma\sqrt{2\ln m}` (Gaussian; Laplace of
+    scale ``b``: :math:`b\ln m`; Wishart ``W(k, cI)``: off-diagonal std :math:`c\sqrt k`, treated
+    as Gaussian). A penalty below it lets pure-noise entries into the graph, which the
+    eBIC, blind to the release noise, tends to reward: on Su et al.'s sparse Model 3
+    (p = 30, n = 2000-20000, epsilon = 0.5-4) eBIC alone picked 150-415 edges for 57 true
+    ones (F1 0.23-0.56); floored at this value, F1 0.33-0.81. Public: computed from the
+    release's noise parameters only (free post-processing). 0 for an exact release.
+
+    Parameters
+    ----------
+    release : Release
+        With a ``second_moment``.
+
+    Returns
+    -------
+    float
+    """
+    p = release.n_features
+    m = p * (p - 1) / 2
+    if release.mechanism == "none" or m <= 1 or release.noise_scale == 0:
+        return 0.0
+    scale = float(release.noise_scale)
+    if release.mechanism == "laplace":
+        return scale * math.log(m)
+    if release.mechanism.startswith("wishart"):
+        scale *= math.sqrt(release.noise_df)
+    return scale * math.sqrt(2.0 * math.log(m))
 
 
 def ebic(S, precision, n_samples, gamma=0.5, tol=1e-10):

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..exceptions import NotPrivateWarning, PrivacyLeakWarning, UncertifiedPrivacyWarning
+from ..estimators import alpha_grid, noise_floor
 from ..solvers import graphical_lasso_path
 
 __all__ = ["SEED", "quiet", "cv_rope", "cv_glasso", "nll", "rope_path", "parallel_map", "md_table", "main_for",
@@ -68,16 +69,10 @@ def cv_rope(X, rng, k=5):
     return float(lams[int(np.argmin(score))])
 
 
-def glasso_grid(S, count=10, ratio=1e-2):
-    off = np.abs(S - np.diag(np.diag(S)))
-    top = float(off.max())
-    return np.geomspace(top, top * ratio, count)
-
-
 def cv_glasso(X, rng, k=5, count=10, tol=1e-4):
     """5-fold CV of the non-private graphical lasso's negative log-likelihood over a log grid."""
     n = X.shape[0]
-    lams = glasso_grid(X.T @ X / n, count)
+    lams = alpha_grid(X.T @ X / n, count)
     score = np.zeros(lams.size)
     for idx in _folds(n, k, rng):
         mask = np.ones(n, bool)
@@ -155,12 +150,13 @@ def ebic_fit(release, alphas=10, gamma=0.5, tol=1e-4):
 
     The rule of ``PrivateGraphicalLasso(alpha="ebic", alphas=alphas, ebic_gamma=gamma)``: the release
     is projected to the PSD cone (floor 0), a log grid of ``alphas`` values below its largest
-    off-diagonal entry (down to 1/100 of it) is solved, and the extended BIC
+    off-diagonal entry (down to 1/100 of it, and never below the release's noise floor,
+    :func:`~dpmoments.estimators.noise_floor`) is solved, and the extended BIC
     ``n[tr(SΘ) − log det Θ] + |E| log n + 4γ|E| log p`` picks the penalty. Computed here with the
     warm-started path solver (faster than the estimator's independent fits; same grid and criterion).
     """
     S = release.project_psd(0.0).second_moment
-    lams = glasso_grid(S, alphas)
+    lams = alpha_grid(S, alphas, floor=noise_floor(release))
     path = graphical_lasso_path(S, lams, tol=tol)
     p = S.shape[0]
     scores = []

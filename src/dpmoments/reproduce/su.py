@@ -279,7 +279,7 @@ def run(quick=False, reps=None, jobs=2, figure_prefix=None, argv=None):
          "replace-one. Private (ε, δ)-DP for the release. With \"CV λ\" the λ still comes from the "
          "non-private CV (for comparability); \"private λ\" (ROPE) is the public rule √(8λ) = 2σ√p (the "
          "expected spectral norm of the noise; depends only on n, ε, δ, p); \"eBIC λ\" (glasso) picks λ "
-         "on the release alone (the rule of `PrivateGraphicalLasso(alpha='ebic', alphas=10)`: PSD projection, 10-point log grid, extended BIC with γ = 0.5; computed with the warm-started path solver; free post-processing). "
+         "on the release alone (the rule of `PrivateGraphicalLasso(alpha='ebic', alphas=10)`: PSD projection, 10-point log grid floored at the release's noise level (`noise_floor`), extended BIC with γ = 0.5; computed with the warm-started path solver; free post-processing). "
          "The reference Θ̂ for the private-λ rows is still the non-private estimate at the CV λ.",
          "* Table 2 **paper (ADMM ρ=100)**: Boyd's ADMM (ρ = 100, ABSTOL 1e-4, RELTOL 1e-2, 1000 "
          "iterations) for BOTH Θ̂ and Θ̂_priv, on the raw indefinite S̃ (as the paper). "
