@@ -75,7 +75,7 @@ def _ask(grid, contents, message_type, timeout):
     """Send one message per node; return {node_id: reply or None (error or timeout)} and the errors.
 
     Polls every ``POLL_S`` rather than through ``grid.send_and_receive``, which sleeps 3 s
-    between pulls: two rounds of that were a quarter of a deployment's fixed cost.
+    between pulls (up to 3 s lost per round).
     """
     msgs = [Message(content, dst_node_id=nid, message_type=message_type) for nid, content in contents.items()]
     replies = {nid: None for nid in contents}
@@ -133,7 +133,7 @@ def run_aggregator(grid, run_config):
             node_of[name] = nid
         dropped = [(s, "after-deal") for s in plan.sites if s not in node_of]
         abort_if_needed("cape", [s for s in plan.sites if s in node_of], dropped, int(cfg["min-sites"]),
-                         cfg["on-dropout"])
+                        cfg["on-dropout"])
 
         # -- round 2: f_s out, one SiteMessage back per site ----------------------------------------
         f = aggregator.masks(noise_plan, plan.statistic, plan.n_features)

@@ -209,12 +209,12 @@ def accumulate_moments(chunks, *, row_norm=None, entry_bound=None, response_boun
            [0.48, 0.89]])
     """
     clip = _bound_clipper(row_norm, entry_bound)
-    if _is_sparse(chunks):
-        return _sparse_sums(chunks, row_norm, entry_bound, response_bound, third, center)
     if response_bound is not None:
         response_bound = check_positive(response_bound, "response_bound")
     if not isinstance(third, (bool, np.bool_)):
         raise TypeError(f"'third' must be True or False; got {type(third).__name__} {third!r}.")
+    if _is_sparse(chunks):
+        return _sparse_sums(chunks, row_norm, entry_bound, response_bound, bool(third), center)
     if isinstance(chunks, (str, bytes, tuple)) or hasattr(chunks, "__array__") or not hasattr(chunks, "__iter__"):
         chunks = iter_chunks(chunks, chunk_size=_chunk_rows(chunks))
     state = _State(clip, response_bound, bool(third), center)
