@@ -86,9 +86,10 @@ def _probe(args_json):
     else:
         x = open_zarr_array(path) if kind.startswith("zarr") else open_npy_array(path, chunk_rows=CHUNK)
         x = x[:n]
+        workers = 1 if kind == "npy-1" else WORKERS  # one worker: the per-core cost against the 1-thread reference
 
         def fn():
-            with dask.config.set(scheduler="threads", num_workers=WORKERS):
+            with dask.config.set(scheduler="threads", num_workers=workers):
                 return dask_moment_sums(x, row_norm=R)
     seconds, sums, mib = _peak_anon(fn)
     assert sums.n == n, (sums.n, n)
@@ -145,9 +146,10 @@ def _interleaved(n, rounds=3):
     """Same-n check with the candidates taking turns (each a fresh process), both files on disk at once:
     load from other jobs on this shared machine then hits every candidate alike."""
     d, R = D, float(np.sqrt(D))
-    runs = {"memory": [], "npy": [], "zarr": [], "zarr-default": []}
+    runs = {"memory": [], "npy": [], "npy-1": [], "zarr": [], "zarr-default": []}
     with tempfile.TemporaryDirectory(prefix="dpmoments-dask-bench-") as tmp:
         paths = {"memory": os.path.join(tmp, "X.npy"), "npy": os.path.join(tmp, "X.npy"),
+                 "npy-1": os.path.join(tmp, "X.npy"),
                  "zarr": os.path.join(tmp, "X.zarr"), "zarr-default": os.path.join(tmp, "X-default.zarr")}
         log(f"dask_moments: interleaved check at n = {n}: writing .npy and Zarr (two layouts)")
         _write_npy(paths["npy"], n, d)
@@ -175,6 +177,8 @@ def _interleaved(n, rounds=3):
         ["in memory: `X.T @ X` (no clipping)", f"{gram:.2f}", f"{gram / ref:.2f}×", "the array"],
         [f"`.npy` → `open_npy_array` → `dask_moment_sums` (threads, {WORKERS})", f"{best['npy']:.2f}",
          f"{best['npy'] / ref:.2f}×", f"{max(r['mib'] for r in runs['npy']):.0f} MiB"],
+        ["`.npy` → `open_npy_array` → `dask_moment_sums` (threads, 1: per core, as the reference)",
+         f"{best['npy-1']:.2f}", f"{best['npy-1'] / ref:.2f}×", f"{max(r['mib'] for r in runs['npy-1']):.0f} MiB"],
         [f"Zarr, recommended layout → `open_zarr_array` → `dask_moment_sums` (threads, {WORKERS})",
          f"{best['zarr']:.2f}", f"{best['zarr'] / ref:.2f}×", f"{max(r['mib'] for r in runs['zarr']):.0f} MiB"],
         [f"Zarr, zarr's default layout → `open_zarr_array` → `dask_moment_sums` (threads, {WORKERS})",
