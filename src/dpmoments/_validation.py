@@ -90,7 +90,9 @@ def _as_float_array(X, name):
     if isinstance(X, (str, bytes)) or X is None:
         raise TypeError(f"'{name}' must be an array of numbers; got {type(X).__name__}.")
     if hasattr(X, "tocsr") or hasattr(X, "toarray"):
-        raise TypeError(f"'{name}' is a sparse matrix; sparse input is not supported: pass a dense array.")
+        raise TypeError(f"'{name}' is a sparse matrix; sparse input is not supported here: pass a dense array, or "
+                        "release it with a dpmoments.release_* function (they sum sparse rows from their "
+                        "non-zeros) and fit the estimator with fit_release.")
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and similar
