@@ -49,13 +49,27 @@ def _delta(text):
     return value
 
 
-def _chunk(text):
+def positive_int(text):
+    """An argparse type: an integer >= 1 (chunk sizes, row limits, iteration counts)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+def parse_alpha(text):
+    """A ``--alpha`` value: ``"ebic"`` or a penalty > 0."""
+    if text == "ebic":
+        return "ebic"
+    try:
+        value = float(text)
+    except ValueError:
+        raise CliError(f"--alpha must be a number > 0 or 'ebic'; got {text!r}") from None
+    if not value > 0:
+        raise CliError(f"--alpha must be > 0; got {text}")
     return value
 
 
@@ -95,7 +109,7 @@ def add_input_arguments(parser, target=False):
                        help=f"feature columns, in order: header names or 0-based positions (default: {default})")
     if target:
         group.add_argument("--target", metavar="COL", help="the response column (a name or a 0-based position)")
-    group.add_argument("--chunk-size", type=_chunk, default=65536, metavar="ROWS",
+    group.add_argument("--chunk-size", type=positive_int, default=65536, metavar="ROWS",
                        help="rows per chunk of the streaming pass (default 65536)")
     group.add_argument("--no-fingerprint", action="store_true",
                        help="do not record a SHA-256 of the input in the report (it identifies the exact file)")

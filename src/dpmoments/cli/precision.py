@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 
 from ..metrics import auc, roc_curve, tpr_fpr
-from ._args import CliError, add_input_arguments, add_output_arguments, add_privacy_arguments
+from ._args import CliError, add_input_arguments, add_output_arguments, add_privacy_arguments, parse_alpha
 from ._io import read_truth
 from ._output import ResultsDir
 from ._release import expected_noise_error, second_moment_release
@@ -64,15 +64,7 @@ def _alpha(args):
         if args.edges < 0:
             raise CliError(f"--edges must be >= 0; got {args.edges}")
         return None
-    if args.alpha is None or args.alpha == "ebic":
-        return "ebic"
-    try:
-        value = float(args.alpha)
-    except ValueError:
-        raise CliError(f"--alpha must be a number > 0 or 'ebic'; got {args.alpha!r}") from None
-    if not value > 0:
-        raise CliError(f"--alpha must be > 0; got {args.alpha}")
-    return value
+    return "ebic" if args.alpha is None else parse_alpha(args.alpha)
 
 
 def standardized(release):

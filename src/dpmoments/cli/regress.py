@@ -12,7 +12,6 @@ other subcommands whose estimator takes in-memory arrays (``select``,
 ``tensor --model stm``, ``simulate``).
 """
 
-import argparse
 import datetime
 import sys
 import types
@@ -21,7 +20,7 @@ import numpy as np
 
 from .._version import __version__
 from ._args import (CLIPPING_HELP, CliError, _delta, _epsilon, _positive, add_input_arguments,
-                    add_output_arguments)
+                    add_output_arguments, positive_int)
 from ._io import DataSource
 from ._output import ResultsDir, check_destination
 from ._progress import Progress
@@ -51,18 +50,8 @@ DEFAULT_MAX_ROWS = 5_000_000
 
 
 # -- shared helpers (also used by select, tensor and simulate) -------------------------------------
-def _count(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
-    return value
-
-
 def add_memory_arguments(parser):
-    parser.add_argument("--max-rows", type=_count, default=DEFAULT_MAX_ROWS, metavar="N",
+    parser.add_argument("--max-rows", type=positive_int, default=DEFAULT_MAX_ROWS, metavar="N",
                         help="this analysis loads the selected columns into memory: refuse inputs with more than "
                              f"N rows (default {DEFAULT_MAX_ROWS:,})")
 
@@ -172,7 +161,7 @@ def add_arguments(parser):
     group.add_argument("--seed", type=int, metavar="INT",
                        help="seed the noise: reproducible but NOT secure (default: fresh OS entropy)")
     est = parser.add_argument_group("estimator")
-    est.add_argument("--n-iter", type=_count, metavar="J", help="IRLS iterations, each two releases (required)")
+    est.add_argument("--n-iter", type=positive_int, metavar="J", help="IRLS iterations, each two releases (required)")
     est.add_argument("--w-max", type=_positive, metavar="W",
                      help="the largest IRLS weight (required): residuals below 1/W count as 1/W; the "
                           "sensitivities grow linearly in W")

@@ -10,7 +10,8 @@ aggregator, which is the one that holds and the one the release carries.
 
 import numpy as np
 
-from ._args import CliError, add_input_arguments, add_output_arguments, add_privacy_arguments, privacy_options
+from ._args import (CliError, add_input_arguments, add_output_arguments, add_privacy_arguments, parse_alpha,
+                    privacy_options)
 from ._io import DataSource
 from ._output import ResultsDir, check_destination
 from ._report import privacy_report, privacy_summary
@@ -157,15 +158,7 @@ def run(args):
 
 
 def _alpha(args):
-    if args.analysis != "precision" or args.alpha == "ebic":
-        return "ebic"
-    try:
-        value = float(args.alpha)
-    except ValueError:
-        raise CliError(f"--alpha must be a number > 0 or 'ebic'; got {args.alpha!r}") from None
-    if not value > 0:
-        raise CliError(f"--alpha must be > 0; got {args.alpha}")
-    return value
+    return "ebic" if args.analysis != "precision" else parse_alpha(args.alpha)
 
 
 def _protocol(args, sites, kwargs):
