@@ -18,9 +18,6 @@ flwr and cryptography are imported lazily: ``python -m benchmarks --list`` works
 """
 
 import math
-import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -39,47 +36,6 @@ EPSILON, DELTA = 1.0, 1e-5
 SIZES = (1_000, 100_000)
 QUICK_SIZES = (1_000,)
 REPEATS = 2       # deployments per n (the best is kept); quick: 1
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_port(port, proc, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"SuperLink exited early ({proc.returncode})")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise TimeoutError(f"port {port} did not open")
-
-
-def _stop(procs):
-    """Teardown by PID: SIGTERM each process group started here, then SIGKILL what is left."""
-    for p in procs:
-        if p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-    deadline = time.monotonic() + 10
-    for p in procs:
-        try:
-            p.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
-    for p in procs:  # the group also holds flower-superexec children (they outlive their parent ~10 s)
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        if p.poll() is None:
-            p.wait(timeout=5)
 
 
 def _cli(argv, env, timeout=300):
@@ -122,7 +78,7 @@ def _deployment(data, tmp):
         np.save(tmp / f"{s}.npy", X)
         _cli(["site", "--make-key", str(tmp / f"{s}_key")], env)
         keys[s] = tmp / f"{s}_key"
-    port = _free_port()
+    port = deploy.free_port()
     address = f"127.0.0.1:{port}"
     conn = ["--superlink", address, "--root-certificates", str(tls["ca"])]
     procs = []
@@ -139,11 +95,11 @@ def _deployment(data, tmp):
         t0 = time.perf_counter()
         link = start("superlink", deploy.superlink_command(port, certfile=tls["cert"], keyfile=tls["key"],
                                                            ca_certfile=tls["ca"]))
-        _wait_port(port, link)
+        deploy.wait_for_port(port, link, timeout=60)
         _cli(["aggregate", *conn, *sum((["--register", f"{keys[s]}.pub"] for s in SITES), [])], env)
         for k, s in enumerate(SITES):
             start(s, [sys.executable, "-m", "dpmoments", "site", "--name", s, "--data", str(tmp / f"{s}.npy"),
-                      "--share", str(shares[s]), *conn, "--auth-key", str(keys[s]), "--port", str(_free_port()),
+                      "--share", str(shares[s]), *conn, "--auth-key", str(keys[s]), "--port", str(deploy.free_port()),
                       "--seed", str(k)])
         t_run = time.perf_counter()
         _cli(["aggregate", *conn, "--plan", str(shares["plan"]), "--out", str(out), "--wait", "120",
@@ -153,7 +109,7 @@ def _deployment(data, tmp):
             raise RuntimeError(f"no result for n = {n}: {(tmp / 'superlink.log').read_text()[-3000:]}")
         result = np.load(out / "second_moment.npy")
     finally:
-        _stop(procs)
+        deploy.stop_process_groups(procs)
     return t1 - t0, t1 - t_run, result
 
 

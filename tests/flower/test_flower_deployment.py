@@ -11,9 +11,6 @@ in a ``finally``. About 30 s; skipped when flwr is not installed.
 
 import json
 import math
-import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -36,46 +33,6 @@ D, R = 3, 1.0
 SIZES = {"north": 200, "south": 300, "east": 250}
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_port(port, proc, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"SuperLink exited early ({proc.returncode})")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise TimeoutError(f"port {port} did not open")
-
-
-def _stop(procs):
-    """Teardown by PID: SIGTERM each process group we started, then SIGKILL what is left."""
-    for p in procs:
-        if p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-    deadline = time.monotonic() + 10
-    for p in procs:
-        try:
-            p.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
-    for p in procs:  # the group also holds flower-superexec children (they outlive their parent ~10 s)
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        p.wait(timeout=5) if p.poll() is None else None
-
-
 def _cli(argv, env, check=True):
     """``dpmoments ARGV`` in a subprocess, as a user types it."""
     proc = subprocess.run([sys.executable, "-m", "dpmoments", *argv], env=env, capture_output=True, text=True,
@@ -96,7 +53,7 @@ def test_localhost_deployment_tls_auth(tmp_path):
         warnings.simplefilter("ignore", NotPrivateWarning)
         shares = deal_shares(plan, tmp_path / "shares", rng=1)
     tls = {k: tmp_path / "tls" / f for k, f in (("ca", "ca.crt"), ("cert", "server.pem"), ("key", "server.key"))}
-    port = _free_port()
+    port = deploy.free_port()
     address = f"127.0.0.1:{port}"
     env = deploy.flwr_env(tmp_path / "flwr-home")
     _cli(["aggregate", "--make-test-ca", str(tmp_path / "tls")], env)
@@ -113,7 +70,7 @@ def test_localhost_deployment_tls_auth(tmp_path):
         t0 = time.monotonic()
         link = start("superlink", deploy.superlink_command(port, certfile=tls["cert"], keyfile=tls["key"],
                                                            ca_certfile=tls["ca"]))
-        _wait_port(port, link)
+        deploy.wait_for_port(port, link, timeout=30)
         conn = ["--superlink", address, "--root-certificates", str(tls["ca"])]
         keys = {}
         for s, X in data.items():
@@ -123,12 +80,12 @@ def test_localhost_deployment_tls_auth(tmp_path):
         _cli(["aggregate", *conn, *sum((["--register", f"{keys[s]}.pub"] for s in SIZES), [])], env)
         for k, s in enumerate(SIZES):
             start(s, [sys.executable, "-m", "dpmoments", "site", "--name", s, "--data", str(tmp_path / f"{s}.npy"),
-                      "--share", str(shares[s]), *conn, "--auth-key", str(keys[s]), "--port", str(_free_port()),
+                      "--share", str(shares[s]), *conn, "--auth-key", str(keys[s]), "--port", str(deploy.free_port()),
                       "--seed", str(k)])
         stranger_key, _ = deploy.make_node_key(tmp_path / "stranger_key")  # never registered
         stranger = start("stranger", deploy.supernode_command(
             address, deploy.node_config_string("north", tmp_path / "north.npy", shares["north"]),
-            port=_free_port(), root_certificates=tls["ca"], private_key=stranger_key, max_retries=0))
+            port=deploy.free_port(), root_certificates=tls["ca"], private_key=stranger_key, max_retries=0))
         out = tmp_path / "result"
         run = _cli(["aggregate", *conn, "--plan", str(shares["plan"]), "--out", str(out), "--wait", "60",
                     "--timeout", "60"], env, check=False)
@@ -154,4 +111,4 @@ def test_localhost_deployment_tls_auth(tmp_path):
         assert link_log.count("[Fleet.ActivateNode] Activated") == len(SIZES)
         print(f"deployment e2e {elapsed:.1f}s; unregistered node refused (2004), rc={stranger.poll()}")
     finally:
-        _stop(procs)
+        deploy.stop_process_groups(procs)

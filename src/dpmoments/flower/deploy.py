@@ -1,4 +1,4 @@
-"""Deployment helpers: the FAB, Flower's CLI config, a test CA, node keys, and the commands.
+"""Deployment helpers: the FAB, Flower's CLI config, a test CA, node keys, the commands, and localhost teardown.
 
 These build the exact ``flower-superlink`` / ``flower-supernode`` / ``flwr`` command lines
 that the ``dpmoments aggregate|site`` commands run, and that the README documents.
@@ -11,14 +11,17 @@ import datetime
 import ipaddress
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 __all__ = ["write_fab", "flwr_env", "write_flwr_config", "make_ca", "make_node_key", "superlink_command",
            "supernode_command", "register_command", "run_command", "node_config_string", "executable", "run_flwr",
-           "run_flwr_all"]
+           "run_flwr_all", "free_port", "wait_for_port", "stop_process_groups"]
 
 FAB_NAME = "dpmoments-cape"
 
@@ -248,3 +251,47 @@ def run_flwr_all(cmds, env, timeout=None):
     if failed:
         raise RuntimeError("; ".join(failed))
 
+
+# -- localhost trials (the deployment test, the overhead benchmark) -------------------------------
+def free_port():
+    """A TCP port on 127.0.0.1 that is free now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port, proc, timeout=60):
+    """Wait until ``port`` on 127.0.0.1 accepts connections; raise if ``proc`` exits first or time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"SuperLink exited early ({proc.returncode})")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise TimeoutError(f"port {port} did not open")
+
+
+def stop_process_groups(procs):
+    """Teardown by PID: SIGTERM the process group of each ``Popen(start_new_session=True)``, then SIGKILL
+    what is left (the groups also hold flower-superexec children, which outlive their parent ~10 s)."""
+    for p in procs:
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + 10
+    for p in procs:
+        try:
+            p.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+    for p in procs:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if p.poll() is None:
+            p.wait(timeout=5)
