@@ -1,9 +1,6 @@
 """The command line end to end: subprocess runs of ``python -m dpmoments`` and in-process failures."""
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -11,29 +8,9 @@ import pytest
 from dpmoments.cli import main
 from dpmoments.cli import _output
 
-ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPLBACKEND="Agg")
+from .helpers import assert_one_line_error, cli, no_debris, report
+
 PRIVACY = ["--epsilon", "1", "--delta", "1e-6", "--row-norm", "3", "--seed", "0"]
-
-
-def cli(*args, cwd=None):
-    """A real subprocess: ``python -m dpmoments ARGS`` (slow to start; used for the main paths)."""
-    return subprocess.run([sys.executable, "-m", "dpmoments", *map(str, args)], capture_output=True, text=True,
-                          env=ENV, cwd=cwd, timeout=120)
-
-
-@pytest.fixture
-def run(capsys):
-    """In process, through the same ``main`` as the console script: fast, same output and exit status."""
-
-    def call(*args):
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as exc:  # argparse's own exits (--help, bad flags)
-            code = exc.code
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(args, code, out, err)
-
-    return call
 
 
 @pytest.fixture(scope="module")
@@ -51,23 +28,6 @@ def data(tmp_path_factory):
     pq.write_table(pa.table({k: X[:, j] for j, k in enumerate("abcd")}), d / "x.parquet")
     (d / "truth.csv").write_text("a,b\n")
     return d
-
-
-def assert_one_line_error(res, *words):
-    assert res.returncode == 2, res.stderr
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1, res.stderr
-    assert "Traceback" not in res.stderr
-    for w in words:
-        assert w in lines[0], lines[0]
-
-
-def report(out):
-    return json.loads((out / "privacy_report.json").read_text())
-
-
-def no_debris(parent):
-    return not [p for p in parent.iterdir() if p.name.startswith(_output.TEMP_PREFIX)]
 
 
 def test_demo_writes_figure_and_report(tmp_path):

@@ -1,37 +1,16 @@
 """The analysis subcommands end to end: pca, tensor, regress, select, simulate (in process and by subprocess)."""
 
-import json
 import math
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from dpmoments.cli import _output, main
 
-ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPLBACKEND="Agg")
+from .helpers import assert_one_line_error, cli, no_debris, report
+
 GAUSS = ["--epsilon", "1", "--delta", "1e-6", "--seed", "0"]
 BETA = np.array([1.0, -1.0, 0.5, 0.0])
-
-
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "dpmoments", *map(str, args)], capture_output=True, text=True,
-                          env=ENV, timeout=120)
-
-
-@pytest.fixture
-def run(capsys):
-    def call(*args):
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as exc:
-            code = exc.code
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(args, code, out, err)
-
-    return call
 
 
 def write_csv(path, header, rows, fmt="{:.6f}"):
@@ -62,23 +41,6 @@ def data(tmp_path_factory):
     np.save(d / "docs.npy", docs)
     np.save(d / "docs_float.npy", docs + 0.5)
     return d
-
-
-def assert_one_line_error(res, *words):
-    assert res.returncode == 2, (res.stdout, res.stderr)
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1, res.stderr
-    assert "Traceback" not in res.stderr
-    for w in words:
-        assert w in lines[0], lines[0]
-
-
-def report(out):
-    return json.loads((out / "privacy_report.json").read_text())
-
-
-def no_debris(parent):
-    return not [p for p in parent.iterdir() if p.name.startswith(_output.TEMP_PREFIX)]
 
 
 def figure(out, stem):
