@@ -16,13 +16,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
-from .timing import Table, log
+from .timing import Table, log, peak_anonymous_memory
 
 N, D = 20_000_000, 100
 SMALL_N = 5_000_000          # used when the disk has too little room for the full size
@@ -31,33 +30,6 @@ CHUNK = 250_000              # rows per block: 200 MB of float64
 WORKERS = 2                  # threads of the dask threaded scheduler
 MIN_FREE = 40e9              # bytes of free disk needed for the full size
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _rss_anon_kib():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1])
-    return 0
-
-
-def _peak_anon(fn):
-    """``(seconds, result, peak RssAnon above the start in MiB)`` of ``fn()``."""
-    base, peak, done = _rss_anon_kib(), [0], threading.Event()
-
-    def sample():
-        while not done.is_set():
-            peak[0] = max(peak[0], _rss_anon_kib())
-            time.sleep(0.001)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    t0 = time.perf_counter()
-    out = fn()
-    seconds = time.perf_counter() - t0
-    done.set()
-    sampler.join()
-    return seconds, out, max(0, peak[0] - base) / 1024
 
 
 def _probe(args_json):
@@ -91,7 +63,7 @@ def _probe(args_json):
         def fn():
             with dask.config.set(scheduler="threads", num_workers=workers):
                 return dask_moment_sums(x, row_norm=R)
-    seconds, sums, mib = _peak_anon(fn)
+    seconds, sums, mib = peak_anonymous_memory(fn)
     assert sums.n == n, (sums.n, n)
     print(json.dumps({"seconds": seconds, "mib": mib, "n": n}))
 

@@ -12,8 +12,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -24,7 +22,7 @@ from dpmoments._validation import check_data
 from dpmoments.moments import accumulate_moments, iter_chunks
 from dpmoments.moments.bounds import _clip_rows, _row_norms
 
-from .timing import Table, best_of_each, log, ratio
+from .timing import Table, best_of_each, log, peak_anonymous_memory, ratio
 
 SIZES = [(1_000_000, 50), (100_000, 500), (20_000, 2000)]
 OUT_OF_CORE = (2_000_000, 100)
@@ -131,13 +129,6 @@ def _in_memory(quick):
 
 # -- out of core ---------------------------------------------------------------
 
-def _rss_anon_kib():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1])
-    return 0
-
 
 def _probe(path, row_norm):
     """Run in a fresh process: extra memory of ``release_second_moment(path)``.
@@ -147,23 +138,13 @@ def _probe(path, row_norm):
     File pages of the memory map are not anonymous memory: they are page
     cache the kernel may drop, and are left out of both.
     """
-    base, peak, done = _rss_anon_kib(), [0], threading.Event()
-
-    def sample():
-        while not done.is_set():
-            peak[0] = max(peak[0], _rss_anon_kib())
-            time.sleep(0.001)
-
-    sampler = threading.Thread(target=sample)
-    sampler.start()
-    dpmoments.release_second_moment(path, row_norm=row_norm, **RELEASE)
-    done.set()
-    sampler.join()
+    _, _, rss_mib = peak_anonymous_memory(lambda: dpmoments.release_second_moment(path, row_norm=row_norm,
+                                                                                 **RELEASE))
     tracemalloc.start()
     dpmoments.release_second_moment(path, row_norm=row_norm, **RELEASE)
     _, traced = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    print(json.dumps({"rss_anon_mib": (peak[0] - base) / 1024, "traced_mib": traced / 2**20}))
+    print(json.dumps({"rss_anon_mib": rss_mib, "traced_mib": traced / 2**20}))
 
 
 def _memory_in_fresh_process(path, row_norm):

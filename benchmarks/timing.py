@@ -1,10 +1,11 @@
 """Best-of-k timing and the ratio tables every benchmark returns."""
 
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
-__all__ = ["Table", "best_of", "best_of_each", "ratio", "log"]
+__all__ = ["Table", "best_of", "best_of_each", "ratio", "log", "peak_anonymous_memory"]
 
 
 def best_of(fn, repeat=3, min_total=1.0, max_repeat=20):
@@ -67,3 +68,34 @@ class Table:
         if self.notes:
             lines += [""] + [f"- {note}" for note in self.notes]
         return "\n".join(lines)
+
+
+def _rss_anon_kib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1])
+    return 0
+
+
+def peak_anonymous_memory(fn):
+    """``(seconds, result, MiB)`` of ``fn()``: the peak of RssAnon above its start, sampled every millisecond.
+
+    File pages (a memory map, the page cache) are not anonymous memory and are left out. Run it in a
+    fresh process, so that no earlier allocation is counted or freed during the call.
+    """
+    base, peak, done = _rss_anon_kib(), [0], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], _rss_anon_kib())
+            time.sleep(0.001)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    t0 = time.perf_counter()
+    out = fn()
+    seconds = time.perf_counter() - t0
+    done.set()
+    sampler.join()
+    return seconds, out, max(0, peak[0] - base) / 1024
