@@ -90,6 +90,33 @@ def test_precision_glasso_with_truth(run, data, tmp_path):
     assert "a,b" in (out / "edges.csv").read_text()
 
 
+def test_precision_ebic_floor_on_the_scale_it_fits(run, data, tmp_path):
+    from dpmoments import release_second_moment
+    from dpmoments.cli.precision import standardized
+    from dpmoments.estimators import noise_floor
+
+    X = np.load(data / "x.npy")
+    rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=3.0, rng=0)
+    scaled = standardized(rel)
+    s = np.sqrt(np.diag(rel.second_moment))
+    inverse = 1.0 / np.outer(s, s)
+    np.testing.assert_allclose(scaled.second_moment, rel.second_moment * inverse)
+    # the scaled matrix's largest off-diagonal noise std: what the eBIC floor must read
+    assert scaled.noise_scale == pytest.approx(rel.noise_scale * inverse[~np.eye(4, dtype=bool)].max())
+    assert noise_floor(scaled) > noise_floor(rel)
+
+    floors = {}
+    for floor in ("noise", "0"):
+        out = tmp_path / f"net-{floor}"
+        res = run("precision", data / "x.npy", *PRIVACY, "--standardize", "--alpha-floor", floor, "--out", out)
+        assert res.returncode == 0, res.stderr
+        floors[floor] = report(out)["analysis"]
+    assert floors["0"]["alpha_floor"] == 0.0 and floors["noise"]["alpha_floor"] > 0.0
+    assert floors["noise"]["alpha"] >= floors["noise"]["alpha_floor"]
+    assert_one_line_error(run("precision", data / "x.npy", *PRIVACY, "--alpha-floor", "-1", "--out", tmp_path / "x"),
+                          "--alpha-floor")
+
+
 def test_precision_ridge(run, data, tmp_path):
     out = tmp_path / "net"
     res = run("precision", data / "x.npy", *PRIVACY, "--method", "ridge", "--alpha", "0.01", "--out", out)

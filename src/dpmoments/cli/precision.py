@@ -44,6 +44,9 @@ def add_arguments(parser):
     group.add_argument("--edges", type=int, metavar="K",
                        help="glasso: the sparsest-penalty graph with at most K edges along the path (instead of --alpha)")
     group.add_argument("--n-alphas", type=int, default=20, metavar="M", help="penalties on the path (default 20)")
+    group.add_argument("--alpha-floor", default="noise", metavar="F",
+                       help="--alpha ebic searches no penalty below F: 'noise' (default: the release's noise level, "
+                            "below which its noise alone makes edges) or a number >= 0 (0: no floor)")
     group.add_argument("--standardize", action="store_true",
                        help="scale the released matrix to a correlation matrix before solving (post-processing)")
     group.add_argument("--threshold", type=float, metavar="T",
@@ -67,11 +70,30 @@ def _alpha(args):
     return "ebic" if args.alpha is None else parse_alpha(args.alpha)
 
 
+def _alpha_floor(args):
+    if args.alpha_floor == "noise":
+        return "noise"
+    try:
+        value = float(args.alpha_floor)
+    except ValueError:
+        raise CliError(f"--alpha-floor must be 'noise' or a number >= 0; got {args.alpha_floor!r}") from None
+    if not value >= 0:
+        raise CliError(f"--alpha-floor must be >= 0; got {args.alpha_floor}")
+    return value
+
+
 def standardized(release):
-    """The release scaled to a correlation matrix D^-1/2 S D^-1/2 (recorded post-processing)."""
+    """The release scaled to a correlation matrix D^-1/2 S D^-1/2 (recorded post-processing).
+
+    Entry (i, j) and its noise are divided by ``s_i s_j``, so ``noise_scale`` becomes the largest
+    off-diagonal noise std of the scaled matrix: the eBIC grid's noise floor reads it.
+    """
     S = release.second_moment
     scale = np.sqrt(np.clip(np.diag(S), 1e-12, None))
-    return dataclasses.replace(release, second_moment=S / np.outer(scale, scale),
+    inverse = 1.0 / np.outer(scale, scale)
+    off = inverse[~np.eye(S.shape[0], dtype=bool)]
+    noise_scale = release.noise_scale * float(off.max()) if off.size else release.noise_scale
+    return dataclasses.replace(release, second_moment=S * inverse, noise_scale=noise_scale,
                                postprocessing=release.postprocessing + ("scaled-to-correlation",))
 
 
@@ -90,7 +112,7 @@ def edge_matrix(precision, threshold):
     return E | E.T
 
 
-def glasso(release, alpha, max_edges=None, n_alphas=20):
+def glasso(release, alpha, max_edges=None, n_alphas=20, alpha_floor="noise"):
     """Fit the graphical lasso on a release; ``max_edges`` picks along the path. Returns (estimator, path)."""
     from ..estimators import PrivateGraphicalLasso, alpha_grid
 
@@ -102,7 +124,8 @@ def glasso(release, alpha, max_edges=None, n_alphas=20):
         ok = [k for k, c in enumerate(counts) if c <= max_edges]
         return path[ok[-1] if ok else 0], path
     if alpha == "ebic":
-        return PrivateGraphicalLasso(alpha="ebic", alphas=grid, **kw).fit_release(release), path
+        est = PrivateGraphicalLasso(alpha="ebic", alphas=grid, alpha_floor=alpha_floor, **kw)
+        return est.fit_release(release), path
     return PrivateGraphicalLasso(alpha=alpha, **kw).fit_release(release), path
 
 
@@ -113,7 +136,7 @@ def run(args):
     truth = None if args.truth is None else read_truth(args.truth, names)
     work = standardized(release) if args.standardize else release
     if args.method == "glasso":
-        est, path = glasso(work, alpha, args.edges, args.n_alphas)
+        est, path = glasso(work, alpha, args.edges, args.n_alphas, _alpha_floor(args))
         threshold = args.threshold
     else:
         from ..estimators import PrivateRidgePrecision
@@ -143,6 +166,8 @@ def _analysis(args, est, E, threshold, truth, path):
             "postprocessing": list(est.release_.postprocessing), "estimate": "precision.npy"}
     if args.method == "glasso":
         info.update(n_iter=int(est.n_iter_), converged=bool(est.converged_))
+        if getattr(est, "alpha_floor_", None) is not None:
+            info["alpha_floor"] = float(est.alpha_floor_)
     if truth is not None:
         tpr, fpr = tpr_fpr(E, truth)
         info.update(tpr=tpr, fpr=fpr, truth_edges=int(truth.sum() // 2))

@@ -48,7 +48,9 @@ def noise_floor(release):
     Parameters
     ----------
     release : Release
-        With a ``second_moment``.
+        With a ``second_moment``; ``noise_scale`` is read as the noise of its off-diagonal
+        entries, so a release whose matrix was rescaled must carry the rescaled noise (as
+        ``dpmoments precision --standardize`` does).
 
     Returns
     -------
