@@ -54,8 +54,11 @@ def sparse_moment_sums(X, y=None, *, row_norm=None, entry_bound=None, response_b
 
     Privacy
     -------
-    Exact statistics of private data, as the dense path: every row is clipped here, so the
-    sensitivities of :func:`~dpmoments.moments.accumulate_moments` hold.
+    Exact statistics of private data, as the dense path: every row is clipped here to the public
+    bound, so the sensitivities of :func:`~dpmoments.moments.accumulate_moments` hold: a record
+    changes ``xtx`` by at most ``sqrt(2) R^2`` (Frobenius) under replace-one and ``R^2`` under
+    add-remove (``R = row_norm``, or ``entry_bound * sqrt(d)``). Never publish these sums; pass
+    the data to a ``release_*`` function.
 
     Examples
     --------
