@@ -91,7 +91,7 @@ from .estimators.pca import PrivatePCA
 from .estimators.tensor import PrivateTensorDecomposition
 from .estimators.tensor_moments import TensorBudget, TensorMoments, mean_correction, word_ids
 from .moments import Release, symmetrise_matrix, symmetrise_tensor
-from .privacy import ApproxDP, PureDP, Uncertified, ZCDP, zcdp_to_approx_dp
+from .privacy.composition import compose
 
 __all__ = ["PROTOCOLS", "AGNBudget", "FederatedReport", "cape_pca", "cape_agn", "mog_sites", "topic_sites",
            "compose_guarantees"]
@@ -158,43 +158,9 @@ class FederatedReport:
                 "notes": list(self.notes)}
 
 
-def _holds(g):
-    return g.holds if isinstance(g, Uncertified) else g
-
-
 def compose_guarantees(guarantees, composition="basic"):
-    """Compose the guarantees of sequential releases on the same data.
-
-    ``"basic"``: epsilons and deltas add (the paper's accounting). ``"zcdp"``: the
-    better of that and zCDP composition (rhos add, converted at the summed delta) when
-    every part records its rho (Gaussian). :class:`~dpmoments.privacy.Uncertified`
-    parts compose into an Uncertified claim whose ``holds`` composes the parts' holds.
-    """
-    check_option(composition, "composition", ("basic", "zcdp"))
-    guarantees = list(guarantees)
-    if any(isinstance(g, Uncertified) for g in guarantees):
-        claimed = compose_guarantees([g.claimed if isinstance(g, Uncertified) else g for g in guarantees],
-                                     composition)
-        holds = [_holds(g) for g in guarantees]
-        held = None if any(h is None for h in holds) else compose_guarantees(holds, composition)
-        reasons = sorted({g.reason for g in guarantees if isinstance(g, Uncertified)})
-        return Uncertified(claimed, "; ".join(reasons), held)
-    if any(not g.is_private for g in guarantees):
-        return PureDP(math.inf)
-    if all(isinstance(g, ZCDP) for g in guarantees):
-        return ZCDP(sum(g.rho for g in guarantees))
-    if all(isinstance(g, PureDP) for g in guarantees):
-        return PureDP(sum(g.epsilon for g in guarantees))
-    if any(isinstance(g, ZCDP) for g in guarantees):
-        raise ValueError("cannot compose zCDP with (epsilon, delta) guarantees here; use one calibration.")
-    parts = [ApproxDP(g.epsilon, 0.0) if isinstance(g, PureDP) else g for g in guarantees]
-    eps = sum(g.epsilon for g in parts)
-    delta = sum(g.delta for g in parts)
-    rhos = [g.rho for g in parts]
-    rho = None if None in rhos else sum(rhos)
-    if composition == "zcdp" and rho is not None and delta > 0:
-        eps = min(eps, zcdp_to_approx_dp(rho, min(delta, 0.999999)))
-    return ApproxDP(eps, delta, rho=rho)
+    """Compose the guarantees of sequential releases (see :func:`dpmoments.privacy.composition.compose`)."""
+    return compose(guarantees, composition=composition)
 
 
 # -- running one protocol ---------------------------------------------------------------------------------------

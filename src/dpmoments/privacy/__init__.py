@@ -16,8 +16,10 @@ from .calibration import (
     laplace_scale,
     zcdp_gaussian_sigma,
 )
+from .composition import compose
 from .conversions import advanced_composition, pure_to_zcdp, zcdp_delta, zcdp_to_approx_dp
 from .guarantees import ApproxDP, PureDP, Uncertified, ZCDP
+from .relations import NEIGHBOURS
 
 __all__ = [
     "Accountant",
@@ -42,4 +44,6 @@ __all__ = [
     "zcdp_to_approx_dp",
     "zcdp_delta",
     "advanced_composition",
+    "compose",
+    "NEIGHBOURS",
 ]
