@@ -11,6 +11,7 @@ __all__ = [
     "NotPrivateWarning",
     "PrivacyLeakWarning",
     "InsecureRandomnessWarning",
+    "BoundWarning",
 ]
 
 
@@ -52,3 +53,10 @@ class PrivacyLeakWarning(UserWarning):
 
 class InsecureRandomnessWarning(UserWarning):
     """Noise was drawn from a seeded generator: reproducible, not secure."""
+
+
+class BoundWarning(UserWarning):
+    """A privately chosen bound looks poor: many rows clipped, or its search range too narrow.
+
+    Raised from released (noisy) quantities only, never from the raw data.
+    """

@@ -51,7 +51,7 @@ IU = np.triu_indices(2)
 # is clipped to norm R around any centre (the second moment moves by about its
 # sensitivity sqrt(2) R^2 / n; the mean by sqrt(2) R / n of its 2R / n).
 N_CENTER = 300
-BUDGET = CenterBudget(mean=0.2)
+BUDGET = CenterBudget(mean=0.2, prior=(0.0, 0.0))  # a public prior: the private-median step is audited apart
 PAIR_CENTER = {"A": np.array([2.0, 0.0]), "B": np.array([0.0, 2.0])}
 
 

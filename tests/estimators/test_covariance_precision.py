@@ -27,17 +27,17 @@ def quiet(est, data=X):
 
 
 def test_covariance_infinite_epsilon_is_exact():
-    est = quiet(PrivateCovariance(epsilon=math.inf, row_norm=1.0))
+    est = quiet(PrivateCovariance(epsilon=math.inf, row_norm=1.0, center=None))
     np.testing.assert_allclose(est.covariance_, S_EXACT, rtol=1e-12)
     assert est.privacy_ == PureDP(math.inf)
 
 
 def test_covariance_is_psd_and_records_its_guarantee():
-    est = PrivateCovariance(epsilon=0.5, delta=1e-6, row_norm=1.0, rng=0).fit(X[:50])
+    est = PrivateCovariance(epsilon=0.5, delta=1e-6, row_norm=1.0, center=None, rng=0).fit(X[:50])
     assert np.linalg.eigvalsh(est.covariance_).min() >= -1e-12
     assert isinstance(est.privacy_, ApproxDP) and est.privacy_.epsilon == 0.5
     assert est.release_.postprocessing[0].startswith("psd-projection")
-    raw = PrivateCovariance(epsilon=0.5, delta=1e-6, row_norm=1.0, psd_floor=None, rng=0).fit(X[:50])
+    raw = PrivateCovariance(epsilon=0.5, delta=1e-6, row_norm=1.0, center=None, psd_floor=None, rng=0).fit(X[:50])
     assert raw.release_.postprocessing == ()
 
 
@@ -48,21 +48,22 @@ def test_public_and_private_centres():
     np.testing.assert_allclose(est.covariance_, Xc.T @ Xc / len(X), rtol=1e-12)
     priv = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center="private",
                              center_budget=CenterBudget(mean=0.25), rng=1).fit(X)
-    assert priv.privacy_ == ApproxDP(1.0, 1e-6)
-    assert "private mean" in priv.release_.postprocessing[0]
+    assert priv.privacy_.epsilon == pytest.approx(1.0) and priv.privacy_.delta == pytest.approx(1e-6)
+    assert [(p.label, p.share) for p in priv.privacy_parts_] == [("location", 0.05), ("mean", 0.25),
+                                                                 ("second moment", pytest.approx(0.7))]
     np.testing.assert_allclose(priv.location_, X.mean(axis=0), atol=0.01)
     with pytest.raises(TypeError, match="center_budget"):
-        PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center="private").fit(X)
+        PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center_budget=0.2).fit(X)
     with pytest.raises(ValueError, match="'center'"):
         PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center="mean").fit(X)
 
 
 def test_accountant_is_checked_before_and_charged_after():
     acct = dpm.Accountant(ApproxDP(1.5, 1e-5))
-    PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, accountant=acct, rng=0).fit(X)
+    PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=None, accountant=acct, rng=0).fit(X)
     assert acct.spent.epsilon == pytest.approx(1.0)
     with pytest.raises(BudgetExceededError):
-        PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, accountant=acct, rng=0).fit(X)
+        PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=None, accountant=acct, rng=0).fit(X)
     assert len(acct.ledger) == 1
 
 

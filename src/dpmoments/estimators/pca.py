@@ -11,7 +11,7 @@ import numpy as np
 
 from .._validation import check_data, check_int
 from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
-from ._moment_base import MomentEstimator, n_features_of, out_of_core
+from ._moment_base import MomentEstimator, in_original_units, location_of, n_features_of, out_of_core
 
 __all__ = ["PrivatePCA"]
 
@@ -34,8 +34,9 @@ class PrivatePCA(MomentEstimator):
     epsilon : float in (0, inf]
     delta : float in (0, 1) or None
         Required for the Gaussian mechanism.
-    row_norm : float
-        The public L2 bound R on each (centred) row.
+    row_norm : float or "auto"
+        The public L2 bound R on each (centred) row, or ``"auto"``: chosen
+        privately from ``bound_budget`` (as in :class:`PrivateCovariance`).
     mechanism : {"gaussian", "laplace", "wishart", "wishart-approx"}, default="gaussian"
     neighbours : {"replace-one", "add-remove"}, default="replace-one"
     calibration : {"analytic", "classic", "zcdp"}, default="analytic"
@@ -44,7 +45,13 @@ class PrivatePCA(MomentEstimator):
         papers); a vector: a public centre (sklearn's PCA is this with the
         data mean); ``"private"``: a private mean paid from ``center_budget``.
     center_budget : CenterBudget or None
-        Required with ``center="private"``.
+        The private centre's shares (``None``: ``CenterBudget()``).
+    scale : None or "private", default=None
+        ``"private"``: standardise the columns by private scales before
+        clipping (paid from ``bound_budget``); the components are those of
+        the covariance mapped back to the original units.
+    bound_budget : float in (0, 1) or BoundBudget, default=0.1
+        The share spent on ``row_norm="auto"`` / ``scale="private"``.
     eigensolver : {"auto", "eigh", "eigsh"}, default="auto"
         ``"auto"`` uses ARPACK only for ``d >= 1000`` and ``k <= d/100``
         (where it was measured faster), else LAPACK ``eigh`` on a subset.
@@ -88,8 +95,8 @@ class PrivatePCA(MomentEstimator):
     """
 
     def __init__(self, *, n_components, epsilon, delta=None, row_norm, mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None,
-                 eigensolver="auto", rng=None, accountant=None):
+                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 bound_budget=0.1, eigensolver="auto", rng=None, accountant=None):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -99,6 +106,8 @@ class PrivatePCA(MomentEstimator):
         self.calibration = calibration
         self.center = center
         self.center_budget = center_budget
+        self.scale = scale
+        self.bound_budget = bound_budget
         self.eigensolver = eigensolver
         self.rng = rng
         self.accountant = accountant
@@ -123,17 +132,19 @@ class PrivatePCA(MomentEstimator):
         """Components of a release already paid for: no new privacy cost."""
         release = self._check_release(release)
         k = self._check_params(release.n_features)
-        eig = top_eigenpairs(release.second_moment, k, method=self.eigensolver)
+        S = in_original_units(release, release.second_moment)
+        eig = top_eigenpairs(S, k, method=self.eigensolver)
         self.release_ = release
         self.components_ = np.ascontiguousarray(eig.eigenvectors.T)
         self.explained_variance_ = eig.eigenvalues
-        total = float(np.trace(release.second_moment))
+        total = float(np.trace(S))
         self.explained_variance_ratio_ = eig.eigenvalues / total if total > 0 else np.full(k, np.nan)
-        self.mean_ = np.zeros(release.n_features) if release.center is None else np.array(release.center)
+        self.mean_ = location_of(release)
         self.n_components_ = k
         self.n_features_in_ = release.n_features
         self.eigensolver_ = eig.method
         self.privacy_ = release.guarantee
+        self.privacy_parts_ = release.parts
         return self
 
     def _check_fitted_input(self, X, width_attr, what):

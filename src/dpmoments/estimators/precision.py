@@ -12,7 +12,7 @@ from ..mechanisms import wishart_noise
 from ..moments import release_second_moment
 from ..privacy import PureDP, Uncertified
 from ..solvers import graphical_lasso, graphical_lasso_admm, ridge_precision
-from ._moment_base import MomentEstimator, psd_floor_value
+from ._moment_base import MomentEstimator, location_of, psd_floor_value
 from .covariance import gaussian_log_likelihood
 from .selection import alpha_grid, ebic, noise_floor
 
@@ -27,14 +27,17 @@ _OUTPUT_REASON = (
 
 class _PrecisionBase(MomentEstimator):
     def _finish(self, precision, release, guarantee):
+        if release is not None and release.column_scale is not None:
+            # fitted on the standardised release: Theta = diag(1/s) Theta_z diag(1/s) (post-processing)
+            precision = precision / np.outer(release.column_scale, release.column_scale)
         self.precision_ = precision
         self.covariance_ = np.linalg.inv(precision)
         self.covariance_ = 0.5 * (self.covariance_ + self.covariance_.T)
         self.release_ = release
         self.privacy_ = guarantee
         self.n_features_in_ = precision.shape[0]
-        self.location_ = np.zeros(precision.shape[0]) if release is None or release.center is None else \
-            np.array(release.center)
+        self.location_ = np.zeros(precision.shape[0]) if release is None else location_of(release)
+        self.privacy_parts_ = () if release is None else release.parts
         return self
 
     def _noisy_S(self, release):
@@ -70,8 +73,11 @@ class PrivateGraphicalLasso(_PrecisionBase):
         The penalty. ``"ebic"`` picks it from ``alphas`` by the extended BIC
         computed on the released matrix only (free post-processing; the raw
         data are never touched again).
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant
-        As in :class:`PrivateCovariance`; ``mechanism`` may also be
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant
+        As in :class:`PrivateCovariance`, except that ``row_norm`` has no
+        default and ``center`` defaults to ``None`` (the papers' zero-mean
+        data); with ``scale="private"`` the penalty applies to the
+        standardised precision, mapped back afterwards. ``mechanism`` may also be
         ``"output"``: Wang et al.'s output perturbation (exact graphical lasso,
         then Wishart noise), reported as :class:`~dpmoments.Uncertified`.
     alphas : int or array-like, default=20
@@ -127,7 +133,8 @@ class PrivateGraphicalLasso(_PrecisionBase):
     _mechanisms = ("gaussian", "laplace", "wishart", "wishart-approx", "output")
 
     def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
-                 calibration="analytic", center=None, center_budget=None, alphas=20, ebic_gamma=0.5,
+                 calibration="analytic", center=None, center_budget=None, scale=None, bound_budget=0.1, alphas=20,
+                 ebic_gamma=0.5,
                  alpha_floor="noise", penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None,
                  max_iter=1000, rng=None, accountant=None):
         self.alpha = alpha
@@ -139,6 +146,8 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.calibration = calibration
         self.center = center
         self.center_budget = center_budget
+        self.scale = scale
+        self.bound_budget = bound_budget
         self.alphas = alphas
         self.ebic_gamma = ebic_gamma
         self.alpha_floor = alpha_floor
@@ -192,6 +201,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
 
     def _fit_output(self, X):
         """Wang et al. Algorithm 1: exact graphical lasso, then W_d(d+1, c I) noise."""
+        self._private_choices()  # a private centre, scale or bound is refused here: it needs additive noise
         X = check_data(X)
         alpha = check_positive(self.alpha, "alpha")
         if not self.penalize_diagonal:
@@ -228,8 +238,8 @@ class PrivateRidgePrecision(_PrecisionBase):
     Parameters
     ----------
     alpha : float > 0
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant
-        As in :class:`PrivateCovariance`.
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant
+        As in :class:`PrivateGraphicalLasso`.
     psd_floor : float or None, default=None
 
     Attributes
@@ -251,8 +261,8 @@ class PrivateRidgePrecision(_PrecisionBase):
     """
 
     def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
-                 calibration="analytic", center=None, center_budget=None, psd_floor=None, rng=None,
-                 accountant=None):
+                 calibration="analytic", center=None, center_budget=None, scale=None, bound_budget=0.1,
+                 psd_floor=None, rng=None, accountant=None):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -262,6 +272,8 @@ class PrivateRidgePrecision(_PrecisionBase):
         self.calibration = calibration
         self.center = center
         self.center_budget = center_budget
+        self.scale = scale
+        self.bound_budget = bound_budget
         self.psd_floor = psd_floor
         self.rng = rng
         self.accountant = accountant

@@ -16,11 +16,37 @@ from .._rng import describe_randomness
 from ..privacy.guarantees import PureDP
 from .psd import project_psd as _project_psd
 
-__all__ = ["Release"]
+__all__ = ["Release", "Part"]
 
 
 def _summary(arr):
     return None if arr is None else f"<array {arr.shape}>"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One labelled share of a composite release's budget, and what it released.
+
+    Attributes
+    ----------
+    label : str
+        What the share paid for, e.g. ``"row_norm"`` or ``"second moment"``.
+    guarantee : PureDP, ApproxDP, ZCDP or Uncertified
+        What this part alone satisfies; :attr:`Release.guarantee` composes them.
+    share : float or None
+        The fraction of the caller's epsilon it was given.
+    released : dict
+        Its (noisy, hence publishable) outputs, e.g. ``{"row_norm": 3.2}``.
+    """
+
+    label: str
+    guarantee: object
+    share: Optional[float] = None
+    released: dict = field(default_factory=dict)
+
+    def to_dict(self):
+        return {"label": self.label, "share": self.share, "guarantee": self.guarantee.to_dict(),
+                "released": dict(self.released)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,6 +97,15 @@ class Release:
         ``"caller-generator"`` or ``"none"``.
     postprocessing : tuple of str
         Free post-processing applied since the release (e.g. PSD projection).
+    column_scale : ndarray of shape (n_features,) or None
+        Private column scales ``s``: the rows released were ``(x - center) / s``
+        (then clipped), so the moments, ``row_norm``, ``noise_scale`` and
+        ``sensitivity`` are in those standardised units. Estimators map their
+        estimate back (post-processing).
+    parts : tuple of Part
+        For a release made of several private steps (a bound, a centre or
+        scales chosen privately, then the moment): each step's share and
+        guarantee; ``guarantee`` is their composition. Empty for one step.
     """
 
     n: int
@@ -92,10 +127,12 @@ class Release:
     noise_df: Optional[int] = None
     noise_grid: Optional[float] = None
     postprocessing: tuple = field(default_factory=tuple)
+    column_scale: Optional[np.ndarray] = None
+    parts: tuple = field(default_factory=tuple)
 
     def __post_init__(self):
         # Freeze the arrays too: a release is a record, not a scratch buffer.
-        for name in ("second_moment", "cross_moment", "third_moment", "center"):
+        for name in ("second_moment", "cross_moment", "third_moment", "center", "column_scale"):
             arr = getattr(self, name)
             if arr is not None:
                 arr = np.array(arr, dtype=np.float64)
@@ -115,6 +152,14 @@ class Release:
         low-order bits leak (Mironov 2012), so it is never reported secure.
         """
         return self.randomness == "os-entropy" and self.noise_grid is not None
+
+    @property
+    def clipped_fraction(self):
+        """The noisy fraction of rows clipped and its noise sd, ``(fraction, sd)``, when a part released it."""
+        for part in self.parts:
+            if "clipped_fraction" in part.released:
+                return part.released["clipped_fraction"], part.released["clipped_fraction_noise_sd"]
+        return None
 
     def project_psd(self, floor=0.0):
         """A new release whose second moment has its eigenvalues floored at ``floor``.
@@ -150,6 +195,8 @@ class Release:
             "randomness": self.randomness,
             "secure": self.secure,
             "postprocessing": list(self.postprocessing),
+            "column_scaled": self.column_scale is not None,
+            "parts": [p.to_dict() for p in self.parts],
         }
 
     def __repr__(self):

@@ -20,6 +20,7 @@ from ..privacy.calibration import CALIBRATIONS, calibrate_gaussian, calibrate_la
 from ..privacy.guarantees import ApproxDP, PureDP, Uncertified
 from ..privacy.wishart import wishart_degrees_of_freedom, wishart_delta
 from .accumulate import accumulate_moments
+from .auto_release import is_auto, release_with_private_bounds
 from .dask_moments import dask_moment_sums, is_dask_collection
 from .readers import iter_chunks
 from .release import Release, randomness_of
@@ -104,7 +105,7 @@ def _wishart(sums, epsilon, delta, mechanism, neighbours, row_norm):
 
 def release_second_moment(
     X, *, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
-    calibration="analytic", center=None, rng=None, chunk_size=65536, secure=False,
+    calibration="analytic", center=None, rng=None, chunk_size=65536, secure=False, bound_budget=0.1,
 ):
     r"""Release the second-moment matrix :math:`\frac1n\sum_i x_i x_i^\top` with differential privacy.
 
@@ -121,8 +122,10 @@ def release_second_moment(
         ``inf`` releases the exact statistic (reported as not private).
     delta : float in (0, 1), optional
         Required for ``"gaussian"`` and ``"wishart-approx"``.
-    row_norm : float > 0
-        The public bound R. Never computed from the data.
+    row_norm : float > 0 or "auto"
+        The public bound R. Never computed from the data, except by
+        ``"auto"``: a private quantile of ``||x - center||`` paid from
+        ``bound_budget`` (:mod:`dpmoments.moments.auto_release`).
     mechanism : {"gaussian", "laplace", "wishart", "wishart-approx"}, default="gaussian"
     neighbours : {"replace-one", "add-remove"}, default="replace-one"
     calibration : {"analytic", "classic", "zcdp"}, default="analytic"
@@ -139,6 +142,10 @@ def release_second_moment(
         Exact discrete Gaussian (zCDP-calibrated) or discrete Laplace noise on
         a ``2^-k`` grid from the OS CSPRNG, immune to floating-point attacks
         (:mod:`dpmoments.moments.secure_noise`); ~0.5 s at d = 200.
+    bound_budget : float in (0, 1) or BoundBudget, default=0.1
+        With ``row_norm="auto"``: the share of epsilon that chooses the bound
+        (and releases a noisy count of clipped rows); the release gets the
+        rest and the whole ``delta``. Ignored for a public ``row_norm``.
 
     Returns
     -------
@@ -162,7 +169,9 @@ def release_second_moment(
       gives (epsilon, delta)-DP; Sheffet's (2019) regime, with a known PSD
       bias of mean :math:`k R^2/n \cdot I`.
 
-    ``n`` is treated as public.
+    ``n`` is treated as public. With ``row_norm="auto"`` the private bound
+    (and the noisy clipped-row count) compose with the release by basic
+    composition; ``guarantee`` is the total and ``parts`` lists each share.
 
     Examples
     --------
@@ -176,8 +185,13 @@ def release_second_moment(
     epsilon, delta, mechanism, neighbours, calibration = _check_privacy(
         epsilon, delta, mechanism, neighbours, calibration, MECHANISMS
     )
-    row_norm = check_positive(row_norm, "row_norm")
     center = _check_center(center)
+    if is_auto(row_norm):
+        return release_with_private_bounds(
+            release_second_moment, X, statistic="second", epsilon=epsilon, delta=delta, row_norm=row_norm,
+            bound_budget=bound_budget, center=center, mechanism=mechanism, neighbours=neighbours,
+            calibration=calibration, rng=rng, chunk_size=chunk_size, secure=secure)
+    row_norm = check_positive(row_norm, "row_norm")
     sums = _sums(X, None, row_norm=row_norm, response_bound=None, center=center, third=False, chunk_size=chunk_size)
     S = symmetrise_matrix(sums.xtx / sums.n)
     common = dict(n=sums.n, n_features=sums.n_features, row_norm=row_norm, neighbours=neighbours,
@@ -207,6 +221,7 @@ def release_second_moment(
 def release_cross_moment(
     X, y, *, epsilon, delta=None, row_norm, response_bound, mechanism="gaussian",
     neighbours="replace-one", calibration="analytic", center=None, rng=None, chunk_size=65536, secure=False,
+    bound_budget=0.1,
 ):
     r"""Release the cross moment :math:`\frac1n\sum_i x_i y_i` with differential privacy.
 
@@ -217,11 +232,12 @@ def release_cross_moment(
     ----------
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, rng, chunk_size, secure
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, rng, chunk_size, secure, bound_budget
         As in :func:`release_second_moment`; ``mechanism`` is ``"gaussian"``
         or ``"laplace"``.
-    response_bound : float > 0
-        The public bound r on ``|y|``.
+    response_bound : float > 0 or "auto"
+        The public bound r on ``|y|``; ``"auto"``: a private quantile of
+        ``|y|`` paid from ``bound_budget``, like ``row_norm="auto"``.
 
     Returns
     -------
@@ -247,9 +263,14 @@ def release_cross_moment(
     epsilon, delta, mechanism, neighbours, calibration = _check_privacy(
         epsilon, delta, mechanism, neighbours, calibration, ("gaussian", "laplace")
     )
+    center = _check_center(center)
+    if is_auto(row_norm) or is_auto(response_bound):
+        return release_with_private_bounds(
+            release_cross_moment, X, y, statistic="cross", epsilon=epsilon, delta=delta, row_norm=row_norm,
+            response_bound=response_bound, bound_budget=bound_budget, center=center, mechanism=mechanism,
+            neighbours=neighbours, calibration=calibration, rng=rng, chunk_size=chunk_size, secure=secure)
     row_norm = check_positive(row_norm, "row_norm")
     response_bound = check_positive(response_bound, "response_bound")
-    center = _check_center(center)
     sums = _sums(X, y, row_norm=row_norm, response_bound=response_bound, center=center, third=False,
                  chunk_size=chunk_size)
     b = sums.xty / sums.n
@@ -275,7 +296,7 @@ def release_cross_moment(
 
 def release_third_moment(
     X, *, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
-    calibration="analytic", center=None, rng=None, chunk_size=65536,
+    calibration="analytic", center=None, rng=None, chunk_size=65536, bound_budget=0.1,
 ):
     r"""Release the symmetric third moment :math:`\frac1n\sum_i x_i\otimes x_i\otimes x_i`.
 
@@ -311,8 +332,13 @@ def release_third_moment(
     epsilon, delta, mechanism, neighbours, calibration = _check_privacy(
         epsilon, delta, mechanism, neighbours, calibration, ("gaussian", "laplace")
     )
-    row_norm = check_positive(row_norm, "row_norm")
     center = _check_center(center)
+    if is_auto(row_norm):
+        return release_with_private_bounds(
+            release_third_moment, X, statistic="third", epsilon=epsilon, delta=delta, row_norm=row_norm,
+            bound_budget=bound_budget, center=center, mechanism=mechanism, neighbours=neighbours,
+            calibration=calibration, rng=rng, chunk_size=chunk_size)
+    row_norm = check_positive(row_norm, "row_norm")
     sums = _sums(X, None, row_norm=row_norm, response_bound=None, center=center, third=True, chunk_size=chunk_size)
     T = symmetrise_tensor(sums.third / sums.n)
     common = dict(n=sums.n, n_features=sums.n_features, row_norm=row_norm, neighbours=neighbours,
