@@ -1,24 +1,37 @@
 r"""The second moment an estimator releases, with its centre, column scales and row bound chosen privately.
 
-Up to five passes over the data, each paid from a stated share of the budget
-and composed at the end (:func:`dpmoments.privacy.composition.compose`):
+Up to five passes over the data, each paid from a stated share of the budget:
 
 1. **location** (``center="private"`` without a public prior): private
    column medians, one exponential-mechanism draw per column on the public
    signed grid (``CenterBudget.location``);
-2. **scales** (``scale="private"``): private 0.95-quantiles of
-   ``|x_j - m_j|``, one draw per column (half of ``bound_budget``);
+2. **scales** (``scale="private"``): per column, a private median of the
+   ``|x_j - m_j|`` that are not 0 (:mod:`dpmoments.moments.private_bounds`),
+   half of ``bound_budget``;
 3. **row bound** (``row_norm="auto"``): a private quantile of
    ``||(x - m) / s||`` and the noisy count of rows beyond it (the rest of
    ``bound_budget``, :mod:`dpmoments.moments.auto_release`);
-4. **mean** (``center="private"``): the mean of the clipped
-   ``(x - m) / s`` (``CenterBudget.mean``), as before;
+4. **mean** (``center="private"``): the mean of the clipped ``(x - m) / s``
+   (``CenterBudget.mean``);
 5. **second moment** of the clipped ``(x - c) / s`` about that private mean,
-   with the rest of epsilon and of delta.
+   with the rest.
 
 The release is of the standardised rows ``z = (x - c) / s``; it records
 ``center = c`` and ``column_scale = s`` (``None`` without scaling), and the
 estimators map their estimate back to the original units (post-processing).
+
+Accounting
+----------
+With Gaussian noise the shares are shares of ``rho``, the largest zCDP
+parameter whose conversion fits the caller's ``(epsilon, delta)``: each
+exponential-mechanism draw is ``e^2/8``-zCDP, each Gaussian release
+``rho_i``-zCDP (``calibration="zcdp"``), the noisy count Gaussian; the rhos
+add and the total is reported converted back at ``delta``. Splitting
+``(epsilon, delta)`` into parts and adding them up instead would cost more
+noise as soon as there are three parts or more (e.g. 6.45 against 5.62 units
+of sigma for a second moment given 65% of ``(1, 1e-6)``), and ``d`` median
+draws would get ``epsilon/d`` each. With Laplace noise everything is pure:
+the shares are shares of ``epsilon`` and add up.
 """
 
 import dataclasses
@@ -31,9 +44,9 @@ from ..moments import iter_chunks, release_cross_moment, release_second_moment
 from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                                     warn_clipped, warn_range_end, warn_unreliable)
 from ..moments.dask_moments import is_dask_collection, row_ones
-from ..moments.private_bounds import exponential_budget, noisy_clipped_count, quantile_pass, select_quantiles
+from ..moments.private_bounds import noisy_clipped_count, quantile_pass, select_quantiles
 from ..moments.release import Part, randomness_of
-from ..privacy import PureDP, compose
+from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 
 __all__ = ["private_second_moment", "needs_private_choices"]
 
@@ -50,20 +63,38 @@ def _check_scale(scale):
 
 
 class _Budget:
-    """Shares of (epsilon, delta) handed out in order; delta a part did not use goes to the last one."""
+    """Shares of the total: of rho (Gaussian, zCDP) or of epsilon (Laplace, pure); exact at epsilon = inf."""
 
-    def __init__(self, epsilon, delta):
-        self.epsilon, self.delta, self.delta_used, self.parts = epsilon, delta, 0.0, []
+    def __init__(self, epsilon, delta, mechanism, calibration):
+        self.epsilon, self.delta, self.calibration, self.parts = epsilon, delta, calibration, []
+        self.exact = math.isinf(epsilon)
+        self.zcdp = mechanism == "gaussian" and not self.exact
+        self.rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho if self.zcdp else None
 
-    def take(self, share):
-        return share * self.epsilon, None if self.delta is None else share * self.delta
+    def draws(self, share, k=1):
+        """(epsilon of each of ``k`` exponential-mechanism draws, their joint guarantee)."""
+        if self.exact:
+            return math.inf, PureDP(math.inf)
+        if self.zcdp:
+            return math.sqrt(8.0 * share * self.rho / k), ZCDP(share * self.rho)
+        return share * self.epsilon / k, PureDP(share * self.epsilon)
 
-    def rest_of_delta(self):
-        return None if self.delta is None else max(self.delta - self.delta_used, 0.0)
+    def release(self, share):
+        """The (epsilon, delta, calibration) that make a release spend ``share`` of the budget."""
+        if self.zcdp:  # calibrate_gaussian(..., "zcdp") turns this back into share * rho
+            return dict(epsilon=zcdp_to_approx_dp(share * self.rho, self.delta), delta=self.delta,
+                        calibration="zcdp")
+        return dict(epsilon=share * self.epsilon, delta=self.delta, calibration=self.calibration)
+
+    def count(self, share):
+        return dict(rho=share * self.rho) if self.zcdp else dict(epsilon=share * self.epsilon)
 
     def record(self, label, guarantee, share, **released):
-        self.delta_used += getattr(guarantee, "delta", 0.0) or 0.0
         self.parts.append(Part(label, guarantee, share, released))
+
+    def total(self):
+        composed = compose([p.guarantee for p in self.parts])
+        return composed.to_approx_dp(self.delta) if self.zcdp else composed
 
 
 def _shares(center, center_budget, scale, row_norm, bound_budget):
@@ -101,50 +132,55 @@ def _source(X, scale, with_ones):
     return chunks()
 
 
-def _location(X, budget, share, center_budget, search, rng):
-    if share == 0.0:
-        return None if center_budget.prior is None else np.asarray(center_budget.prior, dtype=float)
-    (counts,), d = quantile_pass(X, [("column", None, None)], search=search)
-    eps, delta = budget.take(share)
-    each, guarantee = exponential_budget(eps, delta, d)
-    m, outside = select_quantiles(counts, search.edges(signed=True), epsilon_each=each, quantile=0.5, rng=rng)
+def _location(X, budget, share, search, rng):
+    """Private column medians (signed grid)."""
+    (bins,), d = quantile_pass(X, [("column", None, None)], search=search)
+    each, guarantee = budget.draws(share, d)
+    m, outside = select_quantiles(bins, search.edges(signed=True), epsilon_each=each, quantile=0.5, rng=rng)
     budget.record("location", guarantee, share, statistic="column medians", at_range_end=int(outside.sum()))
     if outside.any():
         warn_range_end("column median", search)
     return m
 
 
-def _scales(X, m, budget, share, bounds, rng):
-    (counts,), d = quantile_pass(X, [("abs-column", m, None)], search=bounds.search)
-    eps, delta = budget.take(share)
-    each, guarantee = exponential_budget(eps, delta, d)
-    q = bounds.fixed_quantile()
-    s, outside = select_quantiles(counts, bounds.search.edges(), epsilon_each=each, quantile=q, rng=rng)
-    budget.record("column scales", guarantee, share, statistic=f"{q:g}-quantiles of |x_j - m_j|",
+def _scales(X, m, budget, share, search, rng):
+    """Private per-column medians of the non-zero ``|x_j - m_j|``."""
+    (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
+    each, guarantee = budget.draws(share, d)
+    s, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=0.5, rng=rng)
+    budget.record("column scales", guarantee, share, statistic="medians of the non-zero |x_j - m_j|",
                   at_range_end=int(outside.sum()))
     if outside.any():
-        warn_range_end("column scale", bounds.search)
+        warn_range_end("column scale", search)
     return s
 
 
 def _row_bound(X, m, s, budget, share, bounds, main, rng):
-    """Private row bound on (x - m)/s and the noisy clipped count: (R, noisy count or None, epsilon per draw)."""
-    (counts,), d = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
-    diag = bounds.diagnostic * share if math.isfinite(budget.epsilon) else 0.0
-    eps = (share - diag) * budget.epsilon
-    mechanism, neighbours, calibration, main_share = main
-    eps_main, delta_main = budget.take(main_share)
-    quantile, clipped = clip_target(bounds, "second", mechanism, d, eps_main, delta_main, neighbours, calibration, eps)
+    """Private row bound on (x - m)/s and the noisy clipped count: (R, noisy count or None, epsilon of the draw)."""
+    (bins,), d = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
+    diag = 0.0 if budget.exact else bounds.diagnostic * share
+    each, guarantee = budget.draws(share - diag)
+    mechanism, neighbours, main_share = main
+    args = budget.release(main_share)
+    quantile, clipped = clip_target(bounds, "second", mechanism, d, args["epsilon"], args["delta"], neighbours,
+                                    args["calibration"], each)
     gen_draw, gen_count = spawn(rng, 2)
-    values, outside = select_quantiles(counts, bounds.search.edges(), epsilon_each=eps, quantile=quantile,
+    values, outside = select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=quantile,
                                        clipped_rows=clipped, rng=gen_draw)
     R = float(values[0])
     target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
-    budget.record("row_norm", PureDP(eps), share - diag, row_norm=R, target=target, at_range_end=bool(outside[0]))
+    budget.record("row_norm", guarantee, share - diag, row_norm=R, target=target, at_range_end=bool(outside[0]))
     if outside[0]:
         warn_range_end("row_norm", bounds.search)
-    count = noisy_clipped_count(counts, bounds.search.edges(), R, diag * budget.epsilon, gen_count) if diag else None
-    return R, count, eps
+    count = noisy_clipped_count(bins, bounds.search.edges(), R, rng=gen_count, **budget.count(diag)) if diag else None
+    return R, (count, diag), each
+
+
+def _mean(X, s, m_z, args, rng, kwargs):
+    """The mean of the clipped ``x / s - m_z``: the cross moment with the constant response 1 (bound 1)."""
+    source = _source(X, s, True)
+    Z, ones = source if isinstance(source, tuple) else (source, None)  # else a stream of (Z, 1) chunks
+    return release_cross_moment(Z, ones, response_bound=1.0, center=m_z, rng=rng, **args, **kwargs)
 
 
 def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget, scale, bound_budget, mechanism,
@@ -158,71 +194,55 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
 
     Privacy
     -------
-    Basic composition of the parts, each under the release's relation:
-    exponential-mechanism draws (sensitivity 1; columns composed in zCDP
-    when better), a Laplace count (sensitivity 1), a Gaussian or Laplace
-    mean (L2 sensitivity ``2R/n``) and the second moment (``sqrt(2) R^2/n``
-    under replace-one), all of standardised rows clipped to ``R``.
+    Sequential composition (module docstring) of, each under the release's
+    relation: exponential-mechanism draws (sensitivity 1), a noisy count
+    (sensitivity 1), the mean (L2 sensitivity ``2R/n``) and the second
+    moment (``sqrt(2) R^2/n`` under replace-one) of standardised rows
+    clipped to ``R``. Every data-dependent choice is one of these outputs.
     """
     _check_scale(scale)
     bounds = as_bound_budget(bound_budget)
     if is_auto(row_norm) or scale is not None:
-        check_auto_privacy(mechanism, False, what="row_norm='auto'" if is_auto(row_norm) else
-                           "scale='private'")
+        check_auto_privacy(mechanism, False, what="row_norm='auto'" if is_auto(row_norm) else "scale='private'")
     if is_auto(row_norm) or scale is not None or (isinstance(center, str) and center_budget.prior is None):
         check_auto_source(X, "a private centre, scale or bound")
     shares = _shares(center, center_budget, scale, row_norm, bounds)
     main_share = 1.0 - sum(shares.values())
-    budget = _Budget(epsilon, delta)
-    rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)
+    budget = _Budget(epsilon, delta, mechanism, calibration)
+    rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)  # mean, cov first: as before this module
     private_center = isinstance(center, str)
-    m = _location(X, budget, shares["location"], center_budget, bounds.search, rng_loc) if private_center else center
-    bound_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
-    s = _scales(X, m, budget, bound_share, bounds, rng_scale) if scale is not None else None
-    R, count, eps_draw = row_norm, None, None
-    if is_auto(row_norm):
-        R, count, eps_draw = _row_bound(X, m, s, budget, shares["bound"] - (bound_share if s is not None else 0.0),
-                                        bounds, (mechanism, neighbours, calibration, main_share), rng_bound)
-    kwargs = dict(row_norm=R, mechanism=mechanism, neighbours=neighbours, calibration=calibration)
-    m_z = None if m is None else (m if s is None else m / s)
+    m = center
     if private_center:
-        eps, delta_mean = budget.take(shares["mean"])
-        if m_z is None:
-            m_z = np.zeros(_width(X))
-        mean = _mean(X, s, m_z, eps, delta_mean, rng_mean, kwargs)
-        budget.record("mean", mean.guarantee, shares["mean"])
+        m = np.asarray(center_budget.prior, dtype=float) if center_budget.prior is not None else \
+            _location(X, budget, shares["location"], bounds.search, rng_loc)
+    scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0) if scale is not None else 0.0
+    s = _scales(X, m, budget, scale_share, bounds.search, rng_scale) if scale is not None else None
+    R, count, each = row_norm, None, None
+    if is_auto(row_norm):
+        R, count, each = _row_bound(X, m, s, budget, shares["bound"] - scale_share, bounds,
+                                    (mechanism, neighbours, main_share), rng_bound)
+    kwargs = dict(row_norm=R, mechanism=mechanism, neighbours=neighbours)
+    m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
+    if private_center:
+        mean = _mean(X, s, m_z, budget.release(shares["mean"]), rng_mean, kwargs)
+        budget.record("mean", mean.guarantee, shares["mean"], noise_scale=mean.noise_scale)
         m_z = m_z + mean.cross_moment
-    rel = release_second_moment(_source(X, s, False), epsilon=main_share * epsilon, delta=budget.rest_of_delta(),
-                                center=m_z, rng=rng_cov, **kwargs)
-    return _finish(rel, budget, main_share, s, count, eps_draw, bounds, rng, epsilon)
+    rel = release_second_moment(_source(X, s, False), center=m_z, rng=rng_cov, **budget.release(main_share), **kwargs)
+    return _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon)
 
 
-def _width(X):
-    from ._moment_base import n_features_of  # the base imports this module
-
-    return n_features_of(X)
-
-
-def _mean(X, s, m_z, eps, delta, rng, kwargs):
-    """The mean of the clipped ``x / s - m_z``: the cross moment with the constant response 1 (bound 1)."""
-    source = _source(X, s, True)
-    Z, ones = source if isinstance(source, tuple) else (source, None)  # else a stream of (Z, 1) chunks
-    return release_cross_moment(Z, ones, epsilon=eps, delta=delta, response_bound=1.0, center=m_z, rng=rng,
-                                **kwargs)
-
-
-def _finish(rel, budget, main_share, s, count, eps_draw, bounds, rng, epsilon):
-    budget.record("second moment", rel.guarantee, main_share)
-    parts = budget.parts
-    if count is not None:
-        fraction, sd = count.value / rel.n, count.noise_sd / rel.n
-        parts.insert(-1, Part("clipped rows", count.guarantee, count.guarantee.epsilon / epsilon,
-                              {"clipped_fraction": fraction, "clipped_fraction_noise_sd": sd}))
+def _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon):
+    if count is not None and count[0] is not None:
+        noisy, share = count
+        fraction, sd = noisy.value / rel.n, noisy.noise_sd / rel.n
+        budget.record("clipped rows", noisy.guarantee, share, clipped_fraction=fraction,
+                      clipped_fraction_noise_sd=sd)
         warn_clipped(fraction, sd)
-    if eps_draw is not None:
-        warn_unreliable(eps_draw, bounds.search, rel.n, "row bound")
+    budget.record("second moment", rel.guarantee, main_share)
+    if each is not None:
+        warn_unreliable(each, bounds.search, rel.n, "row bound")
     center = rel.center if (rel.center is None or s is None) else rel.center * s
     steps = rel.postprocessing + (("standardised by private column scales; estimates are mapped back",)
                                   if s is not None else ())
-    return dataclasses.replace(rel, center=center, column_scale=s, guarantee=compose([p.guarantee for p in parts]),
-                               parts=tuple(parts), randomness=randomness_of(rng, epsilon), postprocessing=steps)
+    return dataclasses.replace(rel, center=center, column_scale=s, guarantee=budget.total(), parts=tuple(budget.parts),
+                               randomness=randomness_of(rng, epsilon), postprocessing=steps)

@@ -250,7 +250,7 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
                   neighbours=neighbours, calibration=calibration, center=center, rng=gen_main, chunk_size=chunk_size,
                   **bounds, **kwargs)
     if eps_diag:
-        noisy = noisy_clipped_count(counts[0], edges, chosen["row_norm"], eps_diag, rng=gen_diag)
+        noisy = noisy_clipped_count(counts[0], edges, chosen["row_norm"], epsilon=eps_diag, rng=gen_diag)
         fraction, sd = noisy.value / rel.n, noisy.noise_sd / rel.n
         parts.append(Part("clipped rows", noisy.guarantee, eps_diag / epsilon,
                           {"clipped_fraction": fraction, "clipped_fraction_noise_sd": sd}))

@@ -25,7 +25,14 @@ with probability proportional to :math:`\exp(\varepsilon u_k / 2)` and
 returns its upper edge ``t_k`` (the top edge for the last bin): a bound that
 covers the chosen quantile, within one grid step. An atom (all rows equal, a
 constant column) falls in one bin, which scores 0 while every other bin
-scores about ``-n/2``: the answer stays finite and next to the atom.
+scores about ``-n/2``: the answer stays finite and next to the atom. For
+``|x_j - c_j|`` (a column's scale) the rows exactly at the centre are set
+apart and the quantile is taken among the others, so a column tied at its median
+(binary, counts) still gets the spread of its other values: with ``Z`` rows
+tied, the target is ``T = Z + q (n - Z)``. A row entering or leaving the
+tie moves ``T`` by ``1 - q`` and the counts below by 1 in the same
+direction, so the sensitivity stays ``max(q, 1 - q) <= 1``; and a column
+tied everywhere gets the lowest bin, not a uniform draw.
 
 Privacy
 -------
@@ -68,8 +75,8 @@ import numpy as np
 
 from .._rng import as_generator
 from .._validation import check_data, check_epsilon, check_int, check_option, check_positive, check_vector
-from ..mechanisms import exponential_mechanism, laplace_noise
-from ..privacy import ApproxDP, PureDP, calibrate_gaussian
+from ..mechanisms import exponential_mechanism, gaussian_noise, laplace_noise
+from ..privacy import ZCDP, ApproxDP, PureDP, calibrate_gaussian
 from .accumulate import _checked, _unpack  # the one place chunks are validated
 from .dask_moments import is_dask_collection
 from .readers import iter_chunks
@@ -83,7 +90,7 @@ STATISTICS = {
     "row-norm": ("row", False),        # ||(x - c) / s||_2
     "max-abs-entry": ("row", False),   # max_j |x_j - c_j| / s_j
     "abs-response": ("row", False),    # |y|
-    "abs-column": ("column", False),   # |x_j - c_j|, one quantile per column
+    "abs-column": ("column", False),   # |x_j - c_j| != 0, one quantile per column
     "column": ("column", True),        # x_j - c_j (signed), one quantile per column
 }
 
@@ -230,12 +237,26 @@ def _values(statistic, X, y, center, scale):
     return np.abs(Z) if statistic == "abs-column" else Z
 
 
+@dataclass(frozen=True)
+class BinCounts:
+    """Exact bin counts of one statistic (never to be published): ``counts`` (k, G + 1), ``ties`` (k,) or None.
+
+    ``ties`` counts the rows exactly at the centre (``abs-column`` only); they are also in bin 0.
+    """
+
+    counts: np.ndarray
+    ties: Optional[np.ndarray] = None
+
+    def merge(self, other):
+        return BinCounts(self.counts + other.counts, None if self.ties is None else self.ties + other.ties)
+
+
 class _Counts:
     """Bin counts of one statistic over the grid, summed chunk by chunk."""
 
     def __init__(self, statistic, center, scale, edges):
         self.statistic, self.center, self.scale, self.edges = statistic, center, scale, edges
-        self.counts = None
+        self.counts = self.ties = None
 
     def start(self, d, y):
         """Check the transforms against the first chunk's width; size the counts."""
@@ -245,6 +266,8 @@ class _Counts:
             raise ValueError("a private response bound needs 'y'; got none.")
         k = d if STATISTICS[self.statistic][0] == "column" else 1
         self.counts = np.zeros((k, self.edges.size + 1), dtype=np.int64)
+        if self.statistic == "abs-column":
+            self.ties = np.zeros(k, dtype=np.int64)
 
     def add(self, X, y):
         v = _values(self.statistic, X, y, self.center, self.scale)
@@ -252,6 +275,8 @@ class _Counts:
         # bin k holds (edges[k-1], edges[k]]; one bincount for all k columns
         idx = np.searchsorted(self.edges, v, side="left") + n_bins * np.arange(v.shape[1])
         self.counts += np.bincount(idx.ravel(), minlength=self.counts.size).reshape(self.counts.shape)
+        if self.ties is not None:  # rows exactly at the centre (module docstring)
+            self.ties += np.count_nonzero(v == 0, axis=0)
 
 
 def _check_transform(vector, name, d):
@@ -279,7 +304,7 @@ def quantile_pass(source, requests, *, search, chunk_size=65536):
 
     Returns
     -------
-    counts : list of ndarray of shape (k, G + 1)
+    counts : list of BinCounts
         Bin counts per statistic. Exact statistics of the data: for
         :func:`select_quantiles` only, never to be published.
     n_features : int
@@ -313,7 +338,7 @@ def _count(items, requests, search):
             for job in jobs:
                 job.add(X, y)
         n += X.shape[0]
-    return [job.counts for job in jobs], n, d
+    return [BinCounts(job.counts, job.ties) for job in jobs], n, d
 
 
 def _dask_counts(source, requests, search):
@@ -352,7 +377,7 @@ def _merge_counts(*parts):
             continue
         if d is not None and width != d:
             raise ValueError(f"dask blocks have different numbers of features ({d} and {width}).")
-        counts = c if counts is None else [a + b for a, b in zip(counts, c)]
+        counts = c if counts is None else [a.merge(b) for a, b in zip(counts, c)]
         n, d = n + m, width
     return counts, n, d
 
@@ -364,34 +389,46 @@ def _scores(counts, target):
     return -np.maximum(0.0, np.maximum(lower - target, target - upper))
 
 
-def select_quantiles(counts, edges, *, epsilon_each, quantile=None, clipped_rows=None, rng=None):
-    """One exponential-mechanism draw per row of ``counts``; returns (values, outside).
+def select_quantiles(bins, edges, *, epsilon_each, quantile=None, clipped_rows=None, rng=None):
+    """One exponential-mechanism draw per row of ``bins.counts``; returns (values, outside).
 
     The target rank is ``quantile * n`` or, with ``clipped_rows = m``,
     ``max(n - m, n / 2)``: leave about ``m`` rows above the bound, never more
-    than half. Sensitivity 1 per draw (module docstring).
+    than half. With ``ties`` (rows exactly at the centre, ``Z`` of them) it is
+    ``Z + quantile (n - Z)``: the quantile of the other rows. Sensitivity 1
+    per draw (module docstring).
     """
     gen = as_generator(rng)
+    counts = bins.counts
     values, outside = np.empty(counts.shape[0]), np.zeros(counts.shape[0], dtype=bool)
     for j, row in enumerate(counts):
         n = row.sum()
-        target = quantile * n if clipped_rows is None else max(n - clipped_rows, 0.5 * n)
+        ties = 0 if bins.ties is None else bins.ties[j]
+        if clipped_rows is None:
+            target = ties + quantile * (n - ties)
+        else:
+            target = max(n - clipped_rows, 0.5 * n)
         k = exponential_mechanism(_scores(row, target), epsilon_each, 1.0, rng=gen, minimise=False)
         values[j] = edges[min(k, edges.size - 1)]
         outside[j] = k in (0, edges.size)
     return values, outside
 
 
-def noisy_clipped_count(counts, edges, bound, epsilon, rng=None):
-    """Rows whose statistic exceeds ``bound`` (a grid edge), plus Laplace(1/epsilon) noise.
+def noisy_clipped_count(counts, edges, bound, *, epsilon=None, rho=None, rng=None):
+    """Rows whose statistic exceeds ``bound`` (a grid edge), plus noise; only the noisy value is returned.
 
-    Sensitivity 1 under every relation; epsilon-DP. Only the noisy value is returned.
+    Sensitivity 1 under every relation (a row is beyond the bound or not).
+    ``epsilon``: Laplace noise of scale ``1/epsilon``, epsilon-DP; ``rho``:
+    Gaussian noise of standard deviation ``1/sqrt(2 rho)``, rho-zCDP.
     """
     k = int(np.searchsorted(edges, bound, side="left"))
-    exact = counts[0, k + 1:].sum()
+    exact = counts.counts[0, k + 1:].sum()
+    gen = as_generator(rng)
+    if rho is not None:
+        sd = 1.0 / math.sqrt(2.0 * rho)
+        return NoisyCount(float(exact + gaussian_noise(1, sd, gen)[0]), sd, ZCDP(rho))
     scale = 1.0 / epsilon
-    return NoisyCount(float(exact + laplace_noise(1, scale, as_generator(rng))[0]), math.sqrt(2.0) * scale,
-                      PureDP(epsilon))
+    return NoisyCount(float(exact + laplace_noise(1, scale, gen)[0]), math.sqrt(2.0) * scale, PureDP(epsilon))
 
 
 def _check_target(quantile, clipped_rows):
@@ -417,8 +454,9 @@ def private_quantiles(X, y=None, *, statistic="row-norm", epsilon, delta=None, q
     y : array-like of shape (n_samples,), optional
         Needed for ``statistic="abs-response"``.
     statistic : {"row-norm", "max-abs-entry", "abs-response", "abs-column", "column"}, default="row-norm"
-        ``||(x - c)/s||_2``, ``max_j |x_j - c_j|/s_j``, ``|y|``, ``|x_j - c_j|`` per column,
-        or ``x_j - c_j`` per column (signed: a median is ``quantile=0.5``).
+        ``||(x - c)/s||_2``, ``max_j |x_j - c_j|/s_j``, ``|y|``, ``|x_j - c_j|`` per column
+        (rows at the centre left out), or ``x_j - c_j`` per column (signed: a
+        median is ``quantile=0.5``).
     epsilon : float in (0, inf]
         For all the draws together (one per column for the column statistics).
         ``inf`` returns the exact best bin (not private).
@@ -464,7 +502,7 @@ def private_quantiles(X, y=None, *, statistic="row-norm", epsilon, delta=None, q
     search = as_search_range(search)
     source = X if y is None else (X, y)
     (counts,), _ = quantile_pass(source, [(statistic, center, scale)], search=search, chunk_size=chunk_size)
-    each, guarantee = exponential_budget(epsilon, delta, counts.shape[0])
+    each, guarantee = exponential_budget(epsilon, delta, counts.counts.shape[0])
     edges = search.edges(signed=STATISTICS[statistic][1])
     values, outside = select_quantiles(counts, edges, epsilon_each=each, quantile=quantile,
                                        clipped_rows=clipped_rows, rng=rng)
