@@ -60,7 +60,7 @@ from .sensitivity import moment_sensitivity
 from .sparse_sums import is_sparse_source
 
 __all__ = ["BoundBudget", "as_bound_budget", "is_auto", "release_with_private_bounds", "clip_target",
-           "CLIPPED_WARNING", "RANK_ERROR_T"]
+           "choose_bounds", "CLIPPED_WARNING", "RANK_ERROR_T"]
 
 CLIP_FACTOR = 2.0   # m = CLIP_FACTOR * E||N_1||, see the module docstring
 CLIPPED_WARNING = 0.10
@@ -262,3 +262,43 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
     warn_unreliable(eps_each, budget.search, rel.n, "bound")
     return dataclasses.replace(rel, guarantee=compose([p.guarantee for p in parts]), parts=tuple(parts),
                                randomness=randomness_of(rng, epsilon))
+
+
+def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None):
+    """Several public-bound parameters chosen privately in one pass, at the fixed quantile.
+
+    Parameters
+    ----------
+    source : array, (X, y) pair, path, dask array or list of chunks
+    statistics : dict
+        Parameter name -> statistic of :data:`~dpmoments.moments.private_bounds.STATISTICS`
+        (no centre), e.g. ``{"row_norm": "row-norm", "response_bound": "abs-response"}``.
+    epsilon : float in (0, inf]
+        The caller's total; ``share * epsilon`` is split equally between the draws.
+    budget : BoundBudget
+    share : float
+        The fraction of ``epsilon`` spent (``budget.share``, or a part of it).
+
+    Returns
+    -------
+    (dict, list of Part)
+        The chosen values, and one pure-DP part per draw.
+
+    Privacy
+    -------
+    One exponential-mechanism draw per parameter, each
+    ``share * epsilon / len(statistics)``-DP (sensitivity 1 under every
+    relation); they add up to ``share * epsilon``.
+    """
+    check_auto_source(source if not isinstance(source, tuple) else source[0], "a private bound")
+    each = share * epsilon / len(statistics)
+    counts, _ = quantile_pass(source, [(stat, None, None) for stat in statistics.values()], search=budget.search)
+    q, values, parts = budget.fixed_quantile(), {}, []
+    for (name, stat), bins, gen in zip(statistics.items(), counts, spawn(rng, len(statistics))):
+        drawn, outside = select_quantiles(bins, budget.search.edges(), epsilon_each=each, quantile=q, rng=gen)
+        values[name] = float(drawn[0])
+        parts.append(Part(name, PureDP(each), share / len(statistics),
+                          {name: values[name], "target": f"{q:g}-quantile of {stat}", "at_range_end": bool(outside[0])}))
+        if outside[0]:
+            warn_range_end(name, budget.search)
+    return values, parts
