@@ -2,9 +2,13 @@ r"""The second moment an estimator releases, with its centre, column scales and 
 
 Up to five passes over the data, each paid from a stated share of the budget:
 
-1. **location** (``center="private"`` without a public prior): private
-   column medians, one exponential-mechanism draw per column on the public
-   signed grid (``CenterBudget.location``);
+1. **location** (``center="private"`` without a public prior,
+   ``CenterBudget.location``): with ``scale="private"``, private column
+   medians, one exponential-mechanism draw per column on the public signed
+   grid; otherwise a private bound on ``||x||`` for the mean, which is then
+   taken about the origin (one draw, reliable at ten times smaller
+   ``n epsilon`` than ``d`` median draws), and the row bound of step 3 (or
+   the public ``row_norm``) applies about that mean;
 2. **scales** (``scale="private"``): per column, a private median of the
    ``|x_j - m_j|`` that are not 0 (:mod:`dpmoments.moments.private_bounds`),
    half of ``bound_budget``;
@@ -41,8 +45,8 @@ import numpy as np
 
 from .._rng import spawn
 from ..moments import iter_chunks, release_cross_moment, release_second_moment
-from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
-                                    warn_clipped, warn_range_end, warn_unreliable)
+from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, check_reliable,
+                                    clip_target, is_auto, warn_clipped, warn_range_end, warn_unreliable)
 from ..moments.dask_moments import is_dask_collection, row_ones
 from ..moments.private_bounds import noisy_clipped_count, quantile_pass, select_quantiles
 from ..moments.release import Part, randomness_of
@@ -65,8 +69,9 @@ def _check_scale(scale):
 class _Budget:
     """Shares of the total: of rho (Gaussian, zCDP) or of epsilon (Laplace, pure); exact at epsilon = inf."""
 
-    def __init__(self, epsilon, delta, mechanism, calibration):
+    def __init__(self, epsilon, delta, mechanism, calibration, neighbours="replace-one"):
         self.epsilon, self.delta, self.calibration, self.parts = epsilon, delta, calibration, []
+        self.neighbours = neighbours
         self.exact = math.isinf(epsilon)
         self.zcdp = mechanism == "gaussian" and not self.exact
         self.rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho if self.zcdp else None
@@ -99,8 +104,9 @@ class _Budget:
 
 def _shares(center, center_budget, scale, row_norm, bound_budget):
     private_center = isinstance(center, str)
+    located = private_center and center_budget.prior is None
     shares = {
-        "location": center_budget.location if private_center and center_budget.prior is None else 0.0,
+        "location": center_budget.location if located else 0.0,
         "mean": center_budget.mean if private_center else 0.0,
         "bound": bound_budget.share if (is_auto(row_norm) or scale is not None) else 0.0,
     }
@@ -136,6 +142,8 @@ def _location(X, budget, share, search, rng):
     """Private column medians (signed grid)."""
     (bins,), d = quantile_pass(X, [("column", None, None)], search=search)
     each, guarantee = budget.draws(share, d)
+    check_reliable(each, search.steps * 2 + 2, bins, "private column medians (center='private', no prior)",
+                   budget.neighbours)
     m, outside = select_quantiles(bins, search.edges(signed=True), epsilon_each=each, quantile=0.5, rng=rng)
     budget.record("location", guarantee, share, statistic="column medians", at_range_end=int(outside.sum()))
     if outside.any():
@@ -147,6 +155,7 @@ def _scales(X, m, budget, share, search, rng):
     """Private per-column medians of the non-zero ``|x_j - m_j|``."""
     (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
     each, guarantee = budget.draws(share, d)
+    check_reliable(each, search.steps + 1, bins, "private column scales (scale='private')", budget.neighbours)
     s, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=0.5, rng=rng)
     budget.record("column scales", guarantee, share, statistic="medians of the non-zero |x_j - m_j|",
                   at_range_end=int(outside.sum()))
@@ -155,24 +164,30 @@ def _scales(X, m, budget, share, search, rng):
     return s
 
 
-def _row_bound(X, m, s, budget, share, bounds, main, rng):
-    """Private row bound on (x - m)/s and the noisy clipped count: (R, noisy count or None, epsilon of the draw)."""
+def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diagnostic=True):
+    """A private row bound on (x - m)/s, and the noisy clipped count: (R, (count, share) or None, epsilon).
+
+    ``main`` is ``(statistic, mechanism, neighbours, share)`` of the release the
+    bound serves, whose noise sets the "auto" target (:func:`clip_target`).
+    """
     (bins,), d = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
-    diag = 0.0 if budget.exact else bounds.diagnostic * share
+    diag = bounds.diagnostic * share if diagnostic and not budget.exact else 0.0
     each, guarantee = budget.draws(share - diag)
-    mechanism, neighbours, main_share = main
+    statistic, mechanism, neighbours, main_share = main
     args = budget.release(main_share)
-    quantile, clipped = clip_target(bounds, "second", mechanism, d, args["epsilon"], args["delta"], neighbours,
+    quantile, clipped = clip_target(bounds, statistic, mechanism, d, args["epsilon"], args["delta"], neighbours,
                                     args["calibration"], each)
     gen_draw, gen_count = spawn(rng, 2)
     values, outside = select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=quantile,
                                        clipped_rows=clipped, rng=gen_draw)
     R = float(values[0])
     target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
-    budget.record("row_norm", guarantee, share - diag, row_norm=R, target=target, at_range_end=bool(outside[0]))
+    budget.record(label, guarantee, share - diag, row_norm=R, target=target, at_range_end=bool(outside[0]))
     if outside[0]:
-        warn_range_end("row_norm", bounds.search)
-    count = noisy_clipped_count(bins, bounds.search.edges(), R, rng=gen_count, **budget.count(diag)) if diag else None
+        warn_range_end(label, bounds.search)
+    if not diag:
+        return R, None, each
+    count = noisy_clipped_count(bins, bounds.search.edges(), R, rng=gen_count, **budget.count(diag))
     return R, (count, diag), each
 
 
@@ -208,27 +223,49 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
         check_auto_source(X, "a private centre, scale or bound")
     shares = _shares(center, center_budget, scale, row_norm, bounds)
     main_share = 1.0 - sum(shares.values())
-    budget = _Budget(epsilon, delta, mechanism, calibration)
+    budget = _Budget(epsilon, delta, mechanism, calibration, neighbours)
     rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)  # mean, cov first: as before this module
     private_center = isinstance(center, str)
-    m = center
-    if private_center:
-        m = np.asarray(center_budget.prior, dtype=float) if center_budget.prior is not None else \
-            _location(X, budget, shares["location"], bounds.search, rng_loc)
-    scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0) if scale is not None else 0.0
-    s = _scales(X, m, budget, scale_share, bounds.search, rng_scale) if scale is not None else None
+    main = ("second", mechanism, neighbours, main_share)
+    m, s, c = center, None, None  # the clipping centre, the column scales, the private mean (standardised)
+    if private_center and center_budget.prior is not None:
+        m = np.asarray(center_budget.prior, dtype=float)
+    elif private_center and scale is not None:
+        m = _location(X, budget, shares["location"], bounds.search, rng_loc)
+    elif private_center:  # the mean is taken about the origin, the second moment about the mean
+        m = np.zeros(_width(X))
+        R_mean, _, _ = _row_bound(X, m, None, budget, shares["location"], bounds,
+                                  ("cross", mechanism, neighbours, shares["mean"]), rng_loc, "location",
+                                  diagnostic=False)
+        c = _private_mean(X, None, m, R_mean, budget, shares["mean"], rng_mean, mechanism, neighbours)
+    if scale is not None:
+        scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
+        s = _scales(X, m, budget, scale_share, bounds.search, rng_scale)
+    m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
     R, count, each = row_norm, None, None
     if is_auto(row_norm):
-        R, count, each = _row_bound(X, m, s, budget, shares["bound"] - scale_share, bounds,
-                                    (mechanism, neighbours, main_share), rng_bound)
-    kwargs = dict(row_norm=R, mechanism=mechanism, neighbours=neighbours)
-    m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
-    if private_center:
-        mean = _mean(X, s, m_z, budget.release(shares["mean"]), rng_mean, kwargs)
-        budget.record("mean", mean.guarantee, shares["mean"], noise_scale=mean.noise_scale)
-        m_z = m_z + mean.cross_moment
-    rel = release_second_moment(_source(X, s, False), center=m_z, rng=rng_cov, **budget.release(main_share), **kwargs)
+        about = m if c is None else c
+        R, count, each = _row_bound(X, about, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
+                                    bounds, main, rng_bound)
+    if private_center and c is None:
+        c = _private_mean(X, s, m_z, R, budget, shares["mean"], rng_mean, mechanism, neighbours)
+    rel = release_second_moment(_source(X, s, False), center=m_z if c is None else c, rng=rng_cov, row_norm=R,
+                                mechanism=mechanism, neighbours=neighbours, **budget.release(main_share))
     return _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon)
+
+
+def _private_mean(X, s, m_z, R, budget, share, rng, mechanism, neighbours):
+    """The private mean of the standardised rows: ``m_z`` plus the mean of their clipped offsets from it."""
+    mean = _mean(X, s, m_z, budget.release(share), rng,
+                 dict(row_norm=R, mechanism=mechanism, neighbours=neighbours))
+    budget.record("mean", mean.guarantee, share, noise_scale=mean.noise_scale)
+    return m_z + mean.cross_moment
+
+
+def _width(X):
+    from ._moment_base import n_features_of  # the base imports this module
+
+    return n_features_of(X)
 
 
 def _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon):

@@ -189,6 +189,23 @@ def warn_unreliable(epsilon_each, search, n, what):
                       "'bound_budget', a larger epsilon or a public bound.", BoundWarning, stacklevel=4)
 
 
+def check_reliable(epsilon_each, bins, counts, what, neighbours):
+    """Refuse per-column median draws too weak for the rows at hand, before anything is released.
+
+    A median draw scores every bin outside the data at about ``-n/2``; the
+    many such bins win together unless ``n epsilon / 4 >= ln(bins) + 5``
+    (:data:`MARGIN_T`), and then a column's centre or scale lands anywhere in
+    the search range and the estimate is noise. Where ``n`` is public (not
+    under add-remove) this is refused here; otherwise the release warns.
+    """
+    n = int(counts.counts[0].sum())
+    needed = 4.0 * (math.log(bins) + MARGIN_T) / epsilon_each
+    if n < needed and neighbours != "add-remove" and math.isfinite(epsilon_each):
+        raise ValueError(f"{what}: each per-column draw gets epsilon {epsilon_each:.3g}, too little for the rows "
+                         f"at hand (a draw among {bins} bins needs n * epsilon >= {needed * epsilon_each:.0f}); "
+                         "give a larger budget share or epsilon, public values, or leave them out.")
+
+
 def warn_clipped(fraction, sd):
     if fraction - 2.0 * sd > CLIPPED_WARNING:
         warnings.warn(f"about {100 * fraction:.0f}% (noise sd {100 * sd:.1f}%) of the rows were clipped to the "

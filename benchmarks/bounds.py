@@ -1,0 +1,145 @@
+"""Private bounds against oracle and wrong bounds: the error of a private covariance (issue 13).
+
+Frobenius error of ``PrivateCovariance`` (epsilon = 1, delta = 1e-6, its
+default private centre) against the population covariance, for
+
+* synthetic data, d in {10, 50}, n in {1e3, 1e4, 1e5}: Gaussian and
+  multivariate Student t (3 d.o.f.) rows with AR(1) correlation 0.5, in
+  mixed units (column scales 0.1 to 1000, log-spaced; means 3 times the
+  scales, so no column is centred at 0);
+* two data sets shipped with scikit-learn in their raw units (wine, 178 x 13;
+  breast cancer, 569 x 30), against their own (non-private) covariance;
+
+comparing ``row_norm="auto"`` (its 10% share included) with an oracle bound
+(the data's true 95% quantile of ``||x - mu||``, given for free), bounds 10x
+too large and 10x too small, CoinPress (``method="coinpress"``) and
+``scale="private"`` (column scales chosen privately as well). The error is
+relative, ``||S_hat - S||_F / ||S||_F``: the ratios between methods are those
+of the absolute Frobenius errors. Mean over repetitions with fixed seeds.
+
+``python -m benchmarks bounds [--quick]`` (or ``python -m benchmarks.bounds``).
+"""
+
+import os
+import sys
+import time
+import warnings
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+
+from .timing import Table, log  # noqa: E402
+
+EPSILON, DELTA = 1.0, 1e-6
+METHODS = ("auto", "oracle", "10x oracle", "oracle / 10", "coinpress", "auto + scale")
+
+
+def _repetitions(n, quick):
+    return 2 if quick else (5 if n <= 10_000 else 3)
+
+
+def synthetic(n, d, family, seed):
+    """Rows in mixed units and their population covariance."""
+    rng = np.random.default_rng(seed)
+    scales = np.logspace(-1, 3, d)
+    corr = 0.5 ** np.abs(np.subtract.outer(np.arange(d), np.arange(d)))
+    Z = rng.standard_normal((n, d)) @ np.linalg.cholesky(corr).T
+    variance = 1.0
+    if family == "t3":
+        Z *= np.sqrt(3.0 / rng.chisquare(3.0, size=(n, 1)))
+        variance = 3.0  # the variance of a t with 3 d.o.f.
+    return 3.0 * scales + Z * scales, variance * corr * np.outer(scales, scales), 3.0 * scales
+
+
+def real(name):
+    from sklearn import datasets
+
+    X = {"wine": datasets.load_wine, "breast cancer": datasets.load_breast_cancer}[name]().data.astype(float)
+    mu = X.mean(axis=0)
+    return X, (X - mu).T @ (X - mu) / X.shape[0], mu
+
+
+def _fit(X, method, oracle, seed):
+    from dpmoments.estimators import PrivateCovariance
+
+    kwargs = {"auto": {}, "oracle": {"row_norm": oracle}, "10x oracle": {"row_norm": 10 * oracle},
+              "oracle / 10": {"row_norm": oracle / 10}, "coinpress": {"method": "coinpress"},
+              "auto + scale": {"scale": "private"}}[method]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # BoundWarnings at small n are expected; the table shows the errors
+        try:
+            return PrivateCovariance(epsilon=EPSILON, delta=DELTA, rng=seed, **kwargs).fit(X).covariance_
+        except ValueError as exc:  # per-column draws refused: too few rows for their budget
+            if "too little for the rows" not in str(exc):
+                raise
+            return None
+
+
+def _errors(make, reps):
+    """Mean relative Frobenius error of each method over ``reps`` data sets / noise draws."""
+    errors = {m: [] for m in METHODS}
+    for rep in range(reps):
+        X, S, mu = make(rep)
+        oracle = float(np.quantile(np.linalg.norm(X - mu, axis=1), 0.95))
+        for method in METHODS:
+            fit = _fit(X, method, oracle, 1000 + rep)
+            errors[method].append(np.nan if fit is None else np.linalg.norm(fit - S) / np.linalg.norm(S))
+    return {m: float(np.mean(v)) for m, v in errors.items()}
+
+
+def _verdict(err, n):
+    ok_oracle = err["auto"] <= 1.3 * err["oracle"]
+    ok_wrong = err["auto"] <= 0.5 * min(err["10x oracle"], err["oracle / 10"])
+    if n < 10_000:
+        return "(n < 1e4: no target)"
+    return "met" if ok_oracle and ok_wrong else f"NOT met ({'oracle' if not ok_oracle else 'wrong bound'})"
+
+
+def _row(label, n, err, reps):
+    cells = ["refused" if np.isnan(err[m]) else f"{err[m]:.3g}" for m in METHODS]
+    return [label, f"{n:,}", str(reps), *cells, f"{err['auto'] / err['oracle']:.2f}",
+            f"{err['auto'] / min(err['10x oracle'], err['oracle / 10']):.2f}", _verdict(err, n)]
+
+
+def run(quick=False):
+    """Relative Frobenius error of the private covariance: auto, oracle and wrong bounds, CoinPress."""
+    columns = ["data", "n", "reps", *METHODS, "auto / oracle", "auto / best wrong", "target"]
+    tables = []
+    sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
+    start = time.perf_counter()
+    for d in ((10,) if quick else (10, 50)):
+        table = Table(f"Synthetic, d = {d}: relative Frobenius error (epsilon = 1, delta = 1e-6)", columns)
+        for family in ("gaussian", "t3"):
+            for n in sizes:
+                reps = _repetitions(n, quick)
+                log(f"bounds: d = {d}, {family}, n = {n}, {reps} repetitions")
+                err = _errors(lambda rep: synthetic(n, d, family, seed=100 * rep + d), reps)
+                table.rows.append(_row(family, n, err, reps))
+        tables.append(table)
+    table = Table("Real data in raw units (scikit-learn): relative Frobenius error against the data's own "
+                  "covariance", columns)
+    for name in ("wine", "breast cancer"):
+        log(f"bounds: {name}")
+        data = real(name)
+        reps = 2 if quick else 10
+        table.rows.append(_row(name, data[0].shape[0], _errors(lambda rep: data, reps), reps))
+    table.notes += [
+        "Target (issue 13): at n >= 1e4, auto within 1.3x the oracle's error and at most half the error of "
+        "either wrong bound. Every method centres privately (PrivateCovariance's default: private column "
+        "medians, 5% of the budget, then a private mean, 20%); auto also pays its 10% share; the oracle and "
+        "wrong bounds are given for free.",
+        "auto + scale and CoinPress adapt to the columns' units: their advantage is largest on the small "
+        "columns, which the Frobenius norm, dominated by the largest column, barely sees. Both draw one private "
+        "median per column and are refused (a one-line ValueError) when n is too small for those draws at the "
+        "default shares.",
+        f"Whole run: {time.perf_counter() - start:.0f} s.",
+    ]
+    tables.append(table)
+    return tables
+
+
+if __name__ == "__main__":
+    for t in run(quick="--quick" in sys.argv):
+        print(t.markdown(), end="\n\n")
