@@ -45,8 +45,8 @@ import numpy as np
 
 from .._rng import spawn
 from ..moments import iter_chunks, release_cross_moment, release_second_moment
-from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, check_reliable,
-                                    clip_target, is_auto, warn_clipped, warn_range_end, warn_unreliable)
+from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
+                                    public_n_what, warn_clipped, warn_range_end, warn_unreliable)
 from ..moments.dask_moments import is_dask_collection, row_ones
 from ..moments.private_bounds import noisy_clipped_count, quantile_pass, select_quantiles
 from ..moments.release import Part, randomness_of
@@ -142,9 +142,9 @@ def _location(X, budget, share, search, rng):
     """Private column medians (signed grid)."""
     (bins,), d = quantile_pass(X, [("column", None, None)], search=search)
     each, guarantee = budget.draws(share, d)
-    check_reliable(each, search.steps * 2 + 2, bins, "private column medians (center='private', no prior)",
-                   budget.neighbours)
-    m, outside = select_quantiles(bins, search.edges(signed=True), epsilon_each=each, quantile=0.5, rng=rng)
+    m, outside = select_quantiles(bins, search.edges(signed=True), epsilon_each=each, quantile=0.5, rng=rng,
+                                  what=public_n_what(budget.neighbours, "private column medians (center='private', "
+                                                                        "no prior)"))
     budget.record("location", guarantee, share, statistic="column medians", at_range_end=int(outside.sum()))
     if outside.any():
         warn_range_end("column median", search)
@@ -155,8 +155,8 @@ def _scales(X, m, budget, share, search, rng):
     """Private per-column medians of the non-zero ``|x_j - m_j|``."""
     (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
     each, guarantee = budget.draws(share, d)
-    check_reliable(each, search.steps + 1, bins, "private column scales (scale='private')", budget.neighbours)
-    s, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=0.5, rng=rng)
+    s, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=0.5, rng=rng,
+                                  what=public_n_what(budget.neighbours, "private column scales (scale='private')"))
     budget.record("column scales", guarantee, share, statistic="medians of the non-zero |x_j - m_j|",
                   at_range_end=int(outside.sum()))
     if outside.any():
@@ -179,7 +179,8 @@ def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diag
                                     args["calibration"], each)
     gen_draw, gen_count = spawn(rng, 2)
     values, outside = select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=quantile,
-                                       clipped_rows=clipped, rng=gen_draw)
+                                       clipped_rows=clipped, rng=gen_draw,
+                                       what=public_n_what(budget.neighbours, f"private {label} ({what_for(label)})"))
     R = float(values[0])
     target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
     budget.record(label, guarantee, share - diag, row_norm=R, target=target, at_range_end=bool(outside[0]))
@@ -189,6 +190,10 @@ def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diag
         return R, None, each
     count = noisy_clipped_count(bins, bounds.search.edges(), R, rng=gen_count, **budget.count(diag))
     return R, (count, diag), each
+
+
+def what_for(label):
+    return "row_norm='auto'" if label == "row_norm" else "center='private' without a prior"
 
 
 def _mean(X, s, m_z, args, rng, kwargs):

@@ -210,7 +210,7 @@ def _first_ellipsoid(X, m, budget, share, bounds, rng):
     (bins,), _ = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
     each, guarantee = budget.draws(share / 2)
     radius = float(select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=bounds.fixed_quantile(),
-                                    rng=gen_radius)[0][0])
+                                    rng=gen_radius, what="method='coinpress' (its first ellipsoid)")[0][0])
     budget.record("row_norm", guarantee, share / 2, row_norm=radius, target=f"{bounds.fixed_quantile():g}-quantile")
     return np.diag(1.0 / (radius * s)), radius
 

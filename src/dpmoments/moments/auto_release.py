@@ -54,7 +54,8 @@ from .._rng import spawn
 from ..exceptions import BoundWarning
 from ..privacy import PureDP, calibrate_gaussian, calibrate_laplace, compose
 from .dask_moments import is_dask_collection
-from .private_bounds import SearchRange, as_search_range, noisy_clipped_count, quantile_pass, select_quantiles
+from .private_bounds import (TIE_PRIOR, SearchRange, as_search_range, noisy_clipped_count, quantile_pass,
+                             select_quantiles)
 from .release import Part, randomness_of
 from .sensitivity import moment_sensitivity
 from .sparse_sums import is_sparse_source
@@ -65,7 +66,7 @@ __all__ = ["BoundBudget", "as_bound_budget", "is_auto", "release_with_private_bo
 CLIP_FACTOR = 2.0   # m = CLIP_FACTOR * E||N_1||, see the module docstring
 CLIPPED_WARNING = 0.10
 RANK_ERROR_T = 3.0  # the rank error below holds with probability 1 - e^-3 = 95%
-MARGIN_T = 5.0      # "auto" never aims at fewer clipped rows than the rank error at 1 - e^-5 = 99.3%
+MARGIN_T = TIE_PRIOR  # "auto" never aims at fewer clipped rows than the rank error at 1 - e^-5 = 99.3%
 
 
 def is_auto(value):
@@ -189,23 +190,6 @@ def warn_unreliable(epsilon_each, search, n, what):
                       "'bound_budget', a larger epsilon or a public bound.", BoundWarning, stacklevel=4)
 
 
-def check_reliable(epsilon_each, bins, counts, what, neighbours):
-    """Refuse per-column median draws too weak for the rows at hand, before anything is released.
-
-    A median draw scores every bin outside the data at about ``-n/2``; the
-    many such bins win together unless ``n epsilon / 4 >= ln(bins) + 5``
-    (:data:`MARGIN_T`), and then a column's centre or scale lands anywhere in
-    the search range and the estimate is noise. Where ``n`` is public (not
-    under add-remove) this is refused here; otherwise the release warns.
-    """
-    n = int(counts.counts[0].sum())
-    needed = 4.0 * (math.log(bins) + MARGIN_T) / epsilon_each
-    if n < needed and neighbours != "add-remove" and math.isfinite(epsilon_each):
-        raise ValueError(f"{what}: each per-column draw gets epsilon {epsilon_each:.3g}, too little for the rows "
-                         f"at hand (a draw among {bins} bins needs n * epsilon >= {needed * epsilon_each:.0f}); "
-                         "give a larger budget share or epsilon, public values, or leave them out.")
-
-
 def warn_clipped(fraction, sd):
     if fraction - 2.0 * sd > CLIPPED_WARNING:
         warnings.warn(f"about {100 * fraction:.0f}% (noise sd {100 * sd:.1f}%) of the rows were clipped to the "
@@ -216,6 +200,11 @@ def warn_clipped(fraction, sd):
 def warn_range_end(label, search):
     warnings.warn(f"the private {label} fell at an end of its search range [{search.low:g}, {search.high:g}]: "
                   "widen the range or give a larger budget share.", BoundWarning, stacklevel=4)
+
+
+def public_n_what(neighbours, what):
+    """``what`` where ``n`` is public (the draws may then refuse to run), else ``None`` (warn afterwards)."""
+    return None if neighbours == "add-remove" else what
 
 
 def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta, row_norm, response_bound=None,
@@ -253,9 +242,9 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
     edges = budget.search.edges()
     chosen, parts = {}, []
     for stat, c in zip(autos, counts):
-        values, outside = select_quantiles(c, edges, epsilon_each=eps_each, quantile=quantile, clipped_rows=clipped,
-                                           rng=gen_bounds)
         name = "row_norm" if stat == "row-norm" else "response_bound"
+        values, outside = select_quantiles(c, edges, epsilon_each=eps_each, quantile=quantile, clipped_rows=clipped,
+                                           rng=gen_bounds, what=public_n_what(neighbours, f"{name}='auto'"))
         chosen[name] = float(values[0])
         target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
         parts.append(Part(name, PureDP(eps_each), eps_each / epsilon,
@@ -281,7 +270,7 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
                                randomness=randomness_of(rng, epsilon))
 
 
-def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None):
+def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None, neighbours="replace-one"):
     """Several public-bound parameters chosen privately in one pass, at the fixed quantile.
 
     Parameters
@@ -312,7 +301,8 @@ def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None):
     counts, _ = quantile_pass(source, [(stat, None, None) for stat in statistics.values()], search=budget.search)
     q, values, parts = budget.fixed_quantile(), {}, []
     for (name, stat), bins, gen in zip(statistics.items(), counts, spawn(rng, len(statistics))):
-        drawn, outside = select_quantiles(bins, budget.search.edges(), epsilon_each=each, quantile=q, rng=gen)
+        drawn, outside = select_quantiles(bins, budget.search.edges(), epsilon_each=each, quantile=q, rng=gen,
+                                          what=public_n_what(neighbours, f"{name}='auto'"))
         values[name] = float(drawn[0])
         parts.append(Part(name, PureDP(each), share / len(statistics),
                           {name: values[name], "target": f"{q:g}-quantile of {stat}", "at_range_end": bool(outside[0])}))

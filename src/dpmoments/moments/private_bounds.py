@@ -31,8 +31,12 @@ apart and the quantile is taken among the others, so a column tied at its median
 (binary, counts) still gets the spread of its other values: with ``Z`` rows
 tied, the target is ``T = Z + q (n - Z)``. A row entering or leaving the
 tie moves ``T`` by ``1 - q`` and the counts below by 1 in the same
-direction, so the sensitivity stays ``max(q, 1 - q) <= 1``; and a column
-tied everywhere gets the lowest bin, not a uniform draw.
+direction, so the sensitivity stays ``max(q, 1 - q) <= 1``. A column tied
+everywhere has ``T = n``, which every bin above the tie misses by one row
+only; so the lowest bin gets a fixed, data-independent base measure of
+``(G + 1) e^5`` (the exponential mechanism stays epsilon-DP under any fixed
+base measure), which wins then and is outweighed whenever the draw is
+reliable at all (``epsilon q (n - Z) / 2 > ln(G + 1) + 5``).
 
 Privacy
 -------
@@ -81,6 +85,8 @@ from .accumulate import _checked, _unpack  # the one place chunks are validated
 from .dask_moments import is_dask_collection
 from .readers import iter_chunks
 from .sensitivity import NEIGHBOURS
+
+TIE_PRIOR = 5.0  # the lowest bin's base measure for tied statistics is (G + 1) e^5 (module docstring)
 
 __all__ = ["SearchRange", "PrivateQuantiles", "NoisyCount", "STATISTICS", "private_quantiles",
            "exponential_budget", "quantile_pass"]
@@ -389,14 +395,31 @@ def _scores(counts, target):
     return -np.maximum(0.0, np.maximum(lower - target, target - upper))
 
 
-def select_quantiles(bins, edges, *, epsilon_each, quantile=None, clipped_rows=None, rng=None):
+def check_margin(n, target, epsilon_each, n_bins, what):
+    """Refuse a draw whose target is too close to an end of the data for its epsilon (``what`` names it).
+
+    Every bin outside the data scores minus the rows between the target and
+    that end (``min(T, n - T)``); the ``n_bins`` of them together outweigh the
+    right bin unless ``epsilon * min(T, n - T) / 2 >= ln(n_bins) + 5``, and a
+    draw that fails lands anywhere in the search range. Raised before
+    anything is drawn or released; only call it where ``n`` is public.
+    """
+    margin = min(target, n - target)
+    if math.isfinite(epsilon_each) and epsilon_each * margin / 2.0 < (math.log(n_bins) + TIE_PRIOR) * (1 - 1e-9):
+        raise ValueError(f"{what}: too few rows for a private draw with epsilon {epsilon_each:.3g} among {n_bins} "
+                         "bins (it would land anywhere in the search range); give a larger budget share or "
+                         "epsilon, a narrower search range, or a public value.")
+
+
+def select_quantiles(bins, edges, *, epsilon_each, quantile=None, clipped_rows=None, rng=None, what=None):
     """One exponential-mechanism draw per row of ``bins.counts``; returns (values, outside).
 
     The target rank is ``quantile * n`` or, with ``clipped_rows = m``,
     ``max(n - m, n / 2)``: leave about ``m`` rows above the bound, never more
     than half. With ``ties`` (rows exactly at the centre, ``Z`` of them) it is
     ``Z + quantile (n - Z)``: the quantile of the other rows. Sensitivity 1
-    per draw (module docstring).
+    per draw (module docstring). With ``what`` (only where ``n`` is public),
+    a draw too weak for the rows is refused first (:func:`check_margin`).
     """
     gen = as_generator(rng)
     counts = bins.counts
@@ -408,7 +431,14 @@ def select_quantiles(bins, edges, *, epsilon_each, quantile=None, clipped_rows=N
             target = ties + quantile * (n - ties)
         else:
             target = max(n - clipped_rows, 0.5 * n)
-        k = exponential_mechanism(_scores(row, target), epsilon_each, 1.0, rng=gen, minimise=False)
+        if what is not None:
+            check_margin(n, target, epsilon_each, row.size, what)
+        scores = _scores(row, target)
+        if bins.ties is not None and math.isfinite(epsilon_each):
+            # a data-independent base measure on the lowest bin: a column tied at its centre everywhere gets
+            # the lowest edge, not a draw among the bins above it (each only one row away from the top rank)
+            scores[0] += 2.0 * (math.log(scores.size) + TIE_PRIOR) / epsilon_each
+        k = exponential_mechanism(scores, epsilon_each, 1.0, rng=gen, minimise=False)
         values[j] = edges[min(k, edges.size - 1)]
         outside[j] = k in (0, edges.size)
     return values, outside
