@@ -147,6 +147,8 @@ def check_auto_privacy(mechanism, secure, what="row_norm='auto'"):
 
 def noise_norm(statistic, mechanism, d, epsilon, delta, neighbours, calibration):
     """``E||N_1||``: the Frobenius norm of the release's noise at R = r = 1, n = 1 (public)."""
+    if math.isinf(epsilon):
+        return 0.0
     norm = "l2" if mechanism == "gaussian" else "l1"
     sens = moment_sensitivity(statistic, norm=norm, n_samples=1, n_features=d, neighbours=neighbours,
                               row_norm=1.0, response_bound=1.0)
@@ -232,7 +234,7 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
     # no diagnostic at epsilon = inf: nothing is private, and an exact count is never released
     eps_diag = budget.diagnostic * eps_bounds if "row-norm" in autos and math.isfinite(epsilon) else 0.0
     eps_each = (eps_bounds - eps_diag) / len(autos)
-    eps_main = epsilon - eps_bounds
+    eps_main = epsilon * (1.0 - budget.share)
     gen_bounds, gen_diag, gen_main = spawn(rng, 3)
     source = X if y is None else (X, y)
     counts, d = quantile_pass(source, [(s, center, None) for s in autos], search=budget.search,

@@ -427,12 +427,10 @@ def select_quantiles(bins, edges, *, epsilon_each, quantile=None, clipped_rows=N
     for j, row in enumerate(counts):
         n = row.sum()
         ties = 0 if bins.ties is None else bins.ties[j]
-        if clipped_rows is None:
-            target = ties + quantile * (n - ties)
-        else:
-            target = max(n - clipped_rows, 0.5 * n)
-        if what is not None:
-            check_margin(n, target, epsilon_each, row.size, what)
+        public_target = quantile * n if clipped_rows is None else max(n - clipped_rows, 0.5 * n)
+        if what is not None:  # from n alone: the tie count is private
+            check_margin(n, public_target, epsilon_each, row.size, what)
+        target = public_target if clipped_rows is not None else ties + quantile * (n - ties)
         scores = _scores(row, target)
         if bins.ties is not None and math.isfinite(epsilon_each):
             # a data-independent base measure on the lowest bin: a column tied at its centre everywhere gets
