@@ -60,12 +60,13 @@ Accuracy at our sizes
 The exponential mechanism's rank error is about ``2 (ln G + t) / epsilon``
 rows with probability ``1 - e^-t``, whatever ``n``: 150 rows for
 ``G = 1000``, ``epsilon = 0.1``, ``t = 3`` -- 1.5% of the rows at
-``n = 10^4``. Noisy histograms of the same grid (the sparse-vector /
-histogram route of Dong, Liang & Yi 2022) pay for every bin they add up:
-their error at a quantile grows with the square root of the number of bins
-summed and of ``d`` when ``d`` columns share the budget, and was 2-5 times the
-exponential mechanism's rank error at G = 1000 and d = 1-50 under equal
-zCDP. Hence the exponential mechanism. Its weakness is small ``n epsilon``:
+``n = 10^4``. A noisy histogram of the same grid (the histogram route of
+Dong, Liang & Yi 2022) pays for every bin it adds up: its error at a
+quantile grows with the square root of the number of bins summed, and of
+``d`` when ``d`` columns share the budget. Measured at n = 10^4 and equal
+zCDP (``benchmarks/results/bounds.md``), its median rank error was 6 to 21
+times the exponential mechanism's for d = 1 to 50. Hence the exponential
+mechanism. Its weakness is small ``n epsilon``:
 the bins far outside the data all score about ``-n/2`` and, being many, can
 win when ``n epsilon / 4`` is not well above ``ln G``; then the chosen bound
 lands at an end of the range, which is reported by a :class:`BoundWarning`.
