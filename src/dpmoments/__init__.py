@@ -17,6 +17,7 @@ guarantee; everything after it is free post-processing.
 
 from ._version import __version__
 from .exceptions import (
+    BoundWarning,
     BudgetExceededError,
     InsecureRandomnessWarning,
     NotPrivateWarning,
@@ -44,5 +45,6 @@ __all__ = [
     "NotPrivateWarning",
     "PrivacyLeakWarning",
     "InsecureRandomnessWarning",
+    "BoundWarning",
     "__version__",
 ]

@@ -64,7 +64,7 @@ rows with probability ``1 - e^-t``, whatever ``n``: 150 rows for
 Dong, Liang & Yi 2022) pays for every bin it adds up: its error at a
 quantile grows with the square root of the number of bins summed, and of
 ``d`` when ``d`` columns share the budget. Measured at n = 10^4 and equal
-zCDP (``benchmarks/results/bounds.md``), its median rank error was 6 to 21
+zCDP (``benchmarks/results/bounds.md``), its median rank error was 5 to 15
 times the exponential mechanism's for d = 1 to 50. Hence the exponential
 mechanism. Its weakness is small ``n epsilon``:
 the bins far outside the data all score about ``-n/2`` and, being many, can
