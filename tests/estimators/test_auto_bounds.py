@@ -57,3 +57,16 @@ def test_model_selection_auto_bounds():
 def test_too_few_rows_for_a_private_response_bound():
     with pytest.raises(ValueError, match="too few rows"):
         PrivateIRLS(row_norm=15.0, response_bound="auto", **IRLS).fit(X[:100], Y[:100])
+
+
+def test_tensor_decomposition_with_a_private_row_bound():
+    from dpmoments.datasets.mixtures import make_mog
+    from dpmoments.estimators import PrivateTensorDecomposition
+
+    mix = make_mog(50_000, 6, 2, sigma2=0.01, rng=0)
+    est = PrivateTensorDecomposition(n_components=2, model="mog", epsilon=2.0, delta=1e-6, row_norm="auto",
+                                     sigma2=0.01, rng=0).fit(mix.X)
+    assert [p.label for p in est.privacy_parts_] == ["row_norm", "moments"]
+    assert est.privacy_.epsilon <= 2.0 and est.privacy_.delta == 1e-6
+    err = max(np.min(np.linalg.norm(mix.components - c, axis=1)) for c in est.components_)
+    assert err < 0.1
