@@ -102,7 +102,8 @@ def _verdict(err, n):
 
 
 def _row(label, n, err, reps):
-    cells = ["refused" if np.isnan(err[m]) else f"{err[m]:.3g}" for m in (REFERENCE, *METHODS)]
+    cells = ["refused" if np.isnan(err[m]) else "0" if err[m] < 1e-12 else f"{err[m]:.3g}"
+             for m in (REFERENCE, *METHODS)]
     ratio = lambda a, b: "-" if np.isnan(a) or np.isnan(b) else f"{a / b:.2f}"  # noqa: E731
     return [label, f"{n:,}", str(reps), *cells, ratio(err["auto"], err["oracle"]),
             ratio(err["auto"], min(err["10x oracle"], err["oracle / 10"])), _verdict(err, n)]

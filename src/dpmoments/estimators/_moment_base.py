@@ -29,19 +29,22 @@ __all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
 class CenterBudget:
     """How a private centre shares the budget with the second moment.
 
-    ``mean`` is the fraction of epsilon (and of delta) spent on the private
-    mean; the rest goes to the second moment of the rows centred at that
-    private mean. The releases compose sequentially to the estimator's
-    (epsilon, delta).
+    ``mean`` is the fraction of the budget spent on the private mean; the
+    rest goes to the second moment of the rows centred at that private mean
+    (and to any private bound or scales). The parts compose to the
+    estimator's (epsilon, delta); with Gaussian noise the fractions are of
+    rho, in zCDP (:mod:`dpmoments.estimators._private_choices`).
 
     ``prior`` is a *public* guess of the centre. The mean is released as
     ``prior + mean(clip(x - prior))``, so rows are clipped around the guess
     rather than around the origin: for data far from zero (log intensities,
     say) clipping around the origin would bias the mean. Without a prior
-    (the default), the guess is itself private: the column medians, one
-    exponential-mechanism draw per column on a public grid, paid from
-    ``location``, the fraction of epsilon (and of delta) they spend. Give
-    ``prior=(0, ..., 0)`` to clip around the origin for free.
+    (the default), where to clip is chosen privately, paid from
+    ``location``: a private bound on ``||x||``, the mean then being taken
+    about the origin, or, with ``scale="private"``, the column medians (one
+    exponential-mechanism draw per column on a public grid). Give
+    ``prior=(0, ..., 0)`` to clip around the origin at a public bound for
+    free.
     """
 
     mean: float = 0.2

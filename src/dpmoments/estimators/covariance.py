@@ -57,8 +57,10 @@ class PrivateCovariance(MomentEstimator):
         **uncentred second moment** :math:`\frac1n\sum_i x_i x_i^\top`
         (zero-mean data, as the papers assume).
     center_budget : CenterBudget or None
-        The private centre's shares; ``None``: ``CenterBudget()`` (5% for the
-        column medians the rows are clipped around, 20% for the mean).
+        The private centre's shares; ``None``: ``CenterBudget()`` (5% for
+        where to clip the rows for the mean -- a private bound on ``||x||``,
+        or private column medians with ``scale="private"`` -- and 20% for the
+        mean).
     scale : None or "private", default=None
         ``"private"``: divide each column by a private 0.95-quantile of
         ``|x_j - m_j|`` before clipping (paid from ``bound_budget``), so that

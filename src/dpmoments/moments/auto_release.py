@@ -20,8 +20,8 @@ rows, where :math:`N_1` is the release's noise at ``R = r = 1`` and ``n = 1``
 removes noise in proportion to :math:`\mathbb E\|N\|` and adds clipping bias
 in proportion to the number of rows beyond it, so the two balance near a
 fixed *number* of clipped rows, whatever ``n``: the best quantile rises
-towards 1 as ``n`` grows. The factor 2 is where the measured error was lowest
-(``benchmarks/results/bounds.md``); a fixed 0.95 clips 5% of the rows at
+towards 1 as ``n`` grows. The factor 2 was chosen on the benchmark's data
+(``docs/bounds.md`` gives the comparison with 1 and 4); a fixed 0.95 clips 5% of the rows at
 every ``n``, and its bias then dominates from ``n = 10^4`` on. The second
 term keeps the target above the draw's own rank error (``epsilon_b`` is the
 draw's epsilon, ``G + 1`` the number of bins): below it, the many empty bins
