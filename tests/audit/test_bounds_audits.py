@@ -24,8 +24,6 @@ bound's scores between 6 and 8 move too.
 """
 
 
-import math
-
 import numpy as np
 import pytest
 
