@@ -1,4 +1,11 @@
-"""The JSON privacy report written beside every result, and its one-paragraph summary."""
+"""The JSON privacy report written beside every result, and its one-line summary on the console.
+
+The console line uses the report's own field names (``guarantee``,
+``neighbouring_relation``, ``noise_scale``, ...), so what a user reads on the
+terminal is found under the same name in ``privacy_report.json``. The input
+is described by its path as given on the command line (never resolved to an
+absolute path) and, only with ``--fingerprint``, a hash of its bytes.
+"""
 
 import datetime
 import sys
@@ -6,7 +13,7 @@ import sys
 from .._version import __version__
 from ._args import CLIPPING_HELP
 
-__all__ = ["privacy_report", "privacy_summary"]
+__all__ = ["privacy_report", "privacy_summary", "randomness_text"]
 
 _RANDOMNESS = {
     "os-entropy": "fresh OS entropy (numpy PCG64 seeded from the OS): the noise cannot be reproduced",
@@ -58,16 +65,21 @@ def _input(source, release, fingerprint):
         info["fingerprint"] = None
     else:
         info["fingerprint"] = dict(fingerprint, note=(
-            "a deterministic hash of the input file for provenance; it is not differentially private and "
-            "confirms a guess of the exact file: share the report only with those who may know that"))
+            "asked for with --fingerprint: a deterministic hash and size of the input file, for provenance. It is "
+            "NOT differentially private: it tells apart inputs that differ in one row and confirms a guess of the "
+            "exact file, so share this report only with those who may know that"))
     return info
 
 
+def randomness_text(randomness, secure):
+    return f"randomness {randomness}" + ("" if secure else " (NOT secure)")
+
+
 def privacy_summary(release):
-    """One line describing the guarantee, for the terminal."""
+    """One line describing the guarantee, for the terminal, in the report's names (``privacy`` block)."""
     rel = release
-    sens = "" if rel.sensitivity is None else f", {rel.sensitivity_norm.upper()} sensitivity {rel.sensitivity:.3g}"
-    cal = f", {rel.calibration} calibration" if rel.calibration else ""
-    secure = "secure randomness" if rel.secure else f"{rel.randomness} randomness (NOT secure)"
-    return (f"privacy: {rel.guarantee} under {rel.neighbours}; {rel.mechanism} noise sigma={rel.noise_scale:.3g}"
-            f"{sens}{cal}; rows clipped to ||x|| <= {rel.row_norm:g}; {secure}")
+    sens = "" if rel.sensitivity is None else f", sensitivity {rel.sensitivity:.3g} ({rel.sensitivity_norm})"
+    cal = f", calibration {rel.calibration}" if rel.calibration else ""
+    return (f"privacy: guarantee {rel.guarantee}, neighbouring_relation {rel.neighbours}; mechanism {rel.mechanism}, "
+            f"noise_scale {rel.noise_scale:.3g}{sens}{cal}; row_norm {rel.row_norm:g} (rows clipped to it); "
+            f"{randomness_text(rel.randomness, rel.secure)}")
