@@ -1,10 +1,10 @@
 """A zygote for the kill drill: real ``dpmoments`` processes, forked from one warm interpreter.
 
 Run as ``python -m tests.cli.drill``; it imports the command line once, then for every request
-on stdin (one JSON object per line: ``{"argv": [...], "cwd": DIR, "phase": NAME|null, "log": FILE}``)
-forks a child that runs ``dpmoments.cli.main(argv)`` exactly as the console script does (its own
-process, its own signal handlers), prints ``pid N``, waits for the child and prints ``exit S``
-(``-K`` when killed by signal K). With a ``phase``, the child writes ``drill: NAME`` to its log
+on stdin (one JSON list per line of ``{"argv": [...], "cwd": DIR, "phase": NAME|null, "log": FILE}``)
+forks children that run ``dpmoments.cli.main(argv)`` exactly as the console script does (each its
+own process with its own signal handlers, all of a list at once), prints ``pid N ...``, waits for
+them and prints ``exit S ...`` (``-K`` when killed by signal K). With a ``phase``, the child writes ``drill: NAME`` to its log
 and sleeps there, so that the test can send it a signal at a known point:
 
 * ``read``: the first chunk of the data has been read;
@@ -17,7 +17,6 @@ Forking saves the interpreter's start-up (seconds per run); what is drilled is t
 
 import json
 import os
-import signal
 import sys
 import time
 
@@ -27,7 +26,7 @@ import dpmoments.estimators  # noqa: F401
 import dpmoments.plots  # noqa: F401
 import matplotlib.figure  # noqa: F401
 import sklearn.base  # noqa: F401
-from dpmoments.cli import _io, _output, main
+from dpmoments.cli import _io, _output, _signals, main
 
 PAUSE_S = 60
 
@@ -39,7 +38,7 @@ def _pause(phase, wanted):
     sys.stderr.write(f"drill: {phase}\n")
     sys.stderr.flush()
     deadline = time.monotonic() + PAUSE_S
-    while time.monotonic() < deadline and not signal.sigpending():
+    while time.monotonic() < deadline and not _signals.pending():
         time.sleep(0.005)
 
 
@@ -89,13 +88,16 @@ def _child(request):
 
 def serve():
     for line in sys.stdin:
-        request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            _child(request)
-        print(f"pid {pid}", flush=True)
-        _, status = os.waitpid(pid, 0)
-        print(f"exit {os.waitstatus_to_exitcode(status)}", flush=True)
+        requests = json.loads(line)
+        pids = []
+        for request in requests:  # a batch runs concurrently
+            pid = os.fork()
+            if pid == 0:
+                _child(request)
+            pids.append(pid)
+        print("pid", *pids, flush=True)
+        statuses = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids]
+        print("exit", *statuses, flush=True)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ import sys
 import warnings
 
 from .._version import __version__
+from . import _signals
 from ._args import CliError
 from ._errors import EXIT_USAGE, describe_error, one_line
 
@@ -111,32 +112,6 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"dpmoments: warning: {one_line(message)}", file=sys.stderr)
 
 
-class _Stopped(BaseException):
-    """A SIGTERM or SIGHUP, raised where the run is, so every cleanup runs as for Ctrl-C."""
-
-    def __init__(self, signum):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _raise_stopped(signum, frame):
-    raise _Stopped(signum)
-
-
-def _install_handlers():
-    """SIGTERM/SIGHUP -> _Stopped (main thread only); returns the handlers to restore."""
-    previous = {}
-    for name in ("SIGTERM", "SIGHUP"):
-        signum = getattr(signal, name, None)
-        if signum is None:
-            continue
-        try:
-            previous[signum] = signal.signal(signum, _raise_stopped)
-        except ValueError:  # not the main thread: leave the defaults alone
-            break
-    return previous
-
-
 def _inputs(args):
     found = []
     for name in INPUT_ATTRIBUTES:
@@ -176,7 +151,7 @@ def main(argv=None):
     prog = f"dpmoments {args.command}"
     RUN.begin(args.command, inputs=_inputs(args), csv=getattr(args, "csv", False))
     _io.use_file_options(args)
-    previous = _install_handlers()
+    previous = _signals.install()
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
@@ -190,7 +165,7 @@ def main(argv=None):
     except KeyboardInterrupt:
         print(_stopped_message(prog, "interrupted"), file=sys.stderr)
         return EXIT_INTERRUPTED
-    except _Stopped as stop:
+    except _signals.Stopped as stop:
         print(_stopped_message(prog, f"stopped by {signal.Signals(stop.signum).name}"), file=sys.stderr)
         return 128 + stop.signum
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, no traceback, no data
@@ -200,5 +175,4 @@ def main(argv=None):
         print(f"{prog}: error: {text}", file=sys.stderr)
         return status
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        _signals.restore(previous)

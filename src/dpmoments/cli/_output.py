@@ -17,18 +17,17 @@ is added when the matrix has at most :data:`CSV_MAX_CELLS` entries, or
 always with ``--csv``.
 """
 
-import contextlib
 import csv
 import json
 import os
 import shutil
-import signal
 from pathlib import Path
 
 import numpy as np
 
 from .._version import __version__
 from ._args import CliError
+from ._signals import held
 from ._temps import TEMP_PREFIX, exchange, make_temp, rename_noreplace, sweep
 
 __all__ = ["ResultsDir", "check_destination", "MARKER", "CSV_MAX_CELLS", "TEMP_PREFIX", "RUN"]
@@ -94,21 +93,6 @@ def check_destination(out, force=False, inputs=None):
     return out
 
 
-@contextlib.contextmanager
-def _signals_held():
-    """Hold SIGINT/SIGTERM/SIGHUP back while the swap happens; they are delivered right after."""
-    held = {signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)}
-    try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    except (AttributeError, OSError, ValueError):  # no POSIX signal masks here
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
 class ResultsDir:
     """``with ResultsDir(out, force) as res: res.save_matrix(...)``: published on a clean exit only."""
 
@@ -141,7 +125,7 @@ class ResultsDir:
             json.dump({"written_by": "dpmoments", "version": __version__, "command": RUN.command,
                        "files": sorted(self.files)}, f)
         _sync(self.tmp)
-        with _signals_held():
+        with held():  # Ctrl-C or SIGTERM now would come right after the swap, never half way
             self._publish()
             RUN.published.append((self.given, self.documents))
 
