@@ -154,7 +154,7 @@ def cases(cli):
          "id(s) outside it"),
         ("cli-no-header-npy", "CLI", "`--no-header` with a .npy file",
          lambda: cli("covariance", _file("x.npy", data=np.ones((4, 2))), "--no-header", *PRIVACY, "--out", _fresh()),
-         2, "applies to .csv/.tsv"),
+         2, "--no-header"),
         ("cli-named-pipe", "CLI", "a named pipe as the data file",
          lambda: cli("covariance", _fifo(), *PRIVACY, "--out", _fresh()), 2, "not a regular file"),
     ]

@@ -81,7 +81,7 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True):
     where = f"file '{path}'"
     kind, compression = _format(path)
     if delimiter is not None and kind not in _TEXT:
-        raise ValueError(f"'delimiter' applies to .csv/.tsv files; {where} is {kind}.")
+        raise ValueError(f"a delimiter (--delimiter; delimiter=) applies to .csv/.tsv files; {where} is {kind}.")
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\r\n\""):
         raise ValueError(f"'delimiter' must be one character (not a quote or a line break); got {delimiter!r}.")
     if kind in _TEXT:
@@ -89,7 +89,8 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True):
                           compression=compression)
         _refuse_numeric_names(backend.names, where, header)
     elif not header:
-        raise ValueError(f"'header=False' applies to .csv/.tsv files; {where} is {kind}.")
+        raise ValueError(f"reading without a header (--no-header; header=False) applies to .csv/.tsv files; {where} "
+                         f"is {kind}.")
     else:
         backend = {"npy": _Npy, "parquet": _Parquet, "npz": _Npz}[kind](path, where)
     return Table(path, kind, backend, columns, target)
