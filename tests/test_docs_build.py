@@ -23,8 +23,6 @@ DOCS = ROOT / "docs"
 
 # (what the warning's first line contains, why it is tolerated for now)
 KNOWN = [
-    ("Undefined substitution referenced: \"partial correlation\"",
-     "cli/precision.py edge_matrix: |partial correlation| in a docstring reads as an RST substitution"),
     ("distributed/protocols.py:docstring of dpmoments.distributed.protocols",
      "the protocol table's columns overflow their borders; run_* docstrings append an indented block"),
     ("estimators/tensor.py:docstring of dpmoments.estimators.tensor:",

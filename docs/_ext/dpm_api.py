@@ -19,13 +19,16 @@ import pkgutil
 __all__ = ["api_map"]
 
 SKIP = {"__main__"}  # importing it would start the command line
+# The command line's modules implement its subcommands; users read `dpmoments COMMAND --help`
+# (the package page itself, with main and build_parser, is kept).
+INTERNAL_TREES = ("dpmoments.cli.",)
 
 
 def _public_modules(root):
     names = [root.__name__]
     for info in pkgutil.walk_packages(root.__path__, prefix=root.__name__ + "."):
         parts = info.name.split(".")
-        if any(p.startswith("_") for p in parts[1:]) or parts[-1] in SKIP:
+        if any(p.startswith("_") for p in parts[1:]) or parts[-1] in SKIP or info.name.startswith(INTERNAL_TREES):
             continue
         names.append(info.name)
     return {name: importlib.import_module(name) for name in names}

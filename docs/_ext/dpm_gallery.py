@@ -6,10 +6,11 @@ Usage (MyST)::
     cape_pca_eps.png: capePCA's captured energy against epsilon.
     ```
 
-The folder is relative to the page. Every ``*.png`` in it is shown, sorted by name, so a
-figure a new reproduction writes appears without editing the page; the content lines give
-captions (``file.png: text``), and a figure without one is captioned by its file name. A
-caption for a file that no longer exists is ignored: the gallery follows the folder.
+The folder is relative to the page. Every ``*.png`` in it is shown, so a figure a new
+reproduction writes appears without editing the page. The content lines give captions
+(``file.png: text``, reStructuredText inline markup) and the order: captioned figures first, in
+the order given, then the others by name, captioned by their file name. A caption for a file
+that no longer exists is ignored: the gallery follows the folder.
 """
 
 import pathlib
@@ -42,15 +43,18 @@ class Gallery(Directive):
         if not folder.is_dir():
             raise self.error(f"dpm-gallery: no folder {folder_arg!r} (relative to {env.docname!r})")
         captions = _captions(self.content)
+        order = {name: i for i, name in enumerate(captions)}
+        pngs = sorted(folder.glob("*.png"), key=lambda p: (order.get(p.name, len(order)), p.name))
         figures = []
-        for png in sorted(folder.glob("*.png")):
+        for png in pngs:
             env.note_dependency(str(png))
             figure = nodes.figure(align="center")
             uri = f"{folder_arg.rstrip('/')}/{png.name}"
-            figure += nodes.image(uri=uri, alt=png.stem, width=self.options.get("width", "90%"))
+            figure += nodes.image(uri=uri, alt=png.stem, width=self.options.get("width", "80%"))
             text = captions.get(png.name) or png.stem.replace("_", " ")
-            figure += nodes.caption(text=f"{text} ({png.name})")
-            figures.append(figure)
+            inline, messages = self.state.inline_text(f"{text} (``{png.name}``)", self.lineno)
+            figure += nodes.caption("", "", *inline)
+            figures.extend([figure, *messages])
         if not figures:
             figures.append(nodes.paragraph(text=f"(no figures in {folder_arg} yet)"))
         return figures
