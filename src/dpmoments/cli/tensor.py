@@ -179,21 +179,23 @@ def _compose(rep, m):
     if m.model == "stm":
         p["row_norm"] = None
         p["clipping"] = ("none needed: each document is three one-hot words (norm 1 each), so the symmetrised "
-                         "moments have sensitivity sqrt(2)/N (replace-one) without clipping")
+                         f"moments have sensitivity {m.second.sensitivity:.3g} under {m.second.neighbours} "
+                         "without clipping")
     rep["release"] = {"second": m.second.to_dict(), "third": m.third.to_dict(),
                       "composed": {"guarantee": str(g), "guarantee_detail": g.to_dict()}}
 
 
 def _grid_figure(res, grid, m, args):
     from .. import plots
-    from ..estimators.tensor_moments import _sigma, planned_guarantees
+    from ..estimators.tensor_moments import check_tensor_arguments, planned_guarantees
 
-    b = m.budget
+    per = 1 if m.second.n_public else m.second.n  # add-remove: the sums' sigma over the noisy count
     curves = {"second-moment noise sigma": [], "third-moment noise sigma": []}
     for e in grid:
-        g2, g3, _ = planned_guarantees(e, args.delta, args.calibration, b)
-        curves["second-moment noise sigma"].append(_sigma(g2, m.second.sensitivity, (b.second * e, b.second * args.delta)))
-        curves["third-moment noise sigma"].append(_sigma(g3, m.third.sensitivity, (b.third * e, b.third * args.delta)))
+        plan = planned_guarantees(check_tensor_arguments(e, args.delta, args.neighbours, args.calibration, m.budget,
+                                                         m.second.count_share or 0.05))
+        curves["second-moment noise sigma"].append(plan.second.sigma(m.second.sensitivity) / per)
+        curves["third-moment noise sigma"].append(plan.third.sigma(m.third.sensitivity) / per)
     ax = plots.plot_privacy_utility(grid, curves, label="noise sigma per coordinate", chosen=args.epsilon,
                                     title="tensor releases: noise against epsilon (calibration only)")
     res.save_figure("privacy_utility", ax)

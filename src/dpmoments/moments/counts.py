@@ -22,7 +22,8 @@ from ..mechanisms import gaussian_noise, laplace_noise
 from ..privacy.calibration import calibrate_gaussian, calibrate_laplace
 from .secure_noise import secure_noisy
 
-__all__ = ["COUNT_SHARE", "NoisyCount", "check_count_share", "split_budget", "noisy_count", "warn_if_delta_large"]
+__all__ = ["COUNT_SHARE", "NoisyCount", "check_count_share", "split_budget", "noisy_count", "published_count",
+           "warn_if_delta_large"]
 
 COUNT_SHARE = 0.05
 """Default share of epsilon (and of delta) spent on the count under add-remove."""
@@ -101,7 +102,12 @@ def noisy_count(n, *, epsilon, delta, mechanism, calibration, share, secure, rng
     else:
         scale, guarantee = calibrate_laplace(epsilon, 1.0)
         raw = n + float(laplace_noise(1, scale, rng)[0])
-    return NoisyCount(max(1, int(np.rint(raw))), scale, share, guarantee)
+    return NoisyCount(published_count(raw), scale, share, guarantee)
+
+
+def published_count(raw):
+    """The count a release divides by and publishes: the noisy count rounded, floored at 1 (post-processing)."""
+    return max(1, int(np.rint(raw)))
 
 
 def warn_if_delta_large(delta, n, *, noisy, stacklevel=3):
