@@ -204,7 +204,7 @@ def planned_guarantees(args):
         none = PlannedPart(PureDP(math.inf))
         return TensorPlan(None, none, none, PureDP(math.inf))
     share = args.count_share if args.neighbours == "add-remove" else 0.0
-    shares = {"second": (1 - share) * budget.second, "third": (1 - share) * budget.third, "count": share}
+    shares = {"count": share, "second": (1 - share) * budget.second, "third": (1 - share) * budget.third}
     if args.calibration == "zcdp":
         rho = calibrate_gaussian(eps, delta, 1.0, calibration="zcdp")[1].rho
         parts = {k: PlannedPart(ZCDP(v * rho)) for k, v in shares.items() if v > 0}

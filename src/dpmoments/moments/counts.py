@@ -11,6 +11,7 @@ A delta of ``1/n`` or more is no privacy at all: "publish one row chosen at
 random" is (0, 1/n)-DP. :func:`warn_if_delta_large` says so.
 """
 
+import math
 import numbers
 import warnings
 from dataclasses import dataclass
@@ -20,10 +21,12 @@ import numpy as np
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms import gaussian_noise, laplace_noise
 from ..privacy.calibration import calibrate_gaussian, calibrate_laplace
+from ..privacy.composition import compose
+from ..privacy.guarantees import PureDP
 from .secure_noise import secure_noisy
 
 __all__ = ["COUNT_SHARE", "NoisyCount", "check_count_share", "split_budget", "noisy_count", "published_count",
-           "warn_if_delta_large"]
+           "planned_guarantee", "warn_if_delta_large"]
 
 COUNT_SHARE = 0.05
 """Default share of epsilon (and of delta) spent on the count under add-remove."""
@@ -110,11 +113,27 @@ def published_count(raw):
     return max(1, int(np.rint(raw)))
 
 
+def planned_guarantee(epsilon, delta, mechanism, calibration, neighbours, count_share):
+    """The guarantee a Gaussian or Laplace release will carry, known before any data.
+
+    Guarantees do not depend on the sensitivity, so each part is calibrated
+    at sensitivity 1; under add-remove the count's and the sums' compose.
+    """
+    def one(eps, dlt):
+        return calibrate_gaussian(eps, dlt, 1.0, calibration)[1] if mechanism == "gaussian" else PureDP(eps)
+
+    if neighbours != "add-remove" or math.isinf(epsilon):
+        return one(epsilon, delta)
+    (eps_c, delta_c), (eps_s, delta_s) = split_budget(epsilon, delta, count_share)
+    return compose([one(eps_c, delta_c), one(eps_s, delta_s)])
+
+
 def warn_if_delta_large(delta, n, *, noisy, stacklevel=3):
     """Warn (``PrivacyLeakWarning``) when ``delta >= 1/n``, naming n and delta.
 
     ``n`` must be public: the exact count under replace-one / zero-out, the
     noisy count under add-remove (``noisy=True``, and said so).
+    ``stacklevel`` counts from the caller, as ``warnings.warn`` called there would.
     """
     if delta is None or delta <= 0 or delta * n < 1:
         return

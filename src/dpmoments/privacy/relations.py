@@ -11,7 +11,7 @@ release, spend and report names one of these:
   may only be released with noise.
 """
 
-__all__ = ["NEIGHBOURS", "RELATION_WORDS", "describe_relation", "n_is_public"]
+__all__ = ["NEIGHBOURS", "RELATION_WORDS", "check_neighbours", "describe_relation", "n_is_public"]
 
 NEIGHBOURS = ("replace-one", "zero-out", "add-remove")
 
@@ -38,3 +38,19 @@ def describe_relation(neighbours):
 def n_is_public(neighbours):
     """Whether the relation fixes the number of rows (so it may be released exactly)."""
     return neighbours != "add-remove"
+
+
+def check_neighbours(neighbours, supported=NEIGHBOURS, why=""):
+    """``neighbours`` if it names a relation in ``supported``; else a one-line ``ValueError`` saying why not.
+
+    Examples
+    --------
+    >>> check_neighbours("zero-out", ("replace-one", "zero-out"))
+    'zero-out'
+    """
+    if not isinstance(neighbours, str) or neighbours not in NEIGHBOURS:
+        raise ValueError(f"'neighbours' must be one of {', '.join(map(repr, NEIGHBOURS))}; got {neighbours!r}.")
+    if neighbours not in supported:
+        raise ValueError(f"neighbours={neighbours!r} is not supported here{': ' + why if why else ''}; use "
+                         f"{' or '.join(map(repr, supported))}.")
+    return neighbours
