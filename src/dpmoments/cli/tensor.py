@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..privacy.relations import describe_relation
 from ._args import CLIPPING_HELP, CliError, add_input_arguments, add_output_arguments, add_privacy_arguments
 from ._args import _center
 from ._output import ResultsDir
@@ -155,12 +156,15 @@ def run(args):
         res.save_json("privacy_report.json", rep)
     if not args.quiet:
         what = "means" if args.model == "mog" else "topics"
-        print(f"{args.model}: {args.n_components} {what} from {m.second.n} "
+        n = f"{m.second.n}" if m.second.n_public else f"about {m.second.n} (noisy count)"
+        print(f"{args.model}: {args.n_components} {what} from {n} "
               f"{'rows' if args.model == 'mog' else 'documents'} of {source.path.name}; weights "
               + ", ".join(f"{w:.3g}" for w in est.weights_))
-        print(f"privacy: {m.guarantee} under {m.second.neighbours}, composed from the second-moment release "
-              f"{m.second.guarantee} (sigma={m.second.noise_scale:.3g}) and the third-moment release "
-              f"{m.third.guarantee} (sigma={m.third.noise_scale:.3g}); "
+        count = "" if m.second.n_public else \
+            f"the noisy count ({m.second.count_guarantee}, sigma={m.second.count_noise_scale:.3g}), "
+        print(f"privacy: {m.guarantee} under {describe_relation(m.second.neighbours)}, composed from {count}"
+              f"the second-moment release (sigma={m.second.noise_scale:.3g}) and the third-moment release "
+              f"(sigma={m.third.noise_scale:.3g}); "
               + (f"rows clipped to ||x|| <= {args.row_norm:g}; " if args.model == "mog" else "")
               + ("secure randomness" if m.second.secure else f"{m.second.randomness} randomness (NOT secure)"))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
@@ -171,9 +175,9 @@ def _compose(rep, m):
     """The report's privacy block states the composed guarantee, with both releases beside it."""
     p = rep["privacy"]
     g = m.guarantee
+    what = "the two Gaussian releases" if m.second.n_public else "the noisy count and the two Gaussian releases"
     p.update(guarantee=str(g), guarantee_detail=g.to_dict(), certified=g.certified,
-             composition="basic composition of the two Gaussian releases" if p["calibration"] == "analytic"
-             else "zCDP composition of the two Gaussian releases",
+             composition=("basic" if p["calibration"] == "analytic" else "zCDP") + f" composition of {what}",
              sensitivity={"second": m.second.sensitivity, "third": m.third.sensitivity},
              noise_scale={"second": m.second.noise_scale, "third": m.third.noise_scale})
     if m.model == "stm":

@@ -122,6 +122,9 @@ def mean_correction(v):
 def _relation_factor(neighbours, n, replace_one):
     """Replace-one moves ``replace_one`` rows' worth of the mean, zero-out one; add-remove one row of the sum."""
     if neighbours == "add-remove":
+        if n is not None:
+            raise ValueError("under neighbours='add-remove' n is private and the noise goes on the sums: pass "
+                             "n_samples=None (dividing by the exact n is the 'zero-out' relation).")
         return 1.0
     return (replace_one if neighbours == "replace-one" else 1.0) / n
 
@@ -131,14 +134,18 @@ def mog_third_sensitivity(*, n_samples, n_features, row_norm, sigma2, neighbours
 
     :math:`(2R^3 + 2\sigma^2 R\sqrt{D+8})/n` (replace-one), half of it
     (zero-out), or :math:`R^3 + \sigma^2 R\sqrt{D+8}` for the sum
-    (add-remove; ``n_samples`` unused); derivation in the module docstring.
+    (add-remove; ``n_samples=None``); derivation in the module docstring.
     """
     one = row_norm**3 + sigma2 * row_norm * math.sqrt(n_features + 8.0)
     return _relation_factor(neighbours, n_samples, 2.0) * one
 
 
 def topic_sensitivity(*, n_docs, neighbours="replace-one"):
-    r"""L2 sensitivity of the symmetrised STM moments: :math:`\sqrt2/N`, :math:`1/N` (zero-out) or 1 (the sum, add-remove)."""
+    r"""L2 sensitivity of the symmetrised STM moments.
+
+    :math:`\sqrt2/N` (replace-one), :math:`1/N` (zero-out) or 1 for the sums
+    (add-remove, ``n_docs=None``).
+    """
     return _relation_factor(neighbours, n_docs, math.sqrt(2.0))
 
 
@@ -307,11 +314,12 @@ def release_mog_moments(X, *, sigma2, epsilon, delta=None, row_norm, budget=None
         source = ((c, np.ones(c.shape[0])) for c in iter_chunks(X, chunk_size=chunk_size))
     sums = accumulate_moments(source, row_norm=row_norm, response_bound=1.0, third=True, center=center)
     n, d = sums.n, sums.n_features
+    n_public = None if args.neighbours == "add-remove" else n  # add-remove: the sums' sensitivities
     stat2 = lambda k: symmetrise_matrix(sums.xtx / k)  # noqa: E731
     stat3 = lambda k: symmetrise_tensor(sums.third / k - sigma2 * mean_correction(sums.xty / k))  # noqa: E731
-    sens2 = moment_sensitivity("second", norm="l2", n_samples=n, n_features=d, neighbours=args.neighbours,
+    sens2 = moment_sensitivity("second", norm="l2", n_samples=n_public, n_features=d, neighbours=args.neighbours,
                                row_norm=row_norm)
-    sens3 = mog_third_sensitivity(n_samples=n, n_features=d, row_norm=row_norm, sigma2=sigma2,
+    sens3 = mog_third_sensitivity(n_samples=n_public, n_features=d, row_norm=row_norm, sigma2=sigma2,
                                   neighbours=args.neighbours)
     return _noisy_pair(stat2, stat3, sens2, sens3, n, d, row_norm, center, args, rng, "mog", sigma2)
 
@@ -370,7 +378,7 @@ def release_topic_moments(docs, *, vocabulary_size=None, epsilon, delta=None, bu
     a, b, c = ids[:, 0], ids[:, 1], ids[:, 2]
     pairs = np.bincount(a * D + b, minlength=D * D).reshape(D, D)
     triples = np.bincount((a * D + b) * D + c, minlength=D**3).reshape(D, D, D)
-    sens = topic_sensitivity(n_docs=N, neighbours=args.neighbours)
+    sens = topic_sensitivity(n_docs=None if args.neighbours == "add-remove" else N, neighbours=args.neighbours)
     return _noisy_pair(lambda k: symmetrise_matrix(pairs / k), lambda k: symmetrise_tensor(triples / k), sens, sens,
                        N, D, 1.0, None, args, rng, "stm", None)
 

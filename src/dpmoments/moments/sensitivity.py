@@ -57,8 +57,9 @@ def moment_sensitivity(statistic, *, norm, n_samples, n_features, neighbours, ro
     statistic : {"second", "cross", "third"}
     norm : {"l2", "l1"}
     n_samples : int or None
-        The public ``n`` of the mean (replace-one, zero-out). Not used under
-        add-remove, where the sum is released (pass ``None``).
+        The public ``n`` of the mean (replace-one, zero-out). ``None`` under
+        add-remove, where the sum is released: a caller that would divide by
+        the exact ``n`` is refused (that is the zero-out relation).
     n_features : int
     neighbours : {"replace-one", "zero-out", "add-remove"}
     row_norm : float
@@ -78,6 +79,9 @@ def moment_sensitivity(statistic, *, norm, n_samples, n_features, neighbours, ro
     if one_row is None:
         raise ValueError("the cross moment needs 'response_bound'.")
     if neighbours == "add-remove":  # n is private: the sum is released, one row's term moves
+        if n_samples is not None:
+            raise ValueError("under neighbours='add-remove' n is private and the noise goes on the sum: pass "
+                             "n_samples=None (dividing by the exact n is the 'zero-out' relation).")
         return one_row
     if neighbours not in NEIGHBOURS:
         raise ValueError(f"'neighbours' must be one of {', '.join(map(repr, NEIGHBOURS))}; got {neighbours!r}.")
