@@ -105,3 +105,24 @@ def test_demo_headline_is_the_composed_guarantee(run, tmp_path):
     assert p["guarantee"] == "(1, 1e-06)-DP" and p["parts"] == {"mean": "(0.2, 2e-07)-DP",
                                                                 "second_moment": "(0.8, 8e-07)-DP"}
     assert "privacy: (1, 1e-06)-DP in all" in res.stdout
+
+
+@pytest.mark.parametrize("neighbours", ["zero-out", "add-remove"])
+def test_audit_command_models_each_relation(run, tmp_path, neighbours):
+    base = ["audit", "--epsilon", "1", "--delta", "1e-3", "--dim", "2", "--seed", "1", "--n-samples", "100000",
+            "--neighbours", neighbours]
+    res = run(*base, "--out", tmp_path / "a")
+    assert res.returncode == 0, res.stderr
+    summary = json.loads((tmp_path / "a" / "audit.json").read_text())
+    assert summary["neighbouring_relation"] == neighbours and summary["epsilon_lower_bound"] <= 1.0
+    assert (summary["count_noise_scale"] is None) == (neighbours == "zero-out")
+    assert run(*base, "--noise-factor", "0.5", "-q").returncode == 3  # the negative control is refuted
+
+
+def test_audit_pair_must_be_zero_out_neighbours(run, tmp_path):
+    A, B = np.eye(3), np.eye(3)
+    B[0] = [0.0, 0.5, 0.0]  # replaced, not zeroed
+    np.save(tmp_path / "a.npy", A), np.save(tmp_path / "b.npy", B)
+    res = run("audit", "--epsilon", "1", "--delta", "1e-3", "--neighbours", "zero-out", "--pair", tmp_path / "a.npy",
+              tmp_path / "b.npy")
+    assert res.returncode == 2 and "not neighbours under zero-out" in res.stderr
