@@ -123,7 +123,7 @@ def run(args):
         n_components=args.n_components, model=args.model, epsilon=args.epsilon, delta=args.delta,
         row_norm=args.row_norm, sigma2=args.sigma2, vocabulary_size=args.vocabulary_size, budget=budget,
         neighbours=args.neighbours, calibration=args.calibration, center=center, n_restarts=args.n_restarts,
-        n_iter=args.n_iter, rng=args.seed)
+        n_iter=args.n_iter, rng=args.seed, count_share=args.count_share)
     fp = fingerprint(source, args)
     if args.model == "mog":
         with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
@@ -197,7 +197,7 @@ def _grid_figure(res, grid, m, args):
     curves = {"second-moment noise sigma": [], "third-moment noise sigma": []}
     for e in grid:
         plan = planned_guarantees(check_tensor_arguments(e, args.delta, args.neighbours, args.calibration, m.budget,
-                                                         m.second.count_share or 0.05))
+                                                         args.count_share))
         curves["second-moment noise sigma"].append(plan.second.sigma(m.second.sensitivity) / per)
         curves["third-moment noise sigma"].append(plan.third.sigma(m.third.sensitivity) / per)
     ax = plots.plot_privacy_utility(grid, curves, label="noise sigma per coordinate", chosen=args.epsilon,
