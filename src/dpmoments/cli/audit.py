@@ -138,7 +138,8 @@ def _worst_case(d, n, R, mechanism, neighbours):
     e = np.eye(d) * R
     if neighbours == "replace-one":
         candidates = {"x = R e1 vs x' = R e2": (e[0], e[1 % d]), "x = R 1/sqrt(d) vs x' = 0": (ones, np.zeros(d)),
-                      "x = R 1/sqrt(d) vs x' = alternating signs": (ones, alt), "x = R e1 vs x' = 0": (e[0], np.zeros(d))}
+                      "x = R 1/sqrt(d) vs x' = alternating signs": (ones, alt),
+                      "x = R e1 vs x' = 0": (e[0], np.zeros(d))}
     else:  # one row against the zero row, or against no row at all
         candidates = {"x = R 1/sqrt(d)": (ones, None), "x = R e1": (e[0], None)}
     order = 1 if mechanism == "laplace" else 2

@@ -199,7 +199,8 @@ class Release:
             if getattr(self, s) is not None
         ]
         return (
-            f"Release({', '.join(parts)}, n={self.n}{'' if self.n_public else ' (noisy)'}, mechanism={self.mechanism!r}, "
+            f"Release({', '.join(parts)}, n={self.n}{'' if self.n_public else ' (noisy)'}, "
+            f"mechanism={self.mechanism!r}, "
             f"noise_scale={self.noise_scale:.4g}, neighbours={self.neighbours!r}, guarantee={self.guarantee})"
         )
 
