@@ -18,7 +18,9 @@ import types
 
 import numpy as np
 
+from .._rng import secure_randomness
 from .._version import __version__
+from ..privacy.relations import RELATION_WORDS, describe_relation, n_is_public
 from ._args import (CLIPPING_HELP, CliError, _bound, _delta, _epsilon, add_input_arguments,
                     add_output_arguments, positive_int, seed_int)
 from ._io import DataSource
@@ -106,20 +108,26 @@ def no_grid(args, command):
 
 
 def estimator_report(command, guarantee, *, privacy, source, fingerprint, n, d, analysis, argv, randomness,
-                     files, extra=None):
-    """A privacy report with the layout of :func:`._report.privacy_report`, for estimators without a Release."""
+                     files, extra=None, neighbours="replace-one"):
+    """A privacy report with the layout of :func:`._report.privacy_report`, for estimators without a Release.
+
+    Their noise is float noise from numpy, never exact discrete noise, so it
+    is never reported secure (:func:`dpmoments._rng.secure_randomness`).
+    """
     block = {
         "guarantee": str(guarantee),
         "guarantee_detail": guarantee.to_dict(),
         "certified": guarantee.certified,
-        "neighbouring_relation": "replace-one",
+        "neighbouring_relation": neighbours,
+        "neighbouring_relation_meaning": RELATION_WORDS[neighbours],
         "mechanism": None, "sensitivity": None, "sensitivity_norm": None, "calibration": None,
         "noise_scale": None, "row_norm": None, "center": None,
         "clipping": CLIPPING_HELP,
         "randomness": randomness,
-        "secure_randomness": randomness == "os-entropy",
+        "secure_randomness": secure_randomness(randomness, exact_discrete=False),
         "randomness_note": _RANDOMNESS.get(randomness, randomness),
-        "n_public": "n (the number of rows) is treated as public, as the guarantee assumes",
+        "n_public": n_is_public(neighbours),
+        "n_note": f"n = {n} rows, public under {neighbours} (the relation fixes it)",
     }
     block.update(privacy)
     report = {
@@ -238,10 +246,10 @@ def run(args):
         if args.fit_intercept:
             print(f"  (intercept): {est.intercept_:.4g}")
         b = est.budget_
-        print(f"privacy: guarantee {est.privacy_}, neighbouring_relation replace-one; calibration {args.accounting} "
-              f"over {2 * est.n_iter_} releases (per iteration {b.first_moment} + {b.second_moment}); "
-              f"row_norm {args.row_norm:g}, response_bound {args.response_bound:g} (rows and responses clipped); "
-              + randomness_text(rep["randomness"], rep["randomness"] == "os-entropy"))
+        print(f"privacy: guarantee {est.privacy_}, neighbouring_relation {describe_relation(est.neighbours_)}; "
+              f"calibration {args.accounting} over {2 * est.n_iter_} releases (per iteration {b.first_moment} + "
+              f"{b.second_moment}); row_norm {args.row_norm:g}, response_bound {args.response_bound:g} (rows and "
+              "responses clipped); " + randomness_text(rep["randomness"], False))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

@@ -11,6 +11,7 @@ import math
 from ._args import CliError, _bound, _epsilon, add_input_arguments, add_output_arguments, seed_int
 from ._output import ResultsDir
 from ._release import epsilon_grid
+from ..privacy.relations import describe_relation
 from ._report import randomness_text
 from .regress import (add_memory_arguments, estimator_report, fingerprint, open_input, read_in_memory,
                       require_target)
@@ -137,10 +138,10 @@ def run(args):
     if not args.quiet:
         print(f"selected {len(chosen)} of {d} columns of {source.path.name} ({n} rows, {len(family)} candidate "
               f"models): {', '.join(chosen) if chosen else '(none)'}")
-        print(f"privacy: guarantee {est.privacy_}, neighbouring_relation replace-one; mechanism "
-              f"{privacy['mechanism']}, sensitivity {rep['sensitivity_Q']:.3g} (criterion); entry_bound "
+        print(f"privacy: guarantee {est.privacy_}, neighbouring_relation {describe_relation(est.neighbours_)}; "
+              f"mechanism {privacy['mechanism']}, sensitivity {rep['sensitivity_Q']:.3g} (criterion); entry_bound "
               f"{args.bounds:g}, response_bound {args.response_bound:g}, l1_radius {args.R:g}; "
-              + randomness_text(rep["randomness"], rep["randomness"] == "os-entropy"))
+              + randomness_text(rep["randomness"], False))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 
