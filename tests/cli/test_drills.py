@@ -32,6 +32,8 @@ from dpmoments.cli import _output
 
 from .helpers import ENV
 
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the drill forks its runs (POSIX)")
+
 ROOT = Path(__file__).resolve().parents[2]
 PHASES = ("read", "write", "publish", "swapped")
 SEED = ["--seed", "0", "--no-figures"]
