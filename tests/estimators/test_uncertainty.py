@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpmoments import release_cross_moment, release_second_moment
+from dpmoments import Accountant, ApproxDP, release_cross_moment, release_second_moment
 from dpmoments.datasets.mixtures import make_mog
 from dpmoments.estimators import (PrivateCovariance, PrivateGraphicalLasso, PrivateIRLS, PrivateModelSelection,
                                   PrivatePCA, PrivateRidgePrecision, PrivateTensorDecomposition)
@@ -16,6 +16,7 @@ from dpmoments.estimators.uncertainty import (NoiseLaw, basic_interval, bootstra
                                               noise_law, redraw)
 from dpmoments.exceptions import NoiseDominatesWarning, NotPrivateWarning, UncertifiedPrivacyWarning
 
+OPTS = dict(epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.NoiseDominatesWarning")
 
 
@@ -139,6 +140,17 @@ def test_bad_n_draws_and_level(bad):
         PrivatePCA(n_components=1, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=bad).fit(X)
     with pytest.raises(ValueError, match="level"):
         PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, level=bad + 1).fit(X)
+
+
+def test_bad_uncertainty_options_are_refused_before_the_budget_is_spent():
+    X = _spiked(500)
+    for est in (PrivateCovariance(level=2.0, **OPTS), PrivatePCA(n_components=1, n_draws=-1, **OPTS),
+                PrivateGraphicalLasso(alpha=0.1, n_draws=-1, **OPTS),
+                PrivateRidgePrecision(alpha=0.1, level=0, **OPTS)):
+        acct = Accountant(ApproxDP(5.0, 1e-5))
+        with pytest.raises(ValueError):
+            est.set_params(accountant=acct).fit(X)
+        assert len(acct.ledger) == 0, type(est).__name__
 
 
 # -- coverage: a nominal 90% interval covers 85-95% of the time ----------------------------------------------------

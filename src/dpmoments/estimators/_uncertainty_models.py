@@ -16,14 +16,15 @@ from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstra
 from .uncertainty import noise_law, redraw
 from .uncertainty import z_value
 
-__all__ = ["irls_spread", "tensor_spread", "selection_margin"]
+__all__ = ["irls_spread", "solve_se", "tensor_spread", "selection_margin"]
 
 
 # -- IRLS -------------------------------------------------------------------------------------------------------
 def _product_cov(law, theta):
     r"""Covariance of :math:`E\theta` for symmetric noise ``E`` of this law (entries independent up to symmetry)."""
     var_o, var_d = law.sd**2, law.diagonal_sd**2
-    return var_o * (theta @ theta * np.eye(theta.size) + np.outer(theta, theta)) + np.diag((var_d - 2 * var_o) * theta**2)
+    spread = var_o * (theta @ theta * np.eye(theta.size) + np.outer(theta, theta))
+    return spread + np.diag((var_d - 2 * var_o) * theta**2)
 
 
 def _floored(B, floor):
@@ -31,20 +32,25 @@ def _floored(B, floor):
     return (Q / np.maximum(lam, floor)) @ Q.T if floor > 0 else np.linalg.pinv(B)
 
 
+def solve_se(A, B, floor, law_a, law_b):
+    """``theta`` of the floored solve and its first-order standard errors under the noise of ``A`` and ``B``."""
+    theta, _ = solve_weighted(B, A, floor)
+    Binv = _floored(B, floor)
+    cov = Binv @ (law_a.sd**2 * np.eye(theta.size) + _product_cov(law_b, theta)) @ Binv
+    return theta, np.sqrt(np.maximum(np.diag(cov), 0.0))
+
+
 def irls_spread(A, B, floor, laws, n_draws, level, rng, owner):
     r"""Spread of :math:`\theta = \tilde B_+^{-1}\tilde A` from the noise of the final iteration's two releases.
 
-    Closed form (first order): :math:`\mathrm{Cov}\,\theta \approx B_+^{-1}(\Sigma_A + \mathrm{Cov}(E_B\theta))B_+^{-1}`;
-    with ``n_draws`` a parametric bootstrap redraws both releases and solves
-    again. Either way the weights of the final iteration are held fixed:
+    Closed form (first order):
+    :math:`\mathrm{Cov}\,\theta \approx B_+^{-1}(\Sigma_A + \mathrm{Cov}(E_B\theta))B_+^{-1}`;
+    with ``n_draws`` a parametric bootstrap redraws both releases and solves again. Either way the weights of the final iteration are held fixed:
     the earlier releases reach ``theta`` only through them.
     """
     level, n_draws = check_level(level), check_draws(n_draws)
     law_a, law_b = laws
-    theta, _ = solve_weighted(B, A, floor)
-    Binv = _floored(B, floor)
-    cov = Binv @ (law_a.sd**2 * np.eye(theta.size) + _product_cov(law_b, theta)) @ Binv
-    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    theta, se = solve_se(A, B, floor, law_a, law_b)
     interval = np.stack([theta - z_value(level) * se, theta + z_value(level) * se])
     method = "closed-form (first order)"
     if n_draws:

@@ -6,6 +6,7 @@ from scipy import linalg
 from .._validation import check_data
 from ._moment_base import MomentEstimator, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
+from .uncertainty import check_uncertainty_params
 
 __all__ = ["PrivateCovariance"]
 
@@ -119,6 +120,7 @@ class PrivateCovariance(MomentEstimator):
 
     def fit(self, X, y=None):
         """Release the second moment of ``X`` and set ``covariance_``."""
+        check_uncertainty_params(self)
         return self.fit_release(self._release_from(X))
 
     def fit_release(self, release):

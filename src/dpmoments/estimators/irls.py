@@ -18,6 +18,7 @@ from ..privacy import analytic_gaussian_sigma, classic_gaussian_sigma
 from ..solvers.irls import _check_p, _weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
 from ._uncertainty_models import irls_laws, irls_spread
+from .uncertainty import check_uncertainty_params
 
 __all__ = ["PrivateIRLS"]
 
@@ -239,6 +240,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             check_positive(self.intercept_scale, "intercept_scale")
         if self.psd_floor != "auto":
             check_nonnegative(self.psd_floor, "psd_floor")
+        check_uncertainty_params(self)
         check_accountant(self.accountant)
 
     def fit(self, X, y):

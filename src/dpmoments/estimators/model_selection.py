@@ -16,7 +16,8 @@ from ..moments import accumulate_moments
 from ..privacy import PureDP, check_accountant
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
-from ._uncertainty_models import selection_margin
+from ._uncertainty_models import selection_margin, solve_se
+from .uncertainty import NoiseLaw
 
 __all__ = ["PrivateModelSelection"]
 
@@ -155,6 +156,10 @@ class PrivateModelSelection(BaseEstimator):
         margin within the noise (``selection_probability_ < 0.5``).
     coef_ : ndarray of shape (n_features,) or None
         The private refit (``None`` without ``refit_epsilon``).
+    coef_se_ : ndarray of shape (n_features,) or None
+        First-order standard errors of the refit from its Laplace noise (0
+        off the selected model; the L1 constraint is ignored, so they are
+        exact to first order only where it is inactive).
     privacy_ : PureDP
         Everything the fit released, composed sequentially.
     privacy_report_ : dict
@@ -282,7 +287,10 @@ class PrivateModelSelection(BaseEstimator):
         self._set_margin(delta_q, len(family))
         self.selected_ = family[index]
         self.candidates_ = family
+        self.coef_se_ = None if self.refit_epsilon is None else np.zeros(d)
         self.coef_ = self._refit(G, b, c, n, rng) if self.refit_epsilon is not None else None
+        if self.coef_se_ is not None:
+            self.uncertainty_["refit_coef_se"] = self.coef_se_.tolist()
         if self.accountant is not None:
             self.accountant.spend(guarantee, label="PrivateModelSelection")
         self.privacy_ = guarantee
@@ -323,20 +331,20 @@ class PrivateModelSelection(BaseEstimator):
         return int(np.argmin(self.scores_))
 
     def _noisy_moments(self, G, b, n, cols, eps, rng):
-        """Laplace on the upper triangle of G[cols]/n and b[cols]/n; returns (G~, b~, floor)."""
+        """Laplace on the upper triangle of G[cols]/n and b[cols]/n; returns (G~, b~, floor, Laplace scale)."""
         k, B, r = len(cols), self.bounds, self.response_bound
         scale = (B * B * k * (k + 1) + 2.0 * B * k * r) / n / eps
         Gs, bs = G[np.ix_(cols, cols)] / n, b[cols] / n
         if math.isinf(eps):
-            return Gs, bs, 0.0
+            return Gs, bs, 0.0, 0.0
         E = symmetric_matrix_noise(k, scale, rng, distribution="laplace")
-        return Gs + E, bs + rng.laplace(0.0, scale, size=k), 2.0 * math.sqrt(k) * scale * math.sqrt(2.0)
+        return Gs + E, bs + rng.laplace(0.0, scale, size=k), 2.0 * math.sqrt(k) * scale * math.sqrt(2.0), scale
 
     def _radius(self, G, b, n, rng):
         if self.R != "private":
             return float(self.R)
         cols = list(range(b.size))
-        Gt, bt, floor = self._noisy_moments(G, b, n, cols, float(self.R_epsilon), rng)
+        Gt, bt, floor, _ = self._noisy_moments(G, b, n, cols, float(self.R_epsilon), rng)
         beta, _ = solve_weighted(Gt, bt, floor)
         lo, hi = self.R_range
         return float(min(max(np.abs(beta).sum(), lo), hi))
@@ -354,7 +362,9 @@ class PrivateModelSelection(BaseEstimator):
         coef = np.zeros(b.size)
         if not cols:
             return coef
-        Gt, bt, floor = self._noisy_moments(G, b, n, cols, float(self.refit_epsilon), rng)
+        Gt, bt, floor, scale = self._noisy_moments(G, b, n, cols, float(self.refit_epsilon), rng)
+        law = NoiseLaw("laplace", scale) if scale > 0 else NoiseLaw("none", 0.0)
+        self.coef_se_[cols] = solve_se(bt, Gt, floor, law, law)[1]  # first order, the L1 constraint ignored
         lam, Q = np.linalg.eigh(0.5 * (Gt + Gt.T))
         Gp = (Q * np.maximum(lam, floor)) @ Q.T
         coef[cols] = l1_ball_least_squares(Gp, bt, 0.0, self.R_).coef

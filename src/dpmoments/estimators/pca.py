@@ -13,6 +13,7 @@ from .._validation import check_data, check_int
 from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
 from ._moment_base import MomentEstimator, n_features_of, out_of_core
 from ._uncertainty_matrix import pca_spread
+from .uncertainty import check_uncertainty_params
 
 __all__ = ["PrivatePCA"]
 
@@ -149,6 +150,7 @@ class PrivatePCA(MomentEstimator):
         if not isinstance(self.eigensolver, str) or self.eigensolver not in EIGEN_METHODS:
             raise ValueError(f"'eigensolver' must be one of {', '.join(map(repr, EIGEN_METHODS))}; "
                              f"got {self.eigensolver!r}.")
+        check_uncertainty_params(self)
         return k
 
     def fit(self, X, y=None):

@@ -14,6 +14,7 @@ from ..privacy import PureDP, Uncertified
 from ..solvers import graphical_lasso, graphical_lasso_admm, ridge_precision
 from ._moment_base import MomentEstimator, psd_floor_value
 from ._uncertainty_matrix import output_perturbation_spread, precision_spread
+from .uncertainty import check_uncertainty_params
 from .covariance import gaussian_log_likelihood
 from .selection import alpha_grid, ebic, noise_floor
 
@@ -52,6 +53,7 @@ class _PrecisionBase(MomentEstimator):
 
     def fit(self, X, y=None):
         """Release the second moment of ``X`` and fit from it."""
+        check_uncertainty_params(self)
         return self.fit_release(self._release_from(X))
 
     def score(self, X, y=None):
@@ -182,6 +184,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
     def fit(self, X, y=None):
         """Release the second moment of ``X`` (or, for ``"output"``, perturb the exact solution)."""
         if self.mechanism == "output":
+            check_uncertainty_params(self)
             return self._fit_output(X)
         return super().fit(X)
 

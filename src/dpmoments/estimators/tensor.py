@@ -47,6 +47,7 @@ from .._validation import check_int, check_nonnegative, check_option, check_posi
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
 from ._uncertainty_models import tensor_spread
+from .uncertainty import check_uncertainty_params
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
 from .tensor_moments import (
     MODELS,
@@ -194,6 +195,7 @@ class PrivateTensorDecomposition(BaseEstimator):
         check_positive(self.eigenvalue_floor, "eigenvalue_floor")
         check_int(self.n_restarts, "n_restarts", minimum=1)
         check_int(self.n_iter, "n_iter", minimum=1)
+        check_uncertainty_params(self)
         eps, delta, _, calibration, budget = check_tensor_arguments(self.epsilon, self.delta, self.neighbours,
                                                            self.calibration, self.budget)
         if model == "mog":

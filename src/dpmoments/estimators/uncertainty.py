@@ -40,7 +40,7 @@ from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, 
 from ..mechanisms import wishart_noise
 
 __all__ = ["NoiseLaw", "noise_law", "redraw", "bootstrap_generator", "basic_interval", "bootstrap_se", "check_draws",
-           "check_level", "z_value"]
+           "check_level", "check_uncertainty_params", "z_value"]
 
 # A spawn key no library code uses (spawn() numbers children 0, 1, ...): the bootstrap's stream.
 _BOOTSTRAP_KEY = 0x626F6F74  # "boot"
@@ -211,7 +211,7 @@ def redraw(release, rng):
 
 
 def basic_interval(estimate, draws, level):
-    r"""Basic bootstrap interval, shape ``(2,) + estimate.shape``: :math:`2\hat\theta - q_{hi}, 2\hat\theta - q_{lo}`."""
+    r"""Basic bootstrap interval :math:`[2\hat\theta - q_{hi}, 2\hat\theta - q_{lo}]` of shape ``(2, ...)``."""
     estimate, draws = np.asarray(estimate, dtype=float), np.asarray(draws, dtype=float)
     tail = (1.0 - check_level(level)) / 2.0
     lo, hi = np.quantile(draws, [tail, 1.0 - tail], axis=0)
@@ -243,3 +243,9 @@ def check_draws(n_draws):
     if isinstance(n_draws, bool) or not isinstance(n_draws, numbers.Integral) or n_draws < 0:
         raise ValueError(f"'n_draws' must be an integer >= 0 (0: closed forms only); got {n_draws!r}.")
     return int(n_draws)
+
+
+def check_uncertainty_params(estimator):
+    """Validate an estimator's ``n_draws`` and ``level`` before any data are touched."""
+    check_draws(getattr(estimator, "n_draws", 0))
+    check_level(getattr(estimator, "level", 0.9))
