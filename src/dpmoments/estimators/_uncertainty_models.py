@@ -171,37 +171,55 @@ def _rival_wins(gap, scale, mechanism):
     return 0.5 * np.exp(-t) * (1.0 + t / 2.0)
 
 
-def selection_margin(phi, scale, n_candidates, mechanism, scores=None, owner="PrivateModelSelection"):
-    r"""How likely the noisy choice is the exact argmin, from the penalty, the noise scale and (if released) the scores.
+def tie_probability(gap, scale):
+    r"""How often two *tied* models would be separated by a noisy gap of at least ``gap``: :math:`e^{-g/b}(1 + g/(2b))`.
+
+    The difference of two i.i.d. Laplace(b) draws exceeds ``g`` in absolute
+    value with this probability. Ties among more models make small gaps more
+    likely still, so the figure errs towards saying "within the noise".
+    """
+    t = gap / scale
+    return float(math.exp(-t) * (1.0 + t / 2.0))
+
+
+def selection_margin(phi, scale, n_candidates, mechanism, gap=None, owner="PrivateModelSelection"):
+    r"""How likely the noisy choice is the exact argmin, from public facts and the released gap.
 
     ``selection_probability``: a lower bound on P(noisy argmin = exact argmin)
     when every rival trails the exact argmin by at least ``phi`` (as a model
     adding a variable that explains nothing does): one minus the union bound
     over the ``m - 1`` rivals, or :math:`1/(1 + (m-1)e^{-\varphi/b})` for the
-    exponential mechanism. ``scale`` is ``b = 2 Delta / epsilon``. With the
-    released scores, ``selection_stability`` is the same bound with their gaps
-    to the chosen model in place of ``phi`` (a plug-in: the gaps are noisy).
+    exponential mechanism; ``scale`` is ``b = 2 Delta / epsilon``. It needs no
+    data, and cannot see rivals closer than ``phi``. ``gap``, the noisy gap
+    between the two best noisy criteria (released for free by
+    report-noisy-min, or read from released scores), can: its
+    :func:`tie_probability` says how often two tied models would be separated
+    by as much.
     """
     diag, m = Diagnostics(owner), int(n_candidates)
     if scale == 0 or m <= 1:
-        prob, snr = 1.0, math.inf
+        prob, snr, tie = 1.0, math.inf, (None if gap is None else 0.0)
     else:
         snr = phi / scale
         wins = _rival_wins(phi, scale, mechanism)
         prob = float(1.0 / (1.0 + (m - 1) * wins)) if mechanism == "exponential" else max(0.0, 1.0 - (m - 1) * wins)
-    stability = None
-    if scores is not None and scale > 0:
-        gaps = np.sort(scores - scores.min())[1:]
-        stability = max(0.0, 1.0 - float(np.sum(_rival_wins(gaps, scale, "noisy-min"))))
+        tie = None if gap is None or not math.isfinite(gap) else tie_probability(gap, scale)
     if prob < 0.5:
         diag.flag("selection-within-noise", f"the penalty per variable ({phi:.3g}) is small against the selection "
                                             f"noise (scale {scale:.3g}): a model with variables that explain "
                                             f"nothing may be chosen over the best one (P(exact choice) >= "
                                             f"{prob:.2f} is all that can be said); raise phi or epsilon.")
-    summary = {"method": "closed-form", "selection_probability": prob, "selection_stability": stability,
-               "signal_to_noise": snr, "signal_to_noise_definition": "phi / (2 Delta / epsilon): the penalty "
-               "per variable in units of the selection noise's scale", "noise_scale": scale,
-               "n_candidates": m, "covers": "the selection noise, for rivals trailing the exact argmin by at "
-               "least phi; with release_scores, the released gaps (noisy) in place of phi",
-               "not_covered": "rivals closer than phi (a weak true effect at small n), sampling variability"}
-    return prob, stability, snr, diag.as_list(), summary
+    if tie is not None and tie > 0.05:
+        diag.flag("selection-within-noise", f"the chosen model beat the runner-up by a noisy gap of {gap:.3g}, "
+                                            f"which two equally good models would show {100 * tie:.0f}% of the "
+                                            f"time under the selection noise (scale {scale:.3g}): the choice is "
+                                            "not distinguishable from its runner-up.")
+    summary = {"method": "closed-form", "selection_probability": prob, "selection_gap": gap,
+               "tie_probability": tie, "signal_to_noise": snr,
+               "signal_to_noise_definition": "phi / (2 Delta / epsilon): the penalty per variable in units of the "
+                                             "selection noise's scale", "noise_scale": scale, "n_candidates": m,
+               "covers": "the selection noise: for rivals trailing the exact argmin by at least phi (a bound from "
+                         "public facts), and for the runner-up (the noisy gap, released for free by "
+                         "report-noisy-min or read from released scores)",
+               "not_covered": "sampling variability; with the exponential mechanism, rivals closer than phi"}
+    return prob, tie, snr, diag.as_list(), summary

@@ -144,16 +144,24 @@ class PrivateModelSelection(BaseEstimator):
         argmin when every rival trails it by at least ``phi_`` (a superset
         adding a variable that explains nothing): computed from ``phi_``, the
         selection noise's scale ``2 Delta / epsilon`` and ``|M|`` alone.
-    selection_stability_ : float or None
-        With ``release_scores=True``: the same bound with the released gaps to
-        the chosen model in place of ``phi_`` (a plug-in; the gaps are noisy).
+    selection_gap_ : float or None
+        The gap between the two smallest noisy criteria (units of ``y**2``):
+        released for free with report-noisy-min (Ding, Wang, Zhang & Kifer,
+        PVLDB 2019: noisy max with its gap is epsilon-DP at the same noise),
+        read from ``scores_`` when they are released, ``None`` for the
+        exponential mechanism. Exact at ``epsilon=inf``.
+    tie_probability_ : float or None
+        How often two equally good models would be separated by a noisy gap
+        at least ``selection_gap_``; above 0.05 the choice is not
+        distinguishable from its runner-up.
     snr_ : float
         ``phi_ / (2 Delta / epsilon)``: the penalty in units of the noise.
     uncertainty_ : dict
         JSON-able summary of the above.
     diagnostics_ : list of dict
         Failed noise checks (also ``NoiseDominatesWarning``): the selection
-        margin within the noise (``selection_probability_ < 0.5``).
+        margin within the noise (``selection_probability_ < 0.5`` or
+        ``tie_probability_ > 0.05``).
     coef_ : ndarray of shape (n_features,) or None
         The private refit (``None`` without ``refit_epsilon``).
     coef_se_ : ndarray of shape (n_features,) or None
@@ -172,7 +180,9 @@ class PrivateModelSelection(BaseEstimator):
     squared residual lies in ``[0, (r + bounds R)^2]`` and ``Q_R(M, .)``
     changes by at most ``Delta = (r + bounds R)^2`` for every ``M``;
     report-noisy-min with Laplace scale ``2 Delta / epsilon`` and the
-    exponential mechanism are epsilon-DP. Private ``R``: the upper triangle
+    exponential mechanism are epsilon-DP; report-noisy-min's noisy gap to the
+    runner-up (``selection_gap_``) comes at no extra cost (Ding, Wang, Zhang &
+    Kifer, PVLDB 13(3), 2019). Private ``R``: the upper triangle
     of ``X^T X / n`` and ``X^T y / n`` with L1 sensitivity ``(b^2 d (d+1) +
     2 b d r) / n``. Private ``sigma2``: ``Q_R(full)/n`` with sensitivity
     ``Delta / n``. Refit: the same moments restricted to the ``k`` selected
@@ -311,23 +321,28 @@ class PrivateModelSelection(BaseEstimator):
     def _set_margin(self, delta_q, n_candidates):
         eps = float(self.epsilon)
         scale = 0.0 if math.isinf(eps) else 2.0 * delta_q / eps
-        prob, stability, snr, diagnostics, summary = selection_margin(self.phi_, scale, n_candidates,
-                                                                      self.mechanism, self.scores_)
-        self.selection_probability_, self.selection_stability_ = prob, stability
+        prob, tie, snr, diagnostics, summary = selection_margin(self.phi_, scale, n_candidates, self.mechanism,
+                                                                self.selection_gap_)
+        self.selection_probability_, self.tie_probability_ = prob, tie
         self.snr_, self.diagnostics_, self.uncertainty_ = snr, diagnostics, {**summary, "phi": self.phi_,
                                                                              "phi_units": "y^2"}
 
     def _select(self, scores, delta_q, rng):
         eps = float(self.epsilon)
-        self.scores_ = None
+        self.scores_, self.selection_gap_ = None, None
         if math.isinf(eps):
-            return int(np.argmin(scores))
+            index, self.selection_gap_ = report_noisy_min(scores, 0.0, return_gap=True)
+            return index
         if self.mechanism == "exponential":
             return exponential_mechanism(scores, eps, delta_q, rng)
         scale = 2.0 * delta_q / eps
         if not self.release_scores:
-            return report_noisy_min(scores, scale, rng)
+            # The noisy gap to the runner-up comes free with report-noisy-min (Ding et al. 2019).
+            index, self.selection_gap_ = report_noisy_min(scores, scale, rng, return_gap=True)
+            return index
         self.scores_ = scores + rng.laplace(0.0, scale, size=scores.size)
+        two = np.sort(self.scores_)[:2]
+        self.selection_gap_ = float(two[1] - two[0]) if two.size > 1 else math.inf
         return int(np.argmin(self.scores_))
 
     def _noisy_moments(self, G, b, n, cols, eps, rng):
