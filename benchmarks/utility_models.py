@@ -68,7 +68,7 @@ def _irls(quick):
         train, test = irls_data(n, seed)
         return test_rmse(PrivateIRLS(epsilon=epsilon, rng=seed, **base, **kw).fit(*train).coef_, test)
 
-    grid, reps = geometric(1e3, 1e6 if quick else 1e7, per_decade=3), 3 if quick else 5
+    grid, reps = geometric(1e3, 1e6 if quick else 1e7, per_decade=3), 3
     paper = functools.partial(fit, first_moment="laplace", second_moment="wishart", accounting="cdp-paper")
     return Analysis("IRLS (LAD regression)", "test RMSE (scaled y; noise floor 0.0079)", False,
                     functools.partial(fit, epsilon=math.inf), reps,
@@ -97,7 +97,7 @@ def _selection(quick):
                         Method("exponential mechanism, same φ", "1-DP", functools.partial(fit, mechanism="exponential"),
                                grid, reps),
                         Method("Lei et al.'s BIC-like φ = σ² log n (σ² = 1)", "1-DP",
-                               functools.partial(fit, phi="bic"), grid, reps,
+                               functools.partial(fit, phi="bic"), geometric(1e3, 1e5), reps,
                                "the old default: its penalty is below the selection noise")],
                     "Lei et al.: β = (1, 1, 1, 0, 0, 0), X ~ U(−1, 1)^6, y = Xβ + N(0, 1), r = 4, R = 3, all 63 "
                     "subsets; non-private: the exact argmin with the BIC and the exact residual variance")

@@ -5,6 +5,7 @@ function returns the fitted attributes to set, computed from released
 numbers and noise laws only. docs/uncertainty.md says what each one means.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -133,8 +134,7 @@ def tensor_spread(moments, est, decompose, n_draws, level, rng, owner):
         gen = bootstrap_generator(rng)
         comps, weights = [], []
         for _ in range(n_draws):
-            draw = type(moments)(moments.model, redraw(moments.second, gen), redraw(moments.third, gen),
-                                 moments.guarantee, moments.sigma2, moments.budget)
+            draw = dataclasses.replace(moments, second=redraw(moments.second, gen), third=redraw(moments.third, gen))
             c, w = _aligned(est.components_, *decompose(draw, gen))
             comps.append(c)
             weights.append(w)
