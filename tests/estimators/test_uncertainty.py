@@ -178,6 +178,25 @@ def test_covariance_interval_coverage(mechanism):
 
 
 @pytest.mark.statistical
+def test_add_remove_intervals_carry_the_noisy_count():
+    """Under add-remove the statistic is noisy sums over a noisy count: both noises are in the intervals."""
+    X = _spiked(400, d=3)
+    with pytest.warns(NotPrivateWarning):
+        exact = release_second_moment(X, epsilon=math.inf, row_norm=1.0).second_moment
+    hits, widths = [], []
+    for rep in range(60):
+        est = PrivateCovariance(epsilon=1.0, delta=1e-3, row_norm=1.0, neighbours="add-remove", count_share=0.05,
+                                rng=rep).fit(X)
+        hits.append(_covered(est.covariance_interval_, exact)[np.triu_indices(3)])
+        widths.append(est.covariance_se_[0, 0] / est.release_.noise_scale)
+    assert 0.85 <= np.mean(hits) <= 0.97
+    assert np.mean(widths) > 1.2  # the count's relative noise dominates the diagonal here
+    rel = release_second_moment(X, epsilon=1.0, delta=1e-3, row_norm=1.0, neighbours="add-remove", rng=0)
+    counts = {redraw(rel, bootstrap_generator(seed)).n for seed in range(20)}
+    assert len(counts) > 5  # the count is redrawn with the sums
+
+
+@pytest.mark.statistical
 def test_pca_bootstrap_interval_coverage():
     """Eigenvalues of the exact matrix, components at signal-to-noise >= 3 (below it, coverage degrades)."""
     X = _spiked(20000, d=8)

@@ -29,7 +29,7 @@ import numpy as np
 from ..datasets import load_sachs
 from ..metrics import tpr_fpr
 from ..moments import release_cross_moment, release_second_moment
-from ..privacy import Accountant, ApproxDP
+from ..privacy import Accountant, ApproxDP, compose
 from ._args import CliError
 from ._output import ResultsDir, check_destination
 from ._report import privacy_report, privacy_summary
@@ -111,16 +111,26 @@ def run(args):
                        _edge_rows(fits, names, truth))
         if not args.no_figures:
             res.save_figure("network", _figure(fits, names, truth, acct.spent))
-        res.save_json("privacy_report.json", privacy_report(
+        report = privacy_report(
             "demo", cov, analysis=analysis, argv=args.argv,
             extra={"input": {"dataset": "Sachs et al. (2005), bundled", "shape": list(X.shape), "columns": names},
                    "mean_release": mean.to_dict(), "accountant": acct.report(),
                    "public_choices": {"prior_centre": PRIOR_CENTRE, "mean_row_norm": MEAN_ROW_NORM,
                                       "row_norm": ROW_NORM, "mean_share": MEAN_SHARE},
-                   "files": res.files + ["privacy_report.json"]}))
+                   "files": res.files + ["privacy_report.json"]})
+        report["privacy"].update(headline(mean, cov))
+        res.save_json("privacy_report.json", report)
     if not args.quiet:
-        _print(fits, names, truth, k, cov, acct, args, time.perf_counter() - t0)
+        _print(fits, names, truth, k, mean, cov, acct, args, time.perf_counter() - t0)
     return 0
+
+
+def headline(mean, cov):
+    """The report's headline: what the two releases compose to, with the parts listed beside it."""
+    total = compose([mean.guarantee, cov.guarantee])
+    return {"guarantee": str(total), "guarantee_detail": total.to_dict(), "certified": total.certified,
+            "composition": "basic composition of the two releases below",
+            "parts": {"mean": str(mean.guarantee), "second_moment": str(cov.guarantee)}}
 
 
 def _analysis(fits, truth, k):
@@ -158,9 +168,11 @@ def _figure(fits, names, truth, spent):
     return axes[0]
 
 
-def _print(fits, names, truth, k, cov, acct, args, seconds):
+def _print(fits, names, truth, k, mean, cov, acct, args, seconds):
     print(f"Sachs et al. (2005): {cov.n} cells x {cov.n_features} proteins; consensus network: {k} edges")
-    print(f"budget: {acct.spent} spent of {acct.budget} (private mean, then second moment)")
+    total = compose([mean.guarantee, cov.guarantee])
+    print(f"privacy: {total} in all = private mean {mean.guarantee} + second moment {cov.guarantee} "
+          f"(accountant: {acct.spent} spent of {acct.budget})")
     print("second moment " + privacy_summary(cov))
     for label, (est, E) in fits.items():
         tpr, fpr = tpr_fpr(E, truth)

@@ -9,6 +9,7 @@ centre vector, or ``"private"`` with a declared :class:`CenterBudget`.
 import dataclasses
 import math
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
@@ -19,7 +20,9 @@ from .._rng import describe_randomness, spawn
 from .._validation import check_data, check_nonnegative, check_option
 from ..moments import Release, iter_chunks, release_cross_moment, release_second_moment
 from ..moments.dask_moments import is_dask_collection, row_ones
-from ..privacy import ApproxDP, PureDP, Uncertified, calibrate_gaussian, check_accountant
+from ..exceptions import PrivacyLeakWarning
+from ..moments.counts import check_count_share, planned_guarantee, warn_if_delta_large
+from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant
 
 __all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
 
@@ -68,7 +71,7 @@ class MomentEstimator(BaseEstimator):
         check_option(self.mechanism, "mechanism", self._mechanisms)
         self._check_affordable()
         kwargs = dict(row_norm=self.row_norm, mechanism=self.mechanism, neighbours=self.neighbours,
-                      calibration=self.calibration)
+                      calibration=self.calibration, count_share=self.count_share)
         if isinstance(self.center, str):
             if self.center != "private":
                 raise ValueError(f"'center' must be None, a public vector or 'private'; got {self.center!r}.")
@@ -102,10 +105,14 @@ class MomentEstimator(BaseEstimator):
             X_mean, ones = ((c, np.ones(c.shape[0])) for c in iter_chunks(X)), None
         else:
             X_mean, ones = X, np.ones(X.shape[0])
-        mean = release_cross_moment(X_mean, ones, epsilon=split.mean * eps, delta=scaled(split.mean),
-                                    response_bound=1.0, center=prior, rng=rng_mean, **kwargs)
-        cov = release_second_moment(X, epsilon=split.second_moment * eps, delta=scaled(split.second_moment),
-                                    center=prior + mean.cross_moment, rng=rng_cov, **kwargs)
+        with warnings.catch_warnings():  # delta >= 1/n is judged on the total delta, below
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            mean = release_cross_moment(X_mean, ones, epsilon=split.mean * eps, delta=scaled(split.mean),
+                                        response_bound=1.0, center=prior, rng=rng_mean, **kwargs)
+            cov = release_second_moment(X, epsilon=split.second_moment * eps, delta=scaled(split.second_moment),
+                                        center=prior + mean.cross_moment, rng=rng_cov, **kwargs)
+        if self.mechanism == "gaussian":
+            warn_if_delta_large(delta, cov.n, noisy=not cov.n_public, stacklevel=4)
         total = PureDP(eps) if self.mechanism == "laplace" else ApproxDP(eps, delta)
         if math.isinf(eps):
             total = PureDP(math.inf)
@@ -119,10 +126,11 @@ class MomentEstimator(BaseEstimator):
         eps, delta = self.epsilon, self.delta
         if math.isinf(eps):
             return PureDP(math.inf)
-        if self.mechanism == "laplace":
+        if self.mechanism == "laplace" and isinstance(self.center, str):
             return PureDP(eps)
-        if self.mechanism == "gaussian" and not isinstance(self.center, str):
-            return calibrate_gaussian(eps, delta, 1.0, self.calibration)[1]
+        if self.mechanism in ("gaussian", "laplace") and not isinstance(self.center, str):
+            return planned_guarantee(eps, delta, self.mechanism, self.calibration, self.neighbours,
+                                     check_count_share(self.count_share))
         if self.mechanism in ("wishart", "output"):
             return Uncertified(PureDP(eps), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
         return ApproxDP(eps, delta)

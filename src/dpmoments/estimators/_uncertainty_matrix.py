@@ -16,7 +16,7 @@ from ..solvers.eigen import top_eigenpairs
 from .diagnostics import Diagnostics, check_matrix
 from .selection import noise_floor
 from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
-from .uncertainty import noise_law, redraw
+from .uncertainty import count_relative_sd, noise_law, redraw
 from .uncertainty import z_value
 
 __all__ = ["covariance_spread", "pca_spread", "precision_spread", "output_perturbation_spread"]
@@ -46,10 +46,15 @@ def covariance_spread(release, level, owner):
     d, centre, diag = release.n_features, _centre(release, law), Diagnostics(owner)
     se = np.full((d, d), law.sd)
     np.fill_diagonal(se, law.diagonal_sd)
-    (lo, hi), (dlo, dhi) = law.entry_interval(level), law.entry_interval(level, diagonal=True)
-    lower, upper = centre - hi, centre - lo
-    idx = np.diag_indices(d)
-    lower[idx], upper[idx] = centre[idx] - dhi, centre[idx] - dlo
+    count = count_relative_sd(release)
+    if count > 0:  # add-remove: the noisy count scales every entry; first order, normal intervals
+        se = np.sqrt(se**2 + (centre * count) ** 2)
+        lower, upper = centre - z_value(level) * se, centre + z_value(level) * se
+    else:
+        (lo, hi), (dlo, dhi) = law.entry_interval(level), law.entry_interval(level, diagonal=True)
+        lower, upper = centre - hi, centre - lo
+        idx = np.diag_indices(d)
+        lower[idx], upper[idx] = centre[idx] - dhi, centre[idx] - dlo
     snr = check_matrix(centre, law, diag)
     return {
         "covariance_se_": se, "covariance_interval_": np.stack([lower, upper]), "snr_": snr,
@@ -57,7 +62,9 @@ def covariance_spread(release, level, owner):
         "uncertainty_": _summary(law, level, "closed-form", 0, snr, _MATRIX_SNR, "the noise of every released entry: "
                                  "exact for Gaussian and Laplace noise and the Wishart diagonal, normal "
                                  "approximation for Wishart off-diagonal entries; intervals are centred on the "
-                                 "released entries (before the PSD projection, which biases them)"),
+                                 "released entries (before the PSD projection, which biases them); under "
+                                 "add-remove the noisy count's relative error is added to first order (normal "
+                                 "intervals)"),
     }
 
 
@@ -86,7 +93,7 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
     lam, V = est.explained_variance_ - shift, est.components_.T
     snr = lam / edge if edge > 0 else np.full(k, math.inf)
     above = lam > edge
-    se = _eigenvalue_se(law, V)
+    se = np.sqrt(_eigenvalue_se(law, V) ** 2 + (lam * count_relative_sd(release)) ** 2)  # add-remove: the count
     interval = np.stack([lam - z_value(level) * se, lam + z_value(level) * se])
     gap = spectrum[k - 1] - spectrum[k] if k < d else math.inf
     bound = 0.0 if edge == 0 or k == d else (90.0 if gap <= 0 else math.degrees(math.asin(min(1.0, 2 * edge / gap))))

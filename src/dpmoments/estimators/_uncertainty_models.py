@@ -14,7 +14,7 @@ from scipy.optimize import linear_sum_assignment
 from ..solvers.irls import solve_weighted
 from .diagnostics import Diagnostics
 from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
-from .uncertainty import noise_law, redraw
+from .uncertainty import noise_law, redraw, redraw_count
 from .uncertainty import z_value
 
 __all__ = ["irls_spread", "solve_se", "tensor_spread", "selection_margin"]
@@ -134,7 +134,9 @@ def tensor_spread(moments, est, decompose, n_draws, level, rng, owner):
         gen = bootstrap_generator(rng)
         comps, weights = [], []
         for _ in range(n_draws):
-            draw = dataclasses.replace(moments, second=redraw(moments.second, gen), third=redraw(moments.third, gen))
+            count = redraw_count(moments.second, gen)  # add-remove: one noisy count, shared by both releases
+            draw = dataclasses.replace(moments, second=redraw(moments.second, gen, count),
+                                       third=redraw(moments.third, gen, count))
             c, w = _aligned(est.components_, *decompose(draw, gen))
             comps.append(c)
             weights.append(w)

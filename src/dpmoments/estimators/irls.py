@@ -12,9 +12,11 @@ from ._target import check_target
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import symmetric_matrix_noise, wishart_noise
 from ..moments import clip_responses, clip_rows
+from ..moments.counts import warn_if_delta_large
 from ..privacy import ApproxDP, PureDP, Uncertified, ZCDP, check_accountant, zcdp_gaussian_sigma
 from ..privacy import zcdp_to_approx_dp
 from ..privacy import analytic_gaussian_sigma, classic_gaussian_sigma
+from ..privacy.relations import check_neighbours
 from ..solvers.irls import _check_p, _weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
 from ._uncertainty_models import irls_laws, irls_spread
@@ -103,6 +105,9 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         Coverage of ``coef_interval_``.
     rng : None, int or numpy.random.Generator, default=None
         The releases' noise; the bootstrap draws from a separate stream of it.
+    neighbours : {"replace-one"}, default="replace-one"
+        The relation of the guarantee; the others are refused (the weighted
+        moments are normalised by the exact N).
 
     Attributes
     ----------
@@ -114,6 +119,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         The per-release split and its composition.
     privacy_ : ApproxDP, PureDP or Uncertified
         The guarantee the fit consumed.
+    neighbours_ : str
+        The relation ``privacy_`` holds under: ``"replace-one"``.
     privacy_report_ : dict
         JSON-able: relation, sensitivities, noise scales, budget, randomness.
     n_psd_clipped_ : tuple of int
@@ -166,7 +173,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     def __init__(self, *, epsilon, delta, row_norm, response_bound, n_iter, w_max, p=1.0,
                  first_moment="gaussian", second_moment="gaussian", accounting="zcdp", split=0.5,
                  delta_slack=None, psd_floor="auto", fit_intercept=False, intercept_scale=None,
-                 accountant=None, n_draws=0, level=0.9, rng=None):
+                 accountant=None, n_draws=0, level=0.9, rng=None, neighbours="replace-one"):
         self.epsilon = epsilon
         self.delta = delta
         self.row_norm = row_norm
@@ -186,6 +193,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.n_draws = n_draws
         self.level = level
         self.rng = rng
+        self.neighbours = neighbours
 
     # -- privacy plan (no data) -----------------------------------------------------
     def _plan(self, n, d):
@@ -241,6 +249,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         if self.psd_floor != "auto":
             check_nonnegative(self.psd_floor, "psd_floor")
         check_uncertainty_params(self)
+        check_neighbours(self.neighbours, ("replace-one",), "the weighted moments are analysed for replace-one "
+                         "with N public, which also covers zero-out pairs")
         check_accountant(self.accountant)
 
     def fit(self, X, y):
@@ -263,6 +273,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         if self.accountant is not None and not self.accountant.can_spend(guarantee):
             self.accountant.spend(guarantee, label="PrivateIRLS")  # raises, naming spent and requested
         self._warn(guarantee)
+        if self.first_moment == "gaussian" or self.second_moment == "gaussian":
+            warn_if_delta_large(self.delta, n, noisy=False, stacklevel=2)
         rng = as_generator(self.rng)
         Z = self._design(X)
         yc = clip_responses(y, self.response_bound)
@@ -337,11 +349,12 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.n_iter_ = int(self.n_iter)
         self.budget_ = budget
         self.privacy_ = guarantee
+        self.neighbours_ = self.neighbours
         self.n_psd_clipped_ = clipped
         self.n_features_in_ = self.coef_.size
         self.privacy_report_ = {
             "estimator": "PrivateIRLS",
-            "neighbours": "replace-one",
+            "neighbours": self.neighbours_,
             "guarantee": guarantee.to_dict(),
             "budget": None if budget is None else budget.to_dict(),
             "sensitivity": sens,

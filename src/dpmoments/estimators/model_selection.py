@@ -14,6 +14,7 @@ from ..exceptions import NotPrivateWarning
 from ..mechanisms import exponential_mechanism, report_noisy_min, symmetric_matrix_noise
 from ..moments import accumulate_moments
 from ..privacy import PureDP, check_accountant
+from ..privacy.relations import check_neighbours
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
 from ._uncertainty_models import selection_margin, solve_se
@@ -128,6 +129,9 @@ class PrivateModelSelection(BaseEstimator):
     accountant : Accountant, optional
         Checked with ``can_spend`` before the data are read; spent after.
     rng : None, int or numpy.random.Generator
+    neighbours : {"replace-one"}, default="replace-one"
+        The relation of the guarantee; the others are refused (the BIC
+        penalty and the private ``sigma2`` divide by the exact n).
 
     Attributes
     ----------
@@ -170,6 +174,8 @@ class PrivateModelSelection(BaseEstimator):
         exact to first order only where it is inactive).
     privacy_ : PureDP
         Everything the fit released, composed sequentially.
+    neighbours_ : str
+        The relation ``privacy_`` holds under: ``"replace-one"``.
     privacy_report_ : dict
         The parts of the budget, the sensitivity and the noise scales.
 
@@ -207,7 +213,7 @@ class PrivateModelSelection(BaseEstimator):
 
     def __init__(self, *, epsilon, bounds, response_bound, R, candidates="all", max_size=None, phi="theorem",
                  sigma2=1.0, mechanism="noisy-min", R_epsilon=None, sigma2_epsilon=None, R_range=(1e-6, math.inf),
-                 refit_epsilon=None, release_scores=False, accountant=None, rng=None):
+                 refit_epsilon=None, release_scores=False, accountant=None, rng=None, neighbours="replace-one"):
         self.epsilon = epsilon
         self.bounds = bounds
         self.response_bound = response_bound
@@ -224,6 +230,7 @@ class PrivateModelSelection(BaseEstimator):
         self.release_scores = release_scores
         self.accountant = accountant
         self.rng = rng
+        self.neighbours = neighbours
 
     # -- the plan: budgets, checked before any data are read --------------------------
     def _budget_parts(self, n_candidates):
@@ -258,6 +265,8 @@ class PrivateModelSelection(BaseEstimator):
         lo, hi = self.R_range
         if not 0 < lo < hi:
             raise ValueError(f"'R_range' must be (low, high) with 0 < low < high; got {self.R_range!r}.")
+        check_neighbours(self.neighbours, ("replace-one",), "the analysis (BIC, private R and sigma2) is for "
+                         "replace-one with n public, which also covers zero-out pairs")
         check_accountant(self.accountant)
 
     # -- fit ------------------------------------------------------------------------
@@ -304,6 +313,7 @@ class PrivateModelSelection(BaseEstimator):
         if self.accountant is not None:
             self.accountant.spend(guarantee, label="PrivateModelSelection")
         self.privacy_ = guarantee
+        self.neighbours_ = self.neighbours
         self.n_features_in_ = d
         self.privacy_report_ = self._report(parts, delta_q, n, d)
         return self
@@ -388,7 +398,7 @@ class PrivateModelSelection(BaseEstimator):
     def _report(self, parts, delta_q, n, d):
         return {
             "estimator": "PrivateModelSelection",
-            "neighbours": "replace-one",
+            "neighbours": self.neighbours_,
             "guarantee": self.privacy_.to_dict(),
             "budget_parts": parts,
             "composition": "basic",

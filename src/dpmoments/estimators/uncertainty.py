@@ -38,9 +38,10 @@ from scipy import stats
 from .._rng import as_generator
 from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, symmetric_tensor_noise
 from ..mechanisms import wishart_noise
+from ..moments.counts import published_count
 
-__all__ = ["NoiseLaw", "noise_law", "redraw", "bootstrap_generator", "basic_interval", "bootstrap_se", "check_draws",
-           "check_level", "check_uncertainty_params", "z_value"]
+__all__ = ["NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator", "basic_interval", "bootstrap_se", "check_draws",
+           "check_level", "check_uncertainty_params", "count_relative_sd", "z_value"]
 
 # A spawn key no library code uses (spawn() numbers children 0, 1, ...): the bootstrap's stream.
 _BOOTSTRAP_KEY = 0x626F6F74  # "boot"
@@ -158,8 +159,9 @@ class NoiseLaw:
 def noise_law(release):
     """The :class:`NoiseLaw` a :class:`~dpmoments.Release` records (its ``mechanism``, ``noise_scale``, ``noise_df``).
 
-    ``noise_scale`` is the noise on the normalised statistic, as released:
-    nothing here assumes that ``n`` is exact.
+    ``noise_scale`` is the noise on the normalised statistic, as released
+    (under add-remove, the sums' noise over the noisy count: an estimate);
+    :func:`redraw` also redraws the count there.
     """
     kind = _KINDS.get(release.mechanism)
     if kind is None:
@@ -167,6 +169,19 @@ def noise_law(release):
     if kind != "none" and not release.noise_scale > 0:
         kind = "none"
     return NoiseLaw(kind, float(release.noise_scale), release.noise_df if kind == "wishart" else None)
+
+
+def count_relative_sd(release):
+    """Add-remove: the noisy count's standard deviation relative to it (0 when ``n`` is exact).
+
+    The statistic is the noisy sums over the noisy count, so to first order
+    the count scales every entry by ``1 + e`` with ``sd(e)`` this value.
+    """
+    scale = getattr(release, "count_noise_scale", None)
+    if scale is None:
+        return 0.0
+    kind = noise_law(release).kind
+    return (math.sqrt(2.0) if kind == "laplace" else 1.0) * scale / release.n
 
 
 def bootstrap_generator(rng):
@@ -192,20 +207,39 @@ def bootstrap_generator(rng):
     return np.random.default_rng(child)
 
 
-def redraw(release, rng):
+def redraw_count(release, rng):
+    """Add-remove: a fresh noisy count around the released one (``None`` when ``n`` is exact)."""
+    law = noise_law(release)
+    if getattr(release, "count_noise_scale", None) is None or law.kind not in ("gaussian", "laplace"):
+        return None
+    return published_count(release.n + NoiseLaw(law.kind, release.count_noise_scale).vector(1, rng)[0])
+
+
+def redraw(release, rng, count=None):
     """One parametric-bootstrap draw: every released statistic plus fresh centred noise of its law.
 
-    Post-processing of the release (no data, no privacy cost). ``rng`` must
-    be a bootstrap stream (:func:`bootstrap_generator`), never the release's.
+    Under add-remove (``count_noise_scale`` set) the noisy count is redrawn
+    too: the released sums (statistic times the noisy count) get fresh sum
+    noise and are divided by a fresh noisy count, so the draw carries both
+    noises; ``count`` passes one redrawn count (:func:`redraw_count`) to
+    releases that shared theirs. Post-processing of the release (no data, no
+    privacy cost). ``rng`` must be a bootstrap stream
+    (:func:`bootstrap_generator`), never the release's.
     """
-    law, d, fields = noise_law(release), release.n_features, {}
+    law, d = noise_law(release), release.n_features
+    scale, fields = 1.0, {}
+    count = redraw_count(release, rng) if count is None else count
+    if count is not None:
+        scale = release.n / count  # sums = statistic * n; the draw divides them by its own count
+        law = NoiseLaw(law.kind, release.sum_noise_scale / count)
+        fields.update(n=count, noise_scale=law.scale)
     if release.second_moment is not None:
-        M = release.second_moment + law.matrix(d, rng)
+        M = scale * release.second_moment + law.matrix(d, rng)
         fields["second_moment"] = 0.5 * (M + M.T)
     if release.cross_moment is not None:
-        fields["cross_moment"] = release.cross_moment + law.vector(d, rng)
+        fields["cross_moment"] = scale * release.cross_moment + law.vector(d, rng)
     if release.third_moment is not None:
-        fields["third_moment"] = release.third_moment + law.tensor(d, rng)
+        fields["third_moment"] = scale * release.third_moment + law.tensor(d, rng)
     return dataclasses.replace(release, postprocessing=release.postprocessing + ("parametric-bootstrap-draw",),
                                **fields)
 
