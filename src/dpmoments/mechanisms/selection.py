@@ -56,7 +56,7 @@ def report_noisy_min(scores, scale, rng=None, return_gap=False):
         Also return the gap between the second-smallest and the smallest
         noisy score (``inf`` for one candidate). Releasing it costs nothing
         more: report-noisy-max with Laplace noise of scale
-        :math:`2\Delta/\varepsilon` and its noisy gap together are still
+        :math:`2\\Delta/\\varepsilon` and its noisy gap together are still
         epsilon-DP (Ding, Wang, Zhang & Kifer, "Free gap information from the
         differentially private sparse vector and noisy max mechanisms",
         PVLDB 13(3), 2019; idealised real arithmetic, like every float draw).
