@@ -46,8 +46,9 @@ def irls_spread(A, B, floor, laws, n_draws, level, rng, owner):
 
     Closed form (first order):
     :math:`\mathrm{Cov}\,\theta \approx B_+^{-1}(\Sigma_A + \mathrm{Cov}(E_B\theta))B_+^{-1}`;
-    with ``n_draws`` a parametric bootstrap redraws both releases and solves again. Either way the weights of the final iteration are held fixed:
-    the earlier releases reach ``theta`` only through them.
+    with ``n_draws`` a parametric bootstrap redraws both releases and solves again. Either way
+    the weights of the final iteration are held fixed: the earlier releases reach ``theta`` only
+    through them.
     """
     level, n_draws = check_level(level), check_draws(n_draws)
     law_a, law_b = laws

@@ -40,8 +40,8 @@ from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, 
 from ..mechanisms import wishart_noise
 from ..moments.counts import published_count
 
-__all__ = ["NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator", "basic_interval", "bootstrap_se", "check_draws",
-           "check_level", "check_uncertainty_params", "count_relative_sd", "z_value"]
+__all__ = ["NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator", "basic_interval", "bootstrap_se",
+           "check_draws", "check_level", "check_uncertainty_params", "count_relative_sd", "z_value"]
 
 # A spawn key no library code uses (spawn() numbers children 0, 1, ...): the bootstrap's stream.
 _BOOTSTRAP_KEY = 0x626F6F74  # "boot"
