@@ -86,7 +86,10 @@ def attach(analyses, quick=False):
     """Add the diffprivlib / OpenDP rows to the analyses they offer, and say which they do not."""
     by_name = {a.name: a for a in analyses}
     by_name["PCA"].external += [(f"{lib} PCA", _pca(lib)) for lib in ("diffprivlib", "OpenDP")]
-    by_name["IRLS (LAD regression)"].methods.append(_diffprivlib_regression(quick))
+    try:
+        by_name["IRLS (LAD regression)"].methods.append(_diffprivlib_regression(quick))
+    except ImportError as exc:  # pip install ".[compare]"
+        by_name["IRLS (LAD regression)"].external.append(("diffprivlib LinearRegression", f"not installed ({exc})"))
     for name, analysis in by_name.items():
         if name not in ("PCA", "IRLS (LAD regression)"):
             analysis.external.append(("diffprivlib / OpenDP", "not offered"))
