@@ -22,6 +22,8 @@ from . import dask_moments  # noqa: E402  (imports dask lazily, inside run)
 from . import secure_noise  # noqa: E402
 from . import capeagn  # noqa: E402
 from . import flower_overhead  # noqa: E402  (imports flwr lazily, inside run)
+from . import utility  # noqa: E402  (imports its designs, diffprivlib and OpenDP inside run)
+from . import uncertainty  # noqa: E402
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -32,6 +34,8 @@ BENCHMARKS = {
     "secure_noise": secure_noise.run,
     "capeagn": capeagn.run,
     "flower_overhead": flower_overhead.run,
+    "utility": utility.run,
+    "uncertainty": uncertainty.run,
 }
 
 __all__ = ["BENCHMARKS"]

@@ -19,6 +19,7 @@ from ._version import __version__
 from .exceptions import (
     BudgetExceededError,
     InsecureRandomnessWarning,
+    NoiseDominatesWarning,
     NotPrivateWarning,
     PrivacyLeakWarning,
     UncertifiedPrivacyWarning,
@@ -44,5 +45,6 @@ __all__ = [
     "NotPrivateWarning",
     "PrivacyLeakWarning",
     "InsecureRandomnessWarning",
+    "NoiseDominatesWarning",
     "__version__",
 ]

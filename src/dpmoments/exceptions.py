@@ -11,6 +11,7 @@ __all__ = [
     "NotPrivateWarning",
     "PrivacyLeakWarning",
     "InsecureRandomnessWarning",
+    "NoiseDominatesWarning",
 ]
 
 
@@ -54,3 +55,15 @@ class PrivacyLeakWarning(UserWarning):
 
 class InsecureRandomnessWarning(UserWarning):
     """Noise was drawn from a seeded generator: reproducible, not secure."""
+
+
+class NoiseDominatesWarning(UserWarning):
+    """An estimate is mostly (or entirely) the release's noise, not the data's signal.
+
+    Raised after a fit when a check computed from the release alone fails: no
+    eigenvalue above the noise's spectral norm, a released variance below its
+    noise level, a selection margin within the selection noise, mixture
+    weights outside [0, 1], a whitening that divides by noise. The estimator's
+    ``diagnostics_`` attribute records the same sentences, so that a report can
+    refuse to present the estimate as a result (docs/uncertainty.md).
+    """

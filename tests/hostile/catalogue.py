@@ -130,6 +130,12 @@ CASES = [
         epsilon=1, bounds=1, response_bound=1, R=1, candidates=[]).fit(X, X[:, 0]), ValueError, "'candidates'"),
     ("selection-radius", "API", "`R=0`", lambda: PrivateModelSelection(
         epsilon=1, bounds=1, response_bound=1, R=0).fit(X, X[:, 0]), ValueError, "'R'"),
+    ("selection-penalty", "API", "`phi='bics'`", lambda: PrivateModelSelection(
+        epsilon=1, bounds=1, response_bound=1, R=1, phi="bics").fit(X, X[:, 0]), ValueError, "'phi'"),
+    ("uncertainty-draws", "API", "`n_draws=-1`",
+     lambda: PrivatePCA(n_components=1, n_draws=-1, **OK).fit(X), ValueError, "'n_draws'"),
+    ("uncertainty-level", "API", "`level=1.5`",
+     lambda: PrivatePCA(n_components=1, level=1.5, **OK).fit(X), ValueError, "'level'"),
     ("egress-rows", "API", "a site sending a row-shaped array", lambda: egress_guard(X, 3, (3, 3)), ValueError,
      "shaped like data rows"),
     ("count-share", "API", "`count_share=1` under add-remove", release(neighbours="add-remove", count_share=1.0),

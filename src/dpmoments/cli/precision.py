@@ -5,8 +5,6 @@ choice of penalty (eBIC, a target edge count), the correlation scaling and
 the ROC curve against a truth graph are all post-processing of that release.
 """
 
-import dataclasses
-
 import numpy as np
 
 from ..metrics import auc, roc_curve, tpr_fpr
@@ -86,18 +84,13 @@ def _alpha_floor(args):
 
 
 def standardized(release):
-    """The release scaled to a correlation matrix D^-1/2 S D^-1/2 (recorded post-processing).
+    """The release scaled to a correlation matrix, variances floored at their noise level (and warned about).
 
-    Entry (i, j) and its noise are divided by ``s_i s_j``, so ``noise_scale`` becomes the largest
-    off-diagonal noise std of the scaled matrix: the eBIC grid's noise floor reads it.
+    See :func:`dpmoments.estimators.standardize.standardize_release`.
     """
-    S = release.second_moment
-    scale = np.sqrt(np.clip(np.diag(S), 1e-12, None))
-    inverse = 1.0 / np.outer(scale, scale)
-    off = inverse[~np.eye(S.shape[0], dtype=bool)]
-    noise_scale = release.noise_scale * float(off.max()) if off.size else release.noise_scale
-    return dataclasses.replace(release, second_moment=S * inverse, noise_scale=noise_scale,
-                               postprocessing=release.postprocessing + ("scaled-to-correlation",))
+    from ..estimators.standardize import standardize_release
+
+    return standardize_release(release, owner="precision --standardize")
 
 
 def partial_correlations(precision):

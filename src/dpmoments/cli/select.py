@@ -21,7 +21,8 @@ DESCRIPTION = """\
 Choose the columns of a linear model y ~ X privately (Lei, Charest, Slavkovic, Smith & Fienberg
 2018): for every candidate model M (all subsets of at most --max-size columns, fixed before seeing
 the data) compute Q(M) = min ||y - X b||^2 over b supported on M with ||b||_1 <= --R, add the
-penalty phi |M| (phi = sigma2 log n, 'bic', by default) and report the noisy argmin
+penalty phi |M| (by default phi = 8 log|M| (r + B R)^2 / epsilon, 'theorem': Lei et al.'s
+consistency scale, in units of y^2, well above the selection noise) and report the noisy argmin
 (Laplace report-noisy-min, or the exponential mechanism). Pure epsilon-DP, replace-one.
 
 Clipping: every entry of X is clipped to [-B, B] (--bounds) and y to [-r, r] (--response-bound),
@@ -56,22 +57,23 @@ def add_arguments(parser):
     est.add_argument("--candidates", choices=("all", "nested"), default="all",
                      help="all subsets of at most --max-size columns, or the nested {1}, {1,2}, ... (default all)")
     est.add_argument("--max-size", type=int, metavar="K", help="largest model size (default: every column)")
-    est.add_argument("--phi", default="bic", metavar="PHI",
-                     help="penalty per column: a number >= 0, or 'bic' = sigma2 log n (default)")
+    est.add_argument("--phi", default="theorem", metavar="PHI",
+                     help="penalty per column, in units of y^2: a number >= 0, 'theorem' = 8 log|M| (r + B R)^2 / "
+                          "epsilon (default), or 'bic' = sigma2 log n")
     est.add_argument("--sigma2", type=_bound, default=1.0, metavar="S",
-                     help="the public noise variance guess used by phi='bic' (default 1)")
+                     help="the public noise variance of y (units of y^2) used by phi='bic' (default 1)")
     add_output_arguments(parser)
 
 
 def _phi(text):
-    if text == "bic":
-        return "bic"
+    if text in ("bic", "theorem"):
+        return text
     try:
         value = float(text)
     except ValueError:
-        raise CliError(f"--phi must be a number >= 0 or 'bic'; got {text!r}") from None
+        raise CliError(f"--phi must be a number >= 0, 'theorem' or 'bic'; got {text!r}") from None
     if not value >= 0 or math.isinf(value):
-        raise CliError(f"--phi must be a finite number >= 0 or 'bic'; got {text}")
+        raise CliError(f"--phi must be a finite number >= 0, 'theorem' or 'bic'; got {text}")
     return value
 
 

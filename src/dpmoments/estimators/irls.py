@@ -19,6 +19,8 @@ from ..privacy import analytic_gaussian_sigma, classic_gaussian_sigma
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import _check_p, _weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
+from ._uncertainty_models import irls_laws, irls_spread
+from .uncertainty import check_uncertainty_params
 
 __all__ = ["PrivateIRLS"]
 
@@ -96,7 +98,13 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     accountant : Accountant, optional
         Spent check-then-commit: the total guarantee is checked with
         ``can_spend`` before the data are read and spent after the fit.
+    n_draws : int >= 0, default=0
+        Parametric-bootstrap draws of the final iteration's noise (0: the
+        first-order closed form). Each draw costs one ``d x d`` solve.
+    level : float in (0, 1), default=0.9
+        Coverage of ``coef_interval_``.
     rng : None, int or numpy.random.Generator, default=None
+        The releases' noise; the bootstrap draws from a separate stream of it.
     neighbours : {"replace-one"}, default="replace-one"
         The relation of the guarantee; the others are refused (the weighted
         moments are normalised by the exact N).
@@ -117,6 +125,22 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         JSON-able: relation, sensitivities, noise scales, budget, randomness.
     n_psd_clipped_ : tuple of int
         Eigenvalues of :math:`\tilde B` raised to the floor, per iteration.
+    coef_se_, coef_interval_ : ndarray
+        Standard errors, shape ``(n_features,)``, and ``level`` intervals,
+        shape ``(2, n_features)``, of the coefficients: the spread the noise of
+        the **final** iteration's two releases induces, with that iteration's
+        weights held fixed (the earlier releases reach the coefficients only
+        through the weights, and are not redrawn: redrawing them would need
+        the data again). First-order closed form, or the bootstrap's.
+    intercept_se_ : float
+        The same for ``intercept_`` (0 without ``fit_intercept``).
+    snr_ : float
+        ``||theta|| / sqrt(sum of the coefficients' noise variances)``.
+    uncertainty_ : dict
+        JSON-able: noise laws, level, what is covered.
+    diagnostics_ : list of dict
+        Failed noise checks (also ``NoiseDominatesWarning``): the
+        coefficients within their noise.
 
     Privacy
     -------
@@ -149,7 +173,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     def __init__(self, *, epsilon, delta, row_norm, response_bound, n_iter, w_max, p=1.0,
                  first_moment="gaussian", second_moment="gaussian", accounting="zcdp", split=0.5,
                  delta_slack=None, psd_floor="auto", fit_intercept=False, intercept_scale=None,
-                 accountant=None, rng=None, neighbours="replace-one"):
+                 accountant=None, n_draws=0, level=0.9, rng=None, neighbours="replace-one"):
         self.epsilon = epsilon
         self.delta = delta
         self.row_norm = row_norm
@@ -166,6 +190,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.intercept_scale = intercept_scale
         self.accountant = accountant
+        self.n_draws = n_draws
+        self.level = level
         self.rng = rng
         self.neighbours = neighbours
 
@@ -222,6 +248,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             check_positive(self.intercept_scale, "intercept_scale")
         if self.psd_floor != "auto":
             check_nonnegative(self.psd_floor, "psd_floor")
+        check_uncertainty_params(self)
         check_neighbours(self.neighbours, ("replace-one",), "the weighted moments are analysed for replace-one "
                          "with N public, which also covers zero-out pairs")
         check_accountant(self.accountant)
@@ -251,11 +278,23 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         rng = as_generator(self.rng)
         Z = self._design(X)
         yc = clip_responses(y, self.response_bound)
-        theta, clipped = self._iterate(Z, yc, scales, rng)
+        theta, clipped, final = self._iterate(Z, yc, scales, rng)
         if self.accountant is not None:
             self.accountant.spend(guarantee, label="PrivateIRLS")
         self._set_fitted(theta, clipped, budget, guarantee, sens, scales)
+        self._set_spread(final, scales)
         return self
+
+    def _set_spread(self, final, scales):
+        A, B, floor = final
+        laws = irls_laws(self.first_moment, self.second_moment, scales, A.size)
+        _, se, interval, snr, diagnostics, summary = irls_spread(A, B, floor, laws, self.n_draws, self.level,
+                                                                 self.rng, "PrivateIRLS")
+        kappa = (self.row_norm if self.intercept_scale is None else self.intercept_scale) if self.fit_intercept else 0
+        cut = -1 if self.fit_intercept else None
+        self.coef_se_, self.coef_interval_ = se[:cut], interval[:, :cut]
+        self.intercept_se_ = float(kappa * se[-1]) if self.fit_intercept else 0.0
+        self.snr_, self.diagnostics_, self.uncertainty_ = snr, diagnostics, summary
 
     def _warn(self, guarantee):
         if math.isinf(self.epsilon):
@@ -287,7 +326,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             A, B = self._noisy(A, B, scales, rng)
             theta, k = solve_weighted(B, A, floor)
             clipped.append(k)
-        return theta, tuple(clipped)
+        return theta, tuple(clipped), (A, B, floor)  # the final releases: what the uncertainty is computed from
 
     def _noisy(self, A, B, scales, rng):
         if scales["A"] == 0.0:

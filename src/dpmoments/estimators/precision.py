@@ -14,6 +14,8 @@ from ..privacy import PureDP, Uncertified
 from ..privacy.relations import NEIGHBOURS
 from ..solvers import graphical_lasso, graphical_lasso_admm, ridge_precision
 from ._moment_base import MomentEstimator, psd_floor_value
+from ._uncertainty_matrix import output_perturbation_spread, precision_spread
+from .uncertainty import check_uncertainty_params
 from .covariance import gaussian_log_likelihood
 from .selection import alpha_grid, ebic, noise_floor
 
@@ -44,8 +46,16 @@ class _PrecisionBase(MomentEstimator):
         floor = psd_floor_value(self.psd_floor)
         return release if floor is None else release.project_psd(floor)
 
+    def _spread(self, raw, solve):
+        """Noise checks and (with ``n_draws``) the bootstrap: ``solve(S) -> precision`` on each redrawn matrix."""
+        refit = lambda draw: solve(self._noisy_S(draw).second_moment)  # noqa: E731
+        graph = isinstance(self, PrivateGraphicalLasso)
+        vars(self).update(precision_spread(raw, self, refit, self.n_draws, self.level, self.rng,
+                                           type(self).__name__, graph))
+
     def fit(self, X, y=None):
         """Release the second moment of ``X`` and fit from it."""
+        check_uncertainty_params(self)
         return self.fit_release(self._release_from(X))
 
     def score(self, X, y=None):
@@ -96,6 +106,11 @@ class PrivateGraphicalLasso(_PrecisionBase):
     tol : float, optional
         Solver tolerance (``None``: the solver's default).
     max_iter : int, default=1000
+    n_draws : int >= 0, default=0
+        Parametric-bootstrap draws of the release's noise for
+        ``edge_frequency_`` (0: the noise checks only). Each draw costs one
+        solve at ``alpha_``, warm-started from the fit.
+    level : float in (0, 1), default=0.9
 
     Attributes
     ----------
@@ -112,6 +127,19 @@ class PrivateGraphicalLasso(_PrecisionBase):
         whose solve runs on the exact data: its iteration count would leak.
     release_ : Release or None
     privacy_ : guarantee consumed
+    edge_frequency_ : ndarray of shape (n_features, n_features) or None
+        With ``n_draws > 0``: the share of redrawn releases whose graph, at
+        the chosen ``alpha_``, has the edge. A stable edge is near 1.
+    snr_ : float
+        The largest off-diagonal ``|S_ij|`` of the released matrix over the
+        noise floor (:func:`~dpmoments.estimators.noise_floor`); below 1 no
+        entry stands out of the noise, and every edge is noise.
+    uncertainty_ : dict
+        JSON-able: the noise law, the signal-to-noise, the edge stability.
+    diagnostics_ : list of dict
+        Failed noise checks (each also a ``NoiseDominatesWarning``): no edge
+        above the noise, the noise outweighing the matrix, released variances
+        below their noise level.
     neighbours_ : str
         The relation ``privacy_`` holds under.
 
@@ -136,7 +164,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
     def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
                  calibration="analytic", center=None, center_budget=None, alphas=20, ebic_gamma=0.5,
                  alpha_floor="noise", penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None,
-                 max_iter=1000, rng=None, accountant=None, count_share=0.05):
+                 max_iter=1000, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -155,6 +183,8 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.psd_floor = psd_floor
         self.tol = tol
         self.max_iter = max_iter
+        self.n_draws = n_draws
+        self.level = level
         self.rng = rng
         self.accountant = accountant
         self.count_share = count_share
@@ -162,12 +192,14 @@ class PrivateGraphicalLasso(_PrecisionBase):
     def fit(self, X, y=None):
         """Release the second moment of ``X`` (or, for ``"output"``, perturb the exact solution)."""
         if self.mechanism == "output":
+            check_uncertainty_params(self)
             return self._fit_output(X)
         return super().fit(X)
 
     def fit_release(self, release):
         """Fit from a release already paid for: no new privacy cost."""
-        release = self._noisy_S(release)
+        raw = self._check_release(release)
+        release = self._noisy_S(raw)
         S = release.second_moment
         if isinstance(self.alpha, str):
             check_option(self.alpha, "alpha", ("ebic",))
@@ -182,7 +214,9 @@ class PrivateGraphicalLasso(_PrecisionBase):
             self.alphas_, self.ebic_, self.alpha_floor_ = None, None, None
             result = self._solve(S, self.alpha_)
         self.n_iter_, self.converged_ = result.n_iter, result.converged
-        return self._finish(result.precision, release, release.guarantee, release.neighbours)
+        self._finish(result.precision, release, release.guarantee, release.neighbours)
+        self._spread(raw, lambda S_draw: self._solve(S_draw, self.alpha_, warm_start=result).precision)
+        return self
 
     def _floor(self, release):
         if isinstance(self.alpha_floor, str):
@@ -190,9 +224,11 @@ class PrivateGraphicalLasso(_PrecisionBase):
             return noise_floor(release)
         return check_nonnegative(self.alpha_floor, "alpha_floor")
 
-    def _solve(self, S, alpha):
+    def _solve(self, S, alpha, warm_start=None):
         solver = check_option(self.solver, "solver", ("fast", "admm"))
         opts = {} if self.tol is None else {"tol": self.tol}
+        if warm_start is not None and solver == "fast":
+            opts["warm_start"] = warm_start
         if solver == "admm":
             return graphical_lasso_admm(S, alpha, rho=self.admm_rho, penalize_diagonal=self.penalize_diagonal,
                                         max_iter=self.max_iter)
@@ -224,6 +260,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
         # The solve ran on exact data: its iteration count and convergence would disclose it.
         self.n_iter_, self.converged_ = None, None
         self._finish(0.5 * (noisy + noisy.T), None, guarantee, self.neighbours)
+        vars(self).update(output_perturbation_spread(self.precision_, scale, self.level, type(self).__name__))
         self.location_ = np.zeros(d) if self.center is None else np.asarray(self.center, dtype=float)
         return self
 
@@ -245,10 +282,20 @@ class PrivateRidgePrecision(_PrecisionBase):
     epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant, count_share
         As in :class:`PrivateCovariance`.
     psd_floor : float or None, default=None
+    n_draws : int >= 0, default=0
+        Parametric-bootstrap draws of the release's noise for
+        ``precision_se_`` and ``precision_interval_`` (0: the noise checks
+        only). Each draw costs one ROPE solve (an eigendecomposition).
+    level : float in (0, 1), default=0.9
 
     Attributes
     ----------
     precision_, covariance_, release_, privacy_, neighbours_
+    precision_se_, precision_interval_ : ndarray or None
+        With ``n_draws > 0``: the bootstrap standard error and basic
+        ``level`` interval of each entry of ``precision_``.
+    snr_, uncertainty_, diagnostics_
+        As in :class:`PrivateGraphicalLasso`.
 
     Privacy
     -------
@@ -265,8 +312,8 @@ class PrivateRidgePrecision(_PrecisionBase):
     """
 
     def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
-                 calibration="analytic", center=None, center_budget=None, psd_floor=None, rng=None,
-                 accountant=None, count_share=0.05):
+                 calibration="analytic", center=None, center_budget=None, psd_floor=None, n_draws=0, level=0.9,
+                 rng=None, accountant=None, count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -277,13 +324,17 @@ class PrivateRidgePrecision(_PrecisionBase):
         self.center = center
         self.center_budget = center_budget
         self.psd_floor = psd_floor
+        self.n_draws = n_draws
+        self.level = level
         self.rng = rng
         self.accountant = accountant
         self.count_share = count_share
 
     def fit_release(self, release):
         """Fit from a release already paid for: no new privacy cost."""
-        release = self._noisy_S(release)
+        raw = self._check_release(release)
+        release = self._noisy_S(raw)
         alpha = check_positive(self.alpha, "alpha")
-        return self._finish(ridge_precision(release.second_moment, alpha), release, release.guarantee,
-                            release.neighbours)
+        self._finish(ridge_precision(release.second_moment, alpha), release, release.guarantee, release.neighbours)
+        self._spread(raw, lambda S_draw: ridge_precision(S_draw, alpha))
+        return self

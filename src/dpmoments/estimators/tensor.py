@@ -49,6 +49,8 @@ from .._rng import spawn
 from .._validation import check_int, check_nonnegative, check_option, check_positive
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
+from ._uncertainty_models import tensor_spread
+from .uncertainty import check_uncertainty_params
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
 from .tensor_moments import (
     MODELS,
@@ -113,8 +115,13 @@ class PrivateTensorDecomposition(BaseEstimator):
         ``eta`` of the whitening.
     n_restarts, n_iter : int, default=10, 30
         ``L`` and ``N`` of the tensor power method.
+    n_draws : int >= 0, default=0
+        Parametric-bootstrap draws of both releases' noise (0: the noise
+        checks only). Each draw reruns the whitening and the power method.
+    level : float in (0, 1), default=0.9
     rng : None, int or numpy.random.Generator
-        Noise and (an independent stream for) the power method's starts.
+        Noise and (an independent stream for) the power method's starts; the
+        bootstrap draws from a third, separate stream.
     accountant : Accountant or None
     count_share : float in (0, 1), default=0.05
         Add-remove only: the share of the budget spent on the noisy count.
@@ -135,6 +142,21 @@ class PrivateTensorDecomposition(BaseEstimator):
         What the two releases (and, under add-remove, the count) compose to.
     neighbours_ : str
         The relation ``privacy_`` holds under.
+    weights_se_, components_se_ : ndarray or None
+        With ``n_draws > 0``: bootstrap standard errors of the weights and of
+        every entry of the components (redrawn components are matched to the
+        fitted ones).
+    weights_interval_, components_interval_ : ndarray or None
+        Basic bootstrap ``level`` intervals, shapes ``(2, K)`` and ``(2, K, d)``.
+    snr_ : float
+        The ``K``-th eigenvalue of the released :math:`M_2` over the spectral
+        norm of its noise; below 1 the whitening divides by noise.
+    uncertainty_ : dict
+        JSON-able summary (noise laws, weights and their sum, spreads).
+    diagnostics_ : list of dict
+        Failed checks (each also a ``NoiseDominatesWarning``): whitening
+        failure, ``sigma2`` above the released spectrum (MOG), weights that
+        are not proportions.
 
     Privacy
     -------
@@ -157,7 +179,8 @@ class PrivateTensorDecomposition(BaseEstimator):
 
     def __init__(self, *, n_components, model, epsilon, delta=None, row_norm=None, sigma2=None,
                  vocabulary_size=None, budget=None, neighbours="replace-one", calibration="analytic", center=None,
-                 eigenvalue_floor=1e-6, n_restarts=10, n_iter=30, rng=None, accountant=None, count_share=0.05):
+                 eigenvalue_floor=1e-6, n_restarts=10, n_iter=30, n_draws=0, level=0.9, rng=None, accountant=None,
+                 count_share=0.05):
         self.n_components = n_components
         self.model = model
         self.epsilon = epsilon
@@ -172,6 +195,8 @@ class PrivateTensorDecomposition(BaseEstimator):
         self.eigenvalue_floor = eigenvalue_floor
         self.n_restarts = n_restarts
         self.n_iter = n_iter
+        self.n_draws = n_draws
+        self.level = level
         self.rng = rng
         self.accountant = accountant
         self.count_share = count_share
@@ -182,6 +207,7 @@ class PrivateTensorDecomposition(BaseEstimator):
         check_positive(self.eigenvalue_floor, "eigenvalue_floor")
         check_int(self.n_restarts, "n_restarts", minimum=1)
         check_int(self.n_iter, "n_iter", minimum=1)
+        check_uncertainty_params(self)
         args = check_tensor_arguments(self.epsilon, self.delta, self.neighbours, self.calibration, self.budget,
                                       self.count_share)
         if model == "mog":
@@ -227,6 +253,27 @@ class PrivateTensorDecomposition(BaseEstimator):
         d = moments.second.n_features
         if K > d:
             raise ValueError(f"'n_components' must be an integer in [1, n_features={d}]; got {K}.")
+        comps, lam, W, tpm = self._solve(moments, K, gen_tpm)
+        with np.errstate(divide="ignore"):
+            self.weights_ = 1.0 / lam**2
+        self.components_, self.eigenvalues_ = comps, lam
+        self.whitening_, self.tensor_power_, self.moments_ = W, tpm, moments
+        self.release_ = moments
+        self.privacy_ = moments.guarantee
+        self.neighbours_ = moments.second.neighbours
+        self.n_features_in_ = d
+
+        def redecompose(draw, gen):
+            c, lam_draw = self._solve(draw, K, gen)[:2]
+            with np.errstate(divide="ignore"):
+                return c, 1.0 / lam_draw**2
+
+        vars(self).update(tensor_spread(moments, self, redecompose, self.n_draws, self.level, self.rng,
+                                        type(self).__name__))
+        return self
+
+    def _solve(self, moments, K, gen_tpm):
+        """Whiten, decompose, un-whiten: post-processing of the two releases."""
         W = whiten(moments.m2, K, check_positive(self.eigenvalue_floor, "eigenvalue_floor"))
         tpm = robust_tensor_power(whiten_tensor(moments.m3, W.matrix), K, n_restarts=self.n_restarts,
                                   n_iter=self.n_iter, rng=gen_tpm)
@@ -237,15 +284,7 @@ class PrivateTensorDecomposition(BaseEstimator):
             comps = _to_distributions(comps)
         elif moments.second.center is not None:
             comps = comps + moments.second.center
-        with np.errstate(divide="ignore"):
-            self.weights_ = 1.0 / lam**2
-        self.components_, self.eigenvalues_ = comps, lam
-        self.whitening_, self.tensor_power_, self.moments_ = W, tpm, moments
-        self.release_ = moments
-        self.privacy_ = moments.guarantee
-        self.neighbours_ = moments.second.neighbours
-        self.n_features_in_ = d
-        return self
+        return comps, lam, W, tpm
 
 
 def _to_distributions(comps):
