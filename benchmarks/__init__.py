@@ -22,6 +22,7 @@ from . import dask_moments  # noqa: E402  (imports dask lazily, inside run)
 from . import secure_noise  # noqa: E402
 from . import capeagn  # noqa: E402
 from . import flower_overhead  # noqa: E402  (imports flwr lazily, inside run)
+from . import figures  # noqa: E402
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -32,6 +33,7 @@ BENCHMARKS = {
     "secure_noise": secure_noise.run,
     "capeagn": capeagn.run,
     "flower_overhead": flower_overhead.run,
+    "figures": figures.run,
 }
 
 __all__ = ["BENCHMARKS"]
