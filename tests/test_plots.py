@@ -107,7 +107,7 @@ def _pivot(text, box):
     return x, y
 
 
-@pytest.mark.parametrize("d", [3, 4, 8, 12, 13, 16, 30, 50, 60])
+@pytest.mark.parametrize("d", [3, 8, 12, 13, 30, 50, 60])
 def test_network_labels_do_not_overlap_and_stay_in_the_figure(d):
     rng = np.random.default_rng(d)
     names = [f"gene_{k:03d}_expression_level" if k % 3 else f"g{k}" for k in range(d)]
