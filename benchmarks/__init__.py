@@ -24,6 +24,7 @@ from . import capeagn  # noqa: E402
 from . import flower_overhead  # noqa: E402  (imports flwr lazily, inside run)
 from . import utility  # noqa: E402  (imports its designs, diffprivlib and OpenDP inside run)
 from . import uncertainty  # noqa: E402
+from . import figures  # noqa: E402
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -36,6 +37,7 @@ BENCHMARKS = {
     "flower_overhead": flower_overhead.run,
     "utility": utility.run,
     "uncertainty": uncertainty.run,
+    "figures": figures.run,
 }
 
 __all__ = ["BENCHMARKS"]

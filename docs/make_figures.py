@@ -49,6 +49,27 @@ def _precision(tmp):
     _keep(out, "covariance", "cli_covariance")
 
 
+def _large(tmp):
+    # The same model at p = 50 (a network with radial labels), p = 200 (beyond 60 nodes the network is a
+    # heat map) and p = 600 (a covariance heat map of 2 x 2 block means); columns named like a gene panel.
+    for p, n, radius in ((50, 20_000, 11.0), (200, 50_000, 22.0)):
+        X, theta = make_precision_data(3, n, p, row_norm=radius, rng=0)
+        data, truth = tmp / f"ar2_{p}.csv", tmp / f"ar2_{p}_truth.npy"
+        header = ",".join(f"gene_{k:03d}" for k in range(p))
+        np.savetxt(data, X, delimiter=",", header=header, comments="", fmt="%.6g")
+        np.save(truth, (np.abs(theta) > 0).astype(float))
+        out = tmp / f"precision_{p}"
+        _run("precision", str(data), "--epsilon", "1", "--delta", "1e-6", "--row-norm", str(radius),
+             "--truth", str(truth), "--seed", "0", "--out", str(out))
+        _keep(out, "network", f"cli_precision_network_{p}")
+    X, _ = make_precision_data(3, 40_000, 600, row_norm=35.0, rng=0)
+    np.save(tmp / "ar2_600.npy", X)
+    out = tmp / "covariance_600"
+    _run("covariance", str(tmp / "ar2_600.npy"), "--center", "0", "--epsilon", "1", "--delta", "1e-6",
+         "--row-norm", "35", "--seed", "0", "--out", str(out))
+    _keep(out, "covariance", "cli_covariance_600")
+
+
 def _pca(tmp):
     # Three strong directions in 30 dimensions, then the rest at noise level.
     rng = np.random.default_rng(0)
@@ -74,6 +95,7 @@ def main():
         tmp = pathlib.Path(name)
         _demo(tmp)
         _precision(tmp)
+        _large(tmp)
         _pca(tmp)
 
 

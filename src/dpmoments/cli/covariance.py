@@ -69,7 +69,11 @@ def run(args):
 def _figures(res, cov, names, release, args):
     from .. import plots
 
-    res.save_figure("covariance", plots.plot_matrix(cov, names, title=f"private covariance ({release.guarantee})"))
+    # Without a centre the matrix is the uncentred second moment, not a covariance: say which.
+    what, about = (("covariance", "about the centre") if release.center is not None
+                   else ("second moment", "about the origin (uncentred)"))
+    res.save_figure("covariance", plots.plot_matrix(cov, names, title=f"private {what} {about}, {release.guarantee}",
+                                                    value_name=what))
     grid = args.epsilon_grid_values
     if grid:
         err = expected_noise_error(release, grid, args.delta)

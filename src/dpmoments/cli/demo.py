@@ -151,11 +151,9 @@ def _edge_rows(fits, names, truth):
 
 
 def _figure(fits, names, truth, spent):
-    from matplotlib.figure import Figure
-
     from .. import plots
 
-    fig = Figure(figsize=(11, 5.5), layout="constrained")
+    fig = plots.new_figure((11, 5.8))
     axes = fig.subplots(1, 2)
     for ax, (label, (est, E)) in zip(axes, fits.items()):
         tpr, fpr = tpr_fpr(E, truth)

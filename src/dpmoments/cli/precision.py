@@ -190,16 +190,31 @@ def _figures(res, est, E, names, truth, path, threshold, release, args):
         if path is not None:
             curves["penalty path"] = roc_curve([p.precision_ for p in path], truth)
         else:
-            P = np.abs(partial_correlations(est.precision_))
-            curves["threshold path"] = roc_curve([P > t for t in np.unique(P[np.triu_indices_from(P, 1)])], truth)
+            curves["threshold path"] = _threshold_roc(partial_correlations(est.precision_), truth)
         tpr, fpr = tpr_fpr(E, truth)
-        res.save_figure("roc", plots.plot_roc(curves, points={"chosen": (fpr, tpr)}))
+        area = auc(*next(iter(curves.values())))
+        res.save_figure("roc", plots.plot_roc(curves, points={"chosen": (fpr, tpr)},
+                                              title=f"support recovery, {release.guarantee}: AUC {area:.2f}"))
     grid = args.epsilon_grid_values
     if grid:
         err = expected_noise_error(release, grid, args.delta)
         ax = plots.plot_privacy_utility(grid, err, label="expected relative Frobenius error of the released matrix",
                                         chosen=args.epsilon, title="noise against epsilon (calibration only)")
         res.save_figure("privacy_utility", ax)
+
+
+def _threshold_roc(P, truth):
+    """The ROC of |partial correlation| > t over every t, from one sort (a graph per t is O(d^4)).
+
+    The same points as ``roc_curve`` over the thresholded graphs, (0, 0) and (1, 1) included.
+    """
+    upper = ~np.tri(P.shape[0], dtype=bool)  # a mask, not index arrays: 12.5 million pairs at d = 5000
+    score, edge = np.abs(P[upper]), np.abs(np.asarray(truth)[upper].astype(np.float64)) > 1e-8
+    order = np.argsort(-score)  # ties need no order: they enter together below
+    score, edge = score[order], edge[order]
+    last = np.r_[score[1:] != score[:-1], True]  # tied scores enter together
+    tp, fp = np.cumsum(edge)[last], np.cumsum(~edge)[last]
+    return np.r_[0.0, fp / max(fp[-1], 1)], np.r_[0.0, tp / max(tp[-1], 1)]
 
 
 def _print(source, release, info, args):
