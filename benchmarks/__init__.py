@@ -23,6 +23,9 @@ from . import secure_noise  # noqa: E402
 from . import capeagn  # noqa: E402
 from . import flower_overhead  # noqa: E402  (imports flwr lazily, inside run)
 from . import bounds  # noqa: E402
+from . import utility  # noqa: E402  (imports its designs, diffprivlib and OpenDP inside run)
+from . import uncertainty  # noqa: E402
+from . import figures  # noqa: E402
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -34,6 +37,9 @@ BENCHMARKS = {
     "capeagn": capeagn.run,
     "flower_overhead": flower_overhead.run,
     "bounds": bounds.run,
+    "utility": utility.run,
+    "uncertainty": uncertainty.run,
+    "figures": figures.run,
 }
 
 __all__ = ["BENCHMARKS"]

@@ -23,6 +23,8 @@ from dpmoments.moments.auto_release import BoundBudget
 from dpmoments.privacy import classic_gaussian_sigma
 from dpmoments.solvers import graphical_lasso
 
+from . import catalogue_io
+
 X = np.random.default_rng(0).normal(size=(20, 3))
 OK = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)
 MANY = np.random.default_rng(1).normal(size=(5000, 3)) * [1.0, 100.0, 1e4]  # enough rows for private draws
@@ -173,8 +175,21 @@ CASES = [
     ("irls-auto-share", "API", "`PrivateIRLS(response_bound='auto', bound_budget=1)`", lambda: PrivateIRLS(
         epsilon=1, delta=1e-6, row_norm=1, response_bound="auto", n_iter=2, w_max=10, bound_budget=1.0).fit(
         MANY, MANY[:, 0]), ValueError, "'bound_budget'"),
+    ("selection-penalty", "API", "`phi='bics'`", lambda: PrivateModelSelection(
+        epsilon=1, bounds=1, response_bound=1, R=1, phi="bics").fit(X, X[:, 0]), ValueError, "'phi'"),
+    ("uncertainty-draws", "API", "`n_draws=-1`",
+     lambda: PrivatePCA(n_components=1, n_draws=-1, **OK).fit(X), ValueError, "'n_draws'"),
+    ("uncertainty-level", "API", "`level=1.5`",
+     lambda: PrivatePCA(n_components=1, level=1.5, **OK).fit(X), ValueError, "'level'"),
     ("egress-rows", "API", "a site sending a row-shaped array", lambda: egress_guard(X, 3, (3, 3)), ValueError,
      "shaped like data rows"),
+    ("count-share", "API", "`count_share=1` under add-remove", release(neighbours="add-remove", count_share=1.0),
+     ValueError, "'count_share'"),
+    ("wishart-add-remove", "API", "a Wishart mechanism under add-remove",
+     release(mechanism="wishart-approx", neighbours="add-remove"), ValueError, "noisy row count"),
+    ("neighbours-irls", "API", "IRLS under a relation other than replace-one",
+     lambda: PrivateIRLS(response_bound=1.0, n_iter=1, w_max=2.0, neighbours="add-remove", **OK).fit(X, X[:, 0]),
+     ValueError, "neighbours='add-remove' is not supported here"),
     ("cli-missing-bound", "CLI", "`dpmoments covariance data.csv` without `--row-norm`",
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--out", _fresh()), 2,
      "--row-norm"),
@@ -186,18 +201,24 @@ CASES = [
                  _fresh()), 2, "missing.csv"),
     ("cli-malformed-csv", "CLI", "a CSV with a text cell",
      lambda: cli("covariance", _csv("a,b\n1,2\n3,oops\n"), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
-                 "--out", _fresh()), 2, "oops"),
+                 "--out", _fresh()), 2, "line 3"),
     ("cli-unknown-column", "CLI", "`--columns` naming no column",
      lambda: cli("covariance", _csv(GOOD_CSV), "--columns", "a,zz", "--epsilon", "1", "--delta", "1e-6",
                  "--row-norm", "1", "--out", _fresh()), 2, "zz"),
     ("cli-existing-output", "CLI", "an output directory that already holds results",
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--out",
                  _nonempty()), 2, "--force"),
+    ("cli-count-share", "CLI", "`--count-share 0`",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
+                 "--neighbours", "add-remove", "--count-share", "0", "--out", _fresh()), 2, "--count-share"),
 ]
 
 
 def _fresh():
     return str(pathlib.Path(tempfile.mkdtemp()) / "out")
+
+
+CASES += catalogue_io.cases(cli)
 
 
 def _nonempty():

@@ -18,8 +18,9 @@ from sklearn.base import BaseEstimator
 
 from .._validation import check_data, check_nonnegative, check_option
 from ..moments import Release, iter_chunks, release_second_moment
+from ..moments.counts import check_count_share, planned_guarantee
 from ..moments.dask_moments import is_dask_collection
-from ..privacy import ApproxDP, PureDP, Uncertified, calibrate_gaussian, check_accountant
+from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant
 from ._private_choices import needs_private_choices, private_second_moment
 
 __all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
@@ -79,7 +80,7 @@ class MomentEstimator(BaseEstimator):
         check_option(self.mechanism, "mechanism", self._mechanisms)
         self._check_affordable()
         kwargs = dict(row_norm=self.row_norm, mechanism=self.mechanism, neighbours=self.neighbours,
-                      calibration=self.calibration)
+                      calibration=self.calibration, count_share=self.count_share)
         if self._private_choices():
             release = private_second_moment(X, epsilon=self.epsilon, delta=self.delta, center=self.center,
                                             center_budget=self._center_budget(), scale=self._scale(),
@@ -119,10 +120,12 @@ class MomentEstimator(BaseEstimator):
         eps, delta = self.epsilon, self.delta
         if math.isinf(eps):
             return PureDP(math.inf)
-        if self.mechanism == "laplace":
+        private = needs_private_choices(self.row_norm, self.center, self._scale())
+        if self.mechanism == "laplace" and private:
             return PureDP(eps)
-        if self.mechanism == "gaussian" and not needs_private_choices(self.row_norm, self.center, self._scale()):
-            return calibrate_gaussian(eps, delta, 1.0, self.calibration)[1]
+        if self.mechanism in ("gaussian", "laplace") and not private:
+            return planned_guarantee(eps, delta, self.mechanism, self.calibration, self.neighbours,
+                                     check_count_share(self.count_share))
         if self.mechanism in ("wishart", "output"):
             return Uncertified(PureDP(eps), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
         return ApproxDP(eps, delta)

@@ -40,16 +40,19 @@ the shares are shares of ``epsilon`` and add up.
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 
 from .._rng import spawn
+from ..exceptions import PrivacyLeakWarning
 from ..moments import iter_chunks, release_cross_moment, release_second_moment
 from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                                     public_n_what, warn_clipped, warn_range_end, warn_unreliable)
+from ..moments.counts import COUNT_SHARE, warn_if_delta_large
 from ..moments.dask_moments import is_dask_collection, row_ones
 from ..moments.private_bounds import noisy_clipped_count, quantile_pass, select_quantiles
-from ..moments.release import Part, randomness_of
+from ..moments.release import Part, randomness_of, release_part
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 
 __all__ = ["private_second_moment", "needs_private_choices"]
@@ -167,16 +170,16 @@ def _scales(X, m, budget, share, search, rng):
 def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diagnostic=True):
     """A private row bound on (x - m)/s, and the noisy clipped count: (R, (count, share) or None, epsilon).
 
-    ``main`` is ``(statistic, mechanism, neighbours, share)`` of the release the
-    bound serves, whose noise sets the "auto" target (:func:`clip_target`).
+    ``main`` is ``(statistic, mechanism, neighbours, share, count_share)`` of the
+    release the bound serves, whose noise sets the "auto" target (:func:`clip_target`).
     """
     (bins,), d = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
     diag = bounds.diagnostic * share if diagnostic and not budget.exact else 0.0
     each, guarantee = budget.draws(share - diag)
-    statistic, mechanism, neighbours, main_share = main
+    statistic, mechanism, neighbours, main_share, count_share = main
     args = budget.release(main_share)
     quantile, clipped = clip_target(bounds, statistic, mechanism, d, args["epsilon"], args["delta"], neighbours,
-                                    args["calibration"], each)
+                                    args["calibration"], each, count_share)
     gen_draw, gen_count = spawn(rng, 2)
     values, outside = select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=quantile,
                                        clipped_rows=clipped, rng=gen_draw,
@@ -204,7 +207,7 @@ def _mean(X, s, m_z, args, rng, kwargs):
 
 
 def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget, scale, bound_budget, mechanism,
-                          neighbours, calibration, rng):
+                          neighbours, calibration, rng, count_share=COUNT_SHARE):
     """The second moment of the clipped, privately centred and scaled rows (module docstring).
 
     Returns
@@ -214,11 +217,18 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
 
     Privacy
     -------
-    Sequential composition (module docstring) of, each under the release's
-    relation: exponential-mechanism draws (sensitivity 1), a noisy count
-    (sensitivity 1), the mean (L2 sensitivity ``2R/n``) and the second
-    moment (``sqrt(2) R^2/n`` under replace-one) of standardised rows
-    clipped to ``R``. Every data-dependent choice is one of these outputs.
+    Sequential composition (module docstring, through
+    :func:`dpmoments.privacy.compose`) of, each under the estimator's
+    relation (replace-one, zero-out or add-remove):
+    exponential-mechanism draws (sensitivity 1 under all three), a noisy
+    count of clipped rows (sensitivity 1), the mean (L2 sensitivity ``2R/n``
+    under replace-one) and the second moment (``sqrt(2) R^2/n`` under
+    replace-one) of standardised rows clipped to ``R``. Under add-remove the
+    mean and the second moment are each a noisy row count (``count_share``
+    of their part) and noisy sums, composed within their part
+    (:func:`~dpmoments.moments.release.release_part` lists the count). Every
+    data-dependent choice is one of these outputs. ``delta >= 1/n`` is
+    warned about once, on the caller's ``delta`` and the released ``n``.
     """
     _check_scale(scale)
     bounds = as_bound_budget(bound_budget)
@@ -229,9 +239,19 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     shares = _shares(center, center_budget, scale, row_norm, bounds)
     main_share = 1.0 - sum(shares.values())
     budget = _Budget(epsilon, delta, mechanism, calibration, neighbours)
+    main = ("second", mechanism, neighbours, main_share, count_share)
+    relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
+    with warnings.catch_warnings():  # delta >= 1/n is judged once, on the caller's delta (_finish)
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        rel, s, count, each = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
+                                                  center_budget, scale, bounds, rng)
+    return _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon, delta)
+
+
+def _choose_and_release(X, budget, shares, main, relation, row_norm, center, center_budget, scale, bounds, rng):
+    """The passes of the module docstring: ``(second-moment release, scales, clipped count, draw epsilon)``."""
     rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)  # mean, cov first: as before this module
     private_center = isinstance(center, str)
-    main = ("second", mechanism, neighbours, main_share)
     m, s, c = center, None, None  # the clipping centre, the column scales, the private mean (standardised)
     if private_center and center_budget.prior is not None:
         m = np.asarray(center_budget.prior, dtype=float)
@@ -240,9 +260,9 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     elif private_center:  # the mean is taken about the origin, the second moment about the mean
         m = np.zeros(_width(X))
         R_mean, _, _ = _row_bound(X, m, None, budget, shares["location"], bounds,
-                                  ("cross", mechanism, neighbours, shares["mean"]), rng_loc, "location",
+                                  ("cross", *main[1:3], shares["mean"], main[4]), rng_loc, "location",
                                   diagnostic=False)
-        c = _private_mean(X, None, m, R_mean, budget, shares["mean"], rng_mean, mechanism, neighbours)
+        c = _private_mean(X, None, m, R_mean, budget, shares["mean"], rng_mean, relation)
     if scale is not None:
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
         s = _scales(X, m, budget, scale_share, bounds.search, rng_scale)
@@ -253,17 +273,16 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
         R, count, each = _row_bound(X, about, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
                                     bounds, main, rng_bound)
     if private_center and c is None:
-        c = _private_mean(X, s, m_z, R, budget, shares["mean"], rng_mean, mechanism, neighbours)
+        c = _private_mean(X, s, m_z, R, budget, shares["mean"], rng_mean, relation)
     rel = release_second_moment(_source(X, s, False), center=m_z if c is None else c, rng=rng_cov, row_norm=R,
-                                mechanism=mechanism, neighbours=neighbours, **budget.release(main_share))
-    return _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon)
+                                **relation, **budget.release(main[3]))
+    return rel, s, count, each
 
 
-def _private_mean(X, s, m_z, R, budget, share, rng, mechanism, neighbours):
+def _private_mean(X, s, m_z, R, budget, share, rng, relation):
     """The private mean of the standardised rows: ``m_z`` plus the mean of their clipped offsets from it."""
-    mean = _mean(X, s, m_z, budget.release(share), rng,
-                 dict(row_norm=R, mechanism=mechanism, neighbours=neighbours))
-    budget.record("mean", mean.guarantee, share, noise_scale=mean.noise_scale)
+    mean = _mean(X, s, m_z, budget.release(share), rng, dict(row_norm=R, **relation))
+    budget.parts.append(release_part("mean", mean, share, noise_scale=mean.noise_scale))
     return m_z + mean.cross_moment
 
 
@@ -273,14 +292,16 @@ def _width(X):
     return n_features_of(X)
 
 
-def _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon):
+def _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon, delta):
     if count is not None and count[0] is not None:
         noisy, share = count
         fraction, sd = noisy.value / rel.n, noisy.noise_sd / rel.n
         budget.record("clipped rows", noisy.guarantee, share, clipped_fraction=fraction,
                       clipped_fraction_noise_sd=sd)
         warn_clipped(fraction, sd)
-    budget.record("second moment", rel.guarantee, main_share)
+    budget.parts.append(release_part("second moment", rel, main_share))
+    if rel.mechanism == "gaussian":
+        warn_if_delta_large(delta, rel.n, noisy=not rel.n_public, stacklevel=5)
     if each is not None:
         warn_unreliable(each, bounds.search, rel.n, "row bound")
     center = rel.center if (rel.center is None or s is None) else rel.center * s

@@ -13,12 +13,16 @@ from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import symmetric_matrix_noise, wishart_noise
 from ..moments import clip_responses, clip_rows
 from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
+from ..moments.counts import warn_if_delta_large
 from ..moments.release import Part
 from ..privacy import ApproxDP, PureDP, Uncertified, ZCDP, check_accountant, compose, zcdp_gaussian_sigma
 from ..privacy import zcdp_to_approx_dp
 from ..privacy import analytic_gaussian_sigma, classic_gaussian_sigma
+from ..privacy.relations import check_neighbours
 from ..solvers.irls import _check_p, _weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
+from ._uncertainty_models import irls_laws, irls_spread
+from .uncertainty import check_uncertainty_params
 
 __all__ = ["PrivateIRLS"]
 
@@ -98,7 +102,16 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     accountant : Accountant, optional
         Spent check-then-commit: the total guarantee is checked with
         ``can_spend`` before the data are read and spent after the fit.
+    n_draws : int >= 0, default=0
+        Parametric-bootstrap draws of the final iteration's noise (0: the
+        first-order closed form). Each draw costs one ``d x d`` solve.
+    level : float in (0, 1), default=0.9
+        Coverage of ``coef_interval_``.
     rng : None, int or numpy.random.Generator, default=None
+        The releases' noise; the bootstrap draws from a separate stream of it.
+    neighbours : {"replace-one"}, default="replace-one"
+        The relation of the guarantee; the others are refused (the weighted
+        moments are normalised by the exact N).
     bound_budget : float in (0, 1) or BoundBudget, default=0.1
         With an ``"auto"`` bound: the share of epsilon spent on the private
         0.95-quantiles (:func:`dpmoments.moments.auto_release.choose_bounds`);
@@ -119,10 +132,28 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         composition of the draws and the iterations).
     privacy_parts_ : tuple of Part
         Each share spent (empty without ``"auto"`` bounds).
+    neighbours_ : str
+        The relation ``privacy_`` holds under: ``"replace-one"``.
     privacy_report_ : dict
         JSON-able: relation, sensitivities, noise scales, budget, parts, randomness.
     n_psd_clipped_ : tuple of int
         Eigenvalues of :math:`\tilde B` raised to the floor, per iteration.
+    coef_se_, coef_interval_ : ndarray
+        Standard errors, shape ``(n_features,)``, and ``level`` intervals,
+        shape ``(2, n_features)``, of the coefficients: the spread the noise of
+        the **final** iteration's two releases induces, with that iteration's
+        weights held fixed (the earlier releases reach the coefficients only
+        through the weights, and are not redrawn: redrawing them would need
+        the data again). First-order closed form, or the bootstrap's.
+    intercept_se_ : float
+        The same for ``intercept_`` (0 without ``fit_intercept``).
+    snr_ : float
+        ``||theta|| / sqrt(sum of the coefficients' noise variances)``.
+    uncertainty_ : dict
+        JSON-able: noise laws, level, what is covered.
+    diagnostics_ : list of dict
+        Failed noise checks (also ``NoiseDominatesWarning``): the
+        coefficients within their noise.
 
     Privacy
     -------
@@ -155,7 +186,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     def __init__(self, *, epsilon, delta, row_norm, response_bound, n_iter, w_max, p=1.0,
                  first_moment="gaussian", second_moment="gaussian", accounting="zcdp", split=0.5,
                  delta_slack=None, psd_floor="auto", fit_intercept=False, intercept_scale=None,
-                 accountant=None, rng=None, bound_budget=0.1):
+                 accountant=None, n_draws=0, level=0.9, rng=None, neighbours="replace-one", bound_budget=0.1):
         self.epsilon = epsilon
         self.delta = delta
         self.row_norm = row_norm
@@ -172,7 +203,10 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.intercept_scale = intercept_scale
         self.accountant = accountant
+        self.n_draws = n_draws
+        self.level = level
         self.rng = rng
+        self.neighbours = neighbours
         self.bound_budget = bound_budget
 
     # -- privacy plan (no data) -----------------------------------------------------
@@ -246,6 +280,9 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             check_positive(self.intercept_scale, "intercept_scale")
         if self.psd_floor != "auto":
             check_nonnegative(self.psd_floor, "psd_floor")
+        check_uncertainty_params(self)
+        check_neighbours(self.neighbours, ("replace-one",), "the weighted moments are analysed for replace-one "
+                         "with N public, which also covers zero-out pairs")
         check_accountant(self.accountant)
 
     def fit(self, X, y):
@@ -271,6 +308,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         if self.accountant is not None and not self.accountant.can_spend(guarantee):
             self.accountant.spend(guarantee, label="PrivateIRLS")  # raises, naming spent and requested
         self._warn(guarantee)
+        if self.first_moment == "gaussian" or self.second_moment == "gaussian":
+            warn_if_delta_large(self.delta, n, noisy=False, stacklevel=2)
         rng = as_generator(self.rng)
         if parts:  # the draws get their own stream; without them a seed gives the same noise as before
             gen_bounds, rng = spawn(rng, 2)
@@ -282,11 +321,12 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         budget, _, sens, scales = self._plan(n, d)
         Z = self._design(X)
         yc = clip_responses(y, self.response_bound_)
-        theta, clipped = self._iterate(Z, yc, scales, rng)
+        theta, clipped, final = self._iterate(Z, yc, scales, rng)
         if self.accountant is not None:
             self.accountant.spend(guarantee, label="PrivateIRLS")
         self.privacy_parts_ = tuple(parts)
         self._set_fitted(theta, clipped, budget, guarantee, sens, scales)
+        self._set_spread(final, scales)
         return self
 
     def _with_bound_parts(self, guarantee):
@@ -299,6 +339,17 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         parts = [Part(name, PureDP(each), share / len(autos)) for name in autos]
         parts.append(Part("IRLS iterations", guarantee, 1.0 - share))
         return compose([p.guarantee for p in parts]), parts
+
+    def _set_spread(self, final, scales):
+        A, B, floor = final
+        laws = irls_laws(self.first_moment, self.second_moment, scales, A.size)
+        _, se, interval, snr, diagnostics, summary = irls_spread(A, B, floor, laws, self.n_draws, self.level,
+                                                                 self.rng, "PrivateIRLS")
+        kappa = (self.row_norm_ if self.intercept_scale is None else self.intercept_scale) if self.fit_intercept else 0
+        cut = -1 if self.fit_intercept else None
+        self.coef_se_, self.coef_interval_ = se[:cut], interval[:, :cut]
+        self.intercept_se_ = float(kappa * se[-1]) if self.fit_intercept else 0.0
+        self.snr_, self.diagnostics_, self.uncertainty_ = snr, diagnostics, summary
 
     def _warn(self, guarantee):
         if math.isinf(self.epsilon):
@@ -330,7 +381,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             A, B = self._noisy(A, B, scales, rng)
             theta, k = solve_weighted(B, A, floor)
             clipped.append(k)
-        return theta, tuple(clipped)
+        return theta, tuple(clipped), (A, B, floor)  # the final releases: what the uncertainty is computed from
 
     def _noisy(self, A, B, scales, rng):
         if scales["A"] == 0.0:
@@ -353,11 +404,12 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.n_iter_ = int(self.n_iter)
         self.budget_ = budget
         self.privacy_ = guarantee
+        self.neighbours_ = self.neighbours
         self.n_psd_clipped_ = clipped
         self.n_features_in_ = self.coef_.size
         self.privacy_report_ = {
             "estimator": "PrivateIRLS",
-            "neighbours": "replace-one",
+            "neighbours": self.neighbours_,
             "guarantee": guarantee.to_dict(),
             "budget": None if budget is None else budget.to_dict(),
             "sensitivity": sens,

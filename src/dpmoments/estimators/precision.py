@@ -7,12 +7,15 @@ import numpy as np
 
 from .._rng import as_generator
 from .._validation import check_data, check_nonnegative, check_option, check_positive
-from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
+from ..exceptions import UncertifiedPrivacyWarning
 from ..mechanisms import wishart_noise
 from ..moments import release_second_moment
 from ..privacy import PureDP, Uncertified
+from ..privacy.relations import NEIGHBOURS
 from ..solvers import graphical_lasso, graphical_lasso_admm, ridge_precision
 from ._moment_base import MomentEstimator, location_of, psd_floor_value
+from ._uncertainty_matrix import output_perturbation_spread, precision_spread
+from .uncertainty import check_uncertainty_params
 from .covariance import gaussian_log_likelihood
 from .selection import alpha_grid, ebic, noise_floor
 
@@ -25,16 +28,22 @@ _OUTPUT_REASON = (
 )
 
 
+def _in_original_units(release, precision):
+    """A precision fitted on a standardised release, mapped back: ``diag(1/s) Theta_z diag(1/s)`` (post-processing)."""
+    if release is None or release.column_scale is None:
+        return precision
+    return precision / np.outer(release.column_scale, release.column_scale)
+
+
 class _PrecisionBase(MomentEstimator):
-    def _finish(self, precision, release, guarantee):
-        if release is not None and release.column_scale is not None:
-            # fitted on the standardised release: Theta = diag(1/s) Theta_z diag(1/s) (post-processing)
-            precision = precision / np.outer(release.column_scale, release.column_scale)
+    def _finish(self, precision, release, guarantee, neighbours):
+        precision = _in_original_units(release, precision)
         self.precision_ = precision
         self.covariance_ = np.linalg.inv(precision)
         self.covariance_ = 0.5 * (self.covariance_ + self.covariance_.T)
         self.release_ = release
         self.privacy_ = guarantee
+        self.neighbours_ = neighbours
         self.n_features_in_ = precision.shape[0]
         self.location_ = np.zeros(precision.shape[0]) if release is None else location_of(release)
         self.privacy_parts_ = () if release is None else release.parts
@@ -45,8 +54,16 @@ class _PrecisionBase(MomentEstimator):
         floor = psd_floor_value(self.psd_floor)
         return release if floor is None else release.project_psd(floor)
 
+    def _spread(self, raw, solve):
+        """Noise checks and (with ``n_draws``) the bootstrap: ``solve(S) -> precision`` on each redrawn matrix."""
+        refit = lambda draw: solve(self._noisy_S(draw).second_moment)  # noqa: E731
+        graph = isinstance(self, PrivateGraphicalLasso)
+        vars(self).update(precision_spread(raw, self, refit, self.n_draws, self.level, self.rng,
+                                           type(self).__name__, graph))
+
     def fit(self, X, y=None):
         """Release the second moment of ``X`` and fit from it."""
+        check_uncertainty_params(self)
         return self.fit_release(self._release_from(X))
 
     def score(self, X, y=None):
@@ -73,13 +90,14 @@ class PrivateGraphicalLasso(_PrecisionBase):
         The penalty. ``"ebic"`` picks it from ``alphas`` by the extended BIC
         computed on the released matrix only (free post-processing; the raw
         data are never touched again).
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant, count_share
         As in :class:`PrivateCovariance`, except that ``row_norm`` has no
         default and ``center`` defaults to ``None`` (the papers' zero-mean
         data); with ``scale="private"`` the penalty applies to the
         standardised precision, mapped back afterwards. ``mechanism`` may also be
         ``"output"``: Wang et al.'s output perturbation (exact graphical lasso,
-        then Wishart noise), reported as :class:`~dpmoments.Uncertified`.
+        then Wishart noise), reported as :class:`~dpmoments.Uncertified`
+        (replace-one or zero-out: it needs the exact n).
     alphas : int or array-like, default=20
         The grid for ``alpha="ebic"``: a number of log-spaced values below the
         largest off-diagonal entry of the released matrix, or explicit values.
@@ -99,6 +117,11 @@ class PrivateGraphicalLasso(_PrecisionBase):
     tol : float, optional
         Solver tolerance (``None``: the solver's default).
     max_iter : int, default=1000
+    n_draws : int >= 0, default=0
+        Parametric-bootstrap draws of the release's noise for
+        ``edge_frequency_`` (0: the noise checks only). Each draw costs one
+        solve at ``alpha_``, warm-started from the fit.
+    level : float in (0, 1), default=0.9
 
     Attributes
     ----------
@@ -109,10 +132,27 @@ class PrivateGraphicalLasso(_PrecisionBase):
         eBIC over ``alphas_`` when ``alpha="ebic"``.
     alpha_floor_ : float or None
         The grid's floor when ``alpha="ebic"``.
-    n_iter_ : int
-    converged_ : bool
+    n_iter_ : int or None
+    converged_ : bool or None
+        The solver's on the released matrix. ``None`` for ``mechanism="output"``,
+        whose solve runs on the exact data: its iteration count would leak.
     release_ : Release or None
     privacy_ : guarantee consumed
+    edge_frequency_ : ndarray of shape (n_features, n_features) or None
+        With ``n_draws > 0``: the share of redrawn releases whose graph, at
+        the chosen ``alpha_``, has the edge. A stable edge is near 1.
+    snr_ : float
+        The largest off-diagonal ``|S_ij|`` of the released matrix over the
+        noise floor (:func:`~dpmoments.estimators.noise_floor`); below 1 no
+        entry stands out of the noise, and every edge is noise.
+    uncertainty_ : dict
+        JSON-able: the noise law, the signal-to-noise, the edge stability.
+    diagnostics_ : list of dict
+        Failed noise checks (each also a ``NoiseDominatesWarning``): no edge
+        above the noise, the noise outweighing the matrix, released variances
+        below their noise level.
+    neighbours_ : str
+        The relation ``privacy_`` holds under.
 
     Privacy
     -------
@@ -136,7 +176,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
                  calibration="analytic", center=None, center_budget=None, scale=None, bound_budget=0.1, alphas=20,
                  ebic_gamma=0.5,
                  alpha_floor="noise", penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None,
-                 max_iter=1000, rng=None, accountant=None):
+                 max_iter=1000, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -157,18 +197,23 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.psd_floor = psd_floor
         self.tol = tol
         self.max_iter = max_iter
+        self.n_draws = n_draws
+        self.level = level
         self.rng = rng
         self.accountant = accountant
+        self.count_share = count_share
 
     def fit(self, X, y=None):
         """Release the second moment of ``X`` (or, for ``"output"``, perturb the exact solution)."""
         if self.mechanism == "output":
+            check_uncertainty_params(self)
             return self._fit_output(X)
         return super().fit(X)
 
     def fit_release(self, release):
         """Fit from a release already paid for: no new privacy cost."""
-        release = self._noisy_S(release)
+        raw = self._check_release(release)
+        release = self._noisy_S(raw)
         S = release.second_moment
         if isinstance(self.alpha, str):
             check_option(self.alpha, "alpha", ("ebic",))
@@ -183,7 +228,9 @@ class PrivateGraphicalLasso(_PrecisionBase):
             self.alphas_, self.ebic_, self.alpha_floor_ = None, None, None
             result = self._solve(S, self.alpha_)
         self.n_iter_, self.converged_ = result.n_iter, result.converged
-        return self._finish(result.precision, release, release.guarantee)
+        self._finish(result.precision, release, release.guarantee, release.neighbours)
+        self._spread(raw, lambda S_draw: self._solve(S_draw, self.alpha_, warm_start=result).precision)
+        return self
 
     def _floor(self, release):
         if isinstance(self.alpha_floor, str):
@@ -191,9 +238,11 @@ class PrivateGraphicalLasso(_PrecisionBase):
             return noise_floor(release)
         return check_nonnegative(self.alpha_floor, "alpha_floor")
 
-    def _solve(self, S, alpha):
+    def _solve(self, S, alpha, warm_start=None):
         solver = check_option(self.solver, "solver", ("fast", "admm"))
         opts = {} if self.tol is None else {"tol": self.tol}
+        if warm_start is not None and solver == "fast":
+            opts["warm_start"] = warm_start
         if solver == "admm":
             return graphical_lasso_admm(S, alpha, rho=self.admm_rho, penalize_diagonal=self.penalize_diagonal,
                                         max_iter=self.max_iter)
@@ -204,22 +253,29 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self._private_choices()  # a private centre, scale or bound is refused here: it needs additive noise
         X = check_data(X)
         alpha = check_positive(self.alpha, "alpha")
+        check_option(self.neighbours, "neighbours", NEIGHBOURS)
         if not self.penalize_diagonal:
             raise ValueError("mechanism='output' follows Wang et al., whose analysis penalises the diagonal.")
+        if self.neighbours == "add-remove":
+            raise ValueError("mechanism='output' scales its noise by the exact n: use neighbours 'replace-one' or "
+                             "'zero-out', or another mechanism for add-remove.")
         self._check_affordable()
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NotPrivateWarning)  # internal; only the noisy output leaves
+            # Internal and exact: only the noisy output leaves, not even a solver warning (its duality gap).
+            warnings.simplefilter("ignore")
             exact = release_second_moment(X, epsilon=math.inf, row_norm=self.row_norm, center=self.center)
-        result = self._solve(exact.second_moment, alpha)
+            result = self._solve(exact.second_moment, alpha)
         d, n, R = exact.n_features, exact.n, check_positive(self.row_norm, "row_norm")
         scale = d**2.5 * R**2 / (n * self.epsilon * alpha**2)
         warnings.warn(_OUTPUT_REASON, UncertifiedPrivacyWarning, stacklevel=2)
         noisy = result.precision + wishart_noise(d, d + 1, scale, as_generator(self.rng))
         guarantee = Uncertified(PureDP(self.epsilon), _OUTPUT_REASON)
         self._spend(guarantee)
-        self.alpha_, self.alphas_, self.ebic_ = alpha, None, None
-        self.n_iter_, self.converged_ = result.n_iter, result.converged
-        self._finish(0.5 * (noisy + noisy.T), None, guarantee)
+        self.alpha_, self.alphas_, self.ebic_, self.alpha_floor_ = alpha, None, None, None
+        # The solve ran on exact data: its iteration count and convergence would disclose it.
+        self.n_iter_, self.converged_ = None, None
+        self._finish(0.5 * (noisy + noisy.T), None, guarantee, self.neighbours)
+        vars(self).update(output_perturbation_spread(self.precision_, scale, self.level, type(self).__name__))
         self.location_ = np.zeros(d) if self.center is None else np.asarray(self.center, dtype=float)
         return self
 
@@ -238,13 +294,23 @@ class PrivateRidgePrecision(_PrecisionBase):
     Parameters
     ----------
     alpha : float > 0
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant, count_share
         As in :class:`PrivateGraphicalLasso`.
     psd_floor : float or None, default=None
+    n_draws : int >= 0, default=0
+        Parametric-bootstrap draws of the release's noise for
+        ``precision_se_`` and ``precision_interval_`` (0: the noise checks
+        only). Each draw costs one ROPE solve (an eigendecomposition).
+    level : float in (0, 1), default=0.9
 
     Attributes
     ----------
-    precision_, covariance_, release_, privacy_
+    precision_, covariance_, release_, privacy_, neighbours_
+    precision_se_, precision_interval_ : ndarray or None
+        With ``n_draws > 0``: the bootstrap standard error and basic
+        ``level`` interval of each entry of ``precision_``.
+    snr_, uncertainty_, diagnostics_
+        As in :class:`PrivateGraphicalLasso`.
 
     Privacy
     -------
@@ -262,7 +328,7 @@ class PrivateRidgePrecision(_PrecisionBase):
 
     def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
                  calibration="analytic", center=None, center_budget=None, scale=None, bound_budget=0.1,
-                 psd_floor=None, rng=None, accountant=None):
+                 psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -275,11 +341,17 @@ class PrivateRidgePrecision(_PrecisionBase):
         self.scale = scale
         self.bound_budget = bound_budget
         self.psd_floor = psd_floor
+        self.n_draws = n_draws
+        self.level = level
         self.rng = rng
         self.accountant = accountant
+        self.count_share = count_share
 
     def fit_release(self, release):
         """Fit from a release already paid for: no new privacy cost."""
-        release = self._noisy_S(release)
+        raw = self._check_release(release)
+        release = self._noisy_S(raw)
         alpha = check_positive(self.alpha, "alpha")
-        return self._finish(ridge_precision(release.second_moment, alpha), release, release.guarantee)
+        self._finish(ridge_precision(release.second_moment, alpha), release, release.guarantee, release.neighbours)
+        self._spread(raw, lambda S_draw: ridge_precision(S_draw, alpha))
+        return self

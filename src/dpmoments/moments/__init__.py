@@ -2,6 +2,7 @@
 
 from .accumulate import MomentSums, accumulate_moments
 from .auto_release import BoundBudget
+from .counts import COUNT_SHARE, NoisyCount, noisy_count
 from .bounds import clip_entries, clip_responses, clip_rows
 from .private_bounds import SearchRange, private_quantiles
 from .psd import project_psd
@@ -19,6 +20,9 @@ __all__ = [
     "release_third_moment",
     "MECHANISMS",
     "NEIGHBOURS",
+    "COUNT_SHARE",
+    "NoisyCount",
+    "noisy_count",
     "moment_sensitivity",
     "MomentSums",
     "accumulate_moments",

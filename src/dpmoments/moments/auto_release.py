@@ -53,10 +53,11 @@ from dataclasses import dataclass, field
 from .._rng import spawn
 from ..exceptions import BoundWarning
 from ..privacy import PureDP, calibrate_gaussian, calibrate_laplace, compose
+from .counts import COUNT_SHARE, split_budget
 from .dask_moments import is_dask_collection
 from .private_bounds import (TIE_PRIOR, SearchRange, as_search_range, noisy_clipped_count, quantile_pass,
                              select_quantiles)
-from .release import Part, randomness_of
+from .release import Part, randomness_of, release_part
 from .sensitivity import moment_sensitivity
 from .sparse_sums import is_sparse_source
 
@@ -145,12 +146,19 @@ def check_auto_privacy(mechanism, secure, what="row_norm='auto'"):
                          "floating-point noise; give a public bound.")
 
 
-def noise_norm(statistic, mechanism, d, epsilon, delta, neighbours, calibration):
-    """``E||N_1||``: the Frobenius norm of the release's noise at R = r = 1, n = 1 (public)."""
+def noise_norm(statistic, mechanism, d, epsilon, delta, neighbours, calibration, count_share=COUNT_SHARE):
+    """``E||N_1||``: the Frobenius norm of the release's noise at R = r = 1, n = 1 (public).
+
+    Under add-remove the noise is on the sum (the same as on the mean at
+    ``n = 1``), from the sums' part of the budget (``1 - count_share``).
+    """
     if math.isinf(epsilon):
         return 0.0
     norm = "l2" if mechanism == "gaussian" else "l1"
-    sens = moment_sensitivity(statistic, norm=norm, n_samples=1, n_features=d, neighbours=neighbours,
+    n_samples = 1
+    if neighbours == "add-remove":
+        n_samples, (epsilon, delta) = None, split_budget(epsilon, delta, count_share)[1]
+    sens = moment_sensitivity(statistic, norm=norm, n_samples=n_samples, n_features=d, neighbours=neighbours,
                               row_norm=1.0, response_bound=1.0)
     if mechanism == "gaussian":
         sd = calibrate_gaussian(epsilon, delta, sens, calibration)[0]
@@ -160,7 +168,8 @@ def noise_norm(statistic, mechanism, d, epsilon, delta, neighbours, calibration)
     return sd * math.sqrt(entries)
 
 
-def clip_target(budget, statistic, mechanism, d, epsilon, delta, neighbours, calibration, epsilon_each):
+def clip_target(budget, statistic, mechanism, d, epsilon, delta, neighbours, calibration, epsilon_each,
+                count_share=COUNT_SHARE):
     """(quantile, clipped_rows) for :func:`select_quantiles`: one of them is None.
 
     ``"auto"`` aims at ``2 E||N_1||`` clipped rows, but never fewer than the
@@ -170,7 +179,8 @@ def clip_target(budget, statistic, mechanism, d, epsilon, delta, neighbours, cal
     """
     if not is_auto(budget.quantile):
         return float(budget.quantile), None
-    balanced = CLIP_FACTOR * noise_norm(statistic, mechanism, d, epsilon, delta, neighbours, calibration)
+    balanced = CLIP_FACTOR * noise_norm(statistic, mechanism, d, epsilon, delta, neighbours, calibration,
+                                        count_share)
     return None, max(balanced, rank_error(epsilon_each, budget.search, t=MARGIN_T))
 
 
@@ -223,8 +233,10 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
     (pure, sensitivity 1, :mod:`~dpmoments.moments.private_bounds`), the
     Laplace count of clipped rows (pure, sensitivity 1), and the release at
     ``(1 - share) epsilon`` with the caller's ``delta``; under the release's
-    own relation. Only the drawn bounds and the noisy count are added to
-    the release's outputs.
+    own relation (the draws and the clipped count have sensitivity 1 under
+    all three). Under add-remove the release's own noisy row count is part
+    of its guarantee, and its part says so (:func:`release_part`). Only the
+    drawn bounds and the noisy counts are added to the release's outputs.
     """
     budget = as_bound_budget(bound_budget)
     check_auto_privacy(mechanism, kwargs.get("secure", False))
@@ -240,7 +252,7 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
     counts, d = quantile_pass(source, [(s, center, None) for s in autos], search=budget.search,
                               chunk_size=chunk_size)
     quantile, clipped = clip_target(budget, statistic, mechanism, d, eps_main, delta, neighbours, calibration,
-                                    eps_each)
+                                    eps_each, kwargs.get("count_share", COUNT_SHARE))
     edges = budget.search.edges()
     chosen, parts = {}, []
     for stat, c in zip(autos, counts):
@@ -263,7 +275,7 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
         parts.append(Part("clipped rows", noisy.guarantee, eps_diag / epsilon,
                           {"clipped_fraction": fraction, "clipped_fraction_noise_sd": sd}))
         warn_clipped(fraction, sd)
-    parts.append(Part(f"{statistic} moment", rel.guarantee, eps_main / epsilon))
+    parts.append(release_part(f"{statistic} moment", rel, eps_main / epsilon))
     for part in parts[:len(autos)]:
         if part.released["at_range_end"]:
             warn_range_end(part.label, budget.search)
