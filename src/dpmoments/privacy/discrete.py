@@ -33,6 +33,7 @@ from fractions import Fraction
 
 from .._validation import check_delta, check_epsilon, check_int, check_option, check_positive
 from .calibration import _largest_rho  # one search for "the largest rho that fits", shared
+from .conversions import sqrt_up
 from .guarantees import ApproxDP, PureDP
 
 __all__ = [
@@ -117,14 +118,6 @@ def grid_exponent(sensitivity, n_coordinates, relative_increase=1e-3, norm="l2")
     return k
 
 
-def _sqrt_up(value):
-    """A float ``s`` with ``Fraction(s)**2 >= value`` exactly (``value`` a Fraction)."""
-    s = math.sqrt(float(value))
-    while Fraction(s) ** 2 < value:
-        s = math.nextafter(s, math.inf)
-    return s
-
-
 def calibrate_discrete_gaussian(epsilon, delta, sensitivity, k, n_coordinates):
     """Discrete Gaussian noise on the grid ``2^-k`` for an (epsilon, delta) release.
 
@@ -168,7 +161,7 @@ def calibrate_discrete_gaussian(epsilon, delta, sensitivity, k, n_coordinates):
     rho = _largest_rho(epsilon, delta)
     delta_grid = Fraction(sens) * Fraction(2) ** k  # grid units, already rounded up
     variance_grid = delta_grid * delta_grid / (2 * Fraction(rho))
-    sigma = math.ldexp(_sqrt_up(variance_grid), -k)  # exact power-of-two scaling
+    sigma = math.ldexp(sqrt_up(variance_grid), -k)  # exact power-of-two scaling
     return sigma, ApproxDP(epsilon, delta, rho=rho)
 
 
