@@ -192,8 +192,10 @@ def _grid_figure(res, grid, m, args):
     curves = {"second-moment noise sigma": [], "third-moment noise sigma": []}
     for e in grid:
         g2, g3, _ = planned_guarantees(e, args.delta, args.calibration, b)
-        curves["second-moment noise sigma"].append(_sigma(g2, m.second.sensitivity, (b.second * e, b.second * args.delta)))
-        curves["third-moment noise sigma"].append(_sigma(g3, m.third.sensitivity, (b.third * e, b.third * args.delta)))
+        curves["second-moment noise sigma"].append(_sigma(g2, m.second.sensitivity, (b.second * e, b.second * args.delta),
+                                                          args.calibration))
+        curves["third-moment noise sigma"].append(_sigma(g3, m.third.sensitivity, (b.third * e, b.third * args.delta),
+                                                         args.calibration))
     ax = plots.plot_privacy_utility(grid, curves, label="noise sigma per coordinate", chosen=args.epsilon,
                                     title="tensor releases: noise against epsilon (calibration only)")
     res.save_figure("privacy_utility", ax)

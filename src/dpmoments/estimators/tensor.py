@@ -189,8 +189,8 @@ class PrivateTensorDecomposition(BaseEstimator):
         model, eps, delta, calibration, budget = self._check_params()
         acct = self._accountant()
         planned = planned_guarantees(eps, delta, calibration, budget)[2]
-        if acct is not None and not acct.can_spend(planned):
-            acct.spend(planned)  # raises, naming spent / requested / total; nothing changes
+        if acct is not None and not acct.can_spend(planned, neighbours=self.neighbours):
+            acct.spend(planned, neighbours=self.neighbours)  # raises, naming why; nothing changes
         # The releases spawn streams 0 and 1 of ``rng``; the power method's starts use stream 2.
         common = dict(epsilon=eps, delta=delta, budget=budget, neighbours=self.neighbours,
                       calibration=calibration, rng=self.rng)
@@ -199,7 +199,7 @@ class PrivateTensorDecomposition(BaseEstimator):
         else:
             moments = release_topic_moments(X, vocabulary_size=self.vocabulary_size, **common)
         if acct is not None:
-            acct.spend(moments.guarantee, label=type(self).__name__)
+            acct.spend(moments.guarantee, label=type(self).__name__, neighbours=self.neighbours)
         return self._decompose(moments, spawn(self.rng, 3)[2])
 
     def fit_release(self, moments):

@@ -18,7 +18,7 @@ from ..mechanisms import symmetric_matrix_noise, symmetric_tensor_noise
 from ..moments import Release, accumulate_moments, iter_chunks, moment_sensitivity
 from ..moments import symmetrise_matrix, symmetrise_tensor
 from ..moments.release import randomness_of
-from ..privacy import ApproxDP, PureDP, ZCDP, calibrate_gaussian
+from ..privacy import PureDP, ZCDP, calibrate_gaussian, compose
 from ..privacy import zcdp_gaussian_sigma
 
 __all__ = [
@@ -155,15 +155,14 @@ def planned_guarantees(epsilon, delta, calibration, budget):
     if calibration == "zcdp":
         rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho
         parts = (ZCDP(budget.second * rho), ZCDP(budget.third * rho))
-        return parts[0], parts[1], ZCDP(parts[0].rho + parts[1].rho)
+        return parts[0], parts[1], compose(parts, composition="zcdp")
     parts = tuple(calibrate_gaussian(s * epsilon, s * delta, 1.0)[1] for s in (budget.second, budget.third))
-    total = ApproxDP(sum(p.epsilon for p in parts), sum(p.delta for p in parts), rho=sum(p.rho for p in parts))
-    return parts[0], parts[1], total
+    return parts[0], parts[1], compose(parts)
 
 
-def _sigma(guarantee, sensitivity, epsilon_delta):
-    if isinstance(guarantee, ZCDP):
-        return zcdp_gaussian_sigma(guarantee.rho, sensitivity)
+def _sigma(guarantee, sensitivity, epsilon_delta, calibration):
+    if calibration == "zcdp":
+        return zcdp_gaussian_sigma(guarantee.rho_or_none, sensitivity)
     return calibrate_gaussian(*epsilon_delta, sensitivity)[0]
 
 
@@ -179,8 +178,8 @@ def _noisy_pair(S2, S3, sens2, sens3, n, row_norm, center, epsilon, delta, neigh
         r3 = Release(third_moment=S3, mechanism="none", noise_scale=0.0, guarantee=g3, **common)
         return TensorMoments(model, r2, r3, total, sigma2, budget)
     gen2, gen3 = spawn(rng, 2)
-    s2 = _sigma(g2, sens2, (budget.second * epsilon, budget.second * delta))
-    s3 = _sigma(g3, sens3, (budget.third * epsilon, budget.third * delta))
+    s2 = _sigma(g2, sens2, (budget.second * epsilon, budget.second * delta), calibration)
+    s3 = _sigma(g3, sens3, (budget.third * epsilon, budget.third * delta), calibration)
     d = S2.shape[0]
     extra = dict(mechanism="gaussian", sensitivity_norm="l2", calibration=calibration, **common)
     r2 = Release(second_moment=S2 + symmetric_matrix_noise(d, s2, gen2), noise_scale=s2, sensitivity=sens2,
