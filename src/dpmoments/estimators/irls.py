@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._rng import as_generator, describe_randomness
-from .._validation import check_data, check_nonnegative, check_positive
+from .._validation import check_data, check_nonnegative, check_positive, check_sensitivity
 from ._target import check_target
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import symmetric_matrix_noise, wishart_noise
@@ -152,6 +152,9 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         R, r, w = self._row_bound(), self.response_bound, self.w_max
         sens = {"A_l2": 2 * w * R * r / n, "A_l1": 2 * w * math.sqrt(d) * R * r / n,
                 "B_l2": math.sqrt(2.0) * w * R * R / n}
+        cause = f"'row_norm' = {self.row_norm:g}, 'response_bound' = {r:g} and 'w_max' = {w:g}"
+        for value in sens.values():
+            check_sensitivity(value, cause)
         if math.isinf(self.epsilon):
             return None, PureDP(math.inf), sens, {"A": 0.0, "B": 0.0}
         budget = irls_budget(self.epsilon, self.delta, self.n_iter, accounting=self.accounting,

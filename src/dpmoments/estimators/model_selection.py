@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._rng import as_generator, describe_randomness
-from .._validation import check_data, check_int, check_nonnegative, check_positive
+from .._validation import check_data, check_int, check_nonnegative, check_positive, check_sensitivity
 from ._target import check_target
 from ..exceptions import NotPrivateWarning
 from ..mechanisms import exponential_mechanism, report_noisy_min, symmetric_matrix_noise
@@ -274,7 +274,9 @@ class PrivateModelSelection(BaseEstimator):
         sums = accumulate_moments((X, y), entry_bound=self.bounds, response_bound=self.response_bound)
         G, b, c = np.array(sums.xtx), np.array(sums.xty), float(sums.yty)
         self.R_ = self._radius(G, b, n, rng)
-        exact = (self.response_bound + self.bounds * self.R_) ** 2  # sensitivity of the exact minimum Q_R
+        reach = self.response_bound + self.bounds * self.R_
+        exact = check_sensitivity(reach * reach, f"'response_bound' = {self.response_bound:g}, 'bounds' = "
+                                  f"{self.bounds:g} and R = {self.R_:g}")  # sensitivity of the exact minimum Q_R
         tau = self.gap_tolerance * exact  # every Q_R below is certified to within tau of its exact minimum
         delta_q = exact + tau
         self.sigma2_ = self._sigma2(G, b, c, n, delta_q, tau, rng)

@@ -12,10 +12,11 @@ import numpy as np
 
 from .._rng import spawn
 from .._validation import check_data, check_delta, check_epsilon, check_int, check_nonnegative, check_option
-from .._validation import check_positive
+from .._validation import check_positive, check_sensitivity
 from ..exceptions import NotPrivateWarning
 from ..mechanisms import symmetric_matrix_noise, symmetric_tensor_noise
-from ..moments import Release, accumulate_moments, iter_chunks, moment_sensitivity
+from ..moments import Release, accumulate_moments, iter_chunks
+from ..moments.releases import bounded_sensitivity
 from ..moments import symmetrise_matrix, symmetrise_tensor
 from ..moments.release import randomness_of
 from ..privacy import PureDP, ZCDP, calibrate_gaussian, compose
@@ -233,9 +234,13 @@ def release_mog_moments(X, *, sigma2, epsilon, delta=None, row_norm, budget=None
     n, d = sums.n, sums.n_features
     S2 = symmetrise_matrix(sums.xtx / n)
     S3 = symmetrise_tensor(sums.third / n - sigma2 * mean_correction(sums.xty / n))
-    sens2 = moment_sensitivity("second", norm="l2", n_samples=n, n_features=d, neighbours=neighbours,
-                               row_norm=row_norm)
-    sens3 = mog_third_sensitivity(n_samples=n, n_features=d, row_norm=row_norm, sigma2=sigma2, neighbours=neighbours)
+    sens2 = bounded_sensitivity("second", norm="l2", n_samples=n, n_features=d, neighbours=neighbours,
+                                row_norm=row_norm)
+    try:
+        sens3 = mog_third_sensitivity(n_samples=n, n_features=d, row_norm=row_norm, sigma2=sigma2, neighbours=neighbours)
+    except OverflowError:
+        sens3 = math.inf
+    sens3 = check_sensitivity(sens3, f"'row_norm' = {row_norm:g} with 'sigma2' = {sigma2:g}")
     return _noisy_pair(S2, S3, sens2, sens3, n, row_norm, center, epsilon, delta, neighbours, calibration,
                        budget, rng, "mog", sigma2)
 

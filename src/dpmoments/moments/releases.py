@@ -13,7 +13,7 @@ import warnings
 
 
 from .._rng import as_generator
-from .._validation import check_delta, check_epsilon, check_option, check_positive, check_vector
+from .._validation import check_delta, check_epsilon, check_option, check_positive, check_sensitivity, check_vector
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, symmetric_tensor_noise, wishart_noise
 from ..privacy.calibration import CALIBRATIONS, calibrate_gaussian, calibrate_laplace
@@ -66,10 +66,21 @@ def _check_center(center):
     return None if center is None else check_vector(center, "center")
 
 
+def bounded_sensitivity(statistic, **kwargs):
+    """:func:`moment_sensitivity`, refused in one line (naming the bounds) where it leaves the float range."""
+    try:
+        sens = moment_sensitivity(statistic, **kwargs)
+    except OverflowError:
+        sens = math.inf
+    r = kwargs.get("response_bound")
+    cause = f"'row_norm' = {kwargs['row_norm']:g}" + ("" if r is None else f" with 'response_bound' = {r:g}")
+    return check_sensitivity(sens, cause)
+
+
 def _gaussian_or_laplace(statistic, sums, epsilon, delta, mechanism, neighbours, calibration, row_norm, r=None):
     """Noise scale, sensitivity, its norm and the guarantee for additive noise."""
     norm = "l2" if mechanism == "gaussian" else "l1"
-    sens = moment_sensitivity(
+    sens = bounded_sensitivity(
         statistic, norm=norm, n_samples=sums.n, n_features=sums.n_features,
         neighbours=neighbours, row_norm=row_norm, response_bound=r,
     )
@@ -90,6 +101,7 @@ def _exact(epsilon):
 def _wishart(sums, epsilon, delta, mechanism, neighbours, row_norm):
     """Scale (a variance), degrees of freedom and guarantee of a Wishart release."""
     d, n = sums.n_features, sums.n
+    check_sensitivity(row_norm * row_norm, f"'row_norm' = {row_norm:g}")  # the Wishart scale is R^2 / n
     if mechanism == "wishart":
         # Jiang, Xie & Zhang (2016), as used by Wang et al. and Park & Welling: C = 3 R^2 / (2 n eps).
         scale_un = 3.0 * row_norm**2 / (2.0 * epsilon)
@@ -185,7 +197,7 @@ def release_second_moment(
     if _exact(epsilon):
         return Release(second_moment=S, mechanism="none", noise_scale=0.0, guarantee=PureDP(math.inf), **common)
     if secure:
-        noisy, fields = secure_noisy(S, sensitivity_of=lambda norm: moment_sensitivity(
+        noisy, fields = secure_noisy(S, sensitivity_of=lambda norm: bounded_sensitivity(
             "second", norm=norm, n_samples=sums.n, n_features=sums.n_features, neighbours=neighbours,
             row_norm=row_norm), epsilon=epsilon, delta=delta, mechanism=mechanism, symmetric=True, rng=rng)
         return Release(second_moment=noisy, **{**common, **fields})
@@ -258,7 +270,7 @@ def release_cross_moment(
     if _exact(epsilon):
         return Release(cross_moment=b, mechanism="none", noise_scale=0.0, guarantee=PureDP(math.inf), **common)
     if secure:
-        noisy, fields = secure_noisy(b, sensitivity_of=lambda norm: moment_sensitivity(
+        noisy, fields = secure_noisy(b, sensitivity_of=lambda norm: bounded_sensitivity(
             "cross", norm=norm, n_samples=sums.n, n_features=sums.n_features, neighbours=neighbours,
             row_norm=row_norm, response_bound=response_bound), epsilon=epsilon, delta=delta, mechanism=mechanism,
             symmetric=False, rng=rng)

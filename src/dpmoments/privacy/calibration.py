@@ -24,7 +24,7 @@ from fractions import Fraction
 
 from .._validation import check_delta, check_epsilon, check_option, check_positive
 from ._gaussian_tail import log_gaussian_delta
-from .conversions import TINY, round_up, search_safe, sqrt_up, zcdp_delta, zcdp_to_approx_dp
+from .conversions import MIN_NORMAL, TINY, round_up, search_safe, sqrt_up, zcdp_delta, zcdp_to_approx_dp
 from .guarantees import ApproxDP, PureDP, Uncertified, ZCDP
 
 __all__ = [
@@ -41,14 +41,13 @@ __all__ = [
 ]
 
 CALIBRATIONS = ("analytic", "classic", "zcdp")
-_MIN_NORMAL = 2.2250738585072014e-308
 
 
 def _representable(value, name, what):
     """A computed noise scale, refused when it left the normal floats."""
     if math.isinf(value):
         raise ValueError(f"{what} overflows: {name}.")
-    if value < _MIN_NORMAL:
+    if value < MIN_NORMAL:
         raise ValueError(f"{what} underflows: {name}.")
     return value
 
@@ -195,7 +194,7 @@ def _largest_rho(epsilon, delta):
     """
     guess = min(epsilon * (epsilon / (4.0 * math.log(1.0 / delta))), 1e300)
     rho = search_safe(lambda r: zcdp_delta(r, epsilon) <= delta, guess, safe_above=False)
-    if rho is None or rho < _MIN_NORMAL:
+    if rho is None or rho < MIN_NORMAL:
         raise ValueError(f"'epsilon' = {epsilon:g} is too small for a zCDP calibration at delta = {delta:g}: "
                          "the zCDP parameter rho underflows.")
     # Stay consistent with zcdp_to_approx_dp, whose own search rounds epsilon up by ~1e-12.

@@ -77,16 +77,25 @@ def compose(guarantees, *, composition="basic", delta=None, delta_slack=None):
     return total
 
 
+def _add(values):
+    """A correctly rounded sum (``fsum``), falling back to plain addition where fsum's partials overflow."""
+    values = list(values)
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return sum(values)
+
+
 def basic_total(guarantees):
     """Basic composition of certified, private parts (``ValueError`` for a zCDP part)."""
     if any(isinstance(g, ZCDP) for g in guarantees):
         raise ValueError("cannot add a zCDP guarantee under basic composition; compose with composition='zcdp'.")
-    eps = math.fsum(g.epsilon for g in guarantees)
+    eps = _add(g.epsilon for g in guarantees)
     if all(isinstance(g, PureDP) for g in guarantees):
         return PureDP(eps)
     rhos = [g.rho_or_none for g in guarantees]
-    rho = None if None in rhos else math.fsum(rhos)
-    delta = min(math.fsum(g.as_approx().delta for g in guarantees), _DELTA_CAP)
+    rho = None if None in rhos else _add(rhos)
+    delta = min(_add(g.as_approx().delta for g in guarantees), _DELTA_CAP)
     return ApproxDP(eps, delta, rho=rho if rho is None or math.isfinite(rho) else None)
 
 

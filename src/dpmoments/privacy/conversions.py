@@ -30,11 +30,13 @@ __all__ = [
     "advanced_composition",
     "TINY",
     "HUGE",
+    "MIN_NORMAL",
     "round_up",
     "sqrt_up",
 ]
 
 TINY = math.ulp(0.0)  # the smallest positive float (subnormal)
+MIN_NORMAL = sys.float_info.min
 HUGE = sys.float_info.max
 _LOG_TINY, _LOG_HUGE = math.log(TINY), math.log(HUGE)
 
@@ -138,8 +140,21 @@ def pure_to_zcdp(epsilon):
 
 def _log_delta_cks(a, rho, epsilon):
     # log of e^{(α-1)(αρ-ε)} / (α-1) · (1 - 1/α)^α  [CKS20, Cor. 13], written in a = α - 1 > 0 so that
-    # orders close to 1 (huge rho) keep their precision.
-    return a * (rho - epsilon) + a * a * rho + a * math.log(a) - (1.0 + a) * math.log1p(a)
+    # orders close to 1 (huge rho) keep their precision. The last two terms, -log a + α log(a/α), are
+    # a log a - (1 + a) log(1 + a); for a > 1 that difference cancels, so it is taken as -log a - α log(1 + 1/a).
+    tail = a * math.log(a) - (1.0 + a) * math.log1p(a) if a <= 1 else -math.log(a) - (1.0 + a) * math.log1p(1.0 / a)
+    return a * (rho - epsilon) + a * a * rho + tail
+
+
+def _approximate_minimiser(rho, epsilon):
+    """The ``a = alpha - 1`` minimising ``a^2 rho + a (rho - epsilon) - log a``, the bound's large-``a`` form.
+
+    ``(s + sqrt(s^2 + 8 rho)) / (4 rho)`` with ``s = epsilon - rho``: about
+    ``s / (2 rho)`` when epsilon dominates and ``1 / sqrt(2 rho)`` when it does not.
+    """
+    s = epsilon - rho
+    root = math.hypot(s, math.sqrt(8.0 * rho))
+    return (s + root) / (4.0 * rho) if s >= 0 else 2.0 / (root - s)
 
 
 def zcdp_delta(rho, epsilon):
@@ -153,7 +168,7 @@ def zcdp_delta(rho, epsilon):
         return 0.0
     if math.isinf(rho):
         return 1.0
-    centre = max((epsilon - rho) / (2.0 * rho), 1e-300)  # the minimiser for small rho, in a = alpha - 1
+    centre = max(_approximate_minimiser(rho, epsilon), 1e-300)
     hi = min(10.0 * max(centre, 1.0), 1e300 / max(abs(rho - epsilon), 1.0), math.sqrt(1e300 / rho))
     lo = max(1e-300, min(1e-12, 1e-3 * math.exp(min(epsilon - rho, 0.0))))
     hi = max(hi, 10.0 * lo)
@@ -163,7 +178,7 @@ def zcdp_delta(rho, epsilon):
     res = minimize_scalar(f, bounds=(math.log(lo), math.log(hi)), method="bounded", options={"xatol": 1e-10})
     candidates = [res.fun, f(math.log(hi)), f(math.log(min(max(centre, lo), hi)))]
     log_delta = min(c for c in candidates if not math.isnan(c))
-    return min(1.0, math.exp(log_delta))
+    return 1.0 if log_delta >= 0 else math.exp(log_delta)
 
 
 def _standard(rho, delta):
@@ -196,7 +211,8 @@ def zcdp_to_approx_dp(rho, delta, method="optimal"):
         raise ValueError(f"'rho' = {rho:g} is too large: its (epsilon, delta) conversion overflows.")
     if method == "standard" or zcdp_delta(rho, upper) > delta:  # the latter cannot happen; stay safe
         return upper
-    return search_safe(lambda eps: zcdp_delta(rho, eps) <= delta, upper, rel_tol=1e-12)
+    eps = search_safe(lambda e: zcdp_delta(rho, e) <= delta, upper, rel_tol=1e-12)
+    return max(eps, MIN_NORMAL)  # a subnormal epsilon is stated as the smallest normal one (larger, so valid)
 
 
 def advanced_composition(epsilons, deltas, delta_slack):
