@@ -191,17 +191,20 @@ def _largest_rho(epsilon, delta):
 
     zCDP's delta at a fixed epsilon grows with rho, so one search on rho
     over ``zcdp_delta`` suffices (not a conversion, itself a search, per step).
+    The search targets an epsilon a relative 1e-10 below the request, so that
+    :func:`zcdp_to_approx_dp` (which rounds its epsilon up by ~1e-12) maps
+    the answer back inside the request; that is checked once.
     """
+    target = epsilon * (1.0 - 1e-10)
     guess = min(epsilon * (epsilon / (4.0 * math.log(1.0 / delta))), 1e300)
-    rho = search_safe(lambda r: zcdp_delta(r, epsilon) <= delta, guess, safe_above=False)
+    rho = search_safe(lambda r: zcdp_delta(r, target) <= delta, guess, safe_above=False)
     if rho is None or rho < MIN_NORMAL:
         raise ValueError(f"'epsilon' = {epsilon:g} is too small for a zCDP calibration at delta = {delta:g}: "
                          "the zCDP parameter rho underflows.")
-    # Stay consistent with zcdp_to_approx_dp, whose own search rounds epsilon up by ~1e-12.
-    for k in range(60):
+    for _ in range(8):  # in practice the first check passes
         if zcdp_to_approx_dp(rho, delta) <= epsilon:
             return rho
-        rho *= max(0.5, 1.0 - 1e-9 * 2.0**k)
+        rho *= 1.0 - 1e-8
     raise ValueError(f"no zCDP parameter fits (epsilon={epsilon:g}, delta={delta:g}).")
 
 

@@ -153,8 +153,9 @@ def _approximate_minimiser(rho, epsilon):
     ``s / (2 rho)`` when epsilon dominates and ``1 / sqrt(2 rho)`` when it does not.
     """
     s = epsilon - rho
-    root = math.hypot(s, math.sqrt(8.0 * rho))
-    return (s + root) / (4.0 * rho) if s >= 0 else 2.0 / (root - s)
+    root = math.hypot(s, 2.0 * math.sqrt(2.0 * rho))
+    a = (s + root) / rho / 4.0 if s >= 0 else 2.0 / (root - s)
+    return a if a == a else 1.0  # NaN only from inf/inf at the very top of the float range
 
 
 def zcdp_delta(rho, epsilon):
@@ -174,7 +175,10 @@ def zcdp_delta(rho, epsilon):
     hi = max(hi, 10.0 * lo)
     from scipy.optimize import minimize_scalar  # here: scipy.optimize would double `import dpmoments`
 
-    f = lambda t: _log_delta_cks(math.exp(t), rho, epsilon)  # noqa: E731
+    def f(t):  # kept finite for the minimiser: -inf (delta = 0) and overflow are clamped, never made smaller
+        value = _log_delta_cks(math.exp(t), rho, epsilon)
+        return 1e300 if value != value else min(max(value, -1e300), 1e300)
+
     res = minimize_scalar(f, bounds=(math.log(lo), math.log(hi)), method="bounded", options={"xatol": 1e-10})
     candidates = [res.fun, f(math.log(hi)), f(math.log(min(max(centre, lo), hi)))]
     log_delta = min(c for c in candidates if not math.isnan(c))

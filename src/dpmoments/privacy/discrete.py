@@ -125,8 +125,11 @@ def grid_exponent(sensitivity, n_coordinates, relative_increase=1e-3, norm="l2")
     relative_increase = check_positive(relative_increase, "relative_increase")
     norm = check_option(norm, "norm", ("l1", "l2"))
     extra = math.sqrt(m) if norm == "l2" else float(m)
-    k = max(0, math.ceil(math.log2(extra / (relative_increase * sensitivity))))
-    while math.ldexp(extra, -k) > relative_increase * sensitivity:
+    # In logarithms: relative_increase * sensitivity may underflow, and the ratio overflow.
+    k = max(0, math.ceil(math.log2(extra) - math.log2(relative_increase) - math.log2(sensitivity)))
+    if k > 1000:
+        raise ValueError(f"'sensitivity' = {sensitivity:g} is too small for a grid 2^-k with k <= 1000.")
+    while k < 1000 and math.ldexp(extra, -k) > relative_increase * sensitivity:
         k += 1
     return k
 
