@@ -4,7 +4,7 @@ Composition rules (the arithmetic lives in :mod:`dpmoments.privacy.composition`)
 
 * ``"basic"`` — sequential composition: epsilons and deltas add. Valid when
   each spend's parameters are chosen adaptively (a privacy filter for basic
-  composition: Rogers, Roth, Ullman & Vadhan 2016, Thm 3.3).
+  composition: Rogers, Roth, Ullman & Vadhan 2016, "Privacy odometers and filters").
 * ``"zcdp"`` — rhos add (pure epsilon-DP spends count as ``epsilon^2/2``,
   Gaussian (epsilon, delta) spends by their recorded rho); (epsilon, delta)
   spends without a rho are added on top as approximate zCDP. Against an
