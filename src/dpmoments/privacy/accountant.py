@@ -398,6 +398,8 @@ def _check_mode(budget, composition, delta_slack, plan):
                              "Thm 3.20 does not cover spends chosen after seeing earlier results.")
     elif plan is not None:
         raise ValueError("'plan' is only used with composition='advanced'.")
+    if composition == "zcdp" and isinstance(budget, ApproxDP) and budget.delta == 0:
+        raise ValueError("composition='zcdp' against an (epsilon, delta) budget needs delta > 0 to convert at.")
     if composition == "zcdp" and isinstance(budget, PureDP):
         raise ValueError("composition='zcdp' needs a ZCDP or ApproxDP budget; a pure epsilon-DP budget composes basically.")
     if composition != "zcdp" and isinstance(budget, ZCDP):
