@@ -85,12 +85,15 @@ class PureDP(_Certified):
 
     @property
     def rho_or_none(self):
-        """epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
-        return math.inf if not self.is_private else pure_to_zcdp(self.epsilon)
+        """epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4); ``inf`` where that overflows."""
+        try:
+            return pure_to_zcdp(self.epsilon)
+        except ValueError:
+            return math.inf
 
     def to_zcdp(self):
         """epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
-        return ZCDP(self.rho_or_none)
+        return ZCDP(pure_to_zcdp(self.epsilon))
 
     def as_approx(self, delta=None):
         """``(epsilon, 0)``-DP, which implies ``(epsilon, delta)``-DP for every ``delta``."""
