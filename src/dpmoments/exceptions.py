@@ -43,10 +43,12 @@ class NotPrivateWarning(UserWarning):
 
 
 class PrivacyLeakWarning(UserWarning):
-    """A data-dependent quantity is being used as if it were public.
+    """A release may disclose more than its guarantee suggests.
 
-    Only the paper reproductions do this, to mirror the papers; the library
-    itself never derives a bound from the data.
+    Raised when a data-dependent quantity is used as if it were public (only
+    the paper reproductions do this, to mirror the papers; the library itself
+    never derives a bound from the data), and when ``delta >= 1/n``: such a
+    guarantee allows publishing a whole row at random.
     """
 
 

@@ -128,12 +128,14 @@ def test_local_and_classic_calibration():
     assert rep.joint_view.certified   # the honest guarantee always is
 
 
-def test_add_remove_reproduces_papers_sensitivity():
+def test_zero_out_reproduces_papers_sensitivity():
     sites = make_sites(4)
-    _, rep = run_cape(sites, epsilon=1.0, delta=1e-5, neighbours="add-remove", rng=0)
+    _, rep = run_cape(sites, epsilon=1.0, delta=1e-5, neighbours="zero-out", rng=0)
     assert rep.sites[0].sensitivity == pytest.approx(1.0 / 200)
     _, rep = run_cape(sites, epsilon=1.0, delta=1e-5, rng=0)
     assert rep.sites[0].sensitivity == pytest.approx(np.sqrt(2) / 200)
+    with pytest.raises(ValueError, match="add-remove"):  # each site's exact n would be released
+        run_cape(sites, epsilon=1.0, delta=1e-5, neighbours="add-remove", rng=0)
 
 
 def test_seeded_runs_are_reproducible_and_sites_independent():

@@ -158,6 +158,13 @@ CASES = [
         epsilon=1, bounds=1, response_bound=1, R=0).fit(X, X[:, 0]), ValueError, "'R'"),
     ("egress-rows", "API", "a site sending a row-shaped array", lambda: egress_guard(X, 3, (3, 3)), ValueError,
      "shaped like data rows"),
+    ("count-share", "API", "`count_share=1` under add-remove", release(neighbours="add-remove", count_share=1.0),
+     ValueError, "'count_share'"),
+    ("wishart-add-remove", "API", "a Wishart mechanism under add-remove",
+     release(mechanism="wishart-approx", neighbours="add-remove"), ValueError, "noisy row count"),
+    ("neighbours-irls", "API", "IRLS under a relation other than replace-one",
+     lambda: PrivateIRLS(response_bound=1.0, n_iter=1, w_max=2.0, neighbours="add-remove", **OK).fit(X, X[:, 0]),
+     ValueError, "neighbours='add-remove' is not supported here"),
     ("cli-missing-bound", "CLI", "`dpmoments covariance data.csv` without `--row-norm`",
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--out", _fresh()), 2,
      "--row-norm"),
@@ -182,6 +189,9 @@ CASES = [
     ("cli-existing-output", "CLI", "an output directory that already holds results",
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--out",
                  _nonempty()), 2, "--force"),
+    ("cli-count-share", "CLI", "`--count-share 0`",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
+                 "--neighbours", "add-remove", "--count-share", "0", "--out", _fresh()), 2, "--count-share"),
 ]
 
 

@@ -49,9 +49,9 @@ def test_gaussian_release_records_its_guarantee_and_sensitivity():
     np.testing.assert_array_equal(rel.second_moment, rel.second_moment.T)
 
 
-def test_add_remove_uses_the_smaller_sensitivity():
-    rel = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, neighbours="add-remove", rng=0)
-    assert rel.sensitivity == pytest.approx(R**2 / 300)
+def test_zero_out_uses_the_smaller_sensitivity():
+    rel = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, neighbours="zero-out", rng=0)
+    assert rel.sensitivity == pytest.approx(R**2 / 300) and rel.n == 300 and rel.n_public
 
 
 def test_laplace_release():

@@ -8,6 +8,9 @@ without ``--epsilon``, ``--delta`` (Gaussian) and a data bound.
 import argparse
 import math
 
+from ..moments.counts import COUNT_SHARE
+from ..privacy.relations import NEIGHBOURS
+
 __all__ = [
     "CliError", "CLIPPING_HELP", "add_input_arguments", "add_privacy_arguments", "add_output_arguments",
     "privacy_options", "parse_columns", "parse_floats",
@@ -23,6 +26,23 @@ CLIPPING_HELP = (
 
 class CliError(Exception):
     """A user error: printed as one line, exit status 2, no traceback."""
+
+
+NEIGHBOURS_HELP = (
+    "the neighbouring relation the guarantee holds under: replace-one (default): one row replaced by any other, "
+    "n public; zero-out: one row replaced by the zero row, n public (the papers' 1/n sensitivity); add-remove: "
+    "one row added or removed, n private (released as a noisy count from --count-share of the budget)"
+)
+
+
+def _share(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction in (0, 1), got {text}")
+    return value
 
 
 def _positive(text):
@@ -130,8 +150,10 @@ def add_privacy_arguments(parser, bound=True, secure=False):
                                 "column or one per column (default: none, the raw second moment)")
     group.add_argument("--mechanism", choices=("gaussian", "laplace"), default="gaussian",
                        help="noise: gaussian gives (epsilon, delta)-DP, laplace epsilon-DP (default gaussian)")
-    group.add_argument("--neighbours", choices=("replace-one", "add-remove"), default="replace-one",
-                       help="the neighbouring relation the guarantee is stated for (default replace-one)")
+    group.add_argument("--neighbours", choices=NEIGHBOURS, default="replace-one", help=NEIGHBOURS_HELP)
+    group.add_argument("--count-share", type=_share, default=COUNT_SHARE, metavar="F",
+                       help="with --neighbours add-remove: the share of epsilon (and delta) spent on the noisy row "
+                            f"count (default {COUNT_SHARE:g})")
     group.add_argument("--calibration", choices=("analytic", "classic", "zcdp"), default="analytic",
                        help="Gaussian calibration (default analytic, Balle & Wang 2018)")
     group.add_argument("--seed", type=int, metavar="INT",
@@ -164,7 +186,7 @@ def privacy_options(args, n_features=None):
         raise CliError("--row-norm is required: the public bound R on each row's L2 norm; " + CLIPPING_HELP)
     kwargs = dict(epsilon=args.epsilon, delta=args.delta if args.mechanism == "gaussian" else None,
                   mechanism=args.mechanism, neighbours=args.neighbours, calibration=args.calibration,
-                  rng=args.seed)
+                  rng=args.seed, count_share=args.count_share)
     if getattr(args, "secure", False):
         if args.seed is not None:
             raise CliError("--secure draws from the OS CSPRNG and cannot be seeded; drop --seed")

@@ -2,7 +2,7 @@
 
 from ._output import ResultsDir
 from ._release import expected_noise_error, second_moment_release
-from ._report import privacy_report, privacy_summary
+from ._report import privacy_report, privacy_summary, rows_text
 from ._args import add_input_arguments, add_output_arguments, add_privacy_arguments
 
 HELP = "a private covariance (second-moment) matrix"
@@ -60,7 +60,7 @@ def run(args):
             "covariance", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"]}))
     if not args.quiet:
-        print(f"covariance of {release.n} rows x {release.n_features} columns of {source.path.name}")
+        print(f"covariance of {rows_text(release)} x {release.n_features} columns of {source.path.name}")
         print(privacy_summary(release))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0

@@ -14,7 +14,7 @@ from ._args import CliError, add_input_arguments, add_output_arguments, add_priv
 from ._io import read_truth
 from ._output import ResultsDir
 from ._release import expected_noise_error, second_moment_release
-from ._report import privacy_report, privacy_summary
+from ._report import privacy_report, privacy_summary, rows_text
 
 HELP = "a private precision matrix (graphical lasso or ridge) and its network"
 DESCRIPTION = """\
@@ -207,7 +207,7 @@ def _figures(res, est, E, names, truth, path, threshold, release, args):
 
 
 def _print(source, release, info, args):
-    print(f"{args.method} precision of {release.n} rows x {release.n_features} columns of {source.path.name}: "
+    print(f"{args.method} precision of {rows_text(release)} x {release.n_features} columns of {source.path.name}: "
           f"alpha = {info['alpha']:.4g} ({info['alpha_rule']}), {info['n_edges']} edges")
     if "tpr" in info:
         print(f"against the truth graph ({info['truth_edges']} edges): TPR {info['tpr']:.2f}, FPR {info['fpr']:.2f}"

@@ -18,7 +18,9 @@ import types
 
 import numpy as np
 
+from .._rng import secure_randomness
 from .._version import __version__
+from ..privacy.relations import RELATION_WORDS, describe_relation, n_is_public
 from ._args import (CLIPPING_HELP, CliError, _delta, _epsilon, _positive, add_input_arguments,
                     add_output_arguments, positive_int)
 from ._io import DataSource
@@ -105,20 +107,26 @@ def no_grid(args, command):
 
 
 def estimator_report(command, guarantee, *, privacy, source, fingerprint, n, d, analysis, argv, randomness,
-                     files, extra=None):
-    """A privacy report with the layout of :func:`._report.privacy_report`, for estimators without a Release."""
+                     files, extra=None, neighbours="replace-one"):
+    """A privacy report with the layout of :func:`._report.privacy_report`, for estimators without a Release.
+
+    Their noise is float noise from numpy, never exact discrete noise, so it
+    is never reported secure (:func:`dpmoments._rng.secure_randomness`).
+    """
     block = {
         "guarantee": str(guarantee),
         "guarantee_detail": guarantee.to_dict(),
         "certified": guarantee.certified,
-        "neighbouring_relation": "replace-one",
+        "neighbouring_relation": neighbours,
+        "neighbouring_relation_meaning": RELATION_WORDS[neighbours],
         "mechanism": None, "sensitivity": None, "sensitivity_norm": None, "calibration": None,
         "noise_scale": None, "row_norm": None, "center": None,
         "clipping": CLIPPING_HELP,
         "randomness": randomness,
-        "secure_randomness": randomness == "os-entropy",
+        "secure_randomness": secure_randomness(randomness, exact_discrete=False),
         "randomness_note": _RANDOMNESS.get(randomness, randomness),
-        "n_public": "n (the number of rows) is treated as public, as the guarantee assumes",
+        "n_public": n_is_public(neighbours),
+        "n_note": f"n = {n} rows, public under {neighbours} (the relation fixes it)",
     }
     block.update(privacy)
     report = {
@@ -139,6 +147,13 @@ def estimator_report(command, guarantee, *, privacy, source, fingerprint, n, d, 
 
 def randomness_of(seed):
     return "os-entropy" if seed is None else "seeded"
+
+
+def randomness_words(randomness):
+    """The console's phrase for float noise: never "secure" (only exact discrete noise from the OS CSPRNG is)."""
+    if randomness == "os-entropy":
+        return "fresh OS entropy, float noise (NOT secure against floating-point attacks)"
+    return f"{randomness} randomness (NOT secure)"
 
 
 # -- the subcommand ---------------------------------------------------------------------------------
@@ -237,10 +252,10 @@ def run(args):
         if args.fit_intercept:
             print(f"  (intercept): {est.intercept_:.4g}")
         b = est.budget_
-        print(f"privacy: {est.privacy_} under replace-one ({args.accounting} accounting over {2 * est.n_iter_} "
-              f"releases: per iteration {b.first_moment} + {b.second_moment}); "
+        print(f"privacy: {est.privacy_} under {describe_relation(est.neighbours_)} ({args.accounting} accounting "
+              f"over {2 * est.n_iter_} releases: per iteration {b.first_moment} + {b.second_moment}); "
               f"rows clipped to ||x|| <= {args.row_norm:g}, |y| <= {args.response_bound:g}; "
-              + ("secure randomness" if args.seed is None else "seeded randomness (NOT secure)"))
+              + randomness_words(rep["randomness"]))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

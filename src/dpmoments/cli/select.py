@@ -11,8 +11,9 @@ import math
 from ._args import CliError, _epsilon, _positive, add_input_arguments, add_output_arguments
 from ._output import ResultsDir
 from ._release import epsilon_grid
-from .regress import (add_memory_arguments, estimator_report, fingerprint, open_input, read_in_memory,
-                      require_target)
+from ..privacy.relations import describe_relation
+from .regress import (add_memory_arguments, estimator_report, fingerprint, open_input, randomness_words,
+                      read_in_memory, require_target)
 
 HELP = "epsilon-DP selection of a linear model's columns (penalised L1-constrained least squares)"
 DESCRIPTION = """\
@@ -139,10 +140,9 @@ def run(args):
     if not args.quiet:
         print(f"selected {len(chosen)} of {d} columns of {source.path.name} ({n} rows, {len(family)} candidate "
               f"models): {', '.join(chosen) if chosen else '(none)'}")
-        print(f"privacy: {est.privacy_} under replace-one; {privacy['mechanism']}, criterion sensitivity "
-              f"{rep['sensitivity_Q']:.3g}; |X_ij| <= {args.bounds:g}, |y| <= {args.response_bound:g}, "
-              f"||b||_1 <= {args.R:g}; " + ("secure randomness" if args.seed is None else
-                                              "seeded randomness (NOT secure)"))
+        print(f"privacy: {est.privacy_} under {describe_relation(est.neighbours_)}; {privacy['mechanism']}, "
+              f"criterion sensitivity {rep['sensitivity_Q']:.3g}; |X_ij| <= {args.bounds:g}, "
+              f"|y| <= {args.response_bound:g}, ||b||_1 <= {args.R:g}; " + randomness_words(rep["randomness"]))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..privacy.relations import describe_relation
 from ._args import CLIPPING_HELP, CliError, add_input_arguments, add_output_arguments, add_privacy_arguments
 from ._args import _center
 from ._output import ResultsDir
@@ -122,7 +123,7 @@ def run(args):
         n_components=args.n_components, model=args.model, epsilon=args.epsilon, delta=args.delta,
         row_norm=args.row_norm, sigma2=args.sigma2, vocabulary_size=args.vocabulary_size, budget=budget,
         neighbours=args.neighbours, calibration=args.calibration, center=center, n_restarts=args.n_restarts,
-        n_iter=args.n_iter, rng=args.seed)
+        n_iter=args.n_iter, rng=args.seed, count_share=args.count_share)
     fp = fingerprint(source, args)
     if args.model == "mog":
         with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
@@ -155,12 +156,15 @@ def run(args):
         res.save_json("privacy_report.json", rep)
     if not args.quiet:
         what = "means" if args.model == "mog" else "topics"
-        print(f"{args.model}: {args.n_components} {what} from {m.second.n} "
+        n = f"{m.second.n}" if m.second.n_public else f"about {m.second.n} (noisy count)"
+        print(f"{args.model}: {args.n_components} {what} from {n} "
               f"{'rows' if args.model == 'mog' else 'documents'} of {source.path.name}; weights "
               + ", ".join(f"{w:.3g}" for w in est.weights_))
-        print(f"privacy: {m.guarantee} under {m.second.neighbours}, composed from the second-moment release "
-              f"{m.second.guarantee} (sigma={m.second.noise_scale:.3g}) and the third-moment release "
-              f"{m.third.guarantee} (sigma={m.third.noise_scale:.3g}); "
+        count = "" if m.second.n_public else \
+            f"the noisy count ({m.second.count_guarantee}, sigma={m.second.count_noise_scale:.3g}), "
+        print(f"privacy: {m.guarantee} under {describe_relation(m.second.neighbours)}, composed from {count}"
+              f"the second-moment release (sigma={m.second.noise_scale:.3g}) and the third-moment release "
+              f"(sigma={m.third.noise_scale:.3g}); "
               + (f"rows clipped to ||x|| <= {args.row_norm:g}; " if args.model == "mog" else "")
               + ("secure randomness" if m.second.secure else f"{m.second.randomness} randomness (NOT secure)"))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
@@ -171,31 +175,31 @@ def _compose(rep, m):
     """The report's privacy block states the composed guarantee, with both releases beside it."""
     p = rep["privacy"]
     g = m.guarantee
+    what = "the two Gaussian releases" if m.second.n_public else "the noisy count and the two Gaussian releases"
     p.update(guarantee=str(g), guarantee_detail=g.to_dict(), certified=g.certified,
-             composition="basic composition of the two Gaussian releases" if p["calibration"] == "analytic"
-             else "zCDP composition of the two Gaussian releases",
+             composition=("basic" if p["calibration"] == "analytic" else "zCDP") + f" composition of {what}",
              sensitivity={"second": m.second.sensitivity, "third": m.third.sensitivity},
              noise_scale={"second": m.second.noise_scale, "third": m.third.noise_scale})
     if m.model == "stm":
         p["row_norm"] = None
         p["clipping"] = ("none needed: each document is three one-hot words (norm 1 each), so the symmetrised "
-                         "moments have sensitivity sqrt(2)/N (replace-one) without clipping")
+                         f"moments have sensitivity {m.second.sensitivity:.3g} under {m.second.neighbours} "
+                         "without clipping")
     rep["release"] = {"second": m.second.to_dict(), "third": m.third.to_dict(),
                       "composed": {"guarantee": str(g), "guarantee_detail": g.to_dict()}}
 
 
 def _grid_figure(res, grid, m, args):
     from .. import plots
-    from ..estimators.tensor_moments import _sigma, planned_guarantees
+    from ..estimators.tensor_moments import check_tensor_arguments, planned_guarantees
 
-    b = m.budget
+    per = 1 if m.second.n_public else m.second.n  # add-remove: the sums' sigma over the noisy count
     curves = {"second-moment noise sigma": [], "third-moment noise sigma": []}
     for e in grid:
-        g2, g3, _ = planned_guarantees(e, args.delta, args.calibration, b)
-        curves["second-moment noise sigma"].append(_sigma(g2, m.second.sensitivity, (b.second * e, b.second * args.delta),
-                                                          args.calibration))
-        curves["third-moment noise sigma"].append(_sigma(g3, m.third.sensitivity, (b.third * e, b.third * args.delta),
-                                                         args.calibration))
+        plan = planned_guarantees(check_tensor_arguments(e, args.delta, args.neighbours, args.calibration, m.budget,
+                                                         args.count_share))
+        curves["second-moment noise sigma"].append(plan.second.sigma(m.second.sensitivity) / per)
+        curves["third-moment noise sigma"].append(plan.third.sigma(m.third.sensitivity) / per)
     ax = plots.plot_privacy_utility(grid, curves, label="noise sigma per coordinate", chosen=args.epsilon,
                                     title="tensor releases: noise against epsilon (calibration only)")
     res.save_figure("privacy_utility", ax)

@@ -9,6 +9,7 @@ centre vector, or ``"private"`` with a declared :class:`CenterBudget`.
 import dataclasses
 import math
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
@@ -19,7 +20,9 @@ from .._rng import describe_randomness, spawn
 from .._validation import check_data, check_nonnegative, check_option
 from ..moments import Release, iter_chunks, release_cross_moment, release_second_moment
 from ..moments.dask_moments import is_dask_collection, row_ones
-from ..privacy import ApproxDP, PureDP, Uncertified, calibrate_gaussian, check_accountant, compose
+from ..exceptions import PrivacyLeakWarning
+from ..moments.counts import check_count_share, planned_guarantee, warn_if_delta_large
+from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant, compose
 
 __all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
 
@@ -69,7 +72,7 @@ class MomentEstimator(BaseEstimator):
         private_center = self._private_center()
         self._check_affordable()
         kwargs = dict(row_norm=self.row_norm, mechanism=self.mechanism, neighbours=self.neighbours,
-                      calibration=self.calibration)
+                      calibration=self.calibration, count_share=self.count_share)
         if private_center:
             release = self._private_center_release(X, kwargs)
         else:
@@ -109,10 +112,14 @@ class MomentEstimator(BaseEstimator):
             X_mean, ones = ((c, np.ones(c.shape[0])) for c in iter_chunks(X)), None
         else:
             X_mean, ones = X, np.ones(X.shape[0])
-        mean = release_cross_moment(X_mean, ones, epsilon=split.mean * eps, delta=scaled(split.mean),
-                                    response_bound=1.0, center=prior, rng=rng_mean, **kwargs)
-        cov = release_second_moment(X, epsilon=split.second_moment * eps, delta=scaled(split.second_moment),
-                                    center=prior + mean.cross_moment, rng=rng_cov, **kwargs)
+        with warnings.catch_warnings():  # delta >= 1/n is judged on the total delta, below
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            mean = release_cross_moment(X_mean, ones, epsilon=split.mean * eps, delta=scaled(split.mean),
+                                        response_bound=1.0, center=prior, rng=rng_mean, **kwargs)
+            cov = release_second_moment(X, epsilon=split.second_moment * eps, delta=scaled(split.second_moment),
+                                        center=prior + mean.cross_moment, rng=rng_cov, **kwargs)
+        if self.mechanism == "gaussian":
+            warn_if_delta_large(delta, cov.n, noisy=not cov.n_public, stacklevel=4)
         # The two releases compose to what their own guarantees compose to: an uncertified part stays visible.
         total = self._compose([mean.guarantee, cov.guarantee])
         step = f"centred at a private mean ({split.mean:g} of the budget)"
@@ -135,10 +142,9 @@ class MomentEstimator(BaseEstimator):
         return self._planned_release(eps, delta)
 
     def _planned_release(self, eps, delta):
-        if self.mechanism == "laplace":
-            return PureDP(eps)
-        if self.mechanism == "gaussian":
-            return calibrate_gaussian(eps, delta, 1.0, self.calibration)[1]  # its guarantee does not depend on Δ
+        if self.mechanism in ("gaussian", "laplace"):
+            return planned_guarantee(eps, delta, self.mechanism, self.calibration, self.neighbours,
+                                     check_count_share(self.count_share))
         if self.mechanism in ("wishart", "output"):
             return Uncertified(PureDP(eps), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
         return ApproxDP(eps, delta)

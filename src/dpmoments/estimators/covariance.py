@@ -40,7 +40,12 @@ class PrivateCovariance(MomentEstimator):
     row_norm : float
         The public L2 bound R on each (centred) row.
     mechanism : {"gaussian", "laplace", "wishart", "wishart-approx"}, default="gaussian"
-    neighbours : {"replace-one", "add-remove"}, default="replace-one"
+    neighbours : {"replace-one", "zero-out", "add-remove"}, default="replace-one"
+        ``"replace-one"``: one row replaced by another, n public; ``"zero-out"``:
+        one row replaced by the zero row, n public (the papers' 1/n
+        sensitivity); ``"add-remove"``: one row added or removed, n private
+        (a noisy count from ``count_share`` of the budget; not with the
+        Wishart mechanisms).
     calibration : {"analytic", "classic", "zcdp"}, default="analytic"
     center : None, array-like of shape (n_features,) or "private", default=None
         ``None``: the raw second moment (zero-mean data, as the papers
@@ -55,6 +60,8 @@ class PrivateCovariance(MomentEstimator):
     accountant : Accountant or None
         When given, the fit is refused before touching the data if it does
         not fit the remaining budget, and spent after the release.
+    count_share : float in (0, 1), default=0.05
+        Add-remove only: the share of the budget spent on the noisy row count.
 
     Attributes
     ----------
@@ -64,6 +71,8 @@ class PrivateCovariance(MomentEstimator):
     release_ : Release
     privacy_ : PureDP, ApproxDP, ZCDP or Uncertified
         The guarantee the fit consumed.
+    neighbours_ : str
+        The relation ``privacy_`` holds under (the release's).
 
     Privacy
     -------
@@ -85,7 +94,7 @@ class PrivateCovariance(MomentEstimator):
 
     def __init__(self, *, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
                  calibration="analytic", center=None, center_budget=None, psd_floor=0.0, rng=None,
-                 accountant=None):
+                 accountant=None, count_share=0.05):
         self.epsilon = epsilon
         self.delta = delta
         self.row_norm = row_norm
@@ -97,6 +106,7 @@ class PrivateCovariance(MomentEstimator):
         self.psd_floor = psd_floor
         self.rng = rng
         self.accountant = accountant
+        self.count_share = count_share
 
     def fit(self, X, y=None):
         """Release the second moment of ``X`` and set ``covariance_``."""
@@ -112,6 +122,7 @@ class PrivateCovariance(MomentEstimator):
         self.covariance_ = np.array(release.second_moment)
         self.location_ = np.zeros(release.n_features) if release.center is None else np.array(release.center)
         self.privacy_ = release.guarantee
+        self.neighbours_ = release.neighbours
         self.n_features_in_ = release.n_features
         return self
 

@@ -12,7 +12,9 @@ from ._target import check_target
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import symmetric_matrix_noise, wishart_noise
 from ..moments import clip_responses, clip_rows
+from ..moments.counts import warn_if_delta_large
 from ..privacy import PureDP, analytic_gaussian_sigma, check_accountant, classic_gaussian_sigma, zcdp_gaussian_sigma
+from ..privacy.relations import check_neighbours
 from ..solvers.irls import _check_p, _weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
 
@@ -80,6 +82,9 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         Spent check-then-commit: the total guarantee is checked with
         ``can_spend`` before the data are read and spent after the fit.
     rng : None, int or numpy.random.Generator, default=None
+    neighbours : {"replace-one"}, default="replace-one"
+        The relation of the guarantee; the others are refused (the weighted
+        moments are normalised by the exact N).
 
     Attributes
     ----------
@@ -91,6 +96,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         The per-release split and its composition.
     privacy_ : ApproxDP, PureDP or Uncertified
         The guarantee the fit consumed.
+    neighbours_ : str
+        The relation ``privacy_`` holds under: ``"replace-one"``.
     privacy_report_ : dict
         JSON-able: relation, sensitivities, noise scales, budget, randomness.
     n_psd_clipped_ : tuple of int
@@ -127,7 +134,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     def __init__(self, *, epsilon, delta, row_norm, response_bound, n_iter, w_max, p=1.0,
                  first_moment="gaussian", second_moment="gaussian", accounting="zcdp", split=0.5,
                  delta_slack=None, psd_floor="auto", fit_intercept=False, intercept_scale=None,
-                 accountant=None, rng=None):
+                 accountant=None, rng=None, neighbours="replace-one"):
         self.epsilon = epsilon
         self.delta = delta
         self.row_norm = row_norm
@@ -145,6 +152,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.intercept_scale = intercept_scale
         self.accountant = accountant
         self.rng = rng
+        self.neighbours = neighbours
 
     # -- privacy plan (no data) -----------------------------------------------------
     def _plan(self, n, d):
@@ -195,6 +203,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             check_positive(self.intercept_scale, "intercept_scale")
         if self.psd_floor != "auto":
             check_nonnegative(self.psd_floor, "psd_floor")
+        check_neighbours(self.neighbours, ("replace-one",), "the weighted moments are analysed for replace-one "
+                         "with N public, which also covers zero-out pairs")
         check_accountant(self.accountant)
 
     def fit(self, X, y):
@@ -217,6 +227,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one"):
             self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one")  # raises, with why
         self._warn(guarantee)
+        if self.first_moment == "gaussian" or self.second_moment == "gaussian":
+            warn_if_delta_large(self.delta, n, noisy=False, stacklevel=2)
         rng = as_generator(self.rng)
         Z = self._design(X)
         yc = clip_responses(y, self.response_bound)
@@ -279,11 +291,12 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.n_iter_ = int(self.n_iter)
         self.budget_ = budget
         self.privacy_ = guarantee
+        self.neighbours_ = self.neighbours
         self.n_psd_clipped_ = clipped
         self.n_features_in_ = self.coef_.size
         self.privacy_report_ = {
             "estimator": "PrivateIRLS",
-            "neighbours": "replace-one",
+            "neighbours": self.neighbours_,
             "guarantee": guarantee.to_dict(),
             "budget": None if budget is None else budget.to_dict(),
             "sensitivity": sens,

@@ -14,6 +14,7 @@ from ..exceptions import NotPrivateWarning
 from ..mechanisms import exponential_mechanism, report_noisy_min, symmetric_matrix_noise
 from ..moments import accumulate_moments
 from ..privacy import PureDP, check_accountant, compose
+from ..privacy.relations import check_neighbours
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
 from ..solvers.l1_ball_certified import certified_objectives
@@ -124,6 +125,9 @@ class PrivateModelSelection(BaseEstimator):
     accountant : Accountant, optional
         Checked with ``can_spend`` before the data are read; spent after.
     rng : None, int or numpy.random.Generator
+    neighbours : {"replace-one"}, default="replace-one"
+        The relation of the guarantee; the others are refused (the BIC
+        penalty and the private ``sigma2`` divide by the exact n).
 
     Attributes
     ----------
@@ -138,6 +142,8 @@ class PrivateModelSelection(BaseEstimator):
         The private refit (``None`` without ``refit_epsilon``).
     privacy_ : PureDP
         Everything the fit released, composed sequentially.
+    neighbours_ : str
+        The relation ``privacy_`` holds under: ``"replace-one"``.
     privacy_report_ : dict
         The parts of the budget, the sensitivity and the noise scales.
 
@@ -189,7 +195,7 @@ class PrivateModelSelection(BaseEstimator):
     def __init__(self, *, epsilon, bounds, response_bound, R, candidates="all", max_size=None, phi="bic",
                  sigma2=1.0, mechanism="noisy-min", R_epsilon=None, sigma2_epsilon=None, R_range=(1e-6, math.inf),
                  refit_epsilon=None, release_scores=False, gap_tolerance=1e-6, qp_iterations=300, accountant=None,
-                 rng=None):
+                 rng=None, neighbours="replace-one"):
         self.epsilon = epsilon
         self.bounds = bounds
         self.response_bound = response_bound
@@ -208,6 +214,7 @@ class PrivateModelSelection(BaseEstimator):
         self.qp_iterations = qp_iterations
         self.accountant = accountant
         self.rng = rng
+        self.neighbours = neighbours
 
     # -- the plan: budgets, checked before any data are read --------------------------
     def _budget_parts(self, n_candidates):
@@ -243,6 +250,8 @@ class PrivateModelSelection(BaseEstimator):
         if check_positive(self.gap_tolerance, "gap_tolerance") >= 1:
             raise ValueError(f"'gap_tolerance' must be in (0, 1); got {self.gap_tolerance}.")
         check_int(self.qp_iterations, "qp_iterations", minimum=1)
+        check_neighbours(self.neighbours, ("replace-one",), "the analysis (BIC, private R and sigma2) is for "
+                         "replace-one with n public, which also covers zero-out pairs")
         check_accountant(self.accountant)
 
     # -- fit ------------------------------------------------------------------------
@@ -289,6 +298,7 @@ class PrivateModelSelection(BaseEstimator):
         if self.accountant is not None:
             self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one")
         self.privacy_ = guarantee
+        self.neighbours_ = self.neighbours
         self.n_features_in_ = d
         self.privacy_report_ = self._report(parts, delta_q, exact, tau, n)
         return self
@@ -351,7 +361,7 @@ class PrivateModelSelection(BaseEstimator):
     def _report(self, parts, delta_q, exact, tau, n):
         return {
             "estimator": "PrivateModelSelection",
-            "neighbours": "replace-one",
+            "neighbours": self.neighbours_,
             "guarantee": self.privacy_.to_dict(),
             "budget_parts": parts,
             "composition": "basic",

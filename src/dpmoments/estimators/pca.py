@@ -37,7 +37,12 @@ class PrivatePCA(MomentEstimator):
     row_norm : float
         The public L2 bound R on each (centred) row.
     mechanism : {"gaussian", "laplace", "wishart", "wishart-approx"}, default="gaussian"
-    neighbours : {"replace-one", "add-remove"}, default="replace-one"
+    neighbours : {"replace-one", "zero-out", "add-remove"}, default="replace-one"
+        ``"replace-one"``: one row replaced by another, n public; ``"zero-out"``:
+        one row replaced by the zero row, n public (the papers' 1/n
+        sensitivity); ``"add-remove"``: one row added or removed, n private
+        (a noisy count from ``count_share`` of the budget; not with the
+        Wishart mechanisms).
     calibration : {"analytic", "classic", "zcdp"}, default="analytic"
     center : None, array-like of shape (n_features,) or "private", default=None
         ``None``: the raw second moment (PCA of zero-mean data, as the
@@ -51,6 +56,8 @@ class PrivatePCA(MomentEstimator):
     rng : None, int or numpy.random.Generator
     accountant : Accountant or None
         Checked before the data are touched; charged after the release.
+    count_share : float in (0, 1), default=0.05
+        Add-remove only: the share of the budget spent on the noisy row count.
 
     Attributes
     ----------
@@ -68,14 +75,17 @@ class PrivatePCA(MomentEstimator):
     release_ : Release
     privacy_ : guarantee
         What the fit consumed (``fit_release`` consumes nothing new).
+    neighbours_ : str
+        The relation ``privacy_`` holds under (the release's).
 
     Privacy
     -------
     The guarantee of :func:`dpmoments.release_second_moment`: Gaussian,
     replace-one, L2 sensitivity :math:`\sqrt2 R^2/n` on the upper triangle,
     analytic calibration, (epsilon, delta)-DP (Imtiaz & Sarwate's
-    :math:`1/n` is the add-remove value, ``algorithms.md`` §0.2). The
-    eigendecomposition is post-processing. ``n`` is treated as public.
+    :math:`1/n` is the zero-out value: pass ``neighbours="zero-out"`` to
+    reproduce it). The eigendecomposition is post-processing. ``n`` is public
+    under replace-one and zero-out; under add-remove it is a noisy count.
 
     Examples
     --------
@@ -89,7 +99,7 @@ class PrivatePCA(MomentEstimator):
 
     def __init__(self, *, n_components, epsilon, delta=None, row_norm, mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None,
-                 eigensolver="auto", rng=None, accountant=None):
+                 eigensolver="auto", rng=None, accountant=None, count_share=0.05):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -102,6 +112,7 @@ class PrivatePCA(MomentEstimator):
         self.eigensolver = eigensolver
         self.rng = rng
         self.accountant = accountant
+        self.count_share = count_share
 
     def _check_params(self, n_features):
         k = check_int(self.n_components, "n_components", minimum=1)
@@ -134,6 +145,7 @@ class PrivatePCA(MomentEstimator):
         self.n_features_in_ = release.n_features
         self.eigensolver_ = eig.method
         self.privacy_ = release.guarantee
+        self.neighbours_ = release.neighbours
         return self
 
     def _check_fitted_input(self, X, width_attr, what):

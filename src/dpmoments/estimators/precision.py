@@ -7,10 +7,11 @@ import numpy as np
 
 from .._rng import as_generator
 from .._validation import check_data, check_nonnegative, check_option, check_positive
-from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
+from ..exceptions import UncertifiedPrivacyWarning
 from ..mechanisms import wishart_noise
 from ..moments import release_second_moment
 from ..privacy import PureDP, Uncertified
+from ..privacy.relations import NEIGHBOURS
 from ..solvers import graphical_lasso, graphical_lasso_admm, ridge_precision
 from ._moment_base import MomentEstimator, psd_floor_value
 from .covariance import gaussian_log_likelihood
@@ -26,12 +27,13 @@ _OUTPUT_REASON = (
 
 
 class _PrecisionBase(MomentEstimator):
-    def _finish(self, precision, release, guarantee):
+    def _finish(self, precision, release, guarantee, neighbours):
         self.precision_ = precision
         self.covariance_ = np.linalg.inv(precision)
         self.covariance_ = 0.5 * (self.covariance_ + self.covariance_.T)
         self.release_ = release
         self.privacy_ = guarantee
+        self.neighbours_ = neighbours
         self.n_features_in_ = precision.shape[0]
         self.location_ = np.zeros(precision.shape[0]) if release is None or release.center is None else \
             np.array(release.center)
@@ -70,10 +72,11 @@ class PrivateGraphicalLasso(_PrecisionBase):
         The penalty. ``"ebic"`` picks it from ``alphas`` by the extended BIC
         computed on the released matrix only (free post-processing; the raw
         data are never touched again).
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant, count_share
         As in :class:`PrivateCovariance`; ``mechanism`` may also be
         ``"output"``: Wang et al.'s output perturbation (exact graphical lasso,
-        then Wishart noise), reported as :class:`~dpmoments.Uncertified`.
+        then Wishart noise), reported as :class:`~dpmoments.Uncertified`
+        (replace-one or zero-out: it needs the exact n).
     alphas : int or array-like, default=20
         The grid for ``alpha="ebic"``: a number of log-spaced values below the
         largest off-diagonal entry of the released matrix, or explicit values.
@@ -103,10 +106,14 @@ class PrivateGraphicalLasso(_PrecisionBase):
         eBIC over ``alphas_`` when ``alpha="ebic"``.
     alpha_floor_ : float or None
         The grid's floor when ``alpha="ebic"``.
-    n_iter_ : int
-    converged_ : bool
+    n_iter_ : int or None
+    converged_ : bool or None
+        The solver's on the released matrix. ``None`` for ``mechanism="output"``,
+        whose solve runs on the exact data: its iteration count would leak.
     release_ : Release or None
     privacy_ : guarantee consumed
+    neighbours_ : str
+        The relation ``privacy_`` holds under.
 
     Privacy
     -------
@@ -129,7 +136,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
     def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
                  calibration="analytic", center=None, center_budget=None, alphas=20, ebic_gamma=0.5,
                  alpha_floor="noise", penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None,
-                 max_iter=1000, rng=None, accountant=None):
+                 max_iter=1000, rng=None, accountant=None, count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -150,6 +157,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.max_iter = max_iter
         self.rng = rng
         self.accountant = accountant
+        self.count_share = count_share
 
     def fit(self, X, y=None):
         """Release the second moment of ``X`` (or, for ``"output"``, perturb the exact solution)."""
@@ -174,7 +182,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
             self.alphas_, self.ebic_, self.alpha_floor_ = None, None, None
             result = self._solve(S, self.alpha_)
         self.n_iter_, self.converged_ = result.n_iter, result.converged
-        return self._finish(result.precision, release, release.guarantee)
+        return self._finish(result.precision, release, release.guarantee, release.neighbours)
 
     def _floor(self, release):
         if isinstance(self.alpha_floor, str):
@@ -194,22 +202,28 @@ class PrivateGraphicalLasso(_PrecisionBase):
         """Wang et al. Algorithm 1: exact graphical lasso, then W_d(d+1, c I) noise."""
         X = check_data(X)
         alpha = check_positive(self.alpha, "alpha")
+        check_option(self.neighbours, "neighbours", NEIGHBOURS)
         if not self.penalize_diagonal:
             raise ValueError("mechanism='output' follows Wang et al., whose analysis penalises the diagonal.")
+        if self.neighbours == "add-remove":
+            raise ValueError("mechanism='output' scales its noise by the exact n: use neighbours 'replace-one' or "
+                             "'zero-out', or another mechanism for add-remove.")
         self._check_affordable()
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NotPrivateWarning)  # internal; only the noisy output leaves
+            # Internal and exact: only the noisy output leaves, not even a solver warning (its duality gap).
+            warnings.simplefilter("ignore")
             exact = release_second_moment(X, epsilon=math.inf, row_norm=self.row_norm, center=self.center)
-        result = self._solve(exact.second_moment, alpha)
+            result = self._solve(exact.second_moment, alpha)
         d, n, R = exact.n_features, exact.n, check_positive(self.row_norm, "row_norm")
         scale = d**2.5 * R**2 / (n * self.epsilon * alpha**2)
         warnings.warn(_OUTPUT_REASON, UncertifiedPrivacyWarning, stacklevel=2)
         noisy = result.precision + wishart_noise(d, d + 1, scale, as_generator(self.rng))
         guarantee = Uncertified(PureDP(self.epsilon), _OUTPUT_REASON)
         self._spend(guarantee)
-        self.alpha_, self.alphas_, self.ebic_ = alpha, None, None
-        self.n_iter_, self.converged_ = result.n_iter, result.converged
-        self._finish(0.5 * (noisy + noisy.T), None, guarantee)
+        self.alpha_, self.alphas_, self.ebic_, self.alpha_floor_ = alpha, None, None, None
+        # The solve ran on exact data: its iteration count and convergence would disclose it.
+        self.n_iter_, self.converged_ = None, None
+        self._finish(0.5 * (noisy + noisy.T), None, guarantee, self.neighbours)
         self.location_ = np.zeros(d) if self.center is None else np.asarray(self.center, dtype=float)
         return self
 
@@ -228,13 +242,13 @@ class PrivateRidgePrecision(_PrecisionBase):
     Parameters
     ----------
     alpha : float > 0
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant, count_share
         As in :class:`PrivateCovariance`.
     psd_floor : float or None, default=None
 
     Attributes
     ----------
-    precision_, covariance_, release_, privacy_
+    precision_, covariance_, release_, privacy_, neighbours_
 
     Privacy
     -------
@@ -252,7 +266,7 @@ class PrivateRidgePrecision(_PrecisionBase):
 
     def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
                  calibration="analytic", center=None, center_budget=None, psd_floor=None, rng=None,
-                 accountant=None):
+                 accountant=None, count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -265,9 +279,11 @@ class PrivateRidgePrecision(_PrecisionBase):
         self.psd_floor = psd_floor
         self.rng = rng
         self.accountant = accountant
+        self.count_share = count_share
 
     def fit_release(self, release):
         """Fit from a release already paid for: no new privacy cost."""
         release = self._noisy_S(release)
         alpha = check_positive(self.alpha, "alpha")
-        return self._finish(ridge_precision(release.second_moment, alpha), release, release.guarantee)
+        return self._finish(ridge_precision(release.second_moment, alpha), release, release.guarantee,
+                            release.neighbours)

@@ -88,8 +88,11 @@ def _add(values):
 
 def basic_total(guarantees):
     """Basic composition of certified, private parts (``ValueError`` for a zCDP part)."""
+    if all(isinstance(g, ZCDP) for g in guarantees):  # rhos add whatever the rule (Bun & Steinke 2016, Lemma 2.3)
+        return ZCDP(_add(g.rho for g in guarantees))
     if any(isinstance(g, ZCDP) for g in guarantees):
-        raise ValueError("cannot add a zCDP guarantee under basic composition; compose with composition='zcdp'.")
+        raise ValueError("cannot add a zCDP guarantee to (epsilon, delta) ones under basic composition; compose "
+                         "with composition='zcdp'.")
     eps = _add(g.epsilon for g in guarantees)
     if all(isinstance(g, PureDP) for g in guarantees):
         return PureDP(eps)
