@@ -51,7 +51,9 @@ def test_demo_writes_figure_and_report(tmp_path):
 @pytest.mark.parametrize("name", ["x.csv", "x.npy", "x.parquet"])
 def test_covariance_on_every_format(run, data, tmp_path, name):
     out = tmp_path / "cov"
-    res = (cli if name == "x.csv" else run)("covariance", data / name, *PRIVACY, "--out", out, "--epsilon-grid", "0.3,1,3")
+    fingerprint = ["--fingerprint"] if name == "x.npy" else []
+    res = (cli if name == "x.csv" else run)("covariance", data / name, *PRIVACY, "--out", out, "--epsilon-grid",
+                                            "0.3,1,3", *fingerprint)
     assert res.returncode == 0, res.stderr
     C = np.load(out / "covariance.npy")
     assert C.shape == (4, 4) and np.allclose(C, C.T)
@@ -65,15 +67,19 @@ def test_covariance_on_every_format(run, data, tmp_path, name):
     assert p["mechanism"] == "gaussian" and p["calibration"] == "analytic"
     assert p["sensitivity"] == pytest.approx(np.sqrt(2) * 9 / 3000)
     assert rep["dpmoments_version"] and rep["input"]["shape"] == [3000, 4]
-    assert len(rep["input"]["fingerprint"]["sha256"]) == 64
-    assert rep["input"]["fingerprint"]["bytes"] == (data / name).stat().st_size
+    assert rep["input"]["path"] == str(data / name)  # as given
+    if fingerprint:
+        assert len(rep["input"]["fingerprint"]["sha256"]) == 64
+        assert rep["input"]["fingerprint"]["bytes"] == (data / name).stat().st_size
+    else:  # opt-in: it tells neighbouring inputs apart
+        assert rep["input"]["fingerprint"] is None
     assert no_debris(tmp_path)
 
 
 def test_covariance_columns_and_laplace(run, data, tmp_path):
     out = tmp_path / "cov"
     res = run("covariance", data / "x.csv", "--columns", "a,c", "--mechanism", "laplace", "--epsilon", "1",
-              "--row-norm", "3", "--out", out, "--no-figures", "--no-fingerprint", "--quiet")
+              "--row-norm", "3", "--out", out, "--no-figures", "--quiet")
     assert res.returncode == 0, res.stderr
     assert res.stdout == ""
     assert np.load(out / "covariance.npy").shape == (2, 2)
@@ -133,7 +139,7 @@ def test_precision_ridge(run, data, tmp_path):
 
 @pytest.mark.parametrize("args, words", [
     (["covariance", "{d}/x.csv", "--epsilon", "1", "--delta", "1e-6"], ["--row-norm is required", "clipped", "PUBLIC"]),
-    (["covariance", "{d}/bad.csv", *PRIVACY], ["non-numeric", "'b'", "line 3"]),
+    (["covariance", "{d}/bad.csv", *PRIVACY], ["is not a number", "'b'", "line 3"]),
     (["covariance", "{d}/ragged.csv", *PRIVACY], ["ragged.csv"]),
     (["covariance", "{d}/x.csv", "--columns", "a,zz", *PRIVACY], ["no column named 'zz'"]),
     (["covariance", "{d}/missing.csv", *PRIVACY], ["no such data file"]),
@@ -159,10 +165,16 @@ def test_existing_output_refused_then_forced(run, data, tmp_path):
     (out / "keep.txt").write_text("mine")
     res = run("covariance", data / "x.npy", *PRIVACY, "--out", out, "--no-figures")
     assert_one_line_error(res, "not empty", "--force")
-    assert (out / "keep.txt").read_text() == "mine"
+    # --force replaces only what dpmoments wrote: a directory of one's own files is never deleted
     res = run("covariance", data / "x.npy", *PRIVACY, "--out", out, "--no-figures", "--force")
+    assert_one_line_error(res, "not written by dpmoments", ".dpmoments-results")
+    assert (out / "keep.txt").read_text() == "mine"
+    (out / "keep.txt").unlink()
+    assert run("covariance", data / "x.npy", *PRIVACY, "--out", out, "--no-figures").returncode == 0
+    first = np.load(out / "covariance.npy")
+    res = run("covariance", data / "x.npy", *PRIVACY[:-2], "--out", out, "--no-figures", "--force")
     assert res.returncode == 0, res.stderr
-    assert not (out / "keep.txt").exists() and (out / "covariance.npy").is_file()
+    assert not np.array_equal(np.load(out / "covariance.npy"), first)  # fresh noise, new result
     assert no_debris(tmp_path)
 
 
@@ -184,6 +196,7 @@ def test_interrupted_force_keeps_the_old_result(data, tmp_path, monkeypatch):
     out = tmp_path / "cov"
     out.mkdir()
     (out / "old.txt").write_text("old")
+    (out / _output.MARKER).write_text("{}")
     monkeypatch.setattr(_output.ResultsDir, "save_json", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     assert main(["-q", "covariance", str(data / "x.npy"), *PRIVACY, "--out", str(out), "--force"]) == 130
     assert (out / "old.txt").read_text() == "old" and no_debris(tmp_path)

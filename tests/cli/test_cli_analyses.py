@@ -64,7 +64,7 @@ def test_pca_subprocess_spectrum_and_noise_floor(data, tmp_path):
     assert p["guarantee"] == "(1, 1e-06)-DP" and p["sensitivity"] == pytest.approx(math.sqrt(2) * 9 / 3000)
     assert a["noise_floor"] == pytest.approx(2 * p["noise_scale"] * math.sqrt(4))  # from the calibration
     assert a["n_components"] == 2 and len(a["explained_variance"]) == 2
-    assert rep["input"]["shape"] == [3000, 4] and len(rep["input"]["fingerprint"]["sha256"]) == 64
+    assert rep["input"]["shape"] == [3000, 4] and rep["input"]["fingerprint"] is None  # opt-in
     # the leading direction of the data (x0, x1 correlated) is found
     assert abs(V[0, 1]) > 0.6 and abs(V[0, 0]) > 0.4
     assert no_debris(tmp_path)
@@ -211,7 +211,7 @@ def test_simulate_cape_subprocess_reports_both_guarantees(data, tmp_path):
     out = tmp_path / "sim"
     sites = [data / f"site{s}.csv" for s in range(3)]
     res = cli("simulate", *sites, "--protocol", "cape", "--analysis", "covariance", "--epsilon", 1, "--delta", "1e-5",
-              "--row-norm", 3, "--seed", 0, "--out", out)
+              "--row-norm", 3, "--seed", 0, "--out", out, "--fingerprint")
     assert res.returncode == 0, res.stderr
     assert "claimed per site" in res.stdout and "joint view against the aggregator" in res.stdout
     C = np.load(out / "covariance.npy")
@@ -260,7 +260,7 @@ def test_simulate_protocols_and_analyses(run, data, tmp_path, protocol, analysis
      ["nope"]),
     (["simulate", "{d}/site0.csv", "{d}/site1.csv", "--protocol", "carrier-pigeon", *GAUSS, "--row-norm", "3"],
      ["unknown --protocol", "cape"]),
-    (["simulate", "{d}/site0.csv", "{d}/bad_site.csv", *GAUSS, "--row-norm", "3"], ["oops"]),
+    (["simulate", "{d}/site0.csv", "{d}/bad_site.csv", *GAUSS, "--row-norm", "3"], ["bad_site.csv", "line 3"]),
     (["simulate", "{d}/site0.csv", "{d}/other_cols.csv", *GAUSS, "--row-norm", "3"], ["same columns"]),
     (["simulate", "{d}/site0.csv", "{d}/site1.csv", *GAUSS], ["--row-norm is required"]),
     (["simulate", "{d}/site0.csv", "--protocol", "cape", *GAUSS, "--row-norm", "3"], ["at least 2 site files"]),

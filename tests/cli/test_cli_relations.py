@@ -46,7 +46,7 @@ def test_add_remove_report_and_console_never_state_the_exact_count(run, data, tm
     assert rel["count"]["share"] == 0.05 and rel["count"]["noise_scale"] > 0
     assert p["guarantee"] == "(1, 1e-06)-DP"
     assert f"about {n} rows (noisy count)" in res.stdout and f"{N} rows" not in res.stdout
-    assert "under add-remove (one row added or removed" in res.stdout and "noisy count" in res.stdout
+    assert "neighbouring_relation add-remove (one row added or removed" in res.stdout and "noisy count" in res.stdout
 
 
 def test_count_share_flag(run, data, tmp_path):
@@ -67,7 +67,7 @@ def test_public_n_relations_say_so(run, data, tmp_path, neighbours):
     assert res.returncode == 0, res.stderr
     p = report(out)["privacy"]
     assert p["neighbouring_relation"] == neighbours and p["n_public"] is True and f"n = {N} rows" in p["n_note"]
-    assert f"under {neighbours} (one row replaced by" in res.stdout
+    assert f"neighbouring_relation {neighbours} (one row replaced by" in res.stdout
 
 
 def test_regress_and_select_do_not_call_float_noise_secure(run, data, tmp_path):
@@ -83,7 +83,7 @@ def test_regress_and_select_do_not_call_float_noise_secure(run, data, tmp_path):
               "--out", tmp_path / "sel")
     assert res.returncode == 0, res.stderr
     assert report(tmp_path / "sel")["privacy"]["secure_randomness"] is False
-    assert "NOT secure" in res.stdout and "under replace-one (one row replaced" in res.stdout
+    assert "NOT secure" in res.stdout and "neighbouring_relation replace-one (one row replaced" in res.stdout
 
 
 def test_secure_noise_is_reported_secure(run, data, tmp_path):

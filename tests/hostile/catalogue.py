@@ -21,6 +21,8 @@ from dpmoments.estimators import PrivateGraphicalLasso, PrivateIRLS, PrivateMode
 from dpmoments.privacy import classic_gaussian_sigma
 from dpmoments.solvers import graphical_lasso
 
+from . import catalogue_io
+
 X = np.random.default_rng(0).normal(size=(20, 3))
 OK = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)
 
@@ -173,16 +175,16 @@ CASES = [
                  _fresh()), 2, "epsilon"),
     ("cli-epsilon-subnormal", "CLI", "`--epsilon 1e-320`",
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1e-320", "--delta", "1e-6", "--row-norm", "1", "--out",
-                 _fresh()), 2, "'epsilon' must be at least"),
+                 _fresh()), 2, "argument --epsilon: must be at least"),
     ("cli-bound-overflow", "CLI", "`--row-norm 1e200`",
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1e200", "--out",
-                 _fresh()), 2, "'row_norm' = 1e+200"),
+                 _fresh()), 2, "argument --row-norm: must be between"),
     ("cli-missing-file", "CLI", "a data file that does not exist",
      lambda: cli("covariance", "missing.csv", "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--out",
                  _fresh()), 2, "missing.csv"),
     ("cli-malformed-csv", "CLI", "a CSV with a text cell",
      lambda: cli("covariance", _csv("a,b\n1,2\n3,oops\n"), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
-                 "--out", _fresh()), 2, "oops"),
+                 "--out", _fresh()), 2, "line 3"),
     ("cli-unknown-column", "CLI", "`--columns` naming no column",
      lambda: cli("covariance", _csv(GOOD_CSV), "--columns", "a,zz", "--epsilon", "1", "--delta", "1e-6",
                  "--row-norm", "1", "--out", _fresh()), 2, "zz"),
@@ -197,6 +199,9 @@ CASES = [
 
 def _fresh():
     return str(pathlib.Path(tempfile.mkdtemp()) / "out")
+
+
+CASES += catalogue_io.cases(cli)
 
 
 def _nonempty():

@@ -11,8 +11,8 @@ import numpy as np
 from ..moments import moment_sensitivity, release_second_moment
 from ..moments.counts import split_budget
 from ..privacy import calibrate_gaussian, calibrate_laplace
-from ._args import CliError, privacy_options
-from ._io import DataSource
+from ._args import _epsilon, privacy_options
+from ._io import DataSource, chunk_rows
 from ._output import check_destination
 from ._progress import Progress
 
@@ -30,11 +30,12 @@ def second_moment_release(args):
     args.epsilon_grid_values = grid
     show = not args.quiet
     fingerprint = None
-    if not args.no_fingerprint:
+    if args.fingerprint:
         with Progress("fingerprint", total=source.nbytes(), unit="bytes", enabled=show) as bar:
             fingerprint = source.fingerprint(bar)
+    rows = chunk_rows(args.chunk_size, source.n_features)
     with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=show) as bar:
-        release = release_second_moment(source.chunks(args.chunk_size, bar), chunk_size=args.chunk_size, **kwargs)
+        release = release_second_moment(source.chunks(rows, bar), chunk_size=rows, **kwargs)
     return source, release, fingerprint
 
 
@@ -44,10 +45,7 @@ def epsilon_grid(args):
         return None
     from ._args import parse_floats
 
-    grid = sorted(set(parse_floats(text, "--epsilon-grid")))
-    if grid[0] <= 0:
-        raise CliError(f"--epsilon-grid values must be > 0; got {grid[0]:g}")
-    return grid
+    return sorted(set(parse_floats(text, "--epsilon-grid", check=_epsilon)))
 
 
 def noise_sd(release, epsilon, delta):

@@ -1,4 +1,11 @@
-"""The JSON privacy report written beside every result, and its one-paragraph summary."""
+"""The JSON privacy report written beside every result, and its one-line summary on the console.
+
+The console line uses the report's own field names (``guarantee``,
+``neighbouring_relation``, ``noise_scale``, ...), so what a user reads on the
+terminal is found under the same name in ``privacy_report.json``. The input
+is described by its path as given on the command line (never resolved to an
+absolute path) and, only with ``--fingerprint``, a hash of its bytes.
+"""
 
 import datetime
 import sys
@@ -7,7 +14,7 @@ from .._version import __version__
 from ..privacy.relations import RELATION_WORDS, describe_relation
 from ._args import CLIPPING_HELP
 
-__all__ = ["privacy_report", "privacy_summary", "n_note", "rows_text"]
+__all__ = ["privacy_report", "privacy_summary", "n_note", "rows_text", "randomness_text"]
 
 _RANDOMNESS = {
     "os-entropy": "fresh OS entropy (numpy PCG64 seeded from the OS): the noise cannot be reproduced",
@@ -63,8 +70,9 @@ def _input(source, release, fingerprint):
         info["fingerprint"] = None
     else:
         info["fingerprint"] = dict(fingerprint, note=(
-            "a deterministic hash of the input file for provenance; it is not differentially private and "
-            "confirms a guess of the exact file: share the report only with those who may know that"))
+            "asked for with --fingerprint: a deterministic hash and size of the input file, for provenance. It is "
+            "NOT differentially private: it tells apart inputs that differ in one row and confirms a guess of the "
+            "exact file, so share this report only with those who may know that"))
     return info
 
 
@@ -83,16 +91,19 @@ def rows_text(release):
     return f"{release.n} rows" if release.n_public else f"about {release.n} rows (noisy count)"
 
 
+def randomness_text(randomness, secure):
+    return f"randomness {randomness}" + ("" if secure else " (NOT secure)")
+
+
 def privacy_summary(release):
-    """One line describing the guarantee, for the terminal."""
+    """One line describing the guarantee, for the terminal, in the report's names (``privacy`` block)."""
     rel = release
-    sens = "" if rel.sensitivity is None else f", {rel.sensitivity_norm.upper()} sensitivity {rel.sensitivity:.3g}"
-    if not rel.n_public and rel.sensitivity is not None:
-        sens += " (of the sum)"
-    cal = f", {rel.calibration} calibration" if rel.calibration else ""
-    secure = "secure randomness" if rel.secure else f"{rel.randomness} randomness (NOT secure)"
-    scale = f"sigma={rel.noise_scale:.3g}" + ("" if rel.n_public else " per noisy n")
+    sens = "" if rel.sensitivity is None else \
+        f", sensitivity {rel.sensitivity:.3g} ({rel.sensitivity_norm}{'' if rel.n_public else ', of the sum'})"
+    cal = f", calibration {rel.calibration}" if rel.calibration else ""
+    scale = f"noise_scale {rel.noise_scale:.3g}" + ("" if rel.n_public else " (per noisy n)")
     count = "" if rel.n_public or rel.count_noise_scale is None else \
-        f"; n={rel.n} is a noisy count (scale {rel.count_noise_scale:.3g}, {rel.count_share:g} of the budget)"
-    return (f"privacy: {rel.guarantee} under {describe_relation(rel.neighbours)}; {rel.mechanism} noise {scale}"
-            f"{sens}{cal}{count}; rows clipped to ||x|| <= {rel.row_norm:g}; {secure}")
+        f"; n {rel.n} is a noisy count (noise scale {rel.count_noise_scale:.3g}, {rel.count_share:g} of the budget)"
+    return (f"privacy: guarantee {rel.guarantee}, neighbouring_relation {describe_relation(rel.neighbours)}; "
+            f"mechanism {rel.mechanism}, {scale}{sens}{cal}{count}; row_norm {rel.row_norm:g} (rows clipped to it); "
+            f"{randomness_text(rel.randomness, rel.secure)}")

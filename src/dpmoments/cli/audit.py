@@ -20,8 +20,9 @@ from ..exceptions import NotPrivateWarning
 from ..mechanisms import gaussian_noise, laplace_noise, upper_triangle
 from ..moments import release_second_moment
 from ..testing import audit as run_audit
-from ._args import CliError, add_privacy_arguments, _positive
-from ._output import ResultsDir, check_destination
+from ._args import CliError, _bound, _bounded_int, add_format_arguments, add_privacy_arguments
+from ._io import DataSource
+from ._output import RUN, ResultsDir, check_destination
 from .._version import __version__
 from ..privacy.relations import RELATION_WORDS, describe_relation
 
@@ -43,14 +44,17 @@ def add_arguments(parser):
     add_privacy_arguments(parser, bound=False)
     group = parser.add_argument_group("the neighbouring pair and the sampling")
     group.add_argument("--dim", type=int, default=2, metavar="D", help="number of features of the worst-case pair (default 2)")
-    group.add_argument("--rows", type=int, default=100, metavar="N", help="rows of the worst-case pair (default 100)")
-    group.add_argument("--row-norm", type=_positive, default=1.0, metavar="R",
+    group.add_argument("--rows", type=_bounded_int(2, 1_000_000), default=100, metavar="N",
+                       help="rows of the worst-case pair (default 100)")
+    group.add_argument("--row-norm", type=_bound, default=1.0, metavar="R",
                        help="the row bound the release enforces (default 1; the audit is scale-free)")
     group.add_argument("--pair", nargs=2, metavar=("A", "B"),
-                       help="your own neighbouring datasets (.npy or headerless .csv) instead of the worst case")
-    group.add_argument("--n-samples", type=int, default=200_000, metavar="K", help="draws per dataset (default 200000)")
+                       help="your own neighbouring datasets (any data file, read whole) instead of the worst case")
+    add_format_arguments(group)
+    group.add_argument("--n-samples", type=_bounded_int(1000, 100_000_000), default=200_000, metavar="K",
+                       help="draws per dataset (default 200000)")
     group.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
-    group.add_argument("--noise-factor", type=_positive, default=1.0, metavar="F",
+    group.add_argument("--noise-factor", type=_bound, default=1.0, metavar="F",
                        help="multiply the calibrated noise by F (F < 1 is a negative control that should be refuted)")
     group.add_argument("--out", "-o", metavar="DIR", help="also write audit.json into this results directory")
     group.add_argument("--force", action="store_true", help="replace an existing non-empty results directory")
@@ -79,6 +83,7 @@ def run(args):
                        confidence=args.confidence, batch=50_000, rng=args.seed)
     ok = result.consistent_with(args.epsilon)
     summary = _summary(args, described, distance, scale_a, claim, result, ok)
+    RUN.document = summary
     if args.out:
         with ResultsDir(args.out, args.force) as res:
             res.save_json("audit.json", summary)
@@ -159,13 +164,9 @@ def _worst_case(d, n, R, mechanism, neighbours):
 
 
 def _read(path):
-    try:
-        A = np.load(path, allow_pickle=False) if str(path).endswith(".npy") else np.loadtxt(path, delimiter=",", ndmin=2)
-    except (OSError, ValueError) as exc:
-        raise CliError(f"could not read '{path}' as a numeric matrix: {exc}") from None
-    if A.ndim != 2:
-        raise CliError(f"'{path}' must hold a 2-D array (n_samples, n_features); got shape {A.shape}")
-    return A.astype(np.float64)
+    """A whole (small) data file, through the one reader every command uses."""
+    chunks = list(DataSource(path).chunks())
+    return np.concatenate(chunks) if chunks else np.empty((0, 0))
 
 
 def _check_neighbours(A, B, neighbours):

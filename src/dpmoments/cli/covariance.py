@@ -37,8 +37,8 @@ def psd_floor(text):
         value = float(text)
     except ValueError:
         raise CliError(f"--psd-floor must be a number >= 0 or 'none'; got {text!r}") from None
-    if not value >= 0:
-        raise CliError(f"--psd-floor must be >= 0 or 'none'; got {text}")
+    if not 0 <= value < float("inf"):
+        raise CliError(f"--psd-floor must be a finite number >= 0 or 'none'; got {text}")
     return value
 
 

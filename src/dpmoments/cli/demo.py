@@ -30,7 +30,7 @@ from ..datasets import load_sachs
 from ..metrics import tpr_fpr
 from ..moments import release_cross_moment, release_second_moment
 from ..privacy import Accountant, ApproxDP, compose
-from ._args import CliError
+from ._args import _delta, _epsilon, seed_int
 from ._output import ResultsDir, check_destination
 from ._report import privacy_report, privacy_summary
 from .precision import edge_matrix, glasso, partial_correlations, standardized
@@ -56,9 +56,9 @@ def add_arguments(parser):
     parser.add_argument("--out", "-o", default="dpmoments-demo", metavar="DIR",
                         help="results directory (default dpmoments-demo)")
     parser.add_argument("--force", action="store_true", help="replace an existing non-empty results directory")
-    parser.add_argument("--epsilon", type=float, default=1.0, help="total epsilon (default 1)")
-    parser.add_argument("--delta", type=float, default=1e-6, help="total delta (default 1e-6)")
-    parser.add_argument("--seed", type=int, default=None, help="seed: reproducible but NOT secure noise")
+    parser.add_argument("--epsilon", type=_epsilon, default=1.0, help="total epsilon (default 1)")
+    parser.add_argument("--delta", type=_delta, default=1e-6, help="total delta (default 1e-6)")
+    parser.add_argument("--seed", type=seed_int, default=None, help="seed: reproducible but NOT secure noise")
     parser.add_argument("--no-figures", action="store_true", help="skip the PNG/SVG figure")
 
 
@@ -92,8 +92,6 @@ def exact_release(X):
 
 def run(args):
     t0 = time.perf_counter()
-    if not (args.epsilon > 0 and math.isfinite(args.epsilon)) or not 0 < args.delta < 1:
-        raise CliError(f"--epsilon must be finite and > 0 and --delta in (0, 1); got {args.epsilon}, {args.delta}")
     check_destination(args.out, args.force)
     sachs = load_sachs()
     X, names, truth = sachs.data, list(sachs.feature_names), sachs.adjacency

@@ -109,8 +109,9 @@ def pca_analysis(est, floor, eig):
 def save_pca(res, est, names, floor):
     comps = est.components_
     np.save(res.path("components.npy"), comps)
-    res.save_table("components.csv", ["component"] + list(names),
-                   [[f"pc{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(comps)])
+    if res.wants_csv(comps.size):
+        res.save_table("components.csv", ["component"] + list(names),
+                       [[f"pc{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(comps)])
     res.save_table("explained_variance.csv", ["component", "eigenvalue", "ratio", "above_noise_floor"],
                    [[f"pc{j + 1}", repr(float(v)), repr(float(r)), bool(v > floor)]
                     for j, (v, r) in enumerate(zip(est.explained_variance_, est.explained_variance_ratio_))])

@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 
 from ..metrics import auc, roc_curve, tpr_fpr
-from ._args import CliError, add_input_arguments, add_output_arguments, add_privacy_arguments, parse_alpha
+from ._args import CliError, _bounded_int, add_input_arguments, add_output_arguments, add_privacy_arguments, parse_alpha
 from ._io import read_truth
 from ._output import ResultsDir
 from ._release import expected_noise_error, second_moment_release
@@ -43,7 +43,8 @@ def add_arguments(parser):
                        help="penalty: a number, or 'ebic' (glasso default: eBIC on the release); required for ridge")
     group.add_argument("--edges", type=int, metavar="K",
                        help="glasso: the sparsest-penalty graph with at most K edges along the path (instead of --alpha)")
-    group.add_argument("--n-alphas", type=int, default=20, metavar="M", help="penalties on the path (default 20)")
+    group.add_argument("--n-alphas", type=_bounded_int(1, 1000), default=20, metavar="M",
+                       help="penalties on the path (default 20)")
     group.add_argument("--alpha-floor", default="noise", metavar="F",
                        help="--alpha ebic searches no penalty below F: 'noise' (default: the release's noise level, "
                             "below which its noise alone makes edges) or a number >= 0 (0: no floor)")
@@ -58,6 +59,8 @@ def add_arguments(parser):
 
 
 def _alpha(args):
+    if args.threshold is not None and not 0 <= args.threshold < 1:
+        raise CliError(f"--threshold must be in [0, 1) (an absolute partial correlation); got {args.threshold:g}")
     if args.method == "ridge":
         if args.alpha is None or args.edges is not None:
             raise CliError("ridge precision needs a numeric --alpha (e.g. --alpha 0.01); --edges is for glasso")

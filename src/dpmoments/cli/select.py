@@ -8,12 +8,13 @@ takes arrays, so this subcommand loads the selected columns into memory
 
 import math
 
-from ._args import CliError, _epsilon, _positive, add_input_arguments, add_output_arguments
+from ._args import CliError, _bound, _epsilon, add_input_arguments, add_output_arguments, seed_int
 from ._output import ResultsDir
 from ._release import epsilon_grid
 from ..privacy.relations import describe_relation
-from .regress import (add_memory_arguments, estimator_report, fingerprint, open_input, randomness_words,
-                      read_in_memory, require_target)
+from ._report import randomness_text
+from .regress import (add_memory_arguments, estimator_report, fingerprint, open_input, read_in_memory,
+                      require_target)
 
 HELP = "epsilon-DP selection of a linear model's columns (penalised L1-constrained least squares)"
 DESCRIPTION = """\
@@ -41,15 +42,15 @@ def add_arguments(parser):
     add_memory_arguments(parser)
     group = parser.add_argument_group("privacy (required: --epsilon, --bounds, --response-bound, --R; pure epsilon-DP)")
     group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="epsilon > 0 of the selection (required)")
-    group.add_argument("--bounds", type=_positive, metavar="B",
+    group.add_argument("--bounds", type=_bound, metavar="B",
                        help="the public entrywise bound (required): every X_ij is clipped to [-B, B]")
-    group.add_argument("--response-bound", type=_positive, metavar="r",
+    group.add_argument("--response-bound", type=_bound, metavar="r",
                        help="the public bound on |y| (required): responses are clipped to [-r, r]")
-    group.add_argument("--R", type=_positive, metavar="RADIUS", dest="R",
+    group.add_argument("--R", type=_bound, metavar="RADIUS", dest="R",
                        help="the public L1 radius of the coefficients (required): the sensitivity is (r + B R)^2")
     group.add_argument("--mechanism", choices=("noisy-min", "exponential"), default="noisy-min",
                        help="Laplace report-noisy-min or the exponential mechanism (default noisy-min)")
-    group.add_argument("--seed", type=int, metavar="INT",
+    group.add_argument("--seed", type=seed_int, metavar="INT",
                        help="seed the noise: reproducible but NOT secure (default: fresh OS entropy)")
     est = parser.add_argument_group("candidates and penalty (public, fixed before the data are read)")
     est.add_argument("--candidates", choices=("all", "nested"), default="all",
@@ -57,7 +58,7 @@ def add_arguments(parser):
     est.add_argument("--max-size", type=int, metavar="K", help="largest model size (default: every column)")
     est.add_argument("--phi", default="bic", metavar="PHI",
                      help="penalty per column: a number >= 0, or 'bic' = sigma2 log n (default)")
-    est.add_argument("--sigma2", type=_positive, default=1.0, metavar="S",
+    est.add_argument("--sigma2", type=_bound, default=1.0, metavar="S",
                      help="the public noise variance guess used by phi='bic' (default 1)")
     add_output_arguments(parser)
 
@@ -140,9 +141,10 @@ def run(args):
     if not args.quiet:
         print(f"selected {len(chosen)} of {d} columns of {source.path.name} ({n} rows, {len(family)} candidate "
               f"models): {', '.join(chosen) if chosen else '(none)'}")
-        print(f"privacy: {est.privacy_} under {describe_relation(est.neighbours_)}; {privacy['mechanism']}, "
-              f"criterion sensitivity {rep['sensitivity_Q']:.3g}; |X_ij| <= {args.bounds:g}, "
-              f"|y| <= {args.response_bound:g}, ||b||_1 <= {args.R:g}; " + randomness_words(rep["randomness"]))
+        print(f"privacy: guarantee {est.privacy_}, neighbouring_relation {describe_relation(est.neighbours_)}; "
+              f"mechanism {privacy['mechanism']}, sensitivity {rep['sensitivity_Q']:.3g} (criterion); entry_bound "
+              f"{args.bounds:g}, response_bound {args.response_bound:g}, l1_radius {args.R:g}; "
+              + randomness_text(rep["randomness"], False))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

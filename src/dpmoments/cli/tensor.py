@@ -11,12 +11,12 @@ import math
 import numpy as np
 
 from ..privacy.relations import describe_relation
-from ._args import CLIPPING_HELP, CliError, add_input_arguments, add_output_arguments, add_privacy_arguments
-from ._args import _center
+from ._args import (CLIPPING_HELP, CliError, _bounded_int, _center, _nonnegative_bound, add_input_arguments,
+                    add_output_arguments, add_privacy_arguments)
 from ._output import ResultsDir
 from ._progress import Progress
 from ._release import epsilon_grid
-from ._report import privacy_report
+from ._report import privacy_report, randomness_text
 from .regress import add_memory_arguments, fingerprint, open_input, read_in_memory
 
 HELP = "a private tensor decomposition: mixture-of-Gaussians means or single-topic-model topics"
@@ -49,12 +49,15 @@ def add_arguments(parser):
     group = parser.add_argument_group("model")
     group.add_argument("--model", choices=("mog", "stm"), default="mog", help="default mog")
     group.add_argument("--n-components", type=int, metavar="K", help="mixture components / topics (required)")
-    group.add_argument("--sigma2", type=float, metavar="S", help="mog: the PUBLIC within-component variance (required)")
+    group.add_argument("--sigma2", type=_nonnegative_bound, metavar="S",
+                       help="mog: the PUBLIC within-component variance (required)")
     group.add_argument("--vocabulary-size", type=int, metavar="D", help="stm: the PUBLIC vocabulary size (required)")
     group.add_argument("--second-share", type=float, default=0.5, metavar="F",
                        help="share of the budget for the second moment; the third gets 1 - F (default 0.5)")
-    group.add_argument("--n-restarts", type=int, default=10, metavar="L", help="power-method restarts (default 10)")
-    group.add_argument("--n-iter", type=int, default=30, metavar="N", help="power-method iterations (default 30)")
+    group.add_argument("--n-restarts", type=_bounded_int(1, 10_000), default=10, metavar="L",
+                       help="power-method restarts (default 10)")
+    group.add_argument("--n-iter", type=_bounded_int(1, 100_000), default=30, metavar="N",
+                       help="power-method iterations (default 30)")
     add_output_arguments(parser)
 
 
@@ -101,9 +104,10 @@ def _word_ids(X, D, path):
     ids = np.rint(X)
     if not np.array_equal(ids, X):
         raise CliError(f"--model stm needs integer word ids; '{path}' has non-integer values")
-    if ids.min() < 0 or ids.max() >= D:
-        raise CliError(f"word ids must be in [0, --vocabulary-size {D}); '{path}' has ids in "
-                       f"[{int(ids.min())}, {int(ids.max())}]")
+    outside = int(np.count_nonzero((ids < 0) | (ids >= D)))
+    if outside:
+        # The count, never the ids themselves: an extreme id is a data value.
+        raise CliError(f"word ids must be in [0, --vocabulary-size {D}); '{path}' has {outside} id(s) outside it")
     return ids.astype(np.int64)
 
 
@@ -143,8 +147,9 @@ def run(args):
     with ResultsDir(args.out, args.force) as res:
         comps = est.components_
         np.save(res.path("components.npy"), comps)
-        res.save_table("components.csv", ["component"] + list(names),
-                       [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(comps)])
+        if res.wants_csv(comps.size):
+            res.save_table("components.csv", ["component"] + list(names),
+                           [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(comps)])
         res.save_table("weights.csv", ["component", "weight", "eigenvalue"],
                        [[f"c{j + 1}", repr(float(w)), repr(float(lam))]
                         for j, (w, lam) in enumerate(zip(est.weights_, est.eigenvalues_))])
@@ -161,12 +166,12 @@ def run(args):
               f"{'rows' if args.model == 'mog' else 'documents'} of {source.path.name}; weights "
               + ", ".join(f"{w:.3g}" for w in est.weights_))
         count = "" if m.second.n_public else \
-            f"the noisy count ({m.second.count_guarantee}, sigma={m.second.count_noise_scale:.3g}), "
-        print(f"privacy: {m.guarantee} under {describe_relation(m.second.neighbours)}, composed from {count}"
-              f"the second-moment release (sigma={m.second.noise_scale:.3g}) and the third-moment release "
-              f"(sigma={m.third.noise_scale:.3g}); "
-              + (f"rows clipped to ||x|| <= {args.row_norm:g}; " if args.model == "mog" else "")
-              + ("secure randomness" if m.second.secure else f"{m.second.randomness} randomness (NOT secure)"))
+            f"the noisy count ({m.second.count_guarantee}, noise_scale {m.second.count_noise_scale:.3g}), "
+        print(f"privacy: guarantee {m.guarantee}, neighbouring_relation {describe_relation(m.second.neighbours)}; "
+              f"composed from {count}the second-moment release (noise_scale {m.second.noise_scale:.3g}) and the "
+              f"third-moment release (noise_scale {m.third.noise_scale:.3g}); "
+              + (f"row_norm {args.row_norm:g} (rows clipped to it); " if args.model == "mog" else "")
+              + randomness_text(m.second.randomness, m.second.secure))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 
