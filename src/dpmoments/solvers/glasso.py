@@ -30,7 +30,7 @@ from scipy.sparse.csgraph import connected_components
 from .._validation import _as_float_array, _check_finite, check_int, check_positive
 from ._glasso_common import (NO_SOLUTION, GlassoInfeasibleError, GlassoResult, _objective, check_alpha,
                              check_cov, pd_inverse)
-from .glasso_bcd import glasso_bcd_block
+from .glasso_bcd import _EXACT_P, active_from_precision, empty_active, glasso_bcd_block
 
 __all__ = ["graphical_lasso", "graphical_lasso_path", "glasso_blocks"]
 
@@ -208,6 +208,38 @@ def _psd_margin(res):
     return (1.0 - rho) / float(np.abs(res.precision).sum(axis=1).max())
 
 
+def _solve_block(S, alpha, diag, pen, tol, max_iter, T_warm, W_warm, margin):
+    """One connected block: from the warm (or, for a large block, unchecked) start first, then cold.
+
+    A large block skips the dense Cholesky test of its start: the solver gives up as soon as the
+    start proves not positive definite, and its certificate (a positive-definite primal, a gap
+    bound that proves the dual positive definite) decides the result.
+    """
+    p = S.shape[0]
+    big = p > _EXACT_P
+    W = None
+    if W_warm is not None:
+        W = W_warm.copy()
+        drop = float(np.max(np.diag(W) - diag, initial=0.0))
+        np.fill_diagonal(W, diag)
+        if not (drop <= 0.5 * margin or big or _chol_ok(W)):
+            W = None
+    elif big:
+        W = S.copy()
+        np.fill_diagonal(W, diag)
+    if W is not None or T_warm is not None:
+        active = empty_active(p) if T_warm is None else active_from_precision(T_warm)
+        warm = W is not None
+        if W is None:
+            W = _feasible_start(S, alpha, diag, pen, max_proj=30)
+        res = glasso_bcd_block(S, alpha, diag, W, active, penalize_diagonal=pen, tol=tol, max_iter=max_iter,
+                               warm=warm)
+        if res[0] is not None and (res[3] or np.isfinite(res[4])):
+            return res
+    W = _feasible_start(S, alpha, diag, pen, max_proj=30)
+    return glasso_bcd_block(S, alpha, diag, W, empty_active(p), penalize_diagonal=pen, tol=tol, max_iter=max_iter)
+
+
 def _solve(S, alpha, pen, tol, max_iter, warm, screen, margin=0.0):
     """:func:`graphical_lasso` on checked inputs; ``warm`` is ``(Theta, W)`` or ``(None, None)``.
 
@@ -225,12 +257,13 @@ def _solve(S, alpha, pen, tol, max_iter, warm, screen, margin=0.0):
         n_blocks, labels = _blocks(S, alpha)
     else:
         n_blocks, labels = 1, np.zeros(p, dtype=int)
-    Theta = np.zeros((p, p))
-    W = np.zeros((p, p))
     single = np.bincount(labels, minlength=n_blocks) == 1
     iso = single[labels]
-    Theta[iso, iso] = 1.0 / diag[iso]
-    W[iso, iso] = diag[iso]
+    Theta = W = None  # one block of all p: the block's own matrices are the result (no p x p copies)
+    if n_blocks > 1 or p == 1:
+        Theta, W = np.zeros((p, p)), np.zeros((p, p))
+        Theta[iso, iso] = 1.0 / diag[iso]
+        W[iso, iso] = diag[iso]
     d_iso = diag[iso]
     objective = float(np.sum(np.log(d_iso)) + np.sum(np.diag(S)[iso] / d_iso)
                       + (alpha * np.sum(1.0 / d_iso) if pen else 0.0))
@@ -242,34 +275,10 @@ def _solve(S, alpha, pen, tol, max_iter, warm, screen, margin=0.0):
         whole = idx.size == p
         ix = np.ix_(idx, idx)
         Sb, db = (S, diag) if whole else (S[ix], diag[idx])
-        Wb = None
-        B_idx = [np.zeros(0, dtype=np.intp)] * idx.size
-        B_val = [np.zeros(0)] * idx.size
-        if T_warm is not None:
-            Tb = T_warm if whole else T_warm[ix]
-            td = np.diag(Tb)
-            for j in np.flatnonzero(td > 0):
-                A = np.flatnonzero(Tb[j])
-                A = A[A != j]
-                B_idx[j], B_val[j] = A, Tb[j, A] / -td[j]
-            if W_warm is not None:
-                Wb = W_warm.copy() if whole else W_warm[ix]
-                drop = float(np.max(np.diag(Wb) - db, initial=0.0))
-                np.fill_diagonal(Wb, db)
-                if not (drop <= 0.5 * margin or _chol_ok(Wb)):
-                    Wb = None
-        warm_used = Wb is not None
-        if Wb is None:
-            Wb = _feasible_start(Sb, alpha, db, pen, max_proj=30)
-        Tb, Wb, it, conv, gap, prim, r = glasso_bcd_block(Sb, alpha, db, Wb, B_idx, B_val, penalize_diagonal=pen,
-                                                         tol=tol, max_iter=max_iter, warm=warm_used)
-        if T_warm is not None and (Tb is None or not conv and not np.isfinite(gap)):
-            # a warm start that went wrong: retry cold
-            Wb = _feasible_start(Sb, alpha, db, pen, max_proj=30)
-            B_idx = [np.zeros(0, dtype=np.intp)] * idx.size
-            B_val = [np.zeros(0)] * idx.size
-            Tb, Wb, it, conv, gap, prim, r = glasso_bcd_block(Sb, alpha, db, Wb, B_idx, B_val,
-                                                             penalize_diagonal=pen, tol=tol, max_iter=max_iter)
+        Tb, Wb, it, conv, gap, prim, r = _solve_block(Sb, alpha, db, pen, tol, max_iter,
+                                                     None if T_warm is None else (T_warm if whole else T_warm[ix]),
+                                                     None if W_warm is None else (W_warm if whole else W_warm[ix]),
+                                                     margin)
         if whole:
             Theta, W = Tb, Wb
         else:
