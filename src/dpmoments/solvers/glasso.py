@@ -32,7 +32,7 @@ from ._glasso_common import (NO_SOLUTION, GlassoInfeasibleError, GlassoResult, _
                              check_cov, pd_inverse)
 from .glasso_bcd import _EXACT_P, active_from_precision, empty_active, glasso_bcd_block
 
-__all__ = ["graphical_lasso", "graphical_lasso_path", "glasso_blocks"]
+__all__ = ["graphical_lasso", "graphical_lasso_path", "iter_graphical_lasso_path", "glasso_blocks"]
 
 
 def glasso_blocks(S, alpha):
@@ -338,6 +338,28 @@ def graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, max_ite
     >>> [int((np.abs(r.precision) > 0).sum()) >= 6 for r in path]
     [True, True, True]
     """
+    alphas = np.atleast_1d(_as_float_array(alphas, "alphas"))
+    results = [None] * alphas.size
+    for i, res in iter_graphical_lasso_path(S, alphas, penalize_diagonal=penalize_diagonal, tol=tol,
+                                            max_iter=max_iter, screen=screen):
+        results[i] = res
+    return results
+
+
+def iter_graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, max_iter=100, screen=True):
+    """:func:`graphical_lasso_path` one penalty at a time, largest first: yields ``(index, GlassoResult)``.
+
+    Only the previous solution is kept (as the warm start), so a long path at large ``p``
+    needs the memory of two solutions, not of all of them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpmoments.solvers import iter_graphical_lasso_path
+    >>> S = np.array([[1.0, 0.5], [0.5, 1.0]])
+    >>> [i for i, r in iter_graphical_lasso_path(S, [0.1, 0.6])]
+    [1, 0]
+    """
     S = check_cov(S, "S")
     alphas = np.atleast_1d(_as_float_array(alphas, "alphas"))
     if alphas.ndim != 1 or alphas.size == 0:
@@ -347,13 +369,10 @@ def graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, max_ite
     tol = check_positive(tol, "tol")
     max_iter = check_int(max_iter, "max_iter")
     pen = bool(penalize_diagonal)
-    results = [None] * alphas.size
     prev = None
     for i in np.argsort(-alphas, kind="stable"):
-        alpha = float(alphas[i])
         warm, margin = (None, None), 0.0
         if prev is not None:
             warm, margin = (prev.precision, prev.covariance), _psd_margin(prev)
-        prev = _solve(S, alpha, pen, tol, max_iter, warm, screen, margin=margin)
-        results[i] = prev
-    return results
+        prev = _solve(S, float(alphas[i]), pen, tol, max_iter, warm, screen, margin=margin)
+        yield int(i), prev
