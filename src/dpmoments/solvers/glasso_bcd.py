@@ -53,7 +53,7 @@ __all__ = []
 # DPMOMENTS_PURE_NUMPY=1 runs the NumPy sweep even where the C one is built (tests, comparisons).
 USE_COMPILED = _glasso_sweep is not None and os.environ.get("DPMOMENTS_PURE_NUMPY", "") in ("", "0")
 
-_EXACT_P = 300  # blocks up to this size check the gap with two dense Cholesky factorisations
+_EXACT_P = 64  # blocks up to this size check the gap with two dense Cholesky factorisations
 _EXACT_GAP_P = 1500
 _MOVING = 10.0  # larger blocks skip the dense log det W that only sharpens the gap bound
 

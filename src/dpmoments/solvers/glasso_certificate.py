@@ -19,7 +19,7 @@ import os
 
 import numpy as np
 from scipy import linalg
-from scipy.sparse import csr_matrix
+from scipy.sparse import csc_matrix, csr_matrix
 from scipy.sparse.linalg import splu
 
 try:  # the compiled traces; absent where the package was installed without a C compiler
@@ -60,9 +60,10 @@ def logdet_pd(T):
     p = T.shape[0]
     if T.nnz > _SPARSE_LU_DENSITY * p * p:
         return logdet_dense(T.toarray())
-    try:
-        lu = splu(T.tocsc(), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                  options={"SymmetricMode": True})
+    T = _csr(T)
+    try:  # a symmetric CSR matrix is its own CSC transpose: no conversion
+        lu = splu(csc_matrix((T.data, T.indices, T.indptr), shape=T.shape), permc_spec="MMD_AT_PLUS_A",
+                  diag_pivot_thresh=0.0, options={"SymmetricMode": True})
     except RuntimeError:  # exactly singular
         return None
     if not np.array_equal(lu.perm_r, lu.perm_c):
@@ -81,9 +82,11 @@ def assemble(p, active, t22, sparse=False):
     rows = np.concatenate([np.repeat(ar, counts), ar])
     cols = np.concatenate([idx[:indptr[-1]], ar])
     vals = np.concatenate([val[:indptr[-1]] * -np.repeat(t22, counts), t22])
-    if sparse:
-        T = csr_matrix((vals, (rows, cols)), shape=(p, p))
-        return ((T + T.T) * 0.5).tocsr()
+    if sparse:  # (T + Tᵀ)/2 in one construction: duplicates are summed
+        half = 0.5 * vals[:-p]
+        return csr_matrix((np.concatenate([half, half, vals[-p:]]),
+                           (np.concatenate([rows[:-p], cols[:-p], ar]), np.concatenate([cols[:-p], rows[:-p], ar]))),
+                          shape=(p, p))
     Theta = np.zeros((p, p))
     Theta[rows, cols] = vals
     Theta += Theta.T
@@ -101,18 +104,26 @@ def gap_bound(S, W, T, alpha, penalize_diagonal):
     Valid once ``T`` (or ``W``) is known to be positive definite.
     """
     p = S.shape[0]
-    T = csr_matrix(T)
+    T = _csr(T)
     trP, trP2 = _traces(W, T)
     trE2 = trP2 - 2.0 * trP + p
     rho = np.sqrt(max(trE2, 0.0))
     if not rho < 0.5:
         return np.inf, rho
-    coo = T.tocoo()
-    l1 = np.abs(coo.data)
+    return _linear(S, T, alpha, penalize_diagonal) - trP + max(trE2, 0.0) / (2.0 * (1.0 - rho)), rho
+
+
+def _csr(T):
+    return T if isinstance(T, csr_matrix) else csr_matrix(T)
+
+
+def _linear(S, T, alpha, penalize_diagonal):
+    """``tr(S T) + alpha |T|_1`` (off the diagonal only when it is not penalised) for a CSR ``T``."""
+    rows = np.repeat(np.arange(T.shape[0]), np.diff(T.indptr))
+    l1 = np.abs(T.data)
     if not penalize_diagonal:
-        l1 = l1[coo.row != coo.col]
-    lin = float(S[coo.row, coo.col] @ coo.data) + alpha * float(l1.sum()) - trP
-    return lin + max(trE2, 0.0) / (2.0 * (1.0 - rho)), rho
+        l1 = l1[rows != T.indices]
+    return float(S[rows, T.indices] @ T.data) + alpha * float(l1.sum())
 
 
 def _traces(W, T):
@@ -133,11 +144,8 @@ def _traces(W, T):
 
 def primal_objective(S, T, alpha, penalize_diagonal):
     """The graphical-lasso objective at a sparse ``T``, or ``None`` if ``T`` is not positive definite."""
+    T = _csr(T)
     ld = logdet_pd(T)
     if ld is None:
         return None
-    coo = T.tocoo()
-    l1 = np.abs(coo.data)
-    if not penalize_diagonal:
-        l1 = l1[coo.row != coo.col]
-    return -ld + float(S[coo.row, coo.col] @ coo.data) + alpha * float(l1.sum())
+    return -ld + _linear(S, T, alpha, penalize_diagonal)
