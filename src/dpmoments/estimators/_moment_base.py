@@ -135,17 +135,20 @@ class MomentEstimator(BaseEstimator):
 
     def _check_affordable(self):
         acct = self._accountant()
-        if acct is not None and not acct.can_spend(self._planned_guarantee()):
-            acct.spend(self._planned_guarantee())  # raises with spent / requested / total; nothing changes
+        if acct is None:
+            return
+        planned = self._planned_guarantee()
+        if not acct.can_spend(planned, neighbours=self.neighbours):
+            acct.spend(planned, neighbours=self.neighbours)  # raises with the reason; nothing changes
 
     def _spend(self, spent):
-        """Charge a Release (its parts named in the ledger's label) or a bare guarantee."""
+        """Charge a Release (under its own relation; its parts named in the label) or a bare guarantee."""
         acct = self._accountant()
         if acct is not None:
             label, parts = type(self).__name__, getattr(spent, "parts", ())
             if parts:
                 label += " (" + ", ".join(f"{p.label} {p.share:.3g}" for p in parts) + ")"
-            acct.spend(getattr(spent, "guarantee", spent), label=label)
+            acct.spend(spent, label=label, neighbours=self.neighbours)
 
     @staticmethod
     def _check_release(release):
