@@ -3,7 +3,7 @@
 Benchmarks are run by hand, never as tests. Each one times its candidates
 against a reference measured in the same run and reports ratios: absolute
 seconds drift with the load of these shared 2-core machines, ratios much
-less (``design/performance.md``).
+less.
 
 BLAS is pinned to one thread here, before numpy is imported: threaded BLAS
 made ``X.T @ X`` 15-30x slower on a busy 2-core machine. The runner also

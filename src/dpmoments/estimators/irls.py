@@ -29,7 +29,7 @@ __all__ = ["PrivateIRLS"]
 class PrivateIRLS(RegressorMixin, BaseEstimator):
     r"""Differentially private Lp regression (least absolute deviations by default) by IRLS.
 
-    Each of ``n_iter`` iterations (``algorithms.md`` §3.4) computes weights
+    Each of ``n_iter`` iterations (``docs/algorithms.md`` §3.4) computes weights
     :math:`s_i = 1/\max(1/w_{\max}, |y_i - x_i^\top\theta|^{2-p})` from the
     previous *private* iterate, releases the weighted moments
 
@@ -152,7 +152,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     (``rho = Delta^2 / (2 sigma^2)``, composition adds rho, then the optimal
     conversion to ``(epsilon, delta)``). Reference: Park & Welling, "A note
     on privacy preserving iteratively reweighted least squares" (arXiv
-    1605.07511), corrected as in ``algorithms.md`` §3.6.
+    1605.07511), corrected as in ``docs/algorithms.md`` §3.6.
 
     Examples
     --------

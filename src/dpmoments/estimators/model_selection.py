@@ -60,7 +60,7 @@ class PrivateModelSelection(BaseEstimator):
     r"""epsilon-DP linear model selection by a noisy penalised L1-constrained criterion.
 
     For every model :math:`M` of a candidate family fixed before seeing the
-    data (``algorithms.md`` §4.2),
+    data (``docs/algorithms.md`` §4.2),
 
     .. math::
 

@@ -1,7 +1,7 @@
 r"""PrivatePCA: principal components from a privately released second moment (Analyze Gauss).
 
 Dwork, Talwar, Thakurta & Zhang (STOC 2014), as used centrally by Imtiaz &
-Sarwate (capePCA, ``algorithms.md`` §2.5 and §6.1): release
+Sarwate (capePCA, ``docs/algorithms.md`` §2.5 and §6.1): release
 :math:`\hat A = \frac1n\sum_i x_i x_i^\top + E` once, then take its top-``k``
 eigenvectors (free post-processing). The top-``k`` eigenpairs come from a
 partial eigensolver (:func:`dpmoments.solvers.eigen.top_eigenpairs`).

@@ -60,7 +60,7 @@ def _n_edges(precision):
 
 _OUTPUT_REASON = (
     "output perturbation (Wang et al. 2018, Algorithm 1) adds Wishart noise with d+1 degrees of freedom: "
-    "its support depends on the data, so no epsilon-DP proof holds (algorithms.md §1.5.1), and its "
+    "its support depends on the data, so no epsilon-DP proof holds (docs/algorithms.md §1.5.1), and its "
     "sensitivity lemma is our reconstruction (§1.2)"
 )
 
@@ -119,7 +119,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
     on the privately released :math:`\tilde S` (covariance perturbation:
     Wang et al. 2018 Algorithm 2; Su et al. 2019 DP-AGL), which is projected
     to the PSD cone first by default (an indefinite :math:`\tilde S` can make
-    the problem unbounded, algorithms.md §0.5).
+    the problem unbounded, docs/algorithms.md §0.5).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-r"""Private orthogonal tensor decomposition (Imtiaz & Sarwate's AGN, centralised; ``algorithms.md`` §2.6).
+r"""Private orthogonal tensor decomposition (Imtiaz & Sarwate's AGN, centralised; ``docs/algorithms.md`` §2.6).
 
 Two Gaussian releases -- a second moment for whitening and a third moment to
 decompose -- split the budget by a typed :class:`TensorBudget`; everything
@@ -21,7 +21,7 @@ statistic and no separate first-moment release is needed.
 ``"stm"`` (single topic model, three one-hot words per document):
 :math:`M_2 = \mathrm{sym}\,E[x_1 x_2^\top]`, :math:`M_3 = \mathrm{sym}\,E[x_1\otimes x_2\otimes x_3]`,
 symmetrised *before* the symmetric noise (otherwise the antisymmetric part is
-released exactly, ``algorithms.md`` §0.4).
+released exactly, ``docs/algorithms.md`` §0.4).
 
 Sensitivities (L2, on the coordinates the noise acts on: the upper triangle /
 one entry per index orbit ``i <= j <= k``)
@@ -137,7 +137,7 @@ class PrivateTensorDecomposition(BaseEstimator):
     ----------
     components_ : ndarray of shape (n_components, n_features)
         MOG: the means; STM: topic word distributions (negatives clipped,
-        rows renormalised to sum 1, ``algorithms.md`` §2.6.1). In the order
+        rows renormalised to sum 1, ``docs/algorithms.md`` §2.6.1). In the order
         the power method found them (largest ``lambda`` first).
     weights_ : ndarray of shape (n_components,)
         ``1 / lambda_k^2`` (not renormalised).

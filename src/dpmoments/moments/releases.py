@@ -37,7 +37,7 @@ __all__ = ["release_second_moment", "release_cross_moment", "release_third_momen
 MECHANISMS = ("gaussian", "laplace", "wishart", "wishart-approx")
 _WISHART_REASON = (
     "Wishart noise with d+1 degrees of freedom is not epsilon-DP: the support of the output depends on the "
-    "data (algorithms.md §1.5.1; diffprivlib#23). What holds is computed exactly in dpmoments.privacy.wishart."
+    "data (docs/algorithms.md §1.5.1; diffprivlib#23). What holds is computed exactly in dpmoments.privacy.wishart."
 )
 
 
