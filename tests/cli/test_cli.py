@@ -173,7 +173,7 @@ def test_existing_output_refused_then_forced(run, data, tmp_path):
     (out / "keep.txt").unlink()
     assert run("covariance", data / "x.npy", *PRIVACY, "--uncentred", "--out", out, "--no-figures").returncode == 0
     first = np.load(out / "covariance.npy")
-    res = run("covariance", data / "x.npy", *PRIVACY, "--uncentred"[:-2], "--out", out, "--no-figures", "--force")
+    res = run("covariance", data / "x.npy", *PRIVACY[:-2], "--uncentred", "--out", out, "--no-figures", "--force")
     assert res.returncode == 0, res.stderr
     assert not np.array_equal(np.load(out / "covariance.npy"), first)  # fresh noise, new result
     assert no_debris(tmp_path)

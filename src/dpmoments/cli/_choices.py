@@ -93,13 +93,13 @@ def check_choices(args, autos):
     private_center = "center" in autos
     if not autos and _given(args, "bound_share", "search_range"):
         raise CliError(f"{_given(args, 'bound_share', 'search_range')[0]} applies only to a private choice "
-                       "(--row-norm auto, --scale private or --center private); this run chooses nothing privately")
+                       "(an 'auto' bound, --scale private or --center private); this run chooses nothing privately")
     if not private_center and _given(args, "center_share", "location_share"):
         raise CliError(f"{_given(args, 'center_share', 'location_share')[0]} applies only with --center private")
     if getattr(args, "secure", False) and autos:
         raise CliError("--secure cannot be combined with a private choice (--row-norm auto, --scale private, "
-                       "--center private): the private quantiles draw floating-point noise; give a public --row-norm and a "
-                       "public --center" + (" or --uncentred" if hasattr(args, "uncentred") else ""))
+                       "--center private): the private quantiles draw floating-point noise; give a public --row-norm "
+                       "and a public --center" + (" or --uncentred" if hasattr(args, "uncentred") else ""))
     shares = {"--bound-share": bound_budget(args).share if {"row_norm", "scale"} & set(autos) else 0.0}
     if private_center:
         split = center_budget(args)
@@ -213,5 +213,6 @@ def too_few_rows_hint(args):
         shares = [f"--{n.replace('_', '-')}" for n in ("bound_share", "center_share", "location_share")
                   if hasattr(args, n)]
         public = "--uncentred or PUBLIC values" if hasattr(args, "uncentred") else "PUBLIC values"
-        raise CliError(f"{cli_words(' '.join(str(exc).split()))} Here: a larger {', '.join(shares)} or --epsilon, "
-                       f"a narrower --search-range, or {public} instead of auto/private.") from None
+        reason = " ".join(str(exc).split()).split("; give ")[0]  # the library's advice, in its own names
+        raise CliError(f"{reason}; give a larger {', '.join(shares)} or --epsilon, a narrower --search-range, or "
+                       f"{public} instead of auto/private") from None

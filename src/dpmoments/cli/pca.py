@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 
-from ._args import PRIVATE_ALL, CliError, add_input_arguments, add_output_arguments, add_privacy_arguments, privacy_options
+from ._args import (PRIVATE_ALL, CliError, add_input_arguments, add_output_arguments, add_privacy_arguments,
+                    privacy_options)
 from ._io import DataSource
 from ._output import ResultsDir, check_destination
 from ._release import noise_sd, second_moment_release
@@ -26,6 +27,7 @@ from the calibration alone, not from the data): eigenvalues below it cannot be t
 Without --center this is PCA of the raw second moment (data assumed centred, as the papers)."""
 EXAMPLES = """\
   dpmoments pca data.csv --n-components 2 --epsilon 1 --delta 1e-6 --row-norm 5 --out pca
+  dpmoments pca data.csv --n-components 2 --epsilon 1 --delta 1e-6 --row-norm auto --center private --out pca
   dpmoments pca X.npy --n-components 3 --center 0 --epsilon 1 --delta 1e-6 --row-norm 1 --out pca \\
       --epsilon-grid 0.1,0.3,1,3
 

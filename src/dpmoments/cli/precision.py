@@ -8,7 +8,8 @@ the ROC curve against a truth graph are all post-processing of that release.
 import numpy as np
 
 from ..metrics import auc, roc_curve, tpr_fpr
-from ._args import PRIVATE_ALL, CliError, _bounded_int, add_input_arguments, add_output_arguments, add_privacy_arguments, parse_alpha
+from ._args import (PRIVATE_ALL, CliError, _bounded_int, add_input_arguments, add_output_arguments,
+                    add_privacy_arguments, parse_alpha)
 from ._io import read_truth
 from ._output import ResultsDir
 from ._release import expected_noise_error, second_moment_release
@@ -23,6 +24,8 @@ edges) or a dense one by ridge precision (ROPE), and draw the network of recover
 --truth, the ROC curve of support recovery along the penalty path is drawn too."""
 EXAMPLES = """\
   dpmoments precision data.csv --epsilon 1 --delta 1e-6 --row-norm 5 --center 4.6 --out net
+  dpmoments precision data.csv --epsilon 1 --delta 1e-6 --row-norm auto --center private --scale private \\
+      --standardize --out net
   dpmoments precision data.parquet --alpha 0.1 --standardize --epsilon 1 --delta 1e-6 --row-norm 5 --out net
   dpmoments precision X.npy --edges 20 --truth graph.csv --epsilon 1 --delta 1e-6 --row-norm 1 --out net
   dpmoments precision X.npy --method ridge --alpha 0.01 --epsilon 1 --delta 1e-6 --row-norm 1 --out net
