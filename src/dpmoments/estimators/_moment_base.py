@@ -171,10 +171,16 @@ def n_features_of(X):
         if getattr(X, "ndim", 2) != 2:
             raise ValueError(f"'X' must be 2-D with shape (n_samples, n_features); got {X.ndim}-D.")
         return len(X.columns) if hasattr(X, "columns") else int(X.shape[1])
-    if isinstance(X, (str, os.PathLike)):
+    if isinstance(X, (str, os.PathLike)) or _rereadable_stream(X):
         first = next(iter(iter_chunks(X, chunk_size=1)))
         return (first[0] if isinstance(first, tuple) else first).shape[1]
     return (X if isinstance(X, np.ndarray) and X.ndim == 2 else check_data(X)).shape[1]
+
+
+def _rereadable_stream(X):
+    """An object whose every iteration reads the chunks afresh (the command line's files), not an array."""
+    return (not hasattr(X, "__array__") and not isinstance(X, (list, tuple)) and hasattr(X, "__iter__")
+            and iter(X) is not X)
 
 
 def in_original_units(release, matrix):
