@@ -55,8 +55,14 @@ def release_input(estimator, n_features, names=None):
 
 def check_input(estimator, X):
     """``predict``/``transform``/``score``: ``X`` as an array, of fit's width, names checked as scikit-learn does."""
+    # A table is checked for its names first, as scikit-learn does (wrong columns are refused for their names, not
+    # for what pandas fills them with); an array for its shape first (a 1-D array is told to reshape).
+    named = hasattr(X, "columns")
+    if named:
+        validate_data(estimator, X, reset=False, skip_check_array=True)
     array = check_data(X)
-    validate_data(estimator, X, reset=False, skip_check_array=True)
+    if not named:
+        validate_data(estimator, X, reset=False, skip_check_array=True)
     return array
 
 
