@@ -195,7 +195,8 @@ def test_fit_release_reports_nothing_spent():
     report = est.privacy_report_
     assert report["fitted_by"] == "fit_release" and report["spent"] is None
     assert report["guarantee"] == release.guarantee.to_dict()
-    assert report["noise"][0]["scale"] == release.noise_scale and report["noise"][0]["sensitivity"] == release.sensitivity
+    line = report["noise"][0]
+    assert line["scale"] == release.noise_scale and line["sensitivity"] == release.sensitivity
 
 
 def test_report_lists_each_noisy_statistic():

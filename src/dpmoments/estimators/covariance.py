@@ -41,9 +41,11 @@ class PrivateCovariance(MomentEstimator):
 
     Parameters
     ----------
-    epsilon : float in (0, inf]
+    epsilon : float in (0, inf] or None, default=None
         ``inf`` needs a public ``row_norm`` and ``center`` (nothing private
-        to pay for them).
+        to pay for them). Required by ``fit``; ``fit_release`` takes the
+        release's, as it does ``delta``, ``row_norm``, ``mechanism``,
+        ``neighbours`` and the centre (those parameters are then ignored).
     delta : float in (0, 1) or None
         Required for ``"gaussian"`` and ``"wishart-approx"``.
     row_norm : float or "auto", default="auto"
@@ -131,6 +133,17 @@ class PrivateCovariance(MomentEstimator):
         outweighs the signal, released variances below their noise level.
     neighbours_ : str
         The relation ``privacy_`` holds under (the release's).
+
+    n_features_in_ : int
+        Columns seen in ``fit`` (``fit_release``: the release's ``n_features``).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), and ``release``: the release's metadata.
 
     Privacy
     -------

@@ -124,8 +124,6 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         Each share spent (empty without ``"auto"`` bounds).
     neighbours_ : str
         The relation ``privacy_`` holds under: ``"replace-one"``.
-    privacy_report_ : dict
-        JSON-able: relation, sensitivities, noise scales, budget, parts, randomness.
     n_psd_clipped_ : tuple of int
         Eigenvalues of :math:`\tilde B` raised to the floor, per iteration.
     coef_se_, coef_interval_ : ndarray
@@ -144,6 +142,17 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     diagnostics_ : list of dict
         Failed noise checks (also ``NoiseDominatesWarning``): the
         coefficients within their noise.
+
+    n_features_in_ : int
+        Columns seen in ``fit`` (without the intercept column).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), then ``budget`` (the split) and ``sensitivity``.
 
     Privacy
     -------

@@ -196,10 +196,23 @@ class PrivateModelSelection(BaseEstimator):
         exact to first order only where it is inactive).
     privacy_ : PureDP
         Everything the fit released, composed sequentially.
+    privacy_parts_ : tuple of Part
+        Each part of ``privacy_``: the private bounds' draws (shares of
+        ``epsilon``), the selection, and the private ``R``, ``sigma2`` and
+        refit when used (their own epsilons).
     neighbours_ : str
         The relation ``privacy_`` holds under: ``"replace-one"``.
+
+    n_features_in_ : int
+        Columns seen in ``fit`` (``X``'s).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
     privacy_report_ : dict
-        The parts of the budget, the sensitivity and the noise scales.
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), then ``budget_parts``, the sensitivities, ``selection_noise_scale``, ``bounds``.
 
     Privacy
     -------

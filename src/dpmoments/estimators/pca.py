@@ -32,16 +32,24 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstima
     where :math:`\bar x_i` is row :math:`x_i - c` clipped to
     :math:`\|\bar x_i\|_2 \le R` and ``E`` is symmetric noise.
 
+    A scikit-learn transformer: ``transform``, ``fit_transform`` and
+    ``inverse_transform``; ``get_feature_names_out`` names the components
+    ``privatepca0, privatepca1, ...``, and ``set_output(transform="pandas")``
+    makes ``transform`` return a DataFrame with those columns.
+
     Parameters
     ----------
     n_components : int >= 1
         ``k``; at most ``n_features`` (checked in ``fit``).
-    epsilon : float in (0, inf]
+    epsilon : float in (0, inf] or None, default=None
+        Required by ``fit``; ``fit_release`` uses the release's privacy
+        parameters and ignores these.
     delta : float in (0, 1) or None
         Required for the Gaussian mechanism.
-    row_norm : float or "auto"
+    row_norm : float, "auto" or None, default=None
         The public L2 bound R on each (centred) row, or ``"auto"``: chosen
         privately from ``bound_budget`` (as in :class:`PrivateCovariance`).
+        Required by ``fit``.
     mechanism : {"gaussian", "laplace", "wishart", "wishart-approx"}, default="gaussian"
     neighbours : {"replace-one", "zero-out", "add-remove"}, default="replace-one"
         ``"replace-one"``: one row replaced by another, n public; ``"zero-out"``:
@@ -93,7 +101,7 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstima
         positive eigenvalues, and ratios against it can sum past 1.)
     mean_ : ndarray of shape (n_features,)
         The centre used (zeros for ``center=None``).
-    n_components_, n_features_in_ : int
+    n_components_ : int
     release_ : Release
     privacy_ : guarantee
         What the fit consumed (``fit_release`` consumes nothing new).
@@ -129,6 +137,17 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstima
     neighbours_ : str
         The relation ``privacy_`` holds under (the release's).
 
+    n_features_in_ : int
+        Columns seen in ``fit`` (``fit_release``: the release's ``n_features``).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), and ``release``: the release's metadata.
+
     Privacy
     -------
     The guarantee of :func:`dpmoments.release_second_moment`: Gaussian,
@@ -146,6 +165,8 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstima
     >>> pca = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)
     >>> pca.components_.shape, bool(abs(pca.components_[0, 0]) > 0.99)
     ((2, 5), True)
+    >>> list(pca.get_feature_names_out())  # the columns of transform's DataFrame with set_output("pandas")
+    ['privatepca0', 'privatepca1']
     """
 
     def __init__(self, *, n_components, epsilon=None, delta=None, row_norm=None, mechanism="gaussian",

@@ -140,8 +140,9 @@ class PrivateGraphicalLasso(_PrecisionBase):
         penalty if none has). Both solve the grid once, as one warm-started path
         (``path_``).
     epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant, count_share
-        As in :class:`PrivateCovariance`, except that ``row_norm`` has no
-        default and ``center`` defaults to ``None`` (the papers' zero-mean
+        As in :class:`PrivateCovariance` (``epsilon`` and ``row_norm``
+        required by ``fit``, ignored by ``fit_release``, default ``None``),
+        except that ``center`` defaults to ``None`` (the papers' zero-mean
         data); with ``scale="private"`` the penalty applies to the
         standardised precision, mapped back afterwards. ``mechanism`` may also be
         ``"output"``: Wang et al.'s output perturbation (exact graphical lasso,
@@ -208,6 +209,17 @@ class PrivateGraphicalLasso(_PrecisionBase):
         below their noise level.
     neighbours_ : str
         The relation ``privacy_`` holds under.
+
+    n_features_in_ : int
+        Columns seen in ``fit`` (``fit_release``: the release's ``n_features``).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), and ``release``: the release's metadata.
 
     Privacy
     -------
@@ -403,6 +415,17 @@ class PrivateRidgePrecision(_PrecisionBase):
         ``level`` interval of each entry of ``precision_``.
     snr_, uncertainty_, diagnostics_
         As in :class:`PrivateGraphicalLasso`.
+
+    n_features_in_ : int
+        Columns seen in ``fit`` (``fit_release``: the release's ``n_features``).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), and ``release``: the release's metadata.
 
     Privacy
     -------

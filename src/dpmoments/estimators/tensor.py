@@ -98,7 +98,9 @@ class PrivateTensorDecomposition(BaseEstimator):
     n_components : int >= 1
         ``K``.
     model : {"mog", "stm"}
-    epsilon : float in (0, inf]
+    epsilon : float in (0, inf] or None, default=None
+        Required by ``fit``; ``fit_release`` uses the releases' privacy
+        parameters and ignores these.
     delta : float in (0, 1) or None
     row_norm : float or "auto", optional
         Public L2 bound on (centred) rows; required for ``"mog"`` (one-hot
@@ -169,6 +171,17 @@ class PrivateTensorDecomposition(BaseEstimator):
         Failed checks (each also a ``NoiseDominatesWarning``): whitening
         failure, ``sigma2`` above the released spectrum (MOG), weights that
         are not proportions.
+
+    n_features_in_ : int
+        Columns seen in ``fit`` (MOG; STM: the vocabulary size ``D``. ``fit_release``: the releases' ``n_features``).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), ``model`` and ``releases``: both releases' metadata.
 
     Privacy
     -------
