@@ -153,6 +153,8 @@ CASES = [
      lambda: PrivateGraphicalLasso(alpha=-1.0, **OK).fit(X), ValueError, "'alpha'"),
     ("alpha-floor-unknown", "API", "`alpha_floor='nois'`",
      lambda: PrivateGraphicalLasso(alpha="ebic", alpha_floor="nois", **OK).fit(X), ValueError, "'alpha_floor'"),
+    ("estimator-epsilon-missing", "API", "an estimator's `fit` without `epsilon` (`fit_release` needs none)",
+     lambda: PrivateGraphicalLasso(alpha=0.1, row_norm=1.0).fit(X), ValueError, "'epsilon' is required"),
     ("components-too-many", "API", "`n_components` above the number of features",
      lambda: PrivatePCA(n_components=5, **OK).fit(X), ValueError, "'n_components'"),
     ("irls-iterations", "API", "`n_iter=0`", lambda: PrivateIRLS(

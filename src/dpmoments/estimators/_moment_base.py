@@ -21,6 +21,7 @@ from ..moments import Release, iter_chunks, release_second_moment
 from ..moments.counts import check_count_share, planned_guarantee
 from ..moments.dask_moments import is_dask_collection
 from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant
+from ._conventions import fit_input, privacy_report, release_input, release_noise, require_for_fit
 from ._private_choices import needs_private_choices, private_second_moment
 
 __all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
@@ -72,6 +73,32 @@ class MomentEstimator(BaseEstimator):
     """Base class: the parameters of the second-moment release and how to make and pay for it."""
 
     _mechanisms = ("gaussian", "laplace", "wishart", "wishart-approx")
+
+    # -- fit from data, or from a release -----------------------------------------
+    def _fit_from_data(self, X, make_release):
+        """``fit``: the input's names and width first, then the release (paid here) and ``fit_release`` of it."""
+        require_for_fit(self, "epsilon")
+        names = fit_input(self, X)
+        self.fit_release(make_release(X))
+        release_input(self, self.n_features_in_, names)
+        self.privacy_report_.update(fitted_by="fit", spent=self.privacy_.to_dict())
+        return self
+
+    def _record_release(self, release):
+        """What every fit from ``release`` records: its guarantee, relation, parts and width, and the report.
+
+        As set by ``fit_release``: nothing new spent, no input names (a
+        release does not carry them); ``fit`` then adds both.
+        """
+        self.release_ = release
+        self.privacy_ = release.guarantee
+        self.privacy_parts_ = release.parts
+        self.neighbours_ = release.neighbours
+        release_input(self, release.n_features)
+        self.privacy_report_ = privacy_report(
+            self, guarantee=release.guarantee, neighbours=release.neighbours, randomness=release.randomness,
+            fitted_by="fit_release", parts=release.parts, noise=release_noise("second moment", release),
+            release=release.to_dict())
 
     # -- the release ------------------------------------------------------------
     def _release_from(self, X):

@@ -4,6 +4,7 @@ import numpy as np
 from scipy import linalg
 
 from .._validation import check_data, check_option
+from ._conventions import check_input
 from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
 from .uncertainty import check_uncertainty_params
@@ -40,9 +41,11 @@ class PrivateCovariance(MomentEstimator):
 
     Parameters
     ----------
-    epsilon : float in (0, inf]
+    epsilon : float in (0, inf] or None, default=None
         ``inf`` needs a public ``row_norm`` and ``center`` (nothing private
-        to pay for them).
+        to pay for them). Required by ``fit``; ``fit_release`` takes the
+        release's, as it does ``delta``, ``row_norm``, ``mechanism``,
+        ``neighbours`` and the centre (those parameters are then ignored).
     delta : float in (0, 1) or None
         Required for ``"gaussian"`` and ``"wishart-approx"``.
     row_norm : float or "auto", default="auto"
@@ -131,6 +134,17 @@ class PrivateCovariance(MomentEstimator):
     neighbours_ : str
         The relation ``privacy_`` holds under (the release's).
 
+    n_features_in_ : int
+        Columns seen in ``fit`` (``fit_release``: the release's ``n_features``).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), and ``release``: the release's metadata.
+
     Privacy
     -------
     The guarantee of :func:`dpmoments.release_second_moment` for the chosen
@@ -155,7 +169,7 @@ class PrivateCovariance(MomentEstimator):
     '(1, 1e-06)-DP'
     """
 
-    def __init__(self, *, epsilon, delta=None, row_norm="auto", mechanism="gaussian", neighbours="replace-one",
+    def __init__(self, *, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian", neighbours="replace-one",
                  calibration="analytic", center="private", center_budget=None, scale=None, bound_budget=0.1,
                  method="standard", psd_floor=0.0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.epsilon = epsilon
@@ -176,28 +190,40 @@ class PrivateCovariance(MomentEstimator):
         self.count_share = count_share
 
     def fit(self, X, y=None):
-        """Release the covariance (or second moment) of ``X`` and set ``covariance_``."""
+        """Release the covariance (or second moment) of ``X`` and set ``covariance_``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features), dask collection or path
+            A DataFrame's string column names become ``feature_names_in_``.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         check_uncertainty_params(self)
         if check_option(self.method, "method", ("standard", "coinpress")) == "coinpress":
             from .coinpress import coinpress_release
 
-            return self.fit_release(coinpress_release(self, X))
-        return self.fit_release(self._release_from(X))
+            return self._fit_from_data(X, lambda data: coinpress_release(self, data))
+        return self._fit_from_data(X, self._release_from)
 
     def fit_release(self, release):
-        """Use a release already paid for: no new privacy cost."""
+        """Use a release already paid for: no new privacy cost, and no privacy parameter needed.
+
+        ``epsilon``, ``delta``, ``row_norm``, ``mechanism``, ``neighbours``,
+        ``center`` and their budgets are the release's; only ``psd_floor``
+        and ``level`` are used here.
+        """
         raw = release = self._check_release(release)
         floor = psd_floor_value(self.psd_floor)
         if floor is not None:
             release = release.project_psd(floor)
         vars(self).update(covariance_spread(raw, self.level, type(self).__name__))
-        self.release_ = release
+        self._record_release(release)
         self.covariance_ = np.array(in_original_units(release, release.second_moment))
         self.location_ = location_of(release)
-        self.privacy_ = release.guarantee
-        self.privacy_parts_ = release.parts
-        self.neighbours_ = release.neighbours
-        self.n_features_in_ = release.n_features
         return self
 
     def get_precision(self):
@@ -206,4 +232,4 @@ class PrivateCovariance(MomentEstimator):
 
     def score(self, X, y=None):
         """Average Gaussian log-likelihood of ``X`` (your own evaluation data)."""
-        return gaussian_log_likelihood(X, self.get_precision(), self.location_, type(self).__name__)
+        return gaussian_log_likelihood(check_input(self, X), self.get_precision(), self.location_, type(self).__name__)

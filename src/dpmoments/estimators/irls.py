@@ -20,6 +20,7 @@ from ..privacy import zcdp_gaussian_sigma
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import _check_p, _weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
+from ._conventions import check_input, fit_input, noise_entry, privacy_report
 from ._uncertainty_models import irls_laws, irls_spread
 from .uncertainty import check_uncertainty_params
 
@@ -75,10 +76,13 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         Share of each iteration's budget spent on the first moment.
     delta_slack : float, optional
         Slack of ``"advanced"`` composition (default ``delta / 2``).
-    psd_floor : float >= 0 or "auto", default="auto"
+    psd_floor : float >= 0, "auto" or None, default="auto"
         Eigenvalue floor of :math:`\tilde B` before solving; ``"auto"`` uses
         ``2 sqrt(d)`` times the noise standard deviation of ``B`` (about the
-        spectral norm of the noise; public, data-free).
+        spectral norm of the noise; public, data-free). ``None``: no
+        projection, as in the other estimators: each iterate solves with
+        :math:`\tilde B` as released (its pseudo-inverse, negative
+        eigenvalues kept), which noise can make unstable.
     fit_intercept : bool, default=False
         Append the public constant column ``intercept_scale`` to the clipped
         rows. The augmented rows have norm at most
@@ -120,8 +124,6 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         Each share spent (empty without ``"auto"`` bounds).
     neighbours_ : str
         The relation ``privacy_`` holds under: ``"replace-one"``.
-    privacy_report_ : dict
-        JSON-able: relation, sensitivities, noise scales, budget, parts, randomness.
     n_psd_clipped_ : tuple of int
         Eigenvalues of :math:`\tilde B` raised to the floor, per iteration.
     coef_se_, coef_interval_ : ndarray
@@ -140,6 +142,17 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     diagnostics_ : list of dict
         Failed noise checks (also ``NoiseDominatesWarning``): the
         coefficients within their noise.
+
+    n_features_in_ : int
+        Columns seen in ``fit`` (without the intercept column).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), then ``budget`` (the split) and ``sensitivity``.
 
     Privacy
     -------
@@ -260,7 +273,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             raise ValueError(f"'n_iter' must be an integer >= 1; got {self.n_iter!r}.")
         if self.intercept_scale is not None:
             check_positive(self.intercept_scale, "intercept_scale")
-        if self.psd_floor != "auto":
+        if self.psd_floor not in ("auto", None):
             check_nonnegative(self.psd_floor, "psd_floor")
         check_uncertainty_params(self)
         check_neighbours(self.neighbours, ("replace-one",), "the weighted moments are analysed for replace-one "
@@ -280,6 +293,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self
         """
         self._validate()
+        fit_input(self, X)
         X = check_data(X)
         y = check_target(y, X.shape[0], type(self).__name__)
         n, d = X.shape[0], X.shape[1] + bool(self.fit_intercept)
@@ -348,6 +362,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         return Z
 
     def _floor(self, scales, d):
+        if self.psd_floor is None:
+            return None
         if self.psd_floor != "auto":
             return float(self.psd_floor)
         if self.second_moment == "wishart":
@@ -389,17 +405,17 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.neighbours_ = self.neighbours
         self.n_psd_clipped_ = clipped
         self.n_features_in_ = self.coef_.size
-        self.privacy_report_ = {
-            "estimator": "PrivateIRLS",
-            "neighbours": self.neighbours_,
-            "guarantee": guarantee.to_dict(),
-            "budget": None if budget is None else budget.to_dict(),
-            "sensitivity": sens,
-            "noise": {"first_moment": self.first_moment, "second_moment": self.second_moment,
-                      "scale_first": scales["A"], "scale_second": scales["B"]},
-            "parts": [p.to_dict() for p in self.privacy_parts_],
-            "randomness": describe_randomness(self.rng),
-        }
+        releases = len(clipped)
+        kind_a, kind_b = (k if scales[s] else "none" for k, s in ((self.first_moment, "A"), (self.second_moment, "B")))
+        self.privacy_report_ = privacy_report(
+            self, guarantee=guarantee, neighbours=self.neighbours_, randomness=describe_randomness(self.rng),
+            parts=self.privacy_parts_, budget=None if budget is None else budget.to_dict(), sensitivity=sens,
+            noise=[noise_entry("first moment A", kind_a, scales["A"], releases=releases,
+                               sensitivity=sens["A_l1" if kind_a == "laplace" else "A_l2"],
+                               sensitivity_norm="l1" if kind_a == "laplace" else "l2"),
+                   noise_entry("second moment B", kind_b, scales["B"], releases=releases,
+                               sensitivity=None if kind_b == "wishart" else sens["B_l2"],
+                               sensitivity_norm=None if kind_b == "wishart" else "l2")])
 
     def predict(self, X):
         """Linear predictions ``X @ coef_ + intercept_`` (rows are not clipped).
@@ -416,7 +432,4 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError("This PrivateIRLS instance is not fitted yet; call 'fit' first.")
-        X = check_data(X)
-        if X.shape[1] != self.coef_.size:
-            raise ValueError(f"X has {X.shape[1]} features, but PrivateIRLS is expecting {self.coef_.size} features as input.")
-        return X @ self.coef_ + self.intercept_
+        return check_input(self, X) @ self.coef_ + self.intercept_

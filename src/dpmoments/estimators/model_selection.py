@@ -15,10 +15,12 @@ from ..mechanisms import exponential_mechanism, report_noisy_min, symmetric_matr
 from .._rng import spawn
 from ..moments import accumulate_moments
 from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
+from ..moments.release import Part
 from ..privacy import PureDP, check_accountant, compose
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
+from ._conventions import fit_input, noise_entry, privacy_report
 from ._uncertainty_models import selection_margin, solve_se
 from .uncertainty import NoiseLaw
 from ..solvers.l1_ball_certified import certified_objectives
@@ -194,10 +196,23 @@ class PrivateModelSelection(BaseEstimator):
         exact to first order only where it is inactive).
     privacy_ : PureDP
         Everything the fit released, composed sequentially.
+    privacy_parts_ : tuple of Part
+        Each part of ``privacy_``: the private bounds' draws (shares of
+        ``epsilon``), the selection, and the private ``R``, ``sigma2`` and
+        refit when used (their own epsilons).
     neighbours_ : str
         The relation ``privacy_`` holds under: ``"replace-one"``.
+
+    n_features_in_ : int
+        Columns seen in ``fit`` (``X``'s).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
     privacy_report_ : dict
-        The parts of the budget, the sensitivity and the noise scales.
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), then ``budget_parts``, the sensitivities, ``selection_noise_scale``, ``bounds``.
 
     Privacy
     -------
@@ -333,6 +348,7 @@ class PrivateModelSelection(BaseEstimator):
         self
         """
         self._validate()
+        fit_input(self, X)
         X = check_data(X)
         y = check_target(y, X.shape[0], type(self).__name__)
         n, d = X.shape
@@ -372,7 +388,8 @@ class PrivateModelSelection(BaseEstimator):
             self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one")
         self.privacy_ = guarantee
         self.neighbours_ = self.neighbours
-        self.n_features_in_ = d
+        # The bounds' draws are shares of epsilon; the other parts' epsilons are their own (in each guarantee).
+        self.privacy_parts_ = self.bound_parts_ + tuple(Part(k, PureDP(e)) for k, e in parts.items() if k != "bounds")
         self.privacy_report_ = self._report(parts, delta_q, exact, tau, n)
         return self
 
@@ -436,13 +453,18 @@ class PrivateModelSelection(BaseEstimator):
 
     def _noisy_moments(self, G, b, n, cols, eps, rng):
         """Laplace on the upper triangle of G[cols]/n and b[cols]/n; returns (G~, b~, floor, Laplace scale)."""
-        k, B, r = len(cols), self.bounds_, self.response_bound_
-        scale = (B * B * k * (k + 1) + 2.0 * B * k * r) / n / eps
+        k = len(cols)
+        scale = self._moments_sensitivity(k, n) / eps
         Gs, bs = G[np.ix_(cols, cols)] / n, b[cols] / n
         if math.isinf(eps):
             return Gs, bs, 0.0, 0.0
         E = symmetric_matrix_noise(k, scale, rng, distribution="laplace")
         return Gs + E, bs + rng.laplace(0.0, scale, size=k), 2.0 * math.sqrt(k) * scale * math.sqrt(2.0), scale
+
+    def _moments_sensitivity(self, k, n):
+        """L1 sensitivity of the upper triangle of ``X'X/n`` and of ``X'y/n`` on ``k`` clipped columns."""
+        B, r = self.bounds_, self.response_bound_
+        return (B * B * k * (k + 1) + 2.0 * B * k * r) / n
 
     def _radius(self, G, b, n, rng):
         if self.R != "private":
@@ -475,21 +497,33 @@ class PrivateModelSelection(BaseEstimator):
         return coef
 
     def _report(self, parts, delta_q, exact, tau, n):
-        return {
-            "estimator": "PrivateModelSelection",
-            "neighbours": self.neighbours_,
-            "guarantee": self.privacy_.to_dict(),
-            "budget_parts": parts,
-            "composition": "basic",
-            "mechanism": self.mechanism,
-            "sensitivity_Q": delta_q,
-            "sensitivity_Q_exact_minimum": exact,
-            "certified_gap": tau,
-            "qp_iterations": int(self.qp_iterations),
-            "selection_noise_scale": None if math.isinf(self._selection_epsilon())
+        return privacy_report(
+            self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=describe_randomness(self.rng),
+            parts=self.privacy_parts_, noise=self._noise(parts, delta_q, n),
+            budget_parts=parts, composition="basic", mechanism=self.mechanism, sensitivity_Q=delta_q,
+            sensitivity_Q_exact_minimum=exact, certified_gap=tau, qp_iterations=int(self.qp_iterations),
+            selection_noise_scale=None if math.isinf(self._selection_epsilon())
             else 2.0 * delta_q / self._selection_epsilon(),
-            "bounds": [p.to_dict() for p in self.bound_parts_],
-            "n_candidates": len(self.candidates_),
-            "scores_released": bool(self.release_scores),
-            "randomness": describe_randomness(self.rng),
-        }
+            bounds=[p.to_dict() for p in self.bound_parts_],
+            n_candidates=len(self.candidates_),
+            scores_released=bool(self.release_scores))
+
+    def _noise(self, parts, delta_q, n):
+        """The report's ``noise`` lines: the selection, then the private R, sigma2 and refit when used."""
+        eps = self._selection_epsilon()
+        mechanism = "none" if math.isinf(eps) else "laplace" if self.mechanism == "noisy-min" else "exponential"
+        lines = [noise_entry("selection criteria Q_R(M) + phi |M|", mechanism,
+                             None if math.isinf(eps) or mechanism == "exponential" else 2.0 * delta_q / eps,
+                             sensitivity=delta_q, sensitivity_norm="each criterion")]
+        if "R" in parts:
+            sens = self._moments_sensitivity(self.n_features_in_, n)
+            lines.append(noise_entry("moments X'X/n, X'y/n (private R)", "laplace", sens / parts["R"],
+                                     sensitivity=sens, sensitivity_norm="l1"))
+        if "sigma2" in parts:
+            lines.append(noise_entry("Q_R(full)/n (private sigma2)", "laplace", delta_q / n / parts["sigma2"],
+                                     sensitivity=delta_q / n, sensitivity_norm="l1"))
+        if "refit" in parts and self.selected_:
+            sens = self._moments_sensitivity(len(self.selected_), n)
+            lines.append(noise_entry("moments of the selected columns (refit)", "laplace", sens / parts["refit"],
+                                     sensitivity=sens, sensitivity_norm="l1"))
+        return lines

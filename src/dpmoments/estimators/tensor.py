@@ -45,6 +45,7 @@ one entry per index orbit ``i <= j <= k``)
 import dataclasses
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import BaseEstimator
 
 from .._rng import spawn
@@ -52,6 +53,7 @@ from .._validation import check_int, check_nonnegative, check_option, check_posi
 from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
+from ._conventions import fit_input, privacy_report, release_input, release_noise, require_for_fit
 from ._uncertainty_models import tensor_spread
 from .uncertainty import check_uncertainty_params
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
@@ -96,7 +98,9 @@ class PrivateTensorDecomposition(BaseEstimator):
     n_components : int >= 1
         ``K``.
     model : {"mog", "stm"}
-    epsilon : float in (0, inf]
+    epsilon : float in (0, inf] or None, default=None
+        Required by ``fit``; ``fit_release`` uses the releases' privacy
+        parameters and ignores these.
     delta : float in (0, 1) or None
     row_norm : float or "auto", optional
         Public L2 bound on (centred) rows; required for ``"mog"`` (one-hot
@@ -168,6 +172,17 @@ class PrivateTensorDecomposition(BaseEstimator):
         failure, ``sigma2`` above the released spectrum (MOG), weights that
         are not proportions.
 
+    n_features_in_ : int
+        Columns seen in ``fit`` (MOG; STM: the vocabulary size ``D``. ``fit_release``: the releases' ``n_features``).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), ``model`` and ``releases``: both releases' metadata.
+
     Privacy
     -------
     The composition of the two releases (:func:`release_mog_moments`,
@@ -187,7 +202,7 @@ class PrivateTensorDecomposition(BaseEstimator):
     (2, 6)
     """
 
-    def __init__(self, *, n_components, model, epsilon, delta=None, row_norm=None, sigma2=None,
+    def __init__(self, *, n_components, model, epsilon=None, delta=None, row_norm=None, sigma2=None,
                  vocabulary_size=None, budget=None, neighbours="replace-one", calibration="analytic", center=None,
                  eigenvalue_floor=1e-6, n_restarts=10, n_iter=30, n_draws=0, level=0.9, rng=None, accountant=None,
                  count_share=0.05, bound_budget=0.1):
@@ -236,8 +251,26 @@ class PrivateTensorDecomposition(BaseEstimator):
         return check_accountant(self.accountant)
 
     def fit(self, X, y=None):
-        """Release the two moments of ``X`` (rows for MOG, documents for STM) and decompose them."""
+        """Release the two moments of ``X`` (rows for MOG, documents for STM) and decompose them.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame
+            MOG: rows of shape (n_samples, n_features), a DataFrame's string
+            column names becoming ``feature_names_in_``; STM: documents, integer
+            word ids of shape (n_docs, 3) or one-hot words of shape (n_docs, 3, D).
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        require_for_fit(self, "epsilon")
+        if sparse.issparse(X):  # refused here, whatever the format (the moment passes would each fail differently)
+            raise TypeError("'X' is a sparse matrix; sparse input is not supported by PrivateTensorDecomposition: "
+                            "pass dense rows (MOG) or word ids (STM).")
         model, args = self._check_params()
+        names = fit_input(self, X) if model == "mog" else None
         acct = self._accountant()
         planned = planned_guarantees(args).total
         if acct is not None and not acct.can_spend(planned, neighbours=args.neighbours):
@@ -254,7 +287,7 @@ class PrivateTensorDecomposition(BaseEstimator):
             moments = release_topic_moments(X, vocabulary_size=self.vocabulary_size, **common)
         if acct is not None:
             acct.spend(moments.guarantee, label=type(self).__name__, neighbours=args.neighbours)
-        return self._decompose(moments, spawn(self.rng, 3)[2])
+        return self._decompose(moments, spawn(self.rng, 3)[2], names, fitted_by="fit")
 
     def _auto_mog(self, X, common):
         """MOG moments with a private row bound (stream 3 of ``rng``), composed in zCDP (shares of rho)."""
@@ -280,15 +313,20 @@ class PrivateTensorDecomposition(BaseEstimator):
         return dataclasses.replace(moments, guarantee=budget.total())
 
     def fit_release(self, moments):
-        """Decompose releases already paid for (a :class:`TensorMoments`): no new privacy cost."""
+        """Decompose releases already paid for (a :class:`TensorMoments`): no new privacy cost.
+
+        No privacy parameter is needed: ``epsilon``, ``delta``, ``row_norm``,
+        ``sigma2``, ``budget`` and ``neighbours`` are the releases'.
+        """
         if not isinstance(moments, TensorMoments):
             raise TypeError(f"'moments' must be a TensorMoments; got {type(moments).__name__}.")
         model = check_option(self.model, "model", MODELS)
         if moments.model != model:
             raise ValueError(f"the moments were released for model={moments.model!r}, not {model!r}.")
-        return self._decompose(moments, spawn(self.rng, 3)[2])
+        self.privacy_parts_ = ()  # TensorMoments do not carry the parts of a private bound
+        return self._decompose(moments, spawn(self.rng, 3)[2], None, fitted_by="fit_release")
 
-    def _decompose(self, moments, gen_tpm):
+    def _decompose(self, moments, gen_tpm, names, fitted_by):
         K = check_int(self.n_components, "n_components", minimum=1)
         d = moments.second.n_features
         if K > d:
@@ -301,7 +339,13 @@ class PrivateTensorDecomposition(BaseEstimator):
         self.release_ = moments
         self.privacy_ = moments.guarantee
         self.neighbours_ = moments.second.neighbours
-        self.n_features_in_ = d
+        release_input(self, d, names)
+        # Under add-remove both releases divide by the same noisy count: it is listed once.
+        noise = release_noise("second moment", moments.second) + release_noise("third moment", moments.third)[:1]
+        self.privacy_report_ = privacy_report(
+            self, guarantee=moments.guarantee, neighbours=self.neighbours_, randomness=moments.second.randomness,
+            fitted_by=fitted_by, parts=self.privacy_parts_, noise=noise, model=moments.model,
+            releases={"second_moment": moments.second.to_dict(), "third_moment": moments.third.to_dict()})
 
         def redecompose(draw, gen):
             c, lam_draw = self._solve(draw, K, gen)[:2]
