@@ -101,6 +101,7 @@ class MomentSums:
         Examples
         --------
         >>> import numpy as np
+        >>> from dpmoments.moments import accumulate_moments
         >>> a = accumulate_moments([np.eye(2)], row_norm=1.0)
         >>> a.merge(a).n
         4
