@@ -69,7 +69,7 @@ MODULES = sorted(ROOT.rglob("*.py"))
 def test_imports_flow_downward(path):
     top = _top(path)
     own = LAYER.get(top)
-    assert own is not None, f"{top} has no layer in the table; add it to design/architecture.md and LAYER"
+    assert own is not None, f"{top} has no layer in the table; add it to docs/architecture.md and LAYER"
     allowed = MAY_IMPORT.get(top)
     for name, line in _imported_tops(path):
         if name not in LAYER:
