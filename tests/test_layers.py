@@ -8,6 +8,7 @@ are needed.
 """
 
 import ast
+import functools
 import pathlib
 import sys
 
@@ -37,6 +38,11 @@ MAY_IMPORT = {
 }
 
 
+@functools.lru_cache(maxsize=None)
+def _tree(path):
+    return ast.parse(path.read_text())
+
+
 def _top(module_path):
     rel = module_path.relative_to(ROOT)
     return rel.parts[0].removesuffix(".py")
@@ -45,7 +51,7 @@ def _top(module_path):
 def _imported_tops(path):
     """Yield (top-level dpmoments subpackage, line) for every import in ``path``."""
     package = ["dpmoments", *path.relative_to(ROOT).parts[:-1]]
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -95,7 +101,7 @@ def _allowed_in(path, places):
 
 def _calls(path, *, methods_only=False):
     """Yield (called name, line): ``f`` of ``f(...)`` and of ``x.f(...)``, or only the latter."""
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute):
@@ -134,7 +140,7 @@ def test_noise_is_drawn_only_in_mechanisms(path):
 def _imports(path):
     """Yield (module, name or None, line) for every dpmoments import in ``path``, inside functions too."""
     package = ["dpmoments", *path.relative_to(ROOT).parts[:-1]]
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] == "dpmoments":
@@ -264,7 +270,7 @@ THIRD_PARTY = {
 
 
 def _third_party(path):
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
