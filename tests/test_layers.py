@@ -1,11 +1,16 @@
-"""Imports flow downward only (docs/architecture.md, 'Layers').
+"""The house rules of docs/architecture.md ('Layers'), read from the source with ``ast``.
 
-Walks every module of the package, reads its import statements with ``ast``
-and fails on an import of a package that the module's layer may not use.
+Imports flow downward only; noise is drawn only in ``mechanisms/``; no module
+reaches a private name or an underscored module of another package; no import
+circles, not even through imports inside functions; ``importlib`` loads modules
+only where a layer dispatches by name; third-party packages stay where they
+are needed.
 """
 
 import ast
+import functools
 import pathlib
+import sys
 
 import pytest
 
@@ -33,6 +38,11 @@ MAY_IMPORT = {
 }
 
 
+@functools.lru_cache(maxsize=None)
+def _tree(path):
+    return ast.parse(path.read_text())
+
+
 def _top(module_path):
     rel = module_path.relative_to(ROOT)
     return rel.parts[0].removesuffix(".py")
@@ -41,7 +51,7 @@ def _top(module_path):
 def _imported_tops(path):
     """Yield (top-level dpmoments subpackage, line) for every import in ``path``."""
     package = ["dpmoments", *path.relative_to(ROOT).parts[:-1]]
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -78,6 +88,208 @@ def test_imports_flow_downward(path):
             assert LAYER[name] < own or name == top or same_top_layer, (
                 f"{path.relative_to(ROOT)}:{line} imports {name!r} (layer {LAYER[name]}) from layer {own}"
             )
+
+
+def _rel(path):
+    return str(path.relative_to(ROOT))
+
+
+def _allowed_in(path, places):
+    """Whether ``path`` is in one of ``places``: a top-level package or module name, or a relative file path."""
+    return _top(path) in places or _rel(path) in places
+
+
+def _calls(path, *, methods_only=False):
+    """Yield (called name, line): ``f`` of ``f(...)`` and of ``x.f(...)``, or only the latter."""
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute):
+                yield func.attr, node.lineno
+            elif isinstance(func, ast.Name) and not methods_only:
+                yield func.id, node.lineno
+
+
+# ---------------------------------------------------------------- noise only in mechanisms/
+# Methods of numpy's Generator (and the stdlib's random) that draw random numbers.
+SAMPLERS = {
+    "normal", "standard_normal", "multivariate_normal", "lognormal", "laplace", "gumbel", "logistic",
+    "exponential", "standard_exponential", "gamma", "standard_gamma", "beta", "chisquare", "standard_t",
+    "standard_cauchy", "uniform", "random", "integers", "choice", "permutation", "permuted", "shuffle",
+    "binomial", "negative_binomial", "poisson", "geometric", "multinomial", "dirichlet", "bytes",
+    "random_raw", "randint", "randrange", "randbelow", "getrandbits", "rand", "randn", "sample",
+}
+# Privacy noise is drawn in mechanisms/. Other draws, none of them noise: _rng derives a child
+# generator's seed; solvers draw random starts that depend on no data and release nothing; datasets,
+# reproductions and the auditor simulate data.
+MAY_SAMPLE = {"mechanisms", "_rng", "solvers", "datasets", "reproduce", "testing"}
+# The multi-site wing that the multisite package replaces draws its own CAPE noise; it goes with it.
+LEGACY_MULTISITE = {"distributed", "federated", "flower"}
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_rel)
+def test_noise_is_drawn_only_in_mechanisms(path):
+    if _allowed_in(path, MAY_SAMPLE | LEGACY_MULTISITE):
+        return
+    draws = [f"{_rel(path)}:{line} calls .{name}()" for name, line in _calls(path, methods_only=True)
+             if name in SAMPLERS]
+    assert not draws, f"draw noise through dpmoments.mechanisms, not here: {draws}"
+
+
+# ---------------------------------------------------------------- no private names across packages
+def _imports(path):
+    """Yield (module, name or None, line) for every dpmoments import in ``path``, inside functions too."""
+    package = ["dpmoments", *path.relative_to(ROOT).parts[:-1]]
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "dpmoments":
+                    yield alias.name, None, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            if module.split(".")[0] == "dpmoments":
+                for alias in node.names:
+                    yield module, alias.name, node.lineno
+
+
+def _private(name):
+    return name.startswith("_") and not name.startswith("__")
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_rel)
+def test_no_private_names_across_packages(path):
+    """Another package's ``_name`` or ``_module`` is its own business (the layer-0 ``_validation`` and
+    ``_rng`` are modules every layer may use, but not their private names)."""
+    own = _top(path)
+    for module, name, line in _imports(path):
+        parts = module.split(".")[1:] + ([name] if name else [])
+        if not parts or parts[0] == own:
+            continue
+        assert not any(_private(part) for part in parts[1:]), (
+            f"{_rel(path)}:{line} imports the private {'.'.join(parts)} of another package; make it public"
+        )
+
+
+# ---------------------------------------------------------------- no import circles
+def _module_name(path):
+    parts = ["dpmoments", *path.relative_to(ROOT).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph():
+    """Module -> the dpmoments modules it imports (a name that is a submodule counts as that submodule)."""
+    modules = {_module_name(p): p for p in MODULES}
+    graph = {}
+    for name, path in modules.items():
+        targets = set()
+        for module, imported, _ in _imports(path):
+            sub = f"{module}.{imported}" if imported else None
+            if sub in modules:
+                targets.add(sub)
+            elif not (imported and any(ROOT.joinpath(*module.split(".")[1:]).glob(f"{imported}.*"))):
+                targets.add(module)  # a name from the module (a compiled extension is a leaf: no edge)
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def _circles(graph):
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = set()
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.add(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(graph[child]))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return found
+
+
+def test_no_import_circles():
+    """A package's ``__init__`` imports its modules, so a module may not import its own package either."""
+    assert _circles(_import_graph()) == []
+
+
+def test_a_circle_is_found():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _circles(graph) == [["a", "b", "c"]]
+
+
+# ---------------------------------------------------------------- importlib only where a layer dispatches by name
+MAY_IMPORT_BY_NAME = {"__init__", "cli"}  # the root's lazy attributes; the commands and the reproductions
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_rel)
+def test_modules_are_imported_by_name_only_by_the_dispatchers(path):
+    if _allowed_in(path, MAY_IMPORT_BY_NAME):
+        return
+    calls = [f"{_rel(path)}:{line}" for name, line in _calls(path) if name in ("import_module", "__import__")]
+    assert not calls, f"import_module hides an import from the layer test: {calls}"
+
+
+# ---------------------------------------------------------------- third-party packages where they are needed
+# NumPy and SciPy are used throughout; everything else only where the architecture puts it.
+THIRD_PARTY = {
+    "sklearn": {"estimators", "reproduce", "cli"},
+    "matplotlib": {"plots", "reproduce"},
+    "statsmodels": {"reproduce"},
+    "pyarrow": {"moments"},
+    "pandas": {"moments"},
+    "dask": {"moments", "cli/_io.py"},
+    "zarr": {"moments"},
+    # The transports of the multi-site wing (flower/ until the multisite package replaces it).
+    "flwr": {"flower", "multisite/flower.py", "cli/_serverapp.py"},
+    "grpc": {"multisite/grpc_transport.py"},
+    "cryptography": {"flower", "multisite/tls.py"},
+}
+
+
+def _third_party(path):
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            top = name.split(".")[0]
+            if top not in sys.stdlib_module_names and top not in ("dpmoments", "numpy", "scipy"):
+                yield top, node.lineno
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_rel)
+def test_third_party_packages_stay_where_they_are_needed(path):
+    for name, line in _third_party(path):
+        assert name in THIRD_PARTY, f"{_rel(path)}:{line} imports {name!r}, which has no place in THIRD_PARTY"
+        assert _allowed_in(path, THIRD_PARTY[name]), (
+            f"{_rel(path)}:{line} imports {name!r}; only {sorted(THIRD_PARTY[name])} may"
+        )
 
 
 def test_plots_not_imported_by_root():

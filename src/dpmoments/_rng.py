@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["as_generator", "describe_randomness", "secure_randomness", "spawn"]
+__all__ = ["as_generator", "bootstrap_generator", "describe_randomness", "secure_randomness", "spawn"]
 
 OS_ENTROPY = "os-entropy"
 SEEDED = "seeded"
@@ -78,3 +78,29 @@ def spawn(rng, n):
     if not isinstance(n, numbers.Integral) or n < 0:
         raise ValueError(f"'n' must be a non-negative integer; got {n!r}.")
     return as_generator(rng).spawn(int(n))
+
+
+_BOOTSTRAP_KEY = 0x626F6F74  # "boot"
+
+
+def bootstrap_generator(rng):
+    """A generator for bootstrap draws, on a stream that no release uses.
+
+    ``None`` gives fresh OS entropy. A seed, ``SeedSequence`` or ``Generator``
+    gives a reproducible child stream (spawn key ``0x626F6F74``) of its seed
+    sequence: independent of the stream the release's noise came from and of
+    the children that :func:`spawn` hands out, and it leaves a
+    caller's generator untouched.
+    """
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, np.random.Generator):
+        seq = getattr(rng.bit_generator, "seed_seq", None)
+        if not isinstance(seq, np.random.SeedSequence):  # a generator restored from a state: fresh draws from it
+            return np.random.default_rng(rng.integers(0, 2**63, size=4))
+    elif isinstance(rng, np.random.SeedSequence):
+        seq = rng
+    else:
+        seq = as_generator(rng).bit_generator.seed_seq  # validates the seed
+    child = np.random.SeedSequence(seq.entropy, spawn_key=tuple(seq.spawn_key) + (_BOOTSTRAP_KEY,))
+    return np.random.default_rng(child)

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 
 __all__ = [
+    "check_real",
     "check_epsilon",
     "check_delta",
     "check_positive",
@@ -21,10 +22,13 @@ __all__ = [
     "check_data",
     "check_vector",
     "check_sensitivity",
+    "as_float_array",
+    "check_finite",
 ]
 
 
-def _real(value, name):
+def check_real(value, name):
+    """A real number that is not NaN (infinities pass), as a float."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"'{name}' must be a real number; got {type(value).__name__} {value!r}.")
     value = float(value)
@@ -42,7 +46,7 @@ def check_epsilon(epsilon, name="epsilon", allow_inf=True):
     Subnormal values (below 2.2e-308) are refused: they carry too few
     significant bits for any calibration to be stated safely.
     """
-    epsilon = _real(epsilon, name)
+    epsilon = check_real(epsilon, name)
     upper = "inf]" if allow_inf else "inf)"
     if epsilon <= 0 or (math.isinf(epsilon) and not allow_inf):
         raise ValueError(f"'{name}' must be in (0, {upper}; got {epsilon}.")
@@ -53,7 +57,7 @@ def check_epsilon(epsilon, name="epsilon", allow_inf=True):
 
 def check_delta(delta, name="delta", allow_zero=True):
     """``delta`` in [0, 1) (or (0, 1) where zero is meaningless)."""
-    delta = _real(delta, name)
+    delta = check_real(delta, name)
     low_ok = delta >= 0 if allow_zero else delta > 0
     if not (low_ok and delta < 1):
         bracket = "[0, 1)" if allow_zero else "(0, 1)"
@@ -65,7 +69,7 @@ def check_positive(value, name, allow_inf=False):
     """A finite (or, where allowed, infinite) real number > 0."""
     if value is None:
         raise ValueError(f"'{name}' is required (a public bound stated before seeing the data); got None.")
-    value = _real(value, name)
+    value = check_real(value, name)
     if value <= 0 or (math.isinf(value) and not allow_inf):
         upper = "inf]" if allow_inf else "inf)"
         raise ValueError(f"'{name}' must be in (0, {upper}; got {value}.")
@@ -74,7 +78,7 @@ def check_positive(value, name, allow_inf=False):
 
 def check_nonnegative(value, name):
     """A finite real number >= 0."""
-    value = _real(value, name)
+    value = check_real(value, name)
     if value < 0 or math.isinf(value):
         raise ValueError(f"'{name}' must be in [0, inf); got {value}.")
     return value
@@ -97,7 +101,7 @@ def check_option(value, name, options):
     return value
 
 
-def _as_float_array(X, name, convert=True):
+def as_float_array(X, name, convert=True):
     """``X`` as a real array (float64 when ``convert``): the one input rule of every entry point.
 
     Refused: text (strings are never parsed, numeric or not), missing values
@@ -159,7 +163,8 @@ def _object_to_float(arr, name):
         raise TypeError(f"'{name}' must hold real numbers; got an object array that is not numeric.") from None
 
 
-def _check_finite(arr, name):
+def check_finite(arr, name):
+    """Refuse NaN and infinite entries, counting them (never showing one)."""
     if not np.all(np.isfinite(arr)):
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise ValueError(f"'{name}' contains {bad} NaN or infinite value(s); remove or impute them first.")
@@ -172,7 +177,7 @@ def check_data(X, name="X", min_samples=1, finite=True):
     non-finite values more cheaply themselves (the streaming pass reads it
     off the row norms it computes anyway).
     """
-    arr = _as_float_array(X, name)
+    arr = as_float_array(X, name)
     if arr.ndim != 2:
         raise ValueError(
             f"'{name}' must be 2-D with shape (n_samples, n_features); got {arr.ndim}-D shape {arr.shape}. "
@@ -185,18 +190,18 @@ def check_data(X, name="X", min_samples=1, finite=True):
             f"'{name}' has {arr.shape[0]} sample(s) (shape={arr.shape}) while a minimum of {min_samples} is required."
         )
     if finite:
-        _check_finite(arr, name)
+        check_finite(arr, name)
     return arr
 
 
 def check_vector(y, name="y", length=None):
     """A finite 1-D float array, optionally of a given length."""
-    arr = _as_float_array(y, name)
+    arr = as_float_array(y, name)
     if arr.ndim != 1:
         raise ValueError(f"'{name}' must be 1-D; got {arr.ndim}-D shape {arr.shape}.")
     if length is not None and arr.shape[0] != length:
         raise ValueError(f"'{name}' must have length {length} (one entry per row of X); got {arr.shape[0]}.")
-    _check_finite(arr, name)
+    check_finite(arr, name)
     return arr
 
 

@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 
 from dpmoments.estimators.irls import PrivateIRLS
-from dpmoments.solvers.irls import _weights
+from dpmoments.solvers.irls import irls_weights
 from dpmoments.testing import audit
 
 EPS, DELTA, N = 1.0, 1e-3, 50
@@ -73,7 +73,7 @@ def _replica(first_moment, n_iter, factor=1.0):
         theta = np.zeros(size)
         for _ in range(n_iter):
             resid = y_rows[None, :] - theta[:, None] * X_ROWS[None, :]
-            s = _weights(resid.ravel(), W, 1.0).reshape(size, 2)
+            s = irls_weights(resid.ravel(), W, 1.0).reshape(size, 2)
             A = (s * COUNTS * X_ROWS * y_rows).sum(axis=1) / N
             B = (s * COUNTS * X_ROWS * X_ROWS).sum(axis=1) / N
             if first_moment == "laplace":
@@ -97,7 +97,7 @@ def test_replica_reproduces_fit(first_moment, n_iter):
         real = _estimator(first_moment, n_iter, rng=seed).fit(*_dataset(which)).coef_[0]
         assert real == pytest.approx(mech(which, np.random.default_rng(seed), 1)[0], rel=1e-10, abs=1e-14)
     # at theta = 0 the weights are w_max for both differing rows: A moves by its full sensitivity, B not at all
-    s = [_weights(Y_ROWS[w], W, 1.0) for w in (0, 1)]
+    s = [irls_weights(Y_ROWS[w], W, 1.0) for w in (0, 1)]
     np.testing.assert_array_equal(s[0], s[1])
     gap = abs((s[0] * COUNTS * X_ROWS * Y_ROWS[0]).sum() - (s[1] * COUNTS * X_ROWS * Y_ROWS[1]).sum()) / N
     assert gap == pytest.approx(sens["A_l2"])

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpmoments.moments import accumulate as acc_module
+from dpmoments.moments import sums as sums_module
 from dpmoments.moments.accumulate import MomentSums, accumulate_moments
 from dpmoments.moments.bounds import clip_entries, clip_responses, clip_rows
 
@@ -103,7 +103,7 @@ def test_array_and_pair_sources_are_chunked_for_you():
 
 
 def test_third_moment_sub_blocks(monkeypatch):
-    monkeypatch.setattr(acc_module, "_THIRD_BLOCK_ELEMENTS", 7)
+    monkeypatch.setattr(sums_module, "_THIRD_BLOCK_ELEMENTS", 7)
     rng = np.random.default_rng(1)
     X = rng.normal(size=(50, 4))
     sums = accumulate_moments([X[:23], X[23:]], row_norm=2.0, third=True)

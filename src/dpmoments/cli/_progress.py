@@ -31,12 +31,6 @@ class Progress:
         self.done += k
         self._draw()
 
-    def wrap(self, chunks, size=len):
-        """Yield from ``chunks``, counting ``size(chunk)`` for each."""
-        for chunk in chunks:
-            yield chunk
-            self.update(size(chunk))
-
     def close(self):
         if self.enabled:
             self._draw(force=True)

@@ -104,11 +104,6 @@ def require_target(args):
                        f"'{args.data}'")
 
 
-def no_grid(args, command):
-    if getattr(args, "epsilon_grid", None) is not None:
-        raise CliError(f"--epsilon-grid is not supported by '{command}'")
-
-
 def estimator_report(command, guarantee, *, privacy, source, fingerprint, n, d, analysis, argv, randomness,
                      files, extra=None, neighbours="replace-one"):
     """A privacy report with the layout of :func:`._report.privacy_report`, for estimators without a Release.

@@ -104,12 +104,12 @@ def _check(args):
 
 def run(args):
     from ..estimators import PrivateModelSelection
-    from ..estimators.model_selection import _candidate_family
+    from ..estimators.model_selection import candidate_family
 
     phi = _check(args)
     source = open_input(args, target=args.target)
     grid = epsilon_grid(args)
-    family = _candidate_family(args.candidates, args.max_size, source.n_features)  # refuses too many, now
+    family = candidate_family(args.candidates, args.max_size, source.n_features)  # refuses too many, now
     est = PrivateModelSelection(epsilon=args.epsilon, bounds=args.bounds, response_bound=args.response_bound,
                                 R=args.R, candidates=args.candidates, max_size=args.max_size, phi=phi,
                                 sigma2=args.sigma2, mechanism=args.mechanism, rng=args.seed,

@@ -34,7 +34,6 @@ is known to hold). Every total is :func:`dpmoments.privacy.compose` of the
 ``2J`` releases under the accounting's rule, never a restated target.
 """
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Optional
@@ -164,11 +163,6 @@ def irls_budget(epsilon, delta, n_iter, *, accounting="zcdp", first_moment="gaus
         return _advanced(epsilon, delta, n_iter, kinds, split, n_gauss, delta_slack)
     pair = _pair(kinds, split * epsilon / n_iter, (1 - split) * epsilon / n_iter, delta / n_gauss if n_gauss else 0.0)
     return _finish(pair, n_iter, "basic", compose(pair * n_iter))
-
-
-def _per_release_epsilon(g):
-    """The (claimed) epsilon of one release's (epsilon, delta) form, for the budget searches."""
-    return g.claim.as_approx().epsilon
 
 
 def _gaussian_release(eps, delta_i, calibration):

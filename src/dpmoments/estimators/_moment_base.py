@@ -9,7 +9,6 @@ private centre, ``row_norm="auto"`` and ``scale="private"`` go through
 """
 
 import math
-import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -17,12 +16,12 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._validation import check_data, check_nonnegative, check_option
-from ..moments import Release, iter_chunks, release_second_moment
+from ..moments import Release, release_second_moment
 from ..moments.counts import check_count_share, planned_guarantee
-from ..moments.dask_moments import is_dask_collection
 from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant
 from ._conventions import fit_input, privacy_report, release_input, release_noise, require_for_fit
 from ._private_choices import needs_private_choices, private_second_moment
+from ._sources import n_features_of, out_of_core
 
 __all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
 
@@ -182,32 +181,6 @@ class MomentEstimator(BaseEstimator):
         if not isinstance(release, Release) or release.second_moment is None:
             raise TypeError(f"'release' must be a Release with a second moment; got {release!r}.")
         return release
-
-
-def out_of_core(X):
-    """A dask collection or a file path: released by streaming, never loaded whole here."""
-    return is_dask_collection(X) or isinstance(X, (str, os.PathLike))
-
-
-def n_features_of(X):
-    """Columns of ``X`` without materialising it (dask collections and paths included).
-
-    In-memory input is validated as before (``check_data``).
-    """
-    if is_dask_collection(X):
-        if getattr(X, "ndim", 2) != 2:
-            raise ValueError(f"'X' must be 2-D with shape (n_samples, n_features); got {X.ndim}-D.")
-        return len(X.columns) if hasattr(X, "columns") else int(X.shape[1])
-    if isinstance(X, (str, os.PathLike)) or _rereadable_stream(X):
-        first = next(iter(iter_chunks(X, chunk_size=1)))
-        return (first[0] if isinstance(first, tuple) else first).shape[1]
-    return (X if isinstance(X, np.ndarray) and X.ndim == 2 else check_data(X)).shape[1]
-
-
-def _rereadable_stream(X):
-    """An object whose every iteration reads the chunks afresh (the command line's files), not an array."""
-    return (not hasattr(X, "__array__") and not isinstance(X, (list, tuple)) and hasattr(X, "__iter__")
-            and iter(X) is not X)
 
 
 def in_original_units(release, matrix):

@@ -54,6 +54,7 @@ from ..moments.dask_moments import is_dask_collection, row_ones
 from ..moments.private_bounds import noisy_clipped_count, quantile_pass, select_quantiles
 from ..moments.release import Part, randomness_of, release_part
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
+from ._sources import n_features_of
 
 __all__ = ["private_second_moment", "needs_private_choices"]
 
@@ -258,7 +259,7 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     elif private_center and scale is not None:
         m = _location(X, budget, shares["location"], bounds.search, rng_loc)
     elif private_center:  # the mean is taken about the origin, the second moment about the mean
-        m = np.zeros(_width(X))
+        m = np.zeros(n_features_of(X))
         R_mean, _, _ = _row_bound(X, m, None, budget, shares["location"], bounds,
                                   ("cross", *main[1:3], shares["mean"], main[4]), rng_loc, "location",
                                   diagnostic=False)
@@ -284,12 +285,6 @@ def _private_mean(X, s, m_z, R, budget, share, rng, relation):
     mean = _mean(X, s, m_z, budget.release(share), rng, dict(row_norm=R, **relation))
     budget.parts.append(release_part("mean", mean, share, noise_scale=mean.noise_scale))
     return m_z + mean.cross_moment
-
-
-def _width(X):
-    from ._moment_base import n_features_of  # the base imports this module
-
-    return n_features_of(X)
 
 
 def _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon, delta):

@@ -10,7 +10,7 @@ from .._rng import as_generator, describe_randomness, spawn
 from .._validation import check_data, check_nonnegative, check_positive, check_sensitivity
 from ._target import check_target
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
-from ..mechanisms import symmetric_matrix_noise, wishart_noise
+from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, wishart_noise
 from ..moments import clip_responses, clip_rows
 from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
 from ..moments.counts import warn_if_delta_large
@@ -18,7 +18,7 @@ from ..moments.release import Part
 from ..privacy import PureDP, analytic_gaussian_sigma, check_accountant, classic_gaussian_sigma, compose
 from ..privacy import zcdp_gaussian_sigma
 from ..privacy.relations import check_neighbours
-from ..solvers.irls import _check_p, _weights, solve_weighted, weighted_moments
+from ..solvers.irls import check_p, irls_weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
 from ._conventions import check_input, fit_input, noise_entry, privacy_report
 from ._uncertainty_models import irls_laws, irls_spread
@@ -268,7 +268,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         if self._autos():
             as_bound_budget(self.bound_budget)
         check_positive(self.w_max, "w_max")
-        _check_p(self.p)
+        check_p(self.p)
         if isinstance(self.n_iter, bool) or not isinstance(self.n_iter, (int, np.integer)) or self.n_iter < 1:
             raise ValueError(f"'n_iter' must be an integer >= 1; got {self.n_iter!r}.")
         if self.intercept_scale is not None:
@@ -375,7 +375,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         theta, clipped = np.zeros(d), []
         floor = self._floor(scales, d)
         for _ in range(self.n_iter):
-            A, B = weighted_moments(Z, y, _weights(y - Z @ theta, self.w_max, self.p))
+            A, B = weighted_moments(Z, y, irls_weights(y - Z @ theta, self.w_max, self.p))
             A, B = self._noisy(A, B, scales, rng)
             theta, k = solve_weighted(B, A, floor)
             clipped.append(k)
@@ -385,10 +385,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         if scales["A"] == 0.0:
             return A, B
         d = A.size
-        if self.first_moment == "laplace":
-            A = A + rng.laplace(0.0, scales["A"], size=d)
-        else:
-            A = A + rng.normal(0.0, scales["A"], size=d)
+        first_noise = laplace_noise if self.first_moment == "laplace" else gaussian_noise
+        A = A + first_noise(d, scales["A"], rng)
         if self.second_moment == "wishart":
             return A, B + wishart_noise(d, d + 1, scales["B"], rng)
         return A, B + symmetric_matrix_noise(d, scales["B"], rng)

@@ -11,7 +11,7 @@ from .._rng import as_generator, describe_randomness
 from .._validation import check_data, check_int, check_nonnegative, check_positive, check_sensitivity
 from ._target import check_target
 from ..exceptions import NotPrivateWarning
-from ..mechanisms import exponential_mechanism, report_noisy_min, symmetric_matrix_noise
+from ..mechanisms import exponential_mechanism, laplace_noise, report_noisy_min, symmetric_matrix_noise
 from .._rng import spawn
 from ..moments import accumulate_moments
 from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
@@ -31,7 +31,7 @@ MECHANISMS = ("noisy-min", "exponential")
 _MAX_CANDIDATES = 20_000
 
 
-def _candidate_family(candidates, max_size, d):
+def candidate_family(candidates, max_size, d):
     """The fixed, data-independent family as a tuple of sorted index tuples."""
     if isinstance(candidates, str):
         k = d if max_size is None else int(max_size)
@@ -352,7 +352,7 @@ class PrivateModelSelection(BaseEstimator):
         X = check_data(X)
         y = check_target(y, X.shape[0], type(self).__name__)
         n, d = X.shape
-        family = _candidate_family(self.candidates, self.max_size, d)
+        family = candidate_family(self.candidates, self.max_size, d)
         parts = self._budget_parts(len(family))
         guarantee = compose([PureDP(e) for e in parts.values()])
         if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one"):
@@ -446,7 +446,7 @@ class PrivateModelSelection(BaseEstimator):
             # The noisy gap to the runner-up comes free with report-noisy-min (Ding et al. 2019).
             index, self.selection_gap_ = report_noisy_min(scores, scale, rng, return_gap=True)
             return index
-        self.scores_ = scores + rng.laplace(0.0, scale, size=scores.size)
+        self.scores_ = scores + laplace_noise(scores.size, scale, rng)
         two = np.sort(self.scores_)[:2]
         self.selection_gap_ = float(two[1] - two[0]) if two.size > 1 else math.inf
         return int(np.argmin(self.scores_))
@@ -459,7 +459,7 @@ class PrivateModelSelection(BaseEstimator):
         if math.isinf(eps):
             return Gs, bs, 0.0, 0.0
         E = symmetric_matrix_noise(k, scale, rng, distribution="laplace")
-        return Gs + E, bs + rng.laplace(0.0, scale, size=k), 2.0 * math.sqrt(k) * scale * math.sqrt(2.0), scale
+        return Gs + E, bs + laplace_noise(k, scale, rng), 2.0 * math.sqrt(k) * scale * math.sqrt(2.0), scale
 
     def _moments_sensitivity(self, k, n):
         """L1 sensitivity of the upper triangle of ``X'X/n`` and of ``X'y/n`` on ``k`` clipped columns."""
@@ -480,7 +480,7 @@ class PrivateModelSelection(BaseEstimator):
             return float(self.sigma2)
         q_full = self._certified(G, b, c, [tuple(range(b.size))], tau)[0] / n
         eps = float(self.sigma2_epsilon)
-        noisy = q_full if math.isinf(eps) else q_full + rng.laplace(0.0, delta_q / (n * eps))
+        noisy = q_full if math.isinf(eps) else q_full + float(laplace_noise((), delta_q / (n * eps), rng))
         return float(min(max(noisy, 1e-12), self.response_bound_**2))
 
     def _refit(self, G, b, c, n, rng):

@@ -9,7 +9,8 @@ from .._rng import as_generator
 from .._validation import check_delta, check_epsilon, check_int
 from .._validation import check_positive
 from ..privacy import ApproxDP, ZCDP, classic_gaussian_sigma, compose, gaussian_rho
-from ..solvers.tensor_power import tensor_apply
+from ..mechanisms import gaussian_noise
+from ..solvers.tensor_power import random_unit_vectors, tensor_apply
 
 __all__ = ["NoisyTensorPowerResult", "noisy_tensor_power_method"]
 
@@ -98,13 +99,14 @@ def noisy_tensor_power_method(T, n_components, *, epsilon, delta, sensitivity_l1
     gen = as_generator(rng)
     lams, vecs = np.empty(r), np.empty((r, K))
     for k in range(r):
-        u = gen.standard_normal((L, K))
-        u /= np.linalg.norm(u, axis=1, keepdims=True)
+        u = random_unit_vectors(L, K, gen)
         for _ in range(R):
+            # Each restart's step is a Gaussian mechanism of its own scale nu ||u||_inf^2: unit draws, rescaled.
             scale = nu * np.max(np.abs(u), axis=1, keepdims=True) ** 2
-            u = tensor_apply(T, u) + scale * gen.standard_normal((L, K))
+            u = tensor_apply(T, u) + scale * gaussian_noise((L, K), 1.0, gen)
             u /= np.linalg.norm(u, axis=1, keepdims=True)
-        noisy = np.einsum("li,li->l", tensor_apply(T, u), u) + nu * np.max(np.abs(u), axis=1) ** 3 * gen.standard_normal(L)
+        exact = np.einsum("li,li->l", tensor_apply(T, u), u)
+        noisy = exact + nu * np.max(np.abs(u), axis=1) ** 3 * gaussian_noise(L, 1.0, gen)
         best = int(np.argmax(noisy))
         lams[k], vecs[k] = noisy[best], u[best]
         T -= lams[k] * np.einsum("i,j,k->ijk", vecs[k], vecs[k], vecs[k])

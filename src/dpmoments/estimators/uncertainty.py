@@ -35,7 +35,7 @@ from typing import Optional
 import numpy as np
 from scipy import stats
 
-from .._rng import as_generator
+from .._rng import bootstrap_generator
 from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, symmetric_tensor_noise
 from ..mechanisms import wishart_noise
 from ..moments.counts import published_count
@@ -44,7 +44,6 @@ __all__ = ["NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generat
            "check_draws", "check_level", "check_uncertainty_params", "count_relative_sd", "z_value"]
 
 # A spawn key no library code uses (spawn() numbers children 0, 1, ...): the bootstrap's stream.
-_BOOTSTRAP_KEY = 0x626F6F74  # "boot"
 _KINDS = {"none": "none", "gaussian": "gaussian", "laplace": "laplace", "wishart": "wishart",
           "wishart-approx": "wishart", "discrete-gaussian": "gaussian", "discrete-laplace": "laplace"}
 
@@ -182,29 +181,6 @@ def count_relative_sd(release):
         return 0.0
     kind = noise_law(release).kind
     return (math.sqrt(2.0) if kind == "laplace" else 1.0) * scale / release.n
-
-
-def bootstrap_generator(rng):
-    """A generator for bootstrap draws, on a stream that no release uses.
-
-    ``None`` gives fresh OS entropy. A seed, ``SeedSequence`` or ``Generator``
-    gives a reproducible child stream (spawn key ``0x626F6F74``) of its seed
-    sequence: independent of the stream the release's noise came from and of
-    the children that :func:`dpmoments._rng.spawn` hands out, and it leaves a
-    caller's generator untouched.
-    """
-    if rng is None:
-        return np.random.default_rng()
-    if isinstance(rng, np.random.Generator):
-        seq = getattr(rng.bit_generator, "seed_seq", None)
-        if not isinstance(seq, np.random.SeedSequence):  # a generator restored from a state: fresh draws from it
-            return np.random.default_rng(rng.integers(0, 2**63, size=4))
-    elif isinstance(rng, np.random.SeedSequence):
-        seq = rng
-    else:
-        seq = as_generator(rng).bit_generator.seed_seq  # validates the seed
-    child = np.random.SeedSequence(seq.entropy, spawn_key=tuple(seq.spawn_key) + (_BOOTSTRAP_KEY,))
-    return np.random.default_rng(child)
 
 
 def redraw_count(release, rng):

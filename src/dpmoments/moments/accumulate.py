@@ -13,136 +13,23 @@ partitions or sites combine by ``MomentSums.merge`` and only the release
 divides by ``n``. Memory stays at one chunk plus the sums.
 """
 
-import dataclasses
 import functools
-from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
-from dpmoments._validation import check_data, check_int, check_positive, check_vector
-from dpmoments.moments.bounds import _clip_entries, _clip_responses, _clip_rows
+from dpmoments._validation import check_data, check_positive, check_vector
+from dpmoments.moments.bounds import _clip_responses, _clip_rows
 from dpmoments.moments.readers import iter_chunks
+from dpmoments.moments.sparse_sums import is_sparse_source, sparse_moment_sums
+from dpmoments.moments.sums import MomentSums, expand_third, third_rows
 
 __all__ = ["MomentSums", "accumulate_moments"]
 
-# Rows per sub-block of the third-moment product: keeps its (rows, d(d+1)/2)
-# work array near 16 MiB whatever the chunk size.
-_THIRD_BLOCK_ELEMENTS = 1 << 21
 # Elements per chunk when an in-memory array is chunked here.
 _CHUNK_ELEMENTS = 1 << 20
 # Elements per block of the fused clip-and-accumulate loop (2 MiB of float64: it stays in the
 # last-level cache; larger blocks measured faster than L2-sized ones, whose per-call overhead dominates).
 _BLOCK_ELEMENTS = 1 << 18
-
-
-@dataclass(frozen=True, eq=False)
-class MomentSums:
-    """Exact sums of moments of clipped rows (no noise, not normalised).
-
-    Attributes
-    ----------
-    n : int
-        Number of rows summed.
-    n_features : int
-        ``d``.
-    xtx : ndarray of shape (d, d)
-        ``sum_i x_i x_i^T`` over the clipped rows; exactly symmetric.
-    xty : ndarray of shape (d,) or None
-        ``sum_i x_i y_i`` over clipped rows and clipped responses.
-    yty : float or None
-        ``sum_i y_i^2`` over clipped responses.
-    third : ndarray of shape (d, d, d) or None
-        ``sum_i x_i (x) x_i (x) x_i``; symmetric up to rounding (symmetrise it
-        before adding symmetric noise, see ``symmetry.symmetrise_tensor``).
-    row_norm, entry_bound, response_bound : float or None
-        The public bounds that were enforced (one of ``row_norm`` /
-        ``entry_bound`` is set by ``accumulate_moments``). ``merge`` refuses
-        sums made under different bounds.
-    center : ndarray of shape (d,) or None
-        The public centre subtracted from every row before clipping.
-
-    Privacy
-    -------
-    These are the *exact* statistics of private data: never publish them.
-    Pass them to a ``release_*`` function, which adds calibrated noise.
-    """
-
-    n: int
-    n_features: int
-    xtx: np.ndarray
-    xty: Optional[np.ndarray] = None
-    yty: Optional[float] = None
-    third: Optional[np.ndarray] = None
-    row_norm: Optional[float] = None
-    entry_bound: Optional[float] = None
-    response_bound: Optional[float] = None
-    center: Optional[np.ndarray] = None
-
-    def __post_init__(self):
-        object.__setattr__(self, "n", check_int(self.n, "n", minimum=0))
-        d = check_int(self.n_features, "n_features", minimum=1)
-        object.__setattr__(self, "n_features", d)
-        shapes = {"xtx": (d, d), "xty": (d,), "third": (d, d, d), "center": (d,)}
-        for name, shape in shapes.items():
-            arr = getattr(self, name)
-            if arr is None:
-                continue
-            arr = np.array(arr, dtype=np.float64)
-            if arr.shape != shape:
-                raise ValueError(f"'{name}' must have shape {shape} for n_features={d}; got {arr.shape}.")
-            arr.setflags(write=False)
-            object.__setattr__(self, name, arr)
-        if (self.xty is None) != (self.yty is None):
-            raise ValueError("'xty' and 'yty' must both be given or both be None.")
-        if self.yty is not None:
-            object.__setattr__(self, "yty", float(self.yty))
-
-    def merge(self, other):
-        """Sums over the union of two disjoint sets of rows.
-
-        Parameters
-        ----------
-        other : MomentSums
-            Made with the same ``n_features``, the same bounds and centre,
-            and the same moments present.
-
-        Returns
-        -------
-        MomentSums
-            A new object; neither operand changes. Merging is associative
-            and commutative (up to floating-point rounding).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> a = accumulate_moments([np.eye(2)], row_norm=1.0)
-        >>> a.merge(a).n
-        4
-        """
-        if not isinstance(other, MomentSums):
-            raise TypeError(f"'other' must be a MomentSums; got {type(other).__name__}.")
-        if other.n_features != self.n_features:
-            raise ValueError(f"Cannot merge moment sums over different features: n_features={self.n_features} "
-                             f"and other.n_features={other.n_features}.")
-        for name in ("xty", "third"):
-            if (getattr(self, name) is None) != (getattr(other, name) is None):
-                raise ValueError(f"Cannot merge moment sums where only one has '{name}'.")
-        for name in ("row_norm", "entry_bound", "response_bound"):
-            if getattr(self, name) != getattr(other, name):
-                raise ValueError(f"Cannot merge moment sums clipped to different bounds: {name}="
-                                 f"{getattr(self, name)!r} and other.{name}={getattr(other, name)!r}.")
-        if not _same_center(self.center, other.center):
-            raise ValueError("Cannot merge moment sums centred at different public centres.")
-        add = lambda a, b: None if a is None else a + b  # noqa: E731
-        return dataclasses.replace(
-            self, n=self.n + other.n, xtx=self.xtx + other.xtx, xty=add(self.xty, other.xty),
-            yty=add(self.yty, other.yty), third=add(self.third, other.third),
-        )
-
-
-def _same_center(a, b):
-    return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
 
 
 def accumulate_moments(chunks, *, row_norm=None, entry_bound=None, response_bound=None, third=False,
@@ -216,7 +103,7 @@ def accumulate_moments(chunks, *, row_norm=None, entry_bound=None, response_boun
         response_bound = check_positive(response_bound, "response_bound")
     if not isinstance(third, (bool, np.bool_)):
         raise TypeError(f"'third' must be True or False; got {type(third).__name__} {third!r}.")
-    if _is_sparse(chunks):
+    if is_sparse_source(chunks):
         return _sparse_sums(chunks, row_norm, entry_bound, response_bound, bool(third), center)
     if isinstance(chunks, (str, bytes, tuple)) or hasattr(chunks, "__array__") or not hasattr(chunks, "__iter__"):
         chunks = iter_chunks(chunks, chunk_size=_chunk_rows(chunks))
@@ -226,15 +113,7 @@ def accumulate_moments(chunks, *, row_norm=None, entry_bound=None, response_boun
     return state.result(row_norm, entry_bound)
 
 
-def _is_sparse(source):
-    from dpmoments.moments.sparse_sums import is_sparse_source  # it builds on this module
-
-    return is_sparse_source(source)
-
-
 def _sparse_sums(source, row_norm, entry_bound, response_bound, third, center):
-    from dpmoments.moments.sparse_sums import sparse_moment_sums
-
     if center is not None:
         raise ValueError("'center' cannot be used with sparse 'X': subtracting it makes every row dense. "
                          "Pass a dense array, or centre the data yourself.")
@@ -351,7 +230,7 @@ class _State:
             self.xty += Xc.T @ yc
             self.yty += float(yc @ yc)
         if self.third:
-            self.r3 += _third_rows(Xc)
+            self.r3 += third_rows(Xc)
 
     def _start(self, d, has_y, k):
         if has_y and self.response_bound is None:
@@ -371,7 +250,7 @@ class _State:
             raise ValueError("The data have no rows (n = 0): at least one row is needed to accumulate moments.")
         return MomentSums(
             n=self.n, n_features=self.d, xtx=self.xtx, xty=self.xty, yty=self.yty,
-            third=None if self.r3 is None else _expand_third(self.r3, self.d),
+            third=None if self.r3 is None else expand_third(self.r3, self.d),
             row_norm=None if row_norm is None else float(row_norm),
             entry_bound=None if entry_bound is None else float(entry_bound),
             response_bound=self.response_bound if self.has_y else None, center=self.center,
@@ -403,24 +282,3 @@ def _checked(check, value, name, k, offset, **kwargs):
             raise ValueError(f"'{name}' has a NaN or infinite value in chunk {k} at {where} of the chunk "
                              f"(row {offset + bad[0]} overall); remove or impute it first.") from None
         raise
-
-
-def _third_rows(X):
-    """``R[p, k] = sum_i x_ia x_ib x_ik`` for the upper-triangle pairs ``p = (a <= b)``."""
-    n, d = X.shape
-    ia, ib = np.triu_indices(d)
-    step = max(1, _THIRD_BLOCK_ELEMENTS // max(ia.size, 1))
-    out = np.zeros((ia.size, d))
-    for lo in range(0, n, step):
-        B = X[lo:lo + step]
-        out += (B[:, ia] * B[:, ib]).T @ B
-    return out
-
-
-def _expand_third(r3, d):
-    """The full (d, d, d) tensor from its upper-triangle pair rows."""
-    ia, ib = np.triu_indices(d)
-    T = np.empty((d, d, d))
-    T[ia, ib, :] = r3
-    T[ib, ia, :] = r3
-    return T

@@ -86,13 +86,13 @@ from .sensitivity import NEIGHBOURS
 
 TIE_PRIOR = 5.0  # the lowest bin's base measure for tied statistics is (G + 1) e^5 (module docstring)
 
-__all__ = ["SearchRange", "BinCounts", "PrivateQuantiles", "NoisyCount", "STATISTICS", "private_quantiles",
+__all__ = ["SearchRange", "BinCounts", "PrivateQuantiles", "NoisyClippedCount", "STATISTICS", "private_quantiles",
            "exponential_budget", "quantile_pass"]
 
 
 
 @dataclass(frozen=True)
-class NoisyCount:
+class NoisyClippedCount:
     """A count released with noise: ``value`` (noisy), its noise standard deviation and its guarantee."""
 
     value: float
@@ -231,9 +231,9 @@ def noisy_clipped_count(counts, edges, bound, *, epsilon=None, rho=None, rng=Non
     gen = as_generator(rng)
     if rho is not None:
         sd = 1.0 / math.sqrt(2.0 * rho)
-        return NoisyCount(float(exact + gaussian_noise(1, sd, gen)[0]), sd, ZCDP(rho))
+        return NoisyClippedCount(float(exact + gaussian_noise(1, sd, gen)[0]), sd, ZCDP(rho))
     scale = 1.0 / epsilon
-    return NoisyCount(float(exact + laplace_noise(1, scale, gen)[0]), math.sqrt(2.0) * scale, PureDP(epsilon))
+    return NoisyClippedCount(float(exact + laplace_noise(1, scale, gen)[0]), math.sqrt(2.0) * scale, PureDP(epsilon))
 
 
 def _check_target(quantile, clipped_rows):

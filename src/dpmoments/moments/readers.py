@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from dpmoments._validation import _as_float_array, check_int
+from dpmoments._validation import as_float_array, check_int
 
 from ._chunking import resolve_columns as _resolve
 from ._chunking import split as _split
@@ -133,7 +133,7 @@ def _check_array(A, name):
             raise TypeError(f"'{name}' is a dask {type(A).__name__}; pass a dask array "
                             "(for a dask DataFrame: .to_dask_array(lengths=True)).")
     else:
-        A = _as_float_array(A, name, convert=False)  # the one input rule (text, missing values, masks)
+        A = as_float_array(A, name, convert=False)  # the one input rule (text, missing values, masks)
     if np.dtype(A.dtype).kind not in "biuf":
         raise TypeError(f"'{name}' must hold real numbers; got dtype {A.dtype}.")
     if A.ndim != 2:
@@ -160,7 +160,7 @@ def _iter_pair(pair, chunk_size, columns, target):
     if target is not None:
         raise ValueError(f"'target' selects a response column, but the source is already an (X, y) pair; got target={target!r}.")
     X = _check_array(pair[0], "X")
-    y = pair[1] if _is_dask(pair[1]) else _as_float_array(pair[1], "y", convert=False)
+    y = pair[1] if _is_dask(pair[1]) else as_float_array(pair[1], "y", convert=False)
     if y.ndim != 1:
         raise ValueError(f"'y' must be 1-D with shape (n_samples,); got {y.ndim}-D shape {y.shape}.")
     if np.dtype(y.dtype).kind not in "biuf":

@@ -13,7 +13,6 @@ from typing import Optional
 import numpy as np
 
 from .._rng import describe_randomness, secure_randomness
-from ..privacy.guarantees import PureDP
 from ..privacy.relations import describe_relation, n_is_public
 from .psd import project_psd as _project_psd
 
@@ -271,11 +270,6 @@ class Release:
             f"mechanism={self.mechanism!r}, "
             f"noise_scale={self.noise_scale:.4g}, neighbours={self.neighbours!r}, guarantee={self.guarantee})"
         )
-
-
-def exact_guarantee():
-    """The guarantee of an ``epsilon = inf`` release: none."""
-    return PureDP(math.inf)
 
 
 def randomness_of(rng, epsilon):

@@ -13,7 +13,7 @@ import numpy as np
 from scipy import sparse
 
 from dpmoments._validation import check_positive, check_vector
-from dpmoments.moments.accumulate import MomentSums, _third_rows, _expand_third
+from dpmoments.moments.sums import MomentSums, expand_third, third_rows
 from dpmoments.moments.bounds import _clip_responses
 
 __all__ = ["sparse_moment_sums", "is_sparse_source", "checked_csr"]
@@ -145,6 +145,6 @@ def _sparse_third(X):
     if dense_rows:
         rows = np.concatenate(dense_rows)
         step = max(1, _BLOCK // d)
-        r3 = sum(_third_rows(X[rows[lo:lo + step]].toarray()) for lo in range(0, rows.size, step))
-        T += _expand_third(r3, d)
+        r3 = sum(third_rows(X[rows[lo:lo + step]].toarray()) for lo in range(0, rows.size, step))
+        T += expand_third(r3, d)
     return T

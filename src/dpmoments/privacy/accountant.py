@@ -38,7 +38,6 @@ pickling is refused for the same reason.
 There is no global default accountant: estimators take one explicitly.
 """
 
-import math
 import threading
 from dataclasses import dataclass
 from typing import Optional

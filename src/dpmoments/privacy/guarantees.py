@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .._validation import _real, check_delta, check_epsilon
+from .._validation import check_real, check_delta, check_epsilon
 from .conversions import pure_to_zcdp, zcdp_to_approx_dp
 
 __all__ = ["PureDP", "ApproxDP", "ZCDP", "Uncertified", "Guarantee"]
@@ -145,7 +145,7 @@ class ApproxDP(_Certified):
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_delta(self.delta))
         if self.rho is not None:
-            rho = _real(self.rho, "rho")
+            rho = check_real(self.rho, "rho")
             if rho <= 0:
                 raise ValueError(f"'rho' must be in (0, inf]; got {rho}.")
             object.__setattr__(self, "rho", rho)
@@ -220,7 +220,7 @@ class ZCDP(_Certified):
     rho: float
 
     def __post_init__(self):
-        rho = _real(self.rho, "rho")
+        rho = check_real(self.rho, "rho")
         if rho <= 0:
             raise ValueError(f"'rho' must be in (0, inf]; got {rho}.")
         object.__setattr__(self, "rho", rho)

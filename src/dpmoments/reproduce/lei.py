@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..estimators.model_selection import PrivateModelSelection, _candidate_family
+from ..estimators.model_selection import PrivateModelSelection, candidate_family
 from ..exceptions import NotPrivateWarning
 from ._common import main_quick
 
@@ -35,7 +35,7 @@ __all__ = ["run"]
 BETAS = {"(1, 1, 1, 0, 0, 0)": np.array([1.0, 1, 1, 0, 0, 0]),
          "(1.5, 1, 0.5, 0, 0, 0)": np.array([1.5, 1, 0.5, 0, 0, 0])}
 R_PUBLIC, R_RESP, EPSILONS = 3.0, 4.0, (1.0, 5.0)
-FAMILY = _candidate_family("all", None, 6)
+FAMILY = candidate_family("all", None, 6)
 
 
 def _phis(eps, n):
@@ -152,7 +152,7 @@ def _diabetes(quick):
     X = np.clip(5.0 * data.data, -1, 1)
     y = np.clip((data.target - 150.0) / 100.0, -2, 2)
     n, d = X.shape
-    family = _candidate_family("all", None, d)
+    family = candidate_family("all", None, d)
     r2_bic = _ols_r2(X, y, _bic_choice(X, y, family, np.var(y) * 0.5))
     reps = 5 if quick else 10
     out = ["### Real-data substitute: scikit-learn diabetes (n = 442, d = 10, 1023 candidate models)", "",

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import linalg
 
-from .._validation import _as_float_array, _check_finite, check_nonnegative
+from .._validation import as_float_array, check_finite, check_nonnegative
 
 __all__ = ["GlassoResult", "GlassoInfeasibleError", "glasso_objective"]
 
@@ -73,10 +73,10 @@ class GlassoResult:
 
 def check_cov(S, name="S"):
     """A finite, square, symmetric float matrix (tiny asymmetries are averaged away)."""
-    arr = _as_float_array(S, name)
+    arr = as_float_array(S, name)
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1] or arr.shape[0] < 1:
         raise ValueError(f"'{name}' must be a square 2-D matrix of shape (p, p); got shape {arr.shape}.")
-    _check_finite(arr, name)
+    check_finite(arr, name)
     scale = max(float(arr.max()), -float(arr.min()), np.finfo(float).tiny)
     asym = _asymmetry(arr)
     if asym > 1e-8 * scale:

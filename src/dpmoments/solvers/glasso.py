@@ -29,7 +29,7 @@ from scipy import linalg
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .._validation import _as_float_array, _check_finite, check_int, check_positive
+from .._validation import as_float_array, check_finite, check_int, check_positive
 from ._glasso_common import (NO_SOLUTION, GlassoInfeasibleError, GlassoResult, _objective, check_alpha,
                              check_cov, pd_inverse)
 from .glasso_bcd import _EXACT_P, active_from_precision, empty_active, glasso_bcd_block
@@ -137,10 +137,10 @@ def _warm(warm_start, p):
         return None, None
     if isinstance(warm_start, GlassoResult):
         return warm_start.precision, warm_start.covariance
-    T = _as_float_array(warm_start, "warm_start")
+    T = as_float_array(warm_start, "warm_start")
     if T.shape != (p, p):
         raise ValueError(f"'warm_start' must be a GlassoResult or a (p, p) precision matrix; got shape {T.shape}.")
-    _check_finite(T, "warm_start")
+    check_finite(T, "warm_start")
     T = 0.5 * (T + T.T)
     return T, pd_inverse(T)
 
@@ -375,7 +375,7 @@ def graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, max_ite
     >>> [int((np.abs(r.precision) > 0).sum()) >= 6 for r in path]
     [True, True, True]
     """
-    alphas = np.atleast_1d(_as_float_array(alphas, "alphas"))
+    alphas = np.atleast_1d(as_float_array(alphas, "alphas"))
     results = [None] * alphas.size
     for i, res in iter_graphical_lasso_path(S, alphas, penalize_diagonal=penalize_diagonal, tol=tol,
                                             max_iter=max_iter, screen=screen):
@@ -398,7 +398,7 @@ def iter_graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, ma
     [1, 0]
     """
     S = check_cov(S, "S")
-    alphas = np.atleast_1d(_as_float_array(alphas, "alphas"))
+    alphas = np.atleast_1d(as_float_array(alphas, "alphas"))
     if alphas.ndim != 1 or alphas.size == 0:
         raise ValueError(f"'alphas' must be a non-empty 1-D sequence; got shape {alphas.shape}.")
     for a in alphas:

@@ -100,71 +100,99 @@ def graphical_lasso_admm(S, alpha, *, rho=100.0, penalize_diagonal=True, abs_tol
     a = check_positive(over_relaxation, "over_relaxation")
     if not a < 2:
         raise ValueError(f"'over_relaxation' must be in (0, 2); got {a}.")
+    Z, U = _start(S, Z0, U0)
+    bound = 1e12 * (1.0 + float(np.max(np.abs(S))))  # an iterate this large has left every solution
+    X = None
+    r = s = math.inf
+    converged = diverged = False
+    k = 0
+    for k in range(1, max_iter + 1):
+        Xn, Zn, Un, r, s = _admm_step(S, Z, U, rho, a, alpha, penalize_diagonal)
+        if _diverging(r, s, Zn, Un, bound * max(1.0, rho, 1.0 / rho)):
+            diverged = True
+            if X is None:
+                X = Xn if np.all(np.isfinite(Xn)) else np.eye(S.shape[0])
+            break
+        X, Z, U = Xn, Zn, Un
+        if _meets_stopping_rule(r, s, X, Z, U, rho, abs_tol, rel_tol):
+            converged = True
+            break
+        if residual_balancing:
+            rho, U = _balance(r, s, rho, U)
+    returned, precision, covariance = _estimate(Z, X)
+    return GlassoResult(
+        precision=precision, covariance=covariance,
+        objective=_objective(S, precision, alpha, penalize_diagonal),
+        n_iter=k, converged=converged, solver="admm", alpha=alpha, penalize_diagonal=bool(penalize_diagonal),
+        message=_message(diverged, converged, k, max_iter),
+        info={"rho": rho, "primal_residual": r, "dual_residual": s, "returned": returned, "diverged": diverged},
+    )
+
+
+def _start(S, Z0, U0):
+    """Copies of the starting ``Z`` and scaled dual ``U`` (zeros unless given)."""
     p = S.shape[0]
     Z = np.zeros((p, p)) if Z0 is None else check_cov(Z0, "Z0")
     U = np.zeros((p, p)) if U0 is None else check_cov(U0, "U0")
     for name, M in (("Z0", Z), ("U0", U)):
         if M.shape != S.shape:
             raise ValueError(f"'{name}' must have the shape of 'S' {S.shape}; got {M.shape}.")
-    Z, U = Z.copy(), U.copy()
-    scale = 1.0 + float(np.max(np.abs(S)))
-    X = None
-    r = s = math.inf
-    converged = diverged = False
-    k = 0
-    for k in range(1, max_iter + 1):
-        l, Q = linalg.eigh(rho * (Z - U) - S, check_finite=False)
-        th = (l + np.sqrt(l * l + 4.0 * rho)) / (2.0 * rho)
-        Xn = (Q * th) @ Q.T
-        Xn = 0.5 * (Xn + Xn.T)
-        Xh = a * Xn + (1.0 - a) * Z if a != 1.0 else Xn
-        Zn = _soft(Xh + U, alpha / rho, penalize_diagonal)
-        Un = U + Xh - Zn
-        r = float(np.linalg.norm(Xn - Zn))
-        s = rho * float(np.linalg.norm(Zn - Z))
-        bound = 1e12 * scale * max(1.0, rho, 1.0 / rho)
-        if not (np.isfinite(r) and np.isfinite(s) and np.all(np.isfinite(Un)) and np.max(np.abs(Un)) < bound
-                and np.max(np.abs(Zn)) < bound):
-            diverged = True
-            if X is None:
-                X = Xn if np.all(np.isfinite(Xn)) else np.eye(p)
-            break
-        X, Z, U = Xn, Zn, Un
-        eps_pri = p * abs_tol + rel_tol * max(float(np.linalg.norm(X)), float(np.linalg.norm(Z)))
-        eps_dual = p * abs_tol + rel_tol * rho * float(np.linalg.norm(U))
-        if r <= eps_pri and s <= eps_dual:
-            converged = True
-            break
-        if residual_balancing:
-            if r > _MU * s:
-                rho *= _TAU
-                U /= _TAU
-            elif s > _MU * r:
-                rho /= _TAU
-                U *= _TAU
-    returned = "Z"
-    precision = Z
+    return Z.copy(), U.copy()
+
+
+def _admm_step(S, Z, U, rho, a, alpha, penalize_diagonal):
+    """One ADMM iteration: the X update in closed form by an eigendecomposition, then Z and U."""
+    l, Q = linalg.eigh(rho * (Z - U) - S, check_finite=False)
+    th = (l + np.sqrt(l * l + 4.0 * rho)) / (2.0 * rho)
+    Xn = (Q * th) @ Q.T
+    Xn = 0.5 * (Xn + Xn.T)
+    Xh = a * Xn + (1.0 - a) * Z if a != 1.0 else Xn  # over-relaxation
+    Zn = _soft(Xh + U, alpha / rho, penalize_diagonal)
+    Un = U + Xh - Zn
+    return Xn, Zn, Un, float(np.linalg.norm(Xn - Zn)), rho * float(np.linalg.norm(Zn - Z))
+
+
+def _diverging(r, s, Zn, Un, bound):
+    finite = np.isfinite(r) and np.isfinite(s) and np.all(np.isfinite(Un))
+    return not (finite and np.max(np.abs(Un)) < bound and np.max(np.abs(Zn)) < bound)
+
+
+def _meets_stopping_rule(r, s, X, Z, U, rho, abs_tol, rel_tol):
+    """Boyd et al.'s primal and dual residual tolerances (2011, §3.3.1)."""
+    p = X.shape[0]
+    eps_pri = p * abs_tol + rel_tol * max(float(np.linalg.norm(X)), float(np.linalg.norm(Z)))
+    eps_dual = p * abs_tol + rel_tol * rho * float(np.linalg.norm(U))
+    return r <= eps_pri and s <= eps_dual
+
+
+def _balance(r, s, rho, U):
+    """Residual balancing: move rho towards the lagging residual, rescaling the scaled dual with it."""
+    if r > _MU * s:
+        return rho * _TAU, U / _TAU
+    if s > _MU * r:
+        return rho / _TAU, U * _TAU
+    return rho, U
+
+
+def _estimate(Z, X):
+    """``(which iterate, precision, covariance)``: the sparse Z when it is PD, else the eigen-formula X."""
     covariance = pd_inverse(Z) if np.any(Z) else None
-    if covariance is None:
-        returned, precision = "Theta", X
-        covariance = pd_inverse(X)
-        if covariance is None:  # Θ from the eigen formula is PD in exact arithmetic
-            l, Q = linalg.eigh(X, check_finite=False)
-            l = np.maximum(l, 1e-12 * max(1.0, float(l.max())))
-            precision = (Q * l) @ Q.T
-            covariance = (Q / l) @ Q.T
+    if covariance is not None:
+        return "Z", Z, covariance
+    covariance = pd_inverse(X)
+    if covariance is not None:
+        return "Theta", X, covariance
+    # Θ from the eigen formula is PD in exact arithmetic
+    l, Q = linalg.eigh(X, check_finite=False)
+    l = np.maximum(l, 1e-12 * max(1.0, float(l.max())))
+    return "Theta", (Q * l) @ Q.T, (Q / l) @ Q.T
+
+
+def _message(diverged, converged, k, max_iter):
     if diverged:
-        message = ("ADMM diverged: the noisy S has no graphical-lasso solution at this alpha (the objective is "
-                   "unbounded below, docs/algorithms.md §0.5); project S to the PSD cone first (Release.project_psd) "
-                   "or increase alpha. The last finite iterate is returned.")
-    elif converged:
-        message = f"converged in {k} iterations"
-    else:
-        message = f"did not meet the stopping rule in max_iter={max_iter} iterations"
-    return GlassoResult(
-        precision=precision, covariance=covariance,
-        objective=_objective(S, precision, alpha, penalize_diagonal),
-        n_iter=k, converged=converged, solver="admm", alpha=alpha, penalize_diagonal=bool(penalize_diagonal),
-        message=message,
-        info={"rho": rho, "primal_residual": r, "dual_residual": s, "returned": returned, "diverged": diverged},
-    )
+        return ("ADMM diverged: the noisy S has no graphical-lasso solution at this alpha (the objective is "
+                "unbounded below, docs/algorithms.md §0.5); project S to the PSD cone first (Release.project_psd) "
+                "or increase alpha. The last finite iterate is returned.")
+    if converged:
+        return f"converged in {k} iterations"
+    return f"did not meet the stopping rule in max_iter={max_iter} iterations"

@@ -27,10 +27,11 @@ import numpy as np
 
 from .._validation import check_data, check_int, check_nonnegative, check_positive, check_vector
 
-__all__ = ["irls_weights", "weighted_moments", "solve_weighted", "irls", "IRLSResult"]
+__all__ = ["check_p", "irls_weights", "weighted_moments", "solve_weighted", "irls", "IRLSResult"]
 
 
-def _check_p(p):
+def check_p(p):
+    """The exponent ``p`` of the IRLS loss ``|r|^p``: a number in [1, 2]."""
     p = check_positive(p, "p")
     if not 1.0 <= p <= 2.0:
         raise ValueError(f"'p' must be in [1, 2]; got {p}.")
@@ -60,7 +61,7 @@ def irls_weights(residuals, w_max, p=1.0):
     """
     r = check_vector(residuals, "residuals")
     w_max = check_positive(w_max, "w_max")
-    p = _check_p(p)
+    p = check_p(p)
     return _weights(r, w_max, p)
 
 
@@ -178,7 +179,7 @@ def irls(X, y, *, w_max, p=1.0, n_iter=100, tol=0.0, theta0=None):
     X = check_data(X)
     y = check_vector(y, "y", length=X.shape[0])
     w_max = check_positive(w_max, "w_max")
-    p = _check_p(p)
+    p = check_p(p)
     n_iter = check_int(n_iter, "n_iter", minimum=1)
     tol = check_nonnegative(tol, "tol")
     theta = np.zeros(X.shape[1]) if theta0 is None else check_vector(theta0, "theta0", length=X.shape[1])

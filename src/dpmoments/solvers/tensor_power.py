@@ -141,11 +141,17 @@ def _iterate(T, thetas, n_iter):
     return thetas
 
 
+def random_unit_vectors(n_vectors, K, gen):
+    """``n_vectors`` starting points drawn uniformly on the unit sphere of R^K, as rows.
+
+    Random starts of the power method, not privacy noise: they depend on no data.
+    """
+    starts = gen.standard_normal((n_vectors, K))
+    return starts / np.linalg.norm(starts, axis=1, keepdims=True)
+
+
 def _one_component(T, n_restarts, n_iter, gen):
-    K = T.shape[0]
-    starts = gen.standard_normal((n_restarts, K))
-    starts /= np.linalg.norm(starts, axis=1, keepdims=True)
-    thetas = _iterate(T, starts, n_iter)
+    thetas = _iterate(T, random_unit_vectors(n_restarts, T.shape[0], gen), n_iter)
     scores = np.einsum("li,li->l", tensor_apply(T, thetas), thetas)
     best = _iterate(T, thetas[np.argmax(scores)][None, :], n_iter)[0]
     lam = float(tensor_apply(T, best[None, :])[0] @ best)
