@@ -309,7 +309,10 @@ def test_gap_bound_against_two_factorisations():
         T = res.precision + (E + E.T) * (res.precision != 0)
         exact = glasso_objective(S, T, 0.1) - (np.linalg.slogdet(res.covariance)[1] + 30)
         bound, rho = gap_bound(S, res.covariance, csr_matrix(T), 0.1, True)
-        assert exact - 1e-12 <= bound <= exact + 10 * rho ** 3 + 1e-12
+        R = T @ res.covariance - np.eye(30)
+        slack = 0.5 * (np.vdot(R, R) - np.trace(R @ R))  # what the Frobenius norm adds to tr E²
+        assert rho ** 2 == pytest.approx(np.vdot(R, R), rel=1e-6)
+        assert exact - 1e-12 <= bound <= exact + slack * (1 + 2 * rho) + 10 * rho ** 3 + 1e-12
     active = (np.array([0, 1, 1]), np.array([1]), np.array([0.5]))
     assert assemble(2, active, np.array([2.0, 4.0]))[0, 1] == pytest.approx(-0.5)
 
@@ -369,7 +372,7 @@ def test_numpy_fallback_matches_the_compiled_sweep(monkeypatch, p, pen):
         np.testing.assert_allclose(a.covariance, b.covariance, atol=1e-6)
 
 
-def test_compiled_traces_match_numpy():
+def test_compiled_residual_matches_numpy():
     from scipy.sparse import csr_matrix
     from dpmoments.solvers import glasso_certificate
     if glasso_certificate._compiled is None:
@@ -377,10 +380,10 @@ def test_compiled_traces_match_numpy():
     S = sample_cov(300, 3000, seed=22)
     res = graphical_lasso(S, 0.1)
     T = csr_matrix(res.precision)
-    fast = glasso_certificate._traces(res.covariance, T)
+    fast = glasso_certificate._residual(res.covariance, T)
     compiled, glasso_certificate._compiled = glasso_certificate._compiled, None
     try:
-        slow = glasso_certificate._traces(res.covariance, T)
+        slow = glasso_certificate._residual(res.covariance, T)
     finally:
         glasso_certificate._compiled = compiled
     np.testing.assert_allclose(fast, slow, rtol=1e-12)
