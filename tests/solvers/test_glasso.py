@@ -341,6 +341,35 @@ def test_path_on_indefinite_noisy_S_stays_finite():
         assert (r.objective - ref.objective) / abs(ref.objective) <= 1e-7
 
 
+def test_path_extrapolated_starts_take_one_sweep_per_penalty():
+    """The extrapolated dual start makes most penalties one sweep (the previous dual alone needed two)."""
+    S = sample_cov(120, 1200, seed=30)
+    off = np.abs(S - np.diag(np.diag(S))).max()
+    alphas = np.geomspace(off, 0.1, 20)
+    path = graphical_lasso_path(S, alphas)
+    assert sum(r.n_iter for r in path) <= 26  # 33 when warm-started from the previous dual only
+    ref = graphical_lasso(S, 0.1, tol=1e-13, max_iter=200)
+    assert path[-1].converged and (path[-1].objective - ref.objective) / abs(ref.objective) <= 1e-7
+
+
+def test_path_survives_a_start_that_is_not_positive_definite(monkeypatch):
+    """A bad extrapolation costs time, never the result: the next start (or a cold one) takes over."""
+    from dpmoments.solvers import glasso_path
+    calls = []
+
+    def bad(S, W1, W0, r, alpha):  # inside the dual box, but with a large negative eigenvalue along ones
+        calls.append(alpha)
+        return S - alpha * (1 - np.eye(len(S)))
+
+    monkeypatch.setattr(glasso_path, "_extrapolate", bad)
+    S = sample_cov(40, 400, seed=31)
+    alphas = [0.4, 0.3, 0.2, 0.15, 0.1]
+    for a, r in zip(alphas, graphical_lasso_path(S, alphas)):
+        ref = graphical_lasso(S, a, tol=1e-13, max_iter=200)
+        assert r.converged and (r.objective - ref.objective) / abs(ref.objective) <= 1e-7
+    assert calls  # the bad start was tried
+
+
 # ---------------------------------------------------------------- compiled sweep and its NumPy fallback
 
 
