@@ -18,6 +18,8 @@ The penalties are solved from the largest to the smallest. Each solve starts fro
 Every result is certified to ``tol`` as a single solve is.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .._validation import _as_float_array, check_int, check_positive
@@ -75,8 +77,9 @@ def graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, max_ite
 def iter_graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, max_iter=100, screen=True):
     """:func:`graphical_lasso_path` one penalty at a time, largest first: yields ``(index, GlassoResult)``.
 
-    Only the two previous duals are kept (for the next warm start), so a long path at large ``p``
-    needs the memory of about three solutions, not of all of them.
+    Only the two previous duals are kept (for the next warm start), not their precisions, so a
+    caller that drops each result as it goes needs about three ``p x p`` matrices beyond ``S``
+    (the previous dual, and the new dual and precision), not one pair per penalty.
 
     Examples
     --------
@@ -105,11 +108,23 @@ def iter_graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, ma
             r = (prev.alpha - alpha) / (older.alpha - prev.alpha)
             if r <= _MAX_STEP_RATIO:
                 starts = ((_extrapolate(S, prev.covariance, older.covariance, r, alpha), True),) + starts
+        older = None  # its dual is no longer needed: let it go before the solve allocates
         one_block = screen and prev is not None and prev.n_blocks == 1 and alpha <= prev.alpha
         res, active = _solve(S, alpha, pen, tol, max_iter, Warm(active, starts), screen, edges,
                              (1, np.zeros(p, dtype=int)) if one_block else None)
-        older, prev = prev, res
+        # Keep only what the next starts need (not the precisions): a caller that drops each result
+        # holds about three p x p matrices at a time, not six.
+        older, prev = prev, _Dual(res.alpha, res.converged, res.n_blocks, res.covariance)
         yield int(i), res
+
+
+class _Dual(NamedTuple):
+    """What the next penalty's starts need from a solution."""
+
+    alpha: float
+    converged: bool
+    n_blocks: int
+    covariance: np.ndarray
 
 
 def _extrapolate(S, W1, W0, r, alpha):
