@@ -370,6 +370,20 @@ def test_path_survives_a_start_that_is_not_positive_definite(monkeypatch):
     assert calls  # the bad start was tried
 
 
+def test_iter_path_lets_go_of_the_precisions_it_yielded():
+    """Between penalties only the duals are kept: a caller that drops each result frees its precision."""
+    import gc
+    import weakref
+    from dpmoments.solvers import iter_graphical_lasso_path
+    S = sample_cov(40, 400, seed=32)
+    refs = []
+    for _, res in iter_graphical_lasso_path(S, [0.4, 0.3, 0.2, 0.15, 0.1]):
+        refs.append(weakref.ref(res.precision))
+        del res
+        gc.collect()
+        assert all(r() is None for r in refs[:-1])  # the last is still the generator's until it resumes
+
+
 # ---------------------------------------------------------------- compiled sweep and its NumPy fallback
 
 

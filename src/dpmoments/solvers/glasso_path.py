@@ -116,6 +116,7 @@ def iter_graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, ma
         # holds about three p x p matrices at a time, not six.
         older, prev = prev, _Dual(res.alpha, res.converged, res.n_blocks, res.covariance)
         yield int(i), res
+        del res  # not held through the next solve
 
 
 class _Dual(NamedTuple):
