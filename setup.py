@@ -1,12 +1,14 @@
-"""Build the one optional C extension (everything else is in pyproject.toml).
+"""Build the two optional C extensions (everything else is in pyproject.toml).
 
-``dpmoments.solvers._glasso_sweep`` is the graphical lasso's inner loop. It uses only
-the Python C API (no NumPy headers, no Cython), so a C compiler is all it needs. It is
-optional: where no compiler is found the build goes on without it and the solver uses
-its pure-NumPy sweep (same results, slower at small p).
+``dpmoments.solvers._glasso_sweep`` is the graphical lasso's inner loop and
+``dpmoments.moments._clip`` the row clipping of the moment pass. They use only the
+Python C API (no NumPy headers, no Cython), so a C compiler is all they need. Both are
+optional: where no compiler is found the build goes on without them and the library
+uses its pure-NumPy code (same results to rounding, slower).
 """
 
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("dpmoments.solvers._glasso_sweep", ["src/dpmoments/solvers/_glasso_sweep.c"],
-                             optional=True)])
+                             optional=True),
+                   Extension("dpmoments.moments._clip", ["src/dpmoments/moments/_clip.c"], optional=True)])

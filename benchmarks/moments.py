@@ -24,12 +24,12 @@ from dpmoments.moments.bounds import _clip_rows, _row_norms
 
 from .timing import Table, best_of_each, log, peak_anonymous_memory, ratio
 
-SIZES = [(1_000_000, 50), (100_000, 500), (20_000, 2000)]
+SIZES = [(1_000_000, 20), (1_000_000, 50), (100_000, 500), (20_000, 2000)]
 OUT_OF_CORE = (2_000_000, 100)
 CHUNK = 65536
 RELEASE = dict(epsilon=1.0, delta=1e-6, rng=0)
 STEPS = ["check_data (asarray + finite check)", "row norms (einsum)", "clip (norms + scale copy)",
-         "chunked Xc.T @ Xc", "fused sketch (all steps)"]
+         "chunked Xc.T @ Xc", "fused sketch (all steps)", "pass's clip, compiled", "pass's clip, NumPy"]
 
 
 def _shape(n, d):
@@ -65,8 +65,25 @@ def _steps(X, R):
 
     fns = [each(lambda c: check_data(c, min_samples=0), chunks), each(_row_norms, chunks),
            each(lambda c: _clip_rows(c, R), chunks), each(lambda c: c.T @ c, clipped),
-           lambda: _fused(X, R)]
+           lambda: _fused(X, R), lambda: _pass_clip(X, R, compiled=True), lambda: _pass_clip(X, R, compiled=False)]
     return dict(zip(STEPS, fns))
+
+
+def _pass_clip(X, R, compiled):
+    """The clip step of ``accumulate_moments`` alone: its cache-sized blocks into one reused buffer,
+    by the C extension (where built) or by its NumPy fallback."""
+    from dpmoments.moments import accumulate
+
+    kernel = accumulate._compiled
+    accumulate._compiled = kernel if compiled else None
+    try:
+        rows = accumulate._block_rows(X.shape[1])
+        buf = np.empty((rows, X.shape[1]))
+        for lo in range(0, X.shape[0], rows):
+            B = X[lo:lo + rows]
+            accumulate._clip_rows_into(B, buf[:B.shape[0]], 0, lo, R)
+    finally:
+        accumulate._compiled = kernel
 
 
 def _fused(X, R, block=8192):
@@ -109,7 +126,9 @@ def _in_memory(quick):
                "`fused sketch`: the whole pass as one loop (`_fused` in this file): finite check read off the "
                "row norms (a NaN/inf entry makes its row's sum of squares non-finite), scale = min(1, R/norm) "
                "without fancy indexing, scaled rows written into one reused buffer, 8192-row blocks that stay "
-               "in cache. Not the library: a bound on what NumPy can do."],
+               "in cache. Not the library: a bound on what NumPy can do.",
+               "`pass's clip`: the library's clip step alone (`accumulate._clip_rows_into` over its blocks), "
+               "by the C extension `moments/_clip.c` and by its NumPy fallback."],
     )
     for n, d in SIZES:
         n = n // 10 if quick else n

@@ -236,3 +236,25 @@ def test_empty_chunks_are_skipped():
     sums = accumulate_moments([np.empty((0, 2)), X, np.empty((0, 2))], row_norm=100.0)
     assert sums.n == 3
     _close(sums.xtx, X.T @ X)
+
+
+@pytest.mark.parametrize("center", [None, np.full(7, 0.5)])
+def test_compiled_row_clipping_matches_numpy(monkeypatch, center):
+    """The C clipping gives NumPy's sums to rounding, also past an overflowing row and with a centre."""
+    if acc_module._compiled is None:
+        pytest.skip("the C extension is not built here")
+    rng = np.random.default_rng(40)
+    X = rng.normal(size=(3000, 7)) * rng.exponential(size=(3000, 1))  # about half the rows are clipped
+    X[5] = 0.0  # a zero row: scale 1, not a division by zero
+    X[2100, 3] = 1e200  # its sum of squares overflows: the overflow-safe NumPy path takes the block
+    fast = accumulate_moments([X[:1000], X[1000:]], row_norm=2.0, center=center)
+    monkeypatch.setattr(acc_module, "_compiled", None)
+    slow = accumulate_moments([X[:1000], X[1000:]], row_norm=2.0, center=center)
+    np.testing.assert_allclose(fast.xtx, slow.xtx, rtol=1e-13, atol=1e-12)
+
+
+def test_compiled_row_clipping_names_a_nan():
+    X = np.ones((300, 4))
+    X[250, 2] = np.inf
+    with pytest.raises(ValueError, match=r"row 250 overall"):
+        accumulate_moments(X, row_norm=1.0)

@@ -309,7 +309,10 @@ def test_gap_bound_against_two_factorisations():
         T = res.precision + (E + E.T) * (res.precision != 0)
         exact = glasso_objective(S, T, 0.1) - (np.linalg.slogdet(res.covariance)[1] + 30)
         bound, rho = gap_bound(S, res.covariance, csr_matrix(T), 0.1, True)
-        assert exact - 1e-12 <= bound <= exact + 10 * rho ** 3 + 1e-12
+        R = T @ res.covariance - np.eye(30)
+        slack = 0.5 * (np.vdot(R, R) - np.trace(R @ R))  # what the Frobenius norm adds to tr E²
+        assert rho ** 2 == pytest.approx(np.vdot(R, R), rel=1e-6)
+        assert exact - 1e-12 <= bound <= exact + slack * (1 + 2 * rho) + 10 * rho ** 3 + 1e-12
     active = (np.array([0, 1, 1]), np.array([1]), np.array([0.5]))
     assert assemble(2, active, np.array([2.0, 4.0]))[0, 1] == pytest.approx(-0.5)
 
@@ -336,6 +339,49 @@ def test_path_on_indefinite_noisy_S_stays_finite():
         ref = graphical_lasso(S, a, tol=1e-13, max_iter=200)
         assert r.converged and np.all(np.isfinite(r.precision))
         assert (r.objective - ref.objective) / abs(ref.objective) <= 1e-7
+
+
+def test_path_extrapolated_starts_take_one_sweep_per_penalty():
+    """The extrapolated dual start makes most penalties one sweep (the previous dual alone needed two)."""
+    S = sample_cov(120, 1200, seed=30)
+    off = np.abs(S - np.diag(np.diag(S))).max()
+    alphas = np.geomspace(off, 0.1, 20)
+    path = graphical_lasso_path(S, alphas)
+    assert sum(r.n_iter for r in path) <= 26  # 33 when warm-started from the previous dual only
+    ref = graphical_lasso(S, 0.1, tol=1e-13, max_iter=200)
+    assert path[-1].converged and (path[-1].objective - ref.objective) / abs(ref.objective) <= 1e-7
+
+
+def test_path_survives_a_start_that_is_not_positive_definite(monkeypatch):
+    """A bad extrapolation costs time, never the result: the next start (or a cold one) takes over."""
+    from dpmoments.solvers import glasso_path
+    calls = []
+
+    def bad(S, W1, W0, r, alpha):  # inside the dual box, but with a large negative eigenvalue along ones
+        calls.append(alpha)
+        return S - alpha * (1 - np.eye(len(S)))
+
+    monkeypatch.setattr(glasso_path, "_extrapolate", bad)
+    S = sample_cov(40, 400, seed=31)
+    alphas = [0.4, 0.3, 0.2, 0.15, 0.1]
+    for a, r in zip(alphas, graphical_lasso_path(S, alphas)):
+        ref = graphical_lasso(S, a, tol=1e-13, max_iter=200)
+        assert r.converged and (r.objective - ref.objective) / abs(ref.objective) <= 1e-7
+    assert calls  # the bad start was tried
+
+
+def test_iter_path_lets_go_of_the_precisions_it_yielded():
+    """Between penalties only the duals are kept: a caller that drops each result frees its precision."""
+    import gc
+    import weakref
+    from dpmoments.solvers import iter_graphical_lasso_path
+    S = sample_cov(40, 400, seed=32)
+    refs = []
+    for _, res in iter_graphical_lasso_path(S, [0.4, 0.3, 0.2, 0.15, 0.1]):
+        refs.append(weakref.ref(res.precision))
+        del res
+        gc.collect()
+        assert all(r() is None for r in refs[:-1])  # the last is still the generator's until it resumes
 
 
 # ---------------------------------------------------------------- compiled sweep and its NumPy fallback
@@ -369,7 +415,7 @@ def test_numpy_fallback_matches_the_compiled_sweep(monkeypatch, p, pen):
         np.testing.assert_allclose(a.covariance, b.covariance, atol=1e-6)
 
 
-def test_compiled_traces_match_numpy():
+def test_compiled_residual_matches_numpy():
     from scipy.sparse import csr_matrix
     from dpmoments.solvers import glasso_certificate
     if glasso_certificate._compiled is None:
@@ -377,10 +423,10 @@ def test_compiled_traces_match_numpy():
     S = sample_cov(300, 3000, seed=22)
     res = graphical_lasso(S, 0.1)
     T = csr_matrix(res.precision)
-    fast = glasso_certificate._traces(res.covariance, T)
+    fast = glasso_certificate._residual(res.covariance, T)
     compiled, glasso_certificate._compiled = glasso_certificate._compiled, None
     try:
-        slow = glasso_certificate._traces(res.covariance, T)
+        slow = glasso_certificate._residual(res.covariance, T)
     finally:
         glasso_certificate._compiled = compiled
     np.testing.assert_allclose(fast, slow, rtol=1e-12)

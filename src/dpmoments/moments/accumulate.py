@@ -14,6 +14,7 @@ divides by ``n``. Memory stays at one chunk plus the sums.
 """
 
 import functools
+import os
 
 import numpy as np
 
@@ -22,6 +23,13 @@ from dpmoments.moments.bounds import _clip_responses, _clip_rows
 from dpmoments.moments.readers import iter_chunks
 from dpmoments.moments.sparse_sums import is_sparse_source, sparse_moment_sums
 from dpmoments.moments.sums import MomentSums, expand_third, third_rows
+
+try:  # the compiled row clipping; absent where the package was installed without a C compiler
+    from dpmoments.moments import _clip as _compiled
+except ImportError:  # pragma: no cover
+    _compiled = None
+if os.environ.get("DPMOMENTS_PURE_NUMPY", "") not in ("", "0"):  # tests and comparisons run the NumPy path
+    _compiled = None
 
 __all__ = ["MomentSums", "accumulate_moments"]
 
@@ -169,16 +177,33 @@ def _clip_rows_into(B, out, k, offset, bound):
     squares overflow float64 (an entry above about 1e154) takes the slower, overflow-safe
     ``_clip_rows``, which is the one data-dependent branch left (docs/privacy.md).
     """
+    if _compiled is not None and _contiguous(B) and _contiguous(out):
+        if _compiled.clip_rows(B, out, B.shape[1], bound):  # the same arithmetic, one pass per row
+            return out
+        return _clip_overflow_safe(B, out, k, offset, bound)
     sq = np.einsum("ij,ij->i", B, B)
     if not np.isfinite(sq).all():
-        _checked(check_data, B, "X", k, offset, min_samples=0)
-        out[...] = _clip_rows(B, bound)
-        return out
+        return _clip_overflow_safe(B, out, k, offset, bound)
     np.sqrt(sq, out=sq)
     with np.errstate(divide="ignore"):
         np.divide(bound, sq, out=sq)  # a zero row gives inf, then 1
     np.minimum(sq, 1.0, out=sq)
     return np.multiply(B, sq[:, None], out=out)
+
+
+def _clip_overflow_safe(B, out, k, offset, bound):
+    """A block with a row whose sum of squares is not finite: name a NaN/inf entry, else clip safely.
+
+    Where ``out`` is ``B`` (a centred block) the compiled pass may have clipped the rows before the
+    one it stopped at; clipping is idempotent, so the sums are the same.
+    """
+    _checked(check_data, B, "X", k, offset, min_samples=0)
+    out[...] = _clip_rows(B, bound)
+    return out
+
+
+def _contiguous(A):
+    return A.dtype == np.float64 and A.flags.c_contiguous
 
 
 def _block_rows(d):

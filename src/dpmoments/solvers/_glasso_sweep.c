@@ -336,13 +336,16 @@ static PyObject *sweep(PyObject *self, PyObject *args)
         capped += st == 1;
         double *w = c.w, *W = c.W;
         w[j] = c.diag[j];
+        /* column j is read (for the change) where it is written: W is symmetric, so it is also row j's
+         * old value, and the row is then one contiguous copy. A local maximum stays in a register. */
+        double ch = 0.0;
         for (Py_ssize_t m = 0; m < p; m++) {
-            double dw = fabs(w[m] - W[j * p + m]);
-            change = dw > change ? dw : change;
+            double *cell = W + m * p + j, dw = fabs(w[m] - *cell);
+            ch = dw > ch ? dw : ch;
+            *cell = w[m];
         }
+        change = ch > change ? ch : change;
         memcpy(W + j * p, w, (size_t)p * sizeof(double));
-        for (Py_ssize_t m = 0; m < p; m++)
-            W[m * p + j] = w[m];
         double schur = c.diag[j];
         for (Py_ssize_t i = 0; i < k; i++) {
             idx_out[nnz + i] = c.A[i];
@@ -387,12 +390,10 @@ done:
     return result;
 }
 
-/* traces(W, indptr, indices, data) -> (tr(TW), tr((TW)^2)) for a symmetric CSR T and symmetric W.
- * In blocks of B rows: R = (TW)[rows, :] combines the rows of W named by T (contiguous axpys);
- * C = (TW)[:, rows] = T W[:, rows] combines the same rows' segments W[q, rows] (W symmetric).
- * tr((TW)^2) adds R[i, m] C[m, i]. Cost 2 nnz(T) p, memory 2 B p. */
-#define TRACE_BLOCK 256
-static PyObject *traces(PyObject *self, PyObject *args)
+/* residual(W, indptr, indices, data) -> (tr(TW), ||TW - I||_F^2) for a CSR T and a dense W.
+ * Row i of TW combines the rows of W that row i of T names (contiguous axpys), one row at a time:
+ * cost nnz(T) p, memory p. */
+static PyObject *residual(PyObject *self, PyObject *args)
 {
     Py_buffer bW, bp, bi, bv;
     if (!PyArg_ParseTuple(args, "y*y*y*y*", &bW, &bp, &bi, &bv))
@@ -402,44 +403,39 @@ static PyObject *traces(PyObject *self, PyObject *args)
     const int64_t *ptr = bp.buf, *ind = bi.buf;
     const double *W = bW.buf, *val = bv.buf;
     if (p < 0 || bW.len < p * p * 8 || ptr[p] > bi.len / 8 || ptr[p] > bv.len / 8) {
-        PyErr_SetString(PyExc_ValueError, "traces: inconsistent arrays");
+        PyErr_SetString(PyExc_ValueError, "residual: inconsistent arrays");
         goto done;
     }
-    double *R = malloc((size_t)2 * TRACE_BLOCK * (p + 1) * sizeof(double));
+    for (Py_ssize_t i = 0; i < p; i++)
+        for (int64_t q = ptr[i]; q < ptr[i + 1]; q++)
+            if (ind[q] < 0 || ind[q] >= p) {
+                PyErr_SetString(PyExc_ValueError, "residual: column index out of range");
+                goto done;
+            }
+    double *R = malloc((size_t)(p + 1) * sizeof(double));
     if (!R) {
         PyErr_NoMemory();
         goto done;
     }
-    double *C = R + (size_t)TRACE_BLOCK * (p + 1);
-    double tr1 = 0.0, tr2 = 0.0;
+    double tr = 0.0, fro = 0.0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t lo = 0; lo < p; lo += TRACE_BLOCK) {
-        Py_ssize_t B = p - lo < TRACE_BLOCK ? p - lo : TRACE_BLOCK;
-        memset(R, 0, (size_t)B * p * sizeof(double));
-        memset(C, 0, (size_t)B * p * sizeof(double));
-        for (Py_ssize_t r = 0; r < B; r++) {
-            double *Rr = R + r * p;
-            for (int64_t q = ptr[lo + r]; q < ptr[lo + r + 1]; q++) {
-                const double t = val[q], *Wb = W + ind[q] * p;
-                for (Py_ssize_t m = 0; m < p; m++)
-                    Rr[m] += t * Wb[m];
-            }
-            tr1 += Rr[lo + r];
+    for (Py_ssize_t i = 0; i < p; i++) {
+        memset(R, 0, (size_t)p * sizeof(double));
+        for (int64_t q = ptr[i]; q < ptr[i + 1]; q++) {
+            const double t = val[q], *Wq = W + ind[q] * p;
+            for (Py_ssize_t m = 0; m < p; m++)
+                R[m] += t * Wq[m];
         }
-        for (Py_ssize_t m = 0; m < p; m++) {
-            double *Cm = C + m * B;
-            for (int64_t q = ptr[m]; q < ptr[m + 1]; q++) {
-                const double t = val[q], *Wq = W + ind[q] * p + lo;
-                for (Py_ssize_t r = 0; r < B; r++)
-                    Cm[r] += t * Wq[r];
-            }
-            for (Py_ssize_t r = 0; r < B; r++)
-                tr2 += R[r * p + m] * Cm[r];
-        }
+        tr += R[i];
+        R[i] -= 1.0;
+        double f = 0.0;
+        for (Py_ssize_t m = 0; m < p; m++)
+            f += R[m] * R[m];
+        fro += f;
     }
     Py_END_ALLOW_THREADS
     free(R);
-    result = Py_BuildValue("dd", tr1, tr2);
+    result = Py_BuildValue("dd", tr, fro);
 done:
     PyBuffer_Release(&bW);
     PyBuffer_Release(&bp);
@@ -448,9 +444,43 @@ done:
     return result;
 }
 
+/* extrapolate(out, W1, W0, S, r, alpha): out = S + clip(W1 + r (W1 - W0) - S, -alpha, alpha), elementwise.
+ * The path's dual start for the next penalty, in one pass over four p x p arrays (NumPy needs five). */
+static PyObject *extrapolate(PyObject *self, PyObject *args)
+{
+    Py_buffer bo, b1, b0, bs;
+    double r, alpha;
+    if (!PyArg_ParseTuple(args, "w*y*y*y*dd", &bo, &b1, &b0, &bs, &r, &alpha))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = bo.len / 8;
+    if (b1.len / 8 != n || b0.len / 8 != n || bs.len / 8 != n) {
+        PyErr_SetString(PyExc_ValueError, "extrapolate: buffers of different sizes");
+        goto done;
+    }
+    double *o = bo.buf;
+    const double *w1 = b1.buf, *w0 = b0.buf, *s = bs.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double d = w1[i] + r * (w1[i] - w0[i]) - s[i];
+        d = d > alpha ? alpha : (d < -alpha ? -alpha : d);
+        o[i] = s[i] + d;
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&bo);
+    PyBuffer_Release(&b1);
+    PyBuffer_Release(&b0);
+    PyBuffer_Release(&bs);
+    return result;
+}
+
 static PyMethodDef methods[] = {
-    {"traces", traces, METH_VARARGS, "tr(TW) and tr((TW)^2) for a symmetric CSR T and a dense symmetric W."},
+    {"residual", residual, METH_VARARGS, "tr(TW) and ||TW - I||_F^2 for a CSR T and a dense W."},
     {"sweep", sweep, METH_VARARGS, "One sweep of exact column lassos over a graphical-lasso block (in place)."},
+    {"extrapolate", extrapolate, METH_VARARGS, "S + clip(W1 + r (W1 - W0) - S, -alpha, alpha) into out."},
     {NULL, NULL, 0, NULL},
 };
 

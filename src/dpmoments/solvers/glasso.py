@@ -23,6 +23,7 @@ The paper-faithful ADMM is :func:`dpmoments.solvers.graphical_lasso_admm`.
 """
 
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 from scipy import linalg
@@ -34,7 +35,7 @@ from ._glasso_common import (NO_SOLUTION, GlassoInfeasibleError, GlassoResult, _
                              check_cov, pd_inverse)
 from .glasso_bcd import _EXACT_P, active_from_precision, empty_active, glasso_bcd_block
 
-__all__ = ["graphical_lasso", "graphical_lasso_path", "iter_graphical_lasso_path", "glasso_blocks"]
+__all__ = ["graphical_lasso", "glasso_blocks"]
 
 
 def glasso_blocks(S, alpha):
@@ -132,17 +133,31 @@ def _feasible_start(S, alpha, diag, penalize_diagonal, max_proj):
     raise GlassoInfeasibleError(NO_SOLUTION.format(why=why))
 
 
+class Warm(NamedTuple):
+    """A warm start: the previous column-lasso coefficients and the dual starts to try.
+
+    ``active`` is ``None`` or CSR arrays ``(indptr, indices, values)`` over all ``p`` variables (row ``j``:
+    the coefficients of column ``j``'s lasso). ``starts`` are ``(W, owned)`` pairs tried in turn, none of
+    them checked to be positive definite (a run gives up as soon as its start proves not to be);
+    ``owned`` says the solver may overwrite ``W`` (else it copies it).
+    """
+
+    active: tuple = None
+    starts: tuple = ()
+
+
 def _warm(warm_start, p):
     if warm_start is None:
-        return None, None
+        return Warm()
     if isinstance(warm_start, GlassoResult):
-        return warm_start.precision, warm_start.covariance
+        return Warm(active_from_precision(warm_start.precision), ((warm_start.covariance, False),))
     T = as_float_array(warm_start, "warm_start")
     if T.shape != (p, p):
         raise ValueError(f"'warm_start' must be a GlassoResult or a (p, p) precision matrix; got shape {T.shape}.")
     check_finite(T, "warm_start")
     T = 0.5 * (T + T.T)
-    return T, pd_inverse(T)
+    W = pd_inverse(T)
+    return Warm(active_from_precision(T), () if W is None else ((W, True),))
 
 
 def graphical_lasso(S, alpha, *, penalize_diagonal=True, tol=1e-7, max_iter=100, warm_start=None, screen=True):
@@ -215,7 +230,7 @@ def graphical_lasso(S, alpha, *, penalize_diagonal=True, tol=1e-7, max_iter=100,
     alpha = check_alpha(alpha)
     tol = check_positive(tol, "tol")
     max_iter = check_int(max_iter, "max_iter")
-    return _solve(S, alpha, bool(penalize_diagonal), tol, max_iter, _warm(warm_start, S.shape[0]), screen)
+    return _solve(S, alpha, bool(penalize_diagonal), tol, max_iter, _warm(warm_start, S.shape[0]), screen)[0]
 
 
 _BUNDLE = 256  # small blocks are solved together, up to this many variables at a time
@@ -249,51 +264,98 @@ def _bundle(blocks):
     return np.concatenate(blocks), np.repeat(np.arange(len(blocks)), [b.size for b in blocks])
 
 
-def _solve_block(S, alpha, diag, pen, tol, max_iter, T_warm, W_warm, parts=None):
-    """One block (or bundle of blocks): from the warm (or unchecked) start first, then cold.
+def _solve_block(S, alpha, diag, pen, tol, max_iter, active, starts, parts=None):
+    """One block (or bundle of blocks): from the warm starts first, then an unchecked cold one, then checked.
 
-    A large block skips the dense Cholesky test of its start: the solver gives up as soon as the
+    Warm and large-block starts skip the dense Cholesky test: the solver gives up as soon as the
     start proves not positive definite, and its certificate (a positive-definite primal, a gap
     bound that proves the dual positive definite) decides the result. A bundle starts cold from
     ``S`` restricted to its blocks (zero between them, where the solution's dual is zero too).
     """
     p = S.shape[0]
-    big = p > _EXACT_P
+    active = empty_active(p) if active is None else active
+    for W, owned in starts:
+        W = W if owned else W.copy()
+        np.fill_diagonal(W, diag)
+        res = _run(S, alpha, diag, W, active, pen, tol, max_iter, warm=True)
+        if res is not None:
+            return res
     W = None
-    if W_warm is None and parts is not None:
+    if parts is not None:
         W = np.where(parts[:, None] == parts[None, :], S, 0.0)
         np.fill_diagonal(W, diag)
-        if not (big or _chol_ok(W)):
+        if not (p > _EXACT_P or _chol_ok(W)):
             W = None
-    if W_warm is not None:  # no Cholesky test: the run gives up if it is not PD, the certificate decides
-        W = W_warm.copy()
-        np.fill_diagonal(W, diag)
-    elif big and W is None:
+    elif p > _EXACT_P:
         W = S.copy()
         np.fill_diagonal(W, diag)
-    if W is not None or T_warm is not None:
-        active = empty_active(p) if T_warm is None else active_from_precision(T_warm)
-        warm = W is not None
-        if W is None:
-            W = _feasible_start(S, alpha, diag, pen, max_proj=30)
-        res = glasso_bcd_block(S, alpha, diag, W, active, penalize_diagonal=pen, tol=tol, max_iter=max_iter,
-                               warm=warm)
-        if res[0] is not None and (res[3] or np.isfinite(res[4])):
+    if W is not None or active[0][-1] > 0:
+        res = _run(S, alpha, diag, W if W is not None else _feasible_start(S, alpha, diag, pen, max_proj=30),
+                   active, pen, tol, max_iter, warm=W is not None)
+        if res is not None:
             return res
     W = _feasible_start(S, alpha, diag, pen, max_proj=30)
     return glasso_bcd_block(S, alpha, diag, W, empty_active(p), penalize_diagonal=pen, tol=tol, max_iter=max_iter)
 
 
-def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None):
-    """:func:`graphical_lasso` on checked inputs; ``warm`` is ``(Theta, W)`` or ``(None, None)``."""
+def _run(S, alpha, diag, W, active, pen, tol, max_iter, warm):
+    """A run from one start, or ``None`` when it gave up (the start was not positive definite)."""
+    res = glasso_bcd_block(S, alpha, diag, W, active, penalize_diagonal=pen, tol=tol, max_iter=max_iter, warm=warm)
+    return res if res[0] is not None and (res[3] or np.isfinite(res[4])) else None
+
+
+def _restrict(active, idx, owner, where):
+    """The rows ``idx`` of a global active-set CSR, in the local numbering ``where`` of their block.
+
+    Entries whose column lies outside the block (``owner`` differs) are dropped.
+    """
+    indptr, ind, val = active
+    counts = indptr[idx + 1] - indptr[idx]
+    total = int(counts.sum())
+    if total == 0:
+        return None
+    first = np.repeat(indptr[idx] - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    take = first + np.arange(total)
+    rows = np.repeat(np.arange(idx.size), counts)
+    cols = ind[take]
+    keep = owner[cols] == owner[idx[0]]
+    local = np.zeros(idx.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows[keep], minlength=idx.size), out=local[1:])
+    return local, where[cols[keep]].astype(np.int64), val[take][keep]
+
+
+def _globalise(pieces, p):
+    """One active-set CSR over all ``p`` variables from ``(idx, local CSR)`` per block."""
+    rows, cols, vals = [], [], []
+    for idx, (indptr, ind, val) in pieces:
+        n = int(indptr[-1])
+        rows.append(idx[np.repeat(np.arange(idx.size), np.diff(indptr))])
+        cols.append(idx[ind[:n]])
+        vals.append(val[:n])
+    if not rows:
+        return None
+    rows, cols, vals = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+    order = np.argsort(rows, kind="stable")
+    indptr = np.zeros(p + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=p), out=indptr[1:])
+    return indptr, cols[order].astype(np.int64), vals[order]
+
+
+def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None, blocks=None):
+    """:func:`graphical_lasso` on checked inputs; ``warm`` a :class:`Warm`.
+
+    ``blocks`` (``(n_blocks, labels)``, known along a path) skips the screening. Returns the
+    :class:`GlassoResult` and the final active sets (a global CSR, the next warm start's).
+    """
     p = S.shape[0]
     diag = np.diag(S) + (alpha if pen else 0.0)
     if np.any(diag <= 0):
         i = int(np.argmin(diag))
         raise GlassoInfeasibleError(NO_SOLUTION.format(
             why=f"the dual needs W_ii = S_ii{' + alpha' if pen else ''} > 0 but it is {diag[i]:.3g} at i = {i}"))
-    T_warm, W_warm = warm
-    if screen:
+    if blocks is not None:
+        n_blocks, labels = blocks
+    elif screen:
         n_blocks, labels = _blocks(S, alpha, edges)
     else:
         n_blocks, labels = 1, np.zeros(p, dtype=int)
@@ -308,24 +370,30 @@ def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None):
     objective = float(np.sum(np.log(d_iso)) + np.sum(np.diag(S)[iso] / d_iso)
                       + (alpha * np.sum(1.0 / d_iso) if pen else 0.0))
     gap_total, n_iter, converged, rho = 0.0, 0, True, 0.0
-    for idx, parts in _bundles(labels, n_blocks, single):
+    bundles = list(_bundles(labels, n_blocks, single))
+    owner, where = np.full(p, -1), np.zeros(p, dtype=np.int64)
+    for b, (idx, _) in enumerate(bundles):
+        owner[idx], where[idx] = b, np.arange(idx.size)
+    pieces = []
+    for idx, parts in bundles:
         whole = idx.size == p
         ix = np.ix_(idx, idx)
         Sb, db = (S, diag) if whole else (S[ix], diag[idx])
-        Tb, Wb, it, conv, gap, prim, r = _solve_block(Sb, alpha, db, pen, tol, max_iter,
-                                                     None if T_warm is None else (T_warm if whole else T_warm[ix]),
-                                                     None if W_warm is None else (W_warm if whole else W_warm[ix]),
-                                                     parts)
+        act = warm.active if whole or warm.active is None else _restrict(warm.active, idx, owner, where)
+        starts = warm.starts if whole else ((Wf[ix], True) for Wf, _ in warm.starts)
+        Tb, Wb, it, conv, gap, prim, r, act = _solve_block(Sb, alpha, db, pen, tol, max_iter, act, starts, parts)
         if whole:
             Theta, W = Tb, Wb
         else:
             Theta[ix] = Tb
             W[ix] = Wb
+        pieces.append((idx, act))
         gap_total += gap
         objective += prim
         rho = np.nan if np.isnan(rho) or np.isnan(r) else max(rho, r)  # nan: unknown
         n_iter = max(n_iter, it)
         converged &= conv
+    active = pieces[0][1] if len(pieces) == 1 and pieces[0][0].size == p else _globalise(pieces, p)
     if not np.isfinite(objective):
         objective = _objective(S, Theta, alpha, pen)
     if not np.isfinite(objective):  # never return a non-PD or non-finite precision
@@ -334,7 +402,7 @@ def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None):
         Theta = (Q / lam) @ Q.T
         Theta = 0.5 * (Theta + Theta.T)
         objective = _objective(S, Theta, alpha, pen)
-        converged, rho = False, np.nan
+        converged, rho, active = False, np.nan, None
     if converged:
         message = f"converged: duality gap {gap_total:.3g} after {n_iter} sweep(s) on {n_blocks} block(s)"
     else:
@@ -342,73 +410,4 @@ def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None):
         warnings.warn("graphical_lasso: " + message, RuntimeWarning, stacklevel=3)
     return GlassoResult(precision=Theta, covariance=W, objective=objective, n_iter=n_iter, converged=converged,
                         solver="bcd", alpha=alpha, penalize_diagonal=pen, duality_gap=gap_total,
-                        n_blocks=int(n_blocks), message=message, info={"rho": rho})
-
-
-def graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, max_iter=100, screen=True):
-    """Graphical lasso along a path of penalties, with warm starts.
-
-    The penalties are solved from the largest to the smallest, each warm
-    started from the previous solution (active sets, coefficients and the
-    dual matrix), which is much cheaper than independent solves.
-
-    Parameters
-    ----------
-    S : array_like, shape (p, p)
-    alphas : array_like of float, shape (n_alphas,)
-        Penalties ``>= 0``, in any order.
-    penalize_diagonal, tol, max_iter, screen
-        As in :func:`graphical_lasso`.
-
-    Returns
-    -------
-    list of GlassoResult
-        One per entry of ``alphas``, in the order given.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpmoments.solvers import graphical_lasso_path
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.standard_normal((200, 6))
-    >>> path = graphical_lasso_path(X.T @ X / 200, [0.3, 0.1, 0.03])
-    >>> [int((np.abs(r.precision) > 0).sum()) >= 6 for r in path]
-    [True, True, True]
-    """
-    alphas = np.atleast_1d(as_float_array(alphas, "alphas"))
-    results = [None] * alphas.size
-    for i, res in iter_graphical_lasso_path(S, alphas, penalize_diagonal=penalize_diagonal, tol=tol,
-                                            max_iter=max_iter, screen=screen):
-        results[i] = res
-    return results
-
-
-def iter_graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, max_iter=100, screen=True):
-    """:func:`graphical_lasso_path` one penalty at a time, largest first: yields ``(index, GlassoResult)``.
-
-    Only the previous solution is kept (as the warm start), so a long path at large ``p``
-    needs the memory of two solutions, not of all of them.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpmoments.solvers import iter_graphical_lasso_path
-    >>> S = np.array([[1.0, 0.5], [0.5, 1.0]])
-    >>> [i for i, r in iter_graphical_lasso_path(S, [0.1, 0.6])]
-    [1, 0]
-    """
-    S = check_cov(S, "S")
-    alphas = np.atleast_1d(as_float_array(alphas, "alphas"))
-    if alphas.ndim != 1 or alphas.size == 0:
-        raise ValueError(f"'alphas' must be a non-empty 1-D sequence; got shape {alphas.shape}.")
-    for a in alphas:
-        check_alpha(float(a))
-    tol = check_positive(tol, "tol")
-    max_iter = check_int(max_iter, "max_iter")
-    pen = bool(penalize_diagonal)
-    prev = None
-    edges = _edges(S, float(alphas.min())) if screen else None  # one pass over S for the whole path
-    for i in np.argsort(-alphas, kind="stable"):
-        warm = (None, None) if prev is None else (prev.precision, prev.covariance)
-        prev = _solve(S, float(alphas[i]), pen, tol, max_iter, warm, screen, edges)
-        yield int(i), prev
+                        n_blocks=int(n_blocks), message=message, info={"rho": rho}), active

@@ -229,10 +229,11 @@ def glasso_bcd_block(S, alpha, diag, W, active, *, penalize_diagonal, tol, max_i
 
     Returns
     -------
-    Theta, W, n_iter, converged, gap, primal, rho
+    Theta, W, n_iter, converged, gap, primal, rho, active
         ``Theta`` is ``None`` when a warm run gave up. ``rho`` (``nan`` unless the
         sparse bound certified convergence): the eigenvalues of ``W^½ Θ W^½`` lie in
-        ``[1 - rho, 1 + rho]``.
+        ``[1 - rho, 1 + rho]``. ``active``: the final column-lasso coefficients (CSR
+        arrays, as the argument), the warm start of a next solve along a path.
     """
     p = S.shape[0]
     S = np.ascontiguousarray(S)
@@ -254,7 +255,7 @@ def glasso_bcd_block(S, alpha, diag, W, active, *, penalize_diagonal, tol, max_i
         active, capped, failed, stopped, change = _sweep(W, S, diag, alpha, thr, max_steps, max_add, active, t22,
                                                          warm)
         if stopped:
-            return None, W, it, False, np.nan, np.nan, np.nan
+            return None, W, it, False, np.nan, np.nan, np.nan, active
         all_ok = capped == 0 and failed == 0
         T = primal = None
         if (not all_ok or change > moving and not (first_warm and it == 1)) and it < max_iter:
@@ -289,7 +290,7 @@ def glasso_bcd_block(S, alpha, diag, W, active, *, penalize_diagonal, tol, max_i
         primal = _dense_primal(S, T, alpha, penalize_diagonal)
     elif not isinstance(T, np.ndarray):
         T = T.toarray()
-    return T, W, it, converged, gap, (np.nan if primal is None else primal), (rho if converged else np.nan)
+    return T, W, it, converged, gap, (np.nan if primal is None else primal), (rho if converged else np.nan), active
 
 
 def _dense_primal(S, Theta, alpha, penalize_diagonal):
