@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpmoments.moments import accumulate as acc_module
 from dpmoments.moments import sums as sums_module
 from dpmoments.moments.accumulate import MomentSums, accumulate_moments
 from dpmoments.moments.bounds import clip_entries, clip_responses, clip_rows

@@ -17,7 +17,7 @@ import math
 
 from ..moments.auto_release import CLIPPED_WARNING, BoundBudget
 from ..moments.private_bounds import SearchRange
-from ._args import BOUND_MAX, CliError, _bound, _share
+from ._numbers import BOUND_MAX, CliError, _bound, _share
 
 __all__ = ["AUTO_HELP", "bound_or_auto", "add_choice_arguments", "check_choices", "bound_budget",
            "center_budget", "choices_report", "choices_lines"]

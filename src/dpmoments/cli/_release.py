@@ -66,7 +66,7 @@ class Rereadable:
 
 def _private_release(data, kwargs, args):
     """The second moment with its bound, scales and centre chosen privately (estimators._private_choices)."""
-    from ..estimators._private_choices import private_second_moment
+    from ..estimators import private_second_moment
 
     with too_few_rows_hint(args):
         return private_second_moment(
