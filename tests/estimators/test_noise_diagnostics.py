@@ -189,3 +189,19 @@ def test_default_penalty_without_noise_is_the_exact_bic():
         sel = PrivateModelSelection(epsilon=math.inf, bounds=1.0, response_bound=4.0, R=3.0).fit(X, y)
     assert sel.selected_ == (0, 1, 2) and 0.5 < sel.phi_ / math.log(5000) < 1.5  # residual variance ~ 1
     assert sel.selection_probability_ == 1.0 and sel.snr_ == math.inf
+
+
+def test_pca_components_that_turn_across_redrawn_releases_are_unstable():
+    """A second component just above the floor turns by more than 45 degrees across redrawn releases."""
+    X = np.random.default_rng(1).normal(size=(2000, 6)) * np.r_[3.0, 1.3, np.ones(4)] / 10
+    fired = 0
+    for seed in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NoiseDominatesWarning)
+            est = PrivatePCA(n_components=2, n_draws=30, **{**KW, "rng": seed}).fit(X)
+        unstable = est.components_above_noise_ & (est.component_angles_ > 45)
+        assert ("components-unstable" in _codes(est)) == bool(unstable.any())
+        fired += bool(unstable.any())
+    assert fired
+    est = _quiet(lambda: PrivatePCA(n_components=2, n_draws=30, **KW).fit(_spiked(20000)))
+    assert np.all(est.component_angles_ < 45)

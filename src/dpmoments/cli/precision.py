@@ -3,13 +3,22 @@
 The data are touched once, to release the second moment; the solver, the
 choice of penalty (eBIC, a target edge count), the correlation scaling and
 the ROC curve against a truth graph are all post-processing of that release.
+
+Noise: the graphical lasso is refitted at the chosen penalty on redrawn
+releases (``--draws``), giving each edge's inclusion frequency; ridge gives
+each entry's standard error and interval. A graph with no entry above the
+noise floor is withheld (its edges are not printed or drawn); a noisy matrix
+or floored variances are shown with a warning.
 """
+
+import warnings
 
 import numpy as np
 
 from ..metrics import auc, roc_curve, tpr_fpr
 from ._args import CliError, _bounded_int, add_input_arguments, add_output_arguments, add_privacy_arguments, parse_alpha
 from ._io import read_truth
+from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, num, quiet_refit, table
 from ._output import ResultsDir
 from ._release import expected_noise_error, second_moment_release
 from ._report import privacy_report, privacy_summary, rows_text
@@ -27,9 +36,12 @@ EXAMPLES = """\
   dpmoments precision X.npy --method ridge --alpha 0.01 --epsilon 1 --delta 1e-6 --row-norm 1 --out net
 
 writes: precision.npy/.csv, edges.csv, privacy_report.json, network.png/.svg,
+        edge_frequency.npy/.csv (glasso, with draws), precision_se/_lower/_upper.npy/.csv (ridge, with draws),
         roc.png/.svg (with --truth), privacy_utility.png/.svg (with --epsilon-grid)"""
 
 RIDGE_THRESHOLD = 0.05
+#: The console lists at most this many edges (edges.csv holds them all).
+CONSOLE_EDGES = 12
 
 
 def add_arguments(parser):
@@ -53,6 +65,9 @@ def add_arguments(parser):
                             f"{RIDGE_THRESHOLD} for ridge, whose estimate is dense)")
     group.add_argument("--truth", metavar="FILE",
                        help="a reference graph (d x d .npy/.csv matrix, or a CSV edge list of column names) for ROC")
+    add_uncertainty_arguments(parser, closed_form="the signal-to-noise checks only",
+                              auto_draws="each edge's inclusion frequency (glasso) or each entry's standard error "
+                                         "(ridge)")
     add_output_arguments(parser)
 
 
@@ -88,9 +103,41 @@ def standardized(release):
 
     See :func:`dpmoments.estimators.standardize.standardize_release`.
     """
-    from ..estimators.standardize import standardize_release
+    return standardized_checked(release)[0]
 
-    return standardize_release(release, owner="precision --standardize")
+
+def standardized_checked(release, owner="precision --standardize"):
+    """:func:`standardized`, and its failed checks as ``diagnostics_`` entries (also warned, as before)."""
+    from ..estimators.standardize import standardize_release
+    from ..exceptions import NoiseDominatesWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scaled = standardize_release(release, owner=owner)
+    found = []
+    for w in caught:  # passed on as they were; the floor's own sentence becomes a diagnostic
+        warnings.warn(w.message, w.category, stacklevel=2)
+        if issubclass(w.category, NoiseDominatesWarning):
+            found.append({"code": "variance-below-noise", "message": str(w.message).removeprefix(f"{owner}: ")})
+    return scaled, found
+
+
+def with_spread(est, release, n_draws, level, rng):
+    """An estimator refitted at ``est``'s chosen penalty with ``n_draws`` bootstrap draws (``est`` if none needed).
+
+    The refit solves the same matrix at the same penalty, so its estimate is ``est``'s; it adds the
+    spread (edge frequencies, standard errors). Its noise checks repeat ``est``'s, already warned.
+    """
+    if n_draws == 0 and level == est.level:
+        return est
+    from ..estimators import PrivateGraphicalLasso, PrivateRidgePrecision
+
+    kw = dict(epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=n_draws, level=level, rng=rng)  # the release's own
+    if isinstance(est, PrivateRidgePrecision):
+        refit = PrivateRidgePrecision(alpha=est.alpha, **kw)
+    else:
+        refit = PrivateGraphicalLasso(alpha=float(est.alpha_), **kw)
+    return quiet_refit(lambda: refit.fit_release(release))
 
 
 def partial_correlations(precision):
@@ -130,7 +177,7 @@ def run(args):
     source, release, fingerprint = second_moment_release(args)
     names = source.feature_names
     truth = None if args.truth is None else read_truth(args.truth, names)
-    work = standardized(release) if args.standardize else release
+    work, floored = standardized_checked(release) if args.standardize else (release, [])
     if args.method == "glasso":
         est, path = glasso(work, alpha, args.edges, args.n_alphas, _alpha_floor(args))
         threshold = args.threshold
@@ -140,19 +187,91 @@ def run(args):
         est = PrivateRidgePrecision(alpha=alpha, epsilon=1.0, delta=1e-6, row_norm=1.0).fit_release(work)
         path, threshold = None, RIDGE_THRESHOLD if args.threshold is None else args.threshold
     E = edge_matrix(est.precision_, threshold)
-    analysis = _analysis(args, est, E, threshold, truth, path)
+    spread = with_spread(est, work, draws(args, release.n_features, auto=True), args.level, args.seed)
+    noise = precision_noise(spread, floored)
+    analysis = {**_analysis(args, est, E, threshold, truth, path), **noise.fields()}
     with ResultsDir(args.out, args.force) as res:
         res.save_matrix("precision", est.precision_, names)
-        res.save_table("edges.csv", ["feature_a", "feature_b", "partial_correlation", "in_truth"],
-                       _edge_rows(est.precision_, E, names, truth))
+        save_spread(res, spread, names)
+        res.save_table("edges.csv", *edge_table(est, spread, E, names, truth))
         if not args.no_figures:
-            _figures(res, est, E, names, truth, path, threshold, release, args)
+            _figures(res, est, E, names, truth, path, threshold, release, args, spread, noise)
         res.save_json("privacy_report.json", privacy_report(
             "precision", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"]}))
     if not args.quiet:
         _print(source, release, analysis, args)
+        if not noise.withholds:
+            for line in edge_lines(est, spread, E, names):
+                print(line)
+        noise.print()
+        print(privacy_summary(release))
+        print(f"results in {args.out}/")
     return 0
+
+
+def precision_noise(spread, floored=()):
+    """The noise of a precision fit: a graph with no entry above the noise floor is withheld."""
+    noise = Noise(spread, floored)
+    if noise.failed("no-edge-above-noise"):
+        noise.withhold("the edges (no entry of the released matrix stands out of the noise)", "edges.csv",
+                       "no-edge-above-noise")
+    return noise
+
+
+def save_spread(res, spread, names):
+    """Beside the estimate: each edge's inclusion frequency (glasso) or each entry's se and interval (ridge)."""
+    if getattr(spread, "edge_frequency_", None) is not None:
+        res.save_matrix("edge_frequency", spread.edge_frequency_, names)
+    if getattr(spread, "precision_se_", None) is not None:
+        res.save_matrix("precision_se", spread.precision_se_, names)
+        if spread.precision_interval_ is not None:
+            res.save_matrix("precision_lower", spread.precision_interval_[0], names)
+            res.save_matrix("precision_upper", spread.precision_interval_[1], names)
+
+
+def _edge_columns(spread):
+    """The noise columns of the edge table: frequency (glasso draws), se and interval of the entry (ridge draws)."""
+    freq = getattr(spread, "edge_frequency_", None)
+    se = getattr(spread, "precision_se_", None)
+    level = f"{100 * spread.level:g}% interval"
+    if freq is not None:
+        return ["frequency"], lambda a, b: [f"{freq[a, b]:.2f}"]
+    if se is not None and spread.precision_interval_ is not None:
+        lo, hi = spread.precision_interval_
+        return (["precision", "se", level],
+                lambda a, b: [num(spread.precision_[a, b], 4), num(se[a, b]), interval_text(lo[a, b], hi[a, b])])
+    return [], lambda a, b: []
+
+
+def edge_table(est, spread, E, names, truth):
+    """(header, rows) of edges.csv: each edge with its partial correlation and its noise columns."""
+    P = partial_correlations(est.precision_)
+    extra, cells = _edge_columns(spread)
+    i, j = np.nonzero(np.triu(E, 1))
+    pairs = sorted(zip(i.tolist(), j.tolist()), key=lambda ij: -abs(P[ij]))
+    rows = [[names[a], names[b], f"{P[a, b]:.4f}", *cells(a, b), "" if truth is None else bool(truth[a, b])]
+            for a, b in pairs]
+    return ["feature_a", "feature_b", "partial_correlation", *extra, "in_truth"], rows
+
+
+def edge_lines(est, spread, E, names, top=CONSOLE_EDGES):
+    """The strongest edges with their noise (inclusion frequency or standard error), for the console."""
+    header, rows = edge_table(est, spread, E, names, None)
+    if not rows:
+        return []
+    freq = getattr(spread, "edge_frequency_", None)
+    out = []
+    if freq is not None:
+        u = spread.uncertainty_
+        out.append(f"edges: {u['n_edges_stable_90']} of {u['n_edges']} in at least 90% of {u['n_draws']} redrawn "
+                   "releases ('frequency': the share of them with the edge)")
+    elif "se" not in header:
+        out.append("edges (no per-edge noise without draws: run with --draws B for each edge's frequency):")
+    out += table([f"{header[0]} - {header[1]}", *header[2:-1]], [[f"{r[0]} - {r[1]}", *r[2:-1]] for r in rows[:top]])
+    if len(rows) > top:
+        out.append(f"  ... {len(rows) - top} more in edges.csv")
+    return out
 
 
 def _analysis(args, est, E, threshold, truth, path):
@@ -180,11 +299,16 @@ def _edge_rows(precision, E, names, truth):
     return [[names[a], names[b], f"{P[a, b]:.4f}", "" if truth is None else bool(truth[a, b])] for a, b in rows]
 
 
-def _figures(res, est, E, names, truth, path, threshold, release, args):
+def _figures(res, est, E, names, truth, path, threshold, release, args, spread=None, noise=None):
     from .. import plots
 
-    title = f"{args.method}, {release.guarantee}: {int(E.sum() // 2)} edges"
-    res.save_figure("network", plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0), names, truth=truth, title=title))
+    if noise is None or not noise.withholds:  # a graph of noise is not drawn as a result
+        freq = getattr(spread, "edge_frequency_", None)
+        title = f"{args.method}, {release.guarantee}: {int(E.sum() // 2)} edges" + (
+            "" if noise is None else f"; signal_to_noise {num(noise.snr, 2)}")
+        res.save_figure("network", plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0), names,
+                                                      truth=truth, title=title, stability=freq,
+                                                      n_draws=spread.n_draws if freq is not None else None))
     if truth is not None:
         curves = {}
         if path is not None:
@@ -223,5 +347,3 @@ def _print(source, release, info, args):
     if "tpr" in info:
         print(f"against the truth graph ({info['truth_edges']} edges): TPR {info['tpr']:.2f}, FPR {info['fpr']:.2f}"
               + (f", ROC AUC {info['roc_auc']:.2f}" if "roc_auc" in info else ""))
-    print(privacy_summary(release))
-    print(f"results in {args.out}/")

@@ -109,7 +109,7 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
         sub = [math.degrees(float(np.max(linalg.subspace_angles(V, W)))) for W in V_star]
         attrs.update(component_angles_=np.median(angles, axis=0), subspace_angle_=float(np.median(sub)))
         method = "parametric bootstrap"
-    _pca_checks(above, diag, k, edge)
+    _pca_checks(above, diag, k, edge, attrs["component_angles_"])
     attrs.update({
         "explained_variance_se_": se, "explained_variance_interval_": interval,
         "snr_": float(snr[0]), "diagnostics_": diag.as_list(),
@@ -130,14 +130,27 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
     return attrs
 
 
-def _pca_checks(above, diag, k, edge):
+#: A component further than this from its redrawn counterparts (median angle) shares less than half of its
+#: squared length with them (cos^2 45 deg = 1/2): more of it is noise than signal.
+UNSTABLE_DEGREES = 45.0
+
+
+def _pca_checks(above, diag, k, edge, angles=None):
     if not above.any():
         diag.flag("no-eigenvalue-above-noise", f"none of the {k} leading eigenvalues is above the noise's "
                                                f"spectral norm {edge:.3g}: the components are noise.")
     elif not above.all():
         first = int(np.argmin(above)) + 1
-        diag.flag("components-below-noise", f"components {first} to {k} have eigenvalues below the noise's "
-                                            f"spectral norm {edge:.3g}: they are noise.")
+        which = (f"component {k} has an eigenvalue below the noise's spectral norm {edge:.3g}: it is noise"
+                 if first == k else f"components {first} to {k} have eigenvalues below the noise's spectral norm "
+                                    f"{edge:.3g}: they are noise")
+        diag.flag("components-below-noise", which + ".")
+    unstable = [] if angles is None else [j + 1 for j in np.flatnonzero(above & (angles > UNSTABLE_DEGREES))]
+    if unstable:
+        diag.flag("components-unstable", f"component(s) {', '.join(map(str, unstable))} lie more than "
+                                         f"{UNSTABLE_DEGREES:g} degrees from their redrawn counterparts (median over "
+                                         "the draws): more of each is noise than signal (or their eigenvalues are "
+                                         "too close to tell them apart).")
 
 
 # -- precision --------------------------------------------------------------------------------------------------
