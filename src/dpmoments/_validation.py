@@ -7,6 +7,7 @@ parameter, what is allowed and what was received.
 
 import math
 import numbers
+import sys
 
 import numpy as np
 
@@ -19,6 +20,7 @@ __all__ = [
     "check_option",
     "check_data",
     "check_vector",
+    "check_sensitivity",
 ]
 
 
@@ -31,12 +33,21 @@ def _real(value, name):
     return value
 
 
+_MIN_NORMAL = sys.float_info.min
+
+
 def check_epsilon(epsilon, name="epsilon", allow_inf=True):
-    """``epsilon`` in (0, inf]; ``inf`` means no noise where allowed."""
+    """``epsilon`` in (0, inf]; ``inf`` means no noise where allowed.
+
+    Subnormal values (below 2.2e-308) are refused: they carry too few
+    significant bits for any calibration to be stated safely.
+    """
     epsilon = _real(epsilon, name)
     upper = "inf]" if allow_inf else "inf)"
     if epsilon <= 0 or (math.isinf(epsilon) and not allow_inf):
         raise ValueError(f"'{name}' must be in (0, {upper}; got {epsilon}.")
+    if epsilon < _MIN_NORMAL:
+        raise ValueError(f"'{name}' must be at least {_MIN_NORMAL:g} (a normal float); got {epsilon}.")
     return epsilon
 
 
@@ -187,3 +198,15 @@ def check_vector(y, name="y", length=None):
         raise ValueError(f"'{name}' must have length {length} (one entry per row of X); got {arr.shape[0]}.")
     _check_finite(arr, name)
     return arr
+
+
+def check_sensitivity(value, cause):
+    """A sensitivity computed from public bounds, refused when it left the normal floats.
+
+    ``cause`` names the bounds it came from (e.g. ``"'row_norm' = 1e+200"``);
+    the message never carries a data value.
+    """
+    if _MIN_NORMAL <= value < math.inf:
+        return value
+    way = "overflows" if not value < 1 else "underflows"
+    raise ValueError(f"{cause} gives a sensitivity that {way} the float range; restate the data in other units.")

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from dpmoments import ApproxDP
 from dpmoments.cli import main
 from dpmoments.cli import _output
 
@@ -39,6 +40,10 @@ def test_demo_writes_figure_and_report(tmp_path):
         assert (out / name).is_file(), name
     rep = report(out)
     assert rep["accountant"]["spent"] is not None
+    # Old: the headline was the second release's (0.8, 8e-07) although (1, 1e-06) was spent.
+    assert rep["privacy"]["guarantee"] == "(1, 1e-06)-DP" == str(ApproxDP(**{
+        k: v for k, v in rep["accountant"]["spent"].items() if k in ("epsilon", "delta")}))
+    assert {s["neighbours"] for s in rep["accountant"]["spends"]} == {"replace-one"}
     assert rep["privacy"]["randomness"] == "seeded" and rep["privacy"]["secure_randomness"] is False
     assert rep["analysis"]["private"]["n_edges"] <= rep["analysis"]["consensus_edges"]
 

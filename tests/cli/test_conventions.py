@@ -52,7 +52,8 @@ def test_json_prints_the_report_and_nothing_else(run, data, tmp_path, name):
     document = json.loads(res.stdout)  # stdout is exactly one JSON document
     assert document == json.loads((out / "privacy_report.json").read_text())
     assert document["command"] == name and "guarantee" in document["privacy"]
-    assert res.stderr == ""
+    # stderr may carry warnings (e.g. that the noise dominates), never anything else
+    assert all(line.startswith("dpmoments: warning: ") for line in res.stderr.splitlines()), res.stderr
 
 
 def test_json_after_the_command_and_for_audit_and_reproduce(run, data, tmp_path):

@@ -176,6 +176,7 @@ def _drill_one(zygote, inputs, work, name, phase, sig):
         assert after == before, f"{name} {phase}: the old result changed"
     else:  # the swap had begun: a complete new result
         assert after != before and _complete(out), f"{name} {phase}"
+    lines = [line for line in lines if not line.startswith("dpmoments: warning: ")]  # warnings are not errors
     if sig == signal.SIGTERM:
         assert status == 128 + signal.SIGTERM and len(lines) == 1 and "stopped by SIGTERM" in lines[0], lines
         assert ("had been written" in lines[0]) == (after != before), lines

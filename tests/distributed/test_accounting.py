@@ -121,13 +121,14 @@ def test_colluder_conditioning_matches_monte_carlo():
 
 def test_parallel_composition_over_sites():
     _, rep = run_cape(make_sites(4, sizes=[100, 200, 300, 400]), epsilon=1.0, delta=1e-5, rng=0)
-    acct = Accountant(ApproxDP(3.0, 1e-4))
+    sites = [s.site for s in rep.sites]
+    acct = Accountant(ApproxDP(3.0, 1e-4)).partitioning("sites", sites)
     spend_per_site(acct, rep)
     assert len(acct.ledger) == 4 and sorted(e.partition for e in acct.ledger) == [s.site for s in rep.sites]
     assert acct.spent.epsilon == pytest.approx(max(r.joint_view.epsilon for r in rep.sites))
     spend_per_site(acct, rep, which="claimed")
     assert acct.spent.epsilon == pytest.approx(max(r.joint_view.epsilon + 1.0 for r in rep.sites))
-    small = Accountant(ApproxDP(1.2, 1e-4))
+    small = Accountant(ApproxDP(1.2, 1e-4)).partitioning("sites", sites)
     with pytest.raises(BudgetExceededError):
         spend_per_site(small, rep)  # joint view > 1.2 for every site
     assert small.ledger == [] or len(small.ledger) == 0

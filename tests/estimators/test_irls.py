@@ -102,7 +102,8 @@ def test_basic_and_advanced_budgets():
     assert sum(g.epsilon for g in b.releases()) == pytest.approx(0.9)
     assert sum(g.delta for g in b.releases()) == pytest.approx(1e-6)
     adv = irls_budget(4.0, 1e-6, 50, accounting="advanced")
-    acct = Accountant(ApproxDP(4.0, 1e-6), composition="advanced", delta_slack=adv.delta_slack)
+    acct = Accountant(ApproxDP(4.0, 1e-6), composition="advanced", delta_slack=adv.delta_slack,
+                      plan=adv.releases())
     for g in adv.releases():
         acct.spend(ApproxDP(g.epsilon, g.delta))
     assert adv.first_moment.epsilon > 4.0 / 100  # better than basic composition at this J

@@ -129,11 +129,14 @@ def run(args):
                 "tie_probability": est.tie_probability_, **noise.fields()}
     privacy = {"mechanism": ("laplace report-noisy-min" if args.mechanism == "noisy-min" else "exponential"),
                "sensitivity": rep["sensitivity_Q"], "sensitivity_norm": "criterion (every Q(M) at once)",
+               "sensitivity_exact_minimum": rep["sensitivity_Q_exact_minimum"],
+               "certified_gap": rep["certified_gap"],
                "noise_scale": rep["selection_noise_scale"], "entry_bound": args.bounds,
                "response_bound": args.response_bound, "l1_radius": args.R,
                "clipping": "every entry X_ij is clipped to [-B, B] (--bounds) and y to [-r, r] (--response-bound); "
                            "the bounds are PUBLIC, chosen before seeing the data; (r + B R)^2 bounds every squared "
-                           "residual and so the sensitivity of every candidate's criterion"}
+                           "residual and so the sensitivity of every candidate's exact minimum; each Q(M) is "
+                           "certified to within certified_gap of it, which the sensitivity adds"}
     with ResultsDir(args.out, args.force) as res:
         res.save_table("selected.csv", ["feature", "index"], [[names[j], j] for j in est.selected_])
         if grid and not args.no_figures:

@@ -7,15 +7,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._rng import as_generator, describe_randomness
-from .._validation import check_data, check_nonnegative, check_positive
+from .._validation import check_data, check_nonnegative, check_positive, check_sensitivity
 from ._target import check_target
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import symmetric_matrix_noise, wishart_noise
 from ..moments import clip_responses, clip_rows
 from ..moments.counts import warn_if_delta_large
-from ..privacy import ApproxDP, PureDP, Uncertified, ZCDP, check_accountant, zcdp_gaussian_sigma
-from ..privacy import zcdp_to_approx_dp
-from ..privacy import analytic_gaussian_sigma, classic_gaussian_sigma
+from ..privacy import PureDP, analytic_gaussian_sigma, check_accountant, classic_gaussian_sigma, zcdp_gaussian_sigma
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import _check_p, _weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
@@ -23,19 +21,6 @@ from ._uncertainty_models import irls_laws, irls_spread
 from .uncertainty import check_uncertainty_params
 
 __all__ = ["PrivateIRLS"]
-
-_WISHART_REASON = (
-    "Park & Welling's Wishart second moment W_d(d+1, .) is not epsilon-DP: the support of B + W depends on B "
-    "(algorithms.md §3.6.1); no finite guarantee is known"
-)
-
-
-def _cdp_reason(budget):
-    return (
-        f"Park & Welling's CDP arithmetic (epsilon' = sqrt(epsilon/J) = {budget.first_moment.epsilon:.4g} per "
-        f"release) overspends: the Dwork-Rothblum mean loss of the 2J releases is "
-        f"{budget.cdp_mean_loss:.4g} > epsilon = {budget.total.epsilon:g} (algorithms.md §3.6.2)"
-    )
 
 
 class PrivateIRLS(RegressorMixin, BaseEstimator):
@@ -201,6 +186,9 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         R, r, w = self._row_bound(), self.response_bound, self.w_max
         sens = {"A_l2": 2 * w * R * r / n, "A_l1": 2 * w * math.sqrt(d) * R * r / n,
                 "B_l2": math.sqrt(2.0) * w * R * R / n}
+        cause = f"'row_norm' = {self.row_norm:g}, 'response_bound' = {r:g} and 'w_max' = {w:g}"
+        for value in sens.values():
+            check_sensitivity(value, cause)
         if math.isinf(self.epsilon):
             return None, PureDP(math.inf), sens, {"A": 0.0, "B": 0.0}
         budget = irls_budget(self.epsilon, self.delta, self.n_iter, accounting=self.accounting,
@@ -208,26 +196,19 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
                              split=self.split, delta_slack=self.delta_slack)
         scales = {"A": self._scale(budget.first_moment, self.first_moment, sens["A_l2"], sens["A_l1"]),
                   "B": self._scale(budget.second_moment, self.second_moment, sens["B_l2"], None, n, R)}
-        return budget, self._guarantee(budget), sens, scales
+        return budget, budget.total, sens, scales
 
     def _scale(self, g, kind, l2, l1, n=None, R=None):
         if kind == "laplace":
             return l1 / g.epsilon
-        if kind == "wishart":  # the paper's scale, with R^2 for a general row bound
-            return self.w_max * R * R / (2.0 * g.epsilon * n)
-        if isinstance(g, ZCDP):
-            return zcdp_gaussian_sigma(g.rho, l2)
+        if kind == "wishart":  # the paper's scale (for its claimed epsilon), with R^2 for a general row bound
+            return self.w_max * R * R / (2.0 * g.claim.epsilon * n)
+        if self.accounting == "zcdp":
+            return zcdp_gaussian_sigma(g.rho_or_none, l2)
+        claim = g.claim.as_approx()
         if self.accounting == "cdp-paper":
-            return classic_gaussian_sigma(g.epsilon, g.delta, l2, allow_large_epsilon=True)
-        return analytic_gaussian_sigma(g.epsilon, g.delta, l2)
-
-    def _guarantee(self, budget):
-        if self.second_moment == "wishart":
-            return Uncertified(budget.total, _WISHART_REASON, holds=None)
-        if self.accounting == "cdp-paper":
-            holds = ApproxDP(zcdp_to_approx_dp(budget.rho, self.delta), self.delta, rho=budget.rho)
-            return Uncertified(ApproxDP(budget.total.epsilon, self.delta), _cdp_reason(budget), holds=holds)
-        return budget.total
+            return classic_gaussian_sigma(claim.epsilon, claim.delta, l2, allow_large_epsilon=True)
+        return analytic_gaussian_sigma(claim.epsilon, claim.delta, l2)
 
     def _row_bound(self):
         if not self.fit_intercept:
@@ -270,8 +251,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         y = check_target(y, X.shape[0], type(self).__name__)
         n, d = X.shape[0], X.shape[1] + bool(self.fit_intercept)
         budget, guarantee, sens, scales = self._plan(n, d)
-        if self.accountant is not None and not self.accountant.can_spend(guarantee):
-            self.accountant.spend(guarantee, label="PrivateIRLS")  # raises, naming spent and requested
+        if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one"):
+            self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one")  # raises, with why
         self._warn(guarantee)
         if self.first_moment == "gaussian" or self.second_moment == "gaussian":
             warn_if_delta_large(self.delta, n, noisy=False, stacklevel=2)
@@ -280,7 +261,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         yc = clip_responses(y, self.response_bound)
         theta, clipped, final = self._iterate(Z, yc, scales, rng)
         if self.accountant is not None:
-            self.accountant.spend(guarantee, label="PrivateIRLS")
+            self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one")
         self._set_fitted(theta, clipped, budget, guarantee, sens, scales)
         self._set_spread(final, scales)
         return self
@@ -300,8 +281,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         if math.isinf(self.epsilon):
             warnings.warn("epsilon=inf: the exact IRLS fit is returned, with no privacy.", NotPrivateWarning,
                           stacklevel=3)
-        elif isinstance(guarantee, Uncertified):
-            warnings.warn(f"PrivateIRLS: {guarantee.reason}.", UncertifiedPrivacyWarning, stacklevel=3)
+        elif not guarantee.certified:
+            warnings.warn(f"PrivateIRLS: {guarantee}.", UncertifiedPrivacyWarning, stacklevel=3)
 
     def _design(self, X):
         Z = clip_rows(X, self.row_norm)

@@ -8,17 +8,18 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._rng import as_generator, describe_randomness
-from .._validation import check_data, check_nonnegative, check_positive
+from .._validation import check_data, check_int, check_nonnegative, check_positive, check_sensitivity
 from ._target import check_target
 from ..exceptions import NotPrivateWarning
 from ..mechanisms import exponential_mechanism, report_noisy_min, symmetric_matrix_noise
 from ..moments import accumulate_moments
-from ..privacy import PureDP, check_accountant
+from ..privacy import PureDP, check_accountant, compose
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
 from ._uncertainty_models import selection_margin, solve_se
 from .uncertainty import NoiseLaw
+from ..solvers.l1_ball_certified import certified_objectives
 
 __all__ = ["PrivateModelSelection"]
 
@@ -121,6 +122,14 @@ class PrivateModelSelection(BaseEstimator):
     refit_epsilon : float, optional
         If given, ``coef_`` is refitted on the selected model from
         Laplace-noised moments restricted to it, with this extra budget.
+    gap_tolerance : float > 0, default=1e-6
+        Every ``Q_R`` is certified by its duality gap to within
+        ``gap_tolerance * Delta`` of the exact minimum, and the noise is
+        calibrated to ``Delta (1 + gap_tolerance)`` (see Privacy). A model
+        that cannot be certified makes ``fit`` refuse.
+    qp_iterations : int, default=300
+        Projected-gradient iterations per model, always run in full (the
+        solver's work does not depend on the data; see Notes).
     release_scores : bool, default=False
         Store the noisy criteria of *all* models in ``scores_``. Report-noisy-min
         is epsilon-DP only when the argmin alone is released; releasing all
@@ -183,18 +192,32 @@ class PrivateModelSelection(BaseEstimator):
     -------
     Replace-one neighbours, ``n`` public, pure epsilon-DP. After clipping,
     ``|x_i^T beta| <= bounds * ||beta||_1 <= bounds * R`` (Hölder), so every
-    squared residual lies in ``[0, (r + bounds R)^2]`` and ``Q_R(M, .)``
-    changes by at most ``Delta = (r + bounds R)^2`` for every ``M``;
-    report-noisy-min with Laplace scale ``2 Delta / epsilon`` and the
-    exponential mechanism are epsilon-DP; report-noisy-min's noisy gap to the
-    runner-up (``selection_gap_``) comes at no extra cost (Ding, Wang, Zhang &
-    Kifer, PVLDB 13(3), 2019). Private ``R``: the upper triangle
+    squared residual lies in ``[0, (r + bounds R)^2]`` and the exact minimum
+    ``Q_R(M, .)`` changes by at most ``Delta = (r + bounds R)^2`` for every
+    ``M``. The released scores use the solver's value ``q(M, D) = f(beta)``
+    at a feasible ``beta`` whose Frank--Wolfe gap is at most ``tau =
+    gap_tolerance * Delta``; feasibility gives ``Q_R <= q`` and the gap gives
+    ``q <= Q_R + tau``, so ``q(M, D) - q(M, D') <= Q_R(M, D) + tau - Q_R(M,
+    D') <= Delta + tau`` (and symmetrically): ``q`` has sensitivity ``Delta'
+    = Delta + tau``, to which report-noisy-min (Laplace scale ``2 Delta' /
+    epsilon``) and the exponential mechanism are calibrated; both are then
+    epsilon-DP; report-noisy-min's noisy gap to the runner-up (``selection_gap_``)
+    comes at no extra cost (Ding, Wang, Zhang & Kifer, PVLDB 13(3), 2019). (Floating-point rounding of the sums and of ``f``, relative
+    ~1e-16, is outside this model, as for every float release.) Private ``R``: the upper triangle
     of ``X^T X / n`` and ``X^T y / n`` with L1 sensitivity ``(b^2 d (d+1) +
     2 b d r) / n``. Private ``sigma2``: ``Q_R(full)/n`` with sensitivity
-    ``Delta / n``. Refit: the same moments restricted to the ``k`` selected
+    ``Delta' / n``. Refit: the same moments restricted to the ``k`` selected
     columns, ``(b^2 k (k+1) + 2 b k r) / n``. Budgets add (basic
     composition). Reference: Lei, Charest, Slavković, Smith & Fienberg,
     JRSS-A 181(3), 2018.
+
+    Notes
+    -----
+    Timing: the scores are computed by
+    :func:`dpmoments.solvers.l1_ball_certified.certified_objectives`, which
+    runs the same operations on arrays of the same shapes for every data set
+    (no closed-form shortcut, no early exit); what still varies with the data
+    is listed there.
 
     Examples
     --------
@@ -213,7 +236,8 @@ class PrivateModelSelection(BaseEstimator):
 
     def __init__(self, *, epsilon, bounds, response_bound, R, candidates="all", max_size=None, phi="theorem",
                  sigma2=1.0, mechanism="noisy-min", R_epsilon=None, sigma2_epsilon=None, R_range=(1e-6, math.inf),
-                 refit_epsilon=None, release_scores=False, accountant=None, rng=None, neighbours="replace-one"):
+                 refit_epsilon=None, release_scores=False, gap_tolerance=1e-6, qp_iterations=300, accountant=None,
+                 rng=None, neighbours="replace-one"):
         self.epsilon = epsilon
         self.bounds = bounds
         self.response_bound = response_bound
@@ -228,6 +252,8 @@ class PrivateModelSelection(BaseEstimator):
         self.R_range = R_range
         self.refit_epsilon = refit_epsilon
         self.release_scores = release_scores
+        self.gap_tolerance = gap_tolerance
+        self.qp_iterations = qp_iterations
         self.accountant = accountant
         self.rng = rng
         self.neighbours = neighbours
@@ -265,6 +291,9 @@ class PrivateModelSelection(BaseEstimator):
         lo, hi = self.R_range
         if not 0 < lo < hi:
             raise ValueError(f"'R_range' must be (low, high) with 0 < low < high; got {self.R_range!r}.")
+        if check_positive(self.gap_tolerance, "gap_tolerance") >= 1:
+            raise ValueError(f"'gap_tolerance' must be in (0, 1); got {self.gap_tolerance}.")
+        check_int(self.qp_iterations, "qp_iterations", minimum=1)
         check_neighbours(self.neighbours, ("replace-one",), "the analysis (BIC, private R and sigma2) is for "
                          "replace-one with n public, which also covers zero-out pairs")
         check_accountant(self.accountant)
@@ -288,9 +317,9 @@ class PrivateModelSelection(BaseEstimator):
         n, d = X.shape
         family = _candidate_family(self.candidates, self.max_size, d)
         parts = self._budget_parts(len(family))
-        guarantee = PureDP(sum(parts.values()))
-        if self.accountant is not None and not self.accountant.can_spend(guarantee):
-            self.accountant.spend(guarantee, label="PrivateModelSelection")  # raises, naming the amounts
+        guarantee = compose([PureDP(e) for e in parts.values()])
+        if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one"):
+            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one")  # raises
         if not guarantee.is_private:
             warnings.warn("epsilon=inf: the exact model choice is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
@@ -298,10 +327,14 @@ class PrivateModelSelection(BaseEstimator):
         sums = accumulate_moments((X, y), entry_bound=self.bounds, response_bound=self.response_bound)
         G, b, c = np.array(sums.xtx), np.array(sums.xty), float(sums.yty)
         self.R_ = self._radius(G, b, n, rng)
-        delta_q = (self.response_bound + self.bounds * self.R_) ** 2
-        self.sigma2_ = self._sigma2(G, b, c, n, delta_q, rng)
+        reach = self.response_bound + self.bounds * self.R_
+        exact = check_sensitivity(reach * reach, f"'response_bound' = {self.response_bound:g}, 'bounds' = "
+                                  f"{self.bounds:g} and R = {self.R_:g}")  # sensitivity of the exact minimum Q_R
+        tau = self.gap_tolerance * exact  # every Q_R below is certified to within tau of its exact minimum
+        delta_q = exact + tau
+        self.sigma2_ = self._sigma2(G, b, c, n, delta_q, tau, rng)
         self.phi_ = self._penalty(G, b, c, n, len(family), delta_q)
-        q = np.array([l1_ball_least_squares(G, b, c, self.R_, support=m).objective for m in family])
+        q = self._certified(G, b, c, family, tau)
         index = self._select(q + self.phi_ * np.array([len(m) for m in family]), delta_q, rng)
         self._set_margin(delta_q, len(family))
         self.selected_ = family[index]
@@ -311,11 +344,11 @@ class PrivateModelSelection(BaseEstimator):
         if self.coef_se_ is not None:
             self.uncertainty_["refit_coef_se"] = self.coef_se_.tolist()
         if self.accountant is not None:
-            self.accountant.spend(guarantee, label="PrivateModelSelection")
+            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one")
         self.privacy_ = guarantee
         self.neighbours_ = self.neighbours
         self.n_features_in_ = d
-        self.privacy_report_ = self._report(parts, delta_q, n, d)
+        self.privacy_report_ = self._report(parts, delta_q, exact, tau, n)
         return self
 
     def _penalty(self, G, b, c, n, n_candidates, delta_q):
@@ -336,6 +369,10 @@ class PrivateModelSelection(BaseEstimator):
         self.selection_probability_, self.tie_probability_ = prob, tie
         self.snr_, self.diagnostics_, self.uncertainty_ = snr, diagnostics, {**summary, "phi": self.phi_,
                                                                              "phi_units": "y^2"}
+
+    def _certified(self, G, b, c, family, tau):
+        """Q_R of every model, each within tau of its exact minimum (constant work; refuses otherwise)."""
+        return certified_objectives(G, b, c, self.R_, family, tolerance=tau, n_iter=self.qp_iterations)[0]
 
     def _select(self, scores, delta_q, rng):
         eps = float(self.epsilon)
@@ -374,10 +411,10 @@ class PrivateModelSelection(BaseEstimator):
         lo, hi = self.R_range
         return float(min(max(np.abs(beta).sum(), lo), hi))
 
-    def _sigma2(self, G, b, c, n, delta_q, rng):
+    def _sigma2(self, G, b, c, n, delta_q, tau, rng):
         if self.sigma2 != "private":
             return float(self.sigma2)
-        q_full = l1_ball_least_squares(G, b, c, self.R_).objective / n
+        q_full = self._certified(G, b, c, [tuple(range(b.size))], tau)[0] / n
         eps = float(self.sigma2_epsilon)
         noisy = q_full if math.isinf(eps) else q_full + rng.laplace(0.0, delta_q / (n * eps))
         return float(min(max(noisy, 1e-12), self.response_bound**2))
@@ -395,7 +432,7 @@ class PrivateModelSelection(BaseEstimator):
         coef[cols] = l1_ball_least_squares(Gp, bt, 0.0, self.R_).coef
         return coef
 
-    def _report(self, parts, delta_q, n, d):
+    def _report(self, parts, delta_q, exact, tau, n):
         return {
             "estimator": "PrivateModelSelection",
             "neighbours": self.neighbours_,
@@ -404,6 +441,9 @@ class PrivateModelSelection(BaseEstimator):
             "composition": "basic",
             "mechanism": self.mechanism,
             "sensitivity_Q": delta_q,
+            "sensitivity_Q_exact_minimum": exact,
+            "certified_gap": tau,
+            "qp_iterations": int(self.qp_iterations),
             "selection_noise_scale": None if math.isinf(float(self.epsilon)) else 2.0 * delta_q / float(self.epsilon),
             "n_candidates": len(self.candidates_),
             "scores_released": bool(self.release_scores),

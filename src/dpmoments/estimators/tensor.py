@@ -226,8 +226,8 @@ class PrivateTensorDecomposition(BaseEstimator):
         model, args = self._check_params()
         acct = self._accountant()
         planned = planned_guarantees(args).total
-        if acct is not None and not acct.can_spend(planned):
-            acct.spend(planned)  # raises, naming spent / requested / total; nothing changes
+        if acct is not None and not acct.can_spend(planned, neighbours=args.neighbours):
+            acct.spend(planned, neighbours=args.neighbours)  # raises, naming why; nothing changes
         # The releases spawn streams 0 and 1 of ``rng``; the power method's starts use stream 2.
         common = dict(epsilon=args.epsilon, delta=args.delta, budget=args.budget, neighbours=args.neighbours,
                       calibration=args.calibration, rng=self.rng, count_share=args.count_share)
@@ -236,7 +236,7 @@ class PrivateTensorDecomposition(BaseEstimator):
         else:
             moments = release_topic_moments(X, vocabulary_size=self.vocabulary_size, **common)
         if acct is not None:
-            acct.spend(moments.guarantee, label=type(self).__name__)
+            acct.spend(moments.guarantee, label=type(self).__name__, neighbours=args.neighbours)
         return self._decompose(moments, spawn(self.rng, 3)[2])
 
     def fit_release(self, moments):

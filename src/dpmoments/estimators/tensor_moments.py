@@ -12,10 +12,11 @@ import numpy as np
 
 from .._rng import spawn
 from .._validation import check_data, check_delta, check_epsilon, check_int, check_nonnegative, check_option
-from .._validation import check_positive
+from .._validation import check_positive, check_sensitivity
 from ..exceptions import NotPrivateWarning
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
 from ..moments import Release, accumulate_moments, iter_chunks, moment_sensitivity
+from ..moments.releases import bounded_sensitivity
 from ..moments import symmetrise_matrix, symmetrise_tensor
 from ..moments.counts import COUNT_SHARE, NoisyCount, check_count_share, published_count, warn_if_delta_large
 from ..moments.release import randomness_of
@@ -185,8 +186,8 @@ class PlannedPart:
     delta: Optional[float] = None
 
     def sigma(self, sensitivity):
-        if isinstance(self.guarantee, ZCDP):
-            return zcdp_gaussian_sigma(self.guarantee.rho, sensitivity)
+        if self.epsilon is None:  # a zCDP part: calibrated to its rho
+            return zcdp_gaussian_sigma(self.guarantee.rho_or_none, sensitivity)
         return calibrate_gaussian(self.epsilon, self.delta, sensitivity)[0]
 
 
@@ -317,10 +318,14 @@ def release_mog_moments(X, *, sigma2, epsilon, delta=None, row_norm, budget=None
     n_public = None if args.neighbours == "add-remove" else n  # add-remove: the sums' sensitivities
     stat2 = lambda k: symmetrise_matrix(sums.xtx / k)  # noqa: E731
     stat3 = lambda k: symmetrise_tensor(sums.third / k - sigma2 * mean_correction(sums.xty / k))  # noqa: E731
-    sens2 = moment_sensitivity("second", norm="l2", n_samples=n_public, n_features=d, neighbours=args.neighbours,
-                               row_norm=row_norm)
-    sens3 = mog_third_sensitivity(n_samples=n_public, n_features=d, row_norm=row_norm, sigma2=sigma2,
-                                  neighbours=args.neighbours)
+    sens2 = bounded_sensitivity("second", norm="l2", n_samples=n_public, n_features=d, neighbours=args.neighbours,
+                                row_norm=row_norm)
+    try:
+        sens3 = mog_third_sensitivity(n_samples=n_public, n_features=d, row_norm=row_norm, sigma2=sigma2,
+                                      neighbours=args.neighbours)
+    except OverflowError:
+        sens3 = math.inf
+    sens3 = check_sensitivity(sens3, f"'row_norm' = {row_norm:g} with 'sigma2' = {sigma2:g}")
     return _noisy_pair(stat2, stat3, sens2, sens3, n, d, row_norm, center, args, rng, "mog", sigma2)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .._rng import as_generator
-from .._validation import check_delta, check_epsilon, check_option, check_positive, check_vector
+from .._validation import check_delta, check_epsilon, check_option, check_positive, check_sensitivity, check_vector
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, symmetric_tensor_noise, wishart_noise
 from ..privacy.calibration import CALIBRATIONS, calibrate_gaussian, calibrate_laplace
@@ -155,8 +155,20 @@ def _exact(epsilon):
     return False
 
 
+def bounded_sensitivity(statistic, **kwargs):
+    """:func:`moment_sensitivity`, refused in one line (naming the bounds) where it leaves the float range."""
+    try:
+        sens = moment_sensitivity(statistic, **kwargs)
+    except OverflowError:
+        sens = math.inf
+    r = kwargs.get("response_bound")
+    cause = f"'row_norm' = {kwargs['row_norm']:g}" + ("" if r is None else f" with 'response_bound' = {r:g}")
+    return check_sensitivity(sens, cause)
+
+
 def _wishart(sums, epsilon, delta, mechanism, neighbours, row_norm):
     """Scale (a variance), degrees of freedom and guarantee of a Wishart release (n public)."""
+    check_sensitivity(row_norm * row_norm, f"'row_norm' = {row_norm:g}")  # the Wishart scale is R^2 / n
     d, n = sums.n_features, sums.n
     # The Wishart analysis is of the sum: zero-out with n public is its rank-one ("add-remove") step.
     step = "replace-one" if neighbours == "replace-one" else "add-remove"
@@ -278,7 +290,7 @@ def release_second_moment(
         return _finish(symmetrise_matrix(divided_by(sums.n) + noise), fields, p, common, "second")
 
     def sensitivity_of(norm, n):
-        return moment_sensitivity("second", norm=norm, n_samples=n, n_features=sums.n_features,
+        return bounded_sensitivity("second", norm=norm, n_samples=n, n_features=sums.n_features,
                                   neighbours=p.neighbours, row_norm=row_norm)
 
     noisy, fields = _noised("second", divided_by, sums.n, p, sensitivity_of, secure, rng)
@@ -342,7 +354,7 @@ def release_cross_moment(
                        guarantee=PureDP(math.inf), **common)
 
     def sensitivity_of(norm, n):
-        return moment_sensitivity("cross", norm=norm, n_samples=n, n_features=sums.n_features,
+        return bounded_sensitivity("cross", norm=norm, n_samples=n, n_features=sums.n_features,
                                   neighbours=p.neighbours, row_norm=row_norm, response_bound=response_bound)
 
     noisy, fields = _noised("cross", divided_by, sums.n, p, sensitivity_of, secure, rng)
@@ -398,7 +410,7 @@ def release_third_moment(
                        guarantee=PureDP(math.inf), **common)
 
     def sensitivity_of(norm, n):
-        return moment_sensitivity("third", norm=norm, n_samples=n, n_features=sums.n_features,
+        return bounded_sensitivity("third", norm=norm, n_samples=n, n_features=sums.n_features,
                                   neighbours=p.neighbours, row_norm=row_norm)
 
     noisy, fields = _noised("third", divided_by, sums.n, p, sensitivity_of, False, rng)

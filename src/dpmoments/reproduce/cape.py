@@ -35,7 +35,7 @@ from ..datasets.mixtures import make_mog, make_single_topic
 from ..distributed import Site
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..federated import cape_agn, cape_pca, mog_sites, topic_sites
-from ..privacy import Uncertified, gaussian_epsilon
+from ..privacy import gaussian_epsilon
 from ._common import main_for
 
 __all__ = ["run", "main", "EPS_GRID", "PAPER_PCA_EPS", "PAPER_AGN"]
@@ -119,9 +119,8 @@ def _true_eps(report, delta):
 
 
 def _eps_of(g):
-    if isinstance(g, Uncertified):
-        return g.claimed.epsilon, g.holds.epsilon if g.holds is not None else math.inf
-    return g.epsilon, g.epsilon
+    """(claimed epsilon, epsilon that holds) of a guarantee."""
+    return g.claim.epsilon, g.holding.epsilon if g.holding is not None else math.inf
 
 
 def _pca_task(args):
