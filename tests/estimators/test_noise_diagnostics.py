@@ -88,6 +88,18 @@ def test_glasso_edges_against_the_noise_floor():
     assert est.snr_ > 1 and est.edge_frequency_[0, 1] == 1.0 and est.uncertainty_["n_edges_stable_90"] >= 1
 
 
+@pytest.mark.parametrize("mechanism, d", [("gaussian", 6), ("gaussian", 30), ("laplace", 10)])
+def test_a_graph_of_pure_noise_is_called_noise_nineteen_times_in_twenty(mechanism, d):
+    """Against the typical largest noise entry, pure noise passed as signal 20-27% of the time."""
+    from dpmoments.estimators._uncertainty_matrix import off_diagonal_snr
+
+    X = np.zeros((2000, d))
+    delta = 1e-6 if mechanism == "gaussian" else None
+    snr = np.array([off_diagonal_snr(release_second_moment(X, epsilon=1.0, delta=delta, row_norm=1.0,
+                                                           mechanism=mechanism, rng=s)) for s in range(400)])
+    assert 0.02 <= np.mean(snr >= 1) <= 0.08
+
+
 def test_standardize_floors_variances_at_the_noise_level():
     """The issue's case: a released variance below the noise was divided into the eBIC floor (alpha = 6.5e10)."""
     X = _spiked(20000, d=5)

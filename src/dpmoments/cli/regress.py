@@ -291,9 +291,14 @@ def save_coefficients(res, est, names):
 
 def coefficient_lines(est, names):
     labels, values, se, (lo, hi) = coefficients(est, names)
-    rows = [[k, num(v, 4), num(s), interval_text(a, b), "contains 0" if a <= 0 <= b else ""]
-            for k, v, s, a, b in zip(labels, values, se, lo, hi)]
-    return table(["coefficient", "estimate", "se", f"{100 * est.level:g}% interval", ""], rows)
+    zero = (lo <= 0) & (hi >= 0)
+    rows = [[k, num(v, 4), num(s), interval_text(a, b), "contains 0" if z else ""]
+            for k, v, s, a, b, z in zip(labels, values, se, lo, hi, zero)]
+    out = table(["coefficient", "estimate", "se", f"{100 * est.level:g}% interval", ""], rows)
+    if zero.any():
+        out.append(f"{int(zero.sum())} of {zero.size} intervals contain 0: those coefficients cannot be told from 0 "
+                   "at this noise")
+    return out
 
 
 def coefficient_figure(est, names):

@@ -13,8 +13,7 @@ import numpy as np
 from scipy import linalg
 
 from ..solvers.eigen import top_eigenpairs
-from .diagnostics import Diagnostics, check_matrix
-from .selection import noise_floor
+from .diagnostics import Diagnostics, check_matrix, largest_noise
 from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
 from .uncertainty import count_relative_sd, noise_law, redraw
 from .uncertainty import z_value
@@ -22,8 +21,8 @@ from .uncertainty import z_value
 __all__ = ["covariance_spread", "pca_spread", "precision_spread", "output_perturbation_spread"]
 
 _MATRIX_SNR = "signal / noise Frobenius norm of the released matrix (matrix_snr)"
-_GRAPH_SNR = ("largest |off-diagonal| of the released matrix / the noise floor (noise_floor: about the largest "
-              "off-diagonal noise)")
+_GRAPH_SNR = ("largest |off-diagonal| of the released matrix / the level the largest off-diagonal noise stays "
+              "below 95% of the time (largest_noise)")
 _NOT_COVERED = ("sampling variability of the rows, clipping bias, and (with center='private') the noise of the "
                 "private mean")
 
@@ -154,15 +153,21 @@ def _pca_checks(above, diag, k, edge, angles=None):
 
 
 # -- precision --------------------------------------------------------------------------------------------------
+def off_diagonal_level(release):
+    """What pure noise stays below 95% of the time in the largest off-diagonal entry (:func:`largest_noise`)."""
+    d = release.n_features
+    return largest_noise(noise_law(release), d * (d - 1) // 2)
+
+
 def off_diagonal_snr(release):
-    """Largest released off-diagonal ``|S_ij|`` over the noise floor (:func:`~dpmoments.estimators.noise_floor`)."""
+    """Largest released off-diagonal ``|S_ij|`` over :func:`off_diagonal_level`: below 1 nothing stands out."""
     S = release.second_moment
     d = S.shape[0]
     if d < 2:
         return math.inf
-    floor = noise_floor(release)
+    level = off_diagonal_level(release)
     top = float(np.max(np.abs(S[~np.eye(d, dtype=bool)])))
-    return math.inf if floor == 0 else top / floor
+    return math.inf if level == 0 else top / level
 
 
 def precision_spread(release, est, refit, n_draws, level, rng, owner, graph):
@@ -179,8 +184,9 @@ def precision_spread(release, est, refit, n_draws, level, rng, owner, graph):
     matrix = math.nan if rescaled else check_matrix(_centre(release, law), law, diag)
     snr = off_diagonal_snr(release) if graph else matrix
     if graph and snr < 1.0:
-        diag.flag("no-edge-above-noise", "no off-diagonal entry of the released matrix exceeds the noise floor "
-                                         f"{noise_floor(release):.3g}: every edge of the graph is noise.")
+        diag.flag("no-edge-above-noise", "no off-diagonal entry of the released matrix exceeds "
+                                         f"{off_diagonal_level(release):.3g}, which its noise alone reaches 5% of "
+                                         "the time: the graph cannot be told from noise.")
     attrs = {"edge_frequency_": None, "precision_se_": None, "precision_interval_": None}
     extra = {}
     if n_draws:
