@@ -85,7 +85,7 @@ def plot_network(weights, labels=None, *, truth=None, tol=1e-8, title=None, ax=N
     ax.set_ylim(-ylim, ylim)
     ax.set_box_aspect(ylim / xlim)  # a circle, in a box shape that constrained layout can plan for
     if own:  # the figure takes the box's shape, plus the title and legend
-        extra = 0.15 * (R is not None) + 0.2 * (stability is not None)  # the legend's further lines
+        extra = 0.15 * (R is not None) + 0.3 * (stability is not None)  # the legend's further lines
         ax.figure.set_size_inches(side, side * ylim / xlim + 0.6 + extra)
     ax.axis("off")
     set_labels(ax, title or f"{i.size} edges")
