@@ -36,7 +36,7 @@ import numpy as np
 
 from ..exceptions import NoiseDominatesWarning
 
-__all__ = ["Noise", "add_uncertainty_arguments", "draws", "table", "num", "interval_text", "quiet_refit",
+__all__ = ["Noise", "json_safe", "add_uncertainty_arguments", "draws", "table", "num", "interval_text", "quiet_refit",
            "AUTO_DRAWS", "AUTO_MAX_FEATURES", "AUTO_MAX_TENSOR", "WITHHOLDING", "SENTENCES"]
 
 #: ``--draws auto`` where no closed form gives the spread: this many parametric-bootstrap draws ...
@@ -84,18 +84,20 @@ def _finite_or_none(x):
     return float(x) if x is not None and math.isfinite(float(x)) else None
 
 
-def _json_safe(obj):
+def json_safe(obj):
     """Non-finite floats become ``None``: ``Infinity`` and ``NaN`` are not JSON."""
     if isinstance(obj, dict):
-        return {k: _json_safe(v) for k, v in obj.items()}
+        return {k: json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
+        return [json_safe(v) for v in obj]
     if isinstance(obj, np.ndarray):
-        return _json_safe(obj.tolist())
+        return json_safe(obj.tolist())
     if isinstance(obj, (float, np.floating)):
         return _finite_or_none(obj)
     if isinstance(obj, np.integer):
         return int(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
     return obj
 
 
@@ -136,7 +138,7 @@ class Noise:
 
     def fields(self):
         """The report's fields (in ``analysis``): the console's names."""
-        return _json_safe({
+        return json_safe({
             "signal_to_noise": self.snr,
             "signal_to_noise_definition": self.uncertainty.get("signal_to_noise_definition"),
             "noise_dominates": bool(self.diagnostics),

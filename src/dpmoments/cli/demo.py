@@ -213,7 +213,8 @@ def _print(fits, names, truth, k, mean, cov, acct, args, seconds, freq=None, noi
         if private:
             t, f = expected_rates(freq, truth)
             stable = int(np.sum(np.triu(E, 1) & (freq >= 0.9)))
-            print(f"{'':>11s}  noise: (in brackets) the share of {noise.uncertainty['n_draws']} redrawn releases with the edge; "
+            n_draws = noise.uncertainty["n_draws"]
+            print(f"{'':>11s}  noise: (in brackets) the share of {n_draws} redrawn releases with the edge; "
                   f"{stable} of {int(E.sum() // 2)} edges in at least 90%; averaged over them TPR {t:.2f}, "
                   f"FPR {f:.2f}")
     both = fits["private"][1] & fits["non-private"][1]

@@ -18,7 +18,7 @@ import numpy as np
 from ._args import CliError, add_input_arguments, add_output_arguments, add_privacy_arguments, privacy_options
 from ._io import DataSource
 from ..estimators._uncertainty_matrix import UNSTABLE_DEGREES
-from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, num, table
+from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, json_safe, num, table
 from ._output import ResultsDir, check_destination
 from ._release import noise_sd, second_moment_release
 from ._report import privacy_report, privacy_summary, rows_text
@@ -135,9 +135,9 @@ def pca_analysis(est, floor, eig):
     return {"estimator": "PrivatePCA", "n_components": int(est.n_components_),
             "explained_variance": est.explained_variance_.tolist(),
             "explained_variance_ratio": est.explained_variance_ratio_.tolist(),
-            "explained_variance_se": est.explained_variance_se_.tolist(),
-            "explained_variance_interval": est.explained_variance_interval_.tolist(),
-            "component_signal_to_noise": est.component_snr_.tolist(),
+            "explained_variance_se": json_safe(est.explained_variance_se_),
+            "explained_variance_interval": json_safe(est.explained_variance_interval_),
+            "component_signal_to_noise": json_safe(est.component_snr_),
             "noise_floor": floor,
             "noise_floor_rule": "2 * sigma * sqrt(d): the expected spectral norm of the symmetric noise, from the "
                                 "calibration alone (sigma = the per-entry noise std)",

@@ -24,7 +24,7 @@ from ..privacy.relations import RELATION_WORDS, describe_relation, n_is_public
 from ._args import (CLIPPING_HELP, CliError, _bound, _delta, _epsilon, add_input_arguments,
                     add_output_arguments, positive_int, seed_int)
 from ._io import DataSource
-from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, num, table
+from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, json_safe, num, table
 from ._output import ResultsDir, check_destination
 from ._progress import Progress
 from ._release import epsilon_grid
@@ -276,8 +276,9 @@ def coefficients(est, names):
 
 def coefficient_fields(est, names):
     labels, values, se, interval = coefficients(est, names)
-    return {"coefficients": dict(zip(labels, values.tolist())), "coefficients_se": dict(zip(labels, se.tolist())),
-            "coefficients_interval": {k: iv for k, iv in zip(labels, interval.T.tolist())}}
+    return json_safe({"coefficients": dict(zip(labels, values.tolist())),
+                      "coefficients_se": dict(zip(labels, se.tolist())),
+                      "coefficients_interval": {k: iv for k, iv in zip(labels, interval.T.tolist())}})
 
 
 def save_coefficients(res, est, names):

@@ -15,7 +15,7 @@ choice is not distinguishable from noise instead of naming a model, and
 import math
 
 from ._args import CliError, _bound, _epsilon, add_input_arguments, add_output_arguments, seed_int
-from ._noise import Noise, num
+from ._noise import Noise, json_safe, num
 from ._output import ResultsDir
 from ._release import epsilon_grid
 from ..privacy.relations import describe_relation
@@ -125,8 +125,8 @@ def run(args):
                 "n_candidates": len(family), "candidates": args.candidates, "max_size": args.max_size,
                 "R": est.R_, "phi": est.phi_, "sigma2": est.sigma2_, "budget_parts": rep["budget_parts"],
                 "scores_released": False, "loaded_into_memory": True, "estimate": "selected.csv",
-                "selection_probability": est.selection_probability_, "selection_gap": est.selection_gap_,
-                "tie_probability": est.tie_probability_, **noise.fields()}
+                **json_safe({"selection_probability": est.selection_probability_, "selection_gap": est.selection_gap_,
+                             "tie_probability": est.tie_probability_}), **noise.fields()}
     privacy = {"mechanism": ("laplace report-noisy-min" if args.mechanism == "noisy-min" else "exponential"),
                "sensitivity": rep["sensitivity_Q"], "sensitivity_norm": "criterion (every Q(M) at once)",
                "sensitivity_exact_minimum": rep["sensitivity_Q_exact_minimum"],

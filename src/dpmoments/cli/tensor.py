@@ -20,7 +20,7 @@ import numpy as np
 from ..privacy.relations import describe_relation
 from ._args import (CLIPPING_HELP, CliError, _bounded_int, _center, _nonnegative_bound, add_input_arguments,
                     add_output_arguments, add_privacy_arguments)
-from ._noise import AUTO_MAX_TENSOR, Noise, add_uncertainty_arguments, draws, interval_text, num, table
+from ._noise import AUTO_MAX_TENSOR, Noise, add_uncertainty_arguments, draws, interval_text, json_safe, num, table
 from ._output import ResultsDir
 from ._progress import Progress
 from ._release import epsilon_grid
@@ -160,8 +160,7 @@ def run(args):
                 "budget": {"second": budget.second, "third": budget.third},
                 "weights": est.weights_.tolist(), "eigenvalues": est.eigenvalues_.tolist(),
                 "loaded_into_memory": args.model == "stm", "estimate": "components.npy",
-                "weights_se": None if est.weights_se_ is None else est.weights_se_.tolist(),
-                "weights_interval": None if est.weights_interval_ is None else est.weights_interval_.tolist(),
+                "weights_se": json_safe(est.weights_se_), "weights_interval": json_safe(est.weights_interval_),
                 "standard_errors": None if est.components_se_ is None else "components_se.npy", **noise.fields()}
     with ResultsDir(args.out, args.force) as res:
         save_tensor(res, est, names)
