@@ -18,6 +18,8 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 from . import moments  # noqa: E402  (after the thread pin)
 from . import tensor  # noqa: E402
 from . import glasso  # noqa: E402
+from . import anchors  # noqa: E402  (calls Rscript where R is installed)
+from . import glasso_large  # noqa: E402
 from . import dask_moments  # noqa: E402  (imports dask lazily, inside run)
 from . import secure_noise  # noqa: E402
 from . import capeagn  # noqa: E402
@@ -31,6 +33,8 @@ BENCHMARKS = {
     "moments": moments.run,
     "tensor": tensor.run,
     "glasso": glasso.run,
+    "anchors": anchors.run,
+    "glasso_large": glasso_large.run,
     "dask_moments": dask_moments.run,
     "secure_noise": secure_noise.run,
     "capeagn": capeagn.run,

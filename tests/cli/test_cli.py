@@ -290,3 +290,53 @@ def test_covariance_reads_a_zarr_store(run, data, tmp_path):
     assert result.returncode == 0, result.stderr
     np.testing.assert_allclose(np.load(out_zarr / "covariance.npy"), np.load(out_npy / "covariance.npy"),
                                rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------- no wasted work in `precision`
+
+
+@pytest.fixture
+def solver_calls(monkeypatch):
+    """Counts graphical-lasso solves (one per penalty; a path counts its penalties) and PSD projections."""
+    import dpmoments.solvers as solvers
+    from dpmoments.estimators import precision as est_module
+    from dpmoments.moments import release as release_module
+    calls = {"solves": 0, "paths": 0, "projections": 0}
+    solve, path = solvers.graphical_lasso, solvers.graphical_lasso_path
+
+    def counted_solve(*a, **k):
+        calls["solves"] += 1
+        return solve(*a, **k)
+
+    def counted_path(S, alphas, **k):
+        calls["paths"] += 1
+        calls["solves"] += len(alphas)
+        return path(S, alphas, **k)
+
+    monkeypatch.setattr(est_module, "graphical_lasso", counted_solve)
+    monkeypatch.setattr(est_module, "graphical_lasso_path", counted_path)
+    monkeypatch.setattr(solvers, "graphical_lasso_path", counted_path)
+    project = release_module.Release.project_psd
+
+    def counted_project(self, *a, **k):
+        calls["projections"] += 1
+        return project(self, *a, **k)
+
+    monkeypatch.setattr(release_module.Release, "project_psd", counted_project)
+    return calls
+
+
+def test_precision_fixed_alpha_solves_once(run, data, tmp_path, solver_calls):
+    """A fixed --alpha with no --edges/--truth was 21 solves and 22 PSD projections: now one of each."""
+    res = run("precision", data / "x.npy", *PRIVACY, "--alpha", "0.05", "--out", tmp_path / "a")
+    assert res.returncode == 0, res.stderr
+    assert solver_calls == {"solves": 1, "paths": 0, "projections": 1}
+
+
+@pytest.mark.parametrize("extra", [[], ["--truth", "{d}/truth.csv"], ["--edges", "1", "--truth", "{d}/truth.csv"]])
+def test_precision_path_is_solved_once(run, data, tmp_path, solver_calls, extra):
+    """eBIC (and --edges) solve the grid once, as one path; the ROC figure reads the same path."""
+    extra = [str(e).format(d=data) for e in extra]
+    res = run("precision", data / "x.parquet", *PRIVACY, "--alpha-floor", "0", *extra, "--out", tmp_path / "e")
+    assert res.returncode == 0, res.stderr
+    assert solver_calls["paths"] == 1 and solver_calls["solves"] == 20 and solver_calls["projections"] == 1

@@ -197,3 +197,28 @@ def test_private_centre_is_estimated_around_a_public_prior():
     with pytest.raises(ValueError, match="one entry per feature"):
         PrivateCovariance(epsilon=2.0, delta=1e-6, row_norm=1.0, center="private",
                           center_budget=CenterBudget(prior=[0.0]), rng=1).fit(far)
+
+
+def test_glasso_path_is_solved_once_and_kept():
+    """alpha='ebic' solves its grid as one warm path and keeps it (path_); a fixed alpha keeps none."""
+    est = PrivateGraphicalLasso(alpha="ebic", alphas=6, alpha_floor=0, epsilon=2.0, delta=1e-6, row_norm=1.0,
+                                rng=0).fit(X)
+    path = est.path_
+    assert np.array_equal(path.alphas, est.alphas_) and np.array_equal(path.ebic, est.ebic_)
+    assert len(path.precisions) == 6 and path.n_edges.shape == (6,) and path.objective.shape == (6,)
+    assert path.alphas[path.chosen] == est.alpha_
+    np.testing.assert_array_equal(path.precisions[path.chosen], est.precision_)
+    for P, k in zip(path.precisions, path.n_edges):
+        assert k == np.count_nonzero(np.abs(np.triu(P, 1)) > 1e-8)
+    fixed = PrivateGraphicalLasso(alpha=0.05, epsilon=2.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)
+    assert fixed.path_ is None
+
+
+def test_glasso_edges_rule_picks_the_smallest_penalty_within_budget():
+    est = PrivateGraphicalLasso(alpha="edges", max_edges=1, alphas=8, epsilon=2.0, delta=1e-6, row_norm=1.0,
+                                rng=0).fit(X)
+    within = est.path_.n_edges <= 1
+    assert est.path_.n_edges[est.path_.chosen] <= 1
+    assert est.alpha_ == est.alphas_[within].min()
+    with pytest.raises(TypeError, match="'max_edges'"):
+        PrivateGraphicalLasso(alpha="edges", epsilon=2.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)

@@ -155,21 +155,32 @@ def edge_matrix(precision, threshold):
     return E | E.T
 
 
-def glasso(release, alpha, max_edges=None, n_alphas=20, alpha_floor="noise"):
-    """Fit the graphical lasso on a release; ``max_edges`` picks along the path. Returns (estimator, path)."""
-    from ..estimators import PrivateGraphicalLasso, alpha_grid
+def glasso(release, alpha, max_edges=None, n_alphas=20, alpha_floor="noise", roc=False):
+    """Fit the graphical lasso on a release, solving each penalty once. Returns (estimator, path precisions).
+
+    A fixed ``alpha`` is one solve. ``"ebic"`` and ``max_edges`` solve the grid once, as a warm-started
+    path kept on the estimator (``path_``), which the ROC curve reads. A path is solved for the ROC
+    only when ``roc`` asks for one that the estimator did not already solve.
+    """
+    from ..estimators import PrivateGraphicalLasso
+    from ..estimators.selection import alpha_grid
+    from ..solvers import graphical_lasso_path
 
     kw = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)  # unused by fit_release: the release carries its guarantee
-    grid = alpha_grid(release.project_psd(0.0).second_moment, n_alphas)
-    path = [PrivateGraphicalLasso(alpha=float(a), **kw).fit_release(release) for a in grid]
     if max_edges is not None:
-        counts = [int(edge_matrix(p.precision_, None).sum() // 2) for p in path]
-        ok = [k for k, c in enumerate(counts) if c <= max_edges]
-        return path[ok[-1] if ok else 0], path
-    if alpha == "ebic":
-        est = PrivateGraphicalLasso(alpha="ebic", alphas=grid, alpha_floor=alpha_floor, **kw)
-        return est.fit_release(release), path
-    return PrivateGraphicalLasso(alpha=alpha, **kw).fit_release(release), path
+        est = PrivateGraphicalLasso(alpha="edges", max_edges=max_edges, alphas=n_alphas, **kw)
+    elif alpha == "ebic":
+        est = PrivateGraphicalLasso(alpha="ebic", alphas=n_alphas, alpha_floor=alpha_floor, **kw)
+    else:
+        est = PrivateGraphicalLasso(alpha=alpha, **kw)
+    est.fit_release(release)
+    if not roc:
+        return est, None
+    S = est.release_.second_moment  # the projected release the estimator solved on
+    grid = alpha_grid(S, n_alphas)
+    if est.path_ is not None and np.array_equal(est.path_.alphas, grid):
+        return est, est.path_.precisions
+    return est, [r.precision for r in graphical_lasso_path(S, grid)]
 
 
 def run(args):
@@ -179,7 +190,7 @@ def run(args):
     truth = None if args.truth is None else read_truth(args.truth, names)
     work, floored = standardized_checked(release) if args.standardize else (release, [])
     if args.method == "glasso":
-        est, path = glasso(work, alpha, args.edges, args.n_alphas, _alpha_floor(args))
+        est, path = glasso(work, alpha, args.edges, args.n_alphas, _alpha_floor(args), roc=truth is not None)
         threshold = args.threshold
     else:
         from ..estimators import PrivateRidgePrecision
@@ -287,7 +298,7 @@ def _analysis(args, est, E, threshold, truth, path):
         tpr, fpr = tpr_fpr(E, truth)
         info.update(tpr=tpr, fpr=fpr, truth_edges=int(truth.sum() // 2))
         if path is not None:
-            f, t = roc_curve([p.precision_ for p in path], truth)
+            f, t = roc_curve(path, truth)
             info["roc_auc"] = auc(f, t)
     return info
 
@@ -312,7 +323,7 @@ def _figures(res, est, E, names, truth, path, threshold, release, args, spread=N
     if truth is not None:
         curves = {}
         if path is not None:
-            curves["penalty path"] = roc_curve([p.precision_ for p in path], truth)
+            curves["penalty path"] = roc_curve(path, truth)
         else:
             curves["threshold path"] = _threshold_roc(partial_correlations(est.precision_), truth)
         tpr, fpr = tpr_fpr(E, truth)

@@ -2,24 +2,61 @@
 
 import math
 import warnings
+from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
 from .._rng import as_generator
-from .._validation import check_data, check_nonnegative, check_option, check_positive
-from ..exceptions import UncertifiedPrivacyWarning
+from .._validation import check_data, check_int, check_nonnegative, check_option, check_positive
+from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import wishart_noise
 from ..moments import release_second_moment
 from ..privacy import PureDP, Uncertified
 from ..privacy.relations import NEIGHBOURS
-from ..solvers import graphical_lasso, graphical_lasso_admm, ridge_precision
+from ..solvers import graphical_lasso, graphical_lasso_admm, graphical_lasso_path, ridge_precision
 from ._moment_base import MomentEstimator, psd_floor_value
 from ._uncertainty_matrix import output_perturbation_spread, precision_spread
 from .uncertainty import check_uncertainty_params
 from .covariance import gaussian_log_likelihood
 from .selection import alpha_grid, ebic, noise_floor
 
-__all__ = ["PrivateGraphicalLasso", "PrivateRidgePrecision"]
+__all__ = ["GlassoPath", "PrivateGraphicalLasso", "PrivateRidgePrecision"]
+
+# An off-diagonal |Θ_ij| above this is an edge (the fast solver's zeros are exact).
+_EDGE_TOL = 1e-8
+
+
+@dataclass(frozen=True)
+class GlassoPath:
+    """The graphical-lasso solutions along a grid of penalties, as solved once by the estimator.
+
+    Attributes
+    ----------
+    alphas : ndarray of shape (n_alphas,)
+        The penalties, largest first.
+    precisions : list of ndarray of shape (n_features, n_features)
+        The solution at each penalty.
+    n_edges : ndarray of int
+        Off-diagonal pairs with ``|Θ_ij| > 1e-8`` at each penalty.
+    objective : ndarray
+        The graphical-lasso objective reached at each penalty.
+    ebic : ndarray or None
+        The extended BIC at each penalty (``alpha="ebic"``), else ``None``.
+    chosen : int
+        The index of the penalty the estimator kept.
+    """
+
+    alphas: np.ndarray
+    precisions: list
+    n_edges: np.ndarray
+    objective: np.ndarray
+    ebic: Optional[np.ndarray]
+    chosen: int
+
+
+def _n_edges(precision):
+    return int(np.count_nonzero(np.abs(np.triu(precision, 1)) > _EDGE_TOL))
 
 _OUTPUT_REASON = (
     "output perturbation (Wang et al. 2018, Algorithm 1) adds Wishart noise with d+1 degrees of freedom: "
@@ -78,10 +115,13 @@ class PrivateGraphicalLasso(_PrecisionBase):
 
     Parameters
     ----------
-    alpha : float > 0 or "ebic"
+    alpha : float > 0, "ebic" or "edges"
         The penalty. ``"ebic"`` picks it from ``alphas`` by the extended BIC
         computed on the released matrix only (free post-processing; the raw
-        data are never touched again).
+        data are never touched again); ``"edges"`` picks the smallest penalty of
+        ``alphas`` whose graph has at most ``max_edges`` edges (the largest
+        penalty if none has). Both solve the grid once, as one warm-started path
+        (``path_``).
     epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant, count_share
         As in :class:`PrivateCovariance`; ``mechanism`` may also be
         ``"output"``: Wang et al.'s output perturbation (exact graphical lasso,
@@ -91,6 +131,8 @@ class PrivateGraphicalLasso(_PrecisionBase):
         The grid for ``alpha="ebic"``: a number of log-spaced values below the
         largest off-diagonal entry of the released matrix, or explicit values.
     ebic_gamma : float in [0, 1], default=0.5
+    max_edges : int >= 0, optional
+        The edge budget of ``alpha="edges"``.
     alpha_floor : "noise" or float >= 0, default="noise"
         The smallest penalty of the ``alpha="ebic"`` grid. ``"noise"``: the release's
         noise level, :func:`~dpmoments.estimators.noise_floor` (below it the release's
@@ -121,6 +163,10 @@ class PrivateGraphicalLasso(_PrecisionBase):
         eBIC over ``alphas_`` when ``alpha="ebic"``.
     alpha_floor_ : float or None
         The grid's floor when ``alpha="ebic"``.
+    path_ : GlassoPath or None
+        Every solution of the grid with its edge count, objective and eBIC, when
+        ``alpha`` is ``"ebic"`` or ``"edges"`` (``None`` for a fixed penalty, which is
+        solved once and alone).
     n_iter_ : int or None
     converged_ : bool or None
         The solver's on the released matrix. ``None`` for ``mechanism="output"``,
@@ -164,8 +210,9 @@ class PrivateGraphicalLasso(_PrecisionBase):
 
     def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
                  calibration="analytic", center=None, center_budget=None, alphas=20, ebic_gamma=0.5,
-                 alpha_floor="noise", penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None,
-                 max_iter=1000, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
+                 max_edges=None, alpha_floor="noise", penalize_diagonal=True, solver="fast", admm_rho=100.0,
+                 psd_floor=0.0, tol=None, max_iter=1000, n_draws=0, level=0.9, rng=None, accountant=None,
+                 count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -177,6 +224,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.center_budget = center_budget
         self.alphas = alphas
         self.ebic_gamma = ebic_gamma
+        self.max_edges = max_edges
         self.alpha_floor = alpha_floor
         self.penalize_diagonal = penalize_diagonal
         self.solver = solver
@@ -202,14 +250,28 @@ class PrivateGraphicalLasso(_PrecisionBase):
         raw = self._check_release(release)
         release = self._noisy_S(raw)
         S = release.second_moment
+        self.path_ = None
         if isinstance(self.alpha, str):
-            check_option(self.alpha, "alpha", ("ebic",))
-            self.alpha_floor_ = self._floor(release)
-            self.alphas_ = alpha_grid(S, self.alphas, floor=self.alpha_floor_)
-            fits = [self._solve(S, a) for a in self.alphas_]
-            self.ebic_ = np.array([ebic(S, f.precision, release.n, self.ebic_gamma) for f in fits])
-            best = int(np.argmin(self.ebic_))
+            rule = check_option(self.alpha, "alpha", ("ebic", "edges"))
+            if rule == "ebic":
+                self.alpha_floor_ = self._floor(release)
+            else:
+                self.alpha_floor_ = None
+                max_edges = check_int(self.max_edges, "max_edges", minimum=0)
+            self.alphas_ = alpha_grid(S, self.alphas, floor=self.alpha_floor_ or 0.0)
+            fits = self._solve_path(S, self.alphas_)
+            precisions = [f.precision for f in fits]
+            n_edges = np.array([_n_edges(P) for P in precisions])
+            if rule == "ebic":
+                self.ebic_ = np.array([ebic(S, P, release.n, self.ebic_gamma) for P in precisions])
+                best = int(np.argmin(self.ebic_))
+            else:
+                self.ebic_ = None
+                ok = np.flatnonzero(n_edges <= max_edges)
+                best = int(ok[np.argmin(self.alphas_[ok])]) if ok.size else int(np.argmax(self.alphas_))
             self.alpha_, result = float(self.alphas_[best]), fits[best]
+            self.path_ = GlassoPath(alphas=self.alphas_, precisions=precisions, n_edges=n_edges,
+                                    objective=np.array([f.objective for f in fits]), ebic=self.ebic_, chosen=best)
         else:
             self.alpha_ = check_positive(self.alpha, "alpha")
             self.alphas_, self.ebic_, self.alpha_floor_ = None, None, None
@@ -218,6 +280,14 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self._finish(result.precision, release, release.guarantee, release.neighbours)
         self._spread(raw, lambda S_draw: self._solve(S_draw, self.alpha_, warm_start=result).precision)
         return self
+
+    def _solve_path(self, S, alphas):
+        """All penalties at once: the fast solver warm-starts each from the previous (larger) one."""
+        if check_option(self.solver, "solver", ("fast", "admm")) == "admm":
+            return [self._solve(S, a) for a in alphas]
+        opts = {} if self.tol is None else {"tol": self.tol}
+        return graphical_lasso_path(S, alphas, penalize_diagonal=self.penalize_diagonal, max_iter=self.max_iter,
+                                    **opts)
 
     def _floor(self, release):
         if isinstance(self.alpha_floor, str):
@@ -257,7 +327,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
         noisy = result.precision + wishart_noise(d, d + 1, scale, as_generator(self.rng))
         guarantee = Uncertified(PureDP(self.epsilon), _OUTPUT_REASON)
         self._spend(guarantee)
-        self.alpha_, self.alphas_, self.ebic_, self.alpha_floor_ = alpha, None, None, None
+        self.alpha_, self.alphas_, self.ebic_, self.alpha_floor_, self.path_ = alpha, None, None, None, None
         # The solve ran on exact data: its iteration count and convergence would disclose it.
         self.n_iter_, self.converged_ = None, None
         self._finish(0.5 * (noisy + noisy.T), None, guarantee, self.neighbours)
