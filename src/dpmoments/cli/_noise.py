@@ -30,13 +30,11 @@ and ``--level`` options; :func:`draws` resolves ``--draws auto``.
 
 import argparse
 import math
-import warnings
 
 import numpy as np
 
-from ..exceptions import NoiseDominatesWarning
 
-__all__ = ["Noise", "json_safe", "add_uncertainty_arguments", "draws", "table", "num", "interval_text", "quiet_refit",
+__all__ = ["Noise", "json_safe", "add_uncertainty_arguments", "draws", "table", "num", "interval_text",
            "AUTO_DRAWS", "AUTO_MAX_FEATURES", "AUTO_MAX_TENSOR", "WITHHOLDING", "SENTENCES"]
 
 #: ``--draws auto`` where no closed form gives the spread: this many parametric-bootstrap draws ...
@@ -198,13 +196,6 @@ def table(header, rows, indent="  "):
         return indent + "  ".join(cells).rstrip()
 
     return [line(header)] + [line(r) for r in rows]
-
-
-def quiet_refit(fit):
-    """``fit()`` with the noise warnings silenced: a refit for the bootstrap repeats checks already warned about."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NoiseDominatesWarning)
-        return fit()
 
 
 # -- options ------------------------------------------------------------------------------------------------

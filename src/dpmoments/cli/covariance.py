@@ -109,7 +109,7 @@ def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
     if d > 1:
         i, j = np.triu_indices(d, 1)
         order = np.argsort(-np.abs(C[i, j]) / np.where(se[i, j] > 0, se[i, j], 1.0))[:pairs]
-        out.append(f"largest off-diagonal entries against their noise (|estimate| / se; all in covariance.csv):")
+        out.append("largest off-diagonal entries against their noise (|estimate| / se; all in covariance.csv):")
         out += table(["pair", "estimate", "se", level],
                      [[f"{names[i[k]]} x {names[j[k]]}", num(C[i[k], j[k]], 4), num(se[i[k], j[k]]),
                        interval_text(lo[i[k], j[k]], hi[i[k], j[k]])] for k in order])

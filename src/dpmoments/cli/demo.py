@@ -35,7 +35,7 @@ from ._noise import add_uncertainty_arguments, draws
 from ._output import ResultsDir, check_destination
 from ._report import privacy_report, privacy_summary
 from .precision import (edge_matrix, glasso, partial_correlations, precision_noise, standardized,
-                        standardized_checked, with_spread)
+                        standardized_checked)
 
 HELP = "a private graphical model of bundled cell-signalling data, beside the non-private one"
 DESCRIPTION = """\
@@ -102,13 +102,14 @@ def run(args):
     k = int(truth.sum() // 2)
     mean, cov, acct = private_release(X, args.epsilon, args.delta, args.seed)
     work, floored = standardized_checked(cov, owner="demo")
-    est, _ = glasso(work, None, max_edges=k, n_alphas=40)
-    fits = {"private": (est, edge_matrix(est.precision_, None))}
-    spread = with_spread(est, work, draws(args, cov.n_features, auto=True), args.level, args.seed)
-    noise = precision_noise(spread, floored)
+    # the private fit redraws its release for each edge's inclusion frequency
+    private, _ = glasso(work, None, max_edges=k, n_alphas=40, n_draws=draws(args, cov.n_features, auto=True),
+                        level=args.level, rng=args.seed)
+    fits = {"private": (private, edge_matrix(private.precision_, None))}
+    noise = precision_noise(private, floored)
     exact, _ = glasso(standardized(exact_release(X)), None, max_edges=k, n_alphas=40)
     fits["non-private"] = (exact, edge_matrix(exact.precision_, None))
-    freq = getattr(spread, "edge_frequency_", None)
+    freq = getattr(private, "edge_frequency_", None)
     analysis = _analysis(fits, truth, k, freq)
     analysis["private"].update(noise.fields())
     with ResultsDir(args.out, args.force) as res:
@@ -119,7 +120,7 @@ def run(args):
         res.save_table("edges.csv", ["estimate", "feature_a", "feature_b", "partial_correlation", "frequency",
                                      "in_consensus"], _edge_rows(fits, names, truth, freq))
         if not args.no_figures:
-            res.save_figure("network", _figure(fits, names, truth, acct.spent, spread, noise))
+            res.save_figure("network", _figure(fits, names, truth, acct.spent, private, noise))
         report = privacy_report(
             "demo", cov, analysis=analysis, argv=args.argv,
             extra={"input": {"dataset": "Sachs et al. (2005), bundled", "shape": list(X.shape), "columns": names},

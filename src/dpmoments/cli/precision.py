@@ -18,7 +18,7 @@ import numpy as np
 from ..metrics import auc, roc_curve, tpr_fpr
 from ._args import CliError, _bounded_int, add_input_arguments, add_output_arguments, add_privacy_arguments, parse_alpha
 from ._io import read_truth
-from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, num, quiet_refit, table
+from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, num, table
 from ._output import ResultsDir
 from ._release import expected_noise_error, second_moment_release
 from ._report import privacy_report, privacy_summary, rows_text
@@ -122,24 +122,6 @@ def standardized_checked(release, owner="precision --standardize"):
     return scaled, found
 
 
-def with_spread(est, release, n_draws, level, rng):
-    """An estimator refitted at ``est``'s chosen penalty with ``n_draws`` bootstrap draws (``est`` if none needed).
-
-    The refit solves the same matrix at the same penalty, so its estimate is ``est``'s; it adds the
-    spread (edge frequencies, standard errors). Its noise checks repeat ``est``'s, already warned.
-    """
-    if n_draws == 0 and level == est.level:
-        return est
-    from ..estimators import PrivateGraphicalLasso, PrivateRidgePrecision
-
-    kw = dict(epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=n_draws, level=level, rng=rng)  # the release's own
-    if isinstance(est, PrivateRidgePrecision):
-        refit = PrivateRidgePrecision(alpha=est.alpha, **kw)
-    else:
-        refit = PrivateGraphicalLasso(alpha=float(est.alpha_), **kw)
-    return quiet_refit(lambda: refit.fit_release(release))
-
-
 def partial_correlations(precision):
     scale = np.sqrt(np.abs(np.diag(precision)))
     scale[scale == 0] = 1.0
@@ -155,18 +137,22 @@ def edge_matrix(precision, threshold):
     return E | E.T
 
 
-def glasso(release, alpha, max_edges=None, n_alphas=20, alpha_floor="noise", roc=False):
+def glasso(release, alpha, max_edges=None, n_alphas=20, alpha_floor="noise", roc=False, n_draws=0, level=0.9,
+           rng=None):
     """Fit the graphical lasso on a release, solving each penalty once. Returns (estimator, path precisions).
 
     A fixed ``alpha`` is one solve. ``"ebic"`` and ``max_edges`` solve the grid once, as a warm-started
     path kept on the estimator (``path_``), which the ROC curve reads. A path is solved for the ROC
-    only when ``roc`` asks for one that the estimator did not already solve.
+    only when ``roc`` asks for one that the estimator did not already solve. ``n_draws`` redrawn
+    releases are each solved once more at the chosen penalty (the edges' inclusion frequencies),
+    by the same fit: the estimate is never solved twice.
     """
     from ..estimators import PrivateGraphicalLasso
     from ..estimators.selection import alpha_grid
     from ..solvers import graphical_lasso_path
 
-    kw = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)  # unused by fit_release: the release carries its guarantee
+    # epsilon, delta, row_norm: unused by fit_release, the release carries its guarantee
+    kw = dict(epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=n_draws, level=level, rng=rng)
     if max_edges is not None:
         est = PrivateGraphicalLasso(alpha="edges", max_edges=max_edges, alphas=n_alphas, **kw)
     elif alpha == "ebic":
@@ -189,31 +175,33 @@ def run(args):
     names = source.feature_names
     truth = None if args.truth is None else read_truth(args.truth, names)
     work, floored = standardized_checked(release) if args.standardize else (release, [])
+    # the fit itself redraws the release for its spread (edge frequencies or standard errors)
+    bootstrap = dict(n_draws=draws(args, release.n_features, auto=True), level=args.level, rng=args.seed)
     if args.method == "glasso":
-        est, path = glasso(work, alpha, args.edges, args.n_alphas, _alpha_floor(args), roc=truth is not None)
+        est, path = glasso(work, alpha, args.edges, args.n_alphas, _alpha_floor(args), roc=truth is not None,
+                           **bootstrap)
         threshold = args.threshold
     else:
         from ..estimators import PrivateRidgePrecision
 
-        est = PrivateRidgePrecision(alpha=alpha, epsilon=1.0, delta=1e-6, row_norm=1.0).fit_release(work)
+        est = PrivateRidgePrecision(alpha=alpha, epsilon=1.0, delta=1e-6, row_norm=1.0, **bootstrap).fit_release(work)
         path, threshold = None, RIDGE_THRESHOLD if args.threshold is None else args.threshold
     E = edge_matrix(est.precision_, threshold)
-    spread = with_spread(est, work, draws(args, release.n_features, auto=True), args.level, args.seed)
-    noise = precision_noise(spread, floored)
+    noise = precision_noise(est, floored)
     analysis = {**_analysis(args, est, E, threshold, truth, path), **noise.fields()}
     with ResultsDir(args.out, args.force) as res:
         res.save_matrix("precision", est.precision_, names)
-        save_spread(res, spread, names)
-        res.save_table("edges.csv", *edge_table(est, spread, E, names, truth))
+        save_spread(res, est, names)
+        res.save_table("edges.csv", *edge_table(est, E, names, truth))
         if not args.no_figures:
-            _figures(res, est, E, names, truth, path, threshold, release, args, spread, noise)
+            _figures(res, est, E, names, truth, path, threshold, release, args, noise)
         res.save_json("privacy_report.json", privacy_report(
             "precision", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"]}))
     if not args.quiet:
         _print(source, release, analysis, args)
         if not noise.withholds:
-            for line in edge_lines(est, spread, E, names):
+            for line in edge_lines(est, E, names):
                 print(line)
         noise.print()
         print(privacy_summary(release))
@@ -221,44 +209,44 @@ def run(args):
     return 0
 
 
-def precision_noise(spread, floored=()):
+def precision_noise(est, floored=()):
     """The noise of a precision fit: a graph with no entry above the noise floor is withheld."""
-    noise = Noise(spread, floored)
+    noise = Noise(est, floored)
     if noise.failed("no-edge-above-noise"):
         noise.withhold("the edges (no entry of the released matrix stands out of the noise)", "edges.csv",
                        "no-edge-above-noise")
     return noise
 
 
-def save_spread(res, spread, names):
+def save_spread(res, est, names):
     """Beside the estimate: each edge's inclusion frequency (glasso) or each entry's se and interval (ridge)."""
-    if getattr(spread, "edge_frequency_", None) is not None:
-        res.save_matrix("edge_frequency", spread.edge_frequency_, names)
-    if getattr(spread, "precision_se_", None) is not None:
-        res.save_matrix("precision_se", spread.precision_se_, names)
-        if spread.precision_interval_ is not None:
-            res.save_matrix("precision_lower", spread.precision_interval_[0], names)
-            res.save_matrix("precision_upper", spread.precision_interval_[1], names)
+    if getattr(est, "edge_frequency_", None) is not None:
+        res.save_matrix("edge_frequency", est.edge_frequency_, names)
+    if getattr(est, "precision_se_", None) is not None:
+        res.save_matrix("precision_se", est.precision_se_, names)
+        if est.precision_interval_ is not None:
+            res.save_matrix("precision_lower", est.precision_interval_[0], names)
+            res.save_matrix("precision_upper", est.precision_interval_[1], names)
 
 
-def _edge_columns(spread):
+def _edge_columns(est):
     """The noise columns of the edge table: frequency (glasso draws), se and interval of the entry (ridge draws)."""
-    freq = getattr(spread, "edge_frequency_", None)
-    se = getattr(spread, "precision_se_", None)
-    level = f"{100 * spread.level:g}% interval"
+    freq = getattr(est, "edge_frequency_", None)
+    se = getattr(est, "precision_se_", None)
+    level = f"{100 * est.level:g}% interval"
     if freq is not None:
         return ["frequency"], lambda a, b: [f"{freq[a, b]:.2f}"]
-    if se is not None and spread.precision_interval_ is not None:
-        lo, hi = spread.precision_interval_
+    if se is not None and est.precision_interval_ is not None:
+        lo, hi = est.precision_interval_
         return (["precision", "se", level],
-                lambda a, b: [num(spread.precision_[a, b], 4), num(se[a, b]), interval_text(lo[a, b], hi[a, b])])
+                lambda a, b: [num(est.precision_[a, b], 4), num(se[a, b]), interval_text(lo[a, b], hi[a, b])])
     return [], lambda a, b: []
 
 
-def edge_table(est, spread, E, names, truth):
+def edge_table(est, E, names, truth):
     """(header, rows) of edges.csv: each edge with its partial correlation and its noise columns."""
     P = partial_correlations(est.precision_)
-    extra, cells = _edge_columns(spread)
+    extra, cells = _edge_columns(est)
     i, j = np.nonzero(np.triu(E, 1))
     pairs = sorted(zip(i.tolist(), j.tolist()), key=lambda ij: -abs(P[ij]))
     rows = [[names[a], names[b], f"{P[a, b]:.4f}", *cells(a, b), "" if truth is None else bool(truth[a, b])]
@@ -266,15 +254,15 @@ def edge_table(est, spread, E, names, truth):
     return ["feature_a", "feature_b", "partial_correlation", *extra, "in_truth"], rows
 
 
-def edge_lines(est, spread, E, names, top=CONSOLE_EDGES):
+def edge_lines(est, E, names, top=CONSOLE_EDGES):
     """The strongest edges with their noise (inclusion frequency or standard error), for the console."""
-    header, rows = edge_table(est, spread, E, names, None)
+    header, rows = edge_table(est, E, names, None)
     if not rows:
         return []
-    freq = getattr(spread, "edge_frequency_", None)
+    freq = getattr(est, "edge_frequency_", None)
     out = []
     if freq is not None:
-        u = spread.uncertainty_
+        u = est.uncertainty_
         out.append(f"edges: {u['n_edges_stable_90']} of {u['n_edges']} in at least 90% of {u['n_draws']} redrawn "
                    "releases ('frequency': the share of them with the edge)")
     elif "se" not in header:
@@ -310,16 +298,16 @@ def _edge_rows(precision, E, names, truth):
     return [[names[a], names[b], f"{P[a, b]:.4f}", "" if truth is None else bool(truth[a, b])] for a, b in rows]
 
 
-def _figures(res, est, E, names, truth, path, threshold, release, args, spread=None, noise=None):
+def _figures(res, est, E, names, truth, path, threshold, release, args, noise=None):
     from .. import plots
 
     if noise is None or not noise.withholds:  # a graph of noise is not drawn as a result
-        freq = getattr(spread, "edge_frequency_", None)
+        freq = getattr(est, "edge_frequency_", None)
         title = f"{args.method}, {release.guarantee}: {int(E.sum() // 2)} edges" + (
             "" if noise is None else f"; signal_to_noise {num(noise.snr, 2)}")
         res.save_figure("network", plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0), names,
                                                       truth=truth, title=title, stability=freq,
-                                                      n_draws=spread.n_draws if freq is not None else None))
+                                                      n_draws=est.n_draws if freq is not None else None))
     if truth is not None:
         curves = {}
         if path is not None:
