@@ -92,6 +92,8 @@ def _consistent(res, a):
     assert a["uncertainty"]["signal_to_noise"] == pytest.approx(a["signal_to_noise"])
     for item in a["withheld"]:
         assert f"withheld: {item['what']}" in res.stdout and set(item["checks"]) & WITHHOLDING
+        for key in item["fields"]:  # the report's fields do not carry it either: null, the values in the file
+            assert key in a and a[key] is None, key
 
 
 # -- covariance: shown with a warning, never withheld ------------------------------------------------------------
@@ -135,6 +137,10 @@ def test_pca_on_digits_prints_eigenvalues_with_their_noise(run, public, tmp_path
     for j, se in enumerate(a["explained_variance_se"]):
         assert f"pc{j + 1}" in res.stdout and num(se) in res.stdout
     assert a["uncertainty"]["n_draws"] == 20 and len(a["uncertainty"]["component_angles_degrees"]) == 3
+    # An interval entirely below its eigenvalue (the noise's upward bias, taken out) is explained, not left to puzzle.
+    pushed = [f"pc{j + 1}" for j, (v, (lo, hi)) in enumerate(zip(a["explained_variance"],
+                                                                zip(*a["explained_variance_interval"]))) if hi < v]
+    assert pushed and f"{', '.join(pushed)}: the interval lies below the eigenvalue" in res.stdout
     # Components that turn across redrawn releases lose their loadings, and the report says why.
     for item in a["withheld"]:
         assert "components-unstable" in item["checks"] or "components-below-noise" in item["checks"]
@@ -162,8 +168,9 @@ def test_precision_graph_of_noise_is_withheld(run, clean, tmp_path):
     res = run("precision", clean / "chain.npy", "--epsilon", "0.001", "--delta", "1e-6", "--seed", "0",
               "--row-norm", 1, "--center", 0, "--draws", 5, "--out", out)
     a = _noisy(res, out, "no-edge-above-noise")
-    assert a["withheld"][0]["file"] == "edges.csv"
+    assert a["withheld"][0]["file"] == "edges.csv" and a["n_edges"] is None
     assert "partial_correlation" not in res.stdout and not (out / "network.png").exists()
+    assert "the graph withheld (noise)" in res.stdout and not re.search(r"\d+ edges", res.stdout)
 
 
 def test_precision_edges_carry_their_frequency(run, clean, tmp_path):
@@ -224,6 +231,7 @@ def test_select_on_diabetes_says_the_choice_is_noise(run, public, tmp_path):
         a = _noisy(res, out, "selection-within-noise")
         assert "not distinguishable from noise" in res.stdout and not re.search(r"selected \d+ of", res.stdout)
         assert a["withheld"][0]["file"] == "selected.csv"
+        assert a["selected"] is None and a["selected_index"] is None  # was the noisy choice, as if selected
         assert f"tie_probability {a['tie_probability']:.2g}" in res.stdout
 
 
@@ -244,6 +252,8 @@ def test_tensor_mog_on_iris_withholds_weights_and_means(run, public, tmp_path):
     a = _noisy(res, out, "whitening-failure")
     assert "weight" not in res.stdout.split("signal_to_noise")[0]  # no weights printed before the verdict
     assert a["withheld"][0]["what"] == "the means and weights"
+    assert a["weights"] is None and a["eigenvalues"] is None  # were weights summing to 0.12, as a result
+    assert (out / "weights.csv").is_file()  # kept for inspection, named in the report
 
 
 def test_tensor_mog_weights_with_standard_errors(run, clean, tmp_path):

@@ -19,8 +19,9 @@ depends on what the check says:
   components below the noise, a graph with no entry above the noise, a
   model choice not distinguishable from its runner-up, mixture weights that
   are not proportions or a whitening that divides by noise): the output is
-  *withheld* from the console and from the figures, and the report's
-  ``withheld`` names it, the check and the file that still holds it. Files
+  *withheld* from the console, the figures and the report's fields (null
+  there), and the report's ``withheld`` names it, the check, the file that
+  still holds it and the fields it nulled. Files
   are always written (they are post-processing of the release, and scripts
   read them); the report says which of them are noise.
 
@@ -130,9 +131,22 @@ class Noise:
         """Whether some failed check says the output is not an estimate (see the module's rule)."""
         return bool(self.codes & WITHHOLDING)
 
-    def withhold(self, what, file, *codes):
-        """Record that ``what`` (kept in ``file``) is not presented as a result, because of ``codes``."""
-        self.withheld.append({"what": what, "file": file, "checks": sorted(set(codes) & self.codes) or list(codes)})
+    def withhold(self, what, file, *codes, fields=()):
+        """Record that ``what`` (kept in ``file``) is not presented as a result, because of ``codes``.
+
+        ``fields``: the report's ``analysis`` keys that hold it; :meth:`analysis` writes them as null.
+        """
+        self.withheld.append({"what": what, "file": file, "checks": sorted(set(codes) & self.codes) or list(codes),
+                              "fields": list(fields)})
+
+    def analysis(self, fields):
+        """The report's ``analysis``: ``fields`` with what is withheld set to null, and the noise fields.
+
+        A script reading ``analysis["weights"]`` must not get noise as if it were a result: the values
+        stay in the files the ``withheld`` entries name, for inspection.
+        """
+        hidden = {key for item in self.withheld for key in item["fields"]}
+        return {**{k: None if k in hidden else v for k, v in fields.items()}, **self.fields()}
 
     def fields(self):
         """The report's fields (in ``analysis``): the console's names."""

@@ -111,7 +111,7 @@ def run(args):
     fits["non-private"] = (exact, edge_matrix(exact.precision_, None))
     freq = getattr(private, "edge_frequency_", None)
     analysis = _analysis(fits, truth, k, freq)
-    analysis["private"].update(noise.fields())
+    analysis["private"] = noise.analysis(analysis["private"])
     with ResultsDir(args.out, args.force) as res:
         for label, (est, E) in fits.items():
             res.save_matrix(f"precision_{label.replace('-', '_')}", est.precision_, names)

@@ -174,6 +174,10 @@ def print_components(est, names, top=3):
             for j, v in enumerate(est.explained_variance_)]
     for line in table(header, rows):
         print(line)
+    pushed = [f"pc{j + 1}" for j in np.flatnonzero(hi < est.explained_variance_)]
+    if pushed:  # a basic bootstrap interval corrects the noise's bias; an interval beside its estimate puzzles
+        print(f"  {', '.join(pushed)}: the interval lies below the eigenvalue: noise pushes the top eigenvalues of a "
+              "noisy matrix up, and the interval, for the exact eigenvalue, takes that bias out")
     for j, row in enumerate(est.components_):
         if shown(est)[j]:
             lead = np.argsort(-np.abs(row))[:top]

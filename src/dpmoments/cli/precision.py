@@ -188,7 +188,7 @@ def run(args):
         path, threshold = None, RIDGE_THRESHOLD if args.threshold is None else args.threshold
     E = edge_matrix(est.precision_, threshold)
     noise = precision_noise(est, floored)
-    analysis = {**_analysis(args, est, E, threshold, truth, path), **noise.fields()}
+    analysis = noise.analysis(_analysis(args, est, E, threshold, truth, path))
     with ResultsDir(args.out, args.force) as res:
         res.save_matrix("precision", est.precision_, names)
         save_spread(res, est, names)
@@ -214,7 +214,7 @@ def precision_noise(est, floored=()):
     noise = Noise(est, floored)
     if noise.failed("no-edge-above-noise"):
         noise.withhold("the edges (no entry of the released matrix stands out of the noise)", "edges.csv",
-                       "no-edge-above-noise")
+                       "no-edge-above-noise", fields=("n_edges",))
     return noise
 
 
@@ -342,7 +342,8 @@ def _threshold_roc(P, truth):
 
 def _print(source, release, info, args):
     print(f"{args.method} precision of {rows_text(release)} x {release.n_features} columns of {source.path.name}: "
-          f"alpha = {info['alpha']:.4g} ({info['alpha_rule']}), {info['n_edges']} edges")
+          f"alpha = {info['alpha']:.4g} ({info['alpha_rule']}), "
+          + ("the graph withheld (noise)" if info["n_edges"] is None else f"{info['n_edges']} edges"))
     if "tpr" in info:
         print(f"against the truth graph ({info['truth_edges']} edges): TPR {info['tpr']:.2f}, FPR {info['fpr']:.2f}"
               + (f", ROC AUC {info['roc_auc']:.2f}" if "roc_auc" in info else ""))

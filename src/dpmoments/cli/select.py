@@ -126,7 +126,8 @@ def run(args):
                 "R": est.R_, "phi": est.phi_, "sigma2": est.sigma2_, "budget_parts": rep["budget_parts"],
                 "scores_released": False, "loaded_into_memory": True, "estimate": "selected.csv",
                 **json_safe({"selection_probability": est.selection_probability_, "selection_gap": est.selection_gap_,
-                             "tie_probability": est.tie_probability_}), **noise.fields()}
+                             "tie_probability": est.tie_probability_})}
+    analysis = noise.analysis(analysis)
     privacy = {"mechanism": ("laplace report-noisy-min" if args.mechanism == "noisy-min" else "exponential"),
                "sensitivity": rep["sensitivity_Q"], "sensitivity_norm": "criterion (every Q(M) at once)",
                "sensitivity_exact_minimum": rep["sensitivity_Q_exact_minimum"],
@@ -172,7 +173,8 @@ def select_noise(est):
     noise = Noise(est)
     if noise.failed("selection-within-noise"):
         noise.withhold("the selected model (not distinguishable from its runner-up or from a model with variables "
-                       "that explain nothing)", "selected.csv", "selection-within-noise")
+                       "that explain nothing)", "selected.csv", "selection-within-noise",
+                       fields=("selected", "selected_index"))
     return noise
 
 

@@ -161,7 +161,8 @@ def run(args):
                 "weights": est.weights_.tolist(), "eigenvalues": est.eigenvalues_.tolist(),
                 "loaded_into_memory": args.model == "stm", "estimate": "components.npy",
                 "weights_se": json_safe(est.weights_se_), "weights_interval": json_safe(est.weights_interval_),
-                "standard_errors": None if est.components_se_ is None else "components_se.npy", **noise.fields()}
+                "standard_errors": None if est.components_se_ is None else "components_se.npy"}
+    analysis = noise.analysis(analysis)
     with ResultsDir(args.out, args.force) as res:
         save_tensor(res, est, names)
         if not args.no_figures and est.weights_interval_ is not None and not noise.withholds:
@@ -198,7 +199,8 @@ def tensor_noise(est):
     if noise.withholds:
         what = "means" if est.model == "mog" else "topics"
         noise.withhold(f"the {what} and weights", "components.csv, weights.csv", "whitening-failure",
-                       "sigma2-above-spectrum", "weights-outside-unit-interval")
+                       "sigma2-above-spectrum", "weights-outside-unit-interval",
+                       fields=("weights", "weights_se", "weights_interval", "eigenvalues"))
     return noise
 
 
