@@ -17,7 +17,6 @@ import numpy as np
 
 from ._args import CliError, add_input_arguments, add_output_arguments, add_privacy_arguments, privacy_options
 from ._io import DataSource
-from ..estimators._uncertainty_matrix import UNSTABLE_DEGREES
 from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, json_safe, num, table
 from ._output import ResultsDir, check_destination
 from ._release import noise_sd, second_moment_release
@@ -111,6 +110,8 @@ def run(args):
 
 def shown(est):
     """Which components' loadings mean something: above the noise floor and, with draws, stable."""
+    from ..estimators._uncertainty_matrix import UNSTABLE_DEGREES  # here: the estimators load scikit-learn
+
     ok = np.array(est.components_above_noise_, dtype=bool)
     if est.component_angles_ is not None:
         ok &= est.component_angles_ <= UNSTABLE_DEGREES
@@ -119,6 +120,8 @@ def shown(est):
 
 def pca_noise(est):
     """The noise of a PCA: the loadings of components below the noise floor, or unstable, are withheld."""
+    from ..estimators._uncertainty_matrix import UNSTABLE_DEGREES  # here: the estimators load scikit-learn
+
     noise = Noise(est)
     below = [f"pc{j + 1}" for j in np.flatnonzero(~est.components_above_noise_)]
     if below:
