@@ -4,7 +4,7 @@ r"""Federated estimators: the multi-site protocols feeding the moment estimators
 sites; :mod:`dpmoments.estimators` (layer 3) fits from a release. Neither may import
 the other, so the glue lives here:
 
-* :func:`cape_pca` -- capePCA (Imtiaz & Sarwate, ``algorithms.md`` §2.5): one
+* :func:`cape_pca` -- capePCA (Imtiaz & Sarwate, ``docs/algorithms.md`` §2.5): one
   distributed release of the second moment, then :class:`~dpmoments.estimators.pca.PrivatePCA`.
 * :func:`cape_agn` -- capeAGN (§2.6): distributed releases of the moments of a
   spherical Gaussian mixture (``"mog"``) or a single-topic model (``"stm"``), then
@@ -194,7 +194,7 @@ def _check_sites(sites):
 
 def cape_pca(sites, *, n_components, epsilon, delta, protocol="cape", neighbours="replace-one",
              calibration="analytic", colluders=0, rank=None, local_site=0, eigensolver="auto", rng=None):
-    """Distributed private PCA (capePCA and its baselines, ``algorithms.md`` §2.5).
+    """Distributed private PCA (capePCA and its baselines, ``docs/algorithms.md`` §2.5).
 
     Parameters
     ----------
@@ -301,7 +301,7 @@ def cape_agn(sites_data, *, n_components, model, epsilon, delta, sigma2=None, ro
              vocabulary_size=None, budget=None, protocol="cape", neighbours="replace-one", calibration="analytic",
              colluders=0, local_site=0, composition="basic", eigenvalue_floor=1e-6, n_restarts=10, n_iter=30,
              rng=None, names=None):
-    r"""Distributed private orthogonal tensor decomposition (capeAGN and baselines, ``algorithms.md`` §2.6).
+    r"""Distributed private orthogonal tensor decomposition (capeAGN and baselines, ``docs/algorithms.md`` §2.6).
 
     Parameters
     ----------

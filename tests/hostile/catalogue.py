@@ -17,7 +17,9 @@ import numpy as np
 
 import dpmoments as dpm
 from dpmoments.distributed import egress_guard
-from dpmoments.estimators import PrivateGraphicalLasso, PrivateIRLS, PrivateModelSelection, PrivatePCA
+from dpmoments.estimators import (CenterBudget, PrivateCovariance, PrivateGraphicalLasso, PrivateIRLS,
+                                  PrivateModelSelection, PrivatePCA)
+from dpmoments.moments.auto_release import BoundBudget
 from dpmoments.privacy import classic_gaussian_sigma
 from dpmoments.solvers import graphical_lasso
 
@@ -25,6 +27,8 @@ from . import catalogue_io
 
 X = np.random.default_rng(0).normal(size=(20, 3))
 OK = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)
+MANY = np.random.default_rng(1).normal(size=(5000, 3)) * [1.0, 100.0, 1e4]  # enough rows for private draws
+AUTO = dict(epsilon=1.0, delta=1e-6, row_norm="auto")
 
 
 def release(data=X, **overrides):
@@ -158,6 +162,47 @@ CASES = [
         epsilon=1, bounds=1, response_bound=1, R=1, candidates=[]).fit(X, X[:, 0]), ValueError, "'candidates'"),
     ("selection-radius", "API", "`R=0`", lambda: PrivateModelSelection(
         epsilon=1, bounds=1, response_bound=1, R=0).fit(X, X[:, 0]), ValueError, "'R'"),
+    ("bound-range-empty", "API", "an empty search range for a private bound",
+     lambda: BoundBudget(search=(10.0, 1.0)), ValueError, "search range is empty"),
+    ("bound-budget-share", "API", "`bound_budget=1.5` (a share outside (0, 1))",
+     release(MANY, **{**AUTO, "bound_budget": 1.5}), ValueError, "'bound_budget'"),
+    ("bound-budget-zero", "API", "`bound_budget=0`", release(MANY, **{**AUTO, "bound_budget": 0.0}), ValueError,
+     "'bound_budget'"),
+    ("bound-budget-type", "API", "`bound_budget='0.1'`", release(MANY, **{**AUTO, "bound_budget": "0.1"}), TypeError,
+     "'bound_budget'"),
+    ("bound-quantile", "API", "`BoundBudget(quantile=1)`", lambda: BoundBudget(quantile=1.0), ValueError,
+     "'quantile'"),
+    ("auto-too-few-rows", "API", "`row_norm='auto'` on 20 rows", release(X, **AUTO), ValueError, "too few rows"),
+    ("auto-one-shot", "API", "`row_norm='auto'` on a generator of chunks",
+     lambda: dpm.release_second_moment((c for c in np.array_split(MANY, 2)), **AUTO), ValueError,
+     "one-shot iterator"),
+    ("auto-secure", "API", "`row_norm='auto'` with `secure=True`", release(MANY, **AUTO, secure=True), ValueError,
+     "secure=True"),
+    ("auto-wishart", "API", "`row_norm='auto'` with the Wishart mechanism",
+     release(MANY, **AUTO, mechanism="wishart"), ValueError, "supports mechanism"),
+    ("auto-sparse", "API", "`row_norm='auto'` on a sparse X",
+     release(__import__("scipy.sparse").sparse.csr_array(MANY), **AUTO), ValueError, "dense X"),
+    ("scale-unknown", "API", "`scale='std'`",
+     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, scale="std").fit(MANY), ValueError, "'scale'"),
+    ("scale-too-few-rows", "API", "`scale='private'` on 500 rows (too few for a median per column at epsilon 1)",
+     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private").fit(MANY[:500]), ValueError,
+     "too few rows"),
+    ("center-shares", "API", "budget shares adding up to 1 or more",
+     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, center_budget=CenterBudget(mean=0.6, location=0.35)).fit(
+         MANY), ValueError, "leave nothing"),
+    ("center-budget-type", "API", "`center_budget=0.2`",
+     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, center_budget=0.2).fit(MANY), TypeError,
+     "'center_budget'"),
+    ("method-unknown", "API", "`method='coin'`",
+     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, method="coin").fit(MANY), ValueError, "'method'"),
+    ("coinpress-laplace", "API", "`method='coinpress'` with Laplace noise",
+     lambda: PrivateCovariance(epsilon=1.0, method="coinpress", mechanism="laplace").fit(MANY), ValueError,
+     "'mechanism'"),
+    ("coinpress-no-delta", "API", "`method='coinpress'` without `delta`",
+     lambda: PrivateCovariance(epsilon=1.0, method="coinpress").fit(MANY), ValueError, "'delta'"),
+    ("irls-auto-share", "API", "`PrivateIRLS(response_bound='auto', bound_budget=1)`", lambda: PrivateIRLS(
+        epsilon=1, delta=1e-6, row_norm=1, response_bound="auto", n_iter=2, w_max=10, bound_budget=1.0).fit(
+        MANY, MANY[:, 0]), ValueError, "'bound_budget'"),
     ("selection-penalty", "API", "`phi='bics'`", lambda: PrivateModelSelection(
         epsilon=1, bounds=1, response_bound=1, R=1, phi="bics").fit(X, X[:, 0]), ValueError, "'phi'"),
     ("uncertainty-draws", "API", "`n_draws=-1`",

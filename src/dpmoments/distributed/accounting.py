@@ -1,4 +1,4 @@
-r"""Per-site and joint-view accounting of a distributed run (algorithms.md §2.8.1).
+r"""Per-site and joint-view accounting of a distributed run (docs/algorithms.md §2.8.1).
 
 Every protocol here adds Gaussian noise that acts on each distinct coordinate of
 the statistic (upper triangle of a matrix, orbit of a tensor) independently and

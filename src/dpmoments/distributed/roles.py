@@ -1,4 +1,4 @@
-"""The three roles of a multi-site run (Imtiaz & Sarwate, algorithms.md §2.1).
+"""The three roles of a multi-site run (Imtiaz & Sarwate, docs/algorithms.md §2.1).
 
 * :class:`Site` holds its rows and never sends them: it clips them to the
   public bound, forms its normalised statistic and sends only a noisy

@@ -1,7 +1,7 @@
 r"""PrivatePCA: principal components from a privately released second moment (Analyze Gauss).
 
 Dwork, Talwar, Thakurta & Zhang (STOC 2014), as used centrally by Imtiaz &
-Sarwate (capePCA, ``algorithms.md`` §2.5 and §6.1): release
+Sarwate (capePCA, ``docs/algorithms.md`` §2.5 and §6.1): release
 :math:`\hat A = \frac1n\sum_i x_i x_i^\top + E` once, then take its top-``k``
 eigenvectors (free post-processing). The top-``k`` eigenpairs come from a
 partial eigensolver (:func:`dpmoments.solvers.eigen.top_eigenpairs`).
@@ -11,7 +11,7 @@ import numpy as np
 
 from .._validation import check_data, check_int
 from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
-from ._moment_base import MomentEstimator, n_features_of, out_of_core
+from ._moment_base import MomentEstimator, in_original_units, location_of, n_features_of, out_of_core
 from ._uncertainty_matrix import pca_spread
 from .uncertainty import check_uncertainty_params
 
@@ -36,8 +36,9 @@ class PrivatePCA(MomentEstimator):
     epsilon : float in (0, inf]
     delta : float in (0, 1) or None
         Required for the Gaussian mechanism.
-    row_norm : float
-        The public L2 bound R on each (centred) row.
+    row_norm : float or "auto"
+        The public L2 bound R on each (centred) row, or ``"auto"``: chosen
+        privately from ``bound_budget`` (as in :class:`PrivateCovariance`).
     mechanism : {"gaussian", "laplace", "wishart", "wishart-approx"}, default="gaussian"
     neighbours : {"replace-one", "zero-out", "add-remove"}, default="replace-one"
         ``"replace-one"``: one row replaced by another, n public; ``"zero-out"``:
@@ -51,7 +52,13 @@ class PrivatePCA(MomentEstimator):
         papers); a vector: a public centre (sklearn's PCA is this with the
         data mean); ``"private"``: a private mean paid from ``center_budget``.
     center_budget : CenterBudget or None
-        Required with ``center="private"``.
+        The private centre's shares (``None``: ``CenterBudget()``).
+    scale : None or "private", default=None
+        ``"private"``: standardise the columns by private scales before
+        clipping (paid from ``bound_budget``); the components are those of
+        the covariance mapped back to the original units.
+    bound_budget : float in (0, 1) or BoundBudget, default=0.1
+        The share spent on ``row_norm="auto"`` / ``scale="private"``.
     eigensolver : {"auto", "eigh", "eigsh"}, default="auto"
         ``"auto"`` uses ARPACK only for ``d >= 1000`` and ``k <= d/100``
         (where it was measured faster), else LAPACK ``eigh`` on a subset.
@@ -87,6 +94,9 @@ class PrivatePCA(MomentEstimator):
     release_ : Release
     privacy_ : guarantee
         What the fit consumed (``fit_release`` consumes nothing new).
+    privacy_parts_ : tuple of Part
+        Each share spent (a private centre, bound or scales, and the second
+        moment); empty for a single release.
     explained_variance_se_, explained_variance_interval_ : ndarray
         Standard error and ``level`` interval, shape ``(k,)`` and ``(2, k)``,
         of each eigenvalue of the exact matrix: first-order closed form, or
@@ -136,8 +146,9 @@ class PrivatePCA(MomentEstimator):
     """
 
     def __init__(self, *, n_components, epsilon, delta=None, row_norm, mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None,
-                 eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
+                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 bound_budget=0.1, eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None,
+                 count_share=0.05):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -147,6 +158,8 @@ class PrivatePCA(MomentEstimator):
         self.calibration = calibration
         self.center = center
         self.center_budget = center_budget
+        self.scale = scale
+        self.bound_budget = bound_budget
         self.eigensolver = eigensolver
         self.n_draws = n_draws
         self.level = level
@@ -175,18 +188,20 @@ class PrivatePCA(MomentEstimator):
         """Components of a release already paid for: no new privacy cost."""
         release = self._check_release(release)
         k = self._check_params(release.n_features)
-        eig = top_eigenpairs(release.second_moment, k, method=self.eigensolver)
+        S = in_original_units(release, release.second_moment)
+        eig = top_eigenpairs(S, k, method=self.eigensolver)
         self.release_ = release
         self.components_ = np.ascontiguousarray(eig.eigenvectors.T)
         self.explained_variance_ = eig.eigenvalues
-        spectrum = np.linalg.eigvalsh(release.second_moment)[::-1]
+        spectrum = np.linalg.eigvalsh(S)[::-1]
         total = float(np.sum(np.maximum(spectrum, 0.0)))
         self.explained_variance_ratio_ = np.maximum(eig.eigenvalues, 0.0) / total if total > 0 else np.full(k, np.nan)
-        self.mean_ = np.zeros(release.n_features) if release.center is None else np.array(release.center)
+        self.mean_ = location_of(release)
         self.n_components_ = k
         self.n_features_in_ = release.n_features
         self.eigensolver_ = eig.method
         self.privacy_ = release.guarantee
+        self.privacy_parts_ = release.parts
         self.neighbours_ = release.neighbours
         vars(self).update(pca_spread(release, self, spectrum, self.n_draws, self.level, self.rng, "PrivatePCA"))
         return self

@@ -9,13 +9,13 @@ import numpy as np
 
 from .._rng import as_generator
 from .._validation import check_data, check_int, check_nonnegative, check_option, check_positive
-from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
+from ..exceptions import UncertifiedPrivacyWarning
 from ..mechanisms import wishart_noise
 from ..moments import release_second_moment
 from ..privacy import PureDP, Uncertified
 from ..privacy.relations import NEIGHBOURS
 from ..solvers import graphical_lasso, graphical_lasso_admm, graphical_lasso_path, ridge_precision
-from ._moment_base import MomentEstimator, psd_floor_value
+from ._moment_base import MomentEstimator, location_of, psd_floor_value
 from ._uncertainty_matrix import output_perturbation_spread, precision_spread
 from .uncertainty import check_uncertainty_params
 from .covariance import gaussian_log_likelihood
@@ -60,13 +60,21 @@ def _n_edges(precision):
 
 _OUTPUT_REASON = (
     "output perturbation (Wang et al. 2018, Algorithm 1) adds Wishart noise with d+1 degrees of freedom: "
-    "its support depends on the data, so no epsilon-DP proof holds (algorithms.md §1.5.1), and its "
+    "its support depends on the data, so no epsilon-DP proof holds (docs/algorithms.md §1.5.1), and its "
     "sensitivity lemma is our reconstruction (§1.2)"
 )
 
 
+def _in_original_units(release, precision):
+    """A precision fitted on a standardised release, mapped back: ``diag(1/s) Theta_z diag(1/s)`` (post-processing)."""
+    if release is None or release.column_scale is None:
+        return precision
+    return precision / np.outer(release.column_scale, release.column_scale)
+
+
 class _PrecisionBase(MomentEstimator):
     def _finish(self, precision, release, guarantee, neighbours):
+        precision = _in_original_units(release, precision)
         self.precision_ = precision
         self.covariance_ = np.linalg.inv(precision)
         self.covariance_ = 0.5 * (self.covariance_ + self.covariance_.T)
@@ -74,8 +82,8 @@ class _PrecisionBase(MomentEstimator):
         self.privacy_ = guarantee
         self.neighbours_ = neighbours
         self.n_features_in_ = precision.shape[0]
-        self.location_ = np.zeros(precision.shape[0]) if release is None or release.center is None else \
-            np.array(release.center)
+        self.location_ = np.zeros(precision.shape[0]) if release is None else location_of(release)
+        self.privacy_parts_ = () if release is None else release.parts
         return self
 
     def _noisy_S(self, release):
@@ -111,7 +119,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
     on the privately released :math:`\tilde S` (covariance perturbation:
     Wang et al. 2018 Algorithm 2; Su et al. 2019 DP-AGL), which is projected
     to the PSD cone first by default (an indefinite :math:`\tilde S` can make
-    the problem unbounded, algorithms.md §0.5).
+    the problem unbounded, docs/algorithms.md §0.5).
 
     Parameters
     ----------
@@ -122,8 +130,11 @@ class PrivateGraphicalLasso(_PrecisionBase):
         ``alphas`` whose graph has at most ``max_edges`` edges (the largest
         penalty if none has). Both solve the grid once, as one warm-started path
         (``path_``).
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant, count_share
-        As in :class:`PrivateCovariance`; ``mechanism`` may also be
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant, count_share
+        As in :class:`PrivateCovariance`, except that ``row_norm`` has no
+        default and ``center`` defaults to ``None`` (the papers' zero-mean
+        data); with ``scale="private"`` the penalty applies to the
+        standardised precision, mapped back afterwards. ``mechanism`` may also be
         ``"output"``: Wang et al.'s output perturbation (exact graphical lasso,
         then Wishart noise), reported as :class:`~dpmoments.Uncertified`
         (replace-one or zero-out: it needs the exact n).
@@ -209,10 +220,10 @@ class PrivateGraphicalLasso(_PrecisionBase):
     _mechanisms = ("gaussian", "laplace", "wishart", "wishart-approx", "output")
 
     def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
-                 calibration="analytic", center=None, center_budget=None, alphas=20, ebic_gamma=0.5,
-                 max_edges=None, alpha_floor="noise", penalize_diagonal=True, solver="fast", admm_rho=100.0,
-                 psd_floor=0.0, tol=None, max_iter=1000, n_draws=0, level=0.9, rng=None, accountant=None,
-                 count_share=0.05):
+                 calibration="analytic", center=None, center_budget=None, scale=None, bound_budget=0.1, alphas=20,
+                 ebic_gamma=0.5, max_edges=None, alpha_floor="noise", penalize_diagonal=True, solver="fast",
+                 admm_rho=100.0, psd_floor=0.0, tol=None, max_iter=1000, n_draws=0, level=0.9, rng=None,
+                 accountant=None, count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -222,6 +233,8 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.calibration = calibration
         self.center = center
         self.center_budget = center_budget
+        self.scale = scale
+        self.bound_budget = bound_budget
         self.alphas = alphas
         self.ebic_gamma = ebic_gamma
         self.max_edges = max_edges
@@ -307,6 +320,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
 
     def _fit_output(self, X):
         """Wang et al. Algorithm 1: exact graphical lasso, then W_d(d+1, c I) noise."""
+        self._private_choices()  # a private centre, scale or bound is refused here: it needs additive noise
         X = check_data(X)
         alpha = check_positive(self.alpha, "alpha")
         check_option(self.neighbours, "neighbours", NEIGHBOURS)
@@ -350,8 +364,8 @@ class PrivateRidgePrecision(_PrecisionBase):
     Parameters
     ----------
     alpha : float > 0
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant, count_share
-        As in :class:`PrivateCovariance`.
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant, count_share
+        As in :class:`PrivateGraphicalLasso`.
     psd_floor : float or None, default=None
     n_draws : int >= 0, default=0
         Parametric-bootstrap draws of the release's noise for
@@ -383,8 +397,8 @@ class PrivateRidgePrecision(_PrecisionBase):
     """
 
     def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
-                 calibration="analytic", center=None, center_budget=None, psd_floor=None, n_draws=0, level=0.9,
-                 rng=None, accountant=None, count_share=0.05):
+                 calibration="analytic", center=None, center_budget=None, scale=None, bound_budget=0.1,
+                 psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -394,6 +408,8 @@ class PrivateRidgePrecision(_PrecisionBase):
         self.calibration = calibration
         self.center = center
         self.center_budget = center_budget
+        self.scale = scale
+        self.bound_budget = bound_budget
         self.psd_floor = psd_floor
         self.n_draws = n_draws
         self.level = level

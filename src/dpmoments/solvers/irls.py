@@ -1,7 +1,7 @@
 r"""Iteratively reweighted least squares for the Lp loss, 1 <= p <= 2 (non-private numerics).
 
 IRLS minimises :math:`\sum_i |y_i - x_i^\top\theta|^p` by repeating
-(``algorithms.md`` §3.1)
+(``docs/algorithms.md`` §3.1)
 
 .. math::
 
