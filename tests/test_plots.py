@@ -70,6 +70,16 @@ FIGURES = {
         label="expected relative Frobenius error of the released matrix (from the calibration)",
         title="noise against epsilon, from the calibration alone, with no further access to the data"),
     "utility, two curves": lambda rng: plots.plot_privacy_utility([0.5, 1, 2], {"a": [3, 2, 1], "b": [2, 1, 0.5]}),
+    "spectrum+intervals": lambda rng: plots.plot_spectrum(_eig(rng), 0.3, intervals=[[4.5, 1.6], [5.4, 2.3]],
+                                                          level=0.9, title="spectrum with its noise"),
+    "estimates": lambda rng: plots.plot_estimates([1.0, -0.2, 0.05], [[0.8, -0.5, -0.1], [1.2, 0.1, 0.2]],
+                                                  ["airflow", "water temperature", "(intercept)"], level=0.9,
+                                                  value_name="coefficient", title="coefficients with their noise"),
+    "matrix+noise": lambda rng: plots.plot_matrix(np.cov(rng.normal(size=(5, 200))), list("abcde"),
+                                                  within_noise=np.eye(5, dtype=bool)[::-1] | np.eye(5, dtype=bool),
+                                                  title="entries within the noise in grey"),
+    "network+stability": lambda rng: plots.plot_network(_chain(11, rng), NAMES, stability=np.full((11, 11), 0.5),
+                                                        n_draws=50, truth=np.abs(_chain(11, rng)) > 0.3),
 }
 
 
@@ -146,6 +156,48 @@ def test_network_edges_show_their_sign_in_colour_and_the_legend_says_so():
     assert widths[0] < widths[1]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["positive", "negative"]
     assert "partial correlation" in ax.get_legend().get_title().get_text()
+
+
+def test_network_edges_are_as_opaque_as_they_are_stable():
+    W = np.zeros((4, 4))
+    W[0, 1] = W[1, 0] = 0.5
+    W[2, 3] = W[3, 2] = -0.5
+    F = np.zeros((4, 4))
+    F[0, 1], F[2, 3] = 1.0, 0.02  # one triangle each: the larger of the pair is read
+    ax = plots.plot_network(W, stability=F, n_draws=50)
+    (edges,) = [c for c in ax.collections if isinstance(c, LineCollection)]
+    alphas = sorted(c[3] for c in edges.get_colors())
+    assert alphas == [0.15, 1.0]  # an unstable edge stays visible, faint
+    assert "opacity: the share of 50 redrawn releases" in ax.get_legend().get_title().get_text()
+    with pytest.raises(ValueError, match="'stability'"):
+        plots.plot_network(W, stability=F * 2)
+
+
+def test_estimates_whose_interval_contains_zero_are_hollow():
+    ax = plots.plot_estimates([1.0, 0.1], [[0.5, -0.2], [1.5, 0.4]], ["signal", "noise"], level=0.9)
+    fills = [to_hex(c) for col in ax.collections if hasattr(col, "get_offsets") and len(col.get_offsets())
+             for c in col.get_facecolors()]
+    assert plots.POSITIVE.lower() in fills and "#ffffff" in fills
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "90% interval (noise)" in labels and "within the noise (interval contains 0)" in labels
+    with pytest.raises(ValueError, match="'intervals'"):
+        plots.plot_estimates([1.0], [[0.0], [1.0], [2.0]])
+
+
+def test_spectrum_draws_each_interval_and_says_its_level():
+    ax = plots.plot_spectrum([5.0, 2.0, 0.1], 1.0, intervals=[[4.0, 1.0], [6.0, 3.0]], level=0.95)
+    assert "95% interval (noise)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    with pytest.raises(ValueError, match="'intervals'"):
+        plots.plot_spectrum([5.0, 2.0], 1.0, intervals=[[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]])
+
+
+def test_matrix_entries_within_the_noise_are_grey_and_the_colour_bar_says_so():
+    noise = np.zeros((3, 3), dtype=bool)
+    noise[0, 1] = noise[1, 0] = True
+    ax = plots.plot_matrix(np.arange(9.0).reshape(3, 3), within_noise=noise)
+    (image,) = ax.images
+    assert np.ma.getmaskarray(image.get_array())[0, 1] and not np.ma.getmaskarray(image.get_array())[0, 2]
+    assert "grey: within the noise" in ax.figure.axes[-1].get_ylabel()
 
 
 def test_network_against_a_reference_marks_false_and_missed_edges():

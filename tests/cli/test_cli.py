@@ -327,17 +327,23 @@ def solver_calls(monkeypatch):
     return calls
 
 
-def test_precision_fixed_alpha_solves_once(run, data, tmp_path, solver_calls):
-    """A fixed --alpha with no --edges/--truth was 21 solves and 22 PSD projections: now one of each."""
-    res = run("precision", data / "x.npy", *PRIVACY, "--alpha", "0.05", "--out", tmp_path / "a")
+@pytest.mark.parametrize("draws", [0, 3])
+def test_precision_fixed_alpha_solves_once(run, data, tmp_path, solver_calls, draws):
+    """A fixed --alpha was 21 solves and 22 PSD projections: now one of each, plus one per bootstrap draw.
+
+    The draws were a second fit that solved the estimate again (2 + B solves); the fit now draws them itself.
+    """
+    res = run("precision", data / "x.npy", *PRIVACY, "--alpha", "0.05", "--draws", str(draws), "--out", tmp_path / "a")
     assert res.returncode == 0, res.stderr
-    assert solver_calls == {"solves": 1, "paths": 0, "projections": 1}
+    assert solver_calls == {"solves": 1 + draws, "paths": 0, "projections": 1 + draws}
 
 
 @pytest.mark.parametrize("extra", [[], ["--truth", "{d}/truth.csv"], ["--edges", "1", "--truth", "{d}/truth.csv"]])
 def test_precision_path_is_solved_once(run, data, tmp_path, solver_calls, extra):
-    """eBIC (and --edges) solve the grid once, as one path; the ROC figure reads the same path."""
+    """eBIC (and --edges) solve the grid once, as one path; the ROC figure reads the same path; each bootstrap
+    draw is one solve at the chosen penalty."""
     extra = [str(e).format(d=data) for e in extra]
-    res = run("precision", data / "x.parquet", *PRIVACY, "--alpha-floor", "0", *extra, "--out", tmp_path / "e")
+    res = run("precision", data / "x.parquet", *PRIVACY, "--alpha-floor", "0", "--draws", "2", *extra,
+              "--out", tmp_path / "e")
     assert res.returncode == 0, res.stderr
-    assert solver_calls["paths"] == 1 and solver_calls["solves"] == 20 and solver_calls["projections"] == 1
+    assert solver_calls["paths"] == 1 and solver_calls["solves"] == 20 + 2 and solver_calls["projections"] == 1 + 2

@@ -149,7 +149,8 @@ def test_regress_coefficients_and_budget(run, data, tmp_path):
               "--epsilon-grid", "1,10,50")
     assert res.returncode == 0, res.stderr
     lines = (out / "coefficients.csv").read_text().splitlines()
-    assert lines[0] == "feature,coefficient" and [r.split(",")[0] for r in lines[1:]] == ["a", "b", "c", "d"]
+    assert lines[0] == "feature,coefficient,se,lower,upper"
+    assert [r.split(",")[0] for r in lines[1:]] == ["a", "b", "c", "d"]
     coef = np.load(out / "coefficients.npy")
     assert np.abs(coef - BETA).max() < 0.15, coef
     assert figure(out, "privacy_utility")
@@ -178,9 +179,10 @@ def test_regress_intercept_and_max_rows(run, data, tmp_path):
 
 # -- select ---------------------------------------------------------------------------------------------------
 def test_select_finds_the_support(run, data, tmp_path):
+    """With the default penalty (Lei et al.'s theorem's): a phi of 5 against noise of scale 8 is a coin toss."""
     out = tmp_path / "sel"
     res = run("select", data / "xy.csv", "--target", "y", "--epsilon", "20", "--bounds", 2, "--response-bound", 3,
-              "--R", 3, "--phi", 5, "--seed", "0", "--out", out, "--epsilon-grid", "1,5,20")
+              "--R", 3, "--seed", "0", "--out", out, "--epsilon-grid", "1,5,20")
     assert res.returncode == 0, res.stderr
     assert "a, b, c" in res.stdout
     rows = (out / "selected.csv").read_text().splitlines()

@@ -89,6 +89,18 @@ def test_glasso_edges_against_the_noise_floor():
     assert est.snr_ > 1 and est.edge_frequency_[0, 1] == 1.0 and est.uncertainty_["n_edges_stable_90"] >= 1
 
 
+@pytest.mark.parametrize("mechanism, d", [("gaussian", 6), ("gaussian", 30), ("laplace", 10)])
+def test_a_graph_of_pure_noise_is_called_noise_nineteen_times_in_twenty(mechanism, d):
+    """Against the typical largest noise entry, pure noise passed as signal 20-27% of the time."""
+    from dpmoments.estimators._uncertainty_matrix import off_diagonal_snr
+
+    X = np.zeros((2000, d))
+    delta = 1e-6 if mechanism == "gaussian" else None
+    snr = np.array([off_diagonal_snr(release_second_moment(X, epsilon=1.0, delta=delta, row_norm=1.0,
+                                                           mechanism=mechanism, rng=s)) for s in range(400)])
+    assert 0.02 <= np.mean(snr >= 1) <= 0.08
+
+
 def test_standardize_floors_variances_at_the_noise_level():
     """The issue's case: a released variance below the noise was divided into the eBIC floor (alpha = 6.5e10)."""
     X = _spiked(20000, d=5)
@@ -190,3 +202,19 @@ def test_default_penalty_without_noise_is_the_exact_bic():
         sel = PrivateModelSelection(epsilon=math.inf, bounds=1.0, response_bound=4.0, R=3.0).fit(X, y)
     assert sel.selected_ == (0, 1, 2) and 0.5 < sel.phi_ / math.log(5000) < 1.5  # residual variance ~ 1
     assert sel.selection_probability_ == 1.0 and sel.snr_ == math.inf
+
+
+def test_pca_components_that_turn_across_redrawn_releases_are_unstable():
+    """A second component just above the floor turns by more than 45 degrees across redrawn releases."""
+    X = np.random.default_rng(1).normal(size=(2000, 6)) * np.r_[3.0, 1.3, np.ones(4)] / 10
+    fired = 0
+    for seed in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NoiseDominatesWarning)
+            est = PrivatePCA(n_components=2, n_draws=30, **{**KW, "rng": seed}).fit(X)
+        unstable = est.components_above_noise_ & (est.component_angles_ > 45)
+        assert ("components-unstable" in _codes(est)) == bool(unstable.any())
+        fired += bool(unstable.any())
+    assert fired
+    est = _quiet(lambda: PrivatePCA(n_components=2, n_draws=30, **KW).fit(_spiked(20000)))
+    assert np.all(est.component_angles_ < 45)

@@ -282,6 +282,14 @@ def _fresh():
 
 
 CASES += catalogue_io.cases(cli)
+CASES += [  # the uncertainty options of the command line
+    ("cli-draws", "CLI", "`--draws -1` (bootstrap draws)",
+     lambda: cli("pca", _csv(GOOD_CSV), "--n-components", "1", "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
+                 "--draws", "-1", "--out", _fresh()), 2, "argument --draws: must be 'auto' or an integer"),
+    ("cli-level", "CLI", "`--level 1` (interval coverage)",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--level",
+                 "1", "--out", _fresh()), 2, "argument --level: must be in [0.5, 1)"),
+]
 
 
 def _nonempty():

@@ -1,5 +1,16 @@
-"""``dpmoments covariance``: a private second-moment / covariance matrix of a data file."""
+"""``dpmoments covariance``: a private second-moment / covariance matrix of a data file.
 
+Every entry comes with its noise: the closed-form standard error and
+interval of the released entry (``covariance_se``, ``covariance_lower``,
+``covariance_upper``). The console prints the variances and the largest
+off-diagonal entries against their noise; a matrix whose noise outweighs its
+signal is shown with a warning (its entries are estimates, and their
+intervals say how much is noise), never withheld.
+"""
+
+import numpy as np
+
+from ._noise import Noise, add_uncertainty_arguments, interval_text, num, table
 from ._output import ResultsDir
 from ._args import PRIVATE_ALL, CliError, add_input_arguments, add_output_arguments, add_privacy_arguments
 from ._choices import print_release_choices, release_choices
@@ -25,8 +36,12 @@ EXAMPLES = """\
   dpmoments covariance X.npy --uncentred --mechanism laplace --epsilon 1 --row-norm 1 --out cov --seed 0
   dpmoments covariance X.npy --uncentred --epsilon 1 --delta 1e-6 --row-norm 1 --out cov --epsilon-grid 0.1,1,3
 
-writes: covariance.npy/.csv, privacy_report.json, covariance.png/.svg,
-        privacy_utility.png/.svg (with --epsilon-grid)"""
+writes: covariance.npy/.csv, covariance_se.npy/.csv, covariance_lower.npy/.csv, covariance_upper.npy/.csv,
+        privacy_report.json, covariance.png/.svg, privacy_utility.png/.svg (with --epsilon-grid)"""
+
+#: The console lists at most this many variances and off-diagonal entries (the files hold them all).
+CONSOLE_ROWS = 12
+CONSOLE_PAIRS = 5
 
 
 def add_arguments(parser):
@@ -37,6 +52,7 @@ def add_arguments(parser):
                              "centre: right for data centred by design, as in the papers)")
     parser.add_argument("--psd-floor", default="0", metavar="FLOOR",
                         help="eigenvalue floor of the PSD projection, or 'none' to keep the raw release (default 0)")
+    add_uncertainty_arguments(parser, closed_form="every entry's standard error and interval", auto_draws=False)
     add_output_arguments(parser)
 
 
@@ -80,35 +96,77 @@ def run(args):
     floor = psd_floor(args.psd_floor)
     _default_center(args)
     source, release, fingerprint = second_moment_release(args)
-    est = PrivateCovariance(epsilon=args.epsilon, delta=args.delta, row_norm=1.0,
-                            psd_floor=floor).fit_release(release)
+    est = PrivateCovariance(psd_floor=floor, level=args.level).fit_release(release)
     names = source.feature_names
     what = statistic(release)
+    noise = Noise(est)
     analysis = {"estimator": "PrivateCovariance", "statistic": what, "psd_floor": floor,
-                "postprocessing": list(est.release_.postprocessing), "estimate": "covariance.npy"}
+                "postprocessing": list(est.release_.postprocessing), "estimate": "covariance.npy",
+                "standard_errors": "covariance_se.npy", "intervals": ["covariance_lower.npy", "covariance_upper.npy"],
+                **noise.fields()}
     with ResultsDir(args.out, args.force) as res:
-        res.save_matrix("covariance", est.covariance_, names)
+        save_covariance(res, est, names)
         if not args.no_figures:
-            _figures(res, est.covariance_, names, release, args)
+            _figures(res, est, names, release, args)
         res.save_json("privacy_report.json", privacy_report(
             "covariance", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"], **release_choices(release, args)}))
     if not args.quiet:
         print(f"{what} of {rows_text(release)} x {release.n_features} columns of {source.path.name}")
+        for line in console_lines(est, names):
+            print(line)
+        noise.print()
         print(privacy_summary(release))
         print_release_choices(release)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 
 
-def _figures(res, cov, names, release, args):
+def save_covariance(res, est, names):
+    """The estimate and, beside it, every entry's standard error and interval."""
+    res.save_matrix("covariance", est.covariance_, names)
+    res.save_matrix("covariance_se", est.covariance_se_, names)
+    res.save_matrix("covariance_lower", est.covariance_interval_[0], names)
+    res.save_matrix("covariance_upper", est.covariance_interval_[1], names)
+
+
+def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
+    """The variances, and the off-diagonal entries largest against their noise, each with se and interval."""
+    C, se, (lo, hi) = est.covariance_, est.covariance_se_, est.covariance_interval_
+    level = f"{100 * est.level:g}% interval"
+    d = C.shape[0]
+    shown = range(min(d, rows))
+    out = ["variances (the diagonal):"] + table(
+        ["column", "estimate", "se", level],
+        [[names[i], num(C[i, i], 4), num(se[i, i]), interval_text(lo[i, i], hi[i, i])] for i in shown])
+    if d > rows:
+        out.append(f"  ... {d - rows} more in covariance.csv / covariance.npy")
+    if d > 1:
+        i, j = np.triu_indices(d, 1)
+        order = np.argsort(-np.abs(C[i, j]) / np.where(se[i, j] > 0, se[i, j], 1.0))[:pairs]
+        out.append("largest off-diagonal entries against their noise (|estimate| / se; all in covariance.csv):")
+        out += table(["pair", "estimate", "se", level],
+                     [[f"{names[i[k]]} x {names[j[k]]}", num(C[i[k], j[k]], 4), num(se[i[k], j[k]]),
+                       interval_text(lo[i[k], j[k]], hi[i[k], j[k]])] for k in order])
+    return out
+
+
+def _what(release):
+    """(what, about): without a centre the matrix is the uncentred second moment, not a covariance."""
+    if release.center is None:
+        return "second moment", "about the origin (uncentred)"
+    return "covariance", "about the private mean" if _private_center(release) else "about the centre"
+
+
+def _figures(res, est, names, release, args):
     from .. import plots
 
-    # Without a centre the matrix is the uncentred second moment, not a covariance: say which.
-    what, about = (("covariance", "about the private mean" if _private_center(release) else "about the centre")
-                   if release.center is not None else ("second moment", "about the origin (uncentred)"))
-    res.save_figure("covariance", plots.plot_matrix(cov, names, title=f"private {what} {about}, {release.guarantee}",
-                                                    value_name=what))
+    what, about = _what(release)
+    lo, hi = est.covariance_interval_
+    title = (f"private {what} {about}, {release.guarantee}; signal_to_noise {num(est.snr_, 2)}, grey: within the "
+             "noise")
+    res.save_figure("covariance", plots.plot_matrix(est.covariance_, names, title=title, value_name=what,
+                                                    within_noise=(lo <= 0) & (hi >= 0)))
     grid = args.epsilon_grid_values
     if grid:
         err = expected_noise_error(release, grid, args.delta)

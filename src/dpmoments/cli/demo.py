@@ -31,9 +31,11 @@ from ..metrics import tpr_fpr
 from ..moments import release_cross_moment, release_second_moment
 from ..privacy import Accountant, ApproxDP, compose
 from ._args import _delta, _epsilon, seed_int
+from ._noise import add_uncertainty_arguments, draws
 from ._output import ResultsDir, check_destination
 from ._report import privacy_report, privacy_summary
-from .precision import edge_matrix, glasso, partial_correlations, standardized
+from .precision import (edge_matrix, glasso, partial_correlations, precision_noise, standardized,
+                        standardized_checked)
 
 HELP = "a private graphical model of bundled cell-signalling data, beside the non-private one"
 DESCRIPTION = """\
@@ -60,6 +62,8 @@ def add_arguments(parser):
     parser.add_argument("--delta", type=_delta, default=1e-6, help="total delta (default 1e-6)")
     parser.add_argument("--seed", type=seed_int, default=None, help="seed: reproducible but NOT secure noise")
     parser.add_argument("--no-figures", action="store_true", help="skip the PNG/SVG figure")
+    add_uncertainty_arguments(parser, closed_form="the signal-to-noise checks only",
+                              auto_draws="each private edge's inclusion frequency", cost="about 0.3 s at 11")
 
 
 def private_release(X, epsilon, delta, seed):
@@ -97,18 +101,26 @@ def run(args):
     X, names, truth = sachs.data, list(sachs.feature_names), sachs.adjacency
     k = int(truth.sum() // 2)
     mean, cov, acct = private_release(X, args.epsilon, args.delta, args.seed)
-    fits = {}
-    for label, rel in (("private", cov), ("non-private", exact_release(X))):
-        est, _ = glasso(standardized(rel), None, max_edges=k, n_alphas=40)
-        fits[label] = (est, edge_matrix(est.precision_, None))
-    analysis = _analysis(fits, truth, k)
+    work, floored = standardized_checked(cov, owner="demo")
+    # the private fit redraws its release for each edge's inclusion frequency
+    private, _ = glasso(work, None, max_edges=k, n_alphas=40, n_draws=draws(args, cov.n_features, auto=True),
+                        level=args.level, rng=args.seed)
+    fits = {"private": (private, edge_matrix(private.precision_, None))}
+    noise = precision_noise(private, floored)
+    exact, _ = glasso(standardized(exact_release(X)), None, max_edges=k, n_alphas=40)
+    fits["non-private"] = (exact, edge_matrix(exact.precision_, None))
+    freq = getattr(private, "edge_frequency_", None)
+    analysis = _analysis(fits, truth, k, freq)
+    analysis["private"] = noise.analysis(analysis["private"])
     with ResultsDir(args.out, args.force) as res:
         for label, (est, E) in fits.items():
             res.save_matrix(f"precision_{label.replace('-', '_')}", est.precision_, names)
-        res.save_table("edges.csv", ["estimate", "feature_a", "feature_b", "partial_correlation", "in_consensus"],
-                       _edge_rows(fits, names, truth))
+        if freq is not None:
+            res.save_matrix("edge_frequency_private", freq, names)
+        res.save_table("edges.csv", ["estimate", "feature_a", "feature_b", "partial_correlation", "frequency",
+                                     "in_consensus"], _edge_rows(fits, names, truth, freq))
         if not args.no_figures:
-            res.save_figure("network", _figure(fits, names, truth, acct.spent))
+            res.save_figure("network", _figure(fits, names, truth, acct.spent, private, noise))
         report = privacy_report(
             "demo", cov, analysis=analysis, argv=args.argv,
             extra={"input": {"dataset": "Sachs et al. (2005), bundled", "shape": list(X.shape), "columns": names},
@@ -119,7 +131,7 @@ def run(args):
         report["privacy"].update(headline(mean, cov))
         res.save_json("privacy_report.json", report)
     if not args.quiet:
-        _print(fits, names, truth, k, mean, cov, acct, args, time.perf_counter() - t0)
+        _print(fits, names, truth, k, mean, cov, acct, args, time.perf_counter() - t0, freq, noise)
     return 0
 
 
@@ -131,50 +143,83 @@ def headline(mean, cov):
             "parts": {"mean": str(mean.guarantee), "second_moment": str(cov.guarantee)}}
 
 
-def _analysis(fits, truth, k):
+def _analysis(fits, truth, k, freq=None):
     out = {"rule": f"graphical lasso on the correlation-scaled matrix; sparsest penalty with at most {k} edges",
            "consensus_edges": k}
     for label, (est, E) in fits.items():
         tpr, fpr = tpr_fpr(E, truth)
         out[label] = {"alpha": float(est.alpha_), "n_edges": int(E.sum() // 2), "tpr": tpr, "fpr": fpr,
                       "true_positives": int((E & truth).sum() // 2)}
+    if freq is not None:
+        out["private"].update(zip(("tpr_redrawn", "fpr_redrawn"), expected_rates(freq, truth)))
     return out
 
 
-def _edge_rows(fits, names, truth):
+def expected_rates(freq, truth):
+    """The TPR and FPR averaged over the redrawn releases: the mean inclusion frequency of true and false pairs."""
+    upper = np.triu(np.ones(truth.shape, dtype=bool), 1)
+    true = upper & (truth != 0)
+    false = upper & (truth == 0)
+    return (float(freq[true].mean()) if true.any() else float("nan"),
+            float(freq[false].mean()) if false.any() else float("nan"))
+
+
+def _edge_rows(fits, names, truth, freq=None):
     rows = []
     for label, (est, E) in fits.items():
         P = partial_correlations(est.precision_)
         for a, b in zip(*np.nonzero(np.triu(E, 1))):
-            rows.append([label, names[a], names[b], f"{P[a, b]:.4f}", bool(truth[a, b])])
+            f = f"{freq[a, b]:.2f}" if label == "private" and freq is not None else ""
+            rows.append([label, names[a], names[b], f"{P[a, b]:.4f}", f, bool(truth[a, b])])
     return rows
 
 
-def _figure(fits, names, truth, spent):
+def _figure(fits, names, truth, spent, spread=None, noise=None):
     from .. import plots
 
-    fig = plots.new_figure((11, 5.8))
+    fig = plots.new_figure((11, 6.0))
     axes = fig.subplots(1, 2)
     for ax, (label, (est, E)) in zip(axes, fits.items()):
         tpr, fpr = tpr_fpr(E, truth)
         what = f"private, {spent} in all" if label == "private" else "non-private"
-        plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0), names, truth=truth, ax=ax,
-                           title=f"{what}\n{int(E.sum() // 2)} edges, TPR {tpr:.2f}, FPR {fpr:.2f}")
+        W = np.where(E, partial_correlations(est.precision_), 0.0)
+        kw = {}
+        if label == "private" and noise is not None and noise.withholds:  # a graph of noise is not drawn
+            W, heading = np.zeros_like(W), f"{what}\nwithheld: no entry stands out of the noise"
+        else:
+            heading = f"{what}\n{int(E.sum() // 2)} edges, TPR {tpr:.2f}, FPR {fpr:.2f}"
+            if label == "private" and getattr(spread, "edge_frequency_", None) is not None:
+                kw = dict(stability=spread.edge_frequency_, n_draws=spread.n_draws)
+        plots.plot_network(W, names, truth=truth, ax=ax, title=heading, **kw)
     fig.suptitle("Sachs cell-signalling data: graphical lasso vs the consensus network")
     return axes[0]
 
 
-def _print(fits, names, truth, k, mean, cov, acct, args, seconds):
+def _print(fits, names, truth, k, mean, cov, acct, args, seconds, freq=None, noise=None):
     print(f"Sachs et al. (2005): {cov.n} cells x {cov.n_features} proteins; consensus network: {k} edges")
     total = compose([mean.guarantee, cov.guarantee])
     print(f"privacy: {total} in all = private mean {mean.guarantee} + second moment {cov.guarantee} "
           f"(accountant: {acct.spent} spent of {acct.budget})")
     print("second moment " + privacy_summary(cov))
     for label, (est, E) in fits.items():
+        if label == "private" and noise is not None and noise.withholds:
+            print(f"{label:>11s}: withheld (no entry of the released matrix stands out of the noise)")
+            continue
         tpr, fpr = tpr_fpr(E, truth)
-        hits = [f"{names[a]}-{names[b]}" for a, b in zip(*np.nonzero(np.triu(E & truth, 1)))]
+        private = label == "private" and freq is not None
+        hits = [f"{names[a]}-{names[b]}" + (f" ({freq[a, b]:.2f})" if private else "")
+                for a, b in zip(*np.nonzero(np.triu(E & truth, 1)))]
         print(f"{label:>11s}: {int(E.sum() // 2)} edges, {len(hits)} in the consensus (TPR {tpr:.2f}, FPR {fpr:.2f}): "
               + ", ".join(hits))
+        if private:
+            t, f = expected_rates(freq, truth)
+            stable = int(np.sum(np.triu(E, 1) & (freq >= 0.9)))
+            n_draws = noise.uncertainty["n_draws"]
+            print(f"{'':>11s}  noise: (in brackets) the share of {n_draws} redrawn releases with the edge; "
+                  f"{stable} of {int(E.sum() // 2)} edges in at least 90%; averaged over them TPR {t:.2f}, "
+                  f"FPR {f:.2f}")
     both = fits["private"][1] & fits["non-private"][1]
     print(f"edges shared by the private and non-private graphs: {int(both.sum() // 2)}")
+    if noise is not None:
+        noise.print()
     print(f"results in {args.out}/ ({seconds:.1f} s); the non-private graph is shown only for comparison")

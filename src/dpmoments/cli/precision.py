@@ -3,7 +3,15 @@
 The data are touched once, to release the second moment; the solver, the
 choice of penalty (eBIC, a target edge count), the correlation scaling and
 the ROC curve against a truth graph are all post-processing of that release.
+
+Noise: the graphical lasso is refitted at the chosen penalty on redrawn
+releases (``--draws``), giving each edge's inclusion frequency; ridge gives
+each entry's standard error and interval. A graph with no entry above the
+noise floor is withheld (its edges are not printed or drawn); a noisy matrix
+or floored variances are shown with a warning.
 """
+
+import warnings
 
 import numpy as np
 
@@ -11,6 +19,7 @@ from ..metrics import auc, roc_curve, tpr_fpr
 from ._args import (PRIVATE_ALL, CliError, _bounded_int, add_input_arguments, add_output_arguments,
                     add_privacy_arguments, parse_alpha)
 from ._io import read_truth
+from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, num, table
 from ._output import ResultsDir
 from ._release import expected_noise_error, second_moment_release
 from ._report import privacy_report, privacy_summary, rows_text
@@ -31,9 +40,12 @@ EXAMPLES = """\
   dpmoments precision X.npy --method ridge --alpha 0.01 --epsilon 1 --delta 1e-6 --row-norm 1 --out net
 
 writes: precision.npy/.csv, edges.csv, privacy_report.json, network.png/.svg,
+        edge_frequency.npy/.csv (glasso, with draws), precision_se/_lower/_upper.npy/.csv (ridge, with draws),
         roc.png/.svg (with --truth), privacy_utility.png/.svg (with --epsilon-grid)"""
 
 RIDGE_THRESHOLD = 0.05
+#: The console lists at most this many edges (edges.csv holds them all).
+CONSOLE_EDGES = 12
 
 
 def add_arguments(parser):
@@ -57,6 +69,9 @@ def add_arguments(parser):
                             f"{RIDGE_THRESHOLD} for ridge, whose estimate is dense)")
     group.add_argument("--truth", metavar="FILE",
                        help="a reference graph (d x d .npy/.csv matrix, or a CSV edge list of column names) for ROC")
+    add_uncertainty_arguments(parser, closed_form="the signal-to-noise checks only",
+                              auto_draws="each edge's inclusion frequency (glasso) or each entry's standard error "
+                                         "(ridge)")
     add_output_arguments(parser)
 
 
@@ -92,9 +107,23 @@ def standardized(release):
 
     See :func:`dpmoments.estimators.standardize.standardize_release`.
     """
-    from ..estimators.standardize import standardize_release
+    return standardized_checked(release)[0]
 
-    return standardize_release(release, owner="precision --standardize")
+
+def standardized_checked(release, owner="precision --standardize"):
+    """:func:`standardized`, and its failed checks as ``diagnostics_`` entries (also warned, as before)."""
+    from ..estimators.standardize import standardize_release
+    from ..exceptions import NoiseDominatesWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scaled = standardize_release(release, owner=owner)
+    found = []
+    for w in caught:  # passed on as they were; the floor's own sentence becomes a diagnostic
+        warnings.warn(w.message, w.category, stacklevel=2)
+        if issubclass(w.category, NoiseDominatesWarning):
+            found.append({"code": "variance-below-noise", "message": str(w.message).removeprefix(f"{owner}: ")})
+    return scaled, found
 
 
 def partial_correlations(precision):
@@ -112,18 +141,22 @@ def edge_matrix(precision, threshold):
     return E | E.T
 
 
-def glasso(release, alpha, max_edges=None, n_alphas=20, alpha_floor="noise", roc=False):
+def glasso(release, alpha, max_edges=None, n_alphas=20, alpha_floor="noise", roc=False, n_draws=0, level=0.9,
+           rng=None):
     """Fit the graphical lasso on a release, solving each penalty once. Returns (estimator, path precisions).
 
     A fixed ``alpha`` is one solve. ``"ebic"`` and ``max_edges`` solve the grid once, as a warm-started
     path kept on the estimator (``path_``), which the ROC curve reads. A path is solved for the ROC
-    only when ``roc`` asks for one that the estimator did not already solve.
+    only when ``roc`` asks for one that the estimator did not already solve. ``n_draws`` redrawn
+    releases are each solved once more at the chosen penalty (the edges' inclusion frequencies),
+    by the same fit: the estimate is never solved twice.
     """
     from ..estimators import PrivateGraphicalLasso
     from ..estimators.selection import alpha_grid
     from ..solvers import graphical_lasso_path
 
-    kw = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)  # unused by fit_release: the release carries its guarantee
+    # epsilon, delta, row_norm: unused by fit_release, the release carries its guarantee
+    kw = dict(epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=n_draws, level=level, rng=rng)
     if max_edges is not None:
         est = PrivateGraphicalLasso(alpha="edges", max_edges=max_edges, alphas=n_alphas, **kw)
     elif alpha == "ebic":
@@ -145,29 +178,104 @@ def run(args):
     source, release, fingerprint = second_moment_release(args)
     names = source.feature_names
     truth = None if args.truth is None else read_truth(args.truth, names)
-    work = standardized(release) if args.standardize else release
+    work, floored = standardized_checked(release) if args.standardize else (release, [])
+    # the fit itself redraws the release for its spread (edge frequencies or standard errors)
+    bootstrap = dict(n_draws=draws(args, release.n_features, auto=True), level=args.level, rng=args.seed)
     if args.method == "glasso":
-        est, path = glasso(work, alpha, args.edges, args.n_alphas, _alpha_floor(args), roc=truth is not None)
+        est, path = glasso(work, alpha, args.edges, args.n_alphas, _alpha_floor(args), roc=truth is not None,
+                           **bootstrap)
         threshold = args.threshold
     else:
         from ..estimators import PrivateRidgePrecision
 
-        est = PrivateRidgePrecision(alpha=alpha, epsilon=1.0, delta=1e-6, row_norm=1.0).fit_release(work)
+        est = PrivateRidgePrecision(alpha=alpha, epsilon=1.0, delta=1e-6, row_norm=1.0, **bootstrap).fit_release(work)
         path, threshold = None, RIDGE_THRESHOLD if args.threshold is None else args.threshold
     E = edge_matrix(est.precision_, threshold)
-    analysis = _analysis(args, est, E, threshold, truth, path)
+    noise = precision_noise(est, floored)
+    analysis = noise.analysis(_analysis(args, est, E, threshold, truth, path))
     with ResultsDir(args.out, args.force) as res:
         res.save_matrix("precision", est.precision_, names)
-        res.save_table("edges.csv", ["feature_a", "feature_b", "partial_correlation", "in_truth"],
-                       _edge_rows(est.precision_, E, names, truth))
+        save_spread(res, est, names)
+        res.save_table("edges.csv", *edge_table(est, E, names, truth))
         if not args.no_figures:
-            _figures(res, est, E, names, truth, path, threshold, release, args)
+            _figures(res, est, E, names, truth, path, threshold, release, args, noise)
         res.save_json("privacy_report.json", privacy_report(
             "precision", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"], **release_choices(release, args)}))
     if not args.quiet:
         _print(source, release, analysis, args)
+        if not noise.withholds:
+            for line in edge_lines(est, E, names):
+                print(line)
+        noise.print()
+        print(privacy_summary(release))
+        print_release_choices(release)
+        print(f"results in {args.out}/")
     return 0
+
+
+def precision_noise(est, floored=()):
+    """The noise of a precision fit: a graph with no entry above the noise floor is withheld."""
+    noise = Noise(est, floored)
+    if noise.failed("no-edge-above-noise"):
+        noise.withhold("the edges (no entry of the released matrix stands out of the noise)", "edges.csv",
+                       "no-edge-above-noise", fields=("n_edges",))
+    return noise
+
+
+def save_spread(res, est, names):
+    """Beside the estimate: each edge's inclusion frequency (glasso) or each entry's se and interval (ridge)."""
+    if getattr(est, "edge_frequency_", None) is not None:
+        res.save_matrix("edge_frequency", est.edge_frequency_, names)
+    if getattr(est, "precision_se_", None) is not None:
+        res.save_matrix("precision_se", est.precision_se_, names)
+        if est.precision_interval_ is not None:
+            res.save_matrix("precision_lower", est.precision_interval_[0], names)
+            res.save_matrix("precision_upper", est.precision_interval_[1], names)
+
+
+def _edge_columns(est):
+    """The noise columns of the edge table: frequency (glasso draws), se and interval of the entry (ridge draws)."""
+    freq = getattr(est, "edge_frequency_", None)
+    se = getattr(est, "precision_se_", None)
+    level = f"{100 * est.level:g}% interval"
+    if freq is not None:
+        return ["frequency"], lambda a, b: [f"{freq[a, b]:.2f}"]
+    if se is not None and est.precision_interval_ is not None:
+        lo, hi = est.precision_interval_
+        return (["precision", "se", level],
+                lambda a, b: [num(est.precision_[a, b], 4), num(se[a, b]), interval_text(lo[a, b], hi[a, b])])
+    return [], lambda a, b: []
+
+
+def edge_table(est, E, names, truth):
+    """(header, rows) of edges.csv: each edge with its partial correlation and its noise columns."""
+    P = partial_correlations(est.precision_)
+    extra, cells = _edge_columns(est)
+    i, j = np.nonzero(np.triu(E, 1))
+    pairs = sorted(zip(i.tolist(), j.tolist()), key=lambda ij: -abs(P[ij]))
+    rows = [[names[a], names[b], f"{P[a, b]:.4f}", *cells(a, b), "" if truth is None else bool(truth[a, b])]
+            for a, b in pairs]
+    return ["feature_a", "feature_b", "partial_correlation", *extra, "in_truth"], rows
+
+
+def edge_lines(est, E, names, top=CONSOLE_EDGES):
+    """The strongest edges with their noise (inclusion frequency or standard error), for the console."""
+    header, rows = edge_table(est, E, names, None)
+    if not rows:
+        return []
+    freq = getattr(est, "edge_frequency_", None)
+    out = []
+    if freq is not None:
+        u = est.uncertainty_
+        out.append(f"edges: {u['n_edges_stable_90']} of {u['n_edges']} in at least 90% of {u['n_draws']} redrawn "
+                   "releases ('frequency': the share of them with the edge)")
+    elif "se" not in header:
+        out.append("edges (no per-edge noise without draws: run with --draws B for each edge's frequency):")
+    out += table([f"{header[0]} - {header[1]}", *header[2:-1]], [[f"{r[0]} - {r[1]}", *r[2:-1]] for r in rows[:top]])
+    if len(rows) > top:
+        out.append(f"  ... {len(rows) - top} more in edges.csv")
+    return out
 
 
 def _analysis(args, est, E, threshold, truth, path):
@@ -195,11 +303,16 @@ def _edge_rows(precision, E, names, truth):
     return [[names[a], names[b], f"{P[a, b]:.4f}", "" if truth is None else bool(truth[a, b])] for a, b in rows]
 
 
-def _figures(res, est, E, names, truth, path, threshold, release, args):
+def _figures(res, est, E, names, truth, path, threshold, release, args, noise=None):
     from .. import plots
 
-    title = f"{args.method}, {release.guarantee}: {int(E.sum() // 2)} edges"
-    res.save_figure("network", plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0), names, truth=truth, title=title))
+    if noise is None or not noise.withholds:  # a graph of noise is not drawn as a result
+        freq = getattr(est, "edge_frequency_", None)
+        title = f"{args.method}, {release.guarantee}: {int(E.sum() // 2)} edges" + (
+            "" if noise is None else f"; signal_to_noise {num(noise.snr, 2)}")
+        res.save_figure("network", plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0), names,
+                                                      truth=truth, title=title, stability=freq,
+                                                      n_draws=est.n_draws if freq is not None else None))
     if truth is not None:
         curves = {}
         if path is not None:
@@ -234,10 +347,8 @@ def _threshold_roc(P, truth):
 
 def _print(source, release, info, args):
     print(f"{args.method} precision of {rows_text(release)} x {release.n_features} columns of {source.path.name}: "
-          f"alpha = {info['alpha']:.4g} ({info['alpha_rule']}), {info['n_edges']} edges")
+          f"alpha = {info['alpha']:.4g} ({info['alpha_rule']}), "
+          + ("the graph withheld (noise)" if info["n_edges"] is None else f"{info['n_edges']} edges"))
     if "tpr" in info:
         print(f"against the truth graph ({info['truth_edges']} edges): TPR {info['tpr']:.2f}, FPR {info['fpr']:.2f}"
               + (f", ROC AUC {info['roc_auc']:.2f}" if "roc_auc" in info else ""))
-    print(privacy_summary(release))
-    print_release_choices(release)
-    print(f"results in {args.out}/")

@@ -26,6 +26,7 @@ from ._args import (CLIPPING_HELP, CliError, _bound, _delta, _epsilon, add_input
 from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices,
                        choices_lines, choices_report, too_few_rows_hint)
 from ._io import DataSource
+from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, json_safe, num, table
 from ._output import ResultsDir, check_destination
 from ._progress import Progress
 from ._release import epsilon_grid
@@ -48,7 +49,12 @@ EXAMPLES = """\
   dpmoments regress data.parquet --columns a,b --target y --fit-intercept --epsilon 1 --delta 1e-6 \\
       --row-norm 2 --response-bound 3 --n-iter 5 --w-max 10 --out fit --epsilon-grid 0.3,1,3
 
-writes: coefficients.csv/.npy, privacy_report.json, privacy_utility.png/.svg (with --epsilon-grid)"""
+writes: coefficients.csv (with se and interval), coefficients.npy, coefficients_se.npy, privacy_report.json,
+        coefficients.png/.svg, privacy_utility.png/.svg (with --epsilon-grid)
+
+Noise: each coefficient is printed with its standard error and interval (the noise of the final
+iteration's two releases); coefficients within their noise are shown with a warning, never hidden:
+their intervals say how much of them is noise."""
 
 DEFAULT_MAX_ROWS = 5_000_000
 
@@ -178,6 +184,7 @@ def add_arguments(parser):
     est.add_argument("--p", type=float, default=1.0, metavar="P", help="the loss sum |r_i|^p, p in [1, 2] (default 1: LAD)")
     est.add_argument("--fit-intercept", action="store_true",
                      help="append a public constant column (the row bound grows to sqrt(R^2 + R^2))")
+    add_uncertainty_arguments(parser, closed_form="every coefficient's standard error (first order)")
     add_output_arguments(parser)
 
 
@@ -211,13 +218,16 @@ def run(args):
     est = PrivateIRLS(epsilon=args.epsilon, delta=args.delta, row_norm=args.row_norm,
                       response_bound=args.response_bound, n_iter=args.n_iter, w_max=args.w_max, p=args.p,
                       first_moment=args.first_moment, accounting=args.accounting, split=args.split,
-                      fit_intercept=args.fit_intercept, rng=args.seed, bound_budget=bound_budget(args))
+                      fit_intercept=args.fit_intercept, rng=args.seed, bound_budget=bound_budget(args),
+                      level=args.level)
     fp = fingerprint(source, args)
     X, y = read_in_memory(source, args)
+    est.set_params(n_draws=draws(args, X.shape[1], auto=False))
     with too_few_rows_hint(args):
         est.fit(X, y)
     n, d = X.shape
     del X, y
+    noise = Noise(est)
     names = source.feature_names
     rep = est.privacy_report_
     choices = {"private_choices": choices_report(est.privacy_parts_, est.privacy_, bound_budget(args))} \
@@ -225,19 +235,17 @@ def run(args):
     analysis = {"estimator": "PrivateIRLS", "n_iter": est.n_iter_, "w_max": args.w_max, "p": args.p,
                 "fit_intercept": args.fit_intercept, "accounting": args.accounting,
                 "budget_split": rep["budget"], "psd_floor_clipped": list(est.n_psd_clipped_),
-                "loaded_into_memory": True, "estimate": "coefficients.csv"}
+                "loaded_into_memory": True, "estimate": "coefficients.csv", "standard_errors": "coefficients_se.npy",
+                **coefficient_fields(est, names), **noise.fields()}
     privacy = {"mechanism": f"{args.first_moment} (cross moment) + gaussian (second moment), 2 x {est.n_iter_} releases",
                "sensitivity": rep["sensitivity"], "sensitivity_norm": "l2 (l1 for a laplace cross moment)",
                "calibration": args.accounting, "noise_scale": rep["noise"], "row_norm": est.row_norm_,
                "response_bound": est.response_bound_}
     with ResultsDir(args.out, args.force) as res:
-        rows = [[name, repr(float(c))] for name, c in zip(names, est.coef_)]
-        if args.fit_intercept:
-            rows.append(["(intercept)", repr(float(est.intercept_))])
-        res.save_table("coefficients.csv", ["feature", "coefficient"], rows)
-        np.save(res.path("coefficients.npy"), np.append(est.coef_, est.intercept_) if args.fit_intercept
-                else est.coef_)
+        save_coefficients(res, est, names)
         grid = args.epsilon_grid_values
+        if not args.no_figures:
+            res.save_figure("coefficients", coefficient_figure(est, names))
         if grid and not args.no_figures:
             d_aug = d + bool(args.fit_intercept)
             scales = [_at(clone(est).set_params(epsilon=e), est)._plan(n, d_aug)[3] for e in grid]
@@ -247,10 +255,9 @@ def run(args):
             argv=args.argv, randomness=rep["randomness"], files=res.files, extra=choices))
     if not args.quiet:
         print(f"IRLS (p={args.p:g}, {est.n_iter_} iterations) on {n} rows x {d} columns of {source.path.name}:")
-        for name, c in zip(names, est.coef_):
-            print(f"  {name}: {c:.4g}")
-        if args.fit_intercept:
-            print(f"  (intercept): {est.intercept_:.4g}")
+        for line in coefficient_lines(est, names):
+            print(line)
+        noise.print()
         b = est.budget_
         print(f"privacy: guarantee {est.privacy_}, neighbouring_relation {describe_relation(est.neighbours_)}; "
               f"calibration {args.accounting} over {2 * est.n_iter_} releases (per iteration {b.first_moment} + "
@@ -266,6 +273,56 @@ def _at(copy, est):
     """A clone that plans with the bounds ``est`` used (drawn privately or public): no data access."""
     copy.row_norm_, copy.response_bound_ = est.row_norm_, est.response_bound_
     return copy
+
+
+def coefficients(est, names):
+    """(labels, estimates, standard errors, (2, m) intervals), the intercept last when fitted."""
+    from ..estimators.uncertainty import z_value
+
+    labels, values, se, interval = list(names), list(est.coef_), list(est.coef_se_), est.coef_interval_
+    if est.fit_intercept:
+        half = z_value(est.level) * est.intercept_se_
+        labels.append("(intercept)")
+        values.append(est.intercept_)
+        se.append(est.intercept_se_)
+        interval = np.column_stack([interval, [est.intercept_ - half, est.intercept_ + half]])
+    return labels, np.array(values, dtype=float), np.array(se, dtype=float), interval
+
+
+def coefficient_fields(est, names):
+    labels, values, se, interval = coefficients(est, names)
+    return json_safe({"coefficients": dict(zip(labels, values.tolist())),
+                      "coefficients_se": dict(zip(labels, se.tolist())),
+                      "coefficients_interval": {k: iv for k, iv in zip(labels, interval.T.tolist())}})
+
+
+def save_coefficients(res, est, names):
+    labels, values, se, (lo, hi) = coefficients(est, names)
+    res.save_table("coefficients.csv", ["feature", "coefficient", "se", "lower", "upper"],
+                   [[k, repr(float(v)), repr(float(s)), repr(float(a)), repr(float(b))]
+                    for k, v, s, a, b in zip(labels, values, se, lo, hi)])
+    np.save(res.path("coefficients.npy"), values)
+    np.save(res.path("coefficients_se.npy"), se)
+
+
+def coefficient_lines(est, names):
+    labels, values, se, (lo, hi) = coefficients(est, names)
+    zero = (lo <= 0) & (hi >= 0)
+    rows = [[k, num(v, 4), num(s), interval_text(a, b), "contains 0" if z else ""]
+            for k, v, s, a, b, z in zip(labels, values, se, lo, hi, zero)]
+    out = table(["coefficient", "estimate", "se", f"{100 * est.level:g}% interval", ""], rows)
+    if zero.any():
+        out.append(f"{int(zero.sum())} of {zero.size} intervals contain 0: those coefficients cannot be told from 0 "
+                   "at this noise")
+    return out
+
+
+def coefficient_figure(est, names):
+    from .. import plots
+
+    labels, values, _, interval = coefficients(est, names)
+    return plots.plot_estimates(values, interval, labels, level=est.level, value_name="coefficient",
+                                title=f"IRLS coefficients ({est.privacy_}); signal_to_noise {num(est.snr_, 2)}")
 
 
 def _grid_figure(res, grid, scales, args):

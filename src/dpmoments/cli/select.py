@@ -4,6 +4,12 @@ The estimator's criterion comes from the sufficient statistics X^T X, X^T y,
 y^T y of the clipped data; :class:`~dpmoments.estimators.PrivateModelSelection`
 takes arrays, so this subcommand loads the selected columns into memory
 (``--max-rows`` caps it).
+
+Noise: the console prints how likely the noisy choice is the exact one
+(``selection_probability``, ``tie_probability`` from the noisy gap to the
+runner-up). A choice within the noise is withheld: the console says the
+choice is not distinguishable from noise instead of naming a model, and
+``selected.csv`` (still written) is marked as noise in the report.
 """
 
 import math
@@ -11,6 +17,7 @@ import math
 from ._args import CliError, _bound, _epsilon, add_input_arguments, add_output_arguments, seed_int
 from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices, choices_lines,
                        choices_report, too_few_rows_hint)
+from ._noise import Noise, json_safe, num
 from ._output import ResultsDir
 from ._release import epsilon_grid
 from ..privacy.relations import describe_relation
@@ -124,10 +131,14 @@ def run(args):
     rep = est.privacy_report_
     chosen = [names[j] for j in est.selected_]
     parts = _parts(est, rep)
+    noise = select_noise(est)
     analysis = {"estimator": "PrivateModelSelection", "selected": chosen, "selected_index": list(est.selected_),
                 "n_candidates": len(family), "candidates": args.candidates, "max_size": args.max_size,
                 "R": est.R_, "phi": est.phi_, "sigma2": est.sigma2_, "budget_parts": rep["budget_parts"],
-                "scores_released": False, "loaded_into_memory": True, "estimate": "selected.csv"}
+                "scores_released": False, "loaded_into_memory": True, "estimate": "selected.csv",
+                **json_safe({"selection_probability": est.selection_probability_, "selection_gap": est.selection_gap_,
+                             "tie_probability": est.tie_probability_})}
+    analysis = noise.analysis(analysis)
     privacy = {"mechanism": ("laplace report-noisy-min" if args.mechanism == "noisy-min" else "exponential"),
                "sensitivity": rep["sensitivity_Q"], "sensitivity_norm": "criterion (every Q(M) at once)",
                "sensitivity_exact_minimum": rep["sensitivity_Q_exact_minimum"],
@@ -155,8 +166,14 @@ def run(args):
             extra={"private_choices": choices_report(parts, est.privacy_, bound_budget(args))} if est.bound_parts_
             else None))
     if not args.quiet:
-        print(f"selected {len(chosen)} of {d} columns of {source.path.name} ({n} rows, {len(family)} candidate "
-              f"models): {', '.join(chosen) if chosen else '(none)'}")
+        where = f"{d} columns of {source.path.name} ({n} rows, {len(family)} candidate models)"
+        if noise.withholds:
+            print(f"no model selected from {where}: the choice is not distinguishable from noise")
+        else:
+            print(f"selected {len(chosen)} of {where}: {', '.join(chosen) if chosen else '(none)'}")
+        for line in margin_lines(est):
+            print(line)
+        noise.print()
         print(f"privacy: guarantee {est.privacy_}, neighbouring_relation {describe_relation(est.neighbours_)}; "
               f"mechanism {privacy['mechanism']}, sensitivity {rep['sensitivity_Q']:.3g} (criterion); entry_bound "
               f"{est.bounds_:g}, response_bound {est.response_bound_:g}, l1_radius {args.R:g}; "
@@ -175,3 +192,25 @@ def _parts(est, rep):
 
     rest = [Part(name, PureDP(eps), eps / est.epsilon) for name, eps in rep["budget_parts"].items() if name != "bounds"]
     return list(est.bound_parts_) + rest
+
+
+def select_noise(est):
+    """A choice within the selection noise is withheld (see :mod:`._noise`)."""
+    noise = Noise(est)
+    if noise.failed("selection-within-noise"):
+        noise.withhold("the selected model (not distinguishable from its runner-up or from a model with variables "
+                       "that explain nothing)", "selected.csv", "selection-within-noise",
+                       fields=("selected", "selected_index"))
+    return noise
+
+
+def margin_lines(est):
+    """How likely the noisy choice is the exact one: the bound from public facts, and the released gap's tie odds."""
+    low = math.floor(est.selection_probability_ * 1000) / 1000  # a lower bound stays one when rounded
+    out = [f"selection_probability >= {low:.3f}: the chance that the noisy choice is the "
+           f"exact best when every rival trails it by at least phi = {num(est.phi_)} (y^2 units)"]
+    if est.tie_probability_ is not None:
+        out.append(f"selection_gap {num(est.selection_gap_)} to the runner-up (noisy, released free): "
+                   f"tie_probability {est.tie_probability_:.2g} (how often two equally good models are this far "
+                   "apart in the noise; above 0.05 the choice is noise)")
+    return out

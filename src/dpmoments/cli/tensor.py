@@ -4,6 +4,13 @@ Two Gaussian releases -- the second moment (for whitening) and the third
 moment (to decompose) -- share the budget; whitening, the tensor power method
 and un-whitening are post-processing. ``--model mog`` streams the rows (one
 pass); ``--model stm`` reads a file of integer word ids (n, 3) into memory.
+
+Noise: with draws (``--draws auto`` up to 100 columns or words) both
+releases are redrawn and the decomposition rerun, giving each weight's and
+each mean's (topic's) standard error. A decomposition that failed (a
+whitening that divides by noise, sigma2 above the data's spectrum, weights
+that are not proportions) is withheld: its means and weights are not printed
+or drawn, and the report says so.
 """
 
 import math
@@ -14,6 +21,7 @@ from ..privacy.relations import describe_relation
 from ._args import (CLIPPING_HELP, CliError, _bounded_int, _center, _nonnegative_bound, add_input_arguments,
                     add_output_arguments, add_privacy_arguments)
 from ._choices import bound_budget, check_choices, choices_lines, choices_report
+from ._noise import AUTO_MAX_TENSOR, Noise, add_uncertainty_arguments, draws, interval_text, json_safe, num, table
 from ._output import ResultsDir
 from ._progress import Progress
 from ._release import Rereadable, epsilon_grid
@@ -40,8 +48,11 @@ EXAMPLES = """\
       --row-norm 3 --out mog
   dpmoments tensor docs.npy --model stm --vocabulary-size 50 --n-components 4 --epsilon 1 --delta 1e-6 --out stm
 
-writes: components.npy/.csv, weights.csv, privacy_report.json,
-        privacy_utility.png/.svg (with --epsilon-grid)"""
+writes: components.npy/.csv, weights.csv (with se and interval when drawn), components_se.npy/.csv (with draws),
+        privacy_report.json, weights.png/.svg (with draws), privacy_utility.png/.svg (with --epsilon-grid)"""
+
+#: The console shows at most this many coordinates of each mean, or words of each topic.
+CONSOLE_COORDS = 6
 
 
 def add_arguments(parser):
@@ -60,6 +71,9 @@ def add_arguments(parser):
                        help="power-method restarts (default 10)")
     group.add_argument("--n-iter", type=_bounded_int(1, 100_000), default=30, metavar="N",
                        help="power-method iterations (default 30)")
+    add_uncertainty_arguments(parser, closed_form="the checks of the whitening and the weights only",
+                              auto_draws="the weights' and the means' (topics') standard errors",
+                              limit=AUTO_MAX_TENSOR, cost="about 2 s")
     add_output_arguments(parser)
 
 
@@ -130,7 +144,8 @@ def run(args):
         n_components=args.n_components, model=args.model, epsilon=args.epsilon, delta=args.delta,
         row_norm=args.row_norm, sigma2=args.sigma2, vocabulary_size=args.vocabulary_size, budget=budget,
         neighbours=args.neighbours, calibration=args.calibration, center=center, n_restarts=args.n_restarts,
-        n_iter=args.n_iter, rng=args.seed, count_share=args.count_share, bound_budget=bound_budget(args))
+        n_iter=args.n_iter, rng=args.seed, count_share=args.count_share, bound_budget=bound_budget(args),
+        level=args.level, n_draws=draws(args, d, auto=True, limit=AUTO_MAX_TENSOR))
     fp = fingerprint(source, args)
     if args.model == "mog":
         with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
@@ -143,20 +158,19 @@ def run(args):
         del X
         names = [f"w{j}" for j in range(args.vocabulary_size)]
     m = est.moments_
+    noise = tensor_noise(est)
     analysis = {"estimator": "PrivateTensorDecomposition", "model": args.model, "n_components": args.n_components,
                 "sigma2": args.sigma2, "vocabulary_size": args.vocabulary_size,
                 "budget": {"second": budget.second, "third": budget.third},
                 "weights": est.weights_.tolist(), "eigenvalues": est.eigenvalues_.tolist(),
-                "loaded_into_memory": args.model == "stm", "estimate": "components.npy"}
+                "loaded_into_memory": args.model == "stm", "estimate": "components.npy",
+                "weights_se": json_safe(est.weights_se_), "weights_interval": json_safe(est.weights_interval_),
+                "standard_errors": None if est.components_se_ is None else "components_se.npy"}
+    analysis = noise.analysis(analysis)
     with ResultsDir(args.out, args.force) as res:
-        comps = est.components_
-        np.save(res.path("components.npy"), comps)
-        if res.wants_csv(comps.size):
-            res.save_table("components.csv", ["component"] + list(names),
-                           [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(comps)])
-        res.save_table("weights.csv", ["component", "weight", "eigenvalue"],
-                       [[f"c{j + 1}", repr(float(w)), repr(float(lam))]
-                        for j, (w, lam) in enumerate(zip(est.weights_, est.eigenvalues_))])
+        save_tensor(res, est, names)
+        if not args.no_figures and est.weights_interval_ is not None and not noise.withholds:
+            _weights_figure(res, est, m)
         if grid and not args.no_figures:
             _grid_figure(res, grid, m, args)
         rep = privacy_report("tensor", m.second, source=source, fingerprint=fp, analysis=analysis, argv=args.argv,
@@ -169,8 +183,11 @@ def run(args):
         what = "means" if args.model == "mog" else "topics"
         n = f"{m.second.n}" if m.second.n_public else f"about {m.second.n} (noisy count)"
         print(f"{args.model}: {args.n_components} {what} from {n} "
-              f"{'rows' if args.model == 'mog' else 'documents'} of {source.path.name}; weights "
-              + ", ".join(f"{w:.3g}" for w in est.weights_))
+              f"{'rows' if args.model == 'mog' else 'documents'} of {source.path.name}")
+        if not noise.withholds:
+            for line in component_lines(est, names, what):
+                print(line)
+        noise.print()
         count = "" if m.second.n_public else \
             f"the noisy count ({m.second.count_guarantee}, noise_scale {m.second.count_noise_scale:.3g}), "
         print(f"privacy: guarantee {m.guarantee}, neighbouring_relation {describe_relation(m.second.neighbours)}; "
@@ -182,6 +199,61 @@ def run(args):
             print(line)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
+
+
+def tensor_noise(est):
+    """A failed decomposition (whitening, sigma2, weights) is withheld (see :mod:`._noise`)."""
+    noise = Noise(est)
+    if noise.withholds:
+        what = "means" if est.model == "mog" else "topics"
+        noise.withhold(f"the {what} and weights", "components.csv, weights.csv", "whitening-failure",
+                       "sigma2-above-spectrum", "weights-outside-unit-interval",
+                       fields=("weights", "weights_se", "weights_interval", "eigenvalues"))
+    return noise
+
+
+def save_tensor(res, est, names):
+    """Components and weights; beside them, with draws, their standard errors and intervals."""
+    comps, se = est.components_, est.components_se_
+    np.save(res.path("components.npy"), comps)
+    if res.wants_csv(comps.size):
+        res.save_table("components.csv", ["component"] + list(names),
+                       [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(comps)])
+    if se is not None:
+        np.save(res.path("components_se.npy"), se)
+        if res.wants_csv(se.size):
+            res.save_table("components_se.csv", ["component"] + list(names),
+                           [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(se)])
+    wse, wiv = est.weights_se_, est.weights_interval_
+    extra = (lambda j: []) if wse is None else (lambda j: [repr(float(wse[j])), repr(float(wiv[0, j])),
+                                                           repr(float(wiv[1, j]))])
+    res.save_table("weights.csv", ["component", "weight", "eigenvalue"] + ([] if wse is None else
+                                                                           ["se", "lower", "upper"]),
+                   [[f"c{j + 1}", repr(float(w)), repr(float(lam))] + extra(j)
+                    for j, (w, lam) in enumerate(zip(est.weights_, est.eigenvalues_))])
+
+
+def component_lines(est, names, what, top=CONSOLE_COORDS):
+    """Each weight with its noise, and each mean's (topic's) leading coordinates with theirs."""
+    w, se, iv = est.weights_, est.weights_se_, est.weights_interval_
+    K = len(w)
+    if se is None:
+        rows = [[f"c{j + 1}", num(w[j]), "", ""] for j in range(K)]
+        note = ["  (no standard errors without draws: run with --draws B)"]
+    else:
+        rows = [[f"c{j + 1}", num(w[j]), num(se[j]), interval_text(iv[0, j], iv[1, j])] for j in range(K)]
+        note = []
+    out = table(["component", "weight", "se", f"{100 * est.level:g}% interval"], rows) + note
+    stm = est.model == "stm"
+    out.append(f"{what} ({'the most probable words' if stm else 'coordinates'}"
+               + ("" if est.components_se_ is None else ", each with its se") + "):")
+    for j, row in enumerate(est.components_):
+        lead = np.argsort(-row)[:top] if stm else range(min(len(row), top))
+        cells = [f"{names[i]} {num(row[i])}" + ("" if est.components_se_ is None
+                                               else f" ({num(est.components_se_[j, i], 2)})") for i in lead]
+        more = "" if stm or len(row) <= top else f", ... ({len(row) - top} more in components.csv)"
+        out.append(f"  c{j + 1}: " + ", ".join(cells) + more)
+    return out
 
 
 def _compose(rep, m):
@@ -200,6 +272,14 @@ def _compose(rep, m):
                          "without clipping")
     rep["release"] = {"second": m.second.to_dict(), "third": m.third.to_dict(),
                       "composed": {"guarantee": str(g), "guarantee_detail": g.to_dict()}}
+
+
+def _weights_figure(res, est, m):
+    from .. import plots
+
+    res.save_figure("weights", plots.plot_estimates(
+        est.weights_, est.weights_interval_, [f"c{j + 1}" for j in range(len(est.weights_))], level=est.level,
+        value_name="weight", title=f"mixture weights ({m.guarantee}); signal_to_noise {num(est.snr_, 2)}"))
 
 
 def _grid_figure(res, grid, m, args):

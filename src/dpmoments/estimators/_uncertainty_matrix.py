@@ -13,8 +13,7 @@ import numpy as np
 from scipy import linalg
 
 from ..solvers.eigen import top_eigenpairs
-from .diagnostics import Diagnostics, check_matrix
-from .selection import noise_floor
+from .diagnostics import Diagnostics, check_matrix, largest_noise
 from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
 from .uncertainty import count_relative_sd, noise_law, redraw
 from .uncertainty import z_value
@@ -22,8 +21,8 @@ from .uncertainty import z_value
 __all__ = ["covariance_spread", "pca_spread", "precision_spread", "output_perturbation_spread"]
 
 _MATRIX_SNR = "signal / noise Frobenius norm of the released matrix (matrix_snr)"
-_GRAPH_SNR = ("largest |off-diagonal| of the released matrix / the noise floor (noise_floor: about the largest "
-              "off-diagonal noise)")
+_GRAPH_SNR = ("largest |off-diagonal| of the released matrix / the level the largest off-diagonal noise stays "
+              "below 95% of the time (largest_noise)")
 _NOT_COVERED = ("sampling variability of the rows, clipping bias, and (with center='private') the noise of the "
                 "private mean")
 
@@ -109,7 +108,7 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
         sub = [math.degrees(float(np.max(linalg.subspace_angles(V, W)))) for W in V_star]
         attrs.update(component_angles_=np.median(angles, axis=0), subspace_angle_=float(np.median(sub)))
         method = "parametric bootstrap"
-    _pca_checks(above, diag, k, edge)
+    _pca_checks(above, diag, k, edge, attrs["component_angles_"])
     attrs.update({
         "explained_variance_se_": se, "explained_variance_interval_": interval,
         "snr_": float(snr[0]), "diagnostics_": diag.as_list(),
@@ -130,26 +129,45 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
     return attrs
 
 
-def _pca_checks(above, diag, k, edge):
+#: A component further than this from its redrawn counterparts (median angle) shares less than half of its
+#: squared length with them (cos^2 45 deg = 1/2): more of it is noise than signal.
+UNSTABLE_DEGREES = 45.0
+
+
+def _pca_checks(above, diag, k, edge, angles=None):
     if not above.any():
         diag.flag("no-eigenvalue-above-noise", f"none of the {k} leading eigenvalues is above the noise's "
                                                f"spectral norm {edge:.3g}: the components are noise.")
     elif not above.all():
         first = int(np.argmin(above)) + 1
-        diag.flag("components-below-noise", f"components {first} to {k} have eigenvalues below the noise's "
-                                            f"spectral norm {edge:.3g}: they are noise.")
+        which = (f"component {k} has an eigenvalue below the noise's spectral norm {edge:.3g}: it is noise"
+                 if first == k else f"components {first} to {k} have eigenvalues below the noise's spectral norm "
+                                    f"{edge:.3g}: they are noise")
+        diag.flag("components-below-noise", which + ".")
+    unstable = [] if angles is None else [j + 1 for j in np.flatnonzero(above & (angles > UNSTABLE_DEGREES))]
+    if unstable:
+        diag.flag("components-unstable", f"component(s) {', '.join(map(str, unstable))} lie more than "
+                                         f"{UNSTABLE_DEGREES:g} degrees from their redrawn counterparts (median over "
+                                         "the draws): more of each is noise than signal (or their eigenvalues are "
+                                         "too close to tell them apart).")
 
 
 # -- precision --------------------------------------------------------------------------------------------------
+def off_diagonal_level(release):
+    """What pure noise stays below 95% of the time in the largest off-diagonal entry (:func:`largest_noise`)."""
+    d = release.n_features
+    return largest_noise(noise_law(release), d * (d - 1) // 2)
+
+
 def off_diagonal_snr(release):
-    """Largest released off-diagonal ``|S_ij|`` over the noise floor (:func:`~dpmoments.estimators.noise_floor`)."""
+    """Largest released off-diagonal ``|S_ij|`` over :func:`off_diagonal_level`: below 1 nothing stands out."""
     S = release.second_moment
     d = S.shape[0]
     if d < 2:
         return math.inf
-    floor = noise_floor(release)
+    level = off_diagonal_level(release)
     top = float(np.max(np.abs(S[~np.eye(d, dtype=bool)])))
-    return math.inf if floor == 0 else top / floor
+    return math.inf if level == 0 else top / level
 
 
 def precision_spread(release, est, refit, n_draws, level, rng, owner, graph):
@@ -166,8 +184,9 @@ def precision_spread(release, est, refit, n_draws, level, rng, owner, graph):
     matrix = math.nan if rescaled else check_matrix(_centre(release, law), law, diag)
     snr = off_diagonal_snr(release) if graph else matrix
     if graph and snr < 1.0:
-        diag.flag("no-edge-above-noise", "no off-diagonal entry of the released matrix exceeds the noise floor "
-                                         f"{noise_floor(release):.3g}: every edge of the graph is noise.")
+        diag.flag("no-edge-above-noise", "no off-diagonal entry of the released matrix exceeds "
+                                         f"{off_diagonal_level(release):.3g}, which its noise alone reaches 5% of "
+                                         "the time: the graph cannot be told from noise.")
     attrs = {"edge_frequency_": None, "precision_se_": None, "precision_interval_": None}
     extra = {}
     if n_draws:

@@ -11,10 +11,11 @@ import math
 import warnings
 
 import numpy as np
+from scipy import stats
 
 from ..exceptions import NoiseDominatesWarning
 
-__all__ = ["Diagnostics", "matrix_snr", "variance_noise_level", "check_matrix"]
+__all__ = ["Diagnostics", "matrix_snr", "variance_noise_level", "largest_noise", "check_matrix"]
 
 
 class Diagnostics:
@@ -58,6 +59,25 @@ def variance_noise_level(law, d):
     amplifies noise without bound.
     """
     return law.diagonal_sd * math.sqrt(2.0 * math.log(2.0 * d))
+
+
+def largest_noise(law, m, q=0.95):
+    r"""The level the largest of ``m`` independent noise entries' magnitudes stays below with probability ``q``.
+
+    A released entry above it stands out of the noise: under pure noise, no
+    entry passes it but with probability ``1 - q``. Gaussian (and, as normal,
+    Wishart off-diagonal) entries of sd ``s``:
+    :math:`s\,\Phi^{-1}((1 + q^{1/m})/2)`; Laplace of scale ``b``, whose
+    magnitude is exponential: :math:`-b\ln(1 - q^{1/m})`. (The typical
+    largest, :math:`s\sqrt{2\ln m}`, is passed by pure noise about a quarter
+    of the time at ``m`` = 15 to 435.)
+    """
+    if law.kind == "none" or m < 1:
+        return 0.0
+    per = q ** (1.0 / m)
+    if law.kind == "laplace":
+        return -law.scale * math.log1p(-per)
+    return law.sd * float(stats.norm.ppf(0.5 + 0.5 * per))
 
 
 def check_matrix(M, law, diagnostics, what="the released matrix", variances=True):

@@ -199,8 +199,9 @@ class PrivateGraphicalLasso(_PrecisionBase):
         the chosen ``alpha_``, has the edge. A stable edge is near 1.
     snr_ : float
         The largest off-diagonal ``|S_ij|`` of the released matrix over the
-        noise floor (:func:`~dpmoments.estimators.noise_floor`); below 1 no
-        entry stands out of the noise, and every edge is noise.
+        level the largest off-diagonal noise stays below 95% of the time
+        (:func:`~dpmoments.estimators.diagnostics.largest_noise`); below 1 no
+        entry stands out of the noise, and the graph cannot be told from it.
     uncertainty_ : dict
         JSON-able: the noise law, the signal-to-noise, the edge stability.
     diagnostics_ : list of dict

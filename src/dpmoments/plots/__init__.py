@@ -14,7 +14,10 @@ dropped. Pass ``ax=`` to draw into a figure of your own (e.g. in a notebook).
   on a circle (no networkx), optionally against a reference graph; a heat map
   beyond :data:`NETWORK_MAX_NODES` nodes;
 * :func:`plot_roc`: ROC curves of support recovery;
-* :func:`plot_spectrum`: eigenvalues against a noise floor;
+* :func:`plot_spectrum`: eigenvalues against a noise floor, with their
+  intervals as error bars;
+* :func:`plot_estimates`: labelled estimates (coefficients, weights) with
+  their intervals;
 * :func:`plot_privacy_utility`: error (or any utility) against epsilon;
 * :func:`plot_matrix`: a heat map of a square matrix.
 
@@ -30,6 +33,11 @@ dropped. Pass ``ax=`` to draw into a figure of your own (e.g. in a notebook).
   ``-theta_ij / sqrt(theta_ii theta_jj)``, whose sign is the opposite of the
   precision entry's); the line width grows with ``|weight|`` (absolute, so
   two panels compare). The legend states both.
+* **Noise.** Every figure of an estimate shows how much of it is noise:
+  intervals as bars (black on spectra; blue, or grey when the interval
+  contains 0, on estimates), the noise floor as a dotted vermillion line over
+  a grey band, matrix entries within the noise in grey, and network edges as
+  opaque as the share of redrawn releases that have them.
 * **Against a reference graph** (``truth=``): solid = also in the reference,
   dashed = not in it, dotted grey = in the reference only (missed).
 * **Size.** Up to 12 nodes the labels are horizontal; up to
@@ -61,11 +69,12 @@ dropped. Pass ``ax=`` to draw into a figure of your own (e.g. in a notebook).
 """
 
 from ._curves import plot_privacy_utility, plot_roc, plot_spectrum
+from ._estimates import plot_estimates
 from ._matrix import plot_matrix
 from ._network import plot_network
 from ._style import (DIVERGING, GREY, LABEL_MAX, MATRIX_MAX_CELLS, NEGATIVE, NETWORK_MAX_NODES, OKABE_ITO, POSITIVE,
                      new_axes, new_figure)
 
-__all__ = ["plot_network", "plot_roc", "plot_spectrum", "plot_privacy_utility", "plot_matrix", "new_axes",
-           "new_figure", "OKABE_ITO", "POSITIVE", "NEGATIVE", "GREY", "DIVERGING", "NETWORK_MAX_NODES",
+__all__ = ["plot_network", "plot_roc", "plot_spectrum", "plot_privacy_utility", "plot_matrix", "plot_estimates",
+           "new_axes", "new_figure", "OKABE_ITO", "POSITIVE", "NEGATIVE", "GREY", "DIVERGING", "NETWORK_MAX_NODES",
            "MATRIX_MAX_CELLS", "LABEL_MAX"]

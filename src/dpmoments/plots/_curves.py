@@ -49,7 +49,7 @@ def _thin(x, y, steps=2000):
     return x[keep], y[keep]
 
 
-def plot_spectrum(eigenvalues, noise_floor, *, reference=None, title=None, ax=None):
+def plot_spectrum(eigenvalues, noise_floor, *, reference=None, intervals=None, level=None, title=None, ax=None):
     """Draw eigenvalues (largest first) against a noise floor; the band below it is shaded.
 
     Parameters
@@ -61,6 +61,12 @@ def plot_spectrum(eigenvalues, noise_floor, *, reference=None, title=None, ax=No
         expected spectral norm of the noise matrix).
     reference : array-like of shape (d,), optional
         Another spectrum to draw beside it (e.g. the non-private one).
+    intervals : array-like of shape (2, k), optional
+        Lower and upper ends of an interval for each of the ``k`` largest
+        eigenvalues (e.g. ``PrivatePCA.explained_variance_interval_``, on the
+        scale of the released eigenvalues): drawn as error bars.
+    level : float, optional
+        The intervals' coverage, for the legend.
     title : str, optional
     ax : matplotlib Axes, optional
 
@@ -73,6 +79,8 @@ def plot_spectrum(eigenvalues, noise_floor, *, reference=None, title=None, ax=No
     k = np.arange(1, w.size + 1)
     marker = w.size <= 60  # beyond, markers merge into a band
     ax.plot(k, w, marker="o" if marker else None, ms=4, label="released")
+    if intervals is not None:
+        _error_bars(ax, w, np.asarray(intervals, dtype=np.float64), level)
     if reference is not None:
         ax.plot(k, np.sort(np.asarray(reference, dtype=np.float64))[::-1], marker="x" if marker else None, ls="--",
                 label="reference")
@@ -85,6 +93,20 @@ def plot_spectrum(eigenvalues, noise_floor, *, reference=None, title=None, ax=No
     set_labels(ax, title or "spectrum", xlabel="component", ylabel="eigenvalue")
     ax.legend(fontsize=8)
     return ax
+
+
+def _error_bars(ax, w, intervals, level):
+    """A vertical bar from each interval's lower to its upper end, at the first ``k`` eigenvalues.
+
+    Drawn as segments, not ``errorbar``: a bias-corrected (basic bootstrap) interval need not contain the
+    released eigenvalue, which pushes noise apart.
+    """
+    if intervals.ndim != 2 or intervals.shape[0] != 2 or intervals.shape[1] > w.size:
+        raise ValueError(f"'intervals' must have shape (2, k) with k <= {w.size}; got {intervals.shape}.")
+    k = np.arange(1, intervals.shape[1] + 1)
+    what = "interval (noise)" if level is None else f"{100 * level:g}% interval (noise)"
+    ax.vlines(k, intervals[0], intervals[1], colors="#333333", lw=1.4, label=what, zorder=3)
+    ax.scatter(np.r_[k, k], np.r_[intervals[0], intervals[1]], marker="_", s=40, c="#333333", zorder=3)
 
 
 def plot_privacy_utility(epsilons, values, *, label="error", chosen=None, title=None, ax=None):

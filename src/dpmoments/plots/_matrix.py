@@ -7,7 +7,8 @@ from matplotlib.ticker import MaxNLocator
 from ._style import DIVERGING, LABEL_MAX, MATRIX_MAX_CELLS, names, new_axes, set_labels, square
 
 
-def plot_matrix(matrix, labels=None, *, title=None, ax=None, max_cells=MATRIX_MAX_CELLS, value_name=None):
+def plot_matrix(matrix, labels=None, *, title=None, ax=None, max_cells=MATRIX_MAX_CELLS, value_name=None,
+                within_noise=None):
     """Draw a square matrix as a heat map (diverging ``RdBu``, symmetric around 0, positive blue).
 
     The colour scale spans the off-diagonal entries: where the diagonal (e.g. the variances) is
@@ -27,6 +28,11 @@ def plot_matrix(matrix, labels=None, *, title=None, ax=None, max_cells=MATRIX_MA
         (the axis label says how large).
     value_name : str, optional
         The colour bar's label.
+    within_noise : array-like of bool, shape (d, d), optional
+        Entries that cannot be told from zero at the release's noise (e.g.
+        whose interval contains 0): drawn grey instead of coloured (a block,
+        when aggregated, only if all its entries are), and the colour bar
+        says so.
 
     Returns
     -------
@@ -37,6 +43,12 @@ def plot_matrix(matrix, labels=None, *, title=None, ax=None, max_cells=MATRIX_MA
     labels = None if labels is None else names(labels, d)
     ax = new_axes(ax, figsize=(6.0, 5.2))
     B, b = _downsample(A, max_cells, "mean")
+    grey = None
+    if within_noise is not None:
+        noise = np.asarray(within_noise, dtype=bool)
+        if noise.shape != A.shape:
+            raise ValueError(f"'within_noise' must have the shape of 'matrix' {A.shape}; got {noise.shape}.")
+        grey = ~_downsample(~noise, max_cells, "any")[0]
     # The colours span the off-diagonal cells, where the structure is; a larger diagonal (variances)
     # saturates, and the colour bar's arrows and label say so.
     off = B[~np.eye(B.shape[0], dtype=bool)]
@@ -44,9 +56,12 @@ def plot_matrix(matrix, labels=None, *, title=None, ax=None, max_cells=MATRIX_MA
     diag = np.diag(B)
     extend = {(False, False): "neither", (True, False): "max", (False, True): "min", (True, True): "both"}[
         (bool(np.max(diag) > v), bool(np.min(diag) < -v))]
-    im = _image(ax, B, d, b, cmap=DIVERGING, vmin=-v, vmax=v)
+    im = _image(ax, B if grey is None else np.ma.masked_where(grey, B), d, b, cmap=DIVERGING, vmin=-v, vmax=v)
+    if grey is not None:
+        ax.set_facecolor("#D9D9D9")  # masked cells show the background: grey = within the noise
     bar = ax.figure.colorbar(im, ax=ax, shrink=0.85, extend=extend)
-    bar.set_label((value_name or "") + ("" if extend == "neither" else "\n(the diagonal is off the scale)"))
+    bar.set_label((value_name or "") + ("" if extend == "neither" else "\n(the diagonal is off the scale)")
+                  + ("" if grey is None else "\ngrey: within the noise (its interval contains 0)"))
     set_labels(ax, title or "matrix", *_ticks(ax, labels, d, b))
     return ax
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 from matplotlib.collections import LineCollection
+from matplotlib.colors import to_rgba
 from matplotlib.lines import Line2D
 
 from ._matrix import network_heatmap
@@ -10,7 +11,7 @@ from ._style import (GREY, HORIZONTAL_MAX, LABEL_CHARS, NEGATIVE, NETWORK_MAX_NO
 
 
 def plot_network(weights, labels=None, *, truth=None, tol=1e-8, title=None, ax=None,
-                 max_nodes=NETWORK_MAX_NODES, weight_name="partial correlation"):
+                 max_nodes=NETWORK_MAX_NODES, weight_name="partial correlation", stability=None, n_draws=None):
     """Draw the non-zero off-diagonal entries of ``weights`` as a graph on a circle.
 
     Parameters
@@ -39,6 +40,14 @@ def plot_network(weights, labels=None, *, truth=None, tol=1e-8, title=None, ax=N
         largest magnitude of its block.
     weight_name : str, default="partial correlation"
         What the weights are, for the legend.
+    stability : array-like of shape (d, d), optional
+        Each edge's inclusion frequency in [0, 1] (e.g.
+        ``PrivateGraphicalLasso.edge_frequency_``): an edge is drawn as
+        opaque as the share of redrawn releases that have it (at least 0.15,
+        so that an unstable edge stays visible), and the legend says so.
+        Not drawn in the heat map (beyond ``max_nodes``).
+    n_draws : int, optional
+        How many redrawn releases ``stability`` counts, for the legend.
 
     Returns
     -------
@@ -60,7 +69,8 @@ def plot_network(weights, labels=None, *, truth=None, tol=1e-8, title=None, ax=N
     angle = np.pi / 2 - 2 * np.pi * np.arange(d) / d
     xy = np.column_stack([np.cos(angle), np.sin(angle)])
     i, j = np.nonzero(np.triu(V, 1))
-    _draw_edges(ax, xy, i, j, V[i, j], None if R is None else R[i, j])
+    freq = None if stability is None else _stability(stability, W.shape)[i, j]
+    _draw_edges(ax, xy, i, j, V[i, j], None if R is None else R[i, j], freq)
     if R is not None:
         mi, mj = np.nonzero(np.triu(R & (V == 0), 1))
         ax.add_collection(LineCollection(np.stack([xy[mi], xy[mj]], axis=1), colors=GREY, linewidths=0.9,
@@ -75,11 +85,21 @@ def plot_network(weights, labels=None, *, truth=None, tol=1e-8, title=None, ax=N
     ax.set_ylim(-ylim, ylim)
     ax.set_box_aspect(ylim / xlim)  # a circle, in a box shape that constrained layout can plan for
     if own:  # the figure takes the box's shape, plus the title and legend
-        ax.figure.set_size_inches(side, side * ylim / xlim + 0.6 + 0.15 * (R is not None))
+        extra = 0.15 * (R is not None) + 0.3 * (stability is not None)  # the legend's further lines
+        ax.figure.set_size_inches(side, side * ylim / xlim + 0.6 + extra)
     ax.axis("off")
     set_labels(ax, title or f"{i.size} edges")
-    _network_legend(ax, R is not None, weight_name)
+    _network_legend(ax, R is not None, weight_name, stability is not None, n_draws)
     return ax
+
+
+def _stability(stability, shape):
+    F = np.asarray(stability, dtype=np.float64)
+    if F.shape != shape:
+        raise ValueError(f"'stability' must have the shape of 'weights' {shape}; got {F.shape}.")
+    if not np.all((F >= 0) & (F <= 1)):
+        raise ValueError("'stability' must hold frequencies in [0, 1].")
+    return np.maximum(F, F.T)
 
 
 def _symmetric_edges(W, tol):
@@ -90,15 +110,20 @@ def _symmetric_edges(W, tol):
     return V
 
 
-def _draw_edges(ax, xy, i, j, w, in_ref):
-    """One collection, weakest first so strong edges lie on top; colour = sign, dashed = not in the reference."""
-    order = np.argsort(np.abs(w), kind="stable")
+def _draw_edges(ax, xy, i, j, w, in_ref, freq=None):
+    """One collection, weakest first so strong edges lie on top; colour = sign, dashed = not in the reference.
+
+    ``freq`` (inclusion frequencies) sets each edge's opacity; stable edges are drawn last, on top.
+    """
+    order = np.lexsort((np.abs(w),) if freq is None else (np.abs(w), freq))
     i, j, w = i[order], j[order], w[order]
     styles = "-" if in_ref is None else ["-" if r else (0, (4, 2)) for r in in_ref[order]]
+    colors = np.array([to_rgba(POSITIVE if x > 0 else NEGATIVE) for x in w]).reshape(-1, 4)
+    colors[:, 3] = 0.9 if freq is None else np.clip(freq[order], 0.15, 1.0)
     ax.add_collection(LineCollection(
-        np.stack([xy[i], xy[j]], axis=1), colors=np.where(w > 0, POSITIVE, NEGATIVE),
+        np.stack([xy[i], xy[j]], axis=1), colors=colors,
         linewidths=0.6 + 3.0 * np.abs(w) / max(1.0, float(np.max(np.abs(w), initial=0.0))),
-        linestyles=styles, alpha=0.9, zorder=1))
+        linestyles=styles, zorder=1))
 
 
 def _node_labels(ax, xy, angle, labels):
@@ -133,13 +158,16 @@ def _short(name, chars=LABEL_CHARS):
     return name[:head] + "\u2026" + name[len(name) - (chars - 1 - head):]
 
 
-def _network_legend(ax, with_reference, weight_name):
+def _network_legend(ax, with_reference, weight_name, with_stability=False, n_draws=None):
     handles = [Line2D([], [], color=POSITIVE, lw=2, label="positive"),
                Line2D([], [], color=NEGATIVE, lw=2, label="negative")]
     if with_reference:
         handles += [Line2D([], [], color="#333333", lw=1.5, label="in the reference"),
                     Line2D([], [], color="#333333", lw=1.5, ls=(0, (4, 2)), label="not in the reference"),
                     Line2D([], [], color=GREY, lw=1.2, ls=":", label="missed (reference only)")]
+    heading = f"sign of the {weight_name}; width grows with its size"
+    if with_stability:
+        among = "redrawn releases" if n_draws is None else f"{n_draws} redrawn releases"
+        heading += f";\nopacity: the share of {among} with the edge (faint = noise)"
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=min(len(handles), 3),
-              fontsize=8, frameon=False, title=f"sign of the {weight_name}; width grows with its size",
-              title_fontsize=8)
+              fontsize=8, frameon=False, title=heading, title_fontsize=8)
