@@ -197,7 +197,7 @@ def test_interrupted_force_keeps_the_old_result(data, tmp_path, monkeypatch):
     out = tmp_path / "cov"
     out.mkdir()
     (out / "old.txt").write_text("old")
-    (out / _output.MARKER).write_text("{}")
+    (out / _output.MARKER).write_text('{"written_by": "dpmoments", "files": ["old.txt"]}')
     monkeypatch.setattr(_output.ResultsDir, "save_json", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     assert main(["-q", "covariance", str(data / "x.npy"), *PRIVACY, "--uncentred", "--out", str(out), "--force"]) == 130
     assert (out / "old.txt").read_text() == "old" and no_debris(tmp_path)

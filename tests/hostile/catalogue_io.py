@@ -9,6 +9,7 @@ import pathlib
 import tempfile
 
 import numpy as np
+from scipy import sparse
 
 import dpmoments as dpm
 from dpmoments.estimators import PrivateCovariance
@@ -157,7 +158,35 @@ def cases(cli):
          2, "--no-header"),
         ("cli-named-pipe", "CLI", "a named pipe as the data file",
          lambda: cli("covariance", _fifo(), *PRIVACY, "--out", _fresh()), 2, "not a regular file"),
+        ("data-dask-text", "API", "a dask DataFrame with a text column (never quoted)",
+         lambda: dpm.release_second_moment(_dask_text_frame(), **OK), TypeError, "not text"),
+        ("cli-npz-vast-width", "CLI", "a 1 KB sparse archive claiming 10^9 columns",
+         lambda: cli("covariance", _vast_npz(), *PRIVACY, "--out", _fresh()), 2, "at most"),
+        ("cli-force-added-files", "CLI", "`--force` onto an old result someone has since added files to",
+         lambda: cli("covariance", csv, *PRIVACY, "--out", _added_to(cli, csv), "--force"), 2, "did not write"),
     ]
+
+
+def _vast_npz():
+    path = _dir() / "vast.npz"
+    m = sparse.csr_matrix(np.ones((3, 3)))
+    np.savez(path, format=b"csr", shape=np.array([3, 10**9]), data=m.data, indices=m.indices, indptr=m.indptr)
+    return str(path)
+
+
+def _dask_text_frame():
+    import dask.dataframe as dd
+    import pandas as pd
+
+    return dd.from_pandas(pd.DataFrame({"id": ["JANE-DOE-4711"] * 4, "x": np.arange(4.0)}), npartitions=2)
+
+
+def _added_to(cli, csv):
+    """An earlier dpmoments result holding one more file, written by someone else."""
+    path = _dir() / "old-result"
+    cli("covariance", csv, *PRIVACY, "--out", str(path))
+    (path / "my-notes.txt").write_text("written after the run")
+    return str(path)
 
 
 def _npz_dense():

@@ -191,6 +191,21 @@ def test_dask_dataframe_partitions(data):
                accumulate_moments((X, np.ones(N)), row_norm=1.5, response_bound=1.0))
 
 
+@pytest.mark.parametrize("cells", [["JANE-DOE-4711"] * 4, ["1.5"] * 4])
+def test_dask_dataframe_text_is_refused_without_quoting_it(cells):
+    # pandas' own conversion error quoted the cell ("could not convert string to float: 'JANE-DOE-4711'"),
+    # and numeric strings were parsed silently where every other entry point refuses them.
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frame = dd.from_pandas(pd.DataFrame({"a": cells, "b": np.arange(4.0)}), npartitions=2)
+    for call in (lambda: release_second_moment(frame, epsilon=1.0, delta=1e-6, row_norm=1.0),
+                 lambda: release_cross_moment(frame[["b"]], frame["a"], epsilon=1.0, delta=1e-6, row_norm=1.0,
+                                              response_bound=1.0)):
+        with pytest.raises(TypeError, match="not text") as info:
+            call()
+        assert cells[0] not in str(info.value)
+
+
 def test_parquet_frame(tmp_path, data):
     pytest.importorskip("pyarrow")
     X, y = data

@@ -168,3 +168,37 @@ def test_npy_of_objects_is_never_unpickled(tmp_path):
     np.save(tmp_path / "o.npy", np.array([[{"a": 1}]], dtype=object), allow_pickle=True)
     with pytest.raises(ValueError, match="Python objects, which are never unpickled"):
         open_table(tmp_path / "o.npy")
+
+
+def _open_bounded(path, seconds=60, memory=4 << 30):
+    """open_table(path) in a child limited in time and memory: what the parent sees of a hang or a blow-up."""
+    import resource
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom dpmoments.moments.tables import open_table\n"
+            "try:\n    open_table(sys.argv[1])\nexcept ValueError as e:\n    print(e)\n")
+    limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (memory, memory))  # noqa: E731
+    try:
+        return subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
+                              timeout=seconds, preexec_fn=limit)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"opening {path.name} did not finish in {seconds} s")
+
+
+def test_a_wide_file_opens_in_time_linear_in_its_width(tmp_path):
+    # The duplicate-name check counted each column's name over the whole header: 1.6 MB .npy files of
+    # 100 000 columns took hours to open.
+    path = tmp_path / "wide.npy"
+    np.save(path, np.ones((1, 300_000)))
+    res = _open_bounded(path)
+    assert res.returncode == 0 and res.stdout == "", res.stderr
+
+
+def test_a_sparse_archive_claiming_a_vast_width_is_refused_at_once(tmp_path):
+    # The shape member is free to write: a 1 KB archive claiming 10^9 columns built 10^9 column names.
+    m = sparse.csr_matrix(np.ones((3, 3)))
+    path = tmp_path / "vast.npz"
+    np.savez(path, format=b"csr", shape=np.array([3, 10**9]), data=m.data, indices=m.indices, indptr=m.indptr)
+    res = _open_bounded(path)
+    assert res.returncode == 0 and "columns" in res.stdout and "at most" in res.stdout, (res.stdout, res.stderr)

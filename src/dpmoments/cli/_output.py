@@ -5,8 +5,9 @@
 working directory, that is a link, or whose parent cannot be written (the
 temporary directory lives in that parent, never elsewhere). An existing
 non-empty directory is replaced only with ``--force`` and only when it holds
-the marker file :data:`MARKER`, which dpmoments writes into every result: a
-directory of someone's own files is never deleted.
+the marker file :data:`MARKER`, which dpmoments writes into every result, and
+nothing but the files that marker lists: a directory of someone's own files,
+or an old result someone has since added files to, is never deleted.
 
 :class:`ResultsDir` writes into a marked temporary directory beside the
 destination (see :mod:`._temps`), checks that every file is non-empty, and
@@ -87,10 +88,32 @@ def check_destination(out, force=False, inputs=None):
     if out.is_dir() and any(out.iterdir()):
         if not force:
             raise CliError(f"the output directory '{given}' exists and is not empty; use --force to replace it")
-        if not (out / MARKER).is_file():
-            raise CliError(f"the output directory '{given}' was not written by dpmoments (it has no {MARKER} "
+        written = _marked_files(out)
+        if written is None:
+            raise CliError(f"the output directory '{given}' was not written by dpmoments (it has no valid {MARKER} "
                            "file), so --force will not replace it: choose another --out or empty it yourself")
+        others = sorted(name for name in os.listdir(out) if name not in written)
+        if others:  # files someone added to an old result are theirs: replacing it would delete them
+            raise CliError(f"the output directory '{given}' holds {len(others)} file(s) dpmoments did not write "
+                           f"there (e.g. '{others[0]}'), so --force will not replace it: move them out or choose "
+                           "another --out")
     return out
+
+
+def _marked_files(out):
+    """The names the marker of a dpmoments result lists (the marker included), or None if it is not one."""
+    path = out / MARKER
+    if path.is_symlink() or not path.is_file():  # never open a pipe or follow a link planted there
+        return None
+    try:
+        with open(path) as f:
+            marker = json.loads(f.read(1 << 20))
+        files = marker["files"] if marker.get("written_by") == "dpmoments" else None
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        return None
+    if not isinstance(files, list) or not all(isinstance(name, str) for name in files):
+        return None
+    return set(files) | {MARKER}
 
 
 class ResultsDir:

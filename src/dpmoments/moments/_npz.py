@@ -13,7 +13,10 @@ import zipfile
 
 import numpy as np
 
-__all__ = ["open_sparse"]
+__all__ = ["open_sparse", "MAX_COLUMNS"]
+
+#: The widest sparse matrix read (2^20 columns: its d x d second moment would already take 8 TiB).
+MAX_COLUMNS = 1 << 20
 
 
 def open_sparse(path, where):
@@ -35,6 +38,9 @@ def _open(archive, path, where):
     shape = tuple(int(v) for v in _small(archive, "shape.npy").ravel())
     if len(shape) != 2 or min(shape) < 0:
         raise ValueError(f"{where} must hold a 2-D sparse matrix; got shape {shape}.")
+    if shape[1] > MAX_COLUMNS:  # the shape costs nothing to write: a tiny file must not claim a vast width
+        raise ValueError(f"{where} claims {shape[1]} columns; at most {MAX_COLUMNS} are supported (a second "
+                         "moment of that width would not fit in memory).")
     if fmt == "csr" and {"indices.npy", "indptr.npy"} <= members:
         return _CsrStream(path, shape, where)
     return _InMemory(path, shape, where)

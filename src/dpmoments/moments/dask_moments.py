@@ -42,6 +42,7 @@ import sys
 
 import numpy as np
 
+from dpmoments._validation import as_float_array
 from .accumulate import accumulate_moments
 
 __all__ = ["dask_moment_sums", "is_dask_collection", "open_npy_array", "open_parquet_frame", "open_zarr_array",
@@ -216,7 +217,7 @@ def _frame_pair_blocks(x, y):
 
 
 def _frame_pair_to_numpy(p):
-    A = p.to_numpy(dtype=np.float64)
+    A = _frame_values(p, "X")
     return A[:, :-1], np.ascontiguousarray(A[:, -1])
 
 
@@ -227,7 +228,19 @@ def _frame_block(partition):
 
 
 def _frame_to_numpy(p):
-    return p.to_numpy(dtype=np.float64) if p.ndim == 2 else p.to_numpy(dtype=np.float64)[:, None]
+    A = _frame_values(p, "X")
+    return A if p.ndim == 2 else A[:, None]
+
+
+def _frame_values(p, name):
+    """A partition as float64 under the one input rule: numeric columns as they are (missing -> NaN, refused
+    later with its row); anything else through ``as_float_array``, which refuses text without quoting it
+    (pandas' own conversion error quotes the cell, and would parse numeric strings silently)."""
+    from pandas.api.types import is_numeric_dtype
+
+    if all(is_numeric_dtype(t) for t in ([p.dtype] if p.ndim == 1 else p.dtypes)):
+        return p.to_numpy(dtype=np.float64, na_value=np.nan)
+    return as_float_array(p.to_numpy(), name)
 
 
 def _y_blocks(y, x, nblocks):
@@ -273,7 +286,7 @@ def _frame_vector(partition):
 
 
 def _series_to_numpy(p):
-    return p.to_numpy(dtype=np.float64).reshape(-1)
+    return _frame_values(p, "y").reshape(-1)
 
 
 def _block_starts(x, nblocks):

@@ -24,6 +24,7 @@ A header whose names parse as numbers is refused: it is almost certainly the
 first data row, and names are written into results and reports.
 """
 
+import collections
 import stat
 from pathlib import Path
 
@@ -156,10 +157,11 @@ class Table:
         where = f"file '{path}'"
         feats, t = resolve_columns(columns, target, self.names, len(self.names), where)
         self._used = feats + ([] if t is None else [t])
+        counts = collections.Counter(self.names)  # once: a count per column was quadratic in the width
         for j in self._used:
             if self.names[j] == "":
                 raise ValueError(f"{where}: column {j} (0-based) of the header has no name; name it or select columns.")
-            if self.names.count(self.names[j]) > 1:
+            if counts[self.names[j]] > 1:
                 raise ValueError(f"{where}: the header names column {self.names[j]!r} more than once.")
         if hasattr(backend, "check"):
             backend.check(self._used)
