@@ -218,8 +218,9 @@ def _print(fits, names, truth, k, mean, cov, acct, args, seconds, freq=None, noi
             print(f"{'':>11s}  noise: (in brackets) the share of {n_draws} redrawn releases with the edge; "
                   f"{stable} of {int(E.sum() // 2)} edges in at least 90%; averaged over them TPR {t:.2f}, "
                   f"FPR {f:.2f}")
-    both = fits["private"][1] & fits["non-private"][1]
-    print(f"edges shared by the private and non-private graphs: {int(both.sum() // 2)}")
+    if noise is None or not noise.withholds:  # a withheld graph is not compared either
+        both = fits["private"][1] & fits["non-private"][1]
+        print(f"edges shared by the private and non-private graphs: {int(both.sum() // 2)}")
     if noise is not None:
         noise.print()
     print(f"results in {args.out}/ ({seconds:.1f} s); the non-private graph is shown only for comparison")

@@ -114,7 +114,7 @@ def run(args):
 
 def shown(est):
     """Which components' loadings mean something: above the noise floor and, with draws, stable."""
-    from ..estimators._uncertainty_matrix import UNSTABLE_DEGREES  # here: the estimators load scikit-learn
+    from ..estimators.uncertainty import UNSTABLE_DEGREES  # here: the estimators load scikit-learn
 
     ok = np.array(est.components_above_noise_, dtype=bool)
     if est.component_angles_ is not None:
@@ -124,7 +124,7 @@ def shown(est):
 
 def pca_noise(est):
     """The noise of a PCA: the loadings of components below the noise floor, or unstable, are withheld."""
-    from ..estimators._uncertainty_matrix import UNSTABLE_DEGREES  # here: the estimators load scikit-learn
+    from ..estimators.uncertainty import UNSTABLE_DEGREES  # here: the estimators load scikit-learn
 
     noise = Noise(est)
     below = [f"pc{j + 1}" for j in np.flatnonzero(~est.components_above_noise_)]

@@ -16,7 +16,7 @@ from ..solvers.eigen import top_eigenpairs
 from .diagnostics import Diagnostics, check_matrix, largest_noise
 from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
 from .uncertainty import count_relative_sd, noise_law, redraw
-from .uncertainty import z_value
+from .uncertainty import UNSTABLE_DEGREES, z_value
 
 __all__ = ["covariance_spread", "pca_spread", "precision_spread", "output_perturbation_spread"]
 
@@ -129,9 +129,6 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
     return attrs
 
 
-#: A component further than this from its redrawn counterparts (median angle) shares less than half of its
-#: squared length with them (cos^2 45 deg = 1/2): more of it is noise than signal.
-UNSTABLE_DEGREES = 45.0
 
 
 def _pca_checks(above, diag, k, edge, angles=None):

@@ -40,8 +40,12 @@ from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, 
 from ..mechanisms import wishart_noise
 from ..moments.counts import published_count
 
-__all__ = ["NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator", "basic_interval", "bootstrap_se",
+__all__ = ["UNSTABLE_DEGREES", "NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator", "basic_interval", "bootstrap_se",
            "check_draws", "check_level", "check_uncertainty_params", "count_relative_sd", "z_value"]
+
+#: A component further than this from its redrawn counterparts (median angle) shares less than half of its
+#: squared length with them (cos^2 45 deg = 1/2): more of it is noise than signal.
+UNSTABLE_DEGREES = 45.0
 
 # A spawn key no library code uses (spawn() numbers children 0, 1, ...): the bootstrap's stream.
 _KINDS = {"none": "none", "gaussian": "gaussian", "laplace": "laplace", "wishart": "wishart",
