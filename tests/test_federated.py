@@ -9,7 +9,7 @@ import pytest
 from dpmoments.datasets.mixtures import make_mog, make_single_topic
 from dpmoments.distributed import Site
 from dpmoments.estimators.pca import PrivatePCA
-from dpmoments.estimators.tensor_moments import release_mog_moments, release_topic_moments
+from dpmoments.moments.tensor_moments import release_mog_moments, release_topic_moments
 from dpmoments.exceptions import NotPrivateWarning
 from dpmoments.federated import AGNBudget, FederatedReport, cape_agn, cape_pca, compose_guarantees
 from dpmoments.privacy import ApproxDP, Uncertified

@@ -89,7 +89,7 @@ from .distributed import (
 )
 from .estimators.pca import PrivatePCA
 from .estimators.tensor import PrivateTensorDecomposition
-from .estimators.tensor_moments import TensorBudget, TensorMoments, mean_correction, word_ids
+from .moments.tensor_moments import TensorBudget, TensorMoments, mean_correction, word_ids
 from .moments import Release, symmetrise_matrix, symmetrise_tensor
 from .privacy.composition import compose
 

@@ -186,7 +186,7 @@ def _compose(rep, m):
 
 def _grid_figure(res, grid, m, args):
     from .. import plots
-    from ..estimators.tensor_moments import _sigma, planned_guarantees
+    from ..moments.tensor_moments import _sigma, planned_guarantees
 
     b = m.budget
     curves = {"second-moment noise sigma": [], "third-moment noise sigma": []}

@@ -47,7 +47,7 @@ from .._validation import check_int, check_nonnegative, check_option, check_posi
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
-from .tensor_moments import (
+from ..moments.tensor_moments import (
     MODELS,
     TensorBudget,
     TensorMoments,
