@@ -12,7 +12,7 @@ from .._validation import check_data, check_nonnegative, check_positive
 from ._target import check_target
 from ..exceptions import NotPrivateWarning
 from ..mechanisms import exponential_mechanism, report_noisy_min, symmetric_matrix_noise
-from ..moments import accumulate_moments
+from ..moments import Release, accumulate_moments, project_psd
 from ..privacy import PureDP, check_accountant
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
@@ -324,3 +324,43 @@ class PrivateModelSelection(BaseEstimator):
             "scores_released": bool(self.release_scores),
             "randomness": describe_randomness(self.rng),
         }
+
+    # -- from a release (e.g. across sites) -------------------------------------------
+    def fit_release(self, release):
+        """Select from a release of the second moment of the rows ``(x, y)``, response last: no new cost.
+
+        ``Q_R`` of every candidate is computed from the released ``X^T X / n``, ``X^T y / n`` and
+        ``y^T y / n`` (the PSD projection of the noisy matrix, scaled by the public ``n``), and
+        the smallest penalised score is taken. Everything is post-processing of ``release``,
+        whose guarantee is the fit's; ``coef_`` is the selected model's ``Q_R`` minimiser.
+        ``R`` and ``sigma2`` must be public numbers here.
+
+        Parameters
+        ----------
+        release : Release
+            With a ``(d + 1, d + 1)`` second moment of the rows ``(x, y)`` (e.g. a multi-site
+            ``"select"`` analysis).
+
+        Returns
+        -------
+        self
+        """
+        if not isinstance(release, Release) or release.second_moment is None:
+            raise TypeError(f"'release' must be a Release with a second moment of (x, y); got {release!r}.")
+        if self.R == "private" or self.sigma2 == "private":
+            raise ValueError("fit_release needs public 'R' and 'sigma2' (a number each), not 'private'.")
+        M, _ = project_psd(release.second_moment, 0.0)
+        n, d = release.n, release.n_features - 1
+        G, b, c = n * M[:d, :d], n * M[:d, d], float(n * M[d, d])
+        family = _candidate_family(self.candidates, self.max_size, d)
+        self.R_, self.sigma2_ = float(check_positive(self.R, "R")), float(check_positive(self.sigma2, "sigma2"))
+        self.phi_ = self.sigma2_ * math.log(n) if self.phi == "bic" else float(self.phi)
+        fits = [l1_ball_least_squares(G, b, c, self.R_, support=m) for m in family]
+        self.scores_ = np.array([f.objective for f in fits]) + self.phi_ * np.array([len(m) for m in family])
+        best = int(np.argmin(self.scores_))
+        self.selected_, self.candidates_, self.coef_ = family[best], family, fits[best].coef
+        self.privacy_ = release.guarantee
+        self.n_features_in_ = d
+        self.privacy_report_ = {"estimator": "PrivateModelSelection", "from_release": release.to_dict(),
+                                "n_candidates": len(family), "postprocessing": "Q_R on the released moments"}
+        return self
