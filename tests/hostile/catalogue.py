@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 import dpmoments as dpm
-from dpmoments.distributed import egress_guard
+from dpmoments.multisite import egress_guard
 from dpmoments.estimators import PrivateGraphicalLasso, PrivateIRLS, PrivateModelSelection, PrivatePCA
 from dpmoments.privacy import classic_gaussian_sigma
 from dpmoments.solvers import graphical_lasso

@@ -35,7 +35,7 @@ def test_aggregate_noise_variance_equals_pooled(run):
 def test_aggregate_noise_variance_is_what_the_report_says_for_the_aggregator_target():
     sites = make_sites(5, d=4, sizes=[100, 150, 200, 250, 300])
     _, rep = run_cape(sites, epsilon=1.0, delta=1e-5, rng=0, colluders=2)
-    noise = _aggregate_noise(run_cape, sites, 200, 2000, colluders=2)
+    noise = _aggregate_noise(run_cape, sites, 150, 2000, colluders=2)
     assert abs(np.var(noise) / rep.aggregate_std**2 - 1) < 0.12
 
 

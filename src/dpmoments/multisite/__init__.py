@@ -30,8 +30,8 @@ from .api import (DistributedResult, check_sites, run, run_cape, run_cape_unequa
                   run_local, run_pooled, run_rounds, run_secure_aggregation)
 from .dealer import Bundle, deal, deal_files, read_bundle, write_bundle
 from .ledger import SiteLedger
-from .messages import (ERRORS, EgressRefused, MessageRefused, NoiseShare, ProtocolAborted, Query, Reply, SiteError,
-                       SiteFailure, egress_guard, from_wire, to_wire)
+from .messages import (ERRORS, EgressRefused, Hello, MessageRefused, NoiseShare, ProtocolAborted, Query, Reply,
+                       SiteError, SiteFailure, egress_guard, from_wire, to_wire)
 from .noise import JointView, NoisePlan, joint_view
 from .plan import Plan, Round
 from .protocols import PROTOCOLS, TRUST
@@ -47,7 +47,7 @@ __all__ = [
     "Transport", "InProcessTransport", "Failure", "run_plan", "RunResult",
     "run", "run_rounds", "run_cape", "run_cape_unequal", "run_conventional", "run_secure_aggregation", "run_local",
     "run_dpdispca", "run_pooled", "DistributedResult", "check_sites", "release_tensor_moments", "irls",
-    "Query", "Reply", "SiteError", "NoiseShare", "ERRORS", "to_wire", "from_wire", "egress_guard",
+    "Query", "Reply", "SiteError", "Hello", "NoiseShare", "ERRORS", "to_wire", "from_wire", "egress_guard",
     "EgressRefused", "MessageRefused", "ProtocolAborted", "SiteFailure",
     "NoisePlan", "JointView", "joint_view", "ProtocolReport", "SiteReport", "AnalysisReport", "spend_per_site",
     "UnequalSolution", "solve_unequal",

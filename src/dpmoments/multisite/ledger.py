@@ -158,6 +158,10 @@ class SiteLedger:
         self._write()
         raise Refused(code)
 
+    def can_answer(self, plan, cost):
+        """Whether a plan costing ``cost`` could still be answered (already charged, or within the budget)."""
+        return plan in self._state["charged"] or self._fits(cost)
+
     def _fits(self, cost):
         if self.budget is None:
             return True

@@ -10,7 +10,9 @@ arrays' float64 bytes; a fixed schema per kind, nothing ever unpickled):
 * :class:`Reply` -- site to aggregator: the site's noisy statistic per round of the step,
   tagged with the plan, the step and the round id it answers;
 * :class:`SiteError` -- site to aggregator: one code from :data:`ERRORS` and that code's
-  fixed message, tagged like a reply. No free text leaves a site.
+  fixed message, tagged like a reply. No free text leaves a site;
+* :class:`Hello` -- who is there: the aggregator names a plan, a site holding it answers
+  with its name (transports whose nodes are anonymous learn the names this way).
 
 Every message carries its plan and round: a query or reply without them does not
 decode. Payload arrays pass :func:`egress_guard` in the constructor: their shape is fixed
@@ -28,8 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["STATISTIC_NDIM", "ERRORS", "EgressRefused", "SiteFailure", "ProtocolAborted", "MessageRefused",
-           "egress_guard", "statistic_shape", "NoiseShare", "Query", "Reply", "SiteError", "to_wire", "from_wire",
-           "describe"]
+           "egress_guard", "statistic_shape", "NoiseShare", "Query", "Reply", "SiteError", "Hello", "to_wire",
+           "from_wire", "describe"]
 
 #: Statistic name -> number of axes of length ``d`` ("factor": ``(d, r)``, DPdisPCA).
 STATISTIC_NDIM = {"second": 2, "cross": 1, "third": 3}
@@ -268,6 +270,19 @@ class SiteError:
         return f"site {self.site!r}: {self.code}: {self.message}"
 
 
+@dataclass(frozen=True, eq=False)
+class Hello:
+    """Who is there: the aggregator names a plan; a site holding it answers with its name (public facts only)."""
+
+    plan: str
+    site: object = None
+    step: int = 0
+    round_id: str = "hello"
+
+    def __post_init__(self):
+        _check_tags(self.site, self.plan, self.step, self.round_id)
+
+
 # -- the wire format ------------------------------------------------------------------------------------------
 _MAGIC = b"DPMS1\n"
 _TAGS = ("plan", "step", "round_id")
@@ -321,12 +336,15 @@ def to_wire(message):
         arrays.update({f"value:{r}:{s}": v for r, (s, v) in message.values.items()})
     elif isinstance(message, SiteError):
         fields.update(site=message.site, code=message.code)
+    elif isinstance(message, Hello):
+        if message.site is not None:
+            fields["site"] = message.site
     else:
-        raise TypeError(f"only Query, Reply and SiteError travel; got {type(message).__name__}.")
+        raise TypeError(f"only Query, Reply, SiteError and Hello travel; got {type(message).__name__}.")
     return _pack(fields, arrays)
 
 
-def from_wire(data, kinds=("Query", "Reply", "SiteError")):
+def from_wire(data, kinds=("Query", "Reply", "SiteError", "Hello")):
     """Decode bytes made by :func:`to_wire`; raise ``ValueError`` for anything else (nothing is unpickled)."""
     fields, arrays = _unpack(data)
     kind = fields.pop("kind", None)
@@ -342,6 +360,11 @@ def from_wire(data, kinds=("Query", "Reply", "SiteError")):
             if len(shares) != len(arrays) or fields:
                 raise ValueError("a query holds only its parameters and shares.")
             return Query(params=params, shares=shares, **tags)
+        if kind == "Hello":
+            site = fields.pop("site", None)
+            if fields or arrays or tags["round_id"] != "hello":
+                raise ValueError("a hello holds only its plan and the site's name.")
+            return Hello(tags["plan"], None if site is None else str(site))
         site = str(fields.pop("site"))
         if kind == "SiteError":
             if set(fields) != {"code"} or arrays:

@@ -26,6 +26,7 @@ Mahalanobis sensitivity (:mod:`.noise`) to the sensitivity/std ratio its budget 
 (for reproductions; the joint view is then weaker than the budget, and reported).
 """
 
+import functools
 import hashlib
 import json
 import math
@@ -317,18 +318,23 @@ def _round_targets(epsilon, delta, rounds, composition, calibration, exact=False
     ``exact``: the ratio of the exact (analytic) curve even for ``calibration="classic"``: a
     guarantee against the aggregator is always computed exactly.
     """
+    return _targets(float(epsilon), float(delta), tuple(r.share for r in rounds), composition, calibration, exact)
+
+
+@functools.lru_cache(maxsize=256)
+def _targets(epsilon, delta, shares, composition, calibration, exact):
     out = []
     if composition == "zcdp" or calibration == "zcdp":
         rho = calibrate_gaussian(epsilon, delta, 1.0, "zcdp")[1].rho
-        for r in rounds:
-            ratio = math.sqrt(2.0 * r.share * rho)
-            out.append((ratio, delta * r.share, guarantee_from_ratio(ratio, delta, "zcdp")))
-        return out
+        for share in shares:
+            ratio = math.sqrt(2.0 * share * rho)
+            out.append((ratio, delta * share, guarantee_from_ratio(ratio, delta, "zcdp")))
+        return tuple(out)
     cal = "analytic" if exact and calibration == "classic" else calibration
-    for r in rounds:
-        sigma, claim = calibrate_gaussian(r.share * epsilon, r.share * delta, 1.0, cal)
-        out.append((1.0 / sigma, r.share * delta, claim))
-    return out
+    for share in shares:
+        sigma, claim = calibrate_gaussian(share * epsilon, share * delta, 1.0, cal)
+        out.append((1.0 / sigma, share * delta, claim))
+    return tuple(out)
 
 
 def _meet_joint_view(plan, solution, ratios, colluders):

@@ -54,7 +54,7 @@ def abort_if_needed(protocol, received, dropped, min_sites, on_dropout):
                               "No release was made.", {"dropped": list(dropped)})
 
 
-def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete", wait_s=0.0, timeout_s=120.0,
+def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete", wait_s=60.0, timeout_s=120.0,
              next_params=None, dropped_before=(), randomness=None):
     """Run every step of ``plan`` over ``transport``; return a :class:`RunResult`.
 
@@ -83,7 +83,8 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
     present = set(transport.connect(plan, wait_s))
     live = [s for s in plan.sites if s in present]
     dropped += [(s, "after-deal") for s in plan.sites if s not in present]
-    notes += [f"site {s!r} was not reachable" for s in plan.sites if s not in present]
+    notes += [f"site {s!r} did not join: {transport.reasons.get(s, 'not reachable')}" for s in plan.sites
+              if s not in present]
     abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout)
     releases, reports = {}, {}
     ctx = dict(min_sites=min_sites, on_dropout=on_dropout, notes=notes, transport=transport,

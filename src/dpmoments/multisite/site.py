@@ -33,7 +33,7 @@ from ..moments.tensor_moments import word_ids
 from ..solvers.irls import irls_weights, weighted_moments
 from .dealer import Bundle
 from .ledger import Refused, SiteLedger
-from .messages import Reply, SiteError, from_wire, statistic_shape, to_wire
+from .messages import Hello, Reply, SiteError, from_wire, statistic_shape, to_wire
 from .noise import unit_noise
 
 __all__ = ["Site", "stm_rows"]
@@ -167,10 +167,14 @@ class Site:
     def handle(self, data):
         """Bytes in, bytes out: the only way anything leaves this site."""
         try:
-            query = from_wire(data, kinds=("Query",))
+            query = from_wire(data, kinds=("Query", "Hello"))
         except ValueError:
             log.warning("site %s: refused an undecodable query", self.name)
             return to_wire(SiteError(self.name, _NO_PLAN, 0, "none", "bad-query"))
+        if isinstance(query, Hello):
+            if query.plan in self.__bundles:
+                return to_wire(Hello(query.plan, self.name))
+            return to_wire(SiteError(self.name, query.plan, 0, "hello", "plan-unknown"))
         return to_wire(self.answer(query))
 
     def answer(self, query):

@@ -12,9 +12,10 @@ come from the site it names and answer the query it was sent for (its plan, step
 round); a reply that does not decode, or names another site, stops the run with
 :class:`~.messages.MessageRefused`. Implementations: :class:`InProcessTransport` (the
 default; sites are objects in this process), :mod:`.flower` (Flower SuperLink and
-SuperNodes) and :mod:`.grpc` (plain gRPC with mutual TLS).
+SuperNodes) and :mod:`.grpc_transport` (plain gRPC with mutual TLS).
 """
 
+import time
 from dataclasses import dataclass
 
 from .messages import MessageRefused, Reply, SiteError, describe, from_wire, to_wire
@@ -46,6 +47,7 @@ class Transport:
 
     def __init__(self):
         self.transcript = []
+        self.reasons = {}  # site -> why it is not in connect()'s answer (a fixed code), where known
 
     def connect(self, plan, wait_s):  # pragma: no cover - interface
         """The names of the plan's sites that are up, in plan order."""
@@ -122,8 +124,12 @@ class InProcessTransport(Transport):
             if self.failures.get(site) == "after-deal":
                 out[site] = Failure("crashed")
                 continue
+            start = time.monotonic()
             try:
-                out[site] = self.handlers[site](data)
+                reply = self.handlers[site](data)
             except Exception:  # a site that raises has crashed; its text is not ours to forward
                 out[site] = Failure("crashed")
+                continue
+            # sites answer one after another here; each gets the whole timeout, as if asked at once
+            out[site] = reply if time.monotonic() - start <= timeout_s else Failure("timeout")
         return out

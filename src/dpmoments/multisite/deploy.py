@@ -1,14 +1,16 @@
-"""Deployment helpers: the FAB, Flower's CLI config, a test CA, node keys, the commands, and localhost teardown.
+"""Flower deployment helpers: the FAB, Flower's CLI config, the commands, children that die with their parent.
 
 These build the exact ``flower-superlink`` / ``flower-supernode`` / ``flwr`` command lines
 that the ``dpmoments aggregate|site`` commands run, and that the README documents.
 Flower 1.41: one HTTPS port on the SuperLink serves the Fleet (sites), Control
 (``flwr run``, ``flwr supernode register``) and Runtime APIs; its certificate needs a
-subjectAltName for the address the sites dial.
+subjectAltName for the address the sites dial. Configuration travels as TOML files
+(``--run-config FILE.toml``, ``--node-config FILE.toml``) written with proper string
+escaping, so paths with quotes and spaces arrive intact.
 """
 
-import datetime
-import ipaddress
+import json
+import math
 import os
 import shutil
 import signal
@@ -19,9 +21,10 @@ import textwrap
 import time
 from pathlib import Path
 
-__all__ = ["write_fab", "flwr_env", "write_flwr_config", "make_ca", "make_node_key", "superlink_command",
-           "supernode_command", "register_command", "run_command", "node_config_string", "executable", "run_flwr",
-           "run_flwr_all", "free_port", "wait_for_port", "stop_process_groups"]
+__all__ = ["write_fab", "flwr_env", "write_flwr_config", "superlink_command", "supernode_command",
+           "register_command", "run_command", "write_toml", "executable", "run_flwr", "run_flwr_all", "orphan_proof",
+           "FlwrFailed", "flwr_reason",
+           "free_port", "wait_for_port", "stop_process_groups"]
 
 FAB_NAME = "dpmoments-cape"
 
@@ -50,7 +53,7 @@ def flwr_env(flwr_home=None, base=None):
 
 
 def write_fab(directory):
-    """A Flower App directory whose components are the site-installed ``dpmoments.flower`` apps.
+    """A Flower App directory whose components are the site-installed dpmoments apps.
 
     The FAB carries no code of its own: sites run the ClientApp of *their* installed
     dpmoments (start the SuperLink with ``--disable-runtime-dependency-installation``).
@@ -75,18 +78,11 @@ def write_fab(directory):
         publisher = "dpmoments"
 
         [tool.flwr.app.components]
-        serverapp = "dpmoments.flower.server_app:app"
-        clientapp = "dpmoments.flower.client_app:app"
+        serverapp = "dpmoments.cli._serverapp:app"
+        clientapp = "dpmoments.multisite.flower:app"
 
         [tool.flwr.app.config]
-        plan-path = ""
-        out-dir = ""
-        min-sites = 2
-        on-dropout = "complete"
-        colluders = 0
-        wait-s = 60.0
-        timeout-s = 120.0
-        seed = -1
+        request = ""
         """))
     return d
 
@@ -104,80 +100,21 @@ def write_flwr_config(flwr_home, address, *, root_certificates=None, insecure=Fa
     return home / "config.toml"
 
 
-def make_ca(directory, hosts=("127.0.0.1", "localhost"), days=2):
-    """A throw-away CA and a server certificate for ``hosts`` (tests and localhost trials only).
-
-    Returns ``{"ca": ca.crt, "cert": server.pem, "key": server.key}``.
-    """
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
-    now = datetime.datetime.now(datetime.timezone.utc)
-
-    def name(cn):
-        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
-
-    ca_key = ec.generate_private_key(ec.SECP384R1())
-    ca = (x509.CertificateBuilder().subject_name(name("dpmoments test CA")).issuer_name(name("dpmoments test CA"))
-          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
-          .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=days))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                       content_commitment=False, key_encipherment=False, data_encipherment=False,
-                                       key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
-          .sign(ca_key, hashes.SHA256()))
-    key = ec.generate_private_key(ec.SECP384R1())
-    san = []
-    for h in hosts:
-        try:
-            san.append(x509.IPAddress(ipaddress.ip_address(h)))
-        except ValueError:
-            san.append(x509.DNSName(h))
-    cert = (x509.CertificateBuilder().subject_name(name(hosts[0])).issuer_name(ca.subject)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=days))
-            .add_extension(x509.SubjectAlternativeName(san), critical=False)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .sign(ca_key, hashes.SHA256()))
-    paths = {"ca": d / "ca.crt", "cert": d / "server.pem", "key": d / "server.key"}
-    paths["ca"].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    paths["cert"].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    paths["key"].write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                               serialization.NoEncryption()))
-    paths["key"].chmod(0o600)
-    return paths
-
-
-def make_node_key(path):
-    """A SuperNode identity (ECDSA P-384, OpenSSH format, like ``ssh-keygen -t ecdsa -b 384``).
-
-    Writes ``path`` (private, stays at the site) and ``path.pub`` (sent to the SuperLink admin).
-    """
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-
-    path = Path(path)
-    key = ec.generate_private_key(ec.SECP384R1())
-    path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
-                                       serialization.NoEncryption()))
-    path.chmod(0o600)
-    pub = Path(str(path) + ".pub")
-    pub.write_bytes(key.public_key().public_bytes(serialization.Encoding.OpenSSH,
-                                                  serialization.PublicFormat.OpenSSH) + b"\n")
-    return path, pub
-
-
-def node_config_string(site, data_path, share_path, seed=None):
-    """The ``--node-config`` value of a site's SuperNode."""
-    parts = [f"site='{site}'", f"data-path='{Path(data_path).resolve()}'",
-             f"share-path='{Path(share_path).resolve()}'"]
-    if seed is not None:
-        parts.append(f"seed={int(seed)}")
-    return " ".join(parts)
+def write_toml(path, values):
+    """A flat TOML file of strings, numbers and booleans (strings escaped, so any path survives)."""
+    lines = []
+    for key, value in values.items():
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise ValueError(f"{key}: TOML here takes finite numbers only.")
+            text = repr(value)
+        else:
+            text = json.dumps(str(value))  # a TOML basic string: the same escapes as JSON
+        lines.append(f"{json.dumps(key)} = {text}")
+    Path(path).write_text("\n".join(lines) + "\n")
+    return Path(path)
 
 
 def superlink_command(port, *, host="127.0.0.1", certfile=None, keyfile=None, ca_certfile=None,
@@ -210,46 +147,74 @@ def register_command(public_key, name=None):
     return cmd + (["--name", name] if name else [])
 
 
-def run_command(fab_dir, run_config, stream=True):
-    """``flwr run FAB --run-config ...`` against the default connection of ``$FLWR_HOME``."""
-    rc = " ".join(f"{k}={_toml(v)}" for k, v in run_config.items())
-    cmd = [executable("flwr"), "run", str(fab_dir), "--run-config", rc]
+def run_command(fab_dir, run_config_toml, stream=True):
+    """``flwr run FAB --run-config FILE.toml`` against the default connection of ``$FLWR_HOME``."""
+    cmd = [executable("flwr"), "run", str(fab_dir), "--run-config", str(run_config_toml)]
     return cmd + (["--stream"] if stream else [])
 
 
-def _toml(v):
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    return "'" + str(v).replace("'", "") + "'"
+def orphan_proof(cmd):
+    """``cmd`` run through a shim that asks the kernel to end it when its parent ends (Linux ``PDEATHSIG``).
+
+    Without it, a child of a killed ``dpmoments site`` or ``dpmoments aggregate`` (a SuperNode,
+    ``flwr run``) keeps running; a ``preexec_fn`` would do the same but is unsafe with threads.
+    """
+    return [sys.executable, "-I", str(Path(__file__).with_name("_orphan.py")), *map(str, cmd)]
+
+
+class FlwrFailed(RuntimeError):
+    """A ``flwr`` command failed; ``one_line`` says why in one line (its own output can be a panel or a traceback)."""
+
+    def __init__(self, message, one_line):
+        super().__init__(message)
+        self.one_line = one_line
+
+
+_REASONS = (("already", "this public key is already registered with the SuperLink"),
+            ("certificate verify failed", "TLS: the SuperLink's certificate is not signed by the given CA"),
+            ("ssl", "TLS failed: check the CA certificate and the SuperLink's address"),
+            ("unavailable", "the SuperLink is not reachable at the given address"),
+            ("connection refused", "the SuperLink is not reachable at the given address"))
+
+
+def flwr_reason(proc):
+    """One line for a failed ``flwr`` command: a known cause in words, else its last line of output."""
+    text = (proc.stdout or "") + "\n" + (proc.stderr or "")
+    lowered = text.lower()
+    for needle, say in _REASONS:
+        if needle in lowered:
+            return say
+    lines = [ln.strip(" \u2502|\u256d\u2570\u2500") for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln]
+    return lines[-1][:200] if lines else f"exit status {proc.returncode}"
 
 
 def run_flwr(cmd, env, timeout=None, check=True):
-    """Run one ``flwr`` CLI command; raise with its output on failure."""
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    """Run one ``flwr`` CLI command (ended with its parent); raise :class:`FlwrFailed` on failure if ``check``."""
+    proc = subprocess.run(orphan_proof(cmd), env=env, capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd[:3])} failed ({proc.returncode}): {proc.stdout[-2000:]} {proc.stderr[-2000:]}")
+        raise FlwrFailed(f"{' '.join(cmd[1:3])} failed ({proc.returncode})", flwr_reason(proc))
     return proc
 
 
 def run_flwr_all(cmds, env, timeout=None):
-    """Run independent ``flwr`` CLI commands at once (each is a ~1 s Python start); raise naming every failure."""
-    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """Run independent ``flwr`` CLI commands at once (each is a ~1 s Python start); raise naming the first failure."""
+    procs = [subprocess.Popen(orphan_proof(cmd), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for cmd in cmds]
-    failed = []
+    failed = None
     for cmd, proc in zip(cmds, procs):
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
-            out, err = proc.communicate()
-            failed.append(f"{' '.join(cmd[1:4])}: timed out after {timeout} s")
+            proc.communicate()
+            failed = failed or FlwrFailed(f"{' '.join(cmd[1:4])} timed out", f"timed out after {timeout} s")
             continue
-        if proc.returncode != 0:
-            failed.append(f"{' '.join(cmd[1:4])} failed ({proc.returncode}): {out[-1000:]} {err[-1000:]}")
-    if failed:
-        raise RuntimeError("; ".join(failed))
+        if proc.returncode != 0 and failed is None:
+            done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+            failed = FlwrFailed(f"{' '.join(cmd[1:4])} failed ({proc.returncode})", flwr_reason(done))
+    if failed is not None:
+        raise failed
 
 
 # -- localhost trials (the deployment test, the overhead benchmark) -------------------------------
