@@ -33,7 +33,7 @@ def _ask(grid, by_node, timeout=60.0):
     return out
 
 
-def _kind(msg):
+def _kind(msg):  # what came back, never a payload
     if isinstance(msg, Reply):
         return "reply"
     return msg.code if isinstance(msg, SiteError) else "no answer"
@@ -57,17 +57,17 @@ def main(grid, context):
         time.sleep(0.1)
     names = {nid: m.site for nid, m in _ask(grid, {n: to_wire(Hello(plan.digest)) for n in nodes}).items()}
     log = {name: [] for name in names.values()}
+    node_of = {name: nid for nid, name in names.items()}
 
-    def attempt(label, make):
-        wire = {nid: to_wire(make()) for nid in names}
+    def attempt(wire):
         for nid, msg in _ask(grid, wire).items():
-            log[names[nid]].append([label, _kind(msg)])
-        return wire
+            log[names[nid]].append(_kind(msg))
 
-    first = attempt("first", lambda: _query(plan))  # the one answer each share allows
-    attempt("repeat", lambda: _query(plan))  # ask again (a fresh round id): to average the noise away
-    for nid, msg in _ask(grid, first).items():  # the very same bytes, replayed
-        log[names[nid]].append(["replay", _kind(msg)])
-    attempt("forged-plan", lambda: _query(plan, digest="f" * 64))  # a plan no dealer made
-    attempt("over-budget", lambda: _query(other))  # a real plan the site holds, beyond its budget
+    first = {nid: to_wire(_query(plan)) for nid in names}
+    attempt(first)  # the one answer each share allows
+    # one Flower round, three attacks: ask again with a fresh round id (to average the noise away), replay the
+    # very same bytes, and ask for a plan no dealer made
+    attempt({node_of["north"]: to_wire(_query(plan)), node_of["south"]: first[node_of["south"]],
+             node_of["east"]: to_wire(_query(plan, digest="f" * 64))})
+    attempt({nid: to_wire(_query(other)) for nid in names})  # a real plan each site holds, beyond its budget
     Path(str(cfg["out"])).write_text(json.dumps(log))

@@ -9,7 +9,8 @@ budget; a fourth, unregistered SuperNode is refused. Then:
   space) must give exactly the bytes the same plan, shares and seeds give in process;
 * a hostile ServerApp repeats, replays and re-plans queries of plan B and asks for plan C
   beyond the sites' budget: it gets one answer per share, and each site's ledger says why;
-* a run that aborts (every site refuses plan C) exits non-zero and leaves the earlier result intact.
+* a run that could only abort exits non-zero and leaves the earlier result intact (the ServerApp's own
+  aborts take the same path as gRPC's: ``tests/multisite/test_aggregate.py``).
 
 Every process runs in its own session and is torn down by PID (its process group). About 40 s;
 skipped when flwr is not installed.
@@ -56,6 +57,7 @@ def _plan(epsilon):
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("flower")
+    litter = set(Path(tempfile.gettempdir()).glob("dpmoments-flwr-*"))  # other programs' are not ours to judge
     rng = np.random.default_rng(0)
     data = {s: rng.normal(size=(n, D)) / 3 for s, n in SIZES.items()}
     shares = {k: deal_files(_plan(eps), tmp / k, rng=seed) for k, eps, seed in (("A", 1.0, 1), ("B", 1.0, 2),
@@ -93,7 +95,7 @@ def deployment(tmp_path_factory):
         stranger = start("stranger", deploy.supernode_command(
             address, str(tmp / "stranger.toml"), port=deploy.free_port(), root_certificates=ca,
             private_key=stranger_key, max_retries=0))
-        yield dict(tmp=tmp, env=env, conn=conn, data=data, shares=shares, stranger=stranger, t0=t0)
+        yield dict(tmp=tmp, env=env, conn=conn, data=data, shares=shares, stranger=stranger, t0=t0, litter=litter)
     finally:
         deploy.stop_process_groups(procs)
 
@@ -149,14 +151,14 @@ def test_hostile_server_app_gets_one_answer_per_share(deployment):
     proc = deploy.run_flwr(deploy.run_command(fab, config), env, timeout=300, check=False)
     assert (tmp / "hostile.json").exists(), f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
     log = json.loads((tmp / "hostile.json").read_text())
-    expected = [["first", "reply"], ["repeat", "already-answered"], ["replay", "already-answered"],
-                ["forged-plan", "plan-unknown"], ["over-budget", "over-budget"]]
-    assert log == {s: expected for s in SIZES}
+    # north was asked again, south got its first query replayed, east was asked for a plan nobody dealt
+    refused = {"north": "already-answered", "south": "already-answered", "east": "plan-unknown"}
+    assert log == {s: ["reply", refused[s], "over-budget"] for s in SIZES}  # one answer per share
     plan_b = Plan.from_json((tmp / "B" / "plan.json").read_text())
     for s in SIZES:
         ledger = json.loads((tmp / f"state-{s}" / "ledger.json").read_text())
         assert [plan_b.digest, 0] in ledger["answered"]
-        assert [r["reason"] for r in ledger["refusals"]][-4:] == [e[1] for e in expected[1:]]
+        assert [r["reason"] for r in ledger["refusals"]][-2:] == [refused[s], "over-budget"]
 
 
 def test_aborted_run_exits_non_zero_and_keeps_the_old_result(deployment):
@@ -168,12 +170,8 @@ def test_aborted_run_exits_non_zero_and_keeps_the_old_result(deployment):
     run = _cli(["aggregate", *conn, "--plan", str(tmp / "A" / "plan.json"), "--out", str(out), "--force",
                 "--min-sites", "4"], env, check=False)
     assert run.returncode == 2 and "--min-sites 4 exceeds" in run.stderr
-    # a run the ServerApp aborts: every site refuses plan C (beyond its budget), no site takes part
-    run = _cli(["aggregate", *conn, "--plan", str(tmp / "C" / "plan.json"), "--out", str(out), "--force",
-                "--wait", "20", "--timeout", "20"], env, check=False)
-    assert run.returncode == 2 and "run aborted, no release" in run.stderr, run.stderr
     assert len(run.stderr.strip().splitlines()) == 1
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert not [p for p in tmp.iterdir() if p.name.startswith(".dpmoments-tmp-")]
-    assert not [p for p in Path(tempfile.gettempdir()).glob("dpmoments-flwr-*")]
+    assert set(Path(tempfile.gettempdir()).glob("dpmoments-flwr-*")) <= deployment["litter"]
     shutil.rmtree(tmp / "hostile-home", ignore_errors=True)

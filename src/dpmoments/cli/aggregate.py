@@ -63,12 +63,13 @@ def add_arguments(parser):
 def run(args):
     import signal
 
-    signal.signal(signal.SIGTERM, _interrupt)  # stop as on Ctrl-C: temporaries removed, children ended
     if args.make_test_ca:
         return _make_ca(args)
-    if args.transport == "grpc":
-        return _grpc(args)
-    return _flower(args)
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # stop as on Ctrl-C: temporaries removed, children ended
+    try:
+        return _grpc(args) if args.transport == "grpc" else _flower(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _interrupt(signum, frame):

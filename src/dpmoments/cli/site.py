@@ -117,7 +117,7 @@ def run(args):
         print(f"private key {key} (keep at the site); public key {pub} (send to the aggregator)")
         return 0
     site, plans, state = _load(args)
-    signal.signal(signal.SIGTERM, _interrupt)  # systemd, docker stop: stop as on Ctrl-C, closing the door
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # systemd, docker stop: stop as on Ctrl-C
     if not args.quiet:
         for plan in plans:
             print(f"site {site.name}: plan {plan.digest[:12]} ({plan.analysis}, {plan.protocol}) costs "
@@ -129,6 +129,8 @@ def run(args):
     except KeyboardInterrupt:
         print(f"dpmoments site: {site.name} stopped", file=sys.stderr)
         return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _interrupt(signum, frame):
