@@ -9,8 +9,9 @@ calls it directly for gRPC; for Flower, the SuperLink runs :data:`app` in its ow
 the request (a JSON file) named in the run config.
 
 Every process ends: a watchdog ends this one once the run's own deadline has passed (waiting
-for the sites, then every step's timeout), or once its parent (Flower's executor) or the
-``dpmoments aggregate`` process that asked for the run has gone.
+for the sites, then every step's timeout), or once its parent (Flower's executor), the
+executor's parent (the SuperLink) or the ``dpmoments aggregate`` process that asked for the
+run has gone.
 """
 
 import json
@@ -39,14 +40,25 @@ def _alive(pid):
     return True
 
 
+def _parent_of(pid):
+    """The parent of ``pid`` (Linux ``/proc``), or None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _watchdog(request, status, deadline_s):
     parent, requester = os.getppid(), request.get("pid")
+    link = _parent_of(parent)  # Flower's executor's parent: the SuperLink
     deadline = time.monotonic() + deadline_s
 
     def watch():
         while True:
             time.sleep(1.0)
-            gone = os.getppid() != parent or (requester is not None and not _alive(requester))
+            gone = (os.getppid() != parent or _parent_of(parent) != link
+                    or (requester is not None and not _alive(requester)))
             if gone or time.monotonic() > deadline:
                 reason = "the process that started it ended" if gone else \
                     f"it ran past its deadline ({deadline_s:.0f} s)"

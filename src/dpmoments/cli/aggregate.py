@@ -174,7 +174,6 @@ def _grpc(args):
 def _flower(args):
     import json
     import shutil
-    import subprocess
     from pathlib import Path
 
     from ..multisite import deploy
@@ -202,9 +201,9 @@ def _flower(args):
         fab = deploy.write_fab(stage / "fab")
         limit = request["wait_s"] + len(plan.steps) * request["timeout_s"] + 180
         try:
-            proc = deploy.run_flwr(deploy.run_command(fab, config), env, timeout=limit, check=False)
-        except subprocess.TimeoutExpired:
-            raise CliError(f"flwr run gave no result within {limit:.0f} s; no release was made") from None
+            proc = deploy.watch_flwr(deploy.run_command(fab, config), env, status, args.superlink, limit)
+        except deploy.FlwrFailed as exc:
+            raise CliError(f"{exc.one_line}; no release was made") from None
         if not status.exists():
             raise CliError(f"flwr run produced no result: {deploy.flwr_reason(proc)}")
         outcome = json.loads(status.read_text())

@@ -23,7 +23,7 @@ from pathlib import Path
 
 __all__ = ["write_fab", "flwr_env", "write_flwr_config", "superlink_command", "supernode_command",
            "register_command", "run_command", "write_toml", "executable", "run_flwr", "run_flwr_all", "orphan_proof",
-           "FlwrFailed", "flwr_reason",
+           "FlwrFailed", "flwr_reason", "watch_flwr",
            "free_port", "wait_for_port", "stop_process_groups"]
 
 FAB_NAME = "dpmoments-cape"
@@ -195,6 +195,62 @@ def run_flwr(cmd, env, timeout=None, check=True):
     if check and proc.returncode != 0:
         raise FlwrFailed(f"{' '.join(cmd[1:3])} failed ({proc.returncode})", flwr_reason(proc))
     return proc
+
+
+def watch_flwr(cmd, env, status, superlink, limit_s, lost_s=15.0):
+    """Run ``flwr run`` until ``status`` is written, the SuperLink stops answering for ``lost_s``, or ``limit_s``.
+
+    ``flwr run --stream`` itself retries a vanished SuperLink for minutes; the run's own status
+    file and a check that the SuperLink still answers end the wait promptly. Returns the finished process
+    (its output captured); raises :class:`FlwrFailed` when the SuperLink went away or time ran out.
+    """
+    host, _, port = str(superlink).rpartition(":")
+    proc = subprocess.Popen(orphan_proof(cmd), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    start = last_seen = time.monotonic()
+    reason = None
+    while proc.poll() is None:
+        now = time.monotonic()
+        if Path(status).exists():
+            try:
+                proc.wait(timeout=10)  # it has the result: let it finish streaming
+            except subprocess.TimeoutExpired:
+                pass
+            break
+        if _reachable(host, int(port)):
+            last_seen = now
+        elif now - last_seen > lost_s:
+            reason = f"the SuperLink at {superlink} stopped answering"
+            break
+        if now - start > limit_s:
+            reason = f"no result within {limit_s:.0f} s"
+            break
+        time.sleep(0.5)
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # flwr run may sit in its own retries after a SIGTERM
+            proc.kill()
+    out, err = proc.communicate()
+    if reason is not None and not Path(status).exists():
+        raise FlwrFailed(reason, reason)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _reachable(host, port):
+    """Whether a server answers on ``host:port``: it replies or closes within 3 s.
+
+    A connect alone is not enough: a killed SuperLink's children may still hold its listening
+    socket, so the kernel accepts connections that nobody will ever serve.
+    """
+    try:
+        with socket.create_connection((host or "127.0.0.1", port), timeout=3) as sock:
+            sock.settimeout(3)
+            sock.sendall(b"HEAD / HTTP/1.0\r\n\r\n")
+            sock.recv(1)  # bytes or EOF: someone is serving
+            return True
+    except OSError:  # refused, or silence (a timeout)
+        return False
 
 
 def run_flwr_all(cmds, env, timeout=None):
