@@ -232,7 +232,7 @@ def test_simulate_cape_subprocess_reports_both_guarantees(data, tmp_path):
 
 
 @pytest.mark.parametrize("protocol, analysis", [("conventional", "pca"), ("secure-aggregation", "precision"),
-                                                ("local", "covariance"), ("pooled", "pca")])
+                                                ("local", "covariance"), ("pooled", "pca"), ("dpdispca", "pca")])
 def test_simulate_protocols_and_analyses(run, data, tmp_path, protocol, analysis):
     out = tmp_path / "sim"
     extra = ["--n-components", "2"] if analysis == "pca" else []

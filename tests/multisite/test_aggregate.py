@@ -103,3 +103,29 @@ def test_register_failures_are_one_line(run, tmp_path):
     assert_one_line_error(res, "no such public key file")
 
 
+
+
+def test_a_multi_step_analysis_over_the_network_command(run, tmp_path):
+    """IRLS's J steps over gRPC from the command line: the plan carries the analysis, aggregate fits it."""
+    rng = np.random.default_rng(2)
+    plan = plan_analysis("regress", "cape", list(SIZES), list(SIZES.values()), n_features=3, row_norm=1.0,
+                         epsilon=1.0, delta=1e-6, response_bound=1.0, options={"n_iter": 3, "w_max": 5.0})
+    paths = deal_files(plan, tmp_path / "R", rng=0)
+    sites = []
+    for s, n in SIZES.items():
+        X = rng.normal(size=(n, 3)) / 4
+        site = Site(s, X, X @ np.array([1.0, -1.0, 0.5]) + 0.05 * rng.normal(size=n))
+        site.accept(read_bundle(tmp_path / "R" / f"{s}.npz", s), rng=1)
+        sites.append(site)
+    port = deploy.free_port()
+    stop = _serve(sites, port)
+    try:
+        res = run("aggregate", "--transport", "grpc", "--listen", f"127.0.0.1:{port}", "--insecure", "--plan",
+                  paths["plan"], "--out", tmp_path / "irls", "--wait", 20, "--timeout", 20)
+    finally:
+        stop()
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "irls" / "coefficients.csv").read_text().startswith("feature,coefficient")
+    report = json.loads((tmp_path / "irls" / "privacy_report.json").read_text())
+    assert report["protocol"]["analysis"] == "regress" and len(report["protocol"]["parts"]) == 6
+    assert report["privacy"]["guarantee_detail"]["epsilon"] == pytest.approx(1.0, rel=1e-6)

@@ -116,6 +116,9 @@ def _load_plan(args):
     except (OSError, ValueError, KeyError, TypeError):
         raise CliError(f"'{args.plan}' is not a dpmoments plan (plan.json from the noise generator)") from None
     args.analysis = plan.analysis
+    for name, value in dict(plan.options).items():  # the release's options are the plan's, not the command line's
+        setattr(args, name, value)
+    args.vocabulary_size, args.response_bound = plan.vocabulary_size, plan.response_bound
     check_analysis(args, fit=True)
     if args.min_sites > plan.n_sites:
         raise CliError(f"--min-sites {args.min_sites} exceeds the plan's {plan.n_sites} sites: the run could only "

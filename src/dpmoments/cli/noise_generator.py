@@ -6,6 +6,7 @@ via the aggregator).
 """
 
 from ._args import CliError, _delta, _epsilon, _positive, positive_int
+from ..multisite.protocols import PROTOCOLS
 from ._multisite import ANALYSES, add_analysis_arguments, check_analysis, plan_options
 
 HELP = "build a deployed run's plan and deal each site its share file (the trusted noise generator)"
@@ -39,8 +40,8 @@ def add_arguments(parser):
     parser.add_argument("--delta", type=_delta, required=True, help="each site's delta")
     parser.add_argument("--row-norm", type=_positive, metavar="R", help="public L2 bound on each row (required "
                                                                           "except for tensor-stm)")
-    parser.add_argument("--protocol", default="cape", choices=("cape", "conventional", "dpdispca"),
-                        help="default cape")
+    parser.add_argument("--protocol", default="cape", choices=[n for n, p in PROTOCOLS.items() if p.deployable],
+                        help="default cape (the protocols that run across machines)")
     parser.add_argument("--rank", type=positive_int, metavar="R", help="--protocol dpdispca: the factors' rank")
     parser.add_argument("--colluders", type=int, default=0, metavar="C",
                         help="sites assumed to collude with the aggregator (default 0)")

@@ -18,18 +18,16 @@ from ._multisite import (ANALYSES, add_analysis_arguments, check_analysis, fit_a
 from ._output import ResultsDir, check_destination
 from .regress import add_memory_arguments, fingerprint, read_in_memory
 
+from ..multisite.protocols import PROTOCOLS
+
 HELP = "an in-process multi-site run of any analysis (CAPE, conventional, secure aggregation, local, pooled)"
-PROTOCOLS = ("cape", "conventional", "secure-aggregation", "local", "pooled")
 DESCRIPTION = f"""\
 Simulate a multi-site study in one process: every DATA file is one site, read separately (its rows
 stay in its Site object; only what its door lets out reaches the aggregator). The sites run
---protocol on the releases --analysis needs, and the analysis is fitted to them (post-processing):
-
-  cape                trusted dealer of zero-sum noise shares; pooled-level noise (Imtiaz & Sarwate)
-  conventional        every site adds its own full noise; the aggregate has ~S times CAPE's variance
-  secure-aggregation  pairwise masks that cancel; CAPE's utility without a trusted dealer
-  local               one site alone (--site, default the first file); nothing is shared
-  pooled              reference only: a trusted curator pools every row and releases once
+--protocol (one of {', '.join(PROTOCOLS)}; trust assumptions below) on the releases --analysis
+needs, and the analysis is fitted to them (post-processing). --protocol local uses one site alone
+(--site, default the first file); dpdispca (pca only) sends rank-2K factors; pooled is the reference
+of a trusted curator pooling every row.
 
 Analyses: {', '.join(ANALYSES)}. Every site uses the same public --row-norm (and --center) and
 spends (--epsilon, --delta) on its own rows. The headline guarantee is the one that holds against
@@ -37,7 +35,9 @@ the aggregator, which sees every site's message (with --colluders colluding site
 noise is calibrated so that it meets (--epsilon, --delta) (--calibrate-to aggregator).
 --calibrate-to per-site calibrates each message alone, as the papers do: the report then shows a
 weaker guarantee against the aggregator. Each site's rows are loaded into memory (at most --max-rows
-per site); a file given twice (by path or content) is refused."""
+per site); a file given twice (by path or content) is refused.
+
+""" + "\n".join(f"  {name}: {row.trust}" for name, row in PROTOCOLS.items())
 EXAMPLES = """\
   dpmoments simulate site1.csv site2.csv site3.csv --protocol cape --analysis covariance \\
       --epsilon 1 --delta 1e-5 --row-norm 3 --out sim
@@ -81,6 +81,8 @@ def _check(args):
         raise CliError(f"--colluders must be >= 0; got {args.colluders}")
     if args.site is not None and args.protocol != "local":
         raise CliError("--site is for --protocol local")
+    if args.protocol == "dpdispca" and args.analysis != "pca":
+        raise CliError("--protocol dpdispca is PCA's baseline: use it with --analysis pca")
     if args.protocol == "pooled" and args.analysis not in ("covariance", "pca", "precision", "ridge"):
         raise CliError("--protocol pooled is the second-moment reference: use it with covariance, pca, precision "
                        "or ridge")
@@ -120,8 +122,9 @@ def run(args):
     check_destination(args.out, args.force)
     paths = [args.data] + list(args.more_data)
     names = _site_names(paths)
-    if args.protocol in ("cape", "secure-aggregation") and len(paths) < 2:
-        raise CliError(f"--protocol {args.protocol} needs at least 2 site files; got {len(paths)}")
+    if len(paths) < PROTOCOLS[args.protocol].min_sites:
+        raise CliError(f"--protocol {args.protocol} needs at least {PROTOCOLS[args.protocol].min_sites} site files; "
+                       f"got {len(paths)}")
     target = args.target if args.analysis in ("select", "regress") else None
     sources = [DataSource(p, args.columns, target) for p in paths]  # every header and column selection checked now
     _refuse_twice(sources)
@@ -181,5 +184,6 @@ def _release(args, sites, kwargs):
         return run_pooled(sites, **common)
     if args.colluders and args.protocol == "local":
         raise CliError("--colluders has no meaning for --protocol local")
+    rank = min(2 * args.n_components, sites[0].n_features) if args.protocol == "dpdispca" else None
     return analyse(sites, args.analysis, protocol=args.protocol, options=plan_options(args),
-                   target=args.calibrate_to, colluders=args.colluders, **common)
+                   target=args.calibrate_to, colluders=args.colluders, rank=rank, **common)
