@@ -18,20 +18,30 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 from . import moments  # noqa: E402  (after the thread pin)
 from . import tensor  # noqa: E402
 from . import glasso  # noqa: E402
+from . import anchors  # noqa: E402  (calls Rscript where R is installed)
+from . import glasso_large  # noqa: E402
 from . import dask_moments  # noqa: E402  (imports dask lazily, inside run)
 from . import secure_noise  # noqa: E402
 from . import capeagn  # noqa: E402
 from . import flower_overhead  # noqa: E402  (imports flwr lazily, inside run)
+from . import utility  # noqa: E402  (imports its designs, diffprivlib and OpenDP inside run)
+from . import uncertainty  # noqa: E402
+from . import figures  # noqa: E402
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
     "moments": moments.run,
     "tensor": tensor.run,
     "glasso": glasso.run,
+    "anchors": anchors.run,
+    "glasso_large": glasso_large.run,
     "dask_moments": dask_moments.run,
     "secure_noise": secure_noise.run,
     "capeagn": capeagn.run,
     "flower_overhead": flower_overhead.run,
+    "utility": utility.run,
+    "uncertainty": uncertainty.run,
+    "figures": figures.run,
 }
 
 __all__ = ["BENCHMARKS"]

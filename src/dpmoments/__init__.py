@@ -13,12 +13,20 @@ guarantee; everything after it is free post-processing.
 >>> _ = acct.spend(release.guarantee, label="second moment")
 >>> str(acct.spent)
 '(1, 1e-06)-DP'
+
+The scikit-learn estimators are here too (loaded on first use, so that ``import dpmoments``
+stays light): ``dpm.PrivateCovariance``, ``dpm.PrivateGraphicalLasso``, ``dpm.PrivateRidgePrecision``,
+``dpm.PrivatePCA``, ``dpm.PrivateTensorDecomposition``, ``dpm.PrivateIRLS``, ``dpm.PrivateModelSelection``.
+
+>>> dpm.PrivateGraphicalLasso is dpm.estimators.PrivateGraphicalLasso
+True
 """
 
 from ._version import __version__
 from .exceptions import (
     BudgetExceededError,
     InsecureRandomnessWarning,
+    NoiseDominatesWarning,
     NotPrivateWarning,
     PrivacyLeakWarning,
     UncertifiedPrivacyWarning,
@@ -26,6 +34,26 @@ from .exceptions import (
 )
 from .moments import Release, release_cross_moment, release_second_moment, release_third_moment
 from .privacy import ZCDP, Accountant, ApproxDP, PureDP, Uncertified
+
+# The estimators import scikit-learn, which would triple the cost of ``import dpmoments`` (paid by
+# every command and every Flower process): they are loaded on first use, e.g. ``dpm.PrivatePCA``.
+_LAZY = {name: "estimators" for name in (
+    "PrivateCovariance", "PrivateGraphicalLasso", "PrivateRidgePrecision", "PrivatePCA",
+    "PrivateTensorDecomposition", "PrivateIRLS", "PrivateModelSelection")}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        from importlib import import_module
+
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value  # the next look-up is an ordinary attribute
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __all__ = [
@@ -38,11 +66,13 @@ __all__ = [
     "release_second_moment",
     "release_cross_moment",
     "release_third_moment",
+    *_LAZY,
     "BudgetExceededError",
     "UncertifiedSpendError",
     "UncertifiedPrivacyWarning",
     "NotPrivateWarning",
     "PrivacyLeakWarning",
     "InsecureRandomnessWarning",
+    "NoiseDominatesWarning",
     "__version__",
 ]

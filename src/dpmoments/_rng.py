@@ -14,7 +14,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["as_generator", "describe_randomness", "spawn"]
+__all__ = ["as_generator", "describe_randomness", "secure_randomness", "spawn"]
 
 OS_ENTROPY = "os-entropy"
 SEEDED = "seeded"
@@ -57,6 +57,16 @@ def describe_randomness(rng):
     if isinstance(rng, np.random.Generator):
         return CALLER_GENERATOR
     return SEEDED
+
+
+def secure_randomness(randomness, *, exact_discrete):
+    """Whether noise counts as secure: exact discrete noise drawn from the OS CSPRNG, nothing else.
+
+    Float noise from numpy is "idealised numerics" even when unseeded (its
+    low-order bits leak, Mironov 2012); seeded noise can be regenerated.
+    Every report's "secure" flag comes from here.
+    """
+    return randomness == OS_ENTROPY and bool(exact_discrete)
 
 
 def spawn(rng, n):

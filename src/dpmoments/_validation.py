@@ -7,6 +7,7 @@ parameter, what is allowed and what was received.
 
 import math
 import numbers
+import sys
 
 import numpy as np
 
@@ -19,6 +20,7 @@ __all__ = [
     "check_option",
     "check_data",
     "check_vector",
+    "check_sensitivity",
 ]
 
 
@@ -31,12 +33,21 @@ def _real(value, name):
     return value
 
 
+_MIN_NORMAL = sys.float_info.min
+
+
 def check_epsilon(epsilon, name="epsilon", allow_inf=True):
-    """``epsilon`` in (0, inf]; ``inf`` means no noise where allowed."""
+    """``epsilon`` in (0, inf]; ``inf`` means no noise where allowed.
+
+    Subnormal values (below 2.2e-308) are refused: they carry too few
+    significant bits for any calibration to be stated safely.
+    """
     epsilon = _real(epsilon, name)
     upper = "inf]" if allow_inf else "inf)"
     if epsilon <= 0 or (math.isinf(epsilon) and not allow_inf):
         raise ValueError(f"'{name}' must be in (0, {upper}; got {epsilon}.")
+    if epsilon < _MIN_NORMAL:
+        raise ValueError(f"'{name}' must be at least {_MIN_NORMAL:g} (a normal float); got {epsilon}.")
     return epsilon
 
 
@@ -86,27 +97,66 @@ def check_option(value, name, options):
     return value
 
 
-def _as_float_array(X, name):
+def _as_float_array(X, name, convert=True):
+    """``X`` as a real array (float64 when ``convert``): the one input rule of every entry point.
+
+    Refused: text (strings are never parsed, numeric or not), missing values
+    (``None``, pandas ``NA``), masked arrays with masked entries (the mask
+    would otherwise be dropped silently), complex numbers and sparse
+    matrices. Messages name the problem, never a value.
+    """
     if isinstance(X, (str, bytes)) or X is None:
         raise TypeError(f"'{name}' must be an array of numbers; got {type(X).__name__}.")
     if hasattr(X, "tocsr") or hasattr(X, "toarray"):
         raise TypeError(f"'{name}' is a sparse matrix; sparse input is not supported here: pass a dense array, or "
                         "release it with a dpmoments.release_* function (they sum sparse rows from their "
                         "non-zeros) and fit the estimator with fit_release.")
+    if isinstance(X, np.ma.MaskedArray):
+        masked = int(np.count_nonzero(np.ma.getmaskarray(X)))
+        if masked:
+            raise ValueError(f"'{name}' is a masked array with {masked} masked value(s); dpmoments neither drops nor "
+                             "fills them silently: pass X.filled(value) or only the unmasked rows "
+                             "(X[~np.ma.getmaskarray(X).any(axis=1)].data).")
+        X = np.ma.getdata(X)
     try:
         arr = np.asarray(X)
-    except Exception as exc:  # ragged lists and similar
-        raise TypeError(f"'{name}' must be an array of numbers; could not convert it: {exc}") from exc
+    except Exception as exc:  # ragged lists and similar; numpy's text is not repeated (it may quote values)
+        raise TypeError(f"'{name}' must be an array of numbers; it could not be converted to one "
+                        f"({type(exc).__name__}: rows of different lengths or mixed types?).") from None
     if arr.dtype.kind == "c":
         raise ValueError(f"'{name}' must hold real numbers: Complex data not supported; got dtype {arr.dtype}.")
-    if arr.dtype.kind == "O":
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"'{name}' must hold real numbers; got an object array that is not numeric: {exc}") from exc
+    if arr.dtype.kind in "USO":
+        arr = _object_to_float(arr, name)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"'{name}' must hold real numbers; got dtype {arr.dtype}.")
-    return arr.astype(np.float64, copy=False)
+    return arr.astype(np.float64, copy=False) if convert else arr
+
+
+def _is_missing(value):
+    return value is None or type(value).__name__ in ("NAType", "NaTType")
+
+
+def _object_to_float(arr, name):
+    """Numbers held as Python objects (e.g. a DataFrame with nullable columns) -> float64; text is refused."""
+    flat = arr.ravel()
+    if arr.dtype.kind in "US" or any(isinstance(v, (str, bytes)) for v in flat):
+        raise TypeError(f"'{name}' must hold real numbers, not text: dpmoments never parses strings, numeric or "
+                        "not; convert the data to a numeric dtype first.")
+    missing = sum(1 for v in flat if _is_missing(v))
+    if missing:
+        raise ValueError(f"'{name}' has {missing} missing value(s) (None or pandas NA); remove or impute them first.")
+    for v in flat:
+        if not isinstance(v, numbers.Number) or isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real):
+            try:
+                float(v)
+            except (TypeError, ValueError):
+                raise TypeError(f"'{name}' must hold real numbers; got an object array that is not numeric: "
+                                f"float() argument must be a string or a real number, not "
+                                f"'{type(v).__name__}'.") from None
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(f"'{name}' must hold real numbers; got an object array that is not numeric.") from None
 
 
 def _check_finite(arr, name):
@@ -148,3 +198,15 @@ def check_vector(y, name="y", length=None):
         raise ValueError(f"'{name}' must have length {length} (one entry per row of X); got {arr.shape[0]}.")
     _check_finite(arr, name)
     return arr
+
+
+def check_sensitivity(value, cause):
+    """A sensitivity computed from public bounds, refused when it left the normal floats.
+
+    ``cause`` names the bounds it came from (e.g. ``"'row_norm' = 1e+200"``);
+    the message never carries a data value.
+    """
+    if _MIN_NORMAL <= value < math.inf:
+        return value
+    way = "overflows" if not value < 1 else "underflows"
+    raise ValueError(f"{cause} gives a sensitivity that {way} the float range; restate the data in other units.")

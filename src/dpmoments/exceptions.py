@@ -11,6 +11,7 @@ __all__ = [
     "NotPrivateWarning",
     "PrivacyLeakWarning",
     "InsecureRandomnessWarning",
+    "NoiseDominatesWarning",
 ]
 
 
@@ -43,12 +44,26 @@ class NotPrivateWarning(UserWarning):
 
 
 class PrivacyLeakWarning(UserWarning):
-    """A data-dependent quantity is being used as if it were public.
+    """A release may disclose more than its guarantee suggests.
 
-    Only the paper reproductions do this, to mirror the papers; the library
-    itself never derives a bound from the data.
+    Raised when a data-dependent quantity is used as if it were public (only
+    the paper reproductions do this, to mirror the papers; the library itself
+    never derives a bound from the data), and when ``delta >= 1/n``: such a
+    guarantee allows publishing a whole row at random.
     """
 
 
 class InsecureRandomnessWarning(UserWarning):
     """Noise was drawn from a seeded generator: reproducible, not secure."""
+
+
+class NoiseDominatesWarning(UserWarning):
+    """An estimate is mostly (or entirely) the release's noise, not the data's signal.
+
+    Raised after a fit when a check computed from the release alone fails: no
+    eigenvalue above the noise's spectral norm, a released variance below its
+    noise level, a selection margin within the selection noise, mixture
+    weights outside [0, 1], a whitening that divides by noise. The estimator's
+    ``diagnostics_`` attribute records the same sentences, so that a report can
+    refuse to present the estimate as a result (docs/uncertainty.md).
+    """

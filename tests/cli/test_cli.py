@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from dpmoments import ApproxDP
 from dpmoments.cli import main
 from dpmoments.cli import _output
 
@@ -39,6 +40,10 @@ def test_demo_writes_figure_and_report(tmp_path):
         assert (out / name).is_file(), name
     rep = report(out)
     assert rep["accountant"]["spent"] is not None
+    # Old: the headline was the second release's (0.8, 8e-07) although (1, 1e-06) was spent.
+    assert rep["privacy"]["guarantee"] == "(1, 1e-06)-DP" == str(ApproxDP(**{
+        k: v for k, v in rep["accountant"]["spent"].items() if k in ("epsilon", "delta")}))
+    assert {s["neighbours"] for s in rep["accountant"]["spends"]} == {"replace-one"}
     assert rep["privacy"]["randomness"] == "seeded" and rep["privacy"]["secure_randomness"] is False
     assert rep["analysis"]["private"]["n_edges"] <= rep["analysis"]["consensus_edges"]
 
@@ -46,7 +51,9 @@ def test_demo_writes_figure_and_report(tmp_path):
 @pytest.mark.parametrize("name", ["x.csv", "x.npy", "x.parquet"])
 def test_covariance_on_every_format(run, data, tmp_path, name):
     out = tmp_path / "cov"
-    res = (cli if name == "x.csv" else run)("covariance", data / name, *PRIVACY, "--out", out, "--epsilon-grid", "0.3,1,3")
+    fingerprint = ["--fingerprint"] if name == "x.npy" else []
+    res = (cli if name == "x.csv" else run)("covariance", data / name, *PRIVACY, "--out", out, "--epsilon-grid",
+                                            "0.3,1,3", *fingerprint)
     assert res.returncode == 0, res.stderr
     C = np.load(out / "covariance.npy")
     assert C.shape == (4, 4) and np.allclose(C, C.T)
@@ -60,15 +67,19 @@ def test_covariance_on_every_format(run, data, tmp_path, name):
     assert p["mechanism"] == "gaussian" and p["calibration"] == "analytic"
     assert p["sensitivity"] == pytest.approx(np.sqrt(2) * 9 / 3000)
     assert rep["dpmoments_version"] and rep["input"]["shape"] == [3000, 4]
-    assert len(rep["input"]["fingerprint"]["sha256"]) == 64
-    assert rep["input"]["fingerprint"]["bytes"] == (data / name).stat().st_size
+    assert rep["input"]["path"] == str(data / name)  # as given
+    if fingerprint:
+        assert len(rep["input"]["fingerprint"]["sha256"]) == 64
+        assert rep["input"]["fingerprint"]["bytes"] == (data / name).stat().st_size
+    else:  # opt-in: it tells neighbouring inputs apart
+        assert rep["input"]["fingerprint"] is None
     assert no_debris(tmp_path)
 
 
 def test_covariance_columns_and_laplace(run, data, tmp_path):
     out = tmp_path / "cov"
     res = run("covariance", data / "x.csv", "--columns", "a,c", "--mechanism", "laplace", "--epsilon", "1",
-              "--row-norm", "3", "--out", out, "--no-figures", "--no-fingerprint", "--quiet")
+              "--row-norm", "3", "--out", out, "--no-figures", "--quiet")
     assert res.returncode == 0, res.stderr
     assert res.stdout == ""
     assert np.load(out / "covariance.npy").shape == (2, 2)
@@ -128,7 +139,7 @@ def test_precision_ridge(run, data, tmp_path):
 
 @pytest.mark.parametrize("args, words", [
     (["covariance", "{d}/x.csv", "--epsilon", "1", "--delta", "1e-6"], ["--row-norm is required", "clipped", "PUBLIC"]),
-    (["covariance", "{d}/bad.csv", *PRIVACY], ["non-numeric", "'b'", "line 3"]),
+    (["covariance", "{d}/bad.csv", *PRIVACY], ["is not a number", "'b'", "line 3"]),
     (["covariance", "{d}/ragged.csv", *PRIVACY], ["ragged.csv"]),
     (["covariance", "{d}/x.csv", "--columns", "a,zz", *PRIVACY], ["no column named 'zz'"]),
     (["covariance", "{d}/missing.csv", *PRIVACY], ["no such data file"]),
@@ -154,10 +165,16 @@ def test_existing_output_refused_then_forced(run, data, tmp_path):
     (out / "keep.txt").write_text("mine")
     res = run("covariance", data / "x.npy", *PRIVACY, "--out", out, "--no-figures")
     assert_one_line_error(res, "not empty", "--force")
-    assert (out / "keep.txt").read_text() == "mine"
+    # --force replaces only what dpmoments wrote: a directory of one's own files is never deleted
     res = run("covariance", data / "x.npy", *PRIVACY, "--out", out, "--no-figures", "--force")
+    assert_one_line_error(res, "not written by dpmoments", ".dpmoments-results")
+    assert (out / "keep.txt").read_text() == "mine"
+    (out / "keep.txt").unlink()
+    assert run("covariance", data / "x.npy", *PRIVACY, "--out", out, "--no-figures").returncode == 0
+    first = np.load(out / "covariance.npy")
+    res = run("covariance", data / "x.npy", *PRIVACY[:-2], "--out", out, "--no-figures", "--force")
     assert res.returncode == 0, res.stderr
-    assert not (out / "keep.txt").exists() and (out / "covariance.npy").is_file()
+    assert not np.array_equal(np.load(out / "covariance.npy"), first)  # fresh noise, new result
     assert no_debris(tmp_path)
 
 
@@ -179,6 +196,7 @@ def test_interrupted_force_keeps_the_old_result(data, tmp_path, monkeypatch):
     out = tmp_path / "cov"
     out.mkdir()
     (out / "old.txt").write_text("old")
+    (out / _output.MARKER).write_text("{}")
     monkeypatch.setattr(_output.ResultsDir, "save_json", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     assert main(["-q", "covariance", str(data / "x.npy"), *PRIVACY, "--out", str(out), "--force"]) == 130
     assert (out / "old.txt").read_text() == "old" and no_debris(tmp_path)
@@ -272,3 +290,53 @@ def test_covariance_reads_a_zarr_store(run, data, tmp_path):
     assert result.returncode == 0, result.stderr
     np.testing.assert_allclose(np.load(out_zarr / "covariance.npy"), np.load(out_npy / "covariance.npy"),
                                rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------- no wasted work in `precision`
+
+
+@pytest.fixture
+def solver_calls(monkeypatch):
+    """Counts graphical-lasso solves (one per penalty; a path counts its penalties) and PSD projections."""
+    import dpmoments.solvers as solvers
+    from dpmoments.estimators import precision as est_module
+    from dpmoments.moments import release as release_module
+    calls = {"solves": 0, "paths": 0, "projections": 0}
+    solve, path = solvers.graphical_lasso, solvers.graphical_lasso_path
+
+    def counted_solve(*a, **k):
+        calls["solves"] += 1
+        return solve(*a, **k)
+
+    def counted_path(S, alphas, **k):
+        calls["paths"] += 1
+        calls["solves"] += len(alphas)
+        return path(S, alphas, **k)
+
+    monkeypatch.setattr(est_module, "graphical_lasso", counted_solve)
+    monkeypatch.setattr(est_module, "graphical_lasso_path", counted_path)
+    monkeypatch.setattr(solvers, "graphical_lasso_path", counted_path)
+    project = release_module.Release.project_psd
+
+    def counted_project(self, *a, **k):
+        calls["projections"] += 1
+        return project(self, *a, **k)
+
+    monkeypatch.setattr(release_module.Release, "project_psd", counted_project)
+    return calls
+
+
+def test_precision_fixed_alpha_solves_once(run, data, tmp_path, solver_calls):
+    """A fixed --alpha with no --edges/--truth was 21 solves and 22 PSD projections: now one of each."""
+    res = run("precision", data / "x.npy", *PRIVACY, "--alpha", "0.05", "--out", tmp_path / "a")
+    assert res.returncode == 0, res.stderr
+    assert solver_calls == {"solves": 1, "paths": 0, "projections": 1}
+
+
+@pytest.mark.parametrize("extra", [[], ["--truth", "{d}/truth.csv"], ["--edges", "1", "--truth", "{d}/truth.csv"]])
+def test_precision_path_is_solved_once(run, data, tmp_path, solver_calls, extra):
+    """eBIC (and --edges) solve the grid once, as one path; the ROC figure reads the same path."""
+    extra = [str(e).format(d=data) for e in extra]
+    res = run("precision", data / "x.parquet", *PRIVACY, "--alpha-floor", "0", *extra, "--out", tmp_path / "e")
+    assert res.returncode == 0, res.stderr
+    assert solver_calls["paths"] == 1 and solver_calls["solves"] == 20 and solver_calls["projections"] == 1

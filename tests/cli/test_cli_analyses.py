@@ -68,7 +68,7 @@ def test_pca_subprocess_spectrum_and_noise_floor(data, tmp_path):
     assert p["guarantee"] == "(1, 1e-06)-DP" and p["sensitivity"] == pytest.approx(math.sqrt(2) * 9 / 3000)
     assert a["noise_floor"] == pytest.approx(2 * p["noise_scale"] * math.sqrt(4))  # from the calibration
     assert a["n_components"] == 2 and len(a["explained_variance"]) == 2
-    assert rep["input"]["shape"] == [3000, 4] and len(rep["input"]["fingerprint"]["sha256"]) == 64
+    assert rep["input"]["shape"] == [3000, 4] and rep["input"]["fingerprint"] is None  # opt-in
     # the leading direction of the data (x0, x1 correlated) is found
     assert abs(V[0, 1]) > 0.6 and abs(V[0, 0]) > 0.4
     assert no_debris(tmp_path)
@@ -192,8 +192,10 @@ def test_select_finds_the_support(run, data, tmp_path):
     assert figure(out, "privacy_utility")
     rep = report(out)
     p = rep["privacy"]
-    assert p["guarantee"] == "20-DP" and p["sensitivity"] == pytest.approx((3 + 2 * 3) ** 2)
-    assert p["noise_scale"] == pytest.approx(2 * 81 / 20) and p["mechanism"] == "laplace report-noisy-min"
+    # The sensitivity of the exact minimum, plus the solver's certified gap (1e-6 of it by default).
+    assert p["guarantee"] == "20-DP" and p["sensitivity"] == pytest.approx((3 + 2 * 3) ** 2 * (1 + 1e-6), rel=1e-12)
+    assert p["noise_scale"] == pytest.approx(2 * 81 * (1 + 1e-6) / 20, rel=1e-12)
+    assert p["mechanism"] == "laplace report-noisy-min"
     assert rep["analysis"]["selected"] == ["a", "b", "c"] and rep["analysis"]["n_candidates"] == 15
 
 
@@ -204,7 +206,8 @@ def test_select_exponential_nested(run, data, tmp_path):
     assert res.returncode == 0, res.stderr
     rep = report(out)
     assert rep["analysis"]["n_candidates"] == 4 and rep["privacy"]["mechanism"] == "exponential"
-    assert rep["privacy"]["secure_randomness"] is True
+    # Unseeded, but float noise from numpy: not secure (only exact discrete noise from the OS CSPRNG is).
+    assert rep["privacy"]["randomness"] == "os-entropy" and rep["privacy"]["secure_randomness"] is False
 
 
 # -- simulate -------------------------------------------------------------------------------------------------
@@ -213,7 +216,7 @@ def test_simulate_cape_subprocess_reports_both_guarantees(data, tmp_path):
     out = tmp_path / "sim"
     sites = [data / f"site{s}.csv" for s in range(3)]
     res = cli("simulate", *sites, "--protocol", "cape", "--analysis", "covariance", "--epsilon", 1, "--delta", "1e-6",
-              "--row-norm", 3, "--seed", 0, "--out", out)
+              "--row-norm", 3, "--seed", 0, "--out", out, "--fingerprint")
     assert res.returncode == 0, res.stderr
     assert "guarantee against the aggregator" in res.stdout and "per-site claim" in res.stdout
     C = np.load(out / "covariance.npy")
@@ -315,7 +318,7 @@ def test_simulate_refuses_one_file_twice_by_path_or_content(run, data, tmp_path)
      ["nope"]),
     (["simulate", "{d}/site0.csv", "{d}/site1.csv", "--protocol", "carrier-pigeon", *GAUSS, "--row-norm", "3"],
      ["unknown --protocol", "cape"]),
-    (["simulate", "{d}/site0.csv", "{d}/bad_site.csv", *GAUSS, "--row-norm", "3"], ["bad_site.csv"]),
+    (["simulate", "{d}/site0.csv", "{d}/bad_site.csv", *GAUSS, "--row-norm", "3"], ["bad_site.csv", "line 3"]),
     (["simulate", "{d}/site0.csv", "{d}/other_cols.csv", *GAUSS, "--row-norm", "3"], ["same columns"]),
     (["simulate", "{d}/site0.csv", "{d}/site1.csv", *GAUSS], ["--row-norm is required"]),
     (["simulate", "{d}/site0.csv", "--protocol", "cape", *GAUSS, "--row-norm", "3"], ["at least 2 site files"]),

@@ -48,13 +48,31 @@ def test_public_and_private_centres():
     np.testing.assert_allclose(est.covariance_, Xc.T @ Xc / len(X), rtol=1e-12)
     priv = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center="private",
                              center_budget=CenterBudget(mean=0.25), rng=1).fit(X)
-    assert priv.privacy_ == ApproxDP(1.0, 1e-6)
+    assert (priv.privacy_.epsilon, priv.privacy_.delta) == pytest.approx((1.0, 1e-6), rel=1e-12)
     assert "private mean" in priv.release_.postprocessing[0]
     np.testing.assert_allclose(priv.location_, X.mean(axis=0), atol=0.01)
     with pytest.raises(TypeError, match="center_budget"):
         PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center="private").fit(X)
     with pytest.raises(ValueError, match="'center'"):
         PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center="mean").fit(X)
+
+
+def test_private_centre_composes_its_parts_and_cannot_launder_an_uncertified_one():
+    # Old: the classic formula at shares >= 1 made both parts Uncertified, yet the estimator reported a
+    # certified (50, 1e-6) and the default accountant took it; the exact epsilon is far larger.
+    kw = dict(epsilon=50.0, delta=1e-6, row_norm=1.0, calibration="classic", center="private",
+              center_budget=CenterBudget(mean=0.2))
+    est = PrivateCovariance(**kw, rng=0).fit(X)
+    g = est.privacy_
+    assert not g.certified and g.claim == ApproxDP(50.0, 1e-6)
+    assert g.holding.epsilon > 50.0 and g.holding.delta == pytest.approx(1e-6)
+    acct = dpm.Accountant(ApproxDP(200.0, 1e-5))
+    with pytest.raises(dpm.UncertifiedSpendError):
+        PrivateCovariance(**kw, accountant=acct, rng=0).fit(X)
+    assert acct.ledger == ()
+    lap = PrivateCovariance(epsilon=1.0, row_norm=1.0, mechanism="laplace", center="private",
+                            center_budget=CenterBudget(mean=0.25), rng=0).fit(X)
+    assert lap.privacy_ == PureDP(1.0)
 
 
 def test_accountant_is_checked_before_and_charged_after():
@@ -179,3 +197,28 @@ def test_private_centre_is_estimated_around_a_public_prior():
     with pytest.raises(ValueError, match="one entry per feature"):
         PrivateCovariance(epsilon=2.0, delta=1e-6, row_norm=1.0, center="private",
                           center_budget=CenterBudget(prior=[0.0]), rng=1).fit(far)
+
+
+def test_glasso_path_is_solved_once_and_kept():
+    """alpha='ebic' solves its grid as one warm path and keeps it (path_); a fixed alpha keeps none."""
+    est = PrivateGraphicalLasso(alpha="ebic", alphas=6, alpha_floor=0, epsilon=2.0, delta=1e-6, row_norm=1.0,
+                                rng=0).fit(X)
+    path = est.path_
+    assert np.array_equal(path.alphas, est.alphas_) and np.array_equal(path.ebic, est.ebic_)
+    assert len(path.precisions) == 6 and path.n_edges.shape == (6,) and path.objective.shape == (6,)
+    assert path.alphas[path.chosen] == est.alpha_
+    np.testing.assert_array_equal(path.precisions[path.chosen], est.precision_)
+    for P, k in zip(path.precisions, path.n_edges):
+        assert k == np.count_nonzero(np.abs(np.triu(P, 1)) > 1e-8)
+    fixed = PrivateGraphicalLasso(alpha=0.05, epsilon=2.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)
+    assert fixed.path_ is None
+
+
+def test_glasso_edges_rule_picks_the_smallest_penalty_within_budget():
+    est = PrivateGraphicalLasso(alpha="edges", max_edges=1, alphas=8, epsilon=2.0, delta=1e-6, row_norm=1.0,
+                                rng=0).fit(X)
+    within = est.path_.n_edges <= 1
+    assert est.path_.n_edges[est.path_.chosen] <= 1
+    assert est.alpha_ == est.alphas_[within].min()
+    with pytest.raises(TypeError, match="'max_edges'"):
+        PrivateGraphicalLasso(alpha="edges", epsilon=2.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)

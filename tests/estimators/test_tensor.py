@@ -15,13 +15,13 @@ import pytest
 from dpmoments import Accountant, ApproxDP
 from dpmoments._rng import spawn
 from dpmoments.datasets.mixtures import make_mog, make_single_topic
-from dpmoments.exceptions import BudgetExceededError
+from dpmoments.exceptions import BudgetExceededError, PrivacyLeakWarning
 from dpmoments.estimators.tensor import (
     PrivateTensorDecomposition, TensorBudget, TensorMoments, mean_correction, mog_third_sensitivity,
     noisy_tensor_power_method, release_mog_moments, release_topic_moments, topic_sensitivity,
 )
 from dpmoments.mechanisms import orbit_vector, symmetric_matrix_noise, symmetric_tensor_noise, upper_triangle
-from dpmoments.privacy import calibrate_gaussian
+from dpmoments.privacy import calibrate_gaussian, compose
 from dpmoments.testing import audit
 
 INF = float("inf")
@@ -111,7 +111,10 @@ def test_mog_third_sensitivity_bounds_random_and_extreme_pairs():
     assert worst <= bound  # the triangle inequality is conservative: the two terms partly cancel
     tight = mog_third_sensitivity(n_samples=n, n_features=D, row_norm=R, sigma2=0.0)
     assert np.linalg.norm(orbit_vector(np.einsum("i,j,k->ijk", e, e, e) * 2)) == pytest.approx(tight)  # sigma2 = 0
-    assert mog_third_sensitivity(n_samples=1, n_features=D, row_norm=R, sigma2=s2, neighbours="add-remove") == bound / 2
+    assert mog_third_sensitivity(n_samples=1, n_features=D, row_norm=R, sigma2=s2, neighbours="zero-out") == bound / 2
+    # Add-remove: the sum's sensitivity, whatever n is (n is private).
+    assert mog_third_sensitivity(n_samples=None, n_features=D, row_norm=R, sigma2=s2, neighbours="add-remove") \
+        == bound / 2
 
 
 def test_topic_sensitivity_is_exact_on_symmetrised_moments():
@@ -127,7 +130,9 @@ def test_topic_sensitivity_is_exact_on_symmetrised_moments():
     worst3 = max(np.linalg.norm(a[1] - b[1]) for a in C for b in C)
     assert worst2 == pytest.approx(math.sqrt(2)) and worst3 == pytest.approx(math.sqrt(2))
     assert topic_sensitivity(n_docs=1) == pytest.approx(math.sqrt(2))
-    assert max(np.linalg.norm(c[1]) for c in C) == pytest.approx(1.0)  # add-remove: 1/N
+    assert max(np.linalg.norm(c[1]) for c in C) == pytest.approx(1.0)  # zero-out: 1/N; add-remove: 1 (the sum)
+    assert topic_sensitivity(n_docs=7, neighbours="zero-out") == pytest.approx(1 / 7)
+    assert topic_sensitivity(n_docs=None, neighbours="add-remove") == 1.0
 
 
 def test_stm_moments_are_symmetrised_before_noise():
@@ -150,6 +155,39 @@ def test_release_scales_and_budget_split():
     assert mom.guarantee.epsilon == pytest.approx(0.9) and mom.guarantee.delta == pytest.approx(0.9e-6)
     z = release_mog_moments(X, sigma2=0.1, epsilon=1.0, delta=1e-6, row_norm=1.0, calibration="zcdp", rng=0)
     assert z.guarantee.rho == pytest.approx(z.second.guarantee.rho + z.third.guarantee.rho)
+
+
+def test_add_remove_releases_a_noisy_count_shared_by_both_moments():
+    X = np.random.default_rng(0).standard_normal((1000, 3)) / 3
+    mom = release_mog_moments(X, sigma2=0.1, epsilon=1.0, delta=1e-6, row_norm=1.0, neighbours="add-remove",
+                              count_share=0.1, rng=0)
+    r2, r3 = mom.second, mom.third
+    assert r2.n == r3.n != 1000 and not r2.n_public and r2.count_share == 0.1
+    g_count = calibrate_gaussian(0.1, 0.1e-6, 1.0)[1]
+    g2, g3 = (calibrate_gaussian(0.9 * 0.5, 0.9 * 0.5e-6, 1.0)[1] for _ in range(2))
+    assert r2.count_guarantee == g_count and r2.guarantee == compose([g_count, g2])
+    assert mom.guarantee == compose([g_count, g2, g3]) and mom.guarantee.epsilon == pytest.approx(1.0)
+    assert r2.sensitivity == pytest.approx(1.0)  # R^2: the sum's
+    assert r3.sensitivity == pytest.approx(mog_third_sensitivity(n_samples=None, n_features=3, row_norm=1.0,
+                                                                 sigma2=0.1, neighbours="add-remove"))
+    assert r2.noise_scale == pytest.approx(r2.sum_noise_scale / r2.n)
+    est = PrivateTensorDecomposition(n_components=2, model="mog", epsilon=1.0, delta=1e-6, row_norm=1.0, sigma2=0.1,
+                                     neighbours="add-remove", rng=0).fit(X)
+    assert est.neighbours_ == "add-remove" and est.privacy_.epsilon == pytest.approx(1.0)
+    docs = np.random.default_rng(1).integers(0, 4, size=(500, 3))
+    stm = release_topic_moments(docs, vocabulary_size=4, epsilon=1.0, delta=1e-6, neighbours="add-remove", rng=0,
+                                calibration="zcdp")
+    assert stm.second.n == stm.third.n and stm.second.sensitivity == 1.0
+    assert stm.guarantee.rho == pytest.approx(calibrate_gaussian(1.0, 1e-6, 1.0, "zcdp")[1].rho)
+    with pytest.raises(ValueError, match="'count_share'"):
+        release_topic_moments(docs, vocabulary_size=4, epsilon=1.0, delta=1e-6, neighbours="add-remove",
+                              count_share=1.0)
+
+
+def test_tensor_delta_at_least_one_over_n_warns():
+    docs = np.random.default_rng(1).integers(0, 4, size=(10, 3))
+    with pytest.warns(PrivacyLeakWarning, match="n=10"):
+        release_topic_moments(docs, vocabulary_size=4, epsilon=1.0, delta=0.2, rng=0)
 
 
 # -- audits -----------------------------------------------------------------------------------------------------

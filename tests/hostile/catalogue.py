@@ -21,6 +21,8 @@ from dpmoments.estimators import PrivateGraphicalLasso, PrivateIRLS, PrivateMode
 from dpmoments.privacy import classic_gaussian_sigma
 from dpmoments.solvers import graphical_lasso
 
+from . import catalogue_io
+
 X = np.random.default_rng(0).normal(size=(20, 3))
 OK = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)
 
@@ -113,6 +115,34 @@ CASES = [
      lambda: dpm.Accountant(dpm.PureDP(1.0)).spend(dpm.Uncertified(dpm.PureDP(0.5), "support mismatch")),
      dpm.UncertifiedSpendError, "allow_uncertified"),
     ("budget-type", "API", "`Accountant(1.0)`", lambda: dpm.Accountant(1.0), TypeError, "'budget'"),
+    ("budget-mixed-relations", "API", "an add-remove spend in a replace-one accountant",
+     lambda: dpm.Accountant(dpm.PureDP(1.0)).spend(dpm.PureDP(0.1), neighbours="add-remove"), ValueError,
+     "cannot mix neighbouring relations"),
+    ("budget-undeclared-block", "API", "a spend on a block no partitioning declared",
+     lambda: dpm.Accountant(dpm.PureDP(1.0)).spend(dpm.PureDP(0.1), partition="site-1"), ValueError,
+     "declare the partitioning"),
+    ("budget-second-partitioning", "API", "a second partitioning of the same data",
+     lambda: dpm.Accountant(dpm.PureDP(1.0)).partitioning("sites", ["a", "b"]).partitioning("age", ["x", "y"]),
+     ValueError, "already has the partitioning"),
+    ("budget-advanced-unplanned", "API", "advanced composition without a declared plan",
+     lambda: dpm.Accountant(dpm.ApproxDP(1.0, 1e-6), composition="advanced", delta_slack=1e-7), ValueError,
+     "'plan'"),
+    ("budget-pickled", "API", "pickling an Accountant",
+     lambda: __import__("pickle").dumps(dpm.Accountant(dpm.PureDP(1.0))), TypeError, "cannot be pickled"),
+    ("epsilon-subnormal", "API", "`epsilon=1e-320` (subnormal)", release(epsilon=1e-320), ValueError,
+     "'epsilon' must be at least"),
+    ("bound-overflow", "API", "`row_norm=1e200` (R^2 overflows)", release(row_norm=1e200), ValueError,
+     "'row_norm' = 1e+200"),
+    ("bound-underflow", "API", "`row_norm=1e-200` (R^2 underflows)", release(row_norm=1e-200), ValueError,
+     "'row_norm' = 1e-200"),
+    ("sigma-overflow", "API", "a Gaussian sigma beyond the float range",
+     lambda: dpm.privacy.analytic_gaussian_sigma(1e-10, 1e-300, 1e300), ValueError, "overflows"),
+    ("wishart-delta-floor", "API", "Wishart degrees of freedom for `delta=1e-13`",
+     lambda: __import__("dpmoments.privacy.wishart").privacy.wishart.wishart_degrees_of_freedom(3, 1.0, 1e-13),
+     ValueError, "below what the exact Wishart analysis can certify"),
+    ("selection-uncertified", "API", "model selection whose Q_R cannot be certified",
+     lambda: PrivateModelSelection(epsilon=1, bounds=1, response_bound=1, R=0.3, gap_tolerance=1e-30,
+                                   qp_iterations=1).fit(np.c_[X, X[:, :1]], X[:, 1]), ValueError, "'qp_iterations'"),
     ("glasso-infeasible", "API", "graphical lasso on S = -I (no solution)",
      lambda: graphical_lasso(-np.eye(3), 0.1), ValueError, "no graphical-lasso solution"),
     ("alpha-negative", "API", "`alpha=-1`",
@@ -128,8 +158,21 @@ CASES = [
         epsilon=1, bounds=1, response_bound=1, R=1, candidates=[]).fit(X, X[:, 0]), ValueError, "'candidates'"),
     ("selection-radius", "API", "`R=0`", lambda: PrivateModelSelection(
         epsilon=1, bounds=1, response_bound=1, R=0).fit(X, X[:, 0]), ValueError, "'R'"),
+    ("selection-penalty", "API", "`phi='bics'`", lambda: PrivateModelSelection(
+        epsilon=1, bounds=1, response_bound=1, R=1, phi="bics").fit(X, X[:, 0]), ValueError, "'phi'"),
+    ("uncertainty-draws", "API", "`n_draws=-1`",
+     lambda: PrivatePCA(n_components=1, n_draws=-1, **OK).fit(X), ValueError, "'n_draws'"),
+    ("uncertainty-level", "API", "`level=1.5`",
+     lambda: PrivatePCA(n_components=1, level=1.5, **OK).fit(X), ValueError, "'level'"),
     ("egress-rows", "API", "a site sending a row-shaped array", lambda: egress_guard(X, 3, (3, 3)), ValueError,
      "shaped like data rows"),
+    ("count-share", "API", "`count_share=1` under add-remove", release(neighbours="add-remove", count_share=1.0),
+     ValueError, "'count_share'"),
+    ("wishart-add-remove", "API", "a Wishart mechanism under add-remove",
+     release(mechanism="wishart-approx", neighbours="add-remove"), ValueError, "noisy row count"),
+    ("neighbours-irls", "API", "IRLS under a relation other than replace-one",
+     lambda: PrivateIRLS(response_bound=1.0, n_iter=1, w_max=2.0, neighbours="add-remove", **OK).fit(X, X[:, 0]),
+     ValueError, "neighbours='add-remove' is not supported here"),
     ("multisite-add-remove", "API", "`neighbours='add-remove'` across sites", lambda: run_cape(
         [Site("a", X, row_norm=1.0), Site("b", X[:10], row_norm=1.0)], epsilon=1, delta=1e-6,
         neighbours="add-remove"), ValueError, "not supported across sites"),
@@ -145,12 +188,18 @@ CASES = [
     ("cli-epsilon-zero", "CLI", "`--epsilon 0`",
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "0", "--delta", "1e-6", "--row-norm", "1", "--out",
                  _fresh()), 2, "epsilon"),
+    ("cli-epsilon-subnormal", "CLI", "`--epsilon 1e-320`",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1e-320", "--delta", "1e-6", "--row-norm", "1", "--out",
+                 _fresh()), 2, "argument --epsilon: must be at least"),
+    ("cli-bound-overflow", "CLI", "`--row-norm 1e200`",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1e200", "--out",
+                 _fresh()), 2, "argument --row-norm: must be between"),
     ("cli-missing-file", "CLI", "a data file that does not exist",
      lambda: cli("covariance", "missing.csv", "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--out",
                  _fresh()), 2, "missing.csv"),
     ("cli-malformed-csv", "CLI", "a CSV with a text cell",
      lambda: cli("covariance", _csv("a,b\n1,2\n3,oops\n"), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
-                 "--out", _fresh()), 2, "oops"),
+                 "--out", _fresh()), 2, "line 3"),
     ("cli-unknown-column", "CLI", "`--columns` naming no column",
      lambda: cli("covariance", _csv(GOOD_CSV), "--columns", "a,zz", "--epsilon", "1", "--delta", "1e-6",
                  "--row-norm", "1", "--out", _fresh()), 2, "zz"),
@@ -159,6 +208,9 @@ CASES = [
     ("cli-existing-output", "CLI", "an output directory that already holds results",
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--out",
                  _nonempty()), 2, "--force"),
+    ("cli-count-share", "CLI", "`--count-share 0`",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
+                 "--neighbours", "add-remove", "--count-share", "0", "--out", _fresh()), 2, "--count-share"),
 ]
 
 
@@ -169,6 +221,9 @@ def _twice():
 
 def _fresh():
     return str(pathlib.Path(tempfile.mkdtemp()) / "out")
+
+
+CASES += catalogue_io.cases(cli)
 
 
 def _nonempty():

@@ -4,6 +4,7 @@ import pathlib
 
 import pytest
 
+from . import catalogue_io
 from .catalogue import CASES, markdown, outcome
 
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "errors.md"
@@ -19,6 +20,8 @@ def test_bad_input_gets_a_clear_error(case):
     else:
         assert kind is not None and issubclass(kind, expected), f"{ident}: got {kind}: {message}"
     assert fragment in message, f"{ident}: {message!r} does not mention {fragment!r}"
+    for value in ("oops", "JANE", catalogue_io.SECRET, "977"):  # cells of the hostile files: never echoed
+        assert value not in message, f"{ident}: the message quotes a data value: {message!r}"
 
 
 def test_at_least_thirty_distinct_cases():

@@ -57,8 +57,10 @@ def test_exponential_mechanism_huge_score_range():
 
 
 def test_exponential_mechanism_tiny_epsilon_is_uniform():
-    p = exponential_mechanism_probabilities([0.0, 1e10], 1e-320, 1e10)
+    p = exponential_mechanism_probabilities([0.0, 1e10], 1e-300, 1e10)
     np.testing.assert_allclose(p, [0.5, 0.5])
+    with pytest.raises(ValueError, match="'epsilon' must be at least"):  # subnormal: refused, as everywhere
+        exponential_mechanism_probabilities([0.0, 1e10], 1e-320, 1e10)
 
 
 def test_exponential_mechanism_infinite_epsilon_is_argmin():

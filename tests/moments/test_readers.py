@@ -74,12 +74,8 @@ def test_round_trip_identical_moments(files, data):
     _same(_moments(data, target=3), ref)
 
 
-def test_stdlib_csv_fallback_identical(files, data, no_pyarrow):
-    _same(_moments(files["csv"], target="t"), _moments(_contiguous_pair(data)))
-
-
-def test_parquet_without_pyarrow_names_the_extra(files, no_pyarrow):
-    with pytest.raises(ImportError, match=r"dpmoments\[parquet\]"):
+def test_parquet_without_pyarrow_names_the_package(files, no_pyarrow):
+    with pytest.raises(ImportError, match=r"pip install pyarrow"):
         iter_chunks(files["parquet"])
 
 
@@ -139,26 +135,19 @@ def _write(tmp_path, name, text):
     return path
 
 
-@pytest.fixture(params=["pyarrow", "stdlib"])
-def csv_backend(request, monkeypatch):
-    if request.param == "stdlib":
-        for name in ("pyarrow", "pyarrow.csv"):
-            monkeypatch.setitem(sys.modules, name, None)
-    return request.param
-
-
-def test_csv_text_cell(tmp_path, csv_backend):
+def test_csv_text_cell(tmp_path):
     path = _write(tmp_path, "bad.csv", "a,b,c\n1,2,3\n4,5,6\n7,oops,9\n")
-    with pytest.raises(ValueError, match=r"bad\.csv.*non-numeric value 'oops' in column 'b' at line 4"):
+    with pytest.raises(ValueError, match=r"bad\.csv': the value in column 'b' at line 4 is not a number") as err:
         list(iter_chunks(path))
+    assert "oops" not in str(err.value)
 
 
-def test_csv_text_cell_in_unused_column_is_fine(tmp_path, csv_backend):
+def test_csv_text_cell_in_unused_column_is_fine(tmp_path):
     path = _write(tmp_path, "notes.csv", "a,note\n1,hello\n2,world\n")
     np.testing.assert_array_equal(next(iter_chunks(path, columns=["a"])), [[1.0], [2.0]])
 
 
-def test_csv_missing_column(tmp_path, csv_backend):
+def test_csv_missing_column(tmp_path):
     path = _write(tmp_path, "d.csv", "a,b\n1,2\n")
     with pytest.raises(ValueError, match=r"d\.csv.*no column named 'zz'.*\['a', 'b'\]"):
         iter_chunks(path, columns=["a", "zz"])
@@ -166,34 +155,34 @@ def test_csv_missing_column(tmp_path, csv_backend):
         iter_chunks(path, target="y")
 
 
-def test_csv_unnamed_header_column(tmp_path, csv_backend):
+def test_csv_unnamed_header_column(tmp_path):
     path = _write(tmp_path, "d.csv", "a,,c\n1,2,3\n")
     with pytest.raises(ValueError, match=r"d\.csv': column 1 .* has no name"):
         iter_chunks(path)
     np.testing.assert_array_equal(next(iter_chunks(path, columns=["c"])), [[3.0]])
 
 
-def test_csv_empty_and_header_only(tmp_path, csv_backend):
+def test_csv_empty_and_header_only(tmp_path):
     with pytest.raises(ValueError, match=r"empty\.csv' is empty"):
         iter_chunks(_write(tmp_path, "empty.csv", ""))
     with pytest.raises(ValueError, match=r"head\.csv' has no data rows"):
         list(iter_chunks(_write(tmp_path, "head.csv", "a,b\n")))
 
 
-def test_csv_ragged_row(tmp_path, csv_backend):
+def test_csv_ragged_row(tmp_path):
     path = _write(tmp_path, "r.csv", "a,b,c\n1,2,3\n7,8\n")
-    with pytest.raises(ValueError, match=r"r\.csv': line 3 has 2 fields but the header has 3"):
+    with pytest.raises(ValueError, match=r"r\.csv': line 3 has 2 field\(s\) but the header has 3"):
         list(iter_chunks(path))
 
 
 @pytest.mark.parametrize("cell", ["nan", "", "NA", "inf", "-inf"])
-def test_csv_missing_or_nonfinite_value(tmp_path, csv_backend, cell):
+def test_csv_missing_or_nonfinite_value(tmp_path, cell):
     path = _write(tmp_path, "n.csv", f"a,b\n1,2\n3,{cell}\n")
     with pytest.raises(ValueError, match=r"n\.csv': missing or non-finite value .* column 'b' at data row 2"):
         list(iter_chunks(path))
 
 
-def test_csv_header_names_a_column_twice(tmp_path, csv_backend):
+def test_csv_header_names_a_column_twice(tmp_path):
     path = _write(tmp_path, "dup.csv", "a,a\n1,2\n")
     with pytest.raises(ValueError, match=r"dup\.csv.*more than once"):
         iter_chunks(path)
@@ -221,13 +210,13 @@ def test_nan_inside_files(tmp_path, data):
     bad = data.copy()
     bad[100, 2] = np.nan
     np.save(tmp_path / "nan.npy", bad)
-    with pytest.raises(ValueError, match=r"nan\.npy': missing or non-finite value \(nan\) in column 2 at row 100"):
+    with pytest.raises(ValueError, match=r"nan\.npy': missing or non-finite value in column 'x2' at row 100"):
         list(iter_chunks(tmp_path / "nan.npy", chunk_size=30))
     _write_parquet(tmp_path / "nan.parquet", bad)
-    with pytest.raises(ValueError, match=r"nan\.parquet': missing or non-finite value .* column 'c' at row 100"):
+    with pytest.raises(ValueError, match=r"nan\.parquet': missing or non-finite value in column 'c' at row 100"):
         list(iter_chunks(tmp_path / "nan.parquet", chunk_size=30))
     _write_csv(tmp_path / "nan.csv", bad)
-    with pytest.raises(ValueError, match=r"nan\.csv': missing or non-finite value .* column 'c' at data row 101"):
+    with pytest.raises(ValueError, match=r"nan\.csv': missing or non-finite value in column 'c' at data row 101"):
         accumulate_moments(iter_chunks(tmp_path / "nan.csv", chunk_size=30), row_norm=1.0)
 
 
@@ -262,7 +251,7 @@ def test_argument_errors(data):
         iter_chunks(data, chunk_size=1.5)
     with pytest.raises(ValueError, match="2-D"):
         iter_chunks(np.ones((2, 2, 2)))
-    with pytest.raises(TypeError, match="real numbers"):
+    with pytest.raises(TypeError, match="never parses strings"):
         iter_chunks(np.array([["a"]]))
     with pytest.raises(TypeError, match="'source'"):
         iter_chunks(5)

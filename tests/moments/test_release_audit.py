@@ -23,10 +23,12 @@ slow, so the releases are audited at three levels:
 Neighbouring pairs are worst cases for the sensitivity the library claims
 (``moments/sensitivity.py``): a row on the sphere ``||x|| = R`` against an
 orthogonal / opposite row (replace-one), or against the zero row
-(add-remove, see ``_pair``). Outputs are reduced to one number by the
-privacy-loss statistic of the pair (Neyman--Pearson optimal): a fixed linear
-projection for Gaussian noise, ``sum |o - b| - |o - a|`` for Laplace noise,
-a log-determinant ratio for Wishart noise.
+(zero-out, see ``_pair``). True add/remove, on datasets of different sizes,
+is audited in ``tests/audit/test_add_remove_audit.py``. Outputs are reduced
+to one number by the privacy-loss statistic of the pair (Neyman--Pearson
+optimal): a fixed linear projection for Gaussian noise,
+``sum |o - b| - |o - a|`` for Laplace noise, a log-determinant ratio for
+Wishart noise.
 
 Observed values (at the fixed seeds; ranges over other seeds in brackets)
 are recorded next to each assertion.
@@ -59,15 +61,11 @@ SHARED_RESPONSES = np.array([0.7, -1.1])
 def _pair(d, row, other_row, response=None, other_response=None):
     """Two datasets of N rows that differ in their first row only.
 
-    Under add-remove the releases divide by a public ``n`` and the library's
+    Under zero-out the releases divide by the public ``n`` and the library's
     sensitivity is that of one row's term, ``R^2/n`` for the second moment
-    (``moment_sensitivity``; ``Release.n`` is "treated as public"). Removing a
-    row while keeping the public ``n`` is the same as replacing it by the zero
-    vector (a zero row adds nothing to any moment), which is how add/remove
-    with public n is usually modelled: so the add-remove neighbour of ``D`` is
-    ``D`` with one row zeroed, i.e. ``other_row = 0``. (A neighbour with n - 1
-    rows *and* normalisation by n - 1 would shift the mean of the other rows
-    too; that relation is not what the library claims.)
+    (``moment_sensitivity``): the zero-out neighbour of ``D`` is ``D`` with
+    one row zeroed, i.e. ``other_row = 0``. True add/remove (a neighbour with
+    n - 1 rows) is audited in ``tests/audit/test_add_remove_audit.py``.
     """
     X = np.vstack([row, SHARED_ROWS[:, :d]])
     X_other = np.vstack([other_row, SHARED_ROWS[:, :d]])
@@ -101,15 +99,15 @@ _FIELDS = {"second": "second_moment", "cross": "cross_moment", "third": "third_m
 # case of the library's sensitivity when ``tight``.
 CASES = {
     ("second", "gaussian", "replace-one"): (_pair(2, _unit(2, 0), _unit(2, 1)), True),
-    ("second", "gaussian", "add-remove"): (_pair(2, _unit(2, 0), np.zeros(2)), True),
+    ("second", "gaussian", "zero-out"): (_pair(2, _unit(2, 0), np.zeros(2)), True),
     ("second", "laplace", "replace-one"): (_pair(2, _X_L1, _Y_L1), False),
-    ("second", "laplace", "add-remove"): (_pair(2, _FLAT2, np.zeros(2)), True),
+    ("second", "laplace", "zero-out"): (_pair(2, _FLAT2, np.zeros(2)), True),
     ("cross", "gaussian", "replace-one"): (_pair(3, _FLAT3, _FLAT3, RESPONSE, -RESPONSE), True),
-    ("cross", "gaussian", "add-remove"): (_pair(3, _FLAT3, np.zeros(3), RESPONSE, 0.0), True),
+    ("cross", "gaussian", "zero-out"): (_pair(3, _FLAT3, np.zeros(3), RESPONSE, 0.0), True),
     ("cross", "laplace", "replace-one"): (_pair(3, _FLAT3, _FLAT3, RESPONSE, -RESPONSE), True),
-    ("cross", "laplace", "add-remove"): (_pair(3, _FLAT3, np.zeros(3), RESPONSE, 0.0), True),
+    ("cross", "laplace", "zero-out"): (_pair(3, _FLAT3, np.zeros(3), RESPONSE, 0.0), True),
     ("third", "gaussian", "replace-one"): (_pair(3, _unit(3, 0), -_unit(3, 0)), True),
-    ("third", "gaussian", "add-remove"): (_pair(3, _unit(3, 0), np.zeros(3)), True),
+    ("third", "gaussian", "zero-out"): (_pair(3, _unit(3, 0), np.zeros(3)), True),
 }
 CASE_IDS = ["-".join(key) for key in CASES]
 
@@ -251,7 +249,7 @@ def _second_moment_release(neighbours):
 @pytest.mark.statistical
 @pytest.mark.parametrize(
     "neighbours, row, other_row",
-    [("replace-one", _unit(2, 0), _unit(2, 1)), ("add-remove", _unit(2, 0), np.zeros(2))],
+    [("replace-one", _unit(2, 0), _unit(2, 1)), ("zero-out", _unit(2, 0), np.zeros(2))],
 )
 def test_end_to_end_gaussian_second_moment(neighbours, row, other_row):
     (X,), (X_other,) = _pair(2, row, other_row)
@@ -265,7 +263,7 @@ def test_end_to_end_gaussian_second_moment(neighbours, row, other_row):
         projection=W, batch=None, rng=np.random.default_rng(2024),
     )
     result.check(EPS)
-    # Observed: replace-one 0.328 (0.325--0.401 over 4 other seeds), add-remove
+    # Observed: replace-one 0.328 (0.325--0.401 over 4 other seeds), zero-out
     # 0.378 (0.296--0.375). At delta = 1e-5, 2e4 draws cannot approach epsilon
     # = 1; the vectorised audits below carry the power.
     assert result.epsilon_lower_bound > 0.15
@@ -278,15 +276,15 @@ def test_end_to_end_gaussian_second_moment(neighbours, row, other_row):
 #
 #   case                            correct release          noise_scale / 2
 #   second-gaussian-replace-one     0.915 (0.893--0.928)     2.119 (2.065--2.162)
-#   second-gaussian-add-remove      0.928 (0.900--0.945)     2.072 (2.072--2.135)
+#   second-gaussian-zero-out        0.928 (0.900--0.945)     2.072 (2.072--2.135)
 #   second-laplace-replace-one      0.724 (0.716--0.730)*    1.445 (1.435--1.445)*
-#   second-laplace-add-remove       0.972 (0.968--0.978)     1.963 (1.963--1.976)
+#   second-laplace-zero-out         0.972 (0.968--0.978)     1.963 (1.963--1.976)
 #   cross-gaussian-replace-one      0.891 (0.864--0.935)     2.122 (2.060--2.153)
-#   cross-gaussian-add-remove       0.891 (0.864--0.935)     2.122 (2.060--2.153)
+#   cross-gaussian-zero-out         0.891 (0.864--0.935)     2.122 (2.060--2.153)
 #   cross-laplace-replace-one       0.972 (0.968--0.978)     1.963 (1.963--1.976)
-#   cross-laplace-add-remove        0.972 (0.968--0.978)     1.963 (1.963--1.976)
+#   cross-laplace-zero-out          0.972 (0.968--0.978)     1.963 (1.963--1.976)
 #   third-gaussian-replace-one      0.913 (0.890--0.943)     2.160 (2.078--2.160)
-#   third-gaussian-add-remove       0.913 (0.890--0.943)     2.160 (2.078--2.160)
+#   third-gaussian-zero-out         0.913 (0.890--0.943)     2.160 (2.078--2.160)
 #
 # True epsilon on the pair: 1 (Gaussian at delta = 1e-3, Laplace), 2.30 and 2
 # with half the noise; * the non-tight pair: sqrt(5)/3 = 0.745 and 1.49.
@@ -340,7 +338,7 @@ def test_vectorised_audit_detects_the_understated_sensitivity():
 # ----------------------------------------------------------------------------- level 3: Wishart
 
 WISHART_PAIRS = {
-    "add-remove": _pair(2, _unit(2, 0), np.zeros(2)),  # a rank-one change
+    "zero-out": _pair(2, _unit(2, 0), np.zeros(2)),  # a rank-one change (the analysis' add/remove step)
     "replace-one": _pair(2, _unit(2, 0), _unit(2, 1)),
 }
 
@@ -380,7 +378,7 @@ def test_wishart_d_plus_one_has_a_data_dependent_support(neighbours):
     tol = 1e-9 * first.noise_scale  # rounding only: W is PSD exactly
     assert np.all(smallest["D"] > -tol)
     frequency = np.mean(smallest["D'"] < -tol)
-    if neighbours == "add-remove":
+    if neighbours == "zero-out":
         # Exactly P[chi2(2) <= t] = 1 - exp(-t/2), t = (R^2/n) / c = 2 eps / 3:
         # 0.2835 (observed 0.297; 0.282--0.291 over 3 other seeds).
         expected = -math.expm1(-EPS / 3)
@@ -388,14 +386,14 @@ def test_wishart_d_plus_one_has_a_data_dependent_support(neighbours):
     else:
         assert frequency > 0.15  # observed 0.219 (0.200--0.206 over 3 other seeds)
     # The audit on that event refutes the pure epsilon = 1 claim: observed
-    # eps_lb = 5.10 add-remove, 4.78 replace-one, from 3000 draws (0 events
+    # eps_lb = 5.10 zero-out, 4.78 replace-one, from 3000 draws (0 events
     # in D, 600--900 in D'); it grows like log(draws) without limit.
     result = epsilon_lower_bound(smallest["D'"], smallest["D"], delta=0.0, thresholds=[-tol])
     assert result.event == "A < t"
     assert result.epsilon_lower_bound > 4.0
     assert not result.consistent_with(EPS)
     # What the library says does hold, (eps, delta) with delta = P[event]
-    # (0.2835 add-remove; 0.75 replace-one by group privacy), survives.
+    # (0.2835 zero-out; 0.75 replace-one by group privacy), survives.
     holds = first.guarantee.holds
     assert isinstance(holds, ApproxDP) and holds.epsilon == EPS
     epsilon_lower_bound(smallest["D'"], smallest["D"], delta=holds.delta, thresholds=[-tol]).check(EPS)
@@ -443,7 +441,7 @@ def test_wishart_approx_audit(neighbours):
         projection=_wishart_loss(exact["A"], exact["B"]), rng=41,
     )
     result.check(EPS)
-    # Observed: add-remove 0.118 (0.116--0.186 over 3 other seeds), replace-one
+    # Observed: zero-out 0.118 (0.116--0.186 over 3 other seeds), replace-one
     # 0.116 (0.093--0.125): 2.5e4 draws resolve only a small part of epsilon
     # at delta = 1e-5, so this is a sanity check with little power; the d+1
     # test above shows the auditor catching a Wishart support mismatch.

@@ -133,15 +133,32 @@ def test_colluder_conditioning_matches_monte_carlo():
 
 def test_parallel_composition_over_sites():
     _, rep = run_cape(make_sites(4, sizes=[100, 200, 300, 400]), epsilon=1.0, delta=1e-5, rng=0, target="per-site")
-    acct = Accountant(ApproxDP(3.0, 1e-4))
+    sites = [s.site for s in rep.sites]
+    acct = Accountant(ApproxDP(3.0, 1e-4)).partitioning("sites", sites)
     spend_per_site(acct, rep)
     assert len(acct.ledger) == 4 and sorted(e.partition for e in acct.ledger) == [s.site for s in rep.sites]
     assert acct.spent.epsilon == pytest.approx(max(r.joint_view.epsilon for r in rep.sites))
     spend_per_site(acct, rep, which="claimed")
     assert acct.spent.epsilon == pytest.approx(max(r.joint_view.epsilon + 1.0 for r in rep.sites))
-    small = Accountant(ApproxDP(1.2, 1e-4))
+    small = Accountant(ApproxDP(1.2, 1e-4)).partitioning("sites", sites)
     with pytest.raises(BudgetExceededError):
         spend_per_site(small, rep)  # joint view > 1.2 for every site
     assert small.ledger == [] or len(small.ledger) == 0
     with pytest.raises(ValueError, match="which"):
         spend_per_site(small, rep, which="paper")
+
+
+def test_spend_per_site_declares_the_sites_and_records_the_relation():
+    """The sites become the accountant's one partitioning; each spend says which relation it holds under."""
+    sites = make_sites(3, sizes=[100, 200, 300])
+    _, rep = run_cape(sites, epsilon=1.0, delta=1e-5, neighbours="zero-out", rng=0)
+    acct = spend_per_site(Accountant(ApproxDP(2.0, 1e-4), neighbours="zero-out"), rep)
+    assert acct.partitions == ("sites", tuple(sorted(s.name for s in sites)))
+    assert {e.neighbours for e in acct.ledger} == {"zero-out"} and len(acct.ledger) == 3
+    assert acct.spent.epsilon == pytest.approx(1.0, rel=1e-6)  # the worst site, not the sum (disjoint rows)
+    with pytest.raises(ValueError, match="cannot mix neighbouring relations"):
+        spend_per_site(Accountant(ApproxDP(2.0, 1e-4)), rep)  # a replace-one ledger refuses zero-out spends
+    other = Accountant(ApproxDP(2.0, 1e-4), neighbours="zero-out").partitioning("hospitals", ["x", "y"])
+    with pytest.raises(ValueError, match="not a block"):
+        spend_per_site(other, rep)
+    assert len(other.ledger) == 0

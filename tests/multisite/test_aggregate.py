@@ -19,6 +19,8 @@ from dpmoments.multisite.analyses import plan_analysis  # noqa: E402
 from dpmoments.multisite.grpc_transport import GrpcSite  # noqa: E402
 from dpmoments.multisite.site import Site  # noqa: E402
 
+from dpmoments.cli._output import MARKER  # noqa: E402
+
 from ..cli.helpers import assert_one_line_error, in_process  # noqa: E402
 
 SIZES = {"north": 200, "south": 300, "east": 250}
@@ -84,6 +86,7 @@ def test_a_run_that_could_only_abort_is_refused_before_it_starts(run, tmp_path):
     out = tmp_path / "res"
     out.mkdir()
     (out / "old.txt").write_text("an earlier result")
+    (out / MARKER).write_text("{}")  # an earlier dpmoments result, which --force may replace
     res = run("aggregate", "--transport", "grpc", "--listen", "127.0.0.1:0", "--insecure", "--plan",
               _deal(tmp_path, "A"), "--out", out, "--force", "--min-sites", 4)
     assert_one_line_error(res, "--min-sites 4 exceeds the plan's 3 sites")

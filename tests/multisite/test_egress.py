@@ -69,7 +69,7 @@ def test_site_command_refuses_a_bad_file_in_one_line(tmp_path):
     bad = _csv(tmp_path / "north.csv")
     res = cli("site", "--name", "north", "--data", bad, "--share", shares["north"], "--state", tmp_path / "st",
               "--superlink", "127.0.0.1:1", "--insecure")
-    assert_one_line_error(res, "north.csv", "numeric")
+    assert_one_line_error(res, "north.csv", "not a number")
     assert CELL not in res.stderr and "4711" not in res.stderr
     np.savetxt(tmp_path / "wide.csv", np.ones((50, 4)), delimiter=",", header="a,b,c,d", comments="")
     res = cli("site", "--name", "north", "--data", tmp_path / "wide.csv", "--share", shares["north"], "--state",

@@ -101,7 +101,22 @@ def test_ledger_budget_arithmetic_and_refusals():
     assert info.value.code == "over-budget" and ledger.spent().epsilon == pytest.approx(0.6)
     with pytest.raises(TypeError):
         SiteLedger("a", "lots")
-    assert SiteLedger("a", None)._fits(ApproxDP(math.inf, 0.5))
+    assert SiteLedger("a", None).can_answer("r" * 64, ApproxDP(math.inf, 0.5))
+
+
+def test_a_site_budget_does_not_mix_relations(tmp_path):
+    """The site's budget rule is the accountant's: spends under two relations do not add up, so they are refused."""
+    ledger = SiteLedger("a", ApproxDP(3.0, 1e-5), tmp_path / "ledger.json")
+    ledger.admit("p" * 64, 0, ApproxDP(0.6, 4e-6), "zero-out")
+    assert not ledger.can_answer("q" * 64, ApproxDP(0.1, 1e-7), "replace-one")
+    with pytest.raises(Exception) as info:
+        ledger.admit("q" * 64, 0, ApproxDP(0.1, 1e-7), "replace-one")
+    assert info.value.code == "relation-mismatch"
+    again = SiteLedger("a", ApproxDP(3.0, 1e-5), tmp_path / "ledger.json")  # after a restart, from disk
+    assert again.to_dict()["charged"]["p" * 64]["neighbours"] == "zero-out"
+    assert again.to_dict()["refusals"][-1]["reason"] == "relation-mismatch"
+    again.admit("s" * 64, 0, ApproxDP(0.6, 4e-6), "zero-out")  # the same relation still composes
+    assert again.spent().epsilon == pytest.approx(1.2)
 
 
 def test_an_unreadable_ledger_refuses_to_answer(tmp_path):

@@ -55,3 +55,32 @@ def test_multi_release_analyses_meet_the_target_composed():
     xy = make_sites(3, y=True)
     _, rep = irls(xy, epsilon=1.0, delta=1e-6, n_iter=3, w_max=5.0, rng=0)
     assert rep.guarantee.epsilon == pytest.approx(1.0, rel=1e-6) and rep.claimed.epsilon < 1.0
+
+
+def test_a_site_may_assume_more_colluders_than_the_dealer(tmp_path):
+    """The site charges its budget with the larger of its own and the plan's colluders: more caution, never less."""
+    import numpy as np
+
+    from dpmoments.multisite import Aggregator, Plan, Site, deal, deal_files
+    from dpmoments.multisite.messages import SiteError
+
+    from ..cli.helpers import assert_one_line_error, cli
+
+    plan = Plan.build("cape", ["a", "b", "c", "d"], [100] * 4, n_features=3, row_norm=1.0, epsilon=1.0, delta=1e-6)
+    bundles = deal(plan, rng=0)
+    X = np.random.default_rng(0).normal(size=(100, 3)) / 3
+    trusting, cautious = Site("a", X, budget=(1.0, 1e-6)), Site("a", X, budget=(1.0, 1e-6), colluders=3)
+    assert trusting.cost(plan).epsilon == pytest.approx(1.0, rel=1e-6)
+    assert cautious.cost(plan).epsilon > 1.5  # with every other site helping the aggregator, g_a alone is left
+    for site in (trusting, cautious):
+        site.accept(bundles["a"], rng=1)
+    query = Aggregator(plan, rng=0).open_step(0, plan.sites)["a"]
+    assert not isinstance(trusting.answer(query), SiteError)
+    refused = cautious.answer(query)
+    assert isinstance(refused, SiteError) and refused.code == "over-budget"
+    assert cautious.ledger.refusals[-1]["reason"] == "over-budget"
+    paths = deal_files(plan, tmp_path / "shares", rng=0)
+    np.savetxt(tmp_path / "a.csv", X, delimiter=",", header="x,y,z", comments="")
+    res = cli("site", "--name", "a", "--data", tmp_path / "a.csv", "--share", paths["a"], "--colluders", 3,
+              "--state", tmp_path / "st", "--transport", "grpc", "--aggregator", "127.0.0.1:1", "--insecure")
+    assert_one_line_error(res, "would exceed this site's budget")

@@ -60,7 +60,7 @@ def test_pure_budget_refuses_delta():
 
 
 def test_parallel_composition_over_sites():
-    acct = Accountant(PureDP(1.0))
+    acct = Accountant(PureDP(1.0)).partitioning("sites", ["a", "b", "c"])
     acct.spend(PureDP(0.3), label="public-centre", partition=None)
     for site in ("a", "b", "c"):
         acct.spend(PureDP(0.7), partition=site)  # disjoint data: each record pays once
@@ -99,7 +99,7 @@ def test_zcdp_mixes_in_approx_spends_without_rho():
 
 
 def test_advanced_composition_mode():
-    acct = Accountant(ApproxDP(3.0, 1e-5), composition="advanced", delta_slack=1e-6)
+    acct = Accountant(ApproxDP(3.0, 1e-5), composition="advanced", delta_slack=1e-6, plan=[PureDP(0.05)] * 100)
     for _ in range(100):
         acct.spend(PureDP(0.05))
     eps, delta = advanced_composition([0.05] * 100, [0] * 100, 1e-6)
@@ -109,7 +109,7 @@ def test_advanced_composition_mode():
 
 
 def test_advanced_falls_back_to_basic_when_better():
-    acct = Accountant(ApproxDP(3.0, 1e-5), composition="advanced", delta_slack=1e-6)
+    acct = Accountant(ApproxDP(3.0, 1e-5), composition="advanced", delta_slack=1e-6, plan=[PureDP(1.0)])
     acct.spend(PureDP(1.0))
     assert acct.spent == ApproxDP(1.0, 0.0)
 
@@ -131,6 +131,7 @@ def test_infinite_epsilon_never_fits():
 
 def test_report_is_json_able():
     acct = Accountant(ApproxDP(1.0, 1e-6), composition="zcdp")
+    acct.partitioning("sites", ["site-1", "site-2"])
     acct.spend(ApproxDP(0.5, 1e-7, rho=0.01), label="cov", partition="site-1")
     report = json.loads(json.dumps(acct.report(), allow_nan=False))
     assert report["spends"][0]["label"] == "cov"
@@ -150,6 +151,9 @@ def test_no_global_state_between_accountants():
         (dict(budget=PureDP(math.inf)), ValueError, "'budget' must be finite"),
         (dict(budget=PureDP(1.0), composition="rdp"), ValueError, "'composition' must be one of"),
         (dict(budget=ApproxDP(1.0, 1e-6), composition="advanced"), ValueError, "delta_slack"),
+        (dict(budget=ApproxDP(1.0, 1e-6), composition="advanced", delta_slack=1e-7), ValueError, "'plan'"),
+        (dict(budget=ApproxDP(1.0, 1e-6), plan=[PureDP(0.1)]), ValueError, "only used with"),
+        (dict(budget=ApproxDP(1.0, 1e-6), neighbours="swap"), ValueError, "'neighbours' must be one of"),
         (dict(budget=PureDP(1.0), composition="zcdp"), ValueError, "pure epsilon-DP budget"),
         (dict(budget=ZCDP(1.0), composition="basic"), ValueError, "composes in zCDP"),
     ],

@@ -73,12 +73,26 @@ def test_classic_refuses_large_epsilon_unless_allowed():
 
 
 def test_classic_at_large_epsilon_is_reported_uncertified_with_what_holds():
-    sigma, g = calibrate_gaussian(2.0, 1e-5, 1.0, "classic")
-    assert isinstance(g, Uncertified) and not g.certified
-    assert g.claimed == ApproxDP(2.0, 1e-5)
+    # A claimed (50, 1e-6) whose sigma really gives epsilon = 88.6.
+    sigma, g = calibrate_gaussian(50.0, 1e-6, 1.0, "classic")
+    assert not g.certified
+    assert g.claim == ApproxDP(50.0, 1e-6)
     # what really holds is the exact epsilon of that sigma, and it is the true one
-    assert g.holds.epsilon == pytest.approx(gaussian_epsilon(sigma, 1e-5))
-    assert mp_delta(sigma, g.holds.epsilon) <= 1e-5
+    assert g.holding.epsilon == pytest.approx(gaussian_epsilon(sigma, 1e-6))
+    assert mp_delta(sigma, g.holding.epsilon) <= 1e-6 < mp_delta(sigma, g.holding.epsilon * (1 - 1e-9))
+    assert g.holding.epsilon > 88
+    assert str(g).startswith("UNCERTIFIED: (50, 1e-06)-DP is claimed but not proven")
+    assert str(g).endswith(f"what holds: {g.holding}")
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 2.0, 5.0])
+def test_classic_at_large_epsilon_is_certified_where_the_exact_analysis_proves_it(epsilon):
+    # Old: "UNCERTIFIED claim of (2, 1e-06)" although the exact epsilon of that sigma is below 2.
+    sigma, g = calibrate_gaussian(epsilon, 1e-6, 1.0, "classic")
+    assert g.certified and g == ApproxDP(epsilon, 1e-6, rho=gaussian_rho(sigma, 1.0))
+    assert gaussian_epsilon(sigma, 1e-6) <= epsilon and mp_delta(sigma, epsilon) <= 1e-6
+    assert "exact Gaussian analysis" in g.basis and "exact Gaussian analysis" in g.describe()
+    assert str(g) == f"({epsilon:g}, 1e-06)-DP"
 
 
 def test_classic_below_one_is_certified():

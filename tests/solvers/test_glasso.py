@@ -299,7 +299,7 @@ def test_sparse_gap_bound_certifies_the_exact_gap():
 
 
 def test_gap_bound_against_two_factorisations():
-    from dpmoments.solvers.glasso_bcd import _assemble, _gap_bound
+    from dpmoments.solvers.glasso_certificate import assemble, gap_bound
     from scipy.sparse import csr_matrix
     S = sample_cov(30, 300, seed=14)
     res = graphical_lasso(S, 0.1, tol=1e-14)
@@ -308,10 +308,10 @@ def test_gap_bound_against_two_factorisations():
         E = scale * rng.standard_normal((30, 30))
         T = res.precision + (E + E.T) * (res.precision != 0)
         exact = glasso_objective(S, T, 0.1) - (np.linalg.slogdet(res.covariance)[1] + 30)
-        bound, rho = _gap_bound(S, res.covariance, csr_matrix(T), 0.1, True)
+        bound, rho = gap_bound(S, res.covariance, csr_matrix(T), 0.1, True)
         assert exact - 1e-12 <= bound <= exact + 10 * rho ** 3 + 1e-12
-    assert _assemble(2, [np.array([1]), np.array([], dtype=np.intp)], [np.array([0.5]), np.zeros(0)],
-                     np.array([2.0, 4.0]))[0, 1] == pytest.approx(-0.5)
+    active = (np.array([0, 1, 1]), np.array([1]), np.array([0.5]))
+    assert assemble(2, active, np.array([2.0, 4.0]))[0, 1] == pytest.approx(-0.5)
 
 
 @pytest.mark.parametrize("pen", [True, False])
@@ -336,3 +336,62 @@ def test_path_on_indefinite_noisy_S_stays_finite():
         ref = graphical_lasso(S, a, tol=1e-13, max_iter=200)
         assert r.converged and np.all(np.isfinite(r.precision))
         assert (r.objective - ref.objective) / abs(ref.objective) <= 1e-7
+
+
+# ---------------------------------------------------------------- compiled sweep and its NumPy fallback
+
+
+def test_compiled_sweep_is_built_where_a_compiler_is():
+    """`pip install .` builds the C sweep when a compiler exists; its build is optional, so check it happened."""
+    import shutil
+    from dpmoments.solvers import glasso_bcd
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler: the pure-NumPy sweep is used")
+    assert glasso_bcd._glasso_sweep is not None
+
+
+@pytest.mark.parametrize("p, pen", [(40, True), (40, False), (330, True)])
+def test_numpy_fallback_matches_the_compiled_sweep(monkeypatch, p, pen):
+    """Without a compiler the solver runs the same algorithm in NumPy: same answers, same certificate."""
+    from dpmoments.solvers import glasso_bcd, glasso_certificate
+    if glasso_bcd._glasso_sweep is None:
+        pytest.skip("the compiled sweep was not built")
+    S = sample_cov(p, 5 * p, seed=21)
+    alphas = [0.3, 0.1]
+    fast = graphical_lasso_path(S, alphas, penalize_diagonal=pen)
+    monkeypatch.setattr(glasso_bcd, "USE_COMPILED", False)
+    monkeypatch.setattr(glasso_certificate, "_compiled", None)
+    slow = graphical_lasso_path(S, alphas, penalize_diagonal=pen)
+    for a, b in zip(fast, slow):
+        assert a.converged and b.converged
+        assert abs(a.objective - b.objective) <= 1e-7 * abs(b.objective)
+        assert np.array_equal(a.precision != 0, b.precision != 0)
+        np.testing.assert_allclose(a.covariance, b.covariance, atol=1e-6)
+
+
+def test_compiled_traces_match_numpy():
+    from scipy.sparse import csr_matrix
+    from dpmoments.solvers import glasso_certificate
+    if glasso_certificate._compiled is None:
+        pytest.skip("the compiled sweep was not built")
+    S = sample_cov(300, 3000, seed=22)
+    res = graphical_lasso(S, 0.1)
+    T = csr_matrix(res.precision)
+    fast = glasso_certificate._traces(res.covariance, T)
+    compiled, glasso_certificate._compiled = glasso_certificate._compiled, None
+    try:
+        slow = glasso_certificate._traces(res.covariance, T)
+    finally:
+        glasso_certificate._compiled = compiled
+    np.testing.assert_allclose(fast, slow, rtol=1e-12)
+
+
+def test_sweep_refuses_inconsistent_buffers():
+    from dpmoments.solvers import glasso_bcd
+    if glasso_bcd._glasso_sweep is None:
+        pytest.skip("the compiled sweep was not built")
+    W = np.eye(3)
+    with pytest.raises(ValueError, match="sweep"):
+        glasso_bcd._glasso_sweep.sweep(W, np.eye(2), np.ones(3), 0.1, 0.1, 10, 2, np.zeros(4, np.int64),
+                                       np.zeros(0, np.int64), np.zeros(0), np.zeros(4, np.int64),
+                                       np.zeros(9, np.int64), np.zeros(9), np.zeros(3), 0, False)

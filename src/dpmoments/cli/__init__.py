@@ -16,17 +16,25 @@ Subcommands live in a registry: each is a module ``dpmoments.cli.<name>``
 
 Adding a subcommand is adding its module and one name to :data:`COMMANDS`.
 Errors print one line ``dpmoments <command>: error: ...`` on stderr and exit
-with status 2 (``--traceback`` shows the Python traceback instead).
+with status 2 (``--traceback`` shows the Python traceback instead); see
+:mod:`._errors` for how a message that could quote data is kept off the
+console. SIGTERM and SIGHUP end a run like Ctrl-C: the temporary results are
+removed and the exit status is 128 + the signal number. ``--json`` prints the
+run's report on stdout and nothing else there; ``--completion bash|zsh``
+prints a shell completion script generated from the parser.
 """
 
 import argparse
 import importlib
+import json
+import signal
 import sys
 import warnings
 
 from .._version import __version__
-from ..exceptions import BudgetExceededError, UncertifiedSpendError
+from . import _signals
 from ._args import CliError
+from ._errors import EXIT_USAGE, describe_error, one_line
 
 __all__ = ["main", "build_parser", "COMMANDS", "CliError"]
 
@@ -34,8 +42,9 @@ __all__ = ["main", "build_parser", "COMMANDS", "CliError"]
 COMMANDS = ("demo", "covariance", "precision", "pca", "tensor", "regress", "select", "audit", "simulate", "reproduce",
             "noise_generator", "site", "aggregate")
 
-EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+#: Paths a run reads; an ``--out`` may never be, contain or lie inside one of them.
+INPUT_ATTRIBUTES = ("data", "more_data", "truth", "pair", "plan", "share")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,6 +57,14 @@ class _Parser(argparse.ArgumentParser):
 class _Formatter(argparse.RawDescriptionHelpFormatter):
     def __init__(self, prog):
         super().__init__(prog, max_help_position=32, width=100)
+
+
+class _Completion(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ._completion import script
+
+        sys.stdout.write(script(parser, values))
+        parser.exit(0)
 
 
 def _module(name):
@@ -65,12 +82,17 @@ def build_parser():
                "  dpmoments pca data.csv --n-components 2 --epsilon 1 --delta 1e-6 --row-norm 10 --out pca\n"
                "  dpmoments simulate site1.csv site2.csv --protocol cape --epsilon 1 --delta 1e-6 --row-norm 10 --out sim\n"
                "  dpmoments audit --mechanism gaussian --epsilon 1 --delta 1e-5 --dim 2\n"
-               "  dpmoments reproduce --list\n\n"
+               "  dpmoments reproduce --list\n"
+               "  source <(dpmoments --completion bash)      # tab completion in bash (zsh: --completion zsh)\n\n"
                "'dpmoments COMMAND --help' explains each command; every result directory holds a JSON privacy report.",
     )
     parser.add_argument("--version", action="version", version=f"dpmoments {__version__}")
     parser.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors (no progress line)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the run's report (privacy_report.json) as JSON on stdout, and nothing else there")
     parser.add_argument("--traceback", action="store_true", help="on an error, show the Python traceback")
+    parser.add_argument("--completion", choices=("bash", "zsh"), action=_Completion,
+                        help="print a shell completion script and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMANDS:
@@ -79,41 +101,78 @@ def build_parser():
                              epilog="examples:\n" + mod.EXAMPLES, formatter_class=_Formatter)
         cmd.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS,
                          help="print nothing but errors")
+        cmd.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                         help="print the report as JSON on stdout (and nothing else there)")
         mod.add_arguments(cmd)
         cmd.set_defaults(_run=mod.run)
     return parser
 
 
-def _one_line(exc):
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    if isinstance(exc, KeyError):
-        text = text.strip("'\"")
-    return text
-
-
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"dpmoments: warning: {_one_line(message)}", file=sys.stderr)
+    print(f"dpmoments: warning: {one_line(message)}", file=sys.stderr)
+
+
+def _inputs(args):
+    found = []
+    for name in INPUT_ATTRIBUTES:
+        value = getattr(args, name, None)
+        found += [value] if isinstance(value, str) else list(value or [])
+    return found
+
+
+def _stopped_message(prog, what):
+    from ._output import RUN
+
+    if RUN.published:
+        return f"{prog}: {what}; the results in '{RUN.published[-1][0]}' had been written completely"
+    return f"{prog}: {what}; no results were written"
+
+
+def _print_json():
+    from ._output import RUN, _jsonable
+
+    document = RUN.document
+    if document is None and RUN.published:
+        documents = RUN.published[-1][1]
+        document = documents.get("privacy_report.json", next(iter(documents.values()), None))
+    if document is not None:
+        print(json.dumps(document, indent=2, default=_jsonable))
 
 
 def main(argv=None):
-    """Run the command line; return the exit status (0 success, 2 bad input, 130 interrupted)."""
+    """Run the command line; return the exit status (0 success, 2 bad input, 130/143 interrupted)."""
+    from . import _io
+    from ._output import RUN
+
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    args.quiet = args.quiet or args.json
     prog = f"dpmoments {args.command}"
-    with warnings.catch_warnings():
-        warnings.showwarning = _show_warning
-        try:
-            return int(args._run(args) or 0)
-        except BrokenPipeError:  # e.g. piped into head: not an error of ours
-            sys.stderr.close()
-            return 0
-        except KeyboardInterrupt:
-            print(f"{prog}: interrupted; no results were written", file=sys.stderr)
-            return EXIT_INTERRUPTED
-        except (CliError, ValueError, TypeError, OSError, ImportError, BudgetExceededError,
-                UncertifiedSpendError) as exc:
-            if args.traceback:
-                raise
-            print(f"{prog}: error: {_one_line(exc)}", file=sys.stderr)
-            return EXIT_USAGE
+    RUN.begin(args.command, inputs=_inputs(args), csv=getattr(args, "csv", False))
+    _io.use_file_options(args)
+    previous = _signals.install()
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            status = int(args._run(args) or 0)
+        if args.json and status in (0, 3):
+            _print_json()
+        return status
+    except BrokenPipeError:  # e.g. piped into head: not an error of ours
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print(_stopped_message(prog, "interrupted"), file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except _signals.Stopped as stop:
+        print(_stopped_message(prog, f"stopped by {signal.Signals(stop.signum).name}"), file=sys.stderr)
+        return 128 + stop.signum
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, no traceback, no data
+        if args.traceback:
+            raise
+        status, text = describe_error(exc)
+        print(f"{prog}: error: {text}", file=sys.stderr)
+        return status
+    finally:
+        _signals.restore(previous)

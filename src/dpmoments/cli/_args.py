@@ -7,11 +7,28 @@ without ``--epsilon``, ``--delta`` (Gaussian) and a data bound.
 
 import argparse
 import math
+import sys
+
+from ..moments.counts import COUNT_SHARE
+from ..privacy.relations import NEIGHBOURS
 
 __all__ = [
-    "CliError", "CLIPPING_HELP", "add_input_arguments", "add_privacy_arguments", "add_output_arguments",
-    "privacy_options", "parse_columns", "parse_floats",
+    "CliError", "CLIPPING_HELP", "add_input_arguments", "add_format_arguments", "add_privacy_arguments",
+    "add_output_arguments", "privacy_options", "parse_columns", "parse_floats",
 ]
+
+#: The smallest --epsilon the command line accepts: smaller budgets give no useful release and push the
+#: calibrations to the edge of floating point (1e-300 overflowed, 1e-320 divided by zero).
+EPSILON_MIN = 1e-12
+#: Public bounds (--row-norm, --response-bound, ...) stay inside [1/BOUND_MAX, BOUND_MAX] so that their
+#: powers up to the cube, and the squares of the sensitivities built from them, stay finite.
+BOUND_MAX = 1e30
+#: The most rows in one chunk (about 80 GB of float64 at 1000 columns is already far too much).
+CHUNK_MAX = 10_000_000
+FINGERPRINT_HELP = (
+    "record a SHA-256 and the byte size of each input in the report, for provenance. Off by default: the "
+    "fingerprint is NOT private; it tells apart two inputs that differ in a single row, so anyone holding the "
+    "report can confirm a guess of the exact file")
 
 CLIPPING_HELP = (
     "rows are clipped: every row x is (centred at --center, then) scaled down to norm R when ||x||_2 > R, so no single row can move "
@@ -25,12 +42,36 @@ class CliError(Exception):
     """A user error: printed as one line, exit status 2, no traceback."""
 
 
-def _positive(text):
+NEIGHBOURS_HELP = (
+    "the neighbouring relation the guarantee holds under: replace-one (default): one row replaced by any other, "
+    "n public; zero-out: one row replaced by the zero row, n public (the papers' 1/n sensitivity); add-remove: "
+    "one row added or removed, n private (released as a noisy count from --count-share of the budget)"
+)
+
+
+def _share(text):
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0 or math.isnan(value):
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction in (0, 1), got {text}")
+    return value
+
+
+def _number(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if math.isnan(value):
+        raise argparse.ArgumentTypeError(f"expected a number, got {text}")
+    return value
+
+
+def _positive(text):
+    value = _number(text)
+    if not value > 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
     return value
 
@@ -39,6 +80,9 @@ def _epsilon(text):
     value = _positive(text)
     if math.isinf(value):
         raise argparse.ArgumentTypeError("must be finite: the command line only releases private results")
+    if value < EPSILON_MIN:
+        raise argparse.ArgumentTypeError(f"must be at least {EPSILON_MIN:g}: smaller budgets give no useful release "
+                                         f"and leave the calibration's floating-point range; got {text}")
     return value
 
 
@@ -46,41 +90,75 @@ def _delta(text):
     value = _positive(text)
     if not value < 1:
         raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text}")
+    if value < sys.float_info.min:
+        raise argparse.ArgumentTypeError(f"must be at least {sys.float_info.min:.3g} (the smallest normal double); "
+                                         f"got {text}")
     return value
 
 
-def positive_int(text):
-    """An argparse type: an integer >= 1 (chunk sizes, row limits, iteration counts)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+def _bound(text):
+    """A public bound (a row norm, a response bound, ...): in [1/BOUND_MAX, BOUND_MAX]."""
+    value = _positive(text)
+    if not 1.0 / BOUND_MAX <= value <= BOUND_MAX:
+        raise argparse.ArgumentTypeError(f"must be between {1 / BOUND_MAX:g} and {BOUND_MAX:g} (its powers must stay "
+                                         f"in floating-point range; rescale the data); got {text}")
     return value
+
+
+def _nonnegative_bound(text):
+    value = _number(text)
+    if value != 0:
+        value = _bound(text)
+    return value
+
+
+def _bounded_int(low, high):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be in [{low}, {high}], got {text}")
+        return value
+
+    return parse
+
+
+#: An argparse type: an integer >= 1 (row limits, iteration counts).
+positive_int = _bounded_int(1, sys.maxsize)
+seed_int = _bounded_int(0, 2**128 - 1)
 
 
 def parse_alpha(text):
-    """A ``--alpha`` value: ``"ebic"`` or a penalty > 0."""
+    """A ``--alpha`` value: ``"ebic"`` or a finite penalty > 0."""
     if text == "ebic":
         return "ebic"
     try:
         value = float(text)
     except ValueError:
         raise CliError(f"--alpha must be a number > 0 or 'ebic'; got {text!r}") from None
-    if not value > 0:
-        raise CliError(f"--alpha must be > 0; got {text}")
+    if not 0 < value < math.inf:
+        raise CliError(f"--alpha must be a finite number > 0; got {text}")
     return value
 
 
-def parse_floats(text, name):
-    """``"0.1,0.5,1"`` -> ``[0.1, 0.5, 1.0]`` (a CliError naming ``name`` otherwise)."""
+def parse_floats(text, name, check=None):
+    """``"0.1,0.5,1"`` -> ``[0.1, 0.5, 1.0]`` (a CliError naming ``name`` otherwise).
+
+    ``check`` is an argparse type (such as the one of ``--epsilon``) every value must pass.
+    """
     try:
         values = [float(t) for t in text.split(",") if t.strip()]
     except ValueError:
         raise CliError(f"{name} must be comma-separated numbers; got {text!r}") from None
     if not values or not all(math.isfinite(v) for v in values):
         raise CliError(f"{name} must be comma-separated finite numbers; got {text!r}")
+    for v in values if check else ():
+        try:
+            check(repr(v))
+        except argparse.ArgumentTypeError as exc:
+            raise CliError(f"{name}: every value {exc}") from None
     return values
 
 
@@ -100,19 +178,31 @@ def parse_target(text):
     return int(text) if text.lstrip("-").isdigit() else text
 
 
+def add_format_arguments(group):
+    """``--delimiter`` and ``--no-header``: how text files are read (every file of the run)."""
+    group.add_argument("--delimiter", metavar="CHAR",
+                       help="the field separator of .csv/.tsv files: one character, or tab, semicolon, space, pipe "
+                            "(default: comma for .csv, tab for .tsv)")
+    group.add_argument("--no-header", action="store_true",
+                       help="text files have no header row: every line is data and the columns are named x0, x1, ...")
+
+
 def add_input_arguments(parser, target=False):
     """The data file and which of its columns to use."""
     group = parser.add_argument_group("input (read in chunks, never loaded whole)")
-    group.add_argument("data", help="a .csv (header row), .parquet, .npy or Zarr (directory) file")
+    group.add_argument("data", help="a .csv or .tsv (also .gz/.bz2 compressed; a header row unless --no-header), "
+                                    ".parquet, .npy, .npz (scipy.sparse) or Zarr (directory) file")
     default = "all but --target" if target else "all"
     group.add_argument("--columns", metavar="A,B,...",
-                       help=f"feature columns, in order: header names or 0-based positions (default: {default})")
+                       help=f"feature columns, in order: names or 0-based positions (default: {default}); files "
+                            "without names (.npy, .npz, --no-header) name their columns x0, x1, ...")
     if target:
         group.add_argument("--target", metavar="COL", help="the response column (a name or a 0-based position)")
-    group.add_argument("--chunk-size", type=positive_int, default=65536, metavar="ROWS",
-                       help="rows per chunk of the streaming pass (default 65536)")
-    group.add_argument("--no-fingerprint", action="store_true",
-                       help="do not record a SHA-256 of the input in the report (it identifies the exact file)")
+    add_format_arguments(group)
+    group.add_argument("--chunk-size", type=_bounded_int(1, CHUNK_MAX), default=None, metavar="ROWS",
+                       help="rows per chunk of the streaming pass (default: about 64 MiB of data, 1024 to 65536 rows)")
+    group.add_argument("--fingerprint", action="store_true", help=FINGERPRINT_HELP)
+    group.add_argument("--no-fingerprint", action="store_true", help=argparse.SUPPRESS)  # the old default's switch
 
 
 def add_privacy_arguments(parser, bound=True, secure=False):
@@ -123,18 +213,20 @@ def add_privacy_arguments(parser, bound=True, secure=False):
     group.add_argument("--delta", type=_delta, metavar="DELTA",
                        help="privacy parameter delta in (0, 1) (required for Gaussian noise), e.g. 1e-6 < 1/n")
     if bound:
-        group.add_argument("--row-norm", type=_positive, metavar="R",
+        group.add_argument("--row-norm", type=_bound, metavar="R",
                            help="the public L2 bound R on each (centred) row (required). Clipping: " + CLIPPING_HELP)
         group.add_argument("--center", metavar="C1,C2,...",
                            help="a PUBLIC centre subtracted from every row before clipping: one number for every "
                                 "column or one per column (default: none, the raw second moment)")
     group.add_argument("--mechanism", choices=("gaussian", "laplace"), default="gaussian",
                        help="noise: gaussian gives (epsilon, delta)-DP, laplace epsilon-DP (default gaussian)")
-    group.add_argument("--neighbours", choices=("replace-one", "add-remove"), default="replace-one",
-                       help="the neighbouring relation the guarantee is stated for (default replace-one)")
+    group.add_argument("--neighbours", choices=NEIGHBOURS, default="replace-one", help=NEIGHBOURS_HELP)
+    group.add_argument("--count-share", type=_share, default=COUNT_SHARE, metavar="F",
+                       help="with --neighbours add-remove: the share of epsilon (and delta) spent on the noisy row "
+                            f"count (default {COUNT_SHARE:g})")
     group.add_argument("--calibration", choices=("analytic", "classic", "zcdp"), default="analytic",
                        help="Gaussian calibration (default analytic, Balle & Wang 2018)")
-    group.add_argument("--seed", type=int, metavar="INT",
+    group.add_argument("--seed", type=seed_int, metavar="INT",
                        help="seed the noise: reproducible but NOT secure (default: fresh OS entropy)")
     if secure:
         group.add_argument("--secure", action="store_true",
@@ -146,7 +238,12 @@ def add_output_arguments(parser, default=None, required=True):
     group = parser.add_argument_group("output")
     group.add_argument("--out", "-o", metavar="DIR", default=default, required=required and default is None,
                        help="results directory, written atomically" + (f" (default {default})" if default else ""))
-    group.add_argument("--force", action="store_true", help="replace an existing non-empty results directory")
+    group.add_argument("--force", action="store_true",
+                       help="replace an existing results directory (only one dpmoments wrote: it holds a "
+                            ".dpmoments-results file)")
+    group.add_argument("--csv", action="store_true",
+                       help="also write every matrix as CSV: by default a matrix is written as .npy, plus .csv only "
+                            "when it has at most 10000 entries (100 x 100)")
     group.add_argument("--no-figures", action="store_true", help="skip the PNG/SVG figures")
     group.add_argument("--epsilon-grid", metavar="E1,E2,...",
                        help="also draw a privacy-utility curve over these epsilons (from the calibration alone: "
@@ -164,7 +261,7 @@ def privacy_options(args, n_features=None):
         raise CliError("--row-norm is required: the public bound R on each row's L2 norm; " + CLIPPING_HELP)
     kwargs = dict(epsilon=args.epsilon, delta=args.delta if args.mechanism == "gaussian" else None,
                   mechanism=args.mechanism, neighbours=args.neighbours, calibration=args.calibration,
-                  rng=args.seed)
+                  rng=args.seed, count_share=args.count_share)
     if getattr(args, "secure", False):
         if args.seed is not None:
             raise CliError("--secure draws from the OS CSPRNG and cannot be seeded; drop --seed")
@@ -179,6 +276,8 @@ def _center(text, n_features):
     if text is None:
         return None
     values = parse_floats(text, "--center")
+    if max(abs(v) for v in values) > BOUND_MAX:
+        raise CliError(f"--center values must be at most {BOUND_MAX:g} in size (rescale the data); got {text!r}")
     if len(values) == 1 and n_features is not None:
         values = values * n_features
     if n_features is not None and len(values) != n_features:

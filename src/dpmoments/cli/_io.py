@@ -1,25 +1,44 @@
-"""Reading inputs for the command line: streamed chunks, column names, a fingerprint.
+"""Reading inputs for the command line: one reader, column names, an optional fingerprint.
 
-The data themselves are streamed by :func:`dpmoments.moments.iter_chunks`
-(CSV and Parquet in record batches, ``.npy`` memory-mapped, Zarr through a
-dask array when dask and zarr are installed), so a file larger than memory is
-never loaded whole. The fingerprint is a SHA-256 of the file's bytes, read in
-1 MiB blocks.
+Every command reads its data through :class:`DataSource`, a thin layer over
+:func:`dpmoments.moments.tables.open_table` (CSV/TSV, compressed or not,
+Parquet, ``.npy``, sparse ``.npz``), plus Zarr stores through dask. The
+text-file options ``--delimiter`` and ``--no-header`` apply to every file a
+run reads; :func:`use_file_options` takes them from the parsed arguments.
+
+The fingerprint (``--fingerprint``) is a SHA-256 and the byte size of the
+input, read in 1 MiB blocks. It is opt-in: it is not private, since it tells
+apart two inputs that differ in one row.
 """
 
 import csv
 import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
 
 from ..moments import iter_chunks
+from ..moments.tables import open_table
 from ._args import CliError, parse_columns, parse_target
 
-__all__ = ["DataSource", "read_truth"]
+__all__ = ["DataSource", "read_truth", "use_file_options", "chunk_rows"]
 
-_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".npy": "npy", ".zarr": "zarr"}
+_FILE_OPTIONS = {"delimiter": None, "header": True}
+_DELIMITERS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": " ", "pipe": "|"}
+
+
+def use_file_options(args):
+    """The run's ``--delimiter`` and ``--no-header``, applied to every data file it opens."""
+    text = getattr(args, "delimiter", None)
+    _FILE_OPTIONS.update(delimiter=None if text is None else _DELIMITERS.get(text.lower(), text),
+                         header=not getattr(args, "no_header", False))
+
+
+def chunk_rows(requested, n_features):
+    """``--chunk-size``, or by default rows worth about 64 MiB of float64 (1024 to 65536 rows)."""
+    if requested is not None:
+        return requested
+    return int(min(65536, max(1024, (1 << 23) // max(n_features, 1))))
 
 
 class DataSource:
@@ -32,58 +51,58 @@ class DataSource:
         The ``--columns`` text (names, or 0-based positions).
     target : str or None
         The ``--target`` text.
+    delimiter, header : optional
+        Text files: the field separator and whether a header row names the
+        columns (default: the run's ``--delimiter`` and ``--no-header``).
     """
 
-    def __init__(self, path, columns=None, target=None):
-        self.path = Path(path)
+    def __init__(self, path, columns=None, target=None, *, delimiter=None, header=None):
+        self.given, self.path = str(path), Path(path)
         if not self.path.exists():
             raise CliError(f"no such data file: '{path}'")
-        self.kind = _kind(self.path)
         self.columns, self.target = parse_columns(columns), parse_target(target)
-        self._zarr = _open_zarr(self.path) if self.kind == "zarr" else None
-        # Opening validates the header/schema and the column selection now, before any work.
-        iter_chunks(self._source(), chunk_size=1, columns=self.columns, target=self.target)
-        self.all_names, self.total_rows = self._inspect()
-        self.feature_names = self._selected_names()
+        self.delimiter = _FILE_OPTIONS["delimiter"] if delimiter is None else delimiter
+        self.header = _FILE_OPTIONS["header"] if header is None else header
+        if self.path.is_dir():
+            self.kind, self._table, self._zarr = "zarr", None, _open_zarr(self.path)
+            names = [f"x{j}" for j in range(self._zarr.shape[1])]
+            # Checks the column selection now, before any work.
+            iter_chunks(self._zarr, chunk_size=1, columns=self.columns, target=self.target)
+            self.all_names, self.total_rows = names, int(self._zarr.shape[0])
+            self.feature_names = _selected(names, self.columns, self.target)
+        else:
+            self._zarr = None
+            try:
+                self._table = open_table(self.path, columns=self.columns, target=self.target,
+                                         delimiter=self.delimiter, header=self.header)
+            except FileNotFoundError as exc:
+                raise CliError(str(exc)) from None
+            self.kind, self.all_names, self.total_rows = self._table.format, self._table.names, self._table.n_rows
+            self.feature_names = self._table.feature_names
         self.n_rows = None
 
-    def _source(self):
-        return self._zarr if self._zarr is not None else str(self.path)
-
-    def _inspect(self):
-        if self.kind == "csv":
-            with open(self.path, newline="", encoding="utf-8-sig") as f:
-                return next(csv.reader(f)), None
-        if self.kind == "parquet":
-            import pyarrow.parquet as pq
-
-            meta = pq.ParquetFile(self.path).metadata
-            return list(pq.read_schema(self.path).names), meta.num_rows
-        shape = np.load(self.path, mmap_mode="r").shape if self.kind == "npy" else self._zarr.shape
-        return [f"x{j}" for j in range(shape[1])], int(shape[0])
-
-    def _selected_names(self):
-        names = self.all_names
-        pick = lambda c: names[c] if isinstance(c, int) else c  # noqa: E731
-        t = None if self.target is None else pick(self.target)
-        if self.columns is None:
-            return [c for c in names if c != t]
-        return [pick(c) for c in self.columns]
+    @property
+    def _text(self):
+        return any(s.lower() in (".csv", ".tsv") for s in self.path.suffixes[-2:])
 
     @property
     def n_features(self):
         return len(self.feature_names)
 
-    def chunks(self, chunk_size, progress=None):
+    def chunks(self, chunk_size=None, progress=None):
         """The streamed ``X`` (or ``(X, y)``) chunks; counts rows into ``self.n_rows``."""
         self.n_rows = 0
-        stream = iter_chunks(self._source(), chunk_size=chunk_size, columns=self.columns, target=self.target)
+        rows = chunk_rows(chunk_size, self.n_features)
+        if self._zarr is not None:
+            stream = iter_chunks(self._zarr, chunk_size=rows, columns=self.columns, target=self.target)
+        else:
+            stream = self._table.chunks(rows)
         for chunk in stream:
-            rows = (chunk[0] if isinstance(chunk, tuple) else chunk).shape[0]
-            self.n_rows += rows
+            n = (chunk[0] if isinstance(chunk, tuple) else chunk).shape[0]
+            self.n_rows += n
             yield chunk
             if progress is not None:
-                progress.update(rows)
+                progress.update(n)
 
     def fingerprint(self, progress=None):
         """SHA-256 of the file's bytes (of every file, by relative path, for a Zarr directory)."""
@@ -103,8 +122,20 @@ class DataSource:
         return sum(f.stat().st_size for f in _files(self.path))
 
     def describe(self):
-        return {"path": str(self.path.resolve()), "format": self.kind, "columns": self.feature_names,
+        """The input as the report states it: the path as given (never resolved), format and columns."""
+        info = {"path": self.given, "format": self.kind, "columns": self.feature_names,
                 "target": None if self.target is None else str(self.target)}
+        if self._text:
+            info.update(delimiter=self.delimiter or ("\t" if self.kind == "tsv" else ","), header=self.header)
+        return info
+
+
+def _selected(names, columns, target):
+    pick = lambda c: names[c] if isinstance(c, int) else c  # noqa: E731
+    t = None if target is None else pick(target)
+    if columns is None:
+        return [c for c in names if c != t]
+    return [pick(c) for c in columns]
 
 
 def _files(path):
@@ -113,19 +144,10 @@ def _files(path):
     return [path]
 
 
-def _kind(path):
-    if path.is_dir():
-        if path.suffix.lower() == ".zarr" or (path / ".zarray").exists() or (path / "zarr.json").exists():
-            return "zarr"
-        raise CliError(f"'{path}' is a directory but not a Zarr array; give a .csv, .parquet, .npy or .zarr")
-    kind = _KINDS.get(path.suffix.lower())
-    if kind is None or kind == "zarr":
-        raise CliError(f"cannot read '{path}': unknown extension {path.suffix!r}; "
-                       "supported: .csv, .parquet/.pq, .npy, and Zarr directories")
-    return kind
-
-
 def _open_zarr(path):
+    if not (path.suffix.lower() == ".zarr" or (path / ".zarray").exists() or (path / "zarr.json").exists()):
+        raise CliError(f"'{path}' is a directory but not a Zarr array; give a .csv, .tsv, .parquet, .npy, .npz "
+                       "or .zarr")
     try:
         import dask.array as da
     except ImportError:
@@ -135,8 +157,8 @@ def _open_zarr(path):
         arr = da.from_zarr(str(path))
     except ImportError:
         raise CliError(f"reading the Zarr array '{path}' needs zarr: pip install zarr") from None
-    except Exception as exc:  # zarr's errors vary across versions
-        raise CliError(f"could not open '{path}' as a Zarr array: {exc}") from None
+    except Exception as exc:  # zarr's errors vary across versions; their text is not shown
+        raise CliError(f"could not open '{path}' as a Zarr array ({type(exc).__name__})") from None
     if arr.ndim != 2:
         raise CliError(f"the Zarr array '{path}' must be 2-D (n_samples, n_features); got shape {arr.shape}")
     return arr
@@ -151,11 +173,14 @@ def read_truth(path, feature_names):
     if path.suffix.lower() == ".npy":
         try:
             A = np.load(path, allow_pickle=False)
-        except (ValueError, OSError) as exc:
-            raise CliError(f"could not read the truth file '{path}': {exc}") from None
+        except (ValueError, OSError):
+            raise CliError(f"could not read the truth file '{path}' as a .npy array") from None
     else:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            rows = [r for r in csv.reader(f) if r]
+        try:
+            with open(path, newline="", encoding="utf-8-sig") as f:
+                rows = [r for r in csv.reader(f) if r]
+        except (UnicodeDecodeError, csv.Error):
+            raise CliError(f"the truth file '{path}' is not UTF-8 comma-separated text") from None
         A = _edge_list(rows, feature_names, path) if rows and len(rows[0]) == 2 and d != 2 else _numeric(rows, path)
     A = np.asarray(A, dtype=np.float64)
     if A.shape != (d, d):
@@ -185,12 +210,3 @@ def _edge_list(rows, names, path):
             raise CliError(f"the truth edge list '{path}' names {a!r}-{b!r}; the features are {names}")
         A[index[a.strip()], index[b.strip()]] = 1
     return A
-
-
-def ensure_parent(path):
-    parent = Path(path).resolve().parent
-    if not parent.is_dir():
-        raise CliError(f"the parent directory of '{path}' does not exist: {parent}")
-    if not os.access(parent, os.W_OK):
-        raise CliError(f"cannot write into '{parent}' (permission denied)")
-    return parent

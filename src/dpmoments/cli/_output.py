@@ -1,53 +1,109 @@
-"""An atomic results directory: everything or nothing.
+"""Where results go: a destination that can never hold an input, written all at once.
 
-Results are written into a temporary directory next to the destination
-(``tempfile.mkdtemp(dir=parent)``, so both are on one file system), which is
-renamed to the final name with ``os.replace`` only once every file is
-written. An error or an interrupt removes the temporary directory, so a
-failed run leaves neither a half-written result nor debris. An existing
-non-empty destination is refused unless ``force`` is given; then it is moved
-aside, replaced, and deleted only after the rename succeeded.
+:func:`check_destination` runs before the data are touched. It refuses an
+``--out`` that is, contains or lies inside an input, that is or contains the
+working directory, that is a link, or whose parent cannot be written (the
+temporary directory lives in that parent, never elsewhere). An existing
+non-empty directory is replaced only with ``--force`` and only when it holds
+the marker file :data:`MARKER`, which dpmoments writes into every result: a
+directory of someone's own files is never deleted.
+
+:class:`ResultsDir` writes into a marked temporary directory beside the
+destination (see :mod:`._temps`), checks that every file is non-empty, and
+publishes it with one atomic swap while interrupts are held back. An error,
+Ctrl-C or SIGTERM removes the temporary; a SIGKILL leaves it for the next
+run to sweep. Large matrices are written as ``.npy`` only; a ``.csv`` copy
+is added when the matrix has at most :data:`CSV_MAX_CELLS` entries, or
+always with ``--csv``.
 """
 
 import csv
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from .._version import __version__
 from ._args import CliError
-from ._io import ensure_parent
+from ._signals import held
+from ._temps import TEMP_PREFIX, exchange, make_temp, rename_noreplace, sweep
 
-__all__ = ["ResultsDir", "check_destination"]
+__all__ = ["ResultsDir", "check_destination", "MARKER", "CSV_MAX_CELLS", "TEMP_PREFIX", "RUN"]
 
-TEMP_PREFIX = ".dpmoments-tmp-"
+MARKER = ".dpmoments-results"
+#: The largest matrix (in entries, e.g. 100 x 100) also written as CSV without --csv.
+CSV_MAX_CELLS = 10_000
 
 
-def check_destination(out, force=False):
-    """Fail early (before touching the data) if ``out`` cannot be written."""
-    out = Path(out)
-    ensure_parent(out)
+class _Run:
+    """What the command line knows about the current run: its inputs, CSV preference and results."""
+
+    def __init__(self):
+        self.begin()
+
+    def begin(self, command=None, inputs=(), csv=False):
+        self.command, self.csv = command, bool(csv)
+        self.inputs = [Path(p) for p in inputs if p]
+        self.published = []  # (destination as given, {name: JSON document})
+        self.document = None  # the --json document of a command that writes no results directory
+
+
+RUN = _Run()
+
+
+def _resolved(path):
+    return Path(os.path.abspath(path)).resolve()
+
+
+def _within(inner, outer):
+    return inner == outer or outer in inner.parents
+
+
+def check_destination(out, force=False, inputs=None):
+    """Fail early (before touching the data) if ``out`` cannot or may not be written."""
+    given, out = str(out), Path(out)
+    if os.path.islink(out):
+        raise CliError(f"the output '{given}' is a symbolic link; give the directory itself")
+    target, here = _resolved(out), Path.cwd().resolve()
+    if _within(here, target):
+        what = "is" if target == here else "contains"
+        raise CliError(f"the output '{given}' {what} the working directory; results go into a new directory of "
+                       "their own: give one, e.g. --out results")
+    for path in RUN.inputs if inputs is None else [Path(p) for p in inputs]:
+        source = _resolved(path)
+        if _within(source, target) or _within(target, source):
+            what = "is" if source == target else "contains" if _within(source, target) else "lies inside"
+            raise CliError(f"the output '{given}' {what} the input '{path}'; choose another --out")
+    parent = target.parent
+    if not parent.is_dir():
+        raise CliError(f"the parent directory of the output '{given}' does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CliError(f"cannot write into the parent directory of the output '{given}' (permission denied)")
+    sweep(parent)
     if out.exists() and not out.is_dir():
-        raise CliError(f"the output '{out}' exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise CliError(f"the output directory '{out}' exists and is not empty; use --force to replace it")
+        raise CliError(f"the output '{given}' exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise CliError(f"the output directory '{given}' exists and is not empty; use --force to replace it")
+        if not (out / MARKER).is_file():
+            raise CliError(f"the output directory '{given}' was not written by dpmoments (it has no {MARKER} "
+                           "file), so --force will not replace it: choose another --out or empty it yourself")
     return out
 
 
 class ResultsDir:
     """``with ResultsDir(out, force) as res: res.save_matrix(...)``: published on a clean exit only."""
 
-    def __init__(self, out, force=False):
+    def __init__(self, out, force=False, csv=None):
+        self.given = str(out)
         self.final = check_destination(out, force)
-        self.force = force
-        self.files = []
-        self.tmp = None
+        self.force, self.csv = force, RUN.csv if csv is None else bool(csv)
+        self.files, self.documents, self.tmp = [], {}, None
 
     def __enter__(self):
-        self.tmp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=self.final.resolve().parent))
+        self.tmp = make_temp(_resolved(self.final).parent)
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -55,37 +111,49 @@ class ResultsDir:
             shutil.rmtree(self.tmp, ignore_errors=True)
             return False
         try:
-            self._publish()
+            self._finish()
         except BaseException:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
         return False
 
+    def _finish(self):
+        empty = [name for name in self.files if (self.tmp / name).stat().st_size == 0]
+        if empty:
+            raise CliError(f"writing the results failed: {', '.join(empty)} came out empty; nothing was published")
+        with open(self.tmp / MARKER, "w") as f:
+            json.dump({"written_by": "dpmoments", "version": __version__, "command": RUN.command,
+                       "files": sorted(self.files)}, f)
+        _sync(self.tmp)
+        with held():  # Ctrl-C or SIGTERM now would come right after the swap, never half way
+            self._publish()
+            RUN.published.append((self.given, self.documents))
+
     def _publish(self):
-        old = None
-        if self.final.exists():
-            check_destination(self.final, self.force)  # it may have appeared while we worked
-            old = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=self.tmp.parent))
-            os.replace(self.final, old / "old")
+        final = _resolved(self.final)
         try:
-            os.replace(self.tmp, self.final)
-        except BaseException:
-            if old is not None:
-                os.replace(old / "old", self.final)
-            raise
-        finally:
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
+            rename_noreplace(self.tmp, final)
+            return
+        except FileExistsError:
+            pass
+        check_destination(self.given, self.force)  # it may have appeared or changed while we worked
+        exchange(self.tmp, final)
+        shutil.rmtree(self.tmp, ignore_errors=True)  # now the old result
 
     # -- writers ---------------------------------------------------------------------
     def path(self, name):
         self.files.append(name)
         return self.tmp / name
 
+    def wants_csv(self, cells):
+        return self.csv or cells <= CSV_MAX_CELLS
+
     def save_matrix(self, stem, A, labels=None):
-        """``stem.npy`` and ``stem.csv`` (with row and column labels when given)."""
+        """``stem.npy``, and ``stem.csv`` (with row and column labels) when small or asked for."""
         A = np.asarray(A)
         np.save(self.path(f"{stem}.npy"), A)
+        if not self.wants_csv(A.size):
+            return
         with open(self.path(f"{stem}.csv"), "w", newline="") as f:
             w = csv.writer(f)
             if labels is not None:
@@ -100,6 +168,7 @@ class ResultsDir:
             w.writerows(rows)
 
     def save_json(self, name, obj):
+        self.documents[name] = obj
         with open(self.path(name), "w") as f:
             json.dump(obj, f, indent=2, default=_jsonable)
             f.write("\n")
@@ -114,11 +183,20 @@ class ResultsDir:
         fig.savefig(self.path(f"{stem}.svg"))
 
 
+def _sync(directory):
+    """Flush every file to disk before the swap, so a crash cannot publish empty files."""
+    for entry in os.scandir(directory):
+        if entry.is_file(follow_symlinks=False):
+            fd = os.open(entry.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
 def _jsonable(obj):
     if isinstance(obj, np.ndarray):
         return obj.tolist()
     if isinstance(obj, np.generic):
         return obj.item()
-    if isinstance(obj, Path):
-        return str(obj)
     return str(obj)

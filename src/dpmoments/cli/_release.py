@@ -9,13 +9,14 @@ import math
 import numpy as np
 
 from ..moments import moment_sensitivity, release_second_moment
+from ..moments.counts import split_budget
 from ..privacy import calibrate_gaussian, calibrate_laplace
-from ._args import CliError, privacy_options
-from ._io import DataSource
+from ._args import _epsilon, privacy_options
+from ._io import DataSource, chunk_rows
 from ._output import check_destination
 from ._progress import Progress
 
-__all__ = ["second_moment_release", "expected_noise_error"]
+__all__ = ["second_moment_release", "expected_noise_error", "noise_sd"]
 
 
 def second_moment_release(args):
@@ -29,11 +30,12 @@ def second_moment_release(args):
     args.epsilon_grid_values = grid
     show = not args.quiet
     fingerprint = None
-    if not args.no_fingerprint:
+    if args.fingerprint:
         with Progress("fingerprint", total=source.nbytes(), unit="bytes", enabled=show) as bar:
             fingerprint = source.fingerprint(bar)
+    rows = chunk_rows(args.chunk_size, source.n_features)
     with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=show) as bar:
-        release = release_second_moment(source.chunks(args.chunk_size, bar), chunk_size=args.chunk_size, **kwargs)
+        release = release_second_moment(source.chunks(rows, bar), chunk_size=rows, **kwargs)
     return source, release, fingerprint
 
 
@@ -43,10 +45,24 @@ def epsilon_grid(args):
         return None
     from ._args import parse_floats
 
-    grid = sorted(set(parse_floats(text, "--epsilon-grid")))
-    if grid[0] <= 0:
-        raise CliError(f"--epsilon-grid values must be > 0; got {grid[0]:g}")
-    return grid
+    return sorted(set(parse_floats(text, "--epsilon-grid", check=_epsilon)))
+
+
+def noise_sd(release, epsilon, delta):
+    """Per-entry standard deviation of the release's noise had it been made at ``epsilon`` (calibration only).
+
+    Under add-remove: the sums' noise at that epsilon's share, divided by the
+    released noisy count (an estimate, like the release's own noise_scale).
+    """
+    laplace = release.mechanism in ("laplace", "discrete-laplace")
+    n, per = (release.n, 1) if release.n_public else (None, release.n)
+    sens = moment_sensitivity("second", norm="l1" if laplace else "l2", n_samples=n, n_features=release.n_features,
+                              neighbours=release.neighbours, row_norm=release.row_norm)
+    if not release.n_public:
+        epsilon, delta = split_budget(epsilon, delta, release.count_share)[1]
+    if laplace:
+        return math.sqrt(2.0) * calibrate_laplace(epsilon, sens)[0] / per
+    return calibrate_gaussian(epsilon, delta, sens, release.calibration or "analytic")[0] / per
 
 
 def expected_noise_error(release, epsilons, delta):
@@ -57,16 +73,5 @@ def expected_noise_error(release, epsilons, delta):
     symmetric noise has d(d+1)/2 i.i.d. draws mirrored, so
     E||E||_F^2 = d^2 Var(draw): Var = sigma^2 (Gaussian) or 2 b^2 (Laplace).
     """
-    d, n = release.n_features, release.n
-    norm = "l1" if release.mechanism == "laplace" else "l2"
-    sens = moment_sensitivity("second", norm=norm, n_samples=n, n_features=d, neighbours=release.neighbours,
-                              row_norm=release.row_norm)
     ref = float(np.linalg.norm(release.second_moment)) or 1.0
-    errors = []
-    for eps in epsilons:
-        if norm == "l1":
-            sd = math.sqrt(2.0) * calibrate_laplace(eps, sens)[0]
-        else:
-            sd = calibrate_gaussian(eps, delta, sens, release.calibration or "analytic")[0]
-        errors.append(d * sd / ref)
-    return np.array(errors)
+    return np.array([release.n_features * noise_sd(release, eps, delta) / ref for eps in epsilons])

@@ -1,12 +1,20 @@
-"""The JSON privacy report written beside every result, and its one-paragraph summary."""
+"""The JSON privacy report written beside every result, and its one-line summary on the console.
+
+The console line uses the report's own field names (``guarantee``,
+``neighbouring_relation``, ``noise_scale``, ...), so what a user reads on the
+terminal is found under the same name in ``privacy_report.json``. The input
+is described by its path as given on the command line (never resolved to an
+absolute path) and, only with ``--fingerprint``, a hash of its bytes.
+"""
 
 import datetime
 import sys
 
 from .._version import __version__
+from ..privacy.relations import RELATION_WORDS, describe_relation
 from ._args import CLIPPING_HELP
 
-__all__ = ["privacy_report", "privacy_summary"]
+__all__ = ["privacy_report", "privacy_summary", "n_note", "rows_text", "randomness_text"]
 
 _RANDOMNESS = {
     "os-entropy": "fresh OS entropy (numpy PCG64 seeded from the OS): the noise cannot be reproduced",
@@ -29,6 +37,7 @@ def privacy_report(command, release, *, source=None, fingerprint=None, analysis=
             "guarantee_detail": g.to_dict(),
             "certified": g.certified,
             "neighbouring_relation": release.neighbours,
+            "neighbouring_relation_meaning": RELATION_WORDS[release.neighbours],
             "mechanism": release.mechanism,
             "sensitivity": release.sensitivity,
             "sensitivity_norm": release.sensitivity_norm,
@@ -40,7 +49,8 @@ def privacy_report(command, release, *, source=None, fingerprint=None, analysis=
             "randomness": release.randomness,
             "secure_randomness": release.secure,
             "randomness_note": _RANDOMNESS.get(release.randomness, release.randomness),
-            "n_public": "n (the number of rows) is treated as public, as the guarantee assumes",
+            "n_public": release.n_public,
+            "n_note": n_note(release),
         },
         "release": release.to_dict(),
         "input": _input(source, release, fingerprint),
@@ -54,20 +64,46 @@ def privacy_report(command, release, *, source=None, fingerprint=None, analysis=
 def _input(source, release, fingerprint):
     info = {} if source is None else source.describe()
     info["shape"] = [release.n, release.n_features]
+    if not getattr(release, "n_public", True):
+        info["shape_note"] = "the row count is the noisy count (add-remove): the exact count is not reported"
     if fingerprint is None:
         info["fingerprint"] = None
     else:
         info["fingerprint"] = dict(fingerprint, note=(
-            "a deterministic hash of the input file for provenance; it is not differentially private and "
-            "confirms a guess of the exact file: share the report only with those who may know that"))
+            "asked for with --fingerprint: a deterministic hash and size of the input file, for provenance. It is "
+            "NOT differentially private: it tells apart inputs that differ in one row and confirms a guess of the "
+            "exact file, so share this report only with those who may know that"))
     return info
 
 
+def n_note(release):
+    """What the released n is, in words (the exact count only where the relation makes it public)."""
+    if release.n_public:
+        return f"n = {release.n} rows, public under {release.neighbours} (the relation fixes it)"
+    if release.count_noise_scale is None:
+        return f"n = {release.n} rows, exact: epsilon = inf, nothing is private"
+    return (f"n = {release.n} is a noisy row count ({release.mechanism} noise, scale {release.count_noise_scale:.3g}, "
+            f"{release.count_share:g} of the budget); the exact count is not released")
+
+
+def rows_text(release):
+    """``"1000 rows"``, or ``"about 1012 rows (noisy count)"`` under add-remove."""
+    return f"{release.n} rows" if release.n_public else f"about {release.n} rows (noisy count)"
+
+
+def randomness_text(randomness, secure):
+    return f"randomness {randomness}" + ("" if secure else " (NOT secure)")
+
+
 def privacy_summary(release):
-    """One line describing the guarantee, for the terminal."""
+    """One line describing the guarantee, for the terminal, in the report's names (``privacy`` block)."""
     rel = release
-    sens = "" if rel.sensitivity is None else f", {rel.sensitivity_norm.upper()} sensitivity {rel.sensitivity:.3g}"
-    cal = f", {rel.calibration} calibration" if rel.calibration else ""
-    secure = "secure randomness" if rel.secure else f"{rel.randomness} randomness (NOT secure)"
-    return (f"privacy: {rel.guarantee} under {rel.neighbours}; {rel.mechanism} noise sigma={rel.noise_scale:.3g}"
-            f"{sens}{cal}; rows clipped to ||x|| <= {rel.row_norm:g}; {secure}")
+    sens = "" if rel.sensitivity is None else \
+        f", sensitivity {rel.sensitivity:.3g} ({rel.sensitivity_norm}{'' if rel.n_public else ', of the sum'})"
+    cal = f", calibration {rel.calibration}" if rel.calibration else ""
+    scale = f"noise_scale {rel.noise_scale:.3g}" + ("" if rel.n_public else " (per noisy n)")
+    count = "" if rel.n_public or rel.count_noise_scale is None else \
+        f"; n {rel.n} is a noisy count (noise scale {rel.count_noise_scale:.3g}, {rel.count_share:g} of the budget)"
+    return (f"privacy: guarantee {rel.guarantee}, neighbouring_relation {describe_relation(rel.neighbours)}; "
+            f"mechanism {rel.mechanism}, {scale}{sens}{cal}{count}; row_norm {rel.row_norm:g} (rows clipped to it); "
+            f"{randomness_text(rel.randomness, rel.secure)}")

@@ -122,7 +122,10 @@ def _flower_app():
         from ..multisite import Plan
         from ..multisite.flower import FlowerTransport
 
+        from ._output import RUN
+
         request = json.loads(Path(str(context.run_config["request"])).read_text())
+        RUN.begin("aggregate", inputs=[request["plan"]])  # this process's results marker and --out checks
         plan = Plan.from_json(Path(request["plan"]).read_text())
         _watchdog(request, request["status"], deadline_of(plan, request))
         aggregate_plan(plan, FlowerTransport(grid), request)

@@ -61,19 +61,11 @@ def add_arguments(parser):
 
 
 def run(args):
-    import signal
-
+    # Ctrl-C, SIGTERM and SIGHUP raise where the run is (cli._signals): the staging directory is removed
+    # and flwr run ended by the finally clauses below.
     if args.make_test_ca:
         return _make_ca(args)
-    previous = signal.signal(signal.SIGTERM, _interrupt)  # stop as on Ctrl-C: temporaries removed, children ended
-    try:
-        return _grpc(args) if args.transport == "grpc" else _flower(args)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
+    return _grpc(args) if args.transport == "grpc" else _flower(args)
 
 
 def _make_ca(args):
@@ -140,12 +132,14 @@ def _report(args, status, plan):
 
 
 def _staging(args):
-    """A private working directory beside --out (same file system), named so later runs recognise debris."""
-    import tempfile
+    """A private working directory beside --out, marked as this process's so that a later run sweeps it if we die."""
+    import os
     from pathlib import Path
 
-    parent = Path(args.out).resolve().parent if args.out else Path.cwd()
-    return Path(tempfile.mkdtemp(prefix=".dpmoments-tmp-aggregate-", dir=parent))
+    from ._temps import make_temp
+
+    parent = Path(os.path.abspath(args.out)).parent if args.out else Path.cwd()
+    return make_temp(parent)
 
 
 def _grpc(args):

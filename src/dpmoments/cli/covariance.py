@@ -2,7 +2,7 @@
 
 from ._output import ResultsDir
 from ._release import expected_noise_error, second_moment_release
-from ._report import privacy_report, privacy_summary
+from ._report import privacy_report, privacy_summary, rows_text
 from ._args import add_input_arguments, add_output_arguments, add_privacy_arguments
 
 HELP = "a private covariance (second-moment) matrix"
@@ -37,8 +37,8 @@ def psd_floor(text):
         value = float(text)
     except ValueError:
         raise CliError(f"--psd-floor must be a number >= 0 or 'none'; got {text!r}") from None
-    if not value >= 0:
-        raise CliError(f"--psd-floor must be >= 0 or 'none'; got {text}")
+    if not 0 <= value < float("inf"):
+        raise CliError(f"--psd-floor must be a finite number >= 0 or 'none'; got {text}")
     return value
 
 
@@ -60,7 +60,7 @@ def run(args):
             "covariance", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"]}))
     if not args.quiet:
-        print(f"covariance of {release.n} rows x {release.n_features} columns of {source.path.name}")
+        print(f"covariance of {rows_text(release)} x {release.n_features} columns of {source.path.name}")
         print(privacy_summary(release))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
@@ -69,7 +69,11 @@ def run(args):
 def _figures(res, cov, names, release, args):
     from .. import plots
 
-    res.save_figure("covariance", plots.plot_matrix(cov, names, title=f"private covariance ({release.guarantee})"))
+    # Without a centre the matrix is the uncentred second moment, not a covariance: say which.
+    what, about = (("covariance", "about the centre") if release.center is not None
+                   else ("second moment", "about the origin (uncentred)"))
+    res.save_figure("covariance", plots.plot_matrix(cov, names, title=f"private {what} {about}, {release.guarantee}",
+                                                    value_name=what))
     grid = args.epsilon_grid_values
     if grid:
         err = expected_noise_error(release, grid, args.delta)

@@ -5,8 +5,9 @@ plan and the site's secret shares: deliver each to its site only, out of band --
 via the aggregator).
 """
 
-from ._args import CliError, _delta, _epsilon, _positive, positive_int
 from ..multisite.protocols import PROTOCOLS
+from ..privacy.relations import NEIGHBOURS
+from ._args import CliError, _delta, _epsilon, _positive, positive_int
 from ._multisite import ANALYSES, add_analysis_arguments, check_analysis, plan_options
 
 HELP = "build a deployed run's plan and deal each site its share file (the trusted noise generator)"
@@ -47,12 +48,16 @@ def add_arguments(parser):
                         help="sites assumed to collude with the aggregator (default 0)")
     parser.add_argument("--calibrate-to", choices=("aggregator", "per-site"), default="aggregator",
                         help="meet the budget against the aggregator (default) or per message (the papers')")
-    parser.add_argument("--neighbours", default="replace-one", choices=("replace-one", "zero-out"))
+    parser.add_argument("--neighbours", default="replace-one", choices=NEIGHBOURS,
+                        help="replace-one (default) or zero-out; add-remove is refused across sites (each site's "
+                             "row count is public in the plan)")
     parser.add_argument("--calibration", default="analytic", choices=("analytic", "classic", "zcdp"))
     add_analysis_arguments(parser, fit=False)
     parser.add_argument("--seed", type=int, help="reproducible shares (tests only; NOT secure)")
-    parser.add_argument("--out", required=True, metavar="DIR", help="directory for plan.json and the share files")
-    parser.add_argument("--force", action="store_true", help="overwrite existing share files")
+    parser.add_argument("--out", required=True, metavar="DIR", help="a new directory for plan.json and the share "
+                                                                     "files, written atomically")
+    parser.add_argument("--force", action="store_true", help="replace an earlier dealing in --out (every share in it "
+                                                             "is then void: the sites must get the new ones)")
 
 
 def parse_sites(text):
@@ -70,31 +75,40 @@ def parse_sites(text):
 
 
 def run(args):
-    from pathlib import Path
-
-    from ..multisite import deal_files
+    from ..multisite import deal, write_bundle
+    from ..multisite.dealer import plan_json
     from ..multisite.analyses import plan_analysis
+    from ._output import ResultsDir, check_destination
 
     check_analysis(args, fit=False)
     if args.row_norm is None and args.analysis != "tensor-stm":
         raise CliError("--row-norm is required: the public bound R on each row's L2 norm")
+    if args.neighbours == "add-remove":
+        raise CliError("--neighbours add-remove is not supported across sites (each site's row count is public in "
+                       "the plan); use replace-one or zero-out")
+    check_destination(args.out, args.force)
     sites, sizes = parse_sites(args.sites)
     plan = plan_analysis(args.analysis, args.protocol, sites, sizes, n_features=args.n_features,
                          options=plan_options(args), row_norm=args.row_norm or 1.0, epsilon=args.epsilon,
                          delta=args.delta, response_bound=args.response_bound, neighbours=args.neighbours,
                          calibration=args.calibration, target=args.calibrate_to, colluders=args.colluders,
                          rank=args.rank)
-    out = Path(args.out)
-    existing = [out / f"{s}.npz" for s in sites if (out / f"{s}.npz").exists()]
-    if existing and not args.force:
-        raise CliError(f"{existing[0]} exists: use --force to deal new shares")
-    paths = deal_files(plan, out, rng=args.seed)
+    with ResultsDir(args.out, args.force) as res:  # all the shares of one plan, or none: never a mix of two dealings
+        for site, bundle in deal(plan, args.seed).items():
+            write_bundle(bundle, res.path(f"{site}.npz"))
+        res.save_text("plan.json", plan_json(plan))
     if not args.quiet:
-        costs = [plan.cost(s) for s in sites]
-        worst = max(costs, key=lambda g: g.epsilon)
-        print(f"plan {plan.digest[:12]} ({args.analysis}, {args.protocol}) for {len(sites)} sites: "
-              f"{paths['plan']} (public)")
-        print(f"guarantee against the aggregator ({plan.colluders} colluder(s)), worst site: {worst}  <- holds")
-        for s in sites:
-            print(f"  {s}: {paths[s]} (secret: deliver to site {s!r} only)")
+        _print(args, plan, sites)
     return 0
+
+
+def _print(args, plan, sites):
+    from pathlib import Path
+
+    out = Path(args.out)
+    worst = max((plan.cost(s) for s in sites), key=lambda g: g.epsilon)
+    print(f"plan {plan.digest[:12]} ({args.analysis}, {args.protocol}) for {len(sites)} sites: {out / 'plan.json'} "
+          "(public)")
+    print(f"guarantee against the aggregator ({plan.colluders} colluder(s)), worst site: {worst}  <- holds")
+    for s in sites:
+        print(f"  {s}: {out / f'{s}.npz'} (secret: deliver to site {s!r} only)")

@@ -9,13 +9,11 @@ import math
 
 import numpy as np
 
-from ..moments import moment_sensitivity
-from ..privacy import calibrate_gaussian, calibrate_laplace
 from ._args import CliError, add_input_arguments, add_output_arguments, add_privacy_arguments, privacy_options
 from ._io import DataSource
 from ._output import ResultsDir, check_destination
-from ._release import second_moment_release
-from ._report import privacy_report, privacy_summary
+from ._release import noise_sd, second_moment_release
+from ._report import privacy_report, privacy_summary, rows_text
 
 HELP = "private principal components and the spectrum against the noise floor"
 DESCRIPTION = """\
@@ -40,17 +38,6 @@ def add_arguments(parser):
     group = parser.add_argument_group("estimator (post-processing: no extra privacy cost)")
     group.add_argument("--n-components", type=int, metavar="K", help="number of components (required)")
     add_output_arguments(parser)
-
-
-def noise_sd(release, epsilon, delta):
-    """Per-entry standard deviation of the symmetric noise at ``epsilon`` (calibration only, no data)."""
-    d, n = release.n_features, release.n
-    laplace = release.mechanism == "laplace"
-    sens = moment_sensitivity("second", norm="l1" if laplace else "l2", n_samples=n, n_features=d,
-                              neighbours=release.neighbours, row_norm=release.row_norm)
-    if laplace:
-        return math.sqrt(2.0) * calibrate_laplace(epsilon, sens)[0]
-    return calibrate_gaussian(epsilon, delta, sens, release.calibration or "analytic")[0]
 
 
 def noise_floor(release):
@@ -100,7 +87,7 @@ def run(args):
             "pca", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"]}))
     if not args.quiet:
-        print(f"PCA of {release.n} rows x {release.n_features} columns of {source.path.name}: "
+        print(f"PCA of {rows_text(release)} x {release.n_features} columns of {source.path.name}: "
               f"{k} component(s), {analysis['n_above_noise_floor']} eigenvalue(s) above the noise floor {floor:.3g}")
         print_components(est, names)
         print(privacy_summary(release))
@@ -122,8 +109,9 @@ def pca_analysis(est, floor, eig):
 def save_pca(res, est, names, floor):
     comps = est.components_
     np.save(res.path("components.npy"), comps)
-    res.save_table("components.csv", ["component"] + list(names),
-                   [[f"pc{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(comps)])
+    if res.wants_csv(comps.size):
+        res.save_table("components.csv", ["component"] + list(names),
+                       [[f"pc{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(comps)])
     res.save_table("explained_variance.csv", ["component", "eigenvalue", "ratio", "above_noise_floor"],
                    [[f"pc{j + 1}", repr(float(v)), repr(float(r)), bool(v > floor)]
                     for j, (v, r) in enumerate(zip(est.explained_variance_, est.explained_variance_ratio_))])

@@ -18,14 +18,16 @@ import types
 
 import numpy as np
 
+from .._rng import secure_randomness
 from .._version import __version__
-from ._args import (CLIPPING_HELP, CliError, _delta, _epsilon, _positive, add_input_arguments,
-                    add_output_arguments, positive_int)
+from ..privacy.relations import RELATION_WORDS, describe_relation, n_is_public
+from ._args import (CLIPPING_HELP, CliError, _bound, _delta, _epsilon, add_input_arguments,
+                    add_output_arguments, positive_int, seed_int)
 from ._io import DataSource
 from ._output import ResultsDir, check_destination
 from ._progress import Progress
 from ._release import epsilon_grid
-from ._report import _RANDOMNESS, _input
+from ._report import _RANDOMNESS, _input, randomness_text
 
 HELP = "private robust (least absolute deviations) regression by IRLS"
 DESCRIPTION = """\
@@ -64,7 +66,8 @@ def open_input(args, path=None, target=None):
 
 
 def fingerprint(source, args):
-    if args.no_fingerprint:
+    """The input's SHA-256 and size, only with ``--fingerprint`` (it is not private)."""
+    if not getattr(args, "fingerprint", False):
         return None
     with Progress("fingerprint", total=source.nbytes(), unit="bytes", enabled=not args.quiet) as bar:
         return source.fingerprint(bar)
@@ -105,20 +108,26 @@ def no_grid(args, command):
 
 
 def estimator_report(command, guarantee, *, privacy, source, fingerprint, n, d, analysis, argv, randomness,
-                     files, extra=None):
-    """A privacy report with the layout of :func:`._report.privacy_report`, for estimators without a Release."""
+                     files, extra=None, neighbours="replace-one"):
+    """A privacy report with the layout of :func:`._report.privacy_report`, for estimators without a Release.
+
+    Their noise is float noise from numpy, never exact discrete noise, so it
+    is never reported secure (:func:`dpmoments._rng.secure_randomness`).
+    """
     block = {
         "guarantee": str(guarantee),
         "guarantee_detail": guarantee.to_dict(),
         "certified": guarantee.certified,
-        "neighbouring_relation": "replace-one",
+        "neighbouring_relation": neighbours,
+        "neighbouring_relation_meaning": RELATION_WORDS[neighbours],
         "mechanism": None, "sensitivity": None, "sensitivity_norm": None, "calibration": None,
         "noise_scale": None, "row_norm": None, "center": None,
         "clipping": CLIPPING_HELP,
         "randomness": randomness,
-        "secure_randomness": randomness == "os-entropy",
+        "secure_randomness": secure_randomness(randomness, exact_discrete=False),
         "randomness_note": _RANDOMNESS.get(randomness, randomness),
-        "n_public": "n (the number of rows) is treated as public, as the guarantee assumes",
+        "n_public": n_is_public(neighbours),
+        "n_note": f"n = {n} rows, public under {neighbours} (the relation fixes it)",
     }
     block.update(privacy)
     report = {
@@ -148,9 +157,9 @@ def add_arguments(parser):
     group = parser.add_argument_group("privacy (required: --epsilon, --delta, --row-norm, --response-bound)")
     group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="total epsilon > 0 of the 2 J releases (required)")
     group.add_argument("--delta", type=_delta, metavar="DELTA", help="total delta in (0, 1) (required), e.g. 1e-6 < 1/n")
-    group.add_argument("--row-norm", type=_positive, metavar="R",
+    group.add_argument("--row-norm", type=_bound, metavar="R",
                        help="the public L2 bound R on each feature row (required). Clipping: " + CLIPPING_HELP)
-    group.add_argument("--response-bound", type=_positive, metavar="B",
+    group.add_argument("--response-bound", type=_bound, metavar="B",
                        help="the public bound on |y| (required): responses are clipped to [-B, B]")
     group.add_argument("--accounting", choices=("zcdp", "basic", "advanced"), default="zcdp",
                        help="how the budget is split over the 2 J releases (default zcdp)")
@@ -158,11 +167,11 @@ def add_arguments(parser):
                        help="noise on the weighted cross moment (default gaussian)")
     group.add_argument("--split", type=float, default=0.5, metavar="F",
                        help="share of each iteration's budget for the cross moment (default 0.5)")
-    group.add_argument("--seed", type=int, metavar="INT",
+    group.add_argument("--seed", type=seed_int, metavar="INT",
                        help="seed the noise: reproducible but NOT secure (default: fresh OS entropy)")
     est = parser.add_argument_group("estimator")
     est.add_argument("--n-iter", type=positive_int, metavar="J", help="IRLS iterations, each two releases (required)")
-    est.add_argument("--w-max", type=_positive, metavar="W",
+    est.add_argument("--w-max", type=_bound, metavar="W",
                      help="the largest IRLS weight (required): residuals below 1/W count as 1/W; the "
                           "sensitivities grow linearly in W")
     est.add_argument("--p", type=float, default=1.0, metavar="P", help="the loss sum |r_i|^p, p in [1, 2] (default 1: LAD)")
@@ -237,10 +246,10 @@ def run(args):
         if args.fit_intercept:
             print(f"  (intercept): {est.intercept_:.4g}")
         b = est.budget_
-        print(f"privacy: {est.privacy_} under replace-one ({args.accounting} accounting over {2 * est.n_iter_} "
-              f"releases: per iteration {b.first_moment} + {b.second_moment}); "
-              f"rows clipped to ||x|| <= {args.row_norm:g}, |y| <= {args.response_bound:g}; "
-              + ("secure randomness" if args.seed is None else "seeded randomness (NOT secure)"))
+        print(f"privacy: guarantee {est.privacy_}, neighbouring_relation {describe_relation(est.neighbours_)}; "
+              f"calibration {args.accounting} over {2 * est.n_iter_} releases (per iteration {b.first_moment} + "
+              f"{b.second_moment}); row_norm {args.row_norm:g}, response_bound {args.response_bound:g} (rows and "
+              "responses clipped); " + randomness_text(rep["randomness"], False))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

@@ -1,10 +1,13 @@
 """``dpmoments reproduce NAME``: run a paper reproduction, ``dpmoments.reproduce.<NAME>.main(argv)``."""
 
 import argparse
+import contextlib
 import importlib
 import pkgutil
+import sys
 
 from ._args import CliError
+from ._output import RUN
 
 HELP = "reproduce a paper's tables (see --list)"
 DESCRIPTION = """\
@@ -45,15 +48,22 @@ def run(args):
     if args.list or args.name is None:
         if args.name is None and not args.list:
             raise CliError("give a reproduction NAME or --list; available: " + (", ".join(names) or "none"))
-        for name, doc in sorted(names.items()):
-            print(f"{name:20s} {doc}")
+        RUN.document = {"reproductions": dict(sorted(names.items()))}
+        if not args.quiet:
+            for name, doc in sorted(names.items()):
+                print(f"{name:20s} {doc}")
         return 0
     name = args.name.replace("-", "_")
     if name not in names:
         raise CliError(f"no reproduction named {args.name!r}; available: {', '.join(sorted(names)) or 'none'}")
     mod = importlib.import_module(f"dpmoments.reproduce.{name}")
+    # With --json the reproduction's own printout goes to stderr: stdout carries the JSON document only.
+    redirect = contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext()
     try:
-        status = mod.main(list(args.rest))
+        with redirect:
+            status = mod.main(list(args.rest))
     except SystemExit as exc:  # its argparse exits on --help or bad arguments
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    RUN.document = {"reproduction": name, "arguments": list(args.rest),
+                    "markdown": status if isinstance(status, str) else None}
     return status if isinstance(status, int) else 0

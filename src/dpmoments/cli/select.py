@@ -8,9 +8,11 @@ takes arrays, so this subcommand loads the selected columns into memory
 
 import math
 
-from ._args import CliError, _epsilon, _positive, add_input_arguments, add_output_arguments
+from ._args import CliError, _bound, _epsilon, add_input_arguments, add_output_arguments, seed_int
 from ._output import ResultsDir
 from ._release import epsilon_grid
+from ..privacy.relations import describe_relation
+from ._report import randomness_text
 from .regress import (add_memory_arguments, estimator_report, fingerprint, open_input, read_in_memory,
                       require_target)
 
@@ -19,7 +21,8 @@ DESCRIPTION = """\
 Choose the columns of a linear model y ~ X privately (Lei, Charest, Slavkovic, Smith & Fienberg
 2018): for every candidate model M (all subsets of at most --max-size columns, fixed before seeing
 the data) compute Q(M) = min ||y - X b||^2 over b supported on M with ||b||_1 <= --R, add the
-penalty phi |M| (phi = sigma2 log n, 'bic', by default) and report the noisy argmin
+penalty phi |M| (by default phi = 8 log|M| (r + B R)^2 / epsilon, 'theorem': Lei et al.'s
+consistency scale, in units of y^2, well above the selection noise) and report the noisy argmin
 (Laplace report-noisy-min, or the exponential mechanism). Pure epsilon-DP, replace-one.
 
 Clipping: every entry of X is clipped to [-B, B] (--bounds) and y to [-r, r] (--response-bound),
@@ -40,36 +43,37 @@ def add_arguments(parser):
     add_memory_arguments(parser)
     group = parser.add_argument_group("privacy (required: --epsilon, --bounds, --response-bound, --R; pure epsilon-DP)")
     group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="epsilon > 0 of the selection (required)")
-    group.add_argument("--bounds", type=_positive, metavar="B",
+    group.add_argument("--bounds", type=_bound, metavar="B",
                        help="the public entrywise bound (required): every X_ij is clipped to [-B, B]")
-    group.add_argument("--response-bound", type=_positive, metavar="r",
+    group.add_argument("--response-bound", type=_bound, metavar="r",
                        help="the public bound on |y| (required): responses are clipped to [-r, r]")
-    group.add_argument("--R", type=_positive, metavar="RADIUS", dest="R",
+    group.add_argument("--R", type=_bound, metavar="RADIUS", dest="R",
                        help="the public L1 radius of the coefficients (required): the sensitivity is (r + B R)^2")
     group.add_argument("--mechanism", choices=("noisy-min", "exponential"), default="noisy-min",
                        help="Laplace report-noisy-min or the exponential mechanism (default noisy-min)")
-    group.add_argument("--seed", type=int, metavar="INT",
+    group.add_argument("--seed", type=seed_int, metavar="INT",
                        help="seed the noise: reproducible but NOT secure (default: fresh OS entropy)")
     est = parser.add_argument_group("candidates and penalty (public, fixed before the data are read)")
     est.add_argument("--candidates", choices=("all", "nested"), default="all",
                      help="all subsets of at most --max-size columns, or the nested {1}, {1,2}, ... (default all)")
     est.add_argument("--max-size", type=int, metavar="K", help="largest model size (default: every column)")
-    est.add_argument("--phi", default="bic", metavar="PHI",
-                     help="penalty per column: a number >= 0, or 'bic' = sigma2 log n (default)")
-    est.add_argument("--sigma2", type=_positive, default=1.0, metavar="S",
-                     help="the public noise variance guess used by phi='bic' (default 1)")
+    est.add_argument("--phi", default="theorem", metavar="PHI",
+                     help="penalty per column, in units of y^2: a number >= 0, 'theorem' = 8 log|M| (r + B R)^2 / "
+                          "epsilon (default), or 'bic' = sigma2 log n")
+    est.add_argument("--sigma2", type=_bound, default=1.0, metavar="S",
+                     help="the public noise variance of y (units of y^2) used by phi='bic' (default 1)")
     add_output_arguments(parser)
 
 
 def _phi(text):
-    if text == "bic":
-        return "bic"
+    if text in ("bic", "theorem"):
+        return text
     try:
         value = float(text)
     except ValueError:
-        raise CliError(f"--phi must be a number >= 0 or 'bic'; got {text!r}") from None
+        raise CliError(f"--phi must be a number >= 0, 'theorem' or 'bic'; got {text!r}") from None
     if not value >= 0 or math.isinf(value):
-        raise CliError(f"--phi must be a finite number >= 0 or 'bic'; got {text}")
+        raise CliError(f"--phi must be a finite number >= 0, 'theorem' or 'bic'; got {text}")
     return value
 
 
@@ -115,11 +119,14 @@ def run(args):
                 "scores_released": False, "loaded_into_memory": True, "estimate": "selected.csv"}
     privacy = {"mechanism": ("laplace report-noisy-min" if args.mechanism == "noisy-min" else "exponential"),
                "sensitivity": rep["sensitivity_Q"], "sensitivity_norm": "criterion (every Q(M) at once)",
+               "sensitivity_exact_minimum": rep["sensitivity_Q_exact_minimum"],
+               "certified_gap": rep["certified_gap"],
                "noise_scale": rep["selection_noise_scale"], "entry_bound": args.bounds,
                "response_bound": args.response_bound, "l1_radius": args.R,
                "clipping": "every entry X_ij is clipped to [-B, B] (--bounds) and y to [-r, r] (--response-bound); "
                            "the bounds are PUBLIC, chosen before seeing the data; (r + B R)^2 bounds every squared "
-                           "residual and so the sensitivity of every candidate's criterion"}
+                           "residual and so the sensitivity of every candidate's exact minimum; each Q(M) is "
+                           "certified to within certified_gap of it, which the sensitivity adds"}
     with ResultsDir(args.out, args.force) as res:
         res.save_table("selected.csv", ["feature", "index"], [[names[j], j] for j in est.selected_])
         if grid and not args.no_figures:
@@ -136,10 +143,10 @@ def run(args):
     if not args.quiet:
         print(f"selected {len(chosen)} of {d} columns of {source.path.name} ({n} rows, {len(family)} candidate "
               f"models): {', '.join(chosen) if chosen else '(none)'}")
-        print(f"privacy: {est.privacy_} under replace-one; {privacy['mechanism']}, criterion sensitivity "
-              f"{rep['sensitivity_Q']:.3g}; |X_ij| <= {args.bounds:g}, |y| <= {args.response_bound:g}, "
-              f"||b||_1 <= {args.R:g}; " + ("secure randomness" if args.seed is None else
-                                              "seeded randomness (NOT secure)"))
+        print(f"privacy: guarantee {est.privacy_}, neighbouring_relation {describe_relation(est.neighbours_)}; "
+              f"mechanism {privacy['mechanism']}, sensitivity {rep['sensitivity_Q']:.3g} (criterion); entry_bound "
+              f"{args.bounds:g}, response_bound {args.response_bound:g}, l1_radius {args.R:g}; "
+              + randomness_text(rep["randomness"], False))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

@@ -38,6 +38,9 @@ def add_arguments(parser):
     parser.add_argument("--budget", metavar="EPS,DELTA",
                         help="the most this site spends against the aggregator over every plan it answers "
                              "(default: the plans' own budgets for this site, added up)")
+    parser.add_argument("--colluders", type=int, metavar="C",
+                        help="other sites this site assumes collude with the aggregator when it charges a plan to "
+                             "its budget: the larger of C and the plan's own (default: the plan's)")
     parser.add_argument("--state", metavar="DIR", help="this site's ledger and local socket (default: "
                                                        "./dpmoments-site-NAME)")
     parser.add_argument("--transport", choices=("flower", "grpc"), default="flower", help="default flower")
@@ -84,12 +87,13 @@ def _load(args):
     plans = [b.plan for b in bundles]
     state = Path(args.state or f"dpmoments-site-{args.name}")
     state.mkdir(parents=True, exist_ok=True)
-    try:
-        X, y = read_in_memory(DataSource(args.data, args.columns, args.target), args)
-    except (ValueError, TypeError):  # a reader's text may quote a cell: say what is wrong, not the value
-        raise CliError(f"'{args.data}' could not be read as a numeric table (a cell that is not a number, a missing "
-                       "value, or another format); nothing was sent") from None
-    site = Site(args.name, X, y, budget=_budget(args.budget, plans, args.name), ledger=state / "ledger.json")
+    # The one reader's errors name the file and what is wrong, never a value (cli._errors guards the rest);
+    # they stay on this site's console: nothing has been sent.
+    X, y = read_in_memory(DataSource(args.data, args.columns, args.target), args)
+    if args.colluders is not None and args.colluders < 0:
+        raise CliError(f"--colluders must be >= 0; got {args.colluders}")
+    site = Site(args.name, X, y, budget=_budget(args.budget, plans, args.name), ledger=state / "ledger.json",
+                colluders=args.colluders)
     del X, y
     for k, (path, bundle) in enumerate(zip(args.share, bundles)):
         plan = bundle.plan
@@ -100,41 +104,35 @@ def _load(args):
                            f"{plan.n[plan.index(args.name)]} rows of {plan.n_features - (plan.rows == 'xy')} feature "
                            "columns" + (" and a --target column" if plan.rows == "xy" or plan.analysis == "regress"
                                         else "") + "; nothing was sent") from None
-    if not any(site.ledger.can_answer(p.digest, p.cost(args.name)) for p in plans):
+    if not any(site.ledger.can_answer(p.digest, site.cost(p), p.neighbours) for p in plans):
         raise CliError(f"every plan held would exceed this site's budget {site.ledger.budget} (spent: "
                        f"{site.ledger.spent() or 'nothing'}): nothing to serve")
     return site, plans, state
 
 
 def run(args):
-    import signal
     import sys
 
     from ..multisite import tls
+    from ._signals import Stopped
 
     if args.make_key:
         key, pub = tls.make_node_key(args.make_key)
         print(f"private key {key} (keep at the site); public key {pub} (send to the aggregator)")
         return 0
     site, plans, state = _load(args)
-    previous = signal.signal(signal.SIGTERM, _interrupt)  # systemd, docker stop: stop as on Ctrl-C
     if not args.quiet:
         for plan in plans:
+            c = max(plan.colluders, args.colluders or 0)
             print(f"site {site.name}: plan {plan.digest[:12]} ({plan.analysis}, {plan.protocol}) costs "
-                  f"{plan.cost(site.name)} against the aggregator", flush=True)
+                  f"{site.cost(plan)} against the aggregator with {c} colluding site(s)", flush=True)
         print(f"site {site.name}: budget {site.ledger.budget}, spent {site.ledger.spent() or 'nothing'}; ledger "
               f"{state / 'ledger.json'}", flush=True)
     try:
         return _serve_grpc(args, site) if args.transport == "grpc" else _serve_flower(args, site, state)
-    except KeyboardInterrupt:
-        print(f"dpmoments site: {site.name} stopped", file=sys.stderr)
+    except (KeyboardInterrupt, Stopped):  # Ctrl-C, systemd, docker stop: how a serving site is meant to end
+        print(f"dpmoments site: {site.name} stopped; its ledger is in {state / 'ledger.json'}", file=sys.stderr)
         return 0
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 def _serve_grpc(args, site):
@@ -176,9 +174,4 @@ def _serve_flower(args, site, state):
         try:
             return proc.wait()
         finally:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+            deploy.end(proc, grace_s=15.0)

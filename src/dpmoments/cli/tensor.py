@@ -10,12 +10,13 @@ import math
 
 import numpy as np
 
-from ._args import CLIPPING_HELP, CliError, add_input_arguments, add_output_arguments, add_privacy_arguments
-from ._args import _center
+from ..privacy.relations import describe_relation
+from ._args import (CLIPPING_HELP, CliError, _bounded_int, _center, _nonnegative_bound, add_input_arguments,
+                    add_output_arguments, add_privacy_arguments)
 from ._output import ResultsDir
 from ._progress import Progress
 from ._release import epsilon_grid
-from ._report import privacy_report
+from ._report import privacy_report, randomness_text
 from .regress import add_memory_arguments, fingerprint, open_input, read_in_memory
 
 HELP = "a private tensor decomposition: mixture-of-Gaussians means or single-topic-model topics"
@@ -48,12 +49,15 @@ def add_arguments(parser):
     group = parser.add_argument_group("model")
     group.add_argument("--model", choices=("mog", "stm"), default="mog", help="default mog")
     group.add_argument("--n-components", type=int, metavar="K", help="mixture components / topics (required)")
-    group.add_argument("--sigma2", type=float, metavar="S", help="mog: the PUBLIC within-component variance (required)")
+    group.add_argument("--sigma2", type=_nonnegative_bound, metavar="S",
+                       help="mog: the PUBLIC within-component variance (required)")
     group.add_argument("--vocabulary-size", type=int, metavar="D", help="stm: the PUBLIC vocabulary size (required)")
     group.add_argument("--second-share", type=float, default=0.5, metavar="F",
                        help="share of the budget for the second moment; the third gets 1 - F (default 0.5)")
-    group.add_argument("--n-restarts", type=int, default=10, metavar="L", help="power-method restarts (default 10)")
-    group.add_argument("--n-iter", type=int, default=30, metavar="N", help="power-method iterations (default 30)")
+    group.add_argument("--n-restarts", type=_bounded_int(1, 10_000), default=10, metavar="L",
+                       help="power-method restarts (default 10)")
+    group.add_argument("--n-iter", type=_bounded_int(1, 100_000), default=30, metavar="N",
+                       help="power-method iterations (default 30)")
     add_output_arguments(parser)
 
 
@@ -100,9 +104,10 @@ def _word_ids(X, D, path):
     ids = np.rint(X)
     if not np.array_equal(ids, X):
         raise CliError(f"--model stm needs integer word ids; '{path}' has non-integer values")
-    if ids.min() < 0 or ids.max() >= D:
-        raise CliError(f"word ids must be in [0, --vocabulary-size {D}); '{path}' has ids in "
-                       f"[{int(ids.min())}, {int(ids.max())}]")
+    outside = int(np.count_nonzero((ids < 0) | (ids >= D)))
+    if outside:
+        # The count, never the ids themselves: an extreme id is a data value.
+        raise CliError(f"word ids must be in [0, --vocabulary-size {D}); '{path}' has {outside} id(s) outside it")
     return ids.astype(np.int64)
 
 
@@ -122,7 +127,7 @@ def run(args):
         n_components=args.n_components, model=args.model, epsilon=args.epsilon, delta=args.delta,
         row_norm=args.row_norm, sigma2=args.sigma2, vocabulary_size=args.vocabulary_size, budget=budget,
         neighbours=args.neighbours, calibration=args.calibration, center=center, n_restarts=args.n_restarts,
-        n_iter=args.n_iter, rng=args.seed)
+        n_iter=args.n_iter, rng=args.seed, count_share=args.count_share)
     fp = fingerprint(source, args)
     if args.model == "mog":
         with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
@@ -142,8 +147,9 @@ def run(args):
     with ResultsDir(args.out, args.force) as res:
         comps = est.components_
         np.save(res.path("components.npy"), comps)
-        res.save_table("components.csv", ["component"] + list(names),
-                       [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(comps)])
+        if res.wants_csv(comps.size):
+            res.save_table("components.csv", ["component"] + list(names),
+                           [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(comps)])
         res.save_table("weights.csv", ["component", "weight", "eigenvalue"],
                        [[f"c{j + 1}", repr(float(w)), repr(float(lam))]
                         for j, (w, lam) in enumerate(zip(est.weights_, est.eigenvalues_))])
@@ -155,14 +161,17 @@ def run(args):
         res.save_json("privacy_report.json", rep)
     if not args.quiet:
         what = "means" if args.model == "mog" else "topics"
-        print(f"{args.model}: {args.n_components} {what} from {m.second.n} "
+        n = f"{m.second.n}" if m.second.n_public else f"about {m.second.n} (noisy count)"
+        print(f"{args.model}: {args.n_components} {what} from {n} "
               f"{'rows' if args.model == 'mog' else 'documents'} of {source.path.name}; weights "
               + ", ".join(f"{w:.3g}" for w in est.weights_))
-        print(f"privacy: {m.guarantee} under {m.second.neighbours}, composed from the second-moment release "
-              f"{m.second.guarantee} (sigma={m.second.noise_scale:.3g}) and the third-moment release "
-              f"{m.third.guarantee} (sigma={m.third.noise_scale:.3g}); "
-              + (f"rows clipped to ||x|| <= {args.row_norm:g}; " if args.model == "mog" else "")
-              + ("secure randomness" if m.second.secure else f"{m.second.randomness} randomness (NOT secure)"))
+        count = "" if m.second.n_public else \
+            f"the noisy count ({m.second.count_guarantee}, noise_scale {m.second.count_noise_scale:.3g}), "
+        print(f"privacy: guarantee {m.guarantee}, neighbouring_relation {describe_relation(m.second.neighbours)}; "
+              f"composed from {count}the second-moment release (noise_scale {m.second.noise_scale:.3g}) and the "
+              f"third-moment release (noise_scale {m.third.noise_scale:.3g}); "
+              + (f"row_norm {args.row_norm:g} (rows clipped to it); " if args.model == "mog" else "")
+              + randomness_text(m.second.randomness, m.second.secure))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 
@@ -171,29 +180,31 @@ def _compose(rep, m):
     """The report's privacy block states the composed guarantee, with both releases beside it."""
     p = rep["privacy"]
     g = m.guarantee
+    what = "the two Gaussian releases" if m.second.n_public else "the noisy count and the two Gaussian releases"
     p.update(guarantee=str(g), guarantee_detail=g.to_dict(), certified=g.certified,
-             composition="basic composition of the two Gaussian releases" if p["calibration"] == "analytic"
-             else "zCDP composition of the two Gaussian releases",
+             composition=("basic" if p["calibration"] == "analytic" else "zCDP") + f" composition of {what}",
              sensitivity={"second": m.second.sensitivity, "third": m.third.sensitivity},
              noise_scale={"second": m.second.noise_scale, "third": m.third.noise_scale})
     if m.model == "stm":
         p["row_norm"] = None
         p["clipping"] = ("none needed: each document is three one-hot words (norm 1 each), so the symmetrised "
-                         "moments have sensitivity sqrt(2)/N (replace-one) without clipping")
+                         f"moments have sensitivity {m.second.sensitivity:.3g} under {m.second.neighbours} "
+                         "without clipping")
     rep["release"] = {"second": m.second.to_dict(), "third": m.third.to_dict(),
                       "composed": {"guarantee": str(g), "guarantee_detail": g.to_dict()}}
 
 
 def _grid_figure(res, grid, m, args):
     from .. import plots
-    from ..moments.tensor_moments import _sigma, planned_guarantees
+    from ..moments.tensor_moments import check_tensor_arguments, planned_guarantees
 
-    b = m.budget
+    per = 1 if m.second.n_public else m.second.n  # add-remove: the sums' sigma over the noisy count
     curves = {"second-moment noise sigma": [], "third-moment noise sigma": []}
     for e in grid:
-        g2, g3, _ = planned_guarantees(e, args.delta, args.calibration, b)
-        curves["second-moment noise sigma"].append(_sigma(g2, m.second.sensitivity, (b.second * e, b.second * args.delta)))
-        curves["third-moment noise sigma"].append(_sigma(g3, m.third.sensitivity, (b.third * e, b.third * args.delta)))
+        plan = planned_guarantees(check_tensor_arguments(e, args.delta, args.neighbours, args.calibration, m.budget,
+                                                         args.count_share))
+        curves["second-moment noise sigma"].append(plan.second.sigma(m.second.sensitivity) / per)
+        curves["third-moment noise sigma"].append(plan.third.sigma(m.third.sensitivity) / per)
     ax = plots.plot_privacy_utility(grid, curves, label="noise sigma per coordinate", chosen=args.epsilon,
                                     title="tensor releases: noise against epsilon (calibration only)")
     res.save_figure("privacy_utility", ax)

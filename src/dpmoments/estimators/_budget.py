@@ -28,8 +28,10 @@ delta)`` under one of four accountings:
     hold in zCDP; estimators report the result as ``Uncertified``.
 
 Per-release guarantees are ``ZCDP`` (Gaussian, zCDP accounting), ``PureDP``
-(Laplace; and the *claimed* epsilon of the Wishart mechanism) or
-``ApproxDP`` (Gaussian, basic/advanced/cdp-paper accounting).
+(Laplace), ``ApproxDP`` (Gaussian, basic/advanced/cdp-paper accounting) or,
+for the Wishart second moment, ``Uncertified`` (its claimed epsilon; nothing
+is known to hold). Every total is :func:`dpmoments.privacy.compose` of the
+``2J`` releases under the accounting's rule, never a restated target.
 """
 
 import dataclasses
@@ -38,13 +40,17 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .._validation import check_delta, check_epsilon, check_int, check_option
-from ..privacy import ApproxDP, PureDP, ZCDP, advanced_composition, calibrate_gaussian, zcdp_to_approx_dp
+from ..privacy import ApproxDP, PureDP, Uncertified, ZCDP, calibrate_gaussian, compose
 
 __all__ = ["IRLSBudget", "irls_budget", "ACCOUNTINGS"]
 
 ACCOUNTINGS = ("zcdp", "basic", "advanced", "cdp-paper")
 FIRST_MOMENTS = ("gaussian", "laplace")
 SECOND_MOMENTS = ("gaussian", "wishart")
+WISHART_REASON = (
+    "Park & Welling's Wishart second moment W_d(d+1, .) is not epsilon-DP: the support of B + W depends on B; "
+    "no finite guarantee is known"
+)
 
 
 @dataclass(frozen=True)
@@ -53,17 +59,18 @@ class IRLSBudget:
 
     Attributes
     ----------
-    first_moment, second_moment : PureDP, ApproxDP or ZCDP
+    first_moment, second_moment : PureDP, ApproxDP, ZCDP or Uncertified
         The guarantee of the ``A`` (resp. ``B``) release in *each* iteration.
-        For the Wishart second moment it is the paper's (unproven) claim.
+        For the Wishart second moment it is ``Uncertified``: the paper's claim.
     n_iter : int
         ``J``: the ``2J`` releases are ``J`` copies of the pair.
     accounting : str
         One of ``"zcdp"``, ``"basic"``, ``"advanced"``, ``"cdp-paper"``.
-    total : ApproxDP or PureDP
-        What the ``2J`` releases compose to under ``accounting`` (for
-        ``"cdp-paper"``: the user's target, which the arithmetic does not
-        actually meet -- see ``cdp_mean_loss``).
+    total : ApproxDP, PureDP or Uncertified
+        What the ``2J`` releases compose to under ``accounting``; for
+        ``"cdp-paper"`` ``Uncertified``: the user's target is claimed, the
+        arithmetic does not meet it (see ``cdp_mean_loss``), and what holds is
+        the zCDP composition of the releases.
     rho : float or None
         The total zCDP parameter when every release has one (always for
         ``"zcdp"``; ``None`` when a release is Wishart).
@@ -104,18 +111,6 @@ class IRLSBudget:
         return out
 
 
-def _release_rho(g):
-    if isinstance(g, ZCDP):
-        return g.rho
-    if isinstance(g, PureDP):
-        return g.to_zcdp().rho
-    return g.rho
-
-
-def _approx(g):
-    return (g.epsilon, g.delta) if isinstance(g, ApproxDP) else (g.epsilon, 0.0)
-
-
 def irls_budget(epsilon, delta, n_iter, *, accounting="zcdp", first_moment="gaussian",
                 second_moment="gaussian", split=0.5, delta_slack=None):
     """Split a total budget over the ``2J`` releases of private IRLS.
@@ -152,104 +147,101 @@ def irls_budget(epsilon, delta, n_iter, *, accounting="zcdp", first_moment="gaus
     delta = check_delta(delta)
     n_iter = check_int(n_iter, "n_iter", minimum=1)
     accounting = check_option(accounting, "accounting", ACCOUNTINGS)
-    first_moment = check_option(first_moment, "first_moment", FIRST_MOMENTS)
-    second_moment = check_option(second_moment, "second_moment", SECOND_MOMENTS)
+    kinds = (check_option(first_moment, "first_moment", FIRST_MOMENTS),
+             check_option(second_moment, "second_moment", SECOND_MOMENTS))
     if isinstance(split, bool) or not isinstance(split, (int, float)) or not 0 < split < 1:
         raise ValueError(f"'split' must be a fraction in (0, 1); got {split!r}.")
-    n_gauss = n_iter * ((first_moment == "gaussian") + (second_moment == "gaussian"))
+    n_gauss = n_iter * kinds.count("gaussian")
     if delta == 0 and (n_gauss or accounting == "zcdp"):
         raise ValueError(
             f"'delta' must be in (0, 1) for accounting={accounting!r} with Gaussian releases; got {delta}."
         )
-    budget = _split(epsilon, delta, n_iter, accounting, (first_moment, second_moment), split, delta_slack, n_gauss)
-    if second_moment == "wishart":  # no zCDP parameter holds for the Wishart mechanism
-        total = budget.total
-        if isinstance(total, ApproxDP):
-            total = ApproxDP(total.epsilon, total.delta)
-        budget = dataclasses.replace(budget, rho=None, total=total)
-    return budget
-
-
-def _split(epsilon, delta, n_iter, accounting, kinds, split, delta_slack, n_gauss):
     if accounting == "zcdp":
         return _zcdp(epsilon, delta, n_iter, kinds, split)
     if accounting == "cdp-paper":
         return _cdp_paper(epsilon, delta, n_iter, kinds)
-    delta_i = delta / n_gauss if n_gauss else 0.0
     if accounting == "advanced":
-        slack = delta / 2.0 if delta_slack is None else check_delta(delta_slack, "delta_slack", allow_zero=False)
-        if not 0 < slack < delta:
-            raise ValueError(f"'delta_slack' must be in (0, delta={delta}); got {slack}.")
-        delta_i = (delta - slack) / n_gauss if n_gauss else 0.0
-        return _advanced(epsilon, delta, n_iter, kinds, split, delta_i, slack)
-    pair = _pair(kinds, split * epsilon / n_iter, (1 - split) * epsilon / n_iter, delta_i)
-    return _finish(pair, n_iter, "basic", _total(epsilon, delta, pair, n_iter, n_gauss))
+        return _advanced(epsilon, delta, n_iter, kinds, split, n_gauss, delta_slack)
+    pair = _pair(kinds, split * epsilon / n_iter, (1 - split) * epsilon / n_iter, delta / n_gauss if n_gauss else 0.0)
+    return _finish(pair, n_iter, "basic", compose(pair * n_iter))
 
 
-def _total(epsilon, delta, pair, n_iter, n_gauss):
-    # Also record the zCDP parameter the releases compose to, when each has one.
-    rhos = [_release_rho(g) for g in pair]
-    rho = None if any(r is None for r in rhos) else n_iter * sum(rhos)
-    return ApproxDP(epsilon, delta, rho=rho) if n_gauss else PureDP(epsilon)
+def _per_release_epsilon(g):
+    """The (claimed) epsilon of one release's (epsilon, delta) form, for the budget searches."""
+    return g.claim.as_approx().epsilon
 
 
 def _gaussian_release(eps, delta_i, calibration):
-    # The rho the release's sigma buys: analytic calibration (basic, advanced) or
-    # the paper's classic sigma = Delta sqrt(2 ln(1.25/delta)) / eps (cdp-paper).
-    if calibration == "classic":
-        rho = eps * eps / (4.0 * math.log(1.25 / delta_i))
-    else:
-        rho = calibrate_gaussian(eps, delta_i, 1.0, calibration="analytic")[1].rho
-    return ApproxDP(eps, delta_i, rho=rho)
+    # The guarantee the release's sigma buys: analytic calibration (basic, advanced) or the paper's classic
+    # sigma = Delta sqrt(2 ln(1.25/delta)) / eps (cdp-paper; uncertified where the exact analysis fails it).
+    return calibrate_gaussian(eps, delta_i, 1.0, calibration=calibration)[1]
+
+
+def _wishart_claim(eps):
+    return Uncertified(PureDP(eps), WISHART_REASON)
+
+
+def _release(kind, eps, delta_i, calibration):
+    if kind == "gaussian":
+        return _gaussian_release(eps, delta_i, calibration)
+    return PureDP(eps) if kind == "laplace" else _wishart_claim(eps)
 
 
 def _pair(kinds, eps_a, eps_b, delta_i, calibration="analytic"):
-    out = []
-    for kind, eps in zip(kinds, (eps_a, eps_b)):
-        out.append(_gaussian_release(eps, delta_i, calibration) if kind == "gaussian" else PureDP(eps))
-    return tuple(out)
+    return tuple(_release(kind, eps, delta_i, calibration) for kind, eps in zip(kinds, (eps_a, eps_b)))
 
 
 def _finish(pair, n_iter, accounting, total, **extra):
-    rhos = [_release_rho(g) for g in pair]
-    rho = None if any(r is None for r in rhos) else n_iter * sum(rhos)
-    return IRLSBudget(pair[0], pair[1], n_iter, accounting, total, rho=extra.pop("rho", rho), **extra)
+    return IRLSBudget(pair[0], pair[1], n_iter, accounting, total, rho=total.rho_or_none, **extra)
 
 
 def _zcdp(epsilon, delta, n_iter, kinds, split):
     _, g = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")
-    rho = g.rho
     pair = []
     for kind, share in zip(kinds, (split, 1 - split)):
-        rho_i = share * rho / n_iter
-        pair.append(ZCDP(rho_i) if kind == "gaussian" else PureDP(math.sqrt(2.0 * rho_i)))
-    total = ApproxDP(zcdp_to_approx_dp(rho, delta), delta, rho=rho)
-    return _finish(tuple(pair), n_iter, "zcdp", total, rho=rho)
+        rho_i = share * g.rho / n_iter
+        if kind == "gaussian":
+            pair.append(ZCDP(rho_i))
+        else:  # epsilon-DP is epsilon^2/2-zCDP: the pure epsilon with the same rho
+            eps_i = math.sqrt(2.0 * rho_i)
+            pair.append(PureDP(eps_i) if kind == "laplace" else _wishart_claim(eps_i))
+    return _finish(tuple(pair), n_iter, "zcdp", compose(pair * n_iter, composition="zcdp", delta=delta))
 
 
-def _advanced(epsilon, delta, n_iter, kinds, split, delta_i, slack):
+def _advanced(epsilon, delta, n_iter, kinds, split, n_gauss, delta_slack):
+    slack = delta / 2.0 if delta_slack is None else check_delta(delta_slack, "delta_slack", allow_zero=False)
+    if not 0 < slack < delta:
+        raise ValueError(f"'delta_slack' must be in (0, delta={delta}); got {slack}.")
+    delta_i = (delta - slack) / n_gauss if n_gauss else 0.0
+
     def composed(t):
-        pair = _pair(kinds, split * t, (1 - split) * t, delta_i)
-        eps, _ = advanced_composition([g.epsilon for g in pair] * n_iter, [_approx(g)[1] for g in pair] * n_iter, slack)
-        return eps
+        claims = [g.claim for g in _pair(kinds, split * t, (1 - split) * t, delta_i)] * n_iter
+        return compose(claims, composition="advanced", delta_slack=slack).epsilon
 
-    lo, hi = epsilon / n_iter, epsilon  # t = epsilon / J is basic composition's per-iteration share
-    if composed(lo) > epsilon:
-        t = lo  # advanced is worse than basic here: keep the basic split (also valid)
-    else:
+    # The 2J releases are known in advance, so Dwork & Roth Thm 3.20 applies to them (computed once here).
+    # t = epsilon / J is basic composition's per-iteration share; advanced never does worse (compose takes the min).
+    lo, hi = epsilon / n_iter, epsilon
+    if composed(lo) <= epsilon:
         for _ in range(200):
             mid = 0.5 * (lo + hi)
             lo, hi = (mid, hi) if composed(mid) <= epsilon else (lo, mid)
-        t = lo
-    pair = _pair(kinds, split * t, (1 - split) * t, delta_i)
-    total = _total(epsilon, delta, pair, n_iter, n_gauss=1)
+            if hi - lo <= 1e-15 * hi:
+                break
+    pair = _pair(kinds, split * lo, (1 - split) * lo, delta_i)
+    total = compose(pair * n_iter, composition="advanced", delta_slack=slack)
     return _finish(pair, n_iter, "advanced", total, delta_slack=slack)
 
 
 def _cdp_paper(epsilon, delta, n_iter, kinds):
     eps_step = math.sqrt(epsilon / n_iter)
-    n_gauss = n_iter * sum(k == "gaussian" for k in kinds)
+    n_gauss = n_iter * kinds.count("gaussian")
     delta_i = delta / n_gauss if n_gauss else 0.0
     pair = _pair(kinds, eps_step, eps_step, delta_i, calibration="classic")
-    mean_loss = n_iter * eps_step * math.expm1(eps_step)
-    return _finish(pair, n_iter, "cdp-paper", ApproxDP(epsilon, delta), cdp_mean_loss=mean_loss)
+    mean_loss = n_iter * eps_step * math.expm1(eps_step) if eps_step < 700 else math.inf
+    reason = (f"Park & Welling's CDP arithmetic (epsilon' = sqrt(epsilon/J) = {eps_step:.4g} per release) "
+              f"overspends: the Dwork-Rothblum mean loss of the 2J releases is {mean_loss:.4g} > epsilon = "
+              f"{epsilon:g}")
+    # What holds: the zCDP composition of what each release really is (nothing, with a Wishart B).
+    held = compose(pair * n_iter, composition="zcdp", delta=delta).holding
+    total = Uncertified(ApproxDP(epsilon, delta), reason, holds=held)
+    return _finish(pair, n_iter, "cdp-paper", total, cdp_mean_loss=mean_loss)

@@ -9,6 +9,7 @@ centre vector, or ``"private"`` with a declared :class:`CenterBudget`.
 import dataclasses
 import math
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
@@ -19,7 +20,9 @@ from .._rng import describe_randomness, spawn
 from .._validation import check_data, check_nonnegative, check_option
 from ..moments import Release, iter_chunks, release_cross_moment, release_second_moment
 from ..moments.dask_moments import is_dask_collection, row_ones
-from ..privacy import ApproxDP, PureDP, Uncertified, calibrate_gaussian, check_accountant
+from ..exceptions import PrivacyLeakWarning
+from ..moments.counts import check_count_share, planned_guarantee, warn_if_delta_large
+from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant, compose
 
 __all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
 
@@ -66,28 +69,35 @@ class MomentEstimator(BaseEstimator):
         if not out_of_core(X):  # dask collections and paths go to the streaming release unmaterialised
             X = check_data(X)
         check_option(self.mechanism, "mechanism", self._mechanisms)
+        private_center = self._private_center()
         self._check_affordable()
         kwargs = dict(row_norm=self.row_norm, mechanism=self.mechanism, neighbours=self.neighbours,
-                      calibration=self.calibration)
-        if isinstance(self.center, str):
-            if self.center != "private":
-                raise ValueError(f"'center' must be None, a public vector or 'private'; got {self.center!r}.")
+                      calibration=self.calibration, count_share=self.count_share)
+        if private_center:
             release = self._private_center_release(X, kwargs)
         else:
             release = release_second_moment(X, epsilon=self.epsilon, delta=self.delta, center=self.center,
                                             rng=self.rng, **kwargs)
-        self._spend(release.guarantee)
+        self._spend(release)
         return release
 
-    def _private_center_release(self, X, kwargs):
-        split = self.center_budget
-        if not isinstance(split, CenterBudget):
+    def _private_center(self):
+        """True for ``center="private"`` (with its budget split and mechanism checked)."""
+        if not isinstance(self.center, str):
+            return False
+        if self.center != "private":
+            raise ValueError(f"'center' must be None, a public vector or 'private'; got {self.center!r}.")
+        if not isinstance(self.center_budget, CenterBudget):
             raise TypeError(
                 "center='private' needs 'center_budget', a CenterBudget saying which share of the budget the "
-                f"private mean uses; got {split!r}."
+                f"private mean uses; got {self.center_budget!r}."
             )
         if self.mechanism not in ("gaussian", "laplace"):
             raise ValueError(f"center='private' supports mechanism 'gaussian' or 'laplace'; got {self.mechanism!r}.")
+        return True
+
+    def _private_center_release(self, X, kwargs):
+        split = self.center_budget
         eps, delta = self.epsilon, self.delta
         scaled = lambda share: None if delta is None else share * delta  # noqa: E731
         rng_mean, rng_cov = spawn(self.rng, 2)  # never reuse one seed's noise twice
@@ -102,16 +112,22 @@ class MomentEstimator(BaseEstimator):
             X_mean, ones = ((c, np.ones(c.shape[0])) for c in iter_chunks(X)), None
         else:
             X_mean, ones = X, np.ones(X.shape[0])
-        mean = release_cross_moment(X_mean, ones, epsilon=split.mean * eps, delta=scaled(split.mean),
-                                    response_bound=1.0, center=prior, rng=rng_mean, **kwargs)
-        cov = release_second_moment(X, epsilon=split.second_moment * eps, delta=scaled(split.second_moment),
-                                    center=prior + mean.cross_moment, rng=rng_cov, **kwargs)
-        total = PureDP(eps) if self.mechanism == "laplace" else ApproxDP(eps, delta)
-        if math.isinf(eps):
-            total = PureDP(math.inf)
+        with warnings.catch_warnings():  # delta >= 1/n is judged on the total delta, below
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            mean = release_cross_moment(X_mean, ones, epsilon=split.mean * eps, delta=scaled(split.mean),
+                                        response_bound=1.0, center=prior, rng=rng_mean, **kwargs)
+            cov = release_second_moment(X, epsilon=split.second_moment * eps, delta=scaled(split.second_moment),
+                                        center=prior + mean.cross_moment, rng=rng_cov, **kwargs)
+        if self.mechanism == "gaussian":
+            warn_if_delta_large(delta, cov.n, noisy=not cov.n_public, stacklevel=4)
+        # The two releases compose to what their own guarantees compose to: an uncertified part stays visible.
+        total = self._compose([mean.guarantee, cov.guarantee])
         step = f"centred at a private mean ({split.mean:g} of the budget)"
         return dataclasses.replace(cov, guarantee=total, randomness=describe_randomness(self.rng),
                                    postprocessing=(step,))
+
+    def _compose(self, guarantees):
+        return compose(guarantees, composition="zcdp" if self.calibration == "zcdp" else "basic")
 
     # -- the budget -------------------------------------------------------------
     def _planned_guarantee(self):
@@ -119,10 +135,16 @@ class MomentEstimator(BaseEstimator):
         eps, delta = self.epsilon, self.delta
         if math.isinf(eps):
             return PureDP(math.inf)
-        if self.mechanism == "laplace":
-            return PureDP(eps)
-        if self.mechanism == "gaussian" and not isinstance(self.center, str):
-            return calibrate_gaussian(eps, delta, 1.0, self.calibration)[1]
+        if self._private_center():
+            shares = (self.center_budget.mean, self.center_budget.second_moment)
+            return self._compose([self._planned_release(s * eps, None if delta is None else s * delta)
+                                  for s in shares])
+        return self._planned_release(eps, delta)
+
+    def _planned_release(self, eps, delta):
+        if self.mechanism in ("gaussian", "laplace"):
+            return planned_guarantee(eps, delta, self.mechanism, self.calibration, self.neighbours,
+                                     check_count_share(self.count_share))
         if self.mechanism in ("wishart", "output"):
             return Uncertified(PureDP(eps), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
         return ApproxDP(eps, delta)
@@ -132,13 +154,17 @@ class MomentEstimator(BaseEstimator):
 
     def _check_affordable(self):
         acct = self._accountant()
-        if acct is not None and not acct.can_spend(self._planned_guarantee()):
-            acct.spend(self._planned_guarantee())  # raises with spent / requested / total; nothing changes
+        if acct is None:
+            return
+        planned = self._planned_guarantee()
+        if not acct.can_spend(planned, neighbours=self.neighbours):
+            acct.spend(planned, neighbours=self.neighbours)  # raises with the reason; nothing changes
 
-    def _spend(self, guarantee):
+    def _spend(self, x):
+        """Charge a release (under its own relation) or a guarantee (under the estimator's)."""
         acct = self._accountant()
         if acct is not None:
-            acct.spend(guarantee, label=type(self).__name__)
+            acct.spend(x, label=type(self).__name__, neighbours=self.neighbours)
 
     @staticmethod
     def _check_release(release):

@@ -7,31 +7,20 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._rng import as_generator, describe_randomness
-from .._validation import check_data, check_nonnegative, check_positive
+from .._validation import check_data, check_nonnegative, check_positive, check_sensitivity
 from ._target import check_target
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import symmetric_matrix_noise, wishart_noise
 from ..moments import clip_responses, clip_rows
-from ..privacy import ApproxDP, PureDP, Uncertified, ZCDP, check_accountant, zcdp_gaussian_sigma
-from ..privacy import zcdp_to_approx_dp
-from ..privacy import analytic_gaussian_sigma, classic_gaussian_sigma
+from ..moments.counts import warn_if_delta_large
+from ..privacy import PureDP, analytic_gaussian_sigma, check_accountant, classic_gaussian_sigma, zcdp_gaussian_sigma
+from ..privacy.relations import check_neighbours
 from ..solvers.irls import _check_p, _weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
+from ._uncertainty_models import irls_laws, irls_spread
+from .uncertainty import check_uncertainty_params
 
 __all__ = ["PrivateIRLS"]
-
-_WISHART_REASON = (
-    "Park & Welling's Wishart second moment W_d(d+1, .) is not epsilon-DP: the support of B + W depends on B "
-    "(algorithms.md §3.6.1); no finite guarantee is known"
-)
-
-
-def _cdp_reason(budget):
-    return (
-        f"Park & Welling's CDP arithmetic (epsilon' = sqrt(epsilon/J) = {budget.first_moment.epsilon:.4g} per "
-        f"release) overspends: the Dwork-Rothblum mean loss of the 2J releases is "
-        f"{budget.cdp_mean_loss:.4g} > epsilon = {budget.total.epsilon:g} (algorithms.md §3.6.2)"
-    )
 
 
 class PrivateIRLS(RegressorMixin, BaseEstimator):
@@ -94,7 +83,16 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     accountant : Accountant, optional
         Spent check-then-commit: the total guarantee is checked with
         ``can_spend`` before the data are read and spent after the fit.
+    n_draws : int >= 0, default=0
+        Parametric-bootstrap draws of the final iteration's noise (0: the
+        first-order closed form). Each draw costs one ``d x d`` solve.
+    level : float in (0, 1), default=0.9
+        Coverage of ``coef_interval_``.
     rng : None, int or numpy.random.Generator, default=None
+        The releases' noise; the bootstrap draws from a separate stream of it.
+    neighbours : {"replace-one"}, default="replace-one"
+        The relation of the guarantee; the others are refused (the weighted
+        moments are normalised by the exact N).
 
     Attributes
     ----------
@@ -106,10 +104,28 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         The per-release split and its composition.
     privacy_ : ApproxDP, PureDP or Uncertified
         The guarantee the fit consumed.
+    neighbours_ : str
+        The relation ``privacy_`` holds under: ``"replace-one"``.
     privacy_report_ : dict
         JSON-able: relation, sensitivities, noise scales, budget, randomness.
     n_psd_clipped_ : tuple of int
         Eigenvalues of :math:`\tilde B` raised to the floor, per iteration.
+    coef_se_, coef_interval_ : ndarray
+        Standard errors, shape ``(n_features,)``, and ``level`` intervals,
+        shape ``(2, n_features)``, of the coefficients: the spread the noise of
+        the **final** iteration's two releases induces, with that iteration's
+        weights held fixed (the earlier releases reach the coefficients only
+        through the weights, and are not redrawn: redrawing them would need
+        the data again). First-order closed form, or the bootstrap's.
+    intercept_se_ : float
+        The same for ``intercept_`` (0 without ``fit_intercept``).
+    snr_ : float
+        ``||theta|| / sqrt(sum of the coefficients' noise variances)``.
+    uncertainty_ : dict
+        JSON-able: noise laws, level, what is covered.
+    diagnostics_ : list of dict
+        Failed noise checks (also ``NoiseDominatesWarning``): the
+        coefficients within their noise.
 
     Privacy
     -------
@@ -142,7 +158,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     def __init__(self, *, epsilon, delta, row_norm, response_bound, n_iter, w_max, p=1.0,
                  first_moment="gaussian", second_moment="gaussian", accounting="zcdp", split=0.5,
                  delta_slack=None, psd_floor="auto", fit_intercept=False, intercept_scale=None,
-                 accountant=None, rng=None):
+                 accountant=None, n_draws=0, level=0.9, rng=None, neighbours="replace-one"):
         self.epsilon = epsilon
         self.delta = delta
         self.row_norm = row_norm
@@ -159,7 +175,10 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.intercept_scale = intercept_scale
         self.accountant = accountant
+        self.n_draws = n_draws
+        self.level = level
         self.rng = rng
+        self.neighbours = neighbours
 
     # -- privacy plan (no data) -----------------------------------------------------
     def _plan(self, n, d):
@@ -167,6 +186,9 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         R, r, w = self._row_bound(), self.response_bound, self.w_max
         sens = {"A_l2": 2 * w * R * r / n, "A_l1": 2 * w * math.sqrt(d) * R * r / n,
                 "B_l2": math.sqrt(2.0) * w * R * R / n}
+        cause = f"'row_norm' = {self.row_norm:g}, 'response_bound' = {r:g} and 'w_max' = {w:g}"
+        for value in sens.values():
+            check_sensitivity(value, cause)
         if math.isinf(self.epsilon):
             return None, PureDP(math.inf), sens, {"A": 0.0, "B": 0.0}
         budget = irls_budget(self.epsilon, self.delta, self.n_iter, accounting=self.accounting,
@@ -174,26 +196,19 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
                              split=self.split, delta_slack=self.delta_slack)
         scales = {"A": self._scale(budget.first_moment, self.first_moment, sens["A_l2"], sens["A_l1"]),
                   "B": self._scale(budget.second_moment, self.second_moment, sens["B_l2"], None, n, R)}
-        return budget, self._guarantee(budget), sens, scales
+        return budget, budget.total, sens, scales
 
     def _scale(self, g, kind, l2, l1, n=None, R=None):
         if kind == "laplace":
             return l1 / g.epsilon
-        if kind == "wishart":  # the paper's scale, with R^2 for a general row bound
-            return self.w_max * R * R / (2.0 * g.epsilon * n)
-        if isinstance(g, ZCDP):
-            return zcdp_gaussian_sigma(g.rho, l2)
+        if kind == "wishart":  # the paper's scale (for its claimed epsilon), with R^2 for a general row bound
+            return self.w_max * R * R / (2.0 * g.claim.epsilon * n)
+        if self.accounting == "zcdp":
+            return zcdp_gaussian_sigma(g.rho_or_none, l2)
+        claim = g.claim.as_approx()
         if self.accounting == "cdp-paper":
-            return classic_gaussian_sigma(g.epsilon, g.delta, l2, allow_large_epsilon=True)
-        return analytic_gaussian_sigma(g.epsilon, g.delta, l2)
-
-    def _guarantee(self, budget):
-        if self.second_moment == "wishart":
-            return Uncertified(budget.total, _WISHART_REASON, holds=None)
-        if self.accounting == "cdp-paper":
-            holds = ApproxDP(zcdp_to_approx_dp(budget.rho, self.delta), self.delta, rho=budget.rho)
-            return Uncertified(ApproxDP(budget.total.epsilon, self.delta), _cdp_reason(budget), holds=holds)
-        return budget.total
+            return classic_gaussian_sigma(claim.epsilon, claim.delta, l2, allow_large_epsilon=True)
+        return analytic_gaussian_sigma(claim.epsilon, claim.delta, l2)
 
     def _row_bound(self):
         if not self.fit_intercept:
@@ -214,6 +229,9 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             check_positive(self.intercept_scale, "intercept_scale")
         if self.psd_floor != "auto":
             check_nonnegative(self.psd_floor, "psd_floor")
+        check_uncertainty_params(self)
+        check_neighbours(self.neighbours, ("replace-one",), "the weighted moments are analysed for replace-one "
+                         "with N public, which also covers zero-out pairs")
         check_accountant(self.accountant)
 
     def fit(self, X, y):
@@ -233,24 +251,38 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         y = check_target(y, X.shape[0], type(self).__name__)
         n, d = X.shape[0], X.shape[1] + bool(self.fit_intercept)
         budget, guarantee, sens, scales = self._plan(n, d)
-        if self.accountant is not None and not self.accountant.can_spend(guarantee):
-            self.accountant.spend(guarantee, label="PrivateIRLS")  # raises, naming spent and requested
+        if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one"):
+            self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one")  # raises, with why
         self._warn(guarantee)
+        if self.first_moment == "gaussian" or self.second_moment == "gaussian":
+            warn_if_delta_large(self.delta, n, noisy=False, stacklevel=2)
         rng = as_generator(self.rng)
         Z = self._design(X)
         yc = clip_responses(y, self.response_bound)
-        theta, clipped = self._iterate(Z, yc, scales, rng)
+        theta, clipped, final = self._iterate(Z, yc, scales, rng)
         if self.accountant is not None:
-            self.accountant.spend(guarantee, label="PrivateIRLS")
+            self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one")
         self._set_fitted(theta, clipped, budget, guarantee, sens, scales)
+        self._set_spread(final, scales)
         return self
+
+    def _set_spread(self, final, scales):
+        A, B, floor = final
+        laws = irls_laws(self.first_moment, self.second_moment, scales, A.size)
+        _, se, interval, snr, diagnostics, summary = irls_spread(A, B, floor, laws, self.n_draws, self.level,
+                                                                 self.rng, "PrivateIRLS")
+        kappa = (self.row_norm if self.intercept_scale is None else self.intercept_scale) if self.fit_intercept else 0
+        cut = -1 if self.fit_intercept else None
+        self.coef_se_, self.coef_interval_ = se[:cut], interval[:, :cut]
+        self.intercept_se_ = float(kappa * se[-1]) if self.fit_intercept else 0.0
+        self.snr_, self.diagnostics_, self.uncertainty_ = snr, diagnostics, summary
 
     def _warn(self, guarantee):
         if math.isinf(self.epsilon):
             warnings.warn("epsilon=inf: the exact IRLS fit is returned, with no privacy.", NotPrivateWarning,
                           stacklevel=3)
-        elif isinstance(guarantee, Uncertified):
-            warnings.warn(f"PrivateIRLS: {guarantee.reason}.", UncertifiedPrivacyWarning, stacklevel=3)
+        elif not guarantee.certified:
+            warnings.warn(f"PrivateIRLS: {guarantee}.", UncertifiedPrivacyWarning, stacklevel=3)
 
     def _design(self, X):
         Z = clip_rows(X, self.row_norm)
@@ -275,7 +307,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             A, B = self._noisy(A, B, scales, rng)
             theta, k = solve_weighted(B, A, floor)
             clipped.append(k)
-        return theta, tuple(clipped)
+        return theta, tuple(clipped), (A, B, floor)  # the final releases: what the uncertainty is computed from
 
     def _noisy(self, A, B, scales, rng):
         if scales["A"] == 0.0:
@@ -298,11 +330,12 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.n_iter_ = int(self.n_iter)
         self.budget_ = budget
         self.privacy_ = guarantee
+        self.neighbours_ = self.neighbours
         self.n_psd_clipped_ = clipped
         self.n_features_in_ = self.coef_.size
         self.privacy_report_ = {
             "estimator": "PrivateIRLS",
-            "neighbours": "replace-one",
+            "neighbours": self.neighbours_,
             "guarantee": guarantee.to_dict(),
             "budget": None if budget is None else budget.to_dict(),
             "sensitivity": sens,

@@ -8,14 +8,18 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._rng import as_generator, describe_randomness
-from .._validation import check_data, check_nonnegative, check_positive
+from .._validation import check_data, check_int, check_nonnegative, check_positive, check_sensitivity
 from ._target import check_target
 from ..exceptions import NotPrivateWarning
 from ..mechanisms import exponential_mechanism, report_noisy_min, symmetric_matrix_noise
 from ..moments import Release, accumulate_moments, project_psd
-from ..privacy import PureDP, check_accountant
+from ..privacy import PureDP, check_accountant, compose
+from ..privacy.relations import check_neighbours
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
+from ._uncertainty_models import selection_margin, solve_se
+from .uncertainty import NoiseLaw
+from ..solvers.l1_ball_certified import certified_objectives
 
 __all__ = ["PrivateModelSelection"]
 
@@ -93,10 +97,21 @@ class PrivateModelSelection(BaseEstimator):
         list (which may include the empty model ``()``). Never data-driven.
     max_size : int, optional
         Largest model size for ``"all"`` / ``"nested"``.
-    phi : float >= 0 or "bic", default="bic"
-        Penalty per variable; ``"bic"`` is ``sigma2 * log(n)``.
+    phi : float >= 0, "theorem" or "bic", default="theorem"
+        Penalty per variable, in units of ``y**2`` (the criterion's units).
+        ``"theorem"``: ``8 log|M| Delta / epsilon``, the scale of Lei et al.'s
+        consistency theorem: ``4 log|M|`` times the selection noise's scale
+        ``2 Delta / epsilon``, so a model adding a variable that explains
+        nothing loses to the true one with probability about
+        ``1 - |M|^-3`` (``selection_probability_``). At ``epsilon=inf`` (no
+        selection noise) it is the BIC ``sigma^2 log n`` with the exact
+        residual variance ``Q_R(full)/n``. On Lei et al.'s simulation
+        (``beta = (1,1,1,0,0,0)``, ``R = 3``, ``r = 4``, epsilon = 1) it
+        selects the true model every time from n = 1e4. ``"bic"``:
+        ``sigma2 * log(n)``; at small epsilon it is far below the selection
+        noise and picks supersets of the true model (benchmarks/results/lei.md).
     sigma2 : float > 0 or "private", default=1.0
-        Noise variance for ``phi="bic"``. ``"private"``: ``Q_R(full)/n`` plus
+        Noise variance of ``y`` (units of ``y**2``) for ``phi="bic"``. ``"private"``: ``Q_R(full)/n`` plus
         Laplace noise of scale ``Delta / (n sigma2_epsilon)``, clamped to
         ``[1e-12, r^2]``.
     mechanism : {"noisy-min", "exponential"}, default="noisy-min"
@@ -107,6 +122,14 @@ class PrivateModelSelection(BaseEstimator):
     refit_epsilon : float, optional
         If given, ``coef_`` is refitted on the selected model from
         Laplace-noised moments restricted to it, with this extra budget.
+    gap_tolerance : float > 0, default=1e-6
+        Every ``Q_R`` is certified by its duality gap to within
+        ``gap_tolerance * Delta`` of the exact minimum, and the noise is
+        calibrated to ``Delta (1 + gap_tolerance)`` (see Privacy). A model
+        that cannot be certified makes ``fit`` refuse.
+    qp_iterations : int, default=300
+        Projected-gradient iterations per model, always run in full (the
+        solver's work does not depend on the data; see Notes).
     release_scores : bool, default=False
         Store the noisy criteria of *all* models in ``scores_``. Report-noisy-min
         is epsilon-DP only when the argmin alone is released; releasing all
@@ -115,6 +138,9 @@ class PrivateModelSelection(BaseEstimator):
     accountant : Accountant, optional
         Checked with ``can_spend`` before the data are read; spent after.
     rng : None, int or numpy.random.Generator
+    neighbours : {"replace-one"}, default="replace-one"
+        The relation of the guarantee; the others are refused (the BIC
+        penalty and the private ``sigma2`` divide by the exact n).
 
     Attributes
     ----------
@@ -124,11 +150,41 @@ class PrivateModelSelection(BaseEstimator):
     scores_ : ndarray of shape (n_candidates,) or None
         Noisy criteria (only with ``release_scores=True``).
     R_, sigma2_, phi_ : float
-        The radius, variance and penalty used (public or privately estimated).
+        The radius, variance and penalty used (public or privately estimated);
+        ``phi_`` in units of ``y**2``.
+    selection_probability_ : float
+        A lower bound on the probability that the noisy choice is the exact
+        argmin when every rival trails it by at least ``phi_`` (a superset
+        adding a variable that explains nothing): computed from ``phi_``, the
+        selection noise's scale ``2 Delta / epsilon`` and ``|M|`` alone.
+    selection_gap_ : float or None
+        The gap between the two smallest noisy criteria (units of ``y**2``):
+        released for free with report-noisy-min (Ding, Wang, Zhang & Kifer,
+        PVLDB 2019: noisy max with its gap is epsilon-DP at the same noise),
+        read from ``scores_`` when they are released, ``None`` for the
+        exponential mechanism. Exact at ``epsilon=inf``.
+    tie_probability_ : float or None
+        How often two equally good models would be separated by a noisy gap
+        at least ``selection_gap_``; above 0.05 the choice is not
+        distinguishable from its runner-up.
+    snr_ : float
+        ``phi_ / (2 Delta / epsilon)``: the penalty in units of the noise.
+    uncertainty_ : dict
+        JSON-able summary of the above.
+    diagnostics_ : list of dict
+        Failed noise checks (also ``NoiseDominatesWarning``): the selection
+        margin within the noise (``selection_probability_ < 0.5`` or
+        ``tie_probability_ > 0.05``).
     coef_ : ndarray of shape (n_features,) or None
         The private refit (``None`` without ``refit_epsilon``).
+    coef_se_ : ndarray of shape (n_features,) or None
+        First-order standard errors of the refit from its Laplace noise (0
+        off the selected model; the L1 constraint is ignored, so they are
+        exact to first order only where it is inactive).
     privacy_ : PureDP
         Everything the fit released, composed sequentially.
+    neighbours_ : str
+        The relation ``privacy_`` holds under: ``"replace-one"``.
     privacy_report_ : dict
         The parts of the budget, the sensitivity and the noise scales.
 
@@ -136,16 +192,32 @@ class PrivateModelSelection(BaseEstimator):
     -------
     Replace-one neighbours, ``n`` public, pure epsilon-DP. After clipping,
     ``|x_i^T beta| <= bounds * ||beta||_1 <= bounds * R`` (Hölder), so every
-    squared residual lies in ``[0, (r + bounds R)^2]`` and ``Q_R(M, .)``
-    changes by at most ``Delta = (r + bounds R)^2`` for every ``M``;
-    report-noisy-min with Laplace scale ``2 Delta / epsilon`` and the
-    exponential mechanism are epsilon-DP. Private ``R``: the upper triangle
+    squared residual lies in ``[0, (r + bounds R)^2]`` and the exact minimum
+    ``Q_R(M, .)`` changes by at most ``Delta = (r + bounds R)^2`` for every
+    ``M``. The released scores use the solver's value ``q(M, D) = f(beta)``
+    at a feasible ``beta`` whose Frank--Wolfe gap is at most ``tau =
+    gap_tolerance * Delta``; feasibility gives ``Q_R <= q`` and the gap gives
+    ``q <= Q_R + tau``, so ``q(M, D) - q(M, D') <= Q_R(M, D) + tau - Q_R(M,
+    D') <= Delta + tau`` (and symmetrically): ``q`` has sensitivity ``Delta'
+    = Delta + tau``, to which report-noisy-min (Laplace scale ``2 Delta' /
+    epsilon``) and the exponential mechanism are calibrated; both are then
+    epsilon-DP; report-noisy-min's noisy gap to the runner-up (``selection_gap_``)
+    comes at no extra cost (Ding, Wang, Zhang & Kifer, PVLDB 13(3), 2019). (Floating-point rounding of the sums and of ``f``, relative
+    ~1e-16, is outside this model, as for every float release.) Private ``R``: the upper triangle
     of ``X^T X / n`` and ``X^T y / n`` with L1 sensitivity ``(b^2 d (d+1) +
     2 b d r) / n``. Private ``sigma2``: ``Q_R(full)/n`` with sensitivity
-    ``Delta / n``. Refit: the same moments restricted to the ``k`` selected
+    ``Delta' / n``. Refit: the same moments restricted to the ``k`` selected
     columns, ``(b^2 k (k+1) + 2 b k r) / n``. Budgets add (basic
     composition). Reference: Lei, Charest, Slavković, Smith & Fienberg,
     JRSS-A 181(3), 2018.
+
+    Notes
+    -----
+    Timing: the scores are computed by
+    :func:`dpmoments.solvers.l1_ball_certified.certified_objectives`, which
+    runs the same operations on arrays of the same shapes for every data set
+    (no closed-form shortcut, no early exit); what still varies with the data
+    is listed there.
 
     Examples
     --------
@@ -162,9 +234,10 @@ class PrivateModelSelection(BaseEstimator):
     '1-DP'
     """
 
-    def __init__(self, *, epsilon, bounds, response_bound, R, candidates="all", max_size=None, phi="bic",
+    def __init__(self, *, epsilon, bounds, response_bound, R, candidates="all", max_size=None, phi="theorem",
                  sigma2=1.0, mechanism="noisy-min", R_epsilon=None, sigma2_epsilon=None, R_range=(1e-6, math.inf),
-                 refit_epsilon=None, release_scores=False, accountant=None, rng=None):
+                 refit_epsilon=None, release_scores=False, gap_tolerance=1e-6, qp_iterations=300, accountant=None,
+                 rng=None, neighbours="replace-one"):
         self.epsilon = epsilon
         self.bounds = bounds
         self.response_bound = response_bound
@@ -179,8 +252,11 @@ class PrivateModelSelection(BaseEstimator):
         self.R_range = R_range
         self.refit_epsilon = refit_epsilon
         self.release_scores = release_scores
+        self.gap_tolerance = gap_tolerance
+        self.qp_iterations = qp_iterations
         self.accountant = accountant
         self.rng = rng
+        self.neighbours = neighbours
 
     # -- the plan: budgets, checked before any data are read --------------------------
     def _budget_parts(self, n_candidates):
@@ -208,11 +284,18 @@ class PrivateModelSelection(BaseEstimator):
             check_positive(self.R, "R")
         if self.sigma2 != "private":
             check_positive(self.sigma2, "sigma2")
-        if self.phi != "bic":
+        if self.phi not in ("bic", "theorem"):
+            if isinstance(self.phi, str):
+                raise ValueError(f"'phi' must be a number >= 0, 'theorem' or 'bic'; got {self.phi!r}.")
             check_nonnegative(self.phi, "phi")
         lo, hi = self.R_range
         if not 0 < lo < hi:
             raise ValueError(f"'R_range' must be (low, high) with 0 < low < high; got {self.R_range!r}.")
+        if check_positive(self.gap_tolerance, "gap_tolerance") >= 1:
+            raise ValueError(f"'gap_tolerance' must be in (0, 1); got {self.gap_tolerance}.")
+        check_int(self.qp_iterations, "qp_iterations", minimum=1)
+        check_neighbours(self.neighbours, ("replace-one",), "the analysis (BIC, private R and sigma2) is for "
+                         "replace-one with n public, which also covers zero-out pairs")
         check_accountant(self.accountant)
 
     # -- fit ------------------------------------------------------------------------
@@ -234,9 +317,9 @@ class PrivateModelSelection(BaseEstimator):
         n, d = X.shape
         family = _candidate_family(self.candidates, self.max_size, d)
         parts = self._budget_parts(len(family))
-        guarantee = PureDP(sum(parts.values()))
-        if self.accountant is not None and not self.accountant.can_spend(guarantee):
-            self.accountant.spend(guarantee, label="PrivateModelSelection")  # raises, naming the amounts
+        guarantee = compose([PureDP(e) for e in parts.values()])
+        if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one"):
+            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one")  # raises
         if not guarantee.is_private:
             warnings.warn("epsilon=inf: the exact model choice is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
@@ -244,57 +327,94 @@ class PrivateModelSelection(BaseEstimator):
         sums = accumulate_moments((X, y), entry_bound=self.bounds, response_bound=self.response_bound)
         G, b, c = np.array(sums.xtx), np.array(sums.xty), float(sums.yty)
         self.R_ = self._radius(G, b, n, rng)
-        delta_q = (self.response_bound + self.bounds * self.R_) ** 2
-        self.sigma2_ = self._sigma2(G, b, c, n, delta_q, rng)
-        self.phi_ = self.sigma2_ * math.log(n) if self.phi == "bic" else float(self.phi)
-        q = np.array([l1_ball_least_squares(G, b, c, self.R_, support=m).objective for m in family])
+        reach = self.response_bound + self.bounds * self.R_
+        exact = check_sensitivity(reach * reach, f"'response_bound' = {self.response_bound:g}, 'bounds' = "
+                                  f"{self.bounds:g} and R = {self.R_:g}")  # sensitivity of the exact minimum Q_R
+        tau = self.gap_tolerance * exact  # every Q_R below is certified to within tau of its exact minimum
+        delta_q = exact + tau
+        self.sigma2_ = self._sigma2(G, b, c, n, delta_q, tau, rng)
+        self.phi_ = self._penalty(G, b, c, n, len(family), delta_q)
+        q = self._certified(G, b, c, family, tau)
         index = self._select(q + self.phi_ * np.array([len(m) for m in family]), delta_q, rng)
+        self._set_margin(delta_q, len(family))
         self.selected_ = family[index]
         self.candidates_ = family
+        self.coef_se_ = None if self.refit_epsilon is None else np.zeros(d)
         self.coef_ = self._refit(G, b, c, n, rng) if self.refit_epsilon is not None else None
+        if self.coef_se_ is not None:
+            self.uncertainty_["refit_coef_se"] = self.coef_se_.tolist()
         if self.accountant is not None:
-            self.accountant.spend(guarantee, label="PrivateModelSelection")
+            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one")
         self.privacy_ = guarantee
+        self.neighbours_ = self.neighbours
         self.n_features_in_ = d
-        self.privacy_report_ = self._report(parts, delta_q, n, d)
+        self.privacy_report_ = self._report(parts, delta_q, exact, tau, n)
         return self
+
+    def _penalty(self, G, b, c, n, n_candidates, delta_q):
+        if self.phi == "bic":
+            return self.sigma2_ * math.log(n)
+        if self.phi != "theorem":
+            return float(self.phi)
+        eps = float(self.epsilon)
+        if math.isinf(eps):  # no selection noise, nothing private: the BIC with the exact residual variance
+            return l1_ball_least_squares(G, b, c, self.R_).objective / n * math.log(n)
+        return 8.0 * math.log(n_candidates) * delta_q / eps
+
+    def _set_margin(self, delta_q, n_candidates):
+        eps = float(self.epsilon)
+        scale = 0.0 if math.isinf(eps) else 2.0 * delta_q / eps
+        prob, tie, snr, diagnostics, summary = selection_margin(self.phi_, scale, n_candidates, self.mechanism,
+                                                                self.selection_gap_)
+        self.selection_probability_, self.tie_probability_ = prob, tie
+        self.snr_, self.diagnostics_, self.uncertainty_ = snr, diagnostics, {**summary, "phi": self.phi_,
+                                                                             "phi_units": "y^2"}
+
+    def _certified(self, G, b, c, family, tau):
+        """Q_R of every model, each within tau of its exact minimum (constant work; refuses otherwise)."""
+        return certified_objectives(G, b, c, self.R_, family, tolerance=tau, n_iter=self.qp_iterations)[0]
 
     def _select(self, scores, delta_q, rng):
         eps = float(self.epsilon)
-        self.scores_ = None
+        self.scores_, self.selection_gap_ = None, None
         if math.isinf(eps):
-            return int(np.argmin(scores))
+            index, self.selection_gap_ = report_noisy_min(scores, 0.0, return_gap=True)
+            return index
         if self.mechanism == "exponential":
             return exponential_mechanism(scores, eps, delta_q, rng)
         scale = 2.0 * delta_q / eps
         if not self.release_scores:
-            return report_noisy_min(scores, scale, rng)
+            # The noisy gap to the runner-up comes free with report-noisy-min (Ding et al. 2019).
+            index, self.selection_gap_ = report_noisy_min(scores, scale, rng, return_gap=True)
+            return index
         self.scores_ = scores + rng.laplace(0.0, scale, size=scores.size)
+        two = np.sort(self.scores_)[:2]
+        self.selection_gap_ = float(two[1] - two[0]) if two.size > 1 else math.inf
         return int(np.argmin(self.scores_))
 
     def _noisy_moments(self, G, b, n, cols, eps, rng):
-        """Laplace on the upper triangle of G[cols]/n and b[cols]/n; returns (G~, b~, floor)."""
+        """Laplace on the upper triangle of G[cols]/n and b[cols]/n; returns (G~, b~, floor, Laplace scale)."""
         k, B, r = len(cols), self.bounds, self.response_bound
         scale = (B * B * k * (k + 1) + 2.0 * B * k * r) / n / eps
         Gs, bs = G[np.ix_(cols, cols)] / n, b[cols] / n
         if math.isinf(eps):
-            return Gs, bs, 0.0
+            return Gs, bs, 0.0, 0.0
         E = symmetric_matrix_noise(k, scale, rng, distribution="laplace")
-        return Gs + E, bs + rng.laplace(0.0, scale, size=k), 2.0 * math.sqrt(k) * scale * math.sqrt(2.0)
+        return Gs + E, bs + rng.laplace(0.0, scale, size=k), 2.0 * math.sqrt(k) * scale * math.sqrt(2.0), scale
 
     def _radius(self, G, b, n, rng):
         if self.R != "private":
             return float(self.R)
         cols = list(range(b.size))
-        Gt, bt, floor = self._noisy_moments(G, b, n, cols, float(self.R_epsilon), rng)
+        Gt, bt, floor, _ = self._noisy_moments(G, b, n, cols, float(self.R_epsilon), rng)
         beta, _ = solve_weighted(Gt, bt, floor)
         lo, hi = self.R_range
         return float(min(max(np.abs(beta).sum(), lo), hi))
 
-    def _sigma2(self, G, b, c, n, delta_q, rng):
+    def _sigma2(self, G, b, c, n, delta_q, tau, rng):
         if self.sigma2 != "private":
             return float(self.sigma2)
-        q_full = l1_ball_least_squares(G, b, c, self.R_).objective / n
+        q_full = self._certified(G, b, c, [tuple(range(b.size))], tau)[0] / n
         eps = float(self.sigma2_epsilon)
         noisy = q_full if math.isinf(eps) else q_full + rng.laplace(0.0, delta_q / (n * eps))
         return float(min(max(noisy, 1e-12), self.response_bound**2))
@@ -304,21 +424,26 @@ class PrivateModelSelection(BaseEstimator):
         coef = np.zeros(b.size)
         if not cols:
             return coef
-        Gt, bt, floor = self._noisy_moments(G, b, n, cols, float(self.refit_epsilon), rng)
+        Gt, bt, floor, scale = self._noisy_moments(G, b, n, cols, float(self.refit_epsilon), rng)
+        law = NoiseLaw("laplace", scale) if scale > 0 else NoiseLaw("none", 0.0)
+        self.coef_se_[cols] = solve_se(bt, Gt, floor, law, law)[1]  # first order, the L1 constraint ignored
         lam, Q = np.linalg.eigh(0.5 * (Gt + Gt.T))
         Gp = (Q * np.maximum(lam, floor)) @ Q.T
         coef[cols] = l1_ball_least_squares(Gp, bt, 0.0, self.R_).coef
         return coef
 
-    def _report(self, parts, delta_q, n, d):
+    def _report(self, parts, delta_q, exact, tau, n):
         return {
             "estimator": "PrivateModelSelection",
-            "neighbours": "replace-one",
+            "neighbours": self.neighbours_,
             "guarantee": self.privacy_.to_dict(),
             "budget_parts": parts,
             "composition": "basic",
             "mechanism": self.mechanism,
             "sensitivity_Q": delta_q,
+            "sensitivity_Q_exact_minimum": exact,
+            "certified_gap": tau,
+            "qp_iterations": int(self.qp_iterations),
             "selection_noise_scale": None if math.isinf(float(self.epsilon)) else 2.0 * delta_q / float(self.epsilon),
             "n_candidates": len(self.candidates_),
             "scores_released": bool(self.release_scores),
@@ -333,7 +458,12 @@ class PrivateModelSelection(BaseEstimator):
         ``y^T y / n`` (the PSD projection of the noisy matrix, scaled by the public ``n``), and
         the smallest penalised score is taken. Everything is post-processing of ``release``,
         whose guarantee is the fit's; ``coef_`` is the selected model's ``Q_R`` minimiser.
-        ``R`` and ``sigma2`` must be public numbers here.
+        ``R`` and ``sigma2`` must be public numbers here. ``phi="theorem"`` (Lei et al.'s
+        penalty scales with the selection noise, which a fit from a release does not add)
+        becomes the BIC ``sigma^2 log n`` with ``sigma^2 = Q_R(full)/n`` from the released
+        moments, as ``fit`` does at ``epsilon=inf``. ``selection_gap_`` is the gap between the
+        two smallest scores; the noise of the choice is the release's, so the selection
+        probabilities of ``fit`` are not defined here (``None``).
 
         Parameters
         ----------
@@ -354,12 +484,18 @@ class PrivateModelSelection(BaseEstimator):
         G, b, c = n * M[:d, :d], n * M[:d, d], float(n * M[d, d])
         family = _candidate_family(self.candidates, self.max_size, d)
         self.R_, self.sigma2_ = float(check_positive(self.R, "R")), float(check_positive(self.sigma2, "sigma2"))
-        self.phi_ = self.sigma2_ * math.log(n) if self.phi == "bic" else float(self.phi)
         fits = [l1_ball_least_squares(G, b, c, self.R_, support=m) for m in family]
+        if self.phi == "theorem":  # no selection noise is added here: the BIC with the released residual variance
+            self.phi_ = l1_ball_least_squares(G, b, c, self.R_).objective / n * math.log(n)
+        else:
+            self.phi_ = self.sigma2_ * math.log(n) if self.phi == "bic" else float(check_nonnegative(self.phi, "phi"))
         self.scores_ = np.array([f.objective for f in fits]) + self.phi_ * np.array([len(m) for m in family])
         best = int(np.argmin(self.scores_))
-        self.selected_, self.candidates_, self.coef_ = family[best], family, fits[best].coef
-        self.privacy_ = release.guarantee
+        two = np.sort(self.scores_)[:2]
+        self.selection_gap_ = float(two[1] - two[0]) if two.size > 1 else math.inf
+        self.selection_probability_ = self.tie_probability_ = self.snr_ = None
+        self.selected_, self.candidates_, self.coef_, self.coef_se_ = family[best], family, fits[best].coef, None
+        self.privacy_, self.neighbours_ = release.guarantee, release.neighbours
         self.n_features_in_ = d
         self.privacy_report_ = {"estimator": "PrivateModelSelection", "from_release": release.to_dict(),
                                 "n_candidates": len(family), "postprocessing": "Q_R on the released moments"}

@@ -8,8 +8,7 @@ import numpy as np
 from .._rng import as_generator
 from .._validation import check_delta, check_epsilon, check_int
 from .._validation import check_positive
-from ..privacy import ApproxDP, classic_gaussian_sigma
-from ..privacy import zcdp_to_approx_dp
+from ..privacy import ApproxDP, ZCDP, classic_gaussian_sigma, compose, gaussian_rho
 from ..solvers.tensor_power import tensor_apply
 
 __all__ = ["NoisyTensorPowerResult", "noisy_tensor_power_method"]
@@ -109,7 +108,7 @@ def noisy_tensor_power_method(T, n_components, *, epsilon, delta, sensitivity_l1
         best = int(np.argmax(noisy))
         lams[k], vecs[k] = noisy[best], u[best]
         T -= lams[k] * np.einsum("i,j,k->ijk", vecs[k], vecs[k], vecs[k])
-    rho = m * (s / nu) ** 2 / 2.0
-    holds = ApproxDP(zcdp_to_approx_dp(rho, delta), delta, rho=rho)
+    # What holds: the m steps, each a Gaussian mechanism with sensitivity-to-noise ratio s / nu, composed in zCDP.
+    holds = compose([ZCDP(gaussian_rho(nu, s))] * m, composition="zcdp").as_approx(delta)
     return NoisyTensorPowerResult(eigenvalues=lams, eigenvectors=vecs, noise_scale=nu, step_epsilon=eps_step,
                                   step_delta=delta_step, n_steps=m, claimed=ApproxDP(epsilon, delta), guarantee=holds)

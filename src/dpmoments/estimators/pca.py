@@ -12,6 +12,8 @@ import numpy as np
 from .._validation import check_data, check_int
 from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
 from ._moment_base import MomentEstimator, n_features_of, out_of_core
+from ._uncertainty_matrix import pca_spread
+from .uncertainty import check_uncertainty_params
 
 __all__ = ["PrivatePCA"]
 
@@ -37,7 +39,12 @@ class PrivatePCA(MomentEstimator):
     row_norm : float
         The public L2 bound R on each (centred) row.
     mechanism : {"gaussian", "laplace", "wishart", "wishart-approx"}, default="gaussian"
-    neighbours : {"replace-one", "add-remove"}, default="replace-one"
+    neighbours : {"replace-one", "zero-out", "add-remove"}, default="replace-one"
+        ``"replace-one"``: one row replaced by another, n public; ``"zero-out"``:
+        one row replaced by the zero row, n public (the papers' 1/n
+        sensitivity); ``"add-remove"``: one row added or removed, n private
+        (a noisy count from ``count_share`` of the budget; not with the
+        Wishart mechanisms).
     calibration : {"analytic", "classic", "zcdp"}, default="analytic"
     center : None, array-like of shape (n_features,) or "private", default=None
         ``None``: the raw second moment (PCA of zero-mean data, as the
@@ -48,9 +55,17 @@ class PrivatePCA(MomentEstimator):
     eigensolver : {"auto", "eigh", "eigsh"}, default="auto"
         ``"auto"`` uses ARPACK only for ``d >= 1000`` and ``k <= d/100``
         (where it was measured faster), else LAPACK ``eigh`` on a subset.
+    n_draws : int >= 0, default=0
+        Parametric-bootstrap draws of the release's noise (0: closed forms
+        only). Each draw costs one top-``k`` eigendecomposition.
+    level : float in (0, 1), default=0.9
+        Coverage of ``explained_variance_interval_``.
     rng : None, int or numpy.random.Generator
+        The release's noise; the bootstrap draws from a separate stream of it.
     accountant : Accountant or None
         Checked before the data are touched; charged after the release.
+    count_share : float in (0, 1), default=0.05
+        Add-remove only: the share of the budget spent on the noisy row count.
 
     Attributes
     ----------
@@ -61,21 +76,54 @@ class PrivatePCA(MomentEstimator):
         The top eigenvalues of the released matrix (divisor ``n``, not
         ``n - 1``; noisy, so possibly negative at small epsilon).
     explained_variance_ratio_ : ndarray of shape (n_components,)
-        ``explained_variance_ / trace(released matrix)``.
+        ``max(eigenvalue, 0) / sum of all max(eigenvalue, 0)``: the share of
+        the released spectrum floored at zero (the trace of the matrix's PSD
+        projection), so the ratios lie in [0, 1] and sum to at most 1. (The
+        trace of the noisy matrix itself is smaller than the sum of its
+        positive eigenvalues, and ratios against it can sum past 1.)
     mean_ : ndarray of shape (n_features,)
         The centre used (zeros for ``center=None``).
     n_components_, n_features_in_ : int
     release_ : Release
     privacy_ : guarantee
         What the fit consumed (``fit_release`` consumes nothing new).
+    explained_variance_se_, explained_variance_interval_ : ndarray
+        Standard error and ``level`` interval, shape ``(k,)`` and ``(2, k)``,
+        of each eigenvalue of the exact matrix: first-order closed form, or
+        the bootstrap's with ``n_draws > 0``.
+    components_above_noise_ : ndarray of bool, shape (n_components,)
+        Eigenvalue above the noise's spectral norm (``eigenvalue_noise_floor_``).
+        A component below it is noise.
+    component_snr_ : ndarray of shape (n_components,)
+        Eigenvalue (less the noise's mean) over the noise's spectral norm.
+    n_eigenvalues_above_noise_ : int
+        Over the whole released spectrum.
+    subspace_angle_bound_ : float
+        Degrees: a Davis-Kahan bound ``asin(2 ||E|| / gap)`` on the largest
+        angle between the released and the exact top-``k`` subspaces, with the
+        released eigengap ``lambda_k - lambda_{k+1}`` (90 when it is vacuous).
+    component_angles_, subspace_angle_ : ndarray, float or None
+        With ``n_draws > 0``: the median angle (degrees) between each fitted
+        component and its redrawn counterpart, and the median largest
+        principal angle between the fitted and the redrawn subspaces.
+    snr_ : float
+        ``component_snr_[0]``.
+    uncertainty_ : dict
+        JSON-able summary of all of the above.
+    diagnostics_ : list of dict
+        Failed noise checks (each also a ``NoiseDominatesWarning``): no
+        eigenvalue, or only some, above the noise.
+    neighbours_ : str
+        The relation ``privacy_`` holds under (the release's).
 
     Privacy
     -------
     The guarantee of :func:`dpmoments.release_second_moment`: Gaussian,
     replace-one, L2 sensitivity :math:`\sqrt2 R^2/n` on the upper triangle,
     analytic calibration, (epsilon, delta)-DP (Imtiaz & Sarwate's
-    :math:`1/n` is the add-remove value, ``algorithms.md`` §0.2). The
-    eigendecomposition is post-processing. ``n`` is treated as public.
+    :math:`1/n` is the zero-out value: pass ``neighbours="zero-out"`` to
+    reproduce it). The eigendecomposition is post-processing. ``n`` is public
+    under replace-one and zero-out; under add-remove it is a noisy count.
 
     Examples
     --------
@@ -89,7 +137,7 @@ class PrivatePCA(MomentEstimator):
 
     def __init__(self, *, n_components, epsilon, delta=None, row_norm, mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None,
-                 eigensolver="auto", rng=None, accountant=None):
+                 eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -100,8 +148,11 @@ class PrivatePCA(MomentEstimator):
         self.center = center
         self.center_budget = center_budget
         self.eigensolver = eigensolver
+        self.n_draws = n_draws
+        self.level = level
         self.rng = rng
         self.accountant = accountant
+        self.count_share = count_share
 
     def _check_params(self, n_features):
         k = check_int(self.n_components, "n_components", minimum=1)
@@ -110,6 +161,7 @@ class PrivatePCA(MomentEstimator):
         if not isinstance(self.eigensolver, str) or self.eigensolver not in EIGEN_METHODS:
             raise ValueError(f"'eigensolver' must be one of {', '.join(map(repr, EIGEN_METHODS))}; "
                              f"got {self.eigensolver!r}.")
+        check_uncertainty_params(self)
         return k
 
     def fit(self, X, y=None):
@@ -127,13 +179,16 @@ class PrivatePCA(MomentEstimator):
         self.release_ = release
         self.components_ = np.ascontiguousarray(eig.eigenvectors.T)
         self.explained_variance_ = eig.eigenvalues
-        total = float(np.trace(release.second_moment))
-        self.explained_variance_ratio_ = eig.eigenvalues / total if total > 0 else np.full(k, np.nan)
+        spectrum = np.linalg.eigvalsh(release.second_moment)[::-1]
+        total = float(np.sum(np.maximum(spectrum, 0.0)))
+        self.explained_variance_ratio_ = np.maximum(eig.eigenvalues, 0.0) / total if total > 0 else np.full(k, np.nan)
         self.mean_ = np.zeros(release.n_features) if release.center is None else np.array(release.center)
         self.n_components_ = k
         self.n_features_in_ = release.n_features
         self.eigensolver_ = eig.method
         self.privacy_ = release.guarantee
+        self.neighbours_ = release.neighbours
+        vars(self).update(pca_spread(release, self, spectrum, self.n_draws, self.level, self.rng, "PrivatePCA"))
         return self
 
     def _check_fitted_input(self, X, width_attr, what):

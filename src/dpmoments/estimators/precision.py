@@ -2,21 +2,61 @@
 
 import math
 import warnings
+from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
 from .._rng import as_generator
-from .._validation import check_data, check_nonnegative, check_option, check_positive
+from .._validation import check_data, check_int, check_nonnegative, check_option, check_positive
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import wishart_noise
 from ..moments import release_second_moment
 from ..privacy import PureDP, Uncertified
-from ..solvers import graphical_lasso, graphical_lasso_admm, ridge_precision
+from ..privacy.relations import NEIGHBOURS
+from ..solvers import graphical_lasso, graphical_lasso_admm, graphical_lasso_path, ridge_precision
 from ._moment_base import MomentEstimator, psd_floor_value
+from ._uncertainty_matrix import output_perturbation_spread, precision_spread
+from .uncertainty import check_uncertainty_params
 from .covariance import gaussian_log_likelihood
 from .selection import alpha_grid, ebic, noise_floor
 
-__all__ = ["PrivateGraphicalLasso", "PrivateRidgePrecision"]
+__all__ = ["GlassoPath", "PrivateGraphicalLasso", "PrivateRidgePrecision"]
+
+# An off-diagonal |Θ_ij| above this is an edge (the fast solver's zeros are exact).
+_EDGE_TOL = 1e-8
+
+
+@dataclass(frozen=True)
+class GlassoPath:
+    """The graphical-lasso solutions along a grid of penalties, as solved once by the estimator.
+
+    Attributes
+    ----------
+    alphas : ndarray of shape (n_alphas,)
+        The penalties, largest first.
+    precisions : list of ndarray of shape (n_features, n_features)
+        The solution at each penalty.
+    n_edges : ndarray of int
+        Off-diagonal pairs with ``|Θ_ij| > 1e-8`` at each penalty.
+    objective : ndarray
+        The graphical-lasso objective reached at each penalty.
+    ebic : ndarray or None
+        The extended BIC at each penalty (``alpha="ebic"``), else ``None``.
+    chosen : int
+        The index of the penalty the estimator kept.
+    """
+
+    alphas: np.ndarray
+    precisions: list
+    n_edges: np.ndarray
+    objective: np.ndarray
+    ebic: Optional[np.ndarray]
+    chosen: int
+
+
+def _n_edges(precision):
+    return int(np.count_nonzero(np.abs(np.triu(precision, 1)) > _EDGE_TOL))
 
 _OUTPUT_REASON = (
     "output perturbation (Wang et al. 2018, Algorithm 1) adds Wishart noise with d+1 degrees of freedom: "
@@ -26,12 +66,13 @@ _OUTPUT_REASON = (
 
 
 class _PrecisionBase(MomentEstimator):
-    def _finish(self, precision, release, guarantee):
+    def _finish(self, precision, release, guarantee, neighbours):
         self.precision_ = precision
         self.covariance_ = np.linalg.inv(precision)
         self.covariance_ = 0.5 * (self.covariance_ + self.covariance_.T)
         self.release_ = release
         self.privacy_ = guarantee
+        self.neighbours_ = neighbours
         self.n_features_in_ = precision.shape[0]
         self.location_ = np.zeros(precision.shape[0]) if release is None or release.center is None else \
             np.array(release.center)
@@ -42,8 +83,16 @@ class _PrecisionBase(MomentEstimator):
         floor = psd_floor_value(self.psd_floor)
         return release if floor is None else release.project_psd(floor)
 
+    def _spread(self, raw, solve):
+        """Noise checks and (with ``n_draws``) the bootstrap: ``solve(S) -> precision`` on each redrawn matrix."""
+        refit = lambda draw: solve(self._noisy_S(draw).second_moment)  # noqa: E731
+        graph = isinstance(self, PrivateGraphicalLasso)
+        vars(self).update(precision_spread(raw, self, refit, self.n_draws, self.level, self.rng,
+                                           type(self).__name__, graph))
+
     def fit(self, X, y=None):
         """Release the second moment of ``X`` and fit from it."""
+        check_uncertainty_params(self)
         return self.fit_release(self._release_from(X))
 
     def score(self, X, y=None):
@@ -66,18 +115,24 @@ class PrivateGraphicalLasso(_PrecisionBase):
 
     Parameters
     ----------
-    alpha : float > 0 or "ebic"
+    alpha : float > 0, "ebic" or "edges"
         The penalty. ``"ebic"`` picks it from ``alphas`` by the extended BIC
         computed on the released matrix only (free post-processing; the raw
-        data are never touched again).
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant
+        data are never touched again); ``"edges"`` picks the smallest penalty of
+        ``alphas`` whose graph has at most ``max_edges`` edges (the largest
+        penalty if none has). Both solve the grid once, as one warm-started path
+        (``path_``).
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant, count_share
         As in :class:`PrivateCovariance`; ``mechanism`` may also be
         ``"output"``: Wang et al.'s output perturbation (exact graphical lasso,
-        then Wishart noise), reported as :class:`~dpmoments.Uncertified`.
+        then Wishart noise), reported as :class:`~dpmoments.Uncertified`
+        (replace-one or zero-out: it needs the exact n).
     alphas : int or array-like, default=20
         The grid for ``alpha="ebic"``: a number of log-spaced values below the
         largest off-diagonal entry of the released matrix, or explicit values.
     ebic_gamma : float in [0, 1], default=0.5
+    max_edges : int >= 0, optional
+        The edge budget of ``alpha="edges"``.
     alpha_floor : "noise" or float >= 0, default="noise"
         The smallest penalty of the ``alpha="ebic"`` grid. ``"noise"``: the release's
         noise level, :func:`~dpmoments.estimators.noise_floor` (below it the release's
@@ -93,6 +148,11 @@ class PrivateGraphicalLasso(_PrecisionBase):
     tol : float, optional
         Solver tolerance (``None``: the solver's default).
     max_iter : int, default=1000
+    n_draws : int >= 0, default=0
+        Parametric-bootstrap draws of the release's noise for
+        ``edge_frequency_`` (0: the noise checks only). Each draw costs one
+        solve at ``alpha_``, warm-started from the fit.
+    level : float in (0, 1), default=0.9
 
     Attributes
     ----------
@@ -103,10 +163,31 @@ class PrivateGraphicalLasso(_PrecisionBase):
         eBIC over ``alphas_`` when ``alpha="ebic"``.
     alpha_floor_ : float or None
         The grid's floor when ``alpha="ebic"``.
-    n_iter_ : int
-    converged_ : bool
+    path_ : GlassoPath or None
+        Every solution of the grid with its edge count, objective and eBIC, when
+        ``alpha`` is ``"ebic"`` or ``"edges"`` (``None`` for a fixed penalty, which is
+        solved once and alone).
+    n_iter_ : int or None
+    converged_ : bool or None
+        The solver's on the released matrix. ``None`` for ``mechanism="output"``,
+        whose solve runs on the exact data: its iteration count would leak.
     release_ : Release or None
     privacy_ : guarantee consumed
+    edge_frequency_ : ndarray of shape (n_features, n_features) or None
+        With ``n_draws > 0``: the share of redrawn releases whose graph, at
+        the chosen ``alpha_``, has the edge. A stable edge is near 1.
+    snr_ : float
+        The largest off-diagonal ``|S_ij|`` of the released matrix over the
+        noise floor (:func:`~dpmoments.estimators.noise_floor`); below 1 no
+        entry stands out of the noise, and every edge is noise.
+    uncertainty_ : dict
+        JSON-able: the noise law, the signal-to-noise, the edge stability.
+    diagnostics_ : list of dict
+        Failed noise checks (each also a ``NoiseDominatesWarning``): no edge
+        above the noise, the noise outweighing the matrix, released variances
+        below their noise level.
+    neighbours_ : str
+        The relation ``privacy_`` holds under.
 
     Privacy
     -------
@@ -128,8 +209,9 @@ class PrivateGraphicalLasso(_PrecisionBase):
 
     def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
                  calibration="analytic", center=None, center_budget=None, alphas=20, ebic_gamma=0.5,
-                 alpha_floor="noise", penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None,
-                 max_iter=1000, rng=None, accountant=None):
+                 max_edges=None, alpha_floor="noise", penalize_diagonal=True, solver="fast", admm_rho=100.0,
+                 psd_floor=0.0, tol=None, max_iter=1000, n_draws=0, level=0.9, rng=None, accountant=None,
+                 count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -141,6 +223,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.center_budget = center_budget
         self.alphas = alphas
         self.ebic_gamma = ebic_gamma
+        self.max_edges = max_edges
         self.alpha_floor = alpha_floor
         self.penalize_diagonal = penalize_diagonal
         self.solver = solver
@@ -148,33 +231,62 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.psd_floor = psd_floor
         self.tol = tol
         self.max_iter = max_iter
+        self.n_draws = n_draws
+        self.level = level
         self.rng = rng
         self.accountant = accountant
+        self.count_share = count_share
 
     def fit(self, X, y=None):
         """Release the second moment of ``X`` (or, for ``"output"``, perturb the exact solution)."""
         if self.mechanism == "output":
+            check_uncertainty_params(self)
             return self._fit_output(X)
         return super().fit(X)
 
     def fit_release(self, release):
         """Fit from a release already paid for: no new privacy cost."""
-        release = self._noisy_S(release)
+        raw = self._check_release(release)
+        release = self._noisy_S(raw)
         S = release.second_moment
+        self.path_ = None
         if isinstance(self.alpha, str):
-            check_option(self.alpha, "alpha", ("ebic",))
-            self.alpha_floor_ = self._floor(release)
-            self.alphas_ = alpha_grid(S, self.alphas, floor=self.alpha_floor_)
-            fits = [self._solve(S, a) for a in self.alphas_]
-            self.ebic_ = np.array([ebic(S, f.precision, release.n, self.ebic_gamma) for f in fits])
-            best = int(np.argmin(self.ebic_))
+            rule = check_option(self.alpha, "alpha", ("ebic", "edges"))
+            if rule == "ebic":
+                self.alpha_floor_ = self._floor(release)
+            else:
+                self.alpha_floor_ = None
+                max_edges = check_int(self.max_edges, "max_edges", minimum=0)
+            self.alphas_ = alpha_grid(S, self.alphas, floor=self.alpha_floor_ or 0.0)
+            fits = self._solve_path(S, self.alphas_)
+            precisions = [f.precision for f in fits]
+            n_edges = np.array([_n_edges(P) for P in precisions])
+            if rule == "ebic":
+                self.ebic_ = np.array([ebic(S, P, release.n, self.ebic_gamma) for P in precisions])
+                best = int(np.argmin(self.ebic_))
+            else:
+                self.ebic_ = None
+                ok = np.flatnonzero(n_edges <= max_edges)
+                best = int(ok[np.argmin(self.alphas_[ok])]) if ok.size else int(np.argmax(self.alphas_))
             self.alpha_, result = float(self.alphas_[best]), fits[best]
+            self.path_ = GlassoPath(alphas=self.alphas_, precisions=precisions, n_edges=n_edges,
+                                    objective=np.array([f.objective for f in fits]), ebic=self.ebic_, chosen=best)
         else:
             self.alpha_ = check_positive(self.alpha, "alpha")
             self.alphas_, self.ebic_, self.alpha_floor_ = None, None, None
             result = self._solve(S, self.alpha_)
         self.n_iter_, self.converged_ = result.n_iter, result.converged
-        return self._finish(result.precision, release, release.guarantee)
+        self._finish(result.precision, release, release.guarantee, release.neighbours)
+        self._spread(raw, lambda S_draw: self._solve(S_draw, self.alpha_, warm_start=result).precision)
+        return self
+
+    def _solve_path(self, S, alphas):
+        """All penalties at once: the fast solver warm-starts each from the previous (larger) one."""
+        if check_option(self.solver, "solver", ("fast", "admm")) == "admm":
+            return [self._solve(S, a) for a in alphas]
+        opts = {} if self.tol is None else {"tol": self.tol}
+        return graphical_lasso_path(S, alphas, penalize_diagonal=self.penalize_diagonal, max_iter=self.max_iter,
+                                    **opts)
 
     def _floor(self, release):
         if isinstance(self.alpha_floor, str):
@@ -182,9 +294,11 @@ class PrivateGraphicalLasso(_PrecisionBase):
             return noise_floor(release)
         return check_nonnegative(self.alpha_floor, "alpha_floor")
 
-    def _solve(self, S, alpha):
+    def _solve(self, S, alpha, warm_start=None):
         solver = check_option(self.solver, "solver", ("fast", "admm"))
         opts = {} if self.tol is None else {"tol": self.tol}
+        if warm_start is not None and solver == "fast":
+            opts["warm_start"] = warm_start
         if solver == "admm":
             return graphical_lasso_admm(S, alpha, rho=self.admm_rho, penalize_diagonal=self.penalize_diagonal,
                                         max_iter=self.max_iter)
@@ -194,22 +308,29 @@ class PrivateGraphicalLasso(_PrecisionBase):
         """Wang et al. Algorithm 1: exact graphical lasso, then W_d(d+1, c I) noise."""
         X = check_data(X)
         alpha = check_positive(self.alpha, "alpha")
+        check_option(self.neighbours, "neighbours", NEIGHBOURS)
         if not self.penalize_diagonal:
             raise ValueError("mechanism='output' follows Wang et al., whose analysis penalises the diagonal.")
+        if self.neighbours == "add-remove":
+            raise ValueError("mechanism='output' scales its noise by the exact n: use neighbours 'replace-one' or "
+                             "'zero-out', or another mechanism for add-remove.")
         self._check_affordable()
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NotPrivateWarning)  # internal; only the noisy output leaves
+            # Internal and exact: only the noisy output leaves, not even a solver warning (its duality gap).
+            warnings.simplefilter("ignore")
             exact = release_second_moment(X, epsilon=math.inf, row_norm=self.row_norm, center=self.center)
-        result = self._solve(exact.second_moment, alpha)
+            result = self._solve(exact.second_moment, alpha)
         d, n, R = exact.n_features, exact.n, check_positive(self.row_norm, "row_norm")
         scale = d**2.5 * R**2 / (n * self.epsilon * alpha**2)
         warnings.warn(_OUTPUT_REASON, UncertifiedPrivacyWarning, stacklevel=2)
         noisy = result.precision + wishart_noise(d, d + 1, scale, as_generator(self.rng))
         guarantee = Uncertified(PureDP(self.epsilon), _OUTPUT_REASON)
         self._spend(guarantee)
-        self.alpha_, self.alphas_, self.ebic_ = alpha, None, None
-        self.n_iter_, self.converged_ = result.n_iter, result.converged
-        self._finish(0.5 * (noisy + noisy.T), None, guarantee)
+        self.alpha_, self.alphas_, self.ebic_, self.alpha_floor_, self.path_ = alpha, None, None, None, None
+        # The solve ran on exact data: its iteration count and convergence would disclose it.
+        self.n_iter_, self.converged_ = None, None
+        self._finish(0.5 * (noisy + noisy.T), None, guarantee, self.neighbours)
+        vars(self).update(output_perturbation_spread(self.precision_, scale, self.level, type(self).__name__))
         self.location_ = np.zeros(d) if self.center is None else np.asarray(self.center, dtype=float)
         return self
 
@@ -228,13 +349,23 @@ class PrivateRidgePrecision(_PrecisionBase):
     Parameters
     ----------
     alpha : float > 0
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant, count_share
         As in :class:`PrivateCovariance`.
     psd_floor : float or None, default=None
+    n_draws : int >= 0, default=0
+        Parametric-bootstrap draws of the release's noise for
+        ``precision_se_`` and ``precision_interval_`` (0: the noise checks
+        only). Each draw costs one ROPE solve (an eigendecomposition).
+    level : float in (0, 1), default=0.9
 
     Attributes
     ----------
-    precision_, covariance_, release_, privacy_
+    precision_, covariance_, release_, privacy_, neighbours_
+    precision_se_, precision_interval_ : ndarray or None
+        With ``n_draws > 0``: the bootstrap standard error and basic
+        ``level`` interval of each entry of ``precision_``.
+    snr_, uncertainty_, diagnostics_
+        As in :class:`PrivateGraphicalLasso`.
 
     Privacy
     -------
@@ -251,8 +382,8 @@ class PrivateRidgePrecision(_PrecisionBase):
     """
 
     def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
-                 calibration="analytic", center=None, center_budget=None, psd_floor=None, rng=None,
-                 accountant=None):
+                 calibration="analytic", center=None, center_budget=None, psd_floor=None, n_draws=0, level=0.9,
+                 rng=None, accountant=None, count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -263,11 +394,17 @@ class PrivateRidgePrecision(_PrecisionBase):
         self.center = center
         self.center_budget = center_budget
         self.psd_floor = psd_floor
+        self.n_draws = n_draws
+        self.level = level
         self.rng = rng
         self.accountant = accountant
+        self.count_share = count_share
 
     def fit_release(self, release):
         """Fit from a release already paid for: no new privacy cost."""
-        release = self._noisy_S(release)
+        raw = self._check_release(release)
+        release = self._noisy_S(raw)
         alpha = check_positive(self.alpha, "alpha")
-        return self._finish(ridge_precision(release.second_moment, alpha), release, release.guarantee)
+        self._finish(ridge_precision(release.second_moment, alpha), release, release.guarantee, release.neighbours)
+        self._spread(raw, lambda S_draw: ridge_precision(S_draw, alpha))
+        return self

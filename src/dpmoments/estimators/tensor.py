@@ -26,17 +26,20 @@ released exactly, ``algorithms.md`` §0.4).
 Sensitivities (L2, on the coordinates the noise acts on: the upper triangle /
 one entry per index orbit ``i <= j <= k``)
 ---------------------------------------------------------------------------
-* MOG second: :math:`\sqrt2 R^2/n` (replace-one), :math:`R^2/n` (add-remove).
+* MOG second: :math:`\sqrt2 R^2/n` (replace-one), :math:`R^2/n` (zero-out), :math:`R^2` for the
+  sum (add-remove, where the noisy count divides it).
 * MOG third: the orbit vector is linear and :math:`\|o(S)\| \le \|S\|_F`, so
   :math:`\|o(x^{\otimes3} - y^{\otimes3})\| \le 2R^3`; and
   :math:`o(\mathcal T(v))` has ``3 v_i`` on orbit ``(i,i,i)`` and ``v_j`` on
   each orbit ``{i,i,j}`` (``i != j``), so :math:`\|o(\mathcal T(v))\| = \sqrt{D+8}\,\|v\|`
   (the full Frobenius norm is :math:`\sqrt{3D+6}\|v\|`, §2.6). With
   :math:`\|x - y\| \le 2R`: :math:`\Delta_3 = (2R^3 + 2\sigma^2 R\sqrt{D+8})/n`
-  (replace-one) or :math:`(R^3 + \sigma^2 R \sqrt{D+8})/n` (add-remove).
+  (replace-one), :math:`(R^3 + \sigma^2 R \sqrt{D+8})/n` (zero-out), or that times ``n`` for the sum
+  (add-remove).
 * STM: a document's symmetrised contribution has orbit coordinates of norm
   1 (all words equal), 1/3 or 1/6 for the tensor and 1 or 1/2 for the matrix,
-  so :math:`\sqrt2/N` (replace-one; two all-equal documents) or :math:`1/N`.
+  so :math:`\sqrt2/N` (replace-one; two all-equal documents), :math:`1/N` (zero-out) or 1 (the sum,
+  add-remove).
 """
 
 import numpy as np
@@ -46,6 +49,8 @@ from .._rng import spawn
 from .._validation import check_int, check_nonnegative, check_option, check_positive
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
+from ._uncertainty_models import tensor_spread
+from .uncertainty import check_uncertainty_params
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
 from ..moments.tensor_moments import (
     MODELS,
@@ -99,7 +104,9 @@ class PrivateTensorDecomposition(BaseEstimator):
         ``"stm"`` with integer word ids: the public vocabulary size.
     budget : TensorBudget, optional
         Default ``TensorBudget(second=0.5, third=0.5)``.
-    neighbours : {"replace-one", "add-remove"}, default="replace-one"
+    neighbours : {"replace-one", "zero-out", "add-remove"}, default="replace-one"
+        Under add-remove the row (document) count is released with noise from
+        ``count_share`` of the budget, and the moments are noisy sums over it.
     calibration : {"analytic", "zcdp"}, default="analytic"
     center : array-like of shape (n_features,), optional
         ``"mog"``: a public centre subtracted before clipping (added back to
@@ -108,9 +115,16 @@ class PrivateTensorDecomposition(BaseEstimator):
         ``eta`` of the whitening.
     n_restarts, n_iter : int, default=10, 30
         ``L`` and ``N`` of the tensor power method.
+    n_draws : int >= 0, default=0
+        Parametric-bootstrap draws of both releases' noise (0: the noise
+        checks only). Each draw reruns the whitening and the power method.
+    level : float in (0, 1), default=0.9
     rng : None, int or numpy.random.Generator
-        Noise and (an independent stream for) the power method's starts.
+        Noise and (an independent stream for) the power method's starts; the
+        bootstrap draws from a third, separate stream.
     accountant : Accountant or None
+    count_share : float in (0, 1), default=0.05
+        Add-remove only: the share of the budget spent on the noisy count.
 
     Attributes
     ----------
@@ -125,6 +139,24 @@ class PrivateTensorDecomposition(BaseEstimator):
     whitening_ : Whitening
     moments_ : TensorMoments
     privacy_ : guarantee
+        What the two releases (and, under add-remove, the count) compose to.
+    neighbours_ : str
+        The relation ``privacy_`` holds under.
+    weights_se_, components_se_ : ndarray or None
+        With ``n_draws > 0``: bootstrap standard errors of the weights and of
+        every entry of the components (redrawn components are matched to the
+        fitted ones).
+    weights_interval_, components_interval_ : ndarray or None
+        Basic bootstrap ``level`` intervals, shapes ``(2, K)`` and ``(2, K, d)``.
+    snr_ : float
+        The ``K``-th eigenvalue of the released :math:`M_2` over the spectral
+        norm of its noise; below 1 the whitening divides by noise.
+    uncertainty_ : dict
+        JSON-able summary (noise laws, weights and their sum, spreads).
+    diagnostics_ : list of dict
+        Failed checks (each also a ``NoiseDominatesWarning``): whitening
+        failure, ``sigma2`` above the released spectrum (MOG), weights that
+        are not proportions.
 
     Privacy
     -------
@@ -147,7 +179,8 @@ class PrivateTensorDecomposition(BaseEstimator):
 
     def __init__(self, *, n_components, model, epsilon, delta=None, row_norm=None, sigma2=None,
                  vocabulary_size=None, budget=None, neighbours="replace-one", calibration="analytic", center=None,
-                 eigenvalue_floor=1e-6, n_restarts=10, n_iter=30, rng=None, accountant=None):
+                 eigenvalue_floor=1e-6, n_restarts=10, n_iter=30, n_draws=0, level=0.9, rng=None, accountant=None,
+                 count_share=0.05):
         self.n_components = n_components
         self.model = model
         self.epsilon = epsilon
@@ -162,8 +195,11 @@ class PrivateTensorDecomposition(BaseEstimator):
         self.eigenvalue_floor = eigenvalue_floor
         self.n_restarts = n_restarts
         self.n_iter = n_iter
+        self.n_draws = n_draws
+        self.level = level
         self.rng = rng
         self.accountant = accountant
+        self.count_share = count_share
 
     def _check_params(self):
         model = check_option(self.model, "model", MODELS)
@@ -171,35 +207,36 @@ class PrivateTensorDecomposition(BaseEstimator):
         check_positive(self.eigenvalue_floor, "eigenvalue_floor")
         check_int(self.n_restarts, "n_restarts", minimum=1)
         check_int(self.n_iter, "n_iter", minimum=1)
-        eps, delta, _, calibration, budget = check_tensor_arguments(self.epsilon, self.delta, self.neighbours,
-                                                           self.calibration, self.budget)
+        check_uncertainty_params(self)
+        args = check_tensor_arguments(self.epsilon, self.delta, self.neighbours, self.calibration, self.budget,
+                                      self.count_share)
         if model == "mog":
             if self.sigma2 is None:
                 raise ValueError("model='mog' needs the public noise variance 'sigma2' (never estimated from the "
                                  "data without budget); got None.")
             check_nonnegative(self.sigma2, "sigma2")
             check_positive(self.row_norm, "row_norm")
-        return model, eps, delta, calibration, budget
+        return model, args
 
     def _accountant(self):
         return check_accountant(self.accountant)
 
     def fit(self, X, y=None):
         """Release the two moments of ``X`` (rows for MOG, documents for STM) and decompose them."""
-        model, eps, delta, calibration, budget = self._check_params()
+        model, args = self._check_params()
         acct = self._accountant()
-        planned = planned_guarantees(eps, delta, calibration, budget)[2]
-        if acct is not None and not acct.can_spend(planned):
-            acct.spend(planned)  # raises, naming spent / requested / total; nothing changes
+        planned = planned_guarantees(args).total
+        if acct is not None and not acct.can_spend(planned, neighbours=args.neighbours):
+            acct.spend(planned, neighbours=args.neighbours)  # raises, naming why; nothing changes
         # The releases spawn streams 0 and 1 of ``rng``; the power method's starts use stream 2.
-        common = dict(epsilon=eps, delta=delta, budget=budget, neighbours=self.neighbours,
-                      calibration=calibration, rng=self.rng)
+        common = dict(epsilon=args.epsilon, delta=args.delta, budget=args.budget, neighbours=args.neighbours,
+                      calibration=args.calibration, rng=self.rng, count_share=args.count_share)
         if model == "mog":
             moments = release_mog_moments(X, sigma2=self.sigma2, row_norm=self.row_norm, center=self.center, **common)
         else:
             moments = release_topic_moments(X, vocabulary_size=self.vocabulary_size, **common)
         if acct is not None:
-            acct.spend(moments.guarantee, label=type(self).__name__)
+            acct.spend(moments.guarantee, label=type(self).__name__, neighbours=args.neighbours)
         return self._decompose(moments, spawn(self.rng, 3)[2])
 
     def fit_release(self, moments):
@@ -216,6 +253,27 @@ class PrivateTensorDecomposition(BaseEstimator):
         d = moments.second.n_features
         if K > d:
             raise ValueError(f"'n_components' must be an integer in [1, n_features={d}]; got {K}.")
+        comps, lam, W, tpm = self._solve(moments, K, gen_tpm)
+        with np.errstate(divide="ignore"):
+            self.weights_ = 1.0 / lam**2
+        self.components_, self.eigenvalues_ = comps, lam
+        self.whitening_, self.tensor_power_, self.moments_ = W, tpm, moments
+        self.release_ = moments
+        self.privacy_ = moments.guarantee
+        self.neighbours_ = moments.second.neighbours
+        self.n_features_in_ = d
+
+        def redecompose(draw, gen):
+            c, lam_draw = self._solve(draw, K, gen)[:2]
+            with np.errstate(divide="ignore"):
+                return c, 1.0 / lam_draw**2
+
+        vars(self).update(tensor_spread(moments, self, redecompose, self.n_draws, self.level, self.rng,
+                                        type(self).__name__))
+        return self
+
+    def _solve(self, moments, K, gen_tpm):
+        """Whiten, decompose, un-whiten: post-processing of the two releases."""
         W = whiten(moments.m2, K, check_positive(self.eigenvalue_floor, "eigenvalue_floor"))
         tpm = robust_tensor_power(whiten_tensor(moments.m3, W.matrix), K, n_restarts=self.n_restarts,
                                   n_iter=self.n_iter, rng=gen_tpm)
@@ -226,14 +284,7 @@ class PrivateTensorDecomposition(BaseEstimator):
             comps = _to_distributions(comps)
         elif moments.second.center is not None:
             comps = comps + moments.second.center
-        with np.errstate(divide="ignore"):
-            self.weights_ = 1.0 / lam**2
-        self.components_, self.eigenvalues_ = comps, lam
-        self.whitening_, self.tensor_power_, self.moments_ = W, tpm, moments
-        self.release_ = moments
-        self.privacy_ = moments.guarantee
-        self.n_features_in_ = d
-        return self
+        return comps, lam, W, tpm
 
 
 def _to_distributions(comps):

@@ -1,6 +1,7 @@
 """Bounds, exact moments in one streaming pass, and the noisy :class:`Release`."""
 
 from .accumulate import MomentSums, accumulate_moments
+from .counts import COUNT_SHARE, NoisyCount, noisy_count
 from .bounds import clip_entries, clip_responses, clip_rows
 from .psd import project_psd
 from .readers import iter_chunks
@@ -17,6 +18,9 @@ __all__ = [
     "release_third_moment",
     "MECHANISMS",
     "NEIGHBOURS",
+    "COUNT_SHARE",
+    "NoisyCount",
+    "noisy_count",
     "moment_sensitivity",
     "MomentSums",
     "accumulate_moments",

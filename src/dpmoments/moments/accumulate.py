@@ -31,6 +31,9 @@ __all__ = ["MomentSums", "accumulate_moments"]
 _THIRD_BLOCK_ELEMENTS = 1 << 21
 # Elements per chunk when an in-memory array is chunked here.
 _CHUNK_ELEMENTS = 1 << 20
+# Elements per block of the fused clip-and-accumulate loop (2 MiB of float64: it stays in the
+# last-level cache; larger blocks measured faster than L2-sized ones, whose per-call overhead dominates).
+_BLOCK_ELEMENTS = 1 << 18
 
 
 @dataclass(frozen=True, eq=False)
@@ -255,7 +258,10 @@ def _chunk_rows(source):
 
 
 def _bound_clipper(row_norm, entry_bound):
-    """A function ``clip(X, k, offset)`` that checks a chunk is finite and clips it."""
+    """A function ``clip(B, out, k, offset)`` that checks a block is finite and writes it, clipped, to ``out``.
+
+    The same arithmetic runs on every row whether or not it is clipped (see :func:`_clip_rows_into`).
+    """
     if (row_norm is None) == (entry_bound is None):
         raise ValueError(
             "Exactly one of 'row_norm' (an L2 bound on each row) and 'entry_bound' (a bound on each entry) "
@@ -263,31 +269,44 @@ def _bound_clipper(row_norm, entry_bound):
             f"entry_bound={entry_bound!r}."
         )
     if row_norm is not None:
-        return functools.partial(_finite_clip_rows, bound=check_positive(row_norm, "row_norm"))
+        return functools.partial(_clip_rows_into, bound=check_positive(row_norm, "row_norm"))
     bound = check_positive(entry_bound, "entry_bound")
 
-    def clip(X, k, offset):
-        _checked(check_data, X, "X", k, offset, min_samples=0)
-        return _clip_entries(X, bound)
+    def clip(B, out, k, offset):
+        if not np.isfinite(np.einsum("ij,ij->", B, B)):  # one reduction instead of a full isfinite mask
+            _checked(check_data, B, "X", k, offset, min_samples=0)
+        return np.clip(B, -bound, bound, out=out)
 
     return clip
 
 
-def _finite_clip_rows(X, k, offset, bound):
-    """Clip rows to ``bound``, reading the finite check off the squared row norms.
+def _clip_rows_into(B, out, k, offset, bound):
+    """``B`` with every row scaled by ``min(1, bound / ||row||)``, written to ``out``.
 
-    A row's sum of squares is finite only if every entry is, so the separate
-    NaN scan (a full extra pass over the chunk) is needed only when it is not;
-    that scan names the row, or passes for huge finite rows whose squares
-    overflow, which the overflow-safe ``_clip_rows`` then handles.
+    Every row is multiplied, by exactly 1 when it lies inside the ball, so the work (and so
+    the time) does not depend on whether or how many rows were clipped: a timer learns the
+    shape of the data, not which rows were large. The finite check is read off the squared
+    row norms (a row's sum of squares is finite only if every entry is); only a row whose
+    squares overflow float64 (an entry above about 1e154) takes the slower, overflow-safe
+    ``_clip_rows``, which is the one data-dependent branch left (docs/privacy.md).
     """
-    sq = np.einsum("ij,ij->i", X, X)
-    if not np.all(np.isfinite(sq)):
-        _checked(check_data, X, "X", k, offset, min_samples=0)
-        return _clip_rows(X, bound)
+    sq = np.einsum("ij,ij->i", B, B)
+    if not np.isfinite(sq).all():
+        _checked(check_data, B, "X", k, offset, min_samples=0)
+        out[...] = _clip_rows(B, bound)
+        return out
+    np.sqrt(sq, out=sq)
     with np.errstate(divide="ignore"):
-        scale = np.minimum(1.0, bound / np.sqrt(sq))  # rows inside the ball are multiplied by exactly 1
-    return X if scale.size == 0 or scale.min() == 1.0 else X * scale[:, None]
+        np.divide(bound, sq, out=sq)  # a zero row gives inf, then 1
+    np.minimum(sq, 1.0, out=sq)
+    return np.multiply(B, sq[:, None], out=out)
+
+
+def _block_rows(d):
+    """Rows per block of the fused clip-and-accumulate loop: about 2 MiB of float64, so the block
+    stays in cache between its row norms, its scaling and its ``B^T B``; at least ``d`` rows (up
+    to 8192) so the per-block ``d x d`` addition stays small next to the product."""
+    return max(_BLOCK_ELEMENTS // d, min(d, 8192), 1)
 
 
 class _State:
@@ -298,6 +317,7 @@ class _State:
         self.center = None if center is None else check_vector(center, name="center")
         self.n, self.d, self.has_y = 0, None, None
         self.xtx = self.xty = self.yty = self.r3 = None
+        self.buf = None  # the reused block buffer
 
     def add(self, k, item):
         X, y = _unpack(item, k, self.n)
@@ -312,9 +332,19 @@ class _State:
                              f"{'had' if self.has_y else 'had no'} 'y'; give y in every chunk or in none.")
         if X.shape[0] == 0:
             return
+        if self.buf is None or self.buf.shape[1] != d:
+            self.buf = np.empty((_block_rows(d), d))
+        step = self.buf.shape[0]
+        for lo in range(0, X.shape[0], step):
+            self._add_block(X[lo:lo + step], None if y is None else y[lo:lo + step], k, self.n + lo)
+        self.n += X.shape[0]
+
+    def _add_block(self, B, y, k, offset):
+        """One cache-sized block: centre and clip into the reused buffer, then add its products."""
+        out = self.buf[:B.shape[0]]
         if self.center is not None:
-            X = X - self.center
-        Xc = self.clip(X, k, self.n)
+            B = np.subtract(B, self.center, out=out)
+        Xc = self.clip(B, out, k, offset)
         self.xtx += Xc.T @ Xc
         if y is not None:
             yc = _clip_responses(y, self.response_bound)
@@ -322,7 +352,6 @@ class _State:
             self.yty += float(yc @ yc)
         if self.third:
             self.r3 += _third_rows(Xc)
-        self.n += X.shape[0]
 
     def _start(self, d, has_y, k):
         if has_y and self.response_bound is None:

@@ -168,7 +168,8 @@ def dask_moment_sums(x, y=None, *, row_norm=None, entry_bound=None, response_bou
     kwargs = dict(row_norm=row_norm, entry_bound=entry_bound, response_bound=response_bound, third=third,
                   center=center)
     part = dask.delayed(_block_sums, pure=True)
-    parts = [part(b, None if yb is None else yb[k], k, **kwargs) for k, b in enumerate(xb)]
+    starts = _block_starts(x, len(xb))
+    parts = [part(b, None if yb is None else yb[k], k, starts[k], **kwargs) for k, b in enumerate(xb)]
     merge = dask.delayed(_merge_parts, pure=True)
     while len(parts) > 1:
         parts = [merge(*parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
@@ -274,7 +275,16 @@ def _series_to_numpy(p):
     return p.to_numpy(dtype=np.float64).reshape(-1)
 
 
-def _block_sums(X, y, k, **kwargs):
+def _block_starts(x, nblocks):
+    """The first row of every block, where the row blocks are known (else None for each)."""
+    chunks = getattr(x, "chunks", None)
+    rows = chunks[0] if chunks and not _is_frame(x) else None
+    if rows is None or len(rows) != nblocks or any(np.isnan(r) for r in rows):
+        return [None] * nblocks
+    return [int(s) for s in np.cumsum((0,) + tuple(rows[:-1]))]
+
+
+def _block_sums(X, y, k, start, **kwargs):
     """Partial sums of one block (``None`` for an empty block); runs inside one task."""
     if isinstance(X, tuple):  # an (X, y) partition of a DataFrame
         X, y = X
@@ -284,7 +294,15 @@ def _block_sums(X, y, k, **kwargs):
     try:
         return accumulate_moments(X if y is None else (X, np.asarray(y)), **kwargs)
     except ValueError as exc:
-        raise ValueError(f"In dask block {k} (0-based, along rows): {exc}") from None
+        where = f"In dask block {k} (0-based, along rows)"
+        for name, A in (("X", X), ("y", y)):
+            A = None if A is None else np.asarray(A)
+            if A is not None and A.dtype.kind == "f" and not np.all(np.isfinite(A)):
+                r = int(np.argwhere(~np.isfinite(A))[0][0])
+                row = f"row {start + r} (0-based)" if start is not None else f"row {r} of the block (0-based)"
+                raise ValueError(f"{where}: '{name}' has a NaN or infinite value at {row}; remove or impute it "
+                                 "first.") from None
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def _merge_parts(*parts):

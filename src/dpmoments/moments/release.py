@@ -12,8 +12,9 @@ from typing import Optional
 
 import numpy as np
 
-from .._rng import describe_randomness
+from .._rng import describe_randomness, secure_randomness
 from ..privacy.guarantees import PureDP
+from ..privacy.relations import describe_relation, n_is_public
 from .psd import project_psd as _project_psd
 
 __all__ = ["Release"]
@@ -36,8 +37,9 @@ class Release:
     third_moment : ndarray of shape (n_features,)*3 or None
         ``(1/n) sum_i x_i (x) x_i (x) x_i + T``; fully symmetric.
     n : int
-        Number of rows. Treated as public: under replace-one it is fixed by
-        the relation; under add-remove releasing it discloses the row count.
+        Number of rows the statistic is normalised by. Under replace-one and
+        zero-out the exact count, public by the relation; under add-remove
+        the *noisy* count (rounded, floored at 1; see ``count_noise_scale``).
     n_features : int
     row_norm : float
         The public L2 bound every row was clipped to (after centring).
@@ -50,7 +52,9 @@ class Release:
         or ``"none"`` (``epsilon = inf``).
     noise_scale : float
         Gaussian sigma, Laplace scale b, or the Wishart scale c (a variance),
-        on the normalised statistic.
+        on the normalised statistic. Under add-remove it is
+        ``sum_noise_scale / n`` with the noisy ``n``: an estimate, since the
+        count itself is noisy.
     noise_df : int or None
         Wishart degrees of freedom (noise mean ``noise_df * noise_scale * I``).
     noise_grid : float or None
@@ -58,19 +62,30 @@ class Release:
         rounded to this grid and integer noise added; ``None`` for float noise.
     sensitivity : float or None
         The sensitivity the noise was calibrated to (``None`` for Wishart,
-        whose analysis is not sensitivity-based).
+        whose analysis is not sensitivity-based): of the mean under
+        replace-one and zero-out, of the sum under add-remove.
     sensitivity_norm : str or None
         ``"l2"`` or ``"l1"``, on the distinct coordinates the noise acts on.
     neighbours : str
-        ``"replace-one"`` or ``"add-remove"``.
+        ``"replace-one"``, ``"zero-out"`` or ``"add-remove"``
+        (:mod:`dpmoments.privacy.relations`).
     calibration : str or None
         ``"analytic"``, ``"classic"`` or ``"zcdp"`` for Gaussian noise.
     guarantee : PureDP, ApproxDP, ZCDP or Uncertified
+        Everything the release disclosed; under add-remove the composition
+        of the count's and the sums' guarantees.
     randomness : str
         ``"os-entropy"``, ``"seeded"`` (reproducible, not secure),
         ``"caller-generator"`` or ``"none"``.
     postprocessing : tuple of str
         Free post-processing applied since the release (e.g. PSD projection).
+    sum_noise_scale, count_noise_scale : float or None
+        Add-remove only: the noise scale of the unnormalised sums and of the
+        row count (same family as ``mechanism``).
+    count_share : float or None
+        Add-remove only: the share of epsilon (and delta) spent on the count.
+    count_guarantee : guarantee or None
+        Add-remove only: what the count's release alone satisfies.
     """
 
     n: int
@@ -92,6 +107,10 @@ class Release:
     noise_df: Optional[int] = None
     noise_grid: Optional[float] = None
     postprocessing: tuple = field(default_factory=tuple)
+    sum_noise_scale: Optional[float] = None
+    count_noise_scale: Optional[float] = None
+    count_share: Optional[float] = None
+    count_guarantee: Optional[object] = None
 
     def __post_init__(self):
         # Freeze the arrays too: a release is a record, not a scratch buffer.
@@ -114,7 +133,21 @@ class Release:
         Float noise from numpy is "idealised numerics": even unseeded, its
         low-order bits leak (Mironov 2012), so it is never reported secure.
         """
-        return self.randomness == "os-entropy" and self.noise_grid is not None
+        return secure_randomness(self.randomness, exact_discrete=self.noise_grid is not None)
+
+    @property
+    def n_public(self):
+        """False under add-remove: ``n`` is then the noisy count, not the number of rows."""
+        return n_is_public(self.neighbours)
+
+    def _count_dict(self):
+        if self.n_public:
+            return None
+        g = self.count_guarantee
+        return {"noisy": self.count_noise_scale is not None, "noise_scale": self.count_noise_scale,
+                "share": self.count_share, "guarantee": None if g is None else g.to_dict(),
+                "note": "n is the noisy row count (rounded, floored at 1); the statistic is the noisy sum "
+                        "divided by it"}
 
     def project_psd(self, floor=0.0):
         """A new release whose second moment has its eigenvalues floored at ``floor``.
@@ -133,17 +166,24 @@ class Release:
         return {
             "statistics": [s for s in ("second_moment", "cross_moment", "third_moment") if getattr(self, s) is not None],
             "n": self.n,
+            "n_public": self.n_public,
+            "count": self._count_dict(),
             "n_features": self.n_features,
             "row_norm": self.row_norm,
             "response_bound": self.response_bound,
             "centered": self.center is not None,
             "mechanism": self.mechanism,
             "noise_scale": self.noise_scale,
+            "noise_scale_of": "the normalised statistic" if self.n_public else
+                              "the normalised statistic: sum_noise_scale divided by the noisy n (an estimate)",
+            "sum_noise_scale": self.sum_noise_scale,
             "noise_df": self.noise_df,
             "noise_grid": self.noise_grid,
             "sensitivity": self.sensitivity,
             "sensitivity_norm": self.sensitivity_norm,
+            "sensitivity_of": "the mean over n rows" if self.n_public else "the sum (n is private)",
             "neighbours": self.neighbours,
+            "neighbours_meaning": describe_relation(self.neighbours),
             "calibration": self.calibration,
             "guarantee": self.guarantee.to_dict(),
             "certified": self.guarantee.certified,
@@ -159,7 +199,8 @@ class Release:
             if getattr(self, s) is not None
         ]
         return (
-            f"Release({', '.join(parts)}, n={self.n}, mechanism={self.mechanism!r}, "
+            f"Release({', '.join(parts)}, n={self.n}{'' if self.n_public else ' (noisy)'}, "
+            f"mechanism={self.mechanism!r}, "
             f"noise_scale={self.noise_scale:.4g}, neighbours={self.neighbours!r}, guarantee={self.guarantee})"
         )
 

@@ -10,16 +10,19 @@ DataFrame, reduced by per-block partial sums on the active dask scheduler
 
 import math
 import warnings
-
+from dataclasses import dataclass
+from typing import Optional
 
 from .._rng import as_generator
-from .._validation import check_delta, check_epsilon, check_option, check_positive, check_vector
+from .._validation import check_delta, check_epsilon, check_option, check_positive, check_sensitivity, check_vector
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, symmetric_tensor_noise, wishart_noise
 from ..privacy.calibration import CALIBRATIONS, calibrate_gaussian, calibrate_laplace
+from ..privacy.composition import compose
 from ..privacy.guarantees import ApproxDP, PureDP, Uncertified
 from ..privacy.wishart import wishart_degrees_of_freedom, wishart_delta
 from .accumulate import accumulate_moments
+from .counts import COUNT_SHARE, check_count_share, noisy_count, split_budget, warn_if_delta_large
 from .dask_moments import dask_moment_sums, is_dask_collection
 from .readers import iter_chunks
 from .release import Release, randomness_of
@@ -37,17 +40,33 @@ _WISHART_REASON = (
 )
 
 
-def _check_privacy(epsilon, delta, mechanism, neighbours, calibration, allowed):
+def _check_privacy(epsilon, delta, mechanism, neighbours, calibration, allowed, count_share):
     epsilon = check_epsilon(epsilon)
     mechanism = check_option(mechanism, "mechanism", allowed)
     neighbours = check_option(neighbours, "neighbours", NEIGHBOURS)
     calibration = check_option(calibration, "calibration", CALIBRATIONS)
+    count_share = check_count_share(count_share)
+    if neighbours == "add-remove" and mechanism.startswith("wishart"):
+        raise ValueError(f"mechanism={mechanism!r} has no analysis with a noisy row count: use "
+                         "neighbours='zero-out' (n public) or mechanism 'gaussian' or 'laplace' for add-remove.")
     needs_delta = mechanism in ("gaussian", "wishart-approx") and not math.isinf(epsilon)
     if needs_delta and delta is None:
         raise ValueError(f"mechanism={mechanism!r} needs 'delta' in (0, 1); got None.")
     if delta is not None:
         delta = check_delta(delta, allow_zero=not needs_delta)
-    return epsilon, delta, mechanism, neighbours, calibration
+    return _Privacy(epsilon, delta if needs_delta else None, mechanism, neighbours, calibration, count_share)
+
+
+@dataclass(frozen=True)
+class _Privacy:
+    """The checked privacy arguments of one release."""
+
+    epsilon: float
+    delta: Optional[float]  # None where the mechanism does not use it
+    mechanism: str
+    neighbours: str
+    calibration: str
+    count_share: float
 
 
 def _sums(X, y, *, row_norm, response_bound, center, third, chunk_size):
@@ -66,18 +85,67 @@ def _check_center(center):
     return None if center is None else check_vector(center, "center")
 
 
-def _gaussian_or_laplace(statistic, sums, epsilon, delta, mechanism, neighbours, calibration, row_norm, r=None):
-    """Noise scale, sensitivity, its norm and the guarantee for additive noise."""
-    norm = "l2" if mechanism == "gaussian" else "l1"
-    sens = moment_sensitivity(
-        statistic, norm=norm, n_samples=sums.n, n_features=sums.n_features,
-        neighbours=neighbours, row_norm=row_norm, response_bound=r,
-    )
-    if mechanism == "gaussian":
-        scale, guarantee = calibrate_gaussian(epsilon, delta, sens, calibration)
+_DRAW = {
+    "second": lambda d, scale, gen, kind: symmetric_matrix_noise(d, scale, gen, distribution=kind),
+    "cross": lambda d, scale, gen, kind: (gaussian_noise if kind == "gaussian" else laplace_noise)(d, scale, gen),
+    "third": lambda d, scale, gen, kind: symmetric_tensor_noise(d, scale, gen, distribution=kind),
+}
+
+
+def _additive(statistic, values, sensitivity_of, epsilon, delta, p, secure, rng):
+    """Gaussian or Laplace noise on ``values``: ``(noisy, release fields)``.
+
+    ``sensitivity_of(norm)`` is the statistic's sensitivity; ``rng`` a
+    Generator (float noise) or, with ``secure``, None / ``random.Random``.
+    """
+    if secure:
+        return secure_noisy(values, sensitivity_of=sensitivity_of, epsilon=epsilon, delta=delta,
+                            mechanism=p.mechanism, symmetric=statistic == "second", rng=rng)
+    norm = "l2" if p.mechanism == "gaussian" else "l1"
+    sens = sensitivity_of(norm)
+    if p.mechanism == "gaussian":
+        scale, guarantee = calibrate_gaussian(epsilon, delta, sens, p.calibration)
     else:
         scale, guarantee = calibrate_laplace(epsilon, sens)
-    return scale, sens, norm, guarantee
+    noisy = values + _DRAW[statistic](values.shape[0], scale, rng, p.mechanism)
+    return noisy, dict(mechanism=p.mechanism, noise_scale=scale, sensitivity=sens, sensitivity_norm=norm,
+                       guarantee=guarantee, calibration=p.calibration if p.mechanism == "gaussian" else None)
+
+
+def _noised(statistic, divided_by, n, p, sensitivity_of, secure, rng):
+    """The noisy normalised statistic: ``(noisy, release fields)``.
+
+    ``divided_by(k)`` is the exact (symmetrised) sum divided by ``k``.
+    Replace-one and zero-out: noise on the mean ``divided_by(n)`` (n
+    public). Add-remove: a noisy count from ``count_share`` of the budget,
+    noise on the sum ``divided_by(1)`` from the rest, their quotient, and
+    the composed guarantee.
+    """
+    gen = rng if secure else as_generator(rng)
+    if p.neighbours != "add-remove":
+        return _additive(statistic, divided_by(n), lambda norm: sensitivity_of(norm, n), p.epsilon, p.delta, p,
+                         secure, gen)
+    total = divided_by(1)
+    (eps_c, delta_c), (eps_s, delta_s) = split_budget(p.epsilon, p.delta, p.count_share)
+    count = noisy_count(n, epsilon=eps_c, delta=delta_c, mechanism=p.mechanism, calibration=p.calibration,
+                        share=p.count_share, secure=secure, rng=gen)
+    noisy_sum, fields = _additive(statistic, total, lambda norm: sensitivity_of(norm, None), eps_s, delta_s, p,
+                                  secure, gen)
+    fields.update(n=count.value, noise_scale=fields["noise_scale"] / count.value,
+                  sum_noise_scale=fields["noise_scale"], count_noise_scale=count.noise_scale,
+                  count_share=count.share, count_guarantee=count.guarantee,
+                  guarantee=compose([count.guarantee, fields["guarantee"]]))
+    return noisy_sum / count.value, fields
+
+
+def _finish(noisy, fields, p, common, statistic):
+    """The Release, after the delta >= 1/n check on the n it publishes."""
+    rel = Release(**{**common, **fields, _FIELDS[statistic]: noisy})
+    warn_if_delta_large(p.delta, rel.n, noisy=not rel.n_public, stacklevel=3)
+    return rel
+
+
+_FIELDS = {"second": "second_moment", "cross": "cross_moment", "third": "third_moment"}
 
 
 def _exact(epsilon):
@@ -87,24 +155,38 @@ def _exact(epsilon):
     return False
 
 
+def bounded_sensitivity(statistic, **kwargs):
+    """:func:`moment_sensitivity`, refused in one line (naming the bounds) where it leaves the float range."""
+    try:
+        sens = moment_sensitivity(statistic, **kwargs)
+    except OverflowError:
+        sens = math.inf
+    r = kwargs.get("response_bound")
+    cause = f"'row_norm' = {kwargs['row_norm']:g}" + ("" if r is None else f" with 'response_bound' = {r:g}")
+    return check_sensitivity(sens, cause)
+
+
 def _wishart(sums, epsilon, delta, mechanism, neighbours, row_norm):
-    """Scale (a variance), degrees of freedom and guarantee of a Wishart release."""
+    """Scale (a variance), degrees of freedom and guarantee of a Wishart release (n public)."""
+    check_sensitivity(row_norm * row_norm, f"'row_norm' = {row_norm:g}")  # the Wishart scale is R^2 / n
     d, n = sums.n_features, sums.n
+    # The Wishart analysis is of the sum: zero-out with n public is its rank-one ("add-remove") step.
+    step = "replace-one" if neighbours == "replace-one" else "add-remove"
     if mechanism == "wishart":
         # Jiang, Xie & Zhang (2016), as used by Wang et al. and Park & Welling: C = 3 R^2 / (2 n eps).
         scale_un = 3.0 * row_norm**2 / (2.0 * epsilon)
         df = d + 1
-        real_delta = wishart_delta(epsilon, d, df, row_norm**2 / scale_un, neighbours)
+        real_delta = wishart_delta(epsilon, d, df, row_norm**2 / scale_un, step)
         holds = ApproxDP(epsilon, real_delta) if real_delta < 1 else None
         warnings.warn(_WISHART_REASON, UncertifiedPrivacyWarning, stacklevel=3)
         return scale_un / n, df, Uncertified(PureDP(epsilon), _WISHART_REASON, holds=holds)
-    df = wishart_degrees_of_freedom(d, epsilon, delta, neighbours)
+    df = wishart_degrees_of_freedom(d, epsilon, delta, step)
     return row_norm**2 / n, df, ApproxDP(epsilon, delta)
 
 
 def release_second_moment(
     X, *, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
-    calibration="analytic", center=None, rng=None, chunk_size=65536, secure=False,
+    calibration="analytic", center=None, rng=None, chunk_size=65536, secure=False, count_share=COUNT_SHARE,
 ):
     r"""Release the second-moment matrix :math:`\frac1n\sum_i x_i x_i^\top` with differential privacy.
 
@@ -124,7 +206,14 @@ def release_second_moment(
     row_norm : float > 0
         The public bound R. Never computed from the data.
     mechanism : {"gaussian", "laplace", "wishart", "wishart-approx"}, default="gaussian"
-    neighbours : {"replace-one", "add-remove"}, default="replace-one"
+    neighbours : {"replace-one", "zero-out", "add-remove"}, default="replace-one"
+        The relation the guarantee holds under (:mod:`dpmoments.privacy.relations`):
+        ``"replace-one"``, one row replaced by another, n public;
+        ``"zero-out"``, one row replaced by the zero row, n public (the
+        papers' 1/n sensitivity); ``"add-remove"``, one row added or removed,
+        n private: the count is released with noise from ``count_share`` of
+        the budget and the statistic is the noisy sum over the noisy count.
+        The Wishart mechanisms refuse ``"add-remove"``.
     calibration : {"analytic", "classic", "zcdp"}, default="analytic"
         Gaussian only; see :func:`dpmoments.privacy.calibrate_gaussian`.
     center : array-like of shape (n_features,), optional
@@ -139,6 +228,9 @@ def release_second_moment(
         Exact discrete Gaussian (zCDP-calibrated) or discrete Laplace noise on
         a ``2^-k`` grid from the OS CSPRNG, immune to floating-point attacks
         (:mod:`dpmoments.moments.secure_noise`); ~0.5 s at d = 200.
+    count_share : float in (0, 1), default=0.05
+        Add-remove only: the share of epsilon (and of delta) spent on the
+        noisy row count; the sums get the rest.
 
     Returns
     -------
@@ -149,10 +241,11 @@ def release_second_moment(
     -------
     * ``"gaussian"``: symmetric Gaussian noise (upper triangle with diagonal
       drawn i.i.d., mirrored), L2 sensitivity :math:`\sqrt2 R^2/n`
-      (replace-one) or :math:`R^2/n` (add-remove) on those coordinates;
+      (replace-one) or :math:`R^2/n` (zero-out) on those coordinates;
       analytic calibration (Balle & Wang 2018) gives (epsilon, delta)-DP.
     * ``"laplace"``: symmetric Laplace noise, L1 sensitivity
-      :math:`(d+1)R^2/n` (replace-one) or :math:`(d+1)R^2/(2n)`; epsilon-DP.
+      :math:`(d+1)R^2/n` (replace-one) or :math:`(d+1)R^2/(2n)` (zero-out);
+      epsilon-DP.
     * ``"wishart"``: the papers' :math:`W_d(d+1, \frac{3R^2}{2n\epsilon}I)`
       (Jiang et al. 2016). **Not epsilon-DP** (support mismatch); returned
       as :class:`~dpmoments.Uncertified` with the (epsilon, delta) that really
@@ -162,7 +255,14 @@ def release_second_moment(
       gives (epsilon, delta)-DP; Sheffet's (2019) regime, with a known PSD
       bias of mean :math:`k R^2/n \cdot I`.
 
-    ``n`` is treated as public.
+    Under replace-one and zero-out ``n`` is public (fixed by the relation).
+    Under add-remove the count gets ``count_share`` of (epsilon, delta)
+    (sensitivity 1, the same noise family) and the *sum* the rest, with the
+    sum's sensitivity :math:`R^2` (L2) or :math:`(d+1)R^2/2` (L1); the two
+    compose (:func:`dpmoments.privacy.compose`) to the reported guarantee,
+    and the division by the noisy count is post-processing. A ``delta`` of
+    ``1/n`` or more (the noisy n under add-remove) is warned about
+    (:class:`~dpmoments.exceptions.PrivacyLeakWarning`).
 
     Examples
     --------
@@ -173,40 +273,34 @@ def release_second_moment(
     >>> r.second_moment.shape, str(r.guarantee)
     ((3, 3), '(1, 1e-06)-DP')
     """
-    epsilon, delta, mechanism, neighbours, calibration = _check_privacy(
-        epsilon, delta, mechanism, neighbours, calibration, MECHANISMS
-    )
+    p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, MECHANISMS, count_share)
     row_norm = check_positive(row_norm, "row_norm")
     center = _check_center(center)
     sums = _sums(X, None, row_norm=row_norm, response_bound=None, center=center, third=False, chunk_size=chunk_size)
-    S = symmetrise_matrix(sums.xtx / sums.n)
-    common = dict(n=sums.n, n_features=sums.n_features, row_norm=row_norm, neighbours=neighbours,
-                  center=center, randomness=randomness_of(rng, epsilon))
-    if _exact(epsilon):
-        return Release(second_moment=S, mechanism="none", noise_scale=0.0, guarantee=PureDP(math.inf), **common)
-    if secure:
-        noisy, fields = secure_noisy(S, sensitivity_of=lambda norm: moment_sensitivity(
-            "second", norm=norm, n_samples=sums.n, n_features=sums.n_features, neighbours=neighbours,
-            row_norm=row_norm), epsilon=epsilon, delta=delta, mechanism=mechanism, symmetric=True, rng=rng)
-        return Release(second_moment=noisy, **{**common, **fields})
-    gen = as_generator(rng)
-    if mechanism.startswith("wishart"):
-        scale, df, guarantee = _wishart(sums, epsilon, delta, mechanism, neighbours, row_norm)
-        noisy = symmetrise_matrix(S + wishart_noise(sums.n_features, df, scale, gen))
-        return Release(second_moment=noisy, mechanism=mechanism, noise_scale=scale, noise_df=df,
-                       guarantee=guarantee, **common)
-    scale, sens, norm, guarantee = _gaussian_or_laplace(
-        "second", sums, epsilon, delta, mechanism, neighbours, calibration, row_norm
-    )
-    noisy = S + symmetric_matrix_noise(sums.n_features, scale, gen, distribution=mechanism)
-    return Release(second_moment=noisy, mechanism=mechanism, noise_scale=scale, sensitivity=sens,
-                   sensitivity_norm=norm, guarantee=guarantee,
-                   calibration=calibration if mechanism == "gaussian" else None, **common)
+    common = dict(n=sums.n, n_features=sums.n_features, row_norm=row_norm, neighbours=p.neighbours,
+                  center=center, randomness=randomness_of(rng, p.epsilon))
+    divided_by = lambda k: symmetrise_matrix(sums.xtx / k)  # noqa: E731
+    if _exact(p.epsilon):
+        return Release(second_moment=divided_by(sums.n), mechanism="none", noise_scale=0.0,
+                       guarantee=PureDP(math.inf), **common)
+    if p.mechanism.startswith("wishart") and not secure:  # (secure=True refuses Wishart below)
+        scale, df, guarantee = _wishart(sums, p.epsilon, p.delta, p.mechanism, p.neighbours, row_norm)
+        noise = wishart_noise(sums.n_features, df, scale, as_generator(rng))
+        fields = dict(mechanism=p.mechanism, noise_scale=scale, noise_df=df, guarantee=guarantee)
+        return _finish(symmetrise_matrix(divided_by(sums.n) + noise), fields, p, common, "second")
+
+    def sensitivity_of(norm, n):
+        return bounded_sensitivity("second", norm=norm, n_samples=n, n_features=sums.n_features,
+                                  neighbours=p.neighbours, row_norm=row_norm)
+
+    noisy, fields = _noised("second", divided_by, sums.n, p, sensitivity_of, secure, rng)
+    return _finish(noisy, fields, p, common, "second")
 
 
 def release_cross_moment(
     X, y, *, epsilon, delta=None, row_norm, response_bound, mechanism="gaussian",
     neighbours="replace-one", calibration="analytic", center=None, rng=None, chunk_size=65536, secure=False,
+    count_share=COUNT_SHARE,
 ):
     r"""Release the cross moment :math:`\frac1n\sum_i x_i y_i` with differential privacy.
 
@@ -217,7 +311,7 @@ def release_cross_moment(
     ----------
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, rng, chunk_size, secure
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, rng, chunk_size, secure, count_share
         As in :func:`release_second_moment`; ``mechanism`` is ``"gaussian"``
         or ``"laplace"``.
     response_bound : float > 0
@@ -231,8 +325,10 @@ def release_cross_moment(
     Privacy
     -------
     Gaussian: L2 sensitivity :math:`2Rr/n` (replace-one) or :math:`Rr/n`
-    (add-remove), analytic calibration, (epsilon, delta)-DP. Laplace: L1
+    (zero-out), analytic calibration, (epsilon, delta)-DP. Laplace: L1
     sensitivity :math:`2\sqrt d Rr/n` or :math:`\sqrt d Rr/n`, epsilon-DP.
+    Add-remove: a noisy count and the sum (sensitivity :math:`Rr`, L1
+    :math:`\sqrt d Rr`), composed, as in :func:`release_second_moment`.
 
     Examples
     --------
@@ -244,38 +340,30 @@ def release_cross_moment(
     >>> r.cross_moment.shape
     (2,)
     """
-    epsilon, delta, mechanism, neighbours, calibration = _check_privacy(
-        epsilon, delta, mechanism, neighbours, calibration, ("gaussian", "laplace")
-    )
+    p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, ("gaussian", "laplace"), count_share)
     row_norm = check_positive(row_norm, "row_norm")
     response_bound = check_positive(response_bound, "response_bound")
     center = _check_center(center)
     sums = _sums(X, y, row_norm=row_norm, response_bound=response_bound, center=center, third=False,
                  chunk_size=chunk_size)
-    b = sums.xty / sums.n
     common = dict(n=sums.n, n_features=sums.n_features, row_norm=row_norm, response_bound=response_bound,
-                  neighbours=neighbours, center=center, randomness=randomness_of(rng, epsilon))
-    if _exact(epsilon):
-        return Release(cross_moment=b, mechanism="none", noise_scale=0.0, guarantee=PureDP(math.inf), **common)
-    if secure:
-        noisy, fields = secure_noisy(b, sensitivity_of=lambda norm: moment_sensitivity(
-            "cross", norm=norm, n_samples=sums.n, n_features=sums.n_features, neighbours=neighbours,
-            row_norm=row_norm, response_bound=response_bound), epsilon=epsilon, delta=delta, mechanism=mechanism,
-            symmetric=False, rng=rng)
-        return Release(cross_moment=noisy, **{**common, **fields})
-    scale, sens, norm, guarantee = _gaussian_or_laplace(
-        "cross", sums, epsilon, delta, mechanism, neighbours, calibration, row_norm, response_bound
-    )
-    draw = gaussian_noise if mechanism == "gaussian" else laplace_noise
-    noisy = b + draw(sums.n_features, scale, as_generator(rng))
-    return Release(cross_moment=noisy, mechanism=mechanism, noise_scale=scale, sensitivity=sens,
-                   sensitivity_norm=norm, guarantee=guarantee,
-                   calibration=calibration if mechanism == "gaussian" else None, **common)
+                  neighbours=p.neighbours, center=center, randomness=randomness_of(rng, p.epsilon))
+    divided_by = lambda k: sums.xty / k  # noqa: E731
+    if _exact(p.epsilon):
+        return Release(cross_moment=divided_by(sums.n), mechanism="none", noise_scale=0.0,
+                       guarantee=PureDP(math.inf), **common)
+
+    def sensitivity_of(norm, n):
+        return bounded_sensitivity("cross", norm=norm, n_samples=n, n_features=sums.n_features,
+                                  neighbours=p.neighbours, row_norm=row_norm, response_bound=response_bound)
+
+    noisy, fields = _noised("cross", divided_by, sums.n, p, sensitivity_of, secure, rng)
+    return _finish(noisy, fields, p, common, "cross")
 
 
 def release_third_moment(
     X, *, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
-    calibration="analytic", center=None, rng=None, chunk_size=65536,
+    calibration="analytic", center=None, rng=None, chunk_size=65536, count_share=COUNT_SHARE,
 ):
     r"""Release the symmetric third moment :math:`\frac1n\sum_i x_i\otimes x_i\otimes x_i`.
 
@@ -296,9 +384,11 @@ def release_third_moment(
     Privacy
     -------
     Gaussian on the orbit vector: L2 sensitivity :math:`2R^3/n`
-    (replace-one; tight at ``y = -x``) or :math:`R^3/n` (add-remove).
+    (replace-one; tight at ``y = -x``) or :math:`R^3/n` (zero-out).
     Laplace: L1 sensitivity :math:`2 h_3(d) R^3/n` with
     :math:`h_3(d) = (d^{3/2} + 3\sqrt d + 2)/6`, or half of it.
+    Add-remove: a noisy count and the sum (sensitivity :math:`R^3`, L1
+    :math:`h_3(d) R^3`), composed, as in :func:`release_second_moment`.
 
     Examples
     --------
@@ -308,21 +398,20 @@ def release_third_moment(
     >>> release_third_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=1).third_moment.shape
     (3, 3, 3)
     """
-    epsilon, delta, mechanism, neighbours, calibration = _check_privacy(
-        epsilon, delta, mechanism, neighbours, calibration, ("gaussian", "laplace")
-    )
+    p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, ("gaussian", "laplace"), count_share)
     row_norm = check_positive(row_norm, "row_norm")
     center = _check_center(center)
     sums = _sums(X, None, row_norm=row_norm, response_bound=None, center=center, third=True, chunk_size=chunk_size)
-    T = symmetrise_tensor(sums.third / sums.n)
-    common = dict(n=sums.n, n_features=sums.n_features, row_norm=row_norm, neighbours=neighbours,
-                  center=center, randomness=randomness_of(rng, epsilon))
-    if _exact(epsilon):
-        return Release(third_moment=T, mechanism="none", noise_scale=0.0, guarantee=PureDP(math.inf), **common)
-    scale, sens, norm, guarantee = _gaussian_or_laplace(
-        "third", sums, epsilon, delta, mechanism, neighbours, calibration, row_norm
-    )
-    noisy = T + symmetric_tensor_noise(sums.n_features, scale, as_generator(rng), distribution=mechanism)
-    return Release(third_moment=noisy, mechanism=mechanism, noise_scale=scale, sensitivity=sens,
-                   sensitivity_norm=norm, guarantee=guarantee,
-                   calibration=calibration if mechanism == "gaussian" else None, **common)
+    common = dict(n=sums.n, n_features=sums.n_features, row_norm=row_norm, neighbours=p.neighbours,
+                  center=center, randomness=randomness_of(rng, p.epsilon))
+    divided_by = lambda k: symmetrise_tensor(sums.third / k)  # noqa: E731
+    if _exact(p.epsilon):
+        return Release(third_moment=divided_by(sums.n), mechanism="none", noise_scale=0.0,
+                       guarantee=PureDP(math.inf), **common)
+
+    def sensitivity_of(norm, n):
+        return bounded_sensitivity("third", norm=norm, n_samples=n, n_features=sums.n_features,
+                                  neighbours=p.neighbours, row_norm=row_norm)
+
+    noisy, fields = _noised("third", divided_by, sums.n, p, sensitivity_of, False, rng)
+    return _finish(noisy, fields, p, common, "third")

@@ -1,28 +1,31 @@
-"""Sensitivities of the normalised moments, per neighbouring relation.
+"""Sensitivities of the released moments, per neighbouring relation.
 
-All statistics are means over ``n`` rows (``n`` is treated as public), rows
-clipped to ``||x||_2 <= R`` and responses to ``|y| <= r``. The noise acts on
-the *distinct* coordinates: the upper triangle with diagonal of a symmetric
-matrix, one entry per index orbit of a symmetric 3-tensor. Sensitivities are
-measured on exactly those coordinates (algorithms.md §0.2).
+Rows are clipped to ``||x||_2 <= R`` and responses to ``|y| <= r``. Under
+replace-one and zero-out ``n`` is public and the released statistic is the
+mean over the ``n`` rows; under add-remove ``n`` is private, so the noise
+goes on the *sum* (and the count gets noise of its own,
+:mod:`dpmoments.moments.counts`): its sensitivity is one row's term, with no
+``1/n``. The noise acts on the *distinct* coordinates: the upper triangle
+with diagonal of a symmetric matrix, one entry per index orbit of a
+symmetric 3-tensor. Sensitivities are measured on exactly those coordinates.
 
-=====================  ==========================  ==========================
-statistic / norm        replace-one                 add-remove
-=====================  ==========================  ==========================
-second moment, L2       sqrt(2) R^2 / n             R^2 / n
-second moment, L1       (d + 1) R^2 / n             (d + 1) R^2 / (2 n)
-cross moment, L2        2 R r / n                   R r / n
-cross moment, L1        2 sqrt(d) R r / n           sqrt(d) R r / n
-third moment, L2        2 R^3 / n                   R^3 / n
-third moment, L1        2 h3(d) R^3 / n             h3(d) R^3 / n
-=====================  ==========================  ==========================
+=====================  ======================  ======================  =====================
+statistic / norm        replace-one (mean)      zero-out (mean)         add-remove (sum)
+=====================  ======================  ======================  =====================
+second moment, L2       sqrt(2) R^2 / n         R^2 / n                 R^2
+second moment, L1       (d + 1) R^2 / n         (d + 1) R^2 / (2 n)     (d + 1) R^2 / 2
+cross moment, L2        2 R r / n               R r / n                 R r
+cross moment, L1        2 sqrt(d) R r / n       sqrt(d) R r / n         sqrt(d) R r
+third moment, L2        2 R^3 / n               R^3 / n                 R^3
+third moment, L1        2 h3(d) R^3 / n         h3(d) R^3 / n           h3(d) R^3
+=====================  ======================  ======================  =====================
 
-Derivations (replace-one, row x replaced by y; add-remove is one of the two
-terms):
+Derivations (replace-one, row x replaced by y; zero-out and add-remove move
+one of the two terms, zero-out divided by the public n):
 
 * second, L2: ``||u(xx^T - yy^T)||^2 = (||D||_F^2 + sum_i D_ii^2)/2 <= ||D||_F^2
   = ||x||^4 + ||y||^4 - 2 (x.y)^2 <= 2 R^4``, tight at orthogonal x, y on the
-  sphere. Add-remove: ``||u(xx^T)|| <= ||xx^T||_F = ||x||^2``.
+  sphere. Zero-out and add-remove: ``||u(xx^T)|| <= ||xx^T||_F = ||x||^2``.
 * second, L1: ``sum_{i<=j} |x_i x_j| = (||x||_1^2 + ||x||_2^2)/2 <= (d+1) R^2/2``
   per row (the papers' 2d/n is valid but about twice as loose).
 * cross, L2 / L1: ``||x y_x - z y_z|| <= 2 R r`` and ``||x||_1 <= sqrt(d) R``.
@@ -35,9 +38,10 @@ terms):
 
 import math
 
+from ..privacy.relations import NEIGHBOURS
+
 __all__ = ["NEIGHBOURS", "STATISTICS", "moment_sensitivity"]
 
-NEIGHBOURS = ("replace-one", "add-remove")
 STATISTICS = ("second", "cross", "third")
 
 
@@ -46,14 +50,18 @@ def _h3(d):
 
 
 def moment_sensitivity(statistic, *, norm, n_samples, n_features, neighbours, row_norm, response_bound=None):
-    """The L1 or L2 sensitivity of a normalised moment (see the module table).
+    """The L1 or L2 sensitivity of the released moment (see the module table).
 
     Parameters
     ----------
     statistic : {"second", "cross", "third"}
     norm : {"l2", "l1"}
-    n_samples, n_features : int
-    neighbours : {"replace-one", "add-remove"}
+    n_samples : int or None
+        The public ``n`` of the mean (replace-one, zero-out). ``None`` under
+        add-remove, where the sum is released: a caller that would divide by
+        the exact ``n`` is refused (that is the zero-out relation).
+    n_features : int
+    neighbours : {"replace-one", "zero-out", "add-remove"}
     row_norm : float
         The public L2 bound R on each row.
     response_bound : float, optional
@@ -70,9 +78,16 @@ def moment_sensitivity(statistic, *, norm, n_samples, n_features, neighbours, ro
     }[(statistic, norm)]
     if one_row is None:
         raise ValueError("the cross moment needs 'response_bound'.")
+    if neighbours == "add-remove":  # n is private: the sum is released, one row's term moves
+        if n_samples is not None:
+            raise ValueError("under neighbours='add-remove' n is private and the noise goes on the sum: pass "
+                             "n_samples=None (dividing by the exact n is the 'zero-out' relation).")
+        return one_row
+    if neighbours not in NEIGHBOURS:
+        raise ValueError(f"'neighbours' must be one of {', '.join(map(repr, NEIGHBOURS))}; got {neighbours!r}.")
     # Replace-one moves two rows' worth, except the second-moment L2 case, where
     # the two rank-one terms are orthogonal at the worst case: sqrt(2), not 2.
-    if neighbours == "add-remove":
+    if neighbours == "zero-out":
         factor = 1.0
     elif (statistic, norm) == ("second", "l2"):
         factor = math.sqrt(2.0)

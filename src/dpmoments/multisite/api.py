@@ -266,7 +266,7 @@ def run_pooled(sites, *, epsilon, delta, statistic="second", neighbours="replace
     reports = tuple(SiteReport(site=s.name, n=s.n, status="ok", weight=s.n / n, claimed=guarantee,
                                joint_view=guarantee, output=guarantee) for s in sites)
     report = ProtocolReport("pooled", statistic, 0, reports, guarantee, guarantee, guarantee, tau, tau,
-                            trust=TRUST["pooled"], target="per-site")
+                            trust=TRUST["pooled"], target="per-site", neighbours=neighbours)
     return DistributedResult(_pooled_release(sites, exact + noise, tau, guarantee, statistic, neighbours,
                                              calibration, sens, rng), report)
 

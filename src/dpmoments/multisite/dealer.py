@@ -21,7 +21,7 @@ from .._rng import as_generator
 from .noise import unit_noise
 from .plan import Plan
 
-__all__ = ["Bundle", "deal", "write_bundle", "read_bundle", "deal_files"]
+__all__ = ["Bundle", "deal", "write_bundle", "read_bundle", "deal_files", "plan_json"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,11 +98,16 @@ def read_bundle(path, site=None):
     return Bundle(plan, name, shares)
 
 
+def plan_json(plan):
+    """The text of ``plan.json``: the public plan, readable (its digest is of the canonical form)."""
+    return json.dumps(plan.to_dict(), indent=1, sort_keys=True) + "\n"
+
+
 def deal_files(plan, out_dir, rng=None):
     """Deal ``plan`` into ``out_dir``: ``plan.json`` (public) and ``<site>.npz`` (secret, one per site)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {s: write_bundle(b, out / f"{s}.npz") for s, b in deal(plan, rng).items()}
-    (out / "plan.json").write_text(json.dumps(plan.to_dict(), indent=1, sort_keys=True) + "\n")
+    (out / "plan.json").write_text(plan_json(plan))
     paths["plan"] = out / "plan.json"
     return paths

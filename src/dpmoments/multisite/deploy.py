@@ -206,8 +206,18 @@ def watch_flwr(cmd, env, status, superlink, limit_s, lost_s=15.0):
     """
     host, _, port = str(superlink).rpartition(":")
     proc = subprocess.Popen(orphan_proof(cmd), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        reason = _watch(proc, status, host, int(port), superlink, limit_s, lost_s)
+    finally:  # also on Ctrl-C or SIGTERM: flwr run never outlives the command that started it
+        end(proc)
+    out, err = proc.communicate()
+    if reason is not None and not Path(status).exists():
+        raise FlwrFailed(reason, reason)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _watch(proc, status, host, port, superlink, limit_s, lost_s):
     start = last_seen = time.monotonic()
-    reason = None
     while proc.poll() is None:
         now = time.monotonic()
         if Path(status).exists():
@@ -215,26 +225,27 @@ def watch_flwr(cmd, env, status, superlink, limit_s, lost_s=15.0):
                 proc.wait(timeout=10)  # it has the result: let it finish streaming
             except subprocess.TimeoutExpired:
                 pass
-            break
-        if _reachable(host, int(port)):
+            return None
+        if _reachable(host, port):
             last_seen = now
         elif now - last_seen > lost_s:
-            reason = f"the SuperLink at {superlink} stopped answering"
-            break
+            return f"the SuperLink at {superlink} stopped answering"
         if now - start > limit_s:
-            reason = f"no result within {limit_s:.0f} s"
-            break
+            return f"no result within {limit_s:.0f} s"
         time.sleep(0.5)
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:  # flwr run may sit in its own retries after a SIGTERM
-            proc.kill()
-    out, err = proc.communicate()
-    if reason is not None and not Path(status).exists():
-        raise FlwrFailed(reason, reason)
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    return None
+
+
+def end(proc, grace_s=5.0):
+    """Terminate ``proc`` if it still runs; kill it after ``grace_s`` (flwr may sit in its own retries)."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _reachable(host, port):

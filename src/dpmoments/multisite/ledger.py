@@ -8,8 +8,11 @@ restarts and two processes of one site cannot both answer. A refusal is recorded
 reason, on the site's side only.
 
 What is charged is a plan's cost against the aggregator (:meth:`~.plan.Plan.cost`: the
-joint view of every round, composed), once per plan, when the site first answers it;
-spends of different plans compose by basic composition against the declared budget.
+joint view of every round, composed), once per plan, when the site first answers it, with
+the plan's neighbouring relation. The budget rule is :class:`~dpmoments.privacy.Accountant`'s
+(basic composition, one relation): the charges are replayed into an accountant over the
+declared budget, so with a budget a plan under another relation than those already charged
+is refused (``"relation-mismatch"``): guarantees under different relations do not add up.
 """
 
 import contextlib
@@ -21,7 +24,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ..privacy import ApproxDP, PureDP, compose
+from ..exceptions import BudgetExceededError
+from ..privacy import Accountant, ApproxDP, PureDP, compose
 
 __all__ = ["SiteLedger", "Refused", "parse_budget"]
 
@@ -36,7 +40,7 @@ class Refused(Exception):
 
 def parse_budget(budget):
     """``None`` (no limit), a guarantee, or ``(epsilon, delta)``."""
-    if budget is None or isinstance(budget, (PureDP, ApproxDP)):
+    if budget is None or hasattr(budget, "certified"):  # a guarantee; the accountant checks which kinds it takes
         return budget
     try:
         eps, delta = budget
@@ -128,11 +132,11 @@ class SiteLedger:
         costs = [_guarantee(c) for c in self._state["charged"].values()]
         return compose(costs) if costs else None
 
-    def admit(self, plan, step, cost):
+    def admit(self, plan, step, cost, neighbours="replace-one"):
         """Check and record an answer to ``step`` of ``plan`` (charging the plan on its first answer).
 
-        Raises :class:`Refused` (``"already-answered"`` or ``"over-budget"``), after recording
-        the refusal; returns only once the answer is on disk.
+        Raises :class:`Refused` (``"already-answered"``, ``"relation-mismatch"`` or
+        ``"over-budget"``), after recording the refusal; returns only once the answer is on disk.
         """
         with self._locked():
             if self.path is not None and self.path.exists():
@@ -140,10 +144,12 @@ class SiteLedger:
             key = [plan, int(step)]
             if key in self._state["answered"]:
                 self._refuse_locked(plan, step, "already-answered")
-            if plan not in self._state["charged"] and not self._fits(cost):
-                self._refuse_locked(plan, step, "over-budget")
+            if plan not in self._state["charged"]:
+                verdict = self._verdict(cost, neighbours)
+                if verdict is not None:
+                    self._refuse_locked(plan, step, verdict)
             self._state["answered"].append(key)
-            self._state["charged"].setdefault(plan, cost.to_dict())
+            self._state["charged"].setdefault(plan, dict(cost.to_dict(), neighbours=neighbours))
             self._write()
 
     def refuse(self, plan, step, code):
@@ -158,20 +164,27 @@ class SiteLedger:
         self._write()
         raise Refused(code)
 
-    def can_answer(self, plan, cost):
+    def can_answer(self, plan, cost, neighbours="replace-one"):
         """Whether a plan costing ``cost`` could still be answered (already charged, or within the budget)."""
-        return plan in self._state["charged"] or self._fits(cost)
+        return plan in self._state["charged"] or self._verdict(cost, neighbours) is None
 
-    def _fits(self, cost):
-        if self.budget is None:
-            return True
-        spent = self.spent()
-        total = cost if spent is None else compose([spent, cost])
-        if not total.is_private:
-            return not self.budget.is_private
-        slack = 1 + 1e-9  # the plan was calibrated to the budget; rounding must not refuse it
-        return (total.epsilon <= self.budget.epsilon * slack
-                and getattr(total, "delta", 0.0) <= getattr(self.budget, "delta", 0.0) * slack)
+    def _verdict(self, cost, neighbours):
+        """``None`` if charging ``cost`` fits, else the refusal's code."""
+        if self.budget is None or not self.budget.is_private:  # no limit: nothing to add up (each share still once)
+            return None
+        charged = list(self._state["charged"].values())
+        if any(c.get("neighbours", "replace-one") != neighbours for c in charged):
+            return "relation-mismatch"
+        # The plan was calibrated to the budget exactly: rounding in its solve must not refuse it.
+        slack = ApproxDP(self.budget.epsilon * 1e-9, self.budget.as_approx().delta * 1e-9)
+        acct = Accountant(compose([self.budget, slack]), neighbours=neighbours)
+        try:
+            for c in charged:
+                acct.spend(_guarantee(c))
+            acct.spend(cost)
+        except BudgetExceededError:
+            return "over-budget"
+        return None
 
     # -- reading --------------------------------------------------------------------------------------------
     @property

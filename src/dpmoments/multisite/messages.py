@@ -46,6 +46,7 @@ ERRORS = {
     "step-unknown": "the plan has no such step",
     "already-answered": "this site already answered this step of this plan (each share is used once)",
     "over-budget": "answering would exceed the budget this site declared",
+    "relation-mismatch": "this site's budget is spent under another neighbouring relation than the plan's",
     "data-unreadable": "the site could not read its data file",
     "data-mismatch": "the site's data do not match the plan (row count or number of columns)",
     "bad-query": "the query does not decode or does not fit the plan",

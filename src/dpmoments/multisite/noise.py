@@ -169,7 +169,10 @@ class NoisePlan:
         k = observed.index(s)
         unit = np.zeros(len(observed))
         unit[k] = 1.0
-        return float(self.sensitivity[s] * math.sqrt(unit @ np.linalg.solve(cov, unit)))
+        try:
+            return float(self.sensitivity[s] * math.sqrt(unit @ np.linalg.solve(cov, unit)))
+        except np.linalg.LinAlgError:  # noise that some view cancels exactly (no local noise): nothing is hidden
+            return math.inf
 
     def aggregate_variance(self, survivors=None):
         """Variance of ``sum_s mu'_s (e_s + g_s)`` over survivors, ``mu'`` renormalised."""

@@ -221,12 +221,16 @@ class Plan:
     def _round_calibration(self):
         return "zcdp" if self.composition == "zcdp" or self.calibration == "zcdp" else "analytic"
 
-    def cost(self, site):
-        """What answering every round of this plan costs ``site`` against the aggregator (its ledger's charge)."""
-        parts = [joint_view(p, site, min(self.colluders, self.n_sites - 1), calibration=self._round_calibration
-                            ).guarantee for p in self.noise]
-        total = compose(parts, composition=self.composition)
-        return total.to_approx_dp(self.delta[self.index(site)]) if hasattr(total, "to_approx_dp") else total
+    def cost(self, site, colluders=None):
+        """What answering every round of this plan costs ``site`` against the aggregator (its ledger's charge).
+
+        ``colluders``: other sites assumed to help the aggregator (default the plan's own).
+        """
+        c = self.colluders if colluders is None else check_int(colluders, "colluders", minimum=0)
+        parts = [joint_view(p, site, min(c, self.n_sites - 1), calibration=self._round_calibration).guarantee
+                 for p in self.noise]
+        delta = self.delta[self.index(site)] if self.composition == "zcdp" else None  # zCDP stated at the budget's
+        return compose(parts, composition=self.composition, delta=delta)
 
     # -- building -----------------------------------------------------------------------------------------
     @classmethod

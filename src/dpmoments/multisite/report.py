@@ -73,6 +73,8 @@ class ProtocolReport:
     dropped : tuple of (str, str)
     target : {"aggregator", "per-site"}
         What the noise was calibrated to meet.
+    neighbours : {"replace-one", "zero-out"}
+        The relation every guarantee here is stated under.
     plan : NoisePlan
     transcript : tuple of dict
         What crossed (type, sender, receiver, shapes; never values).
@@ -95,6 +97,7 @@ class ProtocolReport:
     target: str = "aggregator"
     plan: Optional[NoisePlan] = field(default=None, repr=False, compare=False)
     transcript: tuple = field(default=(), repr=False, compare=False)
+    neighbours: str = "replace-one"
 
     @property
     def guarantee(self):
@@ -109,7 +112,7 @@ class ProtocolReport:
     def to_dict(self):
         return {
             "protocol": self.protocol, "statistic": self.statistic, "colluders": self.colluders,
-            "target": self.target, "guarantee": _dict(self.joint_view), "guarantee_is": GUARANTEE_IS,
+            "target": self.target, "neighbours": self.neighbours, "guarantee": _dict(self.joint_view), "guarantee_is": GUARANTEE_IS,
             "claimed": _dict(self.claimed), "claimed_is": CLAIM_IS, "joint_view": _dict(self.joint_view),
             "output": _dict(self.output), "aggregate_std": self.aggregate_std, "target_std": self.target_std,
             "extra_std": self.extra_std, "dropped": [list(d) for d in self.dropped], "trust": self.trust,
@@ -136,10 +139,14 @@ class AnalysisReport:
     notes: tuple = ()
     delta: Optional[float] = None
 
+    @property
+    def neighbours(self):
+        return next(iter(self.parts.values())).neighbours
+
     def _compose(self, which):
-        total = compose([getattr(r, which) for r in self.parts.values()], composition=self.composition)
-        # zCDP parts compose to zCDP; the headline is stated at the budget's delta
-        return total.to_approx_dp(self.delta) if self.delta and hasattr(total, "to_approx_dp") else total
+        # zCDP parts are stated at the budget's delta (self.delta is set for composition="zcdp" only)
+        return compose([getattr(r, which) for r in self.parts.values()], composition=self.composition,
+                       delta=self.delta)
 
     @property
     def guarantee(self):
@@ -161,7 +168,7 @@ class AnalysisReport:
 
     def to_dict(self):
         return {"protocol": self.protocol, "analysis": self.analysis, "colluders": self.colluders,
-                "target": self.target, "composition": self.composition, "guarantee": _dict(self.guarantee),
+                "target": self.target, "neighbours": self.neighbours, "composition": self.composition, "guarantee": _dict(self.guarantee),
                 "guarantee_is": GUARANTEE_IS, "claimed": _dict(self.claimed), "claimed_is": CLAIM_IS,
                 "joint_view": _dict(self.guarantee), "output": _dict(self.output), "budget": dict(self.budget),
                 "dropped": [list(d) for d in self.dropped], "notes": list(self.notes),
@@ -183,19 +190,29 @@ def _site_parts(report, which):
 
 
 def spend_per_site(accountant, report, *, which="joint-view", label=None):
-    """Spend each participating site's guarantee on its own partition (parallel composition).
+    """Charge each participating site's guarantee to its own block of ``accountant`` (parallel composition).
 
-    Sites hold disjoint rows, so the total is the worst site's. Check-then-commit over all
-    sites: if any site's spend does not fit, nothing is spent. ``which="joint-view"`` (the
-    default) is the guarantee that holds against the aggregator.
+    Sites hold disjoint rows, so the total is the worst site's. The sites are the blocks of
+    the accountant's one partitioning: declared here as ``"sites"`` (every site of the run,
+    dropped ones included) if the accountant has none yet; a partitioning declared before
+    must name them all. All or nothing (:meth:`~dpmoments.privacy.Accountant.spend_blocks`):
+    if any site's spend does not fit, nothing is spent. Each spend records the run's
+    neighbouring relation. ``which="joint-view"`` (the default) is the guarantee that holds
+    against the aggregator; ``"claimed"`` the papers' per-site claim; ``"output"`` the
+    published aggregate's.
     """
     if which not in _WHICH:
         raise ValueError(f"'which' must be one of {sorted(_WHICH)}; got {which!r}.")
-    entries = _site_parts(report, which)
-    for site, guarantee in entries.items():
-        if not accountant.can_spend(guarantee, partition=site):
-            raise BudgetExceededError(f"site {site!r}: spending {guarantee} would exceed the budget; nothing spent.")
+    if accountant.partitions is None:
+        accountant.partitioning("sites", _all_sites(report))
     label = label or f"{report.protocol}:{getattr(report, 'statistic', getattr(report, 'analysis', ''))}"
-    for site, guarantee in entries.items():
-        accountant.spend(guarantee, label=label, partition=site)
+    try:
+        accountant.spend_blocks(_site_parts(report, which), label=label, neighbours=report.neighbours)
+    except BudgetExceededError as exc:
+        raise BudgetExceededError(f"spending each site's {which} guarantee: {exc}") from None
     return accountant
+
+
+def _all_sites(report):
+    parts = report.parts.values() if isinstance(report, AnalysisReport) else [report]
+    return list(dict.fromkeys(r.site for part in parts for r in part.sites))

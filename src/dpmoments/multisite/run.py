@@ -21,7 +21,7 @@ import numpy as np
 
 from .._rng import describe_randomness
 from ..moments import Release, moment_sensitivity
-from ..privacy import ApproxDP, PureDP, ZCDP, Uncertified
+from ..privacy import parallel
 from .aggregator import Aggregator
 from .messages import ProtocolAborted, Reply
 from .noise import guarantee_from_ratio, joint_view
@@ -108,17 +108,9 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
 
 
 def worst_guarantee(guarantees, keep_uncertified=False):
-    """The weakest of the sites' guarantees (what holds for all); ``keep_uncertified``: the paper's claim as stated."""
-    unc = [g for g in guarantees if isinstance(g, Uncertified)]
-    if keep_uncertified and unc:
-        return max(unc, key=lambda g: getattr(g.claimed, "epsilon", math.inf))
-    gs = [g.holds if isinstance(g, Uncertified) and g.holds is not None else g for g in guarantees]
-    if any(not g.is_private for g in gs):
-        return PureDP(math.inf)
-    if all(isinstance(g, ZCDP) for g in gs):
-        return ZCDP(max(g.rho for g in gs))
-    rhos = [getattr(g, "rho", None) for g in gs]
-    return ApproxDP(max(g.epsilon for g in gs), max(g.delta for g in gs), rho=None if None in rhos else max(rhos))
+    """What holds for every site (their rows are disjoint: parallel composition); ``keep_uncertified``: the
+    papers' claim as stated, else what holds."""
+    return parallel(guarantees if keep_uncertified else [g.holding or g for g in guarantees])
 
 
 def finish_round(plan, r, aggregator, inbox, dropped, ctx):
@@ -146,7 +138,7 @@ def finish_round(plan, r, aggregator, inbox, dropped, ctx):
         plan.protocol, rnd.statistic, c, tuple(sites), worst_guarantee([s.claimed for s in ok], keep_uncertified=True),
         worst_guarantee([s.joint_view for s in ok]), worst_guarantee([s.output for s in ok]), final_std, target,
         _excess(final_std, target), dropped, TRUST[plan.protocol], notes, plan.solutions[r], plan.target, noise,
-        tuple(ctx["transport"].transcript))
+        tuple(ctx["transport"].transcript), plan.neighbours)
     return round_release(plan, r, received, aggregate, final_std, report.joint_view, ctx["randomness"]), report
 
 

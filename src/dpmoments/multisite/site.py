@@ -26,7 +26,7 @@ import numpy as np
 from scipy import sparse
 
 from .._rng import as_generator
-from .._validation import check_data, check_positive, check_vector
+from .._validation import check_data, check_int, check_positive, check_vector
 from ..moments import accumulate_moments, clip_responses, clip_rows, symmetrise_matrix, symmetrise_tensor
 from ..moments.sparse_sums import checked_csr, is_sparse_source
 from ..moments.tensor_moments import word_ids
@@ -70,10 +70,14 @@ class Site:
         The most this site spends, against the aggregator, over every plan it answers.
     ledger : path, optional
         Where the site's ledger lives (survives restarts); default in memory.
+    colluders : int, optional
+        How many other sites this site assumes collude with the aggregator when it charges
+        a plan to its budget: the larger of this and the plan's own ``colluders`` (a site
+        may be more cautious than the dealer, never less). Default: the plan's.
     """
 
     def __init__(self, name, X, y=None, *, row_norm=None, response_bound=None, center=None, budget=None,
-                 ledger=None):
+                 ledger=None, colluders=None):
         if not isinstance(name, str) or not name:
             raise TypeError(f"'name' must be a non-empty string; got {name!r}.")
         if is_sparse_source(X):
@@ -97,6 +101,11 @@ class Site:
         self.__rngs = {}
         self.__costs = {}
         self.ledger = SiteLedger(name, budget, ledger)
+        self.colluders = None if colluders is None else check_int(colluders, "colluders", minimum=0)
+
+    def cost(self, plan):
+        """What answering ``plan`` costs this site against the aggregator, with the colluders it assumes."""
+        return plan.cost(self.name, colluders=max(plan.colluders, self.colluders or 0))
 
     @classmethod
     def from_file(cls, name, path, *, target=None, columns=None, **kwargs):
@@ -201,8 +210,8 @@ class Site:
         if not self._query_fits(plan, rounds, query):
             self.ledger.refuse(query.plan, query.step, "bad-query")
         if plan.digest not in self.__costs:
-            self.__costs[plan.digest] = plan.cost(self.name)
-        self.ledger.admit(plan.digest, query.step, self.__costs[plan.digest])  # recorded before anything is sent
+            self.__costs[plan.digest] = self.cost(plan)
+        self.ledger.admit(plan.digest, query.step, self.__costs[plan.digest], plan.neighbours)  # recorded before anything is sent
         values = {r: self._noisy(plan, bundle, r, query) for r in rounds}
         return Reply(self.name, plan.digest, query.step, query.round_id, self.n, plan.n_features, values)
 

@@ -1,87 +1,77 @@
-"""The accountant: a budget, a ledger of spends, and check-then-commit.
+"""The accountant: a budget, a ledger of spends, and atomic check-then-commit.
 
-Composition rules (each a small pure function over the ledger):
+Composition rules (the arithmetic lives in :mod:`dpmoments.privacy.composition`):
 
-* ``"basic"`` — sequential composition: epsilons and deltas add.
-* ``"zcdp"`` — zCDP composition: rhos add (pure epsilon-DP spends count as
-  ``epsilon^2/2``, Gaussian (epsilon, delta) spends by their recorded rho);
-  (epsilon, delta) spends without a rho are added on top. Against an
+* ``"basic"`` — sequential composition: epsilons and deltas add. Valid when
+  each spend's parameters are chosen adaptively (a privacy filter for basic
+  composition: Rogers, Roth, Ullman & Vadhan 2016, "Privacy odometers and filters").
+* ``"zcdp"`` — rhos add (pure epsilon-DP spends count as ``epsilon^2/2``,
+  Gaussian (epsilon, delta) spends by their recorded rho); (epsilon, delta)
+  spends without a rho are added on top as approximate zCDP. Against an
   (epsilon, delta) budget the total rho is converted with the optimal
-  conversion at the budget's remaining delta.
-* ``"advanced"`` — the better of basic and advanced composition (Dwork & Roth
-  Thm 3.20) with a declared ``delta_slack``; the Park–Welling baseline.
+  conversion at the budget's delta minus what those spends used.
+* ``"advanced"`` — Dwork & Roth Thm 3.20 with a declared ``delta_slack``,
+  over a ``plan`` of spends declared in advance: the theorem needs each
+  mechanism's parameters fixed before the first one runs, so the bound is
+  computed once for the plan, must fit the budget, and every spend must match
+  the next planned one (spending less is allowed; anything else is refused).
 
-Parallel composition: a spend made on a ``partition`` (a site, a disjoint
-subset fixed independently of the data) costs a record only if it lives in
-that partition. The total is the worst partition's composition of its own
-spends together with all whole-data spends.
+Parallel composition: the data may be declared once as one partitioning into
+named disjoint blocks (:meth:`Accountant.partitioning`, e.g. the sites of a
+multi-site study). A spend on a block costs only that block's records; the
+total is the worst block's composition of its own spends with all whole-data
+spends. A spend on an undeclared block is refused, and a second partitioning
+cannot be declared, so two overlapping "partitions" cannot be expressed. What
+remains the caller's word: that the declared blocks really are disjoint
+subsets of the records, fixed independently of the data.
+
+Every spend records the neighbouring relation it is stated under
+(:data:`dpmoments.privacy.relations.NEIGHBOURS`); an accountant composes
+spends under one relation and refuses another.
+
+Check-then-commit runs under a lock, so threads sharing an accountant can
+never overspend. ``copy.copy`` and ``copy.deepcopy`` return the accountant
+itself (a copy would fork the ledger: scikit-learn's ``clone`` deep-copies
+estimator parameters, and every fit must be charged to the one ledger), and
+pickling is refused for the same reason.
 
 There is no global default accountant: estimators take one explicitly.
 """
 
 import math
+import threading
 from dataclasses import dataclass
 from typing import Optional
 
 from .._validation import check_delta, check_option
 from ..exceptions import BudgetExceededError, UncertifiedSpendError
-from .conversions import advanced_composition, zcdp_to_approx_dp
+from .composition import compose, zcdp_parts
 from .guarantees import ApproxDP, PureDP, Uncertified, ZCDP
+from .relations import NEIGHBOURS
 
 __all__ = ["Accountant", "Spend", "COMPOSITIONS", "check_accountant"]
 
 COMPOSITIONS = ("basic", "zcdp", "advanced")
-_WHOLE = None
+_SLACK = 1.0 + 1e-12  # the composed totals are float sums: a few ulps over the budget is still within it
 
 
 @dataclass(frozen=True)
 class Spend:
-    """One ledger entry: what was spent, on which partition, and why."""
+    """One ledger entry: what was spent, under which relation, on which block, and why."""
 
     guarantee: object
     label: Optional[str] = None
     partition: Optional[str] = None
+    neighbours: str = "replace-one"
 
     @property
     def effective(self):
         # An allowed uncertified spend is counted at its claim (the paper's view).
-        g = self.guarantee
-        return g.claimed if isinstance(g, Uncertified) else g
+        return self.guarantee.claim
 
     def to_dict(self):
-        return {"label": self.label, "partition": self.partition, "guarantee": self.guarantee.to_dict()}
-
-
-def _basic(guarantees):
-    eps = sum(_as_approx(g).epsilon for g in guarantees)
-    delta = sum(_as_approx(g).delta for g in guarantees)
-    return eps, delta
-
-
-def _as_approx(g):
-    if isinstance(g, PureDP):
-        return ApproxDP(g.epsilon, 0.0)
-    if isinstance(g, ApproxDP):
-        return g
-    raise ValueError(
-        f"cannot add {g} under basic or advanced composition; create the Accountant with composition='zcdp'."
-    )
-
-
-def _zcdp_parts(guarantees):
-    """Split spends into a total rho and the (epsilon, delta) terms without one."""
-    rho, eps, delta = 0.0, 0.0, 0.0
-    for g in guarantees:
-        if isinstance(g, ZCDP):
-            rho += g.rho
-        elif isinstance(g, PureDP):
-            rho += g.to_zcdp().rho
-        elif g.rho is not None:
-            rho += g.rho
-        else:
-            eps += g.epsilon
-            delta += g.delta
-    return rho, eps, delta
+        return {"label": self.label, "partition": self.partition, "neighbours": self.neighbours,
+                "guarantee": self.guarantee.to_dict()}
 
 
 class Accountant:
@@ -91,10 +81,15 @@ class Accountant:
     ----------
     budget : PureDP, ApproxDP or ZCDP
         The total budget.
+    neighbours : {"replace-one", "zero-out", "add-remove"}, default="replace-one"
+        The neighbouring relation every spend must be stated under.
     composition : {"basic", "zcdp", "advanced"}, optional
         Default ``"zcdp"`` for a :class:`ZCDP` budget, ``"basic"`` otherwise.
     delta_slack : float, optional
         The delta' of advanced composition (required for ``"advanced"``).
+    plan : sequence of PureDP or ApproxDP, optional
+        ``"advanced"`` only (required there): the spends, in order, declared
+        before any is made.
     allow_uncertified : bool, default=False
         Accept :class:`Uncertified` spends (counted at their claim) to
         reproduce papers; the report then says the total is uncertified.
@@ -108,7 +103,8 @@ class Accountant:
     ApproxDP(epsilon=0.4, delta=1e-07, rho=None)
     """
 
-    def __init__(self, budget, *, composition=None, delta_slack=None, allow_uncertified=False):
+    def __init__(self, budget, *, neighbours="replace-one", composition=None, delta_slack=None, plan=None,
+                 allow_uncertified=False):
         if not isinstance(budget, (PureDP, ApproxDP, ZCDP)):
             raise TypeError(f"'budget' must be a PureDP, ApproxDP or ZCDP guarantee; got {budget!r}.")
         if not budget.is_private:
@@ -116,110 +112,222 @@ class Accountant:
         if composition is None:
             composition = "zcdp" if isinstance(budget, ZCDP) else "basic"
         composition = check_option(composition, "composition", COMPOSITIONS)
-        _check_mode(budget, composition, delta_slack)
+        _check_mode(budget, composition, delta_slack, plan)
         self.budget = budget
+        self.neighbours = check_option(neighbours, "neighbours", NEIGHBOURS)
         self.composition = composition
         self.delta_slack = None if delta_slack is None else check_delta(delta_slack, "delta_slack", allow_zero=False)
         self.allow_uncertified = bool(allow_uncertified)
+        self.plan = None if plan is None else self._check_plan(plan)
         self._ledger = []
+        self._partitioning = None
+        self._lock = threading.RLock()
 
-    # -- spending -----------------------------------------------------------------
-    def spend(self, guarantee, *, label=None, partition=None):
+    # -- one ledger, never copied -------------------------------------------------------
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("an Accountant cannot be pickled: a copy would fork its ledger and spend the budget twice.")
+
+    # -- the partitioning ---------------------------------------------------------------
+    def partitioning(self, name, blocks):
+        """Declare the one partitioning of the data into disjoint named blocks; returns the accountant.
+
+        Declaring the same partitioning again is a no-op; any other is refused.
+        """
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"'name' must be a non-empty string naming the partitioning; got {name!r}.")
+        if isinstance(blocks, str):
+            raise TypeError("'blocks' must be a collection of block names, not one string.")
+        blocks = tuple(blocks)
+        if not blocks or any(not isinstance(b, str) or not b for b in blocks) or len(set(blocks)) != len(blocks):
+            raise ValueError(f"'blocks' must be distinct non-empty strings; got {list(blocks)!r}.")
+        if self.composition == "advanced":
+            raise ValueError("composition='advanced' composes one declared plan; it has no parallel blocks.")
+        with self._lock:
+            declared = (name, tuple(sorted(blocks)))
+            if self._partitioning not in (None, declared):
+                raise ValueError(f"this accountant already has the partitioning {self._partitioning[0]!r}; "
+                                 f"a second one ({name!r}) could overlap it.")
+            self._partitioning = declared
+        return self
+
+    @property
+    def partitions(self):
+        """``(name, blocks)`` of the declared partitioning, or ``None``."""
+        return self._partitioning
+
+    # -- spending -----------------------------------------------------------------------
+    def spend(self, x, *, label=None, partition=None, neighbours=None):
         """Record a spend if it fits; otherwise raise and change nothing.
+
+        Parameters
+        ----------
+        x : guarantee or Release
+            A release (anything with ``.guarantee`` and ``.neighbours``) is
+            charged its guarantee under its own relation.
+        label : str, optional
+        partition : str, optional
+            A block of the declared :meth:`partitioning`.
+        neighbours : str, optional
+            The relation a bare guarantee is stated under (default: the
+            accountant's).
 
         Raises
         ------
         BudgetExceededError
             The spend would exceed the budget (message names spent, requested, total).
         UncertifiedSpendError
-            ``guarantee`` is :class:`Uncertified` and the accountant does not allow it.
+            The guarantee is :class:`Uncertified` and the accountant does not allow it.
+        ValueError
+            Another relation, an undeclared block, or a spend outside the plan.
         """
-        entry = self._entry(guarantee, label, partition)
-        candidate = self._ledger + [entry]
-        if not self._fits(candidate):
-            raise BudgetExceededError(
-                f"spending {guarantee} would exceed the budget: spent {self._describe(self._ledger)}, "
-                f"requested {guarantee}, total budget {self.budget}."
-            )
-        self._ledger.append(entry)
-        return entry
+        with self._lock:
+            entry = self._entry(x, label, partition, neighbours)
+            self._check_fits(entry)
+            self._ledger.append(entry)
+            return entry
 
-    def can_spend(self, guarantee, *, partition=None):
-        """Whether :meth:`spend` would succeed (no state change)."""
-        try:
-            entry = self._entry(guarantee, None, partition)
-        except (UncertifiedSpendError, ValueError, TypeError):
-            return False
-        return self._fits(self._ledger + [entry])
+    def spend_blocks(self, spends, *, label=None, neighbours=None):
+        """Spend one guarantee (or release) per block, all or nothing: ``{block: x}``."""
+        with self._lock:
+            entries = [self._entry(x, label, block, neighbours) for block, x in dict(spends).items()]
+            ledger = self._ledger + entries
+            if not self._fits(ledger):
+                raise BudgetExceededError(f"spending per block would exceed the budget {self.budget} in some block "
+                                          f"(spent {self._describe(self._ledger)}); nothing was spent.")
+            self._ledger.extend(entries)
+            return tuple(entries)
 
-    def _entry(self, guarantee, label, partition):
+    def can_spend(self, x, *, partition=None, neighbours=None):
+        """Whether :meth:`spend` would succeed now (no state change)."""
+        with self._lock:
+            try:
+                entry = self._entry(x, None, partition, neighbours)
+                self._check_fits(entry)
+            except (UncertifiedSpendError, ValueError, TypeError):
+                return False
+            return True
+
+    def _entry(self, x, label, partition, neighbours):
+        guarantee = getattr(x, "guarantee", x)
         if not isinstance(guarantee, (PureDP, ApproxDP, ZCDP, Uncertified)):
-            raise TypeError(f"'guarantee' must be a privacy guarantee; got {guarantee!r}.")
-        if isinstance(guarantee, Uncertified) and not self.allow_uncertified:
+            raise TypeError(f"'guarantee' must be a privacy guarantee or a Release; got {x!r}.")
+        relation = self._relation(getattr(x, "neighbours", None), neighbours)
+        if not guarantee.certified and not self.allow_uncertified:
             raise UncertifiedSpendError(
                 f"refusing to spend an uncertified guarantee: {guarantee}. Create the Accountant with "
                 "allow_uncertified=True only to reproduce a paper."
             )
         if label is not None and not isinstance(label, str):
             raise TypeError(f"'label' must be a string or None; got {type(label).__name__}.")
-        if partition is not None and not isinstance(partition, str):
-            raise TypeError(f"'partition' must be a string naming a disjoint subset, or None; got {partition!r}.")
-        entry = Spend(guarantee, label, partition)
+        self._check_partition(partition)
+        entry = Spend(guarantee, label, partition, relation)
         self._cost([entry.effective])  # raises for spends this composition cannot add
         return entry
 
-    # -- composition --------------------------------------------------------------
-    def _partitions(self, ledger):
-        names = {e.partition for e in ledger if e.partition is not None}
+    def _relation(self, own, given):
+        if own is not None and given is not None and own != given:
+            raise ValueError(f"the release is stated under {own!r} neighbours, not {given!r}.")
+        relation = check_option(own or given or self.neighbours, "neighbours", NEIGHBOURS)
+        if relation != self.neighbours:
+            raise ValueError(f"cannot mix neighbouring relations: this accountant composes {self.neighbours!r} "
+                             f"spends; got a {relation!r} spend.")
+        return relation
+
+    def _check_partition(self, partition):
+        if partition is None:
+            return
+        if not isinstance(partition, str):
+            raise TypeError(f"'partition' must be a string naming a declared block, or None; got {partition!r}.")
+        if self._partitioning is None:
+            raise ValueError(f"spend on block {partition!r} refused: declare the partitioning of the data first "
+                             "(Accountant.partitioning(name, blocks)).")
+        if partition not in self._partitioning[1]:
+            raise ValueError(f"spend on block {partition!r} refused: it is not a block of the declared "
+                             f"partitioning {self._partitioning[0]!r}.")
+
+    def _check_fits(self, entry):
+        if self.plan is not None:
+            self._check_planned(entry)
+        candidate = self._ledger + [entry]
+        if not self._fits(candidate):
+            raise BudgetExceededError(
+                f"spending {entry.guarantee} would exceed the budget: spent {self._describe(self._ledger)}, "
+                f"requested {entry.guarantee}, total budget {self.budget}."
+            )
+
+    # -- the advanced-composition plan ----------------------------------------------------
+    def _check_plan(self, plan):
+        plan = tuple(plan)
+        if not plan or any(not isinstance(g, (PureDP, ApproxDP)) for g in plan):
+            raise TypeError("'plan' must be a non-empty sequence of PureDP or ApproxDP guarantees.")
+        total = compose(plan, composition="advanced", delta_slack=self.delta_slack)
+        if not self._within(total):
+            raise BudgetExceededError(f"the declared plan of {len(plan)} spends composes to {total}, more than "
+                                      f"the budget {self.budget}.")
+        return plan
+
+    def _check_planned(self, entry):
+        i = len(self._ledger)
+        if i >= len(self.plan):
+            raise BudgetExceededError(f"the declared plan of {len(self.plan)} spends is used up; "
+                                      f"requested {entry.guarantee}.")
+        want, got = self.plan[i].as_approx(), entry.effective.as_approx()
+        if got.epsilon > want.epsilon or got.delta > want.delta:
+            raise BudgetExceededError(f"spend {i + 1} ({got}) exceeds planned spend {i + 1} ({want}); "
+                                      "advanced composition holds only for the declared plan.")
+
+    # -- composition --------------------------------------------------------------------
+    def _blocks(self, ledger):
         whole = [e.effective for e in ledger if e.partition is None]
-        if not names:
-            return {_WHOLE: whole}
-        return {p: whole + [e.effective for e in ledger if e.partition == p] for p in names}
+        if self._partitioning is None:
+            return {None: whole}
+        return {b: whole + [e.effective for e in ledger if e.partition == b] for b in self._partitioning[1]}
 
     def _cost(self, guarantees):
-        """The composed cost of guarantees, as a guarantee of the budget's kind."""
-        if self.composition == "zcdp":
-            rho, eps, delta = _zcdp_parts(guarantees)
-            if isinstance(self.budget, ZCDP):
-                if eps or delta:
-                    raise ValueError("a zCDP budget cannot absorb (epsilon, delta) spends that carry no rho.")
-                return ZCDP(rho) if rho > 0 else None
-            remaining_delta = self.budget.delta - delta
-            if remaining_delta <= 0:
-                return ApproxDP(math.inf, min(delta, 0.999999))
-            conv = zcdp_to_approx_dp(rho, remaining_delta) if rho > 0 else 0.0
-            return ApproxDP(conv + eps, self.budget.delta, rho=rho or None) if (conv + eps) > 0 else None
-        eps, delta = _basic(guarantees)
-        if self.composition == "advanced" and guarantees:
-            approx = [_as_approx(g) for g in guarantees]
-            adv_eps, adv_delta = advanced_composition(
-                [g.epsilon for g in approx], [g.delta for g in approx], self.delta_slack
-            )
-            if adv_eps < eps and adv_delta <= self.budget.delta:
-                eps, delta = adv_eps, adv_delta
-        if eps == 0 and delta == 0:
+        """The composed cost of guarantees, as a guarantee of the budget's kind (``None`` if nothing)."""
+        if not guarantees:
             return None
+        if self.composition == "zcdp":
+            if isinstance(self.budget, ZCDP):
+                rho, xi, delta = zcdp_parts(guarantees)
+                if xi or delta:
+                    raise ValueError("a zCDP budget cannot absorb (epsilon, delta) spends that carry no rho.")
+                return ZCDP(rho)
+            return compose(guarantees, composition="zcdp", delta=self.budget.delta)
+        if self.composition == "advanced":
+            return compose(guarantees, composition="advanced", delta_slack=self.delta_slack).as_approx()
+        cost = compose(guarantees, composition="basic")
         if isinstance(self.budget, PureDP):
-            if delta > 0:
+            if cost.as_approx().delta > 0:
                 raise ValueError("a pure epsilon-DP budget cannot absorb spends with delta > 0.")
-            return PureDP(eps)
-        return ApproxDP(eps, min(delta, 0.999999999999))
+            return PureDP(cost.epsilon)
+        return cost.as_approx()
 
     def _within(self, cost):
+        b = self.budget
         if cost is None:
             return True
-        if isinstance(cost, ZCDP):
-            return cost.rho <= self.budget.rho * (1 + 1e-12)
-        if isinstance(cost, PureDP):
-            return cost.epsilon <= self.budget.epsilon * (1 + 1e-12)
-        return cost.epsilon <= self.budget.epsilon * (1 + 1e-12) and cost.delta <= self.budget.delta * (1 + 1e-12)
+        if isinstance(b, ZCDP):
+            return cost.rho <= b.rho * _SLACK
+        if isinstance(b, PureDP):
+            return cost.epsilon <= b.epsilon * _SLACK
+        cost = cost.as_approx()
+        return cost.epsilon <= b.epsilon * _SLACK and cost.delta <= b.delta * _SLACK
 
     def _fits(self, ledger):
-        return all(self._within(self._cost(g)) for g in self._partitions(ledger).values())
+        return all(self._within(self._cost(g)) for g in self._blocks(ledger).values())
+
+    def _per_block(self, ledger):
+        return {b: self._cost(g) for b, g in self._blocks(ledger).items()}
 
     def _worst(self, ledger):
-        costs = [self._cost(g) for g in self._partitions(ledger).values()]
-        costs = [c for c in costs if c is not None]
+        costs = [c for c in self._per_block(ledger).values() if c is not None]
         if not costs:
             return None
         return max(costs, key=lambda c: c.rho if isinstance(c, ZCDP) else (c.epsilon, getattr(c, "delta", 0.0)))
@@ -228,41 +336,56 @@ class Accountant:
         worst = self._worst(ledger)
         return "nothing" if worst is None else str(worst)
 
-    # -- reporting ----------------------------------------------------------------
+    # -- reporting ----------------------------------------------------------------------
     @property
     def spent(self):
-        """The composed spend so far (worst partition), or ``None`` when nothing was spent."""
-        return self._worst(self._ledger)
+        """The composed spend so far (worst block), or ``None`` when nothing was spent."""
+        with self._lock:
+            return self._worst(self._ledger)
 
     @property
     def ledger(self):
         """The spends so far, oldest first (a copy)."""
-        return tuple(self._ledger)
+        with self._lock:
+            return tuple(self._ledger)
 
     @property
     def certified(self):
         """False once an uncertified spend has been accepted."""
-        return all(e.guarantee.certified for e in self._ledger)
+        with self._lock:
+            return all(e.guarantee.certified for e in self._ledger)
 
     def report(self):
-        """A JSON-able description of the budget, the total spent and every spend."""
-        spent = self.spent
-        return {
-            "budget": self.budget.to_dict(),
-            "composition": self.composition,
-            "delta_slack": self.delta_slack,
-            "spent": None if spent is None else spent.to_dict(),
-            "certified": self.certified,
-            "n_spends": len(self._ledger),
-            "partitions": sorted({e.partition for e in self._ledger if e.partition is not None}),
-            "spends": [e.to_dict() for e in self._ledger],
-        }
+        """A JSON-able description of the budget, the relation, the total spent and every spend."""
+        with self._lock:
+            spent = self._worst(self._ledger)
+            report = {
+                "budget": self.budget.to_dict(),
+                "neighbours": self.neighbours,
+                "composition": self.composition,
+                "delta_slack": self.delta_slack,
+                "spent": None if spent is None else spent.to_dict(),
+                "certified": self.certified,
+                "n_spends": len(self._ledger),
+                "partitions": sorted({e.partition for e in self._ledger if e.partition is not None}),
+                "spends": [e.to_dict() for e in self._ledger],
+            }
+            if self.plan is not None:
+                report["plan"] = [g.to_dict() for g in self.plan]
+            if self._partitioning is not None:
+                report["partitioning"] = {
+                    "name": self._partitioning[0],
+                    "spent_per_block": {b: None if c is None else c.to_dict()
+                                        for b, c in self._per_block(self._ledger).items()},
+                }
+            return report
 
     def __repr__(self):
-        return f"Accountant(budget={self.budget!r}, composition={self.composition!r}, spent={self.spent!r})"
+        return (f"Accountant(budget={self.budget!r}, neighbours={self.neighbours!r}, "
+                f"composition={self.composition!r}, spent={self.spent!r})")
 
 
-def _check_mode(budget, composition, delta_slack):
+def _check_mode(budget, composition, delta_slack, plan):
     if composition == "advanced":
         if not isinstance(budget, ApproxDP) or budget.delta == 0:
             raise ValueError("composition='advanced' needs an ApproxDP budget with delta > 0.")
@@ -270,6 +393,13 @@ def _check_mode(budget, composition, delta_slack):
             raise ValueError("composition='advanced' needs 'delta_slack' (the delta' of Dwork & Roth Thm 3.20).")
         if delta_slack >= budget.delta:
             raise ValueError(f"'delta_slack' must be below the budget's delta {budget.delta}; got {delta_slack}.")
+        if plan is None:
+            raise ValueError("composition='advanced' needs 'plan', the spends declared in advance: Dwork & Roth "
+                             "Thm 3.20 does not cover spends chosen after seeing earlier results.")
+    elif plan is not None:
+        raise ValueError("'plan' is only used with composition='advanced'.")
+    if composition == "zcdp" and isinstance(budget, ApproxDP) and budget.delta == 0:
+        raise ValueError("composition='zcdp' against an (epsilon, delta) budget needs delta > 0 to convert at.")
     if composition == "zcdp" and isinstance(budget, PureDP):
         raise ValueError("composition='zcdp' needs a ZCDP or ApproxDP budget; a pure epsilon-DP budget composes basically.")
     if composition != "zcdp" and isinstance(budget, ZCDP):

@@ -33,6 +33,7 @@ from fractions import Fraction
 
 from .._validation import check_delta, check_epsilon, check_int, check_option, check_positive
 from .calibration import _largest_rho  # one search for "the largest rho that fits", shared
+from .conversions import MIN_NORMAL, sqrt_up
 from .guarantees import ApproxDP, PureDP
 
 __all__ = [
@@ -91,7 +92,20 @@ def grid_sensitivity(sensitivity, k, n_coordinates, norm="l2"):
     m = check_int(n_coordinates, "n_coordinates", minimum=1)
     norm = check_option(norm, "norm", ("l1", "l2"))
     extra = math.sqrt(m) if norm == "l2" else float(m)
-    return (sensitivity + math.ldexp(extra, -k)) * _UP
+    try:
+        sens = (sensitivity + math.ldexp(extra, -k)) * _UP
+    except OverflowError:
+        sens = math.inf
+    return _representable(sens, f"the grid sensitivity of 'sensitivity' = {sensitivity:g} on the grid 2^-{k}")
+
+
+def _representable(value, what):
+    """A computed scale, refused in one line where it left the normal floats."""
+    if not math.isfinite(value):
+        raise ValueError(f"{what} overflows the float range.")
+    if value < MIN_NORMAL:
+        raise ValueError(f"{what} underflows the float range.")
+    return value
 
 
 def grid_exponent(sensitivity, n_coordinates, relative_increase=1e-3, norm="l2"):
@@ -111,18 +125,13 @@ def grid_exponent(sensitivity, n_coordinates, relative_increase=1e-3, norm="l2")
     relative_increase = check_positive(relative_increase, "relative_increase")
     norm = check_option(norm, "norm", ("l1", "l2"))
     extra = math.sqrt(m) if norm == "l2" else float(m)
-    k = max(0, math.ceil(math.log2(extra / (relative_increase * sensitivity))))
-    while math.ldexp(extra, -k) > relative_increase * sensitivity:
+    # In logarithms: relative_increase * sensitivity may underflow, and the ratio overflow.
+    k = max(0, math.ceil(math.log2(extra) - math.log2(relative_increase) - math.log2(sensitivity)))
+    if k > 1000:
+        raise ValueError(f"'sensitivity' = {sensitivity:g} is too small for a grid 2^-k with k <= 1000.")
+    while k < 1000 and math.ldexp(extra, -k) > relative_increase * sensitivity:
         k += 1
     return k
-
-
-def _sqrt_up(value):
-    """A float ``s`` with ``Fraction(s)**2 >= value`` exactly (``value`` a Fraction)."""
-    s = math.sqrt(float(value))
-    while Fraction(s) ** 2 < value:
-        s = math.nextafter(s, math.inf)
-    return s
 
 
 def calibrate_discrete_gaussian(epsilon, delta, sensitivity, k, n_coordinates):
@@ -168,7 +177,12 @@ def calibrate_discrete_gaussian(epsilon, delta, sensitivity, k, n_coordinates):
     rho = _largest_rho(epsilon, delta)
     delta_grid = Fraction(sens) * Fraction(2) ** k  # grid units, already rounded up
     variance_grid = delta_grid * delta_grid / (2 * Fraction(rho))
-    sigma = math.ldexp(_sqrt_up(variance_grid), -k)  # exact power-of-two scaling
+    what = f"the discrete Gaussian sigma for 'epsilon' = {epsilon:g} with 'sensitivity' = {sensitivity:g} on 2^-{k}"
+    try:
+        sigma = math.ldexp(sqrt_up(variance_grid), -k)  # exact power-of-two scaling
+    except OverflowError:
+        sigma = math.inf
+    sigma = _representable(sigma, what)  # a normal float: ldexp scaled it exactly
     return sigma, ApproxDP(epsilon, delta, rho=rho)
 
 
@@ -201,7 +215,8 @@ def calibrate_discrete_laplace(epsilon, sensitivity_l1, k, n_coordinates):
     sens = grid_sensitivity(sensitivity_l1, k, n_coordinates, norm="l1")
     if math.isinf(epsilon):
         return 0.0, PureDP(math.inf)
-    scale = (sens / epsilon) * _UP
+    what = f"the discrete Laplace scale for 'epsilon' = {epsilon:g} with 'sensitivity_l1' = {sensitivity_l1:g}"
+    scale = _representable((sens / epsilon) * _UP, what)
     while Fraction(scale) * Fraction(epsilon) < Fraction(sens):  # exact check: scale >= sens / epsilon
         scale = math.nextafter(scale, math.inf)
-    return scale, PureDP(epsilon)
+    return _representable(scale, what), PureDP(epsilon)

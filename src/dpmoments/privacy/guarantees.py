@@ -1,4 +1,4 @@
-"""Privacy guarantees as values, and the conversions between them.
+"""Privacy guarantees as values, with the behaviour their users need.
 
 A guarantee says what a release (or a composition of releases) satisfies.
 They are small frozen dataclasses so that they can be compared, stored on
@@ -11,17 +11,23 @@ written to JSON reports.
 * :class:`ZCDP` — rho-zero-concentrated DP (Bun & Steinke 2016).
 * :class:`Uncertified` — what a paper *claims* for a mechanism whose proof is
   known to fail (the pure-epsilon Wishart mechanism, the classic Gaussian
-  formula at epsilon >= 1), with the reason and, where one can be computed, a
-  guarantee that does hold.
+  formula at epsilon >= 1 where the exact analysis does not rescue it), with
+  the reason and, where one can be computed, a guarantee that does hold.
+
+Code outside this package never switches on these types: every guarantee
+answers ``certified``, ``holding`` (the guarantee that holds, ``None`` if
+none is known), ``claim`` (what is stated), ``rho_or_none`` (the zCDP
+parameter it implies, if any), ``as_approx(delta)`` (an (epsilon, delta)
+statement), ``epsilon_at(delta)`` and ``describe()`` (plain language).
 
 ``epsilon = inf`` (or ``rho = inf``) describes an exact, non-private result.
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
-from .._validation import check_delta, check_epsilon, _real
+from .._validation import _real, check_delta, check_epsilon
 from .conversions import pure_to_zcdp, zcdp_to_approx_dp
 
 __all__ = ["PureDP", "ApproxDP", "ZCDP", "Uncertified", "Guarantee"]
@@ -32,8 +38,34 @@ def _json_number(x):
     return "inf" if math.isinf(x) else x
 
 
+def _factor(epsilon):
+    """e^epsilon in words, without overflowing."""
+    return f"e^{epsilon:g} = {math.exp(epsilon):.3g}" if epsilon < 700 else f"e^{epsilon:g}"
+
+
+_NOT_PRIVATE = "not private: the exact result is released, with no noise."
+
+
+class _Certified:
+    """What every guarantee that holds as stated shares."""
+
+    @property
+    def certified(self):
+        return True
+
+    @property
+    def holding(self):
+        """The guarantee that holds: this one."""
+        return self
+
+    @property
+    def claim(self):
+        """The guarantee stated: this one."""
+        return self
+
+
 @dataclass(frozen=True)
-class PureDP:
+class PureDP(_Certified):
     """epsilon-differential privacy.
 
     Examples
@@ -52,17 +84,32 @@ class PureDP:
         return math.isfinite(self.epsilon)
 
     @property
-    def certified(self):
-        return True
+    def rho_or_none(self):
+        """epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4); ``inf`` where that overflows."""
+        try:
+            return pure_to_zcdp(self.epsilon)
+        except ValueError:
+            return math.inf
 
     def to_zcdp(self):
         """epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
         return ZCDP(pure_to_zcdp(self.epsilon))
 
+    def as_approx(self, delta=None):
+        """``(epsilon, 0)``-DP, which implies ``(epsilon, delta)``-DP for every ``delta``."""
+        return ApproxDP(self.epsilon, 0.0 if delta is None else check_delta(delta))
+
     def epsilon_at(self, delta, method="optimal"):
         """The epsilon this guarantee gives at a failure probability ``delta``."""
         check_delta(delta)
         return self.epsilon
+
+    def describe(self, delta=None):
+        """The guarantee in plain language."""
+        if not self.is_private:
+            return _NOT_PRIVATE
+        return (f"{self}: changing one person's data changes the probability of any outcome by at most a "
+                f"factor {_factor(self.epsilon)}.")
 
     def to_dict(self):
         return {"type": "pure-dp", "epsilon": _json_number(self.epsilon)}
@@ -72,7 +119,7 @@ class PureDP:
 
 
 @dataclass(frozen=True)
-class ApproxDP:
+class ApproxDP(_Certified):
     """(epsilon, delta)-differential privacy.
 
     Parameters
@@ -83,11 +130,16 @@ class ApproxDP:
         Set for Gaussian mechanisms, which are also ``rho``-zCDP with
         ``rho = sensitivity**2 / (2 sigma**2)``; lets an accountant compose
         them in zCDP.
+    basis : str or None
+        Why it holds, when that is not the obvious theorem (e.g. a classic
+        Gaussian sigma used at epsilon >= 1 whose exact analysis proves the
+        claim). Not part of equality.
     """
 
     epsilon: float
     delta: float
     rho: Optional[float] = None
+    basis: Optional[str] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
@@ -103,8 +155,8 @@ class ApproxDP:
         return math.isfinite(self.epsilon)
 
     @property
-    def certified(self):
-        return True
+    def rho_or_none(self):
+        return self.rho
 
     def to_zcdp(self):
         """The zCDP guarantee, available only for Gaussian releases (``rho`` set)."""
@@ -113,6 +165,13 @@ class ApproxDP:
                 f"{self} carries no zCDP parameter: only Gaussian releases (with 'rho') convert to zCDP."
             )
         return ZCDP(self.rho)
+
+    def as_approx(self, delta=None):
+        """This guarantee, or the best (epsilon, ``delta``) statement it implies."""
+        if delta is None:
+            return self
+        delta = check_delta(delta)
+        return ApproxDP(self.epsilon_at(delta), delta, rho=self.rho)
 
     def epsilon_at(self, delta, method="optimal"):
         """The smallest epsilon known to hold at ``delta``.
@@ -126,10 +185,20 @@ class ApproxDP:
             best = min(best, zcdp_to_approx_dp(self.rho, delta, method=method))
         return best
 
+    def describe(self, delta=None):
+        """The guarantee in plain language."""
+        if not self.is_private:
+            return _NOT_PRIVATE
+        text = (f"{self}: changing one person's data changes the probability of any set of outcomes by at "
+                f"most a factor {_factor(self.epsilon)}, plus at most {self.delta:g}.")
+        return text if self.basis is None else f"{text} It holds by {self.basis}."
+
     def to_dict(self):
         out = {"type": "approx-dp", "epsilon": _json_number(self.epsilon), "delta": self.delta}
         if self.rho is not None:
             out["rho"] = _json_number(self.rho)
+        if self.basis is not None:
+            out["basis"] = self.basis
         return out
 
     def __str__(self):
@@ -139,7 +208,7 @@ class ApproxDP:
 
 
 @dataclass(frozen=True)
-class ZCDP:
+class ZCDP(_Certified):
     """rho-zero-concentrated differential privacy (Bun & Steinke 2016).
 
     Examples
@@ -161,8 +230,8 @@ class ZCDP:
         return math.isfinite(self.rho)
 
     @property
-    def certified(self):
-        return True
+    def rho_or_none(self):
+        return self.rho
 
     def to_zcdp(self):
         return self
@@ -177,9 +246,25 @@ class ZCDP:
         delta = check_delta(delta, allow_zero=False)
         return ApproxDP(zcdp_to_approx_dp(self.rho, delta, method=method), delta, rho=self.rho)
 
+    def as_approx(self, delta=None):
+        """The (epsilon, ``delta``)-DP statement this implies (``delta`` is required)."""
+        if delta is None:
+            raise ValueError(f"stating {self} as (epsilon, delta)-DP needs 'delta' in (0, 1); got None.")
+        return self.to_approx_dp(delta)
+
     def epsilon_at(self, delta, method="optimal"):
         delta = check_delta(delta)
         return math.inf if delta == 0 else zcdp_to_approx_dp(self.rho, delta, method=method)
+
+    def describe(self, delta=None):
+        """The guarantee in plain language (with its (epsilon, delta) form at ``delta``, if given)."""
+        if not self.is_private:
+            return _NOT_PRIVATE
+        text = (f"{self}: the privacy loss of changing one person's data is sub-Gaussian with parameter "
+                f"rho = {self.rho:g} (zero-concentrated DP)")
+        if delta is None:
+            return text + "."
+        return f"{text}; at delta = {delta:g} that is {self.to_approx_dp(delta)}."
 
     def to_dict(self):
         return {"type": "zcdp", "rho": _json_number(self.rho)}
@@ -227,9 +312,37 @@ class Uncertified:
     def certified(self):
         return False
 
+    @property
+    def holding(self):
+        """The guarantee that holds (``None`` when none is known)."""
+        return self.holds
+
+    @property
+    def claim(self):
+        """The guarantee claimed (not proven)."""
+        return self.claimed
+
+    @property
+    def rho_or_none(self):
+        """The zCDP parameter of what *holds* (``None`` when nothing is known)."""
+        return None if self.holds is None else self.holds.rho_or_none
+
+    def as_approx(self, delta=None):
+        """The (epsilon, delta) statement of what *holds*; ``ValueError`` when nothing is known to hold."""
+        if self.holds is None:
+            raise ValueError(f"no guarantee is known to hold for this mechanism ({self.reason}).")
+        return self.holds.as_approx(delta)
+
     def epsilon_at(self, delta, method="optimal"):
         """The epsilon of the guarantee that *holds* (``inf`` if none is known)."""
         return math.inf if self.holds is None else self.holds.epsilon_at(delta, method)
+
+    def describe(self, delta=None):
+        """What is claimed, why it is not proven, and what holds, in plain language."""
+        text = f"Claimed {self.claimed}, which is not proven: {self.reason}. "
+        if self.holds is None:
+            return text + "No guarantee is known to hold."
+        return text + "What holds: " + self.holds.describe(delta)
 
     def to_dict(self):
         return {
@@ -240,7 +353,8 @@ class Uncertified:
         }
 
     def __str__(self):
-        return f"UNCERTIFIED claim of {self.claimed} ({self.reason})"
+        held = "no guarantee is known to hold" if self.holds is None else f"what holds: {self.holds}"
+        return f"UNCERTIFIED: {self.claimed} is claimed but not proven ({self.reason}); {held}"
 
 
 Guarantee = (PureDP, ApproxDP, ZCDP, Uncertified)

@@ -35,6 +35,8 @@ import math
 
 import numpy as np
 
+from .._validation import check_delta, check_epsilon
+
 __all__ = [
     "wishart_add_remove_delta",
     "wishart_delta",
@@ -42,6 +44,8 @@ __all__ = [
 ]
 
 _GRID = 16
+_QUADRATURE_MARGIN = 1e-12  # added to every delta: below it the analysis cannot certify anything
+_MAX_DF = 10**7
 
 
 def _delta_one_t(epsilon, t, m, nu):
@@ -54,7 +58,8 @@ def _delta_one_t(epsilon, t, m, nu):
         y1 = t / -math.expm1(-(2.0 * epsilon + t) / m)
     else:
         y1 = t if epsilon + t / 2 >= 0 else math.inf
-    f1 = lambda y: (1.0 - math.exp(epsilon + t / 2) * (1.0 - t / y) ** (m / 2)) * chi.pdf(y)  # noqa: E731
+    # In log space: the exponent is <= 0 wherever the integrand is used, so no epsilon overflows it.
+    f1 = lambda y: -math.expm1(epsilon + t / 2 + (m / 2) * math.log1p(-t / y)) * chi.pdf(y)  # noqa: E731
     d1 = chi.cdf(t)
     if y1 > t:
         d1 += integrate.quad(f1, t, y1, limit=200)[0]
@@ -62,7 +67,7 @@ def _delta_one_t(epsilon, t, m, nu):
     d2 = 0.0
     if t > 2 * epsilon and m > 0:
         y2 = t / math.expm1((t - 2.0 * epsilon) / m)
-        f2 = lambda y: (1.0 - math.exp(epsilon - t / 2) * (1.0 + t / y) ** (m / 2)) * chi.pdf(y)  # noqa: E731
+        f2 = lambda y: -math.expm1(epsilon - t / 2 + (m / 2) * math.log1p(t / y)) * chi.pdf(y)  # noqa: E731
         d2 = integrate.quad(f2, y2, np.inf, limit=200)[0]
     elif t > 2 * epsilon:  # m == 0: constant loss t/2 > epsilon
         d2 = 1.0 - math.exp(epsilon - t / 2)
@@ -82,7 +87,7 @@ def wishart_add_remove_delta(epsilon, n_features, df, t_max):
     m, nu = df - n_features - 1, df - n_features + 1
     grid = t_max * np.geomspace(1e-3, 1.0, _GRID)
     worst = max(_delta_one_t(epsilon, float(t), m, nu) for t in grid)
-    return min(1.0, worst + 1e-12)
+    return min(1.0, worst + _QUADRATURE_MARGIN)
 
 
 def wishart_delta(epsilon, n_features, df, t_max, neighbours="replace-one"):
@@ -93,21 +98,43 @@ def wishart_delta(epsilon, n_features, df, t_max, neighbours="replace-one"):
     if neighbours == "add-remove":
         return wishart_add_remove_delta(epsilon, n_features, df, t_max)
     half = epsilon / 2.0
-    return min(1.0, (1.0 + math.exp(half)) * wishart_add_remove_delta(half, n_features, df, t_max))
+    step = wishart_add_remove_delta(half, n_features, df, t_max)
+    return 0.0 if step == 0 else min(1.0, math.exp(_log_group_factor(half) + math.log(step)))
+
+
+def _log_group_factor(half):
+    """``log(1 + e^half)`` without overflow."""
+    return half + math.log1p(math.exp(-half))
 
 
 def wishart_degrees_of_freedom(n_features, epsilon, delta, neighbours="replace-one"):
-    """The smallest ``k`` for which ``W_d(k, R^2 I)`` noise is (epsilon, delta)-DP by the exact analysis.
+    """The smallest ``k`` (up to 0.1%, rounded up) for which ``W_d(k, R^2 I)`` noise is (epsilon, delta)-DP.
 
-    The scale is fixed at ``c = R^2`` (Sheffet's choice), so ``t_max = 1``.
+    By the exact analysis, with the scale fixed at ``c = R^2`` (Sheffet's
+    choice), so ``t_max = 1``. Refuses in one line, without searching, where
+    ``delta`` is below the analysis' quadrature margin or where the privacy
+    loss's Gaussian approximation (standard deviation ``t / sqrt(2k)``)
+    already needs more than ``10^7`` degrees of freedom; the search itself
+    stops there too.
     """
+    epsilon = check_epsilon(epsilon, allow_inf=False)
+    delta = check_delta(delta, allow_zero=False)
+    floor = _QUADRATURE_MARGIN * (1.0 if neighbours == "add-remove" else 1.0 + math.exp(min(epsilon / 2, 700.0)))
+    if delta <= 2.0 * floor:
+        raise ValueError(f"'delta' = {delta:g} is below what the exact Wishart analysis can certify "
+                         f"(about {2 * floor:.2g} at this epsilon); use the Gaussian mechanism.")
+    guess = math.log(1.0 / delta) / (4.0 * epsilon) / epsilon  # the loss's Gaussian approximation; a lower estimate
+    if guess > _MAX_DF:
+        raise ValueError(f"'epsilon' = {epsilon:g} is too small for the Wishart mechanism at delta = {delta:g}: it "
+                         f"would need more than {_MAX_DF:g} degrees of freedom; use the Gaussian mechanism.")
     ok = lambda k: wishart_delta(epsilon, n_features, k, 1.0, neighbours) <= delta  # noqa: E731
-    lo, hi = n_features, n_features + 1
+    lo, hi = n_features, n_features + max(1, int(guess))
     while not ok(hi):
         lo, hi = hi, n_features + 2 * (hi - n_features)
-        if hi > 10**9:
-            raise ValueError(f"no Wishart degrees of freedom reach (epsilon={epsilon}, delta={delta}).")
-    while hi - lo > 1:
+        if hi - n_features > _MAX_DF:
+            raise ValueError(f"no Wishart degrees of freedom up to {_MAX_DF:g} reach (epsilon={epsilon:g}, "
+                             f"delta={delta:g}); use the Gaussian mechanism.")
+    while hi - lo > max(1, hi // 1000):  # a k within 0.1% above the smallest is as private, and safe
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi

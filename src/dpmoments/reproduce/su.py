@@ -257,7 +257,9 @@ def run(quick=False, reps=None, jobs=2, figure_prefix=None, argv=None):
     L = ["# Su, Guo & Zhang (2019) — DP ridge precision (Table 1) and DP graphical lasso (Table 2)", "",
          f"Command: `OPENBLAS_NUM_THREADS=1 {cmd}` (root seed {SEED}; wall time {wall:.0f} s with {jobs} "
          f"process(es)).", "",
-         f"Settings: p = {s['p']}, n ∈ {list(s['ns'])}, ε ∈ {list(s['eps'])}, δ = 1/n, replace-one "
+         f"Settings: p = {s['p']}, n ∈ {list(s['ns'])}, ε ∈ {list(s['eps'])}, δ = 1/n (the paper's choice; a δ "
+         "of 1/n or more allows publishing a whole row at random, so the library warns with a PrivacyLeakWarning: "
+         "use δ well below 1/n in practice), replace-one "
          f"(sensitivity √2/n on ‖x‖ ≤ 1). Replications: {_reps_line(rope, ROPE_CONFIGS, (1, 2, 3), s)} "
          f"(Table 1); {_reps_line(glasso, GLASSO_CONFIGS, (2, 3, 4), s)} (Table 2). The paper used 50 "
          "for everything; Table 2 runs fewer to stay within ~10 minutes on 2 cores (ADMM at ρ = 100 "

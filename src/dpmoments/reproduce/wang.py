@@ -36,8 +36,8 @@ REPS = 20
 
 # label -> PrivateGraphicalLasso keyword arguments
 METHODS_APPROX = {
-    "Gaussian — paper (classic, add-remove: β = √(2 ln 1.25/δ)/(nε))": dict(
-        mechanism="gaussian", calibration="classic", neighbours="add-remove"),
+    "Gaussian — paper (classic, zero-out: β = √(2 ln 1.25/δ)/(nε))": dict(
+        mechanism="gaussian", calibration="classic", neighbours="zero-out"),
     "Gaussian — classic, replace-one (Su's √2/n)": dict(mechanism="gaussian", calibration="classic"),
     "Gaussian — ours (analytic, replace-one)": dict(mechanism="gaussian", calibration="analytic"),
     "Wishart-approx (ours, (ε,δ)-DP)": dict(mechanism="wishart-approx"),
@@ -129,7 +129,7 @@ def _table(title, methods, s, acc, guar):
 def _ordering(s, acc):
     """Check the paper's three conclusions cell by cell (means)."""
     m = {k: float(np.mean(v)) for k, v in acc.items()}
-    gauss, lap = "Gaussian — paper (classic, add-remove: β = √(2 ln 1.25/δ)/(nε))", "Laplace (symmetric, L1 sens. (d+1)/n)"
+    gauss, lap = "Gaussian — paper (classic, zero-out: β = √(2 ln 1.25/δ)/(nε))", "Laplace (symmetric, L1 sens. (d+1)/n)"
     wish, out = "Wishart W(d+1, 3/(2nε)) — UNCERTIFIED", "Output perturbation — UNCERTIFIED"
     ours, wa = "Gaussian — ours (analytic, replace-one)", "Wishart-approx (ours, (ε,δ)-DP)"
     cells = [(r, e) for r in s["rs"] for e in s["eps"]]
@@ -172,7 +172,7 @@ def _notes(acc):
         f"* Output perturbation: errors {_range(acc, 'Output')} (noise scale d^{{5/2}}/(nερ²) at a small ρ); the "
         "paper prints NA.",
         "* Our certified Gaussian (analytic, replace-one, √2/n) costs little beside the paper's uncertified "
-        "calibration (classic with the add-remove 1/n sensitivity): compare the first and third rows of each ε.",
+        "calibration (classic with the zero-out 1/n sensitivity): compare the first and third rows of each ε.",
         "* Real-data columns (Colon, Parkinson's) are not reproduced: the preprocessing is NOT RECOVERED and "
         "the data are not bundled. SQLU (probably SuLQ) is not reproduced: undefined on the slides, NA on "
         "synthetic data.",
@@ -206,8 +206,8 @@ def run(quick=False, reps=None, jobs=2, figure_prefix=None, argv=None):
          "Wishart releases are PD already. Our r and the paper's r are NOT the same parameter: the paper "
          "columns are shown for the ordering only.", "",
          "Mechanisms (library `PrivateGraphicalLasso(mechanism=...)`):", "",
-         "* Gaussian, paper: classic calibration with sensitivity 1/n — the library's `neighbours=\"add-remove\"` "
-         "(the paper's β; under the paper's own replace-one relation it is √2 too small, §0.2, and the classic "
+         "* Gaussian, paper: classic calibration with sensitivity 1/n — the library's `neighbours=\"zero-out\"`, "
+         "a row replaced by the zero row with n public (the paper's β; under the paper's own replace-one relation it is √2 too small, §0.2, and the classic "
          "bound is unproven at ε ≥ 1, §0.3 — hence the `Uncertified` guarantee at ε = 1, 1.5).",
          "* Gaussian, ours: analytic calibration, replace-one (√2/n): a valid (ε, δ)-DP guarantee.",
          "* Wishart-approx: W_d(k, I/n) with the smallest k our exact analysis certifies (Sheffet's regime; the "

@@ -5,7 +5,7 @@ Layer 2: imports only numpy, scipy and dpmoments' layer 0.
 
 from .eigen import EigenResult, flip_signs, top_eigenpairs
 from ._glasso_common import GlassoInfeasibleError, GlassoResult, glasso_objective
-from .glasso import glasso_blocks, graphical_lasso, graphical_lasso_path
+from .glasso import glasso_blocks, graphical_lasso, graphical_lasso_path, iter_graphical_lasso_path
 from .glasso_admm import graphical_lasso_admm
 from .irls import IRLSResult, irls, irls_weights, solve_weighted, weighted_moments
 from .l1_ball import L1BallResult, l1_ball_duality_gap, l1_ball_least_squares, project_l1_ball
@@ -28,6 +28,7 @@ __all__ = [
     "graphical_lasso",
     "graphical_lasso_admm",
     "graphical_lasso_path",
+    "iter_graphical_lasso_path",
     "IRLSResult",
     "irls",
     "irls_weights",

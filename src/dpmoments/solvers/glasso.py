@@ -12,10 +12,12 @@ The fast solver combines
    active-set (feature-sign) method in ``O(p k)`` per column
    (:mod:`dpmoments.solvers.glasso_bcd`);
 3. a **duality-gap** stopping rule, so ``tol`` bounds the relative suboptimality;
-4. **warm starts** (active sets, coefficients and the dual matrix) along a path; the
-   solver's gap bound certifies a margin on ``λ_min(W)``, so a warm ``W`` whose diagonal
-   drops by less than it needs no Cholesky test, and each block's objective comes from
-   its own stopping check instead of a further factorisation.
+4. **warm starts** (active sets, coefficients and the dual matrix) along a path, used
+   without a Cholesky test: the run gives up as soon as a warm (or, for a large block,
+   unchecked cold) start proves not positive definite and restarts from a checked one,
+   and the certificate proves the returned pair positive definite;
+5. small blocks **bundled** into one solve, and the column sweep and the certificate's
+   traces in C (:mod:`dpmoments.solvers.glasso_bcd`).
 
 The paper-faithful ADMM is :func:`dpmoments.solvers.graphical_lasso_admm`.
 """
@@ -30,9 +32,9 @@ from scipy.sparse.csgraph import connected_components
 from .._validation import _as_float_array, _check_finite, check_int, check_positive
 from ._glasso_common import (NO_SOLUTION, GlassoInfeasibleError, GlassoResult, _objective, check_alpha,
                              check_cov, pd_inverse)
-from .glasso_bcd import glasso_bcd_block
+from .glasso_bcd import _EXACT_P, active_from_precision, empty_active, glasso_bcd_block
 
-__all__ = ["graphical_lasso", "graphical_lasso_path", "glasso_blocks"]
+__all__ = ["graphical_lasso", "graphical_lasso_path", "iter_graphical_lasso_path", "glasso_blocks"]
 
 
 def glasso_blocks(S, alpha):
@@ -61,10 +63,27 @@ def glasso_blocks(S, alpha):
     return _blocks(S, check_alpha(alpha))
 
 
-def _blocks(S, alpha):
-    adj = np.abs(S) > alpha
-    np.fill_diagonal(adj, False)
-    return connected_components(csr_matrix(adj), directed=False)
+def _blocks(S, alpha, edges=None):
+    """Connected components of ``{|S_ij| > alpha}``; ``edges`` (from :func:`_edges` at a penalty
+    ``<= alpha``) saves the pass over ``S`` along a path."""
+    i, j, v = _edges(S, alpha) if edges is None else edges
+    keep = v > alpha
+    p = S.shape[0]
+    adj = csr_matrix((np.ones(int(keep.sum()), dtype=np.int8), (i[keep], j[keep])), shape=(p, p))
+    return connected_components(adj, directed=False)
+
+
+def _edges(S, alpha):
+    """The pairs ``i < j`` with ``|S_ij| > alpha`` and their ``|S_ij|``, found in row blocks (no p x p temporary)."""
+    p = S.shape[0]
+    step = max(1, (1 << 20) // max(p, 1))
+    parts = []
+    for lo in range(0, p, step):
+        A = np.abs(S[lo:lo + step])
+        r, c = np.nonzero(A > alpha)
+        upper = c > r + lo
+        parts.append((r[upper] + lo, c[upper], A[r[upper], c[upper]]))
+    return tuple(np.concatenate([part[k] for part in parts]) for k in range(3))
 
 
 def _chol_ok(A):
@@ -199,21 +218,74 @@ def graphical_lasso(S, alpha, *, penalize_diagonal=True, tol=1e-7, max_iter=100,
     return _solve(S, alpha, bool(penalize_diagonal), tol, max_iter, _warm(warm_start, S.shape[0]), screen)
 
 
-def _psd_margin(res):
-    """A lower bound on ``λ_min(res.covariance)`` certified by the solver (0 when unknown)."""
-    rho = res.info.get("rho", np.nan) if isinstance(res, GlassoResult) else np.nan
-    if not (isinstance(res, GlassoResult) and res.solver == "bcd" and rho < 1):
-        return 0.0
-    # W >= (1 - rho) Θ⁻¹ (eigenvalues of W^½ Θ W^½ in [1 ± rho]) and λ_max(Θ) <= max row sum (Gershgorin)
-    return (1.0 - rho) / float(np.abs(res.precision).sum(axis=1).max())
+_BUNDLE = 256  # small blocks are solved together, up to this many variables at a time
 
 
-def _solve(S, alpha, pen, tol, max_iter, warm, screen, margin=0.0):
-    """:func:`graphical_lasso` on checked inputs; ``warm`` is ``(Theta, W)`` or ``(None, None)``.
+def _bundles(labels, n_blocks, single):
+    """The non-singleton blocks, the small ones packed together: ``(indices, part labels)`` per bundle.
 
-    ``margin > 0`` certifies ``W - margin I`` positive definite, so a warm ``W``
-    whose diagonal drops by less needs no Cholesky test.
+    The graphical lasso of a union of blocks is the union of their solutions (screening holds for it
+    as a whole: no ``|S_ij| > alpha`` joins two of them), so a bundle of small blocks is one solve
+    and one C sweep per pass instead of one Python round trip per block.
     """
+    order = np.argsort(labels, kind="stable")
+    bounds = np.searchsorted(labels[order], np.arange(n_blocks + 1))
+    blocks = [order[bounds[b]:bounds[b + 1]] for b in np.flatnonzero(~single)]
+    blocks.sort(key=len)
+    bundle, size = [], 0
+    for block in blocks:
+        if size + block.size > _BUNDLE and bundle:
+            yield _bundle(bundle)
+            bundle, size = [], 0
+        bundle.append(block)
+        size += block.size
+    if bundle:
+        yield _bundle(bundle)
+
+
+def _bundle(blocks):
+    if len(blocks) == 1:
+        return blocks[0], None
+    return np.concatenate(blocks), np.repeat(np.arange(len(blocks)), [b.size for b in blocks])
+
+
+def _solve_block(S, alpha, diag, pen, tol, max_iter, T_warm, W_warm, parts=None):
+    """One block (or bundle of blocks): from the warm (or unchecked) start first, then cold.
+
+    A large block skips the dense Cholesky test of its start: the solver gives up as soon as the
+    start proves not positive definite, and its certificate (a positive-definite primal, a gap
+    bound that proves the dual positive definite) decides the result. A bundle starts cold from
+    ``S`` restricted to its blocks (zero between them, where the solution's dual is zero too).
+    """
+    p = S.shape[0]
+    big = p > _EXACT_P
+    W = None
+    if W_warm is None and parts is not None:
+        W = np.where(parts[:, None] == parts[None, :], S, 0.0)
+        np.fill_diagonal(W, diag)
+        if not (big or _chol_ok(W)):
+            W = None
+    if W_warm is not None:  # no Cholesky test: the run gives up if it is not PD, the certificate decides
+        W = W_warm.copy()
+        np.fill_diagonal(W, diag)
+    elif big and W is None:
+        W = S.copy()
+        np.fill_diagonal(W, diag)
+    if W is not None or T_warm is not None:
+        active = empty_active(p) if T_warm is None else active_from_precision(T_warm)
+        warm = W is not None
+        if W is None:
+            W = _feasible_start(S, alpha, diag, pen, max_proj=30)
+        res = glasso_bcd_block(S, alpha, diag, W, active, penalize_diagonal=pen, tol=tol, max_iter=max_iter,
+                               warm=warm)
+        if res[0] is not None and (res[3] or np.isfinite(res[4])):
+            return res
+    W = _feasible_start(S, alpha, diag, pen, max_proj=30)
+    return glasso_bcd_block(S, alpha, diag, W, empty_active(p), penalize_diagonal=pen, tol=tol, max_iter=max_iter)
+
+
+def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None):
+    """:func:`graphical_lasso` on checked inputs; ``warm`` is ``(Theta, W)`` or ``(None, None)``."""
     p = S.shape[0]
     diag = np.diag(S) + (alpha if pen else 0.0)
     if np.any(diag <= 0):
@@ -222,54 +294,28 @@ def _solve(S, alpha, pen, tol, max_iter, warm, screen, margin=0.0):
             why=f"the dual needs W_ii = S_ii{' + alpha' if pen else ''} > 0 but it is {diag[i]:.3g} at i = {i}"))
     T_warm, W_warm = warm
     if screen:
-        n_blocks, labels = _blocks(S, alpha)
+        n_blocks, labels = _blocks(S, alpha, edges)
     else:
         n_blocks, labels = 1, np.zeros(p, dtype=int)
-    Theta = np.zeros((p, p))
-    W = np.zeros((p, p))
     single = np.bincount(labels, minlength=n_blocks) == 1
     iso = single[labels]
-    Theta[iso, iso] = 1.0 / diag[iso]
-    W[iso, iso] = diag[iso]
+    Theta = W = None  # one block of all p: the block's own matrices are the result (no p x p copies)
+    if n_blocks > 1 or p == 1:
+        Theta, W = np.zeros((p, p)), np.zeros((p, p))
+        Theta[iso, iso] = 1.0 / diag[iso]
+        W[iso, iso] = diag[iso]
     d_iso = diag[iso]
     objective = float(np.sum(np.log(d_iso)) + np.sum(np.diag(S)[iso] / d_iso)
                       + (alpha * np.sum(1.0 / d_iso) if pen else 0.0))
     gap_total, n_iter, converged, rho = 0.0, 0, True, 0.0
-    order = np.argsort(labels, kind="stable")
-    bounds = np.searchsorted(labels[order], np.arange(n_blocks + 1))
-    for b in np.flatnonzero(~single):
-        idx = order[bounds[b]:bounds[b + 1]]
+    for idx, parts in _bundles(labels, n_blocks, single):
         whole = idx.size == p
         ix = np.ix_(idx, idx)
         Sb, db = (S, diag) if whole else (S[ix], diag[idx])
-        Wb = None
-        B_idx = [np.zeros(0, dtype=np.intp)] * idx.size
-        B_val = [np.zeros(0)] * idx.size
-        if T_warm is not None:
-            Tb = T_warm if whole else T_warm[ix]
-            td = np.diag(Tb)
-            for j in np.flatnonzero(td > 0):
-                A = np.flatnonzero(Tb[j])
-                A = A[A != j]
-                B_idx[j], B_val[j] = A, Tb[j, A] / -td[j]
-            if W_warm is not None:
-                Wb = W_warm.copy() if whole else W_warm[ix]
-                drop = float(np.max(np.diag(Wb) - db, initial=0.0))
-                np.fill_diagonal(Wb, db)
-                if not (drop <= 0.5 * margin or _chol_ok(Wb)):
-                    Wb = None
-        warm_used = Wb is not None
-        if Wb is None:
-            Wb = _feasible_start(Sb, alpha, db, pen, max_proj=30)
-        Tb, Wb, it, conv, gap, prim, r = glasso_bcd_block(Sb, alpha, db, Wb, B_idx, B_val, penalize_diagonal=pen,
-                                                         tol=tol, max_iter=max_iter, warm=warm_used)
-        if T_warm is not None and (Tb is None or not conv and not np.isfinite(gap)):
-            # a warm start that went wrong: retry cold
-            Wb = _feasible_start(Sb, alpha, db, pen, max_proj=30)
-            B_idx = [np.zeros(0, dtype=np.intp)] * idx.size
-            B_val = [np.zeros(0)] * idx.size
-            Tb, Wb, it, conv, gap, prim, r = glasso_bcd_block(Sb, alpha, db, Wb, B_idx, B_val,
-                                                             penalize_diagonal=pen, tol=tol, max_iter=max_iter)
+        Tb, Wb, it, conv, gap, prim, r = _solve_block(Sb, alpha, db, pen, tol, max_iter,
+                                                     None if T_warm is None else (T_warm if whole else T_warm[ix]),
+                                                     None if W_warm is None else (W_warm if whole else W_warm[ix]),
+                                                     parts)
         if whole:
             Theta, W = Tb, Wb
         else:
@@ -329,6 +375,28 @@ def graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, max_ite
     >>> [int((np.abs(r.precision) > 0).sum()) >= 6 for r in path]
     [True, True, True]
     """
+    alphas = np.atleast_1d(_as_float_array(alphas, "alphas"))
+    results = [None] * alphas.size
+    for i, res in iter_graphical_lasso_path(S, alphas, penalize_diagonal=penalize_diagonal, tol=tol,
+                                            max_iter=max_iter, screen=screen):
+        results[i] = res
+    return results
+
+
+def iter_graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, max_iter=100, screen=True):
+    """:func:`graphical_lasso_path` one penalty at a time, largest first: yields ``(index, GlassoResult)``.
+
+    Only the previous solution is kept (as the warm start), so a long path at large ``p``
+    needs the memory of two solutions, not of all of them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpmoments.solvers import iter_graphical_lasso_path
+    >>> S = np.array([[1.0, 0.5], [0.5, 1.0]])
+    >>> [i for i, r in iter_graphical_lasso_path(S, [0.1, 0.6])]
+    [1, 0]
+    """
     S = check_cov(S, "S")
     alphas = np.atleast_1d(_as_float_array(alphas, "alphas"))
     if alphas.ndim != 1 or alphas.size == 0:
@@ -338,13 +406,9 @@ def graphical_lasso_path(S, alphas, *, penalize_diagonal=True, tol=1e-7, max_ite
     tol = check_positive(tol, "tol")
     max_iter = check_int(max_iter, "max_iter")
     pen = bool(penalize_diagonal)
-    results = [None] * alphas.size
     prev = None
+    edges = _edges(S, float(alphas.min())) if screen else None  # one pass over S for the whole path
     for i in np.argsort(-alphas, kind="stable"):
-        alpha = float(alphas[i])
-        warm, margin = (None, None), 0.0
-        if prev is not None:
-            warm, margin = (prev.precision, prev.covariance), _psd_margin(prev)
-        prev = _solve(S, alpha, pen, tol, max_iter, warm, screen, margin=margin)
-        results[i] = prev
-    return results
+        warm = (None, None) if prev is None else (prev.precision, prev.covariance)
+        prev = _solve(S, float(alphas[i]), pen, tol, max_iter, warm, screen, edges)
+        yield int(i), prev

@@ -17,47 +17,67 @@ is maximised one row/column at a time. Updating column ``j`` is the lasso
 
 which we solve *exactly* with the feature-sign active-set method (Lee, Battle,
 Raina & Ng 2007): a small dense linear solve on the active set per step, one
-``O(p k)`` gradient to check the zero coordinates. The per-column work is
-``O(p k)`` for ``k`` non-zeros, so a sweep costs ``O(p^2 k)`` plus Python
-overhead per column, instead of the ``O(p^3)`` sweep of scikit-learn's
+``O(p k)`` gradient to check the zero coordinates, so a sweep costs ``O(p^2 k)``
+for ``k`` non-zeros per column instead of the ``O(p^3)`` of scikit-learn's
 implementation, which copies ``W_{-j,-j}`` for each column.
 
+The sweep runs in C (``_glasso_sweep.c``, built by ``pip install``) where it was
+compiled, else in NumPy (:func:`_sweep_numpy`, the same steps; at small ``p`` its
+per-call overhead of a few microseconds per array operation dominates). Both keep
+the active sets as CSR arrays ``(indptr, indices, values)``, one row per column.
+
 Because every column lasso is solved to machine precision, ``W`` stays
-dual-feasible and positive definite, and the primal matrix assembled from the
-lasso coefficients gives a duality gap: a certificate of accuracy, used as
-the stopping rule. Small blocks compute it with two Cholesky factorisations;
-larger ones bound it from one sparse-dense product ``Θ W`` (:func:`_gap_bound`)
-and factorise only once the bound is near ``tol``. Python overhead per
-column is kept low: ``Θ`` is assembled only when the gap is checked, and
-violators enter the active set two at a time (fewer sign corrections).
+dual-feasible, and the primal matrix assembled from the lasso coefficients gives a
+duality gap: a certificate of accuracy, used as the stopping rule
+(:mod:`~dpmoments.solvers.glasso_certificate`).
 
 Internal module: the public entry point is :func:`dpmoments.solvers.graphical_lasso`.
 """
 
+import os
+
 import numpy as np
-from scipy import linalg
 from scipy.linalg import lapack
-from scipy.sparse import csr_matrix
+
+from .glasso_certificate import assemble, gap_bound, logdet_dense, primal_objective
+
+try:  # the compiled sweep; absent where the package was installed without a C compiler
+    from . import _glasso_sweep
+except ImportError:  # pragma: no cover - exercised by the fallback test through the switch below
+    _glasso_sweep = None
 
 _posv = lapack.dposv
 
 __all__ = []
 
+# DPMOMENTS_PURE_NUMPY=1 runs the NumPy sweep even where the C one is built (tests, comparisons).
+USE_COMPILED = _glasso_sweep is not None and os.environ.get("DPMOMENTS_PURE_NUMPY", "") in ("", "0")
 
-def _logdet_pd(A):
-    """``log det A`` via Cholesky, or ``None`` if ``A`` is not positive definite."""
-    try:
-        L = linalg.cholesky(A, lower=True, check_finite=False)
-    except linalg.LinAlgError:
-        return None
-    d = np.diag(L)
-    if not np.all(d > 0) or not np.all(np.isfinite(d)):
-        return None
-    return 2.0 * float(np.sum(np.log(d)))
+_EXACT_P = 64  # blocks up to this size check the gap with two dense Cholesky factorisations
+_EXACT_GAP_P = 1500
+_MOVING = 10.0  # larger blocks skip the dense log det W that only sharpens the gap bound
+
+
+def empty_active(p):
+    """No active coefficients in any column."""
+    return np.zeros(p + 1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+
+
+def active_from_precision(T):
+    """Warm-start active sets from a precision matrix: ``β_j = Θ_{-j,j} / -Θ_jj`` where ``Θ_jj > 0``."""
+    p = T.shape[0]
+    td = np.diag(T).copy()
+    mask = T != 0
+    np.fill_diagonal(mask, False)
+    mask[td <= 0] = False
+    rows, cols = np.nonzero(mask)
+    indptr = np.zeros(p + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=p), out=indptr[1:])
+    return indptr, cols.astype(np.int64), T[rows, cols] / -td[rows]
 
 
 def _column_lasso(W, b, alpha, j, A, x, thr, max_steps, max_add):
-    """Exact lasso ``min ½ xᵀ W_{-j,-j} x − bᵀx + α|x|₁`` by feature-sign search.
+    """Exact lasso ``min ½ xᵀ W_{-j,-j} x − bᵀx + α|x|₁`` by feature-sign search (NumPy).
 
     ``A`` (int array) and ``x`` (its non-zero values) are the warm start; ``b``
     is the full column ``S[:, j]`` (entry ``j`` is ignored). Returns
@@ -119,149 +139,162 @@ def _column_lasso(W, b, alpha, j, A, x, thr, max_steps, max_add):
         steps += 1
 
 
-def _assemble(p, B_idx, B_val, t22, sparse=False):
-    """The symmetrised primal matrix from the column coefficients and the Schur-complement inverses."""
-    cnt = np.fromiter((a.size for a in B_idx), dtype=np.intp, count=p)
-    ar = np.arange(p)
-    rows = np.concatenate([np.repeat(ar, cnt), ar])
-    cols = np.concatenate(B_idx + [ar])
-    vals = np.concatenate([np.concatenate(B_val) * -np.repeat(t22, cnt), t22])
-    if sparse:
-        T = csr_matrix((vals, (rows, cols)), shape=(p, p))
-        return ((T + T.T) * 0.5).tocsr()
-    Theta = np.zeros((p, p))
-    Theta[rows, cols] = vals
-    Theta += Theta.T
-    Theta *= 0.5
-    return Theta
+def _sweep_numpy(W, S, diag, alpha, thr, max_steps, max_add, active, t22, stop_on_fail):
+    """One sweep over the columns in NumPy. Returns ``(active, capped, failed, stopped, change)``.
 
-
-def _gap_bound(S, W, T, alpha, penalize_diagonal):
-    """An upper bound on the duality gap from the sparse primal ``T`` and the dual ``W`` (PD), or ``inf``.
-
-    With ``E = W T - I`` (real eigenvalues ``e_i``, as ``W^½ T W^½ - I``) and
-    ``ρ = (tr E²)^½ < 1``, ``log det(I + E) >= tr E - tr E² / (2(1 - ρ))``, so
-    ``gap = tr(S T) + α|T|₁ - p - log det(W T)`` is at most the value returned.
-    It costs one sparse-dense product instead of two Cholesky factorisations.
+    ``change`` is the largest change of an entry of ``W`` in the sweep.
     """
     p = S.shape[0]
-    P = np.asarray(T @ W)
-    trP = float(np.trace(P))
-    trE2 = float(np.einsum("ij,ji->", P, P)) - 2.0 * trP + p
-    rho = np.sqrt(max(trE2, 0.0))
-    if not rho < 0.5:
-        return np.inf, rho
-    coo = T.tocoo()
-    l1 = np.abs(coo.data)
-    if not penalize_diagonal:
-        l1 = l1[coo.row != coo.col]
-    lin = float(S[coo.row, coo.col] @ coo.data) + alpha * float(l1.sum()) - trP
-    return lin + max(trE2, 0.0) / (2.0 * (1.0 - rho)), rho
+    indptr, idx, val = active
+    new_idx, new_val = [], []
+    capped = failed = 0
+    change = 0.0
+    for j in range(p):
+        A0, x0 = idx[indptr[j]:indptr[j + 1]], val[indptr[j]:indptr[j + 1]]
+        A, x, w, st = _column_lasso(W, S[j], alpha, j, A0, x0, thr, max_steps, max_add)
+        if st == 2:
+            failed += 1
+            if stop_on_fail:
+                return active, capped, failed, True, change
+            new_idx.append(A0)
+            new_val.append(x0)
+            continue
+        capped += st == 1
+        new_idx.append(A)
+        new_val.append(x)
+        w[j] = diag[j]
+        change = max(change, float(np.abs(w - W[j]).max()))
+        W[j] = w
+        W[:, j] = w
+        schur = diag[j] - float(w[A] @ x)
+        if not schur > 1e-14 * diag[j]:
+            failed += 1
+            if stop_on_fail:
+                return active, capped, failed, True, change
+            schur = max(schur, 1e-300)
+        t22[j] = 1.0 / schur
+    counts = np.fromiter((a.size for a in new_idx), dtype=np.int64, count=p)
+    out_ptr = np.zeros(p + 1, dtype=np.int64)
+    np.cumsum(counts, out=out_ptr[1:])
+    out_idx = np.concatenate(new_idx).astype(np.int64) if p else np.zeros(0, dtype=np.int64)
+    out_val = np.concatenate(new_val).astype(float) if p else np.zeros(0)
+    return (out_ptr, out_idx, out_val), capped, failed, False, change
 
 
-def _primal(S, Theta, alpha, penalize_diagonal):
-    ld_t = _logdet_pd(Theta)
-    if ld_t is None:
-        return None
-    off = np.abs(Theta).sum() - (0.0 if penalize_diagonal else np.abs(np.diag(Theta)).sum())
-    return -ld_t + float(np.vdot(S, Theta)) + alpha * off
+def _sweep_compiled(W, S, diag, alpha, thr, max_steps, max_add, active, t22, stop_on_fail):
+    """One sweep over the columns in C; the same contract as :func:`_sweep_numpy`."""
+    p = S.shape[0]
+    indptr, idx, val = active
+    cap = max(2 * int(indptr[-1]), 4 * p) + p
+    out_ptr = np.zeros(p + 1, dtype=np.int64)
+    out_idx, out_val = np.empty(cap, dtype=np.int64), np.empty(cap)
+    j = capped = failed = 0
+    change = 0.0
+    while True:
+        j, c, f, stopped, dw = _glasso_sweep.sweep(W, S, diag, alpha, thr, max_steps, max_add, indptr, idx, val,
+                                                   out_ptr, out_idx, out_val, t22, j, stop_on_fail)
+        capped, failed, change = capped + c, failed + f, max(change, dw)
+        if stopped:
+            return active, capped, failed, True, change
+        if j >= p:
+            return (out_ptr, out_idx, out_val), capped, failed, False, change
+        cap *= 2  # out of room: grow and resume at column j
+        out_idx = np.concatenate([out_idx, np.empty(cap - out_idx.size, dtype=np.int64)])
+        out_val = np.concatenate([out_val, np.empty(cap - out_val.size)])
 
 
-def glasso_bcd_block(S, alpha, diag, W, B_idx, B_val, *, penalize_diagonal, tol, max_iter, warm=False,
-                     max_add=None):
+def _sweep(*args):
+    return (_sweep_compiled if USE_COMPILED else _sweep_numpy)(*args)
+
+
+def glasso_bcd_block(S, alpha, diag, W, active, *, penalize_diagonal, tol, max_iter, warm=False, max_add=None):
     """Run the dual block-coordinate ascent on one (connected) block.
 
     Parameters
     ----------
-    S : ndarray, shape (p, p)
+    S : ndarray, shape (p, p), C-contiguous
     alpha : float
     diag : ndarray, shape (p,)
         The fixed dual diagonal ``S_ii + alpha`` or ``S_ii``.
-    W : ndarray, shape (p, p)
-        Positive-definite start with ``diag`` on its diagonal; updated in place.
-    B_idx, B_val : list of ndarray
-        Warm-start active sets and coefficients, one per column; updated in place.
+    W : ndarray, shape (p, p), C-contiguous
+        Dual start with ``diag`` on its diagonal; updated in place.
+    active : tuple of ndarray
+        Warm-start active sets ``(indptr, indices, values)`` (:func:`empty_active`,
+        :func:`active_from_precision`).
     tol : float
         Stop when the duality gap is at most ``tol * max(1, |primal|)``.
     warm : bool
-        ``W`` is a warm start: give up (``gap = nan``) as soon as it proves not
-        positive definite, so the caller can restart cold.
-
-    The gap is bounded after every sweep by :func:`_gap_bound` (no
-    factorisation); only a sweep whose bound is near ``tol`` pays one Cholesky
-    factorisation of the primal matrix for the exact objective (and, if the
-    bound alone does not pass, one of ``W`` for the exact gap).
+        ``W`` is not known to be positive definite: give up (``gap = nan``) as soon
+        as it proves not to be, so the caller can restart from a checked start.
 
     Returns
     -------
     Theta, W, n_iter, converged, gap, primal, rho
-        ``rho`` (``nan`` unless the sparse bound certified convergence): the
-        eigenvalues of ``W^½ Θ W^½`` lie in ``[1 - rho, 1 + rho]``.
+        ``Theta`` is ``None`` when a warm run gave up. ``rho`` (``nan`` unless the
+        sparse bound certified convergence): the eigenvalues of ``W^½ Θ W^½`` lie in
+        ``[1 - rho, 1 + rho]``.
     """
     p = S.shape[0]
+    S = np.ascontiguousarray(S)
+    diag = np.ascontiguousarray(diag, dtype=float)
     scale = float(np.mean(np.abs(diag)))
     thr = alpha + 1e-12 * (alpha + scale)
     max_steps = 50 + 4 * p
-    max_add = max_add or 2
+    max_add = min(max_add or 2, max(p, 1))
     t22 = np.empty(p)
-    Theta, rho = None, np.nan
-    gap, primal, converged = np.inf, None, False
-    f_est = p + float(np.abs(np.log(diag)).sum())  # a rough |objective|, only to decide when to factorise
+    rho, gap, primal, converged, T = np.nan, np.inf, None, False, None
+    f_est = p + float(np.abs(np.log(diag)).sum())  # a rough |objective|, only to decide when to certify
+    # A sweep that still moves W by more than this is not near tol: skip its certificate (the gap
+    # fell roughly as the square of the change in our runs). A warm start's first sweep moves W by
+    # the change of alpha and is often already converged: it is always checked.
+    moving = _MOVING * np.sqrt(tol) * scale
+    first_warm = active[0][-1] > 0
     it = 0
     for it in range(1, max_iter + 1):
-        all_ok = True
-        for j in range(p):
-            A, x, w, st = _column_lasso(W, S[j], alpha, j, B_idx[j], B_val[j], thr, max_steps, max_add)
-            if st == 2:
-                if warm:
-                    return None, W, it, False, np.nan, np.nan, np.nan
-                all_ok = False
-                continue
-            all_ok &= st == 0
-            B_idx[j], B_val[j] = A, x
-            w[j] = diag[j]
-            W[j] = w
-            W[:, j] = w
-            schur = diag[j] - float(w[A] @ x)
-            if not schur > 1e-14 * diag[j]:
-                if warm:
-                    return None, W, it, False, np.nan, np.nan, np.nan
-                all_ok = False
-                schur = max(schur, 1e-300)
-            t22[j] = 1.0 / schur
-        Theta = primal = None
-        if not all_ok and it < max_iter:
+        active, capped, failed, stopped, change = _sweep(W, S, diag, alpha, thr, max_steps, max_add, active, t22,
+                                                         warm)
+        if stopped:
+            return None, W, it, False, np.nan, np.nan, np.nan
+        all_ok = capped == 0 and failed == 0
+        T = primal = None
+        if (not all_ok or change > moving and not (first_warm and it == 1)) and it < max_iter:
             continue
-        if p <= _EXACT_P:  # small: two Cholesky factorisations are cheaper than the sparse bound
-            Theta = _assemble(p, B_idx, B_val, t22)
-            primal, ld_w = _primal(S, Theta, alpha, penalize_diagonal), _logdet_pd(W)
+        if p <= _EXACT_P:  # small: two dense Cholesky factorisations are cheaper than the sparse bound
+            T = assemble(p, active, t22)
+            primal, ld_w = _dense_primal(S, T, alpha, penalize_diagonal), logdet_dense(W)
             if primal is None or ld_w is None:
                 gap = np.inf
                 continue
             gap = primal - ld_w - p
         else:
-            bound, rho = _gap_bound(S, W, _assemble(p, B_idx, B_val, t22, sparse=True), alpha, penalize_diagonal)
-            gap = bound
-            if bound > 10.0 * tol * max(1.0, f_est) and it < max_iter:
+            T = assemble(p, active, t22, sparse=True)
+            gap, rho = gap_bound(S, W, T, alpha, penalize_diagonal)
+            if gap > 10.0 * tol * max(1.0, f_est) and it < max_iter:
                 continue
-            Theta = _assemble(p, B_idx, B_val, t22)
-            primal = _primal(S, Theta, alpha, penalize_diagonal)
+            primal = primal_objective(S, T, alpha, penalize_diagonal)  # also proves T positive definite
             if primal is None:
                 gap = np.inf
                 continue
             f_est = abs(primal)
             lim = tol * max(1.0, f_est)
-            if bound > lim and bound <= 10.0 * lim or it == max_iter:
-                ld_w = _logdet_pd(W)  # the exact gap, where the bound's slack matters
+            if (lim < gap <= 10.0 * lim and p <= _EXACT_GAP_P) or it == max_iter:
+                ld_w = logdet_dense(W)  # the exact gap, where the bound's slack matters
                 if ld_w is not None:
                     gap = min(gap, primal - ld_w - p)
         if all_ok and gap <= tol * max(1.0, abs(primal)):
             converged = True
             break
-    if Theta is None:
-        Theta = _assemble(p, B_idx, B_val, t22)
-        primal = _primal(S, Theta, alpha, penalize_diagonal)
-    return Theta, W, it, converged, gap, (np.nan if primal is None else primal), (rho if converged else np.nan)
+    if T is None:
+        T = assemble(p, active, t22)
+        primal = _dense_primal(S, T, alpha, penalize_diagonal)
+    elif not isinstance(T, np.ndarray):
+        T = T.toarray()
+    return T, W, it, converged, gap, (np.nan if primal is None else primal), (rho if converged else np.nan)
 
 
-_EXACT_P = 300  # blocks up to this size check the gap with two Cholesky factorisations
+def _dense_primal(S, Theta, alpha, penalize_diagonal):
+    ld_t = logdet_dense(Theta)
+    if ld_t is None:
+        return None
+    off = np.abs(Theta).sum() - (0.0 if penalize_diagonal else np.abs(np.diag(Theta)).sum())
+    return -ld_t + float(np.vdot(S, Theta)) + alpha * off

@@ -1,0 +1,208 @@
+r"""The spread the noise induces in the second-moment analyses: covariance, PCA, precision.
+
+Each function reads a raw release (before the estimator's own
+post-processing) and a fitted estimator, and returns the attributes to set:
+standard errors and intervals, ``snr_``, ``uncertainty_`` (JSON-able) and
+``diagnostics_``. See :mod:`dpmoments.estimators.uncertainty` for the noise
+law and the bootstrap, docs/uncertainty.md for what each number means.
+"""
+
+import math
+
+import numpy as np
+from scipy import linalg
+
+from ..solvers.eigen import top_eigenpairs
+from .diagnostics import Diagnostics, check_matrix
+from .selection import noise_floor
+from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
+from .uncertainty import count_relative_sd, noise_law, redraw
+from .uncertainty import z_value
+
+__all__ = ["covariance_spread", "pca_spread", "precision_spread", "output_perturbation_spread"]
+
+_MATRIX_SNR = "signal / noise Frobenius norm of the released matrix (matrix_snr)"
+_GRAPH_SNR = ("largest |off-diagonal| of the released matrix / the noise floor (noise_floor: about the largest "
+              "off-diagonal noise)")
+_NOT_COVERED = ("sampling variability of the rows, clipping bias, and (with center='private') the noise of the "
+                "private mean")
+
+
+def _centre(release, law):
+    """The released matrix with the noise's mean removed: unbiased for the exact (clipped) moment."""
+    return release.second_moment - law.diagonal_mean * np.eye(release.n_features)
+
+
+def _summary(law, level, method, n_draws, snr, definition, covers):
+    return {"method": method, "level": level, "n_draws": n_draws, "noise": law.to_dict(),
+            "signal_to_noise": snr, "signal_to_noise_definition": definition, "covers": covers,
+            "not_covered": _NOT_COVERED}
+
+
+# -- covariance -------------------------------------------------------------------------------------------------
+def covariance_spread(release, level, owner):
+    """Closed-form standard errors and intervals of every released entry."""
+    level, law = check_level(level), noise_law(release)
+    d, centre, diag = release.n_features, _centre(release, law), Diagnostics(owner)
+    se = np.full((d, d), law.sd)
+    np.fill_diagonal(se, law.diagonal_sd)
+    count = count_relative_sd(release)
+    if count > 0:  # add-remove: the noisy count scales every entry; first order, normal intervals
+        se = np.sqrt(se**2 + (centre * count) ** 2)
+        lower, upper = centre - z_value(level) * se, centre + z_value(level) * se
+    else:
+        (lo, hi), (dlo, dhi) = law.entry_interval(level), law.entry_interval(level, diagonal=True)
+        lower, upper = centre - hi, centre - lo
+        idx = np.diag_indices(d)
+        lower[idx], upper[idx] = centre[idx] - dhi, centre[idx] - dlo
+    snr = check_matrix(centre, law, diag)
+    return {
+        "covariance_se_": se, "covariance_interval_": np.stack([lower, upper]), "snr_": snr,
+        "diagnostics_": diag.as_list(),
+        "uncertainty_": _summary(law, level, "closed-form", 0, snr, _MATRIX_SNR, "the noise of every released entry: "
+                                 "exact for Gaussian and Laplace noise and the Wishart diagonal, normal "
+                                 "approximation for Wishart off-diagonal entries; intervals are centred on the "
+                                 "released entries (before the PSD projection, which biases them); under "
+                                 "add-remove the noisy count's relative error is added to first order (normal "
+                                 "intervals)"),
+    }
+
+
+# -- PCA --------------------------------------------------------------------------------------------------------
+def _eigenvalue_se(law, V):
+    r"""First-order sd of :math:`v^\top E v`: :math:`\sqrt{s_d^2\sum v_i^4 + 2 s^2(1 - \sum v_i^4)}` per column."""
+    fourth = np.sum(V**4, axis=0)
+    return np.sqrt(law.diagonal_sd**2 * fourth + 2.0 * law.sd**2 * (1.0 - fourth))
+
+
+def _angle(u, v):
+    return math.degrees(math.acos(min(1.0, abs(float(u @ v)))))
+
+
+def _pca_draws(release, k, method, n_draws, rng):
+    gen = bootstrap_generator(rng)
+    out = [top_eigenpairs(redraw(release, gen).second_moment, k, method=method) for _ in range(n_draws)]
+    return np.array([e.eigenvalues for e in out]), [e.eigenvectors for e in out]
+
+
+def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
+    """Eigenvalue errors, which components stand above the noise, and how stable the components are."""
+    level, n_draws, law = check_level(level), check_draws(n_draws), noise_law(release)
+    d, k, diag = release.n_features, est.n_components_, Diagnostics(owner)
+    shift, edge = law.diagonal_mean, law.spectral_norm(d)
+    lam, V = est.explained_variance_ - shift, est.components_.T
+    snr = lam / edge if edge > 0 else np.full(k, math.inf)
+    above = lam > edge
+    se = np.sqrt(_eigenvalue_se(law, V) ** 2 + (lam * count_relative_sd(release)) ** 2)  # add-remove: the count
+    interval = np.stack([lam - z_value(level) * se, lam + z_value(level) * se])
+    gap = spectrum[k - 1] - spectrum[k] if k < d else math.inf
+    bound = 0.0 if edge == 0 or k == d else (90.0 if gap <= 0 else math.degrees(math.asin(min(1.0, 2 * edge / gap))))
+    attrs = {"components_above_noise_": above, "component_snr_": snr, "eigenvalue_noise_floor_": shift + edge,
+             "n_eigenvalues_above_noise_": int(np.count_nonzero(spectrum - shift > edge)),
+             "subspace_angle_bound_": bound, "component_angles_": None, "subspace_angle_": None}
+    method = "closed-form (first order)"
+    if n_draws:
+        lam_star, V_star = _pca_draws(release, k, est.eigensolver_, n_draws, rng)
+        se = bootstrap_se(lam_star)
+        interval = basic_interval(est.explained_variance_, lam_star, level) - shift
+        angles = np.array([[_angle(V[:, j], W[:, j]) for j in range(k)] for W in V_star])
+        sub = [math.degrees(float(np.max(linalg.subspace_angles(V, W)))) for W in V_star]
+        attrs.update(component_angles_=np.median(angles, axis=0), subspace_angle_=float(np.median(sub)))
+        method = "parametric bootstrap"
+    _pca_checks(above, diag, k, edge)
+    attrs.update({
+        "explained_variance_se_": se, "explained_variance_interval_": interval,
+        "snr_": float(snr[0]), "diagnostics_": diag.as_list(),
+        "uncertainty_": {**_summary(law, level, method, n_draws, float(snr[0]),
+                                    "(top eigenvalue - noise mean) / the noise's spectral norm "
+                                    "(NoiseLaw.spectral_norm); per component in component_snr_",
+                                    "the noise of the released matrix; eigenvalue intervals are for the exact "
+                                    "matrix's eigenvalues"),
+                         "eigenvalue_noise_floor": float(shift + edge), "components_above_noise": above.tolist(),
+                         "component_snr": snr.tolist(), "explained_variance_se": se.tolist(),
+                         "explained_variance_interval": interval.tolist(),
+                         "n_eigenvalues_above_noise": attrs["n_eigenvalues_above_noise_"],
+                         "subspace_angle_bound_degrees": bound,
+                         "component_angles_degrees": None if attrs["component_angles_"] is None
+                         else attrs["component_angles_"].tolist(),
+                         "subspace_angle_degrees": attrs["subspace_angle_"]},
+    })
+    return attrs
+
+
+def _pca_checks(above, diag, k, edge):
+    if not above.any():
+        diag.flag("no-eigenvalue-above-noise", f"none of the {k} leading eigenvalues is above the noise's "
+                                               f"spectral norm {edge:.3g}: the components are noise.")
+    elif not above.all():
+        first = int(np.argmin(above)) + 1
+        diag.flag("components-below-noise", f"components {first} to {k} have eigenvalues below the noise's "
+                                            f"spectral norm {edge:.3g}: they are noise.")
+
+
+# -- precision --------------------------------------------------------------------------------------------------
+def off_diagonal_snr(release):
+    """Largest released off-diagonal ``|S_ij|`` over the noise floor (:func:`~dpmoments.estimators.noise_floor`)."""
+    S = release.second_moment
+    d = S.shape[0]
+    if d < 2:
+        return math.inf
+    floor = noise_floor(release)
+    top = float(np.max(np.abs(S[~np.eye(d, dtype=bool)])))
+    return math.inf if floor == 0 else top / floor
+
+
+def precision_spread(release, est, refit, n_draws, level, rng, owner, graph):
+    """Edge-inclusion frequencies (graphical lasso) or precision standard errors (ridge), and the checks.
+
+    ``refit(release) -> precision`` reruns the estimator's post-processing
+    (projection and solve at the chosen penalty) on one draw.
+    """
+    level, n_draws, law = check_level(level), check_draws(n_draws), noise_law(release)
+    diag = Diagnostics(owner)
+    # A rescaled release (standardize_release) records the largest noise scale over its entries, an upper
+    # bound: its variances were checked before the scaling, and the matrix check would overstate the noise.
+    rescaled = any(step.startswith("scaled-to-correlation") for step in release.postprocessing)
+    matrix = math.nan if rescaled else check_matrix(_centre(release, law), law, diag)
+    snr = off_diagonal_snr(release) if graph else matrix
+    if graph and snr < 1.0:
+        diag.flag("no-edge-above-noise", "no off-diagonal entry of the released matrix exceeds the noise floor "
+                                         f"{noise_floor(release):.3g}: every edge of the graph is noise.")
+    attrs = {"edge_frequency_": None, "precision_se_": None, "precision_interval_": None}
+    extra = {}
+    if n_draws:
+        gen = bootstrap_generator(rng)
+        draws = np.array([refit(redraw(release, gen)) for _ in range(n_draws)])
+        if graph:
+            freq = np.mean(np.abs(draws) > 1e-8, axis=0)
+            np.fill_diagonal(freq, 1.0)
+            attrs["edge_frequency_"] = freq
+            chosen = np.abs(np.triu(est.precision_, 1)) > 1e-8
+            extra = {"n_edges": int(chosen.sum()), "n_edges_stable_90": int(np.sum(chosen & (freq >= 0.9))),
+                     "median_edge_frequency": float(np.median(freq[chosen])) if chosen.any() else None}
+        else:
+            attrs["precision_se_"] = bootstrap_se(draws)
+            attrs["precision_interval_"] = basic_interval(est.precision_, draws, level)
+    covers = ("the noise of the released matrix, redrawn and refitted at the chosen penalty (the penalty "
+              "choice itself is held fixed)") if n_draws else "closed-form checks only (n_draws=0)"
+    attrs.update({"snr_": snr, "diagnostics_": diag.as_list(),
+                  "uncertainty_": {**_summary(law, level, "parametric bootstrap" if n_draws else "closed-form",
+                                              n_draws, snr, _GRAPH_SNR if graph else _MATRIX_SNR, covers),
+                                     **extra}})
+    return attrs
+
+
+def output_perturbation_spread(precision, scale, level, owner):
+    """Closed-form spread of Wang et al.'s output perturbation: ``W_d(d+1, scale I)`` added to the precision."""
+    d = precision.shape[0]
+    law, diag = NoiseLaw("wishart", float(scale), d + 1), Diagnostics(owner)
+    se = np.full((d, d), law.sd)
+    np.fill_diagonal(se, law.diagonal_sd)
+    snr = check_matrix(precision - law.diagonal_mean * np.eye(d), law, diag, what="the perturbed precision",
+                       variances=False)
+    return {"edge_frequency_": None, "precision_se_": se, "precision_interval_": None, "snr_": snr,
+            "diagnostics_": diag.as_list(),
+            "uncertainty_": {**_summary(law, check_level(level), "closed-form", 0, snr, "signal / noise "
+                                        "Frobenius norm of the perturbed precision (matrix_snr)",
+                                        "the Wishart noise added to the exact precision (its mean "
+                                        "(d+1) scale I is not removed from precision_)")}}

@@ -1,0 +1,228 @@
+r"""The spread the noise induces in the model fits: IRLS coefficients, tensor mixtures, model selection.
+
+Same contract as :mod:`dpmoments.estimators._uncertainty_matrix`: each
+function returns the fitted attributes to set, computed from released
+numbers and noise laws only. docs/uncertainty.md says what each one means.
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from ..solvers.irls import solve_weighted
+from .diagnostics import Diagnostics
+from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
+from .uncertainty import noise_law, redraw, redraw_count
+from .uncertainty import z_value
+
+__all__ = ["irls_spread", "solve_se", "tensor_spread", "selection_margin"]
+
+
+# -- IRLS -------------------------------------------------------------------------------------------------------
+def _product_cov(law, theta):
+    r"""Covariance of :math:`E\theta` for symmetric noise ``E`` of this law (entries independent up to symmetry)."""
+    var_o, var_d = law.sd**2, law.diagonal_sd**2
+    spread = var_o * (theta @ theta * np.eye(theta.size) + np.outer(theta, theta))
+    return spread + np.diag((var_d - 2 * var_o) * theta**2)
+
+
+def _floored(B, floor):
+    lam, Q = np.linalg.eigh(0.5 * (B + B.T))
+    return (Q / np.maximum(lam, floor)) @ Q.T if floor > 0 else np.linalg.pinv(B)
+
+
+def solve_se(A, B, floor, law_a, law_b):
+    """``theta`` of the floored solve and its first-order standard errors under the noise of ``A`` and ``B``."""
+    theta, _ = solve_weighted(B, A, floor)
+    Binv = _floored(B, floor)
+    cov = Binv @ (law_a.sd**2 * np.eye(theta.size) + _product_cov(law_b, theta)) @ Binv
+    return theta, np.sqrt(np.maximum(np.diag(cov), 0.0))
+
+
+def irls_spread(A, B, floor, laws, n_draws, level, rng, owner):
+    r"""Spread of :math:`\theta = \tilde B_+^{-1}\tilde A` from the noise of the final iteration's two releases.
+
+    Closed form (first order):
+    :math:`\mathrm{Cov}\,\theta \approx B_+^{-1}(\Sigma_A + \mathrm{Cov}(E_B\theta))B_+^{-1}`;
+    with ``n_draws`` a parametric bootstrap redraws both releases and solves again. Either way
+    the weights of the final iteration are held fixed: the earlier releases reach ``theta`` only
+    through them.
+    """
+    level, n_draws = check_level(level), check_draws(n_draws)
+    law_a, law_b = laws
+    theta, se = solve_se(A, B, floor, law_a, law_b)
+    interval = np.stack([theta - z_value(level) * se, theta + z_value(level) * se])
+    method = "closed-form (first order)"
+    if n_draws:
+        gen = bootstrap_generator(rng)
+        draws = np.array([solve_weighted(B + law_b.matrix(B.shape[0], gen), A + law_a.vector(A.size, gen), floor)[0]
+                          for _ in range(n_draws)])
+        se, interval, method = bootstrap_se(draws), basic_interval(theta, draws, level), "parametric bootstrap"
+    noise = math.sqrt(float(np.sum(se**2)))
+    snr = math.inf if noise == 0 else float(np.linalg.norm(theta)) / noise
+    diag = Diagnostics(owner)
+    if snr < 1.0:
+        diag.flag("coefficients-within-noise", f"the coefficients are within their noise (signal-to-noise {snr:.2g}"
+                                               " < 1): at this budget and sample size they are mostly noise.")
+    summary = {"method": method, "level": level, "n_draws": n_draws, "signal_to_noise": snr,
+               "signal_to_noise_definition": "||theta|| / sqrt(sum of the coefficients' noise variances)",
+               "noise": {"first_moment": law_a.to_dict(), "second_moment": law_b.to_dict()},
+               "covers": "the noise of the final iteration's two releases (A, B), with that iteration's weights "
+                         "held fixed; the 2(J-1) earlier releases enter only through those weights",
+               "not_covered": "the noise of the earlier iterations (through the weights), sampling variability, "
+                              "clipping bias"}
+    return theta, se, interval, snr, diag.as_list(), summary
+
+
+def irls_laws(first, second, scales, d):
+    """The noise laws of the first- and second-moment releases of one IRLS iteration."""
+    if scales["A"] == 0.0:
+        return NoiseLaw("none", 0.0), NoiseLaw("none", 0.0)
+    law_b = NoiseLaw("wishart", scales["B"], d + 1) if second == "wishart" else NoiseLaw("gaussian", scales["B"])
+    return NoiseLaw(first, scales["A"]), law_b
+
+
+# -- tensor decompositions --------------------------------------------------------------------------------------
+def _tensor_checks(moments, weights, K, diag):
+    """Whitening and weight checks; returns the whitening signal-to-noise ``lambda_K(M2) / ||E_2||``."""
+    law = noise_law(moments.second)
+    d = moments.second.n_features
+    edge = law.spectral_norm(d)
+    m2 = np.linalg.eigvalsh(moments.m2 - law.diagonal_mean * np.eye(d))[::-1]
+    snr = math.inf if edge == 0 else float(m2[K - 1] / edge)
+    floor = max(edge, 0.0)
+    if m2[K - 1] <= floor:
+        diag.flag("whitening-failure", f"the {K}-th eigenvalue of M2 ({m2[K - 1]:.3g}) is not above the noise's "
+                                       f"spectral norm ({edge:.3g}): whitening divides by noise, so the components "
+                                       "and weights are noise.")
+    if moments.model == "mog":
+        smallest = float(np.linalg.eigvalsh(moments.second.second_moment)[0]) - law.diagonal_mean
+        if moments.sigma2 > smallest + edge:
+            diag.flag("sigma2-above-spectrum", f"sigma2 = {moments.sigma2:.3g} exceeds the smallest eigenvalue of "
+                                               f"the released second moment ({smallest:.3g}) by more than the noise "
+                                               f"({edge:.3g}): the mixture's variance is too large for these data.")
+    total = float(np.sum(weights))
+    # Weights are noisy (1 / lambda^2): a little above 1 is noise, far above 1 or a sum far from 1 is failure.
+    if not np.all(np.isfinite(weights)) or np.any(weights > 1.5) or not 0.5 <= total <= 2.0:
+        diag.flag("weights-outside-unit-interval", f"the mixture weights (sum {total:.3g}) are not proportions: "
+                                                   "a weight above 1.5, or a sum off 1 by more than a factor 2, "
+                                                   "means the decomposition did not find the mixture.")
+    return snr
+
+
+def _aligned(reference, components, weights):
+    """Reorder a draw's components (and weights) to match the fitted ones (least total squared distance)."""
+    cost = ((reference[:, None, :] - components[None, :, :]) ** 2).sum(axis=2)
+    cost = np.where(np.isfinite(cost), cost, 1e300)
+    _, cols = linear_sum_assignment(cost)
+    return components[cols], weights[cols]
+
+
+def tensor_spread(moments, est, decompose, n_draws, level, rng, owner):
+    """Checks of the whitening and the weights; with ``n_draws``, bootstrap spreads of means and weights.
+
+    ``decompose(moments, rng) -> (components, weights)`` reruns the
+    post-processing (whitening, power method, un-whitening) on one draw.
+    """
+    level, n_draws = check_level(level), check_draws(n_draws)
+    diag = Diagnostics(owner)
+    K = est.components_.shape[0]
+    snr = _tensor_checks(moments, est.weights_, K, diag)
+    attrs = {"components_se_": None, "weights_se_": None, "weights_interval_": None, "components_interval_": None}
+    if n_draws:
+        gen = bootstrap_generator(rng)
+        comps, weights = [], []
+        for _ in range(n_draws):
+            count = redraw_count(moments.second, gen)  # add-remove: one noisy count, shared by both releases
+            draw = dataclasses.replace(moments, second=redraw(moments.second, gen, count),
+                                       third=redraw(moments.third, gen, count))
+            c, w = _aligned(est.components_, *decompose(draw, gen))
+            comps.append(c)
+            weights.append(w)
+        comps, weights = np.array(comps), np.array(weights)
+        with np.errstate(invalid="ignore"):
+            attrs.update(components_se_=bootstrap_se(comps), weights_se_=bootstrap_se(weights),
+                         weights_interval_=basic_interval(est.weights_, weights, level),
+                         components_interval_=basic_interval(est.components_, comps, level))
+    laws = {"second": noise_law(moments.second).to_dict(), "third": noise_law(moments.third).to_dict()}
+    summary = {"method": "parametric bootstrap" if n_draws else "closed-form checks", "level": level,
+               "n_draws": n_draws, "noise": laws, "signal_to_noise": snr,
+               "signal_to_noise_definition": "the K-th eigenvalue of M2 / the spectral norm of its noise "
+                                             "(below 1 the whitening divides by noise)",
+               "weights": est.weights_.tolist(), "weights_sum": float(np.sum(est.weights_)),
+               "weights_se": None if attrs["weights_se_"] is None else attrs["weights_se_"].tolist(),
+               "covers": "the noise of both releases, redrawn; whitening, power method (fresh starts) and "
+                         "un-whitening rerun on each draw; components matched to the fitted ones" if n_draws
+                         else "closed-form checks only (n_draws=0)",
+               "not_covered": "sampling variability, clipping bias, misspecification of the model or of sigma2"}
+    attrs.update(snr_=snr, diagnostics_=diag.as_list(), uncertainty_=summary)
+    return attrs
+
+
+# -- model selection --------------------------------------------------------------------------------------------
+def _rival_wins(gap, scale, mechanism):
+    r"""P(one rival trailing by ``gap`` beats the exact argmin) under the selection's noise of scale ``scale``.
+
+    Report-noisy-min: :math:`P(W_0 - W_j > g) = \tfrac12 e^{-g/b}(1 + g/(2b))` for i.i.d.
+    Laplace(b); the exponential mechanism: the odds :math:`e^{-g/b}`.
+    """
+    t = np.asarray(gap, dtype=float) / scale
+    if mechanism == "exponential":
+        return np.exp(-t)
+    return 0.5 * np.exp(-t) * (1.0 + t / 2.0)
+
+
+def tie_probability(gap, scale):
+    r"""How often two *tied* models would be separated by a noisy gap of at least ``gap``: :math:`e^{-g/b}(1 + g/(2b))`.
+
+    The difference of two i.i.d. Laplace(b) draws exceeds ``g`` in absolute
+    value with this probability. Ties among more models make small gaps more
+    likely still, so the figure errs towards saying "within the noise".
+    """
+    t = gap / scale
+    return float(math.exp(-t) * (1.0 + t / 2.0))
+
+
+def selection_margin(phi, scale, n_candidates, mechanism, gap=None, owner="PrivateModelSelection"):
+    r"""How likely the noisy choice is the exact argmin, from public facts and the released gap.
+
+    ``selection_probability``: a lower bound on P(noisy argmin = exact argmin)
+    when every rival trails the exact argmin by at least ``phi`` (as a model
+    adding a variable that explains nothing does): one minus the union bound
+    over the ``m - 1`` rivals, or :math:`1/(1 + (m-1)e^{-\varphi/b})` for the
+    exponential mechanism; ``scale`` is ``b = 2 Delta / epsilon``. It needs no
+    data, and cannot see rivals closer than ``phi``. ``gap``, the noisy gap
+    between the two best noisy criteria (released for free by
+    report-noisy-min, or read from released scores), can: its
+    :func:`tie_probability` says how often two tied models would be separated
+    by as much.
+    """
+    diag, m = Diagnostics(owner), int(n_candidates)
+    if scale == 0 or m <= 1:
+        prob, snr, tie = 1.0, math.inf, (None if gap is None else 0.0)
+    else:
+        snr = phi / scale
+        wins = _rival_wins(phi, scale, mechanism)
+        prob = float(1.0 / (1.0 + (m - 1) * wins)) if mechanism == "exponential" else max(0.0, 1.0 - (m - 1) * wins)
+        tie = None if gap is None or not math.isfinite(gap) else tie_probability(gap, scale)
+    if prob < 0.5:
+        diag.flag("selection-within-noise", f"the penalty per variable ({phi:.3g}) is small against the selection "
+                                            f"noise (scale {scale:.3g}): a model with variables that explain "
+                                            f"nothing may be chosen over the best one (P(exact choice) >= "
+                                            f"{prob:.2f} is all that can be said); raise phi or epsilon.")
+    if tie is not None and tie > 0.05:
+        diag.flag("selection-within-noise", f"the chosen model beat the runner-up by a noisy gap of {gap:.3g}, "
+                                            f"which two equally good models would show {100 * tie:.0f}% of the "
+                                            f"time under the selection noise (scale {scale:.3g}): the choice is "
+                                            "not distinguishable from its runner-up.")
+    summary = {"method": "closed-form", "selection_probability": prob, "selection_gap": gap,
+               "tie_probability": tie, "signal_to_noise": snr,
+               "signal_to_noise_definition": "phi / (2 Delta / epsilon): the penalty per variable in units of the "
+                                             "selection noise's scale", "noise_scale": scale, "n_candidates": m,
+               "covers": "the selection noise: for rivals trailing the exact argmin by at least phi (a bound from "
+                         "public facts), and for the runner-up (the noisy gap, released for free by "
+                         "report-noisy-min or read from released scores)",
+               "not_covered": "sampling variability; with the exponential mechanism, rivals closer than phi"}
+    return prob, tie, snr, diag.as_list(), summary

@@ -1,0 +1,81 @@
+r"""Saying when an estimate is noise: signal-to-noise figures and the checks behind the warning.
+
+Every check reads the release (its noise law and its released numbers) and
+nothing else, so it is free post-processing. A failed check adds a plain
+sentence to the estimator's ``diagnostics_`` and raises a
+:class:`~dpmoments.exceptions.NoiseDominatesWarning` with the same sentence;
+a report reads ``diagnostics_`` to refuse to present noise as a result.
+"""
+
+import math
+import warnings
+
+import numpy as np
+
+from ..exceptions import NoiseDominatesWarning
+
+__all__ = ["Diagnostics", "matrix_snr", "variance_noise_level", "check_matrix"]
+
+
+class Diagnostics:
+    """The failed checks of one fit: ``[{"code": ..., "message": ...}, ...]``, each also warned."""
+
+    def __init__(self, owner):
+        self.owner = owner
+        self.items = []
+
+    def flag(self, code, message):
+        self.items.append({"code": code, "message": message})
+        warnings.warn(f"{self.owner}: {message}", NoiseDominatesWarning, stacklevel=4)
+
+    def as_list(self):
+        return [dict(item) for item in self.items]
+
+
+def matrix_snr(M, law):
+    r"""Signal-to-noise of a released matrix: :math:`\sqrt{\max(\|M\|_F^2 - E\|E\|_F^2, 0) / E\|E\|_F^2}`.
+
+    ``M`` is the released matrix with the noise's mean removed, so
+    :math:`E\|M\|_F^2 = \|S\|_F^2 + E\|E\|_F^2` and the numerator estimates the
+    exact matrix's Frobenius norm; the denominator is the noise's expected
+    Frobenius norm, ``d`` diagonal and ``d(d-1)`` off-diagonal entries. Below
+    1 the noise is larger than the signal. ``inf`` for an exact release.
+    """
+    d = M.shape[0]
+    noise2 = d * law.diagonal_sd**2 + d * (d - 1) * law.sd**2
+    if noise2 == 0:
+        return math.inf
+    signal2 = max(float(np.sum(M * M)) - noise2, 0.0)
+    return math.sqrt(signal2 / noise2)
+
+
+def variance_noise_level(law, d):
+    r"""The level below which a released variance is indistinguishable from its noise.
+
+    The largest of ``d`` noise draws of standard deviation ``s`` (a diagonal
+    entry's) is about :math:`s\sqrt{2\ln(2d)}`: a released variance below it
+    may be pure noise, and dividing by it (standardising, whitening)
+    amplifies noise without bound.
+    """
+    return law.diagonal_sd * math.sqrt(2.0 * math.log(2.0 * d))
+
+
+def check_matrix(M, law, diagnostics, what="the released matrix", variances=True):
+    """Flag a matrix whose noise outweighs its signal and (``variances``) variances below their noise.
+
+    ``M``: the released second moment with the noise's mean removed. Returns
+    the signal-to-noise (:func:`matrix_snr`).
+    """
+    snr = matrix_snr(M, law)
+    if snr < 1.0:
+        diagnostics.flag("noise-dominates", f"the noise in {what} is larger than its signal (signal-to-noise "
+                                            f"{snr:.2g} < 1): at this budget and sample size its entries are "
+                                            "mostly noise.")
+    d = M.shape[0]
+    level = variance_noise_level(law, d) if variances else 0.0
+    low = int(np.count_nonzero(np.diag(M) < level)) if level > 0 else 0
+    if low:
+        diagnostics.flag("variance-below-noise", f"{low} of {d} released variances are below their noise level "
+                                                 f"{level:.3g}: those columns are noise at this budget, and "
+                                                 "scaling by them amplifies it.")
+    return snr

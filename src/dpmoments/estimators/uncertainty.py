@@ -1,0 +1,285 @@
+r"""Uncertainty from the release alone: the law of its noise, redrawn.
+
+A release records how its noise was drawn (``mechanism``, ``noise_scale``,
+``noise_df``), so the spread that noise induces in any estimate is known
+without touching the data again. Two routes, both free post-processing:
+
+* **closed forms** where the estimate is (close to) linear in the released
+  numbers: the standard error of a released entry is the noise's own
+  standard deviation;
+* a **parametric bootstrap** otherwise: a draw is the released statistic plus
+  fresh, centred noise of the release's own law (drawn by
+  :mod:`dpmoments.mechanisms`, never a new sampler), and the estimator's
+  post-processing is rerun on each draw. Intervals are *basic* bootstrap
+  intervals, :math:`[2\hat\theta - q_{1-a/2}, 2\hat\theta - q_{a/2}]` of the
+  draws :math:`\theta^*`: the spread of :math:`\theta^* - \hat\theta` stands
+  in for that of :math:`\hat\theta - \theta`, which also removes the bias
+  the noise adds to a non-linear post-processing (to first order).
+
+The bootstrap's generator is a stream derived from the estimator's ``rng``
+that no release draws from (:func:`bootstrap_generator`): a draw never reuses
+the noise that was added to the data, which would disclose it.
+
+What is *not* covered: sampling variability (the rows are what they are),
+clipping bias, and, for a release that was post-processed before it reached
+the estimator (rescaled, projected), any departure of its noise from the law
+recorded. docs/uncertainty.md says what each number means.
+"""
+
+import dataclasses
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from scipy import stats
+
+from .._rng import as_generator
+from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, symmetric_tensor_noise
+from ..mechanisms import wishart_noise
+from ..moments.counts import published_count
+
+__all__ = ["NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator", "basic_interval", "bootstrap_se",
+           "check_draws", "check_level", "check_uncertainty_params", "count_relative_sd", "z_value"]
+
+# A spawn key no library code uses (spawn() numbers children 0, 1, ...): the bootstrap's stream.
+_BOOTSTRAP_KEY = 0x626F6F74  # "boot"
+_KINDS = {"none": "none", "gaussian": "gaussian", "laplace": "laplace", "wishart": "wishart",
+          "wishart-approx": "wishart", "discrete-gaussian": "gaussian", "discrete-laplace": "laplace"}
+
+
+@dataclass(frozen=True)
+class NoiseLaw:
+    """The law of the noise added to every released coordinate.
+
+    Attributes
+    ----------
+    kind : {"none", "gaussian", "laplace", "wishart"}
+        Exact discrete noise (``secure=True``) is described by its continuous
+        counterpart of the same scale: on its fine grid (at most 0.1% of the
+        sensitivity) the two differ negligibly in spread.
+    scale : float
+        Gaussian sigma, Laplace b, or Wishart c (the variance of the entries
+        of ``Z`` in ``W = Z Z^T``).
+    df : int or None
+        Wishart degrees of freedom (noise mean ``df * c * I``).
+    """
+
+    kind: str
+    scale: float
+    df: Optional[int] = None
+
+    # -- moments of one coordinate ---------------------------------------------------
+    @property
+    def sd(self):
+        """Standard deviation of one released coordinate (an off-diagonal entry for Wishart)."""
+        if self.kind == "none":
+            return 0.0
+        if self.kind == "laplace":
+            return math.sqrt(2.0) * self.scale
+        if self.kind == "wishart":
+            return self.scale * math.sqrt(self.df)
+        return float(self.scale)
+
+    @property
+    def diagonal_sd(self):
+        """Standard deviation of a diagonal entry of a matrix release."""
+        return self.scale * math.sqrt(2.0 * self.df) if self.kind == "wishart" else self.sd
+
+    @property
+    def diagonal_mean(self):
+        """The noise's mean on the diagonal (``df * c`` for Wishart noise, else 0)."""
+        return self.df * self.scale if self.kind == "wishart" else 0.0
+
+    def spectral_norm(self, d):
+        r"""About the spectral norm of the centred ``d x d`` noise: what no signal eigenvalue can hide in.
+
+        Symmetric i.i.d. entries of standard deviation ``s``: the semicircle
+        edge :math:`2 s \sqrt d`; centred Wishart :math:`W_d(k, cI) - kcI`:
+        the Marchenko-Pastur edge :math:`c(2\sqrt{kd} + d)`.
+        """
+        if self.kind == "none":
+            return 0.0
+        if self.kind == "wishart":
+            return self.scale * (2.0 * math.sqrt(self.df * d) + d)
+        return 2.0 * self.sd * math.sqrt(d)
+
+    def entry_interval(self, level, diagonal=False):
+        """``(lo, hi)``: the centred noise of one coordinate lies in ``[lo, hi]`` with probability ``level``.
+
+        Exact for Gaussian and Laplace noise and for a Wishart diagonal
+        (``c`` times a chi-square); a Wishart off-diagonal entry is treated as
+        normal (its law is a sum of ``df`` products of normals).
+        """
+        level = check_level(level)
+        if self.kind == "none":
+            return 0.0, 0.0
+        if self.kind == "laplace":
+            half = self.scale * math.log(1.0 / (1.0 - level))
+            return -half, half
+        if self.kind == "wishart" and diagonal:
+            tail = (1.0 - level) / 2.0
+            lo, hi = stats.chi2.ppf([tail, 1.0 - tail], self.df)
+            return self.scale * lo - self.diagonal_mean, self.scale * hi - self.diagonal_mean
+        half = z_value(level) * (self.diagonal_sd if diagonal else self.sd)
+        return -half, half
+
+    # -- centred draws, through dpmoments.mechanisms ------------------------------------------
+    def matrix(self, d, rng):
+        """A centred symmetric ``(d, d)`` noise matrix of this law."""
+        if self.kind == "none":
+            return np.zeros((d, d))
+        if self.kind == "wishart":
+            return wishart_noise(d, self.df, self.scale, rng) - self.diagonal_mean * np.eye(d)
+        return symmetric_matrix_noise(d, self.scale, rng, distribution=self.kind)
+
+    def vector(self, size, rng):
+        """A centred noise vector of this law."""
+        if self.kind == "none":
+            return np.zeros(size)
+        if self.kind == "wishart":
+            raise ValueError("Wishart noise has no vector form; only second moments carry it.")
+        draw = gaussian_noise if self.kind == "gaussian" else laplace_noise
+        return draw(size, self.scale, rng)
+
+    def tensor(self, d, rng):
+        """A centred, fully symmetric ``(d, d, d)`` noise tensor of this law."""
+        if self.kind == "none":
+            return np.zeros((d, d, d))
+        if self.kind == "wishart":
+            raise ValueError("Wishart noise has no tensor form; only second moments carry it.")
+        return symmetric_tensor_noise(d, self.scale, rng, distribution=self.kind)
+
+    def to_dict(self):
+        return {"kind": self.kind, "scale": float(self.scale), "df": self.df, "entry_sd": self.sd,
+                "diagonal_sd": self.diagonal_sd, "diagonal_mean": self.diagonal_mean}
+
+
+def noise_law(release):
+    """The :class:`NoiseLaw` a :class:`~dpmoments.Release` records (its ``mechanism``, ``noise_scale``, ``noise_df``).
+
+    ``noise_scale`` is the noise on the normalised statistic, as released
+    (under add-remove, the sums' noise over the noisy count: an estimate);
+    :func:`redraw` also redraws the count there.
+    """
+    kind = _KINDS.get(release.mechanism)
+    if kind is None:
+        raise ValueError(f"a release with mechanism {release.mechanism!r} has no known noise law.")
+    if kind != "none" and not release.noise_scale > 0:
+        kind = "none"
+    return NoiseLaw(kind, float(release.noise_scale), release.noise_df if kind == "wishart" else None)
+
+
+def count_relative_sd(release):
+    """Add-remove: the noisy count's standard deviation relative to it (0 when ``n`` is exact).
+
+    The statistic is the noisy sums over the noisy count, so to first order
+    the count scales every entry by ``1 + e`` with ``sd(e)`` this value.
+    """
+    scale = getattr(release, "count_noise_scale", None)
+    if scale is None:
+        return 0.0
+    kind = noise_law(release).kind
+    return (math.sqrt(2.0) if kind == "laplace" else 1.0) * scale / release.n
+
+
+def bootstrap_generator(rng):
+    """A generator for bootstrap draws, on a stream that no release uses.
+
+    ``None`` gives fresh OS entropy. A seed, ``SeedSequence`` or ``Generator``
+    gives a reproducible child stream (spawn key ``0x626F6F74``) of its seed
+    sequence: independent of the stream the release's noise came from and of
+    the children that :func:`dpmoments._rng.spawn` hands out, and it leaves a
+    caller's generator untouched.
+    """
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, np.random.Generator):
+        seq = getattr(rng.bit_generator, "seed_seq", None)
+        if not isinstance(seq, np.random.SeedSequence):  # a generator restored from a state: fresh draws from it
+            return np.random.default_rng(rng.integers(0, 2**63, size=4))
+    elif isinstance(rng, np.random.SeedSequence):
+        seq = rng
+    else:
+        seq = as_generator(rng).bit_generator.seed_seq  # validates the seed
+    child = np.random.SeedSequence(seq.entropy, spawn_key=tuple(seq.spawn_key) + (_BOOTSTRAP_KEY,))
+    return np.random.default_rng(child)
+
+
+def redraw_count(release, rng):
+    """Add-remove: a fresh noisy count around the released one (``None`` when ``n`` is exact)."""
+    law = noise_law(release)
+    if getattr(release, "count_noise_scale", None) is None or law.kind not in ("gaussian", "laplace"):
+        return None
+    return published_count(release.n + NoiseLaw(law.kind, release.count_noise_scale).vector(1, rng)[0])
+
+
+def redraw(release, rng, count=None):
+    """One parametric-bootstrap draw: every released statistic plus fresh centred noise of its law.
+
+    Under add-remove (``count_noise_scale`` set) the noisy count is redrawn
+    too: the released sums (statistic times the noisy count) get fresh sum
+    noise and are divided by a fresh noisy count, so the draw carries both
+    noises; ``count`` passes one redrawn count (:func:`redraw_count`) to
+    releases that shared theirs. Post-processing of the release (no data, no
+    privacy cost). ``rng`` must be a bootstrap stream
+    (:func:`bootstrap_generator`), never the release's.
+    """
+    law, d = noise_law(release), release.n_features
+    scale, fields = 1.0, {}
+    count = redraw_count(release, rng) if count is None else count
+    if count is not None:
+        scale = release.n / count  # sums = statistic * n; the draw divides them by its own count
+        law = NoiseLaw(law.kind, release.sum_noise_scale / count)
+        fields.update(n=count, noise_scale=law.scale)
+    if release.second_moment is not None:
+        M = scale * release.second_moment + law.matrix(d, rng)
+        fields["second_moment"] = 0.5 * (M + M.T)
+    if release.cross_moment is not None:
+        fields["cross_moment"] = scale * release.cross_moment + law.vector(d, rng)
+    if release.third_moment is not None:
+        fields["third_moment"] = scale * release.third_moment + law.tensor(d, rng)
+    return dataclasses.replace(release, postprocessing=release.postprocessing + ("parametric-bootstrap-draw",),
+                               **fields)
+
+
+def basic_interval(estimate, draws, level):
+    r"""Basic bootstrap interval :math:`[2\hat\theta - q_{hi}, 2\hat\theta - q_{lo}]` of shape ``(2, ...)``."""
+    estimate, draws = np.asarray(estimate, dtype=float), np.asarray(draws, dtype=float)
+    tail = (1.0 - check_level(level)) / 2.0
+    lo, hi = np.quantile(draws, [tail, 1.0 - tail], axis=0)
+    return np.stack([2.0 * estimate - hi, 2.0 * estimate - lo])
+
+
+def bootstrap_se(draws):
+    """A robust standard error of bootstrap draws: the interquartile range over 1.349.
+
+    Equal to the standard deviation for normal draws, and not swamped by the
+    rare draw in which a near-singular matrix is inverted (whitening, IRLS).
+    """
+    q25, q75 = np.quantile(np.asarray(draws, dtype=float), [0.25, 0.75], axis=0)
+    return (q75 - q25) / 1.349
+
+
+def z_value(level):
+    """The two-sided normal quantile of ``level`` (1.645 for 0.9)."""
+    return float(stats.norm.ppf(0.5 + check_level(level) / 2.0))
+
+
+def check_level(level):
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
+        raise ValueError(f"'level' must be a probability in (0, 1); got {level!r}.")
+    return float(level)
+
+
+def check_draws(n_draws):
+    if isinstance(n_draws, bool) or not isinstance(n_draws, numbers.Integral) or n_draws < 0:
+        raise ValueError(f"'n_draws' must be an integer >= 0 (0: closed forms only); got {n_draws!r}.")
+    return int(n_draws)
+
+
+def check_uncertainty_params(estimator):
+    """Validate an estimator's ``n_draws`` and ``level`` before any data are touched."""
+    check_draws(getattr(estimator, "n_draws", 0))
+    check_level(getattr(estimator, "level", 0.9))

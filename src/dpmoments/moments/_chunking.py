@@ -1,0 +1,94 @@
+"""What every reader shares: choosing columns, checking blocks, cutting them to size.
+
+A reader produces ``(start_row, float64 block)`` pairs holding every used
+column (features first, then the target); these helpers check the blocks
+for non-finite values, re-cut them to the requested chunk size and split
+off ``y``. Messages name the source, column and row of a problem, never a
+value read from the data.
+"""
+
+import numbers
+
+import numpy as np
+
+__all__ = ["resolve_columns", "checked", "rebatch", "split"]
+
+
+def resolve_columns(columns, target, names, n_cols, where):
+    """Feature positions and target position (or None) from names/positions."""
+    t = None if target is None else _position(target, "target", names, n_cols, where)
+    if columns is None:
+        feats = [j for j in range(n_cols) if j != t]
+    else:
+        if isinstance(columns, (str, bytes, numbers.Number)) or not hasattr(columns, "__iter__"):
+            raise TypeError(f"'columns' must be a list of column names or positions; got {type(columns).__name__}.")
+        feats = [_position(c, "columns", names, n_cols, where) for c in columns]
+        if len(set(feats)) != len(feats):
+            raise ValueError(f"'columns' names a column more than once; got {list(columns)!r}.")
+        if t in feats:
+            raise ValueError(f"'target' {target!r} is also listed in 'columns'; a response cannot be a feature.")
+    if not feats:
+        raise ValueError(f"No feature columns are left in {where}; got columns={columns!r}, target={target!r}.")
+    return feats, t
+
+
+def _position(c, param, names, n_cols, where):
+    if isinstance(c, str):
+        if names is None:
+            raise TypeError(f"'{param}' gives a column name ({c!r}) but {where} has no column names; use 0-based positions.")
+        if c not in names:
+            raise ValueError(f"{where} has no column named {c!r} (from '{param}'); its columns are {names}.")
+        if names.count(c) > 1:
+            raise ValueError(f"{where} has more than one column named {c!r} (from '{param}').")
+        return names.index(c)
+    if isinstance(c, bool) or not isinstance(c, numbers.Integral):
+        raise TypeError(f"'{param}' must hold column names (str) or positions (int); got {type(c).__name__}.")
+    if not -n_cols <= c < n_cols:
+        raise ValueError(f"'{param}' positions must be in [0, {n_cols}) for {where}; got {c}.")
+    return int(c) % n_cols
+
+
+def checked(blocks, where, labels, row_text):
+    """Raise on the first non-finite value, naming source, column and row (never the value)."""
+    total = 0
+    for start, block in blocks:
+        bad = ~np.isfinite(block)
+        if bad.any():
+            r, c = (int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(f"{where}: missing or non-finite value in column {labels[c]} at {row_text(start + r)}; "
+                             "remove or impute it first.")
+        total += block.shape[0]
+        yield start, block
+    if total == 0:
+        raise ValueError(f"{where} has no data rows.")
+
+
+def rebatch(blocks, chunk_size):
+    """Re-cut ``(start, block)`` pairs into blocks of exactly ``chunk_size`` rows (the last may be shorter)."""
+    pending, count, start = [], 0, 0
+    for _, block in blocks:
+        pos = 0
+        if count:
+            take = block[: chunk_size - count]
+            pending.append(take)
+            count, pos = count + take.shape[0], take.shape[0]
+            if count < chunk_size:
+                continue
+            yield start, np.concatenate(pending)
+            start, pending, count = start + chunk_size, [], 0
+        while block.shape[0] - pos >= chunk_size:
+            yield start, block[pos:pos + chunk_size]
+            start, pos = start + chunk_size, pos + chunk_size
+        if pos < block.shape[0]:
+            pending, count = [block[pos:]], block.shape[0] - pos
+    if count:
+        yield start, np.concatenate(pending)
+
+
+def split(blocks, feats, t):
+    """``(start, block)`` -> ``X`` or ``(X, y)`` with the selected columns."""
+    n_cols = None
+    for _, block in blocks:
+        n_cols = block.shape[1] if n_cols is None else n_cols
+        X = block if feats == list(range(n_cols)) else block[:, feats]
+        yield X if t is None else (X, np.ascontiguousarray(block[:, t]))

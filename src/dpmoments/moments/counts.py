@@ -1,0 +1,145 @@
+"""The number of rows: released with noise under add-remove, and compared with delta.
+
+Under add/remove neighbours the two data sets differ in their number of rows,
+so ``n`` is as private as any row. A release then spends a declared share
+``count_share`` of its budget on the count (sensitivity 1, the statistic's
+own noise family), the rest on the unnormalised sums, and divides the noisy
+sums by the noisy count (rounded, floored at 1): post-processing. The two
+guarantees compose (:func:`dpmoments.privacy.composition.compose`).
+
+A delta of ``1/n`` or more is no privacy at all: "publish one row chosen at
+random" is (0, 1/n)-DP. :func:`warn_if_delta_large` says so.
+"""
+
+import math
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..exceptions import PrivacyLeakWarning
+from ..mechanisms import gaussian_noise, laplace_noise
+from ..privacy.calibration import calibrate_gaussian, calibrate_laplace
+from ..privacy.composition import compose
+from ..privacy.guarantees import PureDP
+from .secure_noise import secure_noisy
+
+__all__ = ["COUNT_SHARE", "NoisyCount", "check_count_share", "split_budget", "noisy_count", "published_count",
+           "planned_guarantee", "warn_if_delta_large"]
+
+COUNT_SHARE = 0.05
+"""Default share of epsilon (and of delta) spent on the count under add-remove."""
+
+
+@dataclass(frozen=True)
+class NoisyCount:
+    """A row count released with noise.
+
+    Attributes
+    ----------
+    value : int
+        The noisy count, rounded and floored at 1 (post-processing).
+    noise_scale : float
+        Gaussian sigma or Laplace scale b of the count's noise.
+    share : float
+        The share of the budget the count used.
+    guarantee : PureDP, ApproxDP, ZCDP or Uncertified
+        What the count's release alone satisfies under add-remove.
+    """
+
+    value: int
+    noise_scale: float
+    share: float
+    guarantee: object
+
+
+def check_count_share(count_share):
+    """A share of the budget in (0, 1)."""
+    if isinstance(count_share, bool) or not isinstance(count_share, numbers.Real) \
+            or not 0.0 < float(count_share) < 1.0:
+        raise ValueError(f"'count_share' must be a fraction in (0, 1) of the budget spent on the row count; "
+                         f"got {count_share!r}.")
+    return float(count_share)
+
+
+def split_budget(epsilon, delta, count_share):
+    """``((epsilon, delta) of the count, (epsilon, delta) of the sums)``; they add up to the total."""
+    eps_count = count_share * epsilon
+    delta_count = None if delta is None else count_share * delta
+    return (eps_count, delta_count), (epsilon - eps_count, None if delta is None else delta - delta_count)
+
+
+def noisy_count(n, *, epsilon, delta, mechanism, calibration, share, secure, rng):
+    """Release the row count ``n`` (sensitivity 1 under add-remove) with noise.
+
+    Parameters
+    ----------
+    n : int
+        The exact count (never leaves this function unnoised).
+    epsilon, delta : the count's share of the budget.
+    mechanism : {"gaussian", "laplace"}
+    calibration : str
+        Gaussian calibration (float noise).
+    share : float
+        Recorded in the result.
+    secure : bool
+        Exact discrete noise from the OS CSPRNG (``rng`` None or a
+        ``random.Random``), as :func:`~dpmoments.moments.secure_noise.secure_noisy`.
+    rng : numpy.random.Generator, or (``secure``) None / random.Random
+
+    Privacy
+    -------
+    Add/remove changes ``n`` by 1: Gaussian noise calibrated to L2
+    sensitivity 1 gives the (epsilon, delta) of the calibration; Laplace with
+    scale ``1/epsilon`` gives epsilon-DP. Rounding and the floor are
+    post-processing.
+    """
+    if secure:
+        noisy, fields = secure_noisy(np.array([float(n)]), sensitivity_of=lambda norm: 1.0, epsilon=epsilon,
+                                     delta=delta, mechanism=mechanism, symmetric=False, rng=rng)
+        raw, scale, guarantee = float(noisy[0]), fields["noise_scale"], fields["guarantee"]
+    elif mechanism == "gaussian":
+        scale, guarantee = calibrate_gaussian(epsilon, delta, 1.0, calibration)
+        raw = n + float(gaussian_noise(1, scale, rng)[0])
+    else:
+        scale, guarantee = calibrate_laplace(epsilon, 1.0)
+        raw = n + float(laplace_noise(1, scale, rng)[0])
+    return NoisyCount(published_count(raw), scale, share, guarantee)
+
+
+def published_count(raw):
+    """The count a release divides by and publishes: the noisy count rounded, floored at 1 (post-processing)."""
+    return max(1, int(np.rint(raw)))
+
+
+def planned_guarantee(epsilon, delta, mechanism, calibration, neighbours, count_share):
+    """The guarantee a Gaussian or Laplace release will carry, known before any data.
+
+    Guarantees do not depend on the sensitivity, so each part is calibrated
+    at sensitivity 1; under add-remove the count's and the sums' compose.
+    """
+    def one(eps, dlt):
+        return calibrate_gaussian(eps, dlt, 1.0, calibration)[1] if mechanism == "gaussian" else PureDP(eps)
+
+    if neighbours != "add-remove" or math.isinf(epsilon):
+        return one(epsilon, delta)
+    (eps_c, delta_c), (eps_s, delta_s) = split_budget(epsilon, delta, count_share)
+    return compose([one(eps_c, delta_c), one(eps_s, delta_s)])
+
+
+def warn_if_delta_large(delta, n, *, noisy, stacklevel=3):
+    """Warn (``PrivacyLeakWarning``) when ``delta >= 1/n``, naming n and delta.
+
+    ``n`` must be public: the exact count under replace-one / zero-out, the
+    noisy count under add-remove (``noisy=True``, and said so).
+    ``stacklevel`` counts from the caller, as ``warnings.warn`` called there would.
+    """
+    if delta is None or delta <= 0 or delta * n < 1:
+        return
+    which = "the noisy row count" if noisy else "rows"
+    warnings.warn(
+        f"delta={delta:g} >= 1/n with n={n} ({which}): an (epsilon, delta) guarantee with delta >= 1/n allows "
+        "publishing a whole row at random; choose delta well below 1/n (e.g. 1e-6).",
+        PrivacyLeakWarning, stacklevel=stacklevel + 1,
+    )

@@ -1,0 +1,273 @@
+"""One reader for every data file: column names, selection, and float64 chunks in bounded memory.
+
+:func:`open_table` opens a file, checks its header (or schema) and the column
+selection without reading the data, and returns a :class:`Table` whose
+:meth:`Table.chunks` streams it. Every command of the command line, the
+estimators given a path and :func:`~dpmoments.moments.iter_chunks` read
+files through it, so they share one set of rules:
+
+========================  ===================================================================
+format                    how it is read (memory does not grow with the file)
+========================  ===================================================================
+``.csv``, ``.tsv``        pyarrow's streaming CSV reader in 256 KiB blocks; ``.gz``/``.bz2``
+                          compressed files too. A header row names the columns unless
+                          ``header=False`` (then they are named ``x0, x1, ...``).
+``.parquet``, ``.pq``     record batches, column chunks read in 1 MiB buffers (no pre-buffering)
+``.npy``                  memory-mapped, copied one block of rows at a time
+``.npz``                  a ``scipy.sparse.save_npz`` matrix: CSR streamed from the archive,
+                          other sparse formats converted in memory (memory ~ the non-zeros)
+========================  ===================================================================
+
+Files without column names (``.npy``, ``.npz``, headerless text) name their
+columns ``x0, x1, ...``; columns may always be chosen by 0-based position.
+A header whose names parse as numbers is refused: it is almost certainly the
+first data row, and names are written into results and reports.
+"""
+
+import stat
+from pathlib import Path
+
+import numpy as np
+
+from ._chunking import checked, rebatch, resolve_columns, split
+from ._csv import COMPRESSIONS, CsvFile, _kind
+
+__all__ = ["open_table", "Table", "EXTENSIONS"]
+
+EXTENSIONS = (".csv", ".tsv", ".parquet", ".pq", ".npy", ".npz")
+_TEXT = {"csv": ",", "tsv": "\t"}
+# Dense rows of a sparse block: about 64 MiB of float64 at most.
+_DENSE_ELEMENTS = 1 << 23
+
+
+def open_table(path, *, columns=None, target=None, delimiter=None, header=True):
+    """Open a data file and check its columns (nothing but the header or schema is read).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.csv``/``.tsv`` (optionally ``.gz`` or ``.bz2``), ``.parquet``/``.pq``,
+        ``.npy`` or ``.npz`` (``scipy.sparse.save_npz``) file.
+    columns : sequence of str or int, optional
+        The feature columns, in order: names or 0-based positions. Default:
+        every column but ``target``.
+    target : str or int, optional
+        The response column; the chunks are then ``(X, y)`` pairs.
+    delimiter : str, optional
+        One character separating the fields of a text file (default ``,``
+        for ``.csv``, tab for ``.tsv``).
+    header : bool, default=True
+        Whether a text file's first row names the columns.
+
+    Returns
+    -------
+    Table
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    ValueError
+        Not a regular file, an unknown extension, a malformed header, a header
+        of numbers, a bad column selection; messages name the file, never a value.
+
+    Privacy
+    -------
+    Reads private data but releases nothing: a :class:`Table` yields exact rows, to be passed to a
+    ``release_*`` function or a private estimator. No neighbouring relation or sensitivity applies
+    here; error messages name the file, line and column of a problem, never a value read from it.
+    """
+    path = Path(path)
+    where = f"file '{path}'"
+    kind, compression = _format(path)
+    if delimiter is not None and kind not in _TEXT:
+        raise ValueError(f"a delimiter (--delimiter; delimiter=) applies to .csv/.tsv files; {where} is {kind}.")
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\r\n\""):
+        raise ValueError(f"'delimiter' must be one character (not a quote or a line break); got {delimiter!r}.")
+    if kind in _TEXT:
+        backend = CsvFile(path, where, delimiter=delimiter or _TEXT[kind], header=bool(header),
+                          compression=compression)
+        _refuse_numeric_names(backend.names, where, header)
+    elif not header:
+        raise ValueError(f"reading without a header (--no-header; header=False) applies to .csv/.tsv files; {where} "
+                         f"is {kind}.")
+    else:
+        backend = {"npy": _Npy, "parquet": _Parquet, "npz": _Npz}[kind](path, where)
+    return Table(path, kind, backend, columns, target)
+
+
+def _format(path):
+    """``(format, compression)`` from the extension, after checking the path is a readable file."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"No such data file: '{path}'.") from None
+    if stat.S_ISDIR(mode):
+        raise ValueError(f"'{path}' is a directory; give one {', '.join(EXTENSIONS)} file.")
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"'{path}' is not a regular file (a named pipe, socket or device?): it is read more than "
+                         "once (checked, then streamed), so save the data to a file first.")
+    suffixes = [s.lower() for s in path.suffixes] or [""]
+    compression = suffixes[-1] if suffixes[-1] in COMPRESSIONS else None
+    ext = (suffixes[-2] if len(suffixes) > 1 else "") if compression else suffixes[-1]
+    if ext not in EXTENSIONS or (compression and ext not in (".csv", ".tsv")):
+        raise ValueError(f"Cannot read '{path}': unknown extension {''.join(path.suffixes[-2:])!r}; supported: "
+                         f"{', '.join(EXTENSIONS)} (.csv and .tsv also compressed as .gz or .bz2).")
+    return {".pq": "parquet"}.get(ext, ext[1:]), compression
+
+
+def _refuse_numeric_names(names, where, header):
+    numeric = [j for j, name in enumerate(names) if _looks_numeric(name)]
+    if header and numeric:
+        shown = ", ".join(map(str, numeric[:5])) + (", ..." if len(numeric) > 5 else "")
+        raise ValueError(f"{where}: the header row has column names that are numbers (columns {shown}, 0-based), "
+                         "so it is probably a data row; if the file has no header, read it without one "
+                         "(--no-header; header=False), which names the columns x0, x1, ...")
+
+
+def _looks_numeric(name):
+    try:
+        float(name)
+    except ValueError:
+        return False
+    return any(ch.isdigit() for ch in name)
+
+
+class Table:
+    """An opened data file: its column names, the selection, and its rows as float64 chunks.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+    format : str
+        ``"csv"``, ``"tsv"``, ``"parquet"``, ``"npy"`` or ``"npz"``.
+    names : list of str
+        Every column's name (``x0, x1, ...`` where the file has none).
+    feature_names : list of str
+        The selected feature columns, in order.
+    target_name : str or None
+    n_rows : int or None
+        The number of rows when known without reading the data (not for text files).
+    """
+
+    def __init__(self, path, kind, backend, columns, target):
+        self.path, self.format, self._backend = path, kind, backend
+        self.names = list(backend.names)
+        where = f"file '{path}'"
+        feats, t = resolve_columns(columns, target, self.names, len(self.names), where)
+        self._used = feats + ([] if t is None else [t])
+        for j in self._used:
+            if self.names[j] == "":
+                raise ValueError(f"{where}: column {j} (0-based) of the header has no name; name it or select columns.")
+            if self.names.count(self.names[j]) > 1:
+                raise ValueError(f"{where}: the header names column {self.names[j]!r} more than once.")
+        if hasattr(backend, "check"):
+            backend.check(self._used)
+        self._n_feats, self._has_y = len(feats), t is not None
+        self.feature_names = [self.names[j] for j in feats]
+        self.target_name = None if t is None else self.names[t]
+        self.n_rows = getattr(backend, "n_rows", None)
+
+    @property
+    def n_features(self):
+        return self._n_feats
+
+    def chunks(self, chunk_size=65536):
+        """Yield ``X`` (or ``(X, y)``) float64 chunks of at most ``chunk_size`` rows; NaN and inf are refused."""
+        where = f"file '{self.path}'"
+        labels = [repr(self.names[j]) for j in self._used]
+        text = self.format in _TEXT
+        row_text = (lambda r: f"data row {r + 1} (1-based, header excluded)") if text and self._backend.header \
+            else (lambda r: f"row {r + 1} (1-based)") if text else (lambda r: f"row {r} (0-based)")
+        blocks = checked(self._backend.blocks(self._used, chunk_size), where, labels, row_text)
+        return split(rebatch(blocks, chunk_size), list(range(self._n_feats)), self._n_feats if self._has_y else None)
+
+
+class _Npy:
+    def __init__(self, path, where):
+        try:
+            A = np.load(path, mmap_mode="r", allow_pickle=False)
+        except ValueError as exc:
+            pickled = "allow_pickle" in str(exc) or "Python objects" in str(exc)
+            why = "it holds Python objects, which are never unpickled" if pickled else "bad header"
+            raise ValueError(f"Could not read {where} as a .npy array ({why}).") from None
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"Could not read {where} as a .npy array ({_kind(exc)}).") from None
+        if not isinstance(A, np.ndarray) or A.dtype.kind not in "biuf":
+            raise ValueError(f"{where} must hold an array of real numbers; got dtype {A.dtype}.")
+        if A.ndim != 2:
+            raise ValueError(f"{where} must hold a 2-D array (n_samples, n_features); got {A.ndim}-D shape {A.shape}.")
+        self.array, self.n_rows = A, int(A.shape[0])
+        self.names = [f"x{j}" for j in range(A.shape[1])]
+
+    def blocks(self, used, chunk_size):
+        A = self.array
+        everything = used == list(range(A.shape[1]))
+        for start in range(0, A.shape[0], chunk_size):
+            block = A[start:start + chunk_size]
+            # Copy each block out of the memory map (fancy indexing copies already).
+            yield start, np.array(block, dtype=np.float64) if everything else block[:, used].astype(np.float64)
+
+
+class _Parquet:
+    def __init__(self, path, where):
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError as exc:
+            raise ImportError(f"Reading {where} needs pyarrow: pip install pyarrow") from exc
+        try:
+            # No pre-buffering and 1 MiB read buffers: memory stays about one batch whatever the row groups.
+            self.file = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20, memory_map=False)
+        except (pa.ArrowException, OSError):
+            raise ValueError(f"Could not read {where} as Parquet (not a Parquet file, or damaged).") from None
+        schema = self.file.schema_arrow
+        self.names, self.n_rows, self.where = list(schema.names), self.file.metadata.num_rows, where
+        self.types = {name: schema.field(name).type for name in self.names}
+
+    def check(self, used):
+        import pyarrow as pa
+
+        for name in (self.names[j] for j in used):
+            kind = self.types[name]
+            if pa.types.is_dictionary(kind):
+                kind = kind.value_type
+            if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)
+                    or pa.types.is_decimal(kind)):
+                raise ValueError(f"{self.where}: column {name!r} has type {self.types[name]}; expected numbers.")
+
+    def blocks(self, used, chunk_size):
+        import pyarrow as pa
+
+        names = [self.names[j] for j in used]
+        start, batches = 0, self.file.iter_batches(batch_size=chunk_size, columns=names)
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                return
+            except (pa.ArrowException, OSError):
+                raise ValueError(f"{self.where}: damaged Parquet data after row {start}.") from None
+            block = np.empty((batch.num_rows, len(names)))
+            for j, name in enumerate(names):
+                block[:, j] = batch.column(name).cast(pa.float64()).to_numpy(zero_copy_only=False)
+            yield start, block
+            start += batch.num_rows
+
+
+class _Npz:
+    """A ``scipy.sparse.save_npz`` matrix; CSR is streamed from the archive in dense row blocks."""
+
+    def __init__(self, path, where):
+        from ._npz import open_sparse
+
+        self.sparse = open_sparse(path, where)
+        self.n_rows, d = self.sparse.shape
+        self.names = [f"x{j}" for j in range(d)]
+
+    def blocks(self, used, chunk_size):
+        d = len(self.names)
+        rows = max(1, min(chunk_size, _DENSE_ELEMENTS // max(d, 1)))
+        everything = used == list(range(d))
+        for start, part in self.sparse.row_blocks(rows):
+            yield start, part.toarray() if everything else part[:, used].toarray()

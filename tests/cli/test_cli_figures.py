@@ -1,0 +1,92 @@
+"""The figures the commands draw: titles that name what is shown, and the large-d paths.
+
+Each run is in process, with ``ResultsDir.save_figure`` recording the axes it is handed before
+writing them as usual, so the tests read titles and images from the figure itself.
+"""
+
+import numpy as np
+import pytest
+
+from dpmoments.cli import _output
+from dpmoments.cli.precision import _threshold_roc
+from dpmoments.metrics import roc_curve
+
+PRIVACY = ["--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--no-fingerprint", "--quiet"]
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """{stem: axes} of every figure a command saves."""
+    seen = {}
+    save = _output.ResultsDir.save_figure
+
+    def record(self, stem, ax):
+        seen[stem] = ax
+        save(self, stem, ax)
+
+    monkeypatch.setattr(_output.ResultsDir, "save_figure", record)
+    return seen
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    d = tmp_path_factory.mktemp("figures")
+    X = np.random.default_rng(0).normal(size=(2000, 4)) / 2 + 3.0  # far from the origin: centring matters
+    np.save(d / "x.npy", X)
+    return d / "x.npy"
+
+
+def test_uncentred_second_moment_is_not_called_a_covariance(run, drawn, small, tmp_path):
+    res = run("covariance", small, *PRIVACY, "--row-norm", "8", "--out", tmp_path / "a")
+    assert res.returncode == 0, res.stderr
+    title = drawn["covariance"].get_title()
+    assert "second moment about the origin (uncentred)" in title and "covariance" not in title
+    assert "(1, 1e-06)-DP" in title.replace("\n", " ")
+
+
+def test_centred_release_is_titled_a_covariance(run, drawn, small, tmp_path):
+    res = run("covariance", small, *PRIVACY, "--row-norm", "3", "--center", "3", "--out", tmp_path / "b")
+    assert res.returncode == 0, res.stderr
+    assert "covariance about the centre" in drawn["covariance"].get_title()
+    assert "second moment" not in drawn["covariance"].get_title()
+
+
+def test_wide_covariance_figure_shows_block_means(run, drawn, tmp_path):
+    X = np.random.default_rng(1).normal(size=(1200, 600)) / 30
+    np.save(tmp_path / "wide.npy", X)
+    res = run("covariance", tmp_path / "wide.npy", *PRIVACY, "--row-norm", "1", "--out", tmp_path / "c")
+    assert res.returncode == 0, res.stderr
+    ax = drawn["covariance"]
+    assert ax.images[0].get_array().shape == (300, 300) and "block of 2 x 2" in ax.get_xlabel()
+    assert (tmp_path / "c" / "covariance.png").stat().st_size > 10_000
+
+
+def test_ridge_network_beyond_the_threshold_is_a_heatmap_with_its_roc(run, drawn, tmp_path):
+    d = 70
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(3000, d))
+    X[:, 1:] += 0.5 * X[:, :-1]  # a chain
+    truth = np.zeros((d, d))
+    k = np.arange(d - 1)
+    truth[k, k + 1] = truth[k + 1, k] = 1.0
+    np.save(tmp_path / "chain.npy", X / 12)
+    np.save(tmp_path / "truth.npy", truth)
+    res = run("precision", tmp_path / "chain.npy", *PRIVACY, "--row-norm", "1", "--method", "ridge", "--alpha", "0.01",
+              "--truth", tmp_path / "truth.npy", "--out", tmp_path / "p")
+    assert res.returncode == 0, res.stderr
+    net, roc = drawn["network"], drawn["roc"]
+    assert net.images and "lower triangle" in net.get_title()
+    assert "AUC" in roc.get_title() and roc.lines[0].get_label() == "threshold path"
+
+
+def test_threshold_roc_is_the_roc_of_every_thresholded_graph():
+    rng = np.random.default_rng(3)
+    for d in (5, 12, 25):
+        P = np.round(rng.normal(size=(d, d)), 1)  # ties, which must enter together
+        P = (P + P.T) / 2
+        truth = rng.random((d, d)) < 0.2
+        truth = truth | truth.T
+        np.fill_diagonal(truth, False)
+        A = np.abs(P)
+        reference = roc_curve([A > t for t in np.unique(A[np.triu_indices(d, 1)])], truth)
+        assert set(zip(*np.round(_threshold_roc(P, truth), 12))) == set(zip(*np.round(reference, 12)))

@@ -1,0 +1,106 @@
+"""Output conventions: ``--json`` on every command, shell completion generated from the parser."""
+
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from dpmoments.cli import COMMANDS, build_parser
+
+from .helpers import cli
+
+GAUSS = ["--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--no-figures"]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("json")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3)) / 2
+    y = X @ np.array([1.0, -1.0, 0.0]) + 0.05 * rng.normal(size=400)
+    np.save(d / "x.npy", X)
+    (d / "xy.csv").write_text("a,b,c,y\n" + "\n".join(",".join(f"{v:.6f}" for v in r) for r in np.c_[X, y]) + "\n")
+    for s in range(2):
+        (d / f"s{s}.csv").write_text("a,b,c\n" + "\n".join(",".join(f"{v:.6f}" for v in r)
+                                                           for r in X[s * 200:(s + 1) * 200]) + "\n")
+    return d
+
+
+def _argv(name, d):
+    return {
+        "covariance": ["covariance", d / "x.npy", *GAUSS, "--row-norm", "2"],
+        "precision": ["precision", d / "x.npy", *GAUSS, "--row-norm", "2", "--edges", "1"],
+        "pca": ["pca", d / "x.npy", *GAUSS, "--row-norm", "2", "--n-components", "1"],
+        "tensor": ["tensor", d / "x.npy", *GAUSS, "--row-norm", "2", "--model", "mog", "--sigma2", "0.1",
+                   "--n-components", "2", "--n-restarts", "2"],
+        "regress": ["regress", d / "xy.csv", "--target", "y", *GAUSS, "--row-norm", "2", "--response-bound", "2",
+                    "--n-iter", "2", "--w-max", "10"],
+        "select": ["select", d / "xy.csv", "--target", "y", "--epsilon", "1", "--seed", "0", "--bounds", "1",
+                   "--response-bound", "2", "--R", "2"],
+        "simulate": ["simulate", d / "s0.csv", d / "s1.csv", *GAUSS, "--row-norm", "2"],
+        "demo": ["demo", "--seed", "0", "--no-figures"],
+    }[name]
+
+
+@pytest.mark.parametrize("name", ["covariance", "precision", "pca", "tensor", "regress", "select", "simulate", "demo"])
+def test_json_prints_the_report_and_nothing_else(run, data, tmp_path, name):
+    out = tmp_path / "res"
+    res = run("--json", *_argv(name, data), "--out", out)
+    assert res.returncode == 0, res.stderr
+    document = json.loads(res.stdout)  # stdout is exactly one JSON document
+    assert document == json.loads((out / "privacy_report.json").read_text())
+    assert document["command"] == name and "guarantee" in document["privacy"]
+    # stderr may carry warnings (e.g. that the noise dominates), never anything else
+    assert all(line.startswith("dpmoments: warning: ") for line in res.stderr.splitlines()), res.stderr
+
+
+def test_json_after_the_command_and_for_audit_and_reproduce(run, data, tmp_path):
+    res = run("covariance", "--json", *_argv("covariance", data)[1:], "--out", tmp_path / "c")
+    assert json.loads(res.stdout)["command"] == "covariance"
+    res = run("--json", "audit", "--epsilon", "1", "--delta", "1e-5", "--dim", "2", "--n-samples", "20000",
+              "--seed", "1")
+    assert res.returncode == 0 and json.loads(res.stdout)["consistent_with_claim"] is True
+    res = run("--json", "reproduce", "--list")
+    assert "park_welling" in json.loads(res.stdout)["reproductions"]
+
+
+def test_json_on_an_error_leaves_stdout_empty(run, data, tmp_path):
+    res = run("--json", "covariance", data / "x.npy", "--epsilon", "1", "--delta", "1e-6", "--out", tmp_path / "o")
+    assert res.returncode == 2 and res.stdout == "" and "--row-norm" in res.stderr
+
+
+def test_json_in_a_subprocess_is_pipeable(data, tmp_path):
+    res = cli("--json", *_argv("covariance", data), "--out", tmp_path / "c")
+    assert res.returncode == 0 and json.loads(res.stdout)["input"]["shape"] == [400, 3]
+
+
+def _complete(script, words):
+    """What bash completes for ``words`` (the last one being completed)."""
+    line = " ".join(words)
+    program = (f"{script}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; _dpmoments; "
+               'printf "%s\\n" "${COMPREPLY[@]}"')
+    return subprocess.run(["bash", "-c", program], capture_output=True, text=True, check=True).stdout.split()
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash here")
+def test_bash_completion_is_generated_from_the_parser(run):
+    res = run("--completion", "bash")
+    assert res.returncode == 0
+    script = res.stdout
+    assert _complete(script, ["dpmoments", "cov"]) == ["covariance"]
+    assert set(_complete(script, ["dpmoments", "--js"])) == {"--json"}
+    assert "--mechanism" in _complete(script, ["dpmoments", "covariance", "--mech"])
+    assert set(_complete(script, ["dpmoments", "covariance", "--mechanism", ""])) == {"gaussian", "laplace"}
+    assert set(_complete(script, ["dpmoments", "select", "--mechanism", ""])) == {"noisy-min", "exponential"}
+    assert "--no-header" in _complete(script, ["dpmoments", "regress", "--no-h"])
+    for name in COMMANDS:
+        assert name.replace("_", "-") in script
+    options = {o for a in build_parser()._actions for o in a.option_strings if o.startswith("--")}
+    assert options - {"--help"} <= set(_complete(script, ["dpmoments", "--"]))
+
+
+def test_zsh_completion_uses_bashcompinit(run):
+    res = run("--completion", "zsh")
+    assert res.returncode == 0 and "bashcompinit" in res.stdout and "complete -o filenames" in res.stdout

@@ -1,0 +1,191 @@
+"""Every noise check fires where the estimate is noise and stays quiet where it is not; the new defaults."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits, load_iris
+
+from dpmoments import release_second_moment
+from dpmoments.datasets.mixtures import make_mog
+from dpmoments.estimators import (PrivateCovariance, PrivateGraphicalLasso, PrivateIRLS, PrivateModelSelection,
+                                  PrivatePCA, PrivateTensorDecomposition)
+from dpmoments.estimators.standardize import standardize_release
+from dpmoments.exceptions import NoiseDominatesWarning
+
+KW = dict(epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+
+
+def _codes(est):
+    return {d["code"] for d in est.diagnostics_}
+
+
+def _quiet(fit):
+    """Fit with every warning an error: a clean fit raises no NoiseDominatesWarning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseDominatesWarning)
+        est = fit()
+    assert est.diagnostics_ == []
+    return est
+
+
+def _noisy(fit, *codes):
+    with pytest.warns(NoiseDominatesWarning) as record:
+        est = fit()
+    assert set(codes) <= _codes(est), _codes(est)
+    warned = " ".join(str(w.message) for w in record)
+    assert all(d["message"] in warned for d in est.diagnostics_)  # the attribute says what the warning said
+    return est
+
+
+def _spiked(n, d=6, seed=1):
+    return np.random.default_rng(seed).normal(size=(n, d)) * np.r_[3.0, 2.0, np.ones(d - 2)] / 10
+
+
+# -- covariance ---------------------------------------------------------------------------------------------------
+def test_covariance_noise_dominates_and_low_variances():
+    _noisy(lambda: PrivateCovariance(**KW).fit(_spiked(200)), "noise-dominates", "variance-below-noise")
+    est = _quiet(lambda: PrivateCovariance(**KW).fit(_spiked(20000)))
+    assert est.snr_ > 10
+    X = _spiked(20000)
+    X[:, -1] *= 1e-3
+    _noisy(lambda: PrivateCovariance(**KW).fit(X), "variance-below-noise")
+
+
+# -- PCA ----------------------------------------------------------------------------------------------------------
+def test_pca_components_against_the_noise_floor():
+    iso = np.random.default_rng(0).normal(size=(300, 6)) / 10
+    est = _noisy(lambda: PrivatePCA(n_components=2, **KW).fit(iso), "no-eigenvalue-above-noise")
+    assert not est.components_above_noise_.any() and est.snr_ < 1
+    est = _quiet(lambda: PrivatePCA(n_components=2, **KW).fit(_spiked(20000)))
+    assert est.components_above_noise_.all() and est.n_eigenvalues_above_noise_ >= 2
+    est = _noisy(lambda: PrivatePCA(n_components=4, **KW).fit(_spiked(1000)), "components-below-noise")
+    assert est.components_above_noise_[0] and not est.components_above_noise_[-1]
+
+
+def test_pca_ratio_sums_to_at_most_one_on_digits():
+    """The issue's case: 'ratio' summed to 1.59 against the trace of the noisy matrix."""
+    X = load_digits().data / 16.0
+    center = np.full(X.shape[1], 0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoiseDominatesWarning)
+        est = PrivatePCA(n_components=10, epsilon=1.0, delta=1e-6, row_norm=8.0, center=center, rng=0).fit(X)
+    ratio = est.explained_variance_ratio_
+    assert np.all((ratio >= 0) & (ratio <= 1)) and ratio.sum() <= 1.0
+    assert est.explained_variance_[:10].sum() / np.trace(est.release_.second_moment) > 1  # the old denominator
+    spectrum = np.linalg.eigvalsh(est.release_.second_moment)
+    np.testing.assert_allclose(ratio, np.maximum(est.explained_variance_, 0) / np.maximum(spectrum, 0).sum())
+
+
+# -- graphical lasso ----------------------------------------------------------------------------------------------
+def test_glasso_edges_against_the_noise_floor():
+    independent = np.random.default_rng(0).normal(size=(300, 5)) / 5
+    _noisy(lambda: PrivateGraphicalLasso(alpha=0.01, **KW).fit(independent), "no-edge-above-noise")
+    X = _spiked(20000, d=5)
+    X[:, 1] += X[:, 0]
+    est = _quiet(lambda: PrivateGraphicalLasso(alpha="ebic", n_draws=20, **KW).fit(X))
+    assert est.snr_ > 1 and est.edge_frequency_[0, 1] == 1.0 and est.uncertainty_["n_edges_stable_90"] >= 1
+
+
+def test_standardize_floors_variances_at_the_noise_level():
+    """The issue's case: a released variance below the noise was divided into the eBIC floor (alpha = 6.5e10)."""
+    X = _spiked(20000, d=5)
+    X[:, 2] *= 1e-4
+    rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+    with pytest.warns(NoiseDominatesWarning, match="1 of 5 released variances are below"):
+        scaled = standardize_release(rel)
+    assert scaled.noise_scale < 1.0  # at most 1/sqrt(2 ln 2d) of a correlation; was ~sigma/|tiny variance|
+    assert "floored=1" in scaled.postprocessing[-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoiseDominatesWarning)
+        est = PrivateGraphicalLasso(alpha="ebic", **KW).fit_release(scaled)
+    assert est.alpha_ < 10
+    clean = release_second_moment(_spiked(20000, d=5), epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseDominatesWarning)
+        scaled = standardize_release(clean)
+    np.testing.assert_allclose(np.diag(scaled.second_moment), 1.0, atol=0.05)
+
+
+# -- IRLS ---------------------------------------------------------------------------------------------------------
+def _regression(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3)) / 4
+    return X, X @ np.array([1.0, -1.0, 0.5]) + 0.05 * rng.standard_t(2, size=n)
+
+
+def test_irls_coefficients_within_noise():
+    base = dict(response_bound=1.0, n_iter=3, w_max=10.0, **KW)
+    est = _noisy(lambda: PrivateIRLS(**base).fit(*_regression(300)), "coefficients-within-noise")
+    assert est.snr_ < 1 and np.all(est.coef_se_ > 0)
+    est = _quiet(lambda: PrivateIRLS(**base).fit(*_regression(20000)))
+    assert est.snr_ > 3 and est.coef_interval_.shape == (2, 3)
+
+
+# -- tensor mixtures ----------------------------------------------------------------------------------------------
+def test_tensor_mog_on_iris_says_it_is_noise():
+    """The issue's case: means of 86 229 at epsilon = 1000 because sigma2 exceeded Sigma's spectrum."""
+    X = load_iris().data
+    kw = dict(n_components=3, model="mog", delta=1e-6, row_norm=5.0, sigma2=0.5, center=X.mean(axis=0).round(1),
+              rng=0)
+    _noisy(lambda: PrivateTensorDecomposition(epsilon=1000.0, **kw).fit(X), "whitening-failure",
+           "sigma2-above-spectrum", "weights-outside-unit-interval")
+    _noisy(lambda: PrivateTensorDecomposition(epsilon=1.0, **kw).fit(X), "whitening-failure")
+
+
+def test_tensor_mog_on_its_simulation_is_clean():
+    m = make_mog(20000, 5, 2, sigma2=0.01, rng=0)
+    est = _quiet(lambda: PrivateTensorDecomposition(n_components=2, model="mog", sigma2=0.01, n_draws=10,
+                                                    **{**KW, "row_norm": 3.0}).fit(m.X))
+    assert est.snr_ > 1 and est.weights_se_.shape == (2,) and est.components_se_.shape == (2, 5)
+
+
+# -- model selection ----------------------------------------------------------------------------------------------
+def _lei(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 6))
+    return X, X @ np.array([1.0, 1, 1, 0, 0, 0]) + rng.standard_normal(n)
+
+
+@pytest.mark.statistical
+def test_default_penalty_selects_the_true_model_on_lei_simulation():
+    """Lei et al.'s setting: beta = (1,1,1,0,0,0), n = 2e4, epsilon = 1, R = 3, r = 4; >= 9 of 10 fits."""
+    hits = 0
+    for seed in range(10):
+        sel = PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=4.0, R=3.0, rng=seed)
+        sel.fit(*_lei(20000, seed))
+        hits += sel.selected_ == (0, 1, 2)
+        assert sel.diagnostics_ == [] and sel.selection_probability_ > 0.99
+    assert hits >= 9
+
+
+def test_selection_margin_within_the_noise():
+    X, y = _lei(20000, 0)
+    sel = _noisy(lambda: PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=4.0, R=3.0, phi="bic",
+                                               rng=0).fit(X, y), "selection-within-noise")
+    assert sel.selection_probability_ < 0.5 and sel.snr_ < 1
+    scores = PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=4.0, R=3.0, release_scores=True,
+                                   rng=0).fit(X, y)
+    assert scores.selection_gap_ == pytest.approx(np.diff(np.sort(scores.scores_)[:2])[0])
+    assert scores.tie_probability_ < 1e-3
+
+
+def test_selection_indistinguishable_from_its_runner_up():
+    """The issue's case: on diabetes, five seeds gave five models. Two near-equal columns: the gap says so."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(442, 4))
+    X[:, 1] = X[:, 0] + 0.01 * rng.uniform(-1, 1, size=442)  # columns 0 and 1 explain y equally well
+    y = X[:, 0] + rng.normal(size=442)
+    sel = _noisy(lambda: PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=4.0, R=3.0, rng=0).fit(X, y),
+                 "selection-within-noise")
+    assert sel.tie_probability_ > 0.05 and sel.selection_probability_ > 0.99  # the data-free bound cannot see it
+
+
+def test_default_penalty_without_noise_is_the_exact_bic():
+    X, y = _lei(5000, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sel = PrivateModelSelection(epsilon=math.inf, bounds=1.0, response_bound=4.0, R=3.0).fit(X, y)
+    assert sel.selected_ == (0, 1, 2) and 0.5 < sel.phi_ / math.log(5000) < 1.5  # residual variance ~ 1
+    assert sel.selection_probability_ == 1.0 and sel.snr_ == math.inf

@@ -1,0 +1,166 @@
+"""Catalogue cases for files, outputs and extreme numbers (appended to ``catalogue.CASES``).
+
+Every message here names the file or option and what is wrong, never a value
+read from the data: the cells below that must not appear are ``SECRET``.
+"""
+
+import os
+import pathlib
+import tempfile
+
+import numpy as np
+
+import dpmoments as dpm
+from dpmoments.estimators import PrivateCovariance
+from dpmoments.moments.tables import open_table
+
+OK = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)
+PRIVACY = ("--epsilon", "1", "--delta", "1e-6", "--row-norm", "1")
+SECRET = "14.23"
+
+
+def _dir():
+    return pathlib.Path(tempfile.mkdtemp())
+
+
+def _file(name, text=None, data=None):
+    path = _dir() / name
+    if data is not None:
+        np.save(path, data)
+    else:
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return str(path)
+
+
+def _fresh():
+    return str(_dir() / "out")
+
+
+def _masked():
+    return np.ma.masked_array(np.array([[1.0, 100.0], [0.5, 0.2]]), mask=[[False, True], [False, False]])
+
+
+def _pandas_na():
+    import pandas as pd
+
+    return pd.DataFrame({"a": pd.array([1.0, None, 2.0], dtype="Float64"), "b": [1.0, 2.0, 3.0]})
+
+
+def _dask_nan():
+    import dask.array as da
+
+    x = np.random.default_rng(0).normal(size=(1000, 3))
+    x[400, 1] = np.nan
+    return da.from_array(x, chunks=(100, 3))
+
+
+def _fifo():
+    path = _dir() / "stream.csv"
+    os.mkfifo(path)
+    return str(path)
+
+
+def _study():
+    """A study directory holding the input; returns (the input, the directory)."""
+    study = _dir() / "study"
+    study.mkdir()
+    np.save(study / "patients.npy", np.random.default_rng(0).normal(size=(20, 3)))
+    (study / "notes.txt").write_text("unrelated")
+    return str(study / "patients.npy"), str(study)
+
+
+def _foreign_dir():
+    path = _dir() / "mine"
+    path.mkdir()
+    (path / "thesis.tex").write_text("years of work")
+    return str(path)
+
+
+def _link():
+    real = _dir() / "real"
+    real.mkdir()
+    link = real.parent / "link"
+    link.symlink_to(real)
+    return str(link)
+
+
+def _words(ids):
+    return _file("docs.npy", data=np.array(ids, dtype=float))
+
+
+def cases(cli):
+    """The cases, given the catalogue's in-process command-line runner."""
+    study_input, study = _study()
+    csv = _file("good.csv", "a,b,c\n1,2,3\n4,5,6\n")
+    return [
+        ("data-masked", "API", "a masked array with a masked entry",
+         lambda: dpm.release_second_moment(_masked(), **OK), ValueError, "masked array"),
+        ("data-masked-fit", "API", "a masked array given to an estimator",
+         lambda: PrivateCovariance(**OK).fit(_masked()), ValueError, "masked array"),
+        ("data-numeric-strings", "API", "numbers as strings (an object array) in a release",
+         lambda: dpm.release_second_moment(np.array([["1", "2"], ["3", "4"]], dtype=object), **OK), TypeError,
+         "never parses strings"),
+        ("data-numeric-strings-fit", "API", "numbers as strings given to an estimator (the same rule)",
+         lambda: PrivateCovariance(**OK).fit(np.array([["1", "2"], ["3", "4"]], dtype=object)), TypeError,
+         "never parses strings"),
+        ("data-pandas-na", "API", "a DataFrame with a pandas NA", lambda: dpm.release_second_moment(_pandas_na(), **OK),
+         ValueError, "missing value"),
+        ("data-list-of-rows", "API", "a list of rows given to a release",
+         lambda: dpm.release_second_moment([[1.0, 2.0], [3.0, 4.0]], **OK), TypeError, "np.asarray(rows)"),
+        ("data-dask-nan-row", "API", "a NaN at row 400 of a dask array",
+         lambda: dpm.release_second_moment(_dask_nan(), **OK), ValueError, "row 400"),
+        ("file-header-of-numbers", "API", "a CSV without a header read as if it had one",
+         lambda: open_table(_file("wine.csv", f"{SECRET},1.71\n13.2,1.78\n")), ValueError, "header=False"),
+        ("file-semicolons", "API", "a semicolon-separated file read as comma-separated",
+         lambda: open_table(_file("eu.csv", "a;b\n1;2\n")), ValueError, "delimiter"),
+        ("file-not-utf8", "API", "a Latin-1 file", lambda: open_table(_file("l1.csv", b"poids\xe9,b\n1,2\n")), ValueError,
+         "is not UTF-8 text"),
+        ("file-named-pipe", "API", "a named pipe", lambda: open_table(_fifo()), ValueError, "not a regular file"),
+        ("file-dense-npz", "API", "an .npz of dense arrays",
+         lambda: open_table(_npz_dense()), ValueError,
+         "no scipy.sparse matrix"),
+        ("cli-bad-cell-quoted", "CLI", "a CSV with a text cell (the cell is never shown)",
+         lambda: cli("covariance", _file("bad.csv", "a,b\n1,2\n3,JANE-DOE\n"), *PRIVACY, "--out", _fresh()), 2,
+         "the value in column 'b' at line 3 is not a number"),
+        ("cli-header-of-numbers", "CLI", "a headerless CSV (its first row would become column names)",
+         lambda: cli("covariance", _file("wine.csv", f"{SECRET},1.71\n13.2,1.78\n"), *PRIVACY, "--out", _fresh()), 2,
+         "--no-header"),
+        ("cli-out-holds-input", "CLI", "`--out study --force` where study/ holds the input",
+         lambda: cli("covariance", study_input, *PRIVACY, "--out", study, "--force"), 2, "contains the input"),
+        ("cli-out-working-dir", "CLI", "`--out . --force`",
+         lambda: cli("covariance", csv, *PRIVACY, "--out", ".", "--force"), 2, "the working directory"),
+        ("cli-force-foreign-dir", "CLI", "`--force` onto a directory dpmoments did not write",
+         lambda: cli("covariance", csv, *PRIVACY, "--out", _foreign_dir(), "--force"), 2, "not written by dpmoments"),
+        ("cli-out-symlink", "CLI", "an `--out` that is a symbolic link",
+         lambda: cli("covariance", csv, *PRIVACY, "--out", _link()), 2, "symbolic link"),
+        ("cli-epsilon-tiny", "CLI", "`--epsilon 1e-300`",
+         lambda: cli("covariance", csv, "--epsilon", "1e-300", "--delta", "1e-6", "--row-norm", "1", "--out",
+                     _fresh()), 2, "at least 1e-12"),
+        ("cli-epsilon-subnormal", "CLI", "`--epsilon 1e-320` (`regress`)",
+         lambda: cli("regress", csv, "--target", "c", "--epsilon", "1e-320", "--delta", "1e-6", "--row-norm", "1",
+                     "--response-bound", "1", "--n-iter", "2", "--w-max", "10", "--out", _fresh()), 2, "--epsilon"),
+        ("cli-delta-subnormal", "CLI", "`--delta 1e-320`",
+         lambda: cli("covariance", csv, "--epsilon", "1", "--delta", "1e-320", "--row-norm", "1", "--out", _fresh()),
+         2, "smallest normal double"),
+        ("cli-row-norm-huge", "CLI", "`--row-norm 1e200`",
+         lambda: cli("covariance", csv, "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1e200", "--out",
+                     _fresh()), 2, "rescale the data"),
+        ("cli-epsilon-grid-tiny", "CLI", "`--epsilon-grid 1e-300,1`",
+         lambda: cli("covariance", csv, *PRIVACY, "--epsilon-grid", "1e-300,1", "--out", _fresh()), 2,
+         "--epsilon-grid"),
+        ("cli-stm-word-ids", "CLI", "`tensor --model stm` with word ids outside the vocabulary (never printed)",
+         lambda: cli("tensor", _words([[0, 1, 2], [3, 4, 977]] * 5), "--model", "stm", "--vocabulary-size", "10",
+                     "--n-components", "2", "--epsilon", "1", "--delta", "1e-6", "--out", _fresh()), 2,
+         "id(s) outside it"),
+        ("cli-no-header-npy", "CLI", "`--no-header` with a .npy file",
+         lambda: cli("covariance", _file("x.npy", data=np.ones((4, 2))), "--no-header", *PRIVACY, "--out", _fresh()),
+         2, "--no-header"),
+        ("cli-named-pipe", "CLI", "a named pipe as the data file",
+         lambda: cli("covariance", _fifo(), *PRIVACY, "--out", _fresh()), 2, "not a regular file"),
+    ]
+
+
+def _npz_dense():
+    path = _dir() / "dense.npz"
+    np.savez(path, X=np.ones((3, 2)))
+    return str(path)

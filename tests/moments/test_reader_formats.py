@@ -1,0 +1,170 @@
+"""One reader, files as users have them: delimiters, headers, compression, sparse archives, and the
+messages hostile files get (they name the file, line and column, never a value)."""
+
+import bz2
+import gzip
+import os
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from dpmoments.moments import iter_chunks
+from dpmoments.moments.tables import open_table
+
+X = np.random.default_rng(3).normal(size=(53, 3)).round(6)
+SECRET = "JANE-DOE-4711"
+
+
+def _text(rows, sep=",", header="a,b,c"):
+    body = "\n".join(sep.join(repr(float(v)) for v in r) for r in rows)
+    return (header.replace(",", sep) + "\n" if header else "") + body + "\n"
+
+
+def _all(path, **kw):
+    return np.concatenate(list(iter_chunks(path, chunk_size=10, **kw)))
+
+
+@pytest.mark.parametrize("name, writer", [
+    ("d.csv", lambda p: p.write_text(_text(X))),
+    ("d.tsv", lambda p: p.write_text(_text(X, "\t"))),
+    ("d.csv.gz", lambda p: p.write_bytes(gzip.compress(_text(X).encode()))),
+    ("d.tsv.bz2", lambda p: p.write_bytes(bz2.compress(_text(X, "\t").encode()))),
+    ("d.CSV", lambda p: p.write_text(_text(X))),
+    ("bom-crlf.csv", lambda p: p.write_bytes(b"\xef\xbb\xbf" + _text(X).replace("\n", "\r\n").encode())),
+    ("quoted.csv", lambda p: p.write_text('"a","b","c"\n' + "\n".join(",".join(f'"{float(v)!r}"' for v in r) for r in X))),
+])
+def test_text_files_as_users_have_them(tmp_path, name, writer):
+    path = tmp_path / name
+    writer(path)
+    table = open_table(path)
+    assert table.names == ["a", "b", "c"] and table.n_rows is None
+    np.testing.assert_array_equal(_all(path), X)
+
+
+def test_delimiter_and_no_header(tmp_path):
+    path = tmp_path / "semi.csv"
+    path.write_text(_text(X, ";"))
+    np.testing.assert_array_equal(_all(path, delimiter=";"), X)
+    bare = tmp_path / "bare.csv"
+    bare.write_text(_text(X, header=None))
+    table = open_table(bare, header=False, columns=["x2", 0])
+    assert table.names == ["x0", "x1", "x2"] and table.feature_names == ["x2", "x0"]
+    np.testing.assert_array_equal(np.concatenate(list(table.chunks(7))), X[:, [2, 0]])
+    # the first record is data: it is counted
+    assert sum(c.shape[0] for c in iter_chunks(bare, header=False)) == X.shape[0]
+
+
+def test_a_header_of_numbers_is_refused_and_never_echoed(tmp_path):
+    bare = tmp_path / "wine.csv"
+    bare.write_text("14.23,1.71,2.43\n13.2,1.78,2.14\n")
+    with pytest.raises(ValueError, match=r"wine\.csv': the header row has column names that are numbers.*"
+                                         r"--no-header") as err:
+        open_table(bare)
+    assert "14.23" not in str(err.value) and "1.71" not in str(err.value)
+    assert open_table(bare, header=False).names == ["x0", "x1", "x2"]
+
+
+def test_semicolon_file_read_as_comma_gets_a_hint_not_its_row(tmp_path):
+    path = tmp_path / "eu.csv"
+    path.write_text("age;weight\n41;70,5\n")
+    with pytest.raises(ValueError, match=r"separated by ';'\? Give the delimiter") as err:
+        open_table(path)
+    assert "70,5" not in str(err.value)
+
+
+@pytest.mark.parametrize("body, fragment", [
+    (f"a,b\n1,2\n3,{SECRET}\n", "the value in column 'b' at line 3 is not a number"),
+    (f"a,b\n1,2\n3,4,{SECRET}\n", "line 3 has 3 field(s) but the header has 2"),
+    (f"a,b\n1,2\n{SECRET}\n", "line 3 has 1 field(s) but the header has 2"),
+    (f'a,b\n1,2\n"3\n{SECRET}",4\n', "the value in column 'a' at line 4 is not a number"),
+])
+def test_bad_rows_are_located_without_their_values(tmp_path, body, fragment):
+    path = tmp_path / "bad.csv"
+    path.write_text(body)
+    with pytest.raises(ValueError) as err:
+        _all(path)
+    assert fragment in str(err.value) and "bad.csv" in str(err.value)
+    assert SECRET not in str(err.value) and "JANE" not in str(err.value)
+
+
+def test_encoding_errors_name_the_file(tmp_path):
+    head = tmp_path / "latin-head.csv"
+    head.write_bytes("poids_\xe9,b\n1,2\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin-head\.csv' is not UTF-8 text"):
+        open_table(head)
+    cell = tmp_path / "latin-cell.csv"
+    cell.write_bytes(b"a,b\n1,2\n3,\xe9t\xe9\n")
+    with pytest.raises(ValueError, match=r"latin-cell\.csv' is not UTF-8 text"):
+        _all(cell)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_named_pipe_is_refused_in_one_line(tmp_path):
+    fifo = tmp_path / "stream.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=r"stream\.csv' is not a regular file \(a named pipe"):
+        open_table(fifo)
+
+
+def test_unknown_and_misplaced_options(tmp_path):
+    np.save(tmp_path / "x.npy", X)
+    with pytest.raises(ValueError, match=r"a delimiter \(--delimiter; delimiter=\) applies to .csv/.tsv"):
+        open_table(tmp_path / "x.npy", delimiter=";")
+    with pytest.raises(ValueError, match=r"without a header \(--no-header; header=False\) applies to .csv/.tsv"):
+        open_table(tmp_path / "x.npy", header=False)
+    (tmp_path / "x.json.gz").write_bytes(b"")
+    with pytest.raises(ValueError, match="unknown extension '.json.gz'"):
+        open_table(tmp_path / "x.json.gz")
+    (tmp_path / "d.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="'delimiter' must be one character"):
+        open_table(tmp_path / "d.csv", delimiter=";;")
+
+
+def test_npy_columns_have_names_too(tmp_path):
+    np.save(tmp_path / "x.npy", X)
+    table = open_table(tmp_path / "x.npy", columns=["x1"], target="x0")
+    assert table.n_rows == X.shape[0] and table.feature_names == ["x1"] and table.target_name == "x0"
+    Xb, y = next(table.chunks(100))
+    np.testing.assert_array_equal(Xb, X[:, [1]])
+    np.testing.assert_array_equal(y, X[:, 0])
+
+
+@pytest.mark.parametrize("fmt, compressed", [("csr", True), ("csr", False), ("csc", True), ("coo", False)])
+def test_sparse_archives_give_the_dense_rows(tmp_path, fmt, compressed):
+    rng = np.random.default_rng(0)
+    A = (sparse.random(301, 7, density=0.2, random_state=1, format="lil") * 3).tolil()
+    A[5, :] = 0  # an empty row
+    A = A.tocsr()
+    path = tmp_path / f"m-{fmt}.npz"
+    sparse.save_npz(path, A.asformat(fmt), compressed=compressed)
+    table = open_table(path, columns=[4, 0])
+    assert table.n_rows == 301 and table.names[:2] == ["x0", "x1"]
+    got = np.concatenate(list(table.chunks(chunk_size=int(rng.integers(1, 50)))))
+    np.testing.assert_array_equal(got, A.toarray()[:, [4, 0]])
+
+
+def test_hostile_sparse_archives(tmp_path):
+    np.savez(tmp_path / "dense.npz", X=X)
+    with pytest.raises(ValueError, match="holds no scipy.sparse matrix"):
+        open_table(tmp_path / "dense.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match=r"junk\.npz' as a \.npz archive"):
+        open_table(tmp_path / "junk.npz")
+    A = sparse.csr_array(np.eye(4))
+    bad = sparse.csr_array((A.data, A.indices + 10, A.indptr), shape=(4, 4), copy=False)
+    bad.indices[:] = [0, 1, 9, 3]  # a column index outside the matrix
+    np.savez(tmp_path / "bad.npz", data=A.data, indices=bad.indices, indptr=A.indptr, format=b"csr",
+             shape=np.array([4, 4]))
+    with pytest.raises(ValueError, match=r"bad\.npz': the sparse matrix is inconsistent \(a column index"):
+        _all(tmp_path / "bad.npz")
+    np.savez(tmp_path / "obj.npz", data=np.array([{"x": 1}], dtype=object), indices=[0], indptr=[0, 1],
+             format=b"csr", shape=np.array([1, 1]))
+    with pytest.raises(ValueError, match=r"obj\.npz"):
+        _all(tmp_path / "obj.npz")
+
+
+def test_npy_of_objects_is_never_unpickled(tmp_path):
+    np.save(tmp_path / "o.npy", np.array([[{"a": 1}]], dtype=object), allow_pickle=True)
+    with pytest.raises(ValueError, match="Python objects, which are never unpickled"):
+        open_table(tmp_path / "o.npy")
