@@ -1,4 +1,4 @@
-"""Imports flow downward only (design/architecture.md, 'Layers').
+"""Imports flow downward only (docs/architecture.md, "Layers").
 
 Walks every module of the package, reads its import statements with ``ast``
 and fails on an import of a package that the module's layer may not use.
@@ -65,7 +65,7 @@ MODULES = sorted(ROOT.rglob("*.py"))
 def test_imports_flow_downward(path):
     top = _top(path)
     own = LAYER.get(top)
-    assert own is not None, f"{top} has no layer in the table; add it to design/architecture.md and LAYER"
+    assert own is not None, f"{top} has no layer in the table; add it to docs/architecture.md and LAYER"
     allowed = MAY_IMPORT.get(top)
     for name, line in _imported_tops(path):
         if name not in LAYER:
