@@ -20,11 +20,10 @@ from .privacy.composition import compose
 warnings.warn("dpmoments.federated is deprecated: release across sites with dpmoments.multisite and fit with "
               "fit_release; this alias is removed in the next release.", DeprecationWarning, stacklevel=2)
 
-__all__ = ["PROTOCOLS", "AGNBudget", "FederatedReport", "cape_pca", "cape_agn", "mog_sites", "topic_sites",
-           "compose_guarantees"]
+__all__ = ["PROTOCOLS", "AGNBudget", "cape_pca", "cape_agn", "mog_sites", "topic_sites", "compose_guarantees"]
 
 PROTOCOLS = ("cape", "conventional", "secure-aggregation", "local", "dpdispca", "pooled")
-FederatedReport = AnalysisReport
+FederatedReport = AnalysisReport  # the old name, kept importable (documented once, as multisite.AnalysisReport)
 
 
 class AGNBudget(tuple):

@@ -132,3 +132,36 @@ def test_a_multi_step_analysis_over_the_network_command(run, tmp_path):
     report = json.loads((tmp_path / "irls" / "privacy_report.json").read_text())
     assert report["protocol"]["analysis"] == "regress" and len(report["protocol"]["parts"]) == 6
     assert report["privacy"]["guarantee_detail"]["epsilon"] == pytest.approx(1.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("analysis, options, fit, estimate", [
+    ("pca", {}, ["--n-components", 2], "components.npy"),
+    ("select", {}, ["--R", 3, "--phi", 50], "selected.csv"),
+    ("tensor-mog", {"sigma2": 0.01}, ["--n-components", 2], "components.npy"),
+    ("tensor-stm", {"vocabulary_size": 6}, ["--n-components", 2], "components.npy"),
+])
+def test_every_analysis_runs_over_the_network_command(run, tmp_path, analysis, options, fit, estimate):
+    """The deployed commands accept every analysis: the plan names it, aggregate fits it (issue 15)."""
+    rng = np.random.default_rng(3)
+    plan = plan_analysis(analysis, "cape", list(SIZES), list(SIZES.values()), n_features=3, row_norm=1.0,
+                         epsilon=1.0, delta=1e-6, options=options)
+    paths = deal_files(plan, tmp_path / "P", rng=0)
+    sites = []
+    for s, n in SIZES.items():
+        X = rng.integers(0, 6, size=(n, 3)) if analysis == "tensor-stm" else rng.normal(size=(n, 3)) / 3
+        y = X @ np.array([1.0, 0.0, -0.5]) if analysis == "select" else None
+        site = Site(s, X, y)
+        site.accept(read_bundle(tmp_path / "P" / f"{s}.npz", s), rng=1)
+        sites.append(site)
+    port = deploy.free_port()
+    stop = _serve(sites, port)
+    try:
+        res = run("aggregate", "--transport", "grpc", "--listen", f"127.0.0.1:{port}", "--insecure", "--plan",
+                  paths["plan"], "--out", tmp_path / "out", "--wait", 20, "--timeout", 20, "--no-figures", *fit)
+    finally:
+        stop()
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "out" / estimate).is_file()
+    report = json.loads((tmp_path / "out" / "privacy_report.json").read_text())
+    assert report["analysis"]["transport"] == "grpc" and report["protocol"]["protocol"] == "cape"
+    assert report["privacy"]["guarantee_detail"]["epsilon"] == pytest.approx(1.0, rel=1e-6)

@@ -72,3 +72,24 @@ def test_the_server_apps_watchdog_ends_it_when_the_aggregate_command_is_gone(tmp
     outcome = json.loads(status.read_text())
     assert outcome == {"ok": False, "nonce": "n1", "error": "the aggregator stopped: the process that started it "
                                                               "ended; no release was made"}
+
+
+def test_flwr_run_ends_when_aggregate_is_stopped_while_waiting(tmp_path, monkeypatch):
+    """SIGTERM reaches aggregate as an exception while it waits on `flwr run`: the child is ended, not orphaned."""
+    from dpmoments.cli._signals import Stopped
+
+    started, calls = [], []
+    real = subprocess.Popen
+    monkeypatch.setattr(deploy.subprocess, "Popen", lambda *a, **k: started.append(real(*a, **k)) or started[-1])
+
+    def reachable(host, port):  # the SuperLink answers once; then the stop signal arrives
+        calls.append(port)
+        if len(calls) > 1:
+            raise Stopped(signal.SIGTERM)
+        return True
+
+    monkeypatch.setattr(deploy, "_reachable", reachable)
+    with pytest.raises(Stopped):
+        deploy.watch_flwr([sys.executable, "-c", "import time; time.sleep(120)"], dict(os.environ),
+                          tmp_path / "status.json", "127.0.0.1:9", 300)
+    assert len(started) == 1 and started[0].poll() is not None  # ended and reaped by the time it raised

@@ -6,9 +6,10 @@ each step of each plan once and owns its budget, :class:`SiteLedger`), the trust
 dealer (:func:`deal`: CAPE's zero-sum shares, out of band) and the untrusted
 :class:`Aggregator`. A :class:`Plan` is built once from public facts and shipped; the
 aggregator's run (:func:`run_plan`) is written once and drives any :class:`Transport`:
-:class:`InProcessTransport` (default), Flower (:mod:`.flower`) or gRPC (:mod:`.grpc`).
+:class:`InProcessTransport` (default), Flower (:mod:`~dpmoments.multisite.flower`) or gRPC
+(:mod:`~dpmoments.multisite.grpc_transport`).
 
-Every run produces foundation :class:`~dpmoments.Release` objects, so every estimator fits
+Every run produces :class:`~dpmoments.Release` objects, so every estimator fits
 from them with ``fit_release``; :mod:`.analyses` adds the multi-release ones (tensor
 moments, IRLS). The headline guarantee is the one that holds against the aggregator, and
 by default the noise is calibrated to meet the budget there (``target="aggregator"``).

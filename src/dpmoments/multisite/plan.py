@@ -21,7 +21,7 @@ calibrates the noise so that the *joint view* of the aggregator, which sees ever
 message, with ``colluders`` sites helping it, meets each site's budget:
 every noise plan is linear in the per-site stds, so each round's plan is multiplied by
 :math:`k = \max_s \Delta_{M,s}/\rho^\ast_s \ge 1`, the largest ratio of a site's
-Mahalanobis sensitivity (:mod:`.noise`) to the sensitivity/std ratio its budget allows.
+Mahalanobis sensitivity (:mod:`dpmoments.multisite.noise`) to the sensitivity/std ratio its budget allows.
 ``target="per-site"`` calibrates each message alone to the budget, as the papers do
 (for reproductions; the joint view is then weaker than the budget, and reported).
 """

@@ -1,15 +1,15 @@
 r"""The one table of multi-site protocols, and the noise each one plans.
 
-=======================  ==============================================  =====================================
-protocol                 what site ``s`` sends                           aggregate noise std
-=======================  ==============================================  =====================================
-``cape``                 :math:`A_s + e_s + f_s + g_s` (zero-sum ``e``)  pooled :math:`\max_s\mu_s\tau_s`
-``conventional``         :math:`A_s + g_s`, full noise each              :math:`\sqrt{\sum_s\mu_s^2\tau_s^2}`
-``secure-aggregation``   :math:`A_s + \frac1{\mu_s}\sum_t\pm m_{st} + g_s`  as CAPE
-``local``                one site's own release                          :math:`\tau_s`
-``dpdispca``             a rank-``r`` factor of :math:`A_s + G_s`        (post-processed)
-``pooled``               reference: a trusted curator pools the rows     pooled
-=======================  ==============================================  =====================================
+=======================  ====================================================  =====================================
+protocol                 what site ``s`` sends                                 aggregate noise std
+=======================  ====================================================  =====================================
+``cape``                 :math:`A_s + e_s + f_s + g_s` (zero-sum ``e``)        pooled :math:`\max_s\mu_s\tau_s`
+``conventional``         :math:`A_s + g_s`, full noise each                    :math:`\sqrt{\sum_s\mu_s^2\tau_s^2}`
+``secure-aggregation``   :math:`A_s + \frac1{\mu_s}\sum_t\pm m_{st} + g_s`     as CAPE
+``local``                one site's own release                                :math:`\tau_s`
+``dpdispca``             a rank-``r`` factor of :math:`A_s + G_s`              (post-processed)
+``pooled``               reference: a trusted curator pools the rows           pooled
+=======================  ====================================================  =====================================
 
 The API (:func:`dpmoments.multisite.run`), ``dpmoments simulate`` and the deployments
 (``dpmoments noise-generator | site | aggregate``) all read :data:`PROTOCOLS`. Every

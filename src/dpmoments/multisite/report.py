@@ -112,7 +112,8 @@ class ProtocolReport:
     def to_dict(self):
         return {
             "protocol": self.protocol, "statistic": self.statistic, "colluders": self.colluders,
-            "target": self.target, "neighbours": self.neighbours, "guarantee": _dict(self.joint_view), "guarantee_is": GUARANTEE_IS,
+            "target": self.target, "neighbours": self.neighbours, "guarantee": _dict(self.joint_view),
+            "guarantee_is": GUARANTEE_IS,
             "claimed": _dict(self.claimed), "claimed_is": CLAIM_IS, "joint_view": _dict(self.joint_view),
             "output": _dict(self.output), "aggregate_std": self.aggregate_std, "target_std": self.target_std,
             "extra_std": self.extra_std, "dropped": [list(d) for d in self.dropped], "trust": self.trust,
@@ -168,7 +169,8 @@ class AnalysisReport:
 
     def to_dict(self):
         return {"protocol": self.protocol, "analysis": self.analysis, "colluders": self.colluders,
-                "target": self.target, "neighbours": self.neighbours, "composition": self.composition, "guarantee": _dict(self.guarantee),
+                "target": self.target, "neighbours": self.neighbours, "composition": self.composition,
+                "guarantee": _dict(self.guarantee),
                 "guarantee_is": GUARANTEE_IS, "claimed": _dict(self.claimed), "claimed_is": CLAIM_IS,
                 "joint_view": _dict(self.guarantee), "output": _dict(self.output), "budget": dict(self.budget),
                 "dropped": [list(d) for d in self.dropped], "notes": list(self.notes),

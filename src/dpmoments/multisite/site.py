@@ -211,7 +211,8 @@ class Site:
             self.ledger.refuse(query.plan, query.step, "bad-query")
         if plan.digest not in self.__costs:
             self.__costs[plan.digest] = self.cost(plan)
-        self.ledger.admit(plan.digest, query.step, self.__costs[plan.digest], plan.neighbours)  # recorded before anything is sent
+        # recorded before anything is sent
+        self.ledger.admit(plan.digest, query.step, self.__costs[plan.digest], plan.neighbours)
         values = {r: self._noisy(plan, bundle, r, query) for r in rounds}
         return Reply(self.name, plan.digest, query.step, query.round_id, self.n, plan.n_features, values)
 

@@ -11,7 +11,7 @@ Everything else is written once, here and in :mod:`.run`: encoding and decoding
 come from the site it names and answer the query it was sent for (its plan, step and
 round); a reply that does not decode, or names another site, stops the run with
 :class:`~.messages.MessageRefused`. Implementations: :class:`InProcessTransport` (the
-default; sites are objects in this process), :mod:`.flower` (Flower SuperLink and
+default; sites are objects in this process), :mod:`dpmoments.multisite.flower` (Flower SuperLink and
 SuperNodes) and :mod:`.grpc_transport` (plain gRPC with mutual TLS).
 """
 
