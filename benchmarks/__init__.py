@@ -3,7 +3,7 @@
 Benchmarks are run by hand, never as tests. Each one times its candidates
 against a reference measured in the same run and reports ratios: absolute
 seconds drift with the load of these shared 2-core machines, ratios much
-less (``design/performance.md``).
+less.
 
 BLAS is pinned to one thread here, before numpy is imported: threaded BLAS
 made ``X.T @ X`` 15-30x slower on a busy 2-core machine. The runner also
@@ -24,6 +24,7 @@ from . import dask_moments  # noqa: E402  (imports dask lazily, inside run)
 from . import secure_noise  # noqa: E402
 from . import capeagn  # noqa: E402
 from . import flower_overhead  # noqa: E402  (imports flwr lazily, inside run)
+from . import bounds  # noqa: E402
 from . import utility  # noqa: E402  (imports its designs, diffprivlib and OpenDP inside run)
 from . import uncertainty  # noqa: E402
 from . import figures  # noqa: E402
@@ -39,6 +40,7 @@ BENCHMARKS = {
     "secure_noise": secure_noise.run,
     "capeagn": capeagn.run,
     "flower_overhead": flower_overhead.run,
+    "bounds": bounds.run,
     "utility": utility.run,
     "uncertainty": uncertainty.run,
     "figures": figures.run,

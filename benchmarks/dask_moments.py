@@ -227,7 +227,7 @@ def run(quick=False):
         f"R = sqrt(d) = {R:g} (about half the rows are clipped); blocks of {CHUNK} rows ({chunk_mib:.0f} MiB); "
         f"dask threaded scheduler with num_workers={WORKERS}; one BLAS thread.",
         "Each row is one run in a fresh process; memory is the peak of RssAnon above its value at the start "
-        "(sampled every 1 ms): page cache of the files is not counted (design/distributed.md §6.14).",
+        "(sampled every 1 ms): page cache of the files is not counted (the kernel can drop them).",
         ("The in-memory reference was measured at the same n." if exact_mem else
          f"The in-memory reference holds {n_mem * d * 8 / 2**30:.1f} GiB and was measured at n = {_size(n_mem)} "
          f"(best of 2; a {gib:.0f} GiB array would leave this shared 24 GiB machine no headroom) and scaled "

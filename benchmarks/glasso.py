@@ -4,7 +4,7 @@ AR(2) precision (θ_ii = 1, θ_{i,i±1} = 0.5, θ_{i,i±2} = 0.25), S from n = 1
 Gaussian samples, λ = 0.1. Every solver is judged by the relative objective gap
 ``(f - f*) / |f*|`` against a reference ``f*`` from our fast solver at a
 duality-gap tolerance of 1e-13 (the duality gap certifies it). Targets
-(``design/performance.md``, the issue): at gap ≤ 1e-7, ≤ 0.3× scikit-learn's
+(the project's speed targets): at gap ≤ 1e-7, ≤ 0.3× scikit-learn's
 ``graphical_lasso`` (cd, tol = enet_tol = 1e-7) and QUIC-class (QUIC measured
 earlier on these machines: 0.005 / 0.26 / 1.05–1.5 / 8.5 s at p = 100 / 500 /
 1000 / 2000); a 20-value λ path ≤ 5× one solve.
@@ -143,10 +143,10 @@ def run(quick=False):
         "of 1e-7, which bounds its gap.",
         "sklearn: mode='cd', tol=enet_tol=1e-7; its sweeps are capped per p (100 up to p = 500, 20 at 1000, "
         "5 at 2000) to bound the run; a capped, non-converged run is marked and its time is a lower bound.",
-        "QUIC column: times measured earlier on these machines (design/performance.md), not in this run.",
+        "QUIC column: times measured in an earlier session on a machine like this one, not in this run.",
     ]
     paper_table.notes += [
-        "ADMM paper: ρ = 100, ε_abs = 1e-4, ε_rel = 1e-2 (Boyd's stopping rule, algorithms.md §5.4); ADMM tuned: "
+        "ADMM paper: ρ = 100, ε_abs = 1e-4, ε_rel = 1e-2 (Boyd's stopping rule, docs/algorithms.md §5.4); ADMM tuned: "
         "ρ₀ = 1, residual balancing, over-relaxation 1.6, ε_abs = ε_rel = 1e-7, ≤ 500 iterations.",
         f"ADMM is skipped above p = {ADMM_MAX_P} (one full eigendecomposition per iteration).",
     ]

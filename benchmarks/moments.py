@@ -1,6 +1,6 @@
 """The second-moment pass: clip rows + chunked ``X^T X`` against plain ``X.T @ X``.
 
-Targets (``design/performance.md``): the library's exact streaming pass
+Targets: the library's exact streaming pass
 within about 1.1-1.6x of ``X.T @ X`` (float64, in memory, one BLAS thread);
 ``np.cov`` about 2x. Out of core, a ``.npy`` file streamed through a memory
 map should cost little more than the in-memory pass while its anonymous
@@ -168,7 +168,7 @@ def _out_of_core(quick):
                "process (after importing numpy and dpmoments), so an earlier high-water mark cannot hide it; "
                "RssAnon is sampled every 1 ms, tracemalloc sees every numpy buffer.",
                "Pages of the memory-mapped file count in RSS/VmHWM but are page cache the kernel can drop "
-               "(design/distributed.md §6.14): they are excluded here.",
+               "(the kernel can drop them): they are excluded here.",
                "The file was just written, so it is read from the page cache, not the disk: this measures the "
                "streaming code, not disk bandwidth."],
     )

@@ -28,7 +28,7 @@ from .timing import Table, best_of, best_of_each, log, ratio
 
 SIGMA = 1.0
 K = 20  # grid 2^-20: what grid_exponent picks for unit sensitivity and d ~ 50-200 at 1e-4 relative
-OPENDP_ANCHOR_US = 85.0  # design/ecosystem.md §3.2, observed on another shared machine
+OPENDP_ANCHOR_US = 85.0  # measured in an earlier session on another shared machine
 
 _OPENDP_SCRIPT = textwrap.dedent("""
     import json, sys, time
@@ -108,7 +108,7 @@ def _matrix_table(ds, repeat):
         "OpenDP: " + (f"measured in this run ({where}), opendp `make_gaussian` on a float vector "
                       "(contrib; floating-point-safe, 2^k grid), best of "
                       f"{1 if repeat == 1 else 2}." if opendp is not None else
-                      f"{where}; the column is the design/ecosystem.md anchor of {OPENDP_ANCHOR_US:.0f} µs "
+                      f"{where}; the column is an earlier session's anchor of {OPENDP_ANCHOR_US:.0f} µs "
                       "per entry, measured on another machine, not re-run.")
     )
     table.notes.append(

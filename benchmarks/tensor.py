@@ -6,7 +6,7 @@
   contractions per phase (TensorLy's ``n_iteration=10`` does ``order = 3`` contractions per
   iteration). Target (issue): ours <= 0.5x TensorLy at k = 50.
 * ``PrivatePCA`` (Gaussian moment perturbation + partial eigensolver) at n = 200k, d = 50, k = 5,
-  against OpenDP's PCA, measured at 39 s on the same shape (``design/ecosystem.md``; OpenDP is not
+  against OpenDP's PCA, measured at 39 s on the same shape (an anchor measured in an earlier session on a 2-core machine; OpenDP is not
   installed here). Target: >= 30x faster.
 
 ``python -m benchmarks tensor`` (writes ``benchmarks/results/tensor.md``) or ``python -m benchmarks.tensor``.
@@ -24,7 +24,7 @@ from dpmoments.solvers.tensor_power import robust_tensor_power  # noqa: E402
 
 from .timing import Table, best_of_each, log  # noqa: E402
 
-OPENDP_PCA_SECONDS = 39.0  # design/ecosystem.md, n = 200k, d = 50 (2-core machine)
+OPENDP_PCA_SECONDS = 39.0  # measured in an earlier session, n = 200k, d = 50 (2-core machine)
 
 
 def _planted(k, seed=0):
@@ -91,7 +91,7 @@ def _pca_table(n, d, k, repeat):
     table.rows.append(["X.T @ X + eigh (non-private reference)", f"{ref:.3f}", f"{OPENDP_PCA_SECONDS / ref:.0f}×",
                        rounds])
     table.rows.append(["PrivatePCA (this run)", f"{ours:.3f}", f"{OPENDP_PCA_SECONDS / ours:.0f}×", rounds])
-    table.rows.append(["OpenDP PCA (anchor, design/ecosystem.md, not re-run)", f"{OPENDP_PCA_SECONDS:.0f}",
+    table.rows.append(["OpenDP PCA (anchor from an earlier session, not re-run)", f"{OPENDP_PCA_SECONDS:.0f}",
                        "1×", "–"])
     table.notes.append("Target: PrivatePCA ≥ 30× faster than OpenDP's PCA. The anchor was measured on a shared "
                        "2-core machine; this ratio mixes machines, so it is indicative only (OpenDP was not "

@@ -83,6 +83,20 @@ def test_every_cited_algorithms_section_exists():
             for match in re.finditer(r"algorithms\.md\W{0,4}((?:§\s*\d+(?:\.\d+)*[,;\s]*(?:and\s+)?)+)",
                                      path.read_text(encoding="utf-8")):
                 cited.update(re.findall(r"§\s*(\d+(?:\.\d+)*)", match.group(1)))
-    assert cited, "no citation of algorithms.md found: the pattern is out of date"
+    assert cited, "no citation of docs/algorithms.md found: the pattern is out of date"
     missing = sorted(cited - sections, key=lambda s: [int(p) for p in s.split(".")])
     assert not missing, f"cited but missing in docs/algorithms.md: {missing}"
+
+
+def test_the_code_cites_only_documents_inside_the_repository():
+    # A citation must be one a reader can open from a clone: docs/algorithms.md, never a bare
+    # "algorithms.md" or a design note outside the repository.
+    outside = re.compile(r"(?<![/\w])algorithms\.md|\bdesign/\w+\.md|\.\./shared")
+    found = []
+    for folder in ("src", "benchmarks", "tests"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix in (".py", ".md", ".c") and path.is_file() and path.name != "test_docs_build.py":
+                found += [f"{path.relative_to(ROOT)}: {m.group(0)}"
+                          for m in outside.finditer(path.read_text(encoding="utf-8"))]
+    found += [f"README.md: {m.group(0)}" for m in outside.finditer((ROOT / "README.md").read_text())]
+    assert not found, found

@@ -1,4 +1,4 @@
-"""Imports flow downward only (docs/architecture.md, "Layers").
+"""Imports flow downward only (docs/architecture.md, 'Layers').
 
 Walks every module of the package, reads its import statements with ``ast``
 and fails on an import of a package that the module's layer may not use.

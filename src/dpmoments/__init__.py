@@ -24,6 +24,7 @@ True
 
 from ._version import __version__
 from .exceptions import (
+    BoundWarning,
     BudgetExceededError,
     InsecureRandomnessWarning,
     NoiseDominatesWarning,
@@ -73,6 +74,7 @@ __all__ = [
     "NotPrivateWarning",
     "PrivacyLeakWarning",
     "InsecureRandomnessWarning",
+    "BoundWarning",
     "NoiseDominatesWarning",
     "__version__",
 ]

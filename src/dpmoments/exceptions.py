@@ -11,6 +11,7 @@ __all__ = [
     "NotPrivateWarning",
     "PrivacyLeakWarning",
     "InsecureRandomnessWarning",
+    "BoundWarning",
     "NoiseDominatesWarning",
 ]
 
@@ -55,6 +56,13 @@ class PrivacyLeakWarning(UserWarning):
 
 class InsecureRandomnessWarning(UserWarning):
     """Noise was drawn from a seeded generator: reproducible, not secure."""
+
+
+class BoundWarning(UserWarning):
+    """A privately chosen bound looks poor: many rows clipped, or its search range too narrow.
+
+    Raised from released (noisy) quantities only, never from the raw data.
+    """
 
 
 class NoiseDominatesWarning(UserWarning):

@@ -1,6 +1,6 @@
 r"""Matrix losses and support-recovery curves for precision-matrix estimates.
 
-Relative losses (Su, Guo & Zhang, ``algorithms.md`` §5.6) compare a private
+Relative losses (Su, Guo & Zhang, ``docs/algorithms.md`` §5.6) compare a private
 estimate with a reference (the non-private estimate or the truth); ROC
 curves over a regularisation path measure recovery of the off-diagonal
 support (the conditional-independence graph).

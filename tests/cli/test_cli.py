@@ -52,8 +52,8 @@ def test_demo_writes_figure_and_report(tmp_path):
 def test_covariance_on_every_format(run, data, tmp_path, name):
     out = tmp_path / "cov"
     fingerprint = ["--fingerprint"] if name == "x.npy" else []
-    res = (cli if name == "x.csv" else run)("covariance", data / name, *PRIVACY, "--out", out, "--epsilon-grid",
-                                            "0.3,1,3", *fingerprint)
+    res = (cli if name == "x.csv" else run)("covariance", data / name, *PRIVACY, "--uncentred", "--out", out,
+                                            "--epsilon-grid", "0.3,1,3", *fingerprint)
     assert res.returncode == 0, res.stderr
     C = np.load(out / "covariance.npy")
     assert C.shape == (4, 4) and np.allclose(C, C.T)
@@ -138,14 +138,15 @@ def test_precision_ridge(run, data, tmp_path):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["covariance", "{d}/x.csv", "--epsilon", "1", "--delta", "1e-6"], ["--row-norm is required", "clipped", "PUBLIC"]),
-    (["covariance", "{d}/bad.csv", *PRIVACY], ["is not a number", "'b'", "line 3"]),
-    (["covariance", "{d}/ragged.csv", *PRIVACY], ["ragged.csv"]),
-    (["covariance", "{d}/x.csv", "--columns", "a,zz", *PRIVACY], ["no column named 'zz'"]),
-    (["covariance", "{d}/missing.csv", *PRIVACY], ["no such data file"]),
+    (["precision", "{d}/x.csv", "--epsilon", "1", "--delta", "1e-6"], ["--row-norm is required", "clipped", "PUBLIC",
+                                                                      "--row-norm auto"]),
+    (["covariance", "{d}/bad.csv", *PRIVACY, "--uncentred"], ["is not a number", "'b'", "line 3"]),
+    (["covariance", "{d}/ragged.csv", *PRIVACY, "--uncentred"], ["ragged.csv"]),
+    (["covariance", "{d}/x.csv", "--columns", "a,zz", *PRIVACY, "--uncentred"], ["no column named 'zz'"]),
+    (["covariance", "{d}/missing.csv", *PRIVACY, "--uncentred"], ["no such data file"]),
     (["covariance", "{d}/x.csv", "--epsilon", "0", "--delta", "1e-6", "--row-norm", "1"], ["--epsilon", "> 0"]),
     (["covariance", "{d}/x.csv", "--epsilon", "-1", "--delta", "1e-6", "--row-norm", "1"], ["--epsilon"]),
-    (["covariance", "{d}/x.txt", *PRIVACY], ["unknown extension"]),
+    (["covariance", "{d}/x.txt", *PRIVACY, "--uncentred"], ["unknown extension"]),
     (["precision", "{d}/x.npy", *PRIVACY, "--method", "ridge"], ["numeric --alpha"]),
     (["covariance", "{d}/x.csv", "--epsilon", "1", "--row-norm", "1"], ["--delta is required"]),
 ])
@@ -163,16 +164,16 @@ def test_existing_output_refused_then_forced(run, data, tmp_path):
     out = tmp_path / "cov"
     out.mkdir()
     (out / "keep.txt").write_text("mine")
-    res = run("covariance", data / "x.npy", *PRIVACY, "--out", out, "--no-figures")
+    res = run("covariance", data / "x.npy", *PRIVACY, "--uncentred", "--out", out, "--no-figures")
     assert_one_line_error(res, "not empty", "--force")
     # --force replaces only what dpmoments wrote: a directory of one's own files is never deleted
-    res = run("covariance", data / "x.npy", *PRIVACY, "--out", out, "--no-figures", "--force")
+    res = run("covariance", data / "x.npy", *PRIVACY, "--uncentred", "--out", out, "--no-figures", "--force")
     assert_one_line_error(res, "not written by dpmoments", ".dpmoments-results")
     assert (out / "keep.txt").read_text() == "mine"
     (out / "keep.txt").unlink()
-    assert run("covariance", data / "x.npy", *PRIVACY, "--out", out, "--no-figures").returncode == 0
+    assert run("covariance", data / "x.npy", *PRIVACY, "--uncentred", "--out", out, "--no-figures").returncode == 0
     first = np.load(out / "covariance.npy")
-    res = run("covariance", data / "x.npy", *PRIVACY[:-2], "--out", out, "--no-figures", "--force")
+    res = run("covariance", data / "x.npy", *PRIVACY[:-2], "--uncentred", "--out", out, "--no-figures", "--force")
     assert res.returncode == 0, res.stderr
     assert not np.array_equal(np.load(out / "covariance.npy"), first)  # fresh noise, new result
     assert no_debris(tmp_path)
@@ -185,7 +186,7 @@ def test_interrupted_write_leaves_nothing(data, tmp_path, monkeypatch, capsys, e
 
     monkeypatch.setattr(_output.ResultsDir, "save_json", boom)
     out = tmp_path / "cov"
-    code = main(["--quiet", "covariance", str(data / "x.npy"), *PRIVACY, "--out", str(out)])
+    code = main(["--quiet", "covariance", str(data / "x.npy"), *PRIVACY, "--uncentred", "--out", str(out)])
     assert code == status
     assert not out.exists()
     assert no_debris(tmp_path)
@@ -198,7 +199,7 @@ def test_interrupted_force_keeps_the_old_result(data, tmp_path, monkeypatch):
     (out / "old.txt").write_text("old")
     (out / _output.MARKER).write_text("{}")
     monkeypatch.setattr(_output.ResultsDir, "save_json", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
-    assert main(["-q", "covariance", str(data / "x.npy"), *PRIVACY, "--out", str(out), "--force"]) == 130
+    assert main(["-q", "covariance", str(data / "x.npy"), *PRIVACY, "--uncentred", "--out", str(out), "--force"]) == 130
     assert (out / "old.txt").read_text() == "old" and no_debris(tmp_path)
 
 
@@ -219,7 +220,7 @@ def test_audit_needs_delta_for_gaussian(run):
 
 def test_missing_bound_in_a_subprocess(data, tmp_path):
     out = tmp_path / "out"
-    res = cli("covariance", data / "x.csv", "--epsilon", "1", "--delta", "1e-6", "--out", out)
+    res = cli("pca", data / "x.csv", "--n-components", "1", "--epsilon", "1", "--delta", "1e-6", "--out", out)
     assert_one_line_error(res, "--row-norm is required", "clipped", "PUBLIC")
     assert not out.exists()
 
@@ -251,7 +252,7 @@ def test_zarr_without_dask_is_a_clear_error(run, tmp_path):
     store = tmp_path / "x.zarr"
     store.mkdir()
     (store / ".zarray").write_text("{}")
-    res = run("covariance", store, *PRIVACY, "--out", tmp_path / "out")
+    res = run("covariance", store, *PRIVACY, "--uncentred", "--out", tmp_path / "out")
     assert_one_line_error(res, "needs dask")
 
 

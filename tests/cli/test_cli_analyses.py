@@ -360,9 +360,9 @@ def test_secure_flag_gives_exact_discrete_noise(tmp_path):
     data = tmp_path / "x.npy"
     np.save(data, np.random.default_rng(0).normal(size=(200, 3)) / 3)
     out = tmp_path / "out"
-    assert main(["covariance", str(data), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--secure",
+    assert main(["covariance", str(data), "--uncentred", "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--secure",
                  "--out", str(out), "--no-figures", "--quiet"]) == 0
     report = json.loads((out / "privacy_report.json").read_text())
     assert report["release"]["mechanism"] == "discrete-gaussian" and report["release"]["secure"] is True
-    assert main(["covariance", str(data), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--secure",
+    assert main(["covariance", str(data), "--uncentred", "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--secure",
                  "--seed", "3", "--out", str(tmp_path / "o2"), "--quiet"]) == 2

@@ -37,7 +37,7 @@ def small(tmp_path_factory):
 
 
 def test_uncentred_second_moment_is_not_called_a_covariance(run, drawn, small, tmp_path):
-    res = run("covariance", small, *PRIVACY, "--row-norm", "8", "--out", tmp_path / "a")
+    res = run("covariance", small, *PRIVACY, "--row-norm", "8", "--uncentred", "--out", tmp_path / "a")
     assert res.returncode == 0, res.stderr
     title = drawn["covariance"].get_title()
     assert "second moment about the origin (uncentred)" in title and "covariance" not in title
@@ -54,7 +54,7 @@ def test_centred_release_is_titled_a_covariance(run, drawn, small, tmp_path):
 def test_wide_covariance_figure_shows_block_means(run, drawn, tmp_path):
     X = np.random.default_rng(1).normal(size=(1200, 600)) / 30
     np.save(tmp_path / "wide.npy", X)
-    res = run("covariance", tmp_path / "wide.npy", *PRIVACY, "--row-norm", "1", "--out", tmp_path / "c")
+    res = run("covariance", tmp_path / "wide.npy", *PRIVACY, "--row-norm", "1", "--uncentred", "--out", tmp_path / "c")
     assert res.returncode == 0, res.stderr
     ax = drawn["covariance"]
     assert ax.images[0].get_array().shape == (300, 300) and "block of 2 x 2" in ax.get_xlabel()

@@ -35,7 +35,7 @@ def test_help_lists_the_three_relations_with_their_meaning(run):
 
 def test_add_remove_report_and_console_never_state_the_exact_count(run, data, tmp_path):
     out = tmp_path / "cov"
-    res = run("covariance", data / "x.npy", *PRIVACY, "--neighbours", "add-remove", "--out", out, "--no-figures")
+    res = run("covariance", data / "x.npy", *PRIVACY, "--uncentred", "--neighbours", "add-remove", "--out", out, "--no-figures")
     assert res.returncode == 0, res.stderr
     rep = report(out)
     p, rel = rep["privacy"], rep["release"]
@@ -51,11 +51,11 @@ def test_add_remove_report_and_console_never_state_the_exact_count(run, data, tm
 
 def test_count_share_flag(run, data, tmp_path):
     out = tmp_path / "cov"
-    res = run("covariance", data / "x.npy", *PRIVACY, "--neighbours", "add-remove", "--count-share", "0.2",
+    res = run("covariance", data / "x.npy", *PRIVACY, "--uncentred", "--neighbours", "add-remove", "--count-share", "0.2",
               "--out", out, "--no-figures", "-q")
     assert res.returncode == 0, res.stderr
     assert report(out)["release"]["count"]["share"] == 0.2
-    bad = run("covariance", data / "x.npy", *PRIVACY, "--count-share", "1", "--out", tmp_path / "x")
+    bad = run("covariance", data / "x.npy", *PRIVACY, "--uncentred", "--count-share", "1", "--out", tmp_path / "x")
     assert bad.returncode == 2 and "--count-share" in bad.stderr
 
 
@@ -89,7 +89,7 @@ def test_regress_and_select_do_not_call_float_noise_secure(run, data, tmp_path):
 def test_secure_noise_is_reported_secure(run, data, tmp_path):
     out = tmp_path / "sec"
     args = [a for a in PRIVACY if a not in ("--seed", "0")]
-    res = run("covariance", data / "x.npy", *args, "--secure", "--neighbours", "add-remove", "--out", out,
+    res = run("covariance", data / "x.npy", *args, "--uncentred", "--secure", "--neighbours", "add-remove", "--out", out,
               "--no-figures", "-q")
     assert res.returncode == 0, res.stderr
     p = report(out)["privacy"]

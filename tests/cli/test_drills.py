@@ -61,7 +61,7 @@ def inputs(tmp_path_factory):
 def commands(d):
     """Each analysis command on small data: (name, argv without --out, whether it reads a data file)."""
     return {
-        "covariance": ([str(d / "x.npy"), *PRIV, "--row-norm", "2", "--chunk-size", "100"], True),
+        "covariance": ([str(d / "x.npy"), *PRIV, "--row-norm", "2", "--uncentred", "--chunk-size", "100"], True),
         "precision": ([str(d / "xy.csv"), "--columns", "a,b,c,d", *PRIV, "--row-norm", "2", "--edges", "2",
                        "--chunk-size", "100"], True),
         "pca": ([str(d / "x.npy"), "--n-components", "2", *PRIV, "--row-norm", "2", "--chunk-size", "100"], True),
@@ -220,7 +220,7 @@ def test_kill_drill_every_analysis_command(zygote, inputs, tmp_path):
 
 def test_load_drill_twenty_concurrent_runs(zygote, inputs, tmp_path):
     base = ["-q", "covariance", str(inputs / "x.npy"), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "2",
-            "--no-figures"]
+            "--uncentred", "--no-figures"]
     runs = [[*base, "--seed", str(k), "--out", f"own-{k}"] for k in range(10)]
     runs += [[*base, "--seed", str(k), "--out", "shared", "--force"] for k in range(10)]
     statuses, errors = zygote.batch(runs, tmp_path)

@@ -38,7 +38,7 @@ def _snapshot(d):
 def test_out_never_holds_an_input_or_the_working_directory(run, study, monkeypatch, out):
     monkeypatch.chdir(study.parent)
     before = _snapshot(study)
-    res = run("covariance", "study/patients.npy", *PRIVACY, "--out", out, "--force")
+    res = run("covariance", "study/patients.npy", *PRIVACY, "--uncentred", "--out", out, "--force")
     assert_one_line_error(res, "--out" if out != "." else "working directory")
     assert _snapshot(study) == before
     assert "Errno" not in res.stderr
@@ -49,7 +49,7 @@ def test_out_that_contains_the_working_directory(run, study, monkeypatch):
     inner = study / "work"
     inner.mkdir()
     monkeypatch.chdir(inner)
-    assert_one_line_error(run("covariance", "../patients.npy", *PRIVACY, "--out", "..", "--force"),
+    assert_one_line_error(run("covariance", "../patients.npy", *PRIVACY, "--uncentred", "--out", "..", "--force"),
                           "contains the working directory")
     assert (study / "patients.npy").is_file()
 
@@ -66,13 +66,13 @@ def test_truth_file_is_an_input_too(run, study, tmp_path):
 
 def test_force_replaces_only_what_dpmoments_wrote(run, study, tmp_path):
     out = tmp_path / "cov"
-    assert run("covariance", study / "patients.npy", *PRIVACY, "--out", out).returncode == 0
+    assert run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", out).returncode == 0
     marker = json.loads((out / _output.MARKER).read_text())
     assert marker["written_by"] == "dpmoments" and "covariance.npy" in marker["files"]
-    res = run("covariance", study / "patients.npy", *PRIVACY, "--out", out, "--force")
+    res = run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", out, "--force")
     assert res.returncode == 0, res.stderr
     (out / _output.MARKER).unlink()  # now it looks like anyone's directory
-    assert_one_line_error(run("covariance", study / "patients.npy", *PRIVACY, "--out", out, "--force"),
+    assert_one_line_error(run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", out, "--force"),
                           "not written by dpmoments")
     assert (out / "covariance.npy").is_file()
 
@@ -80,7 +80,7 @@ def test_force_replaces_only_what_dpmoments_wrote(run, study, tmp_path):
 def test_symlinked_out_is_refused(run, study, tmp_path):
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
-    assert_one_line_error(run("covariance", study / "patients.npy", *PRIVACY, "--out", tmp_path / "link"),
+    assert_one_line_error(run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", tmp_path / "link"),
                           "symbolic link")
 
 
@@ -89,7 +89,7 @@ def test_unwritable_parent_is_refused_before_reading(run, study, tmp_path):
         pytest.skip("root writes everywhere")
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o500)
-    assert_one_line_error(run("covariance", study / "patients.npy", *PRIVACY, "--out", locked / "out"),
+    assert_one_line_error(run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", locked / "out"),
                           "permission denied")
 
 
@@ -111,7 +111,7 @@ def test_stale_temporaries_of_dead_runs_are_swept_and_nothing_else(run, study, t
     other_host.mkdir()  # a run on another machine sharing this directory: not ours to judge
     lookalike = tmp_path / ".dpmoments-tmp-mine"
     lookalike.mkdir()  # not our mark: never touched
-    res = run("covariance", study / "patients.npy", *PRIVACY, "--out", tmp_path / "cov")
+    res = run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", tmp_path / "cov")
     assert res.returncode == 0, res.stderr
     assert not stale.exists() and alive.exists() and other_host.exists() and lookalike.exists()
 
@@ -123,7 +123,7 @@ def test_an_old_result_moved_aside_by_a_dead_run_comes_back(run, study, tmp_path
     (aside / "covariance.npy").unlink()
     (aside / "cov").mkdir()
     (aside / "cov" / "covariance.npy").write_bytes(b"the old result")
-    assert run("covariance", study / "patients.npy", *PRIVACY, "--out", tmp_path / "other").returncode == 0
+    assert run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", tmp_path / "other").returncode == 0
     assert (tmp_path / "cov" / "covariance.npy").read_bytes() == b"the old result" and not aside.exists()
 
 
@@ -142,11 +142,11 @@ def test_exchange_is_atomic_and_the_fallback_restores(tmp_path, monkeypatch):
 
 def test_fingerprint_is_opt_in_and_the_path_is_as_given(run, study, monkeypatch):
     monkeypatch.chdir(study.parent)
-    assert run("covariance", "study/patients.npy", *PRIVACY, "--out", "plain").returncode == 0
+    assert run("covariance", "study/patients.npy", *PRIVACY, "--uncentred", "--out", "plain").returncode == 0
     info = report(study.parent / "plain")["input"]
     assert info["fingerprint"] is None and info["path"] == "study/patients.npy"
     assert str(study.parent) not in json.dumps(report(study.parent / "plain"))
-    assert run("covariance", "study/patients.npy", *PRIVACY, "--out", "fp", "--fingerprint").returncode == 0
+    assert run("covariance", "study/patients.npy", *PRIVACY, "--uncentred", "--out", "fp", "--fingerprint").returncode == 0
     fp = report(study.parent / "fp")["input"]["fingerprint"]
     assert len(fp["sha256"]) == 64 and fp["bytes"] == (study / "patients.npy").stat().st_size
     assert "tells apart two inputs that differ in a single row" in " ".join(run("covariance", "--help").stdout.split())
@@ -156,10 +156,10 @@ def test_headerless_csv_never_puts_a_row_into_the_results(run, tmp_path):
     rows = "\n".join(",".join(f"{v:.2f}" for v in r) for r in X[:, :3] + 13) + "\n"
     (tmp_path / "wine.csv").write_text(rows)
     first = rows.splitlines()[0].split(",")[0]
-    res = run("covariance", tmp_path / "wine.csv", *PRIVACY, "--out", tmp_path / "bad")
+    res = run("covariance", tmp_path / "wine.csv", *PRIVACY, "--uncentred", "--out", tmp_path / "bad")
     assert_one_line_error(res, "--no-header")
     assert first not in res.stderr and not (tmp_path / "bad").exists()
-    res = run("covariance", tmp_path / "wine.csv", "--no-header", *PRIVACY, "--out", tmp_path / "ok")
+    res = run("covariance", tmp_path / "wine.csv", "--no-header", *PRIVACY, "--uncentred", "--out", tmp_path / "ok")
     assert res.returncode == 0, res.stderr
     rep = report(tmp_path / "ok")
     assert rep["input"]["columns"] == ["x0", "x1", "x2"] and rep["release"]["n"] == 400
@@ -174,7 +174,7 @@ def test_every_text_format_and_delimiter(run, tmp_path):
     outs = []
     for name, extra in (("x.csv.gz", ["--delimiter", "semicolon"]), ("x.tsv", [])):
         outs.append(tmp_path / name.replace(".", "-"))
-        res = run("covariance", tmp_path / name, *extra, *PRIVACY, "--out", outs[-1])
+        res = run("covariance", tmp_path / name, *extra, *PRIVACY, "--uncentred", "--out", outs[-1])
         assert res.returncode == 0, res.stderr
         assert report(outs[-1])["input"]["columns"] == ["a", "b", "c"]
     np.testing.assert_array_equal(np.load(outs[0] / "covariance.npy"), np.load(outs[1] / "covariance.npy"))
@@ -187,7 +187,7 @@ def test_sparse_npz_input(run, tmp_path):
     sparse.save_npz(tmp_path / "s.npz", A)
     np.save(tmp_path / "s.npy", A.toarray())
     for stem in ("s.npz", "s.npy"):
-        res = run("covariance", tmp_path / stem, *PRIVACY, "--out", tmp_path / f"out-{stem}")
+        res = run("covariance", tmp_path / stem, *PRIVACY, "--uncentred", "--out", tmp_path / f"out-{stem}")
         assert res.returncode == 0, res.stderr
     np.testing.assert_allclose(np.load(tmp_path / "out-s.npz" / "covariance.npy"),
                                np.load(tmp_path / "out-s.npy" / "covariance.npy"), rtol=1e-12, atol=1e-15)
@@ -196,15 +196,15 @@ def test_sparse_npz_input(run, tmp_path):
 def test_large_matrices_are_npy_unless_csv_is_asked(run, tmp_path):
     wide = np.random.default_rng(1).normal(size=(300, 101))  # 101 x 101 > 10000 entries
     np.save(tmp_path / "wide.npy", wide)
-    assert run("covariance", tmp_path / "wide.npy", *PRIVACY, "--out", tmp_path / "a").returncode == 0
+    assert run("covariance", tmp_path / "wide.npy", *PRIVACY, "--uncentred", "--out", tmp_path / "a").returncode == 0
     assert (tmp_path / "a" / "covariance.npy").is_file() and not (tmp_path / "a" / "covariance.csv").exists()
     assert "covariance.csv" not in report(tmp_path / "a")["files"]
-    assert run("covariance", tmp_path / "wide.npy", *PRIVACY, "--csv", "--out", tmp_path / "b").returncode == 0
+    assert run("covariance", tmp_path / "wide.npy", *PRIVACY, "--uncentred", "--csv", "--out", tmp_path / "b").returncode == 0
     assert (tmp_path / "b" / "covariance.csv").read_text().count("\n") == 102
 
 
 def test_console_and_report_use_the_same_names(run, study, tmp_path):
-    res = run("covariance", study / "patients.npy", *PRIVACY, "--out", tmp_path / "c")
+    res = run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", tmp_path / "c")
     p = report(tmp_path / "c")["privacy"]
     line = next(l for l in res.stdout.splitlines() if l.startswith("privacy:"))
     for key in ("guarantee", "neighbouring_relation", "mechanism", "noise_scale", "sensitivity", "calibration",

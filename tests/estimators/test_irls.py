@@ -188,20 +188,3 @@ def test_audit_per_iteration_release(stat):
     leaky, proj = _replica(stat, 0.5)  # negative control: half the noise must be caught
     res = audit(leaky, 0, 1, delta=AUDIT_DELTA, n_samples=600_000, projection=proj, batch=200_000, rng=12)
     assert not res.consistent_with(AUDIT_EPS)
-
-
-def test_scikit_learn_estimator_checks():
-    import warnings
-
-    from sklearn.utils.estimator_checks import check_estimator
-
-    from dpmoments.estimators import PrivateIRLS
-
-    est = PrivateIRLS(epsilon=1.0, delta=1e-6, row_norm=1.0, response_bound=1.0, n_iter=3, w_max=10.0, rng=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        results = check_estimator(est, on_fail=None)
-    failed = {r["check_name"] for r in results if r["status"] == "failed"}
-    # A private regressor on sklearn's tiny training sets (n ~ 200 rows) cannot reach the
-    # accuracy check_regressors_train demands: the noise is the point, not a bug.
-    assert failed <= {"check_regressors_train"}

@@ -65,7 +65,7 @@ def _replica(first_moment, n_iter, factor=1.0):
     """A vectorised replay of ``PrivateIRLS.fit`` on the pair; returns (mechanism, fitted estimator)."""
     est = _fitted(first_moment, n_iter)
     noise = est.privacy_report_["noise"]
-    s_a, s_b = factor * noise["scale_first"], factor * noise["scale_second"]
+    s_a, s_b = (factor * noise[i]["scale"] for i in (0, 1))  # the first moment A, then B
     floor = 2.0 * s_b  # psd_floor="auto": 2 sqrt(d) sigma_B, d = 1
 
     def mech(which, rng, size):

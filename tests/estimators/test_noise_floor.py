@@ -1,6 +1,7 @@
 """The eBIC grid's noise floor: below the release's own noise level, edges are noise."""
 
 import math
+import random
 import warnings
 
 import numpy as np
@@ -33,6 +34,16 @@ def test_floor_values():
     assert noise_floor(wish) == pytest.approx(wish.noise_scale * math.sqrt(wish.noise_df * 2 * math.log(m)))
     exact, _ = _release(epsilon=math.inf)
     assert noise_floor(exact) == 0.0
+
+
+def test_exact_discrete_laplace_has_the_laplace_floor():
+    # Old: secure=True Laplace noise fell through to the Gaussian formula b*sqrt(2 ln m), which is
+    # below the largest of m Laplace(b) draws (about b ln m), so pure-noise edges entered the grid.
+    X, _ = make_precision_data(3, 2000, P, row_norm=R, rng=np.random.default_rng(0))
+    rel = release_second_moment(X, epsilon=1.0, row_norm=R, mechanism="laplace", secure=True,
+                                rng=random.Random(0))
+    assert rel.mechanism == "discrete-laplace"
+    assert noise_floor(rel) == pytest.approx(rel.noise_scale * math.log(P * (P - 1) / 2))
 
 
 def test_grid_respects_the_floor():

@@ -64,7 +64,7 @@ def test_cross_val_score_charges_every_fit_and_stops_at_the_budget():
 def test_moment_estimators_share_too():
     X, _ = _data()
     acct = Accountant(PureDP(2.0))
-    est = PrivateCovariance(epsilon=1.0, row_norm=1.0, mechanism="laplace", accountant=acct, rng=0)
+    est = PrivateCovariance(epsilon=1.0, row_norm=1.0, mechanism="laplace", center=None, accountant=acct, rng=0)
     for copy in (clone(est), clone(clone(est))):
         copy.fit(X)
     assert acct.spent == PureDP(2.0)

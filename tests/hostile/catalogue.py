@@ -17,7 +17,9 @@ import numpy as np
 
 import dpmoments as dpm
 from dpmoments.multisite import Plan, Site, deal, egress_guard, run_cape
-from dpmoments.estimators import PrivateGraphicalLasso, PrivateIRLS, PrivateModelSelection, PrivatePCA
+from dpmoments.estimators import (CenterBudget, PrivateCovariance, PrivateGraphicalLasso, PrivateIRLS,
+                                  PrivateModelSelection, PrivatePCA)
+from dpmoments.moments.auto_release import BoundBudget
 from dpmoments.privacy import classic_gaussian_sigma
 from dpmoments.solvers import graphical_lasso
 
@@ -25,6 +27,8 @@ from . import catalogue_io
 
 X = np.random.default_rng(0).normal(size=(20, 3))
 OK = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)
+MANY = np.random.default_rng(1).normal(size=(5000, 3)) * [1.0, 100.0, 1e4]  # enough rows for private draws
+AUTO = dict(epsilon=1.0, delta=1e-6, row_norm="auto")
 
 
 def release(data=X, **overrides):
@@ -149,6 +153,8 @@ CASES = [
      lambda: PrivateGraphicalLasso(alpha=-1.0, **OK).fit(X), ValueError, "'alpha'"),
     ("alpha-floor-unknown", "API", "`alpha_floor='nois'`",
      lambda: PrivateGraphicalLasso(alpha="ebic", alpha_floor="nois", **OK).fit(X), ValueError, "'alpha_floor'"),
+    ("estimator-epsilon-missing", "API", "an estimator's `fit` without `epsilon` (`fit_release` needs none)",
+     lambda: PrivateGraphicalLasso(alpha=0.1, row_norm=1.0).fit(X), ValueError, "'epsilon' is required"),
     ("components-too-many", "API", "`n_components` above the number of features",
      lambda: PrivatePCA(n_components=5, **OK).fit(X), ValueError, "'n_components'"),
     ("irls-iterations", "API", "`n_iter=0`", lambda: PrivateIRLS(
@@ -158,6 +164,47 @@ CASES = [
         epsilon=1, bounds=1, response_bound=1, R=1, candidates=[]).fit(X, X[:, 0]), ValueError, "'candidates'"),
     ("selection-radius", "API", "`R=0`", lambda: PrivateModelSelection(
         epsilon=1, bounds=1, response_bound=1, R=0).fit(X, X[:, 0]), ValueError, "'R'"),
+    ("bound-range-empty", "API", "an empty search range for a private bound",
+     lambda: BoundBudget(search=(10.0, 1.0)), ValueError, "search range is empty"),
+    ("bound-budget-share", "API", "`bound_budget=1.5` (a share outside (0, 1))",
+     release(MANY, **{**AUTO, "bound_budget": 1.5}), ValueError, "'bound_budget'"),
+    ("bound-budget-zero", "API", "`bound_budget=0`", release(MANY, **{**AUTO, "bound_budget": 0.0}), ValueError,
+     "'bound_budget'"),
+    ("bound-budget-type", "API", "`bound_budget='0.1'`", release(MANY, **{**AUTO, "bound_budget": "0.1"}), TypeError,
+     "'bound_budget'"),
+    ("bound-quantile", "API", "`BoundBudget(quantile=1)`", lambda: BoundBudget(quantile=1.0), ValueError,
+     "'quantile'"),
+    ("auto-too-few-rows", "API", "`row_norm='auto'` on 20 rows", release(X, **AUTO), ValueError, "too few rows"),
+    ("auto-one-shot", "API", "`row_norm='auto'` on a generator of chunks",
+     lambda: dpm.release_second_moment((c for c in np.array_split(MANY, 2)), **AUTO), ValueError,
+     "one-shot iterator"),
+    ("auto-secure", "API", "`row_norm='auto'` with `secure=True`", release(MANY, **AUTO, secure=True), ValueError,
+     "secure=True"),
+    ("auto-wishart", "API", "`row_norm='auto'` with the Wishart mechanism",
+     release(MANY, **AUTO, mechanism="wishart"), ValueError, "supports mechanism"),
+    ("auto-sparse", "API", "`row_norm='auto'` on a sparse X",
+     release(__import__("scipy.sparse").sparse.csr_array(MANY), **AUTO), ValueError, "dense X"),
+    ("scale-unknown", "API", "`scale='std'`",
+     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, scale="std").fit(MANY), ValueError, "'scale'"),
+    ("scale-too-few-rows", "API", "`scale='private'` on 500 rows (too few for a median per column at epsilon 1)",
+     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private").fit(MANY[:500]), ValueError,
+     "too few rows"),
+    ("center-shares", "API", "budget shares adding up to 1 or more",
+     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, center_budget=CenterBudget(mean=0.6, location=0.35)).fit(
+         MANY), ValueError, "leave nothing"),
+    ("center-budget-type", "API", "`center_budget=0.2`",
+     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, center_budget=0.2).fit(MANY), TypeError,
+     "'center_budget'"),
+    ("method-unknown", "API", "`method='coin'`",
+     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, method="coin").fit(MANY), ValueError, "'method'"),
+    ("coinpress-laplace", "API", "`method='coinpress'` with Laplace noise",
+     lambda: PrivateCovariance(epsilon=1.0, method="coinpress", mechanism="laplace").fit(MANY), ValueError,
+     "'mechanism'"),
+    ("coinpress-no-delta", "API", "`method='coinpress'` without `delta`",
+     lambda: PrivateCovariance(epsilon=1.0, method="coinpress").fit(MANY), ValueError, "'delta'"),
+    ("irls-auto-share", "API", "`PrivateIRLS(response_bound='auto', bound_budget=1)`", lambda: PrivateIRLS(
+        epsilon=1, delta=1e-6, row_norm=1, response_bound="auto", n_iter=2, w_max=10, bound_budget=1.0).fit(
+        MANY, MANY[:, 0]), ValueError, "'bound_budget'"),
     ("selection-penalty", "API", "`phi='bics'`", lambda: PrivateModelSelection(
         epsilon=1, bounds=1, response_bound=1, R=1, phi="bics").fit(X, X[:, 0]), ValueError, "'phi'"),
     ("uncertainty-draws", "API", "`n_draws=-1`",
@@ -182,9 +229,36 @@ CASES = [
     ("multisite-data-mismatch", "API", "a site whose data do not fit the plan", lambda: Site("a", X[:, :2]).accept(
         deal(Plan.build("cape", ["a", "b"], [20, 5], n_features=3, row_norm=1.0, epsilon=1, delta=1e-6))["a"]),
      ValueError, "do not match the plan"),
-    ("cli-missing-bound", "CLI", "`dpmoments covariance data.csv` without `--row-norm`",
+    ("cli-missing-bound", "CLI", "`dpmoments precision data.csv` without `--row-norm`",
+     lambda: cli("precision", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--out", _fresh()), 2,
+     "--row-norm auto"),
+    ("cli-auto-too-few-rows", "CLI", "`dpmoments covariance` (private centre and bound) on 3 rows",
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--out", _fresh()), 2,
-     "--row-norm"),
+     "too few rows"),
+    ("cli-row-norm-word", "CLI", "`--row-norm big`",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "big", "--out",
+                 _fresh()), 2, "a number or 'auto'"),
+    ("cli-bound-share-range", "CLI", "`--bound-share 1`",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--bound-share", "1", "--out",
+                 _fresh()), 2, "--bound-share"),
+    ("cli-bound-share-unused", "CLI", "`--bound-share` with a public bound and centre",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--uncentred", "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
+                 "--bound-share", "0.2", "--out", _fresh()), 2, "applies only"),
+    ("cli-search-range-empty", "CLI", "`--search-range 10,1`",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--search-range", "10,1",
+                 "--out", _fresh()), 2, "--search-range"),
+    ("cli-shares-sum", "CLI", "`--bound-share 0.5 --center-share 0.5`",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--bound-share", "0.5",
+                 "--center-share", "0.5", "--out", _fresh()), 2, "add up to 1 or more"),
+    ("cli-secure-private", "CLI", "`--secure` with the default private centre",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--secure",
+                 "--out", _fresh()), 2, "--secure cannot"),
+    ("cli-uncentred-center", "CLI", "`--uncentred --center 0`",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--uncentred", "--center", "0", "--epsilon", "1", "--delta", "1e-6",
+                 "--row-norm", "1", "--out", _fresh()), 2, "not both"),
+    ("cli-tensor-center-private", "CLI", "`dpmoments tensor --center private`",
+     lambda: cli("tensor", _csv(GOOD_CSV), "--sigma2", "1", "--n-components", "1", "--epsilon", "1", "--delta",
+                 "1e-6", "--row-norm", "1", "--center", "private", "--out", _fresh()), 2, "--center private"),
     ("cli-epsilon-zero", "CLI", "`--epsilon 0`",
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "0", "--delta", "1e-6", "--row-norm", "1", "--out",
                  _fresh()), 2, "epsilon"),

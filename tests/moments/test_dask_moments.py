@@ -305,8 +305,9 @@ def _estimators():
 
     common = dict(epsilon=2.0, delta=1e-6, row_norm=2.0, rng=0)
     return [
-        (PrivateCovariance(**common), "covariance_"),
+        (PrivateCovariance(**common, center=None), "covariance_"),
         (PrivateCovariance(**common, center="private", center_budget=CenterBudget(0.3)), "covariance_"),
+        (PrivateCovariance(epsilon=2.0, delta=1e-6, scale="private", rng=0), "covariance_"),
         (PrivateGraphicalLasso(alpha=0.1, psd_floor=1e-3, **common), "precision_"),
         (PrivateRidgePrecision(alpha=0.1, psd_floor=1e-3, **common), "precision_"),
         (PrivatePCA(n_components=2, **common), "components_"),

@@ -69,7 +69,7 @@ def test_tensor_example():
 
 
 def test_antisymmetric_part_removed():
-    # the leak of algorithms.md §0.4: a non-symmetric cross moment
+    # the leak of docs/algorithms.md §0.4: a non-symmetric cross moment
     M = np.array([[1.0, 2.0], [0.0, 1.0]])
     S = symmetrise_matrix(M)
     np.testing.assert_array_equal(S - S.T, 0.0)

@@ -91,7 +91,7 @@ def test_projection_properties():
 
 
 def test_sensitivity_over_random_neighbours():
-    """|Q_R(M, D) - Q_R(M, D')| <= (r + bR)^2 over random replace-one pairs (algorithms.md §4.2)."""
+    """|Q_R(M, D) - Q_R(M, D')| <= (r + bR)^2 over random replace-one pairs (docs/algorithms.md §4.2)."""
     rng = np.random.default_rng(2)
     r, R, bound = 2.0, 1.5, 1.0
     worst = 0.0

@@ -109,7 +109,9 @@ def build_parser():
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"dpmoments: warning: {one_line(message)}", file=sys.stderr)
+    from ._choices import cli_words
+
+    print(f"dpmoments: warning: {cli_words(one_line(message))}", file=sys.stderr)
 
 
 def _inputs(args):

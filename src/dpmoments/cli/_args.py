@@ -205,14 +205,43 @@ def add_input_arguments(parser, target=False):
     group.add_argument("--no-fingerprint", action="store_true", help=argparse.SUPPRESS)  # the old default's switch
 
 
-def add_privacy_arguments(parser, bound=True, secure=False):
-    """epsilon, delta, the row bound and how the noise is calibrated (``secure``: offer --secure)."""
-    title = "privacy (required: --epsilon, --delta for Gaussian noise" + (", --row-norm)" if bound else ")")
-    group = parser.add_argument_group(title)
+#: What a moment command may choose privately (``add_privacy_arguments(private=...)``).
+PRIVATE_ALL = ("row_norm", "center", "scale")
+
+
+def add_privacy_arguments(parser, bound=True, secure=False, private=(), auto_default=False):
+    """epsilon, delta, the row bound and how the noise is calibrated (``secure``: offer --secure).
+
+    ``private``: which of ``PRIVATE_ALL`` the command can choose privately
+    (``--row-norm auto``, ``--center private``, ``--scale private``, with the
+    options of :mod:`._choices`); ``auto_default``: the bound and centre are
+    chosen privately unless given (covariance).
+    """
+    required = "" if auto_default or not bound else ", --row-norm"
+    group = parser.add_argument_group(f"privacy (required: --epsilon, --delta for Gaussian noise{required})")
     group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="privacy parameter epsilon > 0 (required)")
     group.add_argument("--delta", type=_delta, metavar="DELTA",
                        help="privacy parameter delta in (0, 1) (required for Gaussian noise), e.g. 1e-6 < 1/n")
-    if bound:
+    if bound and private:
+        from ._choices import AUTO_HELP, HOW_TO_CHOOSE, add_choice_arguments, bound_or_auto
+
+        default = "default auto" if auto_default else "required"
+        group.add_argument("--row-norm", type=bound_or_auto, metavar="R|auto", default="auto" if auto_default else None,
+                           help=f"the L2 bound R on each (centred, scaled) row ({default}): a PUBLIC number, or "
+                                f"{AUTO_HELP}. Clipping: {CLIPPING_HELP}. {HOW_TO_CHOOSE}")
+        if "center" in private:
+            group.add_argument("--center", metavar="C1,C2,...|private",
+                               help="the centre subtracted from every row before clipping: PUBLIC numbers (one for "
+                                    "every column or one per column) or 'private', a private mean paid from "
+                                    "--center-share " + ("(default: private; --uncentred for the raw second moment)"
+                                                         if auto_default else "(default: none, the raw second moment)"))
+        else:
+            group.add_argument("--center", metavar="C1,C2,...",
+                               help="a PUBLIC centre subtracted from every row before clipping: one number for every "
+                                    "column or one per column (default: none)")
+        parser.set_defaults(private_choices=tuple(private))
+        add_choice_arguments(group, center="center" in private, scale="scale" in private)
+    elif bound:
         group.add_argument("--row-norm", type=_bound, metavar="R",
                            help="the public L2 bound R on each (centred) row (required). Clipping: " + CLIPPING_HELP)
         group.add_argument("--center", metavar="C1,C2,...",
@@ -258,7 +287,8 @@ def privacy_options(args, n_features=None):
         raise CliError("--delta is required for Gaussian noise (e.g. --delta 1e-6, well below 1/n); "
                        "or use --mechanism laplace for pure epsilon-DP")
     if getattr(args, "row_norm", 1.0) is None:
-        raise CliError("--row-norm is required: the public bound R on each row's L2 norm; " + CLIPPING_HELP)
+        auto = " (or --row-norm auto, chosen privately)" if getattr(args, "private_choices", ()) else ""
+        raise CliError(f"--row-norm is required: the public bound R on each row's L2 norm{auto}; " + CLIPPING_HELP)
     kwargs = dict(epsilon=args.epsilon, delta=args.delta if args.mechanism == "gaussian" else None,
                   mechanism=args.mechanism, neighbours=args.neighbours, calibration=args.calibration,
                   rng=args.seed, count_share=args.count_share)
@@ -268,13 +298,17 @@ def privacy_options(args, n_features=None):
         kwargs["secure"] = True
     if hasattr(args, "row_norm"):
         kwargs["row_norm"] = args.row_norm
-        kwargs["center"] = _center(args.center, n_features)
+        kwargs["center"] = _center(args.center, n_features, "center" in getattr(args, "private_choices", ()))
     return kwargs
 
 
-def _center(text, n_features):
+def _center(text, n_features, private=False):
     if text is None:
         return None
+    if text.strip() == "private":
+        if not private:
+            raise CliError("--center private is not available in this command (it takes a PUBLIC centre only)")
+        return "private"
     values = parse_floats(text, "--center")
     if max(abs(v) for v in values) > BOUND_MAX:
         raise CliError(f"--center values must be at most {BOUND_MAX:g} in size (rescale the data); got {text!r}")

@@ -74,7 +74,7 @@ def fit_analysis(args, analysis, output, names):
     a = analysis
     figures = not getattr(args, "no_figures", True)
     if a == "covariance":
-        est = est_mod.PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, psd_floor=0.0).fit_release(output)
+        est = est_mod.PrivateCovariance(psd_floor=0.0).fit_release(output)
 
         def save(res):
             res.save_matrix("covariance", est.covariance_, names)
@@ -90,8 +90,7 @@ def fit_analysis(args, analysis, output, names):
 
         if not 1 <= args.n_components <= output.n_features:
             raise CliError(f"--n-components must be in [1, {output.n_features}]; got {args.n_components}")
-        est = est_mod.PrivatePCA(n_components=args.n_components, epsilon=1.0, delta=1e-6,
-                                 row_norm=1.0).fit_release(output)
+        est = est_mod.PrivatePCA(n_components=args.n_components).fit_release(output)
         floor, eig = noise_floor(output), spectrum(output, args.n_components)
         info = pca_analysis(est, floor, eig)
 
@@ -123,7 +122,7 @@ def _precision(args, a, release, names, est_mod):
         alpha = parse_alpha(args.alpha)
         if alpha == "ebic":
             raise CliError("--analysis ridge needs a number for --alpha")
-        est = est_mod.PrivateRidgePrecision(alpha=alpha, epsilon=1.0, delta=1e-6, row_norm=1.0).fit_release(release)
+        est = est_mod.PrivateRidgePrecision(alpha=alpha).fit_release(release)
         E, rule = edge_matrix(est.precision_, RIDGE_THRESHOLD), f"|partial correlation| > {RIDGE_THRESHOLD}"
 
     def save(res):
@@ -163,7 +162,7 @@ def _tensor(args, a, moments, names, est_mod):
     if not 1 <= args.n_components <= D:
         raise CliError(f"--n-components must be in [1, {D}]; got {args.n_components}")
     est = est_mod.PrivateTensorDecomposition(
-        n_components=args.n_components, model=model, epsilon=1.0, delta=1e-6, row_norm=moments.second.row_norm,
+        n_components=args.n_components, model=model, row_norm=moments.second.row_norm,
         sigma2=moments.sigma2, vocabulary_size=D if model == "stm" else None, budget=moments.budget,
         rng=args.seed).fit_release(moments)
     labels = names if model == "mog" else [f"w{j}" for j in range(D)]

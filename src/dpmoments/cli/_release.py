@@ -10,13 +10,14 @@ import numpy as np
 
 from ..moments import moment_sensitivity, release_second_moment
 from ..moments.counts import split_budget
-from ..privacy import calibrate_gaussian, calibrate_laplace
+from ..privacy import calibrate_gaussian, calibrate_laplace, zcdp_to_approx_dp
 from ._args import _epsilon, privacy_options
+from ._choices import bound_budget, center_budget, check_choices, too_few_rows_hint
 from ._io import DataSource, chunk_rows
 from ._output import check_destination
 from ._progress import Progress
 
-__all__ = ["second_moment_release", "expected_noise_error", "noise_sd"]
+__all__ = ["second_moment_release", "private_autos", "expected_noise_error", "noise_sd"]
 
 
 def second_moment_release(args):
@@ -26,6 +27,9 @@ def second_moment_release(args):
         check_destination(out, args.force)
     source = DataSource(args.data, args.columns, getattr(args, "target", None))
     kwargs = privacy_options(args, source.n_features)
+    autos = private_autos(args, kwargs)
+    if getattr(args, "private_choices", ()):
+        check_choices(args, autos)
     grid = epsilon_grid(args)
     args.epsilon_grid_values = grid
     show = not args.quiet
@@ -34,9 +38,42 @@ def second_moment_release(args):
         with Progress("fingerprint", total=source.nbytes(), unit="bytes", enabled=show) as bar:
             fingerprint = source.fingerprint(bar)
     rows = chunk_rows(args.chunk_size, source.n_features)
+    if autos:
+        with Progress(f"reading {source.path.name} (one pass per private choice)", enabled=show) as bar:
+            release = _private_release(Rereadable(source, rows, bar), kwargs, args)
+        return source, release, fingerprint
     with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=show) as bar:
         release = release_second_moment(source.chunks(rows, bar), chunk_size=rows, **kwargs)
     return source, release, fingerprint
+
+
+def private_autos(args, kwargs):
+    """Which choices this run makes privately: a subset of ("row_norm", "scale", "center")."""
+    return tuple(name for name, private in (("row_norm", kwargs.get("row_norm") == "auto"),
+                                            ("scale", getattr(args, "scale", None) is not None),
+                                            ("center", kwargs.get("center") == "private")) if private)
+
+
+class Rereadable:
+    """The file's chunks, read afresh on every iteration: one pass per private choice, then the release."""
+
+    def __init__(self, source, rows, progress):
+        self.source, self.rows, self.progress = source, rows, progress
+
+    def __iter__(self):
+        return self.source.chunks(self.rows, self.progress)
+
+
+def _private_release(data, kwargs, args):
+    """The second moment with its bound, scales and centre chosen privately (estimators._private_choices)."""
+    from ..estimators._private_choices import private_second_moment
+
+    with too_few_rows_hint(args):
+        return private_second_moment(
+            data, epsilon=kwargs["epsilon"], delta=kwargs["delta"], row_norm=kwargs["row_norm"],
+            center=kwargs["center"], center_budget=center_budget(args), scale=getattr(args, "scale", None),
+            bound_budget=bound_budget(args), mechanism=kwargs["mechanism"], neighbours=kwargs["neighbours"],
+            calibration=kwargs["calibration"], rng=kwargs["rng"], count_share=kwargs["count_share"])
 
 
 def epsilon_grid(args):
@@ -54,6 +91,7 @@ def noise_sd(release, epsilon, delta):
     Under add-remove: the sums' noise at that epsilon's share, divided by the
     released noisy count (an estimate, like the release's own noise_scale).
     """
+    epsilon = _main_epsilon(release, epsilon, delta)
     laplace = release.mechanism in ("laplace", "discrete-laplace")
     n, per = (release.n, 1) if release.n_public else (None, release.n)
     sens = moment_sensitivity("second", norm="l1" if laplace else "l2", n_samples=n, n_features=release.n_features,
@@ -63,6 +101,21 @@ def noise_sd(release, epsilon, delta):
     if laplace:
         return math.sqrt(2.0) * calibrate_laplace(epsilon, sens)[0] / per
     return calibrate_gaussian(epsilon, delta, sens, release.calibration or "analytic")[0] / per
+
+
+def _main_epsilon(release, epsilon, delta):
+    """The epsilon the second moment gets of a total ``epsilon`` when a run also paid for private choices.
+
+    Its share is of rho (Gaussian, calibrated in zCDP) or of epsilon (Laplace),
+    as :mod:`dpmoments.estimators._private_choices` splits it; at the bound
+    this run drew (another epsilon would draw another).
+    """
+    share = next((p.share for p in release.parts if p.label == "second moment"), None)
+    if share is None:
+        return epsilon
+    if release.mechanism == "gaussian":
+        return zcdp_to_approx_dp(share * calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho, delta)
+    return share * epsilon
 
 
 def expected_noise_error(release, epsilons, delta):

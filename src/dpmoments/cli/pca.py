@@ -9,11 +9,13 @@ import math
 
 import numpy as np
 
-from ._args import CliError, add_input_arguments, add_output_arguments, add_privacy_arguments, privacy_options
+from ._args import (PRIVATE_ALL, CliError, add_input_arguments, add_output_arguments, add_privacy_arguments,
+                    privacy_options)
 from ._io import DataSource
 from ._output import ResultsDir, check_destination
 from ._release import noise_sd, second_moment_release
 from ._report import privacy_report, privacy_summary, rows_text
+from ._choices import print_release_choices, release_choices
 
 HELP = "private principal components and the spectrum against the noise floor"
 DESCRIPTION = """\
@@ -25,6 +27,7 @@ from the calibration alone, not from the data): eigenvalues below it cannot be t
 Without --center this is PCA of the raw second moment (data assumed centred, as the papers)."""
 EXAMPLES = """\
   dpmoments pca data.csv --n-components 2 --epsilon 1 --delta 1e-6 --row-norm 5 --out pca
+  dpmoments pca data.csv --n-components 2 --epsilon 1 --delta 1e-6 --row-norm auto --center private --out pca
   dpmoments pca X.npy --n-components 3 --center 0 --epsilon 1 --delta 1e-6 --row-norm 1 --out pca \\
       --epsilon-grid 0.1,0.3,1,3
 
@@ -34,7 +37,7 @@ writes: components.npy/.csv, explained_variance.csv, privacy_report.json, spectr
 
 def add_arguments(parser):
     add_input_arguments(parser)
-    add_privacy_arguments(parser, secure=True)
+    add_privacy_arguments(parser, secure=True, private=PRIVATE_ALL)
     group = parser.add_argument_group("estimator (post-processing: no extra privacy cost)")
     group.add_argument("--n-components", type=int, metavar="K", help="number of components (required)")
     add_output_arguments(parser)
@@ -74,7 +77,7 @@ def run(args):
     privacy_options(args, d)  # the bound and epsilon first: the refusal that matters most
     k = check_components(args.n_components, d)
     source, release, fingerprint = second_moment_release(args)
-    est = PrivatePCA(n_components=k, epsilon=args.epsilon, delta=args.delta, row_norm=args.row_norm).fit_release(release)
+    est = PrivatePCA(n_components=k, epsilon=args.epsilon, delta=args.delta, row_norm=1.0).fit_release(release)
     names = source.feature_names
     floor = noise_floor(release)
     eig = spectrum(release, k)
@@ -85,12 +88,13 @@ def run(args):
             figures(res, est, eig, floor, release, args)
         res.save_json("privacy_report.json", privacy_report(
             "pca", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
-            extra={"files": res.files + ["privacy_report.json"]}))
+            extra={"files": res.files + ["privacy_report.json"], **release_choices(release, args)}))
     if not args.quiet:
         print(f"PCA of {rows_text(release)} x {release.n_features} columns of {source.path.name}: "
               f"{k} component(s), {analysis['n_above_noise_floor']} eigenvalue(s) above the noise floor {floor:.3g}")
         print_components(est, names)
         print(privacy_summary(release))
+        print_release_choices(release)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

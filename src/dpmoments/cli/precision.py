@@ -8,11 +8,13 @@ the ROC curve against a truth graph are all post-processing of that release.
 import numpy as np
 
 from ..metrics import auc, roc_curve, tpr_fpr
-from ._args import CliError, _bounded_int, add_input_arguments, add_output_arguments, add_privacy_arguments, parse_alpha
+from ._args import (PRIVATE_ALL, CliError, _bounded_int, add_input_arguments, add_output_arguments,
+                    add_privacy_arguments, parse_alpha)
 from ._io import read_truth
 from ._output import ResultsDir
 from ._release import expected_noise_error, second_moment_release
 from ._report import privacy_report, privacy_summary, rows_text
+from ._choices import print_release_choices, release_choices
 
 HELP = "a private precision matrix (graphical lasso or ridge) and its network"
 DESCRIPTION = """\
@@ -22,6 +24,8 @@ edges) or a dense one by ridge precision (ROPE), and draw the network of recover
 --truth, the ROC curve of support recovery along the penalty path is drawn too."""
 EXAMPLES = """\
   dpmoments precision data.csv --epsilon 1 --delta 1e-6 --row-norm 5 --center 4.6 --out net
+  dpmoments precision data.csv --epsilon 1 --delta 1e-6 --row-norm auto --center private --scale private \\
+      --standardize --out net
   dpmoments precision data.parquet --alpha 0.1 --standardize --epsilon 1 --delta 1e-6 --row-norm 5 --out net
   dpmoments precision X.npy --edges 20 --truth graph.csv --epsilon 1 --delta 1e-6 --row-norm 1 --out net
   dpmoments precision X.npy --method ridge --alpha 0.01 --epsilon 1 --delta 1e-6 --row-norm 1 --out net
@@ -34,7 +38,7 @@ RIDGE_THRESHOLD = 0.05
 
 def add_arguments(parser):
     add_input_arguments(parser)
-    add_privacy_arguments(parser, secure=True)
+    add_privacy_arguments(parser, secure=True, private=PRIVATE_ALL)
     group = parser.add_argument_group("estimator (post-processing: no extra privacy cost)")
     group.add_argument("--method", choices=("glasso", "ridge"), default="glasso", help="default glasso")
     group.add_argument("--alpha", default=None, metavar="A",
@@ -160,7 +164,7 @@ def run(args):
             _figures(res, est, E, names, truth, path, threshold, release, args)
         res.save_json("privacy_report.json", privacy_report(
             "precision", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
-            extra={"files": res.files + ["privacy_report.json"]}))
+            extra={"files": res.files + ["privacy_report.json"], **release_choices(release, args)}))
     if not args.quiet:
         _print(source, release, analysis, args)
     return 0
@@ -235,4 +239,5 @@ def _print(source, release, info, args):
         print(f"against the truth graph ({info['truth_edges']} edges): TPR {info['tpr']:.2f}, FPR {info['fpr']:.2f}"
               + (f", ROC AUC {info['roc_auc']:.2f}" if "roc_auc" in info else ""))
     print(privacy_summary(release))
+    print_release_choices(release)
     print(f"results in {args.out}/")

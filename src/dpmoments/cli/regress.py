@@ -23,6 +23,8 @@ from .._version import __version__
 from ..privacy.relations import RELATION_WORDS, describe_relation, n_is_public
 from ._args import (CLIPPING_HELP, CliError, _bound, _delta, _epsilon, add_input_arguments,
                     add_output_arguments, positive_int, seed_int)
+from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices,
+                       choices_lines, choices_report, too_few_rows_hint)
 from ._io import DataSource
 from ._output import ResultsDir, check_destination
 from ._progress import Progress
@@ -157,10 +159,14 @@ def add_arguments(parser):
     group = parser.add_argument_group("privacy (required: --epsilon, --delta, --row-norm, --response-bound)")
     group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="total epsilon > 0 of the 2 J releases (required)")
     group.add_argument("--delta", type=_delta, metavar="DELTA", help="total delta in (0, 1) (required), e.g. 1e-6 < 1/n")
-    group.add_argument("--row-norm", type=_bound, metavar="R",
-                       help="the public L2 bound R on each feature row (required). Clipping: " + CLIPPING_HELP)
-    group.add_argument("--response-bound", type=_bound, metavar="B",
-                       help="the public bound on |y| (required): responses are clipped to [-B, B]")
+    group.add_argument("--row-norm", type=bound_or_auto, metavar="R|auto",
+                       help="the L2 bound R on each feature row (required): a PUBLIC number, or 'auto', a private "
+                            "0.95-quantile of ||x|| paid from --bound-share. Clipping: " + CLIPPING_HELP)
+    group.add_argument("--response-bound", type=bound_or_auto, metavar="B|auto",
+                       help="the bound on |y| (required): responses are clipped to [-B, B]; a PUBLIC number, or "
+                            "'auto', a private 0.95-quantile of |y| paid from --bound-share (the two auto bounds share it "
+                            "equally, one exponential-mechanism draw each on the public --search-range)")
+    add_choice_arguments(group, center=False, scale=False)
     group.add_argument("--accounting", choices=("zcdp", "basic", "advanced"), default="zcdp",
                        help="how the budget is split over the 2 J releases (default zcdp)")
     group.add_argument("--first-moment", choices=("gaussian", "laplace"), default="gaussian",
@@ -185,10 +191,12 @@ def _check(args):
     missing = [f for f, v in (("--epsilon", args.epsilon), ("--delta", args.delta), ("--n-iter", args.n_iter),
                               ("--w-max", args.w_max)) if v is None]
     if args.row_norm is None:
-        raise CliError("--row-norm is required: the public bound R on each row's L2 norm; " + CLIPPING_HELP)
+        raise CliError("--row-norm is required: the public bound R on each row's L2 norm (or --row-norm auto, "
+                       "chosen privately); " + CLIPPING_HELP)
     if args.response_bound is None:
-        raise CliError("--response-bound is required: the public bound B on |y|; responses are clipped to [-B, B] "
-                       "(chosen before seeing the data, never computed from them)")
+        raise CliError("--response-bound is required: the public bound B on |y| (or --response-bound auto, chosen "
+                       "privately); responses are clipped to [-B, B] (never computed from the data without budget)")
+    check_choices(args, [k for k in ("row_norm", "response_bound") if getattr(args, k) == "auto"])
     if missing:
         raise CliError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required")
     if not 1.0 <= args.p <= 2.0:
@@ -208,22 +216,25 @@ def run(args):
     est = PrivateIRLS(epsilon=args.epsilon, delta=args.delta, row_norm=args.row_norm,
                       response_bound=args.response_bound, n_iter=args.n_iter, w_max=args.w_max, p=args.p,
                       first_moment=args.first_moment, accounting=args.accounting, split=args.split,
-                      fit_intercept=args.fit_intercept, rng=args.seed)
+                      fit_intercept=args.fit_intercept, rng=args.seed, bound_budget=bound_budget(args))
     fp = fingerprint(source, args)
     X, y = read_in_memory(source, args)
-    est.fit(X, y)
+    with too_few_rows_hint(args):
+        est.fit(X, y)
     n, d = X.shape
     del X, y
     names = source.feature_names
     rep = est.privacy_report_
+    choices = {"private_choices": choices_report(est.privacy_parts_, est.privacy_, bound_budget(args))} \
+        if est.privacy_parts_ else {}
     analysis = {"estimator": "PrivateIRLS", "n_iter": est.n_iter_, "w_max": args.w_max, "p": args.p,
                 "fit_intercept": args.fit_intercept, "accounting": args.accounting,
                 "budget_split": rep["budget"], "psd_floor_clipped": list(est.n_psd_clipped_),
                 "loaded_into_memory": True, "estimate": "coefficients.csv"}
     privacy = {"mechanism": f"{args.first_moment} (cross moment) + gaussian (second moment), 2 x {est.n_iter_} releases",
                "sensitivity": rep["sensitivity"], "sensitivity_norm": "l2 (l1 for a laplace cross moment)",
-               "calibration": args.accounting, "noise_scale": rep["noise"], "row_norm": args.row_norm,
-               "response_bound": args.response_bound}
+               "calibration": args.accounting, "noise_scale": rep["noise"], "row_norm": est.row_norm_,
+               "response_bound": est.response_bound_}
     with ResultsDir(args.out, args.force) as res:
         rows = [[name, repr(float(c))] for name, c in zip(names, est.coef_)]
         if args.fit_intercept:
@@ -234,11 +245,11 @@ def run(args):
         grid = args.epsilon_grid_values
         if grid and not args.no_figures:
             d_aug = d + bool(args.fit_intercept)
-            scales = [clone(est).set_params(epsilon=e)._plan(n, d_aug)[3] for e in grid]
+            scales = [_at(clone(est).set_params(epsilon=e), est)._plan(n, d_aug)[3] for e in grid]
             _grid_figure(res, grid, scales, args)
         res.save_json("privacy_report.json", estimator_report(
             "regress", est.privacy_, privacy=privacy, source=source, fingerprint=fp, n=n, d=d, analysis=analysis,
-            argv=args.argv, randomness=rep["randomness"], files=res.files))
+            argv=args.argv, randomness=rep["randomness"], files=res.files, extra=choices))
     if not args.quiet:
         print(f"IRLS (p={args.p:g}, {est.n_iter_} iterations) on {n} rows x {d} columns of {source.path.name}:")
         for name, c in zip(names, est.coef_):
@@ -248,10 +259,18 @@ def run(args):
         b = est.budget_
         print(f"privacy: guarantee {est.privacy_}, neighbouring_relation {describe_relation(est.neighbours_)}; "
               f"calibration {args.accounting} over {2 * est.n_iter_} releases (per iteration {b.first_moment} + "
-              f"{b.second_moment}); row_norm {args.row_norm:g}, response_bound {args.response_bound:g} (rows and "
+              f"{b.second_moment}); row_norm {est.row_norm_:g}, response_bound {est.response_bound_:g} (rows and "
               "responses clipped); " + randomness_text(rep["randomness"], False))
+        for line in choices_lines(est.privacy_parts_, est.privacy_) if est.privacy_parts_ else ():
+            print(line)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
+
+
+def _at(copy, est):
+    """A clone that plans with the bounds ``est`` used (drawn privately or public): no data access."""
+    copy.row_norm_, copy.response_bound_ = est.row_norm_, est.response_bound_
+    return copy
 
 
 def _grid_figure(res, grid, scales, args):

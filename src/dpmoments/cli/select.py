@@ -9,6 +9,8 @@ takes arrays, so this subcommand loads the selected columns into memory
 import math
 
 from ._args import CliError, _bound, _epsilon, add_input_arguments, add_output_arguments, seed_int
+from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices, choices_lines,
+                       choices_report, too_few_rows_hint)
 from ._output import ResultsDir
 from ._release import epsilon_grid
 from ..privacy.relations import describe_relation
@@ -43,10 +45,14 @@ def add_arguments(parser):
     add_memory_arguments(parser)
     group = parser.add_argument_group("privacy (required: --epsilon, --bounds, --response-bound, --R; pure epsilon-DP)")
     group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="epsilon > 0 of the selection (required)")
-    group.add_argument("--bounds", type=_bound, metavar="B",
-                       help="the public entrywise bound (required): every X_ij is clipped to [-B, B]")
-    group.add_argument("--response-bound", type=_bound, metavar="r",
-                       help="the public bound on |y| (required): responses are clipped to [-r, r]")
+    group.add_argument("--bounds", type=bound_or_auto, metavar="B|auto",
+                       help="the entrywise bound (required): every X_ij is clipped to [-B, B]; a PUBLIC number, or "
+                            "'auto', a private 0.95-quantile of max_j |x_ij| paid from --bound-share")
+    group.add_argument("--response-bound", type=bound_or_auto, metavar="r|auto",
+                       help="the bound on |y| (required): responses are clipped to [-r, r]; a PUBLIC number, or "
+                            "'auto', a private 0.95-quantile of |y| paid from --bound-share (the auto bounds share "
+                            "it equally: one exponential-mechanism draw each on the public --search-range)")
+    add_choice_arguments(group, center=False, scale=False)
     group.add_argument("--R", type=_bound, metavar="RADIUS", dest="R",
                        help="the public L1 radius of the coefficients (required): the sensitivity is (r + B R)^2")
     group.add_argument("--mechanism", choices=("noisy-min", "exponential"), default="noisy-min",
@@ -87,8 +93,10 @@ def _check(args):
                                                                           "clipped to [-r, r])"),
                               ("--R", args.R, "the public L1 radius of the coefficients")):
         if value is None:
-            raise CliError(f"{flag} is required: {what}; bounds are chosen before seeing the data, never computed "
-                           "from them, and fix the sensitivity (r + B R)^2")
+            raise CliError(f"{flag} is required: {what}; a PUBLIC value chosen before seeing the data (or 'auto' for "
+                           "--bounds and --response-bound: chosen privately from --bound-share), which fixes the "
+                           "sensitivity (r + B R)^2")
+    check_choices(args, [k for k in ("bounds", "response_bound") if getattr(args, k) == "auto"])
     if args.max_size is not None and args.max_size < 1:
         raise CliError(f"--max-size must be >= 1; got {args.max_size}")
     return _phi(args.phi)
@@ -104,15 +112,18 @@ def run(args):
     family = _candidate_family(args.candidates, args.max_size, source.n_features)  # refuses too many, now
     est = PrivateModelSelection(epsilon=args.epsilon, bounds=args.bounds, response_bound=args.response_bound,
                                 R=args.R, candidates=args.candidates, max_size=args.max_size, phi=phi,
-                                sigma2=args.sigma2, mechanism=args.mechanism, rng=args.seed)
+                                sigma2=args.sigma2, mechanism=args.mechanism, rng=args.seed,
+                                bound_budget=bound_budget(args))
     fp = fingerprint(source, args)
     X, y = read_in_memory(source, args)
-    est.fit(X, y)
+    with too_few_rows_hint(args):
+        est.fit(X, y)
     n, d = X.shape
     del X, y
     names = source.feature_names
     rep = est.privacy_report_
     chosen = [names[j] for j in est.selected_]
+    parts = _parts(est, rep)
     analysis = {"estimator": "PrivateModelSelection", "selected": chosen, "selected_index": list(est.selected_),
                 "n_candidates": len(family), "candidates": args.candidates, "max_size": args.max_size,
                 "R": est.R_, "phi": est.phi_, "sigma2": est.sigma2_, "budget_parts": rep["budget_parts"],
@@ -121,8 +132,8 @@ def run(args):
                "sensitivity": rep["sensitivity_Q"], "sensitivity_norm": "criterion (every Q(M) at once)",
                "sensitivity_exact_minimum": rep["sensitivity_Q_exact_minimum"],
                "certified_gap": rep["certified_gap"],
-               "noise_scale": rep["selection_noise_scale"], "entry_bound": args.bounds,
-               "response_bound": args.response_bound, "l1_radius": args.R,
+               "noise_scale": rep["selection_noise_scale"], "entry_bound": est.bounds_,
+               "response_bound": est.response_bound_, "l1_radius": args.R,
                "clipping": "every entry X_ij is clipped to [-B, B] (--bounds) and y to [-r, r] (--response-bound); "
                            "the bounds are PUBLIC, chosen before seeing the data; (r + B R)^2 bounds every squared "
                            "residual and so the sensitivity of every candidate's exact minimum; each Q(M) is "
@@ -132,21 +143,35 @@ def run(args):
         if grid and not args.no_figures:
             from .. import plots
 
-            scale = [2.0 * rep["sensitivity_Q"] / e for e in grid]
+            kept = 1.0 - (bound_budget(args).share if est.bound_parts_ else 0.0)  # the selection's share
+            scale = [2.0 * rep["sensitivity_Q"] / (kept * e) for e in grid]
             ax = plots.plot_privacy_utility(grid, scale, label="Laplace scale of each criterion (2 Delta / epsilon)",
                                             chosen=args.epsilon, title="selection noise against epsilon "
                                                                        "(calibration only)")
             res.save_figure("privacy_utility", ax)
         res.save_json("privacy_report.json", estimator_report(
             "select", est.privacy_, privacy=privacy, source=source, fingerprint=fp, n=n, d=d, analysis=analysis,
-            argv=args.argv, randomness=rep["randomness"], files=res.files))
+            argv=args.argv, randomness=rep["randomness"], files=res.files,
+            extra={"private_choices": choices_report(parts, est.privacy_, bound_budget(args))} if est.bound_parts_
+            else None))
     if not args.quiet:
         print(f"selected {len(chosen)} of {d} columns of {source.path.name} ({n} rows, {len(family)} candidate "
               f"models): {', '.join(chosen) if chosen else '(none)'}")
         print(f"privacy: guarantee {est.privacy_}, neighbouring_relation {describe_relation(est.neighbours_)}; "
               f"mechanism {privacy['mechanism']}, sensitivity {rep['sensitivity_Q']:.3g} (criterion); entry_bound "
-              f"{args.bounds:g}, response_bound {args.response_bound:g}, l1_radius {args.R:g}; "
+              f"{est.bounds_:g}, response_bound {est.response_bound_:g}, l1_radius {args.R:g}; "
               + randomness_text(rep["randomness"], False))
+        for line in choices_lines(parts, est.privacy_) if est.bound_parts_ else ():
+            print(line)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 
+
+
+def _parts(est, rep):
+    """The private bounds' draws and the rest of the budget, as parts (each share of epsilon, pure DP)."""
+    from ..moments.release import Part
+    from ..privacy import PureDP
+
+    rest = [Part(name, PureDP(eps), eps / est.epsilon) for name, eps in rep["budget_parts"].items() if name != "bounds"]
+    return list(est.bound_parts_) + rest

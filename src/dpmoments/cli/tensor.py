@@ -13,9 +13,10 @@ import numpy as np
 from ..privacy.relations import describe_relation
 from ._args import (CLIPPING_HELP, CliError, _bounded_int, _center, _nonnegative_bound, add_input_arguments,
                     add_output_arguments, add_privacy_arguments)
+from ._choices import bound_budget, check_choices, choices_lines, choices_report
 from ._output import ResultsDir
 from ._progress import Progress
-from ._release import epsilon_grid
+from ._release import Rereadable, epsilon_grid
 from ._report import privacy_report, randomness_text
 from .regress import add_memory_arguments, fingerprint, open_input, read_in_memory
 
@@ -26,8 +27,9 @@ composition (or zCDP): the second moment, for whitening, and the third moment, d
 robust tensor power method (Anandkumar et al.; private as in Imtiaz & Sarwate's AGN).
 
 --model mog: a spherical Gaussian mixture with a PUBLIC common variance --sigma2 (never estimated
-from the data); rows are (centred at --center and) clipped to ||x||_2 <= --row-norm; writes the K
-means and weights. One streaming pass.
+from the data); rows are (centred at a public --center and) clipped to ||x||_2 <= --row-norm, a
+public bound or 'auto' (a private 0.95-quantile of the row norms, paid from --bound-share); writes
+the K means and weights. One streaming pass (two with --row-norm auto).
 
 --model stm: the single topic model; each row is a document of three word ids in
 [0, --vocabulary-size) (an integer (n, 3) file: the bound is intrinsic, one-hot words have norm 1,
@@ -45,7 +47,7 @@ writes: components.npy/.csv, weights.csv, privacy_report.json,
 def add_arguments(parser):
     add_input_arguments(parser)
     add_memory_arguments(parser)
-    add_privacy_arguments(parser)
+    add_privacy_arguments(parser, private=("row_norm",))
     group = parser.add_argument_group("model")
     group.add_argument("--model", choices=("mog", "stm"), default="mog", help="default mog")
     group.add_argument("--n-components", type=int, metavar="K", help="mixture components / topics (required)")
@@ -123,15 +125,17 @@ def run(args):
         raise CliError(f"--n-components must be in [1, {d}] (the {what}); got {args.n_components}")
     budget = TensorBudget(second=args.second_share, third=1.0 - args.second_share)
     center = _center(args.center, source.n_features) if args.model == "mog" else None
+    check_choices(args, ("row_norm",) if args.row_norm == "auto" else ())
     est = PrivateTensorDecomposition(
         n_components=args.n_components, model=args.model, epsilon=args.epsilon, delta=args.delta,
         row_norm=args.row_norm, sigma2=args.sigma2, vocabulary_size=args.vocabulary_size, budget=budget,
         neighbours=args.neighbours, calibration=args.calibration, center=center, n_restarts=args.n_restarts,
-        n_iter=args.n_iter, rng=args.seed, count_share=args.count_share)
+        n_iter=args.n_iter, rng=args.seed, count_share=args.count_share, bound_budget=bound_budget(args))
     fp = fingerprint(source, args)
     if args.model == "mog":
         with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
-            est.fit(source.chunks(args.chunk_size, bar))
+            est.fit(Rereadable(source, args.chunk_size, bar) if args.row_norm == "auto"
+                    else source.chunks(args.chunk_size, bar))
         names = source.feature_names
     else:
         X, _ = read_in_memory(source, args)
@@ -158,6 +162,8 @@ def run(args):
         rep = privacy_report("tensor", m.second, source=source, fingerprint=fp, analysis=analysis, argv=args.argv,
                              extra={"files": res.files + ["privacy_report.json"]})
         _compose(rep, m)
+        if est.privacy_parts_:
+            rep["private_choices"] = choices_report(est.privacy_parts_, m.guarantee, bound_budget(args))
         res.save_json("privacy_report.json", rep)
     if not args.quiet:
         what = "means" if args.model == "mog" else "topics"
@@ -170,8 +176,10 @@ def run(args):
         print(f"privacy: guarantee {m.guarantee}, neighbouring_relation {describe_relation(m.second.neighbours)}; "
               f"composed from {count}the second-moment release (noise_scale {m.second.noise_scale:.3g}) and the "
               f"third-moment release (noise_scale {m.third.noise_scale:.3g}); "
-              + (f"row_norm {args.row_norm:g} (rows clipped to it); " if args.model == "mog" else "")
+              + (f"row_norm {m.second.row_norm:g} (rows clipped to it); " if args.model == "mog" else "")
               + randomness_text(m.second.randomness, m.second.secure))
+        for line in choices_lines(est.privacy_parts_, m.guarantee) if est.privacy_parts_ else ():
+            print(line)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

@@ -1,4 +1,4 @@
-r"""Synthetic latent-variable models for orthogonal tensor decomposition (``algorithms.md`` §2.7).
+r"""Synthetic latent-variable models for orthogonal tensor decomposition (``docs/algorithms.md`` §2.7).
 
 * :func:`make_mog`: a spherical mixture of Gaussians with orthonormal means
   ``mu_k`` and common noise variance ``sigma2`` (public);
@@ -8,7 +8,7 @@ r"""Synthetic latent-variable models for orthogonal tensor decomposition (``algo
 
 Weights default to Imtiaz & Sarwate's ``linspace(1, 10K, K) / sum``. Unlike
 their scripts, nothing is rescaled by the data's own maximum norm (a leak,
-``algorithms.md`` §0.6): pick a public ``row_norm`` instead.
+``docs/algorithms.md`` §0.6): pick a public ``row_norm`` instead.
 """
 
 from dataclasses import dataclass

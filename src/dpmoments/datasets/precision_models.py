@@ -1,12 +1,12 @@
 r"""Synthetic Gaussian graphical models: the precision matrices of Su, Guo & Zhang.
 
-Models 1--4 of Su, Guo & Zhang (arXiv 1909.02750, §5; ``algorithms.md`` §5.6),
+Models 1--4 of Su, Guo & Zhang (arXiv 1909.02750, §5; ``docs/algorithms.md`` §5.6),
 a sampler for :math:`N(0, \Theta^{-1})` that never forms the covariance, and
 a data maker that clips the rows to a **public** bound.
 
 The papers instead divide the data by its own largest row norm;
 :func:`max_norm_scale` does that for reproductions only, and warns that the
-scale is a data-dependent (unprivatised) statistic (``algorithms.md`` §0.6).
+scale is a data-dependent (unprivatised) statistic (``docs/algorithms.md`` §0.6).
 """
 
 import numbers
@@ -66,7 +66,7 @@ def ar_precision(n_features, coefficients=(0.5, 0.25)):
     The default ``(0.5, 0.25)`` is Su et al.'s Model 3, the AR(2) precision
     matrix of Yuan (2010) and Cai, Liu & Luo (2011). (Su et al. print
     :math:`\theta_{ii} = 0`, a typo: that matrix is not positive definite;
-    ``algorithms.md`` §5.6.)
+    ``docs/algorithms.md`` §5.6.)
 
     Parameters
     ----------
@@ -293,7 +293,7 @@ def make_precision_data(model, n_samples, n_features, *, row_norm, rng=None):
     Privacy
     -------
     The bound is chosen before the data are seen, so the sensitivities of
-    ``algorithms.md`` §0.2 hold with ``R = row_norm``. Contrast
+    ``docs/algorithms.md`` §0.2 hold with ``R = row_norm``. Contrast
     :func:`max_norm_scale`, the papers' data-dependent scaling.
 
     Examples
@@ -326,7 +326,7 @@ def max_norm_scale(X):
     Su et al. (§5.1), Park & Welling and Imtiaz & Sarwate normalise this way
     and then treat :math:`\lVert x_i \rVert \le 1` as a public bound. The
     scale is a data-dependent, unprivatised statistic, so the stated
-    sensitivities do not hold (``algorithms.md`` §0.6). Use only to reproduce
+    sensitivities do not hold (``docs/algorithms.md`` §0.6). Use only to reproduce
     a paper; use :func:`dpmoments.moments.clip_rows` with a public radius
     otherwise.
 

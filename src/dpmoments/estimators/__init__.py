@@ -2,6 +2,7 @@
 
 from ._budget import IRLSBudget, irls_budget
 from ._moment_base import CenterBudget
+from ._private_choices import private_second_moment
 from .covariance import PrivateCovariance
 from .irls import PrivateIRLS
 from .model_selection import PrivateModelSelection
@@ -19,6 +20,7 @@ from .tensor import (
 
 __all__ = [
     "CenterBudget",
+    "private_second_moment",
     "PrivateCovariance",
     "PrivateGraphicalLasso",
     "PrivateRidgePrecision",

@@ -1,6 +1,6 @@
 r"""Typed budget splits for estimators that make many releases (private IRLS).
 
-Private IRLS (Park & Welling 2016; ``algorithms.md`` §3) makes ``2J``
+Private IRLS (Park & Welling 2016; ``docs/algorithms.md`` §3) makes ``2J``
 releases: a first moment ``A`` and a second moment ``B`` in each of ``J``
 iterations. :class:`IRLSBudget` says what each release gets and what they
 compose to, and :func:`irls_budget` builds one from a total ``(epsilon,
@@ -24,7 +24,7 @@ delta)`` under one of four accountings:
     release gets ``epsilon' = sqrt(epsilon / J)``. It *overspends*: the mean
     privacy loss of ``2J`` ``epsilon'``-DP steps is
     ``J epsilon' (e^{epsilon'} - 1) = sqrt(epsilon J)(e^{sqrt(epsilon/J)} - 1) > epsilon``
-    (``algorithms.md`` §3.6.2). The budget records that value and what does
+    (``docs/algorithms.md`` §3.6.2). The budget records that value and what does
     hold in zCDP; estimators report the result as ``Uncertified``.
 
 Per-release guarantees are ``ZCDP`` (Gaussian, zCDP accounting), ``PureDP``

@@ -2,27 +2,27 @@
 
 An estimator either makes a :class:`~dpmoments.Release` from data (``fit``)
 or post-processes one that was already paid for (``fit_release``). Centring
-is explicit: ``center=None`` (the raw second moment, as the papers), a public
-centre vector, or ``"private"`` with a declared :class:`CenterBudget`.
+is explicit: ``center=None`` (the uncentred second moment, as the papers), a
+public centre vector, or ``"private"`` paid from a :class:`CenterBudget`. A
+private centre, ``row_norm="auto"`` and ``scale="private"`` go through
+:func:`~dpmoments.estimators._private_choices.private_second_moment`.
 """
 
-import dataclasses
 import math
 import os
-import warnings
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._rng import describe_randomness, spawn
 from .._validation import check_data, check_nonnegative, check_option
-from ..moments import Release, iter_chunks, release_cross_moment, release_second_moment
-from ..moments.dask_moments import is_dask_collection, row_ones
-from ..exceptions import PrivacyLeakWarning
-from ..moments.counts import check_count_share, planned_guarantee, warn_if_delta_large
-from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant, compose
+from ..moments import Release, iter_chunks, release_second_moment
+from ..moments.counts import check_count_share, planned_guarantee
+from ..moments.dask_moments import is_dask_collection
+from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant
+from ._conventions import fit_input, privacy_report, release_input, release_noise, require_for_fit
+from ._private_choices import needs_private_choices, private_second_moment
 
 __all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
 
@@ -31,23 +31,33 @@ __all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
 class CenterBudget:
     """How a private centre shares the budget with the second moment.
 
-    ``mean`` is the fraction of epsilon (and of delta) spent on the private
-    mean; the rest goes to the second moment of the rows centred at that
-    private mean. The two releases compose sequentially to the estimator's
-    (epsilon, delta).
+    ``mean`` is the fraction of the budget spent on the private mean; the
+    rest goes to the second moment of the rows centred at that private mean
+    (and to any private bound or scales). The parts compose to the
+    estimator's (epsilon, delta); with Gaussian noise the fractions are of
+    rho, in zCDP (:mod:`dpmoments.estimators._private_choices`).
 
-    ``prior`` is a *public* guess of the centre (default: the origin). The
-    mean is released as ``prior + mean(clip(x - prior))``, so rows are clipped
-    around the guess rather than around the origin: for data far from zero
-    (log intensities, say) clipping around the origin would bias the mean.
+    ``prior`` is a *public* guess of the centre. The mean is released as
+    ``prior + mean(clip(x - prior))``, so rows are clipped around the guess
+    rather than around the origin: for data far from zero (log intensities,
+    say) clipping around the origin would bias the mean. Without a prior
+    (the default), where to clip is chosen privately, paid from
+    ``location``: a private bound on ``||x||``, the mean then being taken
+    about the origin, or, with ``scale="private"``, the column medians (one
+    exponential-mechanism draw per column on a public grid). Give
+    ``prior=(0, ..., 0)`` to clip around the origin at a public bound for
+    free.
     """
 
     mean: float = 0.2
     prior: Optional[tuple] = None
+    location: float = 0.05
 
     def __post_init__(self):
-        if not 0 < self.mean < 1:
-            raise ValueError(f"'mean' must be a fraction in (0, 1); got {self.mean}.")
+        for name in ("mean", "location"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+                raise ValueError(f"'{name}' must be a fraction in (0, 1); got {value!r}.")
         if self.prior is not None:
             prior = np.asarray(self.prior, dtype=float)
             if prior.ndim != 1 or not np.all(np.isfinite(prior)):
@@ -64,70 +74,72 @@ class MomentEstimator(BaseEstimator):
 
     _mechanisms = ("gaussian", "laplace", "wishart", "wishart-approx")
 
+    # -- fit from data, or from a release -----------------------------------------
+    def _fit_from_data(self, X, make_release):
+        """``fit``: the input's names and width first, then the release (paid here) and ``fit_release`` of it."""
+        require_for_fit(self, "epsilon")
+        names = fit_input(self, X)
+        self.fit_release(make_release(X))
+        release_input(self, self.n_features_in_, names)
+        self.privacy_report_.update(fitted_by="fit", spent=self.privacy_.to_dict())
+        return self
+
+    def _record_release(self, release):
+        """What every fit from ``release`` records: its guarantee, relation, parts and width, and the report.
+
+        As set by ``fit_release``: nothing new spent, no input names (a
+        release does not carry them); ``fit`` then adds both.
+        """
+        self.release_ = release
+        self.privacy_ = release.guarantee
+        self.privacy_parts_ = release.parts
+        self.neighbours_ = release.neighbours
+        release_input(self, release.n_features)
+        self.privacy_report_ = privacy_report(
+            self, guarantee=release.guarantee, neighbours=release.neighbours, randomness=release.randomness,
+            fitted_by="fit_release", parts=release.parts, noise=release_noise("second moment", release),
+            release=release.to_dict())
+
     # -- the release ------------------------------------------------------------
     def _release_from(self, X):
         if not out_of_core(X):  # dask collections and paths go to the streaming release unmaterialised
             X = check_data(X)
         check_option(self.mechanism, "mechanism", self._mechanisms)
-        private_center = self._private_center()
         self._check_affordable()
         kwargs = dict(row_norm=self.row_norm, mechanism=self.mechanism, neighbours=self.neighbours,
                       calibration=self.calibration, count_share=self.count_share)
-        if private_center:
-            release = self._private_center_release(X, kwargs)
+        if self._private_choices():
+            release = private_second_moment(X, epsilon=self.epsilon, delta=self.delta, center=self.center,
+                                            center_budget=self._center_budget(), scale=self._scale(),
+                                            bound_budget=self._bound_budget(), rng=self.rng, **kwargs)
         else:
             release = release_second_moment(X, epsilon=self.epsilon, delta=self.delta, center=self.center,
                                             rng=self.rng, **kwargs)
         self._spend(release)
         return release
 
-    def _private_center(self):
-        """True for ``center="private"`` (with its budget split and mechanism checked)."""
-        if not isinstance(self.center, str):
-            return False
-        if self.center != "private":
+    def _private_choices(self):
+        """Is anything chosen privately (a centre, scales, a row bound)? Checks the options first."""
+        if isinstance(self.center, str) and self.center != "private":
             raise ValueError(f"'center' must be None, a public vector or 'private'; got {self.center!r}.")
-        if not isinstance(self.center_budget, CenterBudget):
-            raise TypeError(
-                "center='private' needs 'center_budget', a CenterBudget saying which share of the budget the "
-                f"private mean uses; got {self.center_budget!r}."
-            )
-        if self.mechanism not in ("gaussian", "laplace"):
-            raise ValueError(f"center='private' supports mechanism 'gaussian' or 'laplace'; got {self.mechanism!r}.")
-        return True
+        private = needs_private_choices(self.row_norm, self.center, self._scale())
+        if private and self.mechanism not in ("gaussian", "laplace"):
+            what = "center='private'" if isinstance(self.center, str) else "a private bound or scale"
+            raise ValueError(f"{what} supports mechanism 'gaussian' or 'laplace'; got {self.mechanism!r}.")
+        return private
 
-    def _private_center_release(self, X, kwargs):
-        split = self.center_budget
-        eps, delta = self.epsilon, self.delta
-        scaled = lambda share: None if delta is None else share * delta  # noqa: E731
-        rng_mean, rng_cov = spawn(self.rng, 2)  # never reuse one seed's noise twice
-        d = n_features_of(X)
-        prior = np.zeros(d) if split.prior is None else np.asarray(split.prior)
-        if prior.shape != (d,):
-            raise ValueError(f"'prior' must have one entry per feature ({d}); got {prior.shape[0]}.")
-        # The mean of the clipped x - prior is the cross moment with the constant response 1 (bound 1).
-        if is_dask_collection(X):
-            X_mean, ones = X, row_ones(X)
-        elif isinstance(X, (str, os.PathLike)):  # a file is read twice: once per release
-            X_mean, ones = ((c, np.ones(c.shape[0])) for c in iter_chunks(X)), None
-        else:
-            X_mean, ones = X, np.ones(X.shape[0])
-        with warnings.catch_warnings():  # delta >= 1/n is judged on the total delta, below
-            warnings.simplefilter("ignore", PrivacyLeakWarning)
-            mean = release_cross_moment(X_mean, ones, epsilon=split.mean * eps, delta=scaled(split.mean),
-                                        response_bound=1.0, center=prior, rng=rng_mean, **kwargs)
-            cov = release_second_moment(X, epsilon=split.second_moment * eps, delta=scaled(split.second_moment),
-                                        center=prior + mean.cross_moment, rng=rng_cov, **kwargs)
-        if self.mechanism == "gaussian":
-            warn_if_delta_large(delta, cov.n, noisy=not cov.n_public, stacklevel=4)
-        # The two releases compose to what their own guarantees compose to: an uncertified part stays visible.
-        total = self._compose([mean.guarantee, cov.guarantee])
-        step = f"centred at a private mean ({split.mean:g} of the budget)"
-        return dataclasses.replace(cov, guarantee=total, randomness=describe_randomness(self.rng),
-                                   postprocessing=(step,))
+    def _center_budget(self):
+        split = CenterBudget() if self.center_budget is None else self.center_budget
+        if not isinstance(split, CenterBudget):
+            raise TypeError(f"'center_budget' must be a CenterBudget saying which share of the budget the private "
+                            f"centre uses (or None for the defaults); got {split!r}.")
+        return split
 
-    def _compose(self, guarantees):
-        return compose(guarantees, composition="zcdp" if self.calibration == "zcdp" else "basic")
+    def _scale(self):
+        return getattr(self, "scale", None)
+
+    def _bound_budget(self):
+        return getattr(self, "bound_budget", 0.1)
 
     # -- the budget -------------------------------------------------------------
     def _planned_guarantee(self):
@@ -135,14 +147,10 @@ class MomentEstimator(BaseEstimator):
         eps, delta = self.epsilon, self.delta
         if math.isinf(eps):
             return PureDP(math.inf)
-        if self._private_center():
-            shares = (self.center_budget.mean, self.center_budget.second_moment)
-            return self._compose([self._planned_release(s * eps, None if delta is None else s * delta)
-                                  for s in shares])
-        return self._planned_release(eps, delta)
-
-    def _planned_release(self, eps, delta):
-        if self.mechanism in ("gaussian", "laplace"):
+        private = needs_private_choices(self.row_norm, self.center, self._scale())
+        if self.mechanism == "laplace" and private:
+            return PureDP(eps)
+        if self.mechanism in ("gaussian", "laplace") and not private:
             return planned_guarantee(eps, delta, self.mechanism, self.calibration, self.neighbours,
                                      check_count_share(self.count_share))
         if self.mechanism in ("wishart", "output"):
@@ -160,11 +168,14 @@ class MomentEstimator(BaseEstimator):
         if not acct.can_spend(planned, neighbours=self.neighbours):
             acct.spend(planned, neighbours=self.neighbours)  # raises with the reason; nothing changes
 
-    def _spend(self, x):
-        """Charge a release (under its own relation) or a guarantee (under the estimator's)."""
+    def _spend(self, spent):
+        """Charge a Release (under its own relation; its parts named in the label) or a bare guarantee."""
         acct = self._accountant()
         if acct is not None:
-            acct.spend(x, label=type(self).__name__, neighbours=self.neighbours)
+            label, parts = type(self).__name__, getattr(spent, "parts", ())
+            if parts:
+                label += " (" + ", ".join(f"{p.label} {p.share:.3g}" for p in parts) + ")"
+            acct.spend(spent, label=label, neighbours=self.neighbours)
 
     @staticmethod
     def _check_release(release):
@@ -187,10 +198,30 @@ def n_features_of(X):
         if getattr(X, "ndim", 2) != 2:
             raise ValueError(f"'X' must be 2-D with shape (n_samples, n_features); got {X.ndim}-D.")
         return len(X.columns) if hasattr(X, "columns") else int(X.shape[1])
-    if isinstance(X, (str, os.PathLike)):
+    if isinstance(X, (str, os.PathLike)) or _rereadable_stream(X):
         first = next(iter(iter_chunks(X, chunk_size=1)))
         return (first[0] if isinstance(first, tuple) else first).shape[1]
     return (X if isinstance(X, np.ndarray) and X.ndim == 2 else check_data(X)).shape[1]
+
+
+def _rereadable_stream(X):
+    """An object whose every iteration reads the chunks afresh (the command line's files), not an array."""
+    return (not hasattr(X, "__array__") and not isinstance(X, (list, tuple)) and hasattr(X, "__iter__")
+            and iter(X) is not X)
+
+
+def in_original_units(release, matrix):
+    """A matrix of the standardised rows' second moments mapped back: ``diag(s) M diag(s)``.
+
+    Post-processing; ``matrix`` unchanged when the release has no column scales.
+    """
+    s = release.column_scale
+    return matrix if s is None else matrix * np.outer(s, s)
+
+
+def location_of(release):
+    """The centre the release's rows were taken about (zeros when uncentred)."""
+    return np.zeros(release.n_features) if release.center is None else np.array(release.center)
 
 
 def psd_floor_value(psd_floor):

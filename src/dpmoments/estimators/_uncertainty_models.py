@@ -30,7 +30,7 @@ def _product_cov(law, theta):
 
 def _floored(B, floor):
     lam, Q = np.linalg.eigh(0.5 * (B + B.T))
-    return (Q / np.maximum(lam, floor)) @ Q.T if floor > 0 else np.linalg.pinv(B)
+    return (Q / np.maximum(lam, floor)) @ Q.T if floor is not None and floor > 0 else np.linalg.pinv(B)
 
 
 def solve_se(A, B, floor, law_a, law_b):

@@ -1,10 +1,11 @@
-"""PrivateCovariance: a differentially private second-moment / covariance matrix."""
+"""PrivateCovariance: a differentially private covariance (or uncentred second-moment) matrix."""
 
 import numpy as np
 from scipy import linalg
 
-from .._validation import check_data
-from ._moment_base import MomentEstimator, psd_floor_value
+from .._validation import check_data, check_option
+from ._conventions import check_input
+from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
 from .uncertainty import check_uncertainty_params
 
@@ -28,33 +29,63 @@ def gaussian_log_likelihood(X, precision, location=None, owner="Estimator"):
 
 
 class PrivateCovariance(MomentEstimator):
-    r"""Differentially private second-moment (or covariance) matrix.
+    r"""Differentially private covariance matrix; with ``center=None``, the uncentred second moment.
 
-    Rows are (optionally centred and) clipped to :math:`\|x_i\|_2 \le R`, the
-    mean of :math:`x_i x_i^\top` is released once with calibrated noise, and
-    the result is (by default) projected to the positive semi-definite cone.
+    Like scikit-learn's covariance estimators, it centres by default -- at a
+    private mean, from a reported share of the budget -- and chooses its row
+    bound privately (``row_norm="auto"``), so no bound or centre has to be
+    guessed. Rows are centred, (optionally) standardised by private column
+    scales, clipped to :math:`\|x_i\|_2 \le R`, the mean of
+    :math:`x_i x_i^\top` is released once with calibrated noise, and the
+    result is (by default) projected to the positive semi-definite cone.
 
     Parameters
     ----------
-    epsilon : float in (0, inf]
+    epsilon : float in (0, inf] or None, default=None
+        ``inf`` needs a public ``row_norm`` and ``center`` (nothing private
+        to pay for them). Required by ``fit``; ``fit_release`` takes the
+        release's, as it does ``delta``, ``row_norm``, ``mechanism``,
+        ``neighbours`` and the centre (those parameters are then ignored).
     delta : float in (0, 1) or None
         Required for ``"gaussian"`` and ``"wishart-approx"``.
-    row_norm : float
-        The public L2 bound R on each (centred) row.
+    row_norm : float or "auto", default="auto"
+        The L2 bound R on each (centred, scaled) row: public, or ``"auto"``,
+        a private quantile of the row norms paid from ``bound_budget``
+        (:mod:`dpmoments.moments.auto_release`).
     mechanism : {"gaussian", "laplace", "wishart", "wishart-approx"}, default="gaussian"
+        A private centre, scale or bound needs ``"gaussian"`` or ``"laplace"``.
     neighbours : {"replace-one", "zero-out", "add-remove"}, default="replace-one"
         ``"replace-one"``: one row replaced by another, n public; ``"zero-out"``:
         one row replaced by the zero row, n public (the papers' 1/n
         sensitivity); ``"add-remove"``: one row added or removed, n private
         (a noisy count from ``count_share`` of the budget; not with the
-        Wishart mechanisms).
+        Wishart mechanisms). The private centre, scales and bound are
+        exponential-mechanism draws of sensitivity 1 under all three.
     calibration : {"analytic", "classic", "zcdp"}, default="analytic"
-    center : None, array-like of shape (n_features,) or "private", default=None
-        ``None``: the raw second moment (zero-mean data, as the papers
-        assume); a vector: a public centre; ``"private"``: a private mean
-        paid from ``center_budget``.
+    center : "private", array-like of shape (n_features,) or None, default="private"
+        ``"private"``: the covariance about a private mean paid from
+        ``center_budget``; a vector: about a public centre; ``None``: the
+        **uncentred second moment** :math:`\frac1n\sum_i x_i x_i^\top`
+        (zero-mean data, as the papers assume).
     center_budget : CenterBudget or None
-        Required with ``center="private"``.
+        The private centre's shares; ``None``: ``CenterBudget()`` (5% for
+        where to clip the rows for the mean -- a private bound on ``||x||``,
+        or private column medians with ``scale="private"`` -- and 20% for the
+        mean).
+    scale : None or "private", default=None
+        ``"private"``: divide each column by a private 0.95-quantile of
+        ``|x_j - m_j|`` before clipping (paid from ``bound_budget``), so that
+        columns in different units share one row bound; the covariance is
+        mapped back to the original units (post-processing).
+    bound_budget : float in (0, 1) or BoundBudget, default=0.1
+        The share of epsilon spent choosing ``row_norm="auto"`` (and scales),
+        including a noisy count of the rows clipped. Unused otherwise.
+    method : {"standard", "coinpress"}, default="standard"
+        ``"coinpress"``: Biswas, Dong, Kamath & Ullman's iterative
+        estimator, which whitens the rows with its own noisy estimates
+        before each release (:mod:`dpmoments.estimators.coinpress`);
+        Gaussian noise, zCDP accounting, ``row_norm`` only sets its first
+        ball.
     psd_floor : float or None, default=0.0
         Eigenvalue floor applied to the released matrix (free
         post-processing, biased upwards); ``None`` keeps it as released.
@@ -70,22 +101,32 @@ class PrivateCovariance(MomentEstimator):
     Attributes
     ----------
     covariance_ : ndarray of shape (n_features, n_features)
+        In the original units (mapped back from the standardised release
+        when ``scale="private"``).
     location_ : ndarray of shape (n_features,)
         The centre used (zeros for ``center=None``).
     release_ : Release
+        Its ``parts`` list every share spent (centre, bound, scales,
+        clipped-row count, second moment).
     privacy_ : PureDP, ApproxDP, ZCDP or Uncertified
-        The guarantee the fit consumed.
+        The guarantee the fit consumed: the composition of ``privacy_parts_``.
+    privacy_parts_ : tuple of Part
+        Each share of the budget, its guarantee and what it released.
     covariance_se_ : ndarray of shape (n_features, n_features)
-        The noise's standard deviation on each released entry (closed form).
+        The noise's standard deviation on each released entry (closed form),
+        in the units of ``covariance_`` (with ``scale="private"``,
+        ``s_i s_j`` times that of the standardised release).
     covariance_interval_ : ndarray of shape (2, n_features, n_features)
         Lower and upper ends of a ``level`` interval for each entry of the
         exact (clipped) second moment, centred on the released entries before
-        the PSD projection; exact for Gaussian and Laplace noise.
+        the PSD projection; exact for Gaussian and Laplace noise; in the
+        units of ``covariance_``.
     snr_ : float
         Signal-to-noise of the released matrix: the estimated Frobenius norm
         of the exact matrix over the noise's (below 1: mostly noise).
     uncertainty_ : dict
-        JSON-able: the noise law, the level, what the intervals cover.
+        JSON-able: the noise law (of the released, standardised, matrix),
+        the level, what the intervals cover.
     diagnostics_ : list of dict
         ``{"code", "message"}`` for each failed noise check (each also raised
         as a :class:`~dpmoments.exceptions.NoiseDominatesWarning`): the noise
@@ -93,27 +134,44 @@ class PrivateCovariance(MomentEstimator):
     neighbours_ : str
         The relation ``privacy_`` holds under (the release's).
 
+    n_features_in_ : int
+        Columns seen in ``fit`` (``fit_release``: the release's ``n_features``).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), and ``release``: the release's metadata.
+
     Privacy
     -------
     The guarantee of :func:`dpmoments.release_second_moment` for the chosen
     mechanism: e.g. Gaussian, replace-one, L2 sensitivity
     :math:`\sqrt2 R^2/n` on the upper triangle, analytic calibration,
-    (epsilon, delta)-DP. With ``center="private"`` the mean (sensitivity
-    :math:`2R/n`) and the centred second moment compose sequentially.
+    (epsilon, delta)-DP. A private centre (column medians: exponential
+    mechanism, sensitivity 1; mean: sensitivity :math:`2R/n`), private
+    scales and a private bound (exponential mechanism, sensitivity 1) and
+    the noisy clipped-row count (Laplace, sensitivity 1) compose with it
+    sequentially (:mod:`dpmoments.estimators._private_choices`).
 
     Examples
     --------
     >>> import numpy as np
     >>> from dpmoments.estimators import PrivateCovariance
-    >>> X = np.random.default_rng(0).normal(size=(5000, 3)) / 3
-    >>> est = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)
-    >>> est.covariance_.shape, str(est.privacy_)
-    ((3, 3), '(1, 1e-06)-DP')
+    >>> X = np.random.default_rng(0).normal(size=(20000, 3)) * [1, 10, 100] + 50
+    >>> est = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=0).fit(X)
+    >>> est.covariance_.shape, str(est.privacy_), [p.label for p in est.privacy_parts_]
+    ((3, 3), '(1, 1e-06)-DP', ['location', 'column scales', 'row_norm', 'mean', 'clipped rows', 'second moment'])
+    >>> raw = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=None, rng=0).fit(X / 300)
+    >>> str(raw.privacy_)  # the uncentred second moment, one public bound: one release
+    '(1, 1e-06)-DP'
     """
 
-    def __init__(self, *, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
-                 calibration="analytic", center=None, center_budget=None, psd_floor=0.0, level=0.9, rng=None,
-                 accountant=None, count_share=0.05):
+    def __init__(self, *, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian", neighbours="replace-one",
+                 calibration="analytic", center="private", center_budget=None, scale=None, bound_budget=0.1,
+                 method="standard", psd_floor=0.0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.epsilon = epsilon
         self.delta = delta
         self.row_norm = row_norm
@@ -122,6 +180,9 @@ class PrivateCovariance(MomentEstimator):
         self.calibration = calibration
         self.center = center
         self.center_budget = center_budget
+        self.scale = scale
+        self.bound_budget = bound_budget
+        self.method = method
         self.psd_floor = psd_floor
         self.level = level
         self.rng = rng
@@ -129,23 +190,40 @@ class PrivateCovariance(MomentEstimator):
         self.count_share = count_share
 
     def fit(self, X, y=None):
-        """Release the second moment of ``X`` and set ``covariance_``."""
+        """Release the covariance (or second moment) of ``X`` and set ``covariance_``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features), dask collection or path
+            A DataFrame's string column names become ``feature_names_in_``.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         check_uncertainty_params(self)
-        return self.fit_release(self._release_from(X))
+        if check_option(self.method, "method", ("standard", "coinpress")) == "coinpress":
+            from .coinpress import coinpress_release
+
+            return self._fit_from_data(X, lambda data: coinpress_release(self, data))
+        return self._fit_from_data(X, self._release_from)
 
     def fit_release(self, release):
-        """Use a release already paid for: no new privacy cost."""
+        """Use a release already paid for: no new privacy cost, and no privacy parameter needed.
+
+        ``epsilon``, ``delta``, ``row_norm``, ``mechanism``, ``neighbours``,
+        ``center`` and their budgets are the release's; only ``psd_floor``
+        and ``level`` are used here.
+        """
         raw = release = self._check_release(release)
         floor = psd_floor_value(self.psd_floor)
         if floor is not None:
             release = release.project_psd(floor)
         vars(self).update(covariance_spread(raw, self.level, type(self).__name__))
-        self.release_ = release
-        self.covariance_ = np.array(release.second_moment)
-        self.location_ = np.zeros(release.n_features) if release.center is None else np.array(release.center)
-        self.privacy_ = release.guarantee
-        self.neighbours_ = release.neighbours
-        self.n_features_in_ = release.n_features
+        self._record_release(release)
+        self.covariance_ = np.array(in_original_units(release, release.second_moment))
+        self.location_ = location_of(release)
         return self
 
     def get_precision(self):
@@ -154,4 +232,4 @@ class PrivateCovariance(MomentEstimator):
 
     def score(self, X, y=None):
         """Average Gaussian log-likelihood of ``X`` (your own evaluation data)."""
-        return gaussian_log_likelihood(X, self.get_precision(), self.location_, type(self).__name__)
+        return gaussian_log_likelihood(check_input(self, X), self.get_precision(), self.location_, type(self).__name__)

@@ -6,17 +6,21 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from .._rng import as_generator, describe_randomness
+from .._rng import as_generator, describe_randomness, spawn
 from .._validation import check_data, check_nonnegative, check_positive, check_sensitivity
 from ._target import check_target
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import symmetric_matrix_noise, wishart_noise
 from ..moments import clip_responses, clip_rows
+from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
 from ..moments.counts import warn_if_delta_large
-from ..privacy import PureDP, analytic_gaussian_sigma, check_accountant, classic_gaussian_sigma, zcdp_gaussian_sigma
+from ..moments.release import Part
+from ..privacy import PureDP, analytic_gaussian_sigma, check_accountant, classic_gaussian_sigma, compose
+from ..privacy import zcdp_gaussian_sigma
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import _check_p, _weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
+from ._conventions import check_input, fit_input, noise_entry, privacy_report
 from ._uncertainty_models import irls_laws, irls_spread
 from .uncertainty import check_uncertainty_params
 
@@ -26,7 +30,7 @@ __all__ = ["PrivateIRLS"]
 class PrivateIRLS(RegressorMixin, BaseEstimator):
     r"""Differentially private Lp regression (least absolute deviations by default) by IRLS.
 
-    Each of ``n_iter`` iterations (``algorithms.md`` §3.4) computes weights
+    Each of ``n_iter`` iterations (``docs/algorithms.md`` §3.4) computes weights
     :math:`s_i = 1/\max(1/w_{\max}, |y_i - x_i^\top\theta|^{2-p})` from the
     previous *private* iterate, releases the weighted moments
 
@@ -45,10 +49,12 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         (non-private) thresholded IRLS, with a ``NotPrivateWarning``.
     delta : float in [0, 1)
         Total delta (> 0 whenever a release is Gaussian or for ``"zcdp"``).
-    row_norm : float > 0
-        Public bound ``R``: rows are clipped to ``||x||_2 <= R``.
-    response_bound : float > 0
-        Public bound ``r``: responses are clipped to ``|y| <= r``.
+    row_norm : float > 0 or "auto"
+        Public bound ``R``: rows are clipped to ``||x||_2 <= R``. ``"auto"``:
+        a private quantile of ``||x||`` paid from ``bound_budget``.
+    response_bound : float > 0 or "auto"
+        Public bound ``r``: responses are clipped to ``|y| <= r``. ``"auto"``:
+        a private quantile of ``|y|``, likewise.
     n_iter : int >= 1
         ``J``, the number of iterations (each costs two releases).
     w_max : float > 0
@@ -70,10 +76,13 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         Share of each iteration's budget spent on the first moment.
     delta_slack : float, optional
         Slack of ``"advanced"`` composition (default ``delta / 2``).
-    psd_floor : float >= 0 or "auto", default="auto"
+    psd_floor : float >= 0, "auto" or None, default="auto"
         Eigenvalue floor of :math:`\tilde B` before solving; ``"auto"`` uses
         ``2 sqrt(d)`` times the noise standard deviation of ``B`` (about the
-        spectral norm of the noise; public, data-free).
+        spectral norm of the noise; public, data-free). ``None``: no
+        projection, as in the other estimators: each iterate solves with
+        :math:`\tilde B` as released (its pseudo-inverse, negative
+        eigenvalues kept), which noise can make unstable.
     fit_intercept : bool, default=False
         Append the public constant column ``intercept_scale`` to the clipped
         rows. The augmented rows have norm at most
@@ -93,21 +102,28 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     neighbours : {"replace-one"}, default="replace-one"
         The relation of the guarantee; the others are refused (the weighted
         moments are normalised by the exact N).
+    bound_budget : float in (0, 1) or BoundBudget, default=0.1
+        With an ``"auto"`` bound: the share of epsilon spent on the private
+        0.95-quantiles (:func:`dpmoments.moments.auto_release.choose_bounds`);
+        the iterations get the rest and the whole ``delta``.
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
+    row_norm_, response_bound_ : float
+        The bounds used (public, or drawn privately for ``"auto"``).
     intercept_ : float
         ``intercept_scale * theta[-1]`` when ``fit_intercept``, else ``0.0``.
     n_iter_ : int
     budget_ : IRLSBudget
         The per-release split and its composition.
     privacy_ : ApproxDP, PureDP or Uncertified
-        The guarantee the fit consumed.
+        The guarantee the fit consumed (with ``"auto"`` bounds: the basic
+        composition of the draws and the iterations).
+    privacy_parts_ : tuple of Part
+        Each share spent (empty without ``"auto"`` bounds).
     neighbours_ : str
         The relation ``privacy_`` holds under: ``"replace-one"``.
-    privacy_report_ : dict
-        JSON-able: relation, sensitivities, noise scales, budget, randomness.
     n_psd_clipped_ : tuple of int
         Eigenvalues of :math:`\tilde B` raised to the floor, per iteration.
     coef_se_, coef_interval_ : ndarray
@@ -127,6 +143,17 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         Failed noise checks (also ``NoiseDominatesWarning``): the
         coefficients within their noise.
 
+    n_features_in_ : int
+        Columns seen in ``fit`` (without the intercept column).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), then ``budget`` (the split) and ``sensitivity``.
+
     Privacy
     -------
     Replace-one neighbours, ``N`` public. After clipping, each record has
@@ -138,7 +165,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     (``rho = Delta^2 / (2 sigma^2)``, composition adds rho, then the optimal
     conversion to ``(epsilon, delta)``). Reference: Park & Welling, "A note
     on privacy preserving iteratively reweighted least squares" (arXiv
-    1605.07511), corrected as in ``algorithms.md`` §3.6.
+    1605.07511), corrected as in ``docs/algorithms.md`` §3.6.
 
     Examples
     --------
@@ -158,7 +185,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     def __init__(self, *, epsilon, delta, row_norm, response_bound, n_iter, w_max, p=1.0,
                  first_moment="gaussian", second_moment="gaussian", accounting="zcdp", split=0.5,
                  delta_slack=None, psd_floor="auto", fit_intercept=False, intercept_scale=None,
-                 accountant=None, n_draws=0, level=0.9, rng=None, neighbours="replace-one"):
+                 accountant=None, n_draws=0, level=0.9, rng=None, neighbours="replace-one", bound_budget=0.1):
         self.epsilon = epsilon
         self.delta = delta
         self.row_norm = row_norm
@@ -179,19 +206,29 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.level = level
         self.rng = rng
         self.neighbours = neighbours
+        self.bound_budget = bound_budget
 
     # -- privacy plan (no data) -----------------------------------------------------
+    def _autos(self):
+        return {name: stat for name, stat in (("row_norm", "row-norm"), ("response_bound", "abs-response"))
+                if is_auto(getattr(self, name))}
+
+    def _epsilon_main(self):
+        """The epsilon left to the iterations after the private bounds."""
+        return self.epsilon * (1.0 - as_bound_budget(self.bound_budget).share) if self._autos() else self.epsilon
+
     def _plan(self, n, d):
-        """Budget split, guarantee, sensitivities and noise scales; reads no data."""
-        R, r, w = self._row_bound(), self.response_bound, self.w_max
+        """Budget split, guarantee, sensitivities and noise scales, from the bounds in ``row_norm_`` and
+        ``response_bound_``; reads no data."""
+        R, r, w = self._row_bound(), self._bound("response_bound"), self.w_max
         sens = {"A_l2": 2 * w * R * r / n, "A_l1": 2 * w * math.sqrt(d) * R * r / n,
                 "B_l2": math.sqrt(2.0) * w * R * R / n}
-        cause = f"'row_norm' = {self.row_norm:g}, 'response_bound' = {r:g} and 'w_max' = {w:g}"
+        cause = f"'row_norm' = {self._bound('row_norm'):g}, 'response_bound' = {r:g} and 'w_max' = {w:g}"
         for value in sens.values():
             check_sensitivity(value, cause)
         if math.isinf(self.epsilon):
             return None, PureDP(math.inf), sens, {"A": 0.0, "B": 0.0}
-        budget = irls_budget(self.epsilon, self.delta, self.n_iter, accounting=self.accounting,
+        budget = irls_budget(self._epsilon_main(), self.delta, self.n_iter, accounting=self.accounting,
                              first_moment=self.first_moment, second_moment=self.second_moment,
                              split=self.split, delta_slack=self.delta_slack)
         scales = {"A": self._scale(budget.first_moment, self.first_moment, sens["A_l2"], sens["A_l1"]),
@@ -210,24 +247,33 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             return classic_gaussian_sigma(claim.epsilon, claim.delta, l2, allow_large_epsilon=True)
         return analytic_gaussian_sigma(claim.epsilon, claim.delta, l2)
 
+    def _bound(self, name):
+        """The bound in use: the one set for this fit (drawn for "auto"), else the public parameter."""
+        value = getattr(self, name + "_", None)
+        return float(getattr(self, name)) if value is None else value
+
     def _row_bound(self):
+        R = self._bound("row_norm")
         if not self.fit_intercept:
-            return self.row_norm
-        kappa = self.row_norm if self.intercept_scale is None else self.intercept_scale
-        return math.sqrt(self.row_norm**2 + kappa**2)
+            return R
+        kappa = R if self.intercept_scale is None else self.intercept_scale
+        return math.sqrt(R**2 + kappa**2)
 
     # -- fit ------------------------------------------------------------------------
     def _validate(self):
         check_positive(self.epsilon, "epsilon", allow_inf=True)
-        check_positive(self.row_norm, "row_norm")
-        check_positive(self.response_bound, "response_bound")
+        for name in ("row_norm", "response_bound"):
+            if not is_auto(getattr(self, name)):
+                check_positive(getattr(self, name), name)
+        if self._autos():
+            as_bound_budget(self.bound_budget)
         check_positive(self.w_max, "w_max")
         _check_p(self.p)
         if isinstance(self.n_iter, bool) or not isinstance(self.n_iter, (int, np.integer)) or self.n_iter < 1:
             raise ValueError(f"'n_iter' must be an integer >= 1; got {self.n_iter!r}.")
         if self.intercept_scale is not None:
             check_positive(self.intercept_scale, "intercept_scale")
-        if self.psd_floor != "auto":
+        if self.psd_floor not in ("auto", None):
             check_nonnegative(self.psd_floor, "psd_floor")
         check_uncertainty_params(self)
         check_neighbours(self.neighbours, ("replace-one",), "the weighted moments are analysed for replace-one "
@@ -247,31 +293,55 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self
         """
         self._validate()
+        fit_input(self, X)
         X = check_data(X)
         y = check_target(y, X.shape[0], type(self).__name__)
         n, d = X.shape[0], X.shape[1] + bool(self.fit_intercept)
-        budget, guarantee, sens, scales = self._plan(n, d)
+        self.row_norm_, self.response_bound_ = (1.0 if is_auto(v) else float(v) for v in
+                                                (self.row_norm, self.response_bound))  # for the plan's guarantee
+        budget, guarantee, _, _ = self._plan(n, d)
+        guarantee, parts = self._with_bound_parts(guarantee)
         if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one"):
             self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one")  # raises, with why
         self._warn(guarantee)
         if self.first_moment == "gaussian" or self.second_moment == "gaussian":
             warn_if_delta_large(self.delta, n, noisy=False, stacklevel=2)
         rng = as_generator(self.rng)
+        if parts:  # the draws get their own stream; without them a seed gives the same noise as before
+            gen_bounds, rng = spawn(rng, 2)
+            chosen, parts[:-1] = choose_bounds((X, y), self._autos(), epsilon=self.epsilon,
+                                               budget=as_bound_budget(self.bound_budget),
+                                               share=as_bound_budget(self.bound_budget).share, rng=gen_bounds)
+            self.row_norm_ = chosen.get("row_norm", self.row_norm_)
+            self.response_bound_ = chosen.get("response_bound", self.response_bound_)
+        budget, _, sens, scales = self._plan(n, d)
         Z = self._design(X)
-        yc = clip_responses(y, self.response_bound)
+        yc = clip_responses(y, self.response_bound_)
         theta, clipped, final = self._iterate(Z, yc, scales, rng)
         if self.accountant is not None:
             self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one")
+        self.privacy_parts_ = tuple(parts)
         self._set_fitted(theta, clipped, budget, guarantee, sens, scales)
         self._set_spread(final, scales)
         return self
+
+    def _with_bound_parts(self, guarantee):
+        """The total with the private bounds' draws composed in (basic), and the parts (planned: no data)."""
+        autos = self._autos()
+        if not autos:
+            return guarantee, []
+        share = as_bound_budget(self.bound_budget).share
+        each = self.epsilon * share / len(autos)
+        parts = [Part(name, PureDP(each), share / len(autos)) for name in autos]
+        parts.append(Part("IRLS iterations", guarantee, 1.0 - share))
+        return compose([p.guarantee for p in parts]), parts
 
     def _set_spread(self, final, scales):
         A, B, floor = final
         laws = irls_laws(self.first_moment, self.second_moment, scales, A.size)
         _, se, interval, snr, diagnostics, summary = irls_spread(A, B, floor, laws, self.n_draws, self.level,
                                                                  self.rng, "PrivateIRLS")
-        kappa = (self.row_norm if self.intercept_scale is None else self.intercept_scale) if self.fit_intercept else 0
+        kappa = (self.row_norm_ if self.intercept_scale is None else self.intercept_scale) if self.fit_intercept else 0
         cut = -1 if self.fit_intercept else None
         self.coef_se_, self.coef_interval_ = se[:cut], interval[:, :cut]
         self.intercept_se_ = float(kappa * se[-1]) if self.fit_intercept else 0.0
@@ -285,13 +355,15 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             warnings.warn(f"PrivateIRLS: {guarantee}.", UncertifiedPrivacyWarning, stacklevel=3)
 
     def _design(self, X):
-        Z = clip_rows(X, self.row_norm)
+        Z = clip_rows(X, self.row_norm_)
         if self.fit_intercept:
-            kappa = self.row_norm if self.intercept_scale is None else self.intercept_scale
+            kappa = self.row_norm_ if self.intercept_scale is None else self.intercept_scale
             Z = np.hstack([Z, np.full((Z.shape[0], 1), float(kappa))])
         return Z
 
     def _floor(self, scales, d):
+        if self.psd_floor is None:
+            return None
         if self.psd_floor != "auto":
             return float(self.psd_floor)
         if self.second_moment == "wishart":
@@ -323,7 +395,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
 
     def _set_fitted(self, theta, clipped, budget, guarantee, sens, scales):
         if self.fit_intercept:
-            kappa = self.row_norm if self.intercept_scale is None else self.intercept_scale
+            kappa = self.row_norm_ if self.intercept_scale is None else self.intercept_scale
             self.coef_, self.intercept_ = theta[:-1].copy(), float(kappa * theta[-1])
         else:
             self.coef_, self.intercept_ = theta, 0.0
@@ -333,16 +405,17 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.neighbours_ = self.neighbours
         self.n_psd_clipped_ = clipped
         self.n_features_in_ = self.coef_.size
-        self.privacy_report_ = {
-            "estimator": "PrivateIRLS",
-            "neighbours": self.neighbours_,
-            "guarantee": guarantee.to_dict(),
-            "budget": None if budget is None else budget.to_dict(),
-            "sensitivity": sens,
-            "noise": {"first_moment": self.first_moment, "second_moment": self.second_moment,
-                      "scale_first": scales["A"], "scale_second": scales["B"]},
-            "randomness": describe_randomness(self.rng),
-        }
+        releases = len(clipped)
+        kind_a, kind_b = (k if scales[s] else "none" for k, s in ((self.first_moment, "A"), (self.second_moment, "B")))
+        self.privacy_report_ = privacy_report(
+            self, guarantee=guarantee, neighbours=self.neighbours_, randomness=describe_randomness(self.rng),
+            parts=self.privacy_parts_, budget=None if budget is None else budget.to_dict(), sensitivity=sens,
+            noise=[noise_entry("first moment A", kind_a, scales["A"], releases=releases,
+                               sensitivity=sens["A_l1" if kind_a == "laplace" else "A_l2"],
+                               sensitivity_norm="l1" if kind_a == "laplace" else "l2"),
+                   noise_entry("second moment B", kind_b, scales["B"], releases=releases,
+                               sensitivity=None if kind_b == "wishart" else sens["B_l2"],
+                               sensitivity_norm=None if kind_b == "wishart" else "l2")])
 
     def predict(self, X):
         """Linear predictions ``X @ coef_ + intercept_`` (rows are not clipped).
@@ -359,7 +432,4 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError("This PrivateIRLS instance is not fitted yet; call 'fit' first.")
-        X = check_data(X)
-        if X.shape[1] != self.coef_.size:
-            raise ValueError(f"X has {X.shape[1]} features, but PrivateIRLS is expecting {self.coef_.size} features as input.")
-        return X @ self.coef_ + self.intercept_
+        return check_input(self, X) @ self.coef_ + self.intercept_

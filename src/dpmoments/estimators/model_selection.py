@@ -12,11 +12,15 @@ from .._validation import check_data, check_int, check_nonnegative, check_positi
 from ._target import check_target
 from ..exceptions import NotPrivateWarning
 from ..mechanisms import exponential_mechanism, report_noisy_min, symmetric_matrix_noise
+from .._rng import spawn
 from ..moments import Release, accumulate_moments, project_psd
+from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
+from ..moments.release import Part
 from ..privacy import PureDP, check_accountant, compose
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
+from ._conventions import fit_input, noise_entry, privacy_report, release_input, release_noise
 from ._uncertainty_models import selection_margin, solve_se
 from .uncertainty import NoiseLaw
 from ..solvers.l1_ball_certified import certified_objectives
@@ -58,7 +62,7 @@ class PrivateModelSelection(BaseEstimator):
     r"""epsilon-DP linear model selection by a noisy penalised L1-constrained criterion.
 
     For every model :math:`M` of a candidate family fixed before seeing the
-    data (``algorithms.md`` §4.2),
+    data (``docs/algorithms.md`` §4.2),
 
     .. math::
 
@@ -81,12 +85,14 @@ class PrivateModelSelection(BaseEstimator):
     ----------
     epsilon : float in (0, inf]
         Budget of the selection step (``inf``: exact argmin, not private).
-    bounds : float > 0
+    bounds : float > 0 or "auto"
         Public entrywise bound: ``X_ij`` is clipped to ``[-bounds, bounds]``
-        (Lei et al. use 1).
-    response_bound : float > 0
+        (Lei et al. use 1). ``"auto"``: a private 0.95-quantile of
+        ``max_j |x_ij|`` paid from ``bound_budget``.
+    response_bound : float > 0 or "auto"
         Public ``r``: ``y`` is clipped to ``[-r, r]``. Clipping is silent:
         how many responses were clipped is private and never reported.
+        ``"auto"``: a private 0.95-quantile of ``|y|``, likewise.
     R : float > 0 or "private"
         The L1 radius. ``"private"``: estimated with budget ``R_epsilon`` as
         the L1 norm of the full-model least-squares fit to Laplace-noised
@@ -103,7 +109,8 @@ class PrivateModelSelection(BaseEstimator):
         consistency theorem: ``4 log|M|`` times the selection noise's scale
         ``2 Delta / epsilon``, so a model adding a variable that explains
         nothing loses to the true one with probability about
-        ``1 - |M|^-3`` (``selection_probability_``). At ``epsilon=inf`` (no
+        ``1 - |M|^-3`` (``selection_probability_``); with ``"auto"`` bounds
+        ``epsilon`` is the selection's, less ``bound_budget``. At ``epsilon=inf`` (no
         selection noise) it is the BIC ``sigma^2 log n`` with the exact
         residual variance ``Q_R(full)/n``. On Lei et al.'s simulation
         (``beta = (1,1,1,0,0,0)``, ``R = 3``, ``r = 4``, epsilon = 1) it
@@ -138,6 +145,10 @@ class PrivateModelSelection(BaseEstimator):
     accountant : Accountant, optional
         Checked with ``can_spend`` before the data are read; spent after.
     rng : None, int or numpy.random.Generator
+    bound_budget : float in (0, 1) or BoundBudget, default=0.1
+        With an ``"auto"`` bound: the share of ``epsilon`` spent on the private
+        quantiles (:func:`dpmoments.moments.auto_release.choose_bounds`); the
+        selection gets the rest. Reported as the part ``"bounds"``.
     neighbours : {"replace-one"}, default="replace-one"
         The relation of the guarantee; the others are refused (the BIC
         penalty and the private ``sigma2`` divide by the exact n).
@@ -152,6 +163,8 @@ class PrivateModelSelection(BaseEstimator):
     R_, sigma2_, phi_ : float
         The radius, variance and penalty used (public or privately estimated);
         ``phi_`` in units of ``y**2``.
+    bounds_, response_bound_ : float
+        The bounds used (public, or drawn privately for ``"auto"``).
     selection_probability_ : float
         A lower bound on the probability that the noisy choice is the exact
         argmin when every rival trails it by at least ``phi_`` (a superset
@@ -183,10 +196,23 @@ class PrivateModelSelection(BaseEstimator):
         exact to first order only where it is inactive).
     privacy_ : PureDP
         Everything the fit released, composed sequentially.
+    privacy_parts_ : tuple of Part
+        Each part of ``privacy_``: the private bounds' draws (shares of
+        ``epsilon``), the selection, and the private ``R``, ``sigma2`` and
+        refit when used (their own epsilons).
     neighbours_ : str
         The relation ``privacy_`` holds under: ``"replace-one"``.
+
+    n_features_in_ : int
+        Columns seen in ``fit`` (``X``'s).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
     privacy_report_ : dict
-        The parts of the budget, the sensitivity and the noise scales.
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), then ``budget_parts``, the sensitivities, ``selection_noise_scale``, ``bounds``.
 
     Privacy
     -------
@@ -237,7 +263,7 @@ class PrivateModelSelection(BaseEstimator):
     def __init__(self, *, epsilon, bounds, response_bound, R, candidates="all", max_size=None, phi="theorem",
                  sigma2=1.0, mechanism="noisy-min", R_epsilon=None, sigma2_epsilon=None, R_range=(1e-6, math.inf),
                  refit_epsilon=None, release_scores=False, gap_tolerance=1e-6, qp_iterations=300, accountant=None,
-                 rng=None, neighbours="replace-one"):
+                 rng=None, neighbours="replace-one", bound_budget=0.1):
         self.epsilon = epsilon
         self.bounds = bounds
         self.response_bound = response_bound
@@ -256,6 +282,7 @@ class PrivateModelSelection(BaseEstimator):
         self.qp_iterations = qp_iterations
         self.accountant = accountant
         self.rng = rng
+        self.bound_budget = bound_budget
         self.neighbours = neighbours
 
     # -- the plan: budgets, checked before any data are read --------------------------
@@ -265,8 +292,12 @@ class PrivateModelSelection(BaseEstimator):
             raise ValueError(f"'mechanism' must be one of {MECHANISMS}; got {self.mechanism!r}.")
         if self.release_scores and self.mechanism != "noisy-min":
             raise ValueError("'release_scores=True' needs mechanism='noisy-min'.")
-        select = eps * n_candidates / 2.0 if self.release_scores else eps
-        parts = {"selection": select}
+        autos = self._autos()
+        share = as_bound_budget(self.bound_budget).share if autos else 0.0
+        select = eps * (1.0 - share)
+        select = select * n_candidates / 2.0 if self.release_scores else select
+        parts = {"bounds": eps * share} if autos else {}
+        parts["selection"] = select
         for name, flag in (("R", self.R == "private"), ("sigma2", self.sigma2 == "private")):
             value = getattr(self, f"{name}_epsilon")
             if flag:
@@ -277,9 +308,14 @@ class PrivateModelSelection(BaseEstimator):
             parts["refit"] = check_positive(self.refit_epsilon, "refit_epsilon")
         return parts
 
+    def _autos(self):
+        return {name: stat for name, stat in (("bounds", "max-abs-entry"), ("response_bound", "abs-response"))
+                if is_auto(getattr(self, name))}
+
     def _validate(self):
-        check_positive(self.bounds, "bounds")
-        check_positive(self.response_bound, "response_bound")
+        for name in ("bounds", "response_bound"):
+            if not is_auto(getattr(self, name)):
+                check_positive(getattr(self, name), name)
         if self.R != "private":
             check_positive(self.R, "R")
         if self.sigma2 != "private":
@@ -312,6 +348,7 @@ class PrivateModelSelection(BaseEstimator):
         self
         """
         self._validate()
+        fit_input(self, X)
         X = check_data(X)
         y = check_target(y, X.shape[0], type(self).__name__)
         n, d = X.shape
@@ -324,12 +361,16 @@ class PrivateModelSelection(BaseEstimator):
             warnings.warn("epsilon=inf: the exact model choice is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
         rng = as_generator(self.rng)
-        sums = accumulate_moments((X, y), entry_bound=self.bounds, response_bound=self.response_bound)
+        gen_bounds = None
+        if self._autos():  # the draws get their own stream; without them a seed gives the same noise as before
+            gen_bounds, rng = spawn(rng, 2)
+        self._choose_bounds(X, y, gen_bounds)
+        sums = accumulate_moments((X, y), entry_bound=self.bounds_, response_bound=self.response_bound_)
         G, b, c = np.array(sums.xtx), np.array(sums.xty), float(sums.yty)
         self.R_ = self._radius(G, b, n, rng)
-        reach = self.response_bound + self.bounds * self.R_
-        exact = check_sensitivity(reach * reach, f"'response_bound' = {self.response_bound:g}, 'bounds' = "
-                                  f"{self.bounds:g} and R = {self.R_:g}")  # sensitivity of the exact minimum Q_R
+        reach = self.response_bound_ + self.bounds_ * self.R_
+        exact = check_sensitivity(reach * reach, f"'response_bound' = {self.response_bound_:g}, 'bounds' = "
+                                  f"{self.bounds_:g} and R = {self.R_:g}")  # sensitivity of the exact minimum Q_R
         tau = self.gap_tolerance * exact  # every Q_R below is certified to within tau of its exact minimum
         delta_q = exact + tau
         self.sigma2_ = self._sigma2(G, b, c, n, delta_q, tau, rng)
@@ -347,22 +388,40 @@ class PrivateModelSelection(BaseEstimator):
             self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one")
         self.privacy_ = guarantee
         self.neighbours_ = self.neighbours
-        self.n_features_in_ = d
+        # The bounds' draws are shares of epsilon; the other parts' epsilons are their own (in each guarantee).
+        self.privacy_parts_ = self.bound_parts_ + tuple(Part(k, PureDP(e)) for k, e in parts.items() if k != "bounds")
         self.privacy_report_ = self._report(parts, delta_q, exact, tau, n)
         return self
+
+    def _selection_epsilon(self):
+        return float(self.epsilon) * (1.0 - (as_bound_budget(self.bound_budget).share if self._autos() else 0.0))
+
+    def _choose_bounds(self, X, y, rng):
+        """Set ``bounds_`` and ``response_bound_``: public, or private quantiles (the part ``"bounds"``)."""
+        autos = self._autos()
+        self.bounds_ = None if "bounds" in autos else float(self.bounds)
+        self.response_bound_ = None if "response_bound" in autos else float(self.response_bound)
+        self.bound_parts_ = ()
+        if autos:
+            budget = as_bound_budget(self.bound_budget)
+            chosen, drawn = choose_bounds((X, y), autos, epsilon=float(self.epsilon), budget=budget,
+                                          share=budget.share, rng=rng)
+            self.bounds_ = chosen.get("bounds", self.bounds_)
+            self.response_bound_ = chosen.get("response_bound", self.response_bound_)
+            self.bound_parts_ = tuple(drawn)
 
     def _penalty(self, G, b, c, n, n_candidates, delta_q):
         if self.phi == "bic":
             return self.sigma2_ * math.log(n)
         if self.phi != "theorem":
             return float(self.phi)
-        eps = float(self.epsilon)
+        eps = self._selection_epsilon()
         if math.isinf(eps):  # no selection noise, nothing private: the BIC with the exact residual variance
             return l1_ball_least_squares(G, b, c, self.R_).objective / n * math.log(n)
         return 8.0 * math.log(n_candidates) * delta_q / eps
 
     def _set_margin(self, delta_q, n_candidates):
-        eps = float(self.epsilon)
+        eps = self._selection_epsilon()
         scale = 0.0 if math.isinf(eps) else 2.0 * delta_q / eps
         prob, tie, snr, diagnostics, summary = selection_margin(self.phi_, scale, n_candidates, self.mechanism,
                                                                 self.selection_gap_)
@@ -375,7 +434,7 @@ class PrivateModelSelection(BaseEstimator):
         return certified_objectives(G, b, c, self.R_, family, tolerance=tau, n_iter=self.qp_iterations)[0]
 
     def _select(self, scores, delta_q, rng):
-        eps = float(self.epsilon)
+        eps = self._selection_epsilon()
         self.scores_, self.selection_gap_ = None, None
         if math.isinf(eps):
             index, self.selection_gap_ = report_noisy_min(scores, 0.0, return_gap=True)
@@ -394,13 +453,18 @@ class PrivateModelSelection(BaseEstimator):
 
     def _noisy_moments(self, G, b, n, cols, eps, rng):
         """Laplace on the upper triangle of G[cols]/n and b[cols]/n; returns (G~, b~, floor, Laplace scale)."""
-        k, B, r = len(cols), self.bounds, self.response_bound
-        scale = (B * B * k * (k + 1) + 2.0 * B * k * r) / n / eps
+        k = len(cols)
+        scale = self._moments_sensitivity(k, n) / eps
         Gs, bs = G[np.ix_(cols, cols)] / n, b[cols] / n
         if math.isinf(eps):
             return Gs, bs, 0.0, 0.0
         E = symmetric_matrix_noise(k, scale, rng, distribution="laplace")
         return Gs + E, bs + rng.laplace(0.0, scale, size=k), 2.0 * math.sqrt(k) * scale * math.sqrt(2.0), scale
+
+    def _moments_sensitivity(self, k, n):
+        """L1 sensitivity of the upper triangle of ``X'X/n`` and of ``X'y/n`` on ``k`` clipped columns."""
+        B, r = self.bounds_, self.response_bound_
+        return (B * B * k * (k + 1) + 2.0 * B * k * r) / n
 
     def _radius(self, G, b, n, rng):
         if self.R != "private":
@@ -417,7 +481,7 @@ class PrivateModelSelection(BaseEstimator):
         q_full = self._certified(G, b, c, [tuple(range(b.size))], tau)[0] / n
         eps = float(self.sigma2_epsilon)
         noisy = q_full if math.isinf(eps) else q_full + rng.laplace(0.0, delta_q / (n * eps))
-        return float(min(max(noisy, 1e-12), self.response_bound**2))
+        return float(min(max(noisy, 1e-12), self.response_bound_**2))
 
     def _refit(self, G, b, c, n, rng):
         cols = list(self.selected_)
@@ -433,22 +497,36 @@ class PrivateModelSelection(BaseEstimator):
         return coef
 
     def _report(self, parts, delta_q, exact, tau, n):
-        return {
-            "estimator": "PrivateModelSelection",
-            "neighbours": self.neighbours_,
-            "guarantee": self.privacy_.to_dict(),
-            "budget_parts": parts,
-            "composition": "basic",
-            "mechanism": self.mechanism,
-            "sensitivity_Q": delta_q,
-            "sensitivity_Q_exact_minimum": exact,
-            "certified_gap": tau,
-            "qp_iterations": int(self.qp_iterations),
-            "selection_noise_scale": None if math.isinf(float(self.epsilon)) else 2.0 * delta_q / float(self.epsilon),
-            "n_candidates": len(self.candidates_),
-            "scores_released": bool(self.release_scores),
-            "randomness": describe_randomness(self.rng),
-        }
+        return privacy_report(
+            self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=describe_randomness(self.rng),
+            parts=self.privacy_parts_, noise=self._noise(parts, delta_q, n),
+            budget_parts=parts, composition="basic", mechanism=self.mechanism, sensitivity_Q=delta_q,
+            sensitivity_Q_exact_minimum=exact, certified_gap=tau, qp_iterations=int(self.qp_iterations),
+            selection_noise_scale=None if math.isinf(self._selection_epsilon())
+            else 2.0 * delta_q / self._selection_epsilon(),
+            bounds=[p.to_dict() for p in self.bound_parts_],
+            n_candidates=len(self.candidates_),
+            scores_released=bool(self.release_scores))
+
+    def _noise(self, parts, delta_q, n):
+        """The report's ``noise`` lines: the selection, then the private R, sigma2 and refit when used."""
+        eps = self._selection_epsilon()
+        mechanism = "none" if math.isinf(eps) else "laplace" if self.mechanism == "noisy-min" else "exponential"
+        lines = [noise_entry("selection criteria Q_R(M) + phi |M|", mechanism,
+                             None if math.isinf(eps) or mechanism == "exponential" else 2.0 * delta_q / eps,
+                             sensitivity=delta_q, sensitivity_norm="each criterion")]
+        if "R" in parts:
+            sens = self._moments_sensitivity(self.n_features_in_, n)
+            lines.append(noise_entry("moments X'X/n, X'y/n (private R)", "laplace", sens / parts["R"],
+                                     sensitivity=sens, sensitivity_norm="l1"))
+        if "sigma2" in parts:
+            lines.append(noise_entry("Q_R(full)/n (private sigma2)", "laplace", delta_q / n / parts["sigma2"],
+                                     sensitivity=delta_q / n, sensitivity_norm="l1"))
+        if "refit" in parts and self.selected_:
+            sens = self._moments_sensitivity(len(self.selected_), n)
+            lines.append(noise_entry("moments of the selected columns (refit)", "laplace", sens / parts["refit"],
+                                     sensitivity=sens, sensitivity_norm="l1"))
+        return lines
 
     # -- from a release (e.g. across sites) -------------------------------------------
     def fit_release(self, release):
@@ -496,7 +574,10 @@ class PrivateModelSelection(BaseEstimator):
         self.selection_probability_ = self.tie_probability_ = self.snr_ = None
         self.selected_, self.candidates_, self.coef_, self.coef_se_ = family[best], family, fits[best].coef, None
         self.privacy_, self.neighbours_ = release.guarantee, release.neighbours
-        self.n_features_in_ = d
-        self.privacy_report_ = {"estimator": "PrivateModelSelection", "from_release": release.to_dict(),
-                                "n_candidates": len(family), "postprocessing": "Q_R on the released moments"}
+        self.privacy_parts_, self.bound_parts_ = (), ()
+        release_input(self, d)
+        self.privacy_report_ = privacy_report(
+            self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=release.randomness,
+            fitted_by="fit_release", noise=release_noise("second moment of (x, y)", release),
+            n_candidates=len(family), phi=self.phi_, R=self.R_, postprocessing="Q_R on the released moments")
         return self

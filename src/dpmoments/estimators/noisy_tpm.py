@@ -55,7 +55,7 @@ def noisy_tensor_power_method(T, n_components, *, epsilon, delta, sensitivity_l1
     restart's eigenvalue :math:`T(u,u,u) + \nu\|u\|_\infty^3 z'`, with
     :math:`\epsilon' = \epsilon/\sqrt{K L (R+1)(4 + \ln(2/\delta))}`,
     :math:`\delta' = \delta/(2KL(R+1))` and
-    :math:`\nu = (s/\epsilon')\sqrt{2\ln(1.25/\delta')}` (``algorithms.md``
+    :math:`\nu = (s/\epsilon')\sqrt{2\ln(1.25/\delta')}` (``docs/algorithms.md``
     §2.6; ``s = 2`` reproduces the reference code). The restart with the
     largest noisy eigenvalue is kept and deflated.
 

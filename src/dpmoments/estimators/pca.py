@@ -1,24 +1,27 @@
 r"""PrivatePCA: principal components from a privately released second moment (Analyze Gauss).
 
 Dwork, Talwar, Thakurta & Zhang (STOC 2014), as used centrally by Imtiaz &
-Sarwate (capePCA, ``algorithms.md`` §2.5 and §6.1): release
+Sarwate (capePCA, ``docs/algorithms.md`` §2.5 and §6.1): release
 :math:`\hat A = \frac1n\sum_i x_i x_i^\top + E` once, then take its top-``k``
 eigenvectors (free post-processing). The top-``k`` eigenpairs come from a
 partial eigensolver (:func:`dpmoments.solvers.eigen.top_eigenpairs`).
 """
 
 import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_data, check_int
 from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
-from ._moment_base import MomentEstimator, n_features_of, out_of_core
+from ._conventions import check_input
+from ._moment_base import MomentEstimator, in_original_units, location_of, n_features_of, out_of_core
 from ._uncertainty_matrix import pca_spread
 from .uncertainty import check_uncertainty_params
 
 __all__ = ["PrivatePCA"]
 
 
-class PrivatePCA(MomentEstimator):
+class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstimator):
     r"""Differentially private principal component analysis by moment perturbation.
 
     .. math::
@@ -29,15 +32,24 @@ class PrivatePCA(MomentEstimator):
     where :math:`\bar x_i` is row :math:`x_i - c` clipped to
     :math:`\|\bar x_i\|_2 \le R` and ``E`` is symmetric noise.
 
+    A scikit-learn transformer: ``transform``, ``fit_transform`` and
+    ``inverse_transform``; ``get_feature_names_out`` names the components
+    ``privatepca0, privatepca1, ...``, and ``set_output(transform="pandas")``
+    makes ``transform`` return a DataFrame with those columns.
+
     Parameters
     ----------
     n_components : int >= 1
         ``k``; at most ``n_features`` (checked in ``fit``).
-    epsilon : float in (0, inf]
+    epsilon : float in (0, inf] or None, default=None
+        Required by ``fit``; ``fit_release`` uses the release's privacy
+        parameters and ignores these.
     delta : float in (0, 1) or None
         Required for the Gaussian mechanism.
-    row_norm : float
-        The public L2 bound R on each (centred) row.
+    row_norm : float, "auto" or None, default=None
+        The public L2 bound R on each (centred) row, or ``"auto"``: chosen
+        privately from ``bound_budget`` (as in :class:`PrivateCovariance`).
+        Required by ``fit``.
     mechanism : {"gaussian", "laplace", "wishart", "wishart-approx"}, default="gaussian"
     neighbours : {"replace-one", "zero-out", "add-remove"}, default="replace-one"
         ``"replace-one"``: one row replaced by another, n public; ``"zero-out"``:
@@ -51,7 +63,13 @@ class PrivatePCA(MomentEstimator):
         papers); a vector: a public centre (sklearn's PCA is this with the
         data mean); ``"private"``: a private mean paid from ``center_budget``.
     center_budget : CenterBudget or None
-        Required with ``center="private"``.
+        The private centre's shares (``None``: ``CenterBudget()``).
+    scale : None or "private", default=None
+        ``"private"``: standardise the columns by private scales before
+        clipping (paid from ``bound_budget``); the components are those of
+        the covariance mapped back to the original units.
+    bound_budget : float in (0, 1) or BoundBudget, default=0.1
+        The share spent on ``row_norm="auto"`` / ``scale="private"``.
     eigensolver : {"auto", "eigh", "eigsh"}, default="auto"
         ``"auto"`` uses ARPACK only for ``d >= 1000`` and ``k <= d/100``
         (where it was measured faster), else LAPACK ``eigh`` on a subset.
@@ -83,10 +101,13 @@ class PrivatePCA(MomentEstimator):
         positive eigenvalues, and ratios against it can sum past 1.)
     mean_ : ndarray of shape (n_features,)
         The centre used (zeros for ``center=None``).
-    n_components_, n_features_in_ : int
+    n_components_ : int
     release_ : Release
     privacy_ : guarantee
         What the fit consumed (``fit_release`` consumes nothing new).
+    privacy_parts_ : tuple of Part
+        Each share spent (a private centre, bound or scales, and the second
+        moment); empty for a single release.
     explained_variance_se_, explained_variance_interval_ : ndarray
         Standard error and ``level`` interval, shape ``(k,)`` and ``(2, k)``,
         of each eigenvalue of the exact matrix: first-order closed form, or
@@ -116,6 +137,17 @@ class PrivatePCA(MomentEstimator):
     neighbours_ : str
         The relation ``privacy_`` holds under (the release's).
 
+    n_features_in_ : int
+        Columns seen in ``fit`` (``fit_release``: the release's ``n_features``).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), and ``release``: the release's metadata.
+
     Privacy
     -------
     The guarantee of :func:`dpmoments.release_second_moment`: Gaussian,
@@ -133,11 +165,14 @@ class PrivatePCA(MomentEstimator):
     >>> pca = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)
     >>> pca.components_.shape, bool(abs(pca.components_[0, 0]) > 0.99)
     ((2, 5), True)
+    >>> list(pca.get_feature_names_out())  # the columns of transform's DataFrame with set_output("pandas")
+    ['privatepca0', 'privatepca1']
     """
 
-    def __init__(self, *, n_components, epsilon, delta=None, row_norm, mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None,
-                 eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
+    def __init__(self, *, n_components, epsilon=None, delta=None, row_norm=None, mechanism="gaussian",
+                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 bound_budget=0.1, eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None,
+                 count_share=0.05):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -147,6 +182,8 @@ class PrivatePCA(MomentEstimator):
         self.calibration = calibration
         self.center = center
         self.center_budget = center_budget
+        self.scale = scale
+        self.bound_budget = bound_budget
         self.eigensolver = eigensolver
         self.n_draws = n_draws
         self.level = level
@@ -165,51 +202,68 @@ class PrivatePCA(MomentEstimator):
         return k
 
     def fit(self, X, y=None):
-        """Release the second moment of ``X`` (one pass, noise once) and set the components."""
-        if not out_of_core(X):  # dask collections and paths are streamed by the release, not loaded here
-            X = check_data(X)
-        self._check_params(n_features_of(X))  # before the budget is touched
-        return self.fit_release(self._release_from(X))
+        """Release the second moment of ``X`` (one pass, noise once) and set the components.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features), dask collection or path
+            A DataFrame's string column names become ``feature_names_in_``.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        def release(data):
+            if not out_of_core(data):  # dask collections and paths are streamed by the release, not loaded here
+                data = check_data(data)
+            self._check_params(n_features_of(data))  # before the budget is touched
+            return self._release_from(data)
+
+        return self._fit_from_data(X, release)
 
     def fit_release(self, release):
-        """Components of a release already paid for: no new privacy cost."""
+        """Components of a release already paid for: no new privacy cost, and no privacy parameter needed.
+
+        Uses ``n_components``, ``eigensolver``, ``n_draws``, ``level`` and
+        ``rng`` (the bootstrap's stream); the rest is the release's.
+        """
         release = self._check_release(release)
         k = self._check_params(release.n_features)
-        eig = top_eigenpairs(release.second_moment, k, method=self.eigensolver)
-        self.release_ = release
+        S = in_original_units(release, release.second_moment)
+        eig = top_eigenpairs(S, k, method=self.eigensolver)
+        self._record_release(release)
         self.components_ = np.ascontiguousarray(eig.eigenvectors.T)
         self.explained_variance_ = eig.eigenvalues
-        spectrum = np.linalg.eigvalsh(release.second_moment)[::-1]
+        spectrum = np.linalg.eigvalsh(S)[::-1]
         total = float(np.sum(np.maximum(spectrum, 0.0)))
         self.explained_variance_ratio_ = np.maximum(eig.eigenvalues, 0.0) / total if total > 0 else np.full(k, np.nan)
-        self.mean_ = np.zeros(release.n_features) if release.center is None else np.array(release.center)
+        self.mean_ = location_of(release)
         self.n_components_ = k
-        self.n_features_in_ = release.n_features
         self.eigensolver_ = eig.method
-        self.privacy_ = release.guarantee
-        self.neighbours_ = release.neighbours
         vars(self).update(pca_spread(release, self, spectrum, self.n_draws, self.level, self.rng, "PrivatePCA"))
         return self
 
-    def _check_fitted_input(self, X, width_attr, what):
-        if not hasattr(self, "components_"):
-            raise ValueError(f"This PrivatePCA is not fitted yet; call 'fit' or 'fit_release' before '{what}'.")
-        width = getattr(self, width_attr)
-        X = check_data(X)
-        if X.shape[1] != width:
-            raise ValueError(f"'X' must have {width} columns; got {X.shape[1]}.")
-        return X
+    @property
+    def _n_features_out(self):
+        """The width of ``transform``'s output, for ``get_feature_names_out`` (scikit-learn's mixin)."""
+        return self.components_.shape[0]
 
     def transform(self, X):
-        """Project ``X`` on the components: ``(X - mean_) @ components_.T``, shape (n, n_components)."""
-        X = self._check_fitted_input(X, "n_features_in_", "transform")
-        return (X - self.mean_) @ self.components_.T
+        """Project ``X`` on the components: ``(X - mean_) @ components_.T``, shape (n, n_components).
 
-    def fit_transform(self, X, y=None):
-        """``fit(X)`` then ``transform(X)``."""
-        return self.fit(X).transform(X)
+        Post-processing of the release applied to your own rows: it costs no
+        budget, but the scores are those rows' (exact) projections, as private
+        as the rows themselves. With ``set_output(transform="pandas")`` the
+        result is a DataFrame with columns ``get_feature_names_out()``.
+        """
+        check_is_fitted(self)
+        return (check_input(self, X) - self.mean_) @ self.components_.T
 
-    def inverse_transform(self, Z):
-        """Map scores back to feature space: ``Z @ components_ + mean_``."""
-        Z = self._check_fitted_input(Z, "n_components_", "inverse_transform")
-        return Z @ self.components_ + self.mean_
+    def inverse_transform(self, X):
+        """Map scores back to feature space: ``X @ components_ + mean_``."""
+        check_is_fitted(self)
+        X = check_data(X)
+        if X.shape[1] != self.n_components_:
+            raise ValueError(f"'X' must have {self.n_components_} columns (one per component); got {X.shape[1]}.")
+        return X @ self.components_ + self.mean_

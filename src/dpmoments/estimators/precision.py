@@ -7,15 +7,17 @@ from typing import Optional
 
 import numpy as np
 
-from .._rng import as_generator
+from .._rng import as_generator, describe_randomness
 from .._validation import check_data, check_int, check_nonnegative, check_option, check_positive
-from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
+from ..exceptions import UncertifiedPrivacyWarning
 from ..mechanisms import wishart_noise
 from ..moments import release_second_moment
 from ..privacy import PureDP, Uncertified
 from ..privacy.relations import NEIGHBOURS
 from ..solvers import graphical_lasso, graphical_lasso_admm, graphical_lasso_path, ridge_precision
-from ._moment_base import MomentEstimator, psd_floor_value
+from ._conventions import (check_input, fit_input, noise_entry, privacy_report, release_input,
+                           require_for_fit)
+from ._moment_base import MomentEstimator, location_of, psd_floor_value
 from ._uncertainty_matrix import output_perturbation_spread, precision_spread
 from .uncertainty import check_uncertainty_params
 from .covariance import gaussian_log_likelihood
@@ -60,22 +62,26 @@ def _n_edges(precision):
 
 _OUTPUT_REASON = (
     "output perturbation (Wang et al. 2018, Algorithm 1) adds Wishart noise with d+1 degrees of freedom: "
-    "its support depends on the data, so no epsilon-DP proof holds (algorithms.md §1.5.1), and its "
+    "its support depends on the data, so no epsilon-DP proof holds (docs/algorithms.md §1.5.1), and its "
     "sensitivity lemma is our reconstruction (§1.2)"
 )
 
 
+def _in_original_units(release, precision):
+    """A precision fitted on a standardised release, mapped back: ``diag(1/s) Theta_z diag(1/s)`` (post-processing)."""
+    if release.column_scale is None:
+        return precision
+    return precision / np.outer(release.column_scale, release.column_scale)
+
+
 class _PrecisionBase(MomentEstimator):
-    def _finish(self, precision, release, guarantee, neighbours):
+    def _finish(self, precision, release):
+        """Set the estimate fitted from ``release`` (which ``_record_release`` has recorded)."""
+        precision = _in_original_units(release, precision)
         self.precision_ = precision
         self.covariance_ = np.linalg.inv(precision)
         self.covariance_ = 0.5 * (self.covariance_ + self.covariance_.T)
-        self.release_ = release
-        self.privacy_ = guarantee
-        self.neighbours_ = neighbours
-        self.n_features_in_ = precision.shape[0]
-        self.location_ = np.zeros(precision.shape[0]) if release is None or release.center is None else \
-            np.array(release.center)
+        self.location_ = location_of(release)
         return self
 
     def _noisy_S(self, release):
@@ -91,13 +97,24 @@ class _PrecisionBase(MomentEstimator):
                                            type(self).__name__, graph))
 
     def fit(self, X, y=None):
-        """Release the second moment of ``X`` and fit from it."""
+        """Release the second moment of ``X`` and fit from it.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features), dask collection or path
+            A DataFrame's string column names become ``feature_names_in_``.
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
         check_uncertainty_params(self)
-        return self.fit_release(self._release_from(X))
+        return self._fit_from_data(X, self._release_from)
 
     def score(self, X, y=None):
         """Average Gaussian log-likelihood of ``X`` (your own evaluation data)."""
-        return gaussian_log_likelihood(X, self.precision_, self.location_, type(self).__name__)
+        return gaussian_log_likelihood(check_input(self, X), self.precision_, self.location_, type(self).__name__)
 
 
 class PrivateGraphicalLasso(_PrecisionBase):
@@ -111,7 +128,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
     on the privately released :math:`\tilde S` (covariance perturbation:
     Wang et al. 2018 Algorithm 2; Su et al. 2019 DP-AGL), which is projected
     to the PSD cone first by default (an indefinite :math:`\tilde S` can make
-    the problem unbounded, algorithms.md §0.5).
+    the problem unbounded, docs/algorithms.md §0.5).
 
     Parameters
     ----------
@@ -122,8 +139,12 @@ class PrivateGraphicalLasso(_PrecisionBase):
         ``alphas`` whose graph has at most ``max_edges`` edges (the largest
         penalty if none has). Both solve the grid once, as one warm-started path
         (``path_``).
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant, count_share
-        As in :class:`PrivateCovariance`; ``mechanism`` may also be
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant, count_share
+        As in :class:`PrivateCovariance` (``epsilon`` and ``row_norm``
+        required by ``fit``, ignored by ``fit_release``, default ``None``),
+        except that ``center`` defaults to ``None`` (the papers' zero-mean
+        data); with ``scale="private"`` the penalty applies to the
+        standardised precision, mapped back afterwards. ``mechanism`` may also be
         ``"output"``: Wang et al.'s output perturbation (exact graphical lasso,
         then Wishart noise), reported as :class:`~dpmoments.Uncertified`
         (replace-one or zero-out: it needs the exact n).
@@ -189,6 +210,17 @@ class PrivateGraphicalLasso(_PrecisionBase):
     neighbours_ : str
         The relation ``privacy_`` holds under.
 
+    n_features_in_ : int
+        Columns seen in ``fit`` (``fit_release``: the release's ``n_features``).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), and ``release``: the release's metadata.
+
     Privacy
     -------
     That of the second-moment release (see :func:`dpmoments.release_second_moment`):
@@ -207,11 +239,11 @@ class PrivateGraphicalLasso(_PrecisionBase):
 
     _mechanisms = ("gaussian", "laplace", "wishart", "wishart-approx", "output")
 
-    def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
-                 calibration="analytic", center=None, center_budget=None, alphas=20, ebic_gamma=0.5,
-                 max_edges=None, alpha_floor="noise", penalize_diagonal=True, solver="fast", admm_rho=100.0,
-                 psd_floor=0.0, tol=None, max_iter=1000, n_draws=0, level=0.9, rng=None, accountant=None,
-                 count_share=0.05):
+    def __init__(self, *, alpha, epsilon=None, delta=None, row_norm=None, mechanism="gaussian",
+                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 bound_budget=0.1, alphas=20, ebic_gamma=0.5, max_edges=None, alpha_floor="noise",
+                 penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None, max_iter=1000,
+                 n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -221,6 +253,8 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.calibration = calibration
         self.center = center
         self.center_budget = center_budget
+        self.scale = scale
+        self.bound_budget = bound_budget
         self.alphas = alphas
         self.ebic_gamma = ebic_gamma
         self.max_edges = max_edges
@@ -245,7 +279,11 @@ class PrivateGraphicalLasso(_PrecisionBase):
         return super().fit(X)
 
     def fit_release(self, release):
-        """Fit from a release already paid for: no new privacy cost."""
+        """Fit from a release already paid for: no new privacy cost, and no privacy parameter needed.
+
+        ``epsilon``, ``delta``, ``row_norm``, ``mechanism``, ``neighbours``,
+        ``center`` and their budgets are the release's.
+        """
         raw = self._check_release(release)
         release = self._noisy_S(raw)
         S = release.second_moment
@@ -276,7 +314,8 @@ class PrivateGraphicalLasso(_PrecisionBase):
             self.alphas_, self.ebic_, self.alpha_floor_ = None, None, None
             result = self._solve(S, self.alpha_)
         self.n_iter_, self.converged_ = result.n_iter, result.converged
-        self._finish(result.precision, release, release.guarantee, release.neighbours)
+        self._record_release(release)
+        self._finish(result.precision, release)
         self._spread(raw, lambda S_draw: self._solve(S_draw, self.alpha_, warm_start=result).precision)
         return self
 
@@ -306,6 +345,9 @@ class PrivateGraphicalLasso(_PrecisionBase):
 
     def _fit_output(self, X):
         """Wang et al. Algorithm 1: exact graphical lasso, then W_d(d+1, c I) noise."""
+        require_for_fit(self, "epsilon")
+        names = fit_input(self, X)
+        self._private_choices()  # a private centre, scale or bound is refused here: it needs additive noise
         X = check_data(X)
         alpha = check_positive(self.alpha, "alpha")
         check_option(self.neighbours, "neighbours", NEIGHBOURS)
@@ -329,9 +371,16 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.alpha_, self.alphas_, self.ebic_, self.alpha_floor_, self.path_ = alpha, None, None, None, None
         # The solve ran on exact data: its iteration count and convergence would disclose it.
         self.n_iter_, self.converged_ = None, None
-        self._finish(0.5 * (noisy + noisy.T), None, guarantee, self.neighbours)
-        vars(self).update(output_perturbation_spread(self.precision_, scale, self.level, type(self).__name__))
+        self.precision_ = 0.5 * (noisy + noisy.T)
+        self.covariance_ = np.linalg.inv(self.precision_)
+        self.covariance_ = 0.5 * (self.covariance_ + self.covariance_.T)
         self.location_ = np.zeros(d) if self.center is None else np.asarray(self.center, dtype=float)
+        self.release_, self.privacy_, self.privacy_parts_, self.neighbours_ = None, guarantee, (), self.neighbours
+        release_input(self, d, names)
+        self.privacy_report_ = privacy_report(
+            self, guarantee=guarantee, neighbours=self.neighbours, randomness=describe_randomness(self.rng),
+            noise=[noise_entry("precision (output perturbation)", "wishart", scale, degrees_of_freedom=d + 1)])
+        vars(self).update(output_perturbation_spread(self.precision_, scale, self.level, type(self).__name__))
         return self
 
 
@@ -349,8 +398,8 @@ class PrivateRidgePrecision(_PrecisionBase):
     Parameters
     ----------
     alpha : float > 0
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, rng, accountant, count_share
-        As in :class:`PrivateCovariance`.
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant, count_share
+        As in :class:`PrivateGraphicalLasso`.
     psd_floor : float or None, default=None
     n_draws : int >= 0, default=0
         Parametric-bootstrap draws of the release's noise for
@@ -367,6 +416,17 @@ class PrivateRidgePrecision(_PrecisionBase):
     snr_, uncertainty_, diagnostics_
         As in :class:`PrivateGraphicalLasso`.
 
+    n_features_in_ : int
+        Columns seen in ``fit`` (``fit_release``: the release's ``n_features``).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), and ``release``: the release's metadata.
+
     Privacy
     -------
     That of the second-moment release; ROPE is post-processing.
@@ -381,9 +441,9 @@ class PrivateRidgePrecision(_PrecisionBase):
     True
     """
 
-    def __init__(self, *, alpha, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
-                 calibration="analytic", center=None, center_budget=None, psd_floor=None, n_draws=0, level=0.9,
-                 rng=None, accountant=None, count_share=0.05):
+    def __init__(self, *, alpha, epsilon=None, delta=None, row_norm=None, mechanism="gaussian",
+                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 bound_budget=0.1, psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -393,6 +453,8 @@ class PrivateRidgePrecision(_PrecisionBase):
         self.calibration = calibration
         self.center = center
         self.center_budget = center_budget
+        self.scale = scale
+        self.bound_budget = bound_budget
         self.psd_floor = psd_floor
         self.n_draws = n_draws
         self.level = level
@@ -401,10 +463,11 @@ class PrivateRidgePrecision(_PrecisionBase):
         self.count_share = count_share
 
     def fit_release(self, release):
-        """Fit from a release already paid for: no new privacy cost."""
+        """Fit from a release already paid for: no new privacy cost, and no privacy parameter needed."""
         raw = self._check_release(release)
         release = self._noisy_S(raw)
         alpha = check_positive(self.alpha, "alpha")
-        self._finish(ridge_precision(release.second_moment, alpha), release, release.guarantee, release.neighbours)
+        self._record_release(release)
+        self._finish(ridge_precision(release.second_moment, alpha), release)
         self._spread(raw, lambda S_draw: ridge_precision(S_draw, alpha))
         return self

@@ -61,7 +61,7 @@ def noise_floor(release):
     if release.mechanism == "none" or m <= 1 or release.noise_scale == 0:
         return 0.0
     scale = float(release.noise_scale)
-    if release.mechanism == "laplace":
+    if release.mechanism in ("laplace", "discrete-laplace"):  # the largest of m Laplace(b) is about b ln m
         return scale * math.log(m)
     if release.mechanism.startswith("wishart"):
         scale *= math.sqrt(release.noise_df)

@@ -1,4 +1,4 @@
-r"""Private orthogonal tensor decomposition (Imtiaz & Sarwate's AGN, centralised; ``algorithms.md`` §2.6).
+r"""Private orthogonal tensor decomposition (Imtiaz & Sarwate's AGN, centralised; ``docs/algorithms.md`` §2.6).
 
 Two Gaussian releases -- a second moment for whitening and a third moment to
 decompose -- split the budget by a typed :class:`TensorBudget`; everything
@@ -21,7 +21,7 @@ statistic and no separate first-moment release is needed.
 ``"stm"`` (single topic model, three one-hot words per document):
 :math:`M_2 = \mathrm{sym}\,E[x_1 x_2^\top]`, :math:`M_3 = \mathrm{sym}\,E[x_1\otimes x_2\otimes x_3]`,
 symmetrised *before* the symmetric noise (otherwise the antisymmetric part is
-released exactly, ``algorithms.md`` §0.4).
+released exactly, ``docs/algorithms.md`` §0.4).
 
 Sensitivities (L2, on the coordinates the noise acts on: the upper triangle /
 one entry per index orbit ``i <= j <= k``)
@@ -42,13 +42,18 @@ one entry per index orbit ``i <= j <= k``)
   add-remove).
 """
 
+import dataclasses
+
 import numpy as np
+from scipy import sparse
 from sklearn.base import BaseEstimator
 
 from .._rng import spawn
 from .._validation import check_int, check_nonnegative, check_option, check_positive
+from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
+from ._conventions import fit_input, privacy_report, release_input, release_noise, require_for_fit
 from ._uncertainty_models import tensor_spread
 from .uncertainty import check_uncertainty_params
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
@@ -93,11 +98,15 @@ class PrivateTensorDecomposition(BaseEstimator):
     n_components : int >= 1
         ``K``.
     model : {"mog", "stm"}
-    epsilon : float in (0, inf]
+    epsilon : float in (0, inf] or None, default=None
+        Required by ``fit``; ``fit_release`` uses the releases' privacy
+        parameters and ignores these.
     delta : float in (0, 1) or None
-    row_norm : float, optional
+    row_norm : float or "auto", optional
         Public L2 bound on (centred) rows; required for ``"mog"`` (one-hot
-        words have norm 1).
+        words have norm 1). ``"auto"``: a private 0.95-quantile of the row
+        norms paid from ``bound_budget``; the budget is then split in zCDP
+        (shares of rho, as ``calibration="zcdp"``).
     sigma2 : float >= 0, optional
         The mixture's public noise variance; required for ``"mog"``.
     vocabulary_size : int, optional
@@ -125,12 +134,14 @@ class PrivateTensorDecomposition(BaseEstimator):
     accountant : Accountant or None
     count_share : float in (0, 1), default=0.05
         Add-remove only: the share of the budget spent on the noisy count.
+    bound_budget : float in (0, 1) or BoundBudget, default=0.1
+        The share spent on ``row_norm="auto"``.
 
     Attributes
     ----------
     components_ : ndarray of shape (n_components, n_features)
         MOG: the means; STM: topic word distributions (negatives clipped,
-        rows renormalised to sum 1, ``algorithms.md`` §2.6.1). In the order
+        rows renormalised to sum 1, ``docs/algorithms.md`` §2.6.1). In the order
         the power method found them (largest ``lambda`` first).
     weights_ : ndarray of shape (n_components,)
         ``1 / lambda_k^2`` (not renormalised).
@@ -139,7 +150,10 @@ class PrivateTensorDecomposition(BaseEstimator):
     whitening_ : Whitening
     moments_ : TensorMoments
     privacy_ : guarantee
-        What the two releases (and, under add-remove, the count) compose to.
+        What the two releases (and, under add-remove, the count; with
+        ``row_norm="auto"``, the bound) compose to.
+    privacy_parts_ : tuple of Part
+        With ``row_norm="auto"``: the bound's share and the moments'.
     neighbours_ : str
         The relation ``privacy_`` holds under.
     weights_se_, components_se_ : ndarray or None
@@ -157,6 +171,17 @@ class PrivateTensorDecomposition(BaseEstimator):
         Failed checks (each also a ``NoiseDominatesWarning``): whitening
         failure, ``sigma2`` above the released spectrum (MOG), weights that
         are not proportions.
+
+    n_features_in_ : int
+        Columns seen in ``fit`` (MOG; STM: the vocabulary size ``D``. ``fit_release``: the releases' ``n_features``).
+    feature_names_in_ : ndarray of str
+        The column names, when ``fit`` was given a DataFrame whose column
+        names are all strings (scikit-learn's rule); ``transform``,
+        ``predict`` and ``score`` then check them.
+    privacy_report_ : dict
+        JSON-able, with the fields every estimator shares (``fitted_by``,
+        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
+        ``docs/privacy.md``), ``model`` and ``releases``: both releases' metadata.
 
     Privacy
     -------
@@ -177,10 +202,10 @@ class PrivateTensorDecomposition(BaseEstimator):
     (2, 6)
     """
 
-    def __init__(self, *, n_components, model, epsilon, delta=None, row_norm=None, sigma2=None,
+    def __init__(self, *, n_components, model, epsilon=None, delta=None, row_norm=None, sigma2=None,
                  vocabulary_size=None, budget=None, neighbours="replace-one", calibration="analytic", center=None,
                  eigenvalue_floor=1e-6, n_restarts=10, n_iter=30, n_draws=0, level=0.9, rng=None, accountant=None,
-                 count_share=0.05):
+                 count_share=0.05, bound_budget=0.1):
         self.n_components = n_components
         self.model = model
         self.epsilon = epsilon
@@ -199,6 +224,7 @@ class PrivateTensorDecomposition(BaseEstimator):
         self.level = level
         self.rng = rng
         self.accountant = accountant
+        self.bound_budget = bound_budget
         self.count_share = count_share
 
     def _check_params(self):
@@ -215,15 +241,36 @@ class PrivateTensorDecomposition(BaseEstimator):
                 raise ValueError("model='mog' needs the public noise variance 'sigma2' (never estimated from the "
                                  "data without budget); got None.")
             check_nonnegative(self.sigma2, "sigma2")
-            check_positive(self.row_norm, "row_norm")
+            if is_auto(self.row_norm):
+                as_bound_budget(self.bound_budget)
+            else:
+                check_positive(self.row_norm, "row_norm")
         return model, args
 
     def _accountant(self):
         return check_accountant(self.accountant)
 
     def fit(self, X, y=None):
-        """Release the two moments of ``X`` (rows for MOG, documents for STM) and decompose them."""
+        """Release the two moments of ``X`` (rows for MOG, documents for STM) and decompose them.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame
+            MOG: rows of shape (n_samples, n_features), a DataFrame's string
+            column names becoming ``feature_names_in_``; STM: documents, integer
+            word ids of shape (n_docs, 3) or one-hot words of shape (n_docs, 3, D).
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        require_for_fit(self, "epsilon")
+        if sparse.issparse(X):  # refused here, whatever the format (the moment passes would each fail differently)
+            raise TypeError("'X' is a sparse matrix; sparse input is not supported by PrivateTensorDecomposition: "
+                            "pass dense rows (MOG) or word ids (STM).")
         model, args = self._check_params()
+        names = fit_input(self, X) if model == "mog" else None
         acct = self._accountant()
         planned = planned_guarantees(args).total
         if acct is not None and not acct.can_spend(planned, neighbours=args.neighbours):
@@ -231,24 +278,55 @@ class PrivateTensorDecomposition(BaseEstimator):
         # The releases spawn streams 0 and 1 of ``rng``; the power method's starts use stream 2.
         common = dict(epsilon=args.epsilon, delta=args.delta, budget=args.budget, neighbours=args.neighbours,
                       calibration=args.calibration, rng=self.rng, count_share=args.count_share)
-        if model == "mog":
+        self.privacy_parts_ = ()
+        if model == "mog" and is_auto(self.row_norm):
+            moments = self._auto_mog(X, common)
+        elif model == "mog":
             moments = release_mog_moments(X, sigma2=self.sigma2, row_norm=self.row_norm, center=self.center, **common)
         else:
             moments = release_topic_moments(X, vocabulary_size=self.vocabulary_size, **common)
         if acct is not None:
             acct.spend(moments.guarantee, label=type(self).__name__, neighbours=args.neighbours)
-        return self._decompose(moments, spawn(self.rng, 3)[2])
+        return self._decompose(moments, spawn(self.rng, 3)[2], names, fitted_by="fit")
+
+    def _auto_mog(self, X, common):
+        """MOG moments with a private row bound (stream 3 of ``rng``), composed in zCDP (shares of rho)."""
+        from ..moments.auto_release import check_auto_source, public_n_what
+        from ..moments.private_bounds import quantile_pass, select_quantiles
+        from ..moments.release import count_fields
+        from ._private_choices import _Budget
+
+        check_auto_source(X)
+        bounds = as_bound_budget(self.bound_budget)
+        budget = _Budget(common["epsilon"], common["delta"], "gaussian", common["calibration"], self.neighbours)
+        each, guarantee = budget.draws(bounds.share)
+        center = None if self.center is None else np.asarray(self.center, dtype=float)
+        (bins,), _ = quantile_pass(X, [("row-norm", center, None)], search=bounds.search)
+        R = float(select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=bounds.fixed_quantile(),
+                                   rng=spawn(self.rng, 4)[3], what=public_n_what(self.neighbours, "row_norm='auto'"))[0][0])
+        budget.record("row_norm", guarantee, bounds.share, row_norm=R, target=f"{bounds.fixed_quantile():g}-quantile")
+        main = budget.release(1.0 - bounds.share)
+        moments = release_mog_moments(X, sigma2=self.sigma2, row_norm=R, center=self.center,
+                                      **{**common, **main})
+        budget.record("moments", moments.guarantee, 1.0 - bounds.share, **count_fields(moments.second))
+        self.privacy_parts_ = tuple(budget.parts)
+        return dataclasses.replace(moments, guarantee=budget.total())
 
     def fit_release(self, moments):
-        """Decompose releases already paid for (a :class:`TensorMoments`): no new privacy cost."""
+        """Decompose releases already paid for (a :class:`TensorMoments`): no new privacy cost.
+
+        No privacy parameter is needed: ``epsilon``, ``delta``, ``row_norm``,
+        ``sigma2``, ``budget`` and ``neighbours`` are the releases'.
+        """
         if not isinstance(moments, TensorMoments):
             raise TypeError(f"'moments' must be a TensorMoments; got {type(moments).__name__}.")
         model = check_option(self.model, "model", MODELS)
         if moments.model != model:
             raise ValueError(f"the moments were released for model={moments.model!r}, not {model!r}.")
-        return self._decompose(moments, spawn(self.rng, 3)[2])
+        self.privacy_parts_ = ()  # TensorMoments do not carry the parts of a private bound
+        return self._decompose(moments, spawn(self.rng, 3)[2], None, fitted_by="fit_release")
 
-    def _decompose(self, moments, gen_tpm):
+    def _decompose(self, moments, gen_tpm, names, fitted_by):
         K = check_int(self.n_components, "n_components", minimum=1)
         d = moments.second.n_features
         if K > d:
@@ -261,7 +339,13 @@ class PrivateTensorDecomposition(BaseEstimator):
         self.release_ = moments
         self.privacy_ = moments.guarantee
         self.neighbours_ = moments.second.neighbours
-        self.n_features_in_ = d
+        release_input(self, d, names)
+        # Under add-remove both releases divide by the same noisy count: it is listed once.
+        noise = release_noise("second moment", moments.second) + release_noise("third moment", moments.third)[:1]
+        self.privacy_report_ = privacy_report(
+            self, guarantee=moments.guarantee, neighbours=self.neighbours_, randomness=moments.second.randomness,
+            fitted_by=fitted_by, parts=self.privacy_parts_, noise=noise, model=moments.model,
+            releases={"second_moment": moments.second.to_dict(), "third_moment": moments.third.to_dict()})
 
         def redecompose(draw, gen):
             c, lam_draw = self._solve(draw, K, gen)[:2]

@@ -2,7 +2,7 @@
 
 Lei et al. (JRSS-A 2018) select a model by report-noisy-min over scores with
 sensitivity Delta, adding Laplace noise of scale ``2 Delta / epsilon``; the
-exponential mechanism is the alternative with the same epsilon (algorithms.md
+exponential mechanism is the alternative with the same epsilon (docs/algorithms.md
 §4.2). These functions take the noise scale or (epsilon, sensitivity) as given
 and return an index; they record no guarantee.
 """

@@ -1,6 +1,6 @@
 """Symmetric noise matrices and fully symmetric noise 3-tensors.
 
-"A symmetric matrix whose entries are i.i.d." can only mean (algorithms.md
+"A symmetric matrix whose entries are i.i.d." can only mean (docs/algorithms.md
 §0.4): draw the ``d(d+1)/2`` entries with ``i <= j`` i.i.d. and mirror them.
 For a 3-tensor, draw one value per index orbit ``{i <= j <= k}``
 (``C(d+2, 3)`` values) and copy it to every permutation of ``(i, j, k)``.

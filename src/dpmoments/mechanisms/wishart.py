@@ -21,7 +21,7 @@ from dpmoments._validation import check_delta, check_epsilon, check_int, check_p
 
 __all__ = ["wishart_noise", "sheffet_degrees_of_freedom"]
 
-# Quoted from Sheffet (ALT 2019 / arXiv 1507.00056) via algorithms.md §1.3.
+# Quoted from Sheffet (ALT 2019 / arXiv 1507.00056) via docs/algorithms.md §1.3.
 SHEFFET_CONSTANT = 14.0
 
 
@@ -119,14 +119,14 @@ def sheffet_degrees_of_freedom(d, epsilon, delta):
     -----
     The constant 14 is quoted from Sheffet, "Old techniques in differentially
     private linear regression" (ALT 2019; arXiv 1507.00056) as cited by Wang,
-    Huai & Xu (GlobalSIP 2018), see algorithms.md §1.3; it was not re-derived
+    Huai & Xu (GlobalSIP 2018), see docs/algorithms.md §1.3; it was not re-derived
     here, and the guarantee holds only with the scale matrix that analysis
     prescribes for the stated data bound.
 
     This function only sizes a draw. The pure-epsilon variants with
     ``df = d + 1`` (Jiang et al.; Wang et al.; Park & Welling) are **not**
     differentially private (the support of ``A + W`` depends on ``A``,
-    algorithms.md §1.5.1); :func:`wishart_noise` still samples them so those
+    docs/algorithms.md §1.5.1); :func:`wishart_noise` still samples them so those
     papers can be reproduced. Guarantee bookkeeping lives in ``privacy/``.
 
     Examples

@@ -1,8 +1,10 @@
 """Bounds, exact moments in one streaming pass, and the noisy :class:`Release`."""
 
 from .accumulate import MomentSums, accumulate_moments
+from .auto_release import BoundBudget
 from .counts import COUNT_SHARE, NoisyCount, noisy_count
 from .bounds import clip_entries, clip_responses, clip_rows
+from .private_bounds import SearchRange, private_quantiles
 from .psd import project_psd
 from .readers import iter_chunks
 from .release import Release
@@ -32,4 +34,7 @@ __all__ = [
     "symmetrise_matrix",
     "symmetrise_tensor",
     "project_psd",
+    "BoundBudget",
+    "SearchRange",
+    "private_quantiles",
 ]

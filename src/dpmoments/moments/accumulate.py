@@ -200,7 +200,7 @@ def accumulate_moments(chunks, *, row_norm=None, entry_bound=None, response_boun
     The sums are exact statistics of private data and are not private
     themselves. Every row is clipped here, so under replace-one a record
     changes ``xtx`` by at most ``sqrt(2) R^2`` in Frobenius norm (``R =
-    row_norm``; ``algorithms.md`` §0.2) and under add-remove by ``R^2``;
+    row_norm``; ``docs/algorithms.md`` §0.2) and under add-remove by ``R^2``;
     with ``entry_bound = b`` use ``R = b sqrt(d)``.
 
     Examples

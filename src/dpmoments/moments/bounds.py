@@ -5,7 +5,7 @@ stated *before* looking at the data: an L2 bound on each row
 (``||x_i||_2 <= row_norm``), an entrywise bound (``|X_ij| <= bound``, the
 convention of Lei et al. 2018) or a bound on each response
 (``|y_i| <= bound``). The functions here force the data into such a bound.
-They never derive a bound from the data (see ``algorithms.md`` §0.6: rescaling
+They never derive a bound from the data (see ``docs/algorithms.md`` §0.6: rescaling
 by the data's own maximum norm is a data-dependent, unprivatised statistic).
 
 None of them reports how many rows were clipped: that count is itself a
@@ -46,7 +46,7 @@ def clip_rows(X, row_norm):
     -------
     Clipping is applied to each record on its own, so after it every record
     satisfies ``||x_i||_2 <= R`` whatever the data: the sensitivities of
-    ``algorithms.md`` §0.2 (with ``R`` in place of 1) hold. The function does
+    ``docs/algorithms.md`` §0.2 (with ``R`` in place of 1) hold. The function does
     not report how many rows were clipped, since that count is private.
 
     Examples

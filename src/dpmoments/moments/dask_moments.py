@@ -8,14 +8,14 @@ a tree of :meth:`MomentSums.merge`. The data are never materialised: each
 task holds one block plus the ``d x d`` (or ``d^3``) sums, so memory is about
 one block per worker thread. Raw rows never become a dask key of their own
 beyond the blocks the source already has (load and reduce in one task, see
-``design/distributed.md`` §5), and the result is an ordinary numpy
+see docs/architecture.md), and the result is an ordinary numpy
 ``MomentSums``, equal to the one of ``accumulate_moments`` on the same rows
 up to floating-point summation order.
 
 The computation runs on whatever scheduler is active: the threaded
 scheduler by default, or a ``distributed.Client`` (``LocalCluster``,
 dask-jobqueue, ...) if one is set. Pin BLAS to one thread per worker
-(``OPENBLAS_NUM_THREADS=1``; ``design/distributed.md`` §6).
+(``OPENBLAS_NUM_THREADS=1``).
 
 Readers that build dask collections without loading the file:
 
@@ -23,7 +23,7 @@ Readers that build dask collections without loading the file:
 * :func:`open_npy_array`: one ``map_blocks`` task per row block, each reading
   *only its rows* (one positioned read; a memory map for Fortran-ordered files). Never
   ``da.from_array(np.load(path, mmap_mode="r"))``: dask copies the whole
-  memory map (33 s and 15 GB for a 16 GB file, ``design/distributed.md`` §6).
+  memory map (33 s and 15 GB for a 16 GB file).
 * :func:`open_parquet_frame`: ``dd.read_parquet``; moments are taken
   partition by partition (never ``to_dask_array(lengths=True)``, which reads
   the whole dataset once just to count rows).
@@ -527,7 +527,7 @@ def open_npy_array(path, chunk_rows=None):
     Notes
     -----
     ``da.from_array(np.load(path, mmap_mode="r"))`` copies the whole memory
-    map into memory (``design/distributed.md`` §6); this reader does not.
+    map into memory; this reader does not.
     """
     _, da = _import_dask()
     path = os.path.abspath(os.fspath(path))

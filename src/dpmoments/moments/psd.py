@@ -2,7 +2,7 @@
 
 A noisy second-moment matrix ``S + E`` is in general indefinite, and the
 graphical lasso has no solution when no positive definite matrix lies near it
-(``algorithms.md`` §0.5). Flooring its eigenvalues gives a usable matrix.
+(``docs/algorithms.md`` §0.5). Flooring its eigenvalues gives a usable matrix.
 """
 
 import numpy as np

@@ -17,11 +17,56 @@ from ..privacy.guarantees import PureDP
 from ..privacy.relations import describe_relation, n_is_public
 from .psd import project_psd as _project_psd
 
-__all__ = ["Release"]
+__all__ = ["Release", "Part", "release_part", "count_fields"]
 
 
 def _summary(arr):
     return None if arr is None else f"<array {arr.shape}>"
+
+
+@dataclass(frozen=True)
+class Part:
+    """One labelled share of a composite release's budget, and what it released.
+
+    Attributes
+    ----------
+    label : str
+        What the share paid for, e.g. ``"row_norm"`` or ``"second moment"``.
+    guarantee : PureDP, ApproxDP, ZCDP or Uncertified
+        What this part alone satisfies; :attr:`Release.guarantee` composes them.
+    share : float or None
+        The fraction of the caller's epsilon it was given.
+    released : dict
+        Its (noisy, hence publishable) outputs, e.g. ``{"row_norm": 3.2}``.
+    """
+
+    label: str
+    guarantee: object
+    share: Optional[float] = None
+    released: dict = field(default_factory=dict)
+
+    def to_dict(self):
+        return {"label": self.label, "share": self.share, "guarantee": self.guarantee.to_dict(),
+                "released": dict(self.released)}
+
+
+def release_part(label, release, share, **released):
+    """The :class:`Part` that ``release`` makes of a composite release (with :func:`count_fields`)."""
+    return Part(label, release.guarantee, share, {**released, **count_fields(release)})
+
+
+def count_fields(release):
+    """Add-remove: the noisy row count a release composed into its guarantee, for its :class:`Part`.
+
+    The part's guarantee already includes the count; these fields show the
+    count and the fraction of the part's (epsilon, delta) it used, so that a
+    report shows the count's share beside the bound, centre and scale
+    shares. Empty where ``n`` is public or exact.
+    """
+    if release.count_guarantee is None:
+        return {}
+    return {"noisy_row_count": release.n, "row_count_share_of_part": release.count_share,
+            "row_count_noise_scale": release.count_noise_scale}
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,6 +124,17 @@ class Release:
         ``"caller-generator"`` or ``"none"``.
     postprocessing : tuple of str
         Free post-processing applied since the release (e.g. PSD projection).
+    column_scale : ndarray of shape (n_features,) or None
+        Private column scales ``s``: the rows released were ``(x - center) / s``
+        (then clipped), so the moments, ``row_norm``, ``noise_scale`` and
+        ``sensitivity`` are in those standardised units. Estimators map their
+        estimate back (post-processing).
+    parts : tuple of Part
+        For a release made of several private steps (a bound, a centre or
+        scales chosen privately, then the moment): each step's share and
+        guarantee; ``guarantee`` is their composition. Empty for one step.
+        Under add-remove a part made by a release also shows its noisy row
+        count (:func:`count_fields`).
     sum_noise_scale, count_noise_scale : float or None
         Add-remove only: the noise scale of the unnormalised sums and of the
         row count (same family as ``mechanism``).
@@ -107,6 +163,8 @@ class Release:
     noise_df: Optional[int] = None
     noise_grid: Optional[float] = None
     postprocessing: tuple = field(default_factory=tuple)
+    column_scale: Optional[np.ndarray] = None
+    parts: tuple = field(default_factory=tuple)
     sum_noise_scale: Optional[float] = None
     count_noise_scale: Optional[float] = None
     count_share: Optional[float] = None
@@ -114,7 +172,7 @@ class Release:
 
     def __post_init__(self):
         # Freeze the arrays too: a release is a record, not a scratch buffer.
-        for name in ("second_moment", "cross_moment", "third_moment", "center"):
+        for name in ("second_moment", "cross_moment", "third_moment", "center", "column_scale"):
             arr = getattr(self, name)
             if arr is not None:
                 arr = np.array(arr, dtype=np.float64)
@@ -148,6 +206,14 @@ class Release:
                 "share": self.count_share, "guarantee": None if g is None else g.to_dict(),
                 "note": "n is the noisy row count (rounded, floored at 1); the statistic is the noisy sum "
                         "divided by it"}
+
+    @property
+    def clipped_fraction(self):
+        """The noisy fraction of rows clipped and its noise sd, ``(fraction, sd)``, when a part released it."""
+        for part in self.parts:
+            if "clipped_fraction" in part.released:
+                return part.released["clipped_fraction"], part.released["clipped_fraction_noise_sd"]
+        return None
 
     def project_psd(self, floor=0.0):
         """A new release whose second moment has its eigenvalues floored at ``floor``.
@@ -190,6 +256,8 @@ class Release:
             "randomness": self.randomness,
             "secure": self.secure,
             "postprocessing": list(self.postprocessing),
+            "column_scaled": self.column_scale is not None,
+            "parts": [p.to_dict() for p in self.parts],
         }
 
     def __repr__(self):

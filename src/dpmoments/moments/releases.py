@@ -22,6 +22,7 @@ from ..privacy.composition import compose
 from ..privacy.guarantees import ApproxDP, PureDP, Uncertified
 from ..privacy.wishart import wishart_degrees_of_freedom, wishart_delta
 from .accumulate import accumulate_moments
+from .auto_release import is_auto, release_with_private_bounds
 from .counts import COUNT_SHARE, check_count_share, noisy_count, split_budget, warn_if_delta_large
 from .dask_moments import dask_moment_sums, is_dask_collection
 from .readers import iter_chunks
@@ -36,7 +37,7 @@ __all__ = ["release_second_moment", "release_cross_moment", "release_third_momen
 MECHANISMS = ("gaussian", "laplace", "wishart", "wishart-approx")
 _WISHART_REASON = (
     "Wishart noise with d+1 degrees of freedom is not epsilon-DP: the support of the output depends on the "
-    "data (algorithms.md §1.5.1; diffprivlib#23). What holds is computed exactly in dpmoments.privacy.wishart."
+    "data (docs/algorithms.md §1.5.1; diffprivlib#23). What holds is computed exactly in dpmoments.privacy.wishart."
 )
 
 
@@ -187,6 +188,7 @@ def _wishart(sums, epsilon, delta, mechanism, neighbours, row_norm):
 def release_second_moment(
     X, *, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
     calibration="analytic", center=None, rng=None, chunk_size=65536, secure=False, count_share=COUNT_SHARE,
+    bound_budget=0.1,
 ):
     r"""Release the second-moment matrix :math:`\frac1n\sum_i x_i x_i^\top` with differential privacy.
 
@@ -203,8 +205,10 @@ def release_second_moment(
         ``inf`` releases the exact statistic (reported as not private).
     delta : float in (0, 1), optional
         Required for ``"gaussian"`` and ``"wishart-approx"``.
-    row_norm : float > 0
-        The public bound R. Never computed from the data.
+    row_norm : float > 0 or "auto"
+        The public bound R. Never computed from the data, except by
+        ``"auto"``: a private quantile of ``||x - center||`` paid from
+        ``bound_budget`` (:mod:`dpmoments.moments.auto_release`).
     mechanism : {"gaussian", "laplace", "wishart", "wishart-approx"}, default="gaussian"
     neighbours : {"replace-one", "zero-out", "add-remove"}, default="replace-one"
         The relation the guarantee holds under (:mod:`dpmoments.privacy.relations`):
@@ -231,6 +235,10 @@ def release_second_moment(
     count_share : float in (0, 1), default=0.05
         Add-remove only: the share of epsilon (and of delta) spent on the
         noisy row count; the sums get the rest.
+    bound_budget : float in (0, 1) or BoundBudget, default=0.1
+        With ``row_norm="auto"``: the share of epsilon that chooses the bound
+        (and releases a noisy count of clipped rows); the release gets the
+        rest and the whole ``delta``. Ignored for a public ``row_norm``.
 
     Returns
     -------
@@ -264,6 +272,11 @@ def release_second_moment(
     ``1/n`` or more (the noisy n under add-remove) is warned about
     (:class:`~dpmoments.exceptions.PrivacyLeakWarning`).
 
+    With ``row_norm="auto"`` the private bound (and the noisy clipped-row
+    count) compose with the release (:func:`dpmoments.privacy.compose`);
+    ``guarantee`` is the total and ``parts`` lists each share. The bound's
+    draw has sensitivity 1 under all three relations.
+
     Examples
     --------
     >>> import numpy as np
@@ -274,8 +287,13 @@ def release_second_moment(
     ((3, 3), '(1, 1e-06)-DP')
     """
     p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, MECHANISMS, count_share)
-    row_norm = check_positive(row_norm, "row_norm")
     center = _check_center(center)
+    if is_auto(row_norm):
+        return release_with_private_bounds(
+            release_second_moment, X, statistic="second", epsilon=p.epsilon, delta=p.delta, row_norm=row_norm,
+            bound_budget=bound_budget, center=center, mechanism=p.mechanism, neighbours=p.neighbours,
+            calibration=p.calibration, rng=rng, chunk_size=chunk_size, secure=secure, count_share=p.count_share)
+    row_norm = check_positive(row_norm, "row_norm")
     sums = _sums(X, None, row_norm=row_norm, response_bound=None, center=center, third=False, chunk_size=chunk_size)
     common = dict(n=sums.n, n_features=sums.n_features, row_norm=row_norm, neighbours=p.neighbours,
                   center=center, randomness=randomness_of(rng, p.epsilon))
@@ -300,7 +318,7 @@ def release_second_moment(
 def release_cross_moment(
     X, y, *, epsilon, delta=None, row_norm, response_bound, mechanism="gaussian",
     neighbours="replace-one", calibration="analytic", center=None, rng=None, chunk_size=65536, secure=False,
-    count_share=COUNT_SHARE,
+    count_share=COUNT_SHARE, bound_budget=0.1,
 ):
     r"""Release the cross moment :math:`\frac1n\sum_i x_i y_i` with differential privacy.
 
@@ -311,11 +329,15 @@ def release_cross_moment(
     ----------
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, rng, chunk_size, secure, count_share
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, rng, chunk_size, secure
         As in :func:`release_second_moment`; ``mechanism`` is ``"gaussian"``
         or ``"laplace"``.
-    response_bound : float > 0
-        The public bound r on ``|y|``.
+    count_share, bound_budget
+        As in :func:`release_second_moment` (``bound_budget`` pays for every
+        ``"auto"`` bound).
+    response_bound : float > 0 or "auto"
+        The public bound r on ``|y|``; ``"auto"``: a private quantile of
+        ``|y|`` paid from ``bound_budget``, like ``row_norm="auto"``.
 
     Returns
     -------
@@ -341,9 +363,15 @@ def release_cross_moment(
     (2,)
     """
     p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, ("gaussian", "laplace"), count_share)
+    center = _check_center(center)
+    if is_auto(row_norm) or is_auto(response_bound):
+        return release_with_private_bounds(
+            release_cross_moment, X, y, statistic="cross", epsilon=p.epsilon, delta=p.delta, row_norm=row_norm,
+            response_bound=response_bound, bound_budget=bound_budget, center=center, mechanism=p.mechanism,
+            neighbours=p.neighbours, calibration=p.calibration, rng=rng, chunk_size=chunk_size, secure=secure,
+            count_share=p.count_share)
     row_norm = check_positive(row_norm, "row_norm")
     response_bound = check_positive(response_bound, "response_bound")
-    center = _check_center(center)
     sums = _sums(X, y, row_norm=row_norm, response_bound=response_bound, center=center, third=False,
                  chunk_size=chunk_size)
     common = dict(n=sums.n, n_features=sums.n_features, row_norm=row_norm, response_bound=response_bound,
@@ -363,7 +391,7 @@ def release_cross_moment(
 
 def release_third_moment(
     X, *, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
-    calibration="analytic", center=None, rng=None, chunk_size=65536, count_share=COUNT_SHARE,
+    calibration="analytic", center=None, rng=None, chunk_size=65536, count_share=COUNT_SHARE, bound_budget=0.1,
 ):
     r"""Release the symmetric third moment :math:`\frac1n\sum_i x_i\otimes x_i\otimes x_i`.
 
@@ -399,8 +427,13 @@ def release_third_moment(
     (3, 3, 3)
     """
     p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, ("gaussian", "laplace"), count_share)
-    row_norm = check_positive(row_norm, "row_norm")
     center = _check_center(center)
+    if is_auto(row_norm):
+        return release_with_private_bounds(
+            release_third_moment, X, statistic="third", epsilon=p.epsilon, delta=p.delta, row_norm=row_norm,
+            bound_budget=bound_budget, center=center, mechanism=p.mechanism, neighbours=p.neighbours,
+            calibration=p.calibration, rng=rng, chunk_size=chunk_size, count_share=p.count_share)
+    row_norm = check_positive(row_norm, "row_norm")
     sums = _sums(X, None, row_norm=row_norm, response_bound=None, center=center, third=True, chunk_size=chunk_size)
     common = dict(n=sums.n, n_features=sums.n_features, row_norm=row_norm, neighbours=p.neighbours,
                   center=center, randomness=randomness_of(rng, p.epsilon))

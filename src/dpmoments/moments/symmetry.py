@@ -1,6 +1,6 @@
 """Symmetrisation of matrices and 3-tensors before symmetric noise is added.
 
-Why this matters (``algorithms.md`` §0.4): the mechanisms draw *symmetric*
+Why this matters (``docs/algorithms.md`` §0.4): the mechanisms draw *symmetric*
 noise (one value per upper-triangle entry, or per index orbit of a tensor,
 copied to every permutation). If the statistic ``M`` is not symmetric, the
 noise cancels from its antisymmetric part::
@@ -49,7 +49,7 @@ def symmetrise_matrix(M):
     Notes
     -----
     Symmetric noise added to a non-symmetric statistic leaks the statistic's
-    antisymmetric part exactly (``algorithms.md`` §0.4); symmetrise first.
+    antisymmetric part exactly (``docs/algorithms.md`` §0.4); symmetrise first.
     The map is an orthogonal projection, hence non-expansive in the Frobenius
     norm: it never increases a sensitivity.
 
@@ -87,7 +87,7 @@ def symmetrise_tensor(T):
 
     Notes
     -----
-    As for matrices (``algorithms.md`` §0.4), noise drawn once per index orbit
+    As for matrices (``docs/algorithms.md`` §0.4), noise drawn once per index orbit
     and copied to every permutation leaves the non-symmetric part of ``T``
     un-noised; symmetrise first. The map is an orthogonal projection, hence
     non-expansive in the Frobenius norm.

@@ -1,4 +1,4 @@
-r"""CAPE noise levels for unequal sites: the feasibility problem of Imtiaz & Sarwate (unequal sites), solved numerically.
+r"""CAPE noise levels for unequal sites: the feasibility problem of docs/algorithms.md §2.4, solved numerically.
 
 Site ``s`` needs per-site noise :math:`\tau_s` (from its own :math:`\varepsilon_s,
 \delta_s, N_s`); the aggregator outputs :math:`\sum_s \mu_s(\hat a_s - f_s)` with

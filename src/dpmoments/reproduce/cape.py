@@ -1,4 +1,4 @@
-"""Reproduce Imtiaz & Sarwate (JSTSP 2018): capePCA and capeAGN on synthetic data.
+"""Reproduce Imtiaz & Sarwate (JSTSP 2018): capePCA and capeAGN on synthetic data (``docs/algorithms.md`` §2.7).
 
 ``python -m dpmoments.reproduce.cape [--quick] [--reps N] [--jobs J] [--out PATH]`` writes
 ``benchmarks/results/cape.md`` (``cape-quick.md`` with ``--quick``) and the figures
@@ -58,7 +58,7 @@ MODES = {  # label -> (neighbours, calibration, target)
 }
 PCA_METHODS = {"capePCA": "cape", "conv": "conventional", "local": "local", "DPdisPCA": "dpdispca"}
 
-# the authors' stored results (their code, 10 runs)
+# docs/algorithms.md §2.7, stored results of the authors' code (10 runs)
 PAPER_PCA_EPS = {
     "capePCA": [78.78, 78.33, 78.83, 79.51, 82.58, 151.64, 216.44, 270.68, 273.76],
     "DPdisPCA": [79.54, 77.56, 78.70, 78.24, 77.94, 81.58, 91.68, 222.34, 259.12],
@@ -440,7 +440,7 @@ def run(quick=False, reps=None, jobs=2, figure_prefix="benchmarks/results/cape",
              f"{jobs} worker process(es)).", "",
              "Every number comes from the real multi-site protocols (`dpmoments.multisite`, then `fit_release`): the "
              "trusted dealer's zero-sum shares, the aggregator's masks and each site's own noise are drawn and "
-             "removed as in the protocol. Paper values: the authors' stored results (10 runs).", "",
+             "removed as in the protocol. Paper values: `docs/algorithms.md` §2.7 (the authors' stored results, 10 runs).", "",
              "Two guarantees are stated for every CAPE run: the **per-site claim** (each message alone: the paper's) "
              "and the **joint view** of the aggregator, which sees every message and so observes a site with less "
              "noise. Calibrations **paper** and **ours** meet the budget per site, as the paper does (to compare "

@@ -3,7 +3,7 @@
 ``python -m dpmoments.reproduce.lei [--quick]`` writes ``benchmarks/results/lei.md``
 and the figure ``lei.png`` beside it (``lei-quick.md`` / ``.png`` with ``--quick``).
 
-Simulation (algorithms.md §4.3): ``beta = (1,1,1,0,0,0)`` and
+Simulation (docs/algorithms.md §4.3): ``beta = (1,1,1,0,0,0)`` and
 ``(1.5,1,0.5,0,0,0)``, ``X_ij ~ Uniform(-1, 1)`` (so ``|X_ij| <= 1`` holds
 without clipping), ``N(0, 1)`` noise, ``epsilon in {1, 5}``, all 63 non-empty
 subsets as candidates, public ``R = ||beta||_1 = 3`` (Lei's ideal) and

@@ -4,7 +4,7 @@
 ``benchmarks/results/park_welling.md`` and the figure ``park_welling.png`` beside
 it (``park_welling-quick.md`` / ``.png`` with ``--quick``).
 
-Choices the paper does not state (``algorithms.md`` §3.5, NOT RECOVERED) are
+Choices the paper does not state (``docs/algorithms.md`` §3.5, NOT RECOVERED) are
 declared here: ``J = 5`` iterations, ``w_max = 10``, ``delta = 1e-6``, the
 test set is 10% of N. The paper normalises X and y by their own maxima, a
 data-dependent step that leaks (§0.6); here the scales are public constants
@@ -176,7 +176,7 @@ def run(quick=False, figure=None):
              f"Command: `python -m dpmoments.reproduce.park_welling{' --quick' if quick else ''}`", "",
              f"Settings: J = {J}, w_max = {W_MAX}, δ = {DELTA:g}, {reps} datasets per N, test set = 10% of N "
              "(at least 100). Public scaling x/(2√d), y/(4√d), then clipping ‖x‖ ≤ 1, |y| ≤ 1 (the paper's "
-             "max-normalisation leaks, algorithms.md §0.6). J, w_max and δ are not given in the paper.", ""]
+             "max-normalisation leaks, docs/algorithms.md §0.6). J, w_max and δ are not given in the paper.", ""]
     if figure is not None:
         lines += [f"![Test log-likelihood per point against N]({figure.name})", "",
                   f"Figure `{figure.name}`: mean test log-likelihood per point against N (log scale; the y-axis "
@@ -186,7 +186,7 @@ def run(quick=False, figure=None):
     lines += ["", *_statsmodels_table(quick), "",
               "Notes: the paper's row uses its own arithmetic (ε' = √(ε/J) per release) with the Wishart second "
               "moment; it is *not* differentially private (support mismatch) and its CDP arithmetic overspends "
-              "(algorithms.md §3.6).",
+              "(docs/algorithms.md §3.6).",
               f"Wall time: {time.perf_counter() - t0:.0f} s."]
     return "\n".join(lines) + "\n"
 

@@ -3,7 +3,7 @@
 ``python -m dpmoments.reproduce.su [--quick] [--reps N] [--jobs J] [--out PATH]`` writes
 ``benchmarks/results/su.md``.
 
-Settings (``algorithms.md`` §5.6): p = 100, n ∈ {100, 200, 400}, ε ∈ {0.1, 0.3, 0.5, 0.8, 1.2, 2},
+Settings (``docs/algorithms.md`` §5.6): p = 100, n ∈ {100, 200, 400}, ε ∈ {0.1, 0.3, 0.5, 0.8, 1.2, 2},
 δ = 1/n, losses relative to the NON-PRIVATE estimate Θ̂ at the same λ (ℓ1 = max column sum,
 Frobenius, spectral). λ by 5-fold CV of the non-private estimator's negative log-likelihood, as the
 paper (this leaks λ), and by our private rule. Configurations:
@@ -36,7 +36,7 @@ N_FULL = (100, 200, 400)
 P_FULL = 100
 REPS_ROPE, REPS_GLASSO, REPS_ADMM = 50, 4, 2
 
-# Paper means (algorithms.md §5.6). Table 1: M1, M2, M3 (ℓ1, F, ℓ2); Table 2: M2, M3, M4.
+# Paper means (docs/algorithms.md §5.6). Table 1: M1, M2, M3 (ℓ1, F, ℓ2); Table 2: M2, M3, M4.
 _T1 = """100 0.1 2033.43 992.43 1952.80 2023.17 982.35 1937.40 2799.51 1397.73 2732.86
 100 0.3 676.69 329.80 90.76 673.34 326.44 89.84 932.06 464.65 128.87
 100 0.5 405.34 197.28 54.35 403.36 195.27 53.80 558.56 278.04 77.20
@@ -269,7 +269,7 @@ def run(quick=False, reps=None, jobs=2, figure_prefix=None, argv=None):
          "Configurations:", "",
          "* **paper** — rows divided by the sample's own max ℓ2 norm (`max_norm_scale`). **This leaks**: the "
          "scale is an unprivatised function of the most extreme record, so the stated sensitivity does not "
-         "hold (algorithms.md §0.6); it is reproduced only to compare with the paper. Classic Gaussian "
+         "hold (docs/algorithms.md §0.6); it is reproduced only to compare with the paper. Classic Gaussian "
          "calibration σ = (√2/n)√(2 ln(1.25/δ))/ε — not a valid (ε, δ) proof at ε ≥ 1 (reported "
          "`Uncertified` by the library, §0.3). λ by 5-fold CV of the non-private estimator's negative "
          "log-likelihood (ROPE: 26-point log grid in units of (tr S/p)²; glasso: 10-point log grid below "
@@ -322,14 +322,14 @@ def _notes(conv, admm_gap):
         "Table 2 values therefore measure an unconverged ADMM, not the DP glasso.",
         "* Table 1 (ROPE has a closed form, so no solver question): at p = 100 and n ≤ 400 the noise "
         "(σ ≈ 0.006–0.44 per entry for the classic calibration) dwarfs S (entries ≈ 1/p), so relative losses ≫ 1 are expected "
-        "(algorithms.md §5.6 anomalies). The paper's ℓ2 column at ε = 0.1 is 20–30× its ε = 0.3 value "
+        "(docs/algorithms.md §5.6 anomalies). The paper's ℓ2 column at ε = 0.1 is 20–30× its ε = 0.3 value "
         "while ℓ1 and F scale as 1/ε: ours scales as 1/ε in all three, which supports the transcription "
         "error reading.",
         "* Models 1 and 4 are random: one matrix per model (seeded), shared by all replications. The "
         "paper's AR(2) diagonal typo (θ_ii = 0) is read as θ_ii = 1.",
         "* The paper does not say whether λ was cross-validated once or per data set; here per data set "
         "(per replication and per scaling). The same λ is used for the private fit (the paper's λ leak).",
-        "* Paper values are the means of the paper's tables as recovered in algorithms.md §5.6 (standard "
+        "* Paper values are the means of the paper's tables as recovered in docs/algorithms.md §5.6 (standard "
         "errors omitted there).",
     ]
 

@@ -4,7 +4,7 @@
 ``benchmarks/results/wang.md``.
 
 The paper's synthetic design, the meaning of its parameter r, its metric and its δ are NOT
-RECOVERED (``algorithms.md`` §1.4, §8). This is a documented SUBSTITUTE:
+RECOVERED (``docs/algorithms.md`` §1.4, §8). This is a documented SUBSTITUTE:
 
 * Θ = Su et al.'s Model 3 (AR(2): θ_ii = 1, θ_i,i±1 = 0.5, θ_i,i±2 = 0.25), d = 20, n = 5000;
 * rows x = r·z/√tr(Σ), z ~ N(0, Σ = Θ⁻¹), then clipped to ‖x‖ ≤ 1 (the public bound): r is the
@@ -48,7 +48,7 @@ METHODS_PURE = {
     "Output perturbation — UNCERTIFIED": dict(mechanism="output"),
 }
 
-# Paper values (algorithms.md §1.4), synthetic columns r = 0.5, 1.0, 1.5 (their r, not ours).
+# Paper values (docs/algorithms.md §1.4), synthetic columns r = 0.5, 1.0, 1.5 (their r, not ours).
 PAPER = {
     ("pure", "Wishart", 0.5): (0.993, 0.9918, 0.9914), ("pure", "Wishart", 1.0): (0.986, 0.9863, 0.9856),
     ("pure", "Wishart", 1.5): (0.9817, 0.9815, 0.9806),
@@ -197,7 +197,7 @@ def run(quick=False, reps=None, jobs=2, figure_prefix=None, argv=None):
          f"Command: `OPENBLAS_NUM_THREADS=1 {cmd}` (root seed {SEED}; {reps} replications per cell; wall time "
          f"{wall:.0f} s with {jobs} process(es)).", "",
          "**Substitute design** (the paper's synthetic generator, the meaning of r, its metric and δ are NOT "
-         f"RECOVERED, algorithms.md §1.4): Θ = AR(2) (Su's Model 3), d = {s['d']}, n = {s['n']}; rows "
+         f"RECOVERED, docs/algorithms.md §1.4): Θ = AR(2) (Su's Model 3), d = {s['d']}, n = {s['n']}; rows "
          "x = r·z/√tr(Σ), z ~ N(0, Θ⁻¹), clipped to ‖x‖ ≤ 1 (public bound; r is the typical row norm, fixed "
          f"before sampling); glasso penalty ρ = {PEN}·r²/d (public), diagonal penalised, exact solver. "
          "Metric: ‖Θ_priv − Θ*_ρ‖_F/‖Θ*_ρ‖_F against the exact non-private glasso on the same clipped data "

@@ -12,7 +12,7 @@ __all__ = ["GlassoResult", "GlassoInfeasibleError", "glasso_objective"]
 
 NO_SOLUTION = (
     "the noisy S has no graphical-lasso solution at this alpha: {why} (the objective is unbounded below, "
-    "design note algorithms.md §0.5); project S to the PSD cone first (Release.project_psd) or increase alpha"
+    "docs/algorithms.md §0.5); project S to the PSD cone first (Release.project_psd) or increase alpha"
 )
 
 

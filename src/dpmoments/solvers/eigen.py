@@ -2,7 +2,7 @@ r"""Top-k eigenpairs of a symmetric matrix, with a deterministic sign convention
 
 Private PCA and whitening need only the ``k`` largest (algebraic) eigenvalues
 of a ``d x d`` noisy moment matrix. Which LAPACK/ARPACK route is fastest was
-measured (one BLAS thread, ``design/performance.md`` and the table below):
+measured (one BLAS thread, the table below):
 
 =====  =====  ==============  =====================  ==============
 d      k      full ``eigh``   ``eigh(subset_...)``   ``eigsh`` (LA)

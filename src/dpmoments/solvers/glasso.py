@@ -192,7 +192,7 @@ def graphical_lasso(S, alpha, *, penalize_diagonal=True, tol=1e-7, max_iter=100,
     GlassoInfeasibleError
         (a ``ValueError``) when ``S`` is indefinite and no positive-definite
         matrix within ``alpha`` of it was found: the problem has no solution
-        (it is unbounded below, design note ``algorithms.md`` §0.5). Project
+        (it is unbounded below, ``docs/algorithms.md`` §0.5). Project
         ``S`` to the PSD cone first (``Release.project_psd``; this biases the
         estimate) or increase ``alpha``. Detection is by a Cholesky test of two
         dual-feasible candidates and then at most 30 alternating projections,

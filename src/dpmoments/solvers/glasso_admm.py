@@ -1,7 +1,7 @@
 """The ADMM for the graphical lasso of Boyd et al. (2011, §6.5), as in ``covsel.m``.
 
 Paper-faithful: this is the solver of the DP-AGL reproduction (Su et al., ρ = 100),
-specified in design note ``algorithms.md`` §5.4. For speed use
+specified in ``docs/algorithms.md`` §5.4. For speed use
 :func:`dpmoments.solvers.graphical_lasso`.
 """
 
@@ -78,8 +78,8 @@ def graphical_lasso_admm(S, alpha, *, rho=100.0, penalize_diagonal=True, abs_tol
         else the dense ``Θ`` iterate; ``covariance`` is its inverse;
         ``info`` holds ``rho``, ``primal_residual``, ``dual_residual`` and
         ``returned`` (``"Z"`` or ``"Theta"``). If the iterates blow up (an
-        indefinite ``S`` with no solution at this ``alpha``, design note
-        ``algorithms.md`` §0.5) the run stops early with ``converged=False``
+        indefinite ``S`` with no solution at this ``alpha``, 
+        ``docs/algorithms.md`` §0.5) the run stops early with ``converged=False``
         and a message; the result is still finite.
 
     Examples
@@ -155,7 +155,7 @@ def graphical_lasso_admm(S, alpha, *, rho=100.0, penalize_diagonal=True, abs_tol
             covariance = (Q / l) @ Q.T
     if diverged:
         message = ("ADMM diverged: the noisy S has no graphical-lasso solution at this alpha (the objective is "
-                   "unbounded below, algorithms.md §0.5); project S to the PSD cone first (Release.project_psd) "
+                   "unbounded below, docs/algorithms.md §0.5); project S to the PSD cone first (Release.project_psd) "
                    "or increase alpha. The last finite iterate is returned.")
     elif converged:
         message = f"converged in {k} iterations"

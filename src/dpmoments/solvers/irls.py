@@ -1,7 +1,7 @@
 r"""Iteratively reweighted least squares for the Lp loss, 1 <= p <= 2 (non-private numerics).
 
 IRLS minimises :math:`\sum_i |y_i - x_i^\top\theta|^p` by repeating
-(``algorithms.md`` §3.1)
+(``docs/algorithms.md`` §3.1)
 
 .. math::
 
@@ -100,12 +100,14 @@ def solve_weighted(B, A, floor=0.0):
     A noisy ``B`` may be indefinite or singular; flooring (post-processing)
     makes it positive definite when ``floor > 0``. With ``floor = 0`` and a
     singular ``B`` the minimum-norm least-squares solution is returned.
+    ``floor=None`` solves with ``B`` as given: its pseudo-inverse, negative
+    eigenvalues kept (no projection).
 
     Parameters
     ----------
     B : ndarray of shape (d, d), symmetric
     A : ndarray of shape (d,)
-    floor : float >= 0, default=0.0
+    floor : float >= 0 or None, default=0.0
 
     Returns
     -------
@@ -120,12 +122,16 @@ def solve_weighted(B, A, floor=0.0):
     >>> theta, n_clipped
     (array([1., 2.]), 1)
     """
-    floor = check_nonnegative(floor, "floor")
     B = 0.5 * (np.asarray(B, dtype=np.float64) + np.asarray(B, dtype=np.float64).T)
     eigvals, Q = np.linalg.eigh(B)
-    low = eigvals < floor
-    lam = np.where(low, floor, eigvals)
-    keep = lam > 1e-14 * max(1.0, np.abs(lam).max())
+    if floor is None:  # no projection: drop only the numerically zero eigenvalues, whatever their sign
+        low, lam = np.zeros(eigvals.shape, dtype=bool), eigvals
+        keep = np.abs(lam) > 1e-14 * max(1.0, np.abs(lam).max())
+    else:
+        floor = check_nonnegative(floor, "floor")
+        low = eigvals < floor
+        lam = np.where(low, floor, eigvals)
+        keep = lam > 1e-14 * max(1.0, np.abs(lam).max())
     inv = np.where(keep, 1.0 / np.where(keep, lam, 1.0), 0.0)
     return Q @ (inv * (Q.T @ np.asarray(A, dtype=np.float64))), int(low.sum())
 

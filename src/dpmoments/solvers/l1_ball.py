@@ -7,7 +7,7 @@ Lei et al. (2018) score a model :math:`M \subseteq \{1, \dots, d\}` by
     Q_R(M) = \min_{\beta:\ \operatorname{supp}\beta \subseteq M,\ \lVert\beta\rVert_1 \le R}
              \; c - 2 b^\top \beta + \beta^\top G \beta ,
 
-with ``G = X^T X``, ``b = X^T y`` and ``c = y^T y`` (``algorithms.md`` §4.2):
+with ``G = X^T X``, ``b = X^T y`` and ``c = y^T y`` (``docs/algorithms.md`` §4.2):
 the residual sum of squares of the best coefficient vector on ``M`` in the
 L1 ball of radius ``R``. The data are read once, to form ``(G, b, c)``; each
 model is then a small convex quadratic programme.

@@ -7,7 +7,7 @@ The ridge-penalised Gaussian likelihood
     \hat\Theta = \arg\min_{\Theta \succ 0}
         -\log\det\Theta + \operatorname{tr}(S\Theta) + \alpha \lVert\Theta\rVert_F^2
 
-has the closed form (Kuismin et al. 2017, eq. 3.1; ``algorithms.md`` §5.2)
+has the closed form (Kuismin et al. 2017, eq. 3.1; ``docs/algorithms.md`` §5.2)
 
 .. math::
 
@@ -90,7 +90,7 @@ def ridge_precision(S, alpha):
     -------
     Post-processing only: if ``S`` is a differentially private release, so
     is ``Theta``, with the same guarantee (Su, Guo & Zhang, DP-RP,
-    ``algorithms.md`` §5.3).
+    ``docs/algorithms.md`` §5.3).
 
     References
     ----------

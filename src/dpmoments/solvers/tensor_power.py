@@ -1,12 +1,12 @@
 r"""Whitening and the robust tensor power method (orthogonal tensor decomposition).
 
 Method of moments for latent-variable models (Anandkumar, Ge, Hsu, Kakade &
-Telgarsky, JMLR 2014; ``algorithms.md`` §2.6--2.6.1):
+Telgarsky, JMLR 2014; ``docs/algorithms.md`` §2.6--2.6.1):
 
 1. **Whiten** with the second moment: ``W = U_K Sigma_K^{-1/2}`` from the
    ``K`` largest eigenpairs of ``M2``, so ``W^T M2 W = I_K``. A noisy
    ``M2`` can have small or negative top eigenvalues; they are floored at a
-   positive ``eta`` first (``algorithms.md`` §2.8.6).
+   positive ``eta`` first (``docs/algorithms.md`` §2.8.6).
 2. Project the third moment: ``T = M3(W, W, W)``, a ``K x K x K`` tensor
    that is (approximately) orthogonally decomposable,
    ``T = sum_k lambda_k theta_k^{(3)}`` with ``lambda_k = 1/sqrt(w_k)``.

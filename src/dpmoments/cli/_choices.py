@@ -1,0 +1,218 @@
+"""Bounds, centres and scales chosen privately on the command line: the options, their checks, what is shown.
+
+``--row-norm auto`` (and ``--response-bound auto``, ``--bounds auto``),
+``--scale private`` and ``--center private`` are paid from shares of the
+run's budget that the user states (``--bound-share``, ``--center-share``,
+``--location-share``; the library's ``BoundBudget`` and ``CenterBudget``
+with the same defaults) and searched on a public grid (``--search-range``),
+never derived from the data. The drawn values are private outputs: the
+console and ``privacy_report.json`` list each share, its guarantee and
+what it released, the composed total, and the noisy fraction of clipped
+rows (see docs/bounds.md).
+"""
+
+import argparse
+import contextlib
+import math
+
+from ..moments.auto_release import CLIPPED_WARNING, BoundBudget
+from ..moments.private_bounds import SearchRange
+from ._args import BOUND_MAX, CliError, _bound, _share
+
+__all__ = ["AUTO_HELP", "bound_or_auto", "add_choice_arguments", "check_choices", "bound_budget",
+           "center_budget", "choices_report", "choices_lines"]
+
+BOUND_SHARE, CENTER_SHARE, LOCATION_SHARE = 0.1, 0.2, 0.05  # the library's BoundBudget / CenterBudget defaults
+SEARCH = (1e-6, 1e8)  # SearchRange's default: 1000 log-spaced steps, 3.3% apart
+
+AUTO_HELP = (
+    "'auto' chooses it privately: one draw of the exponential mechanism on the public --search-range grid, paid "
+    f"from --bound-share (default {BOUND_SHARE:g} of the budget, of which a tenth releases the noisy fraction of "
+    "clipped rows); it needs a few hundred rows at epsilon 1 and is refused in one line when there are too few"
+)
+HOW_TO_CHOOSE = (
+    "How to choose a bound: a public R from units or instrument ranges costs nothing and is best when you know "
+    "the data's spread; 'auto' costs --bound-share of the budget and adapts to the data; columns in very "
+    "different units need --scale private (or rescaled data), since no single row bound fits them all"
+)
+
+
+def bound_or_auto(text):
+    """An argparse type: a public bound (as ``_bound``) or ``"auto"``."""
+    if text == "auto":
+        return "auto"
+    try:
+        float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
+    return _bound(text)
+
+
+def _search_range(text):
+    parts = text.split(",")
+    try:
+        low, high = (float(p) for p in parts)
+    except ValueError:
+        raise CliError(f"--search-range must be two numbers LOW,HIGH (e.g. 1e-6,1e8); got {text!r}") from None
+    if not (0 < low < high < math.inf) or high > BOUND_MAX or low < 1 / BOUND_MAX:
+        raise CliError(f"--search-range must satisfy 0 < LOW < HIGH, both in [{1 / BOUND_MAX:g}, {BOUND_MAX:g}] "
+                       f"(the search range would be empty or leave floating-point range); got {text!r}")
+    return low, high
+
+
+def add_choice_arguments(group, *, center=True, scale=True):
+    """``--bound-share``, ``--search-range`` and, for the moment releases, the centre's shares and ``--scale``."""
+    group.add_argument("--bound-share", type=_share, metavar="F",
+                       help="the share of the budget spent choosing bounds (and --scale private) privately "
+                            f"(default {BOUND_SHARE:g}); shares are of epsilon for pure DP, of rho (zCDP) when a "
+                            "Gaussian release composes several parts")
+    group.add_argument("--search-range", metavar="LOW,HIGH",
+                       help=f"the PUBLIC range a private bound or scale is searched in, fixed before the data are "
+                            f"read (default {SEARCH[0]:g},{SEARCH[1]:g}, 1000 log-spaced steps 3.3%% apart); values "
+                            "beyond it are reported as its end, with a warning")
+    if scale:
+        group.add_argument("--scale", choices=("private",),
+                           help="divide each column by a private scale (the median of its non-zero |x_j - m_j|, "
+                                "one draw per column, half of --bound-share) before clipping, and map the estimate "
+                                "back: for columns in different units; needs a few thousand rows at epsilon 1")
+    if center:
+        group.add_argument("--center-share", type=_share, metavar="F",
+                           help=f"--center private: the share spent on the private mean (default {CENTER_SHARE:g})")
+        group.add_argument("--location-share", type=_share, metavar="F",
+                           help="--center private: the share spent choosing where to clip rows for the mean (a "
+                                f"private bound on ||x||, or with --scale private the column medians; default "
+                                f"{LOCATION_SHARE:g})")
+
+
+def _given(args, *names):
+    return [f"--{n.replace('_', '-')}" for n in names if getattr(args, n, None) is not None]
+
+
+def check_choices(args, autos):
+    """Refuse options that would be silently ignored; ``autos``: which private choices the run makes."""
+    private_center = "center" in autos
+    if not autos and _given(args, "bound_share", "search_range"):
+        raise CliError(f"{_given(args, 'bound_share', 'search_range')[0]} applies only to a private choice "
+                       "(an 'auto' bound, --scale private or --center private); this run chooses nothing privately")
+    if not private_center and _given(args, "center_share", "location_share"):
+        raise CliError(f"{_given(args, 'center_share', 'location_share')[0]} applies only with --center private")
+    if getattr(args, "secure", False) and autos:
+        raise CliError("--secure cannot be combined with a private choice (--row-norm auto, --scale private, "
+                       "--center private): the private quantiles draw floating-point noise; give a public --row-norm "
+                       "and a public --center" + (" or --uncentred" if hasattr(args, "uncentred") else ""))
+    shares = {"--bound-share": bound_budget(args).share if {"row_norm", "scale"} & set(autos) else 0.0}
+    if private_center:
+        split = center_budget(args)
+        shares.update({"--center-share": split.mean, "--location-share": split.location})
+    if sum(shares.values()) >= 1:
+        raise CliError(", ".join(f"{k} {v:g}" for k, v in shares.items() if v) + " add up to 1 or more and leave "
+                       "nothing for the release; lower them")
+
+
+def bound_budget(args):
+    share = BOUND_SHARE if getattr(args, "bound_share", None) is None else args.bound_share
+    text = getattr(args, "search_range", None)
+    low, high = SEARCH if text is None else _search_range(text)
+    return BoundBudget(share=share, search=SearchRange(low, high))
+
+
+def center_budget(args):
+    from ..estimators import CenterBudget
+
+    mean = CENTER_SHARE if getattr(args, "center_share", None) is None else args.center_share
+    location = LOCATION_SHARE if getattr(args, "location_share", None) is None else args.location_share
+    return CenterBudget(mean=mean, location=location)
+
+
+# -- what the run shows ----------------------------------------------------------------------------------
+def _clipped(parts):
+    for p in parts:
+        if "clipped_fraction" in p.released:
+            return p.released["clipped_fraction"], p.released["clipped_fraction_noise_sd"]
+    return None
+
+
+def choices_report(parts, total, budget=None):
+    """The report's ``private_choices`` block: each share, its guarantee and output, the total, the diagnostic."""
+    clipped = _clipped(parts)
+    block = {
+        "parts": [p.to_dict() | {"guarantee_text": str(p.guarantee)} for p in parts],
+        "composed_guarantee": str(total),
+        "note": "each part is one share of the budget; what it released (a drawn bound, scales, a noisy mean or "
+                "count) is a private output; the parts compose to composed_guarantee "
+                "(dpmoments.privacy.composition.compose)",
+        "clipped_fraction": None if clipped is None else {
+            "value": clipped[0], "noise_sd": clipped[1], "warning_threshold": CLIPPED_WARNING,
+            "warned": clipped[0] - 2 * clipped[1] > CLIPPED_WARNING,
+            "note": "a noisy count of the rows beyond the drawn row bound, over n; the exact count is never released"},
+    }
+    if budget is not None:
+        block["bound_budget"] = budget.to_dict()
+    return block
+
+
+def _released_text(released):
+    shown = {k: v for k, v in released.items()
+             if k not in ("at_range_end", "clipped_fraction", "clipped_fraction_noise_sd")}
+    out = []
+    for k, v in shown.items():
+        if isinstance(v, float):
+            out.append(f"{k} {v:.4g}")
+        elif isinstance(v, (int, str, bool)):
+            out.append(f"{k} {v}")
+    return ", ".join(out)
+
+
+def choices_lines(parts, total):
+    """Console lines: one per share (what it chose, its share, its guarantee), then the total and the diagnostic."""
+    lines = ["private choices (each paid from its share of the budget; the drawn values are private outputs):"]
+    for p in parts:
+        share = "" if p.share is None else f"share {p.share:.3g}, "
+        what = _released_text(p.released)
+        lines.append(f"  {p.label}: {share}guarantee {p.guarantee}" + (f"; {what}" if what else ""))
+    lines.append(f"  composed: {total}")
+    clipped = _clipped(parts)
+    if clipped is not None:
+        warn = " -- MORE THAN 10%: the estimate is biased towards zero" if \
+            clipped[0] - 2 * clipped[1] > CLIPPED_WARNING else ""
+        lines.append(f"  clipped rows (noisy): {100 * clipped[0]:.1f}% (noise sd {100 * clipped[1]:.1f}%){warn}")
+    return lines
+
+
+def release_choices(release, args):
+    """``extra`` for the report of a second-moment run: ``{"private_choices": ...}``, or ``{}`` when none."""
+    if not release.parts:
+        return {}
+    return {"private_choices": choices_report(release.parts, release.guarantee, bound_budget(args))}
+
+
+def print_release_choices(release):
+    for line in choices_lines(release.parts, release.guarantee) if release.parts else ():
+        print(line)
+
+
+#: The library's names for the shares, as the command line spells them (warnings and refusals).
+_CLI_WORDS = {"'bound_budget'": "--bound-share", "bound_budget": "--bound-share"}
+
+
+def cli_words(text):
+    """A library message about a private choice in the command line's option names."""
+    for api, cli in _CLI_WORDS.items():
+        text = text.replace(api, cli)
+    return text
+
+
+@contextlib.contextmanager
+def too_few_rows_hint(args):
+    """A refused private draw (too few rows for its share) says which of this command's options would help."""
+    try:
+        yield
+    except ValueError as exc:
+        if "too few rows" not in str(exc):
+            raise
+        shares = [f"--{n.replace('_', '-')}" for n in ("bound_share", "center_share", "location_share")
+                  if hasattr(args, n)]
+        public = "--uncentred or PUBLIC values" if hasattr(args, "uncentred") else "PUBLIC values"
+        reason = " ".join(str(exc).split()).split("; give ")[0]  # the library's advice, in its own names
+        raise CliError(f"{reason}; give a larger {', '.join(shares)} or --epsilon, a narrower --search-range, or "
+                       f"{public} instead of auto/private") from None

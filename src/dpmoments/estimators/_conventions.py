@@ -1,0 +1,119 @@
+"""What every estimator shares with scikit-learn's conventions, and its privacy report.
+
+Input names and widths go through scikit-learn's own
+:func:`sklearn.utils.validation.validate_data` (``skip_check_array=True``:
+only the column names and the width are read; the values are validated by
+:func:`dpmoments._validation.check_data`, whose errors never quote data).
+So ``feature_names_in_``, ``n_features_in_`` and the warning on mismatched
+names behave exactly as in scikit-learn.
+
+:func:`privacy_report` builds ``privacy_report_``, one schema for every
+estimator (documented in ``docs/privacy.md``).
+"""
+
+import os
+
+from sklearn.utils.validation import validate_data
+
+from .._validation import check_data
+from ..privacy.relations import describe_relation
+
+__all__ = ["check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",
+           "require_for_fit"]
+
+
+def require_for_fit(estimator, *names):
+    """Refuse ``fit`` when a privacy parameter it needs is unset (``fit_release`` needs none of them)."""
+    for name in names:
+        if getattr(estimator, name) is None:
+            raise ValueError(f"'{name}' is required to fit {type(estimator).__name__} from data; got None "
+                             "(only fit_release, which reuses a release, does without it).")
+
+
+def fit_input(estimator, X):
+    """``fit``: set ``n_features_in_`` and, for string column names, ``feature_names_in_``; return the names.
+
+    Reads the names and the width only. A file path has neither here (the
+    release streams it): the names are forgotten and the width is the
+    release's.
+    """
+    if isinstance(X, (str, os.PathLike)):
+        vars(estimator).pop("feature_names_in_", None)
+        return None
+    validate_data(estimator, X, reset=True, skip_check_array=True)
+    return getattr(estimator, "feature_names_in_", None)
+
+
+def release_input(estimator, n_features, names=None):
+    """What a fit from a release saw: ``n_features`` columns, named ``names`` (``None``: unnamed)."""
+    estimator.n_features_in_ = int(n_features)
+    if names is None:
+        vars(estimator).pop("feature_names_in_", None)
+    else:
+        estimator.feature_names_in_ = names
+
+
+def check_input(estimator, X):
+    """``predict``/``transform``/``score``: ``X`` as an array, of fit's width, names checked as scikit-learn does."""
+    # A table is checked for its names first, as scikit-learn does (wrong columns are refused for their names, not
+    # for what pandas fills them with); an array for its shape first (a 1-D array is told to reshape).
+    named = hasattr(X, "columns")
+    if named:
+        validate_data(estimator, X, reset=False, skip_check_array=True)
+    array = check_data(X)
+    if not named:
+        validate_data(estimator, X, reset=False, skip_check_array=True)
+    return array
+
+
+def noise_entry(statistic, mechanism, scale, *, sensitivity=None, sensitivity_norm=None, releases=1, **more):
+    """One line of a report's ``noise``: what was released, with which noise, calibrated to what."""
+    return {"statistic": statistic, "mechanism": mechanism, "scale": scale, "sensitivity": sensitivity,
+            "sensitivity_norm": sensitivity_norm, "releases": int(releases), **more}
+
+
+def release_noise(statistic, release):
+    """The ``noise`` lines of one :class:`~dpmoments.Release`: its statistic, and its noisy count if any."""
+    lines = [noise_entry(statistic, release.mechanism, release.noise_scale, sensitivity=release.sensitivity,
+                         sensitivity_norm=release.sensitivity_norm,
+                         of="the normalised statistic" if release.n_public else "the sum, divided by the noisy n")]
+    if release.count_noise_scale is not None:
+        lines.append(noise_entry("row count", release.mechanism, release.count_noise_scale, sensitivity=1.0,
+                                 sensitivity_norm="l1" if release.mechanism == "laplace" else "l2"))
+    return lines
+
+
+def privacy_report(estimator, *, guarantee, neighbours, randomness, fitted_by="fit", parts=(), noise=(), **details):
+    """``privacy_report_``: the same fields for every estimator, then its own ``details``.
+
+    Parameters
+    ----------
+    estimator : the fitted estimator
+    guarantee : PureDP, ApproxDP, ZCDP or Uncertified
+        What the output satisfies (``privacy_``).
+    neighbours : str
+        The relation ``guarantee`` holds under.
+    randomness : str
+        Where the noise came from (:func:`dpmoments._rng.describe_randomness`).
+    fitted_by : {"fit", "fit_release"}
+        ``"fit_release"`` reused a release already paid for: ``spent`` is then ``None``.
+    parts : sequence of Part
+        Each share of the budget, its guarantee and what it released.
+    noise : sequence of dict
+        :func:`noise_entry` lines, one per kind of noisy statistic.
+    **details
+        Estimator-specific, JSON-able fields.
+    """
+    return {
+        "estimator": type(estimator).__name__,
+        "fitted_by": fitted_by,
+        "spent": guarantee.to_dict() if fitted_by == "fit" else None,
+        "guarantee": guarantee.to_dict(),
+        "certified": guarantee.certified,
+        "neighbours": neighbours,
+        "neighbours_meaning": describe_relation(neighbours),
+        "parts": [p.to_dict() for p in parts],
+        "noise": list(noise),
+        "randomness": randomness,
+        **details,
+    }

@@ -1,0 +1,311 @@
+r"""The second moment an estimator releases, with its centre, column scales and row bound chosen privately.
+
+Up to five passes over the data, each paid from a stated share of the budget:
+
+1. **location** (``center="private"`` without a public prior,
+   ``CenterBudget.location``): with ``scale="private"``, private column
+   medians, one exponential-mechanism draw per column on the public signed
+   grid; otherwise a private bound on ``||x||`` for the mean, which is then
+   taken about the origin (one draw, reliable at ten times smaller
+   ``n epsilon`` than ``d`` median draws), and the row bound of step 3 (or
+   the public ``row_norm``) applies about that mean;
+2. **scales** (``scale="private"``): per column, a private median of the
+   ``|x_j - m_j|`` that are not 0 (:mod:`dpmoments.moments.private_bounds`),
+   half of ``bound_budget``;
+3. **row bound** (``row_norm="auto"``): a private quantile of
+   ``||(x - m) / s||`` and the noisy count of rows beyond it (the rest of
+   ``bound_budget``, :mod:`dpmoments.moments.auto_release`);
+4. **mean** (``center="private"``): the mean of the clipped ``(x - m) / s``
+   (``CenterBudget.mean``);
+5. **second moment** of the clipped ``(x - c) / s`` about that private mean,
+   with the rest.
+
+The release is of the standardised rows ``z = (x - c) / s``; it records
+``center = c`` and ``column_scale = s`` (``None`` without scaling), and the
+estimators map their estimate back to the original units (post-processing).
+
+Accounting
+----------
+With Gaussian noise the shares are shares of ``rho``, the largest zCDP
+parameter whose conversion fits the caller's ``(epsilon, delta)``: each
+exponential-mechanism draw is ``e^2/8``-zCDP, each Gaussian release
+``rho_i``-zCDP (``calibration="zcdp"``), the noisy count Gaussian; the rhos
+add and the total is reported converted back at ``delta``. Splitting
+``(epsilon, delta)`` into parts and adding them up instead would cost more
+noise as soon as there are three parts or more (e.g. 6.45 against 5.62 units
+of sigma for a second moment given 65% of ``(1, 1e-6)``), and ``d`` median
+draws would get ``epsilon/d`` each. With Laplace noise everything is pure:
+the shares are shares of ``epsilon`` and add up.
+"""
+
+import dataclasses
+import math
+import warnings
+
+import numpy as np
+
+from .._rng import spawn
+from ..exceptions import PrivacyLeakWarning
+from ..moments import iter_chunks, release_cross_moment, release_second_moment
+from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
+                                    public_n_what, warn_clipped, warn_range_end, warn_unreliable)
+from ..moments.counts import COUNT_SHARE, warn_if_delta_large
+from ..moments.dask_moments import is_dask_collection, row_ones
+from ..moments.private_bounds import noisy_clipped_count, quantile_pass, select_quantiles
+from ..moments.release import Part, randomness_of, release_part
+from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
+
+__all__ = ["private_second_moment", "needs_private_choices"]
+
+SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
+
+
+def needs_private_choices(row_norm, center, scale):
+    return is_auto(row_norm) or isinstance(center, str) or scale is not None
+
+
+def _check_scale(scale):
+    if scale is not None and not (isinstance(scale, str) and scale == "private"):
+        raise ValueError(f"'scale' must be None or 'private'; got {scale!r}.")
+
+
+class _Budget:
+    """Shares of the total: of rho (Gaussian, zCDP) or of epsilon (Laplace, pure); exact at epsilon = inf."""
+
+    def __init__(self, epsilon, delta, mechanism, calibration, neighbours="replace-one"):
+        self.epsilon, self.delta, self.calibration, self.parts = epsilon, delta, calibration, []
+        self.neighbours = neighbours
+        self.exact = math.isinf(epsilon)
+        self.zcdp = mechanism == "gaussian" and not self.exact
+        self.rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho if self.zcdp else None
+
+    def draws(self, share, k=1):
+        """(epsilon of each of ``k`` exponential-mechanism draws, their joint guarantee)."""
+        if self.exact:
+            return math.inf, PureDP(math.inf)
+        if self.zcdp:
+            return math.sqrt(8.0 * share * self.rho / k), ZCDP(share * self.rho)
+        return share * self.epsilon / k, PureDP(share * self.epsilon)
+
+    def release(self, share):
+        """The (epsilon, delta, calibration) that make a release spend ``share`` of the budget."""
+        if self.zcdp:  # calibrate_gaussian(..., "zcdp") turns this back into share * rho
+            return dict(epsilon=zcdp_to_approx_dp(share * self.rho, self.delta), delta=self.delta,
+                        calibration="zcdp")
+        return dict(epsilon=share * self.epsilon, delta=self.delta, calibration=self.calibration)
+
+    def count(self, share):
+        return dict(rho=share * self.rho) if self.zcdp else dict(epsilon=share * self.epsilon)
+
+    def record(self, label, guarantee, share, **released):
+        self.parts.append(Part(label, guarantee, share, released))
+
+    def total(self):
+        composed = compose([p.guarantee for p in self.parts])
+        return composed.to_approx_dp(self.delta) if self.zcdp else composed
+
+
+def _shares(center, center_budget, scale, row_norm, bound_budget):
+    private_center = isinstance(center, str)
+    located = private_center and center_budget.prior is None
+    shares = {
+        "location": center_budget.location if located else 0.0,
+        "mean": center_budget.mean if private_center else 0.0,
+        "bound": bound_budget.share if (is_auto(row_norm) or scale is not None) else 0.0,
+    }
+    if sum(shares.values()) >= 1:
+        raise ValueError(f"the budget shares {', '.join(f'{k}={v:g}' for k, v in shares.items() if v)} add up to "
+                         "1 or more and leave nothing for the second moment; lower them.")
+    return shares
+
+
+def _source(X, scale, with_ones):
+    """The rows divided by the column scales (paired with a response of ones for the mean), read afresh.
+
+    An array or a dask collection stays one (a pair ``(Z, ones)`` for the mean);
+    anything else becomes a new stream of chunks, so each pass reads the source again.
+    """
+    if scale is None and not with_ones:
+        return X
+    if is_dask_collection(X):
+        Z = X if scale is None else X / scale
+        return (Z, row_ones(Z)) if with_ones else Z
+    if scale is None and isinstance(X, np.ndarray):
+        return X, np.ones(X.shape[0])
+
+    def chunks():
+        for chunk in iter_chunks(X):
+            Z = chunk if scale is None else chunk / scale
+            yield (Z, np.ones(Z.shape[0])) if with_ones else Z
+
+    return chunks()
+
+
+def _location(X, budget, share, search, rng):
+    """Private column medians (signed grid)."""
+    (bins,), d = quantile_pass(X, [("column", None, None)], search=search)
+    each, guarantee = budget.draws(share, d)
+    m, outside = select_quantiles(bins, search.edges(signed=True), epsilon_each=each, quantile=0.5, rng=rng,
+                                  what=public_n_what(budget.neighbours, "private column medians (center='private', "
+                                                                        "no prior)"))
+    budget.record("location", guarantee, share, statistic="column medians", at_range_end=int(outside.sum()))
+    if outside.any():
+        warn_range_end("column median", search)
+    return m
+
+
+def _scales(X, m, budget, share, search, rng):
+    """Private per-column medians of the non-zero ``|x_j - m_j|``."""
+    (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
+    each, guarantee = budget.draws(share, d)
+    s, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=0.5, rng=rng,
+                                  what=public_n_what(budget.neighbours, "private column scales (scale='private')"))
+    budget.record("column scales", guarantee, share, statistic="medians of the non-zero |x_j - m_j|",
+                  at_range_end=int(outside.sum()))
+    if outside.any():
+        warn_range_end("column scale", search)
+    return s
+
+
+def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diagnostic=True):
+    """A private row bound on (x - m)/s, and the noisy clipped count: (R, (count, share) or None, epsilon).
+
+    ``main`` is ``(statistic, mechanism, neighbours, share, count_share)`` of the
+    release the bound serves, whose noise sets the "auto" target (:func:`clip_target`).
+    """
+    (bins,), d = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
+    diag = bounds.diagnostic * share if diagnostic and not budget.exact else 0.0
+    each, guarantee = budget.draws(share - diag)
+    statistic, mechanism, neighbours, main_share, count_share = main
+    args = budget.release(main_share)
+    quantile, clipped = clip_target(bounds, statistic, mechanism, d, args["epsilon"], args["delta"], neighbours,
+                                    args["calibration"], each, count_share)
+    gen_draw, gen_count = spawn(rng, 2)
+    values, outside = select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=quantile,
+                                       clipped_rows=clipped, rng=gen_draw,
+                                       what=public_n_what(budget.neighbours, f"private {label} ({what_for(label)})"))
+    R = float(values[0])
+    target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
+    budget.record(label, guarantee, share - diag, row_norm=R, target=target, at_range_end=bool(outside[0]))
+    if outside[0]:
+        warn_range_end(label, bounds.search)
+    if not diag:
+        return R, None, each
+    count = noisy_clipped_count(bins, bounds.search.edges(), R, rng=gen_count, **budget.count(diag))
+    return R, (count, diag), each
+
+
+def what_for(label):
+    return "row_norm='auto'" if label == "row_norm" else "center='private' without a prior"
+
+
+def _mean(X, s, m_z, args, rng, kwargs):
+    """The mean of the clipped ``x / s - m_z``: the cross moment with the constant response 1 (bound 1)."""
+    source = _source(X, s, True)
+    Z, ones = source if isinstance(source, tuple) else (source, None)  # else a stream of (Z, 1) chunks
+    return release_cross_moment(Z, ones, response_bound=1.0, center=m_z, rng=rng, **args, **kwargs)
+
+
+def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget, scale, bound_budget, mechanism,
+                          neighbours, calibration, rng, count_share=COUNT_SHARE):
+    """The second moment of the clipped, privately centred and scaled rows (module docstring).
+
+    Returns
+    -------
+    Release
+        ``guarantee`` composes every part; ``parts`` lists them.
+
+    Privacy
+    -------
+    Sequential composition (module docstring, through
+    :func:`dpmoments.privacy.compose`) of, each under the estimator's
+    relation (replace-one, zero-out or add-remove):
+    exponential-mechanism draws (sensitivity 1 under all three), a noisy
+    count of clipped rows (sensitivity 1), the mean (L2 sensitivity ``2R/n``
+    under replace-one) and the second moment (``sqrt(2) R^2/n`` under
+    replace-one) of standardised rows clipped to ``R``. Under add-remove the
+    mean and the second moment are each a noisy row count (``count_share``
+    of their part) and noisy sums, composed within their part
+    (:func:`~dpmoments.moments.release.release_part` lists the count). Every
+    data-dependent choice is one of these outputs. ``delta >= 1/n`` is
+    warned about once, on the caller's ``delta`` and the released ``n``.
+    """
+    _check_scale(scale)
+    bounds = as_bound_budget(bound_budget)
+    if is_auto(row_norm) or scale is not None:
+        check_auto_privacy(mechanism, False, what="row_norm='auto'" if is_auto(row_norm) else "scale='private'")
+    if is_auto(row_norm) or scale is not None or (isinstance(center, str) and center_budget.prior is None):
+        check_auto_source(X, "a private centre, scale or bound")
+    shares = _shares(center, center_budget, scale, row_norm, bounds)
+    main_share = 1.0 - sum(shares.values())
+    budget = _Budget(epsilon, delta, mechanism, calibration, neighbours)
+    main = ("second", mechanism, neighbours, main_share, count_share)
+    relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
+    with warnings.catch_warnings():  # delta >= 1/n is judged once, on the caller's delta (_finish)
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        rel, s, count, each = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
+                                                  center_budget, scale, bounds, rng)
+    return _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon, delta)
+
+
+def _choose_and_release(X, budget, shares, main, relation, row_norm, center, center_budget, scale, bounds, rng):
+    """The passes of the module docstring: ``(second-moment release, scales, clipped count, draw epsilon)``."""
+    rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)  # mean, cov first: as before this module
+    private_center = isinstance(center, str)
+    m, s, c = center, None, None  # the clipping centre, the column scales, the private mean (standardised)
+    if private_center and center_budget.prior is not None:
+        m = np.asarray(center_budget.prior, dtype=float)
+    elif private_center and scale is not None:
+        m = _location(X, budget, shares["location"], bounds.search, rng_loc)
+    elif private_center:  # the mean is taken about the origin, the second moment about the mean
+        m = np.zeros(_width(X))
+        R_mean, _, _ = _row_bound(X, m, None, budget, shares["location"], bounds,
+                                  ("cross", *main[1:3], shares["mean"], main[4]), rng_loc, "location",
+                                  diagnostic=False)
+        c = _private_mean(X, None, m, R_mean, budget, shares["mean"], rng_mean, relation)
+    if scale is not None:
+        scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
+        s = _scales(X, m, budget, scale_share, bounds.search, rng_scale)
+    m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
+    R, count, each = row_norm, None, None
+    if is_auto(row_norm):
+        about = m if c is None else c
+        R, count, each = _row_bound(X, about, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
+                                    bounds, main, rng_bound)
+    if private_center and c is None:
+        c = _private_mean(X, s, m_z, R, budget, shares["mean"], rng_mean, relation)
+    rel = release_second_moment(_source(X, s, False), center=m_z if c is None else c, rng=rng_cov, row_norm=R,
+                                **relation, **budget.release(main[3]))
+    return rel, s, count, each
+
+
+def _private_mean(X, s, m_z, R, budget, share, rng, relation):
+    """The private mean of the standardised rows: ``m_z`` plus the mean of their clipped offsets from it."""
+    mean = _mean(X, s, m_z, budget.release(share), rng, dict(row_norm=R, **relation))
+    budget.parts.append(release_part("mean", mean, share, noise_scale=mean.noise_scale))
+    return m_z + mean.cross_moment
+
+
+def _width(X):
+    from ._moment_base import n_features_of  # the base imports this module
+
+    return n_features_of(X)
+
+
+def _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon, delta):
+    if count is not None and count[0] is not None:
+        noisy, share = count
+        fraction, sd = noisy.value / rel.n, noisy.noise_sd / rel.n
+        budget.record("clipped rows", noisy.guarantee, share, clipped_fraction=fraction,
+                      clipped_fraction_noise_sd=sd)
+        warn_clipped(fraction, sd)
+    budget.parts.append(release_part("second moment", rel, main_share))
+    if rel.mechanism == "gaussian":
+        warn_if_delta_large(delta, rel.n, noisy=not rel.n_public, stacklevel=5)
+    if each is not None:
+        warn_unreliable(each, bounds.search, rel.n, "row bound")
+    center = rel.center if (rel.center is None or s is None) else rel.center * s
+    steps = rel.postprocessing + (("standardised by private column scales; estimates are mapped back",)
+                                  if s is not None else ())
+    return dataclasses.replace(rel, center=center, column_scale=s, guarantee=budget.total(), parts=tuple(budget.parts),
+                               randomness=randomness_of(rng, epsilon), postprocessing=steps)

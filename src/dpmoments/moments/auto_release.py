@@ -1,0 +1,325 @@
+r"""Releases whose bounds are chosen privately: ``row_norm="auto"``, ``response_bound="auto"``.
+
+A share of the budget (:class:`BoundBudget`, 10% by default) pays for private
+quantiles of the row norms ``||x - c||`` (and of ``|y|``) on a public grid
+(:mod:`~dpmoments.moments.private_bounds`); the release then runs on the rest
+with those bounds, and the two compose (basic composition,
+:func:`dpmoments.privacy.composition.compose`). The returned
+:class:`~dpmoments.Release` lists each share in ``parts``.
+
+Which quantile
+--------------
+``quantile="auto"`` (the default) aims at clipping about
+
+.. math::
+
+    m = \max\big(2\, \mathbb E\|N_1\|,\; 2(\ln(G + 1) + 5)/\varepsilon_b\big)
+
+rows, where :math:`N_1` is the release's noise at ``R = r = 1`` and ``n = 1``
+(Frobenius norm; public, from the calibration alone). Lowering the bound
+removes noise in proportion to :math:`\mathbb E\|N\|` and adds clipping bias
+in proportion to the number of rows beyond it, so the two balance near a
+fixed *number* of clipped rows, whatever ``n``: the best quantile rises
+towards 1 as ``n`` grows. The factor 2 was chosen on the benchmark's data
+(``docs/bounds.md`` gives the comparison with 1 and 4); a fixed 0.95 clips 5% of the rows at
+every ``n``, and its bias then dominates from ``n = 10^4`` on. The second
+term keeps the target above the draw's own rank error (``epsilon_b`` is the
+draw's epsilon, ``G + 1`` the number of bins): below it, the many empty bins
+above the data, each scoring ``-m``, would together outweigh the right one.
+
+The clipping diagnostic
+-----------------------
+A further slice of the share (``diagnostic``, 10% of it) releases the
+number of rows beyond the chosen row bound with Laplace noise
+(:func:`~dpmoments.moments.private_bounds.noisy_clipped_count`); the release
+reports the noisy fraction and its noise, and a
+:class:`~dpmoments.exceptions.BoundWarning` is raised when it is more than
+10% by over two noise standard deviations.
+
+``epsilon = inf``
+-----------------
+Nothing is private, so every draw returns the best bin exactly: the target
+is then no clipped row (no noise to balance), the bound covers every row,
+the release is the exact statistic (reported not private, with a
+:class:`~dpmoments.exceptions.NotPrivateWarning`) and no count is released.
+"""
+
+import dataclasses
+import math
+import os
+import warnings
+from dataclasses import dataclass, field
+
+from .._rng import spawn
+from ..exceptions import BoundWarning
+from ..privacy import PureDP, calibrate_gaussian, calibrate_laplace, compose
+from .counts import COUNT_SHARE, split_budget
+from .dask_moments import is_dask_collection
+from .private_bounds import (TIE_PRIOR, SearchRange, as_search_range, noisy_clipped_count, quantile_pass,
+                             select_quantiles)
+from .release import Part, randomness_of, release_part
+from .sensitivity import moment_sensitivity
+from .sparse_sums import is_sparse_source
+
+__all__ = ["BoundBudget", "as_bound_budget", "is_auto", "release_with_private_bounds", "clip_target",
+           "choose_bounds", "CLIPPED_WARNING", "RANK_ERROR_T"]
+
+CLIP_FACTOR = 2.0   # m = CLIP_FACTOR * E||N_1||, see the module docstring
+CLIPPED_WARNING = 0.10
+RANK_ERROR_T = 3.0  # the rank error below holds with probability 1 - e^-3 = 95%
+MARGIN_T = TIE_PRIOR  # "auto" never aims at fewer clipped rows than the rank error at 1 - e^-5 = 99.3%
+
+
+def is_auto(value):
+    return isinstance(value, str) and value == "auto"
+
+
+@dataclass(frozen=True)
+class BoundBudget:
+    """How a privately chosen bound shares the budget.
+
+    Parameters
+    ----------
+    share : float in (0, 1), default 0.1
+        The fraction of epsilon spent choosing bounds (and, with
+        ``scale="private"``, column scales); the rest goes to the release.
+    quantile : "auto" or float in (0, 1), default "auto"
+        ``"auto"``: clip about ``2 E||N_1||`` rows (module docstring) where
+        the release's noise is known in advance; elsewhere 0.95.
+    search : SearchRange or (low, high), default SearchRange()
+        The public grid: 1e-6 to 1e8 in 1000 log-spaced steps.
+    diagnostic : float in [0, 1), default 0.1
+        The fraction of ``share`` that releases the noisy number of clipped
+        rows; 0 turns the diagnostic off.
+    """
+
+    share: float = 0.1
+    quantile: object = "auto"
+    search: SearchRange = field(default_factory=SearchRange)
+    diagnostic: float = 0.1
+
+    def __post_init__(self):
+        if isinstance(self.share, bool) or not isinstance(self.share, (int, float)) or not 0 < self.share < 1:
+            raise ValueError(f"'bound_budget' must be a share in (0, 1); got {self.share!r}.")
+        if not is_auto(self.quantile) and (isinstance(self.quantile, bool) or not isinstance(
+                self.quantile, (int, float)) or not 0 < self.quantile < 1):
+            raise ValueError(f"'quantile' must be 'auto' or in (0, 1); got {self.quantile!r}.")
+        if isinstance(self.diagnostic, bool) or not isinstance(self.diagnostic, (int, float)) \
+                or not 0 <= self.diagnostic < 1:
+            raise ValueError(f"'diagnostic' must be a fraction in [0, 1); got {self.diagnostic!r}.")
+        object.__setattr__(self, "search", as_search_range(self.search))
+
+    def fixed_quantile(self):
+        """The quantile where no noise-balancing rule applies (per-column scales, IRLS, model selection)."""
+        return 0.95 if is_auto(self.quantile) else float(self.quantile)
+
+    def to_dict(self):
+        return {"share": self.share, "quantile": self.quantile, "search": self.search.to_dict(),
+                "diagnostic": self.diagnostic}
+
+
+def as_bound_budget(bound_budget):
+    """A share in (0, 1) or a :class:`BoundBudget`."""
+    if isinstance(bound_budget, BoundBudget):
+        return bound_budget
+    if isinstance(bound_budget, bool) or not isinstance(bound_budget, (int, float)):
+        raise TypeError(f"'bound_budget' must be a share in (0, 1) or a BoundBudget; got {bound_budget!r}.")
+    return BoundBudget(share=float(bound_budget))
+
+
+def check_auto_source(X, what="row_norm='auto'"):
+    """Refuse sources that cannot be read more than once, or summed only sparsely."""
+    if is_sparse_source(X if not isinstance(X, tuple) else X[0]):
+        raise ValueError(f"{what} needs dense X: the private bound is chosen from dense rows; "
+                         "give a public bound for scipy.sparse input.")
+    rereadable = isinstance(X, (str, os.PathLike, list, tuple)) or hasattr(X, "__array__") or is_dask_collection(X)
+    if not rereadable and iter(X) is X:
+        raise ValueError(f"{what} reads the data more than once (the bound, then the release); pass an array, "
+                         "a path, a dask array or a list of chunks, not a one-shot iterator.")
+
+
+def check_auto_privacy(mechanism, secure, what="row_norm='auto'"):
+    if mechanism not in ("gaussian", "laplace"):
+        raise ValueError(f"{what} supports mechanism 'gaussian' or 'laplace'; got {mechanism!r}.")
+    if secure:
+        raise ValueError(f"{what} is not available with secure=True: the private quantile draws "
+                         "floating-point noise; give a public bound.")
+
+
+def noise_norm(statistic, mechanism, d, epsilon, delta, neighbours, calibration, count_share=COUNT_SHARE):
+    """``E||N_1||``: the Frobenius norm of the release's noise at R = r = 1, n = 1 (public).
+
+    Under add-remove the noise is on the sum (the same as on the mean at
+    ``n = 1``), from the sums' part of the budget (``1 - count_share``).
+    """
+    if math.isinf(epsilon):
+        return 0.0
+    norm = "l2" if mechanism == "gaussian" else "l1"
+    n_samples = 1
+    if neighbours == "add-remove":
+        n_samples, (epsilon, delta) = None, split_budget(epsilon, delta, count_share)[1]
+    sens = moment_sensitivity(statistic, norm=norm, n_samples=n_samples, n_features=d, neighbours=neighbours,
+                              row_norm=1.0, response_bound=1.0)
+    if mechanism == "gaussian":
+        sd = calibrate_gaussian(epsilon, delta, sens, calibration)[0]
+    else:
+        sd = math.sqrt(2.0) * calibrate_laplace(epsilon, sens)[0]
+    entries = {"second": d * d, "cross": d, "third": d**3}[statistic]
+    return sd * math.sqrt(entries)
+
+
+def clip_target(budget, statistic, mechanism, d, epsilon, delta, neighbours, calibration, epsilon_each,
+                count_share=COUNT_SHARE):
+    """(quantile, clipped_rows) for :func:`select_quantiles`: one of them is None.
+
+    ``"auto"`` aims at ``2 E||N_1||`` clipped rows, but never fewer than the
+    draw's own rank error at ``t = 5`` (:func:`rank_error`): every bin above
+    the data scores minus that target, so a smaller one would let the many
+    empty bins above the data win (a bound far too large).
+    """
+    if not is_auto(budget.quantile):
+        return float(budget.quantile), None
+    balanced = CLIP_FACTOR * noise_norm(statistic, mechanism, d, epsilon, delta, neighbours, calibration,
+                                        count_share)
+    return None, max(balanced, rank_error(epsilon_each, budget.search, t=MARGIN_T))
+
+
+def rank_error(epsilon_each, search, t=RANK_ERROR_T):
+    """Rows between the target rank and the drawn bin, with probability ``1 - e^-t``.
+
+    The exponential mechanism over ``G + 1`` bins draws a bin scoring below
+    ``-2 (ln(G + 1) + t) / epsilon`` with probability at most ``e^-t``.
+    """
+    return 2.0 * (math.log(search.steps + 1) + t) / epsilon_each
+
+
+def warn_unreliable(epsilon_each, search, n, what):
+    """A :class:`BoundWarning` when the draw's rank error is above 10% of the (public or noisy) ``n``."""
+    err = rank_error(epsilon_each, search)
+    if err > 0.1 * n:
+        warnings.warn(f"the private {what} is unreliable here: its rank error (about {err:.0f} rows, from "
+                      f"epsilon={epsilon_each:.3g} per draw) exceeds 10% of the {n} rows; give a larger "
+                      "'bound_budget', a larger epsilon or a public bound.", BoundWarning, stacklevel=4)
+
+
+def warn_clipped(fraction, sd):
+    if fraction - 2.0 * sd > CLIPPED_WARNING:
+        warnings.warn(f"about {100 * fraction:.0f}% (noise sd {100 * sd:.1f}%) of the rows were clipped to the "
+                      "private row bound: the estimate is biased towards zero; give a larger 'bound_budget' or "
+                      "quantile, or a public bound.", BoundWarning, stacklevel=4)
+
+
+def warn_range_end(label, search):
+    warnings.warn(f"the private {label} fell at an end of its search range [{search.low:g}, {search.high:g}]: "
+                  "widen the range or give a larger budget share.", BoundWarning, stacklevel=4)
+
+
+def public_n_what(neighbours, what):
+    """``what`` where ``n`` is public (the draws may then refuse to run), else ``None`` (warn afterwards)."""
+    return None if neighbours == "add-remove" else what
+
+
+def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta, row_norm, response_bound=None,
+                                bound_budget, center, mechanism, neighbours, calibration, rng, chunk_size, **kwargs):
+    """Choose ``row_norm`` / ``response_bound`` privately, then call ``release`` with the rest of the budget.
+
+    ``release`` is one of the ``release_*`` functions and ``statistic`` its
+    moment (``"second"``, ``"cross"``, ``"third"``). The arguments are
+    theirs, already validated.
+
+    Privacy
+    -------
+    Basic composition of: one exponential-mechanism draw per auto bound
+    (pure, sensitivity 1, :mod:`~dpmoments.moments.private_bounds`), the
+    Laplace count of clipped rows (pure, sensitivity 1), and the release at
+    ``(1 - share) epsilon`` with the caller's ``delta``; under the release's
+    own relation (the draws and the clipped count have sensitivity 1 under
+    all three). Under add-remove the release's own noisy row count is part
+    of its guarantee, and its part says so (:func:`release_part`). Only the
+    drawn bounds and the noisy counts are added to the release's outputs.
+    """
+    budget = as_bound_budget(bound_budget)
+    check_auto_privacy(mechanism, kwargs.get("secure", False))
+    check_auto_source(X if y is None else (X, y))
+    autos = [s for s, v in (("row-norm", row_norm), ("abs-response", response_bound)) if is_auto(v)]
+    eps_bounds = budget.share * epsilon
+    # no diagnostic at epsilon = inf: nothing is private, and an exact count is never released
+    eps_diag = budget.diagnostic * eps_bounds if "row-norm" in autos and math.isfinite(epsilon) else 0.0
+    eps_each = (eps_bounds - eps_diag) / len(autos)
+    eps_main = epsilon * (1.0 - budget.share)
+    gen_bounds, gen_diag, gen_main = spawn(rng, 3)
+    source = X if y is None else (X, y)
+    counts, d = quantile_pass(source, [(s, center, None) for s in autos], search=budget.search,
+                              chunk_size=chunk_size)
+    quantile, clipped = clip_target(budget, statistic, mechanism, d, eps_main, delta, neighbours, calibration,
+                                    eps_each, kwargs.get("count_share", COUNT_SHARE))
+    edges = budget.search.edges()
+    chosen, parts = {}, []
+    for stat, c in zip(autos, counts):
+        name = "row_norm" if stat == "row-norm" else "response_bound"
+        values, outside = select_quantiles(c, edges, epsilon_each=eps_each, quantile=quantile, clipped_rows=clipped,
+                                           rng=gen_bounds, what=public_n_what(neighbours, f"{name}='auto'"))
+        chosen[name] = float(values[0])
+        target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
+        parts.append(Part(name, PureDP(eps_each), eps_each / epsilon,
+                          {name: chosen[name], "target": target, "at_range_end": bool(outside[0])}))
+    bounds = {"row_norm": chosen.get("row_norm", row_norm)}
+    if response_bound is not None:
+        bounds["response_bound"] = chosen.get("response_bound", response_bound)
+    rel = release(X, *(() if y is None else (y,)), epsilon=eps_main, delta=delta, mechanism=mechanism,
+                  neighbours=neighbours, calibration=calibration, center=center, rng=gen_main, chunk_size=chunk_size,
+                  **bounds, **kwargs)
+    if eps_diag:
+        noisy = noisy_clipped_count(counts[0], edges, chosen["row_norm"], epsilon=eps_diag, rng=gen_diag)
+        fraction, sd = noisy.value / rel.n, noisy.noise_sd / rel.n
+        parts.append(Part("clipped rows", noisy.guarantee, eps_diag / epsilon,
+                          {"clipped_fraction": fraction, "clipped_fraction_noise_sd": sd}))
+        warn_clipped(fraction, sd)
+    parts.append(release_part(f"{statistic} moment", rel, eps_main / epsilon))
+    for part in parts[:len(autos)]:
+        if part.released["at_range_end"]:
+            warn_range_end(part.label, budget.search)
+    warn_unreliable(eps_each, budget.search, rel.n, "bound")
+    return dataclasses.replace(rel, guarantee=compose([p.guarantee for p in parts]), parts=tuple(parts),
+                               randomness=randomness_of(rng, epsilon))
+
+
+def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None, neighbours="replace-one"):
+    """Several public-bound parameters chosen privately in one pass, at the fixed quantile.
+
+    Parameters
+    ----------
+    source : array, (X, y) pair, path, dask array or list of chunks
+    statistics : dict
+        Parameter name -> statistic of :data:`~dpmoments.moments.private_bounds.STATISTICS`
+        (no centre), e.g. ``{"row_norm": "row-norm", "response_bound": "abs-response"}``.
+    epsilon : float in (0, inf]
+        The caller's total; ``share * epsilon`` is split equally between the draws.
+    budget : BoundBudget
+    share : float
+        The fraction of ``epsilon`` spent (``budget.share``, or a part of it).
+
+    Returns
+    -------
+    (dict, list of Part)
+        The chosen values, and one pure-DP part per draw.
+
+    Privacy
+    -------
+    One exponential-mechanism draw per parameter, each
+    ``share * epsilon / len(statistics)``-DP (sensitivity 1 under every
+    relation); they add up to ``share * epsilon``.
+    """
+    check_auto_source(source if not isinstance(source, tuple) else source[0], "a private bound")
+    each = share * epsilon / len(statistics)
+    counts, _ = quantile_pass(source, [(stat, None, None) for stat in statistics.values()], search=budget.search)
+    q, values, parts = budget.fixed_quantile(), {}, []
+    for (name, stat), bins, gen in zip(statistics.items(), counts, spawn(rng, len(statistics))):
+        drawn, outside = select_quantiles(bins, budget.search.edges(), epsilon_each=each, quantile=q, rng=gen,
+                                          what=public_n_what(neighbours, f"{name}='auto'"))
+        values[name] = float(drawn[0])
+        parts.append(Part(name, PureDP(each), share / len(statistics),
+                          {name: values[name], "target": f"{q:g}-quantile of {stat}", "at_range_end": bool(outside[0])}))
+        if outside[0]:
+            warn_range_end(name, budget.search)
+    return values, parts

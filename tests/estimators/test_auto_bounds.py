@@ -1,0 +1,72 @@
+"""response_bound / row_norm / bounds = "auto" in PrivateIRLS and PrivateModelSelection."""
+
+import numpy as np
+import pytest
+
+import dpmoments as dpm
+from dpmoments.estimators import PrivateIRLS, PrivateModelSelection
+from dpmoments.privacy import ApproxDP, PureDP, compose
+
+RNG = np.random.default_rng(3)
+X = RNG.normal(size=(100_000, 3)) * 5
+Y = X @ np.array([1.0, -1.0, 0.5]) + 0.05 * RNG.standard_t(2, size=100_000)
+IRLS = dict(epsilon=1.0, delta=1e-6, n_iter=5, w_max=10.0)
+
+
+def test_irls_auto_bounds_are_private_quantiles_and_compose():
+    est = PrivateIRLS(row_norm="auto", response_bound="auto", rng=0, **IRLS).fit(X, Y)
+    norms = np.linalg.norm(X, axis=1)
+    assert np.quantile(norms, 0.93) <= est.row_norm_ <= 1.034 * np.quantile(norms, 0.97)
+    assert np.quantile(np.abs(Y), 0.93) <= est.response_bound_ <= 1.034 * np.quantile(np.abs(Y), 0.97)
+    labels = [p.label for p in est.privacy_parts_]
+    assert labels == ["row_norm", "response_bound", "IRLS iterations"]
+    assert est.privacy_ == compose([p.guarantee for p in est.privacy_parts_])
+    assert est.privacy_.epsilon == pytest.approx(1.0) and est.privacy_.delta == 1e-6
+    assert [p["label"] for p in est.privacy_report_["parts"]] == labels
+    np.testing.assert_allclose(est.coef_, [1.0, -1.0, 0.5], atol=0.3)
+
+
+def test_irls_public_bounds_keep_their_noise_for_a_seed():
+    a = PrivateIRLS(row_norm=15.0, response_bound=15.0, rng=4, **IRLS).fit(X, Y)
+    b = PrivateIRLS(row_norm=15.0, response_bound=15.0, rng=4, **IRLS).fit(X, Y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.privacy_parts_ == () and a.row_norm_ == 15.0
+
+
+def test_irls_accountant_and_bad_share():
+    acct = dpm.Accountant(ApproxDP(1.0, 1e-6))
+    PrivateIRLS(row_norm="auto", response_bound=15.0, accountant=acct, rng=0, **IRLS).fit(X, Y)
+    assert acct.spent.epsilon == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="'bound_budget'"):
+        PrivateIRLS(row_norm="auto", response_bound=15.0, bound_budget=1.0, **IRLS).fit(X, Y)
+
+
+def test_model_selection_auto_bounds():
+    Z = RNG.uniform(-1, 1, size=(20_000, 4))
+    y = Z @ np.array([1.0, 1.0, 0.0, 0.0]) + RNG.normal(size=20_000)
+    sel = PrivateModelSelection(epsilon=1.0, bounds="auto", response_bound="auto", R=2.0, phi=500.0,
+                                rng=0).fit(Z, y)
+    assert sel.selected_ == (0, 1)
+    assert 0.9 <= sel.bounds_ <= 1.04 and np.quantile(np.abs(y), 0.93) <= sel.response_bound_
+    parts = sel.privacy_report_["budget_parts"]
+    assert parts["bounds"] == pytest.approx(0.1) and parts["selection"] == pytest.approx(0.9)
+    assert isinstance(sel.privacy_, PureDP) and sel.privacy_.epsilon == pytest.approx(1.0)
+    assert [p["label"] for p in sel.privacy_report_["bounds"]] == ["bounds", "response_bound"]
+
+
+def test_too_few_rows_for_a_private_response_bound():
+    with pytest.raises(ValueError, match="too few rows"):
+        PrivateIRLS(row_norm=15.0, response_bound="auto", **IRLS).fit(X[:100], Y[:100])
+
+
+def test_tensor_decomposition_with_a_private_row_bound():
+    from dpmoments.datasets.mixtures import make_mog
+    from dpmoments.estimators import PrivateTensorDecomposition
+
+    mix = make_mog(50_000, 6, 2, sigma2=0.01, rng=0)
+    est = PrivateTensorDecomposition(n_components=2, model="mog", epsilon=2.0, delta=1e-6, row_norm="auto",
+                                     sigma2=0.01, rng=0).fit(mix.X)
+    assert [p.label for p in est.privacy_parts_] == ["row_norm", "moments"]
+    assert est.privacy_.epsilon <= 2.0 and est.privacy_.delta == 1e-6
+    err = max(np.min(np.linalg.norm(mix.components - c, axis=1)) for c in est.components_)
+    assert err < 0.1

@@ -1,0 +1,148 @@
+"""Centres, scales and bounds chosen privately in the moment estimators (estimators/_private_choices.py)."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import dpmoments as dpm
+from dpmoments.exceptions import BoundWarning, NotPrivateWarning
+from dpmoments.estimators import (CenterBudget, PrivateCovariance, PrivateGraphicalLasso, PrivatePCA,
+                                  PrivateRidgePrecision)
+from dpmoments.privacy import ApproxDP, PureDP, ZCDP
+
+RNG = np.random.default_rng(1)
+SCALES = np.array([0.1, 1.0, 100.0, 1000.0])
+CORR = 0.5 ** np.abs(np.subtract.outer(np.arange(4), np.arange(4)))
+SIGMA = CORR * np.outer(SCALES, SCALES)
+X = 3 * SCALES + RNG.standard_normal((30_000, 4)) @ np.linalg.cholesky(CORR).T * SCALES
+EXACT = np.cov(X.T, bias=True)
+
+
+def _exact(**kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotPrivateWarning)
+        return PrivateCovariance(epsilon=math.inf, **kwargs).fit(X)
+
+
+def _correlation_error(S):
+    d = np.sqrt(np.diag(SIGMA))
+    return np.linalg.norm((S - SIGMA) / np.outer(d, d))
+
+
+def test_the_default_needs_no_bound_centre_or_scale():
+    est = PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0).fit(X)
+    assert [p.label for p in est.privacy_parts_] == ["location", "mean", "row_norm", "clipped rows",
+                                                     "second moment"]
+    assert sum(p.share for p in est.privacy_parts_) == pytest.approx(1.0)
+    assert all(isinstance(p.guarantee, ZCDP) for p in est.privacy_parts_)
+    assert isinstance(est.privacy_, ApproxDP) and est.privacy_.epsilon <= 1.0 and est.privacy_.delta == 1e-6
+    assert np.linalg.norm(est.covariance_ - SIGMA) / np.linalg.norm(SIGMA) < 0.1
+    np.testing.assert_allclose(est.location_[2:], X.mean(0)[2:], rtol=0.05)
+
+
+def test_private_scales_make_small_columns_usable():
+    plain = PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0).fit(X)
+    scaled = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=0).fit(X)
+    assert scaled.release_.column_scale is not None and scaled.release_.to_dict()["column_scaled"]
+    assert _correlation_error(scaled.covariance_) < 0.2 < 100 * 0.2 < _correlation_error(plain.covariance_)
+    assert [p.label for p in scaled.privacy_parts_][:3] == ["location", "column scales", "row_norm"]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"scale": "private"}, {"center": None}])
+def test_epsilon_inf_gives_the_exact_statistic(kwargs):
+    est = _exact(**kwargs)
+    target = X.T @ X / len(X) if kwargs.get("center", "private") is None else EXACT
+    np.testing.assert_allclose(est.covariance_, target, rtol=1e-9)
+    assert not est.privacy_.is_private
+
+
+def test_estimates_are_mapped_back_from_the_standardised_release():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotPrivateWarning)
+        pca = PrivatePCA(n_components=2, epsilon=math.inf, row_norm="auto", center="private",
+                         scale="private").fit(X)
+        ridge = PrivateRidgePrecision(alpha=1e-3, epsilon=math.inf, row_norm="auto", center="private",
+                                      scale="private").fit(X)
+    top = np.linalg.eigh(EXACT)[1][:, ::-1][:, :2].T
+    np.testing.assert_allclose(np.abs(pca.components_), np.abs(top), atol=1e-6)
+    s = ridge.release_.column_scale
+    from dpmoments.solvers import ridge_precision
+
+    expected = ridge_precision(ridge.release_.second_moment, 1e-3) / np.outer(s, s)
+    np.testing.assert_allclose(ridge.precision_, expected, rtol=1e-10)
+
+
+def test_glasso_fits_the_standardised_release():
+    est = PrivateGraphicalLasso(alpha=0.05, epsilon=1.0, delta=1e-6, row_norm="auto", center="private",
+                                scale="private", rng=0).fit(X)
+    assert est.release_.column_scale is not None
+    d = np.sqrt(np.diag(est.covariance_))
+    corr = est.covariance_ / np.outer(d, d)
+    assert np.abs(corr - CORR).max() < 0.15
+
+
+def test_constant_columns_and_equal_rows_are_harmless():
+    Z = np.c_[X[:, :2], np.full(len(X), 7.0), np.zeros(len(X))]
+    for kwargs in ({}, {"scale": "private"}):
+        est = PrivateCovariance(epsilon=1.0, delta=1e-6, rng=2, **kwargs).fit(Z)
+        assert np.all(np.isfinite(est.covariance_))
+        assert np.abs(est.covariance_[2:, 2:]).max() < 1e-2 * SIGMA[1, 1]  # constant: about zero variance
+        np.testing.assert_allclose(est.covariance_[:2, :2], EXACT[:2, :2], rtol=0.3, atol=0.01)
+    equal = np.tile([1.0, -2.0, 3.0], (20_000, 1))
+    est = PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0).fit(equal)
+    assert np.abs(est.covariance_).max() < 1e-3 and np.allclose(est.location_, [1.0, -2.0, 3.0], atol=0.05)
+
+
+def test_laplace_composes_in_pure_dp():
+    est = PrivateCovariance(epsilon=1.0, mechanism="laplace", rng=0).fit(X)
+    assert isinstance(est.privacy_, PureDP) and est.privacy_.epsilon == pytest.approx(1.0)
+    assert all(isinstance(p.guarantee, PureDP) for p in est.privacy_parts_)
+
+
+def test_uncentred_second_moment_keeps_its_name():
+    est = PrivateCovariance(epsilon=1.0, delta=1e-6, center=None, row_norm=2000.0, rng=0).fit(X / 1.0)
+    assert est.privacy_parts_ == () and est.release_.center is None
+    np.testing.assert_array_equal(est.location_, np.zeros(4))
+
+
+def test_accountant_is_checked_first_and_names_the_shares():
+    acct = dpm.Accountant(ApproxDP(1.0, 1e-6))
+    PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0, accountant=acct).fit(X)
+    assert "row_norm 0.09" in acct.ledger[0].label and "second moment 0.65" in acct.ledger[0].label
+    with pytest.raises(dpm.BudgetExceededError):
+        PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0, accountant=acct).fit(X)
+    assert len(acct.ledger) == 1
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(scale="std"), ValueError, "'scale'"),
+    (dict(center_budget=CenterBudget(mean=0.6, location=0.35)), ValueError, "leave nothing"),
+    (dict(mechanism="wishart"), ValueError, "supports mechanism"),
+    (dict(bound_budget=2.0), ValueError, "'bound_budget'"),
+    (dict(center_budget="0.2"), TypeError, "'center_budget'"),
+])
+def test_bad_options_are_refused_before_the_data_are_read(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        PrivateCovariance(epsilon=1.0, delta=1e-6, **kwargs).fit(X)
+
+
+def test_too_few_rows_are_refused_not_returned_as_noise():
+    with pytest.raises(ValueError, match="too few rows"):
+        PrivateCovariance(epsilon=1.0, delta=1e-6).fit(X[:150])
+    with pytest.raises(ValueError, match="too few rows"):
+        PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private").fit(X[:1000])
+
+
+def test_a_path_gives_the_array_result(tmp_path):
+    np.save(tmp_path / "X.npy", X)
+    ref = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=4).fit(X).covariance_
+    got = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=4).fit(str(tmp_path / "X.npy"))
+    np.testing.assert_allclose(got.covariance_, ref, rtol=1e-8)
+
+
+def test_many_clipped_rows_warn():
+    with pytest.warns(BoundWarning, match="clipped"):
+        PrivateCovariance(epsilon=1.0, delta=1e-6, bound_budget=dpm.moments.auto_release.BoundBudget(quantile=0.5),
+                          rng=0).fit(X)
