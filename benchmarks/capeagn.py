@@ -15,16 +15,24 @@ D, K, S, SIGMA2 = 50, 10, 5, 0.05
 
 
 def _fit(sites, R, seed):
-    from dpmoments.federated import cape_agn
+    from dpmoments.estimators import PrivateTensorDecomposition
+    from dpmoments.multisite import release_tensor_moments
 
-    return cape_agn(sites, n_components=K, model="mog", epsilon=1.0, delta=1e-2, sigma2=SIGMA2, row_norm=R,
-                    rng=seed)
+    moments, report = release_tensor_moments(sites, model="mog", epsilon=1.0, delta=1e-2, sigma2=SIGMA2, rng=seed)
+    est = PrivateTensorDecomposition(n_components=K, model="mog", epsilon=1.0, delta=1e-2, row_norm=R,
+                                     sigma2=SIGMA2, budget=moments.budget, rng=seed)
+    return est.fit_release(moments), report
+
+
+def mog_sites(parts, row_norm):
+    from dpmoments.multisite import Site
+
+    return [Site(f"site{i}", X, row_norm=row_norm) for i, X in enumerate(parts)]
 
 
 def run(quick=False):
     """capeAGN (MOG, D = 50, K = 10, S = 5) end to end, and the aggregator's part alone."""
     from dpmoments.datasets import make_mog
-    from dpmoments.federated import mog_sites
 
     table = Table("capeAGN end to end (MOG, D = 50, K = 10, S = 5, eps = 1, delta = 0.01)",
                   ["N_s", "whole fit, fresh sites (s)", "protocol + decomposition (s)", "q_comp"])

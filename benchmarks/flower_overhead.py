@@ -1,7 +1,7 @@
 """Flower deployment overhead against the in-process engine (issue 7).
 
 Target: the real localhost deployment costs a fixed overhead (<= 30 s) over
-:func:`dpmoments.distributed.run_cape` in process, one that does not grow with n.
+:func:`dpmoments.multisite.run_cape` in process, one that does not grow with n.
 
 For each n per site (3 sites, d = 10) the same data go through
 
@@ -53,22 +53,24 @@ def _data(n, seed=0):
 
 
 def _in_process(data):
-    from dpmoments.distributed import Site, run_cape
+    from dpmoments.estimators import PrivateCovariance
+    from dpmoments.multisite import Site, run_cape
 
     t0 = time.perf_counter()
     out = run_cape([Site(s, X, row_norm=R) for s, X in data.items()], epsilon=EPSILON, delta=DELTA, rng=0)
+    PrivateCovariance(epsilon=EPSILON, delta=DELTA, row_norm=R, psd_floor=0.0).fit_release(out.release)  # as aggregate
     return time.perf_counter() - t0, out
 
 
 def _deployment(data, tmp):
     """One real localhost deployment; returns ``(seconds e2e, seconds of the run alone, result)``."""
-    from dpmoments.flower import FlowerPlan, deal_shares
-    from dpmoments.flower import deploy
+    from dpmoments.multisite import Plan, deal_files, deploy
 
     tmp = Path(tmp)
     n = next(iter(data.values())).shape[0]
-    plan = FlowerPlan(SITES, tuple(X.shape[0] for X in data.values()), D, EPSILON, DELTA, R)
-    shares = deal_shares(plan, tmp / "shares", rng=1)
+    plan = Plan.build("cape", SITES, tuple(X.shape[0] for X in data.values()), n_features=D, row_norm=R,
+                      epsilon=EPSILON, delta=DELTA, analysis="covariance")
+    shares = deal_files(plan, tmp / "shares", rng=1)
     env = deploy.flwr_env(tmp / "flwr-home")
     env["OPENBLAS_NUM_THREADS"] = "1"
     _cli(["aggregate", "--make-test-ca", str(tmp / "tls")], env)
@@ -99,15 +101,15 @@ def _deployment(data, tmp):
         _cli(["aggregate", *conn, *sum((["--register", f"{keys[s]}.pub"] for s in SITES), [])], env)
         for k, s in enumerate(SITES):
             start(s, [sys.executable, "-m", "dpmoments", "site", "--name", s, "--data", str(tmp / f"{s}.npy"),
-                      "--share", str(shares[s]), *conn, "--auth-key", str(keys[s]), "--port", str(deploy.free_port()),
-                      "--seed", str(k)])
+                      "--share", str(shares[s]), "--state", str(tmp / f"state-{s}"), *conn, "--auth-key",
+                      str(keys[s]), "--port", str(deploy.free_port()), "--seed", str(k)])
         t_run = time.perf_counter()
         _cli(["aggregate", *conn, "--plan", str(shares["plan"]), "--out", str(out), "--wait", "120",
-              "--timeout", "300"], env, timeout=600)
+              "--timeout", "300", "--no-figures"], env, timeout=600)
         t1 = time.perf_counter()
-        if not (out / "second_moment.npy").exists():
+        if not (out / "covariance.npy").exists():
             raise RuntimeError(f"no result for n = {n}: {(tmp / 'superlink.log').read_text()[-3000:]}")
-        result = np.load(out / "second_moment.npy")
+        result = np.load(out / "covariance.npy")
     finally:
         deploy.stop_process_groups(procs)
     return t1 - t0, t1 - t_run, result
@@ -151,8 +153,9 @@ def run(quick=False):
         f"same number of in-process calls; epsilon = {EPSILON}, delta = {DELTA}, R = {R}, rows of norm about 1.",
         "Deployment clock: from starting `flower-superlink` (TLS, `--enable-supernode-auth`) through "
         "`dpmoments aggregate --register` (3 keys), starting 3 `dpmoments site` SuperNodes, to "
-        "`dpmoments aggregate --plan` returning with the result on disk. Not timed: the test CA, the node keys, "
-        "dealing the shares, writing each site's `.npy`, and the teardown.",
+        "`dpmoments aggregate --plan --no-figures` returning with the result on disk (the covariance analysis fitted "
+        "to the release and its privacy report, written atomically; the in-process column fits the same). Not "
+        "timed: the test CA, the node keys, dealing the shares, writing each site's `.npy`, and the teardown.",
         "Last column: over both paths (different noise draws), a sanity check that both released the pooled "
         "second moment; it is dominated by the clipping bias (R = 1 clips about half the rows), not the noise.",
     ]

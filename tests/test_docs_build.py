@@ -23,8 +23,6 @@ DOCS = ROOT / "docs"
 
 # (what the warning's first line contains, why it is tolerated for now)
 KNOWN = [
-    ("distributed/protocols.py:docstring of dpmoments.distributed.protocols",
-     "the protocol table's columns overflow their borders; run_* docstrings append an indented block"),
     ("estimators/tensor.py:docstring of dpmoments.estimators.tensor:",
      "a section title spread over two lines"),
     ("Undefined substitution referenced: \"S̃_ij\"", "reproduce/roc.py: |S̃_ij| reads as an RST substitution"),

@@ -1,155 +1,55 @@
-"""The layer-4 glue: distributed releases -> PrivatePCA / PrivateTensorDecomposition."""
+"""The deprecated paths keep working for one release: dpmoments.distributed, dpmoments.federated, dpmoments.flower."""
 
+import importlib
 import math
+import sys
 import warnings
 
 import numpy as np
 import pytest
 
-from dpmoments.datasets.mixtures import make_mog, make_single_topic
-from dpmoments.distributed import Site
-from dpmoments.estimators.pca import PrivatePCA
-from dpmoments.estimators.tensor_moments import release_mog_moments, release_topic_moments
-from dpmoments.exceptions import NotPrivateWarning
-from dpmoments.federated import AGNBudget, FederatedReport, cape_agn, cape_pca, compose_guarantees
-from dpmoments.privacy import ApproxDP, Uncertified
-
-INF = math.inf
+from dpmoments.datasets.mixtures import make_mog
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
+def _fresh(name):
+    for mod in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+        del sys.modules[mod]
+    with pytest.warns(DeprecationWarning, match="deprecated"):
+        return importlib.import_module(name)
+
+
+def test_distributed_alias_warns_and_runs():
+    dist = _fresh("dpmoments.distributed")
+    rng = np.random.default_rng(0)
+    sites = [dist.Site(f"s{i}", rng.normal(size=(300, 3)) / 3, row_norm=1.0) for i in range(3)]
+    release, report = dist.run_cape(sites, epsilon=1.0, delta=1e-5, rng=0)
+    assert release.second_moment.shape == (3, 3) and report.guarantee.epsilon == pytest.approx(1.0, rel=1e-6)
+    with pytest.raises(AttributeError, match="InProcessTransport"):
+        dist.InProcessEngine  # noqa: B018
+
+
+def test_federated_alias_fits_pca_and_tensor():
+    fed = _fresh("dpmoments.federated")
+    rng = np.random.default_rng(0)
+    sites = [fed.Site(f"s{i}", rng.normal(size=(2000, 4)) * [3, 1, 1, 1] / 8, row_norm=1.0) for i in range(4)]
+    pca, report = fed.cape_pca(sites, n_components=1, epsilon=1.0, delta=1e-5, rng=0)
+    assert abs(pca.components_[0, 0]) > 0.99 and report.guarantee.epsilon == pytest.approx(1.0, rel=1e-6)
+    _, paper = fed.cape_pca(sites, n_components=1, epsilon=1.0, delta=1e-5, rng=0, target="per-site")
+    assert paper.claimed.epsilon == pytest.approx(1.0) and paper.guarantee.epsilon > 1.0
+    m = make_mog(4000, 5, 2, sigma2=0.01, rng=0)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NotPrivateWarning)
-        yield
+        warnings.simplefilter("ignore")
+        est, rep = fed.cape_agn(np.array_split(m.X, 4), n_components=2, model="mog", epsilon=math.inf, delta=None,
+                                sigma2=0.01, row_norm=2.0, rng=0)
+    assert est.components_.shape == (2, 5) and not rep.joint_view.is_private
+    assert isinstance(rep, fed.FederatedReport)
 
 
-def _pca_sites(S=5, n=400, d=8, seed=0):
-    rng = np.random.default_rng(seed)
-    scale = np.linspace(3.0, 0.5, d) / 6
-    Xs = [rng.normal(size=(n + 37 * i, d)) * scale for i in range(S)]  # unequal sizes
-    return Xs, [Site(f"s{i}", X, row_norm=1.5) for i, X in enumerate(Xs)]
-
-
-@pytest.mark.parametrize("protocol", ["cape", "conventional", "secure-aggregation", "dpdispca"])
-def test_pca_noise_off_equals_pooled(protocol):
-    Xs, sites = _pca_sites()
-    pooled, _ = cape_pca(sites, n_components=3, epsilon=INF, delta=1e-5, protocol="pooled")
-    pca, report = cape_pca(sites, n_components=3, epsilon=INF, delta=1e-5, protocol=protocol,
-                           rank=8 if protocol == "dpdispca" else None)
-    np.testing.assert_allclose(pca.components_, pooled.components_, atol=1e-10)
-    central = PrivatePCA(n_components=3, epsilon=INF, row_norm=1.5).fit(np.vstack(Xs))
-    np.testing.assert_allclose(pooled.components_, central.components_, atol=1e-10)
-    np.testing.assert_allclose(pooled.explained_variance_, central.explained_variance_, atol=1e-12)
-    assert not report.joint_view.is_private
-
-
-def _energy(components, A):
-    V = components.T
-    return float(np.trace(V.T @ A @ V))
-
-
-def test_pca_cape_beats_conventional():
-    """S = 10 equal sites: CAPE's aggregate noise is 1/sqrt(S) of conv's -> more captured energy."""
-    rng = np.random.default_rng(1)
-    d, K, S, n = 30, 5, 10, 300
-    lam = np.r_[np.linspace(4, 2, K), 0.3 * np.ones(d - K)]
-    A = np.diag(lam)
-    R = 1.5 * math.sqrt(lam.sum())
-    sites = [Site(f"s{i}", rng.normal(size=(n, d)) * np.sqrt(lam), row_norm=R) for i in range(S)]
-    cape, conv = [], []
-    for rep in range(6):
-        cape.append(_energy(cape_pca(sites, n_components=K, epsilon=0.5, delta=1e-3, protocol="cape",
-                                     rng=rep)[0].components_, A))
-        conv.append(_energy(cape_pca(sites, n_components=K, epsilon=0.5, delta=1e-3, protocol="conventional",
-                                     rng=100 + rep)[0].components_, A))
-    assert np.mean(cape) > np.mean(conv) + 1.0, (np.mean(cape), np.mean(conv))
-
-
-def test_pca_report_carries_both_guarantees():
-    _, sites = _pca_sites()
-    _, report = cape_pca(sites, n_components=2, epsilon=1.0, delta=1e-5, rng=0)
-    assert isinstance(report.claimed, ApproxDP) and report.claimed.epsilon == pytest.approx(1.0)
-    assert report.joint_view.epsilon > report.claimed.epsilon  # the aggregator sees more (§2.8 flag 1)
-    _, paper = cape_pca(sites, n_components=2, epsilon=20.0, delta=1e-5, neighbours="zero-out",
-                        calibration="classic", rng=0)
-    assert isinstance(paper.claimed, Uncertified)  # classic formula at epsilon >= 1, not rescued by the exact analysis
-
-
-# -- capeAGN ------------------------------------------------------------------------------------------------------
-def _mog(n=6000, d=6, K=3, S=4, seed=0):
-    m = make_mog(n, d, K, sigma2=0.02, rng=seed)
-    return m, np.array_split(m.X, S)
-
-
-@pytest.mark.parametrize("protocol", ["cape", "conventional", "secure-aggregation"])
-def test_mog_noise_off_equals_pooled(protocol):
-    m, parts = _mog()
-    kw = dict(n_components=3, model="mog", epsilon=INF, delta=None, sigma2=0.02, row_norm=2.0, rng=3)
-    ref, _ = cape_agn(parts, protocol="pooled", **kw)
-    est, rep = cape_agn(parts, protocol=protocol, **kw)
-    np.testing.assert_allclose(est.components_, ref.components_, atol=1e-10)
-    np.testing.assert_allclose(est.weights_, ref.weights_, atol=1e-10)
-    # the combined moments are the centralised release's (third - sigma2 T(mean) == the folded statistic)
-    central = release_mog_moments(m.X, sigma2=0.02, epsilon=INF, row_norm=2.0)
-    np.testing.assert_allclose(est.moments_.m2, central.m2, atol=1e-12)
-    np.testing.assert_allclose(est.moments_.m3, central.m3, atol=1e-12)
-    assert isinstance(rep, FederatedReport) and set(rep.parts) == {"second", "third", "mean"}
-    # and the fit recovers the means
-    err = np.abs(np.abs(est.components_ @ m.components.T).max(axis=1) - 1)
-    assert err.max() < 0.05
-
-
-def test_stm_noise_off_equals_pooled_and_centralised_third():
-    m = make_single_topic(8000, 8, 3, rng=2)
-    parts = np.array_split(m.X, 4)
-    kw = dict(n_components=3, model="stm", epsilon=INF, delta=None, vocabulary_size=8, rng=5)
-    ref, _ = cape_agn(parts, protocol="pooled", **kw)
-    est, rep = cape_agn(parts, protocol="cape", **kw)
-    np.testing.assert_allclose(est.components_, ref.components_, atol=1e-10)
-    central = release_topic_moments(m.X, vocabulary_size=8, epsilon=INF)
-    np.testing.assert_allclose(est.moments_.m3, central.m3, atol=1e-12)
-    # M2 averages all three word pairs: the same expectation, close to the pair-(1,2) statistic
-    assert np.abs(est.moments_.m2 - central.m2).max() < 0.01
-    assert set(rep.parts) == {"second", "third"}
-
-
-def _qcomp(est, truth):
-    v = est.components_ / np.linalg.norm(est.components_, axis=1, keepdims=True)
-    return float(np.mean([np.min(np.linalg.norm(truth - vk, axis=1)) for vk in v]))
-
-
-def test_agn_cape_beats_conventional_mog():
-    m, parts = _mog(n=40000, d=6, K=3, S=5, seed=4)
-    kw = dict(n_components=3, model="mog", epsilon=1.0, delta=1e-2, sigma2=0.02, row_norm=1.8)
-    cape = [_qcomp(cape_agn(parts, protocol="cape", rng=r, **kw)[0], m.components) for r in range(8)]
-    conv = [_qcomp(cape_agn(parts, protocol="conventional", rng=50 + r, **kw)[0], m.components) for r in range(8)]
-    assert np.mean(cape) < np.mean(conv), (np.mean(cape), np.mean(conv))
-
-
-def test_agn_report_composes_both_guarantees():
-    _, parts = _mog()
-    est, rep = cape_agn(parts, n_components=3, model="mog", epsilon=1.0, delta=1e-5, sigma2=0.02, row_norm=2.0,
-                        budget=AGNBudget(0.5, 0.3, 0.2), rng=0)
-    # the paper's view: the three per-site claims add up to the budget
-    assert rep.claimed.epsilon == pytest.approx(1.0) and rep.claimed.delta == pytest.approx(1e-5)
-    # the honest view against the aggregator is weaker
-    assert rep.joint_view.epsilon > rep.claimed.epsilon
-    assert est.privacy_ is rep.joint_view
-    assert rep.to_dict()["parts"]["mean"]["claimed"]["epsilon"] == pytest.approx(0.2)
-
-
-def test_compose_guarantees():
-    g = compose_guarantees([ApproxDP(0.5, 1e-6, rho=0.01), ApproxDP(0.5, 1e-6, rho=0.01)])
-    assert g.delta == pytest.approx(2e-6) and g.epsilon <= 1.0 and g.rho == pytest.approx(0.02)
-
-
-def test_agn_rejects_bad_input():
-    _, parts = _mog()
-    with pytest.raises(ValueError):
-        cape_agn(parts, n_components=3, model="mog", epsilon=1.0, delta=1e-5, row_norm=2.0)  # no sigma2
-    with pytest.raises(ValueError):
-        cape_agn(parts, n_components=3, model="mog", epsilon=1.0, delta=1e-5, sigma2=0.02, row_norm=2.0,
-                 protocol="dpdispca")
-    with pytest.raises(ValueError):
-        AGNBudget(0.6, 0.5, 0.1)
+def test_flower_alias_builds_and_deals_a_plan(tmp_path):
+    fl = _fresh("dpmoments.flower")
+    plan = fl.FlowerPlan(("a", "b"), (10, 20), 3, 1.0, 1e-5, 1.0)
+    paths = fl.deal_shares(plan, tmp_path, rng=0)
+    assert fl.load_plan(paths["plan"]).digest == plan.digest
+    bundle, again = fl.load_share(paths["a"], "a")
+    assert again.digest == plan.digest and bundle.shares[0].shape == (3, 3)
+    assert callable(fl.deploy.make_ca) and fl.FLWR_SPEC

@@ -23,7 +23,7 @@ LAYER = {
     "_validation": 0, "_rng": 0, "_version": 0, "exceptions": 0,
     "privacy": 1, "mechanisms": 1,
     "moments": 2, "solvers": 2,
-    "estimators": 3, "distributed": 3,
+    "estimators": 3, "multisite": 3, "distributed": 4,
     "datasets": 4, "metrics": 4, "plots": 4, "reproduce": 4, "cli": 4, "testing": 4, "federated": 4, "flower": 4,
     "__init__": 5, "__main__": 5,
 }

@@ -176,7 +176,7 @@ def test_output_perturbation_hides_a_solver_warning():
 
 
 def test_tensor_under_add_remove_spends_what_it_planned():
-    from dpmoments.estimators.tensor_moments import check_tensor_arguments, planned_guarantees
+    from dpmoments.moments.tensor_moments import check_tensor_arguments, planned_guarantees
 
     mog = make_mog(2000, 3, 2, sigma2=0.01, rng=0)
     est = PrivateTensorDecomposition(n_components=2, model="mog", epsilon=1.0, delta=1e-6, row_norm=3.0, sigma2=0.01,

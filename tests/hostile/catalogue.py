@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 import dpmoments as dpm
-from dpmoments.distributed import egress_guard
+from dpmoments.multisite import Plan, Site, deal, egress_guard, run_cape
 from dpmoments.estimators import (CenterBudget, PrivateCovariance, PrivateGraphicalLasso, PrivateIRLS,
                                   PrivateModelSelection, PrivatePCA)
 from dpmoments.moments.auto_release import BoundBudget
@@ -220,6 +220,15 @@ CASES = [
     ("neighbours-irls", "API", "IRLS under a relation other than replace-one",
      lambda: PrivateIRLS(response_bound=1.0, n_iter=1, w_max=2.0, neighbours="add-remove", **OK).fit(X, X[:, 0]),
      ValueError, "neighbours='add-remove' is not supported here"),
+    ("multisite-add-remove", "API", "`neighbours='add-remove'` across sites", lambda: run_cape(
+        [Site("a", X, row_norm=1.0), Site("b", X[:10], row_norm=1.0)], epsilon=1, delta=1e-6,
+        neighbours="add-remove"), ValueError, "not supported across sites"),
+    ("multisite-colluders", "API", "more colluders than other sites", lambda: run_cape(
+        [Site("a", X, row_norm=1.0), Site("b", X[:10], row_norm=1.0)], epsilon=1, delta=1e-6, colluders=2),
+     ValueError, "'colluders'"),
+    ("multisite-data-mismatch", "API", "a site whose data do not fit the plan", lambda: Site("a", X[:, :2]).accept(
+        deal(Plan.build("cape", ["a", "b"], [20, 5], n_features=3, row_norm=1.0, epsilon=1, delta=1e-6))["a"]),
+     ValueError, "do not match the plan"),
     ("cli-missing-bound", "CLI", "`dpmoments precision data.csv` without `--row-norm`",
      lambda: cli("precision", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--out", _fresh()), 2,
      "--row-norm auto"),
@@ -268,6 +277,8 @@ CASES = [
     ("cli-unknown-column", "CLI", "`--columns` naming no column",
      lambda: cli("covariance", _csv(GOOD_CSV), "--columns", "a,zz", "--epsilon", "1", "--delta", "1e-6",
                  "--row-norm", "1", "--out", _fresh()), 2, "zz"),
+    ("cli-simulate-same-file", "CLI", "`dpmoments simulate` given one file twice",
+     lambda: _twice(), 2, "same file"),
     ("cli-existing-output", "CLI", "an output directory that already holds results",
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--out",
                  _nonempty()), 2, "--force"),
@@ -275,6 +286,11 @@ CASES = [
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
                  "--neighbours", "add-remove", "--count-share", "0", "--out", _fresh()), 2, "--count-share"),
 ]
+
+
+def _twice():
+    path = _csv(GOOD_CSV)
+    return cli("simulate", path, path, "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--out", _fresh())
 
 
 def _fresh():

@@ -28,7 +28,7 @@ KW = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)
 
 def test_one_tuple_of_relations():
     assert dpm.moments.NEIGHBOURS is NEIGHBOURS == ("replace-one", "zero-out", "add-remove")
-    from dpmoments.estimators import tensor_moments
+    from dpmoments.moments import tensor_moments
     assert not hasattr(tensor_moments, "_NEIGHBOURS")
     for name in NEIGHBOURS:
         assert describe_relation(name).startswith(name + " (")

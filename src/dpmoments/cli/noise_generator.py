@@ -1,43 +1,63 @@
-"""``dpmoments noise-generator``: the trusted dealer of a Flower CAPE run (share files per site).
+"""``dpmoments noise-generator``: the trusted dealer of a deployed run (the plan, built once, and a share file per site).
 
-Writes ``OUT/plan.json`` (public: give it to the aggregator) and ``OUT/<site>.npz``
-(secret ``e_s``: deliver each to its site only, out of band -- never via the aggregator).
+Writes ``OUT/plan.json`` (public: give it to the aggregator) and ``OUT/<site>.npz`` (the
+plan and the site's secret shares: deliver each to its site only, out of band -- never
+via the aggregator).
 """
 
-import math
+from ..multisite.protocols import PROTOCOLS
+from ..privacy.relations import NEIGHBOURS
+from ._args import CliError, _delta, _epsilon, _positive, positive_int
+from ._multisite import ANALYSES, add_analysis_arguments, check_analysis, plan_options
 
-from ._args import CliError
-
-HELP = "deal CAPE's zero-sum noise shares into one file per site (the trusted noise generator)"
-DESCRIPTION = """\
-The trusted noise generator of a multi-site CAPE run (Flower deployment, see 'dpmoments site' and
-'dpmoments aggregate'). From public facts only -- site names, row counts N_s, the number of features,
-the public row bound and (epsilon, delta) -- it builds the noise plan and draws the zero-sum shares
-e_s (sum_s N_s e_s = 0). It writes OUT/plan.json (public; the aggregator needs it) and one secret
-share file OUT/<site>.npz per site. Deliver each share file to its site only, over a channel the
-aggregator does not control: if the aggregator saw e_s it could strip the noise from that site's
-message. Randomness comes from OS entropy unless --seed is given (tests only)."""
+HELP = "build a deployed run's plan and deal each site its share file (the trusted noise generator)"
+DESCRIPTION = f"""\
+The trusted noise generator of a multi-site run deployed with 'dpmoments site' and 'dpmoments
+aggregate' (Flower or gRPC). From public facts only -- site names, row counts N_s, the number of
+features, the public row bound and each site's (epsilon, delta) -- it builds the plan once (the
+noise of every round solved here, never again) and deals CAPE's zero-sum shares e_s. By default
+the noise is calibrated so that the guarantee AGAINST THE AGGREGATOR, which sees every site's
+message, meets (epsilon, delta) with --colluders sites helping it; --calibrate-to per-site
+calibrates each message alone (the papers' claim, for reproductions). It writes OUT/plan.json
+(public) and one secret share file OUT/<site>.npz per site. Deliver each share file to its site
+only, over a channel the aggregator does not control: if the aggregator saw e_s it could strip the
+noise from that site's message. Analyses: {', '.join(ANALYSES)}. Randomness comes from OS entropy
+unless --seed is given (tests only)."""
 EXAMPLES = """\
   dpmoments noise-generator --sites north=200,south=300,east=250 --n-features 3 \\
       --epsilon 1 --delta 1e-5 --row-norm 1 --out shares
+  dpmoments noise-generator --sites a=5000,b=4000 --n-features 6 --analysis regress --n-iter 5 \\
+      --w-max 10 --response-bound 3 --epsilon 1 --delta 1e-6 --row-norm 3 --out shares
 
-writes: shares/plan.json (public), shares/north.npz, shares/south.npz, shares/east.npz (secret, mode 600)"""
+writes: shares/plan.json (public), shares/<site>.npz (secret, mode 600)"""
 
 
 def add_arguments(parser):
     parser.add_argument("--sites", required=True, metavar="NAME=N,...",
                         help="every site and its (public) row count, e.g. north=200,south=300")
-    parser.add_argument("--n-features", type=int, required=True, metavar="D", help="number of features")
-    parser.add_argument("--epsilon", required=True, help="per-site epsilon ('inf': no noise, no privacy)")
-    parser.add_argument("--delta", type=float, required=True, help="per-site delta")
-    parser.add_argument("--row-norm", type=float, required=True, metavar="R", help="public L2 bound on each row")
-    parser.add_argument("--statistic", default="second", choices=("second", "third"),
-                        help="which moment is released (default second)")
-    parser.add_argument("--neighbours", default="replace-one", choices=("replace-one", "add-remove"))
+    parser.add_argument("--n-features", type=positive_int, required=True, metavar="D",
+                        help="columns of each site's data (without the response; word ids: 3)")
+    parser.add_argument("--epsilon", type=_epsilon, required=True, help="each site's epsilon ('inf': no noise)")
+    parser.add_argument("--delta", type=_delta, required=True, help="each site's delta")
+    parser.add_argument("--row-norm", type=_positive, metavar="R", help="public L2 bound on each row (required "
+                                                                          "except for tensor-stm)")
+    parser.add_argument("--protocol", default="cape", choices=[n for n, p in PROTOCOLS.items() if p.deployable],
+                        help="default cape (the protocols that run across machines)")
+    parser.add_argument("--rank", type=positive_int, metavar="R", help="--protocol dpdispca: the factors' rank")
+    parser.add_argument("--colluders", type=int, default=0, metavar="C",
+                        help="sites assumed to collude with the aggregator (default 0)")
+    parser.add_argument("--calibrate-to", choices=("aggregator", "per-site"), default="aggregator",
+                        help="meet the budget against the aggregator (default) or per message (the papers')")
+    parser.add_argument("--neighbours", default="replace-one", choices=NEIGHBOURS,
+                        help="replace-one (default) or zero-out; add-remove is refused across sites (each site's "
+                             "row count is public in the plan)")
     parser.add_argument("--calibration", default="analytic", choices=("analytic", "classic", "zcdp"))
+    add_analysis_arguments(parser, fit=False)
     parser.add_argument("--seed", type=int, help="reproducible shares (tests only; NOT secure)")
-    parser.add_argument("--out", required=True, metavar="DIR", help="directory for plan.json and the share files")
-    parser.add_argument("--force", action="store_true", help="overwrite existing share files")
+    parser.add_argument("--out", required=True, metavar="DIR", help="a new directory for plan.json and the share "
+                                                                     "files, written atomically")
+    parser.add_argument("--force", action="store_true", help="replace an earlier dealing in --out (every share in it "
+                                                             "is then void: the sites must get the new ones)")
 
 
 def parse_sites(text):
@@ -55,21 +75,40 @@ def parse_sites(text):
 
 
 def run(args):
+    from ..multisite import deal, write_bundle
+    from ..multisite.dealer import plan_json
+    from ..multisite.analyses import plan_analysis
+    from ._output import ResultsDir, check_destination
+
+    check_analysis(args, fit=False)
+    if args.row_norm is None and args.analysis != "tensor-stm":
+        raise CliError("--row-norm is required: the public bound R on each row's L2 norm")
+    if args.neighbours == "add-remove":
+        raise CliError("--neighbours add-remove is not supported across sites (each site's row count is public in "
+                       "the plan); use replace-one or zero-out")
+    check_destination(args.out, args.force)
+    sites, sizes = parse_sites(args.sites)
+    plan = plan_analysis(args.analysis, args.protocol, sites, sizes, n_features=args.n_features,
+                         options=plan_options(args), row_norm=args.row_norm or 1.0, epsilon=args.epsilon,
+                         delta=args.delta, response_bound=args.response_bound, neighbours=args.neighbours,
+                         calibration=args.calibration, target=args.calibrate_to, colluders=args.colluders,
+                         rank=args.rank)
+    with ResultsDir(args.out, args.force) as res:  # all the shares of one plan, or none: never a mix of two dealings
+        for site, bundle in deal(plan, args.seed).items():
+            write_bundle(bundle, res.path(f"{site}.npz"))
+        res.save_text("plan.json", plan_json(plan))
+    if not args.quiet:
+        _print(args, plan, sites)
+    return 0
+
+
+def _print(args, plan, sites):
     from pathlib import Path
 
-    from ..flower import FlowerPlan, deal_shares
-
-    sites, sizes = parse_sites(args.sites)
-    epsilon = math.inf if str(args.epsilon).lower() in ("inf", "infinity") else float(args.epsilon)
-    plan = FlowerPlan(sites, sizes, args.n_features, epsilon, args.delta, args.row_norm, statistic=args.statistic,
-                      neighbours=args.neighbours, calibration=args.calibration)
     out = Path(args.out)
-    existing = [out / f"{s}.npz" for s in sites if (out / f"{s}.npz").exists()]
-    if existing and not args.force:
-        raise CliError(f"{existing[0]} exists: use --force to deal new shares")
-    paths = deal_shares(plan, out, rng=args.seed)
-    if not args.quiet:
-        print(f"plan {plan.digest[:12]} for {len(sites)} sites: {out / 'plan.json'} (public)")
-        for s in sites:
-            print(f"  {s}: {paths[s]} (secret: deliver to site {s!r} only)")
-    return 0
+    worst = max((plan.cost(s) for s in sites), key=lambda g: g.epsilon)
+    print(f"plan {plan.digest[:12]} ({args.analysis}, {args.protocol}) for {len(sites)} sites: {out / 'plan.json'} "
+          "(public)")
+    print(f"guarantee against the aggregator ({plan.colluders} colluder(s)), worst site: {worst}  <- holds")
+    for s in sites:
+        print(f"  {s}: {out / f'{s}.npz'} (secret: deliver to site {s!r} only)")

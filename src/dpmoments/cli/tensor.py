@@ -284,7 +284,7 @@ def _weights_figure(res, est, m):
 
 def _grid_figure(res, grid, m, args):
     from .. import plots
-    from ..estimators.tensor_moments import check_tensor_arguments, planned_guarantees
+    from ..moments.tensor_moments import check_tensor_arguments, planned_guarantees
 
     per = 1 if m.second.n_public else m.second.n  # add-remove: the sums' sigma over the noisy count
     curves = {"second-moment noise sigma": [], "third-moment noise sigma": []}

@@ -13,14 +13,14 @@ from ._target import check_target
 from ..exceptions import NotPrivateWarning
 from ..mechanisms import exponential_mechanism, laplace_noise, report_noisy_min, symmetric_matrix_noise
 from .._rng import spawn
-from ..moments import accumulate_moments
+from ..moments import Release, accumulate_moments, project_psd
 from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
 from ..moments.release import Part
 from ..privacy import PureDP, check_accountant, compose
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
-from ._conventions import fit_input, noise_entry, privacy_report
+from ._conventions import fit_input, noise_entry, privacy_report, release_input, release_noise
 from ._uncertainty_models import selection_margin, solve_se
 from .uncertainty import NoiseLaw
 from ..solvers.l1_ball_certified import certified_objectives
@@ -527,3 +527,57 @@ class PrivateModelSelection(BaseEstimator):
             lines.append(noise_entry("moments of the selected columns (refit)", "laplace", sens / parts["refit"],
                                      sensitivity=sens, sensitivity_norm="l1"))
         return lines
+
+    # -- from a release (e.g. across sites) -------------------------------------------
+    def fit_release(self, release):
+        """Select from a release of the second moment of the rows ``(x, y)``, response last: no new cost.
+
+        ``Q_R`` of every candidate is computed from the released ``X^T X / n``, ``X^T y / n`` and
+        ``y^T y / n`` (the PSD projection of the noisy matrix, scaled by the public ``n``), and
+        the smallest penalised score is taken. Everything is post-processing of ``release``,
+        whose guarantee is the fit's; ``coef_`` is the selected model's ``Q_R`` minimiser.
+        ``R`` and ``sigma2`` must be public numbers here. ``phi="theorem"`` (Lei et al.'s
+        penalty scales with the selection noise, which a fit from a release does not add)
+        becomes the BIC ``sigma^2 log n`` with ``sigma^2 = Q_R(full)/n`` from the released
+        moments, as ``fit`` does at ``epsilon=inf``. ``selection_gap_`` is the gap between the
+        two smallest scores; the noise of the choice is the release's, so the selection
+        probabilities of ``fit`` are not defined here (``None``).
+
+        Parameters
+        ----------
+        release : Release
+            With a ``(d + 1, d + 1)`` second moment of the rows ``(x, y)`` (e.g. a multi-site
+            ``"select"`` analysis).
+
+        Returns
+        -------
+        self
+        """
+        if not isinstance(release, Release) or release.second_moment is None:
+            raise TypeError(f"'release' must be a Release with a second moment of (x, y); got {release!r}.")
+        if self.R == "private" or self.sigma2 == "private":
+            raise ValueError("fit_release needs public 'R' and 'sigma2' (a number each), not 'private'.")
+        M, _ = project_psd(release.second_moment, 0.0)
+        n, d = release.n, release.n_features - 1
+        G, b, c = n * M[:d, :d], n * M[:d, d], float(n * M[d, d])
+        family = _candidate_family(self.candidates, self.max_size, d)
+        self.R_, self.sigma2_ = float(check_positive(self.R, "R")), float(check_positive(self.sigma2, "sigma2"))
+        fits = [l1_ball_least_squares(G, b, c, self.R_, support=m) for m in family]
+        if self.phi == "theorem":  # no selection noise is added here: the BIC with the released residual variance
+            self.phi_ = l1_ball_least_squares(G, b, c, self.R_).objective / n * math.log(n)
+        else:
+            self.phi_ = self.sigma2_ * math.log(n) if self.phi == "bic" else float(check_nonnegative(self.phi, "phi"))
+        self.scores_ = np.array([f.objective for f in fits]) + self.phi_ * np.array([len(m) for m in family])
+        best = int(np.argmin(self.scores_))
+        two = np.sort(self.scores_)[:2]
+        self.selection_gap_ = float(two[1] - two[0]) if two.size > 1 else math.inf
+        self.selection_probability_ = self.tie_probability_ = self.snr_ = None
+        self.selected_, self.candidates_, self.coef_, self.coef_se_ = family[best], family, fits[best].coef, None
+        self.privacy_, self.neighbours_ = release.guarantee, release.neighbours
+        self.privacy_parts_, self.bound_parts_ = (), ()
+        release_input(self, d)
+        self.privacy_report_ = privacy_report(
+            self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=release.randomness,
+            fitted_by="fit_release", noise=release_noise("second moment of (x, y)", release),
+            n_candidates=len(family), phi=self.phi_, R=self.R_, postprocessing="Q_R on the released moments")
+        return self

@@ -57,7 +57,7 @@ from ._conventions import fit_input, privacy_report, release_input, release_nois
 from ._uncertainty_models import tensor_spread
 from .uncertainty import check_uncertainty_params
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
-from .tensor_moments import (
+from ..moments.tensor_moments import (
     MODELS,
     TensorBudget,
     TensorMoments,

@@ -1,28 +1,49 @@
-"""Flower deployment of the multi-site protocols (layer 4; optional extra ``dpmoments[flower]``).
+"""Deprecated: the Flower deployment is part of :mod:`dpmoments.multisite` (kept for one release).
 
-One SuperLink (the aggregator's host) and one SuperNode per site. The Flower apps
-are thin adapters over the transport-agnostic core :mod:`dpmoments.distributed`:
-
-* :mod:`.noise_generator` -- the trusted dealer: writes one share file per site
-  (``e_s``, CAPE's zero-sum shares) and a public ``plan.json``. Share files go to
-  the sites *out of band*; they never pass through the aggregator or the SuperLink.
-* :mod:`.client_app` -- the site (Flower ``ClientApp``): reads its data file and
-  share file from its own node config, answers with a
-  :class:`~dpmoments.distributed.SiteMessage` (egress guard) and nothing else.
-* :mod:`.server_app` -- the aggregator (Flower ``ServerApp``): collects the site
-  messages, combines them with :class:`~dpmoments.distributed.Aggregator` and
-  writes the Release and the report with both guarantees (claimed, joint view).
-* :mod:`.deploy` -- helpers to start SuperLink/SuperNodes, make a test CA and node
-  keys, and submit the run (used by the ``dpmoments site|aggregate`` commands).
-
-Only :mod:`.noise_generator` and :mod:`.plan` work without ``flwr`` installed.
-Pinned to flwr 1.41.x (1.42 does not resolve on this project's package index).
+The transport is :mod:`dpmoments.multisite.flower`; plans are :class:`dpmoments.multisite.Plan`
+(built once, shipped in ``plan.json`` and in each site's share file); the deployment helpers
+are :mod:`dpmoments.multisite.deploy` and :mod:`dpmoments.multisite.tls`.
 """
 
-from .plan import FlowerPlan, load_plan, load_share
-from .noise_generator import deal_shares
+import json
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
 
-__all__ = ["FlowerPlan", "load_plan", "load_share", "deal_shares", "FLWR_SPEC"]
+from ..multisite import Plan, Round, deal_files, read_bundle
+from ..multisite import deploy as _deploy
+from ..multisite import tls as _tls
+
+warnings.warn("dpmoments.flower is deprecated: use dpmoments.multisite (Plan, deal_files, read_bundle, deploy, "
+              "tls); this alias is removed in the next release.", DeprecationWarning, stacklevel=2)
+
+__all__ = ["FlowerPlan", "load_plan", "load_share", "deal_shares", "deploy", "FLWR_SPEC"]
 
 #: The flwr version range the apps were written and tested against.
 FLWR_SPEC = ">=1.41,<1.42"
+
+deploy = SimpleNamespace(**{n: getattr(_deploy, n) for n in _deploy.__all__},
+                         **{n: getattr(_tls, n) for n in _tls.__all__})
+
+
+def FlowerPlan(sites, n, n_features, epsilon, delta, row_norm, statistic="second", neighbours="replace-one",  # noqa: N802
+               calibration="analytic", protocol="cape", **kwargs):
+    """A :class:`~dpmoments.multisite.Plan` of one release (the old constructor's arguments)."""
+    return Plan.build(protocol, sites, n, n_features=n_features, row_norm=row_norm, epsilon=epsilon, delta=delta,
+                      rounds=(Round(statistic),), neighbours=neighbours, calibration=calibration, **kwargs)
+
+
+def load_plan(path):
+    """Read a public ``plan.json``."""
+    return Plan.from_dict(json.loads(Path(path).read_text()))
+
+
+def load_share(path, site=None):
+    """Read a share file: ``(bundle, plan)``."""
+    bundle = read_bundle(path, site)
+    return bundle, bundle.plan
+
+
+def deal_shares(plan, out_dir, rng=None):
+    """Write ``plan.json`` and one share file per site (see :func:`dpmoments.multisite.deal_files`)."""
+    return deal_files(plan, out_dir, rng)

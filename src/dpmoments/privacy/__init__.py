@@ -16,7 +16,7 @@ from .calibration import (
     laplace_scale,
     zcdp_gaussian_sigma,
 )
-from .composition import compose
+from .composition import compose, parallel
 from .conversions import advanced_composition, pure_to_zcdp, zcdp_delta, zcdp_to_approx_dp
 from .guarantees import ApproxDP, PureDP, Uncertified, ZCDP
 from .relations import NEIGHBOURS
@@ -45,5 +45,6 @@ __all__ = [
     "zcdp_delta",
     "advanced_composition",
     "compose",
+    "parallel",
     "NEIGHBOURS",
 ]

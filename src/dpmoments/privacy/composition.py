@@ -31,7 +31,7 @@ from .._validation import check_delta, check_option
 from .conversions import advanced_composition, zcdp_to_approx_dp
 from .guarantees import ApproxDP, PureDP, Uncertified, ZCDP
 
-__all__ = ["compose", "COMPOSE_RULES"]
+__all__ = ["compose", "parallel", "COMPOSE_RULES"]
 
 COMPOSE_RULES = ("basic", "zcdp", "advanced")
 _DELTA_CAP = 1.0 - 1e-12  # a composed delta at or above 1 is vacuous; keep it a valid ApproxDP
@@ -75,6 +75,45 @@ def compose(guarantees, *, composition="basic", delta=None, delta_slack=None):
     if composition == "advanced":
         return _advanced(guarantees, total, delta_slack)
     return total
+
+
+def parallel(guarantees):
+    """What holds for every part when each acts on its own disjoint block of the data.
+
+    Parallel composition (McSherry 2009): a record lies in one block, so the whole
+    satisfies the weakest part's guarantee; with parts of different types the result is
+    the largest epsilon, delta and rho of any part (each part implies it). An
+    ``Uncertified`` part makes the whole ``Uncertified`` as in :func:`compose`. Used for
+    the sites of a multi-site release (each site's rows are its own).
+
+    Examples
+    --------
+    >>> from dpmoments.privacy import ApproxDP
+    >>> str(parallel([ApproxDP(0.5, 1e-6), ApproxDP(0.8, 1e-7)]))
+    '(0.8, 1e-06)-DP'
+    """
+    guarantees = list(guarantees)
+    if not guarantees:
+        raise ValueError("'guarantees' must hold at least one guarantee.")
+    for g in guarantees:
+        if not isinstance(g, (PureDP, ApproxDP, ZCDP, Uncertified)):
+            raise TypeError(f"'guarantees' must hold privacy guarantees; got {g!r}.")
+    if any(not g.certified for g in guarantees):
+        holds = [g.holding for g in guarantees]
+        reasons = sorted({g.reason for g in guarantees if not g.certified})
+        return Uncertified(parallel([g.claim for g in guarantees]), "; ".join(reasons),
+                           None if any(h is None for h in holds) else parallel(holds))
+    if any(not g.is_private for g in guarantees):
+        return PureDP(math.inf)
+    if all(isinstance(g, ZCDP) for g in guarantees):
+        return ZCDP(max(g.rho for g in guarantees))
+    if all(isinstance(g, PureDP) for g in guarantees):
+        return PureDP(max(g.epsilon for g in guarantees))
+    if any(isinstance(g, ZCDP) for g in guarantees):
+        raise ValueError("the parts mix zCDP with (epsilon, delta) guarantees: state them at one delta first.")
+    rhos = [g.rho_or_none for g in guarantees]
+    return ApproxDP(max(g.epsilon for g in guarantees), max(g.as_approx().delta for g in guarantees),
+                    rho=None if None in rhos else max(rhos))
 
 
 def _add(values):

@@ -1,0 +1,217 @@
+"""What the multi-site commands share: the analysis options, the fit from the releases, the files and the report.
+
+``dpmoments simulate`` (sites in this process), ``dpmoments aggregate`` (gRPC) and the
+Flower ServerApp (:mod:`._serverapp`) all finish the same way: the wing's output
+(:func:`dpmoments.multisite.analyses.finish_analysis`) is fitted by the analysis's estimator
+(post-processing) and written, with a privacy report whose headline guarantee is the one
+that holds against the aggregator, the per-site claim beside it.
+"""
+
+import numpy as np
+
+from ._args import CliError, _positive, parse_alpha, positive_int
+from ._report import privacy_report
+
+__all__ = ["add_analysis_arguments", "plan_options", "check_analysis", "fit_analysis", "multisite_report",
+           "print_guarantees", "ANALYSES"]
+
+ANALYSES = ("covariance", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
+
+
+def add_analysis_arguments(parser, fit=True):
+    """``--analysis`` and the public options of each analysis (``fit``: also the estimator's own)."""
+    g = parser.add_argument_group("analysis (what is released across sites, and what is fitted to it)")
+    g.add_argument("--analysis", default="covariance", metavar="{" + ",".join(ANALYSES) + "}",
+                   help="default covariance")
+    g.add_argument("--sigma2", type=float, metavar="S", help="tensor-mog: the PUBLIC within-component variance; "
+                                                           "select: the noise variance guess of --phi bic (default 1)")
+    g.add_argument("--vocabulary-size", type=positive_int, metavar="D", help="tensor-stm: the PUBLIC vocabulary size")
+    g.add_argument("--n-iter", type=positive_int, metavar="J", help="regress: IRLS iterations, two releases each")
+    g.add_argument("--w-max", type=_positive, metavar="W", help="regress: the largest IRLS weight")
+    g.add_argument("--p", type=float, default=1.0, metavar="P", help="regress: the loss sum |r|^p (default 1: LAD)")
+    g.add_argument("--response-bound", type=_positive, metavar="B", help="regress: the public bound on |y|")
+    if not fit:
+        return
+    g.add_argument("--n-components", type=positive_int, metavar="K", help="pca, tensor-*: components")
+    g.add_argument("--alpha", default=None, metavar="A",
+                   help="precision: the graphical-lasso penalty, a number or 'ebic' (default); ridge: required")
+    g.add_argument("--R", type=_positive, dest="R", metavar="RADIUS", help="select: the public L1 radius")
+    g.add_argument("--phi", default="bic", metavar="PHI", help="select: penalty per column, a number or 'bic'")
+    g.add_argument("--max-size", type=positive_int, metavar="K", help="select: largest model size")
+
+
+def check_analysis(args, fit=True):
+    """One-line refusals of a bad analysis or a missing option, before any data are read."""
+    a = args.analysis
+    if a not in ANALYSES:
+        raise CliError(f"unknown --analysis {a!r}; choose one of {', '.join(ANALYSES)}")
+    need = {"tensor-mog": ["sigma2"], "tensor-stm": ["vocabulary_size"],
+            "regress": ["n_iter", "w_max", "response_bound"]}.get(a, [])
+    if fit:
+        need += {"pca": ["n_components"], "tensor-mog": ["n_components"], "tensor-stm": ["n_components"],
+                 "ridge": ["alpha"], "select": ["R"]}.get(a, [])
+    for name in need:
+        if getattr(args, name, None) is None:
+            raise CliError(f"--{name.replace('_', '-')} is required for --analysis {a}")
+
+
+def plan_options(args):
+    """The public options of the plan (they enter its digest; the sites see them)."""
+    a = args.analysis
+    if a == "tensor-mog":
+        return {"sigma2": args.sigma2}
+    if a == "tensor-stm":
+        return {"vocabulary_size": args.vocabulary_size}
+    if a == "regress":
+        return {"n_iter": args.n_iter, "w_max": args.w_max, "p": args.p}
+    return {}
+
+
+def fit_analysis(args, analysis, output, names):
+    """Fit ``analysis`` to the wing's ``output``; return ``(analysis dict, save(res), one summary line)``."""
+    from .. import estimators as est_mod
+
+    a = analysis
+    figures = not getattr(args, "no_figures", True)
+    if a == "covariance":
+        est = est_mod.PrivateCovariance(psd_floor=0.0).fit_release(output)
+
+        def save(res):
+            res.save_matrix("covariance", est.covariance_, names)
+            if figures:
+                from .. import plots
+
+                res.save_figure("covariance", plots.plot_matrix(est.covariance_, names, title=f"covariance "
+                                                                f"({output.guarantee} against the aggregator)"))
+
+        return {"estimator": "PrivateCovariance", "estimate": "covariance.npy"}, save, "covariance matrix"
+    if a == "pca":
+        from .pca import noise_floor, pca_analysis, save_pca, spectrum
+
+        if not 1 <= args.n_components <= output.n_features:
+            raise CliError(f"--n-components must be in [1, {output.n_features}]; got {args.n_components}")
+        est = est_mod.PrivatePCA(n_components=args.n_components).fit_release(output)
+        floor, eig = noise_floor(output), spectrum(output, args.n_components)
+        info = pca_analysis(est, floor, eig)
+
+        def save(res):
+            save_pca(res, est, names, floor)
+            if figures:
+                from .. import plots
+
+                res.save_figure("spectrum", plots.plot_spectrum(eig, floor, title=f"spectrum ({output.guarantee}) "
+                                                                "against the noise floor"))
+
+        return info, save, f"{info['n_above_noise_floor']} eigenvalue(s) above the noise floor {floor:.3g}"
+    if a in ("precision", "ridge"):
+        return _precision(args, a, output, names, est_mod)
+    if a == "select":
+        return _select(args, output, names, est_mod)
+    if a in ("tensor-mog", "tensor-stm"):
+        return _tensor(args, a, output, names, est_mod)
+    return _regress(output, names)
+
+
+def _precision(args, a, release, names, est_mod):
+    from .precision import RIDGE_THRESHOLD, _edge_rows, edge_matrix, glasso
+
+    if a == "precision":
+        est, _ = glasso(release, parse_alpha(args.alpha or "ebic"), None, 20)
+        E, rule = edge_matrix(est.precision_, None), "non-zero"
+    else:
+        alpha = parse_alpha(args.alpha)
+        if alpha == "ebic":
+            raise CliError("--analysis ridge needs a number for --alpha")
+        est = est_mod.PrivateRidgePrecision(alpha=alpha).fit_release(release)
+        E, rule = edge_matrix(est.precision_, RIDGE_THRESHOLD), f"|partial correlation| > {RIDGE_THRESHOLD}"
+
+    def save(res):
+        res.save_matrix("precision", est.precision_, names)
+        res.save_table("edges.csv", ["feature_a", "feature_b", "partial_correlation", "in_truth"],
+                       _edge_rows(est.precision_, E, names, None))
+        if not getattr(args, "no_figures", True):
+            from .. import plots
+            from .precision import partial_correlations
+
+            res.save_figure("network", plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0),
+                                                          names, title=f"{a} ({release.guarantee}): "
+                                                          f"{int(E.sum() // 2)} edges"))
+
+    info = {"estimator": type(est).__name__, "alpha": float(getattr(est, "alpha_", est.alpha)), "edge_rule": rule,
+            "n_edges": int(E.sum() // 2), "estimate": "precision.npy"}
+    return info, save, f"{info['n_edges']} edge(s)"
+
+
+def _select(args, release, names, est_mod):
+    phi = args.phi if args.phi == "bic" else float(args.phi)
+    est = est_mod.PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=1.0, R=args.R, phi=phi,
+                                        sigma2=args.sigma2 or 1.0, max_size=args.max_size).fit_release(release)
+    chosen = [names[j] for j in est.selected_]
+
+    def save(res):
+        res.save_table("selected.csv", ["feature", "coefficient"],
+                       [[names[j], repr(float(est.coef_[j]))] for j in est.selected_])
+
+    return ({"estimator": "PrivateModelSelection", "selected": chosen, "phi": est.phi_, "R": est.R_,
+             "estimate": "selected.csv"}, save, f"selected {chosen}")
+
+
+def _tensor(args, a, moments, names, est_mod):
+    model = a.split("-")[1]
+    D = moments.second.n_features
+    if not 1 <= args.n_components <= D:
+        raise CliError(f"--n-components must be in [1, {D}]; got {args.n_components}")
+    est = est_mod.PrivateTensorDecomposition(
+        n_components=args.n_components, model=model, row_norm=moments.second.row_norm,
+        sigma2=moments.sigma2, vocabulary_size=D if model == "stm" else None, budget=moments.budget,
+        rng=args.seed).fit_release(moments)
+    labels = names if model == "mog" else [f"w{j}" for j in range(D)]
+
+    def save(res):
+        np.save(res.path("components.npy"), est.components_)
+        res.save_table("components.csv", ["component"] + list(labels),
+                       [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(est.components_)])
+        res.save_table("weights.csv", ["component", "weight"],
+                       [[f"c{j + 1}", repr(float(w))] for j, w in enumerate(est.weights_)])
+
+    return ({"estimator": "PrivateTensorDecomposition", "model": model, "n_components": args.n_components,
+             "weights": est.weights_.tolist(), "estimate": "components.npy"}, save,
+            f"{args.n_components} component(s)")
+
+
+def _regress(fit, names):
+    def save(res):
+        res.save_table("coefficients.csv", ["feature", "coefficient"],
+                       [[n, repr(float(c))] for n, c in zip(names, fit.coef)])
+
+    return ({"estimator": "PrivateIRLS (across sites)", "coefficients": fit.coef.tolist(), "n_iter": fit.n_iter,
+             "estimate": "coefficients.csv"}, save, "coefficients " + ", ".join(f"{c:.3g}" for c in fit.coef))
+
+
+def headline_release(output):
+    """A Release of the output whose metadata the report shows (the first release of a multi-release output)."""
+    if hasattr(output, "second_moment") or hasattr(output, "cross_moment"):
+        return output
+    return output.second if hasattr(output, "second") else output.releases[-1]
+
+
+def multisite_report(command, output, report, analysis, argv, files, extra=None):
+    """The privacy report: the headline is the guarantee against the aggregator; the per-site claim beside it."""
+    rep = privacy_report(command, headline_release(output), analysis=analysis, argv=argv,
+                         extra=dict(extra or {}, files=files))
+    g = report.guarantee
+    rep["privacy"].update(guarantee=str(g), guarantee_detail=g.to_dict(), certified=g.certified,
+                          guarantee_is="against the aggregator, which sees every site's message, with "
+                                       f"{report.colluders} colluding site(s): the guarantee that holds",
+                          per_site_claim=str(report.claimed),
+                          per_site_claim_is="each site's message alone (the papers' claim), shown beside the "
+                                            "headline, never instead of it",
+                          target=report.target)
+    rep["protocol"] = report.to_dict()
+    return rep
+
+
+def print_guarantees(report):
+    print(f"guarantee against the aggregator ({report.colluders} colluder(s)): {report.guarantee}  <- holds "
+          f"(calibrated to meet the budget here: {report.target == 'aggregator'})")
+    print(f"per-site claim (each message alone, the papers' view): {report.claimed}")

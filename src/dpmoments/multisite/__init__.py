@@ -1,0 +1,55 @@
+"""Multi-site releases: sites keep their rows; a Release comes out (layer 3).
+
+The wing in one package. Parties: :class:`Site` (holds data; its one door,
+:meth:`Site.handle`, lets out only guarded statistics or a fixed error code; it answers
+each step of each plan once and owns its budget, :class:`SiteLedger`), the trusted
+dealer (:func:`deal`: CAPE's zero-sum shares, out of band) and the untrusted
+:class:`Aggregator`. A :class:`Plan` is built once from public facts and shipped; the
+aggregator's run (:func:`run_plan`) is written once and drives any :class:`Transport`:
+:class:`InProcessTransport` (default), Flower (:mod:`~dpmoments.multisite.flower`) or gRPC
+(:mod:`~dpmoments.multisite.grpc_transport`).
+
+Every run produces :class:`~dpmoments.Release` objects, so every estimator fits
+from them with ``fit_release``; :mod:`.analyses` adds the multi-release ones (tensor
+moments, IRLS). The headline guarantee is the one that holds against the aggregator, and
+by default the noise is calibrated to meet the budget there (``target="aggregator"``).
+
+>>> import numpy as np
+>>> from dpmoments.multisite import Site, run_cape
+>>> rng = np.random.default_rng(0)
+>>> sites = [Site(f"s{i}", rng.normal(size=(500, 3)) / 4, row_norm=1.0) for i in range(4)]
+>>> release, report = run_cape(sites, epsilon=1.0, delta=1e-5, rng=1)
+>>> release.second_moment.shape, release.n
+((3, 3), 2000)
+>>> round(report.guarantee.epsilon, 6), report.claimed.epsilon < 1.0
+(1.0, True)
+"""
+
+from .aggregator import Aggregator
+from .analyses import ANALYSES, irls, release_tensor_moments
+from .api import (DistributedResult, check_sites, run, run_cape, run_cape_unequal, run_conventional, run_dpdispca,
+                  run_local, run_pooled, run_rounds, run_secure_aggregation)
+from .dealer import Bundle, deal, deal_files, read_bundle, write_bundle
+from .ledger import SiteLedger
+from .messages import (ERRORS, EgressRefused, Hello, MessageRefused, NoiseShare, ProtocolAborted, Query, Reply,
+                       SiteError, SiteFailure, egress_guard, from_wire, to_wire)
+from .noise import JointView, NoisePlan, joint_view
+from .plan import Plan, Round
+from .protocols import PROTOCOLS, TRUST
+from .report import AnalysisReport, ProtocolReport, SiteReport, spend_per_site
+from .run import RunResult, run_plan
+from .site import Site
+from .transport import Failure, InProcessTransport, Transport
+from .unequal import UnequalSolution, solve_unequal
+
+__all__ = [
+    "Site", "SiteLedger", "Aggregator", "Bundle", "deal", "deal_files", "read_bundle", "write_bundle",
+    "Plan", "Round", "PROTOCOLS", "TRUST", "ANALYSES",
+    "Transport", "InProcessTransport", "Failure", "run_plan", "RunResult",
+    "run", "run_rounds", "run_cape", "run_cape_unequal", "run_conventional", "run_secure_aggregation", "run_local",
+    "run_dpdispca", "run_pooled", "DistributedResult", "check_sites", "release_tensor_moments", "irls",
+    "Query", "Reply", "SiteError", "Hello", "NoiseShare", "ERRORS", "to_wire", "from_wire", "egress_guard",
+    "EgressRefused", "MessageRefused", "ProtocolAborted", "SiteFailure",
+    "NoisePlan", "JointView", "joint_view", "ProtocolReport", "SiteReport", "AnalysisReport", "spend_per_site",
+    "UnequalSolution", "solve_unequal",
+]

@@ -1,0 +1,142 @@
+"""The untrusted aggregator: opens a round per step, draws its own noise ``f_s``, admits what belongs, combines.
+
+:meth:`Aggregator.open_step` opens a round for one step of the plan (a fresh round id,
+which every query carries and every reply must echo) and returns the queries.
+:meth:`Aggregator.receive` admits at most one reply per site per round and refuses, with
+a :class:`~.messages.MessageRefused` naming the site and the reason: a reply to another
+plan, step or round (a replay of an earlier round, or one with its tags stripped, does
+not decode), one after the round closed (a slow site is a dropout), a duplicate, the same
+payload bytes seen before, a payload of the wrong statistic, shape or dtype, and a row
+count ``n`` other than the plan's (the noise, weights and guarantees were computed for
+the plan's ``n`` and are never recomputed from a site's claim).
+"""
+
+import hashlib
+import itertools
+import uuid
+
+import numpy as np
+
+from .._rng import as_generator
+from .messages import MessageRefused, Query, Reply, statistic_shape
+from .noise import unit_noise
+
+__all__ = ["Aggregator"]
+
+
+class Aggregator:
+    """The aggregator's side of one plan.
+
+    Parameters
+    ----------
+    plan : Plan
+    rng : None, int or Generator
+        Its own noise ``f_s`` and the top-up (never the sites' noise).
+    """
+
+    _counter = itertools.count(1)
+
+    def __init__(self, plan, rng=None):
+        self.plan = plan
+        self._rng = as_generator(rng)
+        self._f = {}       # round -> {site: f_s}
+        self._round = None  # the open (or last) round: id, step, sites, inbox, closed
+        self._seen = {}    # payload digest -> round id, over every round of this aggregator
+
+    @property
+    def round_id(self):
+        return None if self._round is None else self._round["id"]
+
+    def open_step(self, step, sites, params=None):
+        """Open a round for ``step``: draw ``f_s`` where the plan has it; return ``{site: Query}``."""
+        plan = self.plan
+        rid = f"r{next(Aggregator._counter)}-{uuid.uuid4().hex[:12]}"
+        self._round = dict(id=rid, step=step, sites=tuple(sites), inbox={}, closed=False)
+        queries = {}
+        for name in sites:
+            i = plan.index(name)
+            shares = {}
+            for r in plan.rounds_of(step):
+                std = float(plan.noise[r].f_std[i])
+                if std > 0:
+                    f = std * unit_noise(plan.rounds[r].statistic, plan.n_features, self._rng)
+                    self._f.setdefault(r, {})[name] = f
+                    shares[r] = f
+            queries[name] = Query(plan.digest, step, rid, params, shares)
+        return queries
+
+    def close_step(self):
+        """Close the open round (later replies are refused as late); return its inbox."""
+        if self._round is None:
+            return {}
+        self._round["closed"] = True
+        return dict(self._round["inbox"])
+
+    def receive(self, reply):
+        """Admit one reply into the open round, or raise :class:`MessageRefused` naming the site."""
+        site = getattr(reply, "site", None)
+        rnd, plan = self._round, self.plan
+
+        def refuse(reason, text):
+            raise MessageRefused(f"aggregator refused a message from site {site!r} ({reason}): {text} "
+                                 "No release is made from this run.", site=site, reason=reason)
+
+        if not isinstance(reply, Reply):
+            refuse("wrong-payload", f"expected a Reply; got {type(reply).__name__}.")
+        if rnd is None or rnd["closed"]:
+            refuse("late", "no round is open (a slow site is a dropout).")
+        if reply.plan != plan.digest:
+            refuse("wrong-plan", f"it answers plan {reply.plan[:12]}, not {plan.digest[:12]}.")
+        if reply.round_id != rnd["id"] or reply.step != rnd["step"]:
+            refuse("stale-round", f"it answers round {reply.round_id!r} (step {reply.step}), not the open round "
+                                  f"{rnd['id']!r} (step {rnd['step']}).")
+        if site not in rnd["sites"]:
+            refuse("unknown-site", f"not a site asked in this round {list(rnd['sites'])}.")
+        if site in rnd["inbox"]:
+            refuse("duplicate", f"a message from this site was already received in round {rnd['id']!r}.")
+        self._check_payload(reply, refuse)
+        planned = int(plan.n[plan.index(site)])
+        if int(reply.n) != planned:
+            refuse("wrong-n", f"it claims n={reply.n}, the plan has n={planned}; the noise, weights and "
+                   "guarantees were computed for the plan's n.")
+        digest = hashlib.sha256(site.encode() + b"|" + b"".join(v.tobytes() for _, v in
+                                                                reply.values.values())).hexdigest()
+        if digest in self._seen:
+            refuse("replayed", f"the same payload was already received in round {self._seen[digest]!r}.")
+        self._seen[digest] = rnd["id"]
+        rnd["inbox"][site] = reply
+        return reply
+
+    def _check_payload(self, reply, refuse):
+        plan = self.plan
+        want = set(plan.rounds_of(self._round["step"]))
+        if set(reply.values) != want or reply.n_features != plan.n_features:
+            refuse("wrong-payload", f"it answers rounds {sorted(reply.values)} with n_features={reply.n_features}; "
+                   f"the step has rounds {sorted(want)} with n_features={plan.n_features}.")
+        for r, (statistic, value) in reply.values.items():
+            kind = "factor" if plan.rank is not None else plan.rounds[r].statistic
+            shape = statistic_shape(kind, plan.n_features, plan.rank)
+            if (statistic != kind or not isinstance(value, np.ndarray) or value.dtype != np.float64
+                    or value.shape != shape or not np.all(np.isfinite(value))):
+                refuse("wrong-payload", f"round {r}: payload {statistic!r} of shape {getattr(value, 'shape', None)} "
+                       f"and dtype {getattr(value, 'dtype', type(value).__name__)}; the round expects {kind!r} of "
+                       f"shape {shape} and dtype float64.")
+
+    def combine(self, round_index, replies):
+        """``sum_s mu'_s (y_s - f_s)`` over the replies (``mu'`` renormalised); factors: ``sum mu'_s P_s P_s^T``."""
+        plan = self.plan
+        names = [s for s in plan.sites if s in replies]
+        if not names:
+            return None
+        mu = np.array([plan.weights[plan.index(s)] for s in names])
+        mu = mu / mu.sum()
+        f = self._f.get(round_index, {})
+        total = 0.0
+        for m, name in zip(mu, names):
+            value = replies[name].value(round_index)
+            total = total + m * (value @ value.T if plan.rank is not None else value - f.get(name, 0.0))
+        return total
+
+    def top_up(self, statistic, std):
+        """Extra noise so the output never has less noise than every survivor's claim needs."""
+        return std * unit_noise(statistic, self.plan.n_features, self._rng) if std > 0 else 0.0

@@ -1,0 +1,229 @@
+r"""What each analysis releases across sites, and the post-processing that turns the releases into its input.
+
+:data:`ANALYSES` is the table the API, ``dpmoments simulate`` and the deployments share:
+for each analysis, the rows a site forms, the rounds it releases (with their shares of
+every site's budget), how the rounds compose, and what the aggregator makes of them --
+a :class:`~dpmoments.Release` (every second-moment estimator, and model selection, fits
+it with ``fit_release``), a :class:`~dpmoments.moments.tensor_moments.TensorMoments`
+(``PrivateTensorDecomposition.fit_release``) or an :class:`IRLSFit`. Everything after the
+releases is post-processing.
+
+* ``covariance``, ``pca``, ``precision``, ``ridge``: one second moment.
+* ``select``: one second moment of the rows ``(x, y)`` (model selection reads ``X^T X``,
+  ``X^T y`` and ``y^T y`` from it).
+* ``tensor-mog``: the second moment, the plain third moment and the mean (the cross moment
+  against the constant 1), shares ``(0.5, 0.4, 0.1)``; the aggregator forms
+  :math:`\hat M_3 = \hat T_3 - \sigma^2\mathcal T(\hat m)` (``sigma2`` public). The
+  single-machine release folds the mean into one statistic; across sites the plain
+  moments are what a site can release, so the mean costs a third round.
+* ``tensor-stm``: each document becomes the row :math:`(x_1, x_2, x_3)\in\{0,1\}^{3D}`,
+  :math:`\|z\| = \sqrt3`; :math:`\hat M_2` is the symmetrised mean of the (1,2), (1,3), (2,3)
+  blocks of its second moment and :math:`\hat M_3` the symmetrised (1,2,3) block of its
+  third (shares ``(0.5, 0.5)``). The embedded rows' generic sensitivities exceed the
+  one-hot-specific ones of the single-machine release.
+* ``regress`` (IRLS, Park & Welling): ``J`` steps, each releasing the weighted moments
+  ``A`` (cross) and ``B`` (second) at the previous private iterate, shares ``split/J`` and
+  ``(1 - split)/J`` of a zCDP budget; :math:`\theta_j = \tilde B_+^{-1}\tilde A` with the
+  eigenvalues of ``B`` floored at ``2 sqrt(d)`` times its noise std (public).
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import check_int, check_nonnegative, check_positive
+from ..moments import Release, symmetrise_matrix, symmetrise_tensor
+from ..privacy import compose
+from ..moments.tensor_moments import TensorBudget, TensorMoments, mean_correction
+from ..solvers.irls import solve_weighted
+from .plan import Plan, Round
+from .report import AnalysisReport
+
+__all__ = ["Analysis", "ANALYSES", "plan_analysis", "finish_analysis", "IRLSFit", "analyse",
+           "release_tensor_moments", "irls"]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One row of :data:`ANALYSES`."""
+
+    name: str
+    rows: str            # what a site's rows are (see Plan)
+    needs_y: bool
+    composition: str
+    output: str          # "release", "tensor", "irls"
+
+
+ANALYSES = {a.name: a for a in (
+    Analysis("covariance", "x", False, "basic", "release"),
+    Analysis("pca", "x", False, "basic", "release"),
+    Analysis("precision", "x", False, "basic", "release"),
+    Analysis("ridge", "x", False, "basic", "release"),
+    Analysis("select", "xy", True, "basic", "release"),
+    Analysis("tensor-mog", "x", False, "basic", "tensor"),
+    Analysis("tensor-stm", "stm", False, "basic", "tensor"),
+    Analysis("regress", "x", True, "zcdp", "irls"),
+)}
+
+
+def _rounds(name, options):
+    if name == "tensor-mog":
+        s2, s3, sm = options.get("shares", (0.5, 0.4, 0.1))
+        return (Round("second", s2), Round("third", s3), Round("cross", sm, response="ones"))
+    if name == "tensor-stm":
+        s2, s3 = options.get("shares", (0.5, 0.5))
+        return (Round("second", s2), Round("third", s3))
+    if name == "regress":
+        J, split = check_int(options["n_iter"], "n_iter"), float(options.get("split", 0.5))
+        if not 0 < split < 1:
+            raise ValueError(f"'split' must be a fraction in (0, 1); got {split!r}.")
+        w, p = check_positive(options["w_max"], "w_max"), float(options.get("p", 1.0))
+        return tuple(r for j in range(J) for r in (Round("cross", split / J, j, w_max=w, p=p),
+                                                   Round("second", (1 - split) / J, j, w_max=w, p=p)))
+    return (Round("second"),)
+
+
+def plan_analysis(name, protocol, sites, n, *, n_features, options=None, composition=None, **facts):
+    """The :class:`~.plan.Plan` of analysis ``name`` (a key of :data:`ANALYSES`) from public facts.
+
+    ``n_features`` is the width of the site's *data* (word-id documents: their vocabulary
+    comes from ``options["vocabulary_size"]``); ``facts`` go to :meth:`Plan.build`.
+    """
+    if name not in ANALYSES:
+        raise ValueError(f"'analysis' must be one of {sorted(ANALYSES)}; got {name!r}.")
+    a, options = ANALYSES[name], dict(options or {})
+    if name == "tensor-mog":
+        options["sigma2"] = check_nonnegative(options.get("sigma2"), "sigma2")
+    width = n_features + (a.rows == "xy")
+    vocab = None
+    if a.rows == "stm":
+        vocab = check_int(options.get("vocabulary_size"), "vocabulary_size")
+        width = 3 * vocab
+        facts["row_norm"] = math.sqrt(3.0)  # a document's embedded row has norm exactly sqrt(3): public
+    if name == "regress" and facts.get("response_bound") is None:
+        raise ValueError("analysis 'regress' needs the public 'response_bound'.")
+    return Plan.build(protocol, sites, n, n_features=width, rounds=_rounds(name, options), rows=a.rows,
+                      vocabulary_size=vocab, composition=composition or a.composition, analysis=name,
+                      options={k: v for k, v in options.items() if k != "shares"}, **facts)
+
+
+@dataclass(frozen=True, eq=False)
+class IRLSFit:
+    """Private IRLS across sites: the coefficients and the guarantee they consumed."""
+
+    coef: np.ndarray
+    n_iter: int
+    guarantee: object
+    releases: tuple
+    n_psd_clipped: tuple
+
+
+def next_params(plan):
+    """IRLS: the public iterate of each step from the previous step's releases (``None`` otherwise)."""
+    if plan.analysis != "regress":
+        return None
+    d = plan.n_features
+
+    def params(step, releases):
+        if step == 0:
+            return np.zeros(d)
+        A, B = releases[-2], releases[-1]
+        return _solve(A, B)[0]
+
+    return params
+
+
+def _solve(A, B):
+    floor = 2.0 * math.sqrt(B.n_features) * B.noise_scale
+    return solve_weighted(B.second_moment, A.cross_moment, floor)
+
+
+def finish_analysis(plan, result, *, protocol_notes=()):
+    """``(output, report)`` of a finished run of ``plan`` (see the module docstring)."""
+    releases, reports = result
+    a = ANALYSES.get(plan.analysis)
+    if a is None or a.output == "release":
+        return releases[0], reports[0]
+    budget = {f"round {i} ({r.statistic})": r.share for i, r in enumerate(plan.rounds)}
+    names = ("second", "third", "mean") if a.output == "tensor" else \
+        tuple(f"{k}{j}" for j in range(len(plan.steps)) for k in ("A", "B"))
+    report = AnalysisReport(plan.protocol, plan.analysis, plan.colluders, plan.target, plan.composition,
+                            dict(zip(names, reports)), budget, tuple(protocol_notes),
+                            delta=max(plan.delta) if plan.composition == "zcdp" else None)
+    if a.output == "tensor":
+        return _tensor(plan, releases, report), report
+    theta, clipped = _solve(releases[-2], releases[-1])
+    return IRLSFit(theta, len(plan.steps), report.guarantee, tuple(releases), (clipped,)), report
+
+
+def _derived(release, name, value, n_features, guarantee, steps):
+    exact = release.mechanism == "none"
+    return Release(n=release.n, n_features=n_features, row_norm=release.row_norm, mechanism=release.mechanism,
+                   noise_scale=release.noise_scale, neighbours=release.neighbours, guarantee=guarantee,
+                   randomness=release.randomness, calibration=release.calibration,
+                   sensitivity=None if exact else release.sensitivity,
+                   sensitivity_norm=None if exact else release.sensitivity_norm,
+                   postprocessing=release.postprocessing + tuple(steps), **{name: value})
+
+
+def _tensor(plan, releases, report):
+    tag = f"multisite-tensor(model={plan.analysis[7:]}, protocol={plan.protocol})"
+    shares = [r.share for r in plan.rounds]
+    if plan.analysis == "tensor-mog":
+        second, third, mean = releases
+        sigma2 = float(plan.option("sigma2"))
+        M3 = symmetrise_tensor(third.third_moment - sigma2 * mean_correction(mean.cross_moment))
+        g3 = compose([third.guarantee, mean.guarantee], composition=plan.composition)
+        r2 = _derived(second, "second_moment", second.second_moment, plan.n_features, second.guarantee, (tag,))
+        r3 = _derived(third, "third_moment", M3, plan.n_features, g3,
+                      (tag, "third - sigma2 * T(mean) (mean: its own round)"))
+        budget = TensorBudget(second=shares[0], third=min(1.0 - shares[0], shares[1] + shares[2]))
+        return TensorMoments("mog", r2, r3, report.guarantee, sigma2, budget)
+    D = int(plan.vocabulary_size)
+    b = [slice(j * D, (j + 1) * D) for j in range(3)]
+    S2, S3 = releases[0].second_moment, releases[1].third_moment
+    M2 = symmetrise_matrix((S2[b[0], b[1]] + S2[b[0], b[2]] + S2[b[1], b[2]]) / 3.0)
+    M3 = symmetrise_tensor(S3[b[0], b[1], b[2]])
+    r2 = _derived(releases[0], "second_moment", M2, D, releases[0].guarantee,
+                  (tag, "stm: sym mean of blocks (1,2), (1,3), (2,3) of the (x1, x2, x3) embedding"))
+    r3 = _derived(releases[1], "third_moment", M3, D, releases[1].guarantee,
+                  (tag, "stm: sym block (1,2,3) of the (x1, x2, x3) embedding"))
+    return TensorMoments("stm", r2, r3, report.guarantee, None, TensorBudget(second=shares[0], third=shares[1]))
+
+
+# -- in process -------------------------------------------------------------------------------------------------
+def analyse(sites, analysis, *, protocol="cape", epsilon, delta, options=None, composition=None, **kwargs):
+    """Run ``analysis`` (a key of :data:`ANALYSES`) across in-process ``sites``: ``(output, report)``.
+
+    ``kwargs`` as :func:`~.api.run` (``neighbours``, ``calibration``, ``target``, ``colluders``,
+    ``weights``, ``failures``, ``min_sites``, ``on_dropout``, ``rng``, ``transport``).
+    """
+    from .api import run_rounds
+
+    if analysis not in ANALYSES:
+        raise ValueError(f"'analysis' must be one of {sorted(ANALYSES)}; got {analysis!r}.")
+    result = run_rounds(sites, protocol=protocol, epsilon=epsilon, delta=delta, analysis=analysis, options=options,
+                        composition=composition or ANALYSES[analysis].composition, next_params=next_params,
+                        **kwargs)
+    return finish_analysis(result.plan, result)
+
+
+def release_tensor_moments(sites, *, model, epsilon, delta, sigma2=None, vocabulary_size=None, shares=None,
+                           **kwargs):
+    """The moments of a tensor decomposition across sites: ``(TensorMoments, AnalysisReport)``.
+
+    ``model="mog"``: sites hold rows and the public ``sigma2``; ``"stm"``: sites hold word ids
+    ``(n, 3)`` of a public ``vocabulary_size``. ``shares``: of each site's budget per round.
+    """
+    options = {"sigma2": sigma2} if model == "mog" else {"vocabulary_size": vocabulary_size}
+    if shares is not None:
+        options["shares"] = tuple(shares)
+    return analyse(sites, f"tensor-{model}", epsilon=epsilon, delta=delta, options=options, **kwargs)
+
+
+def irls(sites, *, epsilon, delta, n_iter, w_max, p=1.0, split=0.5, **kwargs):
+    """Private IRLS (least absolute deviations by default) across sites: ``(IRLSFit, AnalysisReport)``."""
+    return analyse(sites, "regress", epsilon=epsilon, delta=delta,
+                   options={"n_iter": n_iter, "w_max": w_max, "p": p, "split": split}, **kwargs)
+

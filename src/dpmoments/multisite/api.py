@@ -1,0 +1,283 @@
+"""Multi-site releases in one call: plan, deal, run over a transport, return ``(release, report)``.
+
+:func:`run` plans one release of ``statistic`` under ``protocol`` (a row of
+:data:`~.protocols.PROTOCOLS`) from the sites' public facts, deals each site its
+bundle (out of band: in process, handed to the site object), and drives the aggregator's
+round over the transport (in process by default). The release's ``guarantee`` is the one
+that holds against the aggregator; by default the noise is calibrated so that it meets
+``(epsilon, delta)`` (``target="aggregator"``), with ``colluders`` sites helping the
+aggregator. ``target="per-site"`` reproduces the papers' calibration of each message alone.
+:func:`run_cape` and its siblings are :func:`run` with the protocol named.
+"""
+
+import itertools
+import warnings
+
+import numpy as np
+
+from .._rng import as_generator, describe_randomness, spawn
+from .._validation import check_int, check_option
+from ..exceptions import NotPrivateWarning
+from ..moments import Release, moment_sensitivity
+from ..privacy import calibrate_gaussian
+from .dealer import deal
+from .messages import ProtocolAborted
+from .noise import unit_noise
+from .plan import NEIGHBOURS, Plan, Round
+from .protocols import PROTOCOLS, TRUST
+from .report import ProtocolReport, SiteReport
+from .run import run_plan
+from .site import Site
+from .transport import InProcessTransport
+from .unequal import check_weights
+
+__all__ = ["run", "run_rounds", "check_sites", "run_cape", "run_cape_unequal", "run_conventional",
+           "run_secure_aggregation", "run_local", "run_dpdispca", "run_pooled", "DistributedResult"]
+
+PHASES = ("before-deal", "after-deal")
+
+
+class DistributedResult(tuple):
+    """``(release, report)``: the foundation Release and the :class:`~.report.ProtocolReport`."""
+
+    __slots__ = ()
+
+    def __new__(cls, release, report):
+        return super().__new__(cls, (release, report))
+
+    @property
+    def release(self):
+        return self[0]
+
+    @property
+    def report(self):
+        return self[1]
+
+
+def check_sites(sites, minimum=1):
+    """A list of at least ``minimum`` :class:`Site` objects with unique names, one width, shared bounds and centre."""
+    if isinstance(sites, Site):
+        sites = [sites]
+    sites = list(sites)
+    if len(sites) < minimum or not all(isinstance(s, Site) for s in sites):
+        raise TypeError(f"'sites' must be a sequence of at least {minimum} Site objects; got {sites!r}.")
+    names = [s.name for s in sites]
+    if len(set(names)) != len(names):
+        raise ValueError(f"site names must be unique; got {names}.")
+    first = sites[0]
+    for s in sites[1:]:
+        if s.n_features != first.n_features:
+            raise ValueError(f"all sites must have the same n_features; {s.name!r} has {s.n_features}, "
+                             f"{first.name!r} has {first.n_features}.")
+        if s.row_norm != first.row_norm or s.response_bound != first.response_bound:
+            raise ValueError("all sites must share the public bounds 'row_norm' and 'response_bound'.")
+        if (s.center is None) != (first.center is None) or (s.center is not None
+                                                             and not np.array_equal(s.center, first.center)):
+            raise ValueError("all sites must share the same public 'center'.")
+    return sites
+
+
+def _enrol(sites, failures):
+    failures = dict(failures or {})
+    for name, phase in failures.items():
+        if phase not in PHASES:
+            raise ValueError(f"failure phase for site {name!r} must be one of {PHASES}; got {phase!r}.")
+    unknown = set(failures) - {s.name for s in sites}
+    if unknown:
+        raise ValueError(f"failures name unknown sites: {sorted(unknown)}.")
+    alive = [s for s in sites if failures.get(s.name) != "before-deal"]
+    dropped = tuple((s.name, "before-deal") for s in sites if failures.get(s.name) == "before-deal")
+    return alive, dropped, {k: v for k, v in failures.items() if v == "after-deal"}
+
+
+def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbours="replace-one",
+               calibration="analytic", composition="basic", target="aggregator", weights=None, colluders=0,
+               failures=None, min_sites=None, on_dropout="complete", rng=None, rank=None, next_params=None,
+               transport=None, analysis=None, options=None):
+    """Plan ``rounds`` (or ``analysis``, a key of :data:`~.analyses.ANALYSES`) over in-process ``sites``,
+    deal, and run; return a :class:`~.run.RunResult`.
+
+    The general form behind :func:`run` and :func:`~.analyses.analyse`. ``transport``: a
+    callable ``sites -> Transport`` (default :class:`~.transport.InProcessTransport`);
+    ``next_params``: a callable ``plan -> callable(step, releases)`` for adaptive steps.
+    """
+    from .analyses import plan_analysis
+
+    check_option(protocol, "protocol", tuple(k for k in PROTOCOLS if k != "pooled"))
+    check_option(on_dropout, "on_dropout", ("complete", "abort"))
+    sites = check_sites(sites)
+    alive, dropped_before, after = _enrol(sites, failures)
+    need = max(PROTOCOLS[protocol].min_sites, 1 if min_sites is None else check_int(min_sites, "min_sites"))
+    if len(alive) < need:
+        raise ProtocolAborted(f"{protocol}: {len(alive)} site(s) joined; at least {need} are needed. No release "
+                              "was made.", {"dropped": list(dropped_before)})
+    first = alive[0]
+    facts = dict(row_norm=first.row_norm, response_bound=first.response_bound, center=first.center,
+                 neighbours=neighbours, calibration=calibration, target=target, colluders=colluders,
+                 weights=_weights_of(weights, sites, alive), rank=rank, **_budgets(epsilon, delta, sites, alive))
+    names, n = [s.name for s in alive], [s.n for s in alive]
+    if analysis is not None:
+        plan = plan_analysis(analysis, protocol, names, n, n_features=first.n_features, options=options,
+                             composition=composition, **facts)
+    else:
+        plan = Plan.build(protocol, names, n, n_features=first.n_features, rounds=rounds, composition=composition,
+                          **facts)
+    dealer_rng, agg_rng, site_root, pair_root = spawn(as_generator(rng), 4)
+    pairs = {(a, b): np.random.SeedSequence(pair_root.integers(0, 2**63, size=4).tolist())
+             for a, b in itertools.combinations(plan.sites, 2)} if plan.masking == "pairwise" else None
+    link = InProcessTransport(alive, failures=after) if transport is None else transport(alive)
+    for (name, bundle), gen in zip(deal(plan, dealer_rng, pairs).items(), spawn(site_root, len(alive))):
+        next(s for s in alive if s.name == name).accept(bundle, rng=gen)
+        if bundle.shares:  # the out-of-band hop, for the spy: never through the aggregator
+            link.transcript.append({"type": "Bundle", "from": "noise-generator", "to": name, "shapes": [
+                tuple(e.shape) for e in bundle.shares.values()], "finite": True,
+                "shape": tuple(next(iter(bundle.shares.values())).shape)})
+    try:
+        return run_plan(plan, link, rng=agg_rng, min_sites=min_sites, on_dropout=on_dropout,
+                        next_params=None if next_params is None else next_params(plan),
+                        dropped_before=dropped_before, randomness=describe_randomness(rng))
+    finally:
+        link.close()
+
+
+def _budgets(epsilon, delta, sites, alive):
+    """Each alive site's (epsilon, delta), from a scalar or one value per site."""
+    index = {s.name: i for i, s in enumerate(sites)}
+    out = {}
+    for key, value in (("epsilon", epsilon), ("delta", delta)):
+        if np.ndim(value) == 0:
+            out[key] = value
+            continue
+        if len(value) != len(sites):
+            raise ValueError(f"'{key}' must be a scalar or one value per site ({len(sites)}); got {len(value)}.")
+        out[key] = [float(value[index[s.name]]) for s in alive]
+    return out
+
+
+def _weights_of(weights, sites, alive):
+    if weights is None:
+        return None
+    index = {s.name: i for i, s in enumerate(sites)}
+    w = check_weights(weights, len(sites))[[index[s.name] for s in alive]]
+    return w / w.sum()
+
+
+def run(sites, *, protocol="cape", epsilon, delta, statistic="second", neighbours="replace-one",
+        calibration="analytic", target="aggregator", weights=None, colluders=0, failures=None, min_sites=None,
+        on_dropout="complete", rng=None, rank=None, transport=None):
+    """One release of ``statistic`` across ``sites``: ``(release, report)``.
+
+    Parameters
+    ----------
+    sites : sequence of Site
+    protocol : str
+        A key of :data:`~.protocols.PROTOCOLS` (``"pooled"`` is the reference :func:`run_pooled`).
+    epsilon, delta : float, or one per site
+        Each site's budget.
+    statistic : {"second", "cross", "third"}
+    neighbours : {"replace-one", "zero-out"}
+    calibration : {"analytic", "classic", "zcdp"}
+    target : {"aggregator", "per-site"}, default="aggregator"
+        Calibrate so that the guarantee against the aggregator (with ``colluders``) meets the
+        budget, or (the papers') so that each message alone does.
+    weights : array-like of shape (S,), optional
+        The aggregator's weights, > 0, sum 1; default ``N_s / N``.
+    colluders : int
+        Sites assumed to collude with the aggregator.
+    failures : dict of str -> {"before-deal", "after-deal"}, optional
+        Injected site failures (tests, drills).
+    min_sites : int, optional
+    on_dropout : {"complete", "abort"}
+    rng : None, int or Generator
+    rank : int, optional
+        ``protocol="dpdispca"``: the factors' rank.
+    transport : callable(sites) -> Transport, optional
+
+    Returns
+    -------
+    DistributedResult
+    """
+    if protocol == "pooled":
+        return run_pooled(sites, epsilon=epsilon, delta=delta, statistic=statistic, neighbours=neighbours,
+                          calibration=calibration, rng=rng)
+    check_option(statistic, "statistic", ("second", "cross", "third"))
+    releases, reports = run_rounds(sites, (Round(statistic),), protocol=protocol, epsilon=epsilon, delta=delta,
+                                   neighbours=neighbours, calibration=calibration, target=target, weights=weights,
+                                   colluders=colluders, failures=failures, min_sites=min_sites,
+                                   on_dropout=on_dropout, rng=rng, rank=rank, transport=transport)
+    return DistributedResult(releases[0], reports[0])
+
+
+def _named(protocol, doc):
+    def runner(sites, *, epsilon, delta, **kwargs):
+        return run(sites, protocol=protocol, epsilon=epsilon, delta=delta, **kwargs)
+
+    runner.__name__ = runner.__qualname__ = f"run_{protocol.replace('-', '_')}"
+    runner.__doc__ = doc + "\n\n    Parameters and returns as :func:`run`.\n\n    Privacy\n    -------\n    " + \
+        TRUST[protocol]
+    return runner
+
+
+run_cape = _named("cape", "CAPE (Imtiaz & Sarwate): zero-sum shares from a trusted dealer, pooled-level noise.")
+run_conventional = _named("conventional", "Conventional averaging: every site adds its own full noise.")
+run_secure_aggregation = _named("secure-aggregation", "CAPE's utility without a trusted dealer: pairwise masks.")
+
+
+def run_cape_unequal(sites, *, epsilons, deltas, weights=None, **kwargs):
+    """CAPE with per-site ``(epsilon_s, delta_s)``, sizes ``N_s`` and weights ``mu_s``."""
+    return run_cape(sites, epsilon=epsilons, delta=deltas, weights=weights, **kwargs)
+
+
+def run_local(site, *, epsilon, delta, **kwargs):
+    """One site alone: its own Gaussian release (the papers' "local" baseline)."""
+    if not isinstance(site, Site):
+        raise TypeError(f"'site' must be a Site; got {type(site).__name__}.")
+    return run([site], protocol="local", epsilon=epsilon, delta=delta, **kwargs)
+
+
+def run_dpdispca(sites, *, epsilon, delta, rank, **kwargs):
+    """DPdisPCA baseline: each site sends a rank-``rank`` factor of its own Gaussian release.
+
+    The release's second moment is ``sum_s mu_s P_s P_s^T`` (rank <= S * rank, PSD); its
+    ``noise_scale`` is the conventional aggregate's before truncation.
+    """
+    sites = check_sites(sites)
+    rank = check_int(rank, "rank", minimum=1)
+    if rank > sites[0].n_features:
+        raise ValueError(f"'rank' must be <= n_features={sites[0].n_features}; got {rank}.")
+    return run(sites, protocol="dpdispca", epsilon=epsilon, delta=delta, rank=rank, **kwargs)
+
+
+def run_pooled(sites, *, epsilon, delta, statistic="second", neighbours="replace-one", calibration="analytic",
+               rng=None):
+    """Reference: a trusted curator pools every site's rows and releases once (CAPE's target)."""
+    sites = check_sites(sites)
+    check_option(statistic, "statistic", ("second", "cross", "third"))
+    check_option(neighbours, "neighbours", NEIGHBOURS)
+    n = sum(s.n for s in sites)
+    first = sites[0]
+    sens = moment_sensitivity(statistic, norm="l2", n_samples=n, n_features=first.n_features, neighbours=neighbours,
+                              row_norm=first.row_norm, response_bound=first.response_bound)
+    tau, guarantee = calibrate_gaussian(epsilon, delta, sens, calibration)
+    if tau == 0:
+        warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning, stacklevel=2)
+    exact = sum((s.n / n) * s._exact(statistic) for s in sites)
+    noise = tau * unit_noise(statistic, first.n_features, as_generator(rng)) if tau > 0 else 0.0
+    reports = tuple(SiteReport(site=s.name, n=s.n, status="ok", weight=s.n / n, claimed=guarantee,
+                               joint_view=guarantee, output=guarantee) for s in sites)
+    report = ProtocolReport("pooled", statistic, 0, reports, guarantee, guarantee, guarantee, tau, tau,
+                            trust=TRUST["pooled"], target="per-site", neighbours=neighbours)
+    return DistributedResult(_pooled_release(sites, exact + noise, tau, guarantee, statistic, neighbours,
+                                             calibration, sens, rng), report)
+
+
+def _pooled_release(sites, value, tau, guarantee, statistic, neighbours, calibration, sens, rng):
+    first, exact = sites[0], tau == 0
+    return Release(n=sum(s.n for s in sites), n_features=first.n_features, row_norm=first.row_norm,
+                   mechanism="none" if exact else "gaussian", noise_scale=float(tau), neighbours=neighbours,
+                   guarantee=guarantee, randomness="none" if exact else describe_randomness(rng),
+                   response_bound=first.response_bound, center=first.center,
+                   calibration=None if exact else calibration, sensitivity=None if exact else sens,
+                   sensitivity_norm=None if exact else "l2", postprocessing=(f"pooled(sites={len(sites)})",),
+                   **{f"{statistic}_moment": value})
+

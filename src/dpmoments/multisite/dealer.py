@@ -1,0 +1,113 @@
+"""The trusted noise generator: deals each site its secrets for a plan, out of band.
+
+For CAPE a site's :class:`Bundle` holds its zero-sum share ``e_s`` of every round
+(``sum_s mu_s e_s = 0`` exactly for every draw) and the plan; for secure aggregation
+(simulated in process) the seeds of the pairwise masks it shares. A bundle reaches its
+site only, never through the aggregator: if the aggregator saw ``e_s`` it could strip
+the noise from that site's message. In a deployment it is a file (:func:`write_bundle`,
+mode 600) that the site is given by hand or over its own channel.
+"""
+
+import io
+import itertools
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .._rng import as_generator
+from .noise import unit_noise
+from .plan import Plan
+
+__all__ = ["Bundle", "deal", "write_bundle", "read_bundle", "deal_files", "plan_json"]
+
+
+@dataclass(frozen=True, eq=False)
+class Bundle:
+    """What one site needs from the dealer for one plan: its shares (round -> ``e_s``) and pairwise masks."""
+
+    plan: Plan
+    site: str
+    shares: dict = field(default_factory=dict)
+    masks: dict = field(default_factory=dict)  # round -> [(coefficient, SeedSequence)] (in process only)
+
+    def __post_init__(self):
+        if self.site not in self.plan.sites:
+            raise ValueError(f"site {self.site!r} is not in the plan's sites {list(self.plan.sites)}.")
+        shares = {}
+        for r, e in self.shares.items():
+            arr = np.array(e, dtype=np.float64)
+            arr.setflags(write=False)
+            shares[int(r)] = arr
+        object.__setattr__(self, "shares", shares)
+
+
+def deal(plan, rng=None, pair_seeds=None):
+    """One :class:`Bundle` per site of ``plan`` (``rng=None``: OS entropy, as a real deal must be).
+
+    ``pair_seeds`` maps a pair ``(s, t)`` to the seed both sites agreed on (secure
+    aggregation, simulated in process); the dealer does not draw them.
+    """
+    gen = as_generator(rng)
+    d = plan.n_features
+    shares = {s: {} for s in plan.sites}
+    masks = {s: {} for s in plan.sites}
+    for r, (rnd, noise) in enumerate(zip(plan.rounds, plan.noise)):
+        L = noise.e_factor
+        if plan.masking == "dealer" and np.any(L != 0):
+            Z = unit_noise(rnd.statistic, d, gen, size=L.shape[1])
+            E = np.tensordot(L, Z, axes=1)
+            for i, s in enumerate(plan.sites):
+                shares[s][r] = E[i]
+        elif plan.masking == "pairwise" and np.any(L != 0):
+            for j, pair in enumerate(itertools.combinations(plan.sites, 2)):
+                for s in pair:
+                    seed = np.random.SeedSequence(pair_seeds[pair].entropy, spawn_key=(r,))
+                    masks[s].setdefault(r, []).append((float(L[plan.index(s), j]), seed))
+    return {s: Bundle(plan, s, shares[s], masks[s]) for s in plan.sites}
+
+
+def write_bundle(bundle, path):
+    """Write a deployable bundle (the plan and ``e_s`` per round) to ``path``, readable by its owner only."""
+    if bundle.masks:
+        raise ValueError("pairwise masks are simulated in process only; they are not written to files.")
+    buf = io.BytesIO()
+    np.savez(buf, plan=np.array(bundle.plan.to_json()), site=np.array(bundle.site),
+             **{f"e{r}": e for r, e in bundle.shares.items()})
+    path = Path(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(buf.getvalue())
+    path.chmod(0o600)
+    return path
+
+
+def read_bundle(path, site=None):
+    """Read a share file; check it is meant for ``site``."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            plan = Plan.from_json(str(z["plan"]))
+            name = str(z["site"])
+            shares = {int(k[1:]): z[k] for k in z.files if k.startswith("e")}
+    except (OSError, ValueError, KeyError) as exc:
+        raise ValueError(f"share file '{path}' is not a dpmoments share file ({type(exc).__name__}).") from None
+    if site is not None and name != site:
+        raise ValueError(f"share file '{path}' is for site {name!r}, not {site!r}.")
+    return Bundle(plan, name, shares)
+
+
+def plan_json(plan):
+    """The text of ``plan.json``: the public plan, readable (its digest is of the canonical form)."""
+    return json.dumps(plan.to_dict(), indent=1, sort_keys=True) + "\n"
+
+
+def deal_files(plan, out_dir, rng=None):
+    """Deal ``plan`` into ``out_dir``: ``plan.json`` (public) and ``<site>.npz`` (secret, one per site)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {s: write_bundle(b, out / f"{s}.npz") for s, b in deal(plan, rng).items()}
+    (out / "plan.json").write_text(plan_json(plan))
+    paths["plan"] = out / "plan.json"
+    return paths

@@ -1,0 +1,109 @@
+"""Flower as a transport (optional extra ``dpmoments[flower]``, flwr 1.41.x).
+
+One SuperLink (the aggregator's host) and one SuperNode per site; every message is one
+``query.dpmoments`` carrying the bytes of a :mod:`~.messages` message, nothing else.
+
+* :class:`FlowerTransport` -- the aggregator's side on a ServerApp's ``Grid``: a hello to
+  every node maps Flower's opaque node ids to site names; each step pushes one message per
+  site and polls the replies (every ``poll_s``, not ``send_and_receive``'s 3 s).
+* :data:`app` -- the site's ClientApp: it forwards the bytes to the site's own long-lived
+  process (``node_config["site-socket"]``, :mod:`.door`) and returns that process's bytes.
+  It never reads data, and what it raises is a fixed sentence.
+
+The ServerApp that drives :func:`~.run.run_plan` over this transport and writes the result
+is the command line's (:mod:`dpmoments.cli._serverapp`).
+"""
+
+import time
+
+import numpy as np
+from flwr.app import Array, ArrayRecord, Message, RecordDict
+from flwr.clientapp import ClientApp
+
+from .door import ask_site
+from .messages import Hello, SiteError, from_wire, to_wire
+from .transport import Failure, Transport
+
+__all__ = ["FlowerTransport", "app", "pack", "unpack", "MESSAGE_TYPE"]
+
+MESSAGE_TYPE = "query.dpmoments"
+
+
+def pack(data):
+    """Bytes as the one array of a RecordDict."""
+    return RecordDict({"m": ArrayRecord({"b": Array(np.frombuffer(bytes(data), dtype=np.uint8))})})
+
+
+def unpack(content):
+    return content["m"]["b"].numpy().tobytes()
+
+
+class FlowerTransport(Transport):
+    """The aggregator's side over a Flower ``Grid`` (in a ServerApp)."""
+
+    name = "flower"
+
+    def __init__(self, grid, poll_s=0.1):
+        super().__init__()
+        self.grid, self.poll_s = grid, poll_s
+        self.node_of = {}
+
+    def connect(self, plan, wait_s):
+        deadline = time.monotonic() + float(wait_s)
+        nodes = sorted(self.grid.get_node_ids())
+        while len(nodes) < plan.n_sites and time.monotonic() < deadline:
+            time.sleep(self.poll_s)
+            nodes = sorted(self.grid.get_node_ids())
+        hello = to_wire(Hello(plan.digest))
+        replies = self._push({nid: hello for nid in nodes}, max(1.0, deadline - time.monotonic()))
+        for nid, data in replies.items():
+            try:
+                msg = from_wire(data, kinds=("Hello", "SiteError")) if isinstance(data, bytes) else None
+            except ValueError:
+                msg = None
+            if isinstance(msg, Hello) and msg.site in plan.sites and msg.site not in self.node_of:
+                self.node_of[msg.site] = nid
+            elif isinstance(msg, SiteError):
+                self.reasons[msg.site] = msg.code
+        return [s for s in plan.sites if s in self.node_of]
+
+    def exchange(self, messages, timeout_s):
+        by_node = {self.node_of[s]: data for s, data in messages.items()}
+        site_of = {nid: s for s, nid in self.node_of.items()}
+        return {site_of[nid]: data for nid, data in self._push(by_node, timeout_s).items()}
+
+    def _push(self, by_node, timeout_s):
+        """One message per node; ``{node: bytes or Failure}``; polls until all replied or ``timeout_s``."""
+        msgs = [Message(pack(data), dst_node_id=nid, message_type=MESSAGE_TYPE) for nid, data in by_node.items()]
+        out = {nid: Failure("timeout") for nid in by_node}
+        ids = self.grid.push_messages(msgs)
+        pending, node_of_id = set(ids), dict(zip(ids, by_node))
+        deadline, roll_call = time.monotonic() + float(timeout_s), time.monotonic() + 1.0
+        while pending:
+            for r in self.grid.pull_messages(list(pending)):
+                pending.discard(r.metadata.reply_to_message_id)
+                nid = r.metadata.src_node_id
+                if nid in out:  # an error reply's text is the node's, not ours to forward
+                    out[nid] = Failure("crashed") if r.has_error() else unpack(r.content)
+            if pending and time.monotonic() >= roll_call:  # a node that left will not answer: do not wait for it
+                connected = set(self.grid.get_node_ids())
+                for mid in [m for m in pending if node_of_id[m] not in connected]:
+                    pending.discard(mid)
+                    out[node_of_id[mid]] = Failure("crashed")
+                roll_call = time.monotonic() + 1.0
+            if not pending or time.monotonic() >= deadline:
+                break
+            time.sleep(self.poll_s)
+        return out
+
+
+app = ClientApp()
+
+
+@app.query("dpmoments")
+def _forward(msg, context):
+    try:
+        reply = ask_site(str(context.node_config["site-socket"]), unpack(msg.content), timeout=3600)
+    except (ConnectionError, KeyError):
+        raise RuntimeError("the site's own process (dpmoments site) is not running") from None
+    return Message(pack(reply), reply_to=msg)

@@ -1,0 +1,409 @@
+"""What may cross between the parties of a multi-site run, and the one guard at a site's door.
+
+Three kinds of message travel, on every transport, as bytes in one fixed format
+(:func:`to_wire` / :func:`from_wire`: a JSON header of tags and array shapes, then the
+arrays' float64 bytes; a fixed schema per kind, nothing ever unpickled):
+
+* :class:`Query` -- aggregator to site: the plan's digest, the step asked for, the
+  aggregator's round id, the step's public parameters (IRLS: the previous private
+  iterate) and the aggregator's own noise ``f_s`` per round;
+* :class:`Reply` -- site to aggregator: the site's noisy statistic per round of the step,
+  tagged with the plan, the step and the round id it answers;
+* :class:`SiteError` -- site to aggregator: one code from :data:`ERRORS` and that code's
+  fixed message, tagged like a reply. No free text leaves a site;
+* :class:`Hello` -- who is there: the aggregator names a plan, a site holding it answers
+  with its name (transports whose nodes are anonymous learn the names this way).
+
+Every message carries its plan and round: a query or reply without them does not
+decode. Payload arrays pass :func:`egress_guard` in the constructor: their shape is fixed
+by the statistic (``(d, d)``, ``(d,)``, ``(d, d, d)``, a ``(d, r)`` factor with ``r <= d``),
+never by the data, so a site cannot build a message shaped like its rows. A site with
+exactly ``d`` rows has a ``(d, d)`` data matrix: the matrix statistics must then be
+exactly symmetric, which rows are not except by accident.
+"""
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["STATISTIC_NDIM", "ERRORS", "EgressRefused", "SiteFailure", "ProtocolAborted", "MessageRefused",
+           "egress_guard", "statistic_shape", "NoiseShare", "Query", "Reply", "SiteError", "Hello", "to_wire",
+           "from_wire", "describe"]
+
+#: Statistic name -> number of axes of length ``d`` ("factor": ``(d, r)``, DPdisPCA).
+STATISTIC_NDIM = {"second": 2, "cross": 1, "third": 3}
+_SYMMETRIC = ("second", "third")
+_HEX = re.compile(r"^[0-9a-f]{64}$")
+_ROUND = re.compile(r"^[0-9a-zA-Z-]{1,64}$")
+_NAME = re.compile(r"^[^\x00-\x1f]{1,128}$")
+
+#: The only errors a site may report, each with its fixed, data-free message.
+ERRORS = {
+    "plan-unknown": "this site holds no share of the plan asked for",
+    "step-unknown": "the plan has no such step",
+    "already-answered": "this site already answered this step of this plan (each share is used once)",
+    "over-budget": "answering would exceed the budget this site declared",
+    "relation-mismatch": "this site's budget is spent under another neighbouring relation than the plan's",
+    "data-unreadable": "the site could not read its data file",
+    "data-mismatch": "the site's data do not match the plan (row count or number of columns)",
+    "bad-query": "the query does not decode or does not fit the plan",
+    "internal": "the site failed while answering; the reason is in the site's own log",
+}
+
+
+class EgressRefused(ValueError):
+    """A payload was refused at a site's boundary (it could carry data rows)."""
+
+
+class SiteFailure(RuntimeError):
+    """A site stopped during a run (injected in tests, or a real crash)."""
+
+
+class ProtocolAborted(RuntimeError):
+    """A run stopped cleanly with no release; ``report`` holds what is known at the abort, or None."""
+
+    def __init__(self, message, report=None):
+        super().__init__(message)
+        self.report = report
+
+
+class MessageRefused(ProtocolAborted):
+    """The aggregator refused a site's message; the run stops with no release.
+
+    ``reason`` is one of ``"duplicate"``, ``"replayed"``, ``"stale-round"``, ``"late"``,
+    ``"unknown-site"``, ``"forged"`` (it names another site than the one it came from),
+    ``"wrong-plan"``, ``"wrong-payload"``, ``"wrong-n"``.
+    """
+
+    def __init__(self, message, *, site=None, reason=None):
+        super().__init__(message, {"site": site, "reason": reason})
+        self.site = site
+        self.reason = reason
+
+
+def statistic_shape(statistic, n_features, rank=None):
+    """The shape of a statistic's payload: ``(d,) * ndim``, or ``(d, rank)`` for a factor."""
+    d = int(n_features)
+    if statistic == "factor":
+        return (d, int(rank))
+    if statistic not in STATISTIC_NDIM:
+        allowed = ", ".join(repr(s) for s in sorted(STATISTIC_NDIM))
+        raise ValueError(f"'statistic' must be one of {allowed}; got {statistic!r}.")
+    return (d,) * STATISTIC_NDIM[statistic]
+
+
+def egress_guard(payload, n_features, shape):
+    """Refuse a payload that could carry data rows; return it as a read-only float array.
+
+    Raises
+    ------
+    EgressRefused
+        Not a real numeric array or scalar; an axis longer than ``d`` (shaped like rows);
+        a shape other than the declared one; NaN or infinite values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> egress_guard(np.eye(3), 3, (3, 3)).shape
+    (3, 3)
+    >>> egress_guard(np.ones((100, 3)), 3, (3, 3))
+    Traceback (most recent call last):
+    ...
+    dpmoments.multisite.messages.EgressRefused: refused to send an array of shape (100, 3): axis 0 has length 100 > n_features=3, which is shaped like data rows.
+    """
+    d = int(n_features)
+    shape = tuple(int(s) for s in shape)
+    if any(s > d for s in shape):
+        raise EgressRefused(f"declared shape {shape} has an axis longer than n_features={d}.")
+    if isinstance(payload, (bool, np.bool_)) or not isinstance(payload, (np.ndarray, float, int, np.number)):
+        raise EgressRefused(f"only numeric arrays and scalars may leave a site; got {type(payload).__name__}.")
+    arr = np.asarray(payload)
+    if arr.dtype.kind not in "iuf":
+        raise EgressRefused(f"only real numeric payloads may leave a site; got dtype {arr.dtype}.")
+    for axis, length in enumerate(arr.shape):
+        if length > d:
+            raise EgressRefused(f"refused to send an array of shape {arr.shape}: axis {axis} has length {length} > "
+                                f"n_features={d}, which is shaped like data rows.")
+    if arr.shape != shape:
+        raise EgressRefused(f"refused to send an array of shape {arr.shape}: the statistic's shape is {shape}.")
+    out = np.array(arr, dtype=np.float64)
+    if not np.all(np.isfinite(out)):
+        raise EgressRefused("refused to send a payload with NaN or infinite values.")
+    out.setflags(write=False)
+    return out
+
+
+def _check_symmetric(arr, statistic):
+    if statistic == "second" and not np.array_equal(arr, arr.T):
+        raise EgressRefused("a second-moment payload must be exactly symmetric.")
+    if statistic == "third" and not (np.array_equal(arr, arr.transpose(1, 0, 2))
+                                     and np.array_equal(arr, arr.transpose(0, 2, 1))):
+        raise EgressRefused("a third-moment payload must be fully symmetric.")
+
+
+def _check_tags(site, plan, step, round_id):
+    if site is not None and (not isinstance(site, str) or not _NAME.match(site)):
+        raise ValueError("'site' must be a non-empty printable name of at most 128 characters.")
+    if not isinstance(plan, str) or not _HEX.match(plan):
+        raise ValueError("'plan' must be the plan's 64-digit hexadecimal digest.")
+    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
+        raise ValueError(f"'step' must be an integer >= 0; got {step!r}.")
+    if not isinstance(round_id, str) or not _ROUND.match(round_id):
+        raise ValueError("'round_id' must be the aggregator's round id (letters, digits and '-').")
+
+
+def _guarded(value, statistic, n_features):
+    """One payload through the guard: (statistic, rank) from its declared kind."""
+    arr = np.asarray(value)
+    if statistic == "factor":
+        if arr.ndim != 2 or arr.shape[0] != n_features or not 1 <= arr.shape[1] <= n_features:
+            raise EgressRefused(f"a factor payload must have shape (n_features, r) with r <= n_features="
+                                f"{n_features}; got {arr.shape}.")
+        return egress_guard(arr, n_features, arr.shape)
+    out = egress_guard(value, n_features, statistic_shape(statistic, n_features))
+    _check_symmetric(out, statistic)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class NoiseShare:
+    """CAPE's zero-sum share ``e_s`` for one round, dealt to one site out of band (never via the aggregator)."""
+
+    site: str
+    round: int
+    statistic: str
+    matrix: np.ndarray
+
+    def __post_init__(self):
+        arr = np.asarray(self.matrix)
+        d = arr.shape[0] if arr.ndim else 0
+        object.__setattr__(self, "matrix", _guarded(arr, self.statistic, d))
+
+
+@dataclass(frozen=True, eq=False)
+class Query:
+    """What the aggregator asks one site for: one step of one plan.
+
+    ``shares`` maps a round of the step to the aggregator's ``f_s`` for it (none for
+    protocols without aggregator noise); ``params`` is the step's public parameter
+    vector (IRLS: the previous private iterate) or None.
+    """
+
+    plan: str
+    step: int
+    round_id: str
+    params: object = None
+    shares: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        _check_tags(None, self.plan, self.step, self.round_id)
+        if self.params is not None:
+            p = np.array(self.params, dtype=np.float64)
+            if p.ndim != 1 or not np.all(np.isfinite(p)):
+                raise ValueError("'params' must be a finite vector.")
+            p.setflags(write=False)
+            object.__setattr__(self, "params", p)
+        shares = {}
+        for r, f in dict(self.shares).items():
+            arr = np.array(f, dtype=np.float64)
+            arr.setflags(write=False)
+            shares[int(r)] = arr
+        object.__setattr__(self, "shares", shares)
+
+
+@dataclass(frozen=True, eq=False)
+class Reply:
+    """A site's answer to one step: one guarded payload per round, tagged with the plan and round it answers.
+
+    ``values`` maps a round to ``(statistic, array)``; ``statistic`` is ``"second"``,
+    ``"cross"``, ``"third"`` or ``"factor"``.
+    """
+
+    site: str
+    plan: str
+    step: int
+    round_id: str
+    n: int
+    n_features: int
+    values: dict
+
+    def __post_init__(self):
+        _check_tags(self.site, self.plan, self.step, self.round_id)
+        if isinstance(self.n, bool) or not isinstance(self.n, (int, np.integer)) or self.n < 1:
+            raise ValueError(f"'n' must be a positive integer; got {self.n!r}.")
+        if not self.values:
+            raise ValueError("a reply carries at least one payload.")
+        out = {}
+        try:
+            for r, (statistic, value) in dict(self.values).items():
+                out[int(r)] = (statistic, _guarded(value, statistic, int(self.n_features)))
+        except EgressRefused as exc:  # name the site: the error is read at the aggregator too
+            raise EgressRefused(f"site {self.site!r}: {exc}") from exc
+        object.__setattr__(self, "values", out)
+
+    def value(self, round_index):
+        return self.values[round_index][1]
+
+
+@dataclass(frozen=True, eq=False)
+class SiteError:
+    """A site's refusal or failure: a code of :data:`ERRORS`, whose fixed message is all the text that leaves."""
+
+    site: str
+    plan: str
+    step: int
+    round_id: str
+    code: str
+
+    def __post_init__(self):
+        _check_tags(self.site, self.plan, self.step, self.round_id)
+        if self.code not in ERRORS:
+            raise ValueError(f"'code' must be one of {sorted(ERRORS)}; got {self.code!r}.")
+
+    @property
+    def message(self):
+        return ERRORS[self.code]
+
+    def __str__(self):
+        return f"site {self.site!r}: {self.code}: {self.message}"
+
+
+@dataclass(frozen=True, eq=False)
+class Hello:
+    """Who is there: the aggregator names a plan; a site holding it answers with its name (public facts only)."""
+
+    plan: str
+    site: object = None
+    step: int = 0
+    round_id: str = "hello"
+
+    def __post_init__(self):
+        _check_tags(self.site, self.plan, self.step, self.round_id)
+
+
+# -- the wire format ------------------------------------------------------------------------------------------
+_MAGIC = b"DPMS1\n"
+_TAGS = ("plan", "step", "round_id")
+
+
+def _pack(fields, arrays):
+    """Magic, a 4-byte header length, a JSON header (fields, array names and shapes), the float64 bytes."""
+    blobs = [np.ascontiguousarray(a, dtype="<f8") for a in arrays.values()]
+    header = json.dumps({"fields": fields, "arrays": [[k, list(b.shape)] for k, b in zip(arrays, blobs)]},
+                        sort_keys=True, allow_nan=False).encode()
+    return b"".join([_MAGIC, len(header).to_bytes(4, "big"), header] + [b.tobytes() for b in blobs])
+
+
+def _unpack(data):
+    data = memoryview(bytes(data))
+    if bytes(data[:len(_MAGIC)]) != _MAGIC or len(data) < len(_MAGIC) + 4:
+        raise ValueError("the message does not decode (not a dpmoments message).")
+    size = int.from_bytes(data[len(_MAGIC):len(_MAGIC) + 4], "big")
+    start = len(_MAGIC) + 4
+    try:
+        header = json.loads(bytes(data[start:start + size]))
+        fields, specs = dict(header["fields"]), list(header["arrays"])
+    except (ValueError, KeyError, TypeError):
+        raise ValueError("the message does not decode (bad header).") from None
+    arrays, offset = {}, start + size
+    for name, shape in specs:
+        shape = tuple(int(x) for x in shape)
+        if any(x < 0 for x in shape) or len(shape) > 3:
+            raise ValueError("the message does not decode (bad array shape).")
+        nbytes = 8 * int(np.prod(shape, dtype=np.int64))
+        if offset + nbytes > len(data):
+            raise ValueError("the message does not decode (truncated).")
+        arrays[str(name)] = np.frombuffer(data[offset:offset + nbytes], dtype="<f8").reshape(shape).astype(np.float64)
+        offset += nbytes
+    if offset != len(data):
+        raise ValueError("the message does not decode (trailing bytes).")
+    return fields, arrays
+
+
+def to_wire(message):
+    """The bytes of a :class:`Query`, :class:`Reply` or :class:`SiteError` (a JSON header and raw float64s)."""
+    fields = {"kind": type(message).__name__, "plan": message.plan, "step": int(message.step),
+              "round_id": message.round_id}
+    arrays = {}
+    if isinstance(message, Query):
+        if message.params is not None:
+            arrays["params"] = message.params
+        arrays.update({f"share:{r}": f for r, f in message.shares.items()})
+    elif isinstance(message, Reply):
+        fields.update(site=message.site, n=int(message.n), n_features=int(message.n_features))
+        arrays.update({f"value:{r}:{s}": v for r, (s, v) in message.values.items()})
+    elif isinstance(message, SiteError):
+        fields.update(site=message.site, code=message.code)
+    elif isinstance(message, Hello):
+        if message.site is not None:
+            fields["site"] = message.site
+    else:
+        raise TypeError(f"only Query, Reply, SiteError and Hello travel; got {type(message).__name__}.")
+    return _pack(fields, arrays)
+
+
+def from_wire(data, kinds=("Query", "Reply", "SiteError", "Hello")):
+    """Decode bytes made by :func:`to_wire`; raise ``ValueError`` for anything else (nothing is unpickled)."""
+    fields, arrays = _unpack(data)
+    kind = fields.pop("kind", None)
+    if kind not in kinds:
+        raise ValueError(f"expected a message of kind {list(kinds)}.")
+    if any(t not in fields for t in _TAGS):
+        raise ValueError("the message lacks its plan, step or round: every message names them.")
+    try:
+        tags = dict(plan=str(fields.pop("plan")), step=int(fields.pop("step")), round_id=str(fields.pop("round_id")))
+        if kind == "Query":
+            params = arrays.pop("params", None)
+            shares = {int(k.split(":")[1]): v for k, v in arrays.items() if k.startswith("share:")}
+            if len(shares) != len(arrays) or fields:
+                raise ValueError("a query holds only its parameters and shares.")
+            return Query(params=params, shares=shares, **tags)
+        if kind == "Hello":
+            site = fields.pop("site", None)
+            if fields or arrays or tags["round_id"] != "hello":
+                raise ValueError("a hello holds only its plan and the site's name.")
+            return Hello(tags["plan"], None if site is None else str(site))
+        site = str(fields.pop("site"))
+        if kind == "SiteError":
+            if set(fields) != {"code"} or arrays:
+                raise ValueError("a site error holds only its code.")
+            return SiteError(site=site, code=str(fields["code"]), **tags)
+        n, d = int(fields.pop("n")), int(fields.pop("n_features"))
+        values = {}
+        for key, v in arrays.items():
+            parts = key.split(":")
+            if len(parts) != 3 or parts[0] != "value" or fields:
+                raise ValueError("a reply holds only its statistics.")
+            values[int(parts[1])] = (parts[2], v)
+        return Reply(site=site, n=n, n_features=d, values=values, **tags)
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, EgressRefused):
+            raise
+        raise ValueError("the message does not fit its kind.") from None
+
+
+def describe(message, sender, receiver):
+    """A row for a transport spy: type, who to whom, the payload shapes (never the values)."""
+    shapes = []
+    if isinstance(message, Reply):
+        shapes = [tuple(v.shape) for _, v in message.values.values()]
+    elif isinstance(message, Query):
+        shapes = [tuple(v.shape) for v in message.shares.values()]
+    elif isinstance(message, NoiseShare):
+        shapes = [tuple(message.matrix.shape)]
+    finite = all(math.isfinite(float(np.sum(v))) for v in _arrays(message))
+    return {"type": type(message).__name__, "from": sender, "to": receiver, "shapes": shapes,
+            "shape": shapes[0] if shapes else (), "finite": finite}
+
+
+def _arrays(message):
+    if isinstance(message, Reply):
+        return [v for _, v in message.values.values()]
+    if isinstance(message, Query):
+        return list(message.shares.values())
+    if isinstance(message, NoiseShare):
+        return [message.matrix]
+    return []

@@ -1,0 +1,261 @@
+r"""The noise model of one round across sites, and what it guarantees against the aggregator.
+
+Every protocol here adds Gaussian noise that acts on each distinct coordinate of
+the statistic (upper triangle of a matrix, orbit of a tensor) independently and
+*identically across coordinates*; only the correlation *across sites* differs. A
+:class:`NoisePlan` is that per-coordinate model:
+
+* site ``s`` sends :math:`y_s = A_s + e_s + f_s + g_s` (missing terms are zero);
+* :math:`e = L z` with :math:`z \sim N(0, I_m)` primitive components (``e_factor``:
+  CAPE's zero-sum shares, or secure aggregation's pairwise masks);
+* :math:`g_s \sim N(0, \tau_{g_s}^2)` local, :math:`f_s \sim N(0, \tau_{f_s}^2)` from
+  the aggregator, all independent.
+
+**Claimed (per-site, the paper's view).** Site ``s``'s message on its own carries
+variance :math:`\tau_s^2` at least, calibrated to its sensitivity: (epsilon_s, delta_s).
+
+**Joint view (the honest guarantee against the aggregator).** The aggregator knows
+``f`` and sees :math:`y_s - f_s = A_s + e_s + g_s` for every site at once, noise
+covariance :math:`\Sigma = LL^\top + \mathrm{diag}(\tau_g^2)` per coordinate. With a set
+``C`` of colluding sites it also knows their data and everything they hold: their
+``g``, their ``e_t = L_t z`` and (secure aggregation) the mask components they share.
+Their messages are then deterministic and carry nothing; what remains is the honest
+sites' view ``H`` *conditioned* on the known linear functionals :math:`Kz`:
+
+.. math::
+
+    \Sigma_{H|C} = L_H (I - K^{+}K) L_H^\top + \mathrm{diag}(\tau_{g,H}^2)
+
+(the Gaussian conditional covariance; the conditional *mean* shift is
+data-independent). A neighbouring change in site ``s`` moves :math:`y_s` by
+:math:`\delta` with :math:`\|\delta\|_2 \le \Delta_s` on the noised coordinates; the
+full covariance is :math:`\Sigma_{H|C} \otimes I`, so the privacy loss is that of a
+scalar Gaussian mechanism with sensitivity/noise ratio
+
+.. math::
+
+    \Delta_M = \Delta_s \sqrt{[\Sigma_{H|C}^{-1}]_{ss}}
+
+giving exactly (epsilon, delta) by the Balle--Wang curve with ``sigma = 1`` and
+sensitivity :math:`\Delta_M`, and :math:`\rho = \Delta_M^2/2`-zCDP. The worst colluder
+set of size ``c`` is found by enumeration (or, past ``max_subsets`` sets, by the safe
+bound that conditions on *every* other site). For equal-site CAPE without colluders,
+:math:`[\Sigma^{-1}]_{ss} = 2S/((S+1)\tau^2)`: the aggregator observes site ``s`` as if
+with variance :math:`\tau^2 (S+1)/(2S)`, about half the claimed one.
+
+**Output.** The published aggregate alone, :math:`\sum_s \mu_s(A_s + g_s) + \ldots`, gives
+site ``s`` the ratio :math:`\mu_s\Delta_s/\sigma_{agg}`.
+"""
+
+import itertools
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
+from ..privacy import ApproxDP, PureDP, ZCDP, gaussian_epsilon
+
+__all__ = ["NoisePlan", "JointView", "joint_view", "guarantee_from_ratio", "unit_noise"]
+
+
+def _frozen(arr, dtype=np.float64):
+    out = np.array(arr, dtype=dtype)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class NoisePlan:
+    """The per-coordinate Gaussian noise model of one run (see the module docstring).
+
+    Attributes
+    ----------
+    sites : tuple of str
+    n : tuple of int
+    weights : ndarray (S,)
+        The aggregator's weights mu (sum 1).
+    tau : ndarray (S,)
+        The per-site std each site's claim is calibrated to.
+    sensitivity : ndarray (S,)
+        L2 sensitivity of each site's statistic on the noised coordinates.
+    deltas : ndarray (S,)
+    e_factor : ndarray (S, m)
+    known : ndarray (S, m) of bool
+        Primitive components a site knows beyond its own ``e_s`` (pairwise masks).
+    g_std, f_std : ndarray (S,)
+    """
+
+    sites: tuple
+    n: tuple
+    weights: np.ndarray
+    tau: np.ndarray
+    sensitivity: np.ndarray
+    deltas: np.ndarray
+    e_factor: np.ndarray
+    known: np.ndarray
+    g_std: np.ndarray
+    f_std: np.ndarray
+
+    def __post_init__(self):
+        for name in ("weights", "tau", "sensitivity", "deltas", "e_factor", "g_std", "f_std"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+        object.__setattr__(self, "known", _frozen(self.known, bool))
+        S = len(self.sites)
+        if self.e_factor.ndim != 2 or self.e_factor.shape[0] != S or self.known.shape != self.e_factor.shape:
+            raise ValueError("'e_factor' and 'known' must have shape (n_sites, m).")
+
+    def scaled(self, k):
+        """The same plan with every noise std multiplied by ``k`` (CAPE's solution is linear in tau)."""
+        return replace(self, tau=self.tau * k, e_factor=self.e_factor * k, g_std=self.g_std * k,
+                       f_std=self.f_std * k)
+
+    def subset(self, names):
+        """The plan restricted to ``names`` (sites that failed before the deal are planned out)."""
+        idx = [self.index(s) for s in names]
+        return replace(self, sites=tuple(names), n=tuple(self.n[i] for i in idx), weights=self.weights[idx],
+                       tau=self.tau[idx], sensitivity=self.sensitivity[idx], deltas=self.deltas[idx],
+                       e_factor=self.e_factor[idx], known=self.known[idx], g_std=self.g_std[idx],
+                       f_std=self.f_std[idx])
+
+    def to_dict(self):
+        out = {k: getattr(self, k) for k in _FIELDS}
+        out = {k: (v.tolist() if isinstance(v, np.ndarray) else list(v)) for k, v in out.items()}
+        return out
+
+    @classmethod
+    def from_dict(cls, data):
+        data = dict(data)
+        if set(data) != set(_FIELDS):
+            raise ValueError("a noise plan holds exactly the fields " + ", ".join(_FIELDS) + ".")
+        data["sites"], data["n"] = tuple(str(s) for s in data["sites"]), tuple(int(v) for v in data["n"])
+        return cls(**data)
+
+    @property
+    def n_sites(self):
+        return len(self.sites)
+
+    @property
+    def e_std(self):
+        return np.sqrt(np.sum(self.e_factor**2, axis=1))
+
+    def index(self, site):
+        return self.sites.index(site)
+
+    def view_covariance(self):
+        """Covariance of the aggregator's view noise ``e + g`` (one coordinate), (S, S)."""
+        return self.e_factor @ self.e_factor.T + np.diag(self.g_std**2)
+
+    def conditional_covariance(self, observed, colluders=()):
+        """Covariance of the noise of the ``observed`` sites given the colluders' knowledge."""
+        L = self.e_factor
+        rows = [L[t] for t in colluders]
+        for t in colluders:
+            rows.extend(np.eye(L.shape[1])[self.known[t]])
+        L_obs = L[list(observed)]
+        if rows:
+            K = np.array(rows)
+            L_obs = L_obs - (L_obs @ np.linalg.pinv(K)) @ K
+        return L_obs @ L_obs.T + np.diag(self.g_std[list(observed)] ** 2)
+
+    def mahalanobis(self, site, colluders=(), survivors=None):
+        """``Delta_M`` of ``site`` against the aggregator and ``colluders`` (indices)."""
+        s = self.index(site) if isinstance(site, str) else int(site)
+        if self.tau[s] == 0:
+            return math.inf
+        seen = range(self.n_sites) if survivors is None else survivors
+        observed = [t for t in seen if t not in colluders]
+        cov = self.conditional_covariance(observed, colluders)
+        k = observed.index(s)
+        unit = np.zeros(len(observed))
+        unit[k] = 1.0
+        try:
+            return float(self.sensitivity[s] * math.sqrt(unit @ np.linalg.solve(cov, unit)))
+        except np.linalg.LinAlgError:  # noise that some view cancels exactly (no local noise): nothing is hidden
+            return math.inf
+
+    def aggregate_variance(self, survivors=None):
+        """Variance of ``sum_s mu'_s (e_s + g_s)`` over survivors, ``mu'`` renormalised."""
+        idx = list(range(self.n_sites)) if survivors is None else list(survivors)
+        mu = self.weights[idx] / self.weights[idx].sum()
+        return float(mu @ self.view_covariance()[np.ix_(idx, idx)] @ mu)
+
+    def sample_view_noise(self, size, rng):
+        """``size`` draws of the view noise ``e + g`` of one coordinate, shape (size, S)."""
+        z = rng.standard_normal((size, self.e_factor.shape[1]))
+        return z @ self.e_factor.T + rng.standard_normal((size, self.n_sites)) * self.g_std
+
+
+_FIELDS = ("sites", "n", "weights", "tau", "sensitivity", "deltas", "e_factor", "known", "g_std", "f_std")
+
+
+def guarantee_from_ratio(ratio, delta, calibration="analytic"):
+    """The guarantee of a Gaussian mechanism with sensitivity/sigma ``ratio``.
+
+    ``ZCDP(ratio**2 / 2)`` for ``calibration="zcdp"``, otherwise the exact
+    (epsilon, delta) at ``delta`` (Balle & Wang), with ``rho`` recorded.
+    """
+    if math.isinf(ratio):
+        return PureDP(math.inf)
+    rho = 0.5 * ratio**2
+    if calibration == "zcdp":
+        return ZCDP(rho)
+    eps = gaussian_epsilon(1.0, delta, ratio)
+    return ApproxDP(max(eps, np.finfo(float).tiny), delta, rho=rho)
+
+
+@dataclass(frozen=True)
+class JointView:
+    """The joint-view analysis of one site: worst colluders, ``Delta_M`` and the guarantee."""
+
+    site: str
+    colluders: tuple
+    delta_m: float
+    guarantee: object
+    exhaustive: bool
+
+
+def joint_view(plan, site, colluders=0, *, calibration="analytic", survivors=None, max_subsets=5000):
+    """Worst-case joint-view guarantee of ``site`` with ``colluders`` colluding sites.
+
+    Parameters
+    ----------
+    plan : NoisePlan
+    site : str
+    colluders : int
+        Number of other sites colluding with the aggregator (0 <= c <= S - 1).
+    calibration : str
+        ``"zcdp"`` reports :class:`ZCDP`; anything else (epsilon, delta).
+    survivors : sequence of int, optional
+        Sites whose messages the aggregator received (dropout); default all.
+    max_subsets : int
+        Colluder sets enumerated; beyond it the safe bound (all others collude) is used.
+    """
+    s = plan.index(site)
+    others = [t for t in range(plan.n_sites) if t != s]
+    if not 0 <= colluders <= len(others):
+        raise ValueError(f"'colluders' must be in [0, {len(others)}]; got {colluders}.")
+    exhaustive = math.comb(len(others), colluders) <= max_subsets
+    subsets = itertools.combinations(others, colluders) if exhaustive else [tuple(others)]
+    best, worst = -1.0, ()
+    for subset in subsets:
+        dm = plan.mahalanobis(s, subset, survivors)
+        if dm > best:
+            best, worst = dm, subset
+    guarantee = guarantee_from_ratio(best, float(plan.deltas[s]), calibration)
+    return JointView(site, tuple(plan.sites[t] for t in worst), best, guarantee, exhaustive)
+
+
+def unit_noise(statistic, d, rng, size=None):
+    """Standard (std 1) noise with the statistic's symmetry; ``size`` stacks draws on axis 0.
+
+    Every draw is a symmetric matrix (upper triangle drawn, mirrored) or a symmetric tensor
+    (one draw per index orbit), so linear combinations of draws keep the statistic's symmetry.
+    """
+    draw = {"second": lambda g: symmetric_matrix_noise(d, 1.0, g),
+            "cross": lambda g: gaussian_noise(d, 1.0, g),
+            "third": lambda g: symmetric_tensor_noise(d, 1.0, g)}[statistic]
+    if size is None:
+        return draw(rng)
+    shape = {"second": (d, d), "cross": (d,), "third": (d, d, d)}[statistic]
+    return np.stack([draw(rng) for _ in range(size)]) if size else np.zeros((0,) + shape)

@@ -1,0 +1,358 @@
+r"""The plan of a multi-site run: public facts in, the solved noise of every round out, built once and shipped.
+
+A :class:`Plan` holds only public facts (site names, row counts :math:`N_s`, ``d``, the
+public bounds, each site's budget, the protocol, the rounds) and the noise plan of every
+round, solved once by :meth:`Plan.build`. Whoever deals the shares builds it (the API in
+process; ``dpmoments noise-generator`` for a deployment); the sites and the aggregator
+load the same plan and check its :attr:`~Plan.digest`, never re-solving it. Every
+build draws a fresh ``run_id``, so two plans for the same facts are two plans: a site
+answers each step of each plan once.
+
+**Rounds and budget.** A plan releases one statistic per :class:`Round`; rounds of one
+``step`` are asked in one query (a multi-release analysis asks all its rounds in one
+step; IRLS asks its ``A`` and ``B`` together in each of its ``J`` steps). Each round gets
+a ``share`` of every site's ``(epsilon_s, delta_s)``: with ``composition="basic"`` the
+round is calibrated to ``(share epsilon, share delta)``; with ``"zcdp"`` to
+``share rho`` where ``rho`` is the largest zCDP parameter whose conversion meets
+``(epsilon, delta)``. Either way the rounds compose to at most the budget.
+
+**Target** (whom the guarantee holds against). ``target="aggregator"`` (the default)
+calibrates the noise so that the *joint view* of the aggregator, which sees every
+message, with ``colluders`` sites helping it, meets each site's budget:
+every noise plan is linear in the per-site stds, so each round's plan is multiplied by
+:math:`k = \max_s \Delta_{M,s}/\rho^\ast_s \ge 1`, the largest ratio of a site's
+Mahalanobis sensitivity (:mod:`dpmoments.multisite.noise`) to the sensitivity/std ratio its budget allows.
+``target="per-site"`` calibrates each message alone to the budget, as the papers do
+(for reproductions; the joint view is then weaker than the budget, and reported).
+"""
+
+import functools
+import hashlib
+import json
+import math
+import re
+import uuid
+import warnings
+from dataclasses import asdict, dataclass, replace
+from functools import cached_property
+from typing import Optional
+
+import numpy as np
+
+from .._validation import check_int, check_option, check_positive
+from ..exceptions import NotPrivateWarning
+from ..moments import moment_sensitivity
+from ..privacy import CALIBRATIONS, calibrate_gaussian, compose
+from .messages import STATISTIC_NDIM
+from .noise import NoisePlan, guarantee_from_ratio, joint_view
+from .protocols import PROTOCOLS, noise_for
+from .unequal import check_weights
+
+__all__ = ["Round", "Plan", "TARGETS", "NEIGHBOURS", "ROWS", "COMPOSITIONS"]
+
+TARGETS = ("aggregator", "per-site")
+#: The relations a multi-site plan supports: n_s is public in these protocols.
+NEIGHBOURS = ("replace-one", "zero-out")
+#: What a site's rows are: its data ``x``; ``x`` with the response appended (model selection);
+#: three-word documents embedded as ``(x1, x2, x3)`` in ``{0,1}^{3D}`` (the single-topic model).
+ROWS = ("x", "xy", "stm")
+COMPOSITIONS = ("basic", "zcdp")
+PLAN_VERSION = 2
+_SITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Round:
+    """One release of a plan.
+
+    Attributes
+    ----------
+    statistic : {"second", "cross", "third"}
+    share : float in (0, 1]
+        Of every site's budget.
+    step : int
+        Rounds of one step are asked together.
+    response : {"y", "ones"}
+        The cross moment's response: the site's ``y`` (bound ``response_bound``) or the
+        constant 1 (bound 1: the mean).
+    w_max, p : float or None, float
+        IRLS: rows are weighted by ``min(w_max, 1/|y - x.theta|^(2-p))`` for the step's
+        public ``theta``; the sensitivity grows by ``w_max``.
+    """
+
+    statistic: str
+    share: float = 1.0
+    step: int = 0
+    response: str = "y"
+    w_max: Optional[float] = None
+    p: float = 1.0
+
+    def __post_init__(self):
+        check_option(self.statistic, "statistic", tuple(STATISTIC_NDIM))
+        check_option(self.response, "response", ("y", "ones"))
+        if isinstance(self.share, bool) or not isinstance(self.share, (int, float)) or not 0 < self.share <= 1:
+            raise ValueError(f"a round's 'share' must be in (0, 1]; got {self.share!r}.")
+        if self.w_max is not None:
+            check_positive(self.w_max, "w_max")
+            if not 1.0 <= float(self.p) <= 2.0:
+                raise ValueError(f"'p' must be in [1, 2]; got {self.p!r}.")
+
+
+def _per_site(value, S, name):
+    if np.ndim(value) == 0:
+        return [value] * S
+    value = list(value)
+    if len(value) != S:
+        raise ValueError(f"'{name}' must be a scalar or one value per site ({S}); got {len(value)}.")
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """The public plan of one multi-site run (see the module docstring). Build it with :meth:`build`."""
+
+    protocol: str
+    run_id: str
+    sites: tuple
+    n: tuple
+    n_features: int
+    row_norm: float
+    epsilon: tuple
+    delta: tuple
+    rounds: tuple
+    weights: tuple
+    noise: tuple
+    solutions: tuple
+    response_bound: Optional[float] = None
+    center: Optional[tuple] = None
+    neighbours: str = "replace-one"
+    calibration: str = "analytic"
+    composition: str = "basic"
+    target: str = "aggregator"
+    colluders: int = 0
+    rows: str = "x"
+    vocabulary_size: Optional[int] = None
+    rank: Optional[int] = None
+    analysis: str = "moments"
+    options: tuple = ()
+
+    def __post_init__(self):
+        if len(set(self.sites)) != len(self.sites) or len(self.n) != len(self.sites):
+            raise ValueError("a plan needs distinct site names and one row count per site.")
+        if len(self.noise) != len(self.rounds) or any(p.sites != self.sites for p in self.noise):
+            raise ValueError("a plan needs one noise plan per round, over its sites.")
+        check_option(self.protocol, "protocol", tuple(PROTOCOLS))
+
+    # -- identity -----------------------------------------------------------------------------------------
+    def to_dict(self):
+        out = {k: getattr(self, k) for k in ("protocol", "run_id", "n_features", "row_norm", "response_bound",
+                                             "neighbours", "calibration", "composition", "target", "colluders",
+                                             "rows", "vocabulary_size", "rank", "analysis")}
+        out.update(sites=list(self.sites), n=list(self.n), weights=list(self.weights),
+                   epsilon=[_num(e) for e in self.epsilon], delta=list(self.delta),
+                   center=None if self.center is None else list(self.center),
+                   rounds=[asdict(r) for r in self.rounds], noise=[p.to_dict() for p in self.noise],
+                   solutions=list(self.solutions), options=dict(self.options), version=PLAN_VERSION)
+        return out
+
+    def to_json(self):
+        return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, data):
+        data = dict(data)
+        if data.pop("version", None) != PLAN_VERSION:
+            raise ValueError("not a dpmoments plan of this version.")
+        data["sites"], data["n"] = tuple(str(s) for s in data["sites"]), tuple(int(v) for v in data["n"])
+        data["epsilon"] = tuple(float(e) for e in data["epsilon"])
+        data["delta"], data["weights"] = tuple(data["delta"]), tuple(data["weights"])
+        data["center"] = None if data.get("center") is None else tuple(data["center"])
+        data["rounds"] = tuple(Round(**r) for r in data["rounds"])
+        data["noise"] = tuple(NoisePlan.from_dict(p) for p in data["noise"])
+        data["solutions"] = tuple(data["solutions"])
+        data["options"] = tuple(sorted(dict(data.get("options") or {}).items()))
+        return cls(**data)
+
+    @classmethod
+    def from_json(cls, text):
+        return cls.from_dict(json.loads(text))
+
+    @cached_property
+    def digest(self):
+        """SHA-256 of the canonical JSON: every party checks it holds the same plan."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+    # -- structure ----------------------------------------------------------------------------------------
+    def option(self, name, default=None):
+        """A public option of the plan's analysis (e.g. MOG's ``sigma2``)."""
+        return dict(self.options).get(name, default)
+
+    @property
+    def n_sites(self):
+        return len(self.sites)
+
+    def index(self, site):
+        return self.sites.index(site)
+
+    @property
+    def steps(self):
+        return sorted({r.step for r in self.rounds})
+
+    def rounds_of(self, step):
+        """Indices of the rounds asked in ``step``."""
+        return [i for i, r in enumerate(self.rounds) if r.step == step]
+
+    @property
+    def masking(self):
+        return PROTOCOLS[self.protocol].masking
+
+    def claimed(self, round_index, site):
+        """The paper's per-site claim for one round: the site's message alone, at its own std."""
+        p, s = self.noise[round_index], self.index(site)
+        if p.tau[s] == 0:
+            return guarantee_from_ratio(math.inf, 0.5)
+        target = _round_targets(self.epsilon[s], self.delta[s], self.rounds, self.composition, self.calibration)
+        ratio, dl, claim = target[round_index]
+        if self.target == "per-site":
+            return claim
+        return guarantee_from_ratio(p.sensitivity[s] / p.tau[s], dl, self._round_calibration)
+
+    @property
+    def _round_calibration(self):
+        return "zcdp" if self.composition == "zcdp" or self.calibration == "zcdp" else "analytic"
+
+    def cost(self, site, colluders=None):
+        """What answering every round of this plan costs ``site`` against the aggregator (its ledger's charge).
+
+        ``colluders``: other sites assumed to help the aggregator (default the plan's own).
+        """
+        c = self.colluders if colluders is None else check_int(colluders, "colluders", minimum=0)
+        parts = [joint_view(p, site, min(c, self.n_sites - 1), calibration=self._round_calibration).guarantee
+                 for p in self.noise]
+        delta = self.delta[self.index(site)] if self.composition == "zcdp" else None  # zCDP stated at the budget's
+        return compose(parts, composition=self.composition, delta=delta)
+
+    # -- building -----------------------------------------------------------------------------------------
+    @classmethod
+    def build(cls, protocol, sites, n, *, n_features, row_norm, epsilon, delta, rounds=(Round("second"),),
+              response_bound=None, center=None, neighbours="replace-one", calibration="analytic",
+              composition="basic", target="aggregator", colluders=0, weights=None, rows="x",
+              vocabulary_size=None, rank=None, analysis="moments", options=None, run_id=None):
+        """Plan ``rounds`` of ``protocol`` over the named ``sites`` with row counts ``n`` (public facts only).
+
+        ``epsilon`` and ``delta`` are each site's budget (a scalar, or one per site); the other
+        arguments are described in the module docstring and in :class:`Round`.
+        """
+        check_option(protocol, "protocol", tuple(PROTOCOLS))
+        if neighbours == "add-remove":
+            raise ValueError("neighbours='add-remove' is not supported across sites: the protocols release each "
+                             "site's row count n_s; use 'replace-one' or 'zero-out'.")
+        check_option(neighbours, "neighbours", NEIGHBOURS)
+        check_option(calibration, "calibration", CALIBRATIONS)
+        check_option(composition, "composition", COMPOSITIONS)
+        check_option(target, "target", TARGETS)
+        check_option(rows, "rows", ROWS)
+        sites, n = tuple(str(s) for s in sites), tuple(check_int(v, "n") for v in n)
+        bad = [s for s in sites if not _SITE_NAME.match(s)]
+        if bad:
+            raise ValueError(f"site names must be 1-64 letters, digits, '.', '_' or '-' (they name files); got {bad}.")
+        proto = PROTOCOLS[protocol]
+        S = len(sites)
+        if S < proto.min_sites or (proto.max_sites is not None and S > proto.max_sites):
+            raise ValueError(f"protocol {protocol!r} takes {proto.min_sites} to {proto.max_sites or 'any'} sites; "
+                             f"got {S}.")
+        colluders = check_int(colluders, "colluders", minimum=0)
+        if colluders > S - 1:
+            raise ValueError(f"'colluders' must be in [0, {S - 1}] (other sites); got {colluders}.")
+        rounds = tuple(rounds)
+        if not rounds or not all(isinstance(r, Round) for r in rounds):
+            raise TypeError("'rounds' must be a non-empty sequence of Round.")
+        if sum(r.share for r in rounds) > 1 + 1e-12:
+            raise ValueError(f"the rounds' shares sum to {sum(r.share for r in rounds):.6g} > 1.")
+        eps = [float(check_positive(e, "epsilon", allow_inf=True)) for e in _per_site(epsilon, S, "epsilon")]
+        dls = [float(d) for d in _per_site(delta, S, "delta")]
+        off = [math.isinf(e) for e in eps]
+        if any(off) and not all(off):
+            raise ValueError("either every site has epsilon=inf (noise off) or none has.")
+        if all(off):
+            warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning,
+                          stacklevel=2)
+        mu = np.array(n, float) / sum(n) if weights is None else check_weights(weights, S)
+        facts = dict(n_features=int(n_features), row_norm=float(check_positive(row_norm, "row_norm")),
+                     response_bound=None if response_bound is None else float(response_bound),
+                     neighbours=neighbours)
+        noise, solutions = [], []
+        for k, rnd in enumerate(rounds):
+            sens = np.array([_sensitivity(rnd, m, **facts) for m in n])
+            tau, ratios = np.zeros(S), np.full(S, math.inf)
+            if not all(off):
+                targets = [_round_targets(e, d, rounds, composition, calibration, exact=target == "aggregator")[k]
+                           for e, d in zip(eps, dls)]
+                ratios = np.array([t[0] for t in targets])
+                tau = sens / ratios
+            plan, solution = noise_for(proto.masking, sites, n, mu, tau, sens, np.array(dls) * rnd.share)
+            if target == "aggregator" and not all(off):
+                plan, solution = _meet_joint_view(plan, solution, ratios, colluders)
+            noise.append(plan)
+            solutions.append(solution)
+        return cls(protocol, run_id or uuid.uuid4().hex, sites, n, int(n_features), facts["row_norm"], tuple(eps),
+                   tuple(dls), rounds, tuple(float(w) for w in mu), tuple(noise), tuple(solutions),
+                   facts["response_bound"], None if center is None else tuple(float(c) for c in center), neighbours,
+                   calibration, composition, target, colluders, rows, vocabulary_size, rank, analysis,
+                   tuple(sorted(dict(options or {}).items())))
+
+
+def _num(x):
+    return "inf" if math.isinf(x) else x
+
+
+def _sensitivity(rnd, n_samples, *, n_features, row_norm, response_bound, neighbours):
+    """L2 sensitivity of one site's statistic for one round (the moments layer's table, times ``w_max``)."""
+    r = 1.0 if rnd.response == "ones" else response_bound
+    if rnd.statistic == "cross" and r is None:
+        raise ValueError("a cross-moment round needs the public 'response_bound'.")
+    sens = moment_sensitivity(rnd.statistic, norm="l2", n_samples=n_samples, n_features=n_features,
+                              neighbours=neighbours, row_norm=row_norm, response_bound=r)
+    return sens * (1.0 if rnd.w_max is None else float(rnd.w_max))
+
+
+def _round_targets(epsilon, delta, rounds, composition, calibration, exact=False):
+    """Per round: (sensitivity/std ratio the budget allows, the round's delta, the claim at that ratio).
+
+    ``exact``: the ratio of the exact (analytic) curve even for ``calibration="classic"``: a
+    guarantee against the aggregator is always computed exactly.
+    """
+    return _targets(float(epsilon), float(delta), tuple(r.share for r in rounds), composition, calibration, exact)
+
+
+@functools.lru_cache(maxsize=256)
+def _targets(epsilon, delta, shares, composition, calibration, exact):
+    out = []
+    if composition == "zcdp" or calibration == "zcdp":
+        rho = calibrate_gaussian(epsilon, delta, 1.0, "zcdp")[1].rho
+        for share in shares:
+            ratio = math.sqrt(2.0 * share * rho)
+            out.append((ratio, delta * share, guarantee_from_ratio(ratio, delta, "zcdp")))
+        return tuple(out)
+    cal = "analytic" if exact and calibration == "classic" else calibration
+    for share in shares:
+        sigma, claim = calibrate_gaussian(share * epsilon, share * delta, 1.0, cal)
+        out.append((1.0 / sigma, share * delta, claim))
+    return tuple(out)
+
+
+def _meet_joint_view(plan, solution, ratios, colluders):
+    """Scale ``plan`` so that every site's joint view (with ``colluders``) meets its allowed ratio."""
+    c = min(colluders, plan.n_sites - 1)
+    k = max(1.0, max(joint_view(plan, s, c).delta_m / ratios[i] for i, s in enumerate(plan.sites)))
+    k *= 1 + 1e-12  # rounding never tips a guarantee past its budget
+    if solution is not None:
+        solution = dict(solution, scale_for_aggregator=k)
+        if "tau_pool" in solution:
+            solution["tau_pool"] *= k
+    return plan.scaled(k), solution
+
+
+def plan_with(plan, **changes):
+    """A copy of ``plan`` with fields changed (tests); the digest follows the content."""
+    return replace(plan, **changes)

@@ -1,0 +1,195 @@
+"""The aggregator's run, written once for every transport: steps out, replies in, one Release per round.
+
+:func:`run_plan` drives a :class:`~.plan.Plan` over any :class:`~.transport.Transport`:
+for each step it opens a round, sends each live site its query, admits the replies
+(:meth:`~.aggregator.Aggregator.receive`), combines them and finishes each round into a
+:class:`~dpmoments.Release` and a :class:`~.report.ProtocolReport`. A step's public
+parameters may depend on earlier releases (``next_params``: IRLS's iterate).
+
+Dropout: a site that is not up when the run starts, fails, refuses (a fixed code) or
+does not answer in time has received its shares, so it is dropped *after the deal*: its
+``e_s`` is missing from the sum and the aggregate has more noise, never less (reported in
+``extra_std``); should it still fall short of what every survivor's per-site claim needs,
+the aggregator tops it up. ``on_dropout="abort"`` or fewer than ``min_sites`` survivors raise
+:class:`~.messages.ProtocolAborted` with no release. A dropped site is not asked again.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._rng import describe_randomness
+from ..moments import Release, moment_sensitivity
+from ..privacy import parallel
+from .aggregator import Aggregator
+from .messages import ProtocolAborted, Reply
+from .noise import guarantee_from_ratio, joint_view
+from .protocols import PROTOCOLS, TRUST
+from .report import ProtocolReport, SiteReport
+
+__all__ = ["run_plan", "RunResult", "abort_if_needed", "worst_guarantee"]
+
+
+@dataclass(frozen=True, eq=False)
+class RunResult:
+    """One Release and one report per round of ``plan``; unpacks as ``releases, reports``."""
+
+    releases: tuple
+    reports: tuple
+    plan: object
+
+    def __iter__(self):
+        return iter((self.releases, self.reports))
+
+
+def abort_if_needed(protocol, received, dropped, min_sites, on_dropout):
+    """Raise :class:`ProtocolAborted` on a dropout with ``on_dropout="abort"`` or too few survivors."""
+    after = [d for d in dropped if d[1] == "after-deal"]
+    if after and on_dropout == "abort":
+        raise ProtocolAborted(f"{protocol}: site(s) {[d[0] for d in after]} failed after the deal; aborted "
+                              "(on_dropout='abort'). No release was made.", {"dropped": list(dropped)})
+    if len(received) < min_sites:
+        raise ProtocolAborted(f"{protocol}: only {len(received)} site(s) took part, fewer than min_sites={min_sites}. "
+                              "No release was made.", {"dropped": list(dropped)})
+
+
+def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete", wait_s=60.0, timeout_s=120.0,
+             next_params=None, dropped_before=(), randomness=None):
+    """Run every step of ``plan`` over ``transport``; return a :class:`RunResult`.
+
+    Parameters
+    ----------
+    plan : Plan
+    transport : Transport
+    rng : None, int or Generator
+        The aggregator's own noise (``f_s``, top-up).
+    min_sites : int, optional
+        Fewer survivors abort (default: the protocol's minimum).
+    on_dropout : {"complete", "abort"}
+    wait_s, timeout_s : float
+        How long to wait for the sites to be up, and for each step's replies.
+    next_params : callable(step, releases) -> ndarray or None, optional
+        The public parameters of a step from the releases so far (IRLS).
+    dropped_before : sequence of (site, phase)
+        Sites planned out before the deal (in process), for the report.
+    randomness : str, optional
+        How the run's noise was drawn, for the releases (default: from ``rng``).
+    """
+    proto = PROTOCOLS[plan.protocol]
+    min_sites = proto.min_sites if min_sites is None else int(min_sites)
+    aggregator = Aggregator(plan, rng)
+    dropped, notes = list(dropped_before), []
+    present = set(transport.connect(plan, wait_s))
+    live = [s for s in plan.sites if s in present]
+    dropped += [(s, "after-deal") for s in plan.sites if s not in present]
+    notes += [f"site {s!r} did not join: {transport.reasons.get(s, 'not reachable')}" for s in plan.sites
+              if s not in present]
+    abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout)
+    releases, reports = {}, {}
+    ctx = dict(min_sites=min_sites, on_dropout=on_dropout, notes=notes, transport=transport,
+               randomness=randomness or describe_randomness(rng))
+    for step in plan.steps:
+        params = None if next_params is None else next_params(step, [releases[r] for r in sorted(releases)])
+        replies = transport.ask(aggregator.open_step(step, live, params), timeout_s)
+        for site in list(live):  # plan order: the same summation order on every transport
+            answer = replies[site]
+            if isinstance(answer, Reply):
+                aggregator.receive(answer)
+                continue
+            live.remove(site)
+            dropped.append((site, "after-deal"))
+            notes.append(f"site {site!r} dropped at step {step}: {answer}")
+        inbox = aggregator.close_step()
+        abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout)
+        for r in plan.rounds_of(step):
+            releases[r], reports[r] = finish_round(plan, r, aggregator, inbox, tuple(dropped), ctx)
+    return RunResult(tuple(releases[r] for r in sorted(releases)), tuple(reports[r] for r in sorted(reports)), plan)
+
+
+def worst_guarantee(guarantees, keep_uncertified=False):
+    """What holds for every site (their rows are disjoint: parallel composition); ``keep_uncertified``: the
+    papers' claim as stated, else what holds."""
+    return parallel(guarantees if keep_uncertified else [g.holding or g for g in guarantees])
+
+
+def finish_round(plan, r, aggregator, inbox, dropped, ctx):
+    """Top up the noise every survivor's claim needs; the round's Release (joint-view guarantee) and report."""
+    noise, rnd = plan.noise[r], plan.rounds[r]
+    received = [s for s in plan.sites if s in inbox]
+    idx = [plan.index(s) for s in received]
+    mu = noise.weights[idx] / noise.weights[idx].sum()
+    agg_var = noise.aggregate_variance(idx)
+    needed = float(np.max(mu * noise.tau[idx]))  # every survivor's claim holds on the output
+    lost = any(p == "after-deal" and s in plan.sites for s, p in dropped)
+    has_e = bool(np.any(noise.e_factor != 0))
+    target = needed if (has_e and lost) else math.sqrt(agg_var)
+    topup = 0.0 if plan.rank is not None else math.sqrt(max(0.0, needed**2 - agg_var))
+    aggregate = aggregator.combine(r, inbox)
+    if plan.rank is None:
+        aggregate = aggregate + aggregator.top_up(rnd.statistic, topup * (1 + 1e-12))
+    final_std = math.sqrt(agg_var + topup**2)
+    c = min(plan.colluders, plan.n_sites - 1)
+    cal = plan._round_calibration
+    sites = _site_reports(plan, r, idx, dropped, mu, final_std, c, cal)
+    ok = [s for s in sites if s.status == "ok"]
+    notes = tuple(ctx["notes"]) + ((f"aggregator top-up noise std {topup:.4g}",) if topup > 0 else ())
+    report = ProtocolReport(
+        plan.protocol, rnd.statistic, c, tuple(sites), worst_guarantee([s.claimed for s in ok], keep_uncertified=True),
+        worst_guarantee([s.joint_view for s in ok]), worst_guarantee([s.output for s in ok]), final_std, target,
+        _excess(final_std, target), dropped, TRUST[plan.protocol], notes, plan.solutions[r], plan.target, noise,
+        tuple(ctx["transport"].transcript), plan.neighbours)
+    return round_release(plan, r, received, aggregate, final_std, report.joint_view, ctx["randomness"]), report
+
+
+def _excess(final_std, target):
+    gap = final_std**2 - target**2
+    return math.sqrt(gap) if gap > 1e-9 * target**2 else 0.0
+
+
+def _site_reports(plan, r, idx, dropped, mu, final_std, c, calibration):
+    noise = plan.noise[r]
+    status = {n: f"failed-{p}" for n, p in dropped}
+    reports = []
+    for s, name in enumerate(plan.sites):
+        common = dict(site=name, n=plan.n[s], weight=float(noise.weights[s]), tau=float(noise.tau[s]),
+                      tau_e=float(noise.e_std[s]), tau_g=float(noise.g_std[s]), tau_f=float(noise.f_std[s]),
+                      sensitivity=float(noise.sensitivity[s]), claimed=plan.claimed(r, name))
+        if s not in idx:
+            reports.append(SiteReport(status=status.get(name, "failed-after-deal"), **common))
+            continue
+        jv = joint_view(noise, name, c, calibration=calibration, survivors=idx)
+        ratio = math.inf if final_std == 0 else float(mu[idx.index(s)]) * noise.sensitivity[s] / final_std
+        reports.append(SiteReport(status="ok", joint_view=jv.guarantee, joint_delta_m=jv.delta_m,
+                                  joint_colluders=jv.colluders, output=guarantee_from_ratio(
+                                      ratio, float(noise.deltas[s]), calibration), **common))
+    for name, phase in dropped:
+        if name not in plan.sites:
+            reports.append(SiteReport(site=name, n=0, status=f"failed-{phase}", weight=0.0))
+    return reports
+
+
+def round_release(plan, r, received, aggregate, final_std, guarantee, randomness):
+    """The foundation :class:`Release` of round ``r`` over the ``received`` sites (pooled sensitivity)."""
+    rnd = plan.rounds[r]
+    n = sum(plan.n[plan.index(s)] for s in received)
+    exact = final_std == 0
+    bound = 1.0 if rnd.response == "ones" else plan.response_bound
+    sens = moment_sensitivity(rnd.statistic, norm="l2", n_samples=n, n_features=plan.n_features,
+                              neighbours=plan.neighbours, row_norm=plan.row_norm,
+                              response_bound=bound if rnd.statistic == "cross" else None)
+    sens *= 1.0 if rnd.w_max is None else rnd.w_max
+    steps = [f"multisite(protocol={plan.protocol}, sites={len(received)}, colluders={plan.colluders}, "
+             f"target={plan.target}, plan={plan.digest[:12]}, round={r})"]
+    if plan.rank is not None:
+        steps.append(f"dpdispca-factors(rank={plan.rank})")
+    if rnd.w_max is not None:
+        steps.append(f"irls-weighted(w_max={rnd.w_max:g}, p={rnd.p:g}, at the public iterate of step {rnd.step})")
+    return Release(
+        n=n, n_features=plan.n_features, row_norm=plan.row_norm, mechanism="none" if exact else "gaussian",
+        noise_scale=float(final_std), neighbours=plan.neighbours, guarantee=guarantee,
+        randomness="none" if exact else randomness,
+        response_bound=bound if rnd.statistic == "cross" else None,
+        center=None if plan.center is None else np.asarray(plan.center),
+        calibration=None if exact else ("zcdp" if plan.composition == "zcdp" else plan.calibration), sensitivity=None if exact else sens, sensitivity_norm=None if exact else "l2",
+        postprocessing=tuple(steps), **{f"{rnd.statistic}_moment": aggregate})

@@ -1,0 +1,304 @@
+"""A site: holds its rows, answers each step of each plan once, and sends nothing but what its door lets out.
+
+:meth:`Site.handle` is the one door of a site, on every transport: bytes in (a
+:class:`~.messages.Query`), bytes out -- a :class:`~.messages.Reply` whose payloads passed the
+egress guard, or a :class:`~.messages.SiteError` carrying a fixed code and nothing else.
+No exception text, no data value, no file name leaves through it; a failure's detail is
+written to the site's own log, by its type only.
+
+Before answering, the site checks the query against the plan it holds (from the dealer,
+:meth:`Site.accept`), then records the answer in its :class:`~.ledger.SiteLedger` (which
+refuses a second answer to a step and a plan beyond the site's budget), and only then
+computes and sends. It reads its data once, when built, and keeps its state (shares,
+ledger, cached exact statistics) between rounds.
+
+Privacy
+-------
+Each message is the site's exact normalised statistic of its clipped rows plus Gaussian
+noise of the plan's stds (``e_s + f_s + g_s`` for CAPE); the site's row count ``n_s`` is
+public. What that guarantees against the aggregator is :meth:`~.plan.Plan.cost`.
+"""
+
+import logging
+from types import SimpleNamespace
+
+import numpy as np
+from scipy import sparse
+
+from .._rng import as_generator
+from .._validation import check_data, check_int, check_positive, check_vector
+from ..moments import accumulate_moments, clip_responses, clip_rows, symmetrise_matrix, symmetrise_tensor
+from ..moments.sparse_sums import checked_csr, is_sparse_source
+from ..moments.tensor_moments import word_ids
+from ..solvers.irls import irls_weights, weighted_moments
+from .dealer import Bundle
+from .ledger import Refused, SiteLedger
+from .messages import Hello, Reply, SiteError, from_wire, statistic_shape, to_wire
+from .noise import unit_noise
+
+__all__ = ["Site", "stm_rows"]
+
+log = logging.getLogger("dpmoments.site")
+_NO_PLAN = "0" * 64
+
+
+def stm_rows(ids, vocabulary_size):
+    """Three-word documents as sparse rows ``(x1, x2, x3)`` in ``{0,1}^{3D}`` (norm exactly ``sqrt(3)``)."""
+    ids = np.asarray(ids)
+    if ids.dtype.kind == "f" and np.all(ids == np.round(ids)):  # word ids read from a text file
+        ids = ids.astype(np.int64)
+    ids, D = word_ids(ids, vocabulary_size)
+    n = ids.shape[0]
+    return sparse.csr_array((np.ones(3 * n), (ids + np.arange(3) * D).ravel(), np.arange(0, 3 * n + 1, 3)),
+                            shape=(n, 3 * D))
+
+
+class Site:
+    """One data holder. Its rows stay inside; only what :meth:`handle` lets out leaves.
+
+    Parameters
+    ----------
+    name : str
+    X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
+        The rows (a sparse ``X`` is summed from its non-zeros); three-word documents
+        (word ids, shape ``(n, 3)``) for a single-topic plan.
+    y : array-like of shape (n_samples,), optional
+        Responses (cross moments, model selection, IRLS).
+    row_norm, response_bound, center : optional
+        This site's public bounds; a plan with other bounds is refused. ``None``: take the plan's.
+    budget : None, guarantee or (epsilon, delta)
+        The most this site spends, against the aggregator, over every plan it answers.
+    ledger : path, optional
+        Where the site's ledger lives (survives restarts); default in memory.
+    colluders : int, optional
+        How many other sites this site assumes collude with the aggregator when it charges
+        a plan to its budget: the larger of this and the plan's own ``colluders`` (a site
+        may be more cautious than the dealer, never less). Default: the plan's.
+    """
+
+    def __init__(self, name, X, y=None, *, row_norm=None, response_bound=None, center=None, budget=None,
+                 ledger=None, colluders=None):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"'name' must be a non-empty string; got {name!r}.")
+        if is_sparse_source(X):
+            if center is not None:
+                raise ValueError(f"site {name!r}: 'center' cannot be used with sparse 'X' (it makes rows dense).")
+            X = checked_csr(X)
+        elif np.asarray(X).dtype.kind in "iu":  # word ids, or integer data: kept exact
+            X = np.asarray(X)
+            if X.ndim != 2:
+                raise ValueError(f"site {name!r}: 'X' must be 2-D; got {X.ndim}-D.")
+        else:
+            X = check_data(X)
+        self.name = name
+        self.row_norm = None if row_norm is None else check_positive(row_norm, "row_norm")
+        self.response_bound = None if response_bound is None else check_positive(response_bound, "response_bound")
+        self.center = None if center is None else check_vector(center, "center", length=X.shape[1])
+        self.__X = X
+        self.__y = None if y is None else check_vector(y, "y", length=X.shape[0])
+        self.__cache = {}
+        self.__bundles = {}
+        self.__rngs = {}
+        self.__costs = {}
+        self.ledger = SiteLedger(name, budget, ledger)
+        self.colluders = None if colluders is None else check_int(colluders, "colluders", minimum=0)
+
+    def cost(self, plan):
+        """What answering ``plan`` costs this site against the aggregator, with the colluders it assumes."""
+        return plan.cost(self.name, colluders=max(plan.colluders, self.colluders or 0))
+
+    @classmethod
+    def from_file(cls, name, path, *, target=None, columns=None, **kwargs):
+        """A site reading its rows (and, with ``target``, its response column) once from a file.
+
+        Any failure to read is one data-free line naming the file: the reader's own text may
+        quote a cell, and nothing derived from a cell may reach an error message.
+        """
+        from ..moments import iter_chunks
+
+        try:
+            chunks = list(iter_chunks(path, columns=columns, target=target))
+            if target is None:
+                X, y = np.vstack(chunks), None
+            else:
+                X, y = np.vstack([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks])
+        except FileNotFoundError:
+            raise ValueError(f"site {name!r}: the data file '{path}' does not exist.") from None
+        except Exception as exc:
+            raise ValueError(f"site {name!r}: the data file '{path}' could not be read as a numeric table "
+                             f"({type(exc).__name__}: a cell that is not a number, a missing value, or another "
+                             "format); nothing was sent.") from None
+        return cls(name, X, y, **kwargs)
+
+    @property
+    def n(self):
+        return self.__X.shape[0]
+
+    @property
+    def n_features(self):
+        return self.__X.shape[1]
+
+    def __repr__(self):
+        return f"Site({self.name!r}, n={self.n}, n_features={self.n_features})"
+
+    def __reduce__(self):
+        raise TypeError(f"a Site holds private rows and cannot be pickled or sent ({self.name!r}).")
+
+    # -- the dealer's bundle ------------------------------------------------------------------------------------
+    def accept(self, bundle, rng=None):
+        """Hold ``bundle`` (this site's shares of a plan); its local noise comes from ``rng`` (default OS entropy)."""
+        if not isinstance(bundle, Bundle) or bundle.site != self.name:
+            raise ValueError(f"site {self.name!r} was handed a bundle meant for another site.")
+        self._check_plan(bundle.plan)
+        self.__bundles[bundle.plan.digest] = bundle
+        self.__rngs[bundle.plan.digest] = as_generator(rng)
+        return bundle.plan.digest
+
+    def _check_plan(self, plan):
+        """Raise ``ValueError`` (data-free) if this site's data or bounds do not fit ``plan``."""
+        i = plan.index(self.name)
+        if plan.n[i] != self.n or self._rows_width(plan) != plan.n_features:
+            raise ValueError(f"site {self.name!r}: its data do not match the plan (the plan expects "
+                             f"{plan.n[i]} rows; the rows it forms must have {plan.n_features} columns).")
+        for ours, theirs, what in ((self.row_norm, plan.row_norm, "row_norm"),
+                                   (self.response_bound, plan.response_bound, "response_bound")):
+            if ours is not None and theirs is not None and ours != theirs:
+                raise ValueError(f"site {self.name!r}: the plan's {what} differs from this site's.")
+        if self.center is not None and (plan.center is None or not np.array_equal(self.center, plan.center)):
+            raise ValueError(f"site {self.name!r}: the plan's public centre differs from this site's.")
+
+    def _rows_width(self, plan):
+        if plan.rows == "stm":
+            return 3 * int(plan.vocabulary_size) if self.__X.shape[1] == 3 else -1
+        return self.n_features + (plan.rows == "xy")
+
+    # -- the door -------------------------------------------------------------------------------------------------
+    def handle(self, data):
+        """Bytes in, bytes out: the only way anything leaves this site."""
+        try:
+            query = from_wire(data, kinds=("Query", "Hello"))
+        except ValueError:
+            log.warning("site %s: refused an undecodable query", self.name)
+            return to_wire(SiteError(self.name, _NO_PLAN, 0, "none", "bad-query"))
+        if isinstance(query, Hello):
+            if query.plan in self.__bundles:
+                return to_wire(Hello(query.plan, self.name))
+            return to_wire(SiteError(self.name, query.plan, 0, "hello", "plan-unknown"))
+        return to_wire(self.answer(query))
+
+    def answer(self, query):
+        """A :class:`Reply` to ``query``, or a :class:`SiteError` (recorded in the ledger and the site's log)."""
+        tags = (self.name, query.plan, query.step, query.round_id)
+        try:
+            return self._answer(query)
+        except Refused as exc:
+            log.warning("site %s: refused step %s of plan %s: %s", self.name, query.step, query.plan[:12], exc.code)
+            return SiteError(*tags, exc.code)
+        except Exception as exc:  # the detail stays here, by type: its text may hold data
+            log.error("site %s: failed on step %s of plan %s (%s)", self.name, query.step, query.plan[:12],
+                      type(exc).__name__)
+            return SiteError(*tags, "internal")
+
+    def _answer(self, query):
+        bundle = self.__bundles.get(query.plan)
+        if bundle is None:
+            self.ledger.refuse(query.plan, query.step, "plan-unknown")
+        plan = bundle.plan
+        rounds = plan.rounds_of(query.step)
+        if not rounds:
+            self.ledger.refuse(query.plan, query.step, "step-unknown")
+        if not self._query_fits(plan, rounds, query):
+            self.ledger.refuse(query.plan, query.step, "bad-query")
+        if plan.digest not in self.__costs:
+            self.__costs[plan.digest] = self.cost(plan)
+        # recorded before anything is sent
+        self.ledger.admit(plan.digest, query.step, self.__costs[plan.digest], plan.neighbours)
+        values = {r: self._noisy(plan, bundle, r, query) for r in rounds}
+        return Reply(self.name, plan.digest, query.step, query.round_id, self.n, plan.n_features, values)
+
+    def _query_fits(self, plan, rounds, query):
+        i = plan.index(self.name)
+        d = plan.n_features
+        needs_f = {r for r in rounds if plan.noise[r].f_std[i] > 0}
+        if set(query.shares) != needs_f:
+            return False
+        if any(query.shares[r].shape != statistic_shape(plan.rounds[r].statistic, d) for r in needs_f):
+            return False
+        weighted = any(plan.rounds[r].w_max is not None for r in rounds)
+        return (query.params is not None and query.params.shape == (d,)) if weighted else query.params is None
+
+    # -- statistics -----------------------------------------------------------------------------------------------
+    def _noisy(self, plan, bundle, r, query):
+        rnd, noise = plan.rounds[r], plan.noise[r]
+        i = plan.index(self.name)
+        value = np.array(self._statistic(plan, rnd, query.params), dtype=np.float64)
+        if r in bundle.shares:
+            value = value + bundle.shares[r]
+        if r in query.shares:
+            value = value + query.shares[r]
+        for coefficient, seed in bundle.masks.get(r, ()):
+            value = value + coefficient * unit_noise(rnd.statistic, plan.n_features, np.random.default_rng(seed))
+        g = float(noise.g_std[i])
+        rng = self.__rngs[plan.digest]
+        if plan.rank is not None:  # DPdisPCA: a factor of the noisy second moment
+            noisy = value + (g * unit_noise("second", plan.n_features, rng) if g > 0 else 0.0)
+            lam, U = np.linalg.eigh(noisy)
+            lam, U = lam[::-1][:plan.rank], U[:, ::-1][:, :plan.rank]
+            return "factor", U * np.sqrt(np.maximum(lam, 0.0))
+        if g > 0:
+            value = value + g * unit_noise(rnd.statistic, plan.n_features, rng)
+        return rnd.statistic, value
+
+    def _rows(self, plan):
+        if plan.rows == "stm":
+            return stm_rows(self.__X, plan.vocabulary_size), None
+        X = self.__X
+        if plan.rows == "xy":
+            if self.__y is None:
+                raise ValueError("this plan needs the site's responses y")
+            X = np.hstack([X, self.__y[:, None]])
+        return X, self.__y
+
+    def _statistic(self, plan, rnd, params):
+        """The exact normalised statistic of one round (private: used only inside this site)."""
+        if rnd.w_max is not None:
+            return self._weighted(plan, rnd, params)
+        key = (plan.rows, plan.vocabulary_size, rnd.statistic, rnd.response, plan.row_norm, plan.response_bound,
+               plan.center)
+        if key not in self.__cache:
+            X, y = self._rows(plan)
+            if rnd.statistic == "cross":
+                if rnd.response == "ones":
+                    y, r = np.ones(X.shape[0]), 1.0
+                else:
+                    if y is None:
+                        raise ValueError("this plan needs the site's responses y")
+                    r = plan.response_bound
+                src = (X, y)
+            else:
+                src, r = X, None
+            center = None if plan.center is None else np.asarray(plan.center)
+            sums = accumulate_moments(src, row_norm=plan.row_norm, third=rnd.statistic == "third", center=center,
+                                      response_bound=r)
+            self.__cache[key] = {"second": lambda: symmetrise_matrix(sums.xtx / sums.n),
+                                 "cross": lambda: sums.xty / sums.n,
+                                 "third": lambda: symmetrise_tensor(sums.third / sums.n)}[rnd.statistic]()
+        return self.__cache[key]
+
+    def _weighted(self, plan, rnd, theta):
+        """IRLS: ``A = (1/n) sum s_i x_i y_i`` or ``B = (1/n) sum s_i x_i x_i^T`` at the public ``theta``."""
+        X, y = self._rows(plan)
+        if y is None:
+            raise ValueError("this plan needs the site's responses y")
+        Z, yc = clip_rows(X, plan.row_norm), clip_responses(y, plan.response_bound)
+        A, B = weighted_moments(Z, yc, irls_weights(yc - Z @ theta, rnd.w_max, rnd.p))
+        return A if rnd.statistic == "cross" else B
+
+    def _exact(self, statistic):
+        """The exact normalised statistic of this site's own rows and bounds (tests and the pooled reference)."""
+        from .plan import Round
+
+        facts = SimpleNamespace(rows="x", vocabulary_size=None, row_norm=self.row_norm,
+                                response_bound=self.response_bound,
+                                center=None if self.center is None else tuple(self.center))
+        return self._statistic(facts, Round(statistic), None)

@@ -1,0 +1,135 @@
+"""The seam between the protocol and the network: a :class:`Transport` carries bytes, nothing else.
+
+A transport implements two methods:
+
+* :meth:`Transport.connect` -- which sites of the plan are up (waiting up to ``wait_s``);
+* :meth:`Transport.exchange` -- deliver one query's bytes to each named site and return its
+  reply's bytes, or a :class:`Failure` (a fixed reason, never the peer's text).
+
+Everything else is written once, here and in :mod:`.run`: encoding and decoding
+(:mod:`.messages`), the spy's transcript (shapes only), and the rule that a reply must
+come from the site it names and answer the query it was sent for (its plan, step and
+round); a reply that does not decode, or names another site, stops the run with
+:class:`~.messages.MessageRefused`. Implementations: :class:`InProcessTransport` (the
+default; sites are objects in this process), :mod:`dpmoments.multisite.flower` (Flower SuperLink and
+SuperNodes) and :mod:`.grpc_transport` (plain gRPC with mutual TLS).
+"""
+
+import time
+from dataclasses import dataclass
+
+from .messages import MessageRefused, Reply, SiteError, describe, from_wire, to_wire
+
+__all__ = ["Transport", "InProcessTransport", "Failure", "FAILURES"]
+
+#: Why a site gave no reply, as a transport may say it (fixed words: a peer's text never travels on).
+FAILURES = ("crashed", "timeout", "unreachable")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """No reply from a site: ``reason`` is one of :data:`FAILURES`."""
+
+    reason: str
+
+    def __post_init__(self):
+        if self.reason not in FAILURES:
+            raise ValueError(f"'reason' must be one of {FAILURES}; got {self.reason!r}.")
+
+    def __str__(self):
+        return self.reason
+
+
+class Transport:
+    """Base class: subclasses implement :meth:`connect` and :meth:`exchange`."""
+
+    name = "transport"
+
+    def __init__(self):
+        self.transcript = []
+        self.reasons = {}  # site -> why it is not in connect()'s answer (a fixed code), where known
+
+    def connect(self, plan, wait_s):  # pragma: no cover - interface
+        """The names of the plan's sites that are up, in plan order."""
+        raise NotImplementedError
+
+    def exchange(self, messages, timeout_s):  # pragma: no cover - interface
+        """``{site: bytes}`` out; ``{site: bytes or Failure}`` back (a missing site counts as a timeout)."""
+        raise NotImplementedError
+
+    def close(self):
+        """Release what the transport holds (connections, servers); idempotent."""
+
+    def note(self, message, sender, receiver):
+        self.transcript.append(describe(message, sender, receiver))
+
+    def ask(self, queries, timeout_s):
+        """Send each site its :class:`~.messages.Query`; return ``{site: Reply, SiteError or Failure}``."""
+        for site, q in queries.items():
+            self.note(q, "aggregator", site)
+        raw = self.exchange({s: to_wire(q) for s, q in queries.items()}, timeout_s)
+        out = {}
+        for site, query in queries.items():
+            data = raw.get(site, Failure("timeout"))
+            if isinstance(data, Failure):
+                out[site] = data
+                continue
+            out[site] = self._decode(site, query, data)
+            if isinstance(out[site], Reply):
+                self.note(out[site], site, "aggregator")
+        return out
+
+    @staticmethod
+    def _decode(site, query, data):
+        def refuse(reason, text):
+            raise MessageRefused(f"aggregator refused a message from site {site!r} ({reason}): {text} No release "
+                                 "is made from this run.", site=site, reason=reason)
+
+        try:
+            msg = from_wire(data, kinds=("Reply", "SiteError"))
+        except ValueError:
+            refuse("wrong-payload", "it does not decode as a reply tagged with its plan and round.")
+        if msg.site != site:
+            refuse("forged", f"the transport delivered it from site {site!r} but it names site {msg.site!r}.")
+        if isinstance(msg, SiteError) and (msg.plan, msg.step, msg.round_id) != (query.plan, query.step,
+                                                                                   query.round_id):
+            return SiteError(site, query.plan, query.step, query.round_id, msg.code)  # an error: no payload to trust
+        return msg
+
+
+class InProcessTransport(Transport):
+    """Sites as objects in this process (the default, and what the tests drive).
+
+    Parameters
+    ----------
+    sites : iterable of Site, or dict of name -> callable(bytes) -> bytes
+        Each site's door (:meth:`~.site.Site.handle`).
+    failures : dict of str -> "after-deal", optional
+        Sites that crash once the shares are dealt (their replies never come).
+    """
+
+    name = "in-process"
+
+    def __init__(self, sites, failures=None):
+        super().__init__()
+        self.handlers = dict(sites) if isinstance(sites, dict) else {s.name: s.handle for s in sites}
+        self.failures = dict(failures or {})
+
+    def connect(self, plan, wait_s=0.0):
+        return [s for s in plan.sites if s in self.handlers]
+
+    def exchange(self, messages, timeout_s):
+        out = {}
+        for site, data in messages.items():
+            if self.failures.get(site) == "after-deal":
+                out[site] = Failure("crashed")
+                continue
+            start = time.monotonic()
+            try:
+                reply = self.handlers[site](data)
+            except Exception:  # a site that raises has crashed; its text is not ours to forward
+                out[site] = Failure("crashed")
+                continue
+            # sites answer one after another here; each gets the whole timeout, as if asked at once
+            out[site] = reply if time.monotonic() - start <= timeout_s else Failure("timeout")
+        return out

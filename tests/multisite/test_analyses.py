@@ -1,0 +1,96 @@
+"""Every moment-based estimator fits across sites with no glue: a multi-site run produces what fit_release takes."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from dpmoments.datasets.mixtures import make_mog, make_single_topic
+from dpmoments.estimators import (PrivateCovariance, PrivateGraphicalLasso, PrivateModelSelection, PrivatePCA,
+                                  PrivateRidgePrecision, PrivateTensorDecomposition, release_mog_moments,
+                                  release_topic_moments)
+from dpmoments.exceptions import NotPrivateWarning
+from dpmoments.multisite import ANALYSES, Site, analyses, irls, release_tensor_moments, run_cape, run_pooled
+from dpmoments.moments import clip_rows
+from dpmoments.solvers.irls import irls as exact_irls
+
+INF = math.inf
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotPrivateWarning)
+        yield
+
+
+def _split(X, y=None, parts=3, **kw):
+    Xs = np.array_split(X, parts)
+    ys = [None] * parts if y is None else np.array_split(y, parts)
+    return [Site(f"s{i}", a, b, **kw) for i, (a, b) in enumerate(zip(Xs, ys))]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: PrivateCovariance(epsilon=1, delta=1e-6, row_norm=1.0),
+    lambda: PrivatePCA(n_components=2, epsilon=1, delta=1e-6, row_norm=1.0),
+    lambda: PrivateGraphicalLasso(alpha=0.01, epsilon=1, delta=1e-6, row_norm=1.0),
+    lambda: PrivateRidgePrecision(alpha=0.1, epsilon=1, delta=1e-6, row_norm=1.0),
+])
+def test_second_moment_estimators_fit_a_multisite_release_like_the_pooled_one(make):
+    X = np.random.default_rng(0).normal(size=(3000, 4)) / 4
+    sites = _split(X, row_norm=1.0)
+    rel, rep = run_cape(sites, epsilon=INF, delta=1e-5)
+    pooled, _ = run_pooled(sites, epsilon=INF, delta=1e-5)
+    a, b = make().fit_release(rel), make().fit_release(pooled)
+    for attr in ("covariance_", "components_", "precision_"):
+        if hasattr(a, attr):
+            np.testing.assert_allclose(np.abs(getattr(a, attr)), np.abs(getattr(b, attr)), atol=1e-8)
+    private, rep = run_cape(sites, epsilon=1.0, delta=1e-6, rng=0)
+    assert make().fit_release(private).privacy_ == rep.guarantee
+
+
+def test_model_selection_across_sites():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(30_000, 4)) / 2
+    y = X @ np.array([1.0, 1.0, 0.0, 0.0]) + 0.1 * rng.normal(size=30_000)
+    sites = _split(X, y, row_norm=2.0, response_bound=2.0)
+    rel, rep = analyses.analyse(sites, "select", epsilon=1.0, delta=1e-6, rng=0)
+    assert rel.second_moment.shape == (5, 5) and rel.guarantee == rep.guarantee
+    sel = PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=2.0, R=3.0, phi=200.0).fit_release(rel)
+    assert sel.selected_ == (0, 1) and sel.privacy_ == rep.guarantee
+    np.testing.assert_allclose(sel.coef_[:2], [1.0, 1.0], atol=0.1)
+
+
+def test_tensor_mog_and_stm_across_sites_equal_the_centralised_moments_with_noise_off():
+    m = make_mog(6000, 6, 3, sigma2=0.02, rng=0)
+    mom, rep = release_tensor_moments(_split(m.X, parts=4, row_norm=2.0), model="mog", epsilon=INF, delta=0.5,
+                                      sigma2=0.02)
+    central = release_mog_moments(m.X, sigma2=0.02, epsilon=INF, row_norm=2.0)
+    np.testing.assert_allclose(mom.m2, central.m2, atol=1e-12)
+    np.testing.assert_allclose(mom.m3, central.m3, atol=1e-12)
+    est = PrivateTensorDecomposition(n_components=3, model="mog", epsilon=1, delta=1e-5, row_norm=2.0, sigma2=0.02,
+                                     rng=3).fit_release(mom)
+    err = np.abs(np.abs(est.components_ @ m.components.T).max(axis=1) - 1)
+    assert err.max() < 0.05 and set(rep.parts) == {"second", "third", "mean"}
+    t = make_single_topic(8000, 8, 3, rng=2)
+    mom, rep = release_tensor_moments(_split(t.X, parts=4), model="stm", epsilon=INF, delta=0.5, vocabulary_size=8)
+    central = release_topic_moments(t.X, vocabulary_size=8, epsilon=INF)
+    np.testing.assert_allclose(mom.m3, central.m3, atol=1e-12)
+    assert np.abs(mom.m2 - central.m2).max() < 0.01  # all three word pairs: the same expectation
+    PrivateTensorDecomposition(n_components=3, model="stm", epsilon=1, delta=1e-5, vocabulary_size=8,
+                               rng=0).fit_release(mom)
+
+
+def test_irls_across_sites_is_the_exact_fit_with_noise_off_and_private_with_it():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6000, 3)) / 4
+    y = X @ np.array([1.0, -1.0, 0.5]) + 0.05 * rng.standard_t(2, size=6000)
+    sites = _split(X, y, row_norm=1.0, response_bound=1.0)
+    fit, rep = irls(sites, epsilon=INF, delta=0.5, n_iter=8, w_max=10.0)
+    exact = exact_irls(clip_rows(X, 1.0), np.clip(y, -1, 1), n_iter=8, w_max=10.0)
+    np.testing.assert_allclose(fit.coef, exact.coef, atol=1e-8)
+    fit, rep = irls(sites, epsilon=1.0, delta=1e-6, n_iter=5, w_max=10.0, rng=0)
+    assert np.abs(fit.coef - [1.0, -1.0, 0.5]).max() < 0.25
+    assert len(rep.parts) == 10 and rep.composition == "zcdp" and fit.guarantee == rep.guarantee
+    assert ANALYSES["regress"].composition == "zcdp"

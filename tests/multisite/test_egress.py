@@ -1,0 +1,77 @@
+"""Whatever leaves a site passes one door (issue 12): statistics, errors and metadata, never a data value."""
+
+import json
+import logging
+
+import numpy as np
+import pytest
+
+from dpmoments.multisite import Site, SiteError, from_wire, run_cape
+
+from .conftest import make_sites
+from .transports import KINDS, make
+
+CELL = "JANE-DOE-4711"
+
+
+def _csv(path, bad=True):
+    rows = ["a,b,c"] + [f"{i / 100},{i / 50},{i / 25}" for i in range(50)]
+    if bad:
+        rows[17] = f"0.1,{CELL},0.3"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_a_site_whose_file_holds_a_name_fails_locally_without_quoting_it(tmp_path):
+    with pytest.raises(ValueError) as info:
+        Site.from_file("north", _csv(tmp_path / "north.csv"))
+    assert CELL not in str(info.value) and "4711" not in str(info.value) and "north.csv" in str(info.value)
+    assert Site.from_file("north", _csv(tmp_path / "ok.csv", bad=False), row_norm=1.0).n == 50
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_failure_inside_a_site_leaves_only_a_fixed_code(kind, monkeypatch, caplog):
+    """A spy on the site's outgoing bytes: the data-bearing exception text never leaves, on any transport."""
+    sites = make_sites(3)
+
+    def leaky(*args, **kwargs):
+        raise ValueError(f"could not convert string '{CELL}' to float: line 18")
+
+    monkeypatch.setattr(sites[1], "_statistic", leaky)
+    sent = []
+
+    def spy(handle):
+        def door(data):
+            out = handle(data)
+            sent.append(out)
+            return out
+        return door
+
+    handlers = {s.name: (spy(s.handle) if s.name == "site-1" else s.handle) for s in sites}
+    with caplog.at_level(logging.INFO, logger="dpmoments.site"):
+        rel, rep = run_cape(sites, epsilon=1.0, delta=1e-5, rng=0, transport=lambda _: make(kind, handlers))
+    assert sent and all(CELL.encode() not in b and b"4711" not in b for b in sent)
+    codes = [from_wire(b) for b in sent]
+    assert any(isinstance(c, SiteError) and c.code == "internal" for c in codes)
+    assert rep.dropped == (("site-1", "after-deal"),)
+    text = json.dumps(rep.to_dict()) + json.dumps(rel.to_dict()) + " ".join(rep.notes)
+    assert CELL not in text and "4711" not in text
+    assert CELL not in caplog.text and "ValueError" in caplog.text  # the site's own log: the type, not the text
+
+
+def test_site_command_refuses_a_bad_file_in_one_line(tmp_path):
+    from dpmoments.multisite import Plan, deal_files
+
+    from ..cli.helpers import assert_one_line_error, cli
+
+    plan = Plan.build("cape", ["north", "south"], [50, 50], n_features=3, row_norm=1.0, epsilon=1.0, delta=1e-5)
+    shares = deal_files(plan, tmp_path / "shares", rng=0)
+    bad = _csv(tmp_path / "north.csv")
+    res = cli("site", "--name", "north", "--data", bad, "--share", shares["north"], "--state", tmp_path / "st",
+              "--superlink", "127.0.0.1:1", "--insecure")
+    assert_one_line_error(res, "north.csv", "not a number")
+    assert CELL not in res.stderr and "4711" not in res.stderr
+    np.savetxt(tmp_path / "wide.csv", np.ones((50, 4)), delimiter=",", header="a,b,c,d", comments="")
+    res = cli("site", "--name", "north", "--data", tmp_path / "wide.csv", "--share", shares["north"], "--state",
+              tmp_path / "st", "--superlink", "127.0.0.1:1", "--insecure")
+    assert_one_line_error(res, "does not fit the plan", "3 feature columns")  # checked before joining

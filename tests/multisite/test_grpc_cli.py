@@ -1,0 +1,74 @@
+"""The gRPC transport from the command line: noise generator, three sites and the aggregator as real processes.
+
+Mutual TLS with a throw-away CA (``dpmoments aggregate --make-test-ca --site-certs``); the result must be
+the bytes the same plan, shares and seeds give in process. A few seconds; the sites end with the test.
+"""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("grpc", reason="grpcio is not installed")
+pytest.importorskip("cryptography", reason="cryptography is needed to make the test CA")
+
+from dpmoments.estimators import PrivateCovariance  # noqa: E402
+from dpmoments.multisite import InProcessTransport, Plan, Site, deploy, read_bundle, run_plan  # noqa: E402
+
+from ..cli.helpers import ENV  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+SIZES = {"north": 200, "south": 300, "east": 250}
+
+
+def _cli(*argv, **kw):
+    return subprocess.run([sys.executable, "-m", "dpmoments", *map(str, argv)], capture_output=True, text=True,
+                          env=ENV, timeout=120, **kw)
+
+
+def test_grpc_deployment_from_the_command_line(tmp_path):
+    rng = np.random.default_rng(0)
+    data = {s: rng.normal(size=(n, 3)) / 3 for s, n in SIZES.items()}
+    for s, X in data.items():
+        np.savetxt(tmp_path / f"{s}.csv", X, delimiter=",", header="a,b,c", comments="")
+    sites = ",".join(f"{s}={n}" for s, n in SIZES.items())
+    res = _cli("noise-generator", "--sites", sites, "--n-features", 3, "--epsilon", 1, "--delta", "1e-5",
+               "--row-norm", 1, "--seed", 3, "--out", tmp_path / "shares")
+    assert res.returncode == 0 and "against the aggregator" in res.stdout, res.stderr
+    assert _cli("aggregate", "--make-test-ca", tmp_path / "tls", "--site-certs", ",".join(SIZES)).returncode == 0
+    tls = tmp_path / "tls"
+    port = deploy.free_port()
+    procs = []
+    try:
+        for k, s in enumerate(SIZES):
+            argv = ["site", "--name", s, "--data", tmp_path / f"{s}.csv", "--share", tmp_path / "shares" / f"{s}.npz",
+                    "--state", tmp_path / f"state-{s}", "--transport", "grpc", "--aggregator", f"127.0.0.1:{port}",
+                    "--root-certificates", tls / "ca.crt", "--cert", tls / f"{s}.pem", "--key", tls / f"{s}.key",
+                    "--seed", k]
+            procs.append(subprocess.Popen([sys.executable, "-m", "dpmoments", *map(str, argv)], env=ENV,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                          start_new_session=True))
+        out = tmp_path / "result dir"
+        res = _cli("aggregate", "--transport", "grpc", "--listen", f"127.0.0.1:{port}", "--cert", tls / "server.pem",
+                   "--key", tls / "server.key", "--root-certificates", tls / "ca.crt", "--plan",
+                   tmp_path / "shares" / "plan.json", "--out", out, "--seed", 7, "--wait", 60, "--timeout", 60)
+        assert res.returncode == 0, res.stderr
+    finally:
+        deploy.stop_process_groups(procs)
+    plan = Plan.from_json((tmp_path / "shares" / "plan.json").read_text())
+    local = []
+    for k, (s, X) in enumerate(data.items()):
+        site = Site(s, np.loadtxt(tmp_path / f"{s}.csv", delimiter=",", skiprows=1))
+        site.accept(read_bundle(tmp_path / "shares" / f"{s}.npz", s), rng=np.random.SeedSequence([k, 0]))
+        local.append(site)
+    ref = run_plan(plan, InProcessTransport(local), rng=7).releases[0]
+    expected = PrivateCovariance(epsilon=1, delta=1e-6, row_norm=1, psd_floor=0.0).fit_release(ref).covariance_
+    np.testing.assert_array_equal(np.load(out / "covariance.npy"), expected)
+    report = json.loads((out / "privacy_report.json").read_text())
+    assert report["analysis"]["transport"] == "grpc"
+    assert report["privacy"]["guarantee_detail"]["epsilon"] == pytest.approx(1.0, rel=1e-6)
+    ledger = json.loads((tmp_path / "state-north" / "ledger.json").read_text())
+    assert ledger["answered"] == [[plan.digest, 0]]
