@@ -14,7 +14,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["as_generator", "bootstrap_generator", "describe_randomness", "secure_randomness", "spawn"]
+__all__ = ["as_generator", "bootstrap_generator", "describe_randomness", "secure_randomness", "seed_sequence",
+           "spawn"]
 
 OS_ENTROPY = "os-entropy"
 SEEDED = "seeded"
@@ -104,3 +105,8 @@ def bootstrap_generator(rng):
         seq = as_generator(rng).bit_generator.seed_seq  # validates the seed
     child = np.random.SeedSequence(seq.entropy, spawn_key=tuple(seq.spawn_key) + (_BOOTSTRAP_KEY,))
     return np.random.default_rng(child)
+
+
+def seed_sequence(rng):
+    """A fresh ``SeedSequence`` drawn from ``rng`` (a key two parties share, e.g. a pairwise mask's seed)."""
+    return np.random.SeedSequence(as_generator(rng).integers(0, 2**63, size=4).tolist())

@@ -86,7 +86,7 @@ def test_a_run_that_could_only_abort_is_refused_before_it_starts(run, tmp_path):
     out = tmp_path / "res"
     out.mkdir()
     (out / "old.txt").write_text("an earlier result")
-    (out / MARKER).write_text("{}")  # an earlier dpmoments result, which --force may replace
+    (out / MARKER).write_text('{"written_by": "dpmoments", "files": ["old.txt"]}')  # an earlier result --force may replace
     res = run("aggregate", "--transport", "grpc", "--listen", "127.0.0.1:0", "--insecure", "--plan",
               _deal(tmp_path, "A"), "--out", out, "--force", "--min-sites", 4)
     assert_one_line_error(res, "--min-sites 4 exceeds the plan's 3 sites")

@@ -11,7 +11,7 @@ from dpmoments.estimators import (PrivateCovariance, PrivateGraphicalLasso, Priv
                                   PrivateRidgePrecision, PrivateTensorDecomposition, release_mog_moments,
                                   release_topic_moments)
 from dpmoments.exceptions import NotPrivateWarning
-from dpmoments.multisite import ANALYSES, Site, analyses, irls, release_tensor_moments, run_cape, run_pooled
+from dpmoments.multisite import ANALYSES, Site, analyses, api, irls, release_tensor_moments, run_cape, run_pooled
 from dpmoments.moments import clip_rows
 from dpmoments.solvers.irls import irls as exact_irls
 
@@ -55,7 +55,7 @@ def test_model_selection_across_sites():
     X = rng.uniform(-1, 1, size=(30_000, 4)) / 2
     y = X @ np.array([1.0, 1.0, 0.0, 0.0]) + 0.1 * rng.normal(size=30_000)
     sites = _split(X, y, row_norm=2.0, response_bound=2.0)
-    rel, rep = analyses.analyse(sites, "select", epsilon=1.0, delta=1e-6, rng=0)
+    rel, rep = api.analyse(sites, "select", epsilon=1.0, delta=1e-6, rng=0)
     assert rel.second_moment.shape == (5, 5) and rel.guarantee == rep.guarantee
     sel = PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=2.0, R=3.0, phi=200.0).fit_release(rel)
     assert sel.selected_ == (0, 1) and sel.privacy_ == rep.guarantee

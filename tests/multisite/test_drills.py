@@ -20,7 +20,7 @@ from dpmoments.exceptions import NotPrivateWarning
 from dpmoments.multisite import (Aggregator, MessageRefused, Plan, ProtocolAborted, Query, Reply, SiteError, deal,
                                  from_wire, irls, release_tensor_moments, run_cape, run_conventional, run_plan,
                                  run_pooled, to_wire)
-from dpmoments.multisite.analyses import analyse
+from dpmoments.multisite.api import analyse
 
 from .conftest import make_sites
 from .transports import KINDS, factory, make

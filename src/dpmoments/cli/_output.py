@@ -196,6 +196,9 @@ class ResultsDir:
             json.dump(obj, f, indent=2, default=_jsonable)
             f.write("\n")
 
+    def save_text(self, name, text):
+        self.path(name).write_text(text)
+
     def save_figure(self, stem, ax):
         """``stem.png`` and ``stem.svg`` of the figure holding ``ax``."""
         fig = ax.figure

@@ -174,7 +174,7 @@ def _site(name, source, args, kwargs):
 
 def _release(args, sites, kwargs):
     from ..multisite import run_pooled
-    from ..multisite.analyses import analyse
+    from ..multisite.api import analyse
 
     common = dict(epsilon=kwargs["epsilon"], delta=kwargs["delta"], neighbours=kwargs["neighbours"],
                   calibration=kwargs["calibration"], rng=kwargs["rng"])

@@ -560,7 +560,7 @@ class PrivateModelSelection(BaseEstimator):
         M, _ = project_psd(release.second_moment, 0.0)
         n, d = release.n, release.n_features - 1
         G, b, c = n * M[:d, :d], n * M[:d, d], float(n * M[d, d])
-        family = _candidate_family(self.candidates, self.max_size, d)
+        family = candidate_family(self.candidates, self.max_size, d)
         self.R_, self.sigma2_ = float(check_positive(self.R, "R")), float(check_positive(self.sigma2, "sigma2"))
         fits = [l1_ball_least_squares(G, b, c, self.R_, support=m) for m in family]
         if self.phi == "theorem":  # no selection noise is added here: the BIC with the released residual variance

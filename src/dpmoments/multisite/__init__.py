@@ -26,9 +26,9 @@ by default the noise is calibrated to meet the budget there (``target="aggregato
 """
 
 from .aggregator import Aggregator
-from .analyses import ANALYSES, irls, release_tensor_moments
-from .api import (DistributedResult, check_sites, run, run_cape, run_cape_unequal, run_conventional, run_dpdispca,
-                  run_local, run_pooled, run_rounds, run_secure_aggregation)
+from .analyses import ANALYSES
+from .api import (DistributedResult, check_sites, irls, release_tensor_moments, run, run_cape, run_cape_unequal,
+                  run_conventional, run_dpdispca, run_local, run_pooled, run_rounds, run_secure_aggregation)
 from .dealer import Bundle, deal, deal_files, read_bundle, write_bundle
 from .ledger import SiteLedger
 from .messages import (ERRORS, EgressRefused, Hello, MessageRefused, NoiseShare, ProtocolAborted, Query, Reply,

@@ -40,8 +40,7 @@ from ..solvers.irls import solve_weighted
 from .plan import Plan, Round
 from .report import AnalysisReport
 
-__all__ = ["Analysis", "ANALYSES", "plan_analysis", "finish_analysis", "IRLSFit", "analyse",
-           "release_tensor_moments", "irls"]
+__all__ = ["Analysis", "ANALYSES", "plan_analysis", "finish_analysis", "IRLSFit"]
 
 
 @dataclass(frozen=True)
@@ -190,40 +189,4 @@ def _tensor(plan, releases, report):
     r3 = _derived(releases[1], "third_moment", M3, D, releases[1].guarantee,
                   (tag, "stm: sym block (1,2,3) of the (x1, x2, x3) embedding"))
     return TensorMoments("stm", r2, r3, report.guarantee, None, TensorBudget(second=shares[0], third=shares[1]))
-
-
-# -- in process -------------------------------------------------------------------------------------------------
-def analyse(sites, analysis, *, protocol="cape", epsilon, delta, options=None, composition=None, **kwargs):
-    """Run ``analysis`` (a key of :data:`ANALYSES`) across in-process ``sites``: ``(output, report)``.
-
-    ``kwargs`` as :func:`~.api.run` (``neighbours``, ``calibration``, ``target``, ``colluders``,
-    ``weights``, ``failures``, ``min_sites``, ``on_dropout``, ``rng``, ``transport``).
-    """
-    from .api import run_rounds
-
-    if analysis not in ANALYSES:
-        raise ValueError(f"'analysis' must be one of {sorted(ANALYSES)}; got {analysis!r}.")
-    result = run_rounds(sites, protocol=protocol, epsilon=epsilon, delta=delta, analysis=analysis, options=options,
-                        composition=composition or ANALYSES[analysis].composition, next_params=next_params,
-                        **kwargs)
-    return finish_analysis(result.plan, result)
-
-
-def release_tensor_moments(sites, *, model, epsilon, delta, sigma2=None, vocabulary_size=None, shares=None,
-                           **kwargs):
-    """The moments of a tensor decomposition across sites: ``(TensorMoments, AnalysisReport)``.
-
-    ``model="mog"``: sites hold rows and the public ``sigma2``; ``"stm"``: sites hold word ids
-    ``(n, 3)`` of a public ``vocabulary_size``. ``shares``: of each site's budget per round.
-    """
-    options = {"sigma2": sigma2} if model == "mog" else {"vocabulary_size": vocabulary_size}
-    if shares is not None:
-        options["shares"] = tuple(shares)
-    return analyse(sites, f"tensor-{model}", epsilon=epsilon, delta=delta, options=options, **kwargs)
-
-
-def irls(sites, *, epsilon, delta, n_iter, w_max, p=1.0, split=0.5, **kwargs):
-    """Private IRLS (least absolute deviations by default) across sites: ``(IRLSFit, AnalysisReport)``."""
-    return analyse(sites, "regress", epsilon=epsilon, delta=delta,
-                   options={"n_iter": n_iter, "w_max": w_max, "p": p, "split": split}, **kwargs)
 

@@ -15,11 +15,12 @@ import warnings
 
 import numpy as np
 
-from .._rng import as_generator, describe_randomness, spawn
+from .._rng import as_generator, describe_randomness, seed_sequence, spawn
 from .._validation import check_int, check_option
 from ..exceptions import NotPrivateWarning
 from ..moments import Release, moment_sensitivity
 from ..privacy import calibrate_gaussian
+from .analyses import ANALYSES, finish_analysis, next_params, plan_analysis
 from .dealer import deal
 from .messages import ProtocolAborted
 from .noise import unit_noise
@@ -31,7 +32,7 @@ from .site import Site
 from .transport import InProcessTransport
 from .unequal import check_weights
 
-__all__ = ["run", "run_rounds", "check_sites", "run_cape", "run_cape_unequal", "run_conventional",
+__all__ = ["analyse", "irls", "release_tensor_moments", "run", "run_rounds", "check_sites", "run_cape", "run_cape_unequal", "run_conventional",
            "run_secure_aggregation", "run_local", "run_dpdispca", "run_pooled", "DistributedResult"]
 
 PHASES = ("before-deal", "after-deal")
@@ -97,12 +98,10 @@ def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbour
     """Plan ``rounds`` (or ``analysis``, a key of :data:`~.analyses.ANALYSES`) over in-process ``sites``,
     deal, and run; return a :class:`~.run.RunResult`.
 
-    The general form behind :func:`run` and :func:`~.analyses.analyse`. ``transport``: a
+    The general form behind :func:`run` and :func:`analyse`. ``transport``: a
     callable ``sites -> Transport`` (default :class:`~.transport.InProcessTransport`);
     ``next_params``: a callable ``plan -> callable(step, releases)`` for adaptive steps.
     """
-    from .analyses import plan_analysis
-
     check_option(protocol, "protocol", tuple(k for k in PROTOCOLS if k != "pooled"))
     check_option(on_dropout, "on_dropout", ("complete", "abort"))
     sites = check_sites(sites)
@@ -123,7 +122,7 @@ def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbour
         plan = Plan.build(protocol, names, n, n_features=first.n_features, rounds=rounds, composition=composition,
                           **facts)
     dealer_rng, agg_rng, site_root, pair_root = spawn(as_generator(rng), 4)
-    pairs = {(a, b): np.random.SeedSequence(pair_root.integers(0, 2**63, size=4).tolist())
+    pairs = {(a, b): seed_sequence(pair_root)
              for a, b in itertools.combinations(plan.sites, 2)} if plan.masking == "pairwise" else None
     link = InProcessTransport(alive, failures=after) if transport is None else transport(alive)
     for (name, bundle), gen in zip(deal(plan, dealer_rng, pairs).items(), spawn(site_root, len(alive))):
@@ -281,3 +280,36 @@ def _pooled_release(sites, value, tau, guarantee, statistic, neighbours, calibra
                    sensitivity_norm=None if exact else "l2", postprocessing=(f"pooled(sites={len(sites)})",),
                    **{f"{statistic}_moment": value})
 
+
+# -- in process -------------------------------------------------------------------------------------------------
+def analyse(sites, analysis, *, protocol="cape", epsilon, delta, options=None, composition=None, **kwargs):
+    """Run ``analysis`` (a key of :data:`ANALYSES`) across in-process ``sites``: ``(output, report)``.
+
+    ``kwargs`` as :func:`~.api.run` (``neighbours``, ``calibration``, ``target``, ``colluders``,
+    ``weights``, ``failures``, ``min_sites``, ``on_dropout``, ``rng``, ``transport``).
+    """
+    if analysis not in ANALYSES:
+        raise ValueError(f"'analysis' must be one of {sorted(ANALYSES)}; got {analysis!r}.")
+    result = run_rounds(sites, protocol=protocol, epsilon=epsilon, delta=delta, analysis=analysis, options=options,
+                        composition=composition or ANALYSES[analysis].composition, next_params=next_params,
+                        **kwargs)
+    return finish_analysis(result.plan, result)
+
+
+def release_tensor_moments(sites, *, model, epsilon, delta, sigma2=None, vocabulary_size=None, shares=None,
+                           **kwargs):
+    """The moments of a tensor decomposition across sites: ``(TensorMoments, AnalysisReport)``.
+
+    ``model="mog"``: sites hold rows and the public ``sigma2``; ``"stm"``: sites hold word ids
+    ``(n, 3)`` of a public ``vocabulary_size``. ``shares``: of each site's budget per round.
+    """
+    options = {"sigma2": sigma2} if model == "mog" else {"vocabulary_size": vocabulary_size}
+    if shares is not None:
+        options["shares"] = tuple(shares)
+    return analyse(sites, f"tensor-{model}", epsilon=epsilon, delta=delta, options=options, **kwargs)
+
+
+def irls(sites, *, epsilon, delta, n_iter, w_max, p=1.0, split=0.5, **kwargs):
+    """Private IRLS (least absolute deviations by default) across sites: ``(IRLSFit, AnalysisReport)``."""
+    return analyse(sites, "regress", epsilon=epsilon, delta=delta,
+                   options={"n_iter": n_iter, "w_max": w_max, "p": p, "split": split}, **kwargs)

@@ -182,8 +182,8 @@ class NoisePlan:
 
     def sample_view_noise(self, size, rng):
         """``size`` draws of the view noise ``e + g`` of one coordinate, shape (size, S)."""
-        z = rng.standard_normal((size, self.e_factor.shape[1]))
-        return z @ self.e_factor.T + rng.standard_normal((size, self.n_sites)) * self.g_std
+        z = gaussian_noise((size, self.e_factor.shape[1]), 1.0, rng)
+        return z @ self.e_factor.T + gaussian_noise((size, self.n_sites), 1.0, rng) * self.g_std
 
 
 _FIELDS = ("sites", "n", "weights", "tau", "sensitivity", "deltas", "e_factor", "known", "g_std", "f_std")
