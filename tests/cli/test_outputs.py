@@ -81,19 +81,20 @@ def test_force_never_deletes_files_added_to_an_old_result(run, study, tmp_path):
     # An old result the user has since written notes into, and a planted copy of another result's
     # marker: --force used to delete both directories' foreign files.
     out, planted = tmp_path / "cov", tmp_path / "thesis"
-    assert run("covariance", study / "patients.npy", *PRIVACY, "--out", out).returncode == 0
+    assert run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", out).returncode == 0
     (out / "my-notes.txt").write_text("mine")
     (out / "figures").mkdir()
     planted.mkdir()
     (planted / "thesis.tex").write_text("precious")
     (planted / _output.MARKER).write_bytes((out / _output.MARKER).read_bytes())
     for target, kept in ((out, "my-notes.txt"), (planted, "thesis.tex")):
-        assert_one_line_error(run("covariance", study / "patients.npy", *PRIVACY, "--out", target, "--force"),
+        assert_one_line_error(run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", target,
+                                  "--force"),
                               "did not write", kept if target == planted else "e.g. 'figures'")
         assert (target / kept).is_file()
     (out / "my-notes.txt").unlink()
     (out / "figures").rmdir()
-    assert run("covariance", study / "patients.npy", *PRIVACY, "--out", out, "--force").returncode == 0
+    assert run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", out, "--force").returncode == 0
 
 
 def test_a_marker_that_is_not_a_file_is_not_trusted(run, study, tmp_path):

@@ -163,7 +163,8 @@ def cases(cli):
         ("cli-npz-vast-width", "CLI", "a 1 KB sparse archive claiming 10^9 columns",
          lambda: cli("covariance", _vast_npz(), *PRIVACY, "--out", _fresh()), 2, "at most"),
         ("cli-force-added-files", "CLI", "`--force` onto an old result someone has since added files to",
-         lambda: cli("covariance", csv, *PRIVACY, "--out", _added_to(cli, csv), "--force"), 2, "did not write"),
+         lambda: cli("covariance", csv, *PRIVACY, "--uncentred", "--out", _added_to(cli, csv), "--force"), 2,
+         "did not write"),
     ]
 
 
@@ -184,7 +185,7 @@ def _dask_text_frame():
 def _added_to(cli, csv):
     """An earlier dpmoments result holding one more file, written by someone else."""
     path = _dir() / "old-result"
-    cli("covariance", csv, *PRIVACY, "--out", str(path))
+    cli("covariance", csv, *PRIVACY, "--uncentred", "--out", str(path))
     (path / "my-notes.txt").write_text("written after the run")
     return str(path)
 
