@@ -138,8 +138,8 @@ def test_precision_ridge(run, data, tmp_path):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["precision", "{d}/x.csv", "--epsilon", "1", "--delta", "1e-6"], ["--row-norm is required", "clipped", "PUBLIC",
-                                                                      "--row-norm auto"]),
+    (["precision", "{d}/x.csv", "--epsilon", "1", "--delta", "1e-6", "--uncentred", "--center", "0"],
+     ["--center", "--uncentred", "not both"]),
     (["covariance", "{d}/bad.csv", *PRIVACY, "--uncentred"], ["is not a number", "'b'", "line 3"]),
     (["covariance", "{d}/ragged.csv", *PRIVACY, "--uncentred"], ["ragged.csv"]),
     (["covariance", "{d}/x.csv", "--columns", "a,zz", *PRIVACY, "--uncentred"], ["no column named 'zz'"]),
@@ -218,11 +218,12 @@ def test_audit_needs_delta_for_gaussian(run):
     assert_one_line_error(run("audit", "--epsilon", "1", "--dim", "2"), "--delta is required")
 
 
-def test_missing_bound_in_a_subprocess(data, tmp_path):
+def test_no_bound_in_a_subprocess_chooses_privately(data, tmp_path):
     out = tmp_path / "out"
-    res = cli("pca", data / "x.csv", "--n-components", "1", "--epsilon", "1", "--delta", "1e-6", "--out", out)
-    assert_one_line_error(res, "--row-norm is required", "clipped", "PUBLIC")
-    assert not out.exists()
+    res = cli("pca", data / "x.csv", "--n-components", "1", "--epsilon", "1", "--delta", "1e-6", "--no-figures",
+              "--out", out)
+    assert res.returncode == 0, res.stderr
+    assert "private choices" in res.stdout and "row_norm: share 0.09" in res.stdout and "mean: share 0.2" in res.stdout
 
 
 def test_help_and_reproduce_list(run):

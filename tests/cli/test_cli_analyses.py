@@ -125,7 +125,7 @@ def test_tensor_stm_from_word_ids(run, data, tmp_path):
 
 
 @pytest.mark.parametrize("extra, words", [
-    (["--model", "mog", "--n-components", "2", "--sigma2", "0.01"], ["--row-norm is required", "clipped"]),
+    (["--model", "stm", "--n-components", "2", "--vocabulary-size", "8", "--row-norm", "auto"], ["no --row-norm"]),
     (["--model", "mog", "--n-components", "2", "--row-norm", "1"], ["--sigma2"]),
     (["--model", "stm", "--n-components", "2", "--vocabulary-size", "8", "--row-norm", "1"], ["no --row-norm"]),
     (["--model", "stm", "--n-components", "2"], ["--vocabulary-size"]),
@@ -306,16 +306,17 @@ def test_simulate_refuses_one_file_twice_by_path_or_content(run, data, tmp_path)
 
 # -- refusals: exit 2, one line, nothing written --------------------------------------------------------------
 @pytest.mark.parametrize("args, words", [
-    (["pca", "{d}/x.npy", "--n-components", "2", "--epsilon", "1", "--delta", "1e-6"], ["--row-norm is required", "clipped"]),
+    (["pca", "{d}/x.npy", "--n-components", "2", "--epsilon", "1", "--delta", "1e-6", "--uncentred", "--center", "0"],
+     ["not both"]),
     (["pca", "{d}/x.npy", "--n-components", "9", *GAUSS, "--row-norm", "1"], ["--n-components must be in [1, 4]"]),
     (["regress", "{d}/xy.csv", *GAUSS, "--row-norm", "3", "--response-bound", "3", "--n-iter", "3", "--w-max", "5"],
      ["--target is required"]),
-    (["regress", "{d}/xy.csv", "--target", "y", *GAUSS, "--response-bound", "3", "--n-iter", "3", "--w-max", "5"],
-     ["--row-norm is required"]),
+    (["regress", "{d}/xy.csv", "--target", "y", *GAUSS, "--response-bound", "3", "--n-iter", "3", "--w-max", "5",
+      "--search-range", "10,1"], ["--search-range"]),
     (["select", "{d}/xy.csv", "--epsilon", "1", "--bounds", "1", "--response-bound", "3", "--R", "2"],
      ["--target is required"]),
-    (["select", "{d}/xy.csv", "--target", "y", "--epsilon", "1", "--response-bound", "3", "--R", "2"],
-     ["--bounds is required", "clipped"]),
+    (["select", "{d}/xy.csv", "--target", "y", "--epsilon", "1", "--response-bound", "3", "--R", "2",
+      "--bound-share", "0.5", "--search-range", "1,1"], ["--search-range"]),
     (["select", "{d}/xy.csv", "--target", "nope", "--epsilon", "1", "--bounds", "1", "--response-bound", "3", "--R", "2"],
      ["nope"]),
     (["simulate", "{d}/site0.csv", "{d}/site1.csv", "--protocol", "carrier-pigeon", *GAUSS, "--row-norm", "3"],

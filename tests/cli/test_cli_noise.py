@@ -114,7 +114,7 @@ def test_covariance_noise_is_shown_with_each_entry(run, public, clean, tmp_path)
 # -- pca: loadings of noise are withheld; eigenvalues always carry their se -------------------------------------
 def test_pca_on_wine_withholds_the_loadings_of_noise(run, public, tmp_path):
     out = tmp_path / "wine"
-    res = run("pca", public / "wine.csv", "--n-components", 2, *GAUSS, "--row-norm", 3000, "--draws", 0,
+    res = run("pca", public / "wine.csv", "--n-components", 2, *GAUSS, "--row-norm", 3000, "--uncentred", "--draws", 0,
               "--out", out)
     a = _noisy(res, out, "no-eigenvalue-above-noise")
     assert "loads on" not in res.stdout and "the loadings of pc1, pc2" in a["withheld"][0]["what"]

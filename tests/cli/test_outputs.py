@@ -88,7 +88,8 @@ def test_force_never_deletes_files_added_to_an_old_result(run, study, tmp_path):
     (planted / "thesis.tex").write_text("precious")
     (planted / _output.MARKER).write_bytes((out / _output.MARKER).read_bytes())
     for target, kept in ((out, "my-notes.txt"), (planted, "thesis.tex")):
-        assert_one_line_error(run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", target, "--force"),
+        assert_one_line_error(run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", target,
+                                  "--force"),
                               "did not write", kept if target == planted else "e.g. 'figures'")
         assert (target / kept).is_file()
     (out / "my-notes.txt").unlink()

@@ -163,7 +163,8 @@ def cases(cli):
         ("cli-npz-vast-width", "CLI", "a 1 KB sparse archive claiming 10^9 columns",
          lambda: cli("covariance", _vast_npz(), *PRIVACY, "--out", _fresh()), 2, "at most"),
         ("cli-force-added-files", "CLI", "`--force` onto an old result someone has since added files to",
-         lambda: cli("covariance", csv, *PRIVACY, "--uncentred", "--out", _added_to(cli, csv), "--force"), 2, "did not write"),
+         lambda: cli("covariance", csv, *PRIVACY, "--uncentred", "--out", _added_to(cli, csv), "--force"), 2,
+         "did not write"),
     ]
 
 

@@ -16,7 +16,8 @@ from ._numbers import (BOUND_MAX, CHUNK_MAX, EPSILON_MIN, CliError, _bound, _bou
 
 __all__ = [
     "CliError", "CLIPPING_HELP", "add_input_arguments", "add_format_arguments", "add_privacy_arguments",
-    "add_output_arguments", "privacy_options", "parse_columns", "parse_floats",
+    "add_output_arguments", "privacy_options", "parse_columns", "parse_floats", "add_uncentred_argument",
+    "default_center",
 ]
 
 FINGERPRINT_HELP = (
@@ -170,6 +171,23 @@ def add_privacy_arguments(parser, bound=True, secure=False, private=(), auto_def
         group.add_argument("--secure", action="store_true",
                            help="exact discrete noise on a 2^-k grid from the OS CSPRNG, immune to floating-point "
                                 "attacks (slower: ~0.5 s for d = 200); cannot be seeded")
+
+
+def add_uncentred_argument(parser, statistic):
+    """``--uncentred``: the raw second moment instead of the private centre a moment command defaults to."""
+    parser.add_argument("--uncentred", action="store_true",
+                        help=f"{statistic} of the uncentred second moment (1/n) sum x x^T instead of the covariance "
+                             "(no centre, no --center-share spent: right for data centred by design, as in the "
+                             "papers)")
+
+
+def default_center(args):
+    """A moment command centres privately unless a public --center or --uncentred says otherwise."""
+    if args.uncentred and args.center is not None:
+        raise CliError("give --center or --uncentred, not both: --uncentred uses the second moment about the "
+                       "origin")
+    if not args.uncentred and args.center is None:
+        args.center = "private"
 
 
 def add_output_arguments(parser, default=None, required=True):

@@ -12,7 +12,8 @@ import numpy as np
 
 from ._noise import Noise, add_uncertainty_arguments, interval_text, num, table
 from ._output import ResultsDir
-from ._args import PRIVATE_ALL, CliError, add_input_arguments, add_output_arguments, add_privacy_arguments
+from ._args import (PRIVATE_ALL, add_input_arguments, add_output_arguments, add_privacy_arguments,
+                    add_uncentred_argument, default_center)
 from ._choices import print_release_choices, release_choices
 from ._release import expected_noise_error, second_moment_release
 from ._report import privacy_report, privacy_summary, rows_text
@@ -47,22 +48,11 @@ CONSOLE_PAIRS = 5
 def add_arguments(parser):
     add_input_arguments(parser)
     add_privacy_arguments(parser, secure=True, private=PRIVATE_ALL, auto_default=True)
-    parser.add_argument("--uncentred", action="store_true",
-                        help="release the uncentred second moment (1/n) sum x x^T instead of the covariance (no "
-                             "centre: right for data centred by design, as in the papers)")
+    add_uncentred_argument(parser, "release")
     parser.add_argument("--psd-floor", default="0", metavar="FLOOR",
                         help="eigenvalue floor of the PSD projection, or 'none' to keep the raw release (default 0)")
     add_uncertainty_arguments(parser, closed_form="every entry's standard error and interval", auto_draws=False)
     add_output_arguments(parser)
-
-
-def _default_center(args):
-    """The covariance centres privately unless a public --center or --uncentred says otherwise."""
-    if args.uncentred and args.center is not None:
-        raise CliError("give --center or --uncentred, not both: --uncentred releases the second moment about the "
-                       "origin")
-    if not args.uncentred and args.center is None:
-        args.center = "private"
 
 
 def statistic(release):
@@ -94,7 +84,7 @@ def run(args):
     from ..estimators import PrivateCovariance
 
     floor = psd_floor(args.psd_floor)
-    _default_center(args)
+    default_center(args)
     source, release, fingerprint = second_moment_release(args)
     est = PrivateCovariance(psd_floor=floor, level=args.level).fit_release(release)
     names = source.feature_names

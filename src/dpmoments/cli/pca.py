@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ._args import (PRIVATE_ALL, CliError, add_input_arguments, add_output_arguments, add_privacy_arguments,
-                    privacy_options)
+                    add_uncentred_argument, default_center, privacy_options)
 from ._io import DataSource
 from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, json_safe, num, table
 from ._output import ResultsDir, check_destination
@@ -31,11 +31,18 @@ calibrated symmetric noise E (Dwork, Talwar, Thakurta & Zhang's Analyze Gauss) a
 --n-components eigenvectors (post-processing). The spectrum figure draws the released
 eigenvalues against the noise floor ~ 2 sigma sqrt(d), the expected spectral norm of E (computed
 from the calibration alone, not from the data): eigenvalues below it cannot be told from noise.
-Without --center this is PCA of the raw second moment (data assumed centred, as the papers)."""
+
+By default nothing needs guessing: the rows are centred at a private mean (--center private,
+--center-share 0.2 and --location-share 0.05 of the budget) and clipped to a privately drawn
+bound (--row-norm auto, --bound-share 0.1), so the components are those of the covariance; the
+console and report list every share. A public --center or --row-norm costs nothing; --uncentred
+takes the components of the raw second moment (data centred by design, as in the papers). Small
+data sets (a few hundred rows at epsilon 1) may be refused: give public values or a larger share."""
 EXAMPLES = """\
-  dpmoments pca data.csv --n-components 2 --epsilon 1 --delta 1e-6 --row-norm 5 --out pca
-  dpmoments pca data.csv --n-components 2 --epsilon 1 --delta 1e-6 --row-norm auto --center private --out pca
-  dpmoments pca X.npy --n-components 3 --center 0 --epsilon 1 --delta 1e-6 --row-norm 1 --out pca \\
+  dpmoments pca data.csv --n-components 2 --epsilon 1 --delta 1e-6 --out pca
+  dpmoments pca data.csv --n-components 2 --scale private --epsilon 1 --delta 1e-6 --out pca
+  dpmoments pca data.csv --n-components 2 --epsilon 1 --delta 1e-6 --row-norm 5 --center 4.6 --out pca
+  dpmoments pca X.npy --n-components 3 --uncentred --epsilon 1 --delta 1e-6 --row-norm 1 --out pca \\
       --epsilon-grid 0.1,0.3,1,3
 
 writes: components.npy/.csv, explained_variance.csv (with se, interval, signal_to_noise),
@@ -45,7 +52,8 @@ writes: components.npy/.csv, explained_variance.csv (with se, interval, signal_t
 
 def add_arguments(parser):
     add_input_arguments(parser)
-    add_privacy_arguments(parser, secure=True, private=PRIVATE_ALL)
+    add_privacy_arguments(parser, secure=True, private=PRIVATE_ALL, auto_default=True)
+    add_uncentred_argument(parser, "principal components")
     group = parser.add_argument_group("estimator (post-processing: no extra privacy cost)")
     group.add_argument("--n-components", type=int, metavar="K", help="number of components (required)")
     add_uncertainty_arguments(parser, closed_form="the eigenvalues' standard errors and a bound on the subspace's "
@@ -85,6 +93,7 @@ def run(args):
 
     check_destination(args.out, args.force)
     d = DataSource(args.data, args.columns).n_features
+    default_center(args)
     privacy_options(args, d)  # the bound and epsilon first: the refusal that matters most
     k = check_components(args.n_components, d)
     source, release, fingerprint = second_moment_release(args)

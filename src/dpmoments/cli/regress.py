@@ -40,10 +40,15 @@ with the corrected accounting): each of --n-iter iterations releases the weighte
 s_i = 1/max(1/w_max, |residual_i|^(2-p)) come from the previous private iterate; p = 1 is
 median (LAD) regression. The total (epsilon, delta) is split over the 2 J releases (zCDP by
 default). Rows are clipped to ||x||_2 <= --row-norm and responses to |y| <= --response-bound.
+By default both bounds are 'auto': private 0.95-quantiles of ||x|| and |y|, one exponential-
+mechanism draw each from --bound-share 0.1 of the budget (split equally), listed in the report;
+a public bound costs nothing and is used as given. Small data sets (a few hundred rows at
+epsilon 1) may be refused: give public bounds or a larger --bound-share.
 
 Memory: IRLS needs one pass per iteration, so the selected columns (and the target) are
 loaded into memory (8 bytes per value); files with more than --max-rows rows are refused."""
 EXAMPLES = """\
+  dpmoments regress data.csv --target y --epsilon 1 --delta 1e-6 --n-iter 5 --w-max 10 --out fit
   dpmoments regress data.csv --target y --epsilon 1 --delta 1e-6 --row-norm 2 --response-bound 3 \\
       --n-iter 5 --w-max 10 --out fit
   dpmoments regress data.parquet --columns a,b --target y --fit-intercept --epsilon 1 --delta 1e-6 \\
@@ -157,14 +162,14 @@ def randomness_of(seed):
 def add_arguments(parser):
     add_input_arguments(parser, target=True)
     add_memory_arguments(parser)
-    group = parser.add_argument_group("privacy (required: --epsilon, --delta, --row-norm, --response-bound)")
+    group = parser.add_argument_group("privacy (required: --epsilon, --delta)")
     group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="total epsilon > 0 of the 2 J releases (required)")
     group.add_argument("--delta", type=_delta, metavar="DELTA", help="total delta in (0, 1) (required), e.g. 1e-6 < 1/n")
-    group.add_argument("--row-norm", type=bound_or_auto, metavar="R|auto",
-                       help="the L2 bound R on each feature row (required): a PUBLIC number, or 'auto', a private "
+    group.add_argument("--row-norm", type=bound_or_auto, metavar="R|auto", default="auto",
+                       help="the L2 bound R on each feature row (default auto): a PUBLIC number, or 'auto', a private "
                             "0.95-quantile of ||x|| paid from --bound-share. Clipping: " + CLIPPING_HELP)
-    group.add_argument("--response-bound", type=bound_or_auto, metavar="B|auto",
-                       help="the bound on |y| (required): responses are clipped to [-B, B]; a PUBLIC number, or "
+    group.add_argument("--response-bound", type=bound_or_auto, metavar="B|auto", default="auto",
+                       help="the bound on |y| (default auto): responses are clipped to [-B, B]; a PUBLIC number, or "
                             "'auto', a private 0.95-quantile of |y| paid from --bound-share (the two auto bounds share it "
                             "equally, one exponential-mechanism draw each on the public --search-range)")
     add_choice_arguments(group, center=False, scale=False)
@@ -192,12 +197,6 @@ def _check(args):
     require_target(args)
     missing = [f for f, v in (("--epsilon", args.epsilon), ("--delta", args.delta), ("--n-iter", args.n_iter),
                               ("--w-max", args.w_max)) if v is None]
-    if args.row_norm is None:
-        raise CliError("--row-norm is required: the public bound R on each row's L2 norm (or --row-norm auto, "
-                       "chosen privately); " + CLIPPING_HELP)
-    if args.response_bound is None:
-        raise CliError("--response-bound is required: the public bound B on |y| (or --response-bound auto, chosen "
-                       "privately); responses are clipped to [-B, B] (never computed from the data without budget)")
     check_choices(args, [k for k in ("row_norm", "response_bound") if getattr(args, k) == "auto"])
     if missing:
         raise CliError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required")

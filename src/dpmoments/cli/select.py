@@ -35,11 +35,15 @@ consistency scale, in units of y^2, well above the selection noise) and report t
 (Laplace report-noisy-min, or the exponential mechanism). Pure epsilon-DP, replace-one.
 
 Clipping: every entry of X is clipped to [-B, B] (--bounds) and y to [-r, r] (--response-bound),
-so each squared residual lies in [0, (r + B R)^2], the sensitivity of every Q(M). The bounds are
-PUBLIC, chosen before seeing the data. Only the chosen model is released, never the scores.
+so each squared residual lies in [0, (r + B R)^2], the sensitivity of every Q(M). By default both
+bounds are 'auto': private 0.95-quantiles of max_j |x_ij| and |y|, one exponential-mechanism draw
+each from --bound-share 0.1 of epsilon (split equally), listed in the report; a PUBLIC bound,
+chosen before seeing the data, costs nothing and is used as given. Only the chosen model is
+released, never the scores. Small data sets may be refused: give public bounds.
 
 Memory: the selected columns and the target are loaded into memory (at most --max-rows rows)."""
 EXAMPLES = """\
+  dpmoments select data.csv --target y --epsilon 1 --R 2 --out sel
   dpmoments select data.csv --target y --epsilon 1 --bounds 1 --response-bound 4 --R 2 --out sel
   dpmoments select data.parquet --target y --max-size 2 --mechanism exponential --epsilon 1 --bounds 1 \\
       --response-bound 4 --R 2 --phi 500 --out sel
@@ -50,13 +54,13 @@ writes: selected.csv, privacy_report.json, privacy_utility.png/.svg (with --epsi
 def add_arguments(parser):
     add_input_arguments(parser, target=True)
     add_memory_arguments(parser)
-    group = parser.add_argument_group("privacy (required: --epsilon, --bounds, --response-bound, --R; pure epsilon-DP)")
+    group = parser.add_argument_group("privacy (required: --epsilon, --R; pure epsilon-DP)")
     group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="epsilon > 0 of the selection (required)")
-    group.add_argument("--bounds", type=bound_or_auto, metavar="B|auto",
-                       help="the entrywise bound (required): every X_ij is clipped to [-B, B]; a PUBLIC number, or "
+    group.add_argument("--bounds", type=bound_or_auto, metavar="B|auto", default="auto",
+                       help="the entrywise bound (default auto): every X_ij is clipped to [-B, B]; a PUBLIC number, or "
                             "'auto', a private 0.95-quantile of max_j |x_ij| paid from --bound-share")
-    group.add_argument("--response-bound", type=bound_or_auto, metavar="r|auto",
-                       help="the bound on |y| (required): responses are clipped to [-r, r]; a PUBLIC number, or "
+    group.add_argument("--response-bound", type=bound_or_auto, metavar="r|auto", default="auto",
+                       help="the bound on |y| (default auto): responses are clipped to [-r, r]; a PUBLIC number, or "
                             "'auto', a private 0.95-quantile of |y| paid from --bound-share (the auto bounds share "
                             "it equally: one exponential-mechanism draw each on the public --search-range)")
     add_choice_arguments(group, center=False, scale=False)
@@ -94,15 +98,9 @@ def _check(args):
     require_target(args)
     if args.epsilon is None:
         raise CliError("--epsilon is required: the privacy parameter epsilon > 0 of the selection")
-    for flag, value, what in (("--bounds", args.bounds, "the public bound B on every |X_ij| (entries are clipped "
-                                                           "to [-B, B])"),
-                              ("--response-bound", args.response_bound, "the public bound r on |y| (responses are "
-                                                                          "clipped to [-r, r])"),
-                              ("--R", args.R, "the public L1 radius of the coefficients")):
-        if value is None:
-            raise CliError(f"{flag} is required: {what}; a PUBLIC value chosen before seeing the data (or 'auto' for "
-                           "--bounds and --response-bound: chosen privately from --bound-share), which fixes the "
-                           "sensitivity (r + B R)^2")
+    if args.R is None:
+        raise CliError("--R is required: the public L1 radius of the coefficients; a PUBLIC value chosen before "
+                       "seeing the data, which with the bounds fixes the sensitivity (r + B R)^2")
     check_choices(args, [k for k in ("bounds", "response_bound") if getattr(args, k) == "auto"])
     if args.max_size is not None and args.max_size < 1:
         raise CliError(f"--max-size must be >= 1; got {args.max_size}")
@@ -146,8 +144,9 @@ def run(args):
                "noise_scale": rep["selection_noise_scale"], "entry_bound": est.bounds_,
                "response_bound": est.response_bound_, "l1_radius": args.R,
                "clipping": "every entry X_ij is clipped to [-B, B] (--bounds) and y to [-r, r] (--response-bound); "
-                           "the bounds are PUBLIC, chosen before seeing the data; (r + B R)^2 bounds every squared "
-                           "residual and so the sensitivity of every candidate's exact minimum; each Q(M) is "
+                           + ("the bounds were drawn privately (private_choices)" if est.bound_parts_
+                              else "the bounds are PUBLIC, chosen before seeing the data")
+                           + "; (r + B R)^2 bounds every squared residual and so the sensitivity of every candidate's exact minimum; each Q(M) is "
                            "certified to within certified_gap of it, which the sensitivity adds"}
     with ResultsDir(args.out, args.force) as res:
         res.save_table("selected.csv", ["feature", "index"], [[names[j], j] for j in est.selected_])

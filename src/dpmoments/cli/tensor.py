@@ -18,9 +18,9 @@ import math
 import numpy as np
 
 from ..privacy.relations import describe_relation
-from ._args import (CLIPPING_HELP, CliError, _bounded_int, _center, _nonnegative_bound, add_input_arguments,
+from ._args import (CliError, _bounded_int, _center, _nonnegative_bound, add_input_arguments,
                     add_output_arguments, add_privacy_arguments)
-from ._choices import bound_budget, check_choices, choices_lines, choices_report
+from ._choices import bound_budget, check_choices, choices_lines, choices_report, too_few_rows_hint
 from ._noise import AUTO_MAX_TENSOR, Noise, add_uncertainty_arguments, draws, interval_text, json_safe, num, table
 from ._output import ResultsDir
 from ._progress import Progress
@@ -35,15 +35,17 @@ composition (or zCDP): the second moment, for whitening, and the third moment, d
 robust tensor power method (Anandkumar et al.; private as in Imtiaz & Sarwate's AGN).
 
 --model mog: a spherical Gaussian mixture with a PUBLIC common variance --sigma2 (never estimated
-from the data); rows are (centred at a public --center and) clipped to ||x||_2 <= --row-norm, a
-public bound or 'auto' (a private 0.95-quantile of the row norms, paid from --bound-share); writes
-the K means and weights. One streaming pass (two with --row-norm auto).
+from the data); rows are (centred at a public --center and) clipped to ||x||_2 <= --row-norm:
+by default 'auto' (a private 0.95-quantile of the row norms, paid from --bound-share 0.1 of the
+budget and listed in the report), or a public bound, which costs nothing; writes the K means and
+weights. Two streaming passes (one with a public --row-norm).
 
 --model stm: the single topic model; each row is a document of three word ids in
 [0, --vocabulary-size) (an integer (n, 3) file: the bound is intrinsic, one-hot words have norm 1,
 so there is no --row-norm); writes the K topics (word distributions) and weights. The documents
 are loaded into memory (at most --max-rows)."""
 EXAMPLES = """\
+  dpmoments tensor mix.csv --model mog --sigma2 0.01 --n-components 3 --epsilon 1 --delta 1e-6 --out mog
   dpmoments tensor mix.csv --model mog --sigma2 0.01 --n-components 3 --epsilon 1 --delta 1e-6 \\
       --row-norm 3 --out mog
   dpmoments tensor docs.npy --model stm --vocabulary-size 50 --n-components 4 --epsilon 1 --delta 1e-6 --out stm
@@ -58,7 +60,8 @@ CONSOLE_COORDS = 6
 def add_arguments(parser):
     add_input_arguments(parser)
     add_memory_arguments(parser)
-    add_privacy_arguments(parser, private=("row_norm",))
+    add_privacy_arguments(parser, private=("row_norm",), auto_default=True)
+    parser.set_defaults(row_norm=None)  # auto for mog, set in _check: stm refuses any --row-norm it is given
     group = parser.add_argument_group("model")
     group.add_argument("--model", choices=("mog", "stm"), default="mog", help="default mog")
     group.add_argument("--n-components", type=int, metavar="K", help="mixture components / topics (required)")
@@ -88,7 +91,7 @@ def _check(args):
         raise CliError(f"--calibration must be 'analytic' or 'zcdp' for tensor releases; got {args.calibration!r}")
     if args.model == "mog":
         if args.row_norm is None:
-            raise CliError("--row-norm is required: the public bound R on each row's L2 norm; " + CLIPPING_HELP)
+            args.row_norm = "auto"
         if args.sigma2 is None:
             raise CliError("--model mog needs --sigma2, the PUBLIC within-component variance (never estimated from "
                            "the data)")
@@ -149,8 +152,9 @@ def run(args):
     fp = fingerprint(source, args)
     if args.model == "mog":
         with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
-            est.fit(Rereadable(source, args.chunk_size, bar) if args.row_norm == "auto"
-                    else source.chunks(args.chunk_size, bar))
+            with too_few_rows_hint(args):
+                est.fit(Rereadable(source, args.chunk_size, bar) if args.row_norm == "auto"
+                        else source.chunks(args.chunk_size, bar))
         names = source.feature_names
     else:
         X, _ = read_in_memory(source, args)
