@@ -15,7 +15,6 @@ import pytest
 
 import dpmoments as dpm
 from dpmoments.exceptions import PrivacyLeakWarning
-from dpmoments.mechanisms import upper_triangle
 from dpmoments.moments import COUNT_SHARE, moment_sensitivity
 from dpmoments.privacy import ApproxDP, PureDP, ZCDP, calibrate_gaussian, compose
 from dpmoments.privacy.relations import NEIGHBOURS, describe_relation

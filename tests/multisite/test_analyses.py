@@ -11,7 +11,7 @@ from dpmoments.estimators import (PrivateCovariance, PrivateGraphicalLasso, Priv
                                   PrivateRidgePrecision, PrivateTensorDecomposition, release_mog_moments,
                                   release_topic_moments)
 from dpmoments.exceptions import NotPrivateWarning
-from dpmoments.multisite import ANALYSES, Site, analyses, api, irls, release_tensor_moments, run_cape, run_pooled
+from dpmoments.multisite import ANALYSES, Site, api, irls, release_tensor_moments, run_cape, run_pooled
 from dpmoments.moments import clip_rows
 from dpmoments.solvers.irls import irls as exact_irls
 

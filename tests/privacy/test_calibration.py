@@ -5,7 +5,7 @@ import math
 import mpmath
 import pytest
 
-from dpmoments import ApproxDP, PureDP, Uncertified, ZCDP
+from dpmoments import ApproxDP, PureDP, ZCDP
 from dpmoments.privacy import (
     analytic_gaussian_sigma,
     calibrate_gaussian,
