@@ -22,11 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
 # (what the warning's first line contains, why it is tolerated for now)
-KNOWN = [
-    ("estimators/tensor.py:docstring of dpmoments.estimators.tensor:",
-     "a section title spread over two lines"),
-    ("Undefined substitution referenced: \"S̃_ij\"", "reproduce/roc.py: |S̃_ij| reads as an RST substitution"),
-]
+KNOWN = []
 _ENTRY = re.compile(r": (WARNING|ERROR|SEVERE|CRITICAL):")
 
 

@@ -23,9 +23,11 @@ statistic and no separate first-moment release is needed.
 symmetrised *before* the symmetric noise (otherwise the antisymmetric part is
 released exactly, ``docs/algorithms.md`` §0.4).
 
-Sensitivities (L2, on the coordinates the noise acts on: the upper triangle /
-one entry per index orbit ``i <= j <= k``)
----------------------------------------------------------------------------
+Sensitivities
+-------------
+L2, on the coordinates the noise acts on: the upper triangle / one entry per
+index orbit ``i <= j <= k``.
+
 * MOG second: :math:`\sqrt2 R^2/n` (replace-one), :math:`R^2/n` (zero-out), :math:`R^2` for the
   sum (add-remove, where the noisy count divides it).
 * MOG third: the orbit vector is linear and :math:`\|o(S)\| \le \|S\|_F`, so

@@ -4,7 +4,7 @@
 ``benchmarks/results/roc.md`` and the figures ``benchmarks/results/roc_*.png``.
 
 * Su Models 3 (AR(2)) and 4 (Cai et al.), p = 20, n = 2000, ε ∈ {1, 2}, δ = 1e-3: for each data set a
-  λ path (30 values, log-spaced from the largest off-diagonal |S̃_ij| down to 1/1000 of it — a grid
+  λ path (30 values, log-spaced from the largest off-diagonal ``|S̃_ij|`` down to 1/1000 of it — a grid
   computed from the release, free post-processing) gives one (FPR, TPR) point per λ; curves are
   averaged vertically over replications on a common FPR grid; AUC by the trapezoid rule.
 * Sachs et al. (2005), n = 7466, p = 11, log intensities, against the 18-edge consensus network
