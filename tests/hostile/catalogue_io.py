@@ -165,6 +165,9 @@ def cases(cli):
         ("cli-force-added-files", "CLI", "`--force` onto an old result someone has since added files to",
          lambda: cli("covariance", csv, *PRIVACY, "--uncentred", "--out", _added_to(cli, csv), "--force"), 2,
          "did not write"),
+        ("cli-negative-column", "CLI", "`--columns -1` (positions are 0-based; Python's count from the end is "
+         "not taken)", lambda: cli("covariance", csv, *PRIVACY, "--columns", "-1", "--out", _fresh()), 2,
+         "0-based"),
     ]
 
 

@@ -81,7 +81,9 @@ def parse_columns(text):
     tokens = [t.strip() for t in text.split(",")]
     if not all(tokens):
         raise CliError(f"--columns has an empty name; got {text!r}")
-    return [int(t) if t.lstrip("-").isdigit() else t for t in tokens]
+    if any(t.startswith("-") and t[1:].isdigit() for t in tokens):  # not Python's count from the end
+        raise CliError(f"--columns positions are 0-based (0 is the first column); got {text!r}")
+    return [int(t) if t.isdigit() else t for t in tokens]
 
 
 def parse_target(text):

@@ -64,7 +64,7 @@ class CsvFile:
                 first = next((r for r in reader if r), None)
                 longest = max((len(line) for _, line in zip(range(64), f)), default=0)
         except UnicodeDecodeError:
-            raise ValueError(f"{self.where} is not UTF-8 text (in its first line); save it as UTF-8.") from None
+            raise ValueError(f"{self.where} is not UTF-8 text (in its first lines); save it as UTF-8.") from None
         except (OSError, EOFError, csv.Error) as exc:
             raise ValueError(f"{self.where} could not be read as delimited text ({_kind(exc)}).") from None
         return first, max(longest, sum(len(c) + 1 for c in first or []))
