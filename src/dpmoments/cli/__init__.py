@@ -87,7 +87,9 @@ def build_parser():
                "'dpmoments COMMAND --help' explains each command; every result directory holds a JSON privacy report.",
     )
     parser.add_argument("--version", action="version", version=f"dpmoments {__version__}")
-    parser.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors (no progress line)")
+    parser.add_argument("--quiet", "-q", action="store_true",
+                        help="print nothing but errors and warnings (no results, no progress line): a warning says the "
+                             "output is mostly noise or a privacy parameter is risky, and is never silenced")
     parser.add_argument("--json", action="store_true",
                         help="print the run's report (privacy_report.json) as JSON on stdout, and nothing else there")
     parser.add_argument("--traceback", action="store_true", help="on an error, show the Python traceback")
@@ -100,7 +102,7 @@ def build_parser():
         cmd = sub.add_parser(name.replace("_", "-"), help=mod.HELP, description=mod.DESCRIPTION,
                              epilog="examples:\n" + mod.EXAMPLES, formatter_class=_Formatter)
         cmd.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS,
-                         help="print nothing but errors")
+                         help="print nothing but errors and warnings")
         cmd.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                          help="print the report as JSON on stdout (and nothing else there)")
         mod.add_arguments(cmd)
