@@ -114,7 +114,7 @@ def _in_memory(quick):
                "R = sqrt(d).",
                "`no row clipped`: the same pass with R = 4 sqrt(d), where every row is inside the ball and "
                "no chunk is copied.",
-               "Targets (performance.md): clip + chunked X^T X about 1.1-1.6x; np.cov about 2x.",
+               "Target (issue 18): the clipped pass within 1.25x of X^T X at every d >= 20; np.cov about 2x.",
                "Each cell is the best of `rounds` calls; the candidates take turns within a round."],
     )
     steps = Table(
@@ -186,8 +186,8 @@ def _out_of_core(quick):
         notes=[f"Chunk of {CHUNK} rows = {CHUNK * d * 8 / 2**20:.0f} MiB. Memory is measured in a fresh "
                "process (after importing numpy and dpmoments), so an earlier high-water mark cannot hide it; "
                "RssAnon is sampled every 1 ms, tracemalloc sees every numpy buffer.",
-               "Pages of the memory-mapped file count in RSS/VmHWM but are page cache the kernel can drop "
-               "(the kernel can drop them): they are excluded here.",
+               "Pages of the memory-mapped file count in RSS/VmHWM but are page cache the kernel can drop: "
+               "they are excluded here.",
                "The file was just written, so it is read from the page cache, not the disk: this measures the "
                "streaming code, not disk bandwidth."],
     )
