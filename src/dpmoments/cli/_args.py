@@ -11,8 +11,9 @@ import math
 from ..moments.counts import COUNT_SHARE
 from ..privacy.relations import NEIGHBOURS
 from ._choices import AUTO_HELP, HOW_TO_CHOOSE, add_choice_arguments, bound_or_auto
-from ._numbers import (BOUND_MAX, CHUNK_MAX, EPSILON_MIN, CliError, _bound, _bounded_int, _delta,  # noqa: F401
-                       _epsilon, _nonnegative_bound, _number, _positive, _share, positive_int, seed_int)
+# The parsers the commands import from here, where they have always been (their home is _numbers).
+from ._numbers import (BOUND_MAX, CHUNK_MAX, CliError, _bound, _bounded_int, _delta,  # noqa: F401
+                       _epsilon, _nonnegative_bound, _positive, _share, positive_int, seed_int)
 
 __all__ = [
     "CliError", "CLIPPING_HELP", "add_input_arguments", "add_format_arguments", "add_privacy_arguments",
