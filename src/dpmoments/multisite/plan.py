@@ -351,11 +351,11 @@ class Plan:
         off = [math.isinf(e) for e in eps]
         if any(off) and not all(off):
             raise ValueError("either every site has epsilon=inf (noise off) or none has.")
+        auto = _auto(row_norm, response_bound, bound_budget, any(off), rows)
         if all(off):
             warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
         mu = np.array(n, float) / sum(n) if weights is None else check_weights(weights, S)
-        auto = _auto(row_norm, response_bound, bound_budget, any(off), rows)
         if auto is not None:
             rounds = _with_bound_step(rounds, auto)
             row_norm = 1.0 if "row_norm" in auto.names else row_norm  # the moment rounds are planned at unit bounds
