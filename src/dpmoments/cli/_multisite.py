@@ -73,9 +73,6 @@ def auto_bounds(args):
     check_choices(args, names)
     if names and args.analysis == "tensor-stm":
         raise CliError("--row-norm auto has no use with --analysis tensor-stm: a document's row has norm sqrt(3)")
-    if names and args.epsilon is not None and args.epsilon == float("inf"):
-        raise CliError(f"--{names[0].replace('_', '-')} auto needs a finite --epsilon: with epsilon inf nothing is "
-                       "private and no noisy histogram can be released; give a public value")
     return names, (bound_budget(args) if names else None)
 
 
