@@ -8,7 +8,7 @@ via the aggregator).
 from ..multisite.protocols import PROTOCOLS
 from ..privacy.relations import NEIGHBOURS
 from ._args import CliError, _delta, _epsilon, positive_int
-from ._choices import add_choice_arguments, bound_or_auto
+from ._choices import add_choice_arguments, bound_or_auto, too_few_rows_hint
 from ._multisite import AUTO_ACROSS_SITES, ANALYSES, add_analysis_arguments, auto_bounds, check_analysis, plan_options
 
 HELP = "build a deployed run's plan and deal each site its share file (the trusted noise generator)"
@@ -92,11 +92,12 @@ def run(args):
     _, budget = auto_bounds(args)
     check_destination(args.out, args.force)
     sites, sizes = parse_sites(args.sites)
-    plan = plan_analysis(args.analysis, args.protocol, sites, sizes, n_features=args.n_features,
-                         options=plan_options(args), row_norm=args.row_norm or 1.0, epsilon=args.epsilon,
-                         delta=args.delta, response_bound=args.response_bound, neighbours=args.neighbours,
-                         calibration=args.calibration, target=args.calibrate_to, colluders=args.colluders,
-                         rank=args.rank, bound_budget=budget)
+    with too_few_rows_hint(args):
+        plan = plan_analysis(args.analysis, args.protocol, sites, sizes, n_features=args.n_features,
+                             options=plan_options(args), row_norm=args.row_norm or 1.0, epsilon=args.epsilon,
+                             delta=args.delta, response_bound=args.response_bound, neighbours=args.neighbours,
+                             calibration=args.calibration, target=args.calibrate_to, colluders=args.colluders,
+                             rank=args.rank, bound_budget=budget)
     with ResultsDir(args.out, args.force) as res:  # all the shares of one plan, or none: never a mix of two dealings
         for site, bundle in deal(plan, args.seed).items():
             write_bundle(bundle, res.path(f"{site}.npz"))

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from ._args import CliError, add_input_arguments, add_output_arguments, add_privacy_arguments, privacy_options
+from ._choices import too_few_rows_hint
 from ._io import DataSource
 from ._multisite import (ANALYSES, AUTO_ACROSS_SITES, add_analysis_arguments, auto_bounds, check_analysis,
                          fit_analysis, multisite_report, plan_options, print_guarantees)
@@ -148,7 +149,8 @@ def run(args):
     for name, source in zip(names, sources):  # one site at a time: its rows go into its own Site
         fingerprints.append(fingerprint(source, args))
         sites.append(_site(name, source, args, kwargs))
-    output, report = _release(args, sites, kwargs)
+    with too_few_rows_hint(args):
+        output, report = _release(args, sites, kwargs)
     labels = features + ([target] if args.analysis == "select" else [])
     analysis, save, summary = fit_analysis(args, args.analysis, output, labels)
     analysis.update(protocol=args.protocol, sites=names)

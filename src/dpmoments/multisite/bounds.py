@@ -36,7 +36,7 @@ inverse-variance weights: variance :math:`v (k+1)(B-k-1)/B \le vB/4` with
 monotone; the bound is the upper edge of the *first* bin whose estimate reaches ``q N``
 (the same as the first crossing of its running maximum), so neither matters. The noise of
 a cumulative count grows with the square root of the number of bins, hence the coarse grid
-(factor 2 by default: 47 edges over ``[1e-6, 1e8]``); rounding up costs at most that factor.
+(factor 2 by default: 48 edges, 49 bins, over ``[1e-6, 1e8]``); rounding up costs at most that factor.
 """
 
 import math
