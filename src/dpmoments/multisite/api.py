@@ -197,7 +197,7 @@ def run(sites, *, protocol="cape", epsilon, delta, statistic="second", neighbour
     bound_budget : float in (0, 1), BoundBudget or AutoBounds, optional
         Sites with ``row_norm="auto"``: the share of each site's budget that chooses the
         bound from noisy histograms (default 0.1, the 0.95-quantile, on the grid 1e-6 to 1e8
-        with factor-2 steps); the release then carries the composed guarantee and its
+        with steps of a factor sqrt 2); the release then carries the composed guarantee and its
         ``parts``, and the report is an :class:`~.report.AnalysisReport` with the bound step.
 
     Returns
