@@ -299,3 +299,15 @@ def test_the_ledger_file_records_the_bound_step_like_every_step(tmp_path):
     run_cape(sites, epsilon=EPS, delta=DELTA, rng=0, bound_budget=0.2)
     ledger = SiteLedger("s0", None, tmp_path / "s0.json")
     assert [step for _, step in ledger.answered] == [0, 1]
+
+
+def test_a_plan_whose_histogram_rounds_do_not_match_its_auto_bounds_does_not_load():
+    plan = Plan.build("cape", ["a", "b"], [20_000, 20_000], n_features=3, row_norm="auto", epsilon=EPS, delta=DELTA)
+    data = plan.to_dict()
+    data.pop("auto")
+    with pytest.raises(ValueError, match="histogram rounds"):
+        Plan.from_dict(data)
+    data = plan.to_dict()
+    data["rounds"][1]["step"] = 0
+    with pytest.raises(ValueError, match="histogram rounds"):
+        Plan.from_dict(data)

@@ -153,6 +153,10 @@ class Plan:
         if len(self.noise) != len(self.rounds) or any(p.sites != self.sites for p in self.noise):
             raise ValueError("a plan needs one noise plan per round, over its sites.")
         check_option(self.protocol, "protocol", tuple(PROTOCOLS))
+        bound = [r.bound for r in self.rounds if r.statistic == "histogram"]
+        if bound != ([] if self.auto is None else list(self.auto.names)) or \
+                any((r.statistic == "histogram") != (r.step == 0) for r in self.rounds if self.auto is not None):
+            raise ValueError("a plan has histogram rounds exactly for its 'auto' bounds, all in step 0 and alone there.")
 
     # -- identity -----------------------------------------------------------------------------------------
     def to_dict(self):
