@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .._validation import check_positive
+from ..moments import BoundBudget
 
 __all__ = ["AutoBounds", "AUTO_NAMES", "histogram_counts", "cumulative_estimate", "choose_bound",
            "HISTOGRAM_SENSITIVITY", "MARGIN_SD"]
@@ -119,7 +120,7 @@ class AutoBounds:
             return cls(tuple(names))
         if isinstance(budget, cls):
             return cls(tuple(names), budget.share, budget.quantile, budget.low, budget.high, budget.factor)
-        if hasattr(budget, "fixed_quantile"):  # dpmoments.moments.BoundBudget: its share, quantile and range
+        if isinstance(budget, BoundBudget):  # the single-machine budget: its share, quantile and range
             return cls(tuple(names), budget.share, budget.fixed_quantile(), budget.search.low, budget.search.high)
         if isinstance(budget, bool) or not isinstance(budget, (int, float)):
             raise TypeError(f"'bound_budget' must be a share in (0, 1), a BoundBudget or an AutoBounds; got {budget!r}.")
