@@ -311,3 +311,13 @@ def test_a_plan_whose_histogram_rounds_do_not_match_its_auto_bounds_does_not_loa
     data["rounds"][1]["step"] = 0
     with pytest.raises(ValueError, match="histogram rounds"):
         Plan.from_dict(data)
+
+
+def test_a_bound_at_the_end_of_the_search_range_warns_and_is_reported():
+    from dpmoments.exceptions import BoundWarning
+
+    parts = [X * 1e4 for X in _parts()]  # norms in the tens of thousands, the range ends at 100
+    with pytest.warns(BoundWarning, match="end of the search range"):
+        rel, rep = run_cape(_sites(parts), epsilon=EPS, delta=DELTA, rng=0,
+                            bound_budget=AutoBounds(("row_norm",), share=0.2, low=1e-2, high=100.0))
+    assert rel.row_norm == pytest.approx(100.0) and rel.parts[0].released["at_range_end"]

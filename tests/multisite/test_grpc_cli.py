@@ -62,6 +62,7 @@ def test_grpc_deployment_from_the_command_line(tmp_path, bound):
                    "--key", tls / "server.key", "--root-certificates", tls / "ca.crt", "--plan",
                    tmp_path / "shares" / "plan.json", "--out", out, "--seed", 7, "--wait", 60, "--timeout", 60)
         assert res.returncode == 0, res.stderr
+        assert ("row_norm: share 0.5" in res.stdout) == (bound == "auto"), res.stdout
     finally:
         deploy.stop_process_groups(procs)
     plan = Plan.from_json((tmp_path / "shares" / "plan.json").read_text())

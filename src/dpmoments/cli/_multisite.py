@@ -17,7 +17,7 @@ __all__ = ["add_analysis_arguments", "plan_options", "check_analysis", "fit_anal
            "print_guarantees", "ANALYSES", "auto_bounds", "AUTO_ACROSS_SITES"]
 
 AUTO_ACROSS_SITES = (
-    "across sites, 'auto' chooses it from noisy histograms: each site adds its own Gaussian noise to the counts "
+    "'auto' chooses it across sites from noisy histograms: each site adds its own Gaussian noise to the counts "
     "of its row norms on a coarse PUBLIC grid (--search-range, steps of a factor sqrt 2), paid from --bound-share of its "
     "budget (default 0.1); the aggregator sums them and takes the 0.95-quantile, rounded up to a grid edge, "
     "for every later round; refused in one line when there are too few rows for the share")

@@ -43,7 +43,7 @@ def add_arguments(parser):
     parser.add_argument("--row-norm", type=bound_or_auto, metavar="R|auto",
                         help="public L2 bound on each row (required except for tensor-stm), or 'auto': the plan "
                              f"starts with a bound step; {AUTO_ACROSS_SITES}")
-    add_choice_arguments(parser, center=False, scale=False)
+    add_choice_arguments(parser, center=False, scale=False, sites=True)
     parser.add_argument("--protocol", default="cape", choices=[n for n, p in PROTOCOLS.items() if p.deployable],
                         help="default cape (the protocols that run across machines)")
     parser.add_argument("--rank", type=positive_int, metavar="R", help="--protocol dpdispca: the factors' rank")

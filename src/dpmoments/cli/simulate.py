@@ -56,7 +56,7 @@ def add_arguments(parser):
     add_input_arguments(parser, target=True)
     parser.add_argument("more_data", nargs="*", metavar="DATA", help="the other sites' files (one file per site)")
     add_memory_arguments(parser)
-    add_privacy_arguments(parser, private=("row_norm",))
+    add_privacy_arguments(parser, private=("row_norm",), auto_help=AUTO_ACROSS_SITES)
     group = parser.add_argument_group("protocol")
     group.add_argument("--protocol", default="cape", metavar="{" + ",".join(PROTOCOLS) + "}",
                        help="how the sites combine their statistics (default cape)")

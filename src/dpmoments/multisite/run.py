@@ -15,11 +15,13 @@ the aggregator tops it up. ``on_dropout="abort"`` or fewer than ``min_sites`` su
 """
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._rng import describe_randomness
+from ..exceptions import BoundWarning
 from ..moments import Release, moment_sensitivity
 from ..privacy import parallel
 from .aggregator import Aggregator
@@ -164,6 +166,7 @@ def choose_bounds(plan, aggregator, inbox, dropped, ctx):
         if at_end:
             notes += (f"the chosen {name} fell at an end of the search range [{plan.auto.low:g}, {plan.auto.high:g}]: "
                       "widen the range or give a larger budget share",)
+            warnings.warn(notes[-1], BoundWarning, stacklevel=3)
         reports[name] = _histogram_report(plan, r, received, dropped, per_bin, ctx, notes)
     return BoundChoice(values, reports, details)
 
