@@ -47,7 +47,7 @@ import numpy as np
 from .._validation import check_positive
 from ..moments import BoundBudget
 
-__all__ = ["AutoBounds", "AUTO_NAMES", "histogram_counts", "cumulative_estimate", "choose_bound",
+__all__ = ["AutoBounds", "auto_bounds", "AUTO_NAMES", "histogram_counts", "cumulative_estimate", "choose_bound",
            "HISTOGRAM_SENSITIVITY", "MARGIN_SD"]
 
 #: What may be chosen across sites, and the statistic each counts.
@@ -168,6 +168,26 @@ class AutoBounds:
         data = dict(data)
         data["names"] = tuple(data["names"])
         return cls(**data)
+
+
+def auto_bounds(row_norm, response_bound, bound_budget, *, off=False, rows="x"):
+    """A plan's :class:`AutoBounds` when a bound is ``"auto"`` (else ``None``), checked.
+
+    ``off``: the sites' epsilon is infinite (refused: nothing private to release); ``rows``: the plan's rows
+    (three-word documents have norm sqrt 3 and need no bound).
+    """
+    names = tuple(name for name, v in (("row_norm", row_norm), ("response_bound", response_bound))
+                  if isinstance(v, str) and v == "auto")
+    if not names:
+        if bound_budget is not None:
+            raise ValueError("'bound_budget' applies only to an 'auto' bound (row_norm or response_bound).")
+        return None
+    if off:
+        raise ValueError(f"{names[0]}='auto' needs a finite epsilon: with epsilon=inf nothing is private and no "
+                         "noisy histogram can be released; give a public value.")
+    if rows == "stm":
+        raise ValueError("row_norm='auto' has no use for three-word documents: their rows have norm sqrt(3).")
+    return AutoBounds.from_budget(names, bound_budget)
 
 
 def histogram_counts(values, edges):

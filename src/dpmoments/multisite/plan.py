@@ -43,7 +43,7 @@ from .._validation import check_int, check_option, check_positive
 from ..exceptions import NotPrivateWarning
 from ..moments import moment_sensitivity
 from ..privacy import CALIBRATIONS, calibrate_gaussian, compose
-from .bounds import HISTOGRAM_SENSITIVITY, AutoBounds
+from .bounds import HISTOGRAM_SENSITIVITY, AutoBounds, auto_bounds
 from .messages import STATISTIC_NDIM
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS, noise_for
@@ -355,7 +355,7 @@ class Plan:
         off = [math.isinf(e) for e in eps]
         if any(off) and not all(off):
             raise ValueError("either every site has epsilon=inf (noise off) or none has.")
-        auto = _auto(row_norm, response_bound, bound_budget, any(off), rows)
+        auto = auto_bounds(row_norm, response_bound, bound_budget, off=any(off), rows=rows)
         if all(off):
             warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
@@ -390,22 +390,6 @@ class Plan:
                    facts["response_bound"], None if center is None else tuple(float(c) for c in center), neighbours,
                    calibration, composition, target, colluders, rows, vocabulary_size, rank, analysis,
                    tuple(sorted(dict(options or {}).items())), auto)
-
-
-def _auto(row_norm, response_bound, bound_budget, off, rows):
-    """The plan's :class:`~.bounds.AutoBounds` when a bound is ``"auto"`` (else ``None``), checked."""
-    names = tuple(name for name, v in (("row_norm", row_norm), ("response_bound", response_bound))
-                  if isinstance(v, str) and v == "auto")
-    if not names:
-        if bound_budget is not None:
-            raise ValueError("'bound_budget' applies only to an 'auto' bound (row_norm or response_bound).")
-        return None
-    if off:
-        raise ValueError(f"{names[0]}='auto' needs a finite epsilon: with epsilon=inf nothing is private and no "
-                         "noisy histogram can be released; give a public value.")
-    if rows == "stm":
-        raise ValueError("row_norm='auto' has no use for three-word documents: their rows have norm sqrt(3).")
-    return AutoBounds.from_budget(names, bound_budget)
 
 
 def _with_bound_step(rounds, auto):
