@@ -101,7 +101,8 @@ def aggregate_plan(plan, transport, request):
         outcome = dict(ok=True, nonce=nonce, summary=summary, files=sorted(res.files), n=headline_release(output).n,
                        guarantee=str(report.guarantee), claimed=str(report.claimed),
                        dropped=[list(x) for x in report.dropped], colluders=report.colluders,
-                       choices=choices_lines(report.choices, report.guarantee) if getattr(report, "choices", ()) else [])
+                       choices=choices_lines(report.choices, report.guarantee)
+                       if getattr(report, "choices", ()) else [])
     except ProtocolAborted as exc:
         outcome = dict(ok=False, nonce=nonce, error=f"run aborted, no release: {exc}")
     except Exception as exc:  # the aggregator's own failure: its text holds no site data (sites send codes)

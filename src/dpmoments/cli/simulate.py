@@ -31,8 +31,11 @@ needs, and the analysis is fitted to them (post-processing). --protocol local us
 of a trusted curator pooling every row.
 
 Analyses: {', '.join(ANALYSES)}. Every site uses the same public --row-norm (and --center) and
-spends (--epsilon, --delta) on its own rows; with --row-norm auto (and, for regress,
---response-bound auto) the bound is chosen first, {AUTO_ACROSS_SITES}. The headline guarantee is the one that holds against
+spends (--epsilon, --delta) on its own rows. With --row-norm auto (and, for regress,
+--response-bound auto) each site first sends a histogram of its row norms on a coarse public grid
+(--search-range) with its own Gaussian noise, from --bound-share of its budget (default 0.1), and
+the aggregator takes the 0.95-quantile of their sum as the bound for the rest of the run (refused
+in one line when there are too few rows). The headline guarantee is the one that holds against
 the aggregator, which sees every site's message (with --colluders colluding sites); by default the
 noise is calibrated so that it meets (--epsilon, --delta) (--calibrate-to aggregator).
 --calibrate-to per-site calibrates each message alone, as the papers do: the report then shows a

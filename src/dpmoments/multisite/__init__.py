@@ -5,7 +5,7 @@ The wing in one package. Parties: :class:`Site` (holds data; its one door,
 each step of each plan once and owns its budget, :class:`SiteLedger`), the trusted
 dealer (:func:`deal`: CAPE's zero-sum shares, out of band) and the untrusted
 :class:`Aggregator`. A :class:`Plan` is built once from public facts and shipped (with
-``row_norm="auto"`` it starts with a bound step of noisy histograms, :mod:`.bounds`); the
+``row_norm="auto"`` it starts with a bound step of noisy histograms, :mod:`~dpmoments.multisite.bounds`); the
 aggregator's run (:func:`run_plan`) is written once and drives any :class:`Transport`:
 :class:`InProcessTransport` (default), Flower (:mod:`~dpmoments.multisite.flower`) or gRPC
 (:mod:`~dpmoments.multisite.grpc_transport`).

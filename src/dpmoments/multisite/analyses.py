@@ -163,7 +163,8 @@ def finish_analysis(plan, result, *, protocol_notes=()):
     parts = {} if bound is None else {f"bound {name}": rep for name, rep in bound.reports.items()}
     parts.update(zip(names, reports))
     report = AnalysisReport(plan.protocol, plan.analysis, plan.colluders, plan.target, plan.composition, parts,
-                            budget, tuple(protocol_notes), delta=max(plan.delta) if plan.composition == "zcdp" else None,
+                            budget, tuple(protocol_notes),
+                            delta=max(plan.delta) if plan.composition == "zcdp" else None,
                             choices=_choices(plan, bound, names, reports))
     if single:
         return dataclasses.replace(releases[0], guarantee=report.guarantee, parts=report.choices), report

@@ -102,7 +102,7 @@ def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbour
     callable ``sites -> Transport`` (default :class:`~.transport.InProcessTransport`);
     ``next_params``: a callable ``plan -> callable(step, releases)`` for adaptive steps.
     Sites built with ``row_norm="auto"`` (or ``response_bound="auto"``) get a bound step paid
-    from ``bound_budget`` (:meth:`~.plan.Plan.build`, :mod:`.bounds`).
+    from ``bound_budget`` (:meth:`~.plan.Plan.build`, :mod:`~dpmoments.multisite.bounds`).
     """
     check_option(protocol, "protocol", tuple(k for k in PROTOCOLS if k != "pooled"))
     check_option(on_dropout, "on_dropout", ("complete", "abort"))

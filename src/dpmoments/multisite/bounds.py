@@ -123,7 +123,8 @@ class AutoBounds:
         if isinstance(budget, BoundBudget):  # the single-machine budget: its share, quantile and range
             return cls(tuple(names), budget.share, budget.fixed_quantile(), budget.search.low, budget.search.high)
         if isinstance(budget, bool) or not isinstance(budget, (int, float)):
-            raise TypeError(f"'bound_budget' must be a share in (0, 1), a BoundBudget or an AutoBounds; got {budget!r}.")
+            raise TypeError(f"'bound_budget' must be a share in (0, 1), a BoundBudget or an AutoBounds; "
+                            f"got {budget!r}.")
         return cls(tuple(names), float(budget))
 
     def edges(self):

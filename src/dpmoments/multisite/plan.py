@@ -69,7 +69,7 @@ class Round:
     Attributes
     ----------
     statistic : {"second", "cross", "third", "histogram"}
-        ``"histogram"``: the bound step's noisy counts of one statistic (:mod:`.bounds`).
+        ``"histogram"``: the bound step's noisy counts of one statistic (:mod:`~dpmoments.multisite.bounds`).
     share : float in (0, 1]
         Of every site's budget.
     step : int
@@ -156,7 +156,8 @@ class Plan:
         bound = [r.bound for r in self.rounds if r.statistic == "histogram"]
         if bound != ([] if self.auto is None else list(self.auto.names)) or \
                 any((r.statistic == "histogram") != (r.step == 0) for r in self.rounds if self.auto is not None):
-            raise ValueError("a plan has histogram rounds exactly for its 'auto' bounds, all in step 0 and alone there.")
+            raise ValueError("a plan has histogram rounds exactly for its 'auto' bounds, all in step 0 and alone "
+                             "there.")
 
     # -- identity -----------------------------------------------------------------------------------------
     def to_dict(self):
@@ -321,8 +322,8 @@ class Plan:
         ``epsilon`` and ``delta`` are each site's budget (a scalar, or one per site); the other
         arguments are described in the module docstring and in :class:`Round`. ``row_norm``
         and ``response_bound`` may be ``"auto"``: the plan then starts with a bound step
-        (:mod:`.bounds`) paid from ``bound_budget`` (a share, default 0.1, a ``BoundBudget``
-        or an :class:`~.bounds.AutoBounds`) and its other rounds share the rest.
+        (:mod:`~dpmoments.multisite.bounds`) paid from ``bound_budget`` (a share, default 0.1, a ``BoundBudget``
+        or an :class:`~dpmoments.multisite.bounds.AutoBounds`) and its other rounds share the rest.
         """
         check_option(protocol, "protocol", tuple(PROTOCOLS))
         if neighbours == "add-remove":

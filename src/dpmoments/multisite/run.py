@@ -145,7 +145,10 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
 
 
 def choose_bounds(plan, aggregator, inbox, dropped, ctx):
-    """Sum each histogram round's noisy counts over the sites that answered; choose each bound (:mod:`.bounds`)."""
+    """Sum each histogram round's noisy counts over the sites that answered; choose each bound.
+
+    Post-processing of the noisy counts and the public row counts (:mod:`~dpmoments.multisite.bounds`).
+    """
     received = [s for s in plan.sites if s in inbox]
     n_total = sum(plan.n[plan.index(s)] for s in received)
     values, reports, details = {}, {}, {}

@@ -81,7 +81,7 @@ class Site:
         Responses (cross moments, model selection, IRLS).
     row_norm, response_bound, center : optional
         This site's public bounds; a plan with other bounds is refused. ``None``: take the plan's.
-        ``"auto"``: a bound chosen by the plan's bound step (noisy histograms, :mod:`.bounds`);
+        ``"auto"``: a bound chosen by the plan's bound step (noisy histograms, :mod:`~dpmoments.multisite.bounds`);
         a plan with a public bound is then refused, as a public bound refuses an ``auto`` plan.
     budget : None, guarantee or (epsilon, delta)
         The most this site spends, against the aggregator, over every plan it answers.
