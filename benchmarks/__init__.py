@@ -25,6 +25,7 @@ from . import secure_noise  # noqa: E402
 from . import capeagn  # noqa: E402
 from . import flower_overhead  # noqa: E402  (imports flwr lazily, inside run)
 from . import bounds  # noqa: E402
+from . import multisite_bounds  # noqa: E402
 from . import utility  # noqa: E402  (imports its designs, diffprivlib and OpenDP inside run)
 from . import uncertainty  # noqa: E402
 from . import figures  # noqa: E402
@@ -41,6 +42,7 @@ BENCHMARKS = {
     "capeagn": capeagn.run,
     "flower_overhead": flower_overhead.run,
     "bounds": bounds.run,
+    "multisite_bounds": multisite_bounds.run,
     "utility": utility.run,
     "uncertainty": uncertainty.run,
     "figures": figures.run,

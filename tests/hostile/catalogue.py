@@ -325,6 +325,44 @@ CASES += [  # the uncertainty options of the command line
 ]
 
 
+def _auto_sites(n=20):
+    rng = np.random.default_rng(2)
+    return [Site(f"s{i}", rng.normal(size=(n, 3)), row_norm="auto") for i in range(2)]
+
+
+def _simulate_auto(*extra):
+    paths = [_csv("a,b,c\n" + "\n".join(f"{i % 7},{i % 3},{i % 5}" for i in range(k, k + 50)) + "\n")
+             for k in (0, 50)]
+    return cli("simulate", *paths, "--epsilon", "1", "--delta", "1e-6", "--row-norm", "auto", "--out", _fresh(),
+               *extra)
+
+
+CASES += [  # bounds chosen across sites (noisy histograms, dpmoments.multisite.bounds)
+    ("ms-auto-share", "API", "`bound_budget=1.5` with sites of `row_norm='auto'`",
+     lambda: run_cape(_auto_sites(), epsilon=1.0, delta=1e-6, bound_budget=1.5), ValueError, "'bound_budget'"),
+    ("ms-auto-empty-range", "API", "an empty search range across sites (`AutoBounds(low=5, high=1)`)",
+     lambda: __import__("dpmoments.multisite.bounds", fromlist=["AutoBounds"]).AutoBounds(("row_norm",), low=5.0,
+                                                                                          high=1.0),
+     ValueError, "empty"),
+    ("ms-auto-epsilon-inf", "API", "`row_norm='auto'` across sites with `epsilon=inf`",
+     lambda: run_cape(_auto_sites(), epsilon=float("inf"), delta=1e-6), ValueError, "finite epsilon"),
+    ("ms-auto-too-few", "API", "`row_norm='auto'` across sites with too few rows for the share",
+     lambda: run_cape(_auto_sites(), epsilon=1.0, delta=1e-6), ValueError, "too few rows"),
+    ("ms-auto-public-site", "API", "a site with a public `row_norm` given an auto plan",
+     lambda: Site("s0", np.ones((20_000, 3)), row_norm=1.0).accept(deal(Plan.build(
+         "cape", ["s0", "s1"], [20_000, 20_000], n_features=3, row_norm="auto", epsilon=1.0, delta=1e-6), 0)["s0"]),
+     ValueError, "row_norm differs"),
+    ("cli-simulate-auto-share", "CLI", "`dpmoments simulate --row-norm auto --bound-share 0`",
+     lambda: _simulate_auto("--bound-share", "0"), 2, "--bound-share"),
+    ("cli-simulate-auto-range", "CLI", "`dpmoments simulate --row-norm auto --search-range 5,1`",
+     lambda: _simulate_auto("--search-range", "5,1"), 2, "--search-range"),
+    ("cli-simulate-auto-too-few", "CLI", "`dpmoments simulate --row-norm auto` on 100 rows in all",
+     lambda: _simulate_auto(), 2, "too few rows"),
+    ("cli-simulate-auto-pooled", "CLI", "`dpmoments simulate --row-norm auto --protocol pooled`",
+     lambda: _simulate_auto("--protocol", "pooled"), 2, "pooled"),
+]
+
+
 def _nonempty():
     path = pathlib.Path(tempfile.mkdtemp())
     (path / "keep.txt").write_text("an earlier result")

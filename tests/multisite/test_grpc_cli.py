@@ -29,14 +29,20 @@ def _cli(*argv, **kw):
                           env=ENV, timeout=120, **kw)
 
 
-def test_grpc_deployment_from_the_command_line(tmp_path):
+# a public bound; or one chosen across sites by the plan's bound step (a large epsilon: 750 rows in all)
+PRIVACY = {"public": ("--epsilon", 1, "--row-norm", 1),
+           "auto": ("--epsilon", 20, "--row-norm", "auto", "--bound-share", 0.5)}
+
+
+@pytest.mark.parametrize("bound", PRIVACY)
+def test_grpc_deployment_from_the_command_line(tmp_path, bound):
     rng = np.random.default_rng(0)
     data = {s: rng.normal(size=(n, 3)) / 3 for s, n in SIZES.items()}
     for s, X in data.items():
         np.savetxt(tmp_path / f"{s}.csv", X, delimiter=",", header="a,b,c", comments="")
     sites = ",".join(f"{s}={n}" for s, n in SIZES.items())
-    res = _cli("noise-generator", "--sites", sites, "--n-features", 3, "--epsilon", 1, "--delta", "1e-5",
-               "--row-norm", 1, "--seed", 3, "--out", tmp_path / "shares")
+    res = _cli("noise-generator", "--sites", sites, "--n-features", 3, *PRIVACY[bound], "--delta", "1e-5",
+               "--seed", 3, "--out", tmp_path / "shares")
     assert res.returncode == 0 and "against the aggregator" in res.stdout, res.stderr
     assert _cli("aggregate", "--make-test-ca", tmp_path / "tls", "--site-certs", ",".join(SIZES)).returncode == 0
     tls = tmp_path / "tls"
@@ -56,6 +62,7 @@ def test_grpc_deployment_from_the_command_line(tmp_path):
                    "--key", tls / "server.key", "--root-certificates", tls / "ca.crt", "--plan",
                    tmp_path / "shares" / "plan.json", "--out", out, "--seed", 7, "--wait", 60, "--timeout", 60)
         assert res.returncode == 0, res.stderr
+        assert ("row_norm: share 0.5" in res.stdout) == (bound == "auto"), res.stdout
     finally:
         deploy.stop_process_groups(procs)
     plan = Plan.from_json((tmp_path / "shares" / "plan.json").read_text())
@@ -69,6 +76,12 @@ def test_grpc_deployment_from_the_command_line(tmp_path):
     np.testing.assert_array_equal(np.load(out / "covariance.npy"), expected)
     report = json.loads((out / "privacy_report.json").read_text())
     assert report["analysis"]["transport"] == "grpc"
-    assert report["privacy"]["guarantee_detail"]["epsilon"] == pytest.approx(1.0, rel=1e-6)
+    assert report["privacy"]["guarantee_detail"]["epsilon"] == pytest.approx(PRIVACY[bound][1], rel=1e-6)
     ledger = json.loads((tmp_path / "state-north" / "ledger.json").read_text())
-    assert ledger["answered"] == [[plan.digest, 0]]
+    if bound == "public":
+        assert ledger["answered"] == [[plan.digest, 0]]
+        return
+    # the bound step crossed the wire like every step: answered once, charged with the plan, reported
+    assert ledger["answered"] == [[plan.digest, 0], [plan.digest, 1]] and len(ledger["charged"]) == 1
+    choice = report["private_choices"]["parts"][0]
+    assert choice["label"] == "row_norm" and choice["share"] == 0.5 and choice["released"]["row_norm"] == ref.row_norm

@@ -124,13 +124,14 @@ def add_input_arguments(parser, target=False):
 PRIVATE_ALL = ("row_norm", "center", "scale")
 
 
-def add_privacy_arguments(parser, bound=True, secure=False, private=(), auto_default=False):
+def add_privacy_arguments(parser, bound=True, secure=False, private=(), auto_default=False, auto_help=None):
     """epsilon, delta, the row bound and how the noise is calibrated (``secure``: offer --secure).
 
     ``private``: which of ``PRIVATE_ALL`` the command can choose privately
     (``--row-norm auto``, ``--center private``, ``--scale private``, with the
     options of :mod:`._choices`); ``auto_default``: the bound and centre are
-    chosen privately unless given (covariance).
+    chosen privately unless given (covariance); ``auto_help``: what 'auto' does, where it is
+    not the single-machine draw (the multi-site commands).
     """
     required = "" if auto_default or not bound else ", --row-norm"
     group = parser.add_argument_group(f"privacy (required: --epsilon, --delta for Gaussian noise{required})")
@@ -141,7 +142,7 @@ def add_privacy_arguments(parser, bound=True, secure=False, private=(), auto_def
         default = "default auto" if auto_default else "required"
         group.add_argument("--row-norm", type=bound_or_auto, metavar="R|auto", default="auto" if auto_default else None,
                            help=f"the L2 bound R on each (centred, scaled) row ({default}): a PUBLIC number, or "
-                                f"{AUTO_HELP}. Clipping: {CLIPPING_HELP}. {HOW_TO_CHOOSE}")
+                                f"{auto_help or AUTO_HELP}. Clipping: {CLIPPING_HELP}. {HOW_TO_CHOOSE}")
         if "center" in private:
             group.add_argument("--center", metavar="C1,C2,...|private",
                                help="the centre subtracted from every row before clipping: PUBLIC numbers (one for "
@@ -153,7 +154,7 @@ def add_privacy_arguments(parser, bound=True, secure=False, private=(), auto_def
                                help="a PUBLIC centre subtracted from every row before clipping: one number for every "
                                     "column or one per column (default: none)")
         parser.set_defaults(private_choices=tuple(private))
-        add_choice_arguments(group, center="center" in private, scale="scale" in private)
+        add_choice_arguments(group, center="center" in private, scale="scale" in private, sites=auto_help is not None)
     elif bound:
         group.add_argument("--row-norm", type=_bound, metavar="R",
                            help="the public L2 bound R on each (centred) row (required). Clipping: " + CLIPPING_HELP)

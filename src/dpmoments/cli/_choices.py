@@ -60,15 +60,24 @@ def _search_range(text):
     return low, high
 
 
-def add_choice_arguments(group, *, center=True, scale=True):
-    """``--bound-share``, ``--search-range`` and, for the moment releases, the centre's shares and ``--scale``."""
+#: The grid of a bound chosen across sites (``dpmoments.multisite.bounds``), for the multi-site commands' help.
+SITES_GRID = ("edges at most a factor sqrt 2 apart: each site's noisy histogram has one count per bin",
+              "of each site's budget (of its epsilon and delta; of its rho in zCDP plans such as regress)")
+
+
+def add_choice_arguments(group, *, center=True, scale=True, sites=False):
+    """``--bound-share``, ``--search-range`` and, for the moment releases, the centre's shares and ``--scale``.
+
+    ``sites``: the multi-site commands, where the bound comes from noisy histograms (their help says so).
+    """
+    grid, of = SITES_GRID if sites else ("1000 log-spaced steps 3.3%% apart", "of epsilon for pure DP, of rho "
+                                         "(zCDP) when a Gaussian release composes several parts")
     group.add_argument("--bound-share", type=_share, metavar="F",
-                       help="the share of the budget spent choosing bounds (and --scale private) privately "
-                            f"(default {BOUND_SHARE:g}); shares are of epsilon for pure DP, of rho (zCDP) when a "
-                            "Gaussian release composes several parts")
+                       help="the share of the budget spent choosing bounds" + ("" if sites else " (and --scale "
+                            "private)") + f" privately (default {BOUND_SHARE:g}); shares are {of}")
     group.add_argument("--search-range", metavar="LOW,HIGH",
                        help=f"the PUBLIC range a private bound or scale is searched in, fixed before the data are "
-                            f"read (default {SEARCH[0]:g},{SEARCH[1]:g}, 1000 log-spaced steps 3.3%% apart); values "
+                            f"read (default {SEARCH[0]:g},{SEARCH[1]:g}, {grid}); values "
                             "beyond it are reported as its end, with a warning")
     if scale:
         group.add_argument("--scale", choices=("private",),

@@ -10,10 +10,18 @@ that holds against the aggregator, the per-site claim beside it.
 import numpy as np
 
 from ._args import CliError, _positive, parse_alpha, positive_int
+from ._choices import bound_budget, bound_or_auto, check_choices, choices_lines, choices_report
 from ._report import privacy_report
 
 __all__ = ["add_analysis_arguments", "plan_options", "check_analysis", "fit_analysis", "multisite_report",
-           "print_guarantees", "ANALYSES"]
+           "print_guarantees", "ANALYSES", "auto_bounds", "AUTO_ACROSS_SITES"]
+
+AUTO_ACROSS_SITES = (
+    "'auto' chooses it across sites from noisy histograms: each site adds its own Gaussian noise to the counts "
+    "of its row norms on a coarse PUBLIC grid (--search-range, steps of a factor sqrt 2), paid from --bound-share "
+    "of its "
+    "budget (default 0.1); the aggregator sums them and takes the 0.95-quantile, rounded up to a grid edge, "
+    "for every later round; refused in one line when there are too few rows for the share")
 
 ANALYSES = ("covariance", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
 
@@ -29,7 +37,9 @@ def add_analysis_arguments(parser, fit=True):
     g.add_argument("--n-iter", type=positive_int, metavar="J", help="regress: IRLS iterations, two releases each")
     g.add_argument("--w-max", type=_positive, metavar="W", help="regress: the largest IRLS weight")
     g.add_argument("--p", type=float, default=1.0, metavar="P", help="regress: the loss sum |r|^p (default 1: LAD)")
-    g.add_argument("--response-bound", type=_positive, metavar="B", help="regress: the public bound on |y|")
+    g.add_argument("--response-bound", type=bound_or_auto, metavar="B|auto",
+                   help="regress: the public bound on |y|, or 'auto': chosen across sites from noisy histograms "
+                        "of |y| (half of --bound-share)")
     if not fit:
         return
     g.add_argument("--n-components", type=positive_int, metavar="K", help="pca, tensor-*: components")
@@ -53,6 +63,18 @@ def check_analysis(args, fit=True):
     for name in need:
         if getattr(args, name, None) is None:
             raise CliError(f"--{name.replace('_', '-')} is required for --analysis {a}")
+
+
+def auto_bounds(args):
+    """Which bounds this run chooses across sites (``"row_norm"``, ``"response_bound"``), checked; and the budget.
+
+    Returns ``(names, bound_budget or None)``; one-line refusals of options that would be ignored.
+    """
+    names = tuple(n for n in ("row_norm", "response_bound") if getattr(args, n, None) == "auto")
+    check_choices(args, names)
+    if names and args.analysis == "tensor-stm":
+        raise CliError("--row-norm auto has no use with --analysis tensor-stm: a document's row has norm sqrt(3)")
+    return names, (bound_budget(args) if names else None)
 
 
 def plan_options(args):
@@ -208,10 +230,18 @@ def multisite_report(command, output, report, analysis, argv, files, extra=None)
                                             "headline, never instead of it",
                           target=report.target)
     rep["protocol"] = report.to_dict()
+    if getattr(report, "choices", ()):
+        rep["private_choices"] = choices_report(report.choices, report.guarantee)
+        rep["private_choices"]["note"] = (
+            "each part is one share of every site's budget, with the worst site's guarantee against the aggregator; "
+            "the bound was chosen from the sum of the sites' noisy histograms (each site's own noise: it holds with "
+            "any colluders) and is a private output; the parts compose to composed_guarantee")
     return rep
 
 
 def print_guarantees(report):
+    for line in choices_lines(report.choices, report.guarantee) if getattr(report, "choices", ()) else ():
+        print(line)
     print(f"guarantee against the aggregator ({report.colluders} colluder(s)): {report.guarantee}  <- holds "
           f"(calibrated to meet the budget here: {report.target == 'aggregator'})")
     print(f"per-site claim (each message alone, the papers' view): {report.claimed}")

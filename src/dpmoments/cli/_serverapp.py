@@ -77,6 +77,7 @@ def aggregate_plan(plan, transport, request):
     """Run ``plan`` over ``transport``, fit and write; returns the status dict (also written to its file)."""
     from ..multisite import ProtocolAborted, run_plan
     from ..multisite.analyses import finish_analysis, next_params
+    from ._choices import choices_lines
     from ._multisite import fit_analysis, headline_release, multisite_report
     from ._output import ResultsDir
 
@@ -99,7 +100,9 @@ def aggregate_plan(plan, transport, request):
             res.save_json("privacy_report.json", rep)
         outcome = dict(ok=True, nonce=nonce, summary=summary, files=sorted(res.files), n=headline_release(output).n,
                        guarantee=str(report.guarantee), claimed=str(report.claimed),
-                       dropped=[list(x) for x in report.dropped], colluders=report.colluders)
+                       dropped=[list(x) for x in report.dropped], colluders=report.colluders,
+                       choices=choices_lines(report.choices, report.guarantee)
+                       if getattr(report, "choices", ()) else [])
     except ProtocolAborted as exc:
         outcome = dict(ok=False, nonce=nonce, error=f"run aborted, no release: {exc}")
     except Exception as exc:  # the aggregator's own failure: its text holds no site data (sites send codes)

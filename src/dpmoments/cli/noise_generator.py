@@ -7,8 +7,9 @@ via the aggregator).
 
 from ..multisite.protocols import PROTOCOLS
 from ..privacy.relations import NEIGHBOURS
-from ._args import CliError, _delta, _epsilon, _positive, positive_int
-from ._multisite import ANALYSES, add_analysis_arguments, check_analysis, plan_options
+from ._args import CliError, _delta, _epsilon, positive_int
+from ._choices import add_choice_arguments, bound_or_auto, too_few_rows_hint
+from ._multisite import AUTO_ACROSS_SITES, ANALYSES, add_analysis_arguments, auto_bounds, check_analysis, plan_options
 
 HELP = "build a deployed run's plan and deal each site its share file (the trusted noise generator)"
 DESCRIPTION = f"""\
@@ -39,8 +40,10 @@ def add_arguments(parser):
                         help="columns of each site's data (without the response; word ids: 3)")
     parser.add_argument("--epsilon", type=_epsilon, required=True, help="each site's epsilon ('inf': no noise)")
     parser.add_argument("--delta", type=_delta, required=True, help="each site's delta")
-    parser.add_argument("--row-norm", type=_positive, metavar="R", help="public L2 bound on each row (required "
-                                                                          "except for tensor-stm)")
+    parser.add_argument("--row-norm", type=bound_or_auto, metavar="R|auto",
+                        help="public L2 bound on each row (required except for tensor-stm), or 'auto': the plan "
+                             f"starts with a bound step; {AUTO_ACROSS_SITES}")
+    add_choice_arguments(parser, center=False, scale=False, sites=True)
     parser.add_argument("--protocol", default="cape", choices=[n for n, p in PROTOCOLS.items() if p.deployable],
                         help="default cape (the protocols that run across machines)")
     parser.add_argument("--rank", type=positive_int, metavar="R", help="--protocol dpdispca: the factors' rank")
@@ -86,13 +89,15 @@ def run(args):
     if args.neighbours == "add-remove":
         raise CliError("--neighbours add-remove is not supported across sites (each site's row count is public in "
                        "the plan); use replace-one or zero-out")
+    _, budget = auto_bounds(args)
     check_destination(args.out, args.force)
     sites, sizes = parse_sites(args.sites)
-    plan = plan_analysis(args.analysis, args.protocol, sites, sizes, n_features=args.n_features,
-                         options=plan_options(args), row_norm=args.row_norm or 1.0, epsilon=args.epsilon,
-                         delta=args.delta, response_bound=args.response_bound, neighbours=args.neighbours,
-                         calibration=args.calibration, target=args.calibrate_to, colluders=args.colluders,
-                         rank=args.rank)
+    with too_few_rows_hint(args):
+        plan = plan_analysis(args.analysis, args.protocol, sites, sizes, n_features=args.n_features,
+                             options=plan_options(args), row_norm=args.row_norm or 1.0, epsilon=args.epsilon,
+                             delta=args.delta, response_bound=args.response_bound, neighbours=args.neighbours,
+                             calibration=args.calibration, target=args.calibrate_to, colluders=args.colluders,
+                             rank=args.rank, bound_budget=budget)
     with ResultsDir(args.out, args.force) as res:  # all the shares of one plan, or none: never a mix of two dealings
         for site, bundle in deal(plan, args.seed).items():
             write_bundle(bundle, res.path(f"{site}.npz"))
@@ -110,5 +115,9 @@ def _print(args, plan, sites):
     print(f"plan {plan.digest[:12]} ({args.analysis}, {args.protocol}) for {len(sites)} sites: {out / 'plan.json'} "
           "(public)")
     print(f"guarantee against the aggregator ({plan.colluders} colluder(s)), worst site: {worst}  <- holds")
+    if plan.auto is not None:
+        print(f"bound step first: {', '.join(plan.auto.names)} chosen from the sites' noisy histograms "
+              f"({plan.auto.n_bins} bins on [{plan.auto.low:g}, {plan.auto.high:g}]), share {plan.auto.share:g} of "
+              "each site's budget, included above")
     for s in sites:
         print(f"  {s}: {out / f'{s}.npz'} (secret: deliver to site {s!r} only)")

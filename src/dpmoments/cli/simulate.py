@@ -12,9 +12,10 @@ import re
 from pathlib import Path
 
 from ._args import CliError, add_input_arguments, add_output_arguments, add_privacy_arguments, privacy_options
+from ._choices import too_few_rows_hint
 from ._io import DataSource
-from ._multisite import (ANALYSES, add_analysis_arguments, check_analysis, fit_analysis, multisite_report,
-                         plan_options, print_guarantees)
+from ._multisite import (ANALYSES, AUTO_ACROSS_SITES, add_analysis_arguments, auto_bounds, check_analysis,
+                         fit_analysis, multisite_report, plan_options, print_guarantees)
 from ._output import ResultsDir, check_destination
 from .regress import add_memory_arguments, fingerprint, read_in_memory
 
@@ -30,7 +31,11 @@ needs, and the analysis is fitted to them (post-processing). --protocol local us
 of a trusted curator pooling every row.
 
 Analyses: {', '.join(ANALYSES)}. Every site uses the same public --row-norm (and --center) and
-spends (--epsilon, --delta) on its own rows. The headline guarantee is the one that holds against
+spends (--epsilon, --delta) on its own rows. With --row-norm auto (and, for regress,
+--response-bound auto) each site first sends a histogram of its row norms on a coarse public grid
+(--search-range) with its own Gaussian noise, from --bound-share of its budget (default 0.1), and
+the aggregator takes the 0.95-quantile of their sum as the bound for the rest of the run (refused
+in one line when there are too few rows). The headline guarantee is the one that holds against
 the aggregator, which sees every site's message (with --colluders colluding sites); by default the
 noise is calibrated so that it meets (--epsilon, --delta) (--calibrate-to aggregator).
 --calibrate-to per-site calibrates each message alone, as the papers do: the report then shows a
@@ -42,6 +47,7 @@ EXAMPLES = """\
   dpmoments simulate site1.csv site2.csv site3.csv --protocol cape --analysis covariance \\
       --epsilon 1 --delta 1e-5 --row-norm 3 --out sim
   dpmoments simulate a.npy b.npy --analysis pca --n-components 2 --epsilon 1 --delta 1e-5 --row-norm 1 --out sim
+  dpmoments simulate site1.csv site2.csv site3.csv --epsilon 1 --delta 1e-5 --row-norm auto --out sim
   dpmoments simulate a.csv b.csv c.csv --analysis regress --target y --n-iter 5 --w-max 10 \\
       --response-bound 3 --epsilon 1 --delta 1e-5 --row-norm 3 --out irls
 
@@ -53,7 +59,7 @@ def add_arguments(parser):
     add_input_arguments(parser, target=True)
     parser.add_argument("more_data", nargs="*", metavar="DATA", help="the other sites' files (one file per site)")
     add_memory_arguments(parser)
-    add_privacy_arguments(parser)
+    add_privacy_arguments(parser, private=("row_norm",), auto_help=AUTO_ACROSS_SITES)
     group = parser.add_argument_group("protocol")
     group.add_argument("--protocol", default="cape", metavar="{" + ",".join(PROTOCOLS) + "}",
                        help="how the sites combine their statistics (default cape)")
@@ -88,6 +94,9 @@ def _check(args):
                        "or ridge")
     if args.analysis in ("select", "regress") and args.target is None:
         raise CliError(f"--target is required for --analysis {args.analysis}: each site's response column")
+    names, _ = auto_bounds(args)
+    if names and args.protocol == "pooled":
+        raise CliError("--protocol pooled is the reference with PUBLIC bounds: give a number for --row-norm")
 
 
 def _site_names(paths):
@@ -143,7 +152,8 @@ def run(args):
     for name, source in zip(names, sources):  # one site at a time: its rows go into its own Site
         fingerprints.append(fingerprint(source, args))
         sites.append(_site(name, source, args, kwargs))
-    output, report = _release(args, sites, kwargs)
+    with too_few_rows_hint(args):
+        output, report = _release(args, sites, kwargs)
     labels = features + ([target] if args.analysis == "select" else [])
     analysis, save, summary = fit_analysis(args, args.analysis, output, labels)
     analysis.update(protocol=args.protocol, sites=names)
@@ -186,4 +196,5 @@ def _release(args, sites, kwargs):
         raise CliError("--colluders has no meaning for --protocol local")
     rank = min(2 * args.n_components, sites[0].n_features) if args.protocol == "dpdispca" else None
     return analyse(sites, args.analysis, protocol=args.protocol, options=plan_options(args),
-                   target=args.calibrate_to, colluders=args.colluders, rank=rank, **common)
+                   target=args.calibrate_to, colluders=args.colluders, rank=rank, bound_budget=auto_bounds(args)[1],
+                   **common)

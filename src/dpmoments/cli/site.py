@@ -124,8 +124,10 @@ def run(args):
     if not args.quiet:
         for plan in plans:
             c = max(plan.colluders, args.colluders or 0)
+            auto = "" if plan.auto is None else (f"; its bound step (share {plan.auto.share:g}) sends noisy "
+                                                 f"histograms of {', '.join(plan.auto.names)}, included")
             print(f"site {site.name}: plan {plan.digest[:12]} ({plan.analysis}, {plan.protocol}) costs "
-                  f"{site.cost(plan)} against the aggregator with {c} colluding site(s)", flush=True)
+                  f"{site.cost(plan)} against the aggregator with {c} colluding site(s){auto}", flush=True)
         print(f"site {site.name}: budget {site.ledger.budget}, spent {site.ledger.spent() or 'nothing'}; ledger "
               f"{state / 'ledger.json'}", flush=True)
     try:

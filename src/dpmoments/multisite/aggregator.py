@@ -62,7 +62,7 @@ class Aggregator:
                     f = std * unit_noise(plan.rounds[r].statistic, plan.n_features, self._rng)
                     self._f.setdefault(r, {})[name] = f
                     shares[r] = f
-            queries[name] = Query(plan.digest, step, rid, params, shares)
+            queries[name] = Query(plan.digest, step, rid, params, shares, plan.chosen)
         return queries
 
     def close_step(self):
@@ -114,8 +114,9 @@ class Aggregator:
             refuse("wrong-payload", f"it answers rounds {sorted(reply.values)} with n_features={reply.n_features}; "
                    f"the step has rounds {sorted(want)} with n_features={plan.n_features}.")
         for r, (statistic, value) in reply.values.items():
-            kind = "factor" if plan.rank is not None else plan.rounds[r].statistic
-            shape = statistic_shape(kind, plan.n_features, plan.rank)
+            kind = plan.rounds[r].statistic
+            kind = "factor" if plan.rank is not None and kind != "histogram" else kind
+            shape = statistic_shape(kind, plan.n_features, plan.rank, plan.auto and plan.auto.n_bins)
             if (statistic != kind or not isinstance(value, np.ndarray) or value.dtype != np.float64
                     or value.shape != shape or not np.all(np.isfinite(value))):
                 refuse("wrong-payload", f"round {r}: payload {statistic!r} of shape {getattr(value, 'shape', None)} "
@@ -136,6 +137,16 @@ class Aggregator:
             value = replies[name].value(round_index)
             total = total + m * (value @ value.T if plan.rank is not None else value - f.get(name, 0.0))
         return total
+
+    def resolve(self, bounds):
+        """After the bound step: the plan with its chosen ``bounds`` (the moment steps' queries carry them)."""
+        self.plan = self.plan.resolved(bounds)
+        return self.plan
+
+    def sum_histograms(self, round_index, replies):
+        """The sum of the sites' noisy histograms of one round (counts add; no weights, no shares)."""
+        names = [s for s in self.plan.sites if s in replies]
+        return sum(replies[name].value(round_index) for name in names) if names else None
 
     def top_up(self, statistic, std):
         """Extra noise so the output never has less noise than every survivor's claim needs."""

@@ -27,6 +27,7 @@ releases is post-processing.
   eigenvalues of ``B`` floored at ``2 sqrt(d)`` times its noise std (public).
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ import numpy as np
 from .._validation import check_int, check_nonnegative, check_positive
 from ..moments import Release, symmetrise_matrix, symmetrise_tensor
 from ..privacy import compose
+from ..moments.release import Part
 from ..moments.tensor_moments import TensorBudget, TensorMoments, mean_correction
 from ..solvers.irls import solve_weighted
 from .plan import Plan, Round
@@ -125,7 +127,7 @@ def next_params(plan):
     d = plan.n_features
 
     def params(step, releases):
-        if step == 0:
+        if not releases:  # the first IRLS step (after an auto plan's bound step, too)
             return np.zeros(d)
         A, B = releases[-2], releases[-1]
         return _solve(A, B)[0]
@@ -139,21 +141,50 @@ def _solve(A, B):
 
 
 def finish_analysis(plan, result, *, protocol_notes=()):
-    """``(output, report)`` of a finished run of ``plan`` (see the module docstring)."""
+    """``(output, report)`` of a finished run of ``plan`` (see the module docstring).
+
+    An ``auto`` plan's bound step is a part of the report like every release (its share, the
+    chosen bound, each site's guarantee), and the report's ``choices`` list every share; a
+    single release then carries the composed guarantee and those parts (``Release.parts``).
+    """
     releases, reports = result
+    bound = getattr(result, "bound", None)
     a = ANALYSES.get(plan.analysis)
-    if a is None or a.output == "release":
+    single = a is None or a.output == "release"
+    if single and bound is None:
         return releases[0], reports[0]
-    budget = {f"round {i} ({r.statistic})": r.share for i, r in enumerate(plan.rounds)}
-    names = ("second", "third", "mean") if a.output == "tensor" else \
-        tuple(f"{k}{j}" for j in range(len(plan.steps)) for k in ("A", "B"))
-    report = AnalysisReport(plan.protocol, plan.analysis, plan.colluders, plan.target, plan.composition,
-                            dict(zip(names, reports)), budget, tuple(protocol_notes),
-                            delta=max(plan.delta) if plan.composition == "zcdp" else None)
+    budget = {f"round {i} ({r.statistic}{'' if r.bound is None else ' of ' + r.bound})": r.share
+              for i, r in enumerate(plan.rounds)}
+    if single:
+        names = tuple(plan.rounds[i].statistic for i in plan.release_rounds)
+    else:
+        names = ("second", "third", "mean") if a.output == "tensor" else \
+            tuple(f"{k}{j}" for j in range(len(releases) // 2) for k in ("A", "B"))
+    parts = {} if bound is None else {f"bound {name}": rep for name, rep in bound.reports.items()}
+    parts.update(zip(names, reports))
+    report = AnalysisReport(plan.protocol, plan.analysis, plan.colluders, plan.target, plan.composition, parts,
+                            budget, tuple(protocol_notes),
+                            delta=max(plan.delta) if plan.composition == "zcdp" else None,
+                            choices=_choices(plan, bound, names, reports))
+    if single:
+        return dataclasses.replace(releases[0], guarantee=report.guarantee, parts=report.choices), report
     if a.output == "tensor":
         return _tensor(plan, releases, report), report
     theta, clipped = _solve(releases[-2], releases[-1])
-    return IRLSFit(theta, len(plan.steps), report.guarantee, tuple(releases), (clipped,)), report
+    return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,)), report
+
+
+def _choices(plan, bound, names, reports):
+    """The report's private choices: each bound's share and output, then each release's share (worst site's view)."""
+    if bound is None:
+        return ()
+    shares = {plan.rounds[r].bound: plan.rounds[r].share for r in plan.rounds_of(plan.bound_step)}
+    out = [Part(name, rep.joint_view, shares[name], dict(bound.details[name])) for name, rep in bound.reports.items()]
+    moment = [plan.rounds[i] for i in plan.release_rounds]
+    label = {"second": "second moment", "cross": "cross moment", "third": "third moment"}
+    out += [Part(f"{label[r.statistic]} ({name})" if name != r.statistic else label[r.statistic], rep.joint_view,
+                 r.share) for name, r, rep in zip(names, moment, reports)]
+    return tuple(out)
 
 
 def _derived(release, name, value, n_features, guarantee, steps):
@@ -168,7 +199,7 @@ def _derived(release, name, value, n_features, guarantee, steps):
 
 def _tensor(plan, releases, report):
     tag = f"multisite-tensor(model={plan.analysis[7:]}, protocol={plan.protocol})"
-    shares = [r.share for r in plan.rounds]
+    shares = [plan.rounds[i].share for i in plan.release_rounds]
     if plan.analysis == "tensor-mog":
         second, third, mean = releases
         sigma2 = float(plan.option("sigma2"))

@@ -94,13 +94,15 @@ def _enrol(sites, failures):
 def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbours="replace-one",
                calibration="analytic", composition="basic", target="aggregator", weights=None, colluders=0,
                failures=None, min_sites=None, on_dropout="complete", rng=None, rank=None, next_params=None,
-               transport=None, analysis=None, options=None):
+               transport=None, analysis=None, options=None, bound_budget=None):
     """Plan ``rounds`` (or ``analysis``, a key of :data:`~.analyses.ANALYSES`) over in-process ``sites``,
     deal, and run; return a :class:`~.run.RunResult`.
 
     The general form behind :func:`run` and :func:`analyse`. ``transport``: a
     callable ``sites -> Transport`` (default :class:`~.transport.InProcessTransport`);
     ``next_params``: a callable ``plan -> callable(step, releases)`` for adaptive steps.
+    Sites built with ``row_norm="auto"`` (or ``response_bound="auto"``) get a bound step paid
+    from ``bound_budget`` (:meth:`~.plan.Plan.build`, :mod:`~dpmoments.multisite.bounds`).
     """
     check_option(protocol, "protocol", tuple(k for k in PROTOCOLS if k != "pooled"))
     check_option(on_dropout, "on_dropout", ("complete", "abort"))
@@ -113,7 +115,8 @@ def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbour
     first = alive[0]
     facts = dict(row_norm=first.row_norm, response_bound=first.response_bound, center=first.center,
                  neighbours=neighbours, calibration=calibration, target=target, colluders=colluders,
-                 weights=_weights_of(weights, sites, alive), rank=rank, **_budgets(epsilon, delta, sites, alive))
+                 weights=_weights_of(weights, sites, alive), rank=rank, bound_budget=bound_budget,
+                 **_budgets(epsilon, delta, sites, alive))
     names, n = [s.name for s in alive], [s.n for s in alive]
     if analysis is not None:
         plan = plan_analysis(analysis, protocol, names, n, n_features=first.n_features, options=options,
@@ -163,7 +166,7 @@ def _weights_of(weights, sites, alive):
 
 def run(sites, *, protocol="cape", epsilon, delta, statistic="second", neighbours="replace-one",
         calibration="analytic", target="aggregator", weights=None, colluders=0, failures=None, min_sites=None,
-        on_dropout="complete", rng=None, rank=None, transport=None):
+        on_dropout="complete", rng=None, rank=None, transport=None, bound_budget=None):
     """One release of ``statistic`` across ``sites``: ``(release, report)``.
 
     Parameters
@@ -191,6 +194,11 @@ def run(sites, *, protocol="cape", epsilon, delta, statistic="second", neighbour
     rank : int, optional
         ``protocol="dpdispca"``: the factors' rank.
     transport : callable(sites) -> Transport, optional
+    bound_budget : float in (0, 1), BoundBudget or AutoBounds, optional
+        Sites with ``row_norm="auto"``: the share of each site's budget that chooses the
+        bound from noisy histograms (default 0.1, the 0.95-quantile, on the grid 1e-6 to 1e8
+        with steps of a factor sqrt 2); the release then carries the composed guarantee and its
+        ``parts``, and the report is an :class:`~.report.AnalysisReport` with the bound step.
 
     Returns
     -------
@@ -200,11 +208,11 @@ def run(sites, *, protocol="cape", epsilon, delta, statistic="second", neighbour
         return run_pooled(sites, epsilon=epsilon, delta=delta, statistic=statistic, neighbours=neighbours,
                           calibration=calibration, rng=rng)
     check_option(statistic, "statistic", ("second", "cross", "third"))
-    releases, reports = run_rounds(sites, (Round(statistic),), protocol=protocol, epsilon=epsilon, delta=delta,
-                                   neighbours=neighbours, calibration=calibration, target=target, weights=weights,
-                                   colluders=colluders, failures=failures, min_sites=min_sites,
-                                   on_dropout=on_dropout, rng=rng, rank=rank, transport=transport)
-    return DistributedResult(releases[0], reports[0])
+    result = run_rounds(sites, (Round(statistic),), protocol=protocol, epsilon=epsilon, delta=delta,
+                        neighbours=neighbours, calibration=calibration, target=target, weights=weights,
+                        colluders=colluders, failures=failures, min_sites=min_sites, on_dropout=on_dropout, rng=rng,
+                        rank=rank, transport=transport, bound_budget=bound_budget)
+    return DistributedResult(*finish_analysis(result.plan, result))
 
 
 def _named(protocol, doc):
@@ -251,6 +259,9 @@ def run_pooled(sites, *, epsilon, delta, statistic="second", neighbours="replace
                rng=None):
     """Reference: a trusted curator pools every site's rows and releases once (CAPE's target)."""
     sites = check_sites(sites)
+    if "auto" in (sites[0].row_norm, sites[0].response_bound):
+        raise ValueError("the pooled reference takes public bounds: give the sites a public row_norm (and "
+                         "response_bound), not 'auto'.")
     check_option(statistic, "statistic", ("second", "cross", "third"))
     check_option(neighbours, "neighbours", NEIGHBOURS)
     n = sum(s.n for s in sites)

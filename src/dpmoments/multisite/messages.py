@@ -6,9 +6,11 @@ arrays' float64 bytes; a fixed schema per kind, nothing ever unpickled):
 
 * :class:`Query` -- aggregator to site: the plan's digest, the step asked for, the
   aggregator's round id, the step's public parameters (IRLS: the previous private
-  iterate) and the aggregator's own noise ``f_s`` per round;
-* :class:`Reply` -- site to aggregator: the site's noisy statistic per round of the step,
-  tagged with the plan, the step and the round id it answers;
+  iterate), the bounds its bound step chose (an ``auto`` plan's moment steps) and the
+  aggregator's own noise ``f_s`` per round;
+* :class:`Reply` -- site to aggregator: the site's noisy statistic per round of the step
+  (or its noisy histogram, in a bound step), tagged with the plan, the step and the round
+  id it answers;
 * :class:`SiteError` -- site to aggregator: one code from :data:`ERRORS` and that code's
   fixed message, tagged like a reply. No free text leaves a site;
 * :class:`Hello` -- who is there: the aggregator names a plan, a site holding it answers
@@ -16,8 +18,8 @@ arrays' float64 bytes; a fixed schema per kind, nothing ever unpickled):
 
 Every message carries its plan and round: a query or reply without them does not
 decode. Payload arrays pass :func:`egress_guard` in the constructor: their shape is fixed
-by the statistic (``(d, d)``, ``(d,)``, ``(d, d, d)``, a ``(d, r)`` factor with ``r <= d``),
-never by the data, so a site cannot build a message shaped like its rows. A site with
+by the statistic (``(d, d)``, ``(d,)``, ``(d, d, d)``, a ``(d, r)`` factor with ``r <= d``,
+a histogram of the plan's public number of bins, at most :data:`MAX_BINS`), never by the data, so a site cannot build a message shaped like its rows. A site with
 exactly ``d`` rows has a ``(d, d)`` data matrix: the matrix statistics must then be
 exactly symmetric, which rows are not except by accident.
 """
@@ -29,12 +31,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["STATISTIC_NDIM", "ERRORS", "EgressRefused", "SiteFailure", "ProtocolAborted", "MessageRefused",
+__all__ = ["STATISTIC_NDIM", "MAX_BINS", "ERRORS", "EgressRefused", "SiteFailure", "ProtocolAborted", "MessageRefused",
            "egress_guard", "statistic_shape", "NoiseShare", "Query", "Reply", "SiteError", "Hello", "to_wire",
            "from_wire", "describe"]
 
 #: Statistic name -> number of axes of length ``d`` ("factor": ``(d, r)``, DPdisPCA).
 STATISTIC_NDIM = {"second": 2, "cross": 1, "third": 3}
+#: The most bins a histogram payload may have (a bound step's public grid: tens of bins).
+MAX_BINS = 1024
 _SYMMETRIC = ("second", "third")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
 _ROUND = re.compile(r"^[0-9a-zA-Z-]{1,64}$")
@@ -84,11 +88,13 @@ class MessageRefused(ProtocolAborted):
         self.reason = reason
 
 
-def statistic_shape(statistic, n_features, rank=None):
-    """The shape of a statistic's payload: ``(d,) * ndim``, or ``(d, rank)`` for a factor."""
+def statistic_shape(statistic, n_features, rank=None, bins=None):
+    """The shape of a statistic's payload: ``(d,) * ndim``, ``(d, rank)`` for a factor, ``(bins,)`` for a histogram."""
     d = int(n_features)
     if statistic == "factor":
         return (d, int(rank))
+    if statistic == "histogram":
+        return (int(bins),)
     if statistic not in STATISTIC_NDIM:
         allowed = ", ".join(repr(s) for s in sorted(STATISTIC_NDIM))
         raise ValueError(f"'statistic' must be one of {allowed}; got {statistic!r}.")
@@ -158,6 +164,10 @@ def _check_tags(site, plan, step, round_id):
 def _guarded(value, statistic, n_features):
     """One payload through the guard: (statistic, rank) from its declared kind."""
     arr = np.asarray(value)
+    if statistic == "histogram":  # one count per bin of a public grid: its length is the plan's, not the data's
+        if arr.ndim != 1 or not 2 <= arr.shape[0] <= MAX_BINS:
+            raise EgressRefused(f"a histogram payload must be a vector of 2 to {MAX_BINS} bins; got shape {arr.shape}.")
+        return egress_guard(arr, MAX_BINS, arr.shape)
     if statistic == "factor":
         if arr.ndim != 2 or arr.shape[0] != n_features or not 1 <= arr.shape[1] <= n_features:
             raise EgressRefused(f"a factor payload must have shape (n_features, r) with r <= n_features="
@@ -189,7 +199,8 @@ class Query:
 
     ``shares`` maps a round of the step to the aggregator's ``f_s`` for it (none for
     protocols without aggregator noise); ``params`` is the step's public parameter
-    vector (IRLS: the previous private iterate) or None.
+    vector (IRLS: the previous private iterate) or None; ``bounds`` the bounds an
+    ``auto`` plan's bound step chose (in the order of the plan's ``auto.names``) or None.
     """
 
     plan: str
@@ -197,15 +208,19 @@ class Query:
     round_id: str
     params: object = None
     shares: dict = field(default_factory=dict)
+    bounds: object = None
 
     def __post_init__(self):
         _check_tags(None, self.plan, self.step, self.round_id)
-        if self.params is not None:
-            p = np.array(self.params, dtype=np.float64)
+        for name in ("params", "bounds"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            p = np.array(value, dtype=np.float64)
             if p.ndim != 1 or not np.all(np.isfinite(p)):
-                raise ValueError("'params' must be a finite vector.")
+                raise ValueError(f"'{name}' must be a finite vector.")
             p.setflags(write=False)
-            object.__setattr__(self, "params", p)
+            object.__setattr__(self, name, p)
         shares = {}
         for r, f in dict(self.shares).items():
             arr = np.array(f, dtype=np.float64)
@@ -331,6 +346,8 @@ def to_wire(message):
     if isinstance(message, Query):
         if message.params is not None:
             arrays["params"] = message.params
+        if message.bounds is not None:
+            arrays["bounds"] = message.bounds
         arrays.update({f"share:{r}": f for r, f in message.shares.items()})
     elif isinstance(message, Reply):
         fields.update(site=message.site, n=int(message.n), n_features=int(message.n_features))
@@ -356,11 +373,11 @@ def from_wire(data, kinds=("Query", "Reply", "SiteError", "Hello")):
     try:
         tags = dict(plan=str(fields.pop("plan")), step=int(fields.pop("step")), round_id=str(fields.pop("round_id")))
         if kind == "Query":
-            params = arrays.pop("params", None)
+            params, bounds = arrays.pop("params", None), arrays.pop("bounds", None)
             shares = {int(k.split(":")[1]): v for k, v in arrays.items() if k.startswith("share:")}
             if len(shares) != len(arrays) or fields:
-                raise ValueError("a query holds only its parameters and shares.")
-            return Query(params=params, shares=shares, **tags)
+                raise ValueError("a query holds only its parameters, bounds and shares.")
+            return Query(params=params, shares=shares, bounds=bounds, **tags)
         if kind == "Hello":
             site = fields.pop("site", None)
             if fields or arrays or tags["round_id"] != "hello":

@@ -110,6 +110,10 @@ class NoisePlan:
         return replace(self, tau=self.tau * k, e_factor=self.e_factor * k, g_std=self.g_std * k,
                        f_std=self.f_std * k)
 
+    def rescaled(self, k):
+        """Every std and the sensitivity multiplied by ``k``: the same ratios, the same guarantees (new bounds)."""
+        return replace(self.scaled(k), sensitivity=self.sensitivity * k)
+
     def subset(self, names):
         """The plan restricted to ``names`` (sites that failed before the deal are planned out)."""
         idx = [self.index(s) for s in names]
@@ -254,8 +258,9 @@ def unit_noise(statistic, d, rng, size=None):
     """
     draw = {"second": lambda g: symmetric_matrix_noise(d, 1.0, g),
             "cross": lambda g: gaussian_noise(d, 1.0, g),
+            "histogram": lambda g: gaussian_noise(d, 1.0, g),  # d: the number of bins
             "third": lambda g: symmetric_tensor_noise(d, 1.0, g)}[statistic]
     if size is None:
         return draw(rng)
-    shape = {"second": (d, d), "cross": (d,), "third": (d, d, d)}[statistic]
+    shape = {"second": (d, d), "cross": (d,), "third": (d, d, d), "histogram": (d,)}[statistic]
     return np.stack([draw(rng) for _ in range(size)]) if size else np.zeros((0,) + shape)

@@ -33,7 +33,7 @@ import math
 import re
 import uuid
 import warnings
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from typing import Optional
 
@@ -43,6 +43,7 @@ from .._validation import check_int, check_option, check_positive
 from ..exceptions import NotPrivateWarning
 from ..moments import moment_sensitivity
 from ..privacy import CALIBRATIONS, calibrate_gaussian, compose
+from .bounds import HISTOGRAM_SENSITIVITY, AutoBounds, auto_bounds
 from .messages import STATISTIC_NDIM
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS, noise_for
@@ -67,7 +68,8 @@ class Round:
 
     Attributes
     ----------
-    statistic : {"second", "cross", "third"}
+    statistic : {"second", "cross", "third", "histogram"}
+        ``"histogram"``: the bound step's noisy counts of one statistic (:mod:`~dpmoments.multisite.bounds`).
     share : float in (0, 1]
         Of every site's budget.
     step : int
@@ -78,6 +80,8 @@ class Round:
     w_max, p : float or None, float
         IRLS: rows are weighted by ``min(w_max, 1/|y - x.theta|^(2-p))`` for the step's
         public ``theta``; the sensitivity grows by ``w_max``.
+    bound : {"row_norm", "response_bound"} or None
+        A histogram round: the bound it chooses.
     """
 
     statistic: str
@@ -86,10 +90,15 @@ class Round:
     response: str = "y"
     w_max: Optional[float] = None
     p: float = 1.0
+    bound: Optional[str] = None
 
     def __post_init__(self):
-        check_option(self.statistic, "statistic", tuple(STATISTIC_NDIM))
+        check_option(self.statistic, "statistic", tuple(STATISTIC_NDIM) + ("histogram",))
         check_option(self.response, "response", ("y", "ones"))
+        if (self.statistic == "histogram") != (self.bound is not None):
+            raise ValueError("a round has a 'bound' exactly when it is a histogram round.")
+        if self.bound is not None:
+            check_option(self.bound, "bound", ("row_norm", "response_bound"))
         if isinstance(self.share, bool) or not isinstance(self.share, (int, float)) or not 0 < self.share <= 1:
             raise ValueError(f"a round's 'share' must be in (0, 1]; got {self.share!r}.")
         if self.w_max is not None:
@@ -135,6 +144,8 @@ class Plan:
     rank: Optional[int] = None
     analysis: str = "moments"
     options: tuple = ()
+    auto: Optional[AutoBounds] = None
+    unresolved: Optional["Plan"] = field(default=None, repr=False)
 
     def __post_init__(self):
         if len(set(self.sites)) != len(self.sites) or len(self.n) != len(self.sites):
@@ -142,9 +153,16 @@ class Plan:
         if len(self.noise) != len(self.rounds) or any(p.sites != self.sites for p in self.noise):
             raise ValueError("a plan needs one noise plan per round, over its sites.")
         check_option(self.protocol, "protocol", tuple(PROTOCOLS))
+        bound = [r.bound for r in self.rounds if r.statistic == "histogram"]
+        if bound != ([] if self.auto is None else list(self.auto.names)) or \
+                any((r.statistic == "histogram") != (r.step == 0) for r in self.rounds if self.auto is not None):
+            raise ValueError("a plan has histogram rounds exactly for its 'auto' bounds, all in step 0 and alone "
+                             "there.")
 
     # -- identity -----------------------------------------------------------------------------------------
     def to_dict(self):
+        if self.unresolved is not None:  # a resolved plan is the plan it was resolved from (same shares, ledger)
+            return self.unresolved.to_dict()
         out = {k: getattr(self, k) for k in ("protocol", "run_id", "n_features", "row_norm", "response_bound",
                                              "neighbours", "calibration", "composition", "target", "colluders",
                                              "rows", "vocabulary_size", "rank", "analysis")}
@@ -153,6 +171,8 @@ class Plan:
                    center=None if self.center is None else list(self.center),
                    rounds=[asdict(r) for r in self.rounds], noise=[p.to_dict() for p in self.noise],
                    solutions=list(self.solutions), options=dict(self.options), version=PLAN_VERSION)
+        if self.auto is not None:  # absent otherwise: a plan with public bounds keeps its digest
+            out["auto"] = self.auto.to_dict()
         return out
 
     def to_json(self):
@@ -171,6 +191,7 @@ class Plan:
         data["noise"] = tuple(NoisePlan.from_dict(p) for p in data["noise"])
         data["solutions"] = tuple(data["solutions"])
         data["options"] = tuple(sorted(dict(data.get("options") or {}).items()))
+        data["auto"] = None if data.get("auto") is None else AutoBounds.from_dict(data["auto"])
         return cls(**data)
 
     @classmethod
@@ -180,6 +201,8 @@ class Plan:
     @cached_property
     def digest(self):
         """SHA-256 of the canonical JSON: every party checks it holds the same plan."""
+        if self.unresolved is not None:
+            return self.unresolved.digest
         return hashlib.sha256(self.to_json().encode()).hexdigest()
 
     # -- structure ----------------------------------------------------------------------------------------
@@ -205,6 +228,62 @@ class Plan:
     @property
     def masking(self):
         return PROTOCOLS[self.protocol].masking
+
+    @property
+    def bound_step(self):
+        """The step that releases the noisy histograms of an ``auto`` plan (``None`` without one)."""
+        return None if self.auto is None else 0
+
+    @property
+    def release_rounds(self):
+        """Indices of the rounds that release a moment (every round but the bound step's histograms)."""
+        return [i for i, r in enumerate(self.rounds) if r.statistic != "histogram"]
+
+    @property
+    def chosen(self):
+        """A resolved plan's chosen bounds, in the order of ``auto.names`` (what its queries carry)."""
+        if self.auto is None or self.unresolved is None:
+            return None
+        return tuple(getattr(self, name) for name in self.auto.names)
+
+    def resolved(self, bounds):
+        """This plan with the bounds its bound step chose: ``bounds`` maps each of ``auto.names`` to a grid edge.
+
+        The moment rounds were planned at unit bounds; every noise plan is linear in the
+        sensitivity, which is homogeneous in the bounds, so each round's stds and sensitivity
+        are multiplied by one factor (:meth:`noise_factor`) and every ratio, hence every
+        guarantee, is unchanged. The dealt shares were drawn at unit bounds too: a site
+        multiplies them by the same factor. The resolved plan keeps this plan's digest.
+        """
+        if self.auto is None or self.unresolved is not None:
+            raise ValueError("only an unresolved plan with 'auto' bounds can be resolved.")
+        values = {}
+        for name in self.auto.names:
+            edge = self.auto.edge(bounds.get(name))
+            if edge is None:
+                raise ValueError(f"the chosen {name} is not an edge of the plan's public grid.")
+            values[name] = edge
+        facts = dict(row_norm=values.get("row_norm", self.row_norm),
+                     response_bound=values.get("response_bound", self.response_bound))
+        noise = []
+        for rnd, p in zip(self.rounds, self.noise):
+            k = 1.0 if rnd.statistic == "histogram" else \
+                self._sens(rnd, **facts) / self._sens(rnd, self.row_norm, self.response_bound)
+            noise.append(p.rescaled(k))
+        solutions = tuple(s if s is None or "tau_pool" not in s else dict(s, tau_pool=s["tau_pool"] * f)
+                          for s, f in zip(self.solutions, [q.sensitivity[0] / p.sensitivity[0]
+                                                           for p, q in zip(self.noise, noise)]))
+        return replace(self, noise=tuple(noise), solutions=solutions, unresolved=self, **facts)
+
+    def _sens(self, rnd, row_norm, response_bound):
+        return _sensitivity(rnd, self.n[0], n_features=self.n_features, row_norm=row_norm,
+                            response_bound=response_bound, neighbours=self.neighbours)
+
+    def noise_factor(self, round_index):
+        """How much a resolved plan's round ``round_index`` noise exceeds the unit plan's (1 when unresolved)."""
+        if self.unresolved is None:
+            return 1.0
+        return float(self.noise[round_index].sensitivity[0] / self.unresolved.noise[round_index].sensitivity[0])
 
     def claimed(self, round_index, site):
         """The paper's per-site claim for one round: the site's message alone, at its own std."""
@@ -237,11 +316,14 @@ class Plan:
     def build(cls, protocol, sites, n, *, n_features, row_norm, epsilon, delta, rounds=(Round("second"),),
               response_bound=None, center=None, neighbours="replace-one", calibration="analytic",
               composition="basic", target="aggregator", colluders=0, weights=None, rows="x",
-              vocabulary_size=None, rank=None, analysis="moments", options=None, run_id=None):
+              vocabulary_size=None, rank=None, analysis="moments", options=None, run_id=None, bound_budget=None):
         """Plan ``rounds`` of ``protocol`` over the named ``sites`` with row counts ``n`` (public facts only).
 
         ``epsilon`` and ``delta`` are each site's budget (a scalar, or one per site); the other
-        arguments are described in the module docstring and in :class:`Round`.
+        arguments are described in the module docstring and in :class:`Round`. ``row_norm``
+        and ``response_bound`` may be ``"auto"``: the plan then starts with a bound step
+        (:mod:`~dpmoments.multisite.bounds`) paid from ``bound_budget`` (a share, default 0.1, a ``BoundBudget``
+        or an :class:`~dpmoments.multisite.bounds.AutoBounds`) and its other rounds share the rest.
         """
         check_option(protocol, "protocol", tuple(PROTOCOLS))
         if neighbours == "add-remove":
@@ -274,10 +356,15 @@ class Plan:
         off = [math.isinf(e) for e in eps]
         if any(off) and not all(off):
             raise ValueError("either every site has epsilon=inf (noise off) or none has.")
+        auto = auto_bounds(row_norm, response_bound, bound_budget, off=any(off), rows=rows)
         if all(off):
             warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
         mu = np.array(n, float) / sum(n) if weights is None else check_weights(weights, S)
+        if auto is not None:
+            rounds = _with_bound_step(rounds, auto)
+            row_norm = 1.0 if "row_norm" in auto.names else row_norm  # the moment rounds are planned at unit bounds
+            response_bound = 1.0 if "response_bound" in auto.names else response_bound
         facts = dict(n_features=int(n_features), row_norm=float(check_positive(row_norm, "row_norm")),
                      response_bound=None if response_bound is None else float(response_bound),
                      neighbours=neighbours)
@@ -290,16 +377,27 @@ class Plan:
                            for e, d in zip(eps, dls)]
                 ratios = np.array([t[0] for t in targets])
                 tau = sens / ratios
-            plan, solution = noise_for(proto.masking, sites, n, mu, tau, sens, np.array(dls) * rnd.share)
-            if target == "aggregator" and not all(off):
+            # the histograms carry each site's own noise (no shares: see .bounds), whatever the protocol
+            masking = "none" if rnd.statistic == "histogram" else proto.masking
+            plan, solution = noise_for(masking, sites, n, mu, tau, sens, np.array(dls) * rnd.share)
+            if target == "aggregator" and not all(off) and masking != "none":
                 plan, solution = _meet_joint_view(plan, solution, ratios, colluders)
+            if rnd.statistic == "histogram":
+                auto.check_rows(sum(n), math.sqrt(float(np.sum(plan.g_std**2))), rnd.bound)
             noise.append(plan)
             solutions.append(solution)
         return cls(protocol, run_id or uuid.uuid4().hex, sites, n, int(n_features), facts["row_norm"], tuple(eps),
                    tuple(dls), rounds, tuple(float(w) for w in mu), tuple(noise), tuple(solutions),
                    facts["response_bound"], None if center is None else tuple(float(c) for c in center), neighbours,
                    calibration, composition, target, colluders, rows, vocabulary_size, rank, analysis,
-                   tuple(sorted(dict(options or {}).items())))
+                   tuple(sorted(dict(options or {}).items())), auto)
+
+
+def _with_bound_step(rounds, auto):
+    """The bound step's histogram rounds (step 0, ``auto.share`` split equally), then ``rounds`` on the rest."""
+    each = auto.share / len(auto.names)
+    return tuple(Round("histogram", each, 0, bound=name) for name in auto.names) + tuple(
+        replace(r, share=r.share * (1.0 - auto.share), step=r.step + 1) for r in rounds)
 
 
 def _num(x):
@@ -308,6 +406,8 @@ def _num(x):
 
 def _sensitivity(rnd, n_samples, *, n_features, row_norm, response_bound, neighbours):
     """L2 sensitivity of one site's statistic for one round (the moments layer's table, times ``w_max``)."""
+    if rnd.statistic == "histogram":
+        return HISTOGRAM_SENSITIVITY
     r = 1.0 if rnd.response == "ones" else response_bound
     if rnd.statistic == "cross" and r is None:
         raise ValueError("a cross-moment round needs the public 'response_bound'.")

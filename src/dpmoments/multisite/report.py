@@ -127,7 +127,10 @@ class AnalysisReport:
 
     ``guarantee`` composes the parts' joint views, ``claimed`` their per-site claims and
     ``output`` their outputs, by ``composition`` (each part is already the worst site's,
-    so composing the worst parts bounds every site; tight for equal sites).
+    so composing the worst parts bounds every site; tight for equal sites). An ``auto``
+    plan's bound step is a part (``"bound row_norm"``, its sites' own-noise guarantees), and
+    ``choices`` (:class:`~dpmoments.moments.release.Part`) lists each share, its guarantee
+    and what it released (the chosen bound), for the report's private choices.
     """
 
     protocol: str
@@ -139,6 +142,7 @@ class AnalysisReport:
     budget: dict
     notes: tuple = ()
     delta: Optional[float] = None
+    choices: tuple = ()
 
     @property
     def neighbours(self):
@@ -174,7 +178,8 @@ class AnalysisReport:
                 "guarantee_is": GUARANTEE_IS, "claimed": _dict(self.claimed), "claimed_is": CLAIM_IS,
                 "joint_view": _dict(self.guarantee), "output": _dict(self.output), "budget": dict(self.budget),
                 "dropped": [list(d) for d in self.dropped], "notes": list(self.notes),
-                "parts": {k: r.to_dict() for k, r in self.parts.items()}}
+                "parts": {k: r.to_dict() for k, r in self.parts.items()},
+                "private_choices": [p.to_dict() | {"guarantee_text": str(p.guarantee)} for p in self.choices]}
 
 
 _WHICH = {"joint-view": "joint_view", "claimed": "claimed", "output": "output"}

@@ -15,32 +15,60 @@ the aggregator tops it up. ``on_dropout="abort"`` or fewer than ``min_sites`` su
 """
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._rng import describe_randomness
+from ..exceptions import BoundWarning
 from ..moments import Release, moment_sensitivity
 from ..privacy import parallel
 from .aggregator import Aggregator
+from .bounds import choose_bound, cumulative_estimate
 from .messages import ProtocolAborted, Reply
 from .noise import guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS, TRUST
 from .report import ProtocolReport, SiteReport
 
-__all__ = ["run_plan", "RunResult", "abort_if_needed", "worst_guarantee"]
+__all__ = ["run_plan", "RunResult", "BoundChoice", "abort_if_needed", "worst_guarantee"]
 
 
 @dataclass(frozen=True, eq=False)
 class RunResult:
-    """One Release and one report per round of ``plan``; unpacks as ``releases, reports``."""
+    """One Release and one report per moment round of ``plan``; unpacks as ``releases, reports``.
+
+    ``bound``: an ``auto`` plan's :class:`BoundChoice` (``None`` otherwise).
+    """
 
     releases: tuple
     reports: tuple
     plan: object
+    bound: object = None
 
     def __iter__(self):
         return iter((self.releases, self.reports))
+
+
+@dataclass(frozen=True, eq=False)
+class BoundChoice:
+    """What an ``auto`` plan's bound step chose, and what it cost.
+
+    Attributes
+    ----------
+    values : dict
+        Each chosen bound (a grid edge), by name.
+    reports : dict
+        Name -> the :class:`~.report.ProtocolReport` of its histogram round (per-site guarantees;
+        ``aggregate_std`` is the per-bin noise std of the summed histogram).
+    details : dict
+        Name -> what the report shows: the target, the rows it was taken over, the rank noise, whether
+        it fell at an end of the range.
+    """
+
+    values: dict
+    reports: dict
+    details: dict
 
 
 def abort_if_needed(protocol, received, dropped, min_sites, on_dropout):
@@ -86,11 +114,13 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
     notes += [f"site {s!r} did not join: {transport.reasons.get(s, 'not reachable')}" for s in plan.sites
               if s not in present]
     abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout)
-    releases, reports = {}, {}
+    releases, reports, bound = {}, {}, None
     ctx = dict(min_sites=min_sites, on_dropout=on_dropout, notes=notes, transport=transport,
                randomness=randomness or describe_randomness(rng))
     for step in plan.steps:
-        params = None if next_params is None else next_params(step, [releases[r] for r in sorted(releases)])
+        at_bound = step == plan.bound_step
+        params = None if next_params is None or at_bound else \
+            next_params(step, [releases[r] for r in sorted(releases)])
         replies = transport.ask(aggregator.open_step(step, live, params), timeout_s)
         for site in list(live):  # plan order: the same summation order on every transport
             answer = replies[site]
@@ -102,9 +132,73 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
             notes.append(f"site {site!r} dropped at step {step}: {answer}")
         inbox = aggregator.close_step()
         abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout)
+        if at_bound:  # choose the bounds (post-processing), then every later step uses them
+            bound = choose_bounds(plan, aggregator, inbox, tuple(dropped), ctx)
+            plan = aggregator.resolve(bound.values)
+            continue
         for r in plan.rounds_of(step):
             releases[r], reports[r] = finish_round(plan, r, aggregator, inbox, tuple(dropped), ctx)
-    return RunResult(tuple(releases[r] for r in sorted(releases)), tuple(reports[r] for r in sorted(reports)), plan)
+    if bound is not None:
+        _note_bound_dropouts(bound, plan, live)
+    return RunResult(tuple(releases[r] for r in sorted(releases)), tuple(reports[r] for r in sorted(reports)), plan,
+                     bound)
+
+
+def choose_bounds(plan, aggregator, inbox, dropped, ctx):
+    """Sum each histogram round's noisy counts over the sites that answered; choose each bound.
+
+    Post-processing of the noisy counts and the public row counts (:mod:`~dpmoments.multisite.bounds`).
+    """
+    received = [s for s in plan.sites if s in inbox]
+    n_total = sum(plan.n[plan.index(s)] for s in received)
+    values, reports, details = {}, {}, {}
+    for r in plan.rounds_of(plan.bound_step):
+        name = plan.rounds[r].bound
+        summed = aggregator.sum_histograms(r, inbox)
+        value, k, at_end = choose_bound(summed, n_total, plan.auto)
+        noise, idx = plan.noise[r], [plan.index(s) for s in received]
+        per_bin = math.sqrt(float(np.sum(noise.g_std[idx] ** 2)))
+        _, unit_var = cumulative_estimate(summed, n_total)
+        rank_sd = per_bin * math.sqrt(float(unit_var[k]))
+        values[name] = value
+        details[name] = {name: value, "target": f"{plan.auto.quantile:g}-quantile of the summed noisy histograms, "
+                                              "rounded up to a grid edge",
+                         "rows": n_total, "sites": len(received), "rank_noise_sd": rank_sd, "at_range_end": at_end}
+        notes = (f"bound step: {name} = {value:.4g} (the {plan.auto.quantile:g}-quantile of {n_total} rows at "
+                 f"{len(received)} site(s), rank noise sd {rank_sd:.3g} rows)",)
+        if at_end:
+            notes += (f"the chosen {name} fell at an end of the search range [{plan.auto.low:g}, {plan.auto.high:g}]: "
+                      "widen the range or give a larger budget share",)
+            warnings.warn(notes[-1], BoundWarning, stacklevel=3)
+        reports[name] = _histogram_report(plan, r, received, dropped, per_bin, ctx, notes)
+    return BoundChoice(values, reports, details)
+
+
+def _histogram_report(plan, r, received, dropped, per_bin, ctx, notes):
+    """The bound step's report: each site's own noise is its guarantee against the aggregator, with any colluders."""
+    idx = [plan.index(s) for s in received]
+    c = min(plan.colluders, plan.n_sites - 1)
+    # the output is the plain sum of the histograms: weight 1 per site, noise std per_bin
+    sites = _site_reports(plan, r, idx, dropped, np.ones(len(idx)), per_bin, c, plan._round_calibration)
+    ok = [s for s in sites if s.status == "ok"]
+    return ProtocolReport(plan.protocol, "histogram", c, tuple(sites), worst_guarantee([s.claimed for s in ok], True),
+                          worst_guarantee([s.joint_view for s in ok]), worst_guarantee([s.output for s in ok]),
+                          per_bin, per_bin, 0.0, dropped, "Each site adds its own Gaussian noise to its histogram "
+                          "(no shares): its guarantee against the aggregator holds with any colluders.",
+                          tuple(ctx["notes"]) + notes, None, plan.target, plan.noise[r],
+                          tuple(ctx["transport"].transcript), plan.neighbours)
+
+
+def _note_bound_dropouts(bound, plan, live):
+    """A site that sent its histogram and then dropped out: the bound stands (post-processing of noisy counts)."""
+    sent = {s.site for rep in bound.reports.values() for s in rep.sites if s.status == "ok"}
+    gone = [s for s in plan.sites if s in sent and s not in live]
+    for name, detail in bound.details.items():
+        if gone:
+            detail["dropped_after_bound_step"] = gone
+            detail["note"] = (f"site(s) {gone} sent their histogram and then dropped out: the bound stands (it is "
+                              "post-processing of noisy counts) and their histogram share is spent; the moment "
+                              "releases cover the other sites")
 
 
 def worst_guarantee(guarantees, keep_uncertified=False):

@@ -31,6 +31,7 @@ from ..moments import accumulate_moments, clip_responses, clip_rows, symmetrise_
 from ..moments.sparse_sums import checked_csr, is_sparse_source
 from ..moments.tensor_moments import word_ids
 from ..solvers.irls import irls_weights, weighted_moments
+from .bounds import histogram_counts
 from .dealer import Bundle
 from .ledger import Refused, SiteLedger
 from .messages import Hello, Reply, SiteError, from_wire, statistic_shape, to_wire
@@ -40,6 +41,20 @@ __all__ = ["Site", "stm_rows"]
 
 log = logging.getLogger("dpmoments.site")
 _NO_PLAN = "0" * 64
+
+
+def _bound(value, name):
+    if value is None or (isinstance(value, str) and value == "auto"):
+        return value
+    return check_positive(value, name)
+
+
+def _row_norms(X, center):
+    """``||x - c||`` of every row (dense or sparse ``X``)."""
+    if sparse.issparse(X):
+        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    Z = X if center is None else X - center
+    return np.sqrt(np.einsum("ij,ij->i", Z, Z))
 
 
 def stm_rows(ids, vocabulary_size):
@@ -66,6 +81,8 @@ class Site:
         Responses (cross moments, model selection, IRLS).
     row_norm, response_bound, center : optional
         This site's public bounds; a plan with other bounds is refused. ``None``: take the plan's.
+        ``"auto"``: a bound chosen by the plan's bound step (noisy histograms, :mod:`~dpmoments.multisite.bounds`);
+        a plan with a public bound is then refused, as a public bound refuses an ``auto`` plan.
     budget : None, guarantee or (epsilon, delta)
         The most this site spends, against the aggregator, over every plan it answers.
     ledger : path, optional
@@ -91,8 +108,8 @@ class Site:
         else:
             X = check_data(X)
         self.name = name
-        self.row_norm = None if row_norm is None else check_positive(row_norm, "row_norm")
-        self.response_bound = None if response_bound is None else check_positive(response_bound, "response_bound")
+        self.row_norm = _bound(row_norm, "row_norm")
+        self.response_bound = _bound(response_bound, "response_bound")
         self.center = None if center is None else check_vector(center, "center", length=X.shape[1])
         self.__X = X
         self.__y = None if y is None else check_vector(y, "y", length=X.shape[0])
@@ -100,6 +117,7 @@ class Site:
         self.__bundles = {}
         self.__rngs = {}
         self.__costs = {}
+        self.__resolved = {}  # plan digest -> the plan resolved at the bounds of its first moment step
         self.ledger = SiteLedger(name, budget, ledger)
         self.colluders = None if colluders is None else check_int(colluders, "colluders", minimum=0)
 
@@ -160,9 +178,12 @@ class Site:
         if plan.n[i] != self.n or self._rows_width(plan) != plan.n_features:
             raise ValueError(f"site {self.name!r}: its data do not match the plan (the plan expects "
                              f"{plan.n[i]} rows; the rows it forms must have {plan.n_features} columns).")
+        auto = () if plan.auto is None else plan.auto.names
         for ours, theirs, what in ((self.row_norm, plan.row_norm, "row_norm"),
                                    (self.response_bound, plan.response_bound, "response_bound")):
-            if ours is not None and theirs is not None and ours != theirs:
+            if ours is None:
+                continue
+            if (ours == "auto") != (what in auto) or (ours != "auto" and theirs is not None and ours != theirs):
                 raise ValueError(f"site {self.name!r}: the plan's {what} differs from this site's.")
         if self.center is not None and (plan.center is None or not np.array_equal(self.center, plan.center)):
             raise ValueError(f"site {self.name!r}: the plan's public centre differs from this site's.")
@@ -207,7 +228,8 @@ class Site:
         rounds = plan.rounds_of(query.step)
         if not rounds:
             self.ledger.refuse(query.plan, query.step, "step-unknown")
-        if not self._query_fits(plan, rounds, query):
+        plan = self._resolve(plan, query)
+        if plan is None or not self._query_fits(plan, rounds, query):
             self.ledger.refuse(query.plan, query.step, "bad-query")
         if plan.digest not in self.__costs:
             self.__costs[plan.digest] = self.cost(plan)
@@ -215,6 +237,24 @@ class Site:
         self.ledger.admit(plan.digest, query.step, self.__costs[plan.digest], plan.neighbours)
         values = {r: self._noisy(plan, bundle, r, query) for r in rounds}
         return Reply(self.name, plan.digest, query.step, query.round_id, self.n, plan.n_features, values)
+
+    def _resolve(self, plan, query):
+        """The plan at the bounds the query carries (an ``auto`` plan's moment steps), or ``None`` if they do not fit.
+
+        The bound step's queries carry no bounds; every later step's carry the plan's grid edges,
+        the same at every step (the first ones are kept). A bound is public whatever its value:
+        the noise is scaled to the sensitivity at that bound.
+        """
+        if plan.auto is None or query.step == plan.bound_step:
+            return plan if query.bounds is None else None
+        if query.bounds is None or query.bounds.shape != (len(plan.auto.names),):
+            return None
+        try:
+            resolved = plan.resolved(dict(zip(plan.auto.names, (float(v) for v in query.bounds))))
+        except ValueError:  # not an edge of the plan's grid
+            return None
+        kept = self.__resolved.setdefault(plan.digest, resolved)
+        return kept if kept.chosen == resolved.chosen else None
 
     def _query_fits(self, plan, rounds, query):
         i = plan.index(self.name)
@@ -231,15 +271,19 @@ class Site:
     def _noisy(self, plan, bundle, r, query):
         rnd, noise = plan.rounds[r], plan.noise[r]
         i = plan.index(self.name)
+        g = float(noise.g_std[i])
+        rng = self.__rngs[plan.digest]
+        if rnd.statistic == "histogram":  # the bound step: exact counts plus this site's own noise, nothing else
+            counts = self._histogram(plan, rnd)
+            return "histogram", counts + g * unit_noise("histogram", counts.size, rng)
         value = np.array(self._statistic(plan, rnd, query.params), dtype=np.float64)
+        k = plan.noise_factor(r)  # the shares were dealt at the unit bounds of an auto plan (Plan.resolved)
         if r in bundle.shares:
-            value = value + bundle.shares[r]
+            value = value + k * bundle.shares[r]
         if r in query.shares:
             value = value + query.shares[r]
         for coefficient, seed in bundle.masks.get(r, ()):
-            value = value + coefficient * unit_noise(rnd.statistic, plan.n_features, np.random.default_rng(seed))
-        g = float(noise.g_std[i])
-        rng = self.__rngs[plan.digest]
+            value = value + k * coefficient * unit_noise(rnd.statistic, plan.n_features, np.random.default_rng(seed))
         if plan.rank is not None:  # DPdisPCA: a factor of the noisy second moment
             noisy = value + (g * unit_noise("second", plan.n_features, rng) if g > 0 else 0.0)
             lam, U = np.linalg.eigh(noisy)
@@ -283,6 +327,20 @@ class Site:
             self.__cache[key] = {"second": lambda: symmetrise_matrix(sums.xtx / sums.n),
                                  "cross": lambda: sums.xty / sums.n,
                                  "third": lambda: symmetrise_tensor(sums.third / sums.n)}[rnd.statistic]()
+        return self.__cache[key]
+
+    def _histogram(self, plan, rnd):
+        """Exact counts of this site's row norms (or ``|y|``) on the plan's public grid (private: used only here)."""
+        key = ("histogram", plan.digest, rnd.bound)
+        if key not in self.__cache:
+            X, y = self._rows(plan)
+            if rnd.bound == "response_bound":
+                if y is None:
+                    raise ValueError("this plan needs the site's responses y")
+                values = np.abs(y)
+            else:
+                values = _row_norms(X, None if plan.center is None else np.asarray(plan.center))
+            self.__cache[key] = histogram_counts(values, plan.auto.edges())
         return self.__cache[key]
 
     def _weighted(self, plan, rnd, theta):
