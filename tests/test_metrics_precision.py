@@ -9,8 +9,8 @@ from dpmoments.metrics import auc, relative_loss, roc_curve, support, tpr_fpr
 def test_relative_loss_hand_computed():
     ref = np.array([[2.0, -1.0], [-1.0, 2.0]])
     est = np.array([[3.0, 1.0], [-1.0, 2.0]])
-    diff = est - ref  # [[1, 2], [0, 0]]
-    # l1: max column abs sum: diff -> max(1, 2) = 2; ref -> 3
+    # est - ref = [[1, 2], [0, 0]]
+    # l1: max column abs sum: of the difference max(1, 2) = 2; of ref 3
     assert relative_loss(est, ref, norm="l1") == pytest.approx(2 / 3)
     # fro: sqrt(5) / sqrt(10)
     assert relative_loss(est, ref, norm="fro") == pytest.approx(np.sqrt(0.5))
