@@ -193,7 +193,7 @@ def print_release_choices(release):
 
 #: The library's names for the shares, as the command line spells them (warnings and refusals).
 _CLI_WORDS = {"'bound_budget'": "--bound-share", "bound_budget": "--bound-share",
-              "CenterBudget.location": "--location-share", "from epsilon": "from --epsilon"}
+              "CenterBudget.location": "--location-share", "runs from epsilon": "runs from --epsilon"}
 
 
 def cli_words(text):
