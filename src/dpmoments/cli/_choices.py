@@ -28,7 +28,8 @@ SEARCH = (1e-6, 1e8)  # SearchRange's default: 1000 log-spaced steps, 3.3% apart
 AUTO_HELP = (
     "'auto' chooses it privately: one draw of the exponential mechanism on the public --search-range grid, paid "
     f"from --bound-share (default {BOUND_SHARE:g} of the budget, of which a tenth releases the noisy fraction of "
-    "clipped rows); it needs a few hundred rows at epsilon 1 and is refused in one line when there are too few"
+    "clipped rows); it needs a few hundred rows at epsilon 1 and is refused in one line when there are too few, "
+    "saying from which --epsilon it would run"
 )
 HOW_TO_CHOOSE = (
     "How to choose a bound: a public R from units or instrument ranges costs nothing and is best when you know "
