@@ -161,11 +161,12 @@ def _location(X, budget, share, search, rng):
     return m
 
 
-def _scales(X, m, budget, share, search, rng, option_share):
-    """Private per-column medians of the non-zero ``|x_j - m_j|`` (``share`` is part of ``option_share``)."""
+def _scales(X, m, budget, share, search, rng, option_share=None):
+    """Private per-column medians of the non-zero ``|x_j - m_j|`` (``share`` is part of ``option_share``,
+    the share of the user's bound option; default ``share``)."""
     (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
     each, guarantee = budget.draws(share, d)
-    with budget.refusal(option_share, BOUND_OPTION):
+    with budget.refusal(share if option_share is None else option_share, BOUND_OPTION):
         s, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=0.5, rng=rng,
                                       what=public_n_what(budget.neighbours, "private column scales (scale='private')"))
     budget.record("column scales", guarantee, share, statistic="medians of the non-zero |x_j - m_j|",
