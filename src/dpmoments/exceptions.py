@@ -7,6 +7,7 @@ are our own classes so that users (and tests) can filter on them precisely.
 __all__ = [
     "BudgetExceededError",
     "UncertifiedSpendError",
+    "TooFewRowsError",
     "UncertifiedPrivacyWarning",
     "NotPrivateWarning",
     "PrivacyLeakWarning",
@@ -29,6 +30,23 @@ class UncertifiedSpendError(ValueError):
     Create the accountant with ``allow_uncertified=True`` to reproduce a paper
     that used such a mechanism; its report then marks the total as uncertified.
     """
+
+
+class TooFewRowsError(ValueError):
+    """A private draw (a bound, a centre, a scale) was refused before anything was released: too few rows.
+
+    The exponential mechanism over a wide public grid needs ``epsilon * n`` of
+    a few tens; below that it would land anywhere in the search range.
+    ``what`` names the draw, ``epsilon_each`` is its epsilon and ``needed_each`` the
+    smallest that would run, computed from the public ``n`` and grid alone
+    (it is only raised where ``n`` is public). Callers that split a budget add
+    the smallest total epsilon, or share, at which it would run
+    (:func:`dpmoments.moments.auto_release.too_few_rows`).
+    """
+
+    def __init__(self, message, *, what, epsilon_each, needed_each):
+        super().__init__(message)
+        self.what, self.epsilon_each, self.needed_each = what, epsilon_each, needed_each
 
 
 class UncertifiedPrivacyWarning(UserWarning):

@@ -20,8 +20,10 @@ def test_irls_auto_bounds_are_private_quantiles_and_compose():
     assert np.quantile(np.abs(Y), 0.93) <= est.response_bound_ <= 1.034 * np.quantile(np.abs(Y), 0.97)
     labels = [p.label for p in est.privacy_parts_]
     assert labels == ["row_norm", "response_bound", "IRLS iterations"]
-    assert est.privacy_ == compose([p.guarantee for p in est.privacy_parts_])
+    # zCDP accounting: the draws are shares of rho, composed with the iterations in zCDP
+    assert est.privacy_ == compose([p.guarantee for p in est.privacy_parts_], composition="zcdp", delta=1e-6)
     assert est.privacy_.epsilon == pytest.approx(1.0) and est.privacy_.delta == 1e-6
+    assert [type(p.guarantee).__name__ for p in est.privacy_parts_[:2]] == ["ZCDP", "ZCDP"]
     assert [p["label"] for p in est.privacy_report_["parts"]] == labels
     np.testing.assert_allclose(est.coef_, [1.0, -1.0, 0.5], atol=0.3)
 
@@ -57,6 +59,45 @@ def test_model_selection_auto_bounds():
 def test_too_few_rows_for_a_private_response_bound():
     with pytest.raises(ValueError, match="too few rows"):
         PrivateIRLS(row_norm=15.0, response_bound="auto", **IRLS).fit(X[:100], Y[:100])
+
+
+def _smallest(exc_info):
+    """The epsilon and share a refusal names (``... runs from epsilon E, or at this epsilon from OPTION S``)."""
+    import re
+
+    text = str(exc_info.value)
+    eps = float(re.search(r"runs from epsilon ([0-9.e+-]+)", text).group(1))
+    share = re.search(r"from 'bound_budget' ([0-9.e+-]+)", text)
+    return eps, None if share is None else float(share.group(1))
+
+
+@pytest.mark.parametrize("cls, kwargs", [
+    (PrivateIRLS, dict(delta=1e-6, row_norm="auto", response_bound="auto", n_iter=2, w_max=10.0)),
+    (PrivateModelSelection, dict(bounds="auto", response_bound="auto", R=1.0, max_size=1)),
+])
+def test_a_refusal_names_the_smallest_epsilon_and_share_that_run(cls, kwargs):
+    """Computed from the public n and grid: the run goes through at what it names, and not just below."""
+    Z, y = X[:600], Y[:600]
+    with pytest.raises(dpm.exceptions.TooFewRowsError) as err:
+        cls(epsilon=1.0, rng=0, **kwargs).fit(Z, y)
+    eps, share = _smallest(err)
+    cls(epsilon=eps, rng=0, **kwargs).fit(Z, y)
+    with pytest.raises(dpm.exceptions.TooFewRowsError):
+        cls(epsilon=eps * 0.97, rng=0, **kwargs).fit(Z, y)
+    cls(epsilon=1.0, bound_budget=share, rng=0, **kwargs).fit(Z, y)
+
+
+def test_irls_and_selection_run_on_a_few_hundred_rows():
+    """At 600 rows a 0.95-quantile needs epsilon 0.84 per draw; aiming lower (at least the draw's rank error
+    above, never below the 0.75-quantile) and, for IRLS, zCDP shares of rho let them run at epsilon 2 and 4."""
+    Z, y = X[:600], Y[:600]
+    irls = PrivateIRLS(epsilon=2.0, delta=1e-6, row_norm="auto", response_bound="auto", n_iter=2, w_max=10.0,
+                       rng=0).fit(Z, y)
+    norms = np.linalg.norm(Z, axis=1)
+    assert np.quantile(norms, 0.6) <= irls.row_norm_ <= 1.034 * norms.max()
+    sel = PrivateModelSelection(epsilon=4.0, bounds="auto", response_bound="auto", R=1.0, max_size=1,
+                                rng=0).fit(Z, y)
+    assert np.quantile(np.abs(Z).max(axis=1), 0.6) <= sel.bounds_ <= 1.034 * np.abs(Z).max()
 
 
 def test_tensor_decomposition_with_a_private_row_bound():

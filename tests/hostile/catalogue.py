@@ -18,7 +18,7 @@ import numpy as np
 import dpmoments as dpm
 from dpmoments.multisite import Plan, Site, deal, egress_guard, run_cape
 from dpmoments.estimators import (CenterBudget, PrivateCovariance, PrivateGraphicalLasso, PrivateIRLS,
-                                  PrivateModelSelection, PrivatePCA)
+                                  PrivateModelSelection, PrivatePCA, PrivateTensorDecomposition)
 from dpmoments.moments.auto_release import BoundBudget
 from dpmoments.privacy import classic_gaussian_sigma
 from dpmoments.solvers import graphical_lasso
@@ -202,6 +202,13 @@ CASES = [
      "'mechanism'"),
     ("coinpress-no-delta", "API", "`method='coinpress'` without `delta`",
      lambda: PrivateCovariance(epsilon=1.0, method="coinpress").fit(MANY), ValueError, "'delta'"),
+    ("tensor-center-private", "API", "`PrivateTensorDecomposition(model='mog', center='private')`",
+     lambda: PrivateTensorDecomposition(n_components=1, model="mog", epsilon=1, delta=1e-6, row_norm=1, sigma2=1,
+                                        center="private").fit(MANY), ValueError, "linearly dependent"),
+    ("tensor-stm-center", "API", "`PrivateTensorDecomposition(model='stm', center=...)`",
+     lambda: PrivateTensorDecomposition(n_components=1, model="stm", epsilon=1, delta=1e-6, vocabulary_size=3,
+                                        center=[0, 0, 0]).fit(np.zeros((10, 3), dtype=int)), ValueError,
+     "takes no 'center'"),
     ("irls-auto-share", "API", "`PrivateIRLS(response_bound='auto', bound_budget=1)`", lambda: PrivateIRLS(
         epsilon=1, delta=1e-6, row_norm=1, response_bound="auto", n_iter=2, w_max=10, bound_budget=1.0).fit(
         MANY, MANY[:, 0]), ValueError, "'bound_budget'"),
@@ -275,7 +282,12 @@ CASES = [
                  "--row-norm", "1", "--out", _fresh()), 2, "not both"),
     ("cli-tensor-center-private", "CLI", "`dpmoments tensor --center private`",
      lambda: cli("tensor", _csv(GOOD_CSV), "--sigma2", "1", "--n-components", "1", "--epsilon", "1", "--delta",
-                 "1e-6", "--row-norm", "1", "--center", "private", "--out", _fresh()), 2, "--center private"),
+                 "1e-6", "--row-norm", "1", "--center", "private", "--out", _fresh()), 2, "linearly independent"),
+    ("cli-regress-refusal-names-epsilon", "CLI",
+     "`dpmoments regress` with auto bounds on 600 rows at epsilon 1 (too few for the draws at the default share)",
+     lambda: cli("regress", _csv("a,b,c\n" + "\n".join(",".join(map(str, r)) for r in MANY[:600])), "--target", "c",
+                 "--n-iter", "1", "--w-max", "2", "--epsilon", "1", "--delta", "1e-6", "--out", _fresh()), 2,
+     "runs from --epsilon"),
     ("cli-epsilon-zero", "CLI", "`--epsilon 0`",
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "0", "--delta", "1e-6", "--row-norm", "1", "--out",
                  _fresh()), 2, "epsilon"),

@@ -28,7 +28,8 @@ SEARCH = (1e-6, 1e8)  # SearchRange's default: 1000 log-spaced steps, 3.3% apart
 AUTO_HELP = (
     "'auto' chooses it privately: one draw of the exponential mechanism on the public --search-range grid, paid "
     f"from --bound-share (default {BOUND_SHARE:g} of the budget, of which a tenth releases the noisy fraction of "
-    "clipped rows); it needs a few hundred rows at epsilon 1 and is refused in one line when there are too few"
+    "clipped rows); it needs a few hundred rows at epsilon 1 and is refused in one line when there are too few, "
+    "saying from which --epsilon it would run"
 )
 HOW_TO_CHOOSE = (
     "How to choose a bound: a public R from units or instrument ranges costs nothing and is best when you know "
@@ -201,7 +202,8 @@ def print_release_choices(release):
 
 
 #: The library's names for the shares, as the command line spells them (warnings and refusals).
-_CLI_WORDS = {"'bound_budget'": "--bound-share", "bound_budget": "--bound-share"}
+_CLI_WORDS = {"'bound_budget'": "--bound-share", "bound_budget": "--bound-share",
+              "CenterBudget.location": "--location-share", "runs from epsilon": "runs from --epsilon"}
 
 
 def cli_words(text):
@@ -213,7 +215,10 @@ def cli_words(text):
 
 @contextlib.contextmanager
 def too_few_rows_hint(args):
-    """A refused private draw (too few rows for its share) says which of this command's options would help."""
+    """A refused private draw (too few rows for its share) says which of this command's options would help.
+
+    The library's refusal already says from which epsilon (and share) the draw runs, computed from the
+    public n alone (never raised under add-remove, where n is private)."""
     try:
         yield
     except ValueError as exc:
@@ -222,6 +227,6 @@ def too_few_rows_hint(args):
         shares = [f"--{n.replace('_', '-')}" for n in ("bound_share", "center_share", "location_share")
                   if hasattr(args, n)]
         public = "--uncentred or PUBLIC values" if hasattr(args, "uncentred") else "PUBLIC values"
-        reason = " ".join(str(exc).split()).split("; give ")[0]  # the library's advice, in its own names
+        reason = cli_words(" ".join(str(exc).split()).split("; give ")[0])  # the library's advice, in CLI names
         raise CliError(f"{reason}; give a larger {', '.join(shares)} or --epsilon, a narrower --search-range, or "
                        f"{public} instead of auto/private") from None

@@ -27,8 +27,10 @@ private, --center-share 0.2 and --location-share 0.05 of the budget) and the row
 privately (--row-norm auto, --bound-share 0.1); the second moment gets the rest (0.65), and the
 console and report list every share and the composed guarantee. A public --center or --row-norm
 costs nothing and is used as given. --uncentred releases the raw second moment (1/n) sum x x^T
-instead (one release, no centre). Small data sets (a few hundred rows at epsilon 1) may be
-refused: a private draw needs enough rows for its share; give public values or a larger share."""
+instead (one release, no centre). Data too small for a draw's share (wine's 178 rows at epsilon
+1; breast cancer's 569 run from epsilon 0.84) are refused in one line that says from which
+--epsilon (or share) the run goes through: a private draw needs enough rows for its share; give
+public values or a larger share."""
 EXAMPLES = """\
   dpmoments covariance data.csv --epsilon 1 --delta 1e-6 --out cov
   dpmoments covariance data.csv --scale private --bound-share 0.2 --epsilon 1 --delta 1e-6 --out cov

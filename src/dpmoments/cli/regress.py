@@ -40,10 +40,12 @@ with the corrected accounting): each of --n-iter iterations releases the weighte
 s_i = 1/max(1/w_max, |residual_i|^(2-p)) come from the previous private iterate; p = 1 is
 median (LAD) regression. The total (epsilon, delta) is split over the 2 J releases (zCDP by
 default). Rows are clipped to ||x||_2 <= --row-norm and responses to |y| <= --response-bound.
-By default both bounds are 'auto': private 0.95-quantiles of ||x|| and |y|, one exponential-
-mechanism draw each from --bound-share 0.1 of the budget (split equally), listed in the report;
-a public bound costs nothing and is used as given. Small data sets (a few hundred rows at
-epsilon 1) may be refused: give public bounds or a larger --bound-share.
+By default both bounds are 'auto': private 0.95-quantiles of ||x|| and |y| (lowered on small
+data to leave the draw's rank error above them, never below the 0.75-quantile), one exponential-
+mechanism draw each from --bound-share 0.1 of the budget (split equally, shares of rho under
+--accounting zcdp), listed in the report; a public bound costs nothing and is used as given.
+Too few rows for the draws (breast cancer's 569 at epsilon below 1.8) are refused in one line
+that says from which --epsilon (or --bound-share) the run goes through.
 
 Memory: IRLS needs one pass per iteration, so the selected columns (and the target) are
 loaded into memory (8 bytes per value); files with more than --max-rows rows are refused."""
@@ -167,7 +169,7 @@ def add_arguments(parser):
     group.add_argument("--delta", type=_delta, metavar="DELTA", help="total delta in (0, 1) (required), e.g. 1e-6 < 1/n")
     group.add_argument("--row-norm", type=bound_or_auto, metavar="R|auto", default="auto",
                        help="the L2 bound R on each feature row (default auto): a PUBLIC number, or 'auto', a private "
-                            "0.95-quantile of ||x|| paid from --bound-share. Clipping: " + CLIPPING_HELP)
+                            "0.95-quantile of ||x|| (lowered on small data) paid from --bound-share. Clipping: " + CLIPPING_HELP)
     group.add_argument("--response-bound", type=bound_or_auto, metavar="B|auto", default="auto",
                        help="the bound on |y| (default auto): responses are clipped to [-B, B]; a PUBLIC number, or "
                             "'auto', a private 0.95-quantile of |y| paid from --bound-share (the two auto bounds share it "

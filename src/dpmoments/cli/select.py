@@ -36,10 +36,12 @@ consistency scale, in units of y^2, well above the selection noise) and report t
 
 Clipping: every entry of X is clipped to [-B, B] (--bounds) and y to [-r, r] (--response-bound),
 so each squared residual lies in [0, (r + B R)^2], the sensitivity of every Q(M). By default both
-bounds are 'auto': private 0.95-quantiles of max_j |x_ij| and |y|, one exponential-mechanism draw
+bounds are 'auto': private 0.95-quantiles of max_j |x_ij| and |y| (lowered on small data to leave
+the draw's rank error above them, never below the 0.75-quantile), one exponential-mechanism draw
 each from --bound-share 0.1 of epsilon (split equally), listed in the report; a PUBLIC bound,
 chosen before seeing the data, costs nothing and is used as given. Only the chosen model is
-released, never the scores. Small data sets may be refused: give public bounds.
+released, never the scores. Too few rows for the draws (breast cancer's 569 at epsilon below 3.4)
+are refused in one line that says from which --epsilon (or --bound-share) the run goes through.
 
 Memory: the selected columns and the target are loaded into memory (at most --max-rows rows)."""
 EXAMPLES = """\

@@ -36,13 +36,16 @@ robust tensor power method (Anandkumar et al.; private as in Imtiaz & Sarwate's 
 
 --model mog: a spherical Gaussian mixture with a PUBLIC common variance --sigma2 (never estimated
 from the data); rows are (centred at a public --center and) clipped to ||x||_2 <= --row-norm:
-by default 'auto' (a private 0.95-quantile of the row norms, paid from --bound-share 0.1 of the
-budget and listed in the report), or a public bound, which costs nothing; writes the K means and
-weights. Two streaming passes (one with a public --row-norm).
+by default 'auto' (a private 0.95-quantile of the row norms, lowered on small data to leave the
+draw's rank error above it, paid from --bound-share 0.1 of the budget and listed in the report),
+or a public bound, which costs nothing; writes the K means and weights. Two streaming passes (one
+with a public --row-norm). There is no --center private: seen from the data's mean the K means
+are linearly dependent (their weighted sum is 0) and the method cannot recover them; a PUBLIC
+--center away from the mean is fine.
 
 --model stm: the single topic model; each row is a document of three word ids in
 [0, --vocabulary-size) (an integer (n, 3) file: the bound is intrinsic, one-hot words have norm 1,
-so there is no --row-norm); writes the K topics (word distributions) and weights. The documents
+so there is no --row-norm, and no centre); writes the K topics (word distributions) and weights. The documents
 are loaded into memory (at most --max-rows)."""
 EXAMPLES = """\
   dpmoments tensor mix.csv --model mog --sigma2 0.01 --n-components 3 --epsilon 1 --delta 1e-6 --out mog
@@ -141,6 +144,10 @@ def run(args):
         what = "number of columns" if args.model == "mog" else "vocabulary size"
         raise CliError(f"--n-components must be in [1, {d}] (the {what}); got {args.n_components}")
     budget = TensorBudget(second=args.second_share, third=1.0 - args.second_share)
+    if args.model == "mog" and args.center is not None and args.center.strip() == "private":
+        raise CliError("--center private is not available for --model mog: the means are recovered only when, "
+                       "seen from the centre, they are linearly independent, and seen from the data's mean (what a "
+                       "private centre estimates) they are not; give a PUBLIC --center away from the mean, or none")
     center = _center(args.center, source.n_features) if args.model == "mog" else None
     check_choices(args, ("row_norm",) if args.row_norm == "auto" else ())
     est = PrivateTensorDecomposition(

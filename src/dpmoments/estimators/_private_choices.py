@@ -48,7 +48,7 @@ from .._rng import spawn
 from ..exceptions import PrivacyLeakWarning
 from ..moments import iter_chunks, release_cross_moment, release_second_moment
 from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
-                                    public_n_what, warn_clipped, warn_range_end, warn_unreliable)
+                                    minimum_on_refusal, public_n_what, warn_clipped, warn_range_end, warn_unreliable)
 from ..moments.counts import COUNT_SHARE, warn_if_delta_large
 from ..moments.dask_moments import is_dask_collection, row_ones
 from ..moments.private_bounds import noisy_clipped_count, quantile_pass, select_quantiles
@@ -59,6 +59,7 @@ from ._sources import n_features_of
 __all__ = ["private_second_moment", "needs_private_choices"]
 
 SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
+BOUND_OPTION, LOCATION_OPTION = "'bound_budget'", "CenterBudget.location"  # named in refusals (the CLI renames them)
 
 
 def needs_private_choices(row_norm, center, scale):
@@ -94,6 +95,10 @@ class _Budget:
             return dict(epsilon=zcdp_to_approx_dp(share * self.rho, self.delta), delta=self.delta,
                         calibration="zcdp")
         return dict(epsilon=share * self.epsilon, delta=self.delta, calibration=self.calibration)
+
+    def refusal(self, share, option):
+        """Refused draws (too few rows) name the smallest epsilon, or ``option``'s ``share``, that would run them."""
+        return minimum_on_refusal(epsilon=self.epsilon, delta=self.delta, share=share, zcdp=self.zcdp, option=option)
 
     def count(self, share):
         return dict(rho=share * self.rho) if self.zcdp else dict(epsilon=share * self.epsilon)
@@ -146,21 +151,24 @@ def _location(X, budget, share, search, rng):
     """Private column medians (signed grid)."""
     (bins,), d = quantile_pass(X, [("column", None, None)], search=search)
     each, guarantee = budget.draws(share, d)
-    m, outside = select_quantiles(bins, search.edges(signed=True), epsilon_each=each, quantile=0.5, rng=rng,
-                                  what=public_n_what(budget.neighbours, "private column medians (center='private', "
-                                                                        "no prior)"))
+    with budget.refusal(share, LOCATION_OPTION):
+        m, outside = select_quantiles(bins, search.edges(signed=True), epsilon_each=each, quantile=0.5, rng=rng,
+                                      what=public_n_what(budget.neighbours, "private column medians "
+                                                                            "(center='private', no prior)"))
     budget.record("location", guarantee, share, statistic="column medians", at_range_end=int(outside.sum()))
     if outside.any():
         warn_range_end("column median", search)
     return m
 
 
-def _scales(X, m, budget, share, search, rng):
-    """Private per-column medians of the non-zero ``|x_j - m_j|``."""
+def _scales(X, m, budget, share, search, rng, option_share=None):
+    """Private per-column medians of the non-zero ``|x_j - m_j|`` (``share`` is part of ``option_share``,
+    the share of the user's bound option; default ``share``)."""
     (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
     each, guarantee = budget.draws(share, d)
-    s, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=0.5, rng=rng,
-                                  what=public_n_what(budget.neighbours, "private column scales (scale='private')"))
+    with budget.refusal(share if option_share is None else option_share, BOUND_OPTION):
+        s, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=0.5, rng=rng,
+                                      what=public_n_what(budget.neighbours, "private column scales (scale='private')"))
     budget.record("column scales", guarantee, share, statistic="medians of the non-zero |x_j - m_j|",
                   at_range_end=int(outside.sum()))
     if outside.any():
@@ -168,11 +176,12 @@ def _scales(X, m, budget, share, search, rng):
     return s
 
 
-def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diagnostic=True):
+def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diagnostic=True, option_share=None):
     """A private row bound on (x - m)/s, and the noisy clipped count: (R, (count, share) or None, epsilon).
 
     ``main`` is ``(statistic, mechanism, neighbours, share, count_share)`` of the
-    release the bound serves, whose noise sets the "auto" target (:func:`clip_target`).
+    release the bound serves, whose noise sets the "auto" target (:func:`clip_target`);
+    ``share`` is part of ``option_share`` (the user's option it is paid from; default ``share``).
     """
     (bins,), d = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
     diag = bounds.diagnostic * share if diagnostic and not budget.exact else 0.0
@@ -182,9 +191,11 @@ def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diag
     quantile, clipped = clip_target(bounds, statistic, mechanism, d, args["epsilon"], args["delta"], neighbours,
                                     args["calibration"], each, count_share)
     gen_draw, gen_count = spawn(rng, 2)
-    values, outside = select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=quantile,
-                                       clipped_rows=clipped, rng=gen_draw,
-                                       what=public_n_what(budget.neighbours, f"private {label} ({what_for(label)})"))
+    option = BOUND_OPTION if label == "row_norm" else LOCATION_OPTION
+    with budget.refusal(share if option_share is None else option_share, option):
+        values, outside = select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=quantile,
+                                           clipped_rows=clipped, rng=gen_draw,
+                                           what=public_n_what(budget.neighbours, f"private {label} ({what_for(label)})"))
     R = float(values[0])
     target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
     budget.record(label, guarantee, share - diag, row_norm=R, target=target, at_range_end=bool(outside[0]))
@@ -266,13 +277,13 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
         c = _private_mean(X, None, m, R_mean, budget, shares["mean"], rng_mean, relation)
     if scale is not None:
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
-        s = _scales(X, m, budget, scale_share, bounds.search, rng_scale)
+        s = _scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"])
     m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
     R, count, each = row_norm, None, None
     if is_auto(row_norm):
         about = m if c is None else c
         R, count, each = _row_bound(X, about, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
-                                    bounds, main, rng_bound)
+                                    bounds, main, rng_bound, option_share=shares["bound"])
     if private_center and c is None:
         c = _private_mean(X, s, m_z, R, budget, shares["mean"], rng_mean, relation)
     rel = release_second_moment(_source(X, s, False), center=m_z if c is None else c, rng=rng_cov, row_norm=R,

@@ -70,7 +70,7 @@ from ..moments.private_bounds import quantile_pass, select_quantiles
 from ..moments.release import Release
 from ..moments.sensitivity import moment_sensitivity
 from ..privacy import ZCDP, zcdp_gaussian_sigma
-from ._private_choices import _Budget, _location, _scales
+from ._private_choices import BOUND_OPTION, _Budget, _location, _scales
 
 __all__ = ["coinpress_second_moment", "coinpress_mean", "coinpress_release", "COVARIANCE_STEPS"]
 
@@ -206,11 +206,13 @@ def _check(est, X):
 def _first_ellipsoid(X, m, budget, share, bounds, rng):
     """``A_1``: private column scales, then a private 0.95-quantile radius of the scaled rows."""
     gen_scale, gen_radius = spawn(rng, 2)
-    s = _scales(X, m, budget, share / 2, bounds.search, gen_scale)
+    s = _scales(X, m, budget, share / 2, bounds.search, gen_scale, option_share=share)
     (bins,), _ = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
     each, guarantee = budget.draws(share / 2)
-    radius = float(select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=bounds.fixed_quantile(),
-                                    rng=gen_radius, what="method='coinpress' (its first ellipsoid)")[0][0])
+    with budget.refusal(share, BOUND_OPTION):
+        radius = float(select_quantiles(bins, bounds.search.edges(), epsilon_each=each,
+                                        quantile=bounds.fixed_quantile(), rng=gen_radius,
+                                        what="method='coinpress' (its first ellipsoid)")[0][0])
     budget.record("row_norm", guarantee, share / 2, row_norm=radius, target=f"{bounds.fixed_quantile():g}-quantile")
     return np.diag(1.0 / (radius * s)), radius
 

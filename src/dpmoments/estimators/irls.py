@@ -15,8 +15,8 @@ from ..moments import clip_responses, clip_rows
 from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
 from ..moments.counts import warn_if_delta_large
 from ..moments.release import Part
-from ..privacy import PureDP, analytic_gaussian_sigma, check_accountant, classic_gaussian_sigma, compose
-from ..privacy import zcdp_gaussian_sigma
+from ..privacy import ZCDP, PureDP, analytic_gaussian_sigma, check_accountant, classic_gaussian_sigma, compose
+from ..privacy import calibrate_gaussian, zcdp_gaussian_sigma, zcdp_to_approx_dp
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import check_p, irls_weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
@@ -103,9 +103,14 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         The relation of the guarantee; the others are refused (the weighted
         moments are normalised by the exact N).
     bound_budget : float in (0, 1) or BoundBudget, default=0.1
-        With an ``"auto"`` bound: the share of epsilon spent on the private
-        0.95-quantiles (:func:`dpmoments.moments.auto_release.choose_bounds`);
-        the iterations get the rest and the whole ``delta``.
+        With an ``"auto"`` bound: the share of the budget spent on the private
+        0.95-quantiles (:func:`dpmoments.moments.auto_release.choose_bounds`,
+        lowered at small ``n`` to leave at least the draw's rank error above);
+        the iterations get the rest and the whole ``delta``. With
+        ``accounting="zcdp"`` it is a share of ``rho``, the zCDP parameter
+        that fits ``(epsilon, delta)``, like the iterations' split (each draw
+        is ``e^2/8``-zCDP: at ``(1, 1e-6)`` a draw gets 1.85 times the epsilon
+        a share of epsilon would give it); otherwise a share of ``epsilon``.
 
     Attributes
     ----------
@@ -118,8 +123,9 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     budget_ : IRLSBudget
         The per-release split and its composition.
     privacy_ : ApproxDP, PureDP or Uncertified
-        The guarantee the fit consumed (with ``"auto"`` bounds: the basic
-        composition of the draws and the iterations).
+        The guarantee the fit consumed (with ``"auto"`` bounds: the
+        composition of the draws and the iterations, in zCDP under
+        ``accounting="zcdp"``, basic otherwise).
     privacy_parts_ : tuple of Part
         Each share spent (empty without ``"auto"`` bounds).
     neighbours_ : str
@@ -213,9 +219,22 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         return {name: stat for name, stat in (("row_norm", "row-norm"), ("response_bound", "abs-response"))
                 if is_auto(getattr(self, name))}
 
+    def _zcdp_shares(self):
+        """The private bounds' share is of rho (zCDP accounting, finite epsilon), else of epsilon."""
+        return self.accounting == "zcdp" and math.isfinite(self.epsilon) and bool(self._autos())
+
     def _epsilon_main(self):
-        """The epsilon left to the iterations after the private bounds."""
-        return self.epsilon * (1.0 - as_bound_budget(self.bound_budget).share) if self._autos() else self.epsilon
+        """The epsilon left to the iterations after the private bounds (at which ``irls_budget`` finds
+        ``(1 - share) rho`` under zCDP shares)."""
+        if not self._autos():
+            return self.epsilon
+        share = as_bound_budget(self.bound_budget).share
+        if self._zcdp_shares():
+            return zcdp_to_approx_dp((1.0 - share) * self._rho(), self.delta)
+        return self.epsilon * (1.0 - share)
+
+    def _rho(self):
+        return calibrate_gaussian(self.epsilon, self.delta, 1.0, calibration="zcdp")[1].rho
 
     def _plan(self, n, d):
         """Budget split, guarantee, sensitivities and noise scales, from the bounds in ``row_norm_`` and
@@ -300,7 +319,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.row_norm_, self.response_bound_ = (1.0 if is_auto(v) else float(v) for v in
                                                 (self.row_norm, self.response_bound))  # for the plan's guarantee
         budget, guarantee, _, _ = self._plan(n, d)
-        guarantee, parts = self._with_bound_parts(guarantee)
+        guarantee, parts = self._with_bound_parts(budget, guarantee)
         if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one"):
             self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one")  # raises, with why
         self._warn(guarantee)
@@ -311,7 +330,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             gen_bounds, rng = spawn(rng, 2)
             chosen, parts[:-1] = choose_bounds((X, y), self._autos(), epsilon=self.epsilon,
                                                budget=as_bound_budget(self.bound_budget),
-                                               share=as_bound_budget(self.bound_budget).share, rng=gen_bounds)
+                                               share=as_bound_budget(self.bound_budget).share, rng=gen_bounds,
+                                               delta=self.delta, zcdp=self._zcdp_shares())
             self.row_norm_ = chosen.get("row_norm", self.row_norm_)
             self.response_bound_ = chosen.get("response_bound", self.response_bound_)
         budget, _, sens, scales = self._plan(n, d)
@@ -325,14 +345,18 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self._set_spread(final, scales)
         return self
 
-    def _with_bound_parts(self, guarantee):
+    def _with_bound_parts(self, budget, guarantee):
         """The total with the private bounds' draws composed in (basic), and the parts (planned: no data)."""
         autos = self._autos()
         if not autos:
             return guarantee, []
-        share = as_bound_budget(self.bound_budget).share
-        each = self.epsilon * share / len(autos)
-        parts = [Part(name, PureDP(each), share / len(autos)) for name in autos]
+        share, k = as_bound_budget(self.bound_budget).share, len(autos)
+        if self._zcdp_shares():  # the iterations' rho is the rest of the same rho: compose in zCDP
+            parts = [Part(name, ZCDP(share * self._rho() / k), share / k) for name in autos]
+            parts.append(Part("IRLS iterations", guarantee, 1.0 - share))
+            releases = [p.guarantee for p in parts[:-1]] + list(budget.releases())
+            return compose(releases, composition="zcdp", delta=self.delta), parts
+        parts = [Part(name, PureDP(self.epsilon * share / k), share / k) for name in autos]
         parts.append(Part("IRLS iterations", guarantee, 1.0 - share))
         return compose([p.guarantee for p in parts]), parts
 

@@ -121,7 +121,14 @@ class PrivateTensorDecomposition(BaseEstimator):
     calibration : {"analytic", "zcdp"}, default="analytic"
     center : array-like of shape (n_features,), optional
         ``"mog"``: a public centre subtracted before clipping (added back to
-        the means).
+        the means). There is no private centre: the method needs the ``K``
+        means, seen from the centre, to be linearly independent, and seen
+        from the data's own mean they are not (``sum_k w_k (mu_k - mean) =
+        0``, so ``M_2`` has rank ``K - 1`` and the whitening divides by
+        noise, even with no noise at all), so a private mean cannot serve as
+        the centre. A public point away from the mean (a reference value,
+        the origin of the units) can. ``"stm"`` has no centre: its moments
+        are co-occurrence probabilities of one-hot words.
     eigenvalue_floor : float > 0, default=1e-6
         ``eta`` of the whitening.
     n_restarts, n_iter : int, default=10, 30
@@ -247,6 +254,13 @@ class PrivateTensorDecomposition(BaseEstimator):
                 as_bound_budget(self.bound_budget)
             else:
                 check_positive(self.row_norm, "row_norm")
+            if isinstance(self.center, str):
+                raise ValueError(f"'center' must be a public centre (array-like) or None; got {self.center!r}: a "
+                                 "private centre would be the data's mean, around which the mixture's means are "
+                                 "linearly dependent and cannot be recovered.")
+        elif self.center is not None:
+            raise ValueError("model='stm' takes no 'center': its moments are co-occurrence probabilities of "
+                             "one-hot words.")
         return model, args
 
     def _accountant(self):
@@ -292,11 +306,17 @@ class PrivateTensorDecomposition(BaseEstimator):
         return self._decompose(moments, spawn(self.rng, 3)[2], names, fitted_by="fit")
 
     def _auto_mog(self, X, common):
-        """MOG moments with a private row bound (stream 3 of ``rng``), composed in zCDP (shares of rho)."""
-        from ..moments.auto_release import check_auto_source, public_n_what
+        """MOG moments with a private row bound (stream 3 of ``rng``), composed in zCDP (shares of rho).
+
+        The bound aims at the 0.95-quantile of the row norms, lowered at small
+        ``n`` to leave the draw's rank error above it (as
+        :func:`~dpmoments.moments.auto_release.choose_bounds`); where ``n`` is
+        public and too small, it is refused saying from which epsilon it runs.
+        """
+        from ..moments.auto_release import FIXED_LOWEST, MARGIN_T, check_auto_source, public_n_what, rank_error
         from ..moments.private_bounds import quantile_pass, select_quantiles
         from ..moments.release import count_fields
-        from ._private_choices import _Budget
+        from ._private_choices import BOUND_OPTION, _Budget
 
         check_auto_source(X)
         bounds = as_bound_budget(self.bound_budget)
@@ -304,9 +324,14 @@ class PrivateTensorDecomposition(BaseEstimator):
         each, guarantee = budget.draws(bounds.share)
         center = None if self.center is None else np.asarray(self.center, dtype=float)
         (bins,), _ = quantile_pass(X, [("row-norm", center, None)], search=bounds.search)
-        R = float(select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=bounds.fixed_quantile(),
-                                   rng=spawn(self.rng, 4)[3], what=public_n_what(self.neighbours, "row_norm='auto'"))[0][0])
-        budget.record("row_norm", guarantee, bounds.share, row_norm=R, target=f"{bounds.fixed_quantile():g}-quantile")
+        q = bounds.fixed_quantile()
+        floor = rank_error(each, bounds.search, t=MARGIN_T) if np.isfinite(each) else None
+        with budget.refusal(bounds.share, BOUND_OPTION):
+            R = float(select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=q,
+                                       rng=spawn(self.rng, 4)[3], what=public_n_what(self.neighbours, "row_norm='auto'"),
+                                       min_clipped=floor, lowest=FIXED_LOWEST)[0][0])
+        target = f"{q:g}-quantile" + ("" if floor is None else f", lowered if needed to leave {floor:.3g} rows above it")
+        budget.record("row_norm", guarantee, bounds.share, row_norm=R, target=target)
         main = budget.release(1.0 - bounds.share)
         moments = release_mog_moments(X, sigma2=self.sigma2, row_norm=R, center=self.center,
                                       **{**common, **main})

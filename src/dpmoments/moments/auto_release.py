@@ -44,6 +44,7 @@ the release is the exact statistic (reported not private, with a
 :class:`~dpmoments.exceptions.NotPrivateWarning`) and no count is released.
 """
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -51,8 +52,8 @@ import warnings
 from dataclasses import dataclass, field
 
 from .._rng import spawn
-from ..exceptions import BoundWarning
-from ..privacy import PureDP, calibrate_gaussian, calibrate_laplace, compose
+from ..exceptions import BoundWarning, TooFewRowsError
+from ..privacy import ZCDP, PureDP, calibrate_gaussian, calibrate_laplace, compose, zcdp_to_approx_dp
 from .counts import COUNT_SHARE, split_budget
 from .dask_moments import is_dask_collection
 from .private_bounds import (TIE_PRIOR, SearchRange, as_search_range, noisy_clipped_count, quantile_pass,
@@ -62,12 +63,13 @@ from .sensitivity import moment_sensitivity
 from .sparse_sums import is_sparse_source
 
 __all__ = ["BoundBudget", "as_bound_budget", "is_auto", "release_with_private_bounds", "clip_target",
-           "choose_bounds", "CLIPPED_WARNING", "RANK_ERROR_T"]
+           "choose_bounds", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal"]
 
 CLIP_FACTOR = 2.0   # m = CLIP_FACTOR * E||N_1||, see the module docstring
 CLIPPED_WARNING = 0.10
 RANK_ERROR_T = 3.0  # the rank error below holds with probability 1 - e^-3 = 95%
 MARGIN_T = TIE_PRIOR  # "auto" never aims at fewer clipped rows than the rank error at 1 - e^-5 = 99.3%
+FIXED_LOWEST = 0.75  # choose_bounds lowers its 0.95-quantile to make room for the rank error, never below this
 
 
 def is_auto(value):
@@ -202,6 +204,42 @@ def warn_unreliable(epsilon_each, search, n, what):
                       "'bound_budget', a larger epsilon or a public bound.", BoundWarning, stacklevel=4)
 
 
+def _up(x):
+    """``x`` rounded up to two significant digits (a minimum that, printed, still suffices)."""
+    if not math.isfinite(x) or x <= 0:
+        return x
+    step = 10.0 ** (math.floor(math.log10(x)) - 1)
+    return math.ceil(x / step * (1 - 1e-12)) * step
+
+
+@contextlib.contextmanager
+def minimum_on_refusal(*, epsilon, delta, share, zcdp, option="'bound_budget'"):
+    """A refused draw says the smallest total epsilon, and ``option``'s share, at which it would run.
+
+    The draw's epsilon is ``share * epsilon / k`` (pure shares) or
+    ``sqrt(8 share rho / k)`` (zCDP shares of the ``rho`` that fits
+    ``(epsilon, delta)``), proportional to ``share`` of ``option``, so the
+    refusal's ratio ``needed / epsilon_each`` (from the public ``n`` and grid,
+    :func:`~dpmoments.moments.private_bounds.check_margin`) scales either.
+    Nothing here reads the data; a refusal is only raised where ``n`` is public.
+    """
+    try:
+        yield
+    except TooFewRowsError as err:
+        ratio = err.needed_each / err.epsilon_each
+        if zcdp:
+            rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho
+            least, share_needed = zcdp_to_approx_dp(rho * ratio**2, delta), share * ratio**2
+        else:
+            least, share_needed = epsilon * ratio, share * ratio
+        other = f", or at this epsilon from {option} {_up(share_needed):g}" if share_needed < 0.5 else ""
+        raise TooFewRowsError(
+            f"{err.what}: too few rows for a private draw at this budget (it would land anywhere in the search "
+            f"range); with the same shares it runs from epsilon {_up(least):g}{other}; give a larger budget share "
+            "or epsilon, a narrower search range, or a public value.", what=err.what,
+            epsilon_each=err.epsilon_each, needed_each=err.needed_each) from None
+
+
 def warn_clipped(fraction, sd):
     if fraction - 2.0 * sd > CLIPPED_WARNING:
         warnings.warn(f"about {100 * fraction:.0f}% (noise sd {100 * sd:.1f}%) of the rows were clipped to the "
@@ -257,8 +295,10 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
     chosen, parts = {}, []
     for stat, c in zip(autos, counts):
         name = "row_norm" if stat == "row-norm" else "response_bound"
-        values, outside = select_quantiles(c, edges, epsilon_each=eps_each, quantile=quantile, clipped_rows=clipped,
-                                           rng=gen_bounds, what=public_n_what(neighbours, f"{name}='auto'"))
+        with minimum_on_refusal(epsilon=epsilon, delta=delta, share=budget.share, zcdp=False):
+            values, outside = select_quantiles(c, edges, epsilon_each=eps_each, quantile=quantile,
+                                               clipped_rows=clipped, rng=gen_bounds,
+                                               what=public_n_what(neighbours, f"{name}='auto'"))
         chosen[name] = float(values[0])
         target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
         parts.append(Part(name, PureDP(eps_each), eps_each / epsilon,
@@ -284,7 +324,8 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
                                randomness=randomness_of(rng, epsilon))
 
 
-def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None, neighbours="replace-one"):
+def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None, neighbours="replace-one", delta=None,
+                  zcdp=False):
     """Several public-bound parameters chosen privately in one pass, at the fixed quantile.
 
     Parameters
@@ -294,32 +335,62 @@ def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None, neigh
         Parameter name -> statistic of :data:`~dpmoments.moments.private_bounds.STATISTICS`
         (no centre), e.g. ``{"row_norm": "row-norm", "response_bound": "abs-response"}``.
     epsilon : float in (0, inf]
-        The caller's total; ``share * epsilon`` is split equally between the draws.
+        The caller's total.
     budget : BoundBudget
     share : float
-        The fraction of ``epsilon`` spent (``budget.share``, or a part of it).
+        The fraction of the budget spent (``budget.share``, or a part of it),
+        split equally between the draws.
+    delta : float in (0, 1), optional
+        With ``zcdp``: the caller's delta.
+    zcdp : bool, default False
+        The share is of ``rho``, the largest zCDP parameter whose conversion
+        fits ``(epsilon, delta)``: each draw gets ``sqrt(8 share rho / k)``
+        (for a caller that composes in zCDP); otherwise of ``epsilon``, each
+        draw ``share * epsilon / k`` (pure).
+
+    Each draw aims at the fixed quantile (``budget.fixed_quantile()``, 0.95),
+    lowered so that at least the draw's own rank error ``f`` in rows lies
+    above it (:func:`~dpmoments.moments.private_bounds.target_rank`), but
+    never below the 0.75-quantile: at a few hundred rows a 0.95-quantile is
+    closer to the top of the data than the draw can resolve (it would be
+    refused), while a target at rank ``n - f >= 3n/4`` puts the drawn bound
+    above the median with probability ``1 - e^-5``. Where ``f > n/4`` the draw
+    is refused (with ``n`` public), saying from which epsilon it would run.
 
     Returns
     -------
     (dict, list of Part)
-        The chosen values, and one pure-DP part per draw.
+        The chosen values, and one part per draw (``PureDP``, or ``ZCDP`` with ``zcdp``).
 
     Privacy
     -------
-    One exponential-mechanism draw per parameter, each
-    ``share * epsilon / len(statistics)``-DP (sensitivity 1 under every
-    relation); they add up to ``share * epsilon``.
+    One exponential-mechanism draw per parameter (sensitivity 1 under every
+    relation): ``share * epsilon / k``-DP each, adding up to ``share *
+    epsilon``; or, with ``zcdp``, ``share * rho / k``-zCDP each (an
+    ``e``-DP exponential mechanism is ``e^2/8``-zCDP).
     """
     check_auto_source(source if not isinstance(source, tuple) else source[0], "a private bound")
-    each = share * epsilon / len(statistics)
+    k = len(statistics)
+    if zcdp and math.isfinite(epsilon):
+        rho = share * calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho
+        each, guarantee = math.sqrt(8.0 * rho / k), ZCDP(rho / k)
+    else:
+        each = share * epsilon / k
+        guarantee = PureDP(each)
     counts, _ = quantile_pass(source, [(stat, None, None) for stat in statistics.values()], search=budget.search)
     q, values, parts = budget.fixed_quantile(), {}, []
-    for (name, stat), bins, gen in zip(statistics.items(), counts, spawn(rng, len(statistics))):
-        drawn, outside = select_quantiles(bins, budget.search.edges(), epsilon_each=each, quantile=q, rng=gen,
-                                          what=public_n_what(neighbours, f"{name}='auto'"))
+    floor = rank_error(each, budget.search, t=MARGIN_T) if math.isfinite(each) else None
+    for (name, stat), bins, gen in zip(statistics.items(), counts, spawn(rng, k)):
+        with minimum_on_refusal(epsilon=epsilon, delta=delta, share=budget.share, zcdp=zcdp and delta is not None):
+            drawn, outside = select_quantiles(bins, budget.search.edges(), epsilon_each=each, quantile=q, rng=gen,
+                                              what=public_n_what(neighbours, f"{name}='auto'"), min_clipped=floor,
+                                              lowest=FIXED_LOWEST)
         values[name] = float(drawn[0])
-        parts.append(Part(name, PureDP(each), share / len(statistics),
-                          {name: values[name], "target": f"{q:g}-quantile of {stat}", "at_range_end": bool(outside[0])}))
+        target = f"{q:g}-quantile of {stat}" + ("" if floor is None or q < 0.5 else
+                                                 f", lowered if needed to leave {floor:.3g} rows above it (the "
+                                                 "draw's rank error)")
+        parts.append(Part(name, guarantee, share / k,
+                          {name: values[name], "target": target, "at_range_end": bool(outside[0])}))
         if outside[0]:
             warn_range_end(name, budget.search)
     return values, parts

@@ -79,6 +79,7 @@ import numpy as np
 
 from .._rng import as_generator
 from .._validation import check_epsilon, check_int, check_option
+from ..exceptions import TooFewRowsError
 from ..mechanisms import exponential_mechanism, gaussian_noise, laplace_noise
 from ..privacy import ZCDP, ApproxDP, PureDP, calibrate_gaussian
 from .quantile_grid import STATISTICS, BinCounts, SearchRange, as_search_range, quantile_pass
@@ -172,31 +173,56 @@ def _scores(counts, target):
     return -np.maximum(0.0, np.maximum(lower - target, target - upper))
 
 
-def check_margin(n, target, epsilon_each, n_bins, what):
+def check_margin(n, target, epsilon_each, n_bins, what, best_margin=None):
     """Refuse a draw whose target is too close to an end of the data for its epsilon (``what`` names it).
 
     Every bin outside the data scores minus the rows between the target and
     that end (``min(T, n - T)``); the ``n_bins`` of them together outweigh the
     right bin unless ``epsilon * min(T, n - T) / 2 >= ln(n_bins) + 5``, and a
     draw that fails lands anywhere in the search range. Raised before
-    anything is drawn or released; only call it where ``n`` is public.
+    anything is drawn or released, as a :class:`~dpmoments.exceptions.TooFewRowsError`
+    that carries the smallest epsilon per draw that would run: from ``n``,
+    the grid and ``best_margin`` (the margin the target reaches when epsilon
+    grows; ``n / 2`` for a target that leaves at least the rank error above
+    it), public quantities only. Only call it where ``n`` is public.
     """
     margin = min(target, n - target)
-    if math.isfinite(epsilon_each) and epsilon_each * margin / 2.0 < (math.log(n_bins) + TIE_PRIOR) * (1 - 1e-9):
-        raise ValueError(f"{what}: too few rows for a private draw with epsilon {epsilon_each:.3g} among {n_bins} "
-                         "bins (it would land anywhere in the search range); give a larger budget share or "
-                         "epsilon, a narrower search range, or a public value.")
+    need = math.log(n_bins) + TIE_PRIOR
+    if math.isfinite(epsilon_each) and epsilon_each * margin / 2.0 < need * (1 - 1e-9):
+        needed = 2.0 * need / max(margin if best_margin is None else best_margin, 1e-300)
+        raise TooFewRowsError(
+            f"{what}: too few rows for a private draw with epsilon {epsilon_each:.3g} among {n_bins} bins (it would "
+            f"land anywhere in the search range; it runs from epsilon {needed:.3g} per draw); give a larger budget "
+            "share or epsilon, a narrower search range, or a public value.", what=what, epsilon_each=epsilon_each,
+            needed_each=needed)
 
 
-def select_quantiles(bins, edges, *, epsilon_each, quantile=None, clipped_rows=None, rng=None, what=None):
+def target_rank(n, quantile=None, clipped_rows=None, min_clipped=None, lowest=0.5):
+    """The rank a draw aims at: ``quantile * n``, or ``n - clipped_rows``; never fewer than ``min_clipped`` above.
+
+    ``clipped_rows = m`` aims at leaving about ``m`` rows above the bound,
+    never more than half (``max(n - m, n / 2)``). ``min_clipped = f`` lowers
+    a quantile's rank so that at least ``f`` rows lie above it, never below
+    ``lowest * n``: at small ``n`` a fixed 0.95-quantile leaves fewer rows
+    above it than the draw's own rank error, and the many empty bins above
+    the data would win. Each form moves by at most 1 when one row is added or
+    removed, in the direction of the counts, so the scores keep sensitivity 1.
+    """
+    if clipped_rows is not None:
+        return max(n - clipped_rows, 0.5 * n)
+    rank = quantile * n
+    return rank if not min_clipped else min(rank, max(n - min_clipped, lowest * n))
+
+
+def select_quantiles(bins, edges, *, epsilon_each, quantile=None, clipped_rows=None, rng=None, what=None,
+                     min_clipped=None, lowest=0.5):
     """One exponential-mechanism draw per row of ``bins.counts``; returns (values, outside).
 
-    The target rank is ``quantile * n`` or, with ``clipped_rows = m``,
-    ``max(n - m, n / 2)``: leave about ``m`` rows above the bound, never more
-    than half. With ``ties`` (rows exactly at the centre, ``Z`` of them) it is
-    ``Z + quantile (n - Z)``: the quantile of the other rows. Sensitivity 1
-    per draw (module docstring). With ``what`` (only where ``n`` is public),
-    a draw too weak for the rows is refused first (:func:`check_margin`).
+    The target rank is :func:`target_rank` of ``n``. With ``ties`` (rows
+    exactly at the centre, ``Z`` of them) it is ``Z + quantile (n - Z)``:
+    the quantile of the other rows. Sensitivity 1 per draw (module
+    docstring). With ``what`` (only where ``n`` is public), a draw too weak
+    for the rows is refused first (:func:`check_margin`).
     """
     gen = as_generator(rng)
     counts = bins.counts
@@ -204,10 +230,12 @@ def select_quantiles(bins, edges, *, epsilon_each, quantile=None, clipped_rows=N
     for j, row in enumerate(counts):
         n = row.sum()
         ties = 0 if bins.ties is None else bins.ties[j]
-        public_target = quantile * n if clipped_rows is None else max(n - clipped_rows, 0.5 * n)
+        public_target = target_rank(n, quantile, clipped_rows, min_clipped, lowest)
         if what is not None:  # from n alone: the tie count is private
-            check_margin(n, public_target, epsilon_each, row.size, what)
-        target = public_target if clipped_rows is not None else ties + quantile * (n - ties)
+            best = 0.5 * n if clipped_rows is not None else \
+                (1.0 - lowest) * n if min_clipped and quantile >= lowest else None
+            check_margin(n, public_target, epsilon_each, row.size, what, best_margin=best)
+        target = public_target if (clipped_rows is not None or bins.ties is None) else ties + quantile * (n - ties)
         scores = _scores(row, target)
         if bins.ties is not None and math.isfinite(epsilon_each):
             # a data-independent base measure on the lowest bin: a column tied at its centre everywhere gets
