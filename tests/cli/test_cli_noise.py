@@ -96,6 +96,24 @@ def _consistent(res, a):
             assert key in a and a[key] is None, key
 
 
+def test_covariance_console_marks_entries_the_noise_could_have_made():
+    """An entry whose interval holds 0 is marked 'noise'; one the PSD projection moved, 'projected'."""
+    from types import SimpleNamespace
+
+    from dpmoments.cli.covariance import console_lines
+
+    C = np.array([[5.0, 0.1], [0.1, 3.0]])
+    lo, hi = np.array([[4.0, -1.0], [-1.0, -2.0]]), np.array([[6.0, 1.0], [1.0, 2.0]])
+    est = SimpleNamespace(covariance_=C, covariance_se_=np.ones((2, 2)), covariance_interval_=np.stack([lo, hi]),
+                          level=0.9)
+    lines = console_lines(est, ["a", "b"])
+    a, b, pair = lines[2], lines[3], lines[6]
+    assert a.startswith("  a ") and a.endswith("]")  # signal: no note
+    assert b.startswith("  b ") and b.endswith("noise, projected")  # 3 lies outside [-2, 2], which holds 0
+    assert pair.startswith("  a x b") and pair.endswith("noise")
+    assert any("'noise' = its interval holds 0" in line for line in lines)
+
+
 # -- covariance: shown with a warning, never withheld ------------------------------------------------------------
 def test_covariance_noise_is_shown_with_each_entry(run, public, clean, tmp_path):
     out = tmp_path / "cov"

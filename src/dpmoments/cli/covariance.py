@@ -123,24 +123,45 @@ def save_covariance(res, est, names):
 
 
 def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
-    """The variances, and the off-diagonal entries largest against their noise, each with se and interval."""
+    """The variances, and the off-diagonal entries largest against their noise, each with se and interval.
+
+    A note marks an entry whose interval holds 0 (the noise could have made it) and an estimate the
+    positive semi-definite projection moved outside the released entry's interval, so that no
+    number is read as signal when the release cannot tell it from noise.
+    """
     C, se, (lo, hi) = est.covariance_, est.covariance_se_, est.covariance_interval_
-    level = f"{100 * est.level:g}% interval"
+    header = ["column", "estimate", "se", f"{100 * est.level:g}% interval", "note"]
+
+    def row(name, i, j):
+        return [name, num(C[i, j], 4), num(se[i, j]), interval_text(lo[i, j], hi[i, j]), _note(C, lo, hi, i, j)]
+
     d = C.shape[0]
     shown = range(min(d, rows))
-    out = ["variances (the diagonal):"] + table(
-        ["column", "estimate", "se", level],
-        [[names[i], num(C[i, i], 4), num(se[i, i]), interval_text(lo[i, i], hi[i, i])] for i in shown])
+    variances = [row(names[i], i, i) for i in shown]
+    out = ["variances (the diagonal):"] + table(header, variances)
     if d > rows:
         out.append(f"  ... {d - rows} more in covariance.csv / covariance.npy")
+    noted = [r for r in variances if r[-1]]
     if d > 1:
         i, j = np.triu_indices(d, 1)
         order = np.argsort(-np.abs(C[i, j]) / np.where(se[i, j] > 0, se[i, j], 1.0))[:pairs]
+        pairs_shown = [row(f"{names[i[k]]} x {names[j[k]]}", i[k], j[k]) for k in order]
         out.append("largest off-diagonal entries against their noise (|estimate| / se; all in covariance.csv):")
-        out += table(["pair", "estimate", "se", level],
-                     [[f"{names[i[k]]} x {names[j[k]]}", num(C[i[k], j[k]], 4), num(se[i[k], j[k]]),
-                       interval_text(lo[i[k], j[k]], hi[i[k], j[k]])] for k in order])
+        out += table(["pair"] + header[1:], pairs_shown)
+        noted += [r for r in pairs_shown if r[-1]]
+    if noted:
+        out.append("  note: 'noise' = its interval holds 0, so the noise alone could have made it; "
+                   "'projected' = the PSD projection moved the estimate outside the released entry's interval")
     return out
+
+
+def _note(C, lo, hi, i, j):
+    notes = []
+    if lo[i, j] <= 0 <= hi[i, j]:
+        notes.append("noise")
+    if not lo[i, j] <= C[i, j] <= hi[i, j]:
+        notes.append("projected")
+    return ", ".join(notes)
 
 
 def _what(release):
