@@ -4,7 +4,8 @@
   aggregator notices the dead node by its missed heartbeats, long before ``--timeout``, and the
   run completes without it, the guarantee intact and the extra noise reported; the operator's
   first restart, with a wrong data file, is refused in one line before joining; the second
-  says in one line that the SuperLink still holds the old session and until when, and rejoins;
+  says in one line that the SuperLink still holds the old session and until when, and rejoins,
+  its ledger read back from disk (asked again for a plan it answered before the kill, it refuses);
 * the SuperLink killed in the middle of a run: ``dpmoments aggregate`` exits non-zero with its
   reason in one line and the earlier result stays as it was.
 
@@ -24,7 +25,11 @@ import pytest
 
 pytest.importorskip("flwr", reason="the Flower extra is not installed (pip install 'dpmoments[flower]')")
 
+from dpmoments.multisite import Plan, SiteError, from_wire, to_wire  # noqa: E402
+from dpmoments.multisite.door import ask_site  # noqa: E402
+
 from .conftest import cli  # noqa: E402
+from .hostile_app import _query  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -76,8 +81,11 @@ def test_site_killed_mid_run_is_dropped_promptly_and_rejoins(deployment):
     _wait_for(lambda: _count(link_log, "[Fleet.ActivateNode] Activated") > joined, 60, "rejoin")
     said = [ln for ln in (tmp / "north.log").read_text(errors="replace").splitlines() if "previous session" in ln]
     assert len(said) == 1 and "lets it go by" in said[0] and "retrying" in said[0]
-    ledger = json.loads((tmp / "state-north" / "ledger.json").read_text())
-    assert len(ledger["answered"]) == len({tuple(a) for a in ledger["answered"]})  # never a step twice
+    # its ledger came back from disk: asked again for plan A (answered in the honest run, before the kill), through
+    # the door its ClientApp uses, the restarted site refuses
+    plan_a = Plan.from_json((tmp / "A" / "plan.json").read_text())
+    again = from_wire(ask_site(tmp / "state-north" / "door.sock", to_wire(_query(plan_a)), timeout=60))
+    assert isinstance(again, SiteError) and again.code == "already-answered"
     print(f"killed site dropped, run done in {elapsed:.1f} s")
 
 

@@ -88,4 +88,5 @@ def test_a_supernode_killed_outright_leaves_the_record_for_the_next_start(tmp_pa
     assert keep_up(cmd, None, tmp_path, interval=10, out=Out(), err=Out()) == -signal.SIGKILL
     record = json.loads((tmp_path / "supernode.json").read_text())
     assert record["interval"] == 10 and time.time() - record["seen_at"] < 5
-    assert supernode.held_until(tmp_path / "supernode.json") > time.time() + 15
+    seen, until = supernode.previous_session(tmp_path / "supernode.json")
+    assert until - seen >= 20 and until > time.time() + 15

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from . import deploy
 
-__all__ = ["SessionRefused", "keep_up", "held_until", "REFUSED", "JOINED"]
+__all__ = ["SessionRefused", "keep_up", "previous_session", "REFUSED", "JOINED"]
 
 REFUSED = "Failed to activate SuperNode"  # flwr 1.41: a held node and an unknown key alike (code 2004)
 JOINED = "SuperNode ID:"
@@ -46,15 +46,19 @@ def _clock(t):
     return datetime.fromtimestamp(t).strftime("%H:%M:%S")
 
 
-def held_until(record):
-    """When the SuperLink must have let go of a session the record says was not signed off (None: no such record)."""
+def previous_session(record):
+    """``(last seen, held until)`` of a session the record says was not signed off (None: no such record).
+
+    "Held until" is when the SuperLink must have let it go.
+    """
     try:
         r = json.loads(Path(record).read_text())
         interval, seen = float(r["interval"]), float(r["seen_at"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    # its last heartbeat came at most SEEN_EVERY_S after it was last seen; one more second for the SuperLink's clock
-    return seen + SEEN_EVERY_S + deploy.HEARTBEAT_PATIENCE * interval + 1.0
+    # its last heartbeat came at most SEEN_EVERY_S after it was last seen (plus this loop's lag on a loaded machine,
+    # and a heartbeat still in flight): a few seconds more, so that a refusal past this time is not the old session
+    return seen, seen + SEEN_EVERY_S + deploy.HEARTBEAT_PATIENCE * interval + 5.0
 
 
 def _write(record, **fields):
@@ -77,22 +81,18 @@ def keep_up(cmd, env, state, *, interval, retry_s=2.0, out=None, err=None):
         code, refused = _run(cmd, env, record, log, interval, out)
         if not refused:
             return code
-        until = held_until(record)
-        if until is None or time.time() >= until:
+        seen, until = previous_session(record) or (None, 0.0)
+        if time.time() >= until:
             raise SessionRefused(
                 "the SuperLink refused this site's key: register its public key with the aggregator "
                 "(dpmoments aggregate --register KEY.pub); if a SuperNode with this key was killed less than a "
                 "minute ago with another state directory, start again after that")
         if not told:
             print(f"dpmoments site: the SuperLink still holds this site's previous session (it ended without "
-                  f"signing off; last seen at {_clock(_seen(record))}) and lets it go by {_clock(until)} at the latest: "
+                  f"signing off; last seen at {_clock(seen)}) and lets it go by {_clock(until)} at the latest: "
                   f"retrying every {retry_s:g} s until then", file=err, flush=True)
             told = True
         time.sleep(retry_s)
-
-
-def _seen(record):
-    return float(json.loads(Path(record).read_text())["seen_at"])
 
 
 def _run(cmd, env, record, log, interval, out):
