@@ -9,7 +9,7 @@
 * the SuperLink killed in the middle of a run: ``dpmoments aggregate`` exits non-zero with its
   reason in one line and the earlier result stays as it was.
 
-About 60 s.
+75 to 115 s measured on a shared 2-core machine at load 6 to 11 (the two tests together).
 """
 
 import json
@@ -57,10 +57,10 @@ def test_site_killed_mid_run_is_dropped_promptly_and_rejoins(deployment):
     north, log, link_log = deployment["sites"]["north"], tmp / "state-north" / "supernode.log", tmp / "superlink.log"
     seen, joined = _count(log, "Receiving:"), _count(link_log, "[Fleet.ActivateNode] Activated")
     out = tmp / "drill result"
-    t0 = time.monotonic()
-    run = _aggregate(deployment, "D", out, "--wait", "90", "--timeout", "120")
-    _wait_for(lambda: _count(log, "Receiving:") > seen, 90, "message at north")
+    run = _aggregate(deployment, "D", out, "--wait", "600", "--timeout", "600")
+    _wait_for(lambda: _count(log, "Receiving:") > seen, 300, "message at north")
     os.killpg(north.pid, signal.SIGKILL)  # the site, its SuperNode and its ClientApp at once: nobody signs off
+    killed = time.monotonic()
     north.wait()
     cmd = deployment["site_cmd"]["north"]
     wrong = cmd[:cmd.index("--data") + 1] + [str(tmp / "east.npy")] + cmd[cmd.index("--data") + 2:]
@@ -68,11 +68,12 @@ def test_site_killed_mid_run_is_dropped_promptly_and_rejoins(deployment):
     assert refused.returncode == 2 and "does not fit the plan" in refused.stderr and "nothing was sent" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
     deployment["sites"]["north"] = deployment["start"]("north", cmd)
-    stdout, stderr = run.communicate(timeout=200)
-    elapsed = time.monotonic() - t0
+    stdout, stderr = run.communicate(timeout=500)
+    elapsed = time.monotonic() - killed
     assert run.returncode == 0, f"{stdout[-2000:]}\n{stderr[-2000:]}"
-    # noticed by its heartbeats (the SuperLink forgets it within 20 s), not after --wait 90 / --timeout 120
-    assert elapsed < 75, f"the dead site held the run {elapsed:.0f} s"
+    # noticed by its heartbeats (the SuperLink forgets it within 20 s), not at --wait / --timeout (600 s): the margin
+    # is for a loaded machine, where the rest of the run takes a minute or more
+    assert elapsed < 300, f"the dead site held the run {elapsed:.0f} s"
     report = json.loads((out / "privacy_report.json").read_text())
     assert report["protocol"]["dropped"] == [["north", "after-deal"]]
     assert report["protocol"]["extra_std"] > 0 and "dropped: [['north', 'after-deal']]" in stdout
@@ -86,7 +87,7 @@ def test_site_killed_mid_run_is_dropped_promptly_and_rejoins(deployment):
     plan_a = Plan.from_json((tmp / "A" / "plan.json").read_text())
     again = from_wire(ask_site(tmp / "state-north" / "door.sock", to_wire(_query(plan_a)), timeout=60))
     assert isinstance(again, SiteError) and again.code == "already-answered"
-    print(f"killed site dropped, run done in {elapsed:.1f} s")
+    print(f"killed site dropped, run done {elapsed:.1f} s after the kill")
 
 
 def test_dead_superlink_aborts_cleanly_and_keeps_the_old_result(deployment):
