@@ -21,8 +21,8 @@ import textwrap
 import time
 from pathlib import Path
 
-__all__ = ["HEARTBEAT_S", "HEARTBEAT_PATIENCE", "write_fab", "flwr_env", "write_flwr_config", "superlink_command", "supernode_command",
-           "register_command", "run_command", "write_toml", "executable", "run_flwr", "run_flwr_all", "orphan_proof",
+__all__ = ["HEARTBEAT_S", "HEARTBEAT_PATIENCE", "write_fab", "flwr_env", "write_flwr_config", "superlink_command",
+           "supernode_command", "register_command", "run_command", "write_toml", "executable", "run_flwr", "run_flwr_all", "orphan_proof",
            "FlwrFailed", "flwr_reason", "watch_flwr",
            "free_port", "wait_for_port", "stop_process_groups"]
 

@@ -5,7 +5,10 @@ One SuperLink (the aggregator's host) and one SuperNode per site; every message 
 
 * :class:`FlowerTransport` -- the aggregator's side on a ServerApp's ``Grid``: a hello to
   every node maps Flower's opaque node ids to site names; each step pushes one message per
-  site and polls the replies (every ``poll_s``, not ``send_and_receive``'s 3 s).
+  site and polls the replies (every ``poll_s``, not ``send_and_receive``'s 3 s). Once a second
+  it asks the SuperLink which nodes heartbeat, and since when: a pending message's node that
+  went offline, or came back as a new session (a restart with the same key), is a crash,
+  noticed without waiting for the step's timeout.
 * :data:`app` -- the site's ClientApp: it forwards the bytes to the site's own long-lived
   process (``node_config["site-socket"]``, :mod:`.door`) and returns that process's bytes.
   It never reads data, and what it raises is a fixed sentence.
