@@ -9,7 +9,7 @@
 * the SuperLink killed in the middle of a run: ``dpmoments aggregate`` exits non-zero with its
   reason in one line and the earlier result stays as it was.
 
-75 to 115 s measured on a shared 2-core machine at load 6 to 11 (the two tests together).
+57 to 114 s for the two tests together, measured in four runs on a shared 2-core machine at load 6 to 11.
 """
 
 import json
