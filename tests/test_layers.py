@@ -263,7 +263,7 @@ THIRD_PARTY = {
     "dask": {"moments", "cli/_io.py"},
     "zarr": {"moments"},
     # The transports of the multi-site wing (flower/ until the multisite package replaces it).
-    "flwr": {"flower", "multisite/flower.py", "cli/_serverapp.py"},
+    "flwr": {"flower", "multisite/flower.py", "multisite/_supernode.py", "cli/_serverapp.py"},
     "grpc": {"multisite/grpc_transport.py"},
     "cryptography": {"flower", "multisite/tls.py"},
 }

@@ -1,9 +1,4 @@
-"""A real Flower deployment on localhost: SuperLink + 3 SuperNodes, TLS and SuperNode auth, one fixture for all.
-
-A CA is generated in a temp dir; the SuperLink serves HTTPS with a certificate for 127.0.0.1;
-three registered SuperNodes (``dpmoments site``, ECDSA keys registered with
-``dpmoments aggregate --register``) each hold three share files (plans A, B and C) and a
-budget; a fourth, unregistered SuperNode is refused. Then:
+"""The honest and hostile runs on the real Flower deployment (``conftest.py``: SuperLink + 3 SuperNodes, TLS, auth).
 
 * the honest run of plan A (``dpmoments aggregate``, its ``--out`` a path with a quote and a
   space) must give exactly the bytes the same plan, shares and seeds give in process;
@@ -12,14 +7,11 @@ budget; a fourth, unregistered SuperNode is refused. Then:
 * a run that could only abort exits non-zero and leaves the earlier result intact (the ServerApp's own
   aborts take the same path as gRPC's: ``tests/multisite/test_aggregate.py``).
 
-Every process runs in its own session and is torn down by PID (its process group). About 40 s;
-skipped when flwr is not installed.
+About 40 s with the deployment's start.
 """
 
 import json
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 import warnings
@@ -29,75 +21,13 @@ import numpy as np
 import pytest
 
 pytest.importorskip("flwr", reason="the Flower extra is not installed (pip install 'dpmoments[flower]')")
-pytest.importorskip("cryptography", reason="cryptography is needed to make the test CA")
 
 from dpmoments.estimators import PrivateCovariance  # noqa: E402
-from dpmoments.multisite import InProcessTransport, Plan, Site, deal_files, read_bundle, run_plan  # noqa: E402
-from dpmoments.multisite import deploy, tls  # noqa: E402
+from dpmoments.multisite import InProcessTransport, Plan, Site, deploy, read_bundle, run_plan  # noqa: E402
+
+from .conftest import SIZES, cli  # noqa: E402
 
 pytestmark = pytest.mark.slow
-
-D, R = 3, 1.0
-SIZES = {"north": 200, "south": 300, "east": 250}
-
-
-def _cli(argv, env, check=True, timeout=170):
-    """``dpmoments ARGV`` in a subprocess, as a user types it."""
-    proc = subprocess.run([sys.executable, "-m", "dpmoments", *argv], env=env, capture_output=True, text=True,
-                          timeout=timeout)
-    assert proc.returncode == 0 or not check, f"dpmoments {' '.join(argv)}: {proc.stdout}\n{proc.stderr}"
-    return proc
-
-
-def _plan(epsilon):
-    return Plan.build("cape", tuple(SIZES), tuple(SIZES.values()), n_features=D, row_norm=R, epsilon=epsilon,
-                      delta=1e-5, analysis="covariance")
-
-
-@pytest.fixture(scope="module")
-def deployment(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("flower")
-    litter = set(Path(tempfile.gettempdir()).glob("dpmoments-flwr-*"))  # other programs' are not ours to judge
-    rng = np.random.default_rng(0)
-    data = {s: rng.normal(size=(n, D)) / 3 for s, n in SIZES.items()}
-    shares = {k: deal_files(_plan(eps), tmp / k, rng=seed) for k, eps, seed in (("A", 1.0, 1), ("B", 1.0, 2),
-                                                                                 ("C", 1.5, 3))}
-    port = deploy.free_port()
-    address = f"127.0.0.1:{port}"
-    env = deploy.flwr_env(tmp / "flwr-home")
-    env["PYTHONPATH"] = str(Path(__file__).parent) + ":" + env.get("PYTHONPATH", "")  # the hostile app's module
-    _cli(["aggregate", "--make-test-ca", str(tmp / "tls")], env)
-    ca = tmp / "tls" / "ca.crt"
-    procs = []
-
-    def start(name, cmd):
-        fh = open(tmp / f"{name}.log", "w")
-        p = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True, cwd=tmp)
-        procs.append(p)
-        return p
-
-    try:
-        t0 = time.monotonic()
-        link = start("superlink", deploy.superlink_command(port, certfile=tmp / "tls" / "server.pem",
-                                                           keyfile=tmp / "tls" / "server.key", ca_certfile=ca))
-        deploy.wait_for_port(port, link, timeout=30)
-        conn = ["--superlink", address, "--root-certificates", str(ca)]
-        keys = {s: tls.make_node_key(tmp / f"{s}_key")[0] for s in SIZES}
-        _cli(["aggregate", *conn, *sum((["--register", f"{keys[s]}.pub"] for s in SIZES), [])], env)
-        for k, (s, X) in enumerate(data.items()):
-            np.save(tmp / f"{s}.npy", X)
-            start(s, [sys.executable, "-m", "dpmoments", "site", "--name", s, "--data", str(tmp / f"{s}.npy"),
-                      *sum((["--share", str(shares[p][s])] for p in "ABC"), []), "--budget", "2,1e-4",
-                      "--state", str(tmp / f"state-{s}"), *conn, "--auth-key", str(keys[s]),
-                      "--port", str(deploy.free_port()), "--seed", str(k)])
-        stranger_key, _ = tls.make_node_key(tmp / "stranger_key")  # never registered
-        deploy.write_toml(tmp / "stranger.toml", {"site-socket": tmp / "nowhere.sock"})
-        stranger = start("stranger", deploy.supernode_command(
-            address, str(tmp / "stranger.toml"), port=deploy.free_port(), root_certificates=ca,
-            private_key=stranger_key, max_retries=0))
-        yield dict(tmp=tmp, env=env, conn=conn, data=data, shares=shares, stranger=stranger, t0=t0, litter=litter)
-    finally:
-        deploy.stop_process_groups(procs)
 
 
 def _in_process(deployment, plan_key):
@@ -115,7 +45,7 @@ def _in_process(deployment, plan_key):
 def test_honest_run_gives_the_in_process_bytes(deployment):
     tmp, env, conn = deployment["tmp"], deployment["env"], deployment["conn"]
     out = tmp / "o'brien result"
-    run = _cli(["aggregate", *conn, "--plan", str(tmp / "A" / "plan.json"), "--out", str(out), "--wait", "60",
+    run = cli(["aggregate", *conn, "--plan", str(tmp / "A" / "plan.json"), "--out", str(out), "--wait", "60",
                 "--timeout", "60", "--seed", "7"], env, check=False)
     elapsed = time.monotonic() - deployment["t0"]
     assert run.returncode == 0, (f"rc={run.returncode}\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}\n"
@@ -130,7 +60,9 @@ def test_honest_run_gives_the_in_process_bytes(deployment):
     assert report["privacy"]["guarantee_detail"]["epsilon"] == pytest.approx(1.0, rel=1e-6)
     assert report["protocol"]["dropped"] == [] and report["plan"]["run_id"]
     assert "against the aggregator" in run.stdout and "per-site claim" in run.stdout
-    deployment["stranger"].wait(timeout=30)
+    assert deployment["stranger"].wait(timeout=30) == 2  # its SuperNode refused: one line, no retry (no old session)
+    said = (tmp / "stranger.log").read_text(errors="replace").strip().splitlines()[-1]
+    assert said.startswith("dpmoments site: error: the SuperLink refused this site's key: register its public key")
     link_log = (tmp / "superlink.log").read_text(errors="replace")
     assert "No SuperNode found with the given public key" in link_log
     assert link_log.count("[Fleet.ActivateNode] Activated") == len(SIZES)
@@ -167,7 +99,7 @@ def test_aborted_run_exits_non_zero_and_keeps_the_old_result(deployment):
     if not (out / "covariance.npy").exists():
         pytest.skip("needs the honest run's result")
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    run = _cli(["aggregate", *conn, "--plan", str(tmp / "A" / "plan.json"), "--out", str(out), "--force",
+    run = cli(["aggregate", *conn, "--plan", str(tmp / "A" / "plan.json"), "--out", str(out), "--force",
                 "--min-sites", "4"], env, check=False)
     assert run.returncode == 2 and "--min-sites 4 exceeds" in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1

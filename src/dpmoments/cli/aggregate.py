@@ -204,7 +204,7 @@ def _flower(args):
         except deploy.FlwrFailed as exc:
             raise CliError(f"{exc.one_line}; no release was made") from None
         if not status.exists():
-            raise CliError(f"flwr run produced no result: {deploy.flwr_reason(proc)}")
+            raise CliError(f"flwr run produced no result: {deploy.flwr_reason(proc)}; no release was made")
         outcome = json.loads(status.read_text())
         if outcome.get("nonce") != request["nonce"]:
             raise CliError("the result on disk is not this run's; no release was made")

@@ -155,10 +155,9 @@ def _serve_grpc(args, site):
 
 
 def _serve_flower(args, site, state):
-    import subprocess
-
     from ..multisite import deploy
     from ..multisite.door import SiteServer
+    from ..multisite.supernode import SessionRefused, keep_up
 
     if not args.superlink:
         raise CliError("--superlink HOST:PORT is required with --transport flower")
@@ -172,8 +171,7 @@ def _serve_flower(args, site, state):
         cmd = deploy.supernode_command(args.superlink, str(config.resolve()), port=args.port,
                                        root_certificates=args.root_certificates, private_key=args.auth_key,
                                        insecure=args.insecure)
-        proc = subprocess.Popen(deploy.orphan_proof(cmd), env=deploy.flwr_env())
-        try:
-            return proc.wait()
-        finally:
-            deploy.end(proc, grace_s=15.0)
+        try:  # a restart after a crash waits here (one line says why and until when) for its old session to lapse
+            return keep_up(cmd, deploy.flwr_env(), state, interval=deploy.HEARTBEAT_S)
+        except SessionRefused as exc:
+            raise CliError(exc.one_line) from None

@@ -21,8 +21,8 @@ import textwrap
 import time
 from pathlib import Path
 
-__all__ = ["write_fab", "flwr_env", "write_flwr_config", "superlink_command", "supernode_command",
-           "register_command", "run_command", "write_toml", "executable", "run_flwr", "run_flwr_all", "orphan_proof",
+__all__ = ["HEARTBEAT_S", "HEARTBEAT_PATIENCE", "write_fab", "flwr_env", "write_flwr_config", "superlink_command",
+           "supernode_command", "register_command", "run_command", "write_toml", "executable", "run_flwr", "run_flwr_all", "orphan_proof",
            "FlwrFailed", "flwr_reason", "watch_flwr",
            "free_port", "wait_for_port", "stop_process_groups"]
 
@@ -130,10 +130,19 @@ def superlink_command(port, *, host="127.0.0.1", certfile=None, keyfile=None, ca
     return cmd
 
 
+#: The SuperNode's heartbeat interval (s) that dpmoments asks for: the SuperLink's minimum. The SuperLink forgets a
+#: node that fell silent after HEARTBEAT_PATIENCE intervals (flwr's default interval, 30 s, makes that a minute).
+HEARTBEAT_S = 10.0
+HEARTBEAT_PATIENCE = 2
+
+
 def supernode_command(superlink, node_config, *, port, root_certificates=None, private_key=None, insecure=False,
-                      max_retries=None):
-    cmd = [executable("flower-supernode"), "--superlink", superlink, "--host", "127.0.0.1", "--port", str(port),
-           "--node-config", node_config]
+                      max_retries=None, heartbeat_s=HEARTBEAT_S):
+    """``flower-supernode`` with these options; with ``heartbeat_s`` (default) through :mod:`._supernode`,
+    which sets the interval flwr has no option for (None: Flower's own 30 s)."""
+    start = [executable("flower-supernode")] if heartbeat_s is None else \
+        [sys.executable, str(Path(__file__).with_name("_supernode.py")), repr(float(heartbeat_s))]
+    cmd = [*start, "--superlink", superlink, "--host", "127.0.0.1", "--port", str(port), "--node-config", node_config]
     cmd += ["--insecure"] if insecure else ["--root-certificates", str(root_certificates)]
     if private_key is not None:
         cmd += ["--auth-supernode-private-key", str(private_key)]

@@ -5,7 +5,10 @@ One SuperLink (the aggregator's host) and one SuperNode per site; every message 
 
 * :class:`FlowerTransport` -- the aggregator's side on a ServerApp's ``Grid``: a hello to
   every node maps Flower's opaque node ids to site names; each step pushes one message per
-  site and polls the replies (every ``poll_s``, not ``send_and_receive``'s 3 s).
+  site and polls the replies (every ``poll_s``, not ``send_and_receive``'s 3 s). Once a second
+  it asks the SuperLink which nodes heartbeat, and since when: a pending message's node that
+  went offline, or came back as a new session (a restart with the same key), is a crash,
+  noticed without waiting for the step's timeout.
 * :data:`app` -- the site's ClientApp: it forwards the bytes to the site's own long-lived
   process (``node_config["site-socket"]``, :mod:`.door`) and returns that process's bytes.
   It never reads data, and what it raises is a fixed sentence.
@@ -48,12 +51,22 @@ class FlowerTransport(Transport):
         self.grid, self.poll_s = grid, poll_s
         self.node_of = {}
 
+    def _sessions(self):
+        """``{node: its session}`` for the nodes the SuperLink counts online (heartbeating) now.
+
+        A site restarted with the same key comes back as the same node with a new activation time: a
+        message its old SuperNode took died with it (a changed session counts as a crash), while the
+        messages of later steps reach the new one (the site rejoins; its ledger, on disk, still refuses
+        any step it answered before).
+        """
+        return {n.node_id: n.last_activated_at for n in self.grid.get_nodes()}
+
     def connect(self, plan, wait_s):
         deadline = time.monotonic() + float(wait_s)
-        nodes = sorted(self.grid.get_node_ids())
+        nodes = sorted(self._sessions())
         while len(nodes) < plan.n_sites and time.monotonic() < deadline:
             time.sleep(self.poll_s)
-            nodes = sorted(self.grid.get_node_ids())
+            nodes = sorted(self._sessions())
         hello = to_wire(Hello(plan.digest))
         replies = self._push({nid: hello for nid in nodes}, max(1.0, deadline - time.monotonic()))
         for nid, data in replies.items():
@@ -76,6 +89,7 @@ class FlowerTransport(Transport):
         """One message per node; ``{node: bytes or Failure}``; polls until all replied or ``timeout_s``."""
         msgs = [Message(pack(data), dst_node_id=nid, message_type=MESSAGE_TYPE) for nid, data in by_node.items()]
         out = {nid: Failure("timeout") for nid in by_node}
+        sent_to = self._sessions()
         ids = self.grid.push_messages(msgs)
         pending, node_of_id = set(ids), dict(zip(ids, by_node))
         deadline, roll_call = time.monotonic() + float(timeout_s), time.monotonic() + 1.0
@@ -85,9 +99,10 @@ class FlowerTransport(Transport):
                 nid = r.metadata.src_node_id
                 if nid in out:  # an error reply's text is the node's, not ours to forward
                     out[nid] = Failure("crashed") if r.has_error() else unpack(r.content)
-            if pending and time.monotonic() >= roll_call:  # a node that left will not answer: do not wait for it
-                connected = set(self.grid.get_node_ids())
-                for mid in [m for m in pending if node_of_id[m] not in connected]:
+            if pending and time.monotonic() >= roll_call:  # a node that left or restarted will not answer: do not wait
+                now = self._sessions()
+                for mid in [m for m in pending if node_of_id[m] not in now or
+                            now[node_of_id[m]] != sent_to.get(node_of_id[m])]:
                     pending.discard(mid)
                     out[node_of_id[mid]] = Failure("crashed")
                 roll_call = time.monotonic() + 1.0
