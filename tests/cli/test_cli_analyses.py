@@ -234,6 +234,16 @@ def test_simulate_cape_subprocess_reports_both_guarantees(data, tmp_path):
     assert [s["name"] for s in rep["input"]["sites"]] == ["site0", "site1", "site2"]
     assert all(len(s["fingerprint"]["sha256"]) == 64 and s["rows"] == 1000 for s in rep["input"]["sites"])
     assert rep["input"]["shape"] == [3000, 4]
+    what = "uncentred second moment (no --center: (1/n) sum of x x^T, not a covariance)"
+    assert what in res.stdout and rep["analysis"]["statistic"] == what  # not called a covariance
+
+
+def test_simulate_covariance_about_a_public_centre_is_named_so(run, data, tmp_path):
+    out = tmp_path / "sim"
+    res = run("simulate", *[data / f"site{s}.csv" for s in range(3)], "--analysis", "covariance", "--center", 0,
+              "--epsilon", 1, "--delta", "1e-6", "--row-norm", 3, "--seed", 0, "--out", out, "--no-figures")
+    assert res.returncode == 0, res.stderr
+    assert report(out)["analysis"]["statistic"] == "covariance about the public --center"
 
 
 @pytest.mark.parametrize("protocol, analysis", [("conventional", "pca"), ("secure-aggregation", "precision"),

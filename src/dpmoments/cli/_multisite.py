@@ -97,16 +97,17 @@ def fit_analysis(args, analysis, output, names):
     figures = not getattr(args, "no_figures", True)
     if a == "covariance":
         est = est_mod.PrivateCovariance(psd_floor=0.0).fit_release(output)
+        what = _second_moment_name(output)
 
         def save(res):
             res.save_matrix("covariance", est.covariance_, names)
             if figures:
                 from .. import plots
 
-                res.save_figure("covariance", plots.plot_matrix(est.covariance_, names, title=f"covariance "
+                res.save_figure("covariance", plots.plot_matrix(est.covariance_, names, title=f"{what} "
                                                                 f"({output.guarantee} against the aggregator)"))
 
-        return {"estimator": "PrivateCovariance", "estimate": "covariance.npy"}, save, "covariance matrix"
+        return {"estimator": "PrivateCovariance", "estimate": "covariance.npy", "statistic": what}, save, what
     if a == "pca":
         from .pca import noise_floor, pca_analysis, save_pca, spectrum
 
@@ -132,6 +133,13 @@ def fit_analysis(args, analysis, output, names):
     if a in ("tensor-mog", "tensor-stm"):
         return _tensor(args, a, output, names, est_mod)
     return _regress(output, names)
+
+
+def _second_moment_name(release):
+    """Without a centre the sites release (1/n) sum x x^T: name it for what it is, not a covariance."""
+    if release.center is None:
+        return "uncentred second moment (no --center: (1/n) sum of x x^T, not a covariance)"
+    return "covariance about the public --center"
 
 
 def _precision(args, a, release, names, est_mod):
