@@ -81,7 +81,7 @@ def test_accountant_is_checked_before_and_charged_after():
     PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=None, accountant=acct, rng=0).fit(X)
     assert acct.spent.epsilon == pytest.approx(1.0)
     with pytest.raises(BudgetExceededError):
-        PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=None, accountant=acct, rng=0).fit(X)
+        PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=None, accountant=acct, rng=1).fit(X)
     assert len(acct.ledger) == 1
 
 

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from .._rng import as_generator, describe_randomness, spawn
+from .._rng import as_generator, describe_randomness, noise_source, spawn
 from .._validation import check_data, check_nonnegative, check_positive, check_sensitivity
 from ._target import check_target
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
@@ -301,8 +301,10 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
                                                 (self.row_norm, self.response_bound))  # for the plan's guarantee
         budget, guarantee, _, _ = self._plan(n, d)
         guarantee, parts = self._with_bound_parts(guarantee)
-        if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one"):
-            self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one")  # raises, with why
+        source = noise_source(self.rng)  # where the noise starts: a second fit from the same seed is refused
+        if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one",
+                                                                         noise_source=source):
+            self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one", noise_source=source)  # raises, with why
         self._warn(guarantee)
         if self.first_moment == "gaussian" or self.second_moment == "gaussian":
             warn_if_delta_large(self.delta, n, noisy=False, stacklevel=2)
@@ -319,7 +321,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         yc = clip_responses(y, self.response_bound_)
         theta, clipped, final = self._iterate(Z, yc, scales, rng)
         if self.accountant is not None:
-            self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one")
+            self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one", noise_source=source)
         self.privacy_parts_ = tuple(parts)
         self._set_fitted(theta, clipped, budget, guarantee, sens, scales)
         self._set_spread(final, scales)

@@ -35,6 +35,12 @@ itself (a copy would fork the ledger: scikit-learn's ``clone`` deep-copies
 estimator parameters, and every fit must be charged to the one ledger), and
 pickling is refused for the same reason.
 
+Composition theorems assume each spend draws fresh, independent noise. Two
+releases drawn from the same seed share their noise, and their difference is
+exact: a spend may name where its noise came from (``noise_source``, an
+opaque tag from :func:`dpmoments._rng.noise_source`; the estimators pass it),
+and a second spend from the same source is refused.
+
 There is no global default accountant: estimators take one explicitly.
 """
 
@@ -120,6 +126,7 @@ class Accountant:
         self.plan = None if plan is None else self._check_plan(plan)
         self._ledger = []
         self._partitioning = None
+        self._sources = set()  # the noise sources spent from: kept here only, never reported
         self._lock = threading.RLock()
 
     # -- one ledger, never copied -------------------------------------------------------
@@ -161,7 +168,7 @@ class Accountant:
         return self._partitioning
 
     # -- spending -----------------------------------------------------------------------
-    def spend(self, x, *, label=None, partition=None, neighbours=None):
+    def spend(self, x, *, label=None, partition=None, neighbours=None, noise_source=None):
         """Record a spend if it fits; otherwise raise and change nothing.
 
         Parameters
@@ -175,6 +182,10 @@ class Accountant:
         neighbours : str, optional
             The relation a bare guarantee is stated under (default: the
             accountant's).
+        noise_source : str, optional
+            Where the spend's noise came from
+            (:func:`dpmoments._rng.noise_source` of its ``rng``, read before
+            the first draw; ``None``: fresh OS entropy, or unknown).
 
         Raises
         ------
@@ -183,12 +194,16 @@ class Accountant:
         UncertifiedSpendError
             The guarantee is :class:`Uncertified` and the accountant does not allow it.
         ValueError
-            Another relation, an undeclared block, or a spend outside the plan.
+            Another relation, an undeclared block, a spend outside the plan,
+            or noise from a source already spent from (the same seed).
         """
         with self._lock:
             entry = self._entry(x, label, partition, neighbours)
+            self._check_source(noise_source)
             self._check_fits(entry)
             self._ledger.append(entry)
+            if noise_source is not None:
+                self._sources.add(noise_source)
             return entry
 
     def spend_blocks(self, spends, *, label=None, neighbours=None):
@@ -202,11 +217,12 @@ class Accountant:
             self._ledger.extend(entries)
             return tuple(entries)
 
-    def can_spend(self, x, *, partition=None, neighbours=None):
+    def can_spend(self, x, *, partition=None, neighbours=None, noise_source=None):
         """Whether :meth:`spend` would succeed now (no state change)."""
         with self._lock:
             try:
                 entry = self._entry(x, None, partition, neighbours)
+                self._check_source(noise_source)
                 self._check_fits(entry)
             except (UncertifiedSpendError, ValueError, TypeError):
                 return False
@@ -237,6 +253,13 @@ class Accountant:
             raise ValueError(f"cannot mix neighbouring relations: this accountant composes {self.neighbours!r} "
                              f"spends; got a {relation!r} spend.")
         return relation
+
+    def _check_source(self, noise_source):
+        if noise_source is not None and noise_source in self._sources:
+            raise ValueError("this spend's noise comes from the same seed (or generator state) as an earlier spend "
+                             "on this accountant: the two releases share their noise, so their difference is exact "
+                             "and no composition holds; use rng=None (fresh entropy), or one numpy Generator passed "
+                             "to every fit (not an int seed, which restarts the same noise on every fit).")
 
     def _check_partition(self, partition):
         if partition is None:
