@@ -252,3 +252,15 @@ def test_the_report_withholds_the_seed_that_would_redraw_the_noise(run, study, t
     assert res.returncode == 0, res.stderr
     assert "48213" not in (out / "privacy_report.json").read_text()
     assert report(out)["privacy"]["randomness"] == "seeded" and "<withheld>" in " ".join(report(out)["arguments"])
+
+
+def test_the_report_says_a_private_row_bound_was_drawn_privately_not_public(run, study, tmp_path):
+    privacy = [a for a in PRIVACY if a not in ("--row-norm", "3")]
+    big = np.random.default_rng(1).normal(size=(4000, 3))
+    np.save(study / "big.npy", big)
+    res = run("covariance", study / "big.npy", *privacy, "--uncentred", "--out", tmp_path / "auto")
+    assert res.returncode == 0, res.stderr
+    clipping = report(tmp_path / "auto")["privacy"]["clipping"]
+    assert "drawn privately" in clipping and "PUBLIC" not in clipping
+    res = run("covariance", study / "big.npy", *PRIVACY, "--uncentred", "--out", tmp_path / "public")
+    assert "PUBLIC" in report(tmp_path / "public")["privacy"]["clipping"]

@@ -45,7 +45,7 @@ def privacy_report(command, release, *, source=None, fingerprint=None, analysis=
             "noise_scale": release.noise_scale,
             "row_norm": release.row_norm,
             "center": None if release.center is None else release.center.tolist(),
-            "clipping": CLIPPING_HELP,
+            "clipping": clipping_text(release),
             "randomness": release.randomness,
             "secure_randomness": release.secure,
             "randomness_note": _RANDOMNESS.get(release.randomness, release.randomness),
@@ -59,6 +59,20 @@ def privacy_report(command, release, *, source=None, fingerprint=None, analysis=
     if extra:
         report.update(extra)
     return report
+
+
+PRIVATE_BOUND_CLIPPING = (
+    "rows are clipped: every (centred) row x is scaled down to norm R when ||x||_2 > R, so no single row can move "
+    "the result by more than the sensitivity the noise is calibrated to; here R was drawn privately (--row-norm "
+    "auto: a noisy quantile of the row norms on a public grid, paid from its share of the budget, under "
+    "private_choices), never computed exactly from the data: too small a bound biases the estimate towards zero, "
+    "too large a bound adds more noise")
+
+
+def clipping_text(release):
+    """How the rows were clipped: to a public bound, or to one drawn privately (a ``row_norm`` part)."""
+    private = any(getattr(p, "label", None) == "row_norm" for p in (release.parts or ()))
+    return PRIVATE_BOUND_CLIPPING if private else CLIPPING_HELP
 
 
 SEED_WITHHELD = "<withheld>"
