@@ -171,3 +171,11 @@ def test_bad_spend_arguments():
     with pytest.raises(TypeError, match="'partition'"):
         acct.spend(PureDP(0.1), partition=3)
     assert acct.spent is None
+
+
+def test_a_refusal_states_the_composed_total_so_a_zcdp_conversion_is_not_a_mystery():
+    # (hunt3) "spent nothing, requested 0.5-DP, total budget (1, 1e-06)-DP" read as a bug: in zCDP a lone
+    # 0.5-DP spend is 0.125-zCDP, which converts at delta 1e-6 to more than epsilon 1.
+    acct = Accountant(ApproxDP(1.0, 1e-6), composition="zcdp")
+    with pytest.raises(BudgetExceededError, match=r"composed \(zcdp\) the total would be \(2\.4"):
+        acct.spend(PureDP(0.5))

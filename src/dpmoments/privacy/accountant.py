@@ -278,9 +278,11 @@ class Accountant:
             self._check_planned(entry)
         candidate = self._ledger + [entry]
         if not self._fits(candidate):
+            # The composed total says why: under "zcdp" a lone 0.5-DP spend converts to more than epsilon 1.
             raise BudgetExceededError(
                 f"spending {entry.guarantee} would exceed the budget: spent {self._describe(self._ledger)}, "
-                f"requested {entry.guarantee}, total budget {self.budget}."
+                f"requested {entry.guarantee}, total budget {self.budget}; composed ({self.composition}) the total "
+                f"would be {self._describe(candidate)}."
             )
 
     # -- the advanced-composition plan ----------------------------------------------------
