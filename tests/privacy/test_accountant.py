@@ -179,3 +179,10 @@ def test_a_refusal_states_the_composed_total_so_a_zcdp_conversion_is_not_a_myste
     acct = Accountant(ApproxDP(1.0, 1e-6), composition="zcdp")
     with pytest.raises(BudgetExceededError, match=r"composed \(zcdp\) the total would be \(2\.4"):
         acct.spend(PureDP(0.5))
+
+
+def test_advanced_composition_refuses_a_zcdp_spend_naming_the_composition():
+    acct = Accountant(ApproxDP(1.0, 1e-5), composition="advanced", delta_slack=1e-6, plan=[PureDP(0.01)] * 10)
+    with pytest.raises(ValueError, match="composition='zcdp'"):  # it said "'delta' in (0, 1); got None"
+        acct.spend(ZCDP(1e-5))
+    assert not acct.can_spend(ZCDP(1e-5)) and acct.ledger == ()

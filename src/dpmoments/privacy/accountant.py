@@ -325,6 +325,9 @@ class Accountant:
                 return ZCDP(rho)
             return compose(guarantees, composition="zcdp", delta=self.budget.delta)
         if self.composition == "advanced":
+            if any(isinstance(g, ZCDP) for g in guarantees):
+                raise ValueError("composition='advanced' composes (epsilon, delta) spends; a zCDP spend needs an "
+                                 "accountant with composition='zcdp'.")
             return compose(guarantees, composition="advanced", delta_slack=self.delta_slack).as_approx()
         cost = compose(guarantees, composition="basic")
         if isinstance(self.budget, PureDP):
