@@ -213,3 +213,16 @@ def test_report_lists_each_noisy_statistic():
         "selection criteria Q_R(M) + phi |M|", "moments X'X/n, X'y/n", "moments of the selected columns"]
     assert sel.privacy_report_["noise"][0]["scale"] == sel.privacy_report_["selection_noise_scale"]
     assert [p.label for p in sel.privacy_parts_] == ["selection", "R", "refit"]
+
+
+def test_a_dask_dataframe_names_the_features_as_pandas_does():
+    # (hunt3) fitted on a dask frame, transform took a pandas frame with its columns reordered without a word.
+    dd = pytest.importorskip("dask.dataframe")
+    X = np.random.default_rng(0).normal(size=(400, 3)) / 3
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    pca = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0).fit(dd.from_pandas(frame, 2))
+    assert list(pca.feature_names_in_) == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="feature names"):
+        pca.transform(frame[["c", "b", "a"]])
+    unnamed = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+    assert not hasattr(unnamed.fit(dd.from_pandas(pd.DataFrame(X), 2)), "feature_names_in_")

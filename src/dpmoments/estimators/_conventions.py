@@ -13,9 +13,11 @@ estimator (documented in ``docs/privacy.md``).
 
 import os
 
+import numpy as np
 from sklearn.utils.validation import validate_data
 
 from .._validation import check_data
+from ..moments.dask_moments import is_dask_collection
 from ..privacy.relations import describe_relation
 
 __all__ = ["check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",
@@ -41,6 +43,11 @@ def fit_input(estimator, X):
         vars(estimator).pop("feature_names_in_", None)
         return None
     validate_data(estimator, X, reset=True, skip_check_array=True)
+    if is_dask_collection(X) and hasattr(X, "columns"):
+        # scikit-learn reads names from eager frames only; a dask frame's columns are public metadata too.
+        names = np.asarray(list(X.columns), dtype=object)
+        if len(names) and all(isinstance(n, str) for n in names):
+            estimator.feature_names_in_ = names
     return getattr(estimator, "feature_names_in_", None)
 
 
