@@ -226,3 +226,22 @@ def test_a_dask_dataframe_names_the_features_as_pandas_does():
         pca.transform(frame[["c", "b", "a"]])
     unnamed = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
     assert not hasattr(unnamed.fit(dd.from_pandas(pd.DataFrame(X), 2)), "feature_names_in_")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: PrivateCovariance(epsilon=1.0, delta=1e-6),
+    lambda: PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm="auto"),
+    lambda: PrivateGraphicalLasso(alpha="ebic", epsilon=1.0, delta=1e-6, row_norm="auto"),
+])
+def test_a_failed_refit_leaves_the_old_fit_whole(make):
+    # (hunt3) the refit read the new width, then failed: n_features_in_ = 3 beside a 5 x 5 covariance_.
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(3000, 5)), columns=list("abcde"))
+    est = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X)
+    before = {k: v for k, v in vars(est).items()}
+    with pytest.raises(ValueError, match="too few rows"):
+        est.fit(np.ones((20, 3)))
+    assert vars(est).keys() == before.keys() and all(vars(est)[k] is v for k, v in before.items())
+    assert est.n_features_in_ == 5 and list(est.feature_names_in_) == list("abcde")

@@ -11,6 +11,7 @@ names behave exactly as in scikit-learn.
 estimator (documented in ``docs/privacy.md``).
 """
 
+import functools
 import os
 
 import numpy as np
@@ -20,8 +21,28 @@ from .._validation import check_data
 from ..moments.dask_moments import is_dask_collection
 from ..privacy.relations import describe_relation
 
-__all__ = ["check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",
+__all__ = ["all_or_nothing", "check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",
            "require_for_fit"]
+
+
+def all_or_nothing(method):
+    """A ``fit`` that fails leaves the estimator as it was: the old result or the new one, never a mix.
+
+    (A refit that failed after reading the new input's width kept the old ``covariance_`` beside the new
+    ``n_features_in_``.) The attributes are restored from a shallow copy taken before the call.
+    """
+
+    @functools.wraps(method)
+    def fit(self, *args, **kwargs):
+        before = dict(vars(self))
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            vars(self).clear()
+            vars(self).update(before)
+            raise
+
+    return fit
 
 
 def require_for_fit(estimator, *names):

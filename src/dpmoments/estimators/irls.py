@@ -20,7 +20,7 @@ from ..privacy import zcdp_gaussian_sigma
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import check_p, irls_weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
-from ._conventions import check_input, fit_input, noise_entry, privacy_report
+from ._conventions import all_or_nothing, check_input, fit_input, noise_entry, privacy_report
 from ._uncertainty_models import irls_laws, irls_spread
 from .uncertainty import check_uncertainty_params
 
@@ -280,6 +280,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
                          "with N public, which also covers zero-out pairs")
         check_accountant(self.accountant)
 
+    @all_or_nothing
     def fit(self, X, y):
         """Clip, run ``n_iter`` private iterations, and set ``coef_``, ``intercept_``, ``privacy_``.
 

@@ -20,7 +20,7 @@ from ..privacy import PureDP, check_accountant, compose
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
-from ._conventions import fit_input, noise_entry, privacy_report, release_input, release_noise
+from ._conventions import all_or_nothing, fit_input, noise_entry, privacy_report, release_input, release_noise
 from ._uncertainty_models import selection_margin, solve_se
 from .uncertainty import NoiseLaw
 from ..solvers.l1_ball_certified import certified_objectives
@@ -335,6 +335,7 @@ class PrivateModelSelection(BaseEstimator):
         check_accountant(self.accountant)
 
     # -- fit ------------------------------------------------------------------------
+    @all_or_nothing
     def fit(self, X, y):
         """Select a model privately (and optionally refit it).
 
@@ -531,6 +532,7 @@ class PrivateModelSelection(BaseEstimator):
         return lines
 
     # -- from a release (e.g. across sites) -------------------------------------------
+    @all_or_nothing
     def fit_release(self, release):
         """Select from a release of the second moment of the rows ``(x, y)``, response last: no new cost.
 

@@ -15,7 +15,7 @@ from ..moments import release_second_moment
 from ..privacy import PureDP, Uncertified
 from ..privacy.relations import NEIGHBOURS
 from ..solvers import graphical_lasso, graphical_lasso_admm, graphical_lasso_path, ridge_precision
-from ._conventions import (check_input, fit_input, noise_entry, privacy_report, release_input,
+from ._conventions import (all_or_nothing, check_input, fit_input, noise_entry, privacy_report, release_input,
                            require_for_fit)
 from ._moment_base import MomentEstimator, location_of, psd_floor_value
 from ._uncertainty_matrix import output_perturbation_spread, precision_spread
@@ -96,6 +96,7 @@ class _PrecisionBase(MomentEstimator):
         vars(self).update(precision_spread(raw, self, refit, self.n_draws, self.level, self.rng,
                                            type(self).__name__, graph))
 
+    @all_or_nothing
     def fit(self, X, y=None):
         """Release the second moment of ``X`` and fit from it.
 
@@ -272,6 +273,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.accountant = accountant
         self.count_share = count_share
 
+    @all_or_nothing
     def fit(self, X, y=None):
         """Release the second moment of ``X`` (or, for ``"output"``, perturb the exact solution)."""
         if self.mechanism == "output":
@@ -279,6 +281,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
             return self._fit_output(X)
         return super().fit(X)
 
+    @all_or_nothing
     def fit_release(self, release):
         """Fit from a release already paid for: no new privacy cost, and no privacy parameter needed.
 
@@ -479,6 +482,7 @@ class PrivateRidgePrecision(_PrecisionBase):
         self.accountant = accountant
         self.count_share = count_share
 
+    @all_or_nothing
     def fit_release(self, release):
         """Fit from a release already paid for: no new privacy cost, and no privacy parameter needed."""
         raw = self._check_release(release)
