@@ -63,6 +63,7 @@ def fit_input(estimator, X):
     if isinstance(X, (str, os.PathLike)):
         vars(estimator).pop("feature_names_in_", None)
         return None
+    _check_unique_columns(X)
     validate_data(estimator, X, reset=True, skip_check_array=True)
     if is_dask_collection(X) and hasattr(X, "columns"):
         # scikit-learn reads names from eager frames only; a dask frame's columns are public metadata too.
@@ -70,6 +71,14 @@ def fit_input(estimator, X):
         if len(names) and all(isinstance(n, str) for n in names):
             estimator.feature_names_in_ = names
     return getattr(estimator, "feature_names_in_", None)
+
+
+def _check_unique_columns(X):
+    """One line for a table whose columns repeat a name (narwhals' own error spans several lines)."""
+    columns = list(getattr(X, "columns", ()))
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"'X' has {len(columns) - len(set(columns))} repeated column name(s); give every column "
+                         "its own name (or pass X.to_numpy()).")
 
 
 def release_input(estimator, n_features, names=None):
@@ -87,6 +96,7 @@ def check_input(estimator, X):
     # for what pandas fills them with); an array for its shape first (a 1-D array is told to reshape).
     named = hasattr(X, "columns")
     if named:
+        _check_unique_columns(X)
         validate_data(estimator, X, reset=False, skip_check_array=True)
     array = check_data(X)
     if not named:
