@@ -120,7 +120,7 @@ def test_uncertified_refused_unless_allowed():
         Accountant(PureDP(2.0)).spend(claim)
     acct = Accountant(PureDP(2.0), allow_uncertified=True)
     acct.spend(claim, label="wishart")
-    assert acct.spent == PureDP(1.0) and acct.certified is False
+    assert acct.spent.claim == PureDP(1.0) and not acct.spent.certified and acct.certified is False
     assert acct.report()["certified"] is False
 
 
@@ -186,3 +186,15 @@ def test_advanced_composition_refuses_a_zcdp_spend_naming_the_composition():
     with pytest.raises(ValueError, match="composition='zcdp'"):  # it said "'delta' in (0, 1); got None"
         acct.spend(ZCDP(1e-5))
     assert not acct.can_spend(ZCDP(1e-5)) and acct.ledger == ()
+
+
+def test_the_total_after_an_uncertified_spend_is_headlined_as_uncertified():
+    # (hunt3) acct.spent printed "(1, 0)-DP" after a Wishart spend: a claim shown as the guarantee that holds.
+    acct = Accountant(ApproxDP(3.0, 1e-5), allow_uncertified=True)
+    acct.spend(PureDP(0.5))
+    assert acct.spent == ApproxDP(0.5, 0.0)
+    acct.spend(Uncertified(ApproxDP(1.0, 1e-6), "classic formula", holds=ApproxDP(1.3, 1e-6)))
+    assert acct.spent.claim == ApproxDP(1.5, 1e-6) and acct.spent.holding == ApproxDP(1.8, 1e-6)
+    assert "UNCERTIFIED" in str(acct.spent) and acct.report()["spent"]["type"] == "uncertified"
+    acct.spend(Uncertified(PureDP(0.1), "support mismatch"))
+    assert acct.spent.holding is None

@@ -44,6 +44,7 @@ and a second spend from the same source is refused.
 There is no global default accountant: estimators take one explicitly.
 """
 
+import dataclasses
 import threading
 from dataclasses import dataclass
 from typing import Optional
@@ -366,9 +367,27 @@ class Accountant:
     # -- reporting ----------------------------------------------------------------------
     @property
     def spent(self):
-        """The composed spend so far (worst block), or ``None`` when nothing was spent."""
+        """The composed spend so far (worst block), or ``None`` when nothing was spent.
+
+        Once an uncertified spend was accepted, :class:`Uncertified`: the claims' total, and what the
+        spends that hold compose to (``None`` when one of them holds nothing), so that the headline
+        is never a claim dressed as a guarantee.
+        """
         with self._lock:
-            return self._worst(self._ledger)
+            return self._headline(self._ledger)
+
+    def _headline(self, ledger):
+        total = self._worst(ledger)
+        if total is None or all(e.guarantee.certified for e in ledger):
+            return total
+        held = None
+        if all(e.guarantee.holding is not None for e in ledger):
+            try:
+                held = self._worst([dataclasses.replace(e, guarantee=e.guarantee.holding) for e in ledger])
+            except (TypeError, ValueError):  # what holds may not compose under this accountant's rule
+                held = None
+        return Uncertified(total, "an uncertified spend was accepted (allow_uncertified=True): the total "
+                                  "composes the claims", holds=held)
 
     @property
     def ledger(self):
@@ -385,7 +404,7 @@ class Accountant:
     def report(self):
         """A JSON-able description of the budget, the relation, the total spent and every spend."""
         with self._lock:
-            spent = self._worst(self._ledger)
+            spent = self._headline(self._ledger)
             report = {
                 "budget": self.budget.to_dict(),
                 "neighbours": self.neighbours,
