@@ -245,3 +245,12 @@ def test_a_failed_refit_leaves_the_old_fit_whole(make):
         est.fit(np.ones((20, 3)))
     assert vars(est).keys() == before.keys() and all(vars(est)[k] is v for k, v in before.items())
     assert est.n_features_in_ == 5 and list(est.feature_names_in_) == list("abcde")
+
+
+def test_a_pyarrow_table_is_still_accepted_beside_the_repeated_names_check():
+    pa = pytest.importorskip("pyarrow")
+    X = np.random.default_rng(0).normal(size=(300, 2)) / 3
+    est = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=None, rng=0)
+    assert est.fit(pa.table({"a": X[:, 0], "b": X[:, 1]})).n_features_in_ == 2
+    with pytest.raises(ValueError, match="repeated column name"):
+        est.fit(pd.DataFrame(X, columns=["a", "a"]))

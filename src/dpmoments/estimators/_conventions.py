@@ -76,9 +76,13 @@ def fit_input(estimator, X):
 def _check_unique_columns(X):
     """One line for a table whose columns repeat a name (narwhals' own error spans several lines)."""
     columns = list(getattr(X, "columns", ()))
-    if len(set(columns)) != len(columns):
-        raise ValueError(f"'X' has {len(columns) - len(set(columns))} repeated column name(s); give every column "
-                         "its own name (or pass X.to_numpy()).")
+    try:
+        repeated = len(columns) - len(set(columns))
+    except TypeError:  # not names (a pyarrow Table's columns are its arrays)
+        return
+    if repeated:
+        raise ValueError(f"'X' has {repeated} repeated column name(s); give every column its own name (or pass "
+                         "X.to_numpy()).")
 
 
 def release_input(estimator, n_features, names=None):
