@@ -112,7 +112,7 @@ def test_accountant_is_checked_first_and_names_the_shares():
     PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0, accountant=acct).fit(X)
     assert "row_norm 0.09" in acct.ledger[0].label and "second moment 0.65" in acct.ledger[0].label
     with pytest.raises(dpm.BudgetExceededError):
-        PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0, accountant=acct).fit(X)
+        PrivateCovariance(epsilon=1.0, delta=1e-6, rng=1, accountant=acct).fit(X)
     assert len(acct.ledger) == 1
 
 

@@ -236,3 +236,15 @@ def test_noise_dominates_warning_is_exported():
 
     assert dpmoments.NoiseDominatesWarning is NoiseDominatesWarning
     assert issubclass(NoiseDominatesWarning, UserWarning)
+
+
+def test_variances_made_of_the_private_centres_error_are_flagged():
+    # (hunt3) unit-variance columns around 1e6 at the defaults: the private mean's noise (sd ~1800) added
+    # ~3e6 to every variance; the report gave 2e6 +- 3e3 with signal-to-noise 800 and no warning.
+    X = np.random.default_rng(0).normal(size=(20000, 3)) + 1e6
+    with pytest.warns(NoiseDominatesWarning, match="private centre's noise"):
+        est = PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0).fit(X)
+    assert "centre-noise" in [d["code"] for d in est.diagnostics_]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseDominatesWarning)  # near the origin the centre is fine
+        PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0).fit(X - 1e6)

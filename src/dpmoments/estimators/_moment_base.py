@@ -15,6 +15,7 @@ from typing import Optional
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from .._rng import noise_source
 from .._validation import check_data, check_nonnegative, check_option
 from ..moments import Release, release_second_moment
 from ..moments.counts import check_count_share, planned_guarantee
@@ -164,8 +165,10 @@ class MomentEstimator(BaseEstimator):
         if acct is None:
             return
         planned = self._planned_guarantee()
-        if not acct.can_spend(planned, neighbours=self.neighbours):
-            acct.spend(planned, neighbours=self.neighbours)  # raises with the reason; nothing changes
+        # Where the noise starts, read before the first draw: a second fit from the same seed is refused.
+        self._noise_source = noise_source(self.rng)
+        if not acct.can_spend(planned, neighbours=self.neighbours, noise_source=self._noise_source):
+            acct.spend(planned, neighbours=self.neighbours, noise_source=self._noise_source)  # raises with the reason
 
     def _spend(self, spent):
         """Charge a Release (under its own relation; its parts named in the label) or a bare guarantee."""
@@ -174,7 +177,8 @@ class MomentEstimator(BaseEstimator):
             label, parts = type(self).__name__, getattr(spent, "parts", ())
             if parts:
                 label += " (" + ", ".join(f"{p.label} {p.share:.3g}" for p in parts) + ")"
-            acct.spend(spent, label=label, neighbours=self.neighbours)
+            acct.spend(spent, label=label, neighbours=self.neighbours,
+                       noise_source=vars(self).pop("_noise_source", None))
 
     @staticmethod
     def _check_release(release):

@@ -4,7 +4,7 @@ import numpy as np
 from scipy import linalg
 
 from .._validation import check_data, check_option
-from ._conventions import check_input
+from ._conventions import all_or_nothing, check_input
 from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
 from .uncertainty import check_uncertainty_params
@@ -189,6 +189,7 @@ class PrivateCovariance(MomentEstimator):
         self.accountant = accountant
         self.count_share = count_share
 
+    @all_or_nothing
     def fit(self, X, y=None):
         """Release the covariance (or second moment) of ``X`` and set ``covariance_``.
 
@@ -209,6 +210,7 @@ class PrivateCovariance(MomentEstimator):
             return self._fit_from_data(X, lambda data: coinpress_release(self, data))
         return self._fit_from_data(X, self._release_from)
 
+    @all_or_nothing
     def fit_release(self, release):
         """Use a release already paid for: no new privacy cost, and no privacy parameter needed.
 
