@@ -61,7 +61,7 @@ __all__ = ["private_second_moment", "needs_private_choices"]
 SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
 # Shares of CenterBudget.mean taken by the refinement steps of a private location (the last mean gets the rest):
 # small early steps suffice, as each only needs to shrink the error by a factor ~n / (2 z sqrt(d)).
-REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)
+REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these proportions; with 1, all of it
 BOUND_OPTION, LOCATION_OPTION = "'bound_budget'", "CenterBudget.location"  # named in refusals (the CLI renames them)
 
 
@@ -282,7 +282,7 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     if is_auto(row_norm):
         R, count, each = _row_bound(X, m, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
                                     bounds, main, rng_bound, option_share=shares["bound"])
-    if private_center:
+    if private_center and final_share > 1e-12 * shares["mean"]:
         c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation)
     rel = release_second_moment(_source(X, s, False), center=m_z if c is None else c, rng=rng_cov, row_norm=R,
                                 **relation, **budget.release(main[3]))
@@ -299,7 +299,8 @@ def _refined_location(X, budget, shares, main, relation, scale, bounds, rng):
     is proportional to the bound, so data far from the origin (columns around
     1e6, say) lose their offset's error in a few steps instead of carrying it
     into the covariance as ``(mu - c)(mu - c)^T``. The draws share
-    ``CenterBudget.location``; the means take ``REFINE_MEAN`` of ``CenterBudget.mean``.
+    ``CenterBudget.location``; the means take ``sum(REFINE_MEAN)`` of ``CenterBudget.mean``, in
+    ``REFINE_MEAN``'s proportions over the steps taken.
     """
     d, steps = n_features_of(X), _refinement_steps(X, budget, shares["location"], scale, bounds.search)
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
@@ -308,14 +309,17 @@ def _refined_location(X, budget, shares, main, relation, scale, bounds, rng):
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
         c = _location(X, budget, draw_share, bounds.search, gens[-1])
         s = _scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"], "coarse column scales")
-    for k, fraction in enumerate(REFINE_MEAN[:steps]):
+    taken = REFINE_MEAN[:steps]  # one step (few rows) is the final mean: a second would widen the row bound
+    total = sum(REFINE_MEAN) if steps > 1 else 1.0
+    for k, fraction in enumerate(f * total / sum(taken) for f in taken):
         label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
         mean_share = shares["mean"] * fraction
         R_k, _, _ = _row_bound(X, c, None if scale is None else s, budget, draw_share, bounds, ("cross", *main[1:3], mean_share, main[4]),
                                gens[2 * k], label, diagnostic=False, option_share=shares["location"])
         mean = _mean(X, None if scale is None else s, c / s, budget.release(mean_share), gens[2 * k + 1],
                      dict(row_norm=R_k, **relation))
-        budget.parts.append(release_part(f"{label} mean", mean, mean_share, noise_scale=mean.noise_scale))
+        name = "mean" if steps == 1 else f"{label} mean"  # one step: its mean is the centre
+        budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale))
         c = c + mean.cross_moment * s
     return c
 
