@@ -1,14 +1,14 @@
 r"""The second moment an estimator releases, with its centre, column scales and row bound chosen privately.
 
-Up to five passes over the data, each paid from a stated share of the budget:
+Passes over the data, each paid from a stated share of the budget:
 
 1. **location** (``center="private"`` without a public prior,
-   ``CenterBudget.location``): with ``scale="private"``, private column
-   medians, one exponential-mechanism draw per column on the public signed
-   grid; otherwise a private bound on ``||x||`` for the mean, which is then
-   taken about the origin (one draw, reliable at ten times smaller
-   ``n epsilon`` than ``d`` median draws), and the row bound of step 3 (or
-   the public ``row_norm``) applies about that mean;
+   ``CenterBudget.location`` for the draws, part of ``CenterBudget.mean``
+   for the means): from the origin (with ``scale="private"``: the private
+   column medians and coarse scales about them), up to four refinement steps,
+   each a private bound on ``||x - c||`` and the mean clipped about ``c`` at
+   it (``_refined_location``); the row bound of step 3 (or the public
+   ``row_norm``) then applies about the refined ``c``;
 2. **scales** (``scale="private"``): per column, a private median of the
    ``|x_j - m_j|`` that are not 0 (:mod:`dpmoments.moments.private_bounds`),
    half of ``bound_budget``;
@@ -16,7 +16,8 @@ Up to five passes over the data, each paid from a stated share of the budget:
    ``||(x - m) / s||`` and the noisy count of rows beyond it (the rest of
    ``bound_budget``, :mod:`dpmoments.moments.auto_release`);
 4. **mean** (``center="private"``): the mean of the clipped ``(x - m) / s``
-   (``CenterBudget.mean``);
+   (the rest of ``CenterBudget.mean``; with a single refinement step, that
+   step's mean is the centre and this pass is not made);
 5. **second moment** of the clipped ``(x - c) / s`` about that private mean,
    with the rest.
 
