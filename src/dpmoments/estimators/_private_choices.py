@@ -306,6 +306,8 @@ def _refined_location(X, budget, shares, main, relation, scale, bounds, rng):
     d, steps = n_features_of(X), _refinement_steps(X, budget, shares["location"], scale, bounds.search)
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
+    if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
+        return _location(X, budget, shares["location"], bounds.search, rng)
     c, s = np.zeros(d), np.ones(d)
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
         c = _location(X, budget, draw_share, bounds.search, gens[-1])
@@ -315,8 +317,9 @@ def _refined_location(X, budget, shares, main, relation, scale, bounds, rng):
     for k, fraction in enumerate(f * total / sum(taken) for f in taken):
         label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
         mean_share = shares["mean"] * fraction
-        R_k, _, _ = _row_bound(X, c, None if scale is None else s, budget, draw_share, bounds, ("cross", *main[1:3], mean_share, main[4]),
-                               gens[2 * k], label, diagnostic=False, option_share=shares["location"])
+        R_k, _, _ = _row_bound(X, c, None if scale is None else s, budget, draw_share, bounds,
+                               ("cross", *main[1:3], mean_share, main[4]), gens[2 * k], label, diagnostic=False,
+                               option_share=shares["location"])
         mean = _mean(X, None if scale is None else s, c / s, budget.release(mean_share), gens[2 * k + 1],
                      dict(row_norm=R_k, **relation))
         name = "mean" if steps == 1 else f"{label} mean"  # one step: its mean is the centre
@@ -348,7 +351,7 @@ def _refinement_steps(X, budget, share, scale, search):
     for steps in range(len(REFINE_MEAN), 1, -1):
         if rank_error(budget.draws(share / (steps + 2 * (scale is not None)))[0], search) <= 0.1 * n:
             return steps
-    return 1
+    return 1 if scale is None else 0  # one step from the origin; with scales, the medians alone
 
 
 def _private_mean(X, s, m_z, R, budget, share, rng, relation):
