@@ -223,7 +223,8 @@ def test_no_bound_in_a_subprocess_chooses_privately(data, tmp_path):
     res = cli("pca", data / "x.csv", "--n-components", "1", "--epsilon", "1", "--delta", "1e-6", "--no-figures",
               "--out", out)
     assert res.returncode == 0, res.stderr
-    assert "private choices" in res.stdout and "row_norm: share 0.09" in res.stdout and "mean: share 0.2" in res.stdout
+    assert "private choices" in res.stdout and "row_norm: share 0.09" in res.stdout and "\n  mean: share " in res.stdout
+    assert "location refinement 1 mean: share" in res.stdout  # the location is refined (docs/bounds.md)
 
 
 def test_help_and_reproduce_list(run):

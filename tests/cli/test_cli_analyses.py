@@ -166,6 +166,8 @@ def test_regress_coefficients_and_budget(run, data, tmp_path):
     assert rep["analysis"]["loaded_into_memory"] is True
     assert rep["privacy"]["sensitivity"]["B_l2"] == pytest.approx(math.sqrt(2) * 10 * 9 / 3000)
     assert rep["input"]["target"] == "y" and rep["input"]["columns"] == ["a", "b", "c", "d"]
+    seed_at = rep["arguments"].index("--seed")  # the seed would let anyone redraw the noise: withheld
+    assert rep["arguments"][seed_at + 1] == "<withheld>"
 
 
 def test_regress_intercept_and_max_rows(run, data, tmp_path):

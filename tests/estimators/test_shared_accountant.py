@@ -113,3 +113,38 @@ def test_the_noise_source_never_appears_in_the_ledger_or_report():
     acct = Accountant(PureDP(5.0))
     PrivateCovariance(epsilon=1.0, row_norm=1.0, mechanism="laplace", center=None, accountant=acct, rng=7).fit(X)
     assert "source" not in repr(acct.report()) and "source" not in repr(acct.ledger)
+
+
+# -- the tensor decomposition too (hunt3 row 20) -------------------------------------
+def _mog(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    means = np.array([[2.0, 0.0, 0.0], [0.0, 2.0, 0.0]])
+    return means[rng.integers(0, 2, size=n)] + 0.3 * rng.normal(size=(n, 3))
+
+
+def _tensor(acct, rng):
+    from dpmoments.estimators import PrivateTensorDecomposition
+
+    return PrivateTensorDecomposition(n_components=2, model="mog", sigma2=0.09, epsilon=1.0, delta=1e-6,
+                                      row_norm=4.0, accountant=acct, rng=rng)
+
+
+def test_a_tensor_decomposition_from_one_seed_is_charged_once():
+    acct = Accountant(ApproxDP(10.0, 1e-5))
+    _tensor(acct, 0).fit(_mog())
+    with pytest.raises(ValueError, match="same seed"):
+        _tensor(acct, 0).fit(_mog(seed=1))
+    assert len(acct.ledger) == 1
+    _tensor(acct, 1).fit(_mog())
+    assert len(acct.ledger) == 2
+
+
+def test_a_failed_tensor_refit_leaves_the_old_result():
+    est = _tensor(None, np.random.default_rng(0)).fit(_mog())
+    before = {k: v for k, v in vars(est).items() if k.endswith("_")}
+    est.n_components = 3
+    with pytest.raises(ValueError):
+        est.fit(np.ones((50, 2)))  # two features: fails after reading the new input's width
+    assert set(before) == {k for k in vars(est) if k.endswith("_")}
+    for k, v in before.items():
+        assert getattr(est, k) is v, k

@@ -41,10 +41,12 @@ class CenterBudget:
     ``prior + mean(clip(x - prior))``, so rows are clipped around the guess
     rather than around the origin: for data far from zero (log intensities,
     say) clipping around the origin would bias the mean. Without a prior
-    (the default), where to clip is chosen privately, paid from
-    ``location``: a private bound on ``||x||``, the mean then being taken
-    about the origin, or, with ``scale="private"``, the column medians (one
-    exponential-mechanism draw per column on a public grid). Give
+    (the default), where to clip is chosen privately and refined, the draws
+    paid from ``location`` and the refining means from ``mean``: from the
+    origin (or, with ``scale="private"``, the private column medians), up to
+    four steps each draw a bound on ``||x - c||`` and move ``c`` by the mean
+    clipped about ``c`` at it, so that data far from the origin are centred
+    as well as data near it (``docs/bounds.md``, "Refining the location"). Give
     ``prior=(0, ..., 0)`` to clip around the origin at a public bound for
     free.
     """
