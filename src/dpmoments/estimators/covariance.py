@@ -42,8 +42,9 @@ class PrivateCovariance(MomentEstimator):
     Parameters
     ----------
     epsilon : float in (0, inf] or None, default=None
-        ``inf`` needs a public ``row_norm`` and ``center`` (nothing private
-        to pay for them). Required by ``fit``; ``fit_release`` takes the
+        ``inf`` releases the exact statistic with a ``NotPrivateWarning``;
+        its private choices then return their best grid point exactly
+        (docs/bounds.md). Required by ``fit``; ``fit_release`` takes the
         release's, as it does ``delta``, ``row_norm``, ``mechanism``,
         ``neighbours`` and the centre (those parameters are then ignored).
     delta : float in (0, 1) or None
