@@ -19,7 +19,6 @@ is the command line's (:mod:`dpmoments.cli._serverapp`).
 
 import time
 
-import numpy as np
 from flwr.app import Array, ArrayRecord, Message, RecordDict
 from flwr.clientapp import ClientApp
 
@@ -32,13 +31,28 @@ __all__ = ["FlowerTransport", "app", "pack", "unpack", "MESSAGE_TYPE"]
 MESSAGE_TYPE = "query.dpmoments"
 
 
+#: How the bytes travel in an Array: as they are, not as a NumPy ``.npy`` file. Reading a ``.npy``
+#: header parses it with ``ast.literal_eval``, which on CPython 3.11 can fail at random ("AST constructor
+#: recursion depth mismatch", python/cpython#106905) while other threads parse too.
+STYPE = "dpmoments.bytes"
+
+
 def pack(data):
-    """Bytes as the one array of a RecordDict."""
-    return RecordDict({"m": ArrayRecord({"b": Array(np.frombuffer(bytes(data), dtype=np.uint8))})})
+    """Bytes as the one array of a RecordDict (Flower splits a large Array into chunks in transit)."""
+    data = bytes(data)
+    return RecordDict({"m": ArrayRecord({"b": Array("uint8", (len(data),), STYPE, data)})})
 
 
 def unpack(content):
-    return content["m"]["b"].numpy().tobytes()
+    """The bytes :func:`pack` carried; ``ValueError`` for anything else (the caller refuses it)."""
+    try:
+        array = content["m"]["b"]
+    except (KeyError, TypeError):
+        array = None
+    if not isinstance(array, Array) or (array.stype, array.dtype, tuple(array.shape)) != \
+            (STYPE, "uint8", (len(array.data),)):
+        raise ValueError("not a dpmoments message")
+    return bytes(array.data)
 
 
 class FlowerTransport(Transport):
@@ -98,7 +112,7 @@ class FlowerTransport(Transport):
                 pending.discard(r.metadata.reply_to_message_id)
                 nid = r.metadata.src_node_id
                 if nid in out:  # an error reply's text is the node's, not ours to forward
-                    out[nid] = Failure("crashed") if r.has_error() else unpack(r.content)
+                    out[nid] = Failure("crashed") if r.has_error() else _payload(r.content)
             if pending and time.monotonic() >= roll_call:  # a node that left or restarted will not answer: do not wait
                 now = self._sessions()
                 for mid in [m for m in pending if node_of_id[m] not in now or
@@ -110,6 +124,14 @@ class FlowerTransport(Transport):
                 break
             time.sleep(self.poll_s)
         return out
+
+
+def _payload(content):
+    """A reply's bytes; ``b""`` (which no decoder accepts: the reply is refused) when it is not ours."""
+    try:
+        return unpack(content)
+    except ValueError:
+        return b""
 
 
 app = ClientApp()
