@@ -1,0 +1,153 @@
+r"""A location chosen across sites: per-coordinate noisy histograms on a public signed grid, summed by the aggregator.
+
+The building block of a private centre across sites (a **location step**): every site
+counts, for each of the ``d`` coordinates, how many of its rows have that coordinate in
+each bin of a public, coarse, signed grid (:class:`AutoLocation`: the edges
+``±low * factor**k`` up to ``±high``, and 0), adds its own Gaussian noise to the ``d``
+histograms and sends them. The aggregator sums the sites' noisy histograms and takes, per
+coordinate, the median of the sum, rounded **up** to a bin's upper edge
+(:func:`choose_location`): the location ``m``, post-processing of the noisy counts and the
+public ``N = sum_s N_s``. No site reveals a raw value; nothing is pooled from raw data.
+
+Status: this module holds the step's grid, exact counts, sensitivity, choice and refusal,
+tested on their own; no plan, site, CLI command or API function asks a location step yet
+(``docs/bounds.md``, "Across sites").
+
+Privacy
+-------
+Bins ``(t_{k-1}, t_k]`` of the signed edges ``t_0 < ... < t_{E-1}`` (the first and last
+open), ``B = E + 1`` per coordinate. Under replace-one, one row changes each coordinate's
+value, so each of the ``d`` histograms loses one count in one bin and gains one in another:
+at most ``2d`` counts change by 1, L2 sensitivity :math:`\sqrt{2d}` of the concatenated
+``d x B`` counts (L1 ``2d``). Under zero-out the row becomes the zero row, whose every
+coordinate lies in the bin ``(t_{-}, 0]`` holding 0: the same bound (a coordinate already
+in that bin changes nothing). The step is a Gaussian mechanism with that sensitivity and
+each site's own noise :math:`\sigma_s` per count, calibrated to the step's share of the
+site's budget; the noise is the site's own, independent of every other message, so its
+guarantee against the aggregator with any number of colluders is the per-site one (as for
+the bound step, :mod:`.bounds`).
+
+Accuracy
+--------
+Per coordinate, the count at or below each edge is estimated as in :mod:`.bounds`
+(:func:`~.bounds.cumulative_estimate`: variance at most :math:`vB/4`,
+:math:`v = \sum_s \sigma_s^2`); a step is refused unless the ``N/2`` rows on each side of
+the median are :data:`~.bounds.MARGIN_SD` times that noise's std (:meth:`AutoLocation.check_rows`).
+With ``d`` coordinates the sensitivity grows as :math:`\sqrt d`, so the rows a location step
+needs grow with :math:`\sqrt d` too; a narrower search range (fewer bins) needs fewer.
+"""
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .._validation import check_int, check_positive
+from .bounds import GRID_FACTOR, MARGIN_SD, cumulative_estimate
+
+__all__ = ["AutoLocation", "LOCATION_SHARE", "location_sensitivity", "location_counts", "choose_location"]
+
+#: The default share of every site's budget the location step spends (single-site ``CenterBudget.location``).
+LOCATION_SHARE = 0.05
+
+
+def location_sensitivity(n_features):
+    """L2 sensitivity of the ``d`` concatenated histograms: one row moves one count in each, :math:`\\sqrt{2d}`."""
+    return math.sqrt(2.0 * check_int(n_features, "n_features", minimum=1))
+
+
+@dataclass(frozen=True)
+class AutoLocation:
+    """What a location step chooses and how: public, fixed before any data are read.
+
+    Parameters
+    ----------
+    share : float in (0, 1), default 0.05
+        The fraction of every site's budget the location step spends.
+    low, high : float, default 1e-6 and 1e8
+        The public search range of ``|x_j|`` (as single-site ``SearchRange``); the grid is signed.
+    factor : float > 1, default sqrt(2)
+        The spacing of the positive edges ``low * factor**k`` (mirrored, plus 0).
+    """
+
+    share: float = LOCATION_SHARE
+    low: float = 1e-6
+    high: float = 1e8
+    factor: float = GRID_FACTOR
+
+    def __post_init__(self):
+        if isinstance(self.share, bool) or not isinstance(self.share, (int, float)) or not 0 < self.share < 1:
+            raise ValueError(f"'center_share' must be a share in (0, 1); got {self.share!r}.")
+        object.__setattr__(self, "share", float(self.share))
+        low, high = check_positive(self.low, "low"), check_positive(self.high, "high")
+        if not low < high:
+            raise ValueError(f"the search range is empty: 'low' must be below 'high'; got low={low:g}, high={high:g}.")
+        object.__setattr__(self, "low", float(low))
+        object.__setattr__(self, "high", float(high))
+        if isinstance(self.factor, bool) or not isinstance(self.factor, (int, float)) or \
+                not 1.0 < self.factor < math.inf:
+            raise ValueError(f"'factor' (the grid's spacing) must be a number > 1; got {self.factor!r}.")
+        object.__setattr__(self, "factor", float(self.factor))
+
+    def edges(self):
+        """The signed grid: the positive edges (as :meth:`.bounds.AutoBounds.edges`) mirrored, and 0."""
+        steps = max(1, math.ceil(math.log(self.high / self.low) / math.log(self.factor) - 1e-9))
+        pos = np.geomspace(self.low, self.high, steps + 1)
+        return np.concatenate([-pos[::-1], [0.0], pos])
+
+    @property
+    def n_bins(self):
+        return self.edges().size + 1
+
+    def check_rows(self, n_total, noise_sd):
+        """Refuse (one line) a location step whose count noise would decide the median's bin.
+
+        Public facts only: ``n_total`` rows in all and ``noise_sd``, the per-count std of the
+        summed histograms. The worst cumulative count's noise is ``noise_sd * sqrt(B) / 2``; the
+        ``n_total / 2`` rows on either side of the median must be :data:`~.bounds.MARGIN_SD` times it.
+        """
+        sd = float(noise_sd) * math.sqrt(self.n_bins) / 2.0
+        if n_total / 2.0 < MARGIN_SD * sd * (1 - 1e-12):
+            raise ValueError(f"center='private' across sites: too few rows ({n_total} in all) for the noisy "
+                             f"per-coordinate histograms with this share of the budget among {self.n_bins} bins "
+                             f"(their count noise, sd {sd:.3g} rows, would decide the median); give a larger "
+                             "'center_share' or epsilon, a narrower search range, or a public centre.")
+
+    def to_dict(self):
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data):
+        return cls(**dict(data))
+
+
+def location_counts(X, edges):
+    """Exact per-coordinate counts of ``X`` (n, d) in the bins ``(t_{k-1}, t_k]``: shape (d, B).
+
+    Private: only a site reads them, and only with its own noise added do they leave it.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    B = edges.size + 1
+    idx = np.searchsorted(edges, X, side="left")  # (n, d): the bin of each coordinate
+    flat = idx + B * np.arange(X.shape[1])[None, :]
+    return np.bincount(flat.ravel(), minlength=B * X.shape[1]).reshape(X.shape[1], B).astype(np.float64)
+
+
+def choose_location(summed, n_total, auto):
+    """Per coordinate, the upper edge of the first bin whose estimated cumulative count reaches ``n_total / 2``.
+
+    ``summed``: the sum of the sites' noisy histograms, shape (d, B). Returns ``(location,
+    at_range_end)``: the location (d,) and a boolean per coordinate for a median at an end
+    edge of the grid. Post-processing of the noisy counts and the public ``n_total``.
+    """
+    summed = np.atleast_2d(np.asarray(summed, dtype=np.float64))
+    edges = auto.edges()
+    if summed.shape[1] != edges.size + 1:
+        raise ValueError(f"'summed' must have {edges.size + 1} bins per coordinate; got {summed.shape[1]}.")
+    location, at_end = np.empty(summed.shape[0]), np.zeros(summed.shape[0], dtype=bool)
+    for j, row in enumerate(summed):
+        estimate, _ = cumulative_estimate(row, n_total)
+        reached = np.flatnonzero(estimate >= 0.5 * n_total)
+        k = int(reached[0]) if reached.size else edges.size - 1
+        location[j], at_end[j] = edges[k], k in (0, edges.size - 1)
+    return location, at_end
