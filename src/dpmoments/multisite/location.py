@@ -25,14 +25,14 @@ in that bin changes nothing). The step is a Gaussian mechanism with that sensiti
 each site's own noise :math:`\sigma_s` per count, calibrated to the step's share of the
 site's budget; the noise is the site's own, independent of every other message, so its
 guarantee against the aggregator with any number of colluders is the per-site one (as for
-the bound step, :mod:`.bounds`).
+the bound step, :mod:`~dpmoments.multisite.bounds`).
 
 Accuracy
 --------
-Per coordinate, the count at or below each edge is estimated as in :mod:`.bounds`
-(:func:`~.bounds.cumulative_estimate`: variance at most :math:`vB/4`,
+Per coordinate, the count at or below each edge is estimated as in :mod:`~dpmoments.multisite.bounds`
+(:func:`~dpmoments.multisite.bounds.cumulative_estimate`: variance at most :math:`vB/4`,
 :math:`v = \sum_s \sigma_s^2`); a step is refused unless the ``N/2`` rows on each side of
-the median are :data:`~.bounds.MARGIN_SD` times that noise's std (:meth:`AutoLocation.check_rows`).
+the median are :data:`~dpmoments.multisite.bounds.MARGIN_SD` times that noise's std (:meth:`AutoLocation.check_rows`).
 With ``d`` coordinates the sensitivity grows as :math:`\sqrt d`, so the rows a location step
 needs grow with :math:`\sqrt d` too; a narrower search range (fewer bins) needs fewer.
 """
@@ -90,7 +90,7 @@ class AutoLocation:
         object.__setattr__(self, "factor", float(self.factor))
 
     def edges(self):
-        """The signed grid: the positive edges (as :meth:`.bounds.AutoBounds.edges`) mirrored, and 0."""
+        """The signed grid: the positive edges (as :meth:`~dpmoments.multisite.bounds.AutoBounds.edges`) mirrored, and 0."""
         steps = max(1, math.ceil(math.log(self.high / self.low) / math.log(self.factor) - 1e-9))
         pos = np.geomspace(self.low, self.high, steps + 1)
         return np.concatenate([-pos[::-1], [0.0], pos])
@@ -104,7 +104,7 @@ class AutoLocation:
 
         Public facts only: ``n_total`` rows in all and ``noise_sd``, the per-count std of the
         summed histograms. The worst cumulative count's noise is ``noise_sd * sqrt(B) / 2``; the
-        ``n_total / 2`` rows on either side of the median must be :data:`~.bounds.MARGIN_SD` times it.
+        ``n_total / 2`` rows on either side of the median must be :data:`~dpmoments.multisite.bounds.MARGIN_SD` times it.
         """
         sd = float(noise_sd) * math.sqrt(self.n_bins) / 2.0
         if n_total / 2.0 < MARGIN_SD * sd * (1 - 1e-12):
