@@ -29,6 +29,7 @@ from . import multisite_bounds  # noqa: E402
 from . import utility  # noqa: E402  (imports its designs, diffprivlib and OpenDP inside run)
 from . import uncertainty  # noqa: E402
 from . import figures  # noqa: E402
+from . import io_floor  # noqa: E402  (runs the command line in fresh processes)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -46,6 +47,7 @@ BENCHMARKS = {
     "utility": utility.run,
     "uncertainty": uncertainty.run,
     "figures": figures.run,
+    "io_floor": io_floor.run,
 }
 
 __all__ = ["BENCHMARKS"]

@@ -142,7 +142,6 @@ def _in_memory(quick):
         parts, rounds = best_of_each({"X.T @ X": lambda: X.T @ X, **_steps(X, R)}, repeat=5, min_total=2.0)
         ref = parts.pop("X.T @ X")
         steps.rows.append([_shape(n, d), f"{ref:.3f}"] + [ratio(t, ref) for t in parts.values()] + [rounds])
-        del X
     return [main, steps]
 
 

@@ -25,7 +25,7 @@ from dpmoments.privacy import ApproxDP, PureDP, calibrate_gaussian, calibrate_la
 from dpmoments.privacy.wishart import wishart_degrees_of_freedom
 from dpmoments.solvers import graphical_lasso, graphical_lasso_path
 
-from .utility import DELTA, EPSILON, N_REF, Analysis, Method, geometric
+from .utility import DELTA, EPSILON, Analysis, Method, geometric
 
 MECHANISMS = {  # label, guarantee, library mechanism
     "ours": ("ours: Gaussian, analytic calibration", "(1, 1e-06)-DP", "gaussian"),

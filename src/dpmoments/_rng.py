@@ -10,12 +10,14 @@ NumPy's generators are not cryptographic and floating-point noise is
 hiding it.
 """
 
+import hmac
 import numbers
+import secrets
 
 import numpy as np
 
-__all__ = ["as_generator", "bootstrap_generator", "describe_randomness", "secure_randomness", "seed_sequence",
-           "spawn"]
+__all__ = ["as_generator", "bootstrap_generator", "describe_randomness", "noise_source", "secure_randomness",
+           "seed_sequence", "spawn"]
 
 OS_ENTROPY = "os-entropy"
 SEEDED = "seeded"
@@ -44,6 +46,27 @@ def as_generator(rng):
         "'rng' must be None, an int seed, a numpy SeedSequence or a numpy "
         f"Generator; got {type(rng).__name__}."
     )
+
+
+# Keys the tags of noise_source: a tag is then meaningless outside this process and says nothing of the seed.
+_PROCESS_KEY = secrets.token_bytes(32)
+
+
+def noise_source(rng):
+    """An opaque tag of where the noise of a run drawn from ``rng`` starts; ``None`` for fresh OS entropy.
+
+    Releases drawn from the same int seed, the same ``SeedSequence``, or
+    generators in the same state (a generator deep-copied by scikit-learn's
+    ``clone``, say) draw the *same* noise: the difference of two such
+    releases is the exact difference of their statistics, and no composition
+    theorem covers them. An :class:`~dpmoments.Accountant` given these tags
+    refuses a second spend from the same source. Read before the first draw
+    (a generator's state moves on as it draws); a keyed hash of the state.
+    """
+    if rng is None:
+        return None
+    state = repr(as_generator(rng).bit_generator.state).encode()
+    return hmac.new(_PROCESS_KEY, state, "sha256").hexdigest()
 
 
 def describe_randomness(rng):

@@ -223,7 +223,8 @@ def test_no_bound_in_a_subprocess_chooses_privately(data, tmp_path):
     res = cli("pca", data / "x.csv", "--n-components", "1", "--epsilon", "1", "--delta", "1e-6", "--no-figures",
               "--out", out)
     assert res.returncode == 0, res.stderr
-    assert "private choices" in res.stdout and "row_norm: share 0.09" in res.stdout and "mean: share 0.2" in res.stdout
+    assert "private choices" in res.stdout and "row_norm: share 0.09" in res.stdout and "\n  mean: share " in res.stdout
+    assert "location refinement 1 mean: share" in res.stdout  # the location is refined (docs/bounds.md)
 
 
 def test_help_and_reproduce_list(run):
@@ -348,3 +349,9 @@ def test_precision_path_is_solved_once(run, data, tmp_path, solver_calls, extra)
               "--out", tmp_path / "e")
     assert res.returncode == 0, res.stderr
     assert solver_calls["paths"] == 1 and solver_calls["solves"] == 20 + 2 and solver_calls["projections"] == 1 + 2
+
+
+def test_audit_names_the_worst_case_pair_in_words(run):
+    # (hunt3) it read "x = R e1 vs x' = R e2 99 zero rows"
+    res = run("audit", "--epsilon", "1", "--delta", "1e-5", "--n-samples", "1000", "--seed", "0")
+    assert res.returncode == 0 and "vs x' = R e2, beside 99 zero rows" in res.stdout, res.stdout

@@ -166,6 +166,8 @@ def test_regress_coefficients_and_budget(run, data, tmp_path):
     assert rep["analysis"]["loaded_into_memory"] is True
     assert rep["privacy"]["sensitivity"]["B_l2"] == pytest.approx(math.sqrt(2) * 10 * 9 / 3000)
     assert rep["input"]["target"] == "y" and rep["input"]["columns"] == ["a", "b", "c", "d"]
+    seed_at = rep["arguments"].index("--seed")  # the seed would let anyone redraw the noise: withheld
+    assert rep["arguments"][seed_at + 1] == "<withheld>"
 
 
 def test_regress_intercept_and_max_rows(run, data, tmp_path):
@@ -234,7 +236,7 @@ def test_simulate_cape_subprocess_reports_both_guarantees(data, tmp_path):
     assert [s["name"] for s in rep["input"]["sites"]] == ["site0", "site1", "site2"]
     assert all(len(s["fingerprint"]["sha256"]) == 64 and s["rows"] == 1000 for s in rep["input"]["sites"])
     assert rep["input"]["shape"] == [3000, 4]
-    what = "uncentred second moment (no --center: (1/n) sum of x x^T, not a covariance)"
+    what = "second moment about the origin (uncentred)"  # named as `dpmoments covariance --uncentred` names it
     assert what in res.stdout and rep["analysis"]["statistic"] == what  # not called a covariance
 
 
@@ -243,7 +245,7 @@ def test_simulate_covariance_about_a_public_centre_is_named_so(run, data, tmp_pa
     res = run("simulate", *[data / f"site{s}.csv" for s in range(3)], "--analysis", "covariance", "--center", 0,
               "--epsilon", 1, "--delta", "1e-6", "--row-norm", 3, "--seed", 0, "--out", out, "--no-figures")
     assert res.returncode == 0, res.stderr
-    assert report(out)["analysis"]["statistic"] == "covariance about the public --center"
+    assert report(out)["analysis"]["statistic"] == "covariance about the centre"
 
 
 @pytest.mark.parametrize("protocol, analysis", [("conventional", "pca"), ("secure-aggregation", "precision"),

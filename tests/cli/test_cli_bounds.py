@@ -32,12 +32,14 @@ def test_covariance_needs_no_bound_and_shows_every_share(run, data, tmp_path):
     res = run("covariance", d / "mixed.npy", *GAUSS, "--out", out)
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("covariance about a private mean of 20000 rows")
-    for words in ("private choices", "location: share 0.05", "mean: share 0.2", "row_norm: share 0.09",
+    for words in ("private choices", "location: share 0.0125", "location mean: share 0.01", "mean: share 0.12",
+                  "location refinement 3 mean: share 0.04", "row_norm: share 0.09",
                   "second moment: share 0.65", "composed: (1, 1e-06)-DP", "clipped rows (noisy):"):
         assert words in res.stdout, words
     rep = report(out)
     parts = _parts(rep)
-    assert list(parts) == ["location", "mean", "row_norm", "clipped rows", "second moment"]
+    steps = [f"location refinement {k}{m}" for k in (1, 2, 3) for m in ("", " mean")]  # docs/bounds.md
+    assert list(parts) == ["location", "location mean", *steps, "row_norm", "mean", "clipped rows", "second moment"]
     assert sum(p["share"] for p in parts.values()) == pytest.approx(1.0)
     assert rep["private_choices"]["composed_guarantee"] == rep["privacy"]["guarantee"] == "(1, 1e-06)-DP"
     assert rep["privacy"]["row_norm"] == parts["row_norm"]["released"]["row_norm"]  # the drawn bound, a private output

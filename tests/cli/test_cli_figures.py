@@ -90,3 +90,26 @@ def test_threshold_roc_is_the_roc_of_every_thresholded_graph():
         A = np.abs(P)
         reference = roc_curve([A > t for t in np.unique(A[np.triu_indices(d, 1)])], truth)
         assert set(zip(*np.round(_threshold_roc(P, truth), 12))) == set(zip(*np.round(reference, 12)))
+
+
+def test_the_svg_reuses_the_png_layout(tmp_path):
+    """save_figure lays the figure out once (for the PNG) and freezes it: the SVG keeps those
+    positions, the ones a fresh constrained layout gives, not matplotlib's unlaid defaults."""
+    from dpmoments import plots
+
+    A = np.random.default_rng(0).normal(size=(50, 50))
+    names = [f"column_{j}" for j in range(50)]
+
+    def draw():
+        return plots.plot_matrix(A + A.T, names, title="a labelled heat map", value_name="covariance")
+
+    ax = draw()
+    unlaid = ax.get_position().bounds
+    with _output.ResultsDir(tmp_path / "res") as res:
+        res.save_figure("m", ax)
+    reference = draw()
+    reference.figure.draw_without_rendering()  # one constrained layout, as for the PNG
+    assert ax.figure.get_layout_engine().__class__.__name__ == "PlaceHolderLayoutEngine"
+    assert np.allclose(ax.get_position().bounds, reference.get_position().bounds, atol=0.01)
+    assert not np.allclose(ax.get_position().bounds, unlaid, atol=0.01)
+    assert (tmp_path / "res" / "m.svg").stat().st_size > 0 and (tmp_path / "res" / "m.png").stat().st_size > 0

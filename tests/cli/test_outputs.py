@@ -241,3 +241,26 @@ def test_console_and_report_use_the_same_names(run, study, tmp_path):
                 "row_norm", "randomness"):
         assert key in line and key in p, key
     assert f"guarantee {p['guarantee']}" in line and f"neighbouring_relation {p['neighbouring_relation']}" in line
+
+
+@pytest.mark.parametrize("seed_args", [["--seed", "48213"], ["--seed=48213"], ["--see", "48213"]])
+def test_the_report_withholds_the_seed_that_would_redraw_the_noise(run, study, tmp_path, seed_args):
+    # With the seed, anyone holding the report and the result can regenerate the noise and subtract it.
+    out = tmp_path / "res"
+    privacy = [a for a in PRIVACY if a not in ("--seed", "0")]
+    res = run("covariance", study / "patients.npy", *privacy, *seed_args, "--uncentred", "--out", out)
+    assert res.returncode == 0, res.stderr
+    assert "48213" not in (out / "privacy_report.json").read_text()
+    assert report(out)["privacy"]["randomness"] == "seeded" and "<withheld>" in " ".join(report(out)["arguments"])
+
+
+def test_the_report_says_a_private_row_bound_was_drawn_privately_not_public(run, study, tmp_path):
+    privacy = [a for a in PRIVACY if a not in ("--row-norm", "3")]
+    big = np.random.default_rng(1).normal(size=(4000, 3))
+    np.save(study / "big.npy", big)
+    res = run("covariance", study / "big.npy", *privacy, "--uncentred", "--out", tmp_path / "auto")
+    assert res.returncode == 0, res.stderr
+    clipping = report(tmp_path / "auto")["privacy"]["clipping"]
+    assert "drawn privately" in clipping and "PUBLIC" not in clipping
+    res = run("covariance", study / "big.npy", *PRIVACY, "--uncentred", "--out", tmp_path / "public")
+    assert "PUBLIC" in report(tmp_path / "public")["privacy"]["clipping"]

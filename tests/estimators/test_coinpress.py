@@ -57,7 +57,7 @@ def test_accountant_sees_the_plan_first():
     acct = dpm.Accountant(ApproxDP(1.5, 1e-5))
     PrivateCovariance(epsilon=1.0, delta=1e-6, method="coinpress", accountant=acct, rng=0).fit(X)
     with pytest.raises(dpm.BudgetExceededError):
-        PrivateCovariance(epsilon=1.0, delta=1e-6, method="coinpress", accountant=acct, rng=0).fit(X)
+        PrivateCovariance(epsilon=1.0, delta=1e-6, method="coinpress", accountant=acct, rng=1).fit(X)
     assert len(acct.ledger) == 1
 
 

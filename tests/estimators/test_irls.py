@@ -137,7 +137,7 @@ def test_accountant_check_then_commit():
     PrivateIRLS(**BASE, accountant=acct, rng=0).fit(X, y)
     assert len(acct.ledger) == 1
     with pytest.raises(BudgetExceededError):
-        PrivateIRLS(**BASE, accountant=acct, rng=0).fit(X, y)
+        PrivateIRLS(**BASE, accountant=acct, rng=1).fit(X, y)
     assert len(acct.ledger) == 1
 
 

@@ -89,7 +89,7 @@ def test_exponential_mechanism_and_accountant():
     sel = PrivateModelSelection(**BASE, mechanism="exponential", accountant=acct, rng=0).fit(X, y)
     assert sel.selected_ in sel.candidates_ and len(acct.ledger) == 1
     with pytest.raises(BudgetExceededError):
-        PrivateModelSelection(**BASE, accountant=acct, rng=0).fit(X, y)
+        PrivateModelSelection(**BASE, accountant=acct, rng=1).fit(X, y)
     assert len(acct.ledger) == 1
 
 

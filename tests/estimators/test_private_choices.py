@@ -33,8 +33,10 @@ def _correlation_error(S):
 
 def test_the_default_needs_no_bound_centre_or_scale():
     est = PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0).fit(X)
-    assert [p.label for p in est.privacy_parts_] == ["location", "mean", "row_norm", "clipped rows",
-                                                     "second moment"]
+    labels = [p.label for p in est.privacy_parts_]
+    assert labels[:2] == ["location", "location mean"]  # the start, then refinement steps (docs/bounds.md)
+    assert labels[-4:] == ["row_norm", "mean", "clipped rows", "second moment"]
+    assert all(k.startswith("location refinement") for k in labels[2:-4])
     assert sum(p.share for p in est.privacy_parts_) == pytest.approx(1.0)
     assert all(isinstance(p.guarantee, ZCDP) for p in est.privacy_parts_)
     assert isinstance(est.privacy_, ApproxDP) and est.privacy_.epsilon <= 1.0 and est.privacy_.delta == 1e-6
@@ -47,7 +49,9 @@ def test_private_scales_make_small_columns_usable():
     scaled = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=0).fit(X)
     assert scaled.release_.column_scale is not None and scaled.release_.to_dict()["column_scaled"]
     assert _correlation_error(scaled.covariance_) < 0.2 < 100 * 0.2 < _correlation_error(plain.covariance_)
-    assert [p.label for p in scaled.privacy_parts_][:3] == ["location", "column scales", "row_norm"]
+    labels = [p.label for p in scaled.privacy_parts_]
+    assert labels[:3] == ["location", "coarse column scales", "location refinement 1"]
+    assert labels[labels.index("column scales") + 1] == "row_norm"
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"scale": "private"}, {"center": None}])
@@ -112,7 +116,7 @@ def test_accountant_is_checked_first_and_names_the_shares():
     PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0, accountant=acct).fit(X)
     assert "row_norm 0.09" in acct.ledger[0].label and "second moment 0.65" in acct.ledger[0].label
     with pytest.raises(dpm.BudgetExceededError):
-        PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0, accountant=acct).fit(X)
+        PrivateCovariance(epsilon=1.0, delta=1e-6, rng=1, accountant=acct).fit(X)
     assert len(acct.ledger) == 1
 
 

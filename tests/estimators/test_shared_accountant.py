@@ -32,7 +32,7 @@ def test_clone_keeps_the_accountant():
 def test_grid_search_charges_every_fit():
     X, y = _data()
     acct = Accountant(ApproxDP(10.0, 1e-5))
-    search = GridSearchCV(PrivateIRLS(**KW, accountant=acct, rng=0), {"w_max": [2.0, 5.0]}, cv=3,
+    search = GridSearchCV(PrivateIRLS(**KW, accountant=acct, rng=None), {"w_max": [2.0, 5.0]}, cv=3,
                           error_score="raise").fit(X, y)
     assert len(acct.ledger) == 2 * 3 + 1  # every cross-validation fit and the refit
     assert acct.spent.epsilon == pytest.approx(7.0) and search.best_estimator_.accountant is acct
@@ -43,7 +43,7 @@ def test_grid_search_past_the_budget_is_refused_not_granted():
     X, y = _data()
     acct = Accountant(ApproxDP(4.5, 1e-5))
     with pytest.raises(BudgetExceededError):
-        GridSearchCV(PrivateIRLS(**KW, accountant=acct, rng=0), {"w_max": [2.0, 5.0]}, cv=3,
+        GridSearchCV(PrivateIRLS(**KW, accountant=acct, rng=None), {"w_max": [2.0, 5.0]}, cv=3,
                      error_score="raise").fit(X, y)
     assert len(acct.ledger) == 4 and acct.spent.epsilon <= 4.5
 
@@ -51,7 +51,7 @@ def test_grid_search_past_the_budget_is_refused_not_granted():
 def test_cross_val_score_charges_every_fit_and_stops_at_the_budget():
     X, y = _data()
     acct = Accountant(ApproxDP(3.0, 1e-5))
-    est = PrivateIRLS(**KW, accountant=acct, rng=0)
+    est = PrivateIRLS(**KW, accountant=acct, rng=None)
     scores = cross_val_score(est, X, y, cv=3)
     assert len(acct.ledger) == 3 and np.all(np.isfinite(scores))
     with pytest.raises(ValueError, match="All the 2 fits failed"):  # scikit-learn's word for "every fit refused"
@@ -64,9 +64,87 @@ def test_cross_val_score_charges_every_fit_and_stops_at_the_budget():
 def test_moment_estimators_share_too():
     X, _ = _data()
     acct = Accountant(PureDP(2.0))
-    est = PrivateCovariance(epsilon=1.0, row_norm=1.0, mechanism="laplace", center=None, accountant=acct, rng=0)
+    est = PrivateCovariance(epsilon=1.0, row_norm=1.0, mechanism="laplace", center=None, accountant=acct)
     for copy in (clone(est), clone(clone(est))):
         copy.fit(X)
     assert acct.spent == PureDP(2.0)
     with pytest.raises(BudgetExceededError):
         clone(est).fit(X)
+
+
+# -- noise from one seed is spent once (hunt3) --------------------------------------
+# Two releases drawn from the same seed share their noise: their difference is the exact difference of the
+# statistics, whatever the budget says. The accountant refuses the second spend from the same seed or generator
+# state (a generator deep-copied by clone starts where the original did).
+
+def test_an_int_seed_is_spent_once_because_refits_would_share_their_noise():
+    X, _ = _data()
+    acct = Accountant(PureDP(5.0))
+    est = PrivateCovariance(epsilon=1.0, row_norm=1.0, mechanism="laplace", center=None, accountant=acct, rng=7)
+    first = est.fit(X).covariance_.copy()
+    with pytest.raises(ValueError, match="same seed"):
+        est.fit(X[1:])  # a neighbour: with the same noise, the difference would be exact
+    assert len(acct.ledger) == 1 and np.array_equal(est.covariance_, first)  # refused before touching the data
+    PrivateCovariance(epsilon=1.0, row_norm=1.0, mechanism="laplace", center=None, accountant=acct, rng=8).fit(X)
+    assert len(acct.ledger) == 2
+
+
+@pytest.mark.parametrize("make", [lambda: np.random.default_rng(3), lambda: 3])
+def test_cross_validation_refuses_clones_that_restart_the_same_noise(make):
+    X, y = _data()
+    acct = Accountant(ApproxDP(10.0, 1e-5))
+    with pytest.raises(ValueError, match="same seed"):
+        cross_val_score(PrivateIRLS(**KW, accountant=acct, rng=make()), X, y, cv=3, error_score="raise")
+    assert len(acct.ledger) == 1
+
+
+def test_one_generator_shared_by_every_fit_draws_fresh_noise_and_is_charged_each_time():
+    X, y = _data()
+    acct = Accountant(ApproxDP(10.0, 1e-5))
+    gen = np.random.default_rng(3)
+    est = PrivateIRLS(**KW, accountant=acct, rng=gen)
+    est.fit(X, y)
+    est.fit(X, y)  # the generator moved on: independent noise
+    assert len(acct.ledger) == 2 and "_noise_source" not in vars(est)
+
+
+def test_the_noise_source_never_appears_in_the_ledger_or_report():
+    X, _ = _data()
+    acct = Accountant(PureDP(5.0))
+    PrivateCovariance(epsilon=1.0, row_norm=1.0, mechanism="laplace", center=None, accountant=acct, rng=7).fit(X)
+    assert "source" not in repr(acct.report()) and "source" not in repr(acct.ledger)
+
+
+# -- the tensor decomposition too (hunt3 row 20) -------------------------------------
+def _mog(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    means = np.array([[2.0, 0.0, 0.0], [0.0, 2.0, 0.0]])
+    return means[rng.integers(0, 2, size=n)] + 0.3 * rng.normal(size=(n, 3))
+
+
+def _tensor(acct, rng):
+    from dpmoments.estimators import PrivateTensorDecomposition
+
+    return PrivateTensorDecomposition(n_components=2, model="mog", sigma2=0.09, epsilon=1.0, delta=1e-6,
+                                      row_norm=4.0, accountant=acct, rng=rng)
+
+
+def test_a_tensor_decomposition_from_one_seed_is_charged_once():
+    acct = Accountant(ApproxDP(10.0, 1e-5))
+    _tensor(acct, 0).fit(_mog())
+    with pytest.raises(ValueError, match="same seed"):
+        _tensor(acct, 0).fit(_mog(seed=1))
+    assert len(acct.ledger) == 1
+    _tensor(acct, 1).fit(_mog())
+    assert len(acct.ledger) == 2
+
+
+def test_a_failed_tensor_refit_leaves_the_old_result():
+    est = _tensor(None, np.random.default_rng(0)).fit(_mog())
+    before = {k: v for k, v in vars(est).items() if k.endswith("_")}
+    est.n_components = 3
+    with pytest.raises(ValueError):
+        est.fit(np.ones((50, 2)))  # two features: fails after reading the new input's width
+    assert set(before) == {k for k in vars(est) if k.endswith("_")}
+    for k, v in before.items():
+        assert getattr(est, k) is v, k

@@ -213,3 +213,44 @@ def test_report_lists_each_noisy_statistic():
         "selection criteria Q_R(M) + phi |M|", "moments X'X/n, X'y/n", "moments of the selected columns"]
     assert sel.privacy_report_["noise"][0]["scale"] == sel.privacy_report_["selection_noise_scale"]
     assert [p.label for p in sel.privacy_parts_] == ["selection", "R", "refit"]
+
+
+def test_a_dask_dataframe_names_the_features_as_pandas_does():
+    # (hunt3) fitted on a dask frame, transform took a pandas frame with its columns reordered without a word.
+    dd = pytest.importorskip("dask.dataframe")
+    X = np.random.default_rng(0).normal(size=(400, 3)) / 3
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    pca = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0).fit(dd.from_pandas(frame, 2))
+    assert list(pca.feature_names_in_) == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="feature names"):
+        pca.transform(frame[["c", "b", "a"]])
+    unnamed = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+    assert not hasattr(unnamed.fit(dd.from_pandas(pd.DataFrame(X), 2)), "feature_names_in_")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: PrivateCovariance(epsilon=1.0, delta=1e-6),
+    lambda: PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm="auto"),
+    lambda: PrivateGraphicalLasso(alpha="ebic", epsilon=1.0, delta=1e-6, row_norm="auto"),
+])
+def test_a_failed_refit_leaves_the_old_fit_whole(make):
+    # (hunt3) the refit read the new width, then failed: n_features_in_ = 3 beside a 5 x 5 covariance_.
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(3000, 5)), columns=list("abcde"))
+    est = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X)
+    before = {k: v for k, v in vars(est).items()}
+    with pytest.raises(ValueError, match="too few rows"):
+        est.fit(np.ones((20, 3)))
+    assert vars(est).keys() == before.keys() and all(vars(est)[k] is v for k, v in before.items())
+    assert est.n_features_in_ == 5 and list(est.feature_names_in_) == list("abcde")
+
+
+def test_a_pyarrow_table_is_still_accepted_beside_the_repeated_names_check():
+    pa = pytest.importorskip("pyarrow")
+    X = np.random.default_rng(0).normal(size=(300, 2)) / 3
+    est = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=None, rng=0)
+    assert est.fit(pa.table({"a": X[:, 0], "b": X[:, 1]})).n_features_in_ == 2
+    with pytest.raises(ValueError, match="repeated column name"):
+        est.fit(pd.DataFrame(X, columns=["a", "a"]))

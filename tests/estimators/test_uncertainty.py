@@ -10,7 +10,7 @@ import pytest
 
 from dpmoments import Accountant, ApproxDP, release_cross_moment, release_second_moment
 from dpmoments.datasets.mixtures import make_mog
-from dpmoments.estimators import (PrivateCovariance, PrivateGraphicalLasso, PrivateIRLS, PrivateModelSelection,
+from dpmoments.estimators import (CenterBudget, PrivateCovariance, PrivateGraphicalLasso, PrivateIRLS, PrivateModelSelection,
                                   PrivatePCA, PrivateRidgePrecision, PrivateTensorDecomposition)
 from dpmoments.estimators.uncertainty import (NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se,
                                               noise_law, redraw)
@@ -236,3 +236,36 @@ def test_noise_dominates_warning_is_exported():
 
     assert dpmoments.NoiseDominatesWarning is NoiseDominatesWarning
     assert issubclass(NoiseDominatesWarning, UserWarning)
+
+
+def test_variances_made_of_the_private_centres_error_are_flagged():
+    # (hunt3) unit-variance columns around 1e6, clipped for the mean about the origin (here a public prior
+    # at 0; the defaults used to do this too): the private mean's noise (sd ~1800) adds ~3e6 to every variance.
+    X = np.random.default_rng(0).normal(size=(20000, 3)) + 1e6
+    with pytest.warns(NoiseDominatesWarning, match="private centre's noise"):
+        est = PrivateCovariance(epsilon=1.0, delta=1e-6, center_budget=CenterBudget(prior=(0.0, 0.0, 0.0)),
+                                rng=0).fit(X)
+    assert "centre-noise" in [d["code"] for d in est.diagnostics_]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NoiseDominatesWarning)  # near the origin the centre is fine
+        PrivateCovariance(epsilon=1.0, delta=1e-6, center_budget=CenterBudget(prior=(0.0, 0.0, 0.0)),
+                          rng=0).fit(X - 1e6)
+
+
+@pytest.mark.parametrize("scale", [None, "private"])
+@pytest.mark.parametrize("d", [5, 30])
+def test_the_defaults_far_from_the_origin_are_as_accurate_as_near_it(d, scale):
+    # (hunt3 rows 8, 21) the private location is refined (docs/bounds.md): an offset of 1e6 used to give
+    # variances near 2e6 (defaults) and column scales of 23462 for sd-1 columns (scale="private").
+    Z = np.random.default_rng(0).normal(size=(20000, d))
+    C = np.cov(Z, rowvar=False)
+    errors = []
+    for offset in (0.0, 1e6):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", NoiseDominatesWarning)  # in particular no 'centre-noise'
+            est = PrivateCovariance(epsilon=1.0, delta=1e-6, scale=scale, rng=1).fit(Z + offset)
+        errors.append(np.linalg.norm(est.covariance_ - C) / np.linalg.norm(C))
+        if scale is not None:
+            assert np.all(est.release_.column_scale < 2)  # measured about the refined location
+    assert errors[1] < 2 * errors[0] and errors[0] < 0.2, errors
+    assert any(p.label.startswith("location refinement") for p in est.privacy_parts_)

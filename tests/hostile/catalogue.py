@@ -133,6 +133,18 @@ CASES = [
      "'plan'"),
     ("budget-pickled", "API", "pickling an Accountant",
      lambda: __import__("pickle").dumps(dpm.Accountant(dpm.PureDP(1.0))), TypeError, "cannot be pickled"),
+    ("budget-same-seed", "API", "a second fit charged to one accountant with the same int seed (same noise)",
+     lambda: [PrivateCovariance(epsilon=0.1, row_norm=1.0, mechanism="laplace", center=None, rng=0,
+                                accountant=acct).fit(X) for acct in [dpm.Accountant(dpm.PureDP(1.0))] * 2],
+     ValueError, "same seed"),
+    ("output-scale-underflow", "API", "`mechanism='output'` with `alpha=1e-300` (alpha^2 underflows)",
+     lambda: PrivateGraphicalLasso(alpha=1e-300, mechanism="output", epsilon=1.0, row_norm=1.0).fit(X), ValueError,
+     "Wishart noise scale"),
+    ("ebic-gamma-range", "API", "`ebic_gamma=5`",
+     lambda: PrivateGraphicalLasso(alpha="ebic", ebic_gamma=5, **OK).fit(X), ValueError, "'ebic_gamma'"),
+    ("data-repeated-columns", "API", "a DataFrame whose column names repeat",
+     lambda: PrivatePCA(n_components=1, **OK).fit(__import__("pandas").DataFrame(X, columns=["a", "a", "b"])),
+     ValueError, "repeated column name"),
     ("epsilon-subnormal", "API", "`epsilon=1e-320` (subnormal)", release(epsilon=1e-320), ValueError,
      "'epsilon' must be at least"),
     ("bound-overflow", "API", "`row_norm=1e200` (R^2 overflows)", release(row_norm=1e200), ValueError,
@@ -327,6 +339,13 @@ def _fresh():
 
 
 CASES += catalogue_io.cases(cli)
+CASES += [  # the reproductions' own command line
+    ("cli-reproduce-out", "CLI", "`reproduce su --out data.csv` (not a markdown file: it would be overwritten)",
+     lambda: cli("reproduce", "su", "--quick", "--out", _csv(GOOD_CSV)), 2, "--out must be a markdown file"),
+    ("cli-reproduce-reps", "CLI", "`reproduce su --reps 0` (an empty table written as the result)",
+     lambda: cli("reproduce", "su", "--quick", "--reps", "0", "--out", _fresh() + ".md"), 2,
+     "must be an integer >= 1"),
+]
 CASES += [  # the uncertainty options of the command line
     ("cli-draws", "CLI", "`--draws -1` (bootstrap draws)",
      lambda: cli("pca", _csv(GOOD_CSV), "--n-components", "1", "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",

@@ -81,7 +81,7 @@ def _crash(handle):
     return crashed
 
 
-def _late(handle, delay=1.5):
+def _late(handle, delay=6.0):
     def slow(data):
         if isinstance(from_wire(data), Query):
             time.sleep(delay)
@@ -106,7 +106,8 @@ def test_late_site_is_a_dropout(kind):
     plan = _dealt(sites)
     link = _wrap(kind, sites, "site-1", _late)(None)
     try:
-        rep = run_plan(plan, link, rng=0, timeout_s=0.4).reports[0]
+        # 2.5 s: far above a healthy site's step latency under load (tens of ms), far below the late one's delay.
+        rep = run_plan(plan, link, rng=0, timeout_s=2.5).reports[0]
     finally:
         link.close()
     assert rep.dropped == (("site-1", "after-deal"),) and rep.extra_std > 0
@@ -155,10 +156,11 @@ def test_a_site_answers_each_step_once_on_every_transport(kind):
     plan = _dealt(sites)
     link = make(kind, {s.name: s.handle for s in sites})
     try:
-        assert link.connect(plan, 10.0) == list(plan.sites)
+        # Generous timeouts: a healthy site on a loaded machine must not be dropped (it answers within ms when idle).
+        assert link.connect(plan, 60.0) == list(plan.sites)
         agg = Aggregator(plan, rng=0)
-        first = link.ask(agg.open_step(0, plan.sites), 10.0)
-        again = link.ask(agg.open_step(0, plan.sites), 10.0)
+        first = link.ask(agg.open_step(0, plan.sites), 60.0)
+        again = link.ask(agg.open_step(0, plan.sites), 60.0)
     finally:
         link.close()
     assert all(isinstance(r, Reply) for r in first.values())

@@ -120,7 +120,7 @@ def test_uncertified_refused_unless_allowed():
         Accountant(PureDP(2.0)).spend(claim)
     acct = Accountant(PureDP(2.0), allow_uncertified=True)
     acct.spend(claim, label="wishart")
-    assert acct.spent == PureDP(1.0) and acct.certified is False
+    assert acct.spent.claim == PureDP(1.0) and not acct.spent.certified and acct.certified is False
     assert acct.report()["certified"] is False
 
 
@@ -171,3 +171,30 @@ def test_bad_spend_arguments():
     with pytest.raises(TypeError, match="'partition'"):
         acct.spend(PureDP(0.1), partition=3)
     assert acct.spent is None
+
+
+def test_a_refusal_states_the_composed_total_so_a_zcdp_conversion_is_not_a_mystery():
+    # (hunt3) "spent nothing, requested 0.5-DP, total budget (1, 1e-06)-DP" read as a bug: in zCDP a lone
+    # 0.5-DP spend is 0.125-zCDP, which converts at delta 1e-6 to more than epsilon 1.
+    acct = Accountant(ApproxDP(1.0, 1e-6), composition="zcdp")
+    with pytest.raises(BudgetExceededError, match=r"composed \(zcdp\) the total would be \(2\.4"):
+        acct.spend(PureDP(0.5))
+
+
+def test_advanced_composition_refuses_a_zcdp_spend_naming_the_composition():
+    acct = Accountant(ApproxDP(1.0, 1e-5), composition="advanced", delta_slack=1e-6, plan=[PureDP(0.01)] * 10)
+    with pytest.raises(ValueError, match="composition='zcdp'"):  # it said "'delta' in (0, 1); got None"
+        acct.spend(ZCDP(1e-5))
+    assert not acct.can_spend(ZCDP(1e-5)) and acct.ledger == ()
+
+
+def test_the_total_after_an_uncertified_spend_is_headlined_as_uncertified():
+    # (hunt3) acct.spent printed "(1, 0)-DP" after a Wishart spend: a claim shown as the guarantee that holds.
+    acct = Accountant(ApproxDP(3.0, 1e-5), allow_uncertified=True)
+    acct.spend(PureDP(0.5))
+    assert acct.spent == ApproxDP(0.5, 0.0)
+    acct.spend(Uncertified(ApproxDP(1.0, 1e-6), "classic formula", holds=ApproxDP(1.3, 1e-6)))
+    assert acct.spent.claim == ApproxDP(1.5, 1e-6) and acct.spent.holding == ApproxDP(1.8, 1e-6)
+    assert "UNCERTIFIED" in str(acct.spent) and acct.report()["spent"]["type"] == "uncertified"
+    acct.spend(Uncertified(PureDP(0.1), "support mismatch"))
+    assert acct.spent.holding is None

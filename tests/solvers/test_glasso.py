@@ -357,7 +357,7 @@ def test_path_survives_a_start_that_is_not_positive_definite(monkeypatch):
     from dpmoments.solvers import glasso_path
     calls = []
 
-    def bad(S, W1, W0, r, alpha):  # inside the dual box, but with a large negative eigenvalue along ones
+    def bad(S, W1, W0, r, alpha, out=None):  # inside the dual box, but with a large negative eigenvalue along ones
         calls.append(alpha)
         return S - alpha * (1 - np.eye(len(S)))
 
@@ -441,3 +441,34 @@ def test_sweep_refuses_inconsistent_buffers():
         glasso_bcd._glasso_sweep.sweep(W, np.eye(2), np.ones(3), 0.1, 0.1, 10, 2, np.zeros(4, np.int64),
                                        np.zeros(0, np.int64), np.zeros(0), np.zeros(4, np.int64),
                                        np.zeros(9, np.int64), np.zeros(9), np.zeros(3), 0, False)
+
+
+@pytest.mark.parametrize("p, pen", [(40, True), (150, False)])
+def test_sparse_path_equals_the_dense_path(p, pen):
+    """sparse=True returns the same precisions as CSR (exactly: the same iterates), no duals, and
+    reuses its own duals for the extrapolated starts without changing any result; the path spans
+    many blocks (bundled, isolated) at large penalties and one block below (dense and sparse
+    certificates on either side of _EXACT_P)."""
+    from scipy import sparse
+    S = sample_cov(p, 10 * p, seed=40)
+    off = np.abs(S - np.diag(np.diag(S))).max()
+    alphas = np.geomspace(off, 0.05, 12)[::-1]  # any order
+    dense = graphical_lasso_path(S, alphas, penalize_diagonal=pen)
+    thin = graphical_lasso_path(S, alphas, penalize_diagonal=pen, sparse=True)
+    assert len({r.n_blocks for r in dense}) > 2 and dense[0].n_blocks == 1
+    for d, t in zip(dense, thin):
+        assert sparse.isspmatrix_csr(t.precision) and t.covariance is None
+        assert np.array_equal(t.precision.toarray(), d.precision)
+        assert (t.objective, t.duality_gap, t.n_iter, t.n_blocks, t.converged) == \
+            (d.objective, d.duality_gap, d.n_iter, d.n_blocks, d.converged)
+
+
+def test_sparse_path_results_do_not_share_the_recycled_duals():
+    """The duals the sparse path overwrites are never reachable from a result it yielded."""
+    from dpmoments.solvers import iter_graphical_lasso_path
+    S = sample_cov(80, 800, seed=41)
+    kept = [(i, r.precision.toarray()) for i, r in iter_graphical_lasso_path(S, np.geomspace(0.5, 0.05, 10),
+                                                                              sparse=True)]
+    again = graphical_lasso_path(S, np.geomspace(0.5, 0.05, 10))
+    for i, P in kept:
+        assert np.array_equal(P, again[i].precision)

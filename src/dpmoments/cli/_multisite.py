@@ -96,8 +96,10 @@ def fit_analysis(args, analysis, output, names):
     a = analysis
     figures = not getattr(args, "no_figures", True)
     if a == "covariance":
+        from .covariance import _what
+
         est = est_mod.PrivateCovariance(psd_floor=0.0).fit_release(output)
-        what = _second_moment_name(output)
+        what = " ".join(_what(output))
 
         def save(res):
             res.save_matrix("covariance", est.covariance_, names)
@@ -133,13 +135,6 @@ def fit_analysis(args, analysis, output, names):
     if a in ("tensor-mog", "tensor-stm"):
         return _tensor(args, a, output, names, est_mod)
     return _regress(output, names)
-
-
-def _second_moment_name(release):
-    """Without a centre the sites release (1/n) sum x x^T: name it for what it is, not a covariance."""
-    if release.center is None:
-        return "uncentred second moment (no --center: (1/n) sum of x x^T, not a covariance)"
-    return "covariance about the public --center"
 
 
 def _precision(args, a, release, names, est_mod):

@@ -12,7 +12,7 @@ and explained in a plain sentence on stdout. What happens to the estimate
 depends on what the check says:
 
 * the estimate is well defined but its noise is large (``noise-dominates``,
-  ``variance-below-noise``, ``coefficients-within-noise``): it is *shown with
+  ``variance-below-noise``, ``centre-noise``, ``coefficients-within-noise``): it is *shown with
   a warning*, each number beside its standard error and interval, which say
   how much of it is noise;
 * the method did not estimate what the output is named (loadings of
@@ -59,6 +59,9 @@ SENTENCES = {
                        "mostly noise; read every entry with its interval.",
     "variance-below-noise": "some released variances are below their noise level: those columns are noise at this "
                             "budget.",
+    "centre-noise": "the private centre's error is larger than a tenth of some released variances: they measure "
+                    "that error more than the data (their intervals do not cover it); give a public centre near "
+                    "the data (--center), or more epsilon.",
     "no-eigenvalue-above-noise": "no component stands above the noise: the components are noise, so their "
                                  "loadings are not shown.",
     "components-below-noise": "some components are below the noise floor: they are noise, so their loadings are "

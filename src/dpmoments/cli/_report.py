@@ -14,7 +14,7 @@ from .._version import __version__
 from ..privacy.relations import RELATION_WORDS, describe_relation
 from ._args import CLIPPING_HELP
 
-__all__ = ["privacy_report", "privacy_summary", "n_note", "rows_text", "randomness_text"]
+__all__ = ["privacy_report", "privacy_summary", "n_note", "recorded_arguments", "rows_text", "randomness_text"]
 
 _RANDOMNESS = {
     "os-entropy": "fresh OS entropy (numpy PCG64 seeded from the OS): the noise cannot be reproduced",
@@ -30,7 +30,7 @@ def privacy_report(command, release, *, source=None, fingerprint=None, analysis=
     report = {
         "dpmoments_version": __version__,
         "command": command,
-        "arguments": list(sys.argv[1:] if argv is None else argv),
+        "arguments": recorded_arguments(sys.argv[1:] if argv is None else argv),
         "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "privacy": {
             "guarantee": str(g),
@@ -45,7 +45,7 @@ def privacy_report(command, release, *, source=None, fingerprint=None, analysis=
             "noise_scale": release.noise_scale,
             "row_norm": release.row_norm,
             "center": None if release.center is None else release.center.tolist(),
-            "clipping": CLIPPING_HELP,
+            "clipping": clipping_text(release),
             "randomness": release.randomness,
             "secure_randomness": release.secure,
             "randomness_note": _RANDOMNESS.get(release.randomness, release.randomness),
@@ -59,6 +59,43 @@ def privacy_report(command, release, *, source=None, fingerprint=None, analysis=
     if extra:
         report.update(extra)
     return report
+
+
+PRIVATE_BOUND_CLIPPING = (
+    "rows are clipped: every (centred) row x is scaled down to norm R when ||x||_2 > R, so no single row can move "
+    "the result by more than the sensitivity the noise is calibrated to; here R was drawn privately (--row-norm "
+    "auto: a noisy quantile of the row norms on a public grid, paid from its share of the budget, under "
+    "private_choices), never computed exactly from the data: too small a bound biases the estimate towards zero, "
+    "too large a bound adds more noise")
+
+
+def clipping_text(release):
+    """How the rows were clipped: to a public bound, or to one drawn privately (a ``row_norm`` part)."""
+    private = any(getattr(p, "label", None) == "row_norm" for p in (release.parts or ()))
+    return PRIVATE_BOUND_CLIPPING if private else CLIPPING_HELP
+
+
+SEED_WITHHELD = "<withheld>"
+
+
+def recorded_arguments(argv):
+    """The command line as given, less the value of ``--seed``: with the seed, anyone can redraw the noise.
+
+    Any abbreviation argparse accepts (``--see 3``, ``--seed=3``) is caught.
+    """
+    out, hide_next = [], False
+    for arg in map(str, argv):
+        name, eq, _ = arg.partition("=")
+        if hide_next:
+            out.append(SEED_WITHHELD)
+        elif len(name) >= 4 and "--seed".startswith(name):
+            out.append(f"{name}={SEED_WITHHELD}" if eq else arg)
+            hide_next = not eq
+            continue
+        else:
+            out.append(arg)
+        hide_next = False
+    return out
 
 
 def _input(source, release, fingerprint):

@@ -156,7 +156,7 @@ def _worst_case(d, n, R, mechanism, neighbours):
             B, name = base, f"{name} added to"
         else:
             B = np.vstack([base, np.zeros(d) if x2 is None else x2])
-            name = name if x2 is not None else f"{name} vs x' = 0 with"
+            name = f"{name}, beside" if x2 is not None else f"{name} vs x' = 0 with"
         gap = np.linalg.norm(upper_triangle(A.T @ A) - upper_triangle(B.T @ B), order)
         if best is None or gap > best[0]:
             best = (gap, A, B, f"worst case: {name} {n - 1} zero rows")

@@ -30,7 +30,7 @@ from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, json
 from ._output import ResultsDir, check_destination
 from ._progress import Progress
 from ._release import epsilon_grid
-from ._report import _RANDOMNESS, _input, randomness_text
+from ._report import _RANDOMNESS, _input, randomness_text, recorded_arguments
 
 HELP = "private robust (least absolute deviations) regression by IRLS"
 DESCRIPTION = """\
@@ -143,7 +143,7 @@ def estimator_report(command, guarantee, *, privacy, source, fingerprint, n, d, 
     report = {
         "dpmoments_version": __version__,
         "command": command,
-        "arguments": list(sys.argv[1:] if argv is None else argv),
+        "arguments": recorded_arguments(sys.argv[1:] if argv is None else argv),
         "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "privacy": block,
         "release": None,

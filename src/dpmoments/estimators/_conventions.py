@@ -11,15 +11,38 @@ names behave exactly as in scikit-learn.
 estimator (documented in ``docs/privacy.md``).
 """
 
+import functools
 import os
 
+import numpy as np
 from sklearn.utils.validation import validate_data
 
 from .._validation import check_data
+from ..moments.dask_moments import is_dask_collection
 from ..privacy.relations import describe_relation
 
-__all__ = ["check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",
+__all__ = ["all_or_nothing", "check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",
            "require_for_fit"]
+
+
+def all_or_nothing(method):
+    """A ``fit`` that fails leaves the estimator as it was: the old result or the new one, never a mix.
+
+    (A refit that failed after reading the new input's width kept the old ``covariance_`` beside the new
+    ``n_features_in_``.) The attributes are restored from a shallow copy taken before the call.
+    """
+
+    @functools.wraps(method)
+    def fit(self, *args, **kwargs):
+        before = dict(vars(self))
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            vars(self).clear()
+            vars(self).update(before)
+            raise
+
+    return fit
 
 
 def require_for_fit(estimator, *names):
@@ -40,8 +63,26 @@ def fit_input(estimator, X):
     if isinstance(X, (str, os.PathLike)):
         vars(estimator).pop("feature_names_in_", None)
         return None
+    _check_unique_columns(X)
     validate_data(estimator, X, reset=True, skip_check_array=True)
+    if is_dask_collection(X) and hasattr(X, "columns"):
+        # scikit-learn reads names from eager frames only; a dask frame's columns are public metadata too.
+        names = np.asarray(list(X.columns), dtype=object)
+        if len(names) and all(isinstance(n, str) for n in names):
+            estimator.feature_names_in_ = names
     return getattr(estimator, "feature_names_in_", None)
+
+
+def _check_unique_columns(X):
+    """One line for a table whose columns repeat a name (narwhals' own error spans several lines)."""
+    columns = list(getattr(X, "columns", ()))
+    try:
+        repeated = len(columns) - len(set(columns))
+    except TypeError:  # not names (a pyarrow Table's columns are its arrays)
+        return
+    if repeated:
+        raise ValueError(f"'X' has {repeated} repeated column name(s); give every column its own name (or pass "
+                         "X.to_numpy()).")
 
 
 def release_input(estimator, n_features, names=None):
@@ -59,6 +100,7 @@ def check_input(estimator, X):
     # for what pandas fills them with); an array for its shape first (a 1-D array is told to reshape).
     named = hasattr(X, "columns")
     if named:
+        _check_unique_columns(X)
         validate_data(estimator, X, reset=False, skip_check_array=True)
     array = check_data(X)
     if not named:

@@ -15,6 +15,7 @@ from typing import Optional
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from .._rng import noise_source
 from .._validation import check_data, check_nonnegative, check_option
 from ..moments import Release, release_second_moment
 from ..moments.counts import check_count_share, planned_guarantee
@@ -40,10 +41,12 @@ class CenterBudget:
     ``prior + mean(clip(x - prior))``, so rows are clipped around the guess
     rather than around the origin: for data far from zero (log intensities,
     say) clipping around the origin would bias the mean. Without a prior
-    (the default), where to clip is chosen privately, paid from
-    ``location``: a private bound on ``||x||``, the mean then being taken
-    about the origin, or, with ``scale="private"``, the column medians (one
-    exponential-mechanism draw per column on a public grid). Give
+    (the default), where to clip is chosen privately and refined, the draws
+    paid from ``location`` and the refining means from ``mean``: from the
+    origin (or, with ``scale="private"``, the private column medians), up to
+    four steps each draw a bound on ``||x - c||`` and move ``c`` by the mean
+    clipped about ``c`` at it, so that data far from the origin are centred
+    as well as data near it (``docs/bounds.md``, "Refining the location"). Give
     ``prior=(0, ..., 0)`` to clip around the origin at a public bound for
     free.
     """
@@ -164,8 +167,10 @@ class MomentEstimator(BaseEstimator):
         if acct is None:
             return
         planned = self._planned_guarantee()
-        if not acct.can_spend(planned, neighbours=self.neighbours):
-            acct.spend(planned, neighbours=self.neighbours)  # raises with the reason; nothing changes
+        # Where the noise starts, read before the first draw: a second fit from the same seed is refused.
+        self._noise_source = noise_source(self.rng)
+        if not acct.can_spend(planned, neighbours=self.neighbours, noise_source=self._noise_source):
+            acct.spend(planned, neighbours=self.neighbours, noise_source=self._noise_source)  # raises with the reason
 
     def _spend(self, spent):
         """Charge a Release (under its own relation; its parts named in the label) or a bare guarantee."""
@@ -174,7 +179,8 @@ class MomentEstimator(BaseEstimator):
             label, parts = type(self).__name__, getattr(spent, "parts", ())
             if parts:
                 label += " (" + ", ".join(f"{p.label} {p.share:.3g}" for p in parts) + ")"
-            acct.spend(spent, label=label, neighbours=self.neighbours)
+            acct.spend(spent, label=label, neighbours=self.neighbours,
+                       noise_source=vars(self).pop("_noise_source", None))
 
     @staticmethod
     def _check_release(release):

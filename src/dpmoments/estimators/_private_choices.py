@@ -1,14 +1,14 @@
 r"""The second moment an estimator releases, with its centre, column scales and row bound chosen privately.
 
-Up to five passes over the data, each paid from a stated share of the budget:
+Passes over the data, each paid from a stated share of the budget:
 
 1. **location** (``center="private"`` without a public prior,
-   ``CenterBudget.location``): with ``scale="private"``, private column
-   medians, one exponential-mechanism draw per column on the public signed
-   grid; otherwise a private bound on ``||x||`` for the mean, which is then
-   taken about the origin (one draw, reliable at ten times smaller
-   ``n epsilon`` than ``d`` median draws), and the row bound of step 3 (or
-   the public ``row_norm``) applies about that mean;
+   ``CenterBudget.location`` for the draws, part of ``CenterBudget.mean``
+   for the means): from the origin (with ``scale="private"``: the private
+   column medians and coarse scales about them), up to four refinement steps,
+   each a private bound on ``||x - c||`` and the mean clipped about ``c`` at
+   it (``_refined_location``); the row bound of step 3 (or the public
+   ``row_norm``) then applies about the refined ``c``;
 2. **scales** (``scale="private"``): per column, a private median of the
    ``|x_j - m_j|`` that are not 0 (:mod:`dpmoments.moments.private_bounds`),
    half of ``bound_budget``;
@@ -16,7 +16,8 @@ Up to five passes over the data, each paid from a stated share of the budget:
    ``||(x - m) / s||`` and the noisy count of rows beyond it (the rest of
    ``bound_budget``, :mod:`dpmoments.moments.auto_release`);
 4. **mean** (``center="private"``): the mean of the clipped ``(x - m) / s``
-   (``CenterBudget.mean``);
+   (the rest of ``CenterBudget.mean``; with a single refinement step, that
+   step's mean is the centre and this pass is not made);
 5. **second moment** of the clipped ``(x - c) / s`` about that private mean,
    with the rest.
 
@@ -48,7 +49,7 @@ from .._rng import spawn
 from ..exceptions import PrivacyLeakWarning
 from ..moments import iter_chunks, release_cross_moment, release_second_moment
 from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
-                                    minimum_on_refusal, public_n_what, warn_clipped, warn_range_end, warn_unreliable)
+                                    minimum_on_refusal, public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from ..moments.counts import COUNT_SHARE, warn_if_delta_large
 from ..moments.dask_moments import is_dask_collection, row_ones
 from ..moments.private_bounds import noisy_clipped_count, quantile_pass, select_quantiles
@@ -59,6 +60,9 @@ from ._sources import n_features_of
 __all__ = ["private_second_moment", "needs_private_choices"]
 
 SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
+# Shares of CenterBudget.mean taken by the refinement steps of a private location (the last mean gets the rest):
+# small early steps suffice, as each only needs to shrink the error by a factor ~n / (2 z sqrt(d)).
+REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these proportions; with 1, all of it
 BOUND_OPTION, LOCATION_OPTION = "'bound_budget'", "CenterBudget.location"  # named in refusals (the CLI renames them)
 
 
@@ -161,15 +165,16 @@ def _location(X, budget, share, search, rng):
     return m
 
 
-def _scales(X, m, budget, share, search, rng, option_share=None):
+def _scales(X, m, budget, share, search, rng, option_share=None, label="column scales"):
     """Private per-column medians of the non-zero ``|x_j - m_j|`` (``share`` is part of ``option_share``,
-    the share of the user's bound option; default ``share``)."""
+    the share of the user's bound option -- or of the location's, for the coarse scales; default ``share``)."""
     (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
     each, guarantee = budget.draws(share, d)
-    with budget.refusal(share if option_share is None else option_share, BOUND_OPTION):
+    option = BOUND_OPTION if label == "column scales" else LOCATION_OPTION
+    with budget.refusal(share if option_share is None else option_share, option):
         s, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=0.5, rng=rng,
-                                      what=public_n_what(budget.neighbours, "private column scales (scale='private')"))
-    budget.record("column scales", guarantee, share, statistic="medians of the non-zero |x_j - m_j|",
+                                      what=public_n_what(budget.neighbours, f"private {label} (scale='private')"))
+    budget.record(label, guarantee, share, statistic="medians of the non-zero |x_j - m_j|",
                   at_range_end=int(outside.sum()))
     if outside.any():
         warn_range_end("column scale", search)
@@ -267,28 +272,86 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     m, s, c = center, None, None  # the clipping centre, the column scales, the private mean (standardised)
     if private_center and center_budget.prior is not None:
         m = np.asarray(center_budget.prior, dtype=float)
-    elif private_center and scale is not None:
-        m = _location(X, budget, shares["location"], bounds.search, rng_loc)
-    elif private_center:  # the mean is taken about the origin, the second moment about the mean
-        m = np.zeros(n_features_of(X))
-        R_mean, _, _ = _row_bound(X, m, None, budget, shares["location"], bounds,
-                                  ("cross", *main[1:3], shares["mean"], main[4]), rng_loc, "location",
-                                  diagnostic=False)
-        c = _private_mean(X, None, m, R_mean, budget, shares["mean"], rng_mean, relation)
+    elif private_center:  # the refined location then serves as a privately chosen prior
+        m = _refined_location(X, budget, shares, main, relation, scale, bounds, rng_loc)
+    final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
     if scale is not None:
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
         s = _scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"])
     m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
     R, count, each = row_norm, None, None
     if is_auto(row_norm):
-        about = m if c is None else c
-        R, count, each = _row_bound(X, about, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
+        R, count, each = _row_bound(X, m, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
                                     bounds, main, rng_bound, option_share=shares["bound"])
-    if private_center and c is None:
-        c = _private_mean(X, s, m_z, R, budget, shares["mean"], rng_mean, relation)
+    if private_center and final_share > 1e-12 * shares["mean"]:
+        c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation)
     rel = release_second_moment(_source(X, s, False), center=m_z if c is None else c, rng=rng_cov, row_norm=R,
                                 **relation, **budget.release(main[3]))
     return rel, s, count, each
+
+
+def _refined_location(X, budget, shares, main, relation, scale, bounds, rng):
+    """Where to clip, chosen privately and refined: each step's error is a small fraction of the last one's.
+
+    The start is the origin (or, with ``scale="private"``, the private column
+    medians, whose grid error is ~3% of their magnitude). Each step draws a
+    private bound on ``||x - c||`` and moves ``c`` by the mean of the rows'
+    offsets from it clipped at that bound (CoinPress's refinement): its noise
+    is proportional to the bound, so data far from the origin (columns around
+    1e6, say) lose their offset's error in a few steps instead of carrying it
+    into the covariance as ``(mu - c)(mu - c)^T``. The draws share
+    ``CenterBudget.location``; the means take ``sum(REFINE_MEAN)`` of ``CenterBudget.mean``, in
+    ``REFINE_MEAN``'s proportions over the steps taken.
+    """
+    d, steps = n_features_of(X), _refinement_steps(X, budget, shares["location"], scale, bounds.search)
+    draw_share = shares["location"] / (steps + 2 * (scale is not None))
+    gens = spawn(rng, 2 * steps + 2)
+    if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
+        return _location(X, budget, shares["location"], bounds.search, rng)
+    c, s = np.zeros(d), np.ones(d)
+    if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
+        c = _location(X, budget, draw_share, bounds.search, gens[-1])
+        s = _scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"], "coarse column scales")
+    taken = REFINE_MEAN[:steps]  # one step (few rows) is the final mean: a second would widen the row bound
+    total = sum(REFINE_MEAN) if steps > 1 else 1.0
+    for k, fraction in enumerate(f * total / sum(taken) for f in taken):
+        label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
+        mean_share = shares["mean"] * fraction
+        R_k, _, _ = _row_bound(X, c, None if scale is None else s, budget, draw_share, bounds,
+                               ("cross", *main[1:3], mean_share, main[4]), gens[2 * k], label, diagnostic=False,
+                               option_share=shares["location"])
+        mean = _mean(X, None if scale is None else s, c / s, budget.release(mean_share), gens[2 * k + 1],
+                     dict(row_norm=R_k, **relation))
+        name = "mean" if steps == 1 else f"{label} mean"  # one step: its mean is the centre
+        budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale))
+        c = c + mean.cross_moment * s
+    return c
+
+
+def _public_rows(X):
+    """The row count (public under the relations that call this), counted by a pass where not known; dask: None."""
+    n = getattr(X, "shape", (None,))[0]
+    if isinstance(n, (int, np.integer)) or is_dask_collection(X):
+        return int(n) if isinstance(n, (int, np.integer)) else None
+    return sum((chunk[0] if isinstance(chunk, tuple) else chunk).shape[0] for chunk in iter_chunks(X))
+
+
+def _refinement_steps(X, budget, share, scale, search):
+    """How many refinement steps: as many as leave each bound draw reliable, from public quantities only.
+
+    A draw is reliable when its rank error is within a tenth of ``n`` (as
+    :func:`~dpmoments.moments.auto_release.warn_unreliable`). ``n`` is public
+    under replace-one and zero-out (a stream is counted by one pass); under
+    add-remove, or for a dask collection of unknown length, every step is
+    taken and a weak draw is warned about afterwards.
+    """
+    n = None if budget.neighbours == "add-remove" or budget.exact else _public_rows(X)
+    if n is None:
+        return len(REFINE_MEAN)
+    for steps in range(len(REFINE_MEAN), 1, -1):
+        if rank_error(budget.draws(share / (steps + 2 * (scale is not None)))[0], search) <= 0.1 * n:
+            return steps
+    return 1 if scale is None else 0  # one step from the origin; with scales, the medians alone
 
 
 def _private_mean(X, s, m_z, R, budget, share, rng, relation):

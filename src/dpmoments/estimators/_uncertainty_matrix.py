@@ -13,7 +13,7 @@ import numpy as np
 from scipy import linalg
 
 from ..solvers.eigen import top_eigenpairs
-from .diagnostics import Diagnostics, check_matrix, largest_noise
+from .diagnostics import Diagnostics, check_centre, check_matrix, largest_noise
 from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
 from .uncertainty import count_relative_sd, noise_law, redraw
 from .uncertainty import UNSTABLE_DEGREES, z_value
@@ -55,6 +55,7 @@ def covariance_spread(release, level, owner):
         idx = np.diag_indices(d)
         lower[idx], upper[idx] = centre[idx] - dhi, centre[idx] - dlo
     snr = check_matrix(centre, law, diag)
+    check_centre(release, diag)
     return {
         "covariance_se_": se, "covariance_interval_": np.stack([lower, upper]), "snr_": snr,
         "diagnostics_": diag.as_list(),
@@ -88,6 +89,7 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
     """Eigenvalue errors, which components stand above the noise, and how stable the components are."""
     level, n_draws, law = check_level(level), check_draws(n_draws), noise_law(release)
     d, k, diag = release.n_features, est.n_components_, Diagnostics(owner)
+    check_centre(release, diag)
     shift, edge = law.diagonal_mean, law.spectral_norm(d)
     lam, V = est.explained_variance_ - shift, est.components_.T
     snr = lam / edge if edge > 0 else np.full(k, math.inf)
@@ -179,6 +181,7 @@ def precision_spread(release, est, refit, n_draws, level, rng, owner, graph):
     # bound: its variances were checked before the scaling, and the matrix check would overstate the noise.
     rescaled = any(step.startswith("scaled-to-correlation") for step in release.postprocessing)
     matrix = math.nan if rescaled else check_matrix(_centre(release, law), law, diag)
+    check_centre(release, diag)
     snr = off_diagonal_snr(release) if graph else matrix
     if graph and snr < 1.0:
         diag.flag("no-edge-above-noise", "no off-diagonal entry of the released matrix exceeds "

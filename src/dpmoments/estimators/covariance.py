@@ -4,7 +4,7 @@ import numpy as np
 from scipy import linalg
 
 from .._validation import check_data, check_option
-from ._conventions import check_input
+from ._conventions import all_or_nothing, check_input
 from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
 from .uncertainty import check_uncertainty_params
@@ -42,8 +42,9 @@ class PrivateCovariance(MomentEstimator):
     Parameters
     ----------
     epsilon : float in (0, inf] or None, default=None
-        ``inf`` needs a public ``row_norm`` and ``center`` (nothing private
-        to pay for them). Required by ``fit``; ``fit_release`` takes the
+        ``inf`` releases the exact statistic with a ``NotPrivateWarning``;
+        its private choices then return their best grid point exactly
+        (docs/bounds.md). Required by ``fit``; ``fit_release`` takes the
         release's, as it does ``delta``, ``row_norm``, ``mechanism``,
         ``neighbours`` and the centre (those parameters are then ignored).
     delta : float in (0, 1) or None
@@ -162,8 +163,10 @@ class PrivateCovariance(MomentEstimator):
     >>> from dpmoments.estimators import PrivateCovariance
     >>> X = np.random.default_rng(0).normal(size=(20000, 3)) * [1, 10, 100] + 50
     >>> est = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=0).fit(X)
-    >>> est.covariance_.shape, str(est.privacy_), [p.label for p in est.privacy_parts_]
-    ((3, 3), '(1, 1e-06)-DP', ['location', 'column scales', 'row_norm', 'mean', 'clipped rows', 'second moment'])
+    >>> est.covariance_.shape, str(est.privacy_), [p.label for p in est.privacy_parts_][:3]
+    ((3, 3), '(1, 1e-06)-DP', ['location', 'coarse column scales', 'location refinement 1'])
+    >>> [p.label for p in est.privacy_parts_][-5:]  # after four refinement steps of the location
+    ['column scales', 'row_norm', 'mean', 'clipped rows', 'second moment']
     >>> raw = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=None, rng=0).fit(X / 300)
     >>> str(raw.privacy_)  # the uncentred second moment, one public bound: one release
     '(1, 1e-06)-DP'
@@ -189,6 +192,7 @@ class PrivateCovariance(MomentEstimator):
         self.accountant = accountant
         self.count_share = count_share
 
+    @all_or_nothing
     def fit(self, X, y=None):
         """Release the covariance (or second moment) of ``X`` and set ``covariance_``.
 
@@ -209,6 +213,7 @@ class PrivateCovariance(MomentEstimator):
             return self._fit_from_data(X, lambda data: coinpress_release(self, data))
         return self._fit_from_data(X, self._release_from)
 
+    @all_or_nothing
     def fit_release(self, release):
         """Use a release already paid for: no new privacy cost, and no privacy parameter needed.
 

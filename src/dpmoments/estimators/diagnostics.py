@@ -15,7 +15,7 @@ from scipy import stats
 
 from ..exceptions import NoiseDominatesWarning
 
-__all__ = ["Diagnostics", "matrix_snr", "variance_noise_level", "largest_noise", "check_matrix"]
+__all__ = ["Diagnostics", "matrix_snr", "variance_noise_level", "largest_noise", "check_matrix", "check_centre"]
 
 
 class Diagnostics:
@@ -99,3 +99,27 @@ def check_matrix(M, law, diagnostics, what="the released matrix", variances=True
                                                  f"{level:.3g}: those columns are noise at this budget, and "
                                                  "scaling by them amplifies it.")
     return snr
+
+
+def check_centre(release, diagnostics):
+    r"""Flag released variances made mostly of the private centre's error.
+
+    A second moment about a private mean :math:`\hat m` is the one about the
+    exact mean plus :math:`(\hat m - m)(\hat m - m)^\top`: each variance gains
+    about :math:`s^2`, the square of the mean's noise scale (its ``"mean"``
+    part; at least that, since clipping the mean adds its own bias). Far from
+    the origin that can dwarf the data's variance (unit-variance columns
+    around 1e6 came out near 1e6, with narrow intervals and no warning): a
+    variance below ``10 s^2`` is flagged. Read from the release alone.
+    """
+    s = next((p.released.get("noise_scale") for p in (release.parts or ()) if p.label == "mean"), None)
+    if not s:
+        return
+    bias = float(s) ** 2
+    variances = np.diag(release.second_moment)
+    low = int(np.count_nonzero(variances < 10.0 * bias))
+    if low:
+        diagnostics.flag("centre-noise", f"{low} of {variances.size} released variances are less than 10 times the "
+                                         f"bias the private centre's noise adds to each (about {bias:.3g}, its noise "
+                                         "scale squared): they measure that error more than the data; give a public "
+                                         "centre, or CenterBudget(prior=...) near the data, or a larger epsilon.")

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from .._rng import as_generator, describe_randomness, spawn
+from .._rng import as_generator, describe_randomness, noise_source, spawn
 from .._validation import check_data, check_nonnegative, check_positive, check_sensitivity
 from ._target import check_target
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
@@ -20,7 +20,7 @@ from ..privacy import calibrate_gaussian, zcdp_gaussian_sigma, zcdp_to_approx_dp
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import check_p, irls_weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
-from ._conventions import check_input, fit_input, noise_entry, privacy_report
+from ._conventions import all_or_nothing, check_input, fit_input, noise_entry, privacy_report
 from ._uncertainty_models import irls_laws, irls_spread
 from .uncertainty import check_uncertainty_params
 
@@ -299,6 +299,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
                          "with N public, which also covers zero-out pairs")
         check_accountant(self.accountant)
 
+    @all_or_nothing
     def fit(self, X, y):
         """Clip, run ``n_iter`` private iterations, and set ``coef_``, ``intercept_``, ``privacy_``.
 
@@ -320,8 +321,11 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
                                                 (self.row_norm, self.response_bound))  # for the plan's guarantee
         budget, guarantee, _, _ = self._plan(n, d)
         guarantee, parts = self._with_bound_parts(budget, guarantee)
-        if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one"):
-            self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one")  # raises, with why
+        source = noise_source(self.rng)  # where the noise starts: a second fit from the same seed is refused
+        if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one",
+                                                                         noise_source=source):
+            self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one",
+                                  noise_source=source)  # raises, with why
         self._warn(guarantee)
         if self.first_moment == "gaussian" or self.second_moment == "gaussian":
             warn_if_delta_large(self.delta, n, noisy=False, stacklevel=2)
@@ -339,7 +343,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         yc = clip_responses(y, self.response_bound_)
         theta, clipped, final = self._iterate(Z, yc, scales, rng)
         if self.accountant is not None:
-            self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one")
+            self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one", noise_source=source)
         self.privacy_parts_ = tuple(parts)
         self._set_fitted(theta, clipped, budget, guarantee, sens, scales)
         self._set_spread(final, scales)

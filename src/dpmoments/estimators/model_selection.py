@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._rng import as_generator, describe_randomness
+from .._rng import as_generator, describe_randomness, noise_source
 from .._validation import check_data, check_int, check_nonnegative, check_positive, check_sensitivity
 from ._target import check_target
 from ..exceptions import NotPrivateWarning
@@ -20,7 +20,7 @@ from ..privacy import PureDP, check_accountant, compose
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
-from ._conventions import fit_input, noise_entry, privacy_report, release_input, release_noise
+from ._conventions import all_or_nothing, fit_input, noise_entry, privacy_report, release_input, release_noise
 from ._uncertainty_models import selection_margin, solve_se
 from .uncertainty import NoiseLaw
 from ..solvers.l1_ball_certified import certified_objectives
@@ -335,6 +335,7 @@ class PrivateModelSelection(BaseEstimator):
         check_accountant(self.accountant)
 
     # -- fit ------------------------------------------------------------------------
+    @all_or_nothing
     def fit(self, X, y):
         """Select a model privately (and optionally refit it).
 
@@ -355,8 +356,10 @@ class PrivateModelSelection(BaseEstimator):
         family = candidate_family(self.candidates, self.max_size, d)
         parts = self._budget_parts(len(family))
         guarantee = compose([PureDP(e) for e in parts.values()])
-        if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one"):
-            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one")  # raises
+        source = noise_source(self.rng)  # where the noise starts: a second fit from the same seed is refused
+        if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one",
+                                                                         noise_source=source):
+            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one", noise_source=source)  # raises
         if not guarantee.is_private:
             warnings.warn("epsilon=inf: the exact model choice is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
@@ -385,7 +388,7 @@ class PrivateModelSelection(BaseEstimator):
         if self.coef_se_ is not None:
             self.uncertainty_["refit_coef_se"] = self.coef_se_.tolist()
         if self.accountant is not None:
-            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one")
+            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one", noise_source=source)
         self.privacy_ = guarantee
         self.neighbours_ = self.neighbours
         # The bounds' draws are shares of epsilon; the other parts' epsilons are their own (in each guarantee).
@@ -529,6 +532,7 @@ class PrivateModelSelection(BaseEstimator):
         return lines
 
     # -- from a release (e.g. across sites) -------------------------------------------
+    @all_or_nothing
     def fit_release(self, release):
         """Select from a release of the second moment of the rows ``(x, y)``, response last: no new cost.
 

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_data, check_int
 from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
-from ._conventions import check_input
+from ._conventions import all_or_nothing, check_input
 from ._moment_base import MomentEstimator, in_original_units, location_of, n_features_of, out_of_core
 from ._uncertainty_matrix import pca_spread
 from .uncertainty import check_uncertainty_params
@@ -201,6 +201,7 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstima
         check_uncertainty_params(self)
         return k
 
+    @all_or_nothing
     def fit(self, X, y=None):
         """Release the second moment of ``X`` (one pass, noise once) and set the components.
 
@@ -222,6 +223,7 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstima
 
         return self._fit_from_data(X, release)
 
+    @all_or_nothing
     def fit_release(self, release):
         """Components of a release already paid for: no new privacy cost, and no privacy parameter needed.
 

@@ -8,14 +8,14 @@ from typing import Optional
 import numpy as np
 
 from .._rng import as_generator, describe_randomness
-from .._validation import check_data, check_int, check_nonnegative, check_option, check_positive
+from .._validation import check_data, check_int, check_nonnegative, check_option, check_positive, check_real
 from ..exceptions import UncertifiedPrivacyWarning
 from ..mechanisms import wishart_noise
 from ..moments import release_second_moment
 from ..privacy import PureDP, Uncertified
 from ..privacy.relations import NEIGHBOURS
 from ..solvers import graphical_lasso, graphical_lasso_admm, graphical_lasso_path, ridge_precision
-from ._conventions import (check_input, fit_input, noise_entry, privacy_report, release_input,
+from ._conventions import (all_or_nothing, check_input, fit_input, noise_entry, privacy_report, release_input,
                            require_for_fit)
 from ._moment_base import MomentEstimator, location_of, psd_floor_value
 from ._uncertainty_matrix import output_perturbation_spread, precision_spread
@@ -96,6 +96,7 @@ class _PrecisionBase(MomentEstimator):
         vars(self).update(precision_spread(raw, self, refit, self.n_draws, self.level, self.rng,
                                            type(self).__name__, graph))
 
+    @all_or_nothing
     def fit(self, X, y=None):
         """Release the second moment of ``X`` and fit from it.
 
@@ -272,6 +273,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.accountant = accountant
         self.count_share = count_share
 
+    @all_or_nothing
     def fit(self, X, y=None):
         """Release the second moment of ``X`` (or, for ``"output"``, perturb the exact solution)."""
         if self.mechanism == "output":
@@ -279,6 +281,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
             return self._fit_output(X)
         return super().fit(X)
 
+    @all_or_nothing
     def fit_release(self, release):
         """Fit from a release already paid for: no new privacy cost, and no privacy parameter needed.
 
@@ -292,6 +295,9 @@ class PrivateGraphicalLasso(_PrecisionBase):
         if isinstance(self.alpha, str):
             rule = check_option(self.alpha, "alpha", ("ebic", "edges"))
             if rule == "ebic":
+                gamma = check_real(self.ebic_gamma, "ebic_gamma")
+                if not 0 <= gamma <= 1:
+                    raise ValueError(f"'ebic_gamma' must be in [0, 1] (Foygel & Drton's range); got {gamma}.")
                 self.alpha_floor_ = self._floor(release)
             else:
                 self.alpha_floor_ = None
@@ -301,7 +307,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
             precisions = [f.precision for f in fits]
             n_edges = np.array([_n_edges(P) for P in precisions])
             if rule == "ebic":
-                self.ebic_ = np.array([ebic(S, P, release.n, self.ebic_gamma) for P in precisions])
+                self.ebic_ = np.array([ebic(S, P, release.n, gamma) for P in precisions])
                 best = int(np.argmin(self.ebic_))
             else:
                 self.ebic_ = None
@@ -357,14 +363,14 @@ class PrivateGraphicalLasso(_PrecisionBase):
         if self.neighbours == "add-remove":
             raise ValueError("mechanism='output' scales its noise by the exact n: use neighbours 'replace-one' or "
                              "'zero-out', or another mechanism for add-remove.")
+        (n, d), R = X.shape, check_positive(self.row_norm, "row_norm")
+        scale = _output_noise_scale(d, n, R, check_positive(self.epsilon, "epsilon"), alpha)
         self._check_affordable()
         with warnings.catch_warnings():
             # Internal and exact: only the noisy output leaves, not even a solver warning (its duality gap).
             warnings.simplefilter("ignore")
             exact = release_second_moment(X, epsilon=math.inf, row_norm=self.row_norm, center=self.center)
             result = self._solve(exact.second_moment, alpha)
-        d, n, R = exact.n_features, exact.n, check_positive(self.row_norm, "row_norm")
-        scale = d**2.5 * R**2 / (n * self.epsilon * alpha**2)
         warnings.warn(_OUTPUT_REASON, UncertifiedPrivacyWarning, stacklevel=2)
         noisy = result.precision + wishart_noise(d, d + 1, scale, as_generator(self.rng))
         guarantee = Uncertified(PureDP(self.epsilon), _OUTPUT_REASON)
@@ -383,6 +389,19 @@ class PrivateGraphicalLasso(_PrecisionBase):
             noise=[noise_entry("precision (output perturbation)", "wishart", scale, degrees_of_freedom=d + 1)])
         vars(self).update(output_perturbation_spread(self.precision_, scale, self.level, type(self).__name__))
         return self
+
+
+def _output_noise_scale(d, n, R, epsilon, alpha):
+    """Wang et al.'s Wishart scale ``d^2.5 R^2 / (n epsilon alpha^2)``, refused when it leaves the floats."""
+    try:
+        scale = d**2.5 * R**2 / (n * epsilon * alpha**2)
+    except (ZeroDivisionError, OverflowError):
+        scale = math.nan
+    if not 0 < scale < math.inf:
+        raise ValueError(f"mechanism='output': 'alpha' = {alpha:g}, 'row_norm' = {R:g} and 'epsilon' = {epsilon:g} "
+                         "give a Wishart noise scale d^2.5 R^2 / (n epsilon alpha^2) outside the float range; "
+                         "restate the data in other units or choose another alpha.")
+    return scale
 
 
 class PrivateRidgePrecision(_PrecisionBase):
@@ -463,6 +482,7 @@ class PrivateRidgePrecision(_PrecisionBase):
         self.accountant = accountant
         self.count_share = count_share
 
+    @all_or_nothing
     def fit_release(self, release):
         """Fit from a release already paid for: no new privacy cost, and no privacy parameter needed."""
         raw = self._check_release(release)

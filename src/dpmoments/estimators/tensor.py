@@ -50,12 +50,12 @@ import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator
 
-from .._rng import spawn
+from .._rng import noise_source, spawn
 from .._validation import check_int, check_nonnegative, check_option, check_positive
 from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
-from ._conventions import fit_input, privacy_report, release_input, release_noise, require_for_fit
+from ._conventions import all_or_nothing, fit_input, privacy_report, release_input, release_noise, require_for_fit
 from ._uncertainty_models import tensor_spread
 from .uncertainty import check_uncertainty_params
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
@@ -266,6 +266,7 @@ class PrivateTensorDecomposition(BaseEstimator):
     def _accountant(self):
         return check_accountant(self.accountant)
 
+    @all_or_nothing
     def fit(self, X, y=None):
         """Release the two moments of ``X`` (rows for MOG, documents for STM) and decompose them.
 
@@ -289,8 +290,9 @@ class PrivateTensorDecomposition(BaseEstimator):
         names = fit_input(self, X) if model == "mog" else None
         acct = self._accountant()
         planned = planned_guarantees(args).total
-        if acct is not None and not acct.can_spend(planned, neighbours=args.neighbours):
-            acct.spend(planned, neighbours=args.neighbours)  # raises, naming why; nothing changes
+        source = noise_source(self.rng)  # where the noise starts: a second fit from the same seed is refused
+        if acct is not None and not acct.can_spend(planned, neighbours=args.neighbours, noise_source=source):
+            acct.spend(planned, neighbours=args.neighbours, noise_source=source)  # raises, naming why
         # The releases spawn streams 0 and 1 of ``rng``; the power method's starts use stream 2.
         common = dict(epsilon=args.epsilon, delta=args.delta, budget=args.budget, neighbours=args.neighbours,
                       calibration=args.calibration, rng=self.rng, count_share=args.count_share)
@@ -302,7 +304,8 @@ class PrivateTensorDecomposition(BaseEstimator):
         else:
             moments = release_topic_moments(X, vocabulary_size=self.vocabulary_size, **common)
         if acct is not None:
-            acct.spend(moments.guarantee, label=type(self).__name__, neighbours=args.neighbours)
+            acct.spend(moments.guarantee, label=type(self).__name__, neighbours=args.neighbours,
+                       noise_source=source)
         return self._decompose(moments, spawn(self.rng, 3)[2], names, fitted_by="fit")
 
     def _auto_mog(self, X, common):
@@ -339,6 +342,7 @@ class PrivateTensorDecomposition(BaseEstimator):
         self.privacy_parts_ = tuple(budget.parts)
         return dataclasses.replace(moments, guarantee=budget.total())
 
+    @all_or_nothing
     def fit_release(self, moments):
         """Decompose releases already paid for (a :class:`TensorMoments`): no new privacy cost.
 

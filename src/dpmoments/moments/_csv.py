@@ -93,10 +93,7 @@ class CsvFile:
                 raise self.locate(used) from None
             except OSError as exc:
                 raise ValueError(f"{self.where} could not be read ({_kind(exc)}).") from None
-            block = np.empty((batch.num_rows, len(keys)))
-            for j, key in enumerate(keys):
-                block[:, j] = batch.column(key).to_numpy(zero_copy_only=False)
-            yield start, block
+            yield start, _rows(batch, keys)
             start += batch.num_rows
 
     def locate(self, used):
@@ -129,6 +126,21 @@ class CsvFile:
             return ValueError(f"{self.where} has no data rows.")
         return ValueError(f"{self.where} could not be parsed as numbers; check the delimiter, the quoting and the "
                           "decimal point ('.').")
+
+
+def _rows(batch, keys):
+    """A batch of float64 columns as one C-ordered float64 block; nulls become NaN (refused later as missing).
+
+    One call into pyarrow per batch (``to_tensor``, pyarrow >= 15) instead of one per column: at 50
+    columns the per-column loop cost a fifth of the time pyarrow took to parse the file.
+    """
+    try:
+        return np.asarray(batch.to_tensor(null_to_nan=True, row_major=True))
+    except TypeError:  # pragma: no cover  (pyarrow < 15 has no row_major)
+        block = np.empty((batch.num_rows, len(keys)))
+        for j, key in enumerate(keys):
+            block[:, j] = batch.column(key).to_numpy(zero_copy_only=False)
+        return block
 
 
 def _numeric(cell):

@@ -35,9 +35,16 @@ itself (a copy would fork the ledger: scikit-learn's ``clone`` deep-copies
 estimator parameters, and every fit must be charged to the one ledger), and
 pickling is refused for the same reason.
 
+Composition theorems assume each spend draws fresh, independent noise. Two
+releases drawn from the same seed share their noise, and their difference is
+exact: a spend may name where its noise came from (``noise_source``, an
+opaque tag from :func:`dpmoments._rng.noise_source`; the estimators pass it),
+and a second spend from the same source is refused.
+
 There is no global default accountant: estimators take one explicitly.
 """
 
+import dataclasses
 import threading
 from dataclasses import dataclass
 from typing import Optional
@@ -120,6 +127,7 @@ class Accountant:
         self.plan = None if plan is None else self._check_plan(plan)
         self._ledger = []
         self._partitioning = None
+        self._sources = set()  # the noise sources spent from: kept here only, never reported
         self._lock = threading.RLock()
 
     # -- one ledger, never copied -------------------------------------------------------
@@ -161,7 +169,7 @@ class Accountant:
         return self._partitioning
 
     # -- spending -----------------------------------------------------------------------
-    def spend(self, x, *, label=None, partition=None, neighbours=None):
+    def spend(self, x, *, label=None, partition=None, neighbours=None, noise_source=None):
         """Record a spend if it fits; otherwise raise and change nothing.
 
         Parameters
@@ -175,6 +183,10 @@ class Accountant:
         neighbours : str, optional
             The relation a bare guarantee is stated under (default: the
             accountant's).
+        noise_source : str, optional
+            Where the spend's noise came from
+            (:func:`dpmoments._rng.noise_source` of its ``rng``, read before
+            the first draw; ``None``: fresh OS entropy, or unknown).
 
         Raises
         ------
@@ -183,12 +195,16 @@ class Accountant:
         UncertifiedSpendError
             The guarantee is :class:`Uncertified` and the accountant does not allow it.
         ValueError
-            Another relation, an undeclared block, or a spend outside the plan.
+            Another relation, an undeclared block, a spend outside the plan,
+            or noise from a source already spent from (the same seed).
         """
         with self._lock:
             entry = self._entry(x, label, partition, neighbours)
+            self._check_source(noise_source)
             self._check_fits(entry)
             self._ledger.append(entry)
+            if noise_source is not None:
+                self._sources.add(noise_source)
             return entry
 
     def spend_blocks(self, spends, *, label=None, neighbours=None):
@@ -202,11 +218,12 @@ class Accountant:
             self._ledger.extend(entries)
             return tuple(entries)
 
-    def can_spend(self, x, *, partition=None, neighbours=None):
+    def can_spend(self, x, *, partition=None, neighbours=None, noise_source=None):
         """Whether :meth:`spend` would succeed now (no state change)."""
         with self._lock:
             try:
                 entry = self._entry(x, None, partition, neighbours)
+                self._check_source(noise_source)
                 self._check_fits(entry)
             except (UncertifiedSpendError, ValueError, TypeError):
                 return False
@@ -238,6 +255,13 @@ class Accountant:
                              f"spends; got a {relation!r} spend.")
         return relation
 
+    def _check_source(self, noise_source):
+        if noise_source is not None and noise_source in self._sources:
+            raise ValueError("this spend's noise comes from the same seed (or generator state) as an earlier spend "
+                             "on this accountant: the two releases share their noise, so their difference is exact "
+                             "and no composition holds; use rng=None (fresh entropy), or one numpy Generator passed "
+                             "to every fit (not an int seed, which restarts the same noise on every fit).")
+
     def _check_partition(self, partition):
         if partition is None:
             return
@@ -255,9 +279,11 @@ class Accountant:
             self._check_planned(entry)
         candidate = self._ledger + [entry]
         if not self._fits(candidate):
+            # The composed total says why: under "zcdp" a lone 0.5-DP spend converts to more than epsilon 1.
             raise BudgetExceededError(
                 f"spending {entry.guarantee} would exceed the budget: spent {self._describe(self._ledger)}, "
-                f"requested {entry.guarantee}, total budget {self.budget}."
+                f"requested {entry.guarantee}, total budget {self.budget}; composed ({self.composition}) the total "
+                f"would be {self._describe(candidate)}."
             )
 
     # -- the advanced-composition plan ----------------------------------------------------
@@ -300,6 +326,9 @@ class Accountant:
                 return ZCDP(rho)
             return compose(guarantees, composition="zcdp", delta=self.budget.delta)
         if self.composition == "advanced":
+            if any(isinstance(g, ZCDP) for g in guarantees):
+                raise ValueError("composition='advanced' composes (epsilon, delta) spends; a zCDP spend needs an "
+                                 "accountant with composition='zcdp'.")
             return compose(guarantees, composition="advanced", delta_slack=self.delta_slack).as_approx()
         cost = compose(guarantees, composition="basic")
         if isinstance(self.budget, PureDP):
@@ -338,9 +367,27 @@ class Accountant:
     # -- reporting ----------------------------------------------------------------------
     @property
     def spent(self):
-        """The composed spend so far (worst block), or ``None`` when nothing was spent."""
+        """The composed spend so far (worst block), or ``None`` when nothing was spent.
+
+        Once an uncertified spend was accepted, :class:`Uncertified`: the claims' total, and what the
+        spends that hold compose to (``None`` when one of them holds nothing), so that the headline
+        is never a claim dressed as a guarantee.
+        """
         with self._lock:
-            return self._worst(self._ledger)
+            return self._headline(self._ledger)
+
+    def _headline(self, ledger):
+        total = self._worst(ledger)
+        if total is None or all(e.guarantee.certified for e in ledger):
+            return total
+        held = None
+        if all(e.guarantee.holding is not None for e in ledger):
+            try:
+                held = self._worst([dataclasses.replace(e, guarantee=e.guarantee.holding) for e in ledger])
+            except (TypeError, ValueError):  # what holds may not compose under this accountant's rule
+                held = None
+        return Uncertified(total, "an uncertified spend was accepted (allow_uncertified=True): the total "
+                                  "composes the claims", holds=held)
 
     @property
     def ledger(self):
@@ -357,7 +404,7 @@ class Accountant:
     def report(self):
         """A JSON-able description of the budget, the relation, the total spent and every spend."""
         with self._lock:
-            spent = self._worst(self._ledger)
+            spent = self._headline(self._ledger)
             report = {
                 "budget": self.budget.to_dict(),
                 "neighbours": self.neighbours,

@@ -59,12 +59,7 @@ def compose(guarantees, *, composition="basic", delta=None, delta_slack=None):
     '(1, 1e-06)-DP'
     """
     check_option(composition, "composition", COMPOSE_RULES)
-    guarantees = list(guarantees)
-    if not guarantees:
-        raise ValueError("'guarantees' must hold at least one guarantee to compose.")
-    for g in guarantees:
-        if not isinstance(g, (PureDP, ApproxDP, ZCDP, Uncertified)):
-            raise TypeError(f"'guarantees' must hold privacy guarantees; got {g!r}.")
+    guarantees = _guarantees(guarantees, " to compose")
     if any(not g.certified for g in guarantees):
         return _compose_uncertified(guarantees, composition, delta, delta_slack)
     if any(not g.is_private for g in guarantees):
@@ -75,6 +70,17 @@ def compose(guarantees, *, composition="basic", delta=None, delta_slack=None):
     if composition == "advanced":
         return _advanced(guarantees, total, delta_slack)
     return total
+
+
+def _guarantees(guarantees, purpose=""):
+    """``guarantees`` as a non-empty list of privacy guarantees (one-line errors otherwise)."""
+    guarantees = list(guarantees)
+    if not guarantees:
+        raise ValueError(f"'guarantees' must hold at least one guarantee{purpose}.")
+    for g in guarantees:
+        if not isinstance(g, (PureDP, ApproxDP, ZCDP, Uncertified)):
+            raise TypeError(f"'guarantees' must hold privacy guarantees; got {g!r}.")
+    return guarantees
 
 
 def parallel(guarantees):
@@ -92,12 +98,7 @@ def parallel(guarantees):
     >>> str(parallel([ApproxDP(0.5, 1e-6), ApproxDP(0.8, 1e-7)]))
     '(0.8, 1e-06)-DP'
     """
-    guarantees = list(guarantees)
-    if not guarantees:
-        raise ValueError("'guarantees' must hold at least one guarantee.")
-    for g in guarantees:
-        if not isinstance(g, (PureDP, ApproxDP, ZCDP, Uncertified)):
-            raise TypeError(f"'guarantees' must hold privacy guarantees; got {g!r}.")
+    guarantees = _guarantees(guarantees)
     if any(not g.certified for g in guarantees):
         holds = [g.holding for g in guarantees]
         reasons = sorted({g.reason for g in guarantees if not g.certified})

@@ -6,6 +6,7 @@ everything in the package.
 """
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -108,21 +109,58 @@ def md_table(header, rows):
     return out
 
 
+class _Parser(argparse.ArgumentParser):
+    """One-line errors, as every dpmoments command (``usage`` is left to ``--help``)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _at_least_one(text):
+    """``--reps``/``--jobs``: an integer >= 1 (zero replications would write an empty table as the result)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {value}")
+    return value
+
+
+def _markdown_path(parser, given, name, quick):
+    """The results file: a ``.md`` path (its figures are written beside it, named after it)."""
+    out = Path(given or f"benchmarks/results/{name}{'-quick' if quick else ''}.md")
+    if out.suffix != ".md" or out.is_dir():
+        parser.error(f"--out must be a markdown file ending in .md (its figures go beside it); got {str(out)!r}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _write_atomically(out, text):
+    """Write beside ``out`` and rename over it: an interrupted run leaves the old file or the new one."""
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def main_for(name, run, doc, argv=None):
     """The shared command line: ``--quick``, ``--reps N``, ``--jobs J``, ``--out PATH``."""
-    parser = argparse.ArgumentParser(prog=f"python -m dpmoments.reproduce.{name}", description=doc,
+    parser = _Parser(prog=f"python -m dpmoments.reproduce.{name}", description=doc,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="tiny grid (seconds)")
-    parser.add_argument("--reps", type=int, default=None, help="replications (default: the module's full setting)")
-    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--reps", type=_at_least_one, default=None,
+                        help="replications (default: the module's full setting)")
+    parser.add_argument("--jobs", type=_at_least_one, default=2, help="worker processes (default 2)")
     parser.add_argument("--out", default=None, help=f"output file (default benchmarks/results/{name}.md)")
     args = parser.parse_args(argv)
-    out = Path(args.out or f"benchmarks/results/{name}{'-quick' if args.quick else ''}.md")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = _markdown_path(parser, args.out, name, args.quick)
     t0 = time.perf_counter()
     text = run(quick=args.quick, reps=args.reps, jobs=args.jobs, figure_prefix=str(out.with_suffix("")),
                argv=argv if argv is not None else sys.argv[1:])
-    out.write_text(text)
+    _write_atomically(out, text)
     sys.stdout.write(text)
     sys.stderr.write(f"wrote {out} in {time.perf_counter() - t0:.0f} s\n")
     return text
@@ -133,14 +171,13 @@ def main_quick(name, run, doc, argv=None):
 
     ``run(quick=..., figure=...)`` returns the markdown; the figure is written beside it.
     """
-    parser = argparse.ArgumentParser(prog=f"python -m dpmoments.reproduce.{name}", description=doc)
+    parser = _Parser(prog=f"python -m dpmoments.reproduce.{name}", description=doc)
     parser.add_argument("--quick", action="store_true", help="small grid (seconds)")
     parser.add_argument("--out", default=None, help=f"output file (default benchmarks/results/{name}.md)")
     args = parser.parse_args(argv)
-    out = Path(args.out or f"benchmarks/results/{name}{'-quick' if args.quick else ''}.md")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = _markdown_path(parser, args.out, name, args.quick)
     text = run(quick=args.quick, figure=out.with_suffix(".png"))
-    out.write_text(text)
+    _write_atomically(out, text)
     sys.stdout.write(text)
     return text
 

@@ -31,11 +31,13 @@ class GlassoResult:
 
     Attributes
     ----------
-    precision : ndarray, shape (p, p)
-        The sparse, symmetric, positive-definite estimate of the precision matrix.
-    covariance : ndarray, shape (p, p)
+    precision : ndarray or scipy.sparse.csr_matrix, shape (p, p)
+        The sparse, symmetric, positive-definite estimate of the precision matrix
+        (a CSR matrix from a path solved with ``sparse=True``, else dense).
+    covariance : ndarray, shape (p, p), or None
         The matching covariance: the dual matrix ``W`` (fast solver; equal to
-        ``inv(precision)`` up to the tolerance) or ``inv(precision)`` (ADMM).
+        ``inv(precision)`` up to the tolerance) or ``inv(precision)`` (ADMM);
+        ``None`` from a path solved with ``sparse=True``.
     objective : float
         :func:`glasso_objective` at ``precision``.
     n_iter : int

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy import linalg
-from scipy.sparse import csr_matrix
+from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from .._validation import as_float_array, check_finite, check_int, check_positive
@@ -264,7 +264,7 @@ def _bundle(blocks):
     return np.concatenate(blocks), np.repeat(np.arange(len(blocks)), [b.size for b in blocks])
 
 
-def _solve_block(S, alpha, diag, pen, tol, max_iter, active, starts, parts=None):
+def _solve_block(S, alpha, diag, pen, tol, max_iter, active, starts, parts=None, dense=True):
     """One block (or bundle of blocks): from the warm starts first, then an unchecked cold one, then checked.
 
     Warm and large-block starts skip the dense Cholesky test: the solver gives up as soon as the
@@ -277,7 +277,7 @@ def _solve_block(S, alpha, diag, pen, tol, max_iter, active, starts, parts=None)
     for W, owned in starts:
         W = W if owned else W.copy()
         np.fill_diagonal(W, diag)
-        res = _run(S, alpha, diag, W, active, pen, tol, max_iter, warm=True)
+        res = _run(S, alpha, diag, W, active, pen, tol, max_iter, warm=True, dense=dense)
         if res is not None:
             return res
     W = None
@@ -291,16 +291,18 @@ def _solve_block(S, alpha, diag, pen, tol, max_iter, active, starts, parts=None)
         np.fill_diagonal(W, diag)
     if W is not None or active[0][-1] > 0:
         res = _run(S, alpha, diag, W if W is not None else _feasible_start(S, alpha, diag, pen, max_proj=30),
-                   active, pen, tol, max_iter, warm=W is not None)
+                   active, pen, tol, max_iter, warm=W is not None, dense=dense)
         if res is not None:
             return res
     W = _feasible_start(S, alpha, diag, pen, max_proj=30)
-    return glasso_bcd_block(S, alpha, diag, W, empty_active(p), penalize_diagonal=pen, tol=tol, max_iter=max_iter)
+    return glasso_bcd_block(S, alpha, diag, W, empty_active(p), penalize_diagonal=pen, tol=tol, max_iter=max_iter,
+                            dense=dense)
 
 
-def _run(S, alpha, diag, W, active, pen, tol, max_iter, warm):
+def _run(S, alpha, diag, W, active, pen, tol, max_iter, warm, dense=True):
     """A run from one start, or ``None`` when it gave up (the start was not positive definite)."""
-    res = glasso_bcd_block(S, alpha, diag, W, active, penalize_diagonal=pen, tol=tol, max_iter=max_iter, warm=warm)
+    res = glasso_bcd_block(S, alpha, diag, W, active, penalize_diagonal=pen, tol=tol, max_iter=max_iter, warm=warm,
+                           dense=dense)
     return res if res[0] is not None and (res[3] or np.isfinite(res[4])) else None
 
 
@@ -341,11 +343,12 @@ def _globalise(pieces, p):
     return indptr, cols[order].astype(np.int64), vals[order]
 
 
-def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None, blocks=None):
+def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None, blocks=None, sparse=False):
     """:func:`graphical_lasso` on checked inputs; ``warm`` a :class:`Warm`.
 
-    ``blocks`` (``(n_blocks, labels)``, known along a path) skips the screening. Returns the
-    :class:`GlassoResult` and the final active sets (a global CSR, the next warm start's).
+    ``blocks`` (``(n_blocks, labels)``, known along a path) skips the screening. ``sparse``: the
+    precision is returned as a CSR matrix, never made dense. Returns the :class:`GlassoResult`
+    and the final active sets (a global CSR, the next warm start's).
     """
     p = S.shape[0]
     diag = np.diag(S) + (alpha if pen else 0.0)
@@ -363,7 +366,7 @@ def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None, blocks=None):
     iso = single[labels]
     Theta = W = None  # one block of all p: the block's own matrices are the result (no p x p copies)
     if n_blocks > 1 or p == 1:
-        Theta, W = np.zeros((p, p)), np.zeros((p, p))
+        Theta, W = _Pieces(p) if sparse else np.zeros((p, p)), np.zeros((p, p))
         Theta[iso, iso] = 1.0 / diag[iso]
         W[iso, iso] = diag[iso]
     d_iso = diag[iso]
@@ -381,7 +384,8 @@ def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None, blocks=None):
         Sb, db = (S, diag) if whole else (S[ix], diag[idx])
         act = warm.active if whole or warm.active is None else _restrict(warm.active, idx, owner, where)
         starts = warm.starts if whole else ((Wf[ix], True) for Wf, _ in warm.starts)
-        Tb, Wb, it, conv, gap, prim, r, act = _solve_block(Sb, alpha, db, pen, tol, max_iter, act, starts, parts)
+        Tb, Wb, it, conv, gap, prim, r, act = _solve_block(Sb, alpha, db, pen, tol, max_iter, act, starts, parts,
+                                                           dense=not sparse)
         if whole:
             Theta, W = Tb, Wb
         else:
@@ -394,8 +398,10 @@ def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None, blocks=None):
         n_iter = max(n_iter, it)
         converged &= conv
     active = pieces[0][1] if len(pieces) == 1 and pieces[0][0].size == p else _globalise(pieces, p)
+    if isinstance(Theta, _Pieces):
+        Theta = Theta.csr()
     if not np.isfinite(objective):
-        objective = _objective(S, Theta, alpha, pen)
+        objective = _objective(S, Theta if isinstance(Theta, np.ndarray) else Theta.toarray(), alpha, pen)
     if not np.isfinite(objective):  # never return a non-PD or non-finite precision
         lam, Q = linalg.eigh(0.5 * (W + W.T), check_finite=False)
         lam = np.maximum(lam, 1e-12 * max(1.0, float(lam.max())))
@@ -403,6 +409,8 @@ def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None, blocks=None):
         Theta = 0.5 * (Theta + Theta.T)
         objective = _objective(S, Theta, alpha, pen)
         converged, rho, active = False, np.nan, None
+    if sparse and isinstance(Theta, np.ndarray):
+        Theta = csr_matrix(Theta)
     if converged:
         message = f"converged: duality gap {gap_total:.3g} after {n_iter} sweep(s) on {n_blocks} block(s)"
     else:
@@ -411,3 +419,31 @@ def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None, blocks=None):
     return GlassoResult(precision=Theta, covariance=W, objective=objective, n_iter=n_iter, converged=converged,
                         solver="bcd", alpha=alpha, penalize_diagonal=pen, duality_gap=gap_total,
                         n_blocks=int(n_blocks), message=message, info={"rho": rho}), active
+
+
+class _Pieces:
+    """A sparse precision assembled block by block (``T[ix] = block``, as into a dense array), then CSR."""
+
+    def __init__(self, p):
+        self.p, self.rows, self.cols, self.vals = p, [], [], []
+
+    def __setitem__(self, index, block):
+        rows, cols = index
+        if isinstance(rows, np.ndarray) and rows.ndim == 1 and rows.dtype == bool:  # the isolated diagonal
+            ar = np.flatnonzero(rows)
+            rows, cols, block = ar, ar, np.broadcast_to(block, ar.shape)
+            self._add(rows, cols, np.asarray(block, dtype=float))
+            return
+        coo = coo_matrix(block)
+        idx_r, idx_c = np.ravel(rows), np.ravel(cols)
+        self._add(idx_r[coo.row], idx_c[coo.col], coo.data)
+
+    def _add(self, r, c, v):
+        self.rows.append(r)
+        self.cols.append(c)
+        self.vals.append(v)
+
+    def csr(self):
+        cat = lambda parts, dtype: np.concatenate(parts) if parts else np.zeros(0, dtype)  # noqa: E731
+        return csr_matrix((cat(self.vals, float), (cat(self.rows, np.int64), cat(self.cols, np.int64))),
+                          shape=(self.p, self.p))

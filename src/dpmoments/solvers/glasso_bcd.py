@@ -207,7 +207,8 @@ def _sweep(*args):
     return (_sweep_compiled if USE_COMPILED else _sweep_numpy)(*args)
 
 
-def glasso_bcd_block(S, alpha, diag, W, active, *, penalize_diagonal, tol, max_iter, warm=False, max_add=None):
+def glasso_bcd_block(S, alpha, diag, W, active, *, penalize_diagonal, tol, max_iter, warm=False, max_add=None,
+                     dense=True):
     """Run the dual block-coordinate ascent on one (connected) block.
 
     Parameters
@@ -226,6 +227,10 @@ def glasso_bcd_block(S, alpha, diag, W, active, *, penalize_diagonal, tol, max_i
     warm : bool
         ``W`` is not known to be positive definite: give up (``gap = nan``) as soon
         as it proves not to be, so the caller can restart from a checked start.
+    dense : bool
+        Return ``Theta`` as a dense array; else as the certificate built it (a CSR matrix
+        above ``_EXACT_P``, dense below): a path that keeps sparse precisions never
+        allocates a dense ``p x p`` one.
 
     Returns
     -------
@@ -288,7 +293,7 @@ def glasso_bcd_block(S, alpha, diag, W, active, *, penalize_diagonal, tol, max_i
     if T is None:
         T = assemble(p, active, t22)
         primal = _dense_primal(S, T, alpha, penalize_diagonal)
-    elif not isinstance(T, np.ndarray):
+    elif dense and not isinstance(T, np.ndarray):
         T = T.toarray()
     return T, W, it, converged, gap, (np.nan if primal is None else primal), (rho if converged else np.nan), active
 
