@@ -92,8 +92,8 @@ def test_too_few_rows_refused_in_one_line():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(share=0.0), "'center_share' must be a share"), (dict(share=1.0), "'center_share'"),
-    (dict(share=True), "'center_share'"), (dict(low=5.0, high=1.0), "search range is empty"),
+    (dict(share=0.0), "'location_share' must be a share"), (dict(share=1.0), "'location_share'"),
+    (dict(share=True), "'location_share'"), (dict(mean=0.0), "'center_share'"), (dict(share=0.5, mean=0.5), "add up"), (dict(low=5.0, high=1.0), "search range is empty"),
     (dict(factor=1.0), "'factor'"), (dict(low=-1.0), "'low'"),
 ])
 def test_bad_settings_one_line(kwargs, match):

@@ -9,9 +9,11 @@ coordinate, the median of the sum, rounded **up** to a bin's upper edge
 (:func:`choose_location`): the location ``m``, post-processing of the noisy counts and the
 public ``N = sum_s N_s``. No site reveals a raw value; nothing is pooled from raw data.
 
-Status: this module holds the step's grid, exact counts, sensitivity, choice and refusal,
-tested on their own; no plan, site, CLI command or API function asks a location step yet
-(``docs/bounds.md``, "Across sites").
+A plan with ``center="private"`` (:meth:`~dpmoments.multisite.plan.Plan.build`) asks this
+step first (step 0); every later query carries ``m``, each site centres its rows at it,
+and a **mean round** (the first moment of the clipped rows centred at ``m``, its own share
+:attr:`AutoLocation.mean`) lets the analysis move the centre from the median ``m`` to the
+private mean (``docs/bounds.md``, "Across sites").
 
 Privacy
 -------
@@ -45,10 +47,13 @@ import numpy as np
 from .._validation import check_int, check_positive
 from .bounds import GRID_FACTOR, MARGIN_SD, cumulative_estimate
 
-__all__ = ["AutoLocation", "LOCATION_SHARE", "location_sensitivity", "location_counts", "choose_location"]
+__all__ = ["AutoLocation", "LOCATION_SHARE", "MEAN_SHARE", "location_sensitivity", "location_counts",
+           "choose_location"]
 
 #: The default share of every site's budget the location step spends (single-site ``CenterBudget.location``).
 LOCATION_SHARE = 0.05
+#: The default share of every site's budget the mean round spends (single-site ``CenterBudget.mean``).
+MEAN_SHARE = 0.2
 
 
 def location_sensitivity(n_features):
@@ -68,17 +73,26 @@ class AutoLocation:
         The public search range of ``|x_j|`` (as single-site ``SearchRange``); the grid is signed.
     factor : float > 1, default sqrt(2)
         The spacing of the positive edges ``low * factor**k`` (mirrored, plus 0).
+    mean : float in (0, 1), default 0.2
+        The fraction of every site's budget the mean round spends (the first moment of the
+        clipped rows centred at the location).
     """
 
     share: float = LOCATION_SHARE
     low: float = 1e-6
     high: float = 1e8
     factor: float = GRID_FACTOR
+    mean: float = MEAN_SHARE
 
     def __post_init__(self):
-        if isinstance(self.share, bool) or not isinstance(self.share, (int, float)) or not 0 < self.share < 1:
-            raise ValueError(f"'center_share' must be a share in (0, 1); got {self.share!r}.")
-        object.__setattr__(self, "share", float(self.share))
+        for name, api in (("share", "location_share"), ("mean", "center_share")):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+                raise ValueError(f"'{api}' must be a share in (0, 1); got {value!r}.")
+            object.__setattr__(self, name, float(value))
+        if self.share + self.mean >= 1:
+            raise ValueError(f"'location_share' {self.share:g} and 'center_share' {self.mean:g} add up to 1 or more "
+                             "and leave nothing for the release.")
         low, high = check_positive(self.low, "low"), check_positive(self.high, "high")
         if not low < high:
             raise ValueError(f"the search range is empty: 'low' must be below 'high'; got low={low:g}, high={high:g}.")
@@ -99,6 +113,28 @@ class AutoLocation:
     def n_bins(self):
         return self.edges().size + 1
 
+    def on_grid(self, center):
+        """Whether every coordinate of ``center`` is an edge of the grid (to rounding): a centre a query may carry."""
+        c = np.asarray(center, dtype=np.float64)
+        if c.ndim != 1 or not np.all(np.isfinite(c)):
+            return False
+        gap = np.min(np.abs(self.edges()[None, :] - c[:, None]), axis=1)
+        return bool(np.all(gap <= 1e-12 * np.abs(c)))
+
+    @classmethod
+    def from_budget(cls, budget=None):
+        """From ``center_budget``: ``None`` (the defaults), a share (the mean's), a ``CenterBudget`` or an AutoLocation."""
+        if budget is None or isinstance(budget, cls):
+            return budget or cls()
+        if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+            if hasattr(budget, "mean") and hasattr(budget, "location") and hasattr(budget, "prior"):
+                if budget.prior is not None:  # a public guess would be a public centre: use center= for that
+                    raise ValueError("center='private' across sites takes no 'prior': give a public 'center' instead.")
+                return cls(share=budget.location, mean=budget.mean)
+            raise TypeError(f"'center_budget' must be a share in (0, 1), a CenterBudget or an AutoLocation; "
+                            f"got {budget!r}.")
+        return cls(mean=float(budget))
+
     def check_rows(self, n_total, noise_sd):
         """Refuse (one line) a location step whose count noise would decide the median's bin.
 
@@ -111,7 +147,7 @@ class AutoLocation:
             raise ValueError(f"center='private' across sites: too few rows ({n_total} in all) for the noisy "
                              f"per-coordinate histograms with this share of the budget among {self.n_bins} bins "
                              f"(their count noise, sd {sd:.3g} rows, would decide the median); give a larger "
-                             "'center_share' or epsilon, a narrower search range, or a public centre.")
+                             "'location_share' or epsilon, a narrower search range, or a public centre.")
 
     def to_dict(self):
         return asdict(self)
