@@ -172,7 +172,7 @@ def finish_analysis(plan, result, *, protocol_notes=()):
     else:
         names = ("second", "third", "mean") if a.output == "tensor" else \
             tuple(f"{k}{j}" for j in range(len(releases) // 2) for k in ("A", "B"))
-    parts = {} if location is None else {"location": location.report}
+    parts = {} if location is None else {f"location {k + 1}": rep for k, rep in enumerate(location.reports)}
     parts.update({} if bound is None else {f"bound {name}": rep for name, rep in bound.reports.items()})
     parts.update(zip(names, reports))
     report = AnalysisReport(plan.protocol, plan.analysis, plan.colluders, plan.target, plan.composition, parts,
@@ -206,8 +206,9 @@ def _choices(plan, bound, location, names, reports):
     (worst site's view)."""
     if bound is None and location is None:
         return ()
-    out = [] if location is None else [Part("location", location.report.joint_view,
-                                            plan.rounds[plan.rounds_of(plan.location_step)[0]].share, dict(location.details))]
+    out = [] if location is None else [
+        Part(f"location (step {k + 1} of {plan.location.steps})", rep.joint_view, plan.rounds[plan.rounds_of(k)[0]].share,
+             dict(detail)) for k, (rep, detail) in enumerate(zip(location.reports, location.details))]
     if bound is not None:
         shares = {plan.rounds[r].bound: plan.rounds[r].share for r in plan.rounds_of(plan.bound_step)}
         out += [Part(name, rep.joint_view, shares[name], dict(bound.details[name]))

@@ -50,8 +50,9 @@ from .bounds import GRID_FACTOR, MARGIN_SD, cumulative_estimate
 __all__ = ["AutoLocation", "LOCATION_SHARE", "MEAN_SHARE", "location_sensitivity", "location_counts",
            "choose_location"]
 
-#: The default share of every site's budget the location step spends (single-site ``CenterBudget.location``).
-LOCATION_SHARE = 0.05
+#: The default share of every site's budget the location steps spend, together (twice the single-site
+#: ``CenterBudget.location``: per-coordinate histograms need more rows than one draw; docs/bounds.md).
+LOCATION_SHARE = 0.1
 #: The default share of every site's budget the mean round spends (single-site ``CenterBudget.mean``).
 MEAN_SHARE = 0.2
 
@@ -67,8 +68,8 @@ class AutoLocation:
 
     Parameters
     ----------
-    share : float in (0, 1), default 0.05
-        The fraction of every site's budget the location step spends.
+    share : float in (0, 1), default 0.1
+        The fraction of every site's budget the location steps spend, together.
     low, high : float, default 1e-6 and 1e8
         The public search range of ``|x_j|`` (as single-site ``SearchRange``); the grid is signed.
     factor : float > 1, default sqrt(2)
@@ -76,6 +77,13 @@ class AutoLocation:
     mean : float in (0, 1), default 0.2
         The fraction of every site's budget the mean round spends (the first moment of the
         clipped rows centred at the location).
+    steps : int >= 1, default 2
+        Location steps, each paid ``share / steps``: step 0 counts the rows' coordinates, each
+        later step the coordinates of the rows centred at the location so far, and moves it by
+        the median so found. A grid edge is within a factor ``factor`` of the median, so one
+        step leaves the location up to ``factor - 1`` of ``|median|`` away (41 for a median of
+        100); each further step shrinks that offset by at least ``1 - 1/factor`` (measured:
+        docs/bounds.md, "Across sites").
     """
 
     share: float = LOCATION_SHARE
@@ -83,6 +91,7 @@ class AutoLocation:
     high: float = 1e8
     factor: float = GRID_FACTOR
     mean: float = MEAN_SHARE
+    steps: int = 2
 
     def __post_init__(self):
         for name, api in (("share", "location_share"), ("mean", "center_share")):
@@ -90,6 +99,9 @@ class AutoLocation:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
                 raise ValueError(f"'{api}' must be a share in (0, 1); got {value!r}.")
             object.__setattr__(self, name, float(value))
+        if isinstance(self.steps, bool) or not isinstance(self.steps, (int, np.integer)) or not 1 <= self.steps <= 8:
+            raise ValueError(f"'steps' (location steps) must be an integer in [1, 8]; got {self.steps!r}.")
+        object.__setattr__(self, "steps", int(self.steps))
         if self.share + self.mean >= 1:
             raise ValueError(f"'location_share' {self.share:g} and 'center_share' {self.mean:g} add up to 1 or more "
                              "and leave nothing for the release.")
@@ -113,13 +125,17 @@ class AutoLocation:
     def n_bins(self):
         return self.edges().size + 1
 
-    def on_grid(self, center):
-        """Whether every coordinate of ``center`` is an edge of the grid (to rounding): a centre a query may carry."""
-        c = np.asarray(center, dtype=np.float64)
+    def on_grid(self, moves, scale=0.0):
+        """Whether every coordinate of ``moves`` is an edge of the grid: how far a location step may move the centre.
+
+        To rounding: relative to the move's size or ``scale`` (the size of the centres the
+        move was computed from as a difference), whichever is larger.
+        """
+        c = np.asarray(moves, dtype=np.float64)
         if c.ndim != 1 or not np.all(np.isfinite(c)):
             return False
         gap = np.min(np.abs(self.edges()[None, :] - c[:, None]), axis=1)
-        return bool(np.all(gap <= 1e-12 * np.abs(c)))
+        return bool(np.all(gap <= 1e-12 * np.maximum(np.abs(c), scale)))
 
     @classmethod
     def from_budget(cls, budget=None):

@@ -164,10 +164,10 @@ class Plan:
                 any((r.statistic == "histogram") != (r.step == self.bound_step) for r in self.rounds):
             raise ValueError("a plan has histogram rounds exactly for its 'auto' bounds, all in its bound step and "
                              "alone there.")
-        if any((r.statistic == "location") != (r.step == self.location_step) for r in self.rounds) or \
-                (self.location is not None) != (len(self.rounds_of(0)) == 1 and self.rounds[0].statistic == "location"):
-            raise ValueError("a plan with a private centre has one location round, alone in step 0; no other plan "
-                             "has one.")
+        if any((r.statistic == "location") != (r.step in self.location_steps) for r in self.rounds) or \
+                any(len(self.rounds_of(k)) != 1 for k in self.location_steps):
+            raise ValueError("a plan with a private centre has one location round in each of its location steps, "
+                             "alone there; no other plan has one.")
 
     # -- identity -----------------------------------------------------------------------------------------
     def to_dict(self):
@@ -243,14 +243,14 @@ class Plan:
         return PROTOCOLS[self.protocol].masking
 
     @property
-    def location_step(self):
-        """The step that releases the noisy per-coordinate counts of a private centre (``None`` without one)."""
-        return None if self.location is None else 0
+    def location_steps(self):
+        """The steps that release the noisy per-coordinate counts of a private centre (none without one): the first."""
+        return () if self.location is None else tuple(range(self.location.steps))
 
     @property
     def bound_step(self):
         """The step that releases the noisy histograms of an ``auto`` plan (``None`` without one): after the location."""
-        return None if self.auto is None else int(self.location is not None)
+        return None if self.auto is None else len(self.location_steps)
 
     @property
     def release_rounds(self):
@@ -271,13 +271,14 @@ class Plan:
 
     @property
     def chosen_center(self):
-        """A private centre's chosen location (what every query after the location step carries), or ``None``."""
+        """A private centre's location so far (what every query after the first location step carries), or ``None``."""
         return None if self.location is None or self.unresolved is None else self.center
 
     def resolved(self, bounds=None, center=None):
-        """This plan with what its choosing steps chose: ``center`` (the location, on the location grid)
-        and ``bounds`` (each of ``auto.names`` mapped to a grid edge). Always resolved from the plan as
-        built (a resolved plan's :attr:`unresolved`), so the location alone may come first.
+        """This plan with what its choosing steps chose: ``center`` (the location so far) and ``bounds``
+        (each of ``auto.names`` mapped to a grid edge). Always resolved from the plan as built (a
+        resolved plan's :attr:`unresolved`), so the location alone may come first. How far each
+        location step may move the centre is the site's check (:meth:`~.site.Site.handle`).
 
         The centre changes no noise: every sensitivity holds about any public centre.
 
@@ -294,8 +295,8 @@ class Plan:
         changes = {}
         if center is not None:
             center = np.asarray(center, dtype=np.float64)
-            if center.shape != (base.n_features,) or not base.location.on_grid(center):
-                raise ValueError("the chosen centre is not on the plan's public location grid.")
+            if center.shape != (base.n_features,) or not np.all(np.isfinite(center)):
+                raise ValueError("the chosen centre must be a finite vector of one value per column.")
             changes["center"] = tuple(float(c) for c in center)
         if bounds is not None:
             changes.update(base._at_bounds(bounds), bounds_chosen=True)
@@ -417,7 +418,8 @@ class Plan:
         mu = np.array(n, float) / sum(n) if weights is None else check_weights(weights, S)
         if auto is not None or location is not None:
             rounds = _with_choice_steps(rounds, auto, location)
-            row_norm = 1.0 if "row_norm" in auto.names else row_norm  # the moment rounds are planned at unit bounds
+        if auto is not None:  # the moment rounds are planned at unit bounds
+            row_norm = 1.0 if "row_norm" in auto.names else row_norm
             response_bound = 1.0 if "response_bound" in auto.names else response_bound
         facts = dict(n_features=int(n_features), row_norm=float(check_positive(row_norm, "row_norm")),
                      response_bound=None if response_bound is None else float(response_bound),
@@ -470,13 +472,14 @@ def _private_location(center, center_budget, *, off, rows, rank, rounds):
 def _with_choice_steps(rounds, auto, location):
     """The choosing steps, then ``rounds`` on the rest of the budget (and a private centre's mean round).
 
-    Step 0 is the location step (share ``location.share``) when the centre is private; then
+    The location steps come first (``location.steps`` of them, ``location.share`` split equally)
+    when the centre is private; then
     the bound step (``auto.share``, split equally between its names); the moment rounds follow,
     their shares scaled to what is left, the mean round (``location.mean``) asked with the first.
     """
     pre, rest = [], 1.0
     if location is not None:
-        pre.append(Round("location", location.share, 0))
+        pre += [Round("location", location.share / location.steps, k) for k in range(location.steps)]
         rest -= location.share + location.mean
     if auto is not None:
         pre += [Round("histogram", auto.share / len(auto.names), len(pre), bound=name) for name in auto.names]
@@ -484,7 +487,7 @@ def _with_choice_steps(rounds, auto, location):
     if rest <= 1e-9:
         raise ValueError("the shares of the private choices (location, mean, bound) add up to 1 or more and leave "
                          "nothing for the release; lower them.")
-    shift = int(location is not None) + int(auto is not None)
+    shift = (0 if location is None else location.steps) + int(auto is not None)
     moments = tuple(replace(r, share=r.share * rest, step=r.step + shift) for r in rounds)
     mean = () if location is None else (Round("cross", location.mean, shift, response="ones"),)
     return tuple(pre) + moments + mean

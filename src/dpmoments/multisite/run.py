@@ -76,23 +76,23 @@ class BoundChoice:
 
 @dataclass(frozen=True, eq=False)
 class LocationChoice:
-    """What a private centre's location step chose, and what it cost.
+    """What a private centre's location steps chose, and what they cost.
 
     Attributes
     ----------
     center : ndarray
-        The location (a grid edge per coordinate), a private output: the rows are centred at it.
-    report : ProtocolReport
-        The location round's report (per-site guarantees; ``aggregate_std`` is the per-count
-        noise std of the summed histograms).
-    details : dict
-        What the report shows: the target, the rows it was taken over, the worst rank noise,
-        how many coordinates fell at an end of the range.
+        The location after the last step, a private output: the rows are centred at it.
+    reports : tuple
+        Per location step, its round's :class:`~.report.ProtocolReport` (per-site guarantees;
+        ``aggregate_std`` is the per-count noise std of the summed histograms).
+    details : tuple
+        Per location step, what the report shows: the target, the rows it was taken over, the
+        worst rank noise, how many coordinates fell at an end of the range.
     """
 
     center: np.ndarray
-    report: object
-    details: dict
+    reports: tuple
+    details: tuple
 
 
 def abort_if_needed(protocol, received, dropped, min_sites, on_dropout):
@@ -142,7 +142,7 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
     ctx = dict(min_sites=min_sites, on_dropout=on_dropout, notes=notes, transport=transport,
                randomness=randomness or describe_randomness(rng))
     for step in plan.steps:
-        at_bound, at_location = step == plan.bound_step, step == plan.location_step
+        at_bound, at_location = step == plan.bound_step, step in plan.location_steps
         params = None if next_params is None or at_bound or at_location else \
             next_params(step, [releases[r] for r in sorted(releases)])
         replies = transport.ask(aggregator.open_step(step, live, params), timeout_s)
@@ -156,8 +156,8 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
             notes.append(f"site {site!r} dropped at step {step}: {answer}")
         inbox = aggregator.close_step()
         abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout)
-        if at_location:  # choose the centre (post-processing), then every later step centres there
-            location = choose_center(plan, aggregator, inbox, tuple(dropped), ctx)
+        if at_location:  # move the centre (post-processing), then every later step centres there
+            location = choose_center(plan, step, aggregator, inbox, tuple(dropped), ctx, location)
             plan = aggregator.resolve(center=location.center)
             continue
         if at_bound:  # choose the bounds (post-processing), then every later step uses them
@@ -172,28 +172,34 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
                      bound, location)
 
 
-def choose_center(plan, aggregator, inbox, dropped, ctx):
-    """Sum the location step's noisy per-coordinate counts over the sites that answered; take each median.
+def choose_center(plan, step, aggregator, inbox, dropped, ctx, before=None):
+    """Sum a location step's noisy per-coordinate counts over the sites that answered; move the centre by each median.
 
-    Post-processing of the noisy counts and the public row counts (:mod:`~dpmoments.multisite.location`).
+    ``before``: the :class:`LocationChoice` of the earlier location steps (the rows were counted
+    centred at its centre). Post-processing of the noisy counts and the public row counts
+    (:mod:`~dpmoments.multisite.location`).
     """
     received = [s for s in plan.sites if s in inbox]
     n_total = sum(plan.n[plan.index(s)] for s in received)
-    r = plan.rounds_of(plan.location_step)[0]
-    center, at_end = choose_location(aggregator.sum_histograms(r, inbox), n_total, plan.location)
+    r = plan.rounds_of(step)[0]
+    move, at_end = choose_location(aggregator.sum_histograms(r, inbox), n_total, plan.location)
+    center = move if before is None else before.center + move
     per_bin = math.sqrt(float(np.sum(plan.noise[r].g_std[[plan.index(s) for s in received]] ** 2)))
     rank_sd = per_bin * math.sqrt(plan.location.n_bins) / 2.0  # the worst cumulative count's (bounds.cumulative_estimate)
-    details = {"target": "per-coordinate median of the summed noisy histograms, rounded up to a grid edge",
+    details = {"target": "per-coordinate median of the summed noisy histograms of the rows centred at the location "
+                         "so far, rounded up to a grid edge: the location moves by it",
                "rows": n_total, "sites": len(received), "rank_noise_sd_at_most": rank_sd,
                "coordinates_at_range_end": int(np.sum(at_end))}
-    notes = (f"location step: per-coordinate medians of {n_total} rows at {len(received)} site(s) (rank noise sd at "
-             f"most {rank_sd:.3g} rows); the rows are centred there and the mean round moves the centre to the "
-             "private mean",)
+    notes = (f"location step {step + 1} of {plan.location.steps}: per-coordinate medians of {n_total} rows at "
+             f"{len(received)} site(s) (rank noise sd at most {rank_sd:.3g} rows); the rows are then centred at the "
+             "location, and the mean round moves the centre to the private mean",)
     if np.any(at_end):
         notes += (f"{int(np.sum(at_end))} coordinate(s) of the location fell at an end of the search range "
                   f"[{-plan.location.high:g}, {plan.location.high:g}]: widen the range or rescale the data",)
         warnings.warn(notes[-1], BoundWarning, stacklevel=3)
-    return LocationChoice(center, _histogram_report(plan, r, received, dropped, per_bin, ctx, notes), details)
+    report = _histogram_report(plan, r, received, dropped, per_bin, ctx, notes)
+    return LocationChoice(center, (() if before is None else before.reports) + (report,),
+                          (() if before is None else before.details) + (details,))
 
 
 def choose_bounds(plan, aggregator, inbox, dropped, ctx):

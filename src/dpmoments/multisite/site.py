@@ -122,7 +122,7 @@ class Site:
         self.__rngs = {}
         self.__costs = {}
         self.__resolved = {}  # plan digest -> the bounds of its first moment step
-        self.__centres = {}   # plan digest -> the centre of its first step after the location step
+        self.__centres = {}   # plan digest -> {step: the centre it was answered at} (a private centre)
         self.ledger = SiteLedger(name, budget, ledger)
         self.colluders = None if colluders is None else check_int(colluders, "colluders", minimum=0)
 
@@ -246,20 +246,26 @@ class Site:
             self.__costs[plan.digest] = self.cost(plan)
         # recorded before anything is sent
         self.ledger.admit(plan.digest, query.step, self.__costs[plan.digest], plan.neighbours)
+        if plan.location is not None:  # the centre this step was answered at (step 0: the origin)
+            self.__centres.setdefault(plan.digest, {})[query.step] = \
+                np.zeros(plan.n_features) if plan.center is None else np.asarray(plan.center)
         values = {r: self._noisy(plan, bundle, r, query) for r in rounds}
         return Reply(self.name, plan.digest, query.step, query.round_id, self.n, plan.n_features, values)
 
     def _resolve(self, plan, query):
         """The plan at what the query carries, or ``None`` if it does not fit.
 
-        The choosing steps' queries carry nothing chosen yet: the location step no centre, the
-        bound step no bounds. Every later query carries the location on the location grid (a
-        private centre) and the bounds on their grid (``auto`` bounds), the same at every step:
-        the first ones are kept. A bound or centre is public whatever its value: the noise is
-        scaled to the sensitivity at that bound, and no sensitivity depends on the centre.
+        The choosing steps' queries carry nothing chosen yet: the first location step no centre,
+        the bound step no bounds. Every later query carries the bounds on their grid (``auto``
+        bounds), the same at every step (the first ones are kept), and the centre so far (a
+        private centre): this site must have answered the step before, and the centre may move
+        from the one that step carried only after a location step, and then by a grid edge per
+        coordinate (the median that step found). A bound or centre is public whatever its
+        value: the noise is scaled to the sensitivity at that bound, and no sensitivity
+        depends on the centre.
         """
-        want_center = plan.location is not None and query.step != plan.location_step
-        want_bounds = plan.auto is not None and query.step not in (plan.location_step, plan.bound_step)
+        want_center = plan.location is not None and query.step != 0
+        want_bounds = plan.auto is not None and query.step > plan.bound_step
         if (query.center is not None) != want_center or (query.bounds is not None) != want_bounds:
             return None
         if not (want_center or want_bounds):
@@ -270,13 +276,22 @@ class Site:
             resolved = plan.resolved(
                 bounds=dict(zip(plan.auto.names, (float(v) for v in query.bounds))) if want_bounds else None,
                 center=query.center if want_center else None)
-        except ValueError:  # not on the plan's grids
+        except ValueError:  # not on the plan's grid, or not a centre
             return None
-        if want_center and self.__centres.setdefault(plan.digest, resolved.center) != resolved.center:
+        if want_center and not self._centre_follows(plan, query.step, np.asarray(resolved.center)):
             return None
         if want_bounds and self.__resolved.setdefault(plan.digest, resolved.chosen) != resolved.chosen:
             return None
         return resolved
+
+    def _centre_follows(self, plan, step, center):
+        """Whether ``center`` follows the centre this site answered the step before at (see :meth:`_resolve`)."""
+        before = self.__centres.get(plan.digest, {}).get(step - 1)
+        if before is None:
+            return False
+        if step - 1 in plan.location_steps:
+            return plan.location.on_grid(center - before, np.maximum(np.abs(center), np.abs(before)))
+        return bool(np.array_equal(center, before))
 
     def _query_fits(self, plan, rounds, query):
         i = plan.index(self.name)
@@ -369,11 +384,10 @@ class Site:
         return self.__cache[key]
 
     def _location_counts(self, plan):
-        """Exact per-coordinate counts of this site's rows on the plan's signed grid (private: used only here)."""
-        key = ("location", plan.digest)
-        if key not in self.__cache:
-            self.__cache[key] = location_counts(self._rows(plan)[0], plan.location.edges())
-        return self.__cache[key]
+        """Exact per-coordinate counts of this site's rows, centred at the location so far, on the plan's signed grid
+        (private: used only here)."""
+        X = self._rows(plan)[0]
+        return location_counts(X if plan.center is None else X - np.asarray(plan.center), plan.location.edges())
 
     def _weighted(self, plan, rnd, theta):
         """IRLS: ``A = (1/n) sum s_i x_i y_i`` or ``B = (1/n) sum s_i x_i x_i^T`` at the public ``theta``."""
