@@ -23,6 +23,7 @@ __all__ = ["AUTO_HELP", "bound_or_auto", "add_choice_arguments", "check_choices"
            "center_budget", "choices_report", "choices_lines"]
 
 BOUND_SHARE, CENTER_SHARE, LOCATION_SHARE = 0.1, 0.2, 0.05  # the library's BoundBudget / CenterBudget defaults
+SITES_LOCATION = 0.1  # dpmoments.multisite.location.LOCATION_SHARE: the location steps across sites
 SEARCH = (1e-6, 1e8)  # SearchRange's default: 1000 log-spaced steps, 3.3% apart
 
 AUTO_HELP = (
@@ -88,10 +89,12 @@ def add_choice_arguments(group, *, center=True, scale=True, sites=False):
     if center:
         group.add_argument("--center-share", type=_share, metavar="F",
                            help=f"--center private: the share spent on the private mean (default {CENTER_SHARE:g})")
-        group.add_argument("--location-share", type=_share, metavar="F",
-                           help="--center private: the share spent choosing where to clip rows for the mean (a "
-                                f"private bound on ||x||, or with --scale private the column medians; default "
-                                f"{LOCATION_SHARE:g})")
+        where = ("the location steps: each site's noisy per-coordinate histograms on a signed PUBLIC grid over "
+                 f"--search-range, whose medians say where to clip rows for the mean; default {SITES_LOCATION:g}"
+                 if sites else "choosing where to clip rows for the mean (a private bound on ||x||, or with "
+                 f"--scale private the column medians; default {LOCATION_SHARE:g}")
+        group.add_argument("--location-share", type=_share, metavar="F", help=f"--center private: the share spent on "
+                                                                                f"{where})")
 
 
 def _given(args, *names):

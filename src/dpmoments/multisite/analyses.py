@@ -180,7 +180,7 @@ def finish_analysis(plan, result, *, protocol_notes=()):
                             delta=max(plan.delta) if plan.composition == "zcdp" else None,
                             choices=_choices(plan, bound, location, names, reports))
     if single:
-        release = releases[0] if location is None else _about_mean(plan, releases[0], releases[-1])
+        release = releases[0] if location is None else _about_mean(location.center, releases[0], releases[-1])
         return dataclasses.replace(release, guarantee=report.guarantee, parts=report.choices), report
     if a.output == "tensor":
         return _tensor(plan, releases, report), report
@@ -188,7 +188,7 @@ def finish_analysis(plan, result, *, protocol_notes=()):
     return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,)), report
 
 
-def _about_mean(plan, second, mean):
+def _about_mean(location, second, mean):
     """The second moment ``S`` about the location ``m`` and the mean ``a`` about it: ``S - a a^T``, about ``m + a``.
 
     Post-processing of two releases; the release keeps the second moment's noise scale (the
@@ -196,7 +196,7 @@ def _about_mean(plan, second, mean):
     """
     a = mean.cross_moment
     return dataclasses.replace(second, second_moment=symmetrise_matrix(second.second_moment - np.outer(a, a)),
-                               center=np.asarray(plan.center) + a, postprocessing=second.postprocessing + (
+                               center=np.asarray(location) + a, postprocessing=second.postprocessing + (
                                    "private centre: location m (noisy per-coordinate medians), second moment S and "
                                    "mean a of the clipped rows about m; S - a a^T, about m + a",))
 

@@ -186,8 +186,8 @@ def choose_center(plan, step, aggregator, inbox, dropped, ctx, before=None):
     center = move if before is None else before.center + move
     per_bin = math.sqrt(float(np.sum(plan.noise[r].g_std[[plan.index(s) for s in received]] ** 2)))
     rank_sd = per_bin * math.sqrt(plan.location.n_bins) / 2.0  # the worst cumulative count's (bounds.cumulative_estimate)
-    details = {"target": "per-coordinate median of the summed noisy histograms of the rows centred at the location "
-                         "so far, rounded up to a grid edge: the location moves by it",
+    details = {"target": "the location moves by the median per column of the summed noisy histograms, rounded up "
+                         "to a grid edge",
                "rows": n_total, "sites": len(received), "rank_noise_sd_at_most": rank_sd,
                "coordinates_at_range_end": int(np.sum(at_end))}
     notes = (f"location step {step + 1} of {plan.location.steps}: per-coordinate medians of {n_total} rows at "
