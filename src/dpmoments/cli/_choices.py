@@ -206,6 +206,8 @@ def print_release_choices(release):
 
 #: The library's names for the shares, as the command line spells them (warnings and refusals).
 _CLI_WORDS = {"'bound_budget'": "--bound-share", "bound_budget": "--bound-share",
+              "center='private' across sites": "--center private across sites",
+              "'location_share'": "--location-share", "'center_share'": "--center-share",
               "CenterBudget.location": "--location-share", "runs from epsilon": "runs from --epsilon"}
 
 
@@ -227,8 +229,9 @@ def too_few_rows_hint(args):
     except ValueError as exc:
         if "too few rows" not in str(exc):
             raise
+        centre = getattr(args, "center", None) == "private"  # the centre's shares help only a private centre
         shares = [f"--{n.replace('_', '-')}" for n in ("bound_share", "center_share", "location_share")
-                  if hasattr(args, n)]
+                  if hasattr(args, n) and (centre or n == "bound_share")]
         public = "--uncentred or PUBLIC values" if hasattr(args, "uncentred") else "PUBLIC values"
         reason = cli_words(" ".join(str(exc).split()).split("; give ")[0])  # the library's advice, in CLI names
         raise CliError(f"{reason}; give a larger {', '.join(shares)} or --epsilon, a narrower --search-range, or "
