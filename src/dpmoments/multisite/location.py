@@ -9,11 +9,14 @@ coordinate, the median of the sum, rounded **up** to a bin's upper edge
 (:func:`choose_location`): the location ``m``, post-processing of the noisy counts and the
 public ``N = sum_s N_s``. No site reveals a raw value; nothing is pooled from raw data.
 
-A plan with ``center="private"`` (:meth:`~dpmoments.multisite.plan.Plan.build`) asks this
-step first (step 0); every later query carries ``m``, each site centres its rows at it,
-and a **mean round** (the first moment of the clipped rows centred at ``m``, its own share
-:attr:`AutoLocation.mean`) lets the analysis move the centre from the median ``m`` to the
-private mean (``docs/bounds.md``, "Across sites").
+A plan with ``center="private"`` (:meth:`~dpmoments.multisite.plan.Plan.build`) asks
+:attr:`AutoLocation.steps` such steps first (two by default): each later one counts the rows
+centred at the location so far and moves it by the medians it finds, since one rounded
+median can be far from the data on a log-spaced grid (a factor √2 of ``|median|``). Every
+later query carries ``m``, each site centres its rows at it, and a **mean round** (the first
+moment of the clipped rows centred at ``m``, its own share :attr:`AutoLocation.mean`) lets
+the analysis move the centre from ``m`` to the private mean (``docs/bounds.md``, "Across
+sites").
 
 Privacy
 -------
