@@ -206,3 +206,25 @@ def test_bad_uses_of_a_private_centre_are_one_line_refusals():
     with pytest.raises(ValueError, match="'center' must be a public vector"):
         Plan.build("cape", ["a", "b"], [9000, 9000], n_features=3, row_norm=1.0, center="median", epsilon=EPS,
                    delta=DELTA)
+
+
+def test_a_site_failing_after_the_deal_is_dropped_and_the_centre_stands():
+    parts = _parts()
+    rel, rep = analyse(_sites(parts), "covariance", epsilon=EPS, delta=DELTA, rng=0, failures={"s1": "after-deal"})
+    assert ("s1", "after-deal") in rep.dropped and rel.n == 24000
+    assert rel.parts[0].released["rows"] == 24000 and np.allclose(rel.center, MEAN, atol=0.2)
+    assert np.linalg.norm(rel.second_moment - COV) < 0.5
+
+
+def test_a_location_payload_of_another_shape_does_not_leave_a_site():
+    from dpmoments.multisite import EgressRefused
+
+    digest = "0" * 64
+    for bad in (np.ones((4, 10)), np.ones(30), np.ones((3, 2000)), np.full((3, 10), np.nan)):
+        with pytest.raises(EgressRefused):
+            Reply("s0", digest, 0, "r-a", 100, 3, {0: ("location", bad)})
+    assert Reply("s0", digest, 0, "r-a", 100, 3, {0: ("location", np.ones((3, 10)))}).value(0).shape == (3, 10)
+    with pytest.raises(ValueError, match="finite vector"):
+        Query(digest, 1, "r-b", center=[np.nan, 0.0, 0.0])
+    q = from_wire(to_wire(Query(digest, 1, "r-b", center=[1.0, 2.0, 3.0])))
+    assert q.center.tolist() == [1.0, 2.0, 3.0]
