@@ -165,8 +165,8 @@ def finish_analysis(plan, result, *, protocol_notes=()):
     single = a is None or a.output == "release"
     if single and bound is None and location is None:
         return releases[0], reports[0]
-    budget = {f"round {i} ({r.statistic}{'' if r.bound is None else ' of ' + r.bound})": r.share
-              for i, r in enumerate(plan.rounds)}
+    budget = {f"round {i} ({r.statistic}{'' if r.bound is None else ' of ' + r.bound}"
+              f"{': the mean' if i == plan.mean_round else ''})": r.share for i, r in enumerate(plan.rounds)}
     if single:
         names = tuple("mean" if i == plan.mean_round else plan.rounds[i].statistic for i in plan.release_rounds)
     else:

@@ -16,6 +16,12 @@ round is calibrated to ``(share epsilon, share delta)``; with ``"zcdp"`` to
 ``share rho`` where ``rho`` is the largest zCDP parameter whose conversion meets
 ``(epsilon, delta)``. Either way the rounds compose to at most the budget.
 
+**Choosing steps.** With ``center="private"`` the plan starts with location steps
+(:mod:`~dpmoments.multisite.location`) and adds a mean round beside the second moment; with
+``row_norm="auto"`` (or ``response_bound="auto"``) a bound step follows
+(:mod:`~dpmoments.multisite.bounds`). Their noisy counts carry each site's own noise; what
+they choose travels in every later query, and :meth:`Plan.resolved` gives the plan at it.
+
 **Target** (whom the guarantee holds against). ``target="aggregator"`` (the default)
 calibrates the noise so that the *joint view* of the aggregator, which sees every
 message, with ``colluders`` sites helping it, meets each site's budget:
