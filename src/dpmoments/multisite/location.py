@@ -51,7 +51,7 @@ from .._validation import check_int, check_positive
 from .bounds import GRID_FACTOR, MARGIN_SD, cumulative_estimate
 
 __all__ = ["AutoLocation", "LOCATION_SHARE", "MEAN_SHARE", "location_sensitivity", "location_counts",
-           "choose_location"]
+           "choose_location", "private_location"]
 
 #: The default share of every site's budget the location steps spend, together (twice the single-site
 #: ``CenterBudget.location``: per-coordinate histograms need more rows than one draw; docs/bounds.md).
@@ -174,6 +174,28 @@ class AutoLocation:
     @classmethod
     def from_dict(cls, data):
         return cls(**dict(data))
+
+
+def private_location(center, center_budget, *, off, rows, rank, rounds):
+    """A plan's :class:`AutoLocation` when ``center="private"`` (else ``None``), checked.
+
+    ``off``: the sites' epsilon is infinite; ``rows``, ``rank``, ``rounds``: the plan's (a private
+    centre is for one second moment of the rows ``x``).
+    """
+    if not isinstance(center, str):
+        if center_budget is not None:
+            raise ValueError("'center_budget' applies only to center='private'.")
+        return None
+    if center != "private":
+        raise ValueError(f"'center' must be a public vector (one value per column) or 'private'; got {center!r}.")
+    if off:
+        raise ValueError("center='private' needs a finite epsilon: with epsilon=inf nothing is private and no noisy "
+                         "count can be released; give a public centre.")
+    if rows != "x" or rank is not None or any(r.statistic != "second" or r.w_max is not None for r in rounds):
+        raise ValueError("center='private' across sites is for one second moment of the rows x (covariance, pca, "
+                         "precision, ridge): the other analyses' statistics are not taken about a centre; give a "
+                         "public centre or none.")
+    return AutoLocation.from_budget(center_budget)
 
 
 def location_counts(X, edges):

@@ -50,7 +50,7 @@ from ..exceptions import NotPrivateWarning
 from ..moments import moment_sensitivity
 from ..privacy import CALIBRATIONS, calibrate_gaussian, compose
 from .bounds import HISTOGRAM_SENSITIVITY, AutoBounds, auto_bounds
-from .location import AutoLocation, location_sensitivity
+from .location import AutoLocation, location_sensitivity, private_location
 from .messages import STATISTIC_NDIM
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS, noise_for
@@ -416,7 +416,7 @@ class Plan:
         if any(off) and not all(off):
             raise ValueError("either every site has epsilon=inf (noise off) or none has.")
         auto = auto_bounds(row_norm, response_bound, bound_budget, off=any(off), rows=rows)
-        location = _private_location(center, center_budget, off=any(off), rows=rows, rank=rank, rounds=rounds)
+        location = private_location(center, center_budget, off=any(off), rows=rows, rank=rank, rounds=rounds)
         center = None if location is not None else center
         if all(off):
             warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning,
@@ -455,24 +455,6 @@ class Plan:
                    facts["response_bound"], None if center is None else tuple(float(c) for c in center), neighbours,
                    calibration, composition, target, colluders, rows, vocabulary_size, rank, analysis,
                    tuple(sorted(dict(options or {}).items())), auto, location)
-
-
-def _private_location(center, center_budget, *, off, rows, rank, rounds):
-    """A plan's :class:`AutoLocation` when ``center="private"`` (else ``None``), checked."""
-    if not isinstance(center, str):
-        if center_budget is not None:
-            raise ValueError("'center_budget' applies only to center='private'.")
-        return None
-    if center != "private":
-        raise ValueError(f"'center' must be a public vector (one value per column) or 'private'; got {center!r}.")
-    if off:
-        raise ValueError("center='private' needs a finite epsilon: with epsilon=inf nothing is private and no noisy "
-                         "count can be released; give a public centre.")
-    if rows != "x" or rank is not None or any(r.statistic != "second" or r.w_max is not None for r in rounds):
-        raise ValueError("center='private' across sites is for one second moment of the rows x (covariance, pca, "
-                         "precision, ridge): the other analyses' statistics are not taken about a centre; give a "
-                         "public centre or none.")
-    return AutoLocation.from_budget(center_budget)
 
 
 def _with_choice_steps(rounds, auto, location):
