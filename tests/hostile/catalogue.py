@@ -394,6 +394,37 @@ CASES += [  # bounds chosen across sites (noisy histograms, dpmoments.multisite.
 ]
 
 
+def _centre_sites(n=20, **kwargs):
+    rng = np.random.default_rng(3)
+    return [Site(f"s{i}", rng.normal(size=(n, 3)), row_norm=3.0, center="private", **kwargs) for i in range(2)]
+
+
+CASES += [  # a private centre across sites (location steps and a mean round, dpmoments.multisite.location)
+    ("ms-center-too-few", "API", "`center='private'` across sites with too few rows for the location share",
+     lambda: run_cape(_centre_sites(), epsilon=1.0, delta=1e-6), ValueError, "too few rows"),
+    ("ms-center-epsilon-inf", "API", "`center='private'` across sites with `epsilon=inf`",
+     lambda: run_cape(_centre_sites(), epsilon=float("inf"), delta=1e-6), ValueError, "finite epsilon"),
+    ("ms-center-share", "API", "`center_budget=1.5` with sites of `center='private'`",
+     lambda: run_cape(_centre_sites(), epsilon=1.0, delta=1e-6, center_budget=1.5), ValueError, "'center_share'"),
+    ("ms-center-tensor", "API", "`center='private'` for a tensor decomposition across sites",
+     lambda: __import__("dpmoments.multisite.api", fromlist=["analyse"]).analyse(
+         _centre_sites(20_000), "tensor-mog", epsilon=1.0, delta=1e-6, options={"sigma2": 0.1}),
+     ValueError, "is for covariance, pca, precision, ridge"),
+    ("ms-center-public-site", "API", "a site with a public `center` given a private-centre plan",
+     lambda: Site("s0", np.ones((20_000, 3)), center=(0.0, 0.0, 0.0)).accept(deal(Plan.build(
+         "cape", ["s0", "s1"], [20_000, 20_000], n_features=3, row_norm=1.0, center="private", epsilon=1.0,
+         delta=1e-6), 0)["s0"]), ValueError, "centre differs"),
+    ("cli-simulate-center-too-few", "CLI", "`dpmoments simulate --center private` on 100 rows in all",
+     lambda: _simulate_auto("--center", "private"), 2, "too few rows"),
+    ("cli-simulate-center-regress", "CLI", "`dpmoments simulate --center private --analysis regress`",
+     lambda: _simulate_auto("--center", "private", "--analysis", "regress", "--target", "c", "--n-iter", "2",
+                            "--w-max", "5", "--response-bound", "3"), 2, "--center private across sites is for"),
+    ("cli-simulate-center-shares", "CLI", "`dpmoments simulate --center private` with shares adding up to 1",
+     lambda: _simulate_auto("--center", "private", "--center-share", "0.6", "--location-share", "0.35"), 2,
+     "add up to 1"),
+]
+
+
 def _nonempty():
     path = pathlib.Path(tempfile.mkdtemp())
     (path / "keep.txt").write_text("an earlier result")

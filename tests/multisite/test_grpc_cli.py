@@ -16,6 +16,7 @@ pytest.importorskip("cryptography", reason="cryptography is needed to make the t
 
 from dpmoments.estimators import PrivateCovariance  # noqa: E402
 from dpmoments.multisite import InProcessTransport, Plan, Site, deploy, read_bundle, run_plan  # noqa: E402
+from dpmoments.multisite.analyses import finish_analysis  # noqa: E402
 
 from ..cli.helpers import ENV  # noqa: E402
 
@@ -29,9 +30,12 @@ def _cli(*argv, **kw):
                           env=ENV, timeout=120, **kw)
 
 
-# a public bound; or one chosen across sites by the plan's bound step (a large epsilon: 750 rows in all)
+# a public bound; or one chosen across sites by the plan's bound step (a large epsilon: 750 rows in all); or that
+# and a private centre (location steps and a mean round before and beside the moment)
 PRIVACY = {"public": ("--epsilon", 1, "--row-norm", 1),
-           "auto": ("--epsilon", 20, "--row-norm", "auto", "--bound-share", 0.5)}
+           "auto": ("--epsilon", 20, "--row-norm", "auto", "--bound-share", 0.5),
+           "center": ("--epsilon", 40, "--row-norm", "auto", "--bound-share", 0.3, "--center", "private",
+                      "--location-share", 0.3)}
 
 
 @pytest.mark.parametrize("bound", PRIVACY)
@@ -71,7 +75,8 @@ def test_grpc_deployment_from_the_command_line(tmp_path, bound):
         site = Site(s, np.loadtxt(tmp_path / f"{s}.csv", delimiter=",", skiprows=1))
         site.accept(read_bundle(tmp_path / "shares" / f"{s}.npz", s), rng=np.random.SeedSequence([k, 0]))
         local.append(site)
-    ref = run_plan(plan, InProcessTransport(local), rng=7).releases[0]
+    result = run_plan(plan, InProcessTransport(local), rng=7)
+    ref = finish_analysis(plan, result)[0]
     expected = PrivateCovariance(epsilon=1, delta=1e-6, row_norm=1, psd_floor=0.0).fit_release(ref).covariance_
     np.testing.assert_array_equal(np.load(out / "covariance.npy"), expected)
     report = json.loads((out / "privacy_report.json").read_text())
@@ -81,7 +86,12 @@ def test_grpc_deployment_from_the_command_line(tmp_path, bound):
     if bound == "public":
         assert ledger["answered"] == [[plan.digest, 0]]
         return
-    # the bound step crossed the wire like every step: answered once, charged with the plan, reported
-    assert ledger["answered"] == [[plan.digest, 0], [plan.digest, 1]] and len(ledger["charged"]) == 1
+    # the choosing steps crossed the wire like every step: answered once, charged with the plan, reported
+    assert ledger["answered"] == [[plan.digest, k] for k in plan.steps] and len(ledger["charged"]) == 1
+    if bound == "center":
+        labels = [p["label"] for p in report["private_choices"]["parts"]]
+        assert labels == ["location (step 1 of 2)", "location (step 2 of 2)", "row_norm", "second moment", "mean"]
+        assert report["analysis"]["statistic"] == "covariance about the private mean"
+        return
     choice = report["private_choices"]["parts"][0]
     assert choice["label"] == "row_norm" and choice["share"] == 0.5 and choice["released"]["row_norm"] == ref.row_norm

@@ -23,6 +23,7 @@ __all__ = ["AUTO_HELP", "bound_or_auto", "add_choice_arguments", "check_choices"
            "center_budget", "choices_report", "choices_lines"]
 
 BOUND_SHARE, CENTER_SHARE, LOCATION_SHARE = 0.1, 0.2, 0.05  # the library's BoundBudget / CenterBudget defaults
+SITES_LOCATION = 0.1  # dpmoments.multisite.location.LOCATION_SHARE: the location steps across sites
 SEARCH = (1e-6, 1e8)  # SearchRange's default: 1000 log-spaced steps, 3.3% apart
 
 AUTO_HELP = (
@@ -88,10 +89,12 @@ def add_choice_arguments(group, *, center=True, scale=True, sites=False):
     if center:
         group.add_argument("--center-share", type=_share, metavar="F",
                            help=f"--center private: the share spent on the private mean (default {CENTER_SHARE:g})")
-        group.add_argument("--location-share", type=_share, metavar="F",
-                           help="--center private: the share spent choosing where to clip rows for the mean (a "
-                                f"private bound on ||x||, or with --scale private the column medians; default "
-                                f"{LOCATION_SHARE:g})")
+        where = ("the location steps: each site's noisy per-coordinate histograms on a signed PUBLIC grid over "
+                 f"--search-range, whose medians say where to clip rows for the mean; default {SITES_LOCATION:g}"
+                 if sites else "choosing where to clip rows for the mean (a private bound on ||x||, or with "
+                 f"--scale private the column medians; default {LOCATION_SHARE:g}")
+        group.add_argument("--location-share", type=_share, metavar="F", help=f"--center private: the share spent on "
+                                                                                f"{where})")
 
 
 def _given(args, *names):
@@ -203,6 +206,8 @@ def print_release_choices(release):
 
 #: The library's names for the shares, as the command line spells them (warnings and refusals).
 _CLI_WORDS = {"'bound_budget'": "--bound-share", "bound_budget": "--bound-share",
+              "center='private' across sites": "--center private across sites",
+              "'location_share'": "--location-share", "'center_share'": "--center-share",
               "CenterBudget.location": "--location-share", "runs from epsilon": "runs from --epsilon"}
 
 
@@ -224,8 +229,9 @@ def too_few_rows_hint(args):
     except ValueError as exc:
         if "too few rows" not in str(exc):
             raise
+        centre = getattr(args, "center", None) == "private"  # the centre's shares help only a private centre
         shares = [f"--{n.replace('_', '-')}" for n in ("bound_share", "center_share", "location_share")
-                  if hasattr(args, n)]
+                  if hasattr(args, n) and (centre or n == "bound_share")]
         public = "--uncentred or PUBLIC values" if hasattr(args, "uncentred") else "PUBLIC values"
         reason = cli_words(" ".join(str(exc).split()).split("; give ")[0])  # the library's advice, in CLI names
         raise CliError(f"{reason}; give a larger {', '.join(shares)} or --epsilon, a narrower --search-range, or "

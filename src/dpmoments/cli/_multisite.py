@@ -14,7 +14,7 @@ from ._choices import bound_budget, bound_or_auto, check_choices, choices_lines,
 from ._report import privacy_report
 
 __all__ = ["add_analysis_arguments", "plan_options", "check_analysis", "fit_analysis", "multisite_report",
-           "print_guarantees", "ANALYSES", "auto_bounds", "AUTO_ACROSS_SITES"]
+           "print_guarantees", "ANALYSES", "auto_bounds", "center_across_sites", "AUTO_ACROSS_SITES", "CENTER_ACROSS_SITES"]
 
 AUTO_ACROSS_SITES = (
     "'auto' chooses it across sites from noisy histograms: each site adds its own Gaussian noise to the counts "
@@ -23,7 +23,15 @@ AUTO_ACROSS_SITES = (
     "budget (default 0.1); the aggregator sums them and takes the 0.95-quantile, rounded up to a grid edge, "
     "for every later round; refused in one line when there are too few rows for the share")
 
+CENTER_ACROSS_SITES = (
+    "'private' (covariance, pca, precision, ridge) chooses it across sites: two location steps (each site's own "
+    "Gaussian noise on the counts of each column on a signed PUBLIC grid; the aggregator moves the location by the "
+    "medians of their sum), paid from --location-share (default 0.1), then the mean of the rows clipped about the "
+    "location, from --center-share (default 0.2): the covariance is taken about that private mean; refused in one "
+    "line when there are too few rows")
+
 ANALYSES = ("covariance", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
+CENTRED = ("covariance", "pca", "precision", "ridge")  # the analyses a private centre applies to
 
 
 def add_analysis_arguments(parser, fit=True):
@@ -68,13 +76,36 @@ def check_analysis(args, fit=True):
 def auto_bounds(args):
     """Which bounds this run chooses across sites (``"row_norm"``, ``"response_bound"``), checked; and the budget.
 
-    Returns ``(names, bound_budget or None)``; one-line refusals of options that would be ignored.
+    Returns ``(names, bound_budget or None)``; one-line refusals of options that would be ignored
+    (the shares of a private centre are checked here too: :func:`center_across_sites`).
     """
     names = tuple(n for n in ("row_norm", "response_bound") if getattr(args, n, None) == "auto")
-    check_choices(args, names)
+    private = getattr(args, "center", None) == "private"
+    check_choices(args, names + (("center",) if private else ()))
     if names and args.analysis == "tensor-stm":
         raise CliError("--row-norm auto has no use with --analysis tensor-stm: a document's row has norm sqrt(3)")
+    if private and args.analysis not in CENTRED:
+        raise CliError(f"--center private across sites is for --analysis {', '.join(CENTRED)}: {args.analysis} is "
+                       "not taken about a centre (its statistics are the model's moments about the origin, or of "
+                       "the raw rows and response)")
     return names, (bound_budget(args) if names else None)
+
+
+def center_across_sites(args):
+    """``--center private``: the location steps' and the mean's shares (and the grid's range), else ``None``."""
+    if getattr(args, "center", None) != "private":
+        return None
+    from ..multisite.location import LOCATION_SHARE, MEAN_SHARE, AutoLocation
+
+    low, high = bound_budget(args).search.low, bound_budget(args).search.high
+    share = LOCATION_SHARE if args.location_share is None else args.location_share
+    mean = MEAN_SHARE if args.center_share is None else args.center_share
+    bound = bound_budget(args).share if "auto" in (args.row_norm, getattr(args, "response_bound", None)) else 0.0
+    if share + mean + bound >= 1:
+        raise CliError(", ".join(f"{k} {v:g}" for k, v in (("--location-share", share), ("--center-share", mean),
+                                                            ("--bound-share", bound)) if v) +
+                       " add up to 1 or more and leave nothing for the release; lower them")
+    return AutoLocation(share=share, low=low, high=high, mean=mean)
 
 
 def plan_options(args):
@@ -237,8 +268,8 @@ def multisite_report(command, output, report, analysis, argv, files, extra=None)
         rep["private_choices"] = choices_report(report.choices, report.guarantee)
         rep["private_choices"]["note"] = (
             "each part is one share of every site's budget, with the worst site's guarantee against the aggregator; "
-            "the bound was chosen from the sum of the sites' noisy histograms (each site's own noise: it holds with "
-            "any colluders) and is a private output; the parts compose to composed_guarantee")
+            "a bound or location was chosen from the sum of the sites' noisy histograms (each site's own noise: it "
+            "holds with any colluders) and is a private output; the parts compose to composed_guarantee")
     return rep
 
 

@@ -9,7 +9,8 @@ from ..multisite.protocols import PROTOCOLS
 from ..privacy.relations import NEIGHBOURS
 from ._args import CliError, _delta, _epsilon, positive_int
 from ._choices import add_choice_arguments, bound_or_auto, too_few_rows_hint
-from ._multisite import AUTO_ACROSS_SITES, ANALYSES, add_analysis_arguments, auto_bounds, check_analysis, plan_options
+from ._multisite import (AUTO_ACROSS_SITES, ANALYSES, CENTER_ACROSS_SITES, add_analysis_arguments, auto_bounds,
+                         center_across_sites, check_analysis, plan_options)
 
 HELP = "build a deployed run's plan and deal each site its share file (the trusted noise generator)"
 DESCRIPTION = f"""\
@@ -27,6 +28,8 @@ unless --seed is given (tests only)."""
 EXAMPLES = """\
   dpmoments noise-generator --sites north=200,south=300,east=250 --n-features 3 \\
       --epsilon 1 --delta 1e-5 --row-norm 1 --out shares
+  dpmoments noise-generator --sites north=20000,south=30000,east=25000 --n-features 3 \\
+      --epsilon 1 --delta 1e-6 --row-norm auto --center private --out shares
   dpmoments noise-generator --sites a=5000,b=4000 --n-features 6 --analysis regress --n-iter 5 \\
       --w-max 10 --response-bound 3 --epsilon 1 --delta 1e-6 --row-norm 3 --out shares
 
@@ -43,7 +46,10 @@ def add_arguments(parser):
     parser.add_argument("--row-norm", type=bound_or_auto, metavar="R|auto",
                         help="public L2 bound on each row (required except for tensor-stm), or 'auto': the plan "
                              f"starts with a bound step; {AUTO_ACROSS_SITES}")
-    add_choice_arguments(parser, center=False, scale=False, sites=True)
+    parser.add_argument("--center", choices=("private",),
+                        help="the centre subtracted from every row before clipping (default: none, the second moment "
+                             f"about the origin): {CENTER_ACROSS_SITES}. The sites read it from the plan")
+    add_choice_arguments(parser, center=True, scale=False, sites=True)
     parser.add_argument("--protocol", default="cape", choices=[n for n, p in PROTOCOLS.items() if p.deployable],
                         help="default cape (the protocols that run across machines)")
     parser.add_argument("--rank", type=positive_int, metavar="R", help="--protocol dpdispca: the factors' rank")
@@ -97,7 +103,8 @@ def run(args):
                              options=plan_options(args), row_norm=args.row_norm or 1.0, epsilon=args.epsilon,
                              delta=args.delta, response_bound=args.response_bound, neighbours=args.neighbours,
                              calibration=args.calibration, target=args.calibrate_to, colluders=args.colluders,
-                             rank=args.rank, bound_budget=budget)
+                             rank=args.rank, bound_budget=budget, center="private" if args.center else None,
+                             center_budget=center_across_sites(args))
     with ResultsDir(args.out, args.force) as res:  # all the shares of one plan, or none: never a mix of two dealings
         for site, bundle in deal(plan, args.seed).items():
             write_bundle(bundle, res.path(f"{site}.npz"))
@@ -115,8 +122,13 @@ def _print(args, plan, sites):
     print(f"plan {plan.digest[:12]} ({args.analysis}, {args.protocol}) for {len(sites)} sites: {out / 'plan.json'} "
           "(public)")
     print(f"guarantee against the aggregator ({plan.colluders} colluder(s)), worst site: {worst}  <- holds")
+    if plan.location is not None:
+        print(f"location steps first: {plan.location.steps} rounds of the sites' noisy per-coordinate histograms "
+              f"({plan.location.n_bins} bins on +-[{plan.location.low:g}, {plan.location.high:g}]), share "
+              f"{plan.location.share:g}, then a mean round, share {plan.location.mean:g}, of each site's budget, "
+              "included above")
     if plan.auto is not None:
-        print(f"bound step first: {', '.join(plan.auto.names)} chosen from the sites' noisy histograms "
+        print(f"bound step {'next' if plan.location is not None else 'first'}: {', '.join(plan.auto.names)} chosen from the sites' noisy histograms "
               f"({plan.auto.n_bins} bins on [{plan.auto.low:g}, {plan.auto.high:g}]), share {plan.auto.share:g} of "
               "each site's budget, included above")
     for s in sites:

@@ -14,8 +14,9 @@ from pathlib import Path
 from ._args import CliError, add_input_arguments, add_output_arguments, add_privacy_arguments, privacy_options
 from ._choices import too_few_rows_hint
 from ._io import DataSource
-from ._multisite import (ANALYSES, AUTO_ACROSS_SITES, add_analysis_arguments, auto_bounds, check_analysis,
-                         fit_analysis, multisite_report, plan_options, print_guarantees)
+from ._multisite import (ANALYSES, AUTO_ACROSS_SITES, CENTER_ACROSS_SITES, add_analysis_arguments, auto_bounds,
+                         center_across_sites, check_analysis, fit_analysis, multisite_report, plan_options,
+                         print_guarantees)
 from ._output import ResultsDir, check_destination
 from .regress import add_memory_arguments, fingerprint, read_in_memory
 
@@ -35,7 +36,9 @@ spends (--epsilon, --delta) on its own rows. With --row-norm auto (and, for regr
 --response-bound auto) each site first sends a histogram of its row norms on a coarse public grid
 (--search-range) with its own Gaussian noise, from --bound-share of its budget (default 0.1), and
 the aggregator takes the 0.95-quantile of their sum as the bound for the rest of the run (refused
-in one line when there are too few rows). The headline guarantee is the one that holds against
+in one line when there are too few rows). Without --center the analysis is of the second moment
+about the origin (named so); --center C1,C2,... gives a PUBLIC centre and --center private
+chooses one: {CENTER_ACROSS_SITES}. The headline guarantee is the one that holds against
 the aggregator, which sees every site's message (with --colluders colluding sites); by default the
 noise is calibrated so that it meets (--epsilon, --delta) (--calibrate-to aggregator).
 --calibrate-to per-site calibrates each message alone, as the papers do: the report then shows a
@@ -48,6 +51,8 @@ EXAMPLES = """\
       --epsilon 1 --delta 1e-5 --row-norm 3 --out sim
   dpmoments simulate a.npy b.npy --analysis pca --n-components 2 --epsilon 1 --delta 1e-5 --row-norm 1 --out sim
   dpmoments simulate site1.csv site2.csv site3.csv --epsilon 1 --delta 1e-5 --row-norm auto --out sim
+  dpmoments simulate site1.csv site2.csv site3.csv --epsilon 1 --delta 1e-6 --row-norm auto --center private \\
+      --out sim
   dpmoments simulate a.csv b.csv c.csv --analysis regress --target y --n-iter 5 --w-max 10 \\
       --response-bound 3 --epsilon 1 --delta 1e-5 --row-norm 3 --out irls
 
@@ -59,7 +64,7 @@ def add_arguments(parser):
     add_input_arguments(parser, target=True)
     parser.add_argument("more_data", nargs="*", metavar="DATA", help="the other sites' files (one file per site)")
     add_memory_arguments(parser)
-    add_privacy_arguments(parser, private=("row_norm",), auto_help=AUTO_ACROSS_SITES)
+    add_privacy_arguments(parser, private=("row_norm", "center"), auto_help=AUTO_ACROSS_SITES)
     group = parser.add_argument_group("protocol")
     group.add_argument("--protocol", default="cape", metavar="{" + ",".join(PROTOCOLS) + "}",
                        help="how the sites combine their statistics (default cape)")
@@ -95,8 +100,12 @@ def _check(args):
     if args.analysis in ("select", "regress") and args.target is None:
         raise CliError(f"--target is required for --analysis {args.analysis}: each site's response column")
     names, _ = auto_bounds(args)
-    if names and args.protocol == "pooled":
-        raise CliError("--protocol pooled is the reference with PUBLIC bounds: give a number for --row-norm")
+    if (names or args.center == "private") and args.protocol == "pooled":
+        raise CliError("--protocol pooled is the reference with PUBLIC bounds and centre: give a number for "
+                       "--row-norm and PUBLIC numbers (or nothing) for --center")
+    if args.center == "private" and args.protocol == "dpdispca":
+        raise CliError("--center private cannot be used with --protocol dpdispca: its sites send factors of the "
+                       "second moment, and the mean round has none")
 
 
 def _site_names(paths):
@@ -197,4 +206,4 @@ def _release(args, sites, kwargs):
     rank = min(2 * args.n_components, sites[0].n_features) if args.protocol == "dpdispca" else None
     return analyse(sites, args.analysis, protocol=args.protocol, options=plan_options(args),
                    target=args.calibrate_to, colluders=args.colluders, rank=rank, bound_budget=auto_bounds(args)[1],
-                   **common)
+                   center_budget=center_across_sites(args), **common)

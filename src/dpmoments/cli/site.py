@@ -126,6 +126,10 @@ def run(args):
             c = max(plan.colluders, args.colluders or 0)
             auto = "" if plan.auto is None else (f"; its bound step (share {plan.auto.share:g}) sends noisy "
                                                  f"histograms of {', '.join(plan.auto.names)}, included")
+            if plan.location is not None:
+                auto += (f"; its {plan.location.steps} location steps (share {plan.location.share:g}) send noisy "
+                         f"per-column histograms and its mean round (share {plan.location.mean:g}) a noisy mean, "
+                         "included")
             print(f"site {site.name}: plan {plan.digest[:12]} ({plan.analysis}, {plan.protocol}) costs "
                   f"{site.cost(plan)} against the aggregator with {c} colluding site(s){auto}", flush=True)
         print(f"site {site.name}: budget {site.ledger.budget}, spent {site.ledger.spent() or 'nothing'}; ledger "

@@ -5,7 +5,8 @@ The wing in one package. Parties: :class:`Site` (holds data; its one door,
 each step of each plan once and owns its budget, :class:`SiteLedger`), the trusted
 dealer (:func:`deal`: CAPE's zero-sum shares, out of band) and the untrusted
 :class:`Aggregator`. A :class:`Plan` is built once from public facts and shipped (with
-``row_norm="auto"`` it starts with a bound step of noisy histograms, :mod:`~dpmoments.multisite.bounds`); the
+``row_norm="auto"`` it starts with a bound step of noisy histograms, :mod:`~dpmoments.multisite.bounds`, and
+with ``center="private"`` with location steps of noisy per-coordinate counts, :mod:`~dpmoments.multisite.location`); the
 aggregator's run (:func:`run_plan`) is written once and drives any :class:`Transport`:
 :class:`InProcessTransport` (default), Flower (:mod:`~dpmoments.multisite.flower`) or gRPC
 (:mod:`~dpmoments.multisite.grpc_transport`).
@@ -28,6 +29,7 @@ by default the noise is calibrated to meet the budget there (``target="aggregato
 
 from .aggregator import Aggregator
 from .bounds import AutoBounds
+from .location import AutoLocation
 from .analyses import ANALYSES
 from .api import (DistributedResult, check_sites, irls, release_tensor_moments, run, run_cape, run_cape_unequal,
                   run_conventional, run_dpdispca, run_local, run_pooled, run_rounds, run_secure_aggregation)
@@ -39,7 +41,7 @@ from .noise import JointView, NoisePlan, joint_view
 from .plan import Plan, Round
 from .protocols import PROTOCOLS, TRUST
 from .report import AnalysisReport, ProtocolReport, SiteReport, spend_per_site
-from .run import BoundChoice, RunResult, run_plan
+from .run import BoundChoice, LocationChoice, RunResult, run_plan
 from .site import Site
 from .transport import Failure, InProcessTransport, Transport
 from .unequal import UnequalSolution, solve_unequal
@@ -47,7 +49,7 @@ from .unequal import UnequalSolution, solve_unequal
 __all__ = [
     "Site", "SiteLedger", "Aggregator", "Bundle", "deal", "deal_files", "read_bundle", "write_bundle",
     "Plan", "Round", "PROTOCOLS", "TRUST", "ANALYSES",
-    "Transport", "InProcessTransport", "Failure", "run_plan", "RunResult", "AutoBounds", "BoundChoice",
+    "Transport", "InProcessTransport", "Failure", "run_plan", "RunResult", "AutoBounds", "BoundChoice", "AutoLocation", "LocationChoice",
     "run", "run_rounds", "run_cape", "run_cape_unequal", "run_conventional", "run_secure_aggregation", "run_local",
     "run_dpdispca", "run_pooled", "DistributedResult", "check_sites", "release_tensor_moments", "irls",
     "Query", "Reply", "SiteError", "Hello", "NoiseShare", "ERRORS", "to_wire", "from_wire", "egress_guard",

@@ -62,7 +62,7 @@ class Aggregator:
                     f = std * unit_noise(plan.rounds[r].statistic, plan.n_features, self._rng)
                     self._f.setdefault(r, {})[name] = f
                     shares[r] = f
-            queries[name] = Query(plan.digest, step, rid, params, shares, plan.chosen)
+            queries[name] = Query(plan.digest, step, rid, params, shares, plan.chosen, plan.chosen_center)
         return queries
 
     def close_step(self):
@@ -115,8 +115,9 @@ class Aggregator:
                    f"the step has rounds {sorted(want)} with n_features={plan.n_features}.")
         for r, (statistic, value) in reply.values.items():
             kind = plan.rounds[r].statistic
-            kind = "factor" if plan.rank is not None and kind != "histogram" else kind
-            shape = statistic_shape(kind, plan.n_features, plan.rank, plan.auto and plan.auto.n_bins)
+            kind = "factor" if plan.rank is not None and kind not in ("histogram", "location") else kind
+            bins = plan.location.n_bins if kind == "location" else (plan.auto and plan.auto.n_bins)
+            shape = statistic_shape(kind, plan.n_features, plan.rank, bins)
             if (statistic != kind or not isinstance(value, np.ndarray) or value.dtype != np.float64
                     or value.shape != shape or not np.all(np.isfinite(value))):
                 refuse("wrong-payload", f"round {r}: payload {statistic!r} of shape {getattr(value, 'shape', None)} "
@@ -138,13 +139,18 @@ class Aggregator:
             total = total + m * (value @ value.T if plan.rank is not None else value - f.get(name, 0.0))
         return total
 
-    def resolve(self, bounds):
-        """After the bound step: the plan with its chosen ``bounds`` (the moment steps' queries carry them)."""
-        self.plan = self.plan.resolved(bounds)
+    def resolve(self, bounds=None, center=None):
+        """After a choosing step: the plan with its chosen ``center`` or ``bounds`` (and what was chosen before);
+        every later query carries them."""
+        plan = self.plan
+        if bounds is None and plan.bounds_chosen:
+            bounds = dict(zip(plan.auto.names, plan.chosen))
+        self.plan = plan.resolved(bounds=bounds, center=plan.chosen_center if center is None else center)
         return self.plan
 
     def sum_histograms(self, round_index, replies):
-        """The sum of the sites' noisy histograms of one round (counts add; no weights, no shares)."""
+        """The sum of the sites' noisy histograms of one round (counts add; no weights, no shares): a bound
+        step's ``(B,)`` or a location step's ``(d, B)``."""
         names = [s for s in self.plan.sites if s in replies]
         return sum(replies[name].value(round_index) for name in names) if names else None
 

@@ -8,7 +8,11 @@ it with ``fit_release``), a :class:`~dpmoments.moments.tensor_moments.TensorMome
 (``PrivateTensorDecomposition.fit_release``) or an :class:`IRLSFit`. Everything after the
 releases is post-processing.
 
-* ``covariance``, ``pca``, ``precision``, ``ridge``: one second moment.
+* ``covariance``, ``pca``, ``precision``, ``ridge``: one second moment. With
+  ``center="private"`` a location step (per-coordinate medians of noisy counts, ``m``) comes
+  first, the second moment ``S`` and the mean ``a`` of the clipped rows centred at ``m`` are
+  released in one step, and the aggregator forms :math:`S - a a^T`, the covariance about the
+  private mean ``m + a`` (post-processing).
 * ``select``: one second moment of the rows ``(x, y)`` (model selection reads ``X^T X``,
   ``X^T y`` and ``y^T y`` from it).
 * ``tensor-mog``: the second moment, the plain third moment and the mean (the cross moment
@@ -68,6 +72,10 @@ ANALYSES = {a.name: a for a in (
 )}
 
 
+#: The analyses of one second moment, which a private centre can centre.
+CENTRED = ("covariance", "pca", "precision", "ridge")
+
+
 def _rounds(name, options):
     if name == "tensor-mog":
         s2, s3, sm = options.get("shares", (0.5, 0.4, 0.1))
@@ -102,6 +110,10 @@ def plan_analysis(name, protocol, sites, n, *, n_features, options=None, composi
         vocab = check_int(options.get("vocabulary_size"), "vocabulary_size")
         width = 3 * vocab
         facts["row_norm"] = math.sqrt(3.0)  # a document's embedded row has norm exactly sqrt(3): public
+    if isinstance(facts.get("center"), str) and name not in CENTRED:
+        raise ValueError(f"center='private' across sites is for {', '.join(CENTRED)}; analysis {name!r} is "
+                         "not taken about a centre (its statistics are the model's moments about the origin, or "
+                         "of the raw rows and response); give no centre.")
     if name == "regress" and facts.get("response_bound") is None:
         raise ValueError("analysis 'regress' needs the public 'response_bound'.")
     return Plan.build(protocol, sites, n, n_features=width, rounds=_rounds(name, options), rows=a.rows,
@@ -148,42 +160,64 @@ def finish_analysis(plan, result, *, protocol_notes=()):
     single release then carries the composed guarantee and those parts (``Release.parts``).
     """
     releases, reports = result
-    bound = getattr(result, "bound", None)
+    bound, location = getattr(result, "bound", None), getattr(result, "location", None)
     a = ANALYSES.get(plan.analysis)
     single = a is None or a.output == "release"
-    if single and bound is None:
+    if single and bound is None and location is None:
         return releases[0], reports[0]
-    budget = {f"round {i} ({r.statistic}{'' if r.bound is None else ' of ' + r.bound})": r.share
-              for i, r in enumerate(plan.rounds)}
+    budget = {f"round {i} ({r.statistic}{'' if r.bound is None else ' of ' + r.bound}"
+              f"{': the mean' if i == plan.mean_round else ''})": r.share for i, r in enumerate(plan.rounds)}
     if single:
-        names = tuple(plan.rounds[i].statistic for i in plan.release_rounds)
+        names = tuple("mean" if i == plan.mean_round else plan.rounds[i].statistic for i in plan.release_rounds)
     else:
         names = ("second", "third", "mean") if a.output == "tensor" else \
             tuple(f"{k}{j}" for j in range(len(releases) // 2) for k in ("A", "B"))
-    parts = {} if bound is None else {f"bound {name}": rep for name, rep in bound.reports.items()}
+    parts = {} if location is None else {f"location {k + 1}": rep for k, rep in enumerate(location.reports)}
+    parts.update({} if bound is None else {f"bound {name}": rep for name, rep in bound.reports.items()})
     parts.update(zip(names, reports))
     report = AnalysisReport(plan.protocol, plan.analysis, plan.colluders, plan.target, plan.composition, parts,
                             budget, tuple(protocol_notes),
                             delta=max(plan.delta) if plan.composition == "zcdp" else None,
-                            choices=_choices(plan, bound, names, reports))
+                            choices=_choices(plan, bound, location, names, reports))
     if single:
-        return dataclasses.replace(releases[0], guarantee=report.guarantee, parts=report.choices), report
+        release = releases[0] if location is None else _about_mean(location.center, releases[0], releases[-1])
+        return dataclasses.replace(release, guarantee=report.guarantee, parts=report.choices), report
     if a.output == "tensor":
         return _tensor(plan, releases, report), report
     theta, clipped = _solve(releases[-2], releases[-1])
     return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,)), report
 
 
-def _choices(plan, bound, names, reports):
-    """The report's private choices: each bound's share and output, then each release's share (worst site's view)."""
-    if bound is None:
+def _about_mean(location, second, mean):
+    """The second moment ``S`` about the location ``m`` and the mean ``a`` about it: ``S - a a^T``, about ``m + a``.
+
+    Post-processing of two releases; the release keeps the second moment's noise scale (the
+    mean's noise enters through :math:`a a^T`, second order in it).
+    """
+    a = mean.cross_moment
+    return dataclasses.replace(second, second_moment=symmetrise_matrix(second.second_moment - np.outer(a, a)),
+                               center=np.asarray(location) + a, postprocessing=second.postprocessing + (
+                                   "private centre: location m (noisy per-coordinate medians), second moment S and "
+                                   "mean a of the clipped rows about m; S - a a^T, about m + a",))
+
+
+def _choices(plan, bound, location, names, reports):
+    """The report's private choices: the location's and each bound's share and output, then each release's share
+    (worst site's view)."""
+    if bound is None and location is None:
         return ()
-    shares = {plan.rounds[r].bound: plan.rounds[r].share for r in plan.rounds_of(plan.bound_step)}
-    out = [Part(name, rep.joint_view, shares[name], dict(bound.details[name])) for name, rep in bound.reports.items()]
+    out = [] if location is None else [
+        Part(f"location (step {k + 1} of {plan.location.steps})", rep.joint_view, plan.rounds[plan.rounds_of(k)[0]].share,
+             dict(detail)) for k, (rep, detail) in enumerate(zip(location.reports, location.details))]
+    if bound is not None:
+        shares = {plan.rounds[r].bound: plan.rounds[r].share for r in plan.rounds_of(plan.bound_step)}
+        out += [Part(name, rep.joint_view, shares[name], dict(bound.details[name]))
+                for name, rep in bound.reports.items()]
     moment = [plan.rounds[i] for i in plan.release_rounds]
-    label = {"second": "second moment", "cross": "cross moment", "third": "third moment"}
-    out += [Part(f"{label[r.statistic]} ({name})" if name != r.statistic else label[r.statistic], rep.joint_view,
-                 r.share) for name, r, rep in zip(names, moment, reports)]
+    label = {"second": "second moment", "cross": "cross moment", "third": "third moment", "mean": "mean"}
+    out += [Part(label[name] if name == r.statistic or (name == "mean" and plan.location is not None)
+                 else f"{label[r.statistic]} ({name})", rep.joint_view, r.share)
+            for name, r, rep in zip(names, moment, reports)]
     return tuple(out)
 
 

@@ -94,7 +94,7 @@ def _enrol(sites, failures):
 def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbours="replace-one",
                calibration="analytic", composition="basic", target="aggregator", weights=None, colluders=0,
                failures=None, min_sites=None, on_dropout="complete", rng=None, rank=None, next_params=None,
-               transport=None, analysis=None, options=None, bound_budget=None):
+               transport=None, analysis=None, options=None, bound_budget=None, center_budget=None):
     """Plan ``rounds`` (or ``analysis``, a key of :data:`~.analyses.ANALYSES`) over in-process ``sites``,
     deal, and run; return a :class:`~.run.RunResult`.
 
@@ -102,7 +102,9 @@ def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbour
     callable ``sites -> Transport`` (default :class:`~.transport.InProcessTransport`);
     ``next_params``: a callable ``plan -> callable(step, releases)`` for adaptive steps.
     Sites built with ``row_norm="auto"`` (or ``response_bound="auto"``) get a bound step paid
-    from ``bound_budget`` (:meth:`~.plan.Plan.build`, :mod:`~dpmoments.multisite.bounds`).
+    from ``bound_budget`` (:meth:`~.plan.Plan.build`, :mod:`~dpmoments.multisite.bounds`); sites built
+    with ``center="private"`` get a location step and a mean round paid from ``center_budget``
+    (:mod:`~dpmoments.multisite.location`).
     """
     check_option(protocol, "protocol", tuple(k for k in PROTOCOLS if k != "pooled"))
     check_option(on_dropout, "on_dropout", ("complete", "abort"))
@@ -116,6 +118,7 @@ def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbour
     facts = dict(row_norm=first.row_norm, response_bound=first.response_bound, center=first.center,
                  neighbours=neighbours, calibration=calibration, target=target, colluders=colluders,
                  weights=_weights_of(weights, sites, alive), rank=rank, bound_budget=bound_budget,
+                 center_budget=center_budget,
                  **_budgets(epsilon, delta, sites, alive))
     names, n = [s.name for s in alive], [s.n for s in alive]
     if analysis is not None:
@@ -166,7 +169,7 @@ def _weights_of(weights, sites, alive):
 
 def run(sites, *, protocol="cape", epsilon, delta, statistic="second", neighbours="replace-one",
         calibration="analytic", target="aggregator", weights=None, colluders=0, failures=None, min_sites=None,
-        on_dropout="complete", rng=None, rank=None, transport=None, bound_budget=None):
+        on_dropout="complete", rng=None, rank=None, transport=None, bound_budget=None, center_budget=None):
     """One release of ``statistic`` across ``sites``: ``(release, report)``.
 
     Parameters
@@ -199,6 +202,13 @@ def run(sites, *, protocol="cape", epsilon, delta, statistic="second", neighbour
         bound from noisy histograms (default 0.1, the 0.95-quantile, on the grid 1e-6 to 1e8
         with steps of a factor sqrt 2); the release then carries the composed guarantee and its
         ``parts``, and the report is an :class:`~.report.AnalysisReport` with the bound step.
+    center_budget : float in (0, 1), CenterBudget or AutoLocation, optional
+        Sites with ``center="private"`` (``statistic="second"``): the mean round's share of
+        each site's budget (default 0.2; a ``CenterBudget`` also gives the location step's,
+        default 0.05). The plan starts with a location step (each site's noisy per-coordinate
+        counts on a public signed grid; the aggregator takes the medians ``m``), and the
+        second moment ``S`` and mean ``a`` of the rows clipped about ``m`` give the covariance
+        ``S - a a^T`` about the private mean ``m + a``; the report lists every share.
 
     Returns
     -------
@@ -211,7 +221,7 @@ def run(sites, *, protocol="cape", epsilon, delta, statistic="second", neighbour
     result = run_rounds(sites, (Round(statistic),), protocol=protocol, epsilon=epsilon, delta=delta,
                         neighbours=neighbours, calibration=calibration, target=target, weights=weights,
                         colluders=colluders, failures=failures, min_sites=min_sites, on_dropout=on_dropout, rng=rng,
-                        rank=rank, transport=transport, bound_budget=bound_budget)
+                        rank=rank, transport=transport, bound_budget=bound_budget, center_budget=center_budget)
     return DistributedResult(*finish_analysis(result.plan, result))
 
 
@@ -259,9 +269,9 @@ def run_pooled(sites, *, epsilon, delta, statistic="second", neighbours="replace
                rng=None):
     """Reference: a trusted curator pools every site's rows and releases once (CAPE's target)."""
     sites = check_sites(sites)
-    if "auto" in (sites[0].row_norm, sites[0].response_bound):
-        raise ValueError("the pooled reference takes public bounds: give the sites a public row_norm (and "
-                         "response_bound), not 'auto'.")
+    if "auto" in (sites[0].row_norm, sites[0].response_bound) or isinstance(sites[0].center, str):
+        raise ValueError("the pooled reference takes public bounds and centre: give the sites a public row_norm "
+                         "(and response_bound, centre), not 'auto' or 'private'.")
     check_option(statistic, "statistic", ("second", "cross", "third"))
     check_option(neighbours, "neighbours", NEIGHBOURS)
     n = sum(s.n for s in sites)
@@ -297,7 +307,9 @@ def analyse(sites, analysis, *, protocol="cape", epsilon, delta, options=None, c
     """Run ``analysis`` (a key of :data:`ANALYSES`) across in-process ``sites``: ``(output, report)``.
 
     ``kwargs`` as :func:`~.api.run` (``neighbours``, ``calibration``, ``target``, ``colluders``,
-    ``weights``, ``failures``, ``min_sites``, ``on_dropout``, ``rng``, ``transport``).
+    ``weights``, ``failures``, ``min_sites``, ``on_dropout``, ``rng``, ``transport``, ``bound_budget``,
+    ``center_budget``). Sites built with ``center="private"`` centre privately (covariance,
+    pca, precision, ridge; the other analyses refuse it in one line).
     """
     if analysis not in ANALYSES:
         raise ValueError(f"'analysis' must be one of {sorted(ANALYSES)}; got {analysis!r}.")

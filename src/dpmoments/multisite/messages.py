@@ -6,10 +6,12 @@ arrays' float64 bytes; a fixed schema per kind, nothing ever unpickled):
 
 * :class:`Query` -- aggregator to site: the plan's digest, the step asked for, the
   aggregator's round id, the step's public parameters (IRLS: the previous private
-  iterate), the bounds its bound step chose (an ``auto`` plan's moment steps) and the
-  aggregator's own noise ``f_s`` per round;
+  iterate), the bounds its bound step chose (an ``auto`` plan's moment steps), the centre
+  its location step chose (a private centre's later steps) and the aggregator's own noise
+  ``f_s`` per round;
 * :class:`Reply` -- site to aggregator: the site's noisy statistic per round of the step
-  (or its noisy histogram, in a bound step), tagged with the plan, the step and the round
+  (or its noisy histogram, in a bound step; its ``(d, B)`` noisy per-coordinate counts, in a
+  location step), tagged with the plan, the step and the round
   id it answers;
 * :class:`SiteError` -- site to aggregator: one code from :data:`ERRORS` and that code's
   fixed message, tagged like a reply. No free text leaves a site;
@@ -89,12 +91,15 @@ class MessageRefused(ProtocolAborted):
 
 
 def statistic_shape(statistic, n_features, rank=None, bins=None):
-    """The shape of a statistic's payload: ``(d,) * ndim``, ``(d, rank)`` for a factor, ``(bins,)`` for a histogram."""
+    """The shape of a statistic's payload: ``(d,) * ndim``, ``(d, rank)`` for a factor, ``(bins,)`` for a histogram,
+    ``(d, bins)`` for a location step's counts."""
     d = int(n_features)
     if statistic == "factor":
         return (d, int(rank))
     if statistic == "histogram":
         return (int(bins),)
+    if statistic == "location":
+        return (d, int(bins))
     if statistic not in STATISTIC_NDIM:
         allowed = ", ".join(repr(s) for s in sorted(STATISTIC_NDIM))
         raise ValueError(f"'statistic' must be one of {allowed}; got {statistic!r}.")
@@ -168,6 +173,11 @@ def _guarded(value, statistic, n_features):
         if arr.ndim != 1 or not 2 <= arr.shape[0] <= MAX_BINS:
             raise EgressRefused(f"a histogram payload must be a vector of 2 to {MAX_BINS} bins; got shape {arr.shape}.")
         return egress_guard(arr, MAX_BINS, arr.shape)
+    if statistic == "location":  # one histogram per coordinate on a public grid: (d, the plan's bins)
+        if arr.ndim != 2 or arr.shape[0] != n_features or not 2 <= arr.shape[1] <= MAX_BINS:
+            raise EgressRefused(f"a location payload must have shape (n_features, bins) with 2 to {MAX_BINS} bins; "
+                                f"got {arr.shape}.")
+        return egress_guard(arr, MAX_BINS, arr.shape)
     if statistic == "factor":
         if arr.ndim != 2 or arr.shape[0] != n_features or not 1 <= arr.shape[1] <= n_features:
             raise EgressRefused(f"a factor payload must have shape (n_features, r) with r <= n_features="
@@ -200,7 +210,8 @@ class Query:
     ``shares`` maps a round of the step to the aggregator's ``f_s`` for it (none for
     protocols without aggregator noise); ``params`` is the step's public parameter
     vector (IRLS: the previous private iterate) or None; ``bounds`` the bounds an
-    ``auto`` plan's bound step chose (in the order of the plan's ``auto.names``) or None.
+    ``auto`` plan's bound step chose (in the order of the plan's ``auto.names``) or None;
+    ``center`` the location a private centre's location step chose (one value per column) or None.
     """
 
     plan: str
@@ -209,10 +220,11 @@ class Query:
     params: object = None
     shares: dict = field(default_factory=dict)
     bounds: object = None
+    center: object = None
 
     def __post_init__(self):
         _check_tags(None, self.plan, self.step, self.round_id)
-        for name in ("params", "bounds"):
+        for name in ("params", "bounds", "center"):
             value = getattr(self, name)
             if value is None:
                 continue
@@ -348,6 +360,8 @@ def to_wire(message):
             arrays["params"] = message.params
         if message.bounds is not None:
             arrays["bounds"] = message.bounds
+        if message.center is not None:
+            arrays["center"] = message.center
         arrays.update({f"share:{r}": f for r, f in message.shares.items()})
     elif isinstance(message, Reply):
         fields.update(site=message.site, n=int(message.n), n_features=int(message.n_features))
@@ -373,11 +387,11 @@ def from_wire(data, kinds=("Query", "Reply", "SiteError", "Hello")):
     try:
         tags = dict(plan=str(fields.pop("plan")), step=int(fields.pop("step")), round_id=str(fields.pop("round_id")))
         if kind == "Query":
-            params, bounds = arrays.pop("params", None), arrays.pop("bounds", None)
+            params, bounds, center = (arrays.pop(k, None) for k in ("params", "bounds", "center"))
             shares = {int(k.split(":")[1]): v for k, v in arrays.items() if k.startswith("share:")}
             if len(shares) != len(arrays) or fields:
-                raise ValueError("a query holds only its parameters, bounds and shares.")
-            return Query(params=params, shares=shares, bounds=bounds, **tags)
+                raise ValueError("a query holds only its parameters, bounds, centre and shares.")
+            return Query(params=params, shares=shares, bounds=bounds, center=center, **tags)
         if kind == "Hello":
             site = fields.pop("site", None)
             if fields or arrays or tags["round_id"] != "hello":

@@ -16,6 +16,12 @@ round is calibrated to ``(share epsilon, share delta)``; with ``"zcdp"`` to
 ``share rho`` where ``rho`` is the largest zCDP parameter whose conversion meets
 ``(epsilon, delta)``. Either way the rounds compose to at most the budget.
 
+**Choosing steps.** With ``center="private"`` the plan starts with location steps
+(:mod:`~dpmoments.multisite.location`) and adds a mean round beside the second moment; with
+``row_norm="auto"`` (or ``response_bound="auto"``) a bound step follows
+(:mod:`~dpmoments.multisite.bounds`). Their noisy counts carry each site's own noise; what
+they choose travels in every later query, and :meth:`Plan.resolved` gives the plan at it.
+
 **Target** (whom the guarantee holds against). ``target="aggregator"`` (the default)
 calibrates the noise so that the *joint view* of the aggregator, which sees every
 message, with ``colluders`` sites helping it, meets each site's budget:
@@ -44,6 +50,7 @@ from ..exceptions import NotPrivateWarning
 from ..moments import moment_sensitivity
 from ..privacy import CALIBRATIONS, calibrate_gaussian, compose
 from .bounds import HISTOGRAM_SENSITIVITY, AutoBounds, auto_bounds
+from .location import AutoLocation, location_sensitivity, private_location
 from .messages import STATISTIC_NDIM
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS, noise_for
@@ -58,6 +65,8 @@ NEIGHBOURS = ("replace-one", "zero-out")
 #: three-word documents embedded as ``(x1, x2, x3)`` in ``{0,1}^{3D}`` (the single-topic model).
 ROWS = ("x", "xy", "stm")
 COMPOSITIONS = ("basic", "zcdp")
+#: The statistics of the steps that choose (a bound, a location): noisy counts, each site's own noise.
+CHOICE_STATISTICS = ("histogram", "location")
 PLAN_VERSION = 2
 _SITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -68,8 +77,9 @@ class Round:
 
     Attributes
     ----------
-    statistic : {"second", "cross", "third", "histogram"}
-        ``"histogram"``: the bound step's noisy counts of one statistic (:mod:`~dpmoments.multisite.bounds`).
+    statistic : {"second", "cross", "third", "histogram", "location"}
+        ``"histogram"``: the bound step's noisy counts of one statistic (:mod:`~dpmoments.multisite.bounds`);
+        ``"location"``: the location step's per-coordinate noisy counts (:mod:`~dpmoments.multisite.location`).
     share : float in (0, 1]
         Of every site's budget.
     step : int
@@ -93,7 +103,7 @@ class Round:
     bound: Optional[str] = None
 
     def __post_init__(self):
-        check_option(self.statistic, "statistic", tuple(STATISTIC_NDIM) + ("histogram",))
+        check_option(self.statistic, "statistic", tuple(STATISTIC_NDIM) + CHOICE_STATISTICS)
         check_option(self.response, "response", ("y", "ones"))
         if (self.statistic == "histogram") != (self.bound is not None):
             raise ValueError("a round has a 'bound' exactly when it is a histogram round.")
@@ -145,7 +155,9 @@ class Plan:
     analysis: str = "moments"
     options: tuple = ()
     auto: Optional[AutoBounds] = None
+    location: Optional[AutoLocation] = None
     unresolved: Optional["Plan"] = field(default=None, repr=False)
+    bounds_chosen: bool = field(default=False, repr=False)
 
     def __post_init__(self):
         if len(set(self.sites)) != len(self.sites) or len(self.n) != len(self.sites):
@@ -155,9 +167,13 @@ class Plan:
         check_option(self.protocol, "protocol", tuple(PROTOCOLS))
         bound = [r.bound for r in self.rounds if r.statistic == "histogram"]
         if bound != ([] if self.auto is None else list(self.auto.names)) or \
-                any((r.statistic == "histogram") != (r.step == 0) for r in self.rounds if self.auto is not None):
-            raise ValueError("a plan has histogram rounds exactly for its 'auto' bounds, all in step 0 and alone "
-                             "there.")
+                any((r.statistic == "histogram") != (r.step == self.bound_step) for r in self.rounds):
+            raise ValueError("a plan has histogram rounds exactly for its 'auto' bounds, all in its bound step and "
+                             "alone there.")
+        if any((r.statistic == "location") != (r.step in self.location_steps) for r in self.rounds) or \
+                any(len(self.rounds_of(k)) != 1 for k in self.location_steps):
+            raise ValueError("a plan with a private centre has one location round in each of its location steps, "
+                             "alone there; no other plan has one.")
 
     # -- identity -----------------------------------------------------------------------------------------
     def to_dict(self):
@@ -173,6 +189,8 @@ class Plan:
                    solutions=list(self.solutions), options=dict(self.options), version=PLAN_VERSION)
         if self.auto is not None:  # absent otherwise: a plan with public bounds keeps its digest
             out["auto"] = self.auto.to_dict()
+        if self.location is not None:  # likewise: a plan without a private centre keeps its digest
+            out["location"] = self.location.to_dict()
         return out
 
     def to_json(self):
@@ -192,6 +210,7 @@ class Plan:
         data["solutions"] = tuple(data["solutions"])
         data["options"] = tuple(sorted(dict(data.get("options") or {}).items()))
         data["auto"] = None if data.get("auto") is None else AutoBounds.from_dict(data["auto"])
+        data["location"] = None if data.get("location") is None else AutoLocation.from_dict(data["location"])
         return cls(**data)
 
     @classmethod
@@ -230,24 +249,44 @@ class Plan:
         return PROTOCOLS[self.protocol].masking
 
     @property
+    def location_steps(self):
+        """The steps that release the noisy per-coordinate counts of a private centre (none without one): the first."""
+        return () if self.location is None else tuple(range(self.location.steps))
+
+    @property
     def bound_step(self):
-        """The step that releases the noisy histograms of an ``auto`` plan (``None`` without one)."""
-        return None if self.auto is None else 0
+        """The step that releases the noisy histograms of an ``auto`` plan (``None`` without one): after the location."""
+        return None if self.auto is None else len(self.location_steps)
 
     @property
     def release_rounds(self):
-        """Indices of the rounds that release a moment (every round but the bound step's histograms)."""
-        return [i for i, r in enumerate(self.rounds) if r.statistic != "histogram"]
+        """Indices of the rounds that release a moment (every round but the choosing steps' noisy counts)."""
+        return [i for i, r in enumerate(self.rounds) if r.statistic not in CHOICE_STATISTICS]
+
+    @property
+    def mean_round(self):
+        """A private centre's mean round (the first moment of the rows centred at the location), or ``None``."""
+        return None if self.location is None else len(self.rounds) - 1
 
     @property
     def chosen(self):
         """A resolved plan's chosen bounds, in the order of ``auto.names`` (what its queries carry)."""
-        if self.auto is None or self.unresolved is None:
+        if self.auto is None or not self.bounds_chosen:
             return None
         return tuple(getattr(self, name) for name in self.auto.names)
 
-    def resolved(self, bounds):
-        """This plan with the bounds its bound step chose: ``bounds`` maps each of ``auto.names`` to a grid edge.
+    @property
+    def chosen_center(self):
+        """A private centre's location so far (what every query after the first location step carries), or ``None``."""
+        return None if self.location is None or self.unresolved is None else self.center
+
+    def resolved(self, bounds=None, center=None):
+        """This plan with what its choosing steps chose: ``center`` (the location so far) and ``bounds``
+        (each of ``auto.names`` mapped to a grid edge). Always resolved from the plan as built (a
+        resolved plan's :attr:`unresolved`), so the location alone may come first. How far each
+        location step may move the centre is the site's check (:meth:`~.site.Site.handle`).
+
+        The centre changes no noise: every sensitivity holds about any public centre.
 
         The moment rounds were planned at unit bounds; every noise plan is linear in the
         sensitivity, which is homogeneous in the bounds, so each round's stds and sensitivity
@@ -255,8 +294,22 @@ class Plan:
         guarantee, is unchanged. The dealt shares were drawn at unit bounds too: a site
         multiplies them by the same factor. The resolved plan keeps this plan's digest.
         """
-        if self.auto is None or self.unresolved is not None:
-            raise ValueError("only an unresolved plan with 'auto' bounds can be resolved.")
+        base = self if self.unresolved is None else self.unresolved
+        if (bounds is None and center is None) or (bounds is not None and base.auto is None) or \
+                (center is not None and base.location is None):
+            raise ValueError("a plan is resolved only at what its own choosing steps choose (bounds, a centre).")
+        changes = {}
+        if center is not None:
+            center = np.asarray(center, dtype=np.float64)
+            if center.shape != (base.n_features,) or not np.all(np.isfinite(center)):
+                raise ValueError("the chosen centre must be a finite vector of one value per column.")
+            changes["center"] = tuple(float(c) for c in center)
+        if bounds is not None:
+            changes.update(base._at_bounds(bounds), bounds_chosen=True)
+        return replace(base, unresolved=base, **changes)
+
+    def _at_bounds(self, bounds):
+        """The fields that change at the chosen ``bounds``: the bounds, each round's noise, the solutions."""
         values = {}
         for name in self.auto.names:
             edge = self.auto.edge(bounds.get(name))
@@ -267,13 +320,13 @@ class Plan:
                      response_bound=values.get("response_bound", self.response_bound))
         noise = []
         for rnd, p in zip(self.rounds, self.noise):
-            k = 1.0 if rnd.statistic == "histogram" else \
+            k = 1.0 if rnd.statistic in CHOICE_STATISTICS else \
                 self._sens(rnd, **facts) / self._sens(rnd, self.row_norm, self.response_bound)
             noise.append(p.rescaled(k))
         solutions = tuple(s if s is None or "tau_pool" not in s else dict(s, tau_pool=s["tau_pool"] * f)
                           for s, f in zip(self.solutions, [q.sensitivity[0] / p.sensitivity[0]
                                                            for p, q in zip(self.noise, noise)]))
-        return replace(self, noise=tuple(noise), solutions=solutions, unresolved=self, **facts)
+        return dict(noise=tuple(noise), solutions=solutions, **facts)
 
     def _sens(self, rnd, row_norm, response_bound):
         return _sensitivity(rnd, self.n[0], n_features=self.n_features, row_norm=row_norm,
@@ -316,7 +369,8 @@ class Plan:
     def build(cls, protocol, sites, n, *, n_features, row_norm, epsilon, delta, rounds=(Round("second"),),
               response_bound=None, center=None, neighbours="replace-one", calibration="analytic",
               composition="basic", target="aggregator", colluders=0, weights=None, rows="x",
-              vocabulary_size=None, rank=None, analysis="moments", options=None, run_id=None, bound_budget=None):
+              vocabulary_size=None, rank=None, analysis="moments", options=None, run_id=None, bound_budget=None,
+              center_budget=None):
         """Plan ``rounds`` of ``protocol`` over the named ``sites`` with row counts ``n`` (public facts only).
 
         ``epsilon`` and ``delta`` are each site's budget (a scalar, or one per site); the other
@@ -324,6 +378,11 @@ class Plan:
         and ``response_bound`` may be ``"auto"``: the plan then starts with a bound step
         (:mod:`~dpmoments.multisite.bounds`) paid from ``bound_budget`` (a share, default 0.1, a ``BoundBudget``
         or an :class:`~dpmoments.multisite.bounds.AutoBounds`) and its other rounds share the rest.
+        ``center="private"`` (second-moment rounds of the rows ``x`` only) starts the plan with a
+        location step (:mod:`~dpmoments.multisite.location`) and adds a mean round, paid from
+        ``center_budget`` (the mean's share, default 0.2; a ``CenterBudget``, whose ``location``
+        is the location step's share, default 0.05; or an
+        :class:`~dpmoments.multisite.location.AutoLocation`).
         """
         check_option(protocol, "protocol", tuple(PROTOCOLS))
         if neighbours == "add-remove":
@@ -357,13 +416,16 @@ class Plan:
         if any(off) and not all(off):
             raise ValueError("either every site has epsilon=inf (noise off) or none has.")
         auto = auto_bounds(row_norm, response_bound, bound_budget, off=any(off), rows=rows)
+        location = private_location(center, center_budget, off=any(off), rows=rows, rank=rank, rounds=rounds)
+        center = None if location is not None else center
         if all(off):
             warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
         mu = np.array(n, float) / sum(n) if weights is None else check_weights(weights, S)
-        if auto is not None:
-            rounds = _with_bound_step(rounds, auto)
-            row_norm = 1.0 if "row_norm" in auto.names else row_norm  # the moment rounds are planned at unit bounds
+        if auto is not None or location is not None:
+            rounds = _with_choice_steps(rounds, auto, location)
+        if auto is not None:  # the moment rounds are planned at unit bounds
+            row_norm = 1.0 if "row_norm" in auto.names else row_norm
             response_bound = 1.0 if "response_bound" in auto.names else response_bound
         facts = dict(n_features=int(n_features), row_norm=float(check_positive(row_norm, "row_norm")),
                      response_bound=None if response_bound is None else float(response_bound),
@@ -378,26 +440,45 @@ class Plan:
                 ratios = np.array([t[0] for t in targets])
                 tau = sens / ratios
             # the histograms carry each site's own noise (no shares: see .bounds), whatever the protocol
-            masking = "none" if rnd.statistic == "histogram" else proto.masking
+            masking = "none" if rnd.statistic in CHOICE_STATISTICS else proto.masking
             plan, solution = noise_for(masking, sites, n, mu, tau, sens, np.array(dls) * rnd.share)
             if target == "aggregator" and not all(off) and masking != "none":
                 plan, solution = _meet_joint_view(plan, solution, ratios, colluders)
             if rnd.statistic == "histogram":
                 auto.check_rows(sum(n), math.sqrt(float(np.sum(plan.g_std**2))), rnd.bound)
+            if rnd.statistic == "location":
+                location.check_rows(sum(n), math.sqrt(float(np.sum(plan.g_std**2))))
             noise.append(plan)
             solutions.append(solution)
         return cls(protocol, run_id or uuid.uuid4().hex, sites, n, int(n_features), facts["row_norm"], tuple(eps),
                    tuple(dls), rounds, tuple(float(w) for w in mu), tuple(noise), tuple(solutions),
                    facts["response_bound"], None if center is None else tuple(float(c) for c in center), neighbours,
                    calibration, composition, target, colluders, rows, vocabulary_size, rank, analysis,
-                   tuple(sorted(dict(options or {}).items())), auto)
+                   tuple(sorted(dict(options or {}).items())), auto, location)
 
 
-def _with_bound_step(rounds, auto):
-    """The bound step's histogram rounds (step 0, ``auto.share`` split equally), then ``rounds`` on the rest."""
-    each = auto.share / len(auto.names)
-    return tuple(Round("histogram", each, 0, bound=name) for name in auto.names) + tuple(
-        replace(r, share=r.share * (1.0 - auto.share), step=r.step + 1) for r in rounds)
+def _with_choice_steps(rounds, auto, location):
+    """The choosing steps, then ``rounds`` on the rest of the budget (and a private centre's mean round).
+
+    The location steps come first (``location.steps`` of them, ``location.share`` split equally)
+    when the centre is private; then
+    the bound step (``auto.share``, split equally between its names); the moment rounds follow,
+    their shares scaled to what is left, the mean round (``location.mean``) asked with the first.
+    """
+    pre, rest = [], 1.0
+    if location is not None:
+        pre += [Round("location", location.share / location.steps, k) for k in range(location.steps)]
+        rest -= location.share + location.mean
+    if auto is not None:
+        pre += [Round("histogram", auto.share / len(auto.names), len(pre), bound=name) for name in auto.names]
+        rest -= auto.share
+    if rest <= 1e-9:
+        raise ValueError("the shares of the private choices (location, mean, bound) add up to 1 or more and leave "
+                         "nothing for the release; lower them.")
+    shift = (0 if location is None else location.steps) + int(auto is not None)
+    moments = tuple(replace(r, share=r.share * rest, step=r.step + shift) for r in rounds)
+    mean = () if location is None else (Round("cross", location.mean, shift, response="ones"),)
+    return tuple(pre) + moments + mean
 
 
 def _num(x):
@@ -408,6 +489,8 @@ def _sensitivity(rnd, n_samples, *, n_features, row_norm, response_bound, neighb
     """L2 sensitivity of one site's statistic for one round (the moments layer's table, times ``w_max``)."""
     if rnd.statistic == "histogram":
         return HISTOGRAM_SENSITIVITY
+    if rnd.statistic == "location":
+        return location_sensitivity(n_features)
     r = 1.0 if rnd.response == "ones" else response_bound
     if rnd.statistic == "cross" and r is None:
         raise ValueError("a cross-moment round needs the public 'response_bound'.")

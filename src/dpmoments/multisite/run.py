@@ -26,25 +26,28 @@ from ..moments import Release, moment_sensitivity
 from ..privacy import parallel
 from .aggregator import Aggregator
 from .bounds import choose_bound, cumulative_estimate
+from .location import choose_location
 from .messages import ProtocolAborted, Reply
 from .noise import guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS, TRUST
 from .report import ProtocolReport, SiteReport
 
-__all__ = ["run_plan", "RunResult", "BoundChoice", "abort_if_needed", "worst_guarantee"]
+__all__ = ["run_plan", "RunResult", "BoundChoice", "LocationChoice", "abort_if_needed", "worst_guarantee"]
 
 
 @dataclass(frozen=True, eq=False)
 class RunResult:
     """One Release and one report per moment round of ``plan``; unpacks as ``releases, reports``.
 
-    ``bound``: an ``auto`` plan's :class:`BoundChoice` (``None`` otherwise).
+    ``bound``: an ``auto`` plan's :class:`BoundChoice` (``None`` otherwise); ``location``: a
+    private centre's :class:`LocationChoice` (``None`` otherwise).
     """
 
     releases: tuple
     reports: tuple
     plan: object
     bound: object = None
+    location: object = None
 
     def __iter__(self):
         return iter((self.releases, self.reports))
@@ -69,6 +72,27 @@ class BoundChoice:
     values: dict
     reports: dict
     details: dict
+
+
+@dataclass(frozen=True, eq=False)
+class LocationChoice:
+    """What a private centre's location steps chose, and what they cost.
+
+    Attributes
+    ----------
+    center : ndarray
+        The location after the last step, a private output: the rows are centred at it.
+    reports : tuple
+        Per location step, its round's :class:`~.report.ProtocolReport` (per-site guarantees;
+        ``aggregate_std`` is the per-count noise std of the summed histograms).
+    details : tuple
+        Per location step, what the report shows: the target, the rows it was taken over, the
+        worst rank noise, how many coordinates fell at an end of the range.
+    """
+
+    center: np.ndarray
+    reports: tuple
+    details: tuple
 
 
 def abort_if_needed(protocol, received, dropped, min_sites, on_dropout):
@@ -114,12 +138,12 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
     notes += [f"site {s!r} did not join: {transport.reasons.get(s, 'not reachable')}" for s in plan.sites
               if s not in present]
     abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout)
-    releases, reports, bound = {}, {}, None
+    releases, reports, bound, location = {}, {}, None, None
     ctx = dict(min_sites=min_sites, on_dropout=on_dropout, notes=notes, transport=transport,
                randomness=randomness or describe_randomness(rng))
     for step in plan.steps:
-        at_bound = step == plan.bound_step
-        params = None if next_params is None or at_bound else \
+        at_bound, at_location = step == plan.bound_step, step in plan.location_steps
+        params = None if next_params is None or at_bound or at_location else \
             next_params(step, [releases[r] for r in sorted(releases)])
         replies = transport.ask(aggregator.open_step(step, live, params), timeout_s)
         for site in list(live):  # plan order: the same summation order on every transport
@@ -132,16 +156,50 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
             notes.append(f"site {site!r} dropped at step {step}: {answer}")
         inbox = aggregator.close_step()
         abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout)
+        if at_location:  # move the centre (post-processing), then every later step centres there
+            location = choose_center(plan, step, aggregator, inbox, tuple(dropped), ctx, location)
+            plan = aggregator.resolve(center=location.center)
+            continue
         if at_bound:  # choose the bounds (post-processing), then every later step uses them
             bound = choose_bounds(plan, aggregator, inbox, tuple(dropped), ctx)
-            plan = aggregator.resolve(bound.values)
+            plan = aggregator.resolve(bounds=bound.values)
             continue
         for r in plan.rounds_of(step):
             releases[r], reports[r] = finish_round(plan, r, aggregator, inbox, tuple(dropped), ctx)
     if bound is not None:
         _note_bound_dropouts(bound, plan, live)
     return RunResult(tuple(releases[r] for r in sorted(releases)), tuple(reports[r] for r in sorted(reports)), plan,
-                     bound)
+                     bound, location)
+
+
+def choose_center(plan, step, aggregator, inbox, dropped, ctx, before=None):
+    """Sum a location step's noisy per-coordinate counts over the sites that answered; move the centre by each median.
+
+    ``before``: the :class:`LocationChoice` of the earlier location steps (the rows were counted
+    centred at its centre). Post-processing of the noisy counts and the public row counts
+    (:mod:`~dpmoments.multisite.location`).
+    """
+    received = [s for s in plan.sites if s in inbox]
+    n_total = sum(plan.n[plan.index(s)] for s in received)
+    r = plan.rounds_of(step)[0]
+    move, at_end = choose_location(aggregator.sum_histograms(r, inbox), n_total, plan.location)
+    center = move if before is None else before.center + move
+    per_bin = math.sqrt(float(np.sum(plan.noise[r].g_std[[plan.index(s) for s in received]] ** 2)))
+    rank_sd = per_bin * math.sqrt(plan.location.n_bins) / 2.0  # the worst cumulative count's (bounds.cumulative_estimate)
+    details = {"target": "the location moves by the median per column of the summed noisy histograms, rounded up "
+                         "to a grid edge",
+               "rows": n_total, "sites": len(received), "rank_noise_sd_at_most": rank_sd,
+               "coordinates_at_range_end": int(np.sum(at_end))}
+    notes = (f"location step {step + 1} of {plan.location.steps}: per-coordinate medians of {n_total} rows at "
+             f"{len(received)} site(s) (rank noise sd at most {rank_sd:.3g} rows); the rows are then centred at the "
+             "location, and the mean round moves the centre to the private mean",)
+    if np.any(at_end):
+        notes += (f"{int(np.sum(at_end))} coordinate(s) of the location fell at an end of the search range "
+                  f"[{-plan.location.high:g}, {plan.location.high:g}]: widen the range or rescale the data",)
+        warnings.warn(notes[-1], BoundWarning, stacklevel=3)
+    report = _histogram_report(plan, r, received, dropped, per_bin, ctx, notes)
+    return LocationChoice(center, (() if before is None else before.reports) + (report,),
+                          (() if before is None else before.details) + (details,))
 
 
 def choose_bounds(plan, aggregator, inbox, dropped, ctx):
@@ -175,13 +233,13 @@ def choose_bounds(plan, aggregator, inbox, dropped, ctx):
 
 
 def _histogram_report(plan, r, received, dropped, per_bin, ctx, notes):
-    """The bound step's report: each site's own noise is its guarantee against the aggregator, with any colluders."""
+    """A choosing step's report (bound or location): each site's own noise is its guarantee against the aggregator, with any colluders."""
     idx = [plan.index(s) for s in received]
     c = min(plan.colluders, plan.n_sites - 1)
     # the output is the plain sum of the histograms: weight 1 per site, noise std per_bin
     sites = _site_reports(plan, r, idx, dropped, np.ones(len(idx)), per_bin, c, plan._round_calibration)
     ok = [s for s in sites if s.status == "ok"]
-    return ProtocolReport(plan.protocol, "histogram", c, tuple(sites), worst_guarantee([s.claimed for s in ok], True),
+    return ProtocolReport(plan.protocol, plan.rounds[r].statistic, c, tuple(sites), worst_guarantee([s.claimed for s in ok], True),
                           worst_guarantee([s.joint_view for s in ok]), worst_guarantee([s.output for s in ok]),
                           per_bin, per_bin, 0.0, dropped, "Each site adds its own Gaussian noise to its histogram "
                           "(no shares): its guarantee against the aggregator holds with any colluders.",

@@ -34,6 +34,7 @@ from ..solvers.irls import irls_weights, weighted_moments
 from .bounds import histogram_counts
 from .dealer import Bundle
 from .ledger import Refused, SiteLedger
+from .location import location_counts
 from .messages import Hello, Reply, SiteError, from_wire, statistic_shape, to_wire
 from .noise import unit_noise
 
@@ -83,6 +84,8 @@ class Site:
         This site's public bounds; a plan with other bounds is refused. ``None``: take the plan's.
         ``"auto"``: a bound chosen by the plan's bound step (noisy histograms, :mod:`~dpmoments.multisite.bounds`);
         a plan with a public bound is then refused, as a public bound refuses an ``auto`` plan.
+        ``center="private"``: a centre chosen by the plan's location step (noisy per-coordinate
+        counts, :mod:`~dpmoments.multisite.location`), with a mean round; a plan without one is refused.
     budget : None, guarantee or (epsilon, delta)
         The most this site spends, against the aggregator, over every plan it answers.
     ledger : path, optional
@@ -110,14 +113,16 @@ class Site:
         self.name = name
         self.row_norm = _bound(row_norm, "row_norm")
         self.response_bound = _bound(response_bound, "response_bound")
-        self.center = None if center is None else check_vector(center, "center", length=X.shape[1])
+        self.center = center if center is None or (isinstance(center, str) and center == "private") else \
+            check_vector(center, "center", length=X.shape[1])
         self.__X = X
         self.__y = None if y is None else check_vector(y, "y", length=X.shape[0])
         self.__cache = {}
         self.__bundles = {}
         self.__rngs = {}
         self.__costs = {}
-        self.__resolved = {}  # plan digest -> the plan resolved at the bounds of its first moment step
+        self.__resolved = {}  # plan digest -> the bounds of its first moment step
+        self.__centres = {}   # plan digest -> {step: the centre it was answered at} (a private centre)
         self.ledger = SiteLedger(name, budget, ledger)
         self.colluders = None if colluders is None else check_int(colluders, "colluders", minimum=0)
 
@@ -185,8 +190,14 @@ class Site:
                 continue
             if (ours == "auto") != (what in auto) or (ours != "auto" and theirs is not None and ours != theirs):
                 raise ValueError(f"site {self.name!r}: the plan's {what} differs from this site's.")
-        if self.center is not None and (plan.center is None or not np.array_equal(self.center, plan.center)):
+        if isinstance(self.center, str) != (plan.location is not None) and self.center is not None:
+            raise ValueError(f"site {self.name!r}: the plan's centre differs from this site's (private or not).")
+        if self.center is not None and not isinstance(self.center, str) and \
+                (plan.center is None or not np.array_equal(self.center, plan.center)):
             raise ValueError(f"site {self.name!r}: the plan's public centre differs from this site's.")
+        if plan.location is not None and sparse.issparse(self.__X):
+            raise ValueError(f"site {self.name!r}: a private centre cannot be used with sparse rows (they become "
+                             "dense).")
 
     def _rows_width(self, plan):
         if plan.rows == "stm":
@@ -235,26 +246,52 @@ class Site:
             self.__costs[plan.digest] = self.cost(plan)
         # recorded before anything is sent
         self.ledger.admit(plan.digest, query.step, self.__costs[plan.digest], plan.neighbours)
+        if plan.location is not None:  # the centre this step was answered at (step 0: the origin)
+            self.__centres.setdefault(plan.digest, {})[query.step] = \
+                np.zeros(plan.n_features) if plan.center is None else np.asarray(plan.center)
         values = {r: self._noisy(plan, bundle, r, query) for r in rounds}
         return Reply(self.name, plan.digest, query.step, query.round_id, self.n, plan.n_features, values)
 
     def _resolve(self, plan, query):
-        """The plan at the bounds the query carries (an ``auto`` plan's moment steps), or ``None`` if they do not fit.
+        """The plan at what the query carries, or ``None`` if it does not fit.
 
-        The bound step's queries carry no bounds; every later step's carry the plan's grid edges,
-        the same at every step (the first ones are kept). A bound is public whatever its value:
-        the noise is scaled to the sensitivity at that bound.
+        The choosing steps' queries carry nothing chosen yet: the first location step no centre,
+        the bound step no bounds. Every later query carries the bounds on their grid (``auto``
+        bounds), the same at every step (the first ones are kept), and the centre so far (a
+        private centre): this site must have answered the step before, and the centre may move
+        from the one that step carried only after a location step, and then by a grid edge per
+        coordinate (the median that step found). A bound or centre is public whatever its
+        value: the noise is scaled to the sensitivity at that bound, and no sensitivity
+        depends on the centre.
         """
-        if plan.auto is None or query.step == plan.bound_step:
-            return plan if query.bounds is None else None
-        if query.bounds is None or query.bounds.shape != (len(plan.auto.names),):
+        want_center = plan.location is not None and query.step != 0
+        want_bounds = plan.auto is not None and query.step > plan.bound_step
+        if (query.center is not None) != want_center or (query.bounds is not None) != want_bounds:
+            return None
+        if not (want_center or want_bounds):
+            return plan
+        if want_bounds and query.bounds.shape != (len(plan.auto.names),):
             return None
         try:
-            resolved = plan.resolved(dict(zip(plan.auto.names, (float(v) for v in query.bounds))))
-        except ValueError:  # not an edge of the plan's grid
+            resolved = plan.resolved(
+                bounds=dict(zip(plan.auto.names, (float(v) for v in query.bounds))) if want_bounds else None,
+                center=query.center if want_center else None)
+        except ValueError:  # not on the plan's grid, or not a centre
             return None
-        kept = self.__resolved.setdefault(plan.digest, resolved)
-        return kept if kept.chosen == resolved.chosen else None
+        if want_center and not self._centre_follows(plan, query.step, np.asarray(resolved.center)):
+            return None
+        if want_bounds and self.__resolved.setdefault(plan.digest, resolved.chosen) != resolved.chosen:
+            return None
+        return resolved
+
+    def _centre_follows(self, plan, step, center):
+        """Whether ``center`` follows the centre this site answered the step before at (see :meth:`_resolve`)."""
+        before = self.__centres.get(plan.digest, {}).get(step - 1)
+        if before is None:
+            return False
+        if step - 1 in plan.location_steps:
+            return plan.location.on_grid(center - before, np.maximum(np.abs(center), np.abs(before)))
+        return bool(np.array_equal(center, before))
 
     def _query_fits(self, plan, rounds, query):
         i = plan.index(self.name)
@@ -276,6 +313,9 @@ class Site:
         if rnd.statistic == "histogram":  # the bound step: exact counts plus this site's own noise, nothing else
             counts = self._histogram(plan, rnd)
             return "histogram", counts + g * unit_noise("histogram", counts.size, rng)
+        if rnd.statistic == "location":  # the location step: likewise, one histogram per coordinate
+            counts = self._location_counts(plan)
+            return "location", counts + g * unit_noise("histogram", counts.size, rng).reshape(counts.shape)
         value = np.array(self._statistic(plan, rnd, query.params), dtype=np.float64)
         k = plan.noise_factor(r)  # the shares were dealt at the unit bounds of an auto plan (Plan.resolved)
         if r in bundle.shares:
@@ -343,6 +383,12 @@ class Site:
             self.__cache[key] = histogram_counts(values, plan.auto.edges())
         return self.__cache[key]
 
+    def _location_counts(self, plan):
+        """Exact per-coordinate counts of this site's rows, centred at the location so far, on the plan's signed grid
+        (private: used only here)."""
+        X = self._rows(plan)[0]
+        return location_counts(X if plan.center is None else X - np.asarray(plan.center), plan.location.edges())
+
     def _weighted(self, plan, rnd, theta):
         """IRLS: ``A = (1/n) sum s_i x_i y_i`` or ``B = (1/n) sum s_i x_i x_i^T`` at the public ``theta``."""
         X, y = self._rows(plan)
@@ -356,6 +402,9 @@ class Site:
         """The exact normalised statistic of this site's own rows and bounds (tests and the pooled reference)."""
         from .plan import Round
 
+        if isinstance(self.center, str):
+            raise ValueError(f"site {self.name!r}: a private centre has no exact statistic of its own (it is chosen "
+                             "across sites).")
         facts = SimpleNamespace(rows="x", vocabulary_size=None, row_norm=self.row_norm,
                                 response_bound=self.response_bound,
                                 center=None if self.center is None else tuple(self.center))
