@@ -45,13 +45,13 @@ def test_simulate_private_centre_gives_the_covariance_and_reports_every_share(ru
     assert "covariance about the private mean" in res.stdout and "composed: (1, 1e-06)-DP" in res.stdout
     rep = report(tmp_path / "private")
     parts = rep["private_choices"]["parts"]
-    assert [p["label"] for p in parts] == ["location (step 1 of 2)", "location (step 2 of 2)", "row_norm",
-                                           "second moment", "mean"]
-    assert [p["share"] for p in parts] == pytest.approx([0.05, 0.05, 0.1, 0.6, 0.2])
+    steps = [f"location (step {k} of 4)" for k in (1, 2, 3, 4)]  # as many as 36,000 rows allow
+    assert [p["label"] for p in parts] == steps + ["row_norm", "second moment", "mean"]
+    assert [p["share"] for p in parts] == pytest.approx([0.025] * 4 + [0.1, 0.6, 0.2])
     assert rep["private_choices"]["composed_guarantee"] == "(1, 1e-06)-DP" == rep["privacy"]["guarantee"]
-    for k in (1, 2):  # each site's own noise: the per-site guarantee holds against the aggregator
+    for k in (1, 2, 3, 4):  # each site's own noise: the per-site guarantee holds against the aggregator
         sites = rep["protocol"]["parts"][f"location {k}"]["sites"]
-        assert all(s["joint_view"]["epsilon"] == pytest.approx(0.05, rel=1e-6) for s in sites)
+        assert all(s["joint_view"]["epsilon"] == pytest.approx(0.025, rel=1e-6) for s in sites)
     assert rep["analysis"]["statistic"] == "covariance about the private mean"
     res = _simulate(run, paths, tmp_path / "public", "--center", "100,0,-5")
     assert res.returncode == 0, res.stderr
@@ -85,8 +85,8 @@ def test_noise_generator_plans_location_steps(run, tmp_path):
     assert res.returncode == 0, res.stderr
     assert "location steps first" in res.stdout and "bound step next" in res.stdout
     plan = Plan.from_json((tmp_path / "shares" / "plan.json").read_text())
-    assert (plan.location.share, plan.location.mean, plan.location.steps) == (0.1, 0.25, 2)
-    assert plan.steps == [0, 1, 2, 3] and plan.bound_step == 2
+    assert (plan.location.share, plan.location.mean, plan.location.steps) == (0.1, 0.25, 4)
+    assert plan.steps == [0, 1, 2, 3, 4, 5] and plan.bound_step == 4
     assert_one_line_error(run(*base, "--sites", "a=300,b=300", "--center", "private", "--out", tmp_path / "few"),
                           "too few rows")
     assert_one_line_error(run(*base, "--sites", "a=20000,b=20000", "--center", "private", "--analysis", "select",

@@ -90,7 +90,8 @@ def test_grpc_deployment_from_the_command_line(tmp_path, bound):
     assert ledger["answered"] == [[plan.digest, k] for k in plan.steps] and len(ledger["charged"]) == 1
     if bound == "center":
         labels = [p["label"] for p in report["private_choices"]["parts"]]
-        assert labels == ["location (step 1 of 2)", "location (step 2 of 2)", "row_norm", "second moment", "mean"]
+        steps = [f"location (step {k + 1} of {len(plan.location_steps)})" for k in plan.location_steps]
+        assert labels == steps + ["row_norm", "second moment", "mean"]
         assert report["analysis"]["statistic"] == "covariance about the private mean"
         return
     choice = report["private_choices"]["parts"][0]

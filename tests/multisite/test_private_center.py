@@ -47,15 +47,40 @@ def test_a_private_centre_gives_the_covariance_as_well_as_a_public_one():
     assert min(errs["uncentred"]) > 1000  # the second moment about the origin is not a covariance
 
 
+def test_a_mean_far_from_the_origin_against_its_spread_is_found():
+    """A column whose mean is 300 times its spread: two location steps left it about 80 away (R 78, error above 1,
+    where the true mean as a public centre gives 0.05); the plan now takes as many steps as the rows allow."""
+    rng = np.random.default_rng(5)
+    cov = np.diag([4.0, 1.0, 9.0])
+    parts = [rng.multivariate_normal([100.0, -5.0, 1000.0], cov, size=15000) for _ in range(3)]
+    rel, _ = analyse(_sites(parts), "covariance", epsilon=EPS, delta=DELTA, rng=1)
+    assert sum(p.label.startswith("location (step") for p in rel.parts) == 4
+    assert rel.row_norm < 15 and np.linalg.norm(rel.second_moment - cov) / np.linalg.norm(cov) < 0.2
+
+
+def test_the_steps_are_as_many_as_the_rows_allow():
+    def steps(n):
+        return Plan.build("cape", ["a", "b", "c"], [n] * 3, n_features=3, row_norm=5.0, epsilon=1.0, delta=1e-5,
+                          center="private").location.steps
+
+    assert [steps(n) for n in (2500, 4500, 9000)] == [1, 2, 4]  # public facts only: n, budgets, d, grid
+    with pytest.raises(ValueError, match="too few rows"):
+        steps(1500)
+    fixed = Plan.build("cape", ["a", "b", "c"], [9000] * 3, n_features=3, row_norm=5.0, epsilon=1.0, delta=1e-5,
+                       center="private", center_budget=AutoLocation(steps=2))
+    assert fixed.location.steps == 2 and Plan.from_json(fixed.to_json()).location.steps == 2
+
+
 def test_the_report_lists_every_share_and_the_parts_compose_to_the_budget():
     rel, rep = analyse(_sites(_parts()), "covariance", epsilon=EPS, delta=DELTA, rng=0, bound_budget=0.1,
                        center_budget=CenterBudget(mean=0.25, location=0.1))
-    steps = [f"location (step {k} of 2)" for k in (1, 2)]
+    steps = [f"location (step {k} of 4)" for k in (1, 2, 3, 4)]  # 36,000 rows at d = 3 allow four
     assert [p.label for p in rel.parts] == steps + ["row_norm", "second moment", "mean"]
-    assert [p.share for p in rel.parts] == pytest.approx([0.05, 0.05, 0.1, 0.55, 0.25])
+    assert [p.share for p in rel.parts] == pytest.approx([0.025] * 4 + [0.1, 0.55, 0.25])
     assert rep.guarantee.epsilon == pytest.approx(EPS, rel=1e-6) and rep.guarantee.delta <= DELTA * (1 + 1e-9)
     assert rel.guarantee.epsilon == pytest.approx(EPS, rel=1e-6)
-    assert set(rep.parts) == {"location 1", "location 2", "bound row_norm", "second", "mean"}
+    assert set(rep.parts) == {"location 1", "location 2", "location 3", "location 4", "bound row_norm", "second",
+                              "mean"}
     assert np.allclose(rel.center, MEAN, atol=0.1)  # the private mean m + a
     assert rel.parts[0].released["rows"] == 36000 and rel.parts[0].released["coordinates_at_range_end"] == 0
     assert "m + a" in rel.postprocessing[-1]
@@ -79,17 +104,17 @@ def test_every_transport_carries_the_location_step(kind):
     np.testing.assert_array_equal(rel.second_moment, ref.second_moment)
     np.testing.assert_array_equal(rel.center, ref.center)
     queries = [t for t in rep.parts["second"].transcript if t["type"] == "Query"]
-    assert len(queries) == 4 * 3  # two location steps, the bound and moment steps, three sites each
+    assert len(queries) == 6 * 3  # four location steps, the bound and moment steps, three sites each
 
 
 # -- the plan ---------------------------------------------------------------------------------------------------------
 def test_the_plan_records_the_location_and_round_trips():
     plan = Plan.build("cape", ["a", "b"], [20000, 20000], n_features=3, row_norm="auto", center="private",
-                      epsilon=EPS, delta=DELTA, center_budget=0.3)
+                      epsilon=EPS, delta=DELTA, center_budget=AutoLocation(mean=0.3, steps=2))
     assert [(r.statistic, r.step) for r in plan.rounds] == [("location", 0), ("location", 1), ("histogram", 2),
                                                             ("second", 3), ("cross", 3)]
     assert plan.location_steps == (0, 1) and plan.bound_step == 2 and plan.mean_round == 4
-    assert plan.location == AutoLocation(mean=0.3) and plan.to_dict()["location"]["mean"] == 0.3
+    assert plan.location == AutoLocation(mean=0.3, steps=2) and plan.to_dict()["location"]["mean"] == 0.3
     again = Plan.from_json(plan.to_json())
     assert again.digest == plan.digest and again.location == plan.location
     public = Plan.build("cape", ["a", "b"], [9000, 9000], n_features=3, row_norm=1.0, epsilon=EPS, delta=DELTA)

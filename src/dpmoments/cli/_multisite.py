@@ -24,8 +24,8 @@ AUTO_ACROSS_SITES = (
     "for every later round; refused in one line when there are too few rows for the share")
 
 CENTER_ACROSS_SITES = (
-    "'private' (covariance, pca, precision, ridge) chooses it across sites: two location steps (each site's own "
-    "Gaussian noise on the counts of each column on a signed PUBLIC grid; the aggregator moves the location by the "
+    "'private' (covariance, pca, precision, ridge) chooses it across sites: up to four location steps, as many "
+    "as the rows allow (each site's own Gaussian noise on the counts of each column on a signed PUBLIC grid; the aggregator moves the location by the "
     "medians of their sum), paid from --location-share (default 0.1), then the mean of the rows clipped about the "
     "location, from --center-share (default 0.2): the covariance is taken about that private mean; refused in one "
     "line when there are too few rows")

@@ -10,7 +10,7 @@ coordinate, the median of the sum, rounded **up** to a bin's upper edge
 public ``N = sum_s N_s``. No site reveals a raw value; nothing is pooled from raw data.
 
 A plan with ``center="private"`` (:meth:`~dpmoments.multisite.plan.Plan.build`) asks
-:attr:`AutoLocation.steps` such steps first (two by default): each later one counts the rows
+:attr:`AutoLocation.steps` such steps first (by default as many as the rows allow, up to four): each later one counts the rows
 centred at the location so far and moves it by the medians it finds, since one rounded
 median can be far from the data on a log-spaced grid (a factor √2 of ``|median|``). Every
 later query carries ``m``, each site centres its rows at it, and a **mean round** (the first
@@ -44,13 +44,14 @@ needs grow with :math:`\sqrt d` too; a narrower search range (fewer bins) needs 
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Optional
 
 import numpy as np
 
 from .._validation import check_int, check_positive
 from .bounds import GRID_FACTOR, MARGIN_SD, cumulative_estimate
 
-__all__ = ["AutoLocation", "LOCATION_SHARE", "MEAN_SHARE", "location_sensitivity", "location_counts",
+__all__ = ["AutoLocation", "LOCATION_SHARE", "MEAN_SHARE", "MAX_AUTO_STEPS", "location_sensitivity", "location_counts",
            "choose_location", "private_location"]
 
 #: The default share of every site's budget the location steps spend, together (twice the single-site
@@ -58,6 +59,13 @@ __all__ = ["AutoLocation", "LOCATION_SHARE", "MEAN_SHARE", "location_sensitivity
 LOCATION_SHARE = 0.1
 #: The default share of every site's budget the mean round spends (single-site ``CenterBudget.mean``).
 MEAN_SHARE = 0.2
+#: The most location steps taken by default: each shrinks the offset to at most 0.29 of itself, so four
+#: bring a column whose mean is 300 times its spread within about its spread (docs/bounds.md).
+MAX_AUTO_STEPS = 4
+
+
+class TooFewLocationRows(ValueError):
+    """A location step refused for too few rows (a plan with ``steps`` left to choose tries fewer)."""
 
 
 def location_sensitivity(n_features):
@@ -80,13 +88,15 @@ class AutoLocation:
     mean : float in (0, 1), default 0.2
         The fraction of every site's budget the mean round spends (the first moment of the
         clipped rows centred at the location).
-    steps : int >= 1, default 2
+    steps : int in [1, 8], optional
         Location steps, each paid ``share / steps``: step 0 counts the rows' coordinates, each
         later step the coordinates of the rows centred at the location so far, and moves it by
         the median so found. A grid edge is within a factor ``factor`` of the median, so one
         step leaves the location up to ``factor - 1`` of ``|median|`` away (41 for a median of
-        100); each further step shrinks that offset by at least ``1 - 1/factor`` (measured:
-        docs/bounds.md, "Across sites").
+        100); each further step shrinks that offset to at most ``1 - 1/factor`` of it (measured:
+        docs/bounds.md, "Across sites"). Default: as many as the rows allow, up to
+        :data:`MAX_AUTO_STEPS` (public facts only: :meth:`~dpmoments.multisite.plan.Plan.build`
+        takes the most for which :meth:`check_rows` passes).
     """
 
     share: float = LOCATION_SHARE
@@ -94,7 +104,7 @@ class AutoLocation:
     high: float = 1e8
     factor: float = GRID_FACTOR
     mean: float = MEAN_SHARE
-    steps: int = 2
+    steps: Optional[int] = None
 
     def __post_init__(self):
         for name, api in (("share", "location_share"), ("mean", "center_share")):
@@ -102,9 +112,11 @@ class AutoLocation:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
                 raise ValueError(f"'{api}' must be a share in (0, 1); got {value!r}.")
             object.__setattr__(self, name, float(value))
-        if isinstance(self.steps, bool) or not isinstance(self.steps, (int, np.integer)) or not 1 <= self.steps <= 8:
-            raise ValueError(f"'steps' (location steps) must be an integer in [1, 8]; got {self.steps!r}.")
-        object.__setattr__(self, "steps", int(self.steps))
+        if self.steps is not None:
+            if isinstance(self.steps, bool) or not isinstance(self.steps, (int, np.integer)) or \
+                    not 1 <= self.steps <= 8:
+                raise ValueError(f"'steps' (location steps) must be an integer in [1, 8]; got {self.steps!r}.")
+            object.__setattr__(self, "steps", int(self.steps))
         if self.share + self.mean >= 1:
             raise ValueError(f"'location_share' {self.share:g} and 'center_share' {self.mean:g} add up to 1 or more "
                              "and leave nothing for the release.")
@@ -163,7 +175,7 @@ class AutoLocation:
         """
         sd = float(noise_sd) * math.sqrt(self.n_bins) / 2.0
         if n_total / 2.0 < MARGIN_SD * sd * (1 - 1e-12):
-            raise ValueError(f"center='private' across sites: too few rows ({n_total} in all) for the noisy "
+            raise TooFewLocationRows(f"center='private' across sites: too few rows ({n_total} in all) for the noisy "
                              f"per-coordinate histograms with this share of the budget among {self.n_bins} bins "
                              f"(their count noise, sd {sd:.3g} rows, would decide the median); give a larger "
                              "'location_share' or epsilon, a narrower search range, or a public centre.")

@@ -50,7 +50,7 @@ from ..exceptions import NotPrivateWarning
 from ..moments import moment_sensitivity
 from ..privacy import CALIBRATIONS, calibrate_gaussian, compose
 from .bounds import HISTOGRAM_SENSITIVITY, AutoBounds, auto_bounds
-from .location import AutoLocation, location_sensitivity, private_location
+from .location import MAX_AUTO_STEPS, AutoLocation, TooFewLocationRows, location_sensitivity, private_location
 from .messages import STATISTIC_NDIM
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS, noise_for
@@ -379,11 +379,23 @@ class Plan:
         (:mod:`~dpmoments.multisite.bounds`) paid from ``bound_budget`` (a share, default 0.1, a ``BoundBudget``
         or an :class:`~dpmoments.multisite.bounds.AutoBounds`) and its other rounds share the rest.
         ``center="private"`` (second-moment rounds of the rows ``x`` only) starts the plan with a
-        location step (:mod:`~dpmoments.multisite.location`) and adds a mean round, paid from
+        location steps (:mod:`~dpmoments.multisite.location`) and adds a mean round, paid from
         ``center_budget`` (the mean's share, default 0.2; a ``CenterBudget``, whose ``location``
-        is the location step's share, default 0.05; or an
-        :class:`~dpmoments.multisite.location.AutoLocation`).
+        is the location steps' share; or an
+        :class:`~dpmoments.multisite.location.AutoLocation`). Unless it fixes ``steps``, the plan
+        takes as many location steps as the rows allow, up to four (public facts only).
         """
+        params = dict(locals())  # the arguments, for a plan with its location steps left to choose
+        if isinstance(center, str) and center == "private" and \
+                getattr(AutoLocation.from_budget(center_budget), "steps", 0) is None:
+            location = AutoLocation.from_budget(center_budget)
+            del params["cls"], params["center_budget"]
+            for steps in range(MAX_AUTO_STEPS, 0, -1):  # the most whose noisy counts the rows can bear
+                try:
+                    return cls.build(center_budget=replace(location, steps=steps), **params)
+                except TooFewLocationRows:
+                    if steps == 1:
+                        raise
         check_option(protocol, "protocol", tuple(PROTOCOLS))
         if neighbours == "add-remove":
             raise ValueError("neighbours='add-remove' is not supported across sites: the protocols release each "
