@@ -150,3 +150,30 @@ def test_many_clipped_rows_warn():
     with pytest.warns(BoundWarning, match="clipped"):
         PrivateCovariance(epsilon=1.0, delta=1e-6, bound_budget=dpm.moments.auto_release.BoundBudget(quantile=0.5),
                           rng=0).fit(X)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(bound_budget=0.02),  # the row bound is weaker than the location's draws, and drawn after them
+    dict(scale="private", bound_budget=0.03),  # the column scales likewise
+    dict(mechanism="laplace", delta=None),  # the location's share alone is not enough: the row bound is refused too
+])
+def test_a_refusal_names_an_epsilon_and_share_at_which_every_draw_runs(kwargs):
+    """The refusal is decided on every draw before any is made: the epsilon it names runs the whole fit (and
+    not 11% below it: it is rounded up to two digits), and a share is named only where raising that share alone lets the fit run."""
+    import re
+
+    X = np.random.default_rng(0).normal(size=(400, 3)) + 5
+    args = dict(dict(epsilon=0.5, delta=1e-6, rng=0), **kwargs)
+    with pytest.raises(dpm.exceptions.TooFewRowsError) as err:
+        PrivateCovariance(**args).fit(X)
+    text = str(err.value)
+    eps = float(re.search(r"runs from epsilon ([0-9.e+-]+)", text).group(1))
+    PrivateCovariance(**dict(args, epsilon=eps)).fit(X)
+    with pytest.raises(dpm.exceptions.TooFewRowsError):
+        PrivateCovariance(**dict(args, epsilon=0.89 * eps)).fit(X)
+    share = re.search(r"from (CenterBudget.location|'bound_budget') ([0-9.e+-]+)", text)
+    if share is not None:
+        value = float(share.group(2))
+        option = dict(center_budget=CenterBudget(location=value)) if share.group(1).startswith("Center") \
+            else dict(bound_budget=value)
+        PrivateCovariance(**dict(args, **option)).fit(X)

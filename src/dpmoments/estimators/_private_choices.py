@@ -25,6 +25,12 @@ The release is of the standardised rows ``z = (x - c) / s``; it records
 ``center = c`` and ``column_scale = s`` (``None`` without scaling), and the
 estimators map their estimate back to the original units (post-processing).
 
+Refusals
+--------
+Where ``n`` is public, every draw a private location leads to is checked
+against it before the first is made (``_check_draws``): a refusal names the
+epsilon at which all of them run, not only the first one drawn.
+
 Accounting
 ----------
 With Gaussian noise the shares are shares of ``rho``, the largest zCDP
@@ -46,13 +52,13 @@ import warnings
 import numpy as np
 
 from .._rng import spawn
-from ..exceptions import PrivacyLeakWarning
+from ..exceptions import PrivacyLeakWarning, TooFewRowsError
 from ..moments import iter_chunks, release_cross_moment, release_second_moment
 from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                                     minimum_on_refusal, public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from ..moments.counts import COUNT_SHARE, warn_if_delta_large
 from ..moments.dask_moments import is_dask_collection, row_ones
-from ..moments.private_bounds import noisy_clipped_count, quantile_pass, select_quantiles
+from ..moments.private_bounds import check_margin, noisy_clipped_count, quantile_pass, select_quantiles
 from ..moments.release import Part, randomness_of, release_part
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 from ._sources import n_features_of
@@ -273,7 +279,7 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     if private_center and center_budget.prior is not None:
         m = np.asarray(center_budget.prior, dtype=float)
     elif private_center:  # the refined location then serves as a privately chosen prior
-        m = _refined_location(X, budget, shares, main, relation, scale, bounds, rng_loc)
+        m = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm), bounds, rng_loc)
     final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
     if scale is not None:
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
@@ -290,7 +296,7 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     return rel, s, count, each
 
 
-def _refined_location(X, budget, shares, main, relation, scale, bounds, rng):
+def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng):
     """Where to clip, chosen privately and refined: each step's error is a small fraction of the last one's.
 
     The start is the origin (or, with ``scale="private"``, the private column
@@ -303,7 +309,9 @@ def _refined_location(X, budget, shares, main, relation, scale, bounds, rng):
     ``CenterBudget.location``; the means take ``sum(REFINE_MEAN)`` of ``CenterBudget.mean``, in
     ``REFINE_MEAN``'s proportions over the steps taken.
     """
-    d, steps = n_features_of(X), _refinement_steps(X, budget, shares["location"], scale, bounds.search)
+    d, n = n_features_of(X), _public_n(X, budget)
+    steps = _refinement_steps(n, budget, shares["location"], scale, bounds.search)
+    _check_draws(n, d, budget, shares, scale, auto, steps, bounds)
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
     if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
@@ -336,7 +344,12 @@ def _public_rows(X):
     return sum((chunk[0] if isinstance(chunk, tuple) else chunk).shape[0] for chunk in iter_chunks(X))
 
 
-def _refinement_steps(X, budget, share, scale, search):
+def _public_n(X, budget):
+    """``n`` where it is public (replace-one, zero-out; counted by a pass for a stream), else ``None``."""
+    return None if budget.neighbours == "add-remove" or budget.exact else _public_rows(X)
+
+
+def _refinement_steps(n, budget, share, scale, search):
     """How many refinement steps: as many as leave each bound draw reliable, from public quantities only.
 
     A draw is reliable when its rank error is within a tenth of ``n`` (as
@@ -345,13 +358,61 @@ def _refinement_steps(X, budget, share, scale, search):
     add-remove, or for a dask collection of unknown length, every step is
     taken and a weak draw is warned about afterwards.
     """
-    n = None if budget.neighbours == "add-remove" or budget.exact else _public_rows(X)
     if n is None:
         return len(REFINE_MEAN)
     for steps in range(len(REFINE_MEAN), 1, -1):
         if rank_error(budget.draws(share / (steps + 2 * (scale is not None)))[0], search) <= 0.1 * n:
             return steps
     return 1 if scale is None else 0  # one step from the origin; with scales, the medians alone
+
+
+def _draw_plan(d, budget, shares, scale, auto, steps, bounds):
+    """Every draw a private location leads to: ``(what, option, option share, epsilon each, bins)``, in order."""
+    loc, unsigned, signed = shares["location"], bounds.search.steps + 1, 2 * bounds.search.steps + 2
+    medians = "private column medians (center='private', no prior)"
+    if steps == 0:
+        plan = [(medians, LOCATION_OPTION, loc, budget.draws(loc, d)[0], signed)]
+    else:
+        each = budget.draws(loc / (steps + 2 * (scale is not None)))[0]
+        plan = [(medians, LOCATION_OPTION, loc, budget.draws(loc / (steps + 2), d)[0], signed),
+                ("private coarse column scales (scale='private')", LOCATION_OPTION, loc,
+                 budget.draws(loc / (steps + 2), d)[0], unsigned)] if scale is not None else []
+        plan.append((f"private location ({what_for('location')})", LOCATION_OPTION, loc, each, unsigned))
+    bound = shares["bound"]
+    scale_share = bound * (SCALE_SHARE if auto else 1.0) if scale is not None else 0.0
+    if scale is not None:
+        plan.append(("private column scales (scale='private')", BOUND_OPTION, bound, budget.draws(scale_share, d)[0],
+                     unsigned))
+    if auto:
+        share = (bound - scale_share) * (1.0 - bounds.diagnostic)
+        plan.append((f"private row_norm ({what_for('row_norm')})", BOUND_OPTION, bound, budget.draws(share)[0],
+                     unsigned))
+    return plan
+
+
+def _check_draws(n, d, budget, shares, scale, auto, steps, bounds):
+    """Refuse before any draw when one of them is too weak for the public ``n``, naming what runs them ALL.
+
+    Each draw aims at a rank half the rows from an end (a median, or a clip
+    target below ``n / 2`` rows, :func:`~dpmoments.moments.private_bounds.check_margin`),
+    so its smallest epsilon is ``4 (ln(bins) + 5) / n``. The refusal names the
+    total epsilon at which the weakest runs (then all do: every draw's epsilon
+    grows in proportion), and an option's share only when that option's draws
+    are the only ones refused (raising one share does nothing for the others).
+    """
+    if n is None:
+        return
+    failing = []
+    for what, option, option_share, each, bins in _draw_plan(d, budget, shares, scale, auto, steps, bounds):
+        try:
+            check_margin(n, 0.5 * n, each, bins, what)
+        except TooFewRowsError as err:
+            failing.append((err.needed_each / err.epsilon_each, err, option, option_share))
+    if failing:
+        ratio, err, option, option_share = max(failing, key=lambda f: f[0])
+        alone = all(f[2] == option for f in failing)
+        with budget.refusal(option_share if alone else math.inf, option):
+            raise err
 
 
 def _private_mean(X, s, m_z, R, budget, share, rng, relation):
