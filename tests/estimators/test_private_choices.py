@@ -177,3 +177,17 @@ def test_a_refusal_names_an_epsilon_and_share_at_which_every_draw_runs(kwargs):
         option = dict(center_budget=CenterBudget(location=value)) if share.group(1).startswith("Center") \
             else dict(bound_budget=value)
         PrivateCovariance(**dict(args, **option)).fit(X)
+
+
+def test_standard_errors_and_intervals_are_in_the_estimates_units_with_private_scales():
+    """With scale='private' the release is of standardised rows; the covariance is mapped back, and so must
+    its standard errors and intervals be (they were left in standardised units: an se of 0.01 beside a
+    variance of 1e6, and intervals that did not hold the estimate)."""
+    Z = np.random.default_rng(0).normal(size=(20000, 3)) * [1.0, 1000.0, 0.001]
+    est = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=1).fit(Z)
+    s = est.release_.column_scale
+    ref = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=1, psd_floor=None).fit(Z)
+    lo, hi = ref.covariance_interval_
+    assert np.all((lo <= ref.covariance_) & (ref.covariance_ <= hi))  # centred on the released entries
+    np.testing.assert_allclose(est.covariance_se_ / np.outer(s, s), est.covariance_se_[0, 0] / s[0] ** 2)
+    assert est.covariance_se_[1, 1] > 1e3 * est.covariance_se_[0, 0] > 1e3 * 1e3 * est.covariance_se_[2, 2]

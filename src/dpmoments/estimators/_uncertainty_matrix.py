@@ -56,6 +56,9 @@ def covariance_spread(release, level, owner):
         lower[idx], upper[idx] = centre[idx] - dhi, centre[idx] - dlo
     snr = check_matrix(centre, law, diag)
     check_centre(release, diag)
+    if release.column_scale is not None:  # a standardised release: its noise, like the estimate, scales by s_i s_j
+        units = np.outer(release.column_scale, release.column_scale)
+        se, lower, upper = se * units, lower * units, upper * units
     return {
         "covariance_se_": se, "covariance_interval_": np.stack([lower, upper]), "snr_": snr,
         "diagnostics_": diag.as_list(),
