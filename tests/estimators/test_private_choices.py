@@ -191,3 +191,29 @@ def test_standard_errors_and_intervals_are_in_the_estimates_units_with_private_s
     assert np.all((lo <= ref.covariance_) & (ref.covariance_ <= hi))  # centred on the released entries
     np.testing.assert_allclose(est.covariance_se_ / np.outer(s, s), est.covariance_se_[0, 0] / s[0] ** 2)
     assert est.covariance_se_[1, 1] > 1e3 * est.covariance_se_[0, 0] > 1e3 * 1e3 * est.covariance_se_[2, 2]
+
+
+def test_pca_noise_is_in_the_eigenvalues_units_with_private_scales():
+    """PrivatePCA with scale='private': eigenvalues are of the covariance mapped back, and so are their
+    standard errors, intervals and noise floor (closed form and bootstrap agree; the bootstrap interval had
+    been centred at twice the eigenvalue, the se that of the standardised matrix)."""
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(20000, 3)) @ np.array([[3.0, 0, 0], [1, 1, 0], [0, 0, 0.3]]) * [1.0, 1000.0, 1.0]
+    kw = dict(n_components=2, epsilon=1.0, delta=1e-6, row_norm="auto", center="private", scale="private", rng=1)
+    closed, boot = PrivatePCA(**kw).fit(Z), PrivatePCA(n_draws=50, **kw).fit(Z)
+    np.testing.assert_allclose(boot.explained_variance_se_, closed.explained_variance_se_, rtol=0.5)
+    for est in (closed, boot):
+        lo, hi = est.explained_variance_interval_
+        assert np.all((lo < est.explained_variance_) & (est.explained_variance_ < hi))
+    assert closed.explained_variance_se_[0] > 100.0 and closed.eigenvalue_noise_floor_ > 100.0
+
+
+def test_precision_bootstrap_is_in_the_estimates_units_with_private_scales():
+    """The ridge precision's bootstrap refits a standardised release: each refit is mapped back like the
+    estimate (they were not: an se of 0.002 beside a precision of 1e-6, intervals far from it)."""
+    Z = np.random.default_rng(0).normal(size=(20000, 3)) * [1.0, 1000.0, 1.0]
+    est = PrivateRidgePrecision(alpha=0.01, epsilon=1.0, delta=1e-6, row_norm="auto", center="private",
+                                scale="private", n_draws=20, rng=1).fit(Z)
+    lo, hi = est.precision_interval_
+    assert np.all((lo <= est.precision_) & (est.precision_ <= hi))
+    assert est.precision_se_[1, 1] < 1e-3 * est.precision_se_[0, 0]

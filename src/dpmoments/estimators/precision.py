@@ -91,7 +91,8 @@ class _PrecisionBase(MomentEstimator):
 
     def _spread(self, raw, solve):
         """Noise checks and (with ``n_draws``) the bootstrap: ``solve(S) -> precision`` on each redrawn matrix."""
-        refit = lambda draw: solve(self._noisy_S(draw).second_moment)  # noqa: E731
+        # in the estimate's units: a standardised release's refits are mapped back as the estimate was
+        refit = lambda draw: _in_original_units(raw, solve(self._noisy_S(draw).second_moment))  # noqa: E731
         graph = isinstance(self, PrivateGraphicalLasso)
         vars(self).update(precision_spread(raw, self, refit, self.n_draws, self.level, self.rng,
                                            type(self).__name__, graph))
