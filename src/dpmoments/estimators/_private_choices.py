@@ -52,6 +52,7 @@ import warnings
 import numpy as np
 
 from .._rng import spawn
+from .._validation import check_option
 from ..exceptions import PrivacyLeakWarning, TooFewRowsError
 from ..moments import iter_chunks, release_cross_moment, release_second_moment
 from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
@@ -60,7 +61,7 @@ from ..moments.counts import COUNT_SHARE, warn_if_delta_large
 from ..moments.dask_moments import is_dask_collection, row_ones
 from ..moments.private_bounds import check_margin, noisy_clipped_count, quantile_pass, select_quantiles
 from ..moments.release import Part, randomness_of, release_part
-from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
+from ..privacy import NEIGHBOURS, ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 from ._sources import n_features_of
 
 __all__ = ["private_second_moment", "needs_private_choices"]
@@ -254,6 +255,7 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     warned about once, on the caller's ``delta`` and the released ``n``.
     """
     _check_scale(scale)
+    check_option(neighbours, "neighbours", NEIGHBOURS)  # before any draw is judged against n (public or not)
     bounds = as_bound_budget(bound_budget)
     if is_auto(row_norm) or scale is not None:
         check_auto_privacy(mechanism, False, what="row_norm='auto'" if is_auto(row_norm) else "scale='private'")
