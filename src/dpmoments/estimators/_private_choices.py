@@ -28,8 +28,8 @@ estimators map their estimate back to the original units (post-processing).
 Refusals
 --------
 Where ``n`` is public, every draw a private location leads to is checked
-against it before the first is made (``_check_draws``): a refusal names the
-epsilon at which all of them run, not only the first one drawn.
+against it before the first is made: a refusal names the
+epsilon at which all of them run, not only the first one drawn (``check_draws``).
 
 Accounting
 ----------
@@ -313,7 +313,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     """
     d, n = n_features_of(X), _public_n(X, budget)
     steps = _refinement_steps(n, budget, shares["location"], scale, bounds.search)
-    _check_draws(n, d, budget, shares, scale, auto, steps, bounds)
+    check_draws(n, budget, _draw_plan(d, budget, shares, scale, auto, steps, bounds))
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
     if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
@@ -392,22 +392,25 @@ def _draw_plan(d, budget, shares, scale, auto, steps, bounds):
     return plan
 
 
-def _check_draws(n, d, budget, shares, scale, auto, steps, bounds):
-    """Refuse before any draw when one of them is too weak for the public ``n``, naming what runs them ALL.
+def check_draws(n, budget, plan, margin=0.5):
+    """Refuse before any draw when one of ``plan``'s is too weak for the public ``n``, naming what runs them ALL.
 
-    Each draw aims at a rank half the rows from an end (a median, or a clip
-    target below ``n / 2`` rows, :func:`~dpmoments.moments.private_bounds.check_margin`),
-    so its smallest epsilon is ``4 (ln(bins) + 5) / n``. The refusal names the
-    total epsilon at which the weakest runs (then all do: every draw's epsilon
-    grows in proportion), and an option's share only when that option's draws
-    are the only ones refused (raising one share does nothing for the others).
+    ``plan``: ``(what, option, option share, epsilon each, bins)`` per draw.
+    Each aims at a rank ``margin * n`` rows from an end at best (a median, or
+    a clip target below ``n / 2`` rows: 0.5; :func:`~dpmoments.moments.private_bounds.check_margin`),
+    so its smallest epsilon is ``2 (ln(bins) + 5) / (margin n)``. The refusal
+    names the total epsilon at which the weakest runs (then all do: every
+    draw's epsilon grows in proportion), and an option's share only when that
+    option's draws are the only ones refused (raising one share does nothing
+    for the others). ``margin`` may be a list, one per draw.
     """
     if n is None:
         return
     failing = []
-    for what, option, option_share, each, bins in _draw_plan(d, budget, shares, scale, auto, steps, bounds):
+    margins = margin if isinstance(margin, (list, tuple)) else [margin] * len(plan)
+    for (what, option, option_share, each, bins), m in zip(plan, margins):
         try:
-            check_margin(n, 0.5 * n, each, bins, what)
+            check_margin(n, m * n, each, bins, what)
         except TooFewRowsError as err:
             failing.append((err.needed_each / err.epsilon_each, err, option, option_share))
     if failing:
