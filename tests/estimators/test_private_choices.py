@@ -217,3 +217,18 @@ def test_precision_bootstrap_is_in_the_estimates_units_with_private_scales():
     lo, hi = est.precision_interval_
     assert np.all((lo <= est.precision_) & (est.precision_ <= hi))
     assert est.precision_se_[1, 1] < 1e-3 * est.precision_se_[0, 0]
+
+
+def test_a_weak_location_draw_is_warned_about_where_n_is_private():
+    """Under add-remove no draw is refused (n is private), and every refinement step is taken: the column
+    medians then got epsilon 0.002 each (rank error ~9500 of 20000 rows) and only the row bound was checked
+    for reliability, so variances of 1 came out as 100 or 1e4 without a word about the draws."""
+    Z = np.random.default_rng(0).normal(size=(20000, 4)) + 3
+    with pytest.warns(BoundWarning, match=r"draw of the column medians is unreliable.*CenterBudget.location"):
+        PrivateCovariance(epsilon=1.0, mechanism="laplace", neighbours="add-remove", scale="private", rng=1).fit(Z)
+
+
+def test_shares_adding_up_to_one_in_floating_point_leave_nothing():
+    with pytest.raises(ValueError, match="add up to 1 or more"):
+        PrivateCovariance(epsilon=1.0, delta=1e-6, center_budget=CenterBudget(mean=0.6, location=0.3),
+                          bound_budget=0.1).fit(X)

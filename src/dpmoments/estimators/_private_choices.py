@@ -53,7 +53,7 @@ import numpy as np
 
 from .._rng import spawn
 from .._validation import check_option
-from ..exceptions import PrivacyLeakWarning, TooFewRowsError
+from ..exceptions import BoundWarning, PrivacyLeakWarning, TooFewRowsError
 from ..moments import iter_chunks, release_cross_moment, release_second_moment
 from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                                     minimum_on_refusal, public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
@@ -91,6 +91,12 @@ class _Budget:
         self.exact = math.isinf(epsilon)
         self.zcdp = mechanism == "gaussian" and not self.exact
         self.rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho if self.zcdp else None
+        self.weakest = None  # (epsilon, what) of the weakest draw made: warned about if unreliable (_finish)
+
+    def drawn(self, each, what):
+        """Note a draw's epsilon: where n is private no draw is refused, so the weakest is warned about instead."""
+        if math.isfinite(each) and (self.weakest is None or each < self.weakest[0]):
+            self.weakest = (each, what)
 
     def draws(self, share, k=1):
         """(epsilon of each of ``k`` exponential-mechanism draws, their joint guarantee)."""
@@ -130,7 +136,7 @@ def _shares(center, center_budget, scale, row_norm, bound_budget):
         "mean": center_budget.mean if private_center else 0.0,
         "bound": bound_budget.share if (is_auto(row_norm) or scale is not None) else 0.0,
     }
-    if sum(shares.values()) >= 1:
+    if sum(shares.values()) >= 1 - 1e-9:  # 0.6 + 0.3 + 0.1 adds up to 0.999...: nothing left all the same
         raise ValueError(f"the budget shares {', '.join(f'{k}={v:g}' for k, v in shares.items() if v)} add up to "
                          "1 or more and leave nothing for the second moment; lower them.")
     return shares
@@ -162,6 +168,7 @@ def _location(X, budget, share, search, rng):
     """Private column medians (signed grid)."""
     (bins,), d = quantile_pass(X, [("column", None, None)], search=search)
     each, guarantee = budget.draws(share, d)
+    budget.drawn(each, "column medians")
     with budget.refusal(share, LOCATION_OPTION):
         m, outside = select_quantiles(bins, search.edges(signed=True), epsilon_each=each, quantile=0.5, rng=rng,
                                       what=public_n_what(budget.neighbours, "private column medians "
@@ -177,6 +184,7 @@ def _scales(X, m, budget, share, search, rng, option_share=None, label="column s
     the share of the user's bound option -- or of the location's, for the coarse scales; default ``share``)."""
     (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
     each, guarantee = budget.draws(share, d)
+    budget.drawn(each, label)
     option = BOUND_OPTION if label == "column scales" else LOCATION_OPTION
     with budget.refusal(share if option_share is None else option_share, option):
         s, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=0.5, rng=rng,
@@ -198,6 +206,7 @@ def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diag
     (bins,), d = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
     diag = bounds.diagnostic * share if diagnostic and not budget.exact else 0.0
     each, guarantee = budget.draws(share - diag)
+    budget.drawn(each, "row bound" if label == "row_norm" else label)
     statistic, mechanism, neighbours, main_share, count_share = main
     args = budget.release(main_share)
     quantile, clipped = clip_target(bounds, statistic, mechanism, d, args["epsilon"], args["delta"], neighbours,
@@ -268,13 +277,13 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
     with warnings.catch_warnings():  # delta >= 1/n is judged once, on the caller's delta (_finish)
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        rel, s, count, each = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
+        rel, s, count = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
                                                   center_budget, scale, bounds, rng)
-    return _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon, delta)
+    return _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta)
 
 
 def _choose_and_release(X, budget, shares, main, relation, row_norm, center, center_budget, scale, bounds, rng):
-    """The passes of the module docstring: ``(second-moment release, scales, clipped count, draw epsilon)``."""
+    """The passes of the module docstring: ``(second-moment release, scales, clipped count)``."""
     rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)  # mean, cov first: as before this module
     private_center = isinstance(center, str)
     m, s, c = center, None, None  # the clipping centre, the column scales, the private mean (standardised)
@@ -287,15 +296,15 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
         s = _scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"])
     m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
-    R, count, each = row_norm, None, None
+    R, count = row_norm, None
     if is_auto(row_norm):
-        R, count, each = _row_bound(X, m, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
+        R, count, _ = _row_bound(X, m, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
                                     bounds, main, rng_bound, option_share=shares["bound"])
     if private_center and final_share > 1e-12 * shares["mean"]:
         c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation)
     rel = release_second_moment(_source(X, s, False), center=m_z if c is None else c, rng=rng_cov, row_norm=R,
                                 **relation, **budget.release(main[3]))
-    return rel, s, count, each
+    return rel, s, count
 
 
 def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng):
@@ -427,7 +436,19 @@ def _private_mean(X, s, m_z, R, budget, share, rng, relation):
     return m_z + mean.cross_moment
 
 
-def _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon, delta):
+def _warn_weakest(each, what, search, n):
+    """A BoundWarning when the weakest draw's rank error exceeds 10% of the (public or noisy) ``n``."""
+    if what == "row bound":
+        return warn_unreliable(each, search, n, what)
+    err = rank_error(each, search)
+    if err > 0.1 * n:
+        option = BOUND_OPTION if what == "column scales" else LOCATION_OPTION
+        warnings.warn(f"the private draw of the {what} is unreliable here: its rank error (about {err:.0f} rows, "
+                      f"from epsilon={each:.3g} per draw) exceeds 10% of the {n} rows; give a larger {option}, a "
+                      "larger epsilon or public values.", BoundWarning, stacklevel=5)
+
+
+def _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta):
     if count is not None and count[0] is not None:
         noisy, share = count
         fraction, sd = noisy.value / rel.n, noisy.noise_sd / rel.n
@@ -437,8 +458,8 @@ def _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon, delta
     budget.parts.append(release_part("second moment", rel, main_share))
     if rel.mechanism == "gaussian":
         warn_if_delta_large(delta, rel.n, noisy=not rel.n_public, stacklevel=5)
-    if each is not None:
-        warn_unreliable(each, bounds.search, rel.n, "row bound")
+    if budget.weakest is not None:  # where n is public a weak draw was refused; under add-remove it is warned about
+        _warn_weakest(*budget.weakest, bounds.search, rel.n)
     center = rel.center if (rel.center is None or s is None) else rel.center * s
     steps = rel.postprocessing + (("standardised by private column scales; estimates are mapped back",)
                                   if s is not None else ())
