@@ -103,13 +103,14 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
     d, k, diag = release.n_features, est.n_components_, Diagnostics(owner)
     check_centre(release, diag)
     # With column scales s the estimate is of diag(s) M diag(s), whose noise diag(s) E diag(s) has spectral norm
-    # at most max(s)^2 ||E||; each eigenvalue's noise is that of w' E w, w = s * v (ones without scales).
+    # at most max(s)^2 ||E|| (the floor of the whole spectrum); along component v it moves the eigenvalue by
+    # w' E w, w = s * v, at most ||E|| ||w||^2 (ones without scales: both are ||E||).
     s, V = _scales(release), est.components_.T
-    top = float(np.max(s)) ** 2
+    top, along = float(np.max(s)) ** 2, np.sum((s[:, None] * V) ** 2, axis=0)
     shift, edge = law.diagonal_mean * top, law.spectral_norm(d) * top
-    lam = est.explained_variance_ - law.diagonal_mean * np.sum((s[:, None] * V) ** 2, axis=0)
-    snr = lam / edge if edge > 0 else np.full(k, math.inf)
-    above = lam > edge
+    lam, edges = est.explained_variance_ - law.diagonal_mean * along, law.spectral_norm(d) * along
+    snr = np.divide(lam, edges, out=np.full(k, math.inf), where=edges > 0)
+    above = lam > edges
     se = np.sqrt(_eigenvalue_se(law, s[:, None] * V) ** 2 + (lam * count_relative_sd(release)) ** 2)  # add-remove
     interval = np.stack([lam - z_value(level) * se, lam + z_value(level) * se])
     gap = spectrum[k - 1] - spectrum[k] if k < d else math.inf
