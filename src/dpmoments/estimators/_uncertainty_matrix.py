@@ -103,9 +103,8 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
     d, k, diag = release.n_features, est.n_components_, Diagnostics(owner)
     check_centre(release, diag)
     # With column scales s the estimate is of diag(s) M diag(s), whose noise diag(s) E diag(s) has spectral norm
-    # at most max(s)^2 ||E|| (the floor of the whole spectrum); along component v it moves the eigenvalue, to first
-    # order, by
-    # w' E w, w = s * v, at most ||E|| ||w||^2 (without scales both are ||E||, Weyl's bound).
+    # at most max(s)^2 ||E|| (the floor of the whole spectrum); along component v it moves the eigenvalue, to
+    # first order, by w' E w, w = s * v, at most ||E|| ||w||^2 (without scales both are ||E||, Weyl's bound).
     s, V = _scales(release), est.components_.T
     top, along = float(np.max(s)) ** 2, np.sum((s[:, None] * V) ** 2, axis=0)
     shift, edge = law.diagonal_mean * top, law.spectral_norm(d) * top
