@@ -73,3 +73,20 @@ def test_coinpress_refusals(kwargs, match):
     options = {**dict(epsilon=1.0, delta=1e-6, method="coinpress"), **kwargs}
     with pytest.raises(ValueError, match=match):
         PrivateCovariance(**options).fit(X)
+
+
+def test_a_refusal_names_an_epsilon_at_which_every_draw_runs():
+    """The column medians were refused first, naming epsilon 0.75, at which the first ellipsoid's radius (a
+    0.95-quantile, nearer the top of the rows) was refused in turn: every draw is now judged before the first."""
+    import re
+
+    from dpmoments.exceptions import TooFewRowsError
+
+    Z = np.random.default_rng(0).normal(size=(1500, 5)) + 4
+    args = dict(epsilon=0.3, delta=1e-6, method="coinpress", rng=0)
+    with pytest.raises(TooFewRowsError) as err:
+        PrivateCovariance(**args).fit(Z)
+    eps = float(re.search(r"runs from epsilon ([0-9.e+-]+)", str(err.value)).group(1))
+    PrivateCovariance(**dict(args, epsilon=eps)).fit(Z)
+    with pytest.raises(TooFewRowsError):
+        PrivateCovariance(**dict(args, epsilon=0.89 * eps)).fit(Z)

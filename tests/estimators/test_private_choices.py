@@ -150,3 +150,88 @@ def test_many_clipped_rows_warn():
     with pytest.warns(BoundWarning, match="clipped"):
         PrivateCovariance(epsilon=1.0, delta=1e-6, bound_budget=dpm.moments.auto_release.BoundBudget(quantile=0.5),
                           rng=0).fit(X)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(bound_budget=0.02),  # the row bound is weaker than the location's draws, and drawn after them
+    dict(scale="private", bound_budget=0.03),  # the column scales likewise
+    dict(mechanism="laplace", delta=None),  # the location's share alone is not enough: the row bound is refused too
+])
+def test_a_refusal_names_an_epsilon_and_share_at_which_every_draw_runs(kwargs):
+    """The refusal is decided on every draw before any is made: the epsilon it names runs the whole fit (and
+    not 11% below it: it is rounded up to two digits), and a share is named only where raising that share alone lets the fit run."""
+    import re
+
+    X = np.random.default_rng(0).normal(size=(400, 3)) + 5
+    args = dict(dict(epsilon=0.5, delta=1e-6, rng=0), **kwargs)
+    with pytest.raises(dpm.exceptions.TooFewRowsError) as err:
+        PrivateCovariance(**args).fit(X)
+    text = str(err.value)
+    eps = float(re.search(r"runs from epsilon ([0-9.e+-]+)", text).group(1))
+    PrivateCovariance(**dict(args, epsilon=eps)).fit(X)
+    with pytest.raises(dpm.exceptions.TooFewRowsError):
+        PrivateCovariance(**dict(args, epsilon=0.89 * eps)).fit(X)
+    share = re.search(r"from (CenterBudget.location|'bound_budget') ([0-9.e+-]+)", text)
+    if share is not None:
+        value = float(share.group(2))
+        option = dict(center_budget=CenterBudget(location=value)) if share.group(1).startswith("Center") \
+            else dict(bound_budget=value)
+        PrivateCovariance(**dict(args, **option)).fit(X)
+
+
+def test_standard_errors_and_intervals_are_in_the_estimates_units_with_private_scales():
+    """With scale='private' the release is of standardised rows; the covariance is mapped back, and so must
+    its standard errors and intervals be (they were left in standardised units: an se of 0.01 beside a
+    variance of 1e6, and intervals that did not hold the estimate)."""
+    Z = np.random.default_rng(0).normal(size=(20000, 3)) * [1.0, 1000.0, 0.001]
+    est = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=1).fit(Z)
+    s = est.release_.column_scale
+    ref = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=1, psd_floor=None).fit(Z)
+    lo, hi = ref.covariance_interval_
+    assert np.all((lo <= ref.covariance_) & (ref.covariance_ <= hi))  # centred on the released entries
+    np.testing.assert_allclose(est.covariance_se_ / np.outer(s, s), est.covariance_se_[0, 0] / s[0] ** 2)
+    assert est.covariance_se_[1, 1] > 1e3 * est.covariance_se_[0, 0] > 1e3 * 1e3 * est.covariance_se_[2, 2]
+
+
+def test_pca_noise_is_in_the_eigenvalues_units_with_private_scales():
+    """PrivatePCA with scale='private': eigenvalues are of the covariance mapped back, and so are their
+    standard errors, intervals and noise floor (closed form and bootstrap agree; the bootstrap interval had
+    been centred at twice the eigenvalue, the se that of the standardised matrix)."""
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(20000, 3)) @ np.array([[3.0, 0, 0], [1, 1, 0], [0, 0, 0.3]]) * [1.0, 1000.0, 1.0]
+    kw = dict(n_components=2, epsilon=1.0, delta=1e-6, row_norm="auto", center="private", scale="private", rng=1)
+    closed, boot = PrivatePCA(**kw).fit(Z), PrivatePCA(n_draws=50, **kw).fit(Z)
+    np.testing.assert_allclose(boot.explained_variance_se_, closed.explained_variance_se_, rtol=0.5)
+    for est in (closed, boot):
+        lo, hi = est.explained_variance_interval_
+        assert np.all((lo < est.explained_variance_) & (est.explained_variance_ < hi))
+    assert closed.explained_variance_se_[0] > 100.0 and closed.eigenvalue_noise_floor_ > 100.0
+    # the second component (eigenvalue ~9, se ~0.05) lies along small-scale columns: above the noise there,
+    # though far below the noise the large column's scale gives the spectrum as a whole
+    assert closed.components_above_noise_.all() and closed.eigenvalue_noise_floor_ > closed.explained_variance_[1]
+
+
+def test_precision_bootstrap_is_in_the_estimates_units_with_private_scales():
+    """The ridge precision's bootstrap refits a standardised release: each refit is mapped back like the
+    estimate (they were not: an se of 0.002 beside a precision of 1e-6, intervals far from it)."""
+    Z = np.random.default_rng(0).normal(size=(20000, 3)) * [1.0, 1000.0, 1.0]
+    est = PrivateRidgePrecision(alpha=0.01, epsilon=1.0, delta=1e-6, row_norm="auto", center="private",
+                                scale="private", n_draws=20, rng=1).fit(Z)
+    lo, hi = est.precision_interval_
+    assert np.all((lo <= est.precision_) & (est.precision_ <= hi))
+    assert est.precision_se_[1, 1] < 1e-3 * est.precision_se_[0, 0]
+
+
+def test_a_weak_location_draw_is_warned_about_where_n_is_private():
+    """Under add-remove no draw is refused (n is private), and every refinement step is taken: the column
+    medians then got epsilon 0.002 each (rank error ~9500 of 20000 rows) and only the row bound was checked
+    for reliability, so variances of 1 came out as 100 or 1e4 without a word about the draws."""
+    Z = np.random.default_rng(0).normal(size=(20000, 4)) + 3
+    with pytest.warns(BoundWarning, match=r"draw of the column medians is unreliable.*CenterBudget.location"):
+        PrivateCovariance(epsilon=1.0, mechanism="laplace", neighbours="add-remove", scale="private", rng=1).fit(Z)
+
+
+def test_shares_adding_up_to_one_in_floating_point_leave_nothing():
+    with pytest.raises(ValueError, match="add up to 1 or more"):
+        PrivateCovariance(epsilon=1.0, delta=1e-6, center_budget=CenterBudget(mean=0.6, location=0.3),
+                          bound_budget=0.1).fit(X)

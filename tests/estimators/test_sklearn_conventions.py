@@ -132,10 +132,21 @@ def test_fit_release_needs_no_privacy_parameters(bare, full, attr):
 
 
 @pytest.mark.parametrize("bare", [PrivatePCA(n_components=1, epsilon=1.0, delta=1e-6),
-                                  PrivateGraphicalLasso(alpha=0.1, epsilon=1.0, delta=1e-6)], ids=_name)
-def test_fit_still_names_a_missing_bound(bare):
+                                  PrivateGraphicalLasso(alpha=0.1, epsilon=1.0, delta=1e-6),
+                                  PrivateRidgePrecision(alpha=0.1, epsilon=1.0, delta=1e-6)], ids=_name)
+def test_the_bound_is_chosen_privately_by_default_and_a_missing_one_is_named(bare):
+    """Like PrivateCovariance, the default row_norm is 'auto': a private draw whose share the fit records;
+    row_norm=None is still refused by name, and a mechanism that needs a public bound says so."""
+    X = np.random.default_rng(0).normal(size=(5000, 4))
+    assert bare.get_params()["row_norm"] == "auto"
+    fitted = clone(bare).set_params(rng=0).fit(X)
+    assert [p.label for p in fitted.privacy_parts_][0] == "row_norm"
+    assert (fitted.privacy_.epsilon, fitted.privacy_.delta) == pytest.approx((1.0, 1e-6))
     with pytest.raises(ValueError, match="^'row_norm' is required"):
-        bare.fit(_frame().to_numpy())
+        clone(bare).set_params(row_norm=None).fit(X)
+    mechanism = "output" if isinstance(bare, PrivateGraphicalLasso) else "wishart"
+    with pytest.raises(ValueError, match=r"^row_norm='auto' \(the default\) supports mechanism"):
+        clone(bare).set_params(mechanism=mechanism).fit(X)
 
 
 def test_tensor_fit_release_needs_no_privacy_parameters():

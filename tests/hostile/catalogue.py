@@ -204,6 +204,13 @@ CASES = [
     ("center-shares", "API", "budget shares adding up to 1 or more",
      lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, center_budget=CenterBudget(mean=0.6, location=0.35)).fit(
          MANY), ValueError, "leave nothing"),
+    ("center-shares-exactly-one", "API", "budget shares adding up to exactly 1 (0.6 + 0.3 + 0.1, in floating point "
+     "0.999...)",
+     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, center_budget=CenterBudget(mean=0.6, location=0.3),
+                               bound_budget=0.1).fit(MANY), ValueError, "leave nothing"),
+    ("default-auto-wishart", "API", "`PrivatePCA(mechanism='wishart')` with its default `row_norm='auto'`",
+     lambda: PrivatePCA(n_components=1, epsilon=1.0, delta=1e-6, mechanism="wishart").fit(MANY), ValueError,
+     "row_norm='auto' (the default)"),
     ("center-budget-type", "API", "`center_budget=0.2`",
      lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, center_budget=0.2).fit(MANY), TypeError,
      "'center_budget'"),

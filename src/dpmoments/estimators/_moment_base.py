@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator
 from .._rng import noise_source
 from .._validation import check_data, check_nonnegative, check_option
 from ..moments import Release, release_second_moment
+from ..moments.auto_release import is_auto
 from ..moments.counts import check_count_share, planned_guarantee
 from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant
 from ._conventions import fit_input, privacy_report, release_input, release_noise, require_for_fit
@@ -126,8 +127,11 @@ class MomentEstimator(BaseEstimator):
             raise ValueError(f"'center' must be None, a public vector or 'private'; got {self.center!r}.")
         private = needs_private_choices(self.row_norm, self.center, self._scale())
         if private and self.mechanism not in ("gaussian", "laplace"):
-            what = "center='private'" if isinstance(self.center, str) else "a private bound or scale"
-            raise ValueError(f"{what} supports mechanism 'gaussian' or 'laplace'; got {self.mechanism!r}.")
+            what = "center='private'" if isinstance(self.center, str) else \
+                "row_norm='auto' (the default)" if is_auto(self.row_norm) and self._scale() is None else \
+                "a private bound or scale"
+            raise ValueError(f"{what} supports mechanism 'gaussian' or 'laplace'; got {self.mechanism!r}: give "
+                             "public values instead.")
         return private
 
     def _center_budget(self):

@@ -25,6 +25,12 @@ The release is of the standardised rows ``z = (x - c) / s``; it records
 ``center = c`` and ``column_scale = s`` (``None`` without scaling), and the
 estimators map their estimate back to the original units (post-processing).
 
+Refusals
+--------
+Where ``n`` is public, every draw a private location leads to is checked
+against it before the first is made: a refusal names the
+epsilon at which all of them run, not only the first one drawn (``check_draws``).
+
 Accounting
 ----------
 With Gaussian noise the shares are shares of ``rho``, the largest zCDP
@@ -46,15 +52,16 @@ import warnings
 import numpy as np
 
 from .._rng import spawn
-from ..exceptions import PrivacyLeakWarning
+from .._validation import check_option
+from ..exceptions import BoundWarning, PrivacyLeakWarning, TooFewRowsError
 from ..moments import iter_chunks, release_cross_moment, release_second_moment
 from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                                     minimum_on_refusal, public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from ..moments.counts import COUNT_SHARE, warn_if_delta_large
 from ..moments.dask_moments import is_dask_collection, row_ones
-from ..moments.private_bounds import noisy_clipped_count, quantile_pass, select_quantiles
+from ..moments.private_bounds import check_margin, noisy_clipped_count, quantile_pass, select_quantiles
 from ..moments.release import Part, randomness_of, release_part
-from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
+from ..privacy import NEIGHBOURS, ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 from ._sources import n_features_of
 
 __all__ = ["private_second_moment", "needs_private_choices"]
@@ -84,6 +91,12 @@ class _Budget:
         self.exact = math.isinf(epsilon)
         self.zcdp = mechanism == "gaussian" and not self.exact
         self.rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho if self.zcdp else None
+        self.weakest = None  # (epsilon, what) of the weakest draw made: warned about if unreliable (_finish)
+
+    def drawn(self, each, what):
+        """Note a draw's epsilon: where n is private no draw is refused, so the weakest is warned about instead."""
+        if math.isfinite(each) and (self.weakest is None or each < self.weakest[0]):
+            self.weakest = (each, what)
 
     def draws(self, share, k=1):
         """(epsilon of each of ``k`` exponential-mechanism draws, their joint guarantee)."""
@@ -123,7 +136,7 @@ def _shares(center, center_budget, scale, row_norm, bound_budget):
         "mean": center_budget.mean if private_center else 0.0,
         "bound": bound_budget.share if (is_auto(row_norm) or scale is not None) else 0.0,
     }
-    if sum(shares.values()) >= 1:
+    if sum(shares.values()) >= 1 - 1e-9:  # 0.6 + 0.3 + 0.1 adds up to 0.999...: nothing left all the same
         raise ValueError(f"the budget shares {', '.join(f'{k}={v:g}' for k, v in shares.items() if v)} add up to "
                          "1 or more and leave nothing for the second moment; lower them.")
     return shares
@@ -155,6 +168,7 @@ def _location(X, budget, share, search, rng):
     """Private column medians (signed grid)."""
     (bins,), d = quantile_pass(X, [("column", None, None)], search=search)
     each, guarantee = budget.draws(share, d)
+    budget.drawn(each, "column medians")
     with budget.refusal(share, LOCATION_OPTION):
         m, outside = select_quantiles(bins, search.edges(signed=True), epsilon_each=each, quantile=0.5, rng=rng,
                                       what=public_n_what(budget.neighbours, "private column medians "
@@ -170,6 +184,7 @@ def _scales(X, m, budget, share, search, rng, option_share=None, label="column s
     the share of the user's bound option -- or of the location's, for the coarse scales; default ``share``)."""
     (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
     each, guarantee = budget.draws(share, d)
+    budget.drawn(each, label)
     option = BOUND_OPTION if label == "column scales" else LOCATION_OPTION
     with budget.refusal(share if option_share is None else option_share, option):
         s, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=0.5, rng=rng,
@@ -191,6 +206,7 @@ def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diag
     (bins,), d = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
     diag = bounds.diagnostic * share if diagnostic and not budget.exact else 0.0
     each, guarantee = budget.draws(share - diag)
+    budget.drawn(each, "row bound" if label == "row_norm" else label)
     statistic, mechanism, neighbours, main_share, count_share = main
     args = budget.release(main_share)
     quantile, clipped = clip_target(bounds, statistic, mechanism, d, args["epsilon"], args["delta"], neighbours,
@@ -248,6 +264,7 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     warned about once, on the caller's ``delta`` and the released ``n``.
     """
     _check_scale(scale)
+    check_option(neighbours, "neighbours", NEIGHBOURS)  # before any draw is judged against n (public or not)
     bounds = as_bound_budget(bound_budget)
     if is_auto(row_norm) or scale is not None:
         check_auto_privacy(mechanism, False, what="row_norm='auto'" if is_auto(row_norm) else "scale='private'")
@@ -260,37 +277,37 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
     with warnings.catch_warnings():  # delta >= 1/n is judged once, on the caller's delta (_finish)
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        rel, s, count, each = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
+        rel, s, count = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
                                                   center_budget, scale, bounds, rng)
-    return _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon, delta)
+    return _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta)
 
 
 def _choose_and_release(X, budget, shares, main, relation, row_norm, center, center_budget, scale, bounds, rng):
-    """The passes of the module docstring: ``(second-moment release, scales, clipped count, draw epsilon)``."""
+    """The passes of the module docstring: ``(second-moment release, scales, clipped count)``."""
     rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)  # mean, cov first: as before this module
     private_center = isinstance(center, str)
     m, s, c = center, None, None  # the clipping centre, the column scales, the private mean (standardised)
     if private_center and center_budget.prior is not None:
         m = np.asarray(center_budget.prior, dtype=float)
     elif private_center:  # the refined location then serves as a privately chosen prior
-        m = _refined_location(X, budget, shares, main, relation, scale, bounds, rng_loc)
+        m = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm), bounds, rng_loc)
     final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
     if scale is not None:
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
         s = _scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"])
     m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
-    R, count, each = row_norm, None, None
+    R, count = row_norm, None
     if is_auto(row_norm):
-        R, count, each = _row_bound(X, m, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
+        R, count, _ = _row_bound(X, m, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
                                     bounds, main, rng_bound, option_share=shares["bound"])
     if private_center and final_share > 1e-12 * shares["mean"]:
         c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation)
     rel = release_second_moment(_source(X, s, False), center=m_z if c is None else c, rng=rng_cov, row_norm=R,
                                 **relation, **budget.release(main[3]))
-    return rel, s, count, each
+    return rel, s, count
 
 
-def _refined_location(X, budget, shares, main, relation, scale, bounds, rng):
+def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng):
     """Where to clip, chosen privately and refined: each step's error is a small fraction of the last one's.
 
     The start is the origin (or, with ``scale="private"``, the private column
@@ -303,7 +320,9 @@ def _refined_location(X, budget, shares, main, relation, scale, bounds, rng):
     ``CenterBudget.location``; the means take ``sum(REFINE_MEAN)`` of ``CenterBudget.mean``, in
     ``REFINE_MEAN``'s proportions over the steps taken.
     """
-    d, steps = n_features_of(X), _refinement_steps(X, budget, shares["location"], scale, bounds.search)
+    d, n = n_features_of(X), _public_n(X, budget)
+    steps = _refinement_steps(n, budget, shares["location"], scale, bounds.search)
+    check_draws(n, budget, _draw_plan(d, budget, shares, scale, auto, steps, bounds))
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
     if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
@@ -336,7 +355,12 @@ def _public_rows(X):
     return sum((chunk[0] if isinstance(chunk, tuple) else chunk).shape[0] for chunk in iter_chunks(X))
 
 
-def _refinement_steps(X, budget, share, scale, search):
+def _public_n(X, budget):
+    """``n`` where it is public (replace-one, zero-out; counted by a pass for a stream), else ``None``."""
+    return None if budget.neighbours == "add-remove" or budget.exact else _public_rows(X)
+
+
+def _refinement_steps(n, budget, share, scale, search):
     """How many refinement steps: as many as leave each bound draw reliable, from public quantities only.
 
     A draw is reliable when its rank error is within a tenth of ``n`` (as
@@ -345,13 +369,64 @@ def _refinement_steps(X, budget, share, scale, search):
     add-remove, or for a dask collection of unknown length, every step is
     taken and a weak draw is warned about afterwards.
     """
-    n = None if budget.neighbours == "add-remove" or budget.exact else _public_rows(X)
     if n is None:
         return len(REFINE_MEAN)
     for steps in range(len(REFINE_MEAN), 1, -1):
         if rank_error(budget.draws(share / (steps + 2 * (scale is not None)))[0], search) <= 0.1 * n:
             return steps
     return 1 if scale is None else 0  # one step from the origin; with scales, the medians alone
+
+
+def _draw_plan(d, budget, shares, scale, auto, steps, bounds):
+    """Every draw a private location leads to: ``(what, option, option share, epsilon each, bins)``, in order."""
+    loc, unsigned, signed = shares["location"], bounds.search.steps + 1, 2 * bounds.search.steps + 2
+    medians = "private column medians (center='private', no prior)"
+    if steps == 0:
+        plan = [(medians, LOCATION_OPTION, loc, budget.draws(loc, d)[0], signed)]
+    else:
+        each = budget.draws(loc / (steps + 2 * (scale is not None)))[0]
+        plan = [(medians, LOCATION_OPTION, loc, budget.draws(loc / (steps + 2), d)[0], signed),
+                ("private coarse column scales (scale='private')", LOCATION_OPTION, loc,
+                 budget.draws(loc / (steps + 2), d)[0], unsigned)] if scale is not None else []
+        plan.append((f"private location ({what_for('location')})", LOCATION_OPTION, loc, each, unsigned))
+    bound = shares["bound"]
+    scale_share = bound * (SCALE_SHARE if auto else 1.0) if scale is not None else 0.0
+    if scale is not None:
+        plan.append(("private column scales (scale='private')", BOUND_OPTION, bound, budget.draws(scale_share, d)[0],
+                     unsigned))
+    if auto:
+        share = (bound - scale_share) * (1.0 - bounds.diagnostic)
+        plan.append((f"private row_norm ({what_for('row_norm')})", BOUND_OPTION, bound, budget.draws(share)[0],
+                     unsigned))
+    return plan
+
+
+def check_draws(n, budget, plan, margin=0.5):
+    """Refuse before any draw when one of ``plan``'s is too weak for the public ``n``, naming what runs them ALL.
+
+    ``plan``: ``(what, option, option share, epsilon each, bins)`` per draw.
+    Each aims at a rank ``margin * n`` rows from an end at best (a median, or
+    a clip target below ``n / 2`` rows: 0.5; :func:`~dpmoments.moments.private_bounds.check_margin`),
+    so its smallest epsilon is ``2 (ln(bins) + 5) / (margin n)``. The refusal
+    names the total epsilon at which the weakest runs (then all do: every
+    draw's epsilon grows in proportion), and an option's share only when that
+    option's draws are the only ones refused (raising one share does nothing
+    for the others). ``margin`` may be a list, one per draw.
+    """
+    if n is None:
+        return
+    failing = []
+    margins = margin if isinstance(margin, (list, tuple)) else [margin] * len(plan)
+    for (what, option, option_share, each, bins), m in zip(plan, margins):
+        try:
+            check_margin(n, m * n, each, bins, what)
+        except TooFewRowsError as err:
+            failing.append((err.needed_each / err.epsilon_each, err, option, option_share))
+    if failing:
+        ratio, err, option, option_share = max(failing, key=lambda f: f[0])
+        alone = all(f[2] == option for f in failing)
+        with budget.refusal(option_share if alone else math.inf, option):
+            raise err
 
 
 def _private_mean(X, s, m_z, R, budget, share, rng, relation):
@@ -361,7 +436,19 @@ def _private_mean(X, s, m_z, R, budget, share, rng, relation):
     return m_z + mean.cross_moment
 
 
-def _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon, delta):
+def _warn_weakest(each, what, search, n):
+    """A BoundWarning when the weakest draw's rank error exceeds 10% of the (public or noisy) ``n``."""
+    if what == "row bound":
+        return warn_unreliable(each, search, n, what)
+    err = rank_error(each, search)
+    if err > 0.1 * n:
+        option = BOUND_OPTION if what == "column scales" else LOCATION_OPTION
+        warnings.warn(f"the private draw of the {what} is unreliable here: its rank error (about {err:.0f} rows, "
+                      f"from epsilon={each:.3g} per draw) exceeds 10% of the {n} rows; give a larger {option}, a "
+                      "larger epsilon or public values.", BoundWarning, stacklevel=5)
+
+
+def _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta):
     if count is not None and count[0] is not None:
         noisy, share = count
         fraction, sd = noisy.value / rel.n, noisy.noise_sd / rel.n
@@ -371,8 +458,8 @@ def _finish(rel, budget, main_share, s, count, each, bounds, rng, epsilon, delta
     budget.parts.append(release_part("second moment", rel, main_share))
     if rel.mechanism == "gaussian":
         warn_if_delta_large(delta, rel.n, noisy=not rel.n_public, stacklevel=5)
-    if each is not None:
-        warn_unreliable(each, bounds.search, rel.n, "row bound")
+    if budget.weakest is not None:  # where n is public a weak draw was refused; under add-remove it is warned about
+        _warn_weakest(*budget.weakest, bounds.search, rel.n)
     center = rel.center if (rel.center is None or s is None) else rel.center * s
     steps = rel.postprocessing + (("standardised by private column scales; estimates are mapped back",)
                                   if s is not None else ())

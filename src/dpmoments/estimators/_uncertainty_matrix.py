@@ -56,6 +56,9 @@ def covariance_spread(release, level, owner):
         lower[idx], upper[idx] = centre[idx] - dhi, centre[idx] - dlo
     snr = check_matrix(centre, law, diag)
     check_centre(release, diag)
+    if release.column_scale is not None:  # a standardised release: its noise, like the estimate, scales by s_i s_j
+        units = np.outer(release.column_scale, release.column_scale)
+        se, lower, upper = se * units, lower * units, upper * units
     return {
         "covariance_se_": se, "covariance_interval_": np.stack([lower, upper]), "snr_": snr,
         "diagnostics_": diag.as_list(),
@@ -69,10 +72,19 @@ def covariance_spread(release, level, owner):
 
 
 # -- PCA --------------------------------------------------------------------------------------------------------
-def _eigenvalue_se(law, V):
-    r"""First-order sd of :math:`v^\top E v`: :math:`\sqrt{s_d^2\sum v_i^4 + 2 s^2(1 - \sum v_i^4)}` per column."""
-    fourth = np.sum(V**4, axis=0)
-    return np.sqrt(law.diagonal_sd**2 * fourth + 2.0 * law.sd**2 * (1.0 - fourth))
+def _eigenvalue_se(law, W):
+    r"""First-order sd of :math:`w^\top E w`: :math:`\sqrt{s_d^2\sum w_i^4 + 2 s^2((\sum w_i^2)^2 - \sum w_i^4)}`.
+
+    Per column of ``W``: a unit eigenvector ``v``, or ``s * v`` for a release
+    of rows standardised by column scales ``s`` (its noise is ``diag(s) E diag(s)``).
+    """
+    fourth, square = np.sum(W**4, axis=0), np.sum(W**2, axis=0)
+    return np.sqrt(law.diagonal_sd**2 * fourth + 2.0 * law.sd**2 * (square**2 - fourth))
+
+
+def _scales(release):
+    """The release's column scales (ones when its rows were not standardised)."""
+    return np.ones(release.n_features) if release.column_scale is None else np.asarray(release.column_scale)
 
 
 def _angle(u, v):
@@ -80,8 +92,8 @@ def _angle(u, v):
 
 
 def _pca_draws(release, k, method, n_draws, rng):
-    gen = bootstrap_generator(rng)
-    out = [top_eigenpairs(redraw(release, gen).second_moment, k, method=method) for _ in range(n_draws)]
+    gen, units = bootstrap_generator(rng), np.outer(_scales(release), _scales(release))
+    out = [top_eigenpairs(redraw(release, gen).second_moment * units, k, method=method) for _ in range(n_draws)]
     return np.array([e.eigenvalues for e in out]), [e.eigenvectors for e in out]
 
 
@@ -90,11 +102,16 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
     level, n_draws, law = check_level(level), check_draws(n_draws), noise_law(release)
     d, k, diag = release.n_features, est.n_components_, Diagnostics(owner)
     check_centre(release, diag)
-    shift, edge = law.diagonal_mean, law.spectral_norm(d)
-    lam, V = est.explained_variance_ - shift, est.components_.T
-    snr = lam / edge if edge > 0 else np.full(k, math.inf)
-    above = lam > edge
-    se = np.sqrt(_eigenvalue_se(law, V) ** 2 + (lam * count_relative_sd(release)) ** 2)  # add-remove: the count
+    # With column scales s the estimate is of diag(s) M diag(s), whose noise diag(s) E diag(s) has spectral norm
+    # at most max(s)^2 ||E|| (the floor of the whole spectrum); along component v it moves the eigenvalue, to
+    # first order, by w' E w, w = s * v, at most ||E|| ||w||^2 (without scales both are ||E||, Weyl's bound).
+    s, V = _scales(release), est.components_.T
+    top, along = float(np.max(s)) ** 2, np.sum((s[:, None] * V) ** 2, axis=0)
+    shift, edge = law.diagonal_mean * top, law.spectral_norm(d) * top
+    lam, edges = est.explained_variance_ - law.diagonal_mean * along, law.spectral_norm(d) * along
+    snr = np.divide(lam, edges, out=np.full(k, math.inf), where=edges > 0)
+    above = lam > edges
+    se = np.sqrt(_eigenvalue_se(law, s[:, None] * V) ** 2 + (lam * count_relative_sd(release)) ** 2)  # add-remove
     interval = np.stack([lam - z_value(level) * se, lam + z_value(level) * se])
     gap = spectrum[k - 1] - spectrum[k] if k < d else math.inf
     bound = 0.0 if edge == 0 or k == d else (90.0 if gap <= 0 else math.degrees(math.asin(min(1.0, 2 * edge / gap))))
@@ -105,7 +122,7 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
     if n_draws:
         lam_star, V_star = _pca_draws(release, k, est.eigensolver_, n_draws, rng)
         se = bootstrap_se(lam_star)
-        interval = basic_interval(est.explained_variance_, lam_star, level) - shift
+        interval = basic_interval(est.explained_variance_, lam_star, level) - (est.explained_variance_ - lam)
         angles = np.array([[_angle(V[:, j], W[:, j]) for j in range(k)] for W in V_star])
         sub = [math.degrees(float(np.max(linalg.subspace_angles(V, W)))) for W in V_star]
         attrs.update(component_angles_=np.median(angles, axis=0), subspace_angle_=float(np.median(sub)))

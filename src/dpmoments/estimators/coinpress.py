@@ -70,7 +70,7 @@ from ..moments.private_bounds import quantile_pass, select_quantiles
 from ..moments.release import Release
 from ..moments.sensitivity import moment_sensitivity
 from ..privacy import ZCDP, zcdp_gaussian_sigma
-from ._private_choices import BOUND_OPTION, _Budget, _location, _scales
+from ._private_choices import BOUND_OPTION, LOCATION_OPTION, _Budget, _location, _public_rows, _scales, check_draws
 
 __all__ = ["coinpress_second_moment", "coinpress_mean", "coinpress_release", "COVARIANCE_STEPS"]
 
@@ -217,6 +217,22 @@ def _first_ellipsoid(X, m, budget, share, bounds, rng):
     return np.diag(1.0 / (radius * s)), radius
 
 
+def _check_all_draws(X, budget, shares, bounds, d, auto, located):
+    """Every draw judged against the public n before the first (:func:`check_draws`): the column medians, then
+    the first ellipsoid's scales (medians) and radius (its fixed quantile, nearer the top of the rows)."""
+    plan, margins, G = [], [], bounds.search.steps
+    if located:
+        plan.append(("private column medians (center='private', no prior)", LOCATION_OPTION, shares["location"],
+                     budget.draws(shares["location"], d)[0], 2 * G + 2))
+        margins.append(0.5)
+    if auto:
+        q, share = bounds.fixed_quantile(), shares["bound"]
+        plan += [("private column scales (scale='private')", BOUND_OPTION, share, budget.draws(share / 2, d)[0], G + 1),
+                 ("method='coinpress' (its first ellipsoid)", BOUND_OPTION, share, budget.draws(share / 2)[0], G + 1)]
+        margins += [0.5, min(q, 1.0 - q)]
+    check_draws(_public_rows(X), budget, plan, margins)
+
+
 def coinpress_release(est, X):
     """The release of ``PrivateCovariance(method="coinpress")`` (module docstring), already charged."""
     from ._moment_base import n_features_of, out_of_core
@@ -238,6 +254,7 @@ def coinpress_release(est, X):
     if cov_share <= 0:
         raise ValueError("the budget shares leave nothing for the second moment; lower them.")
     gen_loc, gen_bound, gen_cov, gen_mean = spawn(est.rng, 4)
+    _check_all_draws(X, budget, shares, bounds, d, is_auto(est.row_norm), private_center and split.prior is None)
     if private_center and split.prior is None:
         m = _location(X, budget, shares["location"], bounds.search, gen_loc)
     elif private_center:

@@ -46,10 +46,10 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstima
         parameters and ignores these.
     delta : float in (0, 1) or None
         Required for the Gaussian mechanism.
-    row_norm : float, "auto" or None, default=None
+    row_norm : float or "auto", default="auto"
         The public L2 bound R on each (centred) row, or ``"auto"``: chosen
-        privately from ``bound_budget`` (as in :class:`PrivateCovariance`).
-        Required by ``fit``.
+        privately from ``bound_budget`` (as in :class:`PrivateCovariance`; the
+        report lists its share). The Wishart mechanisms need a public number.
     mechanism : {"gaussian", "laplace", "wishart", "wishart-approx"}, default="gaussian"
     neighbours : {"replace-one", "zero-out", "add-remove"}, default="replace-one"
         ``"replace-one"``: one row replaced by another, n public; ``"zero-out"``:
@@ -169,7 +169,7 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstima
     ['privatepca0', 'privatepca1']
     """
 
-    def __init__(self, *, n_components, epsilon=None, delta=None, row_norm=None, mechanism="gaussian",
+    def __init__(self, *, n_components, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
                  bound_budget=0.1, eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None,
                  count_share=0.05):

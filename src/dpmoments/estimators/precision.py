@@ -91,7 +91,8 @@ class _PrecisionBase(MomentEstimator):
 
     def _spread(self, raw, solve):
         """Noise checks and (with ``n_draws``) the bootstrap: ``solve(S) -> precision`` on each redrawn matrix."""
-        refit = lambda draw: solve(self._noisy_S(draw).second_moment)  # noqa: E731
+        # in the estimate's units: a standardised release's refits are mapped back as the estimate was
+        refit = lambda draw: _in_original_units(raw, solve(self._noisy_S(draw).second_moment))  # noqa: E731
         graph = isinstance(self, PrivateGraphicalLasso)
         vars(self).update(precision_spread(raw, self, refit, self.n_draws, self.level, self.rng,
                                            type(self).__name__, graph))
@@ -141,8 +142,9 @@ class PrivateGraphicalLasso(_PrecisionBase):
         penalty if none has). Both solve the grid once, as one warm-started path
         (``path_``).
     epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant, count_share
-        As in :class:`PrivateCovariance` (``epsilon`` and ``row_norm``
-        required by ``fit``, ignored by ``fit_release``, default ``None``),
+        As in :class:`PrivateCovariance` (``epsilon`` required by ``fit``;
+        ``row_norm`` defaults to ``"auto"``, a private draw whose share the
+        report lists; both ignored by ``fit_release``),
         except that ``center`` defaults to ``None`` (the papers' zero-mean
         data); with ``scale="private"`` the penalty applies to the
         standardised precision, mapped back afterwards. ``mechanism`` may also be
@@ -241,7 +243,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
 
     _mechanisms = ("gaussian", "laplace", "wishart", "wishart-approx", "output")
 
-    def __init__(self, *, alpha, epsilon=None, delta=None, row_norm=None, mechanism="gaussian",
+    def __init__(self, *, alpha, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
                  bound_budget=0.1, alphas=20, ebic_gamma=0.5, max_edges=None, alpha_floor="noise",
                  penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None, max_iter=1000,
@@ -461,7 +463,7 @@ class PrivateRidgePrecision(_PrecisionBase):
     True
     """
 
-    def __init__(self, *, alpha, epsilon=None, delta=None, row_norm=None, mechanism="gaussian",
+    def __init__(self, *, alpha, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
                  bound_budget=0.1, psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.alpha = alpha

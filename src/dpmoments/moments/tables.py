@@ -252,7 +252,8 @@ class _Parquet:
                 raise ValueError(f"{self.where}: damaged Parquet data after row {start}.") from None
             block = np.empty((batch.num_rows, len(names)))
             for j, name in enumerate(names):
-                block[:, j] = batch.column(name).cast(pa.float64()).to_numpy(zero_copy_only=False)
+                # unsafe: an int64 beyond 2^53 becomes its nearest double, as numpy converts one (a safe cast refused it)
+                block[:, j] = batch.column(name).cast(pa.float64(), safe=False).to_numpy(zero_copy_only=False)
             yield start, block
             start += batch.num_rows
 
