@@ -54,6 +54,23 @@ def test_private_scales_make_small_columns_usable():
     assert labels[labels.index("column scales") + 1] == "row_norm"
 
 
+def test_private_scales_at_many_columns_never_draw_from_the_range_ends():
+    """At d = 50 and n = 1e4 the refinement once split its share over 50 coarse medians and 50 coarse scales per
+    step, too thin for reliable draws: some landed at the search range's end (1e8) and the error reached 1e9
+    (python -m benchmarks bounds). The steps are now counted so that those per-column draws are reliable too."""
+    rng = np.random.default_rng(7)
+    d, scales = 50, np.logspace(-1, 3, 50)
+    corr = 0.5 ** np.abs(np.subtract.outer(np.arange(d), np.arange(d)))
+    sigma = corr * np.outer(scales, scales)
+    for seed in (1001, 1002, 1003):
+        Xd = 3 * scales + rng.standard_normal((10_000, d)) @ np.linalg.cholesky(corr).T * scales
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=seed).fit(Xd)
+        assert not [w for w in caught if "end of its search range" in str(w.message)]
+        assert np.linalg.norm(est.covariance_ - sigma) / np.linalg.norm(sigma) < 0.5
+
+
 @pytest.mark.parametrize("kwargs", [{}, {"scale": "private"}, {"center": None}])
 def test_epsilon_inf_gives_the_exact_statistic(kwargs):
     est = _exact(**kwargs)

@@ -321,7 +321,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     ``REFINE_MEAN``'s proportions over the steps taken.
     """
     d, n = n_features_of(X), _public_n(X, budget)
-    steps = _refinement_steps(n, budget, shares["location"], scale, bounds.search)
+    steps = _refinement_steps(n, d, budget, shares["location"], scale, bounds.search)
     check_draws(n, budget, _draw_plan(d, budget, shares, scale, auto, steps, bounds))
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
@@ -348,10 +348,19 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
 
 
 def _public_rows(X):
-    """The row count (public under the relations that call this), counted by a pass where not known; dask: None."""
+    """The row count (public under the relations that call this), counted by a pass where not known.
+
+    A dask frame counts its partitions' lengths (so it takes the steps an array of the same rows
+    takes); a dask array of unknown chunk sizes: ``None``.
+    """
     n = getattr(X, "shape", (None,))[0]
-    if isinstance(n, (int, np.integer)) or is_dask_collection(X):
-        return int(n) if isinstance(n, (int, np.integer)) else None
+    if isinstance(n, (int, np.integer)):
+        return int(n)
+    if is_dask_collection(X):
+        try:
+            return int(len(X))
+        except (TypeError, ValueError):
+            return None
     return sum((chunk[0] if isinstance(chunk, tuple) else chunk).shape[0] for chunk in iter_chunks(X))
 
 
@@ -360,21 +369,32 @@ def _public_n(X, budget):
     return None if budget.neighbours == "add-remove" or budget.exact else _public_rows(X)
 
 
-def _refinement_steps(n, budget, share, scale, search):
-    """How many refinement steps: as many as leave each bound draw reliable, from public quantities only.
+def _refinement_steps(n, d, budget, share, scale, search):
+    """How many refinement steps: as many as leave each draw reliable, from public quantities only.
 
-    A draw is reliable when its rank error is within a tenth of ``n`` (as
-    :func:`~dpmoments.moments.auto_release.warn_unreliable`). ``n`` is public
+    A bound draw is reliable when its rank error is within a tenth of ``n``
+    (as :func:`~dpmoments.moments.auto_release.warn_unreliable`). With scales,
+    the ``d`` coarse column medians and ``d`` coarse scales split a draw's
+    share between them, and one drawn far off (a scale of 1e-6 for a column
+    of spread 0.1, say) would multiply that column by 1e5 in every later
+    step: each must stay within the middle half of its column's ranks, with
+    probability ``1 - e^-5`` jointly over the ``2d`` draws. ``n`` is public
     under replace-one and zero-out (a stream is counted by one pass); under
     add-remove, or for a dask collection of unknown length, every step is
     taken and a weak draw is warned about afterwards.
     """
     if n is None:
         return len(REFINE_MEAN)
-    for steps in range(len(REFINE_MEAN), 1, -1):
-        if rank_error(budget.draws(share / (steps + 2 * (scale is not None)))[0], search) <= 0.1 * n:
-            return steps
-    return 1 if scale is None else 0  # one step from the origin; with scales, the medians alone
+
+    def reliable(steps):
+        split = share / (steps + 2 * (scale is not None))
+        if rank_error(budget.draws(split)[0], search) > 0.1 * n:
+            return False
+        return scale is None or \
+            rank_error(budget.draws(split, d)[0], search, t=5.0 + math.log(2 * d)) <= 0.25 * n
+
+    return next((steps for steps in range(len(REFINE_MEAN), 1, -1) if reliable(steps)),
+                1 if scale is None else 0)  # one step from the origin; with scales, the medians alone
 
 
 def _draw_plan(d, budget, shares, scale, auto, steps, bounds):
