@@ -21,6 +21,10 @@ from .._rng import as_generator
 from .messages import MessageRefused, Query, Reply, statistic_shape
 from .noise import unit_noise
 
+#: How far, in standard deviations of a site's own noise, its noisy counts may stray from counts of its
+#: rows before they are refused: 6 leaves an honest site's d x B counts refused with probability < 1e-4.
+PLAUSIBLE_SD = 6.0
+
 __all__ = ["Aggregator"]
 
 
@@ -123,6 +127,24 @@ class Aggregator:
                 refuse("wrong-payload", f"round {r}: payload {statistic!r} of shape {getattr(value, 'shape', None)} "
                        f"and dtype {getattr(value, 'dtype', type(value).__name__)}; the round expects {kind!r} of "
                        f"shape {shape} and dtype float64.")
+            if kind in ("histogram", "location"):
+                self._check_counts(r, value, reply.site, refuse)
+
+    def _check_counts(self, r, value, site, refuse):
+        """Noisy counts must be counts of the site's ``N_s`` rows, to within :data:`PLAUSIBLE_SD` of its noise.
+
+        Each count within that many of the site's per-count std of ``[0, N_s]``, each histogram's total
+        within that many of its std (``sqrt(B)`` times) of ``N_s``: public facts only. Privacy holds
+        whatever a site sends; this keeps one site from choosing everyone's bound or centre (a count
+        of -1e12 in the lowest bin set the bound to the top of the search range).
+        """
+        index = self.plan.index(site)
+        sd, n_s = PLAUSIBLE_SD * float(self.plan.noise[r].g_std[index]), float(self.plan.n[index])
+        rows = np.atleast_2d(value)
+        if np.any(rows < -sd) or np.any(rows > n_s + sd) or \
+                np.any(np.abs(rows.sum(axis=1) - n_s) > sd * np.sqrt(rows.shape[1])):
+            refuse("implausible", f"round {r}: its noisy counts are not counts of its {int(n_s)} rows (beyond "
+                   f"{PLAUSIBLE_SD:g} standard deviations of its own noise).")
 
     def combine(self, round_index, replies):
         """``sum_s mu'_s (y_s - f_s)`` over the replies (``mu'`` renormalised); factors: ``sum mu'_s P_s P_s^T``."""
