@@ -74,3 +74,25 @@ def test_rows_whose_squares_overflow_leave_the_sums_to_the_clipping_pass():
     big = np.vstack([X, [[1e200, 0, 0, 0]]])
     binned = binned_pass(big, moment="second", search=SEARCH)
     assert not binned.fused and binned.counts[-1] >= 1
+
+
+def test_an_auto_bound_on_a_stream_reads_it_once_and_releases_what_two_reads_release(monkeypatch):
+    from dpmoments.moments import binned_sums
+
+    class Counted:
+        passes = 0
+
+        def __iter__(self):
+            yield from CHUNKS
+            Counted.passes += 1
+
+    args = dict(epsilon=1.0, delta=1e-6, row_norm="auto", center=CENTER, rng=9,
+                bound_budget=0.1)
+    fused = release_second_moment(Counted(), **args)
+    assert Counted.passes == 1
+    monkeypatch.setattr(binned_sums, "FUSE_BYTES", 0)
+    two = release_second_moment(Counted(), **args)
+    assert Counted.passes == 3
+    np.testing.assert_allclose(fused.second_moment, two.second_moment, rtol=1e-9,
+                               atol=1e-9 * np.abs(two.second_moment).max())
+    assert fused.guarantee == two.guarantee and [p.label for p in fused.parts] == [p.label for p in two.parts]
