@@ -214,9 +214,10 @@ def _tables(n, sizes, reads, floor, cells, nofig, loads, quick):
         f"matplotlib takes {floor:.2f} s here (best of 3); a command cannot be faster than that plus its pass.",
         "Default bounds cost more than public ones by (s; csv, parquet, npy): "
         + "; ".join(f"{name} " + ", ".join(f"{x:+.1f}" for x in v) for name, v in extra.items())
-        + ". Covariance, precision and PCA make two private choices by default (a private centre: a pass for "
-        "the location bound and a pass for the mean; then a pass for the row bound about it), so they read "
-        "the file four times where public bounds read it once; regress and tensor make one (the row bound).",
+        + ". Covariance, precision and PCA choose a private centre (up to four refinement steps, each one pass "
+        "for its bound and mean together), then the row bound and the final mean in one pass, then the release: "
+        "six reads of the file at this n where public bounds read it once; tensor reads it twice (the row bound, "
+        "then the third moment); regress reads it once (it loads its columns; the bound pass runs in memory).",
         "`covariance --no-figures`, public bounds (s; csv, parquet, npy): "
         + ", ".join(f"{nofig[k]:.1f}" for k in FORMATS) + "; the heat map and its two files cost the difference.",
         f"Timed with {'1 run' if quick else 'the best of 2 runs'} per cell (tensor: 1); load average (1, 5, 15 "

@@ -305,20 +305,22 @@ def solver_calls(monkeypatch):
     from dpmoments.estimators import precision as est_module
     from dpmoments.moments import release as release_module
     calls = {"solves": 0, "paths": 0, "projections": 0}
-    solve, path = solvers.graphical_lasso, solvers.graphical_lasso_path
+    solve, path, walk = solvers.graphical_lasso, solvers.graphical_lasso_path, solvers.iter_graphical_lasso_path
 
     def counted_solve(*a, **k):
         calls["solves"] += 1
         return solve(*a, **k)
 
-    def counted_path(S, alphas, **k):
-        calls["paths"] += 1
-        calls["solves"] += len(alphas)
-        return path(S, alphas, **k)
+    def counted(function):
+        def counted_path(S, alphas, **k):
+            calls["paths"] += 1
+            calls["solves"] += len(alphas)
+            return function(S, alphas, **k)
+        return counted_path
 
     monkeypatch.setattr(est_module, "graphical_lasso", counted_solve)
-    monkeypatch.setattr(est_module, "graphical_lasso_path", counted_path)
-    monkeypatch.setattr(solvers, "graphical_lasso_path", counted_path)
+    monkeypatch.setattr(est_module, "iter_graphical_lasso_path", counted(walk))  # the estimator's path
+    monkeypatch.setattr(solvers, "graphical_lasso_path", counted(path))  # the ROC's own, where it needs one
     project = release_module.Release.project_psd
 
     def counted_project(self, *a, **k):

@@ -57,6 +57,7 @@ from ..exceptions import BoundWarning, PrivacyLeakWarning, TooFewRowsError
 from ..moments import iter_chunks, release_cross_moment, release_second_moment
 from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                                     minimum_on_refusal, public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
+from ..moments.binned_sums import binned_pass
 from ..moments.counts import COUNT_SHARE, warn_if_delta_large
 from ..moments.dask_moments import is_dask_collection, row_ones
 from ..moments.private_bounds import check_margin, noisy_clipped_count, quantile_pass, select_quantiles
@@ -164,9 +165,11 @@ def _source(X, scale, with_ones):
     return chunks()
 
 
-def _location(X, budget, share, search, rng):
-    """Private column medians (signed grid)."""
-    (bins,), d = quantile_pass(X, [("column", None, None)], search=search)
+def _location(X, budget, share, search, rng, bins=None):
+    """Private column medians (signed grid); ``bins``: their counts, where a pass already made them."""
+    if bins is None:
+        (bins,), _ = quantile_pass(X, [("column", None, None)], search=search)
+    d = bins.counts.shape[0]
     each, guarantee = budget.draws(share, d)
     budget.drawn(each, "column medians")
     with budget.refusal(share, LOCATION_OPTION):
@@ -196,14 +199,19 @@ def _scales(X, m, budget, share, search, rng, option_share=None, label="column s
     return s
 
 
-def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diagnostic=True, option_share=None):
+def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diagnostic=True, option_share=None,
+               binned=None):
     """A private row bound on (x - m)/s, and the noisy clipped count: (R, (count, share) or None, epsilon).
 
     ``main`` is ``(statistic, mechanism, neighbours, share, count_share)`` of the
     release the bound serves, whose noise sets the "auto" target (:func:`clip_target`);
     ``share`` is part of ``option_share`` (the user's option it is paid from; default ``share``).
+    ``binned`` is the :func:`_bound_pass` that already counted the norms about ``m`` (else a pass counts them).
     """
-    (bins,), d = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
+    if binned is None:
+        (bins,), d = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
+    else:
+        bins, d = binned.bin_counts(), binned.d
     diag = bounds.diagnostic * share if diagnostic and not budget.exact else 0.0
     each, guarantee = budget.draws(share - diag)
     budget.drawn(each, "row bound" if label == "row_norm" else label)
@@ -232,8 +240,29 @@ def what_for(label):
     return "row_norm='auto'" if label == "row_norm" else "center='private' without a prior"
 
 
-def _mean(X, s, m_z, args, rng, kwargs):
+def _bound_pass(X, m, s, bounds, moment):
+    """The pass of a row bound about ``m`` fused with the pass it serves (``moment``), or None where not worth it.
+
+    A mean is always fused (its per-bin sums are ``2 d`` floats a bin and
+    cheaper than the mean's own pass). A second moment only where the rows
+    are read from a file or chunks: for an array in memory a second pass
+    costs less than the fused pass's second Gram product per row.
+    """
+    if moment == "second" and (hasattr(X, "__array__") or is_dask_collection(X)):
+        return None
+    return binned_pass(X, moment=moment, search=bounds.search, center=m, scale=s)
+
+
+def _fused(binned, R, center):
+    """The clipped sums at ``R`` from a fused pass, or None where there is none (read the data again)."""
+    return binned.clipped(R, center) if binned is not None and binned.fused else None
+
+
+def _mean(X, s, m_z, args, rng, kwargs, binned=None):
     """The mean of the clipped ``x / s - m_z``: the cross moment with the constant response 1 (bound 1)."""
+    sums = _fused(binned, kwargs["row_norm"], m_z)
+    if sums is not None:
+        return release_cross_moment(sums, None, response_bound=1.0, center=m_z, rng=rng, **args, **kwargs)
     source = _source(X, s, True)
     Z, ones = source if isinstance(source, tuple) else (source, None)  # else a stream of (Z, 1) chunks
     return release_cross_moment(Z, ones, response_bound=1.0, center=m_z, rng=rng, **args, **kwargs)
@@ -296,14 +325,17 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
         s = _scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"])
     m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
-    R, count = row_norm, None
-    if is_auto(row_norm):
+    R, count, binned = row_norm, None, None
+    with_mean = private_center and final_share > 1e-12 * shares["mean"]
+    if is_auto(row_norm):  # the bound's pass also sums what the next pass needs (binned_sums.py)
+        binned = _bound_pass(X, m, s, bounds, "mean" if with_mean else "second")
         R, count, _ = _row_bound(X, m, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
-                                    bounds, main, rng_bound, option_share=shares["bound"])
-    if private_center and final_share > 1e-12 * shares["mean"]:
-        c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation)
-    rel = release_second_moment(_source(X, s, False), center=m_z if c is None else c, rng=rng_cov, row_norm=R,
-                                **relation, **budget.release(main[3]))
+                                 bounds, main, rng_bound, option_share=shares["bound"], binned=binned)
+    if with_mean:
+        c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation, binned)
+    second = _fused(binned, R, m_z) if c is None else None
+    rel = release_second_moment(_source(X, s, False) if second is None else second, center=m_z if c is None else c,
+                                rng=rng_cov, row_norm=R, **relation, **budget.release(main[3]))
     return rel, s, count
 
 
@@ -320,38 +352,49 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     ``CenterBudget.location``; the means take ``sum(REFINE_MEAN)`` of ``CenterBudget.mean``, in
     ``REFINE_MEAN``'s proportions over the steps taken.
     """
-    d, n = n_features_of(X), _public_n(X, budget)
+    d = n_features_of(X)
+    # The first pass (the bound about the origin and its mean; or the column medians) also counts the rows
+    if scale is None:
+        first = _bound_pass(X, np.zeros(d), None, bounds, "mean")
+        counted = None if first is None else first.n
+    else:
+        (first,), _ = quantile_pass(X, [("column", None, None)], search=bounds.search)
+        counted = int(first.counts[0].sum())
+    n = _public_n(X, budget, counted)
     steps = _refinement_steps(n, d, budget, shares["location"], scale, bounds.search)
     check_draws(n, budget, _draw_plan(d, budget, shares, scale, auto, steps, bounds))
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
     if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
-        return _location(X, budget, shares["location"], bounds.search, rng)
+        return _location(X, budget, shares["location"], bounds.search, rng, first)
     c, s = np.zeros(d), np.ones(d)
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
-        c = _location(X, budget, draw_share, bounds.search, gens[-1])
+        c = _location(X, budget, draw_share, bounds.search, gens[-1], first)
+        first = None
         s = _scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"], "coarse column scales")
     taken = REFINE_MEAN[:steps]  # one step (few rows) is the final mean: a second would widen the row bound
     total = sum(REFINE_MEAN) if steps > 1 else 1.0
     for k, fraction in enumerate(f * total / sum(taken) for f in taken):
         label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
-        mean_share = shares["mean"] * fraction
-        R_k, _, _ = _row_bound(X, c, None if scale is None else s, budget, draw_share, bounds,
+        mean_share, s_k = shares["mean"] * fraction, None if scale is None else s
+        binned = first if k == 0 and first is not None else _bound_pass(X, c, s_k, bounds, "mean")
+        R_k, _, _ = _row_bound(X, c, s_k, budget, draw_share, bounds,
                                ("cross", *main[1:3], mean_share, main[4]), gens[2 * k], label, diagnostic=False,
-                               option_share=shares["location"])
-        mean = _mean(X, None if scale is None else s, c / s, budget.release(mean_share), gens[2 * k + 1],
-                     dict(row_norm=R_k, **relation))
+                               option_share=shares["location"], binned=binned)
+        mean = _mean(X, s_k, c / s, budget.release(mean_share), gens[2 * k + 1],
+                     dict(row_norm=R_k, **relation), binned)
         name = "mean" if steps == 1 else f"{label} mean"  # one step: its mean is the centre
         budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale))
         c = c + mean.cross_moment * s
     return c
 
 
-def _public_rows(X):
-    """The row count (public under the relations that call this), counted by a pass where not known.
+def _public_rows(X, counted=None):
+    """The row count (public under the relations that call this): the shape, else ``counted`` by a pass.
 
     A dask frame counts its partitions' lengths (so it takes the steps an array of the same rows
-    takes); a dask array of unknown chunk sizes: ``None``.
+    takes); a dask array of unknown chunk sizes: ``None``. A stream is counted by a pass unless the
+    caller's first pass ``counted`` it.
     """
     n = getattr(X, "shape", (None,))[0]
     if isinstance(n, (int, np.integer)):
@@ -361,12 +404,14 @@ def _public_rows(X):
             return int(len(X))
         except (TypeError, ValueError):
             return None
+    if counted is not None:
+        return int(counted)
     return sum((chunk[0] if isinstance(chunk, tuple) else chunk).shape[0] for chunk in iter_chunks(X))
 
 
-def _public_n(X, budget):
+def _public_n(X, budget, counted=None):
     """``n`` where it is public (replace-one, zero-out; counted by a pass for a stream), else ``None``."""
-    return None if budget.neighbours == "add-remove" or budget.exact else _public_rows(X)
+    return None if budget.neighbours == "add-remove" or budget.exact else _public_rows(X, counted)
 
 
 def _refinement_steps(n, d, budget, share, scale, search):
@@ -449,9 +494,9 @@ def check_draws(n, budget, plan, margin=0.5):
             raise err
 
 
-def _private_mean(X, s, m_z, R, budget, share, rng, relation):
+def _private_mean(X, s, m_z, R, budget, share, rng, relation, binned=None):
     """The private mean of the standardised rows: ``m_z`` plus the mean of their clipped offsets from it."""
-    mean = _mean(X, s, m_z, budget.release(share), rng, dict(row_norm=R, **relation))
+    mean = _mean(X, s, m_z, budget.release(share), rng, dict(row_norm=R, **relation), binned)
     budget.parts.append(release_part("mean", mean, share, noise_scale=mean.noise_scale))
     return m_z + mean.cross_moment
 

@@ -1,11 +1,14 @@
 """Private precision matrices: the graphical lasso and ridge precision (ROPE)."""
 
+import dataclasses
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
+from scipy.sparse import csr_matrix, issparse, triu
 
 from .._rng import as_generator, describe_randomness
 from .._validation import check_data, check_int, check_nonnegative, check_option, check_positive, check_real
@@ -14,19 +17,34 @@ from ..mechanisms import wishart_noise
 from ..moments import release_second_moment
 from ..privacy import PureDP, Uncertified
 from ..privacy.relations import NEIGHBOURS
-from ..solvers import graphical_lasso, graphical_lasso_admm, graphical_lasso_path, ridge_precision
+from ..solvers import graphical_lasso, graphical_lasso_admm, iter_graphical_lasso_path, ridge_precision
 from ._conventions import (all_or_nothing, check_input, fit_input, noise_entry, privacy_report, release_input,
                            require_for_fit)
 from ._moment_base import MomentEstimator, location_of, psd_floor_value
 from ._uncertainty_matrix import output_perturbation_spread, precision_spread
 from .uncertainty import check_uncertainty_params
 from .covariance import gaussian_log_likelihood
-from .selection import alpha_grid, ebic, noise_floor
+from .selection import alpha_grid, ebic, ebic_of_solution, noise_floor
 
 __all__ = ["GlassoPath", "PrivateGraphicalLasso", "PrivateRidgePrecision"]
 
 # An off-diagonal |Θ_ij| above this is an edge (the fast solver's zeros are exact).
 _EDGE_TOL = 1e-8
+# From this many features a penalty path runs sparse=True (measured faster from p = 1000 on:
+# benchmarks/results/glasso_large.md; below, the dense path is as fast and keeps its duals).
+SPARSE_PATH_FROM = 1000
+
+
+def _with_dual(result):
+    """A sparse path keeps no dual: the redraws' warm start gets one, inverted once (not once per draw)."""
+    W = np.linalg.inv(result.precision)
+    return dataclasses.replace(result, covariance=0.5 * (W + W.T))
+
+
+def _dense(result):
+    """A solution whose precision is dense (a sparse path returns CSR)."""
+    P = result.precision
+    return dataclasses.replace(result, precision=P.toarray()) if issparse(P) else result
 
 
 @dataclass(frozen=True)
@@ -37,8 +55,11 @@ class GlassoPath:
     ----------
     alphas : ndarray of shape (n_alphas,)
         The penalties, largest first.
-    precisions : list of ndarray of shape (n_features, n_features)
-        The solution at each penalty.
+    sparse_precisions : tuple of scipy.sparse CSR matrices of shape (n_features, n_features)
+        The solution at each penalty, as stored (its non-zeros only: 20 dense
+        solutions at p = 5000 would take 4 GB).
+    precisions : sequence of ndarray of shape (n_features, n_features)
+        The same solutions, each made dense when it is read.
     n_edges : ndarray of int
         Off-diagonal pairs with ``|Θ_ij| > 1e-8`` at each penalty.
     objective : ndarray
@@ -50,15 +71,35 @@ class GlassoPath:
     """
 
     alphas: np.ndarray
-    precisions: list
+    sparse_precisions: tuple
     n_edges: np.ndarray
     objective: np.ndarray
     ebic: Optional[np.ndarray]
     chosen: int
 
+    @property
+    def precisions(self):
+        return _DensePrecisions(self.sparse_precisions)
+
+
+class _DensePrecisions(Sequence):
+    """Sparse solutions read back dense, one at a time."""
+
+    def __init__(self, stored):
+        self._stored = stored
+
+    def __len__(self):
+        return len(self._stored)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [P.toarray() for P in self._stored[i]]
+        return self._stored[i].toarray()
+
 
 def _n_edges(precision):
-    return int(np.count_nonzero(np.abs(np.triu(precision, 1)) > _EDGE_TOL))
+    upper = triu(precision, 1).data if issparse(precision) else np.triu(precision, 1)
+    return int(np.count_nonzero(np.abs(upper) > _EDGE_TOL))
 
 _OUTPUT_REASON = (
     "output perturbation (Wang et al. 2018, Algorithm 1) adds Wishart noise with d+1 degrees of freedom: "
@@ -306,18 +347,18 @@ class PrivateGraphicalLasso(_PrecisionBase):
                 max_edges = check_int(self.max_edges, "max_edges", minimum=0)
             self.alphas_ = alpha_grid(S, self.alphas, floor=self.alpha_floor_ or 0.0)
             fits = self._solve_path(S, self.alphas_)
-            precisions = [f.precision for f in fits]
-            n_edges = np.array([_n_edges(P) for P in precisions])
+            n_edges = np.array([_n_edges(f.precision) for f in fits])
             if rule == "ebic":
-                self.ebic_ = np.array([ebic(S, P, release.n, gamma) for P in precisions])
+                self.ebic_ = np.array([self._ebic(S, f, release.n, gamma) for f in fits])
                 best = int(np.argmin(self.ebic_))
             else:
                 self.ebic_ = None
                 ok = np.flatnonzero(n_edges <= max_edges)
                 best = int(ok[np.argmin(self.alphas_[ok])]) if ok.size else int(np.argmax(self.alphas_))
-            self.alpha_, result = float(self.alphas_[best]), fits[best]
-            self.path_ = GlassoPath(alphas=self.alphas_, precisions=precisions, n_edges=n_edges,
-                                    objective=np.array([f.objective for f in fits]), ebic=self.ebic_, chosen=best)
+            self.alpha_, result = float(self.alphas_[best]), _dense(fits[best])
+            self.path_ = GlassoPath(alphas=self.alphas_, sparse_precisions=tuple(csr_matrix(f.precision) for f in fits),
+                                    n_edges=n_edges, objective=np.array([f.objective for f in fits]),
+                                    ebic=self.ebic_, chosen=best)
         else:
             self.alpha_ = check_positive(self.alpha, "alpha")
             self.alphas_, self.ebic_, self.alpha_floor_ = None, None, None
@@ -325,16 +366,32 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.n_iter_, self.converged_ = result.n_iter, result.converged
         self._record_release(release)
         self._finish(result.precision, release)
-        self._spread(raw, lambda S_draw: self._solve(S_draw, self.alpha_, warm_start=result).precision)
+        warm = result if result.covariance is not None or not self.n_draws else _with_dual(result)
+        self._spread(raw, lambda S_draw: self._solve(S_draw, self.alpha_, warm_start=warm).precision)
         return self
 
     def _solve_path(self, S, alphas):
-        """All penalties at once: the fast solver warm-starts each from the previous (larger) one."""
+        """All penalties at once: the fast solver warm-starts each from the previous (larger) one.
+
+        From ``SPARSE_PATH_FROM`` features on, the path returns sparse
+        precisions and reuses its duals in place (``sparse=True``): the same
+        solutions, without two fresh ``p x p`` matrices per penalty
+        (benchmarks/results/glasso_large.md).
+        """
         if check_option(self.solver, "solver", ("fast", "admm")) == "admm":
             return [self._solve(S, a) for a in alphas]
         opts = {} if self.tol is None else {"tol": self.tol}
-        return graphical_lasso_path(S, alphas, penalize_diagonal=self.penalize_diagonal, max_iter=self.max_iter,
-                                    **opts)
+        fits = [None] * len(alphas)
+        for i, res in iter_graphical_lasso_path(S, alphas, penalize_diagonal=self.penalize_diagonal,
+                                                max_iter=self.max_iter, sparse=S.shape[0] >= SPARSE_PATH_FROM, **opts):
+            fits[i] = res
+        return fits
+
+    def _ebic(self, S, fit, n, gamma):
+        """The fast solver's certified objective gives eBIC without a determinant; ADMM's is recomputed."""
+        if self.solver == "admm":
+            return ebic(S, fit.precision, n, gamma)
+        return ebic_of_solution(fit, n, gamma, self.penalize_diagonal)
 
     def _floor(self, release):
         if isinstance(self.alpha_floor, str):

@@ -3,10 +3,11 @@
 import math
 
 import numpy as np
+from scipy.sparse import issparse, triu
 
 from .._validation import check_int, check_nonnegative
 
-__all__ = ["alpha_grid", "ebic", "noise_floor"]
+__all__ = ["alpha_grid", "ebic", "ebic_of_solution", "noise_floor"]
 
 
 def alpha_grid(S, alphas=20, ratio=1e-2, floor=0.0):
@@ -83,5 +84,31 @@ def ebic(S, precision, n_samples, gamma=0.5, tol=1e-10):
     if sign <= 0:
         return np.inf
     edges = int(np.count_nonzero(np.abs(np.triu(precision, 1)) > tol))
-    fit = n_samples * (float(np.sum(S * precision)) - logdet)
-    return fit + edges * np.log(n_samples) + 4.0 * gamma * edges * np.log(p)
+    return _ebic(float(np.sum(S * precision)) - logdet, edges, n_samples, p, gamma)
+
+
+def ebic_of_solution(result, n_samples, gamma=0.5, penalize_diagonal=True, tol=1e-10):
+    r""":func:`ebic` of a graphical-lasso solution, read off its certified objective: no ``p x p`` determinant.
+
+    The fast solver's ``objective`` is :math:`\mathrm{tr}(S\Theta) - \log\det\Theta + \alpha\|\Theta\|_1`
+    at its solution (``result.precision``, dense or CSR), so the fit term is
+    the objective less the penalty: ``O(nnz)`` work where :func:`ebic` takes
+    a determinant (seconds per penalty at p = 5000). Equal to :func:`ebic`
+    up to the solver's rounding. Post-processing of the release.
+    """
+    P = result.precision
+    if issparse(P):
+        upper, l1, diag = triu(P, 1).data, float(np.abs(P.data).sum()), P.diagonal()
+    else:
+        upper, l1, diag = P[np.triu_indices(P.shape[0], 1)], float(np.abs(P).sum()), np.diag(P)
+    if not penalize_diagonal:
+        l1 -= float(np.abs(diag).sum())
+    if not np.isfinite(result.objective):
+        return np.inf
+    edges = int(np.count_nonzero(np.abs(upper) > tol))
+    return _ebic(result.objective - result.alpha * l1, edges, n_samples, P.shape[0], gamma)
+
+
+def _ebic(fit, edges, n_samples, p, gamma):
+    """Foygel & Drton's criterion from the fit term tr(S Theta) - log det Theta and the edge count."""
+    return n_samples * fit + edges * np.log(n_samples) + 4.0 * gamma * edges * np.log(p)

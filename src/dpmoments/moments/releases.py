@@ -13,6 +13,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
+
 from .._rng import as_generator
 from .._validation import check_delta, check_epsilon, check_option, check_positive, check_sensitivity, check_vector
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
@@ -30,6 +32,7 @@ from .release import Release, randomness_of
 from .secure_noise import secure_noisy
 from .sensitivity import NEIGHBOURS, moment_sensitivity
 from .sparse_sums import is_sparse_source
+from .sums import MomentSums
 from .symmetry import symmetrise_matrix, symmetrise_tensor
 
 __all__ = ["release_second_moment", "release_cross_moment", "release_third_moment", "MECHANISMS"]
@@ -71,6 +74,8 @@ class _Privacy:
 
 
 def _sums(X, y, *, row_norm, response_bound, center, third, chunk_size):
+    if isinstance(X, MomentSums):  # summed already, by the pass that chose the bound (binned_sums.py)
+        return _presummed(X, y, row_norm, response_bound, center, third)
     if is_dask_collection(X):
         # A dask array / DataFrame: one partial sum per block inside the block's task, merged in a tree
         # (dask_moments.py), instead of computing its blocks one by one here. ``chunk_size`` does not apply.
@@ -80,6 +85,18 @@ def _sums(X, y, *, row_norm, response_bound, center, third, chunk_size):
                                   third=third, center=center)
     chunks = iter_chunks(X if y is None else (X, y), chunk_size=chunk_size)
     return accumulate_moments(chunks, row_norm=row_norm, response_bound=response_bound, third=third, center=center)
+
+
+def _presummed(sums, y, row_norm, response_bound, center, third):
+    """Sums made by an earlier pass, accepted only under the very bounds and centre of this release."""
+    same = (y is None and sums.row_norm == row_norm and sums.response_bound == response_bound
+            and (sums.third is not None) == third and (sums.xty is not None) == (response_bound is not None)
+            and (center is None) == (sums.center is None)
+            and (center is None or np.array_equal(center, sums.center)))
+    if not same:
+        raise ValueError("moment sums given as 'X' must be summed with this release's 'row_norm', "
+                         "'response_bound' and 'center' (and without 'y').")
+    return sums
 
 
 def _check_center(center):
@@ -201,6 +218,9 @@ def release_second_moment(
     X : array-like of shape (n_samples, n_features), iterable of chunks, path, dask array or scipy.sparse matrix
         A sparse matrix is summed from its non-zeros (:func:`~dpmoments.moments.sparse_moment_sums`;
         no ``center``).
+        A :class:`~dpmoments.moments.MomentSums` summed at this ``row_norm``
+        and ``center`` is released as it is (the pass that chose the bound
+        summed it: :mod:`dpmoments.moments.binned_sums`).
     epsilon : float in (0, inf]
         ``inf`` releases the exact statistic (reported as not private).
     delta : float in (0, 1), optional

@@ -1,0 +1,90 @@
+"""Private choices read the data once per choice: each bound's pass also sums what the next release needs.
+
+The fused route (moments/binned_sums.py) must release what the two-pass route
+releases (to rounding), with the same parts, guarantee and report.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from dpmoments.estimators import CenterBudget, private_second_moment
+from dpmoments.moments import binned_sums
+
+RNG = np.random.default_rng(5)
+X = 40.0 + RNG.standard_normal((40_000, 5)) @ np.diag([1.0, 2.0, 0.5, 3.0, 1.0])
+
+
+class CountedChunks:
+    """Chunks read afresh at every iteration (as the command line reads a file), counting the full reads."""
+
+    passes = 0
+
+    def __init__(self, chunks):
+        self.chunks = chunks
+
+    def __iter__(self):
+        yield from self.chunks
+        type(self).passes += 1
+
+
+def _release(source, **kwargs):
+    args = dict(epsilon=1.0, delta=1e-6, row_norm="auto", center="private", center_budget=CenterBudget(),
+                scale=None, bound_budget=0.1, mechanism="gaussian", neighbours="replace-one", calibration="analytic",
+                rng=11)
+    args.update(kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return private_second_moment(source, **args)
+
+
+def _chunks():
+    CountedChunks.passes = 0
+    return CountedChunks(np.array_split(X, 7))
+
+
+CASES = [dict(), dict(scale="private"), dict(center=None), dict(center=X.mean(0).round()),
+         dict(center_budget=CenterBudget(prior=np.full(5, 39.0))), dict(neighbours="add-remove")]
+
+
+@pytest.mark.parametrize("kwargs", CASES)
+def test_the_fused_passes_release_what_two_passes_release(kwargs, monkeypatch):
+    fused = _release(_chunks(), **kwargs)
+    fused_passes = CountedChunks.passes
+    monkeypatch.setattr(binned_sums, "FUSE_BYTES", 0)  # every fused pass drops its sums: the old route
+    two = _release(_chunks(), **kwargs)
+    assert fused_passes < CountedChunks.passes
+    scale = np.abs(two.second_moment).max()
+    np.testing.assert_allclose(fused.second_moment, two.second_moment, rtol=1e-9, atol=1e-9 * scale)
+    if two.center is not None:
+        np.testing.assert_allclose(fused.center, two.center, rtol=1e-9, atol=1e-9)
+    else:
+        assert fused.center is None
+    assert fused.guarantee == two.guarantee and fused.noise_scale == pytest.approx(two.noise_scale, rel=1e-12)
+    assert [(p.label, p.share, p.guarantee) for p in fused.parts] == [(p.label, p.share, p.guarantee)
+                                                                       for p in two.parts]
+    for a, b in zip(fused.parts, two.parts):
+        assert a.released.keys() == b.released.keys()
+
+
+def test_the_default_reads_the_data_once_per_choice_and_once_for_the_release():
+    rel = _release(_chunks())
+    means = [p for p in rel.parts if p.label.endswith("mean")]
+    # each mean's pass also chose its bound (and the first one counted the rows); then the release
+    assert len(means) == 5 and CountedChunks.passes == len(means) + 1
+
+
+def test_a_public_centre_reads_the_data_once():
+    _release(_chunks(), center=None)
+    assert CountedChunks.passes == 1
+
+
+def test_an_array_in_memory_keeps_two_passes_for_the_second_moment(monkeypatch):
+    moments = []  # a second pass over memory costs less than a second Gram product per row
+    real = binned_sums.binned_pass
+    monkeypatch.setattr("dpmoments.estimators._private_choices.binned_pass",
+                        lambda *a, **k: moments.append(k["moment"]) or real(*a, **k))
+    _release(X, center=None)
+    _release(X)
+    assert "second" not in moments and moments.count("mean") == 5
