@@ -103,7 +103,7 @@ def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbour
     ``next_params``: a callable ``plan -> callable(step, releases)`` for adaptive steps.
     Sites built with ``row_norm="auto"`` (or ``response_bound="auto"``) get a bound step paid
     from ``bound_budget`` (:meth:`~.plan.Plan.build`, :mod:`~dpmoments.multisite.bounds`); sites built
-    with ``center="private"`` get a location step and a mean round paid from ``center_budget``
+    with ``center="private"`` get location steps and a mean round paid from ``center_budget``
     (:mod:`~dpmoments.multisite.location`).
     """
     check_option(protocol, "protocol", tuple(k for k in PROTOCOLS if k != "pooled"))
@@ -204,9 +204,11 @@ def run(sites, *, protocol="cape", epsilon, delta, statistic="second", neighbour
         ``parts``, and the report is an :class:`~.report.AnalysisReport` with the bound step.
     center_budget : float in (0, 1), CenterBudget or AutoLocation, optional
         Sites with ``center="private"`` (``statistic="second"``): the mean round's share of
-        each site's budget (default 0.2; a ``CenterBudget`` also gives the location step's,
-        default 0.05). The plan starts with a location step (each site's noisy per-coordinate
-        counts on a public signed grid; the aggregator takes the medians ``m``), and the
+        each site's budget (default 0.2; a ``CenterBudget`` also gives the location steps',
+        default 0.1 otherwise; an ``AutoLocation`` gives both and may fix the number of steps).
+        The plan starts with location steps, as many as the rows allow up to four (each site's
+        noisy per-coordinate counts on a public signed grid; the aggregator moves the location
+        ``m`` by their medians), and the
         second moment ``S`` and mean ``a`` of the rows clipped about ``m`` give the covariance
         ``S - a a^T`` about the private mean ``m + a``; the report lists every share.
 
