@@ -248,6 +248,10 @@ def test_the_report_withholds_the_seed_that_would_redraw_the_noise(run, study, t
     # With the seed, anyone holding the report and the result can regenerate the noise and subtract it.
     out = tmp_path / "res"
     privacy = [a for a in PRIVACY if a not in ("--seed", "0")]
+    if seed_args[0] == "--see":  # abbreviations are refused before anything runs (docs/errors.md)
+        res = run("covariance", study / "patients.npy", *privacy, *seed_args, "--uncentred", "--out", out)
+        assert res.returncode == 2 and "unrecognized arguments: --see" in res.stderr and not out.exists()
+        return
     res = run("covariance", study / "patients.npy", *privacy, *seed_args, "--uncentred", "--out", out)
     assert res.returncode == 0, res.stderr
     assert "48213" not in (out / "privacy_report.json").read_text()

@@ -268,6 +268,10 @@ CASES = [
     ("cli-tensor-default-bound-too-few-rows", "CLI", "`dpmoments tensor` without `--row-norm` (auto by default) on 2 "
      "rows", lambda: cli("tensor", _csv(GOOD_CSV), "--sigma2", "1", "--n-components", "1", "--epsilon", "1", "--delta",
                          "1e-6", "--out", _fresh()), 2, "--bound-share"),
+    ("cli-abbreviated-option", "CLI", "an abbreviated option: `dpmoments regress data.csv --response c` (meaning "
+     "`--target`, close to `--response-bound`)",
+     lambda: cli("regress", _csv(GOOD_CSV), "--response", "c", "--n-iter", "1", "--w-max", "2", "--epsilon", "1",
+                 "--delta", "1e-6", "--out", _fresh()), 2, "unrecognized arguments: --response"),
     ("cli-stm-row-norm", "CLI", "`dpmoments tensor --model stm --row-norm auto`",
      lambda: cli("tensor", _csv(GOOD_CSV), "--model", "stm", "--vocabulary-size", "9", "--n-components", "1",
                  "--epsilon", "1", "--delta", "1e-6", "--row-norm", "auto", "--out", _fresh()), 2,

@@ -48,7 +48,15 @@ INPUT_ATTRIBUTES = ("data", "more_data", "truth", "pair", "plan", "share")
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (``usage`` is left to ``--help``)."""
+    """argparse with one-line errors (``usage`` is left to ``--help``) and no abbreviated options.
+
+    An abbreviation is a guess: ``regress --response y`` was read as ``--response-bound y``, and
+    ``--row 5`` would have been ``--row-norm 5``, a privacy input, without a word.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
