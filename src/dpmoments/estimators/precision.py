@@ -30,9 +30,10 @@ __all__ = ["GlassoPath", "PrivateGraphicalLasso", "PrivateRidgePrecision"]
 
 # An off-diagonal |Θ_ij| above this is an edge (the fast solver's zeros are exact).
 _EDGE_TOL = 1e-8
-# From this many features a penalty path runs sparse=True (measured faster from p = 1000 on:
-# benchmarks/results/glasso_large.md; below, the dense path is as fast and keeps its duals).
-SPARSE_PATH_FROM = 1000
+# From this many features a penalty path runs sparse=True (measured faster from p = 500 on: 4.1x one solve
+# against the dense path's 7.6x, benchmarks/results/glasso.md; at p <= 300 the two were within 0.5-1.4x of
+# each other, and the dense path keeps its duals).
+SPARSE_PATH_FROM = 500
 
 
 def _with_dual(result):
