@@ -66,6 +66,23 @@ def _fraction(value, name, low=0.0, high=1.0):
     return float(value)
 
 
+def check_grid(grid):
+    """Check and normalise a frozen choosing step's public grid (``low``, ``high``, ``factor``) in place."""
+    low, high = check_positive(grid.low, "low"), check_positive(grid.high, "high")
+    if not low < high:
+        raise ValueError(f"the search range is empty: 'low' must be below 'high'; got low={low:g}, high={high:g}.")
+    if isinstance(grid.factor, bool) or not isinstance(grid.factor, (int, float)) or not 1.0 < grid.factor < math.inf:
+        raise ValueError(f"'factor' (the grid's spacing) must be a number > 1; got {grid.factor!r}.")
+    for name, value in (("low", low), ("high", high), ("factor", grid.factor)):
+        object.__setattr__(grid, name, float(value))
+
+
+def grid_edges(grid):
+    """``ceil(log(high/low)/log(factor)) + 1`` edges, log-spaced from ``low`` to ``high``."""
+    steps = max(1, math.ceil(math.log(grid.high / grid.low) / math.log(grid.factor) - 1e-9))
+    return np.geomspace(grid.low, grid.high, steps + 1)
+
+
 @dataclass(frozen=True)
 class AutoBounds:
     """What a plan's bound step chooses and how: public, fixed before any data are read.
@@ -103,15 +120,7 @@ class AutoBounds:
             raise ValueError(f"'bound_budget' must be a share in (0, 1); got {self.share!r}.")
         object.__setattr__(self, "share", float(self.share))
         object.__setattr__(self, "quantile", _fraction(self.quantile, "quantile"))
-        low, high = check_positive(self.low, "low"), check_positive(self.high, "high")
-        if not low < high:
-            raise ValueError(f"the search range is empty: 'low' must be below 'high'; got low={low:g}, high={high:g}.")
-        object.__setattr__(self, "low", float(low))
-        object.__setattr__(self, "high", float(high))
-        if isinstance(self.factor, bool) or not isinstance(self.factor, (int, float)) or \
-                not 1.0 < self.factor < math.inf:
-            raise ValueError(f"'factor' (the grid's spacing) must be a number > 1; got {self.factor!r}.")
-        object.__setattr__(self, "factor", float(self.factor))
+        check_grid(self)
 
     @classmethod
     def from_budget(cls, names, budget=None):
@@ -129,8 +138,7 @@ class AutoBounds:
 
     def edges(self):
         """The grid's edges: ``ceil(log(high/low)/log(factor)) + 1`` of them, log-spaced from ``low`` to ``high``."""
-        steps = max(1, math.ceil(math.log(self.high / self.low) / math.log(self.factor) - 1e-9))
-        return np.geomspace(self.low, self.high, steps + 1)
+        return grid_edges(self)
 
     @property
     def n_bins(self):

@@ -48,8 +48,8 @@ from typing import Optional
 
 import numpy as np
 
-from .._validation import check_int, check_positive
-from .bounds import GRID_FACTOR, MARGIN_SD, cumulative_estimate
+from .._validation import check_int
+from .bounds import GRID_FACTOR, MARGIN_SD, check_grid, cumulative_estimate, grid_edges
 
 __all__ = ["AutoLocation", "LOCATION_SHARE", "MEAN_SHARE", "MAX_AUTO_STEPS", "location_sensitivity", "location_counts",
            "choose_location", "private_location"]
@@ -120,20 +120,11 @@ class AutoLocation:
         if self.share + self.mean >= 1:
             raise ValueError(f"'location_share' {self.share:g} and 'center_share' {self.mean:g} add up to 1 or more "
                              "and leave nothing for the release.")
-        low, high = check_positive(self.low, "low"), check_positive(self.high, "high")
-        if not low < high:
-            raise ValueError(f"the search range is empty: 'low' must be below 'high'; got low={low:g}, high={high:g}.")
-        object.__setattr__(self, "low", float(low))
-        object.__setattr__(self, "high", float(high))
-        if isinstance(self.factor, bool) or not isinstance(self.factor, (int, float)) or \
-                not 1.0 < self.factor < math.inf:
-            raise ValueError(f"'factor' (the grid's spacing) must be a number > 1; got {self.factor!r}.")
-        object.__setattr__(self, "factor", float(self.factor))
+        check_grid(self)
 
     def edges(self):
         """The signed grid: the positive edges (as :meth:`~dpmoments.multisite.bounds.AutoBounds.edges`) mirrored, and 0."""
-        steps = max(1, math.ceil(math.log(self.high / self.low) / math.log(self.factor) - 1e-9))
-        pos = np.geomspace(self.low, self.high, steps + 1)
+        pos = grid_edges(self)
         return np.concatenate([-pos[::-1], [0.0], pos])
 
     @property
