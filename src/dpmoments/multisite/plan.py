@@ -386,9 +386,8 @@ class Plan:
         takes as many location steps as the rows allow, up to four (public facts only).
         """
         params = dict(locals())  # the arguments, for a plan with its location steps left to choose
-        if isinstance(center, str) and center == "private" and \
-                getattr(AutoLocation.from_budget(center_budget), "steps", 0) is None:
-            location = AutoLocation.from_budget(center_budget)
+        location = AutoLocation.from_budget(center_budget) if isinstance(center, str) and center == "private" else None
+        if location is not None and location.steps is None:
             del params["cls"], params["center_budget"]
             for steps in range(MAX_AUTO_STEPS, 0, -1):  # the most whose noisy counts the rows can bear
                 try:
