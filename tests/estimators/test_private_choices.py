@@ -169,6 +169,21 @@ def test_many_clipped_rows_warn():
                           rng=0).fit(X)
 
 
+def test_clipping_beyond_the_search_range_is_not_called_a_shrinkage():
+    """Data beyond the default range put the centre at the range end, far from them: the variance comes out
+    inflated, not shrunk, so the warning may not say "towards zero"; it says which way each goes and points to
+    the search range and the column scales (hunt4 #17). Inside the range clipping does shrink it."""
+    X = np.random.default_rng(0).normal(size=(5000, 2)) + [0, 1e9]  # unit variances
+    with pytest.warns(BoundWarning) as record:
+        est = PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0).fit(X)
+    clipped = [str(w.message) for w in record if "clipped" in str(w.message)]
+    assert est.covariance_[1, 1] > 1e12 and clipped, clipped  # inflated: the centre sits at 1e8
+    assert "towards zero" not in clipped[0] and "inflated" in clipped[0] and "search range" in clipped[0]
+    with pytest.warns(BoundWarning, match="towards zero"):
+        PrivateCovariance(epsilon=1.0, delta=1e-6, bound_budget=dpm.moments.auto_release.BoundBudget(quantile=0.5),
+                          rng=0).fit(np.random.default_rng(0).normal(size=(5000, 2)))
+
+
 @pytest.mark.parametrize("kwargs", [
     dict(bound_budget=0.02),  # the row bound is weaker than the location's draws, and drawn after them
     dict(scale="private", bound_budget=0.03),  # the column scales likewise
