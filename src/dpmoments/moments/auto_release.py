@@ -160,7 +160,8 @@ def noise_norm(statistic, mechanism, d, epsilon, delta, neighbours, calibration,
     norm = "l2" if mechanism == "gaussian" else "l1"
     n_samples = 1
     if neighbours == "add-remove":
-        n_samples, (epsilon, delta) = None, split_budget(epsilon, delta, count_share)[1]
+        in_rho = mechanism == "gaussian" and calibration == "zcdp"
+        n_samples, (epsilon, delta) = None, split_budget(epsilon, delta, count_share, in_rho)[1]
     sens = moment_sensitivity(statistic, norm=norm, n_samples=n_samples, n_features=d, neighbours=neighbours,
                               row_norm=1.0, response_bound=1.0)
     if mechanism == "gaussian":
