@@ -157,6 +157,10 @@ class AutoLocation:
                             f"got {budget!r}.")
         return cls(mean=float(budget))
 
+    def bears(self, n_total, noise_sd):
+        """Whether ``n_total`` rows can bear a location step's count noise (per count, summed: ``noise_sd``)."""
+        return n_total / 2.0 >= MARGIN_SD * float(noise_sd) * math.sqrt(self.n_bins) / 2.0 * (1 - 1e-12)
+
     def check_rows(self, n_total, noise_sd):
         """Refuse (one line) a location step whose count noise would decide the median's bin.
 
@@ -165,7 +169,7 @@ class AutoLocation:
         ``n_total / 2`` rows on either side of the median must be :data:`~dpmoments.multisite.bounds.MARGIN_SD` times it.
         """
         sd = float(noise_sd) * math.sqrt(self.n_bins) / 2.0
-        if n_total / 2.0 < MARGIN_SD * sd * (1 - 1e-12):
+        if not self.bears(n_total, noise_sd):
             raise TooFewLocationRows(f"center='private' across sites: too few rows ({n_total} in all) for the noisy "
                              f"per-coordinate histograms with this share of the budget among {self.n_bins} bins "
                              f"(their count noise, sd {sd:.3g} rows, would decide the median); give a larger "
