@@ -51,8 +51,8 @@ from .bounds import AutoBounds, auto_bounds
 from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS
-from .rounds import (CHOICE_STATISTICS, Round, most_location_steps, round_noise, round_targets, sensitivity,
-                     with_choice_steps)
+from .rounds import (CHOICE_STATISTICS, Round, check_choice_steps, most_location_steps, round_noise, round_targets,
+                     sensitivity, with_choice_steps)
 from .unequal import check_weights
 
 __all__ = ["Round", "Plan", "TARGETS", "NEIGHBOURS", "ROWS", "COMPOSITIONS"]
@@ -362,15 +362,9 @@ class Plan:
         facts = dict(n_features=int(n_features), row_norm=float(check_positive(row_norm, "row_norm")),
                      response_bound=None if response_bound is None else float(response_bound),
                      neighbours=neighbours)
-        noise, solutions = [], []
-        for k, rnd in enumerate(rounds):
-            plan, solution = round_noise(k, rounds, sites, n, mu, eps, dls, facts, proto.masking, colluders, solve)
-            if rnd.statistic == "histogram":
-                auto.check_rows(sum(n), math.sqrt(float(np.sum(plan.g_std**2))), rnd.bound)
-            if rnd.statistic == "location":
-                location.check_rows(sum(n), math.sqrt(float(np.sum(plan.g_std**2))))
-            noise.append(plan)
-            solutions.append(solution)
+        check_choice_steps(rounds, auto, location, sum(n), eps, dls, **solve)
+        noise, solutions = zip(*(round_noise(k, rounds, sites, n, mu, eps, dls, facts, proto.masking, colluders, solve)
+                                 for k in range(len(rounds))))
         return cls(protocol, run_id or uuid.uuid4().hex, sites, n, int(n_features), facts["row_norm"], tuple(eps),
                    tuple(dls), rounds, tuple(float(w) for w in mu), tuple(noise), tuple(solutions),
                    facts["response_bound"], None if center is None else tuple(float(c) for c in center), neighbours,

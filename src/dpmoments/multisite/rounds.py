@@ -7,7 +7,8 @@ step, the moment rounds on the rest of the budget), gives each round's per-site 
 (:func:`round_targets`: a share of ``(epsilon, delta)``, or of ``rho`` in zCDP), scales a masked
 round so that the aggregator's joint view meets every site's ratio (:func:`meet_joint_view`),
 and decides, before any noise is solved, whether the choosing steps' noisy counts can bear
-their noise (:func:`most_location_steps`). :class:`~dpmoments.multisite.plan.Plan` puts these
+their noise (:func:`most_location_steps`, :func:`check_choice_steps`), naming when they cannot
+the epsilon, and the share, at which every one of them runs. :class:`~dpmoments.multisite.plan.Plan` puts these
 together once, in :meth:`~dpmoments.multisite.plan.Plan.build`.
 """
 
@@ -28,7 +29,7 @@ from .noise import guarantee_from_ratio, joint_view
 from .protocols import noise_for
 
 __all__ = ["Round", "CHOICE_STATISTICS", "with_choice_steps", "sensitivity", "round_targets", "meet_joint_view",
-           "round_noise", "most_location_steps"]
+           "round_noise", "most_location_steps", "check_choice_steps"]
 
 #: The statistics of the steps that choose (a bound, a location): noisy counts, each site's own noise.
 CHOICE_STATISTICS = ("histogram", "location")
@@ -192,3 +193,81 @@ def most_location_steps(location, n_total, epsilon, delta, **solve):
         if location.bears(n_total, sd):
             return steps
     return 1
+
+
+def check_choice_steps(rounds, auto, location, n_total, epsilon, delta, **solve):
+    """Refuse (one line) a plan whose choosing steps' noisy counts the ``n_total`` rows cannot bear.
+
+    Decided on every choosing round before any noise is solved, from public facts only (the
+    row counts, the budgets, ``d``, the grids). The refusal names the epsilon at which every
+    one of them runs (every site's epsilon multiplied by one factor: each round's noise falls
+    as it grows), and the share of the option that pays for the refused steps when they are
+    all that option's (the bound step's ``'bound_budget'``, the location steps'
+    ``CenterBudget.location``): raising one option's share does nothing for the other's.
+    """
+    failing = []
+    for rnd in rounds:
+        if rnd.statistic in CHOICE_STATISTICS:
+            owner = auto if rnd.statistic == "histogram" else location
+            sd = choice_noise_sd(rnd, epsilon, delta, **solve)
+            if sd * (1 - 1e-12) > owner.max_noise_sd(n_total):
+                failing.append((rnd, owner, sd))
+    if not failing:
+        return
+
+    def runs(rnd, owner, eps=epsilon, share=None):
+        changed = rnd if share is None else replace(rnd, share=share)
+        return choice_noise_sd(changed, eps, delta, **solve) <= owner.max_noise_sd(n_total)
+
+    factor = max(_least(lambda c, f=f: runs(*f[:2], eps=[c * e for e in epsilon]), 1.0) for f in failing)
+    named = (f"runs from epsilon {_up(factor * epsilon[0]):g}" if len(set(epsilon)) == 1 else
+             f"runs when every site's epsilon is multiplied by {_up(factor):g}")
+    share = _option_share([f[:2] for f in failing], auto, location, runs)
+    text = f"with the same shares every step of the plan {named}" + (f", or at this epsilon from {share}" if share
+                                                                      else "")
+    rnd, owner, sd = max(failing, key=lambda f: f[2] / f[1].max_noise_sd(n_total))
+    if rnd.statistic == "histogram":
+        auto.check_rows(n_total, sd, rnd.bound, runs=text)
+    location.check_rows(n_total, sd, runs=text)
+
+
+def _option_share(failing, auto, location, runs):
+    """``"<option> <share>"`` at which every refused step runs, if they are all one option's and it leaves room."""
+    owners = {id(owner) for _, owner in failing}
+    if len(owners) != 1:
+        return None
+    if failing[0][1] is auto:
+        option, parts = "'bound_budget'", len(auto.names)
+        others = 0.0 if location is None else location.share + location.mean
+    else:
+        option, parts = "CenterBudget.location", location.steps
+        others = location.mean + (0.0 if auto is None else auto.share)
+    room = min(0.5, 1.0 - others - 1e-6)  # a share above one half leaves too little for the release to suggest
+    if not all(runs(rnd, owner, share=room / parts) for rnd, owner in failing):
+        return None
+    share = _least(lambda s: all(runs(rnd, owner, share=min(s, room) / parts) for rnd, owner in failing),
+                   failing[0][0].share * parts)
+    share = _up(share)
+    return None if share > room else f"{option} {share:g}"
+
+
+def _least(ok, start):
+    """The smallest ``x >= start`` with ``ok(x)`` (``ok`` monotone), to a relative 1e-9 from above; ``inf`` if none
+    below ``start * 1e12``."""
+    low, high = start, start
+    while not ok(high):
+        low, high = high, high * 2.0
+        if high > start * 1e12:
+            return math.inf
+    while high > low * (1 + 1e-9):
+        mid = math.sqrt(low * high)
+        low, high = (low, mid) if ok(mid) else (mid, high)
+    return high
+
+
+def _up(x):
+    """``x`` rounded up to two significant digits (a value named in a refusal must run)."""
+    if not math.isfinite(x) or x <= 0:
+        return x
+    unit = 10.0 ** (math.floor(math.log10(x)) - 1)
+    return float(f"{math.ceil(x / unit) * unit:.2g}")
