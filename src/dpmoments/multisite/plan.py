@@ -21,6 +21,9 @@ round is calibrated to ``(share epsilon, share delta)``; with ``"zcdp"`` to
 ``row_norm="auto"`` (or ``response_bound="auto"``) a bound step follows
 (:mod:`~dpmoments.multisite.bounds`). Their noisy counts carry each site's own noise; what
 they choose travels in every later query, and :meth:`Plan.resolved` gives the plan at it.
+:mod:`~dpmoments.multisite.rounds` lays the rounds out, decides whether the rows bear the
+choosing steps' noise (naming, when they do not, the epsilon and share at which they would)
+and solves each round's noise; this module holds the plan every party ships and checks.
 
 **Target** (whom the guarantee holds against). ``target="aggregator"`` (the default)
 calibrates the noise so that the *joint view* of the aggregator, which sees every
