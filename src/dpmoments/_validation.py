@@ -111,6 +111,10 @@ def as_float_array(X, name, convert=True):
     """
     if isinstance(X, (str, bytes)) or X is None:
         raise TypeError(f"'{name}' must be an array of numbers; got {type(X).__name__}.")
+    if _one_shot(X):  # numpy would wrap it in an object array, and the message would be about that
+        raise TypeError(f"'{name}' is an iterator ({type(X).__name__}), which can be read only once and is not "
+                        "accepted: pass an array, a data frame, a dask array or, where the estimator "
+                        "streams, a file path.")
     if hasattr(X, "tocsr") or hasattr(X, "toarray"):
         raise TypeError(f"'{name}' is a sparse matrix; sparse input is not supported here: pass a dense array, or "
                         "release it with a dpmoments.release_* function (they sum sparse rows from their "
@@ -134,6 +138,16 @@ def as_float_array(X, name, convert=True):
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"'{name}' must hold real numbers; got dtype {arr.dtype}.")
     return arr.astype(np.float64, copy=False) if convert else arr
+
+
+def _one_shot(X):
+    """A generator or ``iter(...)``: iterating it again yields nothing (an array, a list or a frame is not one)."""
+    if hasattr(X, "__array__") or isinstance(X, (list, tuple)) or not hasattr(X, "__next__"):
+        return False
+    try:
+        return iter(X) is X
+    except TypeError:
+        return False
 
 
 def _is_missing(value):

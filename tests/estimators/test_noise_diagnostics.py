@@ -218,3 +218,25 @@ def test_pca_components_that_turn_across_redrawn_releases_are_unstable():
     assert fired
     est = _quiet(lambda: PrivatePCA(n_components=2, n_draws=30, **KW).fit(_spiked(20000)))
     assert np.all(est.component_angles_ < 45)
+
+
+def test_levels_are_quoted_in_the_data_units_under_private_scales():
+    """With column scales the flags compare standardised numbers (right either way), but a quoted level is the
+    data's: each column's s_j^2 times the standardised level (hunt4 #15: "0.0106" beside variances of 1e4)."""
+    from dpmoments.estimators import CenterBudget
+    from dpmoments.estimators.diagnostics import Diagnostics, check_matrix, variance_noise_level
+    from dpmoments.estimators.uncertainty import NoiseLaw
+
+    law, scale = NoiseLaw("gaussian", 1.0), np.array([1.0, 100.0, 0.01])
+    with pytest.warns(NoiseDominatesWarning):
+        check_matrix(np.diag([0.1, 0.1, 100.0]), law, diag := Diagnostics("test"), scale=scale)
+    level = variance_noise_level(law, 3)
+    low_high = f"{level:.3g} to {1e4 * level:.3g} (one per column, in the data's units)"
+    assert low_high in diag.items[-1]["message"]  # the two flagged columns (scales 1 and 100), not the third
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20000, 3)) * [1, 1e2, 1e4] + [3, 3e2, 3e4]
+    est = _noisy(lambda: PrivateCovariance(epsilon=1, delta=1e-6, center_budget=CenterBudget(mean=1e-5),
+                                           scale="private", rng=1).fit(X), "centre-noise")
+    s, bias = est.release_.column_scale, est.release_.parts[[p.label for p in est.release_.parts].index("mean")]
+    bias = bias.released["noise_scale"] ** 2
+    assert f"about {bias * s.min()**2:.3g} to {bias * s.max()**2:.3g} (one per column" in est.diagnostics_[0]["message"]

@@ -169,6 +169,21 @@ def test_many_clipped_rows_warn():
                           rng=0).fit(X)
 
 
+def test_clipping_beyond_the_search_range_is_not_called_a_shrinkage():
+    """Data beyond the default range put the centre at the range end, far from them: the variance comes out
+    inflated, not shrunk, so the warning may not say "towards zero"; it says which way each goes and points to
+    the search range and the column scales (hunt4 #17). Inside the range clipping does shrink it."""
+    X = np.random.default_rng(0).normal(size=(5000, 2)) + [0, 1e9]  # unit variances
+    with pytest.warns(BoundWarning) as record:
+        est = PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0).fit(X)
+    clipped = [str(w.message) for w in record if "clipped" in str(w.message)]
+    assert est.covariance_[1, 1] > 1e12 and clipped, clipped  # inflated: the centre sits at 1e8
+    assert "towards zero" not in clipped[0] and "inflated" in clipped[0] and "search range" in clipped[0]
+    with pytest.warns(BoundWarning, match="towards zero"):
+        PrivateCovariance(epsilon=1.0, delta=1e-6, bound_budget=dpm.moments.auto_release.BoundBudget(quantile=0.5),
+                          rng=0).fit(np.random.default_rng(0).normal(size=(5000, 2)))
+
+
 @pytest.mark.parametrize("kwargs", [
     dict(bound_budget=0.02),  # the row bound is weaker than the location's draws, and drawn after them
     dict(scale="private", bound_budget=0.03),  # the column scales likewise
@@ -252,3 +267,22 @@ def test_shares_adding_up_to_one_in_floating_point_leave_nothing():
     with pytest.raises(ValueError, match="add up to 1 or more"):
         PrivateCovariance(epsilon=1.0, delta=1e-6, center_budget=CenterBudget(mean=0.6, location=0.3),
                           bound_budget=0.1).fit(X)
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(scale="private"), dict(epsilon=0.3, delta=1e-9),
+                                    dict(center=None, row_norm=3.0, calibration="zcdp")])
+def test_add_remove_composes_to_the_whole_budget(kwargs):
+    """Each add-remove release splits its share of rho between the noisy count and the sums: the parts compose to
+    the asked budget (within 1e-9), never above it (split in (epsilon, delta) they came to 0.957 of 1: hunt4 #19)."""
+    from dpmoments.privacy import calibrate_gaussian
+
+    args = dict(dict(epsilon=1.0, delta=1e-6, neighbours="add-remove", rng=0), **kwargs)
+    est = PrivateCovariance(**args).fit(np.random.default_rng(0).normal(size=(3000, 3)))
+    got = est.privacy_
+    if isinstance(got, ZCDP):  # a zCDP-calibrated release with public choices states rho
+        rho = calibrate_gaussian(args["epsilon"], args["delta"], 1.0, "zcdp")[1].rho
+        assert rho * (1 - 1e-9) <= got.rho <= rho
+    else:
+        assert args["epsilon"] - 1e-9 <= got.epsilon <= args["epsilon"] and got.delta <= args["delta"]
+    planned = dpm.moments.counts.planned_guarantee(1.0, 1e-6, "gaussian", "zcdp", "add-remove", 0.05)
+    assert planned.rho == pytest.approx(calibrate_gaussian(1.0, 1e-6, 1.0, "zcdp")[1].rho, rel=1e-9)

@@ -92,6 +92,8 @@ CASES = [
     ("data-text", "API", "X of strings", release(X.astype(str)), TypeError, "real numbers"),
     ("data-complex", "API", "complex X",
      lambda: PrivatePCA(n_components=1, **OK).fit(X + 1j), ValueError, "Complex data not supported"),
+    ("data-iterator", "API", "an estimator fitted on a one-shot iterator of rows",
+     lambda: PrivatePCA(n_components=1, **OK).fit(iter(X)), TypeError, "'X' is an iterator"),
     ("data-sparse", "API", "a scipy sparse matrix",
      lambda: PrivatePCA(n_components=1, **OK).fit(__import__("scipy.sparse").sparse.csr_matrix(X)), TypeError,
      "sparse"),

@@ -284,6 +284,53 @@ def test_auto_with_epsilon_inf_and_with_too_few_rows_are_refused_before_anything
         run_pooled(sites, epsilon=1.0, delta=DELTA)
 
 
+@pytest.mark.parametrize("n, d, kwargs, option", [
+    ([5000, 5000], 3, dict(row_norm="auto"), "'bound_budget'"),  # hunt4 #13: 2 x 5000 rows at epsilon 1
+    ([1000, 1000], 3, dict(row_norm=1.0, center="private"), "CenterBudget.location"),
+    ([1000, 1000], 3, dict(row_norm="auto", center="private"), None),  # both options refused: no one share helps
+    ([3000, 1500, 2000], 10, dict(row_norm="auto", composition="zcdp", target="per-site"), "'bound_budget'"),
+    ([300, 300], 1, dict(row_norm="auto", bound_budget=0.03, center="private"), None),
+])
+def test_a_refused_choosing_step_names_an_epsilon_and_a_share_that_run_the_whole_plan(n, d, kwargs, option):
+    """Like every single-site refusal, the multi-site one names the epsilon at which every choosing step of the
+    plan runs (from public facts: row counts, budgets, d, grid), and not 10% below it, and the share of the option
+    paying for the refused steps when they are all that option's; each named value builds the plan."""
+    import re
+    from dataclasses import replace
+
+    from dpmoments.multisite.location import AutoLocation
+
+    def build(**changes):
+        args = dict(dict(epsilon=1.0, delta=1e-6), **kwargs, **changes)
+        return Plan.build("cape", [f"s{i}" for i in range(len(n))], n, n_features=d, **args)
+
+    with pytest.raises(ValueError, match="too few rows") as info:
+        build()
+    text = str(info.value)
+    assert "\n" not in text
+    eps = float(re.search(r"every step of the plan runs from epsilon ([0-9.e+-]+)", text).group(1))
+    assert build(epsilon=eps).steps
+    with pytest.raises(ValueError, match="too few rows"):
+        build(epsilon=0.9 * eps)
+    share = re.search(r"or at this epsilon from ('bound_budget'|CenterBudget.location) ([0-9.e+-]+);", text)
+    assert (share and share.group(1)) == option
+    if option == "'bound_budget'":
+        assert build(bound_budget=float(share.group(2))).steps
+    elif option:
+        assert build(center_budget=replace(AutoLocation(), share=float(share.group(2)))).steps
+
+
+def test_a_refusal_with_budgets_per_site_names_one_factor_for_every_site():
+    n, args = [5000, 5000], dict(row_norm="auto", delta=1e-6, n_features=3)
+    with pytest.raises(ValueError, match="every site's epsilon is multiplied by") as info:
+        Plan.build("cape", ["a", "b"], n, epsilon=[1.0, 2.0], **args)
+    import re
+    k = float(re.search(r"multiplied by ([0-9.e+-]+)", str(info.value)).group(1))
+    assert Plan.build("cape", ["a", "b"], n, epsilon=[k, 2 * k], **args).auto is not None
+    with pytest.raises(ValueError, match="too few rows"):
+        Plan.build("cape", ["a", "b"], n, epsilon=[0.9 * k, 1.8 * k], **args)
+
+
 def test_a_public_bound_plan_is_unchanged_by_the_bound_step_machinery():
     plan = Plan.build("cape", ["a", "b"], [100, 100], n_features=2, row_norm=1.0, epsilon=1.0, delta=1e-5)
     assert plan.auto is None and "auto" not in plan.to_dict() and plan.release_rounds == [0]

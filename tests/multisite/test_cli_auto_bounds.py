@@ -74,6 +74,23 @@ def test_simulate_refuses_bad_auto_options_in_one_line(run, tmp_path, extra, wor
     assert not (tmp_path / "out").exists()
 
 
+def test_simulate_refusal_names_an_epsilon_and_a_share_that_run(run, tmp_path):
+    """The command's refusal says, in its own option names, from which --epsilon and at which --bound-share the
+    run goes through (hunt4 #13: it named none); both do, and 0.9 of the epsilon is refused."""
+    import re
+
+    paths, _ = _files(tmp_path, 3000)
+    res = _simulate(run, paths, tmp_path / "few", "--row-norm", "auto")
+    assert_one_line_error(res, "too few rows", "runs from --epsilon")
+    eps = re.search(r"runs from --epsilon ([0-9.e+-]+)", res.stderr).group(1)
+    share = re.search(r"or at this epsilon from --bound-share ([0-9.e+-]+)", res.stderr).group(1)
+    for k, extra in enumerate((("--epsilon", eps), ("--bound-share", share))):
+        got = _simulate(run, paths, tmp_path / f"runs{k}", "--row-norm", "auto", *extra)
+        assert got.returncode == 0, got.stderr
+    assert_one_line_error(_simulate(run, paths, tmp_path / "below", "--row-norm", "auto", "--epsilon",
+                                    repr(0.9 * float(eps))), "too few rows")
+
+
 def test_noise_generator_plans_a_bound_step(run, tmp_path):
     base = ("noise-generator", "--n-features", 3, "--epsilon", 1, "--delta", "1e-5", "--row-norm", "auto")
     res = run(*base, "--sites", "a=20000,b=20000,c=20000", "--bound-share", "0.2", "--search-range", "1e-3,1e3",

@@ -15,7 +15,7 @@ import argparse
 import contextlib
 import math
 
-from ..moments.auto_release import CLIPPED_WARNING, BoundBudget
+from ..moments.auto_release import CLIPPED_WARNING, BoundBudget, clipping_bias
 from ..moments.private_bounds import SearchRange
 from ._numbers import BOUND_MAX, CliError, _bound, _share
 
@@ -186,8 +186,8 @@ def choices_lines(parts, total):
     lines.append(f"  composed: {total}")
     clipped = _clipped(parts)
     if clipped is not None:
-        warn = " -- MORE THAN 10%: the estimate is biased towards zero" if \
-            clipped[0] - 2 * clipped[1] > CLIPPED_WARNING else ""
+        at_end = any(p.released.get("at_range_end") for p in parts)
+        warn = f" -- MORE THAN 10%: {clipping_bias(at_end)}" if clipped[0] - 2 * clipped[1] > CLIPPED_WARNING else ""
         lines.append(f"  clipped rows (noisy): {100 * clipped[0]:.1f}% (noise sd {100 * clipped[1]:.1f}%){warn}")
     return lines
 
@@ -208,7 +208,8 @@ def print_release_choices(release):
 _CLI_WORDS = {"'bound_budget'": "--bound-share", "bound_budget": "--bound-share",
               "center='private' across sites": "--center private across sites",
               "'location_share'": "--location-share", "'center_share'": "--center-share",
-              "CenterBudget.location": "--location-share", "runs from epsilon": "runs from --epsilon"}
+              "CenterBudget.location": "--location-share", "BoundBudget(search=...)": "--search-range",
+              "scale='private'": "--scale private", "runs from epsilon": "runs from --epsilon"}
 
 
 def cli_words(text):

@@ -21,14 +21,15 @@ AUTO_ACROSS_SITES = (
     "of its row norms on a coarse PUBLIC grid (--search-range, steps of a factor sqrt 2), paid from --bound-share "
     "of its "
     "budget (default 0.1); the aggregator sums them and takes the 0.95-quantile, rounded up to a grid edge, "
-    "for every later round; refused in one line when there are too few rows for the share")
+    "for every later round; refused in one line when there are too few rows for the share, naming the --epsilon "
+    "(and --bound-share) that runs")
 
 CENTER_ACROSS_SITES = (
     "'private' (covariance, pca, precision, ridge) chooses it across sites: up to four location steps, as many "
     "as the rows allow (each site's own Gaussian noise on the counts of each column on a signed PUBLIC grid; the aggregator moves the location by the "
     "medians of their sum), paid from --location-share (default 0.1), then the mean of the rows clipped about the "
     "location, from --center-share (default 0.2): the covariance is taken about that private mean; refused in one "
-    "line when there are too few rows")
+    "line when there are too few rows, naming the --epsilon (and --location-share) that runs")
 
 ANALYSES = ("covariance", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
 CENTRED = ("covariance", "pca", "precision", "ridge")  # the analyses a private centre applies to

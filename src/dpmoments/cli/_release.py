@@ -97,7 +97,8 @@ def noise_sd(release, epsilon, delta):
     sens = moment_sensitivity("second", norm="l1" if laplace else "l2", n_samples=n, n_features=release.n_features,
                               neighbours=release.neighbours, row_norm=release.row_norm)
     if not release.n_public:
-        epsilon, delta = split_budget(epsilon, delta, release.count_share)[1]
+        in_rho = not laplace and release.calibration == "zcdp" and release.mechanism == "gaussian"
+        epsilon, delta = split_budget(epsilon, delta, release.count_share, in_rho)[1]
     if laplace:
         return math.sqrt(2.0) * calibrate_laplace(epsilon, sens)[0] / per
     return calibrate_gaussian(epsilon, delta, sens, release.calibration or "analytic")[0] / per

@@ -519,7 +519,7 @@ def _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta):
         fraction, sd = noisy.value / rel.n, noisy.noise_sd / rel.n
         budget.record("clipped rows", noisy.guarantee, share, clipped_fraction=fraction,
                       clipped_fraction_noise_sd=sd)
-        warn_clipped(fraction, sd)
+        warn_clipped(fraction, sd, any(p.released.get("at_range_end") for p in budget.parts))
     budget.parts.append(release_part("second moment", rel, main_share))
     if rel.mechanism == "gaussian":
         warn_if_delta_large(delta, rel.n, noisy=not rel.n_public, stacklevel=5)

@@ -13,7 +13,7 @@ import numpy as np
 from scipy import linalg
 
 from ..solvers.eigen import top_eigenpairs
-from .diagnostics import Diagnostics, check_centre, check_matrix, largest_noise
+from .diagnostics import Diagnostics, check_centre, check_matrix, in_data_units, largest_noise
 from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
 from .uncertainty import count_relative_sd, noise_law, redraw
 from .uncertainty import UNSTABLE_DEGREES, z_value
@@ -54,7 +54,7 @@ def covariance_spread(release, level, owner):
         lower, upper = centre - hi, centre - lo
         idx = np.diag_indices(d)
         lower[idx], upper[idx] = centre[idx] - dhi, centre[idx] - dlo
-    snr = check_matrix(centre, law, diag)
+    snr = check_matrix(centre, law, diag, scale=release.column_scale)
     check_centre(release, diag)
     if release.column_scale is not None:  # a standardised release: its noise, like the estimate, scales by s_i s_j
         units = np.outer(release.column_scale, release.column_scale)
@@ -197,13 +197,14 @@ def precision_spread(release, est, refit, n_draws, level, rng, owner, graph):
     # A rescaled release (standardize_release) records the largest noise scale over its entries, an upper
     # bound: its variances were checked before the scaling, and the matrix check would overstate the noise.
     rescaled = any(step.startswith("scaled-to-correlation") for step in release.postprocessing)
-    matrix = math.nan if rescaled else check_matrix(_centre(release, law), law, diag)
+    matrix = math.nan if rescaled else check_matrix(_centre(release, law), law, diag, scale=release.column_scale)
     check_centre(release, diag)
     snr = off_diagonal_snr(release) if graph else matrix
     if graph and snr < 1.0:
-        diag.flag("no-edge-above-noise", "no off-diagonal entry of the released matrix exceeds "
-                                         f"{off_diagonal_level(release):.3g}, which its noise alone reaches 5% of "
-                                         "the time: the graph cannot be told from noise.")
+        quoted = in_data_units(off_diagonal_level(release), release.column_scale, pairs=True)
+        diag.flag("no-edge-above-noise", f"no off-diagonal entry of the released matrix exceeds its level {quoted}, "
+                                         "which its noise alone reaches 5% of the time: the graph cannot be told "
+                                         "from noise.")
     attrs = {"edge_frequency_": None, "precision_se_": None, "precision_interval_": None}
     extra = {}
     if n_draws:

@@ -15,7 +15,8 @@ from scipy import stats
 
 from ..exceptions import NoiseDominatesWarning
 
-__all__ = ["Diagnostics", "matrix_snr", "variance_noise_level", "largest_noise", "check_matrix", "check_centre"]
+__all__ = ["Diagnostics", "matrix_snr", "variance_noise_level", "largest_noise", "check_matrix", "check_centre",
+           "in_data_units"]
 
 
 class Diagnostics:
@@ -80,11 +81,29 @@ def largest_noise(law, m, q=0.95):
     return law.sd * float(stats.norm.ppf(0.5 + 0.5 * per))
 
 
-def check_matrix(M, law, diagnostics, what="the released matrix", variances=True):
+def in_data_units(level, scale=None, pairs=False):
+    """``level`` (of a release of rows standardised by column scales ``scale``) as the data's units quote it.
+
+    A standardised entry ``(i, j)`` is ``s_i s_j`` times smaller than the data's, and so is its noise: a
+    diagonal level becomes one per column (``s_j^2 level``), an off-diagonal one (``pairs``) one per pair.
+    The flags compare ratios and need none of this; only the number a message quotes does.
+    """
+    if scale is None:
+        return f"{level:.3g}"
+    s = np.asarray(scale, dtype=np.float64)
+    units = np.outer(s, s)[np.triu_indices(s.size, 1)] if pairs else s**2
+    low, high = float(np.min(units)) * level, float(np.max(units)) * level
+    if high <= low * (1 + 1e-9):
+        return f"{low:.3g}"
+    return f"{low:.3g} to {high:.3g} (one per {'pair of columns' if pairs else 'column'}, in the data's units)"
+
+
+def check_matrix(M, law, diagnostics, what="the released matrix", variances=True, scale=None):
     """Flag a matrix whose noise outweighs its signal and (``variances``) variances below their noise.
 
-    ``M``: the released second moment with the noise's mean removed. Returns
-    the signal-to-noise (:func:`matrix_snr`).
+    ``M``: the released second moment with the noise's mean removed (of the rows divided by the column
+    scales ``scale``, if any: the flags are the same in either units; the quoted levels are the data's).
+    Returns the signal-to-noise (:func:`matrix_snr`).
     """
     snr = matrix_snr(M, law)
     if snr < 1.0:
@@ -93,11 +112,12 @@ def check_matrix(M, law, diagnostics, what="the released matrix", variances=True
                                             "mostly noise.")
     d = M.shape[0]
     level = variance_noise_level(law, d) if variances else 0.0
-    low = int(np.count_nonzero(np.diag(M) < level)) if level > 0 else 0
-    if low:
-        diagnostics.flag("variance-below-noise", f"{low} of {d} released variances are below their noise level "
-                                                 f"{level:.3g}: those columns are noise at this budget, and "
-                                                 "scaling by them amplifies it.")
+    below = np.diag(M) < level if level > 0 else np.zeros(d, dtype=bool)
+    if below.any():
+        quoted = in_data_units(level, None if scale is None else np.asarray(scale)[below])
+        diagnostics.flag("variance-below-noise", f"{int(below.sum())} of {d} released variances are below their "
+                                                 f"noise level {quoted}: those columns are noise at this budget, "
+                                                 "and scaling by them amplifies it.")
     return snr
 
 
@@ -110,16 +130,19 @@ def check_centre(release, diagnostics):
     part; at least that, since clipping the mean adds its own bias). Far from
     the origin that can dwarf the data's variance (unit-variance columns
     around 1e6 came out near 1e6, with narrow intervals and no warning): a
-    variance below ``10 s^2`` is flagged. Read from the release alone.
+    variance below ``10 s^2`` is flagged. Read from the release alone (with
+    column scales, both are standardised; the quoted bias is in the data's units).
     """
     s = next((p.released.get("noise_scale") for p in (release.parts or ()) if p.label == "mean"), None)
     if not s:
         return
     bias = float(s) ** 2
     variances = np.diag(release.second_moment)
-    low = int(np.count_nonzero(variances < 10.0 * bias))
-    if low:
-        diagnostics.flag("centre-noise", f"{low} of {variances.size} released variances are less than 10 times the "
-                                         f"bias the private centre's noise adds to each (about {bias:.3g}, its noise "
-                                         "scale squared): they measure that error more than the data; give a public "
-                                         "centre, or CenterBudget(prior=...) near the data, or a larger epsilon.")
+    below = variances < 10.0 * bias
+    if below.any():
+        scale = None if release.column_scale is None else np.asarray(release.column_scale)[below]
+        diagnostics.flag("centre-noise", f"{int(below.sum())} of {variances.size} released variances are less than "
+                                         "10 times the bias the private centre's noise adds to each (about "
+                                         f"{in_data_units(bias, scale)}, its noise scale squared): they measure "
+                                         "that error more than the data; give a public centre, or "
+                                         "CenterBudget(prior=...) near the data, or a larger epsilon.")

@@ -64,7 +64,7 @@ from .sensitivity import moment_sensitivity
 from .sparse_sums import is_sparse_source
 
 __all__ = ["BoundBudget", "as_bound_budget", "is_auto", "release_with_private_bounds", "clip_target",
-           "choose_bounds", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal"]
+           "choose_bounds", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal", "clipping_bias"]
 
 CLIP_FACTOR = 2.0   # m = CLIP_FACTOR * E||N_1||, see the module docstring
 CLIPPED_WARNING = 0.10
@@ -160,7 +160,8 @@ def noise_norm(statistic, mechanism, d, epsilon, delta, neighbours, calibration,
     norm = "l2" if mechanism == "gaussian" else "l1"
     n_samples = 1
     if neighbours == "add-remove":
-        n_samples, (epsilon, delta) = None, split_budget(epsilon, delta, count_share)[1]
+        in_rho = mechanism == "gaussian" and calibration == "zcdp"
+        n_samples, (epsilon, delta) = None, split_budget(epsilon, delta, count_share, in_rho)[1]
     sens = moment_sensitivity(statistic, norm=norm, n_samples=n_samples, n_features=d, neighbours=neighbours,
                               row_norm=1.0, response_bound=1.0)
     if mechanism == "gaussian":
@@ -241,11 +242,21 @@ def minimum_on_refusal(*, epsilon, delta, share, zcdp, option="'bound_budget'"):
             epsilon_each=err.epsilon_each, needed_each=err.needed_each) from None
 
 
-def warn_clipped(fraction, sd):
+def clipping_bias(at_range_end):
+    """What clipping many rows does to the estimate, in words; ``at_range_end``: a private choice fell at an end
+    of its search range, so the data may lie beyond it (a centre there is far from them and inflates the estimate)."""
+    if at_range_end:
+        return ("a private choice fell at an end of its search range, so the data may lie beyond it: the estimate "
+                "is biased, shrunk by the clipping or inflated by a centre far from the data")
+    return "the estimate is biased towards zero"
+
+
+def warn_clipped(fraction, sd, at_range_end=False):
     if fraction - 2.0 * sd > CLIPPED_WARNING:
+        advice = ("widen the search range (BoundBudget(search=...)) or standardise the columns (scale='private')"
+                  if at_range_end else "give a larger 'bound_budget' or quantile, or a public bound")
         warnings.warn(f"about {100 * fraction:.0f}% (noise sd {100 * sd:.1f}%) of the rows were clipped to the "
-                      "private row bound: the estimate is biased towards zero; give a larger 'bound_budget' or "
-                      "quantile, or a public bound.", BoundWarning, stacklevel=4)
+                      f"private row bound: {clipping_bias(at_range_end)}; {advice}.", BoundWarning, stacklevel=4)
 
 
 def warn_range_end(label, search):
@@ -324,7 +335,7 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
         fraction, sd = noisy.value / rel.n, noisy.noise_sd / rel.n
         parts.append(Part("clipped rows", noisy.guarantee, eps_diag / epsilon,
                           {"clipped_fraction": fraction, "clipped_fraction_noise_sd": sd}))
-        warn_clipped(fraction, sd)
+        warn_clipped(fraction, sd, any(p.released.get("at_range_end") for p in parts))
     parts.append(release_part(f"{statistic} moment", rel, eps_main / epsilon))
     for part in parts[:len(autos)]:
         if part.released["at_range_end"]:

@@ -144,7 +144,8 @@ def _noised(statistic, divided_by, n, p, sensitivity_of, secure, rng):
         return _additive(statistic, divided_by(n), lambda norm: sensitivity_of(norm, n), p.epsilon, p.delta, p,
                          secure, gen)
     total = divided_by(1)
-    (eps_c, delta_c), (eps_s, delta_s) = split_budget(p.epsilon, p.delta, p.count_share)
+    (eps_c, delta_c), (eps_s, delta_s) = split_budget(p.epsilon, p.delta, p.count_share, in_rho=not secure and
+                                                      p.mechanism == "gaussian" and p.calibration == "zcdp")
     count = noisy_count(n, epsilon=eps_c, delta=delta_c, mechanism=p.mechanism, calibration=p.calibration,
                         share=p.count_share, secure=secure, rng=gen)
     noisy_sum, fields = _additive(statistic, total, lambda norm: sensitivity_of(norm, None), eps_s, delta_s, p,

@@ -152,20 +152,25 @@ class AutoBounds:
         k = int(np.argmin(np.abs(edges - value)))
         return float(edges[k]) if abs(edges[k] - value) <= 1e-12 * edges[k] else None
 
-    def check_rows(self, n_total, noise_sd, name):
+    def max_noise_sd(self, n_total):
+        """The largest per-bin std of the summed histograms that ``n_total`` rows bear (:meth:`check_rows`)."""
+        target = self.quantile * n_total
+        return min(target, n_total - target) / (MARGIN_SD * math.sqrt(self.n_bins) / 2.0)
+
+    def check_rows(self, n_total, noise_sd, name, runs=None):
         """Refuse (one line) a bound step whose count noise would decide the bin (``noise_sd``: per bin, summed).
 
         Public facts only: ``n_total`` and the stds of the plan. The worst cumulative count's
         noise is ``noise_sd * sqrt(B) / 2`` (module docstring); the rows on either side of the
-        target must be :data:`MARGIN_SD` times that.
+        target must be :data:`MARGIN_SD` times that. ``runs``: what would run the plan (the
+        epsilon, a share: :func:`~dpmoments.multisite.rounds.check_choice_steps`), said before the advice.
         """
-        target = self.quantile * n_total
-        sd = noise_sd * math.sqrt(self.n_bins) / 2.0
-        if min(target, n_total - target) < MARGIN_SD * sd * (1 - 1e-12):
+        if noise_sd * (1 - 1e-12) > self.max_noise_sd(n_total):
+            sd = noise_sd * math.sqrt(self.n_bins) / 2.0
             raise ValueError(f"{name}='auto' across sites: too few rows ({n_total} in all) for the noisy histograms "
                              f"with this share of the budget among {self.n_bins} bins (their count noise, sd "
-                             f"{sd:.3g} rows, would decide the bin); give a larger budget share or epsilon, a "
-                             "narrower search range, or a public value.")
+                             f"{sd:.3g} rows, would decide the bin){'; ' + runs if runs else ''}; give a larger "
+                             "budget share or epsilon, a narrower search range, or a public value.")
 
     def to_dict(self):
         out = asdict(self)

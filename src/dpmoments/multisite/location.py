@@ -65,7 +65,7 @@ MAX_AUTO_STEPS = 4
 
 
 class TooFewLocationRows(ValueError):
-    """A location step refused for too few rows (a plan with ``steps`` left to choose tries fewer)."""
+    """A location step refused for too few rows (before any noise is drawn: public facts only)."""
 
 
 def location_sensitivity(n_features):
@@ -157,19 +157,29 @@ class AutoLocation:
                             f"got {budget!r}.")
         return cls(mean=float(budget))
 
-    def check_rows(self, n_total, noise_sd):
+    def max_noise_sd(self, n_total):
+        """The largest per-count std of the summed histograms that ``n_total`` rows bear (:meth:`check_rows`)."""
+        return n_total / 2.0 / (MARGIN_SD * math.sqrt(self.n_bins) / 2.0)
+
+    def bears(self, n_total, noise_sd):
+        """Whether ``n_total`` rows can bear a location step's count noise (per count, summed: ``noise_sd``)."""
+        return noise_sd * (1 - 1e-12) <= self.max_noise_sd(n_total)
+
+    def check_rows(self, n_total, noise_sd, runs=None):
         """Refuse (one line) a location step whose count noise would decide the median's bin.
 
         Public facts only: ``n_total`` rows in all and ``noise_sd``, the per-count std of the
         summed histograms. The worst cumulative count's noise is ``noise_sd * sqrt(B) / 2``; the
-        ``n_total / 2`` rows on either side of the median must be :data:`~dpmoments.multisite.bounds.MARGIN_SD` times it.
+        ``n_total / 2`` rows on either side of the median must be :data:`~dpmoments.multisite.bounds.MARGIN_SD`
+        times it. ``runs``: what would run the plan, said before the advice (as :meth:`.AutoBounds.check_rows`).
         """
-        sd = float(noise_sd) * math.sqrt(self.n_bins) / 2.0
-        if n_total / 2.0 < MARGIN_SD * sd * (1 - 1e-12):
+        if not self.bears(n_total, noise_sd):
+            sd = float(noise_sd) * math.sqrt(self.n_bins) / 2.0
             raise TooFewLocationRows(f"center='private' across sites: too few rows ({n_total} in all) for the noisy "
-                             f"per-coordinate histograms with this share of the budget among {self.n_bins} bins "
-                             f"(their count noise, sd {sd:.3g} rows, would decide the median); give a larger "
-                             "'location_share' or epsilon, a narrower search range, or a public centre.")
+                                     f"per-coordinate histograms with this share of the budget among {self.n_bins} "
+                                     f"bins (their count noise, sd {sd:.3g} rows, would decide the median)"
+                                     f"{'; ' + runs if runs else ''}; give a larger 'location_share' or epsilon, a "
+                                     "narrower search range, or a public centre.")
 
     def to_dict(self):
         return asdict(self)

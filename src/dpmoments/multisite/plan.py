@@ -21,6 +21,9 @@ round is calibrated to ``(share epsilon, share delta)``; with ``"zcdp"`` to
 ``row_norm="auto"`` (or ``response_bound="auto"``) a bound step follows
 (:mod:`~dpmoments.multisite.bounds`). Their noisy counts carry each site's own noise; what
 they choose travels in every later query, and :meth:`Plan.resolved` gives the plan at it.
+:mod:`~dpmoments.multisite.rounds` lays the rounds out, decides whether the rows bear the
+choosing steps' noise (naming, when they do not, the epsilon and share at which they would)
+and solves each round's noise; this module holds the plan every party ships and checks.
 
 **Target** (whom the guarantee holds against). ``target="aggregator"`` (the default)
 calibrates the noise so that the *joint view* of the aggregator, which sees every
@@ -32,7 +35,6 @@ Mahalanobis sensitivity (:mod:`dpmoments.multisite.noise`) to the sensitivity/st
 (for reproductions; the joint view is then weaker than the budget, and reported).
 """
 
-import functools
 import hashlib
 import json
 import math
@@ -47,13 +49,13 @@ import numpy as np
 
 from .._validation import check_int, check_option, check_positive
 from ..exceptions import NotPrivateWarning
-from ..moments import moment_sensitivity
-from ..privacy import CALIBRATIONS, calibrate_gaussian, compose
-from .bounds import HISTOGRAM_SENSITIVITY, AutoBounds, auto_bounds
-from .location import MAX_AUTO_STEPS, AutoLocation, TooFewLocationRows, location_sensitivity, private_location
-from .messages import STATISTIC_NDIM
+from ..privacy import CALIBRATIONS, compose
+from .bounds import AutoBounds, auto_bounds
+from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
-from .protocols import PROTOCOLS, noise_for
+from .protocols import PROTOCOLS
+from .rounds import (CHOICE_STATISTICS, Round, check_choice_steps, most_location_steps, round_noise, round_targets,
+                     sensitivity, with_choice_steps)
 from .unequal import check_weights
 
 __all__ = ["Round", "Plan", "TARGETS", "NEIGHBOURS", "ROWS", "COMPOSITIONS"]
@@ -65,56 +67,8 @@ NEIGHBOURS = ("replace-one", "zero-out")
 #: three-word documents embedded as ``(x1, x2, x3)`` in ``{0,1}^{3D}`` (the single-topic model).
 ROWS = ("x", "xy", "stm")
 COMPOSITIONS = ("basic", "zcdp")
-#: The statistics of the steps that choose (a bound, a location): noisy counts, each site's own noise.
-CHOICE_STATISTICS = ("histogram", "location")
 PLAN_VERSION = 2
 _SITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-
-
-@dataclass(frozen=True)
-class Round:
-    """One release of a plan.
-
-    Attributes
-    ----------
-    statistic : {"second", "cross", "third", "histogram", "location"}
-        ``"histogram"``: the bound step's noisy counts of one statistic (:mod:`~dpmoments.multisite.bounds`);
-        ``"location"``: the location step's per-coordinate noisy counts (:mod:`~dpmoments.multisite.location`).
-    share : float in (0, 1]
-        Of every site's budget.
-    step : int
-        Rounds of one step are asked together.
-    response : {"y", "ones"}
-        The cross moment's response: the site's ``y`` (bound ``response_bound``) or the
-        constant 1 (bound 1: the mean).
-    w_max, p : float or None, float
-        IRLS: rows are weighted by ``min(w_max, 1/|y - x.theta|^(2-p))`` for the step's
-        public ``theta``; the sensitivity grows by ``w_max``.
-    bound : {"row_norm", "response_bound"} or None
-        A histogram round: the bound it chooses.
-    """
-
-    statistic: str
-    share: float = 1.0
-    step: int = 0
-    response: str = "y"
-    w_max: Optional[float] = None
-    p: float = 1.0
-    bound: Optional[str] = None
-
-    def __post_init__(self):
-        check_option(self.statistic, "statistic", tuple(STATISTIC_NDIM) + CHOICE_STATISTICS)
-        check_option(self.response, "response", ("y", "ones"))
-        if (self.statistic == "histogram") != (self.bound is not None):
-            raise ValueError("a round has a 'bound' exactly when it is a histogram round.")
-        if self.bound is not None:
-            check_option(self.bound, "bound", ("row_norm", "response_bound"))
-        if isinstance(self.share, bool) or not isinstance(self.share, (int, float)) or not 0 < self.share <= 1:
-            raise ValueError(f"a round's 'share' must be in (0, 1]; got {self.share!r}.")
-        if self.w_max is not None:
-            check_positive(self.w_max, "w_max")
-            if not 1.0 <= float(self.p) <= 2.0:
-                raise ValueError(f"'p' must be in [1, 2]; got {self.p!r}.")
 
 
 def _per_site(value, S, name):
@@ -329,7 +283,7 @@ class Plan:
         return dict(noise=tuple(noise), solutions=solutions, **facts)
 
     def _sens(self, rnd, row_norm, response_bound):
-        return _sensitivity(rnd, self.n[0], n_features=self.n_features, row_norm=row_norm,
+        return sensitivity(rnd, self.n[0], n_features=self.n_features, row_norm=row_norm,
                             response_bound=response_bound, neighbours=self.neighbours)
 
     def noise_factor(self, round_index):
@@ -343,7 +297,7 @@ class Plan:
         p, s = self.noise[round_index], self.index(site)
         if p.tau[s] == 0:
             return guarantee_from_ratio(math.inf, 0.5)
-        target = _round_targets(self.epsilon[s], self.delta[s], self.rounds, self.composition, self.calibration)
+        target = round_targets(self.epsilon[s], self.delta[s], self.rounds, self.composition, self.calibration)
         ratio, dl, claim = target[round_index]
         if self.target == "per-site":
             return claim
@@ -385,44 +339,10 @@ class Plan:
         :class:`~dpmoments.multisite.location.AutoLocation`). Unless it fixes ``steps``, the plan
         takes as many location steps as the rows allow, up to four (public facts only).
         """
-        params = dict(locals())  # the arguments, for a plan with its location steps left to choose
-        location = AutoLocation.from_budget(center_budget) if isinstance(center, str) and center == "private" else None
-        if location is not None and location.steps is None:
-            del params["cls"], params["center_budget"]
-            for steps in range(MAX_AUTO_STEPS, 0, -1):  # the most whose noisy counts the rows can bear
-                try:
-                    return cls.build(center_budget=replace(location, steps=steps), **params)
-                except TooFewLocationRows:
-                    if steps == 1:
-                        raise
-        check_option(protocol, "protocol", tuple(PROTOCOLS))
-        if neighbours == "add-remove":
-            raise ValueError("neighbours='add-remove' is not supported across sites: the protocols release each "
-                             "site's row count n_s; use 'replace-one' or 'zero-out'.")
-        check_option(neighbours, "neighbours", NEIGHBOURS)
-        check_option(calibration, "calibration", CALIBRATIONS)
-        check_option(composition, "composition", COMPOSITIONS)
-        check_option(target, "target", TARGETS)
-        check_option(rows, "rows", ROWS)
-        sites, n = tuple(str(s) for s in sites), tuple(check_int(v, "n") for v in n)
-        bad = [s for s in sites if not _SITE_NAME.match(s)]
-        if bad:
-            raise ValueError(f"site names must be 1-64 letters, digits, '.', '_' or '-' (they name files); got {bad}.")
-        proto = PROTOCOLS[protocol]
-        S = len(sites)
-        if S < proto.min_sites or (proto.max_sites is not None and S > proto.max_sites):
-            raise ValueError(f"protocol {protocol!r} takes {proto.min_sites} to {proto.max_sites or 'any'} sites; "
-                             f"got {S}.")
-        colluders = check_int(colluders, "colluders", minimum=0)
-        if colluders > S - 1:
-            raise ValueError(f"'colluders' must be in [0, {S - 1}] (other sites); got {colluders}.")
-        rounds = tuple(rounds)
-        if not rounds or not all(isinstance(r, Round) for r in rounds):
-            raise TypeError("'rounds' must be a non-empty sequence of Round.")
-        if sum(r.share for r in rounds) > 1 + 1e-12:
-            raise ValueError(f"the rounds' shares sum to {sum(r.share for r in rounds):.6g} > 1.")
-        eps = [float(check_positive(e, "epsilon", allow_inf=True)) for e in _per_site(epsilon, S, "epsilon")]
-        dls = [float(d) for d in _per_site(delta, S, "delta")]
+        sites, n, proto, colluders, rounds = _checked_facts(protocol, sites, n, neighbours, calibration, composition,
+                                                            target, rows, colluders, rounds)
+        eps = [float(check_positive(e, "epsilon", allow_inf=True)) for e in _per_site(epsilon, len(sites), "epsilon")]
+        dls = [float(d) for d in _per_site(delta, len(sites), "delta")]
         off = [math.isinf(e) for e in eps]
         if any(off) and not all(off):
             raise ValueError("either every site has epsilon=inf (noise off) or none has.")
@@ -432,35 +352,22 @@ class Plan:
         if all(off):
             warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
-        mu = np.array(n, float) / sum(n) if weights is None else check_weights(weights, S)
+        mu = np.array(n, float) / sum(n) if weights is None else check_weights(weights, len(sites))
+        solve = dict(n_features=int(n_features), composition=composition, calibration=calibration,
+                     exact=target == "aggregator")
+        if location is not None and location.steps is None:  # as many as the rows can bear (public facts only)
+            location = replace(location, steps=most_location_steps(location, sum(n), eps, dls, **solve))
         if auto is not None or location is not None:
-            rounds = _with_choice_steps(rounds, auto, location)
+            rounds = with_choice_steps(rounds, auto, location)
         if auto is not None:  # the moment rounds are planned at unit bounds
             row_norm = 1.0 if "row_norm" in auto.names else row_norm
             response_bound = 1.0 if "response_bound" in auto.names else response_bound
         facts = dict(n_features=int(n_features), row_norm=float(check_positive(row_norm, "row_norm")),
                      response_bound=None if response_bound is None else float(response_bound),
                      neighbours=neighbours)
-        noise, solutions = [], []
-        for k, rnd in enumerate(rounds):
-            sens = np.array([_sensitivity(rnd, m, **facts) for m in n])
-            tau, ratios = np.zeros(S), np.full(S, math.inf)
-            if not all(off):
-                targets = [_round_targets(e, d, rounds, composition, calibration, exact=target == "aggregator")[k]
-                           for e, d in zip(eps, dls)]
-                ratios = np.array([t[0] for t in targets])
-                tau = sens / ratios
-            # the histograms carry each site's own noise (no shares: see .bounds), whatever the protocol
-            masking = "none" if rnd.statistic in CHOICE_STATISTICS else proto.masking
-            plan, solution = noise_for(masking, sites, n, mu, tau, sens, np.array(dls) * rnd.share)
-            if target == "aggregator" and not all(off) and masking != "none":
-                plan, solution = _meet_joint_view(plan, solution, ratios, colluders)
-            if rnd.statistic == "histogram":
-                auto.check_rows(sum(n), math.sqrt(float(np.sum(plan.g_std**2))), rnd.bound)
-            if rnd.statistic == "location":
-                location.check_rows(sum(n), math.sqrt(float(np.sum(plan.g_std**2))))
-            noise.append(plan)
-            solutions.append(solution)
+        check_choice_steps(rounds, auto, location, sum(n), eps, dls, **solve)
+        noise, solutions = zip(*(round_noise(k, rounds, sites, n, mu, eps, dls, facts, proto.masking, colluders, solve)
+                                 for k in range(len(rounds))))
         return cls(protocol, run_id or uuid.uuid4().hex, sites, n, int(n_features), facts["row_norm"], tuple(eps),
                    tuple(dls), rounds, tuple(float(w) for w in mu), tuple(noise), tuple(solutions),
                    facts["response_bound"], None if center is None else tuple(float(c) for c in center), neighbours,
@@ -468,83 +375,39 @@ class Plan:
                    tuple(sorted(dict(options or {}).items())), auto, location)
 
 
-def _with_choice_steps(rounds, auto, location):
-    """The choosing steps, then ``rounds`` on the rest of the budget (and a private centre's mean round).
-
-    The location steps come first (``location.steps`` of them, ``location.share`` split equally)
-    when the centre is private; then
-    the bound step (``auto.share``, split equally between its names); the moment rounds follow,
-    their shares scaled to what is left, the mean round (``location.mean``) asked with the first.
-    """
-    pre, rest = [], 1.0
-    if location is not None:
-        pre += [Round("location", location.share / location.steps, k) for k in range(location.steps)]
-        rest -= location.share + location.mean
-    if auto is not None:
-        pre += [Round("histogram", auto.share / len(auto.names), len(pre), bound=name) for name in auto.names]
-        rest -= auto.share
-    if rest <= 1e-9:
-        raise ValueError("the shares of the private choices (location, mean, bound) add up to 1 or more and leave "
-                         "nothing for the release; lower them.")
-    shift = (0 if location is None else location.steps) + int(auto is not None)
-    moments = tuple(replace(r, share=r.share * rest, step=r.step + shift) for r in rounds)
-    mean = () if location is None else (Round("cross", location.mean, shift, response="ones"),)
-    return tuple(pre) + moments + mean
+def _checked_facts(protocol, sites, n, neighbours, calibration, composition, target, rows, colluders, rounds):
+    """The plan's options checked, in one line each: ``(sites, n, protocol, colluders, rounds)``."""
+    check_option(protocol, "protocol", tuple(PROTOCOLS))
+    if neighbours == "add-remove":
+        raise ValueError("neighbours='add-remove' is not supported across sites: the protocols release each "
+                         "site's row count n_s; use 'replace-one' or 'zero-out'.")
+    check_option(neighbours, "neighbours", NEIGHBOURS)
+    check_option(calibration, "calibration", CALIBRATIONS)
+    check_option(composition, "composition", COMPOSITIONS)
+    check_option(target, "target", TARGETS)
+    check_option(rows, "rows", ROWS)
+    sites, n = tuple(str(s) for s in sites), tuple(check_int(v, "n") for v in n)
+    bad = [s for s in sites if not _SITE_NAME.match(s)]
+    if bad:
+        raise ValueError(f"site names must be 1-64 letters, digits, '.', '_' or '-' (they name files); got {bad}.")
+    proto = PROTOCOLS[protocol]
+    S = len(sites)
+    if S < proto.min_sites or (proto.max_sites is not None and S > proto.max_sites):
+        raise ValueError(f"protocol {protocol!r} takes {proto.min_sites} to {proto.max_sites or 'any'} sites; "
+                         f"got {S}.")
+    colluders = check_int(colluders, "colluders", minimum=0)
+    if colluders > S - 1:
+        raise ValueError(f"'colluders' must be in [0, {S - 1}] (other sites); got {colluders}.")
+    rounds = tuple(rounds)
+    if not rounds or not all(isinstance(r, Round) for r in rounds):
+        raise TypeError("'rounds' must be a non-empty sequence of Round.")
+    if sum(r.share for r in rounds) > 1 + 1e-12:
+        raise ValueError(f"the rounds' shares sum to {sum(r.share for r in rounds):.6g} > 1.")
+    return sites, n, proto, colluders, rounds
 
 
 def _num(x):
     return "inf" if math.isinf(x) else x
-
-
-def _sensitivity(rnd, n_samples, *, n_features, row_norm, response_bound, neighbours):
-    """L2 sensitivity of one site's statistic for one round (the moments layer's table, times ``w_max``)."""
-    if rnd.statistic == "histogram":
-        return HISTOGRAM_SENSITIVITY
-    if rnd.statistic == "location":
-        return location_sensitivity(n_features)
-    r = 1.0 if rnd.response == "ones" else response_bound
-    if rnd.statistic == "cross" and r is None:
-        raise ValueError("a cross-moment round needs the public 'response_bound'.")
-    sens = moment_sensitivity(rnd.statistic, norm="l2", n_samples=n_samples, n_features=n_features,
-                              neighbours=neighbours, row_norm=row_norm, response_bound=r)
-    return sens * (1.0 if rnd.w_max is None else float(rnd.w_max))
-
-
-def _round_targets(epsilon, delta, rounds, composition, calibration, exact=False):
-    """Per round: (sensitivity/std ratio the budget allows, the round's delta, the claim at that ratio).
-
-    ``exact``: the ratio of the exact (analytic) curve even for ``calibration="classic"``: a
-    guarantee against the aggregator is always computed exactly.
-    """
-    return _targets(float(epsilon), float(delta), tuple(r.share for r in rounds), composition, calibration, exact)
-
-
-@functools.lru_cache(maxsize=256)
-def _targets(epsilon, delta, shares, composition, calibration, exact):
-    out = []
-    if composition == "zcdp" or calibration == "zcdp":
-        rho = calibrate_gaussian(epsilon, delta, 1.0, "zcdp")[1].rho
-        for share in shares:
-            ratio = math.sqrt(2.0 * share * rho)
-            out.append((ratio, delta * share, guarantee_from_ratio(ratio, delta, "zcdp")))
-        return tuple(out)
-    cal = "analytic" if exact and calibration == "classic" else calibration
-    for share in shares:
-        sigma, claim = calibrate_gaussian(share * epsilon, share * delta, 1.0, cal)
-        out.append((1.0 / sigma, share * delta, claim))
-    return tuple(out)
-
-
-def _meet_joint_view(plan, solution, ratios, colluders):
-    """Scale ``plan`` so that every site's joint view (with ``colluders``) meets its allowed ratio."""
-    c = min(colluders, plan.n_sites - 1)
-    k = max(1.0, max(joint_view(plan, s, c).delta_m / ratios[i] for i, s in enumerate(plan.sites)))
-    k *= 1 + 1e-12  # rounding never tips a guarantee past its budget
-    if solution is not None:
-        solution = dict(solution, scale_for_aggregator=k)
-        if "tau_pool" in solution:
-            solution["tau_pool"] *= k
-    return plan.scaled(k), solution
 
 
 def plan_with(plan, **changes):

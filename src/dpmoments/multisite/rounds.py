@@ -1,0 +1,273 @@
+r"""The rounds of a plan and the noise each may carry: public facts only, shared by every party.
+
+A :class:`Round` is one release of a plan. This module lays out the choosing steps before the
+moment rounds (:func:`with_choice_steps`: a private centre's location steps, then the bound
+step, the moment rounds on the rest of the budget), gives each round's per-site sensitivity
+(:func:`sensitivity`) and the sensitivity/std ratio a site's budget allows it
+(:func:`round_targets`: a share of ``(epsilon, delta)``, or of ``rho`` in zCDP), scales a masked
+round so that the aggregator's joint view meets every site's ratio (:func:`meet_joint_view`),
+and decides, before any noise is solved, whether the choosing steps' noisy counts can bear
+their noise (:func:`most_location_steps`, :func:`check_choice_steps`), naming when they cannot
+the epsilon, and the share, at which every one of them runs. :class:`~dpmoments.multisite.plan.Plan` puts these
+together once, in :meth:`~dpmoments.multisite.plan.Plan.build`.
+"""
+
+import functools
+import math
+from dataclasses import dataclass, replace
+from typing import Optional
+
+import numpy as np
+
+from .._validation import check_option, check_positive
+from ..moments import moment_sensitivity
+from ..privacy import calibrate_gaussian
+from .bounds import HISTOGRAM_SENSITIVITY
+from .location import MAX_AUTO_STEPS, location_sensitivity
+from .messages import STATISTIC_NDIM
+from .noise import guarantee_from_ratio, joint_view
+from .protocols import noise_for
+
+__all__ = ["Round", "CHOICE_STATISTICS", "with_choice_steps", "sensitivity", "round_targets", "meet_joint_view",
+           "round_noise", "most_location_steps", "check_choice_steps"]
+
+#: The statistics of the steps that choose (a bound, a location): noisy counts, each site's own noise.
+CHOICE_STATISTICS = ("histogram", "location")
+
+
+@dataclass(frozen=True)
+class Round:
+    """One release of a plan.
+
+    Attributes
+    ----------
+    statistic : {"second", "cross", "third", "histogram", "location"}
+        ``"histogram"``: the bound step's noisy counts of one statistic (:mod:`~dpmoments.multisite.bounds`);
+        ``"location"``: the location step's per-coordinate noisy counts (:mod:`~dpmoments.multisite.location`).
+    share : float in (0, 1]
+        Of every site's budget.
+    step : int
+        Rounds of one step are asked together.
+    response : {"y", "ones"}
+        The cross moment's response: the site's ``y`` (bound ``response_bound``) or the
+        constant 1 (bound 1: the mean).
+    w_max, p : float or None, float
+        IRLS: rows are weighted by ``min(w_max, 1/|y - x.theta|^(2-p))`` for the step's
+        public ``theta``; the sensitivity grows by ``w_max``.
+    bound : {"row_norm", "response_bound"} or None
+        A histogram round: the bound it chooses.
+    """
+
+    statistic: str
+    share: float = 1.0
+    step: int = 0
+    response: str = "y"
+    w_max: Optional[float] = None
+    p: float = 1.0
+    bound: Optional[str] = None
+
+    def __post_init__(self):
+        check_option(self.statistic, "statistic", tuple(STATISTIC_NDIM) + CHOICE_STATISTICS)
+        check_option(self.response, "response", ("y", "ones"))
+        if (self.statistic == "histogram") != (self.bound is not None):
+            raise ValueError("a round has a 'bound' exactly when it is a histogram round.")
+        if self.bound is not None:
+            check_option(self.bound, "bound", ("row_norm", "response_bound"))
+        if isinstance(self.share, bool) or not isinstance(self.share, (int, float)) or not 0 < self.share <= 1:
+            raise ValueError(f"a round's 'share' must be in (0, 1]; got {self.share!r}.")
+        if self.w_max is not None:
+            check_positive(self.w_max, "w_max")
+            if not 1.0 <= float(self.p) <= 2.0:
+                raise ValueError(f"'p' must be in [1, 2]; got {self.p!r}.")
+
+
+def with_choice_steps(rounds, auto, location):
+    """The choosing steps, then ``rounds`` on the rest of the budget (and a private centre's mean round).
+
+    The location steps come first (``location.steps`` of them, ``location.share`` split equally)
+    when the centre is private; then
+    the bound step (``auto.share``, split equally between its names); the moment rounds follow,
+    their shares scaled to what is left, the mean round (``location.mean``) asked with the first.
+    """
+    pre, rest = [], 1.0
+    if location is not None:
+        pre += [Round("location", location.share / location.steps, k) for k in range(location.steps)]
+        rest -= location.share + location.mean
+    if auto is not None:
+        pre += [Round("histogram", auto.share / len(auto.names), len(pre), bound=name) for name in auto.names]
+        rest -= auto.share
+    if rest <= 1e-9:
+        raise ValueError("the shares of the private choices (location, mean, bound) add up to 1 or more and leave "
+                         "nothing for the release; lower them.")
+    shift = (0 if location is None else location.steps) + int(auto is not None)
+    moments = tuple(replace(r, share=r.share * rest, step=r.step + shift) for r in rounds)
+    mean = () if location is None else (Round("cross", location.mean, shift, response="ones"),)
+    return tuple(pre) + moments + mean
+
+
+def sensitivity(rnd, n_samples, *, n_features, row_norm, response_bound, neighbours):
+    """L2 sensitivity of one site's statistic for one round (the moments layer's table, times ``w_max``)."""
+    if rnd.statistic == "histogram":
+        return HISTOGRAM_SENSITIVITY
+    if rnd.statistic == "location":
+        return location_sensitivity(n_features)
+    r = 1.0 if rnd.response == "ones" else response_bound
+    if rnd.statistic == "cross" and r is None:
+        raise ValueError("a cross-moment round needs the public 'response_bound'.")
+    sens = moment_sensitivity(rnd.statistic, norm="l2", n_samples=n_samples, n_features=n_features,
+                              neighbours=neighbours, row_norm=row_norm, response_bound=r)
+    return sens * (1.0 if rnd.w_max is None else float(rnd.w_max))
+
+
+def round_targets(epsilon, delta, rounds, composition, calibration, exact=False):
+    """Per round: (sensitivity/std ratio the budget allows, the round's delta, the claim at that ratio).
+
+    ``exact``: the ratio of the exact (analytic) curve even for ``calibration="classic"``: a
+    guarantee against the aggregator is always computed exactly.
+    """
+    return _targets(float(epsilon), float(delta), tuple(r.share for r in rounds), composition, calibration, exact)
+
+
+@functools.lru_cache(maxsize=256)
+def _targets(epsilon, delta, shares, composition, calibration, exact):
+    out = []
+    if composition == "zcdp" or calibration == "zcdp":
+        rho = calibrate_gaussian(epsilon, delta, 1.0, "zcdp")[1].rho
+        for share in shares:
+            ratio = math.sqrt(2.0 * share * rho)
+            out.append((ratio, delta * share, guarantee_from_ratio(ratio, delta, "zcdp")))
+        return tuple(out)
+    cal = "analytic" if exact and calibration == "classic" else calibration
+    for share in shares:
+        sigma, claim = calibrate_gaussian(share * epsilon, share * delta, 1.0, cal)
+        out.append((1.0 / sigma, share * delta, claim))
+    return tuple(out)
+
+
+def meet_joint_view(plan, solution, ratios, colluders):
+    """Scale ``plan`` so that every site's joint view (with ``colluders``) meets its allowed ratio."""
+    c = min(colluders, plan.n_sites - 1)
+    k = max(1.0, max(joint_view(plan, s, c).delta_m / ratios[i] for i, s in enumerate(plan.sites)))
+    k *= 1 + 1e-12  # rounding never tips a guarantee past its budget
+    if solution is not None:
+        solution = dict(solution, scale_for_aggregator=k)
+        if "tau_pool" in solution:
+            solution["tau_pool"] *= k
+    return plan.scaled(k), solution
+
+
+def choice_noise_sd(rnd, epsilon, delta, *, n_features, composition, calibration, exact):
+    """The per-count std of the summed noisy counts of a choosing round: each site's own noise, public facts only.
+
+    Each site adds noise of std ``sensitivity / ratio_s`` (its ratio for the round's share), independent of
+    every other site's (no masks: :mod:`~dpmoments.multisite.bounds`), so the sum's is their root sum of squares.
+    """
+    sens = sensitivity(rnd, 1, n_features=n_features, row_norm=1.0, response_bound=None, neighbours="replace-one")
+    ratios = [_targets(float(e), float(d), (rnd.share,), composition, calibration, exact)[0][0]
+              for e, d in zip(epsilon, delta)]
+    return math.sqrt(sum((sens / r) ** 2 for r in ratios))
+
+
+def round_noise(k, rounds, sites, n, mu, eps, dls, facts, masking, colluders, solve):
+    """Round ``k``'s :class:`~.noise.NoisePlan` and solution: each site's std from its ratio, the masks of the
+    protocol (none for the choosing steps: each site's own noise, see .bounds), met against the joint view."""
+    rnd, S, off = rounds[k], len(sites), math.isinf(eps[0])
+    sens = np.array([sensitivity(rnd, m, **facts) for m in n])
+    tau, ratios = np.zeros(S), np.full(S, math.inf)
+    if not off:
+        ratios = np.array([round_targets(e, d, rounds, solve["composition"], solve["calibration"],
+                                         exact=solve["exact"])[k][0] for e, d in zip(eps, dls)])
+        tau = sens / ratios
+    masking = "none" if rnd.statistic in CHOICE_STATISTICS else masking
+    plan, solution = noise_for(masking, sites, n, mu, tau, sens, np.array(dls) * rnd.share)
+    if solve["exact"] and not off and masking != "none":  # exact: the guarantee is against the aggregator
+        plan, solution = meet_joint_view(plan, solution, ratios, colluders)
+    return plan, solution
+
+
+def most_location_steps(location, n_total, epsilon, delta, **solve):
+    """The most location steps (up to :data:`~dpmoments.multisite.location.MAX_AUTO_STEPS`) whose noisy counts the
+    ``n_total`` rows can bear, each paid ``location.share / steps``; 1 when none can (that step is then refused)."""
+    for steps in range(MAX_AUTO_STEPS, 1, -1):
+        sd = choice_noise_sd(Round("location", location.share / steps), epsilon, delta, **solve)
+        if location.bears(n_total, sd):
+            return steps
+    return 1
+
+
+def check_choice_steps(rounds, auto, location, n_total, epsilon, delta, **solve):
+    """Refuse (one line) a plan whose choosing steps' noisy counts the ``n_total`` rows cannot bear.
+
+    Decided on every choosing round before any noise is solved, from public facts only (the
+    row counts, the budgets, ``d``, the grids). The refusal names the epsilon at which every
+    one of them runs (every site's epsilon multiplied by one factor: each round's noise falls
+    as it grows), and the share of the option that pays for the refused steps when they are
+    all that option's (the bound step's ``'bound_budget'``, the location steps'
+    ``CenterBudget.location``): raising one option's share does nothing for the other's.
+    """
+    failing = []
+    for rnd in rounds:
+        if rnd.statistic in CHOICE_STATISTICS:
+            owner = auto if rnd.statistic == "histogram" else location
+            sd = choice_noise_sd(rnd, epsilon, delta, **solve)
+            if sd * (1 - 1e-12) > owner.max_noise_sd(n_total):
+                failing.append((rnd, owner, sd))
+    if not failing:
+        return
+
+    def runs(rnd, owner, eps=epsilon, share=None):
+        changed = rnd if share is None else replace(rnd, share=share)
+        return choice_noise_sd(changed, eps, delta, **solve) <= owner.max_noise_sd(n_total)
+
+    factor = max(_least(lambda c, f=f: runs(*f[:2], eps=[c * e for e in epsilon]), 1.0) for f in failing)
+    named = (f"runs from epsilon {_up(factor * epsilon[0]):g}" if len(set(epsilon)) == 1 else
+             f"runs when every site's epsilon is multiplied by {_up(factor):g}")
+    share = _option_share([f[:2] for f in failing], auto, location, runs)
+    text = f"with the same shares every step of the plan {named}" + (f", or at this epsilon from {share}" if share
+                                                                      else "")
+    rnd, owner, sd = max(failing, key=lambda f: f[2] / f[1].max_noise_sd(n_total))
+    if rnd.statistic == "histogram":
+        auto.check_rows(n_total, sd, rnd.bound, runs=text)
+    location.check_rows(n_total, sd, runs=text)
+
+
+def _option_share(failing, auto, location, runs):
+    """``"<option> <share>"`` at which every refused step runs, if they are all one option's and it leaves room."""
+    owners = {id(owner) for _, owner in failing}
+    if len(owners) != 1:
+        return None
+    if failing[0][1] is auto:
+        option, parts = "'bound_budget'", len(auto.names)
+        others = 0.0 if location is None else location.share + location.mean
+    else:
+        option, parts = "CenterBudget.location", location.steps
+        others = location.mean + (0.0 if auto is None else auto.share)
+    room = min(0.5, 1.0 - others - 1e-6)  # a share above one half leaves too little for the release to suggest
+    if not all(runs(rnd, owner, share=room / parts) for rnd, owner in failing):
+        return None
+    share = _least(lambda s: all(runs(rnd, owner, share=min(s, room) / parts) for rnd, owner in failing),
+                   failing[0][0].share * parts)
+    share = _up(share)
+    return None if share > room else f"{option} {share:g}"
+
+
+def _least(ok, start):
+    """The smallest ``x >= start`` with ``ok(x)`` (``ok`` monotone), to a relative 1e-9 from above; ``inf`` if none
+    below ``start * 1e12``."""
+    low, high = start, start
+    while not ok(high):
+        low, high = high, high * 2.0
+        if high > start * 1e12:
+            return math.inf
+    while high > low * (1 + 1e-9):
+        mid = math.sqrt(low * high)
+        low, high = (low, mid) if ok(mid) else (mid, high)
+    return high
+
+
+def _up(x):
+    """``x`` rounded up to two significant digits (a value named in a refusal must run)."""
+    if not math.isfinite(x) or x <= 0:
+        return x
+    unit = 10.0 ** (math.floor(math.log10(x)) - 1)
+    return float(f"{math.ceil(x / unit) * unit:.2g}")
