@@ -283,7 +283,7 @@ def test_bad_solver_options():
 def test_sparse_gap_bound_certifies_the_exact_gap():
     """Above the exact-check size the stopping rule is a factorisation-free bound: it must bound the gap."""
     from dpmoments.solvers import glasso_bcd
-    p = glasso_bcd._EXACT_P + 20
+    p = glasso_bcd._DENSE_CERT_P + 20
     S = sample_cov(p, 10 * p, seed=13)
     ref = graphical_lasso(S, 0.1, tol=1e-13, max_iter=200)
     for pen in (True, False):
@@ -443,12 +443,12 @@ def test_sweep_refuses_inconsistent_buffers():
                                        np.zeros(9, np.int64), np.zeros(9), np.zeros(3), 0, False)
 
 
-@pytest.mark.parametrize("p, pen", [(40, True), (150, False)])
+@pytest.mark.parametrize("p, pen", [(40, True), (230, False)])
 def test_sparse_path_equals_the_dense_path(p, pen):
     """sparse=True returns the same precisions as CSR (exactly: the same iterates), no duals, and
     reuses its own duals for the extrapolated starts without changing any result; the path spans
     many blocks (bundled, isolated) at large penalties and one block below (dense and sparse
-    certificates on either side of _EXACT_P)."""
+    certificates on either side of _DENSE_CERT_P)."""
     from scipy import sparse
     S = sample_cov(p, 10 * p, seed=40)
     off = np.abs(S - np.diag(np.diag(S))).max()
