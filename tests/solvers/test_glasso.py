@@ -432,6 +432,27 @@ def test_compiled_residual_matches_numpy():
     np.testing.assert_allclose(fast, slow, rtol=1e-12)
 
 
+def test_compiled_residual_every_row_length():
+    """The C residual takes four rows of W per pass and then the remainder: rows of Θ with 1 to 9
+    non-zeros exercise every branch; the result is ``tr(ΘW)`` and ``‖ΘW − I‖_F²`` computed densely."""
+    from scipy.sparse import csr_matrix
+    from dpmoments.solvers import glasso_certificate
+    if glasso_certificate._compiled is None:
+        pytest.skip("the compiled sweep was not built")
+    rng = np.random.default_rng(23)
+    p = 37
+    T = np.zeros((p, p))
+    for i in range(p):
+        cols = rng.choice(p, size=1 + i % 9, replace=False)
+        T[i, cols] = rng.standard_normal(cols.size)
+    W = rng.standard_normal((p, p))
+    W = W + W.T
+    E = T @ W - np.eye(p)
+    tr, fro = glasso_certificate._residual(np.ascontiguousarray(W), csr_matrix(T))
+    assert tr == pytest.approx(np.trace(T @ W), rel=1e-12, abs=1e-12)
+    assert fro == pytest.approx(float((E * E).sum()), rel=1e-12)
+
+
 def test_sweep_refuses_inconsistent_buffers():
     from dpmoments.solvers import glasso_bcd
     if glasso_bcd._glasso_sweep is None:
