@@ -283,7 +283,7 @@ def test_bad_solver_options():
 def test_sparse_gap_bound_certifies_the_exact_gap():
     """Above the exact-check size the stopping rule is a factorisation-free bound: it must bound the gap."""
     from dpmoments.solvers import glasso_bcd
-    p = glasso_bcd._EXACT_P + 20
+    p = glasso_bcd._DENSE_CERT_P + 20
     S = sample_cov(p, 10 * p, seed=13)
     ref = graphical_lasso(S, 0.1, tol=1e-13, max_iter=200)
     for pen in (True, False):
@@ -432,6 +432,27 @@ def test_compiled_residual_matches_numpy():
     np.testing.assert_allclose(fast, slow, rtol=1e-12)
 
 
+def test_compiled_residual_every_row_length():
+    """The C residual takes four rows of W per pass and then the remainder: rows of Θ with 1 to 9
+    non-zeros exercise every branch; the result is ``tr(ΘW)`` and ``‖ΘW − I‖_F²`` computed densely."""
+    from scipy.sparse import csr_matrix
+    from dpmoments.solvers import glasso_certificate
+    if glasso_certificate._compiled is None:
+        pytest.skip("the compiled sweep was not built")
+    rng = np.random.default_rng(23)
+    p = 37
+    T = np.zeros((p, p))
+    for i in range(p):
+        cols = rng.choice(p, size=1 + i % 9, replace=False)
+        T[i, cols] = rng.standard_normal(cols.size)
+    W = rng.standard_normal((p, p))
+    W = W + W.T
+    E = T @ W - np.eye(p)
+    tr, fro = glasso_certificate._residual(np.ascontiguousarray(W), csr_matrix(T))
+    assert tr == pytest.approx(np.trace(T @ W), rel=1e-12, abs=1e-12)
+    assert fro == pytest.approx(float((E * E).sum()), rel=1e-12)
+
+
 def test_sweep_refuses_inconsistent_buffers():
     from dpmoments.solvers import glasso_bcd
     if glasso_bcd._glasso_sweep is None:
@@ -443,12 +464,12 @@ def test_sweep_refuses_inconsistent_buffers():
                                        np.zeros(9, np.int64), np.zeros(9), np.zeros(3), 0, False)
 
 
-@pytest.mark.parametrize("p, pen", [(40, True), (150, False)])
+@pytest.mark.parametrize("p, pen", [(40, True), (230, False)])
 def test_sparse_path_equals_the_dense_path(p, pen):
     """sparse=True returns the same precisions as CSR (exactly: the same iterates), no duals, and
     reuses its own duals for the extrapolated starts without changing any result; the path spans
     many blocks (bundled, isolated) at large penalties and one block below (dense and sparse
-    certificates on either side of _EXACT_P)."""
+    certificates on either side of _DENSE_CERT_P)."""
     from scipy import sparse
     S = sample_cov(p, 10 * p, seed=40)
     off = np.abs(S - np.diag(np.diag(S))).max()

@@ -362,25 +362,27 @@ def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None, blocks=None, 
         n_blocks, labels = _blocks(S, alpha, edges)
     else:
         n_blocks, labels = 1, np.zeros(p, dtype=int)
-    single = np.bincount(labels, minlength=n_blocks) == 1
-    iso = single[labels]
     Theta = W = None  # one block of all p: the block's own matrices are the result (no p x p copies)
-    if n_blocks > 1 or p == 1:
+    objective, gap_total, n_iter, converged, rho = 0.0, 0.0, 0, True, 0.0
+    if n_blocks == 1 and p > 1:  # the common case along a path: none of the blocks' bookkeeping
+        bundles = [(np.arange(p), None)]
+    else:
+        single = np.bincount(labels, minlength=n_blocks) == 1
+        iso = single[labels]
         Theta, W = _Pieces(p) if sparse else np.zeros((p, p)), np.zeros((p, p))
         Theta[iso, iso] = 1.0 / diag[iso]
         W[iso, iso] = diag[iso]
-    d_iso = diag[iso]
-    objective = float(np.sum(np.log(d_iso)) + np.sum(np.diag(S)[iso] / d_iso)
-                      + (alpha * np.sum(1.0 / d_iso) if pen else 0.0))
-    gap_total, n_iter, converged, rho = 0.0, 0, True, 0.0
-    bundles = list(_bundles(labels, n_blocks, single))
-    owner, where = np.full(p, -1), np.zeros(p, dtype=np.int64)
-    for b, (idx, _) in enumerate(bundles):
-        owner[idx], where[idx] = b, np.arange(idx.size)
+        d_iso = diag[iso]
+        objective = float(np.sum(np.log(d_iso)) + np.sum(np.diag(S)[iso] / d_iso)
+                          + (alpha * np.sum(1.0 / d_iso) if pen else 0.0))
+        bundles = list(_bundles(labels, n_blocks, single))
+        owner, where = np.full(p, -1), np.zeros(p, dtype=np.int64)
+        for b, (idx, _) in enumerate(bundles):
+            owner[idx], where[idx] = b, np.arange(idx.size)
     pieces = []
     for idx, parts in bundles:
         whole = idx.size == p
-        ix = np.ix_(idx, idx)
+        ix = None if whole else np.ix_(idx, idx)
         Sb, db = (S, diag) if whole else (S[ix], diag[idx])
         act = warm.active if whole or warm.active is None else _restrict(warm.active, idx, owner, where)
         starts = warm.starts if whole else ((Wf[ix], True) for Wf, _ in warm.starts)

@@ -53,7 +53,11 @@ __all__ = []
 # DPMOMENTS_PURE_NUMPY=1 runs the NumPy sweep even where the C one is built (tests, comparisons).
 USE_COMPILED = _glasso_sweep is not None and os.environ.get("DPMOMENTS_PURE_NUMPY", "") in ("", "0")
 
-_EXACT_P = 64  # blocks up to this size check the gap with two dense Cholesky factorisations
+_EXACT_P = 64  # blocks up to this size start cold from a Cholesky-checked dual (larger: unchecked)
+# Blocks up to this size check the gap with two dense Cholesky factorisations: below it they cost less
+# than the sparse bound's fixed overhead (a sparse assembly and LU, ~0.5 ms at p = 100-200 in our runs),
+# which along a warm path, one certificate per penalty, was most of the time per penalty.
+_DENSE_CERT_P = 200
 _EXACT_GAP_P = 1500
 _MOVING = 10.0  # larger blocks skip the dense log det W that only sharpens the gap bound
 
@@ -229,7 +233,7 @@ def glasso_bcd_block(S, alpha, diag, W, active, *, penalize_diagonal, tol, max_i
         as it proves not to be, so the caller can restart from a checked start.
     dense : bool
         Return ``Theta`` as a dense array; else as the certificate built it (a CSR matrix
-        above ``_EXACT_P``, dense below): a path that keeps sparse precisions never
+        above ``_DENSE_CERT_P``, dense below): a path that keeps sparse precisions never
         allocates a dense ``p x p`` one.
 
     Returns
@@ -265,7 +269,7 @@ def glasso_bcd_block(S, alpha, diag, W, active, *, penalize_diagonal, tol, max_i
         T = primal = None
         if (not all_ok or change > moving and not (first_warm and it == 1)) and it < max_iter:
             continue
-        if p <= _EXACT_P:  # small: two dense Cholesky factorisations are cheaper than the sparse bound
+        if p <= _DENSE_CERT_P:  # small: two dense Cholesky factorisations cost less than the sparse bound
             T = assemble(p, active, t22)
             primal, ld_w = _dense_primal(S, T, alpha, penalize_diagonal), logdet_dense(W)
             if primal is None or ld_w is None:
