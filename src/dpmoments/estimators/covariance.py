@@ -14,7 +14,7 @@ from ._moment_base import MomentEstimator, in_original_units, location_of, psd_f
 from ._uncertainty_matrix import covariance_spread
 from .uncertainty import check_uncertainty_params
 
-__all__ = ["PrivateCovariance"]  # and CovarianceFit, its logic without scikit-learn (for the command line)
+__all__ = ["PrivateCovariance"]  # noqa: F822 (the estimators: built by __getattr__ below)
 
 
 def gaussian_log_likelihood(X, precision, location=None, owner="Estimator"):

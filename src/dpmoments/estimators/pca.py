@@ -20,7 +20,7 @@ from ._moment_base import MomentEstimator, in_original_units, location_of, n_fea
 from ._uncertainty_matrix import pca_spread
 from .uncertainty import check_uncertainty_params
 
-__all__ = ["PrivatePCA"]  # and PCAFit, its logic without scikit-learn (for the command line)
+__all__ = ["PrivatePCA"]  # noqa: F822 (the estimators: built by __getattr__ below)
 
 
 class PCAFit(MomentEstimator):

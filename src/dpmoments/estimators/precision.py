@@ -32,7 +32,7 @@ from .uncertainty import check_uncertainty_params
 from .covariance import gaussian_log_likelihood
 from .selection import alpha_grid, ebic, ebic_of_solution, noise_floor
 
-__all__ = ["GlassoPath", "PrivateGraphicalLasso", "PrivateRidgePrecision"]
+__all__ = ["GlassoPath", "PrivateGraphicalLasso", "PrivateRidgePrecision"]  # noqa: F822 (the estimators: built by __getattr__ below)
 
 # An off-diagonal |Θ_ij| above this is an edge (the fast solver's zeros are exact).
 _EDGE_TOL = 1e-8

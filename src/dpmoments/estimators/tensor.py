@@ -75,7 +75,7 @@ from ..moments.tensor_moments import (
 __all__ = [
     "TensorBudget",
     "TensorMoments",
-    "PrivateTensorDecomposition",
+    "PrivateTensorDecomposition",  # noqa: F822 (built by __getattr__ below)
     "release_mog_moments",
     "release_topic_moments",
     "mog_third_sensitivity",
