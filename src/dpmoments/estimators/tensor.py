@@ -203,6 +203,7 @@ class TensorDecompositionFit:
     Examples
     --------
     >>> from dpmoments.datasets.mixtures import make_mog
+    >>> from dpmoments.estimators import PrivateTensorDecomposition
     >>> m = make_mog(20000, 6, 2, sigma2=0.01, rng=0)
     >>> est = PrivateTensorDecomposition(n_components=2, model="mog", epsilon=float("inf"), row_norm=3.0,
     ...                                  sigma2=0.01, rng=0)
