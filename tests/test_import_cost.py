@@ -45,3 +45,49 @@ def test_an_unknown_top_level_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="has no attribute 'PrivateNothing'"):
         dpmoments.PrivateNothing  # noqa: B018
     assert not hasattr(dpmoments, "PrivateNothing")
+
+
+# ---------------------------------------------------------------- a command imports only what it uses
+# scikit-learn (~1.2 s: its import loads scipy.stats and pandas) and matplotlib cost more than reading most
+# files: the moment commands fit the estimators' scikit-learn-free cores, draw figures with the Agg canvas
+# only when asked, and read .npy without pyarrow (nor, for Parquet, the pandas that pyarrow's to_numpy loads).
+UNUSED = ("sklearn", "matplotlib", "pyarrow", "pandas", "scipy.stats")
+PUBLIC = ["--row-norm", "10", "--center", "0"]
+
+
+def _loaded_after(argv, watched):
+    code = (f"import sys; from dpmoments.cli import main; status = main({argv!r}); "
+            f"print(status, ','.join(m for m in {watched!r} if m in sys.modules))")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    import numpy as np
+
+    tmp = tmp_path_factory.mktemp("import-cost")
+    X = np.random.default_rng(0).standard_normal((4000, 4))
+    np.save(tmp / "x.npy", X)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({f"x{j}": X[:, j] for j in range(4)}), tmp / "x.parquet")
+    return tmp
+
+
+@pytest.mark.parametrize("command, bounds", [
+    (["covariance"], PUBLIC), (["covariance"], []), (["precision", "--alpha", "0.1"], PUBLIC),
+    (["pca", "--n-components", "2"], []), (["tensor", "--model", "mog", "--sigma2", "1", "--n-components", "2"],
+                                            ["--row-norm", "10"])], ids=["covariance-public", "covariance-private",
+                                                                          "precision", "pca-private", "tensor"])
+def test_a_moment_command_on_npy_imports_no_scikit_learn_matplotlib_or_pyarrow(files, command, bounds):
+    argv = ["-q", *command, str(files / "x.npy"), "--epsilon", "1", "--delta", "1e-6", "--seed", "0", *bounds,
+            "--out", str(files / "out"), "--force", "--no-figures"]
+    assert _loaded_after(argv, UNUSED) == ["0"]
+
+
+def test_parquet_loads_pyarrow_but_not_pandas_and_figures_only_the_agg_canvas(files):
+    argv = ["-q", "covariance", str(files / "x.parquet"), "--epsilon", "1", "--delta", "1e-6", "--seed", "0",
+            *PUBLIC, "--out", str(files / "fig"), "--force"]
+    assert _loaded_after(argv, UNUSED + ("matplotlib.pyplot",)) == ["0", "matplotlib,pyarrow"]
+    assert (files / "fig" / "covariance.png").exists()

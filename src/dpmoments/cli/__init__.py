@@ -79,8 +79,12 @@ def _module(name):
     return importlib.import_module(f"{__name__}.{name}")
 
 
-def build_parser():
-    """The argument parser, with one subparser per registered command."""
+def build_parser(only=None):
+    """The argument parser, with one subparser per registered command (``only``: just that command's).
+
+    A run needs its own command's options only: importing every command's module (the multi-site ones
+    load the protocols, ``demo`` the data sets) cost each run a quarter of a second.
+    """
     parser = _Parser(
         prog="dpmoments", formatter_class=_Formatter,
         description="Differentially private multivariate statistics from privately released moments.",
@@ -105,7 +109,7 @@ def build_parser():
                         help="print a shell completion script and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         mod = _module(name)
         cmd = sub.add_parser(name.replace("_", "-"), help=mod.HELP, description=mod.DESCRIPTION,
                              epilog="examples:\n" + mod.EXAMPLES, formatter_class=_Formatter)
@@ -116,6 +120,17 @@ def build_parser():
         mod.add_arguments(cmd)
         cmd.set_defaults(_run=mod.run)
     return parser
+
+
+def _command_of(argv):
+    """The command ``argv`` names (its first word that is not an option), or ``None`` (then every parser is built)."""
+    for word in argv:
+        if not word.startswith("-"):
+            name = word.replace("-", "_")
+            return name if name in COMMANDS else None
+        if word == "--completion":  # its value is a shell, not a command; it prints every command's parser
+            return None
+    return None
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -156,9 +171,10 @@ def main(argv=None):
     from . import _io
     from ._output import RUN
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(words))
+    args = parser.parse_args(words)
+    args.argv = words
     args.quiet = args.quiet or args.json
     prog = f"dpmoments {args.command}"
     RUN.begin(args.command, inputs=_inputs(args), csv=getattr(args, "csv", False))

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..moments import moment_sensitivity, release_second_moment
 from ..moments.counts import split_budget
+from ..moments.readers import KeptPasses
 from ..privacy import calibrate_gaussian, calibrate_laplace, zcdp_to_approx_dp
 from ._args import _epsilon, privacy_options
 from ._choices import bound_budget, center_budget, check_choices, too_few_rows_hint
@@ -55,13 +56,19 @@ def private_autos(args, kwargs):
 
 
 class Rereadable:
-    """The file's chunks, read afresh on every iteration: one pass per private choice, then the release."""
+    """The file's chunks on every iteration: one pass per private choice, then the release.
+
+    A parsed file (CSV, Parquet, ...) is parsed once: its chunks are kept for the next passes while they
+    fit under :data:`~dpmoments.moments.readers.KEEP_PARSED_BYTES`, else read afresh each time. A
+    memory-mapped ``.npy`` is read again (that costs nothing) and never copied.
+    """
 
     def __init__(self, source, rows, progress):
         self.source, self.rows, self.progress = source, rows, progress
+        self.passes = KeptPasses(lambda: source.chunks(rows, progress), cap=0 if source.kind == "npy" else None)
 
     def __iter__(self):
-        return self.source.chunks(self.rows, self.progress)
+        return iter(self.passes)
 
 
 def _private_release(data, kwargs, args):

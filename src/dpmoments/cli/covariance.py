@@ -83,12 +83,13 @@ def psd_floor(text):
 
 
 def run(args):
-    from ..estimators import PrivateCovariance
+    # PrivateCovariance's logic without scikit-learn (whose import would cost more than reading most files)
+    from ..estimators.covariance import CovarianceFit
 
     floor = psd_floor(args.psd_floor)
     default_center(args)
     source, release, fingerprint = second_moment_release(args)
-    est = PrivateCovariance(psd_floor=floor, level=args.level).fit_release(release)
+    est = CovarianceFit(psd_floor=floor, level=args.level).fit_release(release)
     names = source.feature_names
     what = statistic(release)
     noise = Noise(est)

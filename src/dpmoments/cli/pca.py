@@ -91,7 +91,7 @@ def spectrum(release, k):
 
 
 def run(args):
-    from ..estimators import PrivatePCA
+    from ..estimators.pca import PCAFit  # PrivatePCA's logic without scikit-learn (its import costs ~1.2 s)
 
     check_destination(args.out, args.force)
     d = DataSource(args.data, args.columns).n_features
@@ -99,7 +99,7 @@ def run(args):
     privacy_options(args, d)  # the bound and epsilon first: the refusal that matters most
     k = check_components(args.n_components, d)
     source, release, fingerprint = second_moment_release(args)
-    est = PrivatePCA(n_components=k, n_draws=draws(args, d, auto=True), level=args.level,
+    est = PCAFit(n_components=k, n_draws=draws(args, d, auto=True), level=args.level,
                      rng=args.seed).fit_release(release)
     names = source.feature_names
     floor = noise_floor(release)
@@ -125,7 +125,7 @@ def run(args):
 
 def shown(est):
     """Which components' loadings mean something: above the noise floor and, with draws, stable."""
-    from ..estimators.uncertainty import UNSTABLE_DEGREES  # here: the estimators load scikit-learn
+    from ..estimators.uncertainty import UNSTABLE_DEGREES
 
     ok = np.array(est.components_above_noise_, dtype=bool)
     if est.component_angles_ is not None:
@@ -135,7 +135,7 @@ def shown(est):
 
 def pca_noise(est):
     """The noise of a PCA: the loadings of components below the noise floor, or unstable, are withheld."""
-    from ..estimators.uncertainty import UNSTABLE_DEGREES  # here: the estimators load scikit-learn
+    from ..estimators.uncertainty import UNSTABLE_DEGREES
 
     noise = Noise(est)
     below = [f"pc{j + 1}" for j in np.flatnonzero(~est.components_above_noise_)]

@@ -162,18 +162,19 @@ def glasso(release, alpha, max_edges=None, n_alphas=20, alpha_floor="noise", roc
     releases are each solved once more at the chosen penalty (the edges' inclusion frequencies),
     by the same fit: the estimate is never solved twice.
     """
-    from ..estimators import PrivateGraphicalLasso
+    # PrivateGraphicalLasso's logic without scikit-learn (whose import would cost more than reading most files)
+    from ..estimators.precision import GraphicalLassoFit
     from ..estimators.selection import alpha_grid
     from ..solvers import graphical_lasso_path
 
     # epsilon, delta, row_norm: unused by fit_release, the release carries its guarantee
     kw = dict(epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=n_draws, level=level, rng=rng)
     if max_edges is not None:
-        est = PrivateGraphicalLasso(alpha="edges", max_edges=max_edges, alphas=n_alphas, **kw)
+        est = GraphicalLassoFit(alpha="edges", max_edges=max_edges, alphas=n_alphas, **kw)
     elif alpha == "ebic":
-        est = PrivateGraphicalLasso(alpha="ebic", alphas=n_alphas, alpha_floor=alpha_floor, **kw)
+        est = GraphicalLassoFit(alpha="ebic", alphas=n_alphas, alpha_floor=alpha_floor, **kw)
     else:
-        est = PrivateGraphicalLasso(alpha=alpha, **kw)
+        est = GraphicalLassoFit(alpha=alpha, **kw)
     est.fit_release(release)
     if not roc:
         return est, None
@@ -198,9 +199,9 @@ def run(args):
                            **bootstrap)
         threshold = args.threshold
     else:
-        from ..estimators import PrivateRidgePrecision
+        from ..estimators.precision import RidgePrecisionFit  # PrivateRidgePrecision without scikit-learn
 
-        est = PrivateRidgePrecision(alpha=alpha, epsilon=1.0, delta=1e-6, row_norm=1.0, **bootstrap).fit_release(work)
+        est = RidgePrecisionFit(alpha=alpha, epsilon=1.0, delta=1e-6, row_norm=1.0, **bootstrap).fit_release(work)
         path, threshold = None, RIDGE_THRESHOLD if args.threshold is None else args.threshold
     E = edge_matrix(est.precision_, threshold)
     noise = precision_noise(est, floored)

@@ -134,7 +134,8 @@ def _word_ids(X, D, path):
 
 
 def run(args):
-    from ..estimators import PrivateTensorDecomposition, TensorBudget
+    # PrivateTensorDecomposition's logic without scikit-learn (whose import costs ~1.2 s)
+    from ..estimators.tensor import TensorBudget, TensorDecompositionFit
 
     _check(args)
     source = open_input(args)
@@ -150,7 +151,7 @@ def run(args):
                        "private centre estimates) they are not; give a PUBLIC --center away from the mean, or none")
     center = _center(args.center, source.n_features) if args.model == "mog" else None
     check_choices(args, ("row_norm",) if args.row_norm == "auto" else ())
-    est = PrivateTensorDecomposition(
+    est = TensorDecompositionFit(
         n_components=args.n_components, model=args.model, epsilon=args.epsilon, delta=args.delta,
         row_norm=args.row_norm, sigma2=args.sigma2, vocabulary_size=args.vocabulary_size, budget=budget,
         neighbours=args.neighbours, calibration=args.calibration, center=center, n_restarts=args.n_restarts,

@@ -13,16 +13,16 @@ estimator (documented in ``docs/privacy.md``).
 
 import functools
 import os
+import threading
 
 import numpy as np
-from sklearn.utils.validation import validate_data
 
 from .._validation import check_data
 from ..moments.dask_moments import is_dask_collection
 from ..privacy.relations import describe_relation
 
 __all__ = ["all_or_nothing", "check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",
-           "require_for_fit"]
+           "require_for_fit", "name_of", "scikit_learn_estimator"]
 
 
 def all_or_nothing(method):
@@ -45,11 +45,40 @@ def all_or_nothing(method):
     return fit
 
 
+def scikit_learn_estimator(core, name, mixins=()):
+    """The scikit-learn estimator ``name``: the fitting logic of ``core`` on scikit-learn's ``BaseEstimator``.
+
+    Why two classes: ``BaseEstimator`` is a base class, so defining the estimator imports scikit-learn
+    (~1.2 s: it loads scipy.stats and pandas), which the command line, calling only ``fit_release`` or
+    ``fit`` on a release or a file, never uses. The logic (every method, the docstring) is written once,
+    in ``core``, which imports no scikit-learn; the estimator is built from it on first use (the
+    module's ``__getattr__``) with the same namespace, so its methods, parameters and documentation
+    are the core's, and ``get_params``, ``clone``, ``repr``, tags and pickling are scikit-learn's.
+    """
+    from sklearn.base import BaseEstimator  # here, not at the top: see above
+
+    with _BUILDING:  # one class per name, also when two threads ask first at once
+        if name not in _BUILT:
+            namespace = {k: v for k, v in vars(core).items() if k not in ("__dict__", "__weakref__")}
+            namespace.update(__qualname__=name, __module__=core.__module__)
+            _BUILT[name] = type(name, (*mixins, core, BaseEstimator), namespace)
+        return _BUILT[name]
+
+
+_BUILT = {}
+_BUILDING = threading.Lock()
+
+
+def name_of(estimator):
+    """The estimator's name in messages and reports: the scikit-learn class's, also when its core class fits."""
+    return getattr(estimator, "_estimator", type(estimator).__name__)
+
+
 def require_for_fit(estimator, *names):
     """Refuse ``fit`` when a privacy parameter it needs is unset (``fit_release`` needs none of them)."""
     for name in names:
         if getattr(estimator, name) is None:
-            raise ValueError(f"'{name}' is required to fit {type(estimator).__name__} from data; got None "
+            raise ValueError(f"'{name}' is required to fit {name_of(estimator)} from data; got None "
                              "(only fit_release, which reuses a release, does without it).")
 
 
@@ -60,17 +89,26 @@ def fit_input(estimator, X):
     release streams it): the names are forgotten and the width is the
     release's.
     """
-    if isinstance(X, (str, os.PathLike)):
-        vars(estimator).pop("feature_names_in_", None)
+    if isinstance(X, (str, os.PathLike)) or _chunk_stream(X):
+        vars(estimator).pop("feature_names_in_", None)  # what scikit-learn's check does for input without names
         return None
     _check_unique_columns(X)
-    validate_data(estimator, X, reset=True, skip_check_array=True)
+    _validate_data(estimator, X, reset=True)
     if is_dask_collection(X) and hasattr(X, "columns"):
         # scikit-learn reads names from eager frames only; a dask frame's columns are public metadata too.
         names = np.asarray(list(X.columns), dtype=object)
         if len(names) and all(isinstance(n, str) for n in names):
             estimator.feature_names_in_ = names
     return getattr(estimator, "feature_names_in_", None)
+
+
+def _chunk_stream(X):
+    """Chunks read on iteration (the command line's files, a generator): no names, no width until read.
+
+    scikit-learn's check would find neither; skipping it lets the command line fit without importing it.
+    """
+    return (hasattr(X, "__iter__") and not isinstance(X, (list, tuple)) and
+            not any(hasattr(X, a) for a in ("__array__", "shape", "columns", "__dataframe__")))
 
 
 def _check_unique_columns(X):
@@ -101,11 +139,20 @@ def check_input(estimator, X):
     named = hasattr(X, "columns")
     if named:
         _check_unique_columns(X)
-        validate_data(estimator, X, reset=False, skip_check_array=True)
+        _validate_data(estimator, X, reset=False)
     array = check_data(X)
     if not named:
-        validate_data(estimator, X, reset=False, skip_check_array=True)
+        _validate_data(estimator, X, reset=False)
     return array
+
+
+def _validate_data(estimator, X, reset):
+    """scikit-learn's check of the names and width of ``X`` (``skip_check_array``: the values are ours to check)."""
+    # Imported here, not at the top: the fitting logic (fit_release) runs without scikit-learn, and the command
+    # line, which never calls fit or transform, does not pay the ~1.2 s import of scikit-learn.
+    from sklearn.utils.validation import validate_data
+
+    validate_data(estimator, X, reset=reset, skip_check_array=True)
 
 
 def noise_entry(statistic, mechanism, scale, *, sensitivity=None, sensitivity_norm=None, releases=1, **more):
@@ -147,7 +194,7 @@ def privacy_report(estimator, *, guarantee, neighbours, randomness, fitted_by="f
         Estimator-specific, JSON-able fields.
     """
     return {
-        "estimator": type(estimator).__name__,
+        "estimator": name_of(estimator),
         "fitted_by": fitted_by,
         "spent": guarantee.to_dict() if fitted_by == "fit" else None,
         "guarantee": guarantee.to_dict(),

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from .._rng import noise_source
 from .._validation import check_data, check_nonnegative, check_option
@@ -21,7 +20,7 @@ from ..moments import Release, release_second_moment
 from ..moments.auto_release import is_auto
 from ..moments.counts import check_count_share, planned_guarantee
 from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant
-from ._conventions import fit_input, privacy_report, release_input, release_noise, require_for_fit
+from ._conventions import fit_input, name_of, privacy_report, release_input, release_noise, require_for_fit
 from ._private_choices import needs_private_choices, private_second_moment
 from ._sources import n_features_of, out_of_core
 
@@ -72,8 +71,13 @@ class CenterBudget:
         return 1.0 - self.mean
 
 
-class MomentEstimator(BaseEstimator):
-    """Base class: the parameters of the second-moment release and how to make and pay for it."""
+class MomentEstimator:
+    """Base class: the parameters of the second-moment release and how to make and pay for it.
+
+    Without scikit-learn: the estimators add its ``BaseEstimator``
+    (:func:`~dpmoments.estimators._conventions.scikit_learn_estimator`), and the command line
+    fits the same classes without importing it.
+    """
 
     _mechanisms = ("gaussian", "laplace", "wishart", "wishart-approx")
 
@@ -180,7 +184,7 @@ class MomentEstimator(BaseEstimator):
         """Charge a Release (under its own relation; its parts named in the label) or a bare guarantee."""
         acct = self._accountant()
         if acct is not None:
-            label, parts = type(self).__name__, getattr(spent, "parts", ())
+            label, parts = name_of(self), getattr(spent, "parts", ())
             if parts:
                 label += " (" + ", ".join(f"{p.label} {p.share:.3g}" for p in parts) + ")"
             acct.spend(spent, label=label, neighbours=self.neighbours,

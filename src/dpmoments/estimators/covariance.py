@@ -1,15 +1,20 @@
-"""PrivateCovariance: a differentially private covariance (or uncentred second-moment) matrix."""
+"""PrivateCovariance: a differentially private covariance (or uncentred second-moment) matrix.
+
+The logic is :class:`CovarianceFit`, which imports no scikit-learn (the command line uses it);
+``PrivateCovariance`` is the same class on scikit-learn's ``BaseEstimator``, built on first use
+(:func:`~dpmoments.estimators._conventions.scikit_learn_estimator`).
+"""
 
 import numpy as np
 from scipy import linalg
 
 from .._validation import check_data, check_option
-from ._conventions import all_or_nothing, check_input
+from ._conventions import all_or_nothing, check_input, name_of, scikit_learn_estimator
 from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
 from .uncertainty import check_uncertainty_params
 
-__all__ = ["PrivateCovariance"]
+__all__ = ["PrivateCovariance"]  # noqa: F822 (the estimators: built by __getattr__ below)
 
 
 def gaussian_log_likelihood(X, precision, location=None, owner="Estimator"):
@@ -28,7 +33,7 @@ def gaussian_log_likelihood(X, precision, location=None, owner="Estimator"):
     return 0.5 * (logdet - quad - d * np.log(2 * np.pi))
 
 
-class PrivateCovariance(MomentEstimator):
+class CovarianceFit(MomentEstimator):
     r"""Differentially private covariance matrix; with ``center=None``, the uncentred second moment.
 
     Like scikit-learn's covariance estimators, it centres by default -- at a
@@ -172,6 +177,8 @@ class PrivateCovariance(MomentEstimator):
     '(1, 1e-06)-DP'
     """
 
+    _estimator = "PrivateCovariance"
+
     def __init__(self, *, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian", neighbours="replace-one",
                  calibration="analytic", center="private", center_budget=None, scale=None, bound_budget=0.1,
                  method="standard", psd_floor=0.0, level=0.9, rng=None, accountant=None, count_share=0.05):
@@ -225,7 +232,7 @@ class PrivateCovariance(MomentEstimator):
         floor = psd_floor_value(self.psd_floor)
         if floor is not None:
             release = release.project_psd(floor)
-        vars(self).update(covariance_spread(raw, self.level, type(self).__name__))
+        vars(self).update(covariance_spread(raw, self.level, name_of(self)))
         self._record_release(release)
         self.covariance_ = np.array(in_original_units(release, release.second_moment))
         self.location_ = location_of(release)
@@ -237,4 +244,11 @@ class PrivateCovariance(MomentEstimator):
 
     def score(self, X, y=None):
         """Average Gaussian log-likelihood of ``X`` (your own evaluation data)."""
-        return gaussian_log_likelihood(check_input(self, X), self.get_precision(), self.location_, type(self).__name__)
+        return gaussian_log_likelihood(check_input(self, X), self.get_precision(), self.location_, name_of(self))
+
+
+def __getattr__(name):
+    if name == "PrivateCovariance":  # built on first use, so that importing this module imports no scikit-learn
+        globals()[name] = scikit_learn_estimator(CovarianceFit, name)
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,23 +5,25 @@ Sarwate (capePCA, ``docs/algorithms.md`` §2.5 and §6.1): release
 :math:`\hat A = \frac1n\sum_i x_i x_i^\top + E` once, then take its top-``k``
 eigenvectors (free post-processing). The top-``k`` eigenpairs come from a
 partial eigensolver (:func:`dpmoments.solvers.eigen.top_eigenpairs`).
+
+The logic is :class:`PCAFit`, which imports no scikit-learn (the command line uses it);
+``PrivatePCA`` is the same class with scikit-learn's transformer mixins and ``BaseEstimator``,
+built on first use (:func:`~dpmoments.estimators._conventions.scikit_learn_estimator`).
 """
 
 import numpy as np
-from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_data, check_int
 from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
-from ._conventions import all_or_nothing, check_input
+from ._conventions import all_or_nothing, check_input, scikit_learn_estimator
 from ._moment_base import MomentEstimator, in_original_units, location_of, n_features_of, out_of_core
 from ._uncertainty_matrix import pca_spread
 from .uncertainty import check_uncertainty_params
 
-__all__ = ["PrivatePCA"]
+__all__ = ["PrivatePCA"]  # noqa: F822 (the estimators: built by __getattr__ below)
 
 
-class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstimator):
+class PCAFit(MomentEstimator):
     r"""Differentially private principal component analysis by moment perturbation.
 
     .. math::
@@ -169,6 +171,8 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstima
     ['privatepca0', 'privatepca1']
     """
 
+    _estimator = "PrivatePCA"
+
     def __init__(self, *, n_components, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
                  bound_budget=0.1, eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None,
@@ -259,13 +263,28 @@ class PrivatePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, MomentEstima
         as the rows themselves. With ``set_output(transform="pandas")`` the
         result is a DataFrame with columns ``get_feature_names_out()``.
         """
-        check_is_fitted(self)
+        _check_is_fitted(self)
         return (check_input(self, X) - self.mean_) @ self.components_.T
 
     def inverse_transform(self, X):
         """Map scores back to feature space: ``X @ components_ + mean_``."""
-        check_is_fitted(self)
+        _check_is_fitted(self)
         X = check_data(X)
         if X.shape[1] != self.n_components_:
             raise ValueError(f"'X' must have {self.n_components_} columns (one per component); got {X.shape[1]}.")
         return X @ self.components_ + self.mean_
+
+
+def _check_is_fitted(estimator):
+    from sklearn.utils.validation import check_is_fitted  # here: transform is scikit-learn's API, fit_release not
+
+    check_is_fitted(estimator)
+
+
+def __getattr__(name):
+    if name == "PrivatePCA":  # built on first use, so that importing this module imports no scikit-learn
+        from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
+
+        globals()[name] = scikit_learn_estimator(PCAFit, name, (ClassNamePrefixFeaturesOutMixin, TransformerMixin))
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

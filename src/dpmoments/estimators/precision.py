@@ -1,4 +1,10 @@
-"""Private precision matrices: the graphical lasso and ridge precision (ROPE)."""
+"""Private precision matrices: the graphical lasso and ridge precision (ROPE).
+
+The logic is :class:`GraphicalLassoFit` and :class:`RidgePrecisionFit`, which import no
+scikit-learn (the command line uses them); ``PrivateGraphicalLasso`` and ``PrivateRidgePrecision``
+are the same classes on scikit-learn's ``BaseEstimator``, built on first use
+(:func:`~dpmoments.estimators._conventions.scikit_learn_estimator`).
+"""
 
 import dataclasses
 import math
@@ -18,15 +24,15 @@ from ..moments import release_second_moment
 from ..privacy import PureDP, Uncertified
 from ..privacy.relations import NEIGHBOURS
 from ..solvers import graphical_lasso, graphical_lasso_admm, iter_graphical_lasso_path, ridge_precision
-from ._conventions import (all_or_nothing, check_input, fit_input, noise_entry, privacy_report, release_input,
-                           require_for_fit)
+from ._conventions import (all_or_nothing, check_input, fit_input, name_of, noise_entry, privacy_report, release_input,
+                           require_for_fit, scikit_learn_estimator)
 from ._moment_base import MomentEstimator, location_of, psd_floor_value
 from ._uncertainty_matrix import output_perturbation_spread, precision_spread
 from .uncertainty import check_uncertainty_params
 from .covariance import gaussian_log_likelihood
 from .selection import alpha_grid, ebic, ebic_of_solution, noise_floor
 
-__all__ = ["GlassoPath", "PrivateGraphicalLasso", "PrivateRidgePrecision"]
+__all__ = ["GlassoPath", "PrivateGraphicalLasso", "PrivateRidgePrecision"]  # noqa: F822 (the estimators: built by __getattr__ below)
 
 # An off-diagonal |Θ_ij| above this is an edge (the fast solver's zeros are exact).
 _EDGE_TOL = 1e-8
@@ -135,9 +141,9 @@ class _PrecisionBase(MomentEstimator):
         """Noise checks and (with ``n_draws``) the bootstrap: ``solve(S) -> precision`` on each redrawn matrix."""
         # in the estimate's units: a standardised release's refits are mapped back as the estimate was
         refit = lambda draw: _in_original_units(raw, solve(self._noisy_S(draw).second_moment))  # noqa: E731
-        graph = isinstance(self, PrivateGraphicalLasso)
+        graph = isinstance(self, GraphicalLassoFit)
         vars(self).update(precision_spread(raw, self, refit, self.n_draws, self.level, self.rng,
-                                           type(self).__name__, graph))
+                                           name_of(self), graph))
 
     @all_or_nothing
     def fit(self, X, y=None):
@@ -158,10 +164,10 @@ class _PrecisionBase(MomentEstimator):
 
     def score(self, X, y=None):
         """Average Gaussian log-likelihood of ``X`` (your own evaluation data)."""
-        return gaussian_log_likelihood(check_input(self, X), self.precision_, self.location_, type(self).__name__)
+        return gaussian_log_likelihood(check_input(self, X), self.precision_, self.location_, name_of(self))
 
 
-class PrivateGraphicalLasso(_PrecisionBase):
+class GraphicalLassoFit(_PrecisionBase):
     r"""Differentially private sparse precision matrix by the graphical lasso.
 
     .. math::
@@ -284,6 +290,8 @@ class PrivateGraphicalLasso(_PrecisionBase):
     """
 
     _mechanisms = ("gaussian", "laplace", "wishart", "wishart-approx", "output")
+
+    _estimator = "PrivateGraphicalLasso"
 
     def __init__(self, *, alpha, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
@@ -447,7 +455,7 @@ class PrivateGraphicalLasso(_PrecisionBase):
         self.privacy_report_ = privacy_report(
             self, guarantee=guarantee, neighbours=self.neighbours, randomness=describe_randomness(self.rng),
             noise=[noise_entry("precision (output perturbation)", "wishart", scale, degrees_of_freedom=d + 1)])
-        vars(self).update(output_perturbation_spread(self.precision_, scale, self.level, type(self).__name__))
+        vars(self).update(output_perturbation_spread(self.precision_, scale, self.level, name_of(self)))
         return self
 
 
@@ -464,7 +472,7 @@ def _output_noise_scale(d, n, R, epsilon, alpha):
     return scale
 
 
-class PrivateRidgePrecision(_PrecisionBase):
+class RidgePrecisionFit(_PrecisionBase):
     r"""Differentially private ridge precision (ROPE; Su et al. 2019, DP-RP).
 
     .. math::
@@ -521,6 +529,8 @@ class PrivateRidgePrecision(_PrecisionBase):
     True
     """
 
+    _estimator = "PrivateRidgePrecision"
+
     def __init__(self, *, alpha, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
                  bound_budget=0.1, psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
@@ -552,3 +562,13 @@ class PrivateRidgePrecision(_PrecisionBase):
         self._finish(ridge_precision(release.second_moment, alpha), release)
         self._spread(raw, lambda S_draw: ridge_precision(S_draw, alpha))
         return self
+
+
+_CORES = {"PrivateGraphicalLasso": GraphicalLassoFit, "PrivateRidgePrecision": RidgePrecisionFit}
+
+
+def __getattr__(name):
+    if name in _CORES:  # built on first use, so that importing this module imports no scikit-learn
+        globals()[name] = scikit_learn_estimator(_CORES[name], name)
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

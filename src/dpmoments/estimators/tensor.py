@@ -48,14 +48,14 @@ import dataclasses
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import BaseEstimator
 
 from .._rng import noise_source, spawn
 from .._validation import check_int, check_nonnegative, check_option, check_positive
 from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
-from ._conventions import all_or_nothing, fit_input, privacy_report, release_input, release_noise, require_for_fit
+from ._conventions import (all_or_nothing, fit_input, name_of, privacy_report, release_input, release_noise,
+                           require_for_fit, scikit_learn_estimator)
 from ._uncertainty_models import tensor_spread
 from .uncertainty import check_uncertainty_params
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
@@ -75,7 +75,7 @@ from ..moments.tensor_moments import (
 __all__ = [
     "TensorBudget",
     "TensorMoments",
-    "PrivateTensorDecomposition",
+    "PrivateTensorDecomposition",  # noqa: F822 (built by __getattr__ below)
     "release_mog_moments",
     "release_topic_moments",
     "mog_third_sensitivity",
@@ -86,7 +86,7 @@ __all__ = [
 ]
 
 
-class PrivateTensorDecomposition(BaseEstimator):
+class TensorDecompositionFit:
     r"""Differentially private orthogonal tensor decomposition (method of moments).
 
     Release :math:`\hat M_2, \hat M_3` (two Gaussian releases sharing the
@@ -203,6 +203,7 @@ class PrivateTensorDecomposition(BaseEstimator):
     Examples
     --------
     >>> from dpmoments.datasets.mixtures import make_mog
+    >>> from dpmoments.estimators import PrivateTensorDecomposition
     >>> m = make_mog(20000, 6, 2, sigma2=0.01, rng=0)
     >>> est = PrivateTensorDecomposition(n_components=2, model="mog", epsilon=float("inf"), row_norm=3.0,
     ...                                  sigma2=0.01, rng=0)
@@ -210,6 +211,8 @@ class PrivateTensorDecomposition(BaseEstimator):
     >>> est.fit(m.X).components_.shape
     (2, 6)
     """
+
+    _estimator = "PrivateTensorDecomposition"
 
     def __init__(self, *, n_components, model, epsilon=None, delta=None, row_norm=None, sigma2=None,
                  vocabulary_size=None, budget=None, neighbours="replace-one", calibration="analytic", center=None,
@@ -304,7 +307,7 @@ class PrivateTensorDecomposition(BaseEstimator):
         else:
             moments = release_topic_moments(X, vocabulary_size=self.vocabulary_size, **common)
         if acct is not None:
-            acct.spend(moments.guarantee, label=type(self).__name__, neighbours=args.neighbours,
+            acct.spend(moments.guarantee, label=name_of(self), neighbours=args.neighbours,
                        noise_source=source)
         return self._decompose(moments, spawn(self.rng, 3)[2], names, fitted_by="fit")
 
@@ -384,7 +387,7 @@ class PrivateTensorDecomposition(BaseEstimator):
                 return c, 1.0 / lam_draw**2
 
         vars(self).update(tensor_spread(moments, self, redecompose, self.n_draws, self.level, self.rng,
-                                        type(self).__name__))
+                                        name_of(self)))
         return self
 
     def _solve(self, moments, K, gen_tpm):
@@ -407,3 +410,12 @@ def _to_distributions(comps):
     sums = comps.sum(axis=1, keepdims=True)
     uniform = np.full_like(comps, 1.0 / comps.shape[1])
     return np.where(sums > 0, comps / np.where(sums > 0, sums, 1.0), uniform)
+
+
+def __getattr__(name):
+    # PrivateTensorDecomposition is TensorDecompositionFit on scikit-learn's BaseEstimator, built on first use so
+    # that importing this module imports no scikit-learn (the command line fits the core).
+    if name == "PrivateTensorDecomposition":
+        globals()[name] = scikit_learn_estimator(TensorDecompositionFit, name)
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
