@@ -7,6 +7,7 @@ on the public data sets shipped with scikit-learn and statsmodels, loaded offlin
 """
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -105,13 +106,29 @@ def test_covariance_console_marks_entries_the_noise_could_have_made():
     C = np.array([[5.0, 0.1], [0.1, 3.0]])
     lo, hi = np.array([[4.0, -1.0], [-1.0, -2.0]]), np.array([[6.0, 1.0], [1.0, 2.0]])
     est = SimpleNamespace(covariance_=C, covariance_se_=np.ones((2, 2)), covariance_interval_=np.stack([lo, hi]),
-                          level=0.9)
+                          level=0.9, release_=SimpleNamespace(mechanism="gaussian", noise_scale=1.0, noise_df=None))
     lines = console_lines(est, ["a", "b"])
     a, b, pair = lines[2], lines[3], lines[6]
     assert a.startswith("  a ") and a.endswith("]")  # signal: no note
     assert b.startswith("  b ") and b.endswith("noise, projected")  # 3 lies outside [-2, 2], which holds 0
     assert pair.startswith("  a x b") and pair.endswith("noise")
     assert any("'noise' = its interval holds 0" in line for line in lines)
+
+
+def test_the_largest_off_diagonal_entries_of_pure_noise_are_marked_noise():
+    # the console lists the 5 largest of d(d-1)/2 entries against their noise: of pure noise at d = 60 they stand
+    # 4 se from 0 and their intervals exclude it; they were listed with no note, as if they were signal
+    from dpmoments.cli.covariance import console_lines
+    from dpmoments.estimators import PrivateCovariance
+
+    X = np.random.default_rng(0).normal(size=(40, 60))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PrivateCovariance(epsilon=0.05, delta=1e-6, row_norm=8.0, center=None, rng=1).fit(X)
+    lines = console_lines(est, [f"c{j}" for j in range(60)])
+    pairs = lines[lines.index(next(x for x in lines if x.startswith("largest"))) + 2:][:5]
+    assert all(" x " in p and p.rstrip().endswith(("noise", "noise, projected")) for p in pairs), pairs
+    assert any("the largest of the 1770 noise entries" in line for line in lines)
 
 
 # -- covariance: shown with a warning, never withheld ------------------------------------------------------------
