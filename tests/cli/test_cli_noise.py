@@ -6,6 +6,7 @@ estimates printed with their standard errors or frequencies, no warning). The is
 on the public data sets shipped with scikit-learn and statsmodels, loaded offline.
 """
 
+import json
 import re
 import warnings
 
@@ -336,3 +337,17 @@ def test_uncertainty_options_are_checked(run, clean, tmp_path, flag, value):
 def test_help_says_what_draws_cost(run):
     text = run("precision", "--help").stdout
     assert "--draws B" in text and "auto" in text and "200 columns" in text
+
+
+def test_a_ridge_graph_of_pure_noise_is_withheld(run, tmp_path):
+    # the graphical lasso's graph of noise was withheld, ridge's was printed as "3 edges" (partial correlations of
+    # pure noise up to 0.92 at epsilon 0.01, signal-to-noise 0)
+    X = np.random.default_rng(0).normal(size=(3000, 3))
+    np.savetxt(tmp_path / "x.csv", X, delimiter=",", header="a,b,c", comments="")
+    out = tmp_path / "r"
+    res = run("precision", tmp_path / "x.csv", "--method", "ridge", "--alpha", 0.5, "--epsilon", 0.01, "--delta",
+              "1e-6", "--row-norm", 5, "--center", 0, "--seed", 0, "--no-figures", "--out", out)
+    assert res.returncode == 0, res.stderr
+    a = json.loads((out / "privacy_report.json").read_text())["analysis"]
+    assert "no-edge-above-noise" in {d["code"] for d in a["diagnostics"]} and a["n_edges"] is None
+    assert "the graph withheld (noise)" in res.stdout
