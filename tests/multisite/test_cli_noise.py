@@ -64,3 +64,11 @@ def test_choices_without_a_noise_estimate_say_so(run, sites, tmp_path, extra):
     res, analysis = _simulate(run, sites, tmp_path / "o", *extra, epsilon=1)
     assert analysis["uncertainty"] is None and "not estimated" in analysis["uncertainty_note"]
     assert "uncertainty: " in res.stdout
+
+
+def test_a_graph_of_noise_across_sites_is_not_drawn(run, sites, tmp_path):
+    out = tmp_path / "o"
+    res = run("simulate", *sites, "--epsilon", 0.01, "--delta", "1e-6", "--row-norm", 3, "--out", out, "--seed", 0,
+              "--columns", "p,q,r", "--center", "0", "--analysis", "precision")
+    assert res.returncode == 0, res.stderr
+    assert "the graph withheld (noise)" in res.stdout and not (out / "network.png").exists()

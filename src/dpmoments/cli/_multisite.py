@@ -196,7 +196,7 @@ def _precision(args, a, release, names, est_mod):
         res.save_matrix("precision", est.precision_, names)
         res.save_table("edges.csv", ["feature_a", "feature_b", "partial_correlation", "in_truth"],
                        _edge_rows(est.precision_, E, names, None))
-        if not getattr(args, "no_figures", True):
+        if not getattr(args, "no_figures", True) and not noise.withholds:  # a graph of noise is not drawn as a result
             from .. import plots
             from .precision import partial_correlations
 
