@@ -6,7 +6,9 @@ estimates printed with their standard errors or frequencies, no warning). The is
 on the public data sets shipped with scikit-learn and statsmodels, loaded offline.
 """
 
+import json
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -105,13 +107,29 @@ def test_covariance_console_marks_entries_the_noise_could_have_made():
     C = np.array([[5.0, 0.1], [0.1, 3.0]])
     lo, hi = np.array([[4.0, -1.0], [-1.0, -2.0]]), np.array([[6.0, 1.0], [1.0, 2.0]])
     est = SimpleNamespace(covariance_=C, covariance_se_=np.ones((2, 2)), covariance_interval_=np.stack([lo, hi]),
-                          level=0.9)
+                          level=0.9, release_=SimpleNamespace(mechanism="gaussian", noise_scale=1.0, noise_df=None))
     lines = console_lines(est, ["a", "b"])
     a, b, pair = lines[2], lines[3], lines[6]
     assert a.startswith("  a ") and a.endswith("]")  # signal: no note
     assert b.startswith("  b ") and b.endswith("noise, projected")  # 3 lies outside [-2, 2], which holds 0
     assert pair.startswith("  a x b") and pair.endswith("noise")
     assert any("'noise' = its interval holds 0" in line for line in lines)
+
+
+def test_the_largest_off_diagonal_entries_of_pure_noise_are_marked_noise():
+    # the console lists the 5 largest of d(d-1)/2 entries against their noise: of pure noise at d = 60 they stand
+    # 4 se from 0 and their intervals exclude it; they were listed with no note, as if they were signal
+    from dpmoments.cli.covariance import console_lines
+    from dpmoments.estimators import PrivateCovariance
+
+    X = np.random.default_rng(0).normal(size=(40, 60))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PrivateCovariance(epsilon=0.05, delta=1e-6, row_norm=8.0, center=None, rng=1).fit(X)
+    lines = console_lines(est, [f"c{j}" for j in range(60)])
+    pairs = lines[lines.index(next(x for x in lines if x.startswith("largest"))) + 2:][:5]
+    assert all(" x " in p and p.rstrip().endswith(("noise", "noise, projected")) for p in pairs), pairs
+    assert any("the largest of the 1770 noise entries" in line for line in lines)
 
 
 # -- covariance: shown with a warning, never withheld ------------------------------------------------------------
@@ -319,3 +337,17 @@ def test_uncertainty_options_are_checked(run, clean, tmp_path, flag, value):
 def test_help_says_what_draws_cost(run):
     text = run("precision", "--help").stdout
     assert "--draws B" in text and "auto" in text and "200 columns" in text
+
+
+def test_a_ridge_graph_of_pure_noise_is_withheld(run, tmp_path):
+    # the graphical lasso's graph of noise was withheld, ridge's was printed as "3 edges" (partial correlations of
+    # pure noise up to 0.92 at epsilon 0.01, signal-to-noise 0)
+    X = np.random.default_rng(0).normal(size=(3000, 3))
+    np.savetxt(tmp_path / "x.csv", X, delimiter=",", header="a,b,c", comments="")
+    out = tmp_path / "r"
+    res = run("precision", tmp_path / "x.csv", "--method", "ridge", "--alpha", 0.5, "--epsilon", 0.01, "--delta",
+              "1e-6", "--row-norm", 5, "--center", 0, "--seed", 0, "--no-figures", "--out", out)
+    assert res.returncode == 0, res.stderr
+    a = json.loads((out / "privacy_report.json").read_text())["analysis"]
+    assert "no-edge-above-noise" in {d["code"] for d in a["diagnostics"]} and a["n_edges"] is None
+    assert "the graph withheld (noise)" in res.stdout

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 import dpmoments as dpm
-from dpmoments.multisite import Plan, Site, deal, egress_guard, run_cape
+from dpmoments.multisite import Plan, Site, SiteLedger, deal, egress_guard, read_bundle, run_cape
 from dpmoments.estimators import (CenterBudget, PrivateCovariance, PrivateGraphicalLasso, PrivateIRLS,
                                   PrivateModelSelection, PrivatePCA, PrivateTensorDecomposition)
 from dpmoments.moments.auto_release import BoundBudget
@@ -257,6 +257,10 @@ CASES = [
     ("multisite-data-mismatch", "API", "a site whose data do not fit the plan", lambda: Site("a", X[:, :2]).accept(
         deal(Plan.build("cape", ["a", "b"], [20, 5], n_features=3, row_norm=1.0, epsilon=1, delta=1e-6))["a"]),
      ValueError, "do not match the plan"),
+    ("multisite-ledger-shape", "API", "a site's ledger file holding JSON that is not a ledger (a list)",
+     lambda: SiteLedger("a", None, _csv("[]", ".json")), ValueError, "is not a dpmoments site ledger"),
+    ("multisite-share-truncated", "API", "a share file cut short (a damaged zip)",
+     lambda: read_bundle(_csv("PK\x03\x04 cut short", ".npz"), "a"), ValueError, "is not a dpmoments share file"),
     ("cli-default-bound-too-few-rows", "CLI",
      "`dpmoments precision data.csv` without `--row-norm` (private centre and bound by default) on 2 rows",
      lambda: cli("precision", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--out", _fresh()), 2,

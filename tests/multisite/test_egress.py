@@ -75,3 +75,23 @@ def test_site_command_refuses_a_bad_file_in_one_line(tmp_path):
     res = cli("site", "--name", "north", "--data", tmp_path / "wide.csv", "--share", shares["north"], "--state",
               tmp_path / "st", "--superlink", "127.0.0.1:1", "--insecure")
     assert_one_line_error(res, "does not fit the plan", "3 feature columns")  # checked before joining
+
+
+@pytest.mark.parametrize("damage", ["truncated", "missing"])
+def test_site_command_refuses_a_damaged_or_missing_share_file_in_one_line(tmp_path, damage):
+    # a truncated share file was "unexpected BadZipFile in zipfile, a fault of dpmoments"; a missing one was
+    # "not a dpmoments share file (FileNotFoundError)"
+    from dpmoments.multisite import Plan, deal_files
+
+    from ..cli.helpers import assert_one_line_error, cli
+
+    plan = Plan.build("cape", ["north", "south"], [50, 50], n_features=3, row_norm=1.0, epsilon=1.0, delta=1e-5)
+    shares = deal_files(plan, tmp_path / "shares", rng=0)
+    share = tmp_path / "north-damaged.npz"
+    if damage == "truncated":
+        share.write_bytes(shares["north"].read_bytes()[:300])
+    np.savetxt(tmp_path / "north.csv", np.ones((50, 3)), delimiter=",", header="a,b,c", comments="")
+    res = cli("site", "--name", "north", "--data", tmp_path / "north.csv", "--share", share, "--state",
+              tmp_path / "st", "--superlink", "127.0.0.1:1", "--insecure")
+    assert_one_line_error(res, "north-damaged.npz", "not a dpmoments share file" if damage == "truncated"
+                          else "does not exist")

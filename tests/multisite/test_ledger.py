@@ -129,6 +129,16 @@ def test_an_unreadable_ledger_refuses_to_answer(tmp_path):
         make_sites(1, ledger=path)
 
 
+@pytest.mark.parametrize("state", [[], {"site": "site-0"}, {"site": "site-0", "answered": 5, "charged": {},
+                                                              "refusals": []}])
+def test_a_ledger_of_another_shape_refuses_in_one_line(tmp_path, state):
+    # a JSON list was an AttributeError (an internal fault), a missing field a KeyError at the first query
+    path = tmp_path / "l.json"
+    path.write_text(json.dumps(state))
+    with pytest.raises(ValueError, match="is not a dpmoments site ledger"):
+        SiteLedger("site-0", None, path)
+
+
 def test_the_aggregator_drops_a_refusing_site_and_keeps_its_noise_promise():
     sites = make_sites(4)
     plan = _dealt(sites)

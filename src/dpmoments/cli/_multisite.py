@@ -11,6 +11,7 @@ import numpy as np
 
 from ._args import CliError, _positive, parse_alpha, positive_int
 from ._choices import bound_budget, bound_or_auto, check_choices, choices_lines, choices_report
+from ._noise import Noise, num
 from ._report import privacy_report
 
 __all__ = ["add_analysis_arguments", "plan_options", "check_analysis", "fit_analysis", "multisite_report",
@@ -122,28 +123,37 @@ def plan_options(args):
 
 
 def fit_analysis(args, analysis, output, names):
-    """Fit ``analysis`` to the wing's ``output``; return ``(analysis dict, save(res), one summary line)``."""
+    """Fit ``analysis`` to the wing's ``output``: ``(analysis dict, save(res), one summary line, noise lines)``.
+
+    The analysis goes through the single-site commands' noise rule (:mod:`._noise`): every
+    estimate with its standard errors, the failed checks in the report and on the console, and
+    an output that is all noise withheld (null in the report, its file kept for inspection).
+    """
     from .. import estimators as est_mod
 
     a = analysis
     figures = not getattr(args, "no_figures", True)
     if a == "covariance":
-        from .covariance import _what
+        from .covariance import _what, console_lines, save_covariance
 
         est = est_mod.PrivateCovariance(psd_floor=0.0).fit_release(output)
-        what = " ".join(_what(output))
+        what, noise = " ".join(_what(output)), Noise(est)
 
         def save(res):
-            res.save_matrix("covariance", est.covariance_, names)
+            save_covariance(res, est, names)
             if figures:
                 from .. import plots
 
-                res.save_figure("covariance", plots.plot_matrix(est.covariance_, names, title=f"{what} "
-                                                                f"({output.guarantee} against the aggregator)"))
+                lo, hi = est.covariance_interval_
+                res.save_figure("covariance", plots.plot_matrix(
+                    est.covariance_, names, title=f"{what} ({output.guarantee} against the aggregator); "
+                    f"signal_to_noise {num(est.snr_, 2)}, grey: within the noise", within_noise=(lo <= 0) & (hi >= 0)))
 
-        return {"estimator": "PrivateCovariance", "estimate": "covariance.npy", "statistic": what}, save, what
+        info = {"estimator": "PrivateCovariance", "estimate": "covariance.npy", "statistic": what,
+                "standard_errors": "covariance_se.npy", "intervals": ["covariance_lower.npy", "covariance_upper.npy"]}
+        return noise.analysis(info), save, what, console_lines(est, names) + noise.lines()
     if a == "pca":
-        from .pca import noise_floor, pca_analysis, save_pca, spectrum
+        from .pca import noise_floor, pca_analysis, pca_noise, save_pca, spectrum
 
         if not 1 <= args.n_components <= output.n_features:
             raise CliError(f"--n-components must be in [1, {output.n_features}]; got {args.n_components}")
@@ -159,7 +169,8 @@ def fit_analysis(args, analysis, output, names):
                 res.save_figure("spectrum", plots.plot_spectrum(eig, floor, title=f"spectrum ({output.guarantee}) "
                                                                 "against the noise floor"))
 
-        return info, save, f"{info['n_above_noise_floor']} eigenvalue(s) above the noise floor {floor:.3g}"
+        return (info, save, f"{info['n_above_noise_floor']} eigenvalue(s) above the noise floor {floor:.3g}",
+                pca_noise(est).lines())
     if a in ("precision", "ridge"):
         return _precision(args, a, output, names, est_mod)
     if a == "select":
@@ -170,7 +181,7 @@ def fit_analysis(args, analysis, output, names):
 
 
 def _precision(args, a, release, names, est_mod):
-    from .precision import RIDGE_THRESHOLD, _edge_rows, edge_matrix, glasso
+    from .precision import RIDGE_THRESHOLD, _edge_rows, edge_matrix, glasso, precision_noise
 
     if a == "precision":
         est, _ = glasso(release, parse_alpha(args.alpha or "ebic"), None, 20)
@@ -186,7 +197,7 @@ def _precision(args, a, release, names, est_mod):
         res.save_matrix("precision", est.precision_, names)
         res.save_table("edges.csv", ["feature_a", "feature_b", "partial_correlation", "in_truth"],
                        _edge_rows(est.precision_, E, names, None))
-        if not getattr(args, "no_figures", True):
+        if not getattr(args, "no_figures", True) and not noise.withholds:  # a graph of noise is not drawn as a result
             from .. import plots
             from .precision import partial_correlations
 
@@ -194,9 +205,11 @@ def _precision(args, a, release, names, est_mod):
                                                           names, title=f"{a} ({release.guarantee}): "
                                                           f"{int(E.sum() // 2)} edges"))
 
+    noise = precision_noise(est)
     info = {"estimator": type(est).__name__, "alpha": float(getattr(est, "alpha_", est.alpha)), "edge_rule": rule,
             "n_edges": int(E.sum() // 2), "estimate": "precision.npy"}
-    return info, save, f"{info['n_edges']} edge(s)"
+    summary = "the graph withheld (noise)" if noise.withholds else f"{info['n_edges']} edge(s)"
+    return noise.analysis(info), save, summary, noise.lines()
 
 
 def _select(args, release, names, est_mod):
@@ -209,8 +222,12 @@ def _select(args, release, names, est_mod):
         res.save_table("selected.csv", ["feature", "coefficient"],
                        [[names[j], repr(float(est.coef_[j]))] for j in est.selected_])
 
+    # fit_release estimates no selection noise (snr_ None): say so rather than present the choice as certain
+    note = ("the choice's noise is not estimated from the released moments (no selection probability): "
+            f"the gap to the runner-up score is {num(est.selection_gap_)}")
     return ({"estimator": "PrivateModelSelection", "selected": chosen, "phi": est.phi_, "R": est.R_,
-             "estimate": "selected.csv"}, save, f"selected {chosen}")
+             "selection_gap": est.selection_gap_, "estimate": "selected.csv", "uncertainty": None,
+             "uncertainty_note": note}, save, f"selected {chosen}", [f"uncertainty: {note}"])
 
 
 def _tensor(args, a, moments, names, est_mod):
@@ -231,9 +248,13 @@ def _tensor(args, a, moments, names, est_mod):
         res.save_table("weights.csv", ["component", "weight"],
                        [[f"c{j + 1}", repr(float(w))] for j, w in enumerate(est.weights_)])
 
-    return ({"estimator": "PrivateTensorDecomposition", "model": model, "n_components": args.n_components,
-             "weights": est.weights_.tolist(), "estimate": "components.npy"}, save,
-            f"{args.n_components} component(s)")
+    from .tensor import tensor_noise
+
+    noise = tensor_noise(est)
+    info = {"estimator": "PrivateTensorDecomposition", "model": model, "n_components": args.n_components,
+            "weights": est.weights_.tolist(), "estimate": "components.npy"}
+    summary = f"{args.n_components} component(s)" + (" withheld (noise)" if noise.withholds else "")
+    return noise.analysis(info), save, summary, noise.lines()
 
 
 def _regress(fit, names):
@@ -241,8 +262,11 @@ def _regress(fit, names):
         res.save_table("coefficients.csv", ["feature", "coefficient"],
                        [[n, repr(float(c))] for n, c in zip(names, fit.coef)])
 
+    note = ("the coefficients' noise is not estimated across sites (no standard errors): read them against the "
+            "single-site 'dpmoments regress' at the same budget")
     return ({"estimator": "PrivateIRLS (across sites)", "coefficients": fit.coef.tolist(), "n_iter": fit.n_iter,
-             "estimate": "coefficients.csv"}, save, "coefficients " + ", ".join(f"{c:.3g}" for c in fit.coef))
+             "estimate": "coefficients.csv", "uncertainty": None, "uncertainty_note": note}, save,
+            "coefficients " + ", ".join(f"{c:.3g}" for c in fit.coef), [f"uncertainty: {note}"])
 
 
 def headline_release(output):

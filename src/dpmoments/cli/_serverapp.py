@@ -90,7 +90,7 @@ def aggregate_plan(plan, transport, request):
         args = SimpleNamespace(**request["fit"])
         d = plan.n_features - (plan.rows == "xy")
         names = [f"x{j}" for j in range(d)] + (["y"] if plan.rows == "xy" else [])
-        info, save, summary = fit_analysis(args, plan.analysis, output, names)
+        info, save, summary, noise_lines = fit_analysis(args, plan.analysis, output, names)
         info.update(protocol=plan.protocol, sites=list(plan.sites), plan=plan.digest, transport=transport.name)
         with ResultsDir(request["out"], request["force"]) as res:
             save(res)
@@ -98,7 +98,7 @@ def aggregate_plan(plan, transport, request):
                                    res.files + ["privacy_report.json"], extra={"plan": plan.to_dict(),
                                                                                  "run_nonce": nonce})
             res.save_json("privacy_report.json", rep)
-        outcome = dict(ok=True, nonce=nonce, summary=summary, files=sorted(res.files), n=headline_release(output).n,
+        outcome = dict(ok=True, nonce=nonce, summary=summary, noise=noise_lines, files=sorted(res.files), n=headline_release(output).n,
                        guarantee=str(report.guarantee), claimed=str(report.claimed),
                        dropped=[list(x) for x in report.dropped], colluders=report.colluders,
                        choices=choices_lines(report.choices, report.guarantee)

@@ -124,6 +124,8 @@ def _report(args, status, plan):
     if not args.quiet:
         print(f"plan {plan.digest[:12]} ({plan.analysis}, {plan.protocol}): {status['n']} rows from "
               f"{len(plan.sites) - len(status['dropped'])} of {len(plan.sites)} sites; {status['summary']}")
+        for line in status.get("noise", ()):  # each estimate against its noise, the failed checks, what is withheld
+            print(line)
         for line in status.get("choices", ()):  # an auto plan: the bound step's share, the chosen bound, the total
             print(line)
         print(f"guarantee against the aggregator ({status['colluders']} colluder(s)): {status['guarantee']}  <- holds")

@@ -128,13 +128,18 @@ def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
 
     A note marks an entry whose interval holds 0 (the noise could have made it) and an estimate the
     positive semi-definite projection moved outside the released entry's interval, so that no
-    number is read as signal when the release cannot tell it from noise.
+    number is read as signal when the release cannot tell it from noise. The off-diagonal entries
+    shown are the largest of d(d-1)/2 against their noise, so they are also marked 'noise' when
+    below the level the largest of that many pure-noise entries reaches 5% of the time (at
+    d = 200 the top five of pure noise stand 4-5 se from 0, and their intervals exclude 0).
     """
     C, se, (lo, hi) = est.covariance_, est.covariance_se_, est.covariance_interval_
     header = ["column", "estimate", "se", f"{100 * est.level:g}% interval", "note"]
+    top = _largest_noise_in_se(est, C.shape[0])
 
-    def row(name, i, j):
-        return [name, num(C[i, j], 4), num(se[i, j]), interval_text(lo[i, j], hi[i, j]), _note(C, lo, hi, i, j)]
+    def row(name, i, j, floor=0.0):
+        return [name, num(C[i, j], 4), num(se[i, j]), interval_text(lo[i, j], hi[i, j]),
+                _note(C, lo, hi, i, j, floor * se[i, j])]
 
     d = C.shape[0]
     shown = range(min(d, rows))
@@ -146,19 +151,30 @@ def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
     if d > 1:
         i, j = np.triu_indices(d, 1)
         order = np.argsort(-np.abs(C[i, j]) / np.where(se[i, j] > 0, se[i, j], 1.0))[:pairs]
-        pairs_shown = [row(f"{names[i[k]]} x {names[j[k]]}", i[k], j[k]) for k in order]
+        pairs_shown = [row(f"{names[i[k]]} x {names[j[k]]}", i[k], j[k], top) for k in order]
         out.append("largest off-diagonal entries against their noise (|estimate| / se; all in covariance.csv):")
         out += table(["pair"] + header[1:], pairs_shown)
         noted += [r for r in pairs_shown if r[-1]]
     if noted:
-        out.append("  note: 'noise' = its interval holds 0, so the noise alone could have made it; "
-                   "'projected' = the PSD projection moved the estimate outside the released entry's interval")
+        out.append("  note: 'noise' = its interval holds 0, or (off-diagonal) it is below what the largest of the "
+                   f"{d * (d - 1) // 2} noise entries reaches 5% of the time ({num(top)} se), so the noise alone could "
+                   "have made it; 'projected' = the PSD projection moved the estimate outside the released entry's "
+                   "interval")
     return out
 
 
-def _note(C, lo, hi, i, j):
+def _largest_noise_in_se(est, d):
+    """The largest of the d(d-1)/2 off-diagonal noise entries' magnitudes (95%), in standard errors."""
+    from ..estimators.diagnostics import largest_noise
+    from ..estimators.uncertainty import noise_law
+
+    law = noise_law(est.release_)
+    return largest_noise(law, d * (d - 1) // 2) / law.sd if law.sd > 0 else 0.0
+
+
+def _note(C, lo, hi, i, j, floor=0.0):
     notes = []
-    if lo[i, j] <= 0 <= hi[i, j]:
+    if lo[i, j] <= 0 <= hi[i, j] or abs(lo[i, j] + hi[i, j]) / 2 < floor:  # the released entry is the midpoint
         notes.append("noise")
     if not lo[i, j] <= C[i, j] <= hi[i, j]:
         notes.append("projected")

@@ -164,7 +164,7 @@ def run(args):
     with too_few_rows_hint(args):
         output, report = _release(args, sites, kwargs)
     labels = features + ([target] if args.analysis == "select" else [])
-    analysis, save, summary = fit_analysis(args, args.analysis, output, labels)
+    analysis, save, summary, noise_lines = fit_analysis(args, args.analysis, output, labels)
     analysis.update(protocol=args.protocol, sites=names)
     with ResultsDir(args.out, args.force) as res:
         save(res)
@@ -177,6 +177,8 @@ def run(args):
     if not args.quiet:
         print(f"{args.protocol}: {len(sites)} site(s) ({', '.join(f'{s.name}: {s.n} rows' for s in sites)}), "
               f"{len(features)} columns; analysis {args.analysis}: {summary}")
+        for line in noise_lines:
+            print(line)
         print_guarantees(report)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0

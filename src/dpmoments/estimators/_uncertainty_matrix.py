@@ -199,8 +199,9 @@ def precision_spread(release, est, refit, n_draws, level, rng, owner, graph):
     rescaled = any(step.startswith("scaled-to-correlation") for step in release.postprocessing)
     matrix = math.nan if rescaled else check_matrix(_centre(release, law), law, diag, scale=release.column_scale)
     check_centre(release, diag)
-    snr = off_diagonal_snr(release) if graph else matrix
-    if graph and snr < 1.0:
+    edges = off_diagonal_snr(release)  # ridge too: its edges (thresholded partial correlations) come from the same
+    snr = edges if graph else matrix   # entries, and of pure noise they were presented as a graph
+    if edges < 1.0:
         quoted = in_data_units(off_diagonal_level(release), release.column_scale, pairs=True)
         diag.flag("no-edge-above-noise", f"no off-diagonal entry of the released matrix exceeds its level {quoted}, "
                                          "which its noise alone reaches 5% of the time: the graph cannot be told "

@@ -12,6 +12,7 @@ import io
 import itertools
 import json
 import os
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,7 +92,9 @@ def read_bundle(path, site=None):
             plan = Plan.from_json(str(z["plan"]))
             name = str(z["site"])
             shares = {int(k[1:]): z[k] for k in z.files if k.startswith("e")}
-    except (OSError, ValueError, KeyError) as exc:
+    except FileNotFoundError:
+        raise ValueError(f"share file '{path}' does not exist.") from None
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:  # truncated, damaged
         raise ValueError(f"share file '{path}' is not a dpmoments share file ({type(exc).__name__}).") from None
     if site is not None and name != site:
         raise ValueError(f"share file '{path}' is for site {name!r}, not {site!r}.")

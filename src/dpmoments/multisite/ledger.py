@@ -59,6 +59,10 @@ def _guarantee(d):
     return ApproxDP(float(d["epsilon"]), float(d["delta"]))
 
 
+#: The ledger file's fields and their JSON types (anything else is refused, never half-read).
+_SHAPE = {"site": str, "answered": list, "charged": dict, "refusals": list}
+
+
 class SiteLedger:
     """The record of what a site answered, charged and refused.
 
@@ -88,6 +92,8 @@ class SiteLedger:
             state = json.loads(self.path.read_text())
         except (OSError, ValueError):
             raise ValueError(f"site ledger '{self.path}' is unreadable; refusing to answer without it.") from None
+        if not isinstance(state, dict) or not all(isinstance(state.get(k), t) for k, t in _SHAPE.items()):
+            raise ValueError(f"site ledger '{self.path}' is not a dpmoments site ledger; refusing to answer without it.")
         if state.get("site") != self.site:
             raise ValueError(f"site ledger '{self.path}' belongs to another site.")
         return state

@@ -1,0 +1,74 @@
+"""The multi-site commands follow the single-site noise rule (principle 4): every number with its noise.
+
+``dpmoments simulate`` (and ``aggregate``, through the same ``fit_analysis``) used to write a bare
+covariance, a graph and a mixture with no standard error, no signal-to-noise and no failed check
+in the report; at epsilon 0.01 the console printed nothing but the guarantee beside pure noise.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+from ..cli.helpers import in_process
+
+
+@pytest.fixture
+def run(capsys):
+    return in_process(capsys)
+
+
+@pytest.fixture
+def sites(tmp_path):
+    rng = np.random.default_rng(0)
+    paths = []
+    for name, n in (("a", 400), ("b", 500)):
+        X = rng.normal(size=(n, 3))
+        y = X[:, 0] + 0.1 * rng.normal(size=n)
+        np.savetxt(tmp_path / f"{name}.csv", np.c_[X, y], delimiter=",", header="p,q,r,y", comments="")
+        paths.append(tmp_path / f"{name}.csv")
+    return paths
+
+
+def _simulate(run, sites, out, *extra, epsilon=0.01):
+    res = run("simulate", *sites, "--epsilon", epsilon, "--delta", "1e-6", "--row-norm", 3, "--out", out,
+              "--no-figures", "--seed", 0, *extra)
+    assert res.returncode == 0, res.stderr
+    return res, json.loads((out / "privacy_report.json").read_text())["analysis"]
+
+
+def test_covariance_across_sites_says_it_is_noise(run, sites, tmp_path):
+    res, analysis = _simulate(run, sites, tmp_path / "o", "--columns", "p,q,r", "--center", "0")
+    assert analysis["noise_dominates"] and analysis["signal_to_noise"] is not None
+    assert {d["code"] for d in analysis["diagnostics"]} & {"noise-dominates", "variance-below-noise"}
+    assert analysis["standard_errors"] == "covariance_se.npy" and (tmp_path / "o" / "covariance_se.npy").exists()
+    assert "NOISE [" in res.stdout and "se" in res.stdout and "90% interval" in res.stdout
+
+
+def test_a_graph_of_noise_is_withheld_across_sites(run, sites, tmp_path):
+    res, analysis = _simulate(run, sites, tmp_path / "o", "--columns", "p,q,r", "--center", "0",
+                              "--analysis", "precision")
+    assert analysis["n_edges"] is None and analysis["withheld"]
+    assert "the graph withheld (noise)" in res.stdout and "edges.csv for inspection only" in res.stdout
+
+
+def test_a_strong_covariance_across_sites_is_not_flagged(run, sites, tmp_path):
+    res, analysis = _simulate(run, sites, tmp_path / "o", "--columns", "p,q,r", "--center", "0", epsilon=50)
+    assert not analysis["noise_dominates"] and analysis["signal_to_noise"] > 1 and "NOISE [" not in res.stdout
+
+
+@pytest.mark.parametrize("extra", [("--analysis", "select", "--target", "y", "--R", 3),
+                                   ("--analysis", "regress", "--target", "y", "--n-iter", 2, "--w-max", 5,
+                                    "--response-bound", 3)])
+def test_choices_without_a_noise_estimate_say_so(run, sites, tmp_path, extra):
+    res, analysis = _simulate(run, sites, tmp_path / "o", *extra, epsilon=1)
+    assert analysis["uncertainty"] is None and "not estimated" in analysis["uncertainty_note"]
+    assert "uncertainty: " in res.stdout
+
+
+def test_a_graph_of_noise_across_sites_is_not_drawn(run, sites, tmp_path):
+    out = tmp_path / "o"
+    res = run("simulate", *sites, "--epsilon", 0.01, "--delta", "1e-6", "--row-norm", 3, "--out", out, "--seed", 0,
+              "--columns", "p,q,r", "--center", "0", "--analysis", "precision")
+    assert res.returncode == 0, res.stderr
+    assert "the graph withheld (noise)" in res.stdout and not (out / "network.png").exists()
