@@ -54,13 +54,16 @@ class DataSource:
     delimiter, header : optional
         Text files: the field separator and whether a header row names the
         columns (default: the run's ``--delimiter`` and ``--no-header``).
+    by_name : bool
+        ``columns`` (a list) and ``target`` are names as they are (a plan's), never
+        positions: a column named ``3`` is the column of that name.
     """
 
-    def __init__(self, path, columns=None, target=None, *, delimiter=None, header=None):
+    def __init__(self, path, columns=None, target=None, *, delimiter=None, header=None, by_name=False):
         self.given, self.path = str(path), Path(path)
         if not self.path.exists():
             raise CliError(f"no such data file: '{path}'")
-        self.columns, self.target = parse_columns(columns), parse_target(target)
+        self.columns, self.target = ((columns, target) if by_name else (parse_columns(columns), parse_target(target)))
         self.delimiter = _FILE_OPTIONS["delimiter"] if delimiter is None else delimiter
         self.header = _FILE_OPTIONS["header"] if header is None else header
         if self.path.is_dir():

@@ -88,8 +88,7 @@ def aggregate_plan(plan, transport, request):
                           next_params=next_params(plan))
         output, report = finish_analysis(plan, result)
         args = SimpleNamespace(**request["fit"])
-        d = plan.n_features - (plan.rows == "xy")
-        names = [f"x{j}" for j in range(d)] + (["y"] if plan.rows == "xy" else [])
+        names = plan_names(plan)
         info, save, summary, noise_lines = fit_analysis(args, plan.analysis, output, names)
         info.update(protocol=plan.protocol, sites=list(plan.sites), plan=plan.digest, transport=transport.name)
         with ResultsDir(request["out"], request["force"]) as res:
@@ -137,3 +136,10 @@ def _flower_app():
 
 
 app = _flower_app()
+
+
+def plan_names(plan):
+    """The columns' names in the outputs: the plan's, when it names them; else x0, x1, ... (and y)."""
+    features = list(plan.columns) if plan.columns is not None else [f"x{j}" for j in range(plan.feature_width)]
+    response = plan.response_column or "y"
+    return features + ([response] if plan.rows == "xy" else [])

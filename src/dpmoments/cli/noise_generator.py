@@ -7,7 +7,9 @@ via the aggregator).
 
 from ..multisite.protocols import PROTOCOLS
 from ..privacy.relations import NEIGHBOURS
-from ._args import CliError, _delta, _epsilon, positive_int
+from ..multisite.analyses import ANALYSES as ANALYSIS_ROWS
+from ..multisite.columns import takes_response
+from ._args import CliError, _delta, _epsilon, parse_columns, positive_int
 from ._choices import add_choice_arguments, bound_or_auto, too_few_rows_hint
 from ._multisite import (AUTO_ACROSS_SITES, ANALYSES, CENTER_ACROSS_SITES, add_analysis_arguments, auto_bounds,
                          center_across_sites, check_analysis, plan_options)
@@ -39,8 +41,15 @@ writes: shares/plan.json (public), shares/<site>.npz (secret, mode 600)"""
 def add_arguments(parser):
     parser.add_argument("--sites", required=True, metavar="NAME=N,...",
                         help="every site and its (public) row count, e.g. north=200,south=300")
-    parser.add_argument("--n-features", type=positive_int, required=True, metavar="D",
-                        help="columns of each site's data (without the response; word ids: 3)")
+    parser.add_argument("--n-features", type=positive_int, metavar="D",
+                        help="columns of each site's data (without the response; word ids: 3); "
+                             "default: the number of --columns")
+    parser.add_argument("--columns", metavar="A,B,...",
+                        help="the names of the feature columns every site gives, in order (public schema): each site "
+                             "then selects them by name, so a file with its columns in another order or missing one "
+                             "cannot join mixed up. Without them a site can check only their number")
+    parser.add_argument("--target", metavar="COL", help="with --columns, for select and regress: the response "
+                                                        "column's name")
     parser.add_argument("--epsilon", type=_epsilon, required=True, help="each site's epsilon ('inf': no noise)")
     parser.add_argument("--delta", type=_delta, required=True, help="each site's delta")
     parser.add_argument("--row-norm", type=bound_or_auto, metavar="R|auto",
@@ -96,10 +105,11 @@ def run(args):
         raise CliError("--neighbours add-remove is not supported across sites (each site's row count is public in "
                        "the plan); use replace-one or zero-out")
     _, budget = auto_bounds(args)
+    columns = plan_columns(args)
     check_destination(args.out, args.force)
     sites, sizes = parse_sites(args.sites)
     with too_few_rows_hint(args):
-        plan = plan_analysis(args.analysis, args.protocol, sites, sizes, n_features=args.n_features,
+        plan = plan_analysis(args.analysis, args.protocol, sites, sizes, n_features=args.n_features, **columns,
                              options=plan_options(args), row_norm=args.row_norm or 1.0, epsilon=args.epsilon,
                              delta=args.delta, response_bound=args.response_bound, neighbours=args.neighbours,
                              calibration=args.calibration, target=args.calibrate_to, colluders=args.colluders,
@@ -112,6 +122,32 @@ def run(args):
     if not args.quiet:
         _print(args, plan, sites)
     return 0
+
+
+def plan_columns(args):
+    """``--columns``/``--target`` checked, as the plan's ``columns``/``response_column``; fills in --n-features."""
+    if args.columns is None:
+        if args.target is not None:
+            raise CliError("--target names the response column beside --columns: give --columns too")
+        if args.n_features is None:
+            raise CliError("--n-features (or --columns) is required: the number of columns of each site's data")
+        return {}
+    names = parse_columns(args.columns)
+    if any(isinstance(c, int) for c in names) or len(set(names)) != len(names):
+        raise CliError(f"--columns must be distinct column names (each site's header holds them), not positions; "
+                       f"got {args.columns!r}")
+    if args.n_features is not None and args.n_features != len(names):
+        raise CliError(f"--n-features {args.n_features} differs from the {len(names)} names of --columns")
+    rows = ANALYSIS_ROWS[args.analysis].rows
+    if rows == "stm":
+        raise CliError("--columns names a table's columns; --analysis tensor-stm reads word ids: leave it out")
+    if takes_response(rows, args.analysis) != (args.target is not None):
+        raise CliError(f"--target (the response column's name) is {'required' if args.target is None else 'not taken'}"
+                       f" with --columns for --analysis {args.analysis}")
+    if args.target in names:
+        raise CliError("--target must not be one of --columns")
+    args.n_features = len(names)
+    return {"columns": names, "response_column": args.target}
 
 
 def _print(args, plan, sites):
@@ -131,5 +167,8 @@ def _print(args, plan, sites):
         print(f"bound step {'next' if plan.location is not None else 'first'}: {', '.join(plan.auto.names)} chosen from the sites' noisy histograms "
               f"({plan.auto.n_bins} bins on [{plan.auto.low:g}, {plan.auto.high:g}]), share {plan.auto.share:g} of "
               "each site's budget, included above")
+    if plan.columns is None and plan.rows != "stm":
+        print(f"columns: not named, so each site can check only that it gives {plan.feature_width} columns; give "
+              "--columns to have every site select them by name")
     for s in sites:
         print(f"  {s}: {out / f'{s}.npz'} (secret: deliver to site {s!r} only)")

@@ -2,7 +2,7 @@
 
 import argparse
 
-from ._args import CliError, positive_int
+from ._args import CliError, parse_columns, positive_int
 
 HELP = "serve this site in a deployed multi-site run (Flower or gRPC); rows never leave"
 DESCRIPTION = """\
@@ -31,8 +31,10 @@ def add_arguments(parser):
     parser.add_argument("--make-key", metavar="PATH", help="write a new SuperNode key pair PATH, PATH.pub and exit")
     parser.add_argument("--name", help="this site's name (as in the plan)")
     parser.add_argument("--data", help="this site's data file (.csv with a header, .parquet, .npy)")
-    parser.add_argument("--columns", metavar="A,B,...", help="the feature columns (default: all but --target)")
-    parser.add_argument("--target", metavar="COL", help="the response column (select, regress)")
+    parser.add_argument("--columns", metavar="A,B,...",
+                        help="the feature columns (default: the plan's, when it names them; else all but --target)")
+    parser.add_argument("--target", metavar="COL",
+                        help="the response column (select, regress; default: the plan's, when it names it)")
     parser.add_argument("--share", action="append", default=[], metavar="NPZ",
                         help="a share file from the noise generator (repeatable: one per plan this site may answer)")
     parser.add_argument("--budget", metavar="EPS,DELTA",
@@ -70,6 +72,22 @@ def _budget(text, plans, name):
         raise CliError(f"--budget must be EPSILON,DELTA (e.g. 2,1e-5); got {text!r}") from None
 
 
+def _plan_columns(plans, args):
+    """``(columns, target)``: the names the plans give (each then found by name, in order); None if they give none."""
+    named = {(p.columns, p.response_column) for p in plans}
+    if named == {(None, None)}:
+        return None
+    if len(named) > 1:
+        raise CliError("the plans of --share name different columns (or some none): serve them from separate "
+                       "site processes")
+    columns, target = named.pop()
+    if args.columns is not None and [str(c) for c in parse_columns(args.columns)] != list(columns):
+        raise CliError(f"--columns differs from the columns the plan names ({','.join(columns)}): leave it out")
+    if args.target is not None and args.target != target:
+        raise CliError(f"--target differs from the response column the plan names ({target}): leave it out")
+    return list(columns), target
+
+
 def _load(args):
     """The bundle and the site: its data read once and checked against the plan before joining."""
     from pathlib import Path
@@ -89,7 +107,9 @@ def _load(args):
     state.mkdir(parents=True, exist_ok=True)
     # The one reader's errors name the file and what is wrong, never a value (cli._errors guards the rest);
     # they stay on this site's console: nothing has been sent.
-    X, y = read_in_memory(DataSource(args.data, args.columns, args.target), args)
+    named = _plan_columns(plans, args)
+    source = DataSource(args.data, *named, by_name=True) if named else DataSource(args.data, args.columns, args.target)
+    X, y = read_in_memory(source, args)
     if args.colluders is not None and args.colluders < 0:
         raise CliError(f"--colluders must be >= 0; got {args.colluders}")
     site = Site(args.name, X, y, budget=_budget(args.budget, plans, args.name), ledger=state / "ledger.json",
@@ -101,9 +121,8 @@ def _load(args):
             site.accept(bundle, rng=None if args.seed is None else np.random.SeedSequence([args.seed, k]))
         except ValueError:
             raise CliError(f"'{args.data}' does not fit the plan of '{path}': site {args.name!r} must hold "
-                           f"{plan.n[plan.index(args.name)]} rows of {plan.n_features - (plan.rows == 'xy')} feature "
-                           "columns" + (" and a --target column" if plan.rows == "xy" or plan.analysis == "regress"
-                                        else "") + "; nothing was sent") from None
+                           f"{plan.n[plan.index(args.name)]} rows of {plan.feature_width} feature columns"
+                           + (" and a --target column" if plan.takes_response else "") + "; nothing was sent") from None
     if not any(site.ledger.can_answer(p.digest, site.cost(p), p.neighbours) for p in plans):
         raise CliError(f"every plan held would exceed this site's budget {site.ledger.budget} (spent: "
                        f"{site.ledger.spent() or 'nothing'}): nothing to serve")

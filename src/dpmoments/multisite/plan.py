@@ -33,6 +33,12 @@ every noise plan is linear in the per-site stds, so each round's plan is multipl
 Mahalanobis sensitivity (:mod:`dpmoments.multisite.noise`) to the sensitivity/std ratio its budget allows.
 ``target="per-site"`` calibrates each message alone to the budget, as the papers do
 (for reproductions; the joint view is then weaker than the budget, and reported).
+
+**Columns.** A plan may name the columns every site gives, in order (``columns``, and the
+response's ``response_column`` for an analysis that takes one): public schema, not data. A
+deployed site then selects its columns by these names, so a file whose columns are in another
+order, or that lacks one, cannot join with its columns mixed up; without names a site can
+check only their number.
 """
 
 import hashlib
@@ -51,6 +57,7 @@ from .._validation import check_int, check_option, check_positive
 from ..exceptions import NotPrivateWarning
 from ..privacy import CALIBRATIONS, compose
 from .bounds import AutoBounds, auto_bounds
+from .columns import checked_columns, takes_response
 from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS
@@ -110,6 +117,8 @@ class Plan:
     options: tuple = ()
     auto: Optional[AutoBounds] = None
     location: Optional[AutoLocation] = None
+    columns: Optional[tuple] = None
+    response_column: Optional[str] = None
     unresolved: Optional["Plan"] = field(default=None, repr=False)
     bounds_chosen: bool = field(default=False, repr=False)
 
@@ -128,6 +137,8 @@ class Plan:
                 any(len(self.rounds_of(k)) != 1 for k in self.location_steps):
             raise ValueError("a plan with a private centre has one location round in each of its location steps, "
                              "alone there; no other plan has one.")
+        checked_columns(self.columns, self.response_column, rows=self.rows, analysis=self.analysis,
+                         n_features=self.n_features)
 
     # -- identity -----------------------------------------------------------------------------------------
     def to_dict(self):
@@ -145,6 +156,8 @@ class Plan:
             out["auto"] = self.auto.to_dict()
         if self.location is not None:  # likewise: a plan without a private centre keeps its digest
             out["location"] = self.location.to_dict()
+        if self.columns is not None:  # likewise: a plan that names no columns keeps its digest
+            out.update(columns=list(self.columns), response_column=self.response_column)
         return out
 
     def to_json(self):
@@ -165,6 +178,7 @@ class Plan:
         data["options"] = tuple(sorted(dict(data.get("options") or {}).items()))
         data["auto"] = None if data.get("auto") is None else AutoBounds.from_dict(data["auto"])
         data["location"] = None if data.get("location") is None else AutoLocation.from_dict(data["location"])
+        data["columns"] = None if data.get("columns") is None else tuple(str(c) for c in data["columns"])
         return cls(**data)
 
     @classmethod
@@ -182,6 +196,16 @@ class Plan:
     def option(self, name, default=None):
         """A public option of the plan's analysis (e.g. MOG's ``sigma2``)."""
         return dict(self.options).get(name, default)
+
+    @property
+    def takes_response(self):
+        """Whether a site gives a response column beside its features (model selection, IRLS)."""
+        return takes_response(self.rows, self.analysis)
+
+    @property
+    def feature_width(self):
+        """How many feature columns a site gives (its rows' width, less an appended response)."""
+        return self.n_features - (self.rows == "xy")
 
     @property
     def n_sites(self):
@@ -324,7 +348,7 @@ class Plan:
               response_bound=None, center=None, neighbours="replace-one", calibration="analytic",
               composition="basic", target="aggregator", colluders=0, weights=None, rows="x",
               vocabulary_size=None, rank=None, analysis="moments", options=None, run_id=None, bound_budget=None,
-              center_budget=None):
+              center_budget=None, columns=None, response_column=None):
         """Plan ``rounds`` of ``protocol`` over the named ``sites`` with row counts ``n`` (public facts only).
 
         ``epsilon`` and ``delta`` are each site's budget (a scalar, or one per site); the other
@@ -338,9 +362,12 @@ class Plan:
         is the location steps' share; or an
         :class:`~dpmoments.multisite.location.AutoLocation`). Unless it fixes ``steps``, the plan
         takes as many location steps as the rows allow, up to four (public facts only).
+        ``columns`` (and ``response_column``) name the columns every site gives (see the module
+        docstring); ``None``: the sites check only their number.
         """
         sites, n, proto, colluders, rounds = _checked_facts(protocol, sites, n, neighbours, calibration, composition,
                                                             target, rows, colluders, rounds)
+        names = checked_columns(columns, response_column, rows=rows, analysis=analysis, n_features=n_features)
         eps = [float(check_positive(e, "epsilon", allow_inf=True)) for e in _per_site(epsilon, len(sites), "epsilon")]
         dls = [float(d) for d in _per_site(delta, len(sites), "delta")]
         off = [math.isinf(e) for e in eps]
@@ -372,7 +399,7 @@ class Plan:
                    tuple(dls), rounds, tuple(float(w) for w in mu), tuple(noise), tuple(solutions),
                    facts["response_bound"], None if center is None else tuple(float(c) for c in center), neighbours,
                    calibration, composition, target, colluders, rows, vocabulary_size, rank, analysis,
-                   tuple(sorted(dict(options or {}).items())), auto, location)
+                   tuple(sorted(dict(options or {}).items())), auto, location, *names)
 
 
 def _checked_facts(protocol, sites, n, neighbours, calibration, composition, target, rows, colluders, rounds):
