@@ -150,3 +150,17 @@ def test_the_aggregator_drops_a_refusing_site_and_keeps_its_noise_promise():
     assert rep.dropped == (("site-2", "after-deal"),) and rep.extra_std > 0
     assert any("already-answered" in n for n in rep.notes)
     assert np.all(np.isfinite(out.releases[0].second_moment))
+
+
+def test_an_aborted_run_says_why_its_sites_did_not_take_part():
+    # an aggregator holding a tampered plan was told only "0 site(s) took part, fewer than min_sites=2"
+    from dpmoments.multisite import ProtocolAborted, run_plan
+    from dpmoments.multisite.plan import plan_with
+
+    sites = make_sites(3)
+    plan = _dealt(sites)
+    tampered = plan_with(plan, epsilon=tuple(10 * e for e in plan.epsilon))
+    with pytest.raises(ProtocolAborted, match="fewer than min_sites") as info:
+        run_plan(tampered, InProcessTransport(sites), rng=0)
+    assert "plan-unknown" in str(info.value) or "holds no share" in str(info.value), str(info.value)
+    assert "\n" not in str(info.value)

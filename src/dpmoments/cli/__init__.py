@@ -117,6 +117,8 @@ def build_parser(only=None):
                          help="print nothing but errors and warnings")
         cmd.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                          help="print the report as JSON on stdout (and nothing else there)")
+        cmd.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                         help="on an error, show the Python traceback")
         mod.add_arguments(cmd)
         cmd.set_defaults(_run=mod.run)
     return parser

@@ -223,7 +223,7 @@ def run(args):
         noise.print()
         print(privacy_summary(release))
         print_release_choices(release)
-        print(f"results in {args.out}/")
+        print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 
 

@@ -116,7 +116,11 @@ def run(args):
     phi = _check(args)
     source = open_input(args, target=args.target)
     grid = epsilon_grid(args)
-    family = candidate_family(args.candidates, args.max_size, source.n_features)  # refuses too many, now
+    try:
+        family = candidate_family(args.candidates, args.max_size, source.n_features)  # refuses too many, now
+    except ValueError as exc:  # the estimator's words name its parameters; these are the command's options
+        raise CliError(str(exc).replace("candidates='all'", "--candidates all").replace("'max_size'", "--max-size")
+                       .rstrip(".")) from None
     est = PrivateModelSelection(epsilon=args.epsilon, bounds=args.bounds, response_bound=args.response_bound,
                                 R=args.R, candidates=args.candidates, max_size=args.max_size, phi=phi,
                                 sigma2=args.sigma2, mechanism=args.mechanism, rng=args.seed,

@@ -94,9 +94,9 @@ def _tensor_checks(moments, weights, K, diag):
     snr = math.inf if edge == 0 else float(m2[K - 1] / edge)
     floor = max(edge, 0.0)
     if m2[K - 1] <= floor:
-        diag.flag("whitening-failure", f"the {K}-th eigenvalue of M2 ({m2[K - 1]:.3g}) is not above the noise's "
-                                       f"spectral norm ({edge:.3g}): whitening divides by noise, so the components "
-                                       "and weights are noise.")
+        diag.flag("whitening-failure", f"the smallest of the {K} eigenvalues of M2 kept ({m2[K - 1]:.3g}) is not "
+                                       f"above the noise's spectral norm ({edge:.3g}): whitening divides by noise, so "
+                                       "the components and weights are noise.")
     if moments.model == "mog":
         smallest = float(np.linalg.eigvalsh(moments.second.second_moment)[0]) - law.diagonal_mean
         if moments.sigma2 > smallest + edge:

@@ -95,15 +95,19 @@ class LocationChoice:
     details: tuple
 
 
-def abort_if_needed(protocol, received, dropped, min_sites, on_dropout):
-    """Raise :class:`ProtocolAborted` on a dropout with ``on_dropout="abort"`` or too few survivors."""
+def abort_if_needed(protocol, received, dropped, min_sites, on_dropout, notes=()):
+    """Raise :class:`ProtocolAborted` on a dropout with ``on_dropout="abort"`` or too few survivors.
+
+    ``notes`` say why sites dropped (fixed codes and phases, never a site's text): they end the message.
+    """
     after = [d for d in dropped if d[1] == "after-deal"]
     if after and on_dropout == "abort":
         raise ProtocolAborted(f"{protocol}: site(s) {[d[0] for d in after]} failed after the deal; aborted "
                               "(on_dropout='abort'). No release was made.", {"dropped": list(dropped)})
     if len(received) < min_sites:
-        raise ProtocolAborted(f"{protocol}: only {len(received)} site(s) took part, fewer than min_sites={min_sites}. "
-                              "No release was made.", {"dropped": list(dropped)})
+        why = f" ({'; '.join(notes)})" if notes else ""
+        raise ProtocolAborted(f"{protocol}: only {len(received)} site(s) took part, fewer than min_sites={min_sites}"
+                              f"{why}. No release was made.", {"dropped": list(dropped)})
 
 
 def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete", wait_s=60.0, timeout_s=120.0,
@@ -137,7 +141,7 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
     dropped += [(s, "after-deal") for s in plan.sites if s not in present]
     notes += [f"site {s!r} did not join: {transport.reasons.get(s, 'not reachable')}" for s in plan.sites
               if s not in present]
-    abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout)
+    abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout, notes)
     releases, reports, bound, location = {}, {}, None, None
     ctx = dict(min_sites=min_sites, on_dropout=on_dropout, notes=notes, transport=transport,
                randomness=randomness or describe_randomness(rng))
@@ -155,7 +159,7 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
             dropped.append((site, "after-deal"))
             notes.append(f"site {site!r} dropped at step {step}: {answer}")
         inbox = aggregator.close_step()
-        abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout)
+        abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout, notes)
         if at_location:  # move the centre (post-processing), then every later step centres there
             location = choose_center(plan, step, aggregator, inbox, tuple(dropped), ctx, location)
             plan = aggregator.resolve(center=location.center)
