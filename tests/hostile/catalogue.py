@@ -448,6 +448,33 @@ CASES += [  # a private centre across sites (location steps and a mean round, dp
 ]
 
 
+def _forged_moment():
+    """Three sites; ``s1``'s door multiplies its noisy second moment by 1e6 (a hostile site, not a user's input)."""
+    from dataclasses import replace
+
+    from dpmoments.multisite import InProcessTransport, Reply, from_wire, to_wire
+    from dpmoments.multisite.api import analyse
+
+    rng = np.random.default_rng(0)
+    sites = [Site(f"s{i}", rng.normal(size=(3000, 3)) / 3, row_norm=1.0) for i in range(3)]
+    honest = sites[1].handle
+
+    def door(data):
+        reply = from_wire(honest(data))
+        return to_wire(replace(reply, values={r: (s, v * 1e6) for r, (s, v) in reply.values.items()})
+                       if isinstance(reply, Reply) else reply)
+
+    handlers = {s.name: s.handle for s in sites} | {"s1": door}
+    return analyse(sites, "covariance", epsilon=1.0, delta=1e-6, rng=0,
+                   transport=lambda alive: InProcessTransport(handlers))
+
+
+CASES += [  # a hostile site's message (dpmoments.multisite.aggregator)
+    ("ms-forged-moment", "API", "a site sending its noisy second moment times 10⁶",
+     _forged_moment, RuntimeError, "(implausible)"),
+]
+
+
 def _nonempty():
     path = pathlib.Path(tempfile.mkdtemp())
     (path / "keep.txt").write_text("an earlier result")

@@ -8,24 +8,58 @@ plan, step or round (a replay of an earlier round, or one with its tags stripped
 not decode), one after the round closed (a slow site is a dropout), a duplicate, the same
 payload bytes seen before, a payload of the wrong statistic, shape or dtype, and a row
 count ``n`` other than the plan's (the noise, weights and guarantees were computed for
-the plan's ``n`` and are never recomputed from a site's claim).
+the plan's ``n`` and are never recomputed from a site's claim), and values no honest site
+could send (``implausible``: noisy counts that are not counts of its rows, a moment beyond
+what its clipped rows can give; :meth:`Aggregator._check_counts`, :meth:`Aggregator._check_moment`).
 """
 
 import hashlib
 import itertools
+import math
 import uuid
 
 import numpy as np
 
 from .._rng import as_generator
-from .messages import MessageRefused, Query, Reply, statistic_shape
+from .messages import STATISTIC_NDIM, MessageRefused, Query, Reply, statistic_shape
 from .noise import unit_noise
 
 #: How far, in standard deviations of a site's own noise, its noisy counts may stray from counts of its
 #: rows before they are refused: 6 leaves an honest site's d x B counts refused with probability < 1e-4.
+#: A moment's margin adds ``sqrt(2 ln m)`` for its ``m`` entries (:func:`moment_limit`).
 PLAUSIBLE_SD = 6.0
 
 __all__ = ["Aggregator"]
+
+
+def moment_limit(plan, r, index):
+    """``(bound, sd, k)``: no honest entry of site ``index``'s round ``r`` moment, less ``f_s``, exceeds
+    ``bound + k sd`` in absolute value.
+
+    Each site sends a mean over its rows (never a sum), each row clipped to the plan's ``row_norm``
+    ``R`` (as resolved, in an ``auto`` plan; about the plan's centre, public or chosen) and each
+    response to ``response_bound`` ``r``. So every entry of an honest ``A_s`` is at most ``R^2``
+    (second moment), ``R r`` (cross moment; ``R`` for the mean round, whose response is 1) or
+    ``R^3`` (third moment) in absolute value, times ``w_max`` in the IRLS rounds (weights at most
+    ``w_max``). What remains, ``e_s + g_s``, has per-entry std ``sd``: each unit draw has std 1 per
+    entry, and a resolved plan's stds already carry its :meth:`~.plan.Plan.noise_factor`.
+
+    ``k = 6 + sqrt(2 ln m)`` for the ``m`` distinct entries (``d(d+1)/2``, ``d``, ``C(d+2, 3)``): the
+    largest of ``m`` standard normals is about ``sqrt(2 ln m)``, and six more leave an honest
+    message, even one at its bound, refused with probability at most ``m * 2 Phi(-k) <= 2e-9``
+    for every ``m`` (union bound). Not checked: DPdisPCA's factors (a factor of a noisy matrix has
+    no bound of this kind) and the choosing steps' counts (:meth:`Aggregator._check_counts`).
+    """
+    rnd, noise, d = plan.rounds[r], plan.noise[r], plan.n_features
+    R = float(plan.row_norm)
+    if rnd.statistic == "cross":
+        bound = R * (1.0 if rnd.response == "ones" else float(plan.response_bound))
+    else:
+        bound = R ** STATISTIC_NDIM[rnd.statistic]  # second: R^2, third: R^3
+    bound *= 1.0 if rnd.w_max is None else float(rnd.w_max)
+    m = {"second": d * (d + 1) // 2, "cross": d, "third": math.comb(d + 2, 3)}[rnd.statistic]
+    sd = math.hypot(float(noise.e_std[index]), float(noise.g_std[index]))
+    return bound, sd, PLAUSIBLE_SD + math.sqrt(2.0 * math.log(m))
 
 
 class Aggregator:
@@ -129,6 +163,8 @@ class Aggregator:
                        f"shape {shape} and dtype float64.")
             if kind in ("histogram", "location"):
                 self._check_counts(r, value, reply.site, refuse)
+            elif kind != "factor":
+                self._check_moment(r, value, reply.site, refuse)
 
     def _check_counts(self, r, value, site, refuse):
         """Noisy counts must be counts of the site's ``N_s`` rows, to within :data:`PLAUSIBLE_SD` of its noise.
@@ -145,6 +181,18 @@ class Aggregator:
                 np.any(np.abs(rows.sum(axis=1) - n_s) > sd * np.sqrt(rows.shape[1])):
             refuse("implausible", f"round {r}: its noisy counts are not counts of its {int(n_s)} rows (beyond "
                    f"{PLAUSIBLE_SD:g} standard deviations of its own noise).")
+
+    def _check_moment(self, r, value, site, refuse):
+        """A noisy moment, less the aggregator's ``f_s``, must lie within what the site's clipped rows can give
+        (:func:`moment_limit`). Privacy holds whatever a site sends; this keeps one site from deciding the
+        release (its second moment times 1e6 made every variance 1e4 times the data's, reported as signal)."""
+        bound, sd, k = moment_limit(self.plan, r, self.plan.index(site))
+        entries = value - self._f.get(r, {}).get(site, 0.0)
+        if not np.all(np.abs(entries) <= bound * (1 + 1e-9) + k * sd):  # 1e-9: the rounding of clipping
+            rnd = self.plan.rounds[r]
+            what = "mean" if rnd.response == "ones" else f"{rnd.statistic} moment"
+            refuse("implausible", f"round {r}: its noisy {what} lies beyond what rows clipped to the plan's bounds "
+                   f"can give (by more than {k:.1f} standard deviations of its own noise).")
 
     def combine(self, round_index, replies):
         """``sum_s mu'_s (y_s - f_s)`` over the replies (``mu'`` renormalised); factors: ``sum mu'_s P_s P_s^T``."""

@@ -81,7 +81,8 @@ class MessageRefused(ProtocolAborted):
 
     ``reason`` is one of ``"duplicate"``, ``"replayed"``, ``"stale-round"``, ``"late"``,
     ``"unknown-site"``, ``"forged"`` (it names another site than the one it came from),
-    ``"wrong-plan"``, ``"wrong-payload"``, ``"wrong-n"``.
+    ``"wrong-plan"``, ``"wrong-payload"``, ``"wrong-n"``, ``"implausible"`` (values no honest site could
+    send: noisy counts that are not counts of its rows, a moment beyond what its clipped rows can give).
     """
 
     def __init__(self, message, *, site=None, reason=None):
