@@ -10,7 +10,7 @@ slow site                      its reply misses the round: a late reply is refus
 duplicated message             refused (``"duplicate"``): one message per site per round.
 replayed message               refused: it names an earlier round (``"stale-round"``); with its tags
                                stripped it does not decode (``"wrong-payload"``); the same payload bytes
-                               seen before (``"replayed"``).
+                               seen before (``"replayed"``; noise off, an honest site may repeat itself).
 wrong shape / dtype            a site cannot build it (``EgressRefused``); a forged one reaching the
                                aggregator is refused (``"wrong-payload"``), run aborted.
 site claiming another n        refused (``"wrong-n"``): the plan's n is never recomputed from a claim.
