@@ -100,7 +100,7 @@ def run(args):
     k = check_components(args.n_components, d)
     source, release, fingerprint = second_moment_release(args)
     est = PCAFit(n_components=k, n_draws=draws(args, d, auto=True), level=args.level,
-                     rng=args.seed).fit_release(release)
+                 rng=args.seed).fit_release(release)
     names = source.feature_names
     floor = noise_floor(release)
     eig = spectrum(release, k)

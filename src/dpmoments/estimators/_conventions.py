@@ -22,7 +22,7 @@ from ..moments.dask_moments import is_dask_collection
 from ..privacy.relations import describe_relation
 
 __all__ = ["all_or_nothing", "check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",
-           "require_for_fit", "name_of", "scikit_learn_estimator"]
+           "require_for_fit", "name_of", "scikit_learn_estimator", "built_on_first_use"]
 
 
 def all_or_nothing(method):
@@ -45,28 +45,48 @@ def all_or_nothing(method):
     return fit
 
 
-def scikit_learn_estimator(core, name, mixins=()):
-    """The scikit-learn estimator ``name``: the fitting logic of ``core`` on scikit-learn's ``BaseEstimator``.
+def scikit_learn_estimator(core):
+    """The scikit-learn estimator ``core._estimator``: the fitting logic of ``core`` on scikit-learn's ``BaseEstimator``.
 
     Why two classes: ``BaseEstimator`` is a base class, so defining the estimator imports scikit-learn
     (~1.2 s: it loads scipy.stats and pandas), which the command line, calling only ``fit_release`` or
     ``fit`` on a release or a file, never uses. The logic (every method, the docstring) is written once,
     in ``core``, which imports no scikit-learn; the estimator is built from it on first use (the
-    module's ``__getattr__``) with the same namespace, so its methods, parameters and documentation
-    are the core's, and ``get_params``, ``clone``, ``repr``, tags and pickling are scikit-learn's.
+    module's ``__getattr__``, :func:`built_on_first_use`) with the same namespace, so its methods,
+    parameters and documentation are the core's, and ``get_params``, ``clone``, ``repr``, tags and
+    pickling are scikit-learn's. ``core._mixins`` names the ``sklearn.base`` mixins it adds, if any.
     """
-    from sklearn.base import BaseEstimator  # here, not at the top: see above
+    import sklearn.base  # here, not at the top: see above
 
+    name = core._estimator
     with _BUILDING:  # one class per name, also when two threads ask first at once
         if name not in _BUILT:
             namespace = {k: v for k, v in vars(core).items() if k not in ("__dict__", "__weakref__")}
             namespace.update(__qualname__=name, __module__=core.__module__)
-            _BUILT[name] = type(name, (*mixins, core, BaseEstimator), namespace)
+            mixins = tuple(getattr(sklearn.base, m) for m in getattr(core, "_mixins", ()))
+            _BUILT[name] = type(name, (*mixins, core, sklearn.base.BaseEstimator), namespace)
         return _BUILT[name]
 
 
 _BUILT = {}
 _BUILDING = threading.Lock()
+
+
+def built_on_first_use(module_globals, *cores):
+    """The ``__getattr__`` of a module defining ``cores``: each one's scikit-learn estimator, built on first use.
+
+    So importing the module imports no scikit-learn; the first look-up of ``PrivateX`` builds it
+    (:func:`scikit_learn_estimator`) and stores it, so later look-ups are ordinary attributes.
+    """
+    by_name = {core._estimator: core for core in cores}
+
+    def __getattr__(name):
+        if name not in by_name:
+            raise AttributeError(f"module {module_globals['__name__']!r} has no attribute {name!r}")
+        module_globals[name] = scikit_learn_estimator(by_name[name])
+        return module_globals[name]
+
+    return __getattr__
 
 
 def name_of(estimator):

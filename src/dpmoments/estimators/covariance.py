@@ -9,7 +9,7 @@ import numpy as np
 from scipy import linalg
 
 from .._validation import check_data, check_option
-from ._conventions import all_or_nothing, check_input, name_of, scikit_learn_estimator
+from ._conventions import all_or_nothing, check_input, name_of, built_on_first_use
 from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
 from .uncertainty import check_uncertainty_params
@@ -247,8 +247,6 @@ class CovarianceFit(MomentEstimator):
         return gaussian_log_likelihood(check_input(self, X), self.get_precision(), self.location_, name_of(self))
 
 
-def __getattr__(name):
-    if name == "PrivateCovariance":  # built on first use, so that importing this module imports no scikit-learn
-        globals()[name] = scikit_learn_estimator(CovarianceFit, name)
-        return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# PrivateCovariance: CovarianceFit on scikit-learn's BaseEstimator, built on first use (importing this module
+# imports no scikit-learn)
+__getattr__ = built_on_first_use(globals(), CovarianceFit)

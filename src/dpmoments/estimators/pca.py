@@ -15,7 +15,7 @@ import numpy as np
 
 from .._validation import check_data, check_int
 from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
-from ._conventions import all_or_nothing, check_input, scikit_learn_estimator
+from ._conventions import all_or_nothing, check_input, built_on_first_use
 from ._moment_base import MomentEstimator, in_original_units, location_of, n_features_of, out_of_core
 from ._uncertainty_matrix import pca_spread
 from .uncertainty import check_uncertainty_params
@@ -172,6 +172,7 @@ class PCAFit(MomentEstimator):
     """
 
     _estimator = "PrivatePCA"
+    _mixins = ("ClassNamePrefixFeaturesOutMixin", "TransformerMixin")  # added with BaseEstimator
 
     def __init__(self, *, n_components, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
@@ -281,10 +282,6 @@ def _check_is_fitted(estimator):
     check_is_fitted(estimator)
 
 
-def __getattr__(name):
-    if name == "PrivatePCA":  # built on first use, so that importing this module imports no scikit-learn
-        from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
-
-        globals()[name] = scikit_learn_estimator(PCAFit, name, (ClassNamePrefixFeaturesOutMixin, TransformerMixin))
-        return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# PrivatePCA: PCAFit on scikit-learn's BaseEstimator, built on first use (importing this module imports no
+# scikit-learn)
+__getattr__ = built_on_first_use(globals(), PCAFit)

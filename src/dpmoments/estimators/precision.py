@@ -25,7 +25,7 @@ from ..privacy import PureDP, Uncertified
 from ..privacy.relations import NEIGHBOURS
 from ..solvers import graphical_lasso, graphical_lasso_admm, iter_graphical_lasso_path, ridge_precision
 from ._conventions import (all_or_nothing, check_input, fit_input, name_of, noise_entry, privacy_report, release_input,
-                           require_for_fit, scikit_learn_estimator)
+                           require_for_fit, built_on_first_use)
 from ._moment_base import MomentEstimator, location_of, psd_floor_value
 from ._uncertainty_matrix import output_perturbation_spread, precision_spread
 from .uncertainty import check_uncertainty_params
@@ -564,11 +564,6 @@ class RidgePrecisionFit(_PrecisionBase):
         return self
 
 
-_CORES = {"PrivateGraphicalLasso": GraphicalLassoFit, "PrivateRidgePrecision": RidgePrecisionFit}
-
-
-def __getattr__(name):
-    if name in _CORES:  # built on first use, so that importing this module imports no scikit-learn
-        globals()[name] = scikit_learn_estimator(_CORES[name], name)
-        return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# PrivateGraphicalLasso and PrivateRidgePrecision: the cores on scikit-learn's BaseEstimator, built on first use
+# (importing this module imports no scikit-learn)
+__getattr__ = built_on_first_use(globals(), GraphicalLassoFit, RidgePrecisionFit)

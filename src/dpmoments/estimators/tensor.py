@@ -55,7 +55,7 @@ from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
 from ._conventions import (all_or_nothing, fit_input, name_of, privacy_report, release_input, release_noise,
-                           require_for_fit, scikit_learn_estimator)
+                           require_for_fit, built_on_first_use)
 from ._uncertainty_models import tensor_spread
 from .uncertainty import check_uncertainty_params
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
@@ -412,10 +412,6 @@ def _to_distributions(comps):
     return np.where(sums > 0, comps / np.where(sums > 0, sums, 1.0), uniform)
 
 
-def __getattr__(name):
-    # PrivateTensorDecomposition is TensorDecompositionFit on scikit-learn's BaseEstimator, built on first use so
-    # that importing this module imports no scikit-learn (the command line fits the core).
-    if name == "PrivateTensorDecomposition":
-        globals()[name] = scikit_learn_estimator(TensorDecompositionFit, name)
-        return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# PrivateTensorDecomposition: TensorDecompositionFit on scikit-learn's BaseEstimator, built on first use (importing
+# this module imports no scikit-learn; the command line fits the core)
+__getattr__ = built_on_first_use(globals(), TensorDecompositionFit)
