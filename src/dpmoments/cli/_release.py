@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ..moments import moment_sensitivity, release_second_moment
-from ..moments.counts import split_budget
+from ..moments.counts import split_budget, splits_in_rho
 from ..moments.readers import KeptPasses
 from ..privacy import calibrate_gaussian, calibrate_laplace, zcdp_to_approx_dp
 from ._args import _epsilon, privacy_options
@@ -104,7 +104,7 @@ def noise_sd(release, epsilon, delta):
     sens = moment_sensitivity("second", norm="l1" if laplace else "l2", n_samples=n, n_features=release.n_features,
                               neighbours=release.neighbours, row_norm=release.row_norm)
     if not release.n_public:
-        in_rho = not laplace and release.calibration == "zcdp" and release.mechanism == "gaussian"
+        in_rho = splits_in_rho(release.mechanism, release.calibration)
         epsilon, delta = split_budget(epsilon, delta, release.count_share, in_rho)[1]
     if laplace:
         return math.sqrt(2.0) * calibrate_laplace(epsilon, sens)[0] / per

@@ -201,7 +201,7 @@ def _scales(X, m, budget, share, search, rng, option_share=None, label="column s
 
 def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diagnostic=True, option_share=None,
                binned=None):
-    """A private row bound on (x - m)/s, and the noisy clipped count: (R, (count, share) or None, epsilon).
+    """A private row bound on (x - m)/s, and the noisy clipped count: (R, (count, share) or None).
 
     ``main`` is ``(statistic, mechanism, neighbours, share, count_share)`` of the
     release the bound serves, whose noise sets the "auto" target (:func:`clip_target`);
@@ -231,9 +231,9 @@ def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diag
     if outside[0]:
         warn_range_end(label, bounds.search)
     if not diag:
-        return R, None, each
+        return R, None
     count = noisy_clipped_count(bins, bounds.search.edges(), R, rng=gen_count, **budget.count(diag))
-    return R, (count, diag), each
+    return R, (count, diag)
 
 
 def what_for(label):
@@ -307,7 +307,7 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     with warnings.catch_warnings():  # delta >= 1/n is judged once, on the caller's delta (_finish)
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         rel, s, count = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
-                                                  center_budget, scale, bounds, rng)
+                                            center_budget, scale, bounds, rng)
     return _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta)
 
 
@@ -329,8 +329,8 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     with_mean = private_center and final_share > 1e-12 * shares["mean"]
     if is_auto(row_norm):  # the bound's pass also sums what the next pass needs (binned_sums.py)
         binned = _bound_pass(X, m, s, bounds, "mean" if with_mean else "second")
-        R, count, _ = _row_bound(X, m, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
-                                 bounds, main, rng_bound, option_share=shares["bound"], binned=binned)
+        R, count = _row_bound(X, m, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
+                              bounds, main, rng_bound, option_share=shares["bound"], binned=binned)
     if with_mean:
         c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation, binned)
     second = _fused(binned, R, m_z) if c is None else None
@@ -378,9 +378,9 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
         mean_share, s_k = shares["mean"] * fraction, None if scale is None else s
         binned = first if k == 0 and first is not None else _bound_pass(X, c, s_k, bounds, "mean")
-        R_k, _, _ = _row_bound(X, c, s_k, budget, draw_share, bounds,
-                               ("cross", *main[1:3], mean_share, main[4]), gens[2 * k], label, diagnostic=False,
-                               option_share=shares["location"], binned=binned)
+        R_k, _ = _row_bound(X, c, s_k, budget, draw_share, bounds,
+                            ("cross", *main[1:3], mean_share, main[4]), gens[2 * k], label, diagnostic=False,
+                            option_share=shares["location"], binned=binned)
         mean = _mean(X, s_k, c / s, budget.release(mean_share), gens[2 * k + 1],
                      dict(row_norm=R_k, **relation), binned)
         name = "mean" if steps == 1 else f"{label} mean"  # one step: its mean is the centre

@@ -55,7 +55,7 @@ from .._rng import spawn
 from ..exceptions import BoundWarning, TooFewRowsError
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, calibrate_laplace, compose, zcdp_to_approx_dp
 from .binned_sums import binned_pass
-from .counts import COUNT_SHARE, split_budget
+from .counts import COUNT_SHARE, split_budget, splits_in_rho
 from .dask_moments import is_dask_collection
 from .private_bounds import (TIE_PRIOR, SearchRange, as_search_range, noisy_clipped_count, quantile_pass,
                              select_quantiles)
@@ -160,7 +160,7 @@ def noise_norm(statistic, mechanism, d, epsilon, delta, neighbours, calibration,
     norm = "l2" if mechanism == "gaussian" else "l1"
     n_samples = 1
     if neighbours == "add-remove":
-        in_rho = mechanism == "gaussian" and calibration == "zcdp"
+        in_rho = splits_in_rho(mechanism, calibration)
         n_samples, (epsilon, delta) = None, split_budget(epsilon, delta, count_share, in_rho)[1]
     sens = moment_sensitivity(statistic, norm=norm, n_samples=n_samples, n_features=d, neighbours=neighbours,
                               row_norm=1.0, response_bound=1.0)

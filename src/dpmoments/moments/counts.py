@@ -26,8 +26,8 @@ from ..privacy.conversions import zcdp_to_approx_dp
 from ..privacy.guarantees import PureDP
 from .secure_noise import secure_noisy
 
-__all__ = ["COUNT_SHARE", "NoisyCount", "check_count_share", "split_budget", "noisy_count", "published_count",
-           "planned_guarantee", "warn_if_delta_large"]
+__all__ = ["COUNT_SHARE", "NoisyCount", "check_count_share", "split_budget", "splits_in_rho", "noisy_count",
+           "published_count", "planned_guarantee", "warn_if_delta_large"]
 
 COUNT_SHARE = 0.05
 """Default share of epsilon (and of delta) spent on the count under add-remove."""
@@ -62,6 +62,11 @@ def check_count_share(count_share):
         raise ValueError(f"'count_share' must be a fraction in (0, 1) of the budget spent on the row count; "
                          f"got {count_share!r}.")
     return float(count_share)
+
+
+def splits_in_rho(mechanism, calibration):
+    """Whether :func:`split_budget` splits ``rho``: float Gaussian noise calibrated in zCDP."""
+    return mechanism == "gaussian" and calibration == "zcdp"
 
 
 def split_budget(epsilon, delta, count_share, in_rho=False):
@@ -138,7 +143,7 @@ def planned_guarantee(epsilon, delta, mechanism, calibration, neighbours, count_
     if neighbours != "add-remove" or math.isinf(epsilon):
         return one(epsilon, delta)
     (eps_c, delta_c), (eps_s, delta_s) = split_budget(epsilon, delta, count_share,
-                                                      in_rho=mechanism == "gaussian" and calibration == "zcdp")
+                                                      splits_in_rho(mechanism, calibration))
     return compose([one(eps_c, delta_c), one(eps_s, delta_s)])
 
 

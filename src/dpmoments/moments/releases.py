@@ -25,7 +25,7 @@ from ..privacy.guarantees import ApproxDP, PureDP, Uncertified
 from ..privacy.wishart import wishart_degrees_of_freedom, wishart_delta
 from .accumulate import accumulate_moments
 from .auto_release import is_auto, release_with_private_bounds
-from .counts import COUNT_SHARE, check_count_share, noisy_count, split_budget, warn_if_delta_large
+from .counts import COUNT_SHARE, check_count_share, noisy_count, split_budget, splits_in_rho, warn_if_delta_large
 from .dask_moments import dask_moment_sums, is_dask_collection
 from .readers import iter_chunks
 from .release import Release, randomness_of
@@ -144,8 +144,8 @@ def _noised(statistic, divided_by, n, p, sensitivity_of, secure, rng):
         return _additive(statistic, divided_by(n), lambda norm: sensitivity_of(norm, n), p.epsilon, p.delta, p,
                          secure, gen)
     total = divided_by(1)
-    (eps_c, delta_c), (eps_s, delta_s) = split_budget(p.epsilon, p.delta, p.count_share, in_rho=not secure and
-                                                      p.mechanism == "gaussian" and p.calibration == "zcdp")
+    (eps_c, delta_c), (eps_s, delta_s) = split_budget(p.epsilon, p.delta, p.count_share,
+                                                      not secure and splits_in_rho(p.mechanism, p.calibration))
     count = noisy_count(n, epsilon=eps_c, delta=delta_c, mechanism=p.mechanism, calibration=p.calibration,
                         share=p.count_share, secure=secure, rng=gen)
     noisy_sum, fields = _additive(statistic, total, lambda norm: sensitivity_of(norm, None), eps_s, delta_s, p,
