@@ -33,7 +33,6 @@ CENTER_ACROSS_SITES = (
     "line when there are too few rows, naming the --epsilon (and --location-share) that runs")
 
 ANALYSES = ("covariance", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
-CENTRED = ("covariance", "pca", "precision", "ridge")  # the analyses a private centre applies to
 
 
 def add_analysis_arguments(parser, fit=True):
@@ -79,8 +78,11 @@ def auto_bounds(args):
     """Which bounds this run chooses across sites (``"row_norm"``, ``"response_bound"``), checked; and the budget.
 
     Returns ``(names, bound_budget or None)``; one-line refusals of options that would be ignored
-    (the shares of a private centre are checked here too: :func:`center_across_sites`).
+    (and of a private centre's shares, at the multi-site defaults, before any file is read:
+    :func:`center_across_sites`).
     """
+    from ..multisite.analyses import CENTRED
+
     names = tuple(n for n in ("row_norm", "response_bound") if getattr(args, n, None) == "auto")
     private = getattr(args, "center", None) == "private"
     check_choices(args, names + (("center",) if private else ()))
@@ -90,6 +92,7 @@ def auto_bounds(args):
         raise CliError(f"--center private across sites is for --analysis {', '.join(CENTRED)}: {args.analysis} is "
                        "not taken about a centre (its statistics are the model's moments about the origin, or of "
                        "the raw rows and response)")
+    center_across_sites(args)
     return names, (bound_budget(args) if names else None)
 
 
@@ -99,15 +102,15 @@ def center_across_sites(args):
         return None
     from ..multisite.location import LOCATION_SHARE, MEAN_SHARE, AutoLocation
 
-    low, high = bound_budget(args).search.low, bound_budget(args).search.high
+    bounds = bound_budget(args)
     share = LOCATION_SHARE if args.location_share is None else args.location_share
     mean = MEAN_SHARE if args.center_share is None else args.center_share
-    bound = bound_budget(args).share if "auto" in (args.row_norm, getattr(args, "response_bound", None)) else 0.0
+    bound = bounds.share if "auto" in (args.row_norm, getattr(args, "response_bound", None)) else 0.0
     if share + mean + bound >= 1:
         raise CliError(", ".join(f"{k} {v:g}" for k, v in (("--location-share", share), ("--center-share", mean),
                                                             ("--bound-share", bound)) if v) +
                        " add up to 1 or more and leave nothing for the release; lower them")
-    return AutoLocation(share=share, low=low, high=high, mean=mean)
+    return AutoLocation(share=share, low=bounds.search.low, high=bounds.search.high, mean=mean)
 
 
 def plan_options(args):
