@@ -64,7 +64,7 @@ from .sensitivity import moment_sensitivity
 from .sparse_sums import is_sparse_source
 
 __all__ = ["BoundBudget", "as_bound_budget", "is_auto", "release_with_private_bounds", "clip_target",
-           "choose_bounds", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal", "clipping_bias"]
+           "choose_bounds", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal", "clipping_bias", "round_up"]
 
 CLIP_FACTOR = 2.0   # m = CLIP_FACTOR * E||N_1||, see the module docstring
 CLIPPED_WARNING = 0.10
@@ -206,12 +206,12 @@ def warn_unreliable(epsilon_each, search, n, what):
                       "'bound_budget', a larger epsilon or a public bound.", BoundWarning, stacklevel=4)
 
 
-def _up(x):
-    """``x`` rounded up to two significant digits (a minimum that, printed, still suffices)."""
+def round_up(x):
+    """``x`` rounded up to two significant digits: a minimum a refusal names, which still suffices as printed."""
     if not math.isfinite(x) or x <= 0:
         return x
     step = 10.0 ** (math.floor(math.log10(x)) - 1)
-    return math.ceil(x / step * (1 - 1e-12)) * step
+    return float(f"{math.ceil(x / step * (1 - 1e-12)) * step:.2g}")
 
 
 @contextlib.contextmanager
@@ -234,10 +234,10 @@ def minimum_on_refusal(*, epsilon, delta, share, zcdp, option="'bound_budget'"):
             least, share_needed = zcdp_to_approx_dp(rho * ratio**2, delta), share * ratio**2
         else:
             least, share_needed = epsilon * ratio, share * ratio
-        other = f", or at this epsilon from {option} {_up(share_needed):g}" if share_needed < 0.5 else ""
+        other = f", or at this epsilon from {option} {round_up(share_needed):g}" if share_needed < 0.5 else ""
         raise TooFewRowsError(
             f"{err.what}: too few rows for a private draw at this budget (it would land anywhere in the search "
-            f"range); with the same shares it runs from epsilon {_up(least):g}{other}; give a larger budget share "
+            f"range); with the same shares it runs from epsilon {round_up(least):g}{other}; give a larger budget share "
             "or epsilon, a narrower search range, or a public value.", what=err.what,
             epsilon_each=err.epsilon_each, needed_each=err.needed_each) from None
 

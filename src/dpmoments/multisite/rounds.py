@@ -21,6 +21,7 @@ import numpy as np
 
 from .._validation import check_option, check_positive
 from ..moments import moment_sensitivity
+from ..moments.auto_release import round_up
 from ..privacy import calibrate_gaussian
 from .bounds import HISTOGRAM_SENSITIVITY
 from .location import MAX_AUTO_STEPS, location_sensitivity
@@ -220,8 +221,8 @@ def check_choice_steps(rounds, auto, location, n_total, epsilon, delta, **solve)
         return choice_noise_sd(changed, eps, delta, **solve) <= owner.max_noise_sd(n_total)
 
     factor = max(_least(lambda c, f=f: runs(*f[:2], eps=[c * e for e in epsilon]), 1.0) for f in failing)
-    named = (f"runs from epsilon {_up(factor * epsilon[0]):g}" if len(set(epsilon)) == 1 else
-             f"runs when every site's epsilon is multiplied by {_up(factor):g}")
+    named = (f"runs from epsilon {round_up(factor * epsilon[0]):g}" if len(set(epsilon)) == 1 else
+             f"runs when every site's epsilon is multiplied by {round_up(factor):g}")
     share = _option_share([f[:2] for f in failing], auto, location, runs)
     text = f"with the same shares every step of the plan {named}" + (f", or at this epsilon from {share}" if share
                                                                       else "")
@@ -247,7 +248,7 @@ def _option_share(failing, auto, location, runs):
         return None
     share = _least(lambda s: all(runs(rnd, owner, share=min(s, room) / parts) for rnd, owner in failing),
                    failing[0][0].share * parts)
-    share = _up(share)
+    share = round_up(share)
     return None if share > room else f"{option} {share:g}"
 
 
@@ -263,11 +264,3 @@ def _least(ok, start):
         mid = math.sqrt(low * high)
         low, high = (low, mid) if ok(mid) else (mid, high)
     return high
-
-
-def _up(x):
-    """``x`` rounded up to two significant digits (a value named in a refusal must run)."""
-    if not math.isfinite(x) or x <= 0:
-        return x
-    unit = 10.0 ** (math.floor(math.log10(x)) - 1)
-    return float(f"{math.ceil(x / unit) * unit:.2g}")
