@@ -60,6 +60,9 @@ def test_model_selection_across_sites():
     sel = PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=2.0, R=3.0, phi=200.0).fit_release(rel)
     assert sel.selected_ == (0, 1) and sel.privacy_ == rep.guarantee
     np.testing.assert_allclose(sel.coef_[:2], [1.0, 1.0], atol=0.1)
+    # How often redrawn releases choose the same model: before, no selection probability at all.
+    assert sel.selection_probability_ > 0.9 and sel.uncertainty_["method"] == "parametric bootstrap"
+    assert not sel.diagnostics_
 
 
 def test_tensor_mog_and_stm_across_sites_equal_the_centralised_moments_with_noise_off():
@@ -94,3 +97,42 @@ def test_irls_across_sites_is_the_exact_fit_with_noise_off_and_private_with_it()
     assert np.abs(fit.coef - [1.0, -1.0, 0.5]).max() < 0.25
     assert len(rep.parts) == 10 and rep.composition == "zcdp" and fit.guarantee == rep.guarantee
     assert ANALYSES["regress"].composition == "zcdp"
+
+
+def _irls_sites(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(5000, 3)) / 2
+    y = X @ np.array([1.0, -0.5, 0.0]) + 0.1 * rng.standard_t(2, size=5000)
+    return _split(X, y, row_norm=2.0, response_bound=2.0)
+
+
+def _irls_fit(sites, rng):
+    from dpmoments.estimators import PrivateIRLS
+
+    fit, rep = api.irls(sites, epsilon=1.0, delta=1e-6, n_iter=3, w_max=10.0, rng=rng)
+    est = PrivateIRLS(epsilon=None, delta=None, row_norm=None, response_bound=None, n_iter=3, w_max=None)
+    return fit, rep, est.fit_release(fit)
+
+
+def test_irls_across_sites_has_standard_errors_that_match_its_noise():
+    # Before, multi-site regress printed bare coefficients: no standard error said how much was noise.
+    sites = _irls_sites(0)
+    fit, rep, est = _irls_fit(sites, 1)
+    np.testing.assert_array_equal(est.coef_, fit.coef)
+    assert est.privacy_ == rep.guarantee and est.privacy_report_["fitted_by"] == "fit_release"
+    assert np.all(est.coef_se_ > 0) and est.coef_interval_.shape == (2, 3) and est.snr_ > 1
+    fits = [_irls_fit(sites, 100 + k)[2] for k in range(60)]
+    spread = np.std([f.coef_ for f in fits], axis=0, ddof=1)
+    reported = np.mean([f.coef_se_ for f in fits], axis=0)
+    assert np.all((0.7 < spread / reported) & (spread / reported < 1.4)), spread / reported
+
+
+def test_irls_fit_release_refuses_what_it_cannot_read():
+    from dpmoments.estimators import PrivateIRLS
+
+    est = PrivateIRLS(epsilon=1, delta=1e-6, row_norm=1, response_bound=1, n_iter=2, w_max=5)
+    with pytest.raises(TypeError, match="IRLSFit"):
+        est.fit_release(np.zeros(3))
+    fit, _ = api.irls(_irls_sites(0), epsilon=1.0, delta=1e-6, n_iter=2, w_max=10.0, rng=0)
+    with pytest.raises(ValueError, match="fit_intercept=False"):
+        est.set_params(fit_intercept=True).fit_release(fit)

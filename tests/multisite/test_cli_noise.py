@@ -57,13 +57,25 @@ def test_a_strong_covariance_across_sites_is_not_flagged(run, sites, tmp_path):
     assert not analysis["noise_dominates"] and analysis["signal_to_noise"] > 1 and "NOISE [" not in res.stdout
 
 
-@pytest.mark.parametrize("extra", [("--analysis", "select", "--target", "y", "--R", 3),
-                                   ("--analysis", "regress", "--target", "y", "--n-iter", 2, "--w-max", 5,
-                                    "--response-bound", 3)])
-def test_choices_without_a_noise_estimate_say_so(run, sites, tmp_path, extra):
-    res, analysis = _simulate(run, sites, tmp_path / "o", *extra, epsilon=1)
-    assert analysis["uncertainty"] is None and "not estimated" in analysis["uncertainty_note"]
-    assert "uncertainty: " in res.stdout
+def test_regress_across_sites_gives_standard_errors(run, sites, tmp_path):
+    res, analysis = _simulate(run, sites, tmp_path / "o", "--analysis", "regress", "--target", "y", "--n-iter", 2,
+                              "--w-max", 5, "--response-bound", 3, epsilon=5)
+    se = analysis["coefficients_se"]
+    assert set(se) == {"p", "q", "r"} and all(v > 0 for v in se.values())
+    assert analysis["uncertainty"]["method"] == "closed-form (first order)" and analysis["signal_to_noise"] > 0
+    assert (tmp_path / "o" / "coefficients_se.npy").exists() and "90% interval" in res.stdout
+
+
+def test_a_model_choice_of_noise_across_sites_is_withheld(run, sites, tmp_path):
+    res, analysis = _simulate(run, sites, tmp_path / "o", "--analysis", "select", "--target", "y", "--R", 3)
+    assert analysis["selected"] is None and analysis["withheld"] and analysis["selection_probability"] < 0.5
+    assert "the choice withheld (noise)" in res.stdout and "redrawn" in res.stdout
+
+
+def test_a_clear_model_choice_across_sites_is_shown(run, sites, tmp_path):
+    res, analysis = _simulate(run, sites, tmp_path / "o", "--analysis", "select", "--target", "y", "--R", 3,
+                              "--phi", 20, epsilon=1e4)
+    assert analysis["selected"] == ["p"] and analysis["selection_probability"] == 1.0 and not analysis["withheld"]
 
 
 def test_a_graph_of_noise_across_sites_is_not_drawn(run, sites, tmp_path):

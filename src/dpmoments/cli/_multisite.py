@@ -11,7 +11,7 @@ import numpy as np
 
 from ._args import CliError, _positive, parse_alpha, positive_int
 from ._choices import bound_budget, bound_or_auto, check_choices, choices_lines, choices_report
-from ._noise import Noise, num
+from ._noise import Noise, json_safe, num
 from ._report import privacy_report
 
 __all__ = ["add_analysis_arguments", "plan_options", "check_analysis", "fit_analysis", "multisite_report",
@@ -180,7 +180,7 @@ def fit_analysis(args, analysis, output, names):
         return _select(args, output, names, est_mod)
     if a in ("tensor-mog", "tensor-stm"):
         return _tensor(args, a, output, names, est_mod)
-    return _regress(output, names)
+    return _regress(args, output, names, est_mod)
 
 
 def _precision(args, a, release, names, est_mod):
@@ -216,21 +216,27 @@ def _precision(args, a, release, names, est_mod):
 
 
 def _select(args, release, names, est_mod):
+    from .select import select_noise
+
     phi = args.phi if args.phi == "bic" else float(args.phi)
     est = est_mod.PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=1.0, R=args.R, phi=phi,
-                                        sigma2=args.sigma2 or 1.0, max_size=args.max_size).fit_release(release)
+                                        sigma2=args.sigma2 or 1.0, max_size=args.max_size,
+                                        rng=args.seed).fit_release(release)
     chosen = [names[j] for j in est.selected_]
 
     def save(res):
         res.save_table("selected.csv", ["feature", "coefficient"],
                        [[names[j], repr(float(est.coef_[j]))] for j in est.selected_])
 
-    # fit_release estimates no selection noise (snr_ None): say so rather than present the choice as certain
-    note = ("the choice's noise is not estimated from the released moments (no selection probability): "
-            f"the gap to the runner-up score is {num(est.selection_gap_)}")
-    return ({"estimator": "PrivateModelSelection", "selected": chosen, "phi": est.phi_, "R": est.R_,
-             "selection_gap": est.selection_gap_, "estimate": "selected.csv", "uncertainty": None,
-             "uncertainty_note": note}, save, f"selected {chosen}", [f"uncertainty: {note}"])
+    noise = select_noise(est)
+    stability = (f"selection_probability {est.selection_probability_:.2f}: the share of "
+                 f"{est.uncertainty_['n_draws']} releases redrawn around this one (the same noise law) that choose "
+                 f"the same model; selection_gap {num(est.selection_gap_)} to the runner-up")
+    info = noise.analysis({"estimator": "PrivateModelSelection", "selected": chosen, "phi": est.phi_, "R": est.R_,
+                           "estimate": "selected.csv", **json_safe({"selection_probability": est.selection_probability_,
+                                                                    "selection_gap": est.selection_gap_})})
+    summary = "the choice withheld (noise)" if noise.withholds else f"selected {chosen}"
+    return info, save, summary, [stability] + noise.lines()
 
 
 def _tensor(args, a, moments, names, est_mod):
@@ -260,16 +266,24 @@ def _tensor(args, a, moments, names, est_mod):
     return noise.analysis(info), save, summary, noise.lines()
 
 
-def _regress(fit, names):
-    def save(res):
-        res.save_table("coefficients.csv", ["feature", "coefficient"],
-                       [[n, repr(float(c))] for n, c in zip(names, fit.coef)])
+def _regress(args, fit, names, est_mod):
+    from .regress import coefficient_fields, coefficient_figure, coefficient_lines, save_coefficients
 
-    note = ("the coefficients' noise is not estimated across sites (no standard errors): read them against the "
-            "single-site 'dpmoments regress' at the same budget")
-    return ({"estimator": "PrivateIRLS (across sites)", "coefficients": fit.coef.tolist(), "n_iter": fit.n_iter,
-             "estimate": "coefficients.csv", "uncertainty": None, "uncertainty_note": note}, save,
-            "coefficients " + ", ".join(f"{c:.3g}" for c in fit.coef), [f"uncertainty: {note}"])
+    # fit_release reads only the uncertainty options; the run's budget, bounds and iterations are in ``fit``
+    est = est_mod.PrivateIRLS(epsilon=None, delta=None, row_norm=None, response_bound=None, n_iter=fit.n_iter,
+                              w_max=None, rng=args.seed).fit_release(fit)
+    noise = Noise(est)
+
+    def save(res):
+        save_coefficients(res, est, names)
+        if not getattr(args, "no_figures", True):
+            res.save_figure("coefficients", coefficient_figure(est, names))
+
+    info = noise.analysis({"estimator": "PrivateIRLS (across sites)", "n_iter": fit.n_iter,
+                           "psd_floor_clipped": list(fit.n_psd_clipped), "estimate": "coefficients.csv",
+                           "standard_errors": "coefficients_se.npy", **coefficient_fields(est, names)})
+    return (info, save, "coefficients " + ", ".join(f"{c:.3g}" for c in fit.coef),
+            coefficient_lines(est, names) + noise.lines())
 
 
 def headline_release(output):

@@ -17,7 +17,7 @@ from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstra
 from .uncertainty import noise_law, redraw, redraw_count
 from .uncertainty import z_value
 
-__all__ = ["irls_spread", "solve_se", "tensor_spread", "selection_margin"]
+__all__ = ["irls_spread", "solve_se", "tensor_spread", "selection_margin", "selection_stability"]
 
 
 # -- IRLS -------------------------------------------------------------------------------------------------------
@@ -226,3 +226,38 @@ def selection_margin(phi, scale, n_candidates, mechanism, gap=None, owner="Priva
                          "report-noisy-min or read from released scores)",
                "not_covered": "sampling variability; with the exponential mechanism, rivals closer than phi"}
     return prob, tie, snr, diag.as_list(), summary
+
+
+def selection_stability(release, score, best, gap, n_draws, rng, owner="PrivateModelSelection"):
+    """How often the choice read from a release survives its noise: a parametric bootstrap.
+
+    ``score(release)`` gives every candidate's penalised score; ``best`` is the candidate chosen
+    from the release itself and ``gap`` its lead over the runner-up. Each of ``n_draws`` draws
+    adds fresh noise of the release's own law to it (:func:`redraw`) and scores the candidates
+    again: ``selection_probability`` is the share of draws that choose ``best`` again, and the
+    signal-to-noise is ``gap`` over the standard deviation of ``best``'s lead across the draws.
+    Below one half the choice is noise (``selection-within-noise``). Post-processing only.
+    """
+    diag, gen = Diagnostics(owner), bootstrap_generator(rng)
+    if noise_law(release).kind == "none" or not math.isfinite(gap):
+        prob, snr, n_draws = 1.0, math.inf, 0
+    else:
+        leads = []
+        for _ in range(n_draws):
+            s = score(redraw(release, gen))
+            leads.append(float(np.min(np.delete(s, best)) - s[best]))
+        leads = np.array(leads)
+        prob = float(np.mean(leads > 0))
+        sd = float(np.std(leads, ddof=1)) if n_draws > 1 else math.inf
+        snr = math.inf if sd == 0 else gap / sd
+    if prob < 0.5:
+        diag.flag("selection-within-noise", f"redrawing the release's noise chose the same model in only "
+                                            f"{100 * prob:.0f}% of {n_draws} draws: the choice is not "
+                                            "distinguishable from its rivals at this noise.")
+    summary = {"method": "parametric bootstrap", "n_draws": n_draws, "selection_probability": prob,
+               "selection_gap": gap, "tie_probability": None, "signal_to_noise": snr,
+               "signal_to_noise_definition": "the chosen model's lead over the runner-up / its standard deviation "
+                                             "across redrawn releases",
+               "covers": "the noise of the release the choice was read from (redrawn around the released moments)",
+               "not_covered": "sampling variability"}
+    return prob, snr, diag.as_list(), summary

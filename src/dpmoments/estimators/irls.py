@@ -20,9 +20,10 @@ from ..privacy import calibrate_gaussian, zcdp_gaussian_sigma, zcdp_to_approx_dp
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import check_p, irls_weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
-from ._conventions import all_or_nothing, check_input, fit_input, noise_entry, privacy_report
+from ._conventions import all_or_nothing, check_input, fit_input, noise_entry, privacy_report, release_input
+from ._conventions import release_noise
 from ._uncertainty_models import irls_laws, irls_spread
-from .uncertainty import check_uncertainty_params
+from .uncertainty import check_uncertainty_params, noise_law
 
 __all__ = ["PrivateIRLS"]
 
@@ -346,7 +347,45 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one", noise_source=source)
         self.privacy_parts_ = tuple(parts)
         self._set_fitted(theta, clipped, budget, guarantee, sens, scales)
-        self._set_spread(final, scales)
+        self._set_spread(final, irls_laws(self.first_moment, self.second_moment, scales, final[0].size))
+        return self
+
+    def fit_release(self, fit):
+        """The coefficients of an IRLS run across sites, with their noise: post-processing, no new cost.
+
+        ``fit`` is what :func:`dpmoments.multisite.irls` (the ``"regress"`` analysis) returns.
+        ``coef_`` are its coefficients and ``privacy_`` its guarantee (against the aggregator);
+        ``coef_se_``, ``coef_interval_``, ``snr_`` and ``diagnostics_`` are the spread that the noise
+        of its final two releases induces, with that iteration's weights held fixed, computed as
+        :meth:`fit` computes them (``n_draws``, ``level``; the noise laws are the releases' own).
+        The sites' rows are taken as they sent them: ``fit_intercept`` must be False (give every
+        site a column of ones for an intercept).
+
+        Parameters
+        ----------
+        fit : dpmoments.multisite.IRLSFit
+
+        Returns
+        -------
+        self
+        """
+        if not (hasattr(fit, "releases") and hasattr(fit, "floor") and len(fit.releases) >= 2):
+            raise TypeError(f"'fit' must be the IRLSFit of a multi-site 'regress' run; got {type(fit).__name__}.")
+        if self.fit_intercept:
+            raise ValueError("fit_release takes the sites' rows as they were sent: set fit_intercept=False (add a "
+                             "column of ones at every site for an intercept).")
+        check_uncertainty_params(self)
+        A, B = fit.releases[-2], fit.releases[-1]
+        self.coef_, self.intercept_, self.n_iter_ = np.array(fit.coef, dtype=float), 0.0, int(fit.n_iter)
+        self.budget_, self.privacy_, self.neighbours_ = None, fit.guarantee, B.neighbours
+        self.n_psd_clipped_, self.privacy_parts_ = tuple(fit.n_psd_clipped), ()
+        release_input(self, self.coef_.size)
+        self._set_spread((A.cross_moment, B.second_moment, fit.floor), (noise_law(A), noise_law(B)))
+        self.privacy_report_ = privacy_report(
+            self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=B.randomness,
+            fitted_by="fit_release", noise=release_noise("first moment A (final iteration)", A)
+            + release_noise("second moment B (final iteration)", B), n_iter=self.n_iter_,
+            postprocessing="coefficients from the final iteration's released B theta = A")
         return self
 
     def _with_bound_parts(self, budget, guarantee):
@@ -364,9 +403,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         parts.append(Part("IRLS iterations", guarantee, 1.0 - share))
         return compose([p.guarantee for p in parts]), parts
 
-    def _set_spread(self, final, scales):
+    def _set_spread(self, final, laws):
         A, B, floor = final
-        laws = irls_laws(self.first_moment, self.second_moment, scales, A.size)
         _, se, interval, snr, diagnostics, summary = irls_spread(A, B, floor, laws, self.n_draws, self.level,
                                                                  self.rng, "PrivateIRLS")
         kappa = (self.row_norm_ if self.intercept_scale is None else self.intercept_scale) if self.fit_intercept else 0

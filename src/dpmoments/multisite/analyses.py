@@ -123,13 +123,18 @@ def plan_analysis(name, protocol, sites, n, *, n_features, options=None, composi
 
 @dataclass(frozen=True, eq=False)
 class IRLSFit:
-    """Private IRLS across sites: the coefficients and the guarantee they consumed."""
+    """Private IRLS across sites: the coefficients and the guarantee they consumed.
+
+    ``coef`` solves the final iteration's released ``B theta = A`` with eigenvalues of ``B`` raised
+    to ``floor``; ``PrivateIRLS.fit_release`` gives them their standard errors.
+    """
 
     coef: np.ndarray
     n_iter: int
     guarantee: object
     releases: tuple
     n_psd_clipped: tuple
+    floor: float
 
 
 def next_params(plan):
@@ -147,9 +152,13 @@ def next_params(plan):
     return params
 
 
+def _floor(B):
+    """The PSD floor of a released ``B``: twice its noise's spectral scale, as a single-site fit's ``"auto"``."""
+    return 2.0 * math.sqrt(B.n_features) * B.noise_scale
+
+
 def _solve(A, B):
-    floor = 2.0 * math.sqrt(B.n_features) * B.noise_scale
-    return solve_weighted(B.second_moment, A.cross_moment, floor)
+    return solve_weighted(B.second_moment, A.cross_moment, _floor(B))
 
 
 def finish_analysis(plan, result, *, protocol_notes=()):
@@ -185,7 +194,8 @@ def finish_analysis(plan, result, *, protocol_notes=()):
     if a.output == "tensor":
         return _tensor(plan, releases, report), report
     theta, clipped = _solve(releases[-2], releases[-1])
-    return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,)), report
+    return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,),
+                   _floor(releases[-1])), report
 
 
 def _about_mean(location, second, mean):
