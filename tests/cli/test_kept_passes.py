@@ -114,3 +114,24 @@ def test_a_memory_mapped_npy_is_never_copied_into_memory(monkeypatch, data_files
     assert main(["-q", "covariance", str(data_files / "x.npy"), "--epsilon", "1", "--delta", "1e-6", "--seed", "3",
                  "--no-figures", "--out", str(tmp_path / "npy")]) == 0
     assert made == [0]
+
+
+def test_the_figures_are_imported_once_while_the_file_is_parsed_ahead(data_files):
+    calls = []
+    source = _io.DataSource(str(data_files / "x.csv"), meanwhile=lambda: calls.append(source.n_rows))
+    first = source.chunks(500)
+    next(first)
+    first.close()  # a peek at the first chunk does not start the work
+    assert calls == []
+    assert sum(c.shape[0] for c in source.chunks(500)) == 3000
+    assert calls == [500]  # once, after the first chunk
+    assert len(list(source.chunks(500))) == 6 and calls == [500]
+
+
+def test_figures_ahead_only_when_figures_are_drawn():
+    from types import SimpleNamespace
+
+    from dpmoments.cli._output import figures_ahead
+
+    assert figures_ahead(SimpleNamespace(no_figures=True)) is None and figures_ahead(SimpleNamespace()) is None
+    assert callable(figures_ahead(SimpleNamespace(no_figures=False)))

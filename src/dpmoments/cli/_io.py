@@ -34,6 +34,10 @@ def use_file_options(args):
                          header=not getattr(args, "no_header", False))
 
 
+#: A CSV or Parquet file is parsed at most this many bytes of chunks ahead of the pass (128 MiB).
+READ_AHEAD_BYTES = 1 << 27
+
+
 def chunk_rows(requested, n_features):
     """``--chunk-size``, or by default rows worth about 64 MiB of float64 (1024 to 65536 rows)."""
     if requested is not None:
@@ -57,10 +61,13 @@ class DataSource:
     by_name : bool
         ``columns`` (a list) and ``target`` are names as they are (a plan's), never
         positions: a column named ``3`` is the column of that name.
+    meanwhile : callable, optional
+        Work to do once the first chunk is in, while the file is parsed ahead (:meth:`chunks`).
     """
 
-    def __init__(self, path, columns=None, target=None, *, delimiter=None, header=None, by_name=False):
-        self.given, self.path = str(path), Path(path)
+    def __init__(self, path, columns=None, target=None, *, delimiter=None, header=None, by_name=False,
+                 meanwhile=None):
+        self.given, self.path, self.meanwhile = str(path), Path(path), meanwhile
         if not self.path.exists():
             raise CliError(f"no such data file: '{path}'")
         self.columns, self.target = ((columns, target) if by_name else (parse_columns(columns), parse_target(target)))
@@ -93,17 +100,28 @@ class DataSource:
         return len(self.feature_names)
 
     def chunks(self, chunk_size=None, progress=None):
-        """The streamed ``X`` (or ``(X, y)``) chunks; counts rows into ``self.n_rows``."""
+        """The streamed ``X`` (or ``(X, y)``) chunks; counts rows into ``self.n_rows``.
+
+        A CSV or Parquet file is parsed ahead, up to :data:`READ_AHEAD_BYTES`, in a background thread
+        (its parsing holds no GIL). After the first chunk, ``self.meanwhile()`` (if set) runs once,
+        here, while that thread parses on: the figures' imports cost nothing where they overlap.
+        """
         self.n_rows = 0
         rows = chunk_rows(chunk_size, self.n_features)
         if self._zarr is not None:
             stream = iter_chunks(self._zarr, chunk_size=rows, columns=self.columns, target=self.target)
         else:
-            stream = self._table.chunks(rows)
+            # A memory-mapped .npy is read ahead by the operating system already.
+            width = self.n_features + (self._table.target_name is not None)
+            ahead = 0 if self.kind == "npy" else max(1, READ_AHEAD_BYTES // (8 * rows * width))
+            stream = self._table.chunks(rows, ahead=ahead)
         for chunk in stream:
             n = (chunk[0] if isinstance(chunk, tuple) else chunk).shape[0]
             self.n_rows += n
             yield chunk
+            if self.meanwhile is not None:
+                self.meanwhile, work = None, self.meanwhile
+                work()
             if progress is not None:
                 progress.update(n)
 

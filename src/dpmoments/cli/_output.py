@@ -31,7 +31,7 @@ from ._args import CliError
 from ._signals import held
 from ._temps import TEMP_PREFIX, exchange, make_temp, rename_noreplace, sweep
 
-__all__ = ["ResultsDir", "check_destination", "MARKER", "CSV_MAX_CELLS", "TEMP_PREFIX", "RUN"]
+__all__ = ["ResultsDir", "check_destination", "figures_ahead", "MARKER", "CSV_MAX_CELLS", "TEMP_PREFIX", "RUN"]
 
 MARKER = ".dpmoments-results"
 #: The largest matrix (in entries, e.g. 100 x 100) also written as CSV without --csv.
@@ -210,6 +210,21 @@ class ResultsDir:
         if fig.get_layout_engine() is not None:
             fig.set_layout_engine("none")  # keeps the positions just computed
         fig.savefig(self.path(f"{stem}.svg"))
+
+
+def figures_ahead(args):
+    """What to do while the data file is parsed ahead (:class:`~._io.DataSource`): import the figures' modules.
+
+    matplotlib takes 0.6-0.9 s to import; a command that draws figures imports it during its pass over
+    the data instead of after it. ``None`` when no figures are drawn.
+    """
+    if getattr(args, "no_figures", True):
+        return None
+
+    def import_figures():
+        from .. import plots  # noqa: F401
+
+    return import_figures
 
 
 def _sync(directory):

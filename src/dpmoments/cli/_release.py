@@ -15,7 +15,7 @@ from ..privacy import calibrate_gaussian, calibrate_laplace, zcdp_to_approx_dp
 from ._args import _epsilon, privacy_options
 from ._choices import bound_budget, center_budget, check_choices, too_few_rows_hint
 from ._io import DataSource, chunk_rows
-from ._output import check_destination
+from ._output import check_destination, figures_ahead
 from ._progress import Progress
 
 __all__ = ["second_moment_release", "private_autos", "expected_noise_error", "noise_sd"]
@@ -26,7 +26,7 @@ def second_moment_release(args):
     out = getattr(args, "out", None)
     if out is not None:
         check_destination(out, args.force)
-    source = DataSource(args.data, args.columns, getattr(args, "target", None))
+    source = DataSource(args.data, args.columns, getattr(args, "target", None), meanwhile=figures_ahead(args))
     kwargs = privacy_options(args, source.n_features)
     autos = private_autos(args, kwargs)
     if getattr(args, "private_choices", ()):

@@ -27,7 +27,7 @@ from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_
                        choices_lines, choices_report, too_few_rows_hint)
 from ._io import DataSource
 from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, json_safe, num, table
-from ._output import ResultsDir, check_destination
+from ._output import ResultsDir, check_destination, figures_ahead
 from ._progress import Progress
 from ._release import epsilon_grid
 from ._report import _RANDOMNESS, _input, randomness_text, recorded_arguments
@@ -77,7 +77,7 @@ def open_input(args, path=None, target=None):
     """Check the destination, open the file and validate the column selection (no data read yet)."""
     if getattr(args, "out", None) is not None:
         check_destination(args.out, args.force)
-    return DataSource(path or args.data, args.columns, target)
+    return DataSource(path or args.data, args.columns, target, meanwhile=figures_ahead(args))
 
 
 def fingerprint(source, args):

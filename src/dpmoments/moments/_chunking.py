@@ -8,10 +8,12 @@ value read from the data.
 """
 
 import numbers
+import queue
+import threading
 
 import numpy as np
 
-__all__ = ["resolve_columns", "checked", "rebatch", "split"]
+__all__ = ["resolve_columns", "checked", "rebatch", "split", "read_ahead"]
 
 
 def resolve_columns(columns, target, names, n_cols, where):
@@ -92,3 +94,50 @@ def split(blocks, feats, t):
         n_cols = block.shape[1] if n_cols is None else n_cols
         X = block if feats == list(range(n_cols)) else block[:, feats]
         yield X if t is None else (X, np.ascontiguousarray(block[:, t]))
+
+
+def read_ahead(items, depth):
+    """The items of ``items``, produced by a background thread up to ``depth`` items ahead of the caller.
+
+    pyarrow parses a CSV or Parquet block without holding the GIL, so while the caller works on one
+    chunk (clipping, ``X^T X``) the thread parses the next ones on another core. The items and their
+    order are those of ``items``; an exception raised in the thread is raised here, in its place.
+    When the caller stops early the thread stops after the item it is producing, and ``items`` is
+    closed in it. At most ``depth + 2`` items exist at once (the queue's, the thread's, the caller's).
+    """
+    box, stop = queue.Queue(depth), threading.Event()
+
+    def offer(message):
+        while not stop.is_set():
+            try:
+                box.put(message, timeout=0.05)
+                return True
+            except queue.Full:
+                pass
+        return False
+
+    def produce():
+        try:
+            for item in items:
+                if not offer((True, item)):
+                    return
+            offer((False, None))
+        except BaseException as exc:  # every failure is the caller's to raise
+            offer((False, exc))
+        finally:
+            if hasattr(items, "close"):
+                items.close()
+
+    worker = threading.Thread(target=produce, name="dpmoments-read-ahead", daemon=True)
+    worker.start()
+    try:
+        while True:
+            more, value = box.get()
+            if not more:
+                if value is not None:
+                    raise value
+                return
+            yield value
+    finally:
+        stop.set()
+        worker.join()

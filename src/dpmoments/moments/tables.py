@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._chunking import checked, rebatch, resolve_columns, split
+from ._chunking import checked, read_ahead, rebatch, resolve_columns, split
 from ._csv import COMPRESSIONS, CsvFile, _kind
 
 __all__ = ["open_table", "Table", "EXTENSIONS"]
@@ -174,15 +174,21 @@ class Table:
     def n_features(self):
         return self._n_feats
 
-    def chunks(self, chunk_size=65536):
-        """Yield ``X`` (or ``(X, y)``) float64 chunks of at most ``chunk_size`` rows; NaN and inf are refused."""
+    def chunks(self, chunk_size=65536, ahead=0):
+        """Yield ``X`` (or ``(X, y)``) float64 chunks of at most ``chunk_size`` rows; NaN and inf are refused.
+
+        ``ahead > 0`` parses up to that many chunks ahead in a background thread (:func:`read_ahead`),
+        so that the caller's work on a chunk overlaps the parsing of the next.
+        """
         where = f"file '{self.path}'"
         labels = [repr(self.names[j]) for j in self._used]
         text = self.format in _TEXT
         row_text = (lambda r: f"data row {r + 1} (1-based, header excluded)") if text and self._backend.header \
             else (lambda r: f"row {r + 1} (1-based)") if text else (lambda r: f"row {r} (0-based)")
         blocks = checked(self._backend.blocks(self._used, chunk_size), where, labels, row_text)
-        return split(rebatch(blocks, chunk_size), list(range(self._n_feats)), self._n_feats if self._has_y else None)
+        chunks = rebatch(blocks, chunk_size)
+        return split(read_ahead(chunks, ahead) if ahead > 0 else chunks, list(range(self._n_feats)),
+                     self._n_feats if self._has_y else None)
 
 
 class _Npy:
