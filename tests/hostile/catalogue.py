@@ -267,6 +267,10 @@ CASES = [
     ("cli-noise-generator-columns-count", "CLI", "`dpmoments noise-generator --columns a,b --n-features 3`",
      lambda: cli("noise-generator", "--sites", "a=20,b=5", "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
                  "--columns", "a,b", "--n-features", "3", "--out", _fresh()), 2, "differs from the 2 names"),
+    ("cli-noise-generator-too-many-features", "CLI", "`dpmoments noise-generator --n-features 1000000` (shares of "
+     "8 TB each)", lambda: cli("noise-generator", "--sites", "a=20,b=5", "--epsilon", "1", "--delta", "1e-6",
+                               "--row-norm", "1", "--n-features", "1000000", "--out", _fresh()), 2,
+     "--n-features 1000000: dealing the shares"),
     ("cli-default-bound-too-few-rows", "CLI",
      "`dpmoments precision data.csv` without `--row-norm` (private centre and bound by default) on 2 rows",
      lambda: cli("precision", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--out", _fresh()), 2,

@@ -115,6 +115,7 @@ def run(args):
                              calibration=args.calibration, target=args.calibrate_to, colluders=args.colluders,
                              rank=args.rank, bound_budget=budget, center="private" if args.center else None,
                              center_budget=center_across_sites(args))
+    _check_memory(plan, args)
     with ResultsDir(args.out, args.force) as res:  # all the shares of one plan, or none: never a mix of two dealings
         for site, bundle in deal(plan, args.seed).items():
             write_bundle(bundle, res.path(f"{site}.npz"))
@@ -122,6 +123,23 @@ def run(args):
     if not args.quiet:
         _print(args, plan, sites)
     return 0
+
+
+def _check_memory(plan, args):
+    """Refuse a deal larger than this machine's memory at once, naming --n-features (not after minutes of drawing)."""
+    import os
+
+    from ..multisite.dealer import deal_bytes
+
+    need = deal_bytes(plan)
+    try:
+        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows): let the deal try
+        return
+    if need > have:
+        raise CliError(f"--n-features {plan.n_features}: dealing the shares of {len(plan.sites)} site(s) needs about "
+                       f"{need / 2**30:.3g} GiB, more than this machine's {have / 2**30:.3g} GiB of memory; lower "
+                       "--n-features")
 
 
 def plan_columns(args):

@@ -11,6 +11,7 @@ mode 600) that the site is given by hand or over its own channel.
 import io
 import itertools
 import json
+import math
 import os
 import zipfile
 from dataclasses import dataclass, field
@@ -19,10 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from .._rng import as_generator
-from .noise import unit_noise
+from .noise import statistic_shape, unit_noise
 from .plan import Plan
 
-__all__ = ["Bundle", "deal", "write_bundle", "read_bundle", "deal_files", "plan_json"]
+__all__ = ["Bundle", "deal", "deal_bytes", "write_bundle", "read_bundle", "deal_files", "plan_json"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,6 +69,19 @@ def deal(plan, rng=None, pair_seeds=None):
                     seed = np.random.SeedSequence(pair_seeds[pair].entropy, spawn_key=(r,))
                     masks[s].setdefault(r, []).append((float(L[plan.index(s), j]), seed))
     return {s: Bundle(plan, s, shares[s], masks[s]) for s in plan.sites}
+
+
+def deal_bytes(plan):
+    """About the most memory :func:`deal` takes for ``plan``: every round's draws and every site's share, float64.
+
+    Computed from the plan alone, before anything is drawn, so that a plan too large for the machine is
+    refused at once (at 10^5 features one site's second-moment share alone is 80 GB).
+    """
+    if plan.masking != "dealer":
+        return 0
+    return sum(8 * (noise.e_factor.shape[1] + len(plan.sites)) * math.prod(statistic_shape(rnd.statistic,
+                                                                                        plan.n_features))
+               for rnd, noise in zip(plan.rounds, plan.noise) if np.any(noise.e_factor != 0))
 
 
 def write_bundle(bundle, path):

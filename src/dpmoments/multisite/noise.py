@@ -56,7 +56,7 @@ import numpy as np
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
 from ..privacy import ApproxDP, PureDP, ZCDP, gaussian_epsilon
 
-__all__ = ["NoisePlan", "JointView", "joint_view", "guarantee_from_ratio", "unit_noise"]
+__all__ = ["NoisePlan", "JointView", "joint_view", "guarantee_from_ratio", "unit_noise", "statistic_shape"]
 
 
 def _frozen(arr, dtype=np.float64):
@@ -262,5 +262,9 @@ def unit_noise(statistic, d, rng, size=None):
             "third": lambda g: symmetric_tensor_noise(d, 1.0, g)}[statistic]
     if size is None:
         return draw(rng)
-    shape = {"second": (d, d), "cross": (d,), "third": (d, d, d), "histogram": (d,)}[statistic]
-    return np.stack([draw(rng) for _ in range(size)]) if size else np.zeros((0,) + shape)
+    return np.stack([draw(rng) for _ in range(size)]) if size else np.zeros((0,) + statistic_shape(statistic, d))
+
+
+def statistic_shape(statistic, d):
+    """The shape of one site's ``statistic`` (and of its noise) at ``d`` features."""
+    return {"second": (d, d), "cross": (d,), "third": (d, d, d), "histogram": (d,)}[statistic]
