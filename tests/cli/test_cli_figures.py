@@ -106,7 +106,7 @@ def test_the_svg_reuses_the_png_layout(tmp_path):
 
     ax = draw()
     unlaid = ax.get_position().bounds
-    with _output.ResultsDir(tmp_path / "res") as res:
+    with _output.ResultsDir(tmp_path / "res", figure_formats=("png", "svg")) as res:
         res.save_figure("m", ax)
     reference = draw()
     reference.figure.draw_without_rendering()  # one constrained layout, as for the PNG
@@ -114,3 +114,17 @@ def test_the_svg_reuses_the_png_layout(tmp_path):
     assert np.allclose(ax.get_position().bounds, reference.get_position().bounds, atol=0.01)
     assert not np.allclose(ax.get_position().bounds, unlaid, atol=0.01)
     assert (tmp_path / "res" / "m.svg").stat().st_size > 0 and (tmp_path / "res" / "m.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("formats", ["pdf", "svg,png", "png,svg,pdf"])
+def test_figures_are_written_in_the_formats_asked_for(tmp_path, formats):
+    from dpmoments.cli import main
+
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.random.default_rng(0).normal(size=(200, 3)), delimiter=",", header="a,b,c", comments="")
+    out = tmp_path / "out"
+    assert main(["-q", "covariance", str(data), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "3",
+                 "--center", "0", "--out", str(out), "--figure-format", formats]) == 0
+    figures = [p for p in out.glob("covariance.*") if p.suffix in (".png", ".svg", ".pdf")]
+    assert {p.suffix[1:] for p in figures} == set(formats.split(","))
+    assert all(p.stat().st_size > 1000 for p in figures)

@@ -267,6 +267,9 @@ CASES = [
     ("cli-noise-generator-columns-count", "CLI", "`dpmoments noise-generator --columns a,b --n-features 3`",
      lambda: cli("noise-generator", "--sites", "a=20,b=5", "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
                  "--columns", "a,b", "--n-features", "3", "--out", _fresh()), 2, "differs from the 2 names"),
+    ("cli-figure-format", "CLI", "`dpmoments covariance data.csv --figure-format jpg`",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--center",
+                 "0", "--figure-format", "jpg", "--out", _fresh()), 2, "--figure-format: must name formats"),
     ("cli-noise-generator-too-many-features", "CLI", "`dpmoments noise-generator --n-features 1000000` (shares of "
      "8 TB each)", lambda: cli("noise-generator", "--sites", "a=20,b=5", "--epsilon", "1", "--delta", "1e-6",
                                "--row-norm", "1", "--n-features", "1000000", "--out", _fresh()), 2,

@@ -179,7 +179,8 @@ def main(argv=None):
     args.argv = words
     args.quiet = args.quiet or args.json
     prog = f"dpmoments {args.command}"
-    RUN.begin(args.command, inputs=_inputs(args), csv=getattr(args, "csv", False))
+    RUN.begin(args.command, inputs=_inputs(args), csv=getattr(args, "csv", False),
+              figure_formats=getattr(args, "figure_format", None))
     _io.use_file_options(args)
     previous = _signals.install()
     try:

@@ -17,7 +17,7 @@ from ._numbers import (BOUND_MAX, CHUNK_MAX, CliError, _bound, _bounded_int, _de
 
 __all__ = [
     "CliError", "CLIPPING_HELP", "add_input_arguments", "add_format_arguments", "add_privacy_arguments",
-    "add_output_arguments", "privacy_options", "parse_columns", "parse_floats", "add_uncentred_argument",
+    "add_output_arguments", "add_figure_arguments", "FIGURE_FORMATS", "DEFAULT_FIGURE_FORMATS", "privacy_options", "parse_columns", "parse_floats", "add_uncentred_argument",
     "default_center",
 ]
 
@@ -73,6 +73,26 @@ def parse_floats(text, name, check=None):
         except argparse.ArgumentTypeError as exc:
             raise CliError(f"{name}: every value {exc}") from None
     return values
+
+
+#: The figure formats the command line writes, and its default.
+FIGURE_FORMATS, DEFAULT_FIGURE_FORMATS = ("png", "svg", "pdf"), ("png", "svg")
+
+
+def add_figure_arguments(group, what="figures"):
+    group.add_argument("--no-figures", action="store_true", help=f"skip the {what}")
+    group.add_argument("--figure-format", type=figure_formats, metavar="FMT[,FMT]",
+                       help=f"write the {what} in these formats, of {', '.join(FIGURE_FORMATS)} (default "
+                            f"{','.join(DEFAULT_FIGURE_FORMATS)}); each format is drawn again, so one is fastest")
+
+
+def figure_formats(text):
+    """``"png,pdf"`` -> ``("png", "pdf")``: formats of FIGURE_FORMATS, each once (argparse type)."""
+    formats = tuple(dict.fromkeys(t.strip().lower() for t in text.split(",") if t.strip()))
+    bad = [f for f in formats if f not in FIGURE_FORMATS]
+    if not formats or bad:
+        raise argparse.ArgumentTypeError(f"must name formats among {', '.join(FIGURE_FORMATS)}; got {text!r}")
+    return formats
 
 
 def parse_columns(text):
@@ -204,7 +224,7 @@ def add_output_arguments(parser, default=None, required=True):
     group.add_argument("--csv", action="store_true",
                        help="also write every matrix as CSV: by default a matrix is written as .npy, plus .csv only "
                             "when it has at most 10000 entries (100 x 100)")
-    group.add_argument("--no-figures", action="store_true", help="skip the PNG/SVG figures")
+    add_figure_arguments(group)
     group.add_argument("--epsilon-grid", metavar="E1,E2,...",
                        help="also draw a privacy-utility curve over these epsilons (from the calibration alone: "
                             "no further data access, no extra privacy cost)")

@@ -91,7 +91,7 @@ def aggregate_plan(plan, transport, request):
         names = plan_names(plan)
         info, save, summary, noise_lines = fit_analysis(args, plan.analysis, output, names)
         info.update(protocol=plan.protocol, sites=list(plan.sites), plan=plan.digest, transport=transport.name)
-        with ResultsDir(request["out"], request["force"]) as res:
+        with ResultsDir(request["out"], request["force"], figure_formats=request["fit"].get("figure_format")) as res:
             save(res)
             rep = multisite_report("aggregate", output, report, info, request["argv"],
                                    res.files + ["privacy_report.json"], extra={"plan": plan.to_dict(),

@@ -2,7 +2,7 @@
 
 import argparse
 
-from ._args import CliError, positive_int
+from ._args import CliError, add_figure_arguments, positive_int
 
 HELP = "run a deployed multi-site plan as the aggregator (Flower or gRPC) and write the result"
 DESCRIPTION = """\
@@ -50,7 +50,7 @@ def add_arguments(parser):
     parser.add_argument("--plan", metavar="PLAN_JSON", help="the public plan.json from the noise generator")
     parser.add_argument("--out", metavar="DIR", help="result directory, written atomically")
     parser.add_argument("--force", action="store_true", help="replace an existing result directory")
-    parser.add_argument("--no-figures", action="store_true", help="skip the figures")
+    add_figure_arguments(parser)
     parser.add_argument("--min-sites", type=positive_int, default=2, help="fewer surviving sites abort (default 2)")
     parser.add_argument("--on-dropout", default="complete", choices=("complete", "abort"))
     parser.add_argument("--wait", type=float, default=60.0, metavar="S", help="seconds to wait for the sites (60)")
@@ -86,7 +86,7 @@ def _request(args, plan_path, status):
     from pathlib import Path
 
     fit = {k: getattr(args, k) for k in ("n_components", "alpha", "R", "phi", "max_size", "sigma2", "no_figures",
-                                         "seed")}
+                                         "figure_format", "seed")}
     return {"plan": str(Path(plan_path).resolve()), "out": str(Path(args.out).resolve()), "force": args.force,
             "min_sites": args.min_sites, "on_dropout": args.on_dropout, "wait_s": float(args.wait),
             "timeout_s": float(args.timeout), "seed": args.seed, "status": str(status), "nonce": uuid.uuid4().hex,

@@ -30,7 +30,7 @@ from ..datasets import load_sachs
 from ..metrics import tpr_fpr
 from ..moments import release_cross_moment, release_second_moment
 from ..privacy import Accountant, ApproxDP, compose
-from ._args import _delta, _epsilon, seed_int
+from ._args import _delta, _epsilon, add_figure_arguments, seed_int
 from ._noise import add_uncertainty_arguments, draws
 from ._output import ResultsDir, check_destination
 from ._report import privacy_report, privacy_summary
@@ -61,7 +61,7 @@ def add_arguments(parser):
     parser.add_argument("--epsilon", type=_epsilon, default=1.0, help="total epsilon (default 1)")
     parser.add_argument("--delta", type=_delta, default=1e-6, help="total delta (default 1e-6)")
     parser.add_argument("--seed", type=seed_int, default=None, help="seed: reproducible but NOT secure noise")
-    parser.add_argument("--no-figures", action="store_true", help="skip the PNG/SVG figure")
+    add_figure_arguments(parser, "figure")
     add_uncertainty_arguments(parser, closed_form="the signal-to-noise checks only",
                               auto_draws="each private edge's inclusion frequency", cost="about 0.3 s at 11")
 
