@@ -36,7 +36,7 @@ def test_demo_writes_figure_and_report(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "consensus" in res.stdout and "TPR" in res.stdout and "non-private" in res.stdout
     out = tmp_path / "demo"
-    for name in ("network.png", "network.svg", "edges.csv", "precision_private.npy", "privacy_report.json"):
+    for name in ("network.png", "edges.csv", "precision_private.npy", "privacy_report.json"):
         assert (out / name).is_file(), name
     rep = report(out)
     assert rep["accountant"]["spent"] is not None
@@ -60,7 +60,7 @@ def test_covariance_on_every_format(run, data, tmp_path, name):
     assert np.min(np.linalg.eigvalsh(C)) >= -1e-10
     assert (out / "covariance.csv").read_text().count("\n") == 5
     for fig in ("covariance", "privacy_utility"):
-        assert (out / f"{fig}.png").is_file() and (out / f"{fig}.svg").is_file()
+        assert (out / f"{fig}.png").is_file() and not (out / f"{fig}.svg").exists()  # PNG only by default
     rep = report(out)
     p = rep["privacy"]
     assert p["guarantee"] == "(1, 1e-06)-DP" and p["neighbouring_relation"] == "replace-one"
@@ -94,7 +94,7 @@ def test_precision_glasso_with_truth(run, data, tmp_path):
     out = tmp_path / "net"
     res = run("precision", data / "x.parquet", *PRIVACY, "--edges", "1", "--truth", data / "truth.csv", "--out", out)
     assert res.returncode == 0, res.stderr
-    for name in ("precision.npy", "precision.csv", "edges.csv", "network.png", "network.svg", "roc.png", "roc.svg"):
+    for name in ("precision.npy", "precision.csv", "edges.csv", "network.png", "roc.png"):
         assert (out / name).is_file(), name
     rep = report(out)
     assert rep["analysis"]["n_edges"] == 1 and rep["analysis"]["tpr"] == 1.0 and rep["analysis"]["fpr"] == 0.0

@@ -48,7 +48,7 @@ def str_guarantee(d):
 
 
 def figure(out, stem):
-    return (out / f"{stem}.png").is_file() and (out / f"{stem}.svg").is_file()
+    return (out / f"{stem}.png").is_file()
 
 
 # -- pca ------------------------------------------------------------------------------------------------------

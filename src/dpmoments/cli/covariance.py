@@ -40,7 +40,7 @@ EXAMPLES = """\
   dpmoments covariance X.npy --uncentred --epsilon 1 --delta 1e-6 --row-norm 1 --out cov --epsilon-grid 0.1,1,3
 
 writes: covariance.npy/.csv, covariance_se.npy/.csv, covariance_lower.npy/.csv, covariance_upper.npy/.csv,
-        privacy_report.json, covariance.png/.svg, privacy_utility.png/.svg (with --epsilon-grid)"""
+        privacy_report.json, covariance.png, privacy_utility.png (with --epsilon-grid)"""
 
 #: The console lists at most this many variances and off-diagonal entries (the files hold them all).
 CONSOLE_ROWS = 12

@@ -48,8 +48,8 @@ EXAMPLES = """\
       --epsilon-grid 0.1,0.3,1,3
 
 writes: components.npy/.csv, explained_variance.csv (with se, interval, signal_to_noise),
-        components_se.npy/.csv (with --draws), privacy_report.json, spectrum.png/.svg,
-        privacy_utility.png/.svg (with --epsilon-grid)"""
+        components_se.npy/.csv (with --draws), privacy_report.json, spectrum.png,
+        privacy_utility.png (with --epsilon-grid)"""
 
 
 def add_arguments(parser):

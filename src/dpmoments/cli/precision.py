@@ -49,9 +49,9 @@ EXAMPLES = """\
   dpmoments precision X.npy --uncentred --edges 20 --truth graph.csv --epsilon 1 --delta 1e-6 --row-norm 1 --out net
   dpmoments precision X.npy --uncentred --method ridge --alpha 0.01 --epsilon 1 --delta 1e-6 --row-norm 1 --out net
 
-writes: precision.npy/.csv, edges.csv, privacy_report.json, network.png/.svg,
+writes: precision.npy/.csv, edges.csv, privacy_report.json, network.png,
         edge_frequency.npy/.csv (glasso, with draws), precision_se/_lower/_upper.npy/.csv (ridge, with draws),
-        roc.png/.svg (with --truth), privacy_utility.png/.svg (with --epsilon-grid)"""
+        roc.png (with --truth), privacy_utility.png (with --epsilon-grid)"""
 
 RIDGE_THRESHOLD = 0.05
 #: The console lists at most this many edges (edges.csv holds them all).

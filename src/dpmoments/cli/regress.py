@@ -57,7 +57,7 @@ EXAMPLES = """\
       --row-norm 2 --response-bound 3 --n-iter 5 --w-max 10 --out fit --epsilon-grid 0.3,1,3
 
 writes: coefficients.csv (with se and interval), coefficients.npy, coefficients_se.npy, privacy_report.json,
-        coefficients.png/.svg, privacy_utility.png/.svg (with --epsilon-grid)
+        coefficients.png, privacy_utility.png (with --epsilon-grid)
 
 Noise: each coefficient is printed with its standard error and interval (the noise of the final
 iteration's two releases); coefficients within their noise are shown with a warning, never hidden:

@@ -50,7 +50,7 @@ EXAMPLES = """\
   dpmoments select data.parquet --target y --max-size 2 --mechanism exponential --epsilon 1 --bounds 1 \\
       --response-bound 4 --R 2 --phi 500 --out sel
 
-writes: selected.csv, privacy_report.json, privacy_utility.png/.svg (with --epsilon-grid)"""
+writes: selected.csv, privacy_report.json, privacy_utility.png (with --epsilon-grid)"""
 
 
 def add_arguments(parser):

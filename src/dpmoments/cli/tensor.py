@@ -54,7 +54,7 @@ EXAMPLES = """\
   dpmoments tensor docs.npy --model stm --vocabulary-size 50 --n-components 4 --epsilon 1 --delta 1e-6 --out stm
 
 writes: components.npy/.csv, weights.csv (with se and interval when drawn), components_se.npy/.csv (with draws),
-        privacy_report.json, weights.png/.svg (with draws), privacy_utility.png/.svg (with --epsilon-grid)"""
+        privacy_report.json, weights.png (with draws), privacy_utility.png (with --epsilon-grid)"""
 
 #: The console shows at most this many coordinates of each mean, or words of each topic.
 CONSOLE_COORDS = 6
