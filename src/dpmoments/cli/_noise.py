@@ -174,7 +174,7 @@ class Noise:
             n = u.get("n_draws") or 0
             out.append(f"uncertainty: {how}" + (f" over {n} redrawn releases" if n else "")
                        + (f", {_percent(level)} intervals" if level else "")
-                       + " (the noise only: not sampling variability)")
+                       + f" ({u.get('scope', 'the noise only: not sampling variability')})")
         for code in dict.fromkeys(d["code"] for d in self.diagnostics):
             out.append(f"NOISE [{code}]: {SENTENCES.get(code, 'see the warning above.')}")
         for item in self.withheld:
