@@ -253,3 +253,23 @@ def test_a_location_payload_of_another_shape_does_not_leave_a_site():
         Query(digest, 1, "r-b", center=[np.nan, 0.0, 0.0])
     q = from_wire(to_wire(Query(digest, 1, "r-b", center=[1.0, 2.0, 3.0])))
     assert q.center.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_the_mean_round_carries_its_noise_scale_for_the_centre_check():
+    """hunt7 #8: across sites the "mean" part carried no noise scale, so the covariance's centre check (variances
+    below 10 s^2 measure the private mean's error, s its noise scale) never ran; with a 1% mean share its noise
+    (s ~ 0.4) is most of every variance, flagged as single-site."""
+    import warnings
+
+    from dpmoments.estimators import PrivateCovariance
+    from dpmoments.exceptions import NoiseDominatesWarning
+
+    rng = np.random.default_rng(0)
+    parts = [rng.normal(size=(3000, 3)) + 5.0 for _ in range(3)]
+    rel, _ = run(_sites(parts, row_norm=10.0), epsilon=3.0, delta=DELTA, rng=0, center_budget=0.01)
+    (mean,) = [p for p in rel.parts if p.label == "mean"]
+    assert mean.released["noise_scale"] > 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoiseDominatesWarning)
+        est = PrivateCovariance().fit_release(rel)
+    assert "centre-noise" in {d["code"] for d in est.diagnostics_}

@@ -49,6 +49,7 @@ AUTO_MAX_TENSOR = 100
 
 #: The checks whose failure means the output is not an estimate of what it is named: it is withheld.
 WITHHOLDING = frozenset({"no-eigenvalue-above-noise", "components-below-noise", "components-unstable",
+                         "components-unidentified",
                          "no-edge-above-noise",
                          "selection-within-noise", "whitening-failure", "sigma2-above-spectrum",
                          "weights-outside-unit-interval"})
@@ -68,6 +69,8 @@ SENTENCES = {
                               "not shown.",
     "components-unstable": "some components turn by more than 45 degrees across redrawn releases: more of each "
                            "is noise than signal, so their loadings are not shown.",
+    "components-unidentified": "some components have an eigenvalue within the noise of a neighbour's: their "
+                               "directions are noise, so their loadings are not shown.",
     "no-edge-above-noise": "no entry of the released matrix stands out of the noise: the graph is noise, so its "
                            "edges are not shown.",
     "coefficients-within-noise": "the coefficients are smaller than their noise: they are mostly noise; read "
@@ -174,7 +177,7 @@ class Noise:
             n = u.get("n_draws") or 0
             out.append(f"uncertainty: {how}" + (f" over {n} redrawn releases" if n else "")
                        + (f", {_percent(level)} intervals" if level else "")
-                       + " (the noise only: not sampling variability)")
+                       + f" ({u.get('scope', 'the noise only: not sampling variability')})")
         for code in dict.fromkeys(d["code"] for d in self.diagnostics):
             out.append(f"NOISE [{code}]: {SENTENCES.get(code, 'see the warning above.')}")
         for item in self.withheld:

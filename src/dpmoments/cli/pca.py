@@ -124,10 +124,11 @@ def run(args):
 
 
 def shown(est):
-    """Which components' loadings mean something: above the noise floor and, with draws, stable."""
+    """Which components' loadings mean something: above the noise floor, apart from their neighbours' eigenvalues
+    and, with draws, stable."""
     from ..estimators.uncertainty import UNSTABLE_DEGREES
 
-    ok = np.array(est.components_above_noise_, dtype=bool)
+    ok = np.array(est.components_above_noise_, dtype=bool) & np.array(est.components_identified_, dtype=bool)
     if est.component_angles_ is not None:
         ok &= est.component_angles_ <= UNSTABLE_DEGREES
     return ok
@@ -142,7 +143,11 @@ def pca_noise(est):
     if below:
         noise.withhold(f"the loadings of {', '.join(below)} (below the noise floor)", "components.csv",
                        "no-eigenvalue-above-noise", "components-below-noise")
-    unstable = [f"pc{j + 1}" for j in np.flatnonzero(est.components_above_noise_ & ~shown(est))]
+    tied = est.components_above_noise_ & ~np.array(est.components_identified_, dtype=bool)
+    if tied.any():
+        noise.withhold(f"the loadings of {', '.join(f'pc{j + 1}' for j in np.flatnonzero(tied))} (an eigenvalue "
+                       "within the noise of a neighbour's)", "components.csv", "components-unidentified")
+    unstable = [f"pc{j + 1}" for j in np.flatnonzero(est.components_above_noise_ & ~tied & ~shown(est))]
     if unstable:
         noise.withhold(f"the loadings of {', '.join(unstable)} (more than {UNSTABLE_DEGREES:g} degrees from their "
                        "redrawn counterparts)", "components.csv", "components-unstable")

@@ -115,7 +115,9 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
     interval = np.stack([lam - z_value(level) * se, lam + z_value(level) * se])
     gap = spectrum[k - 1] - spectrum[k] if k < d else math.inf
     bound = 0.0 if edge == 0 or k == d else (90.0 if gap <= 0 else math.degrees(math.asin(min(1.0, 2 * edge / gap))))
-    attrs = {"components_above_noise_": above, "component_snr_": snr, "eigenvalue_noise_floor_": shift + edge,
+    identified = _separated(spectrum, k, law.sd * top)
+    attrs = {"components_above_noise_": above, "components_identified_": identified, "component_snr_": snr,
+             "eigenvalue_noise_floor_": shift + edge,
              "n_eigenvalues_above_noise_": int(np.count_nonzero(spectrum - shift > edge)),
              "subspace_angle_bound_": bound, "component_angles_": None, "subspace_angle_": None}
     method = "closed-form (first order)"
@@ -127,7 +129,7 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
         sub = [math.degrees(float(np.max(linalg.subspace_angles(V, W)))) for W in V_star]
         attrs.update(component_angles_=np.median(angles, axis=0), subspace_angle_=float(np.median(sub)))
         method = "parametric bootstrap"
-    _pca_checks(above, diag, k, edge, attrs["component_angles_"])
+    _pca_checks(above, diag, k, edge, attrs["component_angles_"], identified)
     attrs.update({
         "explained_variance_se_": se, "explained_variance_interval_": interval,
         "snr_": float(snr[0]), "diagnostics_": diag.as_list(),
@@ -137,6 +139,7 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
                                     "the noise of the released matrix; eigenvalue intervals are for the exact "
                                     "matrix's eigenvalues"),
                          "eigenvalue_noise_floor": float(shift + edge), "components_above_noise": above.tolist(),
+                         "components_identified": identified.tolist(),
                          "component_snr": snr.tolist(), "explained_variance_se": se.tolist(),
                          "explained_variance_interval": interval.tolist(),
                          "n_eigenvalues_above_noise": attrs["n_eigenvalues_above_noise_"],
@@ -150,7 +153,21 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
 
 
 
-def _pca_checks(above, diag, k, edge, angles=None):
+# Two equal exact eigenvalues come out of first-order noise E (off-diagonal sd s) a gap sqrt((a - c)^2 + 4 b^2) apart,
+# a, c ~ N(0, 2 s^2), b ~ N(0, s^2) in a generic basis: 2 s times a Rayleigh variable, below 2 s sqrt(2 ln 20) = 4.9 s
+# 95% of the time (more equal eigenvalues crowd closer). A narrower released gap does not tell the two directions apart.
+TIED_GAP = 2.0 * math.sqrt(2.0 * math.log(20.0))
+
+
+def _separated(spectrum, k, sd):
+    """Which of the top ``k`` released eigenvalues stand further than noise would put equal ones from both neighbours."""
+    lam = np.asarray(spectrum, dtype=float)
+    gaps = np.full(len(lam) + 1, np.inf)
+    gaps[1:-1] = lam[:-1] - lam[1:]
+    return np.minimum(gaps[:k], gaps[1:k + 1]) > TIED_GAP * sd
+
+
+def _pca_checks(above, diag, k, edge, angles=None, identified=None):
     if not above.any():
         diag.flag("no-eigenvalue-above-noise", f"none of the {k} leading eigenvalues is above the noise's "
                                                f"spectral norm {edge:.3g}: the components are noise.")
@@ -166,6 +183,12 @@ def _pca_checks(above, diag, k, edge, angles=None):
                                          f"{UNSTABLE_DEGREES:g} degrees from their redrawn counterparts (median over "
                                          "the draws): more of each is noise than signal (or their eigenvalues are "
                                          "too close to tell them apart).")
+    tied = [] if identified is None else [j + 1 for j in np.flatnonzero(above & ~identified)]
+    if tied:
+        diag.flag("components-unidentified", f"component(s) {', '.join(map(str, tied))} have an eigenvalue within "
+                                             "the noise of a neighbour's (a gap pure noise would put between equal "
+                                             "eigenvalues): their directions are noise, only the subspace they span "
+                                             "may mean something.")
 
 
 # -- precision --------------------------------------------------------------------------------------------------

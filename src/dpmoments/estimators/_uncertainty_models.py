@@ -72,7 +72,9 @@ def irls_spread(A, B, floor, laws, n_draws, level, rng, owner):
                "covers": "the noise of the final iteration's two releases (A, B), with that iteration's weights "
                          "held fixed; the 2(J-1) earlier releases enter only through those weights",
                "not_covered": "the noise of the earlier iterations (through the weights), sampling variability, "
-                              "clipping bias"}
+                              "clipping bias",
+               "scope": "the final iteration's noise only: not the earlier iterations' (through the weights), "
+                        "nor sampling variability"}
     return theta, se, interval, snr, diag.as_list(), summary
 
 

@@ -117,6 +117,11 @@ class PCAFit(MomentEstimator):
     components_above_noise_ : ndarray of bool, shape (n_components,)
         Eigenvalue above the noise's spectral norm (``eigenvalue_noise_floor_``).
         A component below it is noise.
+    components_identified_ : ndarray of bool, shape (n_components,)
+        Eigenvalue further from both neighbours (in the whole released
+        spectrum) than pure noise would put two equal eigenvalues 95% of the
+        time (4.9 noise sd): otherwise its direction is noise (check
+        ``components-unidentified``); only the subspace it shares may mean something.
     component_snr_ : ndarray of shape (n_components,)
         Eigenvalue (less the noise's mean) over the noise's spectral norm.
     n_eigenvalues_above_noise_ : int

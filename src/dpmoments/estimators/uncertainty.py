@@ -227,10 +227,16 @@ def redraw(release, rng, count=None):
 
 
 def basic_interval(estimate, draws, level):
-    r"""Basic bootstrap interval :math:`[2\hat\theta - q_{hi}, 2\hat\theta - q_{lo}]` of shape ``(2, ...)``."""
+    r"""Basic bootstrap interval :math:`[2\hat\theta - q_{hi}, 2\hat\theta - q_{lo}]` of shape ``(2, ...)``.
+
+    The quantiles sit at the positions ``p (B + 1)`` of the ``B`` sorted draws (``"weibull"``): a
+    fresh draw falls below the ``k``-th of ``B`` exchangeable draws with probability ``k / (B + 1)``.
+    NumPy's default, ``1 + p (B - 1)``, leaves ``3.45 / 51`` in each tail at ``B = 50`` and a 90%
+    interval covered 0.85-0.88 (ridge precision, tensor weights, PCA, 200 releases each).
+    """
     estimate, draws = np.asarray(estimate, dtype=float), np.asarray(draws, dtype=float)
     tail = (1.0 - check_level(level)) / 2.0
-    lo, hi = np.quantile(draws, [tail, 1.0 - tail], axis=0)
+    lo, hi = np.quantile(draws, [tail, 1.0 - tail], axis=0, method="weibull")
     return np.stack([2.0 * estimate - hi, 2.0 * estimate - lo])
 
 

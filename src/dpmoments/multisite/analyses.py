@@ -187,7 +187,7 @@ def finish_analysis(plan, result, *, protocol_notes=()):
     report = AnalysisReport(plan.protocol, plan.analysis, plan.colluders, plan.target, plan.composition, parts,
                             budget, tuple(protocol_notes),
                             delta=max(plan.delta) if plan.composition == "zcdp" else None,
-                            choices=_choices(plan, bound, location, names, reports))
+                            choices=_choices(plan, bound, location, names, reports, releases))
     if single:
         release = releases[0] if location is None else _about_mean(location.center, releases[0], releases[-1])
         return dataclasses.replace(release, guarantee=report.guarantee, parts=report.choices), report
@@ -211,9 +211,9 @@ def _about_mean(location, second, mean):
                                    "mean a of the clipped rows about m; S - a a^T, about m + a",))
 
 
-def _choices(plan, bound, location, names, reports):
+def _choices(plan, bound, location, names, reports, releases):
     """The report's private choices: the location's and each bound's share and output, then each release's share
-    (worst site's view)."""
+    (worst site's view); the mean's with its noise scale, which the centre check reads (as single-site)."""
     if bound is None and location is None:
         return ()
     out = [] if location is None else [
@@ -226,8 +226,9 @@ def _choices(plan, bound, location, names, reports):
     moment = [plan.rounds[i] for i in plan.release_rounds]
     label = {"second": "second moment", "cross": "cross moment", "third": "third moment", "mean": "mean"}
     out += [Part(label[name] if name == r.statistic or (name == "mean" and plan.location is not None)
-                 else f"{label[r.statistic]} ({name})", rep.joint_view, r.share)
-            for name, r, rep in zip(names, moment, reports)]
+                 else f"{label[r.statistic]} ({name})", rep.joint_view, r.share,
+                 dict(noise_scale=rel.noise_scale) if name == "mean" else {})
+            for name, r, rep, rel in zip(names, moment, reports, releases)]
     return tuple(out)
 
 
