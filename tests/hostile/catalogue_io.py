@@ -165,6 +165,8 @@ def cases(cli):
         ("cli-force-added-files", "CLI", "`--force` onto an old result someone has since added files to",
          lambda: cli("covariance", csv, *PRIVACY, "--uncentred", "--out", _added_to(cli, csv), "--force"), 2,
          "did not write"),
+        ("cli-file-changes", "API", "a data file another program appends to while the command line's reader "
+         "streams it (passes would mix two data sets)", _appended_while_read, _cli_error(), "changed while"),
         ("cli-negative-column", "CLI", "`--columns -1` (positions are 0-based; Python's count from the end is "
          "not taken)", lambda: cli("covariance", csv, *PRIVACY, "--columns", "-1", "--out", _fresh()), 2,
          "0-based"),
@@ -191,6 +193,23 @@ def _added_to(cli, csv):
     cli("covariance", csv, *PRIVACY, "--uncentred", "--out", str(path))
     (path / "my-notes.txt").write_text("written after the run")
     return str(path)
+
+
+def _cli_error():
+    from dpmoments.cli._args import CliError
+
+    return CliError
+
+
+def _appended_while_read():
+    from dpmoments.cli._io import DataSource
+
+    path = pathlib.Path(_file("growing.csv", "a,b\n" + "1,2\n" * 3000))
+    stream = DataSource(path).chunks(1024)
+    next(stream)
+    with open(path, "a") as f:
+        f.write("3,4\n")
+    list(stream)
 
 
 def _npz_dense():
