@@ -167,6 +167,8 @@ def cases(cli):
          "did not write"),
         ("cli-file-changes", "API", "a data file another program appends to while the command line's reader "
          "streams it (passes would mix two data sets)", _appended_while_read, _cli_error(), "changed while"),
+        ("data-npy-cut-short", "API", "a `.npy` truncated by another program while it is read (through a "
+         "memory map this killed the process with SIGBUS)", _npy_cut_short, ValueError, "ended before the rows"),
         ("cli-negative-column", "CLI", "`--columns -1` (positions are 0-based; Python's count from the end is "
          "not taken)", lambda: cli("covariance", csv, *PRIVACY, "--columns", "-1", "--out", _fresh()), 2,
          "0-based"),
@@ -210,6 +212,14 @@ def _appended_while_read():
     with open(path, "a") as f:
         f.write("3,4\n")
     list(stream)
+
+
+def _npy_cut_short():
+    path = _file("cut.npy", data=np.ones((5000, 3)))
+    chunks = open_table(path).chunks(1024)
+    next(chunks)
+    os.truncate(path, 40_000)
+    list(chunks)
 
 
 def _npz_dense():

@@ -13,7 +13,7 @@ format                    how it is read (memory does not grow with the file)
                           compressed files too. A header row names the columns unless
                           ``header=False`` (then they are named ``x0, x1, ...``).
 ``.parquet``, ``.pq``     record batches, column chunks read in 1 MiB buffers (no pre-buffering)
-``.npy``                  memory-mapped, copied one block of rows at a time
+``.npy``                  read one block of rows at a time (the header through a memory map)
 ``.npz``                  a ``scipy.sparse.save_npz`` matrix: CSR streamed from the archive,
                           other sparse formats converted in memory (memory ~ the non-zeros)
 ========================  ===================================================================
@@ -199,16 +199,35 @@ class _Npy:
             raise ValueError(f"{where} must hold an array of real numbers; got dtype {A.dtype}.")
         if A.ndim != 2:
             raise ValueError(f"{where} must hold a 2-D array (n_samples, n_features); got {A.ndim}-D shape {A.shape}.")
-        self.array, self.n_rows = A, int(A.shape[0])
+        self.n_rows, self.path, self.where = int(A.shape[0]), path, where
         self.names = [f"x{j}" for j in range(A.shape[1])]
+        # Rows are read from the file, not through the memory map: a map of a file that another program
+        # truncates kills the process (SIGBUS) at the first missing page; a read just comes up short.
+        # A Fortran-ordered array's rows are not contiguous, so it alone is read through the map.
+        self.array = A if A.flags.f_contiguous and not A.flags.c_contiguous else None
+        self.offset, self.dtype, self.width = A.offset, A.dtype, A.shape[1]
 
     def blocks(self, used, chunk_size):
-        A = self.array
-        everything = used == list(range(A.shape[1]))
-        for start in range(0, A.shape[0], chunk_size):
-            block = A[start:start + chunk_size]
-            # Copy each block out of the memory map (fancy indexing copies already).
-            yield start, np.array(block, dtype=np.float64) if everything else block[:, used].astype(np.float64)
+        everything, mapped = used == list(range(self.width)), self.array is not None
+        for start, block in (self._mapped if mapped else self._read)(chunk_size):
+            # A mapped block is copied out of the map; a block read is already this pass's own array.
+            yield start, (np.array(block, dtype=np.float64, copy=True if mapped else None) if everything
+                          else block[:, used].astype(np.float64))
+
+    def _mapped(self, chunk_size):
+        for start in range(0, self.n_rows, chunk_size):
+            yield start, self.array[start:start + chunk_size]
+
+    def _read(self, chunk_size):
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            for start in range(0, self.n_rows, chunk_size):
+                rows = min(chunk_size, self.n_rows - start)
+                block = np.fromfile(f, dtype=self.dtype, count=rows * self.width)
+                if block.size != rows * self.width:
+                    raise ValueError(f"{self.where} ended before the rows its header announces (was it cut "
+                                     "short while being read?).")
+                yield start, block.reshape(rows, self.width)
 
 
 class _Parquet:
