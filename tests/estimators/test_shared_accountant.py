@@ -148,3 +148,60 @@ def test_a_failed_tensor_refit_leaves_the_old_result():
     assert set(before) == {k for k in vars(est) if k.endswith("_")}
     for k, v in before.items():
         assert getattr(est, k) is v, k
+
+
+def test_fits_without_an_accountant_are_counted_and_warned_about_once():
+    """Each clone's privacy_report_ told of one spend: 5 cross-validation fits, or 50 refits, looked like one
+    epsilon. The clones share their original's count (``fit_count``), and the second fit warns, once."""
+    import warnings
+
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    from dpmoments import PrivacyLeakWarning
+
+    X, y = _data()
+    est = PrivateIRLS(**KW)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+        assert est.privacy_report_["fit_count"] == 1 and not caught
+        cross_val_score(make_pipeline(FunctionTransformer(), est), X, y, cv=3, error_score="raise")
+        search = GridSearchCV(est, {"w_max": [2.0, 5.0]}, cv=3, error_score="raise").fit(X, y)
+    leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    assert len(leaks) == 1 and "fitted more than once" in str(leaks[0].message) and "accountant" in str(leaks[0].message)
+    assert search.best_estimator_.privacy_report_["fit_count"] == 1 + 3 + 7
+    assert "fit_count" not in PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3)).fit_release(
+        PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3)).fit(X).release_).privacy_report_
+
+
+def test_fits_charged_to_an_accountant_are_counted_without_a_warning():
+    import warnings
+
+    from dpmoments import PrivacyLeakWarning
+
+    X, y = _data()
+    acct = Accountant(ApproxDP(10.0, 1e-5))
+    est = PrivateIRLS(**KW, accountant=acct, rng=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        cross_val_score(est, X, y, cv=3, error_score="raise")
+        est.fit(X, y)
+    assert est.privacy_report_["fit_count"] == 4 and len(acct.ledger) == 4
+
+
+@pytest.mark.parametrize("name", ["PrivateGraphicalLasso", "PrivateRidgePrecision", "PrivateCovariance", "PrivatePCA"])
+def test_one_fit_counts_once(name):
+    """The graphical lasso's fit calls its base's (both keep the old result on failure): that is one fit."""
+    import warnings
+
+    import dpmoments.estimators as estimators
+    from dpmoments import PrivacyLeakWarning
+
+    extra = {"PrivateGraphicalLasso": {"alpha": 0.1}, "PrivateRidgePrecision": {"alpha": 0.5},
+             "PrivatePCA": {"n_components": 1}}.get(name, {})
+    X, _ = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        est = getattr(estimators, name)(epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3), **extra).fit(X)
+    assert est.privacy_report_["fit_count"] == 1

@@ -14,10 +14,12 @@ estimator (documented in ``docs/privacy.md``).
 import functools
 import os
 import threading
+import warnings
 
 import numpy as np
 
 from .._validation import check_data
+from ..exceptions import PrivacyLeakWarning
 from ..moments.dask_moments import is_dask_collection
 from ..privacy.relations import describe_relation
 
@@ -35,14 +37,66 @@ def all_or_nothing(method):
     @functools.wraps(method)
     def fit(self, *args, **kwargs):
         before = dict(vars(self))
+        fitting = vars(_FITTING).setdefault("ids", set())
+        outer = id(self) not in fitting  # a subclass's fit calling its base's is one fit
+        fitting.add(id(self))
         try:
-            return method(self, *args, **kwargs)
+            result = method(self, *args, **kwargs)
         except BaseException:
             vars(self).clear()
             vars(self).update(before)
             raise
+        finally:
+            if outer:
+                fitting.discard(id(self))
+        if outer and method.__name__ == "fit":  # fit_release spends nothing
+            _count_fit(self)
+        return result
 
     return fit
+
+
+_FITTING = threading.local()  # the estimators whose fit is running in this thread
+
+
+class _FitTally:
+    """How many fits one estimator and its scikit-learn clones have made in this process.
+
+    Every fit spends its guarantee again on the rows it is given, and scikit-learn's tools fit clones
+    (``cross_val_score``: one per fold; ``GridSearchCV``: one per fold and candidate, and a refit), so
+    each clone's ``privacy_report_`` alone would tell of one spend. The clones share their original's
+    tally (``__sklearn_clone__``); an accountant, where one is given, charges and caps them as well.
+    """
+
+    def __init__(self):
+        self.count = 0
+
+
+def _tally(estimator):
+    if "_fit_tally" not in vars(estimator):
+        estimator._fit_tally = _FitTally()
+    return estimator._fit_tally
+
+
+def clone_sharing_tally(estimator):
+    """``__sklearn_clone__``: scikit-learn's clone, counting its fits with the original's (:class:`_FitTally`)."""
+    import sklearn.base
+
+    twin = sklearn.base.BaseEstimator.__sklearn_clone__(estimator)
+    twin._fit_tally = _tally(estimator)
+    return twin
+
+
+def _count_fit(estimator):
+    tally = _tally(estimator)
+    tally.count += 1
+    estimator.privacy_report_["fit_count"] = tally.count
+    if tally.count == 2 and getattr(estimator, "accountant", None) is None:  # once: sklearn's tools reset the registry
+        warnings.warn(f"{name_of(estimator)} has fitted more than once, itself or through clones (a refit, "
+                      "cross_val_score, GridSearchCV), with no accountant: every fit spends its epsilon again on "
+                      "the rows it is given and nothing adds them up; privacy_report_['fit_count'] counts them. "
+                      "Pass accountant=Accountant(budget) to charge and cap every fit.", PrivacyLeakWarning,
+                      stacklevel=3)
 
 
 def scikit_learn_estimator(core):
@@ -62,7 +116,7 @@ def scikit_learn_estimator(core):
     with _BUILDING:  # one class per name, also when two threads ask first at once
         if name not in _BUILT:
             namespace = {k: v for k, v in vars(core).items() if k not in ("__dict__", "__weakref__")}
-            namespace.update(__qualname__=name, __module__=core.__module__)
+            namespace.update(__qualname__=name, __module__=core.__module__, __sklearn_clone__=clone_sharing_tally)
             mixins = tuple(getattr(sklearn.base, m) for m in getattr(core, "_mixins", ()))
             _BUILT[name] = type(name, (*mixins, core, sklearn.base.BaseEstimator), namespace)
         return _BUILT[name]

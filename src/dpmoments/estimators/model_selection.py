@@ -20,7 +20,8 @@ from ..privacy import PureDP, check_accountant, compose
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
-from ._conventions import all_or_nothing, fit_input, noise_entry, privacy_report, release_input, release_noise
+from ._conventions import (all_or_nothing, clone_sharing_tally, fit_input, noise_entry, privacy_report, release_input,
+                           release_noise)
 from ._uncertainty_models import selection_margin, solve_se
 from .uncertainty import NoiseLaw
 from ..solvers.l1_ball_certified import certified_objectives
@@ -259,6 +260,8 @@ class PrivateModelSelection(BaseEstimator):
     >>> str(sel.privacy_)
     '1-DP'
     """
+
+    __sklearn_clone__ = clone_sharing_tally  # clones count their fits with this one's
 
     def __init__(self, *, epsilon, bounds, response_bound, R, candidates="all", max_size=None, phi="theorem",
                  sigma2=1.0, mechanism="noisy-min", R_epsilon=None, sigma2_epsilon=None, R_range=(1e-6, math.inf),
