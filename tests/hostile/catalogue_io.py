@@ -169,6 +169,9 @@ def cases(cli):
          "streams it (passes would mix two data sets)", _appended_while_read, _cli_error(), "changed while"),
         ("data-npy-cut-short", "API", "a `.npy` truncated by another program while it is read (through a "
          "memory map this killed the process with SIGBUS)", _npy_cut_short, ValueError, "ended before the rows"),
+        ("cli-npy-not-npy", "CLI", "a CSV (or any file without a NumPy header) named `.npy` (numpy took it for a "
+         "pickle: \"it holds Python objects\")", lambda: cli("covariance", _file("data.npy", "a,b\n1,2\n"),
+                                                            *PRIVACY, "--out", _fresh()), 2, "NumPy header"),
         ("cli-negative-column", "CLI", "`--columns -1` (positions are 0-based; Python's count from the end is "
          "not taken)", lambda: cli("covariance", csv, *PRIVACY, "--columns", "-1", "--out", _fresh()), 2,
          "0-based"),

@@ -256,3 +256,11 @@ def test_npy_rows_read_from_the_file_equal_the_array(tmp_path):
         for columns, want in ((None, A), ([2, 0], A[:, [2, 0]])):
             got = np.vstack(list(open_table(tmp_path / name, columns=columns).chunks(1000)))
             assert got.dtype == np.float64 and np.array_equal(got, want)
+
+
+def test_a_file_without_a_numpy_header_is_not_called_a_pickle(tmp_path):
+    path = tmp_path / "table.npy"
+    path.write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="does not start with a NumPy header") as info:
+        open_table(path)
+    assert "Python objects" not in str(info.value)

@@ -188,6 +188,14 @@ class Table:
 class _Npy:
     def __init__(self, path, where):
         try:
+            with open(path, "rb") as f:
+                magic = f.read(6)
+        except OSError as exc:
+            raise ValueError(f"Could not read {where} as a .npy array ({_kind(exc)}).") from None
+        if magic != b"\x93NUMPY":  # numpy takes any other file for a pickle ("Python objects")
+            raise ValueError(f"Could not read {where} as a .npy array (it does not start with a NumPy header; "
+                                 "save it with numpy.save).")
+        try:
             A = np.load(path, mmap_mode="r", allow_pickle=False)
         except ValueError as exc:
             pickled = "allow_pickle" in str(exc) or "Python objects" in str(exc)
