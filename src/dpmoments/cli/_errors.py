@@ -69,6 +69,9 @@ def describe_error(exc):
     if isinstance(exc, MemoryError):
         return EXIT_USAGE, "not enough memory; lower --chunk-size (or --max-rows where the command loads the data)"
     hidden = "its message is withheld because it may quote the data; --traceback shows it"
+    if isinstance(exc, Warning):  # python -W error asked warnings to end the run; dpmoments' own never quote data
+        ours = type(exc).__module__ == "dpmoments.exceptions"
+        return EXIT_USAGE, f"{type(exc).__name__} turned into an error (-W error): {one_line(exc) if ours else hidden}"
     if isinstance(exc, USER_ERRORS):
         return EXIT_USAGE, f"{type(exc).__name__} in {_origin(exc)} ({hidden})"
     return EXIT_INTERNAL, f"unexpected {type(exc).__name__} in {_origin(exc)}, a fault of dpmoments ({hidden})"
