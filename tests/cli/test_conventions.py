@@ -156,3 +156,11 @@ def test_warnings_turned_into_errors_are_a_user_choice_not_a_fault():
             warnings.warn("x", BoundWarning)
         except BoundWarning as exc:
             assert describe_error(exc)[0] == 2
+
+
+def test_out_of_memory_names_the_width_as_well_as_the_chunks():
+    """60,000 columns (a 29 GB matrix) were told only to lower --chunk-size, which cannot help."""
+    from dpmoments.cli._errors import describe_error
+
+    status, line = describe_error(MemoryError())
+    assert status == 2 and "--columns" in line and "--chunk-size" in line and "\n" not in line
