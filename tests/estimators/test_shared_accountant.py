@@ -205,3 +205,27 @@ def test_one_fit_counts_once(name):
         warnings.simplefilter("error", PrivacyLeakWarning)
         est = getattr(estimators, name)(epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3), **extra).fit(X)
     assert est.privacy_report_["fit_count"] == 1
+
+
+def test_fits_from_one_seed_without_an_accountant_are_warned_about():
+    """An int rng (scikit-learn's random_state=0 habit) gives every fold of cross_validate the same noise: the
+    difference of two folds' releases is the exact difference of their data. With an accountant the second
+    spend is refused; without one nothing said so."""
+    import warnings
+
+    from sklearn.model_selection import cross_validate
+
+    from dpmoments import PrivacyLeakWarning
+
+    X, _ = _data()
+    est = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3), rng=0)
+    score = lambda e, X, y=None: 0.0  # noqa: E731
+    with pytest.warns(PrivacyLeakWarning, match="same noise as an earlier fit"):
+        cross_validate(est, X, cv=2, scoring=score)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cross_validate(clone(est).set_params(rng=None), X, cv=2, scoring=score)
+        generator = np.random.default_rng(0)
+        for _ in range(2):  # one generator for the fits one makes oneself: its state moves on
+            PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3), rng=generator).fit(X)
+    assert not [w for w in caught if "same noise" in str(w.message)]

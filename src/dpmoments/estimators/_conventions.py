@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 
+from .._rng import noise_source
 from .._validation import check_data
 from ..exceptions import PrivacyLeakWarning
 from ..moments.dask_moments import is_dask_collection
@@ -39,6 +40,8 @@ def all_or_nothing(method):
         before = dict(vars(self))
         fitting = vars(_FITTING).setdefault("ids", set())
         outer = id(self) not in fitting  # a subclass's fit calling its base's is one fit
+        counted = outer and method.__name__ == "fit"  # fit_release spends nothing
+        source = _source(self) if counted else None  # read before the first draw moves a generator on
         fitting.add(id(self))
         try:
             result = method(self, *args, **kwargs)
@@ -49,8 +52,8 @@ def all_or_nothing(method):
         finally:
             if outer:
                 fitting.discard(id(self))
-        if outer and method.__name__ == "fit":  # fit_release spends nothing
-            _count_fit(self)
+        if counted:
+            _count_fit(self, source)
         return result
 
     return fit
@@ -70,6 +73,15 @@ class _FitTally:
 
     def __init__(self):
         self.count = 0
+        self.sources = set()  # where each seeded fit's noise started (_rng.noise_source)
+        self.warned_same_noise = False
+
+
+def _source(estimator):
+    try:
+        return noise_source(getattr(estimator, "rng", None))
+    except (TypeError, ValueError):  # a bad rng: the fit itself says so
+        return None
 
 
 def _tally(estimator):
@@ -87,11 +99,21 @@ def clone_sharing_tally(estimator):
     return twin
 
 
-def _count_fit(estimator):
+def _count_fit(estimator, source):
     tally = _tally(estimator)
     tally.count += 1
     estimator.privacy_report_["fit_count"] = tally.count
-    if tally.count == 2 and getattr(estimator, "accountant", None) is None:  # once: sklearn's tools reset the registry
+    if getattr(estimator, "accountant", None) is not None:  # it charged the fit, and refused a repeated seed
+        return
+    if source is not None and source in tally.sources and not tally.warned_same_noise:
+        tally.warned_same_noise = True
+        warnings.warn(f"{name_of(estimator)}: this fit drew the same noise as an earlier fit of this estimator or "
+                      "its clones (the same int rng, or a generator in the same state, which clone copies): the "
+                      "difference of the two releases is the exact difference of their data, which no guarantee "
+                      "covers. Use rng=None (OS entropy), or one Generator for the fits you make yourself.",
+                      PrivacyLeakWarning, stacklevel=3)
+    tally.sources.add(source)
+    if tally.count == 2:  # once: sklearn's tools reset the warning registry
         warnings.warn(f"{name_of(estimator)} has fitted more than once, itself or through clones (a refit, "
                       "cross_val_score, GridSearchCV), with no accountant: every fit spends its epsilon again on "
                       "the rows it is given and nothing adds them up; privacy_report_['fit_count'] counts them. "
