@@ -264,3 +264,19 @@ def test_a_file_without_a_numpy_header_is_not_called_a_pickle(tmp_path):
     with pytest.raises(ValueError, match="does not start with a NumPy header") as info:
         open_table(path)
     assert "Python objects" not in str(info.value)
+
+
+def test_a_pandas_index_stored_in_parquet_is_not_a_column(tmp_path):
+    """df.to_parquet stores a non-default index (patient ids, say) as a column; it was read as a feature,
+    and at ids in the thousands it took every row's norm, clipped along itself."""
+    import pandas as pd
+
+    frame = pd.DataFrame(X, columns=["a", "b", "c"], index=7000 + np.arange(len(X)))
+    frame.to_parquet(tmp_path / "anon.parquet")
+    frame.rename_axis("patient_id").to_parquet(tmp_path / "named.parquet")
+    for name in ("anon.parquet", "named.parquet"):
+        table = open_table(tmp_path / name)
+        assert table.names == ["a", "b", "c"]
+        assert np.allclose(np.concatenate(list(table.chunks(10))), X)
+    frame.reset_index(drop=True).to_parquet(tmp_path / "range.parquet")  # a RangeIndex is metadata only
+    assert open_table(tmp_path / "range.parquet").names == ["a", "b", "c"]

@@ -238,6 +238,16 @@ class _Npy:
                 yield start, block.reshape(rows, self.width)
 
 
+def _pandas_index(schema):
+    """The columns pandas stored a DataFrame's index in (``__index_level_0__``, or its name), from its metadata."""
+    try:
+        meta = schema.pandas_metadata or {}
+    except ValueError:  # metadata that is not JSON: no index known
+        return set()
+    index = meta.get("index_columns") if isinstance(meta, dict) else None
+    return {name for name in index if isinstance(name, str)} if isinstance(index, list) else set()  # a RangeIndex is stored as a dict, not a column
+
+
 class _Parquet:
     def __init__(self, path, where):
         try:
@@ -251,7 +261,9 @@ class _Parquet:
         except (pa.ArrowException, OSError):
             raise ValueError(f"Could not read {where} as Parquet (not a Parquet file, or damaged).") from None
         schema = self.file.schema_arrow
-        self.names, self.n_rows, self.where = list(schema.names), self.file.metadata.num_rows, where
+        index = _pandas_index(schema)  # a DataFrame's index (row labels, patient ids) is not one of its columns
+        self.names = [name for name in schema.names if name not in index]
+        self.n_rows, self.where = self.file.metadata.num_rows, where
         self.types = {name: schema.field(name).type for name in self.names}
 
     def check(self, used):
