@@ -235,11 +235,18 @@ def check_input(estimator, X):
     named = hasattr(X, "columns")
     if named:
         _check_unique_columns(X)
-        _validate_data(estimator, X, reset=False)
+        _validate_data(estimator, _names_of_dask_frame(X) if is_dask_collection(X) else X, reset=False)
     array = check_data(X)
     if not named:
         _validate_data(estimator, X, reset=False)
     return array
+
+
+def _names_of_dask_frame(X):
+    """An empty pandas frame with a dask frame's columns: scikit-learn reads names from eager frames only."""
+    import pandas as pd  # dask's own dependency
+
+    return pd.DataFrame(columns=list(X.columns))
 
 
 def _validate_data(estimator, X, reset):
