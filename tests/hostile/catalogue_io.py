@@ -172,6 +172,10 @@ def cases(cli):
         ("cli-npy-not-npy", "CLI", "a CSV (or any file without a NumPy header) named `.npy` (numpy took it for a "
          "pickle: \"it holds Python objects\")", lambda: cli("covariance", _file("data.npy", "a,b\n1,2\n"),
                                                             *PRIVACY, "--out", _fresh()), 2, "NumPy header"),
+        ("cli-ridge-ebic", "CLI", "`precision --method ridge --alpha ebic` (eBIC is the graphical lasso's; ridge "
+         "fell through to the library's \"'alpha' must be a real number\")",
+         lambda: cli("precision", csv, *PRIVACY, "--center", "0,0,0", "--method", "ridge", "--alpha", "ebic",
+                     "--out", _fresh()), 2, "numeric --alpha"),
         ("cli-negative-column", "CLI", "`--columns -1` (positions are 0-based; Python's count from the end is "
          "not taken)", lambda: cli("covariance", csv, *PRIVACY, "--columns", "-1", "--out", _fresh()), 2,
          "0-based"),
