@@ -176,6 +176,10 @@ def cases(cli):
          "fell through to the library's \"'alpha' must be a real number\")",
          lambda: cli("precision", csv, *PRIVACY, "--center", "0,0,0", "--method", "ridge", "--alpha", "ebic",
                      "--out", _fresh()), 2, "numeric --alpha"),
+        ("data-sums-overflow", "API", "finite rows under a finite bound whose sums pass 1e308 (rows of norm 1e154, "
+         "`row_norm=1e155`): it said \"'M' contains NaN or infinite values; remove or impute them\"",
+         lambda: dpm.release_second_moment(np.full((3000, 2), 1e154), **{**OK, "row_norm": 1e155}), ValueError,
+         "sums of the clipped rows overflow"),
         ("cli-negative-column", "CLI", "`--columns -1` (positions are 0-based; Python's count from the end is "
          "not taken)", lambda: cli("covariance", csv, *PRIVACY, "--columns", "-1", "--out", _fresh()), 2,
          "0-based"),

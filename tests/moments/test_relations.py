@@ -158,3 +158,14 @@ def test_the_delta_suggested_is_below_one_over_n():
         dpm.release_second_moment(many, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
     with pytest.warns(PrivacyLeakWarning, match=r"well below 1/n \(e\.g\. 0\.0001\)"):
         dpm.release_second_moment(X[:20], epsilon=1.0, delta=0.05, row_norm=1.0, rng=0)
+
+
+@pytest.mark.parametrize("release", ["second", "third"])
+def test_sums_that_overflow_are_refused_in_words(release):
+    """Rows of norm 1e154 under a bound of 1e155 are finite, but 3000 of them add up past 1e308: the release
+    said "'M' contains 9 NaN or infinite value(s); remove or impute them first" (of data without one)."""
+    big = np.random.default_rng(0).normal(size=(3000, 3)) * 1e154
+    call = dpm.release_second_moment if release == "second" else dpm.release_third_moment
+    with pytest.raises(ValueError, match="the sums of the clipped rows overflow the float range at 'row_norm' = 1e"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            call(big, epsilon=1.0, delta=1e-6, row_norm=1e155, rng=0)
