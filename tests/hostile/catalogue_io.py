@@ -165,10 +165,11 @@ def cases(cli):
         ("cli-force-added-files", "CLI", "`--force` onto an old result someone has since added files to",
          lambda: cli("covariance", csv, *PRIVACY, "--uncentred", "--out", _added_to(cli, csv), "--force"), 2,
          "did not write"),
-        ("cli-file-changes", "API", "a data file another program appends to while the command line's reader "
-         "streams it (passes would mix two data sets)", _appended_while_read, _cli_error(), "changed while"),
+        ("data-file-changes", "API", "a data file another program appends to while it is streamed (the "
+         "passes of the private choices would mix two data sets)", _appended_while_read, ValueError,
+         "changed while"),
         ("data-npy-cut-short", "API", "a `.npy` truncated by another program while it is read (through a "
-         "memory map this killed the process with SIGBUS)", _npy_cut_short, ValueError, "ended before the rows"),
+         "memory map this killed the process with SIGBUS)", _npy_cut_short, ValueError, "changed while"),
         ("cli-npy-not-npy", "CLI", "a CSV (or any file without a NumPy header) named `.npy` (numpy took it for a "
          "pickle: \"it holds Python objects\")", lambda: cli("covariance", _file("data.npy", "a,b\n1,2\n"),
                                                             *PRIVACY, "--out", _fresh()), 2, "NumPy header"),
@@ -208,17 +209,9 @@ def _added_to(cli, csv):
     return str(path)
 
 
-def _cli_error():
-    from dpmoments.cli._args import CliError
-
-    return CliError
-
-
 def _appended_while_read():
-    from dpmoments.cli._io import DataSource
-
     path = pathlib.Path(_file("growing.csv", "a,b\n" + "1,2\n" * 3000))
-    stream = DataSource(path).chunks(1024)
+    stream = open_table(path).chunks(1024)
     next(stream)
     with open(path, "a") as f:
         f.write("3,4\n")

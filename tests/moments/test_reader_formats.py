@@ -224,7 +224,7 @@ def test_csv_blocks_keep_the_selected_order_across_many_batches(tmp_path):
 
 def test_a_npy_cut_short_while_it_is_read_is_an_error_not_a_crash(tmp_path):
     """Through a memory map, the first row past a truncation killed the process (SIGBUS, no message); the rows
-    are now read from the file, and a read that comes up short is refused in one line. In a child process,
+    are now read from the file, and the change is refused in one line. In a child process,
     so that the old behaviour fails this test instead of killing the test run."""
     import subprocess
     import sys
@@ -245,7 +245,7 @@ def test_a_npy_cut_short_while_it_is_read_is_an_error_not_a_crash(tmp_path):
     """)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    assert "x.npy' ended before the rows its header announces" in run.stdout
+    assert "x.npy' changed while it was being read" in run.stdout
     assert run.stdout.count("\n") == 1
 
 

@@ -83,7 +83,6 @@ class DataSource:
             self.kind, self.all_names, self.total_rows = self._table.format, self._table.names, self._table.n_rows
             self.feature_names = self._table.feature_names
         self.n_rows = None
-        self._stamp = _stamp(self.path)
 
     @property
     def _text(self):
@@ -101,23 +100,12 @@ class DataSource:
             stream = iter_chunks(self._zarr, chunk_size=rows, columns=self.columns, target=self.target)
         else:
             stream = self._table.chunks(rows)
-        try:
-            for chunk in stream:
-                n = (chunk[0] if isinstance(chunk, tuple) else chunk).shape[0]
-                self.n_rows += n
-                yield chunk
-                if progress is not None:
-                    progress.update(n)
-        except Exception:  # a file cut short mid-row reads as a bad value: say what really happened
-            self._check_unchanged()
-            raise
-        self._check_unchanged()
-
-    def _check_unchanged(self):
-        """Refuse a file that changed since it was opened: passes over it would mix two data sets."""
-        if _stamp(self.path) != self._stamp:
-            raise CliError(f"file '{self.given}' changed while it was being read (another program is writing "
-                           "it?); run again on a file nobody writes to, or on a copy.") from None
+        for chunk in stream:
+            n = (chunk[0] if isinstance(chunk, tuple) else chunk).shape[0]
+            self.n_rows += n
+            yield chunk
+            if progress is not None:
+                progress.update(n)
 
     def fingerprint(self, progress=None):
         """SHA-256 of the file's bytes (of every file, by relative path, for a Zarr directory)."""
@@ -151,14 +139,6 @@ def _selected(names, columns, target):
     if columns is None:
         return [c for c in names if c != t]
     return [pick(c) for c in columns]
-
-
-def _stamp(path):
-    """What changes when a file is written or replaced (None for a Zarr directory: its chunks are files)."""
-    if path.is_dir():
-        return None
-    st = path.stat()
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _files(path):

@@ -153,6 +153,7 @@ class Table:
 
     def __init__(self, path, kind, backend, columns, target):
         self.path, self.format, self._backend = path, kind, backend
+        self._stamp = _stamp(path)
         self.names = list(backend.names)
         where = f"file '{path}'"
         feats, t = resolve_columns(columns, target, self.names, len(self.names), where)
@@ -182,7 +183,31 @@ class Table:
         row_text = (lambda r: f"data row {r + 1} (1-based, header excluded)") if text and self._backend.header \
             else (lambda r: f"row {r + 1} (1-based)") if text else (lambda r: f"row {r} (0-based)")
         blocks = checked(self._backend.blocks(self._used, chunk_size), where, labels, row_text)
-        return split(rebatch(blocks, chunk_size), list(range(self._n_feats)), self._n_feats if self._has_y else None)
+        return self._unchanged(split(rebatch(blocks, chunk_size), list(range(self._n_feats)),
+                                     self._n_feats if self._has_y else None))
+
+    def _unchanged(self, stream):
+        """``stream``, refused if the file changed since it was opened: passes over it would mix two data sets."""
+        try:
+            yield from stream
+        except Exception:  # a file cut short mid-row reads as a bad value: say what really happened
+            self._check_unchanged()
+            raise
+        self._check_unchanged()
+
+    def _check_unchanged(self):
+        if _stamp(self.path) != self._stamp:
+            raise ValueError(f"file '{self.path}' changed while it was being read (another program is writing "
+                             "it?); run again on a file nobody writes to, or on a copy.") from None
+
+
+def _stamp(path):
+    """What changes when a file is written or replaced: its device, inode, size and modification time."""
+    try:
+        st = Path(path).stat()
+    except OSError:  # deleted (or moved away) since it was opened
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 class _Npy:
