@@ -35,8 +35,11 @@ _MAX_CANDIDATES = 20_000
 def candidate_family(candidates, max_size, d):
     """The fixed, data-independent family as a tuple of sorted index tuples."""
     if isinstance(candidates, str):
-        k = d if max_size is None else int(max_size)
-        if k < 1:
+        try:
+            k = d if max_size is None else int(max_size)
+        except (TypeError, ValueError, OverflowError):  # "3", nan, inf, a list: no count of columns
+            k = 0
+        if k < 1 or (max_size is not None and k != max_size):
             raise ValueError(f"'max_size' must be an integer >= 1; got {max_size!r}.")
         if candidates == "all":
             count = sum(math.comb(d, s) for s in range(1, min(k, d) + 1))
@@ -327,7 +330,10 @@ class PrivateModelSelection(BaseEstimator):
             if isinstance(self.phi, str):
                 raise ValueError(f"'phi' must be a number >= 0, 'theorem' or 'bic'; got {self.phi!r}.")
             check_nonnegative(self.phi, "phi")
-        lo, hi = self.R_range
+        try:
+            lo, hi = (float(v) for v in self.R_range)
+        except (TypeError, ValueError):  # not a pair of numbers
+            lo = hi = math.nan
         if not 0 < lo < hi:
             raise ValueError(f"'R_range' must be (low, high) with 0 < low < high; got {self.R_range!r}.")
         if check_positive(self.gap_tolerance, "gap_tolerance") >= 1:
