@@ -21,7 +21,7 @@ import numpy as np
 from .._rng import noise_source
 from .._validation import check_data
 from ..exceptions import PrivacyLeakWarning
-from ..moments.dask_moments import is_dask_collection
+from ..moments.dask_moments import is_dask_collection, names_only
 from ..privacy.relations import describe_relation
 
 __all__ = ["all_or_nothing", "check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",
@@ -235,18 +235,11 @@ def check_input(estimator, X):
     named = hasattr(X, "columns")
     if named:
         _check_unique_columns(X)
-        _validate_data(estimator, _names_of_dask_frame(X) if is_dask_collection(X) else X, reset=False)
+        _validate_data(estimator, names_only(X) if is_dask_collection(X) else X, reset=False)
     array = check_data(X)
     if not named:
         _validate_data(estimator, X, reset=False)
     return array
-
-
-def _names_of_dask_frame(X):
-    """An empty pandas frame with a dask frame's columns: scikit-learn reads names from eager frames only."""
-    import pandas as pd  # dask's own dependency
-
-    return pd.DataFrame(columns=list(X.columns))
 
 
 def _validate_data(estimator, X, reset):

@@ -46,7 +46,7 @@ from dpmoments._validation import as_float_array
 from .accumulate import accumulate_moments
 
 __all__ = ["dask_moment_sums", "is_dask_collection", "open_npy_array", "open_parquet_frame", "open_zarr_array",
-           "row_ones"]
+           "row_ones", "names_only"]
 
 _INSTALL = 'pip install "dpmoments[dask]"'
 # Partial sums merged per task of the reduction tree.
@@ -88,6 +88,13 @@ def is_dask_collection(obj):
 
 def _is_frame(obj):
     return is_dask_collection(obj) and hasattr(obj, "divisions") and hasattr(obj, "to_delayed")
+
+
+def names_only(frame):
+    """An empty pandas DataFrame with a dask DataFrame's columns: scikit-learn reads names from eager frames only."""
+    import pandas as pd  # dask's own dependency
+
+    return pd.DataFrame(columns=list(frame.columns))
 
 
 def row_ones(x):
