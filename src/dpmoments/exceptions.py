@@ -67,8 +67,10 @@ class PrivacyLeakWarning(UserWarning):
 
     Raised when a data-dependent quantity is used as if it were public (only
     the paper reproductions do this, to mirror the papers; the library itself
-    never derives a bound from the data), and when ``delta >= 1/n``: such a
-    guarantee allows publishing a whole row at random.
+    never derives a bound from the data), when ``delta >= 1/n``: such a
+    guarantee allows publishing a whole row at random, and when an estimator
+    (with its clones) fits a second time with no accountant: each fit spends
+    again, and its own report tells of one spend.
     """
 
 

@@ -129,3 +129,38 @@ def test_traceback_is_taken_after_the_command_too(tmp_path):
     res = cli("covariance", tmp_path / "missing.csv", "--epsilon", "1", "--delta", "1e-6", "--traceback",
               "--out", tmp_path / "o")
     assert res.returncode != 0 and "unrecognized arguments" not in res.stderr and "missing.csv" in res.stderr
+
+
+def test_warnings_turned_into_errors_are_a_user_choice_not_a_fault():
+    """Under ``python -W error`` a dpmoments warning ended the run as "unexpected BoundWarning ..., a fault of
+    dpmoments" (exit 1); it is the user's filter: exit 2, dpmoments' own (data-free) message; others withheld."""
+    import warnings
+
+    from dpmoments.cli._errors import describe_error
+    from dpmoments.exceptions import BoundWarning
+
+    def raised(exc):
+        try:
+            raise exc
+        except Warning as caught:
+            return caught
+
+    status, line = describe_error(raised(BoundWarning("the private row_norm fell at an end of its search range")))
+    assert status == 2 and line == ("BoundWarning turned into an error (-W error): the private row_norm fell at an "
+                                    "end of its search range")
+    status, line = describe_error(raised(RuntimeWarning("overflow encountered in multiply: 424242.5")))
+    assert status == 2 and "RuntimeWarning turned into an error" in line and "424242" not in line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            warnings.warn("x", BoundWarning)
+        except BoundWarning as exc:
+            assert describe_error(exc)[0] == 2
+
+
+def test_out_of_memory_names_the_width_as_well_as_the_chunks():
+    """60,000 columns (a 29 GB matrix) were told only to lower --chunk-size, which cannot help."""
+    from dpmoments.cli._errors import describe_error
+
+    status, line = describe_error(MemoryError())
+    assert status == 2 and "--columns" in line and "--chunk-size" in line and "\n" not in line

@@ -135,3 +135,35 @@ def test_figures_ahead_only_when_figures_are_drawn():
 
     assert figures_ahead(SimpleNamespace(no_figures=True)) is None and figures_ahead(SimpleNamespace()) is None
     assert callable(figures_ahead(SimpleNamespace(no_figures=False)))
+
+
+@pytest.mark.parametrize("change", ["append", "truncate", "replace", "delete"])
+def test_a_file_that_changes_while_it_is_read_is_refused(tmp_path, change):
+    """Passes over a file that another program writes would mix two data sets (and, cut mid-row, read as a bad
+    value): the source compares the file's identity, size and time with those it had when opened."""
+    path = tmp_path / "x.csv"
+    path.write_text("a,b\n" + "1.5,2.5\n" * 5000)
+    source = _io.DataSource(path)
+    stream = source.chunks(1024)
+    next(stream)
+    if change == "append":
+        with open(path, "a") as f:
+            f.write("9,9\n")
+    elif change == "truncate":
+        with open(path, "r+") as f:
+            f.truncate(3000)
+    elif change == "replace":
+        (tmp_path / "y.csv").write_text("a,b\n" + "1.5,2.5\n" * 5000)
+        (tmp_path / "y.csv").replace(path)
+    else:
+        path.unlink()
+    with pytest.raises(ValueError, match="'.*x.csv' changed while it was being read") as info:
+        list(stream)
+    assert "\n" not in str(info.value)
+
+
+def test_an_unchanged_file_reads_in_every_pass(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("a,b\n" + "1.5,2.5\n" * 3000)
+    source = _io.DataSource(path)
+    assert [sum(c.shape[0] for c in source.chunks(1024)) for _ in range(2)] == [3000, 3000]

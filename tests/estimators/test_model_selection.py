@@ -120,3 +120,13 @@ def test_audit_selection_release():
     res.check(1.0)
     leaky = audit(mech(0.25), 0, 1, n_samples=400_000, batch=200_000, projection=lambda o: o, rng=4)
     assert not leaky.consistent_with(1.0)
+
+
+@pytest.mark.parametrize("name, value", [("R_range", None), ("R_range", "x"), ("R_range", 5.0), ("max_size", float("nan")),
+                                         ("max_size", 2.5), ("max_size", "3"), ("max_size", [])])
+def test_bad_r_range_and_max_size_are_named(name, value):
+    """(hunt6) they failed in Python's words: "cannot unpack non-iterable NoneType object", "invalid literal for
+    int()", and max_size=2.5 was read as 2."""
+    X = np.random.default_rng(0).normal(size=(200, 3)) / 3
+    with pytest.raises(ValueError, match=f"'{name}' must be"):
+        PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=1.0, R=1.0, **{name: value}).fit(X, X[:, 0])

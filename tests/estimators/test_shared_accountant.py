@@ -148,3 +148,84 @@ def test_a_failed_tensor_refit_leaves_the_old_result():
     assert set(before) == {k for k in vars(est) if k.endswith("_")}
     for k, v in before.items():
         assert getattr(est, k) is v, k
+
+
+def test_fits_without_an_accountant_are_counted_and_warned_about_once():
+    """Each clone's privacy_report_ told of one spend: 5 cross-validation fits, or 50 refits, looked like one
+    epsilon. The clones share their original's count (``fit_count``), and the second fit warns, once."""
+    import warnings
+
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    from dpmoments import PrivacyLeakWarning
+
+    X, y = _data()
+    est = PrivateIRLS(**KW)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+        assert est.privacy_report_["fit_count"] == 1 and not caught
+        cross_val_score(make_pipeline(FunctionTransformer(), est), X, y, cv=3, error_score="raise")
+        search = GridSearchCV(est, {"w_max": [2.0, 5.0]}, cv=3, error_score="raise").fit(X, y)
+    leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    assert len(leaks) == 1 and "fitted more than once" in str(leaks[0].message) and "accountant" in str(leaks[0].message)
+    assert search.best_estimator_.privacy_report_["fit_count"] == 1 + 3 + 7
+    assert "fit_count" not in PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3)).fit_release(
+        PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3)).fit(X).release_).privacy_report_
+
+
+def test_fits_charged_to_an_accountant_are_counted_without_a_warning():
+    import warnings
+
+    from dpmoments import PrivacyLeakWarning
+
+    X, y = _data()
+    acct = Accountant(ApproxDP(10.0, 1e-5))
+    est = PrivateIRLS(**KW, accountant=acct, rng=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        cross_val_score(est, X, y, cv=3, error_score="raise")
+        est.fit(X, y)
+    assert est.privacy_report_["fit_count"] == 4 and len(acct.ledger) == 4
+
+
+@pytest.mark.parametrize("name", ["PrivateGraphicalLasso", "PrivateRidgePrecision", "PrivateCovariance", "PrivatePCA"])
+def test_one_fit_counts_once(name):
+    """The graphical lasso's fit calls its base's (both keep the old result on failure): that is one fit."""
+    import warnings
+
+    import dpmoments.estimators as estimators
+    from dpmoments import PrivacyLeakWarning
+
+    extra = {"PrivateGraphicalLasso": {"alpha": 0.1}, "PrivateRidgePrecision": {"alpha": 0.5},
+             "PrivatePCA": {"n_components": 1}}.get(name, {})
+    X, _ = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        est = getattr(estimators, name)(epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3), **extra).fit(X)
+    assert est.privacy_report_["fit_count"] == 1
+
+
+def test_fits_from_one_seed_without_an_accountant_are_warned_about():
+    """An int rng (scikit-learn's random_state=0 habit) gives every fold of cross_validate the same noise: the
+    difference of two folds' releases is the exact difference of their data. With an accountant the second
+    spend is refused; without one nothing said so."""
+    import warnings
+
+    from sklearn.model_selection import cross_validate
+
+    from dpmoments import PrivacyLeakWarning
+
+    X, _ = _data()
+    est = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3), rng=0)
+    score = lambda e, X, y=None: 0.0  # noqa: E731
+    with pytest.warns(PrivacyLeakWarning, match="same noise as an earlier fit"):
+        cross_validate(est, X, cv=2, scoring=score)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cross_validate(clone(est).set_params(rng=None), X, cv=2, scoring=score)
+        generator = np.random.default_rng(0)
+        for _ in range(2):  # one generator for the fits one makes oneself: its state moves on
+            PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3), rng=generator).fit(X)
+    assert not [w for w in caught if "same noise" in str(w.message)]

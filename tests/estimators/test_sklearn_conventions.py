@@ -239,6 +239,26 @@ def test_a_dask_dataframe_names_the_features_as_pandas_does():
     assert not hasattr(unnamed.fit(dd.from_pandas(pd.DataFrame(X), 2)), "feature_names_in_")
 
 
+def test_a_dask_dataframe_given_to_transform_predict_score_is_checked_by_name():
+    # (hunt6) the reverse: a dask frame with its columns reordered was transformed, scored and predicted
+    # silently (scikit-learn reads names from eager frames only, and warned the frame had no names).
+    dd = pytest.importorskip("dask.dataframe")
+    X = np.random.default_rng(0).normal(size=(400, 3)) / 3
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    shuffled = dd.from_pandas(frame[["c", "b", "a"]], 2)
+    pca = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3), rng=0).fit(frame)
+    glasso = PrivateGraphicalLasso(alpha=0.1, epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3),
+                                   rng=0).fit(frame)
+    irls = PrivateIRLS(epsilon=1.0, delta=1e-6, row_norm=1.0, response_bound=1.0, n_iter=2, w_max=5.0,
+                       rng=0).fit(frame, X[:, 0])
+    for call in (lambda: pca.transform(shuffled), lambda: glasso.score(shuffled), lambda: irls.predict(shuffled)):
+        with pytest.raises(ValueError, match="feature names"):
+            call()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # "X does not have valid feature names" no more
+        assert np.allclose(pca.transform(dd.from_pandas(frame, 2)), pca.transform(frame))
+
+
 @pytest.mark.parametrize("make", [
     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6),
     lambda: PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm="auto"),

@@ -352,3 +352,14 @@ def test_fit_release_checks_model():
         PrivateTensorDecomposition(n_components=1, model="mog", epsilon=1.0, sigma2=0.1, row_norm=1.0).fit_release(mom)
     with pytest.raises(TypeError, match="TensorMoments"):
         PrivateTensorDecomposition(n_components=1, model="stm", epsilon=1.0).fit_release("moments")
+
+
+@pytest.mark.parametrize("row_norm", [2.0, "auto"])
+@pytest.mark.parametrize("center", [{}, object(), [1.0, float("nan"), 0.0]])
+def test_a_bad_public_centre_is_named(row_norm, center):
+    """(hunt6) center={} failed as "float() argument must be a string or a real number, not 'dict'"."""
+    X = np.random.default_rng(0).normal(size=(3000, 3)) / 2
+    est = PrivateTensorDecomposition(n_components=2, model="mog", sigma2=0.25, epsilon=1.0, delta=1e-6,
+                                     row_norm=row_norm, center=center)
+    with pytest.raises((TypeError, ValueError), match="'center'"):
+        est.fit(X)

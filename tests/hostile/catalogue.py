@@ -178,6 +178,12 @@ CASES = [
         epsilon=1, bounds=1, response_bound=1, R=1, candidates=[]).fit(X, X[:, 0]), ValueError, "'candidates'"),
     ("selection-radius", "API", "`R=0`", lambda: PrivateModelSelection(
         epsilon=1, bounds=1, response_bound=1, R=0).fit(X, X[:, 0]), ValueError, "'R'"),
+    ("selection-radius-range", "API", "`R_range=None` (it said \"cannot unpack non-iterable NoneType object\")",
+     lambda: PrivateModelSelection(epsilon=1, bounds=1, response_bound=1, R=1, R_range=None).fit(X, X[:, 0]),
+     ValueError, "'R_range'"),
+    ("selection-max-size", "API", "`max_size=float('nan')` (it said \"cannot convert float NaN to integer\"; 2.5 "
+     "was read as 2)", lambda: PrivateModelSelection(epsilon=1, bounds=1, response_bound=1, R=1,
+                                                     max_size=float("nan")).fit(X, X[:, 0]), ValueError, "'max_size'"),
     ("bound-range-empty", "API", "an empty search range for a private bound",
      lambda: BoundBudget(search=(10.0, 1.0)), ValueError, "search range is empty"),
     ("bound-budget-share", "API", "`bound_budget=1.5` (a share outside (0, 1))",

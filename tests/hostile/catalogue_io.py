@@ -165,6 +165,22 @@ def cases(cli):
         ("cli-force-added-files", "CLI", "`--force` onto an old result someone has since added files to",
          lambda: cli("covariance", csv, *PRIVACY, "--uncentred", "--out", _added_to(cli, csv), "--force"), 2,
          "did not write"),
+        ("data-file-changes", "API", "a data file another program appends to while it is streamed (the "
+         "passes of the private choices would mix two data sets)", _appended_while_read, ValueError,
+         "changed while"),
+        ("data-npy-cut-short", "API", "a `.npy` truncated by another program while it is read (through a "
+         "memory map this killed the process with SIGBUS)", _npy_cut_short, ValueError, "changed while"),
+        ("cli-npy-not-npy", "CLI", "a CSV (or any file without a NumPy header) named `.npy` (numpy took it for a "
+         "pickle: \"it holds Python objects\")", lambda: cli("covariance", _file("data.npy", "a,b\n1,2\n"),
+                                                            *PRIVACY, "--out", _fresh()), 2, "NumPy header"),
+        ("cli-ridge-ebic", "CLI", "`precision --method ridge --alpha ebic` (eBIC is the graphical lasso's; ridge "
+         "fell through to the library's \"'alpha' must be a real number\")",
+         lambda: cli("precision", csv, *PRIVACY, "--center", "0,0,0", "--method", "ridge", "--alpha", "ebic",
+                     "--out", _fresh()), 2, "numeric --alpha"),
+        ("data-sums-overflow", "API", "finite rows under a finite bound whose sums pass 1e308 (rows of norm 1e154, "
+         "`row_norm=1e155`): it said \"'M' contains NaN or infinite values; remove or impute them\"",
+         lambda: dpm.release_second_moment(np.full((3000, 2), 1e154), **{**OK, "row_norm": 1e155}), ValueError,
+         "sums of the clipped rows overflow"),
         ("cli-negative-column", "CLI", "`--columns -1` (positions are 0-based; Python's count from the end is "
          "not taken)", lambda: cli("covariance", csv, *PRIVACY, "--columns", "-1", "--out", _fresh()), 2,
          "0-based"),
@@ -191,6 +207,23 @@ def _added_to(cli, csv):
     cli("covariance", csv, *PRIVACY, "--uncentred", "--out", str(path))
     (path / "my-notes.txt").write_text("written after the run")
     return str(path)
+
+
+def _appended_while_read():
+    path = pathlib.Path(_file("growing.csv", "a,b\n" + "1,2\n" * 3000))
+    stream = open_table(path).chunks(1024)
+    next(stream)
+    with open(path, "a") as f:
+        f.write("3,4\n")
+    list(stream)
+
+
+def _npy_cut_short():
+    path = _file("cut.npy", data=np.ones((5000, 3)))
+    chunks = open_table(path).chunks(1024)
+    next(chunks)
+    os.truncate(path, 40_000)
+    list(chunks)
 
 
 def _npz_dense():

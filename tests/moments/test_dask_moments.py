@@ -393,3 +393,14 @@ def test_numpy_estimator_input_is_unchanged(data):
     with warnings.catch_warnings():
         warnings.simplefilter("error", NotPrivateWarning)
         PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=2.0, rng=0).fit(X.tolist())
+
+
+def test_a_centre_of_the_wrong_length_is_refused_before_any_task():
+    """(hunt6) it was refused from inside the first block: "In dask block 0 (0-based, along rows): 'center' ..."."""
+    import pandas as pd
+
+    dd = pytest.importorskip("dask.dataframe")
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    for data in (da.from_array(X, chunks=50), dd.from_pandas(pd.DataFrame(X, columns=list("abc")), npartitions=2)):
+        with pytest.raises(ValueError, match=r"^'center' must have one entry per feature \(3\); got 2\.$"):
+            release_second_moment(data, epsilon=1.0, delta=1e-6, row_norm=3.0, center=np.zeros(2))

@@ -220,3 +220,63 @@ def test_csv_blocks_keep_the_selected_order_across_many_batches(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(ValueError, match=r"missing or non-finite value in column 'a' at data row 15001 "):
         list(iter_chunks(path, columns=["e", "a"]))
+
+
+def test_a_npy_cut_short_while_it_is_read_is_an_error_not_a_crash(tmp_path):
+    """Through a memory map, the first row past a truncation killed the process (SIGBUS, no message); the rows
+    are now read from the file, and the change is refused in one line. In a child process,
+    so that the old behaviour fails this test instead of killing the test run."""
+    import subprocess
+    import sys
+    import textwrap
+
+    path = tmp_path / "x.npy"
+    np.save(path, np.ones((50_000, 4)))
+    code = textwrap.dedent(f"""
+        import os
+        from dpmoments.moments.tables import open_table
+        chunks = open_table({str(path)!r}).chunks(1024)
+        next(chunks)
+        os.truncate({str(path)!r}, 200_000)
+        try:
+            list(chunks)
+        except ValueError as exc:
+            print(exc)
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "x.npy' changed while it was being read" in run.stdout
+    assert run.stdout.count("\n") == 1
+
+
+def test_npy_rows_read_from_the_file_equal_the_array(tmp_path):
+    A = np.arange(5003 * 3, dtype=">i4").reshape(5003, 3)
+    for name, data in (("c.npy", A), ("f.npy", np.asfortranarray(A))):
+        np.save(tmp_path / name, data)
+        for columns, want in ((None, A), ([2, 0], A[:, [2, 0]])):
+            got = np.vstack(list(open_table(tmp_path / name, columns=columns).chunks(1000)))
+            assert got.dtype == np.float64 and np.array_equal(got, want)
+
+
+def test_a_file_without_a_numpy_header_is_not_called_a_pickle(tmp_path):
+    path = tmp_path / "table.npy"
+    path.write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="does not start with a NumPy header") as info:
+        open_table(path)
+    assert "Python objects" not in str(info.value)
+
+
+def test_a_pandas_index_stored_in_parquet_is_not_a_column(tmp_path):
+    """df.to_parquet stores a non-default index (patient ids, say) as a column; it was read as a feature,
+    and at ids in the thousands it took every row's norm, clipped along itself."""
+    import pandas as pd
+
+    frame = pd.DataFrame(X, columns=["a", "b", "c"], index=7000 + np.arange(len(X)))
+    frame.to_parquet(tmp_path / "anon.parquet")
+    frame.rename_axis("patient_id").to_parquet(tmp_path / "named.parquet")
+    for name in ("anon.parquet", "named.parquet"):
+        table = open_table(tmp_path / name)
+        assert table.names == ["a", "b", "c"]
+        assert np.allclose(np.concatenate(list(table.chunks(10))), X)
+    frame.reset_index(drop=True).to_parquet(tmp_path / "range.parquet")  # a RangeIndex is metadata only
+    assert open_table(tmp_path / "range.parquet").names == ["a", "b", "c"]

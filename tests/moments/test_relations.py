@@ -149,3 +149,23 @@ def test_small_delta_and_laplace_are_not_warned_about(recwarn):
     dpm.release_second_moment(X, rng=0, **KW)
     dpm.release_second_moment(X[:5], epsilon=1.0, delta=0.5, row_norm=1.0, mechanism="laplace", rng=0)
     assert not [w for w in recwarn if issubclass(w.category, PrivacyLeakWarning)]
+
+
+def test_the_delta_suggested_is_below_one_over_n():
+    """The warning suggested 1e-6 whatever n: with n = 4e6 rows, delta = 1e-6 was told to choose 1e-6."""
+    many = np.zeros((4_000_000, 1))
+    with pytest.warns(PrivacyLeakWarning, match=r"well below 1/n \(e\.g\. 1e-09\)"):
+        dpm.release_second_moment(many, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+    with pytest.warns(PrivacyLeakWarning, match=r"well below 1/n \(e\.g\. 0\.0001\)"):
+        dpm.release_second_moment(X[:20], epsilon=1.0, delta=0.05, row_norm=1.0, rng=0)
+
+
+@pytest.mark.parametrize("release", ["second", "third"])
+def test_sums_that_overflow_are_refused_in_words(release):
+    """Rows of norm 1e154 under a bound of 1e155 are finite, but 3000 of them add up past 1e308: the release
+    said "'M' contains 9 NaN or infinite value(s); remove or impute them first" (of data without one)."""
+    big = np.random.default_rng(0).normal(size=(3000, 3)) * 1e154
+    call = dpm.release_second_moment if release == "second" else dpm.release_third_moment
+    with pytest.raises(ValueError, match="the sums of the clipped rows overflow the float range at 'row_norm' = 1e"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            call(big, epsilon=1.0, delta=1e-6, row_norm=1e155, rng=0)

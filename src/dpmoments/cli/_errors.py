@@ -67,8 +67,12 @@ def describe_error(exc):
         return EXIT_USAGE, (f"a number went out of the floating-point range ({type(exc).__name__}); check the size "
                             "of --epsilon, --delta and the bounds (such as --row-norm) and rescale the data if needed")
     if isinstance(exc, MemoryError):
-        return EXIT_USAGE, "not enough memory; lower --chunk-size (or --max-rows where the command loads the data)"
+        return EXIT_USAGE, ("not enough memory: each d x d statistic takes 8 d^2 bytes (select fewer --columns) and each "
+                            "chunk of rows its share (lower --chunk-size, or --max-rows where the command loads the data)")
     hidden = "its message is withheld because it may quote the data; --traceback shows it"
+    if isinstance(exc, Warning):  # python -W error asked warnings to end the run; dpmoments' own never quote data
+        ours = type(exc).__module__ == "dpmoments.exceptions"
+        return EXIT_USAGE, f"{type(exc).__name__} turned into an error (-W error): {one_line(exc) if ours else hidden}"
     if isinstance(exc, USER_ERRORS):
         return EXIT_USAGE, f"{type(exc).__name__} in {_origin(exc)} ({hidden})"
     return EXIT_INTERNAL, f"unexpected {type(exc).__name__} in {_origin(exc)}, a fault of dpmoments ({hidden})"

@@ -111,7 +111,7 @@ class DataSource:
         if self._zarr is not None:
             stream = iter_chunks(self._zarr, chunk_size=rows, columns=self.columns, target=self.target)
         else:
-            # A memory-mapped .npy is read ahead by the operating system already.
+            # Parsed formats only: a .npy block is a plain read of its bytes, with nothing to parse.
             width = self.n_features + (self._table.target_name is not None)
             ahead = 0 if self.kind == "npy" else max(1, READ_AHEAD_BYTES // (8 * rows * width))
             stream = self._table.chunks(rows, ahead=ahead)

@@ -60,7 +60,7 @@ class Rereadable:
 
     A parsed file (CSV, Parquet, ...) is parsed once: its chunks are kept for the next passes while they
     fit under :data:`~dpmoments.moments.readers.KEEP_PARSED_BYTES`, else read afresh each time. A
-    memory-mapped ``.npy`` is read again (that costs nothing) and never copied.
+    ``.npy`` is read again (from the page cache: about one copy) and never kept.
     """
 
     def __init__(self, source, rows, progress):

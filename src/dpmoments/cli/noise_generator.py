@@ -138,8 +138,7 @@ def _check_memory(plan, args):
         return
     if need > have:
         raise CliError(f"--n-features {plan.n_features}: dealing the shares of {len(plan.sites)} site(s) needs about "
-                       f"{need / 2**30:.3g} GiB, more than this machine's {have / 2**30:.3g} GiB of memory; lower "
-                       "--n-features")
+                       f"{need / 2**30:.3g} GiB, more than this machine's memory; lower --n-features")
 
 
 def plan_columns(args):

@@ -90,8 +90,9 @@ def _alpha(args):
     if args.threshold is not None and not 0 <= args.threshold < 1:
         raise CliError(f"--threshold must be in [0, 1) (an absolute partial correlation); got {args.threshold:g}")
     if args.method == "ridge":
-        if args.alpha is None or args.edges is not None:
-            raise CliError("ridge precision needs a numeric --alpha (e.g. --alpha 0.01); --edges is for glasso")
+        if args.alpha is None or args.alpha == "ebic" or args.edges is not None:
+            raise CliError("ridge precision needs a numeric --alpha (e.g. --alpha 0.01); --edges and --alpha ebic "
+                           "are for glasso")
     if args.edges is not None:
         if args.alpha is not None:
             raise CliError("give --alpha or --edges, not both")

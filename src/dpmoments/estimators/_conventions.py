@@ -14,11 +14,14 @@ estimator (documented in ``docs/privacy.md``).
 import functools
 import os
 import threading
+import warnings
 
 import numpy as np
 
+from .._rng import noise_source
 from .._validation import check_data
-from ..moments.dask_moments import is_dask_collection
+from ..exceptions import PrivacyLeakWarning
+from ..moments.dask_moments import is_dask_collection, names_only
 from ..privacy.relations import describe_relation
 
 __all__ = ["all_or_nothing", "check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",
@@ -35,14 +38,87 @@ def all_or_nothing(method):
     @functools.wraps(method)
     def fit(self, *args, **kwargs):
         before = dict(vars(self))
+        fitting = vars(_FITTING).setdefault("ids", set())
+        outer = id(self) not in fitting  # a subclass's fit calling its base's is one fit
+        counted = outer and method.__name__ == "fit"  # fit_release spends nothing
+        source = _source(self) if counted else None  # read before the first draw moves a generator on
+        fitting.add(id(self))
         try:
-            return method(self, *args, **kwargs)
+            result = method(self, *args, **kwargs)
         except BaseException:
             vars(self).clear()
             vars(self).update(before)
             raise
+        finally:
+            if outer:
+                fitting.discard(id(self))
+        if counted:
+            _count_fit(self, source)
+        return result
 
     return fit
+
+
+_FITTING = threading.local()  # the estimators whose fit is running in this thread
+
+
+class _FitTally:
+    """How many fits one estimator and its scikit-learn clones have made in this process.
+
+    Every fit spends its guarantee again on the rows it is given, and scikit-learn's tools fit clones
+    (``cross_val_score``: one per fold; ``GridSearchCV``: one per fold and candidate, and a refit), so
+    each clone's ``privacy_report_`` alone would tell of one spend. The clones share their original's
+    tally (``__sklearn_clone__``); an accountant, where one is given, charges and caps them as well.
+    """
+
+    def __init__(self):
+        self.count = 0
+        self.sources = set()  # where each seeded fit's noise started (_rng.noise_source)
+        self.warned_same_noise = False
+
+
+def _source(estimator):
+    try:
+        return noise_source(getattr(estimator, "rng", None))
+    except (TypeError, ValueError):  # a bad rng: the fit itself says so
+        return None
+
+
+def _tally(estimator):
+    if "_fit_tally" not in vars(estimator):
+        estimator._fit_tally = _FitTally()
+    return estimator._fit_tally
+
+
+def clone_sharing_tally(estimator):
+    """``__sklearn_clone__``: scikit-learn's clone, counting its fits with the original's (:class:`_FitTally`)."""
+    import sklearn.base
+
+    twin = sklearn.base.BaseEstimator.__sklearn_clone__(estimator)
+    twin._fit_tally = _tally(estimator)
+    return twin
+
+
+def _count_fit(estimator, source):
+    tally = _tally(estimator)
+    tally.count += 1
+    estimator.privacy_report_["fit_count"] = tally.count
+    if getattr(estimator, "accountant", None) is not None:  # it charged the fit, and refused a repeated seed
+        return
+    if source is not None and source in tally.sources and not tally.warned_same_noise:
+        tally.warned_same_noise = True
+        warnings.warn(f"{name_of(estimator)}: this fit drew the same noise as an earlier fit of this estimator or "
+                      "its clones (the same int rng, or a generator in the same state, which clone copies): the "
+                      "difference of the two releases is the exact difference of their data, which no guarantee "
+                      "covers. Use rng=None (OS entropy), or one Generator for the fits you make yourself.",
+                      PrivacyLeakWarning, stacklevel=3)
+    tally.sources.add(source)
+    if tally.count == 2:  # once: sklearn's tools reset the warning registry
+        warnings.warn(f"{name_of(estimator)} has fitted more than once, itself or through clones (a refit, "
+                      "cross_val_score, GridSearchCV), with no accountant: every fit spends its epsilon again on "
+                      "the rows it is given and nothing adds them up; privacy_report_['fit_count'] counts them. "
+                      "Pass accountant=Accountant(budget) to charge and cap every fit.", PrivacyLeakWarning,
+                      stacklevel=3)
 
 
 def scikit_learn_estimator(core):
@@ -62,7 +138,7 @@ def scikit_learn_estimator(core):
     with _BUILDING:  # one class per name, also when two threads ask first at once
         if name not in _BUILT:
             namespace = {k: v for k, v in vars(core).items() if k not in ("__dict__", "__weakref__")}
-            namespace.update(__qualname__=name, __module__=core.__module__)
+            namespace.update(__qualname__=name, __module__=core.__module__, __sklearn_clone__=clone_sharing_tally)
             mixins = tuple(getattr(sklearn.base, m) for m in getattr(core, "_mixins", ()))
             _BUILT[name] = type(name, (*mixins, core, sklearn.base.BaseEstimator), namespace)
         return _BUILT[name]
@@ -159,7 +235,7 @@ def check_input(estimator, X):
     named = hasattr(X, "columns")
     if named:
         _check_unique_columns(X)
-        _validate_data(estimator, X, reset=False)
+        _validate_data(estimator, names_only(X) if is_dask_collection(X) else X, reset=False)
     array = check_data(X)
     if not named:
         _validate_data(estimator, X, reset=False)

@@ -20,8 +20,8 @@ from ..privacy import calibrate_gaussian, zcdp_gaussian_sigma, zcdp_to_approx_dp
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import check_p, irls_weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
-from ._conventions import all_or_nothing, check_input, fit_input, noise_entry, privacy_report, release_input
-from ._conventions import release_noise
+from ._conventions import all_or_nothing, check_input, clone_sharing_tally, fit_input, noise_entry, privacy_report
+from ._conventions import release_input, release_noise
 from ._uncertainty_models import irls_laws, irls_spread
 from .uncertainty import check_uncertainty_params, noise_law
 
@@ -188,6 +188,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     >>> str(est.privacy_)
     '(1, 1e-06)-DP'
     """
+
+    __sklearn_clone__ = clone_sharing_tally  # clones count their fits with this one's
 
     def __init__(self, *, epsilon, delta, row_norm, response_bound, n_iter, w_max, p=1.0,
                  first_moment="gaussian", second_moment="gaussian", accounting="zcdp", split=0.5,

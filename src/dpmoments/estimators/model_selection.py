@@ -20,7 +20,8 @@ from ..privacy import PureDP, check_accountant, compose
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
-from ._conventions import all_or_nothing, fit_input, noise_entry, privacy_report, release_input, release_noise
+from ._conventions import (all_or_nothing, clone_sharing_tally, fit_input, noise_entry, privacy_report, release_input,
+                           release_noise)
 from ._uncertainty_models import selection_margin, selection_stability, solve_se
 from .uncertainty import NoiseLaw
 from ..solvers.l1_ball_certified import certified_objectives
@@ -37,8 +38,11 @@ _STABILITY_DRAWS, _STABILITY_SOLVES = 50, 100_000
 def candidate_family(candidates, max_size, d):
     """The fixed, data-independent family as a tuple of sorted index tuples."""
     if isinstance(candidates, str):
-        k = d if max_size is None else int(max_size)
-        if k < 1:
+        try:
+            k = d if max_size is None else int(max_size)
+        except (TypeError, ValueError, OverflowError):  # "3", nan, inf, a list: no count of columns
+            k = 0
+        if k < 1 or (max_size is not None and k != max_size):
             raise ValueError(f"'max_size' must be an integer >= 1; got {max_size!r}.")
         if candidates == "all":
             count = sum(math.comb(d, s) for s in range(1, min(k, d) + 1))
@@ -263,6 +267,8 @@ class PrivateModelSelection(BaseEstimator):
     '1-DP'
     """
 
+    __sklearn_clone__ = clone_sharing_tally  # clones count their fits with this one's
+
     def __init__(self, *, epsilon, bounds, response_bound, R, candidates="all", max_size=None, phi="theorem",
                  sigma2=1.0, mechanism="noisy-min", R_epsilon=None, sigma2_epsilon=None, R_range=(1e-6, math.inf),
                  refit_epsilon=None, release_scores=False, gap_tolerance=1e-6, qp_iterations=300, accountant=None,
@@ -327,7 +333,10 @@ class PrivateModelSelection(BaseEstimator):
             if isinstance(self.phi, str):
                 raise ValueError(f"'phi' must be a number >= 0, 'theorem' or 'bic'; got {self.phi!r}.")
             check_nonnegative(self.phi, "phi")
-        lo, hi = self.R_range
+        try:
+            lo, hi = (float(v) for v in self.R_range)
+        except (TypeError, ValueError):  # not a pair of numbers
+            lo = hi = math.nan
         if not 0 < lo < hi:
             raise ValueError(f"'R_range' must be (low, high) with 0 < low < high; got {self.R_range!r}.")
         if check_positive(self.gap_tolerance, "gap_tolerance") >= 1:

@@ -50,7 +50,7 @@ import numpy as np
 from scipy import sparse
 
 from .._rng import noise_source, spawn
-from .._validation import check_int, check_nonnegative, check_option, check_positive
+from .._validation import check_int, check_nonnegative, check_option, check_positive, check_vector
 from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
@@ -328,7 +328,7 @@ class TensorDecompositionFit:
         bounds = as_bound_budget(self.bound_budget)
         budget = _Budget(common["epsilon"], common["delta"], "gaussian", common["calibration"], self.neighbours)
         each, guarantee = budget.draws(bounds.share)
-        center = None if self.center is None else np.asarray(self.center, dtype=float)
+        center = None if self.center is None else check_vector(self.center, "center")
         (bins,), _ = quantile_pass(X, [("row-norm", center, None)], search=bounds.search)
         q = bounds.fixed_quantile()
         floor = rank_error(each, bounds.search, t=MARGIN_T) if np.isfinite(each) else None

@@ -157,8 +157,9 @@ def warn_if_delta_large(delta, n, *, noisy, stacklevel=3):
     if delta is None or delta <= 0 or delta * n < 1:
         return
     which = "the noisy row count" if noisy else "rows"
+    below = 10.0 ** math.floor(math.log10(0.01 / n))  # a power of ten at least 100 times below 1/n
     warnings.warn(
         f"delta={delta:g} >= 1/n with n={n} ({which}): an (epsilon, delta) guarantee with delta >= 1/n allows "
-        "publishing a whole row at random; choose delta well below 1/n (e.g. 1e-6).",
+        f"publishing a whole row at random; choose delta well below 1/n (e.g. {below:g}).",
         PrivacyLeakWarning, stacklevel=stacklevel + 1,
     )

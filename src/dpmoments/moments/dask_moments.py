@@ -46,7 +46,7 @@ from dpmoments._validation import as_float_array
 from .accumulate import accumulate_moments
 
 __all__ = ["dask_moment_sums", "is_dask_collection", "open_npy_array", "open_parquet_frame", "open_zarr_array",
-           "row_ones"]
+           "row_ones", "names_only"]
 
 _INSTALL = 'pip install "dpmoments[dask]"'
 # Partial sums merged per task of the reduction tree.
@@ -88,6 +88,13 @@ def is_dask_collection(obj):
 
 def _is_frame(obj):
     return is_dask_collection(obj) and hasattr(obj, "divisions") and hasattr(obj, "to_delayed")
+
+
+def names_only(frame):
+    """An empty pandas DataFrame with a dask DataFrame's columns: scikit-learn reads names from eager frames only."""
+    import pandas as pd  # dask's own dependency
+
+    return pd.DataFrame(columns=list(frame.columns))
 
 
 def row_ones(x):
@@ -160,6 +167,7 @@ def dask_moment_sums(x, y=None, *, row_norm=None, entry_bound=None, response_bou
     if (row_norm is None) == (entry_bound is None):
         accumulate_moments([np.zeros((1, 1))], row_norm=row_norm, entry_bound=entry_bound)  # raises
     split_every = max(2, int(split_every))
+    _check_center_width(x, center)
     if y is not None and _is_frame(x) and _is_frame(y):
         # Columns of one DataFrame: join them so that every partition carries its X and y rows (the two
         # collections on their own may be partitioned differently once dask optimises the reads).
@@ -179,6 +187,15 @@ def dask_moment_sums(x, y=None, *, row_norm=None, entry_bound=None, response_bou
     if result is None:
         raise ValueError("The data have no rows (n = 0): at least one row is needed to accumulate moments.")
     return result
+
+
+def _check_center_width(x, center):
+    """The centre's length against the known width, before any task (not "In dask block 0: ..." from each)."""
+    if center is None or np.ndim(center) != 1:
+        return  # none, or a shape accumulate_moments refuses in its own words
+    width = len(x.columns) if _is_frame(x) else x.shape[1] if getattr(x, "ndim", 0) == 2 else None
+    if isinstance(width, (int, np.integer)) and len(center) != width:
+        raise ValueError(f"'center' must have one entry per feature ({width}); got {len(center)}.")
 
 
 def _as_array(x, name):

@@ -201,8 +201,8 @@ class KeptPasses:
     read : callable
         ``read()`` returns a fresh iterator over the chunks (arrays, or tuples of arrays).
     cap : int or None
-        The most bytes kept; ``None``: :data:`KEEP_PARSED_BYTES`; 0 keeps nothing (a memory-mapped
-        ``.npy`` is read again at no cost).
+        The most bytes kept; ``None``: :data:`KEEP_PARSED_BYTES`; 0 keeps nothing (a ``.npy``
+        is read again from the page cache, about one copy).
     """
 
     def __init__(self, read, cap=None):

@@ -13,7 +13,7 @@ format                    how it is read (memory does not grow with the file)
                           compressed files too. A header row names the columns unless
                           ``header=False`` (then they are named ``x0, x1, ...``).
 ``.parquet``, ``.pq``     record batches, column chunks read in 1 MiB buffers (no pre-buffering)
-``.npy``                  memory-mapped, copied one block of rows at a time
+``.npy``                  read one block of rows at a time (the header through a memory map)
 ``.npz``                  a ``scipy.sparse.save_npz`` matrix: CSR streamed from the archive,
                           other sparse formats converted in memory (memory ~ the non-zeros)
 ========================  ===================================================================
@@ -153,6 +153,7 @@ class Table:
 
     def __init__(self, path, kind, backend, columns, target):
         self.path, self.format, self._backend = path, kind, backend
+        self._stamp = _stamp(path)
         self.names = list(backend.names)
         where = f"file '{path}'"
         feats, t = resolve_columns(columns, target, self.names, len(self.names), where)
@@ -187,12 +188,43 @@ class Table:
             else (lambda r: f"row {r + 1} (1-based)") if text else (lambda r: f"row {r} (0-based)")
         blocks = checked(self._backend.blocks(self._used, chunk_size), where, labels, row_text)
         chunks = rebatch(blocks, chunk_size)
-        return split(read_ahead(chunks, ahead) if ahead > 0 else chunks, list(range(self._n_feats)),
-                     self._n_feats if self._has_y else None)
+        return self._unchanged(split(read_ahead(chunks, ahead) if ahead > 0 else chunks, list(range(self._n_feats)),
+                                     self._n_feats if self._has_y else None))
+
+    def _unchanged(self, stream):
+        """``stream``, refused if the file changed since it was opened: passes over it would mix two data sets."""
+        try:
+            yield from stream
+        except Exception:  # a file cut short mid-row reads as a bad value: say what really happened
+            self._check_unchanged()
+            raise
+        self._check_unchanged()
+
+    def _check_unchanged(self):
+        if _stamp(self.path) != self._stamp:
+            raise ValueError(f"file '{self.path}' changed while it was being read (another program is writing "
+                             "it?); run again on a file nobody writes to, or on a copy.") from None
+
+
+def _stamp(path):
+    """What changes when a file is written or replaced: its device, inode, size and modification time."""
+    try:
+        st = Path(path).stat()
+    except OSError:  # deleted (or moved away) since it was opened
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 class _Npy:
     def __init__(self, path, where):
+        try:
+            with open(path, "rb") as f:
+                magic = f.read(6)
+        except OSError as exc:
+            raise ValueError(f"Could not read {where} as a .npy array ({_kind(exc)}).") from None
+        if magic != b"\x93NUMPY":  # numpy takes any other file for a pickle ("Python objects")
+            raise ValueError(f"Could not read {where} as a .npy array (it does not start with a NumPy header; "
+                                 "save it with numpy.save).")
         try:
             A = np.load(path, mmap_mode="r", allow_pickle=False)
         except ValueError as exc:
@@ -205,16 +237,45 @@ class _Npy:
             raise ValueError(f"{where} must hold an array of real numbers; got dtype {A.dtype}.")
         if A.ndim != 2:
             raise ValueError(f"{where} must hold a 2-D array (n_samples, n_features); got {A.ndim}-D shape {A.shape}.")
-        self.array, self.n_rows = A, int(A.shape[0])
+        self.n_rows, self.path, self.where = int(A.shape[0]), path, where
         self.names = [f"x{j}" for j in range(A.shape[1])]
+        # Rows are read from the file, not through the memory map: a map of a file that another program
+        # truncates kills the process (SIGBUS) at the first missing page; a read just comes up short.
+        # A Fortran-ordered array's rows are not contiguous, so it alone is read through the map.
+        self.array = A if A.flags.f_contiguous and not A.flags.c_contiguous else None
+        self.offset, self.dtype, self.width = A.offset, A.dtype, A.shape[1]
 
     def blocks(self, used, chunk_size):
-        A = self.array
-        everything = used == list(range(A.shape[1]))
-        for start in range(0, A.shape[0], chunk_size):
-            block = A[start:start + chunk_size]
-            # Copy each block out of the memory map (fancy indexing copies already).
-            yield start, np.array(block, dtype=np.float64) if everything else block[:, used].astype(np.float64)
+        everything, mapped = used == list(range(self.width)), self.array is not None
+        for start, block in (self._mapped if mapped else self._read)(chunk_size):
+            # A mapped block is copied out of the map; a block read is already this pass's own array.
+            yield start, (np.array(block, dtype=np.float64, copy=True if mapped else None) if everything
+                          else block[:, used].astype(np.float64))
+
+    def _mapped(self, chunk_size):
+        for start in range(0, self.n_rows, chunk_size):
+            yield start, self.array[start:start + chunk_size]
+
+    def _read(self, chunk_size):
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            for start in range(0, self.n_rows, chunk_size):
+                rows = min(chunk_size, self.n_rows - start)
+                block = np.fromfile(f, dtype=self.dtype, count=rows * self.width)
+                if block.size != rows * self.width:
+                    raise ValueError(f"{self.where} ended before the rows its header announces (was it cut "
+                                     "short while being read?).")
+                yield start, block.reshape(rows, self.width)
+
+
+def _pandas_index(schema):
+    """The columns pandas stored a DataFrame's index in (``__index_level_0__``, or its name), from its metadata."""
+    try:
+        meta = schema.pandas_metadata or {}
+    except ValueError:  # metadata that is not JSON: no index known
+        return set()
+    index = meta.get("index_columns") if isinstance(meta, dict) else None
+    return {name for name in index if isinstance(name, str)} if isinstance(index, list) else set()  # a RangeIndex is stored as a dict, not a column
 
 
 class _Parquet:
@@ -230,7 +291,9 @@ class _Parquet:
         except (pa.ArrowException, OSError):
             raise ValueError(f"Could not read {where} as Parquet (not a Parquet file, or damaged).") from None
         schema = self.file.schema_arrow
-        self.names, self.n_rows, self.where = list(schema.names), self.file.metadata.num_rows, where
+        index = _pandas_index(schema)  # a DataFrame's index (row labels, patient ids) is not one of its columns
+        self.names = [name for name in schema.names if name not in index]
+        self.n_rows, self.where = self.file.metadata.num_rows, where
         self.types = {name: schema.field(name).type for name in self.names}
 
     def check(self, used):

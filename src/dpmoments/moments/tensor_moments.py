@@ -14,7 +14,7 @@ import numpy as np
 
 from .._rng import spawn
 from .._validation import check_data, check_delta, check_epsilon, check_int, check_nonnegative, check_option
-from .._validation import check_positive, check_sensitivity
+from .._validation import check_positive, check_sensitivity, check_vector
 from ..exceptions import NotPrivateWarning
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
 from .accumulate import accumulate_moments
@@ -310,7 +310,7 @@ def release_mog_moments(X, *, sigma2, epsilon, delta=None, row_norm, budget=None
     args = check_tensor_arguments(epsilon, delta, neighbours, calibration, budget, count_share)
     sigma2 = check_nonnegative(sigma2, "sigma2")
     row_norm = check_positive(row_norm, "row_norm")
-    center = None if center is None else np.asarray(center, dtype=np.float64)
+    center = None if center is None else check_vector(center, "center")
     if isinstance(X, (np.ndarray, list)):
         X = check_data(X)
         source = (X, np.ones(X.shape[0]))  # sum x_i rides along as the cross moment with y = 1
