@@ -47,8 +47,8 @@ FORMATS = ("csv", "parquet", "npy")
 ROOT = Path(__file__).resolve().parents[1]
 # Rows are about sqrt(49) ~ 7 long: a public bound of 10 clips a few; y = x b + noise has sd ~ 1.
 PRIVACY = ["--epsilon", "1", "--delta", "1e-7", "--seed", "0"]
-#: The covariance cell (public bounds) again with fewer figures: what drawing them costs.
-LEAN = ("--figure-format png", "--no-figures")
+#: The covariance cell (public bounds) again with the figure in two formats, and with none: what drawing costs.
+LEAN = ("--figure-format png,svg", "--no-figures")
 COMMANDS = {  # name -> (arguments, public-bound arguments)
     "covariance": (["covariance"], ["--row-norm", "10", "--center", "0"]),
     "precision --alpha 0.1": (["precision", "--alpha", "0.1"], ["--row-norm", "10", "--center", "0"]),
@@ -225,7 +225,7 @@ def _tables(n, sizes, reads, fresh, floor, cells, lean, loads, quick):
                 s, rss, anon = cells[name, k, public]
                 ok = s <= TARGET * reads[k]
                 met, missed, met_fresh = met + ok, missed + (not ok), met_fresh + (s <= TARGET * fresh[k])
-                row.append(f"{s / reads[k]:.1f}× [{s / fresh[k]:.1f}×] ({s:.1f} s){'' if ok else ' not met'}")
+                row.append(f"{s / reads[k]:.2f}× [{s / fresh[k]:.2f}×] ({s:.1f} s){'' if ok else ' not met'}")
                 mem.append(f"{rss:.0f} / {anon:.0f}")
             ratio.rows.append(row)
             memory.rows.append(row[:2] + mem)
@@ -244,16 +244,18 @@ def _tables(n, sizes, reads, fresh, floor, cells, lean, loads, quick):
         f"third moment). A CSV or Parquet file is parsed once for them: the parsed rows (here {n * D * 8 / 2**20:.0f} "
         "MiB) are kept in "
         "memory for the next passes, under a fixed 1 GiB cap (above it, every pass parses the file again); a .npy "
-        "memory map is read again. regress reads it once (it loads its columns; the bound pass runs in memory).",
-        "`covariance` with public bounds and leaner figures (s and ratio to the read; csv, parquet, npy): "
-        + "; ".join(f"`{flag}` " + ", ".join(f"{v[k]:.1f} s ({v[k] / reads[k]:.1f}×)" for k in FORMATS)
+        "file is read again (plain reads of its rows). A CSV or Parquet file is parsed up to 128 MiB ahead in a "
+        "background thread while the pass works on the chunks before. regress reads it once (it loads its columns; the bound pass runs in memory).",
+        "`covariance` with public bounds and other figures (s and ratio to the read; csv, parquet, npy): "
+        + "; ".join(f"`{flag}` " + ", ".join(f"{v[k]:.1f} s ({v[k] / reads[k]:.2f}×)" for k in FORMATS)
                     for flag, v in lean.items())
-        + ". By default the heat map is drawn twice, as PNG and SVG; the difference is what the figures cost.",
+        + ". By default the heat map is drawn once, as PNG (matplotlib is imported while the file is parsed); "
+        "the differences are what the figures cost.",
         f"Timed with {'1 run' if quick else 'the best of 2 runs'} per cell (tensor: 1); load average (1, 5, 15 "
         f"min) at the start and after each command: {' | '.join(loads)}.",
     ]
     memory.notes += [
-        "Resident memory (VmHWM) counts the pages of a memory-mapped `.npy` that were read (page cache, not "
+        "Resident memory (VmHWM) counts the pages of mapped files that were read (page cache, not "
         "allocations); anonymous memory is what the process allocated. covariance, precision, PCA and tensor "
         "stream the file in chunks; regress loads its columns into memory by design (IRLS reweights every row "
         "at every iteration).",
