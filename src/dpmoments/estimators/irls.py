@@ -352,6 +352,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self._set_spread(final, irls_laws(self.first_moment, self.second_moment, scales, final[0].size))
         return self
 
+    @all_or_nothing
     def fit_release(self, fit):
         """The coefficients of an IRLS run across sites, with their noise: post-processing, no new cost.
 
