@@ -47,8 +47,9 @@ FORMATS = ("csv", "parquet", "npy")
 ROOT = Path(__file__).resolve().parents[1]
 # Rows are about sqrt(49) ~ 7 long: a public bound of 10 clips a few; y = x b + noise has sd ~ 1.
 PRIVACY = ["--epsilon", "1", "--delta", "1e-7", "--seed", "0"]
-#: The covariance cell (public bounds) again with fewer figures: what drawing them costs.
-LEAN = ("--figure-format png", "--no-figures")
+#: The covariance cell (public bounds, one PNG by default) again with a second format and with none: what each
+#: figure format costs (the default was PNG and SVG when this cell was added).
+FIGURE_FLAGS = ("--figure-format png,svg", "--no-figures")
 COMMANDS = {  # name -> (arguments, public-bound arguments)
     "covariance": (["covariance"], ["--row-norm", "10", "--center", "0"]),
     "precision --alpha 0.1": (["precision", "--alpha", "0.1"], ["--row-norm", "10", "--center", "0"]),
@@ -203,13 +204,13 @@ def run(quick=False):
                     times = 1 if name.startswith("tensor") else repeat
                     cells[name, k, public] = _best(_command(name, paths[k], out, public), times)
             loads.append(_load())
-        lean = {flag: {k: _best(_command("covariance", paths[k], out, True, flag.split()), repeat)[0] for k in FORMATS}
-                for flag in LEAN}
+        by_flag = {flag: {k: _best(_command("covariance", paths[k], out, True, flag.split()), repeat)[0] for k in FORMATS}
+                for flag in FIGURE_FLAGS}
         loads.append(_load())
-    return _tables(n, sizes, reads, fresh, floor, cells, lean, loads, quick)
+    return _tables(n, sizes, reads, fresh, floor, cells, by_flag, loads, quick)
 
 
-def _tables(n, sizes, reads, fresh, floor, cells, lean, loads, quick):
+def _tables(n, sizes, reads, fresh, floor, cells, by_flag, loads, quick):
     size = f"{n:.0e}".replace("e+0", "e")
     ratio = Table(f"Command wall time / bare read time, ({size}, {D}) file, fresh process per command "
                   f"(target <= {TARGET}x)",
@@ -244,11 +245,11 @@ def _tables(n, sizes, reads, fresh, floor, cells, lean, loads, quick):
         f"third moment). A CSV or Parquet file is parsed once for them: the parsed rows (here {n * D * 8 / 2**20:.0f} "
         "MiB) are kept in "
         "memory for the next passes, under a fixed 1 GiB cap (above it, every pass parses the file again); a .npy "
-        "memory map is read again. regress reads it once (it loads its columns; the bound pass runs in memory).",
-        "`covariance` with public bounds and leaner figures (s and ratio to the read; csv, parquet, npy): "
+        "is read again. regress reads it once (it loads its columns; the bound pass runs in memory).",
+        "`covariance` with public bounds and other figure formats (s and ratio to the read; csv, parquet, npy): "
         + "; ".join(f"`{flag}` " + ", ".join(f"{v[k]:.1f} s ({v[k] / reads[k]:.1f}×)" for k in FORMATS)
-                    for flag, v in lean.items())
-        + ". By default the heat map is drawn twice, as PNG and SVG; the difference is what the figures cost.",
+                    for flag, v in by_flag.items())
+        + ". By default the heat map is drawn once, as PNG; the differences are what each format costs.",
         f"Timed with {'1 run' if quick else 'the best of 2 runs'} per cell (tensor: 1); load average (1, 5, 15 "
         f"min) at the start and after each command: {' | '.join(loads)}.",
     ]
