@@ -22,6 +22,7 @@ from .._rng import noise_source
 from .._validation import check_data
 from ..exceptions import PrivacyLeakWarning
 from ..moments.dask_moments import is_dask_collection, names_only
+from ..moments.tables import same_file_version
 from ..privacy.relations import describe_relation
 
 __all__ = ["all_or_nothing", "check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",
@@ -46,7 +47,8 @@ def all_or_nothing(method):
             _warn_if_refit(self, source)
         fitting.add(id(self))
         try:
-            result = method(self, *args, **kwargs)
+            with same_file_version():  # a path's passes (private choices, then the release) read one version
+                result = method(self, *args, **kwargs)
         except BaseException:
             vars(self).clear()
             vars(self).update(before)

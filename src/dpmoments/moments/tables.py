@@ -25,7 +25,10 @@ first data row, and names are written into results and reports.
 """
 
 import collections
+import contextlib
+import os
 import stat
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +36,7 @@ import numpy as np
 from ._chunking import checked, read_ahead, rebatch, resolve_columns, split
 from ._csv import COMPRESSIONS, CsvFile, _kind
 
-__all__ = ["open_table", "Table", "EXTENSIONS"]
+__all__ = ["open_table", "Table", "EXTENSIONS", "same_file_version"]
 
 EXTENSIONS = (".csv", ".tsv", ".parquet", ".pq", ".npy", ".npz")
 _TEXT = {"csv": ",", "tsv": "\t"}
@@ -153,7 +156,9 @@ class Table:
 
     def __init__(self, path, kind, backend, columns, target):
         self.path, self.format, self._backend = path, kind, backend
-        self._stamp = _stamp(path)
+        pinned, now = getattr(_VERSIONS, "stamps", None), _stamp(path)
+        # Within one fit every pass compares the file with the version its first pass opened.
+        self._stamp = now if pinned is None else pinned.setdefault(os.path.abspath(path), now)
         self.names = list(backend.names)
         where = f"file '{path}'"
         feats, t = resolve_columns(columns, target, self.names, len(self.names), where)
@@ -204,6 +209,27 @@ class Table:
         if _stamp(self.path) != self._stamp:
             raise ValueError(f"file '{self.path}' changed while it was being read (another program is writing "
                              "it?); run again on a file nobody writes to, or on a copy.") from None
+
+
+_VERSIONS = threading.local()  # the files' stamps at their first opening within same_file_version
+
+
+@contextlib.contextmanager
+def same_file_version():
+    """Within it (one fit, one release with private bounds), every pass over a file reads the version the first read.
+
+    Each pass opens the file anew (:func:`open_table`); alone, each would only check that the file did not
+    change during that pass, and an append between two passes (the bound's, then the release's) would mix
+    two data sets. Nested uses share the outermost's versions.
+    """
+    outer = getattr(_VERSIONS, "stamps", None) is None
+    if outer:
+        _VERSIONS.stamps = {}
+    try:
+        yield
+    finally:
+        if outer:
+            _VERSIONS.stamps = None
 
 
 def _stamp(path):
