@@ -268,11 +268,11 @@ class _Npy:
         # Rows are read from the file, not through the memory map: a map of a file that another program
         # truncates kills the process (SIGBUS) at the first missing page; a read just comes up short.
         # A Fortran-ordered array's rows are not contiguous, so it alone is read through the map.
-        self.array = A if A.flags.f_contiguous and not A.flags.c_contiguous else None
+        self.fortran_map = A if A.flags.f_contiguous and not A.flags.c_contiguous else None
         self.offset, self.dtype, self.width = A.offset, A.dtype, A.shape[1]
 
     def blocks(self, used, chunk_size):
-        everything, mapped = used == list(range(self.width)), self.array is not None
+        everything, mapped = used == list(range(self.width)), self.fortran_map is not None
         for start, block in (self._mapped if mapped else self._read)(chunk_size):
             # A mapped block is copied out of the map; a block read is already this pass's own array.
             yield start, (np.array(block, dtype=np.float64, copy=True if mapped else None) if everything
@@ -280,7 +280,7 @@ class _Npy:
 
     def _mapped(self, chunk_size):
         for start in range(0, self.n_rows, chunk_size):
-            yield start, self.array[start:start + chunk_size]
+            yield start, self.fortran_map[start:start + chunk_size]
 
     def _read(self, chunk_size):
         with open(self.path, "rb") as f:
