@@ -245,7 +245,8 @@ def _tables(n, sizes, reads, fresh, floor, cells, lean, loads, quick):
         "MiB) are kept in "
         "memory for the next passes, under a fixed 1 GiB cap (above it, every pass parses the file again); a .npy "
         "file is read again (plain reads of its rows). A CSV or Parquet file is parsed up to 128 MiB ahead in a "
-        "background thread while the pass works on the chunks before. regress reads it once (it loads its columns; the bound pass runs in memory).",
+        "background thread while the pass works on the chunks before. regress reads it once (it loads its "
+        "columns; the bound pass runs in memory).",
         "`covariance` with public bounds and other figures (s and ratio to the read; csv, parquet, npy): "
         + "; ".join(f"`{flag}` " + ", ".join(f"{v[k]:.1f} s ({v[k] / reads[k]:.2f}×)" for k in FORMATS)
                     for flag, v in lean.items())

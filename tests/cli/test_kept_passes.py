@@ -167,3 +167,16 @@ def test_an_unchanged_file_reads_in_every_pass(tmp_path):
     path.write_text("a,b\n" + "1.5,2.5\n" * 3000)
     source = _io.DataSource(path)
     assert [sum(c.shape[0] for c in source.chunks(1024)) for _ in range(2)] == [3000, 3000]
+
+
+def test_a_tiny_chunk_size_does_not_queue_the_file_ahead(monkeypatch, tmp_path):
+    """(review7) The depth was 128 MiB over the chunk's numbers alone: at --chunk-size 1 every row was a queued
+    chunk of ~300 bytes of objects (a 3 MiB column kept 120 MiB while the pass was busy), growing with the file."""
+    import dpmoments.moments.tables as tables
+
+    depths, read_ahead = [], tables.read_ahead
+    monkeypatch.setattr(tables, "read_ahead", lambda items, depth: depths.append(depth) or read_ahead(items, depth))
+    path = tmp_path / "x.csv"
+    path.write_text("a\n" + "1.5\n" * 300)
+    assert sum(c.shape[0] for c in _io.DataSource(path).chunks(1)) == 300
+    assert depths == [_io.READ_AHEAD_CHUNKS]

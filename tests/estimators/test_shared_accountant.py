@@ -229,3 +229,22 @@ def test_fits_from_one_seed_without_an_accountant_are_warned_about():
         for _ in range(2):  # one generator for the fits one makes oneself: its state moves on
             PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3), rng=generator).fit(X)
     assert not [w for w in caught if "same noise" in str(w.message)]
+
+
+def test_a_refit_made_an_error_is_refused_before_it_runs():
+    """(review7) The warnings came after the fit: with PrivacyLeakWarning made an error, the second fit raised
+    but had already drawn its noise and replaced the first fit's result. Now it is refused before it runs, the
+    first result stays, and every further attempt is refused too."""
+    import warnings
+
+    from dpmoments import PrivacyLeakWarning
+
+    X, _ = _data()
+    est = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(3), rng=0).fit(X)
+    first = est.covariance_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        for _ in range(2):
+            with pytest.raises(PrivacyLeakWarning):
+                est.fit(X[:50])
+    assert est.covariance_ is first and est.privacy_report_["fit_count"] == 1

@@ -280,3 +280,47 @@ def test_a_pandas_index_stored_in_parquet_is_not_a_column(tmp_path):
         assert np.allclose(np.concatenate(list(table.chunks(10))), X)
     frame.reset_index(drop=True).to_parquet(tmp_path / "range.parquet")  # a RangeIndex is metadata only
     assert open_table(tmp_path / "range.parquet").names == ["a", "b", "c"]
+
+
+def _appended_between_passes(monkeypatch, path):
+    """Open the file as each pass does, appending far-off rows just before the second pass opens it."""
+    import dpmoments.moments.readers as readers
+
+    opened, real = [], readers.open_table
+
+    def open_table(source, **kw):
+        opened.append(source)
+        if len(opened) == 2:
+            with open(path, "a") as f:
+                np.savetxt(f, 50 + np.ones((500, 3)), delimiter=",")
+        return real(source, **kw)
+
+    monkeypatch.setattr(readers, "open_table", open_table)
+    return opened
+
+
+@pytest.mark.parametrize("how", ["estimator", "release"])
+def test_a_file_appended_to_between_two_passes_is_refused(tmp_path, monkeypatch, how):
+    """(review7) Each pass over a path opens it anew, and checked only that the file did not change during
+    that pass: rows appended between the private choices' passes and the release's were used (n = 40000 of
+    a file the centre's passes had seen with 20000 rows). The passes of one fit now read one version."""
+    import warnings
+
+    import dpmoments as dpm
+    from dpmoments.estimators import PrivateCovariance
+
+    path = tmp_path / "x.csv"
+    np.savetxt(path, np.random.default_rng(0).normal(size=(2000, 3)), delimiter=",", header="a,b,c", comments="")
+    fits = {"estimator": lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0).fit(path),
+            # the third moment's bound is chosen in a pass of its own (the second moment's sums in the same one)
+            "release": lambda: dpm.release_third_moment(path, epsilon=1.0, delta=1e-6, row_norm="auto", rng=0)}
+    fit = fits[how]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit()  # unchanged: read in every pass
+        opened = _appended_between_passes(monkeypatch, path)
+        with pytest.raises(ValueError, match="x.csv' changed while it was being read"):
+            fit()
+        assert len(opened) >= 2
+        monkeypatch.undo()
+        fit()  # a later fit reads the file as it is now

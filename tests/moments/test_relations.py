@@ -169,3 +169,12 @@ def test_sums_that_overflow_are_refused_in_words(release):
     with pytest.raises(ValueError, match="the sums of the clipped rows overflow the float range at 'row_norm' = 1e"):
         with np.errstate(over="ignore", invalid="ignore"):
             call(big, epsilon=1.0, delta=1e-6, row_norm=1e155, rng=0)
+
+
+def test_responses_whose_sums_overflow_are_named_as_such():
+    """(review7) y under response_bound=1e155 overflowed y^T y and the refusal blamed 'row_norm' = 1."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(3000, 2)) / 3, rng.normal(size=3000) * 1e154
+    with pytest.raises(ValueError, match="responses overflow the float range at 'response_bound' = 1e"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            dpm.release_cross_moment(X, y, epsilon=1.0, delta=1e-6, row_norm=1.0, response_bound=1e155, rng=0)

@@ -136,3 +136,26 @@ def test_irls_fit_release_refuses_what_it_cannot_read():
     fit, _ = api.irls(_irls_sites(0), epsilon=1.0, delta=1e-6, n_iter=2, w_max=10.0, rng=0)
     with pytest.raises(ValueError, match="fit_intercept=False"):
         est.set_params(fit_intercept=True).fit_release(fit)
+
+
+def test_a_failed_fit_release_leaves_the_estimator_as_it_was():
+    # (review7) Model selection's fit_release had lost all_or_nothing (it sat on a helper instead): a bad phi
+    # left R_ and sigma2_ set on an unfitted estimator. PrivateIRLS.fit_release never had it: a fit without
+    # n_psd_clipped left coef_ set.
+    from types import SimpleNamespace
+
+    from dpmoments.estimators import PrivateIRLS
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(3000, 3)) / 2
+    rel, _ = api.analyse(_split(X, X[:, 0], row_norm=2.0, response_bound=2.0), "select", epsilon=1.0, delta=1e-6,
+                         rng=0)
+    sel = PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=2.0, R=3.0, phi=-1.0)
+    with pytest.raises(ValueError, match="'phi'"):
+        sel.fit_release(rel)
+    assert not [k for k in vars(sel) if k.endswith("_")]
+    fit, _ = api.irls(_irls_sites(0), epsilon=1.0, delta=1e-6, n_iter=2, w_max=10.0, rng=0)
+    est = PrivateIRLS(epsilon=None, delta=None, row_norm=None, response_bound=None, n_iter=2, w_max=None)
+    with pytest.raises(TypeError):
+        est.fit_release(SimpleNamespace(**{**vars(fit), "n_psd_clipped": None}))
+    assert not [k for k in vars(est) if k.endswith("_")]

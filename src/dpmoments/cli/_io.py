@@ -34,8 +34,10 @@ def use_file_options(args):
                          header=not getattr(args, "no_header", False))
 
 
-#: A CSV or Parquet file is parsed at most this many bytes of chunks ahead of the pass (128 MiB).
-READ_AHEAD_BYTES = 1 << 27
+#: A CSV or Parquet file is parsed at most this many bytes of chunks ahead of the pass (128 MiB),
+#: and at most READ_AHEAD_CHUNKS chunks: each queued chunk also holds about 300 bytes of Python objects,
+#: which at a tiny --chunk-size outweigh its numbers (--chunk-size 1 kept 120 MiB for a 3 MiB column).
+READ_AHEAD_BYTES, READ_AHEAD_CHUNKS = 1 << 27, 64
 
 
 def chunk_rows(requested, n_features):
@@ -102,7 +104,7 @@ class DataSource:
     def chunks(self, chunk_size=None, progress=None):
         """The streamed ``X`` (or ``(X, y)``) chunks; counts rows into ``self.n_rows``.
 
-        A CSV or Parquet file is parsed ahead, up to :data:`READ_AHEAD_BYTES`, in a background thread
+        A CSV or Parquet file is parsed ahead, up to :data:`READ_AHEAD_BYTES` in at most :data:`READ_AHEAD_CHUNKS` chunks, in a background thread
         (its parsing holds no GIL). After the first chunk, ``self.meanwhile()`` (if set) runs once,
         here, while that thread parses on: the figures' imports cost nothing where they overlap.
         """
@@ -113,7 +115,7 @@ class DataSource:
         else:
             # Parsed formats only: a .npy block is a plain read of its bytes, with nothing to parse.
             width = self.n_features + (self._table.target_name is not None)
-            ahead = 0 if self.kind == "npy" else max(1, READ_AHEAD_BYTES // (8 * rows * width))
+            ahead = 0 if self.kind == "npy" else max(1, min(READ_AHEAD_CHUNKS, READ_AHEAD_BYTES // (8 * rows * width)))
             stream = self._table.chunks(rows, ahead=ahead)
         for chunk in stream:
             n = (chunk[0] if isinstance(chunk, tuple) else chunk).shape[0]

@@ -22,6 +22,7 @@ from .._rng import noise_source
 from .._validation import check_data
 from ..exceptions import PrivacyLeakWarning
 from ..moments.dask_moments import is_dask_collection, names_only
+from ..moments.tables import same_file_version
 from ..privacy.relations import describe_relation
 
 __all__ = ["all_or_nothing", "check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",
@@ -42,9 +43,12 @@ def all_or_nothing(method):
         outer = id(self) not in fitting  # a subclass's fit calling its base's is one fit
         counted = outer and method.__name__ == "fit"  # fit_release spends nothing
         source = _source(self) if counted else None  # read before the first draw moves a generator on
+        if counted:  # before the fit: with warnings made errors, a repeated fit is refused before it reads data
+            _warn_if_refit(self, source)
         fitting.add(id(self))
         try:
-            result = method(self, *args, **kwargs)
+            with same_file_version():  # a path's passes (private choices, then the release) read one version
+                result = method(self, *args, **kwargs)
         except BaseException:
             vars(self).clear()
             vars(self).update(before)
@@ -102,18 +106,27 @@ def clone_sharing_tally(estimator):
 def _count_fit(estimator, source):
     tally = _tally(estimator)
     tally.count += 1
+    tally.sources.add(source)
     estimator.privacy_report_["fit_count"] = tally.count
-    if getattr(estimator, "accountant", None) is not None:  # it charged the fit, and refused a repeated seed
+
+
+def _warn_if_refit(estimator, source):
+    """Warn, before it runs, of a fit that spends again (the second) or draws an earlier fit's noise.
+
+    Before the fit, not after: under ``warnings.simplefilter("error", PrivacyLeakWarning)`` the fit is
+    then refused before it reads the data or draws noise, and the estimator keeps its earlier result.
+    """
+    tally = _tally(estimator)
+    if getattr(estimator, "accountant", None) is not None:  # it charges the fit, and refuses a repeated seed
         return
     if source is not None and source in tally.sources and not tally.warned_same_noise:
-        tally.warned_same_noise = True
-        warnings.warn(f"{name_of(estimator)}: this fit drew the same noise as an earlier fit of this estimator or "
+        warnings.warn(f"{name_of(estimator)}: this fit draws the same noise as an earlier fit of this estimator or "
                       "its clones (the same int rng, or a generator in the same state, which clone copies): the "
                       "difference of the two releases is the exact difference of their data, which no guarantee "
                       "covers. Use rng=None (OS entropy), or one Generator for the fits you make yourself.",
                       PrivacyLeakWarning, stacklevel=3)
-    tally.sources.add(source)
-    if tally.count == 2:  # once: sklearn's tools reset the warning registry
+        tally.warned_same_noise = True  # only once it did not raise: a refused fit is refused again
+    if tally.count == 1:  # this is the second fit; warned once: sklearn's tools reset the warning registry
         warnings.warn(f"{name_of(estimator)} has fitted more than once, itself or through clones (a refit, "
                       "cross_val_score, GridSearchCV), with no accountant: every fit spends its epsilon again on "
                       "the rows it is given and nothing adds them up; privacy_report_['fit_count'] counts them. "

@@ -18,7 +18,7 @@ from ..moments.release import Part
 from ..privacy import ZCDP, PureDP, analytic_gaussian_sigma, check_accountant, classic_gaussian_sigma, compose
 from ..privacy import calibrate_gaussian, zcdp_gaussian_sigma, zcdp_to_approx_dp
 from ..privacy.relations import check_neighbours
-from ..solvers.irls import check_p, irls_weights, solve_weighted, weighted_moments
+from ..solvers.irls import auto_psd_floor, check_p, irls_weights, solve_weighted, weighted_moments
 from ._budget import irls_budget
 from ._conventions import all_or_nothing, check_input, clone_sharing_tally, fit_input, noise_entry, privacy_report
 from ._conventions import release_input, release_noise
@@ -352,6 +352,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self._set_spread(final, irls_laws(self.first_moment, self.second_moment, scales, final[0].size))
         return self
 
+    @all_or_nothing
     def fit_release(self, fit):
         """The coefficients of an IRLS run across sites, with their noise: post-processing, no new cost.
 
@@ -436,7 +437,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             return float(self.psd_floor)
         if self.second_moment == "wishart":
             return 0.0
-        return 2.0 * math.sqrt(d) * scales["B"]
+        return auto_psd_floor(d, scales["B"])
 
     def _iterate(self, Z, y, scales, rng):
         n, d = Z.shape

@@ -544,7 +544,6 @@ class PrivateModelSelection(BaseEstimator):
         return lines
 
     # -- from a release (e.g. across sites) -------------------------------------------
-    @all_or_nothing
     def _release_scores(self, release, family):
         """``(fits, phi, scores)`` of every candidate from a release of the second moment of ``(x, y)``."""
         M, _ = project_psd(release.second_moment, 0.0)
@@ -557,6 +556,7 @@ class PrivateModelSelection(BaseEstimator):
             phi = self.sigma2_ * math.log(n) if self.phi == "bic" else float(check_nonnegative(self.phi, "phi"))
         return fits, phi, np.array([f.objective for f in fits]) + phi * np.array([len(m) for m in family])
 
+    @all_or_nothing
     def fit_release(self, release):
         """Select from a release of the second moment of the rows ``(x, y)``, response last: no new cost.
 

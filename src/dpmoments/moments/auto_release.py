@@ -62,6 +62,7 @@ from .private_bounds import (TIE_PRIOR, SearchRange, as_search_range, noisy_clip
 from .release import Part, randomness_of, release_part
 from .sensitivity import moment_sensitivity
 from .sparse_sums import is_sparse_source
+from .tables import same_file_version
 
 __all__ = ["BoundBudget", "as_bound_budget", "is_auto", "release_with_private_bounds", "clip_target",
            "choose_bounds", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal", "clipping_bias", "round_up"]
@@ -269,6 +270,7 @@ def public_n_what(neighbours, what):
     return None if neighbours == "add-remove" else what
 
 
+@same_file_version()
 def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta, row_norm, response_bound=None,
                                 bound_budget, center, mechanism, neighbours, calibration, rng, chunk_size, **kwargs):
     """Choose ``row_norm`` / ``response_bound`` privately, then call ``release`` with the rest of the budget.

@@ -74,16 +74,19 @@ class _Privacy:
 
 
 def _sums(X, y, *, row_norm, response_bound, center, third, chunk_size):
-    sums = _summed(X, y, row_norm=row_norm, response_bound=response_bound, center=center, third=third,
-                   chunk_size=chunk_size)
-    if not all(np.all(np.isfinite(a)) for a in (sums.xtx, sums.xty, sums.yty, sums.third) if a is not None):
-        # Finite rows within a finite bound whose products still overflow when added up (n R^2 > 1e308).
+    sums = _unchecked_sums(X, y, row_norm=row_norm, response_bound=response_bound, center=center, third=third,
+                           chunk_size=chunk_size)
+    # Finite rows within a finite bound whose products still overflow when added up (n R^2 > 1e308).
+    if not all(np.all(np.isfinite(a)) for a in (sums.xtx, sums.third) if a is not None):
         raise ValueError(f"the sums of the clipped rows overflow the float range at 'row_norm' = {row_norm:g} (each "
                          "row adds up to row_norm^2, row_norm^3 to a third moment); restate the data in other units.")
+    if not all(np.all(np.isfinite(a)) for a in (sums.xty, sums.yty) if a is not None):  # x y <= max(R^2, r^2)
+        raise ValueError(f"the sums of the clipped responses overflow the float range at 'response_bound' = "
+                         f"{response_bound:g} (each row adds up to response_bound^2); restate y in other units.")
     return sums
 
 
-def _summed(X, y, *, row_norm, response_bound, center, third, chunk_size):
+def _unchecked_sums(X, y, *, row_norm, response_bound, center, third, chunk_size):
     if isinstance(X, MomentSums):  # summed already, by the pass that chose the bound (binned_sums.py)
         return _presummed(X, y, row_norm, response_bound, center, third)
     if is_dask_collection(X):

@@ -25,7 +25,10 @@ first data row, and names are written into results and reports.
 """
 
 import collections
+import contextlib
+import os
 import stat
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +36,7 @@ import numpy as np
 from ._chunking import checked, read_ahead, rebatch, resolve_columns, split
 from ._csv import COMPRESSIONS, CsvFile, _kind
 
-__all__ = ["open_table", "Table", "EXTENSIONS"]
+__all__ = ["open_table", "Table", "EXTENSIONS", "same_file_version"]
 
 EXTENSIONS = (".csv", ".tsv", ".parquet", ".pq", ".npy", ".npz")
 _TEXT = {"csv": ",", "tsv": "\t"}
@@ -153,7 +156,9 @@ class Table:
 
     def __init__(self, path, kind, backend, columns, target):
         self.path, self.format, self._backend = path, kind, backend
-        self._stamp = _stamp(path)
+        pinned, now = getattr(_VERSIONS, "stamps", None), _stamp(path)
+        # Within one fit every pass compares the file with the version its first pass opened.
+        self._stamp = now if pinned is None else pinned.setdefault(os.path.abspath(path), now)
         self.names = list(backend.names)
         where = f"file '{path}'"
         feats, t = resolve_columns(columns, target, self.names, len(self.names), where)
@@ -206,6 +211,27 @@ class Table:
                              "it?); run again on a file nobody writes to, or on a copy.") from None
 
 
+_VERSIONS = threading.local()  # the files' stamps at their first opening within same_file_version
+
+
+@contextlib.contextmanager
+def same_file_version():
+    """Within it (one fit, one release with private bounds), every pass over a file reads the version the first read.
+
+    Each pass opens the file anew (:func:`open_table`); alone, each would only check that the file did not
+    change during that pass, and an append between two passes (the bound's, then the release's) would mix
+    two data sets. Nested uses share the outermost's versions.
+    """
+    outer = getattr(_VERSIONS, "stamps", None) is None
+    if outer:
+        _VERSIONS.stamps = {}
+    try:
+        yield
+    finally:
+        if outer:
+            _VERSIONS.stamps = None
+
+
 def _stamp(path):
     """What changes when a file is written or replaced: its device, inode, size and modification time."""
     try:
@@ -242,11 +268,11 @@ class _Npy:
         # Rows are read from the file, not through the memory map: a map of a file that another program
         # truncates kills the process (SIGBUS) at the first missing page; a read just comes up short.
         # A Fortran-ordered array's rows are not contiguous, so it alone is read through the map.
-        self.array = A if A.flags.f_contiguous and not A.flags.c_contiguous else None
+        self.fortran_map = A if A.flags.f_contiguous and not A.flags.c_contiguous else None
         self.offset, self.dtype, self.width = A.offset, A.dtype, A.shape[1]
 
     def blocks(self, used, chunk_size):
-        everything, mapped = used == list(range(self.width)), self.array is not None
+        everything, mapped = used == list(range(self.width)), self.fortran_map is not None
         for start, block in (self._mapped if mapped else self._read)(chunk_size):
             # A mapped block is copied out of the map; a block read is already this pass's own array.
             yield start, (np.array(block, dtype=np.float64, copy=True if mapped else None) if everything
@@ -254,7 +280,7 @@ class _Npy:
 
     def _mapped(self, chunk_size):
         for start in range(0, self.n_rows, chunk_size):
-            yield start, self.array[start:start + chunk_size]
+            yield start, self.fortran_map[start:start + chunk_size]
 
     def _read(self, chunk_size):
         with open(self.path, "rb") as f:

@@ -42,7 +42,7 @@ from ..moments import Release, symmetrise_matrix, symmetrise_tensor
 from ..privacy import compose
 from ..moments.release import Part
 from ..moments.tensor_moments import TensorBudget, TensorMoments, mean_correction
-from ..solvers.irls import solve_weighted
+from ..solvers.irls import auto_psd_floor, solve_weighted
 from .plan import Plan, Round
 from .report import AnalysisReport
 
@@ -153,8 +153,8 @@ def next_params(plan):
 
 
 def _floor(B):
-    """The PSD floor of a released ``B``: twice its noise's spectral scale, as a single-site fit's ``"auto"``."""
-    return 2.0 * math.sqrt(B.n_features) * B.noise_scale
+    """The PSD floor of a released ``B``: a single-site fit's ``psd_floor="auto"``."""
+    return auto_psd_floor(B.n_features, B.noise_scale)
 
 
 def _solve(A, B):

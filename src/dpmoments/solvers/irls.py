@@ -21,13 +21,14 @@ These functions are pure numerics: the private estimator
 (``estimators/irls.py``) forms the same moments, adds noise and solves.
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._validation import check_data, check_int, check_nonnegative, check_positive, check_vector
 
-__all__ = ["check_p", "irls_weights", "weighted_moments", "solve_weighted", "irls", "IRLSResult"]
+__all__ = ["check_p", "irls_weights", "weighted_moments", "auto_psd_floor", "solve_weighted", "irls", "IRLSResult"]
 
 
 def check_p(p):
@@ -93,6 +94,15 @@ def weighted_moments(X, y, weights):
     A = Xs.T @ y / n
     B = Xs.T @ X / n
     return A, 0.5 * (B + B.T)
+
+
+def auto_psd_floor(d, sigma):
+    """``psd_floor="auto"``: the eigenvalue floor of a ``d x d`` ``B`` released with Gaussian noise of sd ``sigma``.
+
+    The noise's typical spectral norm, ``2 sigma sqrt(d)`` for a symmetric Gaussian matrix: an
+    eigenvalue below it is mostly noise, and solving with it would amplify that noise.
+    """
+    return 2.0 * math.sqrt(d) * sigma
 
 
 def solve_weighted(B, A, floor=0.0):
