@@ -104,9 +104,10 @@ class DataSource:
     def chunks(self, chunk_size=None, progress=None):
         """The streamed ``X`` (or ``(X, y)``) chunks; counts rows into ``self.n_rows``.
 
-        A CSV or Parquet file is parsed ahead, up to :data:`READ_AHEAD_BYTES` in at most :data:`READ_AHEAD_CHUNKS` chunks, in a background thread
-        (its parsing holds no GIL). After the first chunk, ``self.meanwhile()`` (if set) runs once,
-        here, while that thread parses on: the figures' imports cost nothing where they overlap.
+        A CSV or Parquet file is parsed ahead, up to :data:`READ_AHEAD_BYTES` in at most
+        :data:`READ_AHEAD_CHUNKS` chunks, in a background thread (its parsing holds no GIL). After the
+        first chunk, ``self.meanwhile()`` (if set) runs once, here, while that thread parses on: the
+        figures' imports cost nothing where they overlap.
         """
         self.n_rows = 0
         rows = chunk_rows(chunk_size, self.n_features)

@@ -229,9 +229,11 @@ def _select(args, release, names, est_mod):
                        [[names[j], repr(float(est.coef_[j]))] for j in est.selected_])
 
     noise = select_noise(est)
-    stability = (f"selection_probability {est.selection_probability_:.2f}: the share of "
-                 f"{est.uncertainty_['n_draws']} releases redrawn around this one (the same noise law) that choose "
-                 f"the same model; selection_gap {num(est.selection_gap_)} to the runner-up")
+    draws = est.uncertainty_["n_draws"]
+    stability = (f"selection_probability {est.selection_probability_:.2f}: the share of {draws} releases redrawn "
+                 f"around this one (the same noise law) that choose the same model; selection_gap "
+                 f"{num(est.selection_gap_)} to the runner-up" if draws else
+                 "selection_probability 1: one candidate, or a release without noise (nothing redrawn)")
     info = noise.analysis({"estimator": "PrivateModelSelection", "selected": chosen, "phi": est.phi_, "R": est.R_,
                            "estimate": "selected.csv", **json_safe({"selection_probability": est.selection_probability_,
                                                                     "selection_gap": est.selection_gap_})})
