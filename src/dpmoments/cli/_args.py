@@ -17,7 +17,8 @@ from ._numbers import (BOUND_MAX, CHUNK_MAX, CliError, _bound, _bounded_int, _de
 
 __all__ = [
     "CliError", "CLIPPING_HELP", "add_input_arguments", "add_format_arguments", "add_privacy_arguments",
-    "add_output_arguments", "add_figure_arguments", "FIGURE_FORMATS", "DEFAULT_FIGURE_FORMATS", "privacy_options", "parse_columns", "parse_floats", "add_uncentred_argument",
+    "add_output_arguments", "add_figure_arguments", "FIGURE_FORMATS", "DEFAULT_FIGURE_FORMATS",
+    "privacy_options", "parse_columns", "parse_floats", "add_uncentred_argument",
     "default_center",
 ]
 

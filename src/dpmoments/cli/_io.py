@@ -114,10 +114,7 @@ class DataSource:
         if self._zarr is not None:
             stream = iter_chunks(self._zarr, chunk_size=rows, columns=self.columns, target=self.target)
         else:
-            # Parsed formats only: a .npy block is a plain read of its bytes, with nothing to parse.
-            width = self.n_features + (self._table.target_name is not None)
-            ahead = 0 if self.kind == "npy" else max(1, min(READ_AHEAD_CHUNKS, READ_AHEAD_BYTES // (8 * rows * width)))
-            stream = self._table.chunks(rows, ahead=ahead)
+            stream = self._table.chunks(rows, ahead=self._chunks_ahead(rows))
         for chunk in stream:
             n = (chunk[0] if isinstance(chunk, tuple) else chunk).shape[0]
             self.n_rows += n
@@ -127,6 +124,13 @@ class DataSource:
                 work()
             if progress is not None:
                 progress.update(n)
+
+    def _chunks_ahead(self, rows):
+        """How many chunks of ``rows`` rows to parse ahead: none for a .npy (a plain read, nothing to parse)."""
+        if self.kind == "npy":
+            return 0
+        width = self.n_features + (self._table.target_name is not None)
+        return max(1, min(READ_AHEAD_CHUNKS, READ_AHEAD_BYTES // (8 * rows * width)))
 
     def fingerprint(self, progress=None):
         """SHA-256 of the file's bytes (of every file, by relative path, for a Zarr directory)."""

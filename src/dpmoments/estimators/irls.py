@@ -372,7 +372,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        if not (hasattr(fit, "releases") and hasattr(fit, "floor") and len(fit.releases) >= 2):
+        if not (hasattr(fit, "releases") and len(fit.releases) >= 2):
             raise TypeError(f"'fit' must be the IRLSFit of a multi-site 'regress' run; got {type(fit).__name__}.")
         if self.fit_intercept:
             raise ValueError("fit_release takes the sites' rows as they were sent: set fit_intercept=False (add a "
@@ -383,7 +383,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.budget_, self.privacy_, self.neighbours_ = None, fit.guarantee, B.neighbours
         self.n_psd_clipped_, self.privacy_parts_ = tuple(fit.n_psd_clipped), ()
         release_input(self, self.coef_.size)
-        self._set_spread((A.cross_moment, B.second_moment, fit.floor), (noise_law(A), noise_law(B)))
+        floor = auto_psd_floor(B.n_features, B.noise_scale)  # the floor the run solved with (multisite.analyses)
+        self._set_spread((A.cross_moment, B.second_moment, floor), (noise_law(A), noise_law(B)))
         self.privacy_report_ = privacy_report(
             self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=B.randomness,
             fitted_by="fit_release", noise=release_noise("first moment A (final iteration)", A)

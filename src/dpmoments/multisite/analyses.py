@@ -125,8 +125,8 @@ def plan_analysis(name, protocol, sites, n, *, n_features, options=None, composi
 class IRLSFit:
     """Private IRLS across sites: the coefficients and the guarantee they consumed.
 
-    ``coef`` solves the final iteration's released ``B theta = A`` with eigenvalues of ``B`` raised
-    to ``floor``; ``PrivateIRLS.fit_release`` gives them their standard errors.
+    ``coef`` solves the final iteration's released ``B theta = A`` with the eigenvalues of ``B``
+    raised to ``auto_psd_floor``; ``PrivateIRLS.fit_release`` gives them their standard errors.
     """
 
     coef: np.ndarray
@@ -134,7 +134,6 @@ class IRLSFit:
     guarantee: object
     releases: tuple
     n_psd_clipped: tuple
-    floor: float
 
 
 def next_params(plan):
@@ -152,13 +151,9 @@ def next_params(plan):
     return params
 
 
-def _floor(B):
-    """The PSD floor of a released ``B``: a single-site fit's ``psd_floor="auto"``."""
-    return auto_psd_floor(B.n_features, B.noise_scale)
-
-
 def _solve(A, B):
-    return solve_weighted(B.second_moment, A.cross_moment, _floor(B))
+    # a single-site fit's psd_floor="auto"; PrivateIRLS.fit_release computes the coefficients' spread with it
+    return solve_weighted(B.second_moment, A.cross_moment, auto_psd_floor(B.n_features, B.noise_scale))
 
 
 def finish_analysis(plan, result, *, protocol_notes=()):
@@ -194,8 +189,7 @@ def finish_analysis(plan, result, *, protocol_notes=()):
     if a.output == "tensor":
         return _tensor(plan, releases, report), report
     theta, clipped = _solve(releases[-2], releases[-1])
-    return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,),
-                   _floor(releases[-1])), report
+    return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,)), report
 
 
 def _about_mean(location, second, mean):
