@@ -364,6 +364,13 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         The sites' rows are taken as they sent them: ``fit_intercept`` must be False (give every
         site a column of ones for an intercept).
 
+        Privacy: post-processing of the run's releases, so it spends nothing. ``privacy_`` is the
+        run's guarantee against the aggregator, under the releases' neighbouring relation
+        (``neighbours_``, replace-one across sites). The run clipped each site's rows to its public
+        ``row_norm`` R and responses to ``response_bound`` r, with weights at most ``w_max``. Its
+        sensitivities, ``2 w_max R r / N`` for A and ``sqrt(2) w_max R^2 / N`` for B, are those of
+        :meth:`fit`, and ``privacy_report_["noise"]`` lists them.
+
         Parameters
         ----------
         fit : dpmoments.multisite.IRLSFit
