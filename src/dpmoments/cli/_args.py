@@ -124,11 +124,13 @@ def add_format_arguments(group):
                        help="text files have no header row: every line is data and the columns are named x0, x1, ...")
 
 
-def add_input_arguments(parser, target=False):
-    """The data file and which of its columns to use."""
+def add_input_arguments(parser, target=False, cluster=False):
+    """The data file and which of its columns to use (``cluster``: offer ``--scheduler``)."""
     group = parser.add_argument_group("input (read in chunks, never loaded whole)")
     group.add_argument("data", help="a .csv or .tsv (also .gz/.bz2 compressed; a header row unless --no-header), "
-                                    ".parquet, .npy, .npz (scipy.sparse) or Zarr (directory) file")
+                                    ".parquet, .npy, .npz (scipy.sparse) or Zarr (directory) file; a directory of "
+                                    "Parquet files (hive partitions left out unless chosen), a quoted glob "
+                                    "('data/*.parquet'), or an s3://, gs:// or https:// URL (dpmoments[cloud])")
     default = "all but --target" if target else "all"
     group.add_argument("--columns", metavar="A,B,...",
                        help=f"feature columns, in order: names or 0-based positions (default: {default}); files "
@@ -140,6 +142,10 @@ def add_input_arguments(parser, target=False):
                        help="rows per chunk of the streaming pass (default: about 64 MiB of data, 1024 to 65536 rows)")
     group.add_argument("--fingerprint", action="store_true", help=FINGERPRINT_HELP)
     group.add_argument("--no-fingerprint", action="store_true", help=argparse.SUPPRESS)  # the old default's switch
+    if cluster:
+        from ._cluster import add_scheduler_argument
+
+        add_scheduler_argument(group)
 
 
 #: What a moment command may choose privately (``add_privacy_arguments(private=...)``).

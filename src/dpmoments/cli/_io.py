@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..moments import iter_chunks
+from ..moments.file_sets import is_file_set
 from ..moments.tables import open_table
 from ._args import CliError, parse_columns, parse_target
 
@@ -70,12 +71,13 @@ class DataSource:
     def __init__(self, path, columns=None, target=None, *, delimiter=None, header=None, by_name=False,
                  meanwhile=None):
         self.given, self.path, self.meanwhile = str(path), Path(path), meanwhile
-        if not self.path.exists():
+        self.several = is_file_set(self.given)  # a Parquet directory, a glob or a URL: the one reader's file sets
+        if not self.several and not self.path.exists():
             raise CliError(f"no such data file: '{path}'")
         self.columns, self.target = ((columns, target) if by_name else (parse_columns(columns), parse_target(target)))
         self.delimiter = _FILE_OPTIONS["delimiter"] if delimiter is None else delimiter
         self.header = _FILE_OPTIONS["header"] if header is None else header
-        if self.path.is_dir():
+        if self.path.is_dir() and not self.several:
             self.kind, self._table, self._zarr = "zarr", None, _open_zarr(self.path)
             names = [f"x{j}" for j in range(self._zarr.shape[1])]
             # Checks the column selection now, before any work.
@@ -85,13 +87,18 @@ class DataSource:
         else:
             self._zarr = None
             try:
-                self._table = open_table(self.path, columns=self.columns, target=self.target,
-                                         delimiter=self.delimiter, header=self.header)
-            except FileNotFoundError as exc:
+                self._table = open_table(self.given if self.several else self.path, columns=self.columns,
+                                         target=self.target, delimiter=self.delimiter, header=self.header)
+            except (FileNotFoundError, ImportError) as exc:
                 raise CliError(str(exc)) from None
             self.kind, self.all_names, self.total_rows = self._table.format, self._table.names, self._table.n_rows
             self.feature_names = self._table.feature_names
         self.n_rows = None
+
+    @property
+    def notes(self):
+        """The reader's one-line notes (hive partition columns left out of the numbers)."""
+        return list(getattr(getattr(self._table, "_backend", None), "notes", ()))
 
     @property
     def _text(self):
@@ -132,12 +139,21 @@ class DataSource:
         width = self.n_features + (self._table.target_name is not None)
         return max(1, min(READ_AHEAD_CHUNKS, READ_AHEAD_BYTES // (8 * rows * width)))
 
+    def _files(self):
+        if not self.several:
+            return _files(self.path)
+        members = self._table._backend.members  # noqa: SLF001 - the file set the one reader resolved
+        if any(m.filesystem is not None for m in members):
+            raise CliError("--fingerprint reads local files only; fingerprint a URL's files where they are stored")
+        return [Path(m.path) for m in members]
+
     def fingerprint(self, progress=None):
-        """SHA-256 of the file's bytes (of every file, by relative path, for a Zarr directory)."""
+        """SHA-256 of the file's bytes (of every file, by relative path, for a Zarr directory or a file set)."""
         digest, size = hashlib.sha256(), 0
-        for file in _files(self.path):
-            if self.path.is_dir():
-                digest.update(str(file.relative_to(self.path)).encode() + b"\0")
+        for file in self._files():
+            if self.path.is_dir() or self.several:
+                named = file.relative_to(self.path) if self.path.is_dir() else file
+                digest.update(str(named).encode() + b"\0")
             with open(file, "rb") as f:
                 for block in iter(lambda: f.read(1 << 20), b""):
                     digest.update(block)
@@ -147,7 +163,7 @@ class DataSource:
         return {"sha256": digest.hexdigest(), "bytes": size}
 
     def nbytes(self):
-        return sum(f.stat().st_size for f in _files(self.path))
+        return sum(f.stat().st_size for f in self._files())
 
     def describe(self):
         """The input as the report states it: the path as given (never resolved), format and columns."""

@@ -14,6 +14,7 @@ from ..moments.readers import KeptPasses
 from ..privacy import calibrate_gaussian, calibrate_laplace, zcdp_to_approx_dp
 from ._args import _epsilon, privacy_options
 from ._choices import bound_budget, center_budget, check_choices, too_few_rows_hint
+from ._cluster import ClusterSource, on_cluster, print_notes, scheduler_address
 from ._io import DataSource, chunk_rows
 from ._output import check_destination, figures_ahead
 from ._progress import Progress
@@ -21,13 +22,29 @@ from ._progress import Progress
 __all__ = ["second_moment_release", "private_autos", "expected_noise_error", "noise_sd"]
 
 
-def second_moment_release(args):
-    """Open ``args.data``, fingerprint it, and release its second moment; returns (source, release, fingerprint)."""
+def second_moment_release(args, check=None):
+    """Open ``args.data``, fingerprint it, and release its second moment; returns (source, release, fingerprint).
+
+    With a scheduler (``--scheduler``, ``DASK_SCHEDULER_ADDRESS``) the cluster's workers open the data and
+    run every pass (:mod:`._cluster`); this process holds the partial sums only. ``check(source)``, if
+    given, runs once the input is open and the privacy options are checked, before any pass.
+    """
     out = getattr(args, "out", None)
     if out is not None:
         check_destination(out, args.force)
-    source = DataSource(args.data, args.columns, getattr(args, "target", None), meanwhile=figures_ahead(args))
+    address = scheduler_address(args)
+    if address is None:
+        source = DataSource(args.data, args.columns, getattr(args, "target", None), meanwhile=figures_ahead(args))
+        return _release(source, args, check)
+    with on_cluster(address) as client:
+        return _release(ClusterSource(client, args.data, args.columns, getattr(args, "target", None)), args, check)
+
+
+def _release(source, args, check):
+    print_notes(source, args.quiet)
     kwargs = privacy_options(args, source.n_features)
+    if check is not None:
+        check(source)
     autos = private_autos(args, kwargs)
     if getattr(args, "private_choices", ()):
         check_choices(args, autos)
@@ -39,6 +56,12 @@ def second_moment_release(args):
         with Progress("fingerprint", total=source.nbytes(), unit="bytes", enabled=show) as bar:
             fingerprint = source.fingerprint(bar)
     rows = chunk_rows(args.chunk_size, source.n_features)
+    if isinstance(source, ClusterSource):
+        label = f"reading {source.path.name} on the cluster" + (" (one pass per private choice)" if autos else "")
+        with source.progress(label, None if autos else source.total_rows, show):
+            release = _private_release(source.data, kwargs, args) if autos else \
+                release_second_moment(source.data, **kwargs)
+        return source, release, fingerprint
     if autos:
         with Progress(f"reading {source.path.name} (one pass per private choice)", enabled=show) as bar:
             release = _private_release(Rereadable(source, rows, bar), kwargs, args)

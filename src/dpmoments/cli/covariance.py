@@ -48,7 +48,7 @@ CONSOLE_PAIRS = 5
 
 
 def add_arguments(parser):
-    add_input_arguments(parser)
+    add_input_arguments(parser, cluster=True)
     add_privacy_arguments(parser, secure=True, private=PRIVATE_ALL, auto_default=True)
     add_uncentred_argument(parser, "release")
     parser.add_argument("--psd-floor", default="0", metavar="FLOOR",

@@ -16,8 +16,7 @@ import math
 import numpy as np
 
 from ._args import (PRIVATE_ALL, CliError, add_input_arguments, add_output_arguments, add_privacy_arguments,
-                    add_uncentred_argument, default_center, privacy_options)
-from ._io import DataSource
+                    add_uncentred_argument, default_center)
 from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, json_safe, num, table
 from ._output import ResultsDir, check_destination
 from ._release import noise_sd, second_moment_release
@@ -53,7 +52,7 @@ writes: components.npy/.csv, explained_variance.csv (with se, interval, signal_t
 
 
 def add_arguments(parser):
-    add_input_arguments(parser)
+    add_input_arguments(parser, cluster=True)
     add_privacy_arguments(parser, secure=True, private=PRIVATE_ALL, auto_default=True)
     add_uncentred_argument(parser, "principal components")
     group = parser.add_argument_group("estimator (post-processing: no extra privacy cost)")
@@ -94,11 +93,13 @@ def run(args):
     from ..estimators.pca import PCAFit  # PrivatePCA's logic without scikit-learn (its import costs ~1.2 s)
 
     check_destination(args.out, args.force)
-    d = DataSource(args.data, args.columns).n_features
     default_center(args)
-    privacy_options(args, d)  # the bound and epsilon first: the refusal that matters most
+    # The bound and epsilon are checked first (the refusal that matters most), then the components, both
+    # once the input is open and before any pass over it.
+    source, release, fingerprint = second_moment_release(
+        args, check=lambda opened: check_components(args.n_components, opened.n_features))
+    d = source.n_features
     k = check_components(args.n_components, d)
-    source, release, fingerprint = second_moment_release(args)
     est = PCAFit(n_components=k, n_draws=draws(args, d, auto=True), level=args.level,
                  rng=args.seed).fit_release(release)
     names = source.feature_names

@@ -59,7 +59,7 @@ CONSOLE_EDGES = 12
 
 
 def add_arguments(parser):
-    add_input_arguments(parser)
+    add_input_arguments(parser, cluster=True)
     add_privacy_arguments(parser, secure=True, private=PRIVATE_ALL, auto_default=True)
     add_uncentred_argument(parser, "estimate the precision")
     group = parser.add_argument_group("estimator (post-processing: no extra privacy cost)")

@@ -61,7 +61,7 @@ CONSOLE_COORDS = 6
 
 
 def add_arguments(parser):
-    add_input_arguments(parser)
+    add_input_arguments(parser, cluster=True)
     add_memory_arguments(parser)
     add_privacy_arguments(parser, private=("row_norm",), auto_default=True)
     parser.set_defaults(row_norm=None)  # auto for mog, set in _check: stm refuses any --row-norm it is given

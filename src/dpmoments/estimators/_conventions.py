@@ -22,6 +22,7 @@ from .._rng import noise_source
 from .._validation import check_data
 from ..exceptions import PrivacyLeakWarning
 from ..moments.dask_moments import is_dask_collection, names_only
+from ..moments.file_sets import is_file_set
 from ..moments.tables import same_file_version
 from ..privacy.relations import describe_relation
 
@@ -198,7 +199,7 @@ def fit_input(estimator, X):
     release streams it): the names are forgotten and the width is the
     release's.
     """
-    if isinstance(X, (str, os.PathLike)) or _chunk_stream(X):
+    if isinstance(X, (str, os.PathLike)) or is_file_set(X) or _chunk_stream(X):
         vars(estimator).pop("feature_names_in_", None)  # what scikit-learn's check does for input without names
         return None
     _check_unique_columns(X)

@@ -10,13 +10,14 @@ import numpy as np
 from .._validation import check_data
 from ..moments import iter_chunks
 from ..moments.dask_moments import is_dask_collection
+from ..moments.file_sets import is_file_set
 
 __all__ = ["n_features_of", "out_of_core"]
 
 
 def out_of_core(X):
     """A dask collection or a file path: released by streaming, never loaded whole here."""
-    return is_dask_collection(X) or isinstance(X, (str, os.PathLike))
+    return is_dask_collection(X) or isinstance(X, (str, os.PathLike)) or is_file_set(X)
 
 
 def n_features_of(X):
@@ -28,7 +29,7 @@ def n_features_of(X):
         if getattr(X, "ndim", 2) != 2:
             raise ValueError(f"'X' must be 2-D with shape (n_samples, n_features); got {X.ndim}-D.")
         return len(X.columns) if hasattr(X, "columns") else int(X.shape[1])
-    if isinstance(X, (str, os.PathLike)) or _rereadable_stream(X):
+    if isinstance(X, (str, os.PathLike)) or is_file_set(X) or _rereadable_stream(X):
         first = next(iter(iter_chunks(X, chunk_size=1)))
         return (first[0] if isinstance(first, tuple) else first).shape[1]
     return (X if isinstance(X, np.ndarray) and X.ndim == 2 else check_data(X)).shape[1]

@@ -20,6 +20,7 @@ import numpy as np
 
 from dpmoments._validation import check_data, check_positive, check_vector
 from dpmoments.moments.bounds import _clip_responses, _clip_rows
+from dpmoments.moments.file_sets import is_file_set
 from dpmoments.moments.readers import iter_chunks
 from dpmoments.moments.sparse_sums import is_sparse_source, sparse_moment_sums
 from dpmoments.moments.sums import MomentSums, expand_third, third_rows
@@ -113,7 +114,8 @@ def accumulate_moments(chunks, *, row_norm=None, entry_bound=None, response_boun
         raise TypeError(f"'third' must be True or False; got {type(third).__name__} {third!r}.")
     if is_sparse_source(chunks):
         return _sparse_sums(chunks, row_norm, entry_bound, response_bound, bool(third), center)
-    if isinstance(chunks, (str, bytes, tuple)) or hasattr(chunks, "__array__") or not hasattr(chunks, "__iter__"):
+    if isinstance(chunks, (str, bytes, tuple)) or hasattr(chunks, "__array__") or not hasattr(chunks, "__iter__") \
+            or is_file_set(chunks):
         chunks = iter_chunks(chunks, chunk_size=_chunk_rows(chunks))
     state = _State(clip, response_bound, bool(third), center)
     for k, item in enumerate(chunks):

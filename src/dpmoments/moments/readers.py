@@ -20,6 +20,7 @@ from dpmoments._validation import as_float_array, check_int
 
 from ._chunking import resolve_columns as _resolve
 from ._chunking import split as _split
+from .file_sets import is_file_set
 from .tables import open_table
 
 __all__ = ["iter_chunks", "KeptPasses", "KEEP_PARSED_BYTES"]
@@ -43,6 +44,9 @@ def iter_chunks(source, *, chunk_size=65536, columns=None, target=None, delimite
           (also ``.gz``/``.bz2`` compressed), a ``.parquet``/``.pq``, ``.npy``
           or ``.npz`` (``scipy.sparse.save_npz``) file, streamed in memory
           that does not grow with the file (see :func:`~dpmoments.moments.tables.open_table`);
+        * several files read as one table: a directory of Parquet files (hive partitions), a glob,
+          a list or tuple of paths, or a URL (``s3://``, ``gs://``, ``https://``; see
+          :mod:`~dpmoments.moments.file_sets`). A list of paths is never read as data;
         * a dask array: its row blocks are computed one at a time;
         * any other iterable (a list, a generator) of ``X`` chunks or
           ``(X, y)`` tuples: passed through unchanged and unchecked
@@ -90,7 +94,7 @@ def iter_chunks(source, *, chunk_size=65536, columns=None, target=None, delimite
     [(2, 2), (2, 2), (1, 2)]
     """
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
-    if isinstance(source, (str, os.PathLike)):
+    if isinstance(source, (str, os.PathLike)) or is_file_set(source):
         table = open_table(source, columns=columns, target=target, delimiter=delimiter, header=header)
         return table.chunks(chunk_size)
     if delimiter is not None or header is not True:

@@ -81,9 +81,18 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True):
     ``release_*`` function or a private estimator. No neighbouring relation or sensitivity applies
     here; error messages name the file, line and column of a problem, never a value read from it.
     """
+    from .file_sets import is_file_set
+
+    if is_file_set(path):
+        return _open_file_set(path, columns, target, delimiter, header)
     path = Path(path)
     where = f"file '{path}'"
     kind, compression = _format(path)
+    return Table(path, kind, _backend(path, where, kind, compression, delimiter, header), columns, target)
+
+
+def _backend(path, where, kind, compression, delimiter, header, source=None):
+    """The reader of one file of a known format (``source``: a remote Parquet file's opened input)."""
     if delimiter is not None and kind not in _TEXT:
         raise ValueError(f"a delimiter (--delimiter; delimiter=) applies to .csv/.tsv files; {where} is {kind}.")
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\r\n\""):
@@ -92,12 +101,32 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True):
         backend = CsvFile(path, where, delimiter=delimiter or _TEXT[kind], header=bool(header),
                           compression=compression)
         _refuse_numeric_names(backend.names, where, header)
-    elif not header:
+        return backend
+    if not header:
         raise ValueError(f"reading without a header (--no-header; header=False) applies to .csv/.tsv files; {where} "
                          f"is {kind}.")
-    else:
-        backend = {"npy": _Npy, "parquet": _Parquet, "npz": _Npz}[kind](path, where)
-    return Table(path, kind, backend, columns, target)
+    if source is not None:
+        if kind != "parquet":
+            raise ValueError(f"{where}: only Parquet is read from a URL; got {kind}.")
+        return _Parquet(path, where, source)
+    return {"npy": _Npy, "parquet": _Parquet, "npz": _Npz}[kind](path, where)
+
+
+def _open_file_set(source, columns, target, delimiter, header):
+    """A directory, glob, list of files or URL as one :class:`Table` (:mod:`.file_sets`)."""
+    from .file_sets import FileSet, describe, open_input
+
+    def open_member(member):
+        kind, compression = format_of(member.path, member.where)
+        remote = None if member.filesystem is None else open_input(member)
+        return _backend(member.path, member.where, kind, compression, delimiter, header, remote)
+
+    files = FileSet(source, open_member=open_member)
+    if columns is None:
+        name = files.names[target] if isinstance(target, int) and -len(files.names) <= target < len(files.names) \
+            else target
+        columns = files.default_columns(name)
+    return Table(describe(source), files.format, files, columns, target)
 
 
 def _format(path):
@@ -107,15 +136,21 @@ def _format(path):
     except FileNotFoundError:
         raise FileNotFoundError(f"No such data file: '{path}'.") from None
     if stat.S_ISDIR(mode):
-        raise ValueError(f"'{path}' is a directory; give one {', '.join(EXTENSIONS)} file.")
+        raise ValueError(f"'{path}' is a Zarr store; read it with dask (open_zarr_array) or the command line.")
     if not stat.S_ISREG(mode):
         raise ValueError(f"'{path}' is not a regular file (a named pipe, socket or device?): it is read more than "
                          "once (checked, then streamed), so save the data to a file first.")
-    suffixes = [s.lower() for s in path.suffixes] or [""]
+    return format_of(path, f"'{path}'")
+
+
+def format_of(path, where):
+    """``(format, compression)`` from a file name's extension (local or remote)."""
+    raw = Path(os.fspath(path).rsplit("/", 1)[-1]).suffixes
+    suffixes = [s.lower() for s in raw] or [""]
     compression = suffixes[-1] if suffixes[-1] in COMPRESSIONS else None
     ext = (suffixes[-2] if len(suffixes) > 1 else "") if compression else suffixes[-1]
     if ext not in EXTENSIONS or (compression and ext not in (".csv", ".tsv")):
-        raise ValueError(f"Cannot read '{path}': unknown extension {''.join(path.suffixes[-2:])!r}; supported: "
+        raise ValueError(f"Cannot read {where}: unknown extension {''.join(raw[-2:])!r}; supported: "
                          f"{', '.join(EXTENSIONS)} (.csv and .tsv also compressed as .gz or .bz2).")
     return {".pq": "parquet"}.get(ext, ext[1:]), compression
 
@@ -305,7 +340,7 @@ def _pandas_index(schema):
 
 
 class _Parquet:
-    def __init__(self, path, where):
+    def __init__(self, path, where, source=None):
         try:
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -313,7 +348,8 @@ class _Parquet:
             raise ImportError(f"Reading {where} needs pyarrow: pip install pyarrow") from exc
         try:
             # No pre-buffering and 1 MiB read buffers: memory stays about one batch whatever the row groups.
-            self.file = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20, memory_map=False)
+            self.file = pq.ParquetFile(path if source is None else source, pre_buffer=False, buffer_size=1 << 20,
+                                       memory_map=False)
         except (pa.ArrowException, OSError):
             raise ValueError(f"Could not read {where} as Parquet (not a Parquet file, or damaged).") from None
         schema = self.file.schema_arrow
@@ -323,15 +359,8 @@ class _Parquet:
         self.types = {name: schema.field(name).type for name in self.names}
 
     def check(self, used):
-        import pyarrow as pa
-
         for name in (self.names[j] for j in used):
-            kind = self.types[name]
-            if pa.types.is_dictionary(kind):
-                kind = kind.value_type
-            if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)
-                    or pa.types.is_decimal(kind)):
-                raise ValueError(f"{self.where}: column {name!r} has type {self.types[name]}; expected numbers.")
+            check_parquet_type(name, self.types[name], self.where)
 
     def blocks(self, used, chunk_size):
         import pyarrow as pa
@@ -352,6 +381,16 @@ class _Parquet:
             block = pa.RecordBatch.from_arrays(columns, names=names).to_tensor(null_to_nan=True, row_major=True)
             yield start, block.to_numpy()
             start += batch.num_rows
+
+
+def check_parquet_type(name, kind, where):
+    """Refuse a Parquet column that does not hold numbers (named, with its type)."""
+    import pyarrow as pa
+
+    value = kind.value_type if pa.types.is_dictionary(kind) else kind
+    if not (pa.types.is_integer(value) or pa.types.is_floating(value) or pa.types.is_boolean(value)
+            or pa.types.is_decimal(value)):
+        raise ValueError(f"{where}: column {name!r} has type {kind}; expected numbers.")
 
 
 class _Npz:

@@ -1,0 +1,255 @@
+"""A data file (or a set of files) as a dask array read by the workers, in pieces of bounded memory.
+
+:func:`open_dask_table` is what the command line's ``--scheduler`` runs on: every format the one
+reader (:func:`~dpmoments.moments.tables.open_table`) knows, plus Zarr stores, become a dask
+array of the selected columns (and one of the response) whose blocks are read *inside the
+workers' tasks*, so no row passes through the client. The columns and the pieces are worked
+out by a first small task (on a worker when a ``distributed`` client is active: the client
+needs no access to the files), from the files' headers and footers only.
+
+=================  ==========================================================================
+source             one block of the array
+=================  ==========================================================================
+Parquet            a run of row groups of one file (about :data:`PIECE_BYTES` of the selected
+(file, directory,  columns), read in record batches straight into the block: the task holds
+glob, list, URL)   the block plus one batch, about 1x the block's numbers
+Zarr store         the stored row chunks (:func:`~.dask_moments.open_zarr_array`)
+``.npy``           a row range read with one positioned read (:func:`~.dask_moments.open_npy_array`)
+CSV/TSV, ``.npz``  one whole file (text is not split without parsing it): a task holds the file's
+                   numbers, so split a large text file into several (a glob reads them all)
+=================  ==========================================================================
+
+Every block reports its row count as a ``distributed`` event (topic :data:`PROGRESS_TOPIC`),
+so the client can show progress; nothing else about the rows leaves the task. Problems are
+named by file, column and row, never by value.
+"""
+
+import os
+
+import numpy as np
+
+from ._chunking import checked
+
+__all__ = ["open_dask_table", "DaskTable", "PROGRESS_TOPIC", "PIECE_BYTES"]
+
+#: Selected numbers per Parquet block (64 MiB): one task holds about this much.
+PIECE_BYTES = 64 << 20
+#: The ``distributed`` event topic each block's row count is logged to.
+PROGRESS_TOPIC = "dpmoments-rows"
+_BATCH_ROWS = 65536
+
+
+class DaskTable:
+    """The opened source: ``X`` (and ``y``) dask arrays, the names, and what the footers say.
+
+    Attributes: ``X``, ``y`` (None without a target), ``names``, ``feature_names``, ``target_name``,
+    ``format``, ``n_rows`` (None when only reading counts them), ``notes``, ``n_blocks``.
+    """
+
+    def __init__(self, X, y, info):
+        self.X, self.y = X, y
+        self.names, self.feature_names = info["names"], info["feature_names"]
+        self.target_name, self.format = info["target_name"], info["format"]
+        self.n_rows, self.notes, self.n_blocks = info["n_rows"], info["notes"], X.numblocks[0]
+
+
+def open_dask_table(source, *, columns=None, target=None, delimiter=None, header=True, piece_bytes=PIECE_BYTES):
+    """A file, a Zarr store or a set of files as dask arrays read block by block on the workers.
+
+    Parameters
+    ----------
+    source : str, os.PathLike, or list of them
+        As :func:`~dpmoments.moments.tables.open_table` (one file, a Parquet directory, a glob, a
+        list, a URL), or a Zarr store (a directory).
+    columns, target, delimiter, header
+        As :func:`~dpmoments.moments.tables.open_table`; a Zarr store's columns are ``x0, x1, ...``.
+    piece_bytes : int
+        The selected numbers one Parquet block holds at most (whole row groups; one row group
+        larger than this is one block).
+
+    Returns
+    -------
+    DaskTable
+
+    Privacy
+    -------
+    Reads private data but releases nothing: the arrays hold exact rows, to be passed to a
+    ``release_*`` function or a private estimator, which run their passes as tasks.
+    """
+    import dask
+
+    source = [_absolute(p) for p in source] if isinstance(source, (list, tuple)) else _absolute(source)
+    plan = dask.delayed(_plan, pure=False)(source, columns, target, delimiter, header, piece_bytes).compute()
+    if plan["kind"] == "array":
+        X, y = _array_source(source, plan)
+    else:
+        X, y = _pieces_source(plan)
+    return DaskTable(X, y, plan)
+
+
+def _absolute(path):
+    """A local path as the workers must see it (their working directory is not the client's)."""
+    from .file_sets import is_url
+
+    text = os.fspath(path)
+    return text if is_url(text) else os.path.abspath(text)
+
+
+def _plan(source, columns, target, delimiter, header, piece_bytes):
+    """The names, selection and pieces of ``source`` (runs as a task: only headers and footers are read)."""
+    from .file_sets import is_file_set
+    from .tables import open_table
+
+    if isinstance(source, str) and os.path.isdir(source) and not is_file_set(source):
+        return _zarr_plan(source, columns, target)
+    table = open_table(source, columns=columns, target=target, delimiter=delimiter, header=header)
+    backend = table._backend  # noqa: SLF001 - this module is the table's dask face, in the same package
+    used = [table.names.index(n) for n in table.feature_names] + (
+        [] if table.target_name is None else [table.names.index(table.target_name)])
+    info = dict(names=table.names, feature_names=table.feature_names, target_name=table.target_name,
+                format=table.format, n_rows=table.n_rows, notes=list(getattr(backend, "notes", [])),
+                used_names=[table.names[j] for j in used], delimiter=delimiter, header=header,
+                where=str(table.path))
+    if table.format == "npy" and not hasattr(backend, "members"):
+        return dict(info, kind="array", used=used)
+    members = getattr(backend, "members", None)
+    from .file_sets import Member
+
+    members = members if members is not None else [Member(os.path.abspath(os.fspath(source)))]
+    partitions = getattr(backend, "partition_names", ())
+    return dict(info, kind="pieces", pieces=_pieces(members, table, partitions, used, piece_bytes),
+                partitions=tuple(partitions))
+
+
+def _zarr_plan(path, columns, target):
+    from ._chunking import resolve_columns
+    from .dask_moments import open_zarr_array
+
+    shape = open_zarr_array(path).shape
+    names = [f"x{j}" for j in range(shape[1])]
+    feats, t = resolve_columns(columns, target, names, len(names), f"Zarr store '{path}'")
+    return dict(kind="array", names=names, feature_names=[names[j] for j in feats],
+                target_name=None if t is None else names[t], format="zarr", n_rows=int(shape[0]), notes=[],
+                used=feats + ([] if t is None else [t]), used_names=None)
+
+
+def _pieces(members, table, partitions, used, piece_bytes):
+    """``(member, row groups or None, rows or None, first row)`` for every block."""
+    width = max(1, len(used))
+    out = []
+    for m in members:
+        if table.format != "parquet":
+            out.append((m, None, None, 0))
+            continue
+        meta = _parquet_file(m).metadata
+        group, rows, first, at = [], 0, 0, 0
+        for g in range(meta.num_row_groups):
+            n = meta.row_group(g).num_rows
+            if group and (rows + n) * width * 8 > piece_bytes:
+                out.append((m, group, rows, first))
+                group, rows, first = [], 0, at
+            group.append(g)
+            rows, at = rows + n, at + n
+        if rows:
+            out.append((m, group, rows, first))
+    return out
+
+
+def _parquet_file(member):
+    import pyarrow.parquet as pq
+
+    from .file_sets import open_input
+
+    return pq.ParquetFile(open_input(member), pre_buffer=False, buffer_size=1 << 20, memory_map=False)
+
+
+def _array_source(source, plan):
+    """Zarr and ``.npy``: their own row-block readers, the selected columns taken inside each task."""
+    from .dask_moments import open_npy_array, open_zarr_array
+
+    arr = open_zarr_array(source) if plan["format"] == "zarr" else open_npy_array(source)
+    feats, rest = plan["used"][:len(plan["feature_names"])], plan["used"][len(plan["feature_names"]):]
+    X = _reported(arr if feats == list(range(arr.shape[1])) else arr[:, feats])
+    y = None if not rest else arr[:, rest[0]]
+    return X, y
+
+
+def _reported(x):
+    """``x`` with each block's row count logged for the client's progress (fused into the read)."""
+    return x.map_blocks(_report_rows, dtype=x.dtype)
+
+
+def _report_rows(block):
+    try:
+        from distributed import get_worker
+
+        get_worker().log_event(PROGRESS_TOPIC, int(block.shape[0]))
+    except (ImportError, ValueError):  # not on a distributed worker: nobody to tell
+        pass
+    return block
+
+
+def _pieces_source(plan):
+    import dask
+    import dask.array as da
+
+    k = len(plan["feature_names"])
+    blocks = []
+    for member, groups, rows, first in plan["pieces"]:
+        part = dask.delayed(_read_piece, pure=True)(member, groups, rows, first, plan)
+        shape = (np.nan if rows is None else rows, len(plan["used_names"]))
+        blocks.append(da.from_delayed(part, shape=shape, dtype=np.float64))
+    if not blocks:
+        raise ValueError(f"'{plan['where']}' has no data rows.")
+    A = da.concatenate(blocks, axis=0) if len(blocks) > 1 else blocks[0]
+    if plan["target_name"] is None:
+        return A, None
+    return A[:, :k], A[:, k]
+
+
+def _read_piece(member, groups, rows, first, plan):
+    """One block: the selected columns of a run of row groups (Parquet) or of one whole file."""
+    names = plan["used_names"]
+    if groups is None:
+        out = np.concatenate([b for _, b in _whole_file(member, plan)] or [np.empty((0, len(names)))])
+        return _report_rows(out)
+    partitions = plan["partitions"]
+    own = [n for n in names if n not in partitions]
+    out = np.empty((rows, len(names)))
+    for n in names:
+        if n in partitions:
+            out[:, names.index(n)] = member.partition[n]
+    cols = [names.index(n) for n in own]
+    at = 0
+    for start, block in checked(_batches(member, groups, own, first), member.where, [repr(n) for n in own],
+                                lambda r: f"row {r} (0-based) of that file"):
+        out[at:at + block.shape[0], cols] = block
+        at += block.shape[0]
+    if at != rows:
+        raise ValueError(f"{member.where} has fewer rows than its footer says (was it rewritten while read?).")
+    return _report_rows(out)
+
+
+def _batches(member, groups, names, first):
+    import pyarrow as pa
+
+    f = _parquet_file(member)
+    start = first
+    try:
+        for batch in f.iter_batches(batch_size=_BATCH_ROWS, row_groups=groups, columns=names or None):
+            if not names:
+                yield start, np.empty((batch.num_rows, 0))
+            else:
+                cols = [batch.column(n).cast(pa.float64(), safe=False) for n in names]
+                yield start, pa.RecordBatch.from_arrays(cols, names=names).to_tensor(
+                    null_to_nan=True, row_major=True).to_numpy()
+            start += batch.num_rows
+    except (pa.ArrowException, OSError):
+        raise ValueError(f"{member.where}: damaged Parquet data after row {start}.") from None
+
+
+def _whole_file(member, plan):
+    from .tables import open_table
+
+    table = open_table(member.path, columns=plan["used_names"], delimiter=plan["delimiter"], header=plan["header"])
+    return ((0, c) for c in table.chunks(_BATCH_ROWS))
