@@ -260,7 +260,11 @@ THIRD_PARTY = {
     "statsmodels": {"reproduce"},
     "pyarrow": {"moments"},
     "pandas": {"moments"},
-    "dask": {"moments", "cli/_io.py"},
+    "dask": {"moments", "cli/_io.py", "cli/_cluster.py"},
+    # The cluster scheduler: the command line's --scheduler client, and the workers' progress events.
+    "distributed": {"cli/_cluster.py", "moments/dask_tables.py"},
+    # Remote files (s3://, gs://, https://) for the one reader's file sets.
+    "fsspec": {"moments/file_sets.py"},
     "zarr": {"moments"},
     # The transports of the multi-site wing (flower/ until the multisite package replaces it).
     "flwr": {"flower", "multisite/flower.py", "multisite/_supernode.py", "cli/_serverapp.py"},

@@ -240,7 +240,7 @@ def test_path_errors(tmp_path):
         iter_chunks(tmp_path / "missing.csv")
     with pytest.raises(ValueError, match=r"unknown extension '\.txt'.*\.npy"):
         iter_chunks(_write(tmp_path, "d.txt", "a\n1\n"))
-    with pytest.raises(ValueError, match="is a directory"):
+    with pytest.raises(ValueError, match=r"is a directory holding a file that is not Parquet \('.*d\.txt'\)"):
         iter_chunks(tmp_path)
 
 

@@ -143,10 +143,12 @@ def add_input_arguments(parser, target=False, cluster=False):
     group.add_argument("--fingerprint", action="store_true", help=FINGERPRINT_HELP)
     group.add_argument("--no-fingerprint", action="store_true", help=argparse.SUPPRESS)  # the old default's switch
     if cluster:
-        from ._cluster import add_scheduler_argument
+        group.add_argument("--scheduler", metavar="ADDRESS", help=SCHEDULER_HELP)
 
-        add_scheduler_argument(group)
 
+SCHEDULER_HELP = ("run the passes on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786): the workers "
+                  "open the data, which must be at the same path for them; default: DASK_SCHEDULER_ADDRESS or the "
+                  "dask configuration's scheduler-address, if set; 'none' runs here (docs/cluster.md)")
 
 #: What a moment command may choose privately (``add_privacy_arguments(private=...)``).
 PRIVATE_ALL = ("row_norm", "center", "scale")

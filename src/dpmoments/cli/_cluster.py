@@ -15,17 +15,10 @@ from pathlib import Path
 from ._args import CliError
 from ._progress import Progress
 
-__all__ = ["add_scheduler_argument", "scheduler_address", "ClusterSource", "on_cluster"]
+__all__ = ["scheduler_address", "ClusterSource", "on_cluster", "print_notes"]
 
-SCHEDULER_HELP = ("run the passes on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786): the workers "
-                  "open the data, which must be at the same path for them; default: DASK_SCHEDULER_ADDRESS or the "
-                  "dask configuration's scheduler-address, if set; 'none' runs here (docs/cluster.md)")
 #: How long to wait for the scheduler to answer.
 CONNECT_TIMEOUT = "15s"
-
-
-def add_scheduler_argument(group):
-    group.add_argument("--scheduler", metavar="ADDRESS", help=SCHEDULER_HELP)
 
 
 def scheduler_address(args):
@@ -80,8 +73,8 @@ class ClusterSource:
         try:
             self.table = open_dask_table(self.given, columns=self.columns, target=self.target,
                                          delimiter=_FILE_OPTIONS["delimiter"], header=_FILE_OPTIONS["header"])
-        except FileNotFoundError as exc:
-            raise CliError(str(exc)) from None
+        except FileNotFoundError as exc:  # found missing by a worker, which was given the absolute path
+            raise CliError(str(exc).replace(os.path.abspath(self.given), self.given)) from None
         self.kind, self.feature_names = self.table.format, self.table.feature_names
         self.all_names, self.total_rows, self.n_rows = self.table.names, self.table.n_rows, None
         self.delimiter, self.header = _FILE_OPTIONS["delimiter"], _FILE_OPTIONS["header"]

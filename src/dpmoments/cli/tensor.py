@@ -22,7 +22,8 @@ from ._args import (CliError, _bounded_int, _center, _nonnegative_bound, add_inp
                     add_output_arguments, add_privacy_arguments)
 from ._choices import bound_budget, check_choices, choices_lines, choices_report, too_few_rows_hint
 from ._noise import AUTO_MAX_TENSOR, Noise, add_uncertainty_arguments, draws, interval_text, json_safe, num, table
-from ._output import ResultsDir
+from ._cluster import ClusterSource, on_cluster, print_notes, scheduler_address
+from ._output import ResultsDir, check_destination
 from ._progress import Progress
 from ._release import Rereadable, epsilon_grid
 from ._report import privacy_report, randomness_text
@@ -134,11 +135,27 @@ def _word_ids(X, D, path):
 
 
 def run(args):
+    """The run, on a dask cluster's workers with ``--scheduler`` (mixtures of Gaussians: their moments stream)."""
+    address = scheduler_address(args)
+    if address is None:
+        return _run(args, None)
+    if args.model != "mog":
+        raise CliError(f"--scheduler applies to --model mog; --model {args.model} reads its documents into memory")
+    with on_cluster(address) as client:
+        return _run(args, client)
+
+
+def _run(args, client):
     # PrivateTensorDecomposition's logic without scikit-learn (whose import costs ~1.2 s)
     from ..estimators.tensor import TensorBudget, TensorDecompositionFit
 
     _check(args)
-    source = open_input(args)
+    if client is None:
+        source = open_input(args)
+    else:
+        check_destination(args.out, args.force)
+        source = ClusterSource(client, args.data, args.columns)
+    print_notes(source, args.quiet)
     grid = epsilon_grid(args)
     d = source.n_features if args.model == "mog" else args.vocabulary_size
     if args.n_components > d:
@@ -158,7 +175,13 @@ def run(args):
         n_iter=args.n_iter, rng=args.seed, count_share=args.count_share, bound_budget=bound_budget(args),
         level=args.level, n_draws=draws(args, d, auto=True, limit=AUTO_MAX_TENSOR))
     fp = fingerprint(source, args)
-    if args.model == "mog":
+    if client is not None:
+        label = f"reading {source.path.name} on the cluster"
+        with source.progress(label, source.total_rows if args.row_norm != "auto" else None, not args.quiet):
+            with too_few_rows_hint(args):
+                est.fit(source.data)
+        names = source.feature_names
+    elif args.model == "mog":
         with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
             with too_few_rows_hint(args):
                 est.fit(Rereadable(source, args.chunk_size, bar) if args.row_norm == "auto"

@@ -199,7 +199,8 @@ def fit_input(estimator, X):
     release streams it): the names are forgotten and the width is the
     release's.
     """
-    if isinstance(X, (str, os.PathLike)) or is_file_set(X) or _chunk_stream(X):
+    core = not hasattr(estimator, "__sklearn_tags__")  # a core class (the command line's): no scikit-learn checks
+    if isinstance(X, (str, os.PathLike)) or is_file_set(X) or _chunk_stream(X) or core and is_dask_collection(X):
         vars(estimator).pop("feature_names_in_", None)  # what scikit-learn's check does for input without names
         return None
     _check_unique_columns(X)

@@ -28,6 +28,7 @@ import re
 import numpy as np
 
 from ._chunking import checked
+from .formats import check_parquet_type, format_of
 
 __all__ = ["is_file_set", "FileSet", "is_url", "Member"]
 
@@ -128,8 +129,6 @@ class FileSet:
                     raise ValueError(f"{self.where}: the partition column {name!r} is not numeric; leave it out "
                                      "of the columns.")
             elif name in types:
-                from .tables import check_parquet_type
-
                 check_parquet_type(name, types[name], self.where)
 
     def blocks(self, used, chunk_size):
@@ -196,6 +195,10 @@ def _hive(root, fs, where):
     """The Parquet files under a directory, and their hive partitions (``key=value`` directories)."""
     import pyarrow.dataset as pads
 
+    other = next((f for f in _listed(root, fs) if not f.lower().endswith(_PARQUET)), None)
+    if other is not None:
+        raise ValueError(f"{where} is a directory holding a file that is not Parquet ('{other}'); a directory is read "
+                         "as Parquet files (hive partitions): give a glob ('dir/*.csv') for other files.")
     try:
         data = pads.dataset(root, format="parquet", partitioning="hive", filesystem=_arrow_fs(fs),
                             exclude_invalid_files=False)
@@ -212,14 +215,22 @@ def _hive(root, fs, where):
     for m in members:
         if set(m.partition) != set(names):
             raise ValueError(f"{m.where} lacks the partition column(s) other files of {where} have.")
-        if not m.path.lower().endswith(_PARQUET):
-            raise ValueError(f"{m.where} in {where} is not a .parquet file; a directory is read as Parquet only.")
     return members, tuple(names), {"parquet"}
 
 
-def _kind(path, where):
-    from .tables import format_of
+def _listed(root, fs):
+    """The data files under ``root`` (names starting with '.' or '_', and folders so named, are skipped)."""
+    if fs is not None:
+        found = fs.find(root)
+    else:
+        found = []
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+            found += [os.path.join(folder, f) for f in sorted(files)]
+    return [f for f in found if not os.path.basename(f).startswith((".", "_"))]
 
+
+def _kind(path, where):
     return format_of(path, where)[0]
 
 

@@ -34,11 +34,11 @@ from pathlib import Path
 import numpy as np
 
 from ._chunking import checked, read_ahead, rebatch, resolve_columns, split
-from ._csv import COMPRESSIONS, CsvFile, _kind
+from ._csv import CsvFile, _kind
+from .formats import EXTENSIONS, check_parquet_type, format_of
 
 __all__ = ["open_table", "Table", "EXTENSIONS", "same_file_version"]
 
-EXTENSIONS = (".csv", ".tsv", ".parquet", ".pq", ".npy", ".npz")
 _TEXT = {"csv": ",", "tsv": "\t"}
 # Dense rows of a sparse block: about 64 MiB of float64 at most.
 _DENSE_ELEMENTS = 1 << 23
@@ -141,18 +141,6 @@ def _format(path):
         raise ValueError(f"'{path}' is not a regular file (a named pipe, socket or device?): it is read more than "
                          "once (checked, then streamed), so save the data to a file first.")
     return format_of(path, f"'{path}'")
-
-
-def format_of(path, where):
-    """``(format, compression)`` from a file name's extension (local or remote)."""
-    raw = Path(os.fspath(path).rsplit("/", 1)[-1]).suffixes
-    suffixes = [s.lower() for s in raw] or [""]
-    compression = suffixes[-1] if suffixes[-1] in COMPRESSIONS else None
-    ext = (suffixes[-2] if len(suffixes) > 1 else "") if compression else suffixes[-1]
-    if ext not in EXTENSIONS or (compression and ext not in (".csv", ".tsv")):
-        raise ValueError(f"Cannot read {where}: unknown extension {''.join(raw[-2:])!r}; supported: "
-                         f"{', '.join(EXTENSIONS)} (.csv and .tsv also compressed as .gz or .bz2).")
-    return {".pq": "parquet"}.get(ext, ext[1:]), compression
 
 
 def _refuse_numeric_names(names, where, header):
@@ -381,16 +369,6 @@ class _Parquet:
             block = pa.RecordBatch.from_arrays(columns, names=names).to_tensor(null_to_nan=True, row_major=True)
             yield start, block.to_numpy()
             start += batch.num_rows
-
-
-def check_parquet_type(name, kind, where):
-    """Refuse a Parquet column that does not hold numbers (named, with its type)."""
-    import pyarrow as pa
-
-    value = kind.value_type if pa.types.is_dictionary(kind) else kind
-    if not (pa.types.is_integer(value) or pa.types.is_floating(value) or pa.types.is_boolean(value)
-            or pa.types.is_decimal(value)):
-        raise ValueError(f"{where}: column {name!r} has type {kind}; expected numbers.")
 
 
 class _Npz:

@@ -1,0 +1,119 @@
+"""The moment commands on a real dask cluster: a LocalCluster of two worker processes (one thread each).
+
+``--scheduler`` must give what the in-memory path gives (same seed: the same numbers, to rounding),
+read a hive-partitioned Parquet directory on the workers, and survive a worker killed mid-pass with
+the same sums, charged once. One cluster serves the module (its start is most of the cost).
+"""
+
+import os
+import signal
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+distributed = pytest.importorskip("distributed")
+
+from dpmoments.cli import main  # noqa: E402
+from dpmoments.moments import accumulate_moments  # noqa: E402
+from dpmoments.moments.dask_moments import dask_moment_sums  # noqa: E402
+from dpmoments.moments.dask_tables import PROGRESS_TOPIC, open_dask_table  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+PRIVATE = ["--epsilon", "1", "--delta", "1e-6", "--seed", "7", "--no-figures", "--quiet", "--force"]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                      host="127.0.0.1", env={"OPENBLAS_NUM_THREADS": "1"}) as c:
+            yield c
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    """1200 rows of 4 columns in 12 files under year=/site= directories, row groups of 25 rows."""
+    root = tmp_path_factory.mktemp("cluster") / "lake"
+    X = np.random.default_rng(3).normal(size=(1200, 4)) @ np.diag([1.0, 2.0, 0.5, 1.5])
+    for k in range(12):
+        folder = root / f"year={2020 + k % 3}" / f"site=s{k // 3}"
+        folder.mkdir(parents=True, exist_ok=True)
+        part = X[100 * k:100 * (k + 1)]
+        pq.write_table(pa.table({c: part[:, j] for j, c in enumerate("abcd")}), folder / f"part-{k}.parquet",
+                       row_group_size=25)
+    order = sorted(root.rglob("*.parquet"))  # the reader's order: sorted paths
+    X_sorted = np.concatenate([pq.read_table(p, columns=list("abcd")).to_pandas().to_numpy() for p in order])
+    return root, X_sorted
+
+
+def _run(*args):
+    try:
+        return main([str(a) for a in args])
+    except SystemExit as exc:
+        return exc.code
+
+
+@pytest.mark.parametrize("command, extra, result", [
+    ("covariance", ["--row-norm", "12", "--center", "0"], "covariance.npy"),
+    ("covariance", [], "covariance.npy"),  # the private choices: every pass on the workers
+    ("tensor", ["--model", "mog", "--n-components", "2", "--row-norm", "12", "--sigma2", "1"], "components.npy"),
+])
+def test_scheduler_gives_what_the_local_run_gives(cluster, lake, tmp_path, command, extra, result):
+    root, _ = lake
+    assert _run(command, root, *extra, *PRIVATE, "--out", tmp_path / "here", "--scheduler", "none") == 0
+    assert _run(command, root, *extra, *PRIVATE, "--out", tmp_path / "there", "--scheduler",
+                cluster.scheduler_address) == 0
+    here, there = np.load(tmp_path / "here" / result), np.load(tmp_path / "there" / result)
+    np.testing.assert_allclose(there, here, rtol=1e-9, atol=1e-12)
+
+
+def test_environment_variable_names_the_scheduler_and_a_bad_one_is_one_line(cluster, lake, tmp_path, monkeypatch,
+                                                                             capsys):
+    root, _ = lake
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cluster.scheduler_address)
+    assert _run("covariance", root, "--row-norm", "12", "--center", "0", *PRIVATE, "--out", tmp_path / "a") == 0
+    import json
+
+    assert json.loads((tmp_path / "a" / "privacy_report.json").read_text())["input"]["scheduler"] == "distributed"
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:9")  # nothing listens on the discard port
+    monkeypatch.setattr("dpmoments.cli._cluster.CONNECT_TIMEOUT", "1s")
+    capsys.readouterr()
+    assert _run("covariance", root, "--row-norm", "12", *PRIVATE, "--out", tmp_path / "b") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "could not reach the dask scheduler at 'tcp://127.0.0.1:9'" in err[0]
+
+
+def test_a_worker_killed_mid_pass_changes_nothing_and_the_release_is_charged_once(cluster, lake):
+    from dpmoments import Accountant
+    from dpmoments.estimators import PrivateCovariance
+    from dpmoments.privacy import ApproxDP
+
+    root, X = lake
+    with distributed.Client(cluster) as client:
+        table = open_dask_table(root, piece_bytes=1)  # one block per row group: 48 tasks
+        pids = client.run(os.getpid)
+        killed = threading.Event()
+
+        def kill_one(event):
+            if not killed.is_set():
+                killed.set()
+                os.kill(next(iter(pids.values())), signal.SIGKILL)
+
+        client.subscribe_topic(PROGRESS_TOPIC, kill_one)
+        sums = dask_moment_sums(table.X, row_norm=6.0)
+        client.unsubscribe_topic(PROGRESS_TOPIC)
+        assert killed.is_set()
+        ref = accumulate_moments(X, row_norm=6.0)
+        assert sums.n == ref.n == 1200
+        np.testing.assert_allclose(sums.xtx, ref.xtx, rtol=1e-12)
+        acct = Accountant(ApproxDP(1.5, 1e-5))
+        est = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=6.0, center=None, accountant=acct, rng=0)
+        est.fit(open_dask_table(root, piece_bytes=1).X)
+        assert len(acct.ledger) == 1
+        client.wait_for_workers(2, timeout=60)  # the nanny restarted the killed one, for the next test
