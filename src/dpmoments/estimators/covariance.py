@@ -89,7 +89,7 @@ class CovarianceFit(MomentEstimator):
     method : {"standard", "coinpress"}, default="standard"
         ``"coinpress"``: Biswas, Dong, Kamath & Ullman's iterative
         estimator, which whitens the rows with its own noisy estimates
-        before each release (:mod:`dpmoments.estimators.coinpress`);
+        before each release (:mod:`dpmoments.moments.coinpress`);
         Gaussian noise, zCDP accounting, ``row_norm`` only sets its first
         ball.
     psd_floor : float or None, default=0.0
@@ -160,7 +160,7 @@ class CovarianceFit(MomentEstimator):
     mechanism, sensitivity 1; mean: sensitivity :math:`2R/n`), private
     scales and a private bound (exponential mechanism, sensitivity 1) and
     the noisy clipped-row count (Laplace, sensitivity 1) compose with it
-    sequentially (:mod:`dpmoments.estimators._private_choices`).
+    sequentially (:mod:`dpmoments.moments.private_release`).
 
     Examples
     --------
@@ -215,7 +215,7 @@ class CovarianceFit(MomentEstimator):
         """
         check_uncertainty_params(self)
         if check_option(self.method, "method", ("standard", "coinpress")) == "coinpress":
-            from .coinpress import coinpress_release
+            from ..moments.coinpress import coinpress_release
 
             return self._fit_from_data(X, lambda data: coinpress_release(self, data))
         return self._fit_from_data(X, self._release_from)

@@ -63,14 +63,15 @@ import numpy as np
 from .._rng import describe_randomness, spawn
 from .._validation import check_delta, check_positive
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise
-from ..moments import accumulate_moments, iter_chunks
-from ..moments.auto_release import as_bound_budget, check_auto_source, is_auto
-from ..moments.dask_moments import dask_moment_sums, is_dask_collection
-from ..moments.private_bounds import quantile_pass, select_quantiles
-from ..moments.release import Release
-from ..moments.sensitivity import moment_sensitivity
+from ..data import iter_chunks
+from .accumulate import accumulate_moments
+from .auto_release import as_bound_budget, check_auto_source, is_auto
+from .dask_moments import dask_moment_sums, is_dask_collection
+from .private_bounds import quantile_pass, select_quantiles
+from .release import Release
+from .sensitivity import moment_sensitivity
 from ..privacy import ZCDP, zcdp_gaussian_sigma
-from ._private_choices import BOUND_OPTION, LOCATION_OPTION, _Budget, _location, _public_rows, _scales, check_draws
+from .private_release import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, _location, _public_rows, _scales, check_draws
 
 __all__ = ["coinpress_second_moment", "coinpress_mean", "coinpress_release", "COVARIANCE_STEPS"]
 
@@ -181,7 +182,7 @@ def coinpress_mean(X, *, center, whitening, radius, rhos, n, rng=None):
 def _with_ones(Y):
     """``(Y, ones)`` for a dask array, else one stream of ``(y, ones)`` chunks."""
     if is_dask_collection(Y):
-        from ..moments.dask_moments import row_ones
+        from .dask_moments import row_ones
 
         return Y, row_ones(Y)
     return (((y, np.ones(y.shape[0])) for y in Y),)
@@ -235,7 +236,7 @@ def _check_all_draws(X, budget, shares, bounds, d, auto, located):
 
 def coinpress_release(est, X):
     """The release of ``PrivateCovariance(method="coinpress")`` (module docstring), already charged."""
-    from ._moment_base import n_features_of, out_of_core
+    from .sources import n_features_of, out_of_core
     from .._validation import check_data
 
     if not out_of_core(X):
@@ -244,7 +245,7 @@ def coinpress_release(est, X):
     _check(est, X)
     est._check_affordable()
     delta = check_delta(est.delta, allow_zero=False)
-    budget = _Budget(est.epsilon, delta, "gaussian", "zcdp")
+    budget = PrivateChoiceBudget(est.epsilon, delta, "gaussian", "zcdp")
     split, bounds, d = est._center_budget(), as_bound_budget(est._bound_budget()), n_features_of(X)
     private_center = isinstance(est.center, str)
     shares = {"location": split.location if private_center and split.prior is None else 0.0,
