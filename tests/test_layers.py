@@ -23,8 +23,8 @@ LAYER = {
     "_validation": 0, "_rng": 0, "_version": 0, "exceptions": 0,
     "privacy": 1, "mechanisms": 1, "data": 1,
     "moments": 2, "solvers": 2,
-    "estimators": 3, "multisite": 3, "distributed": 4,
-    "datasets": 4, "metrics": 4, "plots": 4, "reproduce": 4, "cli": 4, "testing": 4, "federated": 4, "flower": 4,
+    "estimators": 3, "multisite": 3,
+    "datasets": 4, "metrics": 4, "plots": 4, "reproduce": 4, "cli": 4, "testing": 4,
     "__init__": 5, "__main__": 5,
 }
 # Explicit permissions beyond "any lower layer": what the architecture table allows.
@@ -124,13 +124,11 @@ SAMPLERS = {
 # generator's seed; solvers draw random starts that depend on no data and release nothing; datasets,
 # reproductions and the auditor simulate data.
 MAY_SAMPLE = {"mechanisms", "_rng", "solvers", "datasets", "reproduce", "testing"}
-# The multi-site wing that the multisite package replaces draws its own CAPE noise; it goes with it.
-LEGACY_MULTISITE = {"distributed", "federated", "flower"}
 
 
 @pytest.mark.parametrize("path", MODULES, ids=_rel)
 def test_noise_is_drawn_only_in_mechanisms(path):
-    if _allowed_in(path, MAY_SAMPLE | LEGACY_MULTISITE):
+    if _allowed_in(path, MAY_SAMPLE):
         return
     draws = [f"{_rel(path)}:{line} calls .{name}()" for name, line in _calls(path, methods_only=True)
              if name in SAMPLERS]
@@ -264,10 +262,10 @@ THIRD_PARTY = {
     "pandas": {"data", "moments/dask_moments.py"},
     "dask": {"data", "moments", "cli/_io.py"},
     "zarr": {"data"},
-    # The transports of the multi-site wing (flower/ until the multisite package replaces it).
-    "flwr": {"flower", "multisite/flower.py", "multisite/_supernode.py", "cli/_serverapp.py"},
+    # The transports of the multi-site wing.
+    "flwr": {"multisite/flower.py", "multisite/_supernode.py", "cli/_serverapp.py"},
     "grpc": {"multisite/grpc_transport.py"},
-    "cryptography": {"flower", "multisite/tls.py"},
+    "cryptography": {"multisite/tls.py"},
 }
 
 
