@@ -20,7 +20,7 @@ distributed = pytest.importorskip("distributed")
 from dpmoments.cli import main  # noqa: E402
 from dpmoments.moments import accumulate_moments  # noqa: E402
 from dpmoments.moments.dask_moments import dask_moment_sums  # noqa: E402
-from dpmoments.moments.dask_tables import PROGRESS_TOPIC, open_dask_table  # noqa: E402
+from dpmoments.data.dask_tables import PROGRESS_TOPIC, open_dask_table  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

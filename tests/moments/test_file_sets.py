@@ -8,8 +8,9 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from dpmoments.moments import accumulate_moments, iter_chunks  # noqa: E402
-from dpmoments.moments.tables import open_table  # noqa: E402
+from dpmoments.data import iter_chunks  # noqa: E402
+from dpmoments.moments import accumulate_moments  # noqa: E402
+from dpmoments.data import open_table  # noqa: E402
 
 ROWS = [(2020, "north", 40), (2021, "north", 35), (2021, "south", 25)]
 

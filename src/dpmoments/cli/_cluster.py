@@ -1,6 +1,6 @@
 """The moment commands on a Dask cluster: ``--scheduler ADDRESS`` (or ``DASK_SCHEDULER_ADDRESS``).
 
-With a scheduler, the data are opened by the workers (:func:`~dpmoments.moments.dask_tables.open_dask_table`)
+With a scheduler, the data are opened by the workers (:func:`~dpmoments.data.dask_tables.open_dask_table`)
 and every pass (the private choices' and the release's) runs as tasks that each return a small
 partial sum: no row passes through this process, which holds the sums and the release only. The
 workers need dpmoments installed (the same version) and must see the data at the same path; see
@@ -64,7 +64,7 @@ class ClusterSource:
     """A data source opened by the cluster's workers; the interface of :class:`~._io.DataSource` a run uses."""
 
     def __init__(self, client, path, columns=None, target=None):
-        from ..moments.dask_tables import open_dask_table
+        from ..data.dask_tables import open_dask_table
         from ._args import parse_columns, parse_target
         from ._io import _FILE_OPTIONS
 
@@ -103,7 +103,7 @@ class ClusterSource:
     @contextmanager
     def progress(self, label, total, enabled):
         """A progress line fed by the workers' row counts while the passes run."""
-        from ..moments.dask_tables import PROGRESS_TOPIC
+        from ..data.dask_tables import PROGRESS_TOPIC
 
         with Progress(label, total=total, enabled=enabled) as bar:
             self.client.subscribe_topic(PROGRESS_TOPIC, lambda event: bar.update(event[1]))

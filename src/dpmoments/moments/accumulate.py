@@ -20,8 +20,7 @@ import numpy as np
 
 from dpmoments._validation import check_data, check_positive, check_vector
 from dpmoments.moments.bounds import _clip_responses, _clip_rows
-from dpmoments.moments.file_sets import is_file_set
-from dpmoments.moments.readers import iter_chunks
+from ..data import is_file_set, iter_chunks
 from dpmoments.moments.sparse_sums import is_sparse_source, sparse_moment_sums
 from dpmoments.moments.sums import MomentSums, expand_third, third_rows
 

@@ -1,7 +1,7 @@
 """A data file (or a set of files) as a dask array read by the workers, in pieces of bounded memory.
 
 :func:`open_dask_table` is what the command line's ``--scheduler`` runs on: every format the one
-reader (:func:`~dpmoments.moments.tables.open_table`) knows, plus Zarr stores, become a dask
+reader (:func:`~dpmoments.data.open_table`) knows, plus Zarr stores, become a dask
 array of the selected columns (and one of the response) whose blocks are read *inside the
 workers' tasks*, so no row passes through the client. The columns and the pieces are worked
 out by a first small task (on a worker when a ``distributed`` client is active: the client
@@ -13,8 +13,8 @@ source             one block of the array
 Parquet            a run of row groups of one file (about :data:`PIECE_BYTES` of the selected
 (file, directory,  columns), read in record batches straight into the block: the task holds
 glob, list, URL)   the block plus one batch, about 1x the block's numbers
-Zarr store         the stored row chunks (:func:`~.dask_moments.open_zarr_array`)
-``.npy``           a row range read with one positioned read (:func:`~.dask_moments.open_npy_array`)
+Zarr store         the stored row chunks (:func:`~.dask_files.open_zarr_array`)
+``.npy``           a row range read with one positioned read (:func:`~.dask_files.open_npy_array`)
 CSV/TSV, ``.npz``  one whole file (text is not split without parsing it): a task holds the file's
                    numbers, so split a large text file into several (a glob reads them all)
 =================  ==========================================================================
@@ -59,10 +59,10 @@ def open_dask_table(source, *, columns=None, target=None, delimiter=None, header
     Parameters
     ----------
     source : str, os.PathLike, or list of them
-        As :func:`~dpmoments.moments.tables.open_table` (one file, a Parquet directory, a glob, a
+        As :func:`~dpmoments.data.open_table` (one file, a Parquet directory, a glob, a
         list, a URL), or a Zarr store (a directory).
     columns, target, delimiter, header
-        As :func:`~dpmoments.moments.tables.open_table`; a Zarr store's columns are ``x0, x1, ...``.
+        As :func:`~dpmoments.data.open_table`; a Zarr store's columns are ``x0, x1, ...``.
     piece_bytes : int
         The selected numbers one Parquet block holds at most (whole row groups; one row group
         larger than this is one block).
@@ -123,7 +123,7 @@ def _plan(source, columns, target, delimiter, header, piece_bytes):
 
 def _zarr_plan(path, columns, target):
     from ._chunking import resolve_columns
-    from .dask_moments import open_zarr_array
+    from .dask_files import open_zarr_array
 
     shape = open_zarr_array(path).shape
     names = [f"x{j}" for j in range(shape[1])]
@@ -165,7 +165,7 @@ def _parquet_file(member):
 
 def _array_source(source, plan):
     """Zarr and ``.npy``: their own row-block readers, the selected columns taken inside each task."""
-    from .dask_moments import open_npy_array, open_zarr_array
+    from .dask_files import open_npy_array, open_zarr_array
 
     arr = open_zarr_array(source) if plan["format"] == "zarr" else open_npy_array(source)
     feats, rest = plan["used"][:len(plan["feature_names"])], plan["used"][len(plan["feature_names"]):]

@@ -1,6 +1,6 @@
 """Many files read as one table: a Parquet directory (hive partitions), a glob, a list of files, a URL.
 
-:func:`dpmoments.moments.tables.open_table` hands a source here when it is not one local file:
+:func:`dpmoments.data.open_table` hands a source here when it is not one local file:
 
 =======================  ==========================================================================
 source                   what is read
