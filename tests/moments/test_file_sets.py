@@ -121,3 +121,26 @@ def test_reading_a_file_set_holds_about_one_batch(tmp_path):
     tracemalloc.stop()
     assert n == 20 * 65536
     assert peak < 2 * (16384 * 8 * 8), peak  # under 2x one row group's numbers (1 MiB here)
+
+
+def test_a_cluster_piece_costs_about_its_numbers(tmp_path):
+    """A dask block of row groups is read batch by batch into the block: peak under 1.2x the block's numbers.
+
+    tracemalloc sees numpy's memory; pyarrow's own pool holds one 8192-row batch besides (0.6 MB here)."""
+    import tracemalloc
+
+    pytest.importorskip("dask")
+    from dpmoments.data.dask_tables import _plan, _read_piece
+
+    rng = np.random.default_rng(2)
+    pq.write_table(pa.table({f"c{j}": rng.normal(size=200_000) for j in range(10)}), tmp_path / "big.parquet",
+                   row_group_size=50_000)
+    plan = _plan(str(tmp_path / "big.parquet"), None, None, None, True, piece_bytes=1 << 40)
+    (piece,) = plan["pieces"]  # every row group in one block: 16 MB of numbers
+    _read_piece(*piece, plan)  # once before measuring: first-use imports and caches are not the read's
+    tracemalloc.start()
+    block = _read_piece(*piece, plan)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert block.shape == (200_000, 10) and block.nbytes == 16_000_000
+    assert peak < 1.2 * block.nbytes, peak / block.nbytes

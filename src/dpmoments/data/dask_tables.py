@@ -37,6 +37,8 @@ PIECE_BYTES = 64 << 20
 #: The ``distributed`` event topic each block's row count is logged to.
 PROGRESS_TOPIC = "dpmoments-rows"
 _BATCH_ROWS = 65536
+# Rows per record batch read into a cluster block: a batch's copies are the block's only overhead.
+_PIECE_BATCH_ROWS = 8192
 
 
 class DaskTable:
@@ -220,11 +222,14 @@ def _read_piece(member, groups, rows, first, plan):
         if n in partitions:
             out[:, names.index(n)] = member.partition[n]
     cols = [names.index(n) for n in own]
+    if cols == list(range(len(cols))):
+        cols = slice(0, len(cols))  # a plain slice: no temporary copy of the batch
     at = 0
     for start, block in checked(_batches(member, groups, own, first), member.where, [repr(n) for n in own],
                                 lambda r: f"row {r} (0-based) of that file"):
         out[at:at + block.shape[0], cols] = block
         at += block.shape[0]
+        del block
     if at != rows:
         raise ValueError(f"{member.where} has fewer rows than its footer says (was it rewritten while read?).")
     return _report_rows(out)
@@ -236,7 +241,7 @@ def _batches(member, groups, names, first):
     f = _parquet_file(member)
     start = first
     try:
-        for batch in f.iter_batches(batch_size=_BATCH_ROWS, row_groups=groups, columns=names or None):
+        for batch in f.iter_batches(batch_size=_PIECE_BATCH_ROWS, row_groups=groups, columns=names or None):
             if not names:
                 yield start, np.empty((batch.num_rows, 0))
             else:
