@@ -98,3 +98,20 @@ def test_transport_spy_sees_only_statistic_shapes(runner):
     assert senders == {s.name for s in sites}
     # e_s goes from the dealer to the site only, never through the aggregator
     assert all(h["to"] != "aggregator" for h in report.transcript if h["from"] == "noise-generator")
+
+
+def test_a_symmetric_matrix_travels_as_its_upper_triangle():
+    d = 50
+    A = np.random.default_rng(0).normal(size=(d, d))
+    S = A + A.T
+    reply = Reply(site="a", plan="0" * 64, step=0, round_id="r1", n=10, n_features=d, values={0: ("second", S)})
+    data = to_wire(reply)
+    back = from_wire(data)
+    assert np.array_equal(back.value(0), S)
+    payload = 8 * d * (d + 1) // 2
+    assert payload < len(data) < payload + 400  # d(d+1)/2 float64s and a short header, not d*d
+    query = Query(plan="0" * 64, step=0, round_id="r1", shares={0: S})
+    assert np.array_equal(from_wire(to_wire(query)).shares[0], S) and len(to_wire(query)) < payload + 400
+    factor = A[:, :3]  # not square: sent whole
+    assert np.array_equal(from_wire(to_wire(Reply(site="a", plan="0" * 64, step=0, round_id="r1", n=10,
+                                                  n_features=d, values={0: ("factor", factor)}))).value(0), factor)

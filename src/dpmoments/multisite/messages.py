@@ -2,7 +2,8 @@
 
 Three kinds of message travel, on every transport, as bytes in one fixed format
 (:func:`to_wire` / :func:`from_wire`: a JSON header of tags and array shapes, then the
-arrays' float64 bytes; a fixed schema per kind, nothing ever unpickled):
+arrays' float64 bytes, a symmetric matrix as its upper triangle only; a fixed schema per
+kind, nothing ever unpickled):
 
 * :class:`Query` -- aggregator to site: the plan's digest, the step asked for, the
   aggregator's round id, the step's public parameters (IRLS: the previous private
@@ -318,11 +319,40 @@ _TAGS = ("plan", "step", "round_id")
 
 
 def _pack(fields, arrays):
-    """Magic, a 4-byte header length, a JSON header (fields, array names and shapes), the float64 bytes."""
-    blobs = [np.ascontiguousarray(a, dtype="<f8") for a in arrays.values()]
-    header = json.dumps({"fields": fields, "arrays": [[k, list(b.shape)] for k, b in zip(arrays, blobs)]},
-                        sort_keys=True, allow_nan=False).encode()
+    """Magic, a 4-byte header length, a JSON header (fields, array names and shapes), the float64 bytes.
+
+    A symmetric ``(d, d)`` matrix (a second moment, its noise share) travels as its d(d+1)/2 upper-triangle
+    entries, row by row (its spec says ``"triu"``): half the bytes, the same matrix on arrival.
+    """
+    specs, blobs = [], []
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a, dtype="<f8")
+        if a.ndim == 2 and a.shape[0] == a.shape[1] > 1 and np.array_equal(a, a.T):
+            specs.append([name, list(a.shape), "triu"])
+            blobs.append(a[np.triu_indices(a.shape[0])])
+        else:
+            specs.append([name, list(a.shape)])
+            blobs.append(a)
+    header = json.dumps({"fields": fields, "arrays": specs}, sort_keys=True, allow_nan=False).encode()
     return b"".join([_MAGIC, len(header).to_bytes(4, "big"), header] + [b.tobytes() for b in blobs])
+
+
+def _read_array(data, offset, shape, layout):
+    """One array of the wire at ``offset``: ``(array, bytes used)``; a ``"triu"`` one is mirrored back."""
+    triu = layout == "triu"
+    if triu and (len(shape) != 2 or shape[0] != shape[1]):
+        raise ValueError("the message does not decode (bad array shape).")
+    count = shape[0] * (shape[0] + 1) // 2 if triu else int(np.prod(shape, dtype=np.int64))
+    if offset + 8 * count > len(data):
+        raise ValueError("the message does not decode (truncated).")
+    flat = np.frombuffer(data[offset:offset + 8 * count], dtype="<f8").astype(np.float64)
+    if not triu:
+        return flat.reshape(shape), 8 * count
+    out = np.empty(shape)
+    rows, cols = np.triu_indices(shape[0])
+    out[rows, cols] = flat
+    out[cols, rows] = flat
+    return out, 8 * count
 
 
 def _unpack(data):
@@ -337,15 +367,16 @@ def _unpack(data):
     except (ValueError, KeyError, TypeError):
         raise ValueError("the message does not decode (bad header).") from None
     arrays, offset = {}, start + size
-    for name, shape in specs:
-        shape = tuple(int(x) for x in shape)
-        if any(x < 0 for x in shape) or len(shape) > 3:
+    for spec in specs:
+        try:
+            name, shape, layout = (list(spec) + [None])[:3] if len(spec) in (2, 3) else (None, None, "bad")
+            shape = tuple(int(x) for x in shape)
+        except (TypeError, ValueError):
+            raise ValueError("the message does not decode (bad array shape).") from None
+        if any(x < 0 for x in shape) or len(shape) > 3 or layout not in (None, "triu"):
             raise ValueError("the message does not decode (bad array shape).")
-        nbytes = 8 * int(np.prod(shape, dtype=np.int64))
-        if offset + nbytes > len(data):
-            raise ValueError("the message does not decode (truncated).")
-        arrays[str(name)] = np.frombuffer(data[offset:offset + nbytes], dtype="<f8").reshape(shape).astype(np.float64)
-        offset += nbytes
+        arrays[str(name)], used = _read_array(data, offset, shape, layout)
+        offset += used
     if offset != len(data):
         raise ValueError("the message does not decode (trailing bytes).")
     return fields, arrays
