@@ -6,6 +6,10 @@ signed, common name = site name), and it lets the sites *dial out* to the aggreg
 site opens a port. Ray would bring ~260 MB, start in seconds, and let any client run code
 on every node, which no institution can accept.
 
+The aggregator's server runs on grpc's asyncio API: one thread serves every site's stream, so a
+thousand sites cost a thousand streams, not a thousand threads (the threaded server took 64 and
+queued the rest unseen). Past :data:`MAX_SITES` a site is refused by name and the run stops.
+
 One bidirectional stream per site on ``/dpmoments.Sites/Serve``, raw bytes, no protobuf:
 the site's first frame is its name; after that each frame is a 16-byte request id and the
 bytes of one :mod:`~.messages` message (queries down, replies up). The aggregator matches
@@ -15,33 +19,35 @@ replies to queries by id, so a reply to an old query is never mistaken for a new
 * :class:`GrpcSite` -- a site's side: dials the aggregator and answers with its door.
 """
 
+import asyncio
 import queue
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 
-from .messages import Hello, SiteError, from_wire, to_wire
+from .messages import Hello, ProtocolAborted, SiteError, from_wire, to_wire
 from .transport import Failure, Transport
 
-__all__ = ["GrpcTransport", "GrpcSite", "METHOD"]
+__all__ = ["GrpcTransport", "GrpcSite", "METHOD", "MAX_SITES"]
 
 SERVICE, METHOD = "dpmoments.Sites", "/dpmoments.Sites/Serve"
 _OPTIONS = [("grpc.max_send_message_length", 1 << 30), ("grpc.max_receive_message_length", 1 << 30)]
+#: The most sites one aggregator serves at once (each an open stream and a socket); more are refused by name.
+MAX_SITES = 4096
 
 
 class _Link:
-    """One site's stream at the aggregator: frames out, replies in."""
+    """One site's stream at the aggregator: frames out (an asyncio queue of the server's loop), replies in."""
 
     def __init__(self):
-        self.out, self.replies, self.alive = queue.Queue(), {}, True
+        self.out, self.replies, self.alive = asyncio.Queue(), {}, True
         self.arrived = threading.Condition()
 
 
 class GrpcTransport(Transport):
-    """The aggregator's gRPC server.
+    """The aggregator's gRPC server (asyncio: one thread serves every site's stream).
 
     Parameters
     ----------
@@ -52,81 +58,123 @@ class GrpcTransport(Transport):
         (mutual TLS, required unless ``insecure``).
     insecure : bool
         No TLS, and a site's name is taken on its word (local trials and tests only).
+    max_sites : int
+        The most sites served at once (default :data:`MAX_SITES`). A site beyond it is refused
+        (``RESOURCE_EXHAUSTED``, which the site logs), and :meth:`connect` raises, naming how
+        many of the plan's sites were refused: a run never goes on without them silently.
     """
 
     name = "grpc"
 
     def __init__(self, address="127.0.0.1:0", *, certificate=None, private_key=None, root_certificates=None,
-                 insecure=False):
+                 insecure=False, max_sites=MAX_SITES):
         super().__init__()
         self._links, self._lock, self._joined = {}, threading.Lock(), threading.Condition()
-        self._insecure = insecure
-        self._server = grpc.server(ThreadPoolExecutor(max_workers=64), options=_OPTIONS)
+        self._insecure, self.max_sites, self.refused = insecure, int(max_sites), set()
+        if not insecure and not (certificate and private_key and root_certificates):
+            raise ValueError("gRPC over TLS needs the server certificate, its key and the sites' CA "
+                             "(or insecure=True for a local trial).")
+        self._loop = asyncio.new_event_loop()
+        threading.Thread(target=self._loop.run_forever, name="grpc-aggregator", daemon=True).start()
+        try:
+            self.port = self._call(self._start(address, certificate, private_key, root_certificates))
+        except Exception:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            raise
+        if not self.port:
+            raise OSError(f"could not listen on {address}")
+
+    def _call(self, coroutine, timeout=None):
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+
+    async def _start(self, address, certificate, private_key, root_certificates):
+        self._server = grpc.aio.server(options=_OPTIONS)
         handler = grpc.method_handlers_generic_handler(SERVICE, {"Serve": grpc.stream_stream_rpc_method_handler(
             self._serve)})
         self._server.add_generic_rpc_handlers((handler,))
-        if insecure:
-            self.port = self._server.add_insecure_port(address)
+        if self._insecure:
+            port = self._server.add_insecure_port(address)
         else:
-            if not (certificate and private_key and root_certificates):
-                raise ValueError("gRPC over TLS needs the server certificate, its key and the sites' CA "
-                                 "(or insecure=True for a local trial).")
             creds = grpc.ssl_server_credentials([(private_key, certificate)], root_certificates=root_certificates,
                                                 require_client_auth=True)
-            self.port = self._server.add_secure_port(address, creds)
-        if not self.port:
-            raise OSError(f"could not listen on {address}")
-        self._server.start()
+            port = self._server.add_secure_port(address, creds)
+        await self._server.start()
+        return port
 
-    # -- the server side of one site's stream ------------------------------------------------------------
-    def _serve(self, frames, context):
+    # -- the server side of one site's stream (in the server's event loop) ---------------------------------
+    async def _serve(self, frames, context):
         try:
-            name = next(frames).decode()
-        except (StopIteration, UnicodeDecodeError):
+            name = (await frames.__anext__()).decode()
+        except (StopAsyncIteration, UnicodeDecodeError):
             return
         if not self._insecure:
             names = [n.decode() for n in context.auth_context().get("x509_common_name", [])]
             if name not in names:
-                context.abort(grpc.StatusCode.PERMISSION_DENIED, "the site's name is not its certificate's")
+                await context.abort(grpc.StatusCode.PERMISSION_DENIED, "the site's name is not its certificate's")
         link = _Link()
         with self._lock:
             old = self._links.get(name)
-            self._links[name] = link  # a restarted site replaces its old stream
+            full = old is None and sum(k.alive for k in self._links.values()) >= self.max_sites
+            if full:
+                self.refused.add(name)
+            else:
+                self._links[name] = link  # a restarted site replaces its old stream
+        if full:
+            with self._joined:
+                self._joined.notify_all()
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"this aggregator serves at most {self.max_sites} sites at once")
         if old is not None:
             self._drop(old)
         with self._joined:
             self._joined.notify_all()
-        threading.Thread(target=self._read, args=(frames, link), daemon=True).start()
-        while True:
-            frame = link.out.get()
-            if frame is None:
-                return
-            yield frame
-
-    def _read(self, frames, link):
+        reader = asyncio.ensure_future(self._read(frames, link))
         try:
-            for frame in frames:
+            while True:
+                frame = await link.out.get()
+                if frame is None:
+                    return
+                yield frame
+        finally:
+            reader.cancel()
+            self._drop(link)
+
+    async def _read(self, frames, link):
+        try:
+            async for frame in frames:
                 with link.arrived:
                     link.replies[bytes(frame[:16])] = bytes(frame[16:])
                     link.arrived.notify_all()
-        except grpc.RpcError:
+        except (grpc.RpcError, asyncio.CancelledError):
             pass
         finally:
             self._drop(link)
 
-    @staticmethod
-    def _drop(link):
-        link.alive = False
-        link.out.put(None)
+    def _drop(self, link):
+        if link.alive:
+            link.alive = False
+            self._put(link, None)
         with link.arrived:
             link.arrived.notify_all()
+
+    def _put(self, link, frame):
+        """Queue a frame for a site's stream, from any thread."""
+        try:
+            self._loop.call_soon_threadsafe(link.out.put_nowait, frame)
+        except RuntimeError:  # the loop is closed: the transport is closing
+            pass
 
     # -- Transport ------------------------------------------------------------------------------------------
     def connect(self, plan, wait_s):
         deadline = time.monotonic() + float(wait_s)
         with self._joined:
-            while not set(plan.sites) <= self._live() and time.monotonic() < deadline:
+            while not set(plan.sites) <= self._live() | self.refused and time.monotonic() < deadline:
                 self._joined.wait(timeout=max(0.0, deadline - time.monotonic()))
+        refused = [s for s in plan.sites if s in self.refused and s not in self._live()]
+        if refused:
+            raise ProtocolAborted(f"the gRPC transport serves at most {self.max_sites} sites at once and refused "
+                                  f"{len(refused)} of the plan's {len(plan.sites)} (first: {refused[0]!r}); raise "
+                                  "max_sites or split the run")
         present = [s for s in plan.sites if s in self._live()]
         replies = self.exchange({s: to_wire(Hello(plan.digest)) for s in present}, max(1.0, deadline -
                                                                                        time.monotonic()))
@@ -155,7 +203,7 @@ class GrpcTransport(Transport):
                 out[site] = Failure("unreachable")
                 continue
             rid = uuid.uuid4().bytes
-            link.out.put(rid + bytes(data))
+            self._put(link, rid + bytes(data))
             sent[site] = (link, rid)
         deadline = time.monotonic() + float(timeout_s)
         for site, (link, rid) in sent.items():
@@ -171,7 +219,10 @@ class GrpcTransport(Transport):
             links = list(self._links.values())
         for link in links:
             self._drop(link)
-        self._server.stop(grace=None)
+        try:
+            self._call(self._server.stop(grace=None), timeout=10)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
 
 
 class GrpcSite:
