@@ -70,7 +70,7 @@ class GrpcTransport(Transport):
                  insecure=False, max_sites=MAX_SITES):
         super().__init__()
         self._links, self._lock, self._joined = {}, threading.Lock(), threading.Condition()
-        self._insecure, self.max_sites, self.refused = insecure, int(max_sites), set()
+        self._insecure, self.max_sites, self.refused, self._closed = insecure, int(max_sites), set(), False
         if not insecure and not (certificate and private_key and root_certificates):
             raise ValueError("gRPC over TLS needs the server certificate, its key and the sites' CA "
                              "(or insecure=True for a local trial).")
@@ -215,7 +215,11 @@ class GrpcTransport(Transport):
         return out
 
     def close(self):
+        """Stop serving (a second call does nothing: the run closes its transport, and so may its caller)."""
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
             links = list(self._links.values())
         for link in links:
             self._drop(link)
