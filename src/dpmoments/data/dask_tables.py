@@ -32,8 +32,8 @@ from ._chunking import checked
 
 __all__ = ["open_dask_table", "DaskTable", "PROGRESS_TOPIC", "PIECE_BYTES"]
 
-#: Selected numbers per Parquet block (64 MiB): one task holds about this much.
-PIECE_BYTES = 64 << 20
+#: Selected numbers per Parquet block (32 MiB): one task holds about this much (and its clipped copy).
+PIECE_BYTES = 32 << 20
 #: The ``distributed`` event topic each block's row count is logged to.
 PROGRESS_TOPIC = "dpmoments-rows"
 _BATCH_ROWS = 65536

@@ -1,0 +1,205 @@
+"""The same covariance in memory, on threaded dask and on a ``distributed`` cluster of worker processes.
+
+Issue 28's targets: through ``--scheduler`` a hive-partitioned Parquet directory and a Zarr store
+larger than the workers' combined memory finish, with the in-memory path's exact sums (to
+rounding); on the cluster the default run (private choices) costs no more passes over the data
+than on one machine; and the default-to-public time ratio.
+
+The data are bigger than the workers' memory by giving each worker a small ``memory_limit``
+(:data:`WORKER_MEMORY`), not by writing data bigger than this shared machine's disk and time allow.
+Each engine runs the public-bound release (``row_norm`` and a centre given: one pass) and the
+library's defaults (private bound, centre and scale: a pass per choice). Passes on the cluster are
+counted from the workers' own row reports (:data:`~dpmoments.data.dask_tables.PROGRESS_TOPIC`): rows
+read / rows. Worker memory is each worker process's RSS, sampled every 0.2 s from here. Times are
+wall seconds of one run each (the cluster's work is in other processes, so CPU time here would say
+nothing); the default-to-public ratios are measured within one engine in the same run.
+"""
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .timing import Table, log
+
+N, D = 6_000_000, 40          # 1.92 GB of float64: 2.1x the workers' combined memory_limit
+ROW_GROUP = 50_000            # rows per Parquet row group (16 MB)
+FILES = 16                    # Parquet files, under year=/site= directories
+ZARR_CHUNK = 50_000           # rows per Zarr chunk
+WORKERS, WORKER_MEMORY = 2, 450 * 2**20  # a worker process alone holds ~250 MiB (imports); dask pauses at 80%
+ROW_NORM = 12.0
+EPSILON, DELTA = 1.0, 1e-6
+
+
+def _write(root, n, rng):
+    """The data as a hive-partitioned Parquet directory and a Zarr store, written block by block."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import zarr
+
+    z = zarr.create_array(str(root / "data.zarr"), shape=(n, D), chunks=(ZARR_CHUNK, D), dtype="f8",
+                          compressors=None)
+    scales = np.linspace(0.5, 2.0, D)
+    per_file = n // FILES
+    blocks = []
+    for k in range(FILES):
+        X = rng.normal(size=(per_file, D)) * scales + 0.3
+        z[k * per_file:(k + 1) * per_file] = X
+        folder = root / "lake" / f"year={2020 + k % 4}" / f"site=s{k // 4}"
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({f"x{j}": X[:, j] for j in range(D)}), folder / "part.parquet",
+                       row_group_size=ROW_GROUP)
+        blocks.append((folder / "part.parquet", X[:1000].copy()))
+    order = sorted(root.glob("lake/*/*/part.parquet"))
+    return order
+
+
+def _in_memory(root, n):
+    """The Zarr store's rows in this process (the reference's input; loading is not timed)."""
+    import zarr
+
+    return np.asarray(zarr.open_array(str(root / "data.zarr"), mode="r")[:n])
+
+
+def _estimators():
+    from dpmoments.estimators import PrivateCovariance
+
+    public = PrivateCovariance(epsilon=EPSILON, delta=DELTA, row_norm=ROW_NORM, center=np.zeros(D), rng=0)
+    default = PrivateCovariance(epsilon=EPSILON, delta=DELTA, rng=0)
+    return {"public bound and centre": public, "defaults (private choices)": default}
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+class _Rows:
+    """Rows the workers report having read (their progress events)."""
+
+    def __init__(self, client):
+        from dpmoments.data.dask_tables import PROGRESS_TOPIC
+
+        self.count, self.client, self.topic = 0, client, PROGRESS_TOPIC
+        client.subscribe_topic(PROGRESS_TOPIC, self._add)
+
+    def _add(self, event):
+        self.count += int(event[1])
+
+    def take(self):
+        time.sleep(0.5)  # events are delivered asynchronously
+        out, self.count = self.count, 0
+        return out
+
+
+class _PeakRss:
+    """The largest RSS of each worker process, sampled every 0.2 s."""
+
+    def __init__(self, pids):
+        import psutil
+
+        self.procs = {p: psutil.Process(p) for p in pids}
+        self.peak = {p: 0 for p in pids}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop.wait(0.2):
+            for p, proc in self.procs.items():
+                try:
+                    self.peak[p] = max(self.peak[p], proc.memory_info().rss)
+                except Exception:  # a worker restarted: its new process is not followed
+                    pass
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+        return max(self.peak.values()) / 2**20
+
+
+def run(quick=False):
+    import dask
+    import distributed
+
+    from dpmoments.data.dask_tables import open_dask_table
+    from dpmoments.moments import accumulate_moments
+    from dpmoments.moments.dask_moments import dask_moment_sums
+
+    n = N // 10 if quick else N
+    root = Path(tempfile.mkdtemp(prefix="dpm-cluster-", dir=os.environ.get("DPM_BENCH_DIR")))
+    rng = np.random.default_rng(0)
+    try:
+        log(f"writing {n} x {D} ({n * D * 8 / 1e9:.2f} GB) as Parquet and Zarr under {root}")
+        _write(root, n, rng)
+        X = _in_memory(root, n)
+        sources = {"Parquet directory (hive)": str(root / "lake"), "Zarr store": str(root / "data.zarr")}
+        times = Table(f"Covariance of {n:,} x {D} ({X.nbytes / 2**30:.2f} GiB): wall seconds, and the default "
+                      "run's time over the public run's", ["engine", "source", "public s", "defaults s",
+                                                             "defaults / public", "passes (public, defaults)"])
+        ref = accumulate_moments(X, row_norm=ROW_NORM)
+        est = _estimators()
+        t_pub, _ = _timed(lambda: est["public bound and centre"].fit(X))
+        t_def, _ = _timed(lambda: est["defaults (private choices)"].fit(X))
+        times.rows.append(["in memory (numpy)", "the rows in memory", f"{t_pub:.1f}", f"{t_def:.1f}",
+                           f"{t_def / t_pub:.2f}", "1, (in memory)"])
+        exact = Table("Exact clipped sums on each engine against the in-memory sums (max relative difference of X^T X)",
+                      ["engine", "source", "n", "max |rel diff|"])
+        with dask.config.set(scheduler="threads", num_workers=WORKERS):
+            for label, path in sources.items():
+                log(f"threaded dask: {label}")
+                t_pub, _ = _timed(lambda: est["public bound and centre"].fit(open_dask_table(path).X))
+                t_def, _ = _timed(lambda: est["defaults (private choices)"].fit(open_dask_table(path).X))
+                times.rows.append([f"threaded dask ({WORKERS} threads)", label, f"{t_pub:.1f}", f"{t_def:.1f}",
+                                   f"{t_def / t_pub:.2f}", "-"])
+        log(f"LocalCluster: {WORKERS} worker processes, 1 thread, memory_limit {WORKER_MEMORY >> 20} MiB each")
+        with distributed.LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True,
+                                      memory_limit=WORKER_MEMORY, dashboard_address=None, host="127.0.0.1",
+                                      env={"OPENBLAS_NUM_THREADS": "1"}) as cluster, \
+                distributed.Client(cluster) as client:
+            rows = _Rows(client)
+            peak = _PeakRss(list(client.run(os.getpid).values()))
+            for label, path in sources.items():
+                log(f"cluster: {label}")
+                sums = dask_moment_sums(open_dask_table(path).X, row_norm=ROW_NORM)
+                rows.take()
+                diff = np.max(np.abs(sums.xtx - ref.xtx)) / np.max(np.abs(ref.xtx))
+                exact.rows.append(["distributed cluster", label, f"{sums.n:,}", f"{diff:.1e}"])
+                t_pub, _ = _timed(lambda: est["public bound and centre"].fit(open_dask_table(path).X))
+                p_pub = rows.take() / n
+                t_def, _ = _timed(lambda: est["defaults (private choices)"].fit(open_dask_table(path).X))
+                p_def = rows.take() / n
+                times.rows.append([f"distributed ({WORKERS} processes)", label, f"{t_pub:.1f}", f"{t_def:.1f}",
+                                   f"{t_def / t_pub:.2f}", f"{p_pub:g}, {p_def:g}"])
+            log("cluster: the command line, --scheduler, on the Parquet directory")
+            t_cli, code = _timed(lambda: _cli(sources["Parquet directory (hive)"], cluster.scheduler_address, root))
+            worker_peak = peak.close()
+        times.notes += [
+            f"Workers: {WORKERS} processes x 1 thread, memory_limit {WORKER_MEMORY >> 20} MiB each: the data "
+            f"({X.nbytes / 2**20:.0f} MiB) are {X.nbytes / (WORKERS * WORKER_MEMORY):.1f}x their combined memory. "
+            f"Peak RSS of a worker over the whole cluster part: {worker_peak:.0f} MiB.",
+            f"The command line on the cluster (`dpmoments covariance LAKE --scheduler ADDRESS --row-norm {ROW_NORM:g} "
+            f"--center 0`, process start included): {t_cli:.1f} s, exit status {code}.",
+            "passes: rows the workers read / rows (a pass is every row read once). The defaults' passes are the "
+            "private choices' (bound, centre, scale) and the release's; on one machine the same choices make the "
+            "same number of passes over the file (each a full read), so the cluster costs no extra pass.",
+            "threaded dask and the cluster read the files each pass; the in-memory rows are read once (not timed).",
+        ]
+        return [times, exact]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _cli(path, address, root):
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "dpmoments", "covariance", path, "--scheduler", address, "--row-norm",
+           f"{ROW_NORM:g}", "--center", "0", "--epsilon", str(EPSILON), "--delta", str(DELTA), "--out",
+           str(root / "out"), "--quiet", "--no-figures", "--seed", "0"]
+    return subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OPENBLAS_NUM_THREADS="1")).returncode
