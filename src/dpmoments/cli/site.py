@@ -36,7 +36,8 @@ def add_arguments(parser):
     parser.add_argument("--target", metavar="COL",
                         help="the response column (select, regress; default: the plan's, when it names it)")
     parser.add_argument("--share", action="append", default=[], metavar="NPZ",
-                        help="a share file from the noise generator (repeatable: one per plan this site may answer)")
+                        help="a share file from the noise generator, with the public plan.json it names beside it (repeatable: "
+                             "one per plan this site may answer)")
     parser.add_argument("--budget", metavar="EPS,DELTA",
                         help="the most this site spends against the aggregator over every plan it answers "
                              "(default: the plans' own budgets for this site, added up)")

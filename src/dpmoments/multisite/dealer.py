@@ -1,7 +1,8 @@
 """The trusted noise generator: deals each site its secrets for a plan, out of band.
 
 For CAPE a site's :class:`Bundle` holds its zero-sum share ``e_s`` of every round
-(``sum_s mu_s e_s = 0`` exactly for every draw) and the plan; for secure aggregation
+(``sum_s mu_s e_s = 0`` exactly for every draw) and the plan (in a file: the plan's digest, the
+plan itself travelling once as the public ``plan.json``); for secure aggregation
 (simulated in process) the seeds of the pairwise masks it shares. A bundle reaches its
 site only, never through the aggregator: if the aggregator saw ``e_s`` it could strip
 the noise from that site's message. In a deployment it is a file (:func:`write_bundle`,
@@ -85,11 +86,16 @@ def deal_bytes(plan):
 
 
 def write_bundle(bundle, path):
-    """Write a deployable bundle (the plan and ``e_s`` per round) to ``path``, readable by its owner only."""
+    """Write a deployable bundle to ``path``, readable by its owner only: the plan's digest and ``e_s`` per round.
+
+    The plan itself is public and travels once, as ``plan.json`` (:func:`deal_files` writes it beside the
+    shares): a share names it by digest, so a share's size is its own ``e_s`` and does not grow with the
+    number of sites (each share carrying the whole plan made the shares of S sites grow as S^2).
+    """
     if bundle.masks:
         raise ValueError("pairwise masks are simulated in process only; they are not written to files.")
     buf = io.BytesIO()
-    np.savez(buf, plan=np.array(bundle.plan.to_json()), site=np.array(bundle.site),
+    np.savez(buf, plan_digest=np.array(bundle.plan.digest), site=np.array(bundle.site),
              **{f"e{r}": e for r, e in bundle.shares.items()})
     path = Path(path)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -99,11 +105,17 @@ def write_bundle(bundle, path):
     return path
 
 
-def read_bundle(path, site=None):
-    """Read a share file; check it is meant for ``site``."""
+def read_bundle(path, site=None, plan=None):
+    """Read a share file; check it is meant for ``site`` and for ``plan`` (default: ``plan.json`` beside it).
+
+    A share names its plan by digest; the public plan is read from ``plan`` (a :class:`Plan` or a path to
+    its ``plan.json``) and must have that digest. A share written with the plan inside it (before the
+    plan travelled once) is read as it is.
+    """
     try:
         with np.load(path, allow_pickle=False) as z:
-            plan = Plan.from_json(str(z["plan"]))
+            inside = Plan.from_json(str(z["plan"])) if "plan" in z.files else None
+            digest = None if inside is not None else str(z["plan_digest"])
             name = str(z["site"])
             shares = {int(k[1:]): z[k] for k in z.files if k.startswith("e")}
     except FileNotFoundError:
@@ -112,7 +124,23 @@ def read_bundle(path, site=None):
         raise ValueError(f"share file '{path}' is not a dpmoments share file ({type(exc).__name__}).") from None
     if site is not None and name != site:
         raise ValueError(f"share file '{path}' is for site {name!r}, not {site!r}.")
+    plan = inside if inside is not None else _public_plan(path, plan, digest)
     return Bundle(plan, name, shares)
+
+
+def _public_plan(path, plan, digest):
+    """The plan a share names by ``digest``: ``plan``, or ``plan.json`` beside the share; refused if another."""
+    where = Path(path).with_name("plan.json") if plan is None else plan
+    if not isinstance(where, Plan):
+        try:
+            where = Plan.from_json(Path(where).read_text())
+        except FileNotFoundError:
+            raise ValueError(f"share file '{path}' names its plan by digest; the public plan.json the noise "
+                             f"generator wrote with it must be beside it ('{where}' is missing).") from None
+    if where.digest != digest:
+        raise ValueError(f"share file '{path}' is for plan {digest[:12]}, not {where.digest[:12]} (a plan.json of "
+                         "another dealing?).")
+    return where
 
 
 def plan_json(plan):
