@@ -31,6 +31,7 @@ from . import uncertainty  # noqa: E402
 from . import figures  # noqa: E402
 from . import io_floor  # noqa: E402  (runs the command line in fresh processes)
 from . import cluster  # noqa: E402  (imports dask and distributed inside run)
+from . import sites_scale  # noqa: E402  (imports grpc inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -50,6 +51,7 @@ BENCHMARKS = {
     "figures": figures.run,
     "io_floor": io_floor.run,
     "cluster": cluster.run,
+    "sites_scale": sites_scale.run,
 }
 
 __all__ = ["BENCHMARKS"]
