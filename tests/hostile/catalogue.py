@@ -445,7 +445,7 @@ CASES += [  # a private centre across sites (location steps and a mean round, dp
     ("ms-center-tensor", "API", "`center='private'` for a tensor decomposition across sites",
      lambda: __import__("dpmoments.multisite.api", fromlist=["analyse"]).analyse(
          _centre_sites(20_000), "tensor-mog", epsilon=1.0, delta=1e-6, options={"sigma2": 0.1}),
-     ValueError, "is for covariance, pca, precision, ridge"),
+     ValueError, "is for covariance, correlation, pca, precision, ridge"),
     ("ms-center-public-site", "API", "a site with a public `center` given a private-centre plan",
      lambda: Site("s0", np.ones((20_000, 3)), center=(0.0, 0.0, 0.0)).accept(deal(Plan.build(
          "cape", ["s0", "s1"], [20_000, 20_000], n_features=3, row_norm=1.0, center="private", epsilon=1.0,
