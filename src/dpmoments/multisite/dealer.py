@@ -16,6 +16,7 @@ import os
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -34,6 +35,7 @@ class Bundle:
     site: str
     shares: dict = field(default_factory=dict)
     masks: dict = field(default_factory=dict)  # round -> [(coefficient, SeedSequence)] (in process only)
+    path: Optional[Path] = None  # the share file it was read from, where its use is recorded (spent.py)
 
     def __post_init__(self):
         if self.site not in self.plan.sites:
@@ -112,7 +114,7 @@ def read_bundle(path, site=None):
         raise ValueError(f"share file '{path}' is not a dpmoments share file ({type(exc).__name__}).") from None
     if site is not None and name != site:
         raise ValueError(f"share file '{path}' is for site {name!r}, not {site!r}.")
-    return Bundle(plan, name, shares)
+    return Bundle(plan, name, shares, path=Path(path))
 
 
 def plan_json(plan):
