@@ -95,6 +95,7 @@ def _load(args):
     import numpy as np
 
     from ..multisite import Site, read_bundle
+    from ..multisite.spent import ShareRecordError, check_writable
     from ._io import DataSource
     from .regress import read_in_memory
 
@@ -104,7 +105,7 @@ def _load(args):
     bundles = [read_bundle(path, args.name) for path in args.share]
     plans = [b.plan for b in bundles]
     state = Path(args.state or f"dpmoments-site-{args.name}")
-    state.mkdir(parents=True, exist_ok=True)
+    check_writable(state, "--state")  # before joining: a site that cannot record its answers would drop out later
     # The one reader's errors name the file and what is wrong, never a value (cli._errors guards the rest);
     # they stay on this site's console: nothing has been sent.
     named = _plan_columns(plans, args)
@@ -119,6 +120,8 @@ def _load(args):
         plan = bundle.plan
         try:
             site.accept(bundle, rng=None if args.seed is None else np.random.SeedSequence([args.seed, k]))
+        except ShareRecordError as exc:  # used before with its record missing, or nowhere to record it
+            raise CliError(str(exc)) from None
         except ValueError:
             raise CliError(f"'{args.data}' does not fit the plan of '{path}': site {args.name!r} must hold "
                            f"{plan.n[plan.index(args.name)]} rows of {plan.feature_width} feature columns"
