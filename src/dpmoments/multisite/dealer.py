@@ -119,7 +119,10 @@ def read_bundle(path, site=None):
 
 def plan_json(plan):
     """The text of ``plan.json``: the public plan, readable (its digest is of the canonical form)."""
-    return json.dumps(plan.to_dict(), indent=1, sort_keys=True) + "\n"
+    from .report import collusion_dict
+
+    # "collusion" is a reading aid for the operator, not part of the plan (from_dict drops it; the digest ignores it)
+    return json.dumps(dict(plan.to_dict(), collusion=collusion_dict(plan.collusion)), indent=1, sort_keys=True) + "\n"
 
 
 def deal_files(plan, out_dir, rng=None):
