@@ -37,16 +37,35 @@ class Part:
         The fraction of the caller's epsilon it was given.
     released : dict
         Its (noisy, hence publishable) outputs, e.g. ``{"row_norm": 3.2}``.
+    draws : dict or None
+        For a part made of exponential-mechanism draws (a private quantile, median or bound):
+        ``{"mechanism": "exponential", "count": k, "epsilon_each": e, "sensitivity": 1, "composed_as": ...}``,
+        so that a reader recomputes ``guarantee`` from the report alone (:func:`em_draws`).
     """
 
     label: str
     guarantee: object
     share: Optional[float] = None
     released: dict = field(default_factory=dict)
+    draws: Optional[dict] = None
 
     def to_dict(self):
-        return {"label": self.label, "share": self.share, "guarantee": self.guarantee.to_dict(),
-                "released": dict(self.released)}
+        out = {"label": self.label, "share": self.share, "guarantee": self.guarantee.to_dict(),
+               "released": dict(self.released)}
+        if self.draws is not None:
+            out["draws"] = dict(self.draws)
+        return out
+
+
+def em_draws(count, epsilon_each, zcdp):
+    """:attr:`Part.draws` of ``count`` exponential-mechanism draws of ``epsilon_each`` each (utility sensitivity 1).
+
+    Each draw is ``epsilon_each``-DP, and ``epsilon_each^2/8``-zCDP (Cesar & Rogers 2021); the part's
+    guarantee is their sum in the one the budget composes in.
+    """
+    rule = ("zcdp: rho = count * epsilon_each^2 / 8" if zcdp else "pure: epsilon = count * epsilon_each")
+    return {"mechanism": "exponential", "count": int(count), "epsilon_each": float(epsilon_each), "sensitivity": 1,
+            "composed_as": rule}
 
 
 def release_part(label, release, share, **released):
@@ -141,6 +160,9 @@ class Release:
         Add-remove only: the share of epsilon (and delta) spent on the count.
     count_guarantee : guarantee or None
         Add-remove only: what the count's release alone satisfies.
+    calibration_asked : str or None
+        The calibration the caller asked for where another was used (``calibration``):
+        private choices compose every part in zCDP. ``None`` when the one asked for was used.
     """
 
     n: int
@@ -168,6 +190,7 @@ class Release:
     count_noise_scale: Optional[float] = None
     count_share: Optional[float] = None
     count_guarantee: Optional[object] = None
+    calibration_asked: Optional[str] = None
 
     def __post_init__(self):
         # Freeze the arrays too: a release is a record, not a scratch buffer.
@@ -257,7 +280,17 @@ class Release:
             "postprocessing": list(self.postprocessing),
             "column_scaled": self.column_scale is not None,
             "parts": [p.to_dict() for p in self.parts],
+            **({} if self.calibration_asked is None else {"calibration_note": self.calibration_note}),
         }
+
+    @property
+    def calibration_note(self):
+        """Why ``calibration`` is not the one asked for (``None`` when it is)."""
+        if self.calibration_asked is None:
+            return None
+        return (f"calibration {self.calibration_asked!r} was asked for and not used: with a private centre, scale or "
+                f"bound every part is calibrated in {self.calibration} (the parts' rho add up, which needs less noise "
+                "than splitting (epsilon, delta) among them)")
 
     def __repr__(self):
         parts = [
