@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpmoments.estimators._private_choices import _Budget, _scales
+from dpmoments.moments.private_release import _Budget, _scales
 from dpmoments.moments.private_bounds import TIE_PRIOR
 from dpmoments.moments.quantile_grid import SearchRange
 
