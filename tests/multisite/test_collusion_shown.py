@@ -20,6 +20,7 @@ def test_the_plan_prices_the_assumption(tmp_path, capsys):
     assert res.returncode == 0, res.stderr
     line = next(x for x in res.stdout.splitlines() if x.startswith("collusion:"))
     assert "assumed 0 colluding site(s)" in line and "if all 4 other site(s) collude with it" in line
+    assert "delete the share files" in res.stdout  # the dealer's own copies are the ones a site cannot see
     text = (tmp_path / "shares" / "plan.json").read_text()
     shown = json.loads(text)["collusion"]
     assert shown["assumed_colluders"] == 0 and shown["other_sites"] == 4

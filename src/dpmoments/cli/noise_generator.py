@@ -192,3 +192,5 @@ def _print(args, plan, sites):
               "--columns to have every site select them by name")
     for s in sites:
         print(f"  {s}: {out / f'{s}.npz'} (secret: deliver to site {s!r} only)")
+    print("each share answers once where it is used; a copy kept elsewhere before its first use is out of the site's "
+          f"sight: delete the share files in {out} once delivered")
