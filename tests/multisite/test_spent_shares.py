@@ -195,3 +195,11 @@ def test_a_read_only_state_or_share_directory_is_refused_at_start(capsys, tmp_pa
         assert_one_line_error(_site_cli(capsys, share, data, tmp_path / "state"), "cannot be written")
     finally:
         share.parent.chmod(0o755)
+
+
+def test_a_registry_that_cannot_be_written_is_refused_at_start(capsys, tmp_path, site_files, monkeypatch):
+    _, share, data = site_files
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("DPMOMENTS_STATE_HOME", str(tmp_path / "a-file" / "registry"))
+    assert_one_line_error(_site_cli(capsys, share, data, tmp_path / "state"), "the share registry",
+                          "DPMOMENTS_STATE_HOME", "cannot be written")

@@ -169,8 +169,8 @@ class ShareRecord:
         self._places = []
         if self.path is not None:
             sidecar = self.path.with_name(self.path.name + ".spent")
-            self._places = [_Place(check_writable(registry_root() / "shares", "the share registry") / self.id,
-                                   "the share registry"),
+            registry = check_writable(registry_root() / "shares", "the share registry (DPMOMENTS_STATE_HOME)")
+            self._places = [_Place(registry / self.id, "the share registry"),
                             _Place(check_writable(sidecar, "the share's record"), "the share's record")]
             check_writable(self.path.parent, "the share file's directory")  # the opened mark is renamed in there
             with self._locked():
