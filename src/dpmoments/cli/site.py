@@ -7,10 +7,12 @@ from ._args import CliError, parse_columns, positive_int
 HELP = "serve this site in a deployed multi-site run (Flower or gRPC); rows never leave"
 DESCRIPTION = """\
 Run this site of a multi-site run. It reads its data file once, checks it against the plan in its
-share file (rows, columns) BEFORE joining, and keeps its own ledger in --state (ledger.json): it
-answers each step of a plan once (a repeated, replayed or re-planned query is refused and logged
-there, with the reason), and never beyond its --budget (default: the plan's own budget for this
-site, i.e. this one plan). What leaves passes one door: the site's noisy statistics (egress guard)
+share file (rows, columns) BEFORE joining. It answers each step of a plan once, wherever and however
+it is started: each answer is recorded, before it is sent, with the share (SHARE.spent/ beside the
+file, this user's registry in $DPMOMENTS_STATE_HOME, default ~/.local/state/dpmoments, and a mark in
+the share file), and a used share whose record is missing is refused. Its ledger in --state
+(ledger.json) logs refusals with the reason and keeps it within its --budget (default: the plan's
+own budget for this site, i.e. this one plan). What leaves passes one door: the site's noisy statistics (egress guard)
 or a fixed error code -- never an error text, a data value or a file name.
 
 --transport flower (default): a Flower SuperNode dials OUT to the aggregator's SuperLink over TLS
