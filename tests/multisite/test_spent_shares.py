@@ -203,3 +203,16 @@ def test_a_registry_that_cannot_be_written_is_refused_at_start(capsys, tmp_path,
     monkeypatch.setenv("DPMOMENTS_STATE_HOME", str(tmp_path / "a-file" / "registry"))
     assert_one_line_error(_site_cli(capsys, share, data, tmp_path / "state"), "the share registry",
                           "DPMOMENTS_STATE_HOME", "cannot be written")
+
+
+def test_a_new_dealing_with_force_replaces_the_shares_and_their_records(capsys, tmp_path):
+    run = in_process(capsys)
+    deal_args = ("noise-generator", "--sites", "north=200,south=300", "--n-features", 3, "--epsilon", 1, "--delta",
+                 "1e-5", "--row-norm", 1, "--out", tmp_path / "shares")
+    assert run(*deal_args).returncode == 0
+    share = tmp_path / "shares" / "north.npz"
+    spent.ShareRecord(read_bundle(share, "north").plan.digest, "north", share).spend(0)
+    assert (tmp_path / "shares" / "north.npz.spent").is_dir()
+    res = run(*deal_args, "--force")  # the old shares are void: their records go with them
+    assert res.returncode == 0, res.stderr
+    assert not (tmp_path / "shares" / "north.npz.spent").exists() and not spent.is_opened(share)
