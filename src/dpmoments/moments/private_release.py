@@ -53,7 +53,7 @@ import numpy as np
 
 from .._rng import spawn
 from .._validation import check_option
-from ..exceptions import BoundWarning, CalibrationWarning, PrivacyLeakWarning, TooFewRowsError
+from ..exceptions import BoundWarning, PrivacyLeakWarning, TooFewRowsError
 from ..data import iter_chunks
 from .releases import release_cross_moment, release_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
@@ -62,7 +62,7 @@ from .binned_sums import binned_pass
 from .counts import COUNT_SHARE, warn_if_delta_large
 from .dask_moments import is_dask_collection, row_ones
 from .private_bounds import check_margin, noisy_clipped_count, quantile_pass, select_quantiles
-from .release import Part, em_draws, randomness_of, release_part
+from .release import Part, calibrated_as, em_draws, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 from .sources import n_features_of
 
@@ -179,8 +179,7 @@ def _location(X, budget, share, search, rng, bins=None):
         m, outside = select_quantiles(bins, search.edges(signed=True), epsilon_each=each, quantile=0.5, rng=rng,
                                       what=public_n_what(budget.neighbours, "private column medians "
                                                                             "(center='private', no prior)"))
-    budget.record("location", guarantee, share, (d, each), statistic="column medians",
-                  at_range_end=int(outside.sum()))
+    budget.record("location", guarantee, share, (d, each), statistic="column medians", at_range_end=int(outside.sum()))
     if outside.any():
         warn_range_end("column median", search)
     return m
@@ -231,8 +230,7 @@ def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diag
                                            what=public_n_what(budget.neighbours, f"private {label} ({what_for(label)})"))
     R = float(values[0])
     target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
-    budget.record(label, guarantee, share - diag, (1, each), row_norm=R, target=target,
-                  at_range_end=bool(outside[0]))
+    budget.record(label, guarantee, share - diag, (1, each), row_norm=R, target=target, at_range_end=bool(outside[0]))
     if outside[0]:
         warn_range_end(label, bounds.search)
     if not diag:
@@ -534,9 +532,5 @@ def _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta):
     steps = rel.postprocessing + (("standardised by private column scales; estimates are mapped back",)
                                   if s is not None else ())
     rel = dataclasses.replace(rel, center=center, column_scale=s, guarantee=budget.total(), parts=tuple(budget.parts),
-                              randomness=randomness_of(rng, epsilon), postprocessing=steps,
-                              calibration_asked=budget.calibration if budget.zcdp and budget.calibration != "zcdp"
-                              else None)
-    if rel.calibration_asked == "classic":  # asked for by name (the default, analytic, is only recorded)
-        warnings.warn(rel.calibration_note, CalibrationWarning, stacklevel=5)
-    return rel
+                              randomness=randomness_of(rng, epsilon), postprocessing=steps)
+    return calibrated_as(rel, budget.calibration) if budget.zcdp else rel

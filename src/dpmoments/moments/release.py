@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
 
 from .._rng import describe_randomness, secure_randomness
+from ..exceptions import CalibrationWarning
 from ..privacy.guarantees import AnyGuarantee
 from ..privacy.relations import describe_relation, n_is_public
 from .psd import project_psd as _project_psd
@@ -306,6 +308,20 @@ class Release:
             f"mechanism={self.mechanism!r}, "
             f"noise_scale={self.noise_scale:.4g}, neighbours={self.neighbours!r}, guarantee={self.guarantee})"
         )
+
+
+def calibrated_as(release: "Release", asked: str) -> "Release":
+    """``release`` recording the calibration asked for where another was used; asked for by name, a warning.
+
+    ``"classic"`` is asked for by name (the default, ``"analytic"``, is only recorded): a
+    :class:`~dpmoments.exceptions.CalibrationWarning` says it was not used.
+    """
+    if asked == release.calibration:
+        return release
+    release = dataclasses.replace(release, calibration_asked=asked)
+    if asked == "classic":
+        warnings.warn(str(release.calibration_note), CalibrationWarning, stacklevel=6)
+    return release
 
 
 def randomness_of(rng: Any, epsilon: float) -> str:
