@@ -216,3 +216,12 @@ def test_a_new_dealing_with_force_replaces_the_shares_and_their_records(capsys, 
     res = run(*deal_args, "--force")  # the old shares are void: their records go with them
     assert res.returncode == 0, res.stderr
     assert not (tmp_path / "shares" / "north.npz.spent").exists() and not spent.is_opened(share)
+
+
+def test_the_command_line_refuses_a_share_that_answered_every_step(capsys, tmp_path, site_files, new_process):
+    """Started again from another directory with a fresh --state it printed 'spent nothing' and answered again."""
+    plan, share, data = site_files
+    spent.ShareRecord(plan.digest, "site-0", share).spend(0)
+    spent._PROCESS.clear()
+    assert_one_line_error(_site_cli(capsys, share, data, tmp_path / "another-state"), f"share file '{share}'",
+                          "has answered every step")

@@ -128,6 +128,10 @@ def _load(args):
             raise CliError(f"'{args.data}' does not fit the plan of '{path}': site {args.name!r} must hold "
                            f"{plan.n[plan.index(args.name)]} rows of {plan.feature_width} feature columns"
                            + (" and a --target column" if plan.takes_response else "") + "; nothing was sent") from None
+    used = [path for path, p in zip(args.share, plans) if set(site.answered(p.digest)) >= set(p.steps)]
+    if len(used) == len(plans):  # a restart between steps still serves the steps left
+        raise CliError(f"share file '{used[0]}' has answered every step of its plan (a share answers once, wherever "
+                       "it runs): nothing to serve")
     if not any(site.ledger.can_answer(p.digest, site.cost(p), p.neighbours) for p in plans):
         raise CliError(f"every plan held would exceed this site's budget {site.ledger.budget} (spent: "
                        f"{site.ledger.spent() or 'nothing'}): nothing to serve")

@@ -192,6 +192,11 @@ class Site:
         self.__rngs[bundle.plan.digest] = as_generator(rng)
         return bundle.plan.digest
 
+    def answered(self, plan_digest):
+        """The steps of the plan this site's share has answered, wherever it ran (its record; [] if none)."""
+        record = self.__records.get(plan_digest)
+        return [] if record is None else record.answered()
+
     def _check_plan(self, plan):
         """Raise ``ValueError`` (data-free) if this site's data or bounds do not fit ``plan``."""
         i = plan.index(self.name)
