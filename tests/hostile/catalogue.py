@@ -488,6 +488,33 @@ CASES += [  # a hostile site's message (dpmoments.multisite.aggregator)
 ]
 
 
+def _used_share_without_record():
+    """A share file that answered once and whose records (beside it, in the registry) were then deleted."""
+    import shutil
+
+    from dpmoments.multisite import deal_files, spent
+
+    out = pathlib.Path(tempfile.mkdtemp()) / "shares"
+    plan = Plan.build("cape", ["a", "b"], [20, 5], n_features=3, row_norm=1.0, epsilon=1, delta=1e-6)
+    share = deal_files(plan, out, rng=0)["a"]
+    old = os.environ.get("DPMOMENTS_STATE_HOME")
+    os.environ["DPMOMENTS_STATE_HOME"] = str(out.parent / "registry")  # never the user's own registry
+    try:
+        spent.ShareRecord(plan.digest, "a", share).spend(0)
+        spent._PROCESS.pop(spent.share_id(plan.digest, "a"))  # as in a new process
+        shutil.rmtree(out.parent / "registry")
+        shutil.rmtree(share.with_name("a.npz.spent"))
+        return Site("a", np.ones((20, 3)) / 4, row_norm=1.0).accept(read_bundle(share, "a"))
+    finally:
+        os.environ.pop("DPMOMENTS_STATE_HOME") if old is None else os.environ.update(DPMOMENTS_STATE_HOME=old)
+
+
+CASES += [  # a share is spent once wherever it runs (dpmoments.multisite.spent)
+    ("ms-share-record-missing", "API", "a share file used before whose records were deleted",
+     _used_share_without_record, ValueError, "was used before and its record is missing"),
+]
+
+
 def _nonempty():
     path = pathlib.Path(tempfile.mkdtemp())
     (path / "keep.txt").write_text("an earlier result")
