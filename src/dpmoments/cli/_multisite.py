@@ -253,7 +253,7 @@ def _tensor(args, a, moments, names, est_mod):
     labels = names if model == "mog" else [f"w{j}" for j in range(D)]
 
     def save(res):
-        np.save(res.path("components.npy"), est.components_)
+        res.save_array("components.npy", est.components_)
         res.save_table("components.csv", ["component"] + list(labels),
                        [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(est.components_)])
         res.save_table("weights.csv", ["component", "weight"],
