@@ -161,8 +161,7 @@ def run(args):
 
 
 def _serve_grpc(args, site):
-    from pathlib import Path
-
+    from ..multisite import tls
     from ..multisite.grpc_transport import GrpcSite
 
     if not args.aggregator:
@@ -171,8 +170,7 @@ def _serve_grpc(args, site):
     if not args.insecure:
         if not (args.root_certificates and args.cert and args.key):
             raise CliError("give --root-certificates, --cert and --key (mutual TLS), or --insecure for a local trial")
-        creds = dict(root_certificates=Path(args.root_certificates).read_bytes(),
-                     certificate=Path(args.cert).read_bytes(), private_key=Path(args.key).read_bytes())
+        creds = tls.read_credentials(args.cert, args.key, args.root_certificates)  # a wrong file: one line naming it
     GrpcSite(site.handle, args.aggregator, site.name, insecure=args.insecure, **creds).run()
     return 0
 
