@@ -176,7 +176,7 @@ def _serve_grpc(args, site):
 
 
 def _serve_flower(args, site, state):
-    from ..multisite import deploy
+    from ..multisite import deploy, tls
     from ..multisite.door import SiteServer
     from ..multisite.supernode import SessionRefused, keep_up
 
@@ -184,6 +184,8 @@ def _serve_flower(args, site, state):
         raise CliError("--superlink HOST:PORT is required with --transport flower")
     if not args.insecure and not args.root_certificates:
         raise CliError("give --root-certificates CA_PEM (TLS), or --insecure for a local trial")
+    if args.auth_key:  # a key the SuperNode cannot use: one line now, not its panel and a restart
+        tls.check_node_key(args.auth_key)
     socket_path = (state / "door.sock").resolve()
     if len(str(socket_path)) > 100:
         raise CliError(f"--state '{state}' is too deep for a local socket (its path must be under 100 characters)")
@@ -193,6 +195,6 @@ def _serve_flower(args, site, state):
                                        root_certificates=args.root_certificates, private_key=args.auth_key,
                                        insecure=args.insecure)
         try:  # a restart after a crash waits here (one line says why and until when) for its old session to lapse
-            return keep_up(cmd, deploy.flwr_env(), state, interval=deploy.HEARTBEAT_S)
+            return keep_up(cmd, deploy.flwr_env(), state, interval=deploy.HEARTBEAT_S, key=args.auth_key)
         except SessionRefused as exc:
             raise CliError(exc.one_line) from None

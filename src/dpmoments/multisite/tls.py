@@ -11,7 +11,8 @@ import datetime
 import ipaddress
 from pathlib import Path
 
-__all__ = ["make_ca", "make_site_cert", "make_node_key", "check_pair", "check_roots", "read_credentials"]
+__all__ = ["make_ca", "make_site_cert", "make_node_key", "check_pair", "check_roots", "read_credentials",
+           "check_node_key"]
 
 
 def _name(cn):
@@ -166,3 +167,33 @@ def read_credentials(cert, key, root_certificates):
                key_name=f"the key '{key}'")
     check_roots(data["root_certificates"], name=f"the CA file '{root_certificates}'")
     return data
+
+
+def check_node_key(path):
+    """Raise ``ValueError`` naming ``path`` unless it is a SuperNode's private key (elliptic curve, unencrypted).
+
+    Flower's SuperNode reports a bad key with a multi-line panel and an exit status a supervisor
+    restarts; checked here, before it starts, the site says in one line which file is wrong.
+    """
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    data = Path(path).read_bytes()
+    key = None
+    for load in (serialization.load_ssh_private_key, serialization.load_pem_private_key):
+        try:
+            key = load(data, password=None)
+            break
+        except TypeError:
+            raise ValueError(f"the key '{path}' is encrypted; the SuperNode needs it unencrypted (kept readable by "
+                             "this user only)") from None
+        except (ValueError, UnsupportedAlgorithm):
+            continue
+    if key is None:
+        pub = " (it looks like the public half, which goes to the aggregator)" if data.lstrip().startswith(
+            (b"ecdsa-", b"ssh-", b"-----BEGIN PUBLIC")) else ""
+        raise ValueError(f"the key '{path}' is not a private key{pub}: make one with dpmoments site --make-key PATH")
+    if not isinstance(key, ec.EllipticCurvePrivateKey):
+        raise ValueError(f"the key '{path}' is not an elliptic-curve key, which Flower's SuperNode requires: make one "
+                         "with dpmoments site --make-key PATH")
