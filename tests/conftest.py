@@ -7,6 +7,10 @@ the whole suite runs with one BLAS thread whatever the environment says.
 (or before) another: ``reverse`` (the last module first, each module's tests last to first) or
 ``shuffle:SEED`` (modules in a shuffled order, and the tests within each). A module's tests stay
 together, so its fixtures are set up once. ``.ci/fast-lane-twice`` uses it.
+
+``DPMOMENTS_TEST_UNSEEDED=1`` lists, at the end of the run, the tests whose dpmoments calls drew
+fresh OS entropy (``rng=None``): each is either meant to (it checks the unseeded path, with a verdict
+that does not depend on the draw) or a test to seed.
 """
 
 import os
@@ -48,3 +52,34 @@ def pytest_collection_modifyitems(config, items):
 def pytest_report_header(config):
     order = os.environ.get("DPMOMENTS_TEST_ORDER", "")
     return f"test order: {order}" if order else None
+
+
+_UNSEEDED = {}
+
+
+@pytest.fixture(autouse=True)
+def _record_unseeded_draws(request, monkeypatch):
+    if not os.environ.get("DPMOMENTS_TEST_UNSEEDED"):
+        yield
+        return
+    import sys
+
+    import numpy as np
+
+    real = np.random.default_rng
+
+    def default_rng(seed=None):
+        caller = sys._getframe(1).f_code.co_filename
+        if seed is None and caller.endswith(os.path.join("dpmoments", "_rng.py")):
+            _UNSEEDED[request.node.nodeid] = _UNSEEDED.get(request.node.nodeid, 0) + 1
+        return real(seed)
+
+    monkeypatch.setattr(np.random, "default_rng", default_rng)
+    yield
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _UNSEEDED:
+        terminalreporter.write_sep("-", f"{len(_UNSEEDED)} test(s) drew OS entropy through dpmoments (rng=None)")
+        for nodeid, count in sorted(_UNSEEDED.items()):
+            terminalreporter.write_line(f"{count:5d}  {nodeid}")
