@@ -170,8 +170,7 @@ def run(args):
 
 
 def _serve_grpc(args, site):
-    from pathlib import Path
-
+    from ..multisite import tls
     from ..multisite.grpc_transport import GrpcSite
 
     if not args.aggregator:
@@ -180,14 +179,13 @@ def _serve_grpc(args, site):
     if not args.insecure:
         if not (args.root_certificates and args.cert and args.key):
             raise CliError("give --root-certificates, --cert and --key (mutual TLS), or --insecure for a local trial")
-        creds = dict(root_certificates=Path(args.root_certificates).read_bytes(),
-                     certificate=Path(args.cert).read_bytes(), private_key=Path(args.key).read_bytes())
+        creds = tls.read_credentials(args.cert, args.key, args.root_certificates)  # a wrong file: one line naming it
     GrpcSite(site.handle, args.aggregator, site.name, insecure=args.insecure, **creds).run()
     return 0
 
 
 def _serve_flower(args, site, state):
-    from ..multisite import deploy
+    from ..multisite import deploy, tls
     from ..multisite.door import SiteServer
     from ..multisite.supernode import SessionRefused, keep_up
 
@@ -195,6 +193,8 @@ def _serve_flower(args, site, state):
         raise CliError("--superlink HOST:PORT is required with --transport flower")
     if not args.insecure and not args.root_certificates:
         raise CliError("give --root-certificates CA_PEM (TLS), or --insecure for a local trial")
+    if args.auth_key:  # a key the SuperNode cannot use: one line now, not its panel and a restart
+        tls.check_node_key(args.auth_key)
     socket_path = (state / "door.sock").resolve()
     if len(str(socket_path)) > 100:
         raise CliError(f"--state '{state}' is too deep for a local socket (its path must be under 100 characters)")
@@ -204,6 +204,6 @@ def _serve_flower(args, site, state):
                                        root_certificates=args.root_certificates, private_key=args.auth_key,
                                        insecure=args.insecure)
         try:  # a restart after a crash waits here (one line says why and until when) for its old session to lapse
-            return keep_up(cmd, deploy.flwr_env(), state, interval=deploy.HEARTBEAT_S)
+            return keep_up(cmd, deploy.flwr_env(), state, interval=deploy.HEARTBEAT_S, key=args.auth_key)
         except SessionRefused as exc:
             raise CliError(exc.one_line) from None
