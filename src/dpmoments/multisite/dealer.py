@@ -17,6 +17,7 @@ import os
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -35,6 +36,7 @@ class Bundle:
     site: str
     shares: dict = field(default_factory=dict)
     masks: dict = field(default_factory=dict)  # round -> [(coefficient, SeedSequence)] (in process only)
+    path: Optional[Path] = None  # the share file it was read from, where its use is recorded (spent.py)
 
     def __post_init__(self):
         if self.site not in self.plan.sites:
@@ -125,7 +127,7 @@ def read_bundle(path, site=None, plan=None):
     if site is not None and name != site:
         raise ValueError(f"share file '{path}' is for site {name!r}, not {site!r}.")
     plan = inside if inside is not None else _public_plan(path, plan, digest)
-    return Bundle(plan, name, shares)
+    return Bundle(plan, name, shares, path=Path(path))
 
 
 def _public_plan(path, plan, digest):
@@ -145,7 +147,10 @@ def _public_plan(path, plan, digest):
 
 def plan_json(plan):
     """The text of ``plan.json``: the public plan, readable (its digest is of the canonical form)."""
-    return json.dumps(plan.to_dict(), indent=1, sort_keys=True) + "\n"
+    from .report import collusion_dict
+
+    # "collusion" is a reading aid for the operator, not part of the plan (from_dict drops it; the digest ignores it)
+    return json.dumps(dict(plan.to_dict(), collusion=collusion_dict(plan.collusion)), indent=1, sort_keys=True) + "\n"
 
 
 def deal_files(plan, out_dir, rng=None):

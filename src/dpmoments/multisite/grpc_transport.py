@@ -20,15 +20,23 @@ replies to queries by id, so a reply to an old query is never mistaken for a new
 """
 
 import asyncio
+import os
 import queue
+import socket
 import threading
 import time
 import uuid
 
-import grpc
+# gRPC's C core writes its own log lines (E1128 12:00:00 ssl_transport_security.cc ...] Invalid private key)
+# straight to stderr, beside our one-line errors; it reads this before its first use, so it is set before
+# grpc is imported. A user who wants them sets GRPC_VERBOSITY=ERROR (or debug) themselves.
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
-from .messages import Hello, ProtocolAborted, SiteError, from_wire, to_wire
-from .transport import Failure, Transport
+import grpc  # noqa: E402 - after GRPC_VERBOSITY
+
+from .messages import Hello, ProtocolAborted, SiteError, from_wire, to_wire  # noqa: E402
+from .tls import check_pair, check_roots  # noqa: E402
+from .transport import Failure, Transport  # noqa: E402
 
 __all__ = ["GrpcTransport", "GrpcSite", "METHOD", "MAX_SITES"]
 
@@ -36,6 +44,26 @@ SERVICE, METHOD = "dpmoments.Sites", "/dpmoments.Sites/Serve"
 _OPTIONS = [("grpc.max_send_message_length", 1 << 30), ("grpc.max_receive_message_length", 1 << 30)]
 #: The most sites one aggregator serves at once (each an open stream and a socket); more are refused by name.
 MAX_SITES = 4096
+# gRPC sets SO_REUSEPORT by default: a second aggregator on a port in use would share it silently.
+_SERVER_OPTIONS = [*_OPTIONS, ("grpc.so_reuseport", 0)]
+
+
+def _why_not_bound(address):
+    """Why ``HOST:PORT`` cannot be bound, from a plain socket (gRPC says only "Failed to bind")."""
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]") or None
+    try:
+        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (ValueError, socket.gaierror):
+        return "not a HOST:PORT this machine can listen on"
+    for family, kind, proto, _, where in infos:
+        with socket.socket(family, kind, proto) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(where)
+            except OSError as exc:
+                return exc.strerror or "it cannot be bound"
+    return "gRPC could not bind it"
 
 
 class _Link:
@@ -71,9 +99,12 @@ class GrpcTransport(Transport):
         super().__init__()
         self._links, self._lock, self._joined = {}, threading.Lock(), threading.Condition()
         self._insecure, self.max_sites, self.refused, self._closed = insecure, int(max_sites), set(), False
-        if not insecure and not (certificate and private_key and root_certificates):
-            raise ValueError("gRPC over TLS needs the server certificate, its key and the sites' CA "
-                             "(or insecure=True for a local trial).")
+        if not insecure:
+            if not (certificate and private_key and root_certificates):
+                raise ValueError("gRPC over TLS needs the server certificate, its key and the sites' CA "
+                                 "(or insecure=True for a local trial).")
+            check_pair(certificate, private_key, cert_name="'certificate'", key_name="'private_key'")
+            check_roots(root_certificates, name="'root_certificates'")
         self._loop = asyncio.new_event_loop()
         threading.Thread(target=self._loop.run_forever, name="grpc-aggregator", daemon=True).start()
         try:
@@ -82,23 +113,29 @@ class GrpcTransport(Transport):
             self._loop.call_soon_threadsafe(self._loop.stop)
             raise
         if not self.port:
-            raise OSError(f"could not listen on {address}")
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            raise OSError(f"could not listen on '{address}': {_why_not_bound(address)}")
 
     def _call(self, coroutine, timeout=None):
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
 
     async def _start(self, address, certificate, private_key, root_certificates):
-        self._server = grpc.aio.server(options=_OPTIONS)
+        """The server, in the loop's thread; its port (0: the address could not be bound)."""
+        self._server = grpc.aio.server(options=_SERVER_OPTIONS)
         handler = grpc.method_handlers_generic_handler(SERVICE, {"Serve": grpc.stream_stream_rpc_method_handler(
             self._serve)})
         self._server.add_generic_rpc_handlers((handler,))
-        if self._insecure:
-            port = self._server.add_insecure_port(address)
-        else:
-            creds = grpc.ssl_server_credentials([(private_key, certificate)], root_certificates=root_certificates,
-                                                require_client_auth=True)
-            port = self._server.add_secure_port(address, creds)
-        await self._server.start()
+        try:
+            if self._insecure:
+                port = self._server.add_insecure_port(address)
+            else:
+                creds = grpc.ssl_server_credentials([(private_key, certificate)],
+                                                    root_certificates=root_certificates, require_client_auth=True)
+                port = self._server.add_secure_port(address, creds)
+        except RuntimeError:  # "Failed to bind to address": the credentials were checked above
+            return 0
+        if port:
+            await self._server.start()
         return port
 
     # -- the server side of one site's stream (in the server's event loop) ---------------------------------
@@ -241,7 +278,9 @@ class GrpcSite:
         self.handler, self.address, self.name, self.retry_s = handler, address, name, retry_s
         if insecure:
             self._credentials = None
-        else:
+        else:  # a wrong key would fail every handshake, retried forever without a word
+            check_pair(certificate, private_key, cert_name="'certificate'", key_name="'private_key'")
+            check_roots(root_certificates, name="'root_certificates'")
             self._credentials = grpc.ssl_channel_credentials(root_certificates, private_key, certificate)
         self._stop = threading.Event()
         self._thread = None
