@@ -73,18 +73,24 @@ def _estimator(kind):
 
 
 class _ThreadedRows:
-    """Rows read by the threaded scheduler's read tasks (a dask callback on each finished task)."""
+    """Rows read on one machine: the readers' own row report (``_report_rows``, which every block read calls)
+    wrapped to count while the threaded scheduler runs (on a cluster the workers send it as an event)."""
 
     def __init__(self):
-        from dask.callbacks import Callback
+        from dpmoments.data import dask_tables
 
-        self.count = 0
-        self.callback = Callback(posttask=self._posttask)
+        self.count, self.module, self.original = 0, dask_tables, dask_tables._report_rows
 
-    def _posttask(self, key, result, dsk, state, worker_id):
-        name = key[0] if isinstance(key, tuple) else key
-        if any(tag in str(name) for tag in ("_read_piece", "_report_rows")) and getattr(result, "ndim", 0) == 2:
-            self.count += int(result.shape[0])
+    def _counted(self, block):
+        self.count += int(block.shape[0])
+        return self.original(block)
+
+    def __enter__(self):
+        self.module._report_rows = self._counted
+        return self
+
+    def __exit__(self, *exc):
+        self.module._report_rows = self.original
 
     def take(self):
         out, self.count = self.count, 0
@@ -230,7 +236,7 @@ def _defaults(root, n):
     table.rows.append(["in memory (numpy)", "the rows in memory", f"{t_pub:.1f}", f"{t_def:.1f}",
                        f"{t_def / t_pub:.2f}", "(over memory)"])
     counter = _ThreadedRows()
-    with dask.config.set(scheduler="threads", num_workers=WORKERS), counter.callback:
+    with dask.config.set(scheduler="threads", num_workers=WORKERS), counter:
         for label, path in _sources(root).items():
             log(f"threaded dask: {label}")
             t_pub, _ = _timed(lambda: _estimator("public").fit(open_dask_table(path).X))
@@ -250,8 +256,8 @@ def _defaults(root, n):
             table.rows.append([f"distributed ({WORKERS} processes)", label, f"{t_pub:.1f}", f"{t_def:.1f}",
                                f"{t_def / t_pub:.2f}", f"{p_pub:g}, {p_def:g}"])
     table.notes += [
-        "passes: rows read / rows, counted from the read tasks on one machine (threaded dask: a callback on each "
-        "finished task) and from the workers' row reports on the cluster. The defaults' passes are the private "
+        "passes: rows read / rows, from the readers' own row report of every block read: counted here on one "
+        "machine (threaded dask), sent as the workers' events on the cluster. The defaults' passes are the private "
         "choices' (location refinements, bound, scale, mean) and the release's.",
         "The in-memory time is of the array itself (its passes are over memory); threaded dask and the cluster "
         "read the files on every pass.",

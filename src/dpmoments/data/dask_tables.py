@@ -7,17 +7,15 @@ workers' tasks*, so no row passes through the client. The columns and the pieces
 out by a first small task (on a worker when a ``distributed`` client is active: the client
 needs no access to the files), from the files' headers and footers only.
 
-=================  ==========================================================================
-source             one block of the array
-=================  ==========================================================================
-Parquet            a run of row groups of one file (about :data:`PIECE_BYTES` of the selected
-(file, directory,  columns), read in record batches straight into the block: the task holds
-glob, list, URL)   the block plus one batch, about 1x the block's numbers
-Zarr store         the stored row chunks (:func:`~.dask_files.open_zarr_array`)
-``.npy``           a row range read with one positioned read (:func:`~.dask_files.open_npy_array`)
-CSV/TSV, ``.npz``  one whole file (text is not split without parsing it): a task holds the file's
-                   numbers, so split a large text file into several (a glob reads them all)
-=================  ==========================================================================
+One block of the array is:
+
+* Parquet (a file, a directory, a glob, a list, a URL): a run of row groups of one file (about
+  :data:`PIECE_BYTES` of the selected columns), read in record batches straight into the block,
+  so the task holds the block plus one batch, about 1x the block's numbers;
+* a Zarr store: the stored row chunks (:func:`~.dask_files.open_zarr_array`);
+* ``.npy``: a row range read with one positioned read (:func:`~.dask_files.open_npy_array`);
+* CSV/TSV and ``.npz``: one whole file (text is not split without parsing it), so a task holds
+  the file's numbers: split a large text file into several (a glob reads them all).
 
 Every block reports its row count as a ``distributed`` event (topic :data:`PROGRESS_TOPIC`),
 so the client can show progress; nothing else about the rows leaves the task. Problems are

@@ -2,16 +2,13 @@
 
 :func:`dpmoments.data.open_table` hands a source here when it is not one local file:
 
-=======================  ==========================================================================
-source                   what is read
-=======================  ==========================================================================
-a directory              every Parquet file under it (files starting with ``.`` or ``_`` skipped),
-                         in sorted order; ``key=value`` directories are hive partitions
-a glob (``data/*.csv``)  the files it matches, sorted; any one format :func:`open_table` reads
-a list or tuple          those files, in the order given; one format
-a URL (``s3://``,        Parquet read through fsspec (``pip install "dpmoments[cloud]"`` brings
-``gs://``, ``https://``) s3fs and gcsfs); a URL may be a file, a directory or a glob
-=======================  ==========================================================================
+* a directory: every Parquet file under it (files starting with ``.`` or ``_`` skipped), in
+  sorted order; ``key=value`` directories are hive partitions;
+* a glob (``data/*.csv``): the files it matches, sorted; any one format :func:`open_table` reads;
+* a list or tuple of paths: those files, in the order given; one format;
+* a URL (``s3://``, ``gs://``, ``https://``): Parquet read through fsspec
+  (``pip install "dpmoments[cloud]"`` brings s3fs and gcsfs); a URL may be a file, a directory or
+  a glob.
 
 Every file must have the same columns. A hive partition column (``year=2024/``) is a column of
 the table, but it is left out of the numbers unless chosen by ``columns``: its value is a
