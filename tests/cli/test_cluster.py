@@ -115,5 +115,4 @@ def test_a_worker_killed_mid_pass_changes_nothing_and_the_release_is_charged_onc
         acct = Accountant(ApproxDP(1.5, 1e-5))
         est = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=6.0, center=None, accountant=acct, rng=0)
         est.fit(open_dask_table(root, piece_bytes=1).X)
-        assert len(acct.ledger) == 1
-        client.wait_for_workers(2, timeout=60)  # the nanny restarted the killed one, for the next test
+        assert len(acct.ledger) == 1  # the last test of the module: the restarted worker is not waited for
