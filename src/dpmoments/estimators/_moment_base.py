@@ -15,16 +15,16 @@ from typing import Optional
 import numpy as np
 
 from .._rng import noise_source
-from .._validation import check_data, check_nonnegative, check_option
+from .._validation import check_nonnegative, check_option
 from ..moments import Release, release_second_moment
 from ..moments.auto_release import is_auto
 from ..moments.counts import check_count_share, planned_guarantee
 from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant
 from ._conventions import fit_input, name_of, privacy_report, release_input, release_noise, require_for_fit
 from ..moments.private_release import needs_private_choices, private_second_moment
-from ..moments.sources import n_features_of, out_of_core
+from ..data import as_source
 
-__all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
+__all__ = ["CenterBudget", "MomentEstimator"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,7 @@ class MomentEstimator:
     def _fit_from_data(self, X, make_release):
         """``fit``: the input's names and width first, then the release (paid here) and ``fit_release`` of it."""
         require_for_fit(self, "epsilon")
+        X = as_source(X).data  # a Source is fitted as the input it holds
         names = fit_input(self, X)
         self.fit_release(make_release(X))
         release_input(self, self.n_features_in_, names)
@@ -109,8 +110,7 @@ class MomentEstimator:
 
     # -- the release ------------------------------------------------------------
     def _release_from(self, X):
-        if not out_of_core(X):  # dask collections and paths go to the streaming release unmaterialised
-            X = check_data(X)
+        X = as_source(X).checked()  # dask collections and paths go to the streaming release unmaterialised
         check_option(self.mechanism, "mechanism", self._mechanisms)
         self._check_affordable()
         kwargs = dict(row_norm=self.row_norm, mechanism=self.mechanism, neighbours=self.neighbours,

@@ -9,7 +9,7 @@ import numpy as np
 from scipy import linalg
 
 from .._validation import check_data, check_delta, check_option
-from ..moments.sources import out_of_core
+from ..data import as_source
 from ._conventions import all_or_nothing, check_input, name_of, built_on_first_use
 from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
@@ -223,8 +223,7 @@ class CovarianceFit(MomentEstimator):
         """CoinPress's release (:mod:`dpmoments.moments.coinpress`), its options checked first and charged after."""
         from ..moments.coinpress import check_coinpress, coinpress_release
 
-        if not out_of_core(X):
-            X = check_data(X)
+        X = as_source(X).checked()
         self._private_choices()  # validates 'center' and the mechanism
         check_coinpress(X, mechanism=self.mechanism, scale=self._scale(), neighbours=self.neighbours,
                         epsilon=self.epsilon, delta=self.delta)

@@ -16,7 +16,8 @@ import numpy as np
 from .._validation import check_data, check_int
 from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
 from ._conventions import all_or_nothing, check_input, built_on_first_use
-from ._moment_base import MomentEstimator, in_original_units, location_of, n_features_of, out_of_core
+from ..data import as_source
+from ._moment_base import MomentEstimator, in_original_units, location_of
 from ._uncertainty_matrix import pca_spread
 from .uncertainty import check_uncertainty_params
 
@@ -226,9 +227,8 @@ class PCAFit(MomentEstimator):
         self
         """
         def release(data):
-            if not out_of_core(data):  # dask collections and paths are streamed by the release, not loaded here
-                data = check_data(data)
-            self._check_params(n_features_of(data))  # before the budget is touched
+            data = as_source(data).checked()  # dask collections and paths are streamed by the release, not loaded here
+            self._check_params(as_source(data).n_features)  # before the budget is touched
             return self._release_from(data)
 
         return self._fit_from_data(X, release)

@@ -47,10 +47,10 @@ index orbit ``i <= j <= k``.
 import dataclasses
 
 import numpy as np
-from scipy import sparse
 
 from .._rng import noise_source, spawn
 from .._validation import check_int, check_nonnegative, check_option, check_positive, check_vector
+from ..data import as_source
 from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
@@ -286,7 +286,7 @@ class TensorDecompositionFit:
         self
         """
         require_for_fit(self, "epsilon")
-        if sparse.issparse(X):  # refused here, whatever the format (the moment passes would each fail differently)
+        if as_source(X).sparse:  # refused here, whatever the format (the moment passes would each fail differently)
             raise TypeError("'X' is a sparse matrix; sparse input is not supported by PrivateTensorDecomposition: "
                             "pass dense rows (MOG) or word ids (STM).")
         model, args = self._check_params()

@@ -54,17 +54,16 @@ import numpy as np
 from .._rng import spawn
 from .._validation import check_option
 from ..exceptions import BoundWarning, PrivacyLeakWarning, TooFewRowsError
-from ..data import iter_chunks
+from ..data import as_source, iter_chunks
 from .releases import release_cross_moment, release_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                                     minimum_on_refusal, public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from .binned_sums import binned_pass
 from .counts import COUNT_SHARE, warn_if_delta_large
-from .dask_moments import is_dask_collection, row_ones
+from .dask_moments import row_ones
 from .private_bounds import check_margin, noisy_clipped_count, quantile_pass, select_quantiles
 from .release import Part, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
-from .sources import n_features_of
 
 __all__ = ["private_second_moment", "needs_private_choices"]
 
@@ -152,7 +151,7 @@ def _source(X, scale, with_ones):
     """
     if scale is None and not with_ones:
         return X
-    if is_dask_collection(X):
+    if as_source(X).kind == "dask":
         Z = X if scale is None else X / scale
         return (Z, row_ones(Z)) if with_ones else Z
     if scale is None and isinstance(X, np.ndarray):
@@ -249,7 +248,7 @@ def _bound_pass(X, m, s, bounds, moment):
     are read from a file or chunks: for an array in memory a second pass
     costs less than the fused pass's second Gram product per row.
     """
-    if moment == "second" and (hasattr(X, "__array__") or is_dask_collection(X)):
+    if moment == "second" and as_source(X).kind in ("array", "frame", "dask"):
         return None
     return binned_pass(X, moment=moment, search=bounds.search, center=m, scale=s)
 
@@ -293,6 +292,7 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     data-dependent choice is one of these outputs. ``delta >= 1/n`` is
     warned about once, on the caller's ``delta`` and the released ``n``.
     """
+    X = as_source(X).data  # a Source is read as the input it holds
     _check_scale(scale)
     check_option(neighbours, "neighbours", NEIGHBOURS)  # before any draw is judged against n (public or not)
     bounds = as_bound_budget(bound_budget)
@@ -353,7 +353,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     ``CenterBudget.location``; the means take ``sum(REFINE_MEAN)`` of ``CenterBudget.mean``, in
     ``REFINE_MEAN``'s proportions over the steps taken.
     """
-    d = n_features_of(X)
+    d = as_source(X).n_features
     # The first pass (the bound about the origin and its mean; or the column medians) also counts the rows
     if scale is None:
         first = _bound_pass(X, np.zeros(d), None, bounds, "mean")
@@ -397,14 +397,10 @@ def _public_rows(X, counted=None):
     takes); a dask array of unknown chunk sizes: ``None``. A stream is counted by a pass unless the
     caller's first pass ``counted`` it.
     """
-    n = getattr(X, "shape", (None,))[0]
-    if isinstance(n, (int, np.integer)):
-        return int(n)
-    if is_dask_collection(X):
-        try:
-            return int(len(X))
-        except (TypeError, ValueError):
-            return None
+    src = as_source(X)
+    n = src.total_rows if src.kind in ("array", "frame", "sparse", "dask") else None
+    if n is not None or src.kind == "dask":
+        return n
     if counted is not None:
         return int(counted)
     return sum((chunk[0] if isinstance(chunk, tuple) else chunk).shape[0] for chunk in iter_chunks(X))
