@@ -321,3 +321,44 @@ def test_third_party_packages_stay_where_they_are_needed(path):
 def test_plots_not_imported_by_root():
     source = (ROOT / "__init__.py").read_text()
     assert "plots" not in source and "matplotlib" not in source
+
+
+# ---------------------------------------------------------------- commands stand on shared code, never on each other
+def _commands():
+    from dpmoments.cli import COMMANDS
+
+    return set(COMMANDS)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "cli").rglob("*.py")), ids=_rel)
+def test_no_command_imports_another(path):
+    """A command module (a name in ``cli.COMMANDS``) is imported only by the dispatcher, ``cli/__init__.py``
+    (by name). What two commands share lives in ``cli/_*.py`` or ``cli/present/``, which are for everyone."""
+    if _rel(path) == "cli/__init__.py":
+        return
+    commands = {f"dpmoments.cli.{name}" for name in _commands()}
+    found = [f"{_rel(path)}:{line} imports {module}{'.' + name if name else ''}"
+             for module, name, line in _imports(path)
+             if module in commands or (module == "dpmoments.cli" and name in _commands())]
+    assert not found, f"a command imports another command; move what they share to cli/_*.py or cli/present/: {found}"
+
+
+def test_a_command_import_is_found(tmp_path, monkeypatch):
+    """The rule above sees ``from .regress import x`` and ``from . import regress``."""
+    fake = ROOT / "cli" / "select.py"
+    source = "from .regress import read_in_memory\nfrom . import precision\n"
+    monkeypatch.setattr(pathlib.Path, "read_text", lambda self, *a, **k: source if self == fake else "")
+    _tree.cache_clear()
+    try:
+        found = [(m, n) for m, n, _ in _imports(fake)]
+    finally:
+        _tree.cache_clear()
+    assert ("dpmoments.cli.regress", "read_in_memory") in found and ("dpmoments.cli", "precision") in found
+
+
+def test_every_multisite_analysis_has_a_presenter():
+    from dpmoments.cli.present import PRESENTERS
+    from dpmoments.multisite.analyses import ANALYSES
+
+    assert set(PRESENTERS) == set(ANALYSES)
+    assert all(callable(getattr(module, "across_sites", None)) for module in PRESENTERS.values())
