@@ -322,7 +322,7 @@ class TensorDecompositionFit:
         from ..moments.auto_release import FIXED_LOWEST, MARGIN_T, check_auto_source, public_n_what, rank_error
         from ..moments.private_bounds import quantile_pass, select_quantiles
         from ..moments.release import count_fields
-        from ..moments.private_release import BOUND_OPTION, PrivateChoiceBudget
+        from ..moments.choice_budget import BOUND_OPTION, PrivateChoiceBudget
 
         check_auto_source(X)
         bounds = as_bound_budget(self.bound_budget)

@@ -71,7 +71,8 @@ from .private_bounds import quantile_pass, select_quantiles
 from .release import Release
 from .sensitivity import moment_sensitivity
 from ..privacy import ZCDP, zcdp_gaussian_sigma
-from .private_release import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, _location, _public_rows, _scales, check_draws
+from .choice_budget import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, check_draws, public_rows
+from .private_release import _location, _scales
 
 __all__ = ["coinpress_second_moment", "coinpress_mean", "coinpress_release", "COVARIANCE_STEPS"]
 
@@ -232,7 +233,7 @@ def _check_all_draws(X, budget, shares, bounds, d, auto, located):
         plan += [("private column scales (scale='private')", BOUND_OPTION, share, budget.draws(share / 2, d)[0], G + 1),
                  ("method='coinpress' (its first ellipsoid)", BOUND_OPTION, share, budget.draws(share / 2)[0], G + 1)]
         margins += [0.5, min(q, 1.0 - q)]
-    check_draws(_public_rows(X), budget, plan, margins)
+    check_draws(public_rows(X), budget, plan, margins)
 
 
 def coinpress_release(X, *, epsilon, delta, row_norm, center, center_budget, bound_budget, rng=None):
