@@ -103,7 +103,7 @@ def test_releases_take_a_source_and_give_the_same_numbers(csv):
 
 
 def test_estimators_take_a_source_and_give_the_same_numbers(csv):
-    from dpmoments.estimators import PrivateCovariance, PrivatePCA
+    from dpmoments.estimators import PrivateCovariance, PrivatePCA, PrivateTensorDecomposition
 
     big = np.random.default_rng(5).normal(size=(5000, 3))
     with warnings.catch_warnings():
@@ -117,6 +117,9 @@ def test_estimators_take_a_source_and_give_the_same_numbers(csv):
         assert list(names) == ["a", "b", "c"]
         p = PrivatePCA(n_components=1, epsilon=1.0, delta=1e-6, row_norm=30.0, center=None, rng=0)
         assert p.fit(as_source(csv)).components_.tobytes() == p.fit(csv).components_.tobytes()
+        t = PrivateTensorDecomposition(n_components=2, model="mog", epsilon=1.0, delta=1e-6, row_norm=30.0,
+                                       sigma2=1.0, rng=0)
+        assert t.fit(as_source(X)).weights_.tobytes() == t.fit(X).weights_.tobytes()
 
 
 def test_coinpress_release_takes_a_source():

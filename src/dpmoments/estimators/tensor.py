@@ -286,6 +286,7 @@ class TensorDecompositionFit:
         self
         """
         require_for_fit(self, "epsilon")
+        X = as_source(X).data  # a Source is fitted as the input it holds
         if as_source(X).sparse:  # refused here, whatever the format (the moment passes would each fail differently)
             raise TypeError("'X' is a sparse matrix; sparse input is not supported by PrivateTensorDecomposition: "
                             "pass dense rows (MOG) or word ids (STM).")
