@@ -129,3 +129,14 @@ def test_coinpress_release_takes_a_source():
     args = dict(epsilon=1.0, delta=1e-6, row_norm="auto", center="private", center_budget=CenterBudget(),
                 bound_budget=0.1, rng=4)
     _same(coinpress_release(big, **args), coinpress_release(as_source(big), **args))
+
+
+
+def test_a_site_holds_a_source():
+    from dpmoments.multisite import Site, run
+
+    def release(wrap):
+        sites = [Site(f"s{k}", wrap(part), row_norm=10.0) for k, part in enumerate(np.array_split(X, 3))]
+        return run(sites, epsilon=1.0, delta=1e-6, rng=0)[0]
+
+    _same(release(lambda part: part), release(as_source))

@@ -101,6 +101,7 @@ class Site:
                  ledger=None, colluders=None):
         if not isinstance(name, str) or not name:
             raise TypeError(f"'name' must be a non-empty string; got {name!r}.")
+        X = as_source(X).data  # a Source is held as the input it holds
         if as_source(X).sparse:
             if center is not None:
                 raise ValueError(f"site {name!r}: 'center' cannot be used with sparse 'X' (it makes rows dense).")
