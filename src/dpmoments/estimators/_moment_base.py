@@ -18,10 +18,9 @@ from .._rng import noise_source
 from .._validation import check_nonnegative, check_option
 from ..moments import Release, release_second_moment
 from ..moments.auto_release import is_auto
-from ..moments.counts import check_count_share, planned_guarantee
-from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant
+from ..privacy import PureDP, Uncertified, check_accountant
 from ._conventions import fit_input, name_of, privacy_report, release_input, release_noise, require_for_fit
-from ..moments.private_release import needs_private_choices, private_second_moment
+from ..moments.private_release import needs_private_choices, planned_second_moment_guarantee, private_second_moment
 from ..data import as_source
 
 __all__ = ["CenterBudget", "MomentEstimator"]
@@ -154,18 +153,12 @@ class MomentEstimator:
     # -- the budget -------------------------------------------------------------
     def _planned_guarantee(self):
         """The guarantee the release will carry, known before touching the data."""
-        eps, delta = self.epsilon, self.delta
-        if math.isinf(eps):
-            return PureDP(math.inf)
-        private = needs_private_choices(self.row_norm, self.center, self._scale())
-        if self.mechanism == "laplace" and private:
-            return PureDP(eps)
-        if self.mechanism in ("gaussian", "laplace") and not private:
-            return planned_guarantee(eps, delta, self.mechanism, self.calibration, self.neighbours,
-                                     check_count_share(self.count_share))
-        if self.mechanism in ("wishart", "output"):
-            return Uncertified(PureDP(eps), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
-        return ApproxDP(eps, delta)
+        if self.mechanism == "output" and not math.isinf(self.epsilon):  # the graphical lasso's Wishart output noise
+            return Uncertified(PureDP(self.epsilon), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
+        return planned_second_moment_guarantee(
+            self.epsilon, self.delta, mechanism=self.mechanism, calibration=self.calibration,
+            neighbours=self.neighbours, count_share=self.count_share, row_norm=self.row_norm, center=self.center,
+            scale=self._scale())
 
     def _accountant(self):
         return check_accountant(self.accountant)

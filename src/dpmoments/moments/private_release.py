@@ -59,14 +59,14 @@ from .releases import release_cross_moment, release_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                            public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from .binned_sums import binned_pass
-from .counts import COUNT_SHARE, warn_if_delta_large
+from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_delta_large
 from .dask_moments import row_ones
 from .private_bounds import noisy_clipped_count, quantile_pass, select_quantiles
 from .choice_budget import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, check_draws, public_rows
 from .release import randomness_of, release_part
-from ..privacy import NEIGHBOURS
+from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
 
-__all__ = ["private_second_moment", "needs_private_choices"]
+__all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
 
 SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
 # Shares of CenterBudget.mean taken by the refinement steps of a private location (the last mean gets the rest):
@@ -76,6 +76,24 @@ REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these
 
 def needs_private_choices(row_norm, center, scale):
     return is_auto(row_norm) or isinstance(center, str) or scale is not None
+
+
+def planned_second_moment_guarantee(epsilon, delta, *, mechanism, calibration, neighbours, count_share, row_norm,
+                                    center, scale):
+    """The guarantee a second moment will carry, known before touching the data: the one
+    :func:`private_second_moment` composes (private centre, scales or bound) or
+    :func:`~dpmoments.moments.release_second_moment` calibrates (public values).
+    """
+    if math.isinf(epsilon):
+        return PureDP(math.inf)
+    private = needs_private_choices(row_norm, center, scale)
+    if mechanism == "laplace" and private:
+        return PureDP(epsilon)
+    if mechanism in ("gaussian", "laplace") and not private:
+        return planned_guarantee(epsilon, delta, mechanism, calibration, neighbours, check_count_share(count_share))
+    if mechanism == "wishart":
+        return Uncertified(PureDP(epsilon), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
+    return ApproxDP(epsilon, delta)
 
 
 def _check_scale(scale):
