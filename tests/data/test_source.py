@@ -83,6 +83,23 @@ def test_fingerprint_is_of_the_bytes_and_opt_in(csv):
         as_source(da.from_array(X)).fingerprint()
 
 
+def test_a_directory_is_fingerprinted_file_by_file(tmp_path):
+    store = tmp_path / "x.zarr"
+    (store / "0").mkdir(parents=True)
+    (store / "zarr.json").write_bytes(b"{}")
+    (store / "0" / "0").write_bytes(b"rows")
+    seen = []
+
+    class Bar:
+        def update(self, n):
+            seen.append(n)
+
+    first = as_source(store).fingerprint(Bar())
+    assert seen == [4, 2] and len(first) == 64
+    (store / "0" / "0").write_bytes(b"rowz")
+    assert as_source(store).fingerprint() != first
+
+
 def _same(a, b):
     assert a.second_moment.tobytes() == b.second_moment.tobytes()
     assert (a.center is None and b.center is None) or a.center.tobytes() == b.center.tobytes()

@@ -19,6 +19,7 @@ reads the first row, as the release would.
 import hashlib
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -182,18 +183,26 @@ class Source:
         """The input as float64 row blocks of at most ``rows`` rows (:func:`~dpmoments.data.iter_chunks`)."""
         return iter_chunks(self.data, chunk_size=rows)
 
-    def fingerprint(self):
-        """SHA-256 of the input: a file's bytes, or an in-memory array's shape and float64 values.
+    def fingerprint(self, progress=None):
+        """SHA-256 of the input: a file's bytes (a directory's files, each after its relative path, as a Zarr
+        store), or an in-memory array's shape and float64 values.
 
         Opt-in and not private: it tells apart two inputs that differ in one row, so it belongs in
         no release or report unless the user asks for it. A dask collection or a stream has none
-        here (computing it would read all of it once more): ``ValueError``.
+        here (computing it would read all of it once more): ``ValueError``. ``progress``, if given,
+        has ``update(n_bytes)`` called as the bytes are read.
         """
         digest = hashlib.sha256()
         if self.kind == "file":
-            with open(self.x, "rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
+            root = Path(self.x)
+            for file in (sorted(f for f in root.rglob("*") if f.is_file()) if root.is_dir() else [root]):
+                if root.is_dir():
+                    digest.update(str(file.relative_to(root)).encode() + b"\0")
+                with open(file, "rb") as fh:
+                    for block in iter(lambda: fh.read(1 << 20), b""):
+                        digest.update(block)
+                        if progress is not None:
+                            progress.update(len(block))
         elif self.kind in ("array", "frame"):
             A = np.ascontiguousarray(check_data(self.x), dtype=np.float64)
             digest.update(repr(A.shape).encode())
