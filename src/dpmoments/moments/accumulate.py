@@ -18,14 +18,14 @@ import os
 
 import numpy as np
 
-from dpmoments._validation import check_data, check_positive, check_vector
-from dpmoments.moments.bounds import _clip_responses, _clip_rows
+from .._validation import check_data, check_positive, check_vector
+from .bounds import _clip_responses, _clip_rows
 from ..data import as_source, iter_chunks
 from .sparse_sums import sparse_moment_sums
-from dpmoments.moments.sums import MomentSums, expand_third, third_rows
+from .sums import MomentSums, expand_third, third_rows
 
 try:  # the compiled row clipping; absent where the package was installed without a C compiler
-    from dpmoments.moments import _clip as _compiled
+    from . import _clip as _compiled
 except ImportError:  # pragma: no cover
     _compiled = None
 if os.environ.get("DPMOMENTS_PURE_NUMPY", "") not in ("", "0"):  # tests and comparisons run the NumPy path

@@ -11,9 +11,9 @@ Centring is refused: subtracting a centre makes every row dense.
 
 import numpy as np
 
-from dpmoments._validation import check_positive, check_vector
-from dpmoments.moments.sums import MomentSums, expand_third, third_rows
-from dpmoments.moments.bounds import _clip_responses
+from .._validation import check_positive, check_vector
+from .sums import MomentSums, expand_third, third_rows
+from .bounds import _clip_responses
 
 __all__ = ["sparse_moment_sums", "checked_csr"]
 
