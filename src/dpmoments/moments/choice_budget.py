@@ -16,7 +16,7 @@ from ..exceptions import TooFewRowsError
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 from .auto_release import minimum_on_refusal
 from .private_bounds import check_margin
-from .release import Part
+from .release import Part, em_draws
 
 __all__ = ["PrivateChoiceBudget", "check_draws", "public_rows", "BOUND_OPTION", "LOCATION_OPTION"]
 
@@ -61,8 +61,10 @@ class PrivateChoiceBudget:
     def count(self, share):
         return dict(rho=share * self.rho) if self.zcdp else dict(epsilon=share * self.epsilon)
 
-    def record(self, label, guarantee, share, **released):
-        self.parts.append(Part(label, guarantee, share, released))
+    def record(self, label, guarantee, share, draws=None, **released):
+        """A part of the budget; ``draws=(k, epsilon_each)`` for exponential-mechanism draws (recorded with it)."""
+        recorded = None if draws is None or self.exact else em_draws(*draws, self.zcdp)
+        self.parts.append(Part(label, guarantee, share, released, recorded))
 
     def total(self):
         composed = compose([p.guarantee for p in self.parts])

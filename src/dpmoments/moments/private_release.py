@@ -63,7 +63,7 @@ from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_d
 from .dask_moments import row_ones
 from .private_bounds import noisy_clipped_count, quantile_pass, select_quantiles
 from .choice_budget import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, check_draws, public_rows
-from .release import randomness_of, release_part
+from .release import calibrated_as, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
@@ -148,7 +148,7 @@ def _location(X, budget, share, search, rng, bins=None):
         m, outside = select_quantiles(bins, search.edges(signed=True), epsilon_each=each, quantile=0.5, rng=rng,
                                       what=public_n_what(budget.neighbours, "private column medians "
                                                                             "(center='private', no prior)"))
-    budget.record("location", guarantee, share, statistic="column medians", at_range_end=int(outside.sum()))
+    budget.record("location", guarantee, share, (d, each), statistic="column medians", at_range_end=int(outside.sum()))
     if outside.any():
         warn_range_end("column median", search)
     return m
@@ -164,7 +164,7 @@ def _scales(X, m, budget, share, search, rng, option_share=None, label="column s
     with budget.refusal(share if option_share is None else option_share, option):
         s, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=0.5, rng=rng,
                                       what=public_n_what(budget.neighbours, f"private {label} (scale='private')"))
-    budget.record(label, guarantee, share, statistic="medians of the non-zero |x_j - m_j|",
+    budget.record(label, guarantee, share, (d, each), statistic="medians of the non-zero |x_j - m_j|",
                   at_range_end=int(outside.sum()))
     if outside.any():
         warn_range_end("column scale", search)
@@ -199,7 +199,7 @@ def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diag
                                            what=public_n_what(budget.neighbours, f"private {label} ({what_for(label)})"))
     R = float(values[0])
     target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
-    budget.record(label, guarantee, share - diag, row_norm=R, target=target, at_range_end=bool(outside[0]))
+    budget.record(label, guarantee, share - diag, (1, each), row_norm=R, target=target, at_range_end=bool(outside[0]))
     if outside[0]:
         warn_range_end(label, bounds.search)
     if not diag:
@@ -453,5 +453,6 @@ def _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta):
     center = rel.center if (rel.center is None or s is None) else rel.center * s
     steps = rel.postprocessing + (("standardised by private column scales; estimates are mapped back",)
                                   if s is not None else ())
-    return dataclasses.replace(rel, center=center, column_scale=s, guarantee=budget.total(), parts=tuple(budget.parts),
-                               randomness=randomness_of(rng, epsilon), postprocessing=steps)
+    rel = dataclasses.replace(rel, center=center, column_scale=s, guarantee=budget.total(), parts=tuple(budget.parts),
+                              randomness=randomness_of(rng, epsilon), postprocessing=steps)
+    return calibrated_as(rel, budget.calibration) if budget.zcdp else rel
