@@ -15,7 +15,8 @@ import argparse
 import contextlib
 import math
 
-from ..moments.auto_release import CLIPPED_WARNING, BoundBudget, clipping_bias
+from ..estimators.summary import choices_lines, clipped_fraction  # noqa: F401 (the console's words, shared)
+from ..moments.auto_release import CLIPPED_WARNING, BoundBudget
 from ..moments.private_bounds import SearchRange
 from ._numbers import BOUND_MAX, CliError, _bound, _share
 
@@ -137,17 +138,9 @@ def center_budget(args):
     return CenterBudget(mean=mean, location=location)
 
 
-# -- what the run shows ----------------------------------------------------------------------------------
-def _clipped(parts):
-    for p in parts:
-        if "clipped_fraction" in p.released:
-            return p.released["clipped_fraction"], p.released["clipped_fraction_noise_sd"]
-    return None
-
-
 def choices_report(parts, total, budget=None):
     """The report's ``private_choices`` block: each share, its guarantee and output, the total, the diagnostic."""
-    clipped = _clipped(parts)
+    clipped = clipped_fraction(parts)
     block = {
         "parts": [p.to_dict() | {"guarantee_text": str(p.guarantee)} for p in parts],
         "composed_guarantee": str(total),
@@ -162,34 +155,6 @@ def choices_report(parts, total, budget=None):
     if budget is not None:
         block["bound_budget"] = budget.to_dict()
     return block
-
-
-def _released_text(released):
-    shown = {k: v for k, v in released.items()
-             if k not in ("at_range_end", "clipped_fraction", "clipped_fraction_noise_sd")}
-    out = []
-    for k, v in shown.items():
-        if isinstance(v, float):
-            out.append(f"{k} {v:.4g}")
-        elif isinstance(v, (int, str, bool)):
-            out.append(f"{k} {v}")
-    return ", ".join(out)
-
-
-def choices_lines(parts, total):
-    """Console lines: one per share (what it chose, its share, its guarantee), then the total and the diagnostic."""
-    lines = ["private choices (each paid from its share of the budget; the drawn values are private outputs):"]
-    for p in parts:
-        share = "" if p.share is None else f"share {p.share:.3g}, "
-        what = _released_text(p.released)
-        lines.append(f"  {p.label}: {share}guarantee {p.guarantee}" + (f"; {what}" if what else ""))
-    lines.append(f"  composed: {total}")
-    clipped = _clipped(parts)
-    if clipped is not None:
-        at_end = any(p.released.get("at_range_end") for p in parts)
-        warn = f" -- MORE THAN 10%: {clipping_bias(at_end)}" if clipped[0] - 2 * clipped[1] > CLIPPED_WARNING else ""
-        lines.append(f"  clipped rows (noisy): {100 * clipped[0]:.1f}% (noise sd {100 * clipped[1]:.1f}%){warn}")
-    return lines
 
 
 def release_choices(release, args):

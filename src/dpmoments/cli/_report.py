@@ -13,7 +13,9 @@ import types
 
 from .._rng import secure_randomness
 from .._version import __version__
-from ..privacy.relations import RELATION_WORDS, describe_relation, n_is_public
+from ..estimators.summaries import rows_text  # noqa: F401 (the console's words, shared)
+from ..estimators.summary import privacy_summary, randomness_text  # noqa: F401
+from ..privacy.relations import RELATION_WORDS, n_is_public
 from ._args import CLIPPING_HELP
 
 __all__ = ["privacy_report", "privacy_summary", "n_note", "recorded_arguments", "rows_text", "randomness_text",
@@ -124,29 +126,6 @@ def n_note(release):
         return f"n = {release.n} rows, exact: epsilon = inf, nothing is private"
     return (f"n = {release.n} is a noisy row count ({release.mechanism} noise, scale {release.count_noise_scale:.3g}, "
             f"{release.count_share:g} of the budget); the exact count is not released")
-
-
-def rows_text(release):
-    """``"1000 rows"``, or ``"about 1012 rows (noisy count)"`` under add-remove."""
-    return f"{release.n} rows" if release.n_public else f"about {release.n} rows (noisy count)"
-
-
-def randomness_text(randomness, secure):
-    return f"randomness {randomness}" + ("" if secure else " (NOT secure)")
-
-
-def privacy_summary(release):
-    """One line describing the guarantee, for the terminal, in the report's names (``privacy`` block)."""
-    rel = release
-    sens = "" if rel.sensitivity is None else \
-        f", sensitivity {rel.sensitivity:.3g} ({rel.sensitivity_norm}{'' if rel.n_public else ', of the sum'})"
-    cal = f", calibration {rel.calibration}" if rel.calibration else ""
-    scale = f"noise_scale {rel.noise_scale:.3g}" + ("" if rel.n_public else " (per noisy n)")
-    count = "" if rel.n_public or rel.count_noise_scale is None else \
-        f"; n {rel.n} is a noisy count (noise scale {rel.count_noise_scale:.3g}, {rel.count_share:g} of the budget)"
-    return (f"privacy: guarantee {rel.guarantee}, neighbouring_relation {describe_relation(rel.neighbours)}; "
-            f"mechanism {rel.mechanism}, {scale}{sens}{cal}{count}; row_norm {rel.row_norm:g} (rows clipped to it); "
-            f"{randomness_text(rel.randomness, rel.secure)}")
 
 
 def estimator_report(command, guarantee, *, privacy, source, fingerprint, n, d, analysis, argv, randomness,

@@ -12,10 +12,10 @@ from ._noise import Noise, add_uncertainty_arguments
 from ._output import ResultsDir
 from ._args import (PRIVATE_ALL, add_input_arguments, add_output_arguments, add_privacy_arguments,
                     add_uncentred_argument, default_center)
-from ._choices import print_release_choices, release_choices
+from ._choices import release_choices
 from ._release import second_moment_release
-from ._report import privacy_report, privacy_summary, rows_text
-from .present.covariance import console_lines, figures, save_covariance, statistic
+from ._report import privacy_report
+from .present.covariance import figures, save_covariance, statistic
 
 HELP = "a private covariance matrix (or, with --uncentred, the second moment)"
 DESCRIPTION = """\
@@ -89,12 +89,7 @@ def run(args):
             "covariance", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"], **release_choices(release, args)}))
     if not args.quiet:
-        print(f"{what} of {rows_text(release)} x {release.n_features} columns of {source.path.name}")
-        for line in console_lines(est, names):
-            print(line)
-        noise.print()
-        print(privacy_summary(release))
-        print_release_choices(release)
+        print(est.summary(names, source.path.name))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

@@ -17,10 +17,9 @@ from ._io import DataSource
 from ._noise import add_uncertainty_arguments, draws
 from ._output import ResultsDir, check_destination
 from ._release import second_moment_release
-from ._report import privacy_report, privacy_summary, rows_text
-from ._choices import print_release_choices, release_choices
-from .present.pca import (figures, noise_floor, pca_analysis, pca_noise, print_components, save_pca,
-                          spectrum)
+from ._report import privacy_report
+from ._choices import release_choices
+from .present.pca import figures, noise_floor, pca_analysis, save_pca, spectrum
 
 HELP = "private principal components and the spectrum against the noise floor"
 DESCRIPTION = """\
@@ -93,12 +92,7 @@ def run(args):
             "pca", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"], **release_choices(release, args)}))
     if not args.quiet:
-        print(f"PCA of {rows_text(release)} x {release.n_features} columns of {source.path.name}: "
-              f"{k} component(s), {analysis['n_above_noise_floor']} eigenvalue(s) above the noise floor {floor:.3g}")
-        print_components(est, names)
-        pca_noise(est).print()
-        print(privacy_summary(release))
-        print_release_choices(release)
+        print(est.summary(names, source.path.name))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 
