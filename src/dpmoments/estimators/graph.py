@@ -52,7 +52,7 @@ def partial_correlations(precision):
 
 
 def edge_matrix(precision, threshold):
-    """Boolean (d, d) edges: |partial correlation| > threshold (any non-zero when threshold is None)."""
+    """Boolean (d, d) edges: ``|partial correlation| > threshold`` (any non-zero when ``threshold`` is None)."""
     E = np.abs(precision) > 1e-8 if threshold is None else np.abs(partial_correlations(precision)) > threshold
     np.fill_diagonal(E, False)
     return E | E.T
