@@ -11,7 +11,7 @@ intervals say how much is noise), never withheld.
 from ._noise import Noise, add_uncertainty_arguments
 from ._output import ResultsDir
 from ._args import (PRIVATE_ALL, add_input_arguments, add_output_arguments, add_privacy_arguments,
-                    add_uncentred_argument, default_center)
+                    add_uncentred_argument, check_uncentred)
 from ._choices import release_choices
 from ._release import second_moment_release
 from ._report import privacy_report
@@ -71,8 +71,8 @@ def run(args):
     from ..estimators.covariance import CovarianceFit
 
     floor = psd_floor(args.psd_floor)
-    default_center(args)
-    source, release, fingerprint = second_moment_release(args)
+    check_uncentred(args)
+    source, release, fingerprint, request = second_moment_release(args)
     est = CovarianceFit(psd_floor=floor, level=args.level).fit_release(release)
     names = source.feature_names
     what = statistic(release)
@@ -84,10 +84,10 @@ def run(args):
     with ResultsDir(args.out, args.force) as res:
         save_covariance(res, est, names)
         if not args.no_figures:
-            figures(res, est, names, release, args)
+            figures(res, est, names, release, request)
         res.save_json("privacy_report.json", privacy_report(
             "covariance", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
-            extra={"files": res.files + ["privacy_report.json"], **release_choices(release, args)}))
+            extra={"files": res.files + ["privacy_report.json"], **release_choices(release, request.choices)}))
     if not args.quiet:
         print(est.summary(names, source.path.name))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")

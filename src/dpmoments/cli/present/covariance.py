@@ -18,7 +18,7 @@ def save_covariance(res, est, names):
     res.save_matrix("covariance_upper", est.covariance_interval_[1], names)
 
 
-def figures(res, est, names, release, args):
+def figures(res, est, names, release, request):
     from ... import plots
 
     what, about = statistic_words(release)
@@ -27,10 +27,10 @@ def figures(res, est, names, release, args):
              "noise")
     res.save_figure("covariance", plots.plot_matrix(est.covariance_, names, title=title, value_name=what,
                                                     within_noise=(lo <= 0) & (hi >= 0)))
-    grid = args.epsilon_grid_values
+    grid = request.epsilon_grid
     if grid:
-        err = expected_noise_error(release, grid, args.delta)
-        ax = plots.plot_privacy_utility(grid, err, label="expected relative Frobenius error", chosen=args.epsilon,
+        err = expected_noise_error(release, grid, request.delta)
+        ax = plots.plot_privacy_utility(grid, err, label="expected relative Frobenius error", chosen=request.epsilon,
                                         title="noise error against epsilon (from the calibration; no data access)")
         res.save_figure("privacy_utility", ax)
 

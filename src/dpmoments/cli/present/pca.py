@@ -47,19 +47,19 @@ def save_pca(res, est, names, floor):
                     for j, (v, r) in enumerate(zip(est.explained_variance_, est.explained_variance_ratio_))])
 
 
-def figures(res, est, eig, floor, release, args):
+def figures(res, est, eig, floor, release, request):
     from ... import plots
 
     title = f"released spectrum ({release.guarantee}) against the noise floor, {100 * est.level:g}% intervals"
     shift = est.uncertainty_["noise"]["diagonal_mean"]  # the intervals are for the exact eigenvalues
     res.save_figure("spectrum", plots.plot_spectrum(eig, floor, intervals=est.explained_variance_interval_ + shift,
                                                     level=est.level, title=title))
-    grid = getattr(args, "epsilon_grid_values", None)
+    grid = request.epsilon_grid
     if grid:
         top = float(max(eig[0], 1e-300))
-        err = [2.0 * noise_sd(release, e, args.delta) * math.sqrt(release.n_features) / top for e in grid]
+        err = [2.0 * noise_sd(release, e, request.delta) * math.sqrt(release.n_features) / top for e in grid]
         ax = plots.plot_privacy_utility(
-            grid, err, label="noise spectral norm / top eigenvalue", chosen=args.epsilon,
+            grid, err, label="noise spectral norm / top eigenvalue", chosen=request.epsilon,
             title="eigenvalue error bound (Weyl) against epsilon (calibration only)")
         res.save_figure("privacy_utility", ax)
 

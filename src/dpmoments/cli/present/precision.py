@@ -34,12 +34,12 @@ def _edge_rows(precision, E, names, truth):
     return [[names[a], names[b], f"{P[a, b]:.4f}", "" if truth is None else bool(truth[a, b])] for a, b in rows]
 
 
-def figures(res, est, E, names, truth, path, threshold, release, args, noise=None):
+def figures(res, est, E, names, truth, path, threshold, release, method, request, noise=None):
     from ... import plots
 
     if noise is None or not noise.withholds:  # a graph of noise is not drawn as a result
         freq = getattr(est, "edge_frequency_", None)
-        title = f"{args.method}, {release.guarantee}: {int(E.sum() // 2)} edges" + (
+        title = f"{method}, {release.guarantee}: {int(E.sum() // 2)} edges" + (
             "" if noise is None else f"; signal_to_noise {num(noise.snr, 2)}")
         res.save_figure("network", plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0), names,
                                                       truth=truth, title=title, stability=freq,
@@ -54,11 +54,11 @@ def figures(res, est, E, names, truth, path, threshold, release, args, noise=Non
         area = auc(*next(iter(curves.values())))
         res.save_figure("roc", plots.plot_roc(curves, points={"chosen": (fpr, tpr)},
                                               title=f"support recovery, {release.guarantee}: AUC {area:.2f}"))
-    grid = args.epsilon_grid_values
+    grid = request.epsilon_grid
     if grid:
-        err = expected_noise_error(release, grid, args.delta)
+        err = expected_noise_error(release, grid, request.delta)
         ax = plots.plot_privacy_utility(grid, err, label="expected relative Frobenius error of the released matrix",
-                                        chosen=args.epsilon, title="noise against epsilon (calibration only)")
+                                        chosen=request.epsilon, title="noise against epsilon (calibration only)")
         res.save_figure("privacy_utility", ax)
 
 
