@@ -39,7 +39,7 @@ from ._errors import EXIT_USAGE, describe_error, one_line
 __all__ = ["main", "build_parser", "COMMANDS", "CliError"]
 
 #: The subcommands, in the order ``--help`` lists them. One module each.
-COMMANDS = ("demo", "covariance", "precision", "pca", "tensor", "regress", "select", "audit", "simulate", "reproduce",
+COMMANDS = ("demo", "covariance", "correlation", "precision", "pca", "tensor", "regress", "select", "audit", "simulate", "reproduce",
             "noise_generator", "site", "aggregate")
 
 EXIT_INTERRUPTED = 130

@@ -1,7 +1,7 @@
 """Reading inputs for the command line: one reader, column names, an optional fingerprint.
 
 Every command reads its data through :class:`DataSource`, a thin layer over
-:func:`dpmoments.moments.tables.open_table` (CSV/TSV, compressed or not,
+:func:`dpmoments.data.open_table` (CSV/TSV, compressed or not,
 Parquet, ``.npy``, sparse ``.npz``), plus Zarr stores through dask. The
 text-file options ``--delimiter`` and ``--no-header`` apply to every file a
 run reads; :func:`use_file_options` takes them from the parsed arguments.
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..moments import iter_chunks
-from ..moments.tables import open_table
+from ..data import iter_chunks
+from ..data import open_table
 from ._args import CliError, parse_columns, parse_target, positive_int
 from ._output import check_destination, figures_ahead
 from ._progress import Progress

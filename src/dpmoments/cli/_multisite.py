@@ -30,7 +30,9 @@ CENTER_ACROSS_SITES = (
     "location, from --center-share (default 0.2): the covariance is taken about that private mean; refused in one "
     "line when there are too few rows, naming the --epsilon (and --location-share) that runs")
 
-ANALYSES = ("covariance", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
+#: The analyses a multi-site command offers: the keys of the wing's table, in its order (a test checks they agree;
+#: the table itself is not imported here, so that --help stays light).
+ANALYSES = ("covariance", "correlation", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
 
 
 def add_analysis_arguments(parser, fit=True):

@@ -16,7 +16,8 @@ from .summary import Noise, Summary, feature_labels, interval_text, num, release
 
 __all__ = ["covariance_summary", "pca_summary", "precision_summary", "console_lines", "component_lines",
            "edge_lines", "edge_table", "pca_noise", "precision_noise", "statistic", "noise_floor", "spectrum",
-           "rows_text"]
+           "rows_text",
+           "correlation_summary", "correlation_lines"]
 
 
 #: The console lists at most this many variances and off-diagonal entries (the files hold them all).
@@ -287,3 +288,51 @@ def precision_summary(est, method, names=None, data_name=None, release=None, thr
              f"alpha = {float(getattr(est, 'alpha_', est.alpha)):.4g} ({rule}), {edges}")
     shown = [] if noise.withholds else edge_lines(est, E, feature_labels(est, names))
     return Summary(title, tuple(shown + noise.lines() + release_lines(release)))
+
+
+#: The console lists at most this many correlation pairs (the files hold them all).
+CORRELATION_PAIRS = 10
+
+_CORRELATION_NOTE = ("  note: 'noise' = its interval holds 0; 'biased' = clipping may have moved it by more than its "
+                     "interval says; 'withheld' = a variance within its noise, so no correlation is computed (give "
+                     "that column a public range or --scale private)")
+
+
+def correlation_lines(est, names, pairs=CORRELATION_PAIRS):
+    """The correlation pairs largest against their standard error, each with its interval and note."""
+    r, se, (lo, hi) = est.correlation_, est.correlation_se_, est.correlation_interval_
+    d = r.shape[0]
+    if d < 2:
+        return ["one column: no correlation to show"]
+    i, j = np.triu_indices(d, 1)
+    strength = np.where(np.isnan(r[i, j]), -1.0, np.abs(r[i, j]) / np.where(se[i, j] > 0, se[i, j], 1.0))
+    order = np.argsort(-strength, kind="stable")[:pairs]
+    header = ["pair", "correlation", "se", f"{100 * est.level:g}% interval", "note"]
+    rows = [[f"{names[i[k]]} x {names[j[k]]}", num(r[i[k], j[k]], 3), num(se[i[k], j[k]], 2),
+             interval_text(lo[i[k], j[k]], hi[i[k], j[k]], 3), _correlation_note(est, i[k], j[k])] for k in order]
+    out = [f"largest correlations against their standard error (all {d * (d - 1) // 2} in correlation.csv):"]
+    out += table(header, rows)
+    withheld = int(np.triu(est.correlation_withheld_, 1).sum())
+    if withheld:
+        out.append(f"  {withheld} of {d * (d - 1) // 2} pairs withheld: a column's variance is within its noise")
+    if any(row[-1] for row in rows) or withheld:
+        out.append(_CORRELATION_NOTE)
+    return out
+
+
+def _correlation_note(est, i, j):
+    if est.correlation_withheld_[i, j]:
+        return "withheld"
+    lo, hi = est.correlation_interval_[:, i, j]
+    notes = ["noise"] if lo <= 0 <= hi else []
+    if getattr(est, "correlation_biased_", np.zeros((1, 1), bool)).any() and est.correlation_biased_[i, j]:
+        notes.append("biased")
+    return ", ".join(notes)
+
+
+def correlation_summary(est, names=None, data_name=None, release=None):
+    """The summary of a correlation fit: the pairs largest against their standard error, each with its interval."""
+    release = est.release_ if release is None else release
+    title = f"correlation of {rows_text(release)} x {release.n_features} columns{_of(data_name)}"
+    lines = correlation_lines(est, feature_labels(est, names)) + Noise(est).lines() + release_lines(release)
+    return Summary(title, tuple(lines))
