@@ -73,3 +73,14 @@ def test_the_defaults_agree_private_choices_included(run, data, tmp_path):
     summary = PrivateCovariance(epsilon=1.0, delta=1e-6, rng=3).fit(X).summary(data_name="x.npy")
     assert str(summary).splitlines() == printed
     assert any(line.startswith("private choices") for line in summary.lines)
+
+
+def test_a_correlation_summary_is_what_the_command_prints(run, data, tmp_path):
+    from dpmoments.estimators import PrivateCorrelation
+
+    X, path = data
+    printed = _printed(run, "correlation", path, "--center", "0", "--row-norm", "6", "--epsilon", "1", "--delta",
+                       "1e-6", "--seed", "3", "--out", tmp_path / "o")
+    est = PrivateCorrelation(epsilon=1.0, delta=1e-6, row_norm=6.0, center=[0.0] * 4, rng=3).fit(X)
+    assert str(est.summary(data_name="x.npy")).splitlines() == printed
+    assert printed[0] == "correlation of 2000 rows x 4 columns of x.npy"
