@@ -11,7 +11,7 @@ import numpy as np
 from ..moments import moment_sensitivity, release_second_moment
 from ..moments.counts import split_budget, splits_in_rho
 from ..data import KeptPasses
-from ..privacy import calibrate_gaussian, calibrate_laplace, zcdp_to_approx_dp
+from ..privacy import calibrate_gaussian, calibrate_laplace
 from ._args import _epsilon, privacy_options, with_epsilon_grid
 from ._choices import bound_budget, center_budget, check_choices, too_few_rows_hint
 from ._io import DataSource, chunk_rows
@@ -110,16 +110,16 @@ def noise_sd(release, epsilon, delta):
 def _main_epsilon(release, epsilon, delta):
     """The epsilon the second moment gets of a total ``epsilon`` when a run also paid for private choices.
 
-    Its share is of rho (Gaussian, calibrated in zCDP) or of epsilon (Laplace),
-    as :mod:`dpmoments.moments.private_release` splits it; at the bound
-    this run drew (another epsilon would draw another).
+    Asked of the split the release itself was made with (:class:`~dpmoments.moments.private_release.
+    PrivateChoiceBudget`, at the share its "second moment" part records): of rho for Gaussian noise (calibrated
+    in zCDP), of epsilon for Laplace noise; at the bound this run drew (another epsilon would draw another).
     """
+    from ..moments.private_release import PrivateChoiceBudget
+
     share = next((p.share for p in release.parts if p.label == "second moment"), None)
     if share is None:
         return epsilon
-    if release.mechanism == "gaussian":
-        return zcdp_to_approx_dp(share * calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho, delta)
-    return share * epsilon
+    return PrivateChoiceBudget(epsilon, delta, release.mechanism, release.calibration).release(share)["epsilon"]
 
 
 def expected_noise_error(release, epsilons, delta):
