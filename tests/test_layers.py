@@ -20,7 +20,7 @@ ROOT = pathlib.Path(dpmoments.__file__).parent
 
 # top-level name -> layer
 LAYER = {
-    "_validation": 0, "_rng": 0, "_version": 0, "exceptions": 0,
+    "_validation": 0, "_rng": 0, "_version": 0, "_startup": 0, "exceptions": 0,
     "privacy": 1, "mechanisms": 1, "data": 1,
     "moments": 2, "solvers": 2,
     "estimators": 3, "multisite": 3,

@@ -14,17 +14,17 @@ import types
 from .._rng import secure_randomness
 from .._version import __version__
 from ..estimators.summaries import rows_text  # noqa: F401 (the console's words, shared)
-from ..estimators.summary import privacy_summary, randomness_text  # noqa: F401
+from ..estimators.summary import EXACT_NOISE, FLOAT_NOISE, privacy_summary, randomness_text  # noqa: F401
 from ..privacy.relations import RELATION_WORDS, n_is_public
 from ._args import CLIPPING_HELP
 
 __all__ = ["privacy_report", "privacy_summary", "n_note", "recorded_arguments", "rows_text", "randomness_text",
-           "estimator_report"]
+           "randomness_note", "estimator_report"]
 
 _RANDOMNESS = {
-    "os-entropy": "fresh OS entropy (numpy PCG64 seeded from the OS): the noise cannot be reproduced",
+    "os-entropy": "fresh OS entropy (numpy PCG64 seeded from the OS): the noise cannot be reproduced; " + FLOAT_NOISE,
     "seeded": "seeded with --seed: reproducible, NOT secure (anyone with the seed can remove the noise)",
-    "caller-generator": "a caller-supplied generator",
+    "caller-generator": "a caller-supplied generator; " + FLOAT_NOISE,
     "none": "no noise",
 }
 
@@ -47,13 +47,14 @@ def privacy_report(command, release, *, source=None, fingerprint=None, analysis=
             "sensitivity": release.sensitivity,
             "sensitivity_norm": release.sensitivity_norm,
             "calibration": release.calibration,
+            **({} if release.calibration_asked is None else {"calibration_note": release.calibration_note}),
             "noise_scale": release.noise_scale,
             "row_norm": release.row_norm,
             "center": None if release.center is None else release.center.tolist(),
             "clipping": clipping_text(release),
             "randomness": release.randomness,
             "secure_randomness": release.secure,
-            "randomness_note": _RANDOMNESS.get(release.randomness, release.randomness),
+            "randomness_note": randomness_note(release.randomness, release.secure),
             "n_public": release.n_public,
             "n_note": n_note(release),
         },
@@ -128,6 +129,11 @@ def n_note(release):
             f"{release.count_share:g} of the budget); the exact count is not released")
 
 
+def randomness_note(randomness, secure):
+    """The report's words for where the noise came from and what kind it is."""
+    return f"fresh OS entropy; {EXACT_NOISE}" if secure else _RANDOMNESS.get(randomness, randomness)
+
+
 def estimator_report(command, guarantee, *, privacy, source, fingerprint, n, d, analysis, argv, randomness,
                      files, extra=None, neighbours="replace-one"):
     """A privacy report with the layout of :func:`._report.privacy_report`, for estimators without a Release.
@@ -146,7 +152,7 @@ def estimator_report(command, guarantee, *, privacy, source, fingerprint, n, d, 
         "clipping": CLIPPING_HELP,
         "randomness": randomness,
         "secure_randomness": secure_randomness(randomness, exact_discrete=False),
-        "randomness_note": _RANDOMNESS.get(randomness, randomness),
+        "randomness_note": randomness_note(randomness, False),
         "n_public": n_is_public(neighbours),
         "n_note": f"n = {n} rows, public under {neighbours} (the relation fixes it)",
     }

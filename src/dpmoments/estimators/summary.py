@@ -25,8 +25,13 @@ from ..moments.auto_release import CLIPPED_WARNING, clipping_bias
 from ..privacy.relations import describe_relation
 
 __all__ = ["Summary", "Noise", "num", "interval_text", "table", "json_safe", "privacy_summary", "choices_lines",
-           "clipped_fraction", "randomness_text", "feature_labels", "release_lines", "SENTENCES", "WITHHOLDING"]
+           "clipped_fraction", "randomness_text", "feature_labels", "release_lines", "SENTENCES", "WITHHOLDING",
+           "FLOAT_NOISE", "EXACT_NOISE"]
 
+#: What "not secure" means for unseeded noise: floating-point noise, not a weaker guarantee (read as "not private").
+FLOAT_NOISE = ("floating-point noise: private as stated, but its low-order bits are not hardened against "
+               "floating-point attacks; --secure draws exact discrete noise instead (covariance, pca, precision)")
+EXACT_NOISE = "exact discrete noise on a 2^-k grid from the OS CSPRNG: secure"
 
 
 @dataclass(frozen=True)
@@ -246,7 +251,12 @@ def table(header, rows, indent="  "):
 
 
 def randomness_text(randomness, secure):
-    return f"randomness {randomness}" + ("" if secure else " (NOT secure)")
+    """The console's: unseeded float noise says what "not secure" means, so that no one reads it as "not private"."""
+    if secure:
+        return f"randomness {randomness} (exact discrete noise: secure)"
+    if randomness in ("os-entropy", "caller-generator"):
+        return f"randomness {randomness} ({FLOAT_NOISE})"
+    return f"randomness {randomness}" + ("" if randomness == "none" else " (NOT secure)")
 
 
 def privacy_summary(release):

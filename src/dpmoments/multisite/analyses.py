@@ -183,7 +183,8 @@ def finish_analysis(plan, result, *, protocol_notes=()):
     report = AnalysisReport(plan.protocol, plan.analysis, plan.colluders, plan.target, plan.composition, parts,
                             budget, tuple(protocol_notes),
                             delta=max(plan.delta) if plan.composition == "zcdp" else None,
-                            choices=_choices(plan, bound, location, names, reports, releases))
+                            choices=_choices(plan, bound, location, names, reports, releases),
+                            collusion=plan.collusion)
     if single:
         release = releases[0] if location is None else _about_mean(location.center, releases[0], releases[-1])
         return dataclasses.replace(release, guarantee=report.guarantee, parts=report.choices), report
