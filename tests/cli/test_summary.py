@@ -84,3 +84,18 @@ def test_a_correlation_summary_is_what_the_command_prints(run, data, tmp_path):
     est = PrivateCorrelation(epsilon=1.0, delta=1e-6, row_norm=6.0, center=[0.0] * 4, rng=3).fit(X)
     assert str(est.summary(data_name="x.npy")).splitlines() == printed
     assert printed[0] == "correlation of 2000 rows x 4 columns of x.npy"
+
+
+def test_a_tensor_summary_is_what_the_command_prints(run, tmp_path):
+    from dpmoments.estimators import PrivateTensorDecomposition
+
+    rng = np.random.default_rng(5)
+    X = np.concatenate([rng.normal(m, 0.1, (1500, 3)) for m in np.eye(3)])
+    np.save(tmp_path / "mix.npy", X)
+    printed = _printed(run, "tensor", tmp_path / "mix.npy", "--model", "mog", "--sigma2", "0.01", "--n-components", "3",
+                       "--row-norm", "2", "--draws", "0", "--epsilon", "1", "--delta", "1e-6", "--seed", "3",
+                       "--out", tmp_path / "o")
+    est = PrivateTensorDecomposition(n_components=3, model="mog", sigma2=0.01, row_norm=2.0, epsilon=1.0, delta=1e-6,
+                                     rng=3).fit(X)
+    assert str(est.summary(data_name="mix.npy")).splitlines() == printed
+    assert printed[0] == "mog: 3 means from 4500 rows of mix.npy" and "withheld" not in printed[1]

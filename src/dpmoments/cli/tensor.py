@@ -17,17 +17,16 @@ import math
 
 import numpy as np
 
-from ..privacy.relations import describe_relation
 from ._args import (CliError, _bounded_int, _center, _nonnegative_bound, add_input_arguments,
                     add_output_arguments, add_privacy_arguments)
-from ._choices import bound_budget, check_choices, choices_lines, choices_of, choices_report, too_few_rows_hint
+from ._choices import bound_budget, check_choices, choices_of, choices_report, too_few_rows_hint
 from ._noise import AUTO_MAX_TENSOR, add_uncertainty_arguments, draws, json_safe
 from ._output import ResultsDir
 from ._progress import Progress
 from ._release import Rereadable, epsilon_grid
-from ._report import privacy_report, randomness_text
+from ._report import privacy_report
 from ._io import add_memory_arguments, fingerprint, open_input, read_in_memory
-from .present.tensor import compose_report, component_lines, grid_figure, save_tensor, tensor_noise, weights_figure
+from .present.tensor import compose_report, grid_figure, save_tensor, tensor_noise, weights_figure
 
 HELP = "a private tensor decomposition: mixture-of-Gaussians means or single-topic-model topics"
 DESCRIPTION = """\
@@ -166,8 +165,7 @@ def run(args):
             rep["private_choices"] = choices_report(est.privacy_parts_, m.guarantee, bound_budget(choices))
         res.save_json("privacy_report.json", rep)
     if not args.quiet:
-        for line in _console(args, est, names, noise, source.path.name):
-            print(line)
+        print(est.summary(names, source.path.name))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 
@@ -215,25 +213,3 @@ def _analysis(args, est):
             "loaded_into_memory": args.model == "stm", "estimate": "components.npy",
             "weights_se": json_safe(est.weights_se_), "weights_interval": json_safe(est.weights_interval_),
             "standard_errors": None if est.components_se_ is None else "components_se.npy"}
-
-
-def _console(args, est, names, noise, data_name):
-    """The console's lines: the components with their noise (unless withheld), the noise, the guarantee."""
-    m = est.moments_
-    what = "means" if args.model == "mog" else "topics"
-    n = f"{m.second.n}" if m.second.n_public else f"about {m.second.n} (noisy count)"
-    out = [f"{args.model}: {args.n_components} {what} from {n} "
-           f"{'rows' if args.model == 'mog' else 'documents'} of {data_name}"]
-    if not noise.withholds:
-        out += component_lines(est, names, what)
-    out += noise.lines()
-    count = "" if m.second.n_public else \
-        f"the noisy count ({m.second.count_guarantee}, noise_scale {m.second.count_noise_scale:.3g}), "
-    out.append(f"privacy: guarantee {m.guarantee}, neighbouring_relation {describe_relation(m.second.neighbours)}; "
-               f"composed from {count}the second-moment release (noise_scale {m.second.noise_scale:.3g}) and the "
-               f"third-moment release (noise_scale {m.third.noise_scale:.3g}); "
-               + (f"row_norm {m.second.row_norm:g} (rows clipped to it); " if args.model == "mog" else "")
-               + randomness_text(m.second.randomness, m.second.secure))
-    return out + (choices_lines(est.privacy_parts_, m.guarantee) if est.privacy_parts_ else [])
-
-

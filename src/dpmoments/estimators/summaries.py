@@ -11,13 +11,15 @@ import math
 
 import numpy as np
 
+from ..privacy.relations import describe_relation
 from .graph import RIDGE_THRESHOLD, edge_matrix, partial_correlations
-from .summary import Noise, Summary, feature_labels, interval_text, num, release_lines, table
+from .summary import (Noise, Summary, choices_lines, feature_labels, interval_text, num, randomness_text, release_lines,
+                      table)
 
 __all__ = ["covariance_summary", "pca_summary", "precision_summary", "console_lines", "component_lines",
            "edge_lines", "edge_table", "pca_noise", "precision_noise", "statistic", "noise_floor", "spectrum",
            "rows_text",
-           "correlation_summary", "correlation_lines"]
+           "correlation_summary", "correlation_lines", "tensor_summary", "tensor_lines", "tensor_noise"]
 
 
 #: The console lists at most this many variances and off-diagonal entries (the files hold them all).
@@ -335,4 +337,66 @@ def correlation_summary(est, names=None, data_name=None, release=None):
     release = est.release_ if release is None else release
     title = f"correlation of {rows_text(release)} x {release.n_features} columns{_of(data_name)}"
     lines = correlation_lines(est, feature_labels(est, names)) + Noise(est).lines() + release_lines(release)
+    return Summary(title, tuple(lines))
+
+
+#: The console shows at most this many coordinates of each mean, or words of each topic.
+CONSOLE_COORDS = 6
+
+
+def tensor_noise(est):
+    """A failed decomposition (whitening, sigma2, weights) is withheld (see :class:`.summary.Noise`)."""
+    noise = Noise(est)
+    if noise.withholds:
+        what = "means" if est.model == "mog" else "topics"
+        noise.withhold(f"the {what} and weights", "components.csv, weights.csv", "whitening-failure",
+                       "sigma2-above-spectrum", "weights-outside-unit-interval",
+                       fields=("weights", "weights_se", "weights_interval", "eigenvalues"))
+    return noise
+
+
+def tensor_lines(est, names, what, top=CONSOLE_COORDS):
+    """Each weight with its noise, and each mean's (topic's) leading coordinates with theirs."""
+    w, se, iv = est.weights_, est.weights_se_, est.weights_interval_
+    K = len(w)
+    if se is None:
+        rows = [[f"c{j + 1}", num(w[j]), "", ""] for j in range(K)]
+        note = ["  (no standard errors without draws: run with --draws B)"]
+    else:
+        rows = [[f"c{j + 1}", num(w[j]), num(se[j]), interval_text(iv[0, j], iv[1, j])] for j in range(K)]
+        note = []
+    out = table(["component", "weight", "se", f"{100 * est.level:g}% interval"], rows) + note
+    stm = est.model == "stm"
+    out.append(f"{what} ({'the most probable words' if stm else 'coordinates'}"
+               + ("" if est.components_se_ is None else ", each with its se") + "):")
+    for j, row in enumerate(est.components_):
+        lead = np.argsort(-row)[:top] if stm else range(min(len(row), top))
+        cells = [f"{names[i]} {num(row[i])}" + ("" if est.components_se_ is None
+                                               else f" ({num(est.components_se_[j, i], 2)})") for i in lead]
+        more = "" if stm or len(row) <= top else f", ... ({len(row) - top} more in components.csv)"
+        out.append(f"  c{j + 1}: " + ", ".join(cells) + more)
+    return out
+
+
+def tensor_summary(est, names=None, data_name=None):
+    """The summary of a tensor decomposition: each weight and mean (topic) with its noise, unless withheld."""
+    m, stm = est.moments_, est.model == "stm"
+    if names is None:
+        names = getattr(est, "feature_names_in_", None)
+    if names is None or stm:
+        names = [f"{'w' if stm else 'x'}{j}" for j in range(est.components_.shape[1])]
+    noise = tensor_noise(est)
+    what = "topics" if stm else "means"
+    n = f"{m.second.n}" if m.second.n_public else f"about {m.second.n} (noisy count)"
+    title = f"{est.model}: {est.n_components} {what} from {n} {'documents' if stm else 'rows'}{_of(data_name)}"
+    lines = [] if noise.withholds else tensor_lines(est, [str(v) for v in names], what)
+    lines += noise.lines()
+    count = "" if m.second.n_public else \
+        f"the noisy count ({m.second.count_guarantee}, noise_scale {m.second.count_noise_scale:.3g}), "
+    lines.append(f"privacy: guarantee {m.guarantee}, neighbouring_relation {describe_relation(m.second.neighbours)}; "
+                 f"composed from {count}the second-moment release (noise_scale {m.second.noise_scale:.3g}) and the "
+                 f"third-moment release (noise_scale {m.third.noise_scale:.3g}); "
+                 + ("" if stm else f"row_norm {m.second.row_norm:g} (rows clipped to it); ")
+                 + randomness_text(m.second.randomness, m.second.secure))
+    lines += choices_lines(est.privacy_parts_, m.guarantee) if est.privacy_parts_ else []
     return Summary(title, tuple(lines))
