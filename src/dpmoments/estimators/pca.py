@@ -19,6 +19,7 @@ from ._conventions import all_or_nothing, check_input, built_on_first_use
 from ..data import as_source
 from ._moment_base import MomentEstimator, in_original_units, location_of
 from ._uncertainty_matrix import pca_spread
+from .summaries import pca_summary
 from .uncertainty import check_uncertainty_params
 
 __all__ = ["PrivatePCA"]  # noqa: F822 (the estimators: built by __getattr__ below)
@@ -255,6 +256,16 @@ class PCAFit(MomentEstimator):
         self.eigensolver_ = eig.method
         vars(self).update(pca_spread(release, self, spectrum, self.n_draws, self.level, self.rng, "PrivatePCA"))
         return self
+
+    def summary(self, feature_names=None, data_name=None):
+        """The fit's :class:`~.summary.Summary`: ``str(est.summary())`` is what ``dpmoments pca`` prints.
+
+        The command line's table for this fit: each eigenvalue with its noise and the loadings of the
+        components that mean something; how much of it is noise, the guarantee and the private choices.
+        Post-processing: no privacy cost. ``feature_names`` default to ``feature_names_in_`` (else x0, x1,
+        ...); ``data_name`` names the data in the title.
+        """
+        return pca_summary(self, feature_names, data_name)
 
     @property
     def _n_features_out(self):

@@ -57,6 +57,7 @@ from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten
 from ._conventions import (all_or_nothing, fit_input, name_of, privacy_report, release_input, release_noise,
                            require_for_fit, built_on_first_use)
 from ._uncertainty_models import tensor_spread
+from .summaries import tensor_summary
 from .uncertainty import check_uncertainty_params
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
 from ..moments.tensor_moments import (
@@ -360,6 +361,16 @@ class TensorDecompositionFit:
             raise ValueError(f"the moments were released for model={moments.model!r}, not {model!r}.")
         self.privacy_parts_ = ()  # TensorMoments do not carry the parts of a private bound
         return self._decompose(moments, spawn(self.rng, 3)[2], None, fitted_by="fit_release")
+
+    def summary(self, feature_names=None, data_name=None):
+        """The fit's :class:`~.summary.Summary`: ``str(est.summary())`` is what ``dpmoments tensor`` prints.
+
+        The command line's table for this fit: each weight and each mean's (topic's) leading coordinates with
+        their noise, unless the decomposition failed; how much of it is noise, the composed guarantee and the
+        private choices. Post-processing: no privacy cost. ``feature_names`` (mog) default to
+        ``feature_names_in_`` (else x0, x1, ...; stm's words are w0, w1, ...); ``data_name`` names the data.
+        """
+        return tensor_summary(self, feature_names, data_name)
 
     def _decompose(self, moments, gen_tpm, names, fitted_by):
         K = check_int(self.n_components, "n_components", minimum=1)
