@@ -19,8 +19,8 @@ from ..exceptions import NotPrivateWarning
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
 from .accumulate import accumulate_moments
 from .counts import COUNT_SHARE, NoisyCount, check_count_share, published_count, warn_if_delta_large
-from ..data import is_file_set, iter_chunks
-from .dask_moments import dask_moment_sums, is_dask_collection, row_ones
+from ..data import as_source, iter_chunks
+from .dask_moments import dask_moment_sums, row_ones
 from .release import Release, randomness_of
 from .releases import bounded_sensitivity
 from .symmetry import symmetrise_matrix, symmetrise_tensor
@@ -312,10 +312,11 @@ def release_mog_moments(X, *, sigma2, epsilon, delta=None, row_norm, budget=None
     sigma2 = check_nonnegative(sigma2, "sigma2")
     row_norm = check_positive(row_norm, "row_norm")
     center = None if center is None else check_vector(center, "center")
-    if is_dask_collection(X):  # partial sums inside the blocks' tasks (on a cluster: on the workers)
+    kind = as_source(X).kind
+    if kind == "dask":  # partial sums inside the blocks' tasks (on a cluster: on the workers)
         sums = dask_moment_sums(X, row_ones(X), row_norm=row_norm, response_bound=1.0, third=True, center=center)
     else:
-        if isinstance(X, (np.ndarray, list)) and not is_file_set(X):
+        if isinstance(X, (np.ndarray, list)) and kind != "file":
             X = check_data(X)
             source = (X, np.ones(X.shape[0]))  # sum x_i rides along as the cross moment with y = 1
         else:  # a path, a set of files or an iterable of chunks
