@@ -335,4 +335,6 @@ def test_every_multisite_analysis_has_a_presenter():
     from dpmoments.multisite.analyses import ANALYSES
 
     assert set(PRESENTERS) == set(ANALYSES)
+    from dpmoments.cli._multisite import ANALYSES as OFFERED
+    assert OFFERED == tuple(ANALYSES)  # the multi-site commands offer the wing's table, in its order
     assert all(callable(getattr(module, "across_sites", None)) for module in PRESENTERS.values())

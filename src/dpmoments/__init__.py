@@ -46,7 +46,7 @@ except KeyboardInterrupt:
 # The estimators import scikit-learn, which would triple the cost of ``import dpmoments`` (paid by
 # every command and every Flower process): they are loaded on first use, e.g. ``dpm.PrivatePCA``.
 _LAZY = {name: "estimators" for name in (
-    "PrivateCovariance", "PrivateGraphicalLasso", "PrivateRidgePrecision", "PrivatePCA",
+    "PrivateCovariance", "PrivateCorrelation", "PrivateGraphicalLasso", "PrivateRidgePrecision", "PrivatePCA",
     "PrivateTensorDecomposition", "PrivateIRLS", "PrivateModelSelection")}
 
 

@@ -45,7 +45,7 @@ except KeyboardInterrupt:
 __all__ = ["main", "build_parser", "COMMANDS", "CliError"]
 
 #: The subcommands, in the order ``--help`` lists them. One module each.
-COMMANDS = ("demo", "covariance", "precision", "pca", "tensor", "regress", "select", "audit", "simulate", "reproduce",
+COMMANDS = ("demo", "covariance", "correlation", "precision", "pca", "tensor", "regress", "select", "audit", "simulate", "reproduce",
             "noise_generator", "site", "aggregate")
 
 #: Paths a run reads; an ``--out`` may never be, contain or lie inside one of them.

@@ -94,7 +94,9 @@ def check_destination(out, force=False, inputs=None):
         if written is None:
             raise CliError(f"the output directory '{given}' was not written by dpmoments (it has no valid {MARKER} "
                            "file), so --force will not replace it: choose another --out or empty it yourself")
-        others = sorted(name for name in os.listdir(out) if name not in written)
+        # a share's record of its use (multisite/spent.py) goes with the share: a new dealing voids both
+        others = sorted(name for name in os.listdir(out) if name not in written and name.removesuffix(".spent")
+                        not in written)
         if others:  # files someone added to an old result are theirs: replacing it would delete them
             raise CliError(f"the output directory '{given}' holds {len(others)} file(s) dpmoments did not write "
                            f"there (e.g. '{others[0]}'), so --force will not replace it: move them out or choose "

@@ -49,6 +49,7 @@ def privacy_report(command, release, *, source=None, fingerprint=None, analysis=
             "sensitivity": release.sensitivity,
             "sensitivity_norm": release.sensitivity_norm,
             "calibration": release.calibration,
+            **({} if release.calibration_asked is None else {"calibration_note": release.calibration_note}),
             "noise_scale": release.noise_scale,
             "row_norm": release.row_norm,
             "center": None if release.center is None else release.center.tolist(),

@@ -129,6 +129,8 @@ def _report(args, status, plan):
         for line in status.get("choices", ()):  # an auto plan: the bound step's share, the chosen bound, the total
             print(line)
         print(f"guarantee against the aggregator ({status['colluders']} colluder(s)): {status['guarantee']}  <- holds")
+        if status.get("collusion"):
+            print(f"collusion: {status['collusion']}")
         print(f"per-site claim (each message alone, the papers' view): {status['claimed']}; "
               f"dropped: {status['dropped']}")
         print(f"results in {args.out}/ ({', '.join(status['files'])})")

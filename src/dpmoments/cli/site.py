@@ -7,10 +7,12 @@ from ._args import CliError, parse_columns, positive_int
 HELP = "serve this site in a deployed multi-site run (Flower or gRPC); rows never leave"
 DESCRIPTION = """\
 Run this site of a multi-site run. It reads its data file once, checks it against the plan in its
-share file (rows, columns) BEFORE joining, and keeps its own ledger in --state (ledger.json): it
-answers each step of a plan once (a repeated, replayed or re-planned query is refused and logged
-there, with the reason), and never beyond its --budget (default: the plan's own budget for this
-site, i.e. this one plan). What leaves passes one door: the site's noisy statistics (egress guard)
+share file (rows, columns) BEFORE joining. It answers each step of a plan once, wherever and however
+it is started: each answer is recorded, before it is sent, with the share (SHARE.spent/ beside the
+file, this user's registry in $DPMOMENTS_STATE_HOME, default ~/.local/state/dpmoments, and a mark in
+the share file), and a used share whose record is missing is refused. Its ledger in --state
+(ledger.json) logs refusals with the reason and keeps it within its --budget (default: the plan's
+own budget for this site, i.e. this one plan). What leaves passes one door: the site's noisy statistics (egress guard)
 or a fixed error code -- never an error text, a data value or a file name.
 
 --transport flower (default): a Flower SuperNode dials OUT to the aggregator's SuperLink over TLS
@@ -95,6 +97,7 @@ def _load(args):
     import numpy as np
 
     from ..multisite import Site, read_bundle
+    from ..multisite.spent import ShareRecordError, check_writable
     from ._io import DataSource
     from ._io import read_in_memory
 
@@ -104,7 +107,7 @@ def _load(args):
     bundles = [read_bundle(path, args.name) for path in args.share]
     plans = [b.plan for b in bundles]
     state = Path(args.state or f"dpmoments-site-{args.name}")
-    state.mkdir(parents=True, exist_ok=True)
+    check_writable(state, "--state")  # before joining: a site that cannot record its answers would drop out later
     # The one reader's errors name the file and what is wrong, never a value (cli._errors guards the rest);
     # they stay on this site's console: nothing has been sent.
     named = _plan_columns(plans, args)
@@ -119,10 +122,16 @@ def _load(args):
         plan = bundle.plan
         try:
             site.accept(bundle, rng=None if args.seed is None else np.random.SeedSequence([args.seed, k]))
+        except ShareRecordError as exc:  # used before with its record missing, or nowhere to record it
+            raise CliError(str(exc)) from None
         except ValueError:
             raise CliError(f"'{args.data}' does not fit the plan of '{path}': site {args.name!r} must hold "
                            f"{plan.n[plan.index(args.name)]} rows of {plan.feature_width} feature columns"
                            + (" and a --target column" if plan.takes_response else "") + "; nothing was sent") from None
+    used = [path for path, p in zip(args.share, plans) if set(site.answered(p.digest)) >= set(p.steps)]
+    if len(used) == len(plans):  # a restart between steps still serves the steps left
+        raise CliError(f"share file '{used[0]}' has answered every step of its plan (a share answers once, wherever "
+                       "it runs): nothing to serve")
     if not any(site.ledger.can_answer(p.digest, site.cost(p), p.neighbours) for p in plans):
         raise CliError(f"every plan held would exceed this site's budget {site.ledger.budget} (spent: "
                        f"{site.ledger.spent() or 'nothing'}): nothing to serve")
