@@ -9,6 +9,7 @@ private centre, ``row_norm="auto"`` and ``scale="private"`` go through
 """
 
 import math
+import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -19,9 +20,11 @@ from .._validation import check_data, check_nonnegative, check_option
 from ..moments import Release, release_second_moment
 from ..moments.auto_release import is_auto
 from ..moments.counts import check_count_share, planned_guarantee
+from ..moments.tables import open_table
 from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant
 from ._conventions import fit_input, name_of, privacy_report, release_input, release_noise, require_for_fit
 from ._private_choices import needs_private_choices, private_second_moment
+from ._ranged import ranged_second_moment
 from ._sources import n_features_of, out_of_core
 
 __all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
@@ -115,7 +118,12 @@ class MomentEstimator:
         self._check_affordable()
         kwargs = dict(row_norm=self.row_norm, mechanism=self.mechanism, neighbours=self.neighbours,
                       calibration=self.calibration, count_share=self.count_share)
-        if self._private_choices():
+        if self._private_choices() and getattr(self, "ranges", None) is not None:
+            release = ranged_second_moment(X, self.ranges, self._column_names(X), epsilon=self.epsilon,
+                                           delta=self.delta, center=self.center, center_budget=self._center_budget(),
+                                           scale=self._scale(), bound_budget=self._bound_budget(), rng=self.rng,
+                                           **kwargs)
+        elif self._private_choices():
             release = private_second_moment(X, epsilon=self.epsilon, delta=self.delta, center=self.center,
                                             center_budget=self._center_budget(), scale=self._scale(),
                                             bound_budget=self._bound_budget(), rng=self.rng, **kwargs)
@@ -125,11 +133,19 @@ class MomentEstimator:
         self._spend(release)
         return release
 
+    def _column_names(self, X):
+        """The feature columns' names, which ``ranges`` may use: the frame's, the file's, else x0, x1, ..."""
+        names = getattr(self, "feature_names_in_", None)
+        if names is None and isinstance(X, (str, os.PathLike)):
+            names = open_table(X).feature_names
+        return [f"x{j}" for j in range(n_features_of(X))] if names is None else [str(n) for n in names]
+
     def _private_choices(self):
         """Is anything chosen privately (a centre, scales, a row bound)? Checks the options first."""
         if isinstance(self.center, str) and self.center != "private":
             raise ValueError(f"'center' must be None, a public vector or 'private'; got {self.center!r}.")
-        private = needs_private_choices(self.row_norm, self.center, self._scale())
+        private = needs_private_choices(self.row_norm, self.center, self._scale()) or \
+            getattr(self, "ranges", None) is not None
         if private and self.mechanism not in ("gaussian", "laplace"):
             what = "center='private'" if isinstance(self.center, str) else \
                 "row_norm='auto' (the default)" if is_auto(self.row_norm) and self._scale() is None else \
@@ -157,7 +173,8 @@ class MomentEstimator:
         eps, delta = self.epsilon, self.delta
         if math.isinf(eps):
             return PureDP(math.inf)
-        private = needs_private_choices(self.row_norm, self.center, self._scale())
+        private = needs_private_choices(self.row_norm, self.center, self._scale()) or \
+            getattr(self, "ranges", None) is not None
         if self.mechanism == "laplace" and private:
             return PureDP(eps)
         if self.mechanism in ("gaussian", "laplace") and not private:

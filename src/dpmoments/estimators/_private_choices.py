@@ -60,7 +60,8 @@ from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_a
 from ..moments.binned_sums import binned_pass
 from ..moments.counts import COUNT_SHARE, warn_if_delta_large
 from ..moments.dask_moments import is_dask_collection, row_ones
-from ..moments.private_bounds import check_margin, noisy_clipped_count, quantile_pass, select_quantiles
+from ..moments.private_bounds import (BinCounts, check_margin, noisy_clipped_count, quantile_pass,
+                                      select_quantiles)
 from ..moments.release import Part, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 from ._sources import n_features_of
@@ -182,10 +183,13 @@ def _location(X, budget, share, search, rng, bins=None):
     return m
 
 
-def _scales(X, m, budget, share, search, rng, option_share=None, label="column scales"):
+def _scales(X, m, budget, share, search, rng, option_share=None, label="column scales", known=None):
     """Private per-column medians of the non-zero ``|x_j - m_j|`` (``share`` is part of ``option_share``,
-    the share of the user's bound option -- or of the location's, for the coarse scales; default ``share``)."""
+    the share of the user's bound option -- or of the location's, for the coarse scales; default ``share``).
+    ``known``: public scales (``nan`` where none): only the other columns are drawn, and share the draws."""
     (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
+    free = np.ones(d, dtype=bool) if known is None else ~np.isfinite(known)
+    bins, d = BinCounts(bins.counts[free], None if bins.ties is None else bins.ties[free]), int(free.sum())
     each, guarantee = budget.draws(share, d)
     budget.drawn(each, label)
     option = BOUND_OPTION if label == "column scales" else LOCATION_OPTION
@@ -196,7 +200,11 @@ def _scales(X, m, budget, share, search, rng, option_share=None, label="column s
                   at_range_end=int(outside.sum()))
     if outside.any():
         warn_range_end("column scale", search)
-    return s
+    if known is None:
+        return s
+    out = np.array(known, dtype=float)
+    out[free] = s
+    return out
 
 
 def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diagnostic=True, option_share=None,
@@ -269,7 +277,7 @@ def _mean(X, s, m_z, args, rng, kwargs, binned=None):
 
 
 def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget, scale, bound_budget, mechanism,
-                          neighbours, calibration, rng, count_share=COUNT_SHARE):
+                          neighbours, calibration, rng, count_share=COUNT_SHARE, known_scale=None):
     """The second moment of the clipped, privately centred and scaled rows (module docstring).
 
     Returns
@@ -307,11 +315,12 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     with warnings.catch_warnings():  # delta >= 1/n is judged once, on the caller's delta (_finish)
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         rel, s, count = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
-                                            center_budget, scale, bounds, rng)
+                                            center_budget, scale, bounds, rng, known_scale)
     return _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta)
 
 
-def _choose_and_release(X, budget, shares, main, relation, row_norm, center, center_budget, scale, bounds, rng):
+def _choose_and_release(X, budget, shares, main, relation, row_norm, center, center_budget, scale, bounds, rng,
+                        known=None):
     """The passes of the module docstring: ``(second-moment release, scales, clipped count)``."""
     rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)  # mean, cov first: as before this module
     private_center = isinstance(center, str)
@@ -319,11 +328,11 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     if private_center and center_budget.prior is not None:
         m = np.asarray(center_budget.prior, dtype=float)
     elif private_center:  # the refined location then serves as a privately chosen prior
-        m = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm), bounds, rng_loc)
+        m = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm), bounds, rng_loc, known)
     final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
     if scale is not None:
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
-        s = _scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"])
+        s = _scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"], known=known)
     m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
     R, count, binned = row_norm, None, None
     with_mean = private_center and final_share > 1e-12 * shares["mean"]
@@ -339,7 +348,7 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     return rel, s, count
 
 
-def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng):
+def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng, known=None):
     """Where to clip, chosen privately and refined: each step's error is a small fraction of the last one's.
 
     The start is the origin (or, with ``scale="private"``, the private column
@@ -371,7 +380,8 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
         c = _location(X, budget, draw_share, bounds.search, gens[-1], first)
         first = None
-        s = _scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"], "coarse column scales")
+        s = _scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"], "coarse column scales",
+                    known)
     taken = REFINE_MEAN[:steps]  # one step (few rows) is the final mean: a second would widen the row bound
     total = sum(REFINE_MEAN) if steps > 1 else 1.0
     for k, fraction in enumerate(f * total / sum(taken) for f in taken):

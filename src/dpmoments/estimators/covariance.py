@@ -180,7 +180,7 @@ class CovarianceFit(MomentEstimator):
     _estimator = "PrivateCovariance"
 
     def __init__(self, *, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian", neighbours="replace-one",
-                 calibration="analytic", center="private", center_budget=None, scale=None, bound_budget=0.1,
+                 calibration="analytic", center="private", center_budget=None, scale=None, ranges=None, bound_budget=0.1,
                  method="standard", psd_floor=0.0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.epsilon = epsilon
         self.delta = delta
@@ -191,6 +191,7 @@ class CovarianceFit(MomentEstimator):
         self.center = center
         self.center_budget = center_budget
         self.scale = scale
+        self.ranges = ranges
         self.bound_budget = bound_budget
         self.method = method
         self.psd_floor = psd_floor
@@ -217,6 +218,9 @@ class CovarianceFit(MomentEstimator):
         if check_option(self.method, "method", ("standard", "coinpress")) == "coinpress":
             from .coinpress import coinpress_release
 
+            if self.ranges is not None:
+                raise ValueError("'ranges' is not available with method='coinpress' (its first ellipsoid comes from "
+                                 "private scales); use method='standard'.")
             return self._fit_from_data(X, lambda data: coinpress_release(self, data))
         return self._fit_from_data(X, self._release_from)
 

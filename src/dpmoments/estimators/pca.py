@@ -180,7 +180,7 @@ class PCAFit(MomentEstimator):
     _mixins = ("ClassNamePrefixFeaturesOutMixin", "TransformerMixin")  # added with BaseEstimator
 
     def __init__(self, *, n_components, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None, ranges=None,
                  bound_budget=0.1, eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None,
                  count_share=0.05):
         self.n_components = n_components
@@ -193,6 +193,7 @@ class PCAFit(MomentEstimator):
         self.center = center
         self.center_budget = center_budget
         self.scale = scale
+        self.ranges = ranges
         self.bound_budget = bound_budget
         self.eigensolver = eigensolver
         self.n_draws = n_draws

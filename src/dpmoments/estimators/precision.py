@@ -294,7 +294,7 @@ class GraphicalLassoFit(_PrecisionBase):
     _estimator = "PrivateGraphicalLasso"
 
     def __init__(self, *, alpha, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None, ranges=None,
                  bound_budget=0.1, alphas=20, ebic_gamma=0.5, max_edges=None, alpha_floor="noise",
                  penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None, max_iter=1000,
                  n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
@@ -308,6 +308,7 @@ class GraphicalLassoFit(_PrecisionBase):
         self.center = center
         self.center_budget = center_budget
         self.scale = scale
+        self.ranges = ranges
         self.bound_budget = bound_budget
         self.alphas = alphas
         self.ebic_gamma = ebic_gamma
@@ -532,7 +533,7 @@ class RidgePrecisionFit(_PrecisionBase):
     _estimator = "PrivateRidgePrecision"
 
     def __init__(self, *, alpha, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None, ranges=None,
                  bound_budget=0.1, psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
@@ -544,6 +545,7 @@ class RidgePrecisionFit(_PrecisionBase):
         self.center = center
         self.center_budget = center_budget
         self.scale = scale
+        self.ranges = ranges
         self.bound_budget = bound_budget
         self.psd_floor = psd_floor
         self.n_draws = n_draws

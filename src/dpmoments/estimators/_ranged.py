@@ -1,0 +1,118 @@
+r"""The second moment of a table some of whose columns have public ranges (``ranges=``).
+
+Ranged columns are clipped to their range entry by entry and standardised by
+its midpoint and half-width (:mod:`dpmoments.moments.ranges`): their centre
+and scale are free. What is still needed is chosen by the private choices of
+:func:`~dpmoments.estimators._private_choices.private_second_moment`, on the
+mapped rows:
+
+* **every column ranged**: the private mean is taken about the midpoints (a
+  public prior: no location draws), and the row bound is drawn privately on
+  the standardised rows on a grid that ends at the box's own bound
+  ``sqrt(k)``; where ``n`` is public and too small for that draw, the box's
+  bound is used instead, for free (and the release says so);
+* **some columns without a range**: those get the private location and, by
+  default, private scales (the ranged ones keep scale 1: their range already
+  standardised them), and the row bound is drawn as today.
+
+The release is mapped back: ``column_scale`` is the half-widths times any
+private scales, ``center`` the midpoints plus the private centre in those
+units, so every estimator returns its estimate in the user's units.
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+
+from ..exceptions import TooFewRowsError
+from ..moments.auto_release import as_bound_budget, is_auto
+from ..moments.private_bounds import SearchRange
+from ..moments.ranges import RangedRows, as_column_ranges
+from ._private_choices import private_second_moment
+
+__all__ = ["ranged_second_moment", "ranges_note"]
+
+GRID_DECADES, GRID_STEPS = 4, 300  # the ranged row bound's grid: sqrt(k) 1e-4 to sqrt(k), 3.1% apart
+
+
+def ranged_second_moment(X, ranges, names, *, center, center_budget, scale, row_norm, bound_budget, **kwargs):
+    """The release of ``X`` with ``ranges`` (module docstring); ``names``: the feature columns, in order.
+
+    Privacy
+    -------
+    That of :func:`private_second_moment` on the clipped, standardised rows
+    (a fixed per-row map: the same relation, the same sensitivity in the
+    standardised units, e.g. ``sqrt(2) R^2 / n`` for the second moment under
+    replace-one). The ranges are public inputs and enter no guarantee as data.
+    """
+    lower, upper = as_column_ranges(ranges).resolve(names)
+    rows = RangedRows(X, lower, upper)
+    d, k = lower.size, int(rows.ranged.sum())
+    mid = np.where(rows.ranged, np.nan_to_num((lower + upper) / 2), 0.0)
+    half = np.where(rows.ranged, np.nan_to_num((upper - lower) / 2, nan=1.0), 1.0)
+    public_center = _public_center(center, mid, half, d)
+    common = dict(row_norm=row_norm, bound_budget=bound_budget, **kwargs)
+    if k == d:
+        budget = as_bound_budget(bound_budget)
+        box = _box_bound(public_center, rows.ranged)
+        if budget.search == SearchRange():  # the default grid: end it at the box's bound
+            common["bound_budget"] = dataclasses.replace(budget, search=SearchRange(
+                box * 10.0 ** -GRID_DECADES, box, GRID_STEPS))
+        z_center = public_center
+        if isinstance(center, str):
+            z_center = "private"
+            center_budget = dataclasses.replace(center_budget, prior=tuple(np.zeros(d)))
+        try:
+            release = private_second_moment(rows.source(), center=z_center, center_budget=center_budget,
+                                            scale=None, **common)
+            note = "row bound drawn privately on the standardised rows" if is_auto(row_norm) else None
+        except TooFewRowsError:
+            if not is_auto(row_norm):
+                raise
+            common["row_norm"] = box
+            release = private_second_moment(rows.source(), center=z_center, center_budget=center_budget,
+                                            scale=None, **common)
+            note = f"row bound {box:.4g} from the ranges (too few rows to draw a tighter one privately)"
+        known = None
+    else:
+        known = np.where(rows.ranged, 1.0, np.nan)
+        release = private_second_moment(rows.source(), center=center if isinstance(center, str) else public_center,
+                                         center_budget=center_budget,
+                                         scale="private" if scale is None else scale, known_scale=known, **common)
+        note = None
+    return _mapped_back(release, mid, half, names, rows.ranged, note)
+
+
+def _public_center(center, mid, half, d):
+    """A public centre (or None: the origin) in the standardised units; ``"private"`` passes through."""
+    if isinstance(center, str):
+        return center
+    v = np.zeros(d) if center is None else np.asarray(center, dtype=float)
+    if v.shape != (d,):
+        raise ValueError(f"'center' must have one value per feature ({d}); got shape {v.shape}.")
+    return (v - mid) / half
+
+
+def _box_bound(z_center, ranged):
+    """The largest ``||z - v||`` over the box ``[-1, 1]^k`` (``v`` the centre, zeros for a private one)."""
+    v = np.zeros(ranged.size) if isinstance(z_center, str) else np.asarray(z_center)
+    return float(math.sqrt(np.sum((1.0 + np.abs(v[ranged])) ** 2)))
+
+
+def _mapped_back(release, mid, half, names, ranged, note):
+    """The release in the user's units: scales are half-widths times private scales, the centre mapped back."""
+    s = half if release.column_scale is None else half * release.column_scale
+    center = None if release.center is None else mid + np.asarray(release.center) * half
+    steps = release.postprocessing + (ranges_note(names, ranged, note),)
+    return dataclasses.replace(release, column_scale=s, center=center, postprocessing=steps)
+
+
+def ranges_note(names, ranged, note=None):
+    """One line: which columns were clipped to public ranges, and which were left to the private choices."""
+    have = [str(n) for n, r in zip(names, ranged) if r]
+    private = [str(n) for n, r in zip(names, ranged) if not r]
+    text = f"public ranges (centre and scale free) for {', '.join(have)}"
+    if private:
+        text += f"; private location and scale for {', '.join(private)}"
+    return text + (f"; {note}" if note else "")
