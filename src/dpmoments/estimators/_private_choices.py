@@ -64,6 +64,7 @@ from ..moments.private_bounds import (BinCounts, check_margin, noisy_clipped_cou
                                       select_quantiles)
 from ..moments.release import Part, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
+from ._scale_guard import guard_scales
 from ._sources import n_features_of
 
 __all__ = ["private_second_moment", "needs_private_choices"]
@@ -198,8 +199,9 @@ def _scales(X, m, budget, share, search, rng, option_share=None, label="column s
                                       what=public_n_what(budget.neighbours, f"private {label} (scale='private')"))
     budget.record(label, guarantee, share, statistic="medians of the non-zero |x_j - m_j|",
                   at_range_end=int(outside.sum()))
-    if outside.any():
+    if (outside & (s > search.low)).any():
         warn_range_end("column scale", search)
+    s = guard_scales(s, search.low, outside, label)
     if known is None:
         return s
     out = np.array(known, dtype=float)
