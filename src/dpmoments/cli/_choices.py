@@ -18,6 +18,7 @@ import math
 from ..moments.auto_release import CLIPPED_WARNING, BoundBudget, clipping_bias
 from ..moments.private_bounds import SearchRange
 from ._numbers import BOUND_MAX, CliError, _bound, _share
+from ._ranges import ranges_lines, ranges_report
 
 __all__ = ["AUTO_HELP", "bound_or_auto", "add_choice_arguments", "check_choices", "bound_budget",
            "center_budget", "choices_report", "choices_lines"]
@@ -194,13 +195,14 @@ def choices_lines(parts, total):
 
 def release_choices(release, args):
     """``extra`` for the report of a second-moment run: ``{"private_choices": ...}``, or ``{}`` when none."""
+    ranged = ranges_report(args, release)
     if not release.parts:
-        return {}
-    return {"private_choices": choices_report(release.parts, release.guarantee, bound_budget(args))}
+        return ranged
+    return {"private_choices": choices_report(release.parts, release.guarantee, bound_budget(args)), **ranged}
 
 
 def print_release_choices(release):
-    for line in choices_lines(release.parts, release.guarantee) if release.parts else ():
+    for line in ranges_lines(release) + (choices_lines(release.parts, release.guarantee) if release.parts else []):
         print(line)
 
 

@@ -13,6 +13,7 @@ apart two inputs that differ in one row.
 
 import csv
 import hashlib
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,8 @@ from ._args import CliError, parse_columns, parse_target
 
 __all__ = ["DataSource", "read_truth", "use_file_options", "chunk_rows"]
 
-_FILE_OPTIONS = {"delimiter": None, "header": True}
+_FILE_OPTIONS = {"delimiter": None, "header": True, "exclude": None}
+_NOTED = set()  # each note once per run, though a command may open a file twice
 _DELIMITERS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": " ", "pipe": "|"}
 
 
@@ -31,7 +33,8 @@ def use_file_options(args):
     """The run's ``--delimiter`` and ``--no-header``, applied to every data file it opens."""
     text = getattr(args, "delimiter", None)
     _FILE_OPTIONS.update(delimiter=None if text is None else _DELIMITERS.get(text.lower(), text),
-                         header=not getattr(args, "no_header", False))
+                         header=not getattr(args, "no_header", False), exclude=getattr(args, "exclude", None))
+    _NOTED.clear()
 
 
 #: A CSV or Parquet file is parsed at most this many bytes of chunks ahead of the pass (128 MiB),
@@ -86,9 +89,13 @@ class DataSource:
             self._zarr = None
             try:
                 self._table = open_table(self.path, columns=self.columns, target=self.target,
-                                         delimiter=self.delimiter, header=self.header)
+                                         delimiter=self.delimiter, header=self.header,
+                                         exclude=None if by_name else parse_columns(_FILE_OPTIONS["exclude"], "--exclude"))
             except FileNotFoundError as exc:
                 raise CliError(str(exc)) from None
+            for note in set(self._table.notes) - _NOTED:  # what was left out, by name (the schema, public)
+                _NOTED.add(note)
+                print(f"dpmoments: note: {note}", file=sys.stderr)
             self.kind, self.all_names, self.total_rows = self._table.format, self._table.names, self._table.n_rows
             self.feature_names = self._table.feature_names
         self.n_rows = None

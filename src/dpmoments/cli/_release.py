@@ -4,6 +4,7 @@ Order matters: the output destination and every option are checked before
 the data are touched, so a bad flag never costs a pass over a large file.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -17,6 +18,7 @@ from ._choices import bound_budget, center_budget, check_choices, too_few_rows_h
 from ._io import DataSource, chunk_rows
 from ._output import check_destination, figures_ahead
 from ._progress import Progress
+from ._ranges import ranges_of
 
 __all__ = ["second_moment_release", "private_autos", "expected_noise_error", "noise_sd"]
 
@@ -41,7 +43,7 @@ def second_moment_release(args):
     rows = chunk_rows(args.chunk_size, source.n_features)
     if autos:
         with Progress(f"reading {source.path.name} (one pass per private choice)", enabled=show) as bar:
-            release = _private_release(Rereadable(source, rows, bar), kwargs, args)
+            release = _private_release(Rereadable(source, rows, bar), kwargs, args, source.feature_names)
         return source, release, fingerprint
     with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=show) as bar:
         release = release_second_moment(source.chunks(rows, bar), chunk_size=rows, **kwargs)
@@ -52,7 +54,8 @@ def private_autos(args, kwargs):
     """Which choices this run makes privately: a subset of ("row_norm", "scale", "center")."""
     return tuple(name for name, private in (("row_norm", kwargs.get("row_norm") == "auto"),
                                             ("scale", getattr(args, "scale", None) is not None),
-                                            ("center", kwargs.get("center") == "private")) if private)
+                                            ("center", kwargs.get("center") == "private"),
+                                            ("ranges", ranges_of(args) is not None)) if private)
 
 
 class Rereadable:
@@ -71,12 +74,16 @@ class Rereadable:
         return iter(self.passes)
 
 
-def _private_release(data, kwargs, args):
-    """The second moment with its bound, scales and centre chosen privately (estimators._private_choices)."""
-    from ..estimators import private_second_moment
+def _private_release(data, kwargs, args, names):
+    """The second moment with its bound, scales and centre chosen privately (estimators._private_choices);
+    with ``--ranges``, its ranged columns' centres and scales given (estimators.ranged_second_moment)."""
+    from ..estimators import private_second_moment, ranged_second_moment
 
+    ranges = ranges_of(args)
+    release = private_second_moment if ranges is None else \
+        functools.partial(ranged_second_moment, ranges=ranges, names=names)
     with too_few_rows_hint(args):
-        return private_second_moment(
+        return release(
             data, epsilon=kwargs["epsilon"], delta=kwargs["delta"], row_norm=kwargs["row_norm"],
             center=kwargs["center"], center_budget=center_budget(args), scale=getattr(args, "scale", None),
             bound_budget=bound_budget(args), mechanism=kwargs["mechanism"], neighbours=kwargs["neighbours"],

@@ -33,7 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._chunking import checked, read_ahead, rebatch, resolve_columns, split
+from ._chunking import checked, read_ahead, rebatch, split
+from .columns import select_features
 from ._csv import COMPRESSIONS, CsvFile, _kind
 
 __all__ = ["open_table", "Table", "EXTENSIONS", "same_file_version"]
@@ -44,7 +45,7 @@ _TEXT = {"csv": ",", "tsv": "\t"}
 _DENSE_ELEMENTS = 1 << 23
 
 
-def open_table(path, *, columns=None, target=None, delimiter=None, header=True):
+def open_table(path, *, columns=None, target=None, delimiter=None, header=True, exclude=None):
     """Open a data file and check its columns (nothing but the header or schema is read).
 
     Parameters
@@ -62,6 +63,11 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True):
         for ``.csv``, tab for ``.tsv``).
     header : bool, default=True
         Whether a text file's first row names the columns.
+    exclude : sequence of str or int, optional
+        Columns left out of the default selection (with ``columns=None``).
+        Text and categorical columns are left out of it too, and a pandas
+        index (an unnamed first CSV column, a Parquet index) is not a column;
+        ``Table.notes`` says so in one line each (:mod:`dpmoments.moments.columns`).
 
     Returns
     -------
@@ -97,7 +103,7 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True):
                          f"is {kind}.")
     else:
         backend = {"npy": _Npy, "parquet": _Parquet, "npz": _Npz}[kind](path, where)
-    return Table(path, kind, backend, columns, target)
+    return Table(path, kind, backend, columns, target, exclude)
 
 
 def _format(path):
@@ -154,14 +160,16 @@ class Table:
         The number of rows when known without reading the data (not for text files).
     """
 
-    def __init__(self, path, kind, backend, columns, target):
+    def __init__(self, path, kind, backend, columns, target, exclude=None):
         self.path, self.format, self._backend = path, kind, backend
         pinned, now = getattr(_VERSIONS, "stamps", None), _stamp(path)
         # Within one fit every pass compares the file with the version its first pass opened.
         self._stamp = now if pinned is None else pinned.setdefault(os.path.abspath(path), now)
         self.names = list(backend.names)
         where = f"file '{path}'"
-        feats, t = resolve_columns(columns, target, self.names, len(self.names), where)
+        feats, t, notes = select_features(columns, target, self.names, where, exclude=exclude,
+                                          text_columns=getattr(backend, "text_columns", ()))
+        self.notes = list(getattr(backend, "notes", [])) + notes
         self._used = feats + ([] if t is None else [t])
         counts = collections.Counter(self.names)  # once: a count per column was quadratic in the width
         for j in self._used:
@@ -304,6 +312,16 @@ def _pandas_index(schema):
     return {name for name in index if isinstance(name, str)} if isinstance(index, list) else set()  # a RangeIndex is stored as a dict, not a column
 
 
+def _numeric_type(kind):
+    """A Parquet column of numbers (a dictionary of numbers too), as opposed to text, dates, ..."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind) \
+        or pa.types.is_decimal(kind)
+
+
 class _Parquet:
     def __init__(self, path, where):
         try:
@@ -321,16 +339,13 @@ class _Parquet:
         self.names = [name for name in schema.names if name not in index]
         self.n_rows, self.where = self.file.metadata.num_rows, where
         self.types = {name: schema.field(name).type for name in self.names}
+        self.text_columns = {j for j, name in enumerate(self.names) if not _numeric_type(self.types[name])}
+        self.notes = [f"{where}: its pandas index ({', '.join(sorted(index))}) is row labels, left out"] \
+            if index else []
 
     def check(self, used):
-        import pyarrow as pa
-
         for name in (self.names[j] for j in used):
-            kind = self.types[name]
-            if pa.types.is_dictionary(kind):
-                kind = kind.value_type
-            if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)
-                    or pa.types.is_decimal(kind)):
+            if not _numeric_type(self.types[name]):
                 raise ValueError(f"{self.where}: column {name!r} has type {self.types[name]}; expected numbers.")
 
     def blocks(self, used, chunk_size):
