@@ -93,7 +93,7 @@ class DataSource:
                                          exclude=None if by_name else parse_columns(_FILE_OPTIONS["exclude"], "--exclude"))
             except FileNotFoundError as exc:
                 raise CliError(str(exc)) from None
-            for note in set(self._table.notes) - _NOTED:  # what was left out, by name (the schema, public)
+            for note in [n for n in self._table.notes if n not in _NOTED]:  # what was left out, by name (the schema, public)
                 _NOTED.add(note)
                 print(f"dpmoments: note: {note}", file=sys.stderr)
             self.kind, self.all_names, self.total_rows = self._table.format, self._table.names, self._table.n_rows

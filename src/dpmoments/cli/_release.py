@@ -28,6 +28,7 @@ def second_moment_release(args):
     out = getattr(args, "out", None)
     if out is not None:
         check_destination(out, args.force)
+    ranges_of(args)  # the ranges' own form, before the file is opened
     source = DataSource(args.data, args.columns, getattr(args, "target", None), meanwhile=figures_ahead(args))
     kwargs = privacy_options(args, source.n_features)
     autos = private_autos(args, kwargs)

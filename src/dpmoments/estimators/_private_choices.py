@@ -184,12 +184,13 @@ def _location(X, budget, share, search, rng, bins=None):
     return m
 
 
-def _scales(X, m, budget, share, search, rng, option_share=None, label="column scales", known=None):
+def _scales(X, m, budget, share, search, rng, option_share=None, label="column scales", limits=None):
     """Private per-column medians of the non-zero ``|x_j - m_j|`` (``share`` is part of ``option_share``,
     the share of the user's bound option -- or of the location's, for the coarse scales; default ``share``).
-    ``known``: public scales (``nan`` where none): only the other columns are drawn, and share the draws."""
+    ``limits``: public ``(low, high)`` arrays each scale is clipped to (post-processing); where ``low == high``
+    the scale is known and not drawn: only the other columns are drawn, and share the draws."""
     (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
-    free = np.ones(d, dtype=bool) if known is None else ~np.isfinite(known)
+    free = np.ones(d, dtype=bool) if limits is None else limits[0] < limits[1]
     bins, d = BinCounts(bins.counts[free], None if bins.ties is None else bins.ties[free]), int(free.sum())
     each, guarantee = budget.draws(share, d)
     budget.drawn(each, label)
@@ -202,10 +203,10 @@ def _scales(X, m, budget, share, search, rng, option_share=None, label="column s
     if (outside & (s > search.low)).any():
         warn_range_end("column scale", search)
     s = guard_scales(s, search.low, outside, label)
-    if known is None:
+    if limits is None:
         return s
-    out = np.array(known, dtype=float)
-    out[free] = s
+    out = np.array(limits[0], dtype=float)
+    out[free] = np.clip(s, limits[0][free], limits[1][free])
     return out
 
 
@@ -279,7 +280,7 @@ def _mean(X, s, m_z, args, rng, kwargs, binned=None):
 
 
 def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget, scale, bound_budget, mechanism,
-                          neighbours, calibration, rng, count_share=COUNT_SHARE, known_scale=None):
+                          neighbours, calibration, rng, count_share=COUNT_SHARE, scale_limits=None):
     """The second moment of the clipped, privately centred and scaled rows (module docstring).
 
     Returns
@@ -317,7 +318,7 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     with warnings.catch_warnings():  # delta >= 1/n is judged once, on the caller's delta (_finish)
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         rel, s, count = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
-                                            center_budget, scale, bounds, rng, known_scale)
+                                            center_budget, scale, bounds, rng, scale_limits)
     return _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta)
 
 
@@ -334,7 +335,7 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
     if scale is not None:
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
-        s = _scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"], known=known)
+        s = _scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"], limits=known)
     m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
     R, count, binned = row_norm, None, None
     with_mean = private_center and final_share > 1e-12 * shares["mean"]

@@ -1,0 +1,60 @@
+"""--ranges / --ranges-file on the moment commands, and tables as pandas writes them (index, text columns)."""
+
+import numpy as np
+import pytest
+
+from .helpers import assert_one_line_error, report
+
+pd = pytest.importorskip("pandas")
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    """An index, a text column, an indicator and two measurements: written by pandas with its index."""
+    g = np.random.default_rng(0)
+    n = 3000
+    age = np.clip(g.normal(45, 12, n), 18, 90)
+    df = pd.DataFrame({"site": ["north", "south", "east"] * (n // 3), "age": age,
+                       "smoker": (g.random(n) < 0.2).astype(int), "score": np.clip(g.normal(5, 1.5, n), 0, 10)})
+    path = tmp_path_factory.mktemp("ranges") / "t.csv"
+    df.to_csv(path)
+    return path
+
+
+@pytest.mark.parametrize("command, extra", [("covariance", []), ("precision", ["--edges", "2"]),
+                                            ("pca", ["--n-components", "1"])])
+def test_ranges_on_every_moment_command(run, table, tmp_path, command, extra):
+    res = run(command, table, "--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--no-figures",
+              "--ranges", "age=0:120,smoker=0:1,score=0:10", "--out", tmp_path / "o", *extra)
+    assert res.returncode == 0, res.stderr
+    assert "note: file" in res.stderr and "pandas index" in res.stderr and "column(s) site" in res.stderr
+    assert "ranges: public ranges for age, smoker, score (each value clipped to its range)" in res.stdout
+    block = report(tmp_path / "o")["ranges"]
+    assert block["given"] == {"age": [0.0, 120.0], "smoker": [0.0, 1.0], "score": [0.0, 10.0]}
+
+
+def test_ranges_file_and_a_mixed_table(run, table, tmp_path):
+    (tmp_path / "r.csv").write_text("column,lower,upper\nsmoker,0,1\n")
+    res = run("covariance", table, "--epsilon", "2", "--delta", "1e-6", "--seed", "0", "--no-figures",
+              "--ranges-file", tmp_path / "r.csv", "--out", tmp_path / "o")
+    assert res.returncode == 0, res.stderr
+    assert "for smoker (each value clipped to its range); private location and scale for age, score" in res.stdout
+    C = np.load(tmp_path / "o" / "covariance.npy")
+    assert abs(C[1, 1] / 0.16 - 1) < 0.2  # smoker's variance p (1 - p), p = 0.2
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--ranges", "age=0-120"], ["--ranges takes COLUMN=LOWER:UPPER"]),
+    (["--ranges", "agee=0:120"], ["'agee'", "not a feature column"]),
+    (["--ranges", "age=5:5"], ["lower < upper"]),
+    (["--ranges", "age=0:120", "--ranges-file", "RFILE"], ["both give column 'age'"]),
+    (["--ranges-file", "missing.csv"], ["could not read the ranges file"]),
+    (["--exclude", "nope"], ["no column named 'nope'"]),
+])
+def test_bad_ranges_are_one_line_errors(run, tmp_path, args, words):
+    table = tmp_path / "clean.csv"
+    pd.DataFrame({"age": [30.0, 40.0, 50.0], "smoker": [0, 1, 0]}).to_csv(table, index=False)
+    (tmp_path / "r.json").write_text('{"age": [0, 100]}')
+    args = [str(tmp_path / "r.json") if a == "RFILE" else a for a in args]
+    res = run("covariance", table, "--epsilon", "1", "--delta", "1e-6", "--out", tmp_path / "o", *args)
+    assert_one_line_error(res, *words)
