@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpmoments.moments.tables import open_table
+from dpmoments.data import open_table
 
 pd = pytest.importorskip("pandas")
 

@@ -13,7 +13,7 @@ so its centre ``c_j`` and scale ``h_j`` cost nothing, and the standardised
 row has ``||z||_2 <= sqrt(k)`` over its ``k`` ranged coordinates -- the
 tightest L2 bound a box gives (its corners reach it, and the midpoint is the
 centre that makes it smallest). Columns without a range are left as they are,
-for the private choices (:mod:`dpmoments.estimators._private_choices`).
+for the private choices (:mod:`dpmoments.moments.private_release`).
 
 Privacy
 -------
@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..data import iter_chunks
 from .dask_moments import is_dask_collection
-from .readers import iter_chunks
 
 __all__ = ["ColumnRanges", "as_column_ranges", "read_ranges_file", "parse_ranges_text", "RangedRows"]
 

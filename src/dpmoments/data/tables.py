@@ -3,7 +3,7 @@
 :func:`open_table` opens a file, checks its header (or schema) and the column
 selection without reading the data, and returns a :class:`Table` whose
 :meth:`Table.chunks` streams it. Every command of the command line, the
-estimators given a path and :func:`~dpmoments.moments.iter_chunks` read
+estimators given a path and :func:`~dpmoments.data.iter_chunks` read
 files through it, so they share one set of rules:
 
 ========================  ===================================================================
@@ -67,7 +67,7 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True, 
         Columns left out of the default selection (with ``columns=None``).
         Text and categorical columns are left out of it too, and a pandas
         index (an unnamed first CSV column, a Parquet index) is not a column;
-        ``Table.notes`` says so in one line each (:mod:`dpmoments.moments.columns`).
+        ``Table.notes`` says so in one line each (:mod:`dpmoments.data.columns`).
 
     Returns
     -------

@@ -3,7 +3,7 @@ r"""The second moment of a table some of whose columns have public ranges (``ran
 Ranged columns are clipped to their range entry by entry and standardised by
 its midpoint and half-width (:mod:`dpmoments.moments.ranges`): their centre
 and scale are free. What is still needed is chosen by the private choices of
-:func:`~dpmoments.estimators._private_choices.private_second_moment`, on the
+:func:`~dpmoments.moments.private_release.private_second_moment`, on the
 mapped rows, by one of two routes decided from public facts only:
 
 * **private location and scales, within the ranges** (some column without a
@@ -34,10 +34,10 @@ import math
 import numpy as np
 
 from ..exceptions import TooFewRowsError
-from ..moments.auto_release import as_bound_budget, is_auto
-from ..moments.private_bounds import SearchRange
-from ..moments.ranges import RangedRows, as_column_ranges
-from ._private_choices import private_second_moment
+from .auto_release import as_bound_budget, is_auto
+from .private_bounds import SearchRange
+from .private_release import private_second_moment
+from .ranges import RangedRows, as_column_ranges
 
 __all__ = ["ranged_second_moment", "ranges_note"]
 
