@@ -58,3 +58,27 @@ def test_bad_ranges_are_one_line_errors(run, tmp_path, args, words):
     args = [str(tmp_path / "r.json") if a == "RFILE" else a for a in args]
     res = run("covariance", table, "--epsilon", "1", "--delta", "1e-6", "--out", tmp_path / "o", *args)
     assert_one_line_error(res, *words)
+
+
+def test_declared_categories_are_one_hot_columns_with_range_0_1(run, table, tmp_path):
+    (tmp_path / "r.json").write_text('{"ranges": {"age": [0, 120]}, "categories": {"site": ["north", "south"]}}')
+    res = run("covariance", table, "--epsilon", "2", "--delta", "1e-6", "--seed", "0", "--no-figures",
+              "--ranges-file", tmp_path / "r.json", "--out", tmp_path / "o")
+    assert res.returncode == 0, res.stderr
+    assert "column(s) site" not in res.stderr  # declared: encoded, not left out
+    assert "public ranges for site=north, site=south, age (each value clipped to its range)" in res.stdout
+    C = np.load(tmp_path / "o" / "covariance.npy")
+    assert C.shape == (5, 5)  # two indicators (east is neither), age, smoker, score
+    assert abs(C[0, 0] / (2 / 9) - 1) < 0.3  # an indicator of a third of the rows: variance 2/9
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--categories", "site"], ["--categories takes COLUMN=LEVEL,LEVEL"]),
+    (["--categories", "site=a,a"], ["distinct, non-empty levels"]),
+    (["--categories", "site=a", "--categories", "site=b"], ["gives column 'site' twice"]),
+])
+def test_bad_categories_are_one_line_errors(run, tmp_path, args, words):
+    table = tmp_path / "clean.csv"
+    pd.DataFrame({"age": [30.0, 40.0, 50.0], "site": ["a", "b", "a"]}).to_csv(table, index=False)
+    res = run("covariance", table, "--epsilon", "1", "--delta", "1e-6", "--out", tmp_path / "o", *args)
+    assert_one_line_error(res, *words)

@@ -54,3 +54,46 @@ def test_a_named_text_column_is_still_refused_naming_line_and_column(tmp_path):
     table = open_table(tmp_path / "f.csv", columns=["invest", "firm"])
     with pytest.raises(ValueError, match="the value in column 'firm' at line 2 is not a number"):
         list(table.chunks(10))
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_declared_categories_are_one_hot_encoded(tmp_path, fmt):
+    df = _frame(n=6)
+    df.loc[5, "firm"] = "Ford"  # not a declared level: all its indicators are 0
+    path = tmp_path / f"f.{fmt}"
+    df.to_csv(path, index=False) if fmt == "csv" else df.to_parquet(path, index=False)
+    table = open_table(path, categories={"firm": ["GM", "IBM"], "species": ["b", "a"]})
+    assert table.feature_names == ["invest", "firm=GM", "firm=IBM", "value", "year", "species=b", "species=a"]
+    X = np.concatenate(list(table.chunks(4)))
+    np.testing.assert_array_equal(X[:, 1:3], [[1, 0], [0, 1], [1, 0], [0, 1], [1, 0], [0, 0]])
+    np.testing.assert_array_equal(X[:, 5:7], [[0, 1], [1, 0]] * 3)
+    np.testing.assert_allclose(X[:, [0, 3, 4]], df[["invest", "value", "year"]].to_numpy())
+
+
+def test_one_hot_sensitivity_a_row_changes_at_most_two_indicators(tmp_path):
+    """Replacing any one row by any other changes at most two indicator entries, each by 1."""
+    levels = ["a", "b", "c"]
+    values = ["a", "b", "c", "zzz"]  # the last one is no declared level
+    rows = {}
+    for v in values:
+        path = tmp_path / f"{v}.csv"
+        pd.DataFrame({"x": [1.0, 2.0], "g": ["a", v]}).to_csv(path, index=False)
+        rows[v] = np.concatenate(list(open_table(path, categories={"g": levels}).chunks(10)))
+    for u in values:
+        for v in values:
+            diff = np.abs(rows[u] - rows[v])
+            assert diff[0].sum() == 0 and diff[1].sum() <= 2 and diff.max() <= 1
+            assert np.linalg.norm(rows[u][1, 1:]) <= 1  # at most one 1 per row
+
+
+def test_categories_refusals(tmp_path):
+    _frame().to_csv(tmp_path / "f.csv", index=False)
+    with pytest.raises(ValueError, match="distinct, non-empty levels"):
+        open_table(tmp_path / "f.csv", categories={"firm": ["GM", "GM"]})
+    with pytest.raises(ValueError, match="has no column named 'nope'"):
+        open_table(tmp_path / "f.csv", categories={"nope": ["a"]})
+    with pytest.raises(ValueError, match="cannot be a categorical column"):
+        open_table(tmp_path / "f.csv", target="firm", categories={"firm": ["GM"]})
+    np.save(tmp_path / "x.npy", np.ones((3, 2)))
+    with pytest.raises(ValueError, match="apply to CSV and Parquet files"):
+        open_table(tmp_path / "x.npy", categories={0: ["a"]})

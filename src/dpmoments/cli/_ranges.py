@@ -8,10 +8,11 @@ ranges are public inputs: they are written into the report as given.
 ``bounds=`` it is Lei et al.'s entrywise bound.)
 """
 
+from ..data.columns import one_hot_names
 from ..moments.ranges import parse_ranges_text, read_ranges_file
 from ._numbers import CliError
 
-__all__ = ["add_ranges_arguments", "ranges_of", "ranges_lines", "ranges_report"]
+__all__ = ["add_ranges_arguments", "ranges_of", "categories_of", "ranges_lines", "ranges_report"]
 
 RANGES_HELP = (
     "PUBLIC per-column ranges, e.g. age=0:120,smoker=0:1: each value is clipped to its column's range and the "
@@ -25,14 +26,53 @@ def add_ranges_arguments(group):
     group.add_argument("--ranges", metavar="COL=LOW:HIGH,...", help=RANGES_HELP)
     group.add_argument("--ranges-file", metavar="FILE",
                        help="--ranges from a file: CSV lines column,lower,upper (a header row is fine) or JSON "
-                            "{\"column\": [lower, upper]}; combined with --ranges (a column may not be in both)")
+                            "{\"column\": [lower, upper]} (or {\"ranges\": {...}, \"categories\": {\"col\": [levels]}}); "
+                            "combined with --ranges (a column may not be in both)")
+    group.add_argument("--categories", metavar="COL=A,B,...", action="append",
+                       help="PUBLIC levels of a text column (repeat the option for each column): it is one-hot "
+                            "encoded into columns COL=A, COL=B, ... with range 0:1 (a value that is none of them, or "
+                            "missing, sets all to 0); never read from the data. CSV and Parquet files")
+
+
+def categories_of(args):
+    """``{column: [levels]}`` from ``--categories`` and a JSON ranges file's ``categories``; ``{}`` when none."""
+    out = {}
+    for text in getattr(args, "categories", None) or ():
+        name, eq, levels = text.partition("=")
+        tokens = [t.strip() for t in levels.split(",")]
+        if not (eq and name.strip() and all(tokens)):
+            raise CliError(f"--categories takes COLUMN=LEVEL,LEVEL,... (one column per option); got {text!r}")
+        if name.strip() in out:
+            raise CliError(f"--categories gives column {name.strip()!r} twice")
+        out[name.strip()] = tokens
+    path = getattr(args, "ranges_file", None)
+    if path is not None and str(path).lower().endswith(".json"):
+        import json
+
+        try:
+            declared = json.loads(open(path, encoding="utf-8-sig").read()).get("categories", {})
+        except (OSError, ValueError, AttributeError):
+            declared = {}  # read_ranges_file says what is wrong with the file
+        for name, levels in declared.items():
+            if name in out:
+                raise CliError(f"--categories and --ranges-file both give the categories of column {name!r}")
+            if not isinstance(levels, list):
+                raise CliError(f"the ranges file '{path}': the categories of {name!r} must be a list of levels")
+            out[name] = [str(v) for v in levels]
+    return out
+
+
+def one_hot_ranges(categories):
+    """Each one-hot column's range, 0 to 1: public by construction."""
+    return {name: (0.0, 1.0) for col, levels in categories.items() for name in one_hot_names(col, levels)}
 
 
 def ranges_of(args):
-    """The run's ranges as ``{column: (lower, upper)}``, or ``None`` when none were given."""
+    """The run's ranges as ``{column: (lower, upper)}`` (one-hot columns' 0:1 included), or ``None`` when none."""
     text, path = getattr(args, "ranges", None), getattr(args, "ranges_file", None)
+    hot = one_hot_ranges(categories_of(args))
     if text is None and path is None:
-        return None
+        return hot or None
     try:
         given = {} if path is None else read_ranges_file(path)
         inline = {} if text is None else parse_ranges_text(text)
@@ -41,7 +81,8 @@ def ranges_of(args):
     both = sorted(set(given) & set(inline))
     if both:
         raise CliError(f"--ranges and --ranges-file both give column {both[0]!r}; give it once")
-    return {_key(k): v for k, v in {**given, **inline}.items()}
+    given = {k: v for k, v in given.items() if k != "categories"}
+    return {_key(k): v for k, v in {**given, **inline, **hot}.items()}
 
 
 def _key(name):

@@ -19,6 +19,8 @@ import io
 
 import numpy as np
 
+from .columns import one_hot_block
+
 __all__ = ["CsvFile", "COMPRESSIONS"]
 
 COMPRESSIONS = {".gz": gzip.open, ".bz2": bz2.open}
@@ -77,17 +79,22 @@ class CsvFile:
             raise ValueError(f"{self.where} could not be read as delimited text ({_kind(exc)}).") from None
         return (first, second), max(longest, sum(len(c) + 1 for c in first or []))
 
-    def blocks(self, used, chunk_size=None):
-        """``(start_row, block)`` of the ``used`` column positions, in that order (blocks of pyarrow's size)."""
+    def blocks(self, used, chunk_size=None, categorical=None):
+        """``(start_row, block)`` of the ``used`` column positions, in that order (blocks of pyarrow's size).
+
+        ``categorical``: ``{position: levels}`` of columns read as text and one-hot encoded
+        (:func:`~dpmoments.data.columns.one_hot_block`)."""
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
         keys = [f"f{j + self.skip}" for j in used]
+        text = {f"f{j + self.skip}": levels for j, levels in (categorical or {}).items()}
         options = dict(
             read_options=pacsv.ReadOptions(block_size=self.block_size, skip_rows=1 if self.header else 0,
                                            autogenerate_column_names=True),
             parse_options=pacsv.ParseOptions(delimiter=self.delimiter),
-            convert_options=pacsv.ConvertOptions(column_types={k: pa.float64() for k in keys}, include_columns=keys),
+            convert_options=pacsv.ConvertOptions(column_types={k: pa.string() if k in text else pa.float64()
+                                                               for k in keys}, include_columns=keys),
         )
         reader, start = None, 0
         while True:
@@ -98,13 +105,13 @@ class CsvFile:
             except StopIteration:
                 return
             except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError):
-                raise self.locate(used) from None
+                raise self.locate(used, categorical) from None
             except OSError as exc:
                 raise ValueError(f"{self.where} could not be read ({_kind(exc)}).") from None
-            yield start, _rows(batch, keys)
+            yield start, one_hot_block(batch, keys, text, _rows) if text else _rows(batch, keys)
             start += batch.num_rows
 
-    def locate(self, used):
+    def locate(self, used, categorical=None):
         """The precise error for a block pyarrow refused: line and column, never the cell."""
         n, reader = len(self.names) + self.skip, None
         line = lambda: reader.line_num if reader is not None else 1  # noqa: E731
@@ -122,7 +129,7 @@ class CsvFile:
                         what = "the header has" if self.header else "the first line has"
                         return ValueError(f"{self.where}: line {reader.line_num} has {len(row)} field(s) but {what} "
                                           f"{n}; check the delimiter and the quoting.")
-                    for j in used:
+                    for j in (j for j in used if j not in (categorical or {})):
                         if not _numeric(row[j + self.skip]):
                             return ValueError(f"{self.where}: the value in column {self.names[j]!r} at line "
                                               f"{reader.line_num} is not a number.")

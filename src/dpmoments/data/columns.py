@@ -8,6 +8,16 @@ and categorical columns are left out with a one-line note naming them, and
 ``exclude`` leaves out more by name or position. Naming a text column in
 ``columns`` is still refused (it has no numbers to release).
 
+**Categories** (``categories={"firm": ["GM", "IBM", ...]}``, ``--categories
+firm=GM,IBM``) are public: declared by the user, never read from the data. A
+declared column is read as text and replaced by one 0/1 column per level,
+named ``firm=GM``, ...; a value that is none of the levels (or missing) sets
+them all to 0 (its own, unlisted level). **Sensitivity**: a row's indicators
+hold at most one 1, so replacing a row changes at most two of them, each by 1
+(adding or removing a row, at most one): in the L2 norm of the row they add at
+most 1 (the row's own indicator), and every bound that holds for the row holds
+with them as 0/1 columns with the range 0 to 1 they are given.
+
 A column's type is the file's schema: Parquet's declared types, or for
 delimited text the first data row (a column whose first value is not a
 number is text). That row decides only which columns are analysed, which
@@ -15,9 +25,11 @@ the notes and the report name; a later non-number in a numeric column is
 refused as before, naming the line and column, never the value.
 """
 
+import numpy as np
+
 from ._chunking import resolve_columns
 
-__all__ = ["select_features"]
+__all__ = ["select_features", "one_hot_block", "one_hot_names", "check_categories"]
 
 
 def select_features(columns, target, names, where, *, text_columns=(), exclude=None):
@@ -44,3 +56,52 @@ def select_features(columns, target, names, where, *, text_columns=(), exclude=N
         raise ValueError(f"No numeric feature columns are left in {where} once text columns and 'exclude' are "
                          "left out.")
     return kept, t, notes
+
+
+def check_categories(categories, names, where):
+    """``{position: levels}`` from ``{name or position: [levels]}``: levels distinct, non-empty text."""
+    if not categories:
+        return {}
+    out = {}
+    for key, levels in categories.items():
+        j = resolve_columns([key], None, names, len(names), where)[0][0]
+        levels = [str(v) for v in levels] if not isinstance(levels, str) else [levels]
+        if not levels or len(set(levels)) != len(levels) or any(v == "" for v in levels):
+            raise ValueError(f"'categories' of column {names[j]!r} must be distinct, non-empty levels; got {levels!r}.")
+        out[j] = levels
+    return out
+
+
+def one_hot_names(name, levels):
+    return [f"{name}={level}" for level in levels]
+
+
+def one_hot_block(batch, keys, text, numeric_rows):
+    """One float64 block of ``keys`` in order, each key in ``text`` ({key: levels}) as its 0/1 indicators.
+
+    ``numeric_rows(batch, keys)`` turns the numeric columns into a block (the reader's own fast path).
+    """
+    numeric = [k for k in keys if k not in text]
+    dense = numeric_rows(batch.select(numeric), numeric) if numeric else np.empty((batch.num_rows, 0))
+    parts, at = [], 0
+    for key in keys:
+        if key in text:
+            parts.append(_indicators(batch.column(key), text[key]))
+        else:
+            parts.append(dense[:, at:at + 1])
+            at += 1
+    return np.ascontiguousarray(np.hstack(parts)) if parts else dense
+
+
+def _indicators(column, levels):
+    """(n, k) 0/1: row i has a 1 in column l when its value is ``levels[l]`` (as text); none else."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        column = column.cast(pa.string())
+    index = pc.fill_null(pc.index_in(column, value_set=pa.array(levels, type=pa.string())), -1)
+    codes = pa.RecordBatch.from_arrays([index.cast(pa.float64())], names=["i"]).to_tensor().to_numpy()[:, 0]
+    return (codes[:, None] == np.arange(len(levels))).astype(np.float64)

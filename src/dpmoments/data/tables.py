@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ._chunking import checked, read_ahead, rebatch, split
-from .columns import select_features
+from .columns import check_categories, one_hot_block, one_hot_names, select_features
 from ._csv import COMPRESSIONS, CsvFile, _kind
 
 __all__ = ["open_table", "Table", "EXTENSIONS", "same_file_version"]
@@ -45,7 +45,7 @@ _TEXT = {"csv": ",", "tsv": "\t"}
 _DENSE_ELEMENTS = 1 << 23
 
 
-def open_table(path, *, columns=None, target=None, delimiter=None, header=True, exclude=None):
+def open_table(path, *, columns=None, target=None, delimiter=None, header=True, exclude=None, categories=None):
     """Open a data file and check its columns (nothing but the header or schema is read).
 
     Parameters
@@ -68,6 +68,11 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True, 
         Text and categorical columns are left out of it too, and a pandas
         index (an unnamed first CSV column, a Parquet index) is not a column;
         ``Table.notes`` says so in one line each (:mod:`dpmoments.data.columns`).
+    categories : dict, optional
+        ``{column: [level, ...]}``: PUBLIC levels of text columns (CSV or
+        Parquet), each column read as text and replaced by one 0/1 column per
+        level, named ``column=level`` (:mod:`dpmoments.data.columns`: a row
+        changes at most two of them).
 
     Returns
     -------
@@ -103,7 +108,9 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True, 
                          f"is {kind}.")
     else:
         backend = {"npy": _Npy, "parquet": _Parquet, "npz": _Npz}[kind](path, where)
-    return Table(path, kind, backend, columns, target, exclude)
+    if categories and kind not in ("csv", "tsv", "parquet"):
+        raise ValueError(f"'categories' (--categories) apply to CSV and Parquet files; {where} is {kind}.")
+    return Table(path, kind, backend, columns, target, exclude, categories)
 
 
 def _format(path):
@@ -160,15 +167,21 @@ class Table:
         The number of rows when known without reading the data (not for text files).
     """
 
-    def __init__(self, path, kind, backend, columns, target, exclude=None):
+    def __init__(self, path, kind, backend, columns, target, exclude=None, categories=None):
         self.path, self.format, self._backend = path, kind, backend
         pinned, now = getattr(_VERSIONS, "stamps", None), _stamp(path)
         # Within one fit every pass compares the file with the version its first pass opened.
         self._stamp = now if pinned is None else pinned.setdefault(os.path.abspath(path), now)
         self.names = list(backend.names)
         where = f"file '{path}'"
-        feats, t, notes = select_features(columns, target, self.names, where, exclude=exclude,
-                                          text_columns=getattr(backend, "text_columns", ()))
+        self._categorical = check_categories(categories, self.names, where)
+        text = set(getattr(backend, "text_columns", ())) - set(self._categorical)
+        feats, t, notes = select_features(columns, target, self.names, where, exclude=exclude, text_columns=text)
+        if t in self._categorical:
+            raise ValueError(f"{where}: the target {self.names[t]!r} cannot be a categorical column.")
+        missing = [self.names[j] for j in self._categorical if j not in feats]
+        if missing:
+            raise ValueError(f"{where}: 'categories' names column {missing[0]!r}, which is not a selected feature.")
         self.notes = list(getattr(backend, "notes", [])) + notes
         self._used = feats + ([] if t is None else [t])
         counts = collections.Counter(self.names)  # once: a count per column was quadratic in the width
@@ -178,11 +191,16 @@ class Table:
             if counts[self.names[j]] > 1:
                 raise ValueError(f"{where}: the header names column {self.names[j]!r} more than once.")
         if hasattr(backend, "check"):
-            backend.check(self._used)
-        self._n_feats, self._has_y = len(feats), t is not None
-        self.feature_names = [self.names[j] for j in feats]
+            backend.check([j for j in self._used if j not in self._categorical])
+        self._columns = [self._expanded(j) for j in self._used]  # the block's column names, one-hot expanded
+        self.feature_names = [name for j in feats for name in self._expanded(j)]
+        self._n_feats, self._has_y = len(self.feature_names), t is not None
         self.target_name = None if t is None else self.names[t]
         self.n_rows = getattr(backend, "n_rows", None)
+
+    def _expanded(self, j):
+        levels = self._categorical.get(j)
+        return [self.names[j]] if levels is None else one_hot_names(self.names[j], levels)
 
     @property
     def n_features(self):
@@ -195,11 +213,13 @@ class Table:
         so that the caller's work on a chunk overlaps the parsing of the next.
         """
         where = f"file '{self.path}'"
-        labels = [repr(self.names[j]) for j in self._used]
+        labels = [repr(name) for names in self._columns for name in names]
         text = self.format in _TEXT
         row_text = (lambda r: f"data row {r + 1} (1-based, header excluded)") if text and self._backend.header \
             else (lambda r: f"row {r + 1} (1-based)") if text else (lambda r: f"row {r} (0-based)")
-        blocks = checked(self._backend.blocks(self._used, chunk_size), where, labels, row_text)
+        blocks = self._backend.blocks(self._used, chunk_size, categorical=self._categorical) if self._categorical \
+            else self._backend.blocks(self._used, chunk_size)
+        blocks = checked(blocks, where, labels, row_text)
         chunks = rebatch(blocks, chunk_size)
         return self._unchanged(split(read_ahead(chunks, ahead) if ahead > 0 else chunks, list(range(self._n_feats)),
                                      self._n_feats if self._has_y else None))
@@ -348,10 +368,11 @@ class _Parquet:
             if not _numeric_type(self.types[name]):
                 raise ValueError(f"{self.where}: column {name!r} has type {self.types[name]}; expected numbers.")
 
-    def blocks(self, used, chunk_size):
+    def blocks(self, used, chunk_size, categorical=None):
         import pyarrow as pa
 
         names = [self.names[j] for j in used]
+        text = {self.names[j]: levels for j, levels in (categorical or {}).items()}
         start, batches = 0, self.file.iter_batches(batch_size=chunk_size, columns=names)
         while True:
             try:
@@ -361,12 +382,17 @@ class _Parquet:
             except (pa.ArrowException, OSError):
                 raise ValueError(f"{self.where}: damaged Parquet data after row {start}.") from None
             # unsafe: an int64 beyond 2^53 becomes its nearest double, as numpy converts one (a safe cast refused it)
-            columns = [batch.column(name).cast(pa.float64(), safe=False) for name in names]
+            columns = [batch.column(name) if name in text else batch.column(name).cast(pa.float64(), safe=False)
+                       for name in names]
             # One row-major float64 block, a null as NaN (refused downstream as missing). Not Array.to_numpy:
             # pyarrow imports pandas for it when pandas is installed, 1.3-1.8 s of a command's start.
-            block = pa.RecordBatch.from_arrays(columns, names=names).to_tensor(null_to_nan=True, row_major=True)
-            yield start, block.to_numpy()
+            batch = pa.RecordBatch.from_arrays(columns, names=names)
+            yield start, one_hot_block(batch, names, text, _tensor) if text else _tensor(batch, names)
             start += batch.num_rows
+
+
+def _tensor(batch, names):
+    return batch.to_tensor(null_to_nan=True, row_major=True).to_numpy()
 
 
 class _Npz:

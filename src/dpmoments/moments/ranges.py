@@ -143,7 +143,7 @@ def read_ranges_file(path):
             raise ValueError(f"the ranges file '{path}' is not valid JSON") from None
         if not isinstance(data, dict):
             raise ValueError(f"the ranges file '{path}' must hold an object {{\"column\": [lower, upper]}}")
-        data = data.get("ranges", data)
+        data = data.get("ranges", {}) if "ranges" in data or "categories" in data else data
         return {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
     rows = [r for r in csv.reader(text.splitlines()) if r and any(c.strip() for c in r)]
     out = {}
