@@ -82,3 +82,18 @@ def test_bad_categories_are_one_line_errors(run, tmp_path, args, words):
     pd.DataFrame({"age": [30.0, 40.0, 50.0], "site": ["a", "b", "a"]}).to_csv(table, index=False)
     res = run("covariance", table, "--epsilon", "1", "--delta", "1e-6", "--out", tmp_path / "o", *args)
     assert_one_line_error(res, *words)
+
+
+def test_impute_completes_missing_values_with_an_indicator(run, tmp_path):
+    g = np.random.default_rng(0)
+    n = 4000
+    df = pd.DataFrame({"age": g.uniform(20, 80, n), "income": g.lognormal(10, 0.5, n)})
+    df.loc[g.random(n) < 0.1, "income"] = np.nan
+    df.to_csv(tmp_path / "m.csv", index=False)
+    res = run("covariance", tmp_path / "m.csv", "--epsilon", "1", "--delta", "1e-6", "--out", tmp_path / "o")
+    assert_one_line_error(res, "missing or non-finite value in column 'income'", "--impute COL=VALUE")
+    res = run("covariance", tmp_path / "m.csv", "--epsilon", "2", "--delta", "1e-6", "--seed", "0", "--no-figures",
+              "--impute", "income=0", "--ranges", "age=0:120", "--out", tmp_path / "o")
+    assert res.returncode == 0, res.stderr
+    assert "public ranges for age, income:missing" in res.stdout
+    assert report(tmp_path / "o")["input"]["columns"] == ["age", "income", "income:missing"]

@@ -97,3 +97,21 @@ def test_categories_refusals(tmp_path):
     np.save(tmp_path / "x.npy", np.ones((3, 2)))
     with pytest.raises(ValueError, match="apply to CSV and Parquet files"):
         open_table(tmp_path / "x.npy", categories={0: ["a"]})
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_impute_a_public_value_with_an_indicator(tmp_path, fmt):
+    df = pd.DataFrame({"a": [1.0, np.nan, 3.0, 4.0], "b": [np.nan, 2.0, 2.0, np.nan], "c": [1.0, 2.0, 3.0, 4.0]})
+    path = tmp_path / f"m.{fmt}"
+    df.to_csv(path, index=False) if fmt == "csv" else df.to_parquet(path, index=False)
+    with pytest.raises(ValueError, match="missing or non-finite value in column 'b' at"):
+        list(open_table(path).chunks(2))  # refused by default
+    table = open_table(path, impute={"a": 0, "b": -1}, target="c")
+    assert table.feature_names == ["a", "a:missing", "b", "b:missing"]
+    X, y = (np.concatenate(parts) for parts in zip(*table.chunks(3)))
+    np.testing.assert_array_equal(X, [[1, 0, -1, 1], [0, 1, 2, 0], [3, 0, 2, 0], [4, 0, -1, 1]])
+    np.testing.assert_array_equal(y, [1, 2, 3, 4])
+    with pytest.raises(ValueError, match="must be a finite number"):
+        open_table(path, impute={"a": np.nan})
+    with pytest.raises(ValueError, match="not a selected feature"):
+        open_table(path, impute={"c": 0}, target="c")

@@ -21,16 +21,22 @@ import numpy as np
 from ..data import iter_chunks
 from ..data import open_table
 from ._args import CliError, parse_columns, parse_target, positive_int
-from ._ranges import categories_of
+from ._ranges import categories_of, impute_of
 from ._output import check_destination, figures_ahead
 from ._progress import Progress
 
 __all__ = ["DataSource", "read_truth", "use_file_options", "chunk_rows", "DEFAULT_MAX_ROWS", "add_memory_arguments",
            "open_input", "fingerprint", "read_in_memory", "require_target"]
 
-_FILE_OPTIONS = {"delimiter": None, "header": True, "exclude": None, "categories": None}
+_FILE_OPTIONS = {"delimiter": None, "header": True, "exclude": None, "categories": None, "impute": None}
 _NOTED = set()  # each note once per run, though a command may open a file twice
 _DELIMITERS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": " ", "pipe": "|"}
+
+
+def _option(name, by_name):
+    """A typed-column option of the run (``--categories``, ``--impute``), parsed now; none for a plan's site."""
+    parse = _FILE_OPTIONS[name]
+    return None if by_name or parse is None else parse()
 
 
 def use_file_options(args):
@@ -38,7 +44,8 @@ def use_file_options(args):
     text = getattr(args, "delimiter", None)
     _FILE_OPTIONS.update(delimiter=None if text is None else _DELIMITERS.get(text.lower(), text),
                          header=not getattr(args, "no_header", False), exclude=getattr(args, "exclude", None),
-                         categories=lambda: categories_of(args) or None)  # parsed in the run (its errors exit 2)
+                         categories=lambda: categories_of(args) or None,  # parsed in the run (its errors exit 2)
+                         impute=lambda: impute_of(args) or None)
     _NOTED.clear()
 
 
@@ -96,8 +103,7 @@ class DataSource:
                 self._table = open_table(self.path, columns=self.columns, target=self.target,
                                          delimiter=self.delimiter, header=self.header,
                                          exclude=None if by_name else parse_columns(_FILE_OPTIONS["exclude"], "--exclude"),
-                                         categories=None if by_name or _FILE_OPTIONS["categories"] is None
-                                         else _FILE_OPTIONS["categories"]())
+                                         categories=_option("categories", by_name), impute=_option("impute", by_name))
             except FileNotFoundError as exc:
                 raise CliError(str(exc)) from None
             for note in [n for n in self._table.notes if n not in _NOTED]:  # what was left out, by name (the schema, public)

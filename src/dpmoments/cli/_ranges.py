@@ -8,11 +8,11 @@ ranges are public inputs: they are written into the report as given.
 ``bounds=`` it is Lei et al.'s entrywise bound.)
 """
 
-from ..data.columns import one_hot_names
+from ..data.columns import MISSING_SUFFIX, one_hot_names
 from ..moments.ranges import parse_ranges_text, read_ranges_file
 from ._numbers import CliError
 
-__all__ = ["add_ranges_arguments", "ranges_of", "categories_of", "ranges_lines", "ranges_report"]
+__all__ = ["add_ranges_arguments", "ranges_of", "categories_of", "impute_of", "ranges_lines", "ranges_report"]
 
 RANGES_HELP = (
     "PUBLIC per-column ranges, e.g. age=0:120,smoker=0:1: each value is clipped to its column's range and the "
@@ -32,6 +32,27 @@ def add_ranges_arguments(group):
                        help="PUBLIC levels of a text column (repeat the option for each column): it is one-hot "
                             "encoded into columns COL=A, COL=B, ... with range 0:1 (a value that is none of them, or "
                             "missing, sets all to 0); never read from the data. CSV and Parquet files")
+    group.add_argument("--impute", metavar="COL=VALUE,...",
+                       help="instead of refusing missing values: replace a missing value of COL by the PUBLIC VALUE "
+                            "and add a 0/1 column COL:missing (range 0:1) that marks it; the guarantee is unchanged "
+                            "(a fixed map of each row), what is estimated is the completed table")
+
+
+def impute_of(args):
+    """``{column: value}`` from ``--impute``; ``{}`` when none."""
+    text = getattr(args, "impute", None)
+    if text is None:
+        return {}
+    out = {}
+    for token in (t.strip() for t in text.split(",")):
+        name, eq, value = token.rpartition("=")
+        try:
+            out[_key(name.strip())] = float(value)
+        except ValueError:
+            name = ""
+        if not (eq and name.strip()):
+            raise CliError(f"--impute takes COLUMN=VALUE items separated by commas (e.g. income=0); got {token!r}")
+    return out
 
 
 def categories_of(args):
@@ -70,7 +91,7 @@ def one_hot_ranges(categories):
 def ranges_of(args):
     """The run's ranges as ``{column: (lower, upper)}`` (one-hot columns' 0:1 included), or ``None`` when none."""
     text, path = getattr(args, "ranges", None), getattr(args, "ranges_file", None)
-    hot = one_hot_ranges(categories_of(args))
+    hot = one_hot_ranges(categories_of(args)) | {f"{name}{MISSING_SUFFIX}": (0.0, 1.0) for name in impute_of(args)}
     if text is None and path is None:
         return hot or None
     try:

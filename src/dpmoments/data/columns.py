@@ -18,6 +18,16 @@ hold at most one 1, so replacing a row changes at most two of them, each by 1
 most 1 (the row's own indicator), and every bound that holds for the row holds
 with them as 0/1 columns with the range 0 to 1 they are given.
 
+**Missing values** are refused by default (naming the column and row). The
+alternative, ``impute={"income": 0}`` (``--impute income=0``), replaces a
+missing value by a PUBLIC value stated before the data are read, and adds a
+0/1 column ``income:missing`` that is 1 where the value was missing. Both are
+a fixed map of each row on its own, so every guarantee holds as for any table
+(same relation, same sensitivity of the mapped rows): what changes is what is
+estimated -- the moments of the completed table, in which the indicator
+carries the missingness (its mean is the missing fraction, released with
+noise like every other entry). The indicator's range is 0 to 1.
+
 A column's type is the file's schema: Parquet's declared types, or for
 delimited text the first data row (a column whose first value is not a
 number is text). That row decides only which columns are analysed, which
@@ -29,7 +39,10 @@ import numpy as np
 
 from ._chunking import resolve_columns
 
-__all__ = ["select_features", "one_hot_block", "one_hot_names", "check_categories"]
+__all__ = ["select_features", "one_hot_block", "one_hot_names", "check_categories", "check_impute", "impute_block",
+           "MISSING_SUFFIX"]
+
+MISSING_SUFFIX = ":missing"  # the name of an imputed column's indicator: "income:missing"
 
 
 def select_features(columns, target, names, where, *, text_columns=(), exclude=None):
@@ -105,3 +118,37 @@ def _indicators(column, levels):
     index = pc.fill_null(pc.index_in(column, value_set=pa.array(levels, type=pa.string())), -1)
     codes = pa.RecordBatch.from_arrays([index.cast(pa.float64())], names=["i"]).to_tensor().to_numpy()[:, 0]
     return (codes[:, None] == np.arange(len(levels))).astype(np.float64)
+
+
+def check_impute(impute, names, feats, where):
+    """``{position: value}`` from ``{name or position: value}``: finite public values of selected features."""
+    if not impute:
+        return {}
+    out = {}
+    for key, value in impute.items():
+        j = resolve_columns([key], None, names, len(names), where)[0][0]
+        if j not in feats:
+            raise ValueError(f"{where}: 'impute' names column {names[j]!r}, which is not a selected feature.")
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"'impute' of column {names[j]!r} must be a number; got {value!r}.") from None
+        if not np.isfinite(value):
+            raise ValueError(f"'impute' of column {names[j]!r} must be a finite number; got {value!r}.")
+        out[j] = value
+    return out
+
+
+def impute_block(block, columns):
+    """``block`` with each column in ``columns`` (block positions) completed by its value, and its indicator after it.
+
+    ``columns``: ``{block position: value}``. Infinite values are left for the reader's refusal.
+    """
+    parts, last = [], 0
+    for at in sorted(columns):
+        missing = np.isnan(block[:, at])
+        filled = np.where(missing, columns[at], block[:, at])
+        parts += [block[:, last:at], filled[:, None], missing[:, None].astype(np.float64)]
+        last = at + 1
+    parts.append(block[:, last:])
+    return np.ascontiguousarray(np.hstack(parts))

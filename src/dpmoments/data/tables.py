@@ -34,7 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from ._chunking import checked, read_ahead, rebatch, split
-from .columns import check_categories, one_hot_block, one_hot_names, select_features
+from .columns import (MISSING_SUFFIX, check_categories, check_impute, impute_block, one_hot_block, one_hot_names,
+                      select_features)
 from ._csv import COMPRESSIONS, CsvFile, _kind
 
 __all__ = ["open_table", "Table", "EXTENSIONS", "same_file_version"]
@@ -45,7 +46,8 @@ _TEXT = {"csv": ",", "tsv": "\t"}
 _DENSE_ELEMENTS = 1 << 23
 
 
-def open_table(path, *, columns=None, target=None, delimiter=None, header=True, exclude=None, categories=None):
+def open_table(path, *, columns=None, target=None, delimiter=None, header=True, exclude=None, categories=None,
+               impute=None):
     """Open a data file and check its columns (nothing but the header or schema is read).
 
     Parameters
@@ -73,6 +75,10 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True, 
         Parquet), each column read as text and replaced by one 0/1 column per
         level, named ``column=level`` (:mod:`dpmoments.data.columns`: a row
         changes at most two of them).
+    impute : dict, optional
+        ``{column: value}``: a missing value of a feature column is replaced by
+        that PUBLIC value and an indicator column ``column:missing`` follows it
+        (:mod:`dpmoments.data.columns`). Without it, missing values are refused.
 
     Returns
     -------
@@ -110,7 +116,7 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True, 
         backend = {"npy": _Npy, "parquet": _Parquet, "npz": _Npz}[kind](path, where)
     if categories and kind not in ("csv", "tsv", "parquet"):
         raise ValueError(f"'categories' (--categories) apply to CSV and Parquet files; {where} is {kind}.")
-    return Table(path, kind, backend, columns, target, exclude, categories)
+    return Table(path, kind, backend, columns, target, exclude, categories, impute)
 
 
 def _format(path):
@@ -167,7 +173,7 @@ class Table:
         The number of rows when known without reading the data (not for text files).
     """
 
-    def __init__(self, path, kind, backend, columns, target, exclude=None, categories=None):
+    def __init__(self, path, kind, backend, columns, target, exclude=None, categories=None, impute=None):
         self.path, self.format, self._backend = path, kind, backend
         pinned, now = getattr(_VERSIONS, "stamps", None), _stamp(path)
         # Within one fit every pass compares the file with the version its first pass opened.
@@ -192,6 +198,11 @@ class Table:
                 raise ValueError(f"{where}: the header names column {self.names[j]!r} more than once.")
         if hasattr(backend, "check"):
             backend.check([j for j in self._used if j not in self._categorical])
+        self._impute = check_impute(impute, self.names, feats, where)
+        bad = set(self._impute) & set(self._categorical)
+        if bad:
+            raise ValueError(f"{where}: column {self.names[bad.pop()]!r} is categorical; a missing level already "
+                             "sets its indicators to 0, so it takes no 'impute'.")
         self._columns = [self._expanded(j) for j in self._used]  # the block's column names, one-hot expanded
         self.feature_names = [name for j in feats for name in self._expanded(j)]
         self._n_feats, self._has_y = len(self.feature_names), t is not None
@@ -200,7 +211,19 @@ class Table:
 
     def _expanded(self, j):
         levels = self._categorical.get(j)
-        return [self.names[j]] if levels is None else one_hot_names(self.names[j], levels)
+        if levels is not None:
+            return one_hot_names(self.names[j], levels)
+        return [self.names[j]] + ([self.names[j] + MISSING_SUFFIX] if j in self._impute else [])
+
+    def _imputed(self, blocks):
+        """The blocks with each imputed column completed and its indicator inserted after it."""
+        at, where = {}, 0
+        for j in self._used:  # block positions before imputation
+            if j in self._impute:
+                at[where] = self._impute[j]
+            where += len(self._categorical.get(j, [None]))
+        for start, block in blocks:
+            yield start, impute_block(block, at)
 
     @property
     def n_features(self):
@@ -219,7 +242,7 @@ class Table:
             else (lambda r: f"row {r + 1} (1-based)") if text else (lambda r: f"row {r} (0-based)")
         blocks = self._backend.blocks(self._used, chunk_size, categorical=self._categorical) if self._categorical \
             else self._backend.blocks(self._used, chunk_size)
-        blocks = checked(blocks, where, labels, row_text)
+        blocks = checked(self._imputed(blocks) if self._impute else blocks, where, labels, row_text)
         chunks = rebatch(blocks, chunk_size)
         return self._unchanged(split(read_ahead(chunks, ahead) if ahead > 0 else chunks, list(range(self._n_feats)),
                                      self._n_feats if self._has_y else None))
