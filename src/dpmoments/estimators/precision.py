@@ -182,7 +182,7 @@ class GraphicalLassoFit(_PrecisionBase):
 
     Parameters
     ----------
-    alpha : float > 0, "ebic" or "edges"
+    alpha : float > 0, "ebic" or "edges", default="ebic"
         The penalty. ``"ebic"`` picks it from ``alphas`` by the extended BIC
         computed on the released matrix only (free post-processing; the raw
         data are never touched again); ``"edges"`` picks the smallest penalty of
@@ -293,7 +293,7 @@ class GraphicalLassoFit(_PrecisionBase):
 
     _estimator = "PrivateGraphicalLasso"
 
-    def __init__(self, *, alpha, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
+    def __init__(self, *, alpha="ebic", epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None, ranges=None,
                  bound_budget=0.1, alphas=20, ebic_gamma=0.5, max_edges=None, alpha_floor="noise",
                  penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None, max_iter=1000,
