@@ -221,3 +221,20 @@ def test_the_ranged_release_is_the_audited_release_of_the_mapped_rows():
                                    rtol=1e-12)
         np.testing.assert_allclose(ranged.location_, [60, 0.5] + plain.location_ * [60, 0.5], rtol=1e-12)
         assert str(ranged.privacy_) == str(plain.privacy_)
+
+
+def test_labelled_results_name_the_columns():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(_table(n=3000), columns=["age", "smoker", "score", "income"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cov = PrivateCovariance(epsilon=2.0, delta=1e-6, ranges={"smoker": (0, 1)}, rng=0).fit(df)
+        pca = PrivatePCA(n_components=2, epsilon=2.0, delta=1e-6, rng=0).fit(df.to_numpy())
+    frame = cov.labelled()
+    assert list(frame.index) == list(frame.columns) == ["age", "smoker", "score", "income"]
+    np.testing.assert_array_equal(frame.to_numpy(), cov.covariance_)
+    assert list(cov.labelled("location_").index) == ["age", "smoker", "score", "income"]
+    assert list(pca.labelled("components_").index) == ["pc1", "pc2"]
+    assert list(pca.labelled("components_").columns) == ["x0", "x1", "x2", "x3"]
+    with pytest.raises(AttributeError, match="no fitted attribute 'nope_'"):
+        cov.labelled("nope_")

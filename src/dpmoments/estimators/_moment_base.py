@@ -18,6 +18,7 @@ import numpy as np
 from .._rng import noise_source
 from .._validation import check_data, check_nonnegative, check_option
 from ..data import open_table
+from ..data.frames import labelled
 from ..moments import Release, release_second_moment
 from ..moments.auto_release import is_auto
 from ..moments.counts import check_count_share, planned_guarantee
@@ -132,6 +133,29 @@ class MomentEstimator:
                                             rng=self.rng, **kwargs)
         self._spend(release)
         return release
+
+    def labelled(self, attribute="covariance_"):
+        """A fitted attribute (``covariance_``, ``precision_``, ``location_``, ``components_``, ...) as a
+        pandas ``DataFrame`` or ``Series`` labelled by the input's column names (``x0, x1, ...`` without
+        names; one-hot and imputed columns by their ``col=level`` / ``col:missing`` names). Needs pandas.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, warnings
+        >>> from dpmoments.estimators import PrivateCovariance
+        >>> df = pd.DataFrame(np.random.default_rng(0).normal(size=(5000, 2)), columns=["age", "income"])
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     est = PrivateCovariance(epsilon=1, delta=1e-6, rng=0).fit(df)
+        >>> list(est.labelled("covariance_").columns)
+        ['age', 'income']
+        """
+        if not hasattr(self, attribute):
+            raise AttributeError(f"{type(self).__name__} has no fitted attribute {attribute!r}; fit it first.")
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            names = [f"x{j}" for j in range(self.n_features_in_)]
+        return labelled(getattr(self, attribute), names, attribute)
 
     def _column_names(self, X):
         """The feature columns' names, which ``ranges`` may use: the frame's, the file's, else x0, x1, ..."""
