@@ -238,3 +238,21 @@ def test_labelled_results_name_the_columns():
     assert list(pca.labelled("components_").columns) == ["x0", "x1", "x2", "x3"]
     with pytest.raises(AttributeError, match="no fitted attribute 'nope_'"):
         cov.labelled("nope_")
+
+
+def test_release_second_moment_takes_ranges_and_their_box_bound():
+    from dpmoments import release_second_moment
+
+    rels = []
+    for seed in (1, 2):
+        X = _table(n=2000, seed=seed) * [1, 1, seed, 1]  # other data, the same ranges
+        rels.append(release_second_moment(X, epsilon=1.0, delta=1e-6, ranges=RANGES, rng=0))
+    a, b = rels
+    assert a.row_norm == b.row_norm == 2.0 and a.sensitivity == b.sensitivity  # sqrt(4), about the midpoints
+    assert str(a.guarantee) == str(b.guarantee) == "(1, 1e-06)-DP"
+    np.testing.assert_array_equal(a.column_scale, [60, 0.5, 5, 5e5])
+    np.testing.assert_array_equal(a.center, [60, 0.5, 5, 5e5])
+    with pytest.raises(ValueError, match="'row_norm' is required when some columns have no range"):
+        release_second_moment(_table(n=100), epsilon=1.0, delta=1e-6, ranges={0: (0, 120)})
+    with pytest.raises(ValueError, match="'row_norm' is required"):
+        release_second_moment(_table(n=100), epsilon=1.0, delta=1e-6)

@@ -36,12 +36,15 @@ import math
 import os
 from dataclasses import dataclass
 
+import dataclasses
+
 import numpy as np
 
-from ..data import iter_chunks
+from ..data import iter_chunks, open_table
 from .dask_moments import is_dask_collection
 
-__all__ = ["ColumnRanges", "as_column_ranges", "read_ranges_file", "parse_ranges_text", "RangedRows"]
+__all__ = ["ColumnRanges", "as_column_ranges", "read_ranges_file", "parse_ranges_text", "RangedRows",
+           "ranged_public_release", "feature_names_of"]
 
 
 @dataclass(frozen=True)
@@ -190,3 +193,36 @@ class RangedRows:
     def __iter__(self):
         for chunk in iter_chunks(self.X):
             yield self.map(chunk)
+
+
+def feature_names_of(X):
+    """The columns' names a ``ranges`` key may use: a frame's, a file's, else ``x0, x1, ...``."""
+    if isinstance(X, (str, os.PathLike)):
+        return open_table(X).feature_names
+    if hasattr(X, "columns"):
+        return [str(c) for c in X.columns]
+    width = X.shape[1] if hasattr(X, "shape") else next(iter(iter_chunks(X, chunk_size=1))).shape[1]
+    return [f"x{j}" for j in range(width)]
+
+
+def ranged_public_release(release, X, ranges, *, center, row_norm, **kwargs):
+    """``release(X mapped by ranges, ...)`` about the midpoints (or the public ``center``), mapped back.
+
+    ``row_norm=None`` takes the box's bound (every column must be ranged). Privacy: that of ``release``
+    on the mapped rows (module docstring).
+    """
+    lower, upper = as_column_ranges(ranges).resolve(feature_names_of(X))
+    rows = RangedRows(X, lower, upper)
+    mid = np.where(rows.ranged, np.nan_to_num((lower + upper) / 2), 0.0)
+    half = np.where(rows.ranged, np.nan_to_num((upper - lower) / 2, nan=1.0), 1.0)
+    if center is not None and not (isinstance(center, str) and center == "private"):
+        z_center = (np.asarray(center, dtype=float) - mid) / half
+    else:
+        z_center = np.zeros(lower.size)
+    if row_norm is None:
+        if not rows.ranged.all():
+            raise ValueError("'row_norm' is required when some columns have no range: the box's bound "
+                             "sqrt(k) holds for ranged columns only.")
+        row_norm = float(np.sqrt(np.sum((1.0 + np.abs(z_center)) ** 2)))
+    rel = release(rows.source(), center=z_center, row_norm=row_norm, **kwargs)
+    return dataclasses.replace(rel, column_scale=half, center=mid + z_center * half)
