@@ -181,7 +181,8 @@ class CovarianceFit(MomentEstimator):
     _estimator = "PrivateCovariance"
 
     def __init__(self, *, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian", neighbours="replace-one",
-                 calibration="analytic", center="private", center_budget=None, scale=None, ranges=None, bound_budget=0.1,
+                 calibration="analytic", center="private", center_budget=None, scale=None, ranges=None,
+                 bound_budget=0.1,
                  method="standard", psd_floor=0.0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.epsilon = epsilon
         self.delta = delta

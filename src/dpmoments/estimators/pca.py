@@ -180,7 +180,8 @@ class PCAFit(MomentEstimator):
     _mixins = ("ClassNamePrefixFeaturesOutMixin", "TransformerMixin")  # added with BaseEstimator
 
     def __init__(self, *, n_components, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None, ranges=None,
+                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 ranges=None,
                  bound_budget=0.1, eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None,
                  count_share=0.05):
         self.n_components = n_components
