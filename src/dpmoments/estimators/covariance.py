@@ -84,6 +84,14 @@ class CovarianceFit(MomentEstimator):
         ``|x_j - m_j|`` before clipping (paid from ``bound_budget``), so that
         columns in different units share one row bound; the covariance is
         mapped back to the original units (post-processing).
+    ranges : dict or None, default=None
+        PUBLIC per-column ranges ``{column: (lower, upper)}`` (a DataFrame's
+        or file's column names, or positions): each value is clipped to its
+        range, 0/1 columns are scaled by their range and the others by
+        private scales within it, or by the half-widths where the rows are
+        too few (docs/bounds.md, "Ranges you know";
+        :mod:`dpmoments.moments.ranged_release`). The ranges are free and
+        enter no guarantee as data; private scales are paid from ``bound_budget``.
     bound_budget : float in (0, 1) or BoundBudget, default=0.1
         The share of epsilon spent choosing ``row_norm="auto"`` (and scales),
         including a noisy count of the rows clipped. Unused otherwise.

@@ -70,6 +70,14 @@ class PCAFit(MomentEstimator):
         ``"private"``: standardise the columns by private scales before
         clipping (paid from ``bound_budget``); the components are those of
         the covariance mapped back to the original units.
+    ranges : dict or None, default=None
+        PUBLIC per-column ranges ``{column: (lower, upper)}`` (a DataFrame's
+        or file's column names, or positions): each value is clipped to its
+        range, 0/1 columns are scaled by their range and the others by
+        private scales within it, or by the half-widths where the rows are
+        too few (docs/bounds.md, "Ranges you know";
+        :mod:`dpmoments.moments.ranged_release`). The ranges are free and
+        enter no guarantee as data; private scales are paid from ``bound_budget``.
     bound_budget : float in (0, 1) or BoundBudget, default=0.1
         The share spent on ``row_norm="auto"`` / ``scale="private"``.
     eigensolver : {"auto", "eigh", "eigsh"}, default="auto"

@@ -189,7 +189,7 @@ class GraphicalLassoFit(_PrecisionBase):
         ``alphas`` whose graph has at most ``max_edges`` edges (the largest
         penalty if none has). Both solve the grid once, as one warm-started path
         (``path_``).
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant, count_share
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, ranges, bound_budget, rng, accountant, count_share
         As in :class:`PrivateCovariance` (``epsilon`` required by ``fit``;
         ``row_norm`` defaults to ``"auto"``, a private draw whose share the
         report lists; both ignored by ``fit_release``),
@@ -491,7 +491,7 @@ class RidgePrecisionFit(_PrecisionBase):
     Parameters
     ----------
     alpha : float > 0
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant, count_share
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, ranges, bound_budget, rng, accountant, count_share
         As in :class:`PrivateGraphicalLasso`.
     psd_floor : float or None, default=None
     n_draws : int >= 0, default=0
