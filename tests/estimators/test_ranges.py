@@ -256,3 +256,12 @@ def test_release_second_moment_takes_ranges_and_their_box_bound():
         release_second_moment(_table(n=100), epsilon=1.0, delta=1e-6, ranges={0: (0, 120)})
     with pytest.raises(ValueError, match="'row_norm' is required"):
         release_second_moment(_table(n=100), epsilon=1.0, delta=1e-6)
+
+
+def test_ranges_on_a_dask_array_chunked_along_columns_too():
+    da = pytest.importorskip("dask.array")
+    X = _table(n=4000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotPrivateWarning)
+        est = PrivateCovariance(epsilon=np.inf, ranges=RANGES, psd_floor=None).fit(da.from_array(X, chunks=(1000, 3)))
+    np.testing.assert_allclose(est.covariance_, _exact(X), rtol=1e-9)

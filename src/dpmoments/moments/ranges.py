@@ -185,7 +185,7 @@ class RangedRows:
         """What the private choices read: an array, a dask array, or this re-readable stream."""
         if is_dask_collection(self.X):
             X = self.X.to_dask_array(lengths=True) if hasattr(self.X, "to_dask_array") else self.X
-            return X.map_blocks(self.map, dtype=np.float64)
+            return X.rechunk({1: -1}).map_blocks(self.map, dtype=np.float64)  # every block holds whole rows
         if hasattr(self.X, "__array__") and not isinstance(self.X, (str, os.PathLike)):
             return self.map(np.asarray(self.X, dtype=np.float64))
         return self
