@@ -204,7 +204,6 @@ def _scales(X, m, budget, share, search, rng, option_share=None, label="column s
                   at_range_end=int(outside.sum()))
     if (outside & (s > search.low)).any():
         warn_range_end("column scale", search)
-    s = guard_scales(s, search.low, outside, label)
     if limits is None:
         return s
     out = np.array(limits[0], dtype=float)
@@ -337,7 +336,8 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
     if scale is not None:
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
-        s = _scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"], limits=known)
+        s = guard_scales(_scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"], limits=known),
+                         bounds.search.low, "column scales")
     m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
     R, count, binned = row_norm, None, None
     with_mean = private_center and final_share > 1e-12 * shares["mean"]
@@ -385,8 +385,8 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
         c = _location(X, budget, draw_share, bounds.search, gens[-1], first)
         first = None
-        s = _scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"], "coarse column scales",
-                    known)
+        s = guard_scales(_scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"],
+                                 "coarse column scales", known), bounds.search.low, "coarse column scales")
     taken = REFINE_MEAN[:steps]  # one step (few rows) is the final mean: a second would widen the row bound
     total = sum(REFINE_MEAN) if steps > 1 else 1.0
     for k, fraction in enumerate(f * total / sum(taken) for f in taken):

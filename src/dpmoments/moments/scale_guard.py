@@ -9,8 +9,8 @@ other column drowns in the noise, and a private location refined in those
 units moves by the noise (randhie: relative covariance error 5.6e4).
 
 Such a draw says only that the column's spread is below what the draw can
-resolve, so it is replaced by the median of the column scales that did not
-fall at an end (1 if none did): the column is then on the scale of the
+resolve, so it is replaced by the median of the other column scales (1 if
+every one fell at the bottom): the column is then on the scale of the
 others, its own variance small against the noise, and the result says so
 through its noise checks. This is post-processing of private outputs (the
 drawn scales) and costs nothing; a warning names the columns, and a public
@@ -26,15 +26,18 @@ from ..exceptions import BoundWarning
 __all__ = ["guard_scales"]
 
 
-def guard_scales(s, low, outside, label, stacklevel=4):
-    """``s`` with every draw at the bottom of the range (``s <= low``, ``outside``) replaced (module docstring)."""
-    bottom = outside & (s <= low)
+def guard_scales(s, low, label, stacklevel=4):
+    """``s`` with every draw at the bottom of the range (``s <= low``: its lowest bin) replaced (module docstring).
+
+    Applied to the drawn scales after the draw (post-processing), so the draw itself keeps its law.
+    """
+    bottom = s <= low
     if not bottom.any():
         return s
-    kept = s[~outside]
+    kept = s[~bottom]
     fill = float(np.median(kept)) if kept.size else 1.0
     columns = ", ".join(str(j) for j in np.flatnonzero(bottom))
-    warnings.warn(f"the private {label} of column(s) {columns} (0-based, among those drawn) fell at the bottom of "
+    warnings.warn(f"the private {label} of column(s) {columns} (0-based) fell at the bottom of "
                   f"the search range: a constant or zero-inflated column; replaced by the median of the other scales "
                   f"({fill:.3g}), so it cannot blow the column up. Give such columns a public range (ranges=, "
                   "--ranges COL=LOW:HIGH) for a scale that is right.", BoundWarning, stacklevel=stacklevel)
