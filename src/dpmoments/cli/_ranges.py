@@ -117,9 +117,8 @@ def ranges_lines(release):
             if step.startswith("public ranges")]
 
 
-def ranges_report(args, release):
+def ranges_report(ranges, release):
     """The report's ``ranges`` block: the ranges as given (public), and which columns had which choice."""
-    ranges = ranges_of(args)
     if ranges is None:
         return {}
     note = next((s for s in release.postprocessing if s.startswith("public ranges")), None)

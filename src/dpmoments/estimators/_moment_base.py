@@ -16,19 +16,17 @@ from typing import Optional
 import numpy as np
 
 from .._rng import noise_source
-from .._validation import check_data, check_nonnegative, check_option
-from ..data import open_table
+from .._validation import check_nonnegative, check_option
 from ..data.frames import labelled
 from ..moments import Release, release_second_moment
 from ..moments.auto_release import is_auto
-from ..moments.counts import check_count_share, planned_guarantee
-from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant
+from ..privacy import PureDP, Uncertified, check_accountant
 from ._conventions import fit_input, name_of, privacy_report, release_input, release_noise, require_for_fit
-from ..moments.private_release import needs_private_choices, private_second_moment
+from ..moments.private_release import needs_private_choices, planned_second_moment_guarantee, private_second_moment
+from ..data import as_source
 from ..moments.ranged_release import ranged_second_moment
-from ..moments.sources import n_features_of, out_of_core
 
-__all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
+__all__ = ["CenterBudget", "MomentEstimator"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +87,7 @@ class MomentEstimator:
     def _fit_from_data(self, X, make_release):
         """``fit``: the input's names and width first, then the release (paid here) and ``fit_release`` of it."""
         require_for_fit(self, "epsilon")
+        X = as_source(X).data  # a Source is fitted as the input it holds
         names = fit_input(self, X)
         self.fit_release(make_release(X))
         release_input(self, self.n_features_in_, names)
@@ -113,8 +112,7 @@ class MomentEstimator:
 
     # -- the release ------------------------------------------------------------
     def _release_from(self, X):
-        if not out_of_core(X):  # dask collections and paths go to the streaming release unmaterialised
-            X = check_data(X)
+        X = as_source(X).checked()  # dask collections and paths go to the streaming release unmaterialised
         check_option(self.mechanism, "mechanism", self._mechanisms)
         self._check_affordable()
         kwargs = dict(row_norm=self.row_norm, mechanism=self.mechanism, neighbours=self.neighbours,
@@ -160,9 +158,10 @@ class MomentEstimator:
     def _column_names(self, X):
         """The feature columns' names, which ``ranges`` may use: the frame's, the file's, else x0, x1, ..."""
         names = getattr(self, "feature_names_in_", None)
-        if names is None and isinstance(X, (str, os.PathLike)):
-            names = open_table(X).feature_names
-        return [f"x{j}" for j in range(n_features_of(X))] if names is None else [str(n) for n in names]
+        if names is None:
+            source = as_source(X)
+            names = source.feature_names or [f"x{j}" for j in range(source.n_features)]
+        return [str(n) for n in names]
 
     def _private_choices(self):
         """Is anything chosen privately (a centre, scales, a row bound)? Checks the options first."""
@@ -194,19 +193,12 @@ class MomentEstimator:
     # -- the budget -------------------------------------------------------------
     def _planned_guarantee(self):
         """The guarantee the release will carry, known before touching the data."""
-        eps, delta = self.epsilon, self.delta
-        if math.isinf(eps):
-            return PureDP(math.inf)
-        private = needs_private_choices(self.row_norm, self.center, self._scale()) or \
-            getattr(self, "ranges", None) is not None
-        if self.mechanism == "laplace" and private:
-            return PureDP(eps)
-        if self.mechanism in ("gaussian", "laplace") and not private:
-            return planned_guarantee(eps, delta, self.mechanism, self.calibration, self.neighbours,
-                                     check_count_share(self.count_share))
-        if self.mechanism in ("wishart", "output"):
-            return Uncertified(PureDP(eps), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
-        return ApproxDP(eps, delta)
+        if self.mechanism == "output" and not math.isinf(self.epsilon):  # the graphical lasso's Wishart output noise
+            return Uncertified(PureDP(self.epsilon), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
+        return planned_second_moment_guarantee(
+            self.epsilon, self.delta, mechanism=self.mechanism, calibration=self.calibration,
+            neighbours=self.neighbours, count_share=self.count_share, row_norm=self.row_norm, center=self.center,
+            scale=self._scale() or ("private" if getattr(self, "ranges", None) is not None else None))
 
     def _accountant(self):
         return check_accountant(self.accountant)

@@ -40,8 +40,7 @@ import dataclasses
 
 import numpy as np
 
-from ..data import iter_chunks, open_table
-from .dask_moments import is_dask_collection
+from ..data import as_source, iter_chunks
 
 __all__ = ["ColumnRanges", "as_column_ranges", "read_ranges_file", "parse_ranges_text", "RangedRows",
            "ranged_public_release", "feature_names_of"]
@@ -183,11 +182,15 @@ class RangedRows:
 
     def source(self):
         """What the private choices read: an array, a dask array, or this re-readable stream."""
-        if is_dask_collection(self.X):
+        source = as_source(self.X)
+        if source.sparse:
+            raise ValueError("'ranges' needs dense X (each value is clipped to its range and centred); give an "
+                             "array, a frame or a file.")
+        if source.dask:
             X = self.X.to_dask_array(lengths=True) if hasattr(self.X, "to_dask_array") else self.X
             return X.rechunk({1: -1}).map_blocks(self.map, dtype=np.float64)  # every block holds whole rows
-        if hasattr(self.X, "__array__") and not isinstance(self.X, (str, os.PathLike)):
-            return self.map(np.asarray(self.X, dtype=np.float64))
+        if source.in_memory:
+            return self.map(np.asarray(source.checked(), dtype=np.float64))
         return self
 
     def __iter__(self):
@@ -197,12 +200,8 @@ class RangedRows:
 
 def feature_names_of(X):
     """The columns' names a ``ranges`` key may use: a frame's, a file's, else ``x0, x1, ...``."""
-    if isinstance(X, (str, os.PathLike)):
-        return open_table(X).feature_names
-    if hasattr(X, "columns"):
-        return [str(c) for c in X.columns]
-    width = X.shape[1] if hasattr(X, "shape") else next(iter(iter_chunks(X, chunk_size=1))).shape[1]
-    return [f"x{j}" for j in range(width)]
+    source = as_source(X)
+    return source.feature_names or [f"x{j}" for j in range(source.n_features)]
 
 
 def ranged_public_release(release, X, ranges, *, center, row_norm, **kwargs):
