@@ -97,3 +97,9 @@ def test_impute_completes_missing_values_with_an_indicator(run, tmp_path):
     assert res.returncode == 0, res.stderr
     assert "public ranges for age, income:missing" in res.stdout
     assert report(tmp_path / "o")["input"]["columns"] == ["age", "income", "income:missing"]
+
+
+def test_select_bounds_given_as_ranges_points_to_ranges(run, tmp_path):
+    res = run("select", tmp_path / "none.csv", "--target", "y", "--epsilon", "1", "--bounds", "age=0:120",
+              "--out", tmp_path / "o")
+    assert_one_line_error(res, "got 'age=0:120'", "per-column ranges COL=LOW:HIGH are --ranges")

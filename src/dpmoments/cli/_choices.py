@@ -50,7 +50,9 @@ def bound_or_auto(text):
     try:
         float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
+        ranges = " (per-column ranges COL=LOW:HIGH are --ranges, on covariance, precision and pca)" \
+            if "=" in text else ""
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}{ranges}") from None
     return _bound(text)
 
 
