@@ -72,6 +72,14 @@ class PCAFit(MomentEstimator):
         ``"private"``: standardise the columns by private scales before
         clipping (paid from ``bound_budget``); the components are those of
         the covariance mapped back to the original units.
+    ranges : dict or None, default=None
+        PUBLIC per-column ranges ``{column: (lower, upper)}`` (a DataFrame's
+        or file's column names, or positions): each value is clipped to its
+        range, 0/1 columns are scaled by their range and the others by
+        private scales within it, or by the half-widths where the rows are
+        too few (docs/bounds.md, "Ranges you know";
+        :mod:`dpmoments.moments.ranged_release`). The ranges are free and
+        enter no guarantee as data; private scales are paid from ``bound_budget``.
     bound_budget : float in (0, 1) or BoundBudget, default=0.1
         The share spent on ``row_norm="auto"`` / ``scale="private"``.
     eigensolver : {"auto", "eigh", "eigsh"}, default="auto"
@@ -183,6 +191,7 @@ class PCAFit(MomentEstimator):
 
     def __init__(self, *, n_components, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 ranges=None,
                  bound_budget=0.1, eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None,
                  count_share=0.05):
         self.n_components = n_components
@@ -195,6 +204,7 @@ class PCAFit(MomentEstimator):
         self.center = center
         self.center_budget = center_budget
         self.scale = scale
+        self.ranges = ranges
         self.bound_budget = bound_budget
         self.eigensolver = eigensolver
         self.n_draws = n_draws

@@ -75,8 +75,10 @@ def feature_labels(est, names=None):
 
 
 def release_lines(release):
-    """The privacy line of a release and, when it paid for private choices, one line per choice."""
-    return [privacy_summary(release)] + (choices_lines(release.parts, release.guarantee) if release.parts else [])
+    """The privacy line of a release, which columns had public ranges, and one line per private choice."""
+    ranged = [f"ranges: {step}" for step in release.postprocessing if step.startswith("public ranges")]
+    return [privacy_summary(release)] + ranged + \
+        (choices_lines(release.parts, release.guarantee) if release.parts else [])
 
 #: The checks whose failure means the output is not an estimate of what it is named: it is withheld.
 WITHHOLDING = frozenset({"no-eigenvalue-above-noise", "components-below-noise", "components-unstable",
