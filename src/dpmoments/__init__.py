@@ -22,6 +22,7 @@ stays light): ``dpm.PrivateCovariance``, ``dpm.PrivateGraphicalLasso``, ``dpm.Pr
 True
 """
 
+from . import _lazy
 from ._version import __version__
 from .exceptions import (
     BoundWarning,
@@ -33,29 +34,17 @@ from .exceptions import (
     UncertifiedPrivacyWarning,
     UncertifiedSpendError,
 )
-from .moments import Release, release_cross_moment, release_second_moment, release_third_moment
-from .privacy import ZCDP, Accountant, ApproxDP, PureDP, Uncertified
 
-# The estimators import scikit-learn, which would triple the cost of ``import dpmoments`` (paid by
-# every command and every Flower process): they are loaded on first use, e.g. ``dpm.PrivatePCA``.
-_LAZY = {name: "estimators" for name in (
-    "PrivateCovariance", "PrivateGraphicalLasso", "PrivateRidgePrecision", "PrivatePCA",
-    "PrivateTensorDecomposition", "PrivateIRLS", "PrivateModelSelection")}
-
-
-def __getattr__(name):
-    if name in _LAZY:
-        from importlib import import_module
-
-        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value  # the next look-up is an ordinary attribute
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
-
+# Everything else is loaded on first use (``dpm.release_second_moment``, ``dpm.PrivatePCA``), so that
+# ``import dpmoments`` -- paid by every command, ``dpmoments --version`` included, and every Flower process --
+# loads neither NumPy's users nor SciPy nor scikit-learn (about 1.5 s) until they are needed.
+_LAZY = {
+    "moments": ("Release", "release_cross_moment", "release_second_moment", "release_third_moment"),
+    "privacy": ("ZCDP", "Accountant", "ApproxDP", "PureDP", "Uncertified"),
+    "estimators": ("PrivateCovariance", "PrivateGraphicalLasso", "PrivateRidgePrecision", "PrivatePCA",
+                   "PrivateTensorDecomposition", "PrivateIRLS", "PrivateModelSelection"),
+}
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "Accountant",
@@ -67,7 +56,7 @@ __all__ = [
     "release_second_moment",
     "release_cross_moment",
     "release_third_moment",
-    *_LAZY,
+    *_LAZY["estimators"],
     "BudgetExceededError",
     "UncertifiedSpendError",
     "UncertifiedPrivacyWarning",

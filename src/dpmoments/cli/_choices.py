@@ -15,8 +15,6 @@ import argparse
 import contextlib
 import math
 
-from ..moments.auto_release import CLIPPED_WARNING, BoundBudget, clipping_bias
-from ..moments.private_bounds import SearchRange
 from ._numbers import BOUND_MAX, CliError, _bound, _share
 
 __all__ = ["AUTO_HELP", "bound_or_auto", "add_choice_arguments", "check_choices", "bound_budget",
@@ -123,6 +121,9 @@ def check_choices(args, autos):
 
 
 def bound_budget(args):
+    from ..moments.auto_release import BoundBudget  # here: --help loads none of the private choices' modules
+    from ..moments.private_bounds import SearchRange
+
     share = BOUND_SHARE if getattr(args, "bound_share", None) is None else args.bound_share
     text = getattr(args, "search_range", None)
     low, high = SEARCH if text is None else _search_range(text)
@@ -147,6 +148,8 @@ def _clipped(parts):
 
 def choices_report(parts, total, budget=None):
     """The report's ``private_choices`` block: each share, its guarantee and output, the total, the diagnostic."""
+    from ..moments.auto_release import CLIPPED_WARNING
+
     clipped = _clipped(parts)
     block = {
         "parts": [p.to_dict() | {"guarantee_text": str(p.guarantee)} for p in parts],
@@ -178,6 +181,8 @@ def _released_text(released):
 
 def choices_lines(parts, total):
     """Console lines: one per share (what it chose, its share, its guarantee), then the total and the diagnostic."""
+    from ..moments.auto_release import CLIPPED_WARNING, clipping_bias
+
     lines = ["private choices (each paid from its share of the budget; the drawn values are private outputs):"]
     for p in parts:
         share = "" if p.share is None else f"share {p.share:.3g}, "

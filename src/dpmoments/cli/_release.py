@@ -8,10 +8,7 @@ import math
 
 import numpy as np
 
-from ..moments import moment_sensitivity, release_second_moment
-from ..moments.counts import split_budget, splits_in_rho
 from ..moments.readers import KeptPasses
-from ..privacy import calibrate_gaussian, calibrate_laplace, zcdp_to_approx_dp
 from ._args import _epsilon, privacy_options
 from ._choices import bound_budget, center_budget, check_choices, too_few_rows_hint
 from ._io import DataSource, chunk_rows
@@ -23,6 +20,8 @@ __all__ = ["second_moment_release", "private_autos", "expected_noise_error", "no
 
 def second_moment_release(args):
     """Open ``args.data``, fingerprint it, and release its second moment; returns (source, release, fingerprint)."""
+    from ..moments import release_second_moment
+
     out = getattr(args, "out", None)
     if out is not None:
         check_destination(out, args.force)
@@ -98,6 +97,10 @@ def noise_sd(release, epsilon, delta):
     Under add-remove: the sums' noise at that epsilon's share, divided by the
     released noisy count (an estimate, like the release's own noise_scale).
     """
+    from ..privacy import calibrate_gaussian, calibrate_laplace
+    from ..moments import moment_sensitivity
+    from ..moments.counts import split_budget, splits_in_rho
+
     epsilon = _main_epsilon(release, epsilon, delta)
     laplace = release.mechanism in ("laplace", "discrete-laplace")
     n, per = (release.n, 1) if release.n_public else (None, release.n)
@@ -118,6 +121,8 @@ def _main_epsilon(release, epsilon, delta):
     as :mod:`dpmoments.estimators._private_choices` splits it; at the bound
     this run drew (another epsilon would draw another).
     """
+    from ..privacy import calibrate_gaussian, zcdp_to_approx_dp
+
     share = next((p.share for p in release.parts if p.label == "second moment"), None)
     if share is None:
         return epsilon
