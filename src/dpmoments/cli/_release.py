@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..moments.readers import KeptPasses
+from ..data import KeptPasses
 from ._args import _epsilon, privacy_options
 from ._choices import bound_budget, center_budget, check_choices, too_few_rows_hint
 from ._io import DataSource, chunk_rows
@@ -58,7 +58,7 @@ class Rereadable:
     """The file's chunks on every iteration: one pass per private choice, then the release.
 
     A parsed file (CSV, Parquet, ...) is parsed once: its chunks are kept for the next passes while they
-    fit under :data:`~dpmoments.moments.readers.KEEP_PARSED_BYTES`, else read afresh each time. A
+    fit under :data:`~dpmoments.data.readers.KEEP_PARSED_BYTES`, else read afresh each time. A
     ``.npy`` is read again (from the page cache: about one copy) and never kept.
     """
 
@@ -71,8 +71,8 @@ class Rereadable:
 
 
 def _private_release(data, kwargs, args):
-    """The second moment with its bound, scales and centre chosen privately (estimators._private_choices)."""
-    from ..estimators import private_second_moment
+    """The second moment with its bound, scales and centre chosen privately (moments.private_release)."""
+    from ..moments.private_release import private_second_moment
 
     with too_few_rows_hint(args):
         return private_second_moment(
@@ -118,7 +118,7 @@ def _main_epsilon(release, epsilon, delta):
     """The epsilon the second moment gets of a total ``epsilon`` when a run also paid for private choices.
 
     Its share is of rho (Gaussian, calibrated in zCDP) or of epsilon (Laplace),
-    as :mod:`dpmoments.estimators._private_choices` splits it; at the bound
+    as :mod:`dpmoments.moments.private_release` splits it; at the bound
     this run drew (another epsilon would draw another).
     """
     from ..privacy import calibrate_gaussian, zcdp_to_approx_dp
