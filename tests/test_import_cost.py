@@ -139,3 +139,10 @@ def test_the_lazy_packages_export_what_they_list():
             "print(bad, callable(m.run) and m.run.__module__, callable(s.irls) and s.irls.__module__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[] dpmoments.multisite.api dpmoments.solvers.irls"
+
+
+def test_a_covariance_command_loads_no_scipy_linalg(files):
+    """The covariance command needs no eigenpairs nor pseudo-inverse: scipy.linalg (0.2-0.4 CPU-s) stays unloaded."""
+    argv = ["-q", "covariance", str(files / "x.npy"), "--epsilon", "1", "--delta", "1e-6", "--seed", "0", *PUBLIC,
+            "--out", str(files / "cov"), "--force", "--no-figures"]
+    assert _loaded_after(argv, ("scipy.linalg", "dpmoments.solvers.glasso")) == ["0"]
