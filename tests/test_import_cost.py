@@ -114,7 +114,8 @@ def test_version_loads_nothing_but_the_command_line_itself():
     loaded = _modules_after(["--version"])
     ours = {m for m in loaded if m.startswith("dpmoments")}
     assert ours <= {"dpmoments", "dpmoments._lazy", "dpmoments._version", "dpmoments.exceptions", "dpmoments.cli",
-                    "dpmoments.cli._signals", "dpmoments.cli._numbers", "dpmoments.cli._errors"}, sorted(ours)
+                    "dpmoments.cli._signals", "dpmoments.cli._numbers", "dpmoments.cli._errors",
+                    "dpmoments._startup"}, sorted(ours)
     assert not {m.split(".")[0] for m in loaded} & {"numpy", "scipy"}
 
 

@@ -24,16 +24,23 @@ True
 
 from . import _lazy
 from ._version import __version__
-from .exceptions import (
-    BoundWarning,
-    BudgetExceededError,
-    InsecureRandomnessWarning,
-    NoiseDominatesWarning,
-    NotPrivateWarning,
-    PrivacyLeakWarning,
-    UncertifiedPrivacyWarning,
-    UncertifiedSpendError,
-)
+
+try:  # Ctrl-C here, in the command line, is one line (see _startup)
+    from .exceptions import (
+        BoundWarning,
+        BudgetExceededError,
+        InsecureRandomnessWarning,
+        NoiseDominatesWarning,
+        NotPrivateWarning,
+        PrivacyLeakWarning,
+        UncertifiedPrivacyWarning,
+        UncertifiedSpendError,
+    )
+except KeyboardInterrupt:
+    from ._startup import stop_if_command_line
+
+    stop_if_command_line()
+    raise
 
 # Everything else is loaded on first use (``dpm.release_second_moment``, ``dpm.PrivatePCA``), so that
 # ``import dpmoments`` -- paid by every command, ``dpmoments --version`` included, and every Flower process --
@@ -41,8 +48,8 @@ from .exceptions import (
 _LAZY = {
     "moments": ("Release", "release_cross_moment", "release_second_moment", "release_third_moment"),
     "privacy": ("ZCDP", "Accountant", "ApproxDP", "PureDP", "Uncertified"),
-    "estimators": ("PrivateCovariance", "PrivateGraphicalLasso", "PrivateRidgePrecision", "PrivatePCA",
-                   "PrivateTensorDecomposition", "PrivateIRLS", "PrivateModelSelection"),
+    "estimators": ("PrivateCovariance", "PrivateCorrelation", "PrivateGraphicalLasso", "PrivateRidgePrecision",
+                   "PrivatePCA", "PrivateTensorDecomposition", "PrivateIRLS", "PrivateModelSelection"),
 }
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, _LAZY)
 

@@ -15,6 +15,7 @@ _LAZY = {
     "_moment_base": ("CenterBudget",),
     "selection": ("alpha_grid", "ebic", "noise_floor"),
     "covariance": ("PrivateCovariance",),
+    "correlation": ("PrivateCorrelation",),
     "precision": ("PrivateGraphicalLasso", "PrivateRidgePrecision"),
     "irls": ("PrivateIRLS",),
     "model_selection": ("PrivateModelSelection",),
@@ -28,6 +29,7 @@ __getattr__, __dir__ = _lazy.lazy_exports(__name__, _LAZY)
 __all__ = [
     "CenterBudget",
     "PrivateCovariance",
+    "PrivateCorrelation",
     "PrivateGraphicalLasso",
     "PrivateRidgePrecision",
     "PrivateIRLS",

@@ -5,21 +5,26 @@ A release is made once from the data and can then be post-processed for free
 equations). Every estimator either makes a release or fits from one.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import math
+import warnings
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from .._rng import describe_randomness, secure_randomness
+from ..exceptions import CalibrationWarning
+from ..privacy.guarantees import AnyGuarantee
 from ..privacy.relations import describe_relation, n_is_public
 from .psd import project_psd as _project_psd
 
 __all__ = ["Release", "Part", "release_part", "count_fields"]
 
 
-def _summary(arr):
+def _summary(arr: Optional[np.ndarray]) -> Optional[str]:
     return None if arr is None else f"<array {arr.shape}>"
 
 
@@ -37,24 +42,43 @@ class Part:
         The fraction of the caller's epsilon it was given.
     released : dict
         Its (noisy, hence publishable) outputs, e.g. ``{"row_norm": 3.2}``.
+    draws : dict or None
+        For a part made of exponential-mechanism draws (a private quantile, median or bound):
+        ``{"mechanism": "exponential", "count": k, "epsilon_each": e, "sensitivity": 1, "composed_as": ...}``,
+        so that a reader recomputes ``guarantee`` from the report alone (:func:`em_draws`).
     """
 
     label: str
-    guarantee: object
+    guarantee: AnyGuarantee
     share: Optional[float] = None
-    released: dict = field(default_factory=dict)
+    released: dict[str, Any] = field(default_factory=dict)
+    draws: Optional[dict[str, Any]] = None
 
-    def to_dict(self):
-        return {"label": self.label, "share": self.share, "guarantee": self.guarantee.to_dict(),
-                "released": dict(self.released)}
+    def to_dict(self) -> dict[str, Any]:
+        out = {"label": self.label, "share": self.share, "guarantee": self.guarantee.to_dict(),
+               "released": dict(self.released)}
+        if self.draws is not None:
+            out["draws"] = dict(self.draws)
+        return out
 
 
-def release_part(label, release, share, **released):
+def em_draws(count: int, epsilon_each: float, zcdp: bool) -> dict[str, Any]:
+    """:attr:`Part.draws` of ``count`` exponential-mechanism draws of ``epsilon_each`` each (utility sensitivity 1).
+
+    Each draw is ``epsilon_each``-DP, and ``epsilon_each^2/8``-zCDP (Cesar & Rogers 2021); the part's
+    guarantee is their sum in the one the budget composes in.
+    """
+    rule = ("zcdp: rho = count * epsilon_each^2 / 8" if zcdp else "pure: epsilon = count * epsilon_each")
+    return {"mechanism": "exponential", "count": int(count), "epsilon_each": float(epsilon_each), "sensitivity": 1,
+            "composed_as": rule}
+
+
+def release_part(label: str, release: Release, share: Optional[float], **released: Any) -> Part:
     """The :class:`Part` that ``release`` makes of a composite release (with :func:`count_fields`)."""
     return Part(label, release.guarantee, share, {**released, **count_fields(release)})
 
 
-def count_fields(release):
+def count_fields(release: Release) -> dict[str, Any]:
     """Add-remove: the noisy row count a release composed into its guarantee, for its :class:`Part`.
 
     The part's guarantee already includes the count; these fields show the
@@ -141,6 +165,9 @@ class Release:
         Add-remove only: the share of epsilon (and delta) spent on the count.
     count_guarantee : guarantee or None
         Add-remove only: what the count's release alone satisfies.
+    calibration_asked : str or None
+        The calibration the caller asked for where another was used (``calibration``):
+        private choices compose every part in zCDP. ``None`` when the one asked for was used.
     """
 
     n: int
@@ -149,7 +176,7 @@ class Release:
     mechanism: str
     noise_scale: float
     neighbours: str
-    guarantee: object
+    guarantee: AnyGuarantee
     randomness: str
     second_moment: Optional[np.ndarray] = None
     cross_moment: Optional[np.ndarray] = None
@@ -161,15 +188,16 @@ class Release:
     sensitivity_norm: Optional[str] = None
     noise_df: Optional[int] = None
     noise_grid: Optional[float] = None
-    postprocessing: tuple = field(default_factory=tuple)
+    postprocessing: tuple[str, ...] = field(default_factory=tuple)
     column_scale: Optional[np.ndarray] = None
-    parts: tuple = field(default_factory=tuple)
+    parts: tuple[Part, ...] = field(default_factory=tuple)
     sum_noise_scale: Optional[float] = None
     count_noise_scale: Optional[float] = None
     count_share: Optional[float] = None
-    count_guarantee: Optional[object] = None
+    count_guarantee: Optional[AnyGuarantee] = None
+    calibration_asked: Optional[str] = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         # Freeze the arrays too: a release is a record, not a scratch buffer.
         for name in ("second_moment", "cross_moment", "third_moment", "center", "column_scale"):
             arr = getattr(self, name)
@@ -179,12 +207,12 @@ class Release:
                 object.__setattr__(self, name, arr)
 
     @property
-    def is_private(self):
+    def is_private(self) -> bool:
         """False for ``epsilon = inf`` releases (exact statistics)."""
         return self.guarantee.is_private
 
     @property
-    def secure(self):
+    def secure(self) -> bool:
         """True only for exact discrete noise (``secure=True``) drawn from the OS CSPRNG.
 
         Float noise from numpy is "idealised numerics": even unseeded, its
@@ -193,11 +221,11 @@ class Release:
         return secure_randomness(self.randomness, exact_discrete=self.noise_grid is not None)
 
     @property
-    def n_public(self):
+    def n_public(self) -> bool:
         """False under add-remove: ``n`` is then the noisy count, not the number of rows."""
         return n_is_public(self.neighbours)
 
-    def _count_dict(self):
+    def _count_dict(self) -> Optional[dict[str, Any]]:
         if self.n_public:
             return None
         g = self.count_guarantee
@@ -207,14 +235,14 @@ class Release:
                         "divided by it"}
 
     @property
-    def clipped_fraction(self):
+    def clipped_fraction(self) -> Optional[tuple[float, float]]:
         """The noisy fraction of rows clipped and its noise sd, ``(fraction, sd)``, when a part released it."""
         for part in self.parts:
             if "clipped_fraction" in part.released:
                 return part.released["clipped_fraction"], part.released["clipped_fraction_noise_sd"]
         return None
 
-    def project_psd(self, floor=0.0):
+    def project_psd(self, floor: float = 0.0) -> Release:
         """A new release whose second moment has its eigenvalues floored at ``floor``.
 
         Post-processing: costs no privacy. Biased (it raises the spectrum);
@@ -226,7 +254,7 @@ class Release:
         step = f"psd-projection(floor={floor:g}, eigenvalues_clipped={clipped})"
         return dataclasses.replace(self, second_moment=projected, postprocessing=self.postprocessing + (step,))
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """The release's metadata (no arrays) as a JSON-able dict, for privacy reports."""
         return {
             "statistics": [s for s in ("second_moment", "cross_moment", "third_moment") if getattr(self, s) is not None],
@@ -257,9 +285,19 @@ class Release:
             "postprocessing": list(self.postprocessing),
             "column_scaled": self.column_scale is not None,
             "parts": [p.to_dict() for p in self.parts],
+            **({} if self.calibration_asked is None else {"calibration_note": self.calibration_note}),
         }
 
-    def __repr__(self):
+    @property
+    def calibration_note(self) -> Optional[str]:
+        """Why ``calibration`` is not the one asked for (``None`` when it is)."""
+        if self.calibration_asked is None:
+            return None
+        return (f"calibration {self.calibration_asked!r} was asked for and not used: with a private centre, scale or "
+                f"bound every part is calibrated in {self.calibration} (the parts' rho add up, which needs less noise "
+                "than splitting (epsilon, delta) among them)")
+
+    def __repr__(self) -> str:
         parts = [
             f"{s}={_summary(getattr(self, s))}"
             for s in ("second_moment", "cross_moment", "third_moment")
@@ -272,5 +310,19 @@ class Release:
         )
 
 
-def randomness_of(rng, epsilon):
+def calibrated_as(release: "Release", asked: str) -> "Release":
+    """``release`` recording the calibration asked for where another was used; asked for by name, a warning.
+
+    ``"classic"`` is asked for by name (the default, ``"analytic"``, is only recorded): a
+    :class:`~dpmoments.exceptions.CalibrationWarning` says it was not used.
+    """
+    if asked == release.calibration:
+        return release
+    release = dataclasses.replace(release, calibration_asked=asked)
+    if asked == "classic":
+        warnings.warn(str(release.calibration_note), CalibrationWarning, stacklevel=6)
+    return release
+
+
+def randomness_of(rng: Any, epsilon: float) -> str:
     return "none" if math.isinf(epsilon) else describe_randomness(rng)
