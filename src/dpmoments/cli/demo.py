@@ -26,7 +26,8 @@ import time
 
 import numpy as np
 
-from ..estimators.graph import edge_matrix, glasso, partial_correlations, standardized, standardized_checked
+from ..estimators.glasso import glasso
+from ..estimators.graph import edge_matrix, partial_correlations, standardized, standardized_checked
 from ..metrics import tpr_fpr
 from ..privacy import Accountant, ApproxDP, compose
 from ._args import _delta, _epsilon, add_figure_arguments, seed_int
