@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..estimators.summary import choices_lines, clipped_fraction  # noqa: F401 (the console's words, shared)
-from ..moments.auto_release import CLIPPED_WARNING, BoundBudget
-from ..moments.private_bounds import SearchRange
 from ._numbers import BOUND_MAX, CliError, _bound, _share
 from ._ranges import ranges_lines, ranges_of, ranges_report
 
@@ -172,6 +170,9 @@ def check_choices(choices):
 
 def bound_budget(choices):
     """The ``BoundBudget`` of ``--bound-share`` and ``--search-range`` (the library's defaults where not given)."""
+    from ..moments.auto_release import BoundBudget  # here: --help loads none of the private choices' modules
+    from ..moments.private_bounds import SearchRange
+
     share = BOUND_SHARE if choices.bound_share is None else choices.bound_share
     text = choices.search_range
     low, high = SEARCH if text is None else _search_range(text)
@@ -189,6 +190,8 @@ def center_budget(choices):
 
 def choices_report(parts, total, budget=None):
     """The report's ``private_choices`` block: each share, its guarantee and output, the total, the diagnostic."""
+    from ..moments.auto_release import CLIPPED_WARNING
+
     clipped = clipped_fraction(parts)
     block = {
         "parts": [p.to_dict() | {"guarantee_text": str(p.guarantee)} for p in parts],

@@ -9,8 +9,6 @@ import math
 
 import numpy as np
 
-from ..moments import moment_sensitivity, release_second_moment
-from ..moments.counts import split_budget, splits_in_rho
 from ..data import KeptPasses
 from ..privacy import calibrate_gaussian, calibrate_laplace
 from ._args import _epsilon, privacy_options, with_epsilon_grid
@@ -29,6 +27,8 @@ def second_moment_release(args):
     Returns ``(source, release, fingerprint, request)``: the run's :class:`~._args.ReleaseRequest`, read
     from the privacy options once, is what the rest of the command reads.
     """
+    from ..moments import release_second_moment  # here: --help loads no release module
+
     out = getattr(args, "out", None)
     if out is not None:
         check_destination(out, args.force)
@@ -102,6 +102,10 @@ def noise_sd(release, epsilon, delta):
     Under add-remove: the sums' noise at that epsilon's share, divided by the
     released noisy count (an estimate, like the release's own noise_scale).
     """
+    from ..privacy import calibrate_gaussian, calibrate_laplace
+    from ..moments import moment_sensitivity
+    from ..moments.counts import split_budget, splits_in_rho
+
     epsilon = _main_epsilon(release, epsilon, delta)
     laplace = release.mechanism in ("laplace", "discrete-laplace")
     n, per = (release.n, 1) if release.n_public else (None, release.n)

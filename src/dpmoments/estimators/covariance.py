@@ -6,7 +6,6 @@ The logic is :class:`CovarianceFit`, which imports no scikit-learn (the command 
 """
 
 import numpy as np
-from scipy import linalg
 
 from .._validation import check_data, check_delta, check_option
 from ..data import as_source
@@ -279,6 +278,8 @@ class CovarianceFit(MomentEstimator):
 
     def get_precision(self):
         """The pseudo-inverse of ``covariance_``."""
+        from scipy import linalg  # here: a covariance command never loads scipy.linalg (0.4 CPU-s)
+
         return linalg.pinvh(self.covariance_)
 
     def score(self, X, y=None):

@@ -136,6 +136,9 @@ class PCAFit(MomentEstimator):
         Eigenvalue (less the noise's mean) over the noise's spectral norm.
     n_eigenvalues_above_noise_ : int
         Over the whole released spectrum.
+    spectrum_ : ndarray of shape (n_features,)
+        Every eigenvalue of the released matrix (in the data's units), largest first: the spectrum
+        that ``explained_variance_ratio_`` and the noise checks read, computed once.
     subspace_angle_bound_ : float
         Degrees: a Davis-Kahan bound ``asin(2 ||E|| / gap)`` on the largest
         angle between the released and the exact top-``k`` subspaces, with the
@@ -258,7 +261,7 @@ class PCAFit(MomentEstimator):
         self._record_release(release)
         self.components_ = np.ascontiguousarray(eig.eigenvectors.T)
         self.explained_variance_ = eig.eigenvalues
-        spectrum = np.linalg.eigvalsh(S)[::-1]
+        self.spectrum_ = spectrum = np.linalg.eigvalsh(S)[::-1]
         total = float(np.sum(np.maximum(spectrum, 0.0)))
         self.explained_variance_ratio_ = np.maximum(eig.eigenvalues, 0.0) / total if total > 0 else np.full(k, np.nan)
         self.mean_ = location_of(release)

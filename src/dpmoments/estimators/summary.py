@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..moments.auto_release import CLIPPED_WARNING, clipping_bias
 from ..privacy.relations import describe_relation
 
 __all__ = ["Summary", "Noise", "num", "interval_text", "table", "json_safe", "privacy_summary", "choices_lines",
@@ -297,6 +296,8 @@ def clipped_fraction(parts):
 
 def choices_lines(parts, total):
     """Console lines: one per share (what it chose, its share, its guarantee), then the total and the diagnostic."""
+    from ..moments.auto_release import CLIPPED_WARNING, clipping_bias  # here: the command line's --help loads neither
+
     lines = ["private choices (each paid from its share of the budget; the drawn values are private outputs):"]
     for p in parts:
         share = "" if p.share is None else f"share {p.share:.3g}, "
