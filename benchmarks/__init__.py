@@ -30,6 +30,7 @@ from . import utility  # noqa: E402  (imports its designs, diffprivlib and OpenD
 from . import uncertainty  # noqa: E402
 from . import figures  # noqa: E402
 from . import io_floor  # noqa: E402  (runs the command line in fresh processes)
+from . import coverage  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -48,6 +49,7 @@ BENCHMARKS = {
     "uncertainty": uncertainty.run,
     "figures": figures.run,
     "io_floor": io_floor.run,
+    "coverage": coverage.run,
 }
 
 __all__ = ["BENCHMARKS"]
