@@ -15,11 +15,15 @@ wrong; ``n`` of them in brackets); ``width`` the median interval width over the 
 absolute size (median over entries; large where many full-data values are near 0); ``noise-only
 width`` the same for the interval of the added noise alone (what the estimators printed before the
 error budget); ``width / noise-only`` the median ratio of the two, entry by entry; ``inf`` the count of infinite
-or withheld ends. A fit refused (too few rows for a private choice) is counted in ``refused``.
+intervals; ``withheld`` the share of entries whose interval was withheld because a part of its error
+could not be bounded (the entry is marked ``biased`` instead; the other columns are over the printed
+intervals only). A fit refused (too few rows for a private choice) is counted in ``refused``.
 
-``python -m benchmarks coverage [--quick]`` writes ``benchmarks/results/coverage.md``.
+``python -m benchmarks coverage [--quick]`` writes ``benchmarks/results/coverage.md``
+(``COVERAGE_ANALYSES=covariance`` runs that analysis only).
 """
 
+import os
 import time
 import warnings
 
@@ -118,6 +122,10 @@ def _pca(X, epsilon, seed):
 ANALYSES = {"covariance": _covariance, "PCA eigenvalues": _pca}
 
 
+def _selected(argv_analyses):
+    return {k: v for k, v in ANALYSES.items() if not argv_analyses or k.split()[0].lower() in argv_analyses}
+
+
 def _population(analysis, sigma, extra):
     if analysis == "covariance":
         return sigma[extra]
@@ -128,11 +136,17 @@ class _Tally:
     def __init__(self):
         self.hold, self.hold_pop, self.excl, self.excl_miss = [], [], 0, 0
         self.width, self.noise_width, self.ratio, self.infinite, self.refused, self.fits = [], [], [], 0, 0, 0
+        self.withheld, self.entries = 0, 0
 
     def add(self, interval, noise, full, pop=None):
         lo, hi = interval
         self.fits += 1
-        self.infinite += int(np.sum(~np.isfinite(lo)) + np.sum(~np.isfinite(hi)))
+        self.infinite += int(np.sum(np.isinf(lo) | np.isinf(hi)))
+        printed = ~(np.isnan(lo) | np.isnan(hi))  # withheld (NaN): the entry says 'biased' instead
+        self.withheld += int((~printed).sum())
+        self.entries += int(printed.size)
+        lo, hi, full, noise = lo[printed], hi[printed], full[printed], noise[:, printed]
+        pop = None if pop is None else pop[printed]
         holds = (lo <= full) & (full <= hi)
         self.hold.extend(holds.tolist())
         if pop is not None:
@@ -154,7 +168,8 @@ class _Tally:
         return [name, analysis, f"{epsilon:g}", share(self.hold), share(self.hold_pop), miss,
                 f"{np.median(finite):.3g}" if finite else "-", f"{np.median(self.noise_width):.3g}"
                 if self.noise_width else "-",
-                f"{np.median(self.ratio):.2f}" if self.ratio else "-", self.infinite, f"{self.refused}/{self.fits + self.refused}"]
+                f"{np.median(self.ratio):.2f}" if self.ratio else "-", self.infinite,
+                f"{self.withheld / self.entries:.2f}" if self.entries else "-", f"{self.refused}/{self.fits + self.refused}"]
 
 
 def _run_case(name, draw, sigma, analysis, epsilon, seeds):
@@ -181,9 +196,10 @@ def run(quick=False):
     cases = [(name, (lambda rng, X=X: X), None) for name, X in _real().items()]
     cases += [(name, draw, sigma) for name, (draw, sigma) in _simulations(2000 if quick else 5000).items()]
     columns = ["data", "analysis", "epsilon", "hold full", "hold pop.", "excl. 0 miss (n)", "width / |full|",
-               "noise-only width / |full|", "width / noise-only", "inf", "refused"]
+               "noise-only width / |full|", "width / noise-only", "inf", "withheld", "refused"]
     tables = []
-    for analysis in ANALYSES:
+    only = [a for a in os.environ.get("COVERAGE_ANALYSES", "").lower().split(",") if a]
+    for analysis in _selected(only):
         table = Table(f"{analysis}: 90% intervals, defaults, delta = {DELTA:g}, {len(seeds)} seeded fits each",
                       columns)
         for name, draw, sigma in cases:

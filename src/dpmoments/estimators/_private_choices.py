@@ -58,6 +58,7 @@ from ..moments import iter_chunks, release_cross_moment, release_second_moment
 from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                                     minimum_on_refusal, public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from ..moments.binned_sums import binned_pass
+from ..moments.clipping_bias import COUNT_FRACTION, release_clipping_excess
 from ..moments.counts import COUNT_SHARE, warn_if_delta_large
 from ..moments.dask_moments import is_dask_collection, row_ones
 from ..moments.private_bounds import check_margin, noisy_clipped_count, quantile_pass, select_quantiles
@@ -136,6 +137,7 @@ def _shares(center, center_budget, scale, row_norm, bound_budget):
         "location": center_budget.location if located else 0.0,
         "mean": center_budget.mean if private_center else 0.0,
         "bound": bound_budget.share if (is_auto(row_norm) or scale is not None) else 0.0,
+        "clipping": bound_budget.bias if is_auto(row_norm) else 0.0,  # what the private bound clipped away
     }
     if sum(shares.values()) >= 1 - 1e-9:  # 0.6 + 0.3 + 0.1 adds up to 0.999...: nothing left all the same
         raise ValueError(f"the budget shares {', '.join(f'{k}={v:g}' for k, v in shares.items() if v)} add up to "
@@ -336,7 +338,18 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     second = _fused(binned, R, m_z) if c is None else None
     rel = release_second_moment(_source(X, s, False) if second is None else second, center=m_z if c is None else c,
                                 rng=rng_cov, row_norm=R, **relation, **budget.release(main[3]))
+    if shares["clipping"] > 0 and not budget.exact:
+        _clipping_excess(X, s, rel, budget, shares["clipping"], spawn(rng_cov, 1)[0])
     return rel, s, count
+
+
+def _clipping_excess(X, s, rel, budget, share, rng):
+    """The variance each column lost to the private bound's clipping, released from ``share`` (clipping_bias.py)."""
+    guarantee, released = release_clipping_excess(
+        X, center=rel.center, scale=s, row_norm=rel.row_norm, mechanism=rel.mechanism, neighbours=rel.neighbours,
+        rng=rng, n=rel.n, privacy=budget.release(share * (1 - COUNT_FRACTION)),
+        count_privacy=budget.count(share * COUNT_FRACTION))
+    budget.record("clipping excess", guarantee, share, **released)
 
 
 def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng):

@@ -12,6 +12,8 @@ from .._validation import check_data, check_option
 from ._conventions import all_or_nothing, check_input, name_of, built_on_first_use
 from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
+from .diagnostics import Diagnostics
+from .error_budget import check_target, covariance_error_budget, covers_text, not_covered_text
 from .uncertainty import check_uncertainty_params
 
 __all__ = ["PrivateCovariance"]  # noqa: F822 (the estimators: built by __getattr__ below)
@@ -181,7 +183,8 @@ class CovarianceFit(MomentEstimator):
 
     def __init__(self, *, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian", neighbours="replace-one",
                  calibration="analytic", center="private", center_budget=None, scale=None, bound_budget=0.1,
-                 method="standard", psd_floor=0.0, level=0.9, rng=None, accountant=None, count_share=0.05):
+                 method="standard", psd_floor=0.0, level=0.9, rng=None, accountant=None, count_share=0.05,
+                 target="population"):
         self.epsilon = epsilon
         self.delta = delta
         self.row_norm = row_norm
@@ -198,6 +201,7 @@ class CovarianceFit(MomentEstimator):
         self.rng = rng
         self.accountant = accountant
         self.count_share = count_share
+        self.target = target
 
     @all_or_nothing
     def fit(self, X, y=None):
@@ -233,10 +237,28 @@ class CovarianceFit(MomentEstimator):
         if floor is not None:
             release = release.project_psd(floor)
         vars(self).update(covariance_spread(raw, self.level, name_of(self)))
+        self._count_every_part(raw)
         self._record_release(release)
         self.covariance_ = np.array(in_original_units(release, release.second_moment))
         self.location_ = location_of(release)
         return self
+
+    def _count_every_part(self, raw):
+        """Widen the noise-only intervals to the error budget (error_budget.py): centre, sampling, clipping."""
+        target = check_target(self.target)
+        units = 1.0 if raw.column_scale is None else np.outer(raw.column_scale, raw.column_scale)
+        self.covariance_noise_se_, self.covariance_noise_interval_ = self.covariance_se_, self.covariance_interval_
+        budget = covariance_error_budget(raw, self.covariance_se_ / units, self.covariance_interval_ / units,
+                                         self.level, target)
+        self.covariance_se_, self.covariance_interval_ = budget["se"] * units, budget["interval"] * units
+        self.covariance_biased_ = budget["biased"]
+        clip = not isinstance(budget["parts"]["clipping"], str)
+        self.uncertainty_.update(covers=covers_text(target, clip), not_covered=not_covered_text(target, clip),
+                                 error_budget=budget["parts"])
+        if clip and budget["parts"]["clipping"]["biased_columns"]:
+            diag = Diagnostics(name_of(self))
+            diag.flag("clipping-bias", _clipping_message(budget["parts"]["clipping"]))
+            self.diagnostics_ = self.diagnostics_ + diag.as_list()
 
     def get_precision(self):
         """The pseudo-inverse of ``covariance_``."""
@@ -245,6 +267,15 @@ class CovarianceFit(MomentEstimator):
     def score(self, X, y=None):
         """Average Gaussian log-likelihood of ``X`` (your own evaluation data)."""
         return gaussian_log_likelihood(check_input(self, X), self.get_precision(), self.location_, name_of(self))
+
+
+def _clipping_message(clip):
+    """The ``clipping-bias`` check: columns whose variance lost to clipping stands out of its release's noise."""
+    return (f"clipping at the private row bound removed a detectable share of {clip['biased_columns']} column(s)' "
+            "variance: their intervals are moved and widened by the released loss" +
+            (", but rows beyond twice the bound were also seen, whose loss beyond it is not counted (marked "
+             "'biased')" if clip["loss_beyond_outer_unseen"] else "") +
+            "; give a public bound that holds the data (or a larger bound_budget) for less bias.")
 
 
 # PrivateCovariance: CovarianceFit on scikit-learn's BaseEstimator, built on first use (importing this module

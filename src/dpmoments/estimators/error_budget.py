@@ -1,0 +1,179 @@
+r"""The error budget behind a covariance interval: noise, the private centre, sampling and clipping.
+
+The noise-only interval (:func:`~dpmoments.estimators._uncertainty_matrix.covariance_spread`) holds
+the *exact statistic of the clipped rows about the private centre*. A user compares the interval
+with the covariance of the rows without privacy (``target="sample"``) or with the population's
+(``target="population"``, the default, as statsmodels). Between those and the released entry lie,
+besides the added noise:
+
+- **the private centre's noise**: the second moment about :math:`\hat m` is the one about the mean
+  plus :math:`e e^\top`, :math:`e = \hat m - \bar x`, whose noise has scale :math:`s` per coordinate
+  (the ``"mean"`` part's ``noise_scale``): each variance is :math:`s^2` high on average (removed
+  here) and every entry spreads by :math:`s^2` (:math:`\sqrt2 s^2` on the diagonal);
+- **the clipping bias**: clipping only shrinks, and what it removed from each variance between the
+  bound :math:`R` and :math:`2R` is itself released (the ``"clipping excess"`` part,
+  :mod:`dpmoments.moments.clipping_bias`). A column whose loss stands out of that release's noise
+  (one-sided at ``1 - (1 - level) / d``, so that noise rarely makes a detection) is *biased*: its variance interval is moved up by the loss
+  (its own interval), and every entry of its row and column is widened by
+  :math:`\pm\sqrt{U_i U_j}` (the loss matrix is positive semi-definite, so
+  :math:`|D_{ij}| \le \sqrt{D_{ii} D_{jj}}`, :math:`U` the upper ends). Where rows beyond
+  :math:`2R` stand out of the noise, what they lost beyond it is not seen: the entries of
+  the biased columns are then marked (``covariance_biased_``, ``biased`` in the console) and their
+  intervals withheld (NaN): no interval is printed as if it were complete. A loss
+  within the release's noise is not added (it would widen every interval by that noise); the
+  summary says how large a loss can hide there;
+- **sampling** (``target="population"``): Var :math:`S_{ij} \approx (\sigma_{ii}\sigma_{jj} +
+  \sigma_{ij}^2)/n` under normal theory, evaluated on the released matrix (post-processing). It
+  understates the spread of heavy-tailed columns (fourth moments above the normal's).
+
+Everything here reads a release and public values only: no rows.
+"""
+
+import numpy as np
+from scipy import special
+
+from .diagnostics import _centre_noise_scale as centre_noise_scale
+from .uncertainty import z_value
+
+__all__ = ["TARGETS", "check_target", "covariance_error_budget", "clipping_part"]
+
+TARGETS = ("population", "sample")
+
+
+def check_target(target):
+    if not isinstance(target, str) or target not in TARGETS:
+        raise ValueError(f"'target' must be 'population' or 'sample'; got {target!r}.")
+    return target
+
+
+def clipping_part(release):
+    """The release's ``"clipping excess"`` part's outputs, or ``None`` where it has none."""
+    return next((p.released for p in (release.parts or ()) if p.label == "clipping excess"), None)
+
+
+def _psd(M):
+    w, V = np.linalg.eigh((M + M.T) / 2)
+    return (V * np.maximum(w, 0.0)) @ V.T
+
+
+def _clipping(release, level, d):
+    """(lower shift, upper shift, biased columns, incomplete, summary) of the clipping bias, standardised units."""
+    part = clipping_part(release)
+    zero = np.zeros((d, d))
+    if part is None:
+        return zero, zero, np.zeros(d, bool), False, None
+    alpha = 1.0 - level
+    z = float(special.ndtri(1.0 - alpha / d))  # one-sided, Bonferroni over the d columns: few false detections
+    lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
+    lower, upper = np.maximum(lost - z * sd, 0.0), np.maximum(lost + z * sd, 0.0)
+    biased = lower > 0
+    beyond = part["rows_beyond_outer"] > float(special.ndtri(level)) * part["rows_beyond_noise_sd"]
+    incomplete = bool(beyond) and bool(biased.any())
+    spread = np.sqrt(np.outer(upper, upper)) * (biased[:, None] | biased[None, :])
+    lo, hi = -spread, spread.copy()
+    idx = np.arange(d)
+    # Clipping only lowers a variance: its upper end always counts the loss's upper bound (at the level, one
+    # sided), detected or not; a detected loss also moves the lower end
+    one_sided = np.maximum(lost + float(special.ndtri(level)) * sd, 0.0)
+    lo[idx, idx] = np.where(biased, lower, 0.0)
+    hi[idx, idx] = np.where(biased, upper, one_sided)
+    summary = {"variance_lost_noise_sd": sd, "undetected_below": z * sd, "biased_columns": int(biased.sum()),
+               "rows_beyond_outer": part["rows_beyond_outer"], "outer_norm": part["outer_norm"],
+               "loss_beyond_outer_unseen": incomplete}
+    return lo, hi, biased, incomplete, summary
+
+
+def covariance_error_budget(release, noise_se, noise_interval, level, target):
+    """The intervals of every entry with every part counted, in the release's (standardised) units.
+
+    ``noise_se`` and ``noise_interval`` are the noise-only ones (standardised
+    units). Returns a dict: ``se`` (all symmetric parts together), ``interval``
+    (2, d, d), ``biased`` (d, d) booleans, ``parts`` (JSON-able summary).
+    """
+    d, n = release.n_features, float(release.n)
+    centre = (noise_interval[0] + noise_interval[1]) / 2
+    s = centre_noise_scale(release) or 0.0
+    centre_var = np.full((d, d), s**4) + np.eye(d) * s**4  # Var(e_i e_j): s^4, and 2 s^4 on the diagonal
+    sampling_var = np.zeros((d, d))
+    if target == "population":
+        sigma = _psd(centre - s**2 * np.eye(d))
+        v = np.diag(sigma)
+        sampling_var = (np.outer(v, v) + sigma**2) / n
+    extra = centre_var + sampling_var
+    se = np.sqrt(noise_se**2 + extra)
+    mid = centre - s**2 * np.eye(d)
+    bias_lo, bias_hi, biased_cols, incomplete, clip = _clipping(release, level, d)
+    adjusted = fcr_level(_distance_from_zero(mid + bias_lo, mid + bias_hi, se), level)
+    z = z_value(adjusted)
+    # The noise-only interval (exact for its law) at the adjusted level, or the normal one of all the symmetric
+    # parts together, whichever is wider
+    half = np.maximum((noise_interval[1] - noise_interval[0]) / 2 * z / z_value(level), z * se)
+    interval = np.stack([mid - half + bias_lo, mid + half + bias_hi])
+    biased = np.zeros((d, d), bool)
+    if incomplete:  # what their rows lost beyond 2R is unseen: the interval cannot be completed, so it is withheld
+        biased = biased_cols[:, None] | biased_cols[None, :]
+        interval[:, biased] = np.nan
+    parts = {
+        "target": target,
+        "level_each": adjusted,
+        "multiplicity": ("false coverage rate (Benjamini & Yekutieli 2005): the entries whose interval excludes 0 "
+                         "are chosen by Benjamini-Hochberg at 1 - level, and every interval is at level "
+                         "1 - R (1 - level) / m (R chosen of the m distinct entries), so that among the entries "
+                         "whose interval excludes 0 the share that miss is at most 1 - level"),
+        "noise": "the added noise of every entry (as noise_law)",
+        "centre_noise_scale": s,
+        "centre": "the private centre's noise: variances lowered by its scale squared, every entry spread by it",
+        "sampling": ("normal theory (s_ii s_jj + s_ij^2)/n from the released matrix" if target == "population"
+                     else "not counted: the interval is for these rows"),
+        "clipping": clip if clip is not None else "not estimated: no clipping-excess release (a public row_norm)",
+    }
+    return {"se": se, "interval": interval, "biased": biased, "parts": parts}
+
+
+def _distance_from_zero(lower, upper, se):
+    """|0 - [lower, upper]| in units of ``se`` over the distinct entries (upper triangle): 0 where 0 is inside."""
+    iu = np.triu_indices(lower.shape[0])
+    gap = np.maximum(lower[iu], 0.0) + np.maximum(-upper[iu], 0.0)
+    return np.divide(gap, se[iu], out=np.where(gap > 0, np.inf, 0.0), where=se[iu] > 0)
+
+
+def fcr_level(t, level):
+    """The level of every interval that controls the false coverage rate among those that exclude 0.
+
+    Benjamini & Yekutieli (2005): with ``m`` entries and normal statistics
+    ``t`` (distance of 0 from the interval, in standard errors), select by
+    Benjamini-Hochberg at ``alpha = 1 - level``; if ``R`` are selected, every
+    interval at level ``1 - R alpha / m`` keeps the expected share of the
+    selected ones that miss their value at most ``alpha``. An entry not
+    selected has ``p > R alpha / m``, so its interval at that level holds 0:
+    the intervals and the selection agree. ``R = m`` (every entry clearly
+    non-zero) leaves ``level`` as it is; ``R = 0`` gives Bonferroni's
+    ``1 - alpha / m``.
+    """
+    m, alpha = t.size, 1.0 - level
+    if m <= 1:
+        return level
+    p = np.sort(2.0 * special.ndtr(-np.asarray(t, dtype=float)))
+    passed = np.nonzero(p <= alpha * np.arange(1, m + 1) / m)[0]
+    selected = int(passed[-1]) + 1 if passed.size else 1
+    return 1.0 - selected * alpha / m
+
+
+def covers_text(target, clip_summary_present):
+    """What the intervals hold, for ``uncertainty_['covers']``."""
+    what = ("the population covariance of the distribution the rows were drawn from" if target == "population"
+            else "the covariance of these rows without privacy (about their mean, unclipped)")
+    parts = "the added noise, the private centre's noise" + (", sampling variability (normal theory)"
+                                                             if target == "population" else "")
+    if clip_summary_present:
+        parts += ", and clipping bias where the clipping-excess release detects it"
+    return f"{what}; counted: {parts}"
+
+
+def not_covered_text(target, clip_summary_present):
+    left = ["a clipping loss smaller than the clipping-excess release's noise (see parts.clipping.undetected_below)"
+            if clip_summary_present else "clipping bias (a public row_norm: nothing released to estimate it)",
+            "what rows beyond the outer bound lost beyond it (flagged 'biased' where such rows are detected)"]
+    if target == "population":
+        left.append("sampling spread beyond normal theory (heavy tails)")
+    return "; ".join(left)
