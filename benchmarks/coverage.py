@@ -5,7 +5,8 @@ estimators are fitted with their defaults (private centre, private row bound) at
 
 - **covariance** (``PrivateCovariance``): every entry of the upper triangle against the full-data
   (non-private) covariance ``np.cov(X)`` and, in simulation, the population covariance;
-- **PCA** (``PrivatePCA(n_components=3)``): the eigenvalue intervals against the full-data
+- **PCA** (``PrivatePCA(n_components=3, center="private")``, the command line's default centre; the
+  library's default is the uncentred second moment): the eigenvalue intervals against the full-data
   eigenvalues (scikit-learn's ``PCA().explained_variance_``) and, in simulation, the population's.
 
 Columns: ``hold full`` is the share of 90% intervals that hold the full-data value; ``hold pop.`` the
@@ -113,7 +114,7 @@ def _pca(X, epsilon, seed):
     from sklearn.decomposition import PCA
 
     k = min(3, X.shape[1])
-    est = PrivatePCA(n_components=k, epsilon=epsilon, delta=DELTA, level=LEVEL, rng=seed).fit(X)
+    est = PrivatePCA(n_components=k, epsilon=epsilon, delta=DELTA, level=LEVEL, center="private", rng=seed).fit(X)
     full = PCA().fit(X).explained_variance_[:k]
     noise = getattr(est, "explained_variance_noise_interval_", est.explained_variance_interval_)
     return est.explained_variance_interval_, noise, full, k

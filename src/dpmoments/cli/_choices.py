@@ -126,7 +126,9 @@ def bound_budget(args):
     share = BOUND_SHARE if getattr(args, "bound_share", None) is None else args.bound_share
     text = getattr(args, "search_range", None)
     low, high = SEARCH if text is None else _search_range(text)
-    return BoundBudget(share=share, search=SearchRange(low, high))
+    # the clipping-excess release (moments/clipping_bias.py) only where the analysis's intervals count it
+    bias = BoundBudget.bias if getattr(args, "command", None) in ("covariance", "pca") else 0.0
+    return BoundBudget(share=share, search=SearchRange(low, high), bias=bias)
 
 
 def center_budget(args):

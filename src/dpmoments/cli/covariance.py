@@ -137,9 +137,12 @@ def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
     header = ["column", "estimate", "se", f"{100 * est.level:g}% interval", "note"]
     top = _largest_noise_in_se(est, C.shape[0])
 
+    biased = getattr(est, "covariance_biased_", np.zeros(C.shape, bool))
+
     def row(name, i, j, floor=0.0):
-        return [name, num(C[i, j], 4), num(se[i, j]), interval_text(lo[i, j], hi[i, j]),
-                _note(C, lo, hi, i, j, floor * se[i, j])]
+        withheld = biased[i, j] or np.isnan(lo[i, j]) or np.isnan(hi[i, j])
+        return [name, num(C[i, j], 4), num(se[i, j]), "withheld" if withheld else interval_text(lo[i, j], hi[i, j]),
+                "biased" if withheld else _note(C, lo, hi, i, j, floor * se[i, j])]
 
     d = C.shape[0]
     shown = range(min(d, rows))
@@ -159,7 +162,8 @@ def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
         out.append("  note: 'noise' = its interval holds 0, or (off-diagonal) it is below what the largest of the "
                    f"{d * (d - 1) // 2} noise entries reaches 5% of the time ({num(top)} se), so the noise alone could "
                    "have made it; 'projected' = the PSD projection moved the estimate outside the released entry's "
-                   "interval")
+                   "interval" + ("; 'biased' = clipping removed more than can be measured (rows beyond twice the "
+                                 "row bound): no interval is given" if biased.any() else ""))
     return out
 
 

@@ -99,6 +99,12 @@ class CovarianceFit(MomentEstimator):
         post-processing, biased upwards); ``None`` keeps it as released.
     level : float in (0, 1), default=0.9
         Coverage of ``covariance_interval_``.
+    target : {"population", "sample"}, default="population"
+        What the intervals are for: the population quantity (as
+        statsmodels; sampling variability counted, normal theory) or the
+        value the same analysis gives on these rows without privacy. Both
+        count the added noise, the private centre's noise and the clipping
+        bias (docs/uncertainty.md, "The error budget").
     rng : None, int or numpy.random.Generator
     accountant : Accountant or None
         When given, the fit is refused before touching the data if it does
@@ -180,6 +186,7 @@ class CovarianceFit(MomentEstimator):
     """
 
     _estimator = "PrivateCovariance"
+    _counts_clipping = True
 
     def __init__(self, *, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian", neighbours="replace-one",
                  calibration="analytic", center="private", center_budget=None, scale=None, bound_budget=0.1,
@@ -254,7 +261,7 @@ class CovarianceFit(MomentEstimator):
         self.covariance_biased_ = budget["biased"]
         clip = not isinstance(budget["parts"]["clipping"], str)
         self.uncertainty_.update(covers=covers_text(target, clip), not_covered=not_covered_text(target, clip),
-                                 error_budget=budget["parts"])
+                                 error_budget=budget["parts"], scope=_scope(target, clip, self.level, budget["parts"]["level_each"]))
         if clip and budget["parts"]["clipping"]["biased_columns"]:
             diag = Diagnostics(name_of(self))
             diag.flag("clipping-bias", _clipping_message(budget["parts"]["clipping"]))
@@ -267,6 +274,14 @@ class CovarianceFit(MomentEstimator):
     def score(self, X, y=None):
         """Average Gaussian log-likelihood of ``X`` (your own evaluation data)."""
         return gaussian_log_likelihood(check_input(self, X), self.get_precision(), self.location_, name_of(self))
+
+
+def _scope(target, clip, level, each):
+    """The console's one line on what the intervals hold."""
+    parts = "noise, private centre" + (", sampling (normal theory)" if target == "population" else "") + \
+        (", clipping bias where measured" if clip else "; not clipping bias (public bound)")
+    return (f"for the {'population' if target == 'population' else 'full-data'} covariance: {parts}; each at level "
+            f"{each:.3g}, so that at most {1 - level:.0%} of the entries whose interval excludes 0 miss")
 
 
 def _clipping_message(clip):

@@ -33,11 +33,14 @@ import numpy as np
 from scipy import special
 
 from .diagnostics import _centre_noise_scale as centre_noise_scale
-from .uncertainty import z_value
+from .uncertainty import noise_law, z_value
 
 __all__ = ["TARGETS", "check_target", "covariance_error_budget", "clipping_part"]
 
 TARGETS = ("population", "sample")
+# Rows beyond the outer bound are 'seen' when their noisy count exceeds 2.33 sd (one-sided 99%): a withheld
+# interval costs the user its answer, so noise alone should rarely do it (10% of fits did at 1.28 sd)
+BEYOND_Z = 2.326
 
 
 def check_target(target):
@@ -67,7 +70,7 @@ def _clipping(release, level, d):
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
     lower, upper = np.maximum(lost - z * sd, 0.0), np.maximum(lost + z * sd, 0.0)
     biased = lower > 0
-    beyond = part["rows_beyond_outer"] > float(special.ndtri(level)) * part["rows_beyond_noise_sd"]
+    beyond = part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"]
     incomplete = bool(beyond) and bool(biased.any())
     spread = np.sqrt(np.outer(upper, upper)) * (biased[:, None] | biased[None, :])
     lo, hi = -spread, spread.copy()
@@ -177,3 +180,64 @@ def not_covered_text(target, clip_summary_present):
     if target == "population":
         left.append("sampling spread beyond normal theory (heavy tails)")
     return "; ".join(left)
+
+
+def eigenvalue_error_budget(release, components, noise_interval, noise_se, level, target):
+    r"""PCA's eigenvalue intervals with every part counted (original units): centre, sampling, clipping.
+
+    ``components`` (k, d) in the original units, ``noise_interval`` (2, k) and
+    ``noise_se`` (k,) the noise-only ones. Along a component ``v`` (``w = s v``
+    with the release's column scales ``s``) the private centre adds
+    :math:`(w^\top e)^2`, of mean :math:`s_c^2\|w\|^2` (removed) and sd
+    :math:`\sqrt2 s_c^2\|w\|^2`; sampling (``target="population"``) spreads an
+    eigenvalue by :math:`\sqrt{2/n}\,\lambda` (normal theory); clipping removed
+    a positive semi-definite :math:`D`, so by Weyl the unclipped eigenvalue lies
+    in :math:`[\lambda_k, \lambda_k + \lambda_1(D)]` with
+    :math:`\lambda_1(D) \le \operatorname{tr} D`, whose released estimate's upper
+    end (one-sided, at the level) widens the interval upwards.
+    Returns ``(interval, se, parts)``.
+    """
+    scales = np.ones(release.n_features) if release.column_scale is None else np.asarray(release.column_scale)
+    W = components * scales  # (k, d): the directions in the release's standardised units
+    along = np.sum(W**2, axis=1)
+    s = centre_noise_scale(release) or 0.0
+    mid = (noise_interval[0] + noise_interval[1]) / 2 - s**2 * along
+    lam = np.maximum(mid, 0.0)
+    extra = 2.0 * s**4 * along**2 + (2.0 * lam**2 / float(release.n) if target == "population" else 0.0)
+    se = np.sqrt(noise_se**2 + extra)
+    z = z_value(level)
+    half = np.maximum((noise_interval[1] - noise_interval[0]) / 2, z * se)
+    # Below a signal-to-noise of about 3 first-order intervals are too short (docs/uncertainty.md, PCA): there the
+    # eigenvalue is within the noise's spectral norm of the released one (Weyl), which bounds it at any SNR
+    edge = noise_law(release).spectral_norm(release.n_features) * along
+    weak = mid < 3.0 * edge
+    half = np.where(weak, np.maximum(half, edge + z * np.sqrt(extra)), half)
+    part, upper, clip = clipping_part(release), np.zeros(len(mid)), "not estimated: no clipping-excess release"
+    withheld = False
+    if part is not None:
+        upper, clip = _eigenvalue_clipping(part, W, scales, level)
+        withheld = clip["loss_beyond_outer_unseen"]
+    interval = np.stack([np.maximum(mid - half, 0.0), mid + half + upper])
+    if withheld:  # rows beyond twice the bound lost more than the release sees: no interval is complete
+        interval[:] = np.nan
+    parts = {"target": target, "centre_noise_scale": s,
+             "sampling": "normal theory 2 lambda^2 / n" if target == "population" else "not counted",
+             "clipping": clip}
+    return interval, se, parts
+
+
+def _eigenvalue_clipping(part, W, scales, level):
+    """Upper shifts of each eigenvalue for what clipping removed: the smaller of two bounds on ``w' D w``.
+
+    ``tr D`` (Weyl: ``lambda_1(D)``) and, to first order, ``(sum_j |w_j| sqrt(D_jj))^2`` (``D`` positive
+    semi-definite), each with the released losses at their upper ends (one-sided, at ``level``).
+    """
+    q = float(special.ndtri(level))
+    lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
+    trace, trace_sd = float(np.sum(scales**2 * lost)), sd * float(np.sqrt(np.sum(scales**4)))
+    by_trace = max(trace + q * trace_sd, 0.0)
+    upper_each = np.maximum(lost + q * sd, 0.0)  # standardised units, as W
+    along = (np.abs(W) @ np.sqrt(upper_each)) ** 2
+    beyond = part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"]
+    return np.minimum(along, by_trace), {"trace_lost": trace, "trace_lost_noise_sd": trace_sd,
+                                         "upper_by_trace": by_trace, "loss_beyond_outer_unseen": bool(beyond)}

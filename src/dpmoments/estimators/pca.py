@@ -18,6 +18,7 @@ from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
 from ._conventions import all_or_nothing, check_input, built_on_first_use
 from ._moment_base import MomentEstimator, in_original_units, location_of, n_features_of, out_of_core
 from ._uncertainty_matrix import pca_spread
+from .error_budget import check_target, eigenvalue_error_budget
 from .uncertainty import check_uncertainty_params
 
 __all__ = ["PrivatePCA"]  # noqa: F822 (the estimators: built by __getattr__ below)
@@ -80,6 +81,12 @@ class PCAFit(MomentEstimator):
         only). Each draw costs one top-``k`` eigendecomposition.
     level : float in (0, 1), default=0.9
         Coverage of ``explained_variance_interval_``.
+    target : {"population", "sample"}, default="population"
+        What the intervals are for: the population quantity (as
+        statsmodels; sampling variability counted, normal theory) or the
+        value the same analysis gives on these rows without privacy. Both
+        count the added noise, the private centre's noise and the clipping
+        bias (docs/uncertainty.md, "The error budget").
     rng : None, int or numpy.random.Generator
         The release's noise; the bootstrap draws from a separate stream of it.
     accountant : Accountant or None
@@ -177,13 +184,15 @@ class PCAFit(MomentEstimator):
     """
 
     _estimator = "PrivatePCA"
+    _counts_clipping = True
     _mixins = ("ClassNamePrefixFeaturesOutMixin", "TransformerMixin")  # added with BaseEstimator
 
     def __init__(self, *, n_components, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
                  bound_budget=0.1, eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None,
-                 count_share=0.05):
+                 count_share=0.05, target="population"):
         self.n_components = n_components
+        self.target = target
         self.epsilon = epsilon
         self.delta = delta
         self.row_norm = row_norm
@@ -254,7 +263,29 @@ class PCAFit(MomentEstimator):
         self.n_components_ = k
         self.eigensolver_ = eig.method
         vars(self).update(pca_spread(release, self, spectrum, self.n_draws, self.level, self.rng, "PrivatePCA"))
+        self._count_every_part(release)
         return self
+
+    def _count_every_part(self, release):
+        """Widen the noise-only eigenvalue intervals to the error budget (error_budget.py)."""
+        target = check_target(self.target)
+        self.explained_variance_noise_se_ = self.explained_variance_se_
+        self.explained_variance_noise_interval_ = self.explained_variance_interval_
+        interval, se, parts = eigenvalue_error_budget(release, self.components_, self.explained_variance_interval_,
+                                                      self.explained_variance_se_, self.level, target)
+        self.explained_variance_interval_, self.explained_variance_se_ = interval, se
+        self.uncertainty_.update(
+            explained_variance_interval=interval.tolist(), explained_variance_se=se.tolist(), error_budget=parts,
+            covers=f"the {'population' if target == 'population' else 'full-data'} eigenvalues: the added noise, "
+                   "the private centre's noise" + (", sampling (normal theory)" if target == "population" else "")
+                   + (", clipping bias (upwards, by the released trace of what clipping removed)"
+                      if isinstance(parts["clipping"], dict) else ""),
+            not_covered="the directions' own error (see components_identified_, subspace_angle_bound_)"
+                        + ("" if isinstance(parts["clipping"], dict) else "; clipping bias (public row_norm)")
+                        + ("; sampling beyond normal theory (heavy tails)" if target == "population" else ""),
+            scope=f"eigenvalues of the {'population' if target == 'population' else 'full-data'} covariance: noise, "
+                  "private centre" + (", sampling" if target == "population" else "")
+                  + (", clipping bias" if isinstance(parts["clipping"], dict) else "; not clipping bias"))
 
     @property
     def _n_features_out(self):
