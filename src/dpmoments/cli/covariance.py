@@ -138,11 +138,17 @@ def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
     top = _largest_noise_in_se(est, C.shape[0])
 
     biased = getattr(est, "covariance_biased_", np.zeros(C.shape, bool))
+    nlo, nhi = getattr(est, "covariance_noise_interval_", est.covariance_interval_)  # where PSD projection shows
+    clip = getattr(est, "uncertainty_", {}).get("error_budget", {}).get("clipping")
+    clipped = set(clip.get("clipped_columns", ())) if isinstance(clip, dict) else set()
 
     def row(name, i, j, floor=0.0):
         withheld = biased[i, j] or np.isnan(lo[i, j]) or np.isnan(hi[i, j])
+        note = "biased" if withheld else _note(C, lo, hi, i, j, floor * se[i, j], nlo, nhi)
+        if not withheld and {i, j} & clipped:
+            note = ", ".join(filter(None, [note, "clipped"]))
         return [name, num(C[i, j], 4), num(se[i, j]), "withheld" if withheld else interval_text(lo[i, j], hi[i, j]),
-                "biased" if withheld else _note(C, lo, hi, i, j, floor * se[i, j])]
+                note]
 
     d = C.shape[0]
     shown = range(min(d, rows))
@@ -162,8 +168,10 @@ def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
         out.append("  note: 'noise' = its interval holds 0, or (off-diagonal) it is below what the largest of the "
                    f"{d * (d - 1) // 2} noise entries reaches 5% of the time ({num(top)} se), so the noise alone could "
                    "have made it; 'projected' = the PSD projection moved the estimate outside the released entry's "
-                   "interval" + ("; 'biased' = clipping removed more than can be measured (rows beyond twice the "
-                                 "row bound): no interval is given" if biased.any() else ""))
+                   "interval" + ("; 'clipped' = clipping removed a measurable part of the column's variance: the "
+                                 "interval counts it, the estimate does not" if clipped else "")
+                   + ("; 'biased' = clipping removed more than can be measured (rows beyond twice the row bound): "
+                      "no interval is given" if biased.any() else ""))
     return out
 
 
@@ -176,11 +184,12 @@ def _largest_noise_in_se(est, d):
     return largest_noise(law, d * (d - 1) // 2) / law.sd if law.sd > 0 else 0.0
 
 
-def _note(C, lo, hi, i, j, floor=0.0):
+def _note(C, lo, hi, i, j, floor=0.0, nlo=None, nhi=None):
     notes = []
     if lo[i, j] <= 0 <= hi[i, j] or abs(lo[i, j] + hi[i, j]) / 2 < floor:  # the released entry is the midpoint
         notes.append("noise")
-    if not lo[i, j] <= C[i, j] <= hi[i, j]:
+    nlo, nhi = (lo, hi) if nlo is None else (nlo, nhi)
+    if not nlo[i, j] <= C[i, j] <= nhi[i, j]:  # outside the interval of the released entry's noise
         notes.append("projected")
     return ", ".join(notes)
 

@@ -5,14 +5,16 @@ The logic is :class:`CovarianceFit`, which imports no scikit-learn (the command 
 (:func:`~dpmoments.estimators._conventions.scikit_learn_estimator`).
 """
 
+import warnings
+
 import numpy as np
 from scipy import linalg
 
 from .._validation import check_data, check_option
+from ..exceptions import BoundWarning
 from ._conventions import all_or_nothing, check_input, name_of, built_on_first_use
 from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
-from .diagnostics import Diagnostics
 from .error_budget import check_target, covariance_error_budget, covers_text, not_covered_text
 from .uncertainty import check_uncertainty_params
 
@@ -179,7 +181,7 @@ class CovarianceFit(MomentEstimator):
     >>> est.covariance_.shape, str(est.privacy_), [p.label for p in est.privacy_parts_][:3]
     ((3, 3), '(1, 1e-06)-DP', ['location', 'coarse column scales', 'location refinement 1'])
     >>> [p.label for p in est.privacy_parts_][-5:]  # after four refinement steps of the location
-    ['column scales', 'row_norm', 'mean', 'clipped rows', 'second moment']
+    ['row_norm', 'mean', 'clipping excess', 'clipped rows', 'second moment']
     >>> raw = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=None, rng=0).fit(X / 300)
     >>> str(raw.privacy_)  # the uncentred second moment, one public bound: one release
     '(1, 1e-06)-DP'
@@ -262,10 +264,10 @@ class CovarianceFit(MomentEstimator):
         clip = not isinstance(budget["parts"]["clipping"], str)
         self.uncertainty_.update(covers=covers_text(target, clip), not_covered=not_covered_text(target, clip),
                                  error_budget=budget["parts"], scope=_scope(target, clip, self.level, budget["parts"]["level_each"]))
-        if clip and budget["parts"]["clipping"]["biased_columns"]:
-            diag = Diagnostics(name_of(self))
-            diag.flag("clipping-bias", _clipping_message(budget["parts"]["clipping"]))
-            self.diagnostics_ = self.diagnostics_ + diag.as_list()
+        if clip and budget["parts"]["clipping"]["biased_columns"]:  # a bias, not noise: a BoundWarning
+            message = _clipping_message(budget["parts"]["clipping"])
+            warnings.warn(f"{name_of(self)}: {message}", BoundWarning, stacklevel=3)
+            self.diagnostics_ = self.diagnostics_ + [{"code": "clipping-bias", "message": message}]
 
     def get_precision(self):
         """The pseudo-inverse of ``covariance_``."""

@@ -59,31 +59,50 @@ def _psd(M):
     return (V * np.maximum(w, 0.0)) @ V.T
 
 
-def _clipping(release, level, d):
-    """(lower shift, upper shift, biased columns, incomplete, summary) of the clipping bias, standardised units."""
+def _clipping(release, level, d, released):
+    """The clipping bias's part of every entry's interval, standardised units.
+
+    Returns ``(lo, hi, sd, biased columns, incomplete, summary)``: shifts of
+    the lower and upper ends, and a noise sd to add to the upper half-width in
+    quadrature (the released loss's own noise, where it is not detected).
+    """
     part = clipping_part(release)
     zero = np.zeros((d, d))
     if part is None:
-        return zero, zero, np.zeros(d, bool), False, None
-    alpha = 1.0 - level
-    z = float(special.ndtri(1.0 - alpha / d))  # one-sided, Bonferroni over the d columns: few false detections
+        return zero, zero, zero, np.zeros(d, bool), False, None
+    z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))  # one-sided, Bonferroni over d: few false detections
+    z = z_value(level)
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
-    lower, upper = np.maximum(lost - z * sd, 0.0), np.maximum(lost + z * sd, 0.0)
+    lower, upper = np.maximum(lost - z_detect * sd, 0.0), np.maximum(lost + z_detect * sd, 0.0)
     biased = lower > 0
     beyond = part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"]
     incomplete = bool(beyond) and bool(biased.any())
-    spread = np.sqrt(np.outer(upper, upper)) * (biased[:, None] | biased[None, :])
+    touched = biased[:, None] | biased[None, :]
+    # A detected loss: the variance moves up by it (its interval), and its row and column widen by +-sqrt(U_i U_j)
+    # (D is positive semi-definite, so |D_ij| <= sqrt(D_ii D_jj))
+    spread = np.sqrt(np.outer(upper, upper)) * touched
     lo, hi = -spread, spread.copy()
+    # An undetected loss still only lowers a variance: the upper end moves up by the released loss (if positive)
+    # with its noise in quadrature. Off the diagonal it is taken as clipping shrinks elliptical rows,
+    # D_ij ~ rho_ij sqrt(D_ii D_jj): towards a larger |entry|, by the released correlation times the variances'
+    # upper ends
+    up = np.maximum(lost, 0.0) + z * sd
+    sigma = _psd(released)
+    v = np.sqrt(np.maximum(np.diag(sigma), 1e-300))
+    rho = np.clip(sigma / np.outer(v, v), -1.0, 1.0)
+    towards = np.abs(rho) * np.sqrt(np.outer(up, up)) * ~touched
+    hi += np.where(rho > 0, towards, 0.0)
+    lo -= np.where(rho < 0, towards, 0.0)
     idx = np.arange(d)
-    # Clipping only lowers a variance: its upper end always counts the loss's upper bound (at the level, one
-    # sided), detected or not; a detected loss also moves the lower end
-    one_sided = np.maximum(lost + float(special.ndtri(level)) * sd, 0.0)
     lo[idx, idx] = np.where(biased, lower, 0.0)
-    hi[idx, idx] = np.where(biased, upper, one_sided)
-    summary = {"variance_lost_noise_sd": sd, "undetected_below": z * sd, "biased_columns": int(biased.sum()),
+    hi[idx, idx] = np.where(biased, upper, np.maximum(lost, 0.0))
+    extra = np.zeros((d, d))
+    extra[idx, idx] = np.where(biased, 0.0, sd)
+    summary = {"variance_lost_noise_sd": sd, "detected_above": z_detect * sd, "biased_columns": int(biased.sum()),
+               "clipped_columns": np.nonzero(biased)[0].tolist(),
                "rows_beyond_outer": part["rows_beyond_outer"], "outer_norm": part["outer_norm"],
                "loss_beyond_outer_unseen": incomplete}
-    return lo, hi, biased, incomplete, summary
+    return lo, hi, extra, biased, incomplete, summary
 
 
 def covariance_error_budget(release, noise_se, noise_interval, level, target):
@@ -105,13 +124,13 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target):
     extra = centre_var + sampling_var
     se = np.sqrt(noise_se**2 + extra)
     mid = centre - s**2 * np.eye(d)
-    bias_lo, bias_hi, biased_cols, incomplete, clip = _clipping(release, level, d)
+    bias_lo, bias_hi, bias_sd, biased_cols, incomplete, clip = _clipping(release, level, d, mid)
     adjusted = fcr_level(_distance_from_zero(mid + bias_lo, mid + bias_hi, se), level)
     z = z_value(adjusted)
     # The noise-only interval (exact for its law) at the adjusted level, or the normal one of all the symmetric
-    # parts together, whichever is wider
+    # parts together, whichever is wider; the upper end adds the undetected clipping loss's noise in quadrature
     half = np.maximum((noise_interval[1] - noise_interval[0]) / 2 * z / z_value(level), z * se)
-    interval = np.stack([mid - half + bias_lo, mid + half + bias_hi])
+    interval = np.stack([mid - half + bias_lo, mid + np.sqrt(half**2 + (z * bias_sd) ** 2) + bias_hi])
     biased = np.zeros((d, d), bool)
     if incomplete:  # what their rows lost beyond 2R is unseen: the interval cannot be completed, so it is withheld
         biased = biased_cols[:, None] | biased_cols[None, :]
@@ -174,7 +193,7 @@ def covers_text(target, clip_summary_present):
 
 
 def not_covered_text(target, clip_summary_present):
-    left = ["a clipping loss smaller than the clipping-excess release's noise (see parts.clipping.undetected_below)"
+    left = ["the clipping loss off the diagonal where it is not detected, beyond what shrinking elliptical rows gives"
             if clip_summary_present else "clipping bias (a public row_norm: nothing released to estimate it)",
             "what rows beyond the outer bound lost beyond it (flagged 'biased' where such rows are detected)"]
     if target == "population":
