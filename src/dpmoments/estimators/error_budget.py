@@ -257,6 +257,8 @@ def _eigenvalue_clipping(part, W, scales, level):
     by_trace = max(trace + q * trace_sd, 0.0)
     upper_each = np.maximum(lost + q * sd, 0.0)  # standardised units, as W
     along = (np.abs(W) @ np.sqrt(upper_each)) ** 2
-    beyond = part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"]
+    # As for the covariance: incomplete where rows beyond 2R are seen and some column's loss stands out
+    detected = np.any(lost - float(special.ndtri(1.0 - (1.0 - level) / lost.size)) * sd > 0)
+    beyond = part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"] and detected
     return np.minimum(along, by_trace), {"trace_lost": trace, "trace_lost_noise_sd": trace_sd,
                                          "upper_by_trace": by_trace, "loss_beyond_outer_unseen": bool(beyond)}
