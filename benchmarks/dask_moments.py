@@ -38,7 +38,8 @@ def _probe(args_json):
     import dask
 
     from dpmoments.moments import accumulate_moments
-    from dpmoments.moments.dask_moments import dask_moment_sums, open_npy_array, open_zarr_array
+    from dpmoments.data.dask_files import open_npy_array, open_zarr_array
+    from dpmoments.moments.dask_moments import dask_moment_sums
 
     kind, path, n, R = args["kind"], args["path"], args["n"], args["row_norm"]
     if kind == "memory":

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from dpmoments import plots
-from dpmoments.cli.precision import _threshold_roc
+from dpmoments.cli.present.precision import _threshold_roc
 
 from .timing import Table, log, ratio
 

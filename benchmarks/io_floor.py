@@ -4,7 +4,7 @@ Target (issue 18): each moment-based command of the command line on a 1e6 x 50 f
 ``.npy``) within 1.5x the time pyarrow (or numpy, for ``.npy``) needs just to read every value of the
 file, with memory that does not grow with the file.
 
-The bare read uses the settings of the project's one reader (``dpmoments.moments.tables``): pyarrow's
+The bare read uses the settings of the project's one reader (``dpmoments.data.tables``): pyarrow's
 streaming CSV reader in 256 KiB blocks with every column typed float64, Parquet record batches of 65536
 rows read in 1 MiB buffers without pre-buffering, and a ``.npy`` memory map summed block by block (a
 sum touches every value; nothing cheaper reads them all). It is timed in this process, best of three,

@@ -19,7 +19,8 @@ import numpy as np
 
 import dpmoments
 from dpmoments._validation import check_data
-from dpmoments.moments import accumulate_moments, iter_chunks
+from dpmoments.data import iter_chunks
+from dpmoments.moments import accumulate_moments
 from dpmoments.moments.bounds import _clip_rows, _row_norms
 
 from .timing import Table, best_of_each, log, peak_anonymous_memory, ratio

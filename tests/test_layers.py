@@ -21,18 +21,19 @@ ROOT = pathlib.Path(dpmoments.__file__).parent
 # top-level name -> layer
 LAYER = {
     "_validation": 0, "_rng": 0, "_version": 0, "exceptions": 0,
-    "privacy": 1, "mechanisms": 1,
+    "privacy": 1, "mechanisms": 1, "data": 1,
     "moments": 2, "solvers": 2,
-    "estimators": 3, "multisite": 3, "distributed": 4,
-    "datasets": 4, "metrics": 4, "plots": 4, "reproduce": 4, "cli": 4, "testing": 4, "federated": 4, "flower": 4,
+    "estimators": 3, "multisite": 3,
+    "datasets": 4, "metrics": 4, "plots": 4, "reproduce": 4, "cli": 4, "testing": 4,
     "__init__": 5, "__main__": 5,
 }
 # Explicit permissions beyond "any lower layer": what the architecture table allows.
 MAY_IMPORT = {
     "privacy": {"_validation", "_rng", "exceptions", "privacy"},
     "mechanisms": {"_validation", "_rng", "exceptions", "mechanisms"},
+    "data": {"_validation", "_rng", "exceptions", "data"},
     "solvers": {"_validation", "_rng", "exceptions", "solvers"},
-    "moments": {"_validation", "_rng", "exceptions", "privacy", "mechanisms", "moments"},
+    "moments": {"_validation", "_rng", "exceptions", "privacy", "mechanisms", "data", "moments"},
     # The command line sits on top of its own layer: it drives datasets, metrics, plots, testing and reproduce.
     "cli": {name for name, layer in LAYER.items() if layer <= 4},
 }
@@ -123,13 +124,11 @@ SAMPLERS = {
 # generator's seed; solvers draw random starts that depend on no data and release nothing; datasets,
 # reproductions and the auditor simulate data.
 MAY_SAMPLE = {"mechanisms", "_rng", "solvers", "datasets", "reproduce", "testing"}
-# The multi-site wing that the multisite package replaces draws its own CAPE noise; it goes with it.
-LEGACY_MULTISITE = {"distributed", "federated", "flower"}
 
 
 @pytest.mark.parametrize("path", MODULES, ids=_rel)
 def test_noise_is_drawn_only_in_mechanisms(path):
-    if _allowed_in(path, MAY_SAMPLE | LEGACY_MULTISITE):
+    if _allowed_in(path, MAY_SAMPLE):
         return
     draws = [f"{_rel(path)}:{line} calls .{name}()" for name, line in _calls(path, methods_only=True)
              if name in SAMPLERS]
@@ -258,14 +257,15 @@ THIRD_PARTY = {
     "sklearn": {"estimators", "reproduce", "cli"},
     "matplotlib": {"plots", "reproduce"},
     "statsmodels": {"reproduce"},
-    "pyarrow": {"moments"},
-    "pandas": {"moments"},
-    "dask": {"moments", "cli/_io.py"},
-    "zarr": {"moments"},
-    # The transports of the multi-site wing (flower/ until the multisite package replaces it).
-    "flwr": {"flower", "multisite/flower.py", "multisite/_supernode.py", "cli/_serverapp.py"},
+    # The readers; dask (and pandas, its own dependency) also where moments are summed per block.
+    "pyarrow": {"data"},
+    "pandas": {"data", "moments/dask_moments.py"},
+    "dask": {"data", "moments", "cli/_io.py"},
+    "zarr": {"data"},
+    # The transports of the multi-site wing.
+    "flwr": {"multisite/flower.py", "multisite/_supernode.py", "cli/_serverapp.py"},
     "grpc": {"multisite/grpc_transport.py"},
-    "cryptography": {"flower", "multisite/tls.py"},
+    "cryptography": {"multisite/tls.py"},
 }
 
 
@@ -295,3 +295,44 @@ def test_third_party_packages_stay_where_they_are_needed(path):
 def test_plots_not_imported_by_root():
     source = (ROOT / "__init__.py").read_text()
     assert "plots" not in source and "matplotlib" not in source
+
+
+# ---------------------------------------------------------------- commands stand on shared code, never on each other
+def _commands():
+    from dpmoments.cli import COMMANDS
+
+    return set(COMMANDS)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "cli").rglob("*.py")), ids=_rel)
+def test_no_command_imports_another(path):
+    """A command module (a name in ``cli.COMMANDS``) is imported only by the dispatcher, ``cli/__init__.py``
+    (by name). What two commands share lives in ``cli/_*.py`` or ``cli/present/``, which are for everyone."""
+    if _rel(path) == "cli/__init__.py":
+        return
+    commands = {f"dpmoments.cli.{name}" for name in _commands()}
+    found = [f"{_rel(path)}:{line} imports {module}{'.' + name if name else ''}"
+             for module, name, line in _imports(path)
+             if module in commands or (module == "dpmoments.cli" and name in _commands())]
+    assert not found, f"a command imports another command; move what they share to cli/_*.py or cli/present/: {found}"
+
+
+def test_a_command_import_is_found(tmp_path, monkeypatch):
+    """The rule above sees ``from .regress import x`` and ``from . import regress``."""
+    fake = ROOT / "cli" / "select.py"
+    source = "from .regress import read_in_memory\nfrom . import precision\n"
+    monkeypatch.setattr(pathlib.Path, "read_text", lambda self, *a, **k: source if self == fake else "")
+    _tree.cache_clear()
+    try:
+        found = [(m, n) for m, n, _ in _imports(fake)]
+    finally:
+        _tree.cache_clear()
+    assert ("dpmoments.cli.regress", "read_in_memory") in found and ("dpmoments.cli", "precision") in found
+
+
+def test_every_multisite_analysis_has_a_presenter():
+    from dpmoments.cli.present import PRESENTERS
+    from dpmoments.multisite.analyses import ANALYSES
+
+    assert set(PRESENTERS) == set(ANALYSES)
+    assert all(callable(getattr(module, "across_sites", None)) for module in PRESENTERS.values())

@@ -21,7 +21,7 @@ import sys
 import time
 
 import dpmoments.cli  # noqa: F401 - imported once, before any fork
-import dpmoments.distributed  # noqa: F401 - what the commands import lazily, imported before forking
+import dpmoments.multisite  # noqa: F401 - what the commands import lazily, imported before forking
 import dpmoments.estimators  # noqa: F401
 import dpmoments.plots  # noqa: F401
 import matplotlib.figure  # noqa: F401

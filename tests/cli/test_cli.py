@@ -103,7 +103,7 @@ def test_precision_glasso_with_truth(run, data, tmp_path):
 
 def test_precision_ebic_floor_on_the_scale_it_fits(run, data, tmp_path):
     from dpmoments import release_second_moment
-    from dpmoments.cli.precision import standardized
+    from dpmoments.estimators.graph import standardized
     from dpmoments.estimators import noise_floor
 
     X = np.load(data / "x.npy")

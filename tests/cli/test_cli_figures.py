@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpmoments.cli import _output
-from dpmoments.cli.precision import _threshold_roc
+from dpmoments.cli.present.precision import _threshold_roc
 from dpmoments.metrics import roc_curve
 
 PRIVACY = ["--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--no-fingerprint", "--quiet"]

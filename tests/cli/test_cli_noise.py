@@ -102,7 +102,7 @@ def test_covariance_console_marks_entries_the_noise_could_have_made():
     """An entry whose interval holds 0 is marked 'noise'; one the PSD projection moved, 'projected'."""
     from types import SimpleNamespace
 
-    from dpmoments.cli.covariance import console_lines
+    from dpmoments.cli.present.covariance import console_lines
 
     C = np.array([[5.0, 0.1], [0.1, 3.0]])
     lo, hi = np.array([[4.0, -1.0], [-1.0, -2.0]]), np.array([[6.0, 1.0], [1.0, 2.0]])
@@ -119,7 +119,7 @@ def test_covariance_console_marks_entries_the_noise_could_have_made():
 def test_the_largest_off_diagonal_entries_of_pure_noise_are_marked_noise():
     # the console lists the 5 largest of d(d-1)/2 entries against their noise: of pure noise at d = 60 they stand
     # 4 se from 0 and their intervals exclude it; they were listed with no note, as if they were signal
-    from dpmoments.cli.covariance import console_lines
+    from dpmoments.cli.present.covariance import console_lines
     from dpmoments.estimators import PrivateCovariance
 
     X = np.random.default_rng(0).normal(size=(40, 60))

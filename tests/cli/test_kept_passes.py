@@ -9,9 +9,9 @@ pass reads the file, as before. Either way the release is bit-for-bit the same.
 import numpy as np
 import pytest
 
-import dpmoments.moments.readers as readers
+import dpmoments.data.readers as readers
 from dpmoments.cli import _io, main
-from dpmoments.moments.readers import KeptPasses
+from dpmoments.data.readers import KeptPasses
 
 
 def _source(n_chunks=3, rows=4):
@@ -172,7 +172,7 @@ def test_an_unchanged_file_reads_in_every_pass(tmp_path):
 def test_a_tiny_chunk_size_does_not_queue_the_file_ahead(monkeypatch, tmp_path):
     """(review7) The depth was 128 MiB over the chunk's numbers alone: at --chunk-size 1 every row was a queued
     chunk of ~300 bytes of objects (a 3 MiB column kept 120 MiB while the pass was busy), growing with the file."""
-    import dpmoments.moments.tables as tables
+    import dpmoments.data.tables as tables
 
     depths, read_ahead = [], tables.read_ahead
     monkeypatch.setattr(tables, "read_ahead", lambda items, depth: depths.append(depth) or read_ahead(items, depth))

@@ -7,7 +7,7 @@ import pytest
 
 import dpmoments as dpm
 from dpmoments.estimators import PrivateCovariance
-from dpmoments.estimators.coinpress import COVARIANCE_STEPS, coinpress_mean, coinpress_second_moment
+from dpmoments.moments.coinpress import COVARIANCE_STEPS, coinpress_mean, coinpress_second_moment
 from dpmoments.privacy import ApproxDP, ZCDP, compose
 
 RNG = np.random.default_rng(2)

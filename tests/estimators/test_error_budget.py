@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dpmoments.moments.clipping_bias as clipping_bias
-import dpmoments.moments.readers as readers
+import dpmoments.data.readers as readers
 from dpmoments.estimators import PrivateCovariance, PrivatePCA
 from dpmoments.estimators.error_budget import (covariance_error_budget, eigenvalue_error_budget, fcr_level)
 from dpmoments.moments.auto_release import BoundBudget
@@ -40,6 +40,7 @@ def test_the_budget_reads_a_release_and_public_values_only(monkeypatch):
 
     monkeypatch.setattr(readers, "iter_chunks", no_rows)
     monkeypatch.setattr(clipping_bias, "clipping_excess_sums", no_rows)
+    monkeypatch.setattr(clipping_bias, "iter_chunks", no_rows)
     again = PrivateCovariance(**KW).fit_release(est.release_)
     np.testing.assert_array_equal(again.covariance_interval_, est.covariance_interval_)
     np.testing.assert_array_equal(PrivatePCA(n_components=2).fit_release(pca.release_).explained_variance_interval_,

@@ -9,7 +9,8 @@ import warnings
 import numpy as np
 import pytest
 
-from dpmoments.estimators import CenterBudget, private_second_moment
+from dpmoments.estimators import CenterBudget
+from dpmoments.moments.private_release import private_second_moment
 from dpmoments.moments import binned_sums
 
 RNG = np.random.default_rng(5)
@@ -83,7 +84,7 @@ def test_a_public_centre_reads_the_data_once():
 def test_an_array_in_memory_keeps_two_passes_for_the_second_moment(monkeypatch):
     moments = []  # a second pass over memory costs less than a second Gram product per row
     real = binned_sums.binned_pass
-    monkeypatch.setattr("dpmoments.estimators._private_choices.binned_pass",
+    monkeypatch.setattr("dpmoments.moments.private_release.binned_pass",
                         lambda *a, **k: moments.append(k["moment"]) or real(*a, **k))
     _release(X, center=None)
     _release(X)

@@ -1,4 +1,4 @@
-"""Centres, scales and bounds chosen privately in the moment estimators (estimators/_private_choices.py)."""
+"""Centres, scales and bounds chosen privately in the moment estimators (moments/private_release.py)."""
 
 import math
 import warnings

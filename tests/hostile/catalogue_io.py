@@ -13,7 +13,7 @@ from scipy import sparse
 
 import dpmoments as dpm
 from dpmoments.estimators import PrivateCovariance
-from dpmoments.moments.tables import open_table
+from dpmoments.data.tables import open_table
 
 OK = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)
 PRIVACY = ("--epsilon", "1", "--delta", "1e-6", "--row-norm", "1")

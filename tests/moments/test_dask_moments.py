@@ -1,6 +1,6 @@
 """Moments of dask collections: equal to the numpy path, never materialised, on threads and on a LocalCluster.
 
-Covers ``dpmoments.moments.dask_moments`` (per-block partial sums, Zarr / ``.npy`` / Parquet readers), the
+Covers ``dpmoments.moments.dask_moments`` (per-block partial sums), ``dpmoments.data.dask_files`` (Zarr / ``.npy`` / Parquet readers), the
 routing of dask input in the ``release_*`` functions and the moment-based estimators.
 """
 
@@ -24,9 +24,8 @@ from dpmoments.exceptions import NotPrivateWarning  # noqa: E402
 from dpmoments.moments import (  # noqa: E402
     accumulate_moments, release_cross_moment, release_second_moment, release_third_moment,
 )
-from dpmoments.moments.dask_moments import (  # noqa: E402
-    dask_moment_sums, is_dask_collection, open_npy_array, open_parquet_frame, open_zarr_array, row_ones,
-)
+from dpmoments.data.dask_files import open_npy_array, open_parquet_frame, open_zarr_array  # noqa: E402
+from dpmoments.moments.dask_moments import dask_moment_sums, is_dask_collection, row_ones  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.NotPrivateWarning")
 

@@ -5,8 +5,8 @@ import threading
 import numpy as np
 import pytest
 
-from dpmoments.moments._chunking import read_ahead
-from dpmoments.moments.tables import open_table
+from dpmoments.data._chunking import read_ahead
+from dpmoments.data.tables import open_table
 
 
 def _threads():

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from dpmoments.moments import iter_chunks
-from dpmoments.moments.tables import open_table
+from dpmoments.data import iter_chunks
+from dpmoments.data.tables import open_table
 
 X = np.random.default_rng(3).normal(size=(53, 3)).round(6)
 SECRET = "JANE-DOE-4711"
@@ -176,7 +176,7 @@ def _open_bounded(path, seconds=60, memory=4 << 30):
     import subprocess
     import sys
 
-    code = ("import sys\nfrom dpmoments.moments.tables import open_table\n"
+    code = ("import sys\nfrom dpmoments.data.tables import open_table\n"
             "try:\n    open_table(sys.argv[1])\nexcept ValueError as e:\n    print(e)\n")
     limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (memory, memory))  # noqa: E731
     try:
@@ -234,7 +234,7 @@ def test_a_npy_cut_short_while_it_is_read_is_an_error_not_a_crash(tmp_path):
     np.save(path, np.ones((50_000, 4)))
     code = textwrap.dedent(f"""
         import os
-        from dpmoments.moments.tables import open_table
+        from dpmoments.data.tables import open_table
         chunks = open_table({str(path)!r}).chunks(1024)
         next(chunks)
         os.truncate({str(path)!r}, 200_000)
@@ -284,7 +284,7 @@ def test_a_pandas_index_stored_in_parquet_is_not_a_column(tmp_path):
 
 def _appended_between_passes(monkeypatch, path):
     """Open the file as each pass does, appending far-off rows just before the second pass opens it."""
-    import dpmoments.moments.readers as readers
+    import dpmoments.data.readers as readers
 
     opened, real = [], readers.open_table
 

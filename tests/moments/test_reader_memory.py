@@ -22,7 +22,7 @@ ROWS, COLS, CHUNK = 150_000, 4, 8192
 _MEASURE = textwrap.dedent("""
     import sys, threading, time
     import numpy as np
-    from dpmoments.moments import iter_chunks
+    from dpmoments.data import iter_chunks
     import pyarrow, pyarrow.csv, pyarrow.parquet, scipy.sparse  # imports are not the reader's memory
 
     def anon():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpmoments.moments.accumulate import accumulate_moments
-from dpmoments.moments.readers import iter_chunks
+from dpmoments.data.readers import iter_chunks
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from dpmoments.distributed import Site
+from dpmoments.multisite import Site
 from dpmoments.moments import accumulate_moments, sparse_moment_sums
 
 from .test_accumulate import _one_shot as _dense

@@ -1,7 +1,7 @@
 """Reading inputs for the command line: one reader, column names, an optional fingerprint.
 
 Every command reads its data through :class:`DataSource`, a thin layer over
-:func:`dpmoments.moments.tables.open_table` (CSV/TSV, compressed or not,
+:func:`dpmoments.data.open_table` (CSV/TSV, compressed or not,
 Parquet, ``.npy``, sparse ``.npz``), plus Zarr stores through dask. The
 text-file options ``--delimiter`` and ``--no-header`` apply to every file a
 run reads; :func:`use_file_options` takes them from the parsed arguments.
@@ -17,11 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..moments import iter_chunks
-from ..moments.tables import open_table
-from ._args import CliError, parse_columns, parse_target
+from ..data import iter_chunks
+from ..data import open_table
+from ._args import CliError, parse_columns, parse_target, positive_int
+from ._output import check_destination, figures_ahead
+from ._progress import Progress
 
-__all__ = ["DataSource", "read_truth", "use_file_options", "chunk_rows"]
+__all__ = ["DataSource", "read_truth", "use_file_options", "chunk_rows", "DEFAULT_MAX_ROWS", "add_memory_arguments",
+           "open_input", "fingerprint", "read_in_memory", "require_target"]
 
 _FILE_OPTIONS = {"delimiter": None, "header": True}
 _DELIMITERS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": " ", "pipe": "|"}
@@ -238,3 +241,57 @@ def _edge_list(rows, names, path):
             raise CliError(f"the truth edge list '{path}' names {a!r}-{b!r}; the features are {names}")
         A[index[a.strip()], index[b.strip()]] = 1
     return A
+
+
+DEFAULT_MAX_ROWS = 5_000_000
+
+
+# -- shared helpers (also used by select, tensor and simulate) -------------------------------------
+def add_memory_arguments(parser):
+    parser.add_argument("--max-rows", type=positive_int, default=DEFAULT_MAX_ROWS, metavar="N",
+                        help="this analysis loads the selected columns into memory: refuse inputs with more than "
+                             f"N rows (default {DEFAULT_MAX_ROWS:,})")
+
+
+def open_input(args, path=None, target=None):
+    """Check the destination, open the file and validate the column selection (no data read yet)."""
+    if getattr(args, "out", None) is not None:
+        check_destination(args.out, args.force)
+    return DataSource(path or args.data, args.columns, target, meanwhile=figures_ahead(args))
+
+
+def fingerprint(source, args):
+    """The input's SHA-256 and size, only with ``--fingerprint`` (it is not private)."""
+    if not getattr(args, "fingerprint", False):
+        return None
+    with Progress("fingerprint", total=source.nbytes(), unit="bytes", enabled=not args.quiet) as bar:
+        return source.fingerprint(bar)
+
+
+def read_in_memory(source, args):
+    """Read the selected columns (and target) chunk by chunk into arrays; at most ``args.max_rows`` rows."""
+    limit = args.max_rows
+    if source.total_rows is not None and source.total_rows > limit:
+        raise CliError(f"'{source.path.name}' has {source.total_rows} rows, more than --max-rows {limit}; this "
+                       "analysis loads the selected columns into memory: raise --max-rows if they fit")
+    Xs, ys, n = [], [], 0
+    with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
+        for chunk in source.chunks(args.chunk_size, bar):
+            X, y = chunk if isinstance(chunk, tuple) else (chunk, None)
+            n += X.shape[0]
+            if n > limit:
+                raise CliError(f"'{source.path.name}' has more than --max-rows {limit} rows; this analysis loads "
+                               "the selected columns into memory: raise --max-rows if they fit")
+            Xs.append(np.asarray(X, dtype=np.float64))
+            ys.append(y)
+    if not Xs:
+        raise CliError(f"'{source.path.name}' has no data rows")
+    X = np.concatenate(Xs, axis=0)
+    y = None if ys[0] is None else np.concatenate([np.asarray(v, dtype=np.float64) for v in ys])
+    return X, y
+
+
+def require_target(args):
+    if args.target is None:
+        raise CliError(f"--target is required: the response column (a name or a 0-based position) of "
+                       f"'{args.data}'")

@@ -7,12 +7,10 @@ Flower ServerApp (:mod:`._serverapp`) all finish the same way: the wing's output
 that holds against the aggregator, the per-site claim beside it.
 """
 
-import numpy as np
-
-from ._args import CliError, _positive, parse_alpha, positive_int
+from ._args import CliError, _positive, positive_int
 from ._choices import bound_budget, bound_or_auto, check_choices, choices_lines, choices_report
-from ._noise import Noise, json_safe, num
 from ._report import privacy_report
+from .present import PRESENTERS
 
 __all__ = ["add_analysis_arguments", "plan_options", "check_analysis", "fit_analysis", "multisite_report",
            "print_guarantees", "ANALYSES", "auto_bounds", "center_across_sites", "AUTO_ACROSS_SITES", "CENTER_ACROSS_SITES"]
@@ -134,158 +132,7 @@ def fit_analysis(args, analysis, output, names):
     """
     from .. import estimators as est_mod
 
-    a = analysis
-    figures = not getattr(args, "no_figures", True)
-    if a == "covariance":
-        from .covariance import _what, console_lines, save_covariance
-
-        est = est_mod.PrivateCovariance(psd_floor=0.0).fit_release(output)
-        what, noise = " ".join(_what(output)), Noise(est)
-
-        def save(res):
-            save_covariance(res, est, names)
-            if figures:
-                from .. import plots
-
-                lo, hi = est.covariance_interval_
-                res.save_figure("covariance", plots.plot_matrix(
-                    est.covariance_, names, title=f"{what} ({output.guarantee} against the aggregator); "
-                    f"signal_to_noise {num(est.snr_, 2)}, grey: within the noise", within_noise=(lo <= 0) & (hi >= 0)))
-
-        info = {"estimator": "PrivateCovariance", "estimate": "covariance.npy", "statistic": what,
-                "standard_errors": "covariance_se.npy", "intervals": ["covariance_lower.npy", "covariance_upper.npy"]}
-        return noise.analysis(info), save, what, console_lines(est, names) + noise.lines()
-    if a == "pca":
-        from .pca import noise_floor, pca_analysis, pca_noise, save_pca, spectrum
-
-        if not 1 <= args.n_components <= output.n_features:
-            raise CliError(f"--n-components must be in [1, {output.n_features}]; got {args.n_components}")
-        est = est_mod.PrivatePCA(n_components=args.n_components).fit_release(output)
-        floor, eig = noise_floor(output), spectrum(output, args.n_components)
-        info = pca_analysis(est, floor, eig)
-
-        def save(res):
-            save_pca(res, est, names, floor)
-            if figures:
-                from .. import plots
-
-                res.save_figure("spectrum", plots.plot_spectrum(eig, floor, title=f"spectrum ({output.guarantee}) "
-                                                                "against the noise floor"))
-
-        return (info, save, f"{info['n_above_noise_floor']} eigenvalue(s) above the noise floor {floor:.3g}",
-                pca_noise(est).lines())
-    if a in ("precision", "ridge"):
-        return _precision(args, a, output, names, est_mod)
-    if a == "select":
-        return _select(args, output, names, est_mod)
-    if a in ("tensor-mog", "tensor-stm"):
-        return _tensor(args, a, output, names, est_mod)
-    return _regress(args, output, names, est_mod)
-
-
-def _precision(args, a, release, names, est_mod):
-    from .precision import RIDGE_THRESHOLD, _edge_rows, edge_matrix, glasso, precision_noise
-
-    if a == "precision":
-        est, _ = glasso(release, parse_alpha(args.alpha or "ebic"), None, 20)
-        E, rule = edge_matrix(est.precision_, None), "non-zero"
-    else:
-        alpha = parse_alpha(args.alpha)
-        if alpha == "ebic":
-            raise CliError("--analysis ridge needs a number for --alpha")
-        est = est_mod.PrivateRidgePrecision(alpha=alpha).fit_release(release)
-        E, rule = edge_matrix(est.precision_, RIDGE_THRESHOLD), f"|partial correlation| > {RIDGE_THRESHOLD}"
-
-    def save(res):
-        res.save_matrix("precision", est.precision_, names)
-        res.save_table("edges.csv", ["feature_a", "feature_b", "partial_correlation", "in_truth"],
-                       _edge_rows(est.precision_, E, names, None))
-        if not getattr(args, "no_figures", True) and not noise.withholds:  # a graph of noise is not drawn as a result
-            from .. import plots
-            from .precision import partial_correlations
-
-            res.save_figure("network", plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0),
-                                                          names, title=f"{a} ({release.guarantee}): "
-                                                          f"{int(E.sum() // 2)} edges"))
-
-    noise = precision_noise(est)
-    info = {"estimator": type(est).__name__, "alpha": float(getattr(est, "alpha_", est.alpha)), "edge_rule": rule,
-            "n_edges": int(E.sum() // 2), "estimate": "precision.npy"}
-    summary = "the graph withheld (noise)" if noise.withholds else f"{info['n_edges']} edge(s)"
-    return noise.analysis(info), save, summary, noise.lines()
-
-
-def _select(args, release, names, est_mod):
-    from .select import select_noise
-
-    phi = args.phi if args.phi == "bic" else float(args.phi)
-    est = est_mod.PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=1.0, R=args.R, phi=phi,
-                                        sigma2=args.sigma2 or 1.0, max_size=args.max_size,
-                                        rng=args.seed).fit_release(release)
-    chosen = [names[j] for j in est.selected_]
-
-    def save(res):
-        res.save_table("selected.csv", ["feature", "coefficient"],
-                       [[names[j], repr(float(est.coef_[j]))] for j in est.selected_])
-
-    noise = select_noise(est)
-    draws = est.uncertainty_["n_draws"]
-    stability = (f"selection_probability {est.selection_probability_:.2f}: the share of {draws} releases redrawn "
-                 f"around this one (the same noise law) that choose the same model; selection_gap "
-                 f"{num(est.selection_gap_)} to the runner-up" if draws else
-                 "selection_probability 1: one candidate, or a release without noise (nothing redrawn)")
-    info = noise.analysis({"estimator": "PrivateModelSelection", "selected": chosen, "phi": est.phi_, "R": est.R_,
-                           "estimate": "selected.csv", **json_safe({"selection_probability": est.selection_probability_,
-                                                                    "selection_gap": est.selection_gap_})})
-    summary = "the choice withheld (noise)" if noise.withholds else f"selected {chosen}"
-    return info, save, summary, [stability] + noise.lines()
-
-
-def _tensor(args, a, moments, names, est_mod):
-    model = a.split("-")[1]
-    D = moments.second.n_features
-    if not 1 <= args.n_components <= D:
-        raise CliError(f"--n-components must be in [1, {D}]; got {args.n_components}")
-    est = est_mod.PrivateTensorDecomposition(
-        n_components=args.n_components, model=model, row_norm=moments.second.row_norm,
-        sigma2=moments.sigma2, vocabulary_size=D if model == "stm" else None, budget=moments.budget,
-        rng=args.seed).fit_release(moments)
-    labels = names if model == "mog" else [f"w{j}" for j in range(D)]
-
-    def save(res):
-        np.save(res.path("components.npy"), est.components_)
-        res.save_table("components.csv", ["component"] + list(labels),
-                       [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(est.components_)])
-        res.save_table("weights.csv", ["component", "weight"],
-                       [[f"c{j + 1}", repr(float(w))] for j, w in enumerate(est.weights_)])
-
-    from .tensor import tensor_noise
-
-    noise = tensor_noise(est)
-    info = {"estimator": "PrivateTensorDecomposition", "model": model, "n_components": args.n_components,
-            "weights": est.weights_.tolist(), "estimate": "components.npy"}
-    summary = f"{args.n_components} component(s)" + (" withheld (noise)" if noise.withholds else "")
-    return noise.analysis(info), save, summary, noise.lines()
-
-
-def _regress(args, fit, names, est_mod):
-    from .regress import coefficient_fields, coefficient_figure, coefficient_lines, save_coefficients
-
-    # fit_release reads only the uncertainty options; the run's budget, bounds and iterations are in ``fit``
-    est = est_mod.PrivateIRLS(epsilon=None, delta=None, row_norm=None, response_bound=None, n_iter=fit.n_iter,
-                              w_max=None, rng=args.seed).fit_release(fit)
-    noise = Noise(est)
-
-    def save(res):
-        save_coefficients(res, est, names)
-        if not getattr(args, "no_figures", True):
-            res.save_figure("coefficients", coefficient_figure(est, names))
-
-    info = noise.analysis({"estimator": "PrivateIRLS (across sites)", "n_iter": fit.n_iter,
-                           "psd_floor_clipped": list(fit.n_psd_clipped), "estimate": "coefficients.csv",
-                           "standard_errors": "coefficients_se.npy", **coefficient_fields(est, names)})
-    return (info, save, "coefficients " + ", ".join(f"{c:.3g}" for c in fit.coef),
-            coefficient_lines(est, names) + noise.lines())
+    return PRESENTERS[analysis].across_sites(args, analysis, output, names, est_mod)
 
 
 def headline_release(output):

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..moments import moment_sensitivity, release_second_moment
 from ..moments.counts import split_budget, splits_in_rho
-from ..moments.readers import KeptPasses
+from ..data import KeptPasses
 from ..privacy import calibrate_gaussian, calibrate_laplace, zcdp_to_approx_dp
 from ._args import _epsilon, privacy_options
 from ._choices import bound_budget, center_budget, check_choices, too_few_rows_hint
@@ -59,7 +59,7 @@ class Rereadable:
     """The file's chunks on every iteration: one pass per private choice, then the release.
 
     A parsed file (CSV, Parquet, ...) is parsed once: its chunks are kept for the next passes while they
-    fit under :data:`~dpmoments.moments.readers.KEEP_PARSED_BYTES`, else read afresh each time. A
+    fit under :data:`~dpmoments.data.readers.KEEP_PARSED_BYTES`, else read afresh each time. A
     ``.npy`` is read again (from the page cache: about one copy) and never kept.
     """
 
@@ -72,8 +72,8 @@ class Rereadable:
 
 
 def _private_release(data, kwargs, args):
-    """The second moment with its bound, scales and centre chosen privately (estimators._private_choices)."""
-    from ..estimators import private_second_moment
+    """The second moment with its bound, scales and centre chosen privately (moments.private_release)."""
+    from ..moments.private_release import private_second_moment
 
     with too_few_rows_hint(args):
         return private_second_moment(
@@ -115,7 +115,7 @@ def _main_epsilon(release, epsilon, delta):
     """The epsilon the second moment gets of a total ``epsilon`` when a run also paid for private choices.
 
     Its share is of rho (Gaussian, calibrated in zCDP) or of epsilon (Laplace),
-    as :mod:`dpmoments.estimators._private_choices` splits it; at the bound
+    as :mod:`dpmoments.moments.private_release` splits it; at the bound
     this run drew (another epsilon would draw another).
     """
     share = next((p.share for p in release.parts if p.label == "second moment"), None)

@@ -9,12 +9,15 @@ absolute path) and, only with ``--fingerprint``, a hash of its bytes.
 
 import datetime
 import sys
+import types
 
+from .._rng import secure_randomness
 from .._version import __version__
-from ..privacy.relations import RELATION_WORDS, describe_relation
+from ..privacy.relations import RELATION_WORDS, describe_relation, n_is_public
 from ._args import CLIPPING_HELP
 
-__all__ = ["privacy_report", "privacy_summary", "n_note", "recorded_arguments", "rows_text", "randomness_text"]
+__all__ = ["privacy_report", "privacy_summary", "n_note", "recorded_arguments", "rows_text", "randomness_text",
+           "estimator_report"]
 
 _RANDOMNESS = {
     "os-entropy": "fresh OS entropy (numpy PCG64 seeded from the OS): the noise cannot be reproduced",
@@ -144,3 +147,42 @@ def privacy_summary(release):
     return (f"privacy: guarantee {rel.guarantee}, neighbouring_relation {describe_relation(rel.neighbours)}; "
             f"mechanism {rel.mechanism}, {scale}{sens}{cal}{count}; row_norm {rel.row_norm:g} (rows clipped to it); "
             f"{randomness_text(rel.randomness, rel.secure)}")
+
+
+def estimator_report(command, guarantee, *, privacy, source, fingerprint, n, d, analysis, argv, randomness,
+                     files, extra=None, neighbours="replace-one"):
+    """A privacy report with the layout of :func:`._report.privacy_report`, for estimators without a Release.
+
+    Their noise is float noise from numpy, never exact discrete noise, so it
+    is never reported secure (:func:`dpmoments._rng.secure_randomness`).
+    """
+    block = {
+        "guarantee": str(guarantee),
+        "guarantee_detail": guarantee.to_dict(),
+        "certified": guarantee.certified,
+        "neighbouring_relation": neighbours,
+        "neighbouring_relation_meaning": RELATION_WORDS[neighbours],
+        "mechanism": None, "sensitivity": None, "sensitivity_norm": None, "calibration": None,
+        "noise_scale": None, "row_norm": None, "center": None,
+        "clipping": CLIPPING_HELP,
+        "randomness": randomness,
+        "secure_randomness": secure_randomness(randomness, exact_discrete=False),
+        "randomness_note": _RANDOMNESS.get(randomness, randomness),
+        "n_public": n_is_public(neighbours),
+        "n_note": f"n = {n} rows, public under {neighbours} (the relation fixes it)",
+    }
+    block.update(privacy)
+    report = {
+        "dpmoments_version": __version__,
+        "command": command,
+        "arguments": recorded_arguments(sys.argv[1:] if argv is None else argv),
+        "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "privacy": block,
+        "release": None,
+        "input": _input(source, types.SimpleNamespace(n=n, n_features=d), fingerprint),
+        "analysis": analysis,
+        "files": list(files) + ["privacy_report.json"],
+    }
+    if extra:
+        report.update(extra)
+    return report

@@ -27,6 +27,7 @@ import time
 import numpy as np
 
 from ..datasets import load_sachs
+from ..estimators.graph import edge_matrix, glasso, partial_correlations, standardized, standardized_checked
 from ..metrics import tpr_fpr
 from ..moments import release_cross_moment, release_second_moment
 from ..privacy import Accountant, ApproxDP, compose
@@ -34,8 +35,7 @@ from ._args import _delta, _epsilon, add_figure_arguments, seed_int
 from ._noise import add_uncertainty_arguments, draws
 from ._output import ResultsDir, check_destination
 from ._report import privacy_report, privacy_summary
-from .precision import (edge_matrix, glasso, partial_correlations, precision_noise, standardized,
-                        standardized_checked)
+from .present.precision import precision_noise
 
 HELP = "a private graphical model of bundled cell-signalling data, beside the non-private one"
 DESCRIPTION = """\

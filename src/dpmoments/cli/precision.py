@@ -11,19 +11,18 @@ noise floor is withheld (its edges are not printed or drawn); a noisy matrix
 or floored variances are shown with a warning.
 """
 
-import warnings
-
-import numpy as np
-
+from ..estimators.graph import edge_matrix, glasso, standardized_checked
 from ..metrics import auc, roc_curve, tpr_fpr
 from ._args import (PRIVATE_ALL, CliError, _bounded_int, add_input_arguments, add_output_arguments,
                     add_privacy_arguments, add_uncentred_argument, default_center, parse_alpha)
 from ._io import read_truth
-from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, num, table
+from ._noise import add_uncertainty_arguments, draws
 from ._output import ResultsDir
-from ._release import expected_noise_error, second_moment_release
-from ._report import privacy_report, privacy_summary, rows_text
+from ._release import second_moment_release
+from ._report import privacy_report, privacy_summary
 from ._choices import print_release_choices, release_choices
+from .present.precision import (RIDGE_THRESHOLD, edge_lines, edge_table, figures, precision_noise, print_header,
+                                save_spread)
 
 HELP = "a private precision matrix (graphical lasso or ridge) and its network"
 DESCRIPTION = """\
@@ -52,10 +51,6 @@ EXAMPLES = """\
 writes: precision.npy/.csv, edges.csv, privacy_report.json, network.png,
         edge_frequency.npy/.csv (glasso, with draws), precision_se/_lower/_upper.npy/.csv (ridge, with draws),
         roc.png (with --truth), privacy_utility.png (with --epsilon-grid)"""
-
-RIDGE_THRESHOLD = 0.05
-#: The console lists at most this many edges (edges.csv holds them all).
-CONSOLE_EDGES = 12
 
 
 def add_arguments(parser):
@@ -114,78 +109,6 @@ def _alpha_floor(args):
     return value
 
 
-def standardized(release):
-    """The release scaled to a correlation matrix, variances floored at their noise level (and warned about).
-
-    See :func:`dpmoments.estimators.standardize.standardize_release`.
-    """
-    return standardized_checked(release)[0]
-
-
-def standardized_checked(release, owner="precision --standardize"):
-    """:func:`standardized`, and its failed checks as ``diagnostics_`` entries (also warned, as before)."""
-    from ..estimators.standardize import standardize_release
-    from ..exceptions import NoiseDominatesWarning
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        scaled = standardize_release(release, owner=owner)
-    found = []
-    for w in caught:  # passed on as they were; the floor's own sentence becomes a diagnostic
-        warnings.warn(w.message, w.category, stacklevel=2)
-        if issubclass(w.category, NoiseDominatesWarning):
-            found.append({"code": "variance-below-noise", "message": str(w.message).removeprefix(f"{owner}: ")})
-    return scaled, found
-
-
-def partial_correlations(precision):
-    scale = np.sqrt(np.abs(np.diag(precision)))
-    scale[scale == 0] = 1.0
-    P = -precision / np.outer(scale, scale)
-    np.fill_diagonal(P, 1.0)
-    return P
-
-
-def edge_matrix(precision, threshold):
-    """Boolean (d, d) edges: |partial correlation| > threshold (any non-zero when threshold is None)."""
-    E = np.abs(precision) > 1e-8 if threshold is None else np.abs(partial_correlations(precision)) > threshold
-    np.fill_diagonal(E, False)
-    return E | E.T
-
-
-def glasso(release, alpha, max_edges=None, n_alphas=20, alpha_floor="noise", roc=False, n_draws=0, level=0.9,
-           rng=None):
-    """Fit the graphical lasso on a release, solving each penalty once. Returns (estimator, path precisions).
-
-    A fixed ``alpha`` is one solve. ``"ebic"`` and ``max_edges`` solve the grid once, as a warm-started
-    path kept on the estimator (``path_``), which the ROC curve reads. A path is solved for the ROC
-    only when ``roc`` asks for one that the estimator did not already solve. ``n_draws`` redrawn
-    releases are each solved once more at the chosen penalty (the edges' inclusion frequencies),
-    by the same fit: the estimate is never solved twice.
-    """
-    # PrivateGraphicalLasso's logic without scikit-learn (whose import would cost more than reading most files)
-    from ..estimators.precision import GraphicalLassoFit
-    from ..estimators.selection import alpha_grid
-    from ..solvers import graphical_lasso_path
-
-    # epsilon, delta, row_norm: unused by fit_release, the release carries its guarantee
-    kw = dict(epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=n_draws, level=level, rng=rng)
-    if max_edges is not None:
-        est = GraphicalLassoFit(alpha="edges", max_edges=max_edges, alphas=n_alphas, **kw)
-    elif alpha == "ebic":
-        est = GraphicalLassoFit(alpha="ebic", alphas=n_alphas, alpha_floor=alpha_floor, **kw)
-    else:
-        est = GraphicalLassoFit(alpha=alpha, **kw)
-    est.fit_release(release)
-    if not roc:
-        return est, None
-    S = est.release_.second_moment  # the projected release the estimator solved on
-    grid = alpha_grid(S, n_alphas)
-    if est.path_ is not None and np.array_equal(est.path_.alphas, grid):
-        return est, est.path_.precisions
-    return est, [r.precision for r in graphical_lasso_path(S, grid)]
-
-
 def run(args):
     alpha = _alpha(args)
     default_center(args)
@@ -212,12 +135,12 @@ def run(args):
         save_spread(res, est, names)
         res.save_table("edges.csv", *edge_table(est, E, names, truth))
         if not args.no_figures:
-            _figures(res, est, E, names, truth, path, threshold, release, args, noise)
+            figures(res, est, E, names, truth, path, threshold, release, args, noise)
         res.save_json("privacy_report.json", privacy_report(
             "precision", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"], **release_choices(release, args)}))
     if not args.quiet:
-        _print(source, release, analysis, args)
+        print_header(source, release, analysis, args)
         if not noise.withholds:
             for line in edge_lines(est, E, names):
                 print(line)
@@ -226,70 +149,6 @@ def run(args):
         print_release_choices(release)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
-
-
-def precision_noise(est, floored=()):
-    """The noise of a precision fit: a graph with no entry above the noise floor is withheld."""
-    noise = Noise(est, floored)
-    if noise.failed("no-edge-above-noise"):
-        noise.withhold("the edges (no entry of the released matrix stands out of the noise)", "edges.csv",
-                       "no-edge-above-noise", fields=("n_edges",))
-    return noise
-
-
-def save_spread(res, est, names):
-    """Beside the estimate: each edge's inclusion frequency (glasso) or each entry's se and interval (ridge)."""
-    if getattr(est, "edge_frequency_", None) is not None:
-        res.save_matrix("edge_frequency", est.edge_frequency_, names)
-    if getattr(est, "precision_se_", None) is not None:
-        res.save_matrix("precision_se", est.precision_se_, names)
-        if est.precision_interval_ is not None:
-            res.save_matrix("precision_lower", est.precision_interval_[0], names)
-            res.save_matrix("precision_upper", est.precision_interval_[1], names)
-
-
-def _edge_columns(est):
-    """The noise columns of the edge table: frequency (glasso draws), se and interval of the entry (ridge draws)."""
-    freq = getattr(est, "edge_frequency_", None)
-    se = getattr(est, "precision_se_", None)
-    level = f"{100 * est.level:g}% interval"
-    if freq is not None:
-        return ["frequency"], lambda a, b: [f"{freq[a, b]:.2f}"]
-    if se is not None and est.precision_interval_ is not None:
-        lo, hi = est.precision_interval_
-        return (["precision", "se", level],
-                lambda a, b: [num(est.precision_[a, b], 4), num(se[a, b]), interval_text(lo[a, b], hi[a, b])])
-    return [], lambda a, b: []
-
-
-def edge_table(est, E, names, truth):
-    """(header, rows) of edges.csv: each edge with its partial correlation and its noise columns."""
-    P = partial_correlations(est.precision_)
-    extra, cells = _edge_columns(est)
-    i, j = np.nonzero(np.triu(E, 1))
-    pairs = sorted(zip(i.tolist(), j.tolist()), key=lambda ij: -abs(P[ij]))
-    rows = [[names[a], names[b], f"{P[a, b]:.4f}", *cells(a, b), "" if truth is None else bool(truth[a, b])]
-            for a, b in pairs]
-    return ["feature_a", "feature_b", "partial_correlation", *extra, "in_truth"], rows
-
-
-def edge_lines(est, E, names, top=CONSOLE_EDGES):
-    """The strongest edges with their noise (inclusion frequency or standard error), for the console."""
-    header, rows = edge_table(est, E, names, None)
-    if not rows:
-        return []
-    freq = getattr(est, "edge_frequency_", None)
-    out = []
-    if freq is not None:
-        u = est.uncertainty_
-        out.append(f"edges: {u['n_edges_stable_90']} of {u['n_edges']} in at least 90% of {u['n_draws']} redrawn "
-                   "releases ('frequency': the share of them with the edge)")
-    elif "se" not in header:
-        out.append("edges (no per-edge noise without draws: run with --draws B for each edge's frequency):")
-    out += table([f"{header[0]} - {header[1]}", *header[2:-1]], [[f"{r[0]} - {r[1]}", *r[2:-1]] for r in rows[:top]])
-    if len(rows) > top:
-        out.append(f"  ... {len(rows) - top} more in edges.csv")
-    return out
 
 
 def _analysis(args, est, E, threshold, truth, path):
@@ -310,59 +169,3 @@ def _analysis(args, est, E, threshold, truth, path):
     return info
 
 
-def _edge_rows(precision, E, names, truth):
-    P = partial_correlations(precision)
-    i, j = np.nonzero(np.triu(E, 1))
-    rows = sorted(zip(i.tolist(), j.tolist()), key=lambda ij: -abs(P[ij]))
-    return [[names[a], names[b], f"{P[a, b]:.4f}", "" if truth is None else bool(truth[a, b])] for a, b in rows]
-
-
-def _figures(res, est, E, names, truth, path, threshold, release, args, noise=None):
-    from .. import plots
-
-    if noise is None or not noise.withholds:  # a graph of noise is not drawn as a result
-        freq = getattr(est, "edge_frequency_", None)
-        title = f"{args.method}, {release.guarantee}: {int(E.sum() // 2)} edges" + (
-            "" if noise is None else f"; signal_to_noise {num(noise.snr, 2)}")
-        res.save_figure("network", plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0), names,
-                                                      truth=truth, title=title, stability=freq,
-                                                      n_draws=est.n_draws if freq is not None else None))
-    if truth is not None:
-        curves = {}
-        if path is not None:
-            curves["penalty path"] = roc_curve(path, truth)
-        else:
-            curves["threshold path"] = _threshold_roc(partial_correlations(est.precision_), truth)
-        tpr, fpr = tpr_fpr(E, truth)
-        area = auc(*next(iter(curves.values())))
-        res.save_figure("roc", plots.plot_roc(curves, points={"chosen": (fpr, tpr)},
-                                              title=f"support recovery, {release.guarantee}: AUC {area:.2f}"))
-    grid = args.epsilon_grid_values
-    if grid:
-        err = expected_noise_error(release, grid, args.delta)
-        ax = plots.plot_privacy_utility(grid, err, label="expected relative Frobenius error of the released matrix",
-                                        chosen=args.epsilon, title="noise against epsilon (calibration only)")
-        res.save_figure("privacy_utility", ax)
-
-
-def _threshold_roc(P, truth):
-    """The ROC of |partial correlation| > t over every t, from one sort (a graph per t is O(d^4)).
-
-    The same points as ``roc_curve`` over the thresholded graphs, (0, 0) and (1, 1) included.
-    """
-    upper = ~np.tri(P.shape[0], dtype=bool)  # a mask, not index arrays: 12.5 million pairs at d = 5000
-    score, edge = np.abs(P[upper]), np.abs(np.asarray(truth)[upper].astype(np.float64)) > 1e-8
-    order = np.argsort(-score)  # ties need no order: they enter together below
-    score, edge = score[order], edge[order]
-    last = np.r_[score[1:] != score[:-1], True]  # tied scores enter together
-    tp, fp = np.cumsum(edge)[last], np.cumsum(~edge)[last]
-    return np.r_[0.0, fp / max(fp[-1], 1)], np.r_[0.0, tp / max(tp[-1], 1)]
-
-
-def _print(source, release, info, args):
-    print(f"{args.method} precision of {rows_text(release)} x {release.n_features} columns of {source.path.name}: "
-          f"alpha = {info['alpha']:.4g} ({info['alpha_rule']}), "
-          + ("the graph withheld (noise)" if info["n_edges"] is None else f"{info['n_edges']} edges"))
-    if "tpr" in info:
-        print(f"against the truth graph ({info['truth_edges']} edges): TPR {info['tpr']:.2f}, FPR {info['fpr']:.2f}"
-              + (f", ROC AUC {info['roc_auc']:.2f}" if "roc_auc" in info else ""))

@@ -5,32 +5,20 @@ pair per iteration, each computed from weights that depend on the previous
 private iterate: it needs ``J`` passes over the rows, so this subcommand
 (unlike ``covariance`` or ``pca``) loads the selected columns into memory.
 ``--max-rows`` caps what it will load; the file is still read in chunks.
-
-The helpers :func:`add_memory_arguments`, :func:`open_input`,
-:func:`read_in_memory` and :func:`estimator_report` are shared with the
-other subcommands whose estimator takes in-memory arrays (``select``,
-``tensor --model stm``, ``simulate``).
 """
 
-import datetime
-import sys
-import types
-
-import numpy as np
-
-from .._rng import secure_randomness
-from .._version import __version__
-from ..privacy.relations import RELATION_WORDS, describe_relation, n_is_public
-from ._args import (CLIPPING_HELP, CliError, _bound, _delta, _epsilon, add_input_arguments,
-                    add_output_arguments, positive_int, seed_int)
+from ..privacy.relations import describe_relation
+from ._args import (CLIPPING_HELP, CliError, _bound, _delta, _epsilon, add_input_arguments, add_output_arguments,
+                    positive_int, seed_int)
 from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices,
                        choices_lines, choices_report, too_few_rows_hint)
-from ._io import DataSource
-from ._noise import Noise, add_uncertainty_arguments, draws, interval_text, json_safe, num, table
-from ._output import ResultsDir, check_destination, figures_ahead
-from ._progress import Progress
+from ._io import add_memory_arguments, fingerprint, open_input, read_in_memory, require_target
+from ._noise import Noise, add_uncertainty_arguments, draws
+from ._output import ResultsDir
 from ._release import epsilon_grid
-from ._report import _RANDOMNESS, _input, randomness_text, recorded_arguments
+from ._report import estimator_report, randomness_text
+from .present.regress import (coefficient_fields, coefficient_figure, coefficient_lines, grid_figure,
+                              save_coefficients)
 
 HELP = "private robust (least absolute deviations) regression by IRLS"
 DESCRIPTION = """\
@@ -62,102 +50,6 @@ writes: coefficients.csv (with se and interval), coefficients.npy, coefficients_
 Noise: each coefficient is printed with its standard error and interval (the noise of the final
 iteration's two releases); coefficients within their noise are shown with a warning, never hidden:
 their intervals say how much of them is noise."""
-
-DEFAULT_MAX_ROWS = 5_000_000
-
-
-# -- shared helpers (also used by select, tensor and simulate) -------------------------------------
-def add_memory_arguments(parser):
-    parser.add_argument("--max-rows", type=positive_int, default=DEFAULT_MAX_ROWS, metavar="N",
-                        help="this analysis loads the selected columns into memory: refuse inputs with more than "
-                             f"N rows (default {DEFAULT_MAX_ROWS:,})")
-
-
-def open_input(args, path=None, target=None):
-    """Check the destination, open the file and validate the column selection (no data read yet)."""
-    if getattr(args, "out", None) is not None:
-        check_destination(args.out, args.force)
-    return DataSource(path or args.data, args.columns, target, meanwhile=figures_ahead(args))
-
-
-def fingerprint(source, args):
-    """The input's SHA-256 and size, only with ``--fingerprint`` (it is not private)."""
-    if not getattr(args, "fingerprint", False):
-        return None
-    with Progress("fingerprint", total=source.nbytes(), unit="bytes", enabled=not args.quiet) as bar:
-        return source.fingerprint(bar)
-
-
-def read_in_memory(source, args):
-    """Read the selected columns (and target) chunk by chunk into arrays; at most ``args.max_rows`` rows."""
-    limit = args.max_rows
-    if source.total_rows is not None and source.total_rows > limit:
-        raise CliError(f"'{source.path.name}' has {source.total_rows} rows, more than --max-rows {limit}; this "
-                       "analysis loads the selected columns into memory: raise --max-rows if they fit")
-    Xs, ys, n = [], [], 0
-    with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
-        for chunk in source.chunks(args.chunk_size, bar):
-            X, y = chunk if isinstance(chunk, tuple) else (chunk, None)
-            n += X.shape[0]
-            if n > limit:
-                raise CliError(f"'{source.path.name}' has more than --max-rows {limit} rows; this analysis loads "
-                               "the selected columns into memory: raise --max-rows if they fit")
-            Xs.append(np.asarray(X, dtype=np.float64))
-            ys.append(y)
-    if not Xs:
-        raise CliError(f"'{source.path.name}' has no data rows")
-    X = np.concatenate(Xs, axis=0)
-    y = None if ys[0] is None else np.concatenate([np.asarray(v, dtype=np.float64) for v in ys])
-    return X, y
-
-
-def require_target(args):
-    if args.target is None:
-        raise CliError(f"--target is required: the response column (a name or a 0-based position) of "
-                       f"'{args.data}'")
-
-
-def estimator_report(command, guarantee, *, privacy, source, fingerprint, n, d, analysis, argv, randomness,
-                     files, extra=None, neighbours="replace-one"):
-    """A privacy report with the layout of :func:`._report.privacy_report`, for estimators without a Release.
-
-    Their noise is float noise from numpy, never exact discrete noise, so it
-    is never reported secure (:func:`dpmoments._rng.secure_randomness`).
-    """
-    block = {
-        "guarantee": str(guarantee),
-        "guarantee_detail": guarantee.to_dict(),
-        "certified": guarantee.certified,
-        "neighbouring_relation": neighbours,
-        "neighbouring_relation_meaning": RELATION_WORDS[neighbours],
-        "mechanism": None, "sensitivity": None, "sensitivity_norm": None, "calibration": None,
-        "noise_scale": None, "row_norm": None, "center": None,
-        "clipping": CLIPPING_HELP,
-        "randomness": randomness,
-        "secure_randomness": secure_randomness(randomness, exact_discrete=False),
-        "randomness_note": _RANDOMNESS.get(randomness, randomness),
-        "n_public": n_is_public(neighbours),
-        "n_note": f"n = {n} rows, public under {neighbours} (the relation fixes it)",
-    }
-    block.update(privacy)
-    report = {
-        "dpmoments_version": __version__,
-        "command": command,
-        "arguments": recorded_arguments(sys.argv[1:] if argv is None else argv),
-        "created_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "privacy": block,
-        "release": None,
-        "input": _input(source, types.SimpleNamespace(n=n, n_features=d), fingerprint),
-        "analysis": analysis,
-        "files": list(files) + ["privacy_report.json"],
-    }
-    if extra:
-        report.update(extra)
-    return report
-
-
-def randomness_of(seed):
-    return "os-entropy" if seed is None else "seeded"
 
 
 # -- the subcommand ---------------------------------------------------------------------------------
@@ -250,7 +142,7 @@ def run(args):
         if grid and not args.no_figures:
             d_aug = d + bool(args.fit_intercept)
             scales = [_at(clone(est).set_params(epsilon=e), est)._plan(n, d_aug)[3] for e in grid]
-            _grid_figure(res, grid, scales, args)
+            grid_figure(res, grid, scales, args)
         res.save_json("privacy_report.json", estimator_report(
             "regress", est.privacy_, privacy=privacy, source=source, fingerprint=fp, n=n, d=d, analysis=analysis,
             argv=args.argv, randomness=rep["randomness"], files=res.files, extra=choices))
@@ -275,63 +167,4 @@ def _at(copy, est):
     copy.row_norm_, copy.response_bound_ = est.row_norm_, est.response_bound_
     return copy
 
-
-def coefficients(est, names):
-    """(labels, estimates, standard errors, (2, m) intervals), the intercept last when fitted."""
-    from ..estimators.uncertainty import z_value
-
-    labels, values, se, interval = list(names), list(est.coef_), list(est.coef_se_), est.coef_interval_
-    if est.fit_intercept:
-        half = z_value(est.level) * est.intercept_se_
-        labels.append("(intercept)")
-        values.append(est.intercept_)
-        se.append(est.intercept_se_)
-        interval = np.column_stack([interval, [est.intercept_ - half, est.intercept_ + half]])
-    return labels, np.array(values, dtype=float), np.array(se, dtype=float), interval
-
-
-def coefficient_fields(est, names):
-    labels, values, se, interval = coefficients(est, names)
-    return json_safe({"coefficients": dict(zip(labels, values.tolist())),
-                      "coefficients_se": dict(zip(labels, se.tolist())),
-                      "coefficients_interval": {k: iv for k, iv in zip(labels, interval.T.tolist())}})
-
-
-def save_coefficients(res, est, names):
-    labels, values, se, (lo, hi) = coefficients(est, names)
-    res.save_table("coefficients.csv", ["feature", "coefficient", "se", "lower", "upper"],
-                   [[k, repr(float(v)), repr(float(s)), repr(float(a)), repr(float(b))]
-                    for k, v, s, a, b in zip(labels, values, se, lo, hi)])
-    np.save(res.path("coefficients.npy"), values)
-    np.save(res.path("coefficients_se.npy"), se)
-
-
-def coefficient_lines(est, names):
-    labels, values, se, (lo, hi) = coefficients(est, names)
-    zero = (lo <= 0) & (hi >= 0)
-    rows = [[k, num(v, 4), num(s), interval_text(a, b), "contains 0" if z else ""]
-            for k, v, s, a, b, z in zip(labels, values, se, lo, hi, zero)]
-    out = table(["coefficient", "estimate", "se", f"{100 * est.level:g}% interval", ""], rows)
-    if zero.any():
-        out.append(f"{int(zero.sum())} of {zero.size} intervals contain 0: those coefficients cannot be told from 0 "
-                   "at this noise")
-    return out
-
-
-def coefficient_figure(est, names):
-    from .. import plots
-
-    labels, values, _, interval = coefficients(est, names)
-    return plots.plot_estimates(values, interval, labels, level=est.level, value_name="coefficient",
-                                title=f"IRLS coefficients ({est.privacy_}); signal_to_noise {num(est.snr_, 2)}")
-
-
-def _grid_figure(res, grid, scales, args):
-    from .. import plots
-
-    curves = {"cross-moment noise scale": [s["A"] for s in scales],
-              "second-moment noise scale": [s["B"] for s in scales]}
-    ax = plots.plot_privacy_utility(grid, curves, label="per-iteration noise scale", chosen=args.epsilon,
-                                    title="IRLS noise against epsilon (calibration only; no data access)")
-    res.save_figure("privacy_utility", ax)
 

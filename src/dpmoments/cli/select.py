@@ -17,13 +17,13 @@ import math
 from ._args import CliError, _bound, _epsilon, add_input_arguments, add_output_arguments, seed_int
 from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices, choices_lines,
                        choices_report, too_few_rows_hint)
-from ._noise import Noise, json_safe, num
+from ._noise import json_safe
 from ._output import ResultsDir
 from ._release import epsilon_grid
 from ..privacy.relations import describe_relation
-from ._report import randomness_text
-from .regress import (add_memory_arguments, estimator_report, fingerprint, open_input, read_in_memory,
-                      require_target)
+from ._report import estimator_report, randomness_text
+from ._io import add_memory_arguments, fingerprint, open_input, read_in_memory, require_target
+from .present.select import margin_lines, privacy_parts, select_noise
 
 HELP = "epsilon-DP selection of a linear model's columns (penalised L1-constrained least squares)"
 DESCRIPTION = """\
@@ -134,7 +134,7 @@ def run(args):
     names = source.feature_names
     rep = est.privacy_report_
     chosen = [names[j] for j in est.selected_]
-    parts = _parts(est, rep)
+    parts = privacy_parts(est, rep)
     noise = select_noise(est)
     analysis = {"estimator": "PrivateModelSelection", "selected": chosen, "selected_index": list(est.selected_),
                 "n_candidates": len(family), "candidates": args.candidates, "max_size": args.max_size,
@@ -189,33 +189,3 @@ def run(args):
     return 0
 
 
-
-def _parts(est, rep):
-    """The private bounds' draws and the rest of the budget, as parts (each share of epsilon, pure DP)."""
-    from ..moments.release import Part
-    from ..privacy import PureDP
-
-    rest = [Part(name, PureDP(eps), eps / est.epsilon) for name, eps in rep["budget_parts"].items() if name != "bounds"]
-    return list(est.bound_parts_) + rest
-
-
-def select_noise(est):
-    """A choice within the selection noise is withheld (see :mod:`._noise`)."""
-    noise = Noise(est)
-    if noise.failed("selection-within-noise"):
-        noise.withhold("the selected model (not distinguishable from its runner-up or from a model with variables "
-                       "that explain nothing)", "selected.csv", "selection-within-noise",
-                       fields=("selected", "selected_index"))
-    return noise
-
-
-def margin_lines(est):
-    """How likely the noisy choice is the exact one: the bound from public facts, and the released gap's tie odds."""
-    low = math.floor(est.selection_probability_ * 1000) / 1000  # a lower bound stays one when rounded
-    out = [f"selection_probability >= {low:.3f}: the chance that the noisy choice is the "
-           f"exact best when every rival trails it by at least phi = {num(est.phi_)} (y^2 units)"]
-    if est.tie_probability_ is not None:
-        out.append(f"selection_gap {num(est.selection_gap_)} to the runner-up (noisy, released free): "
-                   f"tie_probability {est.tie_probability_:.2g} (how often two equally good models are this far "
-                   "apart in the noise; above 0.05 the choice is noise)")
-    return out

@@ -13,12 +13,11 @@ from pathlib import Path
 
 from ._args import CliError, add_input_arguments, add_output_arguments, add_privacy_arguments, privacy_options
 from ._choices import too_few_rows_hint
-from ._io import DataSource
+from ._io import DataSource, add_memory_arguments, fingerprint, read_in_memory
 from ._multisite import (ANALYSES, AUTO_ACROSS_SITES, CENTER_ACROSS_SITES, add_analysis_arguments, auto_bounds,
                          center_across_sites, check_analysis, fit_analysis, multisite_report, plan_options,
                          print_guarantees)
 from ._output import ResultsDir, check_destination
-from .regress import add_memory_arguments, fingerprint, read_in_memory
 
 from ..multisite.protocols import PROTOCOLS
 

@@ -96,7 +96,7 @@ def _load(args):
 
     from ..multisite import Site, read_bundle
     from ._io import DataSource
-    from .regress import read_in_memory
+    from ._io import read_in_memory
 
     for opt in ("name", "data", "share"):
         if not getattr(args, opt):

@@ -21,12 +21,13 @@ from ..privacy.relations import describe_relation
 from ._args import (CliError, _bounded_int, _center, _nonnegative_bound, add_input_arguments,
                     add_output_arguments, add_privacy_arguments)
 from ._choices import bound_budget, check_choices, choices_lines, choices_report, too_few_rows_hint
-from ._noise import AUTO_MAX_TENSOR, Noise, add_uncertainty_arguments, draws, interval_text, json_safe, num, table
+from ._noise import AUTO_MAX_TENSOR, add_uncertainty_arguments, draws, json_safe
 from ._output import ResultsDir
 from ._progress import Progress
 from ._release import Rereadable, epsilon_grid
 from ._report import privacy_report, randomness_text
-from .regress import add_memory_arguments, fingerprint, open_input, read_in_memory
+from ._io import add_memory_arguments, fingerprint, open_input, read_in_memory
+from .present.tensor import compose_report, component_lines, grid_figure, save_tensor, tensor_noise, weights_figure
 
 HELP = "a private tensor decomposition: mixture-of-Gaussians means or single-topic-model topics"
 DESCRIPTION = """\
@@ -55,9 +56,6 @@ EXAMPLES = """\
 
 writes: components.npy/.csv, weights.csv (with se and interval when drawn), components_se.npy/.csv (with draws),
         privacy_report.json, weights.png (with draws), privacy_utility.png (with --epsilon-grid)"""
-
-#: The console shows at most this many coordinates of each mean, or words of each topic.
-CONSOLE_COORDS = 6
 
 
 def add_arguments(parser):
@@ -182,12 +180,12 @@ def run(args):
     with ResultsDir(args.out, args.force) as res:
         save_tensor(res, est, names)
         if not args.no_figures and est.weights_interval_ is not None and not noise.withholds:
-            _weights_figure(res, est, m)
+            weights_figure(res, est, m)
         if grid and not args.no_figures:
-            _grid_figure(res, grid, m, args)
+            grid_figure(res, grid, m, args)
         rep = privacy_report("tensor", m.second, source=source, fingerprint=fp, analysis=analysis, argv=args.argv,
                              extra={"files": res.files + ["privacy_report.json"]})
-        _compose(rep, m)
+        compose_report(rep, m)
         if est.privacy_parts_:
             rep["private_choices"] = choices_report(est.privacy_parts_, m.guarantee, bound_budget(args))
         res.save_json("privacy_report.json", rep)
@@ -213,98 +211,3 @@ def run(args):
     return 0
 
 
-def tensor_noise(est):
-    """A failed decomposition (whitening, sigma2, weights) is withheld (see :mod:`._noise`)."""
-    noise = Noise(est)
-    if noise.withholds:
-        what = "means" if est.model == "mog" else "topics"
-        noise.withhold(f"the {what} and weights", "components.csv, weights.csv", "whitening-failure",
-                       "sigma2-above-spectrum", "weights-outside-unit-interval",
-                       fields=("weights", "weights_se", "weights_interval", "eigenvalues"))
-    return noise
-
-
-def save_tensor(res, est, names):
-    """Components and weights; beside them, with draws, their standard errors and intervals."""
-    comps, se = est.components_, est.components_se_
-    np.save(res.path("components.npy"), comps)
-    if res.wants_csv(comps.size):
-        res.save_table("components.csv", ["component"] + list(names),
-                       [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(comps)])
-    if se is not None:
-        np.save(res.path("components_se.npy"), se)
-        if res.wants_csv(se.size):
-            res.save_table("components_se.csv", ["component"] + list(names),
-                           [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(se)])
-    wse, wiv = est.weights_se_, est.weights_interval_
-    extra = (lambda j: []) if wse is None else (lambda j: [repr(float(wse[j])), repr(float(wiv[0, j])),
-                                                           repr(float(wiv[1, j]))])
-    res.save_table("weights.csv", ["component", "weight", "eigenvalue"] + ([] if wse is None else
-                                                                           ["se", "lower", "upper"]),
-                   [[f"c{j + 1}", repr(float(w)), repr(float(lam))] + extra(j)
-                    for j, (w, lam) in enumerate(zip(est.weights_, est.eigenvalues_))])
-
-
-def component_lines(est, names, what, top=CONSOLE_COORDS):
-    """Each weight with its noise, and each mean's (topic's) leading coordinates with theirs."""
-    w, se, iv = est.weights_, est.weights_se_, est.weights_interval_
-    K = len(w)
-    if se is None:
-        rows = [[f"c{j + 1}", num(w[j]), "", ""] for j in range(K)]
-        note = ["  (no standard errors without draws: run with --draws B)"]
-    else:
-        rows = [[f"c{j + 1}", num(w[j]), num(se[j]), interval_text(iv[0, j], iv[1, j])] for j in range(K)]
-        note = []
-    out = table(["component", "weight", "se", f"{100 * est.level:g}% interval"], rows) + note
-    stm = est.model == "stm"
-    out.append(f"{what} ({'the most probable words' if stm else 'coordinates'}"
-               + ("" if est.components_se_ is None else ", each with its se") + "):")
-    for j, row in enumerate(est.components_):
-        lead = np.argsort(-row)[:top] if stm else range(min(len(row), top))
-        cells = [f"{names[i]} {num(row[i])}" + ("" if est.components_se_ is None
-                                               else f" ({num(est.components_se_[j, i], 2)})") for i in lead]
-        more = "" if stm or len(row) <= top else f", ... ({len(row) - top} more in components.csv)"
-        out.append(f"  c{j + 1}: " + ", ".join(cells) + more)
-    return out
-
-
-def _compose(rep, m):
-    """The report's privacy block states the composed guarantee, with both releases beside it."""
-    p = rep["privacy"]
-    g = m.guarantee
-    what = "the two Gaussian releases" if m.second.n_public else "the noisy count and the two Gaussian releases"
-    p.update(guarantee=str(g), guarantee_detail=g.to_dict(), certified=g.certified,
-             composition=("basic" if p["calibration"] == "analytic" else "zCDP") + f" composition of {what}",
-             sensitivity={"second": m.second.sensitivity, "third": m.third.sensitivity},
-             noise_scale={"second": m.second.noise_scale, "third": m.third.noise_scale})
-    if m.model == "stm":
-        p["row_norm"] = None
-        p["clipping"] = ("none needed: each document is three one-hot words (norm 1 each), so the symmetrised "
-                         f"moments have sensitivity {m.second.sensitivity:.3g} under {m.second.neighbours} "
-                         "without clipping")
-    rep["release"] = {"second": m.second.to_dict(), "third": m.third.to_dict(),
-                      "composed": {"guarantee": str(g), "guarantee_detail": g.to_dict()}}
-
-
-def _weights_figure(res, est, m):
-    from .. import plots
-
-    res.save_figure("weights", plots.plot_estimates(
-        est.weights_, est.weights_interval_, [f"c{j + 1}" for j in range(len(est.weights_))], level=est.level,
-        value_name="weight", title=f"mixture weights ({m.guarantee}); signal_to_noise {num(est.snr_, 2)}"))
-
-
-def _grid_figure(res, grid, m, args):
-    from .. import plots
-    from ..moments.tensor_moments import check_tensor_arguments, planned_guarantees
-
-    per = 1 if m.second.n_public else m.second.n  # add-remove: the sums' sigma over the noisy count
-    curves = {"second-moment noise sigma": [], "third-moment noise sigma": []}
-    for e in grid:
-        plan = planned_guarantees(check_tensor_arguments(e, args.delta, args.neighbours, args.calibration, m.budget,
-                                                         args.count_share))
-        curves["second-moment noise sigma"].append(plan.second.sigma(m.second.sensitivity) / per)
-        curves["third-moment noise sigma"].append(plan.third.sigma(m.third.sensitivity) / per)
-    ax = plots.plot_privacy_utility(grid, curves, label="noise sigma per coordinate", chosen=args.epsilon,
-                                    title="tensor releases: noise against epsilon (calibration only)")
-    res.save_figure("privacy_utility", ax)

@@ -8,7 +8,6 @@ what needs none of them (the command line fits their scikit-learn-free cores, e.
 
 from ._budget import IRLSBudget, irls_budget
 from ._moment_base import CenterBudget
-from ._private_choices import private_second_moment
 from .selection import alpha_grid, ebic, noise_floor
 
 # name -> the module that defines it (each of them imports scikit-learn, or builds on it on first use)
@@ -38,7 +37,6 @@ def __dir__():
 
 __all__ = [
     "CenterBudget",
-    "private_second_moment",
     "PrivateCovariance",
     "PrivateGraphicalLasso",
     "PrivateRidgePrecision",

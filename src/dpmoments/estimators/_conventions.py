@@ -22,7 +22,7 @@ from .._rng import noise_source
 from .._validation import check_data
 from ..exceptions import PrivacyLeakWarning
 from ..moments.dask_moments import is_dask_collection, names_only
-from ..moments.tables import same_file_version
+from ..data import same_file_version
 from ..privacy.relations import describe_relation
 
 __all__ = ["all_or_nothing", "check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",

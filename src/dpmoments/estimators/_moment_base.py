@@ -5,7 +5,7 @@ or post-processes one that was already paid for (``fit_release``). Centring
 is explicit: ``center=None`` (the uncentred second moment, as the papers), a
 public centre vector, or ``"private"`` paid from a :class:`CenterBudget`. A
 private centre, ``row_norm="auto"`` and ``scale="private"`` go through
-:func:`~dpmoments.estimators._private_choices.private_second_moment`.
+:func:`~dpmoments.moments.private_release.private_second_moment`.
 """
 
 import dataclasses
@@ -22,8 +22,8 @@ from ..moments.auto_release import as_bound_budget, is_auto
 from ..moments.counts import check_count_share, planned_guarantee
 from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant
 from ._conventions import fit_input, name_of, privacy_report, release_input, release_noise, require_for_fit
-from ._private_choices import needs_private_choices, private_second_moment
-from ._sources import n_features_of, out_of_core
+from ..moments.private_release import needs_private_choices, private_second_moment
+from ..moments.sources import n_features_of, out_of_core
 
 __all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
 
@@ -36,7 +36,7 @@ class CenterBudget:
     rest goes to the second moment of the rows centred at that private mean
     (and to any private bound or scales). The parts compose to the
     estimator's (epsilon, delta); with Gaussian noise the fractions are of
-    rho, in zCDP (:mod:`dpmoments.estimators._private_choices`).
+    rho, in zCDP (:mod:`dpmoments.moments.private_release`).
 
     ``prior`` is a *public* guess of the centre. The mean is released as
     ``prior + mean(clip(x - prior))``, so rows are clipped around the guess

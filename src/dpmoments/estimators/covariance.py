@@ -10,8 +10,9 @@ import warnings
 import numpy as np
 from scipy import linalg
 
-from .._validation import check_data, check_option
+from .._validation import check_data, check_delta, check_option
 from ..exceptions import BoundWarning
+from ..moments.sources import out_of_core
 from ._conventions import all_or_nothing, check_input, name_of, built_on_first_use
 from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
@@ -93,7 +94,7 @@ class CovarianceFit(MomentEstimator):
     method : {"standard", "coinpress"}, default="standard"
         ``"coinpress"``: Biswas, Dong, Kamath & Ullman's iterative
         estimator, which whitens the rows with its own noisy estimates
-        before each release (:mod:`dpmoments.estimators.coinpress`);
+        before each release (:mod:`dpmoments.moments.coinpress`);
         Gaussian noise, zCDP accounting, ``row_norm`` only sets its first
         ball.
     psd_floor : float or None, default=0.0
@@ -170,7 +171,7 @@ class CovarianceFit(MomentEstimator):
     mechanism, sensitivity 1; mean: sensitivity :math:`2R/n`), private
     scales and a private bound (exponential mechanism, sensitivity 1) and
     the noisy clipped-row count (Laplace, sensitivity 1) compose with it
-    sequentially (:mod:`dpmoments.estimators._private_choices`).
+    sequentially (:mod:`dpmoments.moments.private_release`).
 
     Examples
     --------
@@ -228,10 +229,25 @@ class CovarianceFit(MomentEstimator):
         """
         check_uncertainty_params(self)
         if check_option(self.method, "method", ("standard", "coinpress")) == "coinpress":
-            from .coinpress import coinpress_release
-
-            return self._fit_from_data(X, lambda data: coinpress_release(self, data))
+            return self._fit_from_data(X, self._coinpress_release)
         return self._fit_from_data(X, self._release_from)
+
+    def _coinpress_release(self, X):
+        """CoinPress's release (:mod:`dpmoments.moments.coinpress`), its options checked first and charged after."""
+        from ..moments.coinpress import check_coinpress, coinpress_release
+
+        if not out_of_core(X):
+            X = check_data(X)
+        self._private_choices()  # validates 'center' and the mechanism
+        check_coinpress(X, mechanism=self.mechanism, scale=self._scale(), neighbours=self.neighbours,
+                        epsilon=self.epsilon, delta=self.delta)
+        self._check_affordable()
+        check_delta(self.delta, allow_zero=False)  # refused before a wrong 'center_budget', as always
+        release = coinpress_release(X, epsilon=self.epsilon, delta=self.delta, row_norm=self.row_norm,
+                                    center=self.center, center_budget=self._center_budget(),
+                                    bound_budget=self._bound_budget(), rng=self.rng)
+        self._spend(release)
+        return release
 
     @all_or_nothing
     def fit_release(self, release):

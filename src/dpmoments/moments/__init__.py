@@ -6,7 +6,6 @@ from .counts import COUNT_SHARE, NoisyCount, noisy_count
 from .bounds import clip_entries, clip_responses, clip_rows
 from .private_bounds import SearchRange, private_quantiles
 from .psd import project_psd
-from .readers import iter_chunks
 from .release import Release
 from .releases import MECHANISMS, release_cross_moment, release_second_moment, release_third_moment
 from .sensitivity import NEIGHBOURS, moment_sensitivity
@@ -27,7 +26,6 @@ __all__ = [
     "MomentSums",
     "accumulate_moments",
     "sparse_moment_sums",
-    "iter_chunks",
     "clip_rows",
     "clip_entries",
     "clip_responses",

@@ -20,7 +20,7 @@ import numpy as np
 
 from dpmoments._validation import check_data, check_positive, check_vector
 from dpmoments.moments.bounds import _clip_responses, _clip_rows
-from dpmoments.moments.readers import iter_chunks
+from ..data import iter_chunks
 from dpmoments.moments.sparse_sums import is_sparse_source, sparse_moment_sums
 from dpmoments.moments.sums import MomentSums, expand_third, third_rows
 

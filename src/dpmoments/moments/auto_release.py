@@ -62,7 +62,7 @@ from .private_bounds import (TIE_PRIOR, SearchRange, as_search_range, noisy_clip
 from .release import Part, randomness_of, release_part
 from .sensitivity import moment_sensitivity
 from .sparse_sums import is_sparse_source
-from .tables import same_file_version
+from ..data import same_file_version
 
 __all__ = ["BoundBudget", "as_bound_budget", "is_auto", "release_with_private_bounds", "clip_target",
            "choose_bounds", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal", "clipping_bias", "round_up"]

@@ -35,7 +35,7 @@ from .._validation import check_data
 from .accumulate import _checked, _unpack
 from .dask_moments import is_dask_collection
 from .quantile_grid import BinCounts, _values
-from .readers import iter_chunks
+from ..data import iter_chunks
 from .sums import MomentSums
 
 __all__ = ["BinnedSums", "binned_pass", "FUSE_BYTES"]

@@ -35,7 +35,7 @@ import numpy as np
 from .._rng import spawn
 from ..mechanisms import gaussian_noise, laplace_noise
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, calibrate_laplace, compose
-from .readers import iter_chunks
+from ..data import iter_chunks
 
 __all__ = ["OUTER_FACTOR", "COUNT_FRACTION", "clipping_excess_sums", "release_clipping_excess"]
 

@@ -2,7 +2,7 @@
 
 :class:`SearchRange` is the grid, fixed before the data are read.
 :func:`quantile_pass` reads a source once (an array, a path, a list of
-chunks through :func:`~dpmoments.moments.iter_chunks`, a dask collection
+chunks through :func:`~dpmoments.data.iter_chunks`, a dask collection
 block by block inside its own tasks) and counts how many rows fall in each
 bin of the grid, for one or more statistics of the rows. The counts are
 exact statistics of the data: only the exponential mechanism of
@@ -17,7 +17,7 @@ import numpy as np
 from .._validation import check_data, check_int, check_option, check_positive, check_vector
 from .accumulate import _checked, _unpack  # the one place chunks are validated
 from .dask_moments import is_dask_collection
-from .readers import iter_chunks
+from ..data import iter_chunks
 
 __all__ = ["SearchRange", "as_search_range", "STATISTICS", "BinCounts", "quantile_pass"]
 
@@ -156,7 +156,7 @@ def quantile_pass(source, requests, *, search, chunk_size=65536):
     Parameters
     ----------
     source : array, (X, y) pair, path, dask array or DataFrame, or iterable of chunks
-        Read with :func:`~dpmoments.moments.iter_chunks`; a dask collection is
+        Read with :func:`~dpmoments.data.iter_chunks`; a dask collection is
         counted block by block inside its own tasks (as
         :func:`~dpmoments.moments.dask_moments.dask_moment_sums` sums it).
     requests : list of (statistic, center, scale)

@@ -5,21 +5,24 @@ A release is made once from the data and can then be post-processed for free
 equations). Every estimator either makes a release or fits from one.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from .._rng import describe_randomness, secure_randomness
+from ..privacy.guarantees import AnyGuarantee
 from ..privacy.relations import describe_relation, n_is_public
 from .psd import project_psd as _project_psd
 
 __all__ = ["Release", "Part", "release_part", "count_fields"]
 
 
-def _summary(arr):
+def _summary(arr: Optional[np.ndarray]) -> Optional[str]:
     return None if arr is None else f"<array {arr.shape}>"
 
 
@@ -40,21 +43,21 @@ class Part:
     """
 
     label: str
-    guarantee: object
+    guarantee: AnyGuarantee
     share: Optional[float] = None
-    released: dict = field(default_factory=dict)
+    released: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, "share": self.share, "guarantee": self.guarantee.to_dict(),
                 "released": dict(self.released)}
 
 
-def release_part(label, release, share, **released):
+def release_part(label: str, release: Release, share: Optional[float], **released: Any) -> Part:
     """The :class:`Part` that ``release`` makes of a composite release (with :func:`count_fields`)."""
     return Part(label, release.guarantee, share, {**released, **count_fields(release)})
 
 
-def count_fields(release):
+def count_fields(release: Release) -> dict[str, Any]:
     """Add-remove: the noisy row count a release composed into its guarantee, for its :class:`Part`.
 
     The part's guarantee already includes the count; these fields show the
@@ -149,7 +152,7 @@ class Release:
     mechanism: str
     noise_scale: float
     neighbours: str
-    guarantee: object
+    guarantee: AnyGuarantee
     randomness: str
     second_moment: Optional[np.ndarray] = None
     cross_moment: Optional[np.ndarray] = None
@@ -161,15 +164,15 @@ class Release:
     sensitivity_norm: Optional[str] = None
     noise_df: Optional[int] = None
     noise_grid: Optional[float] = None
-    postprocessing: tuple = field(default_factory=tuple)
+    postprocessing: tuple[str, ...] = field(default_factory=tuple)
     column_scale: Optional[np.ndarray] = None
-    parts: tuple = field(default_factory=tuple)
+    parts: tuple[Part, ...] = field(default_factory=tuple)
     sum_noise_scale: Optional[float] = None
     count_noise_scale: Optional[float] = None
     count_share: Optional[float] = None
-    count_guarantee: Optional[object] = None
+    count_guarantee: Optional[AnyGuarantee] = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         # Freeze the arrays too: a release is a record, not a scratch buffer.
         for name in ("second_moment", "cross_moment", "third_moment", "center", "column_scale"):
             arr = getattr(self, name)
@@ -179,12 +182,12 @@ class Release:
                 object.__setattr__(self, name, arr)
 
     @property
-    def is_private(self):
+    def is_private(self) -> bool:
         """False for ``epsilon = inf`` releases (exact statistics)."""
         return self.guarantee.is_private
 
     @property
-    def secure(self):
+    def secure(self) -> bool:
         """True only for exact discrete noise (``secure=True``) drawn from the OS CSPRNG.
 
         Float noise from numpy is "idealised numerics": even unseeded, its
@@ -193,11 +196,11 @@ class Release:
         return secure_randomness(self.randomness, exact_discrete=self.noise_grid is not None)
 
     @property
-    def n_public(self):
+    def n_public(self) -> bool:
         """False under add-remove: ``n`` is then the noisy count, not the number of rows."""
         return n_is_public(self.neighbours)
 
-    def _count_dict(self):
+    def _count_dict(self) -> Optional[dict[str, Any]]:
         if self.n_public:
             return None
         g = self.count_guarantee
@@ -207,14 +210,14 @@ class Release:
                         "divided by it"}
 
     @property
-    def clipped_fraction(self):
+    def clipped_fraction(self) -> Optional[tuple[float, float]]:
         """The noisy fraction of rows clipped and its noise sd, ``(fraction, sd)``, when a part released it."""
         for part in self.parts:
             if "clipped_fraction" in part.released:
                 return part.released["clipped_fraction"], part.released["clipped_fraction_noise_sd"]
         return None
 
-    def project_psd(self, floor=0.0):
+    def project_psd(self, floor: float = 0.0) -> Release:
         """A new release whose second moment has its eigenvalues floored at ``floor``.
 
         Post-processing: costs no privacy. Biased (it raises the spectrum);
@@ -226,7 +229,7 @@ class Release:
         step = f"psd-projection(floor={floor:g}, eigenvalues_clipped={clipped})"
         return dataclasses.replace(self, second_moment=projected, postprocessing=self.postprocessing + (step,))
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """The release's metadata (no arrays) as a JSON-able dict, for privacy reports."""
         return {
             "statistics": [s for s in ("second_moment", "cross_moment", "third_moment") if getattr(self, s) is not None],
@@ -259,7 +262,7 @@ class Release:
             "parts": [p.to_dict() for p in self.parts],
         }
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         parts = [
             f"{s}={_summary(getattr(self, s))}"
             for s in ("second_moment", "cross_moment", "third_moment")
@@ -272,5 +275,5 @@ class Release:
         )
 
 
-def randomness_of(rng, epsilon):
+def randomness_of(rng: Any, epsilon: float) -> str:
     return "none" if math.isinf(epsilon) else describe_randomness(rng)

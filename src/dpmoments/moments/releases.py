@@ -3,7 +3,7 @@
 Each function touches the data once (one streaming pass), adds noise once and
 returns a :class:`Release` recording the guarantee. Inputs may be a numpy
 array, an iterable of chunks, a path to ``.npy``/``.csv``/``.parquet``
-(see :func:`dpmoments.moments.readers.iter_chunks`), or a dask array or
+(see :func:`dpmoments.data.iter_chunks`), or a dask array or
 DataFrame, reduced by per-block partial sums on the active dask scheduler
 (:func:`dpmoments.moments.dask_moments.dask_moment_sums`).
 """
@@ -27,7 +27,7 @@ from .accumulate import accumulate_moments
 from .auto_release import is_auto, release_with_private_bounds
 from .counts import COUNT_SHARE, check_count_share, noisy_count, split_budget, splits_in_rho, warn_if_delta_large
 from .dask_moments import dask_moment_sums, is_dask_collection
-from .readers import iter_chunks
+from ..data import iter_chunks
 from .release import Release, randomness_of
 from .secure_noise import secure_noisy
 from .sensitivity import NEIGHBOURS, moment_sensitivity

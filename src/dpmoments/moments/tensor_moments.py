@@ -19,7 +19,7 @@ from ..exceptions import NotPrivateWarning
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
 from .accumulate import accumulate_moments
 from .counts import COUNT_SHARE, NoisyCount, check_count_share, published_count, warn_if_delta_large
-from .readers import iter_chunks
+from ..data import iter_chunks
 from .release import Release, randomness_of
 from .releases import bounded_sensitivity
 from .symmetry import symmetrise_matrix, symmetrise_tensor

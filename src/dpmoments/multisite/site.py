@@ -137,7 +137,7 @@ class Site:
         Any failure to read is one data-free line naming the file: the reader's own text may
         quote a cell, and nothing derived from a cell may reach an error message.
         """
-        from ..moments import iter_chunks
+        from ..data import iter_chunks
 
         try:
             chunks = list(iter_chunks(path, columns=columns, target=target))

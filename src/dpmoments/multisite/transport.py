@@ -15,10 +15,18 @@ default; sites are objects in this process), :mod:`dpmoments.multisite.flower` (
 SuperNodes) and :mod:`.grpc_transport` (plain gRPC with mutual TLS).
 """
 
-import time
-from dataclasses import dataclass
+from __future__ import annotations
 
-from .messages import MessageRefused, Reply, SiteError, describe, from_wire, to_wire
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn, Optional, Union
+
+from .messages import MessageRefused, Query, Reply, SiteError, describe, from_wire, to_wire
+
+if TYPE_CHECKING:  # for the hints only: the plan and the site import nothing of the transport
+    from .plan import Plan
+    from .site import Site
 
 __all__ = ["Transport", "InProcessTransport", "Failure", "FAILURES"]
 
@@ -32,11 +40,11 @@ class Failure:
 
     reason: str
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.reason not in FAILURES:
             raise ValueError(f"'reason' must be one of {FAILURES}; got {self.reason!r}.")
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.reason
 
 
@@ -45,30 +53,31 @@ class Transport:
 
     name = "transport"
 
-    def __init__(self):
-        self.transcript = []
-        self.reasons = {}  # site -> why it is not in connect()'s answer (a fixed code), where known
+    def __init__(self) -> None:
+        self.transcript: list[str] = []
+        self.reasons: dict[str, str] = {}  # site -> why it is not in connect()'s answer (a fixed code), where known
 
-    def connect(self, plan, wait_s):  # pragma: no cover - interface
+    def connect(self, plan: Plan, wait_s: float) -> list[str]:  # pragma: no cover - interface
         """The names of the plan's sites that are up, in plan order."""
         raise NotImplementedError
 
-    def exchange(self, messages, timeout_s):  # pragma: no cover - interface
+    def exchange(self, messages: Mapping[str, bytes],
+                 timeout_s: float) -> dict[str, Union[bytes, Failure]]:  # pragma: no cover - interface
         """``{site: bytes}`` out; ``{site: bytes or Failure}`` back (a missing site counts as a timeout)."""
         raise NotImplementedError
 
-    def close(self):
+    def close(self) -> None:
         """Release what the transport holds (connections, servers); idempotent."""
 
-    def note(self, message, sender, receiver):
+    def note(self, message: Any, sender: str, receiver: str) -> None:
         self.transcript.append(describe(message, sender, receiver))
 
-    def ask(self, queries, timeout_s):
+    def ask(self, queries: Mapping[str, Query], timeout_s: float) -> dict[str, Union[Reply, SiteError, Failure]]:
         """Send each site its :class:`~.messages.Query`; return ``{site: Reply, SiteError or Failure}``."""
         for site, q in queries.items():
             self.note(q, "aggregator", site)
         raw = self.exchange({s: to_wire(q) for s, q in queries.items()}, timeout_s)
-        out = {}
+        out: dict[str, Union[Reply, SiteError, Failure]] = {}
         for site, query in queries.items():
             data = raw.get(site, Failure("timeout"))
             if isinstance(data, Failure):
@@ -80,8 +89,8 @@ class Transport:
         return out
 
     @staticmethod
-    def _decode(site, query, data):
-        def refuse(reason, text):
+    def _decode(site: str, query: Query, data: bytes) -> Union[Reply, SiteError]:
+        def refuse(reason: str, text: str) -> NoReturn:
             raise MessageRefused(f"aggregator refused a message from site {site!r} ({reason}): {text} No release "
                                  "is made from this run.", site=site, reason=reason)
 
@@ -110,16 +119,17 @@ class InProcessTransport(Transport):
 
     name = "in-process"
 
-    def __init__(self, sites, failures=None):
+    def __init__(self, sites: Union[Iterable[Site], Mapping[str, Callable[[bytes], bytes]]],
+                 failures: Optional[Mapping[str, str]] = None) -> None:
         super().__init__()
-        self.handlers = dict(sites) if isinstance(sites, dict) else {s.name: s.handle for s in sites}
+        self.handlers = dict(sites) if isinstance(sites, Mapping) else {s.name: s.handle for s in sites}
         self.failures = dict(failures or {})
 
-    def connect(self, plan, wait_s=0.0):
+    def connect(self, plan: Plan, wait_s: float = 0.0) -> list[str]:
         return [s for s in plan.sites if s in self.handlers]
 
-    def exchange(self, messages, timeout_s):
-        out = {}
+    def exchange(self, messages: Mapping[str, bytes], timeout_s: float) -> dict[str, Union[bytes, Failure]]:
+        out: dict[str, Union[bytes, Failure]] = {}
         for site, data in messages.items():
             if self.failures.get(site) == "after-deal":
                 out[site] = Failure("crashed")

@@ -44,20 +44,34 @@ and a second spend from the same source is refused.
 There is no global default accountant: estimators take one explicitly.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import threading
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional, Protocol, Union
 
 from .._validation import check_delta, check_option
 from ..exceptions import BudgetExceededError, UncertifiedSpendError
 from .composition import compose, zcdp_parts
-from .guarantees import ApproxDP, PureDP, Uncertified, ZCDP
+from .guarantees import AnyGuarantee, ApproxDP, CertifiedGuarantee, PureDP, Uncertified, ZCDP
 from .relations import NEIGHBOURS
 
 __all__ = ["Accountant", "Spend", "COMPOSITIONS", "check_accountant"]
 
 COMPOSITIONS = ("basic", "zcdp", "advanced")
+
+
+class Spendable(Protocol):
+    """What may be spent besides a bare guarantee: anything that carries one (a ``Release``, a report)."""
+
+    @property
+    def guarantee(self) -> AnyGuarantee: ...
+
+
+#: A spend is a guarantee, or something carrying one.
+SpendArg = Union[AnyGuarantee, Spendable]
 _SLACK = 1.0 + 1e-12  # the composed totals are float sums: a few ulps over the budget is still within it
 
 
@@ -65,17 +79,17 @@ _SLACK = 1.0 + 1e-12  # the composed totals are float sums: a few ulps over the 
 class Spend:
     """One ledger entry: what was spent, under which relation, on which block, and why."""
 
-    guarantee: object
+    guarantee: AnyGuarantee
     label: Optional[str] = None
     partition: Optional[str] = None
     neighbours: str = "replace-one"
 
     @property
-    def effective(self):
+    def effective(self) -> CertifiedGuarantee:
         # An allowed uncertified spend is counted at its claim (the paper's view).
         return self.guarantee.claim
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, "partition": self.partition, "neighbours": self.neighbours,
                 "guarantee": self.guarantee.to_dict()}
 
@@ -109,8 +123,9 @@ class Accountant:
     ApproxDP(epsilon=0.4, delta=1e-07, rho=None)
     """
 
-    def __init__(self, budget, *, neighbours="replace-one", composition=None, delta_slack=None, plan=None,
-                 allow_uncertified=False):
+    def __init__(self, budget: CertifiedGuarantee, *, neighbours: str = "replace-one", composition: Optional[str] = None,
+                 delta_slack: Optional[float] = None, plan: Optional[Sequence[Union[PureDP, ApproxDP]]] = None,
+                 allow_uncertified: bool = False) -> None:
         if not isinstance(budget, (PureDP, ApproxDP, ZCDP)):
             raise TypeError(f"'budget' must be a PureDP, ApproxDP or ZCDP guarantee; got {budget!r}.")
         if not budget.is_private:
@@ -125,9 +140,9 @@ class Accountant:
         self.delta_slack = None if delta_slack is None else check_delta(delta_slack, "delta_slack", allow_zero=False)
         self.allow_uncertified = bool(allow_uncertified)
         self.plan = None if plan is None else self._check_plan(plan)
-        self._ledger = []
-        self._partitioning = None
-        self._sources = set()  # the noise sources spent from: kept here only, never reported
+        self._ledger: list[Spend] = []
+        self._partitioning: Optional[tuple[str, tuple[str, ...]]] = None
+        self._sources: set[Hashable] = set()  # the noise sources spent from: kept here only, never reported
         self._lock = threading.RLock()
 
     # -- one ledger, never copied -------------------------------------------------------
@@ -141,7 +156,7 @@ class Accountant:
         raise TypeError("an Accountant cannot be pickled: a copy would fork its ledger and spend the budget twice.")
 
     # -- the partitioning ---------------------------------------------------------------
-    def partitioning(self, name, blocks):
+    def partitioning(self, name: str, blocks: Iterable[str]) -> Accountant:
         """Declare the one partitioning of the data into disjoint named blocks; returns the accountant.
 
         Declaring the same partitioning again is a no-op; any other is refused.
@@ -164,12 +179,13 @@ class Accountant:
         return self
 
     @property
-    def partitions(self):
+    def partitions(self) -> Optional[tuple[str, tuple[str, ...]]]:
         """``(name, blocks)`` of the declared partitioning, or ``None``."""
         return self._partitioning
 
     # -- spending -----------------------------------------------------------------------
-    def spend(self, x, *, label=None, partition=None, neighbours=None, noise_source=None):
+    def spend(self, x: SpendArg, *, label: Optional[str] = None, partition: Optional[str] = None,
+              neighbours: Optional[str] = None, noise_source: Optional[Hashable] = None) -> Spend:
         """Record a spend if it fits; otherwise raise and change nothing.
 
         Parameters
@@ -207,7 +223,8 @@ class Accountant:
                 self._sources.add(noise_source)
             return entry
 
-    def spend_blocks(self, spends, *, label=None, neighbours=None):
+    def spend_blocks(self, spends: dict[str, SpendArg], *, label: Optional[str] = None,
+                     neighbours: Optional[str] = None) -> tuple[Spend, ...]:
         """Spend one guarantee (or release) per block, all or nothing: ``{block: x}``."""
         with self._lock:
             entries = [self._entry(x, label, block, neighbours) for block, x in dict(spends).items()]
@@ -218,7 +235,8 @@ class Accountant:
             self._ledger.extend(entries)
             return tuple(entries)
 
-    def can_spend(self, x, *, partition=None, neighbours=None, noise_source=None):
+    def can_spend(self, x: SpendArg, *, partition: Optional[str] = None, neighbours: Optional[str] = None,
+                  noise_source: Optional[Hashable] = None) -> bool:
         """Whether :meth:`spend` would succeed now (no state change)."""
         with self._lock:
             try:
@@ -366,7 +384,7 @@ class Accountant:
 
     # -- reporting ----------------------------------------------------------------------
     @property
-    def spent(self):
+    def spent(self) -> Optional[AnyGuarantee]:
         """The composed spend so far (worst block), or ``None`` when nothing was spent.
 
         Once an uncertified spend was accepted, :class:`Uncertified`: the claims' total, and what the
@@ -390,18 +408,18 @@ class Accountant:
                                   "composes the claims", holds=held)
 
     @property
-    def ledger(self):
+    def ledger(self) -> tuple[Spend, ...]:
         """The spends so far, oldest first (a copy)."""
         with self._lock:
             return tuple(self._ledger)
 
     @property
-    def certified(self):
+    def certified(self) -> bool:
         """False once an uncertified spend has been accepted."""
         with self._lock:
             return all(e.guarantee.certified for e in self._ledger)
 
-    def report(self):
+    def report(self) -> dict[str, Any]:
         """A JSON-able description of the budget, the relation, the total spent and every spend."""
         with self._lock:
             spent = self._headline(self._ledger)
@@ -426,7 +444,7 @@ class Accountant:
                 }
             return report
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"Accountant(budget={self.budget!r}, neighbours={self.neighbours!r}, "
                 f"composition={self.composition!r}, spent={self.spent!r})")
 
@@ -452,7 +470,7 @@ def _check_mode(budget, composition, delta_slack, plan):
         raise ValueError(f"a ZCDP budget composes in zCDP; got composition={composition!r}.")
 
 
-def check_accountant(accountant):
+def check_accountant(accountant: Optional[Accountant]) -> Optional[Accountant]:
     """An :class:`Accountant` or ``None`` (the estimators' ``accountant`` argument)."""
     if accountant is not None and not isinstance(accountant, Accountant):
         raise TypeError(f"'accountant' must be an Accountant or None; got {type(accountant).__name__}.")

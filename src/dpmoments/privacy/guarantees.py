@@ -23,25 +23,29 @@ statement), ``epsilon_at(delta)`` and ``describe()`` (plain language).
 ``epsilon = inf`` (or ``rho = inf``) describes an exact, non-private result.
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional, TypeVar, Union
 
 from .._validation import check_real, check_delta, check_epsilon
 from .conversions import pure_to_zcdp, zcdp_to_approx_dp
 
-__all__ = ["PureDP", "ApproxDP", "ZCDP", "Uncertified", "Guarantee"]
+__all__ = ["PureDP", "ApproxDP", "ZCDP", "Uncertified", "Guarantee", "CertifiedGuarantee", "AnyGuarantee"]
 
 
-def _json_number(x):
+def _json_number(x: float) -> float | str:
     # JSON has no infinity; reports spell it out.
     return "inf" if math.isinf(x) else x
 
 
-def _factor(epsilon):
+def _factor(epsilon: float) -> str:
     """e^epsilon in words, without overflowing."""
     return f"e^{epsilon:g} = {math.exp(epsilon):.3g}" if epsilon < 700 else f"e^{epsilon:g}"
 
+
+_Self = TypeVar("_Self", bound="_Certified")
 
 _NOT_PRIVATE = "not private: the exact result is released, with no noise."
 
@@ -50,16 +54,16 @@ class _Certified:
     """What every guarantee that holds as stated shares."""
 
     @property
-    def certified(self):
+    def certified(self) -> bool:
         return True
 
     @property
-    def holding(self):
+    def holding(self: _Self) -> _Self:
         """The guarantee that holds: this one."""
         return self
 
     @property
-    def claim(self):
+    def claim(self: _Self) -> _Self:
         """The guarantee stated: this one."""
         return self
 
@@ -76,45 +80,45 @@ class PureDP(_Certified):
 
     epsilon: float
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
 
     @property
-    def is_private(self):
+    def is_private(self) -> bool:
         return math.isfinite(self.epsilon)
 
     @property
-    def rho_or_none(self):
+    def rho_or_none(self) -> Optional[float]:
         """epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4); ``inf`` where that overflows."""
         try:
             return pure_to_zcdp(self.epsilon)
         except ValueError:
             return math.inf
 
-    def to_zcdp(self):
+    def to_zcdp(self) -> ZCDP:
         """epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
         return ZCDP(pure_to_zcdp(self.epsilon))
 
-    def as_approx(self, delta=None):
+    def as_approx(self, delta: Optional[float] = None) -> Optional[ApproxDP]:
         """``(epsilon, 0)``-DP, which implies ``(epsilon, delta)``-DP for every ``delta``."""
         return ApproxDP(self.epsilon, 0.0 if delta is None else check_delta(delta))
 
-    def epsilon_at(self, delta, method="optimal"):
+    def epsilon_at(self, delta: float, method: str = "optimal") -> float:
         """The epsilon this guarantee gives at a failure probability ``delta``."""
         check_delta(delta)
         return self.epsilon
 
-    def describe(self, delta=None):
+    def describe(self, delta: Optional[float] = None) -> str:
         """The guarantee in plain language."""
         if not self.is_private:
             return _NOT_PRIVATE
         return (f"{self}: changing one person's data changes the probability of any outcome by at most a "
                 f"factor {_factor(self.epsilon)}.")
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"type": "pure-dp", "epsilon": _json_number(self.epsilon)}
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.epsilon:g}-DP" if self.is_private else "not private (epsilon = inf)"
 
 
@@ -141,7 +145,7 @@ class ApproxDP(_Certified):
     rho: Optional[float] = None
     basis: Optional[str] = field(default=None, compare=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "delta", check_delta(self.delta))
         if self.rho is not None:
@@ -151,14 +155,14 @@ class ApproxDP(_Certified):
             object.__setattr__(self, "rho", rho)
 
     @property
-    def is_private(self):
+    def is_private(self) -> bool:
         return math.isfinite(self.epsilon)
 
     @property
-    def rho_or_none(self):
+    def rho_or_none(self) -> Optional[float]:
         return self.rho
 
-    def to_zcdp(self):
+    def to_zcdp(self) -> ZCDP:
         """The zCDP guarantee, available only for Gaussian releases (``rho`` set)."""
         if self.rho is None:
             raise ValueError(
@@ -166,14 +170,14 @@ class ApproxDP(_Certified):
             )
         return ZCDP(self.rho)
 
-    def as_approx(self, delta=None):
+    def as_approx(self, delta: Optional[float] = None) -> Optional[ApproxDP]:
         """This guarantee, or the best (epsilon, ``delta``) statement it implies."""
         if delta is None:
             return self
         delta = check_delta(delta)
         return ApproxDP(self.epsilon_at(delta), delta, rho=self.rho)
 
-    def epsilon_at(self, delta, method="optimal"):
+    def epsilon_at(self, delta: float, method: str = "optimal") -> float:
         """The smallest epsilon known to hold at ``delta``.
 
         ``inf`` when ``delta`` is below this guarantee's own delta and no zCDP
@@ -185,7 +189,7 @@ class ApproxDP(_Certified):
             best = min(best, zcdp_to_approx_dp(self.rho, delta, method=method))
         return best
 
-    def describe(self, delta=None):
+    def describe(self, delta: Optional[float] = None) -> str:
         """The guarantee in plain language."""
         if not self.is_private:
             return _NOT_PRIVATE
@@ -193,7 +197,7 @@ class ApproxDP(_Certified):
                 f"most a factor {_factor(self.epsilon)}, plus at most {self.delta:g}.")
         return text if self.basis is None else f"{text} It holds by {self.basis}."
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         out = {"type": "approx-dp", "epsilon": _json_number(self.epsilon), "delta": self.delta}
         if self.rho is not None:
             out["rho"] = _json_number(self.rho)
@@ -201,7 +205,7 @@ class ApproxDP(_Certified):
             out["basis"] = self.basis
         return out
 
-    def __str__(self):
+    def __str__(self) -> str:
         if not self.is_private:
             return "not private (epsilon = inf)"
         return f"({self.epsilon:g}, {self.delta:g})-DP"
@@ -219,24 +223,24 @@ class ZCDP(_Certified):
 
     rho: float
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         rho = check_real(self.rho, "rho")
         if rho <= 0:
             raise ValueError(f"'rho' must be in (0, inf]; got {rho}.")
         object.__setattr__(self, "rho", rho)
 
     @property
-    def is_private(self):
+    def is_private(self) -> bool:
         return math.isfinite(self.rho)
 
     @property
-    def rho_or_none(self):
+    def rho_or_none(self) -> Optional[float]:
         return self.rho
 
-    def to_zcdp(self):
+    def to_zcdp(self) -> ZCDP:
         return self
 
-    def to_approx_dp(self, delta, method="optimal"):
+    def to_approx_dp(self, delta: float, method: str = "optimal") -> ApproxDP:
         """Convert to (epsilon, delta)-DP.
 
         ``method="standard"`` is ``rho + 2 sqrt(rho ln(1/delta))`` (Bun &
@@ -246,17 +250,17 @@ class ZCDP(_Certified):
         delta = check_delta(delta, allow_zero=False)
         return ApproxDP(zcdp_to_approx_dp(self.rho, delta, method=method), delta, rho=self.rho)
 
-    def as_approx(self, delta=None):
+    def as_approx(self, delta: Optional[float] = None) -> Optional[ApproxDP]:
         """The (epsilon, ``delta``)-DP statement this implies (``delta`` is required)."""
         if delta is None:
             raise ValueError(f"stating {self} as (epsilon, delta)-DP needs 'delta' in (0, 1); got None.")
         return self.to_approx_dp(delta)
 
-    def epsilon_at(self, delta, method="optimal"):
+    def epsilon_at(self, delta: float, method: str = "optimal") -> float:
         delta = check_delta(delta)
         return math.inf if delta == 0 else zcdp_to_approx_dp(self.rho, delta, method=method)
 
-    def describe(self, delta=None):
+    def describe(self, delta: Optional[float] = None) -> str:
         """The guarantee in plain language (with its (epsilon, delta) form at ``delta``, if given)."""
         if not self.is_private:
             return _NOT_PRIVATE
@@ -266,10 +270,10 @@ class ZCDP(_Certified):
             return text + "."
         return f"{text}; at delta = {delta:g} that is {self.to_approx_dp(delta)}."
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"type": "zcdp", "rho": _json_number(self.rho)}
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.rho:g}-zCDP" if self.is_private else "not private (rho = inf)"
 
 
@@ -290,11 +294,11 @@ class Uncertified:
         (the support-mismatched Wishart mechanism).
     """
 
-    claimed: object
+    claimed: CertifiedGuarantee
     reason: str
-    holds: Optional[object] = None
+    holds: Optional[CertifiedGuarantee] = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("claimed", "holds"):
             value = getattr(self, name)
             if value is None and name == "holds":
@@ -305,46 +309,46 @@ class Uncertified:
             raise ValueError(f"'reason' must be a non-empty string; got {self.reason!r}.")
 
     @property
-    def is_private(self):
+    def is_private(self) -> bool:
         return self.holds is not None and self.holds.is_private
 
     @property
-    def certified(self):
+    def certified(self) -> bool:
         return False
 
     @property
-    def holding(self):
+    def holding(self) -> Optional[CertifiedGuarantee]:
         """The guarantee that holds (``None`` when none is known)."""
         return self.holds
 
     @property
-    def claim(self):
+    def claim(self) -> CertifiedGuarantee:
         """The guarantee claimed (not proven)."""
         return self.claimed
 
     @property
-    def rho_or_none(self):
+    def rho_or_none(self) -> Optional[float]:
         """The zCDP parameter of what *holds* (``None`` when nothing is known)."""
         return None if self.holds is None else self.holds.rho_or_none
 
-    def as_approx(self, delta=None):
+    def as_approx(self, delta: Optional[float] = None) -> Optional[ApproxDP]:
         """The (epsilon, delta) statement of what *holds*; ``ValueError`` when nothing is known to hold."""
         if self.holds is None:
             raise ValueError(f"no guarantee is known to hold for this mechanism ({self.reason}).")
         return self.holds.as_approx(delta)
 
-    def epsilon_at(self, delta, method="optimal"):
+    def epsilon_at(self, delta: float, method: str = "optimal") -> float:
         """The epsilon of the guarantee that *holds* (``inf`` if none is known)."""
         return math.inf if self.holds is None else self.holds.epsilon_at(delta, method)
 
-    def describe(self, delta=None):
+    def describe(self, delta: Optional[float] = None) -> str:
         """What is claimed, why it is not proven, and what holds, in plain language."""
         text = f"Claimed {self.claimed}, which is not proven: {self.reason}. "
         if self.holds is None:
             return text + "No guarantee is known to hold."
         return text + "What holds: " + self.holds.describe(delta)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {
             "type": "uncertified",
             "claimed": self.claimed.to_dict(),
@@ -352,9 +356,13 @@ class Uncertified:
             "holds": None if self.holds is None else self.holds.to_dict(),
         }
 
-    def __str__(self):
+    def __str__(self) -> str:
         held = "no guarantee is known to hold" if self.holds is None else f"what holds: {self.holds}"
         return f"UNCERTIFIED: {self.claimed} is claimed but not proven ({self.reason}); {held}"
 
 
 Guarantee = (PureDP, ApproxDP, ZCDP, Uncertified)
+
+#: For type hints: a guarantee that holds as stated, and any guarantee (``isinstance`` takes the tuple above).
+CertifiedGuarantee = Union[PureDP, ApproxDP, ZCDP]
+AnyGuarantee = Union[PureDP, ApproxDP, ZCDP, Uncertified]

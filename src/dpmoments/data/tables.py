@@ -3,7 +3,7 @@
 :func:`open_table` opens a file, checks its header (or schema) and the column
 selection without reading the data, and returns a :class:`Table` whose
 :meth:`Table.chunks` streams it. Every command of the command line, the
-estimators given a path and :func:`~dpmoments.moments.iter_chunks` read
+estimators given a path and :func:`~dpmoments.data.iter_chunks` read
 files through it, so they share one set of rules:
 
 ========================  ===================================================================

@@ -5,7 +5,7 @@
 of float64 row blocks, so that ``accumulate_moments`` touches every source the
 same way and holds at most one chunk at a time.
 
-Files are read by :func:`dpmoments.moments.tables.open_table` (one reader
+Files are read by :func:`dpmoments.data.open_table` (one reader
 for every format, in memory that does not grow with the file); pyarrow is
 imported only when a CSV or Parquet file is read, and dask is never
 imported here, only recognised.
@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from dpmoments._validation import as_float_array, check_int
+from .._validation import as_float_array, check_int
 
 from ._chunking import resolve_columns as _resolve
 from ._chunking import split as _split
@@ -42,7 +42,7 @@ def iter_chunks(source, *, chunk_size=65536, columns=None, target=None, delimite
         * a path (``str`` or ``os.PathLike``) to a ``.csv``/``.tsv`` file
           (also ``.gz``/``.bz2`` compressed), a ``.parquet``/``.pq``, ``.npy``
           or ``.npz`` (``scipy.sparse.save_npz``) file, streamed in memory
-          that does not grow with the file (see :func:`~dpmoments.moments.tables.open_table`);
+          that does not grow with the file (see :func:`~dpmoments.data.open_table`);
         * a dask array: its row blocks are computed one at a time;
         * any other iterable (a list, a generator) of ``X`` chunks or
           ``(X, y)`` tuples: passed through unchanged and unchecked

@@ -8,8 +8,8 @@ import os
 import numpy as np
 
 from .._validation import check_data
-from ..moments import iter_chunks
-from ..moments.dask_moments import is_dask_collection
+from ..data import iter_chunks
+from .dask_moments import is_dask_collection
 
 __all__ = ["n_features_of", "out_of_core"]
 

@@ -63,14 +63,16 @@ import numpy as np
 from .._rng import describe_randomness, spawn
 from .._validation import check_delta, check_positive
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise
-from ..moments import accumulate_moments, iter_chunks
-from ..moments.auto_release import as_bound_budget, check_auto_source, is_auto
-from ..moments.dask_moments import dask_moment_sums, is_dask_collection
-from ..moments.private_bounds import quantile_pass, select_quantiles
-from ..moments.release import Release
-from ..moments.sensitivity import moment_sensitivity
+from ..data import iter_chunks
+from .accumulate import accumulate_moments
+from .auto_release import as_bound_budget, check_auto_source, is_auto
+from .dask_moments import dask_moment_sums, is_dask_collection
+from .private_bounds import quantile_pass, select_quantiles
+from .release import Release
+from .sensitivity import moment_sensitivity
 from ..privacy import ZCDP, zcdp_gaussian_sigma
-from ._private_choices import BOUND_OPTION, LOCATION_OPTION, _Budget, _location, _public_rows, _scales, check_draws
+from .sources import n_features_of
+from .private_release import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, _location, _public_rows, _scales, check_draws
 
 __all__ = ["coinpress_second_moment", "coinpress_mean", "coinpress_release", "COVARIANCE_STEPS"]
 
@@ -181,24 +183,25 @@ def coinpress_mean(X, *, center, whitening, radius, rhos, n, rng=None):
 def _with_ones(Y):
     """``(Y, ones)`` for a dask array, else one stream of ``(y, ones)`` chunks."""
     if is_dask_collection(Y):
-        from ..moments.dask_moments import row_ones
+        from .dask_moments import row_ones
 
         return Y, row_ones(Y)
     return (((y, np.ones(y.shape[0])) for y in Y),)
 
 
-def _check(est, X):
-    if est.mechanism != "gaussian":
-        raise ValueError(f"method='coinpress' adds Gaussian noise: 'mechanism' must be 'gaussian'; got {est.mechanism!r}.")
-    if est._scale() is not None:
+def check_coinpress(X, *, mechanism, scale, neighbours, epsilon, delta):
+    """Refuse, before any budget is checked, the options CoinPress cannot run with (one line naming each)."""
+    if mechanism != "gaussian":
+        raise ValueError(f"method='coinpress' adds Gaussian noise: 'mechanism' must be 'gaussian'; got {mechanism!r}.")
+    if scale is not None:
         raise ValueError("method='coinpress' scales and whitens the rows itself; 'scale' must be None.")
-    if est.neighbours != "replace-one":
+    if neighbours != "replace-one":
         raise ValueError(f"method='coinpress' supports neighbours='replace-one' (its slacks use the public n); "
-                         f"got {est.neighbours!r}.")
-    if math.isinf(est.epsilon):
+                         f"got {neighbours!r}.")
+    if math.isinf(epsilon):
         raise ValueError("method='coinpress' needs a finite 'epsilon'; for the exact covariance use "
                          "method='standard' with epsilon=inf.")
-    if est.delta is None:
+    if delta is None:
         raise ValueError("method='coinpress' accounts in zCDP and needs 'delta' in (0, 1); got None.")
     check_auto_source(X, "method='coinpress'")
 
@@ -233,42 +236,40 @@ def _check_all_draws(X, budget, shares, bounds, d, auto, located):
     check_draws(_public_rows(X), budget, plan, margins)
 
 
-def coinpress_release(est, X):
-    """The release of ``PrivateCovariance(method="coinpress")`` (module docstring), already charged."""
-    from ._moment_base import n_features_of, out_of_core
-    from .._validation import check_data
+def coinpress_release(X, *, epsilon, delta, row_norm, center, center_budget, bound_budget, rng=None):
+    """The release of ``PrivateCovariance(method="coinpress")`` (module docstring).
 
-    if not out_of_core(X):
-        X = check_data(X)
-    est._private_choices()  # validates 'center' and the mechanism
-    _check(est, X)
-    est._check_affordable()
-    delta = check_delta(est.delta, allow_zero=False)
-    budget = _Budget(est.epsilon, delta, "gaussian", "zcdp")
-    split, bounds, d = est._center_budget(), as_bound_budget(est._bound_budget()), n_features_of(X)
-    private_center = isinstance(est.center, str)
+    ``X`` is checked data (or a path or dask collection) that :func:`check_coinpress` accepted;
+    ``center_budget`` is a ``CenterBudget`` (its ``location``, ``mean`` and ``prior``) and
+    ``bound_budget`` a share or a ``BoundBudget``. The caller checks its accountant before and
+    charges the release after.
+    """
+    delta = check_delta(delta, allow_zero=False)
+    budget = PrivateChoiceBudget(epsilon, delta, "gaussian", "zcdp")
+    split, bounds, d = center_budget, as_bound_budget(bound_budget), n_features_of(X)
+    private_center = isinstance(center, str)
     shares = {"location": split.location if private_center and split.prior is None else 0.0,
-              "bound": bounds.share if is_auto(est.row_norm) else 0.0,
+              "bound": bounds.share if is_auto(row_norm) else 0.0,
               "mean": split.mean if private_center else 0.0}
     cov_share = 1.0 - sum(shares.values())
     if cov_share <= 0:
         raise ValueError("the budget shares leave nothing for the second moment; lower them.")
-    gen_loc, gen_bound, gen_cov, gen_mean = spawn(est.rng, 4)
-    _check_all_draws(X, budget, shares, bounds, d, is_auto(est.row_norm), private_center and split.prior is None)
+    gen_loc, gen_bound, gen_cov, gen_mean = spawn(rng, 4)
+    _check_all_draws(X, budget, shares, bounds, d, is_auto(row_norm), private_center and split.prior is None)
     if private_center and split.prior is None:
         m = _location(X, budget, shares["location"], bounds.search, gen_loc)
     elif private_center:
         m = np.asarray(split.prior, dtype=float)
     else:
-        m = np.zeros(d) if est.center is None else np.asarray(est.center, dtype=float)
-    if is_auto(est.row_norm):
+        m = np.zeros(d) if center is None else np.asarray(center, dtype=float)
+    if is_auto(row_norm):
         A, radius = _first_ellipsoid(X, m, budget, shares["bound"], bounds, gen_bound)
     else:
-        radius = check_positive(est.row_norm, "row_norm")
+        radius = check_positive(row_norm, "row_norm")
         A = np.eye(d) / radius
     M, A, sigmas, n = coinpress_second_moment(X, center=m, whitening=A, rng=gen_cov,
                                               rhos=[f * cov_share * budget.rho for f in COVARIANCE_STEPS])
-    location = None if est.center is None else m
+    location = None if center is None else m
     if private_center:
         location = coinpress_mean(X, center=m, whitening=A, radius=1.0, n=n, rng=gen_mean,
                                   rhos=[f * shares["mean"] * budget.rho for f in MEAN_STEPS])
@@ -277,10 +278,9 @@ def coinpress_release(est, X):
     budget.record("second moment", ZCDP(cov_share * budget.rho), cov_share, steps=len(COVARIANCE_STEPS))
     release = Release(
         n=n, n_features=d, row_norm=radius, mechanism="gaussian", noise_scale=sigmas[-1], neighbours="replace-one",
-        guarantee=budget.total(), randomness=describe_randomness(est.rng), second_moment=0.5 * (M + M.T),
+        guarantee=budget.total(), randomness=describe_randomness(rng), second_moment=0.5 * (M + M.T),
         center=location, calibration="zcdp", parts=tuple(budget.parts),
         postprocessing=(f"coinpress: {len(COVARIANCE_STEPS)} whitened second-moment releases"
                         + (f", {len(MEAN_STEPS)} mean releases" if private_center else "")
                         + "; noise_scale is the last step's, in its whitened coordinates",))
-    est._spend(release)
     return release

@@ -54,17 +54,18 @@ import numpy as np
 from .._rng import spawn
 from .._validation import check_option
 from ..exceptions import BoundWarning, PrivacyLeakWarning, TooFewRowsError
-from ..moments import iter_chunks, release_cross_moment, release_second_moment
-from ..moments.auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
+from ..data import iter_chunks
+from .releases import release_cross_moment, release_second_moment
+from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                                     minimum_on_refusal, public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
-from ..moments.binned_sums import binned_pass
-from ..moments.clipping_bias import COUNT_FRACTION, release_clipping_excess
-from ..moments.counts import COUNT_SHARE, warn_if_delta_large
-from ..moments.dask_moments import is_dask_collection, row_ones
-from ..moments.private_bounds import check_margin, noisy_clipped_count, quantile_pass, select_quantiles
-from ..moments.release import Part, randomness_of, release_part
+from .binned_sums import binned_pass
+from .clipping_bias import COUNT_FRACTION, release_clipping_excess
+from .counts import COUNT_SHARE, warn_if_delta_large
+from .dask_moments import is_dask_collection, row_ones
+from .private_bounds import check_margin, noisy_clipped_count, quantile_pass, select_quantiles
+from .release import Part, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
-from ._sources import n_features_of
+from .sources import n_features_of
 
 __all__ = ["private_second_moment", "needs_private_choices"]
 
@@ -84,7 +85,7 @@ def _check_scale(scale):
         raise ValueError(f"'scale' must be None or 'private'; got {scale!r}.")
 
 
-class _Budget:
+class PrivateChoiceBudget:
     """Shares of the total: of rho (Gaussian, zCDP) or of epsilon (Laplace, pure); exact at epsilon = inf."""
 
     def __init__(self, epsilon, delta, mechanism, calibration, neighbours="replace-one"):
@@ -303,7 +304,7 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
         check_auto_source(X, "a private centre, scale or bound")
     shares = _shares(center, center_budget, scale, row_norm, bounds)
     main_share = 1.0 - sum(shares.values())
-    budget = _Budget(epsilon, delta, mechanism, calibration, neighbours)
+    budget = PrivateChoiceBudget(epsilon, delta, mechanism, calibration, neighbours)
     main = ("second", mechanism, neighbours, main_share, count_share)
     relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
     with warnings.catch_warnings():  # delta >= 1/n is judged once, on the caller's delta (_finish)

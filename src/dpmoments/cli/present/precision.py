@@ -1,0 +1,173 @@
+"""How a precision matrix (graphical lasso or ridge) is presented: the estimate, its edges and their noise.
+
+Shared by ``dpmoments precision``, ``dpmoments demo`` and the multi-site commands (``--analysis
+precision`` and ``ridge``). A graph with no entry above the noise floor is withheld: its edges
+are not printed or drawn.
+"""
+
+import numpy as np
+
+from ...estimators.graph import edge_matrix, glasso, partial_correlations
+from ...metrics import auc, roc_curve, tpr_fpr
+from .._args import CliError, parse_alpha
+from .._noise import Noise, interval_text, num, table
+from .._release import expected_noise_error
+from .._report import rows_text
+
+
+RIDGE_THRESHOLD = 0.05
+
+
+#: The console lists at most this many edges (edges.csv holds them all).
+CONSOLE_EDGES = 12
+
+
+def precision_noise(est, floored=()):
+    """The noise of a precision fit: a graph with no entry above the noise floor is withheld."""
+    noise = Noise(est, floored)
+    if noise.failed("no-edge-above-noise"):
+        noise.withhold("the edges (no entry of the released matrix stands out of the noise)", "edges.csv",
+                       "no-edge-above-noise", fields=("n_edges",))
+    return noise
+
+
+def save_spread(res, est, names):
+    """Beside the estimate: each edge's inclusion frequency (glasso) or each entry's se and interval (ridge)."""
+    if getattr(est, "edge_frequency_", None) is not None:
+        res.save_matrix("edge_frequency", est.edge_frequency_, names)
+    if getattr(est, "precision_se_", None) is not None:
+        res.save_matrix("precision_se", est.precision_se_, names)
+        if est.precision_interval_ is not None:
+            res.save_matrix("precision_lower", est.precision_interval_[0], names)
+            res.save_matrix("precision_upper", est.precision_interval_[1], names)
+
+
+def _edge_columns(est):
+    """The noise columns of the edge table: frequency (glasso draws), se and interval of the entry (ridge draws)."""
+    freq = getattr(est, "edge_frequency_", None)
+    se = getattr(est, "precision_se_", None)
+    level = f"{100 * est.level:g}% interval"
+    if freq is not None:
+        return ["frequency"], lambda a, b: [f"{freq[a, b]:.2f}"]
+    if se is not None and est.precision_interval_ is not None:
+        lo, hi = est.precision_interval_
+        return (["precision", "se", level],
+                lambda a, b: [num(est.precision_[a, b], 4), num(se[a, b]), interval_text(lo[a, b], hi[a, b])])
+    return [], lambda a, b: []
+
+
+def edge_table(est, E, names, truth):
+    """(header, rows) of edges.csv: each edge with its partial correlation and its noise columns."""
+    P = partial_correlations(est.precision_)
+    extra, cells = _edge_columns(est)
+    i, j = np.nonzero(np.triu(E, 1))
+    pairs = sorted(zip(i.tolist(), j.tolist()), key=lambda ij: -abs(P[ij]))
+    rows = [[names[a], names[b], f"{P[a, b]:.4f}", *cells(a, b), "" if truth is None else bool(truth[a, b])]
+            for a, b in pairs]
+    return ["feature_a", "feature_b", "partial_correlation", *extra, "in_truth"], rows
+
+
+def edge_lines(est, E, names, top=CONSOLE_EDGES):
+    """The strongest edges with their noise (inclusion frequency or standard error), for the console."""
+    header, rows = edge_table(est, E, names, None)
+    if not rows:
+        return []
+    freq = getattr(est, "edge_frequency_", None)
+    out = []
+    if freq is not None:
+        u = est.uncertainty_
+        out.append(f"edges: {u['n_edges_stable_90']} of {u['n_edges']} in at least 90% of {u['n_draws']} redrawn "
+                   "releases ('frequency': the share of them with the edge)")
+    elif "se" not in header:
+        out.append("edges (no per-edge noise without draws: run with --draws B for each edge's frequency):")
+    out += table([f"{header[0]} - {header[1]}", *header[2:-1]], [[f"{r[0]} - {r[1]}", *r[2:-1]] for r in rows[:top]])
+    if len(rows) > top:
+        out.append(f"  ... {len(rows) - top} more in edges.csv")
+    return out
+
+
+def _edge_rows(precision, E, names, truth):
+    P = partial_correlations(precision)
+    i, j = np.nonzero(np.triu(E, 1))
+    rows = sorted(zip(i.tolist(), j.tolist()), key=lambda ij: -abs(P[ij]))
+    return [[names[a], names[b], f"{P[a, b]:.4f}", "" if truth is None else bool(truth[a, b])] for a, b in rows]
+
+
+def figures(res, est, E, names, truth, path, threshold, release, args, noise=None):
+    from ... import plots
+
+    if noise is None or not noise.withholds:  # a graph of noise is not drawn as a result
+        freq = getattr(est, "edge_frequency_", None)
+        title = f"{args.method}, {release.guarantee}: {int(E.sum() // 2)} edges" + (
+            "" if noise is None else f"; signal_to_noise {num(noise.snr, 2)}")
+        res.save_figure("network", plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0), names,
+                                                      truth=truth, title=title, stability=freq,
+                                                      n_draws=est.n_draws if freq is not None else None))
+    if truth is not None:
+        curves = {}
+        if path is not None:
+            curves["penalty path"] = roc_curve(path, truth)
+        else:
+            curves["threshold path"] = _threshold_roc(partial_correlations(est.precision_), truth)
+        tpr, fpr = tpr_fpr(E, truth)
+        area = auc(*next(iter(curves.values())))
+        res.save_figure("roc", plots.plot_roc(curves, points={"chosen": (fpr, tpr)},
+                                              title=f"support recovery, {release.guarantee}: AUC {area:.2f}"))
+    grid = args.epsilon_grid_values
+    if grid:
+        err = expected_noise_error(release, grid, args.delta)
+        ax = plots.plot_privacy_utility(grid, err, label="expected relative Frobenius error of the released matrix",
+                                        chosen=args.epsilon, title="noise against epsilon (calibration only)")
+        res.save_figure("privacy_utility", ax)
+
+
+def _threshold_roc(P, truth):
+    """The ROC of |partial correlation| > t over every t, from one sort (a graph per t is O(d^4)).
+
+    The same points as ``roc_curve`` over the thresholded graphs, (0, 0) and (1, 1) included.
+    """
+    upper = ~np.tri(P.shape[0], dtype=bool)  # a mask, not index arrays: 12.5 million pairs at d = 5000
+    score, edge = np.abs(P[upper]), np.abs(np.asarray(truth)[upper].astype(np.float64)) > 1e-8
+    order = np.argsort(-score)  # ties need no order: they enter together below
+    score, edge = score[order], edge[order]
+    last = np.r_[score[1:] != score[:-1], True]  # tied scores enter together
+    tp, fp = np.cumsum(edge)[last], np.cumsum(~edge)[last]
+    return np.r_[0.0, fp / max(fp[-1], 1)], np.r_[0.0, tp / max(tp[-1], 1)]
+
+
+def print_header(source, release, info, args):
+    print(f"{args.method} precision of {rows_text(release)} x {release.n_features} columns of {source.path.name}: "
+          f"alpha = {info['alpha']:.4g} ({info['alpha_rule']}), "
+          + ("the graph withheld (noise)" if info["n_edges"] is None else f"{info['n_edges']} edges"))
+    if "tpr" in info:
+        print(f"against the truth graph ({info['truth_edges']} edges): TPR {info['tpr']:.2f}, FPR {info['fpr']:.2f}"
+              + (f", ROC AUC {info['roc_auc']:.2f}" if "roc_auc" in info else ""))
+
+
+def across_sites(args, a, release, names, est_mod):
+    if a == "precision":
+        est, _ = glasso(release, parse_alpha(args.alpha or "ebic"), None, 20)
+        E, rule = edge_matrix(est.precision_, None), "non-zero"
+    else:
+        alpha = parse_alpha(args.alpha)
+        if alpha == "ebic":
+            raise CliError("--analysis ridge needs a number for --alpha")
+        est = est_mod.PrivateRidgePrecision(alpha=alpha).fit_release(release)
+        E, rule = edge_matrix(est.precision_, RIDGE_THRESHOLD), f"|partial correlation| > {RIDGE_THRESHOLD}"
+
+    def save(res):
+        res.save_matrix("precision", est.precision_, names)
+        res.save_table("edges.csv", ["feature_a", "feature_b", "partial_correlation", "in_truth"],
+                       _edge_rows(est.precision_, E, names, None))
+        if not getattr(args, "no_figures", True) and not noise.withholds:  # a graph of noise is not drawn as a result
+            from ... import plots
+
+            res.save_figure("network", plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0),
+                                                          names, title=f"{a} ({release.guarantee}): "
+                                                          f"{int(E.sum() // 2)} edges"))
+
+    noise = precision_noise(est)
+    info = {"estimator": type(est).__name__, "alpha": float(getattr(est, "alpha_", est.alpha)), "edge_rule": rule,
+            "n_edges": int(E.sum() // 2), "estimate": "precision.npy"}
+    summary = "the graph withheld (noise)" if noise.withholds else f"{info['n_edges']} edge(s)"
+    return noise.analysis(info), save, summary, noise.lines()

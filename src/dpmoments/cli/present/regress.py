@@ -1,0 +1,86 @@
+"""How robust regression coefficients are presented: each with its standard error and interval.
+
+Shared by ``dpmoments regress`` and the multi-site commands (``--analysis regress``).
+"""
+
+import numpy as np
+
+from .._noise import Noise, interval_text, json_safe, num, table
+
+
+def coefficients(est, names):
+    """(labels, estimates, standard errors, (2, m) intervals), the intercept last when fitted."""
+    from ...estimators.uncertainty import z_value
+
+    labels, values, se, interval = list(names), list(est.coef_), list(est.coef_se_), est.coef_interval_
+    if est.fit_intercept:
+        half = z_value(est.level) * est.intercept_se_
+        labels.append("(intercept)")
+        values.append(est.intercept_)
+        se.append(est.intercept_se_)
+        interval = np.column_stack([interval, [est.intercept_ - half, est.intercept_ + half]])
+    return labels, np.array(values, dtype=float), np.array(se, dtype=float), interval
+
+
+def coefficient_fields(est, names):
+    labels, values, se, interval = coefficients(est, names)
+    return json_safe({"coefficients": dict(zip(labels, values.tolist())),
+                      "coefficients_se": dict(zip(labels, se.tolist())),
+                      "coefficients_interval": {k: iv for k, iv in zip(labels, interval.T.tolist())}})
+
+
+def save_coefficients(res, est, names):
+    labels, values, se, (lo, hi) = coefficients(est, names)
+    res.save_table("coefficients.csv", ["feature", "coefficient", "se", "lower", "upper"],
+                   [[k, repr(float(v)), repr(float(s)), repr(float(a)), repr(float(b))]
+                    for k, v, s, a, b in zip(labels, values, se, lo, hi)])
+    np.save(res.path("coefficients.npy"), values)
+    np.save(res.path("coefficients_se.npy"), se)
+
+
+def coefficient_lines(est, names):
+    labels, values, se, (lo, hi) = coefficients(est, names)
+    zero = (lo <= 0) & (hi >= 0)
+    rows = [[k, num(v, 4), num(s), interval_text(a, b), "contains 0" if z else ""]
+            for k, v, s, a, b, z in zip(labels, values, se, lo, hi, zero)]
+    out = table(["coefficient", "estimate", "se", f"{100 * est.level:g}% interval", ""], rows)
+    if zero.any():
+        out.append(f"{int(zero.sum())} of {zero.size} intervals contain 0: those coefficients cannot be told from 0 "
+                   "at this noise")
+    return out
+
+
+def coefficient_figure(est, names):
+    from ... import plots
+
+    labels, values, _, interval = coefficients(est, names)
+    return plots.plot_estimates(values, interval, labels, level=est.level, value_name="coefficient",
+                                title=f"IRLS coefficients ({est.privacy_}); signal_to_noise {num(est.snr_, 2)}")
+
+
+def grid_figure(res, grid, scales, args):
+    from ... import plots
+
+    curves = {"cross-moment noise scale": [s["A"] for s in scales],
+              "second-moment noise scale": [s["B"] for s in scales]}
+    ax = plots.plot_privacy_utility(grid, curves, label="per-iteration noise scale", chosen=args.epsilon,
+                                    title="IRLS noise against epsilon (calibration only; no data access)")
+    res.save_figure("privacy_utility", ax)
+
+
+def across_sites(args, a, fit, names, est_mod):
+    # fit_release reads only the uncertainty options; the run's budget, bounds and iterations are in ``fit``
+    est = est_mod.PrivateIRLS(epsilon=None, delta=None, row_norm=None, response_bound=None, n_iter=fit.n_iter,
+                              w_max=None, rng=args.seed).fit_release(fit)
+    noise = Noise(est)
+
+    def save(res):
+        save_coefficients(res, est, names)
+        if not getattr(args, "no_figures", True):
+            res.save_figure("coefficients", coefficient_figure(est, names))
+
+    info = noise.analysis({"estimator": "PrivateIRLS (across sites)", "n_iter": fit.n_iter,
+                           "psd_floor_clipped": list(fit.n_psd_clipped), "estimate": "coefficients.csv",
+                           "standard_errors": "coefficients_se.npy", **coefficient_fields(est, names)})
+    return (info, save, "coefficients " + ", ".join(f"{c:.3g}" for c in fit.coef),
+            coefficient_lines(est, names) + noise.lines())

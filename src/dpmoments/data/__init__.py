@@ -1,0 +1,16 @@
+"""Reading the user's data: files, arrays and dask collections into chunks of float64 rows.
+
+This floor knows nothing of privacy or noise: it turns a table into rows, in
+memory that does not grow with the file, and says what it cannot read in one
+line naming the file (never a value). :func:`open_table` is the one file
+reader (CSV/TSV, compressed or not, Parquet, ``.npy``, sparse ``.npz``);
+:func:`iter_chunks` puts arrays, ``(X, y)`` pairs, paths, dask arrays and
+iterables of chunks behind the same stream; :mod:`dpmoments.data.dask_files`
+opens Zarr, ``.npy`` and Parquet as dask collections without reading them.
+"""
+
+from .readers import KEEP_PARSED_BYTES, KeptPasses, iter_chunks
+from .tables import EXTENSIONS, Table, open_table, same_file_version
+
+__all__ = ["iter_chunks", "KeptPasses", "KEEP_PARSED_BYTES", "open_table", "Table", "EXTENSIONS",
+           "same_file_version"]

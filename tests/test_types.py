@@ -1,0 +1,25 @@
+"""The seams are type-checked: guarantees, the accountant, the Release and the Transport.
+
+A wrong type at one of these seams would turn into a wrong report (a guarantee that is not one, a
+spend of the wrong thing), so their hints are checked by mypy over the files listed in
+``pyproject.toml`` ([tool.mypy]); the package ships ``py.typed``.
+"""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_the_seams_type_check():
+    pytest.importorskip("mypy")
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--config-file", str(ROOT / "pyproject.toml")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_the_package_ships_its_hints():
+    assert (ROOT / "src" / "dpmoments" / "py.typed").is_file()
