@@ -299,7 +299,7 @@ def _scope(target, clip, level, each):
     parts = "noise, private centre" + (", sampling (normal theory)" if target == "population" else "") + \
         (", clipping bias where measured" if clip else "; not clipping bias (public bound)")
     return (f"for the {'population' if target == 'population' else 'full-data'} covariance: {parts}; each at level "
-            f"{each:.3g}, so that at most {1 - level:.0%} of the entries whose interval excludes 0 miss")
+            f"{each:.4g}, so that at most {1 - level:.0%} of the entries whose interval excludes 0 miss")
 
 
 def _clipping_message(clip):
