@@ -12,19 +12,23 @@ besides the added noise:
   here) and every entry spreads by :math:`s^2` (:math:`\sqrt2 s^2` on the diagonal);
 - **the clipping bias**: clipping only shrinks, and what it removed from each variance between the
   bound :math:`R` and :math:`2R` is itself released (the ``"clipping excess"`` part,
-  :mod:`dpmoments.moments.clipping_bias`). A column whose loss stands out of that release's noise
-  (one-sided at ``1 - (1 - level) / d``, so that noise rarely makes a detection) is *biased*: its variance interval is moved up by the loss
-  (its own interval), and every entry of its row and column is widened by
+  :mod:`dpmoments.moments.clipping_bias`). A variance's upper end moves up by the released loss,
+  its noise added in quadrature. A column whose loss stands out of that noise (one-sided at
+  ``1 - (1 - level) / d``, so that noise rarely makes a detection) is *clipped*: its variance
+  interval is moved up by the loss's interval, and every entry of its row and column widened by
   :math:`\pm\sqrt{U_i U_j}` (the loss matrix is positive semi-definite, so
-  :math:`|D_{ij}| \le \sqrt{D_{ii} D_{jj}}`, :math:`U` the upper ends). Where rows beyond
-  :math:`2R` stand out of the noise, what they lost beyond it is not seen: the entries of
-  the biased columns are then marked (``covariance_biased_``, ``biased`` in the console) and their
-  intervals withheld (NaN): no interval is printed as if it were complete. A loss
-  within the release's noise is not added (it would widen every interval by that noise); the
-  summary says how large a loss can hide there;
+  :math:`|D_{ij}| \le \sqrt{D_{ii} D_{jj}}`, :math:`U` the upper ends). Off the diagonal an
+  undetected loss is taken as clipping shrinks elliptical rows, :math:`D_{ij} \approx \rho_{ij}
+  \sqrt{D_{ii} D_{jj}}`: towards a larger :math:`|S_{ij}|`. Where rows beyond :math:`2R` stand out
+  of their count's noise and some column is clipped, what they lost beyond :math:`2R` is not seen:
+  those columns' entries are marked (``covariance_biased_``, ``biased`` in the console) and their
+  intervals withheld (NaN), never printed as if complete;
 - **sampling** (``target="population"``): Var :math:`S_{ij} \approx (\sigma_{ii}\sigma_{jj} +
   \sigma_{ij}^2)/n` under normal theory, evaluated on the released matrix (post-processing). It
   understates the spread of heavy-tailed columns (fourth moments above the normal's).
+
+**Entries that exclude 0** are at a false-coverage-rate level (:func:`fcr_level`), and PCA's
+eigenvalues get the same parts along each component (:func:`eigenvalue_error_budget`).
 
 Everything here reads a release and public values only: no rows.
 """
@@ -35,7 +39,8 @@ from scipy import special
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .uncertainty import noise_law, z_value
 
-__all__ = ["TARGETS", "check_target", "covariance_error_budget", "clipping_part"]
+__all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget", "fcr_level",
+           "clipping_part"]
 
 TARGETS = ("population", "sample")
 # Rows beyond the outer bound are 'seen' when their noisy count exceeds 2.33 sd (one-sided 99%): a withheld

@@ -37,7 +37,8 @@ from ..mechanisms import gaussian_noise, laplace_noise
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, calibrate_laplace, compose
 from ..data import iter_chunks
 
-__all__ = ["OUTER_FACTOR", "COUNT_FRACTION", "clipping_excess_sums", "release_clipping_excess"]
+__all__ = ["OUTER_FACTOR", "COUNT_FRACTION", "clipping_excess_sums", "release_clipping_excess",
+           "record_clipping_excess"]
 
 OUTER_FACTOR = 2.0  # kappa: R' = 2R. The noise grows with kappa^2 - 1; rows beyond 2R are counted instead
 COUNT_FRACTION = 0.1  # of the part's share, for the count of rows beyond R'
@@ -106,3 +107,16 @@ def _noisy_count(count, privacy, rng):
         return float(count + gaussian_noise(1, sd, rng)[0]), sd, ZCDP(privacy["rho"])
     scale = 1.0 / privacy["epsilon"]
     return float(count + laplace_noise(1, scale, rng)[0]), math.sqrt(2.0) * scale, PureDP(privacy["epsilon"])
+
+
+def record_clipping_excess(X, scale, release, budget, share, rng):
+    """Release the loss of ``release``'s clipping from ``share`` of ``budget`` and record it as its part.
+
+    ``budget``: the private choices' shares (``release``/``count``/``record``,
+    :mod:`dpmoments.moments.private_release`); ``scale``: the column scales or ``None``.
+    """
+    guarantee, released = release_clipping_excess(
+        X, center=release.center, scale=scale, row_norm=release.row_norm, mechanism=release.mechanism,
+        neighbours=release.neighbours, rng=rng, n=release.n, privacy=budget.release(share * (1 - COUNT_FRACTION)),
+        count_privacy=budget.count(share * COUNT_FRACTION))
+    budget.record("clipping excess", guarantee, share, **released)

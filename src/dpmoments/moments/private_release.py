@@ -59,7 +59,7 @@ from .releases import release_cross_moment, release_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                                     minimum_on_refusal, public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from .binned_sums import binned_pass
-from .clipping_bias import COUNT_FRACTION, release_clipping_excess
+from .clipping_bias import record_clipping_excess
 from .counts import COUNT_SHARE, warn_if_delta_large
 from .dask_moments import is_dask_collection, row_ones
 from .private_bounds import check_margin, noisy_clipped_count, quantile_pass, select_quantiles
@@ -340,17 +340,8 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     rel = release_second_moment(_source(X, s, False) if second is None else second, center=m_z if c is None else c,
                                 rng=rng_cov, row_norm=R, **relation, **budget.release(main[3]))
     if shares["clipping"] > 0 and not budget.exact:
-        _clipping_excess(X, s, rel, budget, shares["clipping"], spawn(rng_cov, 1)[0])
+        record_clipping_excess(X, s, rel, budget, shares["clipping"], spawn(rng_cov, 1)[0])
     return rel, s, count
-
-
-def _clipping_excess(X, s, rel, budget, share, rng):
-    """The variance each column lost to the private bound's clipping, released from ``share`` (clipping_bias.py)."""
-    guarantee, released = release_clipping_excess(
-        X, center=rel.center, scale=s, row_norm=rel.row_norm, mechanism=rel.mechanism, neighbours=rel.neighbours,
-        rng=rng, n=rel.n, privacy=budget.release(share * (1 - COUNT_FRACTION)),
-        count_privacy=budget.count(share * COUNT_FRACTION))
-    budget.record("clipping excess", guarantee, share, **released)
 
 
 def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng):
