@@ -20,7 +20,7 @@ ROOT = pathlib.Path(dpmoments.__file__).parent
 
 # top-level name -> layer
 LAYER = {
-    "_validation": 0, "_rng": 0, "_version": 0, "exceptions": 0,
+    "_validation": 0, "_rng": 0, "_version": 0, "_startup": 0, "exceptions": 0,
     "privacy": 1, "mechanisms": 1, "data": 1,
     "moments": 2, "solvers": 2,
     "estimators": 3, "multisite": 3,
@@ -335,4 +335,6 @@ def test_every_multisite_analysis_has_a_presenter():
     from dpmoments.multisite.analyses import ANALYSES
 
     assert set(PRESENTERS) == set(ANALYSES)
+    from dpmoments.cli._multisite import ANALYSES as OFFERED
+    assert OFFERED == tuple(ANALYSES)  # the multi-site commands offer the wing's table, in its order
     assert all(callable(getattr(module, "across_sites", None)) for module in PRESENTERS.values())

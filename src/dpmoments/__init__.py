@@ -23,23 +23,30 @@ True
 """
 
 from ._version import __version__
-from .exceptions import (
-    BoundWarning,
-    BudgetExceededError,
-    InsecureRandomnessWarning,
-    NoiseDominatesWarning,
-    NotPrivateWarning,
-    PrivacyLeakWarning,
-    UncertifiedPrivacyWarning,
-    UncertifiedSpendError,
-)
-from .moments import Release, release_cross_moment, release_second_moment, release_third_moment
-from .privacy import ZCDP, Accountant, ApproxDP, PureDP, Uncertified
+
+try:  # a second of numpy and more: Ctrl-C here, in the command line, is one line (see _startup)
+    from .exceptions import (
+        BoundWarning,
+        BudgetExceededError,
+        InsecureRandomnessWarning,
+        NoiseDominatesWarning,
+        NotPrivateWarning,
+        PrivacyLeakWarning,
+        UncertifiedPrivacyWarning,
+        UncertifiedSpendError,
+    )
+    from .moments import Release, release_cross_moment, release_second_moment, release_third_moment
+    from .privacy import ZCDP, Accountant, ApproxDP, PureDP, Uncertified
+except KeyboardInterrupt:
+    from ._startup import stop_if_command_line
+
+    stop_if_command_line()
+    raise
 
 # The estimators import scikit-learn, which would triple the cost of ``import dpmoments`` (paid by
 # every command and every Flower process): they are loaded on first use, e.g. ``dpm.PrivatePCA``.
 _LAZY = {name: "estimators" for name in (
-    "PrivateCovariance", "PrivateGraphicalLasso", "PrivateRidgePrecision", "PrivatePCA",
+    "PrivateCovariance", "PrivateCorrelation", "PrivateGraphicalLasso", "PrivateRidgePrecision", "PrivatePCA",
     "PrivateTensorDecomposition", "PrivateIRLS", "PrivateModelSelection")}
 
 

@@ -126,6 +126,32 @@ def as_float_array(X, name, convert=True):
                              "fills them silently: pass X.filled(value) or only the unmasked rows "
                              "(X[~np.ma.getmaskarray(X).any(axis=1)].data).")
         X = np.ma.getdata(X)
+    columns = frame_columns(X)
+    try:
+        return _to_real(X, name, convert)
+    except (TypeError, ValueError) as exc:
+        if columns is None:
+            raise
+        for label, column in zip(columns, X.columns):  # a data frame: say which column
+            try:
+                values = _to_real(X[column], name, convert)
+                failed = "missing value" in str(exc) and np.isnan(values).any()  # pandas NA may come out as NaN
+            except (TypeError, ValueError):
+                failed = True
+            if failed:
+                raise type(exc)(str(exc).replace(f"'{name}'", f"'{name}' column {label!r}", 1)) from None
+        raise
+
+
+def frame_columns(X):
+    """A data frame's column names as strings (pandas, or anything with ``columns`` and ``dtypes``), else None."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "dtypes"):
+        return None
+    return [str(c) for c in columns]
+
+
+def _to_real(X, name, convert):
     try:
         arr = np.asarray(X)
     except Exception as exc:  # ragged lists and similar; numpy's text is not repeated (it may quote values)
@@ -184,6 +210,17 @@ def check_finite(arr, name):
         raise ValueError(f"'{name}' contains {bad} NaN or infinite value(s); remove or impute them first.")
 
 
+def check_columns_finite(arr, name, columns):
+    """A data frame's NaN and infinite values, counted in the first column that has some, named."""
+    bad = ~np.isfinite(arr).all(axis=0)
+    if bad.any():
+        j = int(np.argmax(bad))
+        count = int(np.count_nonzero(~np.isfinite(arr[:, j])))
+        more = int(bad.sum()) - 1
+        raise ValueError(f"'{name}' column {columns[j]!r} has {count} NaN or infinite value(s)"
+                         + (f" ({more} more column(s) have some too)" if more else "") + "; remove or impute them first.")
+
+
 def check_data(X, name="X", min_samples=1, finite=True):
     """A finite 2-D float array of shape (n_samples, n_features).
 
@@ -192,6 +229,7 @@ def check_data(X, name="X", min_samples=1, finite=True):
     off the row norms it computes anyway).
     """
     arr = as_float_array(X, name)
+    columns = frame_columns(X)
     if arr.ndim != 2:
         raise ValueError(
             f"'{name}' must be 2-D with shape (n_samples, n_features); got {arr.ndim}-D shape {arr.shape}. "
@@ -203,6 +241,8 @@ def check_data(X, name="X", min_samples=1, finite=True):
         raise ValueError(
             f"'{name}' has {arr.shape[0]} sample(s) (shape={arr.shape}) while a minimum of {min_samples} is required."
         )
+    if columns is not None:
+        check_columns_finite(arr, name, columns)
     if finite:
         check_finite(arr, name)
     return arr

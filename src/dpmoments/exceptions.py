@@ -14,6 +14,7 @@ __all__ = [
     "InsecureRandomnessWarning",
     "BoundWarning",
     "NoiseDominatesWarning",
+    "CalibrationWarning",
 ]
 
 
@@ -95,3 +96,7 @@ class NoiseDominatesWarning(UserWarning):
     ``diagnostics_`` attribute records the same sentences, so that a report can
     refuse to present the estimate as a result (docs/uncertainty.md).
     """
+
+
+class CalibrationWarning(UserWarning):
+    """The Gaussian calibration asked for is not the one used (the release records the one used and why)."""

@@ -5,7 +5,9 @@ on stdin (one JSON list per line of ``{"argv": [...], "cwd": DIR, "phase": NAME|
 forks children that run ``dpmoments.cli.main(argv)`` exactly as the console script does (each its
 own process with its own signal handlers, all of a list at once), prints ``pid N ...``, waits for
 them and prints ``exit S ...`` (``-K`` when killed by signal K). With a ``phase``, the child writes ``drill: NAME`` to its log
-and sleeps there, so that the test can send it a signal at a known point:
+and sleeps there (``pause_s``, default 60 s, or until a signal is held back), so that the test can send it a
+signal at a known point; ``ignore`` lists signals (by name) the child starts with ignored, as ``nohup`` or a
+shell's background job would leave them:
 
 * ``read``: the first chunk of the data has been read;
 * ``write``: the results are half written into the temporary directory;
@@ -17,6 +19,7 @@ Forking saves the interpreter's start-up (seconds per run); what is drilled is t
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -29,6 +32,7 @@ import sklearn.base  # noqa: F401
 from dpmoments.cli import _io, _output, _signals, main
 
 PAUSE_S = 60
+_PAUSE = {"s": PAUSE_S}
 
 
 def _pause(phase, wanted):
@@ -37,7 +41,7 @@ def _pause(phase, wanted):
         return
     sys.stderr.write(f"drill: {phase}\n")
     sys.stderr.flush()
-    deadline = time.monotonic() + PAUSE_S
+    deadline = time.monotonic() + _PAUSE["s"]
     while time.monotonic() < deadline and not _signals.pending():
         time.sleep(0.005)
 
@@ -76,6 +80,9 @@ def _child(request):
     os.dup2(null, 1)
     sys.stderr = os.fdopen(2, "w", buffering=1)
     sys.stdout = os.fdopen(1, "w")
+    for name in request.get("ignore", ()):  # as inherited: set before the command line starts
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
+    _PAUSE["s"] = request.get("pause_s", PAUSE_S)
     if request.get("phase"):
         _arm(request["phase"])
     try:

@@ -78,12 +78,14 @@ def test_regress_and_select_do_not_call_float_noise_secure(run, data, tmp_path):
     p = report(tmp_path / "reg")["privacy"]
     assert p["randomness"] == "os-entropy" and p["secure_randomness"] is False
     assert p["neighbouring_relation"] == "replace-one" and p["n_public"] is True
-    assert "NOT secure" in res.stdout and "secure randomness" not in res.stdout
+    assert "randomness os-entropy (floating-point noise: private as stated" in res.stdout
+    assert "--secure draws exact discrete noise" in res.stdout and "secure randomness" not in res.stdout
+    assert "floating-point noise" in report(tmp_path / "reg")["privacy"]["randomness_note"]
     res = run("select", data / "xy.csv", *common, "--epsilon", "1", "--bounds", "2", "--R", "3",
               "--out", tmp_path / "sel")
     assert res.returncode == 0, res.stderr
     assert report(tmp_path / "sel")["privacy"]["secure_randomness"] is False
-    assert "NOT secure" in res.stdout and "neighbouring_relation replace-one (one row replaced" in res.stdout
+    assert "floating-point noise" in res.stdout and "neighbouring_relation replace-one (one row replaced" in res.stdout
 
 
 def test_secure_noise_is_reported_secure(run, data, tmp_path):
@@ -94,6 +96,7 @@ def test_secure_noise_is_reported_secure(run, data, tmp_path):
     assert res.returncode == 0, res.stderr
     p = report(out)["privacy"]
     assert p["secure_randomness"] is True and p["n_public"] is False
+    assert "exact discrete noise" in p["randomness_note"] and "floating-point" not in p["randomness_note"]
 
 
 def test_demo_headline_is_the_composed_guarantee(run, tmp_path):

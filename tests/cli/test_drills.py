@@ -98,11 +98,18 @@ class Zygote:
             out += byte
         return out.decode().split()
 
-    def run(self, argv, cwd, phase=None, sig=None):
-        """Run ``dpmoments ARGV``; with ``phase``, send ``sig`` there. Returns (exit status, stderr lines)."""
+    def run(self, argv, cwd, phase=None, sig=None, ignore=(), pause_s=None):
+        """Run ``dpmoments ARGV``; with ``phase``, send ``sig`` there (a signal or a sequence of them).
+
+        ``ignore``: signal names the run inherits as ignored; ``pause_s``: how long it waits at ``phase``.
+        Returns (exit status, stderr lines).
+        """
         self.runs += 1
         log = Path(self.logs) / f"run-{self.runs}.log"  # a fresh log: an old marker must not trigger the signal
-        request = {"argv": [str(a) for a in argv], "cwd": str(cwd), "phase": phase, "log": str(log)}
+        request = {"argv": [str(a) for a in argv], "cwd": str(cwd), "phase": phase, "log": str(log),
+                   "ignore": list(ignore)}
+        if pause_s is not None:
+            request["pause_s"] = pause_s
         self.proc.stdin.write((json.dumps([request]) + "\n").encode())
         pid = int(self._line()[1])
         if phase is not None:
@@ -110,7 +117,9 @@ class Zygote:
             while f"drill: {phase}" not in (log.read_text() if log.exists() else ""):
                 if select.select([self.proc.stdout], [], [], 0.005)[0] or time.monotonic() > deadline:
                     raise AssertionError(f"the run never reached '{phase}': {log.read_text()}")
-            os.kill(pid, sig)
+            for one in (sig if isinstance(sig, (tuple, list)) else [sig]):
+                os.kill(pid, one)
+                time.sleep(0.05)
         status = int(self._line()[1])
         lines = [line for line in log.read_text().splitlines() if not line.startswith("drill: ")]
         return status, lines
@@ -238,3 +247,43 @@ def test_load_drill_twenty_concurrent_runs(zygote, inputs, tmp_path):
     shared = np.load(tmp_path / "shared" / "covariance.npy")
     assert _complete(tmp_path / "shared") and any(np.allclose(shared, e, rtol=1e-12) for e in expected.values())
     assert not _temps(tmp_path)
+
+
+def _covariance_run(zygote, inputs, work, **kwargs):
+    argv, _ = commands(inputs)["covariance"]
+    return zygote.run(["covariance", *argv, "--out", "result", "--force"], work, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["SIGHUP", "SIGINT"])
+def test_a_signal_inherited_as_ignored_stays_ignored(zygote, inputs, tmp_path, name):
+    """``nohup`` (SIGHUP) and a shell's background job (SIGINT): the run outlives the terminal."""
+    sig = getattr(signal, name)
+    status, lines = _covariance_run(zygote, inputs, tmp_path, phase="read", sig=sig, ignore=[name], pause_s=0.5)
+    assert status == 0 and _complete(tmp_path / "result"), lines
+
+
+def test_a_run_with_sighup_ignored_still_stops_cleanly_on_sigterm(zygote, inputs, tmp_path):
+    status, _ = _covariance_run(zygote, inputs, tmp_path)
+    assert status == 0
+    before = _snapshot(tmp_path / "result")
+    status, lines = _covariance_run(zygote, inputs, tmp_path, phase="read", sig=(signal.SIGHUP, signal.SIGTERM),
+                                    ignore=["SIGHUP"])
+    lines = [line for line in lines if not line.startswith("dpmoments: warning: ")]
+    assert status == 128 + signal.SIGTERM and len(lines) == 1 and "stopped by SIGTERM" in lines[0], lines
+    assert _snapshot(tmp_path / "result") == before and not _temps(tmp_path)
+
+
+def test_nohup_keeps_a_real_process_alive(inputs, tmp_path):
+    """A real ``python -m dpmoments`` started with SIGHUP ignored (as ``nohup`` starts it) is sent SIGHUP
+    again and again until it ends: it finishes its run."""
+    argv, _ = commands(inputs)["covariance"]
+    env = dict(ENV, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, "-m", "dpmoments", "covariance", *argv, "--out", "result"],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        proc.send_signal(signal.SIGHUP)
+        time.sleep(0.02)
+    assert proc.wait(timeout=5) == 0, proc.stderr.read()
+    assert _complete(tmp_path / "result")

@@ -5,10 +5,12 @@ Each test reproduces a case that lost data or leaked a value before: ``--out`` h
 became column names, the absolute path and fingerprint in the report.
 """
 
+import errno
 import gzip
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -268,3 +270,33 @@ def test_the_report_says_a_private_row_bound_was_drawn_privately_not_public(run,
     assert "drawn privately" in clipping and "PUBLIC" not in clipping
     res = run("covariance", study / "big.npy", *PRIVACY, "--uncentred", "--out", tmp_path / "public")
     assert "PUBLIC" in report(tmp_path / "public")["privacy"]["clipping"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (a device that is always full)")
+@pytest.mark.parametrize("full", ["covariance.npy", "privacy_report.json"])
+def test_a_full_disk_is_called_a_full_disk(run, study, tmp_path, monkeypatch, full):
+    """One file of the results lands on /dev/full: numpy's short write (no errno) and Python's ENOSPC alike
+    are one line naming the file and --out, exit 2, and the old result stays."""
+    out = tmp_path / "cov"
+    assert run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", out).returncode == 0
+    before = _snapshot(out)
+    real = _output.ResultsDir.path
+
+    def path(self, name):
+        where = real(self, name)
+        return Path("/dev/full") if name == full else where
+
+    monkeypatch.setattr(_output.ResultsDir, "path", path)
+    res = run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", out, "--force")
+    assert_one_line_error(res, f"could not write '{full}' in --out", "No space left on device", "nothing was published")
+    assert "withheld" not in res.stderr and _snapshot(out) == before
+
+
+def test_an_errno_while_finishing_is_named_too(run, study, tmp_path, monkeypatch):
+    def quota(path):
+        raise OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))
+
+    monkeypatch.setattr(_output, "_sync", quota)
+    res = run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", tmp_path / "cov")
+    assert_one_line_error(res, "could not finish the results in --out", os.strerror(errno.EDQUOT))
+    assert not (tmp_path / "cov").exists()

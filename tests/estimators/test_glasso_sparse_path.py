@@ -49,3 +49,19 @@ def test_the_kept_path_reads_back_dense_one_solution_at_a_time(monkeypatch):
     path = est.path_
     assert len(path.precisions) == 10 and all(P.nnz < 144 for P in path.sparse_precisions)
     assert [P.shape for P in path.precisions[2:4]] == [(12, 12), (12, 12)]
+
+
+def test_alpha_defaults_to_ebic_as_on_the_command_line():
+    """``PrivateGraphicalLasso()`` without ``alpha`` said "GraphicalLassoFit.__init__() missing 1 required
+    keyword-only argument"; the command line's default is eBIC, and so is the library's now."""
+    import inspect
+
+    from dpmoments import PrivateGraphicalLasso
+    from dpmoments.cli import build_parser
+
+    assert PrivateGraphicalLasso().alpha == "ebic"
+    assert inspect.signature(PrivateGraphicalLasso).parameters["alpha"].default == "ebic"
+    args = build_parser("precision").parse_args(["precision", "x.csv", "--epsilon", "1", "--out", "o"])
+    from dpmoments.cli.precision import _alpha
+
+    assert _alpha(args) == "ebic"

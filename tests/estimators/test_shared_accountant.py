@@ -161,11 +161,14 @@ def test_fits_without_an_accountant_are_counted_and_warned_about_once():
     from dpmoments import PrivacyLeakWarning
 
     X, y = _data()
+    # rng=None, as users fit: a seed would (rightly) warn that the clones redraw the same noise. The verdict does not
+    # depend on the noise: only PrivacyLeakWarnings are counted (a NoiseDominatesWarning came 1 run in 3).
     est = PrivateIRLS(**KW)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         est.fit(X, y)
-        assert est.privacy_report_["fit_count"] == 1 and not caught
+        assert est.privacy_report_["fit_count"] == 1
+        assert not [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]  # what this test is about
         cross_val_score(make_pipeline(FunctionTransformer(), est), X, y, cv=3, error_score="raise")
         search = GridSearchCV(est, {"w_max": [2.0, 5.0]}, cv=3, error_score="raise").fit(X, y)
     leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]

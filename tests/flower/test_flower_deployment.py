@@ -37,7 +37,8 @@ def _in_process(deployment, plan_key):
     sites = []
     for k, (s, X) in enumerate(data.items()):
         site = Site(s, X)
-        site.accept(read_bundle(shares[plan_key][s], s), rng=np.random.SeedSequence([k, "ABC".index(plan_key)]))
+        site.accept(read_bundle(shares[plan_key][s], s), rng=np.random.SeedSequence([k, "ABC".index(plan_key)]),
+                    throwaway=True)  # a recomputation of the deployed run, in process
         sites.append(site)
     return run_plan(plan, InProcessTransport(sites), rng=7).releases[0]
 

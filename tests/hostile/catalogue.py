@@ -445,7 +445,7 @@ CASES += [  # a private centre across sites (location steps and a mean round, dp
     ("ms-center-tensor", "API", "`center='private'` for a tensor decomposition across sites",
      lambda: __import__("dpmoments.multisite.api", fromlist=["analyse"]).analyse(
          _centre_sites(20_000), "tensor-mog", epsilon=1.0, delta=1e-6, options={"sigma2": 0.1}),
-     ValueError, "is for covariance, pca, precision, ridge"),
+     ValueError, "is for covariance, correlation, pca, precision, ridge"),
     ("ms-center-public-site", "API", "a site with a public `center` given a private-centre plan",
      lambda: Site("s0", np.ones((20_000, 3)), center=(0.0, 0.0, 0.0)).accept(deal(Plan.build(
          "cape", ["s0", "s1"], [20_000, 20_000], n_features=3, row_norm=1.0, center="private", epsilon=1.0,
@@ -485,6 +485,33 @@ def _forged_moment():
 CASES += [  # a hostile site's message (dpmoments.multisite.aggregator)
     ("ms-forged-moment", "API", "a site sending its noisy second moment times 10⁶",
      _forged_moment, RuntimeError, "(implausible)"),
+]
+
+
+def _used_share_without_record():
+    """A share file that answered once and whose records (beside it, in the registry) were then deleted."""
+    import shutil
+
+    from dpmoments.multisite import deal_files, spent
+
+    out = pathlib.Path(tempfile.mkdtemp()) / "shares"
+    plan = Plan.build("cape", ["a", "b"], [20, 5], n_features=3, row_norm=1.0, epsilon=1, delta=1e-6)
+    share = deal_files(plan, out, rng=0)["a"]
+    old = os.environ.get("DPMOMENTS_STATE_HOME")
+    os.environ["DPMOMENTS_STATE_HOME"] = str(out.parent / "registry")  # never the user's own registry
+    try:
+        spent.ShareRecord(plan.digest, "a", share).spend(0)
+        spent._PROCESS.pop(spent.share_id(plan.digest, "a"))  # as in a new process
+        shutil.rmtree(out.parent / "registry")
+        shutil.rmtree(share.with_name("a.npz.spent"))
+        return Site("a", np.ones((20, 3)) / 4, row_norm=1.0).accept(read_bundle(share, "a"))
+    finally:
+        os.environ.pop("DPMOMENTS_STATE_HOME") if old is None else os.environ.update(DPMOMENTS_STATE_HOME=old)
+
+
+CASES += [  # a share is spent once wherever it runs (dpmoments.multisite.spent)
+    ("ms-share-record-missing", "API", "a share file used before whose records were deleted",
+     _used_share_without_record, ValueError, "was used before and its record is missing"),
 ]
 
 

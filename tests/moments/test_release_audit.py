@@ -234,7 +234,7 @@ def test_replica_reproduces_the_release(key):
 # ----------------------------------------------------------------------------- level 1: end to end
 
 E2E_DELTA = 1e-5
-E2E_DRAWS = 20_000
+E2E_DRAWS = 8_000  # each draw is a whole release (0.7 ms of checks and clipping): 20 000 cost 28 s of CPU
 
 
 def _second_moment_release(neighbours):
@@ -263,9 +263,9 @@ def test_end_to_end_gaussian_second_moment(neighbours, row, other_row):
         projection=W, batch=None, rng=np.random.default_rng(2024),
     )
     result.check(EPS)
-    # Observed: replace-one 0.328 (0.325--0.401 over 4 other seeds), zero-out
-    # 0.378 (0.296--0.375). At delta = 1e-5, 2e4 draws cannot approach epsilon
-    # = 1; the vectorised audits below carry the power.
+    # Observed at 8000 draws: replace-one 0.335, zero-out 0.236 (at 20 000: 0.328 and 0.378). At
+    # delta = 1e-5 so few draws cannot approach epsilon = 1; this audit checks the real function end to
+    # end, and the vectorised audits below carry the power.
     assert result.epsilon_lower_bound > 0.15
 
 
@@ -437,11 +437,11 @@ def test_wishart_approx_audit(neighbours):
         return exact[name] + np.array(noise)
 
     result = audit(
-        draw, "A", "B", delta=delta, n_samples=25_000, batch=5_000,
+        draw, "A", "B", delta=delta, n_samples=10_000, batch=5_000,  # one sampler call per draw: 25 000 cost 8 s
         projection=_wishart_loss(exact["A"], exact["B"]), rng=41,
     )
     result.check(EPS)
-    # Observed: zero-out 0.118 (0.116--0.186 over 3 other seeds), replace-one
-    # 0.116 (0.093--0.125): 2.5e4 draws resolve only a small part of epsilon
-    # at delta = 1e-5, so this is a sanity check with little power; the d+1
-    # test above shows the auditor catching a Wishart support mismatch.
+    # Observed at 2.5e4 draws: zero-out 0.118 (0.116--0.186 over 3 other seeds), replace-one
+    # 0.116 (0.093--0.125): so few draws resolve only a small part of epsilon at delta = 1e-5,
+    # so this is a sanity check with little power (1e4 draws: the same check, at 40% of the
+    # cost); the d+1 test above shows the auditor catching a Wishart support mismatch.

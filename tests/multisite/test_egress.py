@@ -95,3 +95,29 @@ def test_site_command_refuses_a_damaged_or_missing_share_file_in_one_line(tmp_pa
               tmp_path / "st", "--superlink", "127.0.0.1:1", "--insecure")
     assert_one_line_error(res, "north-damaged.npz", "not a dpmoments share file" if damage == "truncated"
                           else "does not exist")
+
+
+@pytest.mark.parametrize("where", ["at line 41", "at data row 55 (1-based, header excluded)", "at row 55, column 2"])
+def test_the_position_of_a_bad_value_never_leaves_the_site(where, monkeypatch, caplog):
+    """Issue 29: a position is a function of the raw data: it may help the owner at the site's console, never
+    cross the site's boundary, nor enter the run's report or the log lines that go with it (docs/privacy.md)."""
+    sites = make_sites(3)
+
+    def positional(*args, **kwargs):  # dpmoments' own readers word their errors like this
+        raise ValueError(f"'north.csv': the value in column 'b' {where} is not a number")
+
+    monkeypatch.setattr(sites[1], "_statistic", positional)
+    sent = []
+
+    def door(data):
+        sent.append(sites[1].handle(data))
+        return sent[-1]
+
+    handlers = {s.name: (door if s.name == "site-1" else s.handle) for s in sites}
+    with caplog.at_level(logging.DEBUG, logger="dpmoments"):
+        rel, rep = run_cape(sites, epsilon=1.0, delta=1e-5, rng=0, transport=lambda _: make("in-process", handlers))
+    (reply,) = [from_wire(b) for b in sent]
+    assert isinstance(reply, SiteError) and reply.code == "internal"  # a fixed code, the same for every position
+    text = json.dumps(rep.to_dict()) + json.dumps(rel.to_dict()) + " ".join(rep.notes) + caplog.text
+    for leak in (where, "line 41", "row 55", "column 'b'", "north.csv"):
+        assert leak not in text and leak.encode() not in sent[0]

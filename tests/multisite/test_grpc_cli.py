@@ -73,7 +73,7 @@ def test_grpc_deployment_from_the_command_line(tmp_path, bound):
     local = []
     for k, (s, X) in enumerate(data.items()):
         site = Site(s, np.loadtxt(tmp_path / f"{s}.csv", delimiter=",", skiprows=1))
-        site.accept(read_bundle(tmp_path / "shares" / f"{s}.npz", s), rng=np.random.SeedSequence([k, 0]))
+        site.accept(read_bundle(tmp_path / "shares" / f"{s}.npz", s), rng=np.random.SeedSequence([k, 0]), throwaway=True)
         local.append(site)
     result = run_plan(plan, InProcessTransport(local), rng=7)
     ref = finish_analysis(plan, result)[0]

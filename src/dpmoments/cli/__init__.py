@@ -31,18 +31,23 @@ import signal
 import sys
 import warnings
 
+from .._startup import EXIT_INTERRUPTED, stop_if_command_line
 from .._version import __version__
-from . import _signals
-from ._args import CliError
-from ._errors import EXIT_USAGE, describe_error, one_line
+
+try:  # Ctrl-C while the command line imports: one line, exit 130 (see dpmoments._startup)
+    from . import _signals
+    from ._args import CliError
+    from ._errors import EXIT_USAGE, describe_error, one_line
+except KeyboardInterrupt:
+    stop_if_command_line()
+    raise
 
 __all__ = ["main", "build_parser", "COMMANDS", "CliError"]
 
 #: The subcommands, in the order ``--help`` lists them. One module each.
-COMMANDS = ("demo", "covariance", "precision", "pca", "tensor", "regress", "select", "audit", "simulate", "reproduce",
+COMMANDS = ("demo", "covariance", "correlation", "precision", "pca", "tensor", "regress", "select", "audit", "simulate", "reproduce",
             "noise_generator", "site", "aggregate")
 
-EXIT_INTERRUPTED = 130
 #: Paths a run reads; an ``--out`` may never be, contain or lie inside one of them.
 INPUT_ATTRIBUTES = ("data", "more_data", "truth", "pair", "plan", "share")
 
@@ -170,6 +175,14 @@ def _print_json():
 
 def main(argv=None):
     """Run the command line; return the exit status (0 success, 2 bad input, 130/143 interrupted)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # before the run began: parsing, importing the command's modules
+        print("dpmoments: interrupted while starting; no results were written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv):
     from . import _io
     from ._output import RUN
 

@@ -13,6 +13,7 @@ apart two inputs that differ in one row.
 
 import csv
 import hashlib
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -164,8 +165,8 @@ class DataSource:
 def _selected(names, columns, target):
     pick = lambda c: names[c] if isinstance(c, int) else c  # noqa: E731
     t = None if target is None else pick(target)
-    if columns is None:
-        return [c for c in names if c != t]
+    if columns is None:  # the target as typed may be another Unicode form of its header name (NFC and NFD)
+        return [c for c in names if t is None or unicodedata.normalize("NFC", c) != unicodedata.normalize("NFC", t)]
     return [pick(c) for c in columns]
 
 

@@ -30,7 +30,9 @@ CENTER_ACROSS_SITES = (
     "location, from --center-share (default 0.2): the covariance is taken about that private mean; refused in one "
     "line when there are too few rows, naming the --epsilon (and --location-share) that runs")
 
-ANALYSES = ("covariance", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
+#: The analyses a multi-site command offers: the keys of the wing's table, in its order (a test checks they agree;
+#: the table itself is not imported here, so that --help stays light).
+ANALYSES = ("covariance", "correlation", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
 
 
 def add_analysis_arguments(parser, fit=True):
@@ -144,6 +146,8 @@ def headline_release(output):
 
 def multisite_report(command, output, report, analysis, argv, files, extra=None):
     """The privacy report: the headline is the guarantee against the aggregator; the per-site claim beside it."""
+    from ..multisite.report import collusion_dict
+
     rep = privacy_report(command, headline_release(output), analysis=analysis, argv=argv,
                          extra=dict(extra or {}, files=files))
     g = report.guarantee
@@ -154,6 +158,8 @@ def multisite_report(command, output, report, analysis, argv, files, extra=None)
                           per_site_claim_is="each site's message alone (the papers' claim), shown beside the "
                                             "headline, never instead of it",
                           target=report.target)
+    if getattr(report, "collusion", None) is not None:  # the colluders assumed, and what holds without and beyond
+        rep["privacy"]["collusion"] = collusion_dict(report.collusion)
     rep["protocol"] = report.to_dict()
     if getattr(report, "choices", ()):
         rep["private_choices"] = choices_report(report.choices, report.guarantee)
@@ -165,8 +171,12 @@ def multisite_report(command, output, report, analysis, argv, files, extra=None)
 
 
 def print_guarantees(report):
+    from ..multisite.report import collusion_line
+
     for line in choices_lines(report.choices, report.guarantee) if getattr(report, "choices", ()) else ():
         print(line)
     print(f"guarantee against the aggregator ({report.colluders} colluder(s)): {report.guarantee}  <- holds "
           f"(calibrated to meet the budget here: {report.target == 'aggregator'})")
     print(f"per-site claim (each message alone, the papers' view): {report.claimed}")
+    if getattr(report, "collusion", None) is not None:
+        print(f"collusion: {collusion_line(report.collusion)}")

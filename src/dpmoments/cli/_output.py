@@ -19,6 +19,7 @@ always with ``--csv``.
 """
 
 import csv
+import functools
 import json
 import os
 import shutil
@@ -93,12 +94,40 @@ def check_destination(out, force=False, inputs=None):
         if written is None:
             raise CliError(f"the output directory '{given}' was not written by dpmoments (it has no valid {MARKER} "
                            "file), so --force will not replace it: choose another --out or empty it yourself")
-        others = sorted(name for name in os.listdir(out) if name not in written)
+        # a share's record of its use (multisite/spent.py) goes with the share: a new dealing voids both
+        others = sorted(name for name in os.listdir(out) if name not in written and name.removesuffix(".spent")
+                        not in written)
         if others:  # files someone added to an old result are theirs: replacing it would delete them
             raise CliError(f"the output directory '{given}' holds {len(others)} file(s) dpmoments did not write "
                            f"there (e.g. '{others[0]}'), so --force will not replace it: move them out or choose "
                            "another --out")
     return out
+
+
+def _why_not_written(exc, where):
+    """The reason a write failed, holding no data: the errno's text, or what a short write means."""
+    if exc.errno:
+        return exc.strerror or os.strerror(exc.errno)
+    try:  # numpy reports a short write as "N requested and M written", with no errno
+        free = shutil.disk_usage(where).free
+    except OSError:
+        free = None
+    if free is not None and free < 1 << 20:
+        return f"No space left on device ({free} bytes free)"
+    return "the file came out short (a full disk or an exceeded quota is the usual cause)"
+
+
+def _writing(method):
+    """A writer whose OSError (a full disk, a quota, a read-only file system) is one line naming the file."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except OSError as exc:
+            raise self.write_error(exc) from exc
+
+    return wrapper
 
 
 def _marked_files(out):
@@ -137,6 +166,9 @@ class ResultsDir:
             return False
         try:
             self._finish()
+        except OSError as exc:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise self.write_error(exc, finishing=True) from exc
         except BaseException:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
@@ -165,6 +197,12 @@ class ResultsDir:
         exchange(self.tmp, final)
         shutil.rmtree(self.tmp, ignore_errors=True)  # now the old result
 
+    def write_error(self, exc, finishing=False):
+        """``exc`` (an OSError while writing) as one line naming the file and ``--out``, never a data value."""
+        what = "finish the results" if finishing or not self.files else f"write '{self.files[-1]}'"
+        return CliError(f"could not {what} in --out '{self.given}': {_why_not_written(exc, self.tmp)}; "
+                        "nothing was published (an old result there is untouched)")
+
     # -- writers ---------------------------------------------------------------------
     def path(self, name):
         self.files.append(name)
@@ -173,10 +211,11 @@ class ResultsDir:
     def wants_csv(self, cells):
         return self.csv or cells <= CSV_MAX_CELLS
 
+    @_writing
     def save_matrix(self, stem, A, labels=None):
         """``stem.npy``, and ``stem.csv`` (with row and column labels) when small or asked for."""
         A = np.asarray(A)
-        np.save(self.path(f"{stem}.npy"), A)
+        self.save_array(f"{stem}.npy", A)
         if not self.wants_csv(A.size):
             return
         with open(self.path(f"{stem}.csv"), "w", newline="") as f:
@@ -186,21 +225,31 @@ class ResultsDir:
             for k, row in enumerate(A):
                 w.writerow(([labels[k]] if labels is not None else []) + [repr(float(v)) for v in row])
 
+    @_writing
+    def save_array(self, name, A):
+        """``name`` (a ``.npy``) holding ``A``."""
+        with open(self.path(name), "wb") as f:  # np.save(path) lets a full disk pass silently (small arrays)
+            np.save(f, np.asarray(A))
+
+    @_writing
     def save_table(self, name, header, rows):
         with open(self.path(name), "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(header)
             w.writerows(rows)
 
+    @_writing
     def save_json(self, name, obj):
         self.documents[name] = obj
         with open(self.path(name), "w") as f:
             json.dump(obj, f, indent=2, default=_jsonable)
             f.write("\n")
 
+    @_writing
     def save_text(self, name, text):
         self.path(name).write_text(text)
 
+    @_writing
     def save_figure(self, stem, ax):
         """``stem.png`` (and ``.svg``, ``.pdf``: ``--figure-format``) of the figure holding ``ax``.
 

@@ -17,12 +17,16 @@ from ..privacy.relations import RELATION_WORDS, describe_relation, n_is_public
 from ._args import CLIPPING_HELP
 
 __all__ = ["privacy_report", "privacy_summary", "n_note", "recorded_arguments", "rows_text", "randomness_text",
-           "estimator_report"]
+           "randomness_note", "estimator_report"]
 
+#: What "not secure" means for unseeded noise: floating-point noise, not a weaker guarantee (read as "not private").
+FLOAT_NOISE = ("floating-point noise: private as stated, but its low-order bits are not hardened against "
+               "floating-point attacks; --secure draws exact discrete noise instead (covariance, pca, precision)")
+EXACT_NOISE = "exact discrete noise on a 2^-k grid from the OS CSPRNG: secure"
 _RANDOMNESS = {
-    "os-entropy": "fresh OS entropy (numpy PCG64 seeded from the OS): the noise cannot be reproduced",
+    "os-entropy": "fresh OS entropy (numpy PCG64 seeded from the OS): the noise cannot be reproduced; " + FLOAT_NOISE,
     "seeded": "seeded with --seed: reproducible, NOT secure (anyone with the seed can remove the noise)",
-    "caller-generator": "a caller-supplied generator",
+    "caller-generator": "a caller-supplied generator; " + FLOAT_NOISE,
     "none": "no noise",
 }
 
@@ -45,13 +49,14 @@ def privacy_report(command, release, *, source=None, fingerprint=None, analysis=
             "sensitivity": release.sensitivity,
             "sensitivity_norm": release.sensitivity_norm,
             "calibration": release.calibration,
+            **({} if release.calibration_asked is None else {"calibration_note": release.calibration_note}),
             "noise_scale": release.noise_scale,
             "row_norm": release.row_norm,
             "center": None if release.center is None else release.center.tolist(),
             "clipping": clipping_text(release),
             "randomness": release.randomness,
             "secure_randomness": release.secure,
-            "randomness_note": _RANDOMNESS.get(release.randomness, release.randomness),
+            "randomness_note": randomness_note(release.randomness, release.secure),
             "n_public": release.n_public,
             "n_note": n_note(release),
         },
@@ -131,8 +136,18 @@ def rows_text(release):
     return f"{release.n} rows" if release.n_public else f"about {release.n} rows (noisy count)"
 
 
+def randomness_note(randomness, secure):
+    """The report's words for where the noise came from and what kind it is."""
+    return f"fresh OS entropy; {EXACT_NOISE}" if secure else _RANDOMNESS.get(randomness, randomness)
+
+
 def randomness_text(randomness, secure):
-    return f"randomness {randomness}" + ("" if secure else " (NOT secure)")
+    """The console's: unseeded float noise says what "not secure" means, so that no one reads it as "not private"."""
+    if secure:
+        return f"randomness {randomness} (exact discrete noise: secure)"
+    if randomness in ("os-entropy", "caller-generator"):
+        return f"randomness {randomness} ({FLOAT_NOISE})"
+    return f"randomness {randomness}" + ("" if randomness == "none" else " (NOT secure)")
 
 
 def privacy_summary(release):
@@ -167,7 +182,7 @@ def estimator_report(command, guarantee, *, privacy, source, fingerprint, n, d, 
         "clipping": CLIPPING_HELP,
         "randomness": randomness,
         "secure_randomness": secure_randomness(randomness, exact_discrete=False),
-        "randomness_note": _RANDOMNESS.get(randomness, randomness),
+        "randomness_note": randomness_note(randomness, False),
         "n_public": n_is_public(neighbours),
         "n_note": f"n = {n} rows, public under {neighbours} (the relation fixes it)",
     }

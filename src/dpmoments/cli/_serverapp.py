@@ -77,6 +77,7 @@ def aggregate_plan(plan, transport, request):
     """Run ``plan`` over ``transport``, fit and write; returns the status dict (also written to its file)."""
     from ..multisite import ProtocolAborted, run_plan
     from ..multisite.analyses import finish_analysis, next_params
+    from ..multisite.report import collusion_line
     from ._choices import choices_lines
     from ._multisite import fit_analysis, headline_release, multisite_report
     from ._output import ResultsDir
@@ -100,6 +101,7 @@ def aggregate_plan(plan, transport, request):
         outcome = dict(ok=True, nonce=nonce, summary=summary, noise=noise_lines, files=sorted(res.files), n=headline_release(output).n,
                        guarantee=str(report.guarantee), claimed=str(report.claimed),
                        dropped=[list(x) for x in report.dropped], colluders=report.colluders,
+                       collusion=collusion_line(plan.collusion),
                        choices=choices_lines(report.choices, report.guarantee)
                        if getattr(report, "choices", ()) else [])
     except ProtocolAborted as exc:

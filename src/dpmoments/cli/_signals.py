@@ -5,7 +5,12 @@
 :class:`Stopped`, both in the main thread, so every ``finally`` and
 ``__exit__`` runs: the temporary results are removed. Inside :func:`held`
 (the atomic swap of a results directory) a signal is only noted and raised
-right after, so a run is never stopped half way through publishing. This is
+right after, so a run is never stopped half way through publishing.
+
+A signal the process inherited as ignored stays ignored: ``nohup`` (SIGHUP),
+a shell's background job (SIGINT), a service manager or a container may have
+set that on purpose, and the run must outlive the terminal it was started
+from. It stops on the signals it was given, and only those. This is
 done in Python rather than with a signal mask, which would hold the signal
 back from the main thread only: any other thread (a BLAS or I/O pool) would
 still receive it.
@@ -41,11 +46,14 @@ def _handler(signum, frame):
 
 
 def install():
-    """Install the handlers (main thread only; elsewhere nothing changes); return the previous ones."""
+    """Install the handlers (main thread only; elsewhere nothing changes); return the previous ones.
+
+    A signal whose inherited disposition is "ignore" keeps it (see the module's docstring).
+    """
     previous = {}
     for name in ("SIGINT", "SIGTERM", "SIGHUP"):
         signum = getattr(signal, name, None)
-        if signum is None:
+        if signum is None or signal.getsignal(signum) == signal.SIG_IGN:
             continue
         try:
             previous[signum] = signal.signal(signum, _handler)

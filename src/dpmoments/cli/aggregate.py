@@ -129,6 +129,8 @@ def _report(args, status, plan):
         for line in status.get("choices", ()):  # an auto plan: the bound step's share, the chosen bound, the total
             print(line)
         print(f"guarantee against the aggregator ({status['colluders']} colluder(s)): {status['guarantee']}  <- holds")
+        if status.get("collusion"):
+            print(f"collusion: {status['collusion']}")
         print(f"per-site claim (each message alone, the papers' view): {status['claimed']}; "
               f"dropped: {status['dropped']}")
         print(f"results in {args.out}/ ({', '.join(status['files'])})")
@@ -148,8 +150,8 @@ def _staging(args):
 
 def _grpc(args):
     import shutil
-    from pathlib import Path
 
+    from ..multisite import tls
     from ..multisite.grpc_transport import GrpcTransport
     from ._serverapp import aggregate_plan
 
@@ -160,8 +162,7 @@ def _grpc(args):
     if not args.insecure:
         if not (args.cert and args.key and args.root_certificates):
             raise CliError("give --cert, --key and --root-certificates (mutual TLS), or --insecure for a local trial")
-        creds = dict(certificate=Path(args.cert).read_bytes(), private_key=Path(args.key).read_bytes(),
-                     root_certificates=Path(args.root_certificates).read_bytes())
+        creds = tls.read_credentials(args.cert, args.key, args.root_certificates)  # a wrong file: one line naming it
     stage = _staging(args)
     try:
         transport = GrpcTransport(args.listen, insecure=args.insecure, **creds)

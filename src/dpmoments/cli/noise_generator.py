@@ -170,11 +170,14 @@ def plan_columns(args):
 def _print(args, plan, sites):
     from pathlib import Path
 
+    from ..multisite.report import collusion_line
+
     out = Path(args.out)
     worst = max((plan.cost(s) for s in sites), key=lambda g: g.epsilon)
     print(f"plan {plan.digest[:12]} ({args.analysis}, {args.protocol}) for {len(sites)} sites: {out / 'plan.json'} "
           "(public)")
     print(f"guarantee against the aggregator ({plan.colluders} colluder(s)), worst site: {worst}  <- holds")
+    print(f"collusion: {collusion_line(plan.collusion)} (--colluders C calibrates for C)")
     if plan.location is not None:
         print(f"location steps first: {plan.location.steps} rounds of the sites' noisy per-coordinate histograms "
               f"({plan.location.n_bins} bins on +-[{plan.location.low:g}, {plan.location.high:g}]), share "
@@ -189,3 +192,5 @@ def _print(args, plan, sites):
               "--columns to have every site select them by name")
     for s in sites:
         print(f"  {s}: {out / f'{s}.npz'} (secret: deliver to site {s!r} only)")
+    print("each share answers once where it is used; a copy kept elsewhere before its first use is out of the site's "
+          f"sight: delete the share files in {out} once delivered")

@@ -93,9 +93,9 @@ def _check(args):
         raise CliError("--site is for --protocol local")
     if args.protocol == "dpdispca" and args.analysis != "pca":
         raise CliError("--protocol dpdispca is PCA's baseline: use it with --analysis pca")
-    if args.protocol == "pooled" and args.analysis not in ("covariance", "pca", "precision", "ridge"):
-        raise CliError("--protocol pooled is the second-moment reference: use it with covariance, pca, precision "
-                       "or ridge")
+    if args.protocol == "pooled" and args.analysis not in ("covariance", "correlation", "pca", "precision", "ridge"):
+        raise CliError("--protocol pooled is the second-moment reference: use it with covariance, correlation, pca, "
+                       "precision or ridge")
     if args.analysis in ("select", "regress") and args.target is None:
         raise CliError(f"--target is required for --analysis {args.analysis}: each site's response column")
     names, _ = auto_bounds(args)

@@ -7,10 +7,12 @@ from ._args import CliError, parse_columns, positive_int
 HELP = "serve this site in a deployed multi-site run (Flower or gRPC); rows never leave"
 DESCRIPTION = """\
 Run this site of a multi-site run. It reads its data file once, checks it against the plan in its
-share file (rows, columns) BEFORE joining, and keeps its own ledger in --state (ledger.json): it
-answers each step of a plan once (a repeated, replayed or re-planned query is refused and logged
-there, with the reason), and never beyond its --budget (default: the plan's own budget for this
-site, i.e. this one plan). What leaves passes one door: the site's noisy statistics (egress guard)
+share file (rows, columns) BEFORE joining. It answers each step of a plan once, wherever and however
+it is started: each answer is recorded, before it is sent, with the share (SHARE.spent/ beside the
+file, this user's registry in $DPMOMENTS_STATE_HOME, default ~/.local/state/dpmoments, and a mark in
+the share file), and a used share whose record is missing is refused. Its ledger in --state
+(ledger.json) logs refusals with the reason and keeps it within its --budget (default: the plan's
+own budget for this site, i.e. this one plan). What leaves passes one door: the site's noisy statistics (egress guard)
 or a fixed error code -- never an error text, a data value or a file name.
 
 --transport flower (default): a Flower SuperNode dials OUT to the aggregator's SuperLink over TLS
@@ -95,6 +97,7 @@ def _load(args):
     import numpy as np
 
     from ..multisite import Site, read_bundle
+    from ..multisite.spent import ShareRecordError, check_writable
     from ._io import DataSource
     from ._io import read_in_memory
 
@@ -104,7 +107,7 @@ def _load(args):
     bundles = [read_bundle(path, args.name) for path in args.share]
     plans = [b.plan for b in bundles]
     state = Path(args.state or f"dpmoments-site-{args.name}")
-    state.mkdir(parents=True, exist_ok=True)
+    check_writable(state, "--state")  # before joining: a site that cannot record its answers would drop out later
     # The one reader's errors name the file and what is wrong, never a value (cli._errors guards the rest);
     # they stay on this site's console: nothing has been sent.
     named = _plan_columns(plans, args)
@@ -119,10 +122,16 @@ def _load(args):
         plan = bundle.plan
         try:
             site.accept(bundle, rng=None if args.seed is None else np.random.SeedSequence([args.seed, k]))
+        except ShareRecordError as exc:  # used before with its record missing, or nowhere to record it
+            raise CliError(str(exc)) from None
         except ValueError:
             raise CliError(f"'{args.data}' does not fit the plan of '{path}': site {args.name!r} must hold "
                            f"{plan.n[plan.index(args.name)]} rows of {plan.feature_width} feature columns"
                            + (" and a --target column" if plan.takes_response else "") + "; nothing was sent") from None
+    used = [path for path, p in zip(args.share, plans) if set(site.answered(p.digest)) >= set(p.steps)]
+    if len(used) == len(plans):  # a restart between steps still serves the steps left
+        raise CliError(f"share file '{used[0]}' has answered every step of its plan (a share answers once, wherever "
+                       "it runs): nothing to serve")
     if not any(site.ledger.can_answer(p.digest, site.cost(p), p.neighbours) for p in plans):
         raise CliError(f"every plan held would exceed this site's budget {site.ledger.budget} (spent: "
                        f"{site.ledger.spent() or 'nothing'}): nothing to serve")
@@ -161,8 +170,7 @@ def run(args):
 
 
 def _serve_grpc(args, site):
-    from pathlib import Path
-
+    from ..multisite import tls
     from ..multisite.grpc_transport import GrpcSite
 
     if not args.aggregator:
@@ -171,14 +179,13 @@ def _serve_grpc(args, site):
     if not args.insecure:
         if not (args.root_certificates and args.cert and args.key):
             raise CliError("give --root-certificates, --cert and --key (mutual TLS), or --insecure for a local trial")
-        creds = dict(root_certificates=Path(args.root_certificates).read_bytes(),
-                     certificate=Path(args.cert).read_bytes(), private_key=Path(args.key).read_bytes())
+        creds = tls.read_credentials(args.cert, args.key, args.root_certificates)  # a wrong file: one line naming it
     GrpcSite(site.handle, args.aggregator, site.name, insecure=args.insecure, **creds).run()
     return 0
 
 
 def _serve_flower(args, site, state):
-    from ..multisite import deploy
+    from ..multisite import deploy, tls
     from ..multisite.door import SiteServer
     from ..multisite.supernode import SessionRefused, keep_up
 
@@ -186,6 +193,8 @@ def _serve_flower(args, site, state):
         raise CliError("--superlink HOST:PORT is required with --transport flower")
     if not args.insecure and not args.root_certificates:
         raise CliError("give --root-certificates CA_PEM (TLS), or --insecure for a local trial")
+    if args.auth_key:  # a key the SuperNode cannot use: one line now, not its panel and a restart
+        tls.check_node_key(args.auth_key)
     socket_path = (state / "door.sock").resolve()
     if len(str(socket_path)) > 100:
         raise CliError(f"--state '{state}' is too deep for a local socket (its path must be under 100 characters)")
@@ -195,6 +204,6 @@ def _serve_flower(args, site, state):
                                        root_certificates=args.root_certificates, private_key=args.auth_key,
                                        insecure=args.insecure)
         try:  # a restart after a crash waits here (one line says why and until when) for its old session to lapse
-            return keep_up(cmd, deploy.flwr_env(), state, interval=deploy.HEARTBEAT_S)
+            return keep_up(cmd, deploy.flwr_env(), state, interval=deploy.HEARTBEAT_S, key=args.auth_key)
         except SessionRefused as exc:
             raise CliError(exc.one_line) from None

@@ -10,6 +10,7 @@ value read from the data.
 import numbers
 import queue
 import threading
+import unicodedata
 
 import numpy as np
 
@@ -34,11 +35,18 @@ def resolve_columns(columns, target, names, n_cols, where):
     return feats, t
 
 
+def _nfc(name):
+    return unicodedata.normalize("NFC", name)
+
+
 def _position(c, param, names, n_cols, where):
     if isinstance(c, str):
         if names is None:
             raise TypeError(f"'{param}' gives a column name ({c!r}) but {where} has no column names; use 0-based positions.")
-        if c not in names:
+        if c not in names:  # the same name in another Unicode form (a header in NFD, typed in NFC) is the name
+            same = [j for j, name in enumerate(names) if _nfc(name) == _nfc(c)]
+            if len(same) == 1:
+                return same[0]
             raise ValueError(f"{where} has no column named {c!r} (from '{param}'); its columns are {names}.")
         if names.count(c) > 1:
             raise ValueError(f"{where} has more than one column named {c!r} (from '{param}').")

@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from .._validation import as_float_array, check_int
+from .._validation import as_float_array, check_columns_finite, check_int, frame_columns
 
 from ._chunking import resolve_columns as _resolve
 from ._chunking import split as _split
@@ -138,7 +138,10 @@ def _check_array(A, name):
             raise TypeError(f"'{name}' is a dask {type(A).__name__}; pass a dask array "
                             "(for a dask DataFrame: .to_dask_array(lengths=True)).")
     else:
+        columns = frame_columns(A)
         A = as_float_array(A, name, convert=False)  # the one input rule (text, missing values, masks)
+        if columns is not None and A.ndim == 2 and A.dtype.kind == "f":
+            check_columns_finite(A, name, columns)  # a data frame's column has a name to give
     if np.dtype(A.dtype).kind not in "biuf":
         raise TypeError(f"'{name}' must hold real numbers; got dtype {A.dtype}.")
     if A.ndim != 2:

@@ -12,7 +12,7 @@ from .selection import alpha_grid, ebic, noise_floor
 
 # name -> the module that defines it (each of them imports scikit-learn, or builds on it on first use)
 _LAZY = {
-    "PrivateCovariance": "covariance", "PrivateGraphicalLasso": "precision", "PrivateRidgePrecision": "precision",
+    "PrivateCovariance": "covariance", "PrivateCorrelation": "correlation", "PrivateGraphicalLasso": "precision", "PrivateRidgePrecision": "precision",
     "PrivateIRLS": "irls", "PrivateModelSelection": "model_selection", "PrivatePCA": "pca",
     **{name: "tensor" for name in ("PrivateTensorDecomposition", "TensorBudget", "TensorMoments",
                                    "noisy_tensor_power_method", "release_mog_moments", "release_topic_moments")},
@@ -22,9 +22,9 @@ _LAZY = {
 def __getattr__(name):
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import covariance, irls, model_selection, pca, precision, tensor
+    from . import correlation, covariance, irls, model_selection, pca, precision, tensor
 
-    modules = {"covariance": covariance, "irls": irls, "model_selection": model_selection, "pca": pca,
+    modules = {"correlation": correlation, "covariance": covariance, "irls": irls, "model_selection": model_selection, "pca": pca,
                "precision": precision, "tensor": tensor}
     value = getattr(modules[_LAZY[name]], name)
     globals()[name] = value  # the next look-up is an ordinary attribute
@@ -38,6 +38,7 @@ def __dir__():
 __all__ = [
     "CenterBudget",
     "PrivateCovariance",
+    "PrivateCorrelation",
     "PrivateGraphicalLasso",
     "PrivateRidgePrecision",
     "PrivateIRLS",

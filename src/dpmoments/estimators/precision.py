@@ -182,8 +182,8 @@ class GraphicalLassoFit(_PrecisionBase):
 
     Parameters
     ----------
-    alpha : float > 0, "ebic" or "edges"
-        The penalty. ``"ebic"`` picks it from ``alphas`` by the extended BIC
+    alpha : float > 0, "ebic" or "edges", default="ebic"
+        The penalty (the command line's default too). ``"ebic"`` picks it from ``alphas`` by the extended BIC
         computed on the released matrix only (free post-processing; the raw
         data are never touched again); ``"edges"`` picks the smallest penalty of
         ``alphas`` whose graph has at most ``max_edges`` edges (the largest
@@ -293,7 +293,7 @@ class GraphicalLassoFit(_PrecisionBase):
 
     _estimator = "PrivateGraphicalLasso"
 
-    def __init__(self, *, alpha, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
+    def __init__(self, *, alpha="ebic", epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
                  bound_budget=0.1, alphas=20, ebic_gamma=0.5, max_edges=None, alpha_floor="noise",
                  penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None, max_iter=1000,
@@ -424,6 +424,9 @@ class GraphicalLassoFit(_PrecisionBase):
         names = fit_input(self, X)
         self._private_choices()  # a private centre, scale or bound is refused here: it needs additive noise
         X = check_data(X)
+        if isinstance(self.alpha, str):
+            raise ValueError(f"mechanism='output' needs a numeric 'alpha' (its noise scale depends on the penalty); "
+                             f"got {self.alpha!r}")
         alpha = check_positive(self.alpha, "alpha")
         check_option(self.neighbours, "neighbours", NEIGHBOURS)
         if not self.penalize_diagonal:
@@ -531,7 +534,7 @@ class RidgePrecisionFit(_PrecisionBase):
 
     _estimator = "PrivateRidgePrecision"
 
-    def __init__(self, *, alpha, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
+    def __init__(self, *, alpha="ebic", epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
                  bound_budget=0.1, psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.alpha = alpha

@@ -337,7 +337,7 @@ class TensorDecompositionFit:
                                        rng=spawn(self.rng, 4)[3], what=public_n_what(self.neighbours, "row_norm='auto'"),
                                        min_clipped=floor, lowest=FIXED_LOWEST)[0][0])
         target = f"{q:g}-quantile" + ("" if floor is None else f", lowered if needed to leave {floor:.3g} rows above it")
-        budget.record("row_norm", guarantee, bounds.share, row_norm=R, target=target)
+        budget.record("row_norm", guarantee, bounds.share, (1, each), row_norm=R, target=target)
         main = budget.release(1.0 - bounds.share)
         moments = release_mog_moments(X, sigma2=self.sigma2, row_norm=R, center=self.center,
                                       **{**common, **main})

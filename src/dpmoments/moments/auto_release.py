@@ -59,7 +59,7 @@ from .counts import COUNT_SHARE, split_budget, splits_in_rho
 from .dask_moments import is_dask_collection
 from .private_bounds import (TIE_PRIOR, SearchRange, as_search_range, noisy_clipped_count, quantile_pass,
                              select_quantiles)
-from .release import Part, randomness_of, release_part
+from .release import Part, em_draws, randomness_of, release_part
 from .sensitivity import moment_sensitivity
 from .sparse_sums import is_sparse_source
 from ..data import same_file_version
@@ -333,7 +333,8 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
         chosen[name] = float(values[0])
         target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
         parts.append(Part(name, PureDP(eps_each), eps_each / epsilon,
-                          {name: chosen[name], "target": target, "at_range_end": bool(outside[0])}))
+                          {name: chosen[name], "target": target, "at_range_end": bool(outside[0])},
+                          None if math.isinf(eps_each) else em_draws(1, eps_each, zcdp=False)))
     bounds = {"row_norm": chosen.get("row_norm", row_norm)}
     if response_bound is not None:
         bounds["response_bound"] = chosen.get("response_bound", response_bound)
@@ -434,7 +435,8 @@ def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None, neigh
                                                  f", lowered if needed to leave {floor:.3g} rows above it (the "
                                                  "draw's rank error)")
         parts.append(Part(name, guarantee, share / k,
-                          {name: values[name], "target": target, "at_range_end": bool(outside[0])}))
+                          {name: values[name], "target": target, "at_range_end": bool(outside[0])},
+                          em_draws(1, each, zcdp and math.isfinite(epsilon)) if math.isfinite(each) else None))
         if outside[0]:
             warn_range_end(name, budget.search)
     return values, parts

@@ -216,7 +216,8 @@ def _first_ellipsoid(X, m, budget, share, bounds, rng):
         radius = float(select_quantiles(bins, bounds.search.edges(), epsilon_each=each,
                                         quantile=bounds.fixed_quantile(), rng=gen_radius,
                                         what="method='coinpress' (its first ellipsoid)")[0][0])
-    budget.record("row_norm", guarantee, share / 2, row_norm=radius, target=f"{bounds.fixed_quantile():g}-quantile")
+    budget.record("row_norm", guarantee, share / 2, (1, each), row_norm=radius,
+                  target=f"{bounds.fixed_quantile():g}-quantile")
     return np.diag(1.0 / (radius * s)), radius
 
 

@@ -63,7 +63,7 @@ from .clipping_bias import record_clipping_excess
 from .counts import COUNT_SHARE, warn_if_delta_large
 from .dask_moments import is_dask_collection, row_ones
 from .private_bounds import check_margin, noisy_clipped_count, quantile_pass, select_quantiles
-from .release import Part, randomness_of, release_part
+from .release import Part, calibrated_as, em_draws, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 from .sources import n_features_of
 
@@ -123,8 +123,10 @@ class PrivateChoiceBudget:
     def count(self, share):
         return dict(rho=share * self.rho) if self.zcdp else dict(epsilon=share * self.epsilon)
 
-    def record(self, label, guarantee, share, **released):
-        self.parts.append(Part(label, guarantee, share, released))
+    def record(self, label, guarantee, share, draws=None, **released):
+        """A part of the budget; ``draws=(k, epsilon_each)`` for exponential-mechanism draws (recorded with it)."""
+        recorded = None if draws is None or self.exact else em_draws(*draws, self.zcdp)
+        self.parts.append(Part(label, guarantee, share, released, recorded))
 
     def total(self):
         composed = compose([p.guarantee for p in self.parts])
@@ -179,7 +181,7 @@ def _location(X, budget, share, search, rng, bins=None):
         m, outside = select_quantiles(bins, search.edges(signed=True), epsilon_each=each, quantile=0.5, rng=rng,
                                       what=public_n_what(budget.neighbours, "private column medians "
                                                                             "(center='private', no prior)"))
-    budget.record("location", guarantee, share, statistic="column medians", at_range_end=int(outside.sum()))
+    budget.record("location", guarantee, share, (d, each), statistic="column medians", at_range_end=int(outside.sum()))
     if outside.any():
         warn_range_end("column median", search)
     return m
@@ -195,7 +197,7 @@ def _scales(X, m, budget, share, search, rng, option_share=None, label="column s
     with budget.refusal(share if option_share is None else option_share, option):
         s, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=0.5, rng=rng,
                                       what=public_n_what(budget.neighbours, f"private {label} (scale='private')"))
-    budget.record(label, guarantee, share, statistic="medians of the non-zero |x_j - m_j|",
+    budget.record(label, guarantee, share, (d, each), statistic="medians of the non-zero |x_j - m_j|",
                   at_range_end=int(outside.sum()))
     if outside.any():
         warn_range_end("column scale", search)
@@ -230,7 +232,7 @@ def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diag
                                            what=public_n_what(budget.neighbours, f"private {label} ({what_for(label)})"))
     R = float(values[0])
     target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
-    budget.record(label, guarantee, share - diag, row_norm=R, target=target, at_range_end=bool(outside[0]))
+    budget.record(label, guarantee, share - diag, (1, each), row_norm=R, target=target, at_range_end=bool(outside[0]))
     if outside[0]:
         warn_range_end(label, bounds.search)
     if not diag:
@@ -533,5 +535,6 @@ def _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta):
     center = rel.center if (rel.center is None or s is None) else rel.center * s
     steps = rel.postprocessing + (("standardised by private column scales; estimates are mapped back",)
                                   if s is not None else ())
-    return dataclasses.replace(rel, center=center, column_scale=s, guarantee=budget.total(), parts=tuple(budget.parts),
-                               randomness=randomness_of(rng, epsilon), postprocessing=steps)
+    rel = dataclasses.replace(rel, center=center, column_scale=s, guarantee=budget.total(), parts=tuple(budget.parts),
+                              randomness=randomness_of(rng, epsilon), postprocessing=steps)
+    return calibrated_as(rel, budget.calibration) if budget.zcdp else rel

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
 
 from .._rng import describe_randomness, secure_randomness
+from ..exceptions import CalibrationWarning
 from ..privacy.guarantees import AnyGuarantee
 from ..privacy.relations import describe_relation, n_is_public
 from .psd import project_psd as _project_psd
@@ -40,16 +42,35 @@ class Part:
         The fraction of the caller's epsilon it was given.
     released : dict
         Its (noisy, hence publishable) outputs, e.g. ``{"row_norm": 3.2}``.
+    draws : dict or None
+        For a part made of exponential-mechanism draws (a private quantile, median or bound):
+        ``{"mechanism": "exponential", "count": k, "epsilon_each": e, "sensitivity": 1, "composed_as": ...}``,
+        so that a reader recomputes ``guarantee`` from the report alone (:func:`em_draws`).
     """
 
     label: str
     guarantee: AnyGuarantee
     share: Optional[float] = None
     released: dict[str, Any] = field(default_factory=dict)
+    draws: Optional[dict[str, Any]] = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "share": self.share, "guarantee": self.guarantee.to_dict(),
-                "released": dict(self.released)}
+        out = {"label": self.label, "share": self.share, "guarantee": self.guarantee.to_dict(),
+               "released": dict(self.released)}
+        if self.draws is not None:
+            out["draws"] = dict(self.draws)
+        return out
+
+
+def em_draws(count: int, epsilon_each: float, zcdp: bool) -> dict[str, Any]:
+    """:attr:`Part.draws` of ``count`` exponential-mechanism draws of ``epsilon_each`` each (utility sensitivity 1).
+
+    Each draw is ``epsilon_each``-DP, and ``epsilon_each^2/8``-zCDP (Cesar & Rogers 2021); the part's
+    guarantee is their sum in the one the budget composes in.
+    """
+    rule = ("zcdp: rho = count * epsilon_each^2 / 8" if zcdp else "pure: epsilon = count * epsilon_each")
+    return {"mechanism": "exponential", "count": int(count), "epsilon_each": float(epsilon_each), "sensitivity": 1,
+            "composed_as": rule}
 
 
 def release_part(label: str, release: Release, share: Optional[float], **released: Any) -> Part:
@@ -144,6 +165,9 @@ class Release:
         Add-remove only: the share of epsilon (and delta) spent on the count.
     count_guarantee : guarantee or None
         Add-remove only: what the count's release alone satisfies.
+    calibration_asked : str or None
+        The calibration the caller asked for where another was used (``calibration``):
+        private choices compose every part in zCDP. ``None`` when the one asked for was used.
     """
 
     n: int
@@ -171,6 +195,7 @@ class Release:
     count_noise_scale: Optional[float] = None
     count_share: Optional[float] = None
     count_guarantee: Optional[AnyGuarantee] = None
+    calibration_asked: Optional[str] = None
 
     def __post_init__(self) -> None:
         # Freeze the arrays too: a release is a record, not a scratch buffer.
@@ -260,7 +285,17 @@ class Release:
             "postprocessing": list(self.postprocessing),
             "column_scaled": self.column_scale is not None,
             "parts": [p.to_dict() for p in self.parts],
+            **({} if self.calibration_asked is None else {"calibration_note": self.calibration_note}),
         }
+
+    @property
+    def calibration_note(self) -> Optional[str]:
+        """Why ``calibration`` is not the one asked for (``None`` when it is)."""
+        if self.calibration_asked is None:
+            return None
+        return (f"calibration {self.calibration_asked!r} was asked for and not used: with a private centre, scale or "
+                f"bound every part is calibrated in {self.calibration} (the parts' rho add up, which needs less noise "
+                "than splitting (epsilon, delta) among them)")
 
     def __repr__(self) -> str:
         parts = [
@@ -273,6 +308,20 @@ class Release:
             f"mechanism={self.mechanism!r}, "
             f"noise_scale={self.noise_scale:.4g}, neighbours={self.neighbours!r}, guarantee={self.guarantee})"
         )
+
+
+def calibrated_as(release: "Release", asked: str) -> "Release":
+    """``release`` recording the calibration asked for where another was used; asked for by name, a warning.
+
+    ``"classic"`` is asked for by name (the default, ``"analytic"``, is only recorded): a
+    :class:`~dpmoments.exceptions.CalibrationWarning` says it was not used.
+    """
+    if asked == release.calibration:
+        return release
+    release = dataclasses.replace(release, calibration_asked=asked)
+    if asked == "classic":
+        warnings.warn(str(release.calibration_note), CalibrationWarning, stacklevel=6)
+    return release
 
 
 def randomness_of(rng: Any, epsilon: float) -> str:

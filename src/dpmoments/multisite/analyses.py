@@ -8,7 +8,7 @@ it with ``fit_release``), a :class:`~dpmoments.moments.tensor_moments.TensorMome
 (``PrivateTensorDecomposition.fit_release``) or an :class:`IRLSFit`. Everything after the
 releases is post-processing.
 
-* ``covariance``, ``pca``, ``precision``, ``ridge``: one second moment. With
+* ``covariance``, ``correlation``, ``pca``, ``precision``, ``ridge``: one second moment. With
   ``center="private"`` a location step (per-coordinate medians of noisy counts, ``m``) comes
   first, the second moment ``S`` and the mean ``a`` of the clipped rows centred at ``m`` are
   released in one step, and the aggregator forms :math:`S - a a^T`, the covariance about the
@@ -62,6 +62,7 @@ class Analysis:
 
 ANALYSES = {a.name: a for a in (
     Analysis("covariance", "x", False, "basic", "release"),
+    Analysis("correlation", "x", False, "basic", "release"),
     Analysis("pca", "x", False, "basic", "release"),
     Analysis("precision", "x", False, "basic", "release"),
     Analysis("ridge", "x", False, "basic", "release"),
@@ -73,7 +74,7 @@ ANALYSES = {a.name: a for a in (
 
 
 #: The analyses of one second moment, which a private centre can centre.
-CENTRED = ("covariance", "pca", "precision", "ridge")
+CENTRED = ("covariance", "correlation", "pca", "precision", "ridge")
 
 
 def _rounds(name, options):
@@ -182,7 +183,8 @@ def finish_analysis(plan, result, *, protocol_notes=()):
     report = AnalysisReport(plan.protocol, plan.analysis, plan.colluders, plan.target, plan.composition, parts,
                             budget, tuple(protocol_notes),
                             delta=max(plan.delta) if plan.composition == "zcdp" else None,
-                            choices=_choices(plan, bound, location, names, reports, releases))
+                            choices=_choices(plan, bound, location, names, reports, releases),
+                            collusion=plan.collusion)
     if single:
         release = releases[0] if location is None else _about_mean(location.center, releases[0], releases[-1])
         return dataclasses.replace(release, guarantee=report.guarantee, parts=report.choices), report

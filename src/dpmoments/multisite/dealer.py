@@ -16,6 +16,7 @@ import os
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -34,6 +35,7 @@ class Bundle:
     site: str
     shares: dict = field(default_factory=dict)
     masks: dict = field(default_factory=dict)  # round -> [(coefficient, SeedSequence)] (in process only)
+    path: Optional[Path] = None  # the share file it was read from, where its use is recorded (spent.py)
 
     def __post_init__(self):
         if self.site not in self.plan.sites:
@@ -112,12 +114,15 @@ def read_bundle(path, site=None):
         raise ValueError(f"share file '{path}' is not a dpmoments share file ({type(exc).__name__}).") from None
     if site is not None and name != site:
         raise ValueError(f"share file '{path}' is for site {name!r}, not {site!r}.")
-    return Bundle(plan, name, shares)
+    return Bundle(plan, name, shares, path=Path(path))
 
 
 def plan_json(plan):
     """The text of ``plan.json``: the public plan, readable (its digest is of the canonical form)."""
-    return json.dumps(plan.to_dict(), indent=1, sort_keys=True) + "\n"
+    from .report import collusion_dict
+
+    # "collusion" is a reading aid for the operator, not part of the plan (from_dict drops it; the digest ignores it)
+    return json.dumps(dict(plan.to_dict(), collusion=collusion_dict(plan.collusion)), indent=1, sort_keys=True) + "\n"
 
 
 def deal_files(plan, out_dir, rng=None):

@@ -15,21 +15,49 @@ replies to queries by id, so a reply to an old query is never mistaken for a new
 * :class:`GrpcSite` -- a site's side: dials the aggregator and answers with its door.
 """
 
+import os
 import queue
+import socket
 import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-import grpc
+# gRPC's C core writes its own log lines (E1128 12:00:00 ssl_transport_security.cc ...] Invalid private key)
+# straight to stderr, beside our one-line errors; it reads this before its first use, so it is set before
+# grpc is imported. A user who wants them sets GRPC_VERBOSITY=ERROR (or debug) themselves.
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
-from .messages import Hello, SiteError, from_wire, to_wire
-from .transport import Failure, Transport
+import grpc  # noqa: E402 - after GRPC_VERBOSITY
+
+from .messages import Hello, SiteError, from_wire, to_wire  # noqa: E402
+from .tls import check_pair, check_roots  # noqa: E402
+from .transport import Failure, Transport  # noqa: E402
 
 __all__ = ["GrpcTransport", "GrpcSite", "METHOD"]
 
 SERVICE, METHOD = "dpmoments.Sites", "/dpmoments.Sites/Serve"
 _OPTIONS = [("grpc.max_send_message_length", 1 << 30), ("grpc.max_receive_message_length", 1 << 30)]
+# gRPC sets SO_REUSEPORT by default: a second aggregator on a port in use would share it silently.
+_SERVER_OPTIONS = [*_OPTIONS, ("grpc.so_reuseport", 0)]
+
+
+def _why_not_bound(address):
+    """Why ``HOST:PORT`` cannot be bound, from a plain socket (gRPC says only "Failed to bind")."""
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]") or None
+    try:
+        infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (ValueError, socket.gaierror):
+        return "not a HOST:PORT this machine can listen on"
+    for family, kind, proto, _, where in infos:
+        with socket.socket(family, kind, proto) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(where)
+            except OSError as exc:
+                return exc.strerror or "it cannot be bound"
+    return "gRPC could not bind it"
 
 
 class _Link:
@@ -61,21 +89,27 @@ class GrpcTransport(Transport):
         super().__init__()
         self._links, self._lock, self._joined = {}, threading.Lock(), threading.Condition()
         self._insecure = insecure
-        self._server = grpc.server(ThreadPoolExecutor(max_workers=64), options=_OPTIONS)
-        handler = grpc.method_handlers_generic_handler(SERVICE, {"Serve": grpc.stream_stream_rpc_method_handler(
-            self._serve)})
-        self._server.add_generic_rpc_handlers((handler,))
-        if insecure:
-            self.port = self._server.add_insecure_port(address)
-        else:
+        if not insecure:
             if not (certificate and private_key and root_certificates):
                 raise ValueError("gRPC over TLS needs the server certificate, its key and the sites' CA "
                                  "(or insecure=True for a local trial).")
-            creds = grpc.ssl_server_credentials([(private_key, certificate)], root_certificates=root_certificates,
-                                                require_client_auth=True)
-            self.port = self._server.add_secure_port(address, creds)
+            check_pair(certificate, private_key, cert_name="'certificate'", key_name="'private_key'")
+            check_roots(root_certificates, name="'root_certificates'")
+        self._server = grpc.server(ThreadPoolExecutor(max_workers=64), options=_SERVER_OPTIONS)
+        handler = grpc.method_handlers_generic_handler(SERVICE, {"Serve": grpc.stream_stream_rpc_method_handler(
+            self._serve)})
+        self._server.add_generic_rpc_handlers((handler,))
+        try:
+            if insecure:
+                self.port = self._server.add_insecure_port(address)
+            else:
+                creds = grpc.ssl_server_credentials([(private_key, certificate)],
+                                                    root_certificates=root_certificates, require_client_auth=True)
+                self.port = self._server.add_secure_port(address, creds)
+        except RuntimeError:  # "Failed to bind to address": the credentials were checked above
+            self.port = 0
         if not self.port:
-            raise OSError(f"could not listen on {address}")
+            raise OSError(f"could not listen on '{address}': {_why_not_bound(address)}")
         self._server.start()
 
     # -- the server side of one site's stream ------------------------------------------------------------
@@ -186,7 +220,9 @@ class GrpcSite:
         self.handler, self.address, self.name, self.retry_s = handler, address, name, retry_s
         if insecure:
             self._credentials = None
-        else:
+        else:  # a wrong key would fail every handshake, retried forever without a word
+            check_pair(certificate, private_key, cert_name="'certificate'", key_name="'private_key'")
+            check_roots(root_certificates, name="'root_certificates'")
             self._credentials = grpc.ssl_channel_credentials(root_certificates, private_key, certificate)
         self._stop = threading.Event()
         self._thread = None

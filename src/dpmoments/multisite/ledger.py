@@ -138,11 +138,13 @@ class SiteLedger:
         costs = [_guarantee(c) for c in self._state["charged"].values()]
         return compose(costs) if costs else None
 
-    def admit(self, plan, step, cost, neighbours="replace-one"):
+    def admit(self, plan, step, cost, neighbours="replace-one", spend=None):
         """Check and record an answer to ``step`` of ``plan`` (charging the plan on its first answer).
 
         Raises :class:`Refused` (``"already-answered"``, ``"relation-mismatch"`` or
         ``"over-budget"``), after recording the refusal; returns only once the answer is on disk.
+        ``spend``: the share's own record (:meth:`~.spent.ShareRecord.spend`), called under this
+        ledger's lock once its checks pass; its refusal is recorded here too.
         """
         with self._locked():
             if self.path is not None and self.path.exists():
@@ -154,6 +156,11 @@ class SiteLedger:
                 verdict = self._verdict(cost, neighbours)
                 if verdict is not None:
                     self._refuse_locked(plan, step, verdict)
+            if spend is not None:
+                try:
+                    spend()
+                except Refused as exc:
+                    self._refuse_locked(plan, step, exc.code)
             self._state["answered"].append(key)
             self._state["charged"].setdefault(plan, dict(cost.to_dict(), neighbours=neighbours))
             self._write()

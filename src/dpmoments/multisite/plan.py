@@ -55,7 +55,7 @@ import numpy as np
 
 from .._validation import check_int, check_option, check_positive
 from ..exceptions import NotPrivateWarning
-from ..privacy import CALIBRATIONS, compose
+from ..privacy import CALIBRATIONS, compose, parallel
 from .bounds import AutoBounds, auto_bounds
 from .columns import checked_columns, takes_response
 from .location import AutoLocation, private_location
@@ -166,6 +166,7 @@ class Plan:
     @classmethod
     def from_dict(cls, data):
         data = dict(data)
+        data.pop("collusion", None)  # plan.json's reading aid (plan_json), not part of the plan
         if data.pop("version", None) != PLAN_VERSION:
             raise ValueError("not a dpmoments plan of this version.")
         data["sites"], data["n"] = tuple(str(s) for s in data["sites"]), tuple(int(v) for v in data["n"])
@@ -341,6 +342,20 @@ class Plan:
                  for p in self.noise]
         delta = self.delta[self.index(site)] if self.composition == "zcdp" else None  # zCDP stated at the budget's
         return compose(parts, composition=self.composition, delta=delta)
+
+    @cached_property
+    def collusion(self):
+        """What the plan guarantees (worst site) against the aggregator alone and with every other site colluding.
+
+        ``{"assumed": colluders the noise was calibrated for, "aggregator_alone": guarantee,
+        "all_other_sites": (count, guarantee)}``: a deal assumes no colluders unless told, and the
+        operator sees what that assumption is worth.
+        """
+        def worst(c):
+            return parallel([self.cost(s, colluders=c) for s in self.sites])
+
+        return {"assumed": self.colluders, "aggregator_alone": worst(0),
+                "all_other_sites": (self.n_sites - 1, worst(self.n_sites - 1))}
 
     # -- building -----------------------------------------------------------------------------------------
     @classmethod

@@ -18,7 +18,8 @@ from ..exceptions import BudgetExceededError
 from ..privacy import compose
 from .noise import NoisePlan
 
-__all__ = ["SiteReport", "ProtocolReport", "AnalysisReport", "spend_per_site", "GUARANTEE_IS", "CLAIM_IS"]
+__all__ = ["SiteReport", "ProtocolReport", "AnalysisReport", "spend_per_site", "GUARANTEE_IS", "CLAIM_IS",
+           "collusion_dict", "collusion_line"]
 
 GUARANTEE_IS = "against the aggregator, which sees every site's message (the guarantee that holds)"
 CLAIM_IS = "per site, each message alone (the papers' claim; weaker than it reads: the aggregator sees all)"
@@ -26,6 +27,24 @@ CLAIM_IS = "per site, each message alone (the papers' claim; weaker than it read
 
 def _dict(g):
     return None if g is None else g.to_dict()
+
+
+def collusion_dict(collusion):
+    """:attr:`~.plan.Plan.collusion` as JSON: the assumption and what holds without it and at its worst."""
+    if collusion is None:
+        return None
+    others, worst = collusion["all_other_sites"]
+    return {"assumed_colluders": collusion["assumed"], "against_aggregator_alone": collusion["aggregator_alone"].to_dict(),
+            "against_aggregator_and_all_other_sites": worst.to_dict(), "other_sites": others,
+            "note": f"the noise was calibrated assuming {collusion['assumed']} site(s) collude with the aggregator; "
+                    "a site that hands its shares and rows to the aggregator weakens every other site's guarantee"}
+
+
+def collusion_line(collusion):
+    """One line: the colluders the plan assumed, the guarantee against the aggregator alone and with all others."""
+    others, worst = collusion["all_other_sites"]
+    return (f"assumed {collusion['assumed']} colluding site(s); worst site against the aggregator alone: "
+            f"{collusion['aggregator_alone']}; if all {others} other site(s) collude with it: {worst}")
 
 
 @dataclass(frozen=True)
@@ -98,6 +117,7 @@ class ProtocolReport:
     plan: Optional[NoisePlan] = field(default=None, repr=False, compare=False)
     transcript: tuple = field(default=(), repr=False, compare=False)
     neighbours: str = "replace-one"
+    collusion: Optional[dict] = field(default=None, repr=False, compare=False)  # the plan's (Plan.collusion)
 
     @property
     def guarantee(self):
@@ -118,6 +138,7 @@ class ProtocolReport:
             "output": _dict(self.output), "aggregate_std": self.aggregate_std, "target_std": self.target_std,
             "extra_std": self.extra_std, "dropped": [list(d) for d in self.dropped], "trust": self.trust,
             "notes": list(self.notes), "constraints": self.constraints, "sites": [r.to_dict() for r in self.sites],
+            "collusion": collusion_dict(self.collusion),
         }
 
 
@@ -143,6 +164,7 @@ class AnalysisReport:
     notes: tuple = ()
     delta: Optional[float] = None
     choices: tuple = ()
+    collusion: Optional[dict] = None  # the plan's (Plan.collusion)
 
     @property
     def neighbours(self):
@@ -178,7 +200,7 @@ class AnalysisReport:
                 "guarantee_is": GUARANTEE_IS, "claimed": _dict(self.claimed), "claimed_is": CLAIM_IS,
                 "joint_view": _dict(self.guarantee), "output": _dict(self.output), "budget": dict(self.budget),
                 "dropped": [list(d) for d in self.dropped], "notes": list(self.notes),
-                "parts": {k: r.to_dict() for k, r in self.parts.items()},
+                "parts": {k: r.to_dict() for k, r in self.parts.items()}, "collusion": collusion_dict(self.collusion),
                 "private_choices": [p.to_dict() | {"guarantee_text": str(p.guarantee)} for p in self.choices]}
 
 

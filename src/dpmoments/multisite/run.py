@@ -294,7 +294,7 @@ def finish_round(plan, r, aggregator, inbox, dropped, ctx):
         plan.protocol, rnd.statistic, c, tuple(sites), worst_guarantee([s.claimed for s in ok], keep_uncertified=True),
         worst_guarantee([s.joint_view for s in ok]), worst_guarantee([s.output for s in ok]), final_std, target,
         _excess(final_std, target), dropped, TRUST[plan.protocol], notes, plan.solutions[r], plan.target, noise,
-        tuple(ctx["transport"].transcript), plan.neighbours)
+        tuple(ctx["transport"].transcript), plan.neighbours, plan.collusion)
     return round_release(plan, r, received, aggregate, final_std, report.joint_view, ctx["randomness"]), report
 
 

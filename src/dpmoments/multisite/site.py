@@ -34,6 +34,7 @@ from ..solvers.irls import irls_weights, weighted_moments
 from .bounds import histogram_counts
 from .dealer import Bundle
 from .ledger import Refused, SiteLedger
+from .spent import ShareRecord
 from .location import location_counts
 from .messages import Hello, Reply, SiteError, from_wire, statistic_shape, to_wire
 from .noise import unit_noise
@@ -89,7 +90,10 @@ class Site:
     budget : None, guarantee or (epsilon, delta)
         The most this site spends, against the aggregator, over every plan it answers.
     ledger : path, optional
-        Where the site's ledger lives (survives restarts); default in memory.
+        Where the site's budget ledger lives (what it charged over every plan, and its refusals;
+        survives restarts); default in memory. Which steps a share answered is recorded with the
+        share itself, wherever the ledger is (:mod:`~dpmoments.multisite.spent`): a step of a plan
+        is answered once per site in this process and, for a share read from a file, on this machine.
     colluders : int, optional
         How many other sites this site assumes collude with the aggregator when it charges
         a plan to its budget: the larger of this and the plan's own ``colluders`` (a site
@@ -119,6 +123,7 @@ class Site:
         self.__y = None if y is None else check_vector(y, "y", length=X.shape[0])
         self.__cache = {}
         self.__bundles = {}
+        self.__records = {}   # plan digest -> the share's record of the steps it answered (spent.py)
         self.__rngs = {}
         self.__costs = {}
         self.__resolved = {}  # plan digest -> the bounds of its first moment step
@@ -168,14 +173,29 @@ class Site:
         raise TypeError(f"a Site holds private rows and cannot be pickled or sent ({self.name!r}).")
 
     # -- the dealer's bundle ------------------------------------------------------------------------------------
-    def accept(self, bundle, rng=None):
-        """Hold ``bundle`` (this site's shares of a plan); its local noise comes from ``rng`` (default OS entropy)."""
+    def accept(self, bundle, rng=None, *, throwaway=False):
+        """Hold ``bundle`` (this site's shares of a plan); its local noise comes from ``rng`` (default OS entropy).
+
+        The share's steps are recorded with it (:class:`~.spent.ShareRecord`): a step another site object of
+        this process, or (a share read from a file) another process on this machine, answered is refused, and
+        a share file used before whose record is missing raises :class:`~.spent.ShareRecordError`.
+        ``throwaway=True`` opts out, for a reproduction that recomputes a run from its shares (a check, a
+        test): nothing is read or recorded with the share (this site's own ledger still answers each step
+        once). Such a site must answer no one but its own check.
+        """
         if not isinstance(bundle, Bundle) or bundle.site != self.name:
             raise ValueError(f"site {self.name!r} was handed a bundle meant for another site.")
         self._check_plan(bundle.plan)
+        self.__records[bundle.plan.digest] = None if throwaway else ShareRecord(bundle.plan.digest, self.name,
+                                                                                 bundle.path)
         self.__bundles[bundle.plan.digest] = bundle
         self.__rngs[bundle.plan.digest] = as_generator(rng)
         return bundle.plan.digest
+
+    def answered(self, plan_digest):
+        """The steps of the plan this site's share has answered, wherever it ran (its record; [] if none)."""
+        record = self.__records.get(plan_digest)
+        return [] if record is None else record.answered()
 
     def _check_plan(self, plan):
         """Raise ``ValueError`` (data-free) if this site's data or bounds do not fit ``plan``."""
@@ -244,13 +264,18 @@ class Site:
             self.ledger.refuse(query.plan, query.step, "bad-query")
         if plan.digest not in self.__costs:
             self.__costs[plan.digest] = self.cost(plan)
-        # recorded before anything is sent
-        self.ledger.admit(plan.digest, query.step, self.__costs[plan.digest], plan.neighbours)
+        # recorded before anything is sent: in the budget ledger and with the share, wherever it was used
+        self.ledger.admit(plan.digest, query.step, self.__costs[plan.digest], plan.neighbours,
+                          spend=self._spend(plan.digest, query.step))
         if plan.location is not None:  # the centre this step was answered at (step 0: the origin)
             self.__centres.setdefault(plan.digest, {})[query.step] = \
                 np.zeros(plan.n_features) if plan.center is None else np.asarray(plan.center)
         values = {r: self._noisy(plan, bundle, r, query) for r in rounds}
         return Reply(self.name, plan.digest, query.step, query.round_id, self.n, plan.n_features, values)
+
+    def _spend(self, digest, step):
+        record = self.__records[digest]
+        return None if record is None else (lambda: record.spend(step))
 
     def _resolve(self, plan, query):
         """The plan at what the query carries, or ``None`` if it does not fit.

@@ -67,26 +67,34 @@ def _write(record, **fields):
     os.replace(tmp, record)
 
 
-def keep_up(cmd, env, state, *, interval, retry_s=2.0, out=None, err=None):
+def keep_up(cmd, env, state, *, interval, retry_s=2.0, out=None, err=None, key=None, max_starts=None):
     """Run the SuperNode ``cmd`` until it ends; return its exit status.
 
     A refusal while a previous session of this site may still be held is retried (every ``retry_s``,
-    after one line on ``err``) until the SuperLink must have forgotten it; otherwise, or past that
-    time, :class:`SessionRefused` is raised.
+    after one line on ``err``) until the SuperLink must have forgotten it, and at most ``max_starts``
+    times in all (default: as many as fit in that wait, plus two); otherwise, or past that,
+    :class:`SessionRefused` is raised, naming ``key`` (the private key's path). A SuperNode that ends
+    with an error before it ever joined (a key it cannot use, a bad option) is not restarted either.
     """
     out, err = out or sys.stdout, err or sys.stderr
     record, log = Path(state) / "supernode.json", Path(state) / "supernode.log"
-    told = False
+    which = f"this site's key '{key}'" if key else "this site's key"
+    told, starts = False, 0
     while True:
-        code, refused = _run(cmd, env, record, log, interval, out)
+        code, refused, joined = _run(cmd, env, record, log, interval, out)
+        starts += 1
         if not refused:
+            if code != 0 and not joined:
+                raise SessionRefused(f"Flower's SuperNode stopped at start (exit status {code}) before joining the "
+                                     f"SuperLink; its reason is in {log}")
             return code
         seen, until = previous_session(record) or (None, 0.0)
-        if time.time() >= until:
+        limit = max_starts if max_starts is not None else int(max(0.0, until - time.time()) / retry_s) + 2
+        if time.time() >= until or starts >= limit:
             raise SessionRefused(
-                "the SuperLink refused this site's key: register its public key with the aggregator "
-                "(dpmoments aggregate --register KEY.pub); if a SuperNode with this key was killed less than a "
-                "minute ago with another state directory, start again after that")
+                f"the SuperLink refused {which} after {starts} start(s): register its public key with the "
+                f"aggregator (dpmoments aggregate --register {key or 'KEY'}.pub); if a SuperNode with this key was "
+                "killed less than a minute ago with another state directory, start again after that")
         if not told:
             print(f"dpmoments site: the SuperLink still holds this site's previous session (it ended without "
                   f"signing off; last seen at {_clock(seen)}) and lets it go by {_clock(until)} at the latest: "
@@ -96,7 +104,7 @@ def keep_up(cmd, env, state, *, interval, retry_s=2.0, out=None, err=None):
 
 
 def _run(cmd, env, record, log, interval, out):
-    """One SuperNode: ``(exit status, refused?)``; its log echoed; the session record kept."""
+    """One SuperNode: ``(exit status, refused?, joined?)``; its log echoed; the session record kept."""
     with open(log, "ab") as fh:
         start = fh.tell()
         proc = subprocess.Popen(deploy.orphan_proof(cmd), env=env, stdout=fh, stderr=subprocess.STDOUT)
@@ -123,7 +131,7 @@ def _run(cmd, env, record, log, interval, out):
             record.unlink(missing_ok=True)  # it ran its own exit, which signs the node off
         elif joined:
             _write(record, interval=interval, seen_at=time.time(), pid=proc.pid)
-    return proc.returncode, refused and not joined
+    return proc.returncode, refused and not joined, joined
 
 
 def _tail(path, offset, pending):

@@ -1,4 +1,5 @@
-"""Credentials for trials and tests: a throw-away CA, server and site certificates, SuperNode keys.
+"""Credentials: a throw-away CA, server and site certificates and SuperNode keys for trials and tests;
+the checks a certificate, its key and a CA get before gRPC is started with them.
 
 A real deployment uses its institutions' own CA; these helpers make one for localhost
 trials (``dpmoments aggregate --make-test-ca``) and for the tests. The gRPC transport
@@ -10,7 +11,8 @@ import datetime
 import ipaddress
 from pathlib import Path
 
-__all__ = ["make_ca", "make_site_cert", "make_node_key"]
+__all__ = ["make_ca", "make_site_cert", "make_node_key", "check_pair", "check_roots", "read_credentials",
+           "check_node_key"]
 
 
 def _name(cn):
@@ -111,3 +113,87 @@ def make_node_key(path):
     pub.write_bytes(key.public_key().public_bytes(serialization.Encoding.OpenSSH,
                                                   serialization.PublicFormat.OpenSSH) + b"\n")
     return path, pub
+
+
+def _spki(public_key):
+    from cryptography.hazmat.primitives import serialization
+
+    return public_key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def check_pair(certificate, private_key, *, cert_name="the certificate", key_name="the private key"):
+    """Raise ``ValueError`` naming ``cert_name``/``key_name`` unless they are a PEM certificate and its own key.
+
+    gRPC's C core reports every such fault as "Failed to bind to address", with the reason on its
+    own log; checked here, the one line says which file is wrong.
+    """
+    from cryptography import x509
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+
+    try:
+        cert = x509.load_pem_x509_certificate(certificate)
+    except ValueError:
+        raise ValueError(f"{cert_name} is not a PEM certificate") from None
+    try:
+        key = serialization.load_pem_private_key(private_key, password=None)
+    except TypeError:
+        raise ValueError(f"{key_name} is encrypted; gRPC needs it unencrypted (kept readable by this user only)") \
+            from None
+    except (ValueError, UnsupportedAlgorithm):
+        raise ValueError(f"{key_name} is not a PEM private key") from None
+    if _spki(key.public_key()) != _spki(cert.public_key()):
+        raise ValueError(f"{key_name} does not match {cert_name} (it is the key of another certificate)")
+
+
+def check_roots(root_certificates, *, name="the CA certificates"):
+    """Raise ``ValueError`` naming ``name`` unless it holds at least one PEM certificate."""
+    from cryptography import x509
+
+    try:
+        x509.load_pem_x509_certificates(root_certificates)
+    except ValueError:
+        raise ValueError(f"{name} holds no PEM certificate") from None
+
+
+def read_credentials(cert, key, root_certificates):
+    """Read and check a certificate, its key and the CA (paths); return the keyword arguments of the gRPC transport.
+
+    Each fault is one ``ValueError`` naming the file (an unreadable file: the ``OSError`` names it).
+    """
+    data = {name: Path(path).read_bytes() for name, path in
+            (("certificate", cert), ("private_key", key), ("root_certificates", root_certificates))}
+    check_pair(data["certificate"], data["private_key"], cert_name=f"the certificate '{cert}'",
+               key_name=f"the key '{key}'")
+    check_roots(data["root_certificates"], name=f"the CA file '{root_certificates}'")
+    return data
+
+
+def check_node_key(path):
+    """Raise ``ValueError`` naming ``path`` unless it is a SuperNode's private key (elliptic curve, unencrypted).
+
+    Flower's SuperNode reports a bad key with a multi-line panel and an exit status a supervisor
+    restarts; checked here, before it starts, the site says in one line which file is wrong.
+    """
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    data = Path(path).read_bytes()
+    key = None
+    for load in (serialization.load_ssh_private_key, serialization.load_pem_private_key):
+        try:
+            key = load(data, password=None)
+            break
+        except TypeError:
+            raise ValueError(f"the key '{path}' is encrypted; the SuperNode needs it unencrypted (kept readable by "
+                             "this user only)") from None
+        except (ValueError, UnsupportedAlgorithm):
+            continue
+    if key is None:
+        pub = " (it looks like the public half, which goes to the aggregator)" if data.lstrip().startswith(
+            (b"ecdsa-", b"ssh-", b"-----BEGIN PUBLIC")) else ""
+        raise ValueError(f"the key '{path}' is not a private key{pub}: make one with dpmoments site --make-key PATH")
+    if not isinstance(key, ec.EllipticCurvePrivateKey):
+        raise ValueError(f"the key '{path}' is not an elliptic-curve key, which Flower's SuperNode requires: make one "
+                         "with dpmoments site --make-key PATH")

@@ -7,12 +7,12 @@ estimators)``, the analysis fitted to a multi-site output. :data:`PRESENTERS` is
 :data:`dpmoments.multisite.analyses.ANALYSES`.
 """
 
-from . import covariance, pca, precision, regress, select, tensor
+from . import correlation, covariance, pca, precision, regress, select, tensor
 
 __all__ = ["PRESENTERS"]
 
 #: analysis (a key of :data:`dpmoments.multisite.analyses.ANALYSES`) -> its presenter module
 PRESENTERS = {
-    "covariance": covariance, "pca": pca, "precision": precision, "ridge": precision, "select": select,
+    "covariance": covariance, "correlation": correlation, "pca": pca, "precision": precision, "ridge": precision, "select": select,
     "tensor-mog": tensor, "tensor-stm": tensor, "regress": regress,
 }

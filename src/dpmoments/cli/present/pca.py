@@ -80,7 +80,7 @@ def pca_analysis(est, floor, eig):
 
 def save_pca(res, est, names, floor):
     comps = est.components_
-    np.save(res.path("components.npy"), comps)
+    res.save_array("components.npy", comps)
     if res.wants_csv(comps.size):
         res.save_table("components.csv", ["component"] + list(names),
                        [[f"pc{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(comps)])

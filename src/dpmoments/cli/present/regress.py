@@ -34,8 +34,8 @@ def save_coefficients(res, est, names):
     res.save_table("coefficients.csv", ["feature", "coefficient", "se", "lower", "upper"],
                    [[k, repr(float(v)), repr(float(s)), repr(float(a)), repr(float(b))]
                     for k, v, s, a, b in zip(labels, values, se, lo, hi)])
-    np.save(res.path("coefficients.npy"), values)
-    np.save(res.path("coefficients_se.npy"), se)
+    res.save_array("coefficients.npy", values)
+    res.save_array("coefficients_se.npy", se)
 
 
 def coefficient_lines(est, names):

@@ -29,12 +29,12 @@ def tensor_noise(est):
 def save_tensor(res, est, names):
     """Components and weights; beside them, with draws, their standard errors and intervals."""
     comps, se = est.components_, est.components_se_
-    np.save(res.path("components.npy"), comps)
+    res.save_array("components.npy", comps)
     if res.wants_csv(comps.size):
         res.save_table("components.csv", ["component"] + list(names),
                        [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(comps)])
     if se is not None:
-        np.save(res.path("components_se.npy"), se)
+        res.save_array("components_se.npy", se)
         if res.wants_csv(se.size):
             res.save_table("components_se.csv", ["component"] + list(names),
                            [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(se)])
@@ -124,7 +124,7 @@ def across_sites(args, a, moments, names, est_mod):
     labels = names if model == "mog" else [f"w{j}" for j in range(D)]
 
     def save(res):
-        np.save(res.path("components.npy"), est.components_)
+        res.save_array("components.npy", est.components_)
         res.save_table("components.csv", ["component"] + list(labels),
                        [[f"c{j + 1}"] + [repr(float(v)) for v in row] for j, row in enumerate(est.components_)])
         res.save_table("weights.csv", ["component", "weight"],

@@ -1,0 +1,70 @@
+"""``dpmoments correlation``: a private correlation matrix of a data file, an interval for every pair.
+
+The correlation is post-processing of the private covariance (the same release as ``dpmoments
+covariance``, at no further cost): every pair comes with its standard error and interval
+(``correlation_se``, ``correlation_lower``, ``correlation_upper``), on Fisher's z scale, counting
+the added noise and, by default, the sampling of the rows.
+"""
+
+from ._args import (PRIVATE_ALL, add_input_arguments, add_output_arguments, add_privacy_arguments,
+                    default_center)
+from ._choices import print_release_choices, release_choices
+from ._noise import Noise, add_uncertainty_arguments
+from ._output import ResultsDir
+from ._release import second_moment_release
+from ._report import privacy_report, privacy_summary, rows_text
+from .present.correlation import console_lines, figures, save_correlation
+
+HELP = "a private correlation matrix, with an interval for every pair"
+DESCRIPTION = """\
+Release the covariance of the clipped rows about a private mean (exactly as 'dpmoments
+covariance'), then divide by its standard deviations: the correlation is free post-processing.
+Each pair's interval (on Fisher's z scale, inside [-1, 1]) counts the added noise and the sampling
+of the rows. A column whose released variance is within its noise has its correlations withheld
+(nan): columns in very different units drown each other under one row bound, so give them
+--scale private (a private scale per column) or public ranges."""
+EXAMPLES = """\
+  dpmoments correlation data.csv --epsilon 1 --delta 1e-6 --out cor
+  dpmoments correlation data.csv --scale private --epsilon 1 --delta 1e-6 --out cor
+
+writes: correlation.npy/.csv, correlation_se, correlation_lower, correlation_upper (.npy/.csv), the covariance
+        and its intervals (covariance*.npy/.csv), privacy_report.json, correlation.png"""
+
+
+def add_arguments(parser):
+    add_input_arguments(parser)
+    add_privacy_arguments(parser, secure=True, private=PRIVATE_ALL, auto_default=True)
+    add_uncertainty_arguments(parser, closed_form="every pair's standard error and interval", auto_draws=False)
+    add_output_arguments(parser)
+    parser.set_defaults(uncentred=False)  # a correlation is about the mean: no --uncentred here
+
+
+def run(args):
+    # PrivateCorrelation's logic without scikit-learn (whose import would cost more than reading most files)
+    from ..estimators.correlation import CorrelationFit
+
+    default_center(args)
+    source, release, fingerprint = second_moment_release(args)
+    est = CorrelationFit(psd_floor=0.0, level=args.level).fit_release(release)
+    names = source.feature_names
+    noise = Noise(est)
+    analysis = {"estimator": "PrivateCorrelation", "statistic": "correlation", "estimate": "correlation.npy",
+                "standard_errors": "correlation_se.npy", "intervals": ["correlation_lower.npy", "correlation_upper.npy"],
+                "withheld_pairs": int(est.correlation_withheld_.sum() - est.correlation_withheld_.trace()) // 2,
+                **noise.fields()}
+    with ResultsDir(args.out, args.force) as res:
+        save_correlation(res, est, names)
+        if not args.no_figures:
+            figures(res, est, names, release)
+        res.save_json("privacy_report.json", privacy_report(
+            "correlation", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
+            extra={"files": res.files + ["privacy_report.json"], **release_choices(release, args)}))
+    if not args.quiet:
+        print(f"correlation of {rows_text(release)} x {release.n_features} columns of {source.path.name}")
+        for line in console_lines(est, names):
+            print(line)
+        noise.print()
+        print(privacy_summary(release))
+        print_release_choices(release)
+        print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
+    return 0
