@@ -127,7 +127,7 @@ def bound_budget(args):
     text = getattr(args, "search_range", None)
     low, high = SEARCH if text is None else _search_range(text)
     # the clipping-excess release (moments/clipping_bias.py) only where the analysis's intervals count it
-    bias = BoundBudget.bias if getattr(args, "command", None) in ("covariance", "pca") else 0.0
+    bias = BoundBudget.bias if getattr(args, "command", None) in ("covariance", "correlation", "pca") else 0.0
     return BoundBudget(share=share, search=SearchRange(low, high), bias=bias)
 
 

@@ -276,6 +276,7 @@ class CovarianceFit(MomentEstimator):
         budget = covariance_error_budget(raw, self.covariance_se_ / units, self.covariance_interval_ / units,
                                          self.level, target)
         self.covariance_se_, self.covariance_interval_ = budget["se"] * units, budget["interval"] * units
+        self.covariance_sample_se_ = budget["sample_se"] * units  # without sampling (PrivateCorrelation adds its own)
         self.covariance_biased_ = budget["biased"]
         clip = not isinstance(budget["parts"]["clipping"], str)
         self.uncertainty_.update(covers=covers_text(target, clip), not_covered=not_covered_text(target, clip),

@@ -154,7 +154,8 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target):
                      else "not counted: the interval is for these rows"),
         "clipping": clip if clip is not None else "not estimated: no clipping-excess release (a public row_norm)",
     }
-    return {"se": se, "interval": interval, "biased": biased, "parts": parts}
+    return {"se": se, "sample_se": np.sqrt(noise_se**2 + centre_var), "interval": interval, "biased": biased,
+            "parts": parts}
 
 
 def _distance_from_zero(lower, upper, se):
