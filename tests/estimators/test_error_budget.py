@@ -132,3 +132,20 @@ def test_a_heavy_tailed_column_with_few_clipped_rows_is_covered_or_flagged():
         flagged = est.covariance_biased_[0, 0] or "clipping-bias" in [d["code"] for d in est.diagnostics_]
         assert (lo <= full <= hi) or flagged, (eps, lo, hi, full)
         assert est.covariance_[0, 0] < 0.92 * full  # the estimate itself is still biased: the interval counts it
+
+
+def test_a_component_stable_across_noise_but_turned_by_clipping_is_not_called_identified():
+    """Issue 25: on breast cancer (raw units) pc2 was 'stable across redraws' yet orthogonal to the full-data pc2.
+    Redrawn noise cannot show a bias; the eigengap must also stand out of the centre's, clipping's and sampling's
+    pull (Davis-Kahan). A Gaussian table's components stay identified."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.decomposition import PCA
+
+    X = load_breast_cancer().data
+    full = PCA(3).fit(X).components_
+    est = PrivatePCA(n_components=3, center="private", rng=0, **KW).fit(X)
+    turned = np.abs(np.sum(est.components_ * full, axis=1)) < 0.5
+    assert turned[1] and not est.components_identified_[turned].any()
+    assert "components-unidentified" in [d["code"] for d in est.diagnostics_]
+    Z = np.random.default_rng(1).standard_normal((20000, 5)) @ np.diag([5.0, 3, 2, 1, 0.5]) + 3
+    assert PrivatePCA(n_components=3, center="private", rng=0, **KW).fit(Z).components_identified_.all()

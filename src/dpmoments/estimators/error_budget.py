@@ -267,4 +267,25 @@ def _eigenvalue_clipping(part, W, scales, level):
     detected = np.any(lost - float(special.ndtri(1.0 - (1.0 - level) / lost.size)) * sd > 0)
     beyond = part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"] and detected
     return np.minimum(along, by_trace), {"trace_lost": trace, "trace_lost_noise_sd": trace_sd,
-                                         "upper_by_trace": by_trace, "loss_beyond_outer_unseen": bool(beyond)}
+                                         "upper_by_trace": by_trace, "trace_lost_surely": max(trace - q * trace_sd, 0.0),
+                                         "loss_beyond_outer_unseen": bool(beyond)}
+
+
+def bias_perturbation(release, parts, eigenvalues, target):
+    r"""A bound on how far the centre, clipping and sampling move the released matrix (spectral norm, original units).
+
+    Davis-Kahan: a component whose eigengap is below twice this can turn arbitrarily when those
+    parts are taken away, however stable it is across redrawn *noise*. The centre adds
+    :math:`(\hat m - \bar x)(\hat m - \bar x)^\top`, of norm about :math:`s^2 \sum_j s_j^2`; clipping
+    removed a positive semi-definite matrix whose trace is surely at least the released trace's lower end
+    (one-sided, at the level; a loss within the release's noise is not counted here: for elliptical rows
+    clipping shrinks along the components without turning them, and counting that noise would call
+    every component of a Gaussian table unidentified); sampling moves
+    the top eigenvalue by about :math:`\lambda_1 \sqrt{2/n}` (normal theory, ``target="population"``).
+    """
+    scales = np.ones(release.n_features) if release.column_scale is None else np.asarray(release.column_scale)
+    s = parts["centre_noise_scale"] or 0.0
+    centre = 2.0 * s**2 * float(np.sum(scales**2))  # twice its mean: a bound that holds most of the time
+    clip = parts["clipping"]["trace_lost_surely"] if isinstance(parts["clipping"], dict) else 0.0
+    sampling = float(np.max(eigenvalues)) * np.sqrt(2.0 / float(release.n)) if target == "population" else 0.0
+    return centre + clip + sampling
