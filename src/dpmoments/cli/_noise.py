@@ -72,8 +72,9 @@ SENTENCES = {
                               "not shown.",
     "components-unstable": "some components turn by more than 45 degrees across redrawn releases: more of each "
                            "is noise than signal, so their loadings are not shown.",
-    "components-unidentified": "some components have an eigenvalue within the noise of a neighbour's: their "
-                               "directions are noise, so their loadings are not shown.",
+    "components-unidentified": "some components have an eigenvalue within the noise (or the private centre's, "
+                               "clipping's and sampling's pull) of a neighbour's: their directions are not known, "
+                               "so their loadings are not shown.",
     "no-edge-above-noise": "no entry of the released matrix stands out of the noise: the graph is noise, so its "
                            "edges are not shown.",
     "coefficients-within-noise": "the coefficients are smaller than their noise: they are mostly noise; read "

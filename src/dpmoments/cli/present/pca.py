@@ -55,7 +55,8 @@ def pca_noise(est):
     tied = est.components_above_noise_ & ~np.array(est.components_identified_, dtype=bool)
     if tied.any():
         noise.withhold(f"the loadings of {', '.join(f'pc{j + 1}' for j in np.flatnonzero(tied))} (an eigenvalue "
-                       "within the noise of a neighbour's)", "components.csv", "components-unidentified")
+                       "within the noise, or the centre's, clipping's and sampling's pull, of a neighbour's)",
+                       "components.csv", "components-unidentified")
     unstable = [f"pc{j + 1}" for j in np.flatnonzero(est.components_above_noise_ & ~tied & ~shown(est))]
     if unstable:
         noise.withhold(f"the loadings of {', '.join(unstable)} (more than {UNSTABLE_DEGREES:g} degrees from their "
@@ -101,11 +102,16 @@ def print_components(est, names, top=3):
     level = f"{100 * est.level:g}% interval"
     angles = est.component_angles_
     header = ["component", "eigenvalue", "se", level, "signal_to_noise"] + ([] if angles is None else ["angle"])
-    rows = [[f"pc{j + 1}", num(v, 4), num(est.explained_variance_se_[j]), interval_text(lo[j], hi[j]),
+    withheld = np.isnan(lo) | np.isnan(hi)  # the error budget could not bound the clipping (rows beyond 2R)
+    rows = [[f"pc{j + 1}", num(v, 4), num(est.explained_variance_se_[j]),
+             "withheld" if withheld[j] else interval_text(lo[j], hi[j]),
              num(est.component_snr_[j])] + ([] if angles is None else [f"{angles[j]:.0f} deg"])
             for j, v in enumerate(est.explained_variance_)]
     for line in table(header, rows):
         print(line)
+    if withheld.any():
+        print("  withheld: clipping removed more than can be measured (rows beyond twice the row bound), so no "
+              "eigenvalue interval is complete")
     pushed = [f"pc{j + 1}" for j in np.flatnonzero(hi < est.explained_variance_)]
     if pushed:  # a basic bootstrap interval corrects the noise's bias; an interval beside its estimate puzzles
         print(f"  {', '.join(pushed)}: the interval lies below the eigenvalue: noise pushes the top eigenvalues of a "
