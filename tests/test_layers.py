@@ -239,6 +239,32 @@ def test_a_circle_is_found():
     assert _circles(graph) == [["a", "b", "c"]]
 
 
+# ---------------------------------------------------------------- what kind of input is this? asked once
+# data/ answers it (as_source); dask's own engine tells a dask DataFrame from a dask array; the command
+# line opens its own files.
+MAY_ASK_THE_KIND = {"data", "moments/dask_moments.py", "cli"}
+
+
+def _kind_probes(path):
+    """Calls of ``is_dask_collection`` and ``isinstance(x, (..., os.PathLike))``: the input-kind questions."""
+    for node in ast.walk(_tree(path)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "id", getattr(node.func, "attr", None))
+        if name == "is_dask_collection":
+            yield node.lineno
+        elif name == "isinstance" and len(node.args) == 2 and "PathLike" in ast.unparse(node.args[1]):
+            yield node.lineno
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_rel)
+def test_the_kind_of_input_is_asked_in_one_place(path):
+    if _allowed_in(path, MAY_ASK_THE_KIND):
+        return
+    probes = [f"{_rel(path)}:{line}" for line in _kind_probes(path)]
+    assert not probes, f"ask dpmoments.data.as_source(X) what the input is, not here: {probes}"
+
+
 # ---------------------------------------------------------------- importlib only where a layer dispatches by name
 MAY_IMPORT_BY_NAME = {"__init__", "cli"}  # the root's lazy attributes; the commands and the reproductions
 

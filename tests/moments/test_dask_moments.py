@@ -25,7 +25,8 @@ from dpmoments.moments import (  # noqa: E402
     accumulate_moments, release_cross_moment, release_second_moment, release_third_moment,
 )
 from dpmoments.data.dask_files import open_npy_array, open_parquet_frame, open_zarr_array  # noqa: E402
-from dpmoments.moments.dask_moments import dask_moment_sums, is_dask_collection, row_ones  # noqa: E402
+from dpmoments.data import is_dask_collection  # noqa: E402
+from dpmoments.moments.dask_moments import dask_moment_sums, row_ones  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.NotPrivateWarning")
 

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpmoments.moments.private_release import PrivateChoiceBudget, _scales
+from dpmoments.moments.choice_budget import PrivateChoiceBudget
+from dpmoments.moments.private_release import _scales
 from dpmoments.moments.private_bounds import TIE_PRIOR
 from dpmoments.moments.quantile_grid import SearchRange
 

@@ -80,6 +80,16 @@ class _Completion(argparse.Action):
         parser.exit(0)
 
 
+class _Json(argparse.Action):
+    """``--json``: the report on stdout and nothing else there, so it implies ``--quiet``."""
+
+    def __init__(self, option_strings, dest, default=False, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.json = namespace.quiet = True
+
+
 def _module(name):
     return importlib.import_module(f"{__name__}.{name}")
 
@@ -107,7 +117,7 @@ def build_parser(only=None):
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="print nothing but errors and warnings (no results, no progress line): a warning says the "
                              "output is mostly noise or a privacy parameter is risky, and is never silenced")
-    parser.add_argument("--json", action="store_true",
+    parser.add_argument("--json", action=_Json,
                         help="print the run's report (privacy_report.json) as JSON on stdout, and nothing else there")
     parser.add_argument("--traceback", action="store_true", help="on an error, show the Python traceback")
     parser.add_argument("--completion", choices=("bash", "zsh"), action=_Completion,
@@ -120,7 +130,7 @@ def build_parser(only=None):
                              epilog="examples:\n" + mod.EXAMPLES, formatter_class=_Formatter)
         cmd.add_argument("--quiet", "-q", action="store_true", default=argparse.SUPPRESS,
                          help="print nothing but errors and warnings")
-        cmd.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+        cmd.add_argument("--json", action=_Json, default=argparse.SUPPRESS,
                          help="print the report as JSON on stdout (and nothing else there)")
         cmd.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
                          help="on an error, show the Python traceback")
@@ -188,9 +198,7 @@ def _main(argv):
 
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command_of(words))
-    args = parser.parse_args(words)
-    args.argv = words
-    args.quiet = args.quiet or args.json
+    args = parser.parse_args(words, namespace=argparse.Namespace(argv=words))  # the words as typed, for the report
     prog = f"dpmoments {args.command}"
     RUN.begin(args.command, inputs=_inputs(args), csv=getattr(args, "csv", False),
               figure_formats=getattr(args, "figure_format", None))

@@ -7,10 +7,12 @@ without ``--epsilon``, ``--delta`` (Gaussian) and a data bound.
 
 import argparse
 import math
+from dataclasses import dataclass, replace
+from typing import Optional
 
 from ..moments.counts import COUNT_SHARE
 from ..privacy.relations import NEIGHBOURS
-from ._choices import AUTO_HELP, HOW_TO_CHOOSE, add_choice_arguments, bound_or_auto
+from ._choices import AUTO_HELP, HOW_TO_CHOOSE, Choices, add_choice_arguments, bound_or_auto, choices_of
 # The parsers the commands import from here, where they have always been (their home is _numbers).
 from ._numbers import (BOUND_MAX, CHUNK_MAX, CliError, _bound, _bounded_int, _delta,  # noqa: F401
                        _epsilon, _nonnegative_bound, _positive, _share, positive_int, seed_int)
@@ -18,8 +20,8 @@ from ._numbers import (BOUND_MAX, CHUNK_MAX, CliError, _bound, _bounded_int, _de
 __all__ = [
     "CliError", "CLIPPING_HELP", "add_input_arguments", "add_format_arguments", "add_privacy_arguments",
     "add_output_arguments", "add_figure_arguments", "FIGURE_FORMATS", "DEFAULT_FIGURE_FORMATS",
-    "privacy_options", "parse_columns", "parse_floats", "add_uncentred_argument",
-    "default_center",
+    "privacy_options", "ReleaseRequest", "parse_columns", "parse_floats", "add_uncentred_argument",
+    "check_uncentred", "with_epsilon_grid",
 ]
 
 FINGERPRINT_HELP = (
@@ -207,13 +209,19 @@ def add_uncentred_argument(parser, statistic):
                              "papers)")
 
 
-def default_center(args):
-    """A moment command centres privately unless a public --center or --uncentred says otherwise."""
+def check_uncentred(args):
+    """Refuse --center with --uncentred (before the data are opened)."""
     if args.uncentred and args.center is not None:
         raise CliError("give --center or --uncentred, not both: --uncentred uses the second moment about the "
                        "origin")
-    if not args.uncentred and args.center is None:
-        args.center = "private"
+
+
+def _center_asked(args):
+    """The centre a run asks for: a moment command (one with --uncentred) centres privately unless a public
+    --center or --uncentred says otherwise."""
+    if hasattr(args, "uncentred") and not args.uncentred and args.center is None:
+        return "private"
+    return getattr(args, "center", None)
 
 
 def add_output_arguments(parser, default=None, required=True):
@@ -232,8 +240,54 @@ def add_output_arguments(parser, default=None, required=True):
                             "no further data access, no extra privacy cost)")
 
 
+_NO_BOUND = object()  # a command without --row-norm: the release takes no row_norm or centre from it
+
+
+@dataclass(frozen=True)
+class ReleaseRequest:
+    """What a run asks of its release, read once from the privacy options; the helpers take it, never the options.
+
+    ``epsilon``, ``delta`` (``None`` for Laplace noise), ``mechanism``, ``neighbours``, ``calibration``, ``rng``,
+    ``count_share``, ``secure``, the row bound (a number or ``"auto"``) and the centre (numbers, ``"private"`` or
+    ``None``) are :func:`~dpmoments.moments.release_second_moment`'s keywords (:meth:`release_kwargs`);
+    ``scale``: ``"private"`` for private column scales; ``choices``: the private choices and their shares
+    (:class:`._choices.Choices`); ``offers_choices``: whether the command offers any; ``epsilon_grid``: the
+    epsilons of the privacy-utility figure (sorted, or ``None``).
+    """
+
+    epsilon: float
+    delta: Optional[float]
+    mechanism: str
+    neighbours: str
+    calibration: str
+    rng: Optional[int]
+    count_share: float
+    choices: Choices
+    secure: bool = False
+    row_norm: object = _NO_BOUND
+    center: object = None
+    scale: Optional[str] = None
+    offers_choices: bool = False
+    epsilon_grid: Optional[tuple] = None
+
+    def release_kwargs(self):
+        """Keyword arguments for ``release_second_moment``."""
+        kwargs = dict(epsilon=self.epsilon, delta=self.delta, mechanism=self.mechanism, neighbours=self.neighbours,
+                      calibration=self.calibration, rng=self.rng, count_share=self.count_share)
+        if self.secure:
+            kwargs["secure"] = True
+        if self.row_norm is not _NO_BOUND:
+            kwargs["row_norm"], kwargs["center"] = self.row_norm, self.center
+        return kwargs
+
+
+def with_epsilon_grid(request, grid):
+    """The same request with the privacy-utility figure's epsilons."""
+    return replace(request, epsilon_grid=None if grid is None else tuple(grid))
+
+
 def privacy_options(args, n_features=None):
-    """Check the privacy group; return keyword arguments for ``release_second_moment``."""
+    """Check the privacy group; return the run's :class:`ReleaseRequest`."""
     if args.epsilon is None:
         raise CliError("--epsilon is required: the privacy parameter epsilon > 0 of this release")
     if args.mechanism == "gaussian" and args.delta is None:
@@ -242,17 +296,21 @@ def privacy_options(args, n_features=None):
     if getattr(args, "row_norm", 1.0) is None:
         auto = " (or --row-norm auto, chosen privately)" if getattr(args, "private_choices", ()) else ""
         raise CliError(f"--row-norm is required: the public bound R on each row's L2 norm{auto}; " + CLIPPING_HELP)
-    kwargs = dict(epsilon=args.epsilon, delta=args.delta if args.mechanism == "gaussian" else None,
-                  mechanism=args.mechanism, neighbours=args.neighbours, calibration=args.calibration,
-                  rng=args.seed, count_share=args.count_share)
-    if getattr(args, "secure", False):
-        if args.seed is not None:
-            raise CliError("--secure draws from the OS CSPRNG and cannot be seeded; drop --seed")
-        kwargs["secure"] = True
+    secure = bool(getattr(args, "secure", False))
+    if secure and args.seed is not None:
+        raise CliError("--secure draws from the OS CSPRNG and cannot be seeded; drop --seed")
+    row_norm, center, scale = _NO_BOUND, None, getattr(args, "scale", None)
     if hasattr(args, "row_norm"):
-        kwargs["row_norm"] = args.row_norm
-        kwargs["center"] = _center(args.center, n_features, "center" in getattr(args, "private_choices", ()))
-    return kwargs
+        row_norm = args.row_norm
+        center = _center(_center_asked(args), n_features, "center" in getattr(args, "private_choices", ()))
+    private = tuple(name for name, chosen in (("row_norm", row_norm == "auto"), ("scale", scale is not None),
+                                              ("center", center == "private")) if chosen)
+    return ReleaseRequest(epsilon=args.epsilon, delta=args.delta if args.mechanism == "gaussian" else None,
+                          mechanism=args.mechanism, neighbours=args.neighbours, calibration=args.calibration,
+                          rng=args.seed, count_share=args.count_share,
+                          choices=choices_of(args, private, center=_center_asked(args)), secure=secure,
+                          row_norm=row_norm, center=center, scale=scale,
+                          offers_choices=bool(getattr(args, "private_choices", ())))
 
 
 def _center(text, n_features, private=False):

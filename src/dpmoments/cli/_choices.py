@@ -14,13 +14,16 @@ rows (see docs/bounds.md).
 import argparse
 import contextlib
 import math
+from dataclasses import dataclass
+from typing import Optional
 
-from ..moments.auto_release import CLIPPED_WARNING, BoundBudget, clipping_bias
+from ..estimators.summary import choices_lines, clipped_fraction  # noqa: F401 (the console's words, shared)
+from ..moments.auto_release import CLIPPED_WARNING, BoundBudget
 from ..moments.private_bounds import SearchRange
 from ._numbers import BOUND_MAX, CliError, _bound, _share
 
-__all__ = ["AUTO_HELP", "bound_or_auto", "add_choice_arguments", "check_choices", "bound_budget",
-           "center_budget", "choices_report", "choices_lines"]
+__all__ = ["AUTO_HELP", "bound_or_auto", "add_choice_arguments", "Choices", "choices_of", "check_choices",
+           "bound_budget", "center_budget", "choices_report", "choices_lines"]
 
 BOUND_SHARE, CENTER_SHARE, LOCATION_SHARE = 0.1, 0.2, 0.05  # the library's BoundBudget / CenterBudget defaults
 SITES_LOCATION = 0.1  # dpmoments.multisite.location.LOCATION_SHARE: the location steps across sites
@@ -97,59 +100,93 @@ def add_choice_arguments(group, *, center=True, scale=True, sites=False):
                                                                                 f"{where})")
 
 
-def _given(args, *names):
-    return [f"--{n.replace('_', '-')}" for n in names if getattr(args, n, None) is not None]
+#: The options that set the shares of the private choices.
+SHARE_OPTIONS = ("bound_share", "center_share", "location_share")
 
 
-def check_choices(args, autos):
-    """Refuse options that would be silently ignored; ``autos``: which private choices the run makes."""
+@dataclass(frozen=True)
+class Choices:
+    """The private choices a run makes and the options that pay for them, read from the options once.
+
+    ``private``: which choices the run makes privately (``"row_norm"``, ``"scale"``, ``"center"``, or a
+    command's own bounds such as ``"response_bound"``); the shares and the search range as the user gave
+    them (``None``: the default, applied by :func:`bound_budget` and :func:`center_budget`); ``center``:
+    the centre asked for (``"private"``, public numbers as text, or ``None``); ``secure``: exact discrete
+    noise was asked for; ``offered``: the share options this command has and ``uncentred``: whether it
+    has ``--uncentred`` (for the words of a refusal).
+    """
+
+    private: tuple = ()
+    bound_share: Optional[float] = None
+    search_range: Optional[str] = None
+    center_share: Optional[float] = None
+    location_share: Optional[float] = None
+    center: Optional[str] = None
+    secure: bool = False
+    offered: tuple = ()
+    uncentred: bool = False
+
+
+def choices_of(args, private=(), center=None):
+    """The :class:`Choices` of the parsed options: ``private``, the choices made privately; ``center``, the
+    centre asked for, when a default (a moment command's private centre) replaces what was typed."""
+    return Choices(private=tuple(private), bound_share=getattr(args, "bound_share", None),
+                   search_range=getattr(args, "search_range", None),
+                   center_share=getattr(args, "center_share", None),
+                   location_share=getattr(args, "location_share", None),
+                   center=getattr(args, "center", None) if center is None else center,
+                   secure=bool(getattr(args, "secure", False)),
+                   offered=tuple(n for n in SHARE_OPTIONS if hasattr(args, n)), uncentred=hasattr(args, "uncentred"))
+
+
+def _given(choices, *names):
+    return [f"--{n.replace('_', '-')}" for n in names if getattr(choices, n) is not None]
+
+
+def check_choices(choices):
+    """Refuse options that would be silently ignored, and shares that leave nothing for the release."""
+    autos = choices.private
     private_center = "center" in autos
-    if not autos and _given(args, "bound_share", "search_range"):
-        raise CliError(f"{_given(args, 'bound_share', 'search_range')[0]} applies only to a private choice "
+    if not autos and _given(choices, "bound_share", "search_range"):
+        raise CliError(f"{_given(choices, 'bound_share', 'search_range')[0]} applies only to a private choice "
                        "(an 'auto' bound, --scale private or --center private); this run chooses nothing privately")
-    if not private_center and _given(args, "center_share", "location_share"):
-        raise CliError(f"{_given(args, 'center_share', 'location_share')[0]} applies only with --center private")
-    if getattr(args, "secure", False) and autos:
+    if not private_center and _given(choices, "center_share", "location_share"):
+        raise CliError(f"{_given(choices, 'center_share', 'location_share')[0]} applies only with --center private")
+    if choices.secure and autos:
         raise CliError("--secure cannot be combined with a private choice (--row-norm auto, --scale private, "
                        "--center private): the private quantiles draw floating-point noise; give a public --row-norm "
-                       "and a public --center" + (" or --uncentred" if hasattr(args, "uncentred") else ""))
-    shares = {"--bound-share": bound_budget(args).share if {"row_norm", "scale"} & set(autos) else 0.0}
+                       "and a public --center" + (" or --uncentred" if choices.uncentred else ""))
+    shares = {"--bound-share": bound_budget(choices).share if {"row_norm", "scale"} & set(autos) else 0.0}
     if private_center:
-        split = center_budget(args)
+        split = center_budget(choices)
         shares.update({"--center-share": split.mean, "--location-share": split.location})
     if sum(shares.values()) >= 1:
         raise CliError(", ".join(f"{k} {v:g}" for k, v in shares.items() if v) + " add up to 1 or more and leave "
                        "nothing for the release; lower them")
 
 
-def bound_budget(args):
-    share = BOUND_SHARE if getattr(args, "bound_share", None) is None else args.bound_share
-    text = getattr(args, "search_range", None)
+def bound_budget(choices):
+    """The ``BoundBudget`` of ``--bound-share`` and ``--search-range`` (the library's defaults where not given)."""
+    share = BOUND_SHARE if choices.bound_share is None else choices.bound_share
+    text = choices.search_range
     low, high = SEARCH if text is None else _search_range(text)
     # the clipping-excess release (moments/clipping_bias.py) only where the analysis's intervals count it
     bias = BoundBudget.bias if getattr(args, "command", None) in ("covariance", "correlation", "pca") else 0.0
     return BoundBudget(share=share, search=SearchRange(low, high), bias=bias)
 
 
-def center_budget(args):
+def center_budget(choices):
+    """The ``CenterBudget`` of ``--center-share`` and ``--location-share`` (the library's defaults where not given)."""
     from ..estimators import CenterBudget
 
-    mean = CENTER_SHARE if getattr(args, "center_share", None) is None else args.center_share
-    location = LOCATION_SHARE if getattr(args, "location_share", None) is None else args.location_share
+    mean = CENTER_SHARE if choices.center_share is None else choices.center_share
+    location = LOCATION_SHARE if choices.location_share is None else choices.location_share
     return CenterBudget(mean=mean, location=location)
-
-
-# -- what the run shows ----------------------------------------------------------------------------------
-def _clipped(parts):
-    for p in parts:
-        if "clipped_fraction" in p.released:
-            return p.released["clipped_fraction"], p.released["clipped_fraction_noise_sd"]
-    return None
 
 
 def choices_report(parts, total, budget=None):
     """The report's ``private_choices`` block: each share, its guarantee and output, the total, the diagnostic."""
-    clipped = _clipped(parts)
+    clipped = clipped_fraction(parts)
     block = {
         "parts": [p.to_dict() | {"guarantee_text": str(p.guarantee)} for p in parts],
         "composed_guarantee": str(total),
@@ -166,39 +203,11 @@ def choices_report(parts, total, budget=None):
     return block
 
 
-def _released_text(released):
-    shown = {k: v for k, v in released.items()
-             if k not in ("at_range_end", "clipped_fraction", "clipped_fraction_noise_sd")}
-    out = []
-    for k, v in shown.items():
-        if isinstance(v, float):
-            out.append(f"{k} {v:.4g}")
-        elif isinstance(v, (int, str, bool)):
-            out.append(f"{k} {v}")
-    return ", ".join(out)
-
-
-def choices_lines(parts, total):
-    """Console lines: one per share (what it chose, its share, its guarantee), then the total and the diagnostic."""
-    lines = ["private choices (each paid from its share of the budget; the drawn values are private outputs):"]
-    for p in parts:
-        share = "" if p.share is None else f"share {p.share:.3g}, "
-        what = _released_text(p.released)
-        lines.append(f"  {p.label}: {share}guarantee {p.guarantee}" + (f"; {what}" if what else ""))
-    lines.append(f"  composed: {total}")
-    clipped = _clipped(parts)
-    if clipped is not None:
-        at_end = any(p.released.get("at_range_end") for p in parts)
-        warn = f" -- MORE THAN 10%: {clipping_bias(at_end)}" if clipped[0] - 2 * clipped[1] > CLIPPED_WARNING else ""
-        lines.append(f"  clipped rows (noisy): {100 * clipped[0]:.1f}% (noise sd {100 * clipped[1]:.1f}%){warn}")
-    return lines
-
-
-def release_choices(release, args):
+def release_choices(release, choices):
     """``extra`` for the report of a second-moment run: ``{"private_choices": ...}``, or ``{}`` when none."""
     if not release.parts:
         return {}
-    return {"private_choices": choices_report(release.parts, release.guarantee, bound_budget(args))}
+    return {"private_choices": choices_report(release.parts, release.guarantee, bound_budget(choices))}
 
 
 def print_release_choices(release):
@@ -222,7 +231,7 @@ def cli_words(text):
 
 
 @contextlib.contextmanager
-def too_few_rows_hint(args):
+def too_few_rows_hint(choices):
     """A refused private draw (too few rows for its share) says which of this command's options would help.
 
     The library's refusal already says from which epsilon (and share) the draw runs, computed from the
@@ -232,10 +241,10 @@ def too_few_rows_hint(args):
     except ValueError as exc:
         if "too few rows" not in str(exc):
             raise
-        centre = getattr(args, "center", None) == "private"  # the centre's shares help only a private centre
-        shares = [f"--{n.replace('_', '-')}" for n in ("bound_share", "center_share", "location_share")
-                  if hasattr(args, n) and (centre or n == "bound_share")]
-        public = "--uncentred or PUBLIC values" if hasattr(args, "uncentred") else "PUBLIC values"
+        centre = choices.center == "private"  # the centre's shares help only a private centre
+        shares = [f"--{n.replace('_', '-')}" for n in SHARE_OPTIONS
+                  if n in choices.offered and (centre or n == "bound_share")]
+        public = "--uncentred or PUBLIC values" if choices.uncentred else "PUBLIC values"
         reason = cli_words(" ".join(str(exc).split()).split("; give ")[0])  # the library's advice, in CLI names
         raise CliError(f"{reason}; give a larger {', '.join(shares)} or --epsilon, a narrower --search-range, or "
                        f"{public} instead of auto/private") from None

@@ -8,7 +8,7 @@ that holds against the aggregator, the per-site claim beside it.
 """
 
 from ._args import CliError, _positive, positive_int
-from ._choices import bound_budget, bound_or_auto, check_choices, choices_lines, choices_report
+from ._choices import bound_budget, bound_or_auto, check_choices, choices_lines, choices_of, choices_report
 from ._report import privacy_report
 from .present import PRESENTERS
 
@@ -85,7 +85,8 @@ def auto_bounds(args):
 
     names = tuple(n for n in ("row_norm", "response_bound") if getattr(args, n, None) == "auto")
     private = getattr(args, "center", None) == "private"
-    check_choices(args, names + (("center",) if private else ()))
+    choices = choices_of(args, names + (("center",) if private else ()))
+    check_choices(choices)
     if names and args.analysis == "tensor-stm":
         raise CliError("--row-norm auto has no use with --analysis tensor-stm: a document's row has norm sqrt(3)")
     if private and args.analysis not in CENTRED:
@@ -93,7 +94,7 @@ def auto_bounds(args):
                        "not taken about a centre (its statistics are the model's moments about the origin, or of "
                        "the raw rows and response)")
     center_across_sites(args)
-    return names, (bound_budget(args) if names else None)
+    return names, (bound_budget(choices) if names else None)
 
 
 def center_across_sites(args):
@@ -102,7 +103,7 @@ def center_across_sites(args):
         return None
     from ..multisite.location import LOCATION_SHARE, MEAN_SHARE, AutoLocation
 
-    bounds = bound_budget(args)
+    bounds = bound_budget(choices_of(args))
     share = LOCATION_SHARE if args.location_share is None else args.location_share
     mean = MEAN_SHARE if args.center_share is None else args.center_share
     bound = bounds.share if "auto" in (args.row_norm, getattr(args, "response_bound", None)) else 0.0

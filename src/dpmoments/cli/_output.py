@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -64,44 +65,85 @@ def _within(inner, outer):
     return inner == outer or outer in inner.parents
 
 
-def check_destination(out, force=False, inputs=None):
-    """Fail early (before touching the data) if ``out`` cannot or may not be written."""
-    given, out = str(out), Path(out)
-    if os.path.islink(out):
-        raise CliError(f"the output '{given}' is a symbolic link; give the directory itself")
-    target, here = _resolved(out), Path.cwd().resolve()
+class _Destination(NamedTuple):
+    given: str  # as the user typed it: the messages quote it
+    out: Path
+    force: bool
+    inputs: list
+
+
+def _not_a_link(d):
+    if os.path.islink(d.out):
+        return f"the output '{d.given}' is a symbolic link; give the directory itself"
+
+
+def _not_the_working_directory(d):
+    target, here = _resolved(d.out), Path.cwd().resolve()
     if _within(here, target):
         what = "is" if target == here else "contains"
-        raise CliError(f"the output '{given}' {what} the working directory; results go into a new directory of "
-                       "their own: give one, e.g. --out results")
-    for path in RUN.inputs if inputs is None else [Path(p) for p in inputs]:
+        return (f"the output '{d.given}' {what} the working directory; results go into a new directory of their "
+                "own: give one, e.g. --out results")
+
+
+def _apart_from_the_inputs(d):
+    target = _resolved(d.out)
+    for path in d.inputs:
         source = _resolved(path)
         if _within(source, target) or _within(target, source):
             what = "is" if source == target else "contains" if _within(source, target) else "lies inside"
-            raise CliError(f"the output '{given}' {what} the input '{path}'; choose another --out")
-    parent = target.parent
+            return f"the output '{d.given}' {what} the input '{path}'; choose another --out"
+
+
+def _parent_writable(d):
+    parent = _resolved(d.out).parent
     if not parent.is_dir():
-        raise CliError(f"the parent directory of the output '{given}' does not exist")
+        return f"the parent directory of the output '{d.given}' does not exist"
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise CliError(f"cannot write into the parent directory of the output '{given}' (permission denied)")
-    sweep(parent)
-    if out.exists() and not out.is_dir():
-        raise CliError(f"the output '{given}' exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()):
-        if not force:
-            raise CliError(f"the output directory '{given}' exists and is not empty; use --force to replace it")
-        written = _marked_files(out)
-        if written is None:
-            raise CliError(f"the output directory '{given}' was not written by dpmoments (it has no valid {MARKER} "
-                           "file), so --force will not replace it: choose another --out or empty it yourself")
-        # a share's record of its use (multisite/spent.py) goes with the share: a new dealing voids both
-        others = sorted(name for name in os.listdir(out) if name not in written and name.removesuffix(".spent")
-                        not in written)
-        if others:  # files someone added to an old result are theirs: replacing it would delete them
-            raise CliError(f"the output directory '{given}' holds {len(others)} file(s) dpmoments did not write "
-                           f"there (e.g. '{others[0]}'), so --force will not replace it: move them out or choose "
-                           "another --out")
-    return out
+        return f"cannot write into the parent directory of the output '{d.given}' (permission denied)"
+
+
+def _a_directory(d):
+    if d.out.exists() and not d.out.is_dir():
+        return f"the output '{d.given}' exists and is not a directory"
+
+
+def _empty_or_replaceable(d):
+    if not (d.out.is_dir() and any(d.out.iterdir())):
+        return None
+    if not d.force:
+        return f"the output directory '{d.given}' exists and is not empty; use --force to replace it"
+    written = _marked_files(d.out)
+    if written is None:
+        return (f"the output directory '{d.given}' was not written by dpmoments (it has no valid {MARKER} file), so "
+                "--force will not replace it: choose another --out or empty it yourself")
+    # a share's record of its use (multisite/spent.py) goes with the share: a new dealing voids both
+    others = sorted(name for name in os.listdir(d.out)
+                    if name not in written and name.removesuffix(".spent") not in written)
+    if others:  # files someone added to an old result are theirs: replacing it would delete them
+        return (f"the output directory '{d.given}' holds {len(others)} file(s) dpmoments did not write there (e.g. "
+                f"'{others[0]}'), so --force will not replace it: move them out or choose another --out")
+
+
+#: Where ``--out`` may go, checked in this order (the first failure is the error) ...
+WHERE_CHECKS = (_not_a_link, _not_the_working_directory, _apart_from_the_inputs, _parent_writable)
+#: ... then, once the parent is swept of dead runs' leftovers (which may put an old result back), what is there.
+WHAT_CHECKS = (_a_directory, _empty_or_replaceable)
+
+
+def check_destination(out, force=False, inputs=None):
+    """Fail early (before touching the data) if ``out`` cannot or may not be written."""
+    d = _Destination(str(out), Path(out), force, RUN.inputs if inputs is None else [Path(p) for p in inputs])
+    _refuse_first(d, WHERE_CHECKS)
+    sweep(_resolved(d.out).parent)
+    _refuse_first(d, WHAT_CHECKS)
+    return d.out
+
+
+def _refuse_first(d, checks):
+    for check in checks:
+        problem = check(d)
+        if problem:
+            raise CliError(problem)
 
 
 def _why_not_written(exc, where):

@@ -11,48 +11,44 @@ import numpy as np
 from ..moments import moment_sensitivity, release_second_moment
 from ..moments.counts import split_budget, splits_in_rho
 from ..data import KeptPasses
-from ..privacy import calibrate_gaussian, calibrate_laplace, zcdp_to_approx_dp
-from ._args import _epsilon, privacy_options
+from ..privacy import calibrate_gaussian, calibrate_laplace
+from ._args import _epsilon, privacy_options, with_epsilon_grid
 from ._choices import bound_budget, center_budget, check_choices, too_few_rows_hint
 from ._io import DataSource, chunk_rows
 from ._output import check_destination, figures_ahead
 from ._progress import Progress
 
-__all__ = ["second_moment_release", "private_autos", "expected_noise_error", "noise_sd"]
+__all__ = ["second_moment_release", "expected_noise_error", "noise_sd", "epsilon_grid", "Rereadable"]
 
 
 def second_moment_release(args):
-    """Open ``args.data``, fingerprint it, and release its second moment; returns (source, release, fingerprint)."""
+    """Open ``args.data``, fingerprint it, and release its second moment.
+
+    Returns ``(source, release, fingerprint, request)``: the run's :class:`~._args.ReleaseRequest`, read
+    from the privacy options once, is what the rest of the command reads.
+    """
     out = getattr(args, "out", None)
     if out is not None:
         check_destination(out, args.force)
     source = DataSource(args.data, args.columns, getattr(args, "target", None), meanwhile=figures_ahead(args))
-    kwargs = privacy_options(args, source.n_features)
-    autos = private_autos(args, kwargs)
-    if getattr(args, "private_choices", ()):
-        check_choices(args, autos)
-    grid = epsilon_grid(args)
-    args.epsilon_grid_values = grid
+    request = privacy_options(args, source.n_features)
+    if request.offers_choices:
+        check_choices(request.choices)
+    request = with_epsilon_grid(request, epsilon_grid(args))
+    kwargs = request.release_kwargs()
     show = not args.quiet
     fingerprint = None
     if args.fingerprint:
         with Progress("fingerprint", total=source.nbytes(), unit="bytes", enabled=show) as bar:
             fingerprint = source.fingerprint(bar)
     rows = chunk_rows(args.chunk_size, source.n_features)
-    if autos:
+    if request.choices.private:
         with Progress(f"reading {source.path.name} (one pass per private choice)", enabled=show) as bar:
-            release = _private_release(Rereadable(source, rows, bar), kwargs, args)
-        return source, release, fingerprint
+            release = _private_release(Rereadable(source, rows, bar), request)
+        return source, release, fingerprint, request
     with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=show) as bar:
         release = release_second_moment(source.chunks(rows, bar), chunk_size=rows, **kwargs)
-    return source, release, fingerprint
-
-
-def private_autos(args, kwargs):
-    """Which choices this run makes privately: a subset of ("row_norm", "scale", "center")."""
-    return tuple(name for name, private in (("row_norm", kwargs.get("row_norm") == "auto"),
-                                            ("scale", getattr(args, "scale", None) is not None),
-                                            ("center", kwargs.get("center") == "private")) if private)
+    return source, release, fingerprint, request
 
 
 class Rereadable:
@@ -71,16 +67,16 @@ class Rereadable:
         return iter(self.passes)
 
 
-def _private_release(data, kwargs, args):
+def _private_release(data, request):
     """The second moment with its bound, scales and centre chosen privately (moments.private_release)."""
     from ..moments.private_release import private_second_moment
 
-    with too_few_rows_hint(args):
+    with too_few_rows_hint(request.choices):
         return private_second_moment(
-            data, epsilon=kwargs["epsilon"], delta=kwargs["delta"], row_norm=kwargs["row_norm"],
-            center=kwargs["center"], center_budget=center_budget(args), scale=getattr(args, "scale", None),
-            bound_budget=bound_budget(args), mechanism=kwargs["mechanism"], neighbours=kwargs["neighbours"],
-            calibration=kwargs["calibration"], rng=kwargs["rng"], count_share=kwargs["count_share"])
+            data, epsilon=request.epsilon, delta=request.delta, row_norm=request.row_norm,
+            center=request.center, center_budget=center_budget(request.choices), scale=request.scale,
+            bound_budget=bound_budget(request.choices), mechanism=request.mechanism, neighbours=request.neighbours,
+            calibration=request.calibration, rng=request.rng, count_share=request.count_share)
 
 
 def epsilon_grid(args):
@@ -114,16 +110,16 @@ def noise_sd(release, epsilon, delta):
 def _main_epsilon(release, epsilon, delta):
     """The epsilon the second moment gets of a total ``epsilon`` when a run also paid for private choices.
 
-    Its share is of rho (Gaussian, calibrated in zCDP) or of epsilon (Laplace),
-    as :mod:`dpmoments.moments.private_release` splits it; at the bound
-    this run drew (another epsilon would draw another).
+    Asked of the split the release itself was made with (:class:`~dpmoments.moments.private_release.
+    PrivateChoiceBudget`, at the share its "second moment" part records): of rho for Gaussian noise (calibrated
+    in zCDP), of epsilon for Laplace noise; at the bound this run drew (another epsilon would draw another).
     """
+    from ..moments.private_release import PrivateChoiceBudget
+
     share = next((p.share for p in release.parts if p.label == "second moment"), None)
     if share is None:
         return epsilon
-    if release.mechanism == "gaussian":
-        return zcdp_to_approx_dp(share * calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho, delta)
-    return share * epsilon
+    return PrivateChoiceBudget(epsilon, delta, release.mechanism, release.calibration).release(share)["epsilon"]
 
 
 def expected_noise_error(release, epsilons, delta):

@@ -13,16 +13,14 @@ import types
 
 from .._rng import secure_randomness
 from .._version import __version__
-from ..privacy.relations import RELATION_WORDS, describe_relation, n_is_public
+from ..estimators.summaries import rows_text  # noqa: F401 (the console's words, shared)
+from ..estimators.summary import EXACT_NOISE, FLOAT_NOISE, privacy_summary, randomness_text  # noqa: F401
+from ..privacy.relations import RELATION_WORDS, n_is_public
 from ._args import CLIPPING_HELP
 
 __all__ = ["privacy_report", "privacy_summary", "n_note", "recorded_arguments", "rows_text", "randomness_text",
            "randomness_note", "estimator_report"]
 
-#: What "not secure" means for unseeded noise: floating-point noise, not a weaker guarantee (read as "not private").
-FLOAT_NOISE = ("floating-point noise: private as stated, but its low-order bits are not hardened against "
-               "floating-point attacks; --secure draws exact discrete noise instead (covariance, pca, precision)")
-EXACT_NOISE = "exact discrete noise on a 2^-k grid from the OS CSPRNG: secure"
 _RANDOMNESS = {
     "os-entropy": "fresh OS entropy (numpy PCG64 seeded from the OS): the noise cannot be reproduced; " + FLOAT_NOISE,
     "seeded": "seeded with --seed: reproducible, NOT secure (anyone with the seed can remove the noise)",
@@ -131,37 +129,9 @@ def n_note(release):
             f"{release.count_share:g} of the budget); the exact count is not released")
 
 
-def rows_text(release):
-    """``"1000 rows"``, or ``"about 1012 rows (noisy count)"`` under add-remove."""
-    return f"{release.n} rows" if release.n_public else f"about {release.n} rows (noisy count)"
-
-
 def randomness_note(randomness, secure):
     """The report's words for where the noise came from and what kind it is."""
     return f"fresh OS entropy; {EXACT_NOISE}" if secure else _RANDOMNESS.get(randomness, randomness)
-
-
-def randomness_text(randomness, secure):
-    """The console's: unseeded float noise says what "not secure" means, so that no one reads it as "not private"."""
-    if secure:
-        return f"randomness {randomness} (exact discrete noise: secure)"
-    if randomness in ("os-entropy", "caller-generator"):
-        return f"randomness {randomness} ({FLOAT_NOISE})"
-    return f"randomness {randomness}" + ("" if randomness == "none" else " (NOT secure)")
-
-
-def privacy_summary(release):
-    """One line describing the guarantee, for the terminal, in the report's names (``privacy`` block)."""
-    rel = release
-    sens = "" if rel.sensitivity is None else \
-        f", sensitivity {rel.sensitivity:.3g} ({rel.sensitivity_norm}{'' if rel.n_public else ', of the sum'})"
-    cal = f", calibration {rel.calibration}" if rel.calibration else ""
-    scale = f"noise_scale {rel.noise_scale:.3g}" + ("" if rel.n_public else " (per noisy n)")
-    count = "" if rel.n_public or rel.count_noise_scale is None else \
-        f"; n {rel.n} is a noisy count (noise scale {rel.count_noise_scale:.3g}, {rel.count_share:g} of the budget)"
-    return (f"privacy: guarantee {rel.guarantee}, neighbouring_relation {describe_relation(rel.neighbours)}; "
-            f"mechanism {rel.mechanism}, {scale}{sens}{cal}{count}; row_norm {rel.row_norm:g} (rows clipped to it); "
-            f"{randomness_text(rel.randomness, rel.secure)}")
 
 
 def estimator_report(command, guarantee, *, privacy, source, fingerprint, n, d, analysis, argv, randomness,

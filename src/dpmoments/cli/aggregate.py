@@ -94,6 +94,7 @@ def _request(args, plan_path, status):
 
 
 def _load_plan(args):
+    """The plan of --plan, checked, and the options with the plan's (a new namespace, for the fit)."""
     from pathlib import Path
 
     from ..multisite import Plan
@@ -107,15 +108,14 @@ def _load_plan(args):
         plan = Plan.from_json(Path(args.plan).read_text())
     except (OSError, ValueError, KeyError, TypeError):
         raise CliError(f"'{args.plan}' is not a dpmoments plan (plan.json from the noise generator)") from None
-    args.analysis = plan.analysis
-    for name, value in dict(plan.options).items():  # the release's options are the plan's, not the command line's
-        setattr(args, name, value)
-    args.vocabulary_size, args.response_bound = plan.vocabulary_size, plan.response_bound
+    # the release's options are the plan's, not the command line's: a new namespace, the parsed one untouched
+    args = argparse.Namespace(**{**vars(args), **dict(plan.options), "analysis": plan.analysis,
+                                 "vocabulary_size": plan.vocabulary_size, "response_bound": plan.response_bound})
     check_analysis(args, fit=True)
     if args.min_sites > plan.n_sites:
         raise CliError(f"--min-sites {args.min_sites} exceeds the plan's {plan.n_sites} sites: the run could only "
                        "abort; no release was made")
-    return plan
+    return plan, args
 
 
 def _report(args, status, plan):
@@ -157,7 +157,7 @@ def _grpc(args):
 
     if not args.listen:
         raise CliError("--listen HOST:PORT is required with --transport grpc")
-    plan = _load_plan(args)
+    plan, args = _load_plan(args)
     creds = {}
     if not args.insecure:
         if not (args.cert and args.key and args.root_certificates):
@@ -186,7 +186,7 @@ def _flower(args):
         raise CliError("give --root-certificates CA_PEM (TLS), or --insecure for a local trial")
     if not args.register and not (args.plan or args.out):
         raise CliError("give --register PUB (register sites) and/or --plan and --out (run)")
-    plan = _load_plan(args) if (args.plan or args.out) else None
+    plan, args = _load_plan(args) if (args.plan or args.out) else (None, args)
     stage = _staging(args)
     try:
         home = Path(args.flwr_home) if args.flwr_home else stage / "home"

@@ -7,13 +7,13 @@ the added noise and, by default, the sampling of the rows.
 """
 
 from ._args import (PRIVATE_ALL, add_input_arguments, add_output_arguments, add_privacy_arguments,
-                    default_center)
-from ._choices import print_release_choices, release_choices
+                    check_uncentred)
+from ._choices import release_choices
 from ._noise import Noise, add_uncertainty_arguments
 from ._output import ResultsDir
 from ._release import second_moment_release
-from ._report import privacy_report, privacy_summary, rows_text
-from .present.correlation import console_lines, figures, save_correlation
+from ._report import privacy_report
+from .present.correlation import figures, save_correlation
 
 HELP = "a private correlation matrix, with an interval for every pair"
 DESCRIPTION = """\
@@ -43,8 +43,8 @@ def run(args):
     # PrivateCorrelation's logic without scikit-learn (whose import would cost more than reading most files)
     from ..estimators.correlation import CorrelationFit
 
-    default_center(args)
-    source, release, fingerprint = second_moment_release(args)
+    check_uncentred(args)
+    source, release, fingerprint, request = second_moment_release(args)
     est = CorrelationFit(psd_floor=0.0, level=args.level).fit_release(release)
     names = source.feature_names
     noise = Noise(est)
@@ -58,13 +58,8 @@ def run(args):
             figures(res, est, names, release)
         res.save_json("privacy_report.json", privacy_report(
             "correlation", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
-            extra={"files": res.files + ["privacy_report.json"], **release_choices(release, args)}))
+            extra={"files": res.files + ["privacy_report.json"], **release_choices(release, request.choices)}))
     if not args.quiet:
-        print(f"correlation of {rows_text(release)} x {release.n_features} columns of {source.path.name}")
-        for line in console_lines(est, names):
-            print(line)
-        noise.print()
-        print(privacy_summary(release))
-        print_release_choices(release)
+        print(est.summary(names, source.path.name))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0

@@ -11,11 +11,11 @@ intervals say how much is noise), never withheld.
 from ._noise import Noise, add_uncertainty_arguments
 from ._output import ResultsDir
 from ._args import (PRIVATE_ALL, add_input_arguments, add_output_arguments, add_privacy_arguments,
-                    add_uncentred_argument, default_center)
-from ._choices import print_release_choices, release_choices
+                    add_uncentred_argument, check_uncentred)
+from ._choices import release_choices
 from ._release import second_moment_release
-from ._report import privacy_report, privacy_summary, rows_text
-from .present.covariance import console_lines, figures, save_covariance, statistic
+from ._report import privacy_report
+from .present.covariance import figures, save_covariance, statistic
 
 HELP = "a private covariance matrix (or, with --uncentred, the second moment)"
 DESCRIPTION = """\
@@ -72,8 +72,8 @@ def run(args):
     from ..estimators.covariance import CovarianceFit
 
     floor = psd_floor(args.psd_floor)
-    default_center(args)
-    source, release, fingerprint = second_moment_release(args)
+    check_uncentred(args)
+    source, release, fingerprint, request = second_moment_release(args)
     est = CovarianceFit(psd_floor=floor, level=args.level, target=args.intervals_for).fit_release(release)
     names = source.feature_names
     what = statistic(release)
@@ -85,17 +85,12 @@ def run(args):
     with ResultsDir(args.out, args.force) as res:
         save_covariance(res, est, names)
         if not args.no_figures:
-            figures(res, est, names, release, args)
+            figures(res, est, names, release, request)
         res.save_json("privacy_report.json", privacy_report(
             "covariance", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
-            extra={"files": res.files + ["privacy_report.json"], **release_choices(release, args)}))
+            extra={"files": res.files + ["privacy_report.json"], **release_choices(release, request.choices)}))
     if not args.quiet:
-        print(f"{what} of {rows_text(release)} x {release.n_features} columns of {source.path.name}")
-        for line in console_lines(est, names):
-            print(line)
-        noise.print()
-        print(privacy_summary(release))
-        print_release_choices(release)
+        print(est.summary(names, source.path.name))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

@@ -27,7 +27,8 @@ import time
 import numpy as np
 
 from ..datasets import load_sachs
-from ..estimators.graph import edge_matrix, glasso, partial_correlations, standardized, standardized_checked
+from ..estimators.glasso import glasso
+from ..estimators.graph import edge_matrix, partial_correlations, standardized, standardized_checked
 from ..metrics import tpr_fpr
 from ..moments import release_cross_moment, release_second_moment
 from ..privacy import Accountant, ApproxDP, compose

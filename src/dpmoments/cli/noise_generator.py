@@ -10,7 +10,7 @@ from ..privacy.relations import NEIGHBOURS
 from ..multisite.analyses import ANALYSES as ANALYSIS_ROWS
 from ..multisite.columns import takes_response
 from ._args import CliError, _delta, _epsilon, parse_columns, positive_int
-from ._choices import add_choice_arguments, bound_or_auto, too_few_rows_hint
+from ._choices import add_choice_arguments, bound_or_auto, choices_of, too_few_rows_hint
 from ._multisite import (AUTO_ACROSS_SITES, ANALYSES, CENTER_ACROSS_SITES, add_analysis_arguments, auto_bounds,
                          center_across_sites, check_analysis, plan_options)
 
@@ -108,8 +108,8 @@ def run(args):
     columns = plan_columns(args)
     check_destination(args.out, args.force)
     sites, sizes = parse_sites(args.sites)
-    with too_few_rows_hint(args):
-        plan = plan_analysis(args.analysis, args.protocol, sites, sizes, n_features=args.n_features, **columns,
+    with too_few_rows_hint(choices_of(args)):
+        plan = plan_analysis(args.analysis, args.protocol, sites, sizes, **columns,
                              options=plan_options(args), row_norm=args.row_norm or 1.0, epsilon=args.epsilon,
                              delta=args.delta, response_bound=args.response_bound, neighbours=args.neighbours,
                              calibration=args.calibration, target=args.calibrate_to, colluders=args.colluders,
@@ -142,13 +142,13 @@ def _check_memory(plan, args):
 
 
 def plan_columns(args):
-    """``--columns``/``--target`` checked, as the plan's ``columns``/``response_column``; fills in --n-features."""
+    """``--columns``/``--target`` checked, as the plan's ``columns``/``response_column`` and ``n_features``."""
     if args.columns is None:
         if args.target is not None:
             raise CliError("--target names the response column beside --columns: give --columns too")
         if args.n_features is None:
             raise CliError("--n-features (or --columns) is required: the number of columns of each site's data")
-        return {}
+        return {"n_features": args.n_features}
     names = parse_columns(args.columns)
     if any(isinstance(c, int) for c in names) or len(set(names)) != len(names):
         raise CliError(f"--columns must be distinct column names (each site's header holds them), not positions; "
@@ -163,8 +163,7 @@ def plan_columns(args):
                        f" with --columns for --analysis {args.analysis}")
     if args.target in names:
         raise CliError("--target must not be one of --columns")
-    args.n_features = len(names)
-    return {"columns": names, "response_column": args.target}
+    return {"columns": names, "response_column": args.target, "n_features": len(names)}
 
 
 def _print(args, plan, sites):

@@ -12,15 +12,14 @@ the report names them).
 """
 
 from ._args import (PRIVATE_ALL, CliError, add_input_arguments, add_output_arguments, add_privacy_arguments,
-                    add_uncentred_argument, default_center, privacy_options)
+                    add_uncentred_argument, check_uncentred, privacy_options)
 from ._io import DataSource
 from ._noise import add_uncertainty_arguments, draws
 from ._output import ResultsDir, check_destination
 from ._release import second_moment_release
-from ._report import privacy_report, privacy_summary, rows_text
-from ._choices import print_release_choices, release_choices
-from .present.pca import (figures, noise_floor, pca_analysis, pca_noise, print_components, save_pca,
-                          spectrum)
+from ._report import privacy_report
+from ._choices import release_choices
+from .present.pca import figures, noise_floor, pca_analysis, save_pca, spectrum
 
 HELP = "private principal components and the spectrum against the noise floor"
 DESCRIPTION = """\
@@ -76,10 +75,10 @@ def run(args):
 
     check_destination(args.out, args.force)
     d = DataSource(args.data, args.columns).n_features
-    default_center(args)
+    check_uncentred(args)
     privacy_options(args, d)  # the bound and epsilon first: the refusal that matters most
     k = check_components(args.n_components, d)
-    source, release, fingerprint = second_moment_release(args)
+    source, release, fingerprint, request = second_moment_release(args)
     est = PCAFit(n_components=k, n_draws=draws(args, d, auto=True), level=args.level, target=args.intervals_for,
                  rng=args.seed).fit_release(release)
     names = source.feature_names
@@ -89,17 +88,12 @@ def run(args):
     with ResultsDir(args.out, args.force) as res:
         save_pca(res, est, names, floor)
         if not args.no_figures:
-            figures(res, est, eig, floor, release, args)
+            figures(res, est, eig, floor, release, request)
         res.save_json("privacy_report.json", privacy_report(
             "pca", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
-            extra={"files": res.files + ["privacy_report.json"], **release_choices(release, args)}))
+            extra={"files": res.files + ["privacy_report.json"], **release_choices(release, request.choices)}))
     if not args.quiet:
-        print(f"PCA of {rows_text(release)} x {release.n_features} columns of {source.path.name}: "
-              f"{k} component(s), {analysis['n_above_noise_floor']} eigenvalue(s) above the noise floor {floor:.3g}")
-        print_components(est, names)
-        pca_noise(est).print()
-        print(privacy_summary(release))
-        print_release_choices(release)
+        print(est.summary(names, source.path.name))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

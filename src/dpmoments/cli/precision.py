@@ -11,18 +11,19 @@ noise floor is withheld (its edges are not printed or drawn); a noisy matrix
 or floored variances are shown with a warning.
 """
 
-from ..estimators.graph import edge_matrix, glasso, standardized_checked
+from ..estimators.glasso import glasso
+from ..estimators.graph import edge_matrix, standardized_checked
 from ..metrics import auc, roc_curve, tpr_fpr
 from ._args import (PRIVATE_ALL, CliError, _bounded_int, add_input_arguments, add_output_arguments,
-                    add_privacy_arguments, add_uncentred_argument, default_center, parse_alpha)
+                    add_privacy_arguments, add_uncentred_argument, check_uncentred, parse_alpha)
 from ._io import read_truth
 from ._noise import add_uncertainty_arguments, draws
 from ._output import ResultsDir
 from ._release import second_moment_release
-from ._report import privacy_report, privacy_summary
-from ._choices import print_release_choices, release_choices
-from .present.precision import (RIDGE_THRESHOLD, edge_lines, edge_table, figures, precision_noise, print_header,
-                                save_spread)
+from ._report import privacy_report
+from ._choices import release_choices
+from ..estimators.summaries import precision_summary
+from .present.precision import RIDGE_THRESHOLD, edge_table, figures, precision_noise, save_spread, truth_lines
 
 HELP = "a private precision matrix (graphical lasso or ridge) and its network"
 DESCRIPTION = """\
@@ -111,8 +112,8 @@ def _alpha_floor(args):
 
 def run(args):
     alpha = _alpha(args)
-    default_center(args)
-    source, release, fingerprint = second_moment_release(args)
+    check_uncentred(args)
+    source, release, fingerprint, request = second_moment_release(args)
     names = source.feature_names
     truth = None if args.truth is None else read_truth(args.truth, names)
     work, floored = standardized_checked(release) if args.standardize else (release, [])
@@ -135,18 +136,14 @@ def run(args):
         save_spread(res, est, names)
         res.save_table("edges.csv", *edge_table(est, E, names, truth))
         if not args.no_figures:
-            figures(res, est, E, names, truth, path, threshold, release, args, noise)
+            figures(res, est, E, names, truth, path, threshold, release, args.method, request, noise)
         res.save_json("privacy_report.json", privacy_report(
             "precision", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
-            extra={"files": res.files + ["privacy_report.json"], **release_choices(release, args)}))
+            extra={"files": res.files + ["privacy_report.json"], **release_choices(release, request.choices)}))
     if not args.quiet:
-        print_header(source, release, analysis, args)
-        if not noise.withholds:
-            for line in edge_lines(est, E, names):
-                print(line)
-        noise.print()
-        print(privacy_summary(release))
-        print_release_choices(release)
+        summary = precision_summary(est, args.method, names, source.path.name, release, threshold, floored)
+        for line in (summary.title, *truth_lines(analysis), *summary.lines):
+            print(line)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

@@ -10,8 +10,8 @@ private iterate: it needs ``J`` passes over the rows, so this subcommand
 from ..privacy.relations import describe_relation
 from ._args import (CLIPPING_HELP, CliError, _bound, _delta, _epsilon, add_input_arguments, add_output_arguments,
                     positive_int, seed_int)
-from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices,
-                       choices_lines, choices_report, too_few_rows_hint)
+from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of,
+                       choices_report, too_few_rows_hint)
 from ._io import add_memory_arguments, fingerprint, open_input, read_in_memory, require_target
 from ._noise import Noise, add_uncertainty_arguments, draws
 from ._output import ResultsDir
@@ -91,13 +91,15 @@ def _check(args):
     require_target(args)
     missing = [f for f, v in (("--epsilon", args.epsilon), ("--delta", args.delta), ("--n-iter", args.n_iter),
                               ("--w-max", args.w_max)) if v is None]
-    check_choices(args, [k for k in ("row_norm", "response_bound") if getattr(args, k) == "auto"])
+    choices = choices_of(args, [k for k in ("row_norm", "response_bound") if getattr(args, k) == "auto"])
+    check_choices(choices)
     if missing:
         raise CliError(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required")
     if not 1.0 <= args.p <= 2.0:
         raise CliError(f"--p must be in [1, 2]; got {args.p:g}")
     if not 0.0 < args.split < 1.0:
         raise CliError(f"--split must be in (0, 1); got {args.split:g}")
+    return choices
 
 
 def run(args):
@@ -105,25 +107,25 @@ def run(args):
 
     from ..estimators import PrivateIRLS
 
-    _check(args)
+    choices = _check(args)
     source = open_input(args, target=args.target)
-    args.epsilon_grid_values = epsilon_grid(args)
+    grid = epsilon_grid(args)
     est = PrivateIRLS(epsilon=args.epsilon, delta=args.delta, row_norm=args.row_norm,
                       response_bound=args.response_bound, n_iter=args.n_iter, w_max=args.w_max, p=args.p,
                       first_moment=args.first_moment, accounting=args.accounting, split=args.split,
-                      fit_intercept=args.fit_intercept, rng=args.seed, bound_budget=bound_budget(args),
+                      fit_intercept=args.fit_intercept, rng=args.seed, bound_budget=bound_budget(choices),
                       level=args.level)
     fp = fingerprint(source, args)
     X, y = read_in_memory(source, args)
     est.set_params(n_draws=draws(args, X.shape[1], auto=False))
-    with too_few_rows_hint(args):
+    with too_few_rows_hint(choices):
         est.fit(X, y)
     n, d = X.shape
     del X, y
     noise = Noise(est)
     names = source.feature_names
     rep = est.privacy_report_
-    choices = {"private_choices": choices_report(est.privacy_parts_, est.privacy_, bound_budget(args))} \
+    chosen = {"private_choices": choices_report(est.privacy_parts_, est.privacy_, bound_budget(choices))} \
         if est.privacy_parts_ else {}
     analysis = {"estimator": "PrivateIRLS", "n_iter": est.n_iter_, "w_max": args.w_max, "p": args.p,
                 "fit_intercept": args.fit_intercept, "accounting": args.accounting,
@@ -136,7 +138,6 @@ def run(args):
                "response_bound": est.response_bound_}
     with ResultsDir(args.out, args.force) as res:
         save_coefficients(res, est, names)
-        grid = args.epsilon_grid_values
         if not args.no_figures:
             res.save_figure("coefficients", coefficient_figure(est, names))
         if grid and not args.no_figures:
@@ -145,7 +146,7 @@ def run(args):
             grid_figure(res, grid, scales, args)
         res.save_json("privacy_report.json", estimator_report(
             "regress", est.privacy_, privacy=privacy, source=source, fingerprint=fp, n=n, d=d, analysis=analysis,
-            argv=args.argv, randomness=rep["randomness"], files=res.files, extra=choices))
+            argv=args.argv, randomness=rep["randomness"], files=res.files, extra=chosen))
     if not args.quiet:
         print(f"IRLS (p={args.p:g}, {est.n_iter_} iterations) on {n} rows x {d} columns of {source.path.name}:")
         for line in coefficient_lines(est, names):

@@ -15,7 +15,7 @@ choice is not distinguishable from noise instead of naming a model, and
 import math
 
 from ._args import CliError, _bound, _epsilon, add_input_arguments, add_output_arguments, seed_int
-from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices, choices_lines,
+from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of,
                        choices_report, too_few_rows_hint)
 from ._noise import json_safe
 from ._output import ResultsDir
@@ -103,17 +103,18 @@ def _check(args):
     if args.R is None:
         raise CliError("--R is required: the public L1 radius of the coefficients; a PUBLIC value chosen before "
                        "seeing the data, which with the bounds fixes the sensitivity (r + B R)^2")
-    check_choices(args, [k for k in ("bounds", "response_bound") if getattr(args, k) == "auto"])
+    choices = choices_of(args, [k for k in ("bounds", "response_bound") if getattr(args, k) == "auto"])
+    check_choices(choices)
     if args.max_size is not None and args.max_size < 1:
         raise CliError(f"--max-size must be >= 1; got {args.max_size}")
-    return _phi(args.phi)
+    return _phi(args.phi), choices
 
 
 def run(args):
     from ..estimators import PrivateModelSelection
     from ..estimators.model_selection import candidate_family
 
-    phi = _check(args)
+    phi, choices = _check(args)
     source = open_input(args, target=args.target)
     grid = epsilon_grid(args)
     try:
@@ -124,10 +125,10 @@ def run(args):
     est = PrivateModelSelection(epsilon=args.epsilon, bounds=args.bounds, response_bound=args.response_bound,
                                 R=args.R, candidates=args.candidates, max_size=args.max_size, phi=phi,
                                 sigma2=args.sigma2, mechanism=args.mechanism, rng=args.seed,
-                                bound_budget=bound_budget(args))
+                                bound_budget=bound_budget(choices))
     fp = fingerprint(source, args)
     X, y = read_in_memory(source, args)
-    with too_few_rows_hint(args):
+    with too_few_rows_hint(choices):
         est.fit(X, y)
     n, d = X.shape
     del X, y
@@ -159,7 +160,7 @@ def run(args):
         if grid and not args.no_figures:
             from .. import plots
 
-            kept = 1.0 - (bound_budget(args).share if est.bound_parts_ else 0.0)  # the selection's share
+            kept = 1.0 - (bound_budget(choices).share if est.bound_parts_ else 0.0)  # the selection's share
             scale = [2.0 * rep["sensitivity_Q"] / (kept * e) for e in grid]
             ax = plots.plot_privacy_utility(grid, scale, label="Laplace scale of each criterion (2 Delta / epsilon)",
                                             chosen=args.epsilon, title="selection noise against epsilon "
@@ -168,7 +169,7 @@ def run(args):
         res.save_json("privacy_report.json", estimator_report(
             "select", est.privacy_, privacy=privacy, source=source, fingerprint=fp, n=n, d=d, analysis=analysis,
             argv=args.argv, randomness=rep["randomness"], files=res.files,
-            extra={"private_choices": choices_report(parts, est.privacy_, bound_budget(args))} if est.bound_parts_
+            extra={"private_choices": choices_report(parts, est.privacy_, bound_budget(choices))} if est.bound_parts_
             else None))
     if not args.quiet:
         where = f"{d} columns of {source.path.name} ({n} rows, {len(family)} candidate models)"

@@ -155,12 +155,13 @@ def run(args):
         if s.feature_names != features:
             raise CliError(f"site '{s.path}' has columns {s.feature_names}; site '{sources[0].path}' has {features}: "
                            "every site must give the same columns (use --columns)")
-    kwargs = privacy_options(args, len(features))
+    request = privacy_options(args, len(features))
+    kwargs = request.release_kwargs()
     fingerprints, sites = [], []
     for name, source in zip(names, sources):  # one site at a time: its rows go into its own Site
         fingerprints.append(fingerprint(source, args))
         sites.append(_site(name, source, args, kwargs))
-    with too_few_rows_hint(args):
+    with too_few_rows_hint(request.choices):
         output, report = _release(args, sites, kwargs)
     labels = features + ([target] if args.analysis == "select" else [])
     analysis, save, summary, noise_lines = fit_analysis(args, args.analysis, output, labels)

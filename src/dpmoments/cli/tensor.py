@@ -17,17 +17,16 @@ import math
 
 import numpy as np
 
-from ..privacy.relations import describe_relation
 from ._args import (CliError, _bounded_int, _center, _nonnegative_bound, add_input_arguments,
                     add_output_arguments, add_privacy_arguments)
-from ._choices import bound_budget, check_choices, choices_lines, choices_report, too_few_rows_hint
+from ._choices import bound_budget, check_choices, choices_of, choices_report, too_few_rows_hint
 from ._noise import AUTO_MAX_TENSOR, add_uncertainty_arguments, draws, json_safe
 from ._output import ResultsDir
 from ._progress import Progress
 from ._release import Rereadable, epsilon_grid
-from ._report import privacy_report, randomness_text
+from ._report import privacy_report
 from ._io import add_memory_arguments, fingerprint, open_input, read_in_memory
-from .present.tensor import compose_report, component_lines, grid_figure, save_tensor, tensor_noise, weights_figure
+from .present.tensor import compose_report, grid_figure, save_tensor, tensor_noise, weights_figure
 
 HELP = "a private tensor decomposition: mixture-of-Gaussians means or single-topic-model topics"
 DESCRIPTION = """\
@@ -82,6 +81,7 @@ def add_arguments(parser):
 
 
 def _check(args):
+    """One-line refusals before any data are read; returns the row bound (``"auto"`` unless given, for mog)."""
     if args.epsilon is None:
         raise CliError("--epsilon is required: the total epsilon > 0 of the two releases")
     if args.mechanism != "gaussian":
@@ -90,31 +90,37 @@ def _check(args):
         raise CliError("--delta is required for the two Gaussian releases (e.g. --delta 1e-6, well below 1/n)")
     if args.calibration not in ("analytic", "zcdp"):
         raise CliError(f"--calibration must be 'analytic' or 'zcdp' for tensor releases; got {args.calibration!r}")
-    if args.model == "mog":
-        if args.row_norm is None:
-            args.row_norm = "auto"
-        if args.sigma2 is None:
-            raise CliError("--model mog needs --sigma2, the PUBLIC within-component variance (never estimated from "
-                           "the data)")
-        if not args.sigma2 >= 0 or math.isinf(args.sigma2):
-            raise CliError(f"--sigma2 must be a finite number >= 0; got {args.sigma2:g}")
-        if args.vocabulary_size is not None:
-            raise CliError("--vocabulary-size is for --model stm")
-    else:
-        if args.row_norm is not None or args.center is not None:
-            raise CliError("--model stm takes no --row-norm or --center: each document is three one-hot words, "
-                           "whose norm 1 is the bound; give --vocabulary-size")
-        if args.vocabulary_size is None or args.vocabulary_size < 1:
-            raise CliError("--model stm needs --vocabulary-size D >= 1, the PUBLIC number of distinct words (word "
-                           "ids are 0 .. D-1; never read from the data)")
-        if args.sigma2 is not None:
-            raise CliError("--sigma2 is for --model mog")
+    row_norm = _check_mog(args) if args.model == "mog" else _check_stm(args)
     if args.n_components is None or args.n_components < 1:
         raise CliError("--n-components is required: the number K >= 1 of components (topics)")
     if not 0.0 < args.second_share < 1.0:
         raise CliError(f"--second-share must be in (0, 1); got {args.second_share:g}")
     if args.n_restarts < 1 or args.n_iter < 1:
         raise CliError("--n-restarts and --n-iter must be >= 1")
+    return row_norm
+
+
+def _check_mog(args):
+    if args.sigma2 is None:
+        raise CliError("--model mog needs --sigma2, the PUBLIC within-component variance (never estimated from "
+                       "the data)")
+    if not args.sigma2 >= 0 or math.isinf(args.sigma2):
+        raise CliError(f"--sigma2 must be a finite number >= 0; got {args.sigma2:g}")
+    if args.vocabulary_size is not None:
+        raise CliError("--vocabulary-size is for --model stm")
+    return "auto" if args.row_norm is None else args.row_norm
+
+
+def _check_stm(args):
+    if args.row_norm is not None or args.center is not None:
+        raise CliError("--model stm takes no --row-norm or --center: each document is three one-hot words, "
+                       "whose norm 1 is the bound; give --vocabulary-size")
+    if args.vocabulary_size is None or args.vocabulary_size < 1:
+        raise CliError("--model stm needs --vocabulary-size D >= 1, the PUBLIC number of distinct words (word "
+                       "ids are 0 .. D-1; never read from the data)")
+    if args.sigma2 is not None:
+        raise CliError("--sigma2 is for --model mog")
+    return None
 
 
 def _word_ids(X, D, path):
@@ -132,51 +138,20 @@ def _word_ids(X, D, path):
 
 
 def run(args):
-    # PrivateTensorDecomposition's logic without scikit-learn (whose import costs ~1.2 s)
-    from ..estimators.tensor import TensorBudget, TensorDecompositionFit
-
-    _check(args)
+    row_norm = _check(args)
     source = open_input(args)
     grid = epsilon_grid(args)
     d = source.n_features if args.model == "mog" else args.vocabulary_size
     if args.n_components > d:
         what = "number of columns" if args.model == "mog" else "vocabulary size"
         raise CliError(f"--n-components must be in [1, {d}] (the {what}); got {args.n_components}")
-    budget = TensorBudget(second=args.second_share, third=1.0 - args.second_share)
-    if args.model == "mog" and args.center is not None and args.center.strip() == "private":
-        raise CliError("--center private is not available for --model mog: the means are recovered only when, "
-                       "seen from the centre, they are linearly independent, and seen from the data's mean (what a "
-                       "private centre estimates) they are not; give a PUBLIC --center away from the mean, or none")
-    center = _center(args.center, source.n_features) if args.model == "mog" else None
-    check_choices(args, ("row_norm",) if args.row_norm == "auto" else ())
-    est = TensorDecompositionFit(
-        n_components=args.n_components, model=args.model, epsilon=args.epsilon, delta=args.delta,
-        row_norm=args.row_norm, sigma2=args.sigma2, vocabulary_size=args.vocabulary_size, budget=budget,
-        neighbours=args.neighbours, calibration=args.calibration, center=center, n_restarts=args.n_restarts,
-        n_iter=args.n_iter, rng=args.seed, count_share=args.count_share, bound_budget=bound_budget(args),
-        level=args.level, n_draws=draws(args, d, auto=True, limit=AUTO_MAX_TENSOR))
+    choices = choices_of(args, ("row_norm",) if row_norm == "auto" else ())
+    est = _estimator(args, source, row_norm, choices, d)
     fp = fingerprint(source, args)
-    if args.model == "mog":
-        with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
-            with too_few_rows_hint(args):
-                est.fit(Rereadable(source, args.chunk_size, bar) if args.row_norm == "auto"
-                        else source.chunks(args.chunk_size, bar))
-        names = source.feature_names
-    else:
-        X, _ = read_in_memory(source, args)
-        est.fit(_word_ids(X, args.vocabulary_size, source.path))
-        del X
-        names = [f"w{j}" for j in range(args.vocabulary_size)]
-    m = est.moments_
+    names = _fit(est, args, source, row_norm, choices)
     noise = tensor_noise(est)
-    analysis = {"estimator": "PrivateTensorDecomposition", "model": args.model, "n_components": args.n_components,
-                "sigma2": args.sigma2, "vocabulary_size": args.vocabulary_size,
-                "budget": {"second": budget.second, "third": budget.third},
-                "weights": est.weights_.tolist(), "eigenvalues": est.eigenvalues_.tolist(),
-                "loaded_into_memory": args.model == "stm", "estimate": "components.npy",
-                "weights_se": json_safe(est.weights_se_), "weights_interval": json_safe(est.weights_interval_),
-                "standard_errors": None if est.components_se_ is None else "components_se.npy"}
-    analysis = noise.analysis(analysis)
+    analysis = noise.analysis(_analysis(args, est))
+    m = est.moments_
     with ResultsDir(args.out, args.force) as res:
         save_tensor(res, est, names)
         if not args.no_figures and est.weights_interval_ is not None and not noise.withholds:
@@ -187,27 +162,54 @@ def run(args):
                              extra={"files": res.files + ["privacy_report.json"]})
         compose_report(rep, m)
         if est.privacy_parts_:
-            rep["private_choices"] = choices_report(est.privacy_parts_, m.guarantee, bound_budget(args))
+            rep["private_choices"] = choices_report(est.privacy_parts_, m.guarantee, bound_budget(choices))
         res.save_json("privacy_report.json", rep)
     if not args.quiet:
-        what = "means" if args.model == "mog" else "topics"
-        n = f"{m.second.n}" if m.second.n_public else f"about {m.second.n} (noisy count)"
-        print(f"{args.model}: {args.n_components} {what} from {n} "
-              f"{'rows' if args.model == 'mog' else 'documents'} of {source.path.name}")
-        if not noise.withholds:
-            for line in component_lines(est, names, what):
-                print(line)
-        noise.print()
-        count = "" if m.second.n_public else \
-            f"the noisy count ({m.second.count_guarantee}, noise_scale {m.second.count_noise_scale:.3g}), "
-        print(f"privacy: guarantee {m.guarantee}, neighbouring_relation {describe_relation(m.second.neighbours)}; "
-              f"composed from {count}the second-moment release (noise_scale {m.second.noise_scale:.3g}) and the "
-              f"third-moment release (noise_scale {m.third.noise_scale:.3g}); "
-              + (f"row_norm {m.second.row_norm:g} (rows clipped to it); " if args.model == "mog" else "")
-              + randomness_text(m.second.randomness, m.second.secure))
-        for line in choices_lines(est.privacy_parts_, m.guarantee) if est.privacy_parts_ else ():
-            print(line)
+        print(est.summary(names, source.path.name))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 
 
+def _estimator(args, source, row_norm, choices, d):
+    """The decomposition the options ask for (checked; no data read)."""
+    # PrivateTensorDecomposition's logic without scikit-learn (whose import costs ~1.2 s)
+    from ..estimators.tensor import TensorBudget, TensorDecompositionFit
+
+    budget = TensorBudget(second=args.second_share, third=1.0 - args.second_share)
+    if args.model == "mog" and args.center is not None and args.center.strip() == "private":
+        raise CliError("--center private is not available for --model mog: the means are recovered only when, "
+                       "seen from the centre, they are linearly independent, and seen from the data's mean (what a "
+                       "private centre estimates) they are not; give a PUBLIC --center away from the mean, or none")
+    center = _center(args.center, source.n_features) if args.model == "mog" else None
+    check_choices(choices)
+    return TensorDecompositionFit(
+        n_components=args.n_components, model=args.model, epsilon=args.epsilon, delta=args.delta,
+        row_norm=row_norm, sigma2=args.sigma2, vocabulary_size=args.vocabulary_size, budget=budget,
+        neighbours=args.neighbours, calibration=args.calibration, center=center, n_restarts=args.n_restarts,
+        n_iter=args.n_iter, rng=args.seed, count_share=args.count_share, bound_budget=bound_budget(choices),
+        level=args.level, n_draws=draws(args, d, auto=True, limit=AUTO_MAX_TENSOR))
+
+
+def _fit(est, args, source, row_norm, choices):
+    """Fit: mog streams the rows (twice with a private bound), stm reads the documents into memory; the names."""
+    if args.model == "mog":
+        with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
+            with too_few_rows_hint(choices):
+                est.fit(Rereadable(source, args.chunk_size, bar) if row_norm == "auto"
+                        else source.chunks(args.chunk_size, bar))
+        return source.feature_names
+    X, _ = read_in_memory(source, args)
+    est.fit(_word_ids(X, args.vocabulary_size, source.path))
+    del X
+    return [f"w{j}" for j in range(args.vocabulary_size)]
+
+
+def _analysis(args, est):
+    budget = est.budget
+    return {"estimator": "PrivateTensorDecomposition", "model": args.model, "n_components": args.n_components,
+            "sigma2": args.sigma2, "vocabulary_size": args.vocabulary_size,
+            "budget": {"second": budget.second, "third": budget.third},
+            "weights": est.weights_.tolist(), "eigenvalues": est.eigenvalues_.tolist(),
+            "loaded_into_memory": args.model == "stm", "estimate": "components.npy",
+            "weights_se": json_safe(est.weights_se_), "weights_interval": json_safe(est.weights_interval_),
+            "standard_errors": None if est.components_se_ is None else "components_se.npy"}

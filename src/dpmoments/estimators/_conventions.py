@@ -12,7 +12,6 @@ estimator (documented in ``docs/privacy.md``).
 """
 
 import functools
-import os
 import threading
 import warnings
 
@@ -21,8 +20,8 @@ import numpy as np
 from .._rng import noise_source
 from .._validation import check_data
 from ..exceptions import PrivacyLeakWarning
-from ..moments.dask_moments import is_dask_collection, names_only
-from ..data import same_file_version
+from ..data import as_source, same_file_version
+from ..moments.dask_moments import names_only
 from ..privacy.relations import describe_relation
 
 __all__ = ["all_or_nothing", "check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",
@@ -198,26 +197,18 @@ def fit_input(estimator, X):
     release streams it): the names are forgotten and the width is the
     release's.
     """
-    if isinstance(X, (str, os.PathLike)) or _chunk_stream(X):
+    src = as_source(X)
+    if src.kind in ("file", "stream"):
         vars(estimator).pop("feature_names_in_", None)  # what scikit-learn's check does for input without names
         return None
     _check_unique_columns(X)
     _validate_data(estimator, X, reset=True)
-    if is_dask_collection(X) and hasattr(X, "columns"):
+    if src.kind == "dask" and src.named:
         # scikit-learn reads names from eager frames only; a dask frame's columns are public metadata too.
         names = np.asarray(list(X.columns), dtype=object)
         if len(names) and all(isinstance(n, str) for n in names):
             estimator.feature_names_in_ = names
     return getattr(estimator, "feature_names_in_", None)
-
-
-def _chunk_stream(X):
-    """Chunks read on iteration (the command line's files, a generator): no names, no width until read.
-
-    scikit-learn's check would find neither; skipping it lets the command line fit without importing it.
-    """
-    return (hasattr(X, "__iter__") and not isinstance(X, (list, tuple)) and
-            not any(hasattr(X, a) for a in ("__array__", "shape", "columns", "__dataframe__")))
 
 
 def _check_unique_columns(X):
@@ -245,10 +236,11 @@ def check_input(estimator, X):
     """``predict``/``transform``/``score``: ``X`` as an array, of fit's width, names checked as scikit-learn does."""
     # A table is checked for its names first, as scikit-learn does (wrong columns are refused for their names, not
     # for what pandas fills them with); an array for its shape first (a 1-D array is told to reshape).
-    named = hasattr(X, "columns")
+    src = as_source(X)
+    named = src.named
     if named:
         _check_unique_columns(X)
-        _validate_data(estimator, names_only(X) if is_dask_collection(X) else X, reset=False)
+        _validate_data(estimator, names_only(X) if src.kind == "dask" else X, reset=False)
     array = check_data(X)
     if not named:
         _validate_data(estimator, X, reset=False)

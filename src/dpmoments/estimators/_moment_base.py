@@ -16,16 +16,15 @@ from typing import Optional
 import numpy as np
 
 from .._rng import noise_source
-from .._validation import check_data, check_nonnegative, check_option
+from .._validation import check_nonnegative, check_option
 from ..moments import Release, release_second_moment
 from ..moments.auto_release import as_bound_budget, is_auto
-from ..moments.counts import check_count_share, planned_guarantee
-from ..privacy import ApproxDP, PureDP, Uncertified, check_accountant
+from ..privacy import PureDP, Uncertified, check_accountant
 from ._conventions import fit_input, name_of, privacy_report, release_input, release_noise, require_for_fit
-from ..moments.private_release import needs_private_choices, private_second_moment
-from ..moments.sources import n_features_of, out_of_core
+from ..moments.private_release import needs_private_choices, planned_second_moment_guarantee, private_second_moment
+from ..data import as_source
 
-__all__ = ["CenterBudget", "MomentEstimator", "n_features_of", "out_of_core"]
+__all__ = ["CenterBudget", "MomentEstimator"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +85,7 @@ class MomentEstimator:
     def _fit_from_data(self, X, make_release):
         """``fit``: the input's names and width first, then the release (paid here) and ``fit_release`` of it."""
         require_for_fit(self, "epsilon")
+        X = as_source(X).data  # a Source is fitted as the input it holds
         names = fit_input(self, X)
         self.fit_release(make_release(X))
         release_input(self, self.n_features_in_, names)
@@ -110,8 +110,7 @@ class MomentEstimator:
 
     # -- the release ------------------------------------------------------------
     def _release_from(self, X):
-        if not out_of_core(X):  # dask collections and paths go to the streaming release unmaterialised
-            X = check_data(X)
+        X = as_source(X).checked()  # dask collections and paths go to the streaming release unmaterialised
         check_option(self.mechanism, "mechanism", self._mechanisms)
         self._check_affordable()
         kwargs = dict(row_norm=self.row_norm, mechanism=self.mechanism, neighbours=self.neighbours,
@@ -161,18 +160,12 @@ class MomentEstimator:
     # -- the budget -------------------------------------------------------------
     def _planned_guarantee(self):
         """The guarantee the release will carry, known before touching the data."""
-        eps, delta = self.epsilon, self.delta
-        if math.isinf(eps):
-            return PureDP(math.inf)
-        private = needs_private_choices(self.row_norm, self.center, self._scale())
-        if self.mechanism == "laplace" and private:
-            return PureDP(eps)
-        if self.mechanism in ("gaussian", "laplace") and not private:
-            return planned_guarantee(eps, delta, self.mechanism, self.calibration, self.neighbours,
-                                     check_count_share(self.count_share))
-        if self.mechanism in ("wishart", "output"):
-            return Uncertified(PureDP(eps), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
-        return ApproxDP(eps, delta)
+        if self.mechanism == "output" and not math.isinf(self.epsilon):  # the graphical lasso's Wishart output noise
+            return Uncertified(PureDP(self.epsilon), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
+        return planned_second_moment_guarantee(
+            self.epsilon, self.delta, mechanism=self.mechanism, calibration=self.calibration,
+            neighbours=self.neighbours, count_share=self.count_share, row_norm=self.row_norm, center=self.center,
+            scale=self._scale())
 
     def _accountant(self):
         return check_accountant(self.accountant)

@@ -26,6 +26,7 @@ import numpy as np
 
 from ._conventions import all_or_nothing, built_on_first_use
 from .covariance import CovarianceFit
+from .summaries import correlation_summary
 from .uncertainty import noise_law, z_value
 
 __all__ = ["PrivateCorrelation"]  # noqa: F822 (the estimators: built by __getattr__ below)
@@ -100,6 +101,16 @@ class CorrelationFit(CovarianceFit):
         super().fit_release(raw)
         self._correlate(raw)
         return self
+
+    def summary(self, feature_names=None, data_name=None):
+        """The fit's :class:`~.summary.Summary`: ``str(est.summary())`` is what ``dpmoments correlation`` prints.
+
+        The command line's table for this fit: the pairs largest against their standard error, each with its
+        interval and note; how much of it is noise, the guarantee and the private choices. Post-processing: no
+        privacy cost. ``feature_names`` default to ``feature_names_in_`` (else x0, x1, ...); ``data_name``
+        names the data in the title.
+        """
+        return correlation_summary(self, feature_names, data_name)
 
     def _correlate(self, raw):
         """Set the correlation attributes from the fitted covariance and the raw release's noise law."""

@@ -11,12 +11,13 @@ import numpy as np
 from scipy import linalg
 
 from .._validation import check_data, check_delta, check_option
+from ..data import as_source
 from ..exceptions import BoundWarning
-from ..moments.sources import out_of_core
 from ._conventions import all_or_nothing, check_input, name_of, built_on_first_use
 from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
 from .error_budget import check_target, covariance_error_budget, covers_text, not_covered_text
+from .summaries import covariance_summary
 from .uncertainty import check_uncertainty_params
 
 __all__ = ["PrivateCovariance"]  # noqa: F822 (the estimators: built by __getattr__ below)
@@ -236,8 +237,7 @@ class CovarianceFit(MomentEstimator):
         """CoinPress's release (:mod:`dpmoments.moments.coinpress`), its options checked first and charged after."""
         from ..moments.coinpress import check_coinpress, coinpress_release
 
-        if not out_of_core(X):
-            X = check_data(X)
+        X = as_source(X).checked()
         self._private_choices()  # validates 'center' and the mechanism
         check_coinpress(X, mechanism=self.mechanism, scale=self._scale(), neighbours=self.neighbours,
                         epsilon=self.epsilon, delta=self.delta)
@@ -285,6 +285,16 @@ class CovarianceFit(MomentEstimator):
             message = _clipping_message(budget["parts"]["clipping"])
             warnings.warn(f"{name_of(self)}: {message}", BoundWarning, stacklevel=3)
             self.diagnostics_ = self.diagnostics_ + [{"code": "clipping-bias", "message": message}]
+
+    def summary(self, feature_names=None, data_name=None):
+        """The fit's :class:`~.summary.Summary`: ``str(est.summary())`` is what ``dpmoments covariance`` prints.
+
+        The command line's table for this fit: every variance and the largest off-diagonal entries against
+        their noise; how much of it is noise, the guarantee and the private choices. Post-processing: no
+        privacy cost. ``feature_names`` default to ``feature_names_in_`` (else x0, x1, ...); ``data_name``
+        names the data in the title.
+        """
+        return covariance_summary(self, feature_names, data_name)
 
     def get_precision(self):
         """The pseudo-inverse of ``covariance_``."""

@@ -16,10 +16,12 @@ import numpy as np
 from .._validation import check_data, check_int
 from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
 from ._conventions import all_or_nothing, check_input, built_on_first_use, name_of
-from ._moment_base import MomentEstimator, in_original_units, location_of, n_features_of, out_of_core
+from ..data import as_source
+from ._moment_base import MomentEstimator, in_original_units, location_of
 from ._uncertainty_matrix import pca_spread
 from .diagnostics import Diagnostics
 from .error_budget import bias_perturbation, check_target, eigenvalue_error_budget
+from .summaries import pca_summary
 from .uncertainty import check_uncertainty_params
 
 __all__ = ["PrivatePCA"]  # noqa: F822 (the estimators: built by __getattr__ below)
@@ -236,9 +238,8 @@ class PCAFit(MomentEstimator):
         self
         """
         def release(data):
-            if not out_of_core(data):  # dask collections and paths are streamed by the release, not loaded here
-                data = check_data(data)
-            self._check_params(n_features_of(data))  # before the budget is touched
+            data = as_source(data).checked()  # dask collections and paths are streamed by the release, not loaded here
+            self._check_params(as_source(data).n_features)  # before the budget is touched
             return self._release_from(data)
 
         return self._fit_from_data(X, release)
@@ -313,6 +314,16 @@ class PCAFit(MomentEstimator):
                        "mean something.")
             Diagnostics(name_of(self)).flag("components-unidentified", message)
             self.diagnostics_ = self.diagnostics_ + [{"code": "components-unidentified", "message": message}]
+
+    def summary(self, feature_names=None, data_name=None):
+        """The fit's :class:`~.summary.Summary`: ``str(est.summary())`` is what ``dpmoments pca`` prints.
+
+        The command line's table for this fit: each eigenvalue with its noise and the loadings of the
+        components that mean something; how much of it is noise, the guarantee and the private choices.
+        Post-processing: no privacy cost. ``feature_names`` default to ``feature_names_in_`` (else x0, x1,
+        ...); ``data_name`` names the data in the title.
+        """
+        return pca_summary(self, feature_names, data_name)
 
     @property
     def _n_features_out(self):

@@ -31,6 +31,7 @@ from ._uncertainty_matrix import output_perturbation_spread, precision_spread
 from .uncertainty import check_uncertainty_params
 from .covariance import gaussian_log_likelihood
 from .selection import alpha_grid, ebic, ebic_of_solution, noise_floor
+from .summaries import precision_summary
 
 __all__ = ["GlassoPath", "PrivateGraphicalLasso", "PrivateRidgePrecision"]  # noqa: F822 (the estimators: built by __getattr__ below)
 
@@ -161,6 +162,17 @@ class _PrecisionBase(MomentEstimator):
         """
         check_uncertainty_params(self)
         return self._fit_from_data(X, self._release_from)
+
+    def summary(self, feature_names=None, data_name=None):
+        """The fit's :class:`~.summary.Summary`: ``str(est.summary())`` is what ``dpmoments precision`` prints.
+
+        The command line's table for this fit: the penalty, the number of edges and the strongest edges with
+        their noise; how much of it is noise, the guarantee and the private choices. Post-processing: no
+        privacy cost. ``feature_names`` default to ``feature_names_in_`` (else x0, x1, ...); ``data_name``
+        names the data in the title.
+        """
+        return precision_summary(self, "glasso" if isinstance(self, GraphicalLassoFit) else "ridge", feature_names,
+                                 data_name)
 
     def score(self, X, y=None):
         """Average Gaussian log-likelihood of ``X`` (your own evaluation data)."""

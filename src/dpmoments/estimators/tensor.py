@@ -47,16 +47,17 @@ index orbit ``i <= j <= k``.
 import dataclasses
 
 import numpy as np
-from scipy import sparse
 
 from .._rng import noise_source, spawn
 from .._validation import check_int, check_nonnegative, check_option, check_positive, check_vector
+from ..data import as_source
 from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
 from ._conventions import (all_or_nothing, fit_input, name_of, privacy_report, release_input, release_noise,
                            require_for_fit, built_on_first_use)
 from ._uncertainty_models import tensor_spread
+from .summaries import tensor_summary
 from .uncertainty import check_uncertainty_params
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
 from ..moments.tensor_moments import (
@@ -286,7 +287,8 @@ class TensorDecompositionFit:
         self
         """
         require_for_fit(self, "epsilon")
-        if sparse.issparse(X):  # refused here, whatever the format (the moment passes would each fail differently)
+        X = as_source(X).data  # a Source is fitted as the input it holds
+        if as_source(X).sparse:  # refused here, whatever the format (the moment passes would each fail differently)
             raise TypeError("'X' is a sparse matrix; sparse input is not supported by PrivateTensorDecomposition: "
                             "pass dense rows (MOG) or word ids (STM).")
         model, args = self._check_params()
@@ -322,7 +324,7 @@ class TensorDecompositionFit:
         from ..moments.auto_release import FIXED_LOWEST, MARGIN_T, check_auto_source, public_n_what, rank_error
         from ..moments.private_bounds import quantile_pass, select_quantiles
         from ..moments.release import count_fields
-        from ..moments.private_release import BOUND_OPTION, PrivateChoiceBudget
+        from ..moments.choice_budget import BOUND_OPTION, PrivateChoiceBudget
 
         check_auto_source(X)
         bounds = as_bound_budget(self.bound_budget)
@@ -359,6 +361,16 @@ class TensorDecompositionFit:
             raise ValueError(f"the moments were released for model={moments.model!r}, not {model!r}.")
         self.privacy_parts_ = ()  # TensorMoments do not carry the parts of a private bound
         return self._decompose(moments, spawn(self.rng, 3)[2], None, fitted_by="fit_release")
+
+    def summary(self, feature_names=None, data_name=None):
+        """The fit's :class:`~.summary.Summary`: ``str(est.summary())`` is what ``dpmoments tensor`` prints.
+
+        The command line's table for this fit: each weight and each mean's (topic's) leading coordinates with
+        their noise, unless the decomposition failed; how much of it is noise, the composed guarantee and the
+        private choices. Post-processing: no privacy cost. ``feature_names`` (mog) default to
+        ``feature_names_in_`` (else x0, x1, ...; stm's words are w0, w1, ...); ``data_name`` names the data.
+        """
+        return tensor_summary(self, feature_names, data_name)
 
     def _decompose(self, moments, gen_tpm, names, fitted_by):
         K = check_int(self.n_components, "n_components", minimum=1)

@@ -6,20 +6,20 @@ guarantee a draw carries. Calibration lives in :mod:`dpmoments.privacy`, and
 the release functions in :mod:`dpmoments.moments` join the two.
 """
 
-from dpmoments.mechanisms.noise import gaussian_noise, laplace_noise
-from dpmoments.mechanisms.selection import (
+from .noise import gaussian_noise, laplace_noise
+from .selection import (
     exponential_mechanism,
     exponential_mechanism_probabilities,
     report_noisy_max,
     report_noisy_min,
 )
-from dpmoments.mechanisms.symmetric import (
+from .symmetric import (
     orbit_vector,
     symmetric_matrix_noise,
     symmetric_tensor_noise,
     upper_triangle,
 )
-from dpmoments.mechanisms.wishart import sheffet_degrees_of_freedom, wishart_noise
+from .wishart import sheffet_degrees_of_freedom, wishart_noise
 
 __all__ = [
     "gaussian_noise",

@@ -99,8 +99,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpmoments._validation import check_int, check_option
-from dpmoments.mechanisms.noise import _check_shape
+from .._validation import check_int, check_option
+from .noise import _check_shape
 
 __all__ = [
     "bernoulli_exp",

@@ -10,8 +10,8 @@ from NumPy's (non-cryptographic) ``Generator``, see :mod:`dpmoments._rng`.
 
 import numbers
 
-from dpmoments._rng import as_generator
-from dpmoments._validation import check_positive
+from .._rng import as_generator
+from .._validation import check_positive
 
 __all__ = ["gaussian_noise", "laplace_noise"]
 

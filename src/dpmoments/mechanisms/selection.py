@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from dpmoments._rng import as_generator
-from dpmoments._validation import check_epsilon, check_nonnegative, check_positive, check_vector
+from .._rng import as_generator
+from .._validation import check_epsilon, check_nonnegative, check_positive, check_vector
 
 __all__ = [
     "report_noisy_min",

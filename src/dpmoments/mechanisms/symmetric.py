@@ -19,8 +19,8 @@ import itertools
 
 import numpy as np
 
-from dpmoments._rng import as_generator
-from dpmoments._validation import check_int, check_option, check_positive
+from .._rng import as_generator
+from .._validation import check_int, check_option, check_positive
 
 __all__ = [
     "symmetric_matrix_noise",

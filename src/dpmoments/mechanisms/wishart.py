@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
-from dpmoments._rng import as_generator
-from dpmoments._validation import check_delta, check_epsilon, check_int, check_positive
+from .._rng import as_generator
+from .._validation import check_delta, check_epsilon, check_int, check_positive
 
 __all__ = ["wishart_noise", "sheffet_degrees_of_freedom"]
 

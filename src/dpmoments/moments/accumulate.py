@@ -18,14 +18,14 @@ import os
 
 import numpy as np
 
-from dpmoments._validation import check_data, check_positive, check_vector
-from dpmoments.moments.bounds import _clip_responses, _clip_rows
-from ..data import iter_chunks
-from dpmoments.moments.sparse_sums import is_sparse_source, sparse_moment_sums
-from dpmoments.moments.sums import MomentSums, expand_third, third_rows
+from .._validation import check_data, check_positive, check_vector
+from .bounds import _clip_responses, _clip_rows
+from ..data import as_source, iter_chunks
+from .sparse_sums import sparse_moment_sums
+from .sums import MomentSums, expand_third, third_rows
 
 try:  # the compiled row clipping; absent where the package was installed without a C compiler
-    from dpmoments.moments import _clip as _compiled
+    from . import _clip as _compiled
 except ImportError:  # pragma: no cover
     _compiled = None
 if os.environ.get("DPMOMENTS_PURE_NUMPY", "") not in ("", "0"):  # tests and comparisons run the NumPy path
@@ -111,9 +111,11 @@ def accumulate_moments(chunks, *, row_norm=None, entry_bound=None, response_boun
         response_bound = check_positive(response_bound, "response_bound")
     if not isinstance(third, (bool, np.bool_)):
         raise TypeError(f"'third' must be True or False; got {type(third).__name__} {third!r}.")
-    if is_sparse_source(chunks):
+    src = as_source(chunks)
+    chunks = src.data  # a Source is summed as the input it holds
+    if src.sparse:
         return _sparse_sums(chunks, row_norm, entry_bound, response_bound, bool(third), center)
-    if isinstance(chunks, (str, bytes, tuple)) or hasattr(chunks, "__array__") or not hasattr(chunks, "__iter__"):
+    if src.kind not in ("chunks", "stream") or isinstance(chunks, (bytes, tuple)):
         chunks = iter_chunks(chunks, chunk_size=_chunk_rows(chunks))
     state = _State(clip, response_bound, bool(third), center)
     for k, item in enumerate(chunks):

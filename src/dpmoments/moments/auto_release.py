@@ -47,7 +47,6 @@ the release is the exact statistic (reported not private, with a
 import contextlib
 import dataclasses
 import math
-import os
 import warnings
 from dataclasses import dataclass, field
 
@@ -56,13 +55,11 @@ from ..exceptions import BoundWarning, TooFewRowsError
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, calibrate_laplace, compose, zcdp_to_approx_dp
 from .binned_sums import binned_pass
 from .counts import COUNT_SHARE, split_budget, splits_in_rho
-from .dask_moments import is_dask_collection
 from .private_bounds import (TIE_PRIOR, SearchRange, as_search_range, noisy_clipped_count, quantile_pass,
                              select_quantiles)
 from .release import Part, em_draws, randomness_of, release_part
 from .sensitivity import moment_sensitivity
-from .sparse_sums import is_sparse_source
-from ..data import same_file_version
+from ..data import as_source, same_file_version
 
 __all__ = ["BoundBudget", "as_bound_budget", "is_auto", "release_with_private_bounds", "clip_target",
            "choose_bounds", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal", "clipping_bias", "round_up"]
@@ -142,11 +139,11 @@ def as_bound_budget(bound_budget):
 
 def check_auto_source(X, what="row_norm='auto'"):
     """Refuse sources that cannot be read more than once, or summed only sparsely."""
-    if is_sparse_source(X if not isinstance(X, tuple) else X[0]):
+    src = as_source(X)
+    if src.sparse:
         raise ValueError(f"{what} needs dense X: the private bound is chosen from dense rows; "
                          "give a public bound for scipy.sparse input.")
-    rereadable = isinstance(X, (str, os.PathLike, list, tuple)) or hasattr(X, "__array__") or is_dask_collection(X)
-    if not rereadable and iter(X) is X:
+    if not src.rereadable:
         raise ValueError(f"{what} reads the data more than once (the bound, then the release); pass an array, "
                          "a path, a dask array or a list of chunks, not a one-shot iterator.")
 
@@ -363,8 +360,7 @@ def _fused_pass(X, y, statistic, autos, center, search, chunk_size):
     An array in memory is cheaper to read twice than to sum twice per row; a
     dask collection is counted inside its own tasks.
     """
-    if statistic != "second" or y is not None or autos != ["row-norm"] or hasattr(X, "__array__") \
-            or is_dask_collection(X):
+    if statistic != "second" or y is not None or autos != ["row-norm"] or as_source(X).kind in ("array", "frame", "dask"):
         return None
     return binned_pass(X, moment="second", search=search, center=center, chunk_size=chunk_size)
 

@@ -33,9 +33,8 @@ import numpy as np
 
 from .._validation import check_data
 from .accumulate import _checked, _unpack
-from .dask_moments import is_dask_collection
 from .quantile_grid import BinCounts, _values
-from ..data import iter_chunks
+from ..data import as_source, iter_chunks
 from .sums import MomentSums
 
 __all__ = ["BinnedSums", "binned_pass", "FUSE_BYTES"]
@@ -157,7 +156,7 @@ def binned_pass(source, *, moment, search, center=None, scale=None, chunk_size=6
     chunk: its time shows how widely the row norms spread over the grid
     (tens of 3.3% bins), as docs/privacy.md states.
     """
-    if is_dask_collection(source[0] if isinstance(source, tuple) else source):
+    if as_source(source).dask:
         return None
     result = BinnedSums(moment, search.edges(), center, scale, FUSE_BYTES if max_bytes is None else max_bytes)
     for k, item in enumerate(iter_chunks(source, chunk_size=chunk_size)):

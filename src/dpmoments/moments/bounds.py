@@ -14,7 +14,7 @@ function of the private data.
 
 import numpy as np
 
-from dpmoments._validation import check_data, check_positive, check_vector
+from .._validation import check_data, check_positive, check_vector
 
 __all__ = ["clip_rows", "clip_entries", "clip_responses"]
 

@@ -63,16 +63,16 @@ import numpy as np
 from .._rng import describe_randomness, spawn
 from .._validation import check_delta, check_positive
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise
-from ..data import iter_chunks
+from ..data import as_source, iter_chunks
 from .accumulate import accumulate_moments
 from .auto_release import as_bound_budget, check_auto_source, is_auto
-from .dask_moments import dask_moment_sums, is_dask_collection
+from .dask_moments import dask_moment_sums
 from .private_bounds import quantile_pass, select_quantiles
 from .release import Release
 from .sensitivity import moment_sensitivity
 from ..privacy import ZCDP, zcdp_gaussian_sigma
-from .sources import n_features_of
-from .private_release import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, _location, _public_rows, _scales, check_draws
+from .choice_budget import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, check_draws, public_rows
+from .private_release import _location, _scales
 
 __all__ = ["coinpress_second_moment", "coinpress_mean", "coinpress_release", "COVARIANCE_STEPS"]
 
@@ -89,7 +89,7 @@ def _gaussian_radius(d, count):
 
 def _whitened(X, shift, A):
     """The rows ``A (x - shift)``, read afresh (a lazy dask array for dask input)."""
-    if is_dask_collection(X):
+    if as_source(X).kind == "dask":
         return (X - shift) @ A.T
 
     def chunks():
@@ -100,7 +100,7 @@ def _whitened(X, shift, A):
 
 
 def _sums(source, y=None, **kwargs):
-    if is_dask_collection(source):
+    if as_source(source).kind == "dask":
         return dask_moment_sums(source, y, **kwargs)
     return accumulate_moments(source if y is None else (source, y), **kwargs)
 
@@ -182,7 +182,7 @@ def coinpress_mean(X, *, center, whitening, radius, rhos, n, rng=None):
 
 def _with_ones(Y):
     """``(Y, ones)`` for a dask array, else one stream of ``(y, ones)`` chunks."""
-    if is_dask_collection(Y):
+    if as_source(Y).kind == "dask":
         from .dask_moments import row_ones
 
         return Y, row_ones(Y)
@@ -234,7 +234,7 @@ def _check_all_draws(X, budget, shares, bounds, d, auto, located):
         plan += [("private column scales (scale='private')", BOUND_OPTION, share, budget.draws(share / 2, d)[0], G + 1),
                  ("method='coinpress' (its first ellipsoid)", BOUND_OPTION, share, budget.draws(share / 2)[0], G + 1)]
         margins += [0.5, min(q, 1.0 - q)]
-    check_draws(_public_rows(X), budget, plan, margins)
+    check_draws(public_rows(X), budget, plan, margins)
 
 
 def coinpress_release(X, *, epsilon, delta, row_norm, center, center_budget, bound_budget, rng=None):
@@ -245,9 +245,10 @@ def coinpress_release(X, *, epsilon, delta, row_norm, center, center_budget, bou
     ``bound_budget`` a share or a ``BoundBudget``. The caller checks its accountant before and
     charges the release after.
     """
+    X = as_source(X).data
     delta = check_delta(delta, allow_zero=False)
     budget = PrivateChoiceBudget(epsilon, delta, "gaussian", "zcdp")
-    split, bounds, d = center_budget, as_bound_budget(bound_budget), n_features_of(X)
+    split, bounds, d = center_budget, as_bound_budget(bound_budget), as_source(X).n_features
     private_center = isinstance(center, str)
     shares = {"location": split.location if private_center and split.prior is None else 0.0,
               "bound": bounds.share if is_auto(row_norm) else 0.0,

@@ -31,26 +31,16 @@ dask is imported inside the functions; without it they raise an
 import numpy as np
 
 from .._validation import as_float_array
+from ..data import is_dask_collection
 from ..data.dask_files import import_dask as _import_dask
 from .accumulate import accumulate_moments
 
-__all__ = ["dask_moment_sums", "is_dask_collection", "row_ones", "names_only"]
+__all__ = ["dask_moment_sums", "row_ones", "names_only"]
 
 # Partial sums merged per task of the reduction tree.
 _SPLIT_EVERY = 8
 # The response's column while it rides along with the features of a DataFrame.
 _Y_COLUMN = "__dpmoments_y__"
-
-
-def is_dask_collection(obj):
-    """True for a dask array, DataFrame or Series (checked without importing dask)."""
-    if not type(obj).__module__.startswith("dask"):
-        return False
-    try:
-        import dask
-    except ImportError:  # pragma: no cover
-        return False
-    return dask.is_dask_collection(obj)
 
 
 def _is_frame(obj):

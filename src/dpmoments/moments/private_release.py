@@ -53,84 +53,53 @@ import numpy as np
 
 from .._rng import spawn
 from .._validation import check_option
-from ..exceptions import BoundWarning, PrivacyLeakWarning, TooFewRowsError
-from ..data import iter_chunks
+from ..exceptions import BoundWarning, PrivacyLeakWarning
+from ..data import as_source, iter_chunks
 from .releases import release_cross_moment, release_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
-                                    minimum_on_refusal, public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
+                           public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from .binned_sums import binned_pass
 from .clipping_bias import record_clipping_excess
-from .counts import COUNT_SHARE, warn_if_delta_large
-from .dask_moments import is_dask_collection, row_ones
-from .private_bounds import check_margin, noisy_clipped_count, quantile_pass, select_quantiles
-from .release import Part, calibrated_as, em_draws, randomness_of, release_part
-from ..privacy import NEIGHBOURS, ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
-from .sources import n_features_of
+from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_delta_large
+from .dask_moments import row_ones
+from .private_bounds import noisy_clipped_count, quantile_pass, select_quantiles
+from .choice_budget import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, check_draws, public_rows
+from .release import calibrated_as, randomness_of, release_part
+from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
 
-__all__ = ["private_second_moment", "needs_private_choices"]
+__all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
 
 SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
 # Shares of CenterBudget.mean taken by the refinement steps of a private location (the last mean gets the rest):
 # small early steps suffice, as each only needs to shrink the error by a factor ~n / (2 z sqrt(d)).
 REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these proportions; with 1, all of it
-BOUND_OPTION, LOCATION_OPTION = "'bound_budget'", "CenterBudget.location"  # named in refusals (the CLI renames them)
 
 
 def needs_private_choices(row_norm, center, scale):
     return is_auto(row_norm) or isinstance(center, str) or scale is not None
 
 
+def planned_second_moment_guarantee(epsilon, delta, *, mechanism, calibration, neighbours, count_share, row_norm,
+                                    center, scale):
+    """The guarantee a second moment will carry, known before touching the data: the one
+    :func:`private_second_moment` composes (private centre, scales or bound) or
+    :func:`~dpmoments.moments.release_second_moment` calibrates (public values).
+    """
+    if math.isinf(epsilon):
+        return PureDP(math.inf)
+    private = needs_private_choices(row_norm, center, scale)
+    if mechanism == "laplace" and private:
+        return PureDP(epsilon)
+    if mechanism in ("gaussian", "laplace") and not private:
+        return planned_guarantee(epsilon, delta, mechanism, calibration, neighbours, check_count_share(count_share))
+    if mechanism == "wishart":
+        return Uncertified(PureDP(epsilon), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
+    return ApproxDP(epsilon, delta)
+
+
 def _check_scale(scale):
     if scale is not None and not (isinstance(scale, str) and scale == "private"):
         raise ValueError(f"'scale' must be None or 'private'; got {scale!r}.")
-
-
-class PrivateChoiceBudget:
-    """Shares of the total: of rho (Gaussian, zCDP) or of epsilon (Laplace, pure); exact at epsilon = inf."""
-
-    def __init__(self, epsilon, delta, mechanism, calibration, neighbours="replace-one"):
-        self.epsilon, self.delta, self.calibration, self.parts = epsilon, delta, calibration, []
-        self.neighbours = neighbours
-        self.exact = math.isinf(epsilon)
-        self.zcdp = mechanism == "gaussian" and not self.exact
-        self.rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho if self.zcdp else None
-        self.weakest = None  # (epsilon, what) of the weakest draw made: warned about if unreliable (_finish)
-
-    def drawn(self, each, what):
-        """Note a draw's epsilon: where n is private no draw is refused, so the weakest is warned about instead."""
-        if math.isfinite(each) and (self.weakest is None or each < self.weakest[0]):
-            self.weakest = (each, what)
-
-    def draws(self, share, k=1):
-        """(epsilon of each of ``k`` exponential-mechanism draws, their joint guarantee)."""
-        if self.exact:
-            return math.inf, PureDP(math.inf)
-        if self.zcdp:
-            return math.sqrt(8.0 * share * self.rho / k), ZCDP(share * self.rho)
-        return share * self.epsilon / k, PureDP(share * self.epsilon)
-
-    def release(self, share):
-        """The (epsilon, delta, calibration) that make a release spend ``share`` of the budget."""
-        if self.zcdp:  # calibrate_gaussian(..., "zcdp") turns this back into share * rho
-            return dict(epsilon=zcdp_to_approx_dp(share * self.rho, self.delta), delta=self.delta,
-                        calibration="zcdp")
-        return dict(epsilon=share * self.epsilon, delta=self.delta, calibration=self.calibration)
-
-    def refusal(self, share, option):
-        """Refused draws (too few rows) name the smallest epsilon, or ``option``'s ``share``, that would run them."""
-        return minimum_on_refusal(epsilon=self.epsilon, delta=self.delta, share=share, zcdp=self.zcdp, option=option)
-
-    def count(self, share):
-        return dict(rho=share * self.rho) if self.zcdp else dict(epsilon=share * self.epsilon)
-
-    def record(self, label, guarantee, share, draws=None, **released):
-        """A part of the budget; ``draws=(k, epsilon_each)`` for exponential-mechanism draws (recorded with it)."""
-        recorded = None if draws is None or self.exact else em_draws(*draws, self.zcdp)
-        self.parts.append(Part(label, guarantee, share, released, recorded))
-
-    def total(self):
-        composed = compose([p.guarantee for p in self.parts])
-        return composed.to_approx_dp(self.delta) if self.zcdp else composed
 
 
 def _shares(center, center_budget, scale, row_norm, bound_budget):
@@ -156,7 +125,7 @@ def _source(X, scale, with_ones):
     """
     if scale is None and not with_ones:
         return X
-    if is_dask_collection(X):
+    if as_source(X).kind == "dask":
         Z = X if scale is None else X / scale
         return (Z, row_ones(Z)) if with_ones else Z
     if scale is None and isinstance(X, np.ndarray):
@@ -253,7 +222,7 @@ def _bound_pass(X, m, s, bounds, moment):
     are read from a file or chunks: for an array in memory a second pass
     costs less than the fused pass's second Gram product per row.
     """
-    if moment == "second" and (hasattr(X, "__array__") or is_dask_collection(X)):
+    if moment == "second" and as_source(X).kind in ("array", "frame", "dask"):
         return None
     return binned_pass(X, moment=moment, search=bounds.search, center=m, scale=s)
 
@@ -297,6 +266,7 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     data-dependent choice is one of these outputs. ``delta >= 1/n`` is
     warned about once, on the caller's ``delta`` and the released ``n``.
     """
+    X = as_source(X).data  # a Source is read as the input it holds
     _check_scale(scale)
     check_option(neighbours, "neighbours", NEIGHBOURS)  # before any draw is judged against n (public or not)
     bounds = as_bound_budget(bound_budget)
@@ -359,7 +329,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     ``CenterBudget.location``; the means take ``sum(REFINE_MEAN)`` of ``CenterBudget.mean``, in
     ``REFINE_MEAN``'s proportions over the steps taken.
     """
-    d = n_features_of(X)
+    d = as_source(X).n_features
     # The first pass (the bound about the origin and its mean; or the column medians) also counts the rows
     if scale is None:
         first = _bound_pass(X, np.zeros(d), None, bounds, "mean")
@@ -396,29 +366,9 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     return c
 
 
-def _public_rows(X, counted=None):
-    """The row count (public under the relations that call this): the shape, else ``counted`` by a pass.
-
-    A dask frame counts its partitions' lengths (so it takes the steps an array of the same rows
-    takes); a dask array of unknown chunk sizes: ``None``. A stream is counted by a pass unless the
-    caller's first pass ``counted`` it.
-    """
-    n = getattr(X, "shape", (None,))[0]
-    if isinstance(n, (int, np.integer)):
-        return int(n)
-    if is_dask_collection(X):
-        try:
-            return int(len(X))
-        except (TypeError, ValueError):
-            return None
-    if counted is not None:
-        return int(counted)
-    return sum((chunk[0] if isinstance(chunk, tuple) else chunk).shape[0] for chunk in iter_chunks(X))
-
-
 def _public_n(X, budget, counted=None):
     """``n`` where it is public (replace-one, zero-out; counted by a pass for a stream), else ``None``."""
-    return None if budget.neighbours == "add-remove" or budget.exact else _public_rows(X, counted)
+    return None if budget.neighbours == "add-remove" or budget.exact else public_rows(X, counted)
 
 
 def _refinement_steps(n, d, budget, share, scale, search):
@@ -471,34 +421,6 @@ def _draw_plan(d, budget, shares, scale, auto, steps, bounds):
         plan.append((f"private row_norm ({what_for('row_norm')})", BOUND_OPTION, bound, budget.draws(share)[0],
                      unsigned))
     return plan
-
-
-def check_draws(n, budget, plan, margin=0.5):
-    """Refuse before any draw when one of ``plan``'s is too weak for the public ``n``, naming what runs them ALL.
-
-    ``plan``: ``(what, option, option share, epsilon each, bins)`` per draw.
-    Each aims at a rank ``margin * n`` rows from an end at best (a median, or
-    a clip target below ``n / 2`` rows: 0.5; :func:`~dpmoments.moments.private_bounds.check_margin`),
-    so its smallest epsilon is ``2 (ln(bins) + 5) / (margin n)``. The refusal
-    names the total epsilon at which the weakest runs (then all do: every
-    draw's epsilon grows in proportion), and an option's share only when that
-    option's draws are the only ones refused (raising one share does nothing
-    for the others). ``margin`` may be a list, one per draw.
-    """
-    if n is None:
-        return
-    failing = []
-    margins = margin if isinstance(margin, (list, tuple)) else [margin] * len(plan)
-    for (what, option, option_share, each, bins), m in zip(plan, margins):
-        try:
-            check_margin(n, m * n, each, bins, what)
-        except TooFewRowsError as err:
-            failing.append((err.needed_each / err.epsilon_each, err, option, option_share))
-    if failing:
-        ratio, err, option, option_share = max(failing, key=lambda f: f[0])
-        alone = all(f[2] == option for f in failing)
-        with budget.refusal(option_share if alone else math.inf, option):
-            raise err
 
 
 def _private_mean(X, s, m_z, R, budget, share, rng, relation, binned=None):

@@ -7,8 +7,8 @@ graphical lasso has no solution when no positive definite matrix lies near it
 
 import numpy as np
 
-from dpmoments._validation import check_data, check_nonnegative
-from dpmoments.moments.symmetry import symmetrise_matrix
+from .._validation import check_data, check_nonnegative
+from .symmetry import symmetrise_matrix
 
 __all__ = ["project_psd"]
 

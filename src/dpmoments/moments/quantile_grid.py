@@ -16,8 +16,7 @@ import numpy as np
 
 from .._validation import check_data, check_int, check_option, check_positive, check_vector
 from .accumulate import _checked, _unpack  # the one place chunks are validated
-from .dask_moments import is_dask_collection
-from ..data import iter_chunks
+from ..data import as_source, iter_chunks
 
 __all__ = ["SearchRange", "as_search_range", "STATISTICS", "BinCounts", "quantile_pass"]
 
@@ -173,8 +172,7 @@ def quantile_pass(source, requests, *, search, chunk_size=65536):
     """
     for statistic, _, _ in requests:
         check_option(statistic, "statistic", tuple(STATISTICS))
-    X = source[0] if isinstance(source, tuple) and len(source) == 2 else source
-    if is_dask_collection(X):
+    if as_source(source).dask:
         counts, n, d = _dask_counts(source, requests, search)
     else:
         counts, n, d = _count(iter_chunks(source, chunk_size=chunk_size), requests, search)

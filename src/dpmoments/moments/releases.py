@@ -26,12 +26,11 @@ from ..privacy.wishart import wishart_degrees_of_freedom, wishart_delta
 from .accumulate import accumulate_moments
 from .auto_release import is_auto, release_with_private_bounds
 from .counts import COUNT_SHARE, check_count_share, noisy_count, split_budget, splits_in_rho, warn_if_delta_large
-from .dask_moments import dask_moment_sums, is_dask_collection
-from ..data import iter_chunks
+from .dask_moments import dask_moment_sums
+from ..data import as_source, iter_chunks
 from .release import Release, randomness_of
 from .secure_noise import secure_noisy
 from .sensitivity import NEIGHBOURS, moment_sensitivity
-from .sparse_sums import is_sparse_source
 from .sums import MomentSums
 from .symmetry import symmetrise_matrix, symmetrise_tensor
 
@@ -89,11 +88,12 @@ def _sums(X, y, *, row_norm, response_bound, center, third, chunk_size):
 def _unchecked_sums(X, y, *, row_norm, response_bound, center, third, chunk_size):
     if isinstance(X, MomentSums):  # summed already, by the pass that chose the bound (binned_sums.py)
         return _presummed(X, y, row_norm, response_bound, center, third)
-    if is_dask_collection(X):
+    src = as_source(X)
+    if src.kind == "dask":
         # A dask array / DataFrame: one partial sum per block inside the block's task, merged in a tree
         # (dask_moments.py), instead of computing its blocks one by one here. ``chunk_size`` does not apply.
         return dask_moment_sums(X, y, row_norm=row_norm, response_bound=response_bound, third=third, center=center)
-    if is_sparse_source(X):  # scipy.sparse: summed from its non-zeros in one call (no chunking needed)
+    if src.sparse:  # scipy.sparse: summed from its non-zeros in one call (no chunking needed)
         return accumulate_moments(X if y is None else (X, y), row_norm=row_norm, response_bound=response_bound,
                                   third=third, center=center)
     chunks = iter_chunks(X if y is None else (X, y), chunk_size=chunk_size)
@@ -322,6 +322,7 @@ def release_second_moment(
     """
     p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, MECHANISMS, count_share)
     center = _check_center(center)
+    X = as_source(X).data  # a Source is read as the input it holds
     if is_auto(row_norm):
         return release_with_private_bounds(
             release_second_moment, X, statistic="second", epsilon=p.epsilon, delta=p.delta, row_norm=row_norm,

@@ -9,30 +9,18 @@ dense path (:func:`~dpmoments.moments.accumulate_moments`), entry for entry.
 Centring is refused: subtracting a centre makes every row dense.
 """
 
-import sys
-
 import numpy as np
 
-from dpmoments._validation import check_positive, check_vector
-from dpmoments.moments.sums import MomentSums, expand_third, third_rows
-from dpmoments.moments.bounds import _clip_responses
+from .._validation import check_positive, check_vector
+from .sums import MomentSums, expand_third, third_rows
+from .bounds import _clip_responses
 
-__all__ = ["sparse_moment_sums", "is_sparse_source", "checked_csr"]
+__all__ = ["sparse_moment_sums", "checked_csr"]
 
 # Entries of the (rows, k, k, k) work arrays of one block of the sparse third moment.
 _BLOCK = 1 << 21
 # Rows with more than this fraction of non-zeros go through the dense (BLAS) product.
 _DENSE_FRACTION = 0.3
-
-
-def is_sparse_source(source):
-    """Whether ``source`` is a sparse matrix or an ``(X, y)`` pair with a sparse ``X``."""
-    if isinstance(source, tuple) and len(source) == 2:
-        source = source[0]
-    # A sparse matrix exists only once scipy.sparse is imported: asking it no earlier keeps its import
-    # (0.2-0.3 s) out of every command that reads dense data.
-    sparse = sys.modules.get("scipy.sparse")
-    return sparse is not None and sparse.issparse(source)
 
 
 def sparse_moment_sums(X, y=None, *, row_norm=None, entry_bound=None, response_bound=None, third=False):

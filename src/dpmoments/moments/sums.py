@@ -12,7 +12,7 @@ from typing import Optional
 
 import numpy as np
 
-from dpmoments._validation import check_int
+from .._validation import check_int
 
 __all__ = ["MomentSums", "third_rows", "expand_third"]
 

@@ -20,7 +20,7 @@ mechanism at no cost.
 
 import numpy as np
 
-from dpmoments._validation import check_data
+from .._validation import check_data
 
 __all__ = ["symmetrise_matrix", "symmetrise_tensor"]
 

@@ -28,7 +28,8 @@ from scipy import sparse
 from .._rng import as_generator
 from .._validation import check_data, check_int, check_positive, check_vector
 from ..moments import accumulate_moments, clip_responses, clip_rows, symmetrise_matrix, symmetrise_tensor
-from ..moments.sparse_sums import checked_csr, is_sparse_source
+from ..data import as_source
+from ..moments.sparse_sums import checked_csr
 from ..moments.tensor_moments import word_ids
 from ..solvers.irls import irls_weights, weighted_moments
 from .bounds import histogram_counts
@@ -104,7 +105,8 @@ class Site:
                  ledger=None, colluders=None):
         if not isinstance(name, str) or not name:
             raise TypeError(f"'name' must be a non-empty string; got {name!r}.")
-        if is_sparse_source(X):
+        X = as_source(X).data  # a Source is held as the input it holds
+        if as_source(X).sparse:
             if center is not None:
                 raise ValueError(f"site {name!r}: 'center' cannot be used with sparse 'X' (it makes rows dense).")
             X = checked_csr(X)

@@ -7,16 +7,9 @@ and a note on what the interval leaves open.
 
 import numpy as np
 
-from .._noise import Noise, interval_text, num, table
+from ...estimators.summaries import correlation_lines as console_lines  # noqa: F401 (shared)
+from .._noise import Noise
 from .covariance import save_covariance
-
-#: The console lists at most this many pairs (the files hold them all).
-CONSOLE_PAIRS = 10
-
-_NOTE = ("  note: 'noise' = its interval holds 0; 'biased' = clipping may have moved it by more than its interval "
-         "says; 'withheld' = a variance within its noise, so no correlation is computed (give that column a public "
-         "range or --scale private)")
-
 
 def save_correlation(res, est, names):
     """The correlation, its standard errors and interval ends, and the covariance it comes from."""
@@ -25,38 +18,6 @@ def save_correlation(res, est, names):
     res.save_matrix("correlation_lower", est.correlation_interval_[0], names)
     res.save_matrix("correlation_upper", est.correlation_interval_[1], names)
     save_covariance(res, est, names)
-
-
-def console_lines(est, names, pairs=CONSOLE_PAIRS):
-    """The pairs largest against their standard error, each with its interval and note."""
-    r, se, (lo, hi) = est.correlation_, est.correlation_se_, est.correlation_interval_
-    d = r.shape[0]
-    if d < 2:
-        return ["one column: no correlation to show"]
-    i, j = np.triu_indices(d, 1)
-    strength = np.where(np.isnan(r[i, j]), -1.0, np.abs(r[i, j]) / np.where(se[i, j] > 0, se[i, j], 1.0))
-    order = np.argsort(-strength, kind="stable")[:pairs]
-    header = ["pair", "correlation", "se", f"{100 * est.level:g}% interval", "note"]
-    rows = [[f"{names[i[k]]} x {names[j[k]]}", num(r[i[k], j[k]], 3), num(se[i[k], j[k]], 2),
-             interval_text(lo[i[k], j[k]], hi[i[k], j[k]], 3), _note(est, i[k], j[k])] for k in order]
-    out = [f"largest correlations against their standard error (all {d * (d - 1) // 2} in correlation.csv):"]
-    out += table(header, rows)
-    withheld = int(np.triu(est.correlation_withheld_, 1).sum())
-    if withheld:
-        out.append(f"  {withheld} of {d * (d - 1) // 2} pairs withheld: a column's variance is within its noise")
-    if any(row[-1] for row in rows) or withheld:
-        out.append(_NOTE)
-    return out
-
-
-def _note(est, i, j):
-    if est.correlation_withheld_[i, j]:
-        return "withheld"
-    lo, hi = est.correlation_interval_[:, i, j]
-    notes = ["noise"] if lo <= 0 <= hi else []
-    if getattr(est, "correlation_biased_", np.zeros((1, 1), bool)).any() and est.correlation_biased_[i, j]:
-        notes.append("biased")
-    return ", ".join(notes)
 
 
 def figures(res, est, names, release, args=None):

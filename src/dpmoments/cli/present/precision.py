@@ -7,28 +7,13 @@ are not printed or drawn.
 
 import numpy as np
 
-from ...estimators.graph import edge_matrix, glasso, partial_correlations
+from ...estimators.glasso import glasso
+from ...estimators.graph import RIDGE_THRESHOLD, edge_matrix, partial_correlations
+from ...estimators.summaries import edge_table, precision_noise  # noqa: F401 (edge_table: shared)
 from ...metrics import auc, roc_curve, tpr_fpr
 from .._args import CliError, parse_alpha
-from .._noise import Noise, interval_text, num, table
+from .._noise import num
 from .._release import expected_noise_error
-from .._report import rows_text
-
-
-RIDGE_THRESHOLD = 0.05
-
-
-#: The console lists at most this many edges (edges.csv holds them all).
-CONSOLE_EDGES = 12
-
-
-def precision_noise(est, floored=()):
-    """The noise of a precision fit: a graph with no entry above the noise floor is withheld."""
-    noise = Noise(est, floored)
-    if noise.failed("no-edge-above-noise"):
-        noise.withhold("the edges (no entry of the released matrix stands out of the noise)", "edges.csv",
-                       "no-edge-above-noise", fields=("n_edges",))
-    return noise
 
 
 def save_spread(res, est, names):
@@ -42,50 +27,6 @@ def save_spread(res, est, names):
             res.save_matrix("precision_upper", est.precision_interval_[1], names)
 
 
-def _edge_columns(est):
-    """The noise columns of the edge table: frequency (glasso draws), se and interval of the entry (ridge draws)."""
-    freq = getattr(est, "edge_frequency_", None)
-    se = getattr(est, "precision_se_", None)
-    level = f"{100 * est.level:g}% interval"
-    if freq is not None:
-        return ["frequency"], lambda a, b: [f"{freq[a, b]:.2f}"]
-    if se is not None and est.precision_interval_ is not None:
-        lo, hi = est.precision_interval_
-        return (["precision", "se", level],
-                lambda a, b: [num(est.precision_[a, b], 4), num(se[a, b]), interval_text(lo[a, b], hi[a, b])])
-    return [], lambda a, b: []
-
-
-def edge_table(est, E, names, truth):
-    """(header, rows) of edges.csv: each edge with its partial correlation and its noise columns."""
-    P = partial_correlations(est.precision_)
-    extra, cells = _edge_columns(est)
-    i, j = np.nonzero(np.triu(E, 1))
-    pairs = sorted(zip(i.tolist(), j.tolist()), key=lambda ij: -abs(P[ij]))
-    rows = [[names[a], names[b], f"{P[a, b]:.4f}", *cells(a, b), "" if truth is None else bool(truth[a, b])]
-            for a, b in pairs]
-    return ["feature_a", "feature_b", "partial_correlation", *extra, "in_truth"], rows
-
-
-def edge_lines(est, E, names, top=CONSOLE_EDGES):
-    """The strongest edges with their noise (inclusion frequency or standard error), for the console."""
-    header, rows = edge_table(est, E, names, None)
-    if not rows:
-        return []
-    freq = getattr(est, "edge_frequency_", None)
-    out = []
-    if freq is not None:
-        u = est.uncertainty_
-        out.append(f"edges: {u['n_edges_stable_90']} of {u['n_edges']} in at least 90% of {u['n_draws']} redrawn "
-                   "releases ('frequency': the share of them with the edge)")
-    elif "se" not in header:
-        out.append("edges (no per-edge noise without draws: run with --draws B for each edge's frequency):")
-    out += table([f"{header[0]} - {header[1]}", *header[2:-1]], [[f"{r[0]} - {r[1]}", *r[2:-1]] for r in rows[:top]])
-    if len(rows) > top:
-        out.append(f"  ... {len(rows) - top} more in edges.csv")
-    return out
-
-
 def _edge_rows(precision, E, names, truth):
     P = partial_correlations(precision)
     i, j = np.nonzero(np.triu(E, 1))
@@ -93,12 +34,12 @@ def _edge_rows(precision, E, names, truth):
     return [[names[a], names[b], f"{P[a, b]:.4f}", "" if truth is None else bool(truth[a, b])] for a, b in rows]
 
 
-def figures(res, est, E, names, truth, path, threshold, release, args, noise=None):
+def figures(res, est, E, names, truth, path, threshold, release, method, request, noise=None):
     from ... import plots
 
     if noise is None or not noise.withholds:  # a graph of noise is not drawn as a result
         freq = getattr(est, "edge_frequency_", None)
-        title = f"{args.method}, {release.guarantee}: {int(E.sum() // 2)} edges" + (
+        title = f"{method}, {release.guarantee}: {int(E.sum() // 2)} edges" + (
             "" if noise is None else f"; signal_to_noise {num(noise.snr, 2)}")
         res.save_figure("network", plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0), names,
                                                       truth=truth, title=title, stability=freq,
@@ -113,11 +54,11 @@ def figures(res, est, E, names, truth, path, threshold, release, args, noise=Non
         area = auc(*next(iter(curves.values())))
         res.save_figure("roc", plots.plot_roc(curves, points={"chosen": (fpr, tpr)},
                                               title=f"support recovery, {release.guarantee}: AUC {area:.2f}"))
-    grid = args.epsilon_grid_values
+    grid = request.epsilon_grid
     if grid:
-        err = expected_noise_error(release, grid, args.delta)
+        err = expected_noise_error(release, grid, request.delta)
         ax = plots.plot_privacy_utility(grid, err, label="expected relative Frobenius error of the released matrix",
-                                        chosen=args.epsilon, title="noise against epsilon (calibration only)")
+                                        chosen=request.epsilon, title="noise against epsilon (calibration only)")
         res.save_figure("privacy_utility", ax)
 
 
@@ -135,13 +76,12 @@ def _threshold_roc(P, truth):
     return np.r_[0.0, fp / max(fp[-1], 1)], np.r_[0.0, tp / max(tp[-1], 1)]
 
 
-def print_header(source, release, info, args):
-    print(f"{args.method} precision of {rows_text(release)} x {release.n_features} columns of {source.path.name}: "
-          f"alpha = {info['alpha']:.4g} ({info['alpha_rule']}), "
-          + ("the graph withheld (noise)" if info["n_edges"] is None else f"{info['n_edges']} edges"))
-    if "tpr" in info:
-        print(f"against the truth graph ({info['truth_edges']} edges): TPR {info['tpr']:.2f}, FPR {info['fpr']:.2f}"
-              + (f", ROC AUC {info['roc_auc']:.2f}" if "roc_auc" in info else ""))
+def truth_lines(info):
+    """Support recovery against a ``--truth`` graph, for the console (no line without one)."""
+    if "tpr" not in info:
+        return []
+    return [f"against the truth graph ({info['truth_edges']} edges): TPR {info['tpr']:.2f}, FPR {info['fpr']:.2f}"
+            + (f", ROC AUC {info['roc_auc']:.2f}" if "roc_auc" in info else "")]
 
 
 def across_sites(args, a, release, names, est_mod):

@@ -5,25 +5,9 @@ Shared by ``dpmoments tensor`` and the multi-site commands (``--analysis tensor-
 weights that are not proportions) is withheld.
 """
 
-import numpy as np
-
+from ...estimators.summaries import tensor_noise
 from .._args import CliError
-from .._noise import Noise, interval_text, num, table
-
-
-#: The console shows at most this many coordinates of each mean, or words of each topic.
-CONSOLE_COORDS = 6
-
-
-def tensor_noise(est):
-    """A failed decomposition (whitening, sigma2, weights) is withheld (see :mod:`._noise`)."""
-    noise = Noise(est)
-    if noise.withholds:
-        what = "means" if est.model == "mog" else "topics"
-        noise.withhold(f"the {what} and weights", "components.csv, weights.csv", "whitening-failure",
-                       "sigma2-above-spectrum", "weights-outside-unit-interval",
-                       fields=("weights", "weights_se", "weights_interval", "eigenvalues"))
-    return noise
+from .._noise import num
 
 
 def save_tensor(res, est, names):
@@ -45,29 +29,6 @@ def save_tensor(res, est, names):
                                                                            ["se", "lower", "upper"]),
                    [[f"c{j + 1}", repr(float(w)), repr(float(lam))] + extra(j)
                     for j, (w, lam) in enumerate(zip(est.weights_, est.eigenvalues_))])
-
-
-def component_lines(est, names, what, top=CONSOLE_COORDS):
-    """Each weight with its noise, and each mean's (topic's) leading coordinates with theirs."""
-    w, se, iv = est.weights_, est.weights_se_, est.weights_interval_
-    K = len(w)
-    if se is None:
-        rows = [[f"c{j + 1}", num(w[j]), "", ""] for j in range(K)]
-        note = ["  (no standard errors without draws: run with --draws B)"]
-    else:
-        rows = [[f"c{j + 1}", num(w[j]), num(se[j]), interval_text(iv[0, j], iv[1, j])] for j in range(K)]
-        note = []
-    out = table(["component", "weight", "se", f"{100 * est.level:g}% interval"], rows) + note
-    stm = est.model == "stm"
-    out.append(f"{what} ({'the most probable words' if stm else 'coordinates'}"
-               + ("" if est.components_se_ is None else ", each with its se") + "):")
-    for j, row in enumerate(est.components_):
-        lead = np.argsort(-row)[:top] if stm else range(min(len(row), top))
-        cells = [f"{names[i]} {num(row[i])}" + ("" if est.components_se_ is None
-                                               else f" ({num(est.components_se_[j, i], 2)})") for i in lead]
-        more = "" if stm or len(row) <= top else f", ... ({len(row) - top} more in components.csv)"
-        out.append(f"  c{j + 1}: " + ", ".join(cells) + more)
-    return out
 
 
 def compose_report(rep, m):

@@ -1,0 +1,421 @@
+"""Each analysis's summary: the tables ``est.summary()`` returns and the command line prints.
+
+Per analysis, the estimate with its noise (covariance entries with their standard errors and
+intervals; eigenvalues and the loadings that mean something; the strongest edges with their
+inclusion frequency or standard error), the noise rule's lines (:class:`.summary.Noise`), the
+privacy line and the private choices. The command line's presenters (``dpmoments.cli.present``)
+print the same functions' lines, so a summary in a notebook and the console agree line for line.
+"""
+
+import math
+
+import numpy as np
+
+from ..privacy.relations import describe_relation
+from .graph import RIDGE_THRESHOLD, edge_matrix, partial_correlations
+from .summary import (Noise, Summary, choices_lines, feature_labels, interval_text, num, randomness_text, release_lines,
+                      table)
+
+__all__ = ["covariance_summary", "pca_summary", "precision_summary", "console_lines", "component_lines",
+           "edge_lines", "edge_table", "pca_noise", "precision_noise", "statistic", "noise_floor", "spectrum",
+           "rows_text",
+           "correlation_summary", "correlation_lines", "tensor_summary", "tensor_lines", "tensor_noise"]
+
+
+#: The console lists at most this many variances and off-diagonal entries (the files hold them all).
+CONSOLE_ROWS = 12
+
+
+CONSOLE_PAIRS = 5
+
+
+def statistic(release):
+    """What the released matrix is, in words (the report's ``analysis.statistic``)."""
+    if release.center is None:
+        return "uncentred second moment"
+    return "covariance about a private mean" if _private_center(release) else "covariance about a public centre"
+
+
+def _private_center(release):
+    return any(p.label == "mean" for p in release.parts)
+
+
+def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
+    """The variances, and the off-diagonal entries largest against their noise, each with se and interval.
+
+    A note marks an entry whose interval holds 0 (the noise could have made it) and an estimate the
+    positive semi-definite projection moved outside the released entry's interval, so that no
+    number is read as signal when the release cannot tell it from noise. The off-diagonal entries
+    shown are the largest of d(d-1)/2 against their noise, so they are also marked 'noise' when
+    below the level the largest of that many pure-noise entries reaches 5% of the time (at
+    d = 200 the top five of pure noise stand 4-5 se from 0, and their intervals exclude 0).
+    """
+    C, se, (lo, hi) = est.covariance_, est.covariance_se_, est.covariance_interval_
+    header = ["column", "estimate", "se", f"{100 * est.level:g}% interval", "note"]
+    top = _largest_noise_in_se(est, C.shape[0])
+
+    biased = getattr(est, "covariance_biased_", np.zeros(C.shape, bool))
+    nlo, nhi = getattr(est, "covariance_noise_interval_", est.covariance_interval_)  # where PSD projection shows
+    clip = getattr(est, "uncertainty_", {}).get("error_budget", {}).get("clipping")
+    clipped = set(clip.get("clipped_columns", ())) if isinstance(clip, dict) else set()
+
+    def row(name, i, j, floor=0.0):
+        withheld = biased[i, j] or np.isnan(lo[i, j]) or np.isnan(hi[i, j])
+        note = "biased" if withheld else _note(C, lo, hi, i, j, floor * se[i, j], nlo, nhi)
+        if not withheld and {i, j} & clipped:
+            note = ", ".join(filter(None, [note, "clipped"]))
+        return [name, num(C[i, j], 4), num(se[i, j]), "withheld" if withheld else interval_text(lo[i, j], hi[i, j]),
+                note]
+
+    d = C.shape[0]
+    shown = range(min(d, rows))
+    variances = [row(names[i], i, i) for i in shown]
+    out = ["variances (the diagonal):"] + table(header, variances)
+    if d > rows:
+        out.append(f"  ... {d - rows} more in covariance.csv / covariance.npy")
+    noted = [r for r in variances if r[-1]]
+    if d > 1:
+        i, j = np.triu_indices(d, 1)
+        order = np.argsort(-np.abs(C[i, j]) / np.where(se[i, j] > 0, se[i, j], 1.0))[:pairs]
+        pairs_shown = [row(f"{names[i[k]]} x {names[j[k]]}", i[k], j[k], top) for k in order]
+        out.append("largest off-diagonal entries against their noise (|estimate| / se; all in covariance.csv):")
+        out += table(["pair"] + header[1:], pairs_shown)
+        noted += [r for r in pairs_shown if r[-1]]
+    if noted:
+        out.append("  note: 'noise' = its interval holds 0, or (off-diagonal) it is below what the largest of the "
+                   f"{d * (d - 1) // 2} noise entries reaches 5% of the time ({num(top)} se), so the noise alone could "
+                   "have made it; 'projected' = the PSD projection moved the estimate outside the released entry's "
+                   "interval" + ("; 'clipped' = clipping removed a measurable part of the column's variance: the "
+                                 "interval counts it, the estimate does not" if clipped else "")
+                   + ("; 'biased' = clipping removed more than can be measured (rows beyond twice the row bound): "
+                      "no interval is given" if biased.any() else ""))
+    return out
+
+
+def _largest_noise_in_se(est, d):
+    """The largest of the d(d-1)/2 off-diagonal noise entries' magnitudes (95%), in standard errors."""
+    from .diagnostics import largest_noise
+    from .uncertainty import noise_law
+
+    law = noise_law(est.release_)
+    return largest_noise(law, d * (d - 1) // 2) / law.sd if law.sd > 0 else 0.0
+
+
+def _note(C, lo, hi, i, j, floor=0.0, nlo=None, nhi=None):
+    notes = []
+    if lo[i, j] <= 0 <= hi[i, j] or abs(lo[i, j] + hi[i, j]) / 2 < floor:  # the released entry is the midpoint
+        notes.append("noise")
+    nlo, nhi = (lo, hi) if nlo is None else (nlo, nhi)
+    if not nlo[i, j] <= C[i, j] <= nhi[i, j]:  # outside the interval of the released entry's noise
+        notes.append("projected")
+    return ", ".join(notes)
+
+
+def statistic_words(release):
+    """(what, about): without a centre the matrix is the uncentred second moment, not a covariance."""
+    if release.center is None:
+        return "second moment", "about the origin (uncentred)"
+    return "covariance", "about the private mean" if _private_center(release) else "about the centre"
+
+
+def noise_floor(release):
+    """2 sd sqrt(d): the expected spectral norm of the d x d symmetric noise (Wigner semicircle edge)."""
+    if release.mechanism == "none" or not release.noise_scale:
+        return 0.0
+    sd = release.noise_scale * (math.sqrt(2.0) if release.mechanism == "laplace" else 1.0)
+    return 2.0 * sd * math.sqrt(release.n_features)
+
+
+def spectrum(release, k):
+    """The released matrix's eigenvalues, largest first (all of them up to d = 2000, else the top few)."""
+    S = release.second_moment
+    if S.shape[0] <= 2000:
+        return np.linalg.eigvalsh(S)[::-1]
+    from ..solvers.eigen import top_eigenpairs
+
+    return top_eigenpairs(S, min(S.shape[0], max(2 * k, 20))).eigenvalues
+
+
+def shown(est):
+    """Which components' loadings mean something: above the noise floor, apart from their neighbours' eigenvalues
+    and, with draws, stable."""
+    from .uncertainty import UNSTABLE_DEGREES
+
+    ok = np.array(est.components_above_noise_, dtype=bool) & np.array(est.components_identified_, dtype=bool)
+    if est.component_angles_ is not None:
+        ok &= est.component_angles_ <= UNSTABLE_DEGREES
+    return ok
+
+
+def pca_noise(est):
+    """The noise of a PCA: the loadings of components below the noise floor, or unstable, are withheld."""
+    from .uncertainty import UNSTABLE_DEGREES
+
+    noise = Noise(est)
+    below = [f"pc{j + 1}" for j in np.flatnonzero(~est.components_above_noise_)]
+    if below:
+        noise.withhold(f"the loadings of {', '.join(below)} (below the noise floor)", "components.csv",
+                       "no-eigenvalue-above-noise", "components-below-noise")
+    tied = est.components_above_noise_ & ~np.array(est.components_identified_, dtype=bool)
+    if tied.any():
+        noise.withhold(f"the loadings of {', '.join(f'pc{j + 1}' for j in np.flatnonzero(tied))} (an eigenvalue "
+                       "within the noise, or the centre's, clipping's and sampling's pull, of a neighbour's)",
+                       "components.csv", "components-unidentified")
+    unstable = [f"pc{j + 1}" for j in np.flatnonzero(est.components_above_noise_ & ~tied & ~shown(est))]
+    if unstable:
+        noise.withhold(f"the loadings of {', '.join(unstable)} (more than {UNSTABLE_DEGREES:g} degrees from their "
+                       "redrawn counterparts)", "components.csv", "components-unstable")
+    return noise
+
+
+def component_lines(est, names, top=3):
+    """Each eigenvalue with its noise; the loadings only of components above the noise floor."""
+    lo, hi = est.explained_variance_interval_
+    level = f"{100 * est.level:g}% interval"
+    angles = est.component_angles_
+    header = ["component", "eigenvalue", "se", level, "signal_to_noise"] + ([] if angles is None else ["angle"])
+    withheld = np.isnan(lo) | np.isnan(hi)  # the error budget could not bound the clipping (rows beyond 2R)
+    rows = [[f"pc{j + 1}", num(v, 4), num(est.explained_variance_se_[j]),
+             "withheld" if withheld[j] else interval_text(lo[j], hi[j]),
+             num(est.component_snr_[j])] + ([] if angles is None else [f"{angles[j]:.0f} deg"])
+            for j, v in enumerate(est.explained_variance_)]
+    out = table(header, rows)
+    if withheld.any():
+        out.append("  withheld: clipping removed more than can be measured (rows beyond twice the row bound), so no "
+                   "eigenvalue interval is complete")
+    pushed = [f"pc{j + 1}" for j in np.flatnonzero(hi < est.explained_variance_)]
+    if pushed:  # a basic bootstrap interval corrects the noise's bias; an interval beside its estimate puzzles
+        out.append(f"  {', '.join(pushed)}: the interval lies below the eigenvalue: noise pushes the top eigenvalues "
+                   "of a noisy matrix up, and the interval, for the exact eigenvalue, takes that bias out")
+    for j, row in enumerate(est.components_):
+        if shown(est)[j]:
+            lead = np.argsort(-np.abs(row))[:top]
+            out.append(f"  pc{j + 1} loads on " + ", ".join(f"{names[i]} ({row[i]:+.2f})" for i in lead)
+                       + ("" if angles is None else f"; {angles[j]:.0f} degrees from its redrawn counterparts"))
+    bound = est.subspace_angle_bound_
+    out.append(f"subspace: the top-{est.n_components_} subspace is within {bound:.0f} degrees of the exact one "
+               "(Davis-Kahan bound from the released eigengap)" if bound < 90 else
+               f"subspace: no bound on the top-{est.n_components_} subspace's angle (the released eigengap is within "
+               "the noise)")
+    if est.subspace_angle_ is not None:
+        out.append(f"stability: the median largest angle between the fitted and redrawn subspaces is "
+                   f"{est.subspace_angle_:.0f} degrees ('angle' above: each component's, across redrawn releases)")
+    return out
+
+
+#: The console lists at most this many edges (edges.csv holds them all).
+CONSOLE_EDGES = 12
+
+
+def precision_noise(est, floored=()):
+    """The noise of a precision fit: a graph with no entry above the noise floor is withheld."""
+    noise = Noise(est, floored)
+    if noise.failed("no-edge-above-noise"):
+        noise.withhold("the edges (no entry of the released matrix stands out of the noise)", "edges.csv",
+                       "no-edge-above-noise", fields=("n_edges",))
+    return noise
+
+
+def _edge_columns(est):
+    """The noise columns of the edge table: frequency (glasso draws), se and interval of the entry (ridge draws)."""
+    freq = getattr(est, "edge_frequency_", None)
+    se = getattr(est, "precision_se_", None)
+    level = f"{100 * est.level:g}% interval"
+    if freq is not None:
+        return ["frequency"], lambda a, b: [f"{freq[a, b]:.2f}"]
+    if se is not None and est.precision_interval_ is not None:
+        lo, hi = est.precision_interval_
+        return (["precision", "se", level],
+                lambda a, b: [num(est.precision_[a, b], 4), num(se[a, b]), interval_text(lo[a, b], hi[a, b])])
+    return [], lambda a, b: []
+
+
+def edge_table(est, E, names, truth):
+    """(header, rows) of edges.csv: each edge with its partial correlation and its noise columns."""
+    P = partial_correlations(est.precision_)
+    extra, cells = _edge_columns(est)
+    i, j = np.nonzero(np.triu(E, 1))
+    pairs = sorted(zip(i.tolist(), j.tolist()), key=lambda ij: -abs(P[ij]))
+    rows = [[names[a], names[b], f"{P[a, b]:.4f}", *cells(a, b), "" if truth is None else bool(truth[a, b])]
+            for a, b in pairs]
+    return ["feature_a", "feature_b", "partial_correlation", *extra, "in_truth"], rows
+
+
+def edge_lines(est, E, names, top=CONSOLE_EDGES):
+    """The strongest edges with their noise (inclusion frequency or standard error), for the console."""
+    header, rows = edge_table(est, E, names, None)
+    if not rows:
+        return []
+    freq = getattr(est, "edge_frequency_", None)
+    out = []
+    if freq is not None:
+        u = est.uncertainty_
+        out.append(f"edges: {u['n_edges_stable_90']} of {u['n_edges']} in at least 90% of {u['n_draws']} redrawn "
+                   "releases ('frequency': the share of them with the edge)")
+    elif "se" not in header:
+        out.append("edges (no per-edge noise without draws: run with --draws B for each edge's frequency):")
+    out += table([f"{header[0]} - {header[1]}", *header[2:-1]], [[f"{r[0]} - {r[1]}", *r[2:-1]] for r in rows[:top]])
+    if len(rows) > top:
+        out.append(f"  ... {len(rows) - top} more in edges.csv")
+    return out
+
+
+def rows_text(release):
+    """``"1000 rows"``, or ``"about 1012 rows (noisy count)"`` under add-remove."""
+    return f"{release.n} rows" if release.n_public else f"about {release.n} rows (noisy count)"
+
+
+def _of(data_name):
+    return "" if data_name is None else f" of {data_name}"
+
+
+def covariance_summary(est, names=None, data_name=None, release=None):
+    """The summary of a covariance fit: every variance and the largest off-diagonal entries against their noise.
+
+    ``release``: the release whose guarantee the privacy lines state (default the fit's).
+    """
+    release = est.release_ if release is None else release
+    title = f"{statistic(release)} of {rows_text(release)} x {release.n_features} columns{_of(data_name)}"
+    lines = console_lines(est, feature_labels(est, names)) + Noise(est).lines() + release_lines(release)
+    return Summary(title, tuple(lines))
+
+
+def pca_summary(est, names=None, data_name=None, release=None):
+    """The summary of a PCA: each eigenvalue with its noise, and the loadings of the components that mean something."""
+    release = est.release_ if release is None else release
+    floor = noise_floor(release)
+    above = int(np.sum(spectrum(release, est.n_components_) > floor))
+    title = (f"PCA of {rows_text(release)} x {release.n_features} columns{_of(data_name)}: "
+             f"{est.n_components_} component(s), {above} eigenvalue(s) above the noise floor {floor:.3g}")
+    lines = component_lines(est, feature_labels(est, names)) + pca_noise(est).lines() + release_lines(release)
+    return Summary(title, tuple(lines))
+
+
+def precision_summary(est, method, names=None, data_name=None, release=None, threshold=None, diagnostics=()):
+    """The summary of a precision fit: the penalty, the number of edges and the strongest of them with their noise.
+
+    ``method``: ``"glasso"`` or ``"ridge"``; ``threshold``: the edge rule (default: any non-zero entry for
+    glasso, an absolute partial correlation above :data:`~.graph.RIDGE_THRESHOLD` for ridge);
+    ``diagnostics``: failed checks made outside the estimator (a standardisation's floored variances).
+    """
+    release = est.release_ if release is None else release
+    if threshold is None and method == "ridge":
+        threshold = RIDGE_THRESHOLD
+    E = edge_matrix(est.precision_, threshold)
+    noise = precision_noise(est, diagnostics)
+    rule = f"edges<={est.max_edges}" if est.alpha == "edges" else str(est.alpha)
+    edges = "the graph withheld (noise)" if noise.withholds else f"{int(E.sum() // 2)} edges"
+    title = (f"{method} precision of {rows_text(release)} x {release.n_features} columns{_of(data_name)}: "
+             f"alpha = {float(getattr(est, 'alpha_', est.alpha)):.4g} ({rule}), {edges}")
+    shown = [] if noise.withholds else edge_lines(est, E, feature_labels(est, names))
+    return Summary(title, tuple(shown + noise.lines() + release_lines(release)))
+
+
+#: The console lists at most this many correlation pairs (the files hold them all).
+CORRELATION_PAIRS = 10
+
+_CORRELATION_NOTE = ("  note: 'noise' = its interval holds 0; 'biased' = clipping may have moved it by more than its "
+                     "interval says; 'withheld' = a variance within its noise, so no correlation is computed (give "
+                     "that column a public range or --scale private)")
+
+
+def correlation_lines(est, names, pairs=CORRELATION_PAIRS):
+    """The correlation pairs largest against their standard error, each with its interval and note."""
+    r, se, (lo, hi) = est.correlation_, est.correlation_se_, est.correlation_interval_
+    d = r.shape[0]
+    if d < 2:
+        return ["one column: no correlation to show"]
+    i, j = np.triu_indices(d, 1)
+    strength = np.where(np.isnan(r[i, j]), -1.0, np.abs(r[i, j]) / np.where(se[i, j] > 0, se[i, j], 1.0))
+    order = np.argsort(-strength, kind="stable")[:pairs]
+    header = ["pair", "correlation", "se", f"{100 * est.level:g}% interval", "note"]
+    rows = [[f"{names[i[k]]} x {names[j[k]]}", num(r[i[k], j[k]], 3), num(se[i[k], j[k]], 2),
+             interval_text(lo[i[k], j[k]], hi[i[k], j[k]], 3), _correlation_note(est, i[k], j[k])] for k in order]
+    out = [f"largest correlations against their standard error (all {d * (d - 1) // 2} in correlation.csv):"]
+    out += table(header, rows)
+    withheld = int(np.triu(est.correlation_withheld_, 1).sum())
+    if withheld:
+        out.append(f"  {withheld} of {d * (d - 1) // 2} pairs withheld: a column's variance is within its noise")
+    if any(row[-1] for row in rows) or withheld:
+        out.append(_CORRELATION_NOTE)
+    return out
+
+
+def _correlation_note(est, i, j):
+    if est.correlation_withheld_[i, j]:
+        return "withheld"
+    lo, hi = est.correlation_interval_[:, i, j]
+    notes = ["noise"] if lo <= 0 <= hi else []
+    if getattr(est, "correlation_biased_", np.zeros((1, 1), bool)).any() and est.correlation_biased_[i, j]:
+        notes.append("biased")
+    return ", ".join(notes)
+
+
+def correlation_summary(est, names=None, data_name=None, release=None):
+    """The summary of a correlation fit: the pairs largest against their standard error, each with its interval."""
+    release = est.release_ if release is None else release
+    title = f"correlation of {rows_text(release)} x {release.n_features} columns{_of(data_name)}"
+    lines = correlation_lines(est, feature_labels(est, names)) + Noise(est).lines() + release_lines(release)
+    return Summary(title, tuple(lines))
+
+
+#: The console shows at most this many coordinates of each mean, or words of each topic.
+CONSOLE_COORDS = 6
+
+
+def tensor_noise(est):
+    """A failed decomposition (whitening, sigma2, weights) is withheld (see :class:`.summary.Noise`)."""
+    noise = Noise(est)
+    if noise.withholds:
+        what = "means" if est.model == "mog" else "topics"
+        noise.withhold(f"the {what} and weights", "components.csv, weights.csv", "whitening-failure",
+                       "sigma2-above-spectrum", "weights-outside-unit-interval",
+                       fields=("weights", "weights_se", "weights_interval", "eigenvalues"))
+    return noise
+
+
+def tensor_lines(est, names, what, top=CONSOLE_COORDS):
+    """Each weight with its noise, and each mean's (topic's) leading coordinates with theirs."""
+    w, se, iv = est.weights_, est.weights_se_, est.weights_interval_
+    K = len(w)
+    if se is None:
+        rows = [[f"c{j + 1}", num(w[j]), "", ""] for j in range(K)]
+        note = ["  (no standard errors without draws: run with --draws B)"]
+    else:
+        rows = [[f"c{j + 1}", num(w[j]), num(se[j]), interval_text(iv[0, j], iv[1, j])] for j in range(K)]
+        note = []
+    out = table(["component", "weight", "se", f"{100 * est.level:g}% interval"], rows) + note
+    stm = est.model == "stm"
+    out.append(f"{what} ({'the most probable words' if stm else 'coordinates'}"
+               + ("" if est.components_se_ is None else ", each with its se") + "):")
+    for j, row in enumerate(est.components_):
+        lead = np.argsort(-row)[:top] if stm else range(min(len(row), top))
+        cells = [f"{names[i]} {num(row[i])}" + ("" if est.components_se_ is None
+                                               else f" ({num(est.components_se_[j, i], 2)})") for i in lead]
+        more = "" if stm or len(row) <= top else f", ... ({len(row) - top} more in components.csv)"
+        out.append(f"  c{j + 1}: " + ", ".join(cells) + more)
+    return out
+
+
+def tensor_summary(est, names=None, data_name=None):
+    """The summary of a tensor decomposition: each weight and mean (topic) with its noise, unless withheld."""
+    m, stm = est.moments_, est.model == "stm"
+    if names is None:
+        names = getattr(est, "feature_names_in_", None)
+    if names is None or stm:
+        names = [f"{'w' if stm else 'x'}{j}" for j in range(est.components_.shape[1])]
+    noise = tensor_noise(est)
+    what = "topics" if stm else "means"
+    n = f"{m.second.n}" if m.second.n_public else f"about {m.second.n} (noisy count)"
+    title = f"{est.model}: {est.n_components} {what} from {n} {'documents' if stm else 'rows'}{_of(data_name)}"
+    lines = [] if noise.withholds else tensor_lines(est, [str(v) for v in names], what)
+    lines += noise.lines()
+    count = "" if m.second.n_public else \
+        f"the noisy count ({m.second.count_guarantee}, noise_scale {m.second.count_noise_scale:.3g}), "
+    lines.append(f"privacy: guarantee {m.guarantee}, neighbouring_relation {describe_relation(m.second.neighbours)}; "
+                 f"composed from {count}the second-moment release (noise_scale {m.second.noise_scale:.3g}) and the "
+                 f"third-moment release (noise_scale {m.third.noise_scale:.3g}); "
+                 + ("" if stm else f"row_norm {m.second.row_norm:g} (rows clipped to it); ")
+                 + randomness_text(m.second.randomness, m.second.secure))
+    lines += choices_lines(est.privacy_parts_, m.guarantee) if est.privacy_parts_ else []
+    return Summary(title, tuple(lines))

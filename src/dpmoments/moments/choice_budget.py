@@ -1,0 +1,115 @@
+"""The budget of a release with private choices, and the refusal of draws too weak for the public ``n``.
+
+:class:`PrivateChoiceBudget` splits the total into the shares each private
+choice and release spends (of ``rho`` in zCDP with Gaussian noise, of
+``epsilon`` with Laplace noise) and composes what was spent;
+:func:`check_draws` judges every planned draw against the public row count
+(:func:`public_rows`) before the first is made. Used by
+:mod:`~dpmoments.moments.private_release`, :mod:`~dpmoments.moments.coinpress`
+and the tensor estimator's private bound.
+"""
+
+import math
+
+from ..data import as_source, iter_chunks
+from ..exceptions import TooFewRowsError
+from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
+from .auto_release import minimum_on_refusal
+from .private_bounds import check_margin
+from .release import Part, em_draws
+
+__all__ = ["PrivateChoiceBudget", "check_draws", "public_rows", "BOUND_OPTION", "LOCATION_OPTION"]
+
+BOUND_OPTION, LOCATION_OPTION = "'bound_budget'", "CenterBudget.location"  # named in refusals (the CLI renames them)
+
+
+class PrivateChoiceBudget:
+    """Shares of the total: of rho (Gaussian, zCDP) or of epsilon (Laplace, pure); exact at epsilon = inf."""
+
+    def __init__(self, epsilon, delta, mechanism, calibration, neighbours="replace-one"):
+        self.epsilon, self.delta, self.calibration, self.parts = epsilon, delta, calibration, []
+        self.neighbours = neighbours
+        self.exact = math.isinf(epsilon)
+        self.zcdp = mechanism == "gaussian" and not self.exact
+        self.rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho if self.zcdp else None
+        self.weakest = None  # (epsilon, what) of the weakest draw made: warned about if unreliable (_finish)
+
+    def drawn(self, each, what):
+        """Note a draw's epsilon: where n is private no draw is refused, so the weakest is warned about instead."""
+        if math.isfinite(each) and (self.weakest is None or each < self.weakest[0]):
+            self.weakest = (each, what)
+
+    def draws(self, share, k=1):
+        """(epsilon of each of ``k`` exponential-mechanism draws, their joint guarantee)."""
+        if self.exact:
+            return math.inf, PureDP(math.inf)
+        if self.zcdp:
+            return math.sqrt(8.0 * share * self.rho / k), ZCDP(share * self.rho)
+        return share * self.epsilon / k, PureDP(share * self.epsilon)
+
+    def release(self, share):
+        """The (epsilon, delta, calibration) that make a release spend ``share`` of the budget."""
+        if self.zcdp:  # calibrate_gaussian(..., "zcdp") turns this back into share * rho
+            return dict(epsilon=zcdp_to_approx_dp(share * self.rho, self.delta), delta=self.delta,
+                        calibration="zcdp")
+        return dict(epsilon=share * self.epsilon, delta=self.delta, calibration=self.calibration)
+
+    def refusal(self, share, option):
+        """Refused draws (too few rows) name the smallest epsilon, or ``option``'s ``share``, that would run them."""
+        return minimum_on_refusal(epsilon=self.epsilon, delta=self.delta, share=share, zcdp=self.zcdp, option=option)
+
+    def count(self, share):
+        return dict(rho=share * self.rho) if self.zcdp else dict(epsilon=share * self.epsilon)
+
+    def record(self, label, guarantee, share, draws=None, **released):
+        """A part of the budget; ``draws=(k, epsilon_each)`` for exponential-mechanism draws (recorded with it)."""
+        recorded = None if draws is None or self.exact else em_draws(*draws, self.zcdp)
+        self.parts.append(Part(label, guarantee, share, released, recorded))
+
+    def total(self):
+        composed = compose([p.guarantee for p in self.parts])
+        return composed.to_approx_dp(self.delta) if self.zcdp else composed
+
+
+def public_rows(X, counted=None):
+    """The row count (public under the relations that call this): the shape, else ``counted`` by a pass.
+
+    A dask frame counts its partitions' lengths (so it takes the steps an array of the same rows
+    takes); a dask array of unknown chunk sizes: ``None``. A stream is counted by a pass unless the
+    caller's first pass ``counted`` it.
+    """
+    src = as_source(X)
+    n = src.total_rows if src.kind in ("array", "frame", "sparse", "dask") else None
+    if n is not None or src.kind == "dask":
+        return n
+    if counted is not None:
+        return int(counted)
+    return sum((chunk[0] if isinstance(chunk, tuple) else chunk).shape[0] for chunk in iter_chunks(X))
+
+
+def check_draws(n, budget, plan, margin=0.5):
+    """Refuse before any draw when one of ``plan``'s is too weak for the public ``n``, naming what runs them ALL.
+
+    ``plan``: ``(what, option, option share, epsilon each, bins)`` per draw.
+    Each aims at a rank ``margin * n`` rows from an end at best (a median, or
+    a clip target below ``n / 2`` rows: 0.5; :func:`~dpmoments.moments.private_bounds.check_margin`),
+    so its smallest epsilon is ``2 (ln(bins) + 5) / (margin n)``. The refusal
+    names the total epsilon at which the weakest runs (then all do: every
+    draw's epsilon grows in proportion), and an option's share only when that
+    option's draws are the only ones refused (raising one share does nothing
+    for the others). ``margin`` may be a list, one per draw.
+    """
+    if n is None:
+        return
+    failing = []
+    margins = margin if isinstance(margin, (list, tuple)) else [margin] * len(plan)
+    for (what, option, option_share, each, bins), m in zip(plan, margins):
+        try:
+            check_margin(n, m * n, each, bins, what)
+        except TooFewRowsError as err:
+            failing.append((err.needed_each / err.epsilon_each, err, option, option_share))
+    if failing:
+        ratio, err, option, option_share = max(failing, key=lambda f: f[0])
+        alone = all(f[2] == option for f in failing)
+        with budget.refusal(option_share if alone else math.inf, option):
+            raise err
