@@ -125,6 +125,11 @@ class Choices:
     secure: bool = False
     offered: tuple = ()
     uncentred: bool = False
+    clipping_bias: bool = False  # the analysis's intervals count the clipping-excess release (covariance, PCA)
+
+
+#: The commands whose intervals count the clipping-excess release (the library's estimators pay for it too).
+CLIPPING_COUNTED = ("covariance", "correlation", "pca")
 
 
 def choices_of(args, private=(), center=None):
@@ -136,7 +141,8 @@ def choices_of(args, private=(), center=None):
                    location_share=getattr(args, "location_share", None),
                    center=getattr(args, "center", None) if center is None else center,
                    secure=bool(getattr(args, "secure", False)),
-                   offered=tuple(n for n in SHARE_OPTIONS if hasattr(args, n)), uncentred=hasattr(args, "uncentred"))
+                   offered=tuple(n for n in SHARE_OPTIONS if hasattr(args, n)), uncentred=hasattr(args, "uncentred"),
+                   clipping_bias=getattr(args, "command", None) in CLIPPING_COUNTED)
 
 
 def _given(choices, *names):
@@ -171,7 +177,7 @@ def bound_budget(choices):
     text = choices.search_range
     low, high = SEARCH if text is None else _search_range(text)
     # the clipping-excess release (moments/clipping_bias.py) only where the analysis's intervals count it
-    bias = BoundBudget.bias if getattr(args, "command", None) in ("covariance", "correlation", "pca") else 0.0
+    bias = BoundBudget.bias if choices.clipping_bias else 0.0
     return BoundBudget(share=share, search=SearchRange(low, high), bias=bias)
 
 
