@@ -110,11 +110,11 @@ def noise_sd(release, epsilon, delta):
 def _main_epsilon(release, epsilon, delta):
     """The epsilon the second moment gets of a total ``epsilon`` when a run also paid for private choices.
 
-    Asked of the split the release itself was made with (:class:`~dpmoments.moments.private_release.
-    PrivateChoiceBudget`, at the share its "second moment" part records): of rho for Gaussian noise (calibrated
-    in zCDP), of epsilon for Laplace noise; at the bound this run drew (another epsilon would draw another).
+    Asked of the split the release itself was made with (``moments.choice_budget.PrivateChoiceBudget``, at
+    the share its "second moment" part records): of rho for Gaussian noise (calibrated in zCDP), of epsilon
+    for Laplace noise; at the bound this run drew (another epsilon would draw another).
     """
-    from ..moments.private_release import PrivateChoiceBudget
+    from ..moments.choice_budget import PrivateChoiceBudget
 
     share = next((p.share for p in release.parts if p.label == "second moment"), None)
     if share is None:
