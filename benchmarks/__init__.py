@@ -32,6 +32,7 @@ from . import figures  # noqa: E402
 from . import io_floor  # noqa: E402  (runs the command line in fresh processes)
 from . import ranges  # noqa: E402  (imports statsmodels and scikit-learn's data inside run)
 from . import speed  # noqa: E402  (start-up and large d in fresh processes)
+from . import coverage  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -52,6 +53,7 @@ BENCHMARKS = {
     "figures": figures.run,
     "io_floor": io_floor.run,
     "speed": speed.run,
+    "coverage": coverage.run,
 }
 
 __all__ = ["BENCHMARKS"]

@@ -127,6 +127,11 @@ class Choices:
     offered: tuple = ()
     uncentred: bool = False
     ranges: Optional[dict] = None  # --ranges / --ranges-file / --categories / --impute: PUBLIC, as given
+    clipping_bias: bool = False  # the analysis's intervals count the clipping-excess release (covariance, PCA)
+
+
+#: The commands whose intervals count the clipping-excess release (the library's estimators pay for it too).
+CLIPPING_COUNTED = ("covariance", "correlation", "pca")
 
 
 def choices_of(args, private=(), center=None):
@@ -139,7 +144,8 @@ def choices_of(args, private=(), center=None):
                    center=getattr(args, "center", None) if center is None else center,
                    secure=bool(getattr(args, "secure", False)),
                    offered=tuple(n for n in SHARE_OPTIONS if hasattr(args, n)), uncentred=hasattr(args, "uncentred"),
-                   ranges=ranges_of(args))
+                   ranges=ranges_of(args),
+                   clipping_bias=getattr(args, "command", None) in CLIPPING_COUNTED)
 
 
 def _given(choices, *names):
@@ -176,7 +182,9 @@ def bound_budget(choices):
     share = BOUND_SHARE if choices.bound_share is None else choices.bound_share
     text = choices.search_range
     low, high = SEARCH if text is None else _search_range(text)
-    return BoundBudget(share=share, search=SearchRange(low, high))
+    # the clipping-excess release (moments/clipping_bias.py) only where the analysis's intervals count it
+    bias = BoundBudget.bias if choices.clipping_bias else 0.0
+    return BoundBudget(share=share, search=SearchRange(low, high), bias=bias)
 
 
 def center_budget(choices):

@@ -8,6 +8,7 @@ private centre, ``row_norm="auto"`` and ``scale="private"`` go through
 :func:`~dpmoments.moments.private_release.private_second_moment`.
 """
 
+import dataclasses
 import math
 import os
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from .._rng import noise_source
 from .._validation import check_nonnegative, check_option
 from ..data.frames import labelled
 from ..moments import Release, release_second_moment
-from ..moments.auto_release import is_auto
+from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import PureDP, Uncertified, check_accountant
 from ._conventions import fit_input, name_of, privacy_report, release_input, release_noise, require_for_fit
 from ..moments.private_release import needs_private_choices, planned_second_moment_guarantee, private_second_moment
@@ -187,8 +188,14 @@ class MomentEstimator:
     def _scale(self):
         return getattr(self, "scale", None)
 
+    _counts_clipping = False  # do this estimator's intervals count the clipping-excess release (error_budget.py)?
+
     def _bound_budget(self):
-        return getattr(self, "bound_budget", 0.1)
+        """The bound's budget; without the clipping-excess release where the intervals would not use it."""
+        budget = getattr(self, "bound_budget", 0.1)
+        if self._counts_clipping or not is_auto(self.row_norm):
+            return budget
+        return dataclasses.replace(as_bound_budget(budget), bias=0.0)
 
     # -- the budget -------------------------------------------------------------
     def _planned_guarantee(self):

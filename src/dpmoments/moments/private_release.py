@@ -59,6 +59,7 @@ from .releases import release_cross_moment, release_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                            public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from .binned_sums import binned_pass
+from .clipping_bias import record_clipping_excess
 from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_delta_large
 from .dask_moments import row_ones
 from .private_bounds import BinCounts, noisy_clipped_count, quantile_pass, select_quantiles
@@ -109,6 +110,7 @@ def _shares(center, center_budget, scale, row_norm, bound_budget):
         "location": center_budget.location if located else 0.0,
         "mean": center_budget.mean if private_center else 0.0,
         "bound": bound_budget.share if (is_auto(row_norm) or scale is not None) else 0.0,
+        "clipping": bound_budget.bias if is_auto(row_norm) else 0.0,  # what the private bound clipped away
     }
     if sum(shares.values()) >= 1 - 1e-9:  # 0.6 + 0.3 + 0.1 adds up to 0.999...: nothing left all the same
         raise ValueError(f"the budget shares {', '.join(f'{k}={v:g}' for k, v in shares.items() if v)} add up to "
@@ -320,6 +322,8 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     second = _fused(binned, R, m_z) if c is None else None
     rel = release_second_moment(_source(X, s, False) if second is None else second, center=m_z if c is None else c,
                                 rng=rng_cov, row_norm=R, **relation, **budget.release(main[3]))
+    if shares["clipping"] > 0 and not budget.exact:
+        record_clipping_excess(X, s, rel, budget, shares["clipping"], spawn(rng_cov, 1)[0])
     return rel, s, count
 
 
