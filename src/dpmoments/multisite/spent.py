@@ -39,7 +39,7 @@ import numpy as np
 
 from .ledger import Refused
 
-__all__ = ["ShareRecord", "ShareRecordError", "share_id", "registry_root", "check_writable"]
+__all__ = ["ShareRecord", "ShareRecordError", "share_id", "registry_root", "check_writable", "answered_in_process"]
 
 _PROCESS = {}  # share id -> set of answered steps (every Site of this process)
 _PROCESS_LOCK = threading.Lock()
@@ -156,6 +156,19 @@ def _mark_opened(path, share):
     _replace(Path(path), buf.getvalue())
 
 
+def _one_name(path):
+    """Refuse a share file with other hard links: its mark would go to this name only, the others stay unused."""
+    links = os.stat(path).st_nlink
+    if links > 1:
+        raise ShareRecordError(f"share file '{path}' has {links - 1} other hard link(s): a share is one file "
+                               "(another name would look unused); keep one name and remove the others")
+
+
+def answered_in_process(plan_digest, site):
+    """Whether this process's sites answered a step of the share (its in-memory record)."""
+    return bool(_PROCESS.get(share_id(plan_digest, site)))
+
+
 class ShareRecord:
     """The steps one share has answered, kept with the share (see the module's text); one per accepted bundle.
 
@@ -165,9 +178,11 @@ class ShareRecord:
 
     def __init__(self, plan_digest, site, path=None):
         self.id = share_id(plan_digest, site)
-        self.path = None if path is None else Path(path)
+        # a symlink's target is the share: its record and its mark belong beside the file, not the link
+        self.path = None if path is None else Path(path).resolve()
         self._places = []
         if self.path is not None:
+            _one_name(self.path)
             sidecar = self.path.with_name(self.path.name + ".spent")
             registry = check_writable(registry_root() / "shares", "the share registry (DPMOMENTS_STATE_HOME)")
             self._places = [_Place(registry / self.id, "the share registry"),
