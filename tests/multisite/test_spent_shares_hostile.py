@@ -116,3 +116,10 @@ def test_a_site_killed_between_recording_and_answering_does_not_answer_the_step_
     restarted = _started(share, tmp_path / "other-state" / "ledger.json")
     assert restarted.answered(plan.digest) == [0]
     assert restarted.answer(_query(plan, seed=1)).code == "already-answered"  # an answer lost, none repeated
+
+
+def test_a_read_only_share_file_stays_read_only_once_marked(dealt):
+    plan, share = dealt
+    share.chmod(0o400)
+    assert isinstance(_started(share).answer(_query(plan)), Reply)
+    assert spent.is_opened(share) and share.stat().st_mode & 0o777 == 0o400  # it was made writable (0o600)

@@ -86,10 +86,11 @@ def _fsync_dir(directory):
         os.close(fd)
 
 
-def _replace(path, data):
+def _replace(path, data, mode=0o600):
     """Write ``data`` to ``path`` atomically and durably (temporary file, fsync, rename, fsync of the directory)."""
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -146,14 +147,15 @@ def is_opened(path):
 
 
 def _mark_opened(path, share):
-    """Rewrite the share file with the ``opened`` mark (atomically; the same shares, the same mode 600)."""
+    """Rewrite the share file with the ``opened`` mark (atomically; the same shares, the file's own mode)."""
+    mode = os.stat(path).st_mode & 0o777  # an operator's read-only share stays read-only
     with np.load(path, allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
     arrays[_MARK] = np.array(json.dumps({"share": share, "time": datetime.datetime.now(
         datetime.timezone.utc).isoformat(timespec="seconds")}))
     buf = io.BytesIO()
     np.savez(buf, **arrays)
-    _replace(Path(path), buf.getvalue())
+    _replace(Path(path), buf.getvalue(), mode)
 
 
 def _one_name(path):
