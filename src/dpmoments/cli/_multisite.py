@@ -89,6 +89,9 @@ def auto_bounds(args):
     check_choices(choices)
     if names and args.analysis == "tensor-stm":
         raise CliError("--row-norm auto has no use with --analysis tensor-stm: a document's row has norm sqrt(3)")
+    if args.analysis == "correlation" and getattr(args, "center", None) is None:
+        raise CliError("--analysis correlation is about the mean: give --center private (a private mean across "
+                       "sites) or a public --center")
     if private and args.analysis not in CENTRED:
         raise CliError(f"--center private across sites is for --analysis {', '.join(CENTRED)}: {args.analysis} is "
                        "not taken about a centre (its statistics are the model's moments about the origin, or of "
