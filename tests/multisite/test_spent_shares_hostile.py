@@ -7,6 +7,7 @@ here: a replayed query, a site killed between recording and answering.
 """
 
 import dataclasses
+import json
 import multiprocessing
 import os
 import signal
@@ -123,3 +124,14 @@ def test_a_read_only_share_file_stays_read_only_once_marked(dealt):
     share.chmod(0o400)
     assert isinstance(_started(share).answer(_query(plan)), Reply)
     assert spent.is_opened(share) and share.stat().st_mode & 0o777 == 0o400  # it was made writable (0o600)
+
+
+def test_a_record_edited_to_leave_out_the_opening_step_is_refused(dealt, another_machine_registry):
+    """The sidecar rewritten by hand to name another step (registry gone) let step 0 be answered again."""
+    plan, share = dealt
+    assert isinstance(_started(share).answer(_query(plan)), Reply)
+    another_machine_registry("registry-2")
+    steps = share.with_name("site-0.npz.spent") / "steps.json"
+    steps.write_text(json.dumps(dict(json.loads(steps.read_text()), steps=[999])))
+    with pytest.raises(ShareRecordError, match="does not match"):
+        _started(share)

@@ -146,12 +146,21 @@ def is_opened(path):
         return False
 
 
-def _mark_opened(path, share):
+def _opening_step(path):
+    """The step whose answer opened the share file (``None``: not opened, or opened before marks named it)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return json.loads(str(z[_MARK])).get("step") if _MARK in z.files else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _mark_opened(path, share, step):
     """Rewrite the share file with the ``opened`` mark (atomically; the same shares, the file's own mode)."""
     mode = os.stat(path).st_mode & 0o777  # an operator's read-only share stays read-only
     with np.load(path, allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
-    arrays[_MARK] = np.array(json.dumps({"share": share, "time": datetime.datetime.now(
+    arrays[_MARK] = np.array(json.dumps({"share": share, "step": int(step), "time": datetime.datetime.now(
         datetime.timezone.utc).isoformat(timespec="seconds")}))
     buf = io.BytesIO()
     np.savez(buf, **arrays)
@@ -204,9 +213,12 @@ class ShareRecord:
         steps = set(_PROCESS.get(self.id, ()))
         for place in self._places:
             steps |= place.steps(self.id)
-        if self.path is not None and not steps and is_opened(self.path):
-            raise ShareRecordError(f"share file '{self.path}' was used before and its record is missing "
-                                   f"('{self._places[1].dir}' and the registry): refusing it (a share answers once)")
+        if self.path is not None and is_opened(self.path):
+            opening = _opening_step(self.path)  # records without the step that opened it were deleted or edited
+            if not steps or (opening is not None and opening not in steps):
+                raise ShareRecordError(f"share file '{self.path}' was used before and its record is missing or does "
+                                       f"not match it ('{self._places[1].dir}' and the registry): refusing it (a share "
+                                       "answers once)")
         return steps
 
     def answered(self):
@@ -224,5 +236,5 @@ class ShareRecord:
             for place in self._places:
                 place.write(self.id, steps)
             if self.path is not None and not is_opened(self.path):
-                _mark_opened(self.path, self.id)
+                _mark_opened(self.path, self.id, step)
             _PROCESS[self.id] = steps
