@@ -135,3 +135,12 @@ def test_a_record_edited_to_leave_out_the_opening_step_is_refused(dealt, another
     steps.write_text(json.dumps(dict(json.loads(steps.read_text()), steps=[999])))
     with pytest.raises(ShareRecordError, match="does not match"):
         _started(share)
+
+
+def test_a_share_read_from_a_file_cannot_be_written_out_again(tmp_path, dealt, another_machine_registry):
+    """write_bundle(read_bundle(used)) wrote a copy without the mark: with a fresh registry it answered again."""
+    plan, share = dealt
+    assert isinstance(_started(share).answer(_query(plan)), Reply)
+    with pytest.raises(ValueError, match="is not written again"):
+        write_bundle(read_bundle(share, "site-0"), tmp_path / "copy.npz")
+    assert not (tmp_path / "copy.npz").exists()

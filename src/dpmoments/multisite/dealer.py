@@ -91,7 +91,10 @@ def write_bundle(bundle, path):
     """Write a deployable bundle (the plan and ``e_s`` per round) to ``path``, readable by its owner only."""
     if bundle.masks:
         raise ValueError("pairwise masks are simulated in process only; they are not written to files.")
-    if bundle.path is None and answered_in_process(bundle.plan.digest, bundle.site):
+    if bundle.path is not None:  # a copy without the original's mark and records would look unused
+        raise ValueError(f"the share of site {bundle.site!r} was read from '{bundle.path}': a share is one file and "
+                         "is not written again (a share answers once)")
+    if answered_in_process(bundle.plan.digest, bundle.site):
         # its record is in this process only: a file written now would look unused and answer again
         raise ValueError(f"the share of site {bundle.site!r} has answered in this process; it cannot be written "
                          "to a file (a share answers once): deal the plan again")
