@@ -82,7 +82,7 @@ def run(args):
                  rng=args.seed).fit_release(release)
     names = source.feature_names
     floor = noise_floor(release)
-    eig = spectrum(release, k)
+    eig = spectrum(release, k, est)
     analysis = pca_analysis(est, floor, eig)
     with ResultsDir(args.out, args.force) as res:
         save_pca(res, est, names, floor)

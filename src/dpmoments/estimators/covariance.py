@@ -6,7 +6,6 @@ The logic is :class:`CovarianceFit`, which imports no scikit-learn (the command 
 """
 
 import numpy as np
-from scipy import linalg
 
 from .._validation import check_data, check_delta, check_option
 from ..data import as_source
@@ -85,6 +84,14 @@ class CovarianceFit(MomentEstimator):
         ``|x_j - m_j|`` before clipping (paid from ``bound_budget``), so that
         columns in different units share one row bound; the covariance is
         mapped back to the original units (post-processing).
+    ranges : dict or None, default=None
+        PUBLIC per-column ranges ``{column: (lower, upper)}`` (a DataFrame's
+        or file's column names, or positions): each value is clipped to its
+        range, 0/1 columns are scaled by their range and the others by
+        private scales within it, or by the half-widths where the rows are
+        too few (docs/bounds.md, "Ranges you know";
+        :mod:`dpmoments.moments.ranged_release`). The ranges are free and
+        enter no guarantee as data; private scales are paid from ``bound_budget``.
     bound_budget : float in (0, 1) or BoundBudget, default=0.1
         The share of epsilon spent choosing ``row_norm="auto"`` (and scales),
         including a noisy count of the rows clipped. Unused otherwise.
@@ -182,7 +189,8 @@ class CovarianceFit(MomentEstimator):
     _estimator = "PrivateCovariance"
 
     def __init__(self, *, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian", neighbours="replace-one",
-                 calibration="analytic", center="private", center_budget=None, scale=None, bound_budget=0.1,
+                 calibration="analytic", center="private", center_budget=None, scale=None, ranges=None,
+                 bound_budget=0.1,
                  method="standard", psd_floor=0.0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.epsilon = epsilon
         self.delta = delta
@@ -193,6 +201,7 @@ class CovarianceFit(MomentEstimator):
         self.center = center
         self.center_budget = center_budget
         self.scale = scale
+        self.ranges = ranges
         self.bound_budget = bound_budget
         self.method = method
         self.psd_floor = psd_floor
@@ -217,6 +226,9 @@ class CovarianceFit(MomentEstimator):
         """
         check_uncertainty_params(self)
         if check_option(self.method, "method", ("standard", "coinpress")) == "coinpress":
+            if self.ranges is not None:
+                raise ValueError("'ranges' is not available with method='coinpress' (its first ellipsoid comes from "
+                                 "private scales); use method='standard'.")
             return self._fit_from_data(X, self._coinpress_release)
         return self._fit_from_data(X, self._release_from)
 
@@ -266,6 +278,8 @@ class CovarianceFit(MomentEstimator):
 
     def get_precision(self):
         """The pseudo-inverse of ``covariance_``."""
+        from scipy import linalg  # here: a covariance command never loads scipy.linalg (0.4 CPU-s)
+
         return linalg.pinvh(self.covariance_)
 
     def score(self, X, y=None):

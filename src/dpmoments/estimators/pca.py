@@ -72,6 +72,14 @@ class PCAFit(MomentEstimator):
         ``"private"``: standardise the columns by private scales before
         clipping (paid from ``bound_budget``); the components are those of
         the covariance mapped back to the original units.
+    ranges : dict or None, default=None
+        PUBLIC per-column ranges ``{column: (lower, upper)}`` (a DataFrame's
+        or file's column names, or positions): each value is clipped to its
+        range, 0/1 columns are scaled by their range and the others by
+        private scales within it, or by the half-widths where the rows are
+        too few (docs/bounds.md, "Ranges you know";
+        :mod:`dpmoments.moments.ranged_release`). The ranges are free and
+        enter no guarantee as data; private scales are paid from ``bound_budget``.
     bound_budget : float in (0, 1) or BoundBudget, default=0.1
         The share spent on ``row_norm="auto"`` / ``scale="private"``.
     eigensolver : {"auto", "eigh", "eigsh"}, default="auto"
@@ -128,6 +136,9 @@ class PCAFit(MomentEstimator):
         Eigenvalue (less the noise's mean) over the noise's spectral norm.
     n_eigenvalues_above_noise_ : int
         Over the whole released spectrum.
+    spectrum_ : ndarray of shape (n_features,)
+        Every eigenvalue of the released matrix (in the data's units), largest first: the spectrum
+        that ``explained_variance_ratio_`` and the noise checks read, computed once.
     subspace_angle_bound_ : float
         Degrees: a Davis-Kahan bound ``asin(2 ||E|| / gap)`` on the largest
         angle between the released and the exact top-``k`` subspaces, with the
@@ -183,6 +194,7 @@ class PCAFit(MomentEstimator):
 
     def __init__(self, *, n_components, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 ranges=None,
                  bound_budget=0.1, eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None,
                  count_share=0.05):
         self.n_components = n_components
@@ -195,6 +207,7 @@ class PCAFit(MomentEstimator):
         self.center = center
         self.center_budget = center_budget
         self.scale = scale
+        self.ranges = ranges
         self.bound_budget = bound_budget
         self.eigensolver = eigensolver
         self.n_draws = n_draws
@@ -248,7 +261,7 @@ class PCAFit(MomentEstimator):
         self._record_release(release)
         self.components_ = np.ascontiguousarray(eig.eigenvectors.T)
         self.explained_variance_ = eig.eigenvalues
-        spectrum = np.linalg.eigvalsh(S)[::-1]
+        self.spectrum_ = spectrum = np.linalg.eigvalsh(S)[::-1]
         total = float(np.sum(np.maximum(spectrum, 0.0)))
         self.explained_variance_ratio_ = np.maximum(eig.eigenvalues, 0.0) / total if total > 0 else np.full(k, np.nan)
         self.mean_ = location_of(release)

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..moments.auto_release import CLIPPED_WARNING, clipping_bias
 from ..privacy.relations import describe_relation
 
 __all__ = ["Summary", "Noise", "num", "interval_text", "table", "json_safe", "privacy_summary", "choices_lines",
@@ -75,8 +74,10 @@ def feature_labels(est, names=None):
 
 
 def release_lines(release):
-    """The privacy line of a release and, when it paid for private choices, one line per choice."""
-    return [privacy_summary(release)] + (choices_lines(release.parts, release.guarantee) if release.parts else [])
+    """The privacy line of a release, which columns had public ranges, and one line per private choice."""
+    ranged = [f"ranges: {step}" for step in release.postprocessing if step.startswith("public ranges")]
+    return [privacy_summary(release)] + ranged + \
+        (choices_lines(release.parts, release.guarantee) if release.parts else [])
 
 #: The checks whose failure means the output is not an estimate of what it is named: it is withheld.
 WITHHOLDING = frozenset({"no-eigenvalue-above-noise", "components-below-noise", "components-unstable",
@@ -295,6 +296,8 @@ def clipped_fraction(parts):
 
 def choices_lines(parts, total):
     """Console lines: one per share (what it chose, its share, its guarantee), then the total and the diagnostic."""
+    from ..moments.auto_release import CLIPPED_WARNING, clipping_bias  # here: the command line's --help loads neither
+
     lines = ["private choices (each paid from its share of the budget; the drawn values are private outputs):"]
     for p in parts:
         share = "" if p.share is None else f"share {p.share:.3g}, "
