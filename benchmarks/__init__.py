@@ -30,9 +30,13 @@ from . import utility  # noqa: E402  (imports its designs, diffprivlib and OpenD
 from . import uncertainty  # noqa: E402
 from . import figures  # noqa: E402
 from . import io_floor  # noqa: E402  (runs the command line in fresh processes)
+from . import ranges  # noqa: E402  (imports statsmodels and scikit-learn's data inside run)
+from . import speed  # noqa: E402  (start-up and large d in fresh processes)
+from . import coverage  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
+    "ranges": ranges.run,
     "moments": moments.run,
     "tensor": tensor.run,
     "glasso": glasso.run,
@@ -48,6 +52,8 @@ BENCHMARKS = {
     "uncertainty": uncertainty.run,
     "figures": figures.run,
     "io_floor": io_floor.run,
+    "speed": speed.run,
+    "coverage": coverage.run,
 }
 
 __all__ = ["BENCHMARKS"]

@@ -54,7 +54,7 @@ def test_replica_reproduces_the_sites_histogram_reply():
     for name in PAIR:
         for seed in range(5):
             site = Site("s", np.vstack([_BACK, PAIR[name]]), row_norm="auto")
-            site.accept(bundle, rng=seed)
+            site.accept(bundle, rng=seed, throwaway=True)  # one share asked again on purpose: the replica's check
             reply = from_wire(site.handle(to_wire(Query(plan.digest, 0, f"r-{seed}"))))
             expected = _counts(name, plan) + float(plan.noise[0].g_std[0]) * gaussian_noise(
                 plan.auto.n_bins, 1.0, as_generator(seed))

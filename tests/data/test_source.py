@@ -51,6 +51,9 @@ def test_public_facts_without_reading_the_rows(csv):
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
     assert (as_source(X).n_features, as_source(X).total_rows, as_source(X).feature_names) == (3, 600, None)
     assert as_source(frame).feature_names == ["a", "b", "c"] and as_source(frame).named
+    assert as_source(pd.DataFrame(X)).feature_names is None  # labels 0, 1, 2: not names
+    pa = pytest.importorskip("pyarrow")
+    assert as_source(pa.table(frame)).feature_names is None  # a pyarrow Table's columns are its values
     dframe = dd.from_pandas(frame, npartitions=3)
     assert (as_source(dframe).n_features, as_source(dframe).total_rows, as_source(dframe).feature_names) == \
         (3, 600, ["a", "b", "c"])

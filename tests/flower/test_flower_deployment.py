@@ -63,8 +63,8 @@ def test_honest_run_gives_the_in_process_bytes(deployment):
     assert "against the aggregator" in run.stdout and "per-site claim" in run.stdout
     assert deployment["stranger"].wait(timeout=30) == 2  # its SuperNode refused: one line, no retry (no old session)
     said = (tmp / "stranger.log").read_text(errors="replace").strip().splitlines()[-1]
-    assert said.startswith(f"dpmoments site: error: the SuperLink refused this site's key '{tmp / 'stranger_key'}' "
-                           "after 1 start(s): register its public key"), said
+    assert said.startswith("dpmoments site: error: the SuperLink refused this site's key") and \
+        "register its public key" in said
     link_log = (tmp / "superlink.log").read_text(errors="replace")
     assert "No SuperNode found with the given public key" in link_log
     assert link_log.count("[Fleet.ActivateNode] Activated") == len(SIZES)

@@ -128,10 +128,6 @@ def _load(args):
             raise CliError(f"'{args.data}' does not fit the plan of '{path}': site {args.name!r} must hold "
                            f"{plan.n[plan.index(args.name)]} rows of {plan.feature_width} feature columns"
                            + (" and a --target column" if plan.takes_response else "") + "; nothing was sent") from None
-    used = [path for path, p in zip(args.share, plans) if set(site.answered(p.digest)) >= set(p.steps)]
-    if len(used) == len(plans):  # a restart between steps still serves the steps left
-        raise CliError(f"share file '{used[0]}' has answered every step of its plan (a share answers once, wherever "
-                       "it runs): nothing to serve")
     if not any(site.ledger.can_answer(p.digest, site.cost(p), p.neighbours) for p in plans):
         raise CliError(f"every plan held would exceed this site's budget {site.ledger.budget} (spent: "
                        f"{site.ledger.spent() or 'nothing'}): nothing to serve")
@@ -158,6 +154,8 @@ def run(args):
                 auto += (f"; its {plan.location.steps} location steps (share {plan.location.share:g}) send noisy "
                          f"per-column histograms and its mean round (share {plan.location.mean:g}) a noisy mean, "
                          "included")
+            done = site.answered(plan.digest)  # recorded with the share, wherever it ran: refused if asked again
+            auto += f"; its share already answered step(s) {done}, refused if asked again" if done else ""
             print(f"site {site.name}: plan {plan.digest[:12]} ({plan.analysis}, {plan.protocol}) costs "
                   f"{site.cost(plan)} against the aggregator with {c} colluding site(s){auto}", flush=True)
         print(f"site {site.name}: budget {site.ledger.budget}, spent {site.ledger.spent() or 'nothing'}; ledger "

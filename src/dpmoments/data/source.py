@@ -151,14 +151,16 @@ class Source:
 
     @property
     def feature_names(self):
-        """The columns' names where the input has them (a DataFrame's, a dask frame's, a file's header), else None."""
+        """The columns' names where the input has them as strings (a DataFrame's, a dask frame's, a file's
+        header), else None."""
         X = self.x
         if self.kind == "file":
             from .tables import open_table
 
             return list(open_table(X).feature_names)
-        columns = getattr(X, "columns", None) if self.kind in ("frame", "dask") else None
-        return None if columns is None else [str(c) for c in columns]
+        columns = list(getattr(X, "columns", ())) if self.kind in ("frame", "dask") else []
+        # Names only: labels that are strings (a pyarrow Table's "columns" are its data, never to be printed).
+        return columns if columns and all(isinstance(c, str) for c in columns) else None
 
     @property
     def total_rows(self):

@@ -6,15 +6,11 @@ are the same classes on scikit-learn's ``BaseEstimator``, built on first use
 (:func:`~dpmoments.estimators._conventions.scikit_learn_estimator`).
 """
 
-import dataclasses
 import math
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
-from scipy.sparse import csr_matrix, issparse, triu
+from scipy.sparse import csr_matrix
 
 from .._rng import as_generator, describe_randomness
 from .._validation import check_data, check_int, check_nonnegative, check_option, check_positive, check_real
@@ -26,6 +22,8 @@ from ..privacy.relations import NEIGHBOURS
 from ..solvers import graphical_lasso, graphical_lasso_admm, iter_graphical_lasso_path, ridge_precision
 from ._conventions import (all_or_nothing, check_input, fit_input, name_of, noise_entry, privacy_report, release_input,
                            require_for_fit, built_on_first_use)
+from ._glasso_output import _OUTPUT_REASON, _output_noise_scale
+from ._glasso_path import SPARSE_PATH_FROM, GlassoPath, _dense, _n_edges, _with_dual
 from ._moment_base import MomentEstimator, location_of, psd_floor_value
 from ._uncertainty_matrix import output_perturbation_spread, precision_spread
 from .uncertainty import check_uncertainty_params
@@ -34,86 +32,6 @@ from .selection import alpha_grid, ebic, ebic_of_solution, noise_floor
 from .summaries import precision_summary
 
 __all__ = ["GlassoPath", "PrivateGraphicalLasso", "PrivateRidgePrecision"]  # noqa: F822 (the estimators: built by __getattr__ below)
-
-# An off-diagonal |Θ_ij| above this is an edge (the fast solver's zeros are exact).
-_EDGE_TOL = 1e-8
-# From this many features a penalty path runs sparse=True (benchmarks/results/glasso.md, CPU time against one
-# solve: sparse 4.8x, 4.2x, 5.5x at p = 500, 1000, 2000 against the dense path's 5.1x, 4.7x, 6.9x; at p = 100
-# the dense path is faster, 4.5x against 6.4x, and it keeps its duals).
-SPARSE_PATH_FROM = 500
-
-
-def _with_dual(result):
-    """A sparse path keeps no dual: the redraws' warm start gets one, inverted once (not once per draw)."""
-    W = np.linalg.inv(result.precision)
-    return dataclasses.replace(result, covariance=0.5 * (W + W.T))
-
-
-def _dense(result):
-    """A solution whose precision is dense (a sparse path returns CSR)."""
-    P = result.precision
-    return dataclasses.replace(result, precision=P.toarray()) if issparse(P) else result
-
-
-@dataclass(frozen=True)
-class GlassoPath:
-    """The graphical-lasso solutions along a grid of penalties, as solved once by the estimator.
-
-    Attributes
-    ----------
-    alphas : ndarray of shape (n_alphas,)
-        The penalties, largest first.
-    sparse_precisions : tuple of scipy.sparse CSR matrices of shape (n_features, n_features)
-        The solution at each penalty, as stored (its non-zeros only: 20 dense
-        solutions at p = 5000 would take 4 GB).
-    precisions : sequence of ndarray of shape (n_features, n_features)
-        The same solutions, each made dense when it is read.
-    n_edges : ndarray of int
-        Off-diagonal pairs with ``|Θ_ij| > 1e-8`` at each penalty.
-    objective : ndarray
-        The graphical-lasso objective reached at each penalty.
-    ebic : ndarray or None
-        The extended BIC at each penalty (``alpha="ebic"``), else ``None``.
-    chosen : int
-        The index of the penalty the estimator kept.
-    """
-
-    alphas: np.ndarray
-    sparse_precisions: tuple
-    n_edges: np.ndarray
-    objective: np.ndarray
-    ebic: Optional[np.ndarray]
-    chosen: int
-
-    @property
-    def precisions(self):
-        return _DensePrecisions(self.sparse_precisions)
-
-
-class _DensePrecisions(Sequence):
-    """Sparse solutions read back dense, one at a time."""
-
-    def __init__(self, stored):
-        self._stored = stored
-
-    def __len__(self):
-        return len(self._stored)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [P.toarray() for P in self._stored[i]]
-        return self._stored[i].toarray()
-
-
-def _n_edges(precision):
-    upper = triu(precision, 1).data if issparse(precision) else np.triu(precision, 1)
-    return int(np.count_nonzero(np.abs(upper) > _EDGE_TOL))
-
-_OUTPUT_REASON = (
-    "output perturbation (Wang et al. 2018, Algorithm 1) adds Wishart noise with d+1 degrees of freedom: "
-    "its support depends on the data, so no epsilon-DP proof holds (docs/algorithms.md §1.5.1), and its "
-    "sensitivity lemma is our reconstruction (§1.2)"
-)
 
 
 def _in_original_units(release, precision):
@@ -201,7 +119,7 @@ class GraphicalLassoFit(_PrecisionBase):
         ``alphas`` whose graph has at most ``max_edges`` edges (the largest
         penalty if none has). Both solve the grid once, as one warm-started path
         (``path_``).
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant, count_share
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, ranges, bound_budget, rng, accountant, count_share
         As in :class:`PrivateCovariance` (``epsilon`` required by ``fit``;
         ``row_norm`` defaults to ``"auto"``, a private draw whose share the
         report lists; both ignored by ``fit_release``),
@@ -307,6 +225,7 @@ class GraphicalLassoFit(_PrecisionBase):
 
     def __init__(self, *, alpha="ebic", epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 ranges=None,
                  bound_budget=0.1, alphas=20, ebic_gamma=0.5, max_edges=None, alpha_floor="noise",
                  penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None, max_iter=1000,
                  n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
@@ -320,6 +239,7 @@ class GraphicalLassoFit(_PrecisionBase):
         self.center = center
         self.center_budget = center_budget
         self.scale = scale
+        self.ranges = ranges
         self.bound_budget = bound_budget
         self.alphas = alphas
         self.ebic_gamma = ebic_gamma
@@ -474,19 +394,6 @@ class GraphicalLassoFit(_PrecisionBase):
         return self
 
 
-def _output_noise_scale(d, n, R, epsilon, alpha):
-    """Wang et al.'s Wishart scale ``d^2.5 R^2 / (n epsilon alpha^2)``, refused when it leaves the floats."""
-    try:
-        scale = d**2.5 * R**2 / (n * epsilon * alpha**2)
-    except (ZeroDivisionError, OverflowError):
-        scale = math.nan
-    if not 0 < scale < math.inf:
-        raise ValueError(f"mechanism='output': 'alpha' = {alpha:g}, 'row_norm' = {R:g} and 'epsilon' = {epsilon:g} "
-                         "give a Wishart noise scale d^2.5 R^2 / (n epsilon alpha^2) outside the float range; "
-                         "restate the data in other units or choose another alpha.")
-    return scale
-
-
 class RidgePrecisionFit(_PrecisionBase):
     r"""Differentially private ridge precision (ROPE; Su et al. 2019, DP-RP).
 
@@ -501,7 +408,7 @@ class RidgePrecisionFit(_PrecisionBase):
     Parameters
     ----------
     alpha : float > 0
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant, count_share
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, ranges, bound_budget, rng, accountant, count_share
         As in :class:`PrivateGraphicalLasso`.
     psd_floor : float or None, default=None
     n_draws : int >= 0, default=0
@@ -548,6 +455,7 @@ class RidgePrecisionFit(_PrecisionBase):
 
     def __init__(self, *, alpha="ebic", epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 ranges=None,
                  bound_budget=0.1, psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
@@ -559,6 +467,7 @@ class RidgePrecisionFit(_PrecisionBase):
         self.center = center
         self.center_budget = center_budget
         self.scale = scale
+        self.ranges = ranges
         self.bound_budget = bound_budget
         self.psd_floor = psd_floor
         self.n_draws = n_draws
