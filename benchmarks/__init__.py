@@ -30,11 +30,15 @@ from . import utility  # noqa: E402  (imports its designs, diffprivlib and OpenD
 from . import uncertainty  # noqa: E402
 from . import figures  # noqa: E402
 from . import io_floor  # noqa: E402  (runs the command line in fresh processes)
+from . import ranges  # noqa: E402  (imports statsmodels and scikit-learn's data inside run)
+from . import speed  # noqa: E402  (start-up and large d in fresh processes)
+from . import coverage  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 from . import cluster  # noqa: E402  (imports dask and distributed inside run)
 from . import sites_scale  # noqa: E402  (imports grpc inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
+    "ranges": ranges.run,
     "moments": moments.run,
     "tensor": tensor.run,
     "glasso": glasso.run,
@@ -50,6 +54,8 @@ BENCHMARKS = {
     "uncertainty": uncertainty.run,
     "figures": figures.run,
     "io_floor": io_floor.run,
+    "speed": speed.run,
+    "coverage": coverage.run,
     "cluster": cluster.run,
     "sites_scale": sites_scale.run,
 }

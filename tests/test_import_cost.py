@@ -91,3 +91,59 @@ def test_parquet_loads_pyarrow_but_not_pandas_and_figures_only_the_agg_canvas(fi
             *PUBLIC, "--out", str(files / "fig"), "--force"]
     assert _loaded_after(argv, UNUSED + ("matplotlib.pyplot",)) == ["0", "matplotlib,pyarrow"]
     assert (files / "fig" / "covariance.png").exists()
+
+
+# ---------------------------------------------------------------- a command that starts at once
+# Counted in modules, not seconds: ``--version`` prints a constant and ``--help`` text; neither reads data, so neither
+# loads NumPy's users, SciPy or any module that draws noise (they cost --version 0.8 CPU-s and --help 0.9).
+def _modules_after(argv):
+    code = ("import sys, io, contextlib; from dpmoments.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try: main(" + repr(argv) + ")\n"
+            "    except SystemExit: pass\n"
+            "print(' '.join(sorted(sys.modules)))")
+    return set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+
+
+def test_import_dpmoments_loads_no_numpy():
+    code = "import sys, dpmoments; print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'scipy')))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+
+
+def test_version_loads_nothing_but_the_command_line_itself():
+    loaded = _modules_after(["--version"])
+    ours = {m for m in loaded if m.startswith("dpmoments")}
+    assert ours <= {"dpmoments", "dpmoments._lazy", "dpmoments._version", "dpmoments.exceptions", "dpmoments.cli",
+                    "dpmoments.cli._signals", "dpmoments.cli._numbers", "dpmoments.cli._errors",
+                    "dpmoments._startup"}, sorted(ours)
+    assert not {m.split(".")[0] for m in loaded} & {"numpy", "scipy"}
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["covariance", "--help"], ["simulate", "--help"], ["demo", "--help"]])
+def test_help_loads_no_scipy_nor_what_only_a_run_needs(argv):
+    loaded = _modules_after(argv)
+    assert not [m for m in loaded if m == "scipy" or m.startswith("scipy.")]
+    run_only = ("dpmoments.estimators._moment_base", "dpmoments.estimators.selection", "dpmoments.moments.private_release",
+                "dpmoments.solvers", "dpmoments.datasets", "dpmoments.testing",
+                "dpmoments.moments.releases", "dpmoments.moments.auto_release", "dpmoments.moments.accumulate",
+                "dpmoments.multisite.analyses", "dpmoments.multisite.plan", "dpmoments.plots")
+    assert not [m for m in loaded if m.startswith(run_only)], sorted(m for m in loaded if m.startswith(run_only))
+
+
+def test_the_lazy_packages_export_what_they_list():
+    """Every name in a package's ``__all__`` resolves; an exported name wins over a submodule of the same name."""
+    code = ("import importlib, dpmoments.multisite.run, dpmoments.solvers.irls\n"
+            "bad = [f'{p}.{n}' for p in ('dpmoments', 'dpmoments.moments', 'dpmoments.privacy', 'dpmoments.multisite',"
+            " 'dpmoments.solvers', 'dpmoments.datasets', 'dpmoments.mechanisms', 'dpmoments.testing')"
+            " for n in importlib.import_module(p).__all__ if getattr(importlib.import_module(p), n) is None]\n"
+            "import dpmoments.multisite as m, dpmoments.solvers as s\n"
+            "print(bad, callable(m.run) and m.run.__module__, callable(s.irls) and s.irls.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[] dpmoments.multisite.api dpmoments.solvers.irls"
+
+
+def test_a_covariance_command_loads_no_scipy_linalg(files):
+    """The covariance command needs no eigenpairs nor pseudo-inverse: scipy.linalg (0.2-0.4 CPU-s) stays unloaded."""
+    argv = ["-q", "covariance", str(files / "x.npy"), "--epsilon", "1", "--delta", "1e-6", "--seed", "0", *PUBLIC,
+            "--out", str(files / "cov"), "--force", "--no-figures"]
+    assert _loaded_after(argv, ("scipy.linalg", "dpmoments.solvers.glasso")) == ["0"]

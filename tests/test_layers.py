@@ -20,7 +20,7 @@ ROOT = pathlib.Path(dpmoments.__file__).parent
 
 # top-level name -> layer
 LAYER = {
-    "_validation": 0, "_rng": 0, "_version": 0, "_startup": 0, "exceptions": 0,
+    "_validation": 0, "_rng": 0, "_version": 0, "_lazy": 0, "_startup": 0, "exceptions": 0,
     "privacy": 1, "mechanisms": 1, "data": 1,
     "moments": 2, "solvers": 2,
     "estimators": 3, "multisite": 3,
@@ -29,11 +29,11 @@ LAYER = {
 }
 # Explicit permissions beyond "any lower layer": what the architecture table allows.
 MAY_IMPORT = {
-    "privacy": {"_validation", "_rng", "exceptions", "privacy"},
-    "mechanisms": {"_validation", "_rng", "exceptions", "mechanisms"},
-    "data": {"_validation", "_rng", "exceptions", "data"},
-    "solvers": {"_validation", "_rng", "exceptions", "solvers"},
-    "moments": {"_validation", "_rng", "exceptions", "privacy", "mechanisms", "data", "moments"},
+    "privacy": {"_validation", "_rng", "_lazy", "exceptions", "privacy"},
+    "mechanisms": {"_validation", "_rng", "_lazy", "exceptions", "mechanisms"},
+    "data": {"_validation", "_rng", "_lazy", "exceptions", "data"},
+    "solvers": {"_validation", "_rng", "_lazy", "exceptions", "solvers"},
+    "moments": {"_validation", "_rng", "_lazy", "exceptions", "privacy", "mechanisms", "data", "moments"},
     # The command line sits on top of its own layer: it drives datasets, metrics, plots, testing and reproduce.
     "cli": {name for name, layer in LAYER.items() if layer <= 4},
 }
@@ -158,8 +158,8 @@ def _private(name):
 
 @pytest.mark.parametrize("path", MODULES, ids=_rel)
 def test_no_private_names_across_packages(path):
-    """Another package's ``_name`` or ``_module`` is its own business (the layer-0 ``_validation`` and
-    ``_rng`` are modules every layer may use, but not their private names)."""
+    """Another package's ``_name`` or ``_module`` is its own business (the layer-0 ``_validation``, ``_rng``
+    and ``_lazy`` are modules every layer may use, but not their private names)."""
     own = _top(path)
     for module, name, line in _imports(path):
         parts = module.split(".")[1:] + ([name] if name else [])
@@ -266,7 +266,7 @@ def test_the_kind_of_input_is_asked_in_one_place(path):
 
 
 # ---------------------------------------------------------------- importlib only where a layer dispatches by name
-MAY_IMPORT_BY_NAME = {"__init__", "cli"}  # the root's lazy attributes; the commands and the reproductions
+MAY_IMPORT_BY_NAME = {"__init__", "_lazy", "cli"}  # the packages' lazy attributes; the commands and the reproductions
 
 
 @pytest.mark.parametrize("path", MODULES, ids=_rel)

@@ -22,9 +22,10 @@ stays light): ``dpm.PrivateCovariance``, ``dpm.PrivateGraphicalLasso``, ``dpm.Pr
 True
 """
 
+from . import _lazy
 from ._version import __version__
 
-try:  # a second of numpy and more: Ctrl-C here, in the command line, is one line (see _startup)
+try:  # Ctrl-C here, in the command line, is one line (see _startup)
     from .exceptions import (
         BoundWarning,
         BudgetExceededError,
@@ -35,34 +36,22 @@ try:  # a second of numpy and more: Ctrl-C here, in the command line, is one lin
         UncertifiedPrivacyWarning,
         UncertifiedSpendError,
     )
-    from .moments import Release, release_cross_moment, release_second_moment, release_third_moment
-    from .privacy import ZCDP, Accountant, ApproxDP, PureDP, Uncertified
 except KeyboardInterrupt:
     from ._startup import stop_if_command_line
 
     stop_if_command_line()
     raise
 
-# The estimators import scikit-learn, which would triple the cost of ``import dpmoments`` (paid by
-# every command and every Flower process): they are loaded on first use, e.g. ``dpm.PrivatePCA``.
-_LAZY = {name: "estimators" for name in (
-    "PrivateCovariance", "PrivateCorrelation", "PrivateGraphicalLasso", "PrivateRidgePrecision", "PrivatePCA",
-    "PrivateTensorDecomposition", "PrivateIRLS", "PrivateModelSelection")}
-
-
-def __getattr__(name):
-    if name in _LAZY:
-        from importlib import import_module
-
-        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value  # the next look-up is an ordinary attribute
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
-
+# Everything else is loaded on first use (``dpm.release_second_moment``, ``dpm.PrivatePCA``), so that
+# ``import dpmoments`` -- paid by every command, ``dpmoments --version`` included, and every Flower process --
+# loads neither NumPy's users nor SciPy nor scikit-learn (about 1.5 s) until they are needed.
+_LAZY = {
+    "moments": ("Release", "release_cross_moment", "release_second_moment", "release_third_moment"),
+    "privacy": ("ZCDP", "Accountant", "ApproxDP", "PureDP", "Uncertified"),
+    "estimators": ("PrivateCovariance", "PrivateCorrelation", "PrivateGraphicalLasso", "PrivateRidgePrecision",
+                   "PrivatePCA", "PrivateTensorDecomposition", "PrivateIRLS", "PrivateModelSelection"),
+}
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "Accountant",
@@ -74,7 +63,7 @@ __all__ = [
     "release_second_moment",
     "release_cross_moment",
     "release_third_moment",
-    *_LAZY,
+    *_LAZY["estimators"],
     "BudgetExceededError",
     "UncertifiedSpendError",
     "UncertifiedPrivacyWarning",

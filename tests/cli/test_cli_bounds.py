@@ -34,12 +34,13 @@ def test_covariance_needs_no_bound_and_shows_every_share(run, data, tmp_path):
     assert res.stdout.startswith("covariance about a private mean of 20000 rows")
     for words in ("private choices", "location: share 0.0125", "location mean: share 0.01", "mean: share 0.12",
                   "location refinement 3 mean: share 0.04", "row_norm: share 0.09",
-                  "second moment: share 0.65", "composed: (1, 1e-06)-DP", "clipped rows (noisy):"):
+                  "clipping excess: share 0.1", "second moment: share 0.55", "composed: (1, 1e-06)-DP", "clipped rows (noisy):"):
         assert words in res.stdout, words
     rep = report(out)
     parts = _parts(rep)
     steps = [f"location refinement {k}{m}" for k in (1, 2, 3) for m in ("", " mean")]  # docs/bounds.md
-    assert list(parts) == ["location", "location mean", *steps, "row_norm", "mean", "clipped rows", "second moment"]
+    assert list(parts) == ["location", "location mean", *steps, "row_norm", "mean", "clipping excess", "clipped rows",
+                           "second moment"]
     assert sum(p["share"] for p in parts.values()) == pytest.approx(1.0)
     assert rep["private_choices"]["composed_guarantee"] == rep["privacy"]["guarantee"] == "(1, 1e-06)-DP"
     assert rep["privacy"]["row_norm"] == parts["row_norm"]["released"]["row_norm"]  # the drawn bound, a private output
@@ -67,8 +68,8 @@ def test_public_centre_with_auto_bound(run, data, tmp_path):
     assert res.returncode == 0, res.stderr
     rep = report(tmp_path / "c")
     assert rep["analysis"]["statistic"] == "covariance about a public centre"
-    assert list(_parts(rep)) == ["row_norm", "clipped rows", "second moment"]
-    assert _parts(rep)["second moment"]["share"] == pytest.approx(0.8)
+    assert list(_parts(rep)) == ["row_norm", "clipping excess", "clipped rows", "second moment"]
+    assert _parts(rep)["second moment"]["share"] == pytest.approx(0.7)
 
 
 def test_private_scales_give_every_column_its_variance(run, data, tmp_path):

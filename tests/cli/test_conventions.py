@@ -164,3 +164,22 @@ def test_out_of_memory_names_the_width_as_well_as_the_chunks():
 
     status, line = describe_error(MemoryError())
     assert status == 2 and "--columns" in line and "--chunk-size" in line and "\n" not in line
+
+
+def test_an_errno_is_its_system_text_with_the_file_or_where_it_came_from():
+    """A full disk met outside the results' writers (no file name on the error) is still called a full disk."""
+    import errno
+    import os
+
+    from dpmoments.cli._errors import describe_error
+
+    def raised(exc):
+        try:
+            raise exc
+        except OSError as caught:
+            return caught
+
+    status, line = describe_error(raised(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))))
+    assert status == 2 and line.startswith(os.strerror(errno.ENOSPC) + " (in ") and "withheld" not in line
+    status, line = describe_error(raised(PermissionError(errno.EACCES, os.strerror(errno.EACCES), "/srv/out")))
+    assert status == 2 and line == f"{os.strerror(errno.EACCES)}: '/srv/out'"

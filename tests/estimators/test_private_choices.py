@@ -35,8 +35,8 @@ def test_the_default_needs_no_bound_centre_or_scale():
     est = PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0).fit(X)
     labels = [p.label for p in est.privacy_parts_]
     assert labels[:2] == ["location", "location mean"]  # the start, then refinement steps (docs/bounds.md)
-    assert labels[-4:] == ["row_norm", "mean", "clipped rows", "second moment"]
-    assert all(k.startswith("location refinement") for k in labels[2:-4])
+    assert labels[-5:] == ["row_norm", "mean", "clipping excess", "clipped rows", "second moment"]
+    assert all(k.startswith("location refinement") for k in labels[2:-5])
     assert sum(p.share for p in est.privacy_parts_) == pytest.approx(1.0)
     assert all(isinstance(p.guarantee, ZCDP) for p in est.privacy_parts_)
     assert isinstance(est.privacy_, ApproxDP) and est.privacy_.epsilon <= 1.0 and est.privacy_.delta == 1e-6
@@ -131,7 +131,7 @@ def test_uncentred_second_moment_keeps_its_name():
 def test_accountant_is_checked_first_and_names_the_shares():
     acct = dpm.Accountant(ApproxDP(1.0, 1e-6))
     PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0, accountant=acct).fit(X)
-    assert "row_norm 0.09" in acct.ledger[0].label and "second moment 0.65" in acct.ledger[0].label
+    assert "row_norm 0.09" in acct.ledger[0].label and "second moment 0.55" in acct.ledger[0].label
     with pytest.raises(dpm.BudgetExceededError):
         PrivateCovariance(epsilon=1.0, delta=1e-6, rng=1, accountant=acct).fit(X)
     assert len(acct.ledger) == 1
@@ -219,10 +219,12 @@ def test_standard_errors_and_intervals_are_in_the_estimates_units_with_private_s
     est = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=1).fit(Z)
     s = est.release_.column_scale
     ref = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=1, psd_floor=None).fit(Z)
-    lo, hi = ref.covariance_interval_
+    lo, hi = ref.covariance_noise_interval_
     assert np.all((lo <= ref.covariance_) & (ref.covariance_ <= hi))  # centred on the released entries
-    np.testing.assert_allclose(est.covariance_se_ / np.outer(s, s), est.covariance_se_[0, 0] / s[0] ** 2)
-    assert est.covariance_se_[1, 1] > 1e3 * est.covariance_se_[0, 0] > 1e3 * 1e3 * est.covariance_se_[2, 2]
+    se = est.covariance_noise_se_  # the noise's part of the error budget scales by s_i s_j
+    np.testing.assert_allclose(se / np.outer(s, s), se[0, 0] / s[0] ** 2)
+    assert se[1, 1] > 1e3 * se[0, 0] > 1e3 * 1e3 * se[2, 2]
+    assert np.all(est.covariance_se_ >= se)  # and the whole budget is at least the noise
 
 
 def test_pca_noise_is_in_the_eigenvalues_units_with_private_scales():

@@ -260,9 +260,9 @@ def test_a_dask_dataframe_given_to_transform_predict_score_is_checked_by_name():
 
 
 @pytest.mark.parametrize("make", [
-    lambda: PrivateCovariance(epsilon=1.0, delta=1e-6),
-    lambda: PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm="auto"),
-    lambda: PrivateGraphicalLasso(alpha="ebic", epsilon=1.0, delta=1e-6, row_norm="auto"),
+    lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0),
+    lambda: PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm="auto", rng=0),
+    lambda: PrivateGraphicalLasso(alpha="ebic", epsilon=1.0, delta=1e-6, row_norm="auto", rng=0),
 ])
 def test_a_failed_refit_leaves_the_old_fit_whole(make):
     # (hunt3) the refit read the new width, then failed: n_features_in_ = 3 beside a 5 x 5 covariance_.

@@ -70,3 +70,30 @@ def test_errors():
         project_psd(np.eye(2), floor="0")
     with pytest.raises(ValueError, match="NaN"):
         project_psd(np.full((2, 2), np.nan))
+
+
+def test_the_cholesky_shortcut_returns_what_eigh_alone_returns():
+    """Matrices clearly above the floor skip ``eigh``; the result is the same, also at and near the boundary."""
+    def by_eigh(S, floor):
+        S = (S + S.T) / 2
+        w, Q = np.linalg.eigh(S)
+        low = w < floor
+        if not low.any():
+            return S, 0
+        out = (Q * np.where(low, floor, w)) @ Q.T
+        return (out + out.T) / 2, int(low.sum())
+
+    rng = np.random.default_rng(7)
+    for t in range(400):
+        d = int(rng.integers(1, 25))
+        A = rng.standard_normal((d, d))
+        S = A @ A.T * rng.choice([1e-8, 1.0, 1e8])
+        floor = float(rng.choice([0.0, 1e-3, 1.0]))
+        if t % 4 == 1:
+            S = S - np.linalg.eigvalsh(S)[0] * np.eye(d)  # singular: the smallest eigenvalue at rounding level
+        elif t % 4 == 2:
+            S = S + rng.standard_normal((d, d)) * 0.1  # indefinite, and not symmetric
+        elif t % 4 == 3:  # the floor at the smallest eigenvalue, give or take an ulp
+            floor = max(0.0, float(np.linalg.eigvalsh((S + S.T) / 2)[0]) * (1 + rng.choice([-1e-15, 0.0, 1e-15])))
+        expected, got = by_eigh(S, floor), project_psd(S, floor)
+        assert got[1] == expected[1] and np.array_equal(got[0], expected[0])

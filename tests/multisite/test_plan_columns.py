@@ -12,7 +12,7 @@ import pytest
 from dpmoments.exceptions import NotPrivateWarning
 from dpmoments.multisite import InProcessTransport, Plan, deal_files, run_plan
 
-from ..cli.helpers import assert_one_line_error, cli
+from ..cli.helpers import assert_one_line_error, in_process
 
 SIZES = {"north": 40, "south": 60}
 
@@ -71,7 +71,8 @@ def test_a_site_whose_columns_are_in_another_order_gives_them_in_the_plans_order
     np.testing.assert_allclose(result.releases[0].second_moment, rows.T @ rows / len(rows), rtol=1e-12, atol=1e-14)
 
 
-def test_a_site_lacking_a_named_column_or_told_other_columns_is_refused_in_one_line(tmp_path):
+def test_a_site_lacking_a_named_column_or_told_other_columns_is_refused_in_one_line(tmp_path, capsys):
+    cli = in_process(capsys)  # refused before it serves: no subprocess needed
     _files(tmp_path, {"north": "a,b,d", "south": "a,c,b"})
     shares = deal_files(_plan(columns=["a", "b", "c"]), tmp_path / "shares", rng=0)
     base = ("site", "--share", shares["north"], "--superlink", "127.0.0.1:1", "--insecure")
@@ -82,7 +83,8 @@ def test_a_site_lacking_a_named_column_or_told_other_columns_is_refused_in_one_l
     assert_one_line_error(res, "--columns differs from the columns the plan names (a,b,c)")
 
 
-def test_the_noise_generator_writes_the_names_and_checks_them(tmp_path):
+def test_the_noise_generator_writes_the_names_and_checks_them(tmp_path, capsys):
+    cli = in_process(capsys)  # eight runs: in this process (a subprocess each cost 60 s on a loaded machine)
     sites = ",".join(f"{s}={n}" for s, n in SIZES.items())
     common = ("noise-generator", "--sites", sites, "--epsilon", 1, "--delta", "1e-5", "--row-norm", 1)
     res = cli(*common, "--columns", "a,b,c", "--out", tmp_path / "named")

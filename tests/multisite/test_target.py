@@ -59,6 +59,8 @@ def test_multi_release_analyses_meet_the_target_composed():
 
 def test_a_site_may_assume_more_colluders_than_the_dealer(tmp_path):
     """The site charges its budget with the larger of its own and the plan's colluders: more caution, never less."""
+    import dataclasses
+
     import numpy as np
 
     from dpmoments.multisite import Aggregator, Plan, Site, deal, deal_files
@@ -79,6 +81,7 @@ def test_a_site_may_assume_more_colluders_than_the_dealer(tmp_path):
     refused = cautious.answer(query)
     assert isinstance(refused, SiteError) and refused.code == "over-budget"
     assert cautious.ledger.refusals[-1]["reason"] == "over-budget"
+    plan = dataclasses.replace(plan, run_id="another-dealing")  # the shares answered above are not written out
     paths = deal_files(plan, tmp_path / "shares", rng=0)
     np.savetxt(tmp_path / "a.csv", X, delimiter=",", header="x,y,z", comments="")
     res = cli("site", "--name", "a", "--data", tmp_path / "a.csv", "--share", paths["a"], "--colluders", 3,

@@ -36,7 +36,7 @@ from .._version import __version__
 
 try:  # Ctrl-C while the command line imports: one line, exit 130 (see dpmoments._startup)
     from . import _signals
-    from ._args import CliError
+    from ._numbers import CliError
     from ._errors import EXIT_USAGE, describe_error, one_line
 except KeyboardInterrupt:
     stop_if_command_line()
@@ -124,7 +124,7 @@ def build_parser(only=None):
                         help="print a shell completion script and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMANDS if only is None else (only,):
+    for name in COMMANDS if only is None else (only,) if only else ():
         mod = _module(name)
         cmd = sub.add_parser(name.replace("_", "-"), help=mod.HELP, description=mod.DESCRIPTION,
                              epilog="examples:\n" + mod.EXAMPLES, formatter_class=_Formatter)
@@ -140,13 +140,19 @@ def build_parser(only=None):
 
 
 def _command_of(argv):
-    """The command ``argv`` names (its first word that is not an option), or ``None`` (then every parser is built)."""
+    """The command ``argv`` names (its first word that is not an option), or ``None`` (then every parser is built).
+
+    ``()`` for ``--version`` before any command: it prints a constant, and importing every command to build
+    parsers it never reads tripled its time.
+    """
     for word in argv:
         if not word.startswith("-"):
             name = word.replace("-", "_")
             return name if name in COMMANDS else None
         if word == "--completion":  # its value is a shell, not a command; it prints every command's parser
             return None
+        if word == "--version":
+            return ()
     return None
 
 
@@ -193,12 +199,12 @@ def main(argv=None):
 
 
 def _main(argv):
-    from . import _io
-    from ._output import RUN
-
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command_of(words))
     args = parser.parse_args(words, namespace=argparse.Namespace(argv=words))  # the words as typed, for the report
+    from . import _io
+    from ._output import RUN
+
     prog = f"dpmoments {args.command}"
     RUN.begin(args.command, inputs=_inputs(args), csv=getattr(args, "csv", False),
               figure_formats=getattr(args, "figure_format", None))

@@ -13,6 +13,7 @@ from typing import Optional
 from ..moments.counts import COUNT_SHARE
 from ..privacy.relations import NEIGHBOURS
 from ._choices import AUTO_HELP, HOW_TO_CHOOSE, Choices, add_choice_arguments, bound_or_auto, choices_of
+from ._ranges import add_ranges_arguments, ranges_of
 # The parsers the commands import from here, where they have always been (their home is _numbers).
 from ._numbers import (BOUND_MAX, CHUNK_MAX, CliError, _bound, _bounded_int, _delta,  # noqa: F401
                        _epsilon, _nonnegative_bound, _positive, _share, positive_int, seed_int)
@@ -99,15 +100,15 @@ def figure_formats(text):
     return formats
 
 
-def parse_columns(text):
+def parse_columns(text, option="--columns"):
     """``"a,b,3"`` -> ``["a", "b", 3]``: names, or 0-based positions when a token is an integer."""
     if text is None:
         return None
     tokens = [t.strip() for t in text.split(",")]
     if not all(tokens):
-        raise CliError(f"--columns has an empty name; got {text!r}")
+        raise CliError(f"{option} has an empty name; got {text!r}")
     if any(t.startswith("-") and t[1:].isdigit() for t in tokens):  # not Python's count from the end
-        raise CliError(f"--columns positions are 0-based (0 is the first column); got {text!r}")
+        raise CliError(f"{option} positions are 0-based (0 is the first column); got {text!r}")
     return [int(t) if t.isdigit() else t for t in tokens]
 
 
@@ -136,7 +137,10 @@ def add_input_arguments(parser, target=False, cluster=False):
     default = "all but --target" if target else "all"
     group.add_argument("--columns", metavar="A,B,...",
                        help=f"feature columns, in order: names or 0-based positions (default: {default}); files "
-                            "without names (.npy, .npz, --no-header) name their columns x0, x1, ...")
+                            "without names (.npy, .npz, --no-header) name their columns x0, x1, ...; text and "
+                            "categorical columns and a pandas index are left out of the default, with a note")
+    group.add_argument("--exclude", metavar="A,B,...",
+                       help="leave these columns (names or 0-based positions) out of the default selection")
     if target:
         group.add_argument("--target", metavar="COL", help="the response column (a name or a 0-based position)")
     add_format_arguments(group)
@@ -187,6 +191,8 @@ def add_privacy_arguments(parser, bound=True, secure=False, private=(), auto_def
                                     "column or one per column (default: none)")
         parser.set_defaults(private_choices=tuple(private))
         add_choice_arguments(group, center="center" in private, scale="scale" in private, sites=auto_help is not None)
+        if "scale" in private:
+            add_ranges_arguments(group)
     elif bound:
         group.add_argument("--row-norm", type=_bound, metavar="R",
                            help="the public L2 bound R on each (centred) row (required). Clipping: " + CLIPPING_HELP)
@@ -312,7 +318,8 @@ def privacy_options(args, n_features=None):
         row_norm = args.row_norm
         center = _center(_center_asked(args), n_features, "center" in getattr(args, "private_choices", ()))
     private = tuple(name for name, chosen in (("row_norm", row_norm == "auto"), ("scale", scale is not None),
-                                              ("center", center == "private")) if chosen)
+                                              ("center", center == "private"),
+                                              ("ranges", ranges_of(args) is not None)) if chosen)
     return ReleaseRequest(epsilon=args.epsilon, delta=args.delta if args.mechanism == "gaussian" else None,
                           mechanism=args.mechanism, neighbours=args.neighbours, calibration=args.calibration,
                           rng=args.seed, count_share=args.count_share,

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..estimators.summary import choices_lines, clipped_fraction  # noqa: F401 (the console's words, shared)
-from ..moments.auto_release import CLIPPED_WARNING, BoundBudget
-from ..moments.private_bounds import SearchRange
 from ._numbers import BOUND_MAX, CliError, _bound, _share
+from ._ranges import ranges_lines, ranges_of, ranges_report
 
 __all__ = ["AUTO_HELP", "bound_or_auto", "add_choice_arguments", "Choices", "choices_of", "check_choices",
            "bound_budget", "center_budget", "choices_report", "choices_lines"]
@@ -49,7 +48,9 @@ def bound_or_auto(text):
     try:
         float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
+        ranges = " (per-column ranges COL=LOW:HIGH are --ranges, on covariance, precision and pca)" \
+            if "=" in text else ""
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}{ranges}") from None
     return _bound(text)
 
 
@@ -125,6 +126,12 @@ class Choices:
     secure: bool = False
     offered: tuple = ()
     uncentred: bool = False
+    ranges: Optional[dict] = None  # --ranges / --ranges-file / --categories / --impute: PUBLIC, as given
+    clipping_bias: bool = False  # the analysis's intervals count the clipping-excess release (covariance, PCA)
+
+
+#: The commands whose intervals count the clipping-excess release (the library's estimators pay for it too).
+CLIPPING_COUNTED = ("covariance", "correlation", "pca")
 
 
 def choices_of(args, private=(), center=None):
@@ -136,7 +143,9 @@ def choices_of(args, private=(), center=None):
                    location_share=getattr(args, "location_share", None),
                    center=getattr(args, "center", None) if center is None else center,
                    secure=bool(getattr(args, "secure", False)),
-                   offered=tuple(n for n in SHARE_OPTIONS if hasattr(args, n)), uncentred=hasattr(args, "uncentred"))
+                   offered=tuple(n for n in SHARE_OPTIONS if hasattr(args, n)), uncentred=hasattr(args, "uncentred"),
+                   ranges=ranges_of(args),
+                   clipping_bias=getattr(args, "command", None) in CLIPPING_COUNTED)
 
 
 def _given(choices, *names):
@@ -167,10 +176,15 @@ def check_choices(choices):
 
 def bound_budget(choices):
     """The ``BoundBudget`` of ``--bound-share`` and ``--search-range`` (the library's defaults where not given)."""
+    from ..moments.auto_release import BoundBudget  # here: --help loads none of the private choices' modules
+    from ..moments.private_bounds import SearchRange
+
     share = BOUND_SHARE if choices.bound_share is None else choices.bound_share
     text = choices.search_range
     low, high = SEARCH if text is None else _search_range(text)
-    return BoundBudget(share=share, search=SearchRange(low, high))
+    # the clipping-excess release (moments/clipping_bias.py) only where the analysis's intervals count it
+    bias = BoundBudget.bias if choices.clipping_bias else 0.0
+    return BoundBudget(share=share, search=SearchRange(low, high), bias=bias)
 
 
 def center_budget(choices):
@@ -184,6 +198,8 @@ def center_budget(choices):
 
 def choices_report(parts, total, budget=None):
     """The report's ``private_choices`` block: each share, its guarantee and output, the total, the diagnostic."""
+    from ..moments.auto_release import CLIPPED_WARNING
+
     clipped = clipped_fraction(parts)
     block = {
         "parts": [p.to_dict() | {"guarantee_text": str(p.guarantee)} for p in parts],
@@ -203,13 +219,14 @@ def choices_report(parts, total, budget=None):
 
 def release_choices(release, choices):
     """``extra`` for the report of a second-moment run: ``{"private_choices": ...}``, or ``{}`` when none."""
+    ranged = ranges_report(choices.ranges, release)
     if not release.parts:
-        return {}
-    return {"private_choices": choices_report(release.parts, release.guarantee, bound_budget(choices))}
+        return ranged
+    return {"private_choices": choices_report(release.parts, release.guarantee, bound_budget(choices)), **ranged}
 
 
 def print_release_choices(release):
-    for line in choices_lines(release.parts, release.guarantee) if release.parts else ():
+    for line in ranges_lines(release) + (choices_lines(release.parts, release.guarantee) if release.parts else []):
         print(line)
 
 

@@ -60,8 +60,8 @@ def describe_error(exc):
 
     if isinstance(exc, CliError) or (isinstance(exc, USER_ERRORS) and _raised_by_us(exc)):
         return EXIT_USAGE, one_line(exc)
-    if isinstance(exc, OSError) and exc.strerror:
-        where = f": '{exc.filename}'" if exc.filename else ""
+    if isinstance(exc, OSError) and exc.strerror:  # the system's words for an errno hold no data
+        where = f": '{exc.filename}'" if exc.filename else f" (in {_origin(exc)}; --traceback shows where)"
         return EXIT_USAGE, f"{exc.strerror}{where}"
     if isinstance(exc, ArithmeticError):
         return EXIT_USAGE, (f"a number went out of the floating-point range ({type(exc).__name__}); check the size "

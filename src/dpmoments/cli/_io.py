@@ -13,6 +13,7 @@ apart two inputs that differ in one row.
 
 import csv
 import hashlib
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -20,21 +21,32 @@ import numpy as np
 
 from ..data import is_file_set, iter_chunks, open_table
 from ._args import CliError, parse_columns, parse_target, positive_int
+from ._ranges import categories_of, impute_of
 from ._output import check_destination, figures_ahead
 from ._progress import Progress
 
 __all__ = ["DataSource", "read_truth", "use_file_options", "chunk_rows", "DEFAULT_MAX_ROWS", "add_memory_arguments",
            "open_input", "fingerprint", "read_in_memory", "require_target"]
 
-_FILE_OPTIONS = {"delimiter": None, "header": True}
+_FILE_OPTIONS = {"delimiter": None, "header": True, "exclude": None, "categories": None, "impute": None}
+_NOTED = set()  # each note once per run, though a command may open a file twice
 _DELIMITERS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "space": " ", "pipe": "|"}
+
+
+def _option(name, by_name):
+    """A typed-column option of the run (``--categories``, ``--impute``), parsed now; none for a plan's site."""
+    parse = _FILE_OPTIONS[name]
+    return None if by_name or parse is None else parse()
 
 
 def use_file_options(args):
     """The run's ``--delimiter`` and ``--no-header``, applied to every data file it opens."""
     text = getattr(args, "delimiter", None)
     _FILE_OPTIONS.update(delimiter=None if text is None else _DELIMITERS.get(text.lower(), text),
-                         header=not getattr(args, "no_header", False))
+                         header=not getattr(args, "no_header", False), exclude=getattr(args, "exclude", None),
+                         categories=lambda: categories_of(args) or None,  # parsed in the run (its errors exit 2)
+                         impute=lambda: impute_of(args) or None)
+    _NOTED.clear()
 
 
 #: A CSV or Parquet file is parsed at most this many bytes of chunks ahead of the pass (128 MiB),
@@ -90,9 +102,14 @@ class DataSource:
             self._zarr = None
             try:
                 self._table = open_table(self.given if self.several else self.path, columns=self.columns,
-                                         target=self.target, delimiter=self.delimiter, header=self.header)
+                                         target=self.target, delimiter=self.delimiter, header=self.header,
+                                         exclude=None if by_name else parse_columns(_FILE_OPTIONS["exclude"], "--exclude"),
+                                         categories=_option("categories", by_name), impute=_option("impute", by_name))
             except (FileNotFoundError, ImportError) as exc:
                 raise CliError(str(exc)) from None
+            for note in [n for n in self._table.notes if n not in _NOTED]:  # what was left out, by name (the schema, public)
+                _NOTED.add(note)
+                print(f"dpmoments: note: {note}", file=sys.stderr)
             self.kind, self.all_names, self.total_rows = self._table.format, self._table.names, self._table.n_rows
             self.feature_names = self._table.feature_names
         self.n_rows = None

@@ -71,7 +71,7 @@ def _level(text):
     return value
 
 
-def add_uncertainty_arguments(parser, closed_form, auto_draws=None, limit=None, cost="1-2 s"):
+def add_uncertainty_arguments(parser, closed_form, auto_draws=None, limit=None, cost="1-2 s", target=False):
     """``--level``, and ``--draws`` where the analysis can be rerun on redrawn releases.
 
     ``closed_form``: what the closed forms give without draws. ``auto_draws``: what draws add, if
@@ -92,6 +92,10 @@ def add_uncertainty_arguments(parser, closed_form, auto_draws=None, limit=None, 
                                 f"analysis rerun on each (default auto = {auto})")
     group.add_argument("--level", type=_level, default=0.9, metavar="L",
                        help="coverage of every interval printed and written (default 0.9)")
+    if target:  # the analyses whose intervals count the error budget (estimators/error_budget.py)
+        group.add_argument("--intervals-for", choices=("population", "sample"), default="population",
+                           help="what the intervals hold: the population quantity (default; sampling counted, "
+                                "normal theory) or the value the analysis gives on these rows without privacy")
 
 
 def draws(args, n_features, auto, limit=None):

@@ -4,12 +4,11 @@ Order matters: the output destination and every option are checked before
 the data are touched, so a bad flag never costs a pass over a large file.
 """
 
+import functools
 import math
 
 import numpy as np
 
-from ..moments import moment_sensitivity, release_second_moment
-from ..moments.counts import split_budget, splits_in_rho
 from ..data import KeptPasses
 from ..privacy import calibrate_gaussian, calibrate_laplace
 from ._args import _epsilon, privacy_options, with_epsilon_grid
@@ -18,6 +17,7 @@ from ._cluster import ClusterSource, on_cluster, print_notes, scheduler_address
 from ._io import DataSource, chunk_rows
 from ._output import check_destination, figures_ahead
 from ._progress import Progress
+from ._ranges import ranges_of
 
 __all__ = ["second_moment_release", "expected_noise_error", "noise_sd", "epsilon_grid", "Rereadable"]
 
@@ -31,9 +31,12 @@ def second_moment_release(args, check=None):
     (:mod:`._cluster`); this process holds the partial sums only. ``check(source)``, if given, runs once
     the input is open and the privacy options are checked, before any pass.
     """
+    from ..moments import release_second_moment  # here: --help loads no release module
+
     out = getattr(args, "out", None)
     if out is not None:
         check_destination(out, args.force)
+    ranges_of(args)  # the ranges' own form, before the file is opened
     address = scheduler_address(args)
     if address is None:
         source = DataSource(args.data, args.columns, getattr(args, "target", None), meanwhile=figures_ahead(args))
@@ -61,12 +64,12 @@ def _release(source, args, check):
     if isinstance(source, ClusterSource):
         label = f"reading {source.path.name} on the cluster" + (" (one pass per private choice)" if private else "")
         with source.progress(label, None if private else source.total_rows, show):
-            release = _private_release(source.data, request) if private else \
+            release = _private_release(source.data, request, source.feature_names) if private else \
                 release_second_moment(source.data, **kwargs)
         return source, release, fingerprint, request
     if private:
         with Progress(f"reading {source.path.name} (one pass per private choice)", enabled=show) as bar:
-            release = _private_release(Rereadable(source, rows, bar), request)
+            release = _private_release(Rereadable(source, rows, bar), request, source.feature_names)
         return source, release, fingerprint, request
     with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=show) as bar:
         release = release_second_moment(source.chunks(rows, bar), chunk_size=rows, **kwargs)
@@ -89,12 +92,17 @@ class Rereadable:
         return iter(self.passes)
 
 
-def _private_release(data, request):
-    """The second moment with its bound, scales and centre chosen privately (moments.private_release)."""
+def _private_release(data, request, names):
+    """The second moment with its bound, scales and centre chosen privately (moments.private_release);
+    with ``--ranges``, its ranged columns' centres and scales given (moments.ranged_release)."""
     from ..moments.private_release import private_second_moment
+    from ..moments.ranged_release import ranged_second_moment
 
+    ranges = request.choices.ranges
+    release = private_second_moment if ranges is None else \
+        functools.partial(ranged_second_moment, ranges=ranges, names=names)
     with too_few_rows_hint(request.choices):
-        return private_second_moment(
+        return release(
             data, epsilon=request.epsilon, delta=request.delta, row_norm=request.row_norm,
             center=request.center, center_budget=center_budget(request.choices), scale=request.scale,
             bound_budget=bound_budget(request.choices), mechanism=request.mechanism, neighbours=request.neighbours,
@@ -116,6 +124,10 @@ def noise_sd(release, epsilon, delta):
     Under add-remove: the sums' noise at that epsilon's share, divided by the
     released noisy count (an estimate, like the release's own noise_scale).
     """
+    from ..privacy import calibrate_gaussian, calibrate_laplace
+    from ..moments import moment_sensitivity
+    from ..moments.counts import split_budget, splits_in_rho
+
     epsilon = _main_epsilon(release, epsilon, delta)
     laplace = release.mechanism in ("laplace", "discrete-laplace")
     n, per = (release.n, 1) if release.n_public else (None, release.n)

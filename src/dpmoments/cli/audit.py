@@ -17,9 +17,6 @@ import warnings
 import numpy as np
 
 from ..exceptions import NotPrivateWarning
-from ..mechanisms import gaussian_noise, laplace_noise, upper_triangle
-from ..moments import release_second_moment
-from ..testing import audit as run_audit
 from ._args import CliError, _bound, _bounded_int, add_format_arguments, add_privacy_arguments
 from ._io import DataSource
 from ._output import RUN, ResultsDir, check_destination
@@ -61,6 +58,9 @@ def add_arguments(parser):
 
 
 def run(args):
+    from ..mechanisms import gaussian_noise, laplace_noise
+    from ..testing import audit as run_audit
+
     _check(args)
     if args.out:
         check_destination(args.out, args.force)
@@ -115,6 +115,9 @@ def _release(X, args):
     with the count's and the sums' scales (the release publishes a function
     of these: auditing them audits at least as much).
     """
+    from ..moments import release_second_moment
+    from ..mechanisms import upper_triangle
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotPrivateWarning)
         exact = release_second_moment(X, epsilon=math.inf, row_norm=args.row_norm)
@@ -138,6 +141,8 @@ def _pair(args):
 
 def _worst_case(d, n, R, mechanism, neighbours):
     """The candidate pair whose statistics differ most in the mechanism's norm."""
+    from ..mechanisms import upper_triangle
+
     ones = np.full(d, R / math.sqrt(d))
     alt = ones * np.where(np.arange(d) % 2, -1.0, 1.0)
     e = np.eye(d) * R

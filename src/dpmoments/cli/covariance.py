@@ -48,7 +48,8 @@ def add_arguments(parser):
     add_uncentred_argument(parser, "release")
     parser.add_argument("--psd-floor", default="0", metavar="FLOOR",
                         help="eigenvalue floor of the PSD projection, or 'none' to keep the raw release (default 0)")
-    add_uncertainty_arguments(parser, closed_form="every entry's standard error and interval", auto_draws=False)
+    add_uncertainty_arguments(parser, closed_form="every entry's standard error and interval", auto_draws=False,
+                              target=True)
     add_output_arguments(parser)
 
 
@@ -73,7 +74,7 @@ def run(args):
     floor = psd_floor(args.psd_floor)
     check_uncentred(args)
     source, release, fingerprint, request = second_moment_release(args)
-    est = CovarianceFit(psd_floor=floor, level=args.level).fit_release(release)
+    est = CovarianceFit(psd_floor=floor, level=args.level, target=args.intervals_for).fit_release(release)
     names = source.feature_names
     what = statistic(release)
     noise = Noise(est)

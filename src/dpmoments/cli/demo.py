@@ -26,11 +26,9 @@ import time
 
 import numpy as np
 
-from ..datasets import load_sachs
 from ..estimators.glasso import glasso
 from ..estimators.graph import edge_matrix, partial_correlations, standardized, standardized_checked
 from ..metrics import tpr_fpr
-from ..moments import release_cross_moment, release_second_moment
 from ..privacy import Accountant, ApproxDP, compose
 from ._args import _delta, _epsilon, add_figure_arguments, seed_int
 from ._noise import add_uncertainty_arguments, draws
@@ -69,6 +67,8 @@ def add_arguments(parser):
 
 def private_release(X, epsilon, delta, seed):
     """Private mean (share MEAN_SHARE), then the second moment about it; both spent in one accountant."""
+    from ..moments import release_cross_moment, release_second_moment
+
     acct = Accountant(ApproxDP(epsilon, delta))
     # Two independent streams: fresh OS entropy each, or two seeds derived from --seed (reported "seeded").
     rng_mean, rng_cov = (None, None) if seed is None else (int(s) for s in np.random.SeedSequence(seed).generate_state(2))
@@ -85,6 +85,8 @@ def private_release(X, epsilon, delta, seed):
 
 def exact_release(X):
     """The non-private reference: exact mean, no clipping (a bound no row reaches)."""
+    from ..moments import release_second_moment
+
     import warnings
 
     from ..exceptions import NotPrivateWarning
@@ -96,6 +98,8 @@ def exact_release(X):
 
 
 def run(args):
+    from ..datasets import load_sachs
+
     t0 = time.perf_counter()
     check_destination(args.out, args.force)
     sachs = load_sachs()

@@ -7,7 +7,6 @@ via the aggregator).
 
 from ..multisite.protocols import PROTOCOLS
 from ..privacy.relations import NEIGHBOURS
-from ..multisite.analyses import ANALYSES as ANALYSIS_ROWS
 from ..multisite.columns import takes_response
 from ._args import CliError, _delta, _epsilon, parse_columns, positive_int
 from ._choices import add_choice_arguments, bound_or_auto, choices_of, too_few_rows_hint
@@ -155,6 +154,8 @@ def plan_columns(args):
                        f"got {args.columns!r}")
     if args.n_features is not None and args.n_features != len(names):
         raise CliError(f"--n-features {args.n_features} differs from the {len(names)} names of --columns")
+    from ..multisite.analyses import ANALYSES as ANALYSIS_ROWS  # here: the rows load the solvers; --help needs none
+
     rows = ANALYSIS_ROWS[args.analysis].rows
     if rows == "stm":
         raise CliError("--columns names a table's columns; --analysis tensor-stm reads word ids: leave it out")

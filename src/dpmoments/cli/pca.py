@@ -56,7 +56,8 @@ def add_arguments(parser):
     group.add_argument("--n-components", type=int, metavar="K", help="number of components (required)")
     add_uncertainty_arguments(parser, closed_form="the eigenvalues' standard errors and a bound on the subspace's "
                                                   "angle", auto_draws="each component's stability (its angle to "
-                                                                      "the redrawn components)", cost="under 1 s")
+                                                                      "the redrawn components)", cost="under 1 s",
+                              target=True)
     add_output_arguments(parser)
 
 
@@ -79,11 +80,11 @@ def run(args):
         args, check=lambda opened: check_components(args.n_components, opened.n_features))
     d = source.n_features
     k = check_components(args.n_components, d)
-    est = PCAFit(n_components=k, n_draws=draws(args, d, auto=True), level=args.level,
+    est = PCAFit(n_components=k, n_draws=draws(args, d, auto=True), level=args.level, target=args.intervals_for,
                  rng=args.seed).fit_release(release)
     names = source.feature_names
     floor = noise_floor(release)
-    eig = spectrum(release, k)
+    eig = spectrum(release, k, est)
     analysis = pca_analysis(est, floor, eig)
     with ResultsDir(args.out, args.force) as res:
         save_pca(res, est, names, floor)

@@ -66,7 +66,7 @@ def checked(blocks, where, labels, row_text):
         if bad.any():
             r, c = (int(i) for i in np.argwhere(bad)[0])
             raise ValueError(f"{where}: missing or non-finite value in column {labels[c]} at {row_text(start + r)}; "
-                             "remove or impute it first.")
+                             "remove it, or impute a public value (impute=; --impute COL=VALUE).")
         total += block.shape[0]
         yield start, block
     if total == 0:

@@ -19,6 +19,8 @@ import io
 
 import numpy as np
 
+from .columns import one_hot_block
+
 __all__ = ["CsvFile", "COMPRESSIONS"]
 
 COMPRESSIONS = {".gz": gzip.open, ".bz2": bz2.open}
@@ -44,7 +46,7 @@ class CsvFile:
     def __init__(self, path, where, *, delimiter, header, compression):
         self.path, self.where, self.delimiter, self.header = path, where, delimiter, header
         self.compression = compression
-        first, longest = self._first_record()
+        (first, second), longest = self._first_records()
         if first is None:
             raise ValueError(f"{where} is empty: expected " + ("a header row naming the columns." if header
                                                                   else "rows of numbers."))
@@ -53,33 +55,46 @@ class CsvFile:
                 if sep in first[0]:
                     raise ValueError(f"{where} has a single column whose name contains {name}: is it separated by "
                                      f"{name}? Give the delimiter (--delimiter {name}; delimiter= in the API).")
-        self.names = list(first) if header else [f"x{j}" for j in range(len(first))]
+        # pandas' to_csv writes its index as an unnamed first column: row labels, not data (dropped, noted)
+        self.skip = int(bool(header) and len(first) > 1 and first[0].strip() == "")
+        self.notes = [f"{where}: its unnamed first column is a pandas index (row labels), left out"] \
+            if self.skip else []
+        self.names = list(first[self.skip:]) if header else [f"x{j}" for j in range(len(first))]
+        data = second if header else first
+        # A column's type is the file's schema, read from its first data row (docs/cli.md, "Typed columns")
+        self.text_columns = {j for j, cell in enumerate((data or [])[self.skip:]) if not _numeric(cell)}
         self.block_size = max(_MIN_BLOCK, 8 * longest)
 
-    def _first_record(self):
-        """The first record and the longest of the first lines (in characters), read with the file named."""
+    def _first_records(self):
+        """The first two records and the longest of the first lines (in characters), read with the file named."""
         try:
             with _text(self.path, self.compression) as f:
                 reader = csv.reader(f, delimiter=self.delimiter)
                 first = next((r for r in reader if r), None)
+                second = next((r for r in reader if r), None)
                 longest = max((len(line) for _, line in zip(range(64), f)), default=0)
         except UnicodeDecodeError:
             raise ValueError(f"{self.where} is not UTF-8 text (in its first lines); save it as UTF-8.") from None
         except (OSError, EOFError, csv.Error) as exc:
             raise ValueError(f"{self.where} could not be read as delimited text ({_kind(exc)}).") from None
-        return first, max(longest, sum(len(c) + 1 for c in first or []))
+        return (first, second), max(longest, sum(len(c) + 1 for c in first or []))
 
-    def blocks(self, used, chunk_size=None):
-        """``(start_row, block)`` of the ``used`` column positions, in that order (blocks of pyarrow's size)."""
+    def blocks(self, used, chunk_size=None, categorical=None):
+        """``(start_row, block)`` of the ``used`` column positions, in that order (blocks of pyarrow's size).
+
+        ``categorical``: ``{position: levels}`` of columns read as text and one-hot encoded
+        (:func:`~dpmoments.data.columns.one_hot_block`)."""
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
-        keys = [f"f{j}" for j in used]
+        keys = [f"f{j + self.skip}" for j in used]
+        text = {f"f{j + self.skip}": levels for j, levels in (categorical or {}).items()}
         options = dict(
             read_options=pacsv.ReadOptions(block_size=self.block_size, skip_rows=1 if self.header else 0,
                                            autogenerate_column_names=True),
             parse_options=pacsv.ParseOptions(delimiter=self.delimiter),
-            convert_options=pacsv.ConvertOptions(column_types={k: pa.float64() for k in keys}, include_columns=keys),
+            convert_options=pacsv.ConvertOptions(column_types={k: pa.string() if k in text else pa.float64()
+                                                               for k in keys}, include_columns=keys),
         )
         reader, start = None, 0
         while True:
@@ -90,15 +105,15 @@ class CsvFile:
             except StopIteration:
                 return
             except (pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError):
-                raise self.locate(used) from None
+                raise self.locate(used, categorical) from None
             except OSError as exc:
                 raise ValueError(f"{self.where} could not be read ({_kind(exc)}).") from None
-            yield start, _rows(batch, keys)
+            yield start, one_hot_block(batch, keys, text, _rows) if text else _rows(batch, keys)
             start += batch.num_rows
 
-    def locate(self, used):
+    def locate(self, used, categorical=None):
         """The precise error for a block pyarrow refused: line and column, never the cell."""
-        n, reader = len(self.names), None
+        n, reader = len(self.names) + self.skip, None
         line = lambda: reader.line_num if reader is not None else 1  # noqa: E731
         try:
             with _text(self.path, self.compression) as f:
@@ -114,8 +129,8 @@ class CsvFile:
                         what = "the header has" if self.header else "the first line has"
                         return ValueError(f"{self.where}: line {reader.line_num} has {len(row)} field(s) but {what} "
                                           f"{n}; check the delimiter and the quoting.")
-                    for j in used:
-                        if not _numeric(row[j]):
+                    for j in (j for j in used if j not in (categorical or {})):
+                        if not _numeric(row[j + self.skip]):
                             return ValueError(f"{self.where}: the value in column {self.names[j]!r} at line "
                                               f"{reader.line_num} is not a number.")
         except UnicodeDecodeError:

@@ -96,6 +96,10 @@ class FileSet:
         data_names = [n for n in first.names if n not in self.partition_names]
         self.names = data_names + list(self.partition_names)
         self.types = dict(getattr(first, "types", {}))
+        # Text columns (left out of the default selection by the Table): the files' own, and partitions of words.
+        self.text_columns = set(getattr(first, "text_columns", ())) | {
+            len(data_names) + k for k, name in enumerate(self.partition_names)
+            if not all(isinstance(m.partition.get(name), (int, float, np.integer, np.floating)) for m in self.members)}
         self.n_rows = 0
         for m in self.members:
             b = first if m is self.members[0] else self._backend(m)
@@ -104,7 +108,7 @@ class FileSet:
                                  f"{self.where} must have the same columns.")
             rows = getattr(b, "n_rows", None)
             self.n_rows = None if rows is None or self.n_rows is None else self.n_rows + rows
-        self.notes = []
+        self.notes, self.impute = [], False
 
     def _backend(self, member):
         return self._open(member)
@@ -128,24 +132,36 @@ class FileSet:
             elif name in types:
                 check_parquet_type(name, types[name], self.where)
 
-    def blocks(self, used, chunk_size):
+    def blocks(self, used, chunk_size, categorical=None):
         """``(start, block)`` over every file in turn; a file's own problems are named with its path and row."""
+        if categorical and any(self.names[j] in self.partition_names for j in categorical):
+            raise ValueError(f"{self.where}: 'categories' apply to the files' columns, not to a partition column.")
         names = [self.names[j] for j in used]
         start = 0
         for m in self.members:
-            for _, block in self.member_blocks(m, names, chunk_size):
+            for _, block in self.member_blocks(m, names, chunk_size, categorical):
                 yield start, block
                 start += block.shape[0]
 
-    def member_blocks(self, member, names, chunk_size):
+    def member_blocks(self, member, names, chunk_size, categorical=None):
         """One file's ``(start, block)`` of the named columns (partition columns filled with its values)."""
         backend = self._backend(member)
         own = [n for n in names if n not in self.partition_names]
         index = [backend.names.index(n) for n in own]
         labels = [repr(n) for n in own]
         row_text = lambda r: f"row {r} (0-based) of that file"  # noqa: E731
-        stream = backend.blocks(index, chunk_size) if own else _row_counts(backend, chunk_size)
-        for s, block in checked(stream, member.where, labels, row_text) if own else stream:
+        if not own:
+            stream = _row_counts(backend, chunk_size)
+        elif categorical:  # one-hot columns: the Table names its own problems (the levels are public)
+            if len(own) != len(names):
+                raise ValueError(f"{self.where}: 'categories' with a partition column chosen are not supported; "
+                                 "leave the partition column out.")
+            stream = backend.blocks(index, chunk_size, categorical=categorical)
+        elif self.impute:  # missing values are the Table's to fill before it checks
+            stream = backend.blocks(index, chunk_size)
+        else:
+            stream = checked(backend.blocks(index, chunk_size), member.where, labels, row_text)
+        for s, block in stream:
             if len(own) != len(names):
                 full = np.empty((block.shape[0], len(names)))
                 for k, n in enumerate(names):

@@ -33,18 +33,21 @@ from pathlib import Path
 
 import numpy as np
 
-from ._chunking import checked, read_ahead, rebatch, resolve_columns, split
-from ._csv import CsvFile, _kind
-from .formats import EXTENSIONS, check_parquet_type, format_of
+from ._chunking import checked, read_ahead, rebatch, split
+from .columns import (MISSING_SUFFIX, check_categories, check_impute, impute_block, one_hot_block, one_hot_names,
+                      select_features)
+from ._csv import COMPRESSIONS, CsvFile, _kind
 
 __all__ = ["open_table", "Table", "EXTENSIONS", "same_file_version"]
 
+EXTENSIONS = (".csv", ".tsv", ".parquet", ".pq", ".npy", ".npz")
 _TEXT = {"csv": ",", "tsv": "\t"}
 # Dense rows of a sparse block: about 64 MiB of float64 at most.
 _DENSE_ELEMENTS = 1 << 23
 
 
-def open_table(path, *, columns=None, target=None, delimiter=None, header=True):
+def open_table(path, *, columns=None, target=None, delimiter=None, header=True, exclude=None, categories=None,
+               impute=None):
     """Open a data file and check its columns (nothing but the header or schema is read).
 
     Parameters
@@ -62,6 +65,20 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True):
         for ``.csv``, tab for ``.tsv``).
     header : bool, default=True
         Whether a text file's first row names the columns.
+    exclude : sequence of str or int, optional
+        Columns left out of the default selection (with ``columns=None``).
+        Text and categorical columns are left out of it too, and a pandas
+        index (an unnamed first CSV column, a Parquet index) is not a column;
+        ``Table.notes`` says so in one line each (:mod:`dpmoments.data.columns`).
+    categories : dict, optional
+        ``{column: [level, ...]}``: PUBLIC levels of text columns (CSV or
+        Parquet), each column read as text and replaced by one 0/1 column per
+        level, named ``column=level`` (:mod:`dpmoments.data.columns`: a row
+        changes at most two of them).
+    impute : dict, optional
+        ``{column: value}``: a missing value of a feature column is replaced by
+        that PUBLIC value and an indicator column ``column:missing`` follows it
+        (:mod:`dpmoments.data.columns`). Without it, missing values are refused.
 
     Returns
     -------
@@ -84,11 +101,14 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True):
     from .file_sets import is_file_set
 
     if is_file_set(path):
-        return _open_file_set(path, columns, target, delimiter, header)
+        return _open_file_set(path, columns, target, delimiter, header, exclude, categories, impute)
     path = Path(path)
     where = f"file '{path}'"
     kind, compression = _format(path)
-    return Table(path, kind, _backend(path, where, kind, compression, delimiter, header), columns, target)
+    backend = _backend(path, where, kind, compression, delimiter, header)
+    if categories and kind not in ("csv", "tsv", "parquet"):
+        raise ValueError(f"'categories' (--categories) apply to CSV and Parquet files; {where} is {kind}.")
+    return Table(path, kind, backend, columns, target, exclude, categories, impute)
 
 
 def _backend(path, where, kind, compression, delimiter, header, source=None):
@@ -101,20 +121,23 @@ def _backend(path, where, kind, compression, delimiter, header, source=None):
         backend = CsvFile(path, where, delimiter=delimiter or _TEXT[kind], header=bool(header),
                           compression=compression)
         _refuse_numeric_names(backend.names, where, header)
-        return backend
-    if not header:
+    elif not header:
         raise ValueError(f"reading without a header (--no-header; header=False) applies to .csv/.tsv files; {where} "
                          f"is {kind}.")
-    if source is not None:
+    elif source is not None:
         if kind != "parquet":
             raise ValueError(f"{where}: only Parquet is read from a URL; got {kind}.")
-        return _Parquet(path, where, source)
-    return {"npy": _Npy, "parquet": _Parquet, "npz": _Npz}[kind](path, where)
+        backend = _Parquet(path, where, source)
+    else:
+        backend = {"npy": _Npy, "parquet": _Parquet, "npz": _Npz}[kind](path, where)
+    return backend
 
 
-def _open_file_set(source, columns, target, delimiter, header):
-    """A directory, glob, list of files or URL as one :class:`Table` (:mod:`.file_sets`)."""
+def _open_file_set(source, columns, target, delimiter, header, exclude, categories, impute):
+    """A directory, glob, list of files or URL as one :class:`Table` (:mod:`.file_sets`); hive partition
+    columns are left out of the default selection, with a note."""
     from .file_sets import FileSet, describe, open_input
+    from .formats import format_of
 
     def open_member(member):
         kind, compression = format_of(member.path, member.where)
@@ -122,11 +145,11 @@ def _open_file_set(source, columns, target, delimiter, header):
         return _backend(member.path, member.where, kind, compression, delimiter, header, remote)
 
     files = FileSet(source, open_member=open_member)
-    if columns is None:
-        name = files.names[target] if isinstance(target, int) and -len(files.names) <= target < len(files.names) \
-            else target
-        columns = files.default_columns(name)
-    return Table(describe(source), files.format, files, columns, target)
+    files.impute = bool(impute)
+    if columns is None and files.partition_names:
+        files.default_columns(None)  # its note
+        exclude = list(exclude or []) + [n for n in files.partition_names if n not in (exclude or [])]
+    return Table(describe(source), files.format, files, columns, target, exclude, categories, impute)
 
 
 def _format(path):
@@ -140,7 +163,13 @@ def _format(path):
     if not stat.S_ISREG(mode):
         raise ValueError(f"'{path}' is not a regular file (a named pipe, socket or device?): it is read more than "
                          "once (checked, then streamed), so save the data to a file first.")
-    return format_of(path, f"'{path}'")
+    suffixes = [s.lower() for s in path.suffixes] or [""]
+    compression = suffixes[-1] if suffixes[-1] in COMPRESSIONS else None
+    ext = (suffixes[-2] if len(suffixes) > 1 else "") if compression else suffixes[-1]
+    if ext not in EXTENSIONS or (compression and ext not in (".csv", ".tsv")):
+        raise ValueError(f"Cannot read '{path}': unknown extension {''.join(path.suffixes[-2:])!r}; supported: "
+                         f"{', '.join(EXTENSIONS)} (.csv and .tsv also compressed as .gz or .bz2).")
+    return {".pq": "parquet"}.get(ext, ext[1:]), compression
 
 
 def _refuse_numeric_names(names, where, header):
@@ -177,14 +206,22 @@ class Table:
         The number of rows when known without reading the data (not for text files).
     """
 
-    def __init__(self, path, kind, backend, columns, target):
+    def __init__(self, path, kind, backend, columns, target, exclude=None, categories=None, impute=None):
         self.path, self.format, self._backend = path, kind, backend
         pinned, now = getattr(_VERSIONS, "stamps", None), _stamp(path)
         # Within one fit every pass compares the file with the version its first pass opened.
         self._stamp = now if pinned is None else pinned.setdefault(os.path.abspath(path), now)
         self.names = list(backend.names)
         where = f"file '{path}'"
-        feats, t = resolve_columns(columns, target, self.names, len(self.names), where)
+        self._categorical = check_categories(categories, self.names, where)
+        text = set(getattr(backend, "text_columns", ())) - set(self._categorical)
+        feats, t, notes = select_features(columns, target, self.names, where, exclude=exclude, text_columns=text)
+        if t in self._categorical:
+            raise ValueError(f"{where}: the target {self.names[t]!r} cannot be a categorical column.")
+        missing = [self.names[j] for j in self._categorical if j not in feats]
+        if missing:
+            raise ValueError(f"{where}: 'categories' names column {missing[0]!r}, which is not a selected feature.")
+        self.notes = list(getattr(backend, "notes", [])) + notes
         self._used = feats + ([] if t is None else [t])
         counts = collections.Counter(self.names)  # once: a count per column was quadratic in the width
         for j in self._used:
@@ -193,11 +230,33 @@ class Table:
             if counts[self.names[j]] > 1:
                 raise ValueError(f"{where}: the header names column {self.names[j]!r} more than once.")
         if hasattr(backend, "check"):
-            backend.check(self._used)
-        self._n_feats, self._has_y = len(feats), t is not None
-        self.feature_names = [self.names[j] for j in feats]
+            backend.check([j for j in self._used if j not in self._categorical])
+        self._impute = check_impute(impute, self.names, feats, where)
+        bad = set(self._impute) & set(self._categorical)
+        if bad:
+            raise ValueError(f"{where}: column {self.names[bad.pop()]!r} is categorical; a missing level already "
+                             "sets its indicators to 0, so it takes no 'impute'.")
+        self._columns = [self._expanded(j) for j in self._used]  # the block's column names, one-hot expanded
+        self.feature_names = [name for j in feats for name in self._expanded(j)]
+        self._n_feats, self._has_y = len(self.feature_names), t is not None
         self.target_name = None if t is None else self.names[t]
         self.n_rows = getattr(backend, "n_rows", None)
+
+    def _expanded(self, j):
+        levels = self._categorical.get(j)
+        if levels is not None:
+            return one_hot_names(self.names[j], levels)
+        return [self.names[j]] + ([self.names[j] + MISSING_SUFFIX] if j in self._impute else [])
+
+    def _imputed(self, blocks):
+        """The blocks with each imputed column completed and its indicator inserted after it."""
+        at, where = {}, 0
+        for j in self._used:  # block positions before imputation
+            if j in self._impute:
+                at[where] = self._impute[j]
+            where += len(self._categorical.get(j, [None]))
+        for start, block in blocks:
+            yield start, impute_block(block, at)
 
     @property
     def n_features(self):
@@ -210,11 +269,13 @@ class Table:
         so that the caller's work on a chunk overlaps the parsing of the next.
         """
         where = f"file '{self.path}'"
-        labels = [repr(self.names[j]) for j in self._used]
+        labels = [repr(name) for names in self._columns for name in names]
         text = self.format in _TEXT
         row_text = (lambda r: f"data row {r + 1} (1-based, header excluded)") if text and self._backend.header \
             else (lambda r: f"row {r + 1} (1-based)") if text else (lambda r: f"row {r} (0-based)")
-        blocks = checked(self._backend.blocks(self._used, chunk_size), where, labels, row_text)
+        blocks = self._backend.blocks(self._used, chunk_size, categorical=self._categorical) if self._categorical \
+            else self._backend.blocks(self._used, chunk_size)
+        blocks = checked(self._imputed(blocks) if self._impute else blocks, where, labels, row_text)
         chunks = rebatch(blocks, chunk_size)
         return self._unchanged(split(read_ahead(chunks, ahead) if ahead > 0 else chunks, list(range(self._n_feats)),
                                      self._n_feats if self._has_y else None))
@@ -327,6 +388,16 @@ def _pandas_index(schema):
     return {name for name in index if isinstance(name, str)} if isinstance(index, list) else set()  # a RangeIndex is stored as a dict, not a column
 
 
+def _numeric_type(kind):
+    """A Parquet column of numbers (a dictionary of numbers too), as opposed to text, dates, ..."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind) \
+        or pa.types.is_decimal(kind)
+
+
 class _Parquet:
     def __init__(self, path, where, source=None):
         try:
@@ -345,15 +416,20 @@ class _Parquet:
         self.names = [name for name in schema.names if name not in index]
         self.n_rows, self.where = self.file.metadata.num_rows, where
         self.types = {name: schema.field(name).type for name in self.names}
+        self.text_columns = {j for j, name in enumerate(self.names) if not _numeric_type(self.types[name])}
+        self.notes = [f"{where}: its pandas index ({', '.join(sorted(index))}) is row labels, left out"] \
+            if index else []
 
     def check(self, used):
         for name in (self.names[j] for j in used):
-            check_parquet_type(name, self.types[name], self.where)
+            if not _numeric_type(self.types[name]):
+                raise ValueError(f"{self.where}: column {name!r} has type {self.types[name]}; expected numbers.")
 
-    def blocks(self, used, chunk_size):
+    def blocks(self, used, chunk_size, categorical=None):
         import pyarrow as pa
 
         names = [self.names[j] for j in used]
+        text = {self.names[j]: levels for j, levels in (categorical or {}).items()}
         start, batches = 0, self.file.iter_batches(batch_size=chunk_size, columns=names)
         while True:
             try:
@@ -363,12 +439,17 @@ class _Parquet:
             except (pa.ArrowException, OSError):
                 raise ValueError(f"{self.where}: damaged Parquet data after row {start}.") from None
             # unsafe: an int64 beyond 2^53 becomes its nearest double, as numpy converts one (a safe cast refused it)
-            columns = [batch.column(name).cast(pa.float64(), safe=False) for name in names]
+            columns = [batch.column(name) if name in text else batch.column(name).cast(pa.float64(), safe=False)
+                       for name in names]
             # One row-major float64 block, a null as NaN (refused downstream as missing). Not Array.to_numpy:
             # pyarrow imports pandas for it when pandas is installed, 1.3-1.8 s of a command's start.
-            block = pa.RecordBatch.from_arrays(columns, names=names).to_tensor(null_to_nan=True, row_major=True)
-            yield start, block.to_numpy()
+            batch = pa.RecordBatch.from_arrays(columns, names=names)
+            yield start, one_hot_block(batch, names, text, _tensor) if text else _tensor(batch, names)
             start += batch.num_rows
+
+
+def _tensor(batch, names):
+    return batch.to_tensor(null_to_nan=True, row_major=True).to_numpy()
 
 
 class _Npz:

@@ -10,16 +10,15 @@
   offline from files shipped inside the package.
 """
 
-from .mixtures import Mixture, make_mog, make_single_topic
-from .precision_models import (
-    ar_precision,
-    cai_precision,
-    make_precision_data,
-    max_norm_scale,
-    sample_gaussian,
-    su_model,
-)
-from .sachs import SachsData, load_sachs
+from .. import _lazy
+
+# Imported on first use: a generator of one model does not load every model's SciPy modules.
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "mixtures": ("Mixture", "make_mog", "make_single_topic"),
+    "precision_models": ("ar_precision", "cai_precision", "make_precision_data", "max_norm_scale", "sample_gaussian",
+                         "su_model"),
+    "sachs": ("SachsData", "load_sachs"),
+})
 
 __all__ = [
     "su_model",

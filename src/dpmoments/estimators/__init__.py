@@ -6,33 +6,24 @@ what needs none of them (the command line fits their scikit-learn-free cores, e.
 :class:`~dpmoments.estimators.covariance.CovarianceFit`) does not pay for it.
 """
 
-from ._budget import IRLSBudget, irls_budget
-from ._moment_base import CenterBudget
-from .selection import alpha_grid, ebic, noise_floor
+from .. import _lazy
 
-# name -> the module that defines it (each of them imports scikit-learn, or builds on it on first use)
+# Imported on first use: the Private* classes import scikit-learn (or build on it on first use), and a command
+# that imports one core (``estimators.graph``, ``CovarianceFit``) loads none of the others.
 _LAZY = {
-    "PrivateCovariance": "covariance", "PrivateCorrelation": "correlation", "PrivateGraphicalLasso": "precision", "PrivateRidgePrecision": "precision",
-    "PrivateIRLS": "irls", "PrivateModelSelection": "model_selection", "PrivatePCA": "pca",
-    **{name: "tensor" for name in ("PrivateTensorDecomposition", "TensorBudget", "TensorMoments",
-                                   "noisy_tensor_power_method", "release_mog_moments", "release_topic_moments")},
+    "_budget": ("IRLSBudget", "irls_budget"),
+    "_moment_base": ("CenterBudget",),
+    "selection": ("alpha_grid", "ebic", "noise_floor"),
+    "covariance": ("PrivateCovariance",),
+    "correlation": ("PrivateCorrelation",),
+    "precision": ("PrivateGraphicalLasso", "PrivateRidgePrecision"),
+    "irls": ("PrivateIRLS",),
+    "model_selection": ("PrivateModelSelection",),
+    "pca": ("PrivatePCA",),
+    "tensor": ("PrivateTensorDecomposition", "TensorBudget", "TensorMoments", "noisy_tensor_power_method",
+               "release_mog_moments", "release_topic_moments"),
 }
-
-
-def __getattr__(name):
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import correlation, covariance, irls, model_selection, pca, precision, tensor
-
-    modules = {"correlation": correlation, "covariance": covariance, "irls": irls, "model_selection": model_selection, "pca": pca,
-               "precision": precision, "tensor": tensor}
-    value = getattr(modules[_LAZY[name]], name)
-    globals()[name] = value  # the next look-up is an ordinary attribute
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

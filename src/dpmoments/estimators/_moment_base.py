@@ -8,7 +8,9 @@ private centre, ``row_norm="auto"`` and ``scale="private"`` go through
 :func:`~dpmoments.moments.private_release.private_second_moment`.
 """
 
+import dataclasses
 import math
+import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -16,12 +18,14 @@ import numpy as np
 
 from .._rng import noise_source
 from .._validation import check_nonnegative, check_option
+from ..data.frames import labelled
 from ..moments import Release, release_second_moment
-from ..moments.auto_release import is_auto
+from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import PureDP, Uncertified, check_accountant
 from ._conventions import fit_input, name_of, privacy_report, release_input, release_noise, require_for_fit
 from ..moments.private_release import needs_private_choices, planned_second_moment_guarantee, private_second_moment
 from ..data import as_source
+from ..moments.ranged_release import ranged_second_moment
 
 __all__ = ["CenterBudget", "MomentEstimator"]
 
@@ -114,7 +118,12 @@ class MomentEstimator:
         self._check_affordable()
         kwargs = dict(row_norm=self.row_norm, mechanism=self.mechanism, neighbours=self.neighbours,
                       calibration=self.calibration, count_share=self.count_share)
-        if self._private_choices():
+        if self._private_choices() and getattr(self, "ranges", None) is not None:
+            release = ranged_second_moment(X, self.ranges, self._column_names(X), epsilon=self.epsilon,
+                                           delta=self.delta, center=self.center, center_budget=self._center_budget(),
+                                           scale=self._scale(), bound_budget=self._bound_budget(), rng=self.rng,
+                                           **kwargs)
+        elif self._private_choices():
             release = private_second_moment(X, epsilon=self.epsilon, delta=self.delta, center=self.center,
                                             center_budget=self._center_budget(), scale=self._scale(),
                                             bound_budget=self._bound_budget(), rng=self.rng, **kwargs)
@@ -124,11 +133,43 @@ class MomentEstimator:
         self._spend(release)
         return release
 
+    def labelled(self, attribute="covariance_"):
+        """A fitted attribute (``covariance_``, ``precision_``, ``location_``, ``components_``, ...) as a
+        pandas ``DataFrame`` or ``Series`` labelled by the input's column names (``x0, x1, ...`` without
+        names; one-hot and imputed columns by their ``col=level`` / ``col:missing`` names). Needs pandas.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, warnings
+        >>> from dpmoments.estimators import PrivateCovariance
+        >>> df = pd.DataFrame(np.random.default_rng(0).normal(size=(5000, 2)), columns=["age", "income"])
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     est = PrivateCovariance(epsilon=1, delta=1e-6, rng=0).fit(df)
+        >>> list(est.labelled("covariance_").columns)
+        ['age', 'income']
+        """
+        if not hasattr(self, attribute):
+            raise AttributeError(f"{type(self).__name__} has no fitted attribute {attribute!r}; fit it first.")
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            names = [f"x{j}" for j in range(self.n_features_in_)]
+        return labelled(getattr(self, attribute), names, attribute)
+
+    def _column_names(self, X):
+        """The feature columns' names, which ``ranges`` may use: the frame's, the file's, else x0, x1, ..."""
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            source = as_source(X)
+            names = source.feature_names or [f"x{j}" for j in range(source.n_features)]
+        return [str(n) for n in names]
+
     def _private_choices(self):
         """Is anything chosen privately (a centre, scales, a row bound)? Checks the options first."""
         if isinstance(self.center, str) and self.center != "private":
             raise ValueError(f"'center' must be None, a public vector or 'private'; got {self.center!r}.")
-        private = needs_private_choices(self.row_norm, self.center, self._scale())
+        private = needs_private_choices(self.row_norm, self.center, self._scale()) or \
+            getattr(self, "ranges", None) is not None
         if private and self.mechanism not in ("gaussian", "laplace"):
             what = "center='private'" if isinstance(self.center, str) else \
                 "row_norm='auto' (the default)" if is_auto(self.row_norm) and self._scale() is None else \
@@ -147,8 +188,14 @@ class MomentEstimator:
     def _scale(self):
         return getattr(self, "scale", None)
 
+    _counts_clipping = False  # do this estimator's intervals count the clipping-excess release (error_budget.py)?
+
     def _bound_budget(self):
-        return getattr(self, "bound_budget", 0.1)
+        """The bound's budget; without the clipping-excess release where the intervals would not use it."""
+        budget = getattr(self, "bound_budget", 0.1)
+        if self._counts_clipping or not is_auto(self.row_norm):
+            return budget
+        return dataclasses.replace(as_bound_budget(budget), bias=0.0)
 
     # -- the budget -------------------------------------------------------------
     def _planned_guarantee(self):
@@ -158,7 +205,7 @@ class MomentEstimator:
         return planned_second_moment_guarantee(
             self.epsilon, self.delta, mechanism=self.mechanism, calibration=self.calibration,
             neighbours=self.neighbours, count_share=self.count_share, row_norm=self.row_norm, center=self.center,
-            scale=self._scale())
+            scale=self._scale() or ("private" if getattr(self, "ranges", None) is not None else None))
 
     def _accountant(self):
         return check_accountant(self.accountant)

@@ -10,7 +10,6 @@ law and the bootstrap, docs/uncertainty.md for what each number means.
 import math
 
 import numpy as np
-from scipy import linalg
 
 from ..solvers.eigen import top_eigenpairs
 from .diagnostics import Diagnostics, check_centre, check_matrix, in_data_units, largest_noise
@@ -99,6 +98,8 @@ def _pca_draws(release, k, method, n_draws, rng):
 
 def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
     """Eigenvalue errors, which components stand above the noise, and how stable the components are."""
+    from scipy import linalg  # here: a covariance command never loads scipy.linalg (0.4 CPU-s)
+
     level, n_draws, law = check_level(level), check_draws(n_draws), noise_law(release)
     d, k, diag = release.n_features, est.n_components_, Diagnostics(owner)
     check_centre(release, diag)

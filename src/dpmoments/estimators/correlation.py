@@ -167,7 +167,8 @@ class CorrelationFit(CovarianceFit):
         noise_se = getattr(self, "covariance_noise_se_", None)
         if noise_se is None:
             return np.ones((d, d))
-        ratio = np.divide(self.covariance_se_, noise_se, out=np.ones((d, d)), where=noise_se > 0)
+        se = getattr(self, "covariance_sample_se_", self.covariance_se_)  # sampling is added on the z scale
+        ratio = np.divide(se, noise_se, out=np.ones((d, d)), where=noise_se > 0)
         return np.maximum(ratio, 1.0)
 
     def _biased_pairs(self, withheld):

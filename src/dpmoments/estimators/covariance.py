@@ -5,14 +5,17 @@ The logic is :class:`CovarianceFit`, which imports no scikit-learn (the command 
 (:func:`~dpmoments.estimators._conventions.scikit_learn_estimator`).
 """
 
+import warnings
+
 import numpy as np
-from scipy import linalg
 
 from .._validation import check_data, check_delta, check_option
 from ..data import as_source
+from ..exceptions import BoundWarning
 from ._conventions import all_or_nothing, check_input, name_of, built_on_first_use
 from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
+from .error_budget import check_target, covariance_error_budget, covers_text, not_covered_text
 from .summaries import covariance_summary
 from .uncertainty import check_uncertainty_params
 
@@ -85,6 +88,14 @@ class CovarianceFit(MomentEstimator):
         ``|x_j - m_j|`` before clipping (paid from ``bound_budget``), so that
         columns in different units share one row bound; the covariance is
         mapped back to the original units (post-processing).
+    ranges : dict or None, default=None
+        PUBLIC per-column ranges ``{column: (lower, upper)}`` (a DataFrame's
+        or file's column names, or positions): each value is clipped to its
+        range, 0/1 columns are scaled by their range and the others by
+        private scales within it, or by the half-widths where the rows are
+        too few (docs/bounds.md, "Ranges you know";
+        :mod:`dpmoments.moments.ranged_release`). The ranges are free and
+        enter no guarantee as data; private scales are paid from ``bound_budget``.
     bound_budget : float in (0, 1) or BoundBudget, default=0.1
         The share of epsilon spent choosing ``row_norm="auto"`` (and scales),
         including a noisy count of the rows clipped. Unused otherwise.
@@ -99,6 +110,12 @@ class CovarianceFit(MomentEstimator):
         post-processing, biased upwards); ``None`` keeps it as released.
     level : float in (0, 1), default=0.9
         Coverage of ``covariance_interval_``.
+    target : {"population", "sample"}, default="population"
+        What the intervals are for: the population quantity (as
+        statsmodels; sampling variability counted, normal theory) or the
+        value the same analysis gives on these rows without privacy. Both
+        count the added noise, the private centre's noise and the clipping
+        bias (docs/uncertainty.md, "The error budget").
     rng : None, int or numpy.random.Generator
     accountant : Accountant or None
         When given, the fit is refused before touching the data if it does
@@ -173,17 +190,19 @@ class CovarianceFit(MomentEstimator):
     >>> est.covariance_.shape, str(est.privacy_), [p.label for p in est.privacy_parts_][:3]
     ((3, 3), '(1, 1e-06)-DP', ['location', 'coarse column scales', 'location refinement 1'])
     >>> [p.label for p in est.privacy_parts_][-5:]  # after four refinement steps of the location
-    ['column scales', 'row_norm', 'mean', 'clipped rows', 'second moment']
+    ['row_norm', 'mean', 'clipping excess', 'clipped rows', 'second moment']
     >>> raw = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=None, rng=0).fit(X / 300)
     >>> str(raw.privacy_)  # the uncentred second moment, one public bound: one release
     '(1, 1e-06)-DP'
     """
 
     _estimator = "PrivateCovariance"
+    _counts_clipping = True
 
     def __init__(self, *, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian", neighbours="replace-one",
-                 calibration="analytic", center="private", center_budget=None, scale=None, bound_budget=0.1,
-                 method="standard", psd_floor=0.0, level=0.9, rng=None, accountant=None, count_share=0.05):
+                 calibration="analytic", center="private", center_budget=None, scale=None, ranges=None,
+                 bound_budget=0.1, method="standard", psd_floor=0.0, level=0.9, rng=None, accountant=None,
+                 count_share=0.05, target="population"):
         self.epsilon = epsilon
         self.delta = delta
         self.row_norm = row_norm
@@ -193,6 +212,7 @@ class CovarianceFit(MomentEstimator):
         self.center = center
         self.center_budget = center_budget
         self.scale = scale
+        self.ranges = ranges
         self.bound_budget = bound_budget
         self.method = method
         self.psd_floor = psd_floor
@@ -200,6 +220,7 @@ class CovarianceFit(MomentEstimator):
         self.rng = rng
         self.accountant = accountant
         self.count_share = count_share
+        self.target = target
 
     @all_or_nothing
     def fit(self, X, y=None):
@@ -217,6 +238,9 @@ class CovarianceFit(MomentEstimator):
         """
         check_uncertainty_params(self)
         if check_option(self.method, "method", ("standard", "coinpress")) == "coinpress":
+            if self.ranges is not None:
+                raise ValueError("'ranges' is not available with method='coinpress' (its first ellipsoid comes from "
+                                 "private scales); use method='standard'.")
             return self._fit_from_data(X, self._coinpress_release)
         return self._fit_from_data(X, self._release_from)
 
@@ -249,10 +273,29 @@ class CovarianceFit(MomentEstimator):
         if floor is not None:
             release = release.project_psd(floor)
         vars(self).update(covariance_spread(raw, self.level, name_of(self)))
+        self._count_every_part(raw)
         self._record_release(release)
         self.covariance_ = np.array(in_original_units(release, release.second_moment))
         self.location_ = location_of(release)
         return self
+
+    def _count_every_part(self, raw):
+        """Widen the noise-only intervals to the error budget (error_budget.py): centre, sampling, clipping."""
+        target = check_target(self.target)
+        units = 1.0 if raw.column_scale is None else np.outer(raw.column_scale, raw.column_scale)
+        self.covariance_noise_se_, self.covariance_noise_interval_ = self.covariance_se_, self.covariance_interval_
+        budget = covariance_error_budget(raw, self.covariance_se_ / units, self.covariance_interval_ / units,
+                                         self.level, target)
+        self.covariance_se_, self.covariance_interval_ = budget["se"] * units, budget["interval"] * units
+        self.covariance_sample_se_ = budget["sample_se"] * units  # without sampling (PrivateCorrelation adds its own)
+        self.covariance_biased_ = budget["biased"]
+        clip = not isinstance(budget["parts"]["clipping"], str)
+        self.uncertainty_.update(covers=covers_text(target, clip), not_covered=not_covered_text(target, clip),
+                                 error_budget=budget["parts"], scope=_scope(target, clip, self.level, budget["parts"]["level_each"]))
+        if clip and budget["parts"]["clipping"]["biased_columns"]:  # a bias, not noise: a BoundWarning
+            message = _clipping_message(budget["parts"]["clipping"])
+            warnings.warn(f"{name_of(self)}: {message}", BoundWarning, stacklevel=3)
+            self.diagnostics_ = self.diagnostics_ + [{"code": "clipping-bias", "message": message}]
 
     def summary(self, feature_names=None, data_name=None):
         """The fit's :class:`~.summary.Summary`: ``str(est.summary())`` is what ``dpmoments covariance`` prints.
@@ -266,11 +309,30 @@ class CovarianceFit(MomentEstimator):
 
     def get_precision(self):
         """The pseudo-inverse of ``covariance_``."""
+        from scipy import linalg  # here: a covariance command never loads scipy.linalg (0.4 CPU-s)
+
         return linalg.pinvh(self.covariance_)
 
     def score(self, X, y=None):
         """Average Gaussian log-likelihood of ``X`` (your own evaluation data)."""
         return gaussian_log_likelihood(check_input(self, X), self.get_precision(), self.location_, name_of(self))
+
+
+def _scope(target, clip, level, each):
+    """The console's one line on what the intervals hold."""
+    parts = "noise, private centre" + (", sampling (normal theory)" if target == "population" else "") + \
+        (", clipping bias where measured" if clip else "; not clipping bias (public bound)")
+    return (f"for the {'population' if target == 'population' else 'full-data'} covariance: {parts}; each at level "
+            f"{each:.4g}, so that at most {1 - level:.0%} of the entries whose interval excludes 0 miss")
+
+
+def _clipping_message(clip):
+    """The ``clipping-bias`` check: columns whose variance lost to clipping stands out of its release's noise."""
+    return (f"clipping at the private row bound removed a detectable share of {clip['biased_columns']} column(s)' "
+            "variance: their intervals are moved and widened by the released loss" +
+            (", but rows beyond twice the bound were also seen, whose loss beyond it is not counted (marked "
+             "'biased')" if clip["loss_beyond_outer_unseen"] else "") +
+            "; give a public bound that holds the data (or a larger bound_budget) for less bias.")
 
 
 # PrivateCovariance: CovarianceFit on scikit-learn's BaseEstimator, built on first use (importing this module

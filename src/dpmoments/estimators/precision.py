@@ -119,7 +119,7 @@ class GraphicalLassoFit(_PrecisionBase):
         ``alphas`` whose graph has at most ``max_edges`` edges (the largest
         penalty if none has). Both solve the grid once, as one warm-started path
         (``path_``).
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant, count_share
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, ranges, bound_budget, rng, accountant, count_share
         As in :class:`PrivateCovariance` (``epsilon`` required by ``fit``;
         ``row_norm`` defaults to ``"auto"``, a private draw whose share the
         report lists; both ignored by ``fit_release``),
@@ -225,6 +225,7 @@ class GraphicalLassoFit(_PrecisionBase):
 
     def __init__(self, *, alpha="ebic", epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 ranges=None,
                  bound_budget=0.1, alphas=20, ebic_gamma=0.5, max_edges=None, alpha_floor="noise",
                  penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None, max_iter=1000,
                  n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
@@ -238,6 +239,7 @@ class GraphicalLassoFit(_PrecisionBase):
         self.center = center
         self.center_budget = center_budget
         self.scale = scale
+        self.ranges = ranges
         self.bound_budget = bound_budget
         self.alphas = alphas
         self.ebic_gamma = ebic_gamma
@@ -406,7 +408,7 @@ class RidgePrecisionFit(_PrecisionBase):
     Parameters
     ----------
     alpha : float > 0
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, bound_budget, rng, accountant, count_share
+    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, ranges, bound_budget, rng, accountant, count_share
         As in :class:`PrivateGraphicalLasso`.
     psd_floor : float or None, default=None
     n_draws : int >= 0, default=0
@@ -453,6 +455,7 @@ class RidgePrecisionFit(_PrecisionBase):
 
     def __init__(self, *, alpha="ebic", epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
+                 ranges=None,
                  bound_budget=0.1, psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
         self.alpha = alpha
         self.epsilon = epsilon
@@ -464,6 +467,7 @@ class RidgePrecisionFit(_PrecisionBase):
         self.center = center
         self.center_budget = center_budget
         self.scale = scale
+        self.ranges = ranges
         self.bound_budget = bound_budget
         self.psd_floor = psd_floor
         self.n_draws = n_draws

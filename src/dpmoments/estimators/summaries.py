@@ -54,9 +54,18 @@ def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
     header = ["column", "estimate", "se", f"{100 * est.level:g}% interval", "note"]
     top = _largest_noise_in_se(est, C.shape[0])
 
+    biased = getattr(est, "covariance_biased_", np.zeros(C.shape, bool))
+    nlo, nhi = getattr(est, "covariance_noise_interval_", est.covariance_interval_)  # where PSD projection shows
+    clip = getattr(est, "uncertainty_", {}).get("error_budget", {}).get("clipping")
+    clipped = set(clip.get("clipped_columns", ())) if isinstance(clip, dict) else set()
+
     def row(name, i, j, floor=0.0):
-        return [name, num(C[i, j], 4), num(se[i, j]), interval_text(lo[i, j], hi[i, j]),
-                _note(C, lo, hi, i, j, floor * se[i, j])]
+        withheld = biased[i, j] or np.isnan(lo[i, j]) or np.isnan(hi[i, j])
+        note = "biased" if withheld else _note(C, lo, hi, i, j, floor * se[i, j], nlo, nhi)
+        if not withheld and {i, j} & clipped:
+            note = ", ".join(filter(None, [note, "clipped"]))
+        return [name, num(C[i, j], 4), num(se[i, j]), "withheld" if withheld else interval_text(lo[i, j], hi[i, j]),
+                note]
 
     d = C.shape[0]
     shown = range(min(d, rows))
@@ -76,7 +85,10 @@ def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
         out.append("  note: 'noise' = its interval holds 0, or (off-diagonal) it is below what the largest of the "
                    f"{d * (d - 1) // 2} noise entries reaches 5% of the time ({num(top)} se), so the noise alone could "
                    "have made it; 'projected' = the PSD projection moved the estimate outside the released entry's "
-                   "interval")
+                   "interval" + ("; 'clipped' = clipping removed a measurable part of the column's variance: the "
+                                 "interval counts it, the estimate does not" if clipped else "")
+                   + ("; 'biased' = clipping removed more than can be measured (rows beyond twice the row bound): "
+                      "no interval is given" if biased.any() else ""))
     return out
 
 
@@ -89,11 +101,12 @@ def _largest_noise_in_se(est, d):
     return largest_noise(law, d * (d - 1) // 2) / law.sd if law.sd > 0 else 0.0
 
 
-def _note(C, lo, hi, i, j, floor=0.0):
+def _note(C, lo, hi, i, j, floor=0.0, nlo=None, nhi=None):
     notes = []
     if lo[i, j] <= 0 <= hi[i, j] or abs(lo[i, j] + hi[i, j]) / 2 < floor:  # the released entry is the midpoint
         notes.append("noise")
-    if not lo[i, j] <= C[i, j] <= hi[i, j]:
+    nlo, nhi = (lo, hi) if nlo is None else (nlo, nhi)
+    if not nlo[i, j] <= C[i, j] <= nhi[i, j]:  # outside the interval of the released entry's noise
         notes.append("projected")
     return ", ".join(notes)
 
@@ -113,9 +126,15 @@ def noise_floor(release):
     return 2.0 * sd * math.sqrt(release.n_features)
 
 
-def spectrum(release, k):
-    """The released matrix's eigenvalues, largest first (all of them up to d = 2000, else the top few)."""
+def spectrum(release, k, est=None):
+    """The released matrix's eigenvalues, largest first (all of them up to d = 2000, else the top few).
+
+    ``est``: the fitted PCA, whose spectrum is this one where the release has no column scales (one
+    decomposition, not two: at d = 2000 the second cost a tenth of the command).
+    """
     S = release.second_moment
+    if est is not None and release.column_scale is None:
+        return est.spectrum_
     if S.shape[0] <= 2000:
         return np.linalg.eigvalsh(S)[::-1]
     from ..solvers.eigen import top_eigenpairs
@@ -146,7 +165,8 @@ def pca_noise(est):
     tied = est.components_above_noise_ & ~np.array(est.components_identified_, dtype=bool)
     if tied.any():
         noise.withhold(f"the loadings of {', '.join(f'pc{j + 1}' for j in np.flatnonzero(tied))} (an eigenvalue "
-                       "within the noise of a neighbour's)", "components.csv", "components-unidentified")
+                       "within the noise, or the centre's, clipping's and sampling's pull, of a neighbour's)",
+                       "components.csv", "components-unidentified")
     unstable = [f"pc{j + 1}" for j in np.flatnonzero(est.components_above_noise_ & ~tied & ~shown(est))]
     if unstable:
         noise.withhold(f"the loadings of {', '.join(unstable)} (more than {UNSTABLE_DEGREES:g} degrees from their "
@@ -160,10 +180,15 @@ def component_lines(est, names, top=3):
     level = f"{100 * est.level:g}% interval"
     angles = est.component_angles_
     header = ["component", "eigenvalue", "se", level, "signal_to_noise"] + ([] if angles is None else ["angle"])
-    rows = [[f"pc{j + 1}", num(v, 4), num(est.explained_variance_se_[j]), interval_text(lo[j], hi[j]),
+    withheld = np.isnan(lo) | np.isnan(hi)  # the error budget could not bound the clipping (rows beyond 2R)
+    rows = [[f"pc{j + 1}", num(v, 4), num(est.explained_variance_se_[j]),
+             "withheld" if withheld[j] else interval_text(lo[j], hi[j]),
              num(est.component_snr_[j])] + ([] if angles is None else [f"{angles[j]:.0f} deg"])
             for j, v in enumerate(est.explained_variance_)]
     out = table(header, rows)
+    if withheld.any():
+        out.append("  withheld: clipping removed more than can be measured (rows beyond twice the row bound), so no "
+                   "eigenvalue interval is complete")
     pushed = [f"pc{j + 1}" for j in np.flatnonzero(hi < est.explained_variance_)]
     if pushed:  # a basic bootstrap interval corrects the noise's bias; an interval beside its estimate puzzles
         out.append(f"  {', '.join(pushed)}: the interval lies below the eigenvalue: noise pushes the top eigenvalues "
@@ -265,7 +290,7 @@ def pca_summary(est, names=None, data_name=None, release=None):
     """The summary of a PCA: each eigenvalue with its noise, and the loadings of the components that mean something."""
     release = est.release_ if release is None else release
     floor = noise_floor(release)
-    above = int(np.sum(spectrum(release, est.n_components_) > floor))
+    above = int(np.sum(spectrum(release, est.n_components_, est) > floor))
     title = (f"PCA of {rows_text(release)} x {release.n_features} columns{_of(data_name)}: "
              f"{est.n_components_} component(s), {above} eigenvalue(s) above the noise floor {floor:.3g}")
     lines = component_lines(est, feature_labels(est, names)) + pca_noise(est).lines() + release_lines(release)

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..moments.auto_release import CLIPPED_WARNING, clipping_bias
 from ..privacy.relations import describe_relation
 
 __all__ = ["Summary", "Noise", "num", "interval_text", "table", "json_safe", "privacy_summary", "choices_lines",
@@ -75,8 +74,10 @@ def feature_labels(est, names=None):
 
 
 def release_lines(release):
-    """The privacy line of a release and, when it paid for private choices, one line per choice."""
-    return [privacy_summary(release)] + (choices_lines(release.parts, release.guarantee) if release.parts else [])
+    """The privacy line of a release, which columns had public ranges, and one line per private choice."""
+    ranged = [f"ranges: {step}" for step in release.postprocessing if step.startswith("public ranges")]
+    return [privacy_summary(release)] + ranged + \
+        (choices_lines(release.parts, release.guarantee) if release.parts else [])
 
 #: The checks whose failure means the output is not an estimate of what it is named: it is withheld.
 WITHHOLDING = frozenset({"no-eigenvalue-above-noise", "components-below-noise", "components-unstable",
@@ -88,21 +89,25 @@ WITHHOLDING = frozenset({"no-eigenvalue-above-noise", "components-below-noise", 
 
 #: The plain sentence the console prints for each failed check (the numbers are in the warning and the report).
 SENTENCES = {
+    "clipping-bias": "clipping at the row bound removed a share of some columns' variance that the clipping-excess "
+                     "release can see: their intervals count it, and entries marked 'biased' (rows beyond twice the "
+                     "bound, whose loss is unseen) have no interval; a public bound that holds the data removes it.",
     "noise-dominates": "the noise is larger than the signal: at this budget and sample size the estimate is "
                        "mostly noise; read every entry with its interval.",
     "variance-below-noise": "some released variances are below their noise level: those columns are noise at this "
                             "budget.",
     "centre-noise": "the private centre's error is larger than a tenth of some released variances: they measure "
-                    "that error more than the data (their intervals do not cover it); give a public centre near "
-                    "the data (--center), or more epsilon.",
+                    "that error more than the data (covariance and PCA intervals count it, and are wide for it); "
+                    "give a public centre near the data (--center), or more epsilon.",
     "no-eigenvalue-above-noise": "no component stands above the noise: the components are noise, so their "
                                  "loadings are not shown.",
     "components-below-noise": "some components are below the noise floor: they are noise, so their loadings are "
                               "not shown.",
     "components-unstable": "some components turn by more than 45 degrees across redrawn releases: more of each "
                            "is noise than signal, so their loadings are not shown.",
-    "components-unidentified": "some components have an eigenvalue within the noise of a neighbour's: their "
-                               "directions are noise, so their loadings are not shown.",
+    "components-unidentified": "some components have an eigenvalue within the noise (or the private centre's, "
+                               "clipping's and sampling's pull) of a neighbour's: their directions are not known, "
+                               "so their loadings are not shown.",
     "no-edge-above-noise": "no entry of the released matrix stands out of the noise: the graph is noise, so its "
                            "edges are not shown.",
     "coefficients-within-noise": "the coefficients are smaller than their noise: they are mostly noise; read "
@@ -295,6 +300,8 @@ def clipped_fraction(parts):
 
 def choices_lines(parts, total):
     """Console lines: one per share (what it chose, its share, its guarantee), then the total and the diagnostic."""
+    from ..moments.auto_release import CLIPPED_WARNING, clipping_bias  # here: the command line's --help loads neither
+
     lines = ["private choices (each paid from its share of the budget; the drawn values are private outputs):"]
     for p in parts:
         share = "" if p.share is None else f"share {p.share:.3g}, "

@@ -6,20 +6,16 @@ guarantee a draw carries. Calibration lives in :mod:`dpmoments.privacy`, and
 the release functions in :mod:`dpmoments.moments` join the two.
 """
 
-from .noise import gaussian_noise, laplace_noise
-from .selection import (
-    exponential_mechanism,
-    exponential_mechanism_probabilities,
-    report_noisy_max,
-    report_noisy_min,
-)
-from .symmetric import (
-    orbit_vector,
-    symmetric_matrix_noise,
-    symmetric_tensor_noise,
-    upper_triangle,
-)
-from .wishart import sheffet_degrees_of_freedom, wishart_noise
+from .. import _lazy
+
+# Imported on first use, like the other packages' names (dpmoments._lazy).
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "noise": ("gaussian_noise", "laplace_noise"),
+    "selection": ("exponential_mechanism", "exponential_mechanism_probabilities", "report_noisy_max",
+                  "report_noisy_min"),
+    "symmetric": ("orbit_vector", "symmetric_matrix_noise", "symmetric_tensor_noise", "upper_triangle"),
+    "wishart": ("sheffet_degrees_of_freedom", "wishart_noise"),
+})
 
 __all__ = [
     "gaussian_noise",

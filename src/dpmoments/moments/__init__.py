@@ -1,16 +1,21 @@
 """Bounds, exact moments in one streaming pass, and the noisy :class:`Release`."""
 
-from .accumulate import MomentSums, accumulate_moments
-from .auto_release import BoundBudget
-from .counts import COUNT_SHARE, NoisyCount, noisy_count
-from .bounds import clip_entries, clip_responses, clip_rows
-from .private_bounds import SearchRange, private_quantiles
-from .psd import project_psd
-from .release import Release
-from .releases import MECHANISMS, release_cross_moment, release_second_moment, release_third_moment
-from .sensitivity import NEIGHBOURS, moment_sensitivity
-from .sparse_sums import sparse_moment_sums
-from .symmetry import symmetrise_matrix, symmetrise_tensor
+from .. import _lazy
+
+# Imported on first use: a command that reads no data (``--help``) loads none of them.
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "accumulate": ("MomentSums", "accumulate_moments"),
+    "auto_release": ("BoundBudget",),
+    "counts": ("COUNT_SHARE", "NoisyCount", "noisy_count"),
+    "bounds": ("clip_entries", "clip_responses", "clip_rows"),
+    "private_bounds": ("SearchRange", "private_quantiles"),
+    "psd": ("project_psd",),
+    "release": ("Release",),
+    "releases": ("MECHANISMS", "release_cross_moment", "release_second_moment", "release_third_moment"),
+    "sensitivity": ("NEIGHBOURS", "moment_sensitivity"),
+    "sparse_sums": ("sparse_moment_sums",),
+    "symmetry": ("symmetrise_matrix", "symmetrise_tensor"),
+})
 
 __all__ = [
     "Release",

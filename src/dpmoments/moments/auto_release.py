@@ -92,12 +92,19 @@ class BoundBudget:
     diagnostic : float in [0, 1), default 0.1
         The fraction of ``share`` that releases the noisy number of clipped
         rows; 0 turns the diagnostic off.
+    bias : float in [0, 1), default 0.1
+        The fraction of the whole budget (beside ``share``) that releases
+        what clipping at the chosen bound removed from each variance
+        (:mod:`dpmoments.moments.clipping_bias`), so that the estimators'
+        intervals count the clipping bias; 0 turns it off (the intervals
+        then say that they leave it out).
     """
 
     share: float = 0.1
     quantile: object = "auto"
     search: SearchRange = field(default_factory=SearchRange)
     diagnostic: float = 0.1
+    bias: float = 0.1
 
     def __post_init__(self):
         if isinstance(self.share, bool) or not isinstance(self.share, (int, float)) or not 0 < self.share < 1:
@@ -108,6 +115,8 @@ class BoundBudget:
         if isinstance(self.diagnostic, bool) or not isinstance(self.diagnostic, (int, float)) \
                 or not 0 <= self.diagnostic < 1:
             raise ValueError(f"'diagnostic' must be a fraction in [0, 1); got {self.diagnostic!r}.")
+        if isinstance(self.bias, bool) or not isinstance(self.bias, (int, float)) or not 0 <= self.bias < 1:
+            raise ValueError(f"'bias' must be a share in [0, 1); got {self.bias!r}.")
         object.__setattr__(self, "search", as_search_range(self.search))
 
     def fixed_quantile(self):
@@ -116,7 +125,7 @@ class BoundBudget:
 
     def to_dict(self):
         return {"share": self.share, "quantile": self.quantile, "search": self.search.to_dict(),
-                "diagnostic": self.diagnostic}
+                "diagnostic": self.diagnostic, "bias": self.bias}
 
 
 def as_bound_budget(bound_budget):

@@ -59,12 +59,14 @@ from .releases import release_cross_moment, release_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                            public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from .binned_sums import binned_pass
+from .clipping_bias import record_clipping_excess
 from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_delta_large
 from .dask_moments import row_ones
-from .private_bounds import noisy_clipped_count, quantile_pass, select_quantiles
+from .private_bounds import BinCounts, noisy_clipped_count, quantile_pass, select_quantiles
 from .choice_budget import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, check_draws, public_rows
 from .release import calibrated_as, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
+from .scale_guard import guard_scales
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
 
@@ -108,6 +110,7 @@ def _shares(center, center_budget, scale, row_norm, bound_budget):
         "location": center_budget.location if located else 0.0,
         "mean": center_budget.mean if private_center else 0.0,
         "bound": bound_budget.share if (is_auto(row_norm) or scale is not None) else 0.0,
+        "clipping": bound_budget.bias if is_auto(row_norm) else 0.0,  # what the private bound clipped away
     }
     if sum(shares.values()) >= 1 - 1e-9:  # 0.6 + 0.3 + 0.1 adds up to 0.999...: nothing left all the same
         raise ValueError(f"the budget shares {', '.join(f'{k}={v:g}' for k, v in shares.items() if v)} add up to "
@@ -154,10 +157,14 @@ def _location(X, budget, share, search, rng, bins=None):
     return m
 
 
-def _scales(X, m, budget, share, search, rng, option_share=None, label="column scales"):
+def _scales(X, m, budget, share, search, rng, option_share=None, label="column scales", limits=None):
     """Private per-column medians of the non-zero ``|x_j - m_j|`` (``share`` is part of ``option_share``,
-    the share of the user's bound option -- or of the location's, for the coarse scales; default ``share``)."""
+    the share of the user's bound option -- or of the location's, for the coarse scales; default ``share``).
+    ``limits``: public ``(low, high)`` arrays each scale is clipped to (post-processing); where ``low == high``
+    the scale is known and not drawn: only the other columns are drawn, and share the draws."""
     (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
+    free = np.ones(d, dtype=bool) if limits is None else limits[0] < limits[1]
+    bins, d = BinCounts(bins.counts[free], None if bins.ties is None else bins.ties[free]), int(free.sum())
     each, guarantee = budget.draws(share, d)
     budget.drawn(each, label)
     option = BOUND_OPTION if label == "column scales" else LOCATION_OPTION
@@ -166,9 +173,13 @@ def _scales(X, m, budget, share, search, rng, option_share=None, label="column s
                                       what=public_n_what(budget.neighbours, f"private {label} (scale='private')"))
     budget.record(label, guarantee, share, (d, each), statistic="medians of the non-zero |x_j - m_j|",
                   at_range_end=int(outside.sum()))
-    if outside.any():
+    if (outside & (s > search.low)).any():
         warn_range_end("column scale", search)
-    return s
+    if limits is None:
+        return s
+    out = np.array(limits[0], dtype=float)
+    out[free] = np.clip(s, limits[0][free], limits[1][free])
+    return out
 
 
 def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diagnostic=True, option_share=None,
@@ -241,7 +252,7 @@ def _mean(X, s, m_z, args, rng, kwargs, binned=None):
 
 
 def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget, scale, bound_budget, mechanism,
-                          neighbours, calibration, rng, count_share=COUNT_SHARE):
+                          neighbours, calibration, rng, count_share=COUNT_SHARE, scale_limits=None):
     """The second moment of the clipped, privately centred and scaled rows (module docstring).
 
     Returns
@@ -280,11 +291,12 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     with warnings.catch_warnings():  # delta >= 1/n is judged once, on the caller's delta (_finish)
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         rel, s, count = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
-                                            center_budget, scale, bounds, rng)
+                                            center_budget, scale, bounds, rng, scale_limits)
     return _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta)
 
 
-def _choose_and_release(X, budget, shares, main, relation, row_norm, center, center_budget, scale, bounds, rng):
+def _choose_and_release(X, budget, shares, main, relation, row_norm, center, center_budget, scale, bounds, rng,
+                        known=None):
     """The passes of the module docstring: ``(second-moment release, scales, clipped count)``."""
     rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)  # mean, cov first: as before this module
     private_center = isinstance(center, str)
@@ -292,11 +304,12 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     if private_center and center_budget.prior is not None:
         m = np.asarray(center_budget.prior, dtype=float)
     elif private_center:  # the refined location then serves as a privately chosen prior
-        m = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm), bounds, rng_loc)
+        m = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm), bounds, rng_loc, known)
     final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
     if scale is not None:
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
-        s = _scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"])
+        s = guard_scales(_scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"], limits=known),
+                         bounds.search.low, "column scales")
     m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
     R, count, binned = row_norm, None, None
     with_mean = private_center and final_share > 1e-12 * shares["mean"]
@@ -309,10 +322,12 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     second = _fused(binned, R, m_z) if c is None else None
     rel = release_second_moment(_source(X, s, False) if second is None else second, center=m_z if c is None else c,
                                 rng=rng_cov, row_norm=R, **relation, **budget.release(main[3]))
+    if shares["clipping"] > 0 and not budget.exact:
+        record_clipping_excess(X, s, rel, budget, shares["clipping"], spawn(rng_cov, 1)[0])
     return rel, s, count
 
 
-def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng):
+def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng, known=None):
     """Where to clip, chosen privately and refined: each step's error is a small fraction of the last one's.
 
     The start is the origin (or, with ``scale="private"``, the private column
@@ -344,7 +359,8 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
         c = _location(X, budget, draw_share, bounds.search, gens[-1], first)
         first = None
-        s = _scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"], "coarse column scales")
+        s = guard_scales(_scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"],
+                                 "coarse column scales", known), bounds.search.low, "coarse column scales")
     taken = REFINE_MEAN[:steps]  # one step (few rows) is the final mean: a second would widen the row bound
     total = sum(REFINE_MEAN) if steps > 1 else 1.0
     for k, fraction in enumerate(f * total / sum(taken) for f in taken):

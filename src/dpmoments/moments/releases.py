@@ -28,6 +28,7 @@ from .auto_release import is_auto, release_with_private_bounds
 from .counts import COUNT_SHARE, check_count_share, noisy_count, split_budget, splits_in_rho, warn_if_delta_large
 from .dask_moments import dask_moment_sums
 from ..data import as_source, iter_chunks
+from .ranges import ranged_public_release
 from .release import Release, randomness_of
 from .secure_noise import secure_noisy
 from .sensitivity import NEIGHBOURS, moment_sensitivity
@@ -217,9 +218,9 @@ def _wishart(sums, epsilon, delta, mechanism, neighbours, row_norm):
 
 
 def release_second_moment(
-    X, *, epsilon, delta=None, row_norm, mechanism="gaussian", neighbours="replace-one",
+    X, *, epsilon, delta=None, row_norm=None, mechanism="gaussian", neighbours="replace-one",
     calibration="analytic", center=None, rng=None, chunk_size=65536, secure=False, count_share=COUNT_SHARE,
-    bound_budget=0.1,
+    bound_budget=0.1, ranges=None,
 ):
     r"""Release the second-moment matrix :math:`\frac1n\sum_i x_i x_i^\top` with differential privacy.
 
@@ -240,9 +241,11 @@ def release_second_moment(
     delta : float in (0, 1), optional
         Required for ``"gaussian"`` and ``"wishart-approx"``.
     row_norm : float > 0 or "auto"
-        The public bound R. Never computed from the data, except by
-        ``"auto"``: a private quantile of ``||x - center||`` paid from
-        ``bound_budget`` (:mod:`dpmoments.moments.auto_release`).
+        The public bound R (required unless every column has a range). Never
+        computed from the data, except by ``"auto"``: a private quantile of
+        ``||x - center||`` paid from ``bound_budget``
+        (:mod:`dpmoments.moments.auto_release`). With ``ranges``, in the
+        standardised units.
     mechanism : {"gaussian", "laplace", "wishart", "wishart-approx"}, default="gaussian"
     neighbours : {"replace-one", "zero-out", "add-remove"}, default="replace-one"
         The relation the guarantee holds under (:mod:`dpmoments.privacy.relations`):
@@ -273,6 +276,15 @@ def release_second_moment(
         With ``row_norm="auto"``: the share of epsilon that chooses the bound
         (and releases a noisy count of clipped rows); the release gets the
         rest and the whole ``delta``. Ignored for a public ``row_norm``.
+    ranges : dict, optional
+        PUBLIC per-column ranges ``{column: (lower, upper)}`` (names of a
+        DataFrame's or file's columns, or positions): each ranged value is
+        clipped to its range and the column standardised by its midpoint and
+        half-width (:mod:`dpmoments.moments.ranges`); the release is of those
+        rows about the midpoints (``center``, mapped back, is the midpoints, or
+        the public ``center`` given) and records ``column_scale``; without
+        ``row_norm`` (every column ranged) the box's bound ``sqrt(k)`` is used,
+        for free. The ranges enter no guarantee as data.
 
     Returns
     -------
@@ -320,6 +332,14 @@ def release_second_moment(
     >>> r.second_moment.shape, str(r.guarantee)
     ((3, 3), '(1, 1e-06)-DP')
     """
+    if ranges is not None:
+        return ranged_public_release(release_second_moment, X, ranges, center=center, row_norm=row_norm,
+                                     epsilon=epsilon, delta=delta, mechanism=mechanism, neighbours=neighbours,
+                                     calibration=calibration, rng=rng, chunk_size=chunk_size, secure=secure,
+                                     count_share=count_share, bound_budget=bound_budget)
+    if row_norm is None:
+        raise ValueError("'row_norm' is required (a public bound stated before seeing the data, 'auto', or "
+                         "'ranges' for every column); got None.")
     p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, MECHANISMS, count_share)
     center = _check_center(center)
     X = as_source(X).data  # a Source is read as the input it holds

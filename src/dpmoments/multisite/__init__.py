@@ -27,24 +27,30 @@ by default the noise is calibrated to meet the budget there (``target="aggregato
 (1.0, True)
 """
 
-from .aggregator import Aggregator
-from .bounds import AutoBounds
-from .location import AutoLocation
-from .analyses import ANALYSES
-from .api import (DistributedResult, check_sites, irls, release_tensor_moments, run, run_cape, run_cape_unequal,
-                  run_conventional, run_dpdispca, run_local, run_pooled, run_rounds, run_secure_aggregation)
-from .dealer import Bundle, deal, deal_files, read_bundle, write_bundle
-from .ledger import SiteLedger
-from .messages import (ERRORS, EgressRefused, Hello, MessageRefused, NoiseShare, ProtocolAborted, Query, Reply,
-                       SiteError, SiteFailure, egress_guard, from_wire, to_wire)
-from .noise import JointView, NoisePlan, joint_view
-from .plan import Plan, Round
-from .protocols import PROTOCOLS, TRUST
-from .report import AnalysisReport, ProtocolReport, SiteReport, spend_per_site
-from .run import BoundChoice, LocationChoice, RunResult, run_plan
-from .site import Site
-from .transport import Failure, InProcessTransport, Transport
-from .unequal import UnequalSolution, solve_unequal
+from .. import _lazy
+
+# Imported on first use: a site, the dealer or --help needs a few of these, never all (with SciPy).
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "aggregator": ("Aggregator",),
+    "bounds": ("AutoBounds",),
+    "location": ("AutoLocation",),
+    "analyses": ("ANALYSES",),
+    "api": ("DistributedResult", "check_sites", "irls", "release_tensor_moments", "run", "run_cape",
+            "run_cape_unequal", "run_conventional", "run_dpdispca", "run_local", "run_pooled", "run_rounds",
+            "run_secure_aggregation"),
+    "dealer": ("Bundle", "deal", "deal_files", "read_bundle", "write_bundle"),
+    "ledger": ("SiteLedger",),
+    "messages": ("ERRORS", "EgressRefused", "Hello", "MessageRefused", "NoiseShare", "ProtocolAborted", "Query",
+                 "Reply", "SiteError", "SiteFailure", "egress_guard", "from_wire", "to_wire"),
+    "noise": ("JointView", "NoisePlan", "joint_view"),
+    "plan": ("Plan", "Round"),
+    "protocols": ("PROTOCOLS", "TRUST"),
+    "report": ("AnalysisReport", "ProtocolReport", "SiteReport", "spend_per_site"),
+    "run": ("BoundChoice", "LocationChoice", "RunResult", "run_plan"),
+    "site": ("Site",),
+    "transport": ("Failure", "InProcessTransport", "Transport"),
+    "unequal": ("UnequalSolution", "solve_unequal"),
+})
 
 __all__ = [
     "Site", "SiteLedger", "Aggregator", "Bundle", "deal", "deal_files", "read_bundle", "write_bundle",

@@ -24,6 +24,7 @@ import numpy as np
 from .._rng import as_generator
 from .noise import statistic_shape, unit_noise
 from .plan import Plan
+from .spent import answered_in_process
 
 __all__ = ["Bundle", "deal", "deal_bytes", "write_bundle", "read_bundle", "deal_files", "plan_json"]
 
@@ -105,6 +106,13 @@ def write_bundle(bundle, path):
     """
     if bundle.masks:
         raise ValueError("pairwise masks are simulated in process only; they are not written to files.")
+    if bundle.path is not None:  # a copy without the original's mark and records would look unused
+        raise ValueError(f"the share of site {bundle.site!r} was read from '{bundle.path}': a share is one file and "
+                         "is not written again (a share answers once)")
+    if answered_in_process(bundle.plan.digest, bundle.site):
+        # its record is in this process only: a file written now would look unused and answer again
+        raise ValueError(f"the share of site {bundle.site!r} has answered in this process; it cannot be written "
+                         "to a file (a share answers once): deal the plan again")
     buf = io.BytesIO()
     np.savez(buf, plan_digest=np.array(bundle.plan.digest), site=np.array(bundle.site),
              **{f"e{r}": e for r, e in bundle.shares.items()})

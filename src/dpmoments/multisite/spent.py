@@ -39,7 +39,7 @@ import numpy as np
 
 from .ledger import Refused
 
-__all__ = ["ShareRecord", "ShareRecordError", "share_id", "registry_root", "check_writable"]
+__all__ = ["ShareRecord", "ShareRecordError", "share_id", "registry_root", "check_writable", "answered_in_process"]
 
 _PROCESS = {}  # share id -> set of answered steps (every Site of this process)
 _PROCESS_LOCK = threading.Lock()
@@ -86,10 +86,11 @@ def _fsync_dir(directory):
         os.close(fd)
 
 
-def _replace(path, data):
+def _replace(path, data, mode=0o600):
     """Write ``data`` to ``path`` atomically and durably (temporary file, fsync, rename, fsync of the directory)."""
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -145,15 +146,38 @@ def is_opened(path):
         return False
 
 
-def _mark_opened(path, share):
-    """Rewrite the share file with the ``opened`` mark (atomically; the same shares, the same mode 600)."""
+def _opening_step(path):
+    """The step whose answer opened the share file (``None``: not opened, or opened before marks named it)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return json.loads(str(z[_MARK])).get("step") if _MARK in z.files else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _mark_opened(path, share, step):
+    """Rewrite the share file with the ``opened`` mark (atomically; the same shares, the file's own mode)."""
+    mode = os.stat(path).st_mode & 0o777  # an operator's read-only share stays read-only
     with np.load(path, allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
-    arrays[_MARK] = np.array(json.dumps({"share": share, "time": datetime.datetime.now(
+    arrays[_MARK] = np.array(json.dumps({"share": share, "step": int(step), "time": datetime.datetime.now(
         datetime.timezone.utc).isoformat(timespec="seconds")}))
     buf = io.BytesIO()
     np.savez(buf, **arrays)
-    _replace(Path(path), buf.getvalue())
+    _replace(Path(path), buf.getvalue(), mode)
+
+
+def _one_name(path):
+    """Refuse a share file with other hard links: its mark would go to this name only, the others stay unused."""
+    links = os.stat(path).st_nlink
+    if links > 1:
+        raise ShareRecordError(f"share file '{path}' has {links - 1} other hard link(s): a share is one file "
+                               "(another name would look unused); keep one name and remove the others")
+
+
+def answered_in_process(plan_digest, site):
+    """Whether this process's sites answered a step of the share (its in-memory record)."""
+    return bool(_PROCESS.get(share_id(plan_digest, site)))
 
 
 class ShareRecord:
@@ -165,9 +189,11 @@ class ShareRecord:
 
     def __init__(self, plan_digest, site, path=None):
         self.id = share_id(plan_digest, site)
-        self.path = None if path is None else Path(path)
+        # a symlink's target is the share: its record and its mark belong beside the file, not the link
+        self.path = None if path is None else Path(path).resolve()
         self._places = []
         if self.path is not None:
+            _one_name(self.path)
             sidecar = self.path.with_name(self.path.name + ".spent")
             registry = check_writable(registry_root() / "shares", "the share registry (DPMOMENTS_STATE_HOME)")
             self._places = [_Place(registry / self.id, "the share registry"),
@@ -187,9 +213,12 @@ class ShareRecord:
         steps = set(_PROCESS.get(self.id, ()))
         for place in self._places:
             steps |= place.steps(self.id)
-        if self.path is not None and not steps and is_opened(self.path):
-            raise ShareRecordError(f"share file '{self.path}' was used before and its record is missing "
-                                   f"('{self._places[1].dir}' and the registry): refusing it (a share answers once)")
+        if self.path is not None and is_opened(self.path):
+            opening = _opening_step(self.path)  # records without the step that opened it were deleted or edited
+            if not steps or (opening is not None and opening not in steps):
+                raise ShareRecordError(f"share file '{self.path}' was used before and its record is missing or does "
+                                       f"not match it ('{self._places[1].dir}' and the registry): refusing it (a share "
+                                       "answers once)")
         return steps
 
     def answered(self):
@@ -207,5 +236,5 @@ class ShareRecord:
             for place in self._places:
                 place.write(self.id, steps)
             if self.path is not None and not is_opened(self.path):
-                _mark_opened(self.path, self.id)
+                _mark_opened(self.path, self.id, step)
             _PROCESS[self.id] = steps

@@ -3,23 +3,19 @@
 This layer knows numbers and guarantees, never data.
 """
 
-from .accountant import COMPOSITIONS, Accountant, Spend, check_accountant
-from .calibration import (
-    CALIBRATIONS,
-    analytic_gaussian_sigma,
-    calibrate_gaussian,
-    calibrate_laplace,
-    classic_gaussian_sigma,
-    gaussian_delta,
-    gaussian_epsilon,
-    gaussian_rho,
-    laplace_scale,
-    zcdp_gaussian_sigma,
-)
-from .composition import compose, parallel
-from .conversions import advanced_composition, pure_to_zcdp, zcdp_delta, zcdp_to_approx_dp
-from .guarantees import ApproxDP, PureDP, Uncertified, ZCDP
-from .relations import NEIGHBOURS
+from .. import _lazy
+
+# Imported on first use: the calibrations load scipy.special, which a command that draws no noise never needs.
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "accountant": ("COMPOSITIONS", "Accountant", "Spend", "check_accountant"),
+    "calibration": ("CALIBRATIONS", "analytic_gaussian_sigma", "calibrate_gaussian", "calibrate_laplace",
+                    "classic_gaussian_sigma", "gaussian_delta", "gaussian_epsilon", "gaussian_rho", "laplace_scale",
+                    "zcdp_gaussian_sigma"),
+    "composition": ("compose", "parallel"),
+    "conversions": ("advanced_composition", "pure_to_zcdp", "zcdp_delta", "zcdp_to_approx_dp"),
+    "guarantees": ("ApproxDP", "PureDP", "Uncertified", "ZCDP"),
+    "relations": ("NEIGHBOURS",),
+})
 
 __all__ = [
     "Accountant",

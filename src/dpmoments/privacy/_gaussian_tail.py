@@ -32,7 +32,6 @@ as ``log delta`` so that subnormal deltas keep their precision.
 import math
 
 import numpy as np
-from scipy.special import erfc, erfcx, log_ndtr
 
 __all__ = ["log_gaussian_delta"]
 
@@ -43,15 +42,22 @@ _QUADRATURE_HALF_WIDTH = 0.25
 _ASYMPTOTIC_FROM = 10.0
 
 
+def _special():
+    """scipy.special, imported by the first calibration: a command that draws no noise never pays its 0.4 s."""
+    from scipy import special
+
+    return special
+
+
 def _log_erfcx(x):
     # erfcx(x) = e^{x^2} erfc(x) overflows for x < -26; its logarithm does not.
-    return math.log(erfcx(x)) if x >= 0 else x * x + math.log(erfc(x))
+    return math.log(_special().erfcx(x)) if x >= 0 else x * x + math.log(_special().erfc(x))
 
 
 def _slope(t):
     """``p(t) = d/dt log erfcx(t)``, accurate to a few ulps for every real ``t``."""
     if t < _ASYMPTOTIC_FROM:
-        return 2.0 * t - 2.0 / (_SQRT_PI * erfcx(t))
+        return 2.0 * t - 2.0 / (_SQRT_PI * _special().erfcx(t))
     # 1 - sqrt(pi) t erfcx(t) = sum_{n>=1} (-1)^{n+1} (2n-1)!! / (2t^2)^n (asymptotic; 20 terms reach 1e-19 at t=10)
     x = 0.5 / (t * t)
     term, total = x, 0.0
@@ -60,7 +66,7 @@ def _slope(t):
         term *= -(2 * n + 1) * x
         if abs(term) <= 1e-18 * abs(total):
             break
-    return -2.0 / (_SQRT_PI * erfcx(t)) * total
+    return -2.0 / (_SQRT_PI * _special().erfcx(t)) * total
 
 
 def _log_gap(z, w, log_w):
@@ -89,7 +95,7 @@ def log_gaussian_delta(ratio, epsilon):
         return 0.0  # no noise: delta = 1
     if math.isinf(ratio) or math.isinf(epsilon):
         return -math.inf
-    log_first = float(log_ndtr(1.0 / (2.0 * ratio) - epsilon * ratio))
+    log_first = float(_special().log_ndtr(1.0 / (2.0 * ratio) - epsilon * ratio))
     if log_first == -math.inf:
         return -math.inf
     z = epsilon * ratio / _SQRT2

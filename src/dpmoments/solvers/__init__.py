@@ -3,23 +3,21 @@
 Layer 2: imports only numpy, scipy and dpmoments' layer 0.
 """
 
-from .eigen import EigenResult, flip_signs, top_eigenpairs
-from ._glasso_common import GlassoInfeasibleError, GlassoResult, glasso_objective
-from .glasso import glasso_blocks, graphical_lasso
-from .glasso_path import graphical_lasso_path, iter_graphical_lasso_path
-from .glasso_admm import graphical_lasso_admm
-from .irls import IRLSResult, irls, irls_weights, solve_weighted, weighted_moments
-from .l1_ball import L1BallResult, l1_ball_duality_gap, l1_ball_least_squares, project_l1_ball
-from .rope import ridge_precision, ridge_precision_objective
-from .tensor_power import (
-    TensorPowerResult,
-    Whitening,
-    robust_tensor_power,
-    tensor_apply,
-    unwhiten,
-    whiten,
-    whiten_tensor,
-)
+from .. import _lazy
+
+# Imported on first use, so that a caller of one solver does not load every solver's SciPy modules.
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "eigen": ("EigenResult", "flip_signs", "top_eigenpairs"),
+    "_glasso_common": ("GlassoInfeasibleError", "GlassoResult", "glasso_objective"),
+    "glasso": ("glasso_blocks", "graphical_lasso"),
+    "glasso_path": ("graphical_lasso_path", "iter_graphical_lasso_path"),
+    "glasso_admm": ("graphical_lasso_admm",),
+    "irls": ("IRLSResult", "irls", "irls_weights", "solve_weighted", "weighted_moments"),
+    "l1_ball": ("L1BallResult", "l1_ball_duality_gap", "l1_ball_least_squares", "project_l1_ball"),
+    "rope": ("ridge_precision", "ridge_precision_objective"),
+    "tensor_power": ("TensorPowerResult", "Whitening", "robust_tensor_power", "tensor_apply", "unwhiten", "whiten",
+                     "whiten_tensor"),
+})
 
 __all__ = [
     "GlassoInfeasibleError",

@@ -29,8 +29,6 @@ components -- so results are deterministic and comparable across solvers.
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg
-from scipy.sparse import linalg as sparse_linalg
 
 from .._validation import check_data, check_int, check_option
 
@@ -97,12 +95,17 @@ def _choose(method, d, k):
 
 
 def _eigh(A, k):
+    from scipy import linalg  # here, as in every function that needs it: scipy.linalg's import costs a
+    # command about 0.4 CPU-s, and a covariance command needs no eigenpairs
+
     d = A.shape[0]
     w, V = linalg.eigh(A, subset_by_index=[d - k, d - 1], check_finite=False)
     return w[::-1], V[:, ::-1]
 
 
 def _eigsh(A, k):
+    from scipy.sparse import linalg as sparse_linalg
+
     d = A.shape[0]
     # A fixed start vector makes ARPACK deterministic (this is numerics, not noise).
     v0 = np.random.default_rng(0).standard_normal(d)
@@ -155,9 +158,11 @@ def top_eigenpairs(A, n_components, *, method="auto"):
     if chosen == "eigsh" and k >= d:
         raise ValueError(f"method='eigsh' needs n_components < d = {d}; got {k}. Use method='eigh'.")
     if chosen == "eigsh":
+        from scipy.sparse.linalg import ArpackNoConvergence
+
         try:
             w, V = _eigsh(A, k)
-        except sparse_linalg.ArpackNoConvergence:
+        except ArpackNoConvergence:
             chosen = "eigh"
     if chosen == "eigh":
         w, V = _eigh(A, k)

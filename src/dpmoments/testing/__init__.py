@@ -6,6 +6,11 @@ the same from samples already drawn. A correct mechanism gives a bound at or
 below its claim; too little noise shows up as a bound above it.
 """
 
-from ._audit import AuditResult, audit, epsilon_lower_bound
+from .. import _lazy
+
+# Imported on first use: the auditor loads scipy.stats only when it runs.
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "_audit": ("AuditResult", "audit", "epsilon_lower_bound"),
+})
 
 __all__ = ["AuditResult", "audit", "epsilon_lower_bound"]

@@ -1,0 +1,53 @@
+"""A package's public names, imported from their modules on first use (PEP 562).
+
+Every command pays its imports: ``import dpmoments`` importing every module of
+``moments/`` and ``privacy/`` (and with them SciPy) cost ``dpmoments --version``
+0.8 CPU-s. A package lists where each of its names lives; the module is imported
+when the name is first read, and the name then becomes an ordinary attribute.
+"""
+
+import sys
+from importlib import import_module
+from importlib.util import find_spec
+from types import ModuleType
+
+__all__ = ["lazy_exports"]
+
+
+class _Package(ModuleType):
+    """A package whose exported names win over its submodules of the same name (``multisite.run``, the
+    function, not ``multisite/run.py``), whatever was imported first -- as when the package imported them all."""
+
+    def __setattr__(self, name, value):
+        shadowed = isinstance(value, ModuleType) and value.__name__ == f"{self.__name__}.{name}"
+        if shadowed and name in self._lazy_homes and name not in vars(self):
+            return  # the import system binding a submodule: the export is resolved on first read instead
+        super().__setattr__(name, value)
+
+
+def lazy_exports(package, where):
+    """``(__getattr__, __dir__)`` for ``package``, whose names live in ``where`` (module -> names).
+
+    A submodule not in ``where`` is imported when read as an attribute too
+    (``dpmoments.moments.psd`` after ``import dpmoments``), as it was when the
+    package imported every module at once.
+    """
+    home = {name: module for module, names in where.items() for name in names}
+    sys.modules[package].__class__ = _Package
+    vars(sys.modules[package])["_lazy_homes"] = home
+
+    def __getattr__(name):
+        namespace = vars(sys.modules[package])
+        if name in home:
+            value = getattr(import_module(f"{package}.{home[name]}"), name)
+        elif not name.startswith("__") and find_spec(f"{package}.{name}") is not None:
+            value = import_module(f"{package}.{name}")
+        else:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        namespace[name] = value  # the next look-up is an ordinary attribute
+        return value
+
+    def __dir__():
+        return sorted(set(vars(sys.modules[package])) - {"_lazy_homes"} | set(home))
+
+    return __getattr__, __dir__

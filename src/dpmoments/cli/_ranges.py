@@ -1,0 +1,126 @@
+"""``--ranges COL=LOW:HIGH,...`` and ``--ranges-file FILE``: per-column public ranges on the command line.
+
+Each ranged column is clipped to its range entry by entry, and its centre
+(the midpoint) and scale (the half-width) are free; the other columns get the
+private choices (``dpmoments.moments.ranges``, ``docs/bounds.md``). The
+ranges are public inputs: they are written into the report as given.
+(``--bounds`` is not this option's name: in ``select`` and the library's
+``bounds=`` it is Lei et al.'s entrywise bound.)
+"""
+
+from ..data.columns import MISSING_SUFFIX, one_hot_names
+from ..moments.ranges import parse_ranges_text, read_ranges_file
+from ._numbers import CliError
+
+__all__ = ["add_ranges_arguments", "ranges_of", "categories_of", "impute_of", "ranges_lines", "ranges_report"]
+
+RANGES_HELP = (
+    "PUBLIC per-column ranges, e.g. age=0:120,smoker=0:1: each value is clipped to its column's range and the "
+    "column is centred at the midpoint and scaled by the half-width, for free (no share of the budget); the row "
+    "bound of the standardised rows is drawn privately, or is sqrt(number of ranged columns) when there are too few "
+    "rows. Columns without a range get a private centre and scale. State ranges from the data's documentation "
+    "(0:1 for an indicator, a generous range otherwise), never from the data")
+
+
+def add_ranges_arguments(group):
+    group.add_argument("--ranges", metavar="COL=LOW:HIGH,...", help=RANGES_HELP)
+    group.add_argument("--ranges-file", metavar="FILE",
+                       help="--ranges from a file: CSV lines column,lower,upper (a header row is fine) or JSON "
+                            "{\"column\": [lower, upper]} (or {\"ranges\": {...}, \"categories\": {\"col\": [levels]}}); "
+                            "combined with --ranges (a column may not be in both)")
+    group.add_argument("--categories", metavar="COL=A,B,...", action="append",
+                       help="PUBLIC levels of a text column (repeat the option for each column): it is one-hot "
+                            "encoded into columns COL=A, COL=B, ... with range 0:1 (a value that is none of them, or "
+                            "missing, sets all to 0); never read from the data. CSV and Parquet files")
+    group.add_argument("--impute", metavar="COL=VALUE,...",
+                       help="instead of refusing missing values: replace a missing value of COL by the PUBLIC VALUE "
+                            "and add a 0/1 column COL:missing (range 0:1) that marks it; the guarantee is unchanged "
+                            "(a fixed map of each row), what is estimated is the completed table")
+
+
+def impute_of(args):
+    """``{column: value}`` from ``--impute``; ``{}`` when none."""
+    text = getattr(args, "impute", None)
+    if text is None:
+        return {}
+    out = {}
+    for token in (t.strip() for t in text.split(",")):
+        name, eq, value = token.rpartition("=")
+        try:
+            out[_key(name.strip())] = float(value)
+        except ValueError:
+            name = ""
+        if not (eq and name.strip()):
+            raise CliError(f"--impute takes COLUMN=VALUE items separated by commas (e.g. income=0); got {token!r}")
+    return out
+
+
+def categories_of(args):
+    """``{column: [levels]}`` from ``--categories`` and a JSON ranges file's ``categories``; ``{}`` when none."""
+    out = {}
+    for text in getattr(args, "categories", None) or ():
+        name, eq, levels = text.partition("=")
+        tokens = [t.strip() for t in levels.split(",")]
+        if not (eq and name.strip() and all(tokens)):
+            raise CliError(f"--categories takes COLUMN=LEVEL,LEVEL,... (one column per option); got {text!r}")
+        if name.strip() in out:
+            raise CliError(f"--categories gives column {name.strip()!r} twice")
+        out[name.strip()] = tokens
+    path = getattr(args, "ranges_file", None)
+    if path is not None and str(path).lower().endswith(".json"):
+        import json
+
+        try:
+            declared = json.loads(open(path, encoding="utf-8-sig").read()).get("categories", {})
+        except (OSError, ValueError, AttributeError):
+            declared = {}  # read_ranges_file says what is wrong with the file
+        for name, levels in declared.items():
+            if name in out:
+                raise CliError(f"--categories and --ranges-file both give the categories of column {name!r}")
+            if not isinstance(levels, list):
+                raise CliError(f"the ranges file '{path}': the categories of {name!r} must be a list of levels")
+            out[name] = [str(v) for v in levels]
+    return out
+
+
+def one_hot_ranges(categories):
+    """Each one-hot column's range, 0 to 1: public by construction."""
+    return {name: (0.0, 1.0) for col, levels in categories.items() for name in one_hot_names(col, levels)}
+
+
+def ranges_of(args):
+    """The run's ranges as ``{column: (lower, upper)}`` (one-hot columns' 0:1 included), or ``None`` when none."""
+    text, path = getattr(args, "ranges", None), getattr(args, "ranges_file", None)
+    hot = one_hot_ranges(categories_of(args)) | {f"{name}{MISSING_SUFFIX}": (0.0, 1.0) for name in impute_of(args)}
+    if text is None and path is None:
+        return hot or None
+    try:
+        given = {} if path is None else read_ranges_file(path)
+        inline = {} if text is None else parse_ranges_text(text)
+    except ValueError as exc:
+        raise CliError(str(exc).rstrip(".")) from None
+    both = sorted(set(given) & set(inline))
+    if both:
+        raise CliError(f"--ranges and --ranges-file both give column {both[0]!r}; give it once")
+    given = {k: v for k, v in given.items() if k != "categories"}
+    return {_key(k): v for k, v in {**given, **inline, **hot}.items()}
+
+
+def _key(name):
+    """A column name, or a 0-based position where the name is a whole number (as --columns reads it)."""
+    return int(name) if isinstance(name, str) and name.isdigit() else name
+
+
+def ranges_lines(release):
+    """The console line saying which columns had public ranges and which private choices (or nothing)."""
+    return [f"ranges: {step}" for step in release.postprocessing
+            if step.startswith("public ranges")]
+
+
+def ranges_report(ranges, release):
+    """The report's ``ranges`` block: the ranges as given (public), and which columns had which choice."""
+    if ranges is None:
+        return {}
+    note = next((s for s in release.postprocessing if s.startswith("public ranges")), None)
+    return {"ranges": {"given": {str(k): list(v) for k, v in ranges.items()}, "columns": note,
+                       "note": "public inputs: each value clipped to its range, centre and scale free"}}

@@ -1,0 +1,291 @@
+r"""The error budget behind a covariance interval: noise, the private centre, sampling and clipping.
+
+The noise-only interval (:func:`~dpmoments.estimators._uncertainty_matrix.covariance_spread`) holds
+the *exact statistic of the clipped rows about the private centre*. A user compares the interval
+with the covariance of the rows without privacy (``target="sample"``) or with the population's
+(``target="population"``, the default, as statsmodels). Between those and the released entry lie,
+besides the added noise:
+
+- **the private centre's noise**: the second moment about :math:`\hat m` is the one about the mean
+  plus :math:`e e^\top`, :math:`e = \hat m - \bar x`, whose noise has scale :math:`s` per coordinate
+  (the ``"mean"`` part's ``noise_scale``): each variance is :math:`s^2` high on average (removed
+  here) and every entry spreads by :math:`s^2` (:math:`\sqrt2 s^2` on the diagonal);
+- **the clipping bias**: clipping only shrinks, and what it removed from each variance between the
+  bound :math:`R` and :math:`2R` is itself released (the ``"clipping excess"`` part,
+  :mod:`dpmoments.moments.clipping_bias`). A variance's upper end moves up by the released loss,
+  its noise added in quadrature. A column whose loss stands out of that noise (one-sided at
+  ``1 - (1 - level) / d``, so that noise rarely makes a detection) is *clipped*: its variance
+  interval is moved up by the loss's interval, and every entry of its row and column widened by
+  :math:`\pm\sqrt{U_i U_j}` (the loss matrix is positive semi-definite, so
+  :math:`|D_{ij}| \le \sqrt{D_{ii} D_{jj}}`, :math:`U` the upper ends). Off the diagonal an
+  undetected loss is taken as clipping shrinks elliptical rows, :math:`D_{ij} \approx \rho_{ij}
+  \sqrt{D_{ii} D_{jj}}`: towards a larger :math:`|S_{ij}|`. Where rows beyond :math:`2R` stand out
+  of their count's noise and some column is clipped, what they lost beyond :math:`2R` is not seen:
+  those columns' entries are marked (``covariance_biased_``, ``biased`` in the console) and their
+  intervals withheld (NaN), never printed as if complete;
+- **sampling** (``target="population"``): Var :math:`S_{ij} \approx (\sigma_{ii}\sigma_{jj} +
+  \sigma_{ij}^2)/n` under normal theory, evaluated on the released matrix (post-processing). It
+  understates the spread of heavy-tailed columns (fourth moments above the normal's).
+
+**Entries that exclude 0** are at a false-coverage-rate level (:func:`fcr_level`), and PCA's
+eigenvalues get the same parts along each component (:func:`eigenvalue_error_budget`).
+
+Everything here reads a release and public values only: no rows.
+"""
+
+import numpy as np
+from scipy import special
+
+from .diagnostics import _centre_noise_scale as centre_noise_scale
+from .uncertainty import noise_law, z_value
+
+__all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget", "fcr_level",
+           "clipping_part"]
+
+TARGETS = ("population", "sample")
+# Rows beyond the outer bound are 'seen' when their noisy count exceeds 2.33 sd (one-sided 99%): a withheld
+# interval costs the user its answer, so noise alone should rarely do it (10% of fits did at 1.28 sd)
+BEYOND_Z = 2.326
+
+
+def check_target(target):
+    if not isinstance(target, str) or target not in TARGETS:
+        raise ValueError(f"'target' must be 'population' or 'sample'; got {target!r}.")
+    return target
+
+
+def clipping_part(release):
+    """The release's ``"clipping excess"`` part's outputs, or ``None`` where it has none."""
+    return next((p.released for p in (release.parts or ()) if p.label == "clipping excess"), None)
+
+
+def _psd(M):
+    w, V = np.linalg.eigh((M + M.T) / 2)
+    return (V * np.maximum(w, 0.0)) @ V.T
+
+
+def _clipping(release, level, d, released):
+    """The clipping bias's part of every entry's interval, standardised units.
+
+    Returns ``(lo, hi, sd, biased columns, incomplete, summary)``: shifts of
+    the lower and upper ends, and a noise sd to add to the upper half-width in
+    quadrature (the released loss's own noise, where it is not detected).
+    """
+    part = clipping_part(release)
+    zero = np.zeros((d, d))
+    if part is None:
+        return zero, zero, zero, np.zeros(d, bool), False, None
+    z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))  # one-sided, Bonferroni over d: few false detections
+    z = z_value(level)
+    lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
+    lower, upper = np.maximum(lost - z_detect * sd, 0.0), np.maximum(lost + z_detect * sd, 0.0)
+    biased = lower > 0
+    beyond = part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"]
+    incomplete = bool(beyond) and bool(biased.any())
+    touched = biased[:, None] | biased[None, :]
+    # A detected loss: the variance moves up by it (its interval), and its row and column widen by +-sqrt(U_i U_j)
+    # (D is positive semi-definite, so |D_ij| <= sqrt(D_ii D_jj))
+    spread = np.sqrt(np.outer(upper, upper)) * touched
+    lo, hi = -spread, spread.copy()
+    # An undetected loss still only lowers a variance: the upper end moves up by the released loss (if positive)
+    # with its noise in quadrature. Off the diagonal it is taken as clipping shrinks elliptical rows,
+    # D_ij ~ rho_ij sqrt(D_ii D_jj): towards a larger |entry|, by the released correlation times the variances'
+    # upper ends
+    up = np.maximum(lost, 0.0) + z * sd
+    sigma = _psd(released)
+    v = np.sqrt(np.maximum(np.diag(sigma), 1e-300))
+    rho = np.clip(sigma / np.outer(v, v), -1.0, 1.0)
+    towards = np.abs(rho) * np.sqrt(np.outer(up, up)) * ~touched
+    hi += np.where(rho > 0, towards, 0.0)
+    lo -= np.where(rho < 0, towards, 0.0)
+    idx = np.arange(d)
+    lo[idx, idx] = np.where(biased, lower, 0.0)
+    hi[idx, idx] = np.where(biased, upper, np.maximum(lost, 0.0))
+    extra = np.zeros((d, d))
+    extra[idx, idx] = np.where(biased, 0.0, sd)
+    summary = {"variance_lost_noise_sd": sd, "detected_above": z_detect * sd, "biased_columns": int(biased.sum()),
+               "clipped_columns": np.nonzero(biased)[0].tolist(),
+               "rows_beyond_outer": part["rows_beyond_outer"], "outer_norm": part["outer_norm"],
+               "loss_beyond_outer_unseen": incomplete}
+    return lo, hi, extra, biased, incomplete, summary
+
+
+def covariance_error_budget(release, noise_se, noise_interval, level, target):
+    """The intervals of every entry with every part counted, in the release's (standardised) units.
+
+    ``noise_se`` and ``noise_interval`` are the noise-only ones (standardised
+    units). Returns a dict: ``se`` (all symmetric parts together), ``interval``
+    (2, d, d), ``biased`` (d, d) booleans, ``parts`` (JSON-able summary).
+    """
+    d, n = release.n_features, float(release.n)
+    centre = (noise_interval[0] + noise_interval[1]) / 2
+    s = centre_noise_scale(release) or 0.0
+    centre_var = np.full((d, d), s**4) + np.eye(d) * s**4  # Var(e_i e_j): s^4, and 2 s^4 on the diagonal
+    sampling_var = np.zeros((d, d))
+    if target == "population":
+        sigma = _psd(centre - s**2 * np.eye(d))
+        v = np.diag(sigma)
+        sampling_var = (np.outer(v, v) + sigma**2) / n
+    extra = centre_var + sampling_var
+    se = np.sqrt(noise_se**2 + extra)
+    mid = centre - s**2 * np.eye(d)
+    bias_lo, bias_hi, bias_sd, biased_cols, incomplete, clip = _clipping(release, level, d, mid)
+    adjusted = fcr_level(_distance_from_zero(mid + bias_lo, mid + bias_hi, se), level)
+    z = z_value(adjusted)
+    # The noise-only interval (exact for its law) at the adjusted level, or the normal one of all the symmetric
+    # parts together, whichever is wider; the upper end adds the undetected clipping loss's noise in quadrature
+    half = np.maximum((noise_interval[1] - noise_interval[0]) / 2 * z / z_value(level), z * se)
+    interval = np.stack([mid - half + bias_lo, mid + np.sqrt(half**2 + (z * bias_sd) ** 2) + bias_hi])
+    biased = np.zeros((d, d), bool)
+    if incomplete:  # what their rows lost beyond 2R is unseen: the interval cannot be completed, so it is withheld
+        biased = biased_cols[:, None] | biased_cols[None, :]
+        interval[:, biased] = np.nan
+    parts = {
+        "target": target,
+        "level_each": adjusted,
+        "multiplicity": ("false coverage rate (Benjamini & Yekutieli 2005): the entries whose interval excludes 0 "
+                         "are chosen by Benjamini-Hochberg at 1 - level, and every interval is at level "
+                         "1 - R (1 - level) / m (R chosen of the m distinct entries), so that among the entries "
+                         "whose interval excludes 0 the share that miss is at most 1 - level"),
+        "noise": "the added noise of every entry (as noise_law)",
+        "centre_noise_scale": s,
+        "centre": "the private centre's noise: variances lowered by its scale squared, every entry spread by it",
+        "sampling": ("normal theory (s_ii s_jj + s_ij^2)/n from the released matrix" if target == "population"
+                     else "not counted: the interval is for these rows"),
+        "clipping": clip if clip is not None else "not estimated: no clipping-excess release (a public row_norm)",
+    }
+    return {"se": se, "sample_se": np.sqrt(noise_se**2 + centre_var), "interval": interval, "biased": biased,
+            "parts": parts}
+
+
+def _distance_from_zero(lower, upper, se):
+    """|0 - [lower, upper]| in units of ``se`` over the distinct entries (upper triangle): 0 where 0 is inside."""
+    iu = np.triu_indices(lower.shape[0])
+    gap = np.maximum(lower[iu], 0.0) + np.maximum(-upper[iu], 0.0)
+    return np.divide(gap, se[iu], out=np.where(gap > 0, np.inf, 0.0), where=se[iu] > 0)
+
+
+def fcr_level(t, level):
+    """The level of every interval that controls the false coverage rate among those that exclude 0.
+
+    Benjamini & Yekutieli (2005): with ``m`` entries and normal statistics
+    ``t`` (distance of 0 from the interval, in standard errors), select by
+    Benjamini-Hochberg at ``alpha = 1 - level``; if ``R`` are selected, every
+    interval at level ``1 - R alpha / m`` keeps the expected share of the
+    selected ones that miss their value at most ``alpha``. An entry not
+    selected has ``p > R alpha / m``, so its interval at that level holds 0:
+    the intervals and the selection agree. ``R = m`` (every entry clearly
+    non-zero) leaves ``level`` as it is; ``R = 0`` gives Bonferroni's
+    ``1 - alpha / m``.
+    """
+    m, alpha = t.size, 1.0 - level
+    if m <= 1:
+        return level
+    p = np.sort(2.0 * special.ndtr(-np.asarray(t, dtype=float)))
+    passed = np.nonzero(p <= alpha * np.arange(1, m + 1) / m)[0]
+    selected = int(passed[-1]) + 1 if passed.size else 1
+    return 1.0 - selected * alpha / m
+
+
+def covers_text(target, clip_summary_present):
+    """What the intervals hold, for ``uncertainty_['covers']``."""
+    what = ("the population covariance of the distribution the rows were drawn from" if target == "population"
+            else "the covariance of these rows without privacy (about their mean, unclipped)")
+    parts = "the added noise, the private centre's noise" + (", sampling variability (normal theory)"
+                                                             if target == "population" else "")
+    if clip_summary_present:
+        parts += ", and clipping bias where the clipping-excess release detects it"
+    return f"{what}; counted: {parts}"
+
+
+def not_covered_text(target, clip_summary_present):
+    left = ["the clipping loss off the diagonal where it is not detected, beyond what shrinking elliptical rows gives"
+            if clip_summary_present else "clipping bias (a public row_norm: nothing released to estimate it)",
+            "what rows beyond the outer bound lost beyond it (flagged 'biased' where such rows are detected)"]
+    if target == "population":
+        left.append("sampling spread beyond normal theory (heavy tails)")
+    return "; ".join(left)
+
+
+def eigenvalue_error_budget(release, components, noise_interval, noise_se, level, target):
+    r"""PCA's eigenvalue intervals with every part counted (original units): centre, sampling, clipping.
+
+    ``components`` (k, d) in the original units, ``noise_interval`` (2, k) and
+    ``noise_se`` (k,) the noise-only ones. Along a component ``v`` (``w = s v``
+    with the release's column scales ``s``) the private centre adds
+    :math:`(w^\top e)^2`, of mean :math:`s_c^2\|w\|^2` (removed) and sd
+    :math:`\sqrt2 s_c^2\|w\|^2`; sampling (``target="population"``) spreads an
+    eigenvalue by :math:`\sqrt{2/n}\,\lambda` (normal theory); clipping removed
+    a positive semi-definite :math:`D`, so by Weyl the unclipped eigenvalue lies
+    in :math:`[\lambda_k, \lambda_k + \lambda_1(D)]` with
+    :math:`\lambda_1(D) \le \operatorname{tr} D`, whose released estimate's upper
+    end (one-sided, at the level) widens the interval upwards.
+    Returns ``(interval, se, parts)``.
+    """
+    scales = np.ones(release.n_features) if release.column_scale is None else np.asarray(release.column_scale)
+    W = components * scales  # (k, d): the directions in the release's standardised units
+    along = np.sum(W**2, axis=1)
+    s = centre_noise_scale(release) or 0.0
+    mid = (noise_interval[0] + noise_interval[1]) / 2 - s**2 * along
+    lam = np.maximum(mid, 0.0)
+    extra = 2.0 * s**4 * along**2 + (2.0 * lam**2 / float(release.n) if target == "population" else 0.0)
+    se = np.sqrt(noise_se**2 + extra)
+    z = z_value(level)
+    half = np.maximum((noise_interval[1] - noise_interval[0]) / 2, z * se)
+    # Below a signal-to-noise of about 3 first-order intervals are too short (docs/uncertainty.md, PCA): there the
+    # eigenvalue is within the noise's spectral norm of the released one (Weyl), which bounds it at any SNR
+    edge = noise_law(release).spectral_norm(release.n_features) * along
+    weak = mid < 3.0 * edge
+    half = np.where(weak, np.maximum(half, edge + z * np.sqrt(extra)), half)
+    part, upper, clip = clipping_part(release), np.zeros(len(mid)), "not estimated: no clipping-excess release"
+    withheld = False
+    if part is not None:
+        upper, clip = _eigenvalue_clipping(part, W, scales, level)
+        withheld = clip["loss_beyond_outer_unseen"]
+    interval = np.stack([np.maximum(mid - half, 0.0), mid + half + upper])
+    if withheld:  # rows beyond twice the bound lost more than the release sees: no interval is complete
+        interval[:] = np.nan
+    parts = {"target": target, "centre_noise_scale": s,
+             "sampling": "normal theory 2 lambda^2 / n" if target == "population" else "not counted",
+             "clipping": clip}
+    return interval, se, parts
+
+
+def _eigenvalue_clipping(part, W, scales, level):
+    """Upper shifts of each eigenvalue for what clipping removed: the smaller of two bounds on ``w' D w``.
+
+    ``tr D`` (Weyl: ``lambda_1(D)``) and, to first order, ``(sum_j |w_j| sqrt(D_jj))^2`` (``D`` positive
+    semi-definite), each with the released losses at their upper ends (one-sided, at ``level``).
+    """
+    q = float(special.ndtri(level))
+    lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
+    trace, trace_sd = float(np.sum(scales**2 * lost)), sd * float(np.sqrt(np.sum(scales**4)))
+    by_trace = max(trace + q * trace_sd, 0.0)
+    upper_each = np.maximum(lost + q * sd, 0.0)  # standardised units, as W
+    along = (np.abs(W) @ np.sqrt(upper_each)) ** 2
+    # As for the covariance: incomplete where rows beyond 2R are seen and some column's loss stands out
+    detected = np.any(lost - float(special.ndtri(1.0 - (1.0 - level) / lost.size)) * sd > 0)
+    beyond = part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"] and detected
+    return np.minimum(along, by_trace), {"trace_lost": trace, "trace_lost_noise_sd": trace_sd,
+                                         "upper_by_trace": by_trace, "trace_lost_surely": max(trace - q * trace_sd, 0.0),
+                                         "loss_beyond_outer_unseen": bool(beyond)}
+
+
+def bias_perturbation(release, parts, eigenvalues, target):
+    r"""A bound on how far the centre, clipping and sampling move the released matrix (spectral norm, original units).
+
+    Davis-Kahan: a component whose eigengap is below twice this can turn arbitrarily when those
+    parts are taken away, however stable it is across redrawn *noise*. The centre adds
+    :math:`(\hat m - \bar x)(\hat m - \bar x)^\top`, of norm about :math:`s^2 \sum_j s_j^2`; clipping
+    removed a positive semi-definite matrix whose trace is surely at least the released trace's lower end
+    (one-sided, at the level; a loss within the release's noise is not counted here: for elliptical rows
+    clipping shrinks along the components without turning them, and counting that noise would call
+    every component of a Gaussian table unidentified); sampling moves
+    the top eigenvalue by about :math:`\lambda_1 \sqrt{2/n}` (normal theory, ``target="population"``).
+    """
+    scales = np.ones(release.n_features) if release.column_scale is None else np.asarray(release.column_scale)
+    s = parts["centre_noise_scale"] or 0.0
+    centre = 2.0 * s**2 * float(np.sum(scales**2))  # twice its mean: a bound that holds most of the time
+    clip = parts["clipping"]["trace_lost_surely"] if isinstance(parts["clipping"], dict) else 0.0
+    sampling = float(np.max(eigenvalues)) * np.sqrt(2.0 / float(release.n)) if target == "population" else 0.0
+    return centre + clip + sampling

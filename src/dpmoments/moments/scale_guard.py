@@ -1,0 +1,44 @@
+"""Private column scales that cannot explode: a scale drawn at the bottom of its search range is replaced.
+
+A zero-inflated column (a rare 0/1 indicator, counts that are mostly 0) has
+few rows away from its private median; its scale draw, weak on so few rows,
+and pulled to the lowest bin by the base measure that serves constant
+columns, lands at the bottom of the search range (1e-6 by default). Dividing
+by it multiplies the column by a million: it then sets the row bound, every
+other column drowns in the noise, and a private location refined in those
+units moves by the noise (randhie: relative covariance error 5.6e4).
+
+Such a draw says only that the column's spread is below what the draw can
+resolve, so it is replaced by the median of the other column scales (1 if
+every one fell at the bottom): the column is then on the scale of the
+others, its own variance small against the noise, and the result says so
+through its noise checks. This is post-processing of private outputs (the
+drawn scales) and costs nothing; a warning names the columns, and a public
+range (``ranges=``, ``--ranges col=0:1``) gives such a column its scale for free.
+"""
+
+import warnings
+
+import numpy as np
+
+from ..exceptions import BoundWarning
+
+__all__ = ["guard_scales"]
+
+
+def guard_scales(s, low, label, stacklevel=4):
+    """``s`` with every draw at the bottom of the range (``s <= low``: its lowest bin) replaced (module docstring).
+
+    Applied to the drawn scales after the draw (post-processing), so the draw itself keeps its law.
+    """
+    bottom = s <= low
+    if not bottom.any():
+        return s
+    kept = s[~bottom]
+    fill = float(np.median(kept)) if kept.size else 1.0
+    columns = ", ".join(str(j) for j in np.flatnonzero(bottom))
+    warnings.warn(f"the private {label} of column(s) {columns} (0-based) fell at the bottom of "
+                  f"the search range: a constant or zero-inflated column; replaced by the median of the other scales "
+                  f"({fill:.3g}), so it cannot blow the column up. Give such columns a public range (ranges=, "
+                  "--ranges COL=LOW:HIGH) for a scale that is right.", BoundWarning, stacklevel=stacklevel)
+    return np.where(bottom, fill, s)
