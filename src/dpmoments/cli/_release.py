@@ -31,8 +31,6 @@ def second_moment_release(args, check=None):
     (:mod:`._cluster`); this process holds the partial sums only. ``check(source)``, if given, runs once
     the input is open and the privacy options are checked, before any pass.
     """
-    from ..moments import release_second_moment  # here: --help loads no release module
-
     out = getattr(args, "out", None)
     if out is not None:
         check_destination(out, args.force)
@@ -46,6 +44,8 @@ def second_moment_release(args, check=None):
 
 
 def _release(source, args, check):
+    from ..moments import release_second_moment  # here: --help loads no release module
+
     print_notes(source, args.quiet)
     request = privacy_options(args, source.n_features)
     if check is not None:
