@@ -115,11 +115,6 @@ class DataSource:
         self.n_rows = None
 
     @property
-    def notes(self):
-        """The reader's one-line notes (hive partition columns left out of the numbers)."""
-        return list(getattr(getattr(self._table, "_backend", None), "notes", ()))
-
-    @property
     def _text(self):
         return any(s.lower() in (".csv", ".tsv") for s in self.path.suffixes[-2:])
 

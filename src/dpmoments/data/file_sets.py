@@ -96,10 +96,9 @@ class FileSet:
         data_names = [n for n in first.names if n not in self.partition_names]
         self.names = data_names + list(self.partition_names)
         self.types = dict(getattr(first, "types", {}))
-        # Text columns (left out of the default selection by the Table): the files' own, and partitions of words.
-        self.text_columns = set(getattr(first, "text_columns", ())) | {
-            len(data_names) + k for k, name in enumerate(self.partition_names)
-            if not all(isinstance(m.partition.get(name), (int, float, np.integer, np.floating)) for m in self.members)}
+        # The files' own text columns (left out of the default selection by the Table); partition columns are
+        # left out as such (one note), and a text one chosen by name is refused by check().
+        self.text_columns = set(getattr(first, "text_columns", ()))
         self.n_rows = 0
         for m in self.members:
             b = first if m is self.members[0] else self._backend(m)
