@@ -35,7 +35,7 @@ import numpy as np
 from .._rng import spawn
 from ..mechanisms import gaussian_noise, laplace_noise
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, calibrate_laplace, compose
-from ..data import iter_chunks
+from ..data import as_source, iter_chunks
 
 __all__ = ["OUTER_FACTOR", "COUNT_FRACTION", "clipping_excess_sums", "release_clipping_excess",
            "record_clipping_excess"]
@@ -45,19 +45,44 @@ COUNT_FRACTION = 0.1  # of the part's share, for the count of rows beyond R'
 
 
 def clipping_excess_sums(X, center, scale, row_norm, outer_factor=OUTER_FACTOR):
-    """Exact ``(n, sum of w_i, rows beyond R')`` of the module docstring over the rows of ``X``: never publish them."""
+    """Exact ``(n, sum of w_i, rows beyond R')`` of the module docstring over the rows of ``X``: never publish them.
+
+    A dask collection is summed inside its blocks' own tasks and merged in a tree, never pulled
+    through the client (as the moment sums are).
+    """
+    if as_source(X).kind == "dask":
+        return _dask_sums(X, center, scale, row_norm, outer_factor)
+    return _merge(*(_chunk_sums(chunk, center, scale, row_norm, outer_factor) for chunk in iter_chunks(X)))
+
+
+def _chunk_sums(chunk, center, scale, row_norm, outer_factor):
     R, outer = float(row_norm), float(row_norm) * outer_factor
-    total, beyond, n = 0.0, 0, 0
-    for chunk in iter_chunks(X):
-        Z = np.asarray(chunk[0] if isinstance(chunk, tuple) else chunk, dtype=float)
-        Z = (Z if scale is None else Z / scale) - (0.0 if center is None else center)
-        norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
-        safe = np.where(norms > 0, norms, 1.0)
-        kept = np.minimum(1.0, (outer / safe) ** 2) - np.minimum(1.0, (R / safe) ** 2)
-        total = total + ((Z**2) * kept[:, None]).sum(axis=0)
-        beyond += int(np.count_nonzero(norms > outer))
-        n += Z.shape[0]
+    Z = np.asarray(chunk[0] if isinstance(chunk, tuple) else chunk, dtype=float)
+    Z = (Z if scale is None else Z / scale) - (0.0 if center is None else center)
+    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    safe = np.where(norms > 0, norms, 1.0)
+    kept = np.minimum(1.0, (outer / safe) ** 2) - np.minimum(1.0, (R / safe) ** 2)
+    return Z.shape[0], ((Z**2) * kept[:, None]).sum(axis=0), int(np.count_nonzero(norms > outer))
+
+
+def _merge(*parts):
+    n, total, beyond = 0, 0.0, 0
+    for rows, sums, far in parts:
+        n, total, beyond = n + rows, total + sums, beyond + far
     return n, np.asarray(total, dtype=float), beyond
+
+
+def _dask_sums(X, center, scale, row_norm, outer_factor):
+    from .dask_moments import _SPLIT_EVERY, _import_dask, _x_blocks
+
+    dask, _ = _import_dask()
+    block = dask.delayed(_chunk_sums, pure=True)
+    parts = [block(b, center, scale, row_norm, outer_factor) for b in _x_blocks(X)]
+    merge = dask.delayed(_merge, pure=True)
+    while len(parts) > 1:
+        parts = [merge(*parts[i:i + _SPLIT_EVERY]) for i in range(0, len(parts), _SPLIT_EVERY)]
+    (result,) = dask.compute(parts[0]) if parts else ((0, np.zeros(0), 0),)
+    return result
 
 
 def release_clipping_excess(X, *, center, scale, row_norm, privacy, count_privacy, mechanism, neighbours, rng,
