@@ -88,6 +88,7 @@ def test_a_copied_share_is_spent_with_its_original(tmp_path, new_process, monkey
     plan, share = _dealt(tmp_path)
     before = tmp_path / "elsewhere" / "copy-before.npz"
     before.parent.mkdir()
+    shutil.copy(share.with_name("plan.json"), before.parent)  # the public plan travels beside every share
     shutil.copy(share, before)  # a copy made before the first use, on this machine: the registry finds it
     assert isinstance(_ask(_restarted(share), plan), Reply)
     spent._PROCESS.clear()

@@ -10,6 +10,7 @@ import dataclasses
 import json
 import multiprocessing
 import os
+import shutil
 import signal
 
 import pytest
@@ -57,6 +58,7 @@ def test_a_share_used_through_a_symlink_is_spent_at_its_target(tmp_path, dealt, 
     plan, share = dealt
     link = tmp_path / "elsewhere" / "link.npz"
     link.parent.mkdir()
+    shutil.copy(share.with_name("plan.json"), link.parent)  # the public plan travels beside every share
     link.symlink_to(share)
     assert isinstance(_started(link).answer(_query(plan)), Reply)
     assert link.is_symlink()  # the mark went to the file, not over the link
@@ -67,6 +69,7 @@ def test_a_share_used_through_a_symlink_is_spent_at_its_target(tmp_path, dealt, 
 
 def test_a_share_file_with_another_hard_link_is_refused(tmp_path, dealt, another_machine_registry):
     plan, share = dealt
+    shutil.copy(share.with_name("plan.json"), tmp_path)  # the public plan travels beside every share
     os.link(share, tmp_path / "hard.npz")
     for name in (share, tmp_path / "hard.npz"):  # either name would be marked alone; the other looks unused
         with pytest.raises(ShareRecordError, match="hard link"):
