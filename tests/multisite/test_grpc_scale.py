@@ -8,21 +8,14 @@ from dpmoments.multisite import ProtocolAborted, run_cape  # noqa: E402
 from dpmoments.multisite.grpc_transport import GrpcSite, GrpcTransport  # noqa: E402
 
 from .conftest import make_sites  # noqa: E402
+from .transports import closing_together  # noqa: E402
 
 
 def _served(sites, max_sites):
     """A transport on a loopback port (no TLS: names on their word) with every site dialling in."""
     link = GrpcTransport("127.0.0.1:0", insecure=True, max_sites=max_sites)
     clients = [GrpcSite(s.handle, f"127.0.0.1:{link.port}", s.name, insecure=True, retry_s=60).start() for s in sites]
-    close = link.close
-
-    def close_all():
-        for c in clients:
-            c.stop()
-        close()
-
-    link.close = close_all
-    return link
+    return closing_together(link, clients)
 
 
 def _run(sites, link):

@@ -132,6 +132,11 @@ def _grpc(handlers):
     link = GrpcTransport("127.0.0.1:0", certificate=cert, private_key=key, root_certificates=ca)
     clients = [GrpcSite(h, f"127.0.0.1:{link.port}", name, certificate=sites[name][0], private_key=sites[name][1],
                         root_certificates=ca).start() for name, h in handlers.items()]
+    return closing_together(link, clients)
+
+
+def closing_together(link, clients):
+    """``link``, whose ``close()`` first stops the sites dialling it (``clients``): one call ends the deployment."""
     close = link.close
 
     def close_all():
