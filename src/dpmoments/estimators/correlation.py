@@ -127,7 +127,7 @@ class CorrelationFit(CovarianceFit):
         widen = self._covariance_widening(d)
         rz = np.clip(r, -1 + 1e-12, 1 - 1e-12)
         var_z = noise_var * widen**2 / (1 - rz**2) ** 2
-        population = getattr(self, "target", "population") == "population"
+        population = self.target == "population"
         if population:
             var_z = var_z + 1.0 / max(float(raw.n) - 3.0, 1.0)
         se_z = np.sqrt(var_z)
@@ -162,20 +162,16 @@ class CorrelationFit(CovarianceFit):
         """How much wider than the noise alone the covariance's own intervals are (the error budget's other parts).
 
         Where the covariance's standard errors count more than the added noise (the private centre's
-        noise, clipping), the correlation's noise part is widened by the same factor, at least 1.
+        noise, clipping), the correlation's noise part is widened by the same factor, at least 1; the
+        covariance's sampling part is left out (it is added on the z scale).
         """
-        noise_se = getattr(self, "covariance_noise_se_", None)
-        if noise_se is None:
-            return np.ones((d, d))
-        se = getattr(self, "covariance_sample_se_", self.covariance_se_)  # sampling is added on the z scale
-        ratio = np.divide(se, noise_se, out=np.ones((d, d)), where=noise_se > 0)
+        noise_se = self.covariance_noise_se_
+        ratio = np.divide(self.covariance_sample_se_, noise_se, out=np.ones((d, d)), where=noise_se > 0)
         return np.maximum(ratio, 1.0)
 
     def _biased_pairs(self, withheld):
         """Pairs the covariance marks as biased (clipping it cannot bound), or withheld."""
-        biased = getattr(self, "covariance_biased_", None)
-        if biased is None:
-            return np.zeros_like(withheld)
+        biased = self.covariance_biased_
         cols = np.diag(biased)
         return (biased | cols[:, None] | cols[None, :]) & ~withheld
 
