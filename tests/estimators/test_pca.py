@@ -19,7 +19,7 @@ def X():
 
 
 def _exact(**kw):
-    return PrivatePCA(epsilon=INF, row_norm=100.0, **kw)
+    return PrivatePCA(epsilon=INF, row_norm=100.0, **{"center": None, **kw})
 
 
 def test_inf_without_centre_is_eigenvectors_of_second_moment(X):

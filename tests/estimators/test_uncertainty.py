@@ -119,10 +119,10 @@ def _fitted():
     m = make_mog(20000, 5, 2, sigma2=0.01, rng=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UncertifiedPrivacyWarning)
-        return [PrivateCovariance(**kw).fit(X), PrivatePCA(n_components=2, n_draws=5, **kw).fit(X),
-                PrivateGraphicalLasso(alpha="ebic", n_draws=5, **kw).fit(X),
-                PrivateGraphicalLasso(alpha=0.01, mechanism="output", **{**kw, "delta": None}).fit(X),
-                PrivateRidgePrecision(alpha=0.01, n_draws=5, **kw).fit(X),
+        return [PrivateCovariance(**kw).fit(X), PrivatePCA(n_components=2, n_draws=5, **kw, center=None).fit(X),
+                PrivateGraphicalLasso(alpha="ebic", n_draws=5, **kw, center=None).fit(X),
+                PrivateGraphicalLasso(alpha=0.01, mechanism="output", **{**kw, "delta": None}, center=None).fit(X),
+                PrivateRidgePrecision(alpha=0.01, n_draws=5, **kw, center=None).fit(X),
                 PrivateIRLS(response_bound=4.0, n_iter=3, w_max=10.0, n_draws=5, **kw).fit(Xr, y),
                 PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=4.0, R=2.0, rng=0).fit(Xr, y),
                 PrivateTensorDecomposition(n_components=2, model="mog", sigma2=0.01, n_draws=3,
@@ -140,8 +140,8 @@ def test_every_estimator_carries_snr_uncertainty_and_diagnostics():
 
 def test_bootstrap_is_reproducible_from_rng():
     X = _spiked(5000)
-    a = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=10, rng=3).fit(X)
-    b = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=10, rng=3).fit(X)
+    a = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=10, rng=3, center=None).fit(X)
+    b = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=10, rng=3, center=None).fit(X)
     np.testing.assert_array_equal(a.explained_variance_interval_, b.explained_variance_interval_)
     np.testing.assert_array_equal(a.component_angles_, b.component_angles_)
 
@@ -150,16 +150,16 @@ def test_bootstrap_is_reproducible_from_rng():
 def test_bad_n_draws_and_level(bad):
     X = _spiked(500)
     with pytest.raises(ValueError, match="n_draws"):
-        PrivatePCA(n_components=1, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=bad).fit(X)
+        PrivatePCA(n_components=1, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=bad, center=None).fit(X)
     with pytest.raises(ValueError, match="level"):
         PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, level=bad + 1).fit(X)
 
 
 def test_bad_uncertainty_options_are_refused_before_the_budget_is_spent():
     X = _spiked(500)
-    for est in (PrivateCovariance(level=2.0, **OPTS), PrivatePCA(n_components=1, n_draws=-1, **OPTS),
-                PrivateGraphicalLasso(alpha=0.1, n_draws=-1, **OPTS),
-                PrivateRidgePrecision(alpha=0.1, level=0, **OPTS)):
+    for est in (PrivateCovariance(level=2.0, **OPTS), PrivatePCA(n_components=1, n_draws=-1, **OPTS, center=None),
+                PrivateGraphicalLasso(alpha=0.1, n_draws=-1, **OPTS, center=None),
+                PrivateRidgePrecision(alpha=0.1, level=0, **OPTS, center=None)):
         acct = Accountant(ApproxDP(5.0, 1e-5))
         with pytest.raises(ValueError):
             est.set_params(accountant=acct).fit(X)
@@ -219,7 +219,7 @@ def test_pca_bootstrap_interval_coverage():
     hits = []
     for rep in range(70):
         rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=rep)
-        est = PrivatePCA(n_components=3, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=30, rng=10_000 + rep)
+        est = PrivatePCA(n_components=3, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=30, rng=10_000 + rep, center=None)
         est.fit_release(rel)
         assert est.component_snr_.min() > 3
         hits.append(_covered(est.explained_variance_noise_interval_, truth))

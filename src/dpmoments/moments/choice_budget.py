@@ -31,6 +31,8 @@ class PrivateChoiceBudget:
         self.neighbours = neighbours
         self.exact = math.isinf(epsilon)
         self.zcdp = mechanism == "gaussian" and not self.exact
+        if self.zcdp and delta is None:  # as release_second_moment words it, not "must be a real number"
+            raise ValueError(f"mechanism={mechanism!r} needs 'delta' in (0, 1); got None.")
         self.rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho if self.zcdp else None
         self.weakest = None  # (epsilon, what) of the weakest draw made: warned about if unreliable (_finish)
 
