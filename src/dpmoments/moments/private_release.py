@@ -66,7 +66,7 @@ from .private_bounds import BinCounts, noisy_clipped_count, quantile_pass, selec
 from .choice_budget import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, check_draws, public_rows
 from .release import calibrated_as, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
-from .scale_guard import guard_scales
+from .scale_guard import guard_scales, warn_scale_at_top
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
 
@@ -181,8 +181,8 @@ def _scales(X, m, budget, share, search, rng, option_share=None, label="column s
                                       what=public_n_what(budget.neighbours, f"private {label} (scale='private')"))
     budget.record(label, guarantee, share, (d, each), statistic="medians of the non-zero |x_j - m_j|",
                   at_range_end=int(outside.sum()))
-    if (outside & (s > search.low)).any():
-        warn_range_end("column scale", search)
+    if label == "column scales" and (outside & (s > search.low)).any():  # the coarse ones' said once, by these
+        warn_scale_at_top(np.flatnonzero(free)[outside & (s > search.low)], label, search)
     if floor is not None:
         s = np.maximum(s, floor[free])
     if limits is None:
