@@ -17,7 +17,7 @@ from ..privacy import calibrate_gaussian, zcdp_gaussian_sigma, zcdp_to_approx_dp
 from .._validation import check_sensitivity
 from ._budget import irls_budget
 from ._irls_sampling import sampling_scales
-from .irls_defaults import W_MAX_AUTO
+from .model_defaults import W_MAX_AUTO
 
 __all__ = ["IRLSPlanMixin"]
 

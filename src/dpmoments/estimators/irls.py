@@ -21,9 +21,9 @@ from ._conventions import all_or_nothing, check_input, clone_sharing_tally, fit_
 from ._conventions import release_input, release_noise
 from ._irls_error import irls_error_budget, irls_laws
 from ._irls_plan import IRLSPlanMixin
-from .irls_defaults import N_ITER
+from .model_defaults import N_ITER
 from ._irls_sampling import release_sampling, sandwich_parts
-from ._irls_units import column_map
+from ._column_map import column_map
 from ..moments.ranges import feature_names_of
 from .error_budget import check_target as check_error_target
 from .uncertainty import check_uncertainty_params, noise_law

@@ -1,4 +1,4 @@
-r"""Per-column public ranges for IRLS: the rows a fit sees, and its coefficients back in the user's units.
+r"""Per-column public ranges for IRLS and model selection: the rows a fit sees, and its coefficients back.
 
 With ``ranges={"age": (0, 120), ...}`` (and ``response_range=(l, u)`` for ``y``), each ranged
 column is clipped to its range and mapped to :math:`z_j = (x_j - c_j)/h_j \in [-1, 1]` (midpoint
