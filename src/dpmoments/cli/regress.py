@@ -9,7 +9,7 @@ private iterate: it needs ``J`` passes over the rows, so this subcommand
 
 import argparse
 
-from ..estimators.irls_defaults import N_ITER, W_MAX_AUTO
+from ..estimators.model_defaults import N_ITER, W_MAX_AUTO
 from ..privacy.relations import describe_relation
 from ._args import (CLIPPING_HELP, CliError, _bound, _delta, _epsilon, add_input_arguments, add_output_arguments,
                     positive_int, seed_int)
@@ -18,6 +18,7 @@ from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_
 from ._io import add_memory_arguments, fingerprint, open_input, read_in_memory, require_target
 from ._noise import Noise, add_uncertainty_arguments, draws
 from ._output import ResultsDir
+from ._ranges import add_model_ranges_arguments, model_ranges
 from ._release import epsilon_grid
 from ._report import estimator_report, randomness_text
 from .present.regress import (coefficient_fields, coefficient_figure, coefficient_lines, grid_figure,
@@ -75,6 +76,7 @@ def add_arguments(parser):
                             "'auto', a private 0.95-quantile of |y| paid from --bound-share (the two auto bounds share it "
                             "equally, one exponential-mechanism draw each on the public --search-range)")
     add_choice_arguments(group, center=False, scale=False)
+    add_model_ranges_arguments(group)
     group.add_argument("--accounting", choices=("zcdp", "basic", "advanced"), default="zcdp",
                        help="how the budget is split over the 2 J releases (default zcdp)")
     group.add_argument("--first-moment", choices=("gaussian", "laplace"), default="gaussian",
@@ -127,12 +129,13 @@ def run(args):
     choices = _check(args)
     source = open_input(args, target=args.target)
     grid = epsilon_grid(args)
+    ranges, response_range = model_ranges(args, source.feature_names)
     est = PrivateIRLS(epsilon=args.epsilon, delta=args.delta, row_norm=args.row_norm,
                       response_bound=args.response_bound, n_iter=args.n_iter, w_max=args.w_max, p=args.p,
                       first_moment=args.first_moment, accounting=args.accounting, split=args.split,
                       fit_intercept=args.fit_intercept, rng=args.seed, bound_budget=bound_budget(choices),
                       level=args.level, target="population" if args.sampling_share > 0 else "sample",
-                      sampling_budget=args.sampling_share)
+                      sampling_budget=args.sampling_share, ranges=ranges, response_range=response_range)
     fp = fingerprint(source, args)
     X, y = read_in_memory(source, args)
     est.set_params(n_draws=draws(args, X.shape[1], auto=False))
@@ -153,7 +156,7 @@ def run(args):
     privacy = {"mechanism": f"{args.first_moment} (cross moment) + gaussian (second moment), 2 x {est.n_iter_} releases",
                "sensitivity": rep["sensitivity"], "sensitivity_norm": "l2 (l1 for a laplace cross moment)",
                "calibration": args.accounting, "noise_scale": rep["noise"], "row_norm": est.row_norm_,
-               "response_bound": est.response_bound_}
+               "response_bound": est.response_bound_, "ranges": est.ranges_}
     with ResultsDir(args.out, args.force) as res:
         save_coefficients(res, est, names)
         if not args.no_figures:

@@ -25,11 +25,17 @@ x_i x_i^\top` the derivative of :math:`\sum_i x_i\psi(r_i)`, :math:`\psi(r) = \o
   (:mod:`dpmoments.estimators._irls_sampling`); :math:`H` by the kernel count of residuals within a
   bandwidth :math:`h \ge 1/w_{\max}` (Powell's estimator), :math:`H \approx K_h / h`.
 
+- **the floor**: where the final :math:`\tilde B` had eigenvalues raised to the floor (noise above
+  the signal there), the solve shrinks the coefficients along those directions by an unknown
+  factor: a coefficient with more than ``FLOORED_SHARE`` of its square loading on them is marked
+  *biased* and its interval withheld (NaN), never printed as if complete.
+
 Not covered: the clipping bias of the rows and responses, which the entry's ``covers`` says.
 Everything here reads released numbers and public values only: no rows.
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,7 +43,11 @@ from ..solvers.irls import solve_weighted
 from .diagnostics import Diagnostics
 from .uncertainty import NoiseLaw, bootstrap_generator, check_draws, check_level, z_value
 
-__all__ = ["irls_error_budget", "irls_laws", "solve_se", "noise_cov"]
+__all__ = ["ErrorBudget", "irls_error_budget", "irls_laws", "solve_se", "noise_cov", "FLOORED_SHARE"]
+
+#: A coefficient whose unit vector has more than this share of its square on the floored eigenvectors of
+#: the final B~ is marked biased (its shrinkage there is unknown).
+FLOORED_SHARE = 0.05
 
 
 def irls_laws(first, second, scales, d):
@@ -115,8 +125,7 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
 
     Returns
     -------
-    theta, cov, interval, summary, diagnostics
-        ``cov`` of shape ``(d, d)``; ``interval`` of shape ``(2, d)``.
+    ErrorBudget
     """
     level, n_draws = check_level(level), check_draws(n_draws)
     law_a, law_b = laws
@@ -132,22 +141,66 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
             cj = _bootstrap_cov(A, B, floor, laws, n_draws, rng)
         cov += power @ cj @ power.T
         power = M @ power
-    noise_se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    noise = cov.copy()
     stretch = _not_run(theta, power, H is not None)  # power = M^J now
     if sampling is not None and sampling.get("V") is not None:
         Hinv = _floored_inverse(H, sampling["H_floor"])
         cov = cov + Hinv @ sampling["V"] @ Hinv / n
-    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    z = z_value(level)
-    interval = np.stack([theta - z * se + np.minimum(stretch, 0.0), theta + z * se + np.maximum(stretch, 0.0)])
-    noise = math.sqrt(float(np.sum(noise_se**2)))
-    snr = math.inf if noise == 0 else float(np.linalg.norm(theta)) / noise
+    biased = _floored_loading(B, floor) > FLOORED_SHARE
+    total_noise = math.sqrt(max(float(np.trace(noise)), 0.0))
+    snr = math.inf if total_noise == 0 else float(np.linalg.norm(theta)) / total_noise
     diag = Diagnostics(owner)
     if snr < 1.0:
         diag.flag("coefficients-within-noise", f"the coefficients are within their noise (signal-to-noise {snr:.2g}"
                                                " < 1): at this budget and sample size they are mostly noise.")
+    if biased.any():
+        diag.flag("coefficients-floored", f"{int(biased.sum())} of {d} coefficients lie along directions where the "
+                                          "noise of B hid the signal (eigenvalues raised to the floor): their "
+                                          "intervals are withheld (biased).")
     summary = _summary(level, n_draws, snr, laws, sampling, H is not None, J, float(np.abs(stretch).max()))
-    return theta, cov, noise_se, interval, snr, diag.as_list(), summary
+    summary["withheld"] = f"{int(biased.sum())} of {d} (floored directions)"
+    return ErrorBudget(theta, cov, noise, stretch, biased, snr, diag.as_list(), summary)
+
+
+@dataclass(frozen=True)
+class ErrorBudget:
+    """The coefficients' error budget in the fit's coordinates; ``mapped`` takes it to the user's."""
+
+    theta: np.ndarray
+    cov: np.ndarray  # every part
+    noise_cov: np.ndarray  # the iterations' noise only
+    stretch: np.ndarray  # the iterations not run: added on its side of the interval
+    biased: np.ndarray  # withheld: floored directions
+    snr: float
+    diagnostics: list
+    summary: dict
+
+    def mapped(self, T, offset):
+        """The same budget of ``T theta + offset``; a coordinate touching a biased one is biased."""
+        touched = (np.abs(T[:, self.biased]) > 0).any(axis=1) if self.biased.any() else np.zeros(T.shape[0], bool)
+        return ErrorBudget(T @ self.theta + offset, T @ self.cov @ T.T, T @ self.noise_cov @ T.T, T @ self.stretch,
+                           touched, self.snr, self.diagnostics, self.summary)
+
+    def se(self):
+        return np.sqrt(np.maximum(np.diag(self.cov), 0.0))
+
+    def noise_se(self):
+        return np.sqrt(np.maximum(np.diag(self.noise_cov), 0.0))
+
+    def interval(self, level):
+        """``theta -+ z se``, stretched by the iterations not run on their side; NaN where biased."""
+        half = z_value(level) * self.se()
+        out = np.stack([self.theta - half + np.minimum(self.stretch, 0.0), self.theta + half + np.maximum(self.stretch, 0.0)])
+        out[:, self.biased] = np.nan
+        return out
+
+
+def _floored_loading(B, floor):
+    """Each coordinate's squared loading on the eigenvectors of ``B`` below ``floor`` (0 without a floor)."""
+    if not floor:
+        return np.zeros(B.shape[0])
+    lam, Q = np.linalg.eigh(0.5 * (B + B.T))
+    return (Q[:, lam < floor] ** 2).sum(axis=1)
 
 
 def _not_run(theta, power, known):

@@ -17,7 +17,7 @@ from ..privacy import calibrate_gaussian, zcdp_gaussian_sigma, zcdp_to_approx_dp
 from .._validation import check_sensitivity
 from ._budget import irls_budget
 from ._irls_sampling import sampling_scales
-from .irls_defaults import W_MAX_AUTO
+from .model_defaults import W_MAX_AUTO
 
 __all__ = ["IRLSPlanMixin"]
 
@@ -25,8 +25,12 @@ class IRLSPlanMixin:
     """The plan's methods, shared by the estimator's ``fit`` and the command line's epsilon grid."""
 
     def _autos(self):
+        """The bounds drawn privately: "auto" ones that the public ranges do not give for free."""
+        cmap = getattr(self, "_map", None)
+        free = {"row_norm": cmap is not None and cmap.all_ranged,
+                "response_bound": cmap is not None and cmap.y_range is not None}
         return {name: stat for name, stat in (("row_norm", "row-norm"), ("response_bound", "abs-response"))
-                if is_auto(getattr(self, name))}
+                if is_auto(getattr(self, name)) and not free[name]}
 
     def _sampling_on(self):
         """The sampling releases are made: population target, LAD (p = 1), zCDP accounting or epsilon = inf."""

@@ -21,8 +21,10 @@ from ._conventions import all_or_nothing, check_input, clone_sharing_tally, fit_
 from ._conventions import release_input, release_noise
 from ._irls_error import irls_error_budget, irls_laws
 from ._irls_plan import IRLSPlanMixin
-from .irls_defaults import N_ITER
+from .model_defaults import N_ITER
 from ._irls_sampling import release_sampling, sandwich_parts
+from ._column_map import column_map
+from ..moments.ranges import feature_names_of
 from .error_budget import check_target as check_error_target
 from .uncertainty import check_uncertainty_params, noise_law
 
@@ -196,7 +198,7 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
                  first_moment="gaussian", second_moment="gaussian", accounting="zcdp", split=0.5,
                  delta_slack=None, psd_floor="auto", fit_intercept=True, intercept_scale=None,
                  accountant=None, n_draws=0, level=0.9, rng=None, neighbours="replace-one", bound_budget=0.1,
-                 target="population", sampling_budget=0.1):
+                 target="population", sampling_budget=0.1, ranges=None, response_range=None):
         self.epsilon = epsilon
         self.delta = delta
         self.row_norm = row_norm
@@ -220,6 +222,8 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         self.bound_budget = bound_budget
         self.target = target
         self.sampling_budget = sampling_budget
+        self.ranges = ranges
+        self.response_range = response_range
 
     # -- fit ------------------------------------------------------------------------
     def _validate(self):
@@ -261,14 +265,18 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         -------
         self
         """
+        self._map = None
         self._validate()
         self._intercept_column = bool(self.fit_intercept)
+        names = feature_names_of(X)
         fit_input(self, X)
         X = check_data(X)
         y = check_target(y, X.shape[0], type(self).__name__)
+        self._map = column_map(self.ranges, self.response_range, names, self._intercept_column)
+        X, y = self._map.rows(X), self._map.response(y)  # a fixed map of each row: public ranges, no cost
         n, d = X.shape[0], X.shape[1] + bool(self.fit_intercept)
-        self.row_norm_, self.response_bound_ = (1.0 if is_auto(v) else float(v) for v in
-                                                (self.row_norm, self.response_bound))  # for the plan's guarantee
+        self.row_norm_, self.response_bound_ = (self._free_bound(k) or (1.0 if is_auto(v) else float(v)) for k, v in
+                                                (("row_norm", self.row_norm), ("response_bound", self.response_bound)))
         budget, guarantee, _, _ = self._plan(n, d)
         guarantee, parts = self._with_parts(budget, guarantee)
         source = noise_source(self.rng)  # where the noise starts: a second fit from the same seed is refused
@@ -294,14 +302,24 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         Z = self._design(X)
         yc = clip_responses(y, self.response_bound_)
         theta, clipped, iterations, floor = self._iterate(Z, yc, scales, rng)
+        self.sampling_noise_ = []
         sampling = self._sampling(Z, yc, theta, n, rng) if self._sampling_on() else None
         if self.accountant is not None:
             self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one", noise_source=source)
         self.privacy_parts_ = tuple(parts)
-        self._set_fitted(theta, clipped, budget, guarantee, sens, scales)
+        self._set_fitted(clipped, budget, guarantee, sens, scales)
         self._set_spread(iterations, floor, irls_laws(self.first_moment, self.second_moment, scales, theta.size),
-                         sampling, n)
+                         sampling, n, self._map.back(self._kappa(), self._intercept_column))
+        self.ranges_ = self._map.to_dict(names)
         return self
+
+    def _free_bound(self, name):
+        """A bound the public ranges give for free where it is "auto": the box's ``sqrt(d)``, or 1 for ``y``."""
+        if not is_auto(getattr(self, name)):
+            return None
+        if name == "row_norm" and self._map.all_ranged:
+            return math.sqrt(self._map.center.size)
+        return 1.0 if name == "response_bound" and self._map.y_range is not None else None
 
     def _sampling(self, Z, y, theta, n, rng):
         """The sampling releases at the final iterate and the sandwich's parts (``_irls_sampling``)."""
@@ -351,7 +369,8 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         self.n_psd_clipped_, self.privacy_parts_ = tuple(fit.n_psd_clipped), ()
         release_input(self, self.coef_.size)
         floor = auto_psd_floor(B.n_features, B.noise_scale)  # the floor the run solved with (multisite.analyses)
-        self._set_spread(pairs, floor, (noise_law(A), noise_law(B)), None, B.n)
+        d = self.coef_.size
+        self._set_spread(pairs, floor, (noise_law(A), noise_law(B)), None, B.n, (np.eye(d), np.zeros(d)))
         self.privacy_report_ = privacy_report(
             self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=B.randomness,
             fitted_by="fit_release", noise=release_noise("first moment A (final iteration)", A)
@@ -359,19 +378,23 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
             postprocessing="coefficients from the final iteration's released B theta = A")
         return self
 
-    def _set_spread(self, iterations, floor, laws, sampling, n):
-        """The coefficients' error budget (``_irls_error``), in the user's units (the intercept column's)."""
-        theta, cov, noise_se, interval, snr, diagnostics, summary = irls_error_budget(
-            iterations, floor, laws, sampling, n, n_draws=self.n_draws, level=self.level, rng=self.rng,
-            owner="PrivateIRLS")
+    def _set_spread(self, iterations, floor, laws, sampling, n, back):
+        """The coefficients' error budget (``_irls_error``), mapped to the user's units by ``back = (T, offset)``."""
+        fit = irls_error_budget(iterations, floor, laws, sampling, n, n_draws=self.n_draws, level=self.level,
+                                rng=self.rng, owner="PrivateIRLS").mapped(*back)
         column = self._intercept_column
-        kappa = self._kappa() if column else 0.0
         cut = -1 if column else None
-        se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+        se, interval, noise_se = fit.se(), fit.interval(self.level), fit.noise_se()
+        self.coef_ = fit.theta[:cut].copy()
+        self.intercept_ = float(fit.theta[-1]) if column else 0.0
+        self.coef_cov_ = fit.cov
         self.coef_se_, self.coef_interval_, self.coef_noise_se_ = se[:cut], interval[:, :cut], noise_se[:cut]
-        self.intercept_se_ = float(kappa * se[-1]) if column else 0.0
-        self.intercept_interval_ = kappa * interval[:, -1] if column else np.zeros(2)
-        self.snr_, self.diagnostics_, self.uncertainty_ = snr, diagnostics, summary
+        self.coef_biased_, self.intercept_biased_ = fit.biased[:cut], bool(column and fit.biased[-1])
+        self.intercept_fitted_ = column
+        self.intercept_se_ = float(se[-1]) if column else 0.0
+        self.intercept_interval_ = interval[:, -1] if column else np.zeros(2)
+        self.snr_, self.diagnostics_, self.uncertainty_ = fit.snr, fit.diagnostics, fit.summary
+        summary = fit.summary
         if sampling is not None:
             summary["sampling"] = {"bandwidth": sampling["h"], "residual_scale": sampling["scale"]}
 
@@ -388,8 +411,7 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
     def _design(self, X):
         Z = clip_rows(X, self.row_norm_)
         if self.fit_intercept:
-            kappa = self.row_norm_ if self.intercept_scale is None else self.intercept_scale
-            Z = np.hstack([Z, np.full((Z.shape[0], 1), float(kappa))])
+            Z = np.hstack([Z, np.full((Z.shape[0], 1), float(self._kappa()))])
         return Z
 
     def _floor(self, scales, d):
@@ -423,18 +445,13 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
             return A, B + wishart_noise(d, d + 1, scales["B"], rng)
         return A, B + symmetric_matrix_noise(d, scales["B"], rng)
 
-    def _set_fitted(self, theta, clipped, budget, guarantee, sens, scales):
-        if self.fit_intercept:
-            kappa = self.row_norm_ if self.intercept_scale is None else self.intercept_scale
-            self.coef_, self.intercept_ = theta[:-1].copy(), float(kappa * theta[-1])
-        else:
-            self.coef_, self.intercept_ = theta, 0.0
+    def _set_fitted(self, clipped, budget, guarantee, sens, scales):
         self.n_iter_ = int(self.n_iter)
         self.budget_ = budget
         self.privacy_ = guarantee
         self.neighbours_ = self.neighbours
         self.n_psd_clipped_ = clipped
-        self.n_features_in_ = self.coef_.size
+        self.n_features_in_ = self._map.center.size
         releases = len(clipped)
         kind_a, kind_b = (k if scales[s] else "none" for k, s in ((self.first_moment, "A"), (self.second_moment, "B")))
         self.privacy_report_ = privacy_report(
@@ -445,7 +462,8 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
                                sensitivity_norm="l1" if kind_a == "laplace" else "l2"),
                    noise_entry("second moment B", kind_b, scales["B"], releases=releases,
                                sensitivity=None if kind_b == "wishart" else sens["B_l2"],
-                               sensitivity_norm=None if kind_b == "wishart" else "l2")])
+                               sensitivity_norm=None if kind_b == "wishart" else "l2")]
+            + getattr(self, "sampling_noise_", []))
 
     def predict(self, X):
         """Linear predictions ``X @ coef_ + intercept_`` (rows are not clipped).

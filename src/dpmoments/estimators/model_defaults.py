@@ -1,10 +1,10 @@
-"""The defaults of private IRLS, shared by :class:`~dpmoments.estimators.PrivateIRLS` and ``dpmoments regress``.
+"""The defaults of the model fits, shared by the estimators and their commands (``regress``, ``select``).
 
 Kept apart (no imports) so that the command line's ``--help`` states them without loading the
 estimator. docs/regression.md says how they were measured.
 """
 
-__all__ = ["N_ITER", "W_MAX_AUTO"]
+__all__ = ["N_ITER", "W_MAX_AUTO", "R_SHARE"]
 
 #: Iterations, each two releases: from the start at 0, IRLS's contraction leaves about 1% of the
 #: distance to the fixed point after 10 on the simulation (0.6^10), while each more iteration thins
@@ -15,3 +15,7 @@ N_ITER = 10
 #: get the largest weight. The noise grows linearly in ``w_max`` while the signal (the mean weight)
 #: grows only like its logarithm: a larger W is closer to LAD but noisier.
 W_MAX_AUTO = 5.0
+
+#: ``PrivateModelSelection(R="private")`` (the default) without its own ``R_epsilon``: the share of
+#: ``epsilon`` spent on the private radius (the L1 norm of the full model's noisy least-squares fit).
+R_SHARE = 0.1
