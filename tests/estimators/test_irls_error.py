@@ -92,7 +92,8 @@ def test_model_selection_defaults_and_ranges():
 
 @pytest.mark.parametrize("option, param, value", [("--n-iter", "n_iter", 10), ("--w-max", "w_max", "auto"),
                                                   ("--fit-intercept", "fit_intercept", True),
-                                                  ("--row-norm", "row_norm", "auto")])
+                                                  ("--row-norm", "row_norm", "auto"),
+                                                  ("--intervals-for", "target", "population")])
 def test_regress_and_the_estimator_share_their_defaults(option, param, value):
     import argparse
 
