@@ -74,15 +74,18 @@ def test_dataframe_names_and_the_result_in_user_units():
     assert abs(est.covariance_[0, 0] / S[0, 0] - 1) < 0.1
 
 
-@pytest.mark.parametrize("n", [300, 5000])  # the ranges alone; private scales within the ranges
-def test_ranges_enter_no_guarantee_as_data(n):
+MIXED = {0: (0, 120), 1: (0, 1)}  # ranges for two columns, private choices for the others
+
+
+@pytest.mark.parametrize("n, ranges", [(300, RANGES), (5000, RANGES), (5000, MIXED)])  # the ranges alone; private
+def test_ranges_enter_no_guarantee_as_data(n, ranges):                                 # scales within; the mixed case
     """Two tables, the same ranges: the same sensitivity, row bound (public here), parts and guarantee."""
     releases = []
     for seed in (1, 2):
         X = _table(n=n, seed=seed) * (1 + seed)  # different data, even different spreads
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est = PrivateCovariance(epsilon=1.0, delta=1e-6, ranges=RANGES, row_norm=1.5, rng=0).fit(X)
+            est = PrivateCovariance(epsilon=1.0, delta=1e-6, ranges=ranges, row_norm=1.5, rng=0).fit(X)
         releases.append(est.release_)
     a, b = releases
     assert a.sensitivity == b.sensitivity and a.row_norm == b.row_norm == 1.5
@@ -90,6 +93,8 @@ def test_ranges_enter_no_guarantee_as_data(n):
     assert [(p.label, p.share) for p in a.parts] == [(p.label, p.share) for p in b.parts]
     if n == 300:  # too few rows for private scales: the half-widths, the same for any data
         np.testing.assert_array_equal(a.column_scale, b.column_scale)
+    if ranges is MIXED:  # the 0/1 column's scale is its range's, whatever the data
+        assert a.column_scale[1] == b.column_scale[1] == 0.5
 
 
 def test_too_few_rows_for_the_draw_falls_back_to_the_box_bound():
@@ -197,6 +202,23 @@ def test_a_zero_inflated_column_cannot_blow_up_private_scales():
     # Before the guard: relative errors of 1e4 to 1e6; with it, 1.49, 0.069, 0.052 at seeds 0-2 (a scale about
     # the mean, the share of ones, could still land low); with the coarse scale's floor 0.006, 0.008, 0.012.
     assert max(errors) < 0.05, errors
+
+
+def test_a_column_beyond_the_search_range_is_named_and_the_rest_marked_as_noise():
+    """Hostile: a constant column, a rare 0/1 one and one around 1e12 (the default grid ends at 1e8) beside a
+    normal one. The huge column's scale is named at the top of the range; nothing explodes unmarked."""
+    g = np.random.default_rng(4)
+    n = 3000
+    X = np.column_stack([np.full(n, 3.0), (g.random(n) < 0.02).astype(float), g.normal(1e12, 1e11, n),
+                         g.normal(5, 2, n)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=0).fit(X)
+    top = [str(w.message) for w in caught if "fell at the top of the search range" in str(w.message)]
+    assert len(top) == 1 and "column(s) 2 (0-based)" in top[0] and "--ranges" in top[0]
+    assert np.isfinite(est.covariance_).all() and est.release_.column_scale[1] > 0.1  # not the bottom of 1e-6
+    noise = [d for d in est.diagnostics_ if d["code"] == "variance-below-noise"]
+    assert noise and "4 of 4" in noise[0]["message"]
 
 
 def test_the_ranged_release_is_the_audited_release_of_the_mapped_rows():

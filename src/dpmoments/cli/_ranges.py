@@ -32,7 +32,8 @@ def add_ranges_arguments(group):
     group.add_argument("--categories", metavar="COL=A,B,...", action="append",
                        help="PUBLIC levels of a text column (repeat the option for each column): it is one-hot "
                             "encoded into columns COL=A, COL=B, ... with range 0:1 (a value that is none of them, or "
-                            "missing, sets all to 0); never read from the data. CSV and Parquet files")
+                            "missing, sets all to 0); never read from the data. CSV and Parquet files, and a hive partition "
+                            "column of a Parquet directory")
     group.add_argument("--impute", metavar="COL=VALUE,...",
                        help="instead of refusing missing values: replace a missing value of COL by the PUBLIC VALUE "
                             "and add a 0/1 column COL:missing (range 0:1) that marks it; the guarantee is unchanged "

@@ -93,7 +93,7 @@ def add_arguments(parser):
                           f"linearly in W (default auto: {W_MAX_AUTO:g} / response_bound)")
     est.add_argument("--p", type=float, default=1.0, metavar="P", help="the loss sum |r_i|^p, p in [1, 2] (default 1: LAD)")
     est.add_argument("--fit-intercept", action=argparse.BooleanOptionalAction, default=True,
-                     help="append a public constant column (default on; the row bound grows to sqrt(R^2 + R^2))")
+                     help="append a public constant column R/2 (default on; the row bound grows to sqrt(R^2 + R^2/4))")
     est.add_argument("--sampling-share", type=float, default=0.1, metavar="F",
                      help="share of the budget (of rho) for the three releases behind the intervals' sampling part "
                           "(default 0.1; 0: intervals for these rows, noise only)")

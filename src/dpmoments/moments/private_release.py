@@ -11,7 +11,9 @@ Passes over the data, each paid from a stated share of the budget:
    ``row_norm``) then applies about the refined ``c``;
 2. **scales** (``scale="private"``): per column, a private median of the
    ``|x_j - m_j|`` that are not 0 (:mod:`dpmoments.moments.private_bounds`),
-   half of ``bound_budget``;
+   half of ``bound_budget``, never below ``COARSE_FLOOR`` times the column's
+   coarse scale of step 1 (post-processing: a 0/1 column keeps the scale of
+   its gap, not of its share of ones);
 3. **row bound** (``row_norm="auto"``): a private quantile of
    ``||(x - m) / s||`` and the noisy count of rows beyond it (the rest of
    ``bound_budget``, :mod:`dpmoments.moments.auto_release`);
