@@ -97,3 +97,15 @@ def test_the_releases_agree_through_the_three_ways(command, tmp_path, capsys):
     assert str(rel.guarantee) == str(est.privacy_) == f"({EPS:g}, {DELTA:g})-DP"
     if command == "precision":  # no interval counts the clipping excess: the release function's split exactly
         assert _parts(rel.parts) == _parts(est.release_.parts)
+
+
+def test_the_tensor_estimator_draws_its_bound_privately_and_keeps_a_public_centre_by_design():
+    """As ``dpmoments tensor``: the bound private by default; no private centre (about the data's mean the
+    mixture's means are linearly dependent and cannot be recovered)."""
+    from dpmoments.estimators import PrivateTensorDecomposition
+
+    signature = _defaults(PrivateTensorDecomposition.__init__)
+    assert signature["row_norm"] == "auto" and signature["center"] is None and signature["bound_budget"] == 0.1
+    with pytest.raises(ValueError, match="private centre would be the data's mean"):
+        PrivateTensorDecomposition(n_components=1, model="mog", sigma2=0.1, epsilon=1.0, delta=1e-6,
+                                   center="private").fit(np.zeros((10, 2)))

@@ -352,7 +352,9 @@ def test_simulate_refuses_one_file_twice_by_path_or_content(run, data, tmp_path)
      ["unknown --protocol", "cape"]),
     (["simulate", "{d}/site0.csv", "{d}/bad_site.csv", *GAUSS, "--row-norm", "3"], ["bad_site.csv", "line 3"]),
     (["simulate", "{d}/site0.csv", "{d}/other_cols.csv", *GAUSS, "--row-norm", "3"], ["same columns"]),
-    (["simulate", "{d}/site0.csv", "{d}/site1.csv", *GAUSS], ["--row-norm is required"]),
+    (["simulate", "{d}/site0.csv", "{d}/site1.csv", *GAUSS, "--protocol", "dpdispca", "--analysis", "pca",
+      "--n-components", "1"], ["--center private (the default)", "--uncentred"]),
+    (["simulate", "{d}/site0.csv", "{d}/site1.csv", *GAUSS, "--center", "0", "--uncentred"], ["--uncentred"]),
     (["simulate", "{d}/site0.csv", "--protocol", "cape", *GAUSS, "--row-norm", "3"], ["at least 2 site files"]),
 ])
 def test_refusals_are_one_line_exit_2(run, data, tmp_path, args, words):
