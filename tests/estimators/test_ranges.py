@@ -221,6 +221,17 @@ def test_a_column_beyond_the_search_range_is_named_and_the_rest_marked_as_noise(
     assert noise and "4 of 4" in noise[0]["message"]
 
 
+@pytest.mark.parametrize("age_range, warned", [((200, 300), True), ((-1e5, 1e5), True), ((0, 120), False)])
+def test_a_range_that_misses_the_data_is_named(age_range, warned):
+    """Ages 18-90 with a range that excludes them all, or 1000 times too wide: the scale at its floor says so."""
+    ranges = {0: age_range, 1: (0, 1)}  # the others left to the private choices
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        PrivateCovariance(epsilon=1.0, delta=1e-6, ranges=ranges, rng=0).fit(_table(n=5000))
+    floor = [str(w.message) for w in caught if "is at its floor" in str(w.message)]
+    assert bool(floor) == warned and all("column(s) x0 " in m for m in floor)
+
+
 def test_the_ranged_release_is_the_audited_release_of_the_mapped_rows():
     """Draw for draw: ranges = the private-centre release (audited in tests/audit) of the clipped, standardised rows.
 
