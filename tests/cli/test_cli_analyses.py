@@ -149,8 +149,8 @@ def test_tensor_stm_non_integer_ids(run, data, tmp_path):
 def test_regress_coefficients_and_budget(run, data, tmp_path):
     out = tmp_path / "reg"
     res = run("regress", data / "xy.csv", "--target", "y", "--epsilon", "50", "--delta", "1e-6", "--seed", "0",
-              "--row-norm", 3, "--response-bound", 3, "--n-iter", 5, "--w-max", 10, "--out", out,
-              "--epsilon-grid", "1,10,50")
+              "--row-norm", 3, "--response-bound", 3, "--n-iter", 5, "--w-max", 10, "--no-fit-intercept",
+              "--out", out, "--epsilon-grid", "1,10,50")
     assert res.returncode == 0, res.stderr
     lines = (out / "coefficients.csv").read_text().splitlines()
     assert lines[0] == "feature,coefficient,se,lower,upper"

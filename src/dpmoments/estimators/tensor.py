@@ -54,7 +54,7 @@ from ..data import as_source
 from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
-from ._conventions import (all_or_nothing, fit_input, name_of, privacy_report, release_input, release_noise,
+from ._conventions import (all_or_nothing, fit_input, labelled_attribute, name_of, privacy_report, release_input, release_noise,
                            require_for_fit, built_on_first_use)
 from ._uncertainty_models import tensor_spread
 from .summaries import tensor_summary
@@ -348,6 +348,13 @@ class TensorDecompositionFit:
         return dataclasses.replace(moments, guarantee=budget.total())
 
     @all_or_nothing
+    def labelled(self, attribute="components_"):
+        """A fitted attribute labelled by the input's columns: ``components_`` (and its ``_se_``) as a
+        ``DataFrame`` with rows ``component1, component2, ...``, ``weights_`` as a ``Series`` over them,
+        ``location_``-style vectors over the columns (``x0, x1, ...`` without names). Needs pandas."""
+        rows = "component" if attribute.startswith(("components", "weights")) else None
+        return labelled_attribute(self, attribute, rows=rows)
+
     def fit_release(self, moments):
         """Decompose releases already paid for (a :class:`TensorMoments`): no new privacy cost.
 
