@@ -193,7 +193,8 @@ class ErrorBudget:
     def interval(self, level):
         """``theta -+ z se``, stretched by the iterations not run on their side; NaN where biased."""
         half = z_value(level) * self.se()
-        out = np.stack([self.theta - half + np.minimum(self.stretch, 0.0), self.theta + half + np.maximum(self.stretch, 0.0)])
+        out = np.stack([self.theta - half + np.minimum(self.stretch, 0.0),
+                        self.theta + half + np.maximum(self.stretch, 0.0)])
         out[:, self.biased] = np.nan
         return out
 
