@@ -51,6 +51,7 @@ EXAMPLES = """\
 
 writes: precision.npy/.csv, edges.csv, privacy_report.json, network.png,
         edge_frequency.npy/.csv (glasso, with draws), precision_se/_lower/_upper.npy/.csv (ridge, with draws),
+        partial_correlation_lower/_upper.npy/.csv (with draws; NaN where withheld),
         roc.png (with --truth), privacy_utility.png (with --epsilon-grid)"""
 
 

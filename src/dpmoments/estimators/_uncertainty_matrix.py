@@ -14,7 +14,7 @@ import numpy as np
 from ..solvers.eigen import top_eigenpairs
 from .error_draws import every_part_draws, hull_interval
 from .graph import partial_correlations
-from .diagnostics import Diagnostics, check_centre, check_matrix, in_data_units, largest_noise
+from .diagnostics import Diagnostics, check_centre, check_matrix, in_data_units, largest_noise, variance_noise_level
 from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
 from .uncertainty import count_relative_sd, noise_law, redraw
 from .uncertainty import UNSTABLE_DEGREES, z_value
@@ -242,13 +242,18 @@ def precision_spread(release, est, refit, n_draws, level, rng, owner, graph, par
         sets = ([np.array([refit(redraw(release, gen)) for _ in range(n_draws)])] if parts is None
                 else every_part_draws(release, parts, refit, n_draws, gen))
         attrs.update(_partial_correlation_spread(est.precision_, sets, level, parts))
+        # a column whose released variance is below its noise level is noise at this budget (variance-below-noise):
+        # its entries' draws are beyond first order (on a Gaussian table in mixed units, all 4 such ridge entries
+        # whose interval excluded 0 missed), so their intervals are withheld and their edges not stable
+        noisy = np.diag(_centre(release, law)) < variance_noise_level(law, release.n_features)
+        touched = noisy[:, None] | noisy[None, :]
         if graph:
             # an edge is stable where 90% of the draws of every set keep it; none is where clipping's loss is unseen
             freq = np.min([np.mean(np.abs(draws) > 1e-8, axis=0) for draws in sets], axis=0)
             np.fill_diagonal(freq, 1.0)
             attrs["edge_frequency_"] = freq
             chosen = np.abs(np.triu(est.precision_, 1)) > 1e-8
-            stable = chosen & (freq >= 0.9) & (parts is None or not parts.unseen)
+            stable = chosen & (freq >= 0.9) & (parts is None or not parts.unseen) & ~touched
             attrs["stable_edges_"] = stable | stable.T
             extra = {"n_edges": int(chosen.sum()), "n_edges_stable_90": int(np.sum(stable)),
                      "median_edge_frequency": float(np.median(freq[chosen])) if chosen.any() else None}
@@ -257,6 +262,8 @@ def precision_spread(release, est, refit, n_draws, level, rng, owner, graph, par
             attrs["precision_interval_"] = hull_interval(est.precision_, sets, level)
             if parts is not None and parts.unseen:
                 attrs["precision_interval_"] = np.full_like(attrs["precision_interval_"], np.nan)
+            attrs["precision_interval_"][:, touched] = np.nan
+        attrs["partial_correlation_interval_"][:, touched & ~np.eye(len(noisy), dtype=bool)] = np.nan
     covers = ("the noise of the released matrix, redrawn and refitted at the chosen penalty (the penalty "
               "choice itself is held fixed)") if n_draws else "closed-form checks only (n_draws=0)"
     if n_draws and parts is not None:
@@ -266,6 +273,9 @@ def precision_spread(release, est, refit, n_draws, level, rng, owner, graph, par
                   + (" -- withheld: rows beyond the clipping-excess release's outer bound lost more than it sees"
                      if parts.unseen else ""))
         extra["error_draws"] = parts.summary()
+        extra["withheld_columns"] = {"columns": np.flatnonzero(noisy).tolist(), "why": (
+            "released variance below its noise level (variance-below-noise): their entries' intervals are withheld "
+            "and their edges not stable")}
     attrs.update({"snr_": snr, "diagnostics_": diag.as_list(),
                   "uncertainty_": {**_summary(law, level, "parametric bootstrap" if n_draws else "closed-form",
                                               n_draws, snr, _GRAPH_SNR if graph else _MATRIX_SNR, covers),
