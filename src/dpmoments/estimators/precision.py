@@ -471,12 +471,18 @@ class RidgePrecisionFit(_PrecisionBase):
         whose basic interval excluded 0 missed the full-data ridge; on RAND HIE and simulations (0.4-1.5),
         0-38% (benchmarks/results/coverage-structure.md).
         """
-        if self.precision_interval_ is None or np.linalg.eigvalsh(release.second_moment)[0] >= -2.0 * alpha:
+        if self.precision_interval_ is None:
+            return
+        # a precision's diagonal is positive: an interval of one entirely at or below 0 shows the draws left first
+        # order too (Grunfeld at epsilon 4: the undetected clipping loss at its upper end)
+        below = np.diagonal(self.precision_interval_[1]) <= 0
+        if np.linalg.eigvalsh(release.second_moment)[0] >= -2.0 * alpha and not below.any():
             return
         self.precision_interval_ = np.full_like(self.precision_interval_, np.nan)
         self.partial_correlation_interval_ = np.full_like(self.partial_correlation_interval_, np.nan)
-        self.uncertainty_["covers"] += (" -- withheld: the released matrix has eigenvalues below -2 alpha, where "
-                                        "ridge inverts noise and first-order intervals fail")
+        self.uncertainty_["covers"] += (" -- withheld: the released matrix has eigenvalues below -2 alpha, or a "
+                                        "diagonal entry's interval lies below 0: ridge inverts noise there and "
+                                        "first-order intervals fail")
 
 
 # PrivateGraphicalLasso and PrivateRidgePrecision: the cores on scikit-learn's BaseEstimator, built on first use
