@@ -28,7 +28,7 @@ DEFAULTS = {
     "pca": (["--n-components", "1", *GAUSS], COUNTED_PARTS),
     "tensor": (["--model", "mog", "--sigma2", "1", "--n-components", "1", *GAUSS], ["row_norm", "moments"]),
     "regress": (["--target", "target", "--n-iter", "2", "--w-max", "10", *GAUSS, *WIDE],
-                ["row_norm", "response_bound", "IRLS iterations"]),
+                ["row_norm", "response_bound", "sampling (error budget)", "IRLS iterations"]),
     "select": (["--target", "target", "--R", "2", "--epsilon", "8", *SEEDED[:3], *WIDE],
                ["bounds", "response_bound", "selection"]),
 }
@@ -36,7 +36,7 @@ PUBLIC = {
     "precision": ["--row-norm", "3000", "--uncentred"],
     "pca": ["--row-norm", "3000", "--center", "15,20,0.1,900,17"],
     "tensor": ["--row-norm", "3000"],
-    "regress": ["--row-norm", "3000", "--response-bound", "1"],
+    "regress": ["--row-norm", "3000", "--response-bound", "1", "--sampling-share", "0"],  # sampling is a spend
     "select": ["--bounds", "3000", "--response-bound", "1"],
 }
 

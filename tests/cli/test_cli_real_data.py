@@ -43,7 +43,7 @@ ANALYSES = {
     "tensor": (["tensor", "breast_cancer.csv", *GAUSS, "--sigma2", "1", "--n-components", "2", "--draws", "0"],
                ["row_norm", "moments"]),
     "regress": (["regress", "with_target.csv", *GAUSS, "--target", "target", "--n-iter", "3", "--w-max", "10"],
-                ["row_norm", "response_bound", "IRLS iterations"]),
+                ["row_norm", "response_bound", "sampling (error budget)", "IRLS iterations"]),
     "select": (["select", "with_target.csv", "--epsilon", EPSILON, "--target", "target", "--max-size", "1",
                 "--R", "1"], ["bounds", "response_bound", "selection"]),
 }

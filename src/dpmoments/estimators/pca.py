@@ -66,10 +66,11 @@ class PCAFit(MomentEstimator):
         (a noisy count from ``count_share`` of the budget; not with the
         Wishart mechanisms).
     calibration : {"analytic", "classic", "zcdp"}, default="analytic"
-    center : None, array-like of shape (n_features,) or "private", default=None
-        ``None``: the raw second moment (PCA of zero-mean data, as the
-        papers); a vector: a public centre (sklearn's PCA is this with the
-        data mean); ``"private"``: a private mean paid from ``center_budget``.
+    center : "private", array-like of shape (n_features,) or None, default="private"
+        ``"private"`` (the default, as the command line's): a private mean
+        paid from ``center_budget``; a vector: a public centre (sklearn's PCA
+        is this with the data mean); ``None``: the raw second moment (PCA of
+        zero-mean data, as the papers).
     center_budget : CenterBudget or None
         The private centre's shares (``None``: ``CenterBudget()``).
     scale : None or "private", default=None
@@ -204,8 +205,8 @@ class PCAFit(MomentEstimator):
     _mixins = ("ClassNamePrefixFeaturesOutMixin", "TransformerMixin")  # added with BaseEstimator
 
     def __init__(self, *, n_components, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
-                 ranges=None,
+                 neighbours="replace-one", calibration="analytic", center="private", center_budget=None,
+                 scale=None, ranges=None,
                  bound_budget=0.1, eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None,
                  count_share=0.05, target="population"):
         self.n_components = n_components

@@ -117,9 +117,9 @@ class GraphicalLassoFit(_PrecisionBase):
     epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, ranges, bound_budget, rng, accountant, count_share
         As in :class:`PrivateCovariance` (``epsilon`` required by ``fit``;
         ``row_norm`` defaults to ``"auto"``, a private draw whose share the
-        report lists; both ignored by ``fit_release``),
-        except that ``center`` defaults to ``None`` (the papers' zero-mean
-        data); with ``scale="private"`` the penalty applies to the
+        report lists; both ignored by ``fit_release``; ``center`` defaults to
+        ``"private"``, a private mean, and ``center=None`` gives the papers'
+        zero-mean second moment); with ``scale="private"`` the penalty applies to the
         standardised precision, mapped back afterwards. ``mechanism`` may also be
         ``"output"``: Wang et al.'s output perturbation (exact graphical lasso,
         then Wishart noise), reported as :class:`~dpmoments.Uncertified`
@@ -229,8 +229,8 @@ class GraphicalLassoFit(_PrecisionBase):
     _estimator = "PrivateGraphicalLasso"
 
     def __init__(self, *, alpha="ebic", epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
-                 ranges=None,
+                 neighbours="replace-one", calibration="analytic", center="private", center_budget=None,
+                 scale=None, ranges=None,
                  bound_budget=0.1, alphas=20, ebic_gamma=0.5, max_edges=None, alpha_floor="noise",
                  penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None, max_iter=1000,
                  n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05, target="population"):
@@ -427,8 +427,8 @@ class RidgePrecisionFit(_PrecisionBase):
     _estimator = "PrivateRidgePrecision"
 
     def __init__(self, *, alpha="ebic", epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
-                 ranges=None,
+                 neighbours="replace-one", calibration="analytic", center="private", center_budget=None,
+                 scale=None, ranges=None,
                  bound_budget=0.1, psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05,
                  target="population"):
         self.target = target
