@@ -34,7 +34,7 @@ from dpmoments.estimators import CenterBudget, PrivateCovariance, PrivateGraphic
     PrivateRidgePrecision
 from dpmoments.mechanisms import upper_triangle
 from dpmoments.mechanisms.discrete import grid_integer_noise, to_grid
-from dpmoments.moments.releases import release_second_moment
+from dpmoments.moments.releases import release_public_second_moment as release_second_moment  # public values
 from dpmoments.testing import audit
 
 R = 1.0

@@ -90,7 +90,7 @@ def test_accountant_is_checked_before_and_charged_after():
 
 
 def test_fit_release_costs_nothing_and_clone_works():
-    rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+    rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0, center=None)
     acct = dpm.Accountant(ApproxDP(0.1, 1e-9))
     est = PrivateGraphicalLasso(alpha=0.005, epsilon=1.0, delta=1e-6, row_norm=1.0, accountant=acct, center=None)
     est.fit_release(rel)

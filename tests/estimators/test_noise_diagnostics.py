@@ -97,7 +97,7 @@ def test_a_graph_of_pure_noise_is_called_noise_nineteen_times_in_twenty(mechanis
     X = np.zeros((2000, d))
     delta = 1e-6 if mechanism == "gaussian" else None
     snr = np.array([off_diagonal_snr(release_second_moment(X, epsilon=1.0, delta=delta, row_norm=1.0,
-                                                           mechanism=mechanism, rng=s)) for s in range(400)])
+                                                           mechanism=mechanism, rng=s, center=None)) for s in range(400)])
     assert 0.02 <= np.mean(snr >= 1) <= 0.08
 
 
@@ -105,7 +105,7 @@ def test_standardize_floors_variances_at_the_noise_level():
     """The issue's case: a released variance below the noise was divided into the eBIC floor (alpha = 6.5e10)."""
     X = _spiked(20000, d=5)
     X[:, 2] *= 1e-4
-    rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+    rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0, center=None)
     with pytest.warns(NoiseDominatesWarning, match="1 of 5 released variances are below"):
         scaled = standardize_release(rel)
     assert scaled.noise_scale < 1.0  # at most 1/sqrt(2 ln 2d) of a correlation; was ~sigma/|tiny variance|
@@ -114,7 +114,7 @@ def test_standardize_floors_variances_at_the_noise_level():
         warnings.simplefilter("ignore", NoiseDominatesWarning)
         est = PrivateGraphicalLasso(alpha="ebic", **KW, center=None).fit_release(scaled)
     assert est.alpha_ < 10
-    clean = release_second_moment(_spiked(20000, d=5), epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+    clean = release_second_moment(_spiked(20000, d=5), epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0, center=None)
     with warnings.catch_warnings():
         warnings.simplefilter("error", NoiseDominatesWarning)
         scaled = standardize_release(clean)

@@ -279,16 +279,18 @@ def test_release_second_moment_takes_ranges_and_their_box_bound():
     rels = []
     for seed in (1, 2):
         X = _table(n=2000, seed=seed) * [1, 1, seed, 1]  # other data, the same ranges
-        rels.append(release_second_moment(X, epsilon=1.0, delta=1e-6, ranges=RANGES, rng=0))
+        rels.append(release_second_moment(X, epsilon=1.0, delta=1e-6, ranges=RANGES, center=None, row_norm=None,
+                                          rng=0))
     a, b = rels
     assert a.row_norm == b.row_norm == 2.0 and a.sensitivity == b.sensitivity  # sqrt(4), about the midpoints
     assert str(a.guarantee) == str(b.guarantee) == "(1, 1e-06)-DP"
     np.testing.assert_array_equal(a.column_scale, [60, 0.5, 5, 5e5])
     np.testing.assert_array_equal(a.center, [60, 0.5, 5, 5e5])
     with pytest.raises(ValueError, match="'row_norm' is required when some columns have no range"):
-        release_second_moment(_table(n=100), epsilon=1.0, delta=1e-6, ranges={0: (0, 120)})
+        release_second_moment(_table(n=100), epsilon=1.0, delta=1e-6, ranges={0: (0, 120)}, center=None,
+                              row_norm=None)
     with pytest.raises(ValueError, match="'row_norm' is required"):
-        release_second_moment(_table(n=100), epsilon=1.0, delta=1e-6)
+        release_second_moment(_table(n=100), epsilon=1.0, delta=1e-6, center=None, row_norm=None)
 
 
 def test_ranges_on_a_dask_array_chunked_along_columns_too():
@@ -298,3 +300,23 @@ def test_ranges_on_a_dask_array_chunked_along_columns_too():
         warnings.simplefilter("ignore", NotPrivateWarning)
         est = PrivateCovariance(epsilon=np.inf, ranges=RANGES, psd_floor=None).fit(da.from_array(X, chunks=(1000, 3)))
     np.testing.assert_allclose(est.covariance_, _exact(X), rtol=1e-9)
+
+
+def test_per_component_results_are_indexed_by_component_also_with_as_many_as_columns():
+    """(k = d) components_ and explained_variance_ were labelled by the columns, as if a covariance."""
+    pd = pytest.importorskip("pandas")
+    from dpmoments.estimators import PrivateTensorDecomposition
+
+    df = pd.DataFrame(np.random.default_rng(0).normal(size=(2000, 3)) / 3, columns=["age", "score", "income"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pca = PrivatePCA(n_components=3, epsilon=1.0, delta=1e-6, row_norm=2.0, center=None, rng=0).fit(df)
+        tensor = PrivateTensorDecomposition(n_components=2, model="mog", sigma2=0.1, epsilon=1.0, delta=1e-6,
+                                            row_norm=2.0, rng=0).fit(df)
+    assert list(pca.labelled("components_").index) == ["pc1", "pc2", "pc3"]
+    assert list(pca.labelled("components_").columns) == ["age", "score", "income"]
+    assert list(pca.labelled("explained_variance_").index) == ["pc1", "pc2", "pc3"]
+    means = tensor.labelled()
+    assert list(means.index) == ["component1", "component2"] and list(means.columns) == ["age", "score", "income"]
+    np.testing.assert_array_equal(means.to_numpy(), tensor.components_)
+    assert list(tensor.labelled("weights_").index) == ["component1", "component2"]

@@ -107,7 +107,7 @@ def test_pca_in_a_pandas_pipeline():
 
 # -- fit_release needs no privacy parameter ------------------------------------------------------------------------
 def _release():
-    return dpm.release_second_moment(_frame().to_numpy(), **PRIVACY, rng=0)
+    return dpm.release_second_moment(_frame().to_numpy(), **PRIVACY, rng=0, center=None)
 
 
 BARE = [  # what fit_release needs: no epsilon, delta, row_norm
@@ -285,3 +285,26 @@ def test_a_pyarrow_table_is_still_accepted_beside_the_repeated_names_check():
     assert est.fit(pa.table({"a": X[:, 0], "b": X[:, 1]})).n_features_in_ == 2
     with pytest.raises(ValueError, match="repeated column name"):
         est.fit(pd.DataFrame(X, columns=["a", "a"]))
+
+
+def test_a_grid_search_warns_once_per_fit_with_the_warnings_listed():
+    """GridSearchCV over 5 fits of a small table in mixed units: one summary line per fit (not one per check); the user's filters
+    still come first ("error" raises the folded category), and privacy warnings keep their own line."""
+    from sklearn.model_selection import GridSearchCV
+
+    X = np.random.default_rng(0).normal(loc=5.0, size=(3000, 4)) * [1.0, 10.0, 100.0, 1000.0]  # mixed units
+    search = GridSearchCV(PrivateCovariance(epsilon=1.0, delta=1e-6), {"epsilon": [1.0, 2.0]}, cv=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.fit(X)
+    quality = [w for w in caught if not issubclass(w.category, dpm.exceptions.PrivacyLeakWarning)]
+    assert 1 <= len(quality) <= 5  # 2 x 2 folds and the refit: at most one line each
+    assert all(" warnings: (1) " in str(w.message) and "\n" not in str(w.message) for w in quality
+               if str(w.message).count(": (") > 1)
+    assert any(str(w.message).startswith("PrivateCovariance (fit ") for w in quality)
+    assert [w for w in caught if "fitted more than once" in str(w.message)]  # a privacy warning, on its own line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpm.exceptions.BoundWarning)
+        with pytest.raises(dpm.exceptions.BoundWarning):
+            GridSearchCV(PrivateCovariance(epsilon=1.0, delta=1e-6), {"epsilon": [1.0]}, cv=2,
+                         error_score="raise").fit(X)

@@ -17,7 +17,7 @@ from ..privacy import calibrate_gaussian, zcdp_gaussian_sigma, zcdp_to_approx_dp
 from .._validation import check_sensitivity
 from ._budget import irls_budget
 from ._irls_sampling import sampling_scales
-from .model_defaults import W_MAX_AUTO
+from .model_defaults import INTERCEPT_SCALE, W_MAX_AUTO
 
 __all__ = ["IRLSPlanMixin"]
 
@@ -105,8 +105,13 @@ class IRLSPlanMixin:
         R = self._bound("row_norm")
         if not self.fit_intercept:
             return R
-        kappa = R if self.intercept_scale is None else self.intercept_scale
-        return math.sqrt(R**2 + kappa**2)
+        return math.sqrt(R**2 + self._kappa() ** 2)
+
+    def _kappa(self):
+        """The intercept column's public constant: ``intercept_scale``, or ``INTERCEPT_SCALE`` times the row bound."""
+        if self.intercept_scale is None:
+            return INTERCEPT_SCALE * self._bound("row_norm")
+        return float(self.intercept_scale)
 
     def _with_parts(self, budget, guarantee):
         """The total with the private bounds' draws and the sampling releases composed in, and the parts

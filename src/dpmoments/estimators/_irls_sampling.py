@@ -34,7 +34,7 @@ import numpy as np
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise
 from ..privacy import zcdp_gaussian_sigma
 
-__all__ = ["SPLIT", "sampling_scales", "release_sampling", "bandwidth"]
+__all__ = ["SPLIT", "sampling_scales", "release_sampling", "bandwidth", "sandwich_statistics"]
 
 SPLIT = {"scale": 0.1, "K": 0.45, "V": 0.45}
 
@@ -63,12 +63,21 @@ def release_sampling(Z, y, theta, *, w_max, response_bound, scales, rng):
     scale = float(np.minimum(np.abs(r), response_bound).mean())
     if scales["scale"] > 0:
         scale += float(gaussian_noise((), scales["scale"], rng))
-    h = bandwidth(scale, n, w_max)
+    h = bandwidth(scale, n, w_max)  # post-processing of the released scale
     out = {"scale": scale, "h": h}
-    for key, weight in (("K", (np.abs(r) < h).astype(float)), ("V", np.clip(w_max * r, -1.0, 1.0) ** 2)):
-        M = (Z * weight[:, None]).T @ Z / n
-        M = 0.5 * (M + M.T)
+    for key, M in sandwich_statistics(Z, r, h, w_max).items():
         out[key] = M + symmetric_matrix_noise(d, scales[key], rng) if scales[key] > 0 else M
+    return out
+
+
+def sandwich_statistics(Z, residuals, h, w_max):
+    """The exact ``K_h`` and ``V`` at a public bandwidth ``h``: never publish them."""
+    n = Z.shape[0]
+    out = {}
+    for key, weight in (("K", (np.abs(residuals) < h).astype(float)),
+                        ("V", np.clip(w_max * residuals, -1.0, 1.0) ** 2)):
+        M = (Z * weight[:, None]).T @ Z / n
+        out[key] = 0.5 * (M + M.T)
     return out
 
 

@@ -53,18 +53,21 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         (non-private) thresholded IRLS, with a ``NotPrivateWarning``.
     delta : float in [0, 1)
         Total delta (> 0 whenever a release is Gaussian or for ``"zcdp"``).
-    row_norm : float > 0 or "auto"
+    row_norm : float > 0 or "auto", default="auto"
         Public bound ``R``: rows are clipped to ``||x||_2 <= R``. ``"auto"``:
-        a private quantile of ``||x||`` paid from ``bound_budget``.
-    response_bound : float > 0 or "auto"
+        a private quantile of ``||x||`` paid from ``bound_budget`` (free, the
+        box's ``sqrt(d)``, when ``ranges`` covers every column).
+    response_bound : float > 0 or "auto", default="auto"
         Public bound ``r``: responses are clipped to ``|y| <= r``. ``"auto"``:
-        a private quantile of ``|y|``, likewise.
-    n_iter : int >= 1
-        ``J``, the number of iterations (each costs two releases).
-    w_max : float > 0
+        a private quantile of ``|y|``, likewise (free, 1, with ``response_range``).
+    n_iter : int >= 1, default=10
+        ``J``, the number of iterations (each costs two releases; docs/regression.md
+        says why 10).
+    w_max : float > 0 or "auto", default="auto"
         The largest IRLS weight (Park & Welling's "δ", renamed). The
         sensitivities grow linearly in it; residuals below ``1/w_max`` are
-        treated as ``1/w_max``.
+        treated as ``1/w_max``. ``"auto"``: ``5 / response_bound_`` (in the
+        units of ``y``, whichever bound is in use).
     p : float in [1, 2], default=1.0
         The loss :math:`\sum|r_i|^p`; ``p = 1`` is median (LAD) regression.
     first_moment : {"gaussian", "laplace"}, default="gaussian"
@@ -87,12 +90,15 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         projection, as in the other estimators: each iterate solves with
         :math:`\tilde B` as released (its pseudo-inverse, negative
         eigenvalues kept), which noise can make unstable.
-    fit_intercept : bool, default=False
+    fit_intercept : bool, default=True
         Append the public constant column ``intercept_scale`` to the clipped
         rows. The augmented rows have norm at most
         ``sqrt(R^2 + intercept_scale^2)``, which the sensitivities use.
     intercept_scale : float > 0, optional
-        The constant of the intercept column (default ``row_norm``).
+        The constant of the intercept column (default ``row_norm / 2``: the
+        sensitivities grow with ``R^2 + intercept_scale^2``; half of ``R`` cut
+        the withheld coefficients of the Laplace simulation at epsilon = 4 from
+        27% to 11%, docs/regression.md).
     accountant : Accountant, optional
         Spent check-then-commit: the total guarantee is checked with
         ``can_spend`` before the data are read and spent after the fit.
@@ -106,6 +112,22 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
     neighbours : {"replace-one"}, default="replace-one"
         The relation of the guarantee; the others are refused (the weighted
         moments are normalised by the exact N).
+    target : {"population", "sample"}, default="population"
+        What the intervals are about: the population coefficients (sampling
+        counted, from the ``sampling_budget`` releases; LAD, ``p = 1``, zCDP
+        accounting) or the coefficients of these rows (noise only).
+    sampling_budget : float in [0, 1), default=0.1
+        The share (of ``rho`` under zCDP accounting) of three releases at the
+        final iterate behind the sampling part
+        (:mod:`dpmoments.estimators._irls_sampling`); listed as the part
+        ``"sampling (error budget)"``.
+    ranges : dict, optional
+        Public per-column ranges ``{column name or position: (lower, upper)}``:
+        each ranged column is clipped, centred at its midpoint and scaled by its
+        half-width (a fixed map of each row, no cost); the coefficients come back
+        in the original units (:mod:`dpmoments.estimators._column_map`).
+    response_range : (float, float), optional
+        The public range of ``y``, likewise.
     bound_budget : float in (0, 1) or BoundBudget, default=0.1
         With an ``"auto"`` bound: the share of the budget spent on the private
         0.95-quantiles (:func:`dpmoments.moments.auto_release.choose_bounds`,
@@ -138,13 +160,25 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         Eigenvalues of :math:`\tilde B` raised to the floor, per iteration.
     coef_se_, coef_interval_ : ndarray
         Standard errors, shape ``(n_features,)``, and ``level`` intervals,
-        shape ``(2, n_features)``, of the coefficients: the spread the noise of
-        the **final** iteration's two releases induces, with that iteration's
-        weights held fixed (the earlier releases reach the coefficients only
-        through the weights, and are not redrawn: redrawing them would need
-        the data again). First-order closed form, or the bootstrap's.
-    intercept_se_ : float
-        The same for ``intercept_`` (0 without ``fit_intercept``).
+        shape ``(2, n_features)``, of the coefficients: the noise of every
+        iteration propagated through the weights, the iterations not run, and
+        sampling (``target="population"``); not the clipping bias
+        (``uncertainty_["not_covered"]``). NaN where ``coef_biased_``.
+    coef_noise_se_ : ndarray of shape (n_features,)
+        The iterations' noise alone.
+    coef_cov_ : ndarray
+        The covariance behind ``coef_se_``, the intercept last when fitted.
+    coef_biased_ : ndarray of bool
+        Coefficients along directions where the final ``B~``'s eigenvalues were
+        raised to the floor: shrunk by an unknown factor, interval withheld.
+    intercept_se_, intercept_interval_, intercept_biased_ : float, ndarray, bool
+        The same for ``intercept_`` (0 and ``False`` without an intercept).
+    intercept_fitted_ : bool
+        Whether an intercept was fitted (``fit_release`` takes the sites' rows as sent).
+    w_max_ : float
+        The ``w_max`` used.
+    ranges_ : dict
+        The public ranges as applied, and the columns without one.
     snr_ : float
         ``||theta|| / sqrt(sum of the coefficients' noise variances)``.
     uncertainty_ : dict
@@ -185,7 +219,7 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
     >>> X = rng.normal(size=(20_000, 3)) / 4
     >>> y = X @ np.array([1.0, -1.0, 0.5]) + 0.05 * rng.standard_t(2, size=20_000)
     >>> est = PrivateIRLS(epsilon=1.0, delta=1e-6, row_norm=1.0, response_bound=1.0,
-    ...                   n_iter=5, w_max=10.0, rng=0).fit(X, y)
+    ...                   n_iter=5, w_max=10.0, fit_intercept=False, rng=0).fit(X, y)
     >>> bool(np.abs(est.coef_ - [1.0, -1.0, 0.5]).max() < 0.2)
     True
     >>> str(est.privacy_)
@@ -336,11 +370,12 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
 
         ``fit`` is what :func:`dpmoments.multisite.irls` (the ``"regress"`` analysis) returns.
         ``coef_`` are its coefficients and ``privacy_`` its guarantee (against the aggregator);
-        ``coef_se_``, ``coef_interval_``, ``snr_`` and ``diagnostics_`` are the spread that the noise
-        of its final two releases induces, with that iteration's weights held fixed, computed as
-        :meth:`fit` computes them (``n_draws``, ``level``; the noise laws are the releases' own).
-        The sites' rows are taken as they sent them: ``fit_intercept`` must be False (give every
-        site a column of ones for an intercept).
+        ``coef_se_``, ``coef_interval_``, ``snr_`` and ``diagnostics_`` carry the noise of every
+        iteration's releases, each passed on undamped (no sampling release across sites to estimate
+        the IRLS map's contraction: conservative), computed as :meth:`fit` computes them
+        (``n_draws``, ``level``; the noise laws are the releases' own); sampling and the iterations
+        not run are left out, which ``uncertainty_`` says. The sites' rows are taken as they sent
+        them: ``fit_intercept`` is not applied (give every site a column of ones for an intercept).
 
         Privacy: post-processing of the run's releases, so it spends nothing. ``privacy_`` is the
         run's guarantee against the aggregator, under the releases' neighbouring relation
@@ -397,9 +432,6 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         summary = fit.summary
         if sampling is not None:
             summary["sampling"] = {"bandwidth": sampling["h"], "residual_scale": sampling["scale"]}
-
-    def _kappa(self):
-        return self.row_norm_ if self.intercept_scale is None else self.intercept_scale
 
     def _warn(self, guarantee):
         if math.isinf(self.epsilon):

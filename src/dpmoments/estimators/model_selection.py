@@ -57,18 +57,19 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, BaseEstim
     ----------
     epsilon : float in (0, inf]
         Budget of the selection step (``inf``: exact argmin, not private).
-    bounds : float > 0 or "auto"
+    bounds : float > 0 or "auto", default="auto"
         Public entrywise bound: ``X_ij`` is clipped to ``[-bounds, bounds]``
         (Lei et al. use 1). ``"auto"``: a private 0.95-quantile of
         ``max_j |x_ij|`` paid from ``bound_budget``.
-    response_bound : float > 0 or "auto"
+    response_bound : float > 0 or "auto", default="auto"
         Public ``r``: ``y`` is clipped to ``[-r, r]``. Clipping is silent:
         how many responses were clipped is private and never reported.
         ``"auto"``: a private 0.95-quantile of ``|y|``, likewise.
-    R : float > 0 or "private"
-        The L1 radius. ``"private"``: estimated with budget ``R_epsilon`` as
-        the L1 norm of the full-model least-squares fit to Laplace-noised
-        moments, clamped to ``R_range``.
+    R : float > 0 or "private", default="private"
+        The L1 radius. ``"private"``: estimated as the L1 norm of the
+        full-model least-squares fit to Laplace-noised moments, clamped to
+        ``R_range``, with ``R_SHARE`` (0.1) of ``epsilon`` (the part ``"R"``), or
+        with its own ``R_epsilon`` on top when given.
     candidates : "all", "nested" or list of index tuples, default="all"
         ``"all"``: every non-empty subset of at most ``max_size`` columns;
         ``"nested"``: ``{0}, {0, 1}, ...`` in column order; or the user's
@@ -124,6 +125,13 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, BaseEstim
     neighbours : {"replace-one"}, default="replace-one"
         The relation of the guarantee; the others are refused (the BIC
         penalty and the private ``sigma2`` divide by the exact n).
+    ranges : dict, optional
+        Public per-column ranges ``{column: (lower, upper)}``: ranged columns
+        clipped and mapped to [-1, 1] about their midpoints for free (all of
+        them ranged: ``bounds`` is 1, no draw); the criterion is computed on
+        the mapped columns, the refit comes back in the original units.
+    response_range : (float, float), optional
+        The public range of ``y``, likewise (``response_bound`` 1, no draw).
 
     Attributes
     ----------

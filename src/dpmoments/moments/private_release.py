@@ -57,7 +57,7 @@ from .._rng import spawn
 from .._validation import check_option
 from ..exceptions import BoundWarning, PrivacyLeakWarning
 from ..data import as_source, iter_chunks
-from .releases import release_cross_moment, release_second_moment
+from .releases import release_cross_moment, release_public_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                            public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from .binned_sums import binned_pass
@@ -338,8 +338,9 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     if with_mean:
         c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation, binned)
     second = _fused(binned, R, m_z) if c is None else None
-    rel = release_second_moment(_source(X, s, False) if second is None else second, center=m_z if c is None else c,
-                                rng=rng_cov, row_norm=R, **relation, **budget.release(main[3]))
+    rel = release_public_second_moment(_source(X, s, False) if second is None else second,
+                                       center=m_z if c is None else c, rng=rng_cov, row_norm=R, **relation,
+                                       **budget.release(main[3]))
     if shares["clipping"] > 0 and not budget.exact:
         record_clipping_excess(X, s, rel, budget, shares["clipping"], spawn(rng_cov, 1)[0])
     return rel, s, count
