@@ -77,13 +77,14 @@ def _parts(parts):
             for p in parts]
 
 
-@pytest.mark.parametrize("command", ["covariance", "pca", "precision"])
+@pytest.mark.parametrize("command", ["pca", "precision"])  # covariance's release is PCA's (both count clipping)
 def test_the_releases_agree_through_the_three_ways(command, tmp_path, capsys):
     """The same table, epsilon and delta: the same parts and shares, centre kind, relation and guarantee."""
     X, path = _table(tmp_path)
     run = in_process(capsys)
     extra = ["--n-components", "2"] if command == "pca" else []
-    res = run(command, path, "--epsilon", EPS, "--delta", DELTA, "--seed", 1, *extra, "--out", tmp_path / "o", "-q")
+    res = run(command, path, "--epsilon", EPS, "--delta", DELTA, "--seed", 1, *extra, "--out", tmp_path / "o", "-q",
+              "--no-figures")
     assert res.returncode == 0, res.stderr
     cli_release = report(tmp_path / "o")["release"]
     with warnings.catch_warnings():
@@ -97,3 +98,32 @@ def test_the_releases_agree_through_the_three_ways(command, tmp_path, capsys):
     assert str(rel.guarantee) == str(est.privacy_) == f"({EPS:g}, {DELTA:g})-DP"
     if command == "precision":  # no interval counts the clipping excess: the release function's split exactly
         assert _parts(rel.parts) == _parts(est.release_.parts)
+
+
+def test_the_tensor_estimator_draws_its_bound_privately_and_keeps_a_public_centre_by_design():
+    """As ``dpmoments tensor``: the bound private by default; no private centre (about the data's mean the
+    mixture's means are linearly dependent and cannot be recovered)."""
+    from dpmoments.estimators import PrivateTensorDecomposition
+
+    signature = _defaults(PrivateTensorDecomposition.__init__)
+    assert signature["row_norm"] == "auto" and signature["center"] is None and signature["bound_budget"] == 0.1
+    with pytest.raises(ValueError, match="private centre would be the data's mean"):
+        PrivateTensorDecomposition(n_components=1, model="mog", sigma2=0.1, epsilon=1.0, delta=1e-6,
+                                   center="private").fit(np.zeros((10, 2)))
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(secure=True), "secure=True"),
+    (dict(mechanism="wishart"), "center=None or a vector"),
+    (dict(center="mean"), "'center' must be"),
+    (dict(center_budget=0.2), "'center_budget'"),
+    (dict(sparse=True), "scipy.sparse"),
+])
+def test_what_the_default_private_choices_cannot_take_is_refused_naming_the_public_values(kwargs, words):
+    from scipy import sparse
+
+    X = np.ones((50, 2))
+    if kwargs.pop("sparse", False):
+        X = sparse.csr_array(X)
+    with pytest.raises((TypeError, ValueError), match=words):
+        release_second_moment(X, epsilon=EPS, delta=DELTA, **kwargs)

@@ -425,8 +425,9 @@ CASES += [  # bounds chosen across sites (noisy histograms, dpmoments.multisite.
      lambda: _simulate_auto("--search-range", "5,1"), 2, "--search-range"),
     ("cli-simulate-auto-too-few", "CLI", "`dpmoments simulate --row-norm auto` on 100 rows in all",
      lambda: _simulate_auto(), 2, "too few rows"),
-    ("cli-simulate-auto-pooled", "CLI", "`dpmoments simulate --row-norm auto --protocol pooled`",
-     lambda: _simulate_auto("--protocol", "pooled"), 2, "pooled"),
+    ("cli-simulate-dpdispca-centre", "CLI", "`dpmoments simulate --protocol dpdispca` (the default private centre)",
+     lambda: _simulate_auto("--protocol", "dpdispca", "--analysis", "pca", "--n-components", "1"), 2,
+     "--uncentred"),
 ]
 
 

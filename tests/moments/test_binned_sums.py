@@ -67,7 +67,7 @@ def test_a_release_takes_presummed_sums_only_at_their_own_bound_and_centre():
     assert fused.guarantee == direct.guarantee and fused.noise_scale == direct.noise_scale
     for wrong in (dict(row_norm=EDGES[51], center=CENTER), dict(row_norm=R, center=None)):
         with pytest.raises(ValueError, match="summed with this release"):
-            release_second_moment(sums, epsilon=1.0, delta=1e-6, rng=4, **wrong, center=None)
+            release_second_moment(sums, epsilon=1.0, delta=1e-6, rng=4, **wrong)
 
 
 def test_rows_whose_squares_overflow_leave_the_sums_to_the_clipping_pass():
@@ -88,10 +88,10 @@ def test_an_auto_bound_on_a_stream_reads_it_once_and_releases_what_two_reads_rel
 
     args = dict(epsilon=1.0, delta=1e-6, row_norm="auto", center=CENTER, rng=9,
                 bound_budget=0.1)
-    fused = release_second_moment(Counted(), **args, center=None)
+    fused = release_second_moment(Counted(), **args)
     assert Counted.passes == 1
     monkeypatch.setattr(binned_sums, "FUSE_BYTES", 0)
-    two = release_second_moment(Counted(), **args, center=None)
+    two = release_second_moment(Counted(), **args)
     assert Counted.passes == 3
     np.testing.assert_allclose(fused.second_moment, two.second_moment, rtol=1e-9,
                                atol=1e-9 * np.abs(two.second_moment).max())

@@ -105,11 +105,13 @@ class TensorDecompositionFit:
         Required by ``fit``; ``fit_release`` uses the releases' privacy
         parameters and ignores these.
     delta : float in (0, 1) or None
-    row_norm : float or "auto", optional
-        Public L2 bound on (centred) rows; required for ``"mog"`` (one-hot
-        words have norm 1). ``"auto"``: a private 0.95-quantile of the row
-        norms paid from ``bound_budget``; the budget is then split in zCDP
-        (shares of rho, as ``calibration="zcdp"``).
+    row_norm : "auto" or float, default="auto"
+        ``"mog"``: the L2 bound on (centred) rows. ``"auto"`` (the default,
+        as every estimator's and the command line's): a private
+        0.95-quantile of the row norms paid from ``bound_budget``, the budget
+        then split in zCDP (shares of rho, as ``calibration="zcdp"``); a
+        number: a public bound, free. Unused by ``"stm"`` (one-hot words have
+        norm 1).
     sigma2 : float >= 0, optional
         The mixture's public noise variance; required for ``"mog"``.
     vocabulary_size : int, optional
@@ -215,7 +217,7 @@ class TensorDecompositionFit:
 
     _estimator = "PrivateTensorDecomposition"
 
-    def __init__(self, *, n_components, model, epsilon=None, delta=None, row_norm=None, sigma2=None,
+    def __init__(self, *, n_components, model, epsilon=None, delta=None, row_norm="auto", sigma2=None,
                  vocabulary_size=None, budget=None, neighbours="replace-one", calibration="analytic", center=None,
                  eigenvalue_floor=1e-6, n_restarts=10, n_iter=30, n_draws=0, level=0.9, rng=None, accountant=None,
                  count_share=0.05, bound_budget=0.1):
