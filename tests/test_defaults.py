@@ -77,13 +77,14 @@ def _parts(parts):
             for p in parts]
 
 
-@pytest.mark.parametrize("command", ["covariance", "pca", "precision"])
+@pytest.mark.parametrize("command", ["pca", "precision"])  # covariance's release is PCA's (both count clipping)
 def test_the_releases_agree_through_the_three_ways(command, tmp_path, capsys):
     """The same table, epsilon and delta: the same parts and shares, centre kind, relation and guarantee."""
     X, path = _table(tmp_path)
     run = in_process(capsys)
     extra = ["--n-components", "2"] if command == "pca" else []
-    res = run(command, path, "--epsilon", EPS, "--delta", DELTA, "--seed", 1, *extra, "--out", tmp_path / "o", "-q")
+    res = run(command, path, "--epsilon", EPS, "--delta", DELTA, "--seed", 1, *extra, "--out", tmp_path / "o", "-q",
+              "--no-figures")
     assert res.returncode == 0, res.stderr
     cli_release = report(tmp_path / "o")["release"]
     with warnings.catch_warnings():
@@ -109,3 +110,20 @@ def test_the_tensor_estimator_draws_its_bound_privately_and_keeps_a_public_centr
     with pytest.raises(ValueError, match="private centre would be the data's mean"):
         PrivateTensorDecomposition(n_components=1, model="mog", sigma2=0.1, epsilon=1.0, delta=1e-6,
                                    center="private").fit(np.zeros((10, 2)))
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(secure=True), "secure=True"),
+    (dict(mechanism="wishart"), "center=None or a vector"),
+    (dict(center="mean"), "'center' must be"),
+    (dict(center_budget=0.2), "'center_budget'"),
+    (dict(sparse=True), "scipy.sparse"),
+])
+def test_what_the_default_private_choices_cannot_take_is_refused_naming_the_public_values(kwargs, words):
+    from scipy import sparse
+
+    X = np.ones((50, 2))
+    if kwargs.pop("sparse", False):
+        X = sparse.csr_array(X)
+    with pytest.raises((TypeError, ValueError), match=words):
+        release_second_moment(X, epsilon=EPS, delta=DELTA, **kwargs)

@@ -236,7 +236,7 @@ def test_simulate_cape_subprocess_reports_both_guarantees(data, tmp_path):
     """Issue 12: --epsilon 1 gave (1.245, 1e-6) against the aggregator; now the budget holds there."""
     out = tmp_path / "sim"
     sites = [data / f"site{s}.csv" for s in range(3)]
-    res = cli("simulate", *sites, "--protocol", "cape", "--analysis", "covariance", "--epsilon", 1, "--delta", "1e-6",
+    res = cli("simulate", "--uncentred", *sites, "--protocol", "cape", "--analysis", "covariance", "--epsilon", 1, "--delta", "1e-6",
               "--row-norm", 3, "--seed", 0, "--out", out, "--fingerprint")
     assert res.returncode == 0, res.stderr
     assert "guarantee against the aggregator" in res.stdout and "per-site claim" in res.stdout
@@ -270,7 +270,7 @@ def test_simulate_covariance_about_a_public_centre_is_named_so(run, data, tmp_pa
 def test_simulate_protocols_and_analyses(run, data, tmp_path, protocol, analysis):
     out = tmp_path / "sim"
     extra = ["--n-components", "2"] if analysis == "pca" else []
-    res = run("simulate", *[data / f"site{s}.csv" for s in range(3)], "--protocol", protocol, "--analysis", analysis,
+    res = run("simulate", "--uncentred", *[data / f"site{s}.csv" for s in range(3)], "--protocol", protocol, "--analysis", analysis,
               *extra, "--epsilon", 1, "--delta", "1e-5", "--row-norm", 3, "--seed", 0, "--out", out, "--no-figures")
     assert res.returncode == 0, res.stderr
     rep = report(out)
@@ -282,7 +282,7 @@ def test_simulate_protocols_and_analyses(run, data, tmp_path, protocol, analysis
 
 def test_simulate_per_site_calibration_reproduces_the_papers_claim(run, data, tmp_path):
     out = tmp_path / "sim"
-    res = run("simulate", *[data / f"site{s}.csv" for s in range(3)], "--calibrate-to", "per-site", "--epsilon", 1,
+    res = run("simulate", "--uncentred", *[data / f"site{s}.csv" for s in range(3)], "--calibrate-to", "per-site", "--epsilon", 1,
               "--delta", "1e-6", "--row-norm", 3, "--seed", 0, "--out", out, "--no-figures")
     assert res.returncode == 0, res.stderr
     proto = report(out)["protocol"]
@@ -315,7 +315,7 @@ def test_simulate_runs_every_analysis(run, data, tmp_path, analysis, extra, esti
         for k, part in enumerate(np.array_split(X, 3)):
             write_csv(tmp_path / f"xy{k}.csv", ["a", "b", "c", "d", "y"], part)
             files.append(tmp_path / f"xy{k}.csv")
-    res = run("simulate", *files, "--analysis", analysis, *extra, "--epsilon", 1, "--delta", "1e-6", "--row-norm",
+    res = run("simulate", "--uncentred", *files, "--analysis", analysis, *extra, "--epsilon", 1, "--delta", "1e-6", "--row-norm",
               3, "--seed", 0, "--out", out, "--no-figures")
     assert res.returncode == 0, res.stderr
     assert (out / estimate).is_file()

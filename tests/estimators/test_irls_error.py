@@ -150,7 +150,7 @@ def test_audit_sampling_releases(stat):
 @pytest.mark.statistical
 def test_population_coverage_on_a_laplace_simulation():
     held = []
-    for seed in range(12):
+    for seed in range(10):
         X, y = _laplace(100 + seed, n=5000)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -194,13 +194,13 @@ def test_a_zero_inflated_column_cannot_blow_up_private_scales():
     X = np.column_stack([g.normal(3, 4, n), g.normal(50, 7, n), (g.random(n) < 0.015).astype(float),
                          (g.random(n) < 0.08).astype(float)])
     errors = []
-    for seed in range(3):
+    for seed in range(2):  # two seeds: since the floor every seed's error is about 0.01
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BoundWarning)
             est = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=seed).fit(X)
         errors.append(np.linalg.norm(est.covariance_ - _exact(X)) / np.linalg.norm(_exact(X)))
     # Before the guard: relative errors of 1e4 to 1e6; with it, 1.49, 0.069, 0.052 at seeds 0-2 (a scale about
-    # the mean, the share of ones, could still land low); with the coarse scale's floor 0.006, 0.008, 0.012.
+    # the mean, the share of ones, could still land low); with the coarse scale's floor 0.006, 0.008 (and 0.012).
     assert max(errors) < 0.05, errors
 
 

@@ -288,17 +288,18 @@ def test_a_pyarrow_table_is_still_accepted_beside_the_repeated_names_check():
 
 
 def test_a_grid_search_warns_once_per_fit_with_the_warnings_listed():
-    """GridSearchCV over 5 fits of a small table in mixed units: one summary line per fit (not one per check); the user's filters
+    """GridSearchCV over 3 fits of a small table in mixed units: one summary line per fit (not one per check); the user's filters
     still come first ("error" raises the folded category), and privacy warnings keep their own line."""
     from sklearn.model_selection import GridSearchCV
 
     X = np.random.default_rng(0).normal(loc=5.0, size=(3000, 4)) * [1.0, 10.0, 100.0, 1000.0]  # mixed units
-    search = GridSearchCV(PrivateCovariance(epsilon=1.0, delta=1e-6), {"epsilon": [1.0, 2.0]}, cv=2)
+    search = GridSearchCV(PrivateCovariance(epsilon=1.0, delta=1e-6), {"epsilon": [1.0]}, cv=2)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         search.fit(X)
-    quality = [w for w in caught if not issubclass(w.category, dpm.exceptions.PrivacyLeakWarning)]
-    assert 1 <= len(quality) <= 5  # 2 x 2 folds and the refit: at most one line each
+    quality = [w for w in caught if str(w.message).startswith("PrivateCovariance")
+               and not issubclass(w.category, dpm.exceptions.PrivacyLeakWarning)]  # not scikit-learn's own
+    assert 1 <= len(quality) <= 3  # 2 folds and the refit: at most one line each
     assert all(" warnings: (1) " in str(w.message) and "\n" not in str(w.message) for w in quality
                if str(w.message).count(": (") > 1)
     assert any(str(w.message).startswith("PrivateCovariance (fit ") for w in quality)

@@ -123,6 +123,9 @@ def release_second_moment(
     if secure:
         raise ValueError("a private centre, bound or scale is not available with secure=True: give public "
                          "values (a row_norm and center=None or a vector).")
+    if as_source(X).sparse:  # before the private path's own refusal, which would ask for a public bound alone
+        raise ValueError("a private centre, bound or scale needs dense X: for scipy.sparse input give public "
+                         "values (a row_norm and center=None; a centre would make the rows dense).")
     center_budget = CenterBudget() if center_budget is None else center_budget
     if not isinstance(center_budget, CenterBudget):
         raise TypeError(f"'center_budget' must be a CenterBudget (or None for the defaults); got {center_budget!r}.")
