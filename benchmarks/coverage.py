@@ -24,7 +24,8 @@ could not be bounded (the entry is marked ``biased`` instead; the other columns 
 intervals only). A fit refused (too few rows for a private choice) is counted in ``refused``.
 
 ``python -m benchmarks coverage [--quick]`` writes ``benchmarks/results/coverage.md``
-(``COVERAGE_ANALYSES=covariance`` runs that analysis only).
+(``COVERAGE_ANALYSES=covariance`` runs that analysis only; ``structure``: PCA's components, the graphical
+lasso's partial correlations and edges and ridge precision, ``benchmarks/coverage_structure.py``).
 """
 
 import os
@@ -252,7 +253,7 @@ def run(quick=False):
                "noise-only width / |full|", "width / noise-only", "inf", "withheld", "refused"]
     tables = []
     only = [a for a in os.environ.get("COVERAGE_ANALYSES", "").lower().split(",") if a]
-    for analysis in _selected(only):
+    for analysis in ([] if only == ["structure"] else _selected(only)):
         table = Table(f"{analysis}: 90% intervals, defaults, delta = {DELTA:g}, {len(seeds)} seeded fits each",
                       columns)
         for name, draw, sigma in (_regressions() if analysis.startswith("IRLS") else cases):
@@ -263,4 +264,8 @@ def run(quick=False):
         table.notes.append("Real data: the fits are redrawn on the same rows (seeds); simulations draw fresh rows "
                            "each time, so 'hold pop.' includes sampling variability.")
         tables.append(table)
+    if not only or "structure" in only:  # PCA's components, the graphical lasso, ridge precision
+        from .coverage_structure import run as run_structure
+
+        tables += run_structure(quick)
     return tables

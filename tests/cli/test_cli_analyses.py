@@ -183,6 +183,23 @@ def test_regress_intercept_and_max_rows(run, data, tmp_path):
     assert [r.split(",")[0] for r in rows] == ["feature", "a", "b", "(intercept)"]
 
 
+def test_regress_and_select_run_on_epsilon_and_the_ranges_alone(run, data, tmp_path):
+    # No --n-iter, --w-max or --R: the defaults; every column's range given, so no bound is drawn
+    ranges = "a=-2:2,b=-2:2,c=-2:2,d=-2:2,y=-8:8"
+    res = run("regress", data / "xy.csv", "--target", "y", "--epsilon", "4", "--delta", "1e-6", "--seed", "0",
+              "--ranges", ranges, "--out", tmp_path / "reg", "--no-figures")
+    assert res.returncode == 0, res.stderr
+    rep = report(tmp_path / "reg")
+    assert rep["privacy"]["ranges"]["response"] == [-8.0, 8.0] and rep["privacy"]["row_norm"] == 2.0
+    assert [p["label"] for p in rep["private_choices"]["parts"]] == ["sampling (error budget)", "IRLS iterations"]
+    assert [r.split(",")[0] for r in (tmp_path / "reg" / "coefficients.csv").read_text().splitlines()][-1] == \
+        "(intercept)"
+    res = run("select", data / "xy.csv", "--target", "y", "--epsilon", "20", "--seed", "0", "--ranges", ranges,
+              "--out", tmp_path / "sel")
+    assert res.returncode == 0, res.stderr
+    assert "l1_radius" in res.stdout and "(private)" in res.stdout and "entry_bound 1," in res.stdout
+
+
 # -- select ---------------------------------------------------------------------------------------------------
 def test_select_finds_the_support(run, data, tmp_path):
     """With the default penalty (Lei et al.'s theorem's): a phi of 5 against noise of scale 8 is a coin toss."""

@@ -221,7 +221,7 @@ def test_precision_graph_of_noise_is_withheld(run, clean, tmp_path):
               "--row-norm", 1, "--center", 0, "--draws", 5, "--out", out)
     a = _noisy(res, out, "no-edge-above-noise")
     assert a["withheld"][0]["file"] == "edges.csv" and a["n_edges"] is None
-    assert "partial_correlation" not in res.stdout and not (out / "network.png").exists()
+    assert "feature_a - feature_b" not in res.stdout and not (out / "network.png").exists()  # no edge table
     assert "the graph withheld (noise)" in res.stdout and not re.search(r"\d+ edges", res.stdout)
 
 
@@ -233,7 +233,8 @@ def test_precision_edges_carry_their_frequency(run, clean, tmp_path):
     freq = np.load(out / "edge_frequency.npy")
     assert freq.shape == (6, 6) and np.all((freq >= 0) & (freq <= 1))
     header = (out / "edges.csv").read_text().splitlines()[0]
-    assert header == "feature_a,feature_b,partial_correlation,frequency,in_truth"
+    assert header == "feature_a,feature_b,partial_correlation,frequency,90% interval,in_truth"
+    assert np.load(out / "partial_correlation_lower.npy").shape == (6, 6)
     assert re.search(r"x\d - x\d +-0\.\d+ +1\.00", res.stdout)  # the chain's edges, in every redrawn release
     assert a["uncertainty"]["n_edges_stable_90"] >= 5 and (out / "network.png").is_file()
 

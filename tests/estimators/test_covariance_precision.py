@@ -212,9 +212,9 @@ def test_glasso_edges_rule_picks_the_smallest_penalty_within_budget():
 
 def test_output_perturbation_refuses_a_noise_scale_outside_the_floats_before_solving(monkeypatch):
     # alpha^2 underflowed to 0 and a bare ZeroDivisionError came out after the exact solve on the data.
-    import dpmoments.estimators.precision as precision
+    import dpmoments.estimators._glasso_output as _glasso_output
 
-    monkeypatch.setattr(precision, "release_second_moment", lambda *a, **k: pytest.fail("the data were read"))
+    monkeypatch.setattr(_glasso_output, "release_second_moment", lambda *a, **k: pytest.fail("the data were read"))
     with pytest.raises(ValueError, match="Wishart noise scale"):
         PrivateGraphicalLasso(alpha=1e-300, mechanism="output", epsilon=1.0, row_norm=1.0, rng=0, center=None).fit(X)
 

@@ -92,7 +92,8 @@ def test_model_selection_defaults_and_ranges():
 
 @pytest.mark.parametrize("option, param, value", [("--n-iter", "n_iter", 10), ("--w-max", "w_max", "auto"),
                                                   ("--fit-intercept", "fit_intercept", True),
-                                                  ("--row-norm", "row_norm", "auto")])
+                                                  ("--row-norm", "row_norm", "auto"),
+                                                  ("--intervals-for", "target", "population")])
 def test_regress_and_the_estimator_share_their_defaults(option, param, value):
     import argparse
 
@@ -149,7 +150,7 @@ def test_audit_sampling_releases(stat):
 @pytest.mark.statistical
 def test_population_coverage_on_a_laplace_simulation():
     held = []
-    for seed in range(12):
+    for seed in range(10):
         X, y = _laplace(100 + seed, n=5000)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -140,7 +140,7 @@ class Choices:
 
 
 #: The commands whose intervals count the clipping-excess release (the library's estimators pay for it too).
-CLIPPING_COUNTED = ("covariance", "correlation", "pca")
+CLIPPING_COUNTED = ("covariance", "correlation", "pca", "precision")
 
 
 def choices_of(args, private=(), center=None):

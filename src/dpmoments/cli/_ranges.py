@@ -9,7 +9,7 @@ ranges are public inputs: they are written into the report as given.
 """
 
 from ..data.columns import MISSING_SUFFIX, one_hot_names
-from ..moments.ranges import parse_ranges_text, read_ranges_file
+from ..moments.ranges import as_column_ranges, parse_ranges_text, read_ranges_file
 from ._numbers import CliError
 
 __all__ = ["add_ranges_arguments", "ranges_of", "categories_of", "impute_of", "ranges_lines", "ranges_report",
@@ -60,6 +60,10 @@ def model_ranges(args, names):
     given = ranges_of(args)
     if not given:
         return None, None
+    try:
+        as_column_ranges(given)  # each range's own form, named as the user wrote it
+    except ValueError as exc:
+        raise CliError(str(exc).replace("'ranges'", "--ranges").rstrip(".")) from None
     target, features, response = str(args.target), {}, None
     for key, span in given.items():
         if str(key) == target:

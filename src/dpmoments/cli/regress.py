@@ -96,8 +96,8 @@ def add_arguments(parser):
                      help="append a public constant column R/2 (default on; the row bound grows to sqrt(R^2 + R^2/4))")
     est.add_argument("--sampling-share", type=float, default=0.1, metavar="F",
                      help="share of the budget (of rho) for the three releases behind the intervals' sampling part "
-                          "(default 0.1; 0: intervals for these rows, noise only)")
-    add_uncertainty_arguments(parser, closed_form="every coefficient's standard error (first order)")
+                          "with --intervals-for population (default 0.1; 0: no sampling part, said in the report)")
+    add_uncertainty_arguments(parser, closed_form="every coefficient's standard error (first order)", target=True)
     add_output_arguments(parser)
 
 
@@ -134,8 +134,8 @@ def run(args):
                       response_bound=args.response_bound, n_iter=args.n_iter, w_max=args.w_max, p=args.p,
                       first_moment=args.first_moment, accounting=args.accounting, split=args.split,
                       fit_intercept=args.fit_intercept, rng=args.seed, bound_budget=bound_budget(choices),
-                      level=args.level, target="population" if args.sampling_share > 0 else "sample",
-                      sampling_budget=args.sampling_share, ranges=ranges, response_range=response_range)
+                      level=args.level, target=args.intervals_for, sampling_budget=args.sampling_share,
+                      ranges=ranges, response_range=response_range)
     fp = fingerprint(source, args)
     X, y = read_in_memory(source, args)
     est.set_params(n_draws=draws(args, X.shape[1], auto=False))

@@ -181,7 +181,8 @@ def _with_partitions(block, names, own, levels, partition):
             parts.append(block[:, at:at + width[n]])
             at += width[n]
         elif n in levels:  # a categorical partition column: its file's value as public levels' indicators
-            hot = np.array([str(partition[n]) == level for level in levels[n]], dtype=np.float64)
+            value = partition[n]  # None: the partition's default (missing) value, none of the levels
+            hot = np.array([value is not None and str(value) == level for level in levels[n]], dtype=np.float64)
             parts.append(np.broadcast_to(hot, (block.shape[0], hot.size)))
         else:
             parts.append(np.full((block.shape[0], 1), partition[n], dtype=np.float64))

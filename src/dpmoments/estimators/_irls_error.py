@@ -135,12 +135,15 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
     M = _contraction(B, floor, H)
     d, J = theta.size, len(iterations)
     cov, power = np.zeros((d, d)), np.eye(d)
-    for j, (Aj, Bj) in enumerate(reversed(iterations)):  # the final iteration first: M^0, M^1, ...
-        cj = noise_cov(Aj, Bj, floor, law_a, law_b)[1]
-        if j == 0 and n_draws:
-            cj = _bootstrap_cov(A, B, floor, laws, n_draws, rng)
-        cov += power @ cj @ power.T
-        power = M @ power
+    if law_a.kind == "none" and law_b.kind == "none":  # no noise (epsilon = inf): nothing to propagate
+        power = np.linalg.matrix_power(M, J)
+    else:
+        for j, (Aj, Bj) in enumerate(reversed(iterations)):  # the final iteration first: M^0, M^1, ...
+            cj = noise_cov(Aj, Bj, floor, law_a, law_b)[1]
+            if j == 0 and n_draws:
+                cj = _bootstrap_cov(A, B, floor, laws, n_draws, rng)
+            cov += power @ cj @ power.T
+            power = M @ power
     noise = cov.copy()
     stretch = _not_run(theta, power, H is not None)  # power = M^J now
     if sampling is not None and sampling.get("V") is not None:
@@ -190,7 +193,8 @@ class ErrorBudget:
     def interval(self, level):
         """``theta -+ z se``, stretched by the iterations not run on their side; NaN where biased."""
         half = z_value(level) * self.se()
-        out = np.stack([self.theta - half + np.minimum(self.stretch, 0.0), self.theta + half + np.maximum(self.stretch, 0.0)])
+        out = np.stack([self.theta - half + np.minimum(self.stretch, 0.0),
+                        self.theta + half + np.maximum(self.stretch, 0.0)])
         out[:, self.biased] = np.nan
         return out
 

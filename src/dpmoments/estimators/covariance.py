@@ -322,7 +322,7 @@ class CovarianceFit(MomentEstimator):
 def _scope(target, clip, level, each):
     """The console's one line on what the intervals hold."""
     parts = "noise, private centre" + (", sampling (bound)" if target == "population" else "") + \
-        (", clipping bias where measured" if clip else "; not clipping bias (public bound)")
+        (", clipping bias where measured" if clip else "; not clipping bias (nothing released measures it)")
     return (f"for the {'population' if target == 'population' else 'full-data'} covariance: {parts}; the entries "
             f"whose interval excludes 0 at level {each:.4g}, so that at most {1 - level:.0%} of them miss; the others "
             f"at {level:g}, stretched to hold 0")

@@ -299,7 +299,8 @@ def covers_text(target, clip_summary_present):
 
 def not_covered_text(target, clip_summary_present):
     left = ["the clipping loss off the diagonal where it is not detected, beyond what shrinking elliptical rows gives"
-            if clip_summary_present else "clipping bias (a public row_norm: nothing released to estimate it)",
+            if clip_summary_present else ("clipping bias (no clipping-excess release measures it: a public row_norm, or a "
+                                          "run across sites)"),
             "what rows beyond the outer bound lost beyond it (the columns that bear such rows, where they are detected, "
             "are marked 'biased' and their intervals withheld)",
             "the private mean's own clipping bias"]

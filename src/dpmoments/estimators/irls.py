@@ -370,11 +370,12 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
 
         ``fit`` is what :func:`dpmoments.multisite.irls` (the ``"regress"`` analysis) returns.
         ``coef_`` are its coefficients and ``privacy_`` its guarantee (against the aggregator);
-        ``coef_se_``, ``coef_interval_``, ``snr_`` and ``diagnostics_`` are the spread that the noise
-        of its final two releases induces, with that iteration's weights held fixed, computed as
-        :meth:`fit` computes them (``n_draws``, ``level``; the noise laws are the releases' own).
-        The sites' rows are taken as they sent them: ``fit_intercept`` must be False (give every
-        site a column of ones for an intercept).
+        ``coef_se_``, ``coef_interval_``, ``snr_`` and ``diagnostics_`` carry the noise of every
+        iteration's releases, each passed on undamped (no sampling release across sites to estimate
+        the IRLS map's contraction: conservative), computed as :meth:`fit` computes them
+        (``n_draws``, ``level``; the noise laws are the releases' own); sampling and the iterations
+        not run are left out, which ``uncertainty_`` says. The sites' rows are taken as they sent
+        them: ``fit_intercept`` is not applied (give every site a column of ones for an intercept).
 
         Privacy: post-processing of the run's releases, so it spends nothing. ``privacy_`` is the
         run's guarantee against the aggregator, under the releases' neighbouring relation

@@ -21,7 +21,7 @@ from ._moment_base import MomentEstimator, in_original_units, location_of
 from ._uncertainty_matrix import _scales, pca_spread
 from .diagnostics import Diagnostics
 from .error_budget import bias_perturbation, check_target, eigenvalue_error_budget
-from .error_draws import draw_every_part, error_parts
+from .error_draws import error_parts, every_part_draws
 from .uncertainty import UNSTABLE_DEGREES, bootstrap_generator
 from .summaries import pca_summary
 from .uncertainty import check_uncertainty_params
@@ -343,15 +343,17 @@ class PCAFit(MomentEstimator):
         parts = error_parts(release, self.level, target)
         gen, k = bootstrap_generator(self.rng), self.n_components_
         units = np.outer(_scales(release), _scales(release))
-        angles = np.empty((self.n_draws, k))
-        for b in range(self.n_draws):
-            drawn = top_eigenpairs(draw_every_part(release, parts, gen).second_moment * units, k,
-                                   method=self.eigensolver_).eigenvectors
-            cos = np.abs(np.sum(drawn * self.components_.T, axis=0))
-            angles[b] = np.degrees(np.arccos(np.minimum(cos, 1.0)))
+
+        def angles(drawn):
+            V = top_eigenpairs(drawn.second_moment * units, k, method=self.eigensolver_).eigenvectors
+            return np.degrees(np.arccos(np.minimum(np.abs(np.sum(V * self.components_.T, axis=0)), 1.0)))
+
+        sets = every_part_draws(release, parts, angles, self.n_draws, gen)
+        self.uncertainty_["components_identified_closed_form"] = self.components_identified_.tolist()
         self.component_noise_angles_ = self.component_angles_
-        self.component_angles_ = np.median(angles, axis=0)
-        upper = np.quantile(angles, self.level, axis=0, method="weibull")
+        self.component_angles_ = np.median(sets[0], axis=0)
+        # the larger over the sets: an undetected clipping loss at 0 or at its upper end
+        upper = np.max([np.quantile(a, self.level, axis=0, method="weibull") for a in sets], axis=0)
         stable = (upper <= UNSTABLE_DEGREES) & (not parts.unseen)
         lost = self.components_identified_ & ~stable
         self.components_identified_ = self.components_identified_ & stable
@@ -359,7 +361,7 @@ class PCAFit(MomentEstimator):
                                  component_angle_upper_degrees=upper.tolist(),
                                  components_identified=self.components_identified_.tolist(),
                                  angles_count="every part: the added noise, the private centre's noise, the "
-                                              "detected clipping loss" + (", sampling (normal theory)"
+                                              "clipping loss (an undetected one at 0 and at its upper end)" + (", sampling (normal theory)"
                                                                           if target == "population" else ""),
                                  angle_draws=parts.summary())
         if lost.any():

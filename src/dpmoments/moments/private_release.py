@@ -75,14 +75,17 @@ __all__ = ["private_second_moment", "needs_private_choices", "planned_second_mom
 SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
 # Shares of CenterBudget.mean taken by the refinement steps of a private location (the last mean gets the rest):
 # small early steps suffice, as each only needs to shrink the error by a factor ~n / (2 z sqrt(d)).
-REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)
+REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these proportions; with 1, all of it
 # A column's scale (the median of its |x - m| about the refined location, near the mean) is never below this share
 # of its coarse scale (the median of its non-zero |x - median|, the gap between its values for a 0/1 or count
 # column): about its mean a 0/1 column with 2% ones has |x - m| = 0.02 on 98% of its rows, and dividing by 0.02
-# multiplied it by 50, set the row bound and drowned the other columns (randhie: 5.4 times the error of public
-# ranges, 1.05 times with the floor; benchmarks/results/ranges.md). A continuous column's two medians are about
-# equal, so the floor leaves it alone.
-COARSE_FLOOR = 0.25  # with 2 or 3 steps, the same 0.4 in these proportions; with 1, all of it
+# multiplied it by 50, set the row bound and drowned the other columns (randhie: 6 times the error of public
+# ranges, 1.0 times with the floor; benchmarks/results/ranges.md). A continuous column's two medians are about
+# equal, so the floor leaves it alone. Where the coarse scale is within COARSE_GRID_STEPS grid steps of the
+# private median, it measures the median's grid error (a column around 1e6, where a step is 3.3e4), not the
+# column, and no floor is taken from it.
+COARSE_FLOOR = 0.25
+COARSE_GRID_STEPS = 2.0
 
 
 def needs_private_choices(row_norm, center, scale):
@@ -322,7 +325,7 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
     if scale is not None:
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
-        floor = None if coarse is None else coarse * COARSE_FLOOR
+        floor = None if coarse is None else _scale_floor(*coarse, bounds.search)
         s = guard_scales(_scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"],
                                  limits=known, floor=floor), bounds.search.low, "column scales")
     m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
@@ -343,8 +346,16 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     return rel, s, count
 
 
+def _scale_floor(medians, coarse, search):
+    """``COARSE_FLOOR`` times the coarse scales, 0 where one is within ``COARSE_GRID_STEPS`` grid steps of its
+    median (it then measures the median's grid error); post-processing of private draws."""
+    ratio = (search.high / search.low) ** (1.0 / (search.steps - 1)) - 1.0
+    step = np.maximum(np.abs(medians), search.low) * ratio
+    return np.where(coarse > COARSE_GRID_STEPS * step, COARSE_FLOOR * coarse, 0.0)
+
+
 def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng, known=None):
-    """Where to clip, chosen privately and refined: ``(location, the coarse column scales or None)``.
+    """Where to clip, chosen privately and refined: ``(location, (private medians, coarse scales) or None)``.
 
     Each step's error is a small fraction of the last one's.
 
@@ -376,7 +387,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     c, s = np.zeros(d), np.ones(d)
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
         c = _location(X, budget, draw_share, bounds.search, gens[-1], first)
-        first = None
+        medians, first = c, None
         s = guard_scales(_scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"],
                                  "coarse column scales", known), bounds.search.low, "coarse column scales")
     taken = REFINE_MEAN[:steps]  # one step (few rows) is the final mean: a second would widen the row bound
@@ -393,7 +404,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         name = "mean" if steps == 1 else f"{label} mean"  # one step: its mean is the centre
         budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale))
         c = c + mean.cross_moment * s
-    return c, (s if scale is not None else None)
+    return c, ((medians, s) if scale is not None else None)
 
 
 def _public_n(X, budget, counted=None):
