@@ -39,7 +39,7 @@ def _argv(name, d):
                     "--n-iter", "2", "--w-max", "10"],
         "select": ["select", d / "xy.csv", "--target", "y", "--epsilon", "1", "--seed", "0", "--bounds", "1",
                    "--response-bound", "2", "--R", "2"],
-        "simulate": ["simulate", d / "s0.csv", d / "s1.csv", *GAUSS, "--row-norm", "2"],
+        "simulate": ["simulate", "--uncentred", d / "s0.csv", d / "s1.csv", *GAUSS, "--row-norm", "2"],
         "demo": ["demo", "--seed", "0", "--no-figures"],
     }[name]
 

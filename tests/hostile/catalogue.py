@@ -32,7 +32,7 @@ AUTO = dict(epsilon=1.0, delta=1e-6, row_norm="auto")
 
 
 def release(data=X, **overrides):
-    return lambda: dpm.release_second_moment(data, **{**OK, **overrides})
+    return lambda: dpm.release_second_moment(data, **{"center": None, **OK, **overrides})
 
 
 def _without(key):
@@ -70,7 +70,7 @@ CASES = [
     ("delta-one", "API", "`delta=1`", release(delta=1.0), ValueError, "'delta'"),
     ("delta-negative", "API", "`delta=-0.1`", release(delta=-0.1), ValueError, "'delta'"),
     ("delta-missing", "API", "Gaussian noise without `delta`",
-     lambda: dpm.release_second_moment(X, **_without("delta")), ValueError, "'delta'"),
+     lambda: dpm.release_second_moment(X, **_without("delta"), center=None), ValueError, "'delta'"),
     ("bound-missing", "API", "`row_norm=None`", release(row_norm=None), ValueError, "'row_norm'"),
     ("bound-negative", "API", "`row_norm=-2`", release(row_norm=-2.0), ValueError, "'row_norm'"),
     ("bound-infinite", "API", "`row_norm=inf`", release(row_norm=float("inf")), ValueError, "'row_norm'"),
@@ -109,11 +109,11 @@ CASES = [
     ("center-length", "API", "`center` of the wrong length", release(center=[1.0, 2.0]), ValueError, "'center'"),
     ("file-missing", "API", "a path that does not exist", release("no-such-file.csv"), FileNotFoundError,
      "no-such-file.csv"),
-    ("file-extension", "API", "a file of unknown type", lambda: dpm.release_second_moment(_csv("1 2\n", ".txt"), **OK),
+    ("file-extension", "API", "a file of unknown type", lambda: dpm.release_second_moment(_csv("1 2\n", ".txt"), **OK, center=None),
      ValueError, "unknown extension"),
     ("csv-text-cell", "API", "a CSV with a text cell", lambda: dpm.release_second_moment(
-        _csv("a,b\n1,2\n3,oops\n"), **OK), ValueError, "column 'b'"),
-    ("csv-empty", "API", "an empty CSV file", lambda: dpm.release_second_moment(_csv(""), **OK), ValueError,
+        _csv("a,b\n1,2\n3,oops\n"), **OK, center=None), ValueError, "column 'b'"),
+    ("csv-empty", "API", "an empty CSV file", lambda: dpm.release_second_moment(_csv(""), **OK, center=None), ValueError,
      "empty"),
     ("budget-exceeded", "API", "spending past the budget", lambda: dpm.Accountant(dpm.PureDP(1.0)).spend(
         dpm.PureDP(2.0)), dpm.BudgetExceededError, "requested 2-DP"),
@@ -196,7 +196,7 @@ CASES = [
      "'quantile'"),
     ("auto-too-few-rows", "API", "`row_norm='auto'` on 20 rows", release(X, **AUTO), ValueError, "too few rows"),
     ("auto-one-shot", "API", "`row_norm='auto'` on a generator of chunks",
-     lambda: dpm.release_second_moment((c for c in np.array_split(MANY, 2)), **AUTO), ValueError,
+     lambda: dpm.release_second_moment((c for c in np.array_split(MANY, 2)), **AUTO, center=None), ValueError,
      "one-shot iterator"),
     ("auto-secure", "API", "`row_norm='auto'` with `secure=True`", release(MANY, **AUTO, secure=True), ValueError,
      "secure=True"),
@@ -425,8 +425,9 @@ CASES += [  # bounds chosen across sites (noisy histograms, dpmoments.multisite.
      lambda: _simulate_auto("--search-range", "5,1"), 2, "--search-range"),
     ("cli-simulate-auto-too-few", "CLI", "`dpmoments simulate --row-norm auto` on 100 rows in all",
      lambda: _simulate_auto(), 2, "too few rows"),
-    ("cli-simulate-auto-pooled", "CLI", "`dpmoments simulate --row-norm auto --protocol pooled`",
-     lambda: _simulate_auto("--protocol", "pooled"), 2, "pooled"),
+    ("cli-simulate-dpdispca-centre", "CLI", "`dpmoments simulate --protocol dpdispca` (the default private centre)",
+     lambda: _simulate_auto("--protocol", "dpdispca", "--analysis", "pca", "--n-components", "1"), 2,
+     "--uncentred"),
 ]
 
 

@@ -11,7 +11,9 @@ Passes over the data, each paid from a stated share of the budget:
    ``row_norm``) then applies about the refined ``c``;
 2. **scales** (``scale="private"``): per column, a private median of the
    ``|x_j - m_j|`` that are not 0 (:mod:`dpmoments.moments.private_bounds`),
-   half of ``bound_budget``;
+   half of ``bound_budget``, never below ``COARSE_FLOOR`` times the column's
+   coarse scale of step 1 (post-processing: a 0/1 column keeps the scale of
+   its gap, not of its share of ones);
 3. **row bound** (``row_norm="auto"``): a private quantile of
    ``||(x - m) / s||`` and the noisy count of rows beyond it (the rest of
    ``bound_budget``, :mod:`dpmoments.moments.auto_release`);
@@ -55,7 +57,7 @@ from .._rng import spawn
 from .._validation import check_option
 from ..exceptions import BoundWarning, PrivacyLeakWarning
 from ..data import as_source, iter_chunks
-from .releases import release_cross_moment, release_second_moment
+from .releases import release_cross_moment, release_public_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                            public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from .binned_sums import binned_pass
@@ -66,7 +68,7 @@ from .private_bounds import BinCounts, noisy_clipped_count, quantile_pass, selec
 from .choice_budget import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, check_draws, public_rows
 from .release import calibrated_as, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
-from .scale_guard import guard_scales
+from .scale_guard import guard_scales, warn_scale_at_top
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
 
@@ -74,6 +76,16 @@ SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are cho
 # Shares of CenterBudget.mean taken by the refinement steps of a private location (the last mean gets the rest):
 # small early steps suffice, as each only needs to shrink the error by a factor ~n / (2 z sqrt(d)).
 REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these proportions; with 1, all of it
+# A column's scale (the median of its |x - m| about the refined location, near the mean) is never below this share
+# of its coarse scale (the median of its non-zero |x - median|, the gap between its values for a 0/1 or count
+# column): about its mean a 0/1 column with 2% ones has |x - m| = 0.02 on 98% of its rows, and dividing by 0.02
+# multiplied it by 50, set the row bound and drowned the other columns (randhie: 6 times the error of public
+# ranges, 1.0 times with the floor; benchmarks/results/ranges.md). A continuous column's two medians are about
+# equal, so the floor leaves it alone. Where the coarse scale is within COARSE_GRID_STEPS grid steps of the
+# private median, it measures the median's grid error (a column around 1e6, where a step is 3.3e4), not the
+# column, and no floor is taken from it.
+COARSE_FLOOR = 0.25
+COARSE_GRID_STEPS = 2.0
 
 
 def needs_private_choices(row_norm, center, scale):
@@ -157,11 +169,12 @@ def _location(X, budget, share, search, rng, bins=None):
     return m
 
 
-def _scales(X, m, budget, share, search, rng, option_share=None, label="column scales", limits=None):
+def _scales(X, m, budget, share, search, rng, option_share=None, label="column scales", limits=None, floor=None):
     """Private per-column medians of the non-zero ``|x_j - m_j|`` (``share`` is part of ``option_share``,
     the share of the user's bound option -- or of the location's, for the coarse scales; default ``share``).
     ``limits``: public ``(low, high)`` arrays each scale is clipped to (post-processing); where ``low == high``
-    the scale is known and not drawn: only the other columns are drawn, and share the draws."""
+    the scale is known and not drawn: only the other columns are drawn, and share the draws. ``floor``: private
+    values (already released) each drawn scale is raised to, before the limits (post-processing)."""
     (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
     free = np.ones(d, dtype=bool) if limits is None else limits[0] < limits[1]
     bins, d = BinCounts(bins.counts[free], None if bins.ties is None else bins.ties[free]), int(free.sum())
@@ -173,8 +186,10 @@ def _scales(X, m, budget, share, search, rng, option_share=None, label="column s
                                       what=public_n_what(budget.neighbours, f"private {label} (scale='private')"))
     budget.record(label, guarantee, share, (d, each), statistic="medians of the non-zero |x_j - m_j|",
                   at_range_end=int(outside.sum()))
-    if (outside & (s > search.low)).any():
-        warn_range_end("column scale", search)
+    if label == "column scales" and (outside & (s > search.low)).any():  # the coarse ones' said once, by these
+        warn_scale_at_top(np.flatnonzero(free)[outside & (s > search.low)], label, search)
+    if floor is not None:
+        s = np.maximum(s, floor[free])
     if limits is None:
         return s
     out = np.array(limits[0], dtype=float)
@@ -301,15 +316,18 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)  # mean, cov first: as before this module
     private_center = isinstance(center, str)
     m, s, c = center, None, None  # the clipping centre, the column scales, the private mean (standardised)
+    coarse = None  # the coarse scales about the private medians, where a location was drawn with them
     if private_center and center_budget.prior is not None:
         m = np.asarray(center_budget.prior, dtype=float)
     elif private_center:  # the refined location then serves as a privately chosen prior
-        m = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm), bounds, rng_loc, known)
+        m, coarse = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm), bounds, rng_loc,
+                                       known)
     final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
     if scale is not None:
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
-        s = guard_scales(_scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"], limits=known),
-                         bounds.search.low, "column scales")
+        floor = None if coarse is None else _scale_floor(*coarse, bounds.search)
+        s = guard_scales(_scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"],
+                                 limits=known, floor=floor), bounds.search.low, "column scales")
     m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
     R, count, binned = row_norm, None, None
     with_mean = private_center and final_share > 1e-12 * shares["mean"]
@@ -320,15 +338,26 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     if with_mean:
         c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation, binned)
     second = _fused(binned, R, m_z) if c is None else None
-    rel = release_second_moment(_source(X, s, False) if second is None else second, center=m_z if c is None else c,
-                                rng=rng_cov, row_norm=R, **relation, **budget.release(main[3]))
+    rel = release_public_second_moment(_source(X, s, False) if second is None else second,
+                                       center=m_z if c is None else c, rng=rng_cov, row_norm=R, **relation,
+                                       **budget.release(main[3]))
     if shares["clipping"] > 0 and not budget.exact:
         record_clipping_excess(X, s, rel, budget, shares["clipping"], spawn(rng_cov, 1)[0])
     return rel, s, count
 
 
+def _scale_floor(medians, coarse, search):
+    """``COARSE_FLOOR`` times the coarse scales, 0 where one is within ``COARSE_GRID_STEPS`` grid steps of its
+    median (it then measures the median's grid error); post-processing of private draws."""
+    ratio = (search.high / search.low) ** (1.0 / (search.steps - 1)) - 1.0
+    step = np.maximum(np.abs(medians), search.low) * ratio
+    return np.where(coarse > COARSE_GRID_STEPS * step, COARSE_FLOOR * coarse, 0.0)
+
+
 def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng, known=None):
-    """Where to clip, chosen privately and refined: each step's error is a small fraction of the last one's.
+    """Where to clip, chosen privately and refined: ``(location, (private medians, coarse scales) or None)``.
+
+    Each step's error is a small fraction of the last one's.
 
     The start is the origin (or, with ``scale="private"``, the private column
     medians, whose grid error is ~3% of their magnitude). Each step draws a
@@ -354,11 +383,11 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
     if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
-        return _location(X, budget, shares["location"], bounds.search, rng, first)
+        return _location(X, budget, shares["location"], bounds.search, rng, first), None
     c, s = np.zeros(d), np.ones(d)
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
         c = _location(X, budget, draw_share, bounds.search, gens[-1], first)
-        first = None
+        medians, first = c, None
         s = guard_scales(_scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"],
                                  "coarse column scales", known), bounds.search.low, "coarse column scales")
     taken = REFINE_MEAN[:steps]  # one step (few rows) is the final mean: a second would widen the row bound
@@ -375,7 +404,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         name = "mean" if steps == 1 else f"{label} mean"  # one step: its mean is the centre
         budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale))
         c = c + mean.cross_moment * s
-    return c
+    return c, ((medians, s) if scale is not None else None)
 
 
 def _public_n(X, budget, counted=None):

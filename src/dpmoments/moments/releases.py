@@ -27,7 +27,7 @@ from .release_noise import _check_privacy, _exact, _finish, _noised, _wishart, b
 from .sums import MomentSums
 from .symmetry import symmetrise_matrix, symmetrise_tensor
 
-__all__ = ["release_second_moment", "release_cross_moment", "release_third_moment", "MECHANISMS"]
+__all__ = ["release_public_second_moment", "release_cross_moment", "release_third_moment", "MECHANISMS"]
 
 MECHANISMS = ("gaussian", "laplace", "wishart", "wishart-approx")
 
@@ -76,16 +76,19 @@ def _check_center(center):
     return None if center is None else check_vector(center, "center")
 
 
-def release_second_moment(
+def release_public_second_moment(
     X, *, epsilon, delta=None, row_norm=None, mechanism="gaussian", neighbours="replace-one",
     calibration="analytic", center=None, rng=None, chunk_size=65536, secure=False, count_share=COUNT_SHARE,
     bound_budget=0.1, ranges=None,
 ):
-    r"""Release the second-moment matrix :math:`\frac1n\sum_i x_i x_i^\top` with differential privacy.
+    r"""The second-moment matrix :math:`\frac1n\sum_i x_i x_i^\top` about a PUBLIC centre (or the origin).
 
-    Rows are (optionally centred by a public ``center`` and) clipped to
-    :math:`\|x_i\|_2 \le R` (``row_norm``), the exact sum is accumulated in
-    one streaming pass, divided by ``n``, and noise is added once.
+    What :func:`~dpmoments.moments.release_second_moment` makes when the
+    centre is public (``center=None`` or a vector): rows are (centred by
+    ``center`` and) clipped to :math:`\|x_i\|_2 \le R` (``row_norm``), the
+    exact sum is accumulated in one streaming pass, divided by ``n``, and
+    noise is added once. The private centre and scales are
+    :mod:`~dpmoments.moments.private_release`'s.
 
     Parameters
     ----------
@@ -185,14 +188,14 @@ def release_second_moment(
     Examples
     --------
     >>> import numpy as np
-    >>> from dpmoments import release_second_moment
+    >>> from dpmoments.moments.releases import release_public_second_moment
     >>> X = np.random.default_rng(0).normal(size=(1000, 3)) / 4
-    >>> r = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=1)
+    >>> r = release_public_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=1)
     >>> r.second_moment.shape, str(r.guarantee)
     ((3, 3), '(1, 1e-06)-DP')
     """
     if ranges is not None:
-        return ranged_public_release(release_second_moment, X, ranges, center=center, row_norm=row_norm,
+        return ranged_public_release(release_public_second_moment, X, ranges, center=center, row_norm=row_norm,
                                      epsilon=epsilon, delta=delta, mechanism=mechanism, neighbours=neighbours,
                                      calibration=calibration, rng=rng, chunk_size=chunk_size, secure=secure,
                                      count_share=count_share, bound_budget=bound_budget)
@@ -204,7 +207,7 @@ def release_second_moment(
     X = as_source(X).data  # a Source is read as the input it holds
     if is_auto(row_norm):
         return release_with_private_bounds(
-            release_second_moment, X, statistic="second", epsilon=p.epsilon, delta=p.delta, row_norm=row_norm,
+            release_public_second_moment, X, statistic="second", epsilon=p.epsilon, delta=p.delta, row_norm=row_norm,
             bound_budget=bound_budget, center=center, mechanism=p.mechanism, neighbours=p.neighbours,
             calibration=p.calibration, rng=rng, chunk_size=chunk_size, secure=secure, count_share=p.count_share)
     row_norm = check_positive(row_norm, "row_norm")
@@ -244,10 +247,10 @@ def release_cross_moment(
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
     epsilon, delta, row_norm, mechanism, neighbours, calibration, center, rng, chunk_size, secure
-        As in :func:`release_second_moment`; ``mechanism`` is ``"gaussian"``
+        As in :func:`release_public_second_moment`; ``mechanism`` is ``"gaussian"``
         or ``"laplace"``.
     count_share, bound_budget
-        As in :func:`release_second_moment` (``bound_budget`` pays for every
+        As in :func:`release_public_second_moment` (``bound_budget`` pays for every
         ``"auto"`` bound).
     response_bound : float > 0 or "auto"
         The public bound r on ``|y|``; ``"auto"``: a private quantile of
@@ -264,7 +267,7 @@ def release_cross_moment(
     (zero-out), analytic calibration, (epsilon, delta)-DP. Laplace: L1
     sensitivity :math:`2\sqrt d Rr/n` or :math:`\sqrt d Rr/n`, epsilon-DP.
     Add-remove: a noisy count and the sum (sensitivity :math:`Rr`, L1
-    :math:`\sqrt d Rr`), composed, as in :func:`release_second_moment`.
+    :math:`\sqrt d Rr`), composed, as in :func:`release_public_second_moment`.
 
     Examples
     --------
@@ -315,7 +318,7 @@ def release_third_moment(
 
     Parameters
     ----------
-    As in :func:`release_second_moment`; ``mechanism`` is ``"gaussian"`` or
+    As in :func:`release_public_second_moment`; ``mechanism`` is ``"gaussian"`` or
     ``"laplace"``.
 
     Returns
@@ -330,7 +333,7 @@ def release_third_moment(
     Laplace: L1 sensitivity :math:`2 h_3(d) R^3/n` with
     :math:`h_3(d) = (d^{3/2} + 3\sqrt d + 2)/6`, or half of it.
     Add-remove: a noisy count and the sum (sensitivity :math:`R^3`, L1
-    :math:`h_3(d) R^3`), composed, as in :func:`release_second_moment`.
+    :math:`h_3(d) R^3`), composed, as in :func:`release_public_second_moment`.
 
     Examples
     --------
