@@ -269,29 +269,9 @@ def glasso_bcd_block(S, alpha, diag, W, active, *, penalize_diagonal, tol, max_i
         T = primal = None
         if (not all_ok or change > moving and not (first_warm and it == 1)) and it < max_iter:
             continue
-        if p <= _DENSE_CERT_P:  # small: two dense Cholesky factorisations cost less than the sparse bound
-            T = assemble(p, active, t22)
-            primal, ld_w = _dense_primal(S, T, alpha, penalize_diagonal), logdet_dense(W)
-            if primal is None or ld_w is None:
-                gap = np.inf
-                continue
-            gap = primal - ld_w - p
-        else:
-            T = assemble(p, active, t22, sparse=True)
-            gap, rho = gap_bound(S, W, T, alpha, penalize_diagonal)
-            if gap > 10.0 * tol * max(1.0, f_est) and it < max_iter:
-                continue
-            primal = primal_objective(S, T, alpha, penalize_diagonal)  # also proves T positive definite
-            if primal is None:
-                gap = np.inf
-                continue
-            f_est = abs(primal)
-            lim = tol * max(1.0, f_est)
-            if (lim < gap <= 10.0 * lim and p <= _EXACT_GAP_P) or it == max_iter:
-                ld_w = logdet_dense(W)  # the exact gap, where the bound's slack matters
-                if ld_w is not None:
-                    gap = min(gap, primal - ld_w - p)
-        if all_ok and gap <= tol * max(1.0, abs(primal)):
+        T, primal, gap, rho, f_est, certified = _certificate(S, W, active, t22, alpha, penalize_diagonal, tol,
+                                                             f_est, last=it == max_iter)
+        if certified and all_ok and gap <= tol * max(1.0, abs(primal)):
             converged = True
             break
     if T is None:
@@ -300,6 +280,36 @@ def glasso_bcd_block(S, alpha, diag, W, active, *, penalize_diagonal, tol, max_i
     elif dense and not isinstance(T, np.ndarray):
         T = T.toarray()
     return T, W, it, converged, gap, (np.nan if primal is None else primal), (rho if converged else np.nan), active
+
+
+def _certificate(S, W, active, t22, alpha, penalize_diagonal, tol, f_est, last):
+    """The precision the active sets give and its duality gap: ``(T, primal, gap, rho, f_est, certified)``.
+
+    ``certified`` is False where the caller must sweep again: a precision not positive definite, or (sparse
+    bound) a gap still far above ``tol`` before the ``last`` sweep. ``rho`` is the sparse bound's (nan for
+    the dense certificate); ``f_est`` the |objective| the next decision uses.
+    """
+    p = S.shape[0]
+    if p <= _DENSE_CERT_P:  # small: two dense Cholesky factorisations cost less than the sparse bound
+        T = assemble(p, active, t22)
+        primal, ld_w = _dense_primal(S, T, alpha, penalize_diagonal), logdet_dense(W)
+        if primal is None or ld_w is None:
+            return T, primal, np.inf, np.nan, f_est, False
+        return T, primal, primal - ld_w - p, np.nan, f_est, True
+    T = assemble(p, active, t22, sparse=True)
+    gap, rho = gap_bound(S, W, T, alpha, penalize_diagonal)
+    if gap > 10.0 * tol * max(1.0, f_est) and not last:
+        return T, None, gap, rho, f_est, False
+    primal = primal_objective(S, T, alpha, penalize_diagonal)  # also proves T positive definite
+    if primal is None:
+        return T, None, np.inf, rho, f_est, False
+    f_est = abs(primal)
+    lim = tol * max(1.0, f_est)
+    if (lim < gap <= 10.0 * lim and p <= _EXACT_GAP_P) or last:
+        ld_w = logdet_dense(W)  # the exact gap, where the bound's slack matters
+        if ld_w is not None:
+            gap = min(gap, primal - ld_w - p)
+    return T, primal, gap, rho, f_est, True
 
 
 def _dense_primal(S, Theta, alpha, penalize_diagonal):
