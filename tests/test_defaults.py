@@ -96,8 +96,7 @@ def test_the_releases_agree_through_the_three_ways(command, tmp_path, capsys):
     assert cli_release["neighbours"] == est.release_.neighbours == rel.neighbours == "replace-one"
     assert cli_release["guarantee"] == est.privacy_.to_dict()
     assert str(rel.guarantee) == str(est.privacy_) == f"({EPS:g}, {DELTA:g})-DP"
-    if command == "precision":  # no interval counts the clipping excess: the release function's split exactly
-        assert _parts(rel.parts) == _parts(est.release_.parts)
+    assert _parts(rel.parts) == _parts(est.release_.parts)
 
 
 def test_the_tensor_estimator_draws_its_bound_privately_and_keeps_a_public_centre_by_design():

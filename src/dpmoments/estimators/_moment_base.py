@@ -122,11 +122,13 @@ class MomentEstimator:
         private = needs_private_choices(self.row_norm, self.center, self._scale()) or \
             getattr(self, "ranges", None) is not None
         if private and self.mechanism not in ("gaussian", "laplace"):
-            what = "center='private'" if isinstance(self.center, str) else \
-                "row_norm='auto' (the default)" if is_auto(self.row_norm) and self._scale() is None else \
-                "a private bound or scale"
-            raise ValueError(f"{what} supports mechanism 'gaussian' or 'laplace'; got {self.mechanism!r}: give "
-                             "public values instead.")
+            what = [name for name, chosen in (("center='private' (the default)", isinstance(self.center, str)),
+                                              ("row_norm='auto' (the default)", is_auto(self.row_norm)),
+                                              ("scale='private'", self._scale() is not None),
+                                              ("ranges", getattr(self, "ranges", None) is not None)) if chosen]
+            raise ValueError(f"{' and '.join(what)}{' each' if len(what) > 1 else ''} supports mechanism 'gaussian' or "
+                             f"'laplace'; got {self.mechanism!r}: give public values instead (center=None or a "
+                             "vector, and a row_norm).")
         return private
 
     def _center_budget(self):

@@ -14,10 +14,7 @@ release, deciding from its arguments alone (never from the data):
   :func:`~dpmoments.moments.releases.release_public_second_moment`.
 """
 
-import dataclasses
-
 from ..data import as_source
-from .auto_release import BoundBudget, as_bound_budget
 from .choice_budget import CenterBudget
 from .counts import COUNT_SHARE
 from .private_release import private_second_moment
@@ -76,9 +73,10 @@ def release_second_moment(
     count_share : float in (0, 1), default=0.05
         Add-remove only: the share spent on each noisy row count.
     bound_budget : float in (0, 1) or BoundBudget, default=0.1
-        The share that chooses the row bound (and scales). A share releases
-        no clipping excess (nothing here reads it); a ``BoundBudget`` with
-        ``bias`` does.
+        The share that chooses the row bound (and scales); with a private
+        bound, ``BoundBudget.bias`` (0.1 of the budget by default, as every
+        estimator's) releases what clipping removed, which the estimators'
+        intervals count (``BoundBudget(bias=0)``: none).
     ranges : dict, optional
         PUBLIC per-column ranges ``{column: (lower, upper)}``
         (:mod:`dpmoments.moments.ranges`); they enter no guarantee as data.
@@ -129,8 +127,6 @@ def release_second_moment(
     center_budget = CenterBudget() if center_budget is None else center_budget
     if not isinstance(center_budget, CenterBudget):
         raise TypeError(f"'center_budget' must be a CenterBudget (or None for the defaults); got {center_budget!r}.")
-    if not isinstance(bound_budget, BoundBudget):  # a share: no clipping-excess release, which nothing here reads
-        bound_budget = dataclasses.replace(as_bound_budget(bound_budget), bias=0.0)
     if mechanism not in ("gaussian", "laplace"):
         raise ValueError(f"center='private' supports mechanism 'gaussian' or 'laplace'; got {mechanism!r}: give "
                          "public values instead (center=None or a vector, and a row_norm).")
