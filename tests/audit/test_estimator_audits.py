@@ -33,7 +33,7 @@ from dpmoments._rng import spawn
 from dpmoments.estimators import CenterBudget, PrivateCovariance, PrivateGraphicalLasso, PrivatePCA, \
     PrivateRidgePrecision
 from dpmoments.mechanisms import upper_triangle
-from dpmoments.mechanisms.discrete import grid_integer_noise, to_grid
+from dpmoments.mechanisms.grid import grid_integer_noise, to_grid
 from dpmoments.moments.releases import release_public_second_moment as release_second_moment  # public values
 from dpmoments.testing import audit
 

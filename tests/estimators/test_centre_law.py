@@ -40,6 +40,7 @@ class _Release:
     def __init__(self, second, row_norm, n):
         self.row_norm, self.n, self.n_features = row_norm, n, second.shape[0]
         self.second_moment, self.parts, self.column_scale = second, (), None
+        self.mechanism, self.noise_scale, self.noise_df = "gaussian", 1.0, None  # unit Gaussian noise
 
 
 def test_the_sampling_bound_holds_for_heavy_tailed_clipped_rows_where_normal_theory_does_not():
@@ -75,3 +76,18 @@ def test_entries_not_selected_hold_0_and_withheld_entries_do_not_count_in_the_se
     off = ~excludes & ~np.eye(d, dtype=bool)
     assert np.all(lo[off] <= 0) and np.all(hi[off] >= 0)
     assert 0.9 < out["parts"]["level_each"] < 1.0
+
+
+def test_laplace_noise_keeps_its_own_tails_at_the_selected_level():
+    """At the false-coverage-rate level (0.999 and beyond) Laplace's quantile is far beyond the normal's rescaled
+    one: every interval is at least the Laplace noise's own at its level."""
+    from dpmoments.estimators import PrivateCovariance
+
+    X = np.random.default_rng(3).standard_normal((2000, 3)) * [1.0, 3.0, 0.5]
+    est = PrivateCovariance(epsilon=1.0, mechanism="laplace", row_norm=8.0, center=None, rng=0).fit(X)
+    lo, hi = est.covariance_interval_
+    raw, b = est.release_.second_moment, est.release_.noise_scale
+    excludes = (lo > 0) | (hi < 0)
+    level = np.where(excludes, est.uncertainty_["error_budget"]["level_each"], 0.9)
+    assert excludes.any()
+    assert np.all(hi - raw >= b * np.log(1.0 / (1.0 - level)) * (1 - 1e-9))

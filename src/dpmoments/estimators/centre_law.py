@@ -11,9 +11,10 @@ error is therefore
   :math:`P(N + s^2 Z^2 \le t) = E\,\Phi((t - s^2 Z^2)/\sqrt v)`.
 
 Both expectations are over one standard normal (Gauss-Hermite nodes), so the quantiles are exact for
-Gaussian noise up to the quadrature (:func:`diagonal_quantiles` says where it conditions on :math:`N`). A normal approximation with the product's variance
-(:math:`s^4`, :math:`2 s^4`) is far too short at the levels a false-coverage-rate adjustment asks
-for (0.999 and beyond: the product of two normals and :math:`\chi^2_1` have much heavier tails).
+Gaussian noise up to the quadrature (:func:`diagonal_quantiles` says where it conditions on :math:`N`).
+A normal approximation with the product's variance (:math:`s^4`, :math:`2 s^4`) is far too short at
+the levels a false-coverage-rate adjustment asks for (0.999 and beyond: the product of two normals
+and :math:`\chi^2_1` have much heavier tails).
 Post-processing of public scales only: no data.
 """
 
@@ -41,14 +42,17 @@ def _bisect(tail, low, high):
 def off_diagonal_half_width(v, s, alpha):
     """``t`` with ``P(|N(0, v) + s^2 Z_1 Z_2| > t) = alpha`` (``v`` an array, ``s`` and ``alpha`` numbers).
 
-    ``t = s^2 h(sqrt(v) / s^2)``: ``h`` is solved at up to ``_KNOTS`` ratios spanning those asked for and
-    interpolated in the log of the ratio (smooth there; a d = 100 matrix asks for 4950 entries).
+    ``t = s^2 h(sqrt(v) / s^2)``: ``h`` is solved at each ratio, or, for more than ``_KNOTS`` entries, at
+    ``_KNOTS`` ratios spanning those asked for and interpolated in the log of the ratio (smooth there; a
+    d = 100 matrix asks for 4950 entries).
     """
     v = np.asarray(v, dtype=float)
     s2 = float(s) ** 2
     if s2 == 0.0:
         return np.sqrt(v) * special.ndtri(1 - alpha / 2)
     ratio = np.sqrt(np.maximum(v, 0.0)) / s2
+    if ratio.size <= _KNOTS:  # few entries: each solved itself
+        return s2 * _off_diagonal_solved(np.maximum(ratio, 1e-4) ** 2, alpha)
     low, high = max(float(ratio.min(initial=1.0)), 1e-4), max(float(ratio.max(initial=1.0)), 1e-4)
     knots = np.unique(np.geomspace(low, high, _KNOTS) if high > low * 1.0001 else np.array([low]))
     h = _off_diagonal_solved(knots**2, alpha)

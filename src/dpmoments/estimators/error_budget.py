@@ -42,7 +42,7 @@ from scipy import special
 
 from .centre_law import diagonal_quantiles, off_diagonal_half_width
 from .diagnostics import _centre_noise_scale as centre_noise_scale
-from .uncertainty import noise_law, z_value
+from .uncertainty import count_relative_sd, noise_law, z_value
 
 __all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget", "fcr_level",
            "clipping_part"]
@@ -140,7 +140,7 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target):
     ``parts`` (JSON-able summary).
     """
     d = release.n_features
-    centre = (noise_interval[0] + noise_interval[1]) / 2
+    centre = release.second_moment - noise_law(release).diagonal_mean * np.eye(d)  # unbiased for the exact moment
     s = centre_noise_scale(release) or 0.0
     centre_var = np.full((d, d), s**4) + np.eye(d) * s**4  # Var(e_i e_j): s^4, and 2 s^4 on the diagonal
     mid = centre - s**2 * np.eye(d)
@@ -152,9 +152,9 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target):
 
     def intervals(at):  # every entry's interval at level 'at'
         lo_half, hi_half = _half_widths(normal_parts, s, at)
-        # The noise-only interval (exact for its law) at that level where it is wider (Laplace noise)
-        noise_half = (noise_interval[1] - noise_interval[0]) / 2 * z_value(at) / z_value(level)
-        lo_half, hi_half = np.maximum(lo_half, noise_half), np.maximum(hi_half, noise_half)
+        # The noise-only interval (exact for its law) at that level where it is wider (Laplace noise's tails)
+        noise_lo, noise_hi = _noise_half_widths(release, noise_interval, level, at)
+        lo_half, hi_half = np.maximum(lo_half, noise_lo), np.maximum(hi_half, noise_hi)
         # The undetected clipping loss's noise widens the upper end, in quadrature
         out = np.stack([centre - lo_half + bias_lo,
                         centre + np.sqrt(hi_half**2 + (z_value(at) * bias_sd) ** 2) + bias_hi])
@@ -213,6 +213,24 @@ def sampling_variance(release, second):
     out = np.maximum(product - sigma**2, 0.0)
     np.fill_diagonal(out, each)
     return out / n
+
+
+def _noise_half_widths(release, noise_interval, level, at):
+    """The added noise's own interval at level ``at`` as half-widths below and above each entry (d, d).
+
+    Exact for its law (:meth:`NoiseLaw.entry_interval`: Laplace tails at 0.999 are far longer than a
+    normal's); under add-remove the noise-only interval is normal (the count's part to first order) and
+    is rescaled.
+    """
+    if count_relative_sd(release) > 0:
+        half = (noise_interval[1] - noise_interval[0]) / 2 * z_value(at) / z_value(level)
+        return half, half
+    law, d = noise_law(release), release.n_features
+    (lo, hi), (dlo, dhi) = law.entry_interval(at), law.entry_interval(at, diagonal=True)
+    below, above = np.full((d, d), hi), np.full((d, d), -lo)  # the entry less the noise: [r - hi, r - lo]
+    np.fill_diagonal(below, dhi)
+    np.fill_diagonal(above, -dlo)
+    return below, above
 
 
 def _half_widths(v, s, level):
@@ -298,11 +316,11 @@ def covers_text(target, clip_summary_present):
 
 
 def not_covered_text(target, clip_summary_present):
+    unmeasured = "clipping bias (no clipping-excess release measures it: a public row_norm, or a run across sites)"
     left = ["the clipping loss off the diagonal where it is not detected, beyond what shrinking elliptical rows gives"
-            if clip_summary_present else ("clipping bias (no clipping-excess release measures it: a public row_norm, or a "
-                                          "run across sites)"),
-            "what rows beyond the outer bound lost beyond it (the columns that bear such rows, where they are detected, "
-            "are marked 'biased' and their intervals withheld)",
+            if clip_summary_present else unmeasured,
+            "what rows beyond the outer bound lost beyond it (the columns that bear such rows, where they are "
+            "detected, are marked 'biased' and their intervals withheld)",
             "the private mean's own clipping bias"]
     return "; ".join(left)
 

@@ -156,8 +156,12 @@ class PCAFit(MomentEstimator):
         released eigengap ``lambda_k - lambda_{k+1}`` (90 when it is vacuous).
     component_angles_, subspace_angle_ : ndarray, float or None
         With ``n_draws > 0``: the median angle (degrees) between each fitted
-        component and its redrawn counterpart, and the median largest
-        principal angle between the fitted and the redrawn subspaces.
+        component and its counterpart in draws carrying the noise, the private
+        centre's noise, the clipping loss and (``target="population"``)
+        sampling (``estimators/error_draws.py``; a component is identified only
+        where its ``level`` quantile stays within 45 degrees), and the median
+        largest principal angle between the fitted and the noise-redrawn
+        subspaces. ``component_noise_angles_``: the noise-only angles.
     snr_ : float
         ``component_snr_[0]``.
     uncertainty_ : dict

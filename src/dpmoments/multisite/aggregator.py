@@ -151,7 +151,7 @@ class Aggregator:
         states = {}
         for name in sites:  # the draws of every site, in order, as if each f_s were kept: the same stream after
             states[name] = self._rng.bit_generator.state
-            self._draw_f(rounds, name, self._rng)
+            self._draw_f(plan, rounds, name, self._rng)
         self._round = dict(id=rid, step=step, sites=sites, received=set(), closed=False, states=states,
                            mu=dict(zip(sites, weights / weights.sum())) if sites else {},
                            sums={r: RunningSum() for r in rounds}, weight_of={s: float(plan.weights[plan.index(s)])
@@ -159,32 +159,33 @@ class Aggregator:
         chosen, center, digest = plan.chosen, plan.chosen_center, plan.digest
 
         def query(name):
-            return Query(digest, step, rid, params, self._f_of(states, rounds, name), chosen, center)
+            return Query(digest, step, rid, params, self._f_of(plan, states, rounds, name), chosen, center)
 
         return _Queries(sites, query)
 
-    def _draw_f(self, rounds, name, rng):
-        """``{round: f_s}`` of one site's rounds in this step, drawn from ``rng`` (where the plan has ``f``)."""
-        plan, i, out = self.plan, self.plan.index(name), {}
+    @staticmethod
+    def _draw_f(plan, rounds, name, rng):
+        """``{round: f_s}`` of one site's rounds in this step, drawn from ``rng`` (where ``plan`` has ``f``)."""
+        i, out = plan.index(name), {}
         for r in rounds:
             std = float(plan.noise[r].f_std[i])
             if std > 0:
                 out[r] = std * unit_noise(plan.rounds[r].statistic, plan.n_features, rng)
         return out
 
-    def _f_of(self, states, rounds, name):
-        """The site's ``f_s`` again, from the generator's state saved before its draw."""
-        if not any(self.plan.noise[r].f_std[self.plan.index(name)] > 0 for r in rounds):
+    def _f_of(self, plan, states, rounds, name):
+        """The site's ``f_s`` again, from the generator's state saved before its draw (``plan``: the round's)."""
+        if not any(plan.noise[r].f_std[plan.index(name)] > 0 for r in rounds):
             return {}
         if self._scratch is None:
             self._scratch = np.random.Generator(type(self._rng.bit_generator)())
         self._scratch.bit_generator.state = states[name]
-        return self._draw_f(rounds, name, self._scratch)
+        return self._draw_f(plan, rounds, name, self._scratch)
 
     def f_share(self, round_index, site):
         """The aggregator's ``f_s`` of ``site`` in the open round (0.0 where the plan has none)."""
         rnd = self._round
-        return self._f_of(rnd["states"], self.plan.rounds_of(rnd["step"]), site).get(round_index, 0.0)
+        return self._f_of(self.plan, rnd["states"], self.plan.rounds_of(rnd["step"]), site).get(round_index, 0.0)
 
     def close_step(self):
         """Close the open round (later replies are refused as late); return the sites received, in plan order."""
@@ -215,7 +216,7 @@ class Aggregator:
             refuse("unknown-site", f"not a site asked in this round {list(rnd['sites'])}.")
         if site in rnd["received"]:
             refuse("duplicate", f"a message from this site was already received in round {rnd['id']!r}.")
-        f = self._f_of(rnd["states"], self.plan.rounds_of(rnd["step"]), site)
+        f = self._f_of(plan, rnd["states"], plan.rounds_of(rnd["step"]), site)
         self._check_payload(reply, refuse, f)
         planned = int(plan.n[plan.index(site)])
         if int(reply.n) != planned:
