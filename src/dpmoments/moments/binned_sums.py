@@ -40,7 +40,7 @@ from .sums import MomentSums
 __all__ = ["BinnedSums", "binned_pass", "FUSE_BYTES"]
 
 FUSE_BYTES = 64 * 2**20  # the most memory the per-bin sums may take before the caller falls back to a second read
-MOMENTS = {"mean": 1, "second": 2}  # the power of R that multiplies the clipped rows' sums
+MOMENTS = {"mean": 1, "second": 2, "counts": None}  # the power of R that multiplies the clipped rows' sums
 
 
 class BinnedSums:
@@ -61,7 +61,9 @@ class BinnedSums:
 
     def start(self, d):
         self.d = d
-        if self.moment == "mean":
+        if self.moment == "counts":  # the bin counts alone: the pass it serves reads the rows again
+            self.fused = False
+        elif self.moment == "mean":
             if 2 * self.counts.size * d * 8 > self.max_bytes:
                 self.fused = False
             else:
@@ -153,7 +155,8 @@ def binned_pass(source, *, moment, search, center=None, scale=None, chunk_size=6
     Parameters
     ----------
     source : array, path or list of chunks (not a dask collection: see Returns)
-    moment : {"mean", "second"}
+    moment : {"mean", "second", "counts"}
+        What the pass sums beside the counts ("counts": nothing).
     search : SearchRange
         The public grid the bound will be drawn on.
     center, scale : array-like of shape (d,), optional

@@ -59,7 +59,7 @@ from .releases import release_cross_moment, release_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                            public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from .binned_sums import binned_pass
-from .clipping_bias import record_clipping_excess
+from .clipping_bias import ExcessTap, record_clipping_excess
 from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_delta_large
 from .dask_moments import row_ones
 from .private_bounds import BinCounts, noisy_clipped_count, quantile_pass, select_quantiles
@@ -74,6 +74,7 @@ SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are cho
 # Shares of CenterBudget.mean taken by the refinement steps of a private location (the last mean gets the rest):
 # small early steps suffice, as each only needs to shrink the error by a factor ~n / (2 z sqrt(d)).
 REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these proportions; with 1, all of it
+SETTLED = 0.1  # a step that moved the centre by at most this share of its bound ends the refinement (_settled)
 
 
 def needs_private_choices(row_norm, center, scale):
@@ -236,6 +237,12 @@ def _bound_pass(X, m, s, bounds, moment):
     return binned_pass(X, moment=moment, search=bounds.search, center=m, scale=s)
 
 
+def _second_or_counts(shares, budget):
+    """What a bound's pass about the release's own centre sums: the second moment, unless the release's pass
+    must read the rows anyway (to sum what clipping removed, :class:`ExcessTap`): then the counts alone."""
+    return "counts" if shares["clipping"] > 0 and not budget.exact else "second"
+
+
 def _fused(binned, R, center):
     """The clipped sums at ``R`` from a fused pass, or None where there is none (read the data again)."""
     return binned.clipped(R, center) if binned is not None and binned.fused else None
@@ -290,21 +297,23 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
     with warnings.catch_warnings():  # delta >= 1/n is judged once, on the caller's delta (_finish)
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        rel, s, count = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
-                                            center_budget, scale, bounds, rng, scale_limits)
+        rel, s, count, main_share = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
+                                                        center_budget, scale, bounds, rng, scale_limits)
     return _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta)
 
 
 def _choose_and_release(X, budget, shares, main, relation, row_norm, center, center_budget, scale, bounds, rng,
                         known=None):
-    """The passes of the module docstring: ``(second-moment release, scales, clipped count)``."""
+    """The passes of the module docstring: ``(second-moment release, scales, clipped count, main share)``."""
     rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)  # mean, cov first: as before this module
     private_center = isinstance(center, str)
-    m, s, c = center, None, None  # the clipping centre, the column scales, the private mean (standardised)
+    m, s, c, settled = center, None, None, None  # clipping centre, column scales, private mean, the pass about m
     if private_center and center_budget.prior is not None:
         m = np.asarray(center_budget.prior, dtype=float)
     elif private_center:  # the refined location then serves as a privately chosen prior
-        m = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm), bounds, rng_loc, known)
+        m, settled, unspent = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm), bounds,
+                                                rng_loc, known)
+        main = (*main[:3], main[3] + unspent, main[4])  # the draws of the steps not taken go to the second moment
     final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
     if scale is not None:
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
@@ -314,17 +323,24 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     R, count, binned = row_norm, None, None
     with_mean = private_center and final_share > 1e-12 * shares["mean"]
     if is_auto(row_norm):  # the bound's pass also sums what the next pass needs (binned_sums.py)
-        binned = _bound_pass(X, m, s, bounds, "mean" if with_mean else "second")
+        # a settled location's last step already binned the rows about m (and summed them for the mean)
+        binned = settled if (settled is not None and with_mean) else \
+            _bound_pass(X, m, s, bounds, "mean" if with_mean else _second_or_counts(shares, budget))
         R, count = _row_bound(X, m, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
                               bounds, main, rng_bound, option_share=shares["bound"], binned=binned)
     if with_mean:
         c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation, binned)
     second = _fused(binned, R, m_z) if c is None else None
-    rel = release_second_moment(_source(X, s, False) if second is None else second, center=m_z if c is None else c,
-                                rng=rng_cov, row_norm=R, **relation, **budget.release(main[3]))
+    center_z = m_z if c is None else c
+    tap = None
+    if second is None and shares["clipping"] > 0 and not budget.exact and not as_source(X).dask:
+        tap = ExcessTap(_source(X, s, False), center_z, R)  # the release's pass also sums what clipping removed
+    rel = release_second_moment(second if second is not None else (tap if tap is not None else _source(X, s, False)),
+                                center=center_z, rng=rng_cov, row_norm=R, **relation, **budget.release(main[3]))
     if shares["clipping"] > 0 and not budget.exact:
-        record_clipping_excess(X, s, rel, budget, shares["clipping"], spawn(rng_cov, 1)[0])
-    return rel, s, count
+        record_clipping_excess(X, s, rel, budget, shares["clipping"], spawn(rng_cov, 1)[0],
+                               sums=None if tap is None else tap.sums())
+    return rel, s, count, main[3]
 
 
 def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng, known=None):
@@ -354,7 +370,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
     if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
-        return _location(X, budget, shares["location"], bounds.search, rng, first)
+        return _location(X, budget, shares["location"], bounds.search, rng, first), None, 0.0
     c, s = np.zeros(d), np.ones(d)
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
         c = _location(X, budget, draw_share, bounds.search, gens[-1], first)
@@ -367,15 +383,48 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
         mean_share, s_k = shares["mean"] * fraction, None if scale is None else s
         binned = first if k == 0 and first is not None else _bound_pass(X, c, s_k, bounds, "mean")
+        if binned is None:  # a dask collection: its blocks are counted in their own tasks
+            binned = CountsOnly(*quantile_pass(X, [("row-norm", c, s_k)], search=bounds.search))
         R_k, _ = _row_bound(X, c, s_k, budget, draw_share, bounds,
                             ("cross", *main[1:3], mean_share, main[4]), gens[2 * k], label, diagnostic=False,
                             option_share=shares["location"], binned=binned)
         mean = _mean(X, s_k, c / s, budget.release(mean_share), gens[2 * k + 1],
                      dict(row_norm=R_k, **relation), binned)
         name = "mean" if steps == 1 else f"{label} mean"  # one step: its mean is the centre
-        budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale))
+        settled = steps > 1 and _settled(mean.cross_moment, R_k)  # c is already where the rows are: stop here
+        budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale,
+                                         **({"settled": True} if settled else {})))
+        if settled:
+            unspent = draw_share * (steps - k - 1)
+            if scale is None:  # the final bound and mean come from this pass's counts and sums about c
+                return c, binned, unspent
+            return c + mean.cross_moment * s, None, unspent
         c = c + mean.cross_moment * s
-    return c
+    return c, None, 0.0
+
+
+def _settled(step, bound):
+    """Whether a refinement step moved the centre by at most ``SETTLED`` of the bound it clipped at (released values).
+
+    A centre off by ``a`` from the rows' mean moves by about ``a`` (up to
+    the bound, where the clipped rows all pull one way); once ``a`` is a
+    tenth of the bound, the bound about the centre is within half a percent
+    of the one about the mean (the offset adds in quadrature), and further
+    steps would not narrow it.
+    """
+    return float(np.linalg.norm(step)) <= SETTLED * float(bound)
+
+
+class CountsOnly:
+    """The row-norm bin counts of a pass that summed nothing else (a dask collection's): no fused sums."""
+
+    fused = False
+
+    def __init__(self, bins, d):
+        self.bins, self.d = bins[0], d
+
+    def bin_counts(self):
+        return self.bins
 
 
 def _public_n(X, budget, counted=None):
