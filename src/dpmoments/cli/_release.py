@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 
-from ..data import KeptPasses
 from ..privacy import calibrate_gaussian, calibrate_laplace
 from ._args import _epsilon, privacy_options, with_epsilon_grid
 from ._choices import bound_budget, center_budget, check_choices, too_few_rows_hint
@@ -77,19 +76,18 @@ def _release(source, args, check):
 
 
 class Rereadable:
-    """The file's chunks on every iteration: one pass per private choice, then the release.
+    """The file's chunks on every iteration: each pass of the private choices reads the file again.
 
-    A parsed file (CSV, Parquet, ...) is parsed once: its chunks are kept for the next passes while they
-    fit under :data:`~dpmoments.data.readers.KEEP_PARSED_BYTES`, else read afresh each time. A
-    ``.npy`` is read again (from the page cache: about one copy) and never kept.
+    Nothing is kept between passes, so memory stays one chunk (and its read-ahead) plus the sums
+    whatever the file's size; the private choices make one pass, two where the centre needs a
+    refinement step (docs/bounds.md), before the release's own.
     """
 
     def __init__(self, source, rows, progress):
         self.source, self.rows, self.progress = source, rows, progress
-        self.passes = KeptPasses(lambda: source.chunks(rows, progress), cap=0 if source.kind == "npy" else None)
 
     def __iter__(self):
-        return iter(self.passes)
+        return iter(self.source.chunks(self.rows, self.progress))
 
 
 def _private_release(data, request, names):
