@@ -107,3 +107,21 @@ def test_an_array_in_memory_keeps_two_passes_for_the_second_moment(monkeypatch):
     _release(X, center=None)
     _release(X)
     assert "second" not in moments and moments.count("mean") == 2
+
+
+@pytest.mark.parametrize("moment", ["mean", "second", "counts"])
+def test_a_dask_collection_bins_and_sums_in_its_blocks_what_memory_does(moment):
+    da = pytest.importorskip("dask.array")
+    from dpmoments.moments import SearchRange
+
+    centre = X.mean(0).round()
+    mem = binned_sums.binned_pass(X, moment=moment, search=SearchRange(), center=centre)
+    blocks = binned_sums.binned_pass(da.from_array(X, chunks=(6000, 5)), moment=moment, search=SearchRange(),
+                                     center=centre)
+    assert np.array_equal(mem.counts, blocks.counts) and (mem.n, mem.d, mem.fused) == (blocks.n, blocks.d, blocks.fused)
+    if moment != "counts":
+        R = SearchRange().edges()[np.searchsorted(SearchRange().edges(), 5.0)]
+        a, b = mem.clipped(R, centre), blocks.clipped(R, centre)
+        np.testing.assert_allclose(a.xtx, b.xtx, rtol=1e-10, atol=1e-8)
+        np.testing.assert_allclose(np.asarray(a.xty if moment == "mean" else 0.0),
+                                   np.asarray(b.xty if moment == "mean" else 0.0), rtol=1e-10)

@@ -63,17 +63,14 @@ from .clipping_bias import ExcessTap, record_clipping_excess
 from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_delta_large
 from .dask_moments import row_ones
 from .private_bounds import BinCounts, noisy_clipped_count, quantile_pass, select_quantiles
-from .choice_budget import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, check_draws, public_rows
+from .choice_budget import (BOUND_OPTION, LOCATION_OPTION, REFINE_MEAN, SCALE_SHARE, PrivateChoiceBudget,
+                            check_draws, draw_plan, public_rows, refinement_steps, what_for)
 from .release import calibrated_as, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
 from .scale_guard import guard_scales
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
 
-SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
-# Shares of CenterBudget.mean taken by the refinement steps of a private location (the last mean gets the rest):
-# small early steps suffice, as each only needs to shrink the error by a factor ~n / (2 z sqrt(d)).
-REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these proportions; with 1, all of it
 SETTLED = 0.1  # a step that moved the centre by at most this share of its bound ends the refinement (_settled)
 
 
@@ -220,10 +217,6 @@ def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diag
     return R, (count, diag)
 
 
-def what_for(label):
-    return "row_norm='auto'" if label == "row_norm" else "center='private' without a prior"
-
-
 def _bound_pass(X, m, s, bounds, moment):
     """The pass of a row bound about ``m`` fused with the pass it serves (``moment``), or None where not worth it.
 
@@ -365,8 +358,8 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         (first,), _ = quantile_pass(X, [("column", None, None)], search=bounds.search)
         counted = int(first.counts[0].sum())
     n = _public_n(X, budget, counted)
-    steps = _refinement_steps(n, d, budget, shares["location"], scale, bounds.search)
-    check_draws(n, budget, _draw_plan(d, budget, shares, scale, auto, steps, bounds))
+    steps = refinement_steps(n, d, budget, shares["location"], scale, bounds.search)
+    check_draws(n, budget, draw_plan(d, budget, shares, scale, auto, steps, bounds))
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
     if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
@@ -383,8 +376,6 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
         mean_share, s_k = shares["mean"] * fraction, None if scale is None else s
         binned = first if k == 0 and first is not None else _bound_pass(X, c, s_k, bounds, "mean")
-        if binned is None:  # a dask collection: its blocks are counted in their own tasks
-            binned = CountsOnly(*quantile_pass(X, [("row-norm", c, s_k)], search=bounds.search))
         R_k, _ = _row_bound(X, c, s_k, budget, draw_share, bounds,
                             ("cross", *main[1:3], mean_share, main[4]), gens[2 * k], label, diagnostic=False,
                             option_share=shares["location"], binned=binned)
@@ -415,73 +406,9 @@ def _settled(step, bound):
     return float(np.linalg.norm(step)) <= SETTLED * float(bound)
 
 
-class CountsOnly:
-    """The row-norm bin counts of a pass that summed nothing else (a dask collection's): no fused sums."""
-
-    fused = False
-
-    def __init__(self, bins, d):
-        self.bins, self.d = bins[0], d
-
-    def bin_counts(self):
-        return self.bins
-
-
 def _public_n(X, budget, counted=None):
     """``n`` where it is public (replace-one, zero-out; counted by a pass for a stream), else ``None``."""
     return None if budget.neighbours == "add-remove" or budget.exact else public_rows(X, counted)
-
-
-def _refinement_steps(n, d, budget, share, scale, search):
-    """How many refinement steps: as many as leave each draw reliable, from public quantities only.
-
-    A bound draw is reliable when its rank error is within a tenth of ``n``
-    (as :func:`~dpmoments.moments.auto_release.warn_unreliable`). With scales,
-    the ``d`` coarse column medians and ``d`` coarse scales split a draw's
-    share between them, and one drawn far off (a scale of 1e-6 for a column
-    of spread 0.1, say) would multiply that column by 1e5 in every later
-    step: each must stay within the middle half of its column's ranks, with
-    probability ``1 - e^-5`` jointly over the ``2d`` draws. ``n`` is public
-    under replace-one and zero-out (a stream is counted by one pass); under
-    add-remove, or for a dask collection of unknown length, every step is
-    taken and a weak draw is warned about afterwards.
-    """
-    if n is None:
-        return len(REFINE_MEAN)
-
-    def reliable(steps):
-        split = share / (steps + 2 * (scale is not None))
-        if rank_error(budget.draws(split)[0], search) > 0.1 * n:
-            return False
-        return scale is None or \
-            rank_error(budget.draws(split, d)[0], search, t=5.0 + math.log(2 * d)) <= 0.25 * n
-
-    return next((steps for steps in range(len(REFINE_MEAN), 1, -1) if reliable(steps)),
-                1 if scale is None else 0)  # one step from the origin; with scales, the medians alone
-
-
-def _draw_plan(d, budget, shares, scale, auto, steps, bounds):
-    """Every draw a private location leads to: ``(what, option, option share, epsilon each, bins)``, in order."""
-    loc, unsigned, signed = shares["location"], bounds.search.steps + 1, 2 * bounds.search.steps + 2
-    medians = "private column medians (center='private', no prior)"
-    if steps == 0:
-        plan = [(medians, LOCATION_OPTION, loc, budget.draws(loc, d)[0], signed)]
-    else:
-        each = budget.draws(loc / (steps + 2 * (scale is not None)))[0]
-        plan = [(medians, LOCATION_OPTION, loc, budget.draws(loc / (steps + 2), d)[0], signed),
-                ("private coarse column scales (scale='private')", LOCATION_OPTION, loc,
-                 budget.draws(loc / (steps + 2), d)[0], unsigned)] if scale is not None else []
-        plan.append((f"private location ({what_for('location')})", LOCATION_OPTION, loc, each, unsigned))
-    bound = shares["bound"]
-    scale_share = bound * (SCALE_SHARE if auto else 1.0) if scale is not None else 0.0
-    if scale is not None:
-        plan.append(("private column scales (scale='private')", BOUND_OPTION, bound, budget.draws(scale_share, d)[0],
-                     unsigned))
-    if auto:
-        share = (bound - scale_share) * (1.0 - bounds.diagnostic)
-        plan.append((f"private row_norm ({what_for('row_norm')})", BOUND_OPTION, bound, budget.draws(share)[0],
-                     unsigned))
-    return plan
 
 
 def _private_mean(X, s, m_z, R, budget, share, rng, relation, binned=None):
