@@ -60,9 +60,10 @@ def _chunk_sums(chunk, center, scale, row_norm, outer_factor):
     Z = np.asarray(chunk[0] if isinstance(chunk, tuple) else chunk, dtype=float)
     Z = (Z if scale is None else Z / scale) - (0.0 if center is None else center)
     norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
-    safe = np.where(norms > 0, norms, 1.0)
-    kept = np.minimum(1.0, (outer / safe) ** 2) - np.minimum(1.0, (R / safe) ** 2)
-    return Z.shape[0], ((Z**2) * kept[:, None]).sum(axis=0), int(np.count_nonzero(norms > outer))
+    beyond = np.flatnonzero(norms > R)  # a row within R loses nothing (a_i = b_i = 1): only the few beyond are summed
+    far = norms[beyond]
+    kept = np.minimum(1.0, (outer / far) ** 2) - (R / far) ** 2
+    return Z.shape[0], np.einsum("i,ij,ij->j", kept, Z[beyond], Z[beyond]), int(np.count_nonzero(norms > outer))
 
 
 class ExcessTap:

@@ -7,8 +7,9 @@ Passes over the data, each paid from a stated share of the budget:
    for the means): from the origin (with ``scale="private"``: the private
    column medians and coarse scales about them), up to four refinement steps,
    each a private bound on ``||x - c||`` and the mean clipped about ``c`` at
-   it (``_refined_location``); the row bound of step 3 (or the public
-   ``row_norm``) then applies about the refined ``c``;
+   it (``_refined_location``), until a step finds ``c`` settled (``_settled``:
+   it moved ``c`` by at most a tenth of its bound); the row bound of step 3
+   (or the public ``row_norm``) then applies about the refined ``c``;
 2. **scales** (``scale="private"``): per column, a private median of the
    ``|x_j - m_j|`` that are not 0 (:mod:`dpmoments.moments.private_bounds`),
    half of ``bound_budget``;
@@ -19,7 +20,15 @@ Passes over the data, each paid from a stated share of the budget:
    (the rest of ``CenterBudget.mean``; with a single refinement step, that
    step's mean is the centre and this pass is not made);
 5. **second moment** of the clipped ``(x - c) / s`` about that private mean,
-   with the rest.
+   with the rest (and the draws' shares of the steps not taken); its pass also
+   sums what clipping removed (:class:`~dpmoments.moments.clipping_bias.ExcessTap`).
+
+A pass serves several of these: each step's pass counts the norms about ``c``
+and sums the rows per bin (:mod:`~dpmoments.moments.binned_sums`), so the
+step's bound and mean come from it, and the settled step's pass also gives the
+row bound (3) and the mean (4) without scales. Data about the origin are read
+twice in all (the first step, which settles at once, and the release); data a
+few spreads off it three times.
 
 The release is of the standardised rows ``z = (x - c) / s``; it records
 ``center = c`` and ``column_scale = s`` (``None`` without scaling), and the
@@ -33,6 +42,11 @@ epsilon at which all of them run, not only the first one drawn (``check_draws``)
 
 Accounting
 ----------
+A share is fixed, from earlier outputs only, before its part runs, and the
+shares add up to the whole on every path (the steps not taken leave theirs to
+the final mean and the second moment): composition with a privacy filter
+(Rogers et al. 2016 for pure DP; Feldman & Zrnic 2021 for Renyi DP, hence
+zCDP) gives the total whatever the number of steps taken.
 With Gaussian noise the shares are shares of ``rho``, the largest zCDP
 parameter whose conversion fits the caller's ``(epsilon, delta)``: each
 exponential-mechanism draw is ``e^2/8``-zCDP, each Gaussian release
@@ -347,7 +361,11 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     1e6, say) lose their offset's error in a few steps instead of carrying it
     into the covariance as ``(mu - c)(mu - c)^T``. The draws share
     ``CenterBudget.location``; the means take ``sum(REFINE_MEAN)`` of ``CenterBudget.mean``, in
-    ``REFINE_MEAN``'s proportions over the steps taken.
+    ``REFINE_MEAN``'s proportions over the steps planned. A settled step ends it.
+
+    Returns ``(c, binned, unspent)``: the centre; the :class:`~dpmoments.moments.binned_sums.BinnedSums`
+    about it where the settled step's pass can serve the row bound and final mean (without scales),
+    else None; the location share of the draws not made.
     """
     d = as_source(X).n_features
     # The first pass (the bound about the origin and its mean; or the column medians) also counts the rows
