@@ -7,7 +7,7 @@ Parquet and CSV files of two sizes. Each cell is a fresh process, as a user runs
 (user + system, ``os.wait4``) and its peak anonymous memory (RssAnon, sampled from /proc every 10 ms);
 an untimed first command writes the package's bytecode (as installing it does). The passes over the
 rows are counted in this process by the library on the same data (full reads of the source).
-Targets (issue 27): default / public <= 1.5x at 1e6 x 100; at most one pass more than the public run;
+Targets (issue 27): default / public <= 1.5x at 1e6 x 100 (run here at 2.5e5 and 5e5 rows: the shared machine); at most one pass more than the public run;
 peak memory flat in rows (within 10%).
 """
 
@@ -26,7 +26,7 @@ from .speed import PRIVACY, ROOT, _env
 from .timing import Table, log
 
 D = 100
-SIZES, QUICK_SIZES = (250_000, 1_000_000), (25_000, 100_000)
+SIZES, QUICK_SIZES = (250_000, 500_000), (25_000, 100_000)  # 1e6 x 100 is the issue's size: a quiet machine
 PUBLIC = ["--row-norm", "20", "--center", "3"]
 
 
@@ -118,7 +118,7 @@ def run(quick=False):
                   ["data", "rows", "file", "passes default / public", "public CPU s", "default CPU s",
                    "default / public", "public MiB", "default MiB"])
     with tempfile.TemporaryDirectory() as tmp:
-        env = _env(str(Path(tmp) / "pycache"))
+        env, compiled = _env(str(Path(tmp) / "pycache")), False
         for offset, name in ((3.0, "N(3, 1)"), (0.0, "N(0, 1)")):
             for n in sizes:
                 X = np.round(np.random.default_rng(0).standard_normal((n, D)) + offset, 4)
@@ -128,7 +128,8 @@ def run(quick=False):
                     _write(path, X)
                     dpm = [sys.executable, "-m", "dpmoments", "-q", "covariance", str(path), *PRIVACY,
                            "--out", str(Path(tmp) / "out"), "--force", "--no-figures"]
-                    _run(dpm + PUBLIC, env)  # untimed: writes the bytecode
+                    if not compiled:  # untimed: writes the bytecode
+                        compiled = bool(_run(dpm + PUBLIC, env))
                     public = _best(dpm + PUBLIC, env, repeat)
                     default = _best(dpm, env, repeat)
                     table.rows.append([name, n, suffix[1:], f"{passes[0]} / {passes[1]}", f"{public[0]:.2f}",

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ..data import SpilledPasses
 from ..privacy import calibrate_gaussian, calibrate_laplace
 from ._args import _epsilon, privacy_options, with_epsilon_grid
 from ._choices import bound_budget, center_budget, check_choices, too_few_rows_hint
@@ -76,18 +77,20 @@ def _release(source, args, check):
 
 
 class Rereadable:
-    """The file's chunks on every iteration: each pass of the private choices reads the file again.
+    """The file's chunks on every iteration: one pass per private choice, then the release.
 
-    Nothing is kept between passes, so memory stays one chunk (and its read-ahead) plus the sums
-    whatever the file's size; the private choices make one pass, two where the centre needs a
-    refinement step (docs/bounds.md), before the release's own.
+    A parsed file (CSV, Parquet, ...) is parsed once: its float64 chunks are written to an unnamed
+    temporary file by the first complete pass and read back from it by the next
+    (:class:`~dpmoments.data.SpilledPasses`), so memory stays one chunk plus the sums whatever the
+    file's size. A ``.npy`` is read again (from the page cache), never copied.
     """
 
     def __init__(self, source, rows, progress):
         self.source, self.rows, self.progress = source, rows, progress
+        self.passes = None if source.kind == "npy" else SpilledPasses(lambda: source.chunks(rows, progress))
 
     def __iter__(self):
-        return iter(self.source.chunks(self.rows, self.progress))
+        return iter(self.source.chunks(self.rows, self.progress) if self.passes is None else self.passes)
 
 
 def _private_release(data, request, names):
