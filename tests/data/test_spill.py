@@ -59,3 +59,11 @@ def test_an_empty_source_replays_empty():
     passes.close()
     with pytest.raises(StopIteration):
         next(iter(SpilledPasses(lambda: iter([]))))
+
+
+def test_a_temporary_directory_in_memory_is_not_spilled_to(monkeypatch):
+    monkeypatch.setattr(spill, "_in_memory", lambda directory: True)  # tmpfs: a spill would be memory again
+    read, reads = _source([np.ones((2, 2))])
+    passes = SpilledPasses(read)
+    assert len(list(passes)) == 1 and len(list(passes)) == 1 and len(reads) == 2 and passes.spill is None
+    assert isinstance(spill._in_memory("/"), bool)  # reads /proc/self/mounts (or finds none) without failing

@@ -129,8 +129,8 @@ _DEFAULT_PATH = textwrap.dedent("""
     # pyarrow's CSV reader fills buffers of its own up to a fixed level by a file of about 14 MiB (a plain read
     # of 3, 14 and 56 MiB files peaked at 28, 37 and 32 MiB; the library's default path at 45, 66 and 66): below
     # it a larger file looks like growth (the library's CSV case was an xfail at 3 -> 14 MiB), so it is measured
-    # above it, through the command line, which kept the parsed rows between passes (up to 1 GiB) until it read
-    # the file again for each (the library's own path is the same passes without that)
+    # above it, through the command line, which kept the parsed rows in memory between passes (up to 1 GiB);
+    # it now replays them from an unnamed file (data/spill.py: file pages, not the process's anonymous memory)
     ("csv", "cli", (4 * ROWS // 3, 16 * ROWS // 3)),
 ])
 def test_the_default_private_path_takes_memory_flat_in_rows(tmp_path, kind, how, rows):

@@ -5,9 +5,12 @@ again for each costs far more than the pass; keeping the parsed rows in memory m
 file. :class:`SpilledPasses` writes the float64 chunks of the first complete pass to an unnamed temporary
 file (``tempfile.TemporaryFile``: on Linux it has no name in any directory and the system reclaims it when
 the process ends, however it ends) and replays them from it through the page cache, as a ``.npy`` file
-is read: the process's own memory stays one chunk plus the sums.
+is read: the process's own memory stays one chunk plus the sums. Where the temporary directory is held
+in memory (tmpfs, as ``/tmp`` is on some systems) nothing is spilled and every pass reads the source
+again: set ``TMPDIR`` to a directory on disk for the one parse.
 """
 
+import os
 import tempfile
 
 import numpy as np
@@ -32,6 +35,9 @@ class SpilledPasses:
         return self._replay() if self.spill is not None else self._reading()
 
     def _reading(self):
+        if _in_memory(tempfile.gettempdir()):  # a spill there would be memory again: read the source each pass
+            yield from self.read()
+            return
         out, layout, complete = tempfile.TemporaryFile(), [], False
         try:
             for chunk in self.read():
@@ -63,6 +69,19 @@ class SpilledPasses:
         if self.spill is not None:
             self.spill[0].close()
             self.spill = None
+
+
+def _in_memory(directory):
+    """Whether ``directory`` is on a file system held in memory (tmpfs, ramfs), from /proc/self/mounts."""
+    try:
+        with open("/proc/self/mounts") as f:
+            mounts = [line.split()[1:3] for line in f if len(line.split()) > 2]
+    except OSError:
+        return False
+    path = os.path.realpath(directory)
+    inside = [(point, kind) for point, kind in mounts
+              if path == point or path.startswith(point.rstrip("/") + "/")]
+    return bool(inside) and max(inside, key=lambda m: len(m[0]))[1] in ("tmpfs", "ramfs")
 
 
 def _write(out, chunk):
