@@ -143,6 +143,7 @@ def run(quick=False):
                        "the location's first step about the origin (its bound and mean), a second step about "
                        "that centre where the first moved it by more than a tenth of its bound (it then also "
                        "draws the row bound and sums the final mean), then the release, which also sums what "
-                       "clipping removed. Nothing is kept between passes: a CSV or Parquet file is parsed again "
-                       "for each.")
+                       "clipping removed. Nothing is kept in memory between passes: a CSV or Parquet file is "
+                       "parsed once and its rows replayed from an unnamed temporary file "
+                       "(`dpmoments.data.SpilledPasses`), a .npy read again.")
     return [table]
