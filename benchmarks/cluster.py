@@ -203,17 +203,23 @@ def _large(root, n):
             diff = np.max(np.abs(sums.xtx - ref.xtx)) / np.max(np.abs(ref.xtx))
             times.rows.append([f"distributed ({WORKERS} processes)", label, f"{t:.1f}", f"{passes:g}",
                                f"{diff:.1e} (n = {sums.n:,})"])
-        log("cluster: the command line, --scheduler, on the Parquet directory")
-        t_cli, code = _timed(lambda: _cli(_sources(root)["Parquet directory (hive)"], cluster.scheduler_address,
-                                          root))
+        cli = {label: _cli_pair(path, cluster.scheduler_address, root / label.split()[0]) for label, path in
+               _sources(root).items()}
         worker_peak = peak.close()
+    piece = _piece_memory(root / "lake")
     times.notes += [
         f"Workers: {WORKERS} processes x 1 thread, memory_limit {WORKER_MEMORY >> 20} MiB each (a worker process "
         f"alone holds ~250 MiB: dask pauses a worker at 80% of its limit). Peak RSS of a worker: {worker_peak:.0f} MiB.",
         "The cluster rows time `dask_moment_sums` (the pass the release makes), passes counted from the workers' "
         "row reports; the exact sums are compared with `accumulate_moments` of the same rows in memory.",
-        f"The command line on the cluster (`dpmoments covariance LAKE --scheduler ADDRESS --row-norm {ROW_NORM:g} "
-        f"--center 0`, process start included): {t_cli:.1f} s, exit status {code}.",
+        *[f"The command line on the cluster, {label} (`dpmoments covariance PATH --scheduler ADDRESS --row-norm "
+          f"{ROW_NORM:g} --center 0 --seed 0`, process start included): {c['cluster_s']:.1f} s, exit status "
+          f"{c['cluster_rc']}; the same command with `--scheduler none` (read in this machine's process): "
+          f"{c['local_s']:.1f} s, exit status {c['local_rc']}; max |rel diff| of the two covariance.npy: "
+          f"{c['diff']:.1e}" for label, c in cli.items()],
+        f"Reading one Parquet block ({piece['groups']} row groups, {piece['rows']:,} rows, {piece['mib']:.1f} MiB of "
+        f"numbers) in a fresh process: numpy's peak {piece['numpy_x']:.2f}x the block's numbers (tracemalloc), "
+        f"pyarrow's pool peak {piece['arrow_mib']:.1f} MiB (its batches); both together at most {piece['both_x']:.2f}x.",
     ]
     return [times]
 
@@ -265,11 +271,55 @@ def _defaults(root, n):
     return [table]
 
 
-def _cli(path, address, root):
+def _cli(path, scheduler, out):
     import subprocess
     import sys
 
-    cmd = [sys.executable, "-m", "dpmoments", "covariance", path, "--scheduler", address, "--row-norm",
+    cmd = [sys.executable, "-m", "dpmoments", "covariance", path, "--scheduler", scheduler, "--row-norm",
            f"{ROW_NORM:g}", "--center", "0", "--epsilon", str(EPSILON), "--delta", str(DELTA), "--out",
-           str(root / "out"), "--quiet", "--no-figures", "--seed", "0"]
+           str(out), "--quiet", "--no-figures", "--seed", "0"]
     return subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OPENBLAS_NUM_THREADS="1")).returncode
+
+
+def _cli_pair(path, address, root):
+    """The command line on the cluster and here (same seed): the two covariances must agree to rounding."""
+    root.mkdir(parents=True, exist_ok=True)
+    log(f"the command line, --scheduler, on {path}")
+    t_cluster, rc_cluster = _timed(lambda: _cli(path, address, root / "there"))
+    log(f"the command line, --scheduler none, on {path}")
+    t_local, rc_local = _timed(lambda: _cli(path, "none", root / "here"))
+    diff = float("nan")
+    if rc_cluster == rc_local == 0:
+        there, here = np.load(root / "there" / "covariance.npy"), np.load(root / "here" / "covariance.npy")
+        diff = float(np.max(np.abs(there - here)) / np.max(np.abs(here)))
+    return dict(cluster_s=t_cluster, cluster_rc=rc_cluster, local_s=t_local, local_rc=rc_local, diff=diff)
+
+
+_PIECE_SCRIPT = """
+import json, sys, tracemalloc
+import pyarrow as pa
+from dpmoments.data.dask_tables import _plan, _read_piece, PIECE_BYTES
+plan = _plan(sys.argv[1], None, None, None, True, PIECE_BYTES)
+_read_piece(*plan["pieces"][-1], plan)  # first-use imports and caches are not the read's
+pool = pa.proxy_memory_pool(pa.default_memory_pool())  # its own statistics: this read's only
+pa.set_memory_pool(pool)
+tracemalloc.start()
+block = _read_piece(*plan["pieces"][0], plan)
+numpy_peak = tracemalloc.get_traced_memory()[1]
+tracemalloc.stop()
+print(json.dumps(dict(groups=len(plan["pieces"][0][1]), rows=int(block.shape[0]), nbytes=int(block.nbytes),
+                      numpy=numpy_peak, arrow=pool.max_memory())))
+"""
+
+
+def _piece_memory(lake):
+    """What reading one Parquet block (row groups up to PIECE_BYTES of numbers) costs, in a fresh process."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _PIECE_SCRIPT, str(lake)], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    m = json.loads(out.stdout)
+    return dict(groups=m["groups"], rows=m["rows"], mib=m["nbytes"] / 2**20, numpy_x=m["numpy"] / m["nbytes"],
+                arrow_mib=m["arrow"] / 2**20, both_x=(m["numpy"] + m["arrow"]) / m["nbytes"])

@@ -5,8 +5,8 @@ estimators are fitted with their defaults (private centre, private row bound) at
 
 - **covariance** (``PrivateCovariance``): every entry of the upper triangle against the full-data
   (non-private) covariance ``np.cov(X)`` and, in simulation, the population covariance;
-- **IRLS** (``PrivateIRLS``, p = 1, the command line's defaults: private bounds, no intercept;
-  5 iterations, ``w_max = 10``): the coefficient intervals against the full-data least absolute
+- **IRLS** (``PrivateIRLS``, p = 1, the defaults: private bounds, an intercept, ``n_iter`` and
+  ``w_max`` defaults): the coefficient intervals against the full-data least absolute
   deviations fit (statsmodels' ``QuantReg`` at 0.5) and, in simulation, the population coefficients;
 - **PCA** (``PrivatePCA(n_components=3, center="private")``, the command line's default centre; the
   library's default is the uncentred second moment): the eigenvalue intervals against the full-data
@@ -24,7 +24,8 @@ could not be bounded (the entry is marked ``biased`` instead; the other columns 
 intervals only). A fit refused (too few rows for a private choice) is counted in ``refused``.
 
 ``python -m benchmarks coverage [--quick]`` writes ``benchmarks/results/coverage.md``
-(``COVERAGE_ANALYSES=covariance`` runs that analysis only).
+(``COVERAGE_ANALYSES=covariance`` runs that analysis only; ``structure``: PCA's components, the graphical
+lasso's partial correlations and edges and ridge precision, ``benchmarks/coverage_structure.py``).
 """
 
 import os
@@ -124,15 +125,19 @@ def _pca(X, epsilon, seed):
 
 
 def _irls(data, epsilon, seed):
-    """LAD by IRLS (p = 1), the command line's defaults (private bounds, no intercept), 5 iterations, w_max 10."""
+    """LAD by IRLS (p = 1), the defaults (private bounds, an intercept, n_iter and w_max): coefficients, intercept last."""
     import statsmodels.api as sm
     from dpmoments.estimators import PrivateIRLS
 
-    X, y = data
-    est = PrivateIRLS(epsilon=epsilon, delta=DELTA, row_norm="auto", response_bound="auto", n_iter=5, w_max=10.0,
-                      level=LEVEL, rng=seed).fit(X, y)
-    full = np.asarray(sm.QuantReg(y, X).fit(q=0.5).params)
-    return est.coef_interval_, est.coef_interval_, full, None
+    X, y, *known = data
+    ranges = dict(ranges=known[0], response_range=known[1]) if known else {}
+    est = PrivateIRLS(epsilon=epsilon, delta=DELTA, level=LEVEL, rng=seed, **ranges).fit(X, y)
+    full = np.asarray(sm.QuantReg(y, sm.add_constant(X, has_constant="add")).fit(q=0.5).params)
+    interval = np.c_[est.coef_interval_, est.intercept_interval_]
+    z = 1.6448536269514722  # the 90% normal quantile
+    noise = np.stack([est.coef_ - z * est.coef_noise_se_, est.coef_ + z * est.coef_noise_se_])
+    noise = np.c_[noise, est.intercept_interval_]  # the intercept's noise-only part is not kept apart
+    return interval, noise, np.r_[full[1:], full[0]], None
 
 
 ANALYSES = {"covariance": _covariance, "PCA eigenvalues": _pca, "IRLS coefficients": _irls}
@@ -158,7 +163,15 @@ def _regressions():
         return X, X @ beta + rng.laplace(size=n)
 
     cases = [(name, (lambda rng, d=d: d), None) for name, d in real.items()]
+    # the same tables with per-column ranges: each column's exact min and max, given for free (the oracle a
+    # statistician's documented ranges approach)
+    cases += [(name + ", ranges", (lambda rng, d=d: (*d, _oracle_ranges(d[0]), (d[1].min(), d[1].max()))), None)
+              for name, d in real.items()]
     return cases + [("Laplace errors (sim.)", laplace, beta)]
+
+
+def _oracle_ranges(X):
+    return {j: (lo, hi) for j, (lo, hi) in enumerate(zip(X.min(axis=0), X.max(axis=0))) if lo < hi}
 
 
 def _selected(argv_analyses):
@@ -167,7 +180,7 @@ def _selected(argv_analyses):
 
 def _population(analysis, sigma, extra):
     if analysis == "IRLS coefficients":
-        return sigma
+        return np.r_[sigma, 0.0]  # the simulation's intercept is 0
     if analysis == "covariance":
         return sigma[extra]
     return np.linalg.eigvalsh(sigma)[::-1][:extra]
@@ -240,7 +253,7 @@ def run(quick=False):
                "noise-only width / |full|", "width / noise-only", "inf", "withheld", "refused"]
     tables = []
     only = [a for a in os.environ.get("COVERAGE_ANALYSES", "").lower().split(",") if a]
-    for analysis in _selected(only):
+    for analysis in ([] if only == ["structure"] else _selected(only)):
         table = Table(f"{analysis}: 90% intervals, defaults, delta = {DELTA:g}, {len(seeds)} seeded fits each",
                       columns)
         for name, draw, sigma in (_regressions() if analysis.startswith("IRLS") else cases):
@@ -251,4 +264,8 @@ def run(quick=False):
         table.notes.append("Real data: the fits are redrawn on the same rows (seeds); simulations draw fresh rows "
                            "each time, so 'hold pop.' includes sampling variability.")
         tables.append(table)
+    if not only or "structure" in only:  # PCA's components, the graphical lasso, ridge precision
+        from .coverage_structure import run as run_structure
+
+        tables += run_structure(quick)
     return tables

@@ -49,7 +49,7 @@ def _candidates(X, R):
         "np.cov": lambda: np.cov(X, rowvar=False),
         "accumulate_moments": lambda: accumulate_moments(iter_chunks(X, chunk_size=CHUNK), row_norm=R),
         "no row clipped": lambda: accumulate_moments(iter_chunks(X, chunk_size=CHUNK), row_norm=4 * R),
-        "release_second_moment": lambda: dpmoments.release_second_moment(X, row_norm=R, **RELEASE),
+        "release_second_moment": lambda: dpmoments.release_second_moment(X, row_norm=R, **RELEASE, center=None),
     }
 
 
@@ -158,9 +158,9 @@ def _probe(path, row_norm):
     cache the kernel may drop, and are left out of both.
     """
     _, _, rss_mib = peak_anonymous_memory(lambda: dpmoments.release_second_moment(path, row_norm=row_norm,
-                                                                                 **RELEASE))
+                                                                                 **RELEASE, center=None))
     tracemalloc.start()
-    dpmoments.release_second_moment(path, row_norm=row_norm, **RELEASE)
+    dpmoments.release_second_moment(path, row_norm=row_norm, **RELEASE, center=None)
     _, traced = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     print(json.dumps({"rss_anon_mib": rss_mib, "traced_mib": traced / 2**20}))
@@ -197,8 +197,8 @@ def _out_of_core(quick):
         np.save(path, X)
         log("moments: timing out of core vs in memory")
         best, rounds = best_of_each({
-            "in memory": lambda: dpmoments.release_second_moment(X, row_norm=R, **RELEASE),
-            "path": lambda: dpmoments.release_second_moment(path, row_norm=R, **RELEASE),
+            "in memory": lambda: dpmoments.release_second_moment(X, row_norm=R, **RELEASE, center=None),
+            "path": lambda: dpmoments.release_second_moment(path, row_norm=R, **RELEASE, center=None),
         })
         log("moments: measuring memory in a fresh process")
         mem = _memory_in_fresh_process(path, R)

@@ -22,7 +22,7 @@ import subprocess
 import textwrap
 
 from dpmoments.mechanisms import symmetric_matrix_noise
-from dpmoments.mechanisms.discrete import secure_symmetric_matrix_noise
+from dpmoments.mechanisms.grid import secure_symmetric_matrix_noise
 
 from .timing import Table, best_of, best_of_each, log, ratio
 

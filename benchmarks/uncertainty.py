@@ -28,7 +28,7 @@ KW = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)
 def _second_moment(d, n=50_000):
     X = np.random.default_rng(0).standard_normal((n, d)) @ np.linalg.cholesky(np.linalg.inv(su_model(3, d))).T
     X /= 2 * np.sqrt(np.trace(np.linalg.inv(su_model(3, d))))
-    return release_second_moment(X, rng=0, **KW)
+    return release_second_moment(X, rng=0, **KW, center=None)
 
 
 def _cases(quick):
@@ -46,7 +46,8 @@ def _cases(quick):
     X = gen.standard_normal((20_000, 10)) / 8
     y = X @ gen.standard_normal(10) + 0.01 * gen.standard_normal(20_000)
     yield "IRLS d = 10, n = 2e4, J = 5 (fit)", lambda nd: PrivateIRLS(
-        response_bound=1.0, n_iter=5, w_max=10.0, n_draws=nd, rng=0, **KW).fit(X, y)
+        response_bound=1.0, n_iter=5, w_max=10.0, fit_intercept=False, target="sample", n_draws=nd, rng=0,
+        **KW).fit(X, y)
     m = make_mog(20_000, 10, 5, sigma2=0.05, rng=0)
     moments = release_mog_moments(m.X, sigma2=0.05, epsilon=1.0, delta=1e-6, row_norm=1.84, rng=0)
     yield "tensor MOG D = 10, K = 5", lambda nd: PrivateTensorDecomposition(

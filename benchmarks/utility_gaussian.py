@@ -70,7 +70,7 @@ def check_release_from_exact():
     """The same noise law and guarantee as the library's release of real rows (raises if they drift apart)."""
     X = np.random.default_rng(0).normal(size=(2000, 4)) / 4
     for mechanism in ("gaussian", "laplace", "wishart-approx"):
-        lib = release_second_moment(X, epsilon=EPSILON, delta=DELTA, row_norm=1.0, mechanism=mechanism, rng=0)
+        lib = release_second_moment(X, epsilon=EPSILON, delta=DELTA, row_norm=1.0, mechanism=mechanism, rng=0, center=None)
         ours = release_from_exact(lib.second_moment, 2000, mechanism, 1.0, 0)
         same = (lib.noise_scale, lib.noise_df, str(lib.guarantee), lib.sensitivity) == \
             (ours.noise_scale, ours.noise_df, str(ours.guarantee), ours.sensitivity)

@@ -44,8 +44,11 @@ def test_docs_site_builds_without_new_warnings(tmp_path):
     shutil.copytree(DOCS, src, ignore=shutil.ignore_patterns("_build", "api"))
     (tmp_path / "benchmarks").symlink_to(ROOT / "benchmarks")  # the gallery reads ../benchmarks/results
     out, warnings_file = tmp_path / "html", tmp_path / "warnings.txt"
+    # -j auto: the suite runs in one process, so the build may read and write its pages on every core
+    # (about 50 CPU-s, most of it reading and writing the API pages; every extension declares itself parallel-safe).
     proc = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", "-w", str(warnings_file), str(src), str(out)],
+        [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", "-j", "auto", "-w", str(warnings_file), str(src),
+         str(out)],
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]

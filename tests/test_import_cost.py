@@ -125,7 +125,8 @@ def test_help_loads_no_scipy_nor_what_only_a_run_needs(argv):
     assert not [m for m in loaded if m == "scipy" or m.startswith("scipy.")]
     run_only = ("dpmoments.estimators._moment_base", "dpmoments.estimators.selection", "dpmoments.moments.private_release",
                 "dpmoments.solvers", "dpmoments.datasets", "dpmoments.testing",
-                "dpmoments.moments.releases", "dpmoments.moments.auto_release", "dpmoments.moments.accumulate",
+                "dpmoments.moments.releases", "dpmoments.moments.release_noise", "dpmoments.moments.auto_release",
+                "dpmoments.moments.accumulate",
                 "dpmoments.multisite.analyses", "dpmoments.multisite.plan", "dpmoments.plots")
     assert not [m for m in loaded if m.startswith(run_only)], sorted(m for m in loaded if m.startswith(run_only))
 

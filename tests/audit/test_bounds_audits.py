@@ -133,7 +133,7 @@ BUDGET = BoundBudget(share=0.2, search=SEARCH, diagnostic=0.2)
 
 def _release(name, rng):
     return release_second_moment(_data(name), epsilon=EPS, delta=DELTA, row_norm="auto", bound_budget=BUDGET,
-                                 rng=rng)
+                                 rng=rng, center=None)
 
 
 def _auto_replica(noise_factor=1.0):

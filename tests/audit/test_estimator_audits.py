@@ -33,8 +33,8 @@ from dpmoments._rng import spawn
 from dpmoments.estimators import CenterBudget, PrivateCovariance, PrivateGraphicalLasso, PrivatePCA, \
     PrivateRidgePrecision
 from dpmoments.mechanisms import upper_triangle
-from dpmoments.mechanisms.discrete import grid_integer_noise, to_grid
-from dpmoments.moments.releases import release_second_moment
+from dpmoments.mechanisms.grid import grid_integer_noise, to_grid
+from dpmoments.moments.releases import release_public_second_moment as release_second_moment  # public values
 from dpmoments.testing import audit
 
 R = 1.0
@@ -145,9 +145,9 @@ def test_private_center_half_noise_is_detected():
 POST_X = np.vstack([[R, 0.0], [0.3, -0.2], [-0.5, 0.4]])
 POST_X_OTHER = np.vstack([[0.0, R], [0.3, -0.2], [-0.5, 0.4]])
 POST_ESTIMATORS = {
-    "graphical-lasso": lambda **kw: PrivateGraphicalLasso(alpha=0.3, **kw),
-    "ridge-precision": lambda **kw: PrivateRidgePrecision(alpha=0.5, **kw),
-    "pca": lambda **kw: PrivatePCA(n_components=1, **kw),
+    "graphical-lasso": lambda **kw: PrivateGraphicalLasso(alpha=0.3, **kw, center=None),
+    "ridge-precision": lambda **kw: PrivateRidgePrecision(alpha=0.5, **kw, center=None),
+    "pca": lambda **kw: PrivatePCA(n_components=1, **kw, center=None),
 }
 
 
@@ -176,7 +176,7 @@ def test_ridge_precision_end_to_end_audit():
     def mechanism(X, rng):
         with warnings.catch_warnings():  # every fit of three rows warns that it is noise: rightly, and at a cost
             warnings.simplefilter("ignore")
-            est = PrivateRidgePrecision(alpha=0.5, epsilon=EPS, delta=1e-5, row_norm=R, rng=rng).fit(X)
+            est = PrivateRidgePrecision(alpha=0.5, epsilon=EPS, delta=1e-5, row_norm=R, rng=rng, center=None).fit(X)
         return est.precision_
 
     result = audit(mechanism, POST_X, POST_X_OTHER, delta=1e-5, n_samples=3_000, rng=np.random.default_rng(5))

@@ -107,7 +107,7 @@ def test_precision_ebic_floor_on_the_scale_it_fits(run, data, tmp_path):
     from dpmoments.estimators import noise_floor
 
     X = np.load(data / "x.npy")
-    rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=3.0, rng=0)
+    rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=3.0, rng=0, center=None)
     scaled = standardized(rel)
     s = np.sqrt(np.diag(rel.second_moment))
     inverse = 1.0 / np.outer(s, s)

@@ -149,8 +149,8 @@ def test_tensor_stm_non_integer_ids(run, data, tmp_path):
 def test_regress_coefficients_and_budget(run, data, tmp_path):
     out = tmp_path / "reg"
     res = run("regress", data / "xy.csv", "--target", "y", "--epsilon", "50", "--delta", "1e-6", "--seed", "0",
-              "--row-norm", 3, "--response-bound", 3, "--n-iter", 5, "--w-max", 10, "--out", out,
-              "--epsilon-grid", "1,10,50")
+              "--row-norm", 3, "--response-bound", 3, "--n-iter", 5, "--w-max", 10, "--no-fit-intercept",
+              "--out", out, "--epsilon-grid", "1,10,50")
     assert res.returncode == 0, res.stderr
     lines = (out / "coefficients.csv").read_text().splitlines()
     assert lines[0] == "feature,coefficient,se,lower,upper"
@@ -181,6 +181,23 @@ def test_regress_intercept_and_max_rows(run, data, tmp_path):
     assert res.returncode == 0, res.stderr
     rows = (out / "coefficients.csv").read_text().splitlines()
     assert [r.split(",")[0] for r in rows] == ["feature", "a", "b", "(intercept)"]
+
+
+def test_regress_and_select_run_on_epsilon_and_the_ranges_alone(run, data, tmp_path):
+    # No --n-iter, --w-max or --R: the defaults; every column's range given, so no bound is drawn
+    ranges = "a=-2:2,b=-2:2,c=-2:2,d=-2:2,y=-8:8"
+    res = run("regress", data / "xy.csv", "--target", "y", "--epsilon", "4", "--delta", "1e-6", "--seed", "0",
+              "--ranges", ranges, "--out", tmp_path / "reg", "--no-figures")
+    assert res.returncode == 0, res.stderr
+    rep = report(tmp_path / "reg")
+    assert rep["privacy"]["ranges"]["response"] == [-8.0, 8.0] and rep["privacy"]["row_norm"] == 2.0
+    assert [p["label"] for p in rep["private_choices"]["parts"]] == ["sampling (error budget)", "IRLS iterations"]
+    assert [r.split(",")[0] for r in (tmp_path / "reg" / "coefficients.csv").read_text().splitlines()][-1] == \
+        "(intercept)"
+    res = run("select", data / "xy.csv", "--target", "y", "--epsilon", "20", "--seed", "0", "--ranges", ranges,
+              "--out", tmp_path / "sel")
+    assert res.returncode == 0, res.stderr
+    assert "l1_radius" in res.stdout and "(private)" in res.stdout and "entry_bound 1," in res.stdout
 
 
 # -- select ---------------------------------------------------------------------------------------------------
@@ -219,7 +236,7 @@ def test_simulate_cape_subprocess_reports_both_guarantees(data, tmp_path):
     """Issue 12: --epsilon 1 gave (1.245, 1e-6) against the aggregator; now the budget holds there."""
     out = tmp_path / "sim"
     sites = [data / f"site{s}.csv" for s in range(3)]
-    res = cli("simulate", *sites, "--protocol", "cape", "--analysis", "covariance", "--epsilon", 1, "--delta", "1e-6",
+    res = cli("simulate", "--uncentred", *sites, "--protocol", "cape", "--analysis", "covariance", "--epsilon", 1, "--delta", "1e-6",
               "--row-norm", 3, "--seed", 0, "--out", out, "--fingerprint")
     assert res.returncode == 0, res.stderr
     assert "guarantee against the aggregator" in res.stdout and "per-site claim" in res.stdout
@@ -253,7 +270,7 @@ def test_simulate_covariance_about_a_public_centre_is_named_so(run, data, tmp_pa
 def test_simulate_protocols_and_analyses(run, data, tmp_path, protocol, analysis):
     out = tmp_path / "sim"
     extra = ["--n-components", "2"] if analysis == "pca" else []
-    res = run("simulate", *[data / f"site{s}.csv" for s in range(3)], "--protocol", protocol, "--analysis", analysis,
+    res = run("simulate", "--uncentred", *[data / f"site{s}.csv" for s in range(3)], "--protocol", protocol, "--analysis", analysis,
               *extra, "--epsilon", 1, "--delta", "1e-5", "--row-norm", 3, "--seed", 0, "--out", out, "--no-figures")
     assert res.returncode == 0, res.stderr
     rep = report(out)
@@ -265,7 +282,7 @@ def test_simulate_protocols_and_analyses(run, data, tmp_path, protocol, analysis
 
 def test_simulate_per_site_calibration_reproduces_the_papers_claim(run, data, tmp_path):
     out = tmp_path / "sim"
-    res = run("simulate", *[data / f"site{s}.csv" for s in range(3)], "--calibrate-to", "per-site", "--epsilon", 1,
+    res = run("simulate", "--uncentred", *[data / f"site{s}.csv" for s in range(3)], "--calibrate-to", "per-site", "--epsilon", 1,
               "--delta", "1e-6", "--row-norm", 3, "--seed", 0, "--out", out, "--no-figures")
     assert res.returncode == 0, res.stderr
     proto = report(out)["protocol"]
@@ -298,7 +315,7 @@ def test_simulate_runs_every_analysis(run, data, tmp_path, analysis, extra, esti
         for k, part in enumerate(np.array_split(X, 3)):
             write_csv(tmp_path / f"xy{k}.csv", ["a", "b", "c", "d", "y"], part)
             files.append(tmp_path / f"xy{k}.csv")
-    res = run("simulate", *files, "--analysis", analysis, *extra, "--epsilon", 1, "--delta", "1e-6", "--row-norm",
+    res = run("simulate", "--uncentred", *files, "--analysis", analysis, *extra, "--epsilon", 1, "--delta", "1e-6", "--row-norm",
               3, "--seed", 0, "--out", out, "--no-figures")
     assert res.returncode == 0, res.stderr
     assert (out / estimate).is_file()
@@ -335,7 +352,9 @@ def test_simulate_refuses_one_file_twice_by_path_or_content(run, data, tmp_path)
      ["unknown --protocol", "cape"]),
     (["simulate", "{d}/site0.csv", "{d}/bad_site.csv", *GAUSS, "--row-norm", "3"], ["bad_site.csv", "line 3"]),
     (["simulate", "{d}/site0.csv", "{d}/other_cols.csv", *GAUSS, "--row-norm", "3"], ["same columns"]),
-    (["simulate", "{d}/site0.csv", "{d}/site1.csv", *GAUSS], ["--row-norm is required"]),
+    (["simulate", "{d}/site0.csv", "{d}/site1.csv", *GAUSS, "--protocol", "dpdispca", "--analysis", "pca",
+      "--n-components", "1"], ["--center private (the default)", "--uncentred"]),
+    (["simulate", "{d}/site0.csv", "{d}/site1.csv", *GAUSS, "--center", "0", "--uncentred"], ["--uncentred"]),
     (["simulate", "{d}/site0.csv", "--protocol", "cape", *GAUSS, "--row-norm", "3"], ["at least 2 site files"]),
 ])
 def test_refusals_are_one_line_exit_2(run, data, tmp_path, args, words):

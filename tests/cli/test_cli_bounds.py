@@ -118,7 +118,7 @@ def test_regress_auto_bounds(run, data, tmp_path):
               "--n-iter", "3", "--w-max", "10", *GAUSS, "--out", out)
     assert res.returncode == 0, res.stderr
     rep = report(out)
-    assert list(_parts(rep)) == ["row_norm", "response_bound", "IRLS iterations"]
+    assert list(_parts(rep)) == ["row_norm", "response_bound", "sampling (error budget)", "IRLS iterations"]
     assert rep["privacy"]["row_norm"] == _parts(rep)["row_norm"]["released"]["row_norm"]
     assert "response_bound: share 0.05" in res.stdout
 

@@ -55,5 +55,5 @@ def test_correlation_across_sites_in_one_process(run, tmp_path):
 def test_correlation_across_sites_without_a_centre_is_refused_naming_the_option(run, tmp_path):
     files = [_csv(tmp_path / f"s{i}.csv", n=500, seed=i) for i in range(2)]
     res = run("simulate", *files, "--analysis", "correlation", "--protocol", "cape", "--epsilon", 2, "--delta",
-              "1e-6", "--row-norm", 200, "--out", tmp_path / "sim")
-    assert_one_line_error(res, "--analysis correlation", "--center private")
+              "1e-6", "--row-norm", 200, "--uncentred", "--out", tmp_path / "sim")
+    assert_one_line_error(res, "--analysis correlation", "--uncentred")

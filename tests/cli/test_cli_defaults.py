@@ -15,8 +15,7 @@ SEEDED = ["--seed", "0", "--no-figures", "--draws", "0"]
 GAUSS = ["--epsilon", "8", "--delta", "1e-6", *SEEDED]
 # regress and select split --bound-share over two 0.95-quantile draws: at 569 rows each needs epsilon ~0.9
 WIDE = ["--bound-share", "0.3"]
-MOMENT_PARTS = ["location", "location mean", "row_norm", "mean", "clipped rows", "second moment"]
-# covariance and PCA count the clipping bias in their intervals from a release of what clipping removed
+# covariance, PCA and precision count the clipping bias in their intervals from a release of what clipping removed
 COUNTED_PARTS = ["location", "location mean", "row_norm", "mean", "clipping excess", "clipped rows", "second moment"]
 
 
@@ -25,11 +24,11 @@ def _steps_folded(parts):
     return [p["label"] for p in parts if not p["label"].startswith("location refinement")]
 
 DEFAULTS = {
-    "precision": (["--edges", "3", *GAUSS], MOMENT_PARTS),
+    "precision": (["--edges", "3", *GAUSS], COUNTED_PARTS),
     "pca": (["--n-components", "1", *GAUSS], COUNTED_PARTS),
     "tensor": (["--model", "mog", "--sigma2", "1", "--n-components", "1", *GAUSS], ["row_norm", "moments"]),
     "regress": (["--target", "target", "--n-iter", "2", "--w-max", "10", *GAUSS, *WIDE],
-                ["row_norm", "response_bound", "IRLS iterations"]),
+                ["row_norm", "response_bound", "sampling (error budget)", "IRLS iterations"]),
     "select": (["--target", "target", "--R", "2", "--epsilon", "8", *SEEDED[:3], *WIDE],
                ["bounds", "response_bound", "selection"]),
 }
@@ -37,7 +36,7 @@ PUBLIC = {
     "precision": ["--row-norm", "3000", "--uncentred"],
     "pca": ["--row-norm", "3000", "--center", "15,20,0.1,900,17"],
     "tensor": ["--row-norm", "3000"],
-    "regress": ["--row-norm", "3000", "--response-bound", "1"],
+    "regress": ["--row-norm", "3000", "--response-bound", "1", "--sampling-share", "0"],  # sampling is a spend
     "select": ["--bounds", "3000", "--response-bound", "1"],
 }
 

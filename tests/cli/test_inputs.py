@@ -27,7 +27,7 @@ def test_audit_pairs_follow_the_same_header_rule(run, tmp_path):
 
 def test_simulate_reads_every_site_with_the_run_options(run, tmp_path):
     sites = [_text(tmp_path / f"s{k}.tsv", X[k * 150:(k + 1) * 150], None, "\t") for k in range(2)]
-    res = run("simulate", *sites, "--no-header", "--epsilon", "1", "--delta", "1e-6", "--row-norm", "2", "--seed",
+    res = run("simulate", "--uncentred", *sites, "--no-header", "--epsilon", "1", "--delta", "1e-6", "--row-norm", "2", "--seed",
               "0", "--no-figures", "--out", tmp_path / "sim")
     assert res.returncode == 0, res.stderr
     assert report(tmp_path / "sim")["release"]["n"] == 300

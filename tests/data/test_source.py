@@ -113,8 +113,8 @@ def test_releases_take_a_source_and_give_the_same_numbers(csv):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for data in (X, csv, da.from_array(X, chunks=(250, 3))):
-            _same(release_second_moment(data, epsilon=1.0, delta=1e-6, row_norm=8.0, rng=0),
-                  release_second_moment(as_source(data), epsilon=1.0, delta=1e-6, row_norm=8.0, rng=0))
+            _same(release_second_moment(data, epsilon=1.0, delta=1e-6, row_norm=8.0, rng=0, center=None),
+                  release_second_moment(as_source(data), epsilon=1.0, delta=1e-6, row_norm=8.0, rng=0, center=None))
         args = dict(epsilon=4.0, delta=1e-6, row_norm="auto", center=None, center_budget=None, scale=None,
                     bound_budget=0.1, mechanism="gaussian", neighbours="replace-one", calibration="analytic", rng=1)
         _same(private_second_moment(X, **args), private_second_moment(as_source(X), **args))

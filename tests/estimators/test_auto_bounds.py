@@ -19,9 +19,10 @@ def test_irls_auto_bounds_are_private_quantiles_and_compose():
     assert np.quantile(norms, 0.93) <= est.row_norm_ <= 1.034 * np.quantile(norms, 0.97)
     assert np.quantile(np.abs(Y), 0.93) <= est.response_bound_ <= 1.034 * np.quantile(np.abs(Y), 0.97)
     labels = [p.label for p in est.privacy_parts_]
-    assert labels == ["row_norm", "response_bound", "IRLS iterations"]
+    assert labels == ["row_norm", "response_bound", "sampling (error budget)", "IRLS iterations"]
     # zCDP accounting: the draws are shares of rho, composed with the iterations in zCDP
-    assert est.privacy_ == compose([p.guarantee for p in est.privacy_parts_], composition="zcdp", delta=1e-6)
+    total = compose([p.guarantee for p in est.privacy_parts_], composition="zcdp", delta=1e-6)
+    assert est.privacy_.rho == pytest.approx(total.rho, rel=1e-12)  # the same rho, added in another order
     assert est.privacy_.epsilon == pytest.approx(1.0) and est.privacy_.delta == 1e-6
     assert [type(p.guarantee).__name__ for p in est.privacy_parts_[:2]] == ["ZCDP", "ZCDP"]
     assert [p["label"] for p in est.privacy_report_["parts"]] == labels
@@ -32,7 +33,8 @@ def test_irls_public_bounds_keep_their_noise_for_a_seed():
     a = PrivateIRLS(row_norm=15.0, response_bound=15.0, rng=4, **IRLS).fit(X, Y)
     b = PrivateIRLS(row_norm=15.0, response_bound=15.0, rng=4, **IRLS).fit(X, Y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
-    assert a.privacy_parts_ == () and a.row_norm_ == 15.0
+    assert [p.label for p in a.privacy_parts_] == ["sampling (error budget)", "IRLS iterations"]  # no bound draws
+    assert a.row_norm_ == 15.0
 
 
 def test_irls_accountant_and_bad_share():

@@ -89,7 +89,7 @@ def test_an_uncentred_second_moment_is_refused_before_anything_is_spent():
     with pytest.raises(ValueError, match="center=None"):
         PrivateCorrelation(epsilon=1.0, delta=1e-6, row_norm=1.0, center=None, accountant=acct).fit(_data())
     assert acct.spent is None
-    rel = dpm.release_second_moment(_data() / 100, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+    rel = dpm.release_second_moment(_data() / 100, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0, center=None)
     with pytest.raises(ValueError, match="uncentred"):
         PrivateCorrelation().fit_release(rel)
 

@@ -90,9 +90,9 @@ def test_accountant_is_checked_before_and_charged_after():
 
 
 def test_fit_release_costs_nothing_and_clone_works():
-    rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+    rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0, center=None)
     acct = dpm.Accountant(ApproxDP(0.1, 1e-9))
-    est = PrivateGraphicalLasso(alpha=0.005, epsilon=1.0, delta=1e-6, row_norm=1.0, accountant=acct)
+    est = PrivateGraphicalLasso(alpha=0.005, epsilon=1.0, delta=1e-6, row_norm=1.0, accountant=acct, center=None)
     est.fit_release(rel)
     assert acct.spent is None and est.privacy_ == rel.guarantee
     assert clone(est).get_params()["alpha"] == 0.005
@@ -100,48 +100,48 @@ def test_fit_release_costs_nothing_and_clone_works():
 
 def test_glasso_infinite_epsilon_equals_the_non_private_solve():
     est = quiet(PrivateGraphicalLasso(alpha=0.002, epsilon=math.inf, row_norm=1.0, penalize_diagonal=False,
-                                      tol=1e-10))
+                                      tol=1e-10, center=None))
     _, prec = sk_graphical_lasso(S_EXACT, alpha=0.002, tol=1e-12, enet_tol=1e-12, max_iter=1000)
     np.testing.assert_allclose(est.precision_, prec, rtol=1e-5, atol=1e-5 * np.abs(prec).max())
     assert est.converged_ and est.n_iter_ >= 1
 
 
 def test_glasso_admm_solver_agrees_with_fast():
-    fast = quiet(PrivateGraphicalLasso(alpha=0.003, epsilon=math.inf, row_norm=1.0, tol=1e-10))
+    fast = quiet(PrivateGraphicalLasso(alpha=0.003, epsilon=math.inf, row_norm=1.0, tol=1e-10, center=None))
     admm = quiet(PrivateGraphicalLasso(alpha=0.003, epsilon=math.inf, row_norm=1.0, solver="admm",
-                                       admm_rho=1.0, max_iter=20000))
+                                       admm_rho=1.0, max_iter=20000, center=None))
     np.testing.assert_allclose(admm.precision_, fast.precision_, rtol=1e-2, atol=1e-2 * np.abs(fast.precision_).max())
 
 
 def test_glasso_on_very_noisy_release_never_nans():
-    est = PrivateGraphicalLasso(alpha=0.01, epsilon=0.05, delta=1e-6, row_norm=1.0, rng=3).fit(X[:30])
+    est = PrivateGraphicalLasso(alpha=0.01, epsilon=0.05, delta=1e-6, row_norm=1.0, rng=3, center=None).fit(X[:30])
     assert np.all(np.isfinite(est.precision_)) and np.linalg.eigvalsh(est.precision_).min() > 0
 
 
 def test_glasso_ebic_picks_from_the_release_only():
-    est = PrivateGraphicalLasso(alpha="ebic", alphas=8, epsilon=2.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)
+    est = PrivateGraphicalLasso(alpha="ebic", alphas=8, epsilon=2.0, delta=1e-6, row_norm=1.0, rng=0, center=None).fit(X)
     assert est.alphas_.shape == (8,) and est.ebic_.shape == (8,)
     assert est.alpha_ == est.alphas_[np.argmin(est.ebic_)]
     with pytest.raises(ValueError, match="'alpha'"):
-        PrivateGraphicalLasso(alpha="cv", epsilon=2.0, delta=1e-6, row_norm=1.0).fit(X)
+        PrivateGraphicalLasso(alpha="cv", epsilon=2.0, delta=1e-6, row_norm=1.0, center=None).fit(X)
 
 
 def test_glasso_mechanisms():
     with pytest.warns(dpm.UncertifiedPrivacyWarning):
-        w = PrivateGraphicalLasso(alpha=0.01, epsilon=1.0, row_norm=1.0, mechanism="wishart", rng=0).fit(X)
+        w = PrivateGraphicalLasso(alpha=0.01, epsilon=1.0, row_norm=1.0, mechanism="wishart", rng=0, center=None).fit(X)
     assert isinstance(w.privacy_, Uncertified)
-    lap = PrivateGraphicalLasso(alpha=0.01, epsilon=1.0, row_norm=1.0, mechanism="laplace", rng=0).fit(X)
+    lap = PrivateGraphicalLasso(alpha=0.01, epsilon=1.0, row_norm=1.0, mechanism="laplace", rng=0, center=None).fit(X)
     assert lap.privacy_ == PureDP(1.0)
     with pytest.warns(dpm.UncertifiedPrivacyWarning, match="output perturbation"):
-        out = PrivateGraphicalLasso(alpha=0.05, epsilon=1.0, row_norm=1.0, mechanism="output", rng=0).fit(X)
+        out = PrivateGraphicalLasso(alpha=0.05, epsilon=1.0, row_norm=1.0, mechanism="output", rng=0, center=None).fit(X)
     assert isinstance(out.privacy_, Uncertified) and out.release_ is None
     with pytest.raises(dpm.UncertifiedSpendError):
         PrivateGraphicalLasso(alpha=0.05, epsilon=1.0, row_norm=1.0, mechanism="output",
-                              accountant=dpm.Accountant(PureDP(5.0))).fit(X)
+                              accountant=dpm.Accountant(PureDP(5.0)), center=None).fit(X)
 
 
 def test_ridge_precision_is_pd_even_on_indefinite_releases():
-    est = PrivateRidgePrecision(alpha=0.01, epsilon=0.05, delta=1e-6, row_norm=1.0, rng=0).fit(X[:20])
+    est = PrivateRidgePrecision(alpha=0.01, epsilon=0.05, delta=1e-6, row_norm=1.0, rng=0, center=None).fit(X[:20])
     assert np.linalg.eigvalsh(est.release_.second_moment).min() < 0
     assert np.linalg.eigvalsh(est.precision_).min() > 0
     S = est.release_.second_moment
@@ -166,9 +166,9 @@ def test_bad_inputs_name_the_parameter(cls, extra):
 
 def test_negative_alpha_is_refused():
     with pytest.raises(ValueError, match="'alpha'"):
-        PrivateGraphicalLasso(alpha=-1.0, epsilon=1, delta=1e-6, row_norm=1.0).fit(X)
+        PrivateGraphicalLasso(alpha=-1.0, epsilon=1, delta=1e-6, row_norm=1.0, center=None).fit(X)
     with pytest.raises(ValueError, match="'alpha'"):
-        PrivateRidgePrecision(alpha=0.0, epsilon=1, delta=1e-6, row_norm=1.0).fit(X)
+        PrivateRidgePrecision(alpha=0.0, epsilon=1, delta=1e-6, row_norm=1.0, center=None).fit(X)
 
 
 def test_private_centre_is_estimated_around_a_public_prior():
@@ -188,7 +188,7 @@ def test_private_centre_is_estimated_around_a_public_prior():
 def test_glasso_path_is_solved_once_and_kept():
     """alpha='ebic' solves its grid as one warm path and keeps it (path_); a fixed alpha keeps none."""
     est = PrivateGraphicalLasso(alpha="ebic", alphas=6, alpha_floor=0, epsilon=2.0, delta=1e-6, row_norm=1.0,
-                                rng=0).fit(X)
+                                rng=0, center=None).fit(X)
     path = est.path_
     assert np.array_equal(path.alphas, est.alphas_) and np.array_equal(path.ebic, est.ebic_)
     assert len(path.precisions) == 6 and path.n_edges.shape == (6,) and path.objective.shape == (6,)
@@ -196,30 +196,30 @@ def test_glasso_path_is_solved_once_and_kept():
     np.testing.assert_array_equal(path.precisions[path.chosen], est.precision_)
     for P, k in zip(path.precisions, path.n_edges):
         assert k == np.count_nonzero(np.abs(np.triu(P, 1)) > 1e-8)
-    fixed = PrivateGraphicalLasso(alpha=0.05, epsilon=2.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)
+    fixed = PrivateGraphicalLasso(alpha=0.05, epsilon=2.0, delta=1e-6, row_norm=1.0, rng=0, center=None).fit(X)
     assert fixed.path_ is None
 
 
 def test_glasso_edges_rule_picks_the_smallest_penalty_within_budget():
     est = PrivateGraphicalLasso(alpha="edges", max_edges=1, alphas=8, epsilon=2.0, delta=1e-6, row_norm=1.0,
-                                rng=0).fit(X)
+                                rng=0, center=None).fit(X)
     within = est.path_.n_edges <= 1
     assert est.path_.n_edges[est.path_.chosen] <= 1
     assert est.alpha_ == est.alphas_[within].min()
     with pytest.raises(TypeError, match="'max_edges'"):
-        PrivateGraphicalLasso(alpha="edges", epsilon=2.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)
+        PrivateGraphicalLasso(alpha="edges", epsilon=2.0, delta=1e-6, row_norm=1.0, rng=0, center=None).fit(X)
 
 
 def test_output_perturbation_refuses_a_noise_scale_outside_the_floats_before_solving(monkeypatch):
     # alpha^2 underflowed to 0 and a bare ZeroDivisionError came out after the exact solve on the data.
-    import dpmoments.estimators.precision as precision
+    import dpmoments.estimators._glasso_output as _glasso_output
 
-    monkeypatch.setattr(precision, "release_second_moment", lambda *a, **k: pytest.fail("the data were read"))
+    monkeypatch.setattr(_glasso_output, "release_second_moment", lambda *a, **k: pytest.fail("the data were read"))
     with pytest.raises(ValueError, match="Wishart noise scale"):
-        PrivateGraphicalLasso(alpha=1e-300, mechanism="output", epsilon=1.0, row_norm=1.0, rng=0).fit(X)
+        PrivateGraphicalLasso(alpha=1e-300, mechanism="output", epsilon=1.0, row_norm=1.0, rng=0, center=None).fit(X)
 
 
 @pytest.mark.parametrize("gamma", [-1.0, 5.0, float("nan")])
 def test_ebic_gamma_outside_zero_one_is_refused(gamma):
     with pytest.raises(ValueError, match="'ebic_gamma'"):
-        PrivateGraphicalLasso(alpha="ebic", ebic_gamma=gamma, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)
+        PrivateGraphicalLasso(alpha="ebic", ebic_gamma=gamma, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0, center=None).fit(X)

@@ -39,7 +39,7 @@ def test_the_composed_guarantee_is_recomputed_from_the_report_alone():
 def test_pure_draws_add_up_in_epsilon():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rel = release_second_moment(X, epsilon=2.0, row_norm="auto", mechanism="laplace", rng=0)
+        rel = release_second_moment(X, epsilon=2.0, row_norm="auto", mechanism="laplace", rng=0, center=None)
     parts = rel.to_dict()["parts"]
     (bound,) = [p for p in parts if "draws" in p]
     assert bound["draws"]["composed_as"].startswith("pure")

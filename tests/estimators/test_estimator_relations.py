@@ -21,10 +21,10 @@ PRIV = dict(epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
 # PrivateCovariance centres privately by default (docs/bounds.md); here the uncentred moment, like the others.
 MOMENT_ESTIMATORS = {
     "covariance": lambda **kw: PrivateCovariance(center=None, **PRIV, **kw),
-    "glasso": lambda **kw: PrivateGraphicalLasso(alpha=0.05, **PRIV, **kw),
-    "glasso-ebic": lambda **kw: PrivateGraphicalLasso(alpha="ebic", alphas=5, **PRIV, **kw),
-    "ridge": lambda **kw: PrivateRidgePrecision(alpha=0.1, **PRIV, **kw),
-    "pca": lambda **kw: PrivatePCA(n_components=2, **PRIV, **kw),
+    "glasso": lambda **kw: PrivateGraphicalLasso(alpha=0.05, **PRIV, **kw, center=None),
+    "glasso-ebic": lambda **kw: PrivateGraphicalLasso(alpha="ebic", alphas=5, **PRIV, **kw, center=None),
+    "ridge": lambda **kw: PrivateRidgePrecision(alpha=0.1, **PRIV, **kw, center=None),
+    "pca": lambda **kw: PrivatePCA(n_components=2, **PRIV, **kw, center=None),
 }
 
 
@@ -34,7 +34,7 @@ def _all_fitted():
         warnings.simplefilter("ignore", UncertifiedPrivacyWarning)
         fits = {name: make().fit(X) for name, make in MOMENT_ESTIMATORS.items()}
         fits["glasso-output"] = PrivateGraphicalLasso(alpha=0.05, mechanism="output", epsilon=1.0, row_norm=1.0,
-                                                      rng=0).fit(X)
+                                                      rng=0, center=None).fit(X)
     fits["irls"] = PrivateIRLS(epsilon=1.0, delta=1e-6, row_norm=1.0, response_bound=2.0, n_iter=2, w_max=5.0,
                                rng=0).fit(X, Y)
     fits["selection"] = PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=2.0, R=2.0, phi=1.0,
@@ -82,7 +82,7 @@ def test_private_centre_under_add_remove():
     (lambda: PrivateCovariance(mechanism="wishart-approx", neighbours="add-remove", center=None, **PRIV),
      "noisy row count"),
     (lambda: PrivateGraphicalLasso(alpha=0.1, mechanism="output", neighbours="add-remove", epsilon=1.0,
-                                   row_norm=1.0), "exact n"),
+                                   row_norm=1.0, center=None), "exact n"),
     (lambda: PrivateCovariance(neighbours="swap", **PRIV), "'neighbours' must be one of"),
 ])
 def test_relations_an_estimator_cannot_honour_are_refused_in_one_line(make, match):
@@ -109,9 +109,9 @@ ORIGIN = (0.0, 0.0, 0.0)
     lambda kw: PrivateCovariance(center=None, **kw).fit(SMALL),
     # a public prior: 8 rows are too few for a private location draw, which is refused before any delta check
     lambda kw: PrivateCovariance(center="private", center_budget=CenterBudget(prior=ORIGIN), **kw).fit(SMALL),
-    lambda kw: PrivateGraphicalLasso(alpha=0.1, **kw).fit(SMALL),
-    lambda kw: PrivateRidgePrecision(alpha=0.1, **kw).fit(SMALL),
-    lambda kw: PrivatePCA(n_components=1, **kw).fit(SMALL),
+    lambda kw: PrivateGraphicalLasso(alpha=0.1, **kw, center=None).fit(SMALL),
+    lambda kw: PrivateRidgePrecision(alpha=0.1, **kw, center=None).fit(SMALL),
+    lambda kw: PrivatePCA(n_components=1, **kw, center=None).fit(SMALL),
     lambda kw: PrivateIRLS(response_bound=1.0, n_iter=1, w_max=2.0, **kw).fit(SMALL, Y[:8]),
     lambda kw: PrivateTensorDecomposition(n_components=1, model="mog", sigma2=0.0, **kw).fit(SMALL),
 ], ids=["covariance", "covariance-private-centre", "glasso", "ridge", "pca", "irls", "tensor"])
@@ -138,7 +138,7 @@ def test_composite_fit_warns_on_its_total_delta():
 def _output_fit(X):
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        est = PrivateGraphicalLasso(alpha=0.02, mechanism="output", epsilon=1.0, row_norm=2.0, rng=5).fit(X)
+        est = PrivateGraphicalLasso(alpha=0.02, mechanism="output", epsilon=1.0, row_norm=2.0, rng=5, center=None).fit(X)
     return est, rec
 
 
@@ -169,7 +169,7 @@ def test_output_perturbation_hides_a_solver_warning():
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         PrivateGraphicalLasso(alpha=0.02, mechanism="output", epsilon=1.0, row_norm=2.0, max_iter=1, tol=1e-14,
-                              rng=5).fit(CORRELATED)
+                              rng=5, center=None).fit(CORRELATED)
     assert {w.category for w in rec} <= {UncertifiedPrivacyWarning, NoiseDominatesWarning}  # noise checks: output only
     assert UncertifiedPrivacyWarning in {w.category for w in rec}
     assert not any("duality gap" in str(w.message) for w in rec)

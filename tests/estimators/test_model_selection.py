@@ -52,7 +52,7 @@ def test_sklearn_contract_determinism_and_candidates():
     (dict(candidates=[]), ValueError), (dict(R=0.0), ValueError), (dict(R=-1.0), ValueError),
     (dict(candidates=[(0, 7)]), ValueError), (dict(candidates="some"), ValueError),
     (dict(epsilon=0.0), ValueError), (dict(bounds=None), ValueError), (dict(mechanism="gumbel"), ValueError),
-    (dict(R="private"), ValueError), (dict(R_epsilon=1.0), ValueError), (dict(phi=-1.0), ValueError),
+    (dict(R="privately"), TypeError), (dict(R_epsilon=1.0), ValueError), (dict(phi=-1.0), ValueError),
     (dict(release_scores=True, mechanism="exponential"), ValueError), (dict(accountant=1), TypeError)])
 def test_bad_inputs(bad, err):
     X, y = _data(100)

@@ -57,11 +57,11 @@ def test_covariance_noise_dominates_and_low_variances():
 # -- PCA ----------------------------------------------------------------------------------------------------------
 def test_pca_components_against_the_noise_floor():
     iso = np.random.default_rng(0).normal(size=(300, 6)) / 10
-    est = _noisy(lambda: PrivatePCA(n_components=2, **KW).fit(iso), "no-eigenvalue-above-noise")
+    est = _noisy(lambda: PrivatePCA(n_components=2, **KW, center=None).fit(iso), "no-eigenvalue-above-noise")
     assert not est.components_above_noise_.any() and est.snr_ < 1
-    est = _quiet(lambda: PrivatePCA(n_components=2, **KW).fit(_spiked(20000)))
+    est = _quiet(lambda: PrivatePCA(n_components=2, **KW, center=None).fit(_spiked(20000)))
     assert est.components_above_noise_.all() and est.n_eigenvalues_above_noise_ >= 2
-    est = _noisy(lambda: PrivatePCA(n_components=4, **KW).fit(_spiked(1000)), "components-below-noise")
+    est = _noisy(lambda: PrivatePCA(n_components=4, **KW, center=None).fit(_spiked(1000)), "components-below-noise")
     assert est.components_above_noise_[0] and not est.components_above_noise_[-1]
 
 
@@ -82,10 +82,10 @@ def test_pca_ratio_sums_to_at_most_one_on_digits():
 # -- graphical lasso ----------------------------------------------------------------------------------------------
 def test_glasso_edges_against_the_noise_floor():
     independent = np.random.default_rng(0).normal(size=(300, 5)) / 5
-    _noisy(lambda: PrivateGraphicalLasso(alpha=0.01, **KW).fit(independent), "no-edge-above-noise")
+    _noisy(lambda: PrivateGraphicalLasso(alpha=0.01, **KW, center=None).fit(independent), "no-edge-above-noise")
     X = _spiked(20000, d=5)
     X[:, 1] += X[:, 0]
-    est = _quiet(lambda: PrivateGraphicalLasso(alpha="ebic", n_draws=20, **KW).fit(X))
+    est = _quiet(lambda: PrivateGraphicalLasso(alpha="ebic", n_draws=20, **KW, center=None).fit(X))
     assert est.snr_ > 1 and est.edge_frequency_[0, 1] == 1.0 and est.uncertainty_["n_edges_stable_90"] >= 1
 
 
@@ -97,7 +97,7 @@ def test_a_graph_of_pure_noise_is_called_noise_nineteen_times_in_twenty(mechanis
     X = np.zeros((2000, d))
     delta = 1e-6 if mechanism == "gaussian" else None
     snr = np.array([off_diagonal_snr(release_second_moment(X, epsilon=1.0, delta=delta, row_norm=1.0,
-                                                           mechanism=mechanism, rng=s)) for s in range(400)])
+                                                           mechanism=mechanism, rng=s, center=None)) for s in range(400)])
     assert 0.02 <= np.mean(snr >= 1) <= 0.08
 
 
@@ -105,16 +105,16 @@ def test_standardize_floors_variances_at_the_noise_level():
     """The issue's case: a released variance below the noise was divided into the eBIC floor (alpha = 6.5e10)."""
     X = _spiked(20000, d=5)
     X[:, 2] *= 1e-4
-    rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+    rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0, center=None)
     with pytest.warns(NoiseDominatesWarning, match="1 of 5 released variances are below"):
         scaled = standardize_release(rel)
     assert scaled.noise_scale < 1.0  # at most 1/sqrt(2 ln 2d) of a correlation; was ~sigma/|tiny variance|
     assert "floored=1" in scaled.postprocessing[-1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoiseDominatesWarning)
-        est = PrivateGraphicalLasso(alpha="ebic", **KW).fit_release(scaled)
+        est = PrivateGraphicalLasso(alpha="ebic", **KW, center=None).fit_release(scaled)
     assert est.alpha_ < 10
-    clean = release_second_moment(_spiked(20000, d=5), epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+    clean = release_second_moment(_spiked(20000, d=5), epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0, center=None)
     with warnings.catch_warnings():
         warnings.simplefilter("error", NoiseDominatesWarning)
         scaled = standardize_release(clean)
@@ -211,12 +211,12 @@ def test_pca_components_that_turn_across_redrawn_releases_are_unstable():
     for seed in range(3):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NoiseDominatesWarning)
-            est = PrivatePCA(n_components=2, n_draws=30, **{**KW, "rng": seed}).fit(X)
+            est = PrivatePCA(n_components=2, n_draws=30, **{**KW, "rng": seed}, center=None).fit(X)
         unstable = est.components_above_noise_ & (est.component_angles_ > 45)
         assert ("components-unstable" in _codes(est)) == bool(unstable.any())
         fired += bool(unstable.any())
     assert fired
-    est = _quiet(lambda: PrivatePCA(n_components=2, n_draws=30, **KW).fit(_spiked(20000)))
+    est = _quiet(lambda: PrivatePCA(n_components=2, n_draws=30, **KW, center=None).fit(_spiked(20000)))
     assert np.all(est.component_angles_ < 45)
 
 

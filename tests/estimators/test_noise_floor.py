@@ -20,7 +20,7 @@ def _release(mechanism="gaussian", epsilon=1.0, n=2000, seed=0):
     X, theta = make_precision_data(3, n, P, row_norm=R, rng=np.random.default_rng(seed))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rel = release_second_moment(X, epsilon=epsilon, delta=1e-5, row_norm=R, mechanism=mechanism, rng=seed)
+        rel = release_second_moment(X, epsilon=epsilon, delta=1e-5, row_norm=R, mechanism=mechanism, rng=seed, center=None)
     return rel, theta
 
 
@@ -41,7 +41,7 @@ def test_exact_discrete_laplace_has_the_laplace_floor():
     # below the largest of m Laplace(b) draws (about b ln m), so pure-noise edges entered the grid.
     X, _ = make_precision_data(3, 2000, P, row_norm=R, rng=np.random.default_rng(0))
     rel = release_second_moment(X, epsilon=1.0, row_norm=R, mechanism="laplace", secure=True,
-                                rng=random.Random(0))
+                                rng=random.Random(0), center=None)
     assert rel.mechanism == "discrete-laplace"
     assert noise_floor(rel) == pytest.approx(rel.noise_scale * math.log(P * (P - 1) / 2))
 

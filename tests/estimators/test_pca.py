@@ -19,7 +19,7 @@ def X():
 
 
 def _exact(**kw):
-    return PrivatePCA(epsilon=INF, row_norm=100.0, **kw)
+    return PrivatePCA(epsilon=INF, row_norm=100.0, **{"center": None, **kw})
 
 
 def test_inf_without_centre_is_eigenvectors_of_second_moment(X):
@@ -57,7 +57,7 @@ def test_private_components_orthonormal_and_deterministic(X):
 
 def test_fit_release_costs_nothing_and_matches_fit(X):
     acct = Accountant(ApproxDP(1.0, 1e-6))
-    rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=3)
+    rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=3, center=None)
     pca = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, accountant=acct).fit_release(rel)
     assert acct.ledger == [] or len(acct.ledger) == 0
     assert pca.release_ is rel and pca.privacy_ == rel.guarantee

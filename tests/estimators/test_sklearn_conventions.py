@@ -21,9 +21,9 @@ PRIVACY = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)
 # scikit-learn's checks fit a few dozen rows: too few for private centres and bounds (refused), so public ones.
 ESTIMATORS = [
     PrivateCovariance(**PRIVACY, center=None, rng=0),
-    PrivatePCA(n_components=1, **PRIVACY, rng=0),
-    PrivateGraphicalLasso(alpha=0.05, **PRIVACY, rng=0),
-    PrivateRidgePrecision(alpha=0.1, **PRIVACY, rng=0),
+    PrivatePCA(n_components=1, **PRIVACY, rng=0, center=None),
+    PrivateGraphicalLasso(alpha=0.05, **PRIVACY, rng=0, center=None),
+    PrivateRidgePrecision(alpha=0.1, **PRIVACY, rng=0, center=None),
     PrivateTensorDecomposition(n_components=1, model="mog", sigma2=0.1, **PRIVACY, rng=0),
     PrivateIRLS(**PRIVACY, response_bound=1.0, n_iter=3, w_max=10.0, rng=0),
     PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=4.0, R=2.0, max_size=2, rng=0),
@@ -84,7 +84,7 @@ def test_integer_column_names_are_not_feature_names():
 
 def test_pca_get_feature_names_out_and_pandas_output():
     X = _frame()
-    pca = PrivatePCA(n_components=2, **PRIVACY, rng=0).set_output(transform="pandas")
+    pca = PrivatePCA(n_components=2, **PRIVACY, rng=0, center=None).set_output(transform="pandas")
     scores = pca.fit_transform(X)
     assert isinstance(scores, pd.DataFrame)
     assert list(scores.columns) == list(pca.get_feature_names_out()) == ["privatepca0", "privatepca1"]
@@ -94,12 +94,12 @@ def test_pca_get_feature_names_out_and_pandas_output():
         pca.get_feature_names_out(["x0", "x1", "x2", "x3"])
     for check in (checks.check_set_output_transform_pandas, checks.check_transformer_get_feature_names_out,
                   checks.check_transformer_get_feature_names_out_pandas, checks.check_get_feature_names_out_error):
-        check("PrivatePCA", PrivatePCA(n_components=1, **PRIVACY, rng=0))
+        check("PrivatePCA", PrivatePCA(n_components=1, **PRIVACY, rng=0, center=None))
 
 
 def test_pca_in_a_pandas_pipeline():
     pipe = make_pipeline(StandardScaler(), PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=4.0,
-                                                      rng=0)).set_output(transform="pandas")
+                                                      rng=0, center=None)).set_output(transform="pandas")
     out = pipe.fit_transform(_frame())
     assert list(out.columns) == ["privatepca0", "privatepca1"]
     assert list(pipe[-1].feature_names_in_) == [f"gene_{j}" for j in range(4)]
@@ -107,14 +107,14 @@ def test_pca_in_a_pandas_pipeline():
 
 # -- fit_release needs no privacy parameter ------------------------------------------------------------------------
 def _release():
-    return dpm.release_second_moment(_frame().to_numpy(), **PRIVACY, rng=0)
+    return dpm.release_second_moment(_frame().to_numpy(), **PRIVACY, rng=0, center=None)
 
 
 BARE = [  # what fit_release needs: no epsilon, delta, row_norm
     (PrivateCovariance(), PrivateCovariance(**PRIVACY, center=None), "covariance_"),
-    (PrivatePCA(n_components=2), PrivatePCA(n_components=2, **PRIVACY), "components_"),
-    (PrivateGraphicalLasso(alpha=0.1), PrivateGraphicalLasso(alpha=0.1, **PRIVACY), "precision_"),
-    (PrivateRidgePrecision(alpha=0.1), PrivateRidgePrecision(alpha=0.1, **PRIVACY), "precision_"),
+    (PrivatePCA(n_components=2, center=None), PrivatePCA(n_components=2, **PRIVACY, center=None), "components_"),
+    (PrivateGraphicalLasso(alpha=0.1, center=None), PrivateGraphicalLasso(alpha=0.1, **PRIVACY, center=None), "precision_"),
+    (PrivateRidgePrecision(alpha=0.1, center=None), PrivateRidgePrecision(alpha=0.1, **PRIVACY, center=None), "precision_"),
 ]
 
 
@@ -131,9 +131,9 @@ def test_fit_release_needs_no_privacy_parameters(bare, full, attr):
         clone(bare).fit(_frame().to_numpy())
 
 
-@pytest.mark.parametrize("bare", [PrivatePCA(n_components=1, epsilon=1.0, delta=1e-6),
-                                  PrivateGraphicalLasso(alpha=0.1, epsilon=1.0, delta=1e-6),
-                                  PrivateRidgePrecision(alpha=0.1, epsilon=1.0, delta=1e-6)], ids=_name)
+@pytest.mark.parametrize("bare", [PrivatePCA(n_components=1, epsilon=1.0, delta=1e-6, center=None),
+                                  PrivateGraphicalLasso(alpha=0.1, epsilon=1.0, delta=1e-6, center=None),
+                                  PrivateRidgePrecision(alpha=0.1, epsilon=1.0, delta=1e-6, center=None)], ids=_name)
 def test_the_bound_is_chosen_privately_by_default_and_a_missing_one_is_named(bare):
     """Like PrivateCovariance, the default row_norm is 'auto': a private draw whose share the fit records;
     row_norm=None is still refused by name, and a mechanism that needs a public bound says so."""
@@ -202,7 +202,7 @@ def test_fit_release_reports_nothing_spent():
     release = _release()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = PrivateGraphicalLasso(alpha=0.1).fit_release(release)
+        est = PrivateGraphicalLasso(alpha=0.1, center=None).fit_release(release)
     report = est.privacy_report_
     assert report["fitted_by"] == "fit_release" and report["spent"] is None
     assert report["guarantee"] == release.guarantee.to_dict()
@@ -231,11 +231,11 @@ def test_a_dask_dataframe_names_the_features_as_pandas_does():
     dd = pytest.importorskip("dask.dataframe")
     X = np.random.default_rng(0).normal(size=(400, 3)) / 3
     frame = pd.DataFrame(X, columns=["a", "b", "c"])
-    pca = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0).fit(dd.from_pandas(frame, 2))
+    pca = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0, center=None).fit(dd.from_pandas(frame, 2))
     assert list(pca.feature_names_in_) == ["a", "b", "c"]
     with pytest.raises(ValueError, match="feature names"):
         pca.transform(frame[["c", "b", "a"]])
-    unnamed = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+    unnamed = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0, center=None)
     assert not hasattr(unnamed.fit(dd.from_pandas(pd.DataFrame(X), 2)), "feature_names_in_")
 
 
@@ -261,8 +261,8 @@ def test_a_dask_dataframe_given_to_transform_predict_score_is_checked_by_name():
 
 @pytest.mark.parametrize("make", [
     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0),
-    lambda: PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm="auto", rng=0),
-    lambda: PrivateGraphicalLasso(alpha="ebic", epsilon=1.0, delta=1e-6, row_norm="auto", rng=0),
+    lambda: PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm="auto", rng=0, center=None),
+    lambda: PrivateGraphicalLasso(alpha="ebic", epsilon=1.0, delta=1e-6, row_norm="auto", rng=0, center=None),
 ])
 def test_a_failed_refit_leaves_the_old_fit_whole(make):
     # (hunt3) the refit read the new width, then failed: n_features_in_ = 3 beside a 5 x 5 covariance_.
@@ -285,3 +285,27 @@ def test_a_pyarrow_table_is_still_accepted_beside_the_repeated_names_check():
     assert est.fit(pa.table({"a": X[:, 0], "b": X[:, 1]})).n_features_in_ == 2
     with pytest.raises(ValueError, match="repeated column name"):
         est.fit(pd.DataFrame(X, columns=["a", "a"]))
+
+
+def test_a_grid_search_warns_once_per_fit_with_the_warnings_listed():
+    """GridSearchCV over 3 fits of a small table in mixed units: one summary line per fit (not one per check); the user's filters
+    still come first ("error" raises the folded category), and privacy warnings keep their own line."""
+    from sklearn.model_selection import GridSearchCV
+
+    X = np.random.default_rng(0).normal(loc=5.0, size=(3000, 4)) * [1.0, 10.0, 100.0, 1000.0]  # mixed units
+    search = GridSearchCV(PrivateCovariance(epsilon=1.0, delta=1e-6), {"epsilon": [1.0]}, cv=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.fit(X)
+    quality = [w for w in caught if str(w.message).startswith("PrivateCovariance")
+               and not issubclass(w.category, dpm.exceptions.PrivacyLeakWarning)]  # not scikit-learn's own
+    assert 1 <= len(quality) <= 3  # 2 folds and the refit: at most one line each
+    assert all(" warnings: (1) " in str(w.message) and "\n" not in str(w.message) for w in quality
+               if str(w.message).count(": (") > 1)
+    assert any(str(w.message).startswith("PrivateCovariance (fit ") for w in quality)
+    assert [w for w in caught if "fitted more than once" in str(w.message)]  # a privacy warning, on its own line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpm.exceptions.BoundWarning)
+        with pytest.raises(dpm.exceptions.BoundWarning):
+            GridSearchCV(PrivateCovariance(epsilon=1.0, delta=1e-6), {"epsilon": [1.0]}, cv=2,
+                         error_score="raise").fit(X)

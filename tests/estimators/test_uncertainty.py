@@ -28,7 +28,7 @@ def _spiked(n, d=8, seed=1):
 @pytest.mark.parametrize("mechanism, kind", [("gaussian", "gaussian"), ("laplace", "laplace"),
                                              ("wishart-approx", "wishart")])
 def test_noise_law_is_read_from_the_release(mechanism, kind):
-    rel = release_second_moment(_spiked(2000), epsilon=1.0, delta=1e-6, row_norm=1.0, mechanism=mechanism, rng=0)
+    rel = release_second_moment(_spiked(2000), epsilon=1.0, delta=1e-6, row_norm=1.0, mechanism=mechanism, rng=0, center=None)
     law = noise_law(rel)
     assert law.kind == kind and law.scale == rel.noise_scale
     if kind == "wishart":
@@ -40,10 +40,10 @@ def test_noise_law_is_read_from_the_release(mechanism, kind):
 
 def test_secure_and_exact_releases_have_laws():
     X = _spiked(500)
-    secure = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, secure=True)
+    secure = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, secure=True, center=None)
     assert noise_law(secure).kind == "gaussian" and noise_law(secure).scale == secure.noise_scale
     with pytest.warns(NotPrivateWarning):
-        exact = release_second_moment(X, epsilon=math.inf, row_norm=1.0)
+        exact = release_second_moment(X, epsilon=math.inf, row_norm=1.0, center=None)
     assert noise_law(exact).kind == "none"
     np.testing.assert_array_equal(redraw(exact, bootstrap_generator(0)).second_moment, exact.second_moment)
 
@@ -66,9 +66,9 @@ def test_bootstrap_never_reuses_the_release_noise():
     """A draw that repeated the release's noise would disclose it (and the exact statistic with it)."""
     X = _spiked(3000)
     with pytest.warns(NotPrivateWarning):
-        exact = release_second_moment(X, epsilon=math.inf, row_norm=1.0).second_moment
+        exact = release_second_moment(X, epsilon=math.inf, row_norm=1.0, center=None).second_moment
     for rng in (7, np.random.SeedSequence(7), np.random.default_rng(7)):
-        rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=rng)
+        rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=rng, center=None)
         noise = rel.second_moment - exact
         redrawn = redraw(rel, bootstrap_generator(7)).second_moment - rel.second_moment
         assert abs(np.corrcoef(noise.ravel(), redrawn.ravel())[0, 1]) < 0.5
@@ -119,10 +119,10 @@ def _fitted():
     m = make_mog(20000, 5, 2, sigma2=0.01, rng=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UncertifiedPrivacyWarning)
-        return [PrivateCovariance(**kw).fit(X), PrivatePCA(n_components=2, n_draws=5, **kw).fit(X),
-                PrivateGraphicalLasso(alpha="ebic", n_draws=5, **kw).fit(X),
-                PrivateGraphicalLasso(alpha=0.01, mechanism="output", **{**kw, "delta": None}).fit(X),
-                PrivateRidgePrecision(alpha=0.01, n_draws=5, **kw).fit(X),
+        return [PrivateCovariance(**kw).fit(X), PrivatePCA(n_components=2, n_draws=5, **kw, center=None).fit(X),
+                PrivateGraphicalLasso(alpha="ebic", n_draws=5, **kw, center=None).fit(X),
+                PrivateGraphicalLasso(alpha=0.01, mechanism="output", **{**kw, "delta": None}, center=None).fit(X),
+                PrivateRidgePrecision(alpha=0.01, n_draws=5, **kw, center=None).fit(X),
                 PrivateIRLS(response_bound=4.0, n_iter=3, w_max=10.0, n_draws=5, **kw).fit(Xr, y),
                 PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=4.0, R=2.0, rng=0).fit(Xr, y),
                 PrivateTensorDecomposition(n_components=2, model="mog", sigma2=0.01, n_draws=3,
@@ -140,8 +140,8 @@ def test_every_estimator_carries_snr_uncertainty_and_diagnostics():
 
 def test_bootstrap_is_reproducible_from_rng():
     X = _spiked(5000)
-    a = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=10, rng=3).fit(X)
-    b = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=10, rng=3).fit(X)
+    a = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=10, rng=3, center=None).fit(X)
+    b = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=10, rng=3, center=None).fit(X)
     np.testing.assert_array_equal(a.explained_variance_interval_, b.explained_variance_interval_)
     np.testing.assert_array_equal(a.component_angles_, b.component_angles_)
 
@@ -150,16 +150,16 @@ def test_bootstrap_is_reproducible_from_rng():
 def test_bad_n_draws_and_level(bad):
     X = _spiked(500)
     with pytest.raises(ValueError, match="n_draws"):
-        PrivatePCA(n_components=1, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=bad).fit(X)
+        PrivatePCA(n_components=1, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=bad, center=None).fit(X)
     with pytest.raises(ValueError, match="level"):
         PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, level=bad + 1).fit(X)
 
 
 def test_bad_uncertainty_options_are_refused_before_the_budget_is_spent():
     X = _spiked(500)
-    for est in (PrivateCovariance(level=2.0, **OPTS), PrivatePCA(n_components=1, n_draws=-1, **OPTS),
-                PrivateGraphicalLasso(alpha=0.1, n_draws=-1, **OPTS),
-                PrivateRidgePrecision(alpha=0.1, level=0, **OPTS)):
+    for est in (PrivateCovariance(level=2.0, **OPTS), PrivatePCA(n_components=1, n_draws=-1, **OPTS, center=None),
+                PrivateGraphicalLasso(alpha=0.1, n_draws=-1, **OPTS, center=None),
+                PrivateRidgePrecision(alpha=0.1, level=0, **OPTS, center=None)):
         acct = Accountant(ApproxDP(5.0, 1e-5))
         with pytest.raises(ValueError):
             est.set_params(accountant=acct).fit(X)
@@ -177,10 +177,10 @@ def _covered(intervals, truth):
 def test_covariance_interval_coverage(mechanism):
     X = _spiked(3000, d=5)
     with pytest.warns(NotPrivateWarning):
-        exact = release_second_moment(X, epsilon=math.inf, row_norm=1.0).second_moment
+        exact = release_second_moment(X, epsilon=math.inf, row_norm=1.0, center=None).second_moment
     # One release fixes the law (Wishart-approx's degrees of freedom take a second to certify); the
     # repetitions redraw its noise around the exact matrix, as fresh releases would.
-    rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, mechanism=mechanism, rng=0)
+    rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, mechanism=mechanism, rng=0, center=None)
     law, gen, hits = noise_law(rel), np.random.default_rng(1), []
     for _ in range(40):
         noisy = exact + law.matrix(5, gen) + law.diagonal_mean * np.eye(5)
@@ -195,16 +195,16 @@ def test_add_remove_intervals_carry_the_noisy_count():
     """Under add-remove the statistic is noisy sums over a noisy count: both noises are in the intervals."""
     X = _spiked(400, d=3)
     with pytest.warns(NotPrivateWarning):
-        exact = release_second_moment(X, epsilon=math.inf, row_norm=1.0).second_moment
+        exact = release_second_moment(X, epsilon=math.inf, row_norm=1.0, center=None).second_moment
     hits, widths = [], []
     for rep in range(60):
         est = PrivateCovariance(epsilon=1.0, delta=1e-3, row_norm=1.0, neighbours="add-remove", count_share=0.05,
-                                center=None, rng=rep).fit(X)
+                                center=None, target="sample", rng=rep).fit(X)  # the rows are fixed: no sampling
         hits.append(_covered(est.covariance_interval_, exact)[np.triu_indices(3)])
         widths.append(est.covariance_se_[0, 0] / est.release_.noise_scale)
     assert 0.85 <= np.mean(hits) <= 0.97
     assert np.mean(widths) > 1.2  # the count's relative noise dominates the diagonal here
-    rel = release_second_moment(X, epsilon=1.0, delta=1e-3, row_norm=1.0, neighbours="add-remove", rng=0)
+    rel = release_second_moment(X, epsilon=1.0, delta=1e-3, row_norm=1.0, neighbours="add-remove", rng=0, center=None)
     counts = {redraw(rel, bootstrap_generator(seed)).n for seed in range(20)}
     assert len(counts) > 5  # the count is redrawn with the sums
 
@@ -214,12 +214,12 @@ def test_pca_bootstrap_interval_coverage():
     """Eigenvalues of the exact matrix, components at signal-to-noise >= 3 (below it, coverage degrades)."""
     X = _spiked(20000, d=8)
     with pytest.warns(NotPrivateWarning):
-        exact = release_second_moment(X, epsilon=math.inf, row_norm=1.0).second_moment
+        exact = release_second_moment(X, epsilon=math.inf, row_norm=1.0, center=None).second_moment
     truth = np.linalg.eigvalsh(exact)[::-1][:3]
     hits = []
     for rep in range(70):
-        rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=rep)
-        est = PrivatePCA(n_components=3, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=30, rng=10_000 + rep)
+        rel = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=rep, center=None)
+        est = PrivatePCA(n_components=3, epsilon=1.0, delta=1e-6, row_norm=1.0, n_draws=30, rng=10_000 + rep, center=None)
         est.fit_release(rel)
         assert est.component_snr_.min() > 3
         hits.append(_covered(est.explained_variance_noise_interval_, truth))

@@ -32,7 +32,7 @@ AUTO = dict(epsilon=1.0, delta=1e-6, row_norm="auto")
 
 
 def release(data=X, **overrides):
-    return lambda: dpm.release_second_moment(data, **{**OK, **overrides})
+    return lambda: dpm.release_second_moment(data, **{"center": None, **OK, **overrides})
 
 
 def _without(key):
@@ -70,7 +70,7 @@ CASES = [
     ("delta-one", "API", "`delta=1`", release(delta=1.0), ValueError, "'delta'"),
     ("delta-negative", "API", "`delta=-0.1`", release(delta=-0.1), ValueError, "'delta'"),
     ("delta-missing", "API", "Gaussian noise without `delta`",
-     lambda: dpm.release_second_moment(X, **_without("delta")), ValueError, "'delta'"),
+     lambda: dpm.release_second_moment(X, **_without("delta"), center=None), ValueError, "'delta'"),
     ("bound-missing", "API", "`row_norm=None`", release(row_norm=None), ValueError, "'row_norm'"),
     ("bound-negative", "API", "`row_norm=-2`", release(row_norm=-2.0), ValueError, "'row_norm'"),
     ("bound-infinite", "API", "`row_norm=inf`", release(row_norm=float("inf")), ValueError, "'row_norm'"),
@@ -109,11 +109,11 @@ CASES = [
     ("center-length", "API", "`center` of the wrong length", release(center=[1.0, 2.0]), ValueError, "'center'"),
     ("file-missing", "API", "a path that does not exist", release("no-such-file.csv"), FileNotFoundError,
      "no-such-file.csv"),
-    ("file-extension", "API", "a file of unknown type", lambda: dpm.release_second_moment(_csv("1 2\n", ".txt"), **OK),
+    ("file-extension", "API", "a file of unknown type", lambda: dpm.release_second_moment(_csv("1 2\n", ".txt"), **OK, center=None),
      ValueError, "unknown extension"),
     ("csv-text-cell", "API", "a CSV with a text cell", lambda: dpm.release_second_moment(
-        _csv("a,b\n1,2\n3,oops\n"), **OK), ValueError, "column 'b'"),
-    ("csv-empty", "API", "an empty CSV file", lambda: dpm.release_second_moment(_csv(""), **OK), ValueError,
+        _csv("a,b\n1,2\n3,oops\n"), **OK, center=None), ValueError, "column 'b'"),
+    ("csv-empty", "API", "an empty CSV file", lambda: dpm.release_second_moment(_csv(""), **OK, center=None), ValueError,
      "empty"),
     ("budget-exceeded", "API", "spending past the budget", lambda: dpm.Accountant(dpm.PureDP(1.0)).spend(
         dpm.PureDP(2.0)), dpm.BudgetExceededError, "requested 2-DP"),
@@ -140,10 +140,11 @@ CASES = [
                                 accountant=acct).fit(X) for acct in [dpm.Accountant(dpm.PureDP(1.0))] * 2],
      ValueError, "same seed"),
     ("output-scale-underflow", "API", "`mechanism='output'` with `alpha=1e-300` (alpha^2 underflows)",
-     lambda: PrivateGraphicalLasso(alpha=1e-300, mechanism="output", epsilon=1.0, row_norm=1.0).fit(X), ValueError,
+     lambda: PrivateGraphicalLasso(alpha=1e-300, mechanism="output", epsilon=1.0, row_norm=1.0,
+                                   center=None).fit(X), ValueError,
      "Wishart noise scale"),
     ("ebic-gamma-range", "API", "`ebic_gamma=5`",
-     lambda: PrivateGraphicalLasso(alpha="ebic", ebic_gamma=5, **OK).fit(X), ValueError, "'ebic_gamma'"),
+     lambda: PrivateGraphicalLasso(alpha="ebic", ebic_gamma=5, **OK, center=None).fit(X), ValueError, "'ebic_gamma'"),
     ("data-repeated-columns", "API", "a DataFrame whose column names repeat",
      lambda: PrivatePCA(n_components=1, **OK).fit(__import__("pandas").DataFrame(X, columns=["a", "a", "b"])),
      ValueError, "repeated column name"),
@@ -164,9 +165,10 @@ CASES = [
     ("glasso-infeasible", "API", "graphical lasso on S = -I (no solution)",
      lambda: graphical_lasso(-np.eye(3), 0.1), ValueError, "no graphical-lasso solution"),
     ("alpha-negative", "API", "`alpha=-1`",
-     lambda: PrivateGraphicalLasso(alpha=-1.0, **OK).fit(X), ValueError, "'alpha'"),
+     lambda: PrivateGraphicalLasso(alpha=-1.0, **OK, center=None).fit(X), ValueError, "'alpha'"),
     ("alpha-floor-unknown", "API", "`alpha_floor='nois'`",
-     lambda: PrivateGraphicalLasso(alpha="ebic", alpha_floor="nois", **OK).fit(X), ValueError, "'alpha_floor'"),
+     lambda: PrivateGraphicalLasso(alpha="ebic", alpha_floor="nois", **OK,
+                                                 center=None).fit(X), ValueError, "'alpha_floor'"),
     ("estimator-epsilon-missing", "API", "an estimator's `fit` without `epsilon` (`fit_release` needs none)",
      lambda: PrivateGraphicalLasso(alpha=0.1, row_norm=1.0).fit(X), ValueError, "'epsilon' is required"),
     ("components-too-many", "API", "`n_components` above the number of features",
@@ -196,7 +198,7 @@ CASES = [
      "'quantile'"),
     ("auto-too-few-rows", "API", "`row_norm='auto'` on 20 rows", release(X, **AUTO), ValueError, "too few rows"),
     ("auto-one-shot", "API", "`row_norm='auto'` on a generator of chunks",
-     lambda: dpm.release_second_moment((c for c in np.array_split(MANY, 2)), **AUTO), ValueError,
+     lambda: dpm.release_second_moment((c for c in np.array_split(MANY, 2)), **AUTO, center=None), ValueError,
      "one-shot iterator"),
     ("auto-secure", "API", "`row_norm='auto'` with `secure=True`", release(MANY, **AUTO, secure=True), ValueError,
      "secure=True"),
@@ -216,7 +218,7 @@ CASES = [
      "0.999...)",
      lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, center_budget=CenterBudget(mean=0.6, location=0.3),
                                bound_budget=0.1).fit(MANY), ValueError, "leave nothing"),
-    ("default-auto-wishart", "API", "`PrivatePCA(mechanism='wishart')` with its default `row_norm='auto'`",
+    ("default-auto-wishart", "API", "`PrivatePCA(mechanism='wishart')` with its default centre and `row_norm`",
      lambda: PrivatePCA(n_components=1, epsilon=1.0, delta=1e-6, mechanism="wishart").fit(MANY), ValueError,
      "row_norm='auto' (the default)"),
     ("center-budget-type", "API", "`center_budget=0.2`",
@@ -278,7 +280,7 @@ CASES = [
                  "0", "--figure-format", "jpg", "--out", _fresh()), 2, "--figure-format: must name formats"),
     ("cli-noise-generator-too-many-features", "CLI", "`dpmoments noise-generator --n-features 1000000` (shares of "
      "8 TB each)", lambda: cli("noise-generator", "--sites", "a=20,b=5", "--epsilon", "1", "--delta", "1e-6",
-                               "--row-norm", "1", "--n-features", "1000000", "--out", _fresh()), 2,
+                               "--row-norm", "1", "--uncentred", "--n-features", "1000000", "--out", _fresh()), 2,
      "--n-features 1000000: dealing the shares"),
     ("cli-default-bound-too-few-rows", "CLI",
      "`dpmoments precision data.csv` without `--row-norm` (private centre and bound by default) on 2 rows",
@@ -425,8 +427,9 @@ CASES += [  # bounds chosen across sites (noisy histograms, dpmoments.multisite.
      lambda: _simulate_auto("--search-range", "5,1"), 2, "--search-range"),
     ("cli-simulate-auto-too-few", "CLI", "`dpmoments simulate --row-norm auto` on 100 rows in all",
      lambda: _simulate_auto(), 2, "too few rows"),
-    ("cli-simulate-auto-pooled", "CLI", "`dpmoments simulate --row-norm auto --protocol pooled`",
-     lambda: _simulate_auto("--protocol", "pooled"), 2, "pooled"),
+    ("cli-simulate-dpdispca-centre", "CLI", "`dpmoments simulate --protocol dpdispca` (the default private centre)",
+     lambda: _simulate_auto("--protocol", "dpdispca", "--analysis", "pca", "--n-components", "1"), 2,
+     "--uncentred"),
 ]
 
 

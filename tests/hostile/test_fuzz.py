@@ -44,7 +44,7 @@ def test_release_never_returns_nan_or_an_unexpected_error(X, epsilon, delta, row
         warnings.simplefilter("ignore")
         try:
             rel = dpm.release_second_moment(X, epsilon=epsilon, delta=delta, row_norm=row_norm,
-                                            mechanism=mechanism, rng=0)
+                                            mechanism=mechanism, rng=0, center=None)
         except (TypeError, ValueError):
             return
     _finite(rel)

@@ -15,18 +15,9 @@ import pytest
 from scipy import stats
 
 from dpmoments.mechanisms import upper_triangle
-from dpmoments.mechanisms.discrete import (
-    bernoulli_exp,
-    discrete_gaussian,
-    discrete_laplace,
-    grid_integer_noise,
-    grid_noise,
-    grid_release,
-    is_secure_source,
-    rational_scale,
-    secure_symmetric_matrix_noise,
-    to_grid,
-)
+from dpmoments.mechanisms.discrete import bernoulli_exp, discrete_gaussian, discrete_laplace, is_secure_source
+from dpmoments.mechanisms.grid import (grid_integer_noise, grid_noise, grid_release, rational_scale,
+                                       secure_symmetric_matrix_noise, to_grid)
 from dpmoments.privacy import zcdp_to_approx_dp
 from dpmoments.testing import audit
 

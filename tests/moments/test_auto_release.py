@@ -18,7 +18,7 @@ NORMS = np.linalg.norm(X, axis=1)
 
 
 def test_auto_second_moment_reports_every_share():
-    rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm="auto", rng=0)
+    rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm="auto", rng=0, center=None)
     labels = [p.label for p in rel.parts]
     assert labels == ["row_norm", "clipped rows", "second moment"]
     assert sum(p.share for p in rel.parts) == pytest.approx(1.0)
@@ -35,7 +35,7 @@ def test_auto_second_moment_reports_every_share():
 
 
 def test_auto_clips_about_the_balanced_number_of_rows():
-    rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm="auto", rng=3)
+    rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm="auto", rng=3, center=None)
     budget = BoundBudget()
     _, clipped = clip_target(budget, "second", "gaussian", 5, 0.9, 1e-6, "replace-one", "analytic", 0.09)
     assert clipped == max(2 * noise_norm("second", "gaussian", 5, 0.9, 1e-6, "replace-one", "analytic"),
@@ -46,7 +46,7 @@ def test_auto_clips_about_the_balanced_number_of_rows():
 
 def test_fixed_quantile_and_cross_and_third_moments():
     rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm="auto",
-                                    bound_budget=BoundBudget(share=0.2, quantile=0.9, diagnostic=0.0), rng=1)
+                                    bound_budget=BoundBudget(share=0.2, quantile=0.9, diagnostic=0.0), rng=1, center=None)
     assert [p.label for p in rel.parts] == ["row_norm", "second moment"]
     lo, hi = np.quantile(NORMS, [0.88, 0.92])
     assert lo <= rel.row_norm <= 1.034 * hi
@@ -56,13 +56,13 @@ def test_fixed_quantile_and_cross_and_third_moments():
     np.testing.assert_allclose(cross.cross_moment, X.T @ Y / len(Y), atol=0.2)
     third = dpm.release_third_moment(X, epsilon=1.0, delta=1e-6, row_norm="auto", rng=2)
     assert third.third_moment.shape == (5, 5, 5) and third.guarantee.epsilon == pytest.approx(1.0)
-    lap = dpm.release_second_moment(X, epsilon=1.0, row_norm="auto", mechanism="laplace", rng=2)
+    lap = dpm.release_second_moment(X, epsilon=1.0, row_norm="auto", mechanism="laplace", rng=2, center=None)
     assert isinstance(lap.guarantee, PureDP) and lap.guarantee.epsilon == pytest.approx(1.0)
 
 
 def test_epsilon_inf_is_exact_and_releases_no_count():
     with pytest.warns(NotPrivateWarning):
-        rel = dpm.release_second_moment(X, epsilon=math.inf, row_norm="auto")
+        rel = dpm.release_second_moment(X, epsilon=math.inf, row_norm="auto", center=None)
     assert rel.row_norm >= NORMS.max() and not rel.is_private
     np.testing.assert_allclose(rel.second_moment, X.T @ X / len(X), rtol=1e-12)
     assert [p.label for p in rel.parts] == ["row_norm", "second moment"] and rel.clipped_fraction is None
@@ -72,9 +72,9 @@ def test_the_same_release_from_every_rereadable_source(tmp_path):
     import dask.array as da
 
     np.save(tmp_path / "X.npy", X)
-    ref = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm="auto", rng=5)
+    ref = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm="auto", rng=5, center=None)
     for source in (tmp_path / "X.npy", [X[:9000], X[9000:]], da.from_array(X, chunks=(4000, 5))):
-        got = dpm.release_second_moment(source, epsilon=1.0, delta=1e-6, row_norm="auto", rng=5)
+        got = dpm.release_second_moment(source, epsilon=1.0, delta=1e-6, row_norm="auto", rng=5, center=None)
         assert got.row_norm == ref.row_norm
         np.testing.assert_allclose(got.second_moment, ref.second_moment, rtol=1e-9, atol=1e-12)
 
@@ -88,7 +88,7 @@ def test_the_same_release_from_every_rereadable_source(tmp_path):
 ])
 def test_bad_auto_options_get_one_line_errors(kwargs, match):
     with pytest.raises(ValueError, match=match) as err:
-        dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm="auto", **kwargs)
+        dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm="auto", **kwargs, center=None)
     assert "\n" not in str(err.value)
 
 
@@ -96,13 +96,13 @@ def test_refusals_that_protect_the_data():
     with pytest.raises(ValueError, match="search range is empty"):
         BoundBudget(search=(1.0, 1e-3))
     with pytest.raises(TypeError, match="'bound_budget'"):
-        dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm="auto", bound_budget="0.1")
+        dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm="auto", bound_budget="0.1", center=None)
     with pytest.raises(ValueError, match="one-shot iterator"):
-        dpm.release_second_moment((c for c in np.array_split(X, 3)), epsilon=1.0, delta=1e-6, row_norm="auto")
+        dpm.release_second_moment((c for c in np.array_split(X, 3)), epsilon=1.0, delta=1e-6, row_norm="auto", center=None)
     with pytest.raises(ValueError, match="dense X"):
-        dpm.release_second_moment(scipy.sparse.csr_array(X), epsilon=1.0, delta=1e-6, row_norm="auto")
+        dpm.release_second_moment(scipy.sparse.csr_array(X), epsilon=1.0, delta=1e-6, row_norm="auto", center=None)
     with pytest.raises(ValueError, match="too few rows") as err:  # 30 rows cannot pay for a private draw
-        dpm.release_second_moment(X[:30], epsilon=1.0, delta=1e-6, row_norm="auto")
+        dpm.release_second_moment(X[:30], epsilon=1.0, delta=1e-6, row_norm="auto", center=None)
     assert str(X[0, 0])[:5] not in str(err.value)
 
 
@@ -110,9 +110,9 @@ def test_warnings_come_from_released_values_only():
     # a quantile of 0.5 clips half the rows: the noisy count says so
     with pytest.warns(BoundWarning, match="clipped"):
         dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm="auto", rng=0,
-                                  bound_budget=BoundBudget(quantile=0.5))
+                                  bound_budget=BoundBudget(quantile=0.5), center=None)
     # every row norm is above the range's top: the drawn bound sits at the top edge
     with pytest.warns(BoundWarning, match="end of its search range"):
         capped = dpm.release_second_moment(100 * X, epsilon=1.0, delta=1e-6, row_norm="auto", rng=0,
-                                           bound_budget=BoundBudget(search=(1e-3, 1.0)))
+                                           bound_budget=BoundBudget(search=(1e-3, 1.0)), center=None)
     assert capped.row_norm == 1.0

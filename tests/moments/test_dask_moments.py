@@ -94,8 +94,8 @@ def test_releases_route_dask_input_to_partial_sums(data):
     X, y = data
     x = da.from_array(X, chunks=(ROWS, D))
     yy = da.from_array(y, chunks=(ROWS,))
-    a = release_second_moment(x, epsilon=math.inf, row_norm=1.5)
-    b = release_second_moment(X, epsilon=math.inf, row_norm=1.5)
+    a = release_second_moment(x, epsilon=math.inf, row_norm=1.5, center=None)
+    b = release_second_moment(X, epsilon=math.inf, row_norm=1.5, center=None)
     _close(a.second_moment, b.second_moment)
     assert a.n == b.n == N
     a = release_cross_moment(x, yy, epsilon=math.inf, row_norm=1.5, response_bound=2.0)
@@ -105,8 +105,8 @@ def test_releases_route_dask_input_to_partial_sums(data):
     b = release_third_moment(X, epsilon=math.inf, row_norm=1.5)
     _close(a.third_moment, b.third_moment)
     # With noise: the same seed gives the same release (the noise does not depend on the input's type).
-    a = release_second_moment(x, epsilon=1.0, delta=1e-6, row_norm=1.5, rng=3)
-    b = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.5, rng=3)
+    a = release_second_moment(x, epsilon=1.0, delta=1e-6, row_norm=1.5, rng=3, center=None)
+    b = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.5, rng=3, center=None)
     _close(a.second_moment, b.second_moment)
     assert a.guarantee == b.guarantee
 
@@ -161,7 +161,7 @@ def test_no_task_holds_more_than_one_block(monkeypatch):
     monkeypatch.setattr(da.Array, "compute", forbidden)
     with _LargestResult() as cb:
         s = dask_moment_sums(x, row_norm=2.0)
-        r = release_second_moment(x, epsilon=math.inf, row_norm=2.0)
+        r = release_second_moment(x, epsilon=math.inf, row_norm=2.0, center=None)
     _same_sums(s, ref)
     _close(r.second_moment, ref.xtx / ref.n)
     assert 0 < cb.largest <= block * 8 * 8  # one block; the sums are far smaller
@@ -198,7 +198,7 @@ def test_dask_dataframe_text_is_refused_without_quoting_it(cells):
     dd = pytest.importorskip("dask.dataframe")
     pd = pytest.importorskip("pandas")
     frame = dd.from_pandas(pd.DataFrame({"a": cells, "b": np.arange(4.0)}), npartitions=2)
-    for call in (lambda: release_second_moment(frame, epsilon=1.0, delta=1e-6, row_norm=1.0),
+    for call in (lambda: release_second_moment(frame, epsilon=1.0, delta=1e-6, row_norm=1.0, center=None),
                  lambda: release_cross_moment(frame[["b"]], frame["a"], epsilon=1.0, delta=1e-6, row_norm=1.0,
                                               response_bound=1.0)):
         with pytest.raises(TypeError, match="not text") as info:
@@ -306,10 +306,10 @@ def test_local_cluster(tmp_path, data):
             s_npy = dask_moment_sums(open_npy_array(tmp_path / "X.npy", chunk_rows=500), row_norm=1.5, third=True)
             s_xy = dask_moment_sums(da.from_array(X, chunks=(ROWS, D)), da.from_array(y, chunks=(ROWS,)),
                                     row_norm=1.5, response_bound=2.0)
-            rel = release_second_moment(da.from_array(X, chunks=(ROWS, D)), epsilon=math.inf, row_norm=1.5)
+            rel = release_second_moment(da.from_array(X, chunks=(ROWS, D)), epsilon=math.inf, row_norm=1.5, center=None)
     _same_sums(s_npy, accumulate_moments(X, row_norm=1.5, third=True))
     _same_sums(s_xy, accumulate_moments((X, y), row_norm=1.5, response_bound=2.0))
-    _close(rel.second_moment, release_second_moment(X, epsilon=math.inf, row_norm=1.5).second_moment)
+    _close(rel.second_moment, release_second_moment(X, epsilon=math.inf, row_norm=1.5, center=None).second_moment)
 
 
 # -- estimators ---------------------------------------------------------------------------------------------------

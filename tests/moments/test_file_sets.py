@@ -49,6 +49,19 @@ def test_a_numeric_partition_column_may_be_chosen_a_text_one_is_refused_by_name(
     assert "north" not in str(err.value)
 
 
+def test_a_partition_column_with_declared_categories_is_one_hot_encoded(lake):
+    """Its levels from the user (a level missing from the data is fine, an unlisted value sets all to 0)."""
+    root, X = lake
+    table = open_table(root, categories={"region": ["south", "east"]})
+    assert table.feature_names == ["a", "b", "c", "region=south", "region=east"]
+    (note,) = table._backend.notes
+    assert "'year'" in note and "region" not in note
+    A = np.concatenate(list(table.chunks(16)))
+    assert np.array_equal(A[:, :3], X) and A[:, 3].tolist() == [0.0] * 75 + [1.0] * 25 and not A[:, 4].any()
+    B = np.concatenate(list(open_table(root, columns=["region", "year"], categories={"region": ["north"]}).chunks(9)))
+    assert B[:, 0].tolist() == [1.0] * 75 + [0.0] * 25 and set(B[:, 1]) == {2020.0, 2021.0}
+
+
 def test_glob_list_and_tuple_of_paths_are_files_never_data(lake):
     root, X = lake
     files = sorted(str(p) for p in root.rglob("*.parquet"))

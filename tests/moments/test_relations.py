@@ -47,7 +47,7 @@ def test_sensitivity_table(statistic, norm, replace, zero, add):
 
 
 def test_zero_out_is_the_old_behaviour_with_its_true_name():
-    rel = dpm.release_second_moment(X, neighbours="zero-out", rng=0, **KW)
+    rel = dpm.release_second_moment(X, neighbours="zero-out", rng=0, **KW, center=None)
     assert rel.n == 300 and rel.n_public and rel.count_noise_scale is None
     assert rel.sensitivity == pytest.approx(1 / 300)
     d = rel.to_dict()
@@ -55,7 +55,7 @@ def test_zero_out_is_the_old_behaviour_with_its_true_name():
 
 
 def test_add_remove_releases_a_noisy_count_and_composes():
-    rel = dpm.release_second_moment(X, neighbours="add-remove", rng=0, **KW)
+    rel = dpm.release_second_moment(X, neighbours="add-remove", rng=0, **KW, center=None)
     sigma_count, g_count = calibrate_gaussian(COUNT_SHARE, COUNT_SHARE * 1e-6, 1.0)
     sigma_sum, g_sum = calibrate_gaussian(1 - COUNT_SHARE, (1 - COUNT_SHARE) * 1e-6, 1.0)
     assert not rel.n_public and rel.count_share == COUNT_SHARE
@@ -74,7 +74,7 @@ def test_add_remove_releases_a_noisy_count_and_composes():
 
 
 def test_add_remove_never_reports_the_exact_count():
-    rel = dpm.release_second_moment(X, neighbours="add-remove", rng=0, **KW)
+    rel = dpm.release_second_moment(X, neighbours="add-remove", rng=0, **KW, center=None)
     assert rel.n != 300
     text = json.dumps(rel.to_dict())
     assert '"n": %d' % rel.n in text and '"n_public": false' in text and "300" not in text
@@ -97,15 +97,15 @@ def test_cross_and_third_moments_under_add_remove(fn, args, extra):
 
 def test_laplace_and_zcdp_under_add_remove():
     lap = dpm.release_second_moment(X, epsilon=1.0, row_norm=1.0, mechanism="laplace", neighbours="add-remove",
-                                    count_share=0.1, rng=0)
+                                    count_share=0.1, rng=0, center=None)
     assert lap.guarantee == PureDP(1.0) and lap.count_guarantee == PureDP(0.1)
     assert lap.count_noise_scale == pytest.approx(10.0) and lap.sensitivity == pytest.approx(2.0)  # (d+1)R^2/2
-    z = dpm.release_second_moment(X, calibration="zcdp", neighbours="add-remove", rng=0, **KW)
+    z = dpm.release_second_moment(X, calibration="zcdp", neighbours="add-remove", rng=0, **KW, center=None)
     assert isinstance(z.guarantee, ZCDP) and z.guarantee.to_approx_dp(1e-6).epsilon <= 1.0
 
 
 def test_secure_release_under_add_remove():
-    rel = dpm.release_second_moment(X, neighbours="add-remove", secure=True, rng=random.Random(3), **KW)
+    rel = dpm.release_second_moment(X, neighbours="add-remove", secure=True, rng=random.Random(3), **KW, center=None)
     assert rel.mechanism == "discrete-gaussian" and not rel.n_public and isinstance(rel.n, int)
     assert isinstance(rel.guarantee, ApproxDP) and rel.guarantee.epsilon == pytest.approx(1.0)
     assert rel.count_guarantee.epsilon == pytest.approx(COUNT_SHARE)
@@ -117,26 +117,26 @@ def test_secure_release_under_add_remove():
 @pytest.mark.parametrize("share", [0, 1, -0.1, 1.5, "0.1", True, math.nan, None])
 def test_count_share_is_validated(share):
     with pytest.raises(ValueError, match="'count_share' must be a fraction in \\(0, 1\\)"):
-        dpm.release_second_moment(X, neighbours="add-remove", count_share=share, **KW)
+        dpm.release_second_moment(X, neighbours="add-remove", count_share=share, **KW, center=None)
 
 
 @pytest.mark.parametrize("mechanism", ["wishart", "wishart-approx"])
 def test_wishart_refuses_add_remove(mechanism):
     with pytest.raises(ValueError, match=f"mechanism='{mechanism}' has no analysis with a noisy row count") as e:
-        dpm.release_second_moment(X, mechanism=mechanism, neighbours="add-remove", **KW)
+        dpm.release_second_moment(X, mechanism=mechanism, neighbours="add-remove", **KW, center=None)
     assert "\n" not in str(e.value)
 
 
 def test_exact_statistic_under_add_remove_is_not_private():
     with pytest.warns(dpm.NotPrivateWarning):
-        rel = dpm.release_second_moment(X, epsilon=math.inf, row_norm=1.0, neighbours="add-remove")
+        rel = dpm.release_second_moment(X, epsilon=math.inf, row_norm=1.0, neighbours="add-remove", center=None)
     assert not rel.is_private and rel.n == 300
 
 
 def test_delta_at_least_one_over_n_is_warned_about():
     small = X[:20]
     with pytest.warns(PrivacyLeakWarning, match=r"delta=0\.05 >= 1/n with n=20 \(rows\)"):
-        dpm.release_second_moment(small, epsilon=1.0, delta=0.05, row_norm=1.0, rng=0)
+        dpm.release_second_moment(small, epsilon=1.0, delta=0.05, row_norm=1.0, rng=0, center=None)
     with pytest.warns(PrivacyLeakWarning, match=r"delta=0\.5 >= 1/n with n=\d+ \(the noisy row count\)") as rec:
         rel = dpm.release_cross_moment(small, Y[:20], epsilon=1.0, delta=0.5, row_norm=1.0, response_bound=1.0,
                                        neighbours="add-remove", rng=0)
@@ -146,8 +146,8 @@ def test_delta_at_least_one_over_n_is_warned_about():
 
 
 def test_small_delta_and_laplace_are_not_warned_about(recwarn):
-    dpm.release_second_moment(X, rng=0, **KW)
-    dpm.release_second_moment(X[:5], epsilon=1.0, delta=0.5, row_norm=1.0, mechanism="laplace", rng=0)
+    dpm.release_second_moment(X, rng=0, **KW, center=None)
+    dpm.release_second_moment(X[:5], epsilon=1.0, delta=0.5, row_norm=1.0, mechanism="laplace", rng=0, center=None)
     assert not [w for w in recwarn if issubclass(w.category, PrivacyLeakWarning)]
 
 
@@ -155,9 +155,9 @@ def test_the_delta_suggested_is_below_one_over_n():
     """The warning suggested 1e-6 whatever n: with n = 4e6 rows, delta = 1e-6 was told to choose 1e-6."""
     many = np.zeros((4_000_000, 1))
     with pytest.warns(PrivacyLeakWarning, match=r"well below 1/n \(e\.g\. 1e-09\)"):
-        dpm.release_second_moment(many, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0)
+        dpm.release_second_moment(many, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0, center=None)
     with pytest.warns(PrivacyLeakWarning, match=r"well below 1/n \(e\.g\. 0\.0001\)"):
-        dpm.release_second_moment(X[:20], epsilon=1.0, delta=0.05, row_norm=1.0, rng=0)
+        dpm.release_second_moment(X[:20], epsilon=1.0, delta=0.05, row_norm=1.0, rng=0, center=None)
 
 
 @pytest.mark.parametrize("release", ["second", "third"])
@@ -165,10 +165,10 @@ def test_sums_that_overflow_are_refused_in_words(release):
     """Rows of norm 1e154 under a bound of 1e155 are finite, but 3000 of them add up past 1e308: the release
     said "'M' contains 9 NaN or infinite value(s); remove or impute them first" (of data without one)."""
     big = np.random.default_rng(0).normal(size=(3000, 3)) * 1e154
-    call = dpm.release_second_moment if release == "second" else dpm.release_third_moment
+    call = dpm.release_second_moment if release == "second" else dpm.release_third_moment  # both about the origin
     with pytest.raises(ValueError, match="the sums of the clipped rows overflow the float range at 'row_norm' = 1e"):
         with np.errstate(over="ignore", invalid="ignore"):
-            call(big, epsilon=1.0, delta=1e-6, row_norm=1e155, rng=0)
+            call(big, epsilon=1.0, delta=1e-6, row_norm=1e155, center=None, rng=0)
 
 
 def test_responses_whose_sums_overflow_are_named_as_such():

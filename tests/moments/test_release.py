@@ -27,7 +27,7 @@ def exact(release_fn, *args, **kwargs):
 
 
 def test_infinite_epsilon_returns_the_exact_clipped_moments():
-    rel = exact(dpm.release_second_moment, X, row_norm=R)
+    rel = exact(dpm.release_second_moment, X, row_norm=R, center=None)
     np.testing.assert_allclose(rel.second_moment, EXACT2, rtol=1e-12)
     assert rel.mechanism == "none" and rel.noise_scale == 0 and not rel.is_private
     assert rel.guarantee == PureDP(math.inf) and rel.randomness == "none"
@@ -39,7 +39,7 @@ def test_infinite_epsilon_returns_the_exact_clipped_moments():
 
 
 def test_gaussian_release_records_its_guarantee_and_sensitivity():
-    rel = dpm.release_second_moment(X, epsilon=0.8, delta=1e-6, row_norm=R, rng=0)
+    rel = dpm.release_second_moment(X, epsilon=0.8, delta=1e-6, row_norm=R, rng=0, center=None)
     sens = math.sqrt(2) * R**2 / 300
     assert rel.sensitivity == pytest.approx(sens) and rel.sensitivity_norm == "l2"
     assert rel.noise_scale == pytest.approx(analytic_gaussian_sigma(0.8, 1e-6, sens))
@@ -50,36 +50,36 @@ def test_gaussian_release_records_its_guarantee_and_sensitivity():
 
 
 def test_zero_out_uses_the_smaller_sensitivity():
-    rel = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, neighbours="zero-out", rng=0)
+    rel = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, neighbours="zero-out", rng=0, center=None)
     assert rel.sensitivity == pytest.approx(R**2 / 300) and rel.n == 300 and rel.n_public
 
 
 def test_laplace_release():
-    rel = dpm.release_second_moment(X, epsilon=1.0, row_norm=2.0, mechanism="laplace", rng=0)
+    rel = dpm.release_second_moment(X, epsilon=1.0, row_norm=2.0, mechanism="laplace", rng=0, center=None)
     assert rel.guarantee == PureDP(1.0) and rel.sensitivity_norm == "l1"
     assert rel.sensitivity == pytest.approx(5 * 4.0 / 300)  # (d + 1) R^2 / n
     assert rel.noise_scale == pytest.approx(rel.sensitivity / 1.0) and rel.calibration is None
 
 
 def test_classic_calibration_reproduces_papers_and_is_flagged_above_one():
-    rel = dpm.release_second_moment(X, epsilon=0.5, delta=1e-5, row_norm=R, calibration="classic", rng=0)
+    rel = dpm.release_second_moment(X, epsilon=0.5, delta=1e-5, row_norm=R, calibration="classic", rng=0, center=None)
     assert rel.noise_scale == pytest.approx(classic_gaussian_sigma(0.5, 1e-5, math.sqrt(2) / 300))
-    rescued = dpm.release_second_moment(X, epsilon=2.0, delta=1e-5, row_norm=R, calibration="classic", rng=0)
+    rescued = dpm.release_second_moment(X, epsilon=2.0, delta=1e-5, row_norm=R, calibration="classic", rng=0, center=None)
     assert rescued.guarantee == ApproxDP(2.0, 1e-5, rho=rescued.guarantee.rho)  # the exact analysis proves it
     assert "exact Gaussian analysis" in rescued.guarantee.basis
-    big = dpm.release_second_moment(X, epsilon=20.0, delta=1e-5, row_norm=R, calibration="classic", rng=0)
+    big = dpm.release_second_moment(X, epsilon=20.0, delta=1e-5, row_norm=R, calibration="classic", rng=0, center=None)
     assert isinstance(big.guarantee, Uncertified) and big.guarantee.holds.epsilon > 20.0
 
 
 def test_zcdp_calibration_gives_a_zcdp_guarantee():
-    rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, calibration="zcdp", rng=0)
+    rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, calibration="zcdp", rng=0, center=None)
     assert isinstance(rel.guarantee, ZCDP)
     assert rel.guarantee.to_approx_dp(1e-6).epsilon <= 1.0
 
 
 def test_wishart_is_uncertified_and_warns():
     with pytest.warns(UncertifiedPrivacyWarning, match="not epsilon-DP"):
-        rel = dpm.release_second_moment(X, epsilon=1.0, row_norm=R, mechanism="wishart", rng=0)
+        rel = dpm.release_second_moment(X, epsilon=1.0, row_norm=R, mechanism="wishart", rng=0, center=None)
     g = rel.guarantee
     assert isinstance(g, Uncertified) and g.claimed == PureDP(1.0) and not g.certified
     assert g.holds is not None and g.holds.delta > 0.5  # what holds is vacuous
@@ -92,7 +92,7 @@ def test_wishart_is_uncertified_and_warns():
 def test_wishart_approx_is_certified_by_the_exact_analysis():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, mechanism="wishart-approx", rng=0)
+        rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, mechanism="wishart-approx", rng=0, center=None)
     assert rel.guarantee == ApproxDP(1.0, 1e-6) and rel.noise_scale == pytest.approx(R**2 / 300)
     assert rel.noise_df > 4
 
@@ -143,28 +143,28 @@ def test_noise_matches_its_reported_scale(mechanism, dist):
     rng = np.random.default_rng(7)
     z = []
     for _ in range(400):
-        rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, mechanism=mechanism, rng=rng)
+        rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, mechanism=mechanism, rng=rng, center=None)
         z.append(upper_triangle(rel.second_moment - EXACT2) / rel.noise_scale)
     assert stats.kstest(np.concatenate(z), dist.cdf).pvalue > 1e-6
 
 
 def test_seeds_reproduce_and_os_entropy_differs():
-    a = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, rng=5)
-    b = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, rng=5)
+    a = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, rng=5, center=None)
+    b = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, rng=5, center=None)
     np.testing.assert_array_equal(a.second_moment, b.second_moment)
-    c = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R)
-    d = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R)
+    c = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, center=None)
+    d = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, center=None)
     assert not np.array_equal(c.second_moment, d.second_moment)
     assert c.randomness == "os-entropy" and a.randomness == "seeded" and not a.secure and not c.secure
-    g = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, rng=np.random.default_rng(1))
+    g = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, rng=np.random.default_rng(1), center=None)
     assert g.randomness == "caller-generator"
 
 
 def test_sources_give_the_same_statistic(tmp_path):
     path = tmp_path / "x.npy"
     np.save(path, X)
-    from_file = exact(dpm.release_second_moment, path, row_norm=R, chunk_size=7)
-    chunks = exact(dpm.release_second_moment, [X[:100], X[100:]], row_norm=R)
+    from_file = exact(dpm.release_second_moment, path, row_norm=R, chunk_size=7, center=None)
+    chunks = exact(dpm.release_second_moment, [X[:100], X[100:]], row_norm=R, center=None)
     np.testing.assert_allclose(from_file.second_moment, EXACT2, rtol=1e-12)
     np.testing.assert_allclose(chunks.second_moment, EXACT2, rtol=1e-12)
 
@@ -178,7 +178,7 @@ def test_public_center_is_subtracted_before_clipping():
 
 
 def test_release_is_frozen_and_reports_json():
-    rel = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, rng=0)
+    rel = dpm.release_second_moment(X, epsilon=1, delta=1e-6, row_norm=R, rng=0, center=None)
     with pytest.raises(ValueError):
         rel.second_moment[0, 0] = 1.0
     with pytest.raises(AttributeError):
@@ -189,7 +189,7 @@ def test_release_is_frozen_and_reports_json():
 
 
 def test_project_psd_is_recorded_post_processing():
-    rel = dpm.release_second_moment(X[:20], epsilon=0.1, delta=1e-6, row_norm=R, rng=0)
+    rel = dpm.release_second_moment(X[:20], epsilon=0.1, delta=1e-6, row_norm=R, rng=0, center=None)
     assert np.linalg.eigvalsh(rel.second_moment).min() < 0
     proj = rel.project_psd(floor=1e-3)
     assert np.linalg.eigvalsh(proj.second_moment).min() >= 1e-3 - 1e-12
@@ -215,7 +215,7 @@ def test_project_psd_is_recorded_post_processing():
 )
 def test_bad_privacy_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
-        dpm.release_second_moment(X, **kwargs)
+        dpm.release_second_moment(X, **kwargs, center=None)
 
 
 @pytest.mark.parametrize(
@@ -230,7 +230,7 @@ def test_bad_privacy_arguments(kwargs, error, match):
 )
 def test_bad_data(data, match):
     with pytest.raises(ValueError, match=match):
-        dpm.release_second_moment(data, epsilon=1, delta=1e-6, row_norm=1.0)
+        dpm.release_second_moment(data, epsilon=1, delta=1e-6, row_norm=1.0, center=None)
 
 
 def test_cross_moment_needs_response_bound_and_matching_y():
@@ -245,7 +245,7 @@ def test_cross_moment_needs_response_bound_and_matching_y():
 def test_secure_releases_use_exact_grid_noise():
     import random
 
-    rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, secure=True)
+    rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, secure=True, center=None)
     assert rel.mechanism == "discrete-gaussian" and rel.secure and rel.randomness == "os-entropy"
     assert rel.noise_grid is not None and rel.noise_grid <= 2.0**-10
     np.testing.assert_array_equal(rel.second_moment, rel.second_moment.T)
@@ -254,16 +254,16 @@ def test_secure_releases_use_exact_grid_noise():
     np.testing.assert_array_equal(grid, np.round(grid))
     assert isinstance(rel.guarantee, ApproxDP) and rel.guarantee.rho is not None
     seeded = dpm.release_second_moment(X, epsilon=1.0, row_norm=R, mechanism="laplace", secure=True,
-                                       rng=random.Random(0))
+                                       rng=random.Random(0), center=None)
     assert seeded.guarantee == PureDP(1.0) and seeded.randomness == "seeded" and not seeded.secure
     cross = dpm.release_cross_moment(X, Y, epsilon=1.0, delta=1e-6, row_norm=R, response_bound=r, secure=True)
     assert cross.mechanism == "discrete-gaussian" and cross.cross_moment.shape == (4,)
     # float noise is never reported secure, even from OS entropy
-    assert not dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R).secure
+    assert not dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, center=None).secure
     with pytest.raises(TypeError, match="secure=True"):
-        dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, secure=True, rng=0)
+        dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, secure=True, rng=0, center=None)
     with pytest.raises(ValueError, match="secure=True supports"):
-        dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, secure=True, mechanism="wishart-approx")
+        dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, secure=True, mechanism="wishart-approx", center=None)
 
 
 @pytest.mark.statistical
@@ -273,7 +273,7 @@ def test_secure_release_noise_matches_its_scale():
     rng = random.Random(3)
     z = []
     for _ in range(60):
-        rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, secure=True, rng=rng)
+        rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=R, secure=True, rng=rng, center=None)
         z.append(upper_triangle(rel.second_moment - EXACT2) / rel.noise_scale)
     z = np.concatenate(z)
     assert abs(z.std() - 1) < 0.15 and abs(z.mean()) < 0.15

@@ -42,7 +42,8 @@ import pytest
 
 from dpmoments.exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from dpmoments.mechanisms import orbit_vector, upper_triangle, wishart_noise
-from dpmoments.moments.releases import release_cross_moment, release_second_moment, release_third_moment
+from dpmoments.moments.releases import release_cross_moment, release_third_moment
+from dpmoments.moments.releases import release_public_second_moment as release_second_moment  # public values
 from dpmoments.privacy import analytic_gaussian_sigma
 from dpmoments.privacy.guarantees import ApproxDP, Uncertified
 from dpmoments.testing import audit, epsilon_lower_bound

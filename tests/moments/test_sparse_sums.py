@@ -96,7 +96,7 @@ def test_releases_take_sparse_input_with_the_dense_noise():
     rng = np.random.default_rng(3)
     X = _random_sparse(rng, n=400, d=6)
     y = rng.normal(size=400)
-    kw = dict(epsilon=1.0, delta=1e-6, row_norm=1.0)
+    kw = dict(epsilon=1.0, delta=1e-6, row_norm=1.0, center=None)
     for release, args in ((release_second_moment, ()), (release_third_moment, ()), (release_cross_moment, (y,))):
         extra = {"response_bound": 1.0} if args else {}
         dense = release(X, *args, rng=5, **kw, **extra)

@@ -34,7 +34,7 @@ def _files(tmp_path, n, seed=0):
 
 def _simulate(run, paths, out, *extra):
     return run("simulate", *paths, "--epsilon", 1, "--delta", "1e-5", "--seed", 2, "--out", out, "--no-figures",
-               *extra)
+               "--uncentred", *extra)  # the bound alone (the private centre: test_cli_private_center.py)
 
 
 def test_simulate_auto_bound_near_the_pooled_quantile_and_error_near_the_oracle(run, tmp_path):
@@ -64,10 +64,9 @@ def test_simulate_auto_bound_near_the_pooled_quantile_and_error_near_the_oracle(
     (("--row-norm", "auto", "--bound-share", "1.5"), ("--bound-share",)),
     (("--row-norm", "auto", "--search-range", "5,1"), ("--search-range", "empty")),
     (("--row-norm", "1", "--bound-share", "0.2"), ("--bound-share", "applies only")),
-    (("--row-norm", "auto", "--protocol", "pooled"), ("pooled", "PUBLIC")),
     (("--row-norm", "auto", "--epsilon", "inf"), ("--epsilon", "finite")),
     (("--row-norm", "auto",), ("too few rows",)),
-], ids=["share-zero", "share-above-one", "empty-range", "share-without-auto", "pooled", "epsilon-inf", "too-few"])
+], ids=["share-zero", "share-above-one", "empty-range", "share-without-auto", "epsilon-inf", "too-few"])
 def test_simulate_refuses_bad_auto_options_in_one_line(run, tmp_path, extra, words):
     paths, _ = _files(tmp_path, 300)
     assert_one_line_error(_simulate(run, paths, tmp_path / "out", *extra), *words)
@@ -92,7 +91,8 @@ def test_simulate_refusal_names_an_epsilon_and_a_share_that_run(run, tmp_path):
 
 
 def test_noise_generator_plans_a_bound_step(run, tmp_path):
-    base = ("noise-generator", "--n-features", 3, "--epsilon", 1, "--delta", "1e-5", "--row-norm", "auto")
+    base = ("noise-generator", "--uncentred", "--n-features", 3, "--epsilon", 1, "--delta", "1e-5", "--row-norm",
+            "auto")
     res = run(*base, "--sites", "a=20000,b=20000,c=20000", "--bound-share", "0.2", "--search-range", "1e-3,1e3",
               "--seed", 1, "--out", tmp_path / "shares")
     assert res.returncode == 0, res.stderr

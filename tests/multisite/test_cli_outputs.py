@@ -21,7 +21,7 @@ from ..cli.helpers import ENV, assert_one_line_error, in_process, no_debris
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 SITES = "north=200,south=300,east=250"
-DEAL = ("noise-generator", "--sites", SITES, "--n-features", 3, "--epsilon", 1, "--delta", "1e-5", "--row-norm", 1,
+DEAL = ("noise-generator", "--uncentred", "--sites", SITES, "--n-features", 3, "--epsilon", 1, "--delta", "1e-5", "--row-norm", 1,
         "--seed", 3)
 
 

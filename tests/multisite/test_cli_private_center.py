@@ -55,23 +55,29 @@ def test_simulate_private_centre_gives_the_covariance_and_reports_every_share(ru
     assert rep["analysis"]["statistic"] == "covariance about the private mean"
     res = _simulate(run, paths, tmp_path / "public", "--center", "100,0,-5")
     assert res.returncode == 0, res.stderr
-    res = _simulate(run, paths, tmp_path / "origin")
+    res = _simulate(run, paths, tmp_path / "origin", "--uncentred")
     assert res.returncode == 0 and "second moment about the origin" in res.stdout, res.stderr
-    err = {k: np.linalg.norm(np.load(tmp_path / k / "covariance.npy") - COV) for k in ("private", "public", "origin")}
+    res = _simulate(run, paths, tmp_path / "default")  # the private centre, as on one machine
+    assert res.returncode == 0 and "covariance about the private mean" in res.stdout, res.stderr
+    res = _simulate(run, paths, tmp_path / "pooled", "--protocol", "pooled")  # its like-for-like reference
+    assert res.returncode == 0 and "covariance about the private mean" in res.stdout, res.stderr
+    assert [p["label"] for p in report(tmp_path / "pooled")["release"]["parts"]][-1] == "second moment"
+    names = ("private", "public", "origin", "default", "pooled")
+    err = {k: np.linalg.norm(np.load(tmp_path / k / "covariance.npy") - COV) for k in names}
     assert err["private"] <= 2.5 * err["public"] and err["private"] < 0.5 and err["origin"] > 1000
+    assert err["default"] < 0.5 and err["pooled"] < 0.5
 
 
 @pytest.mark.parametrize("extra, words", [
-    (("--center", "private", "--protocol", "pooled"), ("pooled", "PUBLIC")),
     (("--center", "private", "--analysis", "tensor-mog", "--sigma2", "1", "--n-components", "2"),
      ("--center private", "tensor-mog")),
     (("--center", "private", "--analysis", "pca", "--n-components", "1", "--protocol", "dpdispca"), ("dpdispca",)),
-    (("--center-share", "0.2",), ("--center-share", "applies only")),
+    (("--center-share", "0.2", "--uncentred"), ("--center-share", "applies only")),
     (("--center", "private", "--center-share", "0.5", "--location-share", "0.45"), ("add up to 1",)),
     (("--center", "private", "--location-share", "0"), ("--location-share",)),
     (("--center", "private",), ("too few rows",)),
     (("--center", "private", "--epsilon", "inf"), ("finite",)),
-], ids=["pooled", "tensor", "dpdispca", "share-without-private", "shares-sum", "share-zero", "too-few", "inf"])
+], ids=["tensor", "dpdispca", "share-without-private", "shares-sum", "share-zero", "too-few", "inf"])
 def test_simulate_refuses_bad_private_centre_options_in_one_line(run, tmp_path, extra, words):
     paths = _files(tmp_path, 300)
     assert_one_line_error(_simulate(run, paths, tmp_path / "out", *extra), *words)

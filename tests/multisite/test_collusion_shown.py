@@ -15,7 +15,7 @@ FIVE = "a=200,b=200,c=200,d=200,e=200"
 
 
 def test_the_plan_prices_the_assumption(tmp_path, capsys):
-    res = in_process(capsys)("noise-generator", "--sites", FIVE, "--n-features", 3, "--epsilon", 1, "--delta", "1e-6",
+    res = in_process(capsys)("noise-generator", "--uncentred", "--sites", FIVE, "--n-features", 3, "--epsilon", 1, "--delta", "1e-6",
                              "--row-norm", 1, "--seed", 0, "--out", tmp_path / "shares")
     assert res.returncode == 0, res.stderr
     line = next(x for x in res.stdout.splitlines() if x.startswith("collusion:"))
@@ -58,7 +58,7 @@ def test_simulate_prints_and_reports_the_collusion(tmp_path, capsys):
         np.savetxt(tmp_path / f"{s}.csv", rng.normal(size=(300, 3)) / 3, delimiter=",", header="x,y,z",
                    comments="")
         paths.append(str(tmp_path / f"{s}.csv"))
-    res = in_process(capsys)("simulate", *paths, "--epsilon", 1, "--delta", "1e-6", "--row-norm", 1, "--seed", 0,
+    res = in_process(capsys)("simulate", "--uncentred", *paths, "--epsilon", 1, "--delta", "1e-6", "--row-norm", 1, "--seed", 0,
                              "--out", tmp_path / "out")
     assert res.returncode == 0, res.stderr
     assert "if all 2 other site(s) collude with it" in res.stdout

@@ -10,7 +10,7 @@ forging site would, and checks the defined outcome (tests/multisite/test_faults.
 """
 
 import math
-import time
+import threading
 import warnings
 
 import numpy as np
@@ -81,12 +81,18 @@ def _crash(handle):
     return crashed
 
 
-def _late(handle, delay=6.0):
-    def slow(data):
-        if isinstance(from_wire(data), Query):
-            time.sleep(delay)
-        return handle(data)
-    return slow
+def _late(released, delay=3.5):
+    """A door that answers a query ``delay`` s late, or once ``released`` is set (the drill is over).
+
+    The network transports time the step out while the door waits for ``released``; the in-process one
+    asks in this thread, so it sees the whole delay, which need only exceed the step's timeout."""
+    def fault(handle):
+        def slow(data):
+            if isinstance(from_wire(data), Query):
+                released.wait(delay)
+            return handle(data)
+        return slow
+    return fault
 
 
 def test_crashed_site_is_dropped_with_more_noise_or_aborts(kind):
@@ -104,11 +110,13 @@ def test_crashed_site_is_dropped_with_more_noise_or_aborts(kind):
 def test_late_site_is_a_dropout(kind):
     sites = make_sites(3)
     plan = _dealt(sites)
-    link = _wrap(kind, sites, "site-1", _late)(None)
+    released = threading.Event()
+    link = _wrap(kind, sites, "site-1", _late(released))(None)
     try:
         # 2.5 s: far above a healthy site's step latency under load (tens of ms), far below the late one's delay.
         rep = run_plan(plan, link, rng=0, timeout_s=2.5).reports[0]
     finally:
+        released.set()  # the late reply arrives now, after the step's timeout: closing need not wait out the delay
         link.close()
     assert rep.dropped == (("site-1", "after-deal"),) and rep.extra_std > 0
     assert any("site-1" in n and "timeout" in n for n in rep.notes)

@@ -86,7 +86,7 @@ def test_a_site_lacking_a_named_column_or_told_other_columns_is_refused_in_one_l
 def test_the_noise_generator_writes_the_names_and_checks_them(tmp_path, capsys):
     cli = in_process(capsys)  # eight runs: in this process (a subprocess each cost 60 s on a loaded machine)
     sites = ",".join(f"{s}={n}" for s, n in SIZES.items())
-    common = ("noise-generator", "--sites", sites, "--epsilon", 1, "--delta", "1e-5", "--row-norm", 1)
+    common = ("noise-generator", "--uncentred", "--sites", sites, "--epsilon", 1, "--delta", "1e-5", "--row-norm", 1)
     res = cli(*common, "--columns", "a,b,c", "--out", tmp_path / "named")
     assert res.returncode == 0, res.stderr
     assert Plan.from_json((tmp_path / "named" / "plan.json").read_text()).columns == ("a", "b", "c")

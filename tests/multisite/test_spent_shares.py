@@ -209,7 +209,7 @@ def test_a_registry_that_cannot_be_written_is_refused_at_start(capsys, tmp_path,
 
 def test_a_new_dealing_with_force_replaces_the_shares_and_their_records(capsys, tmp_path):
     run = in_process(capsys)
-    deal_args = ("noise-generator", "--sites", "north=200,south=300", "--n-features", 3, "--epsilon", 1, "--delta",
+    deal_args = ("noise-generator", "--uncentred", "--sites", "north=200,south=300", "--n-features", 3, "--epsilon", 1, "--delta",
                  "1e-5", "--row-norm", 1, "--out", tmp_path / "shares")
     assert run(*deal_args).returncode == 0
     share = tmp_path / "shares" / "north.npz"

@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import pytest
 
-from dpmoments.mechanisms.discrete import rational_scale
+from dpmoments.mechanisms.grid import rational_scale
 from dpmoments.privacy import ApproxDP, PureDP, calibrate_gaussian, zcdp_to_approx_dp
 from dpmoments.privacy.discrete import (
     calibrate_discrete_gaussian,

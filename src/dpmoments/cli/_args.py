@@ -12,7 +12,7 @@ from typing import Optional
 
 from ..moments.counts import COUNT_SHARE
 from ..privacy.relations import NEIGHBOURS
-from ._choices import AUTO_HELP, HOW_TO_CHOOSE, Choices, add_choice_arguments, bound_or_auto, choices_of
+from ._choices import AUTO_HELP, HOW_TO_CHOOSE, Choices, add_choice_arguments, ROW_NORM_DEFAULT, bound_or_auto, choices_of
 from ._ranges import add_ranges_arguments, ranges_of
 # The parsers the commands import from here, where they have always been (their home is _numbers).
 from ._numbers import (BOUND_MAX, CHUNK_MAX, CliError, _bound, _bounded_int, _delta,  # noqa: F401
@@ -176,7 +176,8 @@ def add_privacy_arguments(parser, bound=True, secure=False, private=(), auto_def
                        help="privacy parameter delta in (0, 1) (required for Gaussian noise), e.g. 1e-6 < 1/n")
     if bound and private:
         default = "default auto" if auto_default else "required"
-        group.add_argument("--row-norm", type=bound_or_auto, metavar="R|auto", default="auto" if auto_default else None,
+        group.add_argument("--row-norm", type=bound_or_auto, metavar="R|auto",
+                           default=(ROW_NORM_DEFAULT if auto_help else "auto") if auto_default else None,
                            help=f"the L2 bound R on each (centred, scaled) row ({default}): a PUBLIC number, or "
                                 f"{auto_help or AUTO_HELP}. Clipping: {CLIPPING_HELP}. {HOW_TO_CHOOSE}")
         if "center" in private:
@@ -230,12 +231,22 @@ def check_uncentred(args):
                        "origin")
 
 
-def _center_asked(args):
+def center_asked(args):
     """The centre a run asks for: a moment command (one with --uncentred) centres privately unless a public
-    --center or --uncentred says otherwise."""
-    if hasattr(args, "uncentred") and not args.uncentred and args.center is None:
+    --center or --uncentred says otherwise; across sites, where the analysis is taken about a centre."""
+    if hasattr(args, "uncentred") and not args.uncentred and args.center is None and _about_a_centre(args):
         return "private"
     return getattr(args, "center", None)
+
+
+def _about_a_centre(args):
+    """Is the analysis taken about a centre? Every single-machine moment command is; across sites, ``CENTRED``."""
+    analysis = getattr(args, "analysis", None)
+    if analysis is None:
+        return True
+    from ..multisite.analyses import CENTRED  # here: --help loads no multi-site module
+
+    return analysis in CENTRED
 
 
 def add_output_arguments(parser, default=None, required=True):
@@ -316,14 +327,14 @@ def privacy_options(args, n_features=None):
     row_norm, center, scale = _NO_BOUND, None, getattr(args, "scale", None)
     if hasattr(args, "row_norm"):
         row_norm = args.row_norm
-        center = _center(_center_asked(args), n_features, "center" in getattr(args, "private_choices", ()))
+        center = _center(center_asked(args), n_features, "center" in getattr(args, "private_choices", ()))
     private = tuple(name for name, chosen in (("row_norm", row_norm == "auto"), ("scale", scale is not None),
                                               ("center", center == "private"),
                                               ("ranges", ranges_of(args) is not None)) if chosen)
     return ReleaseRequest(epsilon=args.epsilon, delta=args.delta if args.mechanism == "gaussian" else None,
                           mechanism=args.mechanism, neighbours=args.neighbours, calibration=args.calibration,
                           rng=args.seed, count_share=args.count_share,
-                          choices=choices_of(args, private, center=_center_asked(args)), secure=secure,
+                          choices=choices_of(args, private, center=center_asked(args)), secure=secure,
                           row_norm=row_norm, center=center, scale=scale,
                           offers_choices=bool(getattr(args, "private_choices", ())))
 

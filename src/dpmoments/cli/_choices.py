@@ -41,10 +41,19 @@ HOW_TO_CHOOSE = (
 )
 
 
+class _Unstated(str):
+    """A default that equals the value it stands for but says it was not typed (``args.x is ROW_NORM_DEFAULT``)."""
+
+
+#: ``--row-norm``'s default where it is 'auto' (the multi-site commands): told apart from a typed 'auto', which an
+#: analysis without a row bound (tensor-stm) refuses as an option it would ignore.
+ROW_NORM_DEFAULT = _Unstated("auto")
+
+
 def bound_or_auto(text):
     """An argparse type: a public bound (as ``_bound``) or ``"auto"``."""
     if text == "auto":
-        return "auto"
+        return text  # argparse passes a string default through here too: ROW_NORM_DEFAULT stays itself
     try:
         float(text)
     except ValueError:
@@ -131,7 +140,7 @@ class Choices:
 
 
 #: The commands whose intervals count the clipping-excess release (the library's estimators pay for it too).
-CLIPPING_COUNTED = ("covariance", "correlation", "pca")
+CLIPPING_COUNTED = ("covariance", "correlation", "pca", "precision")
 
 
 def choices_of(args, private=(), center=None):

@@ -7,8 +7,8 @@ Flower ServerApp (:mod:`._serverapp`) all finish the same way: the wing's output
 that holds against the aggregator, the per-site claim beside it.
 """
 
-from ._args import CliError, _positive, positive_int
-from ._choices import bound_budget, bound_or_auto, check_choices, choices_lines, choices_of, choices_report
+from ._args import CliError, _positive, center_asked, positive_int
+from ._choices import ROW_NORM_DEFAULT, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of, choices_report
 from ._report import privacy_report
 from .present import PRESENTERS
 
@@ -84,14 +84,16 @@ def auto_bounds(args):
     from ..multisite.analyses import CENTRED
 
     names = tuple(n for n in ("row_norm", "response_bound") if getattr(args, n, None) == "auto")
-    private = getattr(args, "center", None) == "private"
+    if "row_norm" in names and args.analysis == "tensor-stm":
+        if args.row_norm is not ROW_NORM_DEFAULT:
+            raise CliError("--row-norm auto has no use with --analysis tensor-stm: a document's row has norm sqrt(3)")
+        names = tuple(n for n in names if n != "row_norm")  # the default, where no bound applies
+    private = center_asked(args) == "private"
     choices = choices_of(args, names + (("center",) if private else ()))
     check_choices(choices)
-    if names and args.analysis == "tensor-stm":
-        raise CliError("--row-norm auto has no use with --analysis tensor-stm: a document's row has norm sqrt(3)")
-    if args.analysis == "correlation" and getattr(args, "center", None) is None:
-        raise CliError("--analysis correlation is about the mean: give --center private (a private mean across "
-                       "sites) or a public --center")
+    if args.analysis == "correlation" and center_asked(args) is None:
+        raise CliError("--analysis correlation is about the mean: drop --uncentred (a private mean across sites, "
+                       "the default) or give a public --center")
     if private and args.analysis not in CENTRED:
         raise CliError(f"--center private across sites is for --analysis {', '.join(CENTRED)}: {args.analysis} is "
                        "not taken about a centre (its statistics are the model's moments about the origin, or of "
@@ -102,7 +104,7 @@ def auto_bounds(args):
 
 def center_across_sites(args):
     """``--center private``: the location steps' and the mean's shares (and the grid's range), else ``None``."""
-    if getattr(args, "center", None) != "private":
+    if center_asked(args) != "private":
         return None
     from ..multisite.location import LOCATION_SHARE, MEAN_SHARE, AutoLocation
 

@@ -9,10 +9,11 @@ ranges are public inputs: they are written into the report as given.
 """
 
 from ..data.columns import MISSING_SUFFIX, one_hot_names
-from ..moments.ranges import parse_ranges_text, read_ranges_file
+from ..moments.ranges import as_column_ranges, parse_ranges_text, read_ranges_file
 from ._numbers import CliError
 
-__all__ = ["add_ranges_arguments", "ranges_of", "categories_of", "impute_of", "ranges_lines", "ranges_report"]
+__all__ = ["add_ranges_arguments", "ranges_of", "categories_of", "impute_of", "ranges_lines", "ranges_report",
+           "add_model_ranges_arguments", "model_ranges"]
 
 RANGES_HELP = (
     "PUBLIC per-column ranges, e.g. age=0:120,smoker=0:1: each value is clipped to its column's range and the "
@@ -31,11 +32,49 @@ def add_ranges_arguments(group):
     group.add_argument("--categories", metavar="COL=A,B,...", action="append",
                        help="PUBLIC levels of a text column (repeat the option for each column): it is one-hot "
                             "encoded into columns COL=A, COL=B, ... with range 0:1 (a value that is none of them, or "
-                            "missing, sets all to 0); never read from the data. CSV and Parquet files")
+                            "missing, sets all to 0); never read from the data. CSV and Parquet files, and a hive partition "
+                            "column of a Parquet directory")
     group.add_argument("--impute", metavar="COL=VALUE,...",
                        help="instead of refusing missing values: replace a missing value of COL by the PUBLIC VALUE "
                             "and add a 0/1 column COL:missing (range 0:1) that marks it; the guarantee is unchanged "
                             "(a fixed map of each row), what is estimated is the completed table")
+
+
+MODEL_RANGES_HELP = (
+    "PUBLIC per-column ranges, e.g. age=0:120,smoker=0:1,y=0:400 (the target's too): each value is clipped to its "
+    "range and centred at the midpoint and scaled by the half-width, for free; with every feature column ranged the "
+    "row bound is free too, and with the target ranged the response bound. Columns without a range keep the private "
+    "bounds. State ranges from the data's documentation, never from the data")
+
+
+def add_model_ranges_arguments(group):
+    """``--ranges`` and ``--ranges-file`` for ``regress`` and ``select`` (features and the target)."""
+    group.add_argument("--ranges", metavar="COL=LOW:HIGH,...", help=MODEL_RANGES_HELP)
+    group.add_argument("--ranges-file", metavar="FILE",
+                       help="--ranges from a file: CSV lines column,lower,upper (a header row is fine) or JSON "
+                            "{\"column\": [lower, upper]}; combined with --ranges (a column may not be in both)")
+
+
+def model_ranges(args, names):
+    """``(feature ranges by position, target range)`` from ``--ranges``/``--ranges-file``; ``None`` where none."""
+    given = ranges_of(args)
+    if not given:
+        return None, None
+    try:
+        as_column_ranges(given)  # each range's own form, named as the user wrote it
+    except ValueError as exc:
+        raise CliError(str(exc).replace("'ranges'", "--ranges").rstrip(".")) from None
+    target, features, response = str(args.target), {}, None
+    for key, span in given.items():
+        if str(key) == target:
+            response = span
+        elif key in names:
+            features[names.index(key)] = span
+        elif isinstance(key, int) and 0 <= key < len(names):
+            features[key] = span
+        else:
+            raise CliError(f"--ranges names column {key!r}, which is neither a feature column nor the target")
+    return features or None, response
 
 
 def impute_of(args):

@@ -120,10 +120,10 @@ def _release(X, args):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotPrivateWarning)
-        exact = release_second_moment(X, epsilon=math.inf, row_norm=args.row_norm)
+        exact = release_second_moment(X, epsilon=math.inf, row_norm=args.row_norm, center=None)
     noisy = release_second_moment(X, epsilon=args.epsilon, delta=args.delta if args.mechanism == "gaussian" else None,
                                   row_norm=args.row_norm, mechanism=args.mechanism, neighbours=args.neighbours,
-                                  calibration=args.calibration, count_share=args.count_share, rng=0)
+                                  calibration=args.calibration, count_share=args.count_share, rng=0, center=None)
     mean = upper_triangle(exact.second_moment)
     if noisy.n_public:
         return mean, np.full(mean.size, noisy.noise_scale), noisy.guarantee

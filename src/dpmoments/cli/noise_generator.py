@@ -8,8 +8,9 @@ via the aggregator).
 from ..multisite.protocols import PROTOCOLS
 from ..privacy.relations import NEIGHBOURS
 from ..multisite.columns import takes_response
-from ._args import CliError, _delta, _epsilon, parse_columns, positive_int
-from ._choices import add_choice_arguments, bound_or_auto, choices_of, too_few_rows_hint
+from ._args import (CliError, _delta, _epsilon, add_uncentred_argument, center_asked, check_uncentred,
+                    parse_columns, positive_int)
+from ._choices import ROW_NORM_DEFAULT, add_choice_arguments, bound_or_auto, choices_of, too_few_rows_hint
 from ._multisite import (AUTO_ACROSS_SITES, ANALYSES, CENTER_ACROSS_SITES, add_analysis_arguments, auto_bounds,
                          center_across_sites, check_analysis, plan_options)
 
@@ -27,10 +28,10 @@ only, over a channel the aggregator does not control: if the aggregator saw e_s 
 noise from that site's message. Analyses: {', '.join(ANALYSES)}. Randomness comes from OS entropy
 unless --seed is given (tests only)."""
 EXAMPLES = """\
-  dpmoments noise-generator --sites north=200,south=300,east=250 --n-features 3 \\
-      --epsilon 1 --delta 1e-5 --row-norm 1 --out shares
   dpmoments noise-generator --sites north=20000,south=30000,east=25000 --n-features 3 \\
-      --epsilon 1 --delta 1e-6 --row-norm auto --center private --out shares
+      --epsilon 1 --delta 1e-6 --out shares
+  dpmoments noise-generator --sites north=200,south=300,east=250 --n-features 3 \\
+      --epsilon 1 --delta 1e-5 --row-norm 1 --uncentred --out shares
   dpmoments noise-generator --sites a=5000,b=4000 --n-features 6 --analysis regress --n-iter 5 \\
       --w-max 10 --response-bound 3 --epsilon 1 --delta 1e-6 --row-norm 3 --out shares
 
@@ -51,12 +52,14 @@ def add_arguments(parser):
                                                         "column's name")
     parser.add_argument("--epsilon", type=_epsilon, required=True, help="each site's epsilon ('inf': no noise)")
     parser.add_argument("--delta", type=_delta, required=True, help="each site's delta")
-    parser.add_argument("--row-norm", type=bound_or_auto, metavar="R|auto",
-                        help="public L2 bound on each row (required except for tensor-stm), or 'auto': the plan "
-                             f"starts with a bound step; {AUTO_ACROSS_SITES}")
+    parser.add_argument("--row-norm", type=bound_or_auto, metavar="R|auto", default=ROW_NORM_DEFAULT,
+                        help="the L2 bound on each row: 'auto' (the default; none for tensor-stm): the plan starts "
+                             f"with a bound step; {AUTO_ACROSS_SITES}; or a PUBLIC number, free")
     parser.add_argument("--center", choices=("private",),
-                        help="the centre subtracted from every row before clipping (default: none, the second moment "
-                             f"about the origin): {CENTER_ACROSS_SITES}. The sites read it from the plan")
+                        help="the centre subtracted from every row before clipping (default for covariance, "
+                             f"correlation, pca, precision and ridge: private): {CENTER_ACROSS_SITES}. The sites "
+                             "read it from the plan")
+    add_uncentred_argument(parser, "the centred analyses (covariance, pca, precision, ridge)")
     add_choice_arguments(parser, center=True, scale=False, sites=True)
     parser.add_argument("--protocol", default="cape", choices=[n for n, p in PROTOCOLS.items() if p.deployable],
                         help="default cape (the protocols that run across machines)")
@@ -98,8 +101,10 @@ def run(args):
     from ._output import ResultsDir, check_destination
 
     check_analysis(args, fit=False)
-    if args.row_norm is None and args.analysis != "tensor-stm":
-        raise CliError("--row-norm is required: the public bound R on each row's L2 norm")
+    check_uncentred(args)
+    if center_asked(args) == "private" and args.protocol == "dpdispca":
+        raise CliError("--center private (the default) cannot be used with --protocol dpdispca: its sites send "
+                       "factors of the second moment, and the mean round has none; give --uncentred")
     if args.neighbours == "add-remove":
         raise CliError("--neighbours add-remove is not supported across sites (each site's row count is public in "
                        "the plan); use replace-one or zero-out")
@@ -109,10 +114,11 @@ def run(args):
     sites, sizes = parse_sites(args.sites)
     with too_few_rows_hint(choices_of(args)):
         plan = plan_analysis(args.analysis, args.protocol, sites, sizes, **columns,
-                             options=plan_options(args), row_norm=args.row_norm or 1.0, epsilon=args.epsilon,
+                             options=plan_options(args), epsilon=args.epsilon,
+                             row_norm=1.0 if args.analysis == "tensor-stm" else args.row_norm,
                              delta=args.delta, response_bound=args.response_bound, neighbours=args.neighbours,
                              calibration=args.calibration, target=args.calibrate_to, colluders=args.colluders,
-                             rank=args.rank, bound_budget=budget, center="private" if args.center else None,
+                             rank=args.rank, bound_budget=budget, center=center_asked(args),
                              center_budget=center_across_sites(args))
     _check_memory(plan, args)
     with ResultsDir(args.out, args.force) as res:  # all the shares of one plan, or none: never a mix of two dealings

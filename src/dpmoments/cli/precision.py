@@ -51,6 +51,7 @@ EXAMPLES = """\
 
 writes: precision.npy/.csv, edges.csv, privacy_report.json, network.png,
         edge_frequency.npy/.csv (glasso, with draws), precision_se/_lower/_upper.npy/.csv (ridge, with draws),
+        partial_correlation_lower/_upper.npy/.csv (with draws; NaN where withheld),
         roc.png (with --truth), privacy_utility.png (with --epsilon-grid)"""
 
 
@@ -77,8 +78,9 @@ def add_arguments(parser):
     group.add_argument("--truth", metavar="FILE",
                        help="a reference graph (d x d .npy/.csv matrix, or a CSV edge list of column names) for ROC")
     add_uncertainty_arguments(parser, closed_form="the signal-to-noise checks only",
-                              auto_draws="each edge's inclusion frequency (glasso) or each entry's standard error "
-                                         "(ridge)")
+                              auto_draws="each edge's inclusion frequency and partial correlation interval (glasso) "
+                                         "or each entry's interval (ridge), over draws carrying the noise, the "
+                                         "centre's noise, clipping and sampling", target=True)
     add_output_arguments(parser)
 
 
@@ -118,7 +120,8 @@ def run(args):
     truth = None if args.truth is None else read_truth(args.truth, names)
     work, floored = standardized_checked(release) if args.standardize else (release, [])
     # the fit itself redraws the release for its spread (edge frequencies or standard errors)
-    bootstrap = dict(n_draws=draws(args, release.n_features, auto=True), level=args.level, rng=args.seed)
+    bootstrap = dict(n_draws=draws(args, release.n_features, auto=True), level=args.level, rng=args.seed,
+                     target=args.intervals_for)
     if args.method == "glasso":
         est, path = glasso(work, alpha, args.edges, args.n_alphas, _alpha_floor(args), roc=truth is not None,
                            **bootstrap)

@@ -19,9 +19,11 @@ from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_
                        choices_report, too_few_rows_hint)
 from ._noise import json_safe
 from ._output import ResultsDir
+from ._ranges import add_model_ranges_arguments, model_ranges
 from ._release import epsilon_grid
 from ..privacy.relations import describe_relation
 from ._report import estimator_report, randomness_text
+from ..estimators.model_defaults import R_SHARE
 from ._io import add_memory_arguments, fingerprint, open_input, read_in_memory, require_target
 from .present.select import margin_lines, privacy_parts, select_noise
 
@@ -29,7 +31,8 @@ HELP = "epsilon-DP selection of a linear model's columns (penalised L1-constrain
 DESCRIPTION = """\
 Choose the columns of a linear model y ~ X privately (Lei, Charest, Slavkovic, Smith & Fienberg
 2018): for every candidate model M (all subsets of at most --max-size columns, fixed before seeing
-the data) compute Q(M) = min ||y - X b||^2 over b supported on M with ||b||_1 <= --R, add the
+the data) compute Q(M) = min ||y - X b||^2 over b supported on M with ||b||_1 <= --R (by default
+chosen privately from a tenth of epsilon), add the
 penalty phi |M| (by default phi = 8 log|M| (r + B R)^2 / epsilon, 'theorem': Lei et al.'s
 consistency scale, in units of y^2, well above the selection noise) and report the noisy argmin
 (Laplace report-noisy-min, or the exponential mechanism). Pure epsilon-DP, replace-one.
@@ -45,7 +48,8 @@ are refused in one line that says from which --epsilon (or --bound-share) the ru
 
 Memory: the selected columns and the target are loaded into memory (at most --max-rows rows)."""
 EXAMPLES = """\
-  dpmoments select data.csv --target y --epsilon 1 --R 2 --out sel
+  dpmoments select data.csv --target y --epsilon 1 --out sel
+  dpmoments select data.csv --target y --epsilon 1 --ranges age=0:120,smoker=0:1,y=0:400 --out sel
   dpmoments select data.csv --target y --epsilon 1 --bounds 1 --response-bound 4 --R 2 --out sel
   dpmoments select data.parquet --target y --max-size 2 --mechanism exponential --epsilon 1 --bounds 1 \\
       --response-bound 4 --R 2 --phi 500 --out sel
@@ -56,7 +60,7 @@ writes: selected.csv, privacy_report.json, privacy_utility.png (with --epsilon-g
 def add_arguments(parser):
     add_input_arguments(parser, target=True)
     add_memory_arguments(parser)
-    group = parser.add_argument_group("privacy (required: --epsilon, --R; pure epsilon-DP)")
+    group = parser.add_argument_group("privacy (required: --epsilon; pure epsilon-DP)")
     group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="epsilon > 0 of the selection (required)")
     group.add_argument("--bounds", type=bound_or_auto, metavar="B|auto", default="auto",
                        help="the entrywise bound (default auto): every X_ij is clipped to [-B, B]; a PUBLIC number, or "
@@ -66,8 +70,11 @@ def add_arguments(parser):
                             "'auto', a private 0.95-quantile of |y| paid from --bound-share (the auto bounds share "
                             "it equally: one exponential-mechanism draw each on the public --search-range)")
     add_choice_arguments(group, center=False, scale=False)
-    group.add_argument("--R", type=_bound, metavar="RADIUS", dest="R",
-                       help="the public L1 radius of the coefficients (required): the sensitivity is (r + B R)^2")
+    add_model_ranges_arguments(group)
+    group.add_argument("--R", type=_radius, metavar="RADIUS|private", dest="R", default="private",
+                       help="the L1 radius of the coefficients: the sensitivity is (r + B R)^2. A PUBLIC number, or "
+                            f"'private' (default): the L1 norm of the full model's least-squares fit to Laplace-noised "
+                            f"moments, paid from {R_SHARE:g} of --epsilon (listed in the report)")
     group.add_argument("--mechanism", choices=("noisy-min", "exponential"), default="noisy-min",
                        help="Laplace report-noisy-min or the exponential mechanism (default noisy-min)")
     group.add_argument("--seed", type=seed_int, metavar="INT",
@@ -96,13 +103,14 @@ def _phi(text):
     return value
 
 
+def _radius(text):
+    return "private" if text == "private" else _bound(text)
+
+
 def _check(args):
     require_target(args)
     if args.epsilon is None:
         raise CliError("--epsilon is required: the privacy parameter epsilon > 0 of the selection")
-    if args.R is None:
-        raise CliError("--R is required: the public L1 radius of the coefficients; a PUBLIC value chosen before "
-                       "seeing the data, which with the bounds fixes the sensitivity (r + B R)^2")
     choices = choices_of(args, [k for k in ("bounds", "response_bound") if getattr(args, k) == "auto"])
     check_choices(choices)
     if args.max_size is not None and args.max_size < 1:
@@ -122,8 +130,9 @@ def run(args):
     except ValueError as exc:  # the estimator's words name its parameters; these are the command's options
         raise CliError(str(exc).replace("candidates='all'", "--candidates all").replace("'max_size'", "--max-size")
                        .rstrip(".")) from None
+    ranges, response_range = model_ranges(args, source.feature_names)
     est = PrivateModelSelection(epsilon=args.epsilon, bounds=args.bounds, response_bound=args.response_bound,
-                                R=args.R, candidates=args.candidates, max_size=args.max_size, phi=phi,
+                                R=args.R, ranges=ranges, response_range=response_range, candidates=args.candidates, max_size=args.max_size, phi=phi,
                                 sigma2=args.sigma2, mechanism=args.mechanism, rng=args.seed,
                                 bound_budget=bound_budget(choices))
     fp = fingerprint(source, args)
@@ -136,6 +145,7 @@ def run(args):
     rep = est.privacy_report_
     chosen = [names[j] for j in est.selected_]
     parts = privacy_parts(est, rep)
+    chose = bool(est.bound_parts_) or args.R == "private"  # a private choice was paid for: list every share
     noise = select_noise(est)
     analysis = {"estimator": "PrivateModelSelection", "selected": chosen, "selected_index": list(est.selected_),
                 "n_candidates": len(family), "candidates": args.candidates, "max_size": args.max_size,
@@ -149,7 +159,7 @@ def run(args):
                "sensitivity_exact_minimum": rep["sensitivity_Q_exact_minimum"],
                "certified_gap": rep["certified_gap"],
                "noise_scale": rep["selection_noise_scale"], "entry_bound": est.bounds_,
-               "response_bound": est.response_bound_, "l1_radius": args.R,
+               "response_bound": est.response_bound_, "l1_radius": est.R_,
                "clipping": "every entry X_ij is clipped to [-B, B] (--bounds) and y to [-r, r] (--response-bound); "
                            + ("the bounds were drawn privately (private_choices)" if est.bound_parts_
                               else "the bounds are PUBLIC, chosen before seeing the data")
@@ -160,7 +170,8 @@ def run(args):
         if grid and not args.no_figures:
             from .. import plots
 
-            kept = 1.0 - (bound_budget(choices).share if est.bound_parts_ else 0.0)  # the selection's share
+            kept = (1.0 - (bound_budget(choices).share if est.bound_parts_ else 0.0)
+                    - (R_SHARE if args.R == "private" else 0.0))  # the selection's share
             scale = [2.0 * rep["sensitivity_Q"] / (kept * e) for e in grid]
             ax = plots.plot_privacy_utility(grid, scale, label="Laplace scale of each criterion (2 Delta / epsilon)",
                                             chosen=args.epsilon, title="selection noise against epsilon "
@@ -169,7 +180,7 @@ def run(args):
         res.save_json("privacy_report.json", estimator_report(
             "select", est.privacy_, privacy=privacy, source=source, fingerprint=fp, n=n, d=d, analysis=analysis,
             argv=args.argv, randomness=rep["randomness"], files=res.files,
-            extra={"private_choices": choices_report(parts, est.privacy_, bound_budget(choices))} if est.bound_parts_
+            extra={"private_choices": choices_report(parts, est.privacy_, bound_budget(choices))} if chose
             else None))
     if not args.quiet:
         where = f"{d} columns of {source.path.name} ({n} rows, {len(family)} candidate models)"
@@ -182,9 +193,10 @@ def run(args):
         noise.print()
         print(f"privacy: guarantee {est.privacy_}, neighbouring_relation {describe_relation(est.neighbours_)}; "
               f"mechanism {privacy['mechanism']}, sensitivity {rep['sensitivity_Q']:.3g} (criterion); entry_bound "
-              f"{est.bounds_:g}, response_bound {est.response_bound_:g}, l1_radius {args.R:g}; "
+              f"{est.bounds_:g}, response_bound {est.response_bound_:g}, l1_radius {est.R_:.4g}"
+              + (" (private)" if args.R == "private" else "") + "; "
               + randomness_text(rep["randomness"], False))
-        for line in choices_lines(parts, est.privacy_) if est.bound_parts_ else ():
+        for line in choices_lines(parts, est.privacy_) if chose else ():
             print(line)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0

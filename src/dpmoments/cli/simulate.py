@@ -11,8 +11,9 @@ import hashlib
 import re
 from pathlib import Path
 
-from ._args import CliError, add_input_arguments, add_output_arguments, add_privacy_arguments, privacy_options
-from ._choices import too_few_rows_hint
+from ._args import (CliError, add_input_arguments, add_output_arguments, add_privacy_arguments,
+                    add_uncentred_argument, center_asked, check_uncentred, privacy_options)
+from ._choices import bound_budget, center_budget, choices_of, too_few_rows_hint
 from ._io import DataSource, add_memory_arguments, fingerprint, read_in_memory
 from ._multisite import (ANALYSES, AUTO_ACROSS_SITES, CENTER_ACROSS_SITES, add_analysis_arguments, auto_bounds,
                          center_across_sites, check_analysis, fit_analysis, multisite_report, plan_options,
@@ -30,14 +31,18 @@ needs, and the analysis is fitted to them (post-processing). --protocol local us
 (--site, default the first file); dpdispca (pca only) sends rank-2K factors; pooled is the reference
 of a trusted curator pooling every row.
 
-Analyses: {', '.join(ANALYSES)}. Every site uses the same public --row-norm (and --center) and
-spends (--epsilon, --delta) on its own rows. With --row-norm auto (and, for regress,
+Analyses: {', '.join(ANALYSES)}. Every site uses the same --row-norm (and --center) and
+spends (--epsilon, --delta) on its own rows. The defaults are the single-machine commands': the
+row bound is chosen across sites (--row-norm auto) and, for covariance, correlation, pca, precision and ridge, the rows
+are centred about a private mean (--center private); a PUBLIC --row-norm or --center costs nothing,
+and --uncentred gives the second moment about the origin. With --row-norm auto (and, for regress,
 --response-bound auto) each site first sends a histogram of its row norms on a coarse public grid
 (--search-range) with its own Gaussian noise, from --bound-share of its budget (default 0.1), and
 the aggregator takes the 0.95-quantile of their sum as the bound for the rest of the run (refused
-in one line when there are too few rows). Without --center the analysis is of the second moment
-about the origin (named so); --center C1,C2,... gives a PUBLIC centre and --center private
-chooses one: {CENTER_ACROSS_SITES}. The headline guarantee is the one that holds against
+in one line when there are too few rows). --center C1,C2,... gives a PUBLIC centre and --center
+private (the default) chooses one: {CENTER_ACROSS_SITES}. --protocol pooled, the reference,
+makes the single-machine release of all the rows with the same choices (private centre and bound
+by the single-machine procedure, --center-share and --location-share as there). The headline guarantee is the one that holds against
 the aggregator, which sees every site's message (with --colluders colluding sites); by default the
 noise is calibrated so that it meets (--epsilon, --delta) (--calibrate-to aggregator).
 --calibrate-to per-site calibrates each message alone, as the papers do: the report then shows a
@@ -46,12 +51,12 @@ per site); a file given twice (by path or content) is refused.
 
 """ + "\n".join(f"  {name}: {row.trust}" for name, row in PROTOCOLS.items())
 EXAMPLES = """\
+  dpmoments simulate site1.csv site2.csv site3.csv --epsilon 1 --delta 1e-6 --out sim
+  dpmoments simulate site1.csv site2.csv site3.csv --protocol pooled --epsilon 1 --delta 1e-6 --out ref
   dpmoments simulate site1.csv site2.csv site3.csv --protocol cape --analysis covariance \\
-      --epsilon 1 --delta 1e-5 --row-norm 3 --out sim
-  dpmoments simulate a.npy b.npy --analysis pca --n-components 2 --epsilon 1 --delta 1e-5 --row-norm 1 --out sim
-  dpmoments simulate site1.csv site2.csv site3.csv --epsilon 1 --delta 1e-5 --row-norm auto --out sim
-  dpmoments simulate site1.csv site2.csv site3.csv --epsilon 1 --delta 1e-6 --row-norm auto --center private \\
-      --out sim
+      --epsilon 1 --delta 1e-5 --row-norm 3 --center 0 --out sim
+  dpmoments simulate a.npy b.npy --analysis pca --n-components 2 --epsilon 1 --delta 1e-5 --row-norm 1 \\
+      --uncentred --out sim
   dpmoments simulate a.csv b.csv c.csv --analysis regress --target y --n-iter 5 --w-max 10 \\
       --response-bound 3 --epsilon 1 --delta 1e-5 --row-norm 3 --out irls
 
@@ -63,7 +68,8 @@ def add_arguments(parser):
     add_input_arguments(parser, target=True)
     parser.add_argument("more_data", nargs="*", metavar="DATA", help="the other sites' files (one file per site)")
     add_memory_arguments(parser)
-    add_privacy_arguments(parser, private=("row_norm", "center"), auto_help=AUTO_ACROSS_SITES)
+    add_privacy_arguments(parser, private=("row_norm", "center"), auto_default=True, auto_help=AUTO_ACROSS_SITES)
+    add_uncentred_argument(parser, "the centred analyses (covariance, pca, precision, ridge)")
     group = parser.add_argument_group("protocol")
     group.add_argument("--protocol", default="cape", metavar="{" + ",".join(PROTOCOLS) + "}",
                        help="how the sites combine their statistics (default cape)")
@@ -98,13 +104,14 @@ def _check(args):
                        "precision or ridge")
     if args.analysis in ("select", "regress") and args.target is None:
         raise CliError(f"--target is required for --analysis {args.analysis}: each site's response column")
+    check_uncentred(args)
     names, _ = auto_bounds(args)
-    if (names or args.center == "private") and args.protocol == "pooled":
-        raise CliError("--protocol pooled is the reference with PUBLIC bounds and centre: give a number for "
-                       "--row-norm and PUBLIC numbers (or nothing) for --center")
-    if args.center == "private" and args.protocol == "dpdispca":
-        raise CliError("--center private cannot be used with --protocol dpdispca: its sites send factors of the "
-                       "second moment, and the mean round has none")
+    if "response_bound" in names and args.protocol == "pooled":
+        raise CliError("--protocol pooled takes a PUBLIC --response-bound (the pooled reference of a second moment)")
+    if center_asked(args) == "private" and args.protocol == "dpdispca":
+        raise CliError("--center private (the default) cannot be used with --protocol dpdispca: its sites send "
+                       "factors of the second moment, and the mean round has none; give --uncentred or a PUBLIC "
+                       "--center")
 
 
 def _site_names(paths):
@@ -202,7 +209,8 @@ def _release(args, sites, kwargs):
     if args.protocol == "pooled":
         if args.colluders:
             raise CliError("--colluders has no meaning for --protocol pooled")
-        return run_pooled(sites, **common)
+        choices = choices_of(args)  # the single-machine shares: the pooled reference is one machine's release
+        return run_pooled(sites, center_budget=center_budget(choices), bound_budget=bound_budget(choices), **common)
     if args.colluders and args.protocol == "local":
         raise CliError("--colluders has no meaning for --protocol local")
     rank = min(2 * args.n_components, sites[0].n_features) if args.protocol == "dpdispca" else None

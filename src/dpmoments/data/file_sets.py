@@ -112,12 +112,17 @@ class FileSet:
     def _backend(self, member):
         return self._open(member)
 
-    def default_columns(self, target_name):
-        """Every column but the target and the partition columns, with a one-line note naming those left out."""
-        if self.partition_names:
-            self.notes.append(f"the partition column(s) {', '.join(map(repr, self.partition_names))} of "
-                              f"{self.where} are left out of the numbers (choose them with --columns / columns=)")
-        return [n for n in self.names if n not in self.partition_names and n != target_name]
+    def default_columns(self, target_name, declared=()):
+        """Every column but the target and the partition columns, with a one-line note naming those left out.
+
+        A partition column in ``declared`` (its categories given by the user) stays: it is one-hot encoded.
+        """
+        left_out = [n for n in self.partition_names if n not in declared]
+        if left_out:
+            self.notes.append(f"the partition column(s) {', '.join(map(repr, left_out))} of "
+                              f"{self.where} are left out of the numbers (choose them with --columns / columns=, or "
+                              "declare their categories)")
+        return [n for n in self.names if n not in left_out and n != target_name]
 
     def check(self, used):
         types = self.types
@@ -132,9 +137,11 @@ class FileSet:
                 check_parquet_type(name, types[name], self.where)
 
     def blocks(self, used, chunk_size, categorical=None):
-        """``(start, block)`` over every file in turn; a file's own problems are named with its path and row."""
-        if categorical and any(self.names[j] in self.partition_names for j in categorical):
-            raise ValueError(f"{self.where}: 'categories' apply to the files' columns, not to a partition column.")
+        """``(start, block)`` over every file in turn; a file's own problems are named with its path and row.
+
+        ``categorical``: ``{position: levels}``; a partition column's indicators are its file's value's (public
+        levels, as for a file's column: a value that is none of them sets all to 0).
+        """
         names = [self.names[j] for j in used]
         start = 0
         for m in self.members:
@@ -145,28 +152,41 @@ class FileSet:
     def member_blocks(self, member, names, chunk_size, categorical=None):
         """One file's ``(start, block)`` of the named columns (partition columns filled with its values)."""
         backend = self._backend(member)
+        levels = {self.names[j]: v for j, v in (categorical or {}).items()}
         own = [n for n in names if n not in self.partition_names]
         index = [backend.names.index(n) for n in own]
+        own_levels = {backend.names.index(n): levels[n] for n in own if n in levels}
         labels = [repr(n) for n in own]
         row_text = lambda r: f"row {r} (0-based) of that file"  # noqa: E731
         if not own:
             stream = _row_counts(backend, chunk_size)
-        elif categorical:  # one-hot columns: the Table names its own problems (the levels are public)
-            if len(own) != len(names):
-                raise ValueError(f"{self.where}: 'categories' with a partition column chosen are not supported; "
-                                 "leave the partition column out.")
-            stream = backend.blocks(index, chunk_size, categorical=categorical)
+        elif own_levels:  # one-hot columns: the Table names its own problems (the levels are public)
+            stream = backend.blocks(index, chunk_size, categorical=own_levels)
         elif self.impute:  # missing values are the Table's to fill before it checks
             stream = backend.blocks(index, chunk_size)
         else:
             stream = checked(backend.blocks(index, chunk_size), member.where, labels, row_text)
         for s, block in stream:
             if len(own) != len(names):
-                full = np.empty((block.shape[0], len(names)))
-                for k, n in enumerate(names):
-                    full[:, k] = member.partition[n] if n in self.partition_names else block[:, own.index(n)]
-                block = full
+                block = _with_partitions(block, names, own, levels, member.partition)
             yield s, block
+
+
+def _with_partitions(block, names, own, levels, partition):
+    """The block of ``names``: the file's own columns (one-hot expanded) and its partition values, in order."""
+    width = {n: len(levels.get(n, [None])) for n in names}
+    parts, at = [], 0
+    for n in names:
+        if n in own:
+            parts.append(block[:, at:at + width[n]])
+            at += width[n]
+        elif n in levels:  # a categorical partition column: its file's value as public levels' indicators
+            value = partition[n]  # None: the partition's default (missing) value, none of the levels
+            hot = np.array([value is not None and str(value) == level for level in levels[n]], dtype=np.float64)
+            parts.append(np.broadcast_to(hot, (block.shape[0], hot.size)))
+        else:
+            parts.append(np.full((block.shape[0], 1), partition[n], dtype=np.float64))
+    return np.ascontiguousarray(np.hstack(parts)) if parts else block
 
 
 def _row_counts(backend, chunk_size):

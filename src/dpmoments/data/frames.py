@@ -9,11 +9,14 @@ import numpy as np
 __all__ = ["labelled"]
 
 
-def labelled(values, names, what="value"):
+def labelled(values, names, what="value", rows=None):
     """``values`` (d,), (d, d) or (k, d) as a Series/DataFrame over ``names`` (the d feature columns).
 
-    A (k, d) array with k != d is read as k rows over the features (principal
-    components), indexed ``pc1, pc2, ...``.
+    ``rows``: the prefix of the rows of a (k, d) array over the features, or
+    of the entries of a (k,) vector (one per component), numbered from 1
+    (``"pc"``: ``pc1, pc2, ...``); then a (d, d) array is read as k = d rows
+    too. Without it a (k, d) array with k != d is read as principal
+    components, indexed ``pc1, pc2, ...``.
     """
     try:
         import pandas as pd
@@ -21,6 +24,12 @@ def labelled(values, names, what="value"):
         raise ImportError("labelled results need pandas: pip install pandas") from None
     values, names = np.asarray(values), [str(n) for n in names]
     d = len(names)
+    if rows is not None and values.ndim in (1, 2):
+        index = [f"{rows}{k + 1}" for k in range(values.shape[0])]
+        if values.ndim == 1:
+            return pd.Series(values, index=index, name=what)
+        if values.shape[1] == d:
+            return pd.DataFrame(values, index=index, columns=names)
     if values.ndim == 1 and values.shape[0] == d:
         return pd.Series(values, index=names, name=what)
     if values.ndim == 2 and values.shape == (d, d):

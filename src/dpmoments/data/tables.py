@@ -147,8 +147,11 @@ def _open_file_set(source, columns, target, delimiter, header, exclude, categori
     files = FileSet(source, open_member=open_member)
     files.impute = bool(impute)
     if columns is None and files.partition_names:
-        files.default_columns(None)  # its note
-        exclude = list(exclude or []) + [n for n in files.partition_names if n not in (exclude or [])]
+        declared = {files.names[k] if isinstance(k, int) and 0 <= k < len(files.names) else k
+                    for k in (categories or ())}  # by name or position
+        files.default_columns(None, declared)  # its note
+        exclude = list(exclude or []) + [n for n in files.partition_names if n not in (exclude or [])
+                                         and n not in declared]
     return Table(describe(source), files.format, files, columns, target, exclude, categories, impute)
 
 

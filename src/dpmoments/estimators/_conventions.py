@@ -11,6 +11,7 @@ names behave exactly as in scikit-learn.
 estimator (documented in ``docs/privacy.md``).
 """
 
+import contextlib
 import functools
 import threading
 import warnings
@@ -19,12 +20,13 @@ import numpy as np
 
 from .._rng import noise_source
 from .._validation import check_data
-from ..exceptions import PrivacyLeakWarning
+from ..exceptions import InsecureRandomnessWarning, NotPrivateWarning, PrivacyLeakWarning, UncertifiedPrivacyWarning
 from ..data import as_source, same_file_version
+from ..data.frames import labelled
 from ..moments.dask_moments import names_only
 from ..privacy.relations import describe_relation
 
-__all__ = ["all_or_nothing", "check_input", "fit_input", "noise_entry", "privacy_report", "release_input", "release_noise",
+__all__ = ["all_or_nothing", "check_input", "fit_input", "labelled_attribute", "noise_entry", "privacy_report", "release_input", "release_noise",
            "require_for_fit", "name_of", "scikit_learn_estimator", "built_on_first_use"]
 
 
@@ -46,7 +48,7 @@ def all_or_nothing(method):
             _warn_if_refit(self, source)
         fitting.add(id(self))
         try:
-            with same_file_version():  # a path's passes (private choices, then the release) read one version
+            with same_file_version(), _folded_warnings(self, counted and _tally(self).cloned):
                 result = method(self, *args, **kwargs)
         except BaseException:
             vars(self).clear()
@@ -78,6 +80,50 @@ class _FitTally:
         self.count = 0
         self.sources = set()  # where each seeded fit's noise started (_rng.noise_source)
         self.warned_same_noise = False
+        self.cloned = False  # scikit-learn has cloned it: its fits are a loop's (cross_val_score, GridSearchCV)
+
+
+# Never folded into a summary: what a user filters on to refuse or audit a fit stays its own warning.
+_OWN_LINE = (PrivacyLeakWarning, UncertifiedPrivacyWarning, InsecureRandomnessWarning, NotPrivateWarning)
+
+
+@contextlib.contextmanager
+def _folded_warnings(estimator, fold):
+    """Inside a scikit-learn loop, one summary warning per fit instead of one per check (a fold of
+    ``GridSearchCV`` warned up to four times: the bound, the centre's bias, the noise floor, ...).
+
+    The user's filters still apply first (``"error"`` still raises, ``"ignore"`` still drops); privacy
+    warnings (``_OWN_LINE``) keep their own line and category. The summary takes the folded warnings'
+    category when they share one, else ``UserWarning``, and lists each one's first sentence.
+    """
+    if not fold:
+        yield
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        try:
+            yield
+        finally:
+            own = [w for w in caught if issubclass(w.category, _OWN_LINE)]
+            folded = [w for w in caught if not issubclass(w.category, _OWN_LINE)]
+    for w in own:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if len(folded) == 1:
+        w = folded[0]
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    elif folded:
+        categories = {w.category for w in folded}
+        category = categories.pop() if len(categories) == 1 else UserWarning
+        listed = "; ".join(f"({i}) {w.category.__name__}: {_first_sentence(str(w.message), name_of(estimator))}"
+                           for i, w in enumerate(folded, 1))
+        warnings.warn(f"{name_of(estimator)} (fit {_tally(estimator).count + 1} of it and its clones): "
+                      f"{len(folded)} warnings: {listed}", category, stacklevel=4)
+
+
+def _first_sentence(message, name):
+    """A warning's first sentence, without the estimator's name that the summary already gives."""
+    message = message.removeprefix(f"{name}: ").removeprefix(f"{name} ")
+    end = message.find(". ")
+    return (message if end < 0 else message[:end]).rstrip(".")
 
 
 def _source(estimator):
@@ -99,6 +145,7 @@ def clone_sharing_tally(estimator):
 
     twin = sklearn.base.BaseEstimator.__sklearn_clone__(estimator)
     twin._fit_tally = _tally(estimator)
+    twin._fit_tally.cloned = True
     return twin
 
 
@@ -175,6 +222,17 @@ def built_on_first_use(module_globals, *cores):
         return module_globals[name]
 
     return __getattr__
+
+
+def labelled_attribute(estimator, attribute, rows=None):
+    """A fitted attribute as a pandas object labelled by the input's columns (``x0, x1, ...`` without names);
+    ``rows``: the prefix of a per-component attribute's rows (:func:`dpmoments.data.frames.labelled`)."""
+    if not hasattr(estimator, attribute):
+        raise AttributeError(f"{name_of(estimator)} has no fitted attribute {attribute!r}; fit it first.")
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is None:
+        names = [f"x{j}" for j in range(estimator.n_features_in_)]
+    return labelled(getattr(estimator, attribute), names, attribute, rows=rows)
 
 
 def name_of(estimator):

@@ -10,68 +10,21 @@ private centre, ``row_norm="auto"`` and ``scale="private"`` go through
 
 import dataclasses
 import math
-import os
-from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
 from .._rng import noise_source
 from .._validation import check_nonnegative, check_option
-from ..data.frames import labelled
 from ..moments import Release, release_second_moment
 from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import PureDP, Uncertified, check_accountant
-from ._conventions import fit_input, name_of, privacy_report, release_input, release_noise, require_for_fit
+from ._conventions import fit_input, labelled_attribute, name_of, privacy_report, release_input, release_noise, require_for_fit
 from ..moments.private_release import needs_private_choices, planned_second_moment_guarantee, private_second_moment
 from ..data import as_source
 from ..moments.ranged_release import ranged_second_moment
+from ..moments.choice_budget import CenterBudget
 
 __all__ = ["CenterBudget", "MomentEstimator"]
-
-
-@dataclass(frozen=True)
-class CenterBudget:
-    """How a private centre shares the budget with the second moment.
-
-    ``mean`` is the fraction of the budget spent on the private mean; the
-    rest goes to the second moment of the rows centred at that private mean
-    (and to any private bound or scales). The parts compose to the
-    estimator's (epsilon, delta); with Gaussian noise the fractions are of
-    rho, in zCDP (:mod:`dpmoments.moments.private_release`).
-
-    ``prior`` is a *public* guess of the centre. The mean is released as
-    ``prior + mean(clip(x - prior))``, so rows are clipped around the guess
-    rather than around the origin: for data far from zero (log intensities,
-    say) clipping around the origin would bias the mean. Without a prior
-    (the default), where to clip is chosen privately and refined, the draws
-    paid from ``location`` and the refining means from ``mean``: from the
-    origin (or, with ``scale="private"``, the private column medians), up to
-    four steps each draw a bound on ``||x - c||`` and move ``c`` by the mean
-    clipped about ``c`` at it, so that data far from the origin are centred
-    as well as data near it (``docs/bounds.md``, "Refining the location"). Give
-    ``prior=(0, ..., 0)`` to clip around the origin at a public bound for
-    free.
-    """
-
-    mean: float = 0.2
-    prior: Optional[tuple] = None
-    location: float = 0.05
-
-    def __post_init__(self):
-        for name in ("mean", "location"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-                raise ValueError(f"'{name}' must be a fraction in (0, 1); got {value!r}.")
-        if self.prior is not None:
-            prior = np.asarray(self.prior, dtype=float)
-            if prior.ndim != 1 or not np.all(np.isfinite(prior)):
-                raise ValueError(f"'prior' must be a finite 1-D vector (a public guess of the centre); got {self.prior!r}.")
-            object.__setattr__(self, "prior", tuple(prior.tolist()))
-
-    @property
-    def second_moment(self):
-        return 1.0 - self.mean
 
 
 class MomentEstimator:
@@ -137,6 +90,8 @@ class MomentEstimator:
         """A fitted attribute (``covariance_``, ``precision_``, ``location_``, ``components_``, ...) as a
         pandas ``DataFrame`` or ``Series`` labelled by the input's column names (``x0, x1, ...`` without
         names; one-hot and imputed columns by their ``col=level`` / ``col:missing`` names). Needs pandas.
+        Per-component attributes (``components_``, ``explained_variance_``, ...) are indexed ``pc1, pc2,
+        ...``, also when there are as many components as columns.
 
         Examples
         --------
@@ -149,12 +104,8 @@ class MomentEstimator:
         >>> list(est.labelled("covariance_").columns)
         ['age', 'income']
         """
-        if not hasattr(self, attribute):
-            raise AttributeError(f"{type(self).__name__} has no fitted attribute {attribute!r}; fit it first.")
-        names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            names = [f"x{j}" for j in range(self.n_features_in_)]
-        return labelled(getattr(self, attribute), names, attribute)
+        per_component = attribute.startswith(("components", "explained_variance", "singular_values"))
+        return labelled_attribute(self, attribute, rows="pc" if per_component else None)
 
     def _column_names(self, X):
         """The feature columns' names, which ``ranges`` may use: the frame's, the file's, else x0, x1, ..."""
@@ -171,11 +122,13 @@ class MomentEstimator:
         private = needs_private_choices(self.row_norm, self.center, self._scale()) or \
             getattr(self, "ranges", None) is not None
         if private and self.mechanism not in ("gaussian", "laplace"):
-            what = "center='private'" if isinstance(self.center, str) else \
-                "row_norm='auto' (the default)" if is_auto(self.row_norm) and self._scale() is None else \
-                "a private bound or scale"
-            raise ValueError(f"{what} supports mechanism 'gaussian' or 'laplace'; got {self.mechanism!r}: give "
-                             "public values instead.")
+            what = [name for name, chosen in (("center='private' (the default)", isinstance(self.center, str)),
+                                              ("row_norm='auto' (the default)", is_auto(self.row_norm)),
+                                              ("scale='private'", self._scale() is not None),
+                                              ("ranges", getattr(self, "ranges", None) is not None)) if chosen]
+            raise ValueError(f"{' and '.join(what)}{' each' if len(what) > 1 else ''} supports mechanism 'gaussian' or "
+                             f"'laplace'; got {self.mechanism!r}: give public values instead (center=None or a "
+                             "vector, and a row_norm).")
         return private
 
     def _center_budget(self):

@@ -12,7 +12,9 @@ import math
 import numpy as np
 
 from ..solvers.eigen import top_eigenpairs
-from .diagnostics import Diagnostics, check_centre, check_matrix, in_data_units, largest_noise
+from .error_draws import every_part_draws, hull_interval
+from .graph import partial_correlations
+from .diagnostics import Diagnostics, check_centre, check_matrix, in_data_units, largest_noise, variance_noise_level
 from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
 from .uncertainty import count_relative_sd, noise_law, redraw
 from .uncertainty import UNSTABLE_DEGREES, z_value
@@ -210,11 +212,13 @@ def off_diagonal_snr(release):
     return math.inf if level == 0 else top / level
 
 
-def precision_spread(release, est, refit, n_draws, level, rng, owner, graph):
+def precision_spread(release, est, refit, n_draws, level, rng, owner, graph, parts=None):
     """Edge-inclusion frequencies (graphical lasso) or precision standard errors (ridge), and the checks.
 
     ``refit(release) -> precision`` reruns the estimator's post-processing
-    (projection and solve at the chosen penalty) on one draw.
+    (projection and solve at the chosen penalty) on one draw. ``parts``
+    (:func:`~dpmoments.estimators.error_draws.error_parts`): the draws carry
+    every part of the error (error_draws.py), not the noise alone.
     """
     level, n_draws, law = check_level(level), check_draws(n_draws), noise_law(release)
     diag = Diagnostics(owner)
@@ -230,28 +234,70 @@ def precision_spread(release, est, refit, n_draws, level, rng, owner, graph):
         diag.flag("no-edge-above-noise", f"no off-diagonal entry of the released matrix exceeds its level {quoted}, "
                                          "which its noise alone reaches 5% of the time: the graph cannot be told "
                                          "from noise.")
-    attrs = {"edge_frequency_": None, "precision_se_": None, "precision_interval_": None}
+    attrs = {"edge_frequency_": None, "stable_edges_": None, "precision_se_": None, "precision_interval_": None,
+             "partial_correlation_": None, "partial_correlation_interval_": None}
     extra = {}
     if n_draws:
         gen = bootstrap_generator(rng)
-        draws = np.array([refit(redraw(release, gen)) for _ in range(n_draws)])
+        sets = ([np.array([refit(redraw(release, gen)) for _ in range(n_draws)])] if parts is None
+                else every_part_draws(release, parts, refit, n_draws, gen))
+        attrs.update(_partial_correlation_spread(est.precision_, sets, level, parts))
+        # a column whose released variance is below its noise level is noise at this budget (variance-below-noise):
+        # its entries' draws are beyond first order (on a Gaussian table in mixed units, all 4 such ridge entries
+        # whose interval excluded 0 missed), so their intervals are withheld and their edges not stable
+        noisy = np.diag(_centre(release, law)) < variance_noise_level(law, release.n_features)
+        touched = noisy[:, None] | noisy[None, :]
         if graph:
-            freq = np.mean(np.abs(draws) > 1e-8, axis=0)
+            # an edge is stable where 90% of the draws of every set keep it; none is where clipping's loss is unseen
+            freq = np.min([np.mean(np.abs(draws) > 1e-8, axis=0) for draws in sets], axis=0)
             np.fill_diagonal(freq, 1.0)
             attrs["edge_frequency_"] = freq
             chosen = np.abs(np.triu(est.precision_, 1)) > 1e-8
-            extra = {"n_edges": int(chosen.sum()), "n_edges_stable_90": int(np.sum(chosen & (freq >= 0.9))),
+            stable = chosen & (freq >= 0.9) & (parts is None or not parts.unseen) & ~touched
+            attrs["stable_edges_"] = stable | stable.T
+            extra = {"n_edges": int(chosen.sum()), "n_edges_stable_90": int(np.sum(stable)),
                      "median_edge_frequency": float(np.median(freq[chosen])) if chosen.any() else None}
         else:
-            attrs["precision_se_"] = bootstrap_se(draws)
-            attrs["precision_interval_"] = basic_interval(est.precision_, draws, level)
+            attrs["precision_se_"] = np.max([bootstrap_se(draws) for draws in sets], axis=0)
+            attrs["precision_interval_"] = hull_interval(est.precision_, sets, level)
+            if parts is not None and parts.unseen:
+                attrs["precision_interval_"] = np.full_like(attrs["precision_interval_"], np.nan)
+            attrs["precision_interval_"][:, touched] = np.nan
+        attrs["partial_correlation_interval_"][:, touched & ~np.eye(len(noisy), dtype=bool)] = np.nan
     covers = ("the noise of the released matrix, redrawn and refitted at the chosen penalty (the penalty "
               "choice itself is held fixed)") if n_draws else "closed-form checks only (n_draws=0)"
+    if n_draws and parts is not None:
+        counted = ("the added noise" if parts.rescaled else "the added noise, the private centre's noise, the "
+                   "clipping loss (an undetected one at 0 and at its upper end)")
+        counted += " and sampling (normal theory)" if parts.target == "population" else ""
+        what = "population" if parts.target == "population" else "full-data"
+        scope = f"{what} value of the same analysis at the chosen penalty: {counted}"
+        not_covered = ("sampling beyond normal theory (heavy tails); clipping's loss off the diagonal beyond "
+                       "elliptical rows; the penalty's choice" + ("; the private centre's noise and clipping (the "
+                                                                  "release was rescaled to correlations)"
+                                                                  if parts.rescaled else ""))
+        covers = (f"the {what} value of the same analysis at the chosen penalty (held fixed): draws carry {counted}"
+                  + (" -- withheld: rows beyond the clipping-excess release's outer bound lost more than it sees"
+                     if parts.unseen else ""))
+        extra.update(error_draws=parts.summary(), scope=scope, not_covered=not_covered)
+        extra["withheld_columns"] = {"columns": np.flatnonzero(noisy).tolist(), "why": (
+            "released variance below its noise level (variance-below-noise): their entries' intervals are withheld "
+            "and their edges not stable")}
     attrs.update({"snr_": snr, "diagnostics_": diag.as_list(),
                   "uncertainty_": {**_summary(law, level, "parametric bootstrap" if n_draws else "closed-form",
                                               n_draws, snr, _GRAPH_SNR if graph else _MATRIX_SNR, covers),
                                      **extra}})
     return attrs
+
+
+def _partial_correlation_spread(precision, sets, level, parts):
+    """Basic intervals of the partial correlations (the hull over the sets of draws); withheld (NaN) where the
+    clipping loss is not all seen."""
+    estimate = partial_correlations(precision)
+    interval = np.clip(hull_interval(estimate, [partial_correlations(draws) for draws in sets], level), -1.0, 1.0)
+    if parts is not None and parts.unseen:
+        interval[:] = np.nan
+    return {"partial_correlation_": estimate, "partial_correlation_interval_": interval}
 
 
 def output_perturbation_spread(precision, scale, level, owner):
@@ -262,7 +308,8 @@ def output_perturbation_spread(precision, scale, level, owner):
     np.fill_diagonal(se, law.diagonal_sd)
     snr = check_matrix(precision - law.diagonal_mean * np.eye(d), law, diag, what="the perturbed precision",
                        variances=False)
-    return {"edge_frequency_": None, "precision_se_": se, "precision_interval_": None, "snr_": snr,
+    return {"edge_frequency_": None, "stable_edges_": None, "precision_se_": se, "precision_interval_": None, "snr_": snr,
+            "partial_correlation_": None, "partial_correlation_interval_": None,
             "diagnostics_": diag.as_list(),
             "uncertainty_": {**_summary(law, check_level(level), "closed-form", 0, snr, "signal / noise "
                                         "Frobenius norm of the perturbed precision (matrix_snr)",

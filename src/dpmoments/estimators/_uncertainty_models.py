@@ -1,4 +1,4 @@
-r"""The spread the noise induces in the model fits: IRLS coefficients, tensor mixtures, model selection.
+r"""The spread the noise induces in the model fits: tensor mixtures, model selection (IRLS: ``_irls_error``).
 
 Same contract as :mod:`dpmoments.estimators._uncertainty_matrix`: each
 function returns the fitted attributes to set, computed from released
@@ -11,79 +11,12 @@ import math
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ..solvers.irls import solve_weighted
 from .diagnostics import Diagnostics
-from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
+from .uncertainty import basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
 from .uncertainty import noise_law, redraw, redraw_count
 from .uncertainty import z_value
 
-__all__ = ["irls_spread", "solve_se", "tensor_spread", "selection_margin", "selection_stability"]
-
-
-# -- IRLS -------------------------------------------------------------------------------------------------------
-def _product_cov(law, theta):
-    r"""Covariance of :math:`E\theta` for symmetric noise ``E`` of this law (entries independent up to symmetry)."""
-    var_o, var_d = law.sd**2, law.diagonal_sd**2
-    spread = var_o * (theta @ theta * np.eye(theta.size) + np.outer(theta, theta))
-    return spread + np.diag((var_d - 2 * var_o) * theta**2)
-
-
-def _floored(B, floor):
-    lam, Q = np.linalg.eigh(0.5 * (B + B.T))
-    return (Q / np.maximum(lam, floor)) @ Q.T if floor is not None and floor > 0 else np.linalg.pinv(B)
-
-
-def solve_se(A, B, floor, law_a, law_b):
-    """``theta`` of the floored solve and its first-order standard errors under the noise of ``A`` and ``B``."""
-    theta, _ = solve_weighted(B, A, floor)
-    Binv = _floored(B, floor)
-    cov = Binv @ (law_a.sd**2 * np.eye(theta.size) + _product_cov(law_b, theta)) @ Binv
-    return theta, np.sqrt(np.maximum(np.diag(cov), 0.0))
-
-
-def irls_spread(A, B, floor, laws, n_draws, level, rng, owner):
-    r"""Spread of :math:`\theta = \tilde B_+^{-1}\tilde A` from the noise of the final iteration's two releases.
-
-    Closed form (first order):
-    :math:`\mathrm{Cov}\,\theta \approx B_+^{-1}(\Sigma_A + \mathrm{Cov}(E_B\theta))B_+^{-1}`;
-    with ``n_draws`` a parametric bootstrap redraws both releases and solves again. Either way
-    the weights of the final iteration are held fixed: the earlier releases reach ``theta`` only
-    through them.
-    """
-    level, n_draws = check_level(level), check_draws(n_draws)
-    law_a, law_b = laws
-    theta, se = solve_se(A, B, floor, law_a, law_b)
-    interval = np.stack([theta - z_value(level) * se, theta + z_value(level) * se])
-    method = "closed-form (first order)"
-    if n_draws:
-        gen = bootstrap_generator(rng)
-        draws = np.array([solve_weighted(B + law_b.matrix(B.shape[0], gen), A + law_a.vector(A.size, gen), floor)[0]
-                          for _ in range(n_draws)])
-        se, interval, method = bootstrap_se(draws), basic_interval(theta, draws, level), "parametric bootstrap"
-    noise = math.sqrt(float(np.sum(se**2)))
-    snr = math.inf if noise == 0 else float(np.linalg.norm(theta)) / noise
-    diag = Diagnostics(owner)
-    if snr < 1.0:
-        diag.flag("coefficients-within-noise", f"the coefficients are within their noise (signal-to-noise {snr:.2g}"
-                                               " < 1): at this budget and sample size they are mostly noise.")
-    summary = {"method": method, "level": level, "n_draws": n_draws, "signal_to_noise": snr,
-               "signal_to_noise_definition": "||theta|| / sqrt(sum of the coefficients' noise variances)",
-               "noise": {"first_moment": law_a.to_dict(), "second_moment": law_b.to_dict()},
-               "covers": "the noise of the final iteration's two releases (A, B), with that iteration's weights "
-                         "held fixed; the 2(J-1) earlier releases enter only through those weights",
-               "not_covered": "the noise of the earlier iterations (through the weights), sampling variability, "
-                              "clipping bias",
-               "scope": "the final iteration's noise only: not the earlier iterations' (through the weights), "
-                        "nor sampling variability"}
-    return theta, se, interval, snr, diag.as_list(), summary
-
-
-def irls_laws(first, second, scales, d):
-    """The noise laws of the first- and second-moment releases of one IRLS iteration."""
-    if scales["A"] == 0.0:
-        return NoiseLaw("none", 0.0), NoiseLaw("none", 0.0)
-    law_b = NoiseLaw("wishart", scales["B"], d + 1) if second == "wishart" else NoiseLaw("gaussian", scales["B"])
-    return NoiseLaw(first, scales["A"]), law_b
+__all__ = ["tensor_spread", "selection_margin", "selection_stability"]
 
 
 # -- tensor decompositions --------------------------------------------------------------------------------------

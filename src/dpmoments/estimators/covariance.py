@@ -112,7 +112,8 @@ class CovarianceFit(MomentEstimator):
         Coverage of ``covariance_interval_``.
     target : {"population", "sample"}, default="population"
         What the intervals are for: the population quantity (as
-        statsmodels; sampling variability counted, normal theory) or the
+        statsmodels; sampling variability counted by a bound that holds
+        for any law of the clipped rows) or the
         value the same analysis gives on these rows without privacy. Both
         count the added noise, the private centre's noise and the clipping
         bias (docs/uncertainty.md, "The error budget").
@@ -320,10 +321,11 @@ class CovarianceFit(MomentEstimator):
 
 def _scope(target, clip, level, each):
     """The console's one line on what the intervals hold."""
-    parts = "noise, private centre" + (", sampling (normal theory)" if target == "population" else "") + \
-        (", clipping bias where measured" if clip else "; not clipping bias (public bound)")
-    return (f"for the {'population' if target == 'population' else 'full-data'} covariance: {parts}; each at level "
-            f"{each:.4g}, so that at most {1 - level:.0%} of the entries whose interval excludes 0 miss")
+    parts = "noise, private centre" + (", sampling (bound)" if target == "population" else "") + \
+        (", clipping bias where measured" if clip else "; not clipping bias (nothing released measures it)")
+    return (f"for the {'population' if target == 'population' else 'full-data'} covariance: {parts}; the entries "
+            f"whose interval excludes 0 at level {each:.4g}, so that at most {1 - level:.0%} of them miss; the others "
+            f"at {level:g}, stretched to hold 0")
 
 
 def _clipping_message(clip):

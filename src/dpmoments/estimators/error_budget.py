@@ -8,8 +8,10 @@ besides the added noise:
 
 - **the private centre's noise**: the second moment about :math:`\hat m` is the one about the mean
   plus :math:`e e^\top`, :math:`e = \hat m - \bar x`, whose noise has scale :math:`s` per coordinate
-  (the ``"mean"`` part's ``noise_scale``): each variance is :math:`s^2` high on average (removed
-  here) and every entry spreads by :math:`s^2` (:math:`\sqrt2 s^2` on the diagonal);
+  (the ``"mean"`` part's ``noise_scale``): a product of two normals off the diagonal and
+  :math:`s^2 \chi^2_1` on it, whose tails are much heavier than a normal's at the levels the
+  false-coverage-rate adjustment asks for; the intervals use that law exactly, with the normal
+  parts (:mod:`dpmoments.estimators.centre_law`);
 - **the clipping bias**: clipping only shrinks, and what it removed from each variance between the
   bound :math:`R` and :math:`2R` is itself released (the ``"clipping excess"`` part,
   :mod:`dpmoments.moments.clipping_bias`). A variance's upper end moves up by the released loss,
@@ -20,14 +22,16 @@ besides the added noise:
   :math:`|D_{ij}| \le \sqrt{D_{ii} D_{jj}}`, :math:`U` the upper ends). Off the diagonal an
   undetected loss is taken as clipping shrinks elliptical rows, :math:`D_{ij} \approx \rho_{ij}
   \sqrt{D_{ii} D_{jj}}`: towards a larger :math:`|S_{ij}|`. Where rows beyond :math:`2R` stand out
-  of their count's noise and some column is clipped, what they lost beyond :math:`2R` is not seen:
-  those columns' entries are marked (``covariance_biased_``, ``biased`` in the console) and their
-  intervals withheld (NaN), never printed as if complete;
-- **sampling** (``target="population"``): Var :math:`S_{ij} \approx (\sigma_{ii}\sigma_{jj} +
-  \sigma_{ij}^2)/n` under normal theory, evaluated on the released matrix (post-processing). It
-  understates the spread of heavy-tailed columns (fourth moments above the normal's).
+  of their count's noise (one-sided 95%), what they lost beyond :math:`2R` is not seen: the columns
+  that bear them (whose band loss stands out, one-sided 90%: such rows leave :math:`3R^2` times their
+  share of each column in the band) have their entries marked (``covariance_biased_``, ``biased`` in
+  the console) and their intervals withheld (NaN), never printed as if complete;
+- **sampling** (``target="population"``): a bound that needs no fourth moment, from the bound
+  :math:`R` and the released matrix (:func:`sampling_variance`); normal theory understates the
+  spread of heavy-tailed columns.
 
-**Entries that exclude 0** are at a false-coverage-rate level (:func:`fcr_level`), and PCA's
+**Entries that exclude 0** are at a false-coverage-rate level (:func:`fcr_level`) over the printed
+entries (a withheld one is never reported), and PCA's
 eigenvalues get the same parts along each component (:func:`eigenvalue_error_budget`).
 
 Everything here reads a release and public values only: no rows.
@@ -36,8 +40,9 @@ Everything here reads a release and public values only: no rows.
 import numpy as np
 from scipy import special
 
+from .centre_law import diagonal_quantiles, off_diagonal_half_width
 from .diagnostics import _centre_noise_scale as centre_noise_scale
-from .uncertainty import noise_law, z_value
+from .uncertainty import count_relative_sd, noise_law, z_value
 
 __all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget", "fcr_level",
            "clipping_part"]
@@ -46,6 +51,9 @@ TARGETS = ("population", "sample")
 # Rows beyond the outer bound are 'seen' when their noisy count exceeds 2.33 sd (one-sided 99%): a withheld
 # interval costs the user its answer, so noise alone should rarely do it (10% of fits did at 1.28 sd)
 BEYOND_Z = 2.326
+# The covariance asks it per column (_unseen_loss_columns): rows beyond 2R seen at one-sided 95%, a column bearing
+# them at one-sided 90%
+FAR_Z, BEARS_Z = 1.645, 1.2816
 
 
 def check_target(target):
@@ -67,21 +75,21 @@ def _psd(M):
 def _clipping(release, level, d, released):
     """The clipping bias's part of every entry's interval, standardised units.
 
-    Returns ``(lo, hi, sd, biased columns, incomplete, summary)``: shifts of
-    the lower and upper ends, and a noise sd to add to the upper half-width in
-    quadrature (the released loss's own noise, where it is not detected).
+    Returns ``(lo, hi, sd, withheld columns, summary)``: shifts of the lower
+    and upper ends, a noise sd to add to the upper half-width in quadrature
+    (the released loss's own noise, where it is not detected), and the
+    columns whose intervals cannot be completed.
     """
     part = clipping_part(release)
     zero = np.zeros((d, d))
     if part is None:
-        return zero, zero, zero, np.zeros(d, bool), False, None
+        return zero, zero, zero, np.zeros(d, bool), None
     z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))  # one-sided, Bonferroni over d: few false detections
     z = z_value(level)
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
     lower, upper = np.maximum(lost - z_detect * sd, 0.0), np.maximum(lost + z_detect * sd, 0.0)
     biased = lower > 0
-    beyond = part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"]
-    incomplete = bool(beyond) and bool(biased.any())
+    withheld = _unseen_loss_columns(part, lost, sd)
     touched = biased[:, None] | biased[None, :]
     # A detected loss: the variance moves up by it (its interval), and its row and column widen by +-sqrt(U_i U_j)
     # (D is positive semi-definite, so |D_ij| <= sqrt(D_ii D_jj))
@@ -106,63 +114,172 @@ def _clipping(release, level, d, released):
     summary = {"variance_lost_noise_sd": sd, "detected_above": z_detect * sd, "biased_columns": int(biased.sum()),
                "clipped_columns": np.nonzero(biased)[0].tolist(),
                "rows_beyond_outer": part["rows_beyond_outer"], "outer_norm": part["outer_norm"],
-               "loss_beyond_outer_unseen": incomplete}
-    return lo, hi, extra, biased, incomplete, summary
+               "loss_beyond_outer_unseen": bool(withheld.any()), "withheld_columns": np.nonzero(withheld)[0].tolist()}
+    return lo, hi, extra, withheld, summary
+
+
+def _unseen_loss_columns(part, lost, sd):
+    """The columns whose loss beyond the outer bound is unseen: rows beyond it are seen, and the column bears them.
+
+    A row beyond ``R' = 2R`` loses, between ``R`` and ``R'``, exactly ``3 R^2`` times its share
+    ``z_j^2 / ||z||^2`` of column ``j``: every column such rows lie in shows a loss in the released band.
+    Rows beyond ``R'`` are *seen* where their noisy count stands out (one-sided 95%), and a column *bears*
+    them where its band loss does (one-sided 90%, per column: a miss there prints an incomplete interval,
+    a false call only withholds one); both together, on a Gaussian table, withhold a column in about 2% of fits.
+    """
+    seen = part["rows_beyond_outer"] > FAR_Z * part["rows_beyond_noise_sd"]
+    return np.asarray(seen & (lost - BEARS_Z * sd > 0), dtype=bool)
 
 
 def covariance_error_budget(release, noise_se, noise_interval, level, target):
     """The intervals of every entry with every part counted, in the release's (standardised) units.
 
     ``noise_se`` and ``noise_interval`` are the noise-only ones (standardised
-    units). Returns a dict: ``se`` (all symmetric parts together), ``interval``
-    (2, d, d), ``biased`` (d, d) booleans, ``parts`` (JSON-able summary).
+    units). Returns a dict: ``se`` (all symmetric parts together, normal
+    approximation), ``interval`` (2, d, d), ``biased`` (d, d) booleans,
+    ``parts`` (JSON-able summary).
     """
-    d, n = release.n_features, float(release.n)
-    centre = (noise_interval[0] + noise_interval[1]) / 2
+    d = release.n_features
+    centre = release.second_moment - noise_law(release).diagonal_mean * np.eye(d)  # unbiased for the exact moment
     s = centre_noise_scale(release) or 0.0
     centre_var = np.full((d, d), s**4) + np.eye(d) * s**4  # Var(e_i e_j): s^4, and 2 s^4 on the diagonal
-    sampling_var = np.zeros((d, d))
-    if target == "population":
-        sigma = _psd(centre - s**2 * np.eye(d))
-        v = np.diag(sigma)
-        sampling_var = (np.outer(v, v) + sigma**2) / n
-    extra = centre_var + sampling_var
-    se = np.sqrt(noise_se**2 + extra)
     mid = centre - s**2 * np.eye(d)
-    bias_lo, bias_hi, bias_sd, biased_cols, incomplete, clip = _clipping(release, level, d, mid)
-    adjusted = fcr_level(_distance_from_zero(mid + bias_lo, mid + bias_hi, se), level)
-    z = z_value(adjusted)
-    # The noise-only interval (exact for its law) at the adjusted level, or the normal one of all the symmetric
-    # parts together, whichever is wider; the upper end adds the undetected clipping loss's noise in quadrature
-    half = np.maximum((noise_interval[1] - noise_interval[0]) / 2 * z / z_value(level), z * se)
-    interval = np.stack([mid - half + bias_lo, mid + np.sqrt(half**2 + (z * bias_sd) ** 2) + bias_hi])
-    biased = np.zeros((d, d), bool)
-    if incomplete:  # what their rows lost beyond 2R is unseen: the interval cannot be completed, so it is withheld
-        biased = biased_cols[:, None] | biased_cols[None, :]
-        interval[:, biased] = np.nan
+    sampling_var = sampling_variance(release, mid) if target == "population" else np.zeros((d, d))
+    se = np.sqrt(noise_se**2 + sampling_var + centre_var)
+    bias_lo, bias_hi, bias_sd, withheld_cols, clip = _clipping(release, level, d, mid)
+    biased = withheld_cols[:, None] | withheld_cols[None, :]
+    normal_parts = noise_se**2 + sampling_var
+
+    def intervals(at):  # every entry's interval at level 'at'
+        lo_half, hi_half = _half_widths(normal_parts, s, at)
+        # The noise-only interval (exact for its law) at that level where it is wider (Laplace noise's tails)
+        noise_lo, noise_hi = _noise_half_widths(release, noise_interval, level, at)
+        lo_half, hi_half = np.maximum(lo_half, noise_lo), np.maximum(hi_half, noise_hi)
+        # The undetected clipping loss's noise widens the upper end, in quadrature
+        out = np.stack([centre - lo_half + bias_lo,
+                        centre + np.sqrt(hi_half**2 + (z_value(at) * bias_sd) ** 2) + bias_hi])
+        out[0, np.arange(d), np.arange(d)] = np.maximum(out[0].diagonal(), 0.0)  # a variance is never negative
+        return out
+
+    selected, adjusted, interval = _selected(intervals, _distance_from_zero(mid + bias_lo, mid + bias_hi, se),
+                                             ~biased, level)
+    # Not selected: the interval at the level itself, stretched to hold 0 (it contains the one at that level, so
+    # its coverage is at least the level; and it never says 'excludes 0' where the selection did not)
+    marginal = intervals(level)
+    interval = np.where(selected, interval, np.stack([np.minimum(marginal[0], 0.0), np.maximum(marginal[1], 0.0)]))
+    interval[:, biased] = np.nan  # what their rows lost beyond 2R is unseen: withheld, never printed as if complete
     parts = {
         "target": target,
         "level_each": adjusted,
+        "selected": int(np.count_nonzero(np.triu(selected))),
         "multiplicity": ("false coverage rate (Benjamini & Yekutieli 2005): the entries whose interval excludes 0 "
-                         "are chosen by Benjamini-Hochberg at 1 - level, and every interval is at level "
-                         "1 - R (1 - level) / m (R chosen of the m distinct entries), so that among the entries "
-                         "whose interval excludes 0 the share that miss is at most 1 - level"),
+                         "are chosen by Benjamini-Hochberg at 1 - level among the m distinct printed ones, and their "
+                         "intervals are at level 1 - R (1 - level) / m (R chosen), so that among the entries whose "
+                         "interval excludes 0 the share that miss is at most 1 - level; every other interval is the "
+                         "one at the level, stretched to hold 0"),
         "noise": "the added noise of every entry (as noise_law)",
         "centre_noise_scale": s,
-        "centre": "the private centre's noise: variances lowered by its scale squared, every entry spread by it",
-        "sampling": ("normal theory (s_ii s_jj + s_ij^2)/n from the released matrix" if target == "population"
-                     else "not counted: the interval is for these rows"),
-        "clipping": clip if clip is not None else "not estimated: no clipping-excess release (a public row_norm)",
+        "centre": ("the private centre's noise e e^T, e ~ N(0, s^2 I): its exact law with the normal parts "
+                   "(the product of two normals off the diagonal, s^2 chi-square(1) on it)"),
+        "sampling": (SAMPLING_TEXT if target == "population" else "not counted: the interval is for these rows"),
+        "clipping": clip if clip is not None else "not estimated: no clipping-excess release",
     }
     return {"se": se, "sample_se": np.sqrt(noise_se**2 + centre_var), "interval": interval, "biased": biased,
             "parts": parts}
 
 
+SAMPLING_TEXT = ("a bound without fourth moments: a row clipped to ||z|| <= R has Var(z_i z_j) <= "
+                 "min(R^2 S_ii - S_ii^2, R^2 S_jj - S_jj^2, R^2 (S_ii + S_jj) / 4) - S_ij^2 and Var(z_i^2) <= "
+                 "S_ii (R^2 - S_ii), over n, from the released matrix")
+
+
+def sampling_variance(release, second):
+    r"""A bound on each entry's sampling variance that holds for any law of the (clipped) rows, no fourth moment.
+
+    A row clipped to :math:`\|z\| \le R` has :math:`z_i^2 + z_j^2 \le R^2`, so
+    :math:`E z_i^2 z_j^2 \le E z_i^2 (R^2 - z_i^2) \le R^2 S_{ii} - S_{ii}^2` and, as
+    :math:`z_i^2 z_j^2 \le (z_i^2 + z_j^2)^2 / 4 \le R^2 (z_i^2 + z_j^2) / 4`, also
+    :math:`\le R^2 (S_{ii} + S_{jj}) / 4`; then :math:`\operatorname{Var}(z_i z_j) \le E z_i^2 z_j^2 - S_{ij}^2`,
+    and :math:`\operatorname{Var}(z_i^2) \le S_{ii}(R^2 - S_{ii})`, each over ``n``. Normal theory,
+    :math:`(S_{ii} S_{jj} + S_{ij}^2)/n`, understates heavy tails (its fourth moments are the normal's). ``second``:
+    the released matrix (standardised units, the centre's mean removed), evaluated at its PSD projection with
+    variances in ``[0, R^2]``. Post-processing of the release: no rows.
+    """
+    R2, n = float(release.row_norm) ** 2, float(release.n)
+    sigma = _psd(second)
+    v = np.clip(np.diag(sigma), 0.0, R2)
+    each = R2 * v - v**2  # E z_i^2 z_j^2 <= R^2 S_ii - S_ii^2 (and the same with j)
+    product = np.minimum(np.minimum.outer(each, each), R2 * np.add.outer(v, v) / 4.0)
+    out = np.maximum(product - sigma**2, 0.0)
+    np.fill_diagonal(out, each)
+    return out / n
+
+
+def _noise_half_widths(release, noise_interval, level, at):
+    """The added noise's own interval at level ``at`` as half-widths below and above each entry (d, d).
+
+    Exact for its law (:meth:`NoiseLaw.entry_interval`: Laplace tails at 0.999 are far longer than a
+    normal's); under add-remove the noise-only interval is normal (the count's part to first order) and
+    is rescaled.
+    """
+    if count_relative_sd(release) > 0:
+        half = (noise_interval[1] - noise_interval[0]) / 2 * z_value(at) / z_value(level)
+        return half, half
+    law, d = noise_law(release), release.n_features
+    (lo, hi), (dlo, dhi) = law.entry_interval(at), law.entry_interval(at, diagonal=True)
+    below, above = np.full((d, d), hi), np.full((d, d), -lo)  # the entry less the noise: [r - hi, r - lo]
+    np.fill_diagonal(below, dhi)
+    np.fill_diagonal(above, -dlo)
+    return below, above
+
+
+def _half_widths(v, s, level):
+    """Half-widths below and above the released entries (d, d) at ``level``: normal parts of variance ``v`` with
+    the centre's ``e e^T`` (:mod:`centre_law`); the lower one is subtracted from the entry, the upper one added."""
+    alpha = 1.0 - level
+    d = v.shape[0]
+    iu = np.triu_indices(d, 1)
+    off = np.zeros((d, d))
+    off[iu] = off_diagonal_half_width(v[iu], s, alpha)
+    off = off + off.T
+    q_lo, q_hi = diagonal_quantiles(np.diag(v), s, alpha)
+    lo_half, hi_half = off.copy(), off.copy()
+    idx = np.arange(d)
+    # The released variance is the true one plus N + s^2 Z^2: the truth lies in [r - q_hi, r - q_lo]; 'centre' has
+    # had no centre mean removed, so the half-widths are about r itself
+    lo_half[idx, idx], hi_half[idx, idx] = q_hi, -q_lo
+    return lo_half, hi_half
+
+
 def _distance_from_zero(lower, upper, se):
-    """|0 - [lower, upper]| in units of ``se`` over the distinct entries (upper triangle): 0 where 0 is inside."""
-    iu = np.triu_indices(lower.shape[0])
-    gap = np.maximum(lower[iu], 0.0) + np.maximum(-upper[iu], 0.0)
-    return np.divide(gap, se[iu], out=np.where(gap > 0, np.inf, 0.0), where=se[iu] > 0)
+    """|0 - [lower, upper]| in units of ``se`` (d, d): 0 where 0 is inside."""
+    gap = np.maximum(lower, 0.0) + np.maximum(-upper, 0.0)
+    return np.divide(gap, se, out=np.where(gap > 0, np.inf, 0.0), where=se > 0)
+
+
+def _selected(intervals, t, printed, level):
+    """Benjamini-Hochberg over the distinct printed entries, with each entry's exact interval.
+
+    ``t``: normal statistics (d, d), whose p-values give a first count ``R``; then the entries whose interval
+    at ``1 - R alpha / m`` (``intervals(level)``, the exact law) excludes 0 are counted again, and ``R`` lowered
+    to that count until it holds (the step-up's largest fixed point with the exact law's heavier tails, which
+    the normal count bounds from above). Returns ``(selected (d, d), their level, their intervals)``.
+    """
+    d, alpha = t.shape[0], 1.0 - level
+    iu = np.triu_indices(d)
+    keep = printed[iu]
+    m = int(keep.sum())
+    p = np.sort(2.0 * special.ndtr(-t[iu][keep]))
+    passed = np.nonzero(p <= alpha * np.arange(1, m + 1) / max(m, 1))[0]
+    count = int(passed[-1]) + 1 if passed.size else 0
+    while True:
+        at = 1.0 - max(count, 1) * alpha / max(m, 1) if m > 1 else level
+        interval = intervals(at)
+        excludes = printed & ((interval[0] > 0) | (interval[1] < 0))
+        found = int(np.count_nonzero(np.triu(excludes)))
+        if found >= count or count == 0:
+            return excludes, at, interval
+        count = found
 
 
 def fcr_level(t, level):
@@ -191,19 +308,20 @@ def covers_text(target, clip_summary_present):
     """What the intervals hold, for ``uncertainty_['covers']``."""
     what = ("the population covariance of the distribution the rows were drawn from" if target == "population"
             else "the covariance of these rows without privacy (about their mean, unclipped)")
-    parts = "the added noise, the private centre's noise" + (", sampling variability (normal theory)"
-                                                             if target == "population" else "")
+    parts = "the added noise, the private centre's noise (its exact law)" + (
+        ", sampling variability (a bound that holds for any law of the clipped rows)" if target == "population" else "")
     if clip_summary_present:
         parts += ", and clipping bias where the clipping-excess release detects it"
     return f"{what}; counted: {parts}"
 
 
 def not_covered_text(target, clip_summary_present):
+    unmeasured = "clipping bias (no clipping-excess release measures it: a public row_norm, or a run across sites)"
     left = ["the clipping loss off the diagonal where it is not detected, beyond what shrinking elliptical rows gives"
-            if clip_summary_present else "clipping bias (a public row_norm: nothing released to estimate it)",
-            "what rows beyond the outer bound lost beyond it (flagged 'biased' where such rows are detected)"]
-    if target == "population":
-        left.append("sampling spread beyond normal theory (heavy tails)")
+            if clip_summary_present else unmeasured,
+            "what rows beyond the outer bound lost beyond it (the columns that bear such rows, where they are "
+            "detected, are marked 'biased' and their intervals withheld)",
+            "the private mean's own clipping bias"]
     return "; ".join(left)
 
 

@@ -43,11 +43,13 @@ def standardized_checked(release, owner="precision --standardize"):
 
 
 def partial_correlations(precision):
-    """The partial correlations -P_ij / sqrt(P_ii P_jj) of a (d, d) precision matrix P, with 1 on the diagonal."""
-    scale = np.sqrt(np.abs(np.diag(precision)))
-    scale[scale == 0] = 1.0
-    P = -precision / np.outer(scale, scale)
-    np.fill_diagonal(P, 1.0)
+    """The partial correlations -P_ij / sqrt(P_ii P_jj) of a (d, d) precision matrix P (or a stack, (..., d, d)),
+    with 1 on the diagonal."""
+    scale = np.sqrt(np.abs(np.diagonal(precision, axis1=-2, axis2=-1)))
+    scale = np.where(scale == 0, 1.0, scale)
+    P = -precision / (scale[..., :, None] * scale[..., None, :])
+    idx = np.arange(P.shape[-1])
+    P[..., idx, idx] = 1.0
     return P
 
 

@@ -7,28 +7,31 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._rng import as_generator, describe_randomness, noise_source, spawn
-from .._validation import check_data, check_nonnegative, check_positive, check_sensitivity
+from .._validation import check_data, check_nonnegative, check_positive
 from ._target import check_target
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, wishart_noise
 from ..moments import clip_responses, clip_rows
 from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
 from ..moments.counts import warn_if_delta_large
-from ..moments.release import Part
-from ..privacy import ZCDP, PureDP, analytic_gaussian_sigma, check_accountant, classic_gaussian_sigma, compose
-from ..privacy import calibrate_gaussian, zcdp_gaussian_sigma, zcdp_to_approx_dp
+from ..privacy import check_accountant
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import auto_psd_floor, check_p, irls_weights, solve_weighted, weighted_moments
-from ._budget import irls_budget
 from ._conventions import all_or_nothing, check_input, clone_sharing_tally, fit_input, noise_entry, privacy_report
 from ._conventions import release_input, release_noise
-from ._uncertainty_models import irls_laws, irls_spread
+from ._irls_error import irls_error_budget, irls_laws
+from ._irls_plan import IRLSPlanMixin
+from .model_defaults import N_ITER
+from ._irls_sampling import release_sampling, sandwich_parts
+from ._column_map import column_map
+from ..moments.ranges import feature_names_of
+from .error_budget import check_target as check_error_target
 from .uncertainty import check_uncertainty_params, noise_law
 
 __all__ = ["PrivateIRLS"]
 
 
-class PrivateIRLS(RegressorMixin, BaseEstimator):
+class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
     r"""Differentially private Lp regression (least absolute deviations by default) by IRLS.
 
     Each of ``n_iter`` iterations (``docs/algorithms.md`` §3.4) computes weights
@@ -50,18 +53,21 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         (non-private) thresholded IRLS, with a ``NotPrivateWarning``.
     delta : float in [0, 1)
         Total delta (> 0 whenever a release is Gaussian or for ``"zcdp"``).
-    row_norm : float > 0 or "auto"
+    row_norm : float > 0 or "auto", default="auto"
         Public bound ``R``: rows are clipped to ``||x||_2 <= R``. ``"auto"``:
-        a private quantile of ``||x||`` paid from ``bound_budget``.
-    response_bound : float > 0 or "auto"
+        a private quantile of ``||x||`` paid from ``bound_budget`` (free, the
+        box's ``sqrt(d)``, when ``ranges`` covers every column).
+    response_bound : float > 0 or "auto", default="auto"
         Public bound ``r``: responses are clipped to ``|y| <= r``. ``"auto"``:
-        a private quantile of ``|y|``, likewise.
-    n_iter : int >= 1
-        ``J``, the number of iterations (each costs two releases).
-    w_max : float > 0
+        a private quantile of ``|y|``, likewise (free, 1, with ``response_range``).
+    n_iter : int >= 1, default=10
+        ``J``, the number of iterations (each costs two releases; docs/regression.md
+        says why 10).
+    w_max : float > 0 or "auto", default="auto"
         The largest IRLS weight (Park & Welling's "δ", renamed). The
         sensitivities grow linearly in it; residuals below ``1/w_max`` are
-        treated as ``1/w_max``.
+        treated as ``1/w_max``. ``"auto"``: ``5 / response_bound_`` (in the
+        units of ``y``, whichever bound is in use).
     p : float in [1, 2], default=1.0
         The loss :math:`\sum|r_i|^p`; ``p = 1`` is median (LAD) regression.
     first_moment : {"gaussian", "laplace"}, default="gaussian"
@@ -84,12 +90,15 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         projection, as in the other estimators: each iterate solves with
         :math:`\tilde B` as released (its pseudo-inverse, negative
         eigenvalues kept), which noise can make unstable.
-    fit_intercept : bool, default=False
+    fit_intercept : bool, default=True
         Append the public constant column ``intercept_scale`` to the clipped
         rows. The augmented rows have norm at most
         ``sqrt(R^2 + intercept_scale^2)``, which the sensitivities use.
     intercept_scale : float > 0, optional
-        The constant of the intercept column (default ``row_norm``).
+        The constant of the intercept column (default ``row_norm / 2``: the
+        sensitivities grow with ``R^2 + intercept_scale^2``; half of ``R`` cut
+        the withheld coefficients of the Laplace simulation at epsilon = 4 from
+        27% to 11%, docs/regression.md).
     accountant : Accountant, optional
         Spent check-then-commit: the total guarantee is checked with
         ``can_spend`` before the data are read and spent after the fit.
@@ -103,6 +112,22 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     neighbours : {"replace-one"}, default="replace-one"
         The relation of the guarantee; the others are refused (the weighted
         moments are normalised by the exact N).
+    target : {"population", "sample"}, default="population"
+        What the intervals are about: the population coefficients (sampling
+        counted, from the ``sampling_budget`` releases; LAD, ``p = 1``, zCDP
+        accounting) or the coefficients of these rows (noise only).
+    sampling_budget : float in [0, 1), default=0.1
+        The share (of ``rho`` under zCDP accounting) of three releases at the
+        final iterate behind the sampling part
+        (:mod:`dpmoments.estimators._irls_sampling`); listed as the part
+        ``"sampling (error budget)"``.
+    ranges : dict, optional
+        Public per-column ranges ``{column name or position: (lower, upper)}``:
+        each ranged column is clipped, centred at its midpoint and scaled by its
+        half-width (a fixed map of each row, no cost); the coefficients come back
+        in the original units (:mod:`dpmoments.estimators._column_map`).
+    response_range : (float, float), optional
+        The public range of ``y``, likewise.
     bound_budget : float in (0, 1) or BoundBudget, default=0.1
         With an ``"auto"`` bound: the share of the budget spent on the private
         0.95-quantiles (:func:`dpmoments.moments.auto_release.choose_bounds`,
@@ -135,13 +160,25 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         Eigenvalues of :math:`\tilde B` raised to the floor, per iteration.
     coef_se_, coef_interval_ : ndarray
         Standard errors, shape ``(n_features,)``, and ``level`` intervals,
-        shape ``(2, n_features)``, of the coefficients: the spread the noise of
-        the **final** iteration's two releases induces, with that iteration's
-        weights held fixed (the earlier releases reach the coefficients only
-        through the weights, and are not redrawn: redrawing them would need
-        the data again). First-order closed form, or the bootstrap's.
-    intercept_se_ : float
-        The same for ``intercept_`` (0 without ``fit_intercept``).
+        shape ``(2, n_features)``, of the coefficients: the noise of every
+        iteration propagated through the weights, the iterations not run, and
+        sampling (``target="population"``); not the clipping bias
+        (``uncertainty_["not_covered"]``). NaN where ``coef_biased_``.
+    coef_noise_se_ : ndarray of shape (n_features,)
+        The iterations' noise alone.
+    coef_cov_ : ndarray
+        The covariance behind ``coef_se_``, the intercept last when fitted.
+    coef_biased_ : ndarray of bool
+        Coefficients along directions where the final ``B~``'s eigenvalues were
+        raised to the floor: shrunk by an unknown factor, interval withheld.
+    intercept_se_, intercept_interval_, intercept_biased_ : float, ndarray, bool
+        The same for ``intercept_`` (0 and ``False`` without an intercept).
+    intercept_fitted_ : bool
+        Whether an intercept was fitted (``fit_release`` takes the sites' rows as sent).
+    w_max_ : float
+        The ``w_max`` used.
+    ranges_ : dict
+        The public ranges as applied, and the columns without one.
     snr_ : float
         ``||theta|| / sqrt(sum of the coefficients' noise variances)``.
     uncertainty_ : dict
@@ -182,7 +219,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     >>> X = rng.normal(size=(20_000, 3)) / 4
     >>> y = X @ np.array([1.0, -1.0, 0.5]) + 0.05 * rng.standard_t(2, size=20_000)
     >>> est = PrivateIRLS(epsilon=1.0, delta=1e-6, row_norm=1.0, response_bound=1.0,
-    ...                   n_iter=5, w_max=10.0, rng=0).fit(X, y)
+    ...                   n_iter=5, w_max=10.0, fit_intercept=False, rng=0).fit(X, y)
     >>> bool(np.abs(est.coef_ - [1.0, -1.0, 0.5]).max() < 0.2)
     True
     >>> str(est.privacy_)
@@ -191,10 +228,11 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
 
     __sklearn_clone__ = clone_sharing_tally  # clones count their fits with this one's
 
-    def __init__(self, *, epsilon, delta, row_norm, response_bound, n_iter, w_max, p=1.0,
+    def __init__(self, *, epsilon, delta, row_norm="auto", response_bound="auto", n_iter=N_ITER, w_max="auto", p=1.0,
                  first_moment="gaussian", second_moment="gaussian", accounting="zcdp", split=0.5,
-                 delta_slack=None, psd_floor="auto", fit_intercept=False, intercept_scale=None,
-                 accountant=None, n_draws=0, level=0.9, rng=None, neighbours="replace-one", bound_budget=0.1):
+                 delta_slack=None, psd_floor="auto", fit_intercept=True, intercept_scale=None,
+                 accountant=None, n_draws=0, level=0.9, rng=None, neighbours="replace-one", bound_budget=0.1,
+                 target="population", sampling_budget=0.1, ranges=None, response_range=None):
         self.epsilon = epsilon
         self.delta = delta
         self.row_norm = row_norm
@@ -216,70 +254,10 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         self.rng = rng
         self.neighbours = neighbours
         self.bound_budget = bound_budget
-
-    # -- privacy plan (no data) -----------------------------------------------------
-    def _autos(self):
-        return {name: stat for name, stat in (("row_norm", "row-norm"), ("response_bound", "abs-response"))
-                if is_auto(getattr(self, name))}
-
-    def _zcdp_shares(self):
-        """The private bounds' share is of rho (zCDP accounting, finite epsilon), else of epsilon."""
-        return self.accounting == "zcdp" and math.isfinite(self.epsilon) and bool(self._autos())
-
-    def _epsilon_main(self):
-        """The epsilon left to the iterations after the private bounds (at which ``irls_budget`` finds
-        ``(1 - share) rho`` under zCDP shares)."""
-        if not self._autos():
-            return self.epsilon
-        share = as_bound_budget(self.bound_budget).share
-        if self._zcdp_shares():
-            return zcdp_to_approx_dp((1.0 - share) * self._rho(), self.delta)
-        return self.epsilon * (1.0 - share)
-
-    def _rho(self):
-        return calibrate_gaussian(self.epsilon, self.delta, 1.0, calibration="zcdp")[1].rho
-
-    def _plan(self, n, d):
-        """Budget split, guarantee, sensitivities and noise scales, from the bounds in ``row_norm_`` and
-        ``response_bound_``; reads no data."""
-        R, r, w = self._row_bound(), self._bound("response_bound"), self.w_max
-        sens = {"A_l2": 2 * w * R * r / n, "A_l1": 2 * w * math.sqrt(d) * R * r / n,
-                "B_l2": math.sqrt(2.0) * w * R * R / n}
-        cause = f"'row_norm' = {self._bound('row_norm'):g}, 'response_bound' = {r:g} and 'w_max' = {w:g}"
-        for value in sens.values():
-            check_sensitivity(value, cause)
-        if math.isinf(self.epsilon):
-            return None, PureDP(math.inf), sens, {"A": 0.0, "B": 0.0}
-        budget = irls_budget(self._epsilon_main(), self.delta, self.n_iter, accounting=self.accounting,
-                             first_moment=self.first_moment, second_moment=self.second_moment,
-                             split=self.split, delta_slack=self.delta_slack)
-        scales = {"A": self._scale(budget.first_moment, self.first_moment, sens["A_l2"], sens["A_l1"]),
-                  "B": self._scale(budget.second_moment, self.second_moment, sens["B_l2"], None, n, R)}
-        return budget, budget.total, sens, scales
-
-    def _scale(self, g, kind, l2, l1, n=None, R=None):
-        if kind == "laplace":
-            return l1 / g.epsilon
-        if kind == "wishart":  # the paper's scale (for its claimed epsilon), with R^2 for a general row bound
-            return self.w_max * R * R / (2.0 * g.claim.epsilon * n)
-        if self.accounting == "zcdp":
-            return zcdp_gaussian_sigma(g.rho_or_none, l2)
-        claim = g.claim.as_approx()
-        if self.accounting == "cdp-paper":
-            return classic_gaussian_sigma(claim.epsilon, claim.delta, l2, allow_large_epsilon=True)
-        return analytic_gaussian_sigma(claim.epsilon, claim.delta, l2)
-
-    def _bound(self, name):
-        """The bound in use: the one set for this fit (drawn for "auto"), else the public parameter."""
-        value = getattr(self, name + "_", None)
-        return float(getattr(self, name)) if value is None else value
-
-    def _row_bound(self):
-        R = self._bound("row_norm")
-        if not self.fit_intercept:
-            return R
-        kappa = R if self.intercept_scale is None else self.intercept_scale
-        return math.sqrt(R**2 + kappa**2)
+        self.target = target
+        self.sampling_budget = sampling_budget
+        self.ranges = ranges
+        self.response_range = response_range
 
     # -- fit ------------------------------------------------------------------------
     def _validate(self):
@@ -289,8 +267,14 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
                 check_positive(getattr(self, name), name)
         if self._autos():
             as_bound_budget(self.bound_budget)
-        check_positive(self.w_max, "w_max")
+        if self.w_max != "auto":
+            check_positive(self.w_max, "w_max")
         check_p(self.p)
+        check_error_target(self.target)
+        if not (isinstance(self.sampling_budget, (int, float, np.floating)) and 0 <= self.sampling_budget < 1
+                and self._bound_share() + self.sampling_budget < 1):
+            raise ValueError("'sampling_budget' must be a share in [0, 1) that leaves the iterations some of the "
+                             f"budget with 'bound_budget'; got {self.sampling_budget!r}.")
         if isinstance(self.n_iter, bool) or not isinstance(self.n_iter, (int, np.integer)) or self.n_iter < 1:
             raise ValueError(f"'n_iter' must be an integer >= 1; got {self.n_iter!r}.")
         if self.intercept_scale is not None:
@@ -315,15 +299,20 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         -------
         self
         """
+        self._map = None
         self._validate()
+        self._intercept_column = bool(self.fit_intercept)
+        names = feature_names_of(X)
         fit_input(self, X)
         X = check_data(X)
         y = check_target(y, X.shape[0], type(self).__name__)
+        self._map = column_map(self.ranges, self.response_range, names, self._intercept_column)
+        X, y = self._map.rows(X), self._map.response(y)  # a fixed map of each row: public ranges, no cost
         n, d = X.shape[0], X.shape[1] + bool(self.fit_intercept)
-        self.row_norm_, self.response_bound_ = (1.0 if is_auto(v) else float(v) for v in
-                                                (self.row_norm, self.response_bound))  # for the plan's guarantee
+        self.row_norm_, self.response_bound_ = (self._free_bound(k) or (1.0 if is_auto(v) else float(v)) for k, v in
+                                                (("row_norm", self.row_norm), ("response_bound", self.response_bound)))
         budget, guarantee, _, _ = self._plan(n, d)
-        guarantee, parts = self._with_bound_parts(budget, guarantee)
+        guarantee, parts = self._with_parts(budget, guarantee)
         source = noise_source(self.rng)  # where the noise starts: a second fit from the same seed is refused
         if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one",
                                                                          noise_source=source):
@@ -333,24 +322,47 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         if self.first_moment == "gaussian" or self.second_moment == "gaussian":
             warn_if_delta_large(self.delta, n, noisy=False, stacklevel=2)
         rng = as_generator(self.rng)
-        if parts:  # the draws get their own stream; without them a seed gives the same noise as before
+        autos = self._autos()
+        if autos:  # the draws get their own stream; without them a seed gives the same noise as before
             gen_bounds, rng = spawn(rng, 2)
-            chosen, parts[:-1] = choose_bounds((X, y), self._autos(), epsilon=self.epsilon,
+            chosen, parts[:len(autos)] = choose_bounds((X, y), self._autos(), epsilon=self.epsilon,
                                                budget=as_bound_budget(self.bound_budget),
                                                share=as_bound_budget(self.bound_budget).share, rng=gen_bounds,
                                                delta=self.delta, zcdp=self._zcdp_shares())
             self.row_norm_ = chosen.get("row_norm", self.row_norm_)
             self.response_bound_ = chosen.get("response_bound", self.response_bound_)
         budget, _, sens, scales = self._plan(n, d)
+        self.w_max_ = self._w_max()
         Z = self._design(X)
         yc = clip_responses(y, self.response_bound_)
-        theta, clipped, final = self._iterate(Z, yc, scales, rng)
+        theta, clipped, iterations, floor = self._iterate(Z, yc, scales, rng)
+        self.sampling_noise_ = []
+        sampling = self._sampling(Z, yc, theta, n, rng) if self._sampling_on() else None
         if self.accountant is not None:
             self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one", noise_source=source)
         self.privacy_parts_ = tuple(parts)
-        self._set_fitted(theta, clipped, budget, guarantee, sens, scales)
-        self._set_spread(final, irls_laws(self.first_moment, self.second_moment, scales, final[0].size))
+        self._set_fitted(clipped, budget, guarantee, sens, scales)
+        self._set_spread(iterations, floor, irls_laws(self.first_moment, self.second_moment, scales, theta.size),
+                         sampling, n, self._map.back(self._kappa(), self._intercept_column))
+        self.ranges_ = self._map.to_dict(names)
         return self
+
+    def _free_bound(self, name):
+        """A bound the public ranges give for free where it is "auto": the box's ``sqrt(d)``, or 1 for ``y``."""
+        if not is_auto(getattr(self, name)):
+            return None
+        if name == "row_norm" and self._map.all_ranged:
+            return math.sqrt(self._map.center.size)
+        return 1.0 if name == "response_bound" and self._map.y_range is not None else None
+
+    def _sampling(self, Z, y, theta, n, rng):
+        """The sampling releases at the final iterate and the sandwich's parts (``_irls_sampling``)."""
+        scales, sens = self._sampling_scales(n)
+        released = release_sampling(Z, y, theta, w_max=self._w_max(), response_bound=self.response_bound_,
+                                    scales=scales, rng=rng)
+        self.sampling_noise_ = [noise_entry(f"sampling release {k}", "gaussian" if scales[k] else "none", scales[k],
+                                            sensitivity=sens[k], sensitivity_norm="l2") for k in scales]
+        return sandwich_parts(released, scales, Z.shape[1])
 
     @all_or_nothing
     def fit_release(self, fit):
@@ -358,11 +370,12 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
 
         ``fit`` is what :func:`dpmoments.multisite.irls` (the ``"regress"`` analysis) returns.
         ``coef_`` are its coefficients and ``privacy_`` its guarantee (against the aggregator);
-        ``coef_se_``, ``coef_interval_``, ``snr_`` and ``diagnostics_`` are the spread that the noise
-        of its final two releases induces, with that iteration's weights held fixed, computed as
-        :meth:`fit` computes them (``n_draws``, ``level``; the noise laws are the releases' own).
-        The sites' rows are taken as they sent them: ``fit_intercept`` must be False (give every
-        site a column of ones for an intercept).
+        ``coef_se_``, ``coef_interval_``, ``snr_`` and ``diagnostics_`` carry the noise of every
+        iteration's releases, each passed on undamped (no sampling release across sites to estimate
+        the IRLS map's contraction: conservative), computed as :meth:`fit` computes them
+        (``n_draws``, ``level``; the noise laws are the releases' own); sampling and the iterations
+        not run are left out, which ``uncertainty_`` says. The sites' rows are taken as they sent
+        them: ``fit_intercept`` is not applied (give every site a column of ones for an intercept).
 
         Privacy: post-processing of the run's releases, so it spends nothing. ``privacy_`` is the
         run's guarantee against the aggregator, under the releases' neighbouring relation
@@ -381,17 +394,18 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
         """
         if not (hasattr(fit, "releases") and len(fit.releases) >= 2):
             raise TypeError(f"'fit' must be the IRLSFit of a multi-site 'regress' run; got {type(fit).__name__}.")
-        if self.fit_intercept:
-            raise ValueError("fit_release takes the sites' rows as they were sent: set fit_intercept=False (add a "
-                             "column of ones at every site for an intercept).")
+        self._intercept_column = False  # the sites' rows as they were sent (a column of ones there for an intercept)
         check_uncertainty_params(self)
         A, B = fit.releases[-2], fit.releases[-1]
+        pairs = [(fit.releases[i].cross_moment, fit.releases[i + 1].second_moment)
+                 for i in range(0, len(fit.releases) - 1, 2)]
         self.coef_, self.intercept_, self.n_iter_ = np.array(fit.coef, dtype=float), 0.0, int(fit.n_iter)
         self.budget_, self.privacy_, self.neighbours_ = None, fit.guarantee, B.neighbours
         self.n_psd_clipped_, self.privacy_parts_ = tuple(fit.n_psd_clipped), ()
         release_input(self, self.coef_.size)
         floor = auto_psd_floor(B.n_features, B.noise_scale)  # the floor the run solved with (multisite.analyses)
-        self._set_spread((A.cross_moment, B.second_moment, floor), (noise_law(A), noise_law(B)))
+        d = self.coef_.size
+        self._set_spread(pairs, floor, (noise_law(A), noise_law(B)), None, B.n, (np.eye(d), np.zeros(d)))
         self.privacy_report_ = privacy_report(
             self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=B.randomness,
             fitted_by="fit_release", noise=release_noise("first moment A (final iteration)", A)
@@ -399,30 +413,25 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             postprocessing="coefficients from the final iteration's released B theta = A")
         return self
 
-    def _with_bound_parts(self, budget, guarantee):
-        """The total with the private bounds' draws composed in (basic), and the parts (planned: no data)."""
-        autos = self._autos()
-        if not autos:
-            return guarantee, []
-        share, k = as_bound_budget(self.bound_budget).share, len(autos)
-        if self._zcdp_shares():  # the iterations' rho is the rest of the same rho: compose in zCDP
-            parts = [Part(name, ZCDP(share * self._rho() / k), share / k) for name in autos]
-            parts.append(Part("IRLS iterations", guarantee, 1.0 - share))
-            releases = [p.guarantee for p in parts[:-1]] + list(budget.releases())
-            return compose(releases, composition="zcdp", delta=self.delta), parts
-        parts = [Part(name, PureDP(self.epsilon * share / k), share / k) for name in autos]
-        parts.append(Part("IRLS iterations", guarantee, 1.0 - share))
-        return compose([p.guarantee for p in parts]), parts
-
-    def _set_spread(self, final, laws):
-        A, B, floor = final
-        _, se, interval, snr, diagnostics, summary = irls_spread(A, B, floor, laws, self.n_draws, self.level,
-                                                                 self.rng, "PrivateIRLS")
-        kappa = (self.row_norm_ if self.intercept_scale is None else self.intercept_scale) if self.fit_intercept else 0
-        cut = -1 if self.fit_intercept else None
-        self.coef_se_, self.coef_interval_ = se[:cut], interval[:, :cut]
-        self.intercept_se_ = float(kappa * se[-1]) if self.fit_intercept else 0.0
-        self.snr_, self.diagnostics_, self.uncertainty_ = snr, diagnostics, summary
+    def _set_spread(self, iterations, floor, laws, sampling, n, back):
+        """The coefficients' error budget (``_irls_error``), mapped to the user's units by ``back = (T, offset)``."""
+        fit = irls_error_budget(iterations, floor, laws, sampling, n, n_draws=self.n_draws, level=self.level,
+                                rng=self.rng, owner="PrivateIRLS").mapped(*back)
+        column = self._intercept_column
+        cut = -1 if column else None
+        se, interval, noise_se = fit.se(), fit.interval(self.level), fit.noise_se()
+        self.coef_ = fit.theta[:cut].copy()
+        self.intercept_ = float(fit.theta[-1]) if column else 0.0
+        self.coef_cov_ = fit.cov
+        self.coef_se_, self.coef_interval_, self.coef_noise_se_ = se[:cut], interval[:, :cut], noise_se[:cut]
+        self.coef_biased_, self.intercept_biased_ = fit.biased[:cut], bool(column and fit.biased[-1])
+        self.intercept_fitted_ = column
+        self.intercept_se_ = float(se[-1]) if column else 0.0
+        self.intercept_interval_ = interval[:, -1] if column else np.zeros(2)
+        self.snr_, self.diagnostics_, self.uncertainty_ = fit.snr, fit.diagnostics, fit.summary
+        summary = fit.summary
+        if sampling is not None:
+            summary["sampling"] = {"bandwidth": sampling["h"], "residual_scale": sampling["scale"]}
 
     def _warn(self, guarantee):
         if math.isinf(self.epsilon):
@@ -434,8 +443,7 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
     def _design(self, X):
         Z = clip_rows(X, self.row_norm_)
         if self.fit_intercept:
-            kappa = self.row_norm_ if self.intercept_scale is None else self.intercept_scale
-            Z = np.hstack([Z, np.full((Z.shape[0], 1), float(kappa))])
+            Z = np.hstack([Z, np.full((Z.shape[0], 1), float(self._kappa()))])
         return Z
 
     def _floor(self, scales, d):
@@ -449,14 +457,15 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
 
     def _iterate(self, Z, y, scales, rng):
         n, d = Z.shape
-        theta, clipped = np.zeros(d), []
+        theta, clipped, released = np.zeros(d), [], []
         floor = self._floor(scales, d)
         for _ in range(self.n_iter):
-            A, B = weighted_moments(Z, y, irls_weights(y - Z @ theta, self.w_max, self.p))
+            A, B = weighted_moments(Z, y, irls_weights(y - Z @ theta, self._w_max(), self.p))
             A, B = self._noisy(A, B, scales, rng)
             theta, k = solve_weighted(B, A, floor)
             clipped.append(k)
-        return theta, tuple(clipped), (A, B, floor)  # the final releases: what the uncertainty is computed from
+            released.append((A, B))
+        return theta, tuple(clipped), released, floor  # every release: what the error budget is computed from
 
     def _noisy(self, A, B, scales, rng):
         if scales["A"] == 0.0:
@@ -468,18 +477,13 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
             return A, B + wishart_noise(d, d + 1, scales["B"], rng)
         return A, B + symmetric_matrix_noise(d, scales["B"], rng)
 
-    def _set_fitted(self, theta, clipped, budget, guarantee, sens, scales):
-        if self.fit_intercept:
-            kappa = self.row_norm_ if self.intercept_scale is None else self.intercept_scale
-            self.coef_, self.intercept_ = theta[:-1].copy(), float(kappa * theta[-1])
-        else:
-            self.coef_, self.intercept_ = theta, 0.0
+    def _set_fitted(self, clipped, budget, guarantee, sens, scales):
         self.n_iter_ = int(self.n_iter)
         self.budget_ = budget
         self.privacy_ = guarantee
         self.neighbours_ = self.neighbours
         self.n_psd_clipped_ = clipped
-        self.n_features_in_ = self.coef_.size
+        self.n_features_in_ = self._map.center.size
         releases = len(clipped)
         kind_a, kind_b = (k if scales[s] else "none" for k, s in ((self.first_moment, "A"), (self.second_moment, "B")))
         self.privacy_report_ = privacy_report(
@@ -490,7 +494,8 @@ class PrivateIRLS(RegressorMixin, BaseEstimator):
                                sensitivity_norm="l1" if kind_a == "laplace" else "l2"),
                    noise_entry("second moment B", kind_b, scales["B"], releases=releases,
                                sensitivity=None if kind_b == "wishart" else sens["B_l2"],
-                               sensitivity_norm=None if kind_b == "wishart" else "l2")])
+                               sensitivity_norm=None if kind_b == "wishart" else "l2")]
+            + getattr(self, "sampling_noise_", []))
 
     def predict(self, X):
         """Linear predictions ``X @ coef_ + intercept_`` (rows are not clipped).

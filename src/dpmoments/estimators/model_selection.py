@@ -1,71 +1,36 @@
 r"""Private model selection by penalised, L1-constrained least squares (Lei et al. 2018)."""
 
-import itertools
 import math
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._rng import as_generator, describe_randomness, noise_source
-from .._validation import check_data, check_int, check_nonnegative, check_positive, check_sensitivity
-from ._target import check_target
+from .._rng import as_generator, describe_randomness, noise_source, spawn
+from .._validation import check_data, check_sensitivity
 from ..exceptions import NotPrivateWarning
 from ..mechanisms import exponential_mechanism, laplace_noise, report_noisy_min, symmetric_matrix_noise
-from .._rng import spawn
-from ..moments import Release, accumulate_moments, project_psd
+from ..moments import accumulate_moments
 from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
+from ..moments.ranges import feature_names_of
 from ..moments.release import Part
-from ..privacy import PureDP, check_accountant, compose
-from ..privacy.relations import check_neighbours
+from ..privacy import PureDP, compose
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
-from ._conventions import (all_or_nothing, clone_sharing_tally, fit_input, noise_entry, privacy_report, release_input,
-                           release_noise)
-from ._uncertainty_models import selection_margin, selection_stability, solve_se
-from .uncertainty import NoiseLaw
 from ..solvers.l1_ball_certified import certified_objectives
+from ._column_map import column_map
+from ._conventions import all_or_nothing, clone_sharing_tally, fit_input, noise_entry, privacy_report
+from ._irls_error import solve_se
+from ._selection_plan import MECHANISMS, R_SHARE, SelectionPlanMixin, candidate_family  # noqa: F401 (public here)
+from ._selection_release import SelectionReleaseMixin
+from ._target import check_target
+from ._uncertainty_models import selection_margin
+from .uncertainty import NoiseLaw
 
-__all__ = ["PrivateModelSelection"]
-
-MECHANISMS = ("noisy-min", "exponential")
-_MAX_CANDIDATES = 20_000
-# fit_release redraws the release this many times to say how stable its choice is, fewer (down to 10) where
-# the candidates would need more than _STABILITY_SOLVES solves in all (about 70 us each).
-_STABILITY_DRAWS, _STABILITY_SOLVES = 50, 100_000
-
-
-def candidate_family(candidates, max_size, d):
-    """The fixed, data-independent family as a tuple of sorted index tuples."""
-    if isinstance(candidates, str):
-        try:
-            k = d if max_size is None else int(max_size)
-        except (TypeError, ValueError, OverflowError):  # "3", nan, inf, a list: no count of columns
-            k = 0
-        if k < 1 or (max_size is not None and k != max_size):
-            raise ValueError(f"'max_size' must be an integer >= 1; got {max_size!r}.")
-        if candidates == "all":
-            count = sum(math.comb(d, s) for s in range(1, min(k, d) + 1))
-            if count > _MAX_CANDIDATES:
-                raise ValueError(f"candidates='all' gives {count} models (> {_MAX_CANDIDATES}); lower 'max_size'.")
-            return tuple(m for s in range(1, min(k, d) + 1) for m in itertools.combinations(range(d), s))
-        if candidates == "nested":
-            return tuple(tuple(range(s)) for s in range(1, min(k, d) + 1))
-        raise ValueError(f"'candidates' must be 'all', 'nested' or a list of column-index tuples; got {candidates!r}.")
-    try:
-        family = [tuple(sorted({int(j) for j in m})) for m in candidates]
-    except TypeError as exc:
-        raise TypeError(f"'candidates' must be a list of iterables of column indices: {exc}") from exc
-    family = tuple(dict.fromkeys(family))
-    if not family:
-        raise ValueError("'candidates' must hold at least one model; got an empty family.")
-    for m in family:
-        if any(j < 0 or j >= d for j in m):
-            raise ValueError(f"candidate {m} has a column index outside [0, {d}).")
-    return family
+__all__ = ["PrivateModelSelection", "candidate_family"]
 
 
-class PrivateModelSelection(BaseEstimator):
+class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, BaseEstimator):
     r"""epsilon-DP linear model selection by a noisy penalised L1-constrained criterion.
 
     For every model :math:`M` of a candidate family fixed before seeing the
@@ -92,18 +57,19 @@ class PrivateModelSelection(BaseEstimator):
     ----------
     epsilon : float in (0, inf]
         Budget of the selection step (``inf``: exact argmin, not private).
-    bounds : float > 0 or "auto"
+    bounds : float > 0 or "auto", default="auto"
         Public entrywise bound: ``X_ij`` is clipped to ``[-bounds, bounds]``
         (Lei et al. use 1). ``"auto"``: a private 0.95-quantile of
         ``max_j |x_ij|`` paid from ``bound_budget``.
-    response_bound : float > 0 or "auto"
+    response_bound : float > 0 or "auto", default="auto"
         Public ``r``: ``y`` is clipped to ``[-r, r]``. Clipping is silent:
         how many responses were clipped is private and never reported.
         ``"auto"``: a private 0.95-quantile of ``|y|``, likewise.
-    R : float > 0 or "private"
-        The L1 radius. ``"private"``: estimated with budget ``R_epsilon`` as
-        the L1 norm of the full-model least-squares fit to Laplace-noised
-        moments, clamped to ``R_range``.
+    R : float > 0 or "private", default="private"
+        The L1 radius. ``"private"``: estimated as the L1 norm of the
+        full-model least-squares fit to Laplace-noised moments, clamped to
+        ``R_range``, with ``R_SHARE`` (0.1) of ``epsilon`` (the part ``"R"``), or
+        with its own ``R_epsilon`` on top when given.
     candidates : "all", "nested" or list of index tuples, default="all"
         ``"all"``: every non-empty subset of at most ``max_size`` columns;
         ``"nested"``: ``{0}, {0, 1}, ...`` in column order; or the user's
@@ -159,6 +125,13 @@ class PrivateModelSelection(BaseEstimator):
     neighbours : {"replace-one"}, default="replace-one"
         The relation of the guarantee; the others are refused (the BIC
         penalty and the private ``sigma2`` divide by the exact n).
+    ranges : dict, optional
+        Public per-column ranges ``{column: (lower, upper)}``: ranged columns
+        clipped and mapped to [-1, 1] about their midpoints for free (all of
+        them ranged: ``bounds`` is 1, no draw); the criterion is computed on
+        the mapped columns, the refit comes back in the original units.
+    response_range : (float, float), optional
+        The public range of ``y``, likewise (``response_bound`` 1, no draw).
 
     Attributes
     ----------
@@ -269,10 +242,11 @@ class PrivateModelSelection(BaseEstimator):
 
     __sklearn_clone__ = clone_sharing_tally  # clones count their fits with this one's
 
-    def __init__(self, *, epsilon, bounds, response_bound, R, candidates="all", max_size=None, phi="theorem",
-                 sigma2=1.0, mechanism="noisy-min", R_epsilon=None, sigma2_epsilon=None, R_range=(1e-6, math.inf),
-                 refit_epsilon=None, release_scores=False, gap_tolerance=1e-6, qp_iterations=300, accountant=None,
-                 rng=None, neighbours="replace-one", bound_budget=0.1):
+    def __init__(self, *, epsilon, bounds="auto", response_bound="auto", R="private", candidates="all",
+                 max_size=None, phi="theorem", sigma2=1.0, mechanism="noisy-min", R_epsilon=None, sigma2_epsilon=None,
+                 R_range=(1e-6, math.inf), refit_epsilon=None, release_scores=False, gap_tolerance=1e-6,
+                 qp_iterations=300, accountant=None, rng=None, neighbours="replace-one", bound_budget=0.1,
+                 ranges=None, response_range=None):
         self.epsilon = epsilon
         self.bounds = bounds
         self.response_bound = response_bound
@@ -293,58 +267,8 @@ class PrivateModelSelection(BaseEstimator):
         self.rng = rng
         self.bound_budget = bound_budget
         self.neighbours = neighbours
-
-    # -- the plan: budgets, checked before any data are read --------------------------
-    def _budget_parts(self, n_candidates):
-        eps = check_positive(self.epsilon, "epsilon", allow_inf=True)
-        if self.mechanism not in MECHANISMS:
-            raise ValueError(f"'mechanism' must be one of {MECHANISMS}; got {self.mechanism!r}.")
-        if self.release_scores and self.mechanism != "noisy-min":
-            raise ValueError("'release_scores=True' needs mechanism='noisy-min'.")
-        autos = self._autos()
-        share = as_bound_budget(self.bound_budget).share if autos else 0.0
-        select = eps * (1.0 - share)
-        select = select * n_candidates / 2.0 if self.release_scores else select
-        parts = {"bounds": eps * share} if autos else {}
-        parts["selection"] = select
-        for name, flag in (("R", self.R == "private"), ("sigma2", self.sigma2 == "private")):
-            value = getattr(self, f"{name}_epsilon")
-            if flag:
-                parts[name] = check_positive(value, f"{name}_epsilon")
-            elif value is not None:
-                raise ValueError(f"'{name}_epsilon' is only used with {name}='private'; got {value!r}.")
-        if self.refit_epsilon is not None:
-            parts["refit"] = check_positive(self.refit_epsilon, "refit_epsilon")
-        return parts
-
-    def _autos(self):
-        return {name: stat for name, stat in (("bounds", "max-abs-entry"), ("response_bound", "abs-response"))
-                if is_auto(getattr(self, name))}
-
-    def _validate(self):
-        for name in ("bounds", "response_bound"):
-            if not is_auto(getattr(self, name)):
-                check_positive(getattr(self, name), name)
-        if self.R != "private":
-            check_positive(self.R, "R")
-        if self.sigma2 != "private":
-            check_positive(self.sigma2, "sigma2")
-        if self.phi not in ("bic", "theorem"):
-            if isinstance(self.phi, str):
-                raise ValueError(f"'phi' must be a number >= 0, 'theorem' or 'bic'; got {self.phi!r}.")
-            check_nonnegative(self.phi, "phi")
-        try:
-            lo, hi = (float(v) for v in self.R_range)
-        except (TypeError, ValueError):  # not a pair of numbers
-            lo = hi = math.nan
-        if not 0 < lo < hi:
-            raise ValueError(f"'R_range' must be (low, high) with 0 < low < high; got {self.R_range!r}.")
-        if check_positive(self.gap_tolerance, "gap_tolerance") >= 1:
-            raise ValueError(f"'gap_tolerance' must be in (0, 1); got {self.gap_tolerance}.")
-        check_int(self.qp_iterations, "qp_iterations", minimum=1)
-        check_neighbours(self.neighbours, ("replace-one",), "the analysis (BIC, private R and sigma2) is for "
-                         "replace-one with n public, which also covers zero-out pairs")
-        check_accountant(self.accountant)
+        self.ranges = ranges
+        self.response_range = response_range
 
     # -- fit ------------------------------------------------------------------------
     @all_or_nothing
@@ -360,10 +284,14 @@ class PrivateModelSelection(BaseEstimator):
         -------
         self
         """
+        self._map = None
         self._validate()
+        names = feature_names_of(X)
         fit_input(self, X)
         X = check_data(X)
         y = check_target(y, X.shape[0], type(self).__name__)
+        self._map = column_map(self.ranges, self.response_range, names, True)
+        X, y = self._map.rows(X), self._map.response(y)  # a fixed map of each row: public ranges, no cost
         n, d = X.shape
         family = candidate_family(self.candidates, self.max_size, d)
         parts = self._budget_parts(len(family))
@@ -408,14 +336,12 @@ class PrivateModelSelection(BaseEstimator):
         self.privacy_report_ = self._report(parts, delta_q, exact, tau, n)
         return self
 
-    def _selection_epsilon(self):
-        return float(self.epsilon) * (1.0 - (as_bound_budget(self.bound_budget).share if self._autos() else 0.0))
-
     def _choose_bounds(self, X, y, rng):
         """Set ``bounds_`` and ``response_bound_``: public, or private quantiles (the part ``"bounds"``)."""
         autos = self._autos()
-        self.bounds_ = None if "bounds" in autos else float(self.bounds)
-        self.response_bound_ = None if "response_bound" in autos else float(self.response_bound)
+        free = {"bounds": self._map.all_ranged, "response_bound": self._map.y_range is not None}
+        self.bounds_, self.response_bound_ = (None if k in autos else 1.0 if free[k] and is_auto(getattr(self, k))
+                                              else float(getattr(self, k)) for k in ("bounds", "response_bound"))
         self.bound_parts_ = ()
         if autos:
             budget = as_bound_budget(self.bound_budget)
@@ -485,7 +411,8 @@ class PrivateModelSelection(BaseEstimator):
         if self.R != "private":
             return float(self.R)
         cols = list(range(b.size))
-        Gt, bt, floor, _ = self._noisy_moments(G, b, n, cols, float(self.R_epsilon), rng)
+        eps = float(self.R_epsilon) if self.R_epsilon is not None else float(self.epsilon) * R_SHARE
+        Gt, bt, floor, _ = self._noisy_moments(G, b, n, cols, eps, rng)
         beta, _ = solve_weighted(Gt, bt, floor)
         lo, hi = self.R_range
         return float(min(max(np.abs(beta).sum(), lo), hi))
@@ -509,7 +436,9 @@ class PrivateModelSelection(BaseEstimator):
         lam, Q = np.linalg.eigh(0.5 * (Gt + Gt.T))
         Gp = (Q * np.maximum(lam, floor)) @ Q.T
         coef[cols] = l1_ball_least_squares(Gp, bt, 0.0, self.R_).coef
-        return coef
+        scale = self._map.y_half / self._map.half  # back in the user's units (ranged columns were scaled)
+        self.coef_se_ *= scale
+        return coef * scale
 
     def _report(self, parts, delta_q, exact, tau, n):
         return privacy_report(
@@ -542,70 +471,3 @@ class PrivateModelSelection(BaseEstimator):
             lines.append(noise_entry("moments of the selected columns (refit)", "laplace", sens / parts["refit"],
                                      sensitivity=sens, sensitivity_norm="l1"))
         return lines
-
-    # -- from a release (e.g. across sites) -------------------------------------------
-    def _release_scores(self, release, family):
-        """``(fits, phi, scores)`` of every candidate from a release of the second moment of ``(x, y)``."""
-        M, _ = project_psd(release.second_moment, 0.0)
-        n, d = release.n, release.n_features - 1
-        G, b, c = n * M[:d, :d], n * M[:d, d], float(n * M[d, d])
-        fits = [l1_ball_least_squares(G, b, c, self.R_, support=m) for m in family]
-        if self.phi == "theorem":  # no selection noise is added here: the BIC with the released residual variance
-            phi = l1_ball_least_squares(G, b, c, self.R_).objective / n * math.log(n)
-        else:
-            phi = self.sigma2_ * math.log(n) if self.phi == "bic" else float(check_nonnegative(self.phi, "phi"))
-        return fits, phi, np.array([f.objective for f in fits]) + phi * np.array([len(m) for m in family])
-
-    @all_or_nothing
-    def fit_release(self, release):
-        """Select from a release of the second moment of the rows ``(x, y)``, response last: no new cost.
-
-        ``Q_R`` of every candidate is computed from the released ``X^T X / n``, ``X^T y / n`` and
-        ``y^T y / n`` (the PSD projection of the noisy matrix, scaled by the public ``n``), and
-        the smallest penalised score is taken. Everything is post-processing of ``release``,
-        whose guarantee is the fit's; ``coef_`` is the selected model's ``Q_R`` minimiser.
-        ``R`` and ``sigma2`` must be public numbers here. ``phi="theorem"`` (Lei et al.'s
-        penalty scales with the selection noise, which a fit from a release does not add)
-        becomes the BIC ``sigma^2 log n`` with ``sigma^2 = Q_R(full)/n`` from the released
-        moments, as ``fit`` does at ``epsilon=inf``. ``selection_gap_`` is the gap between the
-        two smallest scores. The noise of the choice is the release's: ``selection_probability_``
-        is the share of redrawn releases (fresh noise of the release's law around it; 50 draws,
-        fewer, down to 10, for more than 2000 candidates) that choose the same model, ``snr_``
-        the gap over the spread of the chosen model's lead across them; below one half the
-        choice is flagged ``selection-within-noise`` (``tie_probability_`` is ``None``).
-
-        Parameters
-        ----------
-        release : Release
-            With a ``(d + 1, d + 1)`` second moment of the rows ``(x, y)`` (e.g. a multi-site
-            ``"select"`` analysis).
-
-        Returns
-        -------
-        self
-        """
-        if not isinstance(release, Release) or release.second_moment is None:
-            raise TypeError(f"'release' must be a Release with a second moment of (x, y); got {release!r}.")
-        if self.R == "private" or self.sigma2 == "private":
-            raise ValueError("fit_release needs public 'R' and 'sigma2' (a number each), not 'private'.")
-        d = release.n_features - 1
-        family = candidate_family(self.candidates, self.max_size, d)
-        self.R_, self.sigma2_ = float(check_positive(self.R, "R")), float(check_positive(self.sigma2, "sigma2"))
-        fits, self.phi_, self.scores_ = self._release_scores(release, family)
-        best = int(np.argmin(self.scores_))
-        two = np.sort(self.scores_)[:2]
-        self.selection_gap_ = float(two[1] - two[0]) if two.size > 1 else math.inf
-        draws = min(_STABILITY_DRAWS, max(10, _STABILITY_SOLVES // len(family)))
-        prob, self.snr_, self.diagnostics_, summary = selection_stability(
-            release, lambda r: self._release_scores(r, family)[2], best, self.selection_gap_, draws, self.rng)
-        self.selection_probability_, self.tie_probability_ = prob, None
-        self.uncertainty_ = {**summary, "phi": self.phi_, "phi_units": "y^2", "n_candidates": len(family)}
-        self.selected_, self.candidates_, self.coef_, self.coef_se_ = family[best], family, fits[best].coef, None
-        self.privacy_, self.neighbours_ = release.guarantee, release.neighbours
-        self.privacy_parts_, self.bound_parts_ = (), ()
-        release_input(self, d)
-        self.privacy_report_ = privacy_report(
-            self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=release.randomness,
-            fitted_by="fit_release", noise=release_noise("second moment of (x, y)", release),
-            n_candidates=len(family), phi=self.phi_, R=self.R_, postprocessing="Q_R on the released moments")
-        return self

@@ -18,9 +18,11 @@ from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
 from ._conventions import all_or_nothing, check_input, built_on_first_use, name_of
 from ..data import as_source
 from ._moment_base import MomentEstimator, in_original_units, location_of
-from ._uncertainty_matrix import pca_spread
+from ._uncertainty_matrix import _scales, pca_spread
 from .diagnostics import Diagnostics
 from .error_budget import bias_perturbation, check_target, eigenvalue_error_budget
+from .error_draws import error_parts, every_part_draws
+from .uncertainty import UNSTABLE_DEGREES, bootstrap_generator
 from .summaries import pca_summary
 from .uncertainty import check_uncertainty_params
 
@@ -64,10 +66,11 @@ class PCAFit(MomentEstimator):
         (a noisy count from ``count_share`` of the budget; not with the
         Wishart mechanisms).
     calibration : {"analytic", "classic", "zcdp"}, default="analytic"
-    center : None, array-like of shape (n_features,) or "private", default=None
-        ``None``: the raw second moment (PCA of zero-mean data, as the
-        papers); a vector: a public centre (sklearn's PCA is this with the
-        data mean); ``"private"``: a private mean paid from ``center_budget``.
+    center : "private", array-like of shape (n_features,) or None, default="private"
+        ``"private"`` (the default, as the command line's): a private mean
+        paid from ``center_budget``; a vector: a public centre (sklearn's PCA
+        is this with the data mean); ``None``: the raw second moment (PCA of
+        zero-mean data, as the papers).
     center_budget : CenterBudget or None
         The private centre's shares (``None``: ``CenterBudget()``).
     scale : None or "private", default=None
@@ -153,8 +156,12 @@ class PCAFit(MomentEstimator):
         released eigengap ``lambda_k - lambda_{k+1}`` (90 when it is vacuous).
     component_angles_, subspace_angle_ : ndarray, float or None
         With ``n_draws > 0``: the median angle (degrees) between each fitted
-        component and its redrawn counterpart, and the median largest
-        principal angle between the fitted and the redrawn subspaces.
+        component and its counterpart in draws carrying the noise, the private
+        centre's noise, the clipping loss and (``target="population"``)
+        sampling (``estimators/error_draws.py``; a component is identified only
+        where its ``level`` quantile stays within 45 degrees), and the median
+        largest principal angle between the fitted and the noise-redrawn
+        subspaces. ``component_noise_angles_``: the noise-only angles.
     snr_ : float
         ``component_snr_[0]``.
     uncertainty_ : dict
@@ -202,8 +209,8 @@ class PCAFit(MomentEstimator):
     _mixins = ("ClassNamePrefixFeaturesOutMixin", "TransformerMixin")  # added with BaseEstimator
 
     def __init__(self, *, n_components, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
-                 ranges=None,
+                 neighbours="replace-one", calibration="analytic", center="private", center_budget=None,
+                 scale=None, ranges=None,
                  bound_budget=0.1, eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None,
                  count_share=0.05, target="population"):
         self.n_components = n_components
@@ -290,6 +297,8 @@ class PCAFit(MomentEstimator):
                                                       self.explained_variance_se_, self.level, target)
         self.explained_variance_interval_, self.explained_variance_se_ = interval, se
         self._identified_beyond_noise(release, spectrum, parts, target)
+        if self.n_draws:
+            self._stable_across_every_part(release, target)
         self.uncertainty_.update(
             explained_variance_interval=interval.tolist(), explained_variance_se=se.tolist(), error_budget=parts,
             covers=f"the {'population' if target == 'population' else 'full-data'} eigenvalues: the added noise, "
@@ -325,6 +334,47 @@ class PCAFit(MomentEstimator):
                        f"sampling's pull (its bound {bound:.3g} against their eigengaps): their directions may "
                        "differ from the full-data ones; the subspace they share with their neighbours may still "
                        "mean something.")
+            Diagnostics(name_of(self)).flag("components-unidentified", message)
+            self.diagnostics_ = self.diagnostics_ + [{"code": "components-unidentified", "message": message}]
+
+    def _stable_across_every_part(self, release, target):
+        """Component angles across draws that carry every part of the error (error_draws.py), not the noise alone.
+
+        A component is identified only where its angle to the draws' counterparts stays within
+        UNSTABLE_DEGREES in a ``level`` share of them; where clipping's loss beyond its outer bound is
+        unseen, no direction can be shown to stand out of it, and none is identified.
+        """
+        parts = error_parts(release, self.level, target)
+        gen, k = bootstrap_generator(self.rng), self.n_components_
+        units = np.outer(_scales(release), _scales(release))
+
+        def angles(drawn):
+            V = top_eigenpairs(drawn.second_moment * units, k, method=self.eigensolver_).eigenvectors
+            return np.degrees(np.arccos(np.minimum(np.abs(np.sum(V * self.components_.T, axis=0)), 1.0)))
+
+        sets = every_part_draws(release, parts, angles, self.n_draws, gen)
+        self.uncertainty_["components_identified_closed_form"] = self.components_identified_.tolist()
+        self.component_noise_angles_ = self.component_angles_
+        self.component_angles_ = np.median(sets[0], axis=0)
+        # the larger over the sets: an undetected clipping loss at 0 or at its upper end
+        upper = np.max([np.quantile(a, self.level, axis=0, method="weibull") for a in sets], axis=0)
+        stable = (upper <= UNSTABLE_DEGREES) & (not parts.unseen)
+        lost = self.components_identified_ & ~stable
+        self.components_identified_ = self.components_identified_ & stable
+        self.uncertainty_.update(component_angles_degrees=self.component_angles_.tolist(),
+                                 component_angle_upper_degrees=upper.tolist(),
+                                 components_identified=self.components_identified_.tolist(),
+                                 angles_count="every part: the added noise, the private centre's noise, the "
+                                              "clipping loss (an undetected one at 0 and at its upper end)" + (", sampling (normal theory)"
+                                                                          if target == "population" else ""),
+                                 angle_draws=parts.summary())
+        if lost.any():
+            which = ", ".join(str(j + 1) for j in np.flatnonzero(lost))
+            why = ("rows beyond the clipping-excess release's outer bound lost more than it sees"
+                   if parts.unseen else f"their {self.level:.0%} angle across draws carrying the noise, the centre's "
+                                        f"noise, clipping and sampling exceeds {UNSTABLE_DEGREES:g} degrees")
+            message = (f"component(s) {which} are not stable: {why}; their directions may differ from the "
+                       "full-data ones.")
             Diagnostics(name_of(self)).flag("components-unidentified", message)
             self.diagnostics_ = self.diagnostics_ + [{"code": "components-unidentified", "message": message}]
 

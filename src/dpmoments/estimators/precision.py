@@ -6,27 +6,19 @@ are the same classes on scikit-learn's ``BaseEstimator``, built on first use
 (:func:`~dpmoments.estimators._conventions.scikit_learn_estimator`).
 """
 
-import math
-import warnings
-
 import numpy as np
 from scipy.sparse import csr_matrix
 
-from .._rng import as_generator, describe_randomness
-from .._validation import check_data, check_int, check_nonnegative, check_option, check_positive, check_real
-from ..exceptions import UncertifiedPrivacyWarning
-from ..mechanisms import wishart_noise
-from ..moments import release_second_moment
-from ..privacy import PureDP, Uncertified
-from ..privacy.relations import NEIGHBOURS
+from .._validation import check_int, check_nonnegative, check_option, check_positive, check_real
 from ..solvers import graphical_lasso, graphical_lasso_admm, iter_graphical_lasso_path, ridge_precision
-from ._conventions import (all_or_nothing, check_input, fit_input, name_of, noise_entry, privacy_report, release_input,
-                           require_for_fit, built_on_first_use)
-from ._glasso_output import _OUTPUT_REASON, _output_noise_scale
+from ._conventions import all_or_nothing, check_input, name_of, built_on_first_use
+from ._glasso_output import fit_output
 from ._glasso_path import SPARSE_PATH_FROM, GlassoPath, _dense, _n_edges, _with_dual
 from ._moment_base import MomentEstimator, location_of, psd_floor_value
-from ._uncertainty_matrix import output_perturbation_spread, precision_spread
+from ._uncertainty_matrix import precision_spread
 from .uncertainty import check_uncertainty_params
+from .error_budget import check_target
+from .error_draws import error_parts
 from .covariance import gaussian_log_likelihood
 from .selection import alpha_grid, ebic, ebic_of_solution, noise_floor
 from .summaries import precision_summary
@@ -42,6 +34,8 @@ def _in_original_units(release, precision):
 
 
 class _PrecisionBase(MomentEstimator):
+    _counts_clipping = True  # the draws count the clipping-excess release (error_draws.py)
+
     def _finish(self, precision, release):
         """Set the estimate fitted from ``release`` (which ``_record_release`` has recorded)."""
         precision = _in_original_units(release, precision)
@@ -60,9 +54,9 @@ class _PrecisionBase(MomentEstimator):
         """Noise checks and (with ``n_draws``) the bootstrap: ``solve(S) -> precision`` on each redrawn matrix."""
         # in the estimate's units: a standardised release's refits are mapped back as the estimate was
         refit = lambda draw: _in_original_units(raw, solve(self._noisy_S(draw).second_moment))  # noqa: E731
-        graph = isinstance(self, GraphicalLassoFit)
+        graph, parts = isinstance(self, GraphicalLassoFit), error_parts(raw, self.level, self.target)
         vars(self).update(precision_spread(raw, self, refit, self.n_draws, self.level, self.rng,
-                                           name_of(self), graph))
+                                           name_of(self), graph, parts))
 
     @all_or_nothing
     def fit(self, X, y=None):
@@ -79,6 +73,7 @@ class _PrecisionBase(MomentEstimator):
         self
         """
         check_uncertainty_params(self)
+        check_target(self.target)
         return self._fit_from_data(X, self._release_from)
 
     def summary(self, feature_names=None, data_name=None):
@@ -122,9 +117,9 @@ class GraphicalLassoFit(_PrecisionBase):
     epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, ranges, bound_budget, rng, accountant, count_share
         As in :class:`PrivateCovariance` (``epsilon`` required by ``fit``;
         ``row_norm`` defaults to ``"auto"``, a private draw whose share the
-        report lists; both ignored by ``fit_release``),
-        except that ``center`` defaults to ``None`` (the papers' zero-mean
-        data); with ``scale="private"`` the penalty applies to the
+        report lists; both ignored by ``fit_release``; ``center`` defaults to
+        ``"private"``, a private mean, and ``center=None`` gives the papers'
+        zero-mean second moment); with ``scale="private"`` the penalty applies to the
         standardised precision, mapped back afterwards. ``mechanism`` may also be
         ``"output"``: Wang et al.'s output perturbation (exact graphical lasso,
         then Wishart noise), reported as :class:`~dpmoments.Uncertified`
@@ -151,10 +146,15 @@ class GraphicalLassoFit(_PrecisionBase):
         Solver tolerance (``None``: the solver's default).
     max_iter : int, default=1000
     n_draws : int >= 0, default=0
-        Parametric-bootstrap draws of the release's noise for
-        ``edge_frequency_`` (0: the noise checks only). Each draw costs one
-        solve at ``alpha_``, warm-started from the fit.
+        Draws of the release carrying every part of its error (the noise, the
+        private centre's noise, the detected clipping loss and, for
+        ``target="population"``, sampling; ``estimators/error_draws.py``) for
+        ``edge_frequency_`` and ``partial_correlation_interval_`` (0: the noise
+        checks only). Each draw costs one solve at ``alpha_``, warm-started.
     level : float in (0, 1), default=0.9
+    target : {"population", "sample"}, default="population"
+        What the draws' intervals are for: the same analysis (at ``alpha_``) on
+        the population covariance, or on these rows without privacy.
 
     Attributes
     ----------
@@ -176,8 +176,13 @@ class GraphicalLassoFit(_PrecisionBase):
     release_ : Release or None
     privacy_ : guarantee consumed
     edge_frequency_ : ndarray of shape (n_features, n_features) or None
-        With ``n_draws > 0``: the share of redrawn releases whose graph, at
-        the chosen ``alpha_``, has the edge. A stable edge is near 1.
+        With ``n_draws > 0``: the share of draws whose graph, at the chosen
+        ``alpha_``, has the edge; an edge is stable at 0.9 or more (none is
+        where clipping's loss beyond its outer bound is unseen): ``stable_edges_``.
+    partial_correlation_, partial_correlation_interval_ : ndarray or None
+        With ``n_draws > 0``: ``-Theta_ij / sqrt(Theta_ii Theta_jj)`` and its
+        basic ``level`` interval over the draws, shapes ``(d, d)`` and
+        ``(2, d, d)``; NaN (withheld) where clipping's loss is not all seen.
     snr_ : float
         The largest off-diagonal ``|S_ij|`` of the released matrix over the
         level the largest off-diagonal noise stays below 95% of the time
@@ -224,11 +229,12 @@ class GraphicalLassoFit(_PrecisionBase):
     _estimator = "PrivateGraphicalLasso"
 
     def __init__(self, *, alpha="ebic", epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
-                 ranges=None,
+                 neighbours="replace-one", calibration="analytic", center="private", center_budget=None,
+                 scale=None, ranges=None,
                  bound_budget=0.1, alphas=20, ebic_gamma=0.5, max_edges=None, alpha_floor="noise",
                  penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None, max_iter=1000,
-                 n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
+                 n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05, target="population"):
+        self.target = target
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -351,47 +357,8 @@ class GraphicalLassoFit(_PrecisionBase):
         return graphical_lasso(S, alpha, penalize_diagonal=self.penalize_diagonal, max_iter=self.max_iter, **opts)
 
     def _fit_output(self, X):
-        """Wang et al. Algorithm 1: exact graphical lasso, then W_d(d+1, c I) noise."""
-        require_for_fit(self, "epsilon")
-        names = fit_input(self, X)
-        self._private_choices()  # a private centre, scale or bound is refused here: it needs additive noise
-        X = check_data(X)
-        if isinstance(self.alpha, str):
-            raise ValueError(f"mechanism='output' needs a numeric 'alpha' (its noise scale depends on the penalty); "
-                             f"got {self.alpha!r}")
-        alpha = check_positive(self.alpha, "alpha")
-        check_option(self.neighbours, "neighbours", NEIGHBOURS)
-        if not self.penalize_diagonal:
-            raise ValueError("mechanism='output' follows Wang et al., whose analysis penalises the diagonal.")
-        if self.neighbours == "add-remove":
-            raise ValueError("mechanism='output' scales its noise by the exact n: use neighbours 'replace-one' or "
-                             "'zero-out', or another mechanism for add-remove.")
-        (n, d), R = X.shape, check_positive(self.row_norm, "row_norm")
-        scale = _output_noise_scale(d, n, R, check_positive(self.epsilon, "epsilon"), alpha)
-        self._check_affordable()
-        with warnings.catch_warnings():
-            # Internal and exact: only the noisy output leaves, not even a solver warning (its duality gap).
-            warnings.simplefilter("ignore")
-            exact = release_second_moment(X, epsilon=math.inf, row_norm=self.row_norm, center=self.center)
-            result = self._solve(exact.second_moment, alpha)
-        warnings.warn(_OUTPUT_REASON, UncertifiedPrivacyWarning, stacklevel=2)
-        noisy = result.precision + wishart_noise(d, d + 1, scale, as_generator(self.rng))
-        guarantee = Uncertified(PureDP(self.epsilon), _OUTPUT_REASON)
-        self._spend(guarantee)
-        self.alpha_, self.alphas_, self.ebic_, self.alpha_floor_, self.path_ = alpha, None, None, None, None
-        # The solve ran on exact data: its iteration count and convergence would disclose it.
-        self.n_iter_, self.converged_ = None, None
-        self.precision_ = 0.5 * (noisy + noisy.T)
-        self.covariance_ = np.linalg.inv(self.precision_)
-        self.covariance_ = 0.5 * (self.covariance_ + self.covariance_.T)
-        self.location_ = np.zeros(d) if self.center is None else np.asarray(self.center, dtype=float)
-        self.release_, self.privacy_, self.privacy_parts_, self.neighbours_ = None, guarantee, (), self.neighbours
-        release_input(self, d, names)
-        self.privacy_report_ = privacy_report(
-            self, guarantee=guarantee, neighbours=self.neighbours, randomness=describe_randomness(self.rng),
-            noise=[noise_entry("precision (output perturbation)", "wishart", scale, degrees_of_freedom=d + 1)])
-        vars(self).update(output_perturbation_spread(self.precision_, scale, self.level, name_of(self)))
-        return self
+        """Wang et al. Algorithm 1: exact graphical lasso, then W_d(d+1, c I) noise (_glasso_output.py)."""
+        return fit_output(self, X)
 
 
 class RidgePrecisionFit(_PrecisionBase):
@@ -412,17 +379,23 @@ class RidgePrecisionFit(_PrecisionBase):
         As in :class:`PrivateGraphicalLasso`.
     psd_floor : float or None, default=None
     n_draws : int >= 0, default=0
-        Parametric-bootstrap draws of the release's noise for
-        ``precision_se_`` and ``precision_interval_`` (0: the noise checks
-        only). Each draw costs one ROPE solve (an eigendecomposition).
+        Draws carrying every part of the error, as in
+        :class:`PrivateGraphicalLasso`, for ``precision_se_``,
+        ``precision_interval_`` and the partial correlations' (0: the noise
+        checks only). Each draw costs one ROPE solve (an eigendecomposition).
     level : float in (0, 1), default=0.9
+    target : {"population", "sample"}, default="population"
+        As in :class:`PrivateGraphicalLasso`.
 
     Attributes
     ----------
     precision_, covariance_, release_, privacy_, neighbours_
     precision_se_, precision_interval_ : ndarray or None
-        With ``n_draws > 0``: the bootstrap standard error and basic
-        ``level`` interval of each entry of ``precision_``.
+        With ``n_draws > 0``: the standard error and basic ``level`` interval
+        of each entry of ``precision_`` over the draws (NaN where clipping's
+        loss is not all seen).
+    partial_correlation_, partial_correlation_interval_
+        As in :class:`PrivateGraphicalLasso`.
     snr_, uncertainty_, diagnostics_
         As in :class:`PrivateGraphicalLasso`.
 
@@ -454,9 +427,11 @@ class RidgePrecisionFit(_PrecisionBase):
     _estimator = "PrivateRidgePrecision"
 
     def __init__(self, *, alpha="ebic", epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center=None, center_budget=None, scale=None,
-                 ranges=None,
-                 bound_budget=0.1, psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05):
+                 neighbours="replace-one", calibration="analytic", center="private", center_budget=None,
+                 scale=None, ranges=None,
+                 bound_budget=0.1, psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05,
+                 target="population"):
+        self.target = target
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -485,7 +460,29 @@ class RidgePrecisionFit(_PrecisionBase):
         self._record_release(release)
         self._finish(ridge_precision(release.second_moment, alpha), release)
         self._spread(raw, lambda S_draw: ridge_precision(S_draw, alpha))
+        self._withhold_beyond_first_order(release, alpha)
         return self
+
+    def _withhold_beyond_first_order(self, release, alpha):
+        """Withhold the draws' intervals where the noise's negative eigenvalues exceed twice the penalty.
+
+        Ridge then mostly inverts noise directions, and a draw (twice the noise) pushes them further: on
+        breast cancer, diabetes, wine and macrodata in raw units (ratios 5 to 71) 91-100% of the entries
+        whose basic interval excluded 0 missed the full-data ridge; on RAND HIE and simulations (0.4-1.5),
+        0-38% (benchmarks/results/coverage-structure.md).
+        """
+        if self.precision_interval_ is None:
+            return
+        # a precision's diagonal is positive: an interval of one entirely at or below 0 shows the draws left first
+        # order too (Grunfeld at epsilon 4: the undetected clipping loss at its upper end)
+        below = np.diagonal(self.precision_interval_[1]) <= 0
+        if np.linalg.eigvalsh(release.second_moment)[0] >= -2.0 * alpha and not below.any():
+            return
+        self.precision_interval_ = np.full_like(self.precision_interval_, np.nan)
+        self.partial_correlation_interval_ = np.full_like(self.partial_correlation_interval_, np.nan)
+        self.uncertainty_["covers"] += (" -- withheld: the released matrix has eigenvalues below -2 alpha, or a "
+                                        "diagonal entry's interval lies below 0: ridge inverts noise there and "
+                                        "first-order intervals fail")
 
 
 # PrivateGraphicalLasso and PrivateRidgePrecision: the cores on scikit-learn's BaseEstimator, built on first use

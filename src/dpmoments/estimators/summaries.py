@@ -170,7 +170,7 @@ def pca_noise(est):
     unstable = [f"pc{j + 1}" for j in np.flatnonzero(est.components_above_noise_ & ~tied & ~shown(est))]
     if unstable:
         noise.withhold(f"the loadings of {', '.join(unstable)} (more than {UNSTABLE_DEGREES:g} degrees from their "
-                       "redrawn counterparts)", "components.csv", "components-unstable")
+                       "counterparts in the draws)", "components.csv", "components-unstable")
     return noise
 
 
@@ -197,15 +197,17 @@ def component_lines(est, names, top=3):
         if shown(est)[j]:
             lead = np.argsort(-np.abs(row))[:top]
             out.append(f"  pc{j + 1} loads on " + ", ".join(f"{names[i]} ({row[i]:+.2f})" for i in lead)
-                       + ("" if angles is None else f"; {angles[j]:.0f} degrees from its redrawn counterparts"))
+                       + ("" if angles is None else f"; {angles[j]:.0f} degrees from its counterparts in the draws"))
     bound = est.subspace_angle_bound_
     out.append(f"subspace: the top-{est.n_components_} subspace is within {bound:.0f} degrees of the exact one "
                "(Davis-Kahan bound from the released eigengap)" if bound < 90 else
                f"subspace: no bound on the top-{est.n_components_} subspace's angle (the released eigengap is within "
                "the noise)")
     if est.subspace_angle_ is not None:
-        out.append(f"stability: the median largest angle between the fitted and redrawn subspaces is "
-                   f"{est.subspace_angle_:.0f} degrees ('angle' above: each component's, across redrawn releases)")
+        out.append(f"stability: the median largest angle between the fitted subspace and those of releases redrawn "
+                   f"with the noise alone is "
+                   f"{est.subspace_angle_:.0f} degrees ('angle' above: each component's median, across draws carrying "
+                   "the noise, the private centre's noise, clipping and sampling)")
     return out
 
 
@@ -227,12 +229,20 @@ def _edge_columns(est):
     freq = getattr(est, "edge_frequency_", None)
     se = getattr(est, "precision_se_", None)
     level = f"{100 * est.level:g}% interval"
+    pc = getattr(est, "partial_correlation_interval_", None)
+
+    def pc_text(a, b):
+        return "withheld" if np.isnan(pc[0, a, b]) else interval_text(pc[0, a, b], pc[1, a, b])
+
     if freq is not None:
-        return ["frequency"], lambda a, b: [f"{freq[a, b]:.2f}"]
+        if pc is None:
+            return ["frequency"], lambda a, b: [f"{freq[a, b]:.2f}"]
+        return ["frequency", level], lambda a, b: [f"{freq[a, b]:.2f}", pc_text(a, b)]
     if se is not None and est.precision_interval_ is not None:
         lo, hi = est.precision_interval_
         return (["precision", "se", level],
-                lambda a, b: [num(est.precision_[a, b], 4), num(se[a, b]), interval_text(lo[a, b], hi[a, b])])
+                lambda a, b: [num(est.precision_[a, b], 4), num(se[a, b]),
+                              "withheld" if np.isnan(lo[a, b]) else interval_text(lo[a, b], hi[a, b])])
     return [], lambda a, b: []
 
 
@@ -256,8 +266,9 @@ def edge_lines(est, E, names, top=CONSOLE_EDGES):
     out = []
     if freq is not None:
         u = est.uncertainty_
-        out.append(f"edges: {u['n_edges_stable_90']} of {u['n_edges']} in at least 90% of {u['n_draws']} redrawn "
-                   "releases ('frequency': the share of them with the edge)")
+        out.append(f"edges: {u['n_edges_stable_90']} of {u['n_edges']} stable (in at least 90% of {u['n_draws']} draws "
+                   "carrying the noise, the private centre's noise, clipping and sampling; 'frequency': the share "
+                   "of them with the edge; the interval is the partial correlation's)")
     elif "se" not in header:
         out.append("edges (no per-edge noise without draws: run with --draws B for each edge's frequency):")
     out += table([f"{header[0]} - {header[1]}", *header[2:-1]], [[f"{r[0]} - {r[1]}", *r[2:-1]] for r in rows[:top]])

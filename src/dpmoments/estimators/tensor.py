@@ -54,7 +54,7 @@ from ..data import as_source
 from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
-from ._conventions import (all_or_nothing, fit_input, name_of, privacy_report, release_input, release_noise,
+from ._conventions import (all_or_nothing, fit_input, labelled_attribute, name_of, privacy_report, release_input, release_noise,
                            require_for_fit, built_on_first_use)
 from ._uncertainty_models import tensor_spread
 from .summaries import tensor_summary
@@ -105,11 +105,13 @@ class TensorDecompositionFit:
         Required by ``fit``; ``fit_release`` uses the releases' privacy
         parameters and ignores these.
     delta : float in (0, 1) or None
-    row_norm : float or "auto", optional
-        Public L2 bound on (centred) rows; required for ``"mog"`` (one-hot
-        words have norm 1). ``"auto"``: a private 0.95-quantile of the row
-        norms paid from ``bound_budget``; the budget is then split in zCDP
-        (shares of rho, as ``calibration="zcdp"``).
+    row_norm : "auto" or float, default="auto"
+        ``"mog"``: the L2 bound on (centred) rows. ``"auto"`` (the default,
+        as every estimator's and the command line's): a private
+        0.95-quantile of the row norms paid from ``bound_budget``, the budget
+        then split in zCDP (shares of rho, as ``calibration="zcdp"``); a
+        number: a public bound, free. Unused by ``"stm"`` (one-hot words have
+        norm 1).
     sigma2 : float >= 0, optional
         The mixture's public noise variance; required for ``"mog"``.
     vocabulary_size : int, optional
@@ -215,7 +217,7 @@ class TensorDecompositionFit:
 
     _estimator = "PrivateTensorDecomposition"
 
-    def __init__(self, *, n_components, model, epsilon=None, delta=None, row_norm=None, sigma2=None,
+    def __init__(self, *, n_components, model, epsilon=None, delta=None, row_norm="auto", sigma2=None,
                  vocabulary_size=None, budget=None, neighbours="replace-one", calibration="analytic", center=None,
                  eigenvalue_floor=1e-6, n_restarts=10, n_iter=30, n_draws=0, level=0.9, rng=None, accountant=None,
                  count_share=0.05, bound_budget=0.1):
@@ -348,6 +350,13 @@ class TensorDecompositionFit:
         return dataclasses.replace(moments, guarantee=budget.total())
 
     @all_or_nothing
+    def labelled(self, attribute="components_"):
+        """A fitted attribute labelled by the input's columns: ``components_`` (and its ``_se_``) as a
+        ``DataFrame`` with rows ``component1, component2, ...``, ``weights_`` as a ``Series`` over them,
+        ``location_``-style vectors over the columns (``x0, x1, ...`` without names). Needs pandas."""
+        rows = "component" if attribute.startswith(("components", "weights")) else None
+        return labelled_attribute(self, attribute, rows=rows)
+
     def fit_release(self, moments):
         """Decompose releases already paid for (a :class:`TensorMoments`): no new privacy cost.
 

@@ -11,7 +11,9 @@ __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
     "private_bounds": ("SearchRange", "private_quantiles"),
     "psd": ("project_psd",),
     "release": ("Release",),
-    "releases": ("MECHANISMS", "release_cross_moment", "release_second_moment", "release_third_moment"),
+    "releases": ("MECHANISMS", "release_cross_moment", "release_third_moment"),
+    "second_moment": ("release_second_moment",),
+    "choice_budget": ("CenterBudget",),
     "sensitivity": ("NEIGHBOURS", "moment_sensitivity"),
     "sparse_sums": ("sparse_moment_sums",),
     "symmetry": ("symmetrise_matrix", "symmetrise_tensor"),
@@ -38,6 +40,7 @@ __all__ = [
     "symmetrise_tensor",
     "project_psd",
     "BoundBudget",
+    "CenterBudget",
     "SearchRange",
     "private_quantiles",
 ]

@@ -10,6 +10,10 @@ and the tensor estimator's private bound.
 """
 
 import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
 
 from ..data import as_source, iter_chunks
 from ..exceptions import TooFewRowsError
@@ -18,8 +22,8 @@ from .auto_release import minimum_on_refusal, rank_error
 from .private_bounds import check_margin
 from .release import Part, em_draws
 
-__all__ = ["PrivateChoiceBudget", "check_draws", "public_rows", "refinement_steps", "draw_plan", "what_for",
-           "BOUND_OPTION", "LOCATION_OPTION", "SCALE_SHARE", "REFINE_MEAN"]
+__all__ = ["CenterBudget", "PrivateChoiceBudget", "check_draws", "public_rows", "refinement_steps", "draw_plan",
+           "what_for", "BOUND_OPTION", "LOCATION_OPTION", "SCALE_SHARE", "REFINE_MEAN"]
 
 BOUND_OPTION, LOCATION_OPTION = "'bound_budget'", "CenterBudget.location"  # named in refusals (the CLI renames them)
 SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
@@ -36,6 +40,8 @@ class PrivateChoiceBudget:
         self.neighbours = neighbours
         self.exact = math.isinf(epsilon)
         self.zcdp = mechanism == "gaussian" and not self.exact
+        if self.zcdp and delta is None:  # as release_second_moment words it, not "must be a real number"
+            raise ValueError(f"mechanism={mechanism!r} needs 'delta' in (0, 1); got None.")
         self.rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho if self.zcdp else None
         self.weakest = None  # (epsilon, what) of the weakest draw made: warned about if unreliable (_finish)
 
@@ -174,3 +180,47 @@ def draw_plan(d, budget, shares, scale, auto, steps, bounds):
         plan.append((f"private row_norm ({what_for('row_norm')})", BOUND_OPTION, bound, budget.draws(share)[0],
                      unsigned))
     return plan
+
+
+@dataclass(frozen=True)
+class CenterBudget:
+    """How a private centre shares the budget with the second moment.
+
+    ``mean`` is the fraction of the budget spent on the private mean; the
+    rest goes to the second moment of the rows centred at that private mean
+    (and to any private bound or scales). The parts compose to the
+    estimator's (epsilon, delta); with Gaussian noise the fractions are of
+    rho, in zCDP (:mod:`dpmoments.moments.private_release`).
+
+    ``prior`` is a *public* guess of the centre. The mean is released as
+    ``prior + mean(clip(x - prior))``, so rows are clipped around the guess
+    rather than around the origin: for data far from zero (log intensities,
+    say) clipping around the origin would bias the mean. Without a prior
+    (the default), where to clip is chosen privately and refined, the draws
+    paid from ``location`` and the refining means from ``mean``: from the
+    origin (or, with ``scale="private"``, the private column medians), up to
+    four steps each draw a bound on ``||x - c||`` and move ``c`` by the mean
+    clipped about ``c`` at it, so that data far from the origin are centred
+    as well as data near it (``docs/bounds.md``, "Refining the location"). Give
+    ``prior=(0, ..., 0)`` to clip around the origin at a public bound for
+    free.
+    """
+
+    mean: float = 0.2
+    prior: Optional[tuple] = None
+    location: float = 0.05
+
+    def __post_init__(self):
+        for name in ("mean", "location"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+                raise ValueError(f"'{name}' must be a fraction in (0, 1); got {value!r}.")
+        if self.prior is not None:
+            prior = np.asarray(self.prior, dtype=float)
+            if prior.ndim != 1 or not np.all(np.isfinite(prior)):
+                raise ValueError(f"'prior' must be a finite 1-D vector (a public guess of the centre); got {self.prior!r}.")
+            object.__setattr__(self, "prior", tuple(prior.tolist()))
+
+    @property
+    def second_moment(self):
+        return 1.0 - self.mean

@@ -12,7 +12,9 @@ Passes over the data, each paid from a stated share of the budget:
    (or the public ``row_norm``) then applies about the refined ``c``;
 2. **scales** (``scale="private"``): per column, a private median of the
    ``|x_j - m_j|`` that are not 0 (:mod:`dpmoments.moments.private_bounds`),
-   half of ``bound_budget``;
+   half of ``bound_budget``, never below ``COARSE_FLOOR`` times the column's
+   coarse scale of step 1 (post-processing: a 0/1 column keeps the scale of
+   its gap, not of its share of ones);
 3. **row bound** (``row_norm="auto"``): a private quantile of
    ``||(x - m) / s||`` and the noisy count of rows beyond it (the rest of
    ``bound_budget``, :mod:`dpmoments.moments.auto_release`);
@@ -69,7 +71,7 @@ from .._rng import spawn
 from .._validation import check_option
 from ..exceptions import BoundWarning, PrivacyLeakWarning
 from ..data import as_source, iter_chunks
-from .releases import release_cross_moment, release_second_moment
+from .releases import release_cross_moment, release_public_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                            public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from .binned_sums import binned_pass
@@ -81,11 +83,21 @@ from .choice_budget import (BOUND_OPTION, LOCATION_OPTION, REFINE_MEAN, SCALE_SH
                             check_draws, draw_plan, public_rows, refinement_steps, what_for)
 from .release import calibrated_as, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
-from .scale_guard import guard_scales
+from .scale_guard import guard_scales, warn_scale_at_top
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
 
 SETTLED = 0.1  # a step that moved the centre by at most this share of its bound ends the refinement (_settled)
+# A column's scale (the median of its |x - m| about the refined location, near the mean) is never below this share
+# of its coarse scale (the median of its non-zero |x - median|, the gap between its values for a 0/1 or count
+# column): about its mean a 0/1 column with 2% ones has |x - m| = 0.02 on 98% of its rows, and dividing by 0.02
+# multiplied it by 50, set the row bound and drowned the other columns (randhie: 6 times the error of public
+# ranges, 1.0 times with the floor; benchmarks/results/ranges.md). A continuous column's two medians are about
+# equal, so the floor leaves it alone. Where the coarse scale is within COARSE_GRID_STEPS grid steps of the
+# private median, it measures the median's grid error (a column around 1e6, where a step is 3.3e4), not the
+# column, and no floor is taken from it.
+COARSE_FLOOR = 0.25
+COARSE_GRID_STEPS = 2.0
 
 
 def needs_private_choices(row_norm, center, scale):
@@ -169,11 +181,12 @@ def _location(X, budget, share, search, rng, bins=None):
     return m
 
 
-def _scales(X, m, budget, share, search, rng, option_share=None, label="column scales", limits=None):
+def _scales(X, m, budget, share, search, rng, option_share=None, label="column scales", limits=None, floor=None):
     """Private per-column medians of the non-zero ``|x_j - m_j|`` (``share`` is part of ``option_share``,
     the share of the user's bound option -- or of the location's, for the coarse scales; default ``share``).
     ``limits``: public ``(low, high)`` arrays each scale is clipped to (post-processing); where ``low == high``
-    the scale is known and not drawn: only the other columns are drawn, and share the draws."""
+    the scale is known and not drawn: only the other columns are drawn, and share the draws. ``floor``: private
+    values (already released) each drawn scale is raised to, before the limits (post-processing)."""
     (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
     free = np.ones(d, dtype=bool) if limits is None else limits[0] < limits[1]
     bins, d = BinCounts(bins.counts[free], None if bins.ties is None else bins.ties[free]), int(free.sum())
@@ -185,8 +198,10 @@ def _scales(X, m, budget, share, search, rng, option_share=None, label="column s
                                       what=public_n_what(budget.neighbours, f"private {label} (scale='private')"))
     budget.record(label, guarantee, share, (d, each), statistic="medians of the non-zero |x_j - m_j|",
                   at_range_end=int(outside.sum()))
-    if (outside & (s > search.low)).any():
-        warn_range_end("column scale", search)
+    if label == "column scales" and (outside & (s > search.low)).any():  # the coarse ones' said once, by these
+        warn_scale_at_top(np.flatnonzero(free)[outside & (s > search.low)], label, search)
+    if floor is not None:
+        s = np.maximum(s, floor[free])
     if limits is None:
         return s
     out = np.array(limits[0], dtype=float)
@@ -315,17 +330,19 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)  # mean, cov first: as before this module
     private_center = isinstance(center, str)
     m, s, c, settled = center, None, None, None  # clipping centre, column scales, private mean, the pass about m
+    coarse = None  # the coarse scales about the private medians, where a location was drawn with them
     if private_center and center_budget.prior is not None:
         m = np.asarray(center_budget.prior, dtype=float)
     elif private_center:  # the refined location then serves as a privately chosen prior
-        m, settled, unspent = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm), bounds,
-                                                rng_loc, known)
+        m, coarse, settled, unspent = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm),
+                                                        bounds, rng_loc, known)
         main = (*main[:3], main[3] + unspent, main[4])  # the draws of the steps not taken go to the second moment
     final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
     if scale is not None:
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
-        s = guard_scales(_scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"], limits=known),
-                         bounds.search.low, "column scales")
+        floor = None if coarse is None else _scale_floor(*coarse, bounds.search)
+        s = guard_scales(_scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"],
+                                 limits=known, floor=floor), bounds.search.low, "column scales")
     m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
     R, count, binned = row_norm, None, None
     with_mean = private_center and final_share > 1e-12 * shares["mean"]
@@ -342,16 +359,27 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     tap = None
     if second is None and shares["clipping"] > 0 and not budget.exact and not as_source(X).dask:
         tap = ExcessTap(_source(X, s, False), center_z, R)  # the release's pass also sums what clipping removed
-    rel = release_second_moment(second if second is not None else (tap if tap is not None else _source(X, s, False)),
-                                center=center_z, rng=rng_cov, row_norm=R, **relation, **budget.release(main[3]))
+    rows = second if second is not None else (tap if tap is not None else _source(X, s, False))
+    rel = release_public_second_moment(rows, center=center_z, rng=rng_cov, row_norm=R, **relation,
+                                       **budget.release(main[3]))
     if shares["clipping"] > 0 and not budget.exact:
         record_clipping_excess(X, s, rel, budget, shares["clipping"], spawn(rng_cov, 1)[0],
                                sums=None if tap is None else tap.sums())
     return rel, s, count, main[3]
 
 
+def _scale_floor(medians, coarse, search):
+    """``COARSE_FLOOR`` times the coarse scales, 0 where one is within ``COARSE_GRID_STEPS`` grid steps of its
+    median (it then measures the median's grid error); post-processing of private draws."""
+    ratio = (search.high / search.low) ** (1.0 / (search.steps - 1)) - 1.0
+    step = np.maximum(np.abs(medians), search.low) * ratio
+    return np.where(coarse > COARSE_GRID_STEPS * step, COARSE_FLOOR * coarse, 0.0)
+
+
 def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng, known=None):
-    """Where to clip, chosen privately and refined: each step's error is a small fraction of the last one's.
+    """Where to clip, chosen privately and refined: ``(location, (private medians, coarse scales) or None)``.
+
+    Each step's error is a small fraction of the last one's.
 
     The start is the origin (or, with ``scale="private"``, the private column
     medians, whose grid error is ~3% of their magnitude). Each step draws a
@@ -363,9 +391,10 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     ``CenterBudget.location``; the means take ``sum(REFINE_MEAN)`` of ``CenterBudget.mean``, in
     ``REFINE_MEAN``'s proportions over the steps planned. A settled step ends it.
 
-    Returns ``(c, binned, unspent)``: the centre; the :class:`~dpmoments.moments.binned_sums.BinnedSums`
-    about it where the settled step's pass can serve the row bound and final mean (without scales),
-    else None; the location share of the draws not made.
+    Returns ``(c, coarse, binned, unspent)``: the centre; ``(private medians, coarse scales)`` where
+    they were drawn, else None; the :class:`~dpmoments.moments.binned_sums.BinnedSums` about ``c``
+    where the settled step's pass can serve the row bound and final mean (without scales), else
+    None; the location share of the draws not made.
     """
     d = as_source(X).n_features
     # The first pass (the bound about the origin and its mean; or the column medians) also counts the rows
@@ -381,11 +410,11 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
     if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
-        return _location(X, budget, shares["location"], bounds.search, rng, first), None, 0.0
+        return _location(X, budget, shares["location"], bounds.search, rng, first), None, None, 0.0
     c, s = np.zeros(d), np.ones(d)
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
         c = _location(X, budget, draw_share, bounds.search, gens[-1], first)
-        first = None
+        medians, first = c, None
         s = guard_scales(_scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"],
                                  "coarse column scales", known), bounds.search.low, "coarse column scales")
     taken = REFINE_MEAN[:steps]  # one step (few rows) is the final mean: a second would widen the row bound
@@ -406,10 +435,10 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         if settled:
             unspent = draw_share * (steps - k - 1)
             if scale is None:  # the final bound and mean come from this pass's counts and sums about c
-                return c, binned, unspent
-            return c + mean.cross_moment * s, None, unspent
+                return c, None, binned, unspent
+            return c + mean.cross_moment * s, (medians, s), None, unspent
         c = c + mean.cross_moment * s
-    return c, None, 0.0
+    return c, ((medians, s) if scale is not None else None), None, 0.0
 
 
 def _settled(step, bound):

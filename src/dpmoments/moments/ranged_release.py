@@ -30,10 +30,11 @@ units, so every estimator returns its estimate in the user's units.
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 
-from ..exceptions import TooFewRowsError
+from ..exceptions import BoundWarning, TooFewRowsError
 from .auto_release import as_bound_budget, is_auto
 from .private_bounds import SearchRange
 from .private_release import private_second_moment
@@ -77,12 +78,28 @@ def ranged_second_moment(X, ranges, names, *, center, center_budget, scale, row_
             release = private_second_moment(rows.source(), center=center if isinstance(center, str) else
                                             public_center, center_budget=center_budget,
                                             scale="private", scale_limits=(low, high), **common)
+            _warn_at_floor(release.column_scale, rows.ranged & ~two_valued, names)
             return _mapped_back(release, PRIVATE_NOTE, mid, half, names, rows.ranged)
         except TooFewRowsError:
             if k < d:
                 raise
     return _mapped_back(*_from_ranges_alone(rows, center, center_budget, public_center, common), mid, half, names,
                         rows.ranged)
+
+
+def _warn_at_floor(scales, drawn, names):
+    """A warning naming the ranged columns whose private scale is at its floor (post-processing of the draws).
+
+    Such a column varies by less than a twentieth of its half-width: its range is far wider than its data, or
+    excludes most of them (each value is then clipped to an end, and the column is nearly constant there).
+    """
+    low = drawn & (np.asarray(scales) <= SCALE_FLOOR * (1 + 1e-9))
+    if low.any():
+        shown = ", ".join(str(n) for n, at in zip(names, low) if at)
+        warnings.warn(f"the private scale of the ranged column(s) {shown} is at its floor, a twentieth of the range's "
+                      "half-width: the column varies little within its range -- a range far wider than the data, or "
+                      "one that leaves most values outside it (they are clipped to its ends); check the range.",
+                      BoundWarning, stacklevel=5)
 
 
 def _from_ranges_alone(rows, center, center_budget, public_center, common):

@@ -9,68 +9,27 @@ DataFrame, reduced by per-block partial sums on the active dask scheduler
 """
 
 import math
-import warnings
-from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
 from .._rng import as_generator
-from .._validation import check_delta, check_epsilon, check_option, check_positive, check_sensitivity, check_vector
-from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
-from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, symmetric_tensor_noise, wishart_noise
-from ..privacy.calibration import CALIBRATIONS, calibrate_gaussian, calibrate_laplace
-from ..privacy.composition import compose
-from ..privacy.guarantees import ApproxDP, PureDP, Uncertified
-from ..privacy.wishart import wishart_degrees_of_freedom, wishart_delta
+from .._validation import check_positive, check_vector
+from ..mechanisms import wishart_noise
+from ..privacy.guarantees import PureDP
 from .accumulate import accumulate_moments
 from .auto_release import is_auto, release_with_private_bounds
-from .counts import COUNT_SHARE, check_count_share, noisy_count, split_budget, splits_in_rho, warn_if_delta_large
+from .counts import COUNT_SHARE
 from .dask_moments import dask_moment_sums
 from ..data import as_source, iter_chunks
 from .ranges import ranged_public_release
 from .release import Release, randomness_of
-from .secure_noise import secure_noisy
-from .sensitivity import NEIGHBOURS, moment_sensitivity
+from .release_noise import _check_privacy, _exact, _finish, _noised, _wishart, bounded_sensitivity
 from .sums import MomentSums
 from .symmetry import symmetrise_matrix, symmetrise_tensor
 
-__all__ = ["release_second_moment", "release_cross_moment", "release_third_moment", "MECHANISMS"]
+__all__ = ["release_public_second_moment", "release_cross_moment", "release_third_moment", "MECHANISMS"]
 
 MECHANISMS = ("gaussian", "laplace", "wishart", "wishart-approx")
-_WISHART_REASON = (
-    "Wishart noise with d+1 degrees of freedom is not epsilon-DP: the support of the output depends on the "
-    "data (docs/algorithms.md §1.5.1; diffprivlib#23). What holds is computed exactly in dpmoments.privacy.wishart."
-)
-
-
-def _check_privacy(epsilon, delta, mechanism, neighbours, calibration, allowed, count_share):
-    epsilon = check_epsilon(epsilon)
-    mechanism = check_option(mechanism, "mechanism", allowed)
-    neighbours = check_option(neighbours, "neighbours", NEIGHBOURS)
-    calibration = check_option(calibration, "calibration", CALIBRATIONS)
-    count_share = check_count_share(count_share)
-    if neighbours == "add-remove" and mechanism.startswith("wishart"):
-        raise ValueError(f"mechanism={mechanism!r} has no analysis with a noisy row count: use "
-                         "neighbours='zero-out' (n public) or mechanism 'gaussian' or 'laplace' for add-remove.")
-    needs_delta = mechanism in ("gaussian", "wishart-approx") and not math.isinf(epsilon)
-    if needs_delta and delta is None:
-        raise ValueError(f"mechanism={mechanism!r} needs 'delta' in (0, 1); got None.")
-    if delta is not None:
-        delta = check_delta(delta, allow_zero=not needs_delta)
-    return _Privacy(epsilon, delta if needs_delta else None, mechanism, neighbours, calibration, count_share)
-
-
-@dataclass(frozen=True)
-class _Privacy:
-    """The checked privacy arguments of one release."""
-
-    epsilon: float
-    delta: Optional[float]  # None where the mechanism does not use it
-    mechanism: str
-    neighbours: str
-    calibration: str
-    count_share: float
 
 
 def _sums(X, y, *, row_norm, response_bound, center, third, chunk_size):
@@ -117,116 +76,19 @@ def _check_center(center):
     return None if center is None else check_vector(center, "center")
 
 
-_DRAW = {
-    "second": lambda d, scale, gen, kind: symmetric_matrix_noise(d, scale, gen, distribution=kind),
-    "cross": lambda d, scale, gen, kind: (gaussian_noise if kind == "gaussian" else laplace_noise)(d, scale, gen),
-    "third": lambda d, scale, gen, kind: symmetric_tensor_noise(d, scale, gen, distribution=kind),
-}
-
-
-def _additive(statistic, values, sensitivity_of, epsilon, delta, p, secure, rng):
-    """Gaussian or Laplace noise on ``values``: ``(noisy, release fields)``.
-
-    ``sensitivity_of(norm)`` is the statistic's sensitivity; ``rng`` a
-    Generator (float noise) or, with ``secure``, None / ``random.Random``.
-    """
-    if secure:
-        return secure_noisy(values, sensitivity_of=sensitivity_of, epsilon=epsilon, delta=delta,
-                            mechanism=p.mechanism, symmetric=statistic == "second", rng=rng)
-    norm = "l2" if p.mechanism == "gaussian" else "l1"
-    sens = sensitivity_of(norm)
-    if p.mechanism == "gaussian":
-        scale, guarantee = calibrate_gaussian(epsilon, delta, sens, p.calibration)
-    else:
-        scale, guarantee = calibrate_laplace(epsilon, sens)
-    noisy = values + _DRAW[statistic](values.shape[0], scale, rng, p.mechanism)
-    return noisy, dict(mechanism=p.mechanism, noise_scale=scale, sensitivity=sens, sensitivity_norm=norm,
-                       guarantee=guarantee, calibration=p.calibration if p.mechanism == "gaussian" else None)
-
-
-def _noised(statistic, divided_by, n, p, sensitivity_of, secure, rng):
-    """The noisy normalised statistic: ``(noisy, release fields)``.
-
-    ``divided_by(k)`` is the exact (symmetrised) sum divided by ``k``.
-    Replace-one and zero-out: noise on the mean ``divided_by(n)`` (n
-    public). Add-remove: a noisy count from ``count_share`` of the budget,
-    noise on the sum ``divided_by(1)`` from the rest, their quotient, and
-    the composed guarantee.
-    """
-    gen = rng if secure else as_generator(rng)
-    if p.neighbours != "add-remove":
-        return _additive(statistic, divided_by(n), lambda norm: sensitivity_of(norm, n), p.epsilon, p.delta, p,
-                         secure, gen)
-    total = divided_by(1)
-    (eps_c, delta_c), (eps_s, delta_s) = split_budget(p.epsilon, p.delta, p.count_share,
-                                                      not secure and splits_in_rho(p.mechanism, p.calibration))
-    count = noisy_count(n, epsilon=eps_c, delta=delta_c, mechanism=p.mechanism, calibration=p.calibration,
-                        share=p.count_share, secure=secure, rng=gen)
-    noisy_sum, fields = _additive(statistic, total, lambda norm: sensitivity_of(norm, None), eps_s, delta_s, p,
-                                  secure, gen)
-    fields.update(n=count.value, noise_scale=fields["noise_scale"] / count.value,
-                  sum_noise_scale=fields["noise_scale"], count_noise_scale=count.noise_scale,
-                  count_share=count.share, count_guarantee=count.guarantee,
-                  guarantee=compose([count.guarantee, fields["guarantee"]]))
-    return noisy_sum / count.value, fields
-
-
-def _finish(noisy, fields, p, common, statistic):
-    """The Release, after the delta >= 1/n check on the n it publishes."""
-    rel = Release(**{**common, **fields, _FIELDS[statistic]: noisy})
-    warn_if_delta_large(p.delta, rel.n, noisy=not rel.n_public, stacklevel=3)
-    return rel
-
-
-_FIELDS = {"second": "second_moment", "cross": "cross_moment", "third": "third_moment"}
-
-
-def _exact(epsilon):
-    if math.isinf(epsilon):
-        warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning, stacklevel=3)
-        return True
-    return False
-
-
-def bounded_sensitivity(statistic, **kwargs):
-    """:func:`moment_sensitivity`, refused in one line (naming the bounds) where it leaves the float range."""
-    try:
-        sens = moment_sensitivity(statistic, **kwargs)
-    except OverflowError:
-        sens = math.inf
-    r = kwargs.get("response_bound")
-    cause = f"'row_norm' = {kwargs['row_norm']:g}" + ("" if r is None else f" with 'response_bound' = {r:g}")
-    return check_sensitivity(sens, cause)
-
-
-def _wishart(sums, epsilon, delta, mechanism, neighbours, row_norm):
-    """Scale (a variance), degrees of freedom and guarantee of a Wishart release (n public)."""
-    check_sensitivity(row_norm * row_norm, f"'row_norm' = {row_norm:g}")  # the Wishart scale is R^2 / n
-    d, n = sums.n_features, sums.n
-    # The Wishart analysis is of the sum: zero-out with n public is its rank-one ("add-remove") step.
-    step = "replace-one" if neighbours == "replace-one" else "add-remove"
-    if mechanism == "wishart":
-        # Jiang, Xie & Zhang (2016), as used by Wang et al. and Park & Welling: C = 3 R^2 / (2 n eps).
-        scale_un = 3.0 * row_norm**2 / (2.0 * epsilon)
-        df = d + 1
-        real_delta = wishart_delta(epsilon, d, df, row_norm**2 / scale_un, step)
-        holds = ApproxDP(epsilon, real_delta) if real_delta < 1 else None
-        warnings.warn(_WISHART_REASON, UncertifiedPrivacyWarning, stacklevel=3)
-        return scale_un / n, df, Uncertified(PureDP(epsilon), _WISHART_REASON, holds=holds)
-    df = wishart_degrees_of_freedom(d, epsilon, delta, step)
-    return row_norm**2 / n, df, ApproxDP(epsilon, delta)
-
-
-def release_second_moment(
+def release_public_second_moment(
     X, *, epsilon, delta=None, row_norm=None, mechanism="gaussian", neighbours="replace-one",
     calibration="analytic", center=None, rng=None, chunk_size=65536, secure=False, count_share=COUNT_SHARE,
     bound_budget=0.1, ranges=None,
 ):
-    r"""Release the second-moment matrix :math:`\frac1n\sum_i x_i x_i^\top` with differential privacy.
+    r"""The second-moment matrix :math:`\frac1n\sum_i x_i x_i^\top` about a PUBLIC centre (or the origin).
 
-    Rows are (optionally centred by a public ``center`` and) clipped to
-    :math:`\|x_i\|_2 \le R` (``row_norm``), the exact sum is accumulated in
-    one streaming pass, divided by ``n``, and noise is added once.
+    What :func:`~dpmoments.moments.release_second_moment` makes when the
+    centre is public (``center=None`` or a vector): rows are (centred by
+    ``center`` and) clipped to :math:`\|x_i\|_2 \le R` (``row_norm``), the
+    exact sum is accumulated in one streaming pass, divided by ``n``, and
+    noise is added once. The private centre and scales are
+    :mod:`~dpmoments.moments.private_release`'s.
 
     Parameters
     ----------
@@ -326,14 +188,14 @@ def release_second_moment(
     Examples
     --------
     >>> import numpy as np
-    >>> from dpmoments import release_second_moment
+    >>> from dpmoments.moments.releases import release_public_second_moment
     >>> X = np.random.default_rng(0).normal(size=(1000, 3)) / 4
-    >>> r = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=1)
+    >>> r = release_public_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=1)
     >>> r.second_moment.shape, str(r.guarantee)
     ((3, 3), '(1, 1e-06)-DP')
     """
     if ranges is not None:
-        return ranged_public_release(release_second_moment, X, ranges, center=center, row_norm=row_norm,
+        return ranged_public_release(release_public_second_moment, X, ranges, center=center, row_norm=row_norm,
                                      epsilon=epsilon, delta=delta, mechanism=mechanism, neighbours=neighbours,
                                      calibration=calibration, rng=rng, chunk_size=chunk_size, secure=secure,
                                      count_share=count_share, bound_budget=bound_budget)
@@ -345,7 +207,7 @@ def release_second_moment(
     X = as_source(X).data  # a Source is read as the input it holds
     if is_auto(row_norm):
         return release_with_private_bounds(
-            release_second_moment, X, statistic="second", epsilon=p.epsilon, delta=p.delta, row_norm=row_norm,
+            release_public_second_moment, X, statistic="second", epsilon=p.epsilon, delta=p.delta, row_norm=row_norm,
             bound_budget=bound_budget, center=center, mechanism=p.mechanism, neighbours=p.neighbours,
             calibration=p.calibration, rng=rng, chunk_size=chunk_size, secure=secure, count_share=p.count_share)
     row_norm = check_positive(row_norm, "row_norm")
@@ -385,10 +247,10 @@ def release_cross_moment(
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
     epsilon, delta, row_norm, mechanism, neighbours, calibration, center, rng, chunk_size, secure
-        As in :func:`release_second_moment`; ``mechanism`` is ``"gaussian"``
+        As in :func:`release_public_second_moment`; ``mechanism`` is ``"gaussian"``
         or ``"laplace"``.
     count_share, bound_budget
-        As in :func:`release_second_moment` (``bound_budget`` pays for every
+        As in :func:`release_public_second_moment` (``bound_budget`` pays for every
         ``"auto"`` bound).
     response_bound : float > 0 or "auto"
         The public bound r on ``|y|``; ``"auto"``: a private quantile of
@@ -405,7 +267,7 @@ def release_cross_moment(
     (zero-out), analytic calibration, (epsilon, delta)-DP. Laplace: L1
     sensitivity :math:`2\sqrt d Rr/n` or :math:`\sqrt d Rr/n`, epsilon-DP.
     Add-remove: a noisy count and the sum (sensitivity :math:`Rr`, L1
-    :math:`\sqrt d Rr`), composed, as in :func:`release_second_moment`.
+    :math:`\sqrt d Rr`), composed, as in :func:`release_public_second_moment`.
 
     Examples
     --------
@@ -456,7 +318,7 @@ def release_third_moment(
 
     Parameters
     ----------
-    As in :func:`release_second_moment`; ``mechanism`` is ``"gaussian"`` or
+    As in :func:`release_public_second_moment`; ``mechanism`` is ``"gaussian"`` or
     ``"laplace"``.
 
     Returns
@@ -471,7 +333,7 @@ def release_third_moment(
     Laplace: L1 sensitivity :math:`2 h_3(d) R^3/n` with
     :math:`h_3(d) = (d^{3/2} + 3\sqrt d + 2)/6`, or half of it.
     Add-remove: a noisy count and the sum (sensitivity :math:`R^3`, L1
-    :math:`h_3(d) R^3`), composed, as in :func:`release_second_moment`.
+    :math:`h_3(d) R^3`), composed, as in :func:`release_public_second_moment`.
 
     Examples
     --------

@@ -15,6 +15,12 @@ others, its own variance small against the noise, and the result says so
 through its noise checks. This is post-processing of private outputs (the
 drawn scales) and costs nothing; a warning names the columns, and a public
 range (``ranges=``, ``--ranges col=0:1``) gives such a column its scale for free.
+
+A draw at the **top** of the range says the column's spread is beyond it
+(values around 1e12 with the default grid ending at 1e8): no private value
+can stand in for it, so the release goes on with the top edge, and a warning
+names the columns and what follows -- they set the row bound, and the other
+columns' entries are mostly noise, which the noise checks then mark.
 """
 
 import warnings
@@ -23,7 +29,7 @@ import numpy as np
 
 from ..exceptions import BoundWarning
 
-__all__ = ["guard_scales"]
+__all__ = ["guard_scales", "warn_scale_at_top"]
 
 
 def guard_scales(s, low, label, stacklevel=4):
@@ -42,3 +48,13 @@ def guard_scales(s, low, label, stacklevel=4):
                   f"({fill:.3g}), so it cannot blow the column up. Give such columns a public range (ranges=, "
                   "--ranges COL=LOW:HIGH) for a scale that is right.", BoundWarning, stacklevel=stacklevel)
     return np.where(bottom, fill, s)
+
+
+def warn_scale_at_top(columns, label, search, stacklevel=4):
+    """One warning naming the columns (0-based) whose private scale fell at the top of the search range."""
+    shown = ", ".join(str(j) for j in columns)
+    warnings.warn(f"the private {label} of column(s) {shown} (0-based) fell at the top of the search range "
+                  f"[{search.low:g}, {search.high:g}]: their spread is beyond it, so they set the row bound and the "
+                  "other columns' entries are mostly noise. Give them a public range (ranges=, --ranges "
+                  "COL=LOW:HIGH) or a search range that reaches them (--search-range).", BoundWarning,
+                  stacklevel=stacklevel)

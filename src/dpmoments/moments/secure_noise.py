@@ -13,7 +13,8 @@ most ``2^-k sqrt(m)`` to the L2 sensitivity over ``m`` coordinates
 import math
 import random
 
-from ..mechanisms.discrete import grid_release, is_secure_source
+from ..mechanisms.discrete import is_secure_source
+from ..mechanisms.grid import grid_release
 from ..privacy.discrete import calibrate_discrete_gaussian, calibrate_discrete_laplace, grid_exponent
 
 __all__ = ["secure_noisy"]

@@ -22,7 +22,7 @@ from .counts import COUNT_SHARE, NoisyCount, check_count_share, published_count,
 from ..data import as_source, iter_chunks
 from .dask_moments import dask_moment_sums, row_ones
 from .release import Release, randomness_of
-from .releases import bounded_sensitivity
+from .release_noise import bounded_sensitivity
 from .symmetry import symmetrise_matrix, symmetrise_tensor
 from ..privacy import PureDP, ZCDP, calibrate_gaussian, compose
 from ..privacy import zcdp_gaussian_sigma

@@ -11,12 +11,20 @@ count ``n`` other than the plan's (the noise, weights and guarantees were comput
 the plan's ``n`` and are never recomputed from a site's claim), and values no honest site
 could send (``implausible``: noisy counts that are not counts of its rows, a moment beyond
 what its clipped rows can give; :meth:`Aggregator._check_counts`, :meth:`Aggregator._check_moment`).
+
+A reply that passes is added to the round's running sums at once and dropped (:class:`RunningSum`), so
+the aggregator holds ``O(d^2)`` numbers per round whatever the number of sites, never every site's
+message. Its own noise ``f_s`` is not kept either: the generator's state before each site's draw is
+(a few hundred bytes), and ``f_s`` is drawn again from it to build the query and to check and add
+the reply. The sums are compensated (:class:`RunningSum`), so the order the replies arrive in leaves
+the result as it is: every transport gives the same bytes.
 """
 
 import hashlib
 import itertools
 import math
 import uuid
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -29,7 +37,55 @@ from .noise import unit_noise
 #: A moment's margin adds ``sqrt(2 ln m)`` for its ``m`` entries (:func:`moment_limit`).
 PLAUSIBLE_SD = 6.0
 
-__all__ = ["Aggregator"]
+__all__ = ["Aggregator", "RunningSum"]
+
+
+class RunningSum:
+    """A sum of arrays added one at a time whose result does not depend on the order they came in.
+
+    Each addition is error-free (Knuth's TwoSum): ``hi`` carries the rounded sum and ``lo`` every
+    rounding error, so ``hi + lo`` is the exact sum to about ``n 2^-106`` of its terms' magnitude and,
+    rounded once at the end, the correctly rounded sum whatever the order (a different double only
+    when the exact sum lies that close to a rounding boundary). Holds two arrays of the terms' shape.
+    """
+
+    def __init__(self):
+        self.hi = self.lo = None
+        self.count = 0
+
+    def add(self, term):
+        term = np.asarray(term, dtype=np.float64)
+        self.count += 1
+        if self.hi is None:
+            self.hi, self.lo = term.copy(), np.zeros_like(term)
+            return
+        total = self.hi + term
+        back = total - self.hi
+        self.lo += (self.hi - (total - back)) + (term - back)
+        self.hi = total
+
+    def value(self):
+        """The sum (``None`` before the first term)."""
+        return None if self.hi is None else self.hi + self.lo
+
+
+class _Queries(Mapping):
+    """One round's queries, each built when it is read: the aggregator's ``f_s`` drawn again from the saved
+    state of its generator, so that only one site's ``f_s`` is in memory at a time."""
+
+    def __init__(self, sites, make):
+        self._sites, self._make = tuple(sites), make
+
+    def __getitem__(self, site):
+        if site not in self._sites:
+            raise KeyError(site)
+        return self._make(site)
+
+    def __iter__(self):
+        return iter(self._sites)
+
+    def __len__(self):
+        return len(self._sites)
 
 
 def moment_limit(plan, r, index):
@@ -77,8 +133,8 @@ class Aggregator:
     def __init__(self, plan, rng=None):
         self.plan = plan
         self._rng = as_generator(rng)
-        self._f = {}       # round -> {site: f_s}
-        self._round = None  # the open (or last) round: id, step, sites, inbox, closed
+        self._scratch = None  # a generator of the same kind, set to a saved state to draw a site's f_s again
+        self._round = None  # the open (or last) round: id, step, sites, received, closed, states, running sums
         self._seen = {}    # payload digest -> round id, over every round of this aggregator
 
     @property
@@ -86,29 +142,57 @@ class Aggregator:
         return None if self._round is None else self._round["id"]
 
     def open_step(self, step, sites, params=None):
-        """Open a round for ``step``: draw ``f_s`` where the plan has it; return ``{site: Query}``."""
+        """Open a round for ``step``: draw ``f_s`` where the plan has it; return ``{site: Query}`` (built on reading)."""
         plan = self.plan
         rid = f"r{next(Aggregator._counter)}-{uuid.uuid4().hex[:12]}"
-        self._round = dict(id=rid, step=step, sites=tuple(sites), inbox={}, closed=False)
-        queries = {}
-        for name in sites:
-            i = plan.index(name)
-            shares = {}
-            for r in plan.rounds_of(step):
-                std = float(plan.noise[r].f_std[i])
-                if std > 0:
-                    f = std * unit_noise(plan.rounds[r].statistic, plan.n_features, self._rng)
-                    self._f.setdefault(r, {})[name] = f
-                    shares[r] = f
-            queries[name] = Query(plan.digest, step, rid, params, shares, plan.chosen, plan.chosen_center)
-        return queries
+        sites = tuple(sites)
+        rounds = plan.rounds_of(step)
+        weights = np.array([plan.weights[plan.index(s)] for s in sites], dtype=float)
+        states = {}
+        for name in sites:  # the draws of every site, in order, as if each f_s were kept: the same stream after
+            states[name] = self._rng.bit_generator.state
+            self._draw_f(plan, rounds, name, self._rng)
+        self._round = dict(id=rid, step=step, sites=sites, received=set(), closed=False, states=states,
+                           mu=dict(zip(sites, weights / weights.sum())) if sites else {},
+                           sums={r: RunningSum() for r in rounds}, weight_of={s: float(plan.weights[plan.index(s)])
+                                                                               for s in sites})
+        chosen, center, digest = plan.chosen, plan.chosen_center, plan.digest
+
+        def query(name):
+            return Query(digest, step, rid, params, self._f_of(plan, states, rounds, name), chosen, center)
+
+        return _Queries(sites, query)
+
+    @staticmethod
+    def _draw_f(plan, rounds, name, rng):
+        """``{round: f_s}`` of one site's rounds in this step, drawn from ``rng`` (where ``plan`` has ``f``)."""
+        i, out = plan.index(name), {}
+        for r in rounds:
+            std = float(plan.noise[r].f_std[i])
+            if std > 0:
+                out[r] = std * unit_noise(plan.rounds[r].statistic, plan.n_features, rng)
+        return out
+
+    def _f_of(self, plan, states, rounds, name):
+        """The site's ``f_s`` again, from the generator's state saved before its draw (``plan``: the round's)."""
+        if not any(plan.noise[r].f_std[plan.index(name)] > 0 for r in rounds):
+            return {}
+        if self._scratch is None:
+            self._scratch = np.random.Generator(type(self._rng.bit_generator)())
+        self._scratch.bit_generator.state = states[name]
+        return self._draw_f(plan, rounds, name, self._scratch)
+
+    def f_share(self, round_index, site):
+        """The aggregator's ``f_s`` of ``site`` in the open round (0.0 where the plan has none)."""
+        rnd = self._round
+        return self._f_of(self.plan, rnd["states"], self.plan.rounds_of(rnd["step"]), site).get(round_index, 0.0)
 
     def close_step(self):
-        """Close the open round (later replies are refused as late); return its inbox."""
+        """Close the open round (later replies are refused as late); return the sites received, in plan order."""
         if self._round is None:
-            return {}
+            return ()
         self._round["closed"] = True
-        return dict(self._round["inbox"])
+        return tuple(s for s in self.plan.sites if s in self._round["received"])
 
     def receive(self, reply):
         """Admit one reply into the open round, or raise :class:`MessageRefused` naming the site."""
@@ -130,9 +214,10 @@ class Aggregator:
                                   f"{rnd['id']!r} (step {rnd['step']}).")
         if site not in rnd["sites"]:
             refuse("unknown-site", f"not a site asked in this round {list(rnd['sites'])}.")
-        if site in rnd["inbox"]:
+        if site in rnd["received"]:
             refuse("duplicate", f"a message from this site was already received in round {rnd['id']!r}.")
-        self._check_payload(reply, refuse)
+        f = self._f_of(plan, rnd["states"], plan.rounds_of(rnd["step"]), site)
+        self._check_payload(reply, refuse, f)
         planned = int(plan.n[plan.index(site)])
         if int(reply.n) != planned:
             refuse("wrong-n", f"it claims n={reply.n}, the plan has n={planned}; the noise, weights and "
@@ -143,15 +228,29 @@ class Aggregator:
             if digest in self._seen:
                 refuse("replayed", f"the same payload was already received in round {self._seen[digest]!r}.")
             self._seen[digest] = rnd["id"]
-        rnd["inbox"][site] = reply
+        rnd["received"].add(site)
+        self._add(reply, f)
         return reply
+
+    def _add(self, reply, f):
+        """Add an admitted reply to the round's running sums: ``mu_s (y_s - f_s)`` (``mu`` over the sites asked),
+        a factor's ``mu_s P_s P_s^T``, a histogram's counts as they are."""
+        rnd = self._round
+        m = rnd["mu"][reply.site]
+        for r, (statistic, value) in reply.values.items():
+            if statistic in ("histogram", "location"):
+                rnd["sums"][r].add(value)
+            elif statistic == "factor":
+                rnd["sums"][r].add(m * (value @ value.T))
+            else:
+                rnd["sums"][r].add(m * (value - f.get(r, 0.0)))
 
     def _noisy(self, reply):
         """Whether the site's message carries noise of its own, so that bytes seen before are a replay."""
         i = self.plan.index(reply.site)
         return any(self.plan.noise[r].g_std[i] > 0 or self.plan.noise[r].e_std[i] > 0 for r in reply.values)
 
-    def _check_payload(self, reply, refuse):
+    def _check_payload(self, reply, refuse, f):
         plan = self.plan
         want = set(plan.rounds_of(self._round["step"]))
         if set(reply.values) != want or reply.n_features != plan.n_features:
@@ -170,7 +269,7 @@ class Aggregator:
             if kind in ("histogram", "location"):
                 self._check_counts(r, value, reply.site, refuse)
             elif kind != "factor":
-                self._check_moment(r, value, reply.site, refuse)
+                self._check_moment(r, value - f.get(r, 0.0), reply.site, refuse)
 
     def _check_counts(self, r, value, site, refuse):
         """Noisy counts must be counts of the site's ``N_s`` rows, to within :data:`PLAUSIBLE_SD` of its noise.
@@ -188,31 +287,29 @@ class Aggregator:
             refuse("implausible", f"round {r}: its noisy counts are not counts of its {int(n_s)} rows (beyond "
                    f"{PLAUSIBLE_SD:g} standard deviations of its own noise).")
 
-    def _check_moment(self, r, value, site, refuse):
+    def _check_moment(self, r, entries, site, refuse):
         """A noisy moment, less the aggregator's ``f_s``, must lie within what the site's clipped rows can give
         (:func:`moment_limit`). Privacy holds whatever a site sends; this keeps one site from deciding the
         release (its second moment times 1e6 made every variance 1e4 times the data's, reported as signal)."""
         bound, sd, k = moment_limit(self.plan, r, self.plan.index(site))
-        entries = value - self._f.get(r, {}).get(site, 0.0)
         if not np.all(np.abs(entries) <= bound * (1 + 1e-9) + k * sd):  # 1e-9: the rounding of clipping
             rnd = self.plan.rounds[r]
             what = "mean" if rnd.response == "ones" else f"{rnd.statistic} moment"
             refuse("implausible", f"round {r}: its noisy {what} lies beyond what rows clipped to the plan's bounds "
                    f"can give (by more than {k:.1f} standard deviations of its own noise).")
 
-    def combine(self, round_index, replies):
-        """``sum_s mu'_s (y_s - f_s)`` over the replies (``mu'`` renormalised); factors: ``sum mu'_s P_s P_s^T``."""
-        plan = self.plan
-        names = [s for s in plan.sites if s in replies]
-        if not names:
+    def combine(self, round_index, received):
+        """``sum_s mu'_s (y_s - f_s)`` over the ``received`` sites (``mu'`` renormalised over them); factors:
+        ``sum mu'_s P_s P_s^T``. Summed as the replies came (:meth:`receive`); rescaled here where some of
+        the sites asked did not answer."""
+        rnd = self._round
+        names = [s for s in rnd["sites"] if s in received]
+        total = rnd["sums"][round_index].value() if names else None
+        if total is None:
             return None
-        mu = np.array([plan.weights[plan.index(s)] for s in names])
-        mu = mu / mu.sum()
-        f = self._f.get(round_index, {})
-        total = 0.0
-        for m, name in zip(mu, names):
-            value = replies[name].value(round_index)
-            total = total + m * (value @ value.T if plan.rank is not None else value - f.get(name, 0.0))
+        if len(names) < len(rnd["sites"]):
+            w = rnd["weight_of"]
+            total = total * (sum(w[s] for s in rnd["sites"]) / sum(w[s] for s in names))
         return total
 
     def resolve(self, bounds=None, center=None):
@@ -224,11 +321,10 @@ class Aggregator:
         self.plan = plan.resolved(bounds=bounds, center=plan.chosen_center if center is None else center)
         return self.plan
 
-    def sum_histograms(self, round_index, replies):
+    def sum_histograms(self, round_index, received):
         """The sum of the sites' noisy histograms of one round (counts add; no weights, no shares): a bound
-        step's ``(B,)`` or a location step's ``(d, B)``."""
-        names = [s for s in self.plan.sites if s in replies]
-        return sum(replies[name].value(round_index) for name in names) if names else None
+        step's ``(B,)`` or a location step's ``(d, B)``; summed as the replies came."""
+        return self._round["sums"][round_index].value() if received else None
 
     def top_up(self, statistic, std):
         """Extra noise so the output never has less noise than every survivor's claim needs."""

@@ -10,6 +10,7 @@ aggregator. ``target="per-site"`` reproduces the papers' calibration of each mes
 :func:`run_cape` and its siblings are :func:`run` with the protocol named.
 """
 
+import dataclasses
 import itertools
 import warnings
 
@@ -18,7 +19,7 @@ import numpy as np
 from .._rng import as_generator, describe_randomness, seed_sequence, spawn
 from .._validation import check_int, check_option
 from ..exceptions import NotPrivateWarning
-from ..moments import Release, moment_sensitivity
+from ..moments import Release, moment_sensitivity, release_second_moment
 from ..privacy import calibrate_gaussian
 from .analyses import ANALYSES, finish_analysis, next_params, plan_analysis
 from .dealer import deal
@@ -268,14 +269,28 @@ def run_dpdispca(sites, *, epsilon, delta, rank, **kwargs):
 
 
 def run_pooled(sites, *, epsilon, delta, statistic="second", neighbours="replace-one", calibration="analytic",
-               rng=None):
-    """Reference: a trusted curator pools every site's rows and releases once (CAPE's target)."""
+               rng=None, center_budget=None, bound_budget=0.1):
+    """Reference: a trusted curator pools every site's rows and releases once (CAPE's target).
+
+    With a private centre or bound (``center="private"``, ``row_norm="auto"``
+    on the sites, the library's defaults) the curator makes the release one
+    machine makes of all the rows (:func:`~dpmoments.moments.release_second_moment`,
+    its centre and bound chosen by the single-machine procedure, paid from
+    ``center_budget`` and ``bound_budget``): the like-for-like reference of a
+    multi-site run with the same defaults.
+    """
     sites = check_sites(sites)
-    if "auto" in (sites[0].row_norm, sites[0].response_bound) or isinstance(sites[0].center, str):
-        raise ValueError("the pooled reference takes public bounds and centre: give the sites a public row_norm "
-                         "(and response_bound, centre), not 'auto' or 'private'.")
     check_option(statistic, "statistic", ("second", "cross", "third"))
     check_option(neighbours, "neighbours", NEIGHBOURS)
+    first = sites[0]
+    if first.response_bound == "auto":
+        raise ValueError("the pooled reference takes a public response_bound, not 'auto'.")
+    if first.row_norm == "auto" or isinstance(first.center, str):
+        if statistic != "second":
+            raise ValueError("the pooled reference with a private centre or bound is of the second moment: give "
+                             "the sites a public row_norm (and centre) for a cross or third moment.")
+        return _pooled_private(sites, epsilon=epsilon, delta=delta, neighbours=neighbours, calibration=calibration,
+                               rng=rng, center_budget=center_budget, bound_budget=bound_budget)
     n = sum(s.n for s in sites)
     first = sites[0]
     sens = moment_sensitivity(statistic, norm="l2", n_samples=n, n_features=first.n_features, neighbours=neighbours,
@@ -291,6 +306,22 @@ def run_pooled(sites, *, epsilon, delta, statistic="second", neighbours="replace
                             trust=TRUST["pooled"], target="per-site", neighbours=neighbours)
     return DistributedResult(_pooled_release(sites, exact + noise, tau, guarantee, statistic, neighbours,
                                              calibration, sens, rng), report)
+
+
+def _pooled_private(sites, *, epsilon, delta, neighbours, calibration, rng, center_budget, bound_budget):
+    """The pooled reference with the single-machine private choices: one release of every site's rows."""
+    first = sites[0]
+    rows = np.vstack([s._pooled_rows() for s in sites])
+    release = release_second_moment(rows, epsilon=epsilon, delta=delta, row_norm=first.row_norm,
+                                    center=first.center, center_budget=center_budget, bound_budget=bound_budget,
+                                    neighbours=neighbours, calibration=calibration, rng=rng)
+    release = dataclasses.replace(release, postprocessing=release.postprocessing + (f"pooled(sites={len(sites)})",))
+    n, guarantee, tau = release.n, release.guarantee, float(release.noise_scale)
+    reports = tuple(SiteReport(site=s.name, n=s.n, status="ok", weight=s.n / n, claimed=guarantee,
+                               joint_view=guarantee, output=guarantee) for s in sites)
+    report = ProtocolReport("pooled", "second", 0, reports, guarantee, guarantee, guarantee, tau, tau,
+                            trust=TRUST["pooled"], target="per-site", neighbours=neighbours)
+    return DistributedResult(release, report)
 
 
 def _pooled_release(sites, value, tau, guarantee, statistic, neighbours, calibration, sens, rng):

@@ -67,11 +67,11 @@ def _why_not_bound(address):
 
 
 class _Link:
-    """One site's stream at the aggregator: frames out (an asyncio queue of the server's loop), replies in."""
+    """One site's stream at the aggregator: frames out (an asyncio queue of the server's loop), replies in
+    (under the transport's ``arrived`` condition)."""
 
     def __init__(self):
         self.out, self.replies, self.alive = asyncio.Queue(), {}, True
-        self.arrived = threading.Condition()
 
 
 class GrpcTransport(Transport):
@@ -98,6 +98,7 @@ class GrpcTransport(Transport):
                  insecure=False, max_sites=MAX_SITES):
         super().__init__()
         self._links, self._lock, self._joined = {}, threading.Lock(), threading.Condition()
+        self._arrived = threading.Condition()  # a reply came in, or a stream ended: exchange_each looks again
         self._insecure, self.max_sites, self.refused, self._closed = insecure, int(max_sites), set(), False
         if not insecure:
             if not (certificate and private_key and root_certificates):
@@ -179,9 +180,9 @@ class GrpcTransport(Transport):
     async def _read(self, frames, link):
         try:
             async for frame in frames:
-                with link.arrived:
+                with self._arrived:
                     link.replies[bytes(frame[:16])] = bytes(frame[16:])
-                    link.arrived.notify_all()
+                    self._arrived.notify_all()
         except (grpc.RpcError, asyncio.CancelledError):
             pass
         finally:
@@ -191,8 +192,8 @@ class GrpcTransport(Transport):
         if link.alive:
             link.alive = False
             self._put(link, None)
-        with link.arrived:
-            link.arrived.notify_all()
+        with self._arrived:
+            self._arrived.notify_all()
 
     def _put(self, link, frame):
         """Queue a frame for a site's stream, from any thread."""
@@ -232,23 +233,42 @@ class GrpcTransport(Transport):
             return {n for n, link in self._links.items() if link.alive}
 
     def exchange(self, messages, timeout_s):
-        sent, out = {}, {}
-        for site, data in messages.items():
+        return dict(self.exchange_each(messages.items(), timeout_s))
+
+    def exchange_each(self, messages, timeout_s):
+        """Every query sent at once; each reply handed back as it arrives (and forgotten here)."""
+        sent = {}
+        for site, data in messages:
             with self._lock:
                 link = self._links.get(site)
             if link is None or not link.alive:
-                out[site] = Failure("unreachable")
+                yield site, Failure("unreachable")
                 continue
             rid = uuid.uuid4().bytes
             self._put(link, rid + bytes(data))
             sent[site] = (link, rid)
         deadline = time.monotonic() + float(timeout_s)
-        for site, (link, rid) in sent.items():
-            with link.arrived:
-                while rid not in link.replies and link.alive and time.monotonic() < deadline:
-                    link.arrived.wait(timeout=max(0.0, deadline - time.monotonic()))
-                reply = link.replies.pop(rid, None)
-            out[site] = reply if reply is not None else Failure("timeout" if link.alive else "crashed")
+        while sent:
+            with self._arrived:
+                ready = self._ready(sent)
+                while not ready and time.monotonic() < deadline:
+                    self._arrived.wait(timeout=max(0.0, deadline - time.monotonic()))
+                    ready = self._ready(sent)
+            if not ready:
+                break
+            yield from ready
+        for site, (link, _) in sent.items():
+            yield site, Failure("timeout" if link.alive else "crashed")
+
+    @staticmethod
+    def _ready(sent):
+        """The answers in (replies, and sites whose stream ended), taken out of ``sent`` (under ``_arrived``)."""
+        out = []
+        for site, (link, rid) in list(sent.items()):
+            reply = link.replies.pop(rid, None)
+            if reply is not None or not link.alive:
+                del sent[site]
+                out.append((site, reply if reply is not None else Failure("crashed")))
         return out
 
     def close(self):

@@ -1,8 +1,8 @@
 """The aggregator's run, written once for every transport: steps out, replies in, one Release per round.
 
 :func:`run_plan` drives a :class:`~.plan.Plan` over any :class:`~.transport.Transport`:
-for each step it opens a round, sends each live site its query, admits the replies
-(:meth:`~.aggregator.Aggregator.receive`), combines them and finishes each round into a
+for each step it opens a round, sends each live site its query, admits each reply as it arrives
+(:meth:`~.aggregator.Aggregator.receive`: checked, added to the round's sums and dropped), combines them and finishes each round into a
 :class:`~dpmoments.Release` and a :class:`~.report.ProtocolReport`. A step's public
 parameters may depend on earlier releases (``next_params``: IRLS's iterate).
 
@@ -149,15 +149,16 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
         at_bound, at_location = step == plan.bound_step, step in plan.location_steps
         params = None if next_params is None or at_bound or at_location else \
             next_params(step, [releases[r] for r in sorted(releases)])
-        replies = transport.ask(aggregator.open_step(step, live, params), timeout_s)
-        for site in list(live):  # plan order: the same summation order on every transport
-            answer = replies[site]
+        failed = {}
+        for site, answer in transport.ask_each(aggregator.open_step(step, live, params), timeout_s):
             if isinstance(answer, Reply):
-                aggregator.receive(answer)
-                continue
+                aggregator.receive(answer)  # checked, added to the sums and dropped: O(d^2) whatever S
+            else:
+                failed[site] = answer
+        for site in [s for s in live if s in failed]:  # plan order: the same report on every transport
             live.remove(site)
             dropped.append((site, "after-deal"))
-            notes.append(f"site {site!r} dropped at step {step}: {answer}")
+            notes.append(f"site {site!r} dropped at step {step}: {failed[site]}")
         inbox = aggregator.close_step()
         abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout, notes)
         if at_location:  # move the centre (post-processing), then every later step centres there

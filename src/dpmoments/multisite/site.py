@@ -425,6 +425,13 @@ class Site:
         A, B = weighted_moments(Z, yc, irls_weights(yc - Z @ theta, rnd.w_max, rnd.p))
         return A if rnd.statistic == "cross" else B
 
+    def _pooled_rows(self):
+        """This site's rows, for the pooled reference only (a trusted curator's in-process simulation)."""
+        if as_source(self.__X).sparse:
+            raise ValueError(f"site {self.name!r}: the pooled reference with a private centre or bound needs dense "
+                             "rows.")
+        return self.__X
+
     def _exact(self, statistic):
         """The exact normalised statistic of this site's own rows and bounds (tests and the pooled reference)."""
         from .plan import Round

@@ -4,7 +4,12 @@ A transport implements two methods:
 
 * :meth:`Transport.connect` -- which sites of the plan are up (waiting up to ``wait_s``);
 * :meth:`Transport.exchange` -- deliver one query's bytes to each named site and return its
-  reply's bytes, or a :class:`Failure` (a fixed reason, never the peer's text).
+  reply's bytes, or a :class:`Failure` (a fixed reason, never the peer's text);
+
+and may implement :meth:`Transport.exchange_each`, which takes the queries one at a time and yields
+each reply as it arrives, so that the run adds each reply to its sums and drops it (the aggregator's
+memory does not grow with the number of sites): the in-process and gRPC transports do; the default
+waits for :meth:`Transport.exchange` (Flower's grid answers a step's messages together).
 
 Everything else is written once, here and in :mod:`.run`: encoding and decoding
 (:mod:`.messages`), the spy's transcript (shapes only), and the rule that a reply must
@@ -18,7 +23,7 @@ SuperNodes) and :mod:`.grpc_transport` (plain gRPC with mutual TLS).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, Optional, Union
 
@@ -72,24 +77,51 @@ class Transport:
     def note(self, message: Any, sender: str, receiver: str) -> None:
         self.transcript.append(describe(message, sender, receiver))
 
+    def exchange_each(self, messages: Iterable[tuple[str, bytes]],
+                      timeout_s: float) -> Iterator[tuple[str, Union[bytes, Failure]]]:
+        """``(site, bytes)`` pairs out, read one at a time; ``(site, bytes or Failure)`` back as each arrives.
+
+        The default waits for :meth:`exchange`; a transport that can hand over each reply as it comes
+        overrides this, so that no more than a few messages are held at once.
+        """
+        yield from self.exchange(dict(messages), timeout_s).items()
+
     def ask(self, queries: Mapping[str, Query], timeout_s: float) -> dict[str, Union[Reply, SiteError, Failure]]:
         """Send each site its :class:`~.messages.Query`; return ``{site: Reply, SiteError or Failure}``."""
-        for site, q in queries.items():
-            self.note(q, "aggregator", site)
-        raw = self.exchange({s: to_wire(q) for s, q in queries.items()}, timeout_s)
-        out: dict[str, Union[Reply, SiteError, Failure]] = {}
-        for site, query in queries.items():
-            data = raw.get(site, Failure("timeout"))
+        return dict(self.ask_each(queries, timeout_s))
+
+    def ask_each(self, queries: Mapping[str, Query],
+                 timeout_s: float) -> Iterator[tuple[str, Union[Reply, SiteError, Failure]]]:
+        """Send each site its query (each built and encoded when it is sent); yield ``(site, Reply, SiteError or
+        Failure)`` as each answer arrives, once for every site asked (a site that never answers: a timeout)."""
+        tags: dict[str, tuple] = {}
+
+        def wire() -> Iterator[tuple[str, bytes]]:
+            for site in queries:
+                query = queries[site]
+                tags[site] = (query.plan, query.step, query.round_id)
+                self.note(query, "aggregator", site)
+                yield site, to_wire(query)
+
+        answered = set()
+        for site, data in self.exchange_each(wire(), timeout_s):
+            if site not in tags or site in answered:
+                continue  # a transport's stray or repeated delivery: the first answer stands
+            answered.add(site)
             if isinstance(data, Failure):
-                out[site] = data
+                yield site, data
                 continue
-            out[site] = self._decode(site, query, data)
-            if isinstance(out[site], Reply):
-                self.note(out[site], site, "aggregator")
-        return out
+            answer = self._decode(site, tags[site], data)
+            if isinstance(answer, Reply):
+                self.note(answer, site, "aggregator")
+            yield site, answer
+        for site in tags:
+            if site not in answered:
+                yield site, Failure("timeout")
 
     @staticmethod
-    def _decode(site: str, query: Query, data: bytes) -> Union[Reply, SiteError]:
+    def _decode(site: str, query: Union[Query, tuple], data: bytes) -> Union[Reply, SiteError]:
+        """``query``: the query, or its ``(plan, step, round_id)``."""
         def refuse(reason: str, text: str) -> NoReturn:
             raise MessageRefused(f"aggregator refused a message from site {site!r} ({reason}): {text} No release "
                                  "is made from this run.", site=site, reason=reason)
@@ -100,9 +132,9 @@ class Transport:
             refuse("wrong-payload", "it does not decode as a reply tagged with its plan and round.")
         if msg.site != site:
             refuse("forged", f"the transport delivered it from site {site!r} but it names site {msg.site!r}.")
-        if isinstance(msg, SiteError) and (msg.plan, msg.step, msg.round_id) != (query.plan, query.step,
-                                                                                   query.round_id):
-            return SiteError(site, query.plan, query.step, query.round_id, msg.code)  # an error: no payload to trust
+        tag = query if isinstance(query, tuple) else (query.plan, query.step, query.round_id)
+        if isinstance(msg, SiteError) and (msg.plan, msg.step, msg.round_id) != tag:
+            return SiteError(site, *tag, msg.code)  # an error: no payload to trust
         return msg
 
 
@@ -129,17 +161,20 @@ class InProcessTransport(Transport):
         return [s for s in plan.sites if s in self.handlers]
 
     def exchange(self, messages: Mapping[str, bytes], timeout_s: float) -> dict[str, Union[bytes, Failure]]:
-        out: dict[str, Union[bytes, Failure]] = {}
-        for site, data in messages.items():
+        return dict(self.exchange_each(messages.items(), timeout_s))
+
+    def exchange_each(self, messages: Iterable[tuple[str, bytes]],
+                      timeout_s: float) -> Iterator[tuple[str, Union[bytes, Failure]]]:
+        """Each site asked when its query is read, its reply handed back at once (one message at a time)."""
+        for site, data in messages:
             if self.failures.get(site) == "after-deal":
-                out[site] = Failure("crashed")
+                yield site, Failure("crashed")
                 continue
             start = time.monotonic()
             try:
                 reply = self.handlers[site](data)
             except Exception:  # a site that raises has crashed; its text is not ours to forward
-                out[site] = Failure("crashed")
+                yield site, Failure("crashed")
                 continue
             # sites answer one after another here; each gets the whole timeout, as if asked at once
-            out[site] = reply if time.monotonic() - start <= timeout_s else Failure("timeout")
-        return out
+            yield site, (reply if time.monotonic() - start <= timeout_s else Failure("timeout"))

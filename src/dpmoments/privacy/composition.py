@@ -100,12 +100,22 @@ def parallel(guarantees):
     """
     guarantees = _guarantees(guarantees)
     if any(not g.certified for g in guarantees):
-        holds = [g.holding for g in guarantees]
-        reasons = sorted({g.reason for g in guarantees if not g.certified})
-        return Uncertified(parallel([g.claim for g in guarantees]), "; ".join(reasons),
-                           None if any(h is None for h in holds) else parallel(holds))
+        return _parallel_uncertified(guarantees)
     if any(not g.is_private for g in guarantees):
         return PureDP(math.inf)
+    return _weakest(guarantees)
+
+
+def _parallel_uncertified(guarantees):
+    """The parallel claim, and what holds where every part says what holds of it."""
+    holds = [g.holding for g in guarantees]
+    reasons = sorted({g.reason for g in guarantees if not g.certified})
+    return Uncertified(parallel([g.claim for g in guarantees]), "; ".join(reasons),
+                       None if any(h is None for h in holds) else parallel(holds))
+
+
+def _weakest(guarantees):
+    """The weakest of certified, private parts: the largest epsilon, delta and rho of any part."""
     if all(isinstance(g, ZCDP) for g in guarantees):
         return ZCDP(max(g.rho for g in guarantees))
     if all(isinstance(g, PureDP) for g in guarantees):

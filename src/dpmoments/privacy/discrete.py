@@ -1,4 +1,4 @@
-"""Calibration of the exact grid samplers (:mod:`dpmoments.mechanisms.discrete`).
+"""Calibration of the exact grid noise (:mod:`dpmoments.mechanisms.grid`).
 
 A real statistic with sensitivity ``Delta`` is rounded to the grid ``2^-k``
 and released with exact integer noise. Rounding moves each of the ``m``
@@ -20,7 +20,7 @@ released ones is always safe).
 
 Every rounding here goes the safe way: the grid sensitivity is rounded up,
 sigma and the scale are rounded up, and the sampler rounds the rational
-variance up again (:func:`dpmoments.mechanisms.discrete.rational_scale`).
+variance up again (:func:`dpmoments.mechanisms.grid.rational_scale`).
 
 References
 ----------
@@ -153,7 +153,7 @@ def calibrate_discrete_gaussian(epsilon, delta, sensitivity, k, n_coordinates):
     Returns
     -------
     sigma : float
-        Real-scale sigma for :func:`dpmoments.mechanisms.discrete.grid_noise`
+        Real-scale sigma for :func:`dpmoments.mechanisms.grid.grid_noise`
         / ``grid_release`` with the same ``k``; ``0.0`` when ``epsilon = inf``.
     guarantee : ApproxDP
         ``ApproxDP(epsilon, delta, rho=rho)``, where ``rho`` is the largest

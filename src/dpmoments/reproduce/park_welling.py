@@ -60,7 +60,9 @@ def _metrics(coef, test):
 
 
 def _fit(kwargs, train, seed):
-    params = dict(epsilon=EPS, delta=DELTA, row_norm=1.0, response_bound=1.0, n_iter=J, w_max=W_MAX, rng=seed)
+    # the paper's setup: no intercept, the whole budget on the iterations (no sampling releases)
+    params = dict(epsilon=EPS, delta=DELTA, row_norm=1.0, response_bound=1.0, n_iter=J, w_max=W_MAX, rng=seed,
+                  fit_intercept=False, target="sample")
     params.update(kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", (NotPrivateWarning, UncertifiedPrivacyWarning))

@@ -109,7 +109,7 @@ def _model(k, p):
 
 def _release(X, eps, n, calibration, seed):
     return release_second_moment(X, epsilon=eps, delta=1.0 / n, row_norm=1.0, calibration=calibration,
-                                 rng=np.random.default_rng(seed))
+                                 rng=np.random.default_rng(seed), center=None)
 
 
 def _data(k, p, n, rep):

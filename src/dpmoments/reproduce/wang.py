@@ -90,6 +90,7 @@ def _task(args):
         for m_i, (label, kw) in enumerate({**METHODS_APPROX, **METHODS_PURE}.items()):
             delta = DELTA if label in METHODS_APPROX else None
             est = PrivateGraphicalLasso(alpha=pen, epsilon=eps, delta=delta, row_norm=1.0, psd_floor=0.0, tol=1e-6,
+                                        center=None,  # the paper's zero-mean second moment
                                         rng=np.random.default_rng([SEED, 12, rep, e_i, m_i, int(10 * r)]), **kw)
             est.fit(X)
             out[(label, eps)] = relative_loss(est.precision_, ref, "fro")

@@ -10,7 +10,8 @@ from .. import _lazy
 
 # Imported on first use: the auditor loads scipy.stats only when it runs.
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
-    "_audit": ("AuditResult", "audit", "epsilon_lower_bound"),
+    "_audit": ("audit",),
+    "_bound": ("AuditResult", "epsilon_lower_bound"),
 })
 
 __all__ = ["AuditResult", "audit", "epsilon_lower_bound"]

@@ -17,9 +17,13 @@ from .._release import expected_noise_error
 
 
 def save_spread(res, est, names):
-    """Beside the estimate: each edge's inclusion frequency (glasso) or each entry's se and interval (ridge)."""
+    """Beside the estimate: each edge's inclusion frequency (glasso), each entry's se and interval (ridge), the
+    partial correlations' intervals (both)."""
     if getattr(est, "edge_frequency_", None) is not None:
         res.save_matrix("edge_frequency", est.edge_frequency_, names)
+    if getattr(est, "partial_correlation_interval_", None) is not None:  # NaN where withheld
+        res.save_matrix("partial_correlation_lower", est.partial_correlation_interval_[0], names)
+        res.save_matrix("partial_correlation_upper", est.partial_correlation_interval_[1], names)
     if getattr(est, "precision_se_", None) is not None:
         res.save_matrix("precision_se", est.precision_se_, names)
         if est.precision_interval_ is not None:

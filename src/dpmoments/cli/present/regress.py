@@ -10,16 +10,18 @@ from .._noise import Noise, interval_text, json_safe, num, table
 
 def coefficients(est, names):
     """(labels, estimates, standard errors, (2, m) intervals), the intercept last when fitted."""
-    from ...estimators.uncertainty import z_value
-
     labels, values, se, interval = list(names), list(est.coef_), list(est.coef_se_), est.coef_interval_
-    if est.fit_intercept:
-        half = z_value(est.level) * est.intercept_se_
+    if est.intercept_fitted_:
         labels.append("(intercept)")
         values.append(est.intercept_)
         se.append(est.intercept_se_)
-        interval = np.column_stack([interval, [est.intercept_ - half, est.intercept_ + half]])
+        interval = np.column_stack([interval, est.intercept_interval_])
     return labels, np.array(values, dtype=float), np.array(se, dtype=float), interval
+
+
+def biased(est):
+    """Which printed coefficients (the intercept last) had their interval withheld (floored directions)."""
+    return np.r_[est.coef_biased_, [est.intercept_biased_] if est.intercept_fitted_ else []].astype(bool)
 
 
 def coefficient_fields(est, names):
@@ -41,12 +43,18 @@ def save_coefficients(res, est, names):
 def coefficient_lines(est, names):
     labels, values, se, (lo, hi) = coefficients(est, names)
     zero = (lo <= 0) & (hi >= 0)
-    rows = [[k, num(v, 4), num(s), interval_text(a, b), "contains 0" if z else ""]
-            for k, v, s, a, b, z in zip(labels, values, se, lo, hi, zero)]
+    marks = biased(est)
+    rows = [[k, num(v, 4), num(s), "withheld" if m else interval_text(a, b),
+             "biased (B floored)" if m else "contains 0" if z else ""]
+            for k, v, s, a, b, z, m in zip(labels, values, se, lo, hi, zero, marks)]
     out = table(["coefficient", "estimate", "se", f"{100 * est.level:g}% interval", ""], rows)
     if zero.any():
         out.append(f"{int(zero.sum())} of {zero.size} intervals contain 0: those coefficients cannot be told from 0 "
                    "at this noise")
+    if marks.any():
+        out.append(f"{int(marks.sum())} of {marks.size} intervals withheld: those coefficients lie where the noise of "
+                   "the weighted second moment hid the signal (its eigenvalues were raised to the floor), so their "
+                   "shrinkage is unknown")
     return out
 
 

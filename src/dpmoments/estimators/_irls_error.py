@@ -1,0 +1,234 @@
+r"""The error budget behind an IRLS coefficient's interval, from the releases alone.
+
+The private IRLS iterate :math:`\theta_j = \tilde B_j^{-1}\tilde A_j` carries the noise of its own
+two releases, and, through the weights, that of every earlier iteration. Near the fixed point
+:math:`\theta^*` of the IRLS map :math:`T` (``docs/algorithms.md`` §3.4),
+
+.. math::
+
+    \theta_j - \theta^* \approx M(\theta_{j-1} - \theta^*) + e_j, \qquad M = I - B^{-1} H,
+
+where :math:`e_j` is iteration :math:`j`'s noise passed through its solve (first order:
+:math:`\mathrm{Cov}\,e_j = \tilde B_j^{-1}(\Sigma_A + \mathrm{Cov}(E_B\theta_j))\tilde B_j^{-1}`),
+:math:`B` the weighted second moment and :math:`H = w_{\max}\frac1n\sum_i 1\{|r_i| < 1/w_{\max}\}
+x_i x_i^\top` the derivative of :math:`\sum_i x_i\psi(r_i)`, :math:`\psi(r) = \operatorname{clip}
+(w_{\max} r, -1, 1)`. Every weight is at least :math:`w_{\max} 1\{|r| < 1/w_{\max}\}`, so
+:math:`B \succeq H \succeq 0` and :math:`M` has its eigenvalues in :math:`[0, 1]`. The parts:
+
+- **noise of every iteration**: :math:`\sum_{j=1}^J M^{J-j}\,\mathrm{Cov}(e_j)\,M^{J-j\top}`;
+  without an estimate of :math:`H` (``sampling_budget=0``, across sites) :math:`M = I` (each
+  iteration's noise passed undamped, the largest its eigenvalues allow);
+- **the iterations not run**: :math:`\theta^* - \theta_J \approx M^J\theta^*` from the start at 0;
+  the interval is stretched by :math:`M^J\theta_J` on that side (first order);
+- **sampling** (``target="population"``): the sandwich :math:`H^{-1} V H^{-1}/n`,
+  :math:`V = \frac1n\sum_i\psi(r_i)^2 x_ix_i^\top`, both released privately at the final iterate
+  (:mod:`dpmoments.estimators._irls_sampling`); :math:`H` by the kernel count of residuals within a
+  bandwidth :math:`h \ge 1/w_{\max}` (Powell's estimator), :math:`H \approx K_h / h`.
+
+- **the floor**: where the final :math:`\tilde B` had eigenvalues raised to the floor (noise above
+  the signal there), the solve shrinks the coefficients along those directions by an unknown
+  factor: a coefficient with more than ``FLOORED_SHARE`` of its square loading on them is marked
+  *biased* and its interval withheld (NaN), never printed as if complete.
+
+Not covered: the clipping bias of the rows and responses, which the entry's ``covers`` says.
+Everything here reads released numbers and public values only: no rows.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..solvers.irls import solve_weighted
+from .diagnostics import Diagnostics
+from .uncertainty import NoiseLaw, bootstrap_generator, check_draws, check_level, z_value
+
+__all__ = ["ErrorBudget", "irls_error_budget", "irls_laws", "solve_se", "noise_cov", "FLOORED_SHARE"]
+
+#: A coefficient whose unit vector has more than this share of its square on the floored eigenvectors of
+#: the final B~ is marked biased (its shrinkage there is unknown).
+FLOORED_SHARE = 0.05
+
+
+def irls_laws(first, second, scales, d):
+    """The noise laws of the first- and second-moment releases of one IRLS iteration."""
+    if scales["A"] == 0.0:
+        return NoiseLaw("none", 0.0), NoiseLaw("none", 0.0)
+    law_b = NoiseLaw("wishart", scales["B"], d + 1) if second == "wishart" else NoiseLaw("gaussian", scales["B"])
+    return NoiseLaw(first, scales["A"]), law_b
+
+
+def _product_cov(law, theta):
+    r"""Covariance of :math:`E\theta` for symmetric noise ``E`` of this law (entries independent up to symmetry)."""
+    var_o, var_d = law.sd**2, law.diagonal_sd**2
+    spread = var_o * (theta @ theta * np.eye(theta.size) + np.outer(theta, theta))
+    return spread + np.diag((var_d - 2 * var_o) * theta**2)
+
+
+def _floored_inverse(B, floor):
+    lam, Q = np.linalg.eigh(0.5 * (B + B.T))
+    return (Q / np.maximum(lam, floor)) @ Q.T if floor is not None and floor > 0 else np.linalg.pinv(B)
+
+
+def noise_cov(A, B, floor, law_a, law_b):
+    """``theta`` of one floored solve and the first-order covariance its two releases' noise gives it."""
+    theta, _ = solve_weighted(B, A, floor)
+    Binv = _floored_inverse(B, floor)
+    return theta, Binv @ (law_a.sd**2 * np.eye(theta.size) + _product_cov(law_b, theta)) @ Binv
+
+
+def solve_se(A, B, floor, law_a, law_b):
+    """``theta`` of the floored solve and its first-order standard errors under the noise of ``A`` and ``B``."""
+    theta, cov = noise_cov(A, B, floor, law_a, law_b)
+    return theta, np.sqrt(np.maximum(np.diag(cov), 0.0))
+
+
+def _contraction(B, floor, H):
+    """``M = I - B^-1 H`` with the eigenvalues of ``B^-1/2 H B^-1/2`` held in [0, 1]; ``I`` without ``H``."""
+    d = B.shape[0]
+    if H is None:
+        return np.eye(d)
+    lam, Q = np.linalg.eigh(0.5 * (B + B.T))
+    lam = np.maximum(lam, floor if floor else 1e-12 * max(1.0, lam.max()))
+    root, inv_root = (Q * np.sqrt(lam)) @ Q.T, (Q / np.sqrt(lam)) @ Q.T
+    nu, P = np.linalg.eigh(inv_root @ (0.5 * (H + H.T)) @ inv_root)
+    return inv_root @ ((P * (1.0 - np.clip(nu, 0.0, 1.0))) @ P.T) @ root
+
+
+def _bootstrap_cov(A, B, floor, laws, n_draws, rng):
+    """The final solve's covariance by redrawing its two releases (the earlier ones enter through ``M``)."""
+    gen = bootstrap_generator(rng)
+    law_a, law_b = laws
+    draws = np.array([solve_weighted(B + law_b.matrix(B.shape[0], gen), A + law_a.vector(A.size, gen), floor)[0]
+                      for _ in range(n_draws)])
+    return np.atleast_2d(np.cov(draws, rowvar=False))
+
+
+def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=0.9, rng=None,
+                      owner="PrivateIRLS"):
+    r"""The coefficients' covariance and interval: every iteration's noise, the iterations not run, sampling.
+
+    Parameters
+    ----------
+    iterations : list of (A, B)
+        Every iteration's released moments, in order.
+    floor : float or None
+        The eigenvalue floor every solve used.
+    laws : (NoiseLaw, NoiseLaw)
+        The noise laws of each iteration's A and B releases.
+    sampling : dict or None
+        The sampling releases at the final iterate (``H``, ``V``, already divided as in the module
+        docstring, with their noise floors ``H_floor``); ``None``: the parts that need them are
+        left out (and said so).
+    n : int
+        The public number of rows.
+
+    Returns
+    -------
+    ErrorBudget
+    """
+    level, n_draws = check_level(level), check_draws(n_draws)
+    law_a, law_b = laws
+    A, B = iterations[-1]
+    theta = solve_weighted(B, A, floor)[0]
+    H = None if sampling is None else sampling["H"]
+    M = _contraction(B, floor, H)
+    d, J = theta.size, len(iterations)
+    cov, power = np.zeros((d, d)), np.eye(d)
+    if law_a.kind == "none" and law_b.kind == "none":  # no noise (epsilon = inf): nothing to propagate
+        power = np.linalg.matrix_power(M, J)
+    else:
+        for j, (Aj, Bj) in enumerate(reversed(iterations)):  # the final iteration first: M^0, M^1, ...
+            cj = noise_cov(Aj, Bj, floor, law_a, law_b)[1]
+            if j == 0 and n_draws:
+                cj = _bootstrap_cov(A, B, floor, laws, n_draws, rng)
+            cov += power @ cj @ power.T
+            power = M @ power
+    noise = cov.copy()
+    stretch = _not_run(theta, power, H is not None)  # power = M^J now
+    if sampling is not None and sampling.get("V") is not None:
+        Hinv = _floored_inverse(H, sampling["H_floor"])
+        cov = cov + Hinv @ sampling["V"] @ Hinv / n
+    biased = _floored_loading(B, floor) > FLOORED_SHARE
+    total_noise = math.sqrt(max(float(np.trace(noise)), 0.0))
+    snr = math.inf if total_noise == 0 else float(np.linalg.norm(theta)) / total_noise
+    diag = Diagnostics(owner)
+    if snr < 1.0:
+        diag.flag("coefficients-within-noise", f"the coefficients are within their noise (signal-to-noise {snr:.2g}"
+                                               " < 1): at this budget and sample size they are mostly noise.")
+    if biased.any():
+        diag.flag("coefficients-floored", f"{int(biased.sum())} of {d} coefficients lie along directions where the "
+                                          "noise of B hid the signal (eigenvalues raised to the floor): their "
+                                          "intervals are withheld (biased).")
+    summary = _summary(level, n_draws, snr, laws, sampling, H is not None, J, float(np.abs(stretch).max()))
+    summary["withheld"] = f"{int(biased.sum())} of {d} (floored directions)"
+    return ErrorBudget(theta, cov, noise, stretch, biased, snr, diag.as_list(), summary)
+
+
+@dataclass(frozen=True)
+class ErrorBudget:
+    """The coefficients' error budget in the fit's coordinates; ``mapped`` takes it to the user's."""
+
+    theta: np.ndarray
+    cov: np.ndarray  # every part
+    noise_cov: np.ndarray  # the iterations' noise only
+    stretch: np.ndarray  # the iterations not run: added on its side of the interval
+    biased: np.ndarray  # withheld: floored directions
+    snr: float
+    diagnostics: list
+    summary: dict
+
+    def mapped(self, T, offset):
+        """The same budget of ``T theta + offset``; a coordinate touching a biased one is biased."""
+        touched = (np.abs(T[:, self.biased]) > 0).any(axis=1) if self.biased.any() else np.zeros(T.shape[0], bool)
+        return ErrorBudget(T @ self.theta + offset, T @ self.cov @ T.T, T @ self.noise_cov @ T.T, T @ self.stretch,
+                           touched, self.snr, self.diagnostics, self.summary)
+
+    def se(self):
+        return np.sqrt(np.maximum(np.diag(self.cov), 0.0))
+
+    def noise_se(self):
+        return np.sqrt(np.maximum(np.diag(self.noise_cov), 0.0))
+
+    def interval(self, level):
+        """``theta -+ z se``, stretched by the iterations not run on their side; NaN where biased."""
+        half = z_value(level) * self.se()
+        out = np.stack([self.theta - half + np.minimum(self.stretch, 0.0),
+                        self.theta + half + np.maximum(self.stretch, 0.0)])
+        out[:, self.biased] = np.nan
+        return out
+
+
+def _floored_loading(B, floor):
+    """Each coordinate's squared loading on the eigenvectors of ``B`` below ``floor`` (0 without a floor)."""
+    if not floor:
+        return np.zeros(B.shape[0])
+    lam, Q = np.linalg.eigh(0.5 * (B + B.T))
+    return (Q[:, lam < floor] ** 2).sum(axis=1)
+
+
+def _not_run(theta, power, known):
+    """``M^J theta``: how far the iterations not run would move the coefficients (``theta* - theta_J =
+    M^J theta*`` from the start at 0, ``theta*`` estimated by ``theta_J``: first order)."""
+    return power @ theta if known else np.zeros_like(theta)
+
+
+def _summary(level, n_draws, snr, laws, sampling, known_m, J, stretch):
+    covered = [f"the noise of all {J} iterations (propagated through the weights, first order)"]
+    missing = ["clipping bias (rows beyond row_norm, responses beyond response_bound)"]
+    if known_m:
+        covered.append("the iterations not run (the interval reaches where they would go)")
+    else:
+        missing.append("the iterations not run (no sampling release to estimate the IRLS map's contraction; "
+                       "each iteration's noise is passed on undamped instead)")
+    if sampling is not None:
+        covered.append("sampling variability of the rows (the LAD sandwich, from private releases)")
+    else:
+        missing.append("sampling variability of the rows")
+    return {"method": "closed-form (first order)" + (", final iteration by parametric bootstrap" if n_draws else ""),
+            "level": level, "n_draws": n_draws, "signal_to_noise": snr,
+            "signal_to_noise_definition": "||theta|| / sqrt(sum of the coefficients' noise variances)",
+            "noise": {"first_moment": laws[0].to_dict(), "second_moment": laws[1].to_dict()},
+            "iterations_not_run": stretch, "covers": "; ".join(covered), "not_covered": "; ".join(missing),
+            "scope": ("for the population coefficients" if sampling is not None else
+                      "for the coefficients of these rows (no sampling part)") + ": " + "; ".join(covered)}

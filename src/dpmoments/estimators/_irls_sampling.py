@@ -1,0 +1,90 @@
+r"""The releases behind an IRLS coefficient's sampling error: the LAD sandwich, privately.
+
+At the final private iterate :math:`\theta` (public: an output of the iterations), with residuals
+:math:`r_i = y_i - z_i^\top\theta` of the clipped rows and responses, three statistics are released
+from the ``sampling_budget`` share, in this order:
+
+1. the residual scale :math:`s = \frac1n\sum_i \min(|r_i|, r)`, Gaussian (a tenth of the share);
+2. :math:`K_h = \frac1n\sum_i 1\{|r_i| < h\}\, z_i z_i^\top` with the bandwidth
+   :math:`h = \max(1/w_{\max},\ 1.5\,\tilde s\,n^{-1/5})` from the released :math:`\tilde s`
+   (post-processing), symmetric Gaussian on the upper triangle (0.45 of the share);
+3. :math:`V = \frac1n\sum_i \psi(r_i)^2 z_i z_i^\top`, :math:`\psi(r) = \operatorname{clip}(w_{\max}
+   r, -1, 1)`, likewise (0.45).
+
+Then :math:`H \approx \tilde K_h / h` (Powell's kernel estimate of :math:`E[f(0\mid x)\,x x^\top]`
+times :math:`2`, in the IRLS map's own units: :math:`w_{\max}\cdot 2/w_{\max} = 2`) and :math:`V`
+give the sandwich :math:`H^{-1}VH^{-1}/n` (:mod:`dpmoments.estimators._irls_error`).
+
+Privacy
+-------
+Replace-one, ``n`` public. Each row enters each statistic once, through a term bounded after
+clipping: :math:`0 \le \min(|r_i|, r) \le r`, so :math:`s` has sensitivity :math:`r / n`; the
+weights :math:`1\{\cdot\}` and :math:`\psi^2` lie in :math:`[0, 1]` and :math:`\|z_i\| \le R`, so
+the upper triangles of :math:`K_h` and :math:`V` have L2 sensitivity :math:`\sqrt2 R^2 / n` (as a
+second moment's). :math:`\theta`, :math:`h`, :math:`R`, :math:`r` and :math:`w_{\max}` are public or
+outputs of earlier private steps. Each is a Gaussian mechanism in zCDP
+(:math:`\rho = \Delta^2 / 2\sigma^2`); the share's :math:`\rho` is split 0.1 / 0.45 / 0.45 and the
+three compose with the iterations in zCDP (:func:`dpmoments.privacy.compose`).
+"""
+
+import math
+
+import numpy as np
+
+from ..mechanisms import gaussian_noise, symmetric_matrix_noise
+from ..privacy import zcdp_gaussian_sigma
+
+__all__ = ["SPLIT", "sampling_scales", "release_sampling", "bandwidth", "sandwich_statistics"]
+
+SPLIT = {"scale": 0.1, "K": 0.45, "V": 0.45}
+
+
+def sampling_scales(rho, n, row_bound, response_bound):
+    """The Gaussian sd of each sampling release from the share's ``rho`` (0: exact, at epsilon = inf)."""
+    sens = {"scale": response_bound / n, "K": math.sqrt(2.0) * row_bound**2 / n, "V": math.sqrt(2.0) * row_bound**2 / n}
+    if math.isinf(rho):
+        return {k: 0.0 for k in sens}, sens
+    return {k: zcdp_gaussian_sigma(SPLIT[k] * rho, sens[k]) for k in sens}, sens
+
+
+def bandwidth(scale, n, w_max):
+    """The kernel half-width ``h``: 1.5 s n^(-1/5), never below the IRLS threshold ``1/w_max``."""
+    return max(1.0 / w_max, 1.5 * max(scale, 0.0) * n ** -0.2)
+
+
+def release_sampling(Z, y, theta, *, w_max, response_bound, scales, rng):
+    """The three sampling releases at ``theta`` (rows ``Z`` and responses ``y`` already clipped).
+
+    Returns ``{"scale", "h", "K", "V"}``: the released residual scale, the bandwidth it gives, and
+    the two released matrices (noisy; exact where ``scales`` are 0).
+    """
+    n, d = Z.shape
+    r = y - Z @ theta
+    scale = float(np.minimum(np.abs(r), response_bound).mean())
+    if scales["scale"] > 0:
+        scale += float(gaussian_noise((), scales["scale"], rng))
+    h = bandwidth(scale, n, w_max)  # post-processing of the released scale
+    out = {"scale": scale, "h": h}
+    for key, M in sandwich_statistics(Z, r, h, w_max).items():
+        out[key] = M + symmetric_matrix_noise(d, scales[key], rng) if scales[key] > 0 else M
+    return out
+
+
+def sandwich_statistics(Z, residuals, h, w_max):
+    """The exact ``K_h`` and ``V`` at a public bandwidth ``h``: never publish them."""
+    n = Z.shape[0]
+    out = {}
+    for key, weight in (("K", (np.abs(residuals) < h).astype(float)),
+                        ("V", np.clip(w_max * residuals, -1.0, 1.0) ** 2)):
+        M = (Z * weight[:, None]).T @ Z / n
+        out[key] = 0.5 * (M + M.T)
+    return out
+
+
+def sandwich_parts(released, scales, d):
+    """``{"H", "H_floor", "V"}`` for the error budget: post-processing of the three releases."""
+    h = released["h"]
+    floor = 2.0 * math.sqrt(d) * scales["K"] / h
+    lam, Q = np.linalg.eigh(released["V"])
+    V = (Q * np.maximum(lam, 0.0)) @ Q.T
+    return {"H": released["K"] / h, "H_floor": max(floor, 1e-12), "V": V, "h": h, "scale": released["scale"]}

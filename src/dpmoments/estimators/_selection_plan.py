@@ -1,0 +1,122 @@
+"""The plan of :class:`~dpmoments.estimators.PrivateModelSelection`: its candidates and its budget's parts.
+
+Everything here reads public values only, before any data are read: the candidate family (fixed,
+never data-driven), the checks of the parameters, and the split of ``epsilon`` between the private
+bounds (``bound_budget``), the private radius (``R_SHARE`` of it when ``R="private"`` without its
+own ``R_epsilon``) and the selection.
+"""
+
+import itertools
+import math
+
+from .._validation import check_int, check_nonnegative, check_positive
+from ..moments.auto_release import as_bound_budget, is_auto
+from ..privacy import check_accountant
+from ..privacy.relations import check_neighbours
+from .model_defaults import R_SHARE
+
+__all__ = ["MECHANISMS", "R_SHARE", "candidate_family", "SelectionPlanMixin"]
+MECHANISMS = ("noisy-min", "exponential")
+_MAX_CANDIDATES = 20_000
+
+
+def candidate_family(candidates, max_size, d):
+    """The fixed, data-independent family as a tuple of sorted index tuples."""
+    if isinstance(candidates, str):
+        try:
+            k = d if max_size is None else int(max_size)
+        except (TypeError, ValueError, OverflowError):  # "3", nan, inf, a list: no count of columns
+            k = 0
+        if k < 1 or (max_size is not None and k != max_size):
+            raise ValueError(f"'max_size' must be an integer >= 1; got {max_size!r}.")
+        if candidates == "all":
+            count = sum(math.comb(d, s) for s in range(1, min(k, d) + 1))
+            if count > _MAX_CANDIDATES:
+                raise ValueError(f"candidates='all' gives {count} models (> {_MAX_CANDIDATES}); lower 'max_size'.")
+            return tuple(m for s in range(1, min(k, d) + 1) for m in itertools.combinations(range(d), s))
+        if candidates == "nested":
+            return tuple(tuple(range(s)) for s in range(1, min(k, d) + 1))
+        raise ValueError(f"'candidates' must be 'all', 'nested' or a list of column-index tuples; got {candidates!r}.")
+    try:
+        family = [tuple(sorted({int(j) for j in m})) for m in candidates]
+    except TypeError as exc:
+        raise TypeError(f"'candidates' must be a list of iterables of column indices: {exc}") from exc
+    family = tuple(dict.fromkeys(family))
+    if not family:
+        raise ValueError("'candidates' must hold at least one model; got an empty family.")
+    for m in family:
+        if any(j < 0 or j >= d for j in m):
+            raise ValueError(f"candidate {m} has a column index outside [0, {d}).")
+    return family
+
+
+
+
+class SelectionPlanMixin:
+    """The plan's methods (no data): the budget's parts and the parameters' checks."""
+
+    def _budget_parts(self, n_candidates):
+        eps = check_positive(self.epsilon, "epsilon", allow_inf=True)
+        if self.mechanism not in MECHANISMS:
+            raise ValueError(f"'mechanism' must be one of {MECHANISMS}; got {self.mechanism!r}.")
+        if self.release_scores and self.mechanism != "noisy-min":
+            raise ValueError("'release_scores=True' needs mechanism='noisy-min'.")
+        autos = self._autos()
+        share = as_bound_budget(self.bound_budget).share if autos else 0.0
+        parts = {"bounds": eps * share} if autos else {}
+        if self._radius_share():
+            parts["R"] = eps * self._radius_share()
+        select = self._selection_epsilon()
+        parts["selection"] = select * n_candidates / 2.0 if self.release_scores else select
+        for name, flag in (("R", self.R == "private" and self.R_epsilon is not None), ("sigma2", self.sigma2 == "private")):
+            value = getattr(self, f"{name}_epsilon")
+            if flag:
+                parts[name] = check_positive(value, f"{name}_epsilon")
+            elif value is not None:
+                raise ValueError(f"'{name}_epsilon' is only used with {name}='private'; got {value!r}.")
+        if self.refit_epsilon is not None:
+            parts["refit"] = check_positive(self.refit_epsilon, "refit_epsilon")
+        return parts
+
+    def _autos(self):
+        """The bounds drawn privately: "auto" ones that the public ranges do not give for free."""
+        cmap = getattr(self, "_map", None)
+        free = {"bounds": cmap is not None and cmap.all_ranged,
+                "response_bound": cmap is not None and cmap.y_range is not None}
+        return {name: stat for name, stat in (("bounds", "max-abs-entry"), ("response_bound", "abs-response"))
+                if is_auto(getattr(self, name)) and not free[name]}
+
+    def _radius_share(self):
+        """``R="private"`` without ``R_epsilon``: the share of ``epsilon`` its estimate takes (``R_SHARE``)."""
+        return R_SHARE if self.R == "private" and self.R_epsilon is None else 0.0
+
+    def _selection_epsilon(self):
+        """The selection's epsilon: ``epsilon`` less the private bounds' and the private radius's shares."""
+        share = as_bound_budget(self.bound_budget).share if self._autos() else 0.0
+        return float(self.epsilon) * (1.0 - share - self._radius_share())
+
+    def _validate(self):
+        for name in ("bounds", "response_bound"):
+            if not is_auto(getattr(self, name)):
+                check_positive(getattr(self, name), name)
+        if self.R != "private":
+            check_positive(self.R, "R")
+        if self.sigma2 != "private":
+            check_positive(self.sigma2, "sigma2")
+        if self.phi not in ("bic", "theorem"):
+            if isinstance(self.phi, str):
+                raise ValueError(f"'phi' must be a number >= 0, 'theorem' or 'bic'; got {self.phi!r}.")
+            check_nonnegative(self.phi, "phi")
+        try:
+            lo, hi = (float(v) for v in self.R_range)
+        except (TypeError, ValueError):  # not a pair of numbers
+            lo = hi = math.nan
+        if not 0 < lo < hi:
+            raise ValueError(f"'R_range' must be (low, high) with 0 < low < high; got {self.R_range!r}.")
+        if check_positive(self.gap_tolerance, "gap_tolerance") >= 1:
+            raise ValueError(f"'gap_tolerance' must be in (0, 1); got {self.gap_tolerance}.")
+        check_int(self.qp_iterations, "qp_iterations", minimum=1)
+        check_neighbours(self.neighbours, ("replace-one",), "the analysis (BIC, private R and sigma2) is for "
+                         "replace-one with n public, which also covers zero-out pairs")
+        check_accountant(self.accountant)
+

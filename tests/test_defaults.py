@@ -1,0 +1,138 @@
+"""One set of defaults: the command line, the estimators and the release function agree.
+
+Given only epsilon and delta, each way in centres the rows about a private mean, draws the row
+bound privately, holds under replace-one and splits the budget the same way: read from their
+signatures and parsers, and from the releases they make of one table with one seed.
+"""
+
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+from dpmoments import release_second_moment
+from dpmoments.cli import build_parser
+from dpmoments.cli._args import center_asked
+from dpmoments.cli._choices import bound_budget, center_budget, choices_of
+from dpmoments.estimators import (CenterBudget, PrivateCovariance, PrivateGraphicalLasso, PrivatePCA,
+                                  PrivateRidgePrecision)
+from dpmoments.moments import BoundBudget
+
+from .cli.helpers import in_process, report
+
+EPS, DELTA = 1.0, 1e-6
+ESTIMATORS = {
+    "covariance": lambda **kw: PrivateCovariance(**kw),
+    "pca": lambda **kw: PrivatePCA(n_components=2, **kw),
+    "precision": lambda **kw: PrivateGraphicalLasso(**kw),
+    "ridge": lambda **kw: PrivateRidgePrecision(**kw),
+}
+COMMANDS = {  # command line -> the extra arguments each needs
+    "covariance": [], "pca": ["--n-components", "2"], "precision": [], "correlation": [],
+    "simulate": ["--analysis", "covariance"], "noise-generator": ["--sites", "a=100,b=100", "--n-features", "3"],
+}
+
+
+def _defaults(fn):
+    return {k: p.default for k, p in inspect.signature(fn).parameters.items() if p.default is not p.empty}
+
+
+@pytest.mark.parametrize("way", [*ESTIMATORS, "release_second_moment"])
+def test_the_library_defaults_are_one_set(way):
+    signature = _defaults(release_second_moment if way not in ESTIMATORS else type(ESTIMATORS[way]()).__init__)
+    assert signature["center"] == "private" and signature["row_norm"] == "auto"
+    assert signature["neighbours"] == "replace-one" and signature["mechanism"] == "gaussian"
+    assert signature["center_budget"] is None and signature["bound_budget"] == 0.1  # CenterBudget(), 0.1 of it
+    assert signature["scale"] is None and signature["ranges"] is None
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_the_command_line_defaults_are_the_librarys(command, tmp_path):
+    argv = [command, *(["data.csv"] if command != "noise-generator" else []), "--epsilon", "1", "--delta", "1e-6",
+            *COMMANDS[command], "--out", str(tmp_path / "o")]
+    args = build_parser().parse_args(argv)
+    assert center_asked(args) == "private" and args.row_norm == "auto"
+    assert args.neighbours == "replace-one" and getattr(args, "mechanism", "gaussian") == "gaussian"
+    choices = choices_of(args)
+    assert bound_budget(choices).share == BoundBudget().share == 0.1
+    if command in ("simulate", "noise-generator"):
+        from dpmoments.multisite.location import MEAN_SHARE
+        # Across sites the location is found by another procedure (the sites' histograms), with its own share;
+        # the mean's share is the library's.
+        assert MEAN_SHARE == CenterBudget().mean
+    else:
+        assert center_budget(choices) == CenterBudget()
+
+
+def _table(tmp_path):
+    X = np.random.default_rng(0).normal(loc=[40.0, 5.0, -3.0], scale=[10.0, 1.0, 2.0], size=(3000, 3))
+    path = tmp_path / "t.csv"
+    np.savetxt(path, X, delimiter=",", header="a,b,c", comments="")
+    return X, path
+
+
+def _parts(parts):
+    return [(p["label"], round(p["share"], 9)) if isinstance(p, dict) else (p.label, round(p.share, 9))
+            for p in parts]
+
+
+@pytest.mark.parametrize("command", ["pca", "precision"])  # covariance's release is PCA's (both count clipping)
+def test_the_releases_agree_through_the_three_ways(command, tmp_path, capsys):
+    """The same table, epsilon and delta: the same parts and shares, centre kind, relation and guarantee."""
+    X, path = _table(tmp_path)
+    run = in_process(capsys)
+    extra = ["--n-components", "2"] if command == "pca" else []
+    res = run(command, path, "--epsilon", EPS, "--delta", DELTA, "--seed", 1, *extra, "--out", tmp_path / "o", "-q",
+              "--no-figures")
+    assert res.returncode == 0, res.stderr
+    cli_release = report(tmp_path / "o")["release"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = ESTIMATORS[command](epsilon=EPS, delta=DELTA, rng=1).fit(X)
+        rel = release_second_moment(X, epsilon=EPS, delta=DELTA, rng=1)
+    assert _parts(cli_release["parts"]) == _parts(est.release_.parts)
+    assert cli_release["centered"] and est.release_.center is not None and rel.center is not None
+    assert cli_release["neighbours"] == est.release_.neighbours == rel.neighbours == "replace-one"
+    assert cli_release["guarantee"] == est.privacy_.to_dict()
+    assert str(rel.guarantee) == str(est.privacy_) == f"({EPS:g}, {DELTA:g})-DP"
+    assert _parts(rel.parts) == _parts(est.release_.parts)
+
+
+def test_the_tensor_estimator_draws_its_bound_privately_and_keeps_a_public_centre_by_design():
+    """As ``dpmoments tensor``: the bound private by default; no private centre (about the data's mean the
+    mixture's means are linearly dependent and cannot be recovered)."""
+    from dpmoments.estimators import PrivateTensorDecomposition
+
+    signature = _defaults(PrivateTensorDecomposition.__init__)
+    assert signature["row_norm"] == "auto" and signature["center"] is None and signature["bound_budget"] == 0.1
+    with pytest.raises(ValueError, match="private centre would be the data's mean"):
+        PrivateTensorDecomposition(n_components=1, model="mog", sigma2=0.1, epsilon=1.0, delta=1e-6,
+                                   center="private").fit(np.zeros((10, 2)))
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(secure=True), "secure=True"),
+    (dict(mechanism="wishart"), "center=None or a vector"),
+    (dict(center="mean"), "'center' must be"),
+    (dict(center_budget=0.2), "'center_budget'"),
+    (dict(sparse=True), "scipy.sparse"),
+])
+def test_what_the_default_private_choices_cannot_take_is_refused_naming_the_public_values(kwargs, words):
+    from scipy import sparse
+
+    X = np.ones((50, 2))
+    if kwargs.pop("sparse", False):
+        X = sparse.csr_array(X)
+    with pytest.raises((TypeError, ValueError), match=words):
+        release_second_moment(X, epsilon=EPS, delta=DELTA, **kwargs)
+
+
+def test_an_analysis_without_a_row_bound_takes_the_default_bound_silently_and_refuses_a_typed_one(tmp_path, capsys):
+    run = in_process(capsys)
+    deal = ("noise-generator", "--sites", "a=2000,b=2000", "--n-features", 3, "--analysis", "tensor-stm",
+            "--vocabulary-size", 10, "--epsilon", 1, "--delta", "1e-6")
+    res = run(*deal, "--out", tmp_path / "default")
+    assert res.returncode == 0, res.stderr
+    res = run(*deal, "--row-norm", "auto", "--out", tmp_path / "typed")
+    assert res.returncode == 2 and "--row-norm auto has no use with --analysis tensor-stm" in res.stderr
