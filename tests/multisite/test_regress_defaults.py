@@ -30,5 +30,5 @@ def test_given_values_are_kept():
 
 
 def test_an_auto_response_bound_needs_a_public_w_max():
-    with pytest.raises(CliError, match="--w-max is required .* --response-bound is auto"):
+    with pytest.raises(CliError, match="--w-max is required .* with --response-bound auto: --w-max defaults to 5 / B only for a public"):
         check_analysis(_args(response_bound="auto"), fit=False)

@@ -76,7 +76,8 @@ def check_analysis(args, fit=True):
                  "ridge": ["alpha"], "select": ["R"]}.get(a, [])
     for name in need:
         if getattr(args, name, None) is None:
-            why = " when --response-bound is auto (its default, 5 / B, needs a public B)" if name == "w_max" else ""
+            why = (" with --response-bound auto: --w-max defaults to 5 / B only for a public --response-bound B"
+                   if name == "w_max" else "")
             raise CliError(f"--{name.replace('_', '-')} is required for --analysis {a}{why}")
 
 
