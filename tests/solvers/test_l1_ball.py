@@ -57,6 +57,21 @@ def test_agrees_with_generic_qp(seed):
         assert l1_ball_duality_gap(G, b, res.coef, R) <= 1e-9 * scale
 
 
+def test_singular_gram_with_a_zero_residual_stops_well_before_the_cap():
+    # A PSD-projected noisy Gram matrix can have a zero eigenvalue with y in its span: the optimum
+    # residual is 0, the problem only convex, and a gap relative to |objective| (~1e-12, rounding)
+    # was unreachable, so every such call ran all 20 000 iterations (about 0.7 s).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    X[:, 2] = X[:, 0] - X[:, 1]
+    y = X @ np.array([9.0, -6.0, 2.0])
+    G, b, c = X.T @ X, X.T @ y, float(y @ y)
+    res = l1_ball_least_squares(G, b, c, 30.0)
+    assert res.n_iter < 200
+    assert abs(res.objective) <= 1e-12 * c and res.gap <= 1e-12 * c  # the optimum, 0, to rounding of c
+    assert abs(np.sum(y * y) - 2 * y @ X @ res.coef + res.coef @ G @ res.coef) <= 1e-12 * c
+
+
 def test_unconstrained_inside_ball_is_least_squares():
     rng = np.random.default_rng(0)
     G, b, c = _problem(rng)
