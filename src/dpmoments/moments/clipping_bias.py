@@ -59,10 +59,19 @@ def _chunk_sums(chunk, center, scale, row_norm, outer_factor):
     R, outer = float(row_norm), float(row_norm) * outer_factor
     Z = np.asarray(chunk[0] if isinstance(chunk, tuple) else chunk, dtype=float)
     Z = (Z if scale is None else Z / scale) - (0.0 if center is None else center)
-    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    with np.errstate(over="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    huge = ~np.isfinite(norms)  # squares overflow: inf * kept would make a column NaN, one row's mark on the release
+    far = Z[huge]
+    if far.size:
+        Z = np.where(huge[:, None], 0.0, Z)
     safe = np.where(norms > 0, norms, 1.0)
     kept = np.minimum(1.0, (outer / safe) ** 2) - np.minimum(1.0, (R / safe) ** 2)
-    return Z.shape[0], ((Z**2) * kept[:, None]).sum(axis=0), int(np.count_nonzero(norms > outer))
+    sums = ((Z**2) * kept[:, None]).sum(axis=0)
+    if far.size:  # beyond R': each row adds (R'^2 - R^2) u^2, u its direction (scaled first, so nothing overflows)
+        u = far / np.abs(far).max(axis=1, keepdims=True)
+        sums = sums + (outer**2 - R**2) * (u**2 / (u**2).sum(axis=1, keepdims=True)).sum(axis=0)
+    return Z.shape[0], sums, int(np.count_nonzero(norms > outer))
 
 
 def _merge(*parts):
