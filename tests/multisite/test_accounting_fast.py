@@ -139,3 +139,14 @@ def test_hand_made_plans_with_silent_sites_lone_holders_and_full_rank_noise():
         _check_noise(dataclasses.replace(full, known=np.zeros((S, m), bool)), rng)
         assert all(v is not None for v in dataclasses.replace(full, known=np.zeros((S, m), bool))
                    ._all_others_variance())
+
+
+def test_no_colluders_gives_the_bits_of_solving_per_site():
+    """A plan is met against the aggregator from these values: the same bits keep every seeded release unchanged."""
+    plan = Plan.build("cape", [f"s{i}" for i in range(30)], list(range(40, 70)), n_features=3, row_norm=1.0,
+                      epsilon=1.0, delta=1e-5)
+    noise, alive = plan.noise[0], tuple(range(0, 30, 2))
+    for s in range(30):
+        assert noise.mahalanobis(s) == noise._mahalanobis_direct(s, (), tuple(range(30)))
+        if s in alive:
+            assert noise.mahalanobis(s, survivors=alive) == noise._mahalanobis_direct(s, (), alive)
