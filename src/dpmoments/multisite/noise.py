@@ -179,10 +179,18 @@ class NoisePlan:
         if not colluders:
             return self._alone(s, seen)
         if s in seen and set(colluders) == set(range(self.n_sites)) - {s}:
-            variance = self._all_others_variance()[s]
-            if variance is not None:
-                return math.inf if variance == 0 else float(self.sensitivity[s] * math.sqrt(1.0 / variance))
+            return self._all_others(s, colluders, seen)
         return self._mahalanobis_direct(s, colluders, seen)
+
+    def _all_others(self, s, colluders, seen):
+        """``Delta_M`` of site index ``s`` with every other site colluding, once per site (survivors change nothing:
+        only ``s`` is left to observe)."""
+        cache = self.__dict__.setdefault("_all_others_cache", {})
+        if s not in cache:
+            variance = self._all_others_variance()[s]
+            cache[s] = self._mahalanobis_direct(s, colluders, seen) if variance is None else \
+                math.inf if variance == 0 else float(self.sensitivity[s] * math.sqrt(1.0 / variance))
+        return cache[s]
 
     def _mahalanobis_direct(self, s, colluders, seen):
         """``Delta_M`` of site index ``s`` for one colluder set: the conditional covariance solved outright."""
@@ -240,9 +248,9 @@ class NoisePlan:
         no masks); a site whose answer the SVD leaves in doubt (or with no local noise) is ``None``.
         """
         cache = self.__dict__
-        if "_all_others_cache" not in cache:
-            cache["_all_others_cache"] = self._all_others_solved()
-        return cache["_all_others_cache"]
+        if "_all_others_variances" not in cache:
+            cache["_all_others_variances"] = self._all_others_solved()
+        return cache["_all_others_variances"]
 
     def _all_others_solved(self):
         S, holders = self.n_sites, self.known.sum(axis=0)
