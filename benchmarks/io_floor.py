@@ -238,13 +238,13 @@ def _tables(n, sizes, reads, fresh, floor, cells, lean, loads, quick):
         f"A fresh `python -c 'import dpmoments.cli'` takes {floor:.2f} s here (best of 3).",
         "Default bounds cost more than public ones by (s; csv, parquet, npy): "
         + "; ".join(f"{name} " + ", ".join(f"{x:+.1f}" for x in v) for name, v in extra.items())
-        + ". Covariance, precision and PCA choose a private centre (up to four refinement steps, each one pass "
-        "for its bound and mean together), then the row bound and the final mean in one pass, then the release: "
-        "six passes over the rows at this n where public bounds make one; tensor makes two (the row bound, then the "
-        f"third moment). A CSV or Parquet file is parsed once for them: the parsed rows (here {n * D * 8 / 2**20:.0f} "
-        "MiB) are kept in "
-        "memory for the next passes, under a fixed 1 GiB cap (above it, every pass parses the file again); a .npy "
-        "file is read again (plain reads of its rows). A CSV or Parquet file is parsed up to 128 MiB ahead in a "
+        + ". Covariance, precision and PCA choose a private centre: its first step about the origin (one pass "
+        "for its bound and mean), a second about that centre where the first moved it by more than a tenth of its "
+        "bound (that pass also draws the row bound and sums the final mean; far-off data take up to four steps), "
+        "then the release, which also sums what clipping removed: two or three passes where public bounds make "
+        "one; tensor makes two (the row bound, then the third moment). Nothing is kept between passes: a CSV or "
+        "Parquet file is parsed again for each, a .npy file read again. A CSV or Parquet file is parsed up to "
+        "128 MiB ahead in a "
         "background thread while the pass works on the chunks before. regress reads it once (it loads its "
         "columns; the bound pass runs in memory).",
         "`covariance` with public bounds and other figures (s and ratio to the read; csv, parquet, npy): "

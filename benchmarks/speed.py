@@ -177,8 +177,10 @@ def _default_choices(tmp, env, quick):
         default = _best_child(dpm + [str(path), *tail], env, 2)
         table.rows.append([kind, f"{public:.2f}", f"{default:.2f}", f"{default / public:.2f}×"])
         log(f"  {kind}: public {public:.2f}, default {default:.2f} CPU s")
-    table.notes.append("The default run makes up to six passes (up to four location steps, the bound fused with "
-                       "the mean, the release); a CSV file's parsed chunks are kept between them under a 1 GiB cap.")
+    table.notes.append("The default run makes three passes on these N(3, 1) columns (the location's step about the "
+                       "origin, a step about its centre that also draws the bound and sums the mean, the release; "
+                       "two for data about the origin); a CSV file is parsed again for each, nothing is kept. "
+                       "`python -m benchmarks default_choices` has Parquet, two sizes, passes and memory.")
     return table
 
 

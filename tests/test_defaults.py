@@ -126,3 +126,13 @@ def test_what_the_default_private_choices_cannot_take_is_refused_naming_the_publ
         X = sparse.csr_array(X)
     with pytest.raises((TypeError, ValueError), match=words):
         release_second_moment(X, epsilon=EPS, delta=DELTA, **kwargs)
+
+
+def test_an_analysis_without_a_row_bound_takes_the_default_bound_silently_and_refuses_a_typed_one(tmp_path, capsys):
+    run = in_process(capsys)
+    deal = ("noise-generator", "--sites", "a=2000,b=2000", "--n-features", 3, "--analysis", "tensor-stm",
+            "--vocabulary-size", 10, "--epsilon", 1, "--delta", "1e-6")
+    res = run(*deal, "--out", tmp_path / "default")
+    assert res.returncode == 0, res.stderr
+    res = run(*deal, "--row-norm", "auto", "--out", tmp_path / "typed")
+    assert res.returncode == 2 and "--row-norm auto has no use with --analysis tensor-stm" in res.stderr

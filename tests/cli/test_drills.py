@@ -72,7 +72,7 @@ def commands(d):
         "select": ([str(d / "xy.csv"), "--target", "y", "--epsilon", "1", *SEED, "--bounds", "1",
                     "--response-bound", "3", "--R", "2", "--max-size", "2", "--chunk-size", "100"], True),
         "simulate": ([str(d / "site0.csv"), str(d / "site1.csv"), "--protocol", "cape", *PRIV, "--row-norm", "2",
-                      "--chunk-size", "100"], True),
+                      "--uncentred", "--chunk-size", "100"], True),  # 600 rows: too few for a private centre
         "audit": (["--epsilon", "1", "--delta", "1e-5", "--dim", "2", "--n-samples", "20000", "--seed", "0"], False),
         "demo": (SEED, False),
     }

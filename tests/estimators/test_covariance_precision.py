@@ -53,8 +53,8 @@ def test_public_and_private_centres():
     assert list(shares)[0] == "location" and list(shares)[-2:] == ["mean", "second moment"]
     draws = [v for k, v in shares.items() if k.startswith("location") and not k.endswith("mean")]
     means = [v for k, v in shares.items() if k.endswith("mean")]
-    assert sum(draws) == pytest.approx(0.05) and sum(means) == pytest.approx(0.25)  # refinement: docs/bounds.md
-    assert shares["second moment"] == pytest.approx(0.7)
+    assert sum(means) == pytest.approx(0.25)  # refinement: docs/bounds.md; the draws of the steps not taken
+    assert sum(draws) <= 0.05 and sum(draws) + shares["second moment"] == pytest.approx(0.75)  # go to the moment
     np.testing.assert_allclose(priv.location_, X.mean(axis=0), atol=0.01)
     with pytest.raises(TypeError, match="center_budget"):
         PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center_budget=0.2).fit(X)

@@ -55,7 +55,7 @@ def test_the_fused_passes_release_what_two_passes_release(kwargs, monkeypatch):
     fused_passes = CountedChunks.passes
     monkeypatch.setattr(binned_sums, "FUSE_BYTES", 0)  # every fused pass drops its sums: the old route
     two = _release(_chunks(), **kwargs)
-    assert fused_passes < CountedChunks.passes
+    assert fused_passes <= CountedChunks.passes
     scale = np.abs(two.second_moment).max()
     np.testing.assert_allclose(fused.second_moment, two.second_moment, rtol=1e-9, atol=1e-9 * scale)
     if two.center is not None:
@@ -69,17 +69,34 @@ def test_the_fused_passes_release_what_two_passes_release(kwargs, monkeypatch):
         assert a.released.keys() == b.released.keys()
 
 
-def test_the_default_reads_the_data_once_per_choice_and_once_for_the_release():
+def test_the_default_reads_the_data_once_per_refinement_step_and_once_for_the_release():
     rel = _release(_chunks())
-    means = [p for p in rel.parts if p.label.endswith("mean")]
-    # each mean's pass also chose its bound (and the first one counted the rows); then the release, and the
-    # release of what clipping at that bound removed (moments/clipping_bias.py: it needs the bound first)
-    assert len(means) == 5 and CountedChunks.passes == len(means) + 2
+    steps = [p for p in rel.parts if p.label.startswith("location") and p.label.endswith("mean")]
+    # each step's pass chose its bound and summed its mean (the first one counted the rows); the step that found
+    # the centre settled (it moved it by a tenth of its bound) ends the refinement, and its pass also serves the
+    # final bound and mean; then the release, which also sums what clipping removed (ExcessTap)
+    assert [p.label for p in steps] == ["location mean", "location refinement 1 mean"]  # 40 off the origin
+    assert CountedChunks.passes == len(steps) + 1
 
 
-def test_a_public_centre_reads_the_data_once_and_once_more_for_the_clipping_loss():
+def test_data_about_the_origin_take_one_pass_for_the_choices_and_one_for_the_release():
+    CountedChunks.passes = 0
+    rel = _release(CountedChunks(np.array_split(X - X.mean(0), 7)))
+    assert CountedChunks.passes == 2 and [p.label for p in rel.parts][:2] == ["location", "location mean"]
+
+
+def test_the_steps_not_taken_go_to_the_second_moment_and_the_final_mean():
+    rel = _release(_chunks())
+    shares = {p.label: p.share for p in rel.parts}
+    assert sum(shares.values()) == pytest.approx(1.0)
+    assert shares["mean"] == pytest.approx(0.2 - 0.01 - 0.01)  # CenterBudget().mean less the two steps' means
+    public = _release(_chunks(), center_budget=CenterBudget(prior=np.full(5, 40.0))).guarantee  # no steps at all
+    assert (rel.guarantee.epsilon, rel.guarantee.delta) == (pytest.approx(public.epsilon, rel=1e-9), public.delta)
+
+
+def test_a_public_centre_reads_the_data_once_for_the_bound_and_once_for_the_release():
     _release(_chunks(), center=None)
-    assert CountedChunks.passes == 2  # the bound's pass with the fused release, then the clipping-excess pass
+    assert CountedChunks.passes == 2  # the bound's counts, then the release, which sums the clipping loss too
 
 
 def test_an_array_in_memory_keeps_two_passes_for_the_second_moment(monkeypatch):
@@ -89,4 +106,22 @@ def test_an_array_in_memory_keeps_two_passes_for_the_second_moment(monkeypatch):
                         lambda *a, **k: moments.append(k["moment"]) or real(*a, **k))
     _release(X, center=None)
     _release(X)
-    assert "second" not in moments and moments.count("mean") == 5
+    assert "second" not in moments and moments.count("mean") == 2
+
+
+@pytest.mark.parametrize("moment", ["mean", "second", "counts"])
+def test_a_dask_collection_bins_and_sums_in_its_blocks_what_memory_does(moment):
+    da = pytest.importorskip("dask.array")
+    from dpmoments.moments import SearchRange
+
+    centre = X.mean(0).round()
+    mem = binned_sums.binned_pass(X, moment=moment, search=SearchRange(), center=centre)
+    blocks = binned_sums.binned_pass(da.from_array(X, chunks=(6000, 5)), moment=moment, search=SearchRange(),
+                                     center=centre)
+    assert np.array_equal(mem.counts, blocks.counts) and (mem.n, mem.d, mem.fused) == (blocks.n, blocks.d, blocks.fused)
+    if moment != "counts":
+        R = SearchRange().edges()[np.searchsorted(SearchRange().edges(), 5.0)]
+        a, b = mem.clipped(R, centre), blocks.clipped(R, centre)
+        np.testing.assert_allclose(a.xtx, b.xtx, rtol=1e-10, atol=1e-8)
+        np.testing.assert_allclose(np.asarray(a.xty if moment == "mean" else 0.0),
+                                   np.asarray(b.xty if moment == "mean" else 0.0), rtol=1e-10)

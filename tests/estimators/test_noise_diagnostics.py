@@ -250,8 +250,12 @@ def test_a_refined_centre_the_final_mean_cannot_reach_is_flagged():
     final mean's noise scale, 0.078, was judged). The last refinement's noise is counted where it can
     exceed R."""
     X = np.random.default_rng(1).normal(size=(4000, 3)) * [1, 2, 0.5] + [3, -2, 1]
-    est = _noisy(lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=12.0, rng=367).fit(X), "centre-noise")
-    assert np.linalg.norm(est.release_.center - X.mean(0)) > 50  # the seed still reproduces the failure
+    # That seed no longer fails: the far-off draw's step moved the centre by less than a tenth of that bound, so
+    # it ends the refinement and is not taken (moments/private_release.py: _settled; none of 600 seeds failed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoiseDominatesWarning)  # the small column's variance is noise at this n
+        est = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=12.0, rng=367).fit(X)
+    assert np.linalg.norm(est.release_.center - X.mean(0)) < 0.5
     est = _quiet(lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=12.0, rng=3).fit(X[:, :2]))
     assert np.linalg.norm(est.release_.center - X[:, :2].mean(0)) < 0.5
 

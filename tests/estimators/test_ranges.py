@@ -156,6 +156,7 @@ def test_every_moment_estimator_takes_ranges(cls, kwargs):
     ({"nope": (0, 1)}, "'ranges' names column 'nope', which is not a feature column"),
     ({0: (1, 1)}, "must be two finite numbers lower < upper"),
     ({0: (0, np.inf)}, "must be two finite numbers lower < upper"),
+    ({0: (-1e308, 1e308)}, "is wider than floating point holds"),
     ({0: 3}, "must be a pair (lower, upper)"),
     ({}, "'ranges' is empty"),
 ])

@@ -219,7 +219,8 @@ def test_report_lists_each_noisy_statistic():
         sel = PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=4.0, R="private", R_epsilon=0.5,
                                     refit_epsilon=1.0, max_size=2, rng=0).fit(X, y)
     assert [(line["statistic"], line["releases"]) for line in irls.privacy_report_["noise"]] == [
-        ("first moment A", 4), ("second moment B", 4)]
+        ("first moment A", 4), ("second moment B", 4), ("sampling release scale", 1), ("sampling release K", 1),
+        ("sampling release V", 1)]  # the last three: the LAD sandwich for the intervals' sampling part
     assert [line["statistic"].split(" (")[0] for line in sel.privacy_report_["noise"]] == [
         "selection criteria Q_R(M) + phi |M|", "moments X'X/n, X'y/n", "moments of the selected columns"]
     assert sel.privacy_report_["noise"][0]["scale"] == sel.privacy_report_["selection_noise_scale"]

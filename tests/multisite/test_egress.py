@@ -59,11 +59,13 @@ def test_a_failure_inside_a_site_leaves_only_a_fixed_code(kind, monkeypatch, cap
     assert CELL not in caplog.text and "ValueError" in caplog.text  # the site's own log: the type, not the text
 
 
-def test_site_command_refuses_a_bad_file_in_one_line(tmp_path):
+def test_site_command_refuses_a_bad_file_in_one_line(tmp_path, capsys):
+    # in process: both refusals come before the site joins the network (as a subprocess, 2 interpreter starts)
     from dpmoments.multisite import Plan, deal_files
 
-    from ..cli.helpers import assert_one_line_error, cli
+    from ..cli.helpers import assert_one_line_error, in_process
 
+    cli = in_process(capsys)
     plan = Plan.build("cape", ["north", "south"], [50, 50], n_features=3, row_norm=1.0, epsilon=1.0, delta=1e-5)
     shares = deal_files(plan, tmp_path / "shares", rng=0)
     bad = _csv(tmp_path / "north.csv")
@@ -78,13 +80,14 @@ def test_site_command_refuses_a_bad_file_in_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("damage", ["truncated", "missing"])
-def test_site_command_refuses_a_damaged_or_missing_share_file_in_one_line(tmp_path, damage):
+def test_site_command_refuses_a_damaged_or_missing_share_file_in_one_line(tmp_path, capsys, damage):
     # a truncated share file was "unexpected BadZipFile in zipfile, a fault of dpmoments"; a missing one was
     # "not a dpmoments share file (FileNotFoundError)"
     from dpmoments.multisite import Plan, deal_files
 
-    from ..cli.helpers import assert_one_line_error, cli
+    from ..cli.helpers import assert_one_line_error, in_process
 
+    cli = in_process(capsys)
     plan = Plan.build("cape", ["north", "south"], [50, 50], n_features=3, row_norm=1.0, epsilon=1.0, delta=1e-5)
     shares = deal_files(plan, tmp_path / "shares", rng=0)
     share = tmp_path / "north-damaged.npz"

@@ -57,7 +57,7 @@ def test_multi_release_analyses_meet_the_target_composed():
     assert rep.guarantee.epsilon == pytest.approx(1.0, rel=1e-6) and rep.claimed.epsilon < 1.0
 
 
-def test_a_site_may_assume_more_colluders_than_the_dealer(tmp_path):
+def test_a_site_may_assume_more_colluders_than_the_dealer(tmp_path, capsys):
     """The site charges its budget with the larger of its own and the plan's colluders: more caution, never less."""
     import dataclasses
 
@@ -66,8 +66,9 @@ def test_a_site_may_assume_more_colluders_than_the_dealer(tmp_path):
     from dpmoments.multisite import Aggregator, Plan, Site, deal, deal_files
     from dpmoments.multisite.messages import SiteError
 
-    from ..cli.helpers import assert_one_line_error, cli
+    from ..cli.helpers import assert_one_line_error, in_process
 
+    cli = in_process(capsys)  # refused before it dials the aggregator: no subprocess needed
     plan = Plan.build("cape", ["a", "b", "c", "d"], [100] * 4, n_features=3, row_norm=1.0, epsilon=1.0, delta=1e-6)
     bundles = deal(plan, rng=0)
     X = np.random.default_rng(0).normal(size=(100, 3)) / 3

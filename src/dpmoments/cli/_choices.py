@@ -53,7 +53,7 @@ ROW_NORM_DEFAULT = _Unstated("auto")
 def bound_or_auto(text):
     """An argparse type: a public bound (as ``_bound``) or ``"auto"``."""
     if text == "auto":
-        return "auto"
+        return text  # argparse passes a string default through here too: ROW_NORM_DEFAULT stays itself
     try:
         float(text)
     except ValueError:

@@ -43,8 +43,11 @@ def add_analysis_arguments(parser, fit=True):
     g.add_argument("--sigma2", type=float, metavar="S", help="tensor-mog: the PUBLIC within-component variance; "
                                                            "select: the noise variance guess of --phi bic (default 1)")
     g.add_argument("--vocabulary-size", type=positive_int, metavar="D", help="tensor-stm: the PUBLIC vocabulary size")
-    g.add_argument("--n-iter", type=positive_int, metavar="J", help="regress: IRLS iterations, two releases each")
-    g.add_argument("--w-max", type=_positive, metavar="W", help="regress: the largest IRLS weight")
+    g.add_argument("--n-iter", type=positive_int, metavar="J",
+                   help="regress: IRLS iterations, two releases each (default 10, as 'dpmoments regress')")
+    g.add_argument("--w-max", type=_positive, metavar="W",
+                   help="regress: the largest IRLS weight (default 5 / --response-bound where that is public, "
+                        "as 'dpmoments regress' --w-max auto)")
     g.add_argument("--p", type=float, default=1.0, metavar="P", help="regress: the loss sum |r|^p (default 1: LAD)")
     g.add_argument("--response-bound", type=bound_or_auto, metavar="B|auto",
                    help="regress: the public bound on |y|, or 'auto': chosen across sites from noisy histograms "
@@ -64,14 +67,31 @@ def check_analysis(args, fit=True):
     a = args.analysis
     if a not in ANALYSES:
         raise CliError(f"unknown --analysis {a!r}; choose one of {', '.join(ANALYSES)}")
+    if a == "regress":
+        regress_defaults(args)
     need = {"tensor-mog": ["sigma2"], "tensor-stm": ["vocabulary_size"],
-            "regress": ["n_iter", "w_max", "response_bound"]}.get(a, [])
+            "regress": ["w_max", "response_bound"]}.get(a, [])
     if fit:
         need += {"pca": ["n_components"], "tensor-mog": ["n_components"], "tensor-stm": ["n_components"],
                  "ridge": ["alpha"], "select": ["R"]}.get(a, [])
     for name in need:
         if getattr(args, name, None) is None:
-            raise CliError(f"--{name.replace('_', '-')} is required for --analysis {a}")
+            why = (" with --response-bound auto: --w-max defaults to 5 / B only for a public --response-bound B"
+                   if name == "w_max" else "")
+            raise CliError(f"--{name.replace('_', '-')} is required for --analysis {a}{why}")
+
+
+def regress_defaults(args):
+    """The single-site defaults of ``regress`` where they apply across sites (one set of defaults): ``n_iter``
+    10, and ``w_max`` = ``W_MAX_AUTO / response_bound`` from a PUBLIC response bound (an "auto" one is drawn
+    after the plan, whose rounds carry ``w_max``, so it is then still required)."""
+    from ..estimators.model_defaults import N_ITER, W_MAX_AUTO
+
+    if getattr(args, "n_iter", None) is None:
+        args.n_iter = N_ITER
+    bound = getattr(args, "response_bound", None)
+    if getattr(args, "w_max", None) is None and bound is not None and bound != "auto":
+        args.w_max = W_MAX_AUTO / float(bound)
 
 
 def auto_bounds(args):

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..data import KeptPasses
+from ..data import SpilledPasses
 from ..privacy import calibrate_gaussian, calibrate_laplace
 from ._args import _epsilon, privacy_options, with_epsilon_grid
 from ._choices import bound_budget, center_budget, check_choices, too_few_rows_hint
@@ -79,17 +79,18 @@ def _release(source, args, check):
 class Rereadable:
     """The file's chunks on every iteration: one pass per private choice, then the release.
 
-    A parsed file (CSV, Parquet, ...) is parsed once: its chunks are kept for the next passes while they
-    fit under :data:`~dpmoments.data.readers.KEEP_PARSED_BYTES`, else read afresh each time. A
-    ``.npy`` is read again (from the page cache: about one copy) and never kept.
+    A parsed file (CSV, Parquet, ...) is parsed once: its float64 chunks are written to an unnamed
+    temporary file by the first complete pass and read back from it by the next
+    (:class:`~dpmoments.data.SpilledPasses`), so memory stays one chunk plus the sums whatever the
+    file's size. A ``.npy`` is read again (from the page cache), never copied.
     """
 
     def __init__(self, source, rows, progress):
         self.source, self.rows, self.progress = source, rows, progress
-        self.passes = KeptPasses(lambda: source.chunks(rows, progress), cap=0 if source.kind == "npy" else None)
+        self.passes = None if source.kind == "npy" else SpilledPasses(lambda: source.chunks(rows, progress))
 
     def __iter__(self):
-        return iter(self.passes)
+        return iter(self.source.chunks(self.rows, self.progress) if self.passes is None else self.passes)
 
 
 def _private_release(data, request, names):

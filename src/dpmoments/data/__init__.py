@@ -13,9 +13,10 @@ opens Zarr, ``.npy`` and Parquet as dask collections without reading them.
 """
 
 from .file_sets import is_file_set
-from .readers import KEEP_PARSED_BYTES, KeptPasses, iter_chunks
+from .readers import iter_chunks
+from .spill import SpilledPasses
 from .source import KINDS, Source, as_source, is_dask_collection
 from .tables import EXTENSIONS, Table, open_table, same_file_version
 
-__all__ = ["as_source", "Source", "KINDS", "is_dask_collection", "iter_chunks", "KeptPasses", "KEEP_PARSED_BYTES",
+__all__ = ["as_source", "Source", "KINDS", "is_dask_collection", "iter_chunks", "SpilledPasses",
            "open_table", "Table", "EXTENSIONS", "same_file_version", "is_file_set"]

@@ -23,12 +23,7 @@ from ._chunking import split as _split
 from .file_sets import is_file_set
 from .tables import open_table
 
-__all__ = ["iter_chunks", "KeptPasses", "KEEP_PARSED_BYTES"]
-
-#: The parsed chunks of a file are kept in memory between passes while they total at most this many bytes
-#: (1 GiB; docs/cli.md, "Memory"). A fixed cap, never a share of the file: above it every pass reads the file
-#: again, so memory stays bounded whatever the file's size.
-KEEP_PARSED_BYTES = 1 << 30
+__all__ = ["iter_chunks"]
 
 
 def iter_chunks(source, *, chunk_size=65536, columns=None, target=None, delimiter=None, header=True):
@@ -188,54 +183,3 @@ def _pair_chunks(X, y, chunk_size, feats):
         yb = y[start:start + Xb.shape[0]]
         yb = np.asarray(yb.compute() if _is_dask(yb) else yb, dtype=np.float64)
         yield (Xb if feats == list(range(Xb.shape[1])) else Xb[:, feats]), yb
-
-
-class KeptPasses:
-    """Chunks that can be iterated again: one read of the source, later passes from memory when it is small.
-
-    The private choices make several passes over the same rows (a centre's refinement steps, the row
-    bound, the release); parsing a CSV or Parquet file again for each costs far more than the pass.
-    A pass that reads ``read()`` to its end keeps the chunks it yielded if they total at most ``cap``
-    bytes (default :data:`KEEP_PARSED_BYTES`, read when the pass starts); later passes replay them, the
-    same arrays in the same order, so every result is bit-for-bit what re-reading gives. Above the cap
-    the kept chunks are dropped as soon as the total passes it and every pass reads the source again.
-    Nothing is written anywhere: the rows stay in this process's memory, and only while this object lives.
-
-    Kept chunks are made read-only (a pass that wrote into its chunk would change the next one's input).
-
-    Parameters
-    ----------
-    read : callable
-        ``read()`` returns a fresh iterator over the chunks (arrays, or tuples of arrays).
-    cap : int or None
-        The most bytes kept; ``None``: :data:`KEEP_PARSED_BYTES`; 0 keeps nothing (a ``.npy``
-        is read again from the page cache, about one copy).
-    """
-
-    def __init__(self, read, cap=None):
-        self.read, self.cap = read, cap
-        self.kept = None  # the chunks of a complete pass, once one fitted under the cap
-        self.too_large = False
-
-    def __iter__(self):
-        return iter(self.kept) if self.kept is not None else self._reading()
-
-    def _reading(self):
-        cap = KEEP_PARSED_BYTES if self.cap is None else self.cap
-        kept, size = (None if self.too_large or cap <= 0 else []), 0
-        for chunk in self.read():
-            if kept is not None:
-                size += sum(a.nbytes for a in _arrays(chunk))
-                if size > cap:
-                    kept, self.too_large = None, True
-                else:
-                    for a in _arrays(chunk):
-                        a.flags.writeable = False
-                    kept.append(chunk)
-            yield chunk
-        if kept is not None:
-            self.kept = kept
-
-
-def _arrays(chunk):
-    return chunk if isinstance(chunk, tuple) else (chunk,)

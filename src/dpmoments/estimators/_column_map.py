@@ -19,6 +19,8 @@ by the same :math:`T` (post-processing).
 
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 
 from ..moments.ranges import as_column_ranges
@@ -34,7 +36,7 @@ def check_response_range(value):
         lower, upper = (float(v) for v in value)
     except (TypeError, ValueError):
         raise ValueError(f"'response_range' must be a pair (lower, upper); got {value!r}.") from None
-    if not (np.isfinite(lower) and np.isfinite(upper) and lower < upper):
+    if not (np.isfinite(lower) and np.isfinite(upper) and lower < upper and math.isfinite(upper - lower)):
         raise ValueError(f"'response_range' must be two finite numbers lower < upper; got {value!r}.")
     return lower, upper
 

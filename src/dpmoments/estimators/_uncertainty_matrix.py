@@ -267,12 +267,19 @@ def precision_spread(release, est, refit, n_draws, level, rng, owner, graph, par
     covers = ("the noise of the released matrix, redrawn and refitted at the chosen penalty (the penalty "
               "choice itself is held fixed)") if n_draws else "closed-form checks only (n_draws=0)"
     if n_draws and parts is not None:
-        covers = (f"the {'population' if parts.target == 'population' else 'full-data'} value of the same analysis "
-                  "at the chosen penalty (held fixed): draws carry the added noise, the private centre's noise, the "
-                  "clipping loss (an undetected one at 0 and at its upper end)" + (" and sampling (normal theory)" if parts.target == "population" else "")
+        counted = ("the added noise" if parts.rescaled else "the added noise, the private centre's noise, the "
+                   "clipping loss (an undetected one at 0 and at its upper end)")
+        counted += " and sampling (normal theory)" if parts.target == "population" else ""
+        what = "population" if parts.target == "population" else "full-data"
+        scope = f"{what} value of the same analysis at the chosen penalty: {counted}"
+        not_covered = ("sampling beyond normal theory (heavy tails); clipping's loss off the diagonal beyond "
+                       "elliptical rows; the penalty's choice" + ("; the private centre's noise and clipping (the "
+                                                                  "release was rescaled to correlations)"
+                                                                  if parts.rescaled else ""))
+        covers = (f"the {what} value of the same analysis at the chosen penalty (held fixed): draws carry {counted}"
                   + (" -- withheld: rows beyond the clipping-excess release's outer bound lost more than it sees"
                      if parts.unseen else ""))
-        extra["error_draws"] = parts.summary()
+        extra.update(error_draws=parts.summary(), scope=scope, not_covered=not_covered)
         extra["withheld_columns"] = {"columns": np.flatnonzero(noisy).tolist(), "why": (
             "released variance below its noise level (variance-below-noise): their entries' intervals are withheld "
             "and their edges not stable")}

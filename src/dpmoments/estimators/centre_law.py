@@ -71,7 +71,8 @@ def _off_diagonal_solved(v, alpha):
 
 
 def diagonal_quantiles(v, s, alpha):
-    """``(q_lo, q_hi)`` with ``P(N(0, v) + s^2 Z^2 < q_lo) <= alpha / 2`` and ``P(... > q_hi) = alpha / 2``.
+    """``(q_lo, q_hi)`` with ``P(N(0, v) + s^2 Z^2 < q_lo) <= alpha / 2`` and ``P(N(0, v) + s^2 Z^2 > q_hi)``
+    equal to ``alpha / 2``.
 
     Where ``sqrt(v) >= 0.6 s^2`` both are exact, given ``Z`` at the nodes. Below, the law given ``Z`` is
     too sharp for them: ``q_hi`` is computed given ``N`` instead (the chi-square's distribution function is

@@ -40,7 +40,7 @@ from .sums import MomentSums
 __all__ = ["BinnedSums", "binned_pass", "FUSE_BYTES"]
 
 FUSE_BYTES = 64 * 2**20  # the most memory the per-bin sums may take before the caller falls back to a second read
-MOMENTS = {"mean": 1, "second": 2}  # the power of R that multiplies the clipped rows' sums
+MOMENTS = {"mean": 1, "second": 2, "counts": None}  # the power of R that multiplies the clipped rows' sums
 
 
 class BinnedSums:
@@ -61,7 +61,9 @@ class BinnedSums:
 
     def start(self, d):
         self.d = d
-        if self.moment == "mean":
+        if self.moment == "counts":  # the bin counts alone: the pass it serves reads the rows again
+            self.fused = False
+        elif self.moment == "mean":
             if 2 * self.counts.size * d * 8 > self.max_bytes:
                 self.fused = False
             else:
@@ -153,7 +155,8 @@ def binned_pass(source, *, moment, search, center=None, scale=None, chunk_size=6
     Parameters
     ----------
     source : array, path or list of chunks (not a dask collection: see Returns)
-    moment : {"mean", "second"}
+    moment : {"mean", "second", "counts"}
+        What the pass sums beside the counts ("counts": nothing).
     search : SearchRange
         The public grid the bound will be drawn on.
     center, scale : array-like of shape (d,), optional
@@ -163,9 +166,10 @@ def binned_pass(source, *, moment, search, center=None, scale=None, chunk_size=6
 
     Returns
     -------
-    BinnedSums or None
-        None for a dask collection (its blocks are counted in their own
-        tasks by :func:`~dpmoments.moments.quantile_pass` instead).
+    BinnedSums
+        A dask collection's blocks are binned and summed in their own tasks
+        and merged in a tree (the counts and sums are mergeable), never
+        pulled through the client.
 
     Privacy
     -------
@@ -175,18 +179,69 @@ def binned_pass(source, *, moment, search, center=None, scale=None, chunk_size=6
     chunk: its time shows how widely the row norms spread over the grid
     (tens of 3.3% bins), as docs/privacy.md states.
     """
+    args = (moment, search.edges(), center, scale, FUSE_BYTES if max_bytes is None else max_bytes)
     if as_source(source).dask:
-        return None
-    result = BinnedSums(moment, search.edges(), center, scale, FUSE_BYTES if max_bytes is None else max_bytes)
-    for k, item in enumerate(iter_chunks(source, chunk_size=chunk_size)):
-        X, _ = _unpack(item, k, result.n)
-        X = _checked(check_data, X, "X", k, result.n, min_samples=0)
-        if result.d is None:
-            result.start(X.shape[1])
-        elif X.shape[1] != result.d:
-            raise ValueError(f"'X' in chunk {k} has {X.shape[1]} features but earlier chunks had {result.d}.")
-        if X.shape[0]:
-            result.add(X)
+        result = _dask_pass(source, args)
+    else:
+        result = BinnedSums(*args)
+        for k, item in enumerate(iter_chunks(source, chunk_size=chunk_size)):
+            _add_chunk(result, item, k)
     if result.n == 0:
         raise ValueError("The data have no rows (n = 0): at least one row is needed to choose a bound privately.")
+    return result
+
+
+def _add_chunk(result, item, k):
+    X, _ = _unpack(item, k, result.n)
+    X = _checked(check_data, X, "X", k, result.n, min_samples=0)
+    if result.d is None:
+        result.start(X.shape[1])
+    elif X.shape[1] != result.d:
+        raise ValueError(f"'X' in chunk {k} has {X.shape[1]} features but earlier chunks had {result.d}.")
+    if X.shape[0]:
+        result.add(X)
+
+
+def _block_pass(block, k, args):
+    """One dask block's :class:`BinnedSums` (in its own task)."""
+    result = BinnedSums(*args)
+    _add_chunk(result, np.asarray(block, dtype=np.float64), k)
+    return result
+
+
+def _merged(*parts):
+    """The :class:`BinnedSums` of the rows of all ``parts`` (blocks of one pass, same grid and centre)."""
+    parts = [p for p in parts if p.d is not None] or list(parts[:1])
+    out = parts[0]
+    for p in parts[1:]:
+        if p.d != out.d:
+            raise ValueError(f"'X' has blocks of {p.d} and of {out.d} features; every block must have the same columns.")
+        out.counts, out.n = out.counts + p.counts, out.n + p.n
+        out.fused = out.fused and p.fused
+        if not out.fused:
+            out.inside, out.outside = {}, {}
+        elif out.moment == "mean":
+            out.inside, out.outside = out.inside + p.inside, out.outside + p.outside
+        else:
+            for mine, theirs in ((out.inside, p.inside), (out.outside, p.outside)):
+                for b, A in theirs.items():
+                    mine[b] = mine.get(b, 0.0) + A
+    if out.fused and out.moment == "second" and \
+            (len(out.inside) + len(out.outside)) * out.d * out.d * 8 > out.max_bytes:
+        out.fused, out.inside, out.outside = False, {}, {}
+    return out
+
+
+def _dask_pass(X, args):
+    from .dask_moments import _SPLIT_EVERY, _import_dask, _x_blocks
+
+    dask, _ = _import_dask()
+    block = dask.delayed(_block_pass, pure=True)
+    parts = [block(b, k, args) for k, b in enumerate(_x_blocks(X))]
+    merge = dask.delayed(_merged, pure=True)
+    while len(parts) > 1:
+        parts = [merge(*parts[i:i + _SPLIT_EVERY]) for i in range(0, len(parts), _SPLIT_EVERY)]
+    if not parts:
+        return BinnedSums(*args)
+    (result,) = dask.compute(parts[0])
     return result

@@ -18,13 +18,18 @@ import numpy as np
 from ..data import as_source, iter_chunks
 from ..exceptions import TooFewRowsError
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
-from .auto_release import minimum_on_refusal
+from .auto_release import minimum_on_refusal, rank_error
 from .private_bounds import check_margin
 from .release import Part, em_draws
 
-__all__ = ["CenterBudget", "PrivateChoiceBudget", "check_draws", "public_rows", "BOUND_OPTION", "LOCATION_OPTION"]
+__all__ = ["CenterBudget", "PrivateChoiceBudget", "check_draws", "public_rows", "refinement_steps", "draw_plan",
+           "what_for", "BOUND_OPTION", "LOCATION_OPTION", "SCALE_SHARE", "REFINE_MEAN"]
 
 BOUND_OPTION, LOCATION_OPTION = "'bound_budget'", "CenterBudget.location"  # named in refusals (the CLI renames them)
+SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
+# Shares of CenterBudget.mean taken by the refinement steps of a private location (the last mean gets the rest):
+# small early steps suffice, as each only needs to shrink the error by a factor ~n / (2 z sqrt(d)).
+REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these proportions; with 1, all of it
 
 
 class PrivateChoiceBudget:
@@ -119,6 +124,62 @@ def check_draws(n, budget, plan, margin=0.5):
         alone = all(f[2] == option for f in failing)
         with budget.refusal(option_share if alone else math.inf, option):
             raise err
+
+
+def what_for(label):
+    return "row_norm='auto'" if label == "row_norm" else "center='private' without a prior"
+
+
+def refinement_steps(n, d, budget, share, scale, search):
+    """How many refinement steps: as many as leave each draw reliable, from public quantities only.
+
+    A bound draw is reliable when its rank error is within a tenth of ``n``
+    (as :func:`~dpmoments.moments.auto_release.warn_unreliable`). With scales,
+    the ``d`` coarse column medians and ``d`` coarse scales split a draw's
+    share between them, and one drawn far off (a scale of 1e-6 for a column
+    of spread 0.1, say) would multiply that column by 1e5 in every later
+    step: each must stay within the middle half of its column's ranks, with
+    probability ``1 - e^-5`` jointly over the ``2d`` draws. ``n`` is public
+    under replace-one and zero-out (a stream is counted by one pass); under
+    add-remove, or for a dask collection of unknown length, every step is
+    taken and a weak draw is warned about afterwards.
+    """
+    if n is None:
+        return len(REFINE_MEAN)
+
+    def reliable(steps):
+        split = share / (steps + 2 * (scale is not None))
+        if rank_error(budget.draws(split)[0], search) > 0.1 * n:
+            return False
+        return scale is None or \
+            rank_error(budget.draws(split, d)[0], search, t=5.0 + math.log(2 * d)) <= 0.25 * n
+
+    return next((steps for steps in range(len(REFINE_MEAN), 1, -1) if reliable(steps)),
+                1 if scale is None else 0)  # one step from the origin; with scales, the medians alone
+
+
+def draw_plan(d, budget, shares, scale, auto, steps, bounds):
+    """Every draw a private location leads to: ``(what, option, option share, epsilon each, bins)``, in order."""
+    loc, unsigned, signed = shares["location"], bounds.search.steps + 1, 2 * bounds.search.steps + 2
+    medians = "private column medians (center='private', no prior)"
+    if steps == 0:
+        plan = [(medians, LOCATION_OPTION, loc, budget.draws(loc, d)[0], signed)]
+    else:
+        each = budget.draws(loc / (steps + 2 * (scale is not None)))[0]
+        plan = [(medians, LOCATION_OPTION, loc, budget.draws(loc / (steps + 2), d)[0], signed),
+                ("private coarse column scales (scale='private')", LOCATION_OPTION, loc,
+                 budget.draws(loc / (steps + 2), d)[0], unsigned)] if scale is not None else []
+        plan.append((f"private location ({what_for('location')})", LOCATION_OPTION, loc, each, unsigned))
+    bound = shares["bound"]
+    scale_share = bound * (SCALE_SHARE if auto else 1.0) if scale is not None else 0.0
+    if scale is not None:
+        plan.append(("private column scales (scale='private')", BOUND_OPTION, bound, budget.draws(scale_share, d)[0],
+                     unsigned))
+    if auto:
+        share = (bound - scale_share) * (1.0 - bounds.diagnostic)
+        plan.append((f"private row_norm ({what_for('row_norm')})", BOUND_OPTION, bound, budget.draws(share)[0],
+                     unsigned))
+    return plan
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from ..privacy import ZCDP, PureDP, calibrate_gaussian, calibrate_laplace, compo
 from ..data import as_source, iter_chunks
 
 __all__ = ["OUTER_FACTOR", "COUNT_FRACTION", "clipping_excess_sums", "release_clipping_excess",
-           "record_clipping_excess"]
+           "record_clipping_excess", "ExcessTap"]
 
 OUTER_FACTOR = 2.0  # kappa: R' = 2R. The noise grows with kappa^2 - 1; rows beyond 2R are counted instead
 COUNT_FRACTION = 0.1  # of the part's share, for the count of rows beyond R'
@@ -60,9 +60,35 @@ def _chunk_sums(chunk, center, scale, row_norm, outer_factor):
     Z = np.asarray(chunk[0] if isinstance(chunk, tuple) else chunk, dtype=float)
     Z = (Z if scale is None else Z / scale) - (0.0 if center is None else center)
     norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
-    safe = np.where(norms > 0, norms, 1.0)
-    kept = np.minimum(1.0, (outer / safe) ** 2) - np.minimum(1.0, (R / safe) ** 2)
-    return Z.shape[0], ((Z**2) * kept[:, None]).sum(axis=0), int(np.count_nonzero(norms > outer))
+    beyond = np.flatnonzero(norms > R)  # a row within R loses nothing (a_i = b_i = 1): only the few beyond are summed
+    far = norms[beyond]
+    kept = np.minimum(1.0, (outer / far) ** 2) - (R / far) ** 2
+    return Z.shape[0], np.einsum("i,ij,ij->j", kept, Z[beyond], Z[beyond]), int(np.count_nonzero(norms > outer))
+
+
+class ExcessTap:
+    """The chunks of ``source`` on every iteration, summing what clipping at ``row_norm`` removes as they pass.
+
+    The release's own pass reads the rows through it, so the loss is summed in
+    that pass instead of a pass of its own; :meth:`sums` gives the sums of the
+    last complete iteration (exact statistics: never publish them).
+    """
+
+    def __init__(self, source, center, row_norm, outer_factor=OUTER_FACTOR):
+        self.source, self.center, self.row_norm, self.outer_factor = source, center, row_norm, outer_factor
+        self.done = None
+
+    def __iter__(self):
+        parts = []
+        for chunk in iter_chunks(self.source):
+            parts.append(_chunk_sums(chunk, self.center, None, self.row_norm, self.outer_factor))
+            yield chunk
+        self.done = _merge(*parts)
+
+    def sums(self):
+        if self.done is None:
+            raise RuntimeError("the release's pass did not read every chunk through the tap.")
+        return self.done
 
 
 def _merge(*parts):
@@ -86,7 +112,7 @@ def _dask_sums(X, center, scale, row_norm, outer_factor):
 
 
 def release_clipping_excess(X, *, center, scale, row_norm, privacy, count_privacy, mechanism, neighbours, rng,
-                            n=None, outer_factor=OUTER_FACTOR):
+                            n=None, outer_factor=OUTER_FACTOR, sums=None):
     """Release what clipping at ``row_norm`` removed from each variance (up to ``outer_factor * row_norm``).
 
     ``X`` in the data's units; ``center`` and ``scale`` (or ``None``) those
@@ -94,12 +120,13 @@ def release_clipping_excess(X, *, center, scale, row_norm, privacy, count_privac
     ``privacy``: the vector's ``(epsilon, delta, calibration)``;
     ``count_privacy``: the count's ``rho`` (Gaussian) or ``epsilon`` (Laplace).
     ``n``: the main release's (noisy, under add-remove) row count that
-    normalises the sum there. Returns ``(guarantee, released)``, ``released``
+    normalises the sum there. ``sums``: the exact sums where a pass already
+    made them (:class:`ExcessTap`), else ``X`` is read. Returns ``(guarantee, released)``, ``released``
     a JSON-able dict: ``variance_lost`` (per column, standardised units),
     ``noise_sd`` (of each), ``rows_beyond_outer`` and its ``rows_beyond_noise_sd``
     (counts of rows), ``row_norm``, ``outer_norm``. Privacy: module docstring.
     """
-    rows, sums, beyond = clipping_excess_sums(X, center, scale, row_norm, outer_factor)
+    rows, sums, beyond = clipping_excess_sums(X, center, scale, row_norm, outer_factor) if sums is None else sums
     unit = (outer_factor**2 - 1.0) * float(row_norm) ** 2
     gen_vector, gen_count = spawn(rng, 2)
     if neighbours == "add-remove":
@@ -134,7 +161,7 @@ def _noisy_count(count, privacy, rng):
     return float(count + laplace_noise(1, scale, rng)[0]), math.sqrt(2.0) * scale, PureDP(privacy["epsilon"])
 
 
-def record_clipping_excess(X, scale, release, budget, share, rng):
+def record_clipping_excess(X, scale, release, budget, share, rng, sums=None):
     """Release the loss of ``release``'s clipping from ``share`` of ``budget`` and record it as its part.
 
     ``budget``: the private choices' shares (``release``/``count``/``record``,
@@ -143,5 +170,5 @@ def record_clipping_excess(X, scale, release, budget, share, rng):
     guarantee, released = release_clipping_excess(
         X, center=release.center, scale=scale, row_norm=release.row_norm, mechanism=release.mechanism,
         neighbours=release.neighbours, rng=rng, n=release.n, privacy=budget.release(share * (1 - COUNT_FRACTION)),
-        count_privacy=budget.count(share * COUNT_FRACTION))
+        count_privacy=budget.count(share * COUNT_FRACTION), sums=sums)
     budget.record("clipping excess", guarantee, share, **released)

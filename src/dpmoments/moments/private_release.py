@@ -7,8 +7,9 @@ Passes over the data, each paid from a stated share of the budget:
    for the means): from the origin (with ``scale="private"``: the private
    column medians and coarse scales about them), up to four refinement steps,
    each a private bound on ``||x - c||`` and the mean clipped about ``c`` at
-   it (``_refined_location``); the row bound of step 3 (or the public
-   ``row_norm``) then applies about the refined ``c``;
+   it (``_refined_location``), until a step finds ``c`` settled (``_settled``:
+   it moved ``c`` by at most a tenth of its bound); the row bound of step 3
+   (or the public ``row_norm``) then applies about the refined ``c``;
 2. **scales** (``scale="private"``): per column, a private median of the
    ``|x_j - m_j|`` that are not 0 (:mod:`dpmoments.moments.private_bounds`),
    half of ``bound_budget``, never below ``COARSE_FLOOR`` times the column's
@@ -21,7 +22,15 @@ Passes over the data, each paid from a stated share of the budget:
    (the rest of ``CenterBudget.mean``; with a single refinement step, that
    step's mean is the centre and this pass is not made);
 5. **second moment** of the clipped ``(x - c) / s`` about that private mean,
-   with the rest.
+   with the rest (and the draws' shares of the steps not taken); its pass also
+   sums what clipping removed (:class:`~dpmoments.moments.clipping_bias.ExcessTap`).
+
+A pass serves several of these: each step's pass counts the norms about ``c``
+and sums the rows per bin (:mod:`~dpmoments.moments.binned_sums`), so the
+step's bound and mean come from it, and the settled step's pass also gives the
+row bound (3) and the mean (4) without scales. Data about the origin are read
+twice in all (the first step, which settles at once, and the release); data a
+few spreads off it three times.
 
 The release is of the standardised rows ``z = (x - c) / s``; it records
 ``center = c`` and ``column_scale = s`` (``None`` without scaling), and the
@@ -35,6 +44,11 @@ epsilon at which all of them run, not only the first one drawn (``check_draws``)
 
 Accounting
 ----------
+A share is fixed, from earlier outputs only, before its part runs, and the
+shares add up to the whole on every path (the steps not taken leave theirs to
+the final mean and the second moment): composition with a privacy filter
+(Rogers et al. 2016 for pure DP; Feldman & Zrnic 2021 for Renyi DP, hence
+zCDP) gives the total whatever the number of steps taken.
 With Gaussian noise the shares are shares of ``rho``, the largest zCDP
 parameter whose conversion fits the caller's ``(epsilon, delta)``: each
 exponential-mechanism draw is ``e^2/8``-zCDP, each Gaussian release
@@ -61,21 +75,19 @@ from .releases import release_cross_moment, release_public_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                            public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
 from .binned_sums import binned_pass
-from .clipping_bias import record_clipping_excess
+from .clipping_bias import ExcessTap, record_clipping_excess
 from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_delta_large
 from .dask_moments import row_ones
 from .private_bounds import BinCounts, noisy_clipped_count, quantile_pass, select_quantiles
-from .choice_budget import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, check_draws, public_rows
+from .choice_budget import (BOUND_OPTION, LOCATION_OPTION, REFINE_MEAN, SCALE_SHARE, PrivateChoiceBudget,
+                            check_draws, draw_plan, public_rows, refinement_steps, what_for)
 from .release import calibrated_as, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
 from .scale_guard import guard_scales, warn_scale_at_top
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
 
-SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
-# Shares of CenterBudget.mean taken by the refinement steps of a private location (the last mean gets the rest):
-# small early steps suffice, as each only needs to shrink the error by a factor ~n / (2 z sqrt(d)).
-REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these proportions; with 1, all of it
+SETTLED = 0.1  # a step that moved the centre by at most this share of its bound ends the refinement (_settled)
 # A column's scale (the median of its |x - m| about the refined location, near the mean) is never below this share
 # of its coarse scale (the median of its non-zero |x - median|, the gap between its values for a 0/1 or count
 # column): about its mean a 0/1 column with 2% ones has |x - m| = 0.02 on 98% of its rows, and dividing by 0.02
@@ -234,10 +246,6 @@ def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diag
     return R, (count, diag)
 
 
-def what_for(label):
-    return "row_norm='auto'" if label == "row_norm" else "center='private' without a prior"
-
-
 def _bound_pass(X, m, s, bounds, moment):
     """The pass of a row bound about ``m`` fused with the pass it serves (``moment``), or None where not worth it.
 
@@ -249,6 +257,12 @@ def _bound_pass(X, m, s, bounds, moment):
     if moment == "second" and as_source(X).kind in ("array", "frame", "dask"):
         return None
     return binned_pass(X, moment=moment, search=bounds.search, center=m, scale=s)
+
+
+def _second_or_counts(shares, budget):
+    """What a bound's pass about the release's own centre sums: the second moment, unless the release's pass
+    must read the rows anyway (to sum what clipping removed, :class:`ExcessTap`): then the counts alone."""
+    return "counts" if shares["clipping"] > 0 and not budget.exact else "second"
 
 
 def _fused(binned, R, center):
@@ -305,23 +319,24 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
     with warnings.catch_warnings():  # delta >= 1/n is judged once, on the caller's delta (_finish)
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        rel, s, count = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
-                                            center_budget, scale, bounds, rng, scale_limits)
+        rel, s, count, main_share = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
+                                                        center_budget, scale, bounds, rng, scale_limits)
     return _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta)
 
 
 def _choose_and_release(X, budget, shares, main, relation, row_norm, center, center_budget, scale, bounds, rng,
                         known=None):
-    """The passes of the module docstring: ``(second-moment release, scales, clipped count)``."""
+    """The passes of the module docstring: ``(second-moment release, scales, clipped count, main share)``."""
     rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)  # mean, cov first: as before this module
     private_center = isinstance(center, str)
-    m, s, c = center, None, None  # the clipping centre, the column scales, the private mean (standardised)
+    m, s, c, settled = center, None, None, None  # clipping centre, column scales, private mean, the pass about m
     coarse = None  # the coarse scales about the private medians, where a location was drawn with them
     if private_center and center_budget.prior is not None:
         m = np.asarray(center_budget.prior, dtype=float)
     elif private_center:  # the refined location then serves as a privately chosen prior
-        m, coarse = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm), bounds, rng_loc,
-                                       known)
+        m, coarse, settled, unspent = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm),
+                                                        bounds, rng_loc, known)
+        main = (*main[:3], main[3] + unspent, main[4])  # the draws of the steps not taken go to the second moment
     final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
     if scale is not None:
         scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
@@ -332,18 +347,25 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     R, count, binned = row_norm, None, None
     with_mean = private_center and final_share > 1e-12 * shares["mean"]
     if is_auto(row_norm):  # the bound's pass also sums what the next pass needs (binned_sums.py)
-        binned = _bound_pass(X, m, s, bounds, "mean" if with_mean else "second")
+        # a settled location's last step already binned the rows about m (and summed them for the mean)
+        binned = settled if (settled is not None and with_mean) else \
+            _bound_pass(X, m, s, bounds, "mean" if with_mean else _second_or_counts(shares, budget))
         R, count = _row_bound(X, m, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
                               bounds, main, rng_bound, option_share=shares["bound"], binned=binned)
     if with_mean:
         c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation, binned)
     second = _fused(binned, R, m_z) if c is None else None
-    rel = release_public_second_moment(_source(X, s, False) if second is None else second,
-                                       center=m_z if c is None else c, rng=rng_cov, row_norm=R, **relation,
+    center_z = m_z if c is None else c
+    tap = None
+    if second is None and shares["clipping"] > 0 and not budget.exact and not as_source(X).dask:
+        tap = ExcessTap(_source(X, s, False), center_z, R)  # the release's pass also sums what clipping removed
+    rows = second if second is not None else (tap if tap is not None else _source(X, s, False))
+    rel = release_public_second_moment(rows, center=center_z, rng=rng_cov, row_norm=R, **relation,
                                        **budget.release(main[3]))
     if shares["clipping"] > 0 and not budget.exact:
-        record_clipping_excess(X, s, rel, budget, shares["clipping"], spawn(rng_cov, 1)[0])
-    return rel, s, count
+        record_clipping_excess(X, s, rel, budget, shares["clipping"], spawn(rng_cov, 1)[0],
+                               sums=None if tap is None else tap.sums())
+    return rel, s, count, main[3]
 
 
 def _scale_floor(medians, coarse, search):
@@ -367,7 +389,12 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     1e6, say) lose their offset's error in a few steps instead of carrying it
     into the covariance as ``(mu - c)(mu - c)^T``. The draws share
     ``CenterBudget.location``; the means take ``sum(REFINE_MEAN)`` of ``CenterBudget.mean``, in
-    ``REFINE_MEAN``'s proportions over the steps taken.
+    ``REFINE_MEAN``'s proportions over the steps planned. A settled step ends it.
+
+    Returns ``(c, coarse, binned, unspent)``: the centre; ``(private medians, coarse scales)`` where
+    they were drawn, else None; the :class:`~dpmoments.moments.binned_sums.BinnedSums` about ``c``
+    where the settled step's pass can serve the row bound and final mean (without scales), else
+    None; the location share of the draws not made.
     """
     d = as_source(X).n_features
     # The first pass (the bound about the origin and its mean; or the column medians) also counts the rows
@@ -378,12 +405,12 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         (first,), _ = quantile_pass(X, [("column", None, None)], search=bounds.search)
         counted = int(first.counts[0].sum())
     n = _public_n(X, budget, counted)
-    steps = _refinement_steps(n, d, budget, shares["location"], scale, bounds.search)
-    check_draws(n, budget, _draw_plan(d, budget, shares, scale, auto, steps, bounds))
+    steps = refinement_steps(n, d, budget, shares["location"], scale, bounds.search)
+    check_draws(n, budget, draw_plan(d, budget, shares, scale, auto, steps, bounds))
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
     if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
-        return _location(X, budget, shares["location"], bounds.search, rng, first), None
+        return _location(X, budget, shares["location"], bounds.search, rng, first), None, None, 0.0
     c, s = np.zeros(d), np.ones(d)
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
         c = _location(X, budget, draw_share, bounds.search, gens[-1], first)
@@ -402,66 +429,33 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         mean = _mean(X, s_k, c / s, budget.release(mean_share), gens[2 * k + 1],
                      dict(row_norm=R_k, **relation), binned)
         name = "mean" if steps == 1 else f"{label} mean"  # one step: its mean is the centre
-        budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale))
+        settled = steps > 1 and _settled(mean.cross_moment, R_k)  # c is already where the rows are: stop here
+        budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale,
+                                         **({"settled": True} if settled else {})))
+        if settled:
+            unspent = draw_share * (steps - k - 1)
+            if scale is None:  # the final bound and mean come from this pass's counts and sums about c
+                return c, None, binned, unspent
+            return c + mean.cross_moment * s, (medians, s), None, unspent
         c = c + mean.cross_moment * s
-    return c, ((medians, s) if scale is not None else None)
+    return c, ((medians, s) if scale is not None else None), None, 0.0
+
+
+def _settled(step, bound):
+    """Whether a refinement step moved the centre by at most ``SETTLED`` of the bound it clipped at (released values).
+
+    A centre off by ``a`` from the rows' mean moves by about ``a`` (up to
+    the bound, where the clipped rows all pull one way); once ``a`` is a
+    tenth of the bound, the bound about the centre is within half a percent
+    of the one about the mean (the offset adds in quadrature), and further
+    steps would not narrow it.
+    """
+    return float(np.linalg.norm(step)) <= SETTLED * float(bound)
 
 
 def _public_n(X, budget, counted=None):
     """``n`` where it is public (replace-one, zero-out; counted by a pass for a stream), else ``None``."""
     return None if budget.neighbours == "add-remove" or budget.exact else public_rows(X, counted)
-
-
-def _refinement_steps(n, d, budget, share, scale, search):
-    """How many refinement steps: as many as leave each draw reliable, from public quantities only.
-
-    A bound draw is reliable when its rank error is within a tenth of ``n``
-    (as :func:`~dpmoments.moments.auto_release.warn_unreliable`). With scales,
-    the ``d`` coarse column medians and ``d`` coarse scales split a draw's
-    share between them, and one drawn far off (a scale of 1e-6 for a column
-    of spread 0.1, say) would multiply that column by 1e5 in every later
-    step: each must stay within the middle half of its column's ranks, with
-    probability ``1 - e^-5`` jointly over the ``2d`` draws. ``n`` is public
-    under replace-one and zero-out (a stream is counted by one pass); under
-    add-remove, or for a dask collection of unknown length, every step is
-    taken and a weak draw is warned about afterwards.
-    """
-    if n is None:
-        return len(REFINE_MEAN)
-
-    def reliable(steps):
-        split = share / (steps + 2 * (scale is not None))
-        if rank_error(budget.draws(split)[0], search) > 0.1 * n:
-            return False
-        return scale is None or \
-            rank_error(budget.draws(split, d)[0], search, t=5.0 + math.log(2 * d)) <= 0.25 * n
-
-    return next((steps for steps in range(len(REFINE_MEAN), 1, -1) if reliable(steps)),
-                1 if scale is None else 0)  # one step from the origin; with scales, the medians alone
-
-
-def _draw_plan(d, budget, shares, scale, auto, steps, bounds):
-    """Every draw a private location leads to: ``(what, option, option share, epsilon each, bins)``, in order."""
-    loc, unsigned, signed = shares["location"], bounds.search.steps + 1, 2 * bounds.search.steps + 2
-    medians = "private column medians (center='private', no prior)"
-    if steps == 0:
-        plan = [(medians, LOCATION_OPTION, loc, budget.draws(loc, d)[0], signed)]
-    else:
-        each = budget.draws(loc / (steps + 2 * (scale is not None)))[0]
-        plan = [(medians, LOCATION_OPTION, loc, budget.draws(loc / (steps + 2), d)[0], signed),
-                ("private coarse column scales (scale='private')", LOCATION_OPTION, loc,
-                 budget.draws(loc / (steps + 2), d)[0], unsigned)] if scale is not None else []
-        plan.append((f"private location ({what_for('location')})", LOCATION_OPTION, loc, each, unsigned))
-    bound = shares["bound"]
-    scale_share = bound * (SCALE_SHARE if auto else 1.0) if scale is not None else 0.0
-    if scale is not None:
-        plan.append(("private column scales (scale='private')", BOUND_OPTION, bound, budget.draws(scale_share, d)[0],
-                     unsigned))
-    if auto:
-        share = (bound - scale_share) * (1.0 - bounds.diagnostic)
-        plan.append((f"private row_norm ({what_for('row_norm')})", BOUND_OPTION, bound, budget.draws(share)[0],
-                     unsigned))
-    return plan
 
 
 def _private_mean(X, s, m_z, R, budget, share, rng, relation, binned=None):

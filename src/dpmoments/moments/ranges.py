@@ -65,6 +65,9 @@ class ColumnRanges:
             if not (math.isfinite(lower) and math.isfinite(upper)) or not lower < upper:
                 raise ValueError(f"'ranges' of column {key!r} must be two finite numbers lower < upper; "
                                  f"got ({lower!r}, {upper!r}).")
+            if not math.isfinite(upper - lower):  # the centre and half-width would be inf: every value 0 or nan
+                raise ValueError(f"'ranges' of column {key!r} is wider than floating point holds (upper - lower "
+                                 "overflows); give a narrower range.")
             if key in seen:
                 raise ValueError(f"'ranges' gives column {key!r} twice.")
             seen.add(key)

@@ -351,34 +351,46 @@ def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None, blocks=None, 
     and the final active sets (a global CSR, the next warm start's).
     """
     p = S.shape[0]
-    diag = np.diag(S) + (alpha if pen else 0.0)
-    if np.any(diag <= 0):
-        i = int(np.argmin(diag))
-        raise GlassoInfeasibleError(NO_SOLUTION.format(
-            why=f"the dual needs W_ii = S_ii{' + alpha' if pen else ''} > 0 but it is {diag[i]:.3g} at i = {i}"))
+    diag = _feasible_diagonal(S, alpha, pen)
     if blocks is not None:
         n_blocks, labels = blocks
     elif screen:
         n_blocks, labels = _blocks(S, alpha, edges)
     else:
         n_blocks, labels = 1, np.zeros(p, dtype=int)
-    Theta = W = None  # one block of all p: the block's own matrices are the result (no p x p copies)
-    objective, gap_total, n_iter, converged, rho = 0.0, 0.0, 0, True, 0.0
     if n_blocks == 1 and p > 1:  # the common case along a path: none of the blocks' bookkeeping
-        bundles = [(np.arange(p), None)]
+        # one block of all p: the block's own matrices are the result (no p x p copies)
+        start = (None, None, 0.0, [(np.arange(p), None)], None, None)
     else:
-        single = np.bincount(labels, minlength=n_blocks) == 1
-        iso = single[labels]
-        Theta, W = _Pieces(p) if sparse else np.zeros((p, p)), np.zeros((p, p))
-        Theta[iso, iso] = 1.0 / diag[iso]
-        W[iso, iso] = diag[iso]
-        d_iso = diag[iso]
-        objective = float(np.sum(np.log(d_iso)) + np.sum(np.diag(S)[iso] / d_iso)
-                          + (alpha * np.sum(1.0 / d_iso) if pen else 0.0))
-        bundles = list(_bundles(labels, n_blocks, single))
-        owner, where = np.full(p, -1), np.zeros(p, dtype=np.int64)
-        for b, (idx, _) in enumerate(bundles):
-            owner[idx], where[idx] = b, np.arange(idx.size)
+        start = _isolated_first(S, diag, alpha, pen, n_blocks, labels, sparse)
+    Theta, W, objective, gap_total, n_iter, converged, rho, pieces = _solve_bundles(
+        S, diag, alpha, pen, tol, max_iter, warm, sparse, *start)
+    active = pieces[0][1] if len(pieces) == 1 and pieces[0][0].size == p else _globalise(pieces, p)
+    if isinstance(Theta, _Pieces):
+        Theta = Theta.csr()
+    if not np.isfinite(objective):
+        objective = _objective(S, Theta if isinstance(Theta, np.ndarray) else Theta.toarray(), alpha, pen)
+    if not np.isfinite(objective):  # never return a non-PD or non-finite precision
+        Theta, objective = _inverse_of_covariance(S, W, alpha, pen)
+        converged, rho, active = False, np.nan, None
+    if sparse and isinstance(Theta, np.ndarray):
+        Theta = csr_matrix(Theta)
+    if converged:
+        message = f"converged: duality gap {gap_total:.3g} after {n_iter} sweep(s) on {n_blocks} block(s)"
+    else:
+        message = f"did not reach tol={tol:g} in max_iter={max_iter} sweeps (duality gap {gap_total:.3g})"
+        warnings.warn("graphical_lasso: " + message, RuntimeWarning, stacklevel=3)
+    return GlassoResult(precision=Theta, covariance=W, objective=objective, n_iter=n_iter, converged=converged,
+                        solver="bcd", alpha=alpha, penalize_diagonal=pen, duality_gap=gap_total,
+                        n_blocks=int(n_blocks), message=message, info={"rho": rho}), active
+
+
+def _solve_bundles(S, diag, alpha, pen, tol, max_iter, warm, sparse, Theta, W, objective, bundles, owner, where):
+    """Each bundle of blocks solved from its warm start, written into ``Theta`` and ``W`` (or, for one bundle of
+    all p variables, its own matrices returned): the objective and duality gap summed, the sweeps' maximum,
+    whether all converged, the largest ``rho`` (nan: unknown) and each bundle's active set."""
+    p = S.shape[0]
+    gap_total, n_iter, converged, rho = 0.0, 0, True, 0.0
     pieces = []
     for idx, parts in bundles:
         whole = idx.size == p
@@ -399,28 +411,48 @@ def _solve(S, alpha, pen, tol, max_iter, warm, screen, edges=None, blocks=None, 
         rho = np.nan if np.isnan(rho) or np.isnan(r) else max(rho, r)  # nan: unknown
         n_iter = max(n_iter, it)
         converged &= conv
-    active = pieces[0][1] if len(pieces) == 1 and pieces[0][0].size == p else _globalise(pieces, p)
-    if isinstance(Theta, _Pieces):
-        Theta = Theta.csr()
-    if not np.isfinite(objective):
-        objective = _objective(S, Theta if isinstance(Theta, np.ndarray) else Theta.toarray(), alpha, pen)
-    if not np.isfinite(objective):  # never return a non-PD or non-finite precision
-        lam, Q = linalg.eigh(0.5 * (W + W.T), check_finite=False)
-        lam = np.maximum(lam, 1e-12 * max(1.0, float(lam.max())))
-        Theta = (Q / lam) @ Q.T
-        Theta = 0.5 * (Theta + Theta.T)
-        objective = _objective(S, Theta, alpha, pen)
-        converged, rho, active = False, np.nan, None
-    if sparse and isinstance(Theta, np.ndarray):
-        Theta = csr_matrix(Theta)
-    if converged:
-        message = f"converged: duality gap {gap_total:.3g} after {n_iter} sweep(s) on {n_blocks} block(s)"
-    else:
-        message = f"did not reach tol={tol:g} in max_iter={max_iter} sweeps (duality gap {gap_total:.3g})"
-        warnings.warn("graphical_lasso: " + message, RuntimeWarning, stacklevel=3)
-    return GlassoResult(precision=Theta, covariance=W, objective=objective, n_iter=n_iter, converged=converged,
-                        solver="bcd", alpha=alpha, penalize_diagonal=pen, duality_gap=gap_total,
-                        n_blocks=int(n_blocks), message=message, info={"rho": rho}), active
+    return Theta, W, objective, gap_total, n_iter, converged, rho, pieces
+
+
+def _feasible_diagonal(S, alpha, pen):
+    """The dual's diagonal ``S_ii (+ alpha)``, refused in one line where it is not positive."""
+    diag = np.diag(S) + (alpha if pen else 0.0)
+    if np.any(diag <= 0):
+        i = int(np.argmin(diag))
+        raise GlassoInfeasibleError(NO_SOLUTION.format(
+            why=f"the dual needs W_ii = S_ii{' + alpha' if pen else ''} > 0 but it is {diag[i]:.3g} at i = {i}"))
+    return diag
+
+
+def _isolated_first(S, diag, alpha, pen, n_blocks, labels, sparse):
+    """Several blocks: the isolated variables solved in closed form, the others bundled for :func:`_solve_block`.
+
+    Returns the p x p precision (or its sparse pieces) and covariance holding the isolated entries, their
+    objective, the bundles, and each variable's bundle and position in it (to restrict warm active sets).
+    """
+    p = S.shape[0]
+    single = np.bincount(labels, minlength=n_blocks) == 1
+    iso = single[labels]
+    Theta, W = _Pieces(p) if sparse else np.zeros((p, p)), np.zeros((p, p))
+    Theta[iso, iso] = 1.0 / diag[iso]
+    W[iso, iso] = diag[iso]
+    d_iso = diag[iso]
+    objective = float(np.sum(np.log(d_iso)) + np.sum(np.diag(S)[iso] / d_iso)
+                      + (alpha * np.sum(1.0 / d_iso) if pen else 0.0))
+    bundles = list(_bundles(labels, n_blocks, single))
+    owner, where = np.full(p, -1), np.zeros(p, dtype=np.int64)
+    for b, (idx, _) in enumerate(bundles):
+        owner[idx], where[idx] = b, np.arange(idx.size)
+    return Theta, W, objective, bundles, owner, where
+
+
+def _inverse_of_covariance(S, W, alpha, pen):
+    """A positive definite precision from the covariance iterate (eigenvalues floored) and its objective."""
+    lam, Q = linalg.eigh(0.5 * (W + W.T), check_finite=False)
+    lam = np.maximum(lam, 1e-12 * max(1.0, float(lam.max())))
+    Theta = (Q / lam) @ Q.T
+    Theta = 0.5 * (Theta + Theta.T)
+    return Theta, _objective(S, Theta, alpha, pen)
 
 
 class _Pieces:

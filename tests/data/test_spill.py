@@ -1,0 +1,69 @@
+"""SpilledPasses: a parsed file's first complete pass is replayed from an unnamed file, the same rows."""
+
+import numpy as np
+import pytest
+
+import dpmoments.data.spill as spill
+from dpmoments.data import SpilledPasses
+
+
+def _source(chunks):
+    reads = []
+
+    def read():
+        reads.append(1)
+        return iter(chunks)
+
+    return read, reads
+
+
+def test_a_complete_pass_is_replayed_from_the_file_bit_for_bit_and_read_only():
+    rng = np.random.default_rng(0)
+    chunks = [rng.standard_normal((5, 3)), (rng.standard_normal((4, 3)), rng.standard_normal(4)), np.zeros((0, 3))]
+    read, reads = _source(chunks)
+    passes = SpilledPasses(read)
+    first, second, third = list(passes), list(passes), list(passes)
+    assert len(reads) == 1
+    for a, b, c in zip(first, second, third):
+        for x, y, z in zip(*(t if isinstance(t, tuple) else (t,) for t in (a, b, c))):
+            assert x.tobytes() == y.tobytes() == z.tobytes() and x.shape == y.shape
+            assert not y.flags.writeable
+    assert isinstance(second[1], tuple) and not isinstance(second[0], tuple)
+
+
+def test_a_pass_abandoned_half_way_keeps_nothing():
+    read, reads = _source([np.ones((2, 2)), np.ones((2, 2))])
+    passes = SpilledPasses(read)
+    it = iter(passes)
+    next(it)
+    it.close()  # e.g. a peek at the width
+    assert passes.spill is None
+    assert len(list(passes)) == 2 and len(list(passes)) == 2 and len(reads) == 2
+
+
+def test_a_full_disk_reads_the_source_again(monkeypatch):
+    def full(out, chunk):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(spill, "_write", full)
+    read, reads = _source([np.ones((2, 2))])
+    passes = SpilledPasses(read)
+    assert [c.shape for c in passes] == [(2, 2)] and [c.shape for c in passes] == [(2, 2)]
+    assert len(reads) == 2 and passes.spill is None
+
+
+def test_an_empty_source_replays_empty():
+    read, reads = _source([])
+    passes = SpilledPasses(read)
+    assert list(passes) == [] and list(passes) == [] and len(reads) == 1
+    passes.close()
+    with pytest.raises(StopIteration):
+        next(iter(SpilledPasses(lambda: iter([]))))
+
+
+def test_a_temporary_directory_in_memory_is_not_spilled_to(monkeypatch):
+    monkeypatch.setattr(spill, "_in_memory", lambda directory: True)  # tmpfs: a spill would be memory again
+    read, reads = _source([np.ones((2, 2))])
+    passes = SpilledPasses(read)
+    assert len(list(passes)) == 1 and len(list(passes)) == 1 and len(reads) == 2 and passes.spill is None
+    assert isinstance(spill._in_memory("/"), bool)  # reads /proc/self/mounts (or finds none) without failing
