@@ -59,11 +59,17 @@ def _chunk_sums(chunk, center, scale, row_norm, outer_factor):
     R, outer = float(row_norm), float(row_norm) * outer_factor
     Z = np.asarray(chunk[0] if isinstance(chunk, tuple) else chunk, dtype=float)
     Z = (Z if scale is None else Z / scale) - (0.0 if center is None else center)
-    norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
-    beyond = np.flatnonzero(norms > R)  # a row within R loses nothing (a_i = b_i = 1): only the few beyond are summed
+    with np.errstate(over="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    huge = ~np.isfinite(norms)  # squares overflow: inf * kept would make a column NaN, one row's mark on the release
+    beyond = np.flatnonzero((norms > R) & ~huge)  # a row within R loses nothing (a_i = b_i = 1): only those beyond
     far = norms[beyond]
     kept = np.minimum(1.0, (outer / far) ** 2) - (R / far) ** 2
-    return Z.shape[0], np.einsum("i,ij,ij->j", kept, Z[beyond], Z[beyond]), int(np.count_nonzero(norms > outer))
+    sums = np.einsum("i,ij,ij->j", kept, Z[beyond], Z[beyond])
+    if huge.any():  # beyond R': each adds (R'^2 - R^2) u^2, u its direction (scaled first, so nothing overflows)
+        u = Z[huge] / np.abs(Z[huge]).max(axis=1, keepdims=True)
+        sums = sums + (outer**2 - R**2) * (u**2 / (u**2).sum(axis=1, keepdims=True)).sum(axis=0)
+    return Z.shape[0], sums, int(np.count_nonzero(norms > outer))
 
 
 class ExcessTap:
