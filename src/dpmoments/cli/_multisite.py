@@ -67,31 +67,30 @@ def check_analysis(args, fit=True):
     a = args.analysis
     if a not in ANALYSES:
         raise CliError(f"unknown --analysis {a!r}; choose one of {', '.join(ANALYSES)}")
-    if a == "regress":
-        regress_defaults(args)
+    filled = dict(zip(("n_iter", "w_max"), regress_defaults(args))) if a == "regress" else {}
     need = {"tensor-mog": ["sigma2"], "tensor-stm": ["vocabulary_size"],
             "regress": ["w_max", "response_bound"]}.get(a, [])
     if fit:
         need += {"pca": ["n_components"], "tensor-mog": ["n_components"], "tensor-stm": ["n_components"],
                  "ridge": ["alpha"], "select": ["R"]}.get(a, [])
     for name in need:
-        if getattr(args, name, None) is None:
+        if filled.get(name, getattr(args, name, None)) is None:
             why = (" with --response-bound auto: --w-max defaults to 5 / B only for a public --response-bound B"
                    if name == "w_max" else "")
             raise CliError(f"--{name.replace('_', '-')} is required for --analysis {a}{why}")
 
 
 def regress_defaults(args):
-    """The single-site defaults of ``regress`` where they apply across sites (one set of defaults): ``n_iter``
-    10, and ``w_max`` = ``W_MAX_AUTO / response_bound`` from a PUBLIC response bound (an "auto" one is drawn
-    after the plan, whose rounds carry ``w_max``, so it is then still required)."""
+    """``(n_iter, w_max)`` across sites, with the single-site defaults of ``regress`` where they apply (one set
+    of defaults): ``n_iter`` 10, and ``w_max`` = ``W_MAX_AUTO / response_bound`` from a PUBLIC response bound
+    (an "auto" one is drawn after the plan, whose rounds carry ``w_max``, so it is then still required: None)."""
     from ..estimators.model_defaults import N_ITER, W_MAX_AUTO
 
-    if getattr(args, "n_iter", None) is None:
-        args.n_iter = N_ITER
+    n_iter, w_max = getattr(args, "n_iter", None), getattr(args, "w_max", None)
     bound = getattr(args, "response_bound", None)
-    if getattr(args, "w_max", None) is None and bound is not None and bound != "auto":
-        args.w_max = W_MAX_AUTO / float(bound)
+    if w_max is None and bound is not None and bound != "auto":
+        w_max = W_MAX_AUTO / float(bound)
+    return (N_ITER if n_iter is None else n_iter), w_max
 
 
 def auto_bounds(args):
@@ -147,7 +146,8 @@ def plan_options(args):
     if a == "tensor-stm":
         return {"vocabulary_size": args.vocabulary_size}
     if a == "regress":
-        return {"n_iter": args.n_iter, "w_max": args.w_max, "p": args.p}
+        n_iter, w_max = regress_defaults(args)
+        return {"n_iter": n_iter, "w_max": w_max, "p": args.p}
     return {}
 
 

@@ -134,7 +134,8 @@ class Transport:
             refuse("forged", f"the transport delivered it from site {site!r} but it names site {msg.site!r}.")
         tag = query if isinstance(query, tuple) else (query.plan, query.step, query.round_id)
         if isinstance(msg, SiteError) and (msg.plan, msg.step, msg.round_id) != tag:
-            return SiteError(site, *tag, msg.code)  # an error: no payload to trust
+            plan, step, round_id = tag
+            return SiteError(site, plan, step, round_id, msg.code)  # an error: no payload to trust
         return msg
 
 
