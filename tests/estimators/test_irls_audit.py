@@ -51,8 +51,10 @@ def _dataset(which):
 
 
 def _estimator(first_moment, n_iter, rng=None):
+    # The paper's iteration releases alone (no intercept column, no sampling releases: those are audited in
+    # test_irls_error.py), so that the replica below draws exactly what the fit draws.
     return PrivateIRLS(epsilon=EPS, delta=DELTA, row_norm=R, response_bound=r, n_iter=n_iter, w_max=W,
-                       first_moment=first_moment, rng=rng)
+                       first_moment=first_moment, fit_intercept=False, sampling_budget=0.0, rng=rng)
 
 
 @functools.lru_cache(maxsize=None)
