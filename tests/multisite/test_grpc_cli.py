@@ -32,8 +32,8 @@ def _cli(*argv, **kw):
 
 # a public bound; or one chosen across sites by the plan's bound step (a large epsilon: 750 rows in all); or that
 # and a private centre (location steps and a mean round before and beside the moment)
-PRIVACY = {"public": ("--epsilon", 1, "--row-norm", 1),
-           "auto": ("--epsilon", 20, "--row-norm", "auto", "--bound-share", 0.5),
+PRIVACY = {"public": ("--epsilon", 1, "--row-norm", 1, "--uncentred"),
+           "auto": ("--epsilon", 20, "--row-norm", "auto", "--bound-share", 0.5, "--uncentred"),
            "center": ("--epsilon", 40, "--row-norm", "auto", "--bound-share", 0.3, "--center", "private",
                       "--location-share", 0.3)}
 

@@ -71,8 +71,8 @@ def shares(tmp_path_factory):
     np.savetxt(d / "north.csv", np.random.default_rng(0).normal(size=(50, 2)) / 3, delimiter=",", header="a,b",
                comments="")
     res = subprocess.run([sys.executable, "-m", "dpmoments", "noise-generator", "--sites", "north=50,south=50",
-                          "--n-features", "2", "--epsilon", "1", "--delta", "1e-5", "--row-norm", "1", "--seed", "0",
-                          "--out", str(d / "shares")], capture_output=True, text=True, env=ENV, timeout=120)
+                          "--n-features", "2", "--epsilon", "1", "--delta", "1e-5", "--row-norm", "1", "--uncentred",
+                          "--seed", "0", "--out", str(d / "shares")], capture_output=True, text=True, env=ENV, timeout=120)
     assert res.returncode == 0, res.stderr
     return d
 

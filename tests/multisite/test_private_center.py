@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dpmoments.estimators import CenterBudget
-from dpmoments.multisite import Plan, Query, Reply, Site, SiteError, deal, from_wire, run_pooled, to_wire
+from dpmoments.multisite import Plan, Query, Reply, Site, SiteError, deal, from_wire, to_wire
 from dpmoments.multisite.api import analyse, run, run_cape
 from dpmoments.multisite.location import AutoLocation
 
@@ -217,8 +217,6 @@ def test_bad_uses_of_a_private_centre_are_one_line_refusals():
         analyse(_sites([p[:300] for p in parts]), "covariance", epsilon=EPS, delta=DELTA, rng=0)
     with pytest.raises(ValueError, match="finite epsilon"):
         analyse(_sites(parts, row_norm=10.0), "covariance", epsilon=math.inf, delta=DELTA, rng=0)
-    with pytest.raises(ValueError, match="public bounds and centre"):
-        run_pooled(_sites(parts, row_norm=10.0), epsilon=EPS, delta=DELTA)
     with pytest.raises(ValueError, match="one second moment"):
         run(_sites(parts, row_norm=10.0), epsilon=EPS, delta=DELTA, protocol="dpdispca", rank=2)
     with pytest.raises(ValueError, match="'center_budget' applies only"):
