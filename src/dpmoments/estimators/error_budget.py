@@ -45,7 +45,7 @@ from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .uncertainty import count_relative_sd, noise_law, z_value
 
 __all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget", "fcr_level",
-           "clipping_part"]
+           "clipping_part", "loss_beyond_outer_unseen"]
 
 TARGETS = ("population", "sample")
 # Rows beyond the outer bound are 'seen' when their noisy count exceeds 2.33 sd (one-sided 99%): a withheld
@@ -369,6 +369,15 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     return interval, se, parts
 
 
+def loss_beyond_outer_unseen(part, level):
+    """True where rows beyond the clipping-excess release's outer bound are seen and some column's loss stands
+    out of its noise (one-sided, Bonferroni over the columns): what clipping removed beyond it is unknown.
+    ``part`` is the release's clipping part (:func:`clipping_part`): released values only."""
+    lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
+    detected = bool(np.any(lost - float(special.ndtri(1.0 - (1.0 - level) / lost.size)) * sd > 0))
+    return detected and bool(part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"])
+
+
 def _eigenvalue_clipping(part, W, scales, level):
     """Upper shifts of each eigenvalue for what clipping removed: the smaller of two bounds on ``w' D w``.
 
@@ -381,9 +390,7 @@ def _eigenvalue_clipping(part, W, scales, level):
     by_trace = max(trace + q * trace_sd, 0.0)
     upper_each = np.maximum(lost + q * sd, 0.0)  # standardised units, as W
     along = (np.abs(W) @ np.sqrt(upper_each)) ** 2
-    # As for the covariance: incomplete where rows beyond 2R are seen and some column's loss stands out
-    detected = np.any(lost - float(special.ndtri(1.0 - (1.0 - level) / lost.size)) * sd > 0)
-    beyond = part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"] and detected
+    beyond = loss_beyond_outer_unseen(part, level)  # as for the covariance
     return np.minimum(along, by_trace), {"trace_lost": trace, "trace_lost_noise_sd": trace_sd,
                                          "upper_by_trace": by_trace, "trace_lost_surely": max(trace - q * trace_sd, 0.0),
                                          "loss_beyond_outer_unseen": bool(beyond)}

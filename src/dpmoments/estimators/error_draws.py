@@ -51,7 +51,7 @@ from scipy import special
 
 from ..mechanisms import gaussian_noise, wishart_noise
 from .diagnostics import _centre_noise_scale as centre_noise_scale
-from .error_budget import BEYOND_Z, check_target, clipping_part
+from .error_budget import check_target, clipping_part, loss_beyond_outer_unseen
 from .uncertainty import basic_interval, redraw
 
 __all__ = ["ErrorParts", "error_parts", "draw_every_part", "every_part_draws", "every_part_unseen", "hull_interval"]
@@ -91,11 +91,7 @@ def every_part_unseen(release, level):
     """True where rows beyond the clipping-excess release's outer bound are seen and some column's loss
     stands out of its noise (one-sided, Bonferroni over the columns): that loss beyond the bound is unknown."""
     part = clipping_part(release)
-    if part is None:
-        return False
-    lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
-    detected = bool(np.any(lost - float(special.ndtri(1.0 - (1.0 - level) / lost.size)) * sd > 0))
-    return detected and part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"]
+    return part is not None and loss_beyond_outer_unseen(part, level)
 
 
 def error_parts(release, level, target):
