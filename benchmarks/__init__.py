@@ -34,6 +34,7 @@ from . import ranges  # noqa: E402  (imports statsmodels and scikit-learn's data
 from . import speed  # noqa: E402  (start-up and large d in fresh processes)
 from . import default_choices  # noqa: E402  (the command line in fresh processes)
 from . import coverage  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
+from . import coverage_misses  # noqa: E402
 from . import cluster  # noqa: E402  (imports dask and distributed inside run)
 from . import sites_scale  # noqa: E402  (imports grpc inside run)
 
@@ -58,6 +59,7 @@ BENCHMARKS = {
     "speed": speed.run,
     "default_choices": default_choices.run,
     "coverage": coverage.run,
+    "coverage_misses": coverage_misses.run,
     "cluster": cluster.run,
     "sites_scale": sites_scale.run,
 }

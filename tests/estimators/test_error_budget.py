@@ -147,3 +147,26 @@ def test_a_component_stable_across_noise_but_turned_by_clipping_is_not_called_id
     assert "components-unidentified" in [d["code"] for d in est.diagnostics_]
     Z = np.random.default_rng(1).standard_normal((20000, 5)) @ np.diag([5.0, 3, 2, 1, 0.5]) + 3
     assert PrivatePCA(n_components=3, center="private", rng=0, **KW).fit(Z).components_identified_.all()
+
+
+def test_a_clipped_columns_variance_is_withheld_unless_rows_beyond_twice_the_bound_are_ruled_out():
+    """Its rows beyond 2R lose an unbounded, unseen share of it: withheld and marked, from the released count alone."""
+    import dataclasses
+
+    X, _ = _gaussian(5000, np.random.default_rng(3))
+    est = PrivateCovariance(rng=0, epsilon=4.0, delta=1e-6).fit(X)
+    part = next(p for p in est.release_.parts if p.label == "clipping excess")
+    sd, far_sd = part.released["noise_sd"], part.released["rows_beyond_noise_sd"]
+
+    def refit(far):
+        released = dict(part.released, variance_lost=[10 * sd, 0.0, 0.0], rows_beyond_outer=far)
+        rel = dataclasses.replace(est.release_, parts=tuple(dataclasses.replace(p, released=released) if p is part
+                                                             else p for p in est.release_.parts))
+        return PrivateCovariance(epsilon=4.0, delta=1e-6).fit_release(rel)
+
+    hidden = refit(far=0.0)  # not seen, not ruled out: the count's noise could hide rows beyond 2R
+    assert hidden.covariance_biased_[0, 0] and np.isnan(hidden.covariance_interval_[:, 0, 0]).all()
+    assert not hidden.covariance_biased_[0, 1] and np.isfinite(hidden.covariance_interval_[:, 0, 1]).all()
+    assert hidden.uncertainty_["error_budget"]["clipping"]["variances_withheld"] == [0]
+    ruled_out = refit(far=-2.0 * far_sd)  # the count's upper end is below one row
+    assert not ruled_out.covariance_biased_.any() and np.isfinite(ruled_out.covariance_interval_).all()
