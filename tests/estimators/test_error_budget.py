@@ -170,3 +170,24 @@ def test_a_clipped_columns_variance_is_withheld_unless_rows_beyond_twice_the_bou
     assert hidden.uncertainty_["error_budget"]["clipping"]["variances_withheld"] == [0]
     ruled_out = refit(far=-2.0 * far_sd)  # the count's upper end is below one row
     assert not ruled_out.covariance_biased_.any() and np.isfinite(ruled_out.covariance_interval_).all()
+
+
+def test_an_eigenvalue_along_a_clipped_column_is_withheld_unless_rows_beyond_twice_the_bound_are_ruled_out():
+    import dataclasses
+
+    X, _ = _gaussian(5000, np.random.default_rng(4))
+    pca = PrivatePCA(n_components=2, center="private", rng=0, epsilon=4.0, delta=1e-6).fit(X)
+    part = next(p for p in pca.release_.parts if p.label == "clipping excess")
+    sd, far_sd = part.released["noise_sd"], part.released["rows_beyond_noise_sd"]
+
+    def refit(far):  # column 0 (variance 4) carries the first component: its loss clearly detected
+        released = dict(part.released, variance_lost=[10 * sd, 0.0, 0.0], rows_beyond_outer=far)
+        rel = dataclasses.replace(pca.release_, parts=tuple(dataclasses.replace(p, released=released) if p is part
+                                                             else p for p in pca.release_.parts))
+        return PrivatePCA(n_components=2).fit_release(rel)
+
+    hidden = refit(far=0.0)
+    assert np.isnan(hidden.explained_variance_interval_[:, 0]).all()
+    assert np.isfinite(hidden.explained_variance_interval_[:, 1]).all()  # the second lies mostly elsewhere
+    assert hidden.uncertainty_["error_budget"]["clipping"]["eigenvalues_withheld"] == [0]
+    assert np.isfinite(refit(far=-2.0 * far_sd).explained_variance_interval_).all()

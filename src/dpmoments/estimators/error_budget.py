@@ -373,17 +373,27 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     weak = mid < 3.0 * edge
     half = np.where(weak, np.maximum(half, edge + z * np.sqrt(extra)), half)
     part, upper, clip = clipping_part(release), np.zeros(len(mid)), "not estimated: no clipping-excess release"
-    withheld = False
+    withheld = np.zeros(len(mid), dtype=bool)
     if part is not None:
         upper, clip = _eigenvalue_clipping(part, W, scales, level)
-        withheld = clip["loss_beyond_outer_unseen"]
+        withheld = np.full(len(mid), clip["loss_beyond_outer_unseen"]) | _along_unseen_loss(part, W, level)
+        clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
     interval = np.stack([np.maximum(mid - half, 0.0), mid + half + upper])
-    if withheld:  # rows beyond twice the bound lost more than the release sees: no interval is complete
-        interval[:] = np.nan
+    interval[:, withheld] = np.nan  # rows beyond twice the bound lost more than the release sees: not complete
     parts = {"target": target, "centre_noise_scale": s,
              "sampling": "normal theory 2 lambda^2 / n" if target == "population" else "not counted",
              "clipping": clip}
     return interval, se, parts
+
+
+def _along_unseen_loss(part, W, level):
+    """The components that lie mostly (half their weight or more) in clipped columns while rows beyond the outer
+    bound are not ruled out: such rows lose along them an unbounded share, as of those columns' variances
+    (:func:`_far_rows_possible`). Released values and the components only."""
+    lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
+    detected = lost - float(special.ndtri(1.0 - (1.0 - level) / lost.size)) * sd > 0
+    weight = np.sum(W[:, detected] ** 2, axis=1) / np.maximum(np.sum(W**2, axis=1), 1e-300)
+    return (weight >= 0.5) & _far_rows_possible(part)
 
 
 def loss_beyond_outer_unseen(part, level):

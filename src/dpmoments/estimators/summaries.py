@@ -187,8 +187,10 @@ def component_lines(est, names, top=3):
             for j, v in enumerate(est.explained_variance_)]
     out = table(header, rows)
     if withheld.any():
-        out.append("  withheld: clipping removed more than can be measured (rows beyond twice the row bound), so no "
-                   "eigenvalue interval is complete")
+        out.append("  withheld: clipping removed more than can be measured (rows beyond twice the row bound, seen or "
+                   "not ruled out) along " + ("every component" if withheld.all() else
+                                              ", ".join(f"pc{j + 1}" for j in np.flatnonzero(withheld))) +
+                   ", so no interval for " + ("them" if withheld.sum() > 1 else "it") + " is complete")
     pushed = [f"pc{j + 1}" for j in np.flatnonzero(hi < est.explained_variance_)]
     if pushed:  # a basic bootstrap interval corrects the noise's bias; an interval beside its estimate puzzles
         out.append(f"  {', '.join(pushed)}: the interval lies below the eigenvalue: noise pushes the top eigenvalues "
