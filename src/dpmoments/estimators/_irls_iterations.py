@@ -1,4 +1,4 @@
-r"""The private iterations of :class:`~dpmoments.estimators.PrivateIRLS` (Park & Welling 2016, ``docs/algorithms.md`` §3.4).
+r"""The private iterations of :class:`~dpmoments.estimators.PrivateIRLS` (Park & Welling 2016, algorithms.md §3.4).
 
 The part of the fit that reads the rows: the clipped design (with the public intercept column),
 then ``n_iter`` iterations, each releasing the weighted moments ``A`` and ``B`` at the previous
