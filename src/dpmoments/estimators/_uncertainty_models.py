@@ -11,6 +11,7 @@ import math
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from ..mechanisms.laws import NONE
 from .diagnostics import Diagnostics
 from .uncertainty import basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
 from .uncertainty import noise_law, redraw, redraw_count
@@ -174,7 +175,7 @@ def selection_stability(release, score, best, gap, n_draws, rng, owner="PrivateM
     Below one half the choice is noise (``selection-within-noise``). Post-processing only.
     """
     diag, gen = Diagnostics(owner), bootstrap_generator(rng)
-    if noise_law(release).kind == "none" or not math.isfinite(gap):
+    if noise_law(release).mechanism is NONE or not math.isfinite(gap):
         prob, snr, n_draws = 1.0, math.inf, 0
     else:
         leads = []

@@ -94,6 +94,15 @@ class Mechanism:
         r"""The typical largest of ``m`` noise magnitudes: :math:`s \sqrt{2 \ln m}`."""
         return self.sd(scale, df) * math.sqrt(2.0 * math.log(m))
 
+    def largest_magnitude(self, m, q, scale, df=None):
+        r"""The level the largest of ``m >= 1`` independent noise magnitudes stays below with probability ``q``.
+
+        Normal entries of sd ``s``: :math:`s\,\Phi^{-1}((1 + q^{1/m})/2)`.
+        """
+        from scipy import special
+
+        return self.sd(scale, df) * float(special.ndtri(0.5 + 0.5 * q ** (1.0 / m)))
+
     # -- centred draws, through this package's samplers ---------------------------------------------
     def vector(self, size, scale, rng):
         """A centred noise vector."""
@@ -111,6 +120,9 @@ class Mechanism:
 @dataclass(frozen=True)
 class NoNoise(Mechanism):
     """No noise (``epsilon = inf``)."""
+
+    def largest_magnitude(self, m, q, scale, df=None):
+        return 0.0
 
     def sd(self, scale, df=None):
         return 0.0
@@ -153,6 +165,9 @@ class Laplace(Mechanism):
     def largest_of(self, m, scale, df=None):
         return scale * math.log(m)  # the largest of m Laplace(b) is about b ln m
 
+    def largest_magnitude(self, m, q, scale, df=None):
+        return -scale * math.log1p(-q ** (1.0 / m))  # each magnitude is exponential of mean b
+
     def vector(self, size, scale, rng):
         return laplace_noise(size, scale, rng)
 
@@ -185,6 +200,12 @@ class Wishart(Mechanism):
         mean = self.diagonal_mean(scale, df)
         return scale * lo - mean, scale * hi - mean
 
+    def largest_magnitude(self, m, q, scale, df=None):
+        """Off-diagonal entries are ``c`` times a sum of ``df`` products of normals, heavier-tailed than a normal."""
+        if df > WISHART_EXACT_DF:
+            return super().largest_magnitude(m, q, scale, df)
+        return scale * _wishart_off_diagonal_level(df, 1.0 - q ** (1.0 / m))
+
     def vector(self, size, scale, rng):
         raise ValueError("Wishart noise has no vector form; only second moments carry it.")
 
@@ -193,6 +214,35 @@ class Wishart(Mechanism):
 
     def tensor(self, d, scale, rng):
         raise ValueError("Wishart noise has no tensor form; only second moments carry it.")
+
+
+WISHART_EXACT_DF = 2000  # from k = 2000 the normal level is within 0.5% of the exact one (measured, m = 1 to 19900)
+
+
+def _wishart_off_diagonal_level(k, tail, nodes=4000):
+    r"""``t`` with ``P(|X| > t) = tail`` for ``X`` the sum of ``k`` products of independent standard normals.
+
+    ``z w = (u^2 - v^2) / 2`` with ``u, v`` independent standard normals, so
+    ``X = (A - B) / 2`` with ``A, B`` independent chi-square(``k``), and
+    ``P(X > t) = E_B[P(A > 2t + B)]``: the expectation is a midpoint rule over
+    ``nodes`` quantiles of ``B``, and ``t`` is found by bisection. The
+    normal level with the same sd was passed by pure noise 11-13% of the
+    time at ``k = d + 1`` (d = 8 to 50) where 5% was meant.
+    """
+    from scipy import special
+
+    b = special.chdtri(k, (np.arange(nodes) + 0.5) / nodes)  # quantiles of B
+
+    def two_sided(t):
+        return 2.0 * float(np.mean(special.chdtrc(k, 2.0 * t + b)))
+
+    lo, hi = 0.0, math.sqrt(k) * (4.0 + 2.0 * math.log1p(1.0 / tail))
+    while two_sided(hi) > tail:
+        hi *= 2.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if two_sided(mid) > tail else (lo, mid)
+    return hi
 
 
 NONE = NoNoise("none")
