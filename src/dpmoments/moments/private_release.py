@@ -237,7 +237,7 @@ def _scales_step(X, m, budget, shares, row_norm, coarse, bounds, rng, known):
     scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
     floor = None if coarse is None else _scale_floor(*coarse, bounds.search)
     s = guard_scales(column_scales(X, m, budget, scale_share, bounds.search, rng, shares["bound"], limits=known,
-                             floor=floor), bounds.search.low, "column scales")
+                                   floor=floor), bounds.search.low, "column scales")
     return s, shares["bound"] - scale_share
 
 
@@ -258,8 +258,9 @@ def _second_moment_release(X, s, center_z, R, binned, budget, clipping_share, ma
     they hold it), and, with a clipping share, the release of what clipping removed."""
     second = fused_sums(binned, R, center_z)
     tap = None
-    if second is None and clipping_share > 0 and not budget.exact and not as_source(X).dask:
+    if second is None and clipping_share > 0 and not budget.exact:
         tap = ExcessTap(scaled_rows(X, s, False), center_z, R)  # the release's pass also sums what clipping removed
+        second = tap.moment_sums() if as_source(X).dask else None  # on dask: in the same block tasks
     rows = second if second is not None else (tap if tap is not None else scaled_rows(X, s, False))
     rel = release_public_second_moment(rows, center=center_z, rng=rng, row_norm=R, **relation,
                                        **budget.release(main_share))
