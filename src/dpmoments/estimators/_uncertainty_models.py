@@ -9,7 +9,6 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ..mechanisms.laws import NONE
 from .diagnostics import Diagnostics
@@ -52,6 +51,8 @@ def _aligned(reference, components, weights):
     """Reorder a draw's components (and weights) to match the fitted ones (least total squared distance)."""
     cost = ((reference[:, None, :] - components[None, :, :]) ** 2).sum(axis=2)
     cost = np.where(np.isfinite(cost), cost, 1e300)
+    from scipy.optimize import linear_sum_assignment  # here: scipy.optimize costs a command a quarter CPU-second
+
     _, cols = linear_sum_assignment(cost)
     return components[cols], weights[cols]
 
