@@ -66,7 +66,7 @@ from ..mechanisms import gaussian_noise, laws, symmetric_matrix_noise
 from ..data import as_source, iter_chunks
 from .accumulate import accumulate_moments
 from .auto_release import as_bound_budget, check_auto_source, is_auto
-from .dask_moments import dask_moment_sums
+from .dask_moments import dask_moment_sums, rows_array
 from .private_bounds import quantile_pass, select_quantiles
 from .release import Release
 from .sensitivity import moment_sensitivity
@@ -89,8 +89,8 @@ def _gaussian_radius(d, count):
 
 def _whitened(X, shift, A):
     """The rows ``A (x - shift)``, read afresh (a lazy dask array for dask input)."""
-    if as_source(X).kind == "dask":
-        return (X - shift) @ A.T
+    if as_source(X).kind == "dask":  # a frame as an array: a DataFrame has no product with a matrix
+        return (rows_array(X) - shift) @ A.T
 
     def chunks():
         for chunk in iter_chunks(X):
