@@ -121,19 +121,21 @@ def ellipsoid_objectives(G, b, c, radius, mask, n_steps):
     best = np.full(m, np.inf)
     for _ in range(n_steps):
         best, direction = _record_and_cut(G, bm, c, radius, centre, best)
-        w = (direction[:, None, :] @ J)[:, 0, :]  # J^T g (up to the scale: u is a unit vector)
-        norm = np.sqrt(np.einsum("mk,mk->m", w, w))[:, None]
-        u = np.divide(w, norm, out=np.zeros_like(w), where=norm > 0)  # g = 0 at a feasible centre: optimal
-        Ju = (J @ u[:, :, None])[:, :, 0]
+        w = np.einsum("mdk,md->mk", J, direction)  # J^T g (up to the scale: u is a unit vector)
+        u = w / (np.sqrt(np.einsum("mk,mk->m", w, w))[:, None] + _TINY)  # g = 0 at a feasible centre: optimal
+        Ju = np.einsum("mdk,mk->md", J, u)
         centre -= (move * scale) * Ju
         J -= np.einsum("md,mk->mdk", kappa * Ju, u)
         scale *= expand
     return _record_and_cut(G, bm, c, radius, centre, best)[0]
 
 
+_TINY = 1e-300  # a zero direction stays zero (the centre does not move)
+
+
 def _record_and_cut(G, bm, c, radius, centre, best):
     """Record ``f`` at a feasible centre; return the cut's direction (the gradient, or the sign vector outside)."""
-    half_gradient = (G @ centre[:, :, None])[:, :, 0] - bm
+    half_gradient = np.einsum("mde,me->md", G, centre) - bm
     feasible = np.abs(centre).sum(axis=1) <= radius
     value = c + np.einsum("md,md->m", centre, half_gradient - bm)  # c - 2 b'beta + beta'G beta
     best = np.minimum(best, np.where(feasible, value, np.inf))
