@@ -1,4 +1,4 @@
-r"""Minima of :math:`Q_R(M)` for a whole family of models, each within a public tolerance, with work that does not depend on the data.
+r"""Minima of :math:`Q_R(M)` for a family of models, each within a public tolerance, by work independent of the data.
 
 Lei et al.'s score of a model :math:`M` is the exact minimum
 

@@ -13,20 +13,22 @@ vector (every point of ``X`` has :math:`\operatorname{sign}(c)^\top z \le \lVert
 
     f(\hat\beta) - Q_R(M) \le \Big(\frac{\operatorname{vol} E_N}{\operatorname{vol} X}\Big)^{1/s}
     \big(\max_X f - \min_X f\big)
-    \le \rho_s\, e^{-N / (2 s (s + 1))}\ V ,
+    \le \rho_s\, r_s^{N / s}\ V ,
 
 whatever ``G``, ``b`` and ``c`` are (Nemirovski & Yudin 1983; e.g. Nemirovski's *Information-based
 complexity of convex programming*, lecture 3). Why: let :math:`\varepsilon` be the middle term,
 :math:`\beta^*` a minimiser and :math:`X_\varepsilon = \beta^* + \varepsilon'(X - \beta^*)` for
 :math:`\varepsilon < \varepsilon' < 1`; its volume exceeds :math:`\operatorname{vol}E_N`, so one of
 its points ``z`` was cut at some step ``k``. Not by a feasibility cut (:math:`X_\varepsilon
-\subseteq X`), so by a gradient cut at a feasible centre :math:`c_k`, and then :math:`f(c_k) \le
+\subseteq X`), so by a gradient cut at a feasible centre :math:`c_k`, which removes the points with
+:math:`\nabla f(c_k)^\top(z - c_k) > 0`; then :math:`f(c_k) \le
 f(c_k) + \nabla f(c_k)^\top(z - c_k) \le f(z) \le (1 - \varepsilon') Q_R + \varepsilon' \max_X f`
 (convexity twice). Here :math:`V` is any upper bound of :math:`\max_X f - \min_X f` (for rows
 clipped to :math:`|x_{ij}| \le b,\ |y_i| \le r`, every squared residual on ``X`` lies in
-:math:`[0, (r + bR)^2]`, so :math:`V = n (r + bR)^2`), the volume of the ellipsoid shrinks by at
-least :math:`e^{-1/(2(s+1))}` a step, and :math:`\rho_s = (\operatorname{vol}B_2^s /
-\operatorname{vol}B_1^s)^{1/s}` is the start's excess volume. :func:`ellipsoid_steps` inverts this
+:math:`[0, (r + bR)^2]`, so :math:`V = n (r + bR)^2`), each central cut multiplies the ellipsoid's volume by
+:math:`r_s = \frac{s}{s+1}\big(\frac{s^2}{s^2-1}\big)^{(s-1)/2} \le e^{-1/(2(s+1))}` (by 1/2 for
+:math:`s = 1`), and :math:`\rho_s = (\operatorname{vol}B_2^s / \operatorname{vol}B_1^s)^{1/s}` is the
+start's excess volume. :func:`ellipsoid_steps` inverts this
 bound: the number of steps depends on ``s``, ``V`` and the tolerance only, so the work is fixed
 before the data are seen and the accuracy holds for every input, converged-looking or not.
 
