@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..mechanisms.laws import NONE
 from .diagnostics import Diagnostics
 from .uncertainty import basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
 from .uncertainty import noise_law, redraw, redraw_count
@@ -175,7 +176,7 @@ def selection_stability(release, score, best, gap, n_draws, rng, owner="PrivateM
     Below one half the choice is noise (``selection-within-noise``). Post-processing only.
     """
     diag, gen = Diagnostics(owner), bootstrap_generator(rng)
-    if noise_law(release).kind == "none" or not math.isfinite(gap):
+    if noise_law(release).mechanism is NONE or not math.isfinite(gap):
         prob, snr, n_draws = 1.0, math.inf, 0
     else:
         leads = []
