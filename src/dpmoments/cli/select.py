@@ -18,6 +18,7 @@ from ._args import CliError, _bound, _epsilon, add_input_arguments, add_output_a
 from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of,
                        choices_report, too_few_rows_hint)
 from ._noise import json_safe
+from ._numbers import radius_or_private
 from ._output import ResultsDir
 from ._ranges import add_model_ranges_arguments, model_ranges
 from ._release import epsilon_grid
@@ -71,7 +72,7 @@ def add_arguments(parser):
                             "it equally: one exponential-mechanism draw each on the public --search-range)")
     add_choice_arguments(group, center=False, scale=False)
     add_model_ranges_arguments(group)
-    group.add_argument("--R", type=_radius, metavar="RADIUS|private", dest="R", default="private",
+    group.add_argument("--R", type=radius_or_private, metavar="RADIUS|private", dest="R", default="private",
                        help="the L1 radius of the coefficients: the sensitivity is (r + B R)^2. A PUBLIC number, or "
                             f"'private' (default): the L1 norm of the full model's least-squares fit to Laplace-noised "
                             f"moments, paid from {R_SHARE:g} of --epsilon (listed in the report)")
@@ -101,10 +102,6 @@ def _phi(text):
     if not value >= 0 or math.isinf(value):
         raise CliError(f"--phi must be a finite number >= 0, 'theorem' or 'bic'; got {text}")
     return value
-
-
-def _radius(text):
-    return "private" if text == "private" else _bound(text)
 
 
 def _check(args):
@@ -164,7 +161,8 @@ def run(args):
                            + ("the bounds were drawn privately (private_choices)" if est.bound_parts_
                               else "the bounds are PUBLIC, chosen before seeing the data")
                            + "; (r + B R)^2 bounds every squared residual and so the sensitivity of every candidate's exact minimum; each Q(M) is "
-                           "certified to within certified_gap of it, which the sensitivity adds"}
+                           "certified to within certified_gap of it for every input (a duality gap, or the ellipsoid method's bound after a "
+                           "number of steps fixed by n and the model's size), which the sensitivity adds"}
     with ResultsDir(args.out, args.force) as res:
         res.save_table("selected.csv", ["feature", "index"], [[names[j], j] for j in est.selected_])
         if grid and not args.no_figures:

@@ -10,17 +10,19 @@ from .._rng import as_generator, describe_randomness, noise_source, spawn
 from .._validation import check_data, check_nonnegative, check_positive
 from ._target import check_target
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
-from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, wishart_noise
-from ..moments import clip_responses, clip_rows
+from ..moments import clip_responses
 from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
 from ..moments.counts import warn_if_delta_large
 from ..privacy import check_accountant
 from ..privacy.relations import check_neighbours
-from ..solvers.irls import auto_psd_floor, check_p, irls_weights, solve_weighted, weighted_moments
+from ..solvers.irls import auto_psd_floor, check_p
 from ._conventions import all_or_nothing, check_input, clone_sharing_tally, fit_input, noise_entry, privacy_report
 from ._conventions import release_input, release_noise
 from ._irls_error import irls_error_budget, irls_laws
+from ._irls_iterations import clipped_design, private_iterations, psd_floor_in_use
 from ._irls_plan import IRLSPlanMixin
+from ._budget import moment_laws
+from ..mechanisms.laws import NONE, WISHART
 from .model_defaults import N_ITER
 from ._irls_sampling import release_sampling, sandwich_parts
 from ._column_map import column_map
@@ -312,6 +314,7 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         self.row_norm_, self.response_bound_ = (self._free_bound(k) or (1.0 if is_auto(v) else float(v)) for k, v in
                                                 (("row_norm", self.row_norm), ("response_bound", self.response_bound)))
         budget, guarantee, _, _ = self._plan(n, d)
+        first, second = moment_laws(self.first_moment, self.second_moment)
         guarantee, parts = self._with_parts(budget, guarantee)
         source = noise_source(self.rng)  # where the noise starts: a second fit from the same seed is refused
         if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one",
@@ -319,7 +322,7 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
             self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one",
                                   noise_source=source)  # raises, with why
         self._warn(guarantee)
-        if self.first_moment == "gaussian" or self.second_moment == "gaussian":
+        if first.needs_delta or second.needs_delta:
             warn_if_delta_large(self.delta, n, noisy=False, stacklevel=2)
         rng = as_generator(self.rng)
         autos = self._autos()
@@ -333,16 +336,19 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
             self.response_bound_ = chosen.get("response_bound", self.response_bound_)
         budget, _, sens, scales = self._plan(n, d)
         self.w_max_ = self._w_max()
-        Z = self._design(X)
+        Z = clipped_design(X, self.row_norm_, self._kappa() if self.fit_intercept else None)
         yc = clip_responses(y, self.response_bound_)
-        theta, clipped, iterations, floor = self._iterate(Z, yc, scales, rng)
+        floor = psd_floor_in_use(self.psd_floor, second, scales["B"], d)
+        theta, clipped, iterations = private_iterations(Z, yc, n_iter=self.n_iter, w_max=self.w_max_, p=self.p,
+                                                        floor=floor, scales=scales, first_moment=first,
+                                                        second_moment=second, rng=rng)
         self.sampling_noise_ = []
         sampling = self._sampling(Z, yc, theta, n, rng) if self._sampling_on() else None
         if self.accountant is not None:
             self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one", noise_source=source)
         self.privacy_parts_ = tuple(parts)
-        self._set_fitted(clipped, budget, guarantee, sens, scales)
-        self._set_spread(iterations, floor, irls_laws(self.first_moment, self.second_moment, scales, theta.size),
+        self._set_fitted(clipped, budget, guarantee, sens, scales, (first, second))
+        self._set_spread(iterations, floor, irls_laws(first, second, scales, theta.size),
                          sampling, n, self._map.back(self._kappa(), self._intercept_column))
         self.ranges_ = self._map.to_dict(names)
         return self
@@ -440,44 +446,7 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         elif not guarantee.certified:
             warnings.warn(f"PrivateIRLS: {guarantee}.", UncertifiedPrivacyWarning, stacklevel=3)
 
-    def _design(self, X):
-        Z = clip_rows(X, self.row_norm_)
-        if self.fit_intercept:
-            Z = np.hstack([Z, np.full((Z.shape[0], 1), float(self._kappa()))])
-        return Z
-
-    def _floor(self, scales, d):
-        if self.psd_floor is None:
-            return None
-        if self.psd_floor != "auto":
-            return float(self.psd_floor)
-        if self.second_moment == "wishart":
-            return 0.0
-        return auto_psd_floor(d, scales["B"])
-
-    def _iterate(self, Z, y, scales, rng):
-        n, d = Z.shape
-        theta, clipped, released = np.zeros(d), [], []
-        floor = self._floor(scales, d)
-        for _ in range(self.n_iter):
-            A, B = weighted_moments(Z, y, irls_weights(y - Z @ theta, self._w_max(), self.p))
-            A, B = self._noisy(A, B, scales, rng)
-            theta, k = solve_weighted(B, A, floor)
-            clipped.append(k)
-            released.append((A, B))
-        return theta, tuple(clipped), released, floor  # every release: what the error budget is computed from
-
-    def _noisy(self, A, B, scales, rng):
-        if scales["A"] == 0.0:
-            return A, B
-        d = A.size
-        first_noise = laplace_noise if self.first_moment == "laplace" else gaussian_noise
-        A = A + first_noise(d, scales["A"], rng)
-        if self.second_moment == "wishart":
-            return A, B + wishart_noise(d, d + 1, scales["B"], rng)
-        return A, B + symmetric_matrix_noise(d, scales["B"], rng)
-
-    def _set_fitted(self, clipped, budget, guarantee, sens, scales):
+    def _set_fitted(self, clipped, budget, guarantee, sens, scales, laws):
         self.n_iter_ = int(self.n_iter)
         self.budget_ = budget
         self.privacy_ = guarantee
@@ -485,16 +454,16 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         self.n_psd_clipped_ = clipped
         self.n_features_in_ = self._map.center.size
         releases = len(clipped)
-        kind_a, kind_b = (k if scales[s] else "none" for k, s in ((self.first_moment, "A"), (self.second_moment, "B")))
+        kind_a, kind_b = (k if scales[s] else NONE for k, s in zip(laws, ("A", "B")))
+        norm_a = "l1" if kind_a.norm == "l1" else "l2"  # no noise (epsilon = inf) is listed at the L2 sensitivity
+        norm_b = None if kind_b is WISHART else "l2"  # the paper's Wishart noise has no sensitivity
         self.privacy_report_ = privacy_report(
             self, guarantee=guarantee, neighbours=self.neighbours_, randomness=describe_randomness(self.rng),
             parts=self.privacy_parts_, budget=None if budget is None else budget.to_dict(), sensitivity=sens,
-            noise=[noise_entry("first moment A", kind_a, scales["A"], releases=releases,
-                               sensitivity=sens["A_l1" if kind_a == "laplace" else "A_l2"],
-                               sensitivity_norm="l1" if kind_a == "laplace" else "l2"),
-                   noise_entry("second moment B", kind_b, scales["B"], releases=releases,
-                               sensitivity=None if kind_b == "wishart" else sens["B_l2"],
-                               sensitivity_norm=None if kind_b == "wishart" else "l2")]
+            noise=[noise_entry("first moment A", kind_a.name, scales["A"], releases=releases,
+                               sensitivity=sens[f"A_{norm_a}"], sensitivity_norm=norm_a),
+                   noise_entry("second moment B", kind_b.name, scales["B"], releases=releases,
+                               sensitivity=None if norm_b is None else sens["B_l2"], sensitivity_norm=norm_b)]
             + getattr(self, "sampling_noise_", []))
 
     def predict(self, X):
