@@ -88,8 +88,8 @@ def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
                    "have made it; 'projected' = the PSD projection moved the estimate outside the released entry's "
                    "interval" + ("; 'clipped' = clipping removed a measurable part of the column's variance: the "
                                  "interval counts it, the estimate does not" if clipped else "")
-                   + ("; 'biased' = clipping removed more than can be measured (rows beyond twice the row bound): "
-                      "no interval is given" if biased.any() else ""))
+                   + ("; 'biased' = clipping removed more than can be measured (rows beyond twice the row bound, seen "
+                      "or not ruled out by their noisy count): no interval is given" if biased.any() else ""))
     return out
 
 
