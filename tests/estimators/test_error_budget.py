@@ -191,3 +191,16 @@ def test_an_eigenvalue_along_a_clipped_column_is_withheld_unless_rows_beyond_twi
     assert np.isfinite(hidden.explained_variance_interval_[:, 1]).all()  # the second lies mostly elsewhere
     assert hidden.uncertainty_["error_budget"]["clipping"]["eigenvalues_withheld"] == [0]
     assert np.isfinite(refit(far=-2.0 * far_sd).explained_variance_interval_).all()
+
+
+def test_a_small_columns_clipping_loss_is_capped_by_three_times_its_variance():
+    """A row clipped at R loses in the band [R, 2R] at most 3 times what it keeps in each column: in mixed units the
+    loss release's noise (one scale for all columns) no longer sets a small column's upper ends."""
+    X, _ = _gaussian(5000, np.random.default_rng(5))
+    X[:, 2] *= 1e-3
+    est = PrivateCovariance(rng=0, epsilon=4.0, delta=1e-6).fit(X)
+    sd = next(p for p in est.release_.parts if p.label == "clipping excess").released["noise_sd"]
+    noise_hi = est.covariance_noise_interval_[1, 2, 2]  # the released variance's upper end, noise only
+    assert sd > 5 * noise_hi  # the loss release's noise dwarfs the column
+    assert est.covariance_interval_[1, 2, 2] <= 4.0 * noise_hi * 1.5  # its own upper end (noise, centre) and 3 times it
+    assert est.covariance_interval_[0, 2, 2] <= np.var(X[:, 2]) <= est.covariance_interval_[1, 2, 2]

@@ -83,9 +83,10 @@ def _shifted_psd(spectrum, shift):
     return (V * np.maximum(w - shift, 0.0)) @ V.T
 
 
-def _clipping(release, level, d, sigma):
+def _clipping(release, level, d, sigma, variance_upper):
     """The clipping bias's part of every entry's interval, standardised units (``sigma``: the released
-    matrix's PSD projection, :func:`_psd`).
+    matrix's PSD projection, :func:`_psd`; ``variance_upper``: each released variance's upper end at ``level``,
+    which caps the loss, :func:`_loss_cap`).
 
     Returns ``(lo, hi, sd, withheld columns, withheld variances, summary)``: shifts of the lower
     and upper ends, a noise sd to add to the upper half-width in quadrature
@@ -100,7 +101,9 @@ def _clipping(release, level, d, sigma):
     z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))  # one-sided, Bonferroni over d: few false detections
     z = z_value(level)
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
-    lower, upper = np.maximum(lost - z_detect * sd, 0.0), np.maximum(lost + z_detect * sd, 0.0)
+    cap = _loss_cap(variance_upper)
+    lower, upper = np.maximum(lost - z_detect * sd, 0.0), np.minimum(np.maximum(lost + z_detect * sd, 0.0), cap)
+    lower = np.minimum(lower, upper)
     biased = lower > 0
     withheld = _unseen_loss_columns(part, lost, sd)
     variance_unseen = biased & ~withheld & _far_rows_possible(part)
@@ -113,7 +116,7 @@ def _clipping(release, level, d, sigma):
     # with its noise in quadrature. Off the diagonal it is taken as clipping shrinks elliptical rows,
     # D_ij ~ rho_ij sqrt(D_ii D_jj): towards a larger |entry|, by the released correlation times the variances'
     # upper ends
-    up = np.maximum(lost, 0.0) + z * sd
+    up = np.minimum(np.maximum(lost, 0.0) + z * sd, cap)
     v = np.sqrt(np.maximum(np.diag(sigma), 1e-300))
     rho = np.clip(sigma / np.outer(v, v), -1.0, 1.0)
     towards = np.abs(rho) * np.sqrt(np.outer(up, up)) * ~touched
@@ -121,15 +124,27 @@ def _clipping(release, level, d, sigma):
     lo -= np.where(rho < 0, towards, 0.0)
     idx = np.arange(d)
     lo[idx, idx] = np.where(biased, lower, 0.0)
-    hi[idx, idx] = np.where(biased, upper, np.maximum(lost, 0.0))
+    capped = np.maximum(lost, 0.0) + z * sd > cap  # the cap is the tighter upper end: it replaces loss and noise
+    hi[idx, idx] = np.where(biased, upper, np.where(capped, cap, np.maximum(lost, 0.0)))
     extra = np.zeros((d, d))
-    extra[idx, idx] = np.where(biased, 0.0, sd)
+    extra[idx, idx] = np.where(biased | capped, 0.0, sd)
     summary = {"variance_lost_noise_sd": sd, "detected_above": z_detect * sd, "biased_columns": int(biased.sum()),
                "clipped_columns": np.nonzero(biased)[0].tolist(),
                "rows_beyond_outer": part["rows_beyond_outer"], "outer_norm": part["outer_norm"],
                "loss_beyond_outer_unseen": bool(withheld.any()), "withheld_columns": np.nonzero(withheld)[0].tolist(),
                "variances_withheld": np.nonzero(variance_unseen)[0].tolist()}
     return lo, hi, extra, withheld, variance_unseen, summary
+
+
+def _loss_cap(variance_upper):
+    r"""An upper end of each column's loss in the band from its released variance: ``3`` times its upper end.
+
+    A row beyond ``R`` is scaled by :math:`b = R/\|z\|` and its band loss in column ``j`` is
+    :math:`z_j^2 (a^2 - b^2)` with :math:`a = \min(1, 2R/\|z\|) \le 2b`, so at most :math:`3 b^2 z_j^2`:
+    three times what the clipped row keeps, whose sum is in the released second moment. In mixed units the
+    loss release's noise (one scale for every column) dwarfs a small column's variance; this bound does not.
+    """
+    return 3.0 * np.maximum(np.asarray(variance_upper, dtype=float), 0.0)
 
 
 def _far_rows_possible(part):
@@ -176,7 +191,9 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
                          + s**2) if needed and spectrum is not None else (_psd(mid) if needed else None)
     sampling_var = sampling_variance(release, sigma) if target == "population" else np.zeros((d, d))
     se = np.sqrt(noise_se**2 + sampling_var + centre_var)
-    bias_lo, bias_hi, bias_sd, withheld_cols, variances_unseen, clip = _clipping(release, level, d, sigma)
+    variance_upper = np.diagonal(centre) + z_value(level) * np.diagonal(noise_se)  # the clipped rows' variances
+    bias_lo, bias_hi, bias_sd, withheld_cols, variances_unseen, clip = _clipping(release, level, d, sigma,
+                                                                                 variance_upper)
     biased = withheld_cols[:, None] | withheld_cols[None, :] | np.diag(variances_unseen)
     normal_parts = noise_se**2 + sampling_var
 
