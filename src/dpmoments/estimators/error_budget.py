@@ -49,7 +49,7 @@ from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .uncertainty import count_relative_sd, noise_law, z_value
 
 __all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget", "fcr_level",
-           "clipping_part", "loss_beyond_outer_unseen"]
+           "clipping_part", "loss_beyond_outer_unseen", "loss_cap"]
 
 TARGETS = ("population", "sample")
 # Rows beyond the outer bound are 'seen' when their noisy count exceeds 2.33 sd (one-sided 99%): a withheld
@@ -86,7 +86,7 @@ def _shifted_psd(spectrum, shift):
 def _clipping(release, level, d, sigma, variance_upper):
     """The clipping bias's part of every entry's interval, standardised units (``sigma``: the released
     matrix's PSD projection, :func:`_psd`; ``variance_upper``: each released variance's upper end at ``level``,
-    which caps the loss, :func:`_loss_cap`).
+    which caps the loss, :func:`loss_cap`).
 
     Returns ``(lo, hi, sd, withheld columns, withheld variances, summary)``: shifts of the lower
     and upper ends, a noise sd to add to the upper half-width in quadrature
@@ -101,7 +101,7 @@ def _clipping(release, level, d, sigma, variance_upper):
     z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))  # one-sided, Bonferroni over d: few false detections
     z = z_value(level)
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
-    cap = _loss_cap(variance_upper)
+    cap = loss_cap(variance_upper)
     lower, upper = np.maximum(lost - z_detect * sd, 0.0), np.minimum(np.maximum(lost + z_detect * sd, 0.0), cap)
     lower = np.minimum(lower, upper)
     biased = lower > 0
@@ -136,7 +136,7 @@ def _clipping(release, level, d, sigma, variance_upper):
     return lo, hi, extra, withheld, variance_unseen, summary
 
 
-def _loss_cap(variance_upper):
+def loss_cap(variance_upper):
     r"""An upper end of each column's loss in the band from its released variance: ``3`` times its upper end.
 
     A row beyond ``R`` is scaled by :math:`b = R/\|z\|` and its band loss in column ``j`` is
@@ -442,13 +442,13 @@ def _eigenvalue_clipping(part, W, scales, level, variance_upper):
 
     ``tr D`` (Weyl: ``lambda_1(D)``) and, to first order, ``(sum_j |w_j| sqrt(D_jj))^2`` (``D`` positive
     semi-definite), each with the released losses at their upper ends (one-sided, at ``level``), each column's
-    no more than 3 times its released variance's upper end ``variance_upper`` (:func:`_loss_cap`).
+    no more than 3 times its released variance's upper end ``variance_upper`` (:func:`loss_cap`).
     """
     q = float(special.ndtri(level))
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
     trace, trace_sd = float(np.sum(scales**2 * lost)), sd * float(np.sqrt(np.sum(scales**4)))
     by_trace = max(trace + q * trace_sd, 0.0)
-    upper_each = np.minimum(np.maximum(lost + q * sd, 0.0), _loss_cap(variance_upper))  # standardised units, as W
+    upper_each = np.minimum(np.maximum(lost + q * sd, 0.0), loss_cap(variance_upper))  # standardised units, as W
     along = (np.abs(W) @ np.sqrt(upper_each)) ** 2
     beyond = loss_beyond_outer_unseen(part, level)  # as for the covariance
     return np.minimum(along, by_trace), {"trace_lost": trace, "trace_lost_noise_sd": trace_sd,
