@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .noise import gaussian_noise, laplace_noise
+from .._rng import as_generator
+from .._validation import check_positive
+from .noise import _check_shape, gaussian_noise, laplace_noise
 from .symmetric import symmetric_matrix_noise, symmetric_tensor_noise
 from .wishart import wishart_noise
 
@@ -108,17 +110,21 @@ class Mechanism:
         return self.sd(scale, df) * float(special.ndtri(0.5 + 0.5 * q ** (1.0 / m)))
 
     # -- centred draws, through this package's samplers ---------------------------------------------
+    def entries(self, size, scale, generator):
+        """``size`` i.i.d. centred draws at ``scale`` from a NumPy ``Generator``, in one call: the law's sampler."""
+        raise ValueError(f"{self.name} noise has no i.i.d. entries.")
+
     def vector(self, size, scale, rng):
-        """A centred noise vector."""
-        raise ValueError(f"{self.name} noise has no vector form; only second moments carry it.")
+        """A centred noise vector (or array of shape ``size``)."""
+        return self.entries(_check_shape(size), check_positive(scale, "scale"), as_generator(rng))
 
     def matrix(self, d, scale, rng, df=None):
-        """A centred symmetric ``(d, d)`` noise matrix."""
-        return symmetric_matrix_noise(d, scale, rng, distribution=self.family)
+        """A centred symmetric ``(d, d)`` noise matrix: i.i.d. upper triangle, mirrored."""
+        return symmetric_matrix_noise(d, scale, rng, distribution=self.entries)
 
     def tensor(self, d, scale, rng):
-        """A centred, fully symmetric ``(d, d, d)`` noise tensor."""
-        return symmetric_tensor_noise(d, scale, rng, distribution=self.family)
+        """A centred, fully symmetric ``(d, d, d)`` noise tensor: one draw per index orbit."""
+        return symmetric_tensor_noise(d, scale, rng, distribution=self.entries)
 
 
 @dataclass(frozen=True)
@@ -151,8 +157,11 @@ class NoNoise(Mechanism):
 class Gaussian(Mechanism):
     """Gaussian noise of standard deviation ``sigma`` on each coordinate, calibrated to the L2 sensitivity."""
 
+    def entries(self, size, scale, generator):
+        return generator.normal(0.0, scale, size=size)
+
     def vector(self, size, scale, rng):
-        return gaussian_noise(size, scale, rng)
+        return gaussian_noise(size, scale, rng)  # its checks name the scale 'sigma'
 
 
 @dataclass(frozen=True)
@@ -171,6 +180,9 @@ class Laplace(Mechanism):
 
     def largest_magnitude(self, m, q, scale, df=None):
         return -scale * math.log1p(-q ** (1.0 / m))  # each magnitude is exponential of mean b
+
+    def entries(self, size, scale, generator):
+        return generator.laplace(0.0, scale, size=size)
 
     def vector(self, size, scale, rng):
         return laplace_noise(size, scale, rng)
