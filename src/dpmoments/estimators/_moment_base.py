@@ -127,9 +127,9 @@ class MomentEstimator:
                                               ("row_norm='auto' (the default)", is_auto(self.row_norm)),
                                               ("scale='private'", self._scale() is not None),
                                               ("ranges", getattr(self, "ranges", None) is not None)) if chosen]
-            raise ValueError(f"{' and '.join(what)}{' each' if len(what) > 1 else ''} supports mechanism 'gaussian' or "
-                             f"'laplace'; got {self.mechanism!r}: give public values instead (center=None or a "
-                             "vector, and a row_norm).")
+            raise ValueError(f"{' and '.join(what)}{' each' if len(what) > 1 else ''} supports mechanism "
+                             f"{laws.offered(laws.ADDITIVE)}; got {self.mechanism!r}: give public values instead "
+                             "(center=None or a vector, and a row_norm).")
         return private
 
     def _center_budget(self):

@@ -289,6 +289,16 @@ def as_mechanism(value, parameter="mechanism", allowed=SECOND_MOMENT):
     """The :class:`Mechanism` that ``value`` (a name or a value) names, among ``allowed``.
 
     Refused in one line naming ``parameter``: anything but one of the allowed names or values.
+
+    Examples
+    --------
+    >>> law = as_mechanism("laplace")
+    >>> law.norm, law.needs_delta, law.name == str(law)
+    ('l1', False, True)
+    >>> as_mechanism("cauchy", "first_moment", ADDITIVE)
+    Traceback (most recent call last):
+    ...
+    ValueError: 'first_moment' must be one of 'gaussian', 'laplace'; got 'cauchy'.
     """
     mech = named(value)
     if mech is None or mech not in allowed:
@@ -296,6 +306,11 @@ def as_mechanism(value, parameter="mechanism", allowed=SECOND_MOMENT):
         got = value.name if isinstance(value, Mechanism) else value
         raise ValueError(f"'{parameter}' must be one of {names}; got {got!r}.")
     return mech
+
+
+def offered(mechanisms):
+    """``'gaussian' or 'laplace'``: how a refusal names the laws it would take."""
+    return " or ".join(repr(m.name) for m in mechanisms)
 
 
 def names(mechanisms):
