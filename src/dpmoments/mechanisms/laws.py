@@ -27,7 +27,7 @@ __all__ = ["Mechanism", "NoNoise", "Gaussian", "Laplace", "Wishart", "as_mechani
            "NONE", "GAUSSIAN", "LAPLACE", "WISHART", "WISHART_APPROX", "DISCRETE_GAUSSIAN", "DISCRETE_LAPLACE"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Mechanism:
     """A noise law. Subclasses fix its arithmetic; instances differ by name (exact discrete noise, Wishart's two analyses).
 
@@ -61,6 +61,9 @@ class Mechanism:
 
     def __str__(self):
         return self.name
+
+    def __repr__(self):  # short, for the refusals that quote what they got
+        return f"{type(self).__name__}({self.name!r})"
 
     @property
     def additive(self):
@@ -127,7 +130,7 @@ class Mechanism:
         return symmetric_tensor_noise(d, scale, rng, distribution=self.entries)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class NoNoise(Mechanism):
     """No noise (``epsilon = inf``)."""
 
@@ -153,7 +156,7 @@ class NoNoise(Mechanism):
         return np.zeros((d, d, d))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Gaussian(Mechanism):
     """Gaussian noise of standard deviation ``sigma`` on each coordinate, calibrated to the L2 sensitivity."""
 
@@ -164,7 +167,7 @@ class Gaussian(Mechanism):
         return gaussian_noise(size, scale, rng)  # its checks name the scale 'sigma'
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Laplace(Mechanism):
     """Laplace noise of scale ``b`` (sd ``sqrt(2) b``) on each coordinate, calibrated to the L1 sensitivity."""
 
@@ -188,7 +191,7 @@ class Laplace(Mechanism):
         return laplace_noise(size, scale, rng)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Wishart(Mechanism):
     """Wishart noise ``W_d(df, cI)`` on a second moment (scale ``c``, the variance of ``Z``'s entries in ``Z Z^T``)."""
 
