@@ -87,7 +87,8 @@ def test_report_lists_the_bound_share_per_site_and_the_composed_guarantee():
         assert s.joint_view.epsilon == pytest.approx(s.claimed.epsilon, rel=1e-9)
         assert s.joint_view.epsilon == pytest.approx(0.2 * EPS, rel=1e-6)
     labels = [p.label for p in rel.parts]
-    assert labels == ["row_norm", "second moment"] and rel.parts[0].share == 0.2
+    assert labels == ["row_norm", "second moment", "clipping excess"] and rel.parts[0].share == 0.2
+    assert [p.share for p in rel.parts] == pytest.approx([0.2, 0.7, 0.1])  # the excess: AutoBounds.bias
     assert rel.parts[0].released["row_norm"] == rel.row_norm
     assert rel.guarantee.epsilon == pytest.approx(EPS, rel=1e-6) == rep.guarantee.epsilon
     # the ledger charged both rounds, once: the same as the report's composed guarantee
@@ -98,7 +99,7 @@ def test_report_lists_the_bound_share_per_site_and_the_composed_guarantee():
     acct = spend_per_site(Accountant(ApproxDP(EPS, DELTA)), rep)
     assert acct.spent.epsilon == pytest.approx(EPS, rel=1e-6)
     d = rep.to_dict()
-    assert [c["label"] for c in d["private_choices"]] == ["row_norm", "second moment"]
+    assert [c["label"] for c in d["private_choices"]] == ["row_norm", "second moment", "clipping excess"]
     assert "bound row_norm" in d["parts"] and d["budget"]["round 0 (histogram of row_norm)"] == 0.2
 
 
@@ -121,13 +122,14 @@ def test_plan_round_trips_and_a_resolved_plan_keeps_its_digest():
                       bound_budget=0.2)
     again = Plan.from_json(plan.to_json())
     assert again.digest == plan.digest and again.auto == plan.auto
-    assert [r.statistic for r in plan.rounds] == ["histogram", "second"] and plan.steps == [0, 1]
-    assert [r.share for r in plan.rounds] == pytest.approx([0.2, 0.8])
+    assert [r.statistic for r in plan.rounds] == ["histogram", "second", "excess"] and plan.steps == [0, 1]
+    assert [r.share for r in plan.rounds] == pytest.approx([0.2, 0.7, 0.1]) and plan.excess_round == 2
     R = float(plan.auto.edges()[25])
     resolved = plan.resolved({"row_norm": R})
     assert resolved.digest == plan.digest and resolved.row_norm == R and resolved.chosen == (R,)
     assert resolved.noise_factor(1) == pytest.approx(R**2)
     assert resolved.noise[1].g_std == pytest.approx(R**2 * plan.noise[1].g_std)
+    assert resolved.noise_factor(2) == pytest.approx(R**2)  # the excess's sensitivity is (kappa^2 - 1) R^2 too
     assert [resolved.cost(s).epsilon for s in "ab"] == pytest.approx([plan.cost(s).epsilon for s in "ab"])
     with pytest.raises(ValueError, match="not an edge"):
         plan.resolved({"row_norm": R * 1.01})

@@ -102,6 +102,11 @@ class AutoBounds:
         The grid's spacing: edges ``low * factor**k`` (evenly log-spaced up to ``high``, no
         step wider than ``factor``): coarse, because the noise of a cumulative count grows
         with the number of bins summed.
+    bias : float in [0, 1), default 0.1
+        As the single machine's ``BoundBudget.bias``: the fraction of every site's budget (beside
+        ``share``) that releases what clipping at the chosen ``row_norm`` removed from each variance
+        (an ``"excess"`` round beside a second moment of the rows ``x``), so that the intervals
+        count the clipping bias; 0 turns it off.
     """
 
     names: tuple
@@ -110,6 +115,7 @@ class AutoBounds:
     low: float = 1e-6
     high: float = 1e8
     factor: float = GRID_FACTOR
+    bias: float = 0.1
 
     def __post_init__(self):
         names = tuple(self.names)
@@ -120,6 +126,9 @@ class AutoBounds:
             raise ValueError(f"'bound_budget' must be a share in (0, 1); got {self.share!r}.")
         object.__setattr__(self, "share", float(self.share))
         object.__setattr__(self, "quantile", _fraction(self.quantile, "quantile"))
+        if isinstance(self.bias, bool) or not isinstance(self.bias, (int, float)) or not 0 <= self.bias < 1:
+            raise ValueError(f"'bias' must be a share in [0, 1); got {self.bias!r}.")
+        object.__setattr__(self, "bias", float(self.bias))
         check_grid(self)
 
     @classmethod
@@ -128,9 +137,10 @@ class AutoBounds:
         if budget is None:
             return cls(tuple(names))
         if isinstance(budget, cls):
-            return cls(tuple(names), budget.share, budget.quantile, budget.low, budget.high, budget.factor)
-        if isinstance(budget, BoundBudget):  # the single-machine budget: its share, quantile and range
-            return cls(tuple(names), budget.share, budget.fixed_quantile(), budget.search.low, budget.search.high)
+            return cls(tuple(names), budget.share, budget.quantile, budget.low, budget.high, budget.factor, budget.bias)
+        if isinstance(budget, BoundBudget):  # the single-machine budget: its share, quantile, range and bias share
+            return cls(tuple(names), budget.share, budget.fixed_quantile(), budget.search.low, budget.search.high,
+                       bias=budget.bias)
         if isinstance(budget, bool) or not isinstance(budget, (int, float)):
             raise TypeError(f"'bound_budget' must be a share in (0, 1), a BoundBudget or an AutoBounds; "
                             f"got {budget!r}.")
