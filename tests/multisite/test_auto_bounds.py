@@ -52,7 +52,7 @@ def test_grid_is_coarse_public_and_rounds_up():
 
 
 def test_choice_survives_negative_counts_and_uses_both_sides():
-    auto = AutoBounds(("row_norm",), low=1.0, high=1024.0, factor=2.0)  # edges 1, 2, ..., 1024
+    auto = AutoBounds(("row_norm",), quantile=0.95, low=1.0, high=1024.0, factor=2.0)  # edges 1, 2, ..., 1024
     summed = np.zeros(auto.n_bins)
     summed[5] = 1000.0                       # every row in (16, 32]
     summed[[0, 2, 9]] = [-40.0, -25.0, -30.0]  # noise: negative counts, no clamping needed
@@ -62,6 +62,18 @@ def test_choice_survives_negative_counts_and_uses_both_sides():
     assert var.max() <= auto.n_bins / 4 + 1e-12 and est.size == auto.edges().size
 
 
+def test_the_auto_quantile_is_the_highest_the_noise_can_place():
+    auto = AutoBounds(("row_norm",))
+    assert auto.quantile == "auto" and AutoBounds.from_budget(("row_norm",), 0.2).quantile == "auto"
+    worst = 10.0 * np.sqrt(auto.n_bins) / 2.0  # per-bin sd 10: the worst cumulative count's sd
+    assert auto.target_quantile(20_000, 10.0) == pytest.approx(1.0 - 3.0 * worst / 20_000)
+    assert auto.target_quantile(20_000, 1e4) == 0.95  # never below the fixed default
+    assert auto.target_quantile(1000, 0.0) == pytest.approx(0.999)  # no noise: all but one row
+    assert AutoBounds(("row_norm",), quantile=0.9).target_quantile(20_000, 10.0) == 0.9
+    with pytest.raises(ValueError, match="'quantile'"):
+        AutoBounds(("row_norm",), quantile="median")
+
+
 # -- a run --------------------------------------------------------------------------------------------------------
 def test_auto_bound_is_near_the_pooled_quantile_and_the_error_near_the_oracle():
     parts = _parts(n=20_000)
@@ -69,7 +81,8 @@ def test_auto_bound_is_near_the_pooled_quantile_and_the_error_near_the_oracle():
     q95 = _q95(parts)
     errs = {"auto": [], "oracle": []}
     for seed in range(3):
-        rel, rep = run_cape(_sites(parts), epsilon=1.0, delta=DELTA, rng=seed)
+        rel, rep = run_cape(_sites(parts), epsilon=1.0, delta=DELTA, rng=seed,
+                            bound_budget=AutoBounds(("row_norm",), quantile=0.95))
         assert q95 * 0.97 <= rel.row_norm <= 1.42 * q95  # rounded up to the grid (factor sqrt 2); rank noise ~1%
         errs["auto"].append(np.linalg.norm(rel.second_moment - cov))
         oracle, _ = run_cape([Site(f"s{i}", X, row_norm=q95) for i, X in enumerate(parts)], epsilon=1.0, delta=DELTA,

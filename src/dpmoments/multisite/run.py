@@ -220,18 +220,20 @@ def choose_bounds(plan, aggregator, inbox, dropped, ctx):
     for r in plan.rounds_of(plan.bound_step):
         name = plan.rounds[r].bound
         summed = aggregator.sum_histograms(r, inbox)
-        value, k, at_end = choose_bound(summed, n_total, plan.auto)
         noise, idx = plan.noise[r], [plan.index(s) for s in received]
         per_bin = math.sqrt(float(np.sum(noise.g_std[idx] ** 2)))
+        value, k, at_end = choose_bound(summed, n_total, plan.auto, per_bin)
+        q = plan.auto.target_quantile(n_total, per_bin)
         _, unit_var = cumulative_estimate(summed, n_total)
         rank_sd = per_bin * math.sqrt(float(unit_var[k]))
         values[name] = value
-        details[name] = {name: value, "target": f"{plan.auto.quantile:g}-quantile of the summed noisy histograms, "
-                                              "rounded up to a grid edge",
+        details[name] = {name: value, "target": f"{q:.4g}-quantile of the summed noisy histograms, rounded up to a "
+                                              "grid edge" + (" (the highest their noise can place)"
+                                                             if plan.auto.quantile == "auto" else ""),
                          "rows": n_total, "sites": len(received), "rank_noise_sd": rank_sd, "at_range_end": at_end}
         if name == "row_norm":
             details[name].update(rows_beyond(summed, n_total, plan.auto, k, per_bin))
-        notes = (f"bound step: {name} = {value:.4g} (the {plan.auto.quantile:g}-quantile of {n_total} rows at "
+        notes = (f"bound step: {name} = {value:.4g} (the {q:.4g}-quantile of {n_total} rows at "
                  f"{len(received)} site(s), rank noise sd {rank_sd:.3g} rows)",)
         if at_end:
             notes += (f"the chosen {name} fell at an end of the search range [{plan.auto.low:g}, {plan.auto.high:g}]: "
