@@ -136,3 +136,30 @@ def test_an_analysis_without_a_row_bound_takes_the_default_bound_silently_and_re
     assert res.returncode == 0, res.stderr
     res = run(*deal, "--row-norm", "auto", "--out", tmp_path / "typed")
     assert res.returncode == 2 and "--row-norm auto has no use with --analysis tensor-stm" in res.stderr
+
+
+def test_select_draws_its_radius_privately_by_default_alone_and_across_sites():
+    """``--R`` defaults to "private" in ``select`` and across sites, as ``PrivateModelSelection(R="private")``."""
+    from dpmoments.estimators import PrivateModelSelection
+
+    assert _defaults(PrivateModelSelection.__init__)["R"] == "private"
+    for argv in (["select", "d.csv", "--target", "y"], ["simulate", "a.csv", "b.csv", "--analysis", "select",
+                                                         "--target", "y", "--delta", "1e-6"]):
+        args = build_parser().parse_args([*argv, "--epsilon", "1", "--out", "o"])
+        assert args.R == "private"
+
+
+def test_a_private_radius_from_a_release_is_the_full_fit_s_l1_norm_and_costs_nothing():
+    """``fit_release`` with ``R="private"``: the L1 norm of the full model fitted to the released moments
+    (post-processing: the guarantee is the release's), near the true one when the noise is small."""
+    from dpmoments.estimators import PrivateModelSelection
+    from dpmoments.moments.releases import release_public_second_moment
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(4000, 3))
+    y = X @ np.array([0.8, -0.5, 0.0]) + 0.05 * rng.normal(size=4000)
+    rel = release_public_second_moment(np.c_[X, y] / 2, row_norm=1.0, epsilon=50.0, delta=1e-6, rng=0)
+    est = PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=1.0, sigma2=0.01, rng=0).fit_release(rel)
+    assert abs(est.R_ - 1.3) < 0.1 and est.privacy_ == rel.guarantee
+    assert est.privacy_report_["R_source"].startswith("the release's full-model fit")
+    assert est.selected_ == (0, 1)

@@ -73,9 +73,11 @@ def test_a_model_choice_of_noise_across_sites_is_withheld(run, sites, tmp_path):
 
 
 def test_a_clear_model_choice_across_sites_is_shown(run, sites, tmp_path):
-    res, analysis = _simulate(run, sites, tmp_path / "o", "--analysis", "select", "--target", "y", "--R", 3,
+    # no --R: the radius is drawn from the sites' release (post-processing), as 'select' draws it by default
+    res, analysis = _simulate(run, sites, tmp_path / "o", "--analysis", "select", "--target", "y",
                               "--phi", 20, epsilon=1e4)
     assert analysis["selected"] == ["p"] and analysis["selection_probability"] == 1.0 and not analysis["withheld"]
+    assert analysis["R_source"].startswith("the release's full-model fit") and 0.5 < analysis["R"] < 1.5
 
 
 def test_a_graph_of_noise_across_sites_is_not_drawn(run, sites, tmp_path):

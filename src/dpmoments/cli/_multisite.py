@@ -8,6 +8,7 @@ that holds against the aggregator, the per-site claim beside it.
 """
 
 from ._args import CliError, _positive, center_asked, positive_int
+from ._numbers import radius_or_private
 from ._choices import ROW_NORM_DEFAULT, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of, choices_report
 from ._report import privacy_report
 from .present import PRESENTERS
@@ -58,7 +59,10 @@ def add_analysis_arguments(parser, fit=True):
     g.add_argument("--n-components", type=positive_int, metavar="K", help="pca, tensor-*: components")
     g.add_argument("--alpha", default=None, metavar="A",
                    help="precision: the graphical-lasso penalty, a number or 'ebic' (default); ridge: required")
-    g.add_argument("--R", type=_positive, dest="R", metavar="RADIUS", help="select: the public L1 radius")
+    g.add_argument("--R", type=radius_or_private, dest="R", default="private", metavar="RADIUS|private",
+                   help="select: the L1 radius, a PUBLIC number or 'private' (default, as 'dpmoments select'): the "
+                        "L1 norm of the full model's least-squares fit to the released second moment (post-processing "
+                        "of the sites' release, no share of the budget)")
     g.add_argument("--phi", default="bic", metavar="PHI", help="select: penalty per column, a number or 'bic'")
     g.add_argument("--max-size", type=positive_int, metavar="K", help="select: largest model size")
 
@@ -73,7 +77,7 @@ def check_analysis(args, fit=True):
             "regress": ["w_max", "response_bound"]}.get(a, [])
     if fit:
         need += {"pca": ["n_components"], "tensor-mog": ["n_components"], "tensor-stm": ["n_components"],
-                 "ridge": ["alpha"], "select": ["R"]}.get(a, [])
+                 "ridge": ["alpha"]}.get(a, [])
     for name in need:
         if filled.get(name, getattr(args, name, None)) is None:
             why = (" with --response-bound auto: --w-max defaults to 5 / B only for a public --response-bound B"

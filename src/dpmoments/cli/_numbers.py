@@ -8,7 +8,7 @@ import argparse
 import math
 import sys
 
-__all__ = ["BOUND_MAX", "CHUNK_MAX", "EPSILON_MIN", "CliError", "positive_int", "seed_int"]
+__all__ = ["BOUND_MAX", "CHUNK_MAX", "EPSILON_MIN", "CliError", "positive_int", "radius_or_private", "seed_int"]
 
 #: The smallest --epsilon the command line accepts: smaller budgets give no useful release and push the
 #: calibrations to the edge of floating point (1e-300 overflowed, 1e-320 divided by zero).
@@ -80,6 +80,11 @@ def _bound(text):
         raise argparse.ArgumentTypeError(f"must be between {1 / BOUND_MAX:g} and {BOUND_MAX:g} (its powers must stay "
                                          f"in floating-point range; rescale the data); got {text}")
     return value
+
+
+def radius_or_private(text):
+    """An argparse type: ``select``'s L1 radius, a public bound (as ``_bound``) or ``"private"``."""
+    return "private" if text == "private" else _bound(text)
 
 
 def _nonnegative_bound(text):

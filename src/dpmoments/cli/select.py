@@ -18,6 +18,7 @@ from ._args import CliError, _bound, _epsilon, add_input_arguments, add_output_a
 from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of,
                        choices_report, too_few_rows_hint)
 from ._noise import json_safe
+from ._numbers import radius_or_private
 from ._output import ResultsDir
 from ._ranges import add_model_ranges_arguments, model_ranges
 from ._release import epsilon_grid
@@ -71,7 +72,7 @@ def add_arguments(parser):
                             "it equally: one exponential-mechanism draw each on the public --search-range)")
     add_choice_arguments(group, center=False, scale=False)
     add_model_ranges_arguments(group)
-    group.add_argument("--R", type=_radius, metavar="RADIUS|private", dest="R", default="private",
+    group.add_argument("--R", type=radius_or_private, metavar="RADIUS|private", dest="R", default="private",
                        help="the L1 radius of the coefficients: the sensitivity is (r + B R)^2. A PUBLIC number, or "
                             f"'private' (default): the L1 norm of the full model's least-squares fit to Laplace-noised "
                             f"moments, paid from {R_SHARE:g} of --epsilon (listed in the report)")
@@ -101,10 +102,6 @@ def _phi(text):
     if not value >= 0 or math.isinf(value):
         raise CliError(f"--phi must be a finite number >= 0, 'theorem' or 'bic'; got {text}")
     return value
-
-
-def _radius(text):
-    return "private" if text == "private" else _bound(text)
 
 
 def _check(args):

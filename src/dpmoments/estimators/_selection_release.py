@@ -5,11 +5,13 @@ import math
 import numpy as np
 
 from .._validation import check_nonnegative, check_positive
-from ..moments import Release, project_psd
+from ..moments import Release, project_psd, symmetrise_matrix
+from ..solvers.irls import auto_psd_floor, solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
 from ._conventions import all_or_nothing, privacy_report, release_input, release_noise
 from ._selection_plan import candidate_family
 from ._uncertainty_models import selection_stability
+from .uncertainty import noise_law
 
 __all__ = ["SelectionReleaseMixin"]
 
@@ -33,6 +35,18 @@ class SelectionReleaseMixin:
             phi = self.sigma2_ * math.log(n) if self.phi == "bic" else float(check_nonnegative(self.phi, "phi"))
         return fits, phi, np.array([f.objective for f in fits]) + phi * np.array([len(m) for m in family])
 
+    def _release_radius(self, release):
+        """``R="private"`` from a release: the L1 norm of the full model's fit to its moments, clamped to ``R_range``.
+
+        The single-site draw (``fit``) solves the same floored normal equations on moments it noises for the
+        purpose; here the release's noise is already there, so the radius is post-processing of it.
+        """
+        M, d = release.second_moment, release.n_features - 1
+        floor = auto_psd_floor(d, noise_law(release).sd)
+        beta, _ = solve_weighted(symmetrise_matrix(M[:d, :d]), M[:d, d], floor)
+        lo, hi = self.R_range
+        return float(min(max(np.abs(beta).sum(), lo), hi))
+
     @all_or_nothing
     def fit_release(self, release):
         """Select from a release of the second moment of the rows ``(x, y)``, response last: no new cost.
@@ -41,7 +55,12 @@ class SelectionReleaseMixin:
         ``y^T y / n`` (the PSD projection of the noisy matrix, scaled by the public ``n``), and
         the smallest penalised score is taken. Everything is post-processing of ``release``,
         whose guarantee is the fit's; ``coef_`` is the selected model's ``Q_R`` minimiser.
-        ``R`` and ``sigma2`` must be public numbers here. ``phi="theorem"`` (Lei et al.'s
+        ``R="private"`` (the default, as in ``fit``) takes the radius from the release itself:
+        the L1 norm of the full model's least-squares fit to the released moments (the
+        eigenvalues of ``X^T X / n`` floored at twice the noise's spectral size,
+        ``2 sqrt(d) sd``), clamped to ``R_range``, as ``fit`` does from its own noisy moments --
+        post-processing, so it takes no share of the budget (the report's ``R_source`` says so).
+        ``sigma2`` must be a public number here. ``phi="theorem"`` (Lei et al.'s
         penalty scales with the selection noise, which a fit from a release does not add)
         becomes the BIC ``sigma^2 log n`` with ``sigma^2 = Q_R(full)/n`` from the released
         moments, as ``fit`` does at ``epsilon=inf``. ``selection_gap_`` is the gap between the
@@ -63,11 +82,12 @@ class SelectionReleaseMixin:
         """
         if not isinstance(release, Release) or release.second_moment is None:
             raise TypeError(f"'release' must be a Release with a second moment of (x, y); got {release!r}.")
-        if self.R == "private" or self.sigma2 == "private":
-            raise ValueError("fit_release needs public 'R' and 'sigma2' (a number each), not 'private'.")
+        if self.sigma2 == "private":
+            raise ValueError("fit_release needs a public 'sigma2' (a number), not 'private'.")
         d = release.n_features - 1
         family = candidate_family(self.candidates, self.max_size, d)
-        self.R_, self.sigma2_ = float(check_positive(self.R, "R")), float(check_positive(self.sigma2, "sigma2"))
+        self.sigma2_ = float(check_positive(self.sigma2, "sigma2"))
+        self.R_ = self._release_radius(release) if self.R == "private" else float(check_positive(self.R, "R"))
         fits, self.phi_, self.scores_ = self._release_scores(release, family)
         best = int(np.argmin(self.scores_))
         two = np.sort(self.scores_)[:2]
@@ -84,5 +104,5 @@ class SelectionReleaseMixin:
         self.privacy_report_ = privacy_report(
             self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=release.randomness,
             fitted_by="fit_release", noise=release_noise("second moment of (x, y)", release),
-            n_candidates=len(family), phi=self.phi_, R=self.R_, postprocessing="Q_R on the released moments")
+            n_candidates=len(family), phi=self.phi_, R=self.R_, R_source="the release's full-model fit (post-processing)" if self.R == "private" else "public", postprocessing="Q_R on the released moments")
         return self

@@ -58,6 +58,7 @@ def across_sites(args, a, release, names, est_mod):
                  f"{num(est.selection_gap_)} to the runner-up" if draws else
                  "selection_probability 1: one candidate, or a release without noise (nothing redrawn)")
     info = noise.analysis({"estimator": "PrivateModelSelection", "selected": chosen, "phi": est.phi_, "R": est.R_,
+                           "R_source": est.privacy_report_["R_source"],
                            "estimate": "selected.csv", **json_safe({"selection_probability": est.selection_probability_,
                                                                     "selection_gap": est.selection_gap_})})
     summary = "the choice withheld (noise)" if noise.withholds else f"selected {chosen}"
