@@ -48,7 +48,7 @@ from .._validation import check_positive
 from ..moments import BoundBudget
 
 __all__ = ["AutoBounds", "auto_bounds", "AUTO_NAMES", "histogram_counts", "cumulative_estimate", "choose_bound",
-           "HISTOGRAM_SENSITIVITY", "MARGIN_SD"]
+           "HISTOGRAM_SENSITIVITY", "MARGIN_SD", "LOWEST_QUANTILE"]
 
 #: What may be chosen across sites, and the statistic each counts.
 AUTO_NAMES = {"row_norm": "||x - c|| of the rows the plan forms", "response_bound": "|y|"}
