@@ -32,9 +32,14 @@ def _run(parts, **kwargs):
     return analyse(sites, "covariance", epsilon=EPS, delta=DELTA, rng=0, **kwargs)
 
 
-def test_the_release_carries_the_clipped_rows_and_the_clipping_excess_with_their_shares():
+@pytest.fixture(scope="module")
+def heavy():
     parts = _parts()
-    rel, rep = _run(parts)
+    return parts, _run(parts)
+
+
+def test_the_release_carries_the_clipped_rows_and_the_clipping_excess_with_their_shares(heavy):
+    parts, (rel, rep) = heavy
     by = {p.label: p for p in rel.parts}
     assert by["clipping excess"].share == pytest.approx(AutoBounds(("row_norm",)).bias)
     assert sum(p.share for p in rel.parts) == pytest.approx(1.0)
@@ -53,8 +58,8 @@ def test_the_release_carries_the_clipped_rows_and_the_clipping_excess_with_their
     assert est.covariance_[0, 0] < full  # the estimate is clipped: the interval, not the estimate, counts it
 
 
-def test_the_intervals_read_the_release_only(monkeypatch):
-    rel, _ = _run(_parts(n=3000, seed=1))
+def test_the_intervals_read_the_release_only(monkeypatch, heavy):
+    rel = heavy[1][0]
     est = PrivateCovariance().fit_release(rel)
 
     def no_rows(*args, **kwargs):
