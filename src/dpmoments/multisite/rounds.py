@@ -108,8 +108,12 @@ def with_choice_steps(rounds, auto, location, excess=False):
         pre += [Round("histogram", auto.share / len(auto.names), len(pre), bound=name) for name in auto.names]
         rest -= auto.share + (auto.bias if excess else 0.0)
     if rest <= 1e-9:
-        raise ValueError("the shares of the private choices (location, mean, bound) add up to 1 or more and leave "
-                         "nothing for the release; lower them.")
+        shares = {"location": None if location is None else location.share,
+                  "mean": None if location is None else location.mean, "bound": None if auto is None else auto.share,
+                  "clipping": auto.bias if excess else None}
+        named = ", ".join(f"{k}={v:g}" for k, v in shares.items() if v)
+        raise ValueError(f"the shares of the private choices ({named}) add up to 1 or more and leave nothing for the "
+                         "release; lower them.")
     shift = (0 if location is None else location.steps) + int(auto is not None)
     moments = tuple(replace(r, share=r.share * rest, step=r.step + shift) for r in rounds)
     clipping = (Round("excess", auto.bias, shift),) if excess else ()
