@@ -19,6 +19,7 @@ from ._multisite import (ANALYSES, AUTO_ACROSS_SITES, CENTER_ACROSS_SITES, add_a
                          center_across_sites, check_analysis, fit_analysis, multisite_report, plan_options,
                          print_guarantees)
 from ._output import ResultsDir, check_destination
+from ..mechanisms import laws
 
 from ..multisite.protocols import PROTOCOLS
 
@@ -86,7 +87,7 @@ def _check(args):
     if args.protocol not in PROTOCOLS:
         raise CliError(f"unknown --protocol {args.protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     check_analysis(args)
-    if args.mechanism != "gaussian":
+    if laws.named(args.mechanism) is not laws.GAUSSIAN:
         raise CliError("the multi-site protocols use Gaussian noise only: drop --mechanism laplace")
     if args.neighbours == "add-remove":
         raise CliError("--neighbours add-remove is not supported across sites (each site's row count is public); "

@@ -326,11 +326,12 @@ class TensorDecompositionFit:
         from ..moments.auto_release import FIXED_LOWEST, MARGIN_T, check_auto_source, public_n_what, rank_error
         from ..moments.private_bounds import quantile_pass, select_quantiles
         from ..moments.release import count_fields
+        from ..mechanisms.laws import GAUSSIAN
         from ..moments.choice_budget import BOUND_OPTION, PrivateChoiceBudget
 
         check_auto_source(X)
         bounds = as_bound_budget(self.bound_budget)
-        budget = PrivateChoiceBudget(common["epsilon"], common["delta"], "gaussian", common["calibration"], self.neighbours)
+        budget = PrivateChoiceBudget(common["epsilon"], common["delta"], GAUSSIAN, common["calibration"], self.neighbours)
         each, guarantee = budget.draws(bounds.share)
         center = None if self.center is None else check_vector(self.center, "center")
         (bins,), _ = quantile_pass(X, [("row-norm", center, None)], search=bounds.search)

@@ -62,7 +62,7 @@ import numpy as np
 
 from .._rng import describe_randomness, spawn
 from .._validation import check_delta, check_positive
-from ..mechanisms import gaussian_noise, symmetric_matrix_noise
+from ..mechanisms import gaussian_noise, laws, symmetric_matrix_noise
 from ..data import as_source, iter_chunks
 from .accumulate import accumulate_moments
 from .auto_release import as_bound_budget, check_auto_source, is_auto
@@ -72,7 +72,7 @@ from .release import Release
 from .sensitivity import moment_sensitivity
 from ..privacy import ZCDP, zcdp_gaussian_sigma
 from .choice_budget import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, check_draws, public_rows
-from .private_release import _location, _scales
+from .private_passes import column_medians, column_scales
 
 __all__ = ["coinpress_second_moment", "coinpress_mean", "coinpress_release", "COVARIANCE_STEPS"]
 
@@ -191,7 +191,7 @@ def _with_ones(Y):
 
 def check_coinpress(X, *, mechanism, scale, neighbours, epsilon, delta):
     """Refuse, before any budget is checked, the options CoinPress cannot run with (one line naming each)."""
-    if mechanism != "gaussian":
+    if laws.named(mechanism) is not laws.GAUSSIAN:  # the method is Gaussian by construction
         raise ValueError(f"method='coinpress' adds Gaussian noise: 'mechanism' must be 'gaussian'; got {mechanism!r}.")
     if scale is not None:
         raise ValueError("method='coinpress' scales and whitens the rows itself; 'scale' must be None.")
@@ -209,7 +209,7 @@ def check_coinpress(X, *, mechanism, scale, neighbours, epsilon, delta):
 def _first_ellipsoid(X, m, budget, share, bounds, rng):
     """``A_1``: private column scales, then a private 0.95-quantile radius of the scaled rows."""
     gen_scale, gen_radius = spawn(rng, 2)
-    s = _scales(X, m, budget, share / 2, bounds.search, gen_scale, option_share=share)
+    s = column_scales(X, m, budget, share / 2, bounds.search, gen_scale, option_share=share)
     (bins,), _ = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
     each, guarantee = budget.draws(share / 2)
     with budget.refusal(share, BOUND_OPTION):
@@ -247,7 +247,7 @@ def coinpress_release(X, *, epsilon, delta, row_norm, center, center_budget, bou
     """
     X = as_source(X).data
     delta = check_delta(delta, allow_zero=False)
-    budget = PrivateChoiceBudget(epsilon, delta, "gaussian", "zcdp")
+    budget = PrivateChoiceBudget(epsilon, delta, laws.GAUSSIAN, "zcdp")
     split, bounds, d = center_budget, as_bound_budget(bound_budget), as_source(X).n_features
     private_center = isinstance(center, str)
     shares = {"location": split.location if private_center and split.prior is None else 0.0,
@@ -259,7 +259,7 @@ def coinpress_release(X, *, epsilon, delta, row_norm, center, center_budget, bou
     gen_loc, gen_bound, gen_cov, gen_mean = spawn(rng, 4)
     _check_all_draws(X, budget, shares, bounds, d, is_auto(row_norm), private_center and split.prior is None)
     if private_center and split.prior is None:
-        m = _location(X, budget, shares["location"], bounds.search, gen_loc)
+        m = column_medians(X, budget, shares["location"], bounds.search, gen_loc)
     elif private_center:
         m = np.asarray(split.prior, dtype=float)
     else:
@@ -279,7 +279,7 @@ def coinpress_release(X, *, epsilon, delta, row_norm, center, center_budget, bou
         M = M - np.outer(location - m, location - m)
     budget.record("second moment", ZCDP(cov_share * budget.rho), cov_share, steps=len(COVARIANCE_STEPS))
     release = Release(
-        n=n, n_features=d, row_norm=radius, mechanism="gaussian", noise_scale=sigmas[-1], neighbours="replace-one",
+        n=n, n_features=d, row_norm=radius, mechanism=laws.GAUSSIAN.name, noise_scale=sigmas[-1], neighbours="replace-one",
         guarantee=budget.total(), randomness=describe_randomness(rng), second_moment=0.5 * (M + M.T),
         center=location, calibration="zcdp", parts=tuple(budget.parts),
         postprocessing=(f"coinpress: {len(COVARIANCE_STEPS)} whitened second-moment releases"

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._rng import describe_randomness, secure_randomness
 from ..exceptions import CalibrationWarning
+from ..mechanisms.laws import MECHANISMS, Mechanism, as_mechanism
 from ..privacy.guarantees import AnyGuarantee
 from ..privacy.relations import describe_relation, n_is_public
 from .psd import project_psd as _project_psd
@@ -221,6 +222,11 @@ class Release:
         return secure_randomness(self.randomness, exact_discrete=self.noise_grid is not None)
 
     @property
+    def law(self) -> Mechanism:
+        """The noise law :attr:`mechanism` names, as a value to ask (:mod:`dpmoments.mechanisms.laws`)."""
+        return as_mechanism(self.mechanism, "mechanism", tuple(MECHANISMS.values()))
+
+    @property
     def n_public(self) -> bool:
         """False under add-remove: ``n`` is then the noisy count, not the number of rows."""
         return n_is_public(self.neighbours)
@@ -242,15 +248,17 @@ class Release:
                 return part.released["clipped_fraction"], part.released["clipped_fraction_noise_sd"]
         return None
 
-    def project_psd(self, floor: float = 0.0) -> Release:
+    def project_psd(self, floor: float = 0.0, spectrum=None) -> Release:
         """A new release whose second moment has its eigenvalues floored at ``floor``.
 
         Post-processing: costs no privacy. Biased (it raises the spectrum);
         the number of clipped eigenvalues is recorded in ``postprocessing``.
+        ``spectrum``: a :class:`~dpmoments.moments.psd.SymmetricSpectrum` of
+        ``second_moment``, shared with other readers of its decomposition.
         """
         if self.second_moment is None:
             raise ValueError("this release has no second moment to project.")
-        projected, clipped = _project_psd(self.second_moment, floor)
+        projected, clipped = _project_psd(self.second_moment, floor, spectrum)
         step = f"psd-projection(floor={floor:g}, eigenvalues_clipped={clipped})"
         return dataclasses.replace(self, second_moment=projected, postprocessing=self.postprocessing + (step,))
 
