@@ -179,6 +179,11 @@ def test_parse_and_read_ranges(tmp_path):
     assert read_ranges_file(tmp_path / "r.csv") == {"age": (0, 120), "idp": (0, 1)}
     (tmp_path / "r.json").write_text(json.dumps({"ranges": {"age": [0, 120]}}))
     assert read_ranges_file(tmp_path / "r.json") == {"age": (0, 120)}
+    (tmp_path / "top.json").write_text(json.dumps({"age": [0, 120], "categories": {"firm": ["GM"]}}))
+    assert read_ranges_file(tmp_path / "top.json") == {"age": (0, 120)}  # was {}: the range dropped silently
+    (tmp_path / "both.json").write_text(json.dumps({"ranges": {"age": [0, 120]}, "idp": [0, 1]}))
+    with pytest.raises(ValueError, match="gives column 'idp' beside \"ranges\""):
+        read_ranges_file(tmp_path / "both.json")
     (tmp_path / "bad.csv").write_text("age,0,120\nidp,zero,1\n")
     with pytest.raises(ValueError, match="line 2: lower and upper must be numbers"):
         read_ranges_file(tmp_path / "bad.csv")
