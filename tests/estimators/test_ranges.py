@@ -369,3 +369,6 @@ def test_an_opened_table_is_fitted_as_it_comes_with_its_indicator_ranges(tmp_pat
     assert list(est.labelled().columns) == ["age", "firm=GM", "firm=IBM", "income", "income:missing"]
     np.testing.assert_allclose(est.covariance_, ref.covariance_, rtol=1e-9, atol=1e-12)
     assert str(est.privacy_) == str(ref.privacy_)
+    with pytest.raises(ValueError, match="takes a table opened without target="):
+        PrivateCovariance(epsilon=2.0, delta=1e-6).fit(open_table(tmp_path / "f.csv", target="age", exclude=["firm"],
+                                                                   impute={"income": 0.0}))

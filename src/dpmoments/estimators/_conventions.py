@@ -284,6 +284,9 @@ def fit_input(estimator, X):
     core = not hasattr(estimator, "__sklearn_tags__")  # a core class (the command line's): no scikit-learn checks
     if src.kind in ("file", "stream") or core and src.kind == "dask":
         vars(estimator).pop("feature_names_in_", None)  # what scikit-learn's check does for input without names
+        if getattr(X, "target_name", None) is not None:  # an opened table whose chunks are (X, y) pairs
+            raise ValueError(f"{name_of(estimator)}.fit takes a table opened without target= (its rows are "
+                             "(X, y) pairs with one); open it again without target.")
         names = src.feature_names if src.kind == "stream" and not core else None  # an opened table's: public
         if names is not None:
             estimator.feature_names_in_ = np.asarray(names, dtype=object)
