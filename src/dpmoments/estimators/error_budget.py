@@ -19,7 +19,9 @@ besides the added noise:
   ``1 - (1 - level) / d``, so that noise rarely makes a detection) is *clipped*: its variance
   interval is moved up by the loss's interval, and every entry of its row and column widened by
   :math:`\pm\sqrt{U_i U_j}` (the loss matrix is positive semi-definite, so
-  :math:`|D_{ij}| \le \sqrt{D_{ii} D_{jj}}`, :math:`U` the upper ends). Off the diagonal an
+  :math:`|D_{ij}| \le \sqrt{D_{ii} D_{jj}}`, :math:`U` the upper ends). No column's loss is taken above
+  3 times its released variance's upper end (:func:`loss_cap`: a clipped row loses in the band at most
+  3 times what it keeps), which in mixed units is far below the loss release's own noise. Off the diagonal an
   undetected loss is taken as clipping shrinks elliptical rows, :math:`D_{ij} \approx \rho_{ij}
   \sqrt{D_{ii} D_{jj}}`: towards a larger :math:`|S_{ij}|`. Where rows beyond :math:`2R` stand out
   of their count's noise (one-sided 95%), what they lost beyond :math:`2R` is not seen: the columns

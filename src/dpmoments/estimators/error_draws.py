@@ -23,7 +23,8 @@ but each draw carries all four parts of :math:`\hat M - \Sigma`:
   this level RAND HIE's ``mdvis`` goes undetected in about one fit of three at epsilon 1, and its
   pc2 is then drawn 5 degrees from the fit while 23 from the full-data one). An undetected loss
   lies between 0 and its one-sided upper end (the released loss, if positive, plus its noise at
-  ``level``): the draws are made twice, with it at 0 and at that end, and an interval is the hull of
+  ``level``, never above 3 times the column's released variance: ``loss_cap``): the draws are made
+  twice, with it at 0 and at that end, and an interval is the hull of
   the two basic intervals (:func:`hull_interval`), as the covariance's upper ends move by it. Drawing
   it from its noise instead would add about half that noise's sd to every column whatever the truth,
   and swamp the small columns of a table in mixed units;
