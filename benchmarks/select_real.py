@@ -6,11 +6,12 @@ tables with more than 10 columns) ``--max-size 3``: private bounds, private radi
 'theorem' ("defaults"); and again with the ranges a statistician could state for every column, the
 target's included (``--ranges``; the stated ranges of ``benchmarks/ranges.py``: from the
 documentation for randhie, fair and diabetes, the column's order of magnitude as a stand-in for
-the others), which make the bounds free. Its choice is compared with two non-private answers on the same rows and the same
-candidate family: best subset by BIC (ordinary least squares with an intercept on every candidate)
-and the LASSO path (``LassoLarsIC(criterion="bic")`` on standardised columns). Before the
-data-independent certification of Q_R, ``select`` refused some of these runs (exit 2) depending on
-the raw rows; the "refused" column counts exits other than 0 (now none is expected).
+the others), which make the bounds free. Its choice is compared with two non-private answers on the
+same rows and the same candidate family: best subset by BIC (ordinary least squares with an
+intercept on every candidate) and the LASSO path (``LassoLarsIC(criterion="bic")`` on standardised
+columns). Before the data-independent certification of Q_R, ``select`` refused some of these runs
+(exit 2) depending on the raw rows; the "refused" column counts exits other than 0: now only the
+refusals that depend on n alone (too few rows for the private bounds' draws) remain.
 """
 
 import itertools
@@ -126,8 +127,8 @@ def run(quick=False):
     table.notes += [
         "refused: runs that exited non-zero (before this change, 'could not certify every Q_R ... within "
         "qp_iterations' on some seeds, depending on the rows; with the defaults, tables under about 500 rows are "
-        "refused for too few rows for the private bounds' draws, which depends on n only); withheld: the run's choice was within the selection "
-        "noise and the command named no model",
+        "refused for too few rows for the private bounds' draws, which depends on n only); withheld: the run's "
+        "choice was within the selection noise and the command named no model",
         f"tables with more than 10 columns: --max-size {MAX_SIZE} (the 'all' family would exceed 20,000 models); "
         "the non-private answers use the same family (best subset) or none (the LASSO path)",
         "columns are 0-based indices of the non-target columns in file order",
