@@ -75,7 +75,11 @@ class _PrecisionBase(MomentEstimator):
         """
         check_uncertainty_params(self)
         check_target(self.target)
+        self._check_alpha()  # before the release: a refusal after it would have spent the budget
         return self._fit_from_data(X, self._release_from)
+
+    def _check_alpha(self):
+        """The penalty's own checks that need no release (the graphical lasso's are in its fit)."""
 
     def summary(self, feature_names=None, data_name=None):
         """The fit's :class:`~.summary.Summary`: ``str(est.summary())`` is what ``dpmoments precision`` prints.
@@ -376,6 +380,8 @@ class RidgePrecisionFit(_PrecisionBase):
     Parameters
     ----------
     alpha : float > 0
+        The ridge penalty: required (there is no default; ``"ebic"`` and ``"edges"`` choose the graphical
+        lasso's), as ``--method ridge`` requires ``--alpha``.
     epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, ranges, bound_budget, rng, accountant, count_share
         As in :class:`PrivateGraphicalLasso`.
     psd_floor : float or None, default=None
@@ -427,7 +433,7 @@ class RidgePrecisionFit(_PrecisionBase):
 
     _estimator = "PrivateRidgePrecision"
 
-    def __init__(self, *, alpha="ebic", epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
+    def __init__(self, *, alpha=None, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center="private", center_budget=None,
                  scale=None, ranges=None,
                  bound_budget=0.1, psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05,
@@ -455,6 +461,7 @@ class RidgePrecisionFit(_PrecisionBase):
     @all_or_nothing
     def fit_release(self, release):
         """Fit from a release already paid for: no new privacy cost, and no privacy parameter needed."""
+        self._check_alpha()
         raw = self._check_release(release)
         release = self._noisy_S(raw)
         alpha = check_positive(self.alpha, "alpha")
@@ -463,6 +470,11 @@ class RidgePrecisionFit(_PrecisionBase):
         self._spread(raw, lambda S_draw: ridge_precision(S_draw, alpha))
         self._withhold_beyond_first_order(release, alpha)
         return self
+
+    def _check_alpha(self):
+        if self.alpha is None or isinstance(self.alpha, str):
+            raise ValueError(f"PrivateRidgePrecision needs a numeric alpha > 0 (e.g. alpha=0.01); got {self.alpha!r} "
+                             "('ebic' and 'edges' choose the graphical lasso's penalty).")
 
     def _withhold_beyond_first_order(self, release, alpha):
         """Withhold the draws' intervals where the noise's negative eigenvalues exceed twice the penalty.
