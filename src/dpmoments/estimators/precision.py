@@ -75,11 +75,9 @@ class _PrecisionBase(MomentEstimator):
         """
         check_uncertainty_params(self)
         check_target(self.target)
-        self._check_alpha()  # before the release: a refusal after it would have spent the budget
+        if not isinstance(self, GraphicalLassoFit):  # ridge's penalty, before the release spends the budget
+            self._check_alpha()
         return self._fit_from_data(X, self._release_from)
-
-    def _check_alpha(self):
-        """The penalty's own checks that need no release (the graphical lasso's are in its fit)."""
 
     def summary(self, feature_names=None, data_name=None):
         """The fit's :class:`~.summary.Summary`: ``str(est.summary())`` is what ``dpmoments precision`` prints.
@@ -380,8 +378,7 @@ class RidgePrecisionFit(_PrecisionBase):
     Parameters
     ----------
     alpha : float > 0
-        The ridge penalty: required (there is no default; ``"ebic"`` and ``"edges"`` choose the graphical
-        lasso's), as ``--method ridge`` requires ``--alpha``.
+        Required, as ``--method ridge`` requires ``--alpha`` (``"ebic"`` is the graphical lasso's).
     epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, ranges, bound_budget, rng, accountant, count_share
         As in :class:`PrivateGraphicalLasso`.
     psd_floor : float or None, default=None
