@@ -163,3 +163,15 @@ def test_a_private_radius_from_a_release_is_the_full_fit_s_l1_norm_and_costs_not
     assert abs(est.R_ - 1.3) < 0.1 and est.privacy_ == rel.guarantee
     assert est.privacy_report_["R_source"].startswith("the release's full-model fit")
     assert est.selected_ == (0, 1)
+
+
+def test_ridge_precision_has_no_penalty_default_and_says_so_before_spending():
+    """Its default was alpha='ebic', which only the graphical lasso takes: every default fit failed (after the
+    release) with "'alpha' must be a real number". Now required, as --method ridge requires --alpha."""
+    from dpmoments.privacy import Accountant, ApproxDP
+
+    acct = Accountant(ApproxDP(1.0, 1e-6))
+    for alpha in (None, "ebic"):
+        with pytest.raises(ValueError, match="needs a numeric alpha > 0"):
+            PrivateRidgePrecision(alpha=alpha, epsilon=EPS, delta=DELTA, accountant=acct).fit(np.ones((50, 2)))
+    assert acct.ledger == ()  # refused before the release: nothing spent
