@@ -120,9 +120,8 @@ def as_float_array(X, name, convert=True):
                         "release it with a dpmoments.release_* function (they sum sparse rows from their "
                         "non-zeros) and fit the estimator with fit_release.")
     if isinstance(X, np.ma.MaskedArray):
-        masked = int(np.count_nonzero(np.ma.getmaskarray(X)))
-        if masked:
-            raise ValueError(f"'{name}' is a masked array with {masked} masked value(s); dpmoments neither drops nor "
+        if np.ma.getmaskarray(X).any():  # not how many: a count of the data's masked values is not private
+            raise ValueError(f"'{name}' is a masked array with masked values; dpmoments neither drops nor "
                              "fills them silently: pass X.filled(value) or only the unmasked rows "
                              "(X[~np.ma.getmaskarray(X).any(axis=1)].data).")
         X = np.ma.getdata(X)

@@ -95,9 +95,10 @@ def cases(cli):
     csv = _file("good.csv", "a,b,c\n1,2,3\n4,5,6\n")
     return [
         ("data-masked", "API", "a masked array with a masked entry",
-         lambda: dpm.release_second_moment(_masked(), **OK, center=None), ValueError, "masked array"),
+         lambda: dpm.release_second_moment(_masked(), **OK, center=None), ValueError,
+         "masked array with masked values;"),
         ("data-masked-fit", "API", "a masked array given to an estimator",
-         lambda: PrivateCovariance(**OK).fit(_masked()), ValueError, "masked array"),
+         lambda: PrivateCovariance(**OK).fit(_masked()), ValueError, "masked array with masked values;"),
         ("data-numeric-strings", "API", "numbers as strings (an object array) in a release",
          lambda: dpm.release_second_moment(np.array([["1", "2"], ["3", "4"]], dtype=object), **OK, center=None), TypeError,
          "never parses strings"),
@@ -149,10 +150,11 @@ def cases(cli):
         ("cli-epsilon-grid-tiny", "CLI", "`--epsilon-grid 1e-300,1`",
          lambda: cli("covariance", csv, *PRIVACY, "--epsilon-grid", "1e-300,1", "--out", _fresh()), 2,
          "--epsilon-grid"),
-        ("cli-stm-word-ids", "CLI", "`tensor --model stm` with word ids outside the vocabulary (never printed)",
+        ("cli-stm-word-ids", "CLI", "`tensor --model stm` with word ids outside the vocabulary "
+         "(neither the ids nor how many printed)",
          lambda: cli("tensor", _words([[0, 1, 2], [3, 4, 977]] * 5), "--model", "stm", "--vocabulary-size", "10",
                      "--n-components", "2", "--epsilon", "1", "--delta", "1e-6", "--out", _fresh()), 2,
-         "id(s) outside it"),
+         "has ids outside it"),
         ("cli-no-header-npy", "CLI", "`--no-header` with a .npy file",
          lambda: cli("covariance", _file("x.npy", data=np.ones((4, 2))), "--no-header", *PRIVACY, "--out", _fresh()),
          2, "--no-header"),

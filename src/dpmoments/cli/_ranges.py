@@ -68,12 +68,16 @@ def model_ranges(args, names):
     for key, span in given.items():
         if str(key) == target:
             response = span
-        elif key in names:
-            features[names.index(key)] = span
+            continue
+        if key in names:
+            j = names.index(key)
         elif isinstance(key, int) and 0 <= key < len(names):
-            features[key] = span
+            j = key
         else:
             raise CliError(f"--ranges names column {key!r}, which is neither a feature column nor the target")
+        if j in features:  # a name and a position of one column
+            raise CliError(f"--ranges gives column {names[j]!r} twice (by name and by position)")
+        features[j] = span
     return features or None, response
 
 

@@ -132,10 +132,9 @@ def _word_ids(X, D, path):
     ids = np.rint(X)
     if not np.array_equal(ids, X):
         raise CliError(f"--model stm needs integer word ids; '{path}' has non-integer values")
-    outside = int(np.count_nonzero((ids < 0) | (ids >= D)))
-    if outside:
-        # The count, never the ids themselves: an extreme id is a data value.
-        raise CliError(f"word ids must be in [0, --vocabulary-size {D}); '{path}' has {outside} id(s) outside it")
+    if ((ids < 0) | (ids >= D)).any():
+        # Neither the ids (an extreme id is a data value) nor how many (a count read from the data, unnoised).
+        raise CliError(f"word ids must be in [0, --vocabulary-size {D}); '{path}' has ids outside it")
     return ids.astype(np.int64)
 
 

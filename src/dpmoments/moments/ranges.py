@@ -82,6 +82,8 @@ class ColumnRanges:
         lower, upper = np.full(len(names), np.nan), np.full(len(names), np.nan)
         for key, lo, hi in self.items:
             j = _position(key, names)
+            if not np.isnan(lower[j]):  # a name and a position of one column: which range holds is not ours to guess
+                raise ValueError(f"'ranges' gives column {names[j]!r} twice (by name and by position).")
             lower[j], upper[j] = lo, hi
         return lower, upper
 
@@ -125,6 +127,8 @@ def parse_ranges_text(text, option="--ranges"):
         if not (eq and colon and name.strip()):
             raise ValueError(f"{option} takes COLUMN=LOWER:UPPER items separated by commas (e.g. age=0:120); "
                              f"got {token!r}.")
+        if name.strip() in out:  # a dict would keep the last silently
+            raise ValueError(f"{option} gives column {name.strip()!r} twice; give it once.")
         try:
             out[name.strip()] = (float(lo), float(hi))
         except ValueError:
@@ -154,6 +158,8 @@ def read_ranges_file(path):
     for k, row in enumerate(rows):
         if len(row) != 3:
             raise ValueError(f"the ranges file '{path}' line {k + 1}: expected column,lower,upper")
+        if row[0].strip() in out:
+            raise ValueError(f"the ranges file '{path}' line {k + 1}: column {row[0].strip()!r} is given twice")
         try:
             out[row[0].strip()] = (float(row[1]), float(row[2]))
         except ValueError:
