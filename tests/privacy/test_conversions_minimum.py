@@ -68,3 +68,9 @@ def test_bounded_minimum_stops_at_its_evaluation_cap():
 
     conversions.bounded_minimum(f, 0.0, 100.0, xatol=0.0, max_evaluations=12)
     assert len(calls) == 12
+
+
+@pytest.mark.parametrize("rho", [float("nan"), -1.0])
+def test_conversion_refuses_a_rho_that_is_not_a_number_at_least_zero(rho):
+    with pytest.raises(ValueError, match="'rho' must be a number >= 0"):
+        conversions.zcdp_to_approx_dp(rho, 1e-6)

@@ -280,6 +280,8 @@ def zcdp_to_approx_dp(rho, delta, method="optimal"):
         raise ValueError(f"'method' must be one of 'optimal', 'standard'; got {method!r}.")
     if not 0 < delta < 1:
         raise ValueError(f"'delta' must be in (0, 1) to convert zCDP to (epsilon, delta)-DP; got {delta}.")
+    if not rho >= 0:  # NaN came back as an epsilon of NaN, a negative rho as "math domain error"
+        raise ValueError(f"'rho' must be a number >= 0 to convert zCDP to (epsilon, delta)-DP; got {rho}.")
     if rho == 0:
         return 0.0
     if math.isinf(rho):
