@@ -322,6 +322,13 @@ CASES = [
      lambda: PrivateCovariance(epsilon=1, delta=1e-6, row_norm=1.0, center=None,
                                ranges={"x0": (-4, 4), 0: (-3, 3)}).fit(X), ValueError,
      "'ranges' gives column 'x0' twice"),
+    ("cli-impute-repeated", "CLI", "`dpmoments covariance data.csv --impute b=0,b=1` (the last value was kept "
+     "silently)",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--impute", "b=0,b=1", "--epsilon", "1", "--delta", "1e-6",
+                 "--out", _fresh()), 2, "--impute gives column 'b' twice"),
+    ("cli-exclude-unknown", "CLI", "`--exclude zz` naming no column (the refusal said it came from 'columns')",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--exclude", "zz", "--epsilon", "1", "--delta", "1e-6",
+                 "--out", _fresh()), 2, "(from 'exclude')"),
     ("cli-stm-row-norm", "CLI", "`dpmoments tensor --model stm --row-norm auto`",
      lambda: cli("tensor", _csv(GOOD_CSV), "--model", "stm", "--vocabulary-size", "9", "--n-components", "1",
                  "--epsilon", "1", "--delta", "1e-6", "--row-norm", "auto", "--out", _fresh()), 2,

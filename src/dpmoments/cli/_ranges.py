@@ -89,6 +89,8 @@ def impute_of(args):
     out = {}
     for token in (t.strip() for t in text.split(",")):
         name, eq, value = token.rpartition("=")
+        if eq and name.strip() and _key(name.strip()) in out:  # a dict would keep the last silently
+            raise CliError(f"--impute gives column {name.strip()!r} twice; give it once")
         try:
             out[_key(name.strip())] = float(value)
         except ValueError:

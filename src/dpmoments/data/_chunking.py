@@ -17,15 +17,18 @@ import numpy as np
 __all__ = ["resolve_columns", "checked", "rebatch", "split", "read_ahead"]
 
 
-def resolve_columns(columns, target, names, n_cols, where):
-    """Feature positions and target position (or None) from names/positions."""
+def resolve_columns(columns, target, names, n_cols, where, param="columns"):
+    """Feature positions and target position (or None) from names/positions.
+
+    ``param`` is the argument a refusal names (``columns``, ``exclude``, ``categories``, ``impute``).
+    """
     t = None if target is None else _position(target, "target", names, n_cols, where)
     if columns is None:
         feats = [j for j in range(n_cols) if j != t]
     else:
         if isinstance(columns, (str, bytes, numbers.Number)) or not hasattr(columns, "__iter__"):
             raise TypeError(f"'columns' must be a list of column names or positions; got {type(columns).__name__}.")
-        feats = [_position(c, "columns", names, n_cols, where) for c in columns]
+        feats = [_position(c, param, names, n_cols, where) for c in columns]
         if len(set(feats)) != len(feats):
             raise ValueError(f"'columns' names a column more than once; got {list(columns)!r}.")
         if t in feats:

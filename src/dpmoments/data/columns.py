@@ -60,7 +60,7 @@ def select_features(columns, target, names, where, *, text_columns=(), exclude=N
                      "(name them in columns to be refused, or declare their categories to one-hot encode them)")
     dropped = set(text)
     if exclude:
-        gone, _ = resolve_columns(list(exclude), None, names, len(names), where)
+        gone, _ = resolve_columns(list(exclude), None, names, len(names), where, "exclude")
         if t in gone:
             raise ValueError(f"'exclude' names the target {names[t]!r}; the response cannot be left out.")
         dropped |= set(gone)
@@ -77,7 +77,7 @@ def check_categories(categories, names, where):
         return {}
     out = {}
     for key, levels in categories.items():
-        j = resolve_columns([key], None, names, len(names), where)[0][0]
+        j = resolve_columns([key], None, names, len(names), where, "categories")[0][0]
         levels = [str(v) for v in levels] if not isinstance(levels, str) else [levels]
         if not levels or len(set(levels)) != len(levels) or any(v == "" for v in levels):
             raise ValueError(f"'categories' of column {names[j]!r} must be distinct, non-empty levels; got {levels!r}.")
@@ -126,7 +126,9 @@ def check_impute(impute, names, feats, where):
         return {}
     out = {}
     for key, value in impute.items():
-        j = resolve_columns([key], None, names, len(names), where)[0][0]
+        j = resolve_columns([key], None, names, len(names), where, "impute")[0][0]
+        if j in out:  # a name and a position of one column: which value holds is not ours to guess
+            raise ValueError(f"'impute' gives column {names[j]!r} twice.")
         if j not in feats:
             raise ValueError(f"{where}: 'impute' names column {names[j]!r}, which is not a selected feature.")
         try:
