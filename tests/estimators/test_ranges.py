@@ -374,3 +374,13 @@ def test_an_opened_table_is_fitted_as_it_comes_with_its_indicator_ranges(tmp_pat
     with pytest.raises(ValueError, match="takes a table opened without target="):
         PrivateCovariance(epsilon=2.0, delta=1e-6).fit(open_table(tmp_path / "f.csv", target="age", exclude=["firm"],
                                                                    impute={"income": 0.0}))
+
+
+def test_a_range_finds_its_column_in_another_unicode_form_and_refuses_one_column_twice():
+    import unicodedata
+
+    names = [unicodedata.normalize("NFD", "café"), "b"]  # a header saved in NFD, the name typed in NFC
+    lower, upper = as_column_ranges({"café": (-4.0, 4.0)}).resolve(names)
+    assert (lower[0], upper[0]) == (-4.0, 4.0) and np.isnan(lower[1])
+    with pytest.raises(ValueError, match="'ranges' gives column 'b' twice"):
+        as_column_ranges({"b": (0.0, 1.0), 1: (0.0, 2.0)}).resolve(names)

@@ -34,6 +34,7 @@ import csv
 import json
 import math
 import os
+import unicodedata
 from dataclasses import dataclass
 
 import dataclasses
@@ -94,6 +95,11 @@ class ColumnRanges:
 def _position(key, names):
     if isinstance(key, str) and key in names:
         return names.index(key)
+    if isinstance(key, str):  # the same name in another Unicode form (a header in NFD, typed in NFC), as 'columns'
+        nfc = unicodedata.normalize("NFC", key)
+        same = [j for j, name in enumerate(names) if unicodedata.normalize("NFC", name) == nfc]
+        if len(same) == 1:
+            return same[0]
     if isinstance(key, (int, np.integer)) and 0 <= key < len(names):
         return int(key)
     shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
