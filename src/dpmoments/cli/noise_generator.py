@@ -90,6 +90,10 @@ def parse_sites(text):
             sizes.append(int(n))
         except ValueError:
             raise CliError(f"--sites: row count of {name!r} must be an integer; got {n!r}") from None
+        if sizes[-1] < 1:
+            raise CliError(f"--sites: row count of {name!r} must be at least 1; got {n!r}")
+        if name in sites:
+            raise CliError(f"--sites gives site {name!r} twice; give each site once")
         sites.append(name)
     return tuple(sites), tuple(sizes)
 
