@@ -43,6 +43,7 @@ from ..privacy import compose
 from ..moments.release import Part
 from ..moments.tensor_moments import TensorBudget, TensorMoments, mean_correction
 from ..solvers.irls import auto_psd_floor, solve_weighted
+from .column_ranges import ranges_mapped_back
 from .plan import Plan, Round
 from .report import AnalysisReport
 
@@ -115,6 +116,9 @@ def plan_analysis(name, protocol, sites, n, *, n_features, options=None, composi
         raise ValueError(f"center='private' across sites is for {', '.join(CENTRED)}; analysis {name!r} is "
                          "not taken about a centre (its statistics are the model's moments about the origin, or "
                          "of the raw rows and response); give no centre.")
+    if facts.get("ranges") is not None and name not in CENTRED:
+        raise ValueError(f"'ranges' across sites are for {', '.join(CENTRED)}; analysis {name!r} takes none yet "
+                         "(give its public bounds instead).")
     if name == "regress" and facts.get("response_bound") is None:
         raise ValueError("analysis 'regress' needs the public 'response_bound'.")
     return Plan.build(protocol, sites, n, n_features=width, rounds=_rounds(name, options), rows=a.rows,
@@ -169,7 +173,7 @@ def finish_analysis(plan, result, *, protocol_notes=()):
     a = ANALYSES.get(plan.analysis)
     single = a is None or a.output == "release"
     if single and bound is None and location is None:
-        return releases[0], reports[0]
+        return _in_user_units(plan, releases[0]), reports[0]
     budget = {f"round {i} ({r.statistic}{'' if r.bound is None else ' of ' + r.bound}"
               f"{': the mean' if i == plan.mean_round else ''})": r.share for i, r in enumerate(plan.rounds)}
     if single:
@@ -187,11 +191,17 @@ def finish_analysis(plan, result, *, protocol_notes=()):
                             collusion=plan.collusion)
     if single:
         release = releases[0] if location is None else _about_mean(location.center, releases[0], releases[-1])
-        return dataclasses.replace(release, guarantee=report.guarantee, parts=report.choices), report
+        release = dataclasses.replace(release, guarantee=report.guarantee, parts=report.choices)
+        return _in_user_units(plan, release), report
     if a.output == "tensor":
         return _tensor(plan, releases, report), report
     theta, clipped = _solve(releases[-2], releases[-1])
     return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,)), report
+
+
+def _in_user_units(plan, release):
+    """A release of rows the sites mapped by the plan's ranges, mapped back (post-processing); else as it is."""
+    return release if plan.ranges is None else ranges_mapped_back(release, plan.ranges, plan.columns)
 
 
 def _about_mean(location, second, mean):

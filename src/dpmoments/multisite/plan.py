@@ -57,6 +57,7 @@ from .._validation import check_int, check_option, check_positive
 from ..exceptions import NotPrivateWarning
 from ..privacy import CALIBRATIONS, compose, parallel
 from .bounds import AutoBounds, auto_bounds
+from .column_ranges import grids_within_ranges, plan_ranges, ranges_from_json, ranges_to_json
 from .columns import checked_columns, takes_response
 from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
@@ -119,6 +120,7 @@ class Plan:
     location: Optional[AutoLocation] = None
     columns: Optional[tuple] = None
     response_column: Optional[str] = None
+    ranges: Optional[tuple] = None
     unresolved: Optional["Plan"] = field(default=None, repr=False)
     bounds_chosen: bool = field(default=False, repr=False)
 
@@ -139,6 +141,11 @@ class Plan:
                              "alone there; no other plan has one.")
         checked_columns(self.columns, self.response_column, rows=self.rows, analysis=self.analysis,
                          n_features=self.n_features)
+        if self.ranges is not None and (self.rows != "x" or len(self.ranges) != self.n_features or any(
+                r.statistic not in CHOICE_STATISTICS + ("second", "cross") or (r.statistic == "cross") != (
+                    i == self.mean_round) for i, r in enumerate(self.rounds))):
+            raise ValueError("'ranges' across sites are for a second moment of the rows x (covariance, correlation, "
+                             "pca, precision, ridge), one (lower, upper) or None per column.")
 
     # -- identity -----------------------------------------------------------------------------------------
     def to_dict(self):
@@ -158,6 +165,8 @@ class Plan:
             out["location"] = self.location.to_dict()
         if self.columns is not None:  # likewise: a plan that names no columns keeps its digest
             out.update(columns=list(self.columns), response_column=self.response_column)
+        if self.ranges is not None:  # likewise: a plan without ranges keeps its digest
+            out["ranges"] = ranges_to_json(self.ranges)
         return out
 
     def to_json(self):
@@ -180,6 +189,7 @@ class Plan:
         data["auto"] = None if data.get("auto") is None else AutoBounds.from_dict(data["auto"])
         data["location"] = None if data.get("location") is None else AutoLocation.from_dict(data["location"])
         data["columns"] = None if data.get("columns") is None else tuple(str(c) for c in data["columns"])
+        data["ranges"] = ranges_from_json(data.get("ranges"))
         return cls(**data)
 
     @classmethod
@@ -363,7 +373,7 @@ class Plan:
               response_bound=None, center=None, neighbours="replace-one", calibration="analytic",
               composition="basic", target="aggregator", colluders=0, weights=None, rows="x",
               vocabulary_size=None, rank=None, analysis="moments", options=None, run_id=None, bound_budget=None,
-              center_budget=None, columns=None, response_column=None):
+              center_budget=None, columns=None, response_column=None, ranges=None):
         """Plan ``rounds`` of ``protocol`` over the named ``sites`` with row counts ``n`` (public facts only).
 
         ``epsilon`` and ``delta`` are each site's budget (a scalar, or one per site); the other
@@ -378,7 +388,9 @@ class Plan:
         :class:`~dpmoments.multisite.location.AutoLocation`). Unless it fixes ``steps``, the plan
         takes as many location steps as the rows allow, up to four (public facts only).
         ``columns`` (and ``response_column``) name the columns every site gives (see the module
-        docstring); ``None``: the sites check only their number.
+        docstring); ``None``: the sites check only their number. ``ranges``: public per-column ranges
+        (:mod:`~dpmoments.multisite.column_ranges`: a mapping keyed by a name of ``columns`` or a position,
+        or one ``(lower, upper)`` or ``None`` per column) that every site applies to its rows.
         """
         sites, n, proto, colluders, rounds = _checked_facts(protocol, sites, n, neighbours, calibration, composition,
                                                             target, rows, colluders, rounds)
@@ -391,6 +403,8 @@ class Plan:
         auto = auto_bounds(row_norm, response_bound, bound_budget, off=any(off), rows=rows)
         location = private_location(center, center_budget, off=any(off), rows=rows, rank=rank, rounds=rounds)
         center = None if location is not None else center
+        ranges = plan_ranges(ranges, int(n_features), names[0])
+        auto, location = grids_within_ranges(ranges, auto, location, center)
         if all(off):
             warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
@@ -414,7 +428,8 @@ class Plan:
                    tuple(dls), rounds, tuple(float(w) for w in mu), tuple(noise), tuple(solutions),
                    facts["response_bound"], None if center is None else tuple(float(c) for c in center), neighbours,
                    calibration, composition, target, colluders, rows, vocabulary_size, rank, analysis,
-                   tuple(sorted(dict(options or {}).items())), auto, location, *names)
+                   tuple(sorted(dict(options or {}).items())), auto, location, *names,
+                   ranges)
 
 
 def _checked_facts(protocol, sites, n, neighbours, calibration, composition, target, rows, colluders, rounds):

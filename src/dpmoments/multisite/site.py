@@ -33,6 +33,7 @@ from ..moments.sparse_sums import checked_csr
 from ..moments.tensor_moments import word_ids
 from ..solvers.irls import irls_weights, weighted_moments
 from .bounds import histogram_counts
+from .column_ranges import map_rows, plan_ranges
 from .dealer import Bundle
 from .ledger import Refused, SiteLedger
 from .spent import ShareRecord
@@ -99,13 +100,20 @@ class Site:
         How many other sites this site assumes collude with the aggregator when it charges
         a plan to its budget: the larger of this and the plan's own ``colluders`` (a site
         may be more cautious than the dealer, never less). Default: the plan's.
+    ranges : mapping or sequence, optional
+        Public per-column ranges (:mod:`~dpmoments.multisite.column_ranges`): ``{column: (lower, upper)}``
+        keyed by a name of a frame ``X`` or a 0-based position, or one ``(lower, upper)`` or ``None`` per
+        column. A plan with other ranges is refused. ``None``: take the plan's (each site applies the
+        plan's ranges to its own rows).
     """
 
     def __init__(self, name, X, y=None, *, row_norm=None, response_bound=None, center=None, budget=None,
-                 ledger=None, colluders=None):
+                 ledger=None, colluders=None, ranges=None):
         if not isinstance(name, str) or not name:
             raise TypeError(f"'name' must be a non-empty string; got {name!r}.")
         X = as_source(X).data  # a Source is held as the input it holds
+        self.ranges = None if ranges is None else plan_ranges(ranges, as_source(X).n_features,
+                                                              as_source(X).feature_names)
         if as_source(X).sparse:
             if center is not None:
                 raise ValueError(f"site {name!r}: 'center' cannot be used with sparse 'X' (it makes rows dense).")
@@ -217,6 +225,10 @@ class Site:
         if self.center is not None and not isinstance(self.center, str) and \
                 (plan.center is None or not np.array_equal(self.center, plan.center)):
             raise ValueError(f"site {self.name!r}: the plan's public centre differs from this site's.")
+        if self.ranges is not None and plan.ranges != self.ranges:
+            raise ValueError(f"site {self.name!r}: the plan's ranges differ from this site's.")
+        if plan.ranges is not None and sparse.issparse(self.__X):
+            raise ValueError(f"site {self.name!r}: ranges cannot be used with sparse rows (they become dense).")
         if plan.location is not None and sparse.issparse(self.__X):
             raise ValueError(f"site {self.name!r}: a private centre cannot be used with sparse rows (they become "
                              "dense).")
@@ -364,6 +376,11 @@ class Site:
         if plan.rows == "stm":
             return stm_rows(self.__X, plan.vocabulary_size), None
         X = self.__X
+        if getattr(plan, "ranges", None) is not None:  # the plan's public ranges, applied to this site's rows first
+            key = ("ranged rows", plan.ranges)
+            if key not in self.__cache:
+                self.__cache[key] = map_rows(X, plan.ranges)
+            X = self.__cache[key]
         if plan.rows == "xy":
             if self.__y is None:
                 raise ValueError("this plan needs the site's responses y")
@@ -375,7 +392,7 @@ class Site:
         if rnd.w_max is not None:
             return self._weighted(plan, rnd, params)
         key = (plan.rows, plan.vocabulary_size, rnd.statistic, rnd.response, plan.row_norm, plan.response_bound,
-               plan.center)
+               plan.center, getattr(plan, "ranges", None))
         if key not in self.__cache:
             X, y = self._rows(plan)
             if rnd.statistic == "cross":
@@ -440,6 +457,6 @@ class Site:
             raise ValueError(f"site {self.name!r}: a private centre has no exact statistic of its own (it is chosen "
                              "across sites).")
         facts = SimpleNamespace(rows="x", vocabulary_size=None, row_norm=self.row_norm,
-                                response_bound=self.response_bound,
+                                response_bound=self.response_bound, ranges=self.ranges,
                                 center=None if self.center is None else tuple(self.center))
         return self._statistic(facts, Round(statistic), None)
