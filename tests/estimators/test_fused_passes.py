@@ -125,3 +125,43 @@ def test_a_dask_collection_bins_and_sums_in_its_blocks_what_memory_does(moment):
         np.testing.assert_allclose(a.xtx, b.xtx, rtol=1e-10, atol=1e-8)
         np.testing.assert_allclose(np.asarray(a.xty if moment == "mean" else 0.0),
                                    np.asarray(b.xty if moment == "mean" else 0.0), rtol=1e-10)
+
+
+def _counted_dask(rows):
+    """``X`` as a dask array whose blocks count the rows each read hands over (threads: one process)."""
+    da = pytest.importorskip("dask.array")
+
+    def counted(block):
+        rows.append(block.shape[0])
+        return block
+
+    return da.from_array(X, chunks=(6000, 5)).map_blocks(counted, dtype=float)
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(center=None), dict(scale="private")])
+def test_a_dask_collection_is_read_as_often_as_a_stream_on_one_machine(kwargs):
+    """Issue 28: on a cluster the default run makes no more passes than on one machine. The release's blocks
+    also sum what clipping removed, in the same tasks (ExcessTap.moment_sums), as the stream's pass does."""
+    import dask
+
+    rows = []
+    with dask.config.set(scheduler="threads"):
+        _release(_counted_dask(rows), **kwargs)
+    _release(_chunks(), **kwargs)
+    assert sum(rows) == CountedChunks.passes * X.shape[0]
+
+
+def test_the_fused_dask_pass_gives_the_sums_of_the_two_passes_bit_for_bit():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    from dpmoments.moments.clipping_bias import ExcessTap, clipping_excess_sums
+    from dpmoments.moments.dask_moments import dask_moment_sums
+
+    x, centre = da.from_array(X, chunks=(6000, 5)), X.mean(0).round()
+    with dask.config.set(scheduler="threads"):
+        tap = ExcessTap(x, centre, 6.0)
+        fused, alone = tap.moment_sums(), dask_moment_sums(x, row_norm=6.0, center=centre)
+        loss = clipping_excess_sums(x, centre, None, 6.0)
+    assert fused.n == alone.n and np.array_equal(fused.xtx, alone.xtx) and np.array_equal(fused.center, alone.center)
+    assert tap.sums()[0] == loss[0] and np.array_equal(tap.sums()[1], loss[1]) and tap.sums()[2] == loss[2] > 0

@@ -198,29 +198,38 @@ def _row_counts(backend, chunk_size):
 def _members(source, where):
     """``(members, partition column names, set of formats)`` of a source."""
     if isinstance(source, (list, tuple)):
-        paths = [os.fspath(p) for p in source]
-        if any(is_url(p) for p in paths):
-            fs_paths = [_remote(p, where) for p in paths]
-            return [Member(p, fs) for fs, p in fs_paths], (), {_kind(p, where) for p in paths}
-        missing = next((p for p in paths if not os.path.isfile(p)), None)
-        if missing is not None:
-            raise FileNotFoundError(f"No such data file: '{missing}' (in the list of files).")
-        return [Member(p) for p in paths], (), {_kind(p, where) for p in paths}
+        return _listed_members([os.fspath(p) for p in source], where)
     text = os.fspath(source)
     fs = None
     if is_url(text):
         fs, text = _remote(text, where)
     if any(ch in text for ch in _GLOB_CHARS) and not _exists(fs, text):
-        found = sorted(fs.glob(text) if fs is not None else _glob.glob(text, recursive=True))
-        found = [p for p in found if _isfile(fs, p)]
-        if not found:
-            raise FileNotFoundError(f"No files match {where}.")
-        return [Member(p, fs) for p in found], (), {_kind(p, where) for p in found}
+        return _globbed_members(fs, text, where)
     if fs is not None and not fs.isdir(text):
         if not fs.exists(text):
             raise FileNotFoundError(f"No such data file: {where}.")
         return [Member(text, fs)], (), {_kind(text, where)}
     return _hive(text, fs, where)
+
+
+def _listed_members(paths, where):
+    """The members of a list of files (local, or all URLs): each must exist; no partitions."""
+    if any(is_url(p) for p in paths):
+        fs_paths = [_remote(p, where) for p in paths]
+        return [Member(p, fs) for fs, p in fs_paths], (), {_kind(p, where) for p in paths}
+    missing = next((p for p in paths if not os.path.isfile(p)), None)
+    if missing is not None:
+        raise FileNotFoundError(f"No such data file: '{missing}' (in the list of files).")
+    return [Member(p) for p in paths], (), {_kind(p, where) for p in paths}
+
+
+def _globbed_members(fs, pattern, where):
+    """The files a glob matches (``**`` recursive), in sorted order; none is an error."""
+    found = sorted(fs.glob(pattern) if fs is not None else _glob.glob(pattern, recursive=True))
+    found = [p for p in found if _isfile(fs, p)]
+    if not found:
+        raise FileNotFoundError(f"No files match {where}.")
+    return [Member(p, fs) for p in found], (), {_kind(p, where) for p in found}
 
 
 def _hive(root, fs, where):

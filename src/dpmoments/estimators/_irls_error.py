@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..mechanisms.laws import NONE
 from ..solvers.irls import solve_weighted
 from .diagnostics import Diagnostics
 from .uncertainty import NoiseLaw, bootstrap_generator, check_draws, check_level, z_value
@@ -135,7 +136,7 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
     M = _contraction(B, floor, H)
     d, J = theta.size, len(iterations)
     cov, power = np.zeros((d, d)), np.eye(d)
-    if law_a.kind == "none" and law_b.kind == "none":  # no noise (epsilon = inf): nothing to propagate
+    if law_a.mechanism is NONE and law_b.mechanism is NONE:  # no noise (epsilon = inf): nothing to propagate
         power = np.linalg.matrix_power(M, J)
     else:
         for j, (Aj, Bj) in enumerate(reversed(iterations)):  # the final iteration first: M^0, M^1, ...

@@ -23,20 +23,35 @@ _MAX_CANDIDATES = 20_000
 def candidate_family(candidates, max_size, d):
     """The fixed, data-independent family as a tuple of sorted index tuples."""
     if isinstance(candidates, str):
-        try:
-            k = d if max_size is None else int(max_size)
-        except (TypeError, ValueError, OverflowError):  # "3", nan, inf, a list: no count of columns
-            k = 0
-        if k < 1 or (max_size is not None and k != max_size):
-            raise ValueError(f"'max_size' must be an integer >= 1; got {max_size!r}.")
-        if candidates == "all":
-            count = sum(math.comb(d, s) for s in range(1, min(k, d) + 1))
-            if count > _MAX_CANDIDATES:
-                raise ValueError(f"candidates='all' gives {count} models (> {_MAX_CANDIDATES}); lower 'max_size'.")
-            return tuple(m for s in range(1, min(k, d) + 1) for m in itertools.combinations(range(d), s))
-        if candidates == "nested":
-            return tuple(tuple(range(s)) for s in range(1, min(k, d) + 1))
-        raise ValueError(f"'candidates' must be 'all', 'nested' or a list of column-index tuples; got {candidates!r}.")
+        return _named_family(candidates, _family_size(max_size, d), d)
+    return _listed_family(candidates, d)
+
+
+def _family_size(max_size, d):
+    """The largest model size: ``max_size`` (an integer >= 1), or every column where it is None."""
+    try:
+        k = d if max_size is None else int(max_size)
+    except (TypeError, ValueError, OverflowError):  # "3", nan, inf, a list: no count of columns
+        k = 0
+    if k < 1 or (max_size is not None and k != max_size):
+        raise ValueError(f"'max_size' must be an integer >= 1; got {max_size!r}.")
+    return k
+
+
+def _named_family(candidates, k, d):
+    """``"all"`` subsets of at most ``k`` columns, or the ``"nested"`` prefixes."""
+    if candidates == "all":
+        count = sum(math.comb(d, s) for s in range(1, min(k, d) + 1))
+        if count > _MAX_CANDIDATES:
+            raise ValueError(f"candidates='all' gives {count} models (> {_MAX_CANDIDATES}); lower 'max_size'.")
+        return tuple(m for s in range(1, min(k, d) + 1) for m in itertools.combinations(range(d), s))
+    if candidates == "nested":
+        return tuple(tuple(range(s)) for s in range(1, min(k, d) + 1))
+    raise ValueError(f"'candidates' must be 'all', 'nested' or a list of column-index tuples; got {candidates!r}.")
+
+
+def _listed_family(candidates, d):
+    """The user's list of models, each as sorted distinct column indices in ``[0, d)``, duplicates dropped."""
     try:
         family = [tuple(sorted({int(j) for j in m})) for m in candidates]
     except TypeError as exc:
@@ -48,8 +63,6 @@ def candidate_family(candidates, max_size, d):
         if any(j < 0 or j >= d for j in m):
             raise ValueError(f"candidate {m} has a column index outside [0, {d}).")
     return family
-
-
 
 
 class SelectionPlanMixin:

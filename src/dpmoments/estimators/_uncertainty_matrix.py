@@ -222,72 +222,99 @@ def precision_spread(release, est, refit, n_draws, level, rng, owner, graph, par
     """
     level, n_draws, law = check_level(level), check_draws(n_draws), noise_law(release)
     diag = Diagnostics(owner)
+    snr = _precision_checks(release, law, diag, graph)
+    attrs = {"edge_frequency_": None, "stable_edges_": None, "precision_se_": None, "precision_interval_": None,
+             "partial_correlation_": None, "partial_correlation_interval_": None}
+    extra = {}
+    covers = "closed-form checks only (n_draws=0)"
+    if n_draws:
+        noisy, extra = _drawn_spread(release, est, refit, n_draws, level, rng, graph, parts, law, attrs)
+        covers = ("the noise of the released matrix, redrawn and refitted at the chosen penalty (the penalty "
+                  "choice itself is held fixed)")
+        if parts is not None:
+            covers = _every_part_scope(parts, noisy, extra)
+    attrs.update({"snr_": snr, "diagnostics_": diag.as_list(),
+                  "uncertainty_": {**_summary(law, level, "parametric bootstrap" if n_draws else "closed-form",
+                                              n_draws, snr, _GRAPH_SNR if graph else _MATRIX_SNR, covers),
+                                   **extra}})
+    return attrs
+
+
+def _precision_checks(release, law, diag, graph):
+    """The closed-form checks of the released matrix (flagged in ``diag``), and its signal-to-noise ratio:
+    of the off-diagonal entries for a graph, of the whole matrix otherwise."""
     # A rescaled release (standardize_release) records the largest noise scale over its entries, an upper
     # bound: its variances were checked before the scaling, and the matrix check would overstate the noise.
     rescaled = any(step.startswith("scaled-to-correlation") for step in release.postprocessing)
     matrix = math.nan if rescaled else check_matrix(_centre(release, law), law, diag, scale=release.column_scale)
     check_centre(release, diag)
     edges = off_diagonal_snr(release)  # ridge too: its edges (thresholded partial correlations) come from the same
-    snr = edges if graph else matrix   # entries, and of pure noise they were presented as a graph
-    if edges < 1.0:
+    if edges < 1.0:                    # entries, and of pure noise they were presented as a graph
         quoted = in_data_units(off_diagonal_level(release), release.column_scale, pairs=True)
         diag.flag("no-edge-above-noise", f"no off-diagonal entry of the released matrix exceeds its level {quoted}, "
                                          "which its noise alone reaches 5% of the time: the graph cannot be told "
                                          "from noise.")
-    attrs = {"edge_frequency_": None, "stable_edges_": None, "precision_se_": None, "precision_interval_": None,
-             "partial_correlation_": None, "partial_correlation_interval_": None}
+    return edges if graph else matrix
+
+
+def _drawn_spread(release, est, refit, n_draws, level, rng, graph, parts, law, attrs):
+    """The draws' spread into ``attrs`` (edge frequencies and stable edges, or the precision's standard errors
+    and intervals; the partial correlations' intervals): ``(columns whose variance is noise, summary extra)``."""
+    gen = bootstrap_generator(rng)
+    sets = ([np.array([refit(redraw(release, gen)) for _ in range(n_draws)])] if parts is None
+            else every_part_draws(release, parts, refit, n_draws, gen))
+    attrs.update(_partial_correlation_spread(est.precision_, sets, level, parts))
+    # a column whose released variance is below its noise level is noise at this budget (variance-below-noise):
+    # its entries' draws are beyond first order (on a Gaussian table in mixed units, all 4 such ridge entries
+    # whose interval excluded 0 missed), so their intervals are withheld and their edges not stable
+    noisy = np.diag(_centre(release, law)) < variance_noise_level(law, release.n_features)
+    touched = noisy[:, None] | noisy[None, :]
     extra = {}
-    if n_draws:
-        gen = bootstrap_generator(rng)
-        sets = ([np.array([refit(redraw(release, gen)) for _ in range(n_draws)])] if parts is None
-                else every_part_draws(release, parts, refit, n_draws, gen))
-        attrs.update(_partial_correlation_spread(est.precision_, sets, level, parts))
-        # a column whose released variance is below its noise level is noise at this budget (variance-below-noise):
-        # its entries' draws are beyond first order (on a Gaussian table in mixed units, all 4 such ridge entries
-        # whose interval excluded 0 missed), so their intervals are withheld and their edges not stable
-        noisy = np.diag(_centre(release, law)) < variance_noise_level(law, release.n_features)
-        touched = noisy[:, None] | noisy[None, :]
-        if graph:
-            # an edge is stable where 90% of the draws of every set keep it; none is where clipping's loss is unseen
-            freq = np.min([np.mean(np.abs(draws) > 1e-8, axis=0) for draws in sets], axis=0)
-            np.fill_diagonal(freq, 1.0)
-            attrs["edge_frequency_"] = freq
-            chosen = np.abs(np.triu(est.precision_, 1)) > 1e-8
-            stable = chosen & (freq >= 0.9) & (parts is None or not parts.unseen) & ~touched
-            attrs["stable_edges_"] = stable | stable.T
-            extra = {"n_edges": int(chosen.sum()), "n_edges_stable_90": int(np.sum(stable)),
-                     "median_edge_frequency": float(np.median(freq[chosen])) if chosen.any() else None}
-        else:
-            attrs["precision_se_"] = np.max([bootstrap_se(draws) for draws in sets], axis=0)
-            attrs["precision_interval_"] = hull_interval(est.precision_, sets, level)
-            if parts is not None and parts.unseen:
-                attrs["precision_interval_"] = np.full_like(attrs["precision_interval_"], np.nan)
-            attrs["precision_interval_"][:, touched] = np.nan
-        attrs["partial_correlation_interval_"][:, touched & ~np.eye(len(noisy), dtype=bool)] = np.nan
-    covers = ("the noise of the released matrix, redrawn and refitted at the chosen penalty (the penalty "
-              "choice itself is held fixed)") if n_draws else "closed-form checks only (n_draws=0)"
-    if n_draws and parts is not None:
-        counted = ("the added noise" if parts.rescaled else "the added noise, the private centre's noise, the "
-                   "clipping loss (an undetected one at 0 and at its upper end)")
-        counted += " and sampling (normal theory)" if parts.target == "population" else ""
-        what = "population" if parts.target == "population" else "full-data"
-        scope = f"{what} value of the same analysis at the chosen penalty: {counted}"
-        not_covered = ("sampling beyond normal theory (heavy tails); clipping's loss off the diagonal beyond "
-                       "elliptical rows; the penalty's choice" + ("; the private centre's noise and clipping (the "
-                                                                  "release was rescaled to correlations)"
-                                                                  if parts.rescaled else ""))
-        covers = (f"the {what} value of the same analysis at the chosen penalty (held fixed): draws carry {counted}"
-                  + (" -- withheld: rows beyond the clipping-excess release's outer bound lost more than it sees"
-                     if parts.unseen else ""))
-        extra.update(error_draws=parts.summary(), scope=scope, not_covered=not_covered)
-        extra["withheld_columns"] = {"columns": np.flatnonzero(noisy).tolist(), "why": (
-            "released variance below its noise level (variance-below-noise): their entries' intervals are withheld "
-            "and their edges not stable")}
-    attrs.update({"snr_": snr, "diagnostics_": diag.as_list(),
-                  "uncertainty_": {**_summary(law, level, "parametric bootstrap" if n_draws else "closed-form",
-                                              n_draws, snr, _GRAPH_SNR if graph else _MATRIX_SNR, covers),
-                                     **extra}})
-    return attrs
+    if graph:
+        extra = _stable_edges(est.precision_, sets, parts, touched, attrs)
+    else:
+        attrs["precision_se_"] = np.max([bootstrap_se(draws) for draws in sets], axis=0)
+        attrs["precision_interval_"] = hull_interval(est.precision_, sets, level)
+        if parts is not None and parts.unseen:
+            attrs["precision_interval_"] = np.full_like(attrs["precision_interval_"], np.nan)
+        attrs["precision_interval_"][:, touched] = np.nan
+    attrs["partial_correlation_interval_"][:, touched & ~np.eye(len(noisy), dtype=bool)] = np.nan
+    return noisy, extra
+
+
+def _stable_edges(precision, sets, parts, touched, attrs):
+    """Edge frequencies and the stable edges into ``attrs``; the edge counts for the summary.
+
+    An edge is stable where 90% of the draws of every set keep it; none is where clipping's loss is unseen."""
+    freq = np.min([np.mean(np.abs(draws) > 1e-8, axis=0) for draws in sets], axis=0)
+    np.fill_diagonal(freq, 1.0)
+    attrs["edge_frequency_"] = freq
+    chosen = np.abs(np.triu(precision, 1)) > 1e-8
+    stable = chosen & (freq >= 0.9) & (parts is None or not parts.unseen) & ~touched
+    attrs["stable_edges_"] = stable | stable.T
+    return {"n_edges": int(chosen.sum()), "n_edges_stable_90": int(np.sum(stable)),
+            "median_edge_frequency": float(np.median(freq[chosen])) if chosen.any() else None}
+
+
+def _every_part_scope(parts, noisy, extra):
+    """What draws carrying every part of the error cover, and what not (into ``extra``): the summary's ``covers``."""
+    counted = ("the added noise" if parts.rescaled else "the added noise, the private centre's noise, the "
+               "clipping loss (an undetected one at 0 and at its upper end)")
+    counted += " and sampling (normal theory)" if parts.target == "population" else ""
+    what = "population" if parts.target == "population" else "full-data"
+    scope = f"{what} value of the same analysis at the chosen penalty: {counted}"
+    not_covered = ("sampling beyond normal theory (heavy tails); clipping's loss off the diagonal beyond "
+                   "elliptical rows; the penalty's choice" + ("; the private centre's noise and clipping (the "
+                                                              "release was rescaled to correlations)"
+                                                              if parts.rescaled else ""))
+    covers = (f"the {what} value of the same analysis at the chosen penalty (held fixed): draws carry {counted}"
+              + (" -- withheld: rows beyond the clipping-excess release's outer bound lost more than it sees"
+                 if parts.unseen else ""))
+    extra.update(error_draws=parts.summary(), scope=scope, not_covered=not_covered)
+    extra["withheld_columns"] = {"columns": np.flatnonzero(noisy).tolist(), "why": (
+        "released variance below its noise level (variance-below-noise): their entries' intervals are withheld "
+        "and their edges not stable")}
+    return covers
 
 
 def _partial_correlation_spread(precision, sets, level, parts):

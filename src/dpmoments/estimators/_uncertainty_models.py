@@ -9,8 +9,8 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
+from ..mechanisms.laws import NONE
 from .diagnostics import Diagnostics
 from .uncertainty import basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
 from .uncertainty import noise_law, redraw, redraw_count
@@ -51,6 +51,8 @@ def _aligned(reference, components, weights):
     """Reorder a draw's components (and weights) to match the fitted ones (least total squared distance)."""
     cost = ((reference[:, None, :] - components[None, :, :]) ** 2).sum(axis=2)
     cost = np.where(np.isfinite(cost), cost, 1e300)
+    from scipy.optimize import linear_sum_assignment  # here: scipy.optimize costs a command a quarter CPU-second
+
     _, cols = linear_sum_assignment(cost)
     return components[cols], weights[cols]
 
@@ -174,7 +176,7 @@ def selection_stability(release, score, best, gap, n_draws, rng, owner="PrivateM
     Below one half the choice is noise (``selection-within-noise``). Post-processing only.
     """
     diag, gen = Diagnostics(owner), bootstrap_generator(rng)
-    if noise_law(release).kind == "none" or not math.isfinite(gap):
+    if noise_law(release).mechanism is NONE or not math.isfinite(gap):
         prob, snr, n_draws = 1.0, math.inf, 0
     else:
         leads = []

@@ -11,7 +11,6 @@ import math
 import warnings
 
 import numpy as np
-from scipy import special  # ndtri is norm.ppf, without importing scipy.stats (0.5 s per command)
 
 from ..exceptions import NoiseDominatesWarning
 
@@ -73,43 +72,11 @@ def largest_noise(law, m, q=0.95):
     largest, :math:`s\sqrt{2\ln m}`, is passed by pure noise about a quarter
     of the time at ``m`` = 15 to 435.) Wishart ``W_d(k, cI)`` off-diagonal
     entries are ``c`` times a sum of ``k`` products of normals, heavier-tailed
-    than a normal of the same sd: :func:`_wishart_off_diagonal_level`.
+    than a normal of the same sd (:meth:`~dpmoments.mechanisms.laws.Mechanism.largest_magnitude`).
     """
-    if law.kind == "none" or m < 1:
+    if m < 1:
         return 0.0
-    per = q ** (1.0 / m)
-    if law.kind == "laplace":
-        return -law.scale * math.log1p(-per)
-    if law.kind == "wishart" and law.df <= WISHART_EXACT_DF:
-        return law.scale * _wishart_off_diagonal_level(law.df, 1.0 - per)
-    return law.sd * float(special.ndtri(0.5 + 0.5 * per))
-
-
-WISHART_EXACT_DF = 2000  # from k = 2000 the normal level is within 0.5% of the exact one (measured, m = 1 to 19900)
-
-
-def _wishart_off_diagonal_level(k, tail, nodes=4000):
-    r"""``t`` with ``P(|X| > t) = tail`` for ``X`` the sum of ``k`` products of independent standard normals.
-
-    ``z w = (u^2 - v^2) / 2`` with ``u, v`` independent standard normals, so
-    ``X = (A - B) / 2`` with ``A, B`` independent chi-square(``k``), and
-    ``P(X > t) = E_B[P(A > 2t + B)]``: the expectation is a midpoint rule over
-    ``nodes`` quantiles of ``B``, and ``t`` is found by bisection. The
-    normal level with the same sd was passed by pure noise 11-13% of the
-    time at ``k = d + 1`` (d = 8 to 50) where 5% was meant.
-    """
-    b = special.chdtri(k, (np.arange(nodes) + 0.5) / nodes)  # quantiles of B
-
-    def two_sided(t):
-        return 2.0 * float(np.mean(special.chdtrc(k, 2.0 * t + b)))
-
-    lo, hi = 0.0, math.sqrt(k) * (4.0 + 2.0 * math.log1p(1.0 / tail))
-    while two_sided(hi) > tail:
-        hi *= 2.0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if two_sided(mid) > tail else (lo, mid)
-    return hi
+    return law.mechanism.largest_magnitude(m, q, law.scale, law.df)
 
 
 def in_data_units(level, scale=None, pairs=False):

@@ -10,16 +10,16 @@ from .._rng import as_generator, describe_randomness, noise_source, spawn
 from .._validation import check_data, check_nonnegative, check_positive
 from ._target import check_target
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
-from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, wishart_noise
-from ..moments import clip_responses, clip_rows
+from ..moments import clip_responses
 from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
 from ..moments.counts import warn_if_delta_large
 from ..privacy import check_accountant
 from ..privacy.relations import check_neighbours
-from ..solvers.irls import auto_psd_floor, check_p, irls_weights, solve_weighted, weighted_moments
+from ..solvers.irls import auto_psd_floor, check_p
 from ._conventions import all_or_nothing, check_input, clone_sharing_tally, fit_input, noise_entry, privacy_report
 from ._conventions import release_input, release_noise
 from ._irls_error import irls_error_budget, irls_laws
+from ._irls_iterations import clipped_design, private_iterations, psd_floor_in_use
 from ._irls_plan import IRLSPlanMixin
 from .model_defaults import N_ITER
 from ._irls_sampling import release_sampling, sandwich_parts
@@ -333,9 +333,12 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
             self.response_bound_ = chosen.get("response_bound", self.response_bound_)
         budget, _, sens, scales = self._plan(n, d)
         self.w_max_ = self._w_max()
-        Z = self._design(X)
+        Z = clipped_design(X, self.row_norm_, self._kappa() if self.fit_intercept else None)
         yc = clip_responses(y, self.response_bound_)
-        theta, clipped, iterations, floor = self._iterate(Z, yc, scales, rng)
+        floor = psd_floor_in_use(self.psd_floor, self.second_moment, scales["B"], d)
+        theta, clipped, iterations = private_iterations(Z, yc, n_iter=self.n_iter, w_max=self.w_max_, p=self.p,
+                                                        floor=floor, scales=scales, first_moment=self.first_moment,
+                                                        second_moment=self.second_moment, rng=rng)
         self.sampling_noise_ = []
         sampling = self._sampling(Z, yc, theta, n, rng) if self._sampling_on() else None
         if self.accountant is not None:
@@ -439,43 +442,6 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
                           stacklevel=3)
         elif not guarantee.certified:
             warnings.warn(f"PrivateIRLS: {guarantee}.", UncertifiedPrivacyWarning, stacklevel=3)
-
-    def _design(self, X):
-        Z = clip_rows(X, self.row_norm_)
-        if self.fit_intercept:
-            Z = np.hstack([Z, np.full((Z.shape[0], 1), float(self._kappa()))])
-        return Z
-
-    def _floor(self, scales, d):
-        if self.psd_floor is None:
-            return None
-        if self.psd_floor != "auto":
-            return float(self.psd_floor)
-        if self.second_moment == "wishart":
-            return 0.0
-        return auto_psd_floor(d, scales["B"])
-
-    def _iterate(self, Z, y, scales, rng):
-        n, d = Z.shape
-        theta, clipped, released = np.zeros(d), [], []
-        floor = self._floor(scales, d)
-        for _ in range(self.n_iter):
-            A, B = weighted_moments(Z, y, irls_weights(y - Z @ theta, self._w_max(), self.p))
-            A, B = self._noisy(A, B, scales, rng)
-            theta, k = solve_weighted(B, A, floor)
-            clipped.append(k)
-            released.append((A, B))
-        return theta, tuple(clipped), released, floor  # every release: what the error budget is computed from
-
-    def _noisy(self, A, B, scales, rng):
-        if scales["A"] == 0.0:
-            return A, B
-        d = A.size
-        first_noise = laplace_noise if self.first_moment == "laplace" else gaussian_noise
-        A = A + first_noise(d, scales["A"], rng)
-        if self.second_moment == "wishart":
-            return A, B + wishart_noise(d, d + 1, scales["B"], rng)
-        return A, B + symmetric_matrix_noise(d, scales["B"], rng)
 
     def _set_fitted(self, clipped, budget, guarantee, sens, scales):
         self.n_iter_ = int(self.n_iter)

@@ -38,8 +38,7 @@ import numpy as np
 from scipy import special
 
 from .._rng import bootstrap_generator
-from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, symmetric_tensor_noise
-from ..mechanisms import wishart_noise
+from ..mechanisms.laws import MECHANISMS, NONE, Mechanism, as_mechanism
 from ..moments.counts import published_count
 
 __all__ = ["UNSTABLE_DEGREES", "NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator", "basic_interval", "bootstrap_se",
@@ -49,21 +48,16 @@ __all__ = ["UNSTABLE_DEGREES", "NoiseLaw", "noise_law", "redraw", "redraw_count"
 #: squared length with them (cos^2 45 deg = 1/2): more of it is noise than signal.
 UNSTABLE_DEGREES = 45.0
 
-# A spawn key no library code uses (spawn() numbers children 0, 1, ...): the bootstrap's stream.
-_KINDS = {"none": "none", "gaussian": "gaussian", "laplace": "laplace", "wishart": "wishart",
-          "wishart-approx": "wishart", "discrete-gaussian": "gaussian", "discrete-laplace": "laplace"}
-
-
 @dataclass(frozen=True)
 class NoiseLaw:
-    """The law of the noise added to every released coordinate.
+    """The law of the noise added to every released coordinate: a mechanism at a scale.
 
     Attributes
     ----------
-    kind : {"none", "gaussian", "laplace", "wishart"}
-        Exact discrete noise (``secure=True``) is described by its continuous
-        counterpart of the same scale: on its fine grid (at most 0.1% of the
-        sensitivity) the two differ negligibly in spread.
+    mechanism : Mechanism
+        The noise law (:mod:`dpmoments.mechanisms.laws`; a name is parsed on construction). Exact
+        discrete noise (``secure=True``) is described by its continuous counterpart of the same
+        scale: on its fine grid (at most 0.1% of the sensitivity) the two differ negligibly in spread.
     scale : float
         Gaussian sigma, Laplace b, or Wishart c (the variance of the entries
         of ``Z`` in ``W = Z Z^T``).
@@ -71,31 +65,34 @@ class NoiseLaw:
         Wishart degrees of freedom (noise mean ``df * c * I``).
     """
 
-    kind: str
+    mechanism: Mechanism
     scale: float
     df: Optional[int] = None
+
+    def __post_init__(self):
+        mech = as_mechanism(self.mechanism, "kind", tuple(MECHANISMS.values()))
+        object.__setattr__(self, "mechanism", MECHANISMS[mech.family])  # the continuous law of its spread
+
+    @property
+    def kind(self):
+        """``"none"``, ``"gaussian"``, ``"laplace"`` or ``"wishart"``: the name written in reports."""
+        return self.mechanism.name
 
     # -- moments of one coordinate ---------------------------------------------------
     @property
     def sd(self):
         """Standard deviation of one released coordinate (an off-diagonal entry for Wishart)."""
-        if self.kind == "none":
-            return 0.0
-        if self.kind == "laplace":
-            return math.sqrt(2.0) * self.scale
-        if self.kind == "wishart":
-            return self.scale * math.sqrt(self.df)
-        return float(self.scale)
+        return self.mechanism.sd(self.scale, self.df)
 
     @property
     def diagonal_sd(self):
         """Standard deviation of a diagonal entry of a matrix release."""
-        return self.scale * math.sqrt(2.0 * self.df) if self.kind == "wishart" else self.sd
+        return self.mechanism.diagonal_sd(self.scale, self.df)
 
     @property
     def diagonal_mean(self):
         """The noise's mean on the diagonal (``df * c`` for Wishart noise, else 0)."""
-        return self.df * self.scale if self.kind == "wishart" else 0.0
+        return self.mechanism.diagonal_mean(self.scale, self.df)
 
     def spectral_norm(self, d):
         r"""About the spectral norm of the centred ``d x d`` noise: what no signal eigenvalue can hide in.
@@ -104,11 +101,7 @@ class NoiseLaw:
         edge :math:`2 s \sqrt d`; centred Wishart :math:`W_d(k, cI) - kcI`:
         the Marchenko-Pastur edge :math:`c(2\sqrt{kd} + d)`.
         """
-        if self.kind == "none":
-            return 0.0
-        if self.kind == "wishart":
-            return self.scale * (2.0 * math.sqrt(self.df * d) + d)
-        return 2.0 * self.sd * math.sqrt(d)
+        return self.mechanism.spectral_norm(self.scale, self.df, d)
 
     def entry_interval(self, level, diagonal=False):
         """``(lo, hi)``: the centred noise of one coordinate lies in ``[lo, hi]`` with probability ``level``.
@@ -117,44 +110,20 @@ class NoiseLaw:
         (``c`` times a chi-square); a Wishart off-diagonal entry is treated as
         normal (its law is a sum of ``df`` products of normals).
         """
-        level = check_level(level)
-        if self.kind == "none":
-            return 0.0, 0.0
-        if self.kind == "laplace":
-            half = self.scale * math.log(1.0 / (1.0 - level))
-            return -half, half
-        if self.kind == "wishart" and diagonal:
-            tail = (1.0 - level) / 2.0
-            lo, hi = 2.0 * special.gammaincinv(self.df / 2.0, np.array([tail, 1.0 - tail]))  # chi2.ppf
-            return self.scale * lo - self.diagonal_mean, self.scale * hi - self.diagonal_mean
-        half = z_value(level) * (self.diagonal_sd if diagonal else self.sd)
-        return -half, half
+        return self.mechanism.entry_interval(self.scale, self.df, check_level(level), diagonal)
 
     # -- centred draws, through dpmoments.mechanisms ------------------------------------------
     def matrix(self, d, rng):
         """A centred symmetric ``(d, d)`` noise matrix of this law."""
-        if self.kind == "none":
-            return np.zeros((d, d))
-        if self.kind == "wishart":
-            return wishart_noise(d, self.df, self.scale, rng) - self.diagonal_mean * np.eye(d)
-        return symmetric_matrix_noise(d, self.scale, rng, distribution=self.kind)
+        return self.mechanism.matrix(d, self.scale, rng, self.df)
 
     def vector(self, size, rng):
         """A centred noise vector of this law."""
-        if self.kind == "none":
-            return np.zeros(size)
-        if self.kind == "wishart":
-            raise ValueError("Wishart noise has no vector form; only second moments carry it.")
-        draw = gaussian_noise if self.kind == "gaussian" else laplace_noise
-        return draw(size, self.scale, rng)
+        return self.mechanism.vector(size, self.scale, rng)
 
     def tensor(self, d, rng):
         """A centred, fully symmetric ``(d, d, d)`` noise tensor of this law."""
-        if self.kind == "none":
-            return np.zeros((d, d, d))
-        if self.kind == "wishart":
-            raise ValueError("Wishart noise has no tensor form; only second moments carry it.")
-        return symmetric_tensor_noise(d, self.scale, rng, distribution=self.kind)
+        return self.mechanism.tensor(d, self.scale, rng)
 
     def to_dict(self):
         return {"kind": self.kind, "scale": float(self.scale), "df": self.df, "entry_sd": self.sd,
@@ -168,12 +137,12 @@ def noise_law(release):
     (under add-remove, the sums' noise over the noisy count: an estimate);
     :func:`redraw` also redraws the count there.
     """
-    kind = _KINDS.get(release.mechanism)
-    if kind is None:
+    mech = MECHANISMS.get(release.mechanism)
+    if mech is None:
         raise ValueError(f"a release with mechanism {release.mechanism!r} has no known noise law.")
-    if kind != "none" and not release.noise_scale > 0:
-        kind = "none"
-    return NoiseLaw(kind, float(release.noise_scale), release.noise_df if kind == "wishart" else None)
+    if not release.noise_scale > 0:
+        mech = NONE
+    return NoiseLaw(mech, float(release.noise_scale), release.noise_df if mech.family == "wishart" else None)
 
 
 def count_relative_sd(release):
@@ -185,16 +154,15 @@ def count_relative_sd(release):
     scale = getattr(release, "count_noise_scale", None)
     if scale is None:
         return 0.0
-    kind = noise_law(release).kind
-    return (math.sqrt(2.0) if kind == "laplace" else 1.0) * scale / release.n
+    return noise_law(release).mechanism.sd(scale) / release.n
 
 
 def redraw_count(release, rng):
     """Add-remove: a fresh noisy count around the released one (``None`` when ``n`` is exact)."""
     law = noise_law(release)
-    if getattr(release, "count_noise_scale", None) is None or law.kind not in ("gaussian", "laplace"):
+    if getattr(release, "count_noise_scale", None) is None or not law.mechanism.additive:
         return None
-    return published_count(release.n + NoiseLaw(law.kind, release.count_noise_scale).vector(1, rng)[0])
+    return published_count(release.n + NoiseLaw(law.mechanism, release.count_noise_scale).vector(1, rng)[0])
 
 
 def redraw(release, rng, count=None):
@@ -213,7 +181,7 @@ def redraw(release, rng, count=None):
     count = redraw_count(release, rng) if count is None else count
     if count is not None:
         scale = release.n / count  # sums = statistic * n; the draw divides them by its own count
-        law = NoiseLaw(law.kind, release.sum_noise_scale / count)
+        law = NoiseLaw(law.mechanism, release.sum_noise_scale / count)
         fields.update(n=count, noise_scale=law.scale)
     if release.second_moment is not None:
         M = scale * release.second_moment + law.matrix(d, rng)

@@ -10,6 +10,8 @@ from .. import _lazy
 
 # Imported on first use, like the other packages' names (dpmoments._lazy).
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "laws": ("Mechanism", "as_mechanism", "MECHANISMS", "NONE", "GAUSSIAN", "LAPLACE", "WISHART", "WISHART_APPROX",
+             "DISCRETE_GAUSSIAN", "DISCRETE_LAPLACE"),
     "noise": ("gaussian_noise", "laplace_noise"),
     "selection": ("exponential_mechanism", "exponential_mechanism_probabilities", "report_noisy_max",
                   "report_noisy_min"),
@@ -18,6 +20,8 @@ __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
 })
 
 __all__ = [
+    "Mechanism",
+    "as_mechanism",
     "gaussian_noise",
     "laplace_noise",
     "symmetric_matrix_noise",

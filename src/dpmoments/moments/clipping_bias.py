@@ -28,6 +28,7 @@ noisy count (post-processing). The count beyond :math:`R'` has sensitivity 1 und
 under replace-one and zero-out. The two releases compose (:func:`dpmoments.privacy.compose`).
 """
 
+import functools
 import math
 
 import numpy as np
@@ -36,6 +37,7 @@ from .._rng import spawn
 from ..mechanisms import gaussian_noise, laplace_noise
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, calibrate_laplace, compose
 from ..data import as_source, iter_chunks
+from .dask_moments import dask_moment_sums_with
 
 __all__ = ["OUTER_FACTOR", "COUNT_FRACTION", "clipping_excess_sums", "release_clipping_excess",
            "record_clipping_excess", "ExcessTap"]
@@ -76,7 +78,8 @@ class ExcessTap:
     """The chunks of ``source`` on every iteration, summing what clipping at ``row_norm`` removes as they pass.
 
     The release's own pass reads the rows through it, so the loss is summed in
-    that pass instead of a pass of its own; :meth:`sums` gives the sums of the
+    that pass instead of a pass of its own (a dask collection's release sums
+    both in its blocks' tasks: :meth:`moment_sums`); :meth:`sums` gives the sums of the
     last complete iteration (exact statistics: never publish them).
     """
 
@@ -90,6 +93,18 @@ class ExcessTap:
             parts.append(_chunk_sums(chunk, self.center, None, self.row_norm, self.outer_factor))
             yield chunk
         self.done = _merge(*parts)
+
+    def moment_sums(self):
+        """A dask source's moment sums at the tap's bound and centre (no further clipping: ``row_norm``).
+
+        Each block's task sums both its moments and its loss, so the
+        cluster reads the rows once for the two, as :meth:`__iter__` does on one machine.
+        """
+        per_block = functools.partial(_chunk_sums, center=self.center, scale=None, row_norm=self.row_norm,
+                                      outer_factor=self.outer_factor)
+        sums, self.done = dask_moment_sums_with(self.source, (per_block, _merge), row_norm=self.row_norm,
+                                                center=self.center)
+        return sums
 
     def sums(self):
         if self.done is None:

@@ -35,7 +35,7 @@ from ..data import is_dask_collection
 from ..data.dask_files import import_dask as _import_dask
 from .accumulate import accumulate_moments
 
-__all__ = ["dask_moment_sums", "row_ones", "names_only"]
+__all__ = ["dask_moment_sums", "dask_moment_sums_with", "row_ones", "names_only"]
 
 # Partial sums merged per task of the reduction tree.
 _SPLIT_EVERY = 8
@@ -119,12 +119,43 @@ def dask_moment_sums(x, y=None, *, row_norm=None, entry_bound=None, response_bou
     >>> bool(np.allclose(s.xtx, accumulate_moments(X, row_norm=1.0).xtx))
     True
     """
+    kwargs = dict(row_norm=row_norm, entry_bound=entry_bound, response_bound=response_bound, third=third,
+                  center=center)
+    result = _computed(x, y, kwargs, split_every, None)
+    if result is None:
+        raise ValueError("The data have no rows (n = 0): at least one row is needed to accumulate moments.")
+    return result
+
+
+def dask_moment_sums_with(x, tap, *, row_norm, center=None, split_every=_SPLIT_EVERY):
+    """``(MomentSums, tap's sums)`` of a dask array or DataFrame in ONE pass: each block's task makes both.
+
+    ``tap`` is a pair of picklable functions ``(per_block, merge)``: ``per_block(rows)`` sums what
+    another statistic needs from a block's float64 rows (as given, before clipping), and
+    ``merge(*parts)`` adds such sums up; they are merged in the same tree as the moment sums. The
+    release's pass serves a second statistic this way (what clipping removed,
+    :class:`~dpmoments.moments.clipping_bias.ExcessTap`) instead of reading every block again.
+    The moment sums are those of :func:`dask_moment_sums` (``row_norm``, ``center``), bit for bit.
+
+    Privacy
+    -------
+    Exact statistics of private data, as :func:`dask_moment_sums`; pass both to releases.
+    """
+    result = _computed(x, None, dict(row_norm=row_norm, entry_bound=None, response_bound=None, third=False,
+                                     center=center), split_every, tap)
+    if result is None or result[0] is None:
+        raise ValueError("The data have no rows (n = 0): at least one row is needed to accumulate moments.")
+    return result
+
+
+def _computed(x, y, kwargs, split_every, tap):
+    """The merged partial sums (``None`` for no rows; with a ``tap``, a pair): one ``dask.compute``."""
     dask, _ = _import_dask()
     # Validate the options before any task runs (the same errors as the numpy path).
-    if (row_norm is None) == (entry_bound is None):
-        accumulate_moments([np.zeros((1, 1))], row_norm=row_norm, entry_bound=entry_bound)  # raises
+    if (kwargs["row_norm"] is None) == (kwargs["entry_bound"] is None):
+        accumulate_moments([np.zeros((1, 1))], row_norm=kwargs["row_norm"], entry_bound=kwargs["entry_bound"])
     split_every = max(2, int(split_every))
-    _check_center_width(x, center)
+    _check_center_width(x, kwargs["center"])
     if y is not None and _is_frame(x) and _is_frame(y):
         # Columns of one DataFrame: join them so that every partition carries its X and y rows (the two
         # collections on their own may be partitioned differently once dask optimises the reads).
@@ -132,17 +163,16 @@ def dask_moment_sums(x, y=None, *, row_norm=None, entry_bound=None, response_bou
     else:
         xb = _x_blocks(x)
         yb = None if y is None else _y_blocks(y, x, len(xb))
-    kwargs = dict(row_norm=row_norm, entry_bound=entry_bound, response_bound=response_bound, third=third,
-                  center=center)
-    part = dask.delayed(_block_sums, pure=True)
     starts = _block_starts(x, len(xb))
-    parts = [part(b, None if yb is None else yb[k], k, starts[k], **kwargs) for k, b in enumerate(xb)]
-    merge = dask.delayed(_merge_parts, pure=True)
+    if tap is None:
+        part, merge, lead = dask.delayed(_block_sums, pure=True), dask.delayed(_merge_parts, pure=True), ()
+        parts = [part(b, None if yb is None else yb[k], k, starts[k], **kwargs) for k, b in enumerate(xb)]
+    else:  # the same tree, each node a pair
+        part, merge, lead = dask.delayed(_block_sums_with, pure=True), dask.delayed(_merge_with, pure=True), tap[1:]
+        parts = [part(b, k, starts[k], tap[0], **kwargs) for k, b in enumerate(xb)]
     while len(parts) > 1:
-        parts = [merge(*parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
+        parts = [merge(*lead, *parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
     (result,) = dask.compute(parts[0]) if parts else (None,)
-    if result is None:
-        raise ValueError("The data have no rows (n = 0): at least one row is needed to accumulate moments.")
     return result
 
 
@@ -291,6 +321,16 @@ def _block_sums(X, y, k, start, **kwargs):
                 raise ValueError(f"{where}: '{name}' has a NaN or infinite value at {row}; remove or impute it "
                                  "first.") from None
         raise ValueError(f"{where}: {exc}") from None
+
+
+def _block_sums_with(X, k, start, per_block, **kwargs):
+    """One block's moment sums and its tap's sums, in one task (the block is read once)."""
+    X = np.asarray(X)
+    return _block_sums(X, None, k, start, **kwargs), per_block(X)
+
+
+def _merge_with(merge_tap, *parts):
+    return _merge_parts(*(p[0] for p in parts)), merge_tap(*(p[1] for p in parts))
 
 
 def _merge_parts(*parts):

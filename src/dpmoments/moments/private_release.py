@@ -357,8 +357,9 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     second = _fused(binned, R, m_z) if c is None else None
     center_z = m_z if c is None else c
     tap = None
-    if second is None and shares["clipping"] > 0 and not budget.exact and not as_source(X).dask:
+    if second is None and shares["clipping"] > 0 and not budget.exact:
         tap = ExcessTap(_source(X, s, False), center_z, R)  # the release's pass also sums what clipping removed
+        second = tap.moment_sums() if as_source(X).dask else None  # on dask: in the same block tasks
     rows = second if second is not None else (tap if tap is not None else _source(X, s, False))
     rel = release_public_second_moment(rows, center=center_z, rng=rng_cov, row_norm=R, **relation,
                                        **budget.release(main[3]))
