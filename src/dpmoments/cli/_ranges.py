@@ -12,7 +12,8 @@ from ..data.columns import MISSING_SUFFIX, one_hot_names
 from ..moments.ranges import as_column_ranges, parse_ranges_text, read_ranges_file
 from ._numbers import CliError
 
-__all__ = ["add_ranges_arguments", "check_ranges_across_sites", "site_ranges", "plan_ranges_report", "ranges_of", "categories_of", "impute_of", "ranges_lines", "ranges_report",
+__all__ = ["add_ranges_arguments", "check_ranges_across_sites", "site_ranges", "plan_ranges_report", "add_plain_ranges_arguments",
+           "positional_ranges", "ranges_of", "categories_of", "impute_of", "ranges_lines", "ranges_report",
            "add_model_ranges_arguments", "model_ranges"]
 
 RANGES_HELP = (
@@ -53,6 +54,26 @@ def add_model_ranges_arguments(group):
     group.add_argument("--ranges-file", metavar="FILE",
                        help="--ranges from a file: CSV lines column,lower,upper (a header row is fine) or JSON "
                             "{\"column\": [lower, upper]}; combined with --ranges (a column may not be in both)")
+
+
+def add_plain_ranges_arguments(group, help_text):
+    """``--ranges`` and ``--ranges-file`` with a command's own help (the tensor command, the noise generator)."""
+    group.add_argument("--ranges", metavar="COL=LOW:HIGH,...", help=help_text)
+    group.add_argument("--ranges-file", metavar="FILE",
+                       help="--ranges from a file: CSV lines column,lower,upper (a header row is fine) or JSON "
+                            "{\"column\": [lower, upper]}; combined with --ranges (a column may not be in both)")
+
+
+def positional_ranges(args, names):
+    """``--ranges`` as ``{position: (lower, upper)}`` over the columns ``names`` (``None`` when none), checked."""
+    given = ranges_of(args)
+    if given is None:
+        return None
+    try:
+        lower, upper = as_column_ranges(given).resolve(names)
+    except ValueError as exc:
+        raise CliError(str(exc).replace("'ranges'", "--ranges").rstrip(".")) from None
+    return {j: (float(lo), float(hi)) for j, (lo, hi) in enumerate(zip(lower, upper)) if lo == lo}
 
 
 def model_ranges(args, names):

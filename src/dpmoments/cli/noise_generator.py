@@ -11,7 +11,7 @@ from ..multisite.columns import takes_response
 from ._args import (CliError, _delta, _epsilon, add_uncentred_argument, center_asked, check_uncentred,
                     parse_columns, positive_int)
 from ._choices import ROW_NORM_DEFAULT, add_choice_arguments, bound_or_auto, choices_of, too_few_rows_hint
-from ._ranges import check_ranges_across_sites, site_ranges
+from ._ranges import add_plain_ranges_arguments, check_ranges_across_sites, site_ranges
 from ._multisite import (AUTO_ACROSS_SITES, ANALYSES, CENTER_ACROSS_SITES, add_analysis_arguments, auto_bounds,
                          center_across_sites, check_analysis, plan_options)
 
@@ -62,14 +62,12 @@ def add_arguments(parser):
                              "read it from the plan")
     add_uncentred_argument(parser, "the centred analyses (covariance, pca, precision, ridge)")
     add_choice_arguments(parser, center=True, scale=False, sites=True)
-    parser.add_argument("--ranges", metavar="COL=LOW:HIGH,...",
-                        help="PUBLIC per-column ranges (covariance, correlation, pca, precision, ridge), by a name of "
-                             "--columns or a 0-based position: written into the plan, every site clips its ranged "
-                             "columns to them and standardises them by the midpoint and half-width before anything "
-                             "else (free); the result is mapped back to the columns' units. A column without a range "
-                             "keeps its units under the row bound (no private scales across sites)")
-    parser.add_argument("--ranges-file", metavar="FILE",
-                        help="--ranges from a file: CSV lines column,lower,upper or JSON {\"column\": [lower, upper]}")
+    add_plain_ranges_arguments(parser, (
+        "PUBLIC per-column ranges (covariance, correlation, pca, precision, ridge), by a name of --columns or a "
+        "0-based position: written into the plan, every site clips its ranged columns to them and standardises "
+        "them by the midpoint and half-width before anything else (free); the result is mapped back to the "
+        "columns' units. A column without a range keeps its units under the row bound (no private scales across "
+        "sites)"))
     parser.add_argument("--protocol", default="cape", choices=[n for n, p in PROTOCOLS.items() if p.deployable],
                         help="default cape (the protocols that run across machines)")
     parser.add_argument("--rank", type=positive_int, metavar="R", help="--protocol dpdispca: the factors' rank")

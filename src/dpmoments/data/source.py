@@ -159,6 +159,9 @@ class Source:
             from .tables import open_table
 
             return list(open_table(X).feature_names)
+        if self.kind == "stream":  # a stream of chunks may name its columns (the command line's passes of a file)
+            columns = list(getattr(X, "feature_names", None) or ())
+            return columns if columns and all(isinstance(c, str) for c in columns) else None
         columns = list(getattr(X, "columns", ())) if self.kind in ("frame", "dask") else []
         # Names only: labels that are strings (a pyarrow Table's "columns" are its data, never to be printed).
         return columns if columns and all(isinstance(c, str) for c in columns) else None
