@@ -163,3 +163,21 @@ def test_a_private_radius_from_a_release_is_the_full_fit_s_l1_norm_and_costs_not
     assert abs(est.R_ - 1.3) < 0.1 and est.privacy_ == rel.guarantee
     assert est.privacy_report_["R_source"].startswith("the release's full-model fit")
     assert est.selected_ == (0, 1)
+
+
+@pytest.mark.parametrize("argv", [
+    ["covariance", "d.csv"], ["tensor", "d.csv"], ["simulate", "a.csv", "b.csv"],
+    ["noise-generator", "--sites", "a=100,b=100", "--columns", "age,score,smoker"],
+])
+def test_ranges_are_one_option_alone_across_sites_and_on_tensor(argv):
+    """``--ranges`` parses the same everywhere, and every way in takes ``ranges=`` (default none)."""
+    from dpmoments.cli._ranges import ranges_of
+    from dpmoments.estimators import PrivateTensorDecomposition
+    from dpmoments.multisite import Plan, Site
+
+    args = build_parser().parse_args([*argv, "--epsilon", "1", "--delta", "1e-6", "--out", "o",
+                                      "--ranges", "age=0:120,smoker=0:1"])
+    assert ranges_of(args) == {"age": (0.0, 120.0), "smoker": (0.0, 1.0)}
+    for fn in (release_second_moment, PrivateCovariance.__init__, PrivateTensorDecomposition.__init__,
+               Site.__init__, Plan.build):
+        assert _defaults(fn)["ranges"] is None
