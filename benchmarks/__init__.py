@@ -36,6 +36,7 @@ from . import default_choices  # noqa: E402  (the command line in fresh processe
 from . import coverage  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 from . import cluster  # noqa: E402  (imports dask and distributed inside run)
 from . import sites_scale  # noqa: E402  (imports grpc inside run)
+from . import ranges_sites  # noqa: E402  (loads statsmodels data inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -60,6 +61,7 @@ BENCHMARKS = {
     "coverage": coverage.run,
     "cluster": cluster.run,
     "sites_scale": sites_scale.run,
+    "ranges_sites": ranges_sites.run,
 }
 
 __all__ = ["BENCHMARKS"]
