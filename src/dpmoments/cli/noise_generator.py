@@ -13,7 +13,7 @@ from ._args import (CliError, _delta, _epsilon, add_uncentred_argument, center_a
 from ._choices import ROW_NORM_DEFAULT, add_choice_arguments, bound_or_auto, choices_of, too_few_rows_hint
 from ._ranges import add_plain_ranges_arguments, check_ranges_across_sites, site_ranges
 from ._multisite import (AUTO_ACROSS_SITES, ANALYSES, CENTER_ACROSS_SITES, add_analysis_arguments, auto_bounds,
-                         center_across_sites, check_analysis, plan_options)
+                         center_across_sites, check_analysis, plan_options, response_bound_of)
 
 HELP = "build a deployed run's plan and deal each site its share file (the trusted noise generator)"
 DESCRIPTION = f"""\
@@ -125,7 +125,7 @@ def run(args):
         plan = plan_analysis(args.analysis, args.protocol, sites, sizes, **columns,
                              options=plan_options(args), epsilon=args.epsilon,
                              row_norm=1.0 if args.analysis == "tensor-stm" else args.row_norm,
-                             delta=args.delta, response_bound=args.response_bound, neighbours=args.neighbours,
+                             delta=args.delta, response_bound=response_bound_of(args), neighbours=args.neighbours,
                              calibration=args.calibration, target=args.calibrate_to, colluders=args.colluders,
                              rank=args.rank, bound_budget=budget, center=center_asked(args),
                              center_budget=center_across_sites(args), ranges=ranges)

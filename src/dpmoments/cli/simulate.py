@@ -17,7 +17,7 @@ from ._choices import bound_budget, center_budget, choices_of, too_few_rows_hint
 from ._io import DataSource, add_memory_arguments, fingerprint, read_in_memory
 from ._multisite import (ANALYSES, AUTO_ACROSS_SITES, CENTER_ACROSS_SITES, add_analysis_arguments, auto_bounds,
                          center_across_sites, check_analysis, fit_analysis, multisite_report, plan_options,
-                         print_guarantees)
+                         print_guarantees, response_bound_of)
 from ._output import ResultsDir, check_destination
 from ._ranges import add_ranges_arguments, check_ranges_across_sites, plan_ranges_report, ranges_lines, site_ranges
 
@@ -58,8 +58,7 @@ EXAMPLES = """\
       --epsilon 1 --delta 1e-5 --row-norm 3 --center 0 --out sim
   dpmoments simulate a.npy b.npy --analysis pca --n-components 2 --epsilon 1 --delta 1e-5 --row-norm 1 \\
       --uncentred --out sim
-  dpmoments simulate a.csv b.csv c.csv --analysis regress --target y --n-iter 5 --w-max 10 \\
-      --response-bound 3 --epsilon 1 --delta 1e-5 --row-norm 3 --out irls
+  dpmoments simulate a.csv b.csv c.csv --analysis regress --target y --epsilon 1 --delta 1e-5 --out irls
 
 writes: the analysis's estimate (covariance.npy/.csv, components, precision + edges, selected.csv,
         coefficients.csv); privacy_report.json (with the protocol report)"""
@@ -202,7 +201,7 @@ def _site(name, source, args, kwargs, ranges):
     from ..multisite import Site
 
     X, y = read_in_memory(source, args)
-    bound = args.response_bound if args.analysis == "regress" else None
+    bound = response_bound_of(args) if args.analysis == "regress" else None
     row_norm = None if args.analysis == "tensor-stm" else kwargs["row_norm"]
     return Site(name, X, y, row_norm=row_norm, response_bound=bound, center=kwargs["center"], ranges=ranges)
 

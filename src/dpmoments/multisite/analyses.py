@@ -78,7 +78,21 @@ ANALYSES = {a.name: a for a in (
 CENTRED = ("covariance", "correlation", "pca", "precision", "ridge")
 
 
-def _rounds(name, options):
+def _w_max(options, response_bound):
+    """IRLS's largest weight: ``w_max``, or ``w_max_per_bound / response_bound`` (a single-site ``regress``'s
+    default, ``W_MAX_AUTO / B``). With an ``"auto"`` response bound the rounds are planned at the unit bound
+    and :meth:`~.plan.Plan.resolved` divides their ``w_max`` by the chosen bound (public once chosen)."""
+    if options.get("w_max") is not None:
+        if options.get("w_max_per_bound") is not None:
+            raise ValueError("give 'w_max' or 'w_max_per_bound', not both.")
+        return check_positive(options["w_max"], "w_max")
+    per_bound = check_positive(options.get("w_max_per_bound"), "w_max")
+    if isinstance(response_bound, str):  # "auto": planned at the unit bound
+        return per_bound
+    return per_bound / check_positive(response_bound, "response_bound")
+
+
+def _rounds(name, options, response_bound=None):
     if name == "tensor-mog":
         s2, s3, sm = options.get("shares", (0.5, 0.4, 0.1))
         return (Round("second", s2), Round("third", s3), Round("cross", sm, response="ones"))
@@ -89,7 +103,7 @@ def _rounds(name, options):
         J, split = check_int(options["n_iter"], "n_iter"), float(options.get("split", 0.5))
         if not 0 < split < 1:
             raise ValueError(f"'split' must be a fraction in (0, 1); got {split!r}.")
-        w, p = check_positive(options["w_max"], "w_max"), float(options.get("p", 1.0))
+        w, p = _w_max(options, response_bound), float(options.get("p", 1.0))
         return tuple(r for j in range(J) for r in (Round("cross", split / J, j, w_max=w, p=p),
                                                    Round("second", (1 - split) / J, j, w_max=w, p=p)))
     return (Round("second"),)
@@ -121,7 +135,11 @@ def plan_analysis(name, protocol, sites, n, *, n_features, options=None, composi
                          "(give its public bounds instead).")
     if name == "regress" and facts.get("response_bound") is None:
         raise ValueError("analysis 'regress' needs the public 'response_bound'.")
-    return Plan.build(protocol, sites, n, n_features=width, rounds=_rounds(name, options), rows=a.rows,
+    if name == "regress" and options.get("w_max") is None and not isinstance(facts.get("response_bound"), str):
+        options["w_max"] = _w_max(options, facts.get("response_bound"))  # a public bound: w_max is fixed now
+        options.pop("w_max_per_bound", None)
+    return Plan.build(protocol, sites, n, n_features=width, rounds=_rounds(name, options, facts.get("response_bound")),
+                      rows=a.rows,
                       vocabulary_size=vocab, composition=composition or a.composition, analysis=name,
                       options={k: v for k, v in options.items() if k != "shares"}, **facts)
 

@@ -307,15 +307,25 @@ class Plan:
             values[name] = edge
         facts = dict(row_norm=values.get("row_norm", self.row_norm),
                      response_bound=values.get("response_bound", self.response_bound))
+        rounds = self._weights_at(facts["response_bound"])
         noise = []
-        for rnd, p in zip(self.rounds, self.noise):
+        for rnd, at, p in zip(self.rounds, rounds, self.noise):
             k = 1.0 if rnd.statistic in CHOICE_STATISTICS else \
-                self._sens(rnd, **facts) / self._sens(rnd, self.row_norm, self.response_bound)
+                self._sens(at, **facts) / self._sens(rnd, self.row_norm, self.response_bound)
             noise.append(p.rescaled(k))
         solutions = tuple(s if s is None or "tau_pool" not in s else dict(s, tau_pool=s["tau_pool"] * f)
                           for s, f in zip(self.solutions, [q.sensitivity[0] / p.sensitivity[0]
                                                            for p, q in zip(self.noise, noise)]))
-        return dict(noise=tuple(noise), solutions=solutions, **facts)
+        return dict(noise=tuple(noise), solutions=solutions, rounds=rounds, **facts)
+
+    def _weights_at(self, response_bound):
+        """The rounds with IRLS's ``w_max = w_max_per_bound / B`` at the chosen response bound ``B`` (the unit plan
+        carries ``w_max_per_bound``); the rounds as they are otherwise."""
+        per_bound = self.option("w_max_per_bound")
+        if per_bound is None:
+            return self.rounds
+        return tuple(r if r.w_max is None else replace(r, w_max=float(per_bound) / float(response_bound))
+                     for r in self.rounds)
 
     def _sens(self, rnd, row_norm, response_bound):
         return sensitivity(rnd, self.n[0], n_features=self.n_features, row_norm=row_norm,
