@@ -33,6 +33,7 @@ from . import io_floor  # noqa: E402  (runs the command line in fresh processes)
 from . import ranges  # noqa: E402  (imports statsmodels and scikit-learn's data inside run)
 from . import speed  # noqa: E402  (start-up and large d in fresh processes)
 from . import default_choices  # noqa: E402  (the command line in fresh processes)
+from . import large_d  # noqa: E402  (the command line in fresh processes)
 from . import coverage  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 from . import cluster  # noqa: E402  (imports dask and distributed inside run)
 from . import sites_scale  # noqa: E402  (imports grpc inside run)
@@ -58,6 +59,7 @@ BENCHMARKS = {
     "io_floor": io_floor.run,
     "speed": speed.run,
     "default_choices": default_choices.run,
+    "large_d": large_d.run,
     "coverage": coverage.run,
     "cluster": cluster.run,
     "sites_scale": sites_scale.run,

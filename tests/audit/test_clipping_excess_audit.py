@@ -15,6 +15,7 @@ import pytest
 
 from dpmoments._rng import spawn
 from dpmoments.mechanisms import gaussian_noise
+from dpmoments.mechanisms.laws import GAUSSIAN
 from dpmoments.moments.clipping_bias import COUNT_FRACTION, release_clipping_excess
 from dpmoments.privacy import calibrate_gaussian, zcdp_to_approx_dp
 from dpmoments.testing import audit
@@ -38,7 +39,7 @@ def _privacy():
 def _release(name, rng):
     vector, count = _privacy()
     return release_clipping_excess(_data(name), center=np.zeros(2), scale=None, row_norm=R, privacy=vector,
-                                   count_privacy=count, mechanism="gaussian", neighbours="replace-one", rng=rng)
+                                   count_privacy=count, mechanism=GAUSSIAN, neighbours="replace-one", rng=rng)
 
 
 def _replica(factor=1.0):

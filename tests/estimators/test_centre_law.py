@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from dpmoments.estimators.centre_law import diagonal_quantiles, off_diagonal_half_width
-from dpmoments.estimators.error_budget import covariance_error_budget, sampling_variance
+from dpmoments.estimators.error_budget import _psd, covariance_error_budget, sampling_variance
 
 
 def test_without_a_centre_the_quantiles_are_the_normal_ones():
@@ -54,7 +54,7 @@ def test_the_sampling_bound_holds_for_heavy_tailed_clipped_rows_where_normal_the
         S.append(Z.T @ Z / n)
     S = np.array(S)
     spread, mean = S.var(axis=0), S.mean(axis=0)
-    bound = sampling_variance(_Release(mean, R, n), mean)
+    bound = sampling_variance(_Release(mean, R, n), _psd(mean))
     assert np.all(bound >= spread)
     normal = (np.outer(np.diag(mean), np.diag(mean)) + mean**2) / n
     assert normal[1, 1] < spread[1, 1]  # what the bound replaces understates this tail

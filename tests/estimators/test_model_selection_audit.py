@@ -27,6 +27,7 @@ from dpmoments.estimators.model_selection import PrivateModelSelection
 from dpmoments.mechanisms import exponential_mechanism_probabilities, upper_triangle
 from dpmoments.moments import accumulate_moments
 from dpmoments.solvers.irls import solve_weighted
+from dpmoments.solvers import l1_ball_certified
 from dpmoments.solvers.l1_ball import l1_ball_least_squares
 from dpmoments.testing import audit
 
@@ -242,12 +243,12 @@ def _scores(X, y):
     return np.array([_q(X, y, SEL_B, SEL_r, SEL_R, support=m) for m in FAMILY])
 
 
-def _selection_replica(mechanism, factor=1.0, pairs=None):
+def _selection_replica(mechanism, factor=1.0, pairs=None, score=_scores):
     pairs = pairs or _selection_pair()
     est = _selection_estimator(mechanism, rng=0).fit(*pairs[0])
     report = est.privacy_report_
     delta_q = report["sensitivity_Q"]
-    scores = [_scores(X, y) for X, y in pairs]
+    scores = [score(X, y) for X, y in pairs]
     if mechanism == "noisy-min":
         scale = factor * report["selection_noise_scale"]
 
@@ -301,4 +302,55 @@ def test_audit_selection_through_real_scores(mechanism):
     assert res.epsilon_lower_bound > 0.6 * EPS
     leaky, *_ = _selection_replica(mechanism, 0.5 if mechanism == "noisy-min" else 2.0)
     res = audit(leaky, 0, 1, n_samples=N_AUDIT, batch=BATCH, projection=lambda o: o, rng=42)
+    assert not res.consistent_with(EPS)
+
+
+# --------------------------------------------------------------------------- scores no certificate covers
+# Where the fast path certifies no candidate, the score is the least objective of the feasible candidates,
+# at most the ellipsoid's best centre, whose bound (within tau = gap_tolerance * Delta of Q_R after a
+# number of steps fixed by |M|, n and gap_tolerance) holds for every input: the noise, calibrated to
+# Delta + tau, covers it. The audit releases the ellipsoid's own scores on the worst-case pair (the most
+# any score in that branch can be off), at the estimator's scale and at half of it (must fire).
+def _ellipsoid_scores(X, y):
+    G, bb, c = _sums(X, y, SEL_B, SEL_r)
+    delta = (SEL_r + SEL_B * SEL_R) ** 2
+    return l1_ball_certified._ellipsoid_values(G, bb, c, SEL_R, FAMILY, X.shape[0] * delta, 1e-6 * delta)
+
+
+def test_ellipsoid_scores_of_the_worst_pair_are_within_the_tolerance():
+    tau = 1e-6 * (SEL_r + SEL_B * SEL_R) ** 2
+    for X, y in _selection_pair():
+        gap = _ellipsoid_scores(X, y) - _scores(X, y)
+        assert np.all(gap <= tau) and np.all(gap >= -1e-12)
+
+
+def test_uncertified_scores_reach_the_release_as_computed():
+    # A table on which the fast path certifies no full-model candidate (the old code refused it): the
+    # released noisy scores are the solver's values plus the seeded Laplace draws, at the reported scale.
+    from tests.estimators.test_model_selection_certified import _hostile
+
+    X, y, B, r, R = _hostile()
+    family = [(0, 1, 2), (0,)]
+    delta = (r + B * R) ** 2
+    G, bb, c = X.T @ X, X.T @ y, float(y @ y)
+    q, bounds = l1_ball_certified.certified_objectives(G, bb, c, R, family, tolerance=1e-6 * delta,
+                                                       spread=X.shape[0] * delta, n_iter=300)
+    assert bounds[0] == 1e-6 * delta  # no certificate: the ellipsoid's branch
+    for seed in range(3):
+        est = PrivateModelSelection(epsilon=EPS, bounds=B, response_bound=r, R=R, phi=0.0, candidates=family,
+                                    release_scores=True, rng=seed).fit(X, y)
+        scale = est.privacy_report_["selection_noise_scale"]
+        assert scale == pytest.approx(2 * delta * (1 + 1e-6) / EPS)
+        np.testing.assert_allclose(est.scores_, q + np.random.default_rng(seed).laplace(0.0, scale, size=2),
+                                   rtol=1e-12)
+
+
+@pytest.mark.statistical
+def test_audit_selection_through_ellipsoid_scores():
+    mech, *_ = _selection_replica("noisy-min", score=_ellipsoid_scores)
+    res = audit(mech, 0, 1, n_samples=N_AUDIT, batch=BATCH, projection=lambda o: o, rng=43)
+    res.check(EPS)
+    assert res.epsilon_lower_bound > 0.6 * EPS
+    leaky, *_ = _selection_replica("noisy-min", 0.5, score=_ellipsoid_scores)
+    res = audit(leaky, 0, 1, n_samples=N_AUDIT, batch=BATCH, projection=lambda o: o, rng=44)
     assert not res.consistent_with(EPS)

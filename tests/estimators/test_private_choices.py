@@ -10,6 +10,7 @@ import dpmoments as dpm
 from dpmoments.exceptions import BoundWarning, NotPrivateWarning
 from dpmoments.estimators import (CenterBudget, PrivateCovariance, PrivateGraphicalLasso, PrivatePCA,
                                   PrivateRidgePrecision)
+from dpmoments.mechanisms.laws import GAUSSIAN
 from dpmoments.privacy import ApproxDP, PureDP, ZCDP
 
 RNG = np.random.default_rng(1)
@@ -286,5 +287,5 @@ def test_add_remove_composes_to_the_whole_budget(kwargs):
         assert rho * (1 - 1e-9) <= got.rho <= rho
     else:
         assert args["epsilon"] - 1e-9 <= got.epsilon <= args["epsilon"] and got.delta <= args["delta"]
-    planned = dpm.moments.counts.planned_guarantee(1.0, 1e-6, "gaussian", "zcdp", "add-remove", 0.05)
+    planned = dpm.moments.counts.planned_guarantee(1.0, 1e-6, GAUSSIAN, "zcdp", "add-remove", 0.05)
     assert planned.rho == pytest.approx(calibrate_gaussian(1.0, 1e-6, 1.0, "zcdp")[1].rho, rel=1e-9)

@@ -8,6 +8,7 @@ import scipy.sparse
 
 import dpmoments as dpm
 from dpmoments.exceptions import BoundWarning, NotPrivateWarning
+from dpmoments.mechanisms.laws import GAUSSIAN
 from dpmoments.moments.auto_release import BoundBudget, clip_target, noise_norm, rank_error
 from dpmoments.privacy import ApproxDP, PureDP, compose
 
@@ -37,8 +38,8 @@ def test_auto_second_moment_reports_every_share():
 def test_auto_clips_about_the_balanced_number_of_rows():
     rel = dpm.release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm="auto", rng=3, center=None)
     budget = BoundBudget()
-    _, clipped = clip_target(budget, "second", "gaussian", 5, 0.9, 1e-6, "replace-one", "analytic", 0.09)
-    assert clipped == max(2 * noise_norm("second", "gaussian", 5, 0.9, 1e-6, "replace-one", "analytic"),
+    _, clipped = clip_target(budget, "second", GAUSSIAN, 5, 0.9, 1e-6, "replace-one", "analytic", 0.09)
+    assert clipped == max(2 * noise_norm("second", GAUSSIAN, 5, 0.9, 1e-6, "replace-one", "analytic"),
                           rank_error(0.09, budget.search, t=5))
     beyond = np.sum(NORMS > rel.row_norm)
     assert beyond < 3 * clipped and rel.parts[0].released["target"] == f"clip about {clipped:.3g} rows"

@@ -404,3 +404,32 @@ def test_a_centre_of_the_wrong_length_is_refused_before_any_task():
     for data in (da.from_array(X, chunks=50), dd.from_pandas(pd.DataFrame(X, columns=list("abc")), npartitions=2)):
         with pytest.raises(ValueError, match=r"^'center' must have one entry per feature \(3\); got 2\.$"):
             release_second_moment(data, epsilon=1.0, delta=1e-6, row_norm=3.0, center=np.zeros(2))
+
+
+def test_a_response_of_ones_is_made_in_the_blocks_tasks_so_the_rows_are_read_once(data):
+    """A dask vector of ones over the rows read every block a second time (the tensor's first moment, the mean,
+    CoinPress's steps: two passes on a cluster where one machine makes one)."""
+    from dpmoments.estimators import PrivateCovariance
+    from dpmoments.moments.tensor_moments import release_mog_moments
+
+    X, _ = data
+    rows = []
+
+    def counted(block):
+        rows.append(block.shape[0])
+        return block
+
+    x = da.from_array(X, chunks=(ROWS, D)).map_blocks(counted, dtype=float)
+    _same_sums(dask_moment_sums(x, row_ones(x), row_norm=1.5, response_bound=1.0),
+               accumulate_moments((X, np.ones(N)), row_norm=1.5, response_bound=1.0))
+    assert sum(rows) == N
+    rows.clear()
+    release_mog_moments(x, sigma2=0.1, epsilon=1.0, delta=1e-6, row_norm=1.5, rng=0)
+    assert sum(rows) == N
+    with pytest.raises(ValueError, match="row_ones"):
+        dask_moment_sums(x, row_ones(x + 1.0), row_norm=1.5, response_bound=1.0)
+    # CoinPress on a dask DataFrame (it was refused by a raw TypeError: a frame has no product with a matrix)
+    kw = dict(epsilon=1.0, delta=1e-6, method="coinpress", row_norm=2.0, rng=0)
+    ddf, cols = _frame(X, None, 5)
+    a = PrivateCovariance(**kw).fit(ddf[cols]).covariance_
+    np.testing.assert_allclose(a, PrivateCovariance(**kw).fit(X).covariance_, rtol=1e-9, atol=1e-12)

@@ -161,7 +161,8 @@ def run(args):
                            + ("the bounds were drawn privately (private_choices)" if est.bound_parts_
                               else "the bounds are PUBLIC, chosen before seeing the data")
                            + "; (r + B R)^2 bounds every squared residual and so the sensitivity of every candidate's exact minimum; each Q(M) is "
-                           "certified to within certified_gap of it, which the sensitivity adds"}
+                           "certified to within certified_gap of it for every input (a duality gap, or the ellipsoid method's bound after a "
+                           "number of steps fixed by n and the model's size), which the sensitivity adds"}
     with ResultsDir(args.out, args.force) as res:
         res.save_table("selected.csv", ["feature", "index"], [[names[j], j] for j in est.selected_])
         if grid and not args.no_figures:

@@ -39,13 +39,14 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .._validation import check_delta, check_epsilon, check_int, check_option
+from ..mechanisms.laws import GAUSSIAN, LAPLACE, WISHART, as_mechanism
 from ..privacy import ApproxDP, PureDP, Uncertified, ZCDP, calibrate_gaussian, compose
 
 __all__ = ["IRLSBudget", "irls_budget", "ACCOUNTINGS"]
 
 ACCOUNTINGS = ("zcdp", "basic", "advanced", "cdp-paper")
-FIRST_MOMENTS = ("gaussian", "laplace")
-SECOND_MOMENTS = ("gaussian", "wishart")
+FIRST_MOMENTS = (GAUSSIAN, LAPLACE)
+SECOND_MOMENTS = (GAUSSIAN, WISHART)  # the paper's Wishart W_d(d+1, .), uncertified
 WISHART_REASON = (
     "Park & Welling's Wishart second moment W_d(d+1, .) is not epsilon-DP: the support of B + W depends on B; "
     "no finite guarantee is known"
@@ -146,11 +147,10 @@ def irls_budget(epsilon, delta, n_iter, *, accounting="zcdp", first_moment="gaus
     delta = check_delta(delta)
     n_iter = check_int(n_iter, "n_iter", minimum=1)
     accounting = check_option(accounting, "accounting", ACCOUNTINGS)
-    kinds = (check_option(first_moment, "first_moment", FIRST_MOMENTS),
-             check_option(second_moment, "second_moment", SECOND_MOMENTS))
+    kinds = moment_laws(first_moment, second_moment)
     if isinstance(split, bool) or not isinstance(split, (int, float)) or not 0 < split < 1:
         raise ValueError(f"'split' must be a fraction in (0, 1); got {split!r}.")
-    n_gauss = n_iter * kinds.count("gaussian")
+    n_gauss = n_iter * sum(kind.needs_delta for kind in kinds)
     if delta == 0 and (n_gauss or accounting == "zcdp"):
         raise ValueError(
             f"'delta' must be in (0, 1) for accounting={accounting!r} with Gaussian releases; got {delta}."
@@ -165,6 +165,12 @@ def irls_budget(epsilon, delta, n_iter, *, accounting="zcdp", first_moment="gaus
     return _finish(pair, n_iter, "basic", compose(pair * n_iter))
 
 
+def moment_laws(first_moment, second_moment):
+    """The noise laws of the first and second moments, each parsed once from its name (or taken as a value)."""
+    return (as_mechanism(first_moment, "first_moment", FIRST_MOMENTS),
+            as_mechanism(second_moment, "second_moment", SECOND_MOMENTS))
+
+
 def _gaussian_release(eps, delta_i, calibration):
     # The guarantee the release's sigma buys: analytic calibration (basic, advanced) or the paper's classic
     # sigma = Delta sqrt(2 ln(1.25/delta)) / eps (cdp-paper; uncertified where the exact analysis fails it).
@@ -176,9 +182,9 @@ def _wishart_claim(eps):
 
 
 def _release(kind, eps, delta_i, calibration):
-    if kind == "gaussian":
+    if kind.needs_delta:
         return _gaussian_release(eps, delta_i, calibration)
-    return PureDP(eps) if kind == "laplace" else _wishart_claim(eps)
+    return PureDP(eps) if kind.certified else _wishart_claim(eps)
 
 
 def _pair(kinds, eps_a, eps_b, delta_i, calibration="analytic"):
@@ -194,11 +200,11 @@ def _zcdp(epsilon, delta, n_iter, kinds, split):
     pair = []
     for kind, share in zip(kinds, (split, 1 - split)):
         rho_i = share * g.rho / n_iter
-        if kind == "gaussian":
+        if kind.zcdp:
             pair.append(ZCDP(rho_i))
         else:  # epsilon-DP is epsilon^2/2-zCDP: the pure epsilon with the same rho
             eps_i = math.sqrt(2.0 * rho_i)
-            pair.append(PureDP(eps_i) if kind == "laplace" else _wishart_claim(eps_i))
+            pair.append(PureDP(eps_i) if kind.certified else _wishart_claim(eps_i))
     return _finish(tuple(pair), n_iter, "zcdp", compose(pair * n_iter, composition="zcdp", delta=delta))
 
 
@@ -228,7 +234,7 @@ def _advanced(epsilon, delta, n_iter, kinds, split, n_gauss, delta_slack):
 
 def _cdp_paper(epsilon, delta, n_iter, kinds):
     eps_step = math.sqrt(epsilon / n_iter)
-    n_gauss = n_iter * kinds.count("gaussian")
+    n_gauss = n_iter * sum(kind.needs_delta for kind in kinds)
     delta_i = delta / n_gauss if n_gauss else 0.0
     pair = _pair(kinds, eps_step, eps_step, delta_i, calibration="classic")
     mean_loss = n_iter * eps_step * math.expm1(eps_step) if eps_step < 700 else math.inf

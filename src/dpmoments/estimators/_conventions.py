@@ -328,7 +328,7 @@ def release_noise(statistic, release):
                          of="the normalised statistic" if release.n_public else "the sum, divided by the noisy n")]
     if release.count_noise_scale is not None:
         lines.append(noise_entry("row count", release.mechanism, release.count_noise_scale, sensitivity=1.0,
-                                 sensitivity_norm="l1" if release.mechanism == "laplace" else "l2"))
+                                 sensitivity_norm=release.law.norm))
     return lines
 
 

@@ -54,9 +54,8 @@ FLOORED_SHARE = 0.05
 def irls_laws(first, second, scales, d):
     """The noise laws of the first- and second-moment releases of one IRLS iteration."""
     if scales["A"] == 0.0:
-        return NoiseLaw("none", 0.0), NoiseLaw("none", 0.0)
-    law_b = NoiseLaw("wishart", scales["B"], d + 1) if second == "wishart" else NoiseLaw("gaussian", scales["B"])
-    return NoiseLaw(first, scales["A"]), law_b
+        return NoiseLaw(NONE, 0.0), NoiseLaw(NONE, 0.0)
+    return NoiseLaw(first, scales["A"]), NoiseLaw(second, scales["B"], d + 1 if not second.additive else None)
 
 
 def _product_cov(law, theta):

@@ -15,7 +15,7 @@ a row and the previous private iterate; everything else is post-processing.
 
 import numpy as np
 
-from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, wishart_noise
+from ..mechanisms import wishart_noise
 from ..moments import clip_rows
 from ..solvers.irls import auto_psd_floor, irls_weights, solve_weighted, weighted_moments
 
@@ -37,7 +37,7 @@ def psd_floor_in_use(psd_floor, second_moment, scale_b, d):
         return None
     if psd_floor != "auto":
         return float(psd_floor)
-    if second_moment == "wishart":
+    if not second_moment.additive:  # the paper's Wishart noise
         return 0.0
     return auto_psd_floor(d, scale_b)
 
@@ -62,8 +62,7 @@ def _noisy(A, B, scales, first_moment, second_moment, rng):
     if scales["A"] == 0.0:
         return A, B
     d = A.size
-    first_noise = laplace_noise if first_moment == "laplace" else gaussian_noise
-    A = A + first_noise(d, scales["A"], rng)
-    if second_moment == "wishart":
+    A = A + first_moment.vector(d, scales["A"], rng)
+    if not second_moment.additive:  # the paper's Wishart W_d(d+1, cI), mean and all
         return A, B + wishart_noise(d, d + 1, scales["B"], rng)
-    return A, B + symmetric_matrix_noise(d, scales["B"], rng)
+    return A, B + second_moment.matrix(d, scales["B"], rng)

@@ -15,7 +15,7 @@ from ..moments.release import Part
 from ..privacy import ZCDP, PureDP, analytic_gaussian_sigma, classic_gaussian_sigma, compose
 from ..privacy import calibrate_gaussian, zcdp_gaussian_sigma, zcdp_to_approx_dp
 from .._validation import check_sensitivity
-from ._budget import irls_budget
+from ._budget import irls_budget, moment_laws
 from ._irls_sampling import sampling_scales
 from .model_defaults import INTERCEPT_SCALE, W_MAX_AUTO
 
@@ -80,14 +80,15 @@ class IRLSPlanMixin:
         budget = irls_budget(self._epsilon_main(), self.delta, self.n_iter, accounting=self.accounting,
                              first_moment=self.first_moment, second_moment=self.second_moment,
                              split=self.split, delta_slack=self.delta_slack)
-        scales = {"A": self._scale(budget.first_moment, self.first_moment, sens["A_l2"], sens["A_l1"]),
-                  "B": self._scale(budget.second_moment, self.second_moment, sens["B_l2"], None, n, R)}
+        first, second = moment_laws(self.first_moment, self.second_moment)
+        scales = {"A": self._scale(budget.first_moment, first, sens["A_l2"], sens["A_l1"]),
+                  "B": self._scale(budget.second_moment, second, sens["B_l2"], None, n, R)}
         return budget, budget.total, sens, scales
 
     def _scale(self, g, kind, l2, l1, n=None, R=None):
-        if kind == "laplace":
+        if kind.norm == "l1":  # Laplace: pure epsilon at the L1 sensitivity
             return l1 / g.epsilon
-        if kind == "wishart":  # the paper's scale (for its claimed epsilon), with R^2 for a general row bound
+        if not kind.additive:  # Wishart: the paper's scale (for its claimed epsilon), with R^2 for a general row bound
             return self._w_max() * R * R / (2.0 * g.claim.epsilon * n)
         if self.accounting == "zcdp":
             return zcdp_gaussian_sigma(g.rho_or_none, l2)

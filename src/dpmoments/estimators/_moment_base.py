@@ -15,6 +15,7 @@ import numpy as np
 
 from .._rng import noise_source
 from .._validation import check_nonnegative, check_option
+from ..mechanisms import laws
 from ..moments import Release, release_second_moment
 from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import PureDP, Uncertified, check_accountant
@@ -35,7 +36,7 @@ class MomentEstimator:
     fits the same classes without importing it.
     """
 
-    _mechanisms = ("gaussian", "laplace", "wishart", "wishart-approx")
+    _mechanisms = laws.names(laws.SECOND_MOMENT)
 
     # -- fit from data, or from a release -----------------------------------------
     def _fit_from_data(self, X, make_release):
@@ -67,9 +68,9 @@ class MomentEstimator:
     # -- the release ------------------------------------------------------------
     def _release_from(self, X):
         X = as_source(X).checked()  # dask collections and paths go to the streaming release unmaterialised
-        check_option(self.mechanism, "mechanism", self._mechanisms)
+        check_option(self.mechanism, "mechanism", self._mechanisms)  # the names this estimator offers
         self._check_affordable()
-        kwargs = dict(row_norm=self.row_norm, mechanism=self.mechanism, neighbours=self.neighbours,
+        kwargs = dict(row_norm=self.row_norm, mechanism=laws.MECHANISMS[self.mechanism], neighbours=self.neighbours,
                       calibration=self.calibration, count_share=self.count_share)
         if self._private_choices() and getattr(self, "ranges", None) is not None:
             release = ranged_second_moment(X, self.ranges, self._column_names(X), epsilon=self.epsilon,
@@ -121,7 +122,7 @@ class MomentEstimator:
             raise ValueError(f"'center' must be None, a public vector or 'private'; got {self.center!r}.")
         private = needs_private_choices(self.row_norm, self.center, self._scale()) or \
             getattr(self, "ranges", None) is not None
-        if private and self.mechanism not in ("gaussian", "laplace"):
+        if private and laws.named(self.mechanism) not in laws.ADDITIVE:
             what = [name for name, chosen in (("center='private' (the default)", isinstance(self.center, str)),
                                               ("row_norm='auto' (the default)", is_auto(self.row_norm)),
                                               ("scale='private'", self._scale() is not None),

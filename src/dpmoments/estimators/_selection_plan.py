@@ -17,6 +17,9 @@ from .model_defaults import R_SHARE
 
 __all__ = ["MECHANISMS", "R_SHARE", "candidate_family", "SelectionPlanMixin"]
 MECHANISMS = ("noisy-min", "exponential")
+# The least 'gap_tolerance': Q_R is a sum of n squared residuals, each at most Delta, whose rounding
+# (about 1e-16 n d Delta) must stay well below the tolerance Delta * gap_tolerance that the noise covers.
+MIN_GAP_TOLERANCE = 1e-9
 _MAX_CANDIDATES = 20_000
 
 
@@ -126,8 +129,9 @@ class SelectionPlanMixin:
             lo = hi = math.nan
         if not 0 < lo < hi:
             raise ValueError(f"'R_range' must be (low, high) with 0 < low < high; got {self.R_range!r}.")
-        if check_positive(self.gap_tolerance, "gap_tolerance") >= 1:
-            raise ValueError(f"'gap_tolerance' must be in (0, 1); got {self.gap_tolerance}.")
+        if not MIN_GAP_TOLERANCE <= check_positive(self.gap_tolerance, "gap_tolerance") < 1:
+            raise ValueError(f"'gap_tolerance' must be in [{MIN_GAP_TOLERANCE:g}, 1) (below, the rounding of Q_R in "
+                             f"floating point is larger than the tolerance); got {self.gap_tolerance}.")
         check_int(self.qp_iterations, "qp_iterations", minimum=1)
         check_neighbours(self.neighbours, ("replace-one",), "the analysis (BIC, private R and sigma2) is for "
                          "replace-one with n public, which also covers zero-out pairs")

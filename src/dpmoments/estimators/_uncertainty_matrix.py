@@ -15,6 +15,7 @@ from ..solvers.eigen import top_eigenpairs
 from .error_draws import every_part_draws, hull_interval
 from .graph import partial_correlations
 from .diagnostics import Diagnostics, check_centre, check_matrix, in_data_units, largest_noise, variance_noise_level
+from ..mechanisms.laws import WISHART
 from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
 from .uncertainty import count_relative_sd, noise_law, redraw
 from .uncertainty import UNSTABLE_DEGREES, z_value
@@ -330,7 +331,7 @@ def _partial_correlation_spread(precision, sets, level, parts):
 def output_perturbation_spread(precision, scale, level, owner):
     """Closed-form spread of Wang et al.'s output perturbation: ``W_d(d+1, scale I)`` added to the precision."""
     d = precision.shape[0]
-    law, diag = NoiseLaw("wishart", float(scale), d + 1), Diagnostics(owner)
+    law, diag = NoiseLaw(WISHART, float(scale), d + 1), Diagnostics(owner)
     se = np.full((d, d), law.sd)
     np.fill_diagonal(se, law.diagonal_sd)
     snr = check_matrix(precision - law.diagonal_mean * np.eye(d), law, diag, what="the perturbed precision",

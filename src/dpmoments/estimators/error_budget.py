@@ -72,8 +72,9 @@ def _psd(M):
     return (V * np.maximum(w, 0.0)) @ V.T
 
 
-def _clipping(release, level, d, released):
-    """The clipping bias's part of every entry's interval, standardised units.
+def _clipping(release, level, d, sigma):
+    """The clipping bias's part of every entry's interval, standardised units (``sigma``: the released
+    matrix's PSD projection, :func:`_psd`).
 
     Returns ``(lo, hi, sd, withheld columns, summary)``: shifts of the lower
     and upper ends, a noise sd to add to the upper half-width in quadrature
@@ -100,7 +101,6 @@ def _clipping(release, level, d, released):
     # D_ij ~ rho_ij sqrt(D_ii D_jj): towards a larger |entry|, by the released correlation times the variances'
     # upper ends
     up = np.maximum(lost, 0.0) + z * sd
-    sigma = _psd(released)
     v = np.sqrt(np.maximum(np.diag(sigma), 1e-300))
     rho = np.clip(sigma / np.outer(v, v), -1.0, 1.0)
     towards = np.abs(rho) * np.sqrt(np.outer(up, up)) * ~touched
@@ -144,9 +144,11 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target):
     s = centre_noise_scale(release) or 0.0
     centre_var = np.full((d, d), s**4) + np.eye(d) * s**4  # Var(e_i e_j): s^4, and 2 s^4 on the diagonal
     mid = centre - s**2 * np.eye(d)
-    sampling_var = sampling_variance(release, mid) if target == "population" else np.zeros((d, d))
+    # One eigendecomposition (about 9 d^3 flops, the command's largest cost at large d) serves both parts
+    sigma = _psd(mid) if target == "population" or clipping_part(release) is not None else None
+    sampling_var = sampling_variance(release, sigma) if target == "population" else np.zeros((d, d))
     se = np.sqrt(noise_se**2 + sampling_var + centre_var)
-    bias_lo, bias_hi, bias_sd, withheld_cols, clip = _clipping(release, level, d, mid)
+    bias_lo, bias_hi, bias_sd, withheld_cols, clip = _clipping(release, level, d, sigma)
     biased = withheld_cols[:, None] | withheld_cols[None, :]
     normal_parts = noise_se**2 + sampling_var
 
@@ -193,7 +195,7 @@ SAMPLING_TEXT = ("a bound without fourth moments: a row clipped to ||z|| <= R ha
                  "S_ii (R^2 - S_ii), over n, from the released matrix")
 
 
-def sampling_variance(release, second):
+def sampling_variance(release, sigma):
     r"""A bound on each entry's sampling variance that holds for any law of the (clipped) rows, no fourth moment.
 
     A row clipped to :math:`\|z\| \le R` has :math:`z_i^2 + z_j^2 \le R^2`, so
@@ -201,12 +203,11 @@ def sampling_variance(release, second):
     :math:`z_i^2 z_j^2 \le (z_i^2 + z_j^2)^2 / 4 \le R^2 (z_i^2 + z_j^2) / 4`, also
     :math:`\le R^2 (S_{ii} + S_{jj}) / 4`; then :math:`\operatorname{Var}(z_i z_j) \le E z_i^2 z_j^2 - S_{ij}^2`,
     and :math:`\operatorname{Var}(z_i^2) \le S_{ii}(R^2 - S_{ii})`, each over ``n``. Normal theory,
-    :math:`(S_{ii} S_{jj} + S_{ij}^2)/n`, understates heavy tails (its fourth moments are the normal's). ``second``:
-    the released matrix (standardised units, the centre's mean removed), evaluated at its PSD projection with
-    variances in ``[0, R^2]``. Post-processing of the release: no rows.
+    :math:`(S_{ii} S_{jj} + S_{ij}^2)/n`, understates heavy tails (its fourth moments are the normal's). ``sigma``:
+    the PSD projection (:func:`_psd`) of the released matrix (standardised units, the centre's mean removed),
+    its variances taken in ``[0, R^2]``. Post-processing of the release: no rows.
     """
     R2, n = float(release.row_norm) ** 2, float(release.n)
-    sigma = _psd(second)
     v = np.clip(np.diag(sigma), 0.0, R2)
     each = R2 * v - v**2  # E z_i^2 z_j^2 <= R^2 S_ii - S_ii^2 (and the same with j)
     product = np.minimum(np.minimum.outer(each, each), R2 * np.add.outer(v, v) / 4.0)

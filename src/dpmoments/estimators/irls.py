@@ -21,6 +21,8 @@ from ._conventions import release_input, release_noise
 from ._irls_error import irls_error_budget, irls_laws
 from ._irls_iterations import clipped_design, private_iterations, psd_floor_in_use
 from ._irls_plan import IRLSPlanMixin
+from ._budget import moment_laws
+from ..mechanisms.laws import NONE, WISHART
 from .model_defaults import N_ITER
 from ._irls_sampling import release_sampling, sandwich_parts
 from ._column_map import column_map
@@ -312,6 +314,7 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         self.row_norm_, self.response_bound_ = (self._free_bound(k) or (1.0 if is_auto(v) else float(v)) for k, v in
                                                 (("row_norm", self.row_norm), ("response_bound", self.response_bound)))
         budget, guarantee, _, _ = self._plan(n, d)
+        first, second = moment_laws(self.first_moment, self.second_moment)
         guarantee, parts = self._with_parts(budget, guarantee)
         source = noise_source(self.rng)  # where the noise starts: a second fit from the same seed is refused
         if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one",
@@ -319,7 +322,7 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
             self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one",
                                   noise_source=source)  # raises, with why
         self._warn(guarantee)
-        if self.first_moment == "gaussian" or self.second_moment == "gaussian":
+        if first.needs_delta or second.needs_delta:
             warn_if_delta_large(self.delta, n, noisy=False, stacklevel=2)
         rng = as_generator(self.rng)
         autos = self._autos()
@@ -335,17 +338,17 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         self.w_max_ = self._w_max()
         Z = clipped_design(X, self.row_norm_, self._kappa() if self.fit_intercept else None)
         yc = clip_responses(y, self.response_bound_)
-        floor = psd_floor_in_use(self.psd_floor, self.second_moment, scales["B"], d)
+        floor = psd_floor_in_use(self.psd_floor, second, scales["B"], d)
         theta, clipped, iterations = private_iterations(Z, yc, n_iter=self.n_iter, w_max=self.w_max_, p=self.p,
-                                                        floor=floor, scales=scales, first_moment=self.first_moment,
-                                                        second_moment=self.second_moment, rng=rng)
+                                                        floor=floor, scales=scales, first_moment=first,
+                                                        second_moment=second, rng=rng)
         self.sampling_noise_ = []
         sampling = self._sampling(Z, yc, theta, n, rng) if self._sampling_on() else None
         if self.accountant is not None:
             self.accountant.spend(guarantee, label="PrivateIRLS", neighbours="replace-one", noise_source=source)
         self.privacy_parts_ = tuple(parts)
-        self._set_fitted(clipped, budget, guarantee, sens, scales)
-        self._set_spread(iterations, floor, irls_laws(self.first_moment, self.second_moment, scales, theta.size),
+        self._set_fitted(clipped, budget, guarantee, sens, scales, (first, second))
+        self._set_spread(iterations, floor, irls_laws(first, second, scales, theta.size),
                          sampling, n, self._map.back(self._kappa(), self._intercept_column))
         self.ranges_ = self._map.to_dict(names)
         return self
@@ -443,7 +446,7 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         elif not guarantee.certified:
             warnings.warn(f"PrivateIRLS: {guarantee}.", UncertifiedPrivacyWarning, stacklevel=3)
 
-    def _set_fitted(self, clipped, budget, guarantee, sens, scales):
+    def _set_fitted(self, clipped, budget, guarantee, sens, scales, laws):
         self.n_iter_ = int(self.n_iter)
         self.budget_ = budget
         self.privacy_ = guarantee
@@ -451,16 +454,16 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         self.n_psd_clipped_ = clipped
         self.n_features_in_ = self._map.center.size
         releases = len(clipped)
-        kind_a, kind_b = (k if scales[s] else "none" for k, s in ((self.first_moment, "A"), (self.second_moment, "B")))
+        kind_a, kind_b = (k if scales[s] else NONE for k, s in zip(laws, ("A", "B")))
+        norm_a = "l1" if kind_a.norm == "l1" else "l2"  # no noise (epsilon = inf) is listed at the L2 sensitivity
+        norm_b = None if kind_b is WISHART else "l2"  # the paper's Wishart noise has no sensitivity
         self.privacy_report_ = privacy_report(
             self, guarantee=guarantee, neighbours=self.neighbours_, randomness=describe_randomness(self.rng),
             parts=self.privacy_parts_, budget=None if budget is None else budget.to_dict(), sensitivity=sens,
-            noise=[noise_entry("first moment A", kind_a, scales["A"], releases=releases,
-                               sensitivity=sens["A_l1" if kind_a == "laplace" else "A_l2"],
-                               sensitivity_norm="l1" if kind_a == "laplace" else "l2"),
-                   noise_entry("second moment B", kind_b, scales["B"], releases=releases,
-                               sensitivity=None if kind_b == "wishart" else sens["B_l2"],
-                               sensitivity_norm=None if kind_b == "wishart" else "l2")]
+            noise=[noise_entry("first moment A", kind_a.name, scales["A"], releases=releases,
+                               sensitivity=sens[f"A_{norm_a}"], sensitivity_norm=norm_a),
+                   noise_entry("second moment B", kind_b.name, scales["B"], releases=releases,
+                               sensitivity=None if norm_b is None else sens["B_l2"], sensitivity_norm=norm_b)]
             + getattr(self, "sampling_noise_", []))
 
     def predict(self, X):

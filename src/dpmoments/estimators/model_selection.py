@@ -102,14 +102,14 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, BaseEstim
     refit_epsilon : float, optional
         If given, ``coef_`` is refitted on the selected model from
         Laplace-noised moments restricted to it, with this extra budget.
-    gap_tolerance : float > 0, default=1e-6
-        Every ``Q_R`` is certified by its duality gap to within
-        ``gap_tolerance * Delta`` of the exact minimum, and the noise is
-        calibrated to ``Delta (1 + gap_tolerance)`` (see Privacy). A model
-        that cannot be certified makes ``fit`` refuse.
+    gap_tolerance : float in [1e-9, 1), default=1e-6
+        Every ``Q_R`` is within ``gap_tolerance * Delta`` of the exact
+        minimum, for every input (no refusal), and the noise is calibrated to
+        ``Delta (1 + gap_tolerance)`` (see Privacy). The solver's steps grow
+        with ``log(n / gap_tolerance)``.
     qp_iterations : int, default=300
-        Projected-gradient iterations per model, always run in full (the
-        solver's work does not depend on the data; see Notes).
+        Projected-gradient iterations per model of the fast path, always run
+        in full (the solver's work does not depend on the data; see Notes).
     release_scores : bool, default=False
         Store the noisy criteria of *all* models in ``scores_``. Report-noisy-min
         is epsilon-DP only when the argmin alone is released; releasing all
@@ -201,12 +201,17 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, BaseEstim
     squared residual lies in ``[0, (r + bounds R)^2]`` and the exact minimum
     ``Q_R(M, .)`` changes by at most ``Delta = (r + bounds R)^2`` for every
     ``M``. The released scores use the solver's value ``q(M, D) = f(beta)``
-    at a feasible ``beta`` whose Frank--Wolfe gap is at most ``tau =
-    gap_tolerance * Delta``; feasibility gives ``Q_R <= q`` and the gap gives
-    ``q <= Q_R + tau``, so ``q(M, D) - q(M, D') <= Q_R(M, D) + tau - Q_R(M,
-    D') <= Delta + tau`` (and symmetrically): ``q`` has sensitivity ``Delta'
-    = Delta + tau``, to which report-noisy-min (Laplace scale ``2 Delta' /
-    epsilon``) and the exponential mechanism are calibrated; both are then
+    at a feasible ``beta`` (so ``Q_R <= q``) with ``q <= Q_R + tau``, ``tau =
+    gap_tolerance * Delta``, for **every** data set: either a Frank--Wolfe
+    gap at most ``tau`` certifies it, or it is no worse than the best centre
+    of the ellipsoid method run for a number of steps fixed by ``|M|``,
+    ``n`` and ``gap_tolerance``, whose bound ``f - Q_R < tau`` holds whatever
+    the data (``f`` varies by at most ``n Delta`` on the ball;
+    :mod:`dpmoments.solvers.l1_ball_ellipsoid`). Hence ``q(M, D) - q(M, D')
+    <= Q_R(M, D) + tau - Q_R(M, D') <= Delta + tau`` (and symmetrically):
+    ``q`` has sensitivity ``Delta' = Delta + tau``, to which report-noisy-min
+    (Laplace scale ``2 Delta' / epsilon``) and the exponential mechanism are
+    calibrated, and no data set is refused; both are then
     epsilon-DP; report-noisy-min's noisy gap to the runner-up (``selection_gap_``)
     comes at no extra cost (Ding, Wang, Zhang & Kifer, PVLDB 13(3), 2019). (Floating-point rounding of the sums and of ``f``, relative
     ~1e-16, is outside this model, as for every float release.) Private ``R``: the upper triangle
@@ -222,8 +227,8 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, BaseEstim
     Timing: the scores are computed by
     :func:`dpmoments.solvers.l1_ball_certified.certified_objectives`, which
     runs the same operations on arrays of the same shapes for every data set
-    (no closed-form shortcut, no early exit); what still varies with the data
-    is listed there.
+    (no closed-form shortcut, no early exit, no refusal); what still varies
+    with the data is listed there.
 
     Examples
     --------
@@ -316,9 +321,10 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, BaseEstim
                                   f"{self.bounds_:g} and R = {self.R_:g}")  # sensitivity of the exact minimum Q_R
         tau = self.gap_tolerance * exact  # every Q_R below is certified to within tau of its exact minimum
         delta_q = exact + tau
-        self.sigma2_ = self._sigma2(G, b, c, n, delta_q, tau, rng)
+        spread = n * exact  # every squared residual on the ball lies in [0, exact]: f varies by at most n * exact
+        self.sigma2_ = self._sigma2(G, b, c, n, delta_q, tau, spread, rng)
         self.phi_ = self._penalty(G, b, c, n, len(family), delta_q)
-        q = self._certified(G, b, c, family, tau)
+        q = self._certified(G, b, c, family, tau, spread)
         index = self._select(q + self.phi_ * np.array([len(m) for m in family]), delta_q, rng)
         self._set_margin(delta_q, len(family))
         self.selected_ = family[index]
@@ -370,9 +376,10 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, BaseEstim
         self.snr_, self.diagnostics_, self.uncertainty_ = snr, diagnostics, {**summary, "phi": self.phi_,
                                                                              "phi_units": "y^2"}
 
-    def _certified(self, G, b, c, family, tau):
-        """Q_R of every model, each within tau of its exact minimum (constant work; refuses otherwise)."""
-        return certified_objectives(G, b, c, self.R_, family, tolerance=tau, n_iter=self.qp_iterations)[0]
+    def _certified(self, G, b, c, family, tau, spread):
+        """Q_R of every model, each within tau of its exact minimum for every input (work fixed by public values)."""
+        return certified_objectives(G, b, c, self.R_, family, tolerance=tau, spread=spread,
+                                    n_iter=self.qp_iterations)[0]
 
     def _select(self, scores, delta_q, rng):
         eps = self._selection_epsilon()
@@ -417,10 +424,10 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, BaseEstim
         lo, hi = self.R_range
         return float(min(max(np.abs(beta).sum(), lo), hi))
 
-    def _sigma2(self, G, b, c, n, delta_q, tau, rng):
+    def _sigma2(self, G, b, c, n, delta_q, tau, spread, rng):
         if self.sigma2 != "private":
             return float(self.sigma2)
-        q_full = self._certified(G, b, c, [tuple(range(b.size))], tau)[0] / n
+        q_full = self._certified(G, b, c, [tuple(range(b.size))], tau, spread)[0] / n
         eps = float(self.sigma2_epsilon)
         noisy = q_full if math.isinf(eps) else q_full + float(laplace_noise((), delta_q / (n * eps), rng))
         return float(min(max(noisy, 1e-12), self.response_bound_**2))

@@ -10,6 +10,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 
 from .._validation import check_int, check_nonnegative, check_option, check_positive, check_real
+from ..mechanisms import laws
 from ..solvers import graphical_lasso, graphical_lasso_admm, iter_graphical_lasso_path, ridge_precision
 from ._conventions import all_or_nothing, check_input, name_of, built_on_first_use
 from ._glasso_output import fit_output
@@ -224,7 +225,7 @@ class GraphicalLassoFit(_PrecisionBase):
     (4, 4)
     """
 
-    _mechanisms = ("gaussian", "laplace", "wishart", "wishart-approx", "output")
+    _mechanisms = (*laws.names(laws.SECOND_MOMENT), "output")  # output perturbation: Wishart noise on the solution
 
     _estimator = "PrivateGraphicalLasso"
 

@@ -59,14 +59,9 @@ def noise_floor(release):
     """
     p = release.n_features
     m = p * (p - 1) / 2
-    if release.mechanism == "none" or m <= 1 or release.noise_scale == 0:
+    if m <= 1 or release.noise_scale == 0:
         return 0.0
-    scale = float(release.noise_scale)
-    if release.mechanism in ("laplace", "discrete-laplace"):  # the largest of m Laplace(b) is about b ln m
-        return scale * math.log(m)
-    if release.mechanism.startswith("wishart"):
-        scale *= math.sqrt(release.noise_df)
-    return scale * math.sqrt(2.0 * math.log(m))
+    return release.law.largest_of(m, float(release.noise_scale), release.noise_df)
 
 
 def ebic(S, precision, n_samples, gamma=0.5, tol=1e-10):

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..mechanisms.laws import NONE
 from ..privacy.relations import describe_relation
 from .graph import RIDGE_THRESHOLD, edge_matrix, partial_correlations
 from .summary import (Noise, Summary, choices_lines, feature_labels, interval_text, num, randomness_text, release_lines,
@@ -120,9 +121,11 @@ def statistic_words(release):
 
 def noise_floor(release):
     """2 sd sqrt(d): the expected spectral norm of the d x d symmetric noise (Wigner semicircle edge)."""
-    if release.mechanism == "none" or not release.noise_scale:
+    law = release.law
+    if law is NONE or not release.noise_scale:
         return 0.0
-    sd = release.noise_scale * (math.sqrt(2.0) if release.mechanism == "laplace" else 1.0)
+    # Wishart noise: its scale c stands in for the sd here, as it always has (its own edge: NoiseLaw.spectral_norm)
+    sd = law.sd(release.noise_scale) if law.additive else release.noise_scale
     return 2.0 * sd * math.sqrt(release.n_features)
 
 

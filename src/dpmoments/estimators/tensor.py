@@ -343,13 +343,14 @@ class TensorDecompositionFit:
         from ..moments.auto_release import FIXED_LOWEST, MARGIN_T, check_auto_source, public_n_what, rank_error
         from ..moments.private_bounds import quantile_pass, select_quantiles
         from ..moments.release import count_fields
+        from ..mechanisms.laws import GAUSSIAN
         from ..moments.choice_budget import BOUND_OPTION, PrivateChoiceBudget
 
         check_auto_source(X)
         bounds = as_bound_budget(self.bound_budget)
         if box is not None and bounds.search == SearchRange():  # every column ranged: the grid ends at the box
             bounds = dataclasses.replace(bounds, search=SearchRange(box * 10.0 ** -GRID_DECADES, box, GRID_STEPS))
-        budget = PrivateChoiceBudget(common["epsilon"], common["delta"], "gaussian", common["calibration"], self.neighbours)
+        budget = PrivateChoiceBudget(common["epsilon"], common["delta"], GAUSSIAN, common["calibration"], self.neighbours)
         each, guarantee = budget.draws(bounds.share)
         center = None if self.center is None else check_vector(self.center, "center")
         (bins,), _ = quantile_pass(X, [("row-norm", center, None)], search=bounds.search)

@@ -44,6 +44,9 @@ class Mechanism:
         Its proof holds (the papers' Wishart claim does not).
     discrete : bool
         Exact integer noise on a grid (``secure=True``); its spread is the continuous law's of the same scale.
+    chooses_calibration : bool
+        The caller chooses how it is calibrated (``"analytic"``, ``"classic"``, ``"zcdp"``) and the
+        release records the choice.
     """
 
     name: str
@@ -52,6 +55,7 @@ class Mechanism:
     zcdp: bool = False
     certified: bool = True
     discrete: bool = False
+    chooses_calibration: bool = False
 
     def __str__(self):
         return self.name
@@ -246,7 +250,7 @@ def _wishart_off_diagonal_level(k, tail, nodes=4000):
 
 
 NONE = NoNoise("none")
-GAUSSIAN = Gaussian("gaussian", norm="l2", needs_delta=True, zcdp=True)
+GAUSSIAN = Gaussian("gaussian", norm="l2", needs_delta=True, zcdp=True, chooses_calibration=True)
 LAPLACE = Laplace("laplace", norm="l1")
 DISCRETE_GAUSSIAN = Gaussian("discrete-gaussian", norm="l2", needs_delta=True, zcdp=True, discrete=True)
 DISCRETE_LAPLACE = Laplace("discrete-laplace", norm="l1", discrete=True)
@@ -256,9 +260,17 @@ WISHART_APPROX = Wishart("wishart-approx", needs_delta=True)
 #: Every mechanism by its name: the one table :func:`as_mechanism` reads.
 MECHANISMS = {m.name: m for m in (NONE, GAUSSIAN, LAPLACE, WISHART, WISHART_APPROX, DISCRETE_GAUSSIAN,
                                   DISCRETE_LAPLACE)}
-#: What a caller may ask for by name: the continuous laws (exact discrete noise is asked for with ``secure=True``).
+#: What a caller may ask for by name (exact discrete noise is asked for with ``secure=True``): the additive laws,
+#: which every statistic, a noisy count and a private choice can use, and those a second moment can also use.
 ADDITIVE = (GAUSSIAN, LAPLACE)
 SECOND_MOMENT = (GAUSSIAN, LAPLACE, WISHART, WISHART_APPROX)
+#: Each additive law's exact discrete counterpart (``secure=True``).
+DISCRETE = {GAUSSIAN: DISCRETE_GAUSSIAN, LAPLACE: DISCRETE_LAPLACE}
+
+
+def named(value):
+    """The :class:`Mechanism` that ``value`` (a name or a value) names, or None: for a caller with its own refusal."""
+    return value if isinstance(value, Mechanism) else MECHANISMS.get(value) if isinstance(value, str) else None
 
 
 def as_mechanism(value, parameter="mechanism", allowed=SECOND_MOMENT):
@@ -266,7 +278,7 @@ def as_mechanism(value, parameter="mechanism", allowed=SECOND_MOMENT):
 
     Refused in one line naming ``parameter``: anything but one of the allowed names or values.
     """
-    mech = value if isinstance(value, Mechanism) else MECHANISMS.get(value) if isinstance(value, str) else None
+    mech = named(value)
     if mech is None or mech not in allowed:
         names = ", ".join(repr(m.name) for m in sorted(allowed, key=lambda m: m.name))
         got = value.name if isinstance(value, Mechanism) else value

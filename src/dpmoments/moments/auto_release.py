@@ -52,8 +52,10 @@ from dataclasses import dataclass, field
 
 from .._rng import spawn
 from ..exceptions import BoundWarning, TooFewRowsError
-from ..privacy import ZCDP, PureDP, calibrate_gaussian, calibrate_laplace, compose, zcdp_to_approx_dp
+from ..mechanisms.laws import ADDITIVE
+from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 from .binned_sums import binned_pass
+from .calibrated import calibrate
 from .counts import COUNT_SHARE, split_budget, splits_in_rho
 from .private_bounds import (TIE_PRIOR, SearchRange, as_search_range, noisy_clipped_count, quantile_pass,
                              select_quantiles)
@@ -149,8 +151,8 @@ def check_auto_source(X, what="row_norm='auto'"):
 
 
 def check_auto_privacy(mechanism, secure, what="row_norm='auto'"):
-    if mechanism not in ("gaussian", "laplace"):
-        raise ValueError(f"{what} supports mechanism 'gaussian' or 'laplace'; got {mechanism!r}.")
+    if mechanism not in ADDITIVE:  # a value: the caller parsed the name
+        raise ValueError(f"{what} supports mechanism 'gaussian' or 'laplace'; got {str(mechanism)!r}.")
     if secure:
         raise ValueError(f"{what} is not available with secure=True: the private quantile draws "
                          "floating-point noise; give a public bound.")
@@ -164,17 +166,14 @@ def noise_norm(statistic, mechanism, d, epsilon, delta, neighbours, calibration,
     """
     if math.isinf(epsilon):
         return 0.0
-    norm = "l2" if mechanism == "gaussian" else "l1"
+    norm = mechanism.norm
     n_samples = 1
     if neighbours == "add-remove":
         in_rho = splits_in_rho(mechanism, calibration)
         n_samples, (epsilon, delta) = None, split_budget(epsilon, delta, count_share, in_rho)[1]
     sens = moment_sensitivity(statistic, norm=norm, n_samples=n_samples, n_features=d, neighbours=neighbours,
                               row_norm=1.0, response_bound=1.0)
-    if mechanism == "gaussian":
-        sd = calibrate_gaussian(epsilon, delta, sens, calibration)[0]
-    else:
-        sd = math.sqrt(2.0) * calibrate_laplace(epsilon, sens)[0]
+    sd = mechanism.sd(calibrate(mechanism, epsilon, delta, sens, calibration)[0])
     entries = {"second": d * d, "cross": d, "third": d**3}[statistic]
     return sd * math.sqrt(entries)
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..data import as_source, iter_chunks
 from ..exceptions import TooFewRowsError
+from ..mechanisms.laws import named
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 from .auto_release import minimum_on_refusal, rank_error
 from .private_bounds import check_margin
@@ -39,9 +40,10 @@ class PrivateChoiceBudget:
         self.epsilon, self.delta, self.calibration, self.parts = epsilon, delta, calibration, []
         self.neighbours = neighbours
         self.exact = math.isinf(epsilon)
-        self.zcdp = mechanism == "gaussian" and not self.exact
+        law = named(mechanism)  # a name where a release's record is asked again (cli/_release)
+        self.zcdp = law is not None and law.zcdp and not law.discrete and not self.exact
         if self.zcdp and delta is None:  # as release_second_moment words it, not "must be a real number"
-            raise ValueError(f"mechanism={mechanism!r} needs 'delta' in (0, 1); got None.")
+            raise ValueError(f"mechanism={law.name!r} needs 'delta' in (0, 1); got None.")
         self.rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho if self.zcdp else None
         self.weakest = None  # (epsilon, what) of the weakest draw made: warned about if unreliable (_finish)
 

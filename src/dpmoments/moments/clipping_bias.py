@@ -35,8 +35,9 @@ import numpy as np
 
 from .._rng import spawn
 from ..mechanisms import gaussian_noise, laplace_noise
-from ..privacy import ZCDP, PureDP, calibrate_gaussian, calibrate_laplace, compose
+from ..privacy import ZCDP, PureDP, compose
 from ..data import as_source, iter_chunks
+from .calibrated import calibrate
 from .dask_moments import dask_moment_sums_with
 
 __all__ = ["OUTER_FACTOR", "COUNT_FRACTION", "clipping_excess_sums", "release_clipping_excess",
@@ -157,13 +158,9 @@ def release_clipping_excess(X, *, center, scale, row_norm, privacy, count_privac
         l2 = (math.sqrt(2.0) if neighbours == "replace-one" else 1.0) * unit / rows
         l1 = (2.0 if neighbours == "replace-one" else 1.0) * unit / rows
         divisor, mean = 1.0, sums / rows
-    if mechanism == "laplace":
-        b, guarantee = calibrate_laplace(privacy["epsilon"], l1)
-        noisy, sd = mean + laplace_noise(mean.shape, b, gen_vector), math.sqrt(2.0) * b
-    else:
-        sigma, guarantee = calibrate_gaussian(privacy["epsilon"], privacy["delta"], l2,
-                                              calibration=privacy["calibration"])
-        noisy, sd = mean + gaussian_noise(mean.shape, sigma, gen_vector), sigma
+    scale, guarantee = calibrate(mechanism, privacy["epsilon"], privacy["delta"], {"l2": l2, "l1": l1}[mechanism.norm],
+                                 privacy["calibration"])
+    noisy, sd = mean + mechanism.vector(mean.shape, scale, gen_vector), mechanism.sd(scale)
     count, count_sd, count_guarantee = _noisy_count(beyond, count_privacy, gen_count)
     return compose([guarantee, count_guarantee]), {
         "statistic": "variance each column lost to clipping, between row_norm and outer_norm",
@@ -189,7 +186,7 @@ def record_clipping_excess(X, scale, release, budget, share, rng, sums=None):
     :mod:`dpmoments.moments.private_release`); ``scale``: the column scales or ``None``.
     """
     guarantee, released = release_clipping_excess(
-        X, center=release.center, scale=scale, row_norm=release.row_norm, mechanism=release.mechanism,
+        X, center=release.center, scale=scale, row_norm=release.row_norm, mechanism=release.law,
         neighbours=release.neighbours, rng=rng, n=release.n, privacy=budget.release(share * (1 - COUNT_FRACTION)),
         count_privacy=budget.count(share * COUNT_FRACTION), sums=sums)
     budget.record("clipping excess", guarantee, share, **released)

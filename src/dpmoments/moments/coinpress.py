@@ -62,11 +62,11 @@ import numpy as np
 
 from .._rng import describe_randomness, spawn
 from .._validation import check_delta, check_positive
-from ..mechanisms import gaussian_noise, symmetric_matrix_noise
+from ..mechanisms import gaussian_noise, laws, symmetric_matrix_noise
 from ..data import as_source, iter_chunks
 from .accumulate import accumulate_moments
 from .auto_release import as_bound_budget, check_auto_source, is_auto
-from .dask_moments import dask_moment_sums
+from .dask_moments import dask_moment_sums, rows_array
 from .private_bounds import quantile_pass, select_quantiles
 from .release import Release
 from .sensitivity import moment_sensitivity
@@ -89,8 +89,8 @@ def _gaussian_radius(d, count):
 
 def _whitened(X, shift, A):
     """The rows ``A (x - shift)``, read afresh (a lazy dask array for dask input)."""
-    if as_source(X).kind == "dask":
-        return (X - shift) @ A.T
+    if as_source(X).kind == "dask":  # a frame as an array: a DataFrame has no product with a matrix
+        return (rows_array(X) - shift) @ A.T
 
     def chunks():
         for chunk in iter_chunks(X):
@@ -191,7 +191,7 @@ def _with_ones(Y):
 
 def check_coinpress(X, *, mechanism, scale, neighbours, epsilon, delta):
     """Refuse, before any budget is checked, the options CoinPress cannot run with (one line naming each)."""
-    if mechanism != "gaussian":
+    if laws.named(mechanism) is not laws.GAUSSIAN:  # the method is Gaussian by construction
         raise ValueError(f"method='coinpress' adds Gaussian noise: 'mechanism' must be 'gaussian'; got {mechanism!r}.")
     if scale is not None:
         raise ValueError("method='coinpress' scales and whitens the rows itself; 'scale' must be None.")
@@ -247,7 +247,7 @@ def coinpress_release(X, *, epsilon, delta, row_norm, center, center_budget, bou
     """
     X = as_source(X).data
     delta = check_delta(delta, allow_zero=False)
-    budget = PrivateChoiceBudget(epsilon, delta, "gaussian", "zcdp")
+    budget = PrivateChoiceBudget(epsilon, delta, laws.GAUSSIAN, "zcdp")
     split, bounds, d = center_budget, as_bound_budget(bound_budget), as_source(X).n_features
     private_center = isinstance(center, str)
     shares = {"location": split.location if private_center and split.prior is None else 0.0,
@@ -279,7 +279,7 @@ def coinpress_release(X, *, epsilon, delta, row_norm, center, center_budget, bou
         M = M - np.outer(location - m, location - m)
     budget.record("second moment", ZCDP(cov_share * budget.rho), cov_share, steps=len(COVARIANCE_STEPS))
     release = Release(
-        n=n, n_features=d, row_norm=radius, mechanism="gaussian", noise_scale=sigmas[-1], neighbours="replace-one",
+        n=n, n_features=d, row_norm=radius, mechanism=laws.GAUSSIAN.name, noise_scale=sigmas[-1], neighbours="replace-one",
         guarantee=budget.total(), randomness=describe_randomness(rng), second_moment=0.5 * (M + M.T),
         center=location, calibration="zcdp", parts=tuple(budget.parts),
         postprocessing=(f"coinpress: {len(COVARIANCE_STEPS)} whitened second-moment releases"

@@ -19,11 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import PrivacyLeakWarning
-from ..mechanisms import gaussian_noise, laplace_noise
-from ..privacy.calibration import calibrate_gaussian, calibrate_laplace
+from ..privacy.calibration import calibrate_gaussian
 from ..privacy.composition import compose
 from ..privacy.conversions import zcdp_to_approx_dp
-from ..privacy.guarantees import PureDP
+from .calibrated import calibrate
 from .secure_noise import secure_noisy
 
 __all__ = ["COUNT_SHARE", "NoisyCount", "check_count_share", "split_budget", "splits_in_rho", "noisy_count",
@@ -65,8 +64,8 @@ def check_count_share(count_share):
 
 
 def splits_in_rho(mechanism, calibration):
-    """Whether :func:`split_budget` splits ``rho``: float Gaussian noise calibrated in zCDP."""
-    return mechanism == "gaussian" and calibration == "zcdp"
+    """Whether :func:`split_budget` splits ``rho``: float noise shared in zCDP (Gaussian) calibrated in zCDP."""
+    return mechanism.zcdp and not mechanism.discrete and calibration == "zcdp"
 
 
 def split_budget(epsilon, delta, count_share, in_rho=False):
@@ -96,7 +95,8 @@ def noisy_count(n, *, epsilon, delta, mechanism, calibration, share, secure, rng
     n : int
         The exact count (never leaves this function unnoised).
     epsilon, delta : the count's share of the budget.
-    mechanism : {"gaussian", "laplace"}
+    mechanism : Mechanism
+        :data:`~dpmoments.mechanisms.laws.GAUSSIAN` or :data:`~dpmoments.mechanisms.laws.LAPLACE`.
     calibration : str
         Gaussian calibration (float noise).
     share : float
@@ -117,12 +117,9 @@ def noisy_count(n, *, epsilon, delta, mechanism, calibration, share, secure, rng
         noisy, fields = secure_noisy(np.array([float(n)]), sensitivity_of=lambda norm: 1.0, epsilon=epsilon,
                                      delta=delta, mechanism=mechanism, symmetric=False, rng=rng)
         raw, scale, guarantee = float(noisy[0]), fields["noise_scale"], fields["guarantee"]
-    elif mechanism == "gaussian":
-        scale, guarantee = calibrate_gaussian(epsilon, delta, 1.0, calibration)
-        raw = n + float(gaussian_noise(1, scale, rng)[0])
     else:
-        scale, guarantee = calibrate_laplace(epsilon, 1.0)
-        raw = n + float(laplace_noise(1, scale, rng)[0])
+        scale, guarantee = calibrate(mechanism, epsilon, delta, 1.0, calibration)
+        raw = n + float(mechanism.vector(1, scale, rng)[0])
     return NoisyCount(published_count(raw), scale, share, guarantee)
 
 
@@ -138,7 +135,7 @@ def planned_guarantee(epsilon, delta, mechanism, calibration, neighbours, count_
     at sensitivity 1; under add-remove the count's and the sums' compose.
     """
     def one(eps, dlt):
-        return calibrate_gaussian(eps, dlt, 1.0, calibration)[1] if mechanism == "gaussian" else PureDP(eps)
+        return calibrate(mechanism, eps, dlt, 1.0, calibration)[1]
 
     if neighbours != "add-remove" or math.isinf(epsilon):
         return one(epsilon, delta)

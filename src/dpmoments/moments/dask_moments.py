@@ -35,12 +35,14 @@ from ..data import is_dask_collection
 from ..data.dask_files import import_dask as _import_dask
 from .accumulate import accumulate_moments
 
-__all__ = ["dask_moment_sums", "dask_moment_sums_with", "row_ones", "names_only"]
+__all__ = ["dask_moment_sums", "dask_moment_sums_with", "row_ones", "RowOnes", "rows_array", "names_only"]
 
 # Partial sums merged per task of the reduction tree.
 _SPLIT_EVERY = 8
 # The response's column while it rides along with the features of a DataFrame.
 _Y_COLUMN = "__dpmoments_y__"
+# A block's response of ones (RowOnes), made in its task.
+_ONES = "ones"
 
 
 def _is_frame(obj):
@@ -54,23 +56,28 @@ def names_only(frame):
     return pd.DataFrame(columns=list(frame.columns))
 
 
+class RowOnes:
+    """The response ``y = 1`` on every row of the dask collection ``x``, made inside each of its blocks' tasks.
+
+    The cross moment with it is the sum of the clipped rows (a mean). A dask
+    vector of ones (``map_blocks`` over the rows) read every block a second
+    time for its length once dask optimised the two graphs apart: the mean,
+    the tensor's first moment and CoinPress's steps cost two passes on a cluster.
+    """
+
+    def __init__(self, x):
+        self.x = x
+
+
 def row_ones(x):
-    """A dask vector of ones with one entry per row of ``x``, blocked like ``x``'s rows.
+    """``y = 1`` for every row of the dask array or DataFrame ``x``: a :class:`RowOnes`, for ``dask_moment_sums(x, y)``.
 
     Works for unknown block lengths (a DataFrame converted without
-    ``lengths=True``): each block's length is read inside its own task.
+    ``lengths=True``): each block makes its ones from its own rows, read once.
     """
-    _, da = _import_dask()
-    if _is_frame(x):
-        return x.map_partitions(_partition_ones)
-    x = _as_array(x, "X")
-    return x.map_blocks(lambda b: np.ones(b.shape[0]), drop_axis=1, dtype=np.float64, meta=np.empty((0,)))
-
-
-def _partition_ones(p):
-    import pandas as pd
-
-    return pd.Series(np.ones(len(p)), index=p.index, name="ones")
+    if not is_dask_collection(x):
+        raise TypeError(f"'X' must be a dask array or dask DataFrame; got {type(x).__name__}.")
+    return RowOnes(x)
 
 
 # -- the partial sums ----------------------------------------------------------
@@ -88,7 +95,8 @@ def dask_moment_sums(x, y=None, *, row_norm=None, entry_bound=None, response_bou
     y : dask array / Series of shape (n_samples,), or numpy array, optional
         Responses. A dask ``y`` must have the same row blocks as ``x`` (it is
         rechunked to them when both are known); a numpy ``y`` is split to
-        match ``x``'s (known) row blocks.
+        match ``x``'s (known) row blocks. ``row_ones(x)``: one per row, made
+        inside each block's task (the rows are read once).
     row_norm, entry_bound, response_bound, third, center
         As in :func:`~dpmoments.moments.accumulate_moments`.
     split_every : int, default=8
@@ -160,6 +168,11 @@ def _computed(x, y, kwargs, split_every, tap):
         # Columns of one DataFrame: join them so that every partition carries its X and y rows (the two
         # collections on their own may be partitioned differently once dask optimises the reads).
         xb, yb = _frame_pair_blocks(x, y), None
+    elif isinstance(y, RowOnes):
+        if y.x is not x:
+            raise ValueError("'y' = row_ones(...) must be of the very collection given as 'X'.")
+        xb = _x_blocks(x)
+        yb = [_ONES] * len(xb)  # made in each block's task from its rows: the rows are read once
     else:
         xb = _x_blocks(x)
         yb = None if y is None else _y_blocks(y, x, len(xb))
@@ -183,6 +196,11 @@ def _check_center_width(x, center):
     width = len(x.columns) if _is_frame(x) else x.shape[1] if getattr(x, "ndim", 0) == 2 else None
     if isinstance(width, (int, np.integer)) and len(center) != width:
         raise ValueError(f"'center' must have one entry per feature ({width}); got {len(center)}.")
+
+
+def rows_array(x):
+    """The rows of a dask array or DataFrame as a 2-D dask array (a frame's block lengths unknown: nothing is read)."""
+    return _as_array(x, "X")
 
 
 def _as_array(x, name):
@@ -309,6 +327,8 @@ def _block_sums(X, y, k, start, **kwargs):
     X = np.asarray(X)
     if X.ndim == 2 and X.shape[0] == 0:
         return None
+    if isinstance(y, str) and y == _ONES:
+        y = np.ones(X.shape[0])
     try:
         return accumulate_moments(X if y is None else (X, np.asarray(y)), **kwargs)
     except ValueError as exc:

@@ -71,6 +71,7 @@ from .._rng import spawn
 from .._validation import check_option
 from ..exceptions import BoundWarning, PrivacyLeakWarning
 from ..data import as_source, iter_chunks
+from ..mechanisms import laws
 from .releases import release_cross_moment, release_public_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
                            public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
@@ -113,11 +114,12 @@ def planned_second_moment_guarantee(epsilon, delta, *, mechanism, calibration, n
     if math.isinf(epsilon):
         return PureDP(math.inf)
     private = needs_private_choices(row_norm, center, scale)
-    if mechanism == "laplace" and private:
+    mechanism = laws.named(mechanism)
+    if mechanism in laws.ADDITIVE and private and not mechanism.zcdp:
         return PureDP(epsilon)
-    if mechanism in ("gaussian", "laplace") and not private:
+    if mechanism in laws.ADDITIVE and not private:
         return planned_guarantee(epsilon, delta, mechanism, calibration, neighbours, check_count_share(count_share))
-    if mechanism == "wishart":
+    if mechanism is not None and not mechanism.certified:
         return Uncertified(PureDP(epsilon), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
     return ApproxDP(epsilon, delta)
 
@@ -305,6 +307,7 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     warned about once, on the caller's ``delta`` and the released ``n``.
     """
     X = as_source(X).data  # a Source is read as the input it holds
+    mechanism = laws.named(mechanism)  # a name from an estimator, a value from release_second_moment
     _check_scale(scale)
     check_option(neighbours, "neighbours", NEIGHBOURS)  # before any draw is judged against n (public or not)
     bounds = as_bound_budget(bound_budget)
@@ -486,7 +489,7 @@ def _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta):
                       clipped_fraction_noise_sd=sd)
         warn_clipped(fraction, sd, any(p.released.get("at_range_end") for p in budget.parts))
     budget.parts.append(release_part("second moment", rel, main_share))
-    if rel.mechanism == "gaussian":
+    if rel.law.needs_delta:
         warn_if_delta_large(delta, rel.n, noisy=not rel.n_public, stacklevel=5)
     if budget.weakest is not None:  # where n is public a weak draw was refused; under add-remove it is warned about
         _warn_weakest(*budget.weakest, bounds.search, rel.n)

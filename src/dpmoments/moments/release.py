@@ -17,6 +17,7 @@ import numpy as np
 
 from .._rng import describe_randomness, secure_randomness
 from ..exceptions import CalibrationWarning
+from ..mechanisms.laws import MECHANISMS, Mechanism, as_mechanism
 from ..privacy.guarantees import AnyGuarantee
 from ..privacy.relations import describe_relation, n_is_public
 from .psd import project_psd as _project_psd
@@ -219,6 +220,11 @@ class Release:
         low-order bits leak (Mironov 2012), so it is never reported secure.
         """
         return secure_randomness(self.randomness, exact_discrete=self.noise_grid is not None)
+
+    @property
+    def law(self) -> Mechanism:
+        """The noise law :attr:`mechanism` names, as a value to ask (:mod:`dpmoments.mechanisms.laws`)."""
+        return as_mechanism(self.mechanism, "mechanism", tuple(MECHANISMS.values()))
 
     @property
     def n_public(self) -> bool:

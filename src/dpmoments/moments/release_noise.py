@@ -14,12 +14,13 @@ from typing import Optional
 
 from .._validation import check_delta, check_epsilon, check_option, check_sensitivity
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
-from ..mechanisms import gaussian_noise, laplace_noise, symmetric_matrix_noise, symmetric_tensor_noise
+from ..mechanisms.laws import Mechanism, as_mechanism
 from .._rng import as_generator
-from ..privacy.calibration import CALIBRATIONS, calibrate_gaussian, calibrate_laplace
+from ..privacy.calibration import CALIBRATIONS
 from ..privacy.composition import compose
 from ..privacy.guarantees import ApproxDP, PureDP, Uncertified
 from ..privacy.wishart import wishart_degrees_of_freedom, wishart_delta
+from .calibrated import calibrate, recorded_calibration
 from .counts import check_count_share, noisy_count, split_budget, splits_in_rho, warn_if_delta_large
 from .release import Release
 from .secure_noise import secure_noisy
@@ -34,16 +35,16 @@ _WISHART_REASON = (
 
 def _check_privacy(epsilon, delta, mechanism, neighbours, calibration, allowed, count_share):
     epsilon = check_epsilon(epsilon)
-    mechanism = check_option(mechanism, "mechanism", allowed)
+    mechanism = as_mechanism(mechanism, "mechanism", allowed)
     neighbours = check_option(neighbours, "neighbours", NEIGHBOURS)
     calibration = check_option(calibration, "calibration", CALIBRATIONS)
     count_share = check_count_share(count_share)
-    if neighbours == "add-remove" and mechanism.startswith("wishart"):
-        raise ValueError(f"mechanism={mechanism!r} has no analysis with a noisy row count: use "
+    if neighbours == "add-remove" and not mechanism.additive:
+        raise ValueError(f"mechanism={mechanism.name!r} has no analysis with a noisy row count: use "
                          "neighbours='zero-out' (n public) or mechanism 'gaussian' or 'laplace' for add-remove.")
-    needs_delta = mechanism in ("gaussian", "wishart-approx") and not math.isinf(epsilon)
+    needs_delta = mechanism.needs_delta and not math.isinf(epsilon)
     if needs_delta and delta is None:
-        raise ValueError(f"mechanism={mechanism!r} needs 'delta' in (0, 1); got None.")
+        raise ValueError(f"mechanism={mechanism.name!r} needs 'delta' in (0, 1); got None.")
     if delta is not None:
         delta = check_delta(delta, allow_zero=not needs_delta)
     return _Privacy(epsilon, delta if needs_delta else None, mechanism, neighbours, calibration, count_share)
@@ -55,16 +56,16 @@ class _Privacy:
 
     epsilon: float
     delta: Optional[float]  # None where the mechanism does not use it
-    mechanism: str
+    mechanism: Mechanism
     neighbours: str
     calibration: str
     count_share: float
 
 
 _DRAW = {
-    "second": lambda d, scale, gen, kind: symmetric_matrix_noise(d, scale, gen, distribution=kind),
-    "cross": lambda d, scale, gen, kind: (gaussian_noise if kind == "gaussian" else laplace_noise)(d, scale, gen),
-    "third": lambda d, scale, gen, kind: symmetric_tensor_noise(d, scale, gen, distribution=kind),
+    "second": lambda mechanism, d, scale, gen: mechanism.matrix(d, scale, gen),
+    "cross": lambda mechanism, d, scale, gen: mechanism.vector(d, scale, gen),
+    "third": lambda mechanism, d, scale, gen: mechanism.tensor(d, scale, gen),
 }
 
 
@@ -77,15 +78,12 @@ def _additive(statistic, values, sensitivity_of, epsilon, delta, p, secure, rng)
     if secure:
         return secure_noisy(values, sensitivity_of=sensitivity_of, epsilon=epsilon, delta=delta,
                             mechanism=p.mechanism, symmetric=statistic == "second", rng=rng)
-    norm = "l2" if p.mechanism == "gaussian" else "l1"
+    norm = p.mechanism.norm
     sens = sensitivity_of(norm)
-    if p.mechanism == "gaussian":
-        scale, guarantee = calibrate_gaussian(epsilon, delta, sens, p.calibration)
-    else:
-        scale, guarantee = calibrate_laplace(epsilon, sens)
-    noisy = values + _DRAW[statistic](values.shape[0], scale, rng, p.mechanism)
-    return noisy, dict(mechanism=p.mechanism, noise_scale=scale, sensitivity=sens, sensitivity_norm=norm,
-                       guarantee=guarantee, calibration=p.calibration if p.mechanism == "gaussian" else None)
+    scale, guarantee = calibrate(p.mechanism, epsilon, delta, sens, p.calibration)
+    noisy = values + _DRAW[statistic](p.mechanism, values.shape[0], scale, rng)
+    return noisy, dict(mechanism=p.mechanism.name, noise_scale=scale, sensitivity=sens, sensitivity_norm=norm,
+                       guarantee=guarantee, calibration=recorded_calibration(p.mechanism, p.calibration))
 
 
 def _noised(statistic, divided_by, n, p, sensitivity_of, secure, rng):
@@ -149,7 +147,7 @@ def _wishart(sums, epsilon, delta, mechanism, neighbours, row_norm):
     d, n = sums.n_features, sums.n
     # The Wishart analysis is of the sum: zero-out with n public is its rank-one ("add-remove") step.
     step = "replace-one" if neighbours == "replace-one" else "add-remove"
-    if mechanism == "wishart":
+    if not mechanism.certified:
         # Jiang, Xie & Zhang (2016), as used by Wang et al. and Park & Welling: C = 3 R^2 / (2 n eps).
         scale_un = 3.0 * row_norm**2 / (2.0 * epsilon)
         df = d + 1

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._rng import as_generator
 from .._validation import check_positive, check_vector
-from ..mechanisms import wishart_noise
+from ..mechanisms import laws, wishart_noise
 from ..privacy.guarantees import PureDP
 from .accumulate import accumulate_moments
 from .auto_release import is_auto, release_with_private_bounds
@@ -29,7 +29,7 @@ from .symmetry import symmetrise_matrix, symmetrise_tensor
 
 __all__ = ["release_public_second_moment", "release_cross_moment", "release_third_moment", "MECHANISMS"]
 
-MECHANISMS = ("gaussian", "laplace", "wishart", "wishart-approx")
+MECHANISMS = laws.names(laws.SECOND_MOMENT)  # the names a second moment may be asked for by
 
 
 def _sums(X, y, *, row_norm, response_bound, center, third, chunk_size):
@@ -202,7 +202,7 @@ def release_public_second_moment(
     if row_norm is None:
         raise ValueError("'row_norm' is required (a public bound stated before seeing the data, 'auto', or "
                          "'ranges' for every column); got None.")
-    p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, MECHANISMS, count_share)
+    p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, laws.SECOND_MOMENT, count_share)
     center = _check_center(center)
     X = as_source(X).data  # a Source is read as the input it holds
     if is_auto(row_norm):
@@ -218,10 +218,10 @@ def release_public_second_moment(
     if _exact(p.epsilon):
         return Release(second_moment=divided_by(sums.n), mechanism="none", noise_scale=0.0,
                        guarantee=PureDP(math.inf), **common)
-    if p.mechanism.startswith("wishart") and not secure:  # (secure=True refuses Wishart below)
+    if not p.mechanism.additive and not secure:  # (secure=True refuses Wishart below)
         scale, df, guarantee = _wishart(sums, p.epsilon, p.delta, p.mechanism, p.neighbours, row_norm)
         noise = wishart_noise(sums.n_features, df, scale, as_generator(rng))
-        fields = dict(mechanism=p.mechanism, noise_scale=scale, noise_df=df, guarantee=guarantee)
+        fields = dict(mechanism=p.mechanism.name, noise_scale=scale, noise_df=df, guarantee=guarantee)
         return _finish(symmetrise_matrix(divided_by(sums.n) + noise), fields, p, common, "second")
 
     def sensitivity_of(norm, n):
@@ -279,7 +279,7 @@ def release_cross_moment(
     >>> r.cross_moment.shape
     (2,)
     """
-    p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, ("gaussian", "laplace"), count_share)
+    p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, laws.ADDITIVE, count_share)
     center = _check_center(center)
     if is_auto(row_norm) or is_auto(response_bound):
         return release_with_private_bounds(
@@ -343,7 +343,7 @@ def release_third_moment(
     >>> release_third_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=1).third_moment.shape
     (3, 3, 3)
     """
-    p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, ("gaussian", "laplace"), count_share)
+    p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, laws.ADDITIVE, count_share)
     center = _check_center(center)
     if is_auto(row_norm):
         return release_with_private_bounds(

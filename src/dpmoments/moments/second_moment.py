@@ -15,6 +15,7 @@ release, deciding from its arguments alone (never from the data):
 """
 
 from ..data import as_source
+from ..mechanisms import laws
 from .choice_budget import CenterBudget
 from .counts import COUNT_SHARE
 from .private_release import private_second_moment
@@ -127,11 +128,11 @@ def release_second_moment(
     center_budget = CenterBudget() if center_budget is None else center_budget
     if not isinstance(center_budget, CenterBudget):
         raise TypeError(f"'center_budget' must be a CenterBudget (or None for the defaults); got {center_budget!r}.")
-    if mechanism not in ("gaussian", "laplace"):
-        raise ValueError(f"center='private' supports mechanism 'gaussian' or 'laplace'; got {mechanism!r}: give "
+    if laws.named(mechanism) not in laws.ADDITIVE:
+        raise ValueError(f"center='private' supports mechanism 'gaussian' or 'laplace'; got {str(mechanism)!r}: give "
                          "public values instead (center=None or a vector, and a row_norm).")
     kwargs = dict(epsilon=epsilon, delta=delta, row_norm=row_norm, center=center, center_budget=center_budget,
-                  scale=scale, bound_budget=bound_budget, mechanism=mechanism, neighbours=neighbours,
+                  scale=scale, bound_budget=bound_budget, mechanism=laws.named(mechanism), neighbours=neighbours,
                   calibration=calibration, rng=rng, count_share=count_share)
     if ranges is None:
         return private_second_moment(X, **kwargs)

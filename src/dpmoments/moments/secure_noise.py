@@ -15,9 +15,16 @@ import random
 
 from ..mechanisms.discrete import is_secure_source
 from ..mechanisms.grid import grid_release
+from ..mechanisms.laws import DISCRETE, DISCRETE_GAUSSIAN, DISCRETE_LAPLACE
 from ..privacy.discrete import calibrate_discrete_gaussian, calibrate_discrete_laplace, grid_exponent
 
 __all__ = ["secure_noisy"]
+
+# Each exact discrete law's calibration on the grid 2^-k over m coordinates: (scale, guarantee).
+_CALIBRATE = {
+    DISCRETE_GAUSSIAN: lambda epsilon, delta, sens, k, m: calibrate_discrete_gaussian(epsilon, delta, sens, k, m),
+    DISCRETE_LAPLACE: lambda epsilon, delta, sens, k, m: calibrate_discrete_laplace(epsilon, sens, k, m),
+}
 
 
 def _check_rng(rng):
@@ -40,27 +47,25 @@ def secure_noisy(values, *, sensitivity_of, epsilon, delta, mechanism, symmetric
     sensitivity_of : callable
         ``norm -> sensitivity`` of the statistic on its released coordinates.
     epsilon, delta, mechanism, rng
-        ``mechanism`` is ``"gaussian"`` (zCDP-calibrated discrete Gaussian)
-        or ``"laplace"`` (discrete Laplace).
+        ``mechanism`` is :data:`~dpmoments.mechanisms.laws.GAUSSIAN` (zCDP-calibrated discrete
+        Gaussian) or :data:`~dpmoments.mechanisms.laws.LAPLACE` (discrete Laplace).
     symmetric : bool
         Draw on the upper triangle and mirror.
     """
-    if mechanism not in ("gaussian", "laplace"):
-        raise ValueError(f"secure=True supports mechanism 'gaussian' or 'laplace'; got {mechanism!r}.")
+    discrete = DISCRETE.get(mechanism)
+    if discrete is None:
+        raise ValueError(f"secure=True supports mechanism 'gaussian' or 'laplace'; got {str(mechanism)!r}.")
     rng = _check_rng(rng)
     d = values.shape[0]
     m = d * (d + 1) // 2 if symmetric else values.size
-    norm = "l2" if mechanism == "gaussian" else "l1"
+    norm = discrete.norm
     sens = sensitivity_of(norm)
     k = grid_exponent(sens, m, norm=norm)
-    if mechanism == "gaussian":
-        scale, guarantee = calibrate_discrete_gaussian(epsilon, delta, sens, k, m)
-    else:
-        scale, guarantee = calibrate_discrete_laplace(epsilon, sens, k, m)
-    noisy = grid_release(values, scale, k, distribution=mechanism, rng=rng, symmetric=symmetric)
+    scale, guarantee = _CALIBRATE[discrete](epsilon, delta, sens, k, m)
+    noisy = grid_release(values, scale, k, distribution=discrete.family, rng=rng, symmetric=symmetric)
     fields = dict(
-        mechanism=f"discrete-{mechanism}", noise_scale=scale, sensitivity=sens, sensitivity_norm=norm,
-        guarantee=guarantee, calibration="zcdp" if mechanism == "gaussian" else None,
+        mechanism=discrete.name, noise_scale=scale, sensitivity=sens, sensitivity_norm=norm,
+        guarantee=guarantee, calibration="zcdp" if discrete.zcdp else None,
         noise_grid=math.ldexp(1.0, -k), randomness="os-entropy" if is_secure_source(rng) else "seeded",
     )
     return noisy, fields

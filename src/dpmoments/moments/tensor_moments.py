@@ -17,6 +17,7 @@ from .._validation import check_data, check_delta, check_epsilon, check_int, che
 from .._validation import check_positive, check_sensitivity, check_vector
 from ..exceptions import NotPrivateWarning
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
+from ..mechanisms.laws import GAUSSIAN
 from .accumulate import accumulate_moments
 from .counts import COUNT_SHARE, NoisyCount, check_count_share, published_count, warn_if_delta_large
 from ..data import as_source, iter_chunks
@@ -254,7 +255,7 @@ def _noisy_pair(stat2, stat3, sens2, sens3, n, d, row_norm, center, args, rng, m
     s2, s3 = plan.second.sigma(sens2), plan.third.sigma(sens3)
     noisy2 = S2 + symmetric_matrix_noise(d, s2, gen2)
     noisy3 = S3 + symmetric_tensor_noise(d, s3, gen3)
-    common.update(mechanism="gaussian", sensitivity_norm="l2", calibration=args.calibration)
+    common.update(mechanism=GAUSSIAN.name, sensitivity_norm=GAUSSIAN.norm, calibration=args.calibration)
     r2 = _tensor_release("second_moment", noisy2, s2, sens2, plan.second.guarantee, count, common)
     r3 = _tensor_release("third_moment", noisy3, s3, sens3, plan.third.guarantee, count, common)
     warn_if_delta_large(args.delta, r2.n, noisy=count is not None, stacklevel=3)
