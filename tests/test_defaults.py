@@ -181,3 +181,27 @@ def test_ranges_are_one_option_alone_across_sites_and_on_tensor(argv):
     for fn in (release_second_moment, PrivateCovariance.__init__, PrivateTensorDecomposition.__init__,
                Site.__init__, Plan.build):
         assert _defaults(fn)["ranges"] is None
+
+
+def test_regress_has_one_set_of_defaults_alone_and_across_sites():
+    """An intercept, 10 iterations, a private response bound and w_max = 5 / B: PrivateIRLS, 'regress', the
+    wing's irls() and the multi-site commands (their copies of the constants agree)."""
+    from dpmoments.cli._multisite import INTERCEPT_SHARE, plan_options, response_bound_of
+    from dpmoments.estimators import PrivateIRLS
+    from dpmoments.estimators.model_defaults import INTERCEPT_SCALE, N_ITER, W_MAX_AUTO
+    from dpmoments.multisite import irls
+    from dpmoments.multisite.analyses import IRLS_DEFAULTS
+
+    assert IRLS_DEFAULTS == {"n_iter": N_ITER, "w_max_per_bound": W_MAX_AUTO, "intercept": INTERCEPT_SCALE}
+    assert INTERCEPT_SHARE == INTERCEPT_SCALE
+    est = _defaults(PrivateIRLS.__init__)
+    assert est["fit_intercept"] is True and est["response_bound"] == "auto" and est["n_iter"] == N_ITER
+    wing = _defaults(irls)
+    assert wing["fit_intercept"] is True and wing["n_iter"] == N_ITER and wing["w_max"] is None
+    for argv in (["regress", "d.csv", "--target", "y"],
+                 ["simulate", "a.csv", "b.csv", "--analysis", "regress", "--target", "y", "--delta", "1e-6"]):
+        args = build_parser().parse_args([*argv, "--epsilon", "1", "--out", "o"])
+        assert args.fit_intercept is True
+    assert response_bound_of(args) == "auto"
+    assert plan_options(args) == {"n_iter": N_ITER, "w_max": None, "p": 1.0, "w_max_per_bound": W_MAX_AUTO,
+                                  "intercept": INTERCEPT_SCALE}

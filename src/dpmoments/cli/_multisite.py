@@ -7,6 +7,8 @@ Flower ServerApp (:mod:`._serverapp`) all finish the same way: the wing's output
 that holds against the aggregator, the per-site claim beside it.
 """
 
+import argparse
+
 from ._args import CliError, _positive, center_asked, positive_int
 from ._numbers import radius_or_private
 from ._choices import ROW_NORM_DEFAULT, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of, choices_report
@@ -31,6 +33,10 @@ CENTER_ACROSS_SITES = (
     "location, from --center-share (default 0.2): the covariance is taken about that private mean; refused in one "
     "line when there are too few rows, naming the --epsilon (and --location-share) that runs")
 
+#: ``regress``'s intercept column across sites: its constant as a share of the features' bound (the single-site
+#: ``INTERCEPT_SCALE``, written here so that --help imports neither an estimator nor the wing; a test checks it).
+INTERCEPT_SHARE = 0.5
+
 #: The analyses a multi-site command offers: the keys of the wing's table, in its order (a test checks they agree;
 #: the table itself is not imported here, so that --help stays light).
 ANALYSES = ("covariance", "correlation", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
@@ -50,6 +56,10 @@ def add_analysis_arguments(parser, fit=True):
                    help="regress: the largest IRLS weight (default 5 / the response bound, public or chosen across "
                         "sites, as 'dpmoments regress' --w-max auto)")
     g.add_argument("--p", type=float, default=1.0, metavar="P", help="regress: the loss sum |r|^p (default 1: LAD)")
+    g.add_argument("--fit-intercept", action=argparse.BooleanOptionalAction, default=True,
+                   help="regress: fit an intercept (the default, as 'dpmoments regress'): each site appends the "
+                        f"public constant {INTERCEPT_SHARE:g} R / sqrt(1 + {INTERCEPT_SHARE:g}^2) to its rows clipped "
+                        "to R / sqrt(1 + ...), so the rows it forms stay within the row bound R")
     g.add_argument("--response-bound", type=bound_or_auto, metavar="B|auto",
                    help="regress: the public bound on |y|, or 'auto' (the default, as 'dpmoments regress'): chosen "
                         "across sites from noisy histograms of |y| (half of --bound-share)")
@@ -158,7 +168,8 @@ def plan_options(args):
     if a == "regress":
         n_iter, w_max, per_bound = regress_defaults(args)
         return {"n_iter": n_iter, "w_max": w_max, "p": args.p,
-                **({} if per_bound is None else {"w_max_per_bound": per_bound})}
+                **({} if per_bound is None else {"w_max_per_bound": per_bound}),
+                **({"intercept": INTERCEPT_SHARE} if getattr(args, "fit_intercept", False) else {})}
     return {}
 
 

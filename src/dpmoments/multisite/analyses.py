@@ -34,6 +34,7 @@ releases is post-processing.
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -47,7 +48,7 @@ from .column_ranges import ranges_mapped_back
 from .plan import Plan, Round
 from .report import AnalysisReport
 
-__all__ = ["Analysis", "ANALYSES", "plan_analysis", "finish_analysis", "IRLSFit"]
+__all__ = ["Analysis", "ANALYSES", "plan_analysis", "finish_analysis", "IRLSFit", "IRLS_DEFAULTS"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,17 @@ ANALYSES = {a.name: a for a in (
 
 #: The analyses of one second moment, which a private centre can centre.
 CENTRED = ("covariance", "correlation", "pca", "precision", "ridge")
+
+
+#: ``irls``'s defaults, those of ``PrivateIRLS`` (``estimators.model_defaults``: ``N_ITER``, ``W_MAX_AUTO``,
+#: ``INTERCEPT_SCALE``; the wing imports no estimator, and a test checks they agree).
+IRLS_DEFAULTS = {"n_iter": 10, "w_max_per_bound": 5.0, "intercept": 0.5}
+
+
+def intercept_factor(share):
+    """``sqrt(1 + c^2)``: the bound ``R`` of an intercept plan's rows ``(x clipped to R / s, c R / s)`` over that of
+    its features (``c``: the intercept column's constant as a share of the features' bound, public)."""
+    return math.sqrt(1.0 + check_positive(share, "intercept") ** 2)
 
 
 def _w_max(options, response_bound):
@@ -135,6 +147,10 @@ def plan_analysis(name, protocol, sites, n, *, n_features, options=None, composi
                          "(give its public bounds instead).")
     if name == "regress" and facts.get("response_bound") is None:
         raise ValueError("analysis 'regress' needs the public 'response_bound'.")
+    if name == "regress" and options.get("intercept") is not None:  # the sites append a constant column
+        width, scale = width + 1, intercept_factor(options["intercept"])
+        if not isinstance(facts.get("row_norm"), str):  # the public bound on x: the formed rows' is larger
+            facts["row_norm"] = check_positive(facts.get("row_norm"), "row_norm") * scale
     if name == "regress" and options.get("w_max") is None and not isinstance(facts.get("response_bound"), str):
         options["w_max"] = _w_max(options, facts.get("response_bound"))  # a public bound: w_max is fixed now
         options.pop("w_max_per_bound", None)
@@ -149,7 +165,9 @@ class IRLSFit:
     """Private IRLS across sites: the coefficients and the guarantee they consumed.
 
     ``coef`` solves the final iteration's released ``B theta = A`` with the eigenvalues of ``B``
-    raised to ``auto_psd_floor``; ``PrivateIRLS.fit_release`` gives them their standard errors.
+    raised to ``auto_psd_floor``; ``PrivateIRLS.fit_release`` gives them their standard errors. With an
+    intercept (the plan's option ``intercept``), the sites appended the public constant
+    ``intercept_scale`` to their clipped rows: the intercept is ``intercept_scale * coef[-1]``.
     """
 
     coef: np.ndarray
@@ -157,6 +175,7 @@ class IRLSFit:
     guarantee: object
     releases: tuple
     n_psd_clipped: tuple
+    intercept_scale: Optional[float] = None  # the sites' constant column (the last coefficient's), or None
 
 
 def next_params(plan):
@@ -214,7 +233,9 @@ def finish_analysis(plan, result, *, protocol_notes=()):
     if a.output == "tensor":
         return _tensor(plan, releases, report), report
     theta, clipped = _solve(releases[-2], releases[-1])
-    return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,)), report
+    share = plan.option("intercept")
+    kappa = None if share is None else share * releases[-1].row_norm / intercept_factor(share)
+    return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,), kappa), report
 
 
 def _in_user_units(plan, release):

@@ -21,7 +21,7 @@ from .._validation import check_int, check_option
 from ..exceptions import NotPrivateWarning
 from ..moments import Release, moment_sensitivity, release_second_moment
 from ..privacy import calibrate_gaussian
-from .analyses import ANALYSES, finish_analysis, next_params, plan_analysis
+from .analyses import ANALYSES, IRLS_DEFAULTS, finish_analysis, next_params, plan_analysis
 from .dealer import deal
 from .messages import ProtocolAborted
 from .noise import unit_noise
@@ -369,7 +369,17 @@ def release_tensor_moments(sites, *, model, epsilon, delta, sigma2=None, vocabul
     return analyse(sites, f"tensor-{model}", epsilon=epsilon, delta=delta, options=options, **kwargs)
 
 
-def irls(sites, *, epsilon, delta, n_iter, w_max, p=1.0, split=0.5, **kwargs):
-    """Private IRLS (least absolute deviations by default) across sites: ``(IRLSFit, AnalysisReport)``."""
-    return analyse(sites, "regress", epsilon=epsilon, delta=delta,
-                   options={"n_iter": n_iter, "w_max": w_max, "p": p, "split": split}, **kwargs)
+def irls(sites, *, epsilon, delta, n_iter=IRLS_DEFAULTS["n_iter"], w_max=None, p=1.0, split=0.5, fit_intercept=True,
+         **kwargs):
+    """Private IRLS (least absolute deviations by default) across sites: ``(IRLSFit, AnalysisReport)``.
+
+    The defaults are ``PrivateIRLS``'s: ``n_iter`` 10; ``w_max`` 5 / the response bound (public, or chosen
+    across sites with ``response_bound="auto"`` on the sites); an intercept (each site appends the public
+    constant ``0.5 R / sqrt(1.25)`` to its rows clipped to ``R / sqrt(1.25)``, ``R`` the plan's row bound).
+    """
+    options = {"n_iter": n_iter, "w_max": w_max, "p": p, "split": split}
+    if w_max is None:
+        options["w_max_per_bound"] = IRLS_DEFAULTS["w_max_per_bound"]
+    if fit_intercept:
+        options["intercept"] = IRLS_DEFAULTS["intercept"]
+    return analyse(sites, "regress", epsilon=epsilon, delta=delta, options=options, **kwargs)

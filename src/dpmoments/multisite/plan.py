@@ -140,7 +140,7 @@ class Plan:
             raise ValueError("a plan with a private centre has one location round in each of its location steps, "
                              "alone there; no other plan has one.")
         checked_columns(self.columns, self.response_column, rows=self.rows, analysis=self.analysis,
-                         n_features=self.n_features)
+                         n_features=self.n_features - self.intercept_columns)
         if self.ranges is not None and (self.rows != "x" or len(self.ranges) != self.n_features or any(
                 r.statistic not in CHOICE_STATISTICS + ("second", "cross") or (r.statistic == "cross") != (
                     i == self.mean_round) for i, r in enumerate(self.rounds))):
@@ -215,8 +215,13 @@ class Plan:
 
     @property
     def feature_width(self):
-        """How many feature columns a site gives (its rows' width, less an appended response)."""
-        return self.n_features - (self.rows == "xy")
+        """How many feature columns a site gives (its rows' width, less an appended response or constant)."""
+        return self.n_features - (self.rows == "xy") - self.intercept_columns
+
+    @property
+    def intercept_columns(self):
+        """1 when the sites append IRLS's constant column (the ``intercept`` option), else 0."""
+        return int(self.option("intercept") is not None)
 
     @property
     def n_sites(self):
@@ -404,7 +409,8 @@ class Plan:
         """
         sites, n, proto, colluders, rounds = _checked_facts(protocol, sites, n, neighbours, calibration, composition,
                                                             target, rows, colluders, rounds)
-        names = checked_columns(columns, response_column, rows=rows, analysis=analysis, n_features=n_features)
+        names = checked_columns(columns, response_column, rows=rows, analysis=analysis,
+                                n_features=n_features - ("intercept" in dict(options or {})))
         eps = [float(check_positive(e, "epsilon", allow_inf=True)) for e in _per_site(epsilon, len(sites), "epsilon")]
         dls = [float(d) for d in _per_site(delta, len(sites), "delta")]
         off = [math.isinf(e) for e in eps]

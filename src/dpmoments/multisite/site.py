@@ -32,6 +32,7 @@ from ..data import as_source
 from ..moments.sparse_sums import checked_csr
 from ..moments.tensor_moments import word_ids
 from ..solvers.irls import irls_weights, weighted_moments
+from .analyses import intercept_factor
 from .bounds import histogram_counts
 from .column_ranges import map_rows, plan_ranges
 from .dealer import Bundle
@@ -59,6 +60,12 @@ def _row_norms(X, center):
         return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
     Z = X if center is None else X - center
     return np.sqrt(np.einsum("ij,ij->i", Z, Z))
+
+
+def _intercept(plan):
+    """``(c, sqrt(1 + c^2))`` of a plan whose sites append IRLS's constant column, else ``(None, 1)``."""
+    share = plan.option("intercept")
+    return (None, 1.0) if share is None else (float(share), intercept_factor(share))
 
 
 def stm_rows(ids, vocabulary_size):
@@ -214,7 +221,8 @@ class Site:
             raise ValueError(f"site {self.name!r}: its data do not match the plan (the plan expects "
                              f"{plan.n[i]} rows; the rows it forms must have {plan.n_features} columns).")
         auto = () if plan.auto is None else plan.auto.names
-        for ours, theirs, what in ((self.row_norm, plan.row_norm, "row_norm"),
+        features_bound = plan.row_norm / _intercept(plan)[1]  # the bound on x (an intercept plan's rows: larger)
+        for ours, theirs, what in ((self.row_norm, features_bound, "row_norm"),
                                    (self.response_bound, plan.response_bound, "response_bound")):
             if ours is None:
                 continue
@@ -236,7 +244,7 @@ class Site:
     def _rows_width(self, plan):
         if plan.rows == "stm":
             return 3 * int(plan.vocabulary_size) if self.__X.shape[1] == 3 else -1
-        return self.n_features + (plan.rows == "xy")
+        return self.n_features + (plan.rows == "xy") + plan.intercept_columns
 
     # -- the door -------------------------------------------------------------------------------------------------
     def handle(self, data):
@@ -422,8 +430,9 @@ class Site:
                 if y is None:
                     raise ValueError("this plan needs the site's responses y")
                 values = np.abs(y)
-            else:
-                values = _row_norms(X, None if plan.center is None else np.asarray(plan.center))
+            else:  # with an intercept column, the bound of the rows it forms: sqrt(1 + c^2) ||x|| (analyses)
+                values = _row_norms(X, None if plan.center is None else np.asarray(plan.center)) * \
+                    _intercept(plan)[1]
             self.__cache[key] = histogram_counts(values, plan.auto.edges())
         return self.__cache[key]
 
@@ -438,7 +447,10 @@ class Site:
         X, y = self._rows(plan)
         if y is None:
             raise ValueError("this plan needs the site's responses y")
-        Z, yc = clip_rows(X, plan.row_norm), clip_responses(y, plan.response_bound)
+        share, scale = _intercept(plan)
+        Z, yc = clip_rows(X, plan.row_norm / scale), clip_responses(y, plan.response_bound)
+        if share is not None:  # the public constant c R / s: the rows formed have norm at most R
+            Z = np.hstack([Z, np.full((Z.shape[0], 1), share * plan.row_norm / scale)])
         A, B = weighted_moments(Z, yc, irls_weights(yc - Z @ theta, rnd.w_max, rnd.p))
         return A if rnd.statistic == "cross" else B
 
