@@ -140,3 +140,10 @@ def test_simulate_and_the_noise_generator_take_ranges(tmp_path, capsys):
                           "--ranges across sites are for --analysis covariance")
     assert_one_line_error(run("simulate", *paths, "--epsilon", 1, "--delta", "1e-5", "--ranges", "agex=0:1",
                               "--out", tmp_path / "x"), "--ranges names column 'agex', which is not a feature column")
+
+
+def test_a_plan_read_back_with_bad_ranges_is_refused():
+    data = _plan(ranges=RANGES).to_dict()
+    for bad in ([[1.0, 0.0], None, None], [[0.0, float("inf")], None, None], [[0.0, 1.0]]):
+        with pytest.raises(ValueError, match="ranges"):
+            Plan.from_dict({**data, "ranges": bad})

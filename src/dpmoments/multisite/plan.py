@@ -146,6 +146,10 @@ class Plan:
                     i == self.mean_round) for i, r in enumerate(self.rounds))):
             raise ValueError("'ranges' across sites are for a second moment of the rows x (covariance, correlation, "
                              "pca, precision, ridge), one (lower, upper) or None per column.")
+        if self.ranges is not None and not all(r is None or (len(r) == 2 and math.isfinite(r[0]) and
+                                                             math.isfinite(r[1] - r[0]) and r[0] < r[1])
+                                               for r in self.ranges):
+            raise ValueError("a plan's 'ranges' must be finite pairs lower < upper (or None).")
 
     # -- identity -----------------------------------------------------------------------------------------
     def to_dict(self):
