@@ -101,12 +101,14 @@ def test_irls_across_sites_is_the_exact_fit_with_noise_off_and_private_with_it()
 
 def test_irls_across_sites_fits_the_intercept_of_one_machine():
     """The default intercept: each site appends the constant 0.5 R to its rows clipped to R, as PrivateIRLS does
-    on one machine; with the noise off the two fits agree, coefficients and intercept."""
+    on one machine (whose audits cover that row bound); with the noise off the two fits agree, coefficients and
+    intercept, an extreme row included."""
     from dpmoments.estimators import PrivateIRLS
 
     rng = np.random.default_rng(2)
     X = rng.normal(size=(3000, 2)) / 4
     y = X @ np.array([1.0, -0.5]) + 0.4 + 0.05 * rng.standard_t(2, size=3000)
+    X[7], y[7] = [1e6, -1e6], 1e6  # clipped the same way: the formed row (x clipped to R, 0.5 R) is one machine's
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit, _ = irls(_split(X, y, row_norm=1.0, response_bound=2.0), epsilon=INF, delta=0.5, n_iter=6, w_max=10.0)
