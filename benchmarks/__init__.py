@@ -31,6 +31,7 @@ from . import uncertainty  # noqa: E402
 from . import figures  # noqa: E402
 from . import io_floor  # noqa: E402  (runs the command line in fresh processes)
 from . import ranges  # noqa: E402  (imports statsmodels and scikit-learn's data inside run)
+from . import select_real  # noqa: E402  (the command line in fresh processes)
 from . import speed  # noqa: E402  (start-up and large d in fresh processes)
 from . import default_choices  # noqa: E402  (the command line in fresh processes)
 from . import large_d  # noqa: E402  (the command line in fresh processes)
@@ -42,6 +43,7 @@ from . import ranges_sites  # noqa: E402  (loads statsmodels data inside run)
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
     "ranges": ranges.run,
+    "select_real": select_real.run,
     "moments": moments.run,
     "tensor": tensor.run,
     "glasso": glasso.run,

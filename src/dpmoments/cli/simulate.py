@@ -20,6 +20,7 @@ from ._multisite import (ANALYSES, AUTO_ACROSS_SITES, CENTER_ACROSS_SITES, add_a
                          print_guarantees, response_bound_of)
 from ._output import ResultsDir, check_destination
 from ._ranges import add_ranges_arguments, check_ranges_across_sites, plan_ranges_report, ranges_lines, site_ranges
+from ..mechanisms import laws
 
 from ..multisite.protocols import PROTOCOLS
 
@@ -89,7 +90,7 @@ def _check(args):
     if args.protocol not in PROTOCOLS:
         raise CliError(f"unknown --protocol {args.protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     check_analysis(args)
-    if args.mechanism != "gaussian":
+    if laws.named(args.mechanism) is not laws.GAUSSIAN:
         raise CliError("the multi-site protocols use Gaussian noise only: drop --mechanism laplace")
     if args.neighbours == "add-remove":
         raise CliError("--neighbours add-remove is not supported across sites (each site's row count is public); "

@@ -23,6 +23,7 @@ from ._choices import bound_budget, check_choices, choices_of, choices_report, t
 from ._noise import AUTO_MAX_TENSOR, add_uncertainty_arguments, draws, json_safe
 from ._cluster import ClusterSource, on_cluster, print_notes, scheduler_address
 from ._output import ResultsDir, check_destination
+from ..mechanisms import laws
 from ._progress import Progress
 from ._ranges import add_plain_ranges_arguments, positional_ranges, ranges_lines, ranges_of, ranges_report
 from ._release import Rereadable, epsilon_grid
@@ -91,7 +92,7 @@ def _check(args):
     """One-line refusals before any data are read; returns the row bound (``"auto"`` unless given, for mog)."""
     if args.epsilon is None:
         raise CliError("--epsilon is required: the total epsilon > 0 of the two releases")
-    if args.mechanism != "gaussian":
+    if laws.named(args.mechanism) is not laws.GAUSSIAN:
         raise CliError("tensor releases are Gaussian only: drop --mechanism laplace")
     if args.delta is None:
         raise CliError("--delta is required for the two Gaussian releases (e.g. --delta 1e-6, well below 1/n)")

@@ -72,6 +72,13 @@ def _psd(M):
     return (V * np.maximum(w, 0.0)) @ V.T
 
 
+def _shifted_psd(spectrum, shift):
+    """:func:`_psd` of ``M - shift I`` from the decomposition of ``M`` (the same eigenvectors, the eigenvalues less
+    ``shift``): equal to it where ``shift`` is 0, and to rounding (``eps ||M||``) otherwise."""
+    w, V = spectrum.pairs()
+    return (V * np.maximum(w - shift, 0.0)) @ V.T
+
+
 def _clipping(release, level, d, sigma):
     """The clipping bias's part of every entry's interval, standardised units (``sigma``: the released
     matrix's PSD projection, :func:`_psd`).
@@ -131,11 +138,12 @@ def _unseen_loss_columns(part, lost, sd):
     return np.asarray(seen & (lost - BEARS_Z * sd > 0), dtype=bool)
 
 
-def covariance_error_budget(release, noise_se, noise_interval, level, target):
+def covariance_error_budget(release, noise_se, noise_interval, level, target, spectrum=None):
     """The intervals of every entry with every part counted, in the release's (standardised) units.
 
     ``noise_se`` and ``noise_interval`` are the noise-only ones (standardised
-    units). Returns a dict: ``se`` (all symmetric parts together, normal
+    units). ``spectrum``: a :class:`~dpmoments.moments.psd.SymmetricSpectrum` of
+    ``release.second_moment`` shared with the estimate's PSD projection. Returns a dict: ``se`` (all symmetric parts together, normal
     approximation), ``interval`` (2, d, d), ``biased`` (d, d) booleans,
     ``parts`` (JSON-able summary).
     """
@@ -144,8 +152,11 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target):
     s = centre_noise_scale(release) or 0.0
     centre_var = np.full((d, d), s**4) + np.eye(d) * s**4  # Var(e_i e_j): s^4, and 2 s^4 on the diagonal
     mid = centre - s**2 * np.eye(d)
-    # One eigendecomposition (about 9 d^3 flops, the command's largest cost at large d) serves both parts
-    sigma = _psd(mid) if target == "population" or clipping_part(release) is not None else None
+    # One eigendecomposition (about 9 d^3 flops, the command's largest cost at large d) serves both parts, and
+    # the estimate's projection where it made one
+    needed = target == "population" or clipping_part(release) is not None
+    sigma = _shifted_psd(spectrum.check_of(release.second_moment, "second_moment"), noise_law(release).diagonal_mean
+                         + s**2) if needed and spectrum is not None else (_psd(mid) if needed else None)
     sampling_var = sampling_variance(release, sigma) if target == "population" else np.zeros((d, d))
     se = np.sqrt(noise_se**2 + sampling_var + centre_var)
     bias_lo, bias_hi, bias_sd, withheld_cols, clip = _clipping(release, level, d, sigma)

@@ -27,7 +27,6 @@ recorded. docs/uncertainty.md says what each number means.
 """
 
 import dataclasses
-import math
 import numbers
 from dataclasses import dataclass
 from typing import Optional

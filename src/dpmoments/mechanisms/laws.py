@@ -254,7 +254,7 @@ GAUSSIAN = Gaussian("gaussian", norm="l2", needs_delta=True, zcdp=True, chooses_
 LAPLACE = Laplace("laplace", norm="l1")
 DISCRETE_GAUSSIAN = Gaussian("discrete-gaussian", norm="l2", needs_delta=True, zcdp=True, discrete=True)
 DISCRETE_LAPLACE = Laplace("discrete-laplace", norm="l1", discrete=True)
-WISHART = Wishart("wishart", certified=False)  # the papers' W_d(d+1, .): no epsilon-DP proof (algorithms.md §1.5.1)
+WISHART = Wishart("wishart", certified=False)  # the papers' W_d(d+1, .): no epsilon-DP proof (docs/algorithms.md §1.5.1)
 WISHART_APPROX = Wishart("wishart-approx", needs_delta=True)
 
 #: Every mechanism by its name: the one table :func:`as_mechanism` reads.

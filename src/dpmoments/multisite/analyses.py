@@ -211,18 +211,12 @@ def finish_analysis(plan, result, *, protocol_notes=()):
     single = a is None or a.output == "release"
     if single and bound is None and location is None:
         return _in_user_units(plan, releases[0]), reports[0]
-    budget = {f"round {i} ({r.statistic}{'' if r.bound is None else ' of ' + r.bound}"
-              f"{': the mean' if i == plan.mean_round else ''})": r.share for i, r in enumerate(plan.rounds)}
-    if single:
-        names = tuple("mean" if i == plan.mean_round else plan.rounds[i].statistic for i in plan.release_rounds)
-    else:
-        names = ("second", "third", "mean") if a.output == "tensor" else \
-            tuple(f"{k}{j}" for j in range(len(releases) // 2) for k in ("A", "B"))
+    names = _release_names(plan, None if single else a.output, len(releases))
     parts = {} if location is None else {f"location {k + 1}": rep for k, rep in enumerate(location.reports)}
     parts.update({} if bound is None else {f"bound {name}": rep for name, rep in bound.reports.items()})
     parts.update(zip(names, reports))
     report = AnalysisReport(plan.protocol, plan.analysis, plan.colluders, plan.target, plan.composition, parts,
-                            budget, tuple(protocol_notes),
+                            _round_shares(plan), tuple(protocol_notes),
                             delta=max(plan.delta) if plan.composition == "zcdp" else None,
                             choices=_choices(plan, bound, location, names, reports, releases),
                             collusion=plan.collusion)
@@ -241,6 +235,22 @@ def finish_analysis(plan, result, *, protocol_notes=()):
 def _in_user_units(plan, release):
     """A release of rows the sites mapped by the plan's ranges, mapped back (post-processing); else as it is."""
     return release if plan.ranges is None else ranges_mapped_back(release, plan.ranges, plan.columns)
+
+
+def _round_shares(plan):
+    """The report's budget: each round's share, named by its statistic (and bound, or the mean it is)."""
+    return {f"round {i} ({r.statistic}{'' if r.bound is None else ' of ' + r.bound}"
+            f"{': the mean' if i == plan.mean_round else ''})": r.share for i, r in enumerate(plan.rounds)}
+
+
+def _release_names(plan, output, n_releases):
+    """The report's name of each release: its statistic (or "mean") for one release, a tensor's three moments, or
+    IRLS's ``A0, B0, A1, ...``."""
+    if output is None:
+        return tuple("mean" if i == plan.mean_round else plan.rounds[i].statistic for i in plan.release_rounds)
+    if output == "tensor":
+        return ("second", "third", "mean")
+    return tuple(f"{k}{j}" for j in range(n_releases // 2) for k in ("A", "B"))
 
 
 def _about_mean(location, second, mean):

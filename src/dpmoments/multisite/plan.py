@@ -415,29 +415,20 @@ class Plan:
                                                             target, rows, colluders, rounds)
         names = checked_columns(columns, response_column, rows=rows, analysis=analysis,
                                 n_features=n_features - ("intercept" in dict(options or {})))
-        eps = [float(check_positive(e, "epsilon", allow_inf=True)) for e in _per_site(epsilon, len(sites), "epsilon")]
-        dls = [float(d) for d in _per_site(delta, len(sites), "delta")]
-        off = [math.isinf(e) for e in eps]
-        if any(off) and not all(off):
-            raise ValueError("either every site has epsilon=inf (noise off) or none has.")
-        auto = auto_bounds(row_norm, response_bound, bound_budget, off=any(off), rows=rows)
-        location = private_location(center, center_budget, off=any(off), rows=rows, rank=rank, rounds=rounds)
+        eps, dls, off = _site_budgets(epsilon, delta, len(sites))
+        auto = auto_bounds(row_norm, response_bound, bound_budget, off=off, rows=rows)
+        location = private_location(center, center_budget, off=off, rows=rows, rank=rank, rounds=rounds)
         center = None if location is not None else center
         ranges = plan_ranges(ranges, int(n_features), names[0])
         auto, location = grids_within_ranges(ranges, auto, location, center)
-        if all(off):
+        if off:
             warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
         mu = np.array(n, float) / sum(n) if weights is None else check_weights(weights, len(sites))
         solve = dict(n_features=int(n_features), composition=composition, calibration=calibration,
                      exact=target == "aggregator")
-        if location is not None and location.steps is None:  # as many as the rows can bear (public facts only)
-            location = replace(location, steps=most_location_steps(location, sum(n), eps, dls, **solve))
-        if auto is not None or location is not None:
-            rounds = with_choice_steps(rounds, auto, location)
-        if auto is not None:  # the moment rounds are planned at unit bounds
-            row_norm = 1.0 if "row_norm" in auto.names else row_norm
-            response_bound = 1.0 if "response_bound" in auto.names else response_bound
+        rounds, location = _with_choices(rounds, auto, location, sum(n), eps, dls, solve)
+        row_norm, response_bound = _planned_bounds(auto, row_norm, response_bound)
         facts = dict(n_features=int(n_features), row_norm=float(check_positive(row_norm, "row_norm")),
                      response_bound=None if response_bound is None else float(response_bound),
                      neighbours=neighbours)
@@ -450,6 +441,36 @@ class Plan:
                    calibration, composition, target, colluders, rows, vocabulary_size, rank, analysis,
                    tuple(sorted(dict(options or {}).items())), auto, location, *names,
                    ranges)
+
+
+def _site_budgets(epsilon, delta, n_sites):
+    """Each site's epsilon and delta, checked, and whether the noise is off (``epsilon=inf`` at every site, or at
+    none)."""
+    eps = [float(check_positive(e, "epsilon", allow_inf=True)) for e in _per_site(epsilon, n_sites, "epsilon")]
+    dls = [float(d) for d in _per_site(delta, n_sites, "delta")]
+    off = [math.isinf(e) for e in eps]
+    if any(off) and not all(off):
+        raise ValueError("either every site has epsilon=inf (noise off) or none has.")
+    return eps, dls, all(off)
+
+
+def _with_choices(rounds, auto, location, n_total, eps, dls, solve):
+    """The rounds with the choosing steps (bounds, location) in front, and the location, whose steps, where it
+    does not fix them, are as many as the rows can bear (public facts only)."""
+    if location is not None and location.steps is None:
+        location = replace(location, steps=most_location_steps(location, n_total, eps, dls, **solve))
+    if auto is not None or location is not None:
+        rounds = with_choice_steps(rounds, auto, location)
+    return rounds, location
+
+
+def _planned_bounds(auto, row_norm, response_bound):
+    """The bounds the moment rounds are planned at: 1 for each bound chosen across sites (the plan is rescaled
+    to the chosen bound, :meth:`Plan.resolved`), else the public one."""
+    if auto is None:
+        return row_norm, response_bound
+    return (1.0 if "row_norm" in auto.names else row_norm,
+            1.0 if "response_bound" in auto.names else response_bound)
 
 
 def _checked_facts(protocol, sites, n, neighbours, calibration, composition, target, rows, colluders, rounds):

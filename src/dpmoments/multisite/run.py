@@ -136,11 +136,7 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
     min_sites = proto.min_sites if min_sites is None else int(min_sites)
     aggregator = Aggregator(plan, rng)
     dropped, notes = list(dropped_before), []
-    present = set(transport.connect(plan, wait_s))
-    live = [s for s in plan.sites if s in present]
-    dropped += [(s, "after-deal") for s in plan.sites if s not in present]
-    notes += [f"site {s!r} did not join: {transport.reasons.get(s, 'not reachable')}" for s in plan.sites
-              if s not in present]
+    live = _connect(plan, transport, wait_s, dropped, notes)
     abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout, notes)
     releases, reports, bound, location = {}, {}, None, None
     ctx = dict(min_sites=min_sites, on_dropout=on_dropout, notes=notes, transport=transport,
@@ -149,17 +145,7 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
         at_bound, at_location = step == plan.bound_step, step in plan.location_steps
         params = None if next_params is None or at_bound or at_location else \
             next_params(step, [releases[r] for r in sorted(releases)])
-        failed = {}
-        for site, answer in transport.ask_each(aggregator.open_step(step, live, params), timeout_s):
-            if isinstance(answer, Reply):
-                aggregator.receive(answer)  # checked, added to the sums and dropped: O(d^2) whatever S
-            else:
-                failed[site] = answer
-        for site in [s for s in live if s in failed]:  # plan order: the same report on every transport
-            live.remove(site)
-            dropped.append((site, "after-deal"))
-            notes.append(f"site {site!r} dropped at step {step}: {failed[site]}")
-        inbox = aggregator.close_step()
+        inbox = _exchange_step(aggregator, transport, step, live, params, timeout_s, dropped, notes)
         abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout, notes)
         if at_location:  # move the centre (post-processing), then every later step centres there
             location = choose_center(plan, step, aggregator, inbox, tuple(dropped), ctx, location)
@@ -175,6 +161,32 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
         _note_bound_dropouts(bound, plan, live)
     return RunResult(tuple(releases[r] for r in sorted(releases)), tuple(reports[r] for r in sorted(reports)), plan,
                      bound, location)
+
+
+def _connect(plan, transport, wait_s, dropped, notes):
+    """The sites that joined, in plan order; each that did not is dropped (after the deal), with why."""
+    present = set(transport.connect(plan, wait_s))
+    dropped += [(s, "after-deal") for s in plan.sites if s not in present]
+    notes += [f"site {s!r} did not join: {transport.reasons.get(s, 'not reachable')}" for s in plan.sites
+              if s not in present]
+    return [s for s in plan.sites if s in present]
+
+
+def _exchange_step(aggregator, transport, step, live, params, timeout_s, dropped, notes):
+    """Ask the ``live`` sites for ``step``, add each reply to the running sums as it arrives, and close the step:
+    its inbox. A site that failed leaves ``live`` and joins ``dropped``, with a note, in plan order (the same report
+    on every transport)."""
+    failed = {}
+    for site, answer in transport.ask_each(aggregator.open_step(step, live, params), timeout_s):
+        if isinstance(answer, Reply):
+            aggregator.receive(answer)  # checked, added to the sums and dropped: O(d^2) whatever S
+        else:
+            failed[site] = answer
+    for site in [s for s in live if s in failed]:
+        live.remove(site)
+        dropped.append((site, "after-deal"))
+        notes.append(f"site {site!r} dropped at step {step}: {failed[site]}")
+    return aggregator.close_step()
 
 
 def choose_center(plan, step, aggregator, inbox, dropped, ctx, before=None):

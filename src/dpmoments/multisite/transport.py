@@ -59,7 +59,7 @@ class Transport:
     name = "transport"
 
     def __init__(self) -> None:
-        self.transcript: list[str] = []
+        self.transcript: list[dict] = []  # describe(): who sent what shapes to whom, never the values
         self.reasons: dict[str, str] = {}  # site -> why it is not in connect()'s answer (a fixed code), where known
 
     def connect(self, plan: Plan, wait_s: float) -> list[str]:  # pragma: no cover - interface
@@ -129,6 +129,8 @@ class Transport:
         try:
             msg = from_wire(data, kinds=("Reply", "SiteError"))
         except ValueError:
+            refuse("wrong-payload", "it does not decode as a reply tagged with its plan and round.")
+        if not isinstance(msg, (Reply, SiteError)):  # from_wire refused the other kinds; this tells the type checker
             refuse("wrong-payload", "it does not decode as a reply tagged with its plan and round.")
         if msg.site != site:
             refuse("forged", f"the transport delivered it from site {site!r} but it names site {msg.site!r}.")
