@@ -32,7 +32,7 @@ from .bounds import AutoBounds
 
 DEFAULT_LOW, DEFAULT_HIGH = AutoBounds.low, AutoBounds.high
 
-__all__ = ["plan_ranges", "grids_within_ranges", "ranges_to_json", "ranges_from_json", "map_rows", "ranges_mapped_back", "ranged_columns"]
+__all__ = ["plan_ranges", "grids_within_ranges", "check_plan_ranges", "ranges_to_json", "ranges_from_json", "map_rows", "ranges_mapped_back", "ranged_columns"]
 
 
 NOTE = ("centres (midpoints) and scales (half-widths) from the ranges, free; each site clipped and standardised its "
@@ -89,6 +89,21 @@ def grids_within_ranges(ranges, auto, location, center):
 
 def _default_grid(choice):
     return (choice.low, choice.high) == (DEFAULT_LOW, DEFAULT_HIGH)
+
+
+def check_plan_ranges(ranges, rows, n_features, rounds, mean_round):
+    """Refuse (one line) a plan's ranges that do not fit it: a second moment of the rows ``x`` (and a private
+    centre's mean round), one finite ``(lower, upper)``, lower < upper, or ``None`` per column."""
+    if ranges is None:
+        return
+    if rows != "x" or len(ranges) != n_features or any(
+            r.statistic not in ("histogram", "location", "second", "cross") or (r.statistic == "cross") != (
+                i == mean_round) for i, r in enumerate(rounds)):
+        raise ValueError("'ranges' across sites are for a second moment of the rows x (covariance, correlation, "
+                         "pca, precision, ridge), one (lower, upper) or None per column.")
+    if not all(r is None or (len(r) == 2 and math.isfinite(r[0]) and math.isfinite(r[1] - r[0]) and r[0] < r[1])
+               for r in ranges):
+        raise ValueError("a plan's 'ranges' must be finite pairs lower < upper (or None).")
 
 
 def ranges_to_json(ranges):

@@ -57,13 +57,13 @@ from .._validation import check_int, check_option, check_positive
 from ..exceptions import NotPrivateWarning
 from ..privacy import CALIBRATIONS, compose, parallel
 from .bounds import AutoBounds, auto_bounds
-from .column_ranges import grids_within_ranges, plan_ranges, ranges_from_json, ranges_to_json
+from .column_ranges import check_plan_ranges, grids_within_ranges, plan_ranges, ranges_from_json, ranges_to_json
 from .columns import checked_columns, takes_response
 from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS
 from .rounds import (CHOICE_STATISTICS, Round, check_choice_steps, most_location_steps, round_noise, round_targets,
-                     sensitivity, with_choice_steps)
+                     sensitivity, weights_at, with_choice_steps)
 from .unequal import check_weights
 
 __all__ = ["Round", "Plan", "TARGETS", "NEIGHBOURS", "ROWS", "COMPOSITIONS"]
@@ -141,15 +141,7 @@ class Plan:
                              "alone there; no other plan has one.")
         checked_columns(self.columns, self.response_column, rows=self.rows, analysis=self.analysis,
                          n_features=self.n_features - self.intercept_columns)
-        if self.ranges is not None and (self.rows != "x" or len(self.ranges) != self.n_features or any(
-                r.statistic not in CHOICE_STATISTICS + ("second", "cross") or (r.statistic == "cross") != (
-                    i == self.mean_round) for i, r in enumerate(self.rounds))):
-            raise ValueError("'ranges' across sites are for a second moment of the rows x (covariance, correlation, "
-                             "pca, precision, ridge), one (lower, upper) or None per column.")
-        if self.ranges is not None and not all(r is None or (len(r) == 2 and math.isfinite(r[0]) and
-                                                             math.isfinite(r[1] - r[0]) and r[0] < r[1])
-                                               for r in self.ranges):
-            raise ValueError("a plan's 'ranges' must be finite pairs lower < upper (or None).")
+        check_plan_ranges(self.ranges, self.rows, self.n_features, self.rounds, self.mean_round)
 
     # -- identity -----------------------------------------------------------------------------------------
     def to_dict(self):
@@ -316,7 +308,7 @@ class Plan:
             values[name] = edge
         facts = dict(row_norm=values.get("row_norm", self.row_norm),
                      response_bound=values.get("response_bound", self.response_bound))
-        rounds = self._weights_at(facts["response_bound"])
+        rounds = weights_at(self.rounds, self.option("w_max_per_bound"), facts["response_bound"])
         noise = []
         for rnd, at, p in zip(self.rounds, rounds, self.noise):
             k = 1.0 if rnd.statistic in CHOICE_STATISTICS else \
@@ -326,15 +318,6 @@ class Plan:
                           for s, f in zip(self.solutions, [q.sensitivity[0] / p.sensitivity[0]
                                                            for p, q in zip(self.noise, noise)]))
         return dict(noise=tuple(noise), solutions=solutions, rounds=rounds, **facts)
-
-    def _weights_at(self, response_bound):
-        """The rounds with IRLS's ``w_max = w_max_per_bound / B`` at the chosen response bound ``B`` (the unit plan
-        carries ``w_max_per_bound``); the rounds as they are otherwise."""
-        per_bound = self.option("w_max_per_bound")
-        if per_bound is None:
-            return self.rounds
-        return tuple(r if r.w_max is None else replace(r, w_max=float(per_bound) / float(response_bound))
-                     for r in self.rounds)
 
     def _sens(self, rnd, row_norm, response_bound):
         return sensitivity(rnd, self.n[0], n_features=self.n_features, row_norm=row_norm,

@@ -220,6 +220,19 @@ class Site:
         if plan.n[i] != self.n or self._rows_width(plan) != plan.n_features:
             raise ValueError(f"site {self.name!r}: its data do not match the plan (the plan expects "
                              f"{plan.n[i]} rows; the rows it forms must have {plan.n_features} columns).")
+        self._check_bounds(plan)
+        if isinstance(self.center, str) != (plan.location is not None) and self.center is not None:
+            raise ValueError(f"site {self.name!r}: the plan's centre differs from this site's (private or not).")
+        if self.center is not None and not isinstance(self.center, str) and \
+                (plan.center is None or not np.array_equal(self.center, plan.center)):
+            raise ValueError(f"site {self.name!r}: the plan's public centre differs from this site's.")
+        self._check_ranges(plan)
+        if plan.location is not None and sparse.issparse(self.__X):
+            raise ValueError(f"site {self.name!r}: a private centre cannot be used with sparse rows (they become "
+                             "dense).")
+
+    def _check_bounds(self, plan):
+        """The plan's public (or ``auto``) bounds against this site's own; ``None`` takes the plan's."""
         auto = () if plan.auto is None else plan.auto.names
         features_bound = plan.row_norm / _intercept(plan)[1]  # the bound on x (an intercept plan's rows: larger)
         for ours, theirs, what in ((self.row_norm, features_bound, "row_norm"),
@@ -228,18 +241,12 @@ class Site:
                 continue
             if (ours == "auto") != (what in auto) or (ours != "auto" and theirs is not None and ours != theirs):
                 raise ValueError(f"site {self.name!r}: the plan's {what} differs from this site's.")
-        if isinstance(self.center, str) != (plan.location is not None) and self.center is not None:
-            raise ValueError(f"site {self.name!r}: the plan's centre differs from this site's (private or not).")
-        if self.center is not None and not isinstance(self.center, str) and \
-                (plan.center is None or not np.array_equal(self.center, plan.center)):
-            raise ValueError(f"site {self.name!r}: the plan's public centre differs from this site's.")
+
+    def _check_ranges(self, plan):
         if self.ranges is not None and plan.ranges != self.ranges:
             raise ValueError(f"site {self.name!r}: the plan's ranges differ from this site's.")
         if plan.ranges is not None and sparse.issparse(self.__X):
             raise ValueError(f"site {self.name!r}: ranges cannot be used with sparse rows (they become dense).")
-        if plan.location is not None and sparse.issparse(self.__X):
-            raise ValueError(f"site {self.name!r}: a private centre cannot be used with sparse rows (they become "
-                             "dense).")
 
     def _rows_width(self, plan):
         if plan.rows == "stm":
