@@ -27,6 +27,7 @@ prints a shell completion script generated from the parser.
 import argparse
 import importlib
 import json
+import os
 import signal
 import sys
 import warnings
@@ -64,7 +65,17 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message):
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}{_several_files_hint(message)} (see '{self.prog} "
+                              "--help')\n")
+
+
+def _several_files_hint(message):
+    """Extra words that are all existing paths: an unquoted glob the shell expanded into several data files."""
+    words = message.split(": ", 1)[1].split() if message.startswith("unrecognized arguments: ") else []
+    if words and all(os.path.exists(w) for w in words):
+        return ("; several data files are one input as their directory or a quoted glob ('data/*.parquet'), which "
+                "the shell then leaves alone")
+    return ""
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):

@@ -68,9 +68,10 @@ class MomentEstimator:
     # -- the release ------------------------------------------------------------
     def _release_from(self, X):
         X = as_source(X).checked()  # dask collections and paths go to the streaming release unmaterialised
-        check_option(self.mechanism, "mechanism", self._mechanisms)  # the names this estimator offers
+        name = self.mechanism.name if isinstance(self.mechanism, laws.Mechanism) else self.mechanism  # a value too
+        check_option(name, "mechanism", self._mechanisms)  # the names this estimator offers
         self._check_affordable()
-        kwargs = dict(row_norm=self.row_norm, mechanism=laws.MECHANISMS[self.mechanism], neighbours=self.neighbours,
+        kwargs = dict(row_norm=self.row_norm, mechanism=laws.MECHANISMS[name], neighbours=self.neighbours,
                       calibration=self.calibration, count_share=self.count_share)
         if self._private_choices() and getattr(self, "ranges", None) is not None:
             release = ranged_second_moment(X, self.ranges, self._column_names(X), epsilon=self.epsilon,
@@ -127,9 +128,9 @@ class MomentEstimator:
                                               ("row_norm='auto' (the default)", is_auto(self.row_norm)),
                                               ("scale='private'", self._scale() is not None),
                                               ("ranges", getattr(self, "ranges", None) is not None)) if chosen]
-            raise ValueError(f"{' and '.join(what)}{' each' if len(what) > 1 else ''} supports mechanism 'gaussian' or "
-                             f"'laplace'; got {self.mechanism!r}: give public values instead (center=None or a "
-                             "vector, and a row_norm).")
+            raise ValueError(f"{' and '.join(what)}{' each' if len(what) > 1 else ''} supports mechanism "
+                             f"{laws.offered(laws.ADDITIVE)}; got {self.mechanism!r}: give public values instead "
+                             "(center=None or a vector, and a row_norm).")
         return private
 
     def _center_budget(self):

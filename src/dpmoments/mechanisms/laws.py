@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .noise import gaussian_noise, laplace_noise
+from .._rng import as_generator
+from .._validation import check_positive
+from .noise import _check_shape, gaussian_noise, laplace_noise
 from .symmetric import symmetric_matrix_noise, symmetric_tensor_noise
 from .wishart import wishart_noise
 
@@ -25,7 +27,7 @@ __all__ = ["Mechanism", "NoNoise", "Gaussian", "Laplace", "Wishart", "as_mechani
            "NONE", "GAUSSIAN", "LAPLACE", "WISHART", "WISHART_APPROX", "DISCRETE_GAUSSIAN", "DISCRETE_LAPLACE"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Mechanism:
     """A noise law. Subclasses fix its arithmetic; instances differ by name (exact discrete noise, Wishart's two analyses).
 
@@ -59,6 +61,9 @@ class Mechanism:
 
     def __str__(self):
         return self.name
+
+    def __repr__(self):  # short, for the refusals that quote what they got
+        return f"{type(self).__name__}({self.name!r})"
 
     @property
     def additive(self):
@@ -108,20 +113,24 @@ class Mechanism:
         return self.sd(scale, df) * float(special.ndtri(0.5 + 0.5 * q ** (1.0 / m)))
 
     # -- centred draws, through this package's samplers ---------------------------------------------
+    def entries(self, size, scale, generator):
+        """``size`` i.i.d. centred draws at ``scale`` from a NumPy ``Generator``, in one call: the law's sampler."""
+        raise ValueError(f"{self.name} noise has no i.i.d. entries.")
+
     def vector(self, size, scale, rng):
-        """A centred noise vector."""
-        raise ValueError(f"{self.name} noise has no vector form; only second moments carry it.")
+        """A centred noise vector (or array of shape ``size``)."""
+        return self.entries(_check_shape(size), check_positive(scale, "scale"), as_generator(rng))
 
     def matrix(self, d, scale, rng, df=None):
-        """A centred symmetric ``(d, d)`` noise matrix."""
-        return symmetric_matrix_noise(d, scale, rng, distribution=self.family)
+        """A centred symmetric ``(d, d)`` noise matrix: i.i.d. upper triangle, mirrored."""
+        return symmetric_matrix_noise(d, scale, rng, distribution=self.entries)
 
     def tensor(self, d, scale, rng):
-        """A centred, fully symmetric ``(d, d, d)`` noise tensor."""
-        return symmetric_tensor_noise(d, scale, rng, distribution=self.family)
+        """A centred, fully symmetric ``(d, d, d)`` noise tensor: one draw per index orbit."""
+        return symmetric_tensor_noise(d, scale, rng, distribution=self.entries)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class NoNoise(Mechanism):
     """No noise (``epsilon = inf``)."""
 
@@ -147,15 +156,18 @@ class NoNoise(Mechanism):
         return np.zeros((d, d, d))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Gaussian(Mechanism):
     """Gaussian noise of standard deviation ``sigma`` on each coordinate, calibrated to the L2 sensitivity."""
 
+    def entries(self, size, scale, generator):
+        return generator.normal(0.0, scale, size=size)
+
     def vector(self, size, scale, rng):
-        return gaussian_noise(size, scale, rng)
+        return gaussian_noise(size, scale, rng)  # its checks name the scale 'sigma'
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Laplace(Mechanism):
     """Laplace noise of scale ``b`` (sd ``sqrt(2) b``) on each coordinate, calibrated to the L1 sensitivity."""
 
@@ -172,11 +184,14 @@ class Laplace(Mechanism):
     def largest_magnitude(self, m, q, scale, df=None):
         return -scale * math.log1p(-q ** (1.0 / m))  # each magnitude is exponential of mean b
 
+    def entries(self, size, scale, generator):
+        return generator.laplace(0.0, scale, size=size)
+
     def vector(self, size, scale, rng):
         return laplace_noise(size, scale, rng)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Wishart(Mechanism):
     """Wishart noise ``W_d(df, cI)`` on a second moment (scale ``c``, the variance of ``Z``'s entries in ``Z Z^T``)."""
 
@@ -277,6 +292,16 @@ def as_mechanism(value, parameter="mechanism", allowed=SECOND_MOMENT):
     """The :class:`Mechanism` that ``value`` (a name or a value) names, among ``allowed``.
 
     Refused in one line naming ``parameter``: anything but one of the allowed names or values.
+
+    Examples
+    --------
+    >>> law = as_mechanism("laplace")
+    >>> law.norm, law.needs_delta, law.name == str(law)
+    ('l1', False, True)
+    >>> as_mechanism("cauchy", "first_moment", ADDITIVE)
+    Traceback (most recent call last):
+    ...
+    ValueError: 'first_moment' must be one of 'gaussian', 'laplace'; got 'cauchy'.
     """
     mech = named(value)
     if mech is None or mech not in allowed:
@@ -284,6 +309,11 @@ def as_mechanism(value, parameter="mechanism", allowed=SECOND_MOMENT):
         got = value.name if isinstance(value, Mechanism) else value
         raise ValueError(f"'{parameter}' must be one of {names}; got {got!r}.")
     return mech
+
+
+def offered(mechanisms):
+    """``'gaussian' or 'laplace'``: how a refusal names the laws it would take."""
+    return " or ".join(repr(m.name) for m in mechanisms)
 
 
 def names(mechanisms):

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 
 from .._rng import spawn
 from ..exceptions import BoundWarning, TooFewRowsError
-from ..mechanisms.laws import ADDITIVE
+from ..mechanisms.laws import ADDITIVE, offered
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 from .binned_sums import binned_pass
 from .calibrated import calibrate
@@ -152,7 +152,7 @@ def check_auto_source(X, what="row_norm='auto'"):
 
 def check_auto_privacy(mechanism, secure, what="row_norm='auto'"):
     if mechanism not in ADDITIVE:  # a value: the caller parsed the name
-        raise ValueError(f"{what} supports mechanism 'gaussian' or 'laplace'; got {str(mechanism)!r}.")
+        raise ValueError(f"{what} supports mechanism {offered(ADDITIVE)}; got {str(mechanism)!r}.")
     if secure:
         raise ValueError(f"{what} is not available with secure=True: the private quantile draws "
                          "floating-point noise; give a public bound.")

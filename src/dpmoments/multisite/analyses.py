@@ -39,6 +39,7 @@ from typing import Optional
 import numpy as np
 
 from .._validation import check_int, check_nonnegative, check_positive
+from ..mechanisms.laws import NONE
 from ..moments import Release, symmetrise_matrix, symmetrise_tensor
 from ..privacy import compose
 from ..moments.release import Part
@@ -288,7 +289,7 @@ def _choices(plan, bound, location, names, reports, releases):
 
 
 def _derived(release, name, value, n_features, guarantee, steps):
-    exact = release.mechanism == "none"
+    exact = release.law is NONE
     return Release(n=release.n, n_features=n_features, row_norm=release.row_norm, mechanism=release.mechanism,
                    noise_scale=release.noise_scale, neighbours=release.neighbours, guarantee=guarantee,
                    randomness=release.randomness, calibration=release.calibration,

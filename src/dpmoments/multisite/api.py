@@ -19,6 +19,7 @@ import numpy as np
 from .._rng import as_generator, describe_randomness, seed_sequence, spawn
 from .._validation import check_int, check_option
 from ..exceptions import NotPrivateWarning
+from ..mechanisms.laws import GAUSSIAN, NONE
 from ..moments import Release, moment_sensitivity, release_second_moment
 from ..privacy import calibrate_gaussian
 from .analyses import ANALYSES, IRLS_DEFAULTS, finish_analysis, next_params, plan_analysis
@@ -331,7 +332,7 @@ def _pooled_private(sites, *, epsilon, delta, neighbours, calibration, rng, cent
 def _pooled_release(sites, value, tau, guarantee, statistic, neighbours, calibration, sens, rng):
     first, exact = sites[0], tau == 0
     return Release(n=sum(s.n for s in sites), n_features=first.n_features, row_norm=first.row_norm,
-                   mechanism="none" if exact else "gaussian", noise_scale=float(tau), neighbours=neighbours,
+                   mechanism=(NONE if exact else GAUSSIAN).name, noise_scale=float(tau), neighbours=neighbours,
                    guarantee=guarantee, randomness="none" if exact else describe_randomness(rng),
                    response_bound=first.response_bound, center=first.center,
                    calibration=None if exact else calibration, sensitivity=None if exact else sens,

@@ -114,7 +114,7 @@ class GrpcTransport(Transport):
         self._unsent = 0  # bytes of queries queued and not yet handed to gRPC, over every stream
         self._news = collections.deque()  # links with a reply in, or whose stream ended, not yet looked at
         self.peak_held = 0  # the most bytes of messages held here at once (queries unsent, replies not taken)
-        self._held = 0
+        self._held, self._waiting = 0, 0  # ... and of them, the replies not taken
         self._insecure, self.max_sites, self.refused, self._closed = insecure, int(max_sites), set(), False
         if not insecure:
             if not (certificate and private_key and root_certificates):
@@ -138,6 +138,8 @@ class GrpcTransport(Transport):
 
     async def _start(self, address, certificate, private_key, root_certificates):
         """The server, in the loop's thread; its port (0: the address could not be bound)."""
+        self._reply_room = asyncio.Event()  # set while fewer than SEND_WINDOW bytes of replies wait to be taken
+        self._reply_room.set()
         self._server = grpc.aio.server(options=_SERVER_OPTIONS)
         # Frames travel in one-item boxes emptied as gRPC takes them (_unboxed): gRPC's loops keep their last
         # message until the next one, so bytes would stay alive per stream, S of them in all, between steps.
@@ -204,10 +206,12 @@ class GrpcTransport(Transport):
                 frame = box.pop()
                 with self._arrived:
                     link.replies[bytes(frame[:16])] = bytes(frame[16:])
-                    self._hold(len(frame) - 16)
+                    self._taken(-(len(frame) - 16))
                     self._news.append(link)
                     self._arrived.notify_all()
                 del frame
+                # Replies that arrive faster than the run sums them wait in gRPC's flow control, not here
+                await self._reply_room.wait()
         except (grpc.RpcError, asyncio.CancelledError):
             pass
         finally:
@@ -217,6 +221,18 @@ class GrpcTransport(Transport):
         """Count ``size`` bytes more (or fewer) of messages held here (under ``_arrived``)."""
         self._held += size
         self.peak_held = max(self.peak_held, self._held)
+
+    def _taken(self, size):
+        """``size`` bytes of replies taken (a negative size: arrived), under ``_arrived``; the readers pause while
+        more than :data:`SEND_WINDOW` bytes of replies wait."""
+        self._hold(-size)
+        self._waiting -= size
+        # every time, in order (under the lock): a skipped "set" behind a pending "clear" would stop the readers
+        try:
+            self._loop.call_soon_threadsafe(self._reply_room.set if self._waiting <= SEND_WINDOW else
+                                            self._reply_room.clear)
+        except RuntimeError:  # the loop is closed: the transport is closing
+            pass
 
     def _handed(self, link, size):
         with self._arrived:
@@ -306,8 +322,8 @@ class GrpcTransport(Transport):
             if frame is None:
                 yield site, Failure("unreachable" if link is None or not link.alive else "timeout")
                 continue
+            sent[link] = (site, frame[:16])  # before it goes: its reply is this step's the moment it comes
             self._put(link, frame)
-            sent[link] = (site, frame[:16])
             del frame, data
         while sent:
             with self._arrived:
@@ -327,16 +343,14 @@ class GrpcTransport(Transport):
         out = []
         while self._news:
             link = self._news.popleft()
-            if link not in sent:
-                continue  # not asked in this step (yet): a link that ended is found out when it is asked
-            site, rid = sent[link]
+            site, rid = sent.get(link, (None, None))  # not asked in this step: an ended link is found out when asked
             reply = link.replies.pop(rid, None)
-            for stale in [r for r in link.replies]:
-                self._hold(-len(link.replies.pop(stale)))
-            if reply is not None or not link.alive:
+            for stale in list(link.replies):
+                self._taken(len(link.replies.pop(stale)))
+            if site is not None and (reply is not None or not link.alive):
                 del sent[link]
                 if reply is not None:
-                    self._hold(-len(reply))
+                    self._taken(len(reply))
                 out.append((site, reply if reply is not None else Failure("crashed")))
         return out
 

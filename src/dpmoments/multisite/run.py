@@ -22,6 +22,7 @@ import numpy as np
 
 from .._rng import describe_randomness
 from ..exceptions import BoundWarning
+from ..mechanisms.laws import GAUSSIAN, NONE
 from ..moments import Release, moment_sensitivity
 from ..privacy import parallel
 from .aggregator import Aggregator
@@ -355,7 +356,7 @@ def round_release(plan, r, received, aggregate, final_std, guarantee, randomness
     if rnd.w_max is not None:
         steps.append(f"irls-weighted(w_max={rnd.w_max:g}, p={rnd.p:g}, at the public iterate of step {rnd.step})")
     return Release(
-        n=n, n_features=plan.n_features, row_norm=plan.row_norm, mechanism="none" if exact else "gaussian",
+        n=n, n_features=plan.n_features, row_norm=plan.row_norm, mechanism=(NONE if exact else GAUSSIAN).name,
         noise_scale=float(final_std), neighbours=plan.neighbours, guarantee=guarantee,
         randomness="none" if exact else randomness,
         response_bound=bound if rnd.statistic == "cross" else None,
