@@ -64,3 +64,17 @@ def test_an_estimator_and_a_release_take_the_value_as_they_take_the_name():
     assert by_value.release_.mechanism == "laplace" and by_value.release_.law is LAPLACE
     release = dpm.release_second_moment(X, epsilon=1, row_norm=3, center=None, mechanism=LAPLACE, rng=0)
     assert release.to_dict()["mechanism"] == "laplace"  # the on-disk format is the name
+
+
+def test_every_law_offered_to_a_release_has_its_calibration_joined():
+    from dpmoments.moments.calibrated import CALIBRATE
+
+    assert set(laws.ADDITIVE) <= set(CALIBRATE)
+    assert all(law.norm in ("l1", "l2") for law in CALIBRATE)  # the norms moments.sensitivity measures
+
+
+def test_a_copied_or_unpickled_value_is_the_one_value_of_its_name():
+    import copy
+    import pickle
+
+    assert copy.deepcopy(LAPLACE) is LAPLACE and pickle.loads(pickle.dumps(WISHART)) is WISHART

@@ -22,7 +22,8 @@ AUTO_ACROSS_SITES = (
     "'auto' chooses it across sites from noisy histograms: each site adds its own Gaussian noise to the counts "
     "of its row norms on a coarse PUBLIC grid (--search-range, steps of a factor sqrt 2), paid from --bound-share "
     "of its "
-    "budget (default 0.1); the aggregator sums them and takes the 0.95-quantile, rounded up to a grid edge, "
+    "budget (default 0.1); the aggregator sums them and takes the highest quantile their noise can place (at least "
+    "the 0.95-quantile), rounded up to a grid edge, "
     "for every later round; refused in one line when there are too few rows for the share, naming the --epsilon "
     "(and --bound-share) that runs")
 

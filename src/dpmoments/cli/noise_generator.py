@@ -202,6 +202,10 @@ def _print(args, plan, sites):
         print(f"bound step {'next' if plan.location is not None else 'first'}: {', '.join(plan.auto.names)} chosen from the sites' noisy histograms "
               f"({plan.auto.n_bins} bins on [{plan.auto.low:g}, {plan.auto.high:g}]), share {plan.auto.share:g} of "
               "each site's budget, included above")
+    if plan.excess_round is not None:
+        print(f"clipping excess with the moments: what clipping at the chosen row_norm removes from each variance, "
+              f"share {plan.rounds[plan.excess_round].share:g} of each site's budget, included above (the intervals "
+              "count the clipping bias)")
     if plan.columns is None and plan.rows != "stm":
         print(f"columns: not named, so each site can check only that it gives {plan.feature_width} columns; give "
               "--columns to have every site select them by name")

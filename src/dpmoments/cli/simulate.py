@@ -40,8 +40,11 @@ are centred about a private mean (--center private); a PUBLIC --row-norm or --ce
 and --uncentred gives the second moment about the origin. With --row-norm auto (and, for regress,
 --response-bound auto) each site first sends a histogram of its row norms on a coarse public grid
 (--search-range) with its own Gaussian noise, from --bound-share of its budget (default 0.1), and
-the aggregator takes the 0.95-quantile of their sum as the bound for the rest of the run (refused
-in one line when there are too few rows). --center C1,C2,... gives a PUBLIC centre and --center
+the aggregator takes the highest quantile of their sum that its noise can place (at least the
+0.95-quantile) as the bound for the rest of the run (refused in one line when there are too few
+rows); for covariance, correlation, pca, precision and ridge each site then also releases what
+clipping removed from each variance (0.1 of its budget), so the intervals count the clipping bias
+and the report gives the clipped rows, as on one machine. --center C1,C2,... gives a PUBLIC centre and --center
 private (the default) chooses one: {CENTER_ACROSS_SITES}. --protocol pooled, the reference,
 makes the single-machine release of all the rows with the same choices (private centre and bound
 by the single-machine procedure, --center-share and --location-share as there). The headline guarantee is the one that holds against

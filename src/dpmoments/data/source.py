@@ -125,9 +125,11 @@ class Source:
         return self.kind in ("frame", "dask") and hasattr(self.x, "columns")
 
     def checked(self):
-        """The input as a release reads it: a dask collection or a path as it is (streamed, never loaded
-        here), anything else checked into a float64 array (``check_data``)."""
-        return self.data if self.out_of_core else check_data(self.data)
+        """The input as a release reads it: a dask collection, a path or a stream that can be read again (an
+        opened table) as it is (streamed, never loaded here), anything else checked into a float64 array
+        (``check_data``)."""
+        streamed = self.out_of_core or self.kind == "stream" and self.rereadable
+        return self.data if streamed else check_data(self.data)
 
     @property
     def n_features(self):
@@ -153,13 +155,13 @@ class Source:
     @property
     def feature_names(self):
         """The columns' names where the input has them as strings (a DataFrame's, a dask frame's, a file's
-        header), else None."""
+        header, an opened table's ``feature_names``), else None."""
         X = self.x
         if self.kind == "file":
             from .tables import open_table
 
             return list(open_table(X).feature_names)
-        if self.kind == "stream":  # a stream of chunks may name its columns (the command line's passes of a file)
+        if self.kind == "stream":  # an opened table, or a stream of chunks, may name its columns (one-hot levels included)
             columns = list(getattr(X, "feature_names", None) or ())
             return columns if columns and all(isinstance(c, str) for c in columns) else None
         columns = list(getattr(X, "columns", ())) if self.kind in ("frame", "dask") else []

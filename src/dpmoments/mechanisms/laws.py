@@ -65,6 +65,9 @@ class Mechanism:
     def __repr__(self):  # short, for the refusals that quote what they got
         return f"{type(self).__name__}({self.name!r})"
 
+    def __reduce__(self):  # a copy or an unpickled value is the one value of its name, so `is` holds
+        return (_by_name, (self.name,))
+
     @property
     def additive(self):
         """Independent noise on each released coordinate (a vector, a matrix's upper triangle, a tensor's orbits)."""
@@ -281,6 +284,10 @@ ADDITIVE = (GAUSSIAN, LAPLACE)
 SECOND_MOMENT = (GAUSSIAN, LAPLACE, WISHART, WISHART_APPROX)
 #: Each additive law's exact discrete counterpart (``secure=True``).
 DISCRETE = {GAUSSIAN: DISCRETE_GAUSSIAN, LAPLACE: DISCRETE_LAPLACE}
+
+
+def _by_name(name):
+    return MECHANISMS[name]
 
 
 def named(value):

@@ -77,7 +77,8 @@ def ranged_second_moment(X, ranges, names, *, center, center_budget, scale, row_
         try:
             release = private_second_moment(rows.source(), center=center if isinstance(center, str) else
                                             public_center, center_budget=center_budget,
-                                            scale="private", scale_limits=(low, high), **common)
+                                            scale="private", scale_limits=(low, high), column_names=names,
+                                            **common)
             _warn_at_floor(release.column_scale, rows.ranged & ~two_valued, names)
             return mapped_back(release, PRIVATE_NOTE, mid, half, names, rows.ranged)
         except TooFewRowsError:

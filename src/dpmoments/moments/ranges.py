@@ -148,8 +148,7 @@ def read_ranges_file(path):
             raise ValueError(f"the ranges file '{path}' is not valid JSON") from None
         if not isinstance(data, dict):
             raise ValueError(f"the ranges file '{path}' must hold an object {{\"column\": [lower, upper]}}")
-        data = data.get("ranges", {}) if "ranges" in data or "categories" in data else data
-        return {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        return {k: tuple(v) if isinstance(v, list) else v for k, v in _json_ranges(data, path).items()}
     rows = [r for r in csv.reader(text.splitlines()) if r and any(c.strip() for c in r)]
     out = {}
     for k, row in enumerate(rows):
@@ -162,6 +161,20 @@ def read_ranges_file(path):
                 continue  # a header row
             raise ValueError(f"the ranges file '{path}' line {k + 1}: lower and upper must be numbers") from None
     return out
+
+
+def _json_ranges(data, path):
+    """The column ranges of a JSON ranges file: under ``"ranges"``, or every key at the top level but
+    ``"categories"`` (``{"age": [0, 120], "categories": {...}}`` kept its ``age`` range only this way; it was dropped)."""
+    if "ranges" not in data:
+        return {k: v for k, v in data.items() if k != "categories"}
+    beside = sorted(set(data) - {"ranges", "categories"})
+    if beside:
+        raise ValueError(f"the ranges file '{path}' gives column {beside[0]!r} beside \"ranges\": give every column's "
+                         "range in one place, under \"ranges\" or at the top level")
+    if not isinstance(data["ranges"], dict):
+        raise ValueError(f"the ranges file '{path}': \"ranges\" must hold an object {{\"column\": [lower, upper]}}")
+    return data["ranges"]
 
 
 class RangedRows:

@@ -42,6 +42,8 @@ from .._validation import check_int, check_nonnegative, check_positive
 from ..mechanisms.laws import NONE
 from ..moments import Release, symmetrise_matrix, symmetrise_tensor
 from ..privacy import compose
+from ..moments.auto_release import warn_clipped
+from ..moments.clipping_bias import excess_released
 from ..moments.release import Part
 from ..moments.tensor_moments import TensorBudget, TensorMoments, mean_correction
 from ..solvers.irls import auto_psd_floor, solve_weighted
@@ -223,6 +225,9 @@ def finish_analysis(plan, result, *, protocol_notes=()):
                             collusion=plan.collusion)
     if single:
         release = releases[0] if location is None else _about_mean(location.center, releases[0], releases[-1])
+        clipped = None if bound is None else bound.details.get("row_norm", {})
+        if clipped and "clipped_fraction" in clipped:  # as the single machine warns, on the same rule
+            warn_clipped(clipped["clipped_fraction"], clipped["clipped_fraction_noise_sd"], clipped["at_range_end"])
         release = dataclasses.replace(release, guarantee=report.guarantee, parts=report.choices)
         return _in_user_units(plan, release), report
     if a.output == "tensor":
@@ -280,12 +285,25 @@ def _choices(plan, bound, location, names, reports, releases):
         out += [Part(name, rep.joint_view, shares[name], dict(bound.details[name]))
                 for name, rep in bound.reports.items()]
     moment = [plan.rounds[i] for i in plan.release_rounds]
-    label = {"second": "second moment", "cross": "cross moment", "third": "third moment", "mean": "mean"}
+    label = {"second": "second moment", "cross": "cross moment", "third": "third moment", "mean": "mean",
+             "excess": "clipping excess"}
     out += [Part(label[name] if name == r.statistic or (name == "mean" and plan.location is not None)
-                 else f"{label[r.statistic]} ({name})", rep.joint_view, r.share,
-                 dict(noise_scale=rel.noise_scale) if name == "mean" else {})
+                 else f"{label[r.statistic]} ({name})", rep.joint_view, r.share, _released(name, rel, bound))
             for name, r, rep, rel in zip(names, moment, reports, releases)]
     return tuple(out)
+
+
+def _released(name, release, bound):
+    """What a moment round's part shows: the mean's noise scale (the centre check reads it, as single-site); the
+    clipping excess as the single machine's part (the intervals read it), its rows beyond twice the bound from the
+    bound step's histograms (:func:`~dpmoments.multisite.run.rows_beyond`)."""
+    if name == "mean":
+        return dict(noise_scale=release.noise_scale)
+    if name != "excess":
+        return {}
+    far = bound.details["row_norm"]
+    return excess_released(release.cross_moment, release.noise_scale, far["rows_beyond_outer"],
+                           far["rows_beyond_noise_sd"], release.row_norm)
 
 
 def _derived(release, name, value, n_features, guarantee, steps):

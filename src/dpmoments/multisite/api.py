@@ -204,9 +204,12 @@ def run(sites, *, protocol="cape", epsilon, delta, statistic="second", neighbour
     transport : callable(sites) -> Transport, optional
     bound_budget : float in (0, 1), BoundBudget or AutoBounds, optional
         Sites with ``row_norm="auto"``: the share of each site's budget that chooses the
-        bound from noisy histograms (default 0.1, the 0.95-quantile, on the grid 1e-6 to 1e8
-        with steps of a factor sqrt 2); the release then carries the composed guarantee and its
-        ``parts``, and the report is an :class:`~.report.AnalysisReport` with the bound step.
+        bound from noisy histograms (default 0.1, the highest quantile their noise can place and at
+        least the 0.95-quantile, on the grid 1e-6 to 1e8 with steps of a factor sqrt 2); the release
+        then carries the composed guarantee and its ``parts``, and the report is an
+        :class:`~.report.AnalysisReport` with the bound step. With ``statistic="second"`` the sites
+        also release what clipping removed from each variance (``AutoBounds.bias``, default 0.1 of
+        each site's budget), which the intervals read.
     center_budget : float in (0, 1), CenterBudget or AutoLocation, optional
         Sites with ``center="private"`` (``statistic="second"``): the mean round's share of
         each site's budget (default 0.2; a ``CenterBudget`` also gives the location steps',

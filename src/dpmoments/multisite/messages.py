@@ -39,7 +39,9 @@ __all__ = ["STATISTIC_NDIM", "MAX_BINS", "ERRORS", "EgressRefused", "SiteFailure
            "from_wire", "describe"]
 
 #: Statistic name -> number of axes of length ``d`` ("factor": ``(d, r)``, DPdisPCA).
-STATISTIC_NDIM = {"second": 2, "cross": 1, "third": 3}
+#: ``"excess"``: what clipping at the row bound removed from each variance, up to twice the bound
+#: (:mod:`dpmoments.moments.clipping_bias`), a vector of ``d``.
+STATISTIC_NDIM = {"second": 2, "cross": 1, "third": 3, "excess": 1}
 #: The most bins a histogram payload may have (a bound step's public grid: tens of bins).
 MAX_BINS = 1024
 _SYMMETRIC = ("second", "third")

@@ -26,19 +26,16 @@ choosing steps' noise (naming, when they do not, the epsilon and share at which 
 and solves each round's noise; this module holds the plan every party ships and checks.
 
 **Target** (whom the guarantee holds against). ``target="aggregator"`` (the default)
-calibrates the noise so that the *joint view* of the aggregator, which sees every
-message, with ``colluders`` sites helping it, meets each site's budget:
-every noise plan is linear in the per-site stds, so each round's plan is multiplied by
-:math:`k = \max_s \Delta_{M,s}/\rho^\ast_s \ge 1`, the largest ratio of a site's
+calibrates the noise so that the *joint view* of the aggregator (every message, with ``colluders`` sites
+helping it) meets each site's budget: every noise plan is linear in the per-site stds, so each round's plan
+is multiplied by :math:`k = \max_s \Delta_{M,s}/\rho^\ast_s \ge 1`, the largest ratio of a site's
 Mahalanobis sensitivity (:mod:`dpmoments.multisite.noise`) to the sensitivity/std ratio its budget allows.
 ``target="per-site"`` calibrates each message alone to the budget, as the papers do
 (for reproductions; the joint view is then weaker than the budget, and reported).
 
-**Columns.** A plan may name the columns every site gives, in order (``columns``, and the
-response's ``response_column`` for an analysis that takes one): public schema, not data. A
-deployed site then selects its columns by these names, so a file whose columns are in another
-order, or that lacks one, cannot join with its columns mixed up; without names a site can
-check only their number.
+**Columns.** A plan may name the columns every site gives, in order (``columns``, ``response_column``),
+and their public ``ranges``: schema, not data. A deployed site selects its columns by name, so a file whose
+columns are in another order, or lack one, cannot join mixed up; without names a site checks their number.
 """
 
 import hashlib
@@ -63,7 +60,7 @@ from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS
 from .rounds import (CHOICE_STATISTICS, Round, check_choice_steps, most_location_steps, round_noise, round_targets,
-                     sensitivity, weights_at, with_choice_steps)
+                     sensitivity, takes_excess, weights_at, with_choice_steps)
 from .unequal import check_weights
 
 __all__ = ["Round", "Plan", "TARGETS", "NEIGHBOURS", "ROWS", "COMPOSITIONS"]
@@ -75,7 +72,7 @@ NEIGHBOURS = ("replace-one", "zero-out")
 #: three-word documents embedded as ``(x1, x2, x3)`` in ``{0,1}^{3D}`` (the single-topic model).
 ROWS = ("x", "xy", "stm")
 COMPOSITIONS = ("basic", "zcdp")
-PLAN_VERSION = 2
+PLAN_VERSION = 3  # 3: an auto bound's clipping-excess round and AutoBounds.bias
 _SITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -254,6 +251,11 @@ class Plan:
         return [i for i, r in enumerate(self.rounds) if r.statistic not in CHOICE_STATISTICS]
 
     @property
+    def excess_round(self):
+        """The clipping-excess round (what clipping at an ``auto`` row bound removed from each variance), or ``None``."""
+        return next((i for i, r in enumerate(self.rounds) if r.statistic == "excess"), None)
+
+    @property
     def mean_round(self):
         """A private centre's mean round (the first moment of the rows centred at the location), or ``None``."""
         return None if self.location is None else len(self.rounds) - 1
@@ -410,7 +412,8 @@ class Plan:
         mu = np.array(n, float) / sum(n) if weights is None else check_weights(weights, len(sites))
         solve = dict(n_features=int(n_features), composition=composition, calibration=calibration,
                      exact=target == "aggregator")
-        rounds, location = _with_choices(rounds, auto, location, sum(n), eps, dls, solve)
+        rounds, location = _with_choices(rounds, auto, location, sum(n), eps, dls, solve,
+                                         takes_excess(auto, rows, rank, rounds))
         row_norm, response_bound = _planned_bounds(auto, row_norm, response_bound)
         facts = dict(n_features=int(n_features), row_norm=float(check_positive(row_norm, "row_norm")),
                      response_bound=None if response_bound is None else float(response_bound),
@@ -437,13 +440,14 @@ def _site_budgets(epsilon, delta, n_sites):
     return eps, dls, all(off)
 
 
-def _with_choices(rounds, auto, location, n_total, eps, dls, solve):
-    """The rounds with the choosing steps (bounds, location) in front, and the location, whose steps, where it
-    does not fix them, are as many as the rows can bear (public facts only)."""
+def _with_choices(rounds, auto, location, n_total, eps, dls, solve, excess=False):
+    """The rounds with the choosing steps (bounds, location) in front (and, ``excess``, the clipping excess beside
+    the moments), and the location, whose steps, where it does not fix them, are as many as the rows can bear
+    (public facts only)."""
     if location is not None and location.steps is None:
         location = replace(location, steps=most_location_steps(location, n_total, eps, dls, **solve))
     if auto is not None or location is not None:
-        rounds = with_choice_steps(rounds, auto, location)
+        rounds = with_choice_steps(rounds, auto, location, excess)
     return rounds, location
 
 

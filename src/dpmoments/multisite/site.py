@@ -28,6 +28,7 @@ from scipy import sparse
 from .._rng import as_generator
 from .._validation import check_data, check_int, check_positive, check_vector
 from ..moments import accumulate_moments, clip_responses, clip_rows, symmetrise_matrix, symmetrise_tensor
+from ..moments.clipping_bias import excess_mean
 from ..data import as_source
 from ..moments.sparse_sums import checked_csr
 from ..moments.tensor_moments import word_ids
@@ -66,6 +67,13 @@ def _intercept(plan):
     """``(c, sqrt(1 + c^2))`` of a plan whose sites append IRLS's constant column, else ``(None, 1)``."""
     share = plan.option("intercept")
     return (None, 1.0) if share is None else (float(share), intercept_factor(share))
+
+
+def _dense_blocks(X, rows=4096):
+    """``X`` as it is, or a sparse ``X`` as dense blocks of rows (the clipping excess is summed densely)."""
+    if not sparse.issparse(X):
+        return X
+    return (X[i:i + rows].toarray() for i in range(0, X.shape[0], rows))
 
 
 def stm_rows(ids, vocabulary_size):
@@ -410,6 +418,10 @@ class Site:
                plan.center, getattr(plan, "ranges", None))
         if key not in self.__cache:
             X, y = self._rows(plan)
+            center = None if plan.center is None else np.asarray(plan.center)
+            if rnd.statistic == "excess":  # what clipping at row_norm removes from each variance, up to twice it
+                self.__cache[key] = excess_mean(_dense_blocks(X), center, plan.row_norm)
+                return self.__cache[key]
             if rnd.statistic == "cross":
                 if rnd.response == "ones":
                     y, r = np.ones(X.shape[0]), 1.0
@@ -420,7 +432,6 @@ class Site:
                 src = (X, y)
             else:
                 src, r = X, None
-            center = None if plan.center is None else np.asarray(plan.center)
             sums = accumulate_moments(src, row_norm=plan.row_norm, third=rnd.statistic == "third", center=center,
                                       response_bound=r)
             self.__cache[key] = {"second": lambda: symmetrise_matrix(sums.xtx / sums.n),
