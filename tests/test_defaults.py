@@ -205,3 +205,15 @@ def test_regress_has_one_set_of_defaults_alone_and_across_sites():
     assert response_bound_of(args) == "auto"
     assert plan_options(args) == {"n_iter": N_ITER, "w_max": None, "p": 1.0, "w_max_per_bound": W_MAX_AUTO,
                                   "intercept": INTERCEPT_SCALE}
+
+
+def test_ridge_precision_has_no_penalty_default_and_says_so_before_spending():
+    """Its default was alpha='ebic', which only the graphical lasso takes: every default fit failed (after the
+    release) with "'alpha' must be a real number". Now required, as --method ridge requires --alpha."""
+    from dpmoments.privacy import Accountant, ApproxDP
+
+    acct = Accountant(ApproxDP(1.0, 1e-6))
+    for alpha in (None, "ebic"):
+        with pytest.raises(ValueError, match="needs a numeric alpha > 0"):
+            PrivateRidgePrecision(alpha=alpha, epsilon=EPS, delta=DELTA, accountant=acct).fit(np.ones((50, 2)))
+    assert acct.ledger == ()  # refused before the release: nothing spent

@@ -292,6 +292,8 @@ def test_bounds_spelled_for_ranges_is_refused_with_the_name_used_here():
         PrivateCovariance(epsilon=1.0, delta=1e-6, bounds={"age": (0, 120)})
     with pytest.raises(TypeError, match=r"^PrivatePCA\(\) got an unexpected keyword argument 'nope'$"):
         PrivatePCA(n_components=1, nope=1)
+    with pytest.raises(TypeError, match=r"^PrivateCovariance\(\) takes keyword arguments only"):
+        PrivateCovariance(1.0)
     est = PrivateCovariance(epsilon=1.0, delta=1e-6, ranges={"age": (0, 120)})
     assert clone(est).get_params() == est.get_params() and "ranges" in est.get_params()
 

@@ -78,3 +78,10 @@ def test_a_copied_or_unpickled_value_is_the_one_value_of_its_name():
     import pickle
 
     assert copy.deepcopy(LAPLACE) is LAPLACE and pickle.loads(pickle.dumps(WISHART)) is WISHART
+
+
+def test_a_law_made_outside_the_table_is_refused_even_under_a_known_name():
+    forged = laws.Gaussian("gaussian", norm="l1")  # the right name, the wrong norm
+    with pytest.raises(ValueError, match="^'mechanism' must be one of the library's noise laws .*unregistered "
+                                         "Gaussian named 'gaussian'"):
+        as_mechanism(forged)

@@ -79,3 +79,17 @@ def test_bias_zero_releases_no_excess_and_the_intervals_say_so():
     assert "clipping bias" in est.uncertainty_["not_covered"]
     with pytest.raises(ValueError, match="'bias'"):
         AutoBounds(("row_norm",), bias=1.0)
+
+
+def test_a_zcdp_plan_is_charged_per_site_at_its_delta():
+    """A plan composed in zCDP (IRLS across sites; any plan with composition="zcdp") is charged to an (epsilon,
+    delta) accountant at the budget's delta, as its report states its guarantee (it was refused: a bare rho)."""
+    from dpmoments.multisite import spend_per_site
+    from dpmoments.privacy import Accountant, ApproxDP
+
+    parts = _parts(n=3000, seed=3)
+    sites = [Site(f"s{i}", X, row_norm="auto", center="private") for i, X in enumerate(parts)]
+    _, rep = analyse(sites, "covariance", epsilon=EPS, delta=DELTA, rng=0, composition="zcdp")
+    assert rep.composition == "zcdp" and rep.guarantee.epsilon == pytest.approx(EPS, rel=1e-6)
+    acct = spend_per_site(Accountant(ApproxDP(EPS, DELTA)), rep)
+    assert acct.spent.epsilon == pytest.approx(rep.guarantee.epsilon, rel=1e-6)

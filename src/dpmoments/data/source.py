@@ -147,6 +147,8 @@ class Source:
             if getattr(X, "ndim", 2) != 2:
                 raise ValueError(f"'X' must be 2-D with shape (n_samples, n_features); got {X.ndim}-D.")
             return len(X.columns) if hasattr(X, "columns") else int(X.shape[1])
+        if isinstance(getattr(X, "n_features", None), int) and self.kind == "stream":  # an opened table: its schema
+            return X.n_features
         if self.kind == "file" or (self.kind == "stream" and self.rereadable):
             first = next(iter(iter_chunks(X, chunk_size=1)))
             return (first[0] if isinstance(first, tuple) else first).shape[1]

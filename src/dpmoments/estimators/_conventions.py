@@ -222,6 +222,8 @@ def _public_init(init, name):
 
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):
+        if args:
+            raise TypeError(f"{name}() takes keyword arguments only (e.g. epsilon=1.0); got {len(args)} positional")
         for key in kwargs:
             if key not in known:
                 hint = f"; {_SPELLED_HERE[key]}" if key in _SPELLED_HERE and "ranges" in known else ""
