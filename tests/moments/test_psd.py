@@ -97,3 +97,37 @@ def test_the_cholesky_shortcut_returns_what_eigh_alone_returns():
             floor = max(0.0, float(np.linalg.eigvalsh((S + S.T) / 2)[0]) * (1 + rng.choice([-1e-15, 0.0, 1e-15])))
         expected, got = by_eigh(S, floor), project_psd(S, floor)
         assert got[1] == expected[1] and np.array_equal(got[0], expected[0])
+
+
+def test_a_shared_spectrum_gives_the_same_projection_and_is_made_only_where_needed():
+    """``SymmetricSpectrum`` is the decomposition ``project_psd`` would make; a positive definite matrix never
+    makes it (the Cholesky test), and another matrix's spectrum is refused."""
+    from dpmoments.moments.psd import SymmetricSpectrum
+
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((6, 6))
+    noisy = A + A.T
+    spectrum = SymmetricSpectrum(noisy)
+    expected = project_psd(noisy)
+    got = project_psd(noisy, spectrum=spectrum)
+    assert got[1] == expected[1] and np.array_equal(got[0], expected[0]) and spectrum._pairs is not None
+    definite = SymmetricSpectrum(A @ A.T + np.eye(6))
+    project_psd(definite.matrix, spectrum=definite)
+    assert definite._pairs is None
+    with pytest.raises(ValueError, match="'spectrum' must be the SymmetricSpectrum of this 'S'"):
+        project_psd(noisy.copy(), spectrum=spectrum)
+
+
+def test_the_error_budget_reads_the_shared_spectrum_shifted():
+    """The error budget's projection of ``M - c I`` from the spectrum of ``M`` equals its own ``eigh`` of
+    ``M - c I`` to rounding, and exactly where ``c`` is 0."""
+    from dpmoments.estimators.error_budget import _psd, _shifted_psd
+    from dpmoments.moments.psd import SymmetricSpectrum
+
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((40, 40))
+    M = A + A.T
+    spectrum = SymmetricSpectrum(M)
+    assert np.array_equal(_shifted_psd(spectrum, 0.0), _psd(M))
+    for c in (0.5, 3.0):
+        assert np.allclose(_shifted_psd(spectrum, c), _psd(M - c * np.eye(40)), rtol=0, atol=1e-12 * np.abs(M).max())

@@ -12,6 +12,7 @@ import numpy as np
 from .._validation import check_data, check_delta, check_option
 from ..data import as_source
 from ..exceptions import BoundWarning
+from ..moments.psd import SymmetricSpectrum
 from ._conventions import all_or_nothing, check_input, name_of, built_on_first_use
 from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
@@ -271,22 +272,23 @@ class CovarianceFit(MomentEstimator):
         """
         raw = release = self._check_release(release)
         floor = psd_floor_value(self.psd_floor)
+        spectrum = SymmetricSpectrum(raw.second_moment)  # one eigh, where any: the projection and the error budget
         if floor is not None:
-            release = release.project_psd(floor)
+            release = release.project_psd(floor, spectrum)
         vars(self).update(covariance_spread(raw, self.level, name_of(self)))
-        self._count_every_part(raw)
+        self._count_every_part(raw, spectrum)
         self._record_release(release)
         self.covariance_ = np.array(in_original_units(release, release.second_moment))
         self.location_ = location_of(release)
         return self
 
-    def _count_every_part(self, raw):
+    def _count_every_part(self, raw, spectrum=None):
         """Widen the noise-only intervals to the error budget (error_budget.py): centre, sampling, clipping."""
         target = check_target(self.target)
         units = 1.0 if raw.column_scale is None else np.outer(raw.column_scale, raw.column_scale)
         self.covariance_noise_se_, self.covariance_noise_interval_ = self.covariance_se_, self.covariance_interval_
         budget = covariance_error_budget(raw, self.covariance_se_ / units, self.covariance_interval_ / units,
-                                         self.level, target)
+                                         self.level, target, spectrum)
         self.covariance_se_, self.covariance_interval_ = budget["se"] * units, budget["interval"] * units
         self.covariance_sample_se_ = budget["sample_se"] * units  # without sampling (PrivateCorrelation adds its own)
         self.covariance_biased_ = budget["biased"]
@@ -333,7 +335,9 @@ def _clipping_message(clip):
     return (f"clipping at the private row bound removed a detectable share of {clip['biased_columns']} column(s)' "
             "variance: their intervals are moved and widened by the released loss" +
             (", but rows beyond twice the bound were also seen, whose loss beyond it is not counted (marked "
-             "'biased')" if clip["loss_beyond_outer_unseen"] else "") +
+             "'biased')" if clip["loss_beyond_outer_unseen"] else
+             ", but rows beyond twice the bound are not ruled out, whose loss beyond it is not counted: the "
+             "variances of those columns are withheld (marked 'biased')" if clip.get("variances_withheld") else "") +
             "; give a public bound that holds the data (or a larger bound_budget) for less bias.")
 
 

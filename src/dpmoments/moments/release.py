@@ -248,15 +248,17 @@ class Release:
                 return part.released["clipped_fraction"], part.released["clipped_fraction_noise_sd"]
         return None
 
-    def project_psd(self, floor: float = 0.0) -> Release:
+    def project_psd(self, floor: float = 0.0, spectrum=None) -> Release:
         """A new release whose second moment has its eigenvalues floored at ``floor``.
 
         Post-processing: costs no privacy. Biased (it raises the spectrum);
         the number of clipped eigenvalues is recorded in ``postprocessing``.
+        ``spectrum``: a :class:`~dpmoments.moments.psd.SymmetricSpectrum` of
+        ``second_moment``, shared with other readers of its decomposition.
         """
         if self.second_moment is None:
             raise ValueError("this release has no second moment to project.")
-        projected, clipped = _project_psd(self.second_moment, floor)
+        projected, clipped = _project_psd(self.second_moment, floor, spectrum)
         step = f"psd-projection(floor={floor:g}, eigenvalues_clipped={clipped})"
         return dataclasses.replace(self, second_moment=projected, postprocessing=self.postprocessing + (step,))
 
