@@ -59,6 +59,7 @@ BENCHMARKS = {
     "speed": speed.run,
     "default_choices": default_choices.run,
     "large_d": large_d.run,
+    "startup": speed.run_startup,
     "coverage": coverage.run,
     "cluster": cluster.run,
     "sites_scale": sites_scale.run,
