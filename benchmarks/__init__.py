@@ -31,16 +31,21 @@ from . import uncertainty  # noqa: E402
 from . import figures  # noqa: E402
 from . import io_floor  # noqa: E402  (runs the command line in fresh processes)
 from . import ranges  # noqa: E402  (imports statsmodels and scikit-learn's data inside run)
+from . import select_real  # noqa: E402  (the command line in fresh processes)
 from . import speed  # noqa: E402  (start-up and large d in fresh processes)
 from . import default_choices  # noqa: E402  (the command line in fresh processes)
 from . import large_d  # noqa: E402  (the command line in fresh processes)
 from . import coverage  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
+from . import coverage_misses  # noqa: E402
 from . import cluster  # noqa: E402  (imports dask and distributed inside run)
 from . import sites_scale  # noqa: E402  (imports grpc inside run)
+from . import ranges_sites  # noqa: E402  (loads statsmodels data inside run)
+from . import sites_coverage  # noqa: E402  (loads statsmodels' data inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
     "ranges": ranges.run,
+    "select_real": select_real.run,
     "moments": moments.run,
     "tensor": tensor.run,
     "glasso": glasso.run,
@@ -61,8 +66,11 @@ BENCHMARKS = {
     "large_d": large_d.run,
     "startup": speed.run_startup,
     "coverage": coverage.run,
+    "coverage_misses": coverage_misses.run,
+    "sites_coverage": sites_coverage.run,
     "cluster": cluster.run,
     "sites_scale": sites_scale.run,
+    "ranges_sites": ranges_sites.run,
 }
 
 __all__ = ["BENCHMARKS"]

@@ -25,6 +25,7 @@ ROWS = 100            # rows per site (more than d: a site with at most d rows i
 IN_PROCESS_SITES = 200   # at d = 50; the 1000-site run is ACCOUNTING_SITES' (d = 5)
 GRPC_SITES = 200
 MEMORY_SITES = (10, 50, 200)
+GRPC_MEMORY_D, GRPC_MEMORY_SITES = 200, (50, 200)  # a query is 161 kB: 200 of them are 32 MB, 8x SEND_WINDOW
 ACCOUNTING_SITES = (200, 1000)  # CAPE, d = 5: the joint-view accounting against S (issue 28's 1000 sites)
 ACCOUNTING_NOTE = ("The accounting (the plan met against the aggregator, every site's ledger charge, the report's "
                    "'aggregator alone' and 'all other sites colluding' lines) reads every site's Delta_M from one "
@@ -45,15 +46,19 @@ class _Counting:
         transport.exchange_each = self.exchange_each
 
     def exchange_each(self, messages, timeout_s):
-        messages = list(messages)  # a step's queries are small next to the replies' count here
-        hello = all(_is_hello(m) for _, m in messages)
-        if not hello:  # who is there: no matrix travels
-            self.down += sum(len(m) for _, m in messages)
-            self.rounds += 1
-        for site, reply in self._exchange_each(iter(messages), timeout_s):
-            if not hello and isinstance(reply, bytes):
+        step = {}  # whether this exchange is the hello (who is there: no matrix travels), from its first query
+
+        def counted():
+            for site, m in messages:  # each query counted as the transport takes it (they stream)
+                if step.setdefault("hello", _is_hello(m)) is False:
+                    self.down += len(m)
+                yield site, m
+
+        for site, reply in self._exchange_each(counted(), timeout_s):
+            if step.get("hello") is False and isinstance(reply, bytes):
                 self.up += len(reply)
             yield site, reply
+        self.rounds += step.get("hello") is False
 
 
 def _is_hello(data):
@@ -106,7 +111,7 @@ def _dealt(n_sites, d, rng):
 
     sites = [_site(i, d, rng) for i in range(n_sites)]
     plan = Plan.build("cape", [s.name for s in sites], [s.n for s in sites], n_features=d, row_norm=1.0,
-                      epsilon=1.0, delta=1e-5)
+                      epsilon=1.0, delta=1e-5, run_id="memory")  # one plan in every process (_grpc_memory)
     for s, bundle in zip(sites, deal(plan, rng=1).values()):
         s.accept(bundle, rng=2, throwaway=True)  # a benchmark's sites answer this run only: no records written
     return sites, plan
@@ -122,15 +127,22 @@ def _aggregator_memory(n_sites, d):
     """Peak bytes traced while ``run_plan`` runs, above what the dealt sites hold before it starts: while the
     messages travel (each step's queries out, replies in, checked and summed) and while the round's release
     and report are made (``finish_round``)."""
-    import importlib
+    from dpmoments.multisite import InProcessTransport
 
-    from dpmoments.multisite import InProcessTransport, run_plan
-
-    run_module = importlib.import_module("dpmoments.multisite.run")
     sites, plan = _dealt(n_sites, d, np.random.default_rng(n_sites))
     for s in sites:
         s._exact("second")  # the site's own cache of its moment (a site's memory, in this process here)
-    link, peaks, finish = InProcessTransport(sites), {}, run_module.finish_round
+    return _measured_run(plan, InProcessTransport(sites))
+
+
+def _measured_run(plan, link):
+    """``(messages peak, report peak, seconds, released n)`` of ``run_plan(plan, link)`` (module docstring)."""
+    import importlib
+
+    from dpmoments.multisite import run_plan
+
+    run_module = importlib.import_module("dpmoments.multisite.run")
+    peaks, finish = {}, run_module.finish_round
 
     def measured_finish(*args, **kwargs):
         peaks["messages"] = tracemalloc.get_traced_memory()[1] - peaks["base"]
@@ -144,12 +156,53 @@ def _aggregator_memory(n_sites, d):
         tracemalloc.start()
         peaks["base"] = tracemalloc.get_traced_memory()[0]
         t0 = time.perf_counter()
-        result = run_plan(plan, link, rng=0)
+        result = run_plan(plan, link, rng=0, wait_s=300.0)
         seconds = time.perf_counter() - t0
     finally:
         tracemalloc.stop()
         run_module.finish_round = finish
     return peaks["messages"], peaks["report"], seconds, result.releases[0].n
+
+
+# The sites of _grpc_memory, in a process of their own (their memory is not the aggregator's).
+_SITES_SCRIPT = """
+import sys
+import numpy as np
+from benchmarks.sites_scale import _dealt
+from dpmoments.multisite.grpc_transport import GrpcSite
+n, d, port = (int(a) for a in sys.argv[1:4])
+sites, _ = _dealt(n, d, np.random.default_rng(n))
+clients = [GrpcSite(s.handle, f"127.0.0.1:{port}", s.name, insecure=True, retry_s=1.0).start() for s in sites]
+sys.stdin.read()  # until the aggregator's side is done
+for c in clients:
+    c.stop()
+"""
+
+
+def _grpc_memory(n_sites, d, window):
+    """The aggregator's peaks over gRPC on loopback with ``window`` bytes of queries queued at most (the sites in
+    a child process), and the most message bytes the transport held at once (``peak_held``)."""
+    import os
+    import subprocess
+    import sys
+
+    from dpmoments.multisite import Plan
+    from dpmoments.multisite import grpc_transport
+
+    plan = Plan.build("cape", [f"site-{i:04d}" for i in range(n_sites)], [ROWS] * n_sites, n_features=d,
+                      row_norm=1.0, epsilon=1.0, delta=1e-5, run_id="memory")  # the plan _dealt builds in the child
+    link = grpc_transport.GrpcTransport("127.0.0.1:0", insecure=True)
+    child = subprocess.Popen([sys.executable, "-c", _SITES_SCRIPT, str(n_sites), str(d), str(link.port)],
+                             stdin=subprocess.PIPE, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    window_was, grpc_transport.SEND_WINDOW = grpc_transport.SEND_WINDOW, window
+    try:
+        messages, report, seconds, n = _measured_run(plan, link)
+    finally:
+        grpc_transport.SEND_WINDOW = window_was
+        link.close()
+        child.stdin.close()
+        child.wait(timeout=120)
+    return messages, report, seconds, n, link.peak_held
 
 
 def _accounting(n_sites, d=5, per_site=False):
@@ -277,6 +330,25 @@ def run(quick=False):
         "'report': making the release and the report, whose joint-view accounting holds S x S matrices "
         "(O(S^2), whatever d).",
     ]
+    grpc = Table(f"The aggregator's peak memory over gRPC on 127.0.0.1, d = {GRPC_MEMORY_D}: a step's queries "
+                 "are built as there is room (SEND_WINDOW), each reply summed as it arrives",
+                 ["S", "queries queued at most", "messages: peak MiB", "messages: peak / one query",
+                  "transport: most message bytes held / one query", "report: peak MiB", "seconds", "released n"])
+    query = 4 * GRPC_MEMORY_D * (GRPC_MEMORY_D + 1) + 300  # the upper triangle and a JSON header (table above)
+    for n_sites in GRPC_MEMORY_SITES[:1] if quick else GRPC_MEMORY_SITES:
+        for label, window in (("SEND_WINDOW (4 MiB)", 4 << 20), ("all at once (no window)", 1 << 62)):
+            log(f"gRPC aggregator memory: {n_sites} sites, d = {GRPC_MEMORY_D}, {label}")
+            messages, report, seconds, n, held = _grpc_memory(n_sites, GRPC_MEMORY_D, window)
+            grpc.rows.append([n_sites, label, f"{messages / 2**20:.1f}", f"{messages / query:.1f}",
+                              f"{held / query:.1f}", f"{report / 2**20:.1f}", f"{seconds:.1f}", n])
+    grpc.notes += [
+        "The sites run in a child process (GrpcSite threads), so tracemalloc here traces the aggregator's side "
+        "alone: its gRPC server, the frames queued for sending, the replies not yet taken, the checks and the "
+        "running sums. 'all at once' sets SEND_WINDOW above any step's queries: every query of a step is built "
+        "and queued before the first is handed to gRPC, as before the window. 'transport: most message bytes "
+        "held': GrpcTransport.peak_held (queries queued, replies not yet taken). gRPC's own C buffers are not "
+        "traced.",
+    ]
     shares = Table(f"One site's share file and the public plan.json against S, d = {D}",
                    ["S", "share file bytes", "plan.json bytes"])
     with tempfile.TemporaryDirectory() as root:
@@ -286,4 +358,4 @@ def run(quick=False):
             shares.rows.append([n_sites, f"{share:,}", f"{plan:,}"])
     shares.notes += ["The plan travels once, as plan.json (public; it grows as S^2: each round's noise plan holds "
                      "the S x S factors of the dealt shares); a share names it by digest and holds only its own e_s."]
-    return [table, accounting, sizes, memory, shares]
+    return [table, accounting, sizes, memory, grpc, shares]

@@ -351,12 +351,9 @@ def test_a_command_import_is_found(tmp_path, monkeypatch):
     """The rule above sees ``from .regress import x`` and ``from . import regress``."""
     fake = ROOT / "cli" / "select.py"
     source = "from .regress import read_in_memory\nfrom . import precision\n"
-    monkeypatch.setattr(pathlib.Path, "read_text", lambda self, *a, **k: source if self == fake else "")
-    _tree.cache_clear()
-    try:
-        found = [(m, n) for m, n, _ in _imports(fake)]
-    finally:
-        _tree.cache_clear()
+    real = _tree  # the cache of parsed modules stays warm for the other rules
+    monkeypatch.setitem(globals(), "_tree", lambda path: ast.parse(source) if path == fake else real(path))
+    found = [(m, n) for m, n, _ in _imports(fake)]
     assert ("dpmoments.cli.regress", "read_in_memory") in found and ("dpmoments.cli", "precision") in found
 
 
@@ -368,3 +365,99 @@ def test_every_multisite_analysis_has_a_presenter():
     from dpmoments.cli._multisite import ANALYSES as OFFERED
     assert OFFERED == tuple(ANALYSES)  # the multi-site commands offer the wing's table, in its order
     assert all(callable(getattr(module, "across_sites", None)) for module in PRESENTERS.values())
+
+
+# ---------------------------------------------------------------- small files, short functions
+MAX_LINES = 500  # no source file over this (docs/architecture.md, 'Size and style')
+MAX_COMPLEXITY = 20  # McCabe complexity 21 and above is radon's rank D: split such a function into named steps
+# Parsers, whose branches are the grammar they accept: one long decision list reads better than pieces.
+COMPLEX_PARSERS = {"multisite/messages.py:from_wire"}  # decodes a wire message of each kind, refusing the rest
+
+
+def _sources():
+    return sorted(ROOT.rglob("*.py"))
+
+
+def test_no_source_file_is_over_500_lines():
+    long = {_rel(p): n for p in _sources() if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"files over {MAX_LINES} lines; split them along a seam: {long}"
+
+
+def _match_points(node):
+    wildcard = any(getattr(case.pattern, "pattern", False) is None for case in node.cases)
+    return max(0, len(node.cases) - wildcard)
+
+
+# The branches a node itself adds to a function's McCabe complexity, counted as radon counts them.
+_POINTS = {
+    ast.If: lambda node: 1, ast.IfExp: lambda node: 1, ast.Assert: lambda node: 1,
+    ast.For: lambda node: 1 + bool(node.orelse), ast.AsyncFor: lambda node: 1 + bool(node.orelse),
+    ast.While: lambda node: 1 + bool(node.orelse),
+    ast.Try: lambda node: len(node.handlers) + bool(node.orelse),
+    ast.BoolOp: lambda node: len(node.values) - 1,
+    ast.comprehension: lambda node: 1 + len(node.ifs),
+    ast.Match: _match_points,
+}
+_DEFS = {ast.FunctionDef, ast.AsyncFunctionDef}
+
+
+def _walk(nodes, counter, prefix, found):
+    """Add each node's decision points under ``nodes`` to ``counter`` (a one-item list; None outside a function);
+    a function met on the way is measured on its own, from its body (radon: its decorators and defaults count
+    nowhere), into ``found`` as ``(qualified name, complexity)``."""
+    for node in nodes:
+        kind = type(node)
+        if kind is ast.ClassDef:
+            _walk(node.body, None, f"{prefix}{node.name}.", found)
+        elif kind in _DEFS:
+            found.append((f"{prefix}{node.name}", complexity(node, f"{prefix}{node.name}.", found)))
+        else:
+            if counter is not None and kind in _POINTS:
+                counter[0] += _POINTS[kind](node)
+            _walk(ast.iter_child_nodes(node), counter, prefix, found)
+
+
+def complexity(function, prefix="", found=None):
+    """McCabe complexity of a function's body: 1 + its branches, boolean operators, comprehension loops and
+    ifs, and exception handlers, as radon's ``cc`` counts them (nested functions are measured on their own:
+    ``found`` collects them)."""
+    counter = [1]
+    _walk(function.body, counter, prefix, [] if found is None else found)
+    return counter[0]
+
+
+def _functions(tree):
+    """``[(qualified name, complexity)]`` of every function and method of a module, nested ones too."""
+    found = []
+    _walk(tree.body, None, "", found)
+    return found
+
+
+def test_no_function_outside_the_parsers_reaches_complexity_21():
+    found = {f"{_rel(p)}:{name}": c for p in _sources() for name, c in _functions(_tree(p)) if c > MAX_COMPLEXITY}
+    over = {k: c for k, c in found.items() if k not in COMPLEX_PARSERS}
+    assert not over, f"functions of McCabe complexity > {MAX_COMPLEXITY}; extract named steps: {over}"
+    assert set(found) == COMPLEX_PARSERS, "a parser on the allow-list is simple now: take it off"
+
+
+# Each case's complexity as radon 6 (``radon cc``) reports it, so the counter above measures what radon does.
+RADON_CASES = {
+    "def f(x):\n    return x\n": 1,
+    "def f(x):\n    if x and y or z:\n        return 1\n    elif x:\n        return 2\n    return 3 if x else 4\n": 6,
+    "def f(xs):\n    for x in xs:\n        while x:\n            x -= 1\n        else:\n            pass\n"
+    "    return [a for a in xs if a if not a] + [b for c in xs for b in c]\n": 9,
+    "def f():\n    try:\n        g()\n    except ValueError:\n        pass\n    except (KeyError, TypeError):\n"
+    "        pass\n    else:\n        h()\n    finally:\n        k()\n    assert g()\n    with g():\n        pass\n": 5,
+    "def f(x=1 if a else 2):\n    def inner(y):\n        if y:\n            return y\n    h = lambda z: z if z else 0\n"
+    "    return {k: v for k, v in x.items() if v}\n": 4,
+    "def f(x):\n    match x:\n        case 1:\n            return 1\n        case [a, b] if a:\n            return 2\n"
+    "        case _:\n            return 3\n": 3,
+}
+
+
+@pytest.mark.parametrize("source", RADON_CASES, ids=range(len(RADON_CASES)))
+def test_the_complexity_counter_agrees_with_radon(source):
+    tree = ast.parse(source)
+    assert complexity(tree.body[0]) == RADON_CASES[source]
+    if "inner" in source:  # a nested function is measured on its own, as radon measures it
+        assert dict(_functions(tree)) == {"f": 4, "f.inner": 2}

@@ -1,4 +1,4 @@
-"""The seams are type-checked: guarantees, the accountant, the Release and the Transport.
+"""The seams are type-checked: guarantees, the accountant, the Release, the Transport and the messages.
 
 A wrong type at one of these seams would turn into a wrong report (a guarantee that is not one, a
 spend of the wrong thing), so their hints are checked by mypy over the files listed in

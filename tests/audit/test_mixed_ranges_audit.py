@@ -5,7 +5,7 @@ column's scale is its range's and is not drawn; every other column's scale is
 one exponential-mechanism draw of the median of its non-zero ``|z_j - m_j|``
 (the rows tied at the centre set apart, ``moments/private_bounds.py``), then
 clipped to its limits (post-processing). The draw the mixed route makes
-(``private_release._scales`` with those limits) is audited here on a worst-case
+(``private_passes.column_scales`` with those limits) is audited here on a worst-case
 pair: the differing row is tied at the centre of the drawn column in ``A`` and
 beyond the grid in ``B`` (it moves the tie count, the target rank by
 ``1 - q`` and every count in between), and it also differs in the 0/1 column,
@@ -23,7 +23,7 @@ import pytest
 from dpmoments.mechanisms import exponential_mechanism_probabilities
 from dpmoments.moments.choice_budget import PrivateChoiceBudget
 from dpmoments.moments.private_bounds import TIE_PRIOR, SearchRange, _scores, quantile_pass
-from dpmoments.moments.private_release import _scales
+from dpmoments.moments.private_passes import column_scales
 from dpmoments.testing import audit
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.BoundWarning")
@@ -85,7 +85,7 @@ def test_the_replica_is_the_mixed_routes_scale_draw():
     draw, _ = _replica()
     for name in NAMES:
         for seed in range(20):
-            s = _scales(_data(name), CENTER, _budget(), 1.0, SEARCH, np.random.default_rng(seed), limits=LIMITS)
+            s = column_scales(_data(name), CENTER, _budget(), 1.0, SEARCH, np.random.default_rng(seed), limits=LIMITS)
             k = draw(name, np.random.default_rng(seed), 1)[0]
             assert s[0] == 1.0
             assert s[1] == np.clip(EDGES[min(k, EDGES.size - 1)], *[lim[1] for lim in LIMITS])

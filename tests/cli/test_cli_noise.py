@@ -281,7 +281,7 @@ def test_regress_clean(run, clean, tmp_path):
 
 # -- select: a choice within the noise names no model ---------------------------------------------------------
 def test_select_on_diabetes_says_the_choice_is_noise(run, public, tmp_path):
-    for seed in range(3):  # the issue: five seeds, five different "selected" models
+    for seed in range(2):  # the issue: five seeds, five different "selected" models (each run: 1023 models)
         out = tmp_path / f"sel{seed}"
         res = run("select", public / "diabetes.csv", "--target", "target", "--epsilon", 1, "--bounds", 0.2,
                   "--response-bound", 350, "--R", 2000, "--seed", seed, "--out", out)

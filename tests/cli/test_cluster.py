@@ -104,10 +104,15 @@ def test_environment_variable_names_the_scheduler_and_a_bad_one_is_one_line(clus
                                                                              capsys):
     root, _ = lake
     monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cluster.scheduler_address)
-    assert _run("covariance", root, "--row-norm", "12", "--center", "0", *PRIVATE, "--out", tmp_path / "a") == 0
+    assert _run("covariance", root, "--row-norm", "12", "--center", "0", "--exclude", "c", *PRIVATE, "--out",
+                tmp_path / "a") == 0
     import json
 
-    assert json.loads((tmp_path / "a" / "privacy_report.json").read_text())["input"]["scheduler"] == "distributed"
+    report = json.loads((tmp_path / "a" / "privacy_report.json").read_text())["input"]
+    assert report["scheduler"] == "distributed" and report["columns"] == ["a", "b", "d"]  # --exclude was ignored
+    capsys.readouterr()  # the typed columns are not read by the workers: refused in one line, not as unknown columns
+    assert _run("covariance", root, "--categories", "year=2020,2021", *PRIVATE, "--out", tmp_path / "c") == 2
+    assert "--categories is not available with --scheduler" in capsys.readouterr().err
     monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:9")  # nothing listens on the discard port
     monkeypatch.setattr("dpmoments.cli._cluster.CONNECT_TIMEOUT", "1s")
     capsys.readouterr()

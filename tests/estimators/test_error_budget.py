@@ -147,3 +147,60 @@ def test_a_component_stable_across_noise_but_turned_by_clipping_is_not_called_id
     assert "components-unidentified" in [d["code"] for d in est.diagnostics_]
     Z = np.random.default_rng(1).standard_normal((20000, 5)) @ np.diag([5.0, 3, 2, 1, 0.5]) + 3
     assert PrivatePCA(n_components=3, center="private", rng=0, **KW).fit(Z).components_identified_.all()
+
+
+def test_a_clipped_columns_variance_is_withheld_unless_rows_beyond_twice_the_bound_are_ruled_out():
+    """Its rows beyond 2R lose an unbounded, unseen share of it: withheld and marked, from the released count alone."""
+    import dataclasses
+
+    X, _ = _gaussian(5000, np.random.default_rng(3))
+    est = PrivateCovariance(rng=0, epsilon=4.0, delta=1e-6).fit(X)
+    part = next(p for p in est.release_.parts if p.label == "clipping excess")
+    sd, far_sd = part.released["noise_sd"], part.released["rows_beyond_noise_sd"]
+
+    def refit(far):
+        released = dict(part.released, variance_lost=[10 * sd, 0.0, 0.0], rows_beyond_outer=far)
+        rel = dataclasses.replace(est.release_, parts=tuple(dataclasses.replace(p, released=released) if p is part
+                                                             else p for p in est.release_.parts))
+        return PrivateCovariance(epsilon=4.0, delta=1e-6).fit_release(rel)
+
+    hidden = refit(far=0.0)  # not seen, not ruled out: the count's noise could hide rows beyond 2R
+    assert hidden.covariance_biased_[0, 0] and np.isnan(hidden.covariance_interval_[:, 0, 0]).all()
+    assert not hidden.covariance_biased_[0, 1] and np.isfinite(hidden.covariance_interval_[:, 0, 1]).all()
+    assert hidden.uncertainty_["error_budget"]["clipping"]["variances_withheld"] == [0]
+    ruled_out = refit(far=-2.0 * far_sd)  # the count's upper end is below one row
+    assert not ruled_out.covariance_biased_.any() and np.isfinite(ruled_out.covariance_interval_).all()
+
+
+def test_an_eigenvalue_along_a_clipped_column_is_withheld_unless_rows_beyond_twice_the_bound_are_ruled_out():
+    import dataclasses
+
+    X, _ = _gaussian(5000, np.random.default_rng(4))
+    pca = PrivatePCA(n_components=2, center="private", rng=0, epsilon=4.0, delta=1e-6).fit(X)
+    part = next(p for p in pca.release_.parts if p.label == "clipping excess")
+    sd, far_sd = part.released["noise_sd"], part.released["rows_beyond_noise_sd"]
+
+    def refit(far):  # column 0 (variance 4) carries the first component: its loss clearly detected
+        released = dict(part.released, variance_lost=[10 * sd, 0.0, 0.0], rows_beyond_outer=far)
+        rel = dataclasses.replace(pca.release_, parts=tuple(dataclasses.replace(p, released=released) if p is part
+                                                             else p for p in pca.release_.parts))
+        return PrivatePCA(n_components=2).fit_release(rel)
+
+    hidden = refit(far=0.0)
+    assert np.isnan(hidden.explained_variance_interval_[:, 0]).all()
+    assert np.isfinite(hidden.explained_variance_interval_[:, 1]).all()  # the second lies mostly elsewhere
+    assert hidden.uncertainty_["error_budget"]["clipping"]["eigenvalues_withheld"] == [0]
+    assert np.isfinite(refit(far=-2.0 * far_sd).explained_variance_interval_).all()
+
+
+def test_a_small_columns_clipping_loss_is_capped_by_three_times_its_variance():
+    """A row clipped at R loses in the band [R, 2R] at most 3 times what it keeps in each column: in mixed units the
+    loss release's noise (one scale for all columns) no longer sets a small column's upper ends."""
+    X, _ = _gaussian(5000, np.random.default_rng(5))
+    X[:, 2] *= 1e-3
+    est = PrivateCovariance(rng=0, epsilon=4.0, delta=1e-6).fit(X)
+    sd = next(p for p in est.release_.parts if p.label == "clipping excess").released["noise_sd"]
+    noise_hi = est.covariance_noise_interval_[1, 2, 2]  # the released variance's upper end, noise only
+    assert sd > 5 * noise_hi  # the loss release's noise dwarfs the column
+    assert est.covariance_interval_[1, 2, 2] <= 4.0 * noise_hi * 1.5  # its own upper end (noise, centre) and 3 times it
+    assert est.covariance_interval_[0, 2, 2] <= np.var(X[:, 2]) <= est.covariance_interval_[1, 2, 2]

@@ -102,7 +102,7 @@ def test_a_public_centre_reads_the_data_once_for_the_bound_and_once_for_the_rele
 def test_an_array_in_memory_keeps_two_passes_for_the_second_moment(monkeypatch):
     moments = []  # a second pass over memory costs less than a second Gram product per row
     real = binned_sums.binned_pass
-    monkeypatch.setattr("dpmoments.moments.private_release.binned_pass",
+    monkeypatch.setattr("dpmoments.moments.private_passes.binned_pass",
                         lambda *a, **k: moments.append(k["moment"]) or real(*a, **k))
     _release(X, center=None)
     _release(X)

@@ -1,4 +1,4 @@
-"""PrivateModelSelection scores minima within a public tolerance for every input, accounts for it, never refuses, and does data-independent work."""
+"""PrivateModelSelection: scores within a public tolerance for every input, no refusal, data-independent work."""
 
 import itertools
 import math

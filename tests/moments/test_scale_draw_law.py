@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from dpmoments.moments.choice_budget import PrivateChoiceBudget
-from dpmoments.moments.private_release import _scales
+from dpmoments.moments.private_passes import column_scales
 from dpmoments.moments.private_bounds import TIE_PRIOR
 from dpmoments.moments.quantile_grid import SearchRange
 
@@ -47,7 +47,7 @@ def test_the_column_scale_draw_has_the_documented_law():
         warnings.simplefilter("ignore")
         for _ in range(K):
             budget = PrivateChoiceBudget(1.6, 1e-6, "gaussian", "analytic")  # zCDP shares, as in the estimators
-            draws.append(_scales(X, np.zeros(1), budget, 0.5, SEARCH, rng)[0])
+            draws.append(column_scales(X, np.zeros(1), budget, 0.5, SEARCH, rng)[0])
             each = budget.parts[-1].draws["epsilon_each"]  # what the report records for the draw
     observed = np.array([np.sum(np.asarray(draws) == e) for e in SEARCH.edges()])
     assert observed.sum() == K

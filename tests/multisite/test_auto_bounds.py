@@ -52,7 +52,7 @@ def test_grid_is_coarse_public_and_rounds_up():
 
 
 def test_choice_survives_negative_counts_and_uses_both_sides():
-    auto = AutoBounds(("row_norm",), low=1.0, high=1024.0, factor=2.0)  # edges 1, 2, ..., 1024
+    auto = AutoBounds(("row_norm",), quantile=0.95, low=1.0, high=1024.0, factor=2.0)  # edges 1, 2, ..., 1024
     summed = np.zeros(auto.n_bins)
     summed[5] = 1000.0                       # every row in (16, 32]
     summed[[0, 2, 9]] = [-40.0, -25.0, -30.0]  # noise: negative counts, no clamping needed
@@ -62,6 +62,18 @@ def test_choice_survives_negative_counts_and_uses_both_sides():
     assert var.max() <= auto.n_bins / 4 + 1e-12 and est.size == auto.edges().size
 
 
+def test_the_auto_quantile_is_the_highest_the_noise_can_place():
+    auto = AutoBounds(("row_norm",))
+    assert auto.quantile == "auto" and AutoBounds.from_budget(("row_norm",), 0.2).quantile == "auto"
+    worst = 10.0 * np.sqrt(auto.n_bins) / 2.0  # per-bin sd 10: the worst cumulative count's sd
+    assert auto.target_quantile(20_000, 10.0) == pytest.approx(1.0 - 3.0 * worst / 20_000)
+    assert auto.target_quantile(20_000, 1e4) == 0.95  # never below the fixed default
+    assert auto.target_quantile(1000, 0.0) == pytest.approx(0.999)  # no noise: all but one row
+    assert AutoBounds(("row_norm",), quantile=0.9).target_quantile(20_000, 10.0) == 0.9
+    with pytest.raises(ValueError, match="'quantile'"):
+        AutoBounds(("row_norm",), quantile="median")
+
+
 # -- a run --------------------------------------------------------------------------------------------------------
 def test_auto_bound_is_near_the_pooled_quantile_and_the_error_near_the_oracle():
     parts = _parts(n=20_000)
@@ -69,7 +81,8 @@ def test_auto_bound_is_near_the_pooled_quantile_and_the_error_near_the_oracle():
     q95 = _q95(parts)
     errs = {"auto": [], "oracle": []}
     for seed in range(3):
-        rel, rep = run_cape(_sites(parts), epsilon=1.0, delta=DELTA, rng=seed)
+        rel, rep = run_cape(_sites(parts), epsilon=1.0, delta=DELTA, rng=seed,
+                            bound_budget=AutoBounds(("row_norm",), quantile=0.95))
         assert q95 * 0.97 <= rel.row_norm <= 1.42 * q95  # rounded up to the grid (factor sqrt 2); rank noise ~1%
         errs["auto"].append(np.linalg.norm(rel.second_moment - cov))
         oracle, _ = run_cape([Site(f"s{i}", X, row_norm=q95) for i, X in enumerate(parts)], epsilon=1.0, delta=DELTA,
@@ -87,7 +100,8 @@ def test_report_lists_the_bound_share_per_site_and_the_composed_guarantee():
         assert s.joint_view.epsilon == pytest.approx(s.claimed.epsilon, rel=1e-9)
         assert s.joint_view.epsilon == pytest.approx(0.2 * EPS, rel=1e-6)
     labels = [p.label for p in rel.parts]
-    assert labels == ["row_norm", "second moment"] and rel.parts[0].share == 0.2
+    assert labels == ["row_norm", "second moment", "clipping excess"] and rel.parts[0].share == 0.2
+    assert [p.share for p in rel.parts] == pytest.approx([0.2, 0.7, 0.1])  # the excess: AutoBounds.bias
     assert rel.parts[0].released["row_norm"] == rel.row_norm
     assert rel.guarantee.epsilon == pytest.approx(EPS, rel=1e-6) == rep.guarantee.epsilon
     # the ledger charged both rounds, once: the same as the report's composed guarantee
@@ -98,7 +112,7 @@ def test_report_lists_the_bound_share_per_site_and_the_composed_guarantee():
     acct = spend_per_site(Accountant(ApproxDP(EPS, DELTA)), rep)
     assert acct.spent.epsilon == pytest.approx(EPS, rel=1e-6)
     d = rep.to_dict()
-    assert [c["label"] for c in d["private_choices"]] == ["row_norm", "second moment"]
+    assert [c["label"] for c in d["private_choices"]] == ["row_norm", "second moment", "clipping excess"]
     assert "bound row_norm" in d["parts"] and d["budget"]["round 0 (histogram of row_norm)"] == 0.2
 
 
@@ -121,13 +135,14 @@ def test_plan_round_trips_and_a_resolved_plan_keeps_its_digest():
                       bound_budget=0.2)
     again = Plan.from_json(plan.to_json())
     assert again.digest == plan.digest and again.auto == plan.auto
-    assert [r.statistic for r in plan.rounds] == ["histogram", "second"] and plan.steps == [0, 1]
-    assert [r.share for r in plan.rounds] == pytest.approx([0.2, 0.8])
+    assert [r.statistic for r in plan.rounds] == ["histogram", "second", "excess"] and plan.steps == [0, 1]
+    assert [r.share for r in plan.rounds] == pytest.approx([0.2, 0.7, 0.1]) and plan.excess_round == 2
     R = float(plan.auto.edges()[25])
     resolved = plan.resolved({"row_norm": R})
     assert resolved.digest == plan.digest and resolved.row_norm == R and resolved.chosen == (R,)
     assert resolved.noise_factor(1) == pytest.approx(R**2)
     assert resolved.noise[1].g_std == pytest.approx(R**2 * plan.noise[1].g_std)
+    assert resolved.noise_factor(2) == pytest.approx(R**2)  # the excess's sensitivity is (kappa^2 - 1) R^2 too
     assert [resolved.cost(s).epsilon for s in "ab"] == pytest.approx([plan.cost(s).epsilon for s in "ab"])
     with pytest.raises(ValueError, match="not an edge"):
         plan.resolved({"row_norm": R * 1.01})
@@ -219,7 +234,8 @@ def test_irls_chooses_both_bounds_and_composes_in_zcdp():
     parts = [rng.normal(size=(20_000, 3)) for _ in range(3)]
     sites = [Site(f"s{i}", X, X @ [1.0, -1.0, 0.5] + 0.1 * rng.standard_t(3, size=X.shape[0]), row_norm="auto",
                   response_bound="auto") for i, X in enumerate(parts)]
-    fit, rep = irls(sites, epsilon=EPS, delta=1e-6, n_iter=2, w_max=10.0, rng=0, bound_budget=0.2)
+    fit, rep = irls(sites, epsilon=EPS, delta=1e-6, n_iter=2, w_max=10.0, rng=0, bound_budget=0.2,
+                    fit_intercept=False)
     assert {"bound row_norm", "bound response_bound"} <= set(rep.parts) and rep.composition == "zcdp"
     assert fit.n_iter == 2 and len(fit.releases) == 4
     assert rep.guarantee.epsilon == pytest.approx(EPS, rel=1e-3)

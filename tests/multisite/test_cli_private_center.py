@@ -46,8 +46,8 @@ def test_simulate_private_centre_gives_the_covariance_and_reports_every_share(ru
     rep = report(tmp_path / "private")
     parts = rep["private_choices"]["parts"]
     steps = [f"location (step {k} of 4)" for k in (1, 2, 3, 4)]  # as many as 36,000 rows allow
-    assert [p["label"] for p in parts] == steps + ["row_norm", "second moment", "mean"]
-    assert [p["share"] for p in parts] == pytest.approx([0.025] * 4 + [0.1, 0.6, 0.2])
+    assert [p["label"] for p in parts] == steps + ["row_norm", "second moment", "clipping excess", "mean"]
+    assert [p["share"] for p in parts] == pytest.approx([0.025] * 4 + [0.1, 0.5, 0.1, 0.2])
     assert rep["private_choices"]["composed_guarantee"] == "(1, 1e-06)-DP" == rep["privacy"]["guarantee"]
     for k in (1, 2, 3, 4):  # each site's own noise: the per-site guarantee holds against the aggregator
         sites = rep["protocol"]["parts"][f"location {k}"]["sites"]

@@ -36,3 +36,30 @@ def test_seventy_sites_all_join_where_the_threaded_server_took_64():
     release, report = _run(sites, _served(sites, max_sites=4096))
     assert release.n == 70 * 30
     assert report.dropped == ()
+
+
+def test_queries_are_built_as_there_is_room_and_replies_taken_as_they_come(monkeypatch):
+    """A step's queries (each carrying the aggregator's d x d share) were all queued before the first went out:
+    the aggregator held S of them. With room for one at a time it holds a few messages, and the release is the
+    in-process one byte for byte."""
+    from dpmoments.multisite import grpc_transport
+
+    monkeypatch.setattr(grpc_transport, "SEND_WINDOW", 1)  # one query waits to be sent at a time
+    sites = make_sites(24, n=30)
+    link = _served(sites, max_sites=4096)
+    largest = []
+    each = link.exchange_each
+
+    def watched(messages, timeout_s):
+        def sizes():
+            for site, data in messages:
+                largest.append(len(data))
+                yield site, data
+        return each(sizes(), timeout_s)
+
+    link.exchange_each = watched
+    release, report = _run(sites, link)
+    assert report.dropped == () and len(largest) > 24
+    assert link.peak_held <= 12 * (16 + max(largest)) < 24 * min(largest)  # all queued at once: 23 here
+    reference, _ = run_cape(sites, epsilon=1.0, delta=1e-5, rng=0)
+    assert release.second_moment.tobytes() == reference.second_moment.tobytes()

@@ -75,12 +75,12 @@ def test_the_report_lists_every_share_and_the_parts_compose_to_the_budget():
     rel, rep = analyse(_sites(_parts()), "covariance", epsilon=EPS, delta=DELTA, rng=0, bound_budget=0.1,
                        center_budget=CenterBudget(mean=0.25, location=0.1))
     steps = [f"location (step {k} of 4)" for k in (1, 2, 3, 4)]  # 36,000 rows at d = 3 allow four
-    assert [p.label for p in rel.parts] == steps + ["row_norm", "second moment", "mean"]
-    assert [p.share for p in rel.parts] == pytest.approx([0.025] * 4 + [0.1, 0.55, 0.25])
+    assert [p.label for p in rel.parts] == steps + ["row_norm", "second moment", "clipping excess", "mean"]
+    assert [p.share for p in rel.parts] == pytest.approx([0.025] * 4 + [0.1, 0.45, 0.1, 0.25])
     assert rep.guarantee.epsilon == pytest.approx(EPS, rel=1e-6) and rep.guarantee.delta <= DELTA * (1 + 1e-9)
     assert rel.guarantee.epsilon == pytest.approx(EPS, rel=1e-6)
     assert set(rep.parts) == {"location 1", "location 2", "location 3", "location 4", "bound row_norm", "second",
-                              "mean"}
+                              "excess", "mean"}
     assert np.allclose(rel.center, MEAN, atol=0.1)  # the private mean m + a
     assert rel.parts[0].released["rows"] == 36000 and rel.parts[0].released["coordinates_at_range_end"] == 0
     assert "m + a" in rel.postprocessing[-1]
@@ -112,8 +112,8 @@ def test_the_plan_records_the_location_and_round_trips():
     plan = Plan.build("cape", ["a", "b"], [20000, 20000], n_features=3, row_norm="auto", center="private",
                       epsilon=EPS, delta=DELTA, center_budget=AutoLocation(mean=0.3, steps=2))
     assert [(r.statistic, r.step) for r in plan.rounds] == [("location", 0), ("location", 1), ("histogram", 2),
-                                                            ("second", 3), ("cross", 3)]
-    assert plan.location_steps == (0, 1) and plan.bound_step == 2 and plan.mean_round == 4
+                                                            ("second", 3), ("excess", 3), ("cross", 3)]
+    assert plan.location_steps == (0, 1) and plan.bound_step == 2 and plan.mean_round == 5
     assert plan.location == AutoLocation(mean=0.3, steps=2) and plan.to_dict()["location"]["mean"] == 0.3
     again = Plan.from_json(plan.to_json())
     assert again.digest == plan.digest and again.location == plan.location

@@ -84,3 +84,30 @@ def test_the_release_is_the_same_bytes_whatever_order_the_replies_arrive_in():
         sites, plan = _dealt(6)  # the same rows and plan, dealt again: a site answers a step of a plan once
         out.append(run_plan(plan, transport(sites), rng=4).releases[0].second_moment)
     assert np.array_equal(out[0], out[1])
+
+
+def test_flower_pushes_and_pulls_a_window_at_a_time(monkeypatch):
+    """The ServerApp built every query of a step before one push and pulled every reply in one list: S messages
+    at once. It builds each query when its push comes and hands each reply on as it is pulled; same bytes."""
+    import pytest
+
+    pytest.importorskip("flwr", reason="the Flower extra is not installed")
+    from dpmoments.multisite import flower, run_cape
+
+    from .transports import make
+
+    monkeypatch.setattr(flower, "WINDOW", 1)  # one message a push, one id a pull
+    sites = make_sites(4, n=50)
+    pushed, pulled = [], []
+
+    def link(_):
+        transport = make("flower", {s.name: s.handle for s in sites})
+        push, pull = transport.grid.push_messages, transport.grid.pull_messages
+        transport.grid.push_messages = lambda batch: pushed.append(len(batch)) or push(batch)
+        transport.grid.pull_messages = lambda ids: pulled.append(len(ids)) or pull(ids)
+        return transport
+
+    release, report = run_cape(sites, epsilon=1.0, delta=1e-5, rng=0, transport=link)
+    assert report.dropped == () and max(pushed) == max(pulled) == 1 and len(pushed) >= 2 * 4
+    reference, _ = run_cape(sites, epsilon=1.0, delta=1e-5, rng=0)
+    assert release.second_moment.tobytes() == reference.second_moment.tobytes()

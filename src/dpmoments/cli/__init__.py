@@ -27,6 +27,7 @@ prints a shell completion script generated from the parser.
 import argparse
 import importlib
 import json
+import os
 import signal
 import sys
 import warnings
@@ -64,7 +65,25 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message):
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        hints = _spelled_here(message) + _several_files_hint(message)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}{hints} (see '{self.prog} --help')\n")
+
+
+def _spelled_here(message):
+    """A hint when an unrecognised option is another spelling of ours: ``--bounds age=0:120`` (the issue
+    tracker's, and other tools') is ``--ranges`` here, ``--bounds`` being ``select``'s entrywise bound."""
+    if message.startswith("unrecognized arguments") and any(w.startswith("--bounds") for w in message.split()):
+        return "; per-column ranges are --ranges COL=LOW:HIGH,... or --ranges-file FILE (docs/bounds.md)"
+    return ""
+
+
+def _several_files_hint(message):
+    """Extra words that are all existing paths: an unquoted glob the shell expanded into several data files."""
+    words = message.split(": ", 1)[1].split() if message.startswith("unrecognized arguments: ") else []
+    if words and all(os.path.exists(w) for w in words):
+        return ("; several data files are one input as their directory or a quoted glob ('data/*.parquet'), which "
+                "the shell then leaves alone")
+    return ""
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):

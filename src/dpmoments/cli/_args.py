@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Optional
 
+from ..mechanisms import laws
 from ..moments.counts import COUNT_SHARE
 from ..privacy.relations import NEIGHBOURS
 from ._choices import AUTO_HELP, HOW_TO_CHOOSE, Choices, add_choice_arguments, ROW_NORM_DEFAULT, bound_or_auto, choices_of
@@ -200,7 +201,7 @@ def add_privacy_arguments(parser, bound=True, secure=False, private=(), auto_def
         group.add_argument("--center", metavar="C1,C2,...",
                            help="a PUBLIC centre subtracted from every row before clipping: one number for every "
                                 "column or one per column (default: none, the raw second moment)")
-    group.add_argument("--mechanism", choices=("gaussian", "laplace"), default="gaussian",
+    group.add_argument("--mechanism", choices=laws.names(laws.ADDITIVE), default=laws.GAUSSIAN.name,
                        help="noise: gaussian gives (epsilon, delta)-DP, laplace epsilon-DP (default gaussian)")
     group.add_argument("--neighbours", choices=NEIGHBOURS, default="replace-one", help=NEIGHBOURS_HELP)
     group.add_argument("--count-share", type=_share, default=COUNT_SHARE, metavar="F",
@@ -282,7 +283,7 @@ class ReleaseRequest:
 
     epsilon: float
     delta: Optional[float]
-    mechanism: str
+    mechanism: laws.Mechanism
     neighbours: str
     calibration: str
     rng: Optional[int]
@@ -315,7 +316,8 @@ def privacy_options(args, n_features=None):
     """Check the privacy group; return the run's :class:`ReleaseRequest`."""
     if args.epsilon is None:
         raise CliError("--epsilon is required: the privacy parameter epsilon > 0 of this release")
-    if args.mechanism == "gaussian" and args.delta is None:
+    mechanism = laws.as_mechanism(args.mechanism, "--mechanism", laws.ADDITIVE)  # the one parse of the option
+    if mechanism.needs_delta and args.delta is None:
         raise CliError("--delta is required for Gaussian noise (e.g. --delta 1e-6, well below 1/n); "
                        "or use --mechanism laplace for pure epsilon-DP")
     if getattr(args, "row_norm", 1.0) is None:
@@ -331,8 +333,8 @@ def privacy_options(args, n_features=None):
     private = tuple(name for name, chosen in (("row_norm", row_norm == "auto"), ("scale", scale is not None),
                                               ("center", center == "private"),
                                               ("ranges", ranges_of(args) is not None)) if chosen)
-    return ReleaseRequest(epsilon=args.epsilon, delta=args.delta if args.mechanism == "gaussian" else None,
-                          mechanism=args.mechanism, neighbours=args.neighbours, calibration=args.calibration,
+    return ReleaseRequest(epsilon=args.epsilon, delta=args.delta if mechanism.needs_delta else None,
+                          mechanism=mechanism, neighbours=args.neighbours, calibration=args.calibration,
                           rng=args.seed, count_share=args.count_share,
                           choices=choices_of(args, private, center=center_asked(args)), secure=secure,
                           row_norm=row_norm, center=center, scale=scale,

@@ -57,7 +57,7 @@ def bound_or_auto(text):
     try:
         float(text)
     except ValueError:
-        ranges = " (per-column ranges COL=LOW:HIGH are --ranges, on covariance, precision and pca)" \
+        ranges = " (per-column ranges COL=LOW:HIGH are --ranges)" \
             if "=" in text else ""
         raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}{ranges}") from None
     return _bound(text)
@@ -154,7 +154,15 @@ def choices_of(args, private=(), center=None):
                    secure=bool(getattr(args, "secure", False)),
                    offered=tuple(n for n in SHARE_OPTIONS if hasattr(args, n)), uncentred=hasattr(args, "uncentred"),
                    ranges=ranges_of(args),
-                   clipping_bias=getattr(args, "command", None) in CLIPPING_COUNTED)
+                   clipping_bias=_counts_clipping(args))
+
+
+def _counts_clipping(args):
+    """Whether the run's intervals count the clipping excess: a command of :data:`CLIPPING_COUNTED`, or a multi-site
+    run of one of their analyses (or ridge's, whose estimator pays for it too)."""
+    if getattr(args, "command", None) in CLIPPING_COUNTED:
+        return True
+    return getattr(args, "analysis", None) in CLIPPING_COUNTED + ("ridge",)
 
 
 def _given(choices, *names):

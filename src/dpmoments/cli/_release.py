@@ -5,12 +5,11 @@ the data are touched, so a bad flag never costs a pass over a large file.
 """
 
 import functools
-import math
 
 import numpy as np
 
 from ..data import SpilledPasses
-from ..privacy import calibrate_gaussian, calibrate_laplace
+from ..mechanisms import laws
 from ._args import _epsilon, privacy_options, with_epsilon_grid
 from ._choices import bound_budget, center_budget, check_choices, too_few_rows_hint
 from ._cluster import ClusterSource, on_cluster, print_notes, scheduler_address
@@ -100,7 +99,7 @@ def _private_release(data, request, names):
     from ..moments.ranged_release import ranged_second_moment
 
     ranges = request.choices.ranges
-    release = private_second_moment if ranges is None else \
+    release = functools.partial(private_second_moment, column_names=names) if ranges is None else \
         functools.partial(ranged_second_moment, ranges=ranges, names=names)
     with too_few_rows_hint(request.choices):
         return release(
@@ -125,21 +124,20 @@ def noise_sd(release, epsilon, delta):
     Under add-remove: the sums' noise at that epsilon's share, divided by the
     released noisy count (an estimate, like the release's own noise_scale).
     """
-    from ..privacy import calibrate_gaussian, calibrate_laplace
     from ..moments import moment_sensitivity
+    from ..moments.calibrated import calibrate
     from ..moments.counts import split_budget, splits_in_rho
 
     epsilon = _main_epsilon(release, epsilon, delta)
-    laplace = release.mechanism in ("laplace", "discrete-laplace")
+    # Exact discrete noise at its continuous law's scale; a release without additive noise as the Gaussian default.
+    law = laws.MECHANISMS[release.law.family] if release.law.additive else laws.GAUSSIAN
     n, per = (release.n, 1) if release.n_public else (None, release.n)
-    sens = moment_sensitivity("second", norm="l1" if laplace else "l2", n_samples=n, n_features=release.n_features,
+    sens = moment_sensitivity("second", norm=law.norm, n_samples=n, n_features=release.n_features,
                               neighbours=release.neighbours, row_norm=release.row_norm)
     if not release.n_public:
-        in_rho = splits_in_rho(release.mechanism, release.calibration)
+        in_rho = splits_in_rho(release.law, release.calibration)
         epsilon, delta = split_budget(epsilon, delta, release.count_share, in_rho)[1]
-    if laplace:
-        return math.sqrt(2.0) * calibrate_laplace(epsilon, sens)[0] / per
-    return calibrate_gaussian(epsilon, delta, sens, release.calibration or "analytic")[0] / per
+    return law.sd(calibrate(law, epsilon, delta, sens, release.calibration or "analytic")[0]) / per
 
 
 def _main_epsilon(release, epsilon, delta):

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from ..exceptions import NotPrivateWarning
+from ..mechanisms.laws import ADDITIVE, as_mechanism
 from ._args import CliError, _bound, _bounded_int, add_format_arguments, add_privacy_arguments
 from ._io import DataSource
 from ._output import RUN, ResultsDir, check_destination
@@ -58,26 +59,24 @@ def add_arguments(parser):
 
 
 def run(args):
-    from ..mechanisms import gaussian_noise, laplace_noise
     from ..testing import audit as run_audit
 
-    _check(args)
+    law = _check(args)
     if args.out:
         check_destination(args.out, args.force)
-    A, B, described = _pair(args)
-    stat_a, scale_a, claim = _release(A, args)
-    stat_b, scale_b, _ = _release(B, args)
+    A, B, described = _pair(args, law)
+    stat_a, scale_a, claim = _release(A, args, law)
+    stat_b, scale_b, _ = _release(B, args, law)
     if stat_a.shape != stat_b.shape:
         raise CliError(f"the pair must have the same columns; got {A.shape[1]} and {B.shape[1]}")
     # Scales are public and equal on both sides: outputs in units of their noise, so that the auditor's
     # mean-difference projection weighs each coordinate by its signal-to-noise ratio (post-processing).
     stat_a, stat_b = stat_a / scale_a, stat_b / scale_b
-    distance = np.linalg.norm(stat_a - stat_b, 1 if args.mechanism == "laplace" else 2)
-    draw = laplace_noise if args.mechanism == "laplace" else gaussian_noise
+    distance = np.linalg.norm(stat_a - stat_b, _ORDER[law.norm])
     factor = args.noise_factor
 
     def mechanism(stat, rng, size):
-        return stat + draw((size, stat.size), factor, rng)
+        return stat + law.vector((size, stat.size), factor, rng)
 
     result = run_audit(mechanism, stat_a, stat_b, delta=args.delta or 0.0, n_samples=args.n_samples,
                        confidence=args.confidence, batch=50_000, rng=args.seed)
@@ -88,14 +87,19 @@ def run(args):
         with ResultsDir(args.out, args.force) as res:
             res.save_json("audit.json", summary)
     if not args.quiet:
-        _print(args, described, distance, claim, result, ok)
+        _print(args, law, described, distance, claim, result, ok)
     return 0 if ok else EXIT_REFUTED
 
 
+_ORDER = {"l1": 1, "l2": 2}  # the norm a law's sensitivity is measured in, as numpy's ord
+
+
 def _check(args):
+    """One-line refusals; returns the noise law ``--mechanism`` names."""
+    law = as_mechanism(args.mechanism, "--mechanism", ADDITIVE)
     if args.epsilon is None:
         raise CliError("--epsilon is required: the claimed epsilon to audit")
-    if args.mechanism == "gaussian" and args.delta is None:
+    if law.needs_delta and args.delta is None:
         raise CliError("--delta is required for the Gaussian mechanism (e.g. --delta 1e-5)")
     if args.pair is None and not 1 <= args.dim <= 10:
         raise CliError(f"--dim must be in [1, 10] (the audit is for small d); got {args.dim}")
@@ -105,9 +109,10 @@ def _check(args):
         raise CliError(f"--n-samples must be >= 1000; got {args.n_samples}")
     if not 0 < args.confidence < 1:
         raise CliError(f"--confidence must be in (0, 1); got {args.confidence}")
+    return law
 
 
-def _release(X, args):
+def _release(X, args, law):
     """What the release adds noise to, exactly, and the noise scale on each coordinate; and the claim.
 
     Replace-one and zero-out: the upper triangle of the mean (n public), one
@@ -121,8 +126,8 @@ def _release(X, args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotPrivateWarning)
         exact = release_second_moment(X, epsilon=math.inf, row_norm=args.row_norm, center=None)
-    noisy = release_second_moment(X, epsilon=args.epsilon, delta=args.delta if args.mechanism == "gaussian" else None,
-                                  row_norm=args.row_norm, mechanism=args.mechanism, neighbours=args.neighbours,
+    noisy = release_second_moment(X, epsilon=args.epsilon, delta=args.delta if law.needs_delta else None,
+                                  row_norm=args.row_norm, mechanism=law, neighbours=args.neighbours,
                                   calibration=args.calibration, count_share=args.count_share, rng=0, center=None)
     mean = upper_triangle(exact.second_moment)
     if noisy.n_public:
@@ -131,12 +136,12 @@ def _release(X, args):
     return stat, np.r_[noisy.count_noise_scale, np.full(mean.size, noisy.sum_noise_scale)], noisy.guarantee
 
 
-def _pair(args):
+def _pair(args, law):
     if args.pair:
         A, B = (_read(p) for p in args.pair)
         _check_neighbours(A, B, args.neighbours)
         return A, B, f"your pair {args.pair[0]} / {args.pair[1]}"
-    return _worst_case(args.dim, args.rows, args.row_norm, args.mechanism, args.neighbours)
+    return _worst_case(args.dim, args.rows, args.row_norm, law, args.neighbours)
 
 
 def _worst_case(d, n, R, mechanism, neighbours):
@@ -152,7 +157,7 @@ def _worst_case(d, n, R, mechanism, neighbours):
                       "x = R e1 vs x' = 0": (e[0], np.zeros(d))}
     else:  # one row against the zero row, or against no row at all
         candidates = {"x = R 1/sqrt(d)": (ones, None), "x = R e1": (e[0], None)}
-    order = 1 if mechanism == "laplace" else 2
+    order = _ORDER[mechanism.norm]
     base = np.zeros((n - 1, d))
     best = None
     for name, (x, x2) in candidates.items():
@@ -203,10 +208,10 @@ def _summary(args, described, distance, scales, claim, result, ok):
             "consistent_with_claim": ok}
 
 
-def _print(args, described, distance, claim, result, ok):
-    norm = "L1" if args.mechanism == "laplace" else "L2"
-    print(f"audit of the {args.mechanism} second-moment release ({describe_relation(args.neighbours)}, "
-          f"{args.calibration if args.mechanism == 'gaussian' else 'Laplace'} calibration"
+def _print(args, law, described, distance, claim, result, ok):
+    norm = law.norm.upper()
+    print(f"audit of the {law.name} second-moment release ({describe_relation(args.neighbours)}, "
+          f"{args.calibration if law.chooses_calibration else law.name.capitalize()} calibration"
           f"{'' if args.noise_factor == 1 else f', noise x {args.noise_factor:g}'})")
     what = "the count and sums" if args.neighbours == "add-remove" else "the statistics"
     print(f"pair: {described}; {norm} distance of {what} in units of their noise scales {distance:.4g}")

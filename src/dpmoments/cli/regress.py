@@ -10,6 +10,7 @@ private iterate: it needs ``J`` passes over the rows, so this subcommand
 import argparse
 
 from ..estimators.model_defaults import N_ITER, W_MAX_AUTO
+from ..mechanisms import laws
 from ..privacy.relations import describe_relation
 from ._args import (CLIPPING_HELP, CliError, _bound, _delta, _epsilon, add_input_arguments, add_output_arguments,
                     positive_int, seed_int)
@@ -79,7 +80,7 @@ def add_arguments(parser):
     add_model_ranges_arguments(group)
     group.add_argument("--accounting", choices=("zcdp", "basic", "advanced"), default="zcdp",
                        help="how the budget is split over the 2 J releases (default zcdp)")
-    group.add_argument("--first-moment", choices=("gaussian", "laplace"), default="gaussian",
+    group.add_argument("--first-moment", choices=laws.names(laws.ADDITIVE), default=laws.GAUSSIAN.name,
                        help="noise on the weighted cross moment (default gaussian)")
     group.add_argument("--split", type=float, default=0.5, metavar="F",
                        help="share of each iteration's budget for the cross moment (default 0.5)")

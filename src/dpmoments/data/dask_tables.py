@@ -53,7 +53,8 @@ class DaskTable:
         self.n_rows, self.notes, self.n_blocks = info["n_rows"], info["notes"], X.numblocks[0]
 
 
-def open_dask_table(source, *, columns=None, target=None, delimiter=None, header=True, piece_bytes=PIECE_BYTES):
+def open_dask_table(source, *, columns=None, target=None, delimiter=None, header=True, exclude=None,
+                    piece_bytes=PIECE_BYTES):
     """A file, a Zarr store or a set of files as dask arrays read block by block on the workers.
 
     Parameters
@@ -61,7 +62,7 @@ def open_dask_table(source, *, columns=None, target=None, delimiter=None, header
     source : str, os.PathLike, or list of them
         As :func:`~dpmoments.data.open_table` (one file, a Parquet directory, a glob, a
         list, a URL), or a Zarr store (a directory).
-    columns, target, delimiter, header
+    columns, target, delimiter, header, exclude
         As :func:`~dpmoments.data.open_table`; a Zarr store's columns are ``x0, x1, ...``.
     piece_bytes : int
         The selected numbers one Parquet block holds at most (whole row groups; one row group
@@ -79,7 +80,8 @@ def open_dask_table(source, *, columns=None, target=None, delimiter=None, header
     import dask
 
     source = [_absolute(p) for p in source] if isinstance(source, (list, tuple)) else _absolute(source)
-    plan = dask.delayed(_plan, pure=False)(source, columns, target, delimiter, header, piece_bytes).compute()
+    plan = dask.delayed(_plan, pure=False)(source, columns, target, delimiter, header, piece_bytes,
+                                           exclude).compute()
     if plan["kind"] == "array":
         X, y = _array_source(source, plan)
     else:
@@ -95,14 +97,14 @@ def _absolute(path):
     return text if is_url(text) else os.path.abspath(text)
 
 
-def _plan(source, columns, target, delimiter, header, piece_bytes):
+def _plan(source, columns, target, delimiter, header, piece_bytes, exclude=None):
     """The names, selection and pieces of ``source`` (runs as a task: only headers and footers are read)."""
     from .file_sets import is_file_set
     from .tables import open_table
 
     if isinstance(source, str) and os.path.isdir(source) and not is_file_set(source):
-        return _zarr_plan(source, columns, target)
-    table = open_table(source, columns=columns, target=target, delimiter=delimiter, header=header)
+        return _zarr_plan(source, columns, target, exclude)
+    table = open_table(source, columns=columns, target=target, delimiter=delimiter, header=header, exclude=exclude)
     backend = table._backend  # noqa: SLF001 - this module is the table's dask face, in the same package
     used = [table.names.index(n) for n in table.feature_names] + (
         [] if table.target_name is None else [table.names.index(table.target_name)])
@@ -121,13 +123,13 @@ def _plan(source, columns, target, delimiter, header, piece_bytes):
                 partitions=tuple(partitions))
 
 
-def _zarr_plan(path, columns, target):
-    from ._chunking import resolve_columns
+def _zarr_plan(path, columns, target, exclude=None):
+    from .columns import select_features
     from .dask_files import open_zarr_array
 
     shape = open_zarr_array(path).shape
     names = [f"x{j}" for j in range(shape[1])]
-    feats, t = resolve_columns(columns, target, names, len(names), f"Zarr store '{path}'")
+    feats, t, _ = select_features(columns, target, names, f"Zarr store '{path}'", exclude=exclude)
     return dict(kind="array", names=names, feature_names=[names[j] for j in feats],
                 target_name=None if t is None else names[t], format="zarr", n_rows=int(shape[0]), notes=[],
                 used=feats + ([] if t is None else [t]), used_names=None)

@@ -1,8 +1,8 @@
-r"""The private iterations of :class:`~dpmoments.estimators.PrivateIRLS` (Park & Welling 2016, ``docs/algorithms.md`` §3.4).
+r"""The private iterations of :class:`~dpmoments.estimators.PrivateIRLS` (Park & Welling 2016).
 
-The part of the fit that reads the rows: the clipped design (with the public intercept column),
-then ``n_iter`` iterations, each releasing the weighted moments ``A`` and ``B`` at the previous
-private iterate and solving :math:`\tilde B_+ \theta = \tilde A`. The plan (shares, sensitivities,
+The part of the fit that reads the rows (``docs/algorithms.md`` §3.4): the clipped design (with the
+public intercept column), then ``n_iter`` iterations, each releasing the weighted moments ``A`` and
+``B`` at the previous private iterate and solving :math:`\tilde B_+ \theta = \tilde A`. The plan (shares, sensitivities,
 noise scales) is made before, from public values (:mod:`~dpmoments.estimators._irls_plan`); what
 the releases say about the coefficients' error after (:mod:`~dpmoments.estimators._irls_error`).
 

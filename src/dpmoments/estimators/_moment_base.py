@@ -68,9 +68,10 @@ class MomentEstimator:
     # -- the release ------------------------------------------------------------
     def _release_from(self, X):
         X = as_source(X).checked()  # dask collections and paths go to the streaming release unmaterialised
-        check_option(self.mechanism, "mechanism", self._mechanisms)  # the names this estimator offers
+        name = self.mechanism.name if isinstance(self.mechanism, laws.Mechanism) else self.mechanism  # a value too
+        check_option(name, "mechanism", self._mechanisms)  # the names this estimator offers
         self._check_affordable()
-        kwargs = dict(row_norm=self.row_norm, mechanism=laws.MECHANISMS[self.mechanism], neighbours=self.neighbours,
+        kwargs = dict(row_norm=self.row_norm, mechanism=laws.MECHANISMS[name], neighbours=self.neighbours,
                       calibration=self.calibration, count_share=self.count_share)
         if self._private_choices() and getattr(self, "ranges", None) is not None:
             release = ranged_second_moment(X, self.ranges, self._column_names(X), epsilon=self.epsilon,
@@ -80,17 +81,22 @@ class MomentEstimator:
         elif self._private_choices():
             release = private_second_moment(X, epsilon=self.epsilon, delta=self.delta, center=self.center,
                                             center_budget=self._center_budget(), scale=self._scale(),
-                                            bound_budget=self._bound_budget(), rng=self.rng, **kwargs)
+                                            bound_budget=self._bound_budget(), rng=self.rng,
+                                            column_names=self._column_names(X), **kwargs)
         else:
             release = release_second_moment(X, epsilon=self.epsilon, delta=self.delta, center=self.center,
                                             rng=self.rng, **kwargs)
         self._spend(release)
         return release
 
-    def labelled(self, attribute="covariance_"):
+    #: What ``labelled()`` gives without an attribute: the estimator's main result.
+    _labelled_default = "covariance_"
+
+    def labelled(self, attribute=None):
         """A fitted attribute (``covariance_``, ``precision_``, ``location_``, ``components_``, ...) as a
         pandas ``DataFrame`` or ``Series`` labelled by the input's column names (``x0, x1, ...`` without
         names; one-hot and imputed columns by their ``col=level`` / ``col:missing`` names). Needs pandas.
+        Without ``attribute``: the main result (``components_`` for PCA, ``covariance_`` for the others).
         Per-component attributes (``components_``, ``explained_variance_``, ...) are indexed ``pc1, pc2,
         ...``, also when there are as many components as columns.
 
@@ -105,6 +111,7 @@ class MomentEstimator:
         >>> list(est.labelled("covariance_").columns)
         ['age', 'income']
         """
+        attribute = self._labelled_default if attribute is None else attribute
         per_component = attribute.startswith(("components", "explained_variance", "singular_values"))
         return labelled_attribute(self, attribute, rows="pc" if per_component else None)
 
@@ -127,9 +134,9 @@ class MomentEstimator:
                                               ("row_norm='auto' (the default)", is_auto(self.row_norm)),
                                               ("scale='private'", self._scale() is not None),
                                               ("ranges", getattr(self, "ranges", None) is not None)) if chosen]
-            raise ValueError(f"{' and '.join(what)}{' each' if len(what) > 1 else ''} supports mechanism 'gaussian' or "
-                             f"'laplace'; got {self.mechanism!r}: give public values instead (center=None or a "
-                             "vector, and a row_norm).")
+            raise ValueError(f"{' and '.join(what)}{' each' if len(what) > 1 else ''} supports mechanism "
+                             f"{laws.offered(laws.ADDITIVE)}; got {self.mechanism!r}: give public values instead "
+                             "(center=None or a vector, and a row_norm).")
         return private
 
     def _center_budget(self):

@@ -335,7 +335,9 @@ def _clipping_message(clip):
     return (f"clipping at the private row bound removed a detectable share of {clip['biased_columns']} column(s)' "
             "variance: their intervals are moved and widened by the released loss" +
             (", but rows beyond twice the bound were also seen, whose loss beyond it is not counted (marked "
-             "'biased')" if clip["loss_beyond_outer_unseen"] else "") +
+             "'biased')" if clip["loss_beyond_outer_unseen"] else
+             ", but rows beyond twice the bound are not ruled out, whose loss beyond it is not counted: the "
+             "variances of those columns are withheld (marked 'biased')" if clip.get("variances_withheld") else "") +
             "; give a public bound that holds the data (or a larger bound_budget) for less bias.")
 
 

@@ -19,13 +19,19 @@ besides the added noise:
   ``1 - (1 - level) / d``, so that noise rarely makes a detection) is *clipped*: its variance
   interval is moved up by the loss's interval, and every entry of its row and column widened by
   :math:`\pm\sqrt{U_i U_j}` (the loss matrix is positive semi-definite, so
-  :math:`|D_{ij}| \le \sqrt{D_{ii} D_{jj}}`, :math:`U` the upper ends). Off the diagonal an
+  :math:`|D_{ij}| \le \sqrt{D_{ii} D_{jj}}`, :math:`U` the upper ends). No column's loss is taken above
+  3 times its released variance's upper end (:func:`loss_cap`: a clipped row loses in the band at most
+  3 times what it keeps), which in mixed units is far below the loss release's own noise. Off the diagonal an
   undetected loss is taken as clipping shrinks elliptical rows, :math:`D_{ij} \approx \rho_{ij}
   \sqrt{D_{ii} D_{jj}}`: towards a larger :math:`|S_{ij}|`. Where rows beyond :math:`2R` stand out
   of their count's noise (one-sided 95%), what they lost beyond :math:`2R` is not seen: the columns
   that bear them (whose band loss stands out, one-sided 90%: such rows leave :math:`3R^2` times their
   share of each column in the band) have their entries marked (``covariance_biased_``, ``biased`` in
-  the console) and their intervals withheld (NaN), never printed as if complete;
+  the console) and their intervals withheld (NaN), never printed as if complete. Where such rows are
+  not seen but not ruled out either (their count's one-sided 95% upper end is a row or more), a
+  clipped column's *variance*, the entry they move most, is withheld and marked the same way: on small
+  tables the private bound clips a fifth of the rows, a tenth lie beyond :math:`2R`, and their count's
+  noise hides them;
 - **sampling** (``target="population"``): a bound that needs no fourth moment, from the bound
   :math:`R` and the released matrix (:func:`sampling_variance`); normal theory understates the
   spread of heavy-tailed columns.
@@ -45,7 +51,7 @@ from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .uncertainty import count_relative_sd, noise_law, z_value
 
 __all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget", "fcr_level",
-           "clipping_part", "loss_beyond_outer_unseen"]
+           "clipping_part", "loss_beyond_outer_unseen", "loss_cap"]
 
 TARGETS = ("population", "sample")
 # Rows beyond the outer bound are 'seen' when their noisy count exceeds 2.33 sd (one-sided 99%): a withheld
@@ -79,25 +85,33 @@ def _shifted_psd(spectrum, shift):
     return (V * np.maximum(w - shift, 0.0)) @ V.T
 
 
-def _clipping(release, level, d, sigma):
+def _clipping(release, level, d, sigma, variance_upper):
     """The clipping bias's part of every entry's interval, standardised units (``sigma``: the released
-    matrix's PSD projection, :func:`_psd`).
+    matrix's PSD projection, :func:`_psd`; ``variance_upper``: each released variance's upper end at ``level``,
+    which caps the loss, :func:`loss_cap`).
 
-    Returns ``(lo, hi, sd, withheld columns, summary)``: shifts of the lower
+    Returns ``(lo, hi, sd, withheld columns, withheld variances, summary)``: shifts of the lower
     and upper ends, a noise sd to add to the upper half-width in quadrature
-    (the released loss's own noise, where it is not detected), and the
-    columns whose intervals cannot be completed.
+    (the released loss's own noise, where it is not detected), the
+    columns whose intervals cannot be completed, and the clipped columns whose variance cannot be
+    (:func:`_far_rows_possible`).
     """
     part = clipping_part(release)
     zero = np.zeros((d, d))
     if part is None:
-        return zero, zero, zero, np.zeros(d, bool), None
+        return zero, zero, zero, np.zeros(d, bool), np.zeros(d, bool), None
     z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))  # one-sided, Bonferroni over d: few false detections
     z = z_value(level)
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
-    lower, upper = np.maximum(lost - z_detect * sd, 0.0), np.maximum(lost + z_detect * sd, 0.0)
+    cap = loss_cap(variance_upper)
+    lower, upper = np.maximum(lost - z_detect * sd, 0.0), np.minimum(np.maximum(lost + z_detect * sd, 0.0), cap)
+    lower = np.minimum(lower, upper)
     biased = lower > 0
     withheld = _unseen_loss_columns(part, lost, sd)
+    # withholding costs the user the answer: the loss must stand out at a tenth of the detection's error rate (a
+    # one-column Gaussian table lost its variance in 25-50% of fits at 1 - (1 - level) / d, 0-25% at this one)
+    z_withhold = float(special.ndtri(1.0 - (1.0 - level) / (10 * d)))
+    variance_unseen = (lost - z_withhold * sd > 0) & ~withheld & _far_rows_possible(part)
     touched = biased[:, None] | biased[None, :]
     # A detected loss: the variance moves up by it (its interval), and its row and column widen by +-sqrt(U_i U_j)
     # (D is positive semi-definite, so |D_ij| <= sqrt(D_ii D_jj))
@@ -107,7 +121,7 @@ def _clipping(release, level, d, sigma):
     # with its noise in quadrature. Off the diagonal it is taken as clipping shrinks elliptical rows,
     # D_ij ~ rho_ij sqrt(D_ii D_jj): towards a larger |entry|, by the released correlation times the variances'
     # upper ends
-    up = np.maximum(lost, 0.0) + z * sd
+    up = np.minimum(np.maximum(lost, 0.0) + z * sd, cap)
     v = np.sqrt(np.maximum(np.diag(sigma), 1e-300))
     rho = np.clip(sigma / np.outer(v, v), -1.0, 1.0)
     towards = np.abs(rho) * np.sqrt(np.outer(up, up)) * ~touched
@@ -115,14 +129,37 @@ def _clipping(release, level, d, sigma):
     lo -= np.where(rho < 0, towards, 0.0)
     idx = np.arange(d)
     lo[idx, idx] = np.where(biased, lower, 0.0)
-    hi[idx, idx] = np.where(biased, upper, np.maximum(lost, 0.0))
+    capped = np.maximum(lost, 0.0) + z * sd > cap  # the cap is the tighter upper end: it replaces loss and noise
+    hi[idx, idx] = np.where(biased, upper, np.where(capped, cap, np.maximum(lost, 0.0)))
     extra = np.zeros((d, d))
-    extra[idx, idx] = np.where(biased, 0.0, sd)
+    extra[idx, idx] = np.where(biased | capped, 0.0, sd)
     summary = {"variance_lost_noise_sd": sd, "detected_above": z_detect * sd, "biased_columns": int(biased.sum()),
                "clipped_columns": np.nonzero(biased)[0].tolist(),
                "rows_beyond_outer": part["rows_beyond_outer"], "outer_norm": part["outer_norm"],
-               "loss_beyond_outer_unseen": bool(withheld.any()), "withheld_columns": np.nonzero(withheld)[0].tolist()}
-    return lo, hi, extra, withheld, summary
+               "loss_beyond_outer_unseen": bool(withheld.any()), "withheld_columns": np.nonzero(withheld)[0].tolist(),
+               "variances_withheld": np.nonzero(variance_unseen)[0].tolist()}
+    return lo, hi, extra, withheld, variance_unseen, summary
+
+
+def loss_cap(variance_upper):
+    r"""An upper end of each column's loss in the band from its released variance: ``3`` times its upper end.
+
+    A row beyond ``R`` is scaled by :math:`b = R/\|z\|` and its band loss in column ``j`` is
+    :math:`z_j^2 (a^2 - b^2)` with :math:`a = \min(1, 2R/\|z\|) \le 2b`, so at most :math:`3 b^2 z_j^2`:
+    three times what the clipped row keeps, whose sum is in the released second moment. In mixed units the
+    loss release's noise (one scale for every column) dwarfs a small column's variance; this bound does not.
+    """
+    return 3.0 * np.maximum(np.asarray(variance_upper, dtype=float), 0.0)
+
+
+def _far_rows_possible(part):
+    r"""Rows beyond the outer bound are not ruled out: their noisy count's one-sided 95% upper end is a row or more.
+
+    A detected column's variance is the entry such rows move most: each loses :math:`(\|z\|^2 - 4R^2) u_j^2` of
+    it beyond ``2R``, unbounded and unseen by the release (on grunfeld, star98 and wine every 'excludes 0' entry
+    that missed for that reason was a detected column's variance, its rows beyond 2R hidden in their count's noise).
+    """
+    return bool(part["rows_beyond_outer"] + FAR_Z * part["rows_beyond_noise_sd"] >= 1.0)
 
 
 def _unseen_loss_columns(part, lost, sd):
@@ -159,8 +196,10 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
                          + s**2) if needed and spectrum is not None else (_psd(mid) if needed else None)
     sampling_var = sampling_variance(release, sigma) if target == "population" else np.zeros((d, d))
     se = np.sqrt(noise_se**2 + sampling_var + centre_var)
-    bias_lo, bias_hi, bias_sd, withheld_cols, clip = _clipping(release, level, d, sigma)
-    biased = withheld_cols[:, None] | withheld_cols[None, :]
+    variance_upper = np.diagonal(centre) + z_value(level) * np.diagonal(noise_se)  # the clipped rows' variances
+    bias_lo, bias_hi, bias_sd, withheld_cols, variances_unseen, clip = _clipping(release, level, d, sigma,
+                                                                                 variance_upper)
+    biased = withheld_cols[:, None] | withheld_cols[None, :] | np.diag(variances_unseen)
     normal_parts = noise_se**2 + sampling_var
 
     def intervals(at):  # every entry's interval at level 'at'
@@ -332,7 +371,8 @@ def not_covered_text(target, clip_summary_present):
     left = ["the clipping loss off the diagonal where it is not detected, beyond what shrinking elliptical rows gives"
             if clip_summary_present else unmeasured,
             "what rows beyond the outer bound lost beyond it (the columns that bear such rows, where they are "
-            "detected, are marked 'biased' and their intervals withheld)",
+            "detected, are marked 'biased' and their intervals withheld; where they are not ruled out, so is a "
+            "clipped column's variance)",
             "the private mean's own clipping bias"]
     return "; ".join(left)
 
@@ -368,17 +408,29 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     weak = mid < 3.0 * edge
     half = np.where(weak, np.maximum(half, edge + z * np.sqrt(extra)), half)
     part, upper, clip = clipping_part(release), np.zeros(len(mid)), "not estimated: no clipping-excess release"
-    withheld = False
+    withheld = np.zeros(len(mid), dtype=bool)
     if part is not None:
-        upper, clip = _eigenvalue_clipping(part, W, scales, level)
-        withheld = clip["loss_beyond_outer_unseen"]
+        law = noise_law(release)
+        variance_upper = np.diagonal(release.second_moment) - law.diagonal_mean + z * law.diagonal_sd
+        upper, clip = _eigenvalue_clipping(part, W, scales, level, variance_upper)
+        withheld = np.full(len(mid), clip["loss_beyond_outer_unseen"]) | _along_unseen_loss(part, W, level)
+        clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
     interval = np.stack([np.maximum(mid - half, 0.0), mid + half + upper])
-    if withheld:  # rows beyond twice the bound lost more than the release sees: no interval is complete
-        interval[:] = np.nan
+    interval[:, withheld] = np.nan  # rows beyond twice the bound lost more than the release sees: not complete
     parts = {"target": target, "centre_noise_scale": s,
              "sampling": "normal theory 2 lambda^2 / n" if target == "population" else "not counted",
              "clipping": clip}
     return interval, se, parts
+
+
+def _along_unseen_loss(part, W, level):
+    """The components that lie mostly (half their weight or more) in clipped columns while rows beyond the outer
+    bound are not ruled out: such rows lose along them an unbounded share, as of those columns' variances
+    (:func:`_far_rows_possible`). Released values and the components only."""
+    lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
+    detected = lost - float(special.ndtri(1.0 - (1.0 - level) / lost.size)) * sd > 0
+    weight = np.sum(W[:, detected] ** 2, axis=1) / np.maximum(np.sum(W**2, axis=1), 1e-300)
+    return (weight >= 0.5) & _far_rows_possible(part)
 
 
 def loss_beyond_outer_unseen(part, level):
@@ -390,17 +442,18 @@ def loss_beyond_outer_unseen(part, level):
     return detected and bool(part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"])
 
 
-def _eigenvalue_clipping(part, W, scales, level):
+def _eigenvalue_clipping(part, W, scales, level, variance_upper):
     """Upper shifts of each eigenvalue for what clipping removed: the smaller of two bounds on ``w' D w``.
 
     ``tr D`` (Weyl: ``lambda_1(D)``) and, to first order, ``(sum_j |w_j| sqrt(D_jj))^2`` (``D`` positive
-    semi-definite), each with the released losses at their upper ends (one-sided, at ``level``).
+    semi-definite), each with the released losses at their upper ends (one-sided, at ``level``), each column's
+    no more than 3 times its released variance's upper end ``variance_upper`` (:func:`loss_cap`).
     """
     q = float(special.ndtri(level))
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
     trace, trace_sd = float(np.sum(scales**2 * lost)), sd * float(np.sqrt(np.sum(scales**4)))
     by_trace = max(trace + q * trace_sd, 0.0)
-    upper_each = np.maximum(lost + q * sd, 0.0)  # standardised units, as W
+    upper_each = np.minimum(np.maximum(lost + q * sd, 0.0), loss_cap(variance_upper))  # standardised units, as W
     along = (np.abs(W) @ np.sqrt(upper_each)) ** 2
     beyond = loss_beyond_outer_unseen(part, level)  # as for the covariance
     return np.minimum(along, by_trace), {"trace_lost": trace, "trace_lost_noise_sd": trace_sd,

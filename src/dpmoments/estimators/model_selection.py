@@ -322,6 +322,10 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, BaseEstim
         tau = self.gap_tolerance * exact  # every Q_R below is certified to within tau of its exact minimum
         delta_q = exact + tau
         spread = n * exact  # every squared residual on the ball lies in [0, exact]: f varies by at most n * exact
+        if not math.isfinite(spread):  # public values only: the criterion itself would overflow
+            raise ValueError(f"'response_bound' = {self.response_bound_:g}, 'bounds' = {self.bounds_:g}, R = "
+                             f"{self.R_:g} and n = {n} give a criterion beyond the float range; restate the data in "
+                             "other units.")
         self.sigma2_ = self._sigma2(G, b, c, n, delta_q, tau, spread, rng)
         self.phi_ = self._penalty(G, b, c, n, len(family), delta_q)
         q = self._certified(G, b, c, family, tau, spread)

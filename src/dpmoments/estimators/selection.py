@@ -1,6 +1,5 @@
 """Choosing a penalty from a release alone (free post-processing)."""
 
-import math
 
 import numpy as np
 from scipy.sparse import issparse, triu

@@ -88,8 +88,8 @@ def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
                    "have made it; 'projected' = the PSD projection moved the estimate outside the released entry's "
                    "interval" + ("; 'clipped' = clipping removed a measurable part of the column's variance: the "
                                  "interval counts it, the estimate does not" if clipped else "")
-                   + ("; 'biased' = clipping removed more than can be measured (rows beyond twice the row bound): "
-                      "no interval is given" if biased.any() else ""))
+                   + ("; 'biased' = clipping removed more than can be measured (rows beyond twice the row bound, seen "
+                      "or not ruled out by their noisy count): no interval is given" if biased.any() else ""))
     return out
 
 
@@ -120,13 +120,16 @@ def statistic_words(release):
 
 
 def noise_floor(release):
-    """2 sd sqrt(d): the expected spectral norm of the d x d symmetric noise (Wigner semicircle edge)."""
+    """What no signal eigenvalue can hide in: the noise's diagonal mean plus about its spectral norm.
+
+    ``2 sd sqrt(d)`` for symmetric i.i.d. noise (the semicircle edge); for Wishart noise its mean
+    ``df c`` plus the Marchenko-Pastur edge: the floor ``PrivatePCA`` reports as ``eigenvalue_noise_floor_``.
+    """
     law = release.law
     if law is NONE or not release.noise_scale:
         return 0.0
-    # Wishart noise: its scale c stands in for the sd here, as it always has (its own edge: NoiseLaw.spectral_norm)
-    sd = law.sd(release.noise_scale) if law.additive else release.noise_scale
-    return 2.0 * sd * math.sqrt(release.n_features)
+    scale, df = release.noise_scale, release.noise_df
+    return law.diagonal_mean(scale, df) + law.spectral_norm(scale, df, release.n_features)
 
 
 def spectrum(release, k, est=None):
@@ -190,8 +193,10 @@ def component_lines(est, names, top=3):
             for j, v in enumerate(est.explained_variance_)]
     out = table(header, rows)
     if withheld.any():
-        out.append("  withheld: clipping removed more than can be measured (rows beyond twice the row bound), so no "
-                   "eigenvalue interval is complete")
+        out.append("  withheld: clipping removed more than can be measured (rows beyond twice the row bound, seen or "
+                   "not ruled out) along " + ("every component" if withheld.all() else
+                                              ", ".join(f"pc{j + 1}" for j in np.flatnonzero(withheld))) +
+                   ", so no interval for " + ("them" if withheld.sum() > 1 else "it") + " is complete")
     pushed = [f"pc{j + 1}" for j in np.flatnonzero(hi < est.explained_variance_)]
     if pushed:  # a basic bootstrap interval corrects the noise's bias; an interval beside its estimate puzzles
         out.append(f"  {', '.join(pushed)}: the interval lies below the eigenvalue: noise pushes the top eigenvalues "

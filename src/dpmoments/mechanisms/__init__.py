@@ -2,7 +2,9 @@
 
 Layer 1. Functions here take a noise scale (or epsilon and a sensitivity for
 selection) and an ``rng``; they know nothing of budgets, accounting or the
-guarantee a draw carries. Calibration lives in :mod:`dpmoments.privacy`, and
+guarantee a draw carries. Each noise law is also a frozen value
+(:mod:`~dpmoments.mechanisms.laws`): what the library asks of a mechanism
+instead of comparing its name. Calibration lives in :mod:`dpmoments.privacy`, and
 the release functions in :mod:`dpmoments.moments` join the two.
 """
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .noise import gaussian_noise, laplace_noise
+from .._rng import as_generator
+from .._validation import check_positive
+from .noise import _check_shape, gaussian_noise, laplace_noise
 from .symmetric import symmetric_matrix_noise, symmetric_tensor_noise
 from .wishart import wishart_noise
 
@@ -25,9 +27,10 @@ __all__ = ["Mechanism", "NoNoise", "Gaussian", "Laplace", "Wishart", "as_mechani
            "NONE", "GAUSSIAN", "LAPLACE", "WISHART", "WISHART_APPROX", "DISCRETE_GAUSSIAN", "DISCRETE_LAPLACE"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Mechanism:
-    """A noise law. Subclasses fix its arithmetic; instances differ by name (exact discrete noise, Wishart's two analyses).
+    """A noise law. Subclasses fix its arithmetic; instances differ by name (exact discrete noise, Wishart's two
+    analyses).
 
     Attributes
     ----------
@@ -60,6 +63,12 @@ class Mechanism:
     def __str__(self):
         return self.name
 
+    def __repr__(self):  # short, for the refusals that quote what they got
+        return f"{type(self).__name__}({self.name!r})"
+
+    def __reduce__(self):  # a copy or an unpickled value is the one value of its name, so `is` holds
+        return (_by_name, (self.name,))
+
     @property
     def additive(self):
         """Independent noise on each released coordinate (a vector, a matrix's upper triangle, a tensor's orbits)."""
@@ -88,10 +97,12 @@ class Mechanism:
         return 2.0 * self.sd(scale, df) * math.sqrt(d)
 
     def entry_interval(self, scale, df, level, diagonal=False):
-        """``(lo, hi)``: one coordinate's centred noise lies in it with probability ``level`` (checked by the caller)."""
+        """``(lo, hi)``: one coordinate's centred noise lies in it with probability ``level`` (checked by the
+        caller)."""
         from scipy import special  # norm.ppf, without scipy.stats' import
 
-        half = float(special.ndtri(0.5 + level / 2.0)) * (self.diagonal_sd(scale, df) if diagonal else self.sd(scale, df))
+        sd = self.diagonal_sd(scale, df) if diagonal else self.sd(scale, df)
+        half = float(special.ndtri(0.5 + level / 2.0)) * sd
         return -half, half
 
     def largest_of(self, m, scale, df=None):
@@ -108,20 +119,24 @@ class Mechanism:
         return self.sd(scale, df) * float(special.ndtri(0.5 + 0.5 * q ** (1.0 / m)))
 
     # -- centred draws, through this package's samplers ---------------------------------------------
+    def entries(self, size, scale, generator):
+        """``size`` i.i.d. centred draws at ``scale`` from a NumPy ``Generator``, in one call: the law's sampler."""
+        raise ValueError(f"{self.name} noise has no i.i.d. entries.")
+
     def vector(self, size, scale, rng):
-        """A centred noise vector."""
-        raise ValueError(f"{self.name} noise has no vector form; only second moments carry it.")
+        """A centred noise vector (or array of shape ``size``)."""
+        return self.entries(_check_shape(size), check_positive(scale, "scale"), as_generator(rng))
 
     def matrix(self, d, scale, rng, df=None):
-        """A centred symmetric ``(d, d)`` noise matrix."""
-        return symmetric_matrix_noise(d, scale, rng, distribution=self.family)
+        """A centred symmetric ``(d, d)`` noise matrix: i.i.d. upper triangle, mirrored."""
+        return symmetric_matrix_noise(d, scale, rng, distribution=self.entries)
 
     def tensor(self, d, scale, rng):
-        """A centred, fully symmetric ``(d, d, d)`` noise tensor."""
-        return symmetric_tensor_noise(d, scale, rng, distribution=self.family)
+        """A centred, fully symmetric ``(d, d, d)`` noise tensor: one draw per index orbit."""
+        return symmetric_tensor_noise(d, scale, rng, distribution=self.entries)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class NoNoise(Mechanism):
     """No noise (``epsilon = inf``)."""
 
@@ -147,15 +162,18 @@ class NoNoise(Mechanism):
         return np.zeros((d, d, d))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Gaussian(Mechanism):
     """Gaussian noise of standard deviation ``sigma`` on each coordinate, calibrated to the L2 sensitivity."""
 
+    def entries(self, size, scale, generator):
+        return generator.normal(0.0, scale, size=size)
+
     def vector(self, size, scale, rng):
-        return gaussian_noise(size, scale, rng)
+        return gaussian_noise(size, scale, rng)  # its checks name the scale 'sigma'
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Laplace(Mechanism):
     """Laplace noise of scale ``b`` (sd ``sqrt(2) b``) on each coordinate, calibrated to the L1 sensitivity."""
 
@@ -172,11 +190,14 @@ class Laplace(Mechanism):
     def largest_magnitude(self, m, q, scale, df=None):
         return -scale * math.log1p(-q ** (1.0 / m))  # each magnitude is exponential of mean b
 
+    def entries(self, size, scale, generator):
+        return generator.laplace(0.0, scale, size=size)
+
     def vector(self, size, scale, rng):
         return laplace_noise(size, scale, rng)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Wishart(Mechanism):
     """Wishart noise ``W_d(df, cI)`` on a second moment (scale ``c``, the variance of ``Z``'s entries in ``Z Z^T``)."""
 
@@ -254,7 +275,8 @@ GAUSSIAN = Gaussian("gaussian", norm="l2", needs_delta=True, zcdp=True, chooses_
 LAPLACE = Laplace("laplace", norm="l1")
 DISCRETE_GAUSSIAN = Gaussian("discrete-gaussian", norm="l2", needs_delta=True, zcdp=True, discrete=True)
 DISCRETE_LAPLACE = Laplace("discrete-laplace", norm="l1", discrete=True)
-WISHART = Wishart("wishart", certified=False)  # the papers' W_d(d+1, .): no epsilon-DP proof (algorithms.md §1.5.1)
+# The papers' W_d(d+1, .): no epsilon-DP proof (docs/algorithms.md §1.5.1).
+WISHART = Wishart("wishart", certified=False)
 WISHART_APPROX = Wishart("wishart-approx", needs_delta=True)
 
 #: Every mechanism by its name: the one table :func:`as_mechanism` reads.
@@ -268,6 +290,10 @@ SECOND_MOMENT = (GAUSSIAN, LAPLACE, WISHART, WISHART_APPROX)
 DISCRETE = {GAUSSIAN: DISCRETE_GAUSSIAN, LAPLACE: DISCRETE_LAPLACE}
 
 
+def _by_name(name):
+    return MECHANISMS[name]
+
+
 def named(value):
     """The :class:`Mechanism` that ``value`` (a name or a value) names, or None: for a caller with its own refusal."""
     return value if isinstance(value, Mechanism) else MECHANISMS.get(value) if isinstance(value, str) else None
@@ -277,13 +303,31 @@ def as_mechanism(value, parameter="mechanism", allowed=SECOND_MOMENT):
     """The :class:`Mechanism` that ``value`` (a name or a value) names, among ``allowed``.
 
     Refused in one line naming ``parameter``: anything but one of the allowed names or values.
+
+    Examples
+    --------
+    >>> law = as_mechanism("laplace")
+    >>> law.norm, law.needs_delta, law.name == str(law)
+    ('l1', False, True)
+    >>> as_mechanism("cauchy", "first_moment", ADDITIVE)
+    Traceback (most recent call last):
+    ...
+    ValueError: 'first_moment' must be one of 'gaussian', 'laplace'; got 'cauchy'.
     """
     mech = named(value)
+    if isinstance(mech, Mechanism) and MECHANISMS.get(mech.name) != mech:  # made elsewhere, unlike its namesake
+        raise ValueError(f"'{parameter}' must be one of the library's noise laws (a name, or a value of "
+                         f"dpmoments.mechanisms.laws); got an unregistered {type(mech).__name__} named {mech.name!r}.")
     if mech is None or mech not in allowed:
         names = ", ".join(repr(m.name) for m in sorted(allowed, key=lambda m: m.name))
         got = value.name if isinstance(value, Mechanism) else value
         raise ValueError(f"'{parameter}' must be one of {names}; got {got!r}.")
     return mech
+
+
+def offered(mechanisms):
+    """``'gaussian' or 'laplace'``: how a refusal names the laws it would take."""
+    return " or ".join(repr(m.name) for m in mechanisms)
 
 
 def names(mechanisms):

@@ -34,6 +34,8 @@ DISTRIBUTIONS = ("gaussian", "laplace")
 
 def _draw(size, scale, distribution, rng):
     # One vectorised call, so the draw order for a seed is fixed.
+    if callable(distribution):  # a noise law's own i.i.d. sampler (mechanisms.laws)
+        return distribution(size, scale, rng)
     if distribution == "gaussian":
         return rng.normal(0.0, scale, size=size)
     return rng.laplace(0.0, scale, size=size)
@@ -42,7 +44,8 @@ def _draw(size, scale, distribution, rng):
 def _check_noise_args(d, scale, distribution):
     d = check_int(d, "d", minimum=1)
     scale = check_positive(scale, "scale")
-    distribution = check_option(distribution, "distribution", DISTRIBUTIONS)
+    if not callable(distribution):
+        distribution = check_option(distribution, "distribution", DISTRIBUTIONS)
     return d, scale, distribution
 
 
@@ -81,8 +84,9 @@ def symmetric_matrix_noise(d, scale, rng=None, distribution="gaussian"):
         (``"laplace"``, density :math:`\\exp(-|x|/b)/(2b)`); finite, > 0.
     rng : None, int, SeedSequence or numpy.random.Generator, default=None
         Source of randomness; ``None`` draws fresh OS entropy.
-    distribution : {"gaussian", "laplace"}, default="gaussian"
-        Marginal law of each drawn entry.
+    distribution : {"gaussian", "laplace"} or callable, default="gaussian"
+        Marginal law of each drawn entry; a callable ``(size, scale, generator) -> array`` draws
+        them itself (a noise law of :mod:`dpmoments.mechanisms.laws`).
 
     Returns
     -------
@@ -122,8 +126,8 @@ def symmetric_tensor_noise(d, scale, rng=None, distribution="gaussian"):
         finite, > 0.
     rng : None, int, SeedSequence or numpy.random.Generator, default=None
         Source of randomness; ``None`` draws fresh OS entropy.
-    distribution : {"gaussian", "laplace"}, default="gaussian"
-        Marginal law of each drawn entry.
+    distribution : {"gaussian", "laplace"} or callable, default="gaussian"
+        Marginal law of each drawn entry (a callable as for :func:`symmetric_matrix_noise`).
 
     Returns
     -------

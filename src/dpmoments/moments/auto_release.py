@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 
 from .._rng import spawn
 from ..exceptions import BoundWarning, TooFewRowsError
-from ..mechanisms.laws import ADDITIVE
+from ..mechanisms.laws import ADDITIVE, offered
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 from .binned_sums import binned_pass
 from .calibrated import calibrate
@@ -152,7 +152,7 @@ def check_auto_source(X, what="row_norm='auto'"):
 
 def check_auto_privacy(mechanism, secure, what="row_norm='auto'"):
     if mechanism not in ADDITIVE:  # a value: the caller parsed the name
-        raise ValueError(f"{what} supports mechanism 'gaussian' or 'laplace'; got {str(mechanism)!r}.")
+        raise ValueError(f"{what} supports mechanism {offered(ADDITIVE)}; got {str(mechanism)!r}.")
     if secure:
         raise ValueError(f"{what} is not available with secure=True: the private quantile draws "
                          "floating-point noise; give a public bound.")
@@ -309,28 +309,12 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
     eps_each = (eps_bounds - eps_diag) / len(autos)
     eps_main = epsilon * (1.0 - budget.share)
     gen_bounds, gen_diag, gen_main = spawn(rng, 3)
-    source = X if y is None else (X, y)
     binned = _fused_pass(X, y, statistic, autos, center, budget.search, chunk_size)
-    if binned is None:
-        counts, d = quantile_pass(source, [(s, center, None) for s in autos], search=budget.search,
-                                  chunk_size=chunk_size)
-    else:  # the bound's pass also summed the second moment at every grid edge (binned_sums.py)
-        counts, d = [binned.bin_counts()], binned.d
+    counts, d = _bound_counts(X, y, autos, center, budget.search, chunk_size, binned)
     quantile, clipped = clip_target(budget, statistic, mechanism, d, eps_main, delta, neighbours, calibration,
                                     eps_each, kwargs.get("count_share", COUNT_SHARE))
-    edges = budget.search.edges()
-    chosen, parts = {}, []
-    for stat, c in zip(autos, counts):
-        name = "row_norm" if stat == "row-norm" else "response_bound"
-        with minimum_on_refusal(epsilon=epsilon, delta=delta, share=budget.share, zcdp=False):
-            values, outside = select_quantiles(c, edges, epsilon_each=eps_each, quantile=quantile,
-                                               clipped_rows=clipped, rng=gen_bounds,
-                                               what=public_n_what(neighbours, f"{name}='auto'"))
-        chosen[name] = float(values[0])
-        target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
-        parts.append(Part(name, PureDP(eps_each), eps_each / epsilon,
-                          {name: chosen[name], "target": target, "at_range_end": bool(outside[0])},
-                          None if math.isinf(eps_each) else em_draws(1, eps_each, zcdp=False)))
+    chosen, parts = _draw_bounds(autos, counts, budget, eps_each, quantile, clipped, gen_bounds, epsilon=epsilon,
+                                 delta=delta, neighbours=neighbours)
     bounds = {"row_norm": chosen.get("row_norm", row_norm)}
     if response_bound is not None:
         bounds["response_bound"] = chosen.get("response_bound", response_bound)
@@ -339,11 +323,10 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
                   neighbours=neighbours, calibration=calibration, center=center, rng=gen_main, chunk_size=chunk_size,
                   **bounds, **kwargs)
     if eps_diag:
-        noisy = noisy_clipped_count(counts[0], edges, chosen["row_norm"], epsilon=eps_diag, rng=gen_diag)
-        fraction, sd = noisy.value / rel.n, noisy.noise_sd / rel.n
-        parts.append(Part("clipped rows", noisy.guarantee, eps_diag / epsilon,
-                          {"clipped_fraction": fraction, "clipped_fraction_noise_sd": sd}))
-        warn_clipped(fraction, sd, any(p.released.get("at_range_end") for p in parts))
+        parts.append(_clipped_rows_part(counts[0], budget.search.edges(), chosen["row_norm"], rel.n,
+                                        epsilon=epsilon, eps_diag=eps_diag, rng=gen_diag))
+        warn_clipped(parts[-1].released["clipped_fraction"], parts[-1].released["clipped_fraction_noise_sd"],
+                     any(p.released.get("at_range_end") for p in parts))
     parts.append(release_part(f"{statistic} moment", rel, eps_main / epsilon))
     for part in parts[:len(autos)]:
         if part.released["at_range_end"]:
@@ -351,6 +334,39 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
     warn_unreliable(eps_each, budget.search, rel.n, "bound")
     return dataclasses.replace(rel, guarantee=compose([p.guarantee for p in parts]), parts=tuple(parts),
                                randomness=randomness_of(rng, epsilon))
+
+
+def _bound_counts(X, y, autos, center, search, chunk_size, binned):
+    """The histograms the bounds are drawn from, and the width ``d``: one pass, or the fused pass's bins."""
+    if binned is None:
+        return quantile_pass(X if y is None else (X, y), [(s, center, None) for s in autos], search=search,
+                             chunk_size=chunk_size)
+    return [binned.bin_counts()], binned.d  # the bound's pass also summed the second moment at every grid edge
+
+
+def _draw_bounds(autos, counts, budget, eps_each, quantile, clipped, rng, *, epsilon, delta, neighbours):
+    """One exponential-mechanism draw per auto bound, ``eps_each``-DP each: ``(chosen values, their parts)``."""
+    edges = budget.search.edges()
+    chosen, parts = {}, []
+    for stat, c in zip(autos, counts):
+        name = "row_norm" if stat == "row-norm" else "response_bound"
+        with minimum_on_refusal(epsilon=epsilon, delta=delta, share=budget.share, zcdp=False):
+            values, outside = select_quantiles(c, edges, epsilon_each=eps_each, quantile=quantile,
+                                               clipped_rows=clipped, rng=rng,
+                                               what=public_n_what(neighbours, f"{name}='auto'"))
+        chosen[name] = float(values[0])
+        target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
+        parts.append(Part(name, PureDP(eps_each), eps_each / epsilon,
+                          {name: chosen[name], "target": target, "at_range_end": bool(outside[0])},
+                          None if math.isinf(eps_each) else em_draws(1, eps_each, zcdp=False)))
+    return chosen, parts
+
+
+def _clipped_rows_part(counts, edges, row_norm, n, *, epsilon, eps_diag, rng):
+    """The Laplace count of the rows clipped at the drawn ``row_norm`` (``eps_diag``-DP), as a fraction of ``n``."""
+    noisy = noisy_clipped_count(counts, edges, row_norm, epsilon=eps_diag, rng=rng)
+    return Part("clipped rows", noisy.guarantee, eps_diag / epsilon,
+                {"clipped_fraction": noisy.value / n, "clipped_fraction_noise_sd": noisy.noise_sd / n})
 
 
 def _fused_pass(X, y, statistic, autos, center, search, chunk_size):

@@ -41,10 +41,33 @@ from .calibrated import calibrate
 from .dask_moments import dask_moment_sums_with
 
 __all__ = ["OUTER_FACTOR", "COUNT_FRACTION", "clipping_excess_sums", "release_clipping_excess",
-           "record_clipping_excess", "ExcessTap"]
+           "record_clipping_excess", "ExcessTap", "excess_row_bound", "excess_sensitivity", "excess_mean",
+           "excess_released"]
 
 OUTER_FACTOR = 2.0  # kappa: R' = 2R. The noise grows with kappa^2 - 1; rows beyond 2R are counted instead
 COUNT_FRACTION = 0.1  # of the part's share, for the count of rows beyond R'
+
+
+def excess_row_bound(row_norm, outer_factor=OUTER_FACTOR):
+    """The most one row adds to the loss vector, in L1 (hence L2) and per entry: ``(kappa^2 - 1) R^2``."""
+    return (outer_factor**2 - 1.0) * float(row_norm) ** 2
+
+
+def excess_sensitivity(row_norm, n, neighbours, norm="l2", outer_factor=OUTER_FACTOR):
+    """Sensitivity of the mean loss vector over ``n`` rows (module docstring): L2 ``sqrt(2) u / n`` under
+    replace-one, ``u / n`` under zero-out; L1 ``2 u / n`` and ``u / n``; ``u`` (the sum's) under add-remove,
+    with ``u = (kappa^2 - 1) R^2``."""
+    unit = excess_row_bound(row_norm, outer_factor)
+    if neighbours == "add-remove":
+        return unit
+    factor = (math.sqrt(2.0) if norm == "l2" else 2.0) if neighbours == "replace-one" else 1.0
+    return factor * unit / n
+
+
+def excess_mean(X, center, row_norm, outer_factor=OUTER_FACTOR):
+    """The exact mean loss vector ``(1/n) sum_i w_i`` of ``X``'s rows about ``center`` (never publish it)."""
+    rows, sums, _ = clipping_excess_sums(X, center, None, row_norm, outer_factor)
+    return sums / max(rows, 1)
 
 
 def clipping_excess_sums(X, center, scale, row_norm, outer_factor=OUTER_FACTOR):
@@ -149,23 +172,25 @@ def release_clipping_excess(X, *, center, scale, row_norm, privacy, count_privac
     (counts of rows), ``row_norm``, ``outer_norm``. Privacy: module docstring.
     """
     rows, sums, beyond = clipping_excess_sums(X, center, scale, row_norm, outer_factor) if sums is None else sums
-    unit = (outer_factor**2 - 1.0) * float(row_norm) ** 2
     gen_vector, gen_count = spawn(rng, 2)
-    if neighbours == "add-remove":
-        l2 = l1 = unit
-        divisor, mean = float(n or rows), sums
-    else:
-        l2 = (math.sqrt(2.0) if neighbours == "replace-one" else 1.0) * unit / rows
-        l1 = (2.0 if neighbours == "replace-one" else 1.0) * unit / rows
-        divisor, mean = 1.0, sums / rows
+    l2 = excess_sensitivity(row_norm, rows, neighbours, "l2", outer_factor)
+    l1 = excess_sensitivity(row_norm, rows, neighbours, "l1", outer_factor)
+    divisor, mean = (float(n or rows), sums) if neighbours == "add-remove" else (1.0, sums / rows)
     scale, guarantee = calibrate(mechanism, privacy["epsilon"], privacy["delta"], {"l2": l2, "l1": l1}[mechanism.norm],
                                  privacy["calibration"])
     noisy, sd = mean + mechanism.vector(mean.shape, scale, gen_vector), mechanism.sd(scale)
     count, count_sd, count_guarantee = _noisy_count(beyond, count_privacy, gen_count)
-    return compose([guarantee, count_guarantee]), {
+    return compose([guarantee, count_guarantee]), excess_released(noisy / divisor, sd / divisor, count, count_sd,
+                                                                  row_norm, outer_factor)
+
+
+def excess_released(variance_lost, noise_sd, rows_beyond, rows_beyond_sd, row_norm, outer_factor=OUTER_FACTOR):
+    """The clipping-excess part's ``released`` dict, which the intervals read
+    (:func:`dpmoments.estimators.error_budget.clipping_part`): the same on one machine and across sites."""
+    return {
         "statistic": "variance each column lost to clipping, between row_norm and outer_norm",
-        "variance_lost": [float(v) for v in noisy / divisor], "noise_sd": float(sd / divisor),
-        "rows_beyond_outer": count, "rows_beyond_noise_sd": count_sd,
+        "variance_lost": [float(v) for v in variance_lost], "noise_sd": float(noise_sd),
+        "rows_beyond_outer": rows_beyond, "rows_beyond_noise_sd": rows_beyond_sd,
         "row_norm": float(row_norm), "outer_norm": float(row_norm) * outer_factor,
     }
 

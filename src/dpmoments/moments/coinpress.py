@@ -72,7 +72,7 @@ from .release import Release
 from .sensitivity import moment_sensitivity
 from ..privacy import ZCDP, zcdp_gaussian_sigma
 from .choice_budget import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, check_draws, public_rows
-from .private_release import _location, _scales
+from .private_passes import column_medians, column_scales
 
 __all__ = ["coinpress_second_moment", "coinpress_mean", "coinpress_release", "COVARIANCE_STEPS"]
 
@@ -209,7 +209,7 @@ def check_coinpress(X, *, mechanism, scale, neighbours, epsilon, delta):
 def _first_ellipsoid(X, m, budget, share, bounds, rng):
     """``A_1``: private column scales, then a private 0.95-quantile radius of the scaled rows."""
     gen_scale, gen_radius = spawn(rng, 2)
-    s = _scales(X, m, budget, share / 2, bounds.search, gen_scale, option_share=share)
+    s = column_scales(X, m, budget, share / 2, bounds.search, gen_scale, option_share=share)
     (bins,), _ = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
     each, guarantee = budget.draws(share / 2)
     with budget.refusal(share, BOUND_OPTION):
@@ -259,7 +259,7 @@ def coinpress_release(X, *, epsilon, delta, row_norm, center, center_budget, bou
     gen_loc, gen_bound, gen_cov, gen_mean = spawn(rng, 4)
     _check_all_draws(X, budget, shares, bounds, d, is_auto(row_norm), private_center and split.prior is None)
     if private_center and split.prior is None:
-        m = _location(X, budget, shares["location"], bounds.search, gen_loc)
+        m = column_medians(X, budget, shares["location"], bounds.search, gen_loc)
     elif private_center:
         m = np.asarray(split.prior, dtype=float)
     else:

@@ -70,21 +70,21 @@ import numpy as np
 from .._rng import spawn
 from .._validation import check_option
 from ..exceptions import BoundWarning, PrivacyLeakWarning
-from ..data import as_source, iter_chunks
+from ..data import as_source
 from ..mechanisms import laws
-from .releases import release_cross_moment, release_public_second_moment
-from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, clip_target, is_auto,
-                           public_n_what, rank_error, warn_clipped, warn_range_end, warn_unreliable)
-from .binned_sums import binned_pass
+from .releases import release_public_second_moment
+from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, is_auto, rank_error, warn_clipped,
+                           warn_unreliable)
 from .clipping_bias import ExcessTap, record_clipping_excess
 from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_delta_large
-from .dask_moments import row_ones
-from .private_bounds import BinCounts, noisy_clipped_count, quantile_pass, select_quantiles
+from .private_bounds import quantile_pass
 from .choice_budget import (BOUND_OPTION, LOCATION_OPTION, REFINE_MEAN, SCALE_SHARE, PrivateChoiceBudget,
-                            check_draws, draw_plan, public_rows, refinement_steps, what_for)
+                            check_draws, draw_plan, public_rows, refinement_steps)
 from .release import calibrated_as, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
-from .scale_guard import guard_scales, warn_scale_at_top
+from .scale_guard import guard_scales, named_columns
+from .private_passes import (bound_pass, clipped_mean, column_medians, column_scales, fused_sums, row_bound_draw,
+                             scaled_rows)
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
 
@@ -144,146 +144,14 @@ def _shares(center, center_budget, scale, row_norm, bound_budget):
     return shares
 
 
-def _source(X, scale, with_ones):
-    """The rows divided by the column scales (paired with a response of ones for the mean), read afresh.
-
-    An array or a dask collection stays one (a pair ``(Z, ones)`` for the mean);
-    anything else becomes a new stream of chunks, so each pass reads the source again.
-    """
-    if scale is None and not with_ones:
-        return X
-    if as_source(X).kind == "dask":
-        Z = X if scale is None else X / scale
-        return (Z, row_ones(Z)) if with_ones else Z
-    if scale is None and isinstance(X, np.ndarray):
-        return X, np.ones(X.shape[0])
-
-    def chunks():
-        for chunk in iter_chunks(X):
-            Z = chunk if scale is None else chunk / scale
-            yield (Z, np.ones(Z.shape[0])) if with_ones else Z
-
-    return chunks()
-
-
-def _location(X, budget, share, search, rng, bins=None):
-    """Private column medians (signed grid); ``bins``: their counts, where a pass already made them."""
-    if bins is None:
-        (bins,), _ = quantile_pass(X, [("column", None, None)], search=search)
-    d = bins.counts.shape[0]
-    each, guarantee = budget.draws(share, d)
-    budget.drawn(each, "column medians")
-    with budget.refusal(share, LOCATION_OPTION):
-        m, outside = select_quantiles(bins, search.edges(signed=True), epsilon_each=each, quantile=0.5, rng=rng,
-                                      what=public_n_what(budget.neighbours, "private column medians "
-                                                                            "(center='private', no prior)"))
-    budget.record("location", guarantee, share, (d, each), statistic="column medians", at_range_end=int(outside.sum()))
-    if outside.any():
-        warn_range_end("column median", search)
-    return m
-
-
-def _scales(X, m, budget, share, search, rng, option_share=None, label="column scales", limits=None, floor=None):
-    """Private per-column medians of the non-zero ``|x_j - m_j|`` (``share`` is part of ``option_share``,
-    the share of the user's bound option -- or of the location's, for the coarse scales; default ``share``).
-    ``limits``: public ``(low, high)`` arrays each scale is clipped to (post-processing); where ``low == high``
-    the scale is known and not drawn: only the other columns are drawn, and share the draws. ``floor``: private
-    values (already released) each drawn scale is raised to, before the limits (post-processing)."""
-    (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
-    free = np.ones(d, dtype=bool) if limits is None else limits[0] < limits[1]
-    bins, d = BinCounts(bins.counts[free], None if bins.ties is None else bins.ties[free]), int(free.sum())
-    each, guarantee = budget.draws(share, d)
-    budget.drawn(each, label)
-    option = BOUND_OPTION if label == "column scales" else LOCATION_OPTION
-    with budget.refusal(share if option_share is None else option_share, option):
-        s, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=0.5, rng=rng,
-                                      what=public_n_what(budget.neighbours, f"private {label} (scale='private')"))
-    budget.record(label, guarantee, share, (d, each), statistic="medians of the non-zero |x_j - m_j|",
-                  at_range_end=int(outside.sum()))
-    if label == "column scales" and (outside & (s > search.low)).any():  # the coarse ones' said once, by these
-        warn_scale_at_top(np.flatnonzero(free)[outside & (s > search.low)], label, search)
-    if floor is not None:
-        s = np.maximum(s, floor[free])
-    if limits is None:
-        return s
-    out = np.array(limits[0], dtype=float)
-    out[free] = np.clip(s, limits[0][free], limits[1][free])
-    return out
-
-
-def _row_bound(X, m, s, budget, share, bounds, main, rng, label="row_norm", diagnostic=True, option_share=None,
-               binned=None):
-    """A private row bound on (x - m)/s, and the noisy clipped count: (R, (count, share) or None).
-
-    ``main`` is ``(statistic, mechanism, neighbours, share, count_share)`` of the
-    release the bound serves, whose noise sets the "auto" target (:func:`clip_target`);
-    ``share`` is part of ``option_share`` (the user's option it is paid from; default ``share``).
-    ``binned`` is the :func:`_bound_pass` that already counted the norms about ``m`` (else a pass counts them).
-    """
-    if binned is None:
-        (bins,), d = quantile_pass(X, [("row-norm", m, s)], search=bounds.search)
-    else:
-        bins, d = binned.bin_counts(), binned.d
-    diag = bounds.diagnostic * share if diagnostic and not budget.exact else 0.0
-    each, guarantee = budget.draws(share - diag)
-    budget.drawn(each, "row bound" if label == "row_norm" else label)
-    statistic, mechanism, neighbours, main_share, count_share = main
-    args = budget.release(main_share)
-    quantile, clipped = clip_target(bounds, statistic, mechanism, d, args["epsilon"], args["delta"], neighbours,
-                                    args["calibration"], each, count_share)
-    gen_draw, gen_count = spawn(rng, 2)
-    option = BOUND_OPTION if label == "row_norm" else LOCATION_OPTION
-    with budget.refusal(share if option_share is None else option_share, option):
-        values, outside = select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=quantile,
-                                           clipped_rows=clipped, rng=gen_draw,
-                                           what=public_n_what(budget.neighbours, f"private {label} ({what_for(label)})"))
-    R = float(values[0])
-    target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
-    budget.record(label, guarantee, share - diag, (1, each), row_norm=R, target=target, at_range_end=bool(outside[0]))
-    if outside[0]:
-        warn_range_end(label, bounds.search)
-    if not diag:
-        return R, None
-    count = noisy_clipped_count(bins, bounds.search.edges(), R, rng=gen_count, **budget.count(diag))
-    return R, (count, diag)
-
-
-def _bound_pass(X, m, s, bounds, moment):
-    """The pass of a row bound about ``m`` fused with the pass it serves (``moment``), or None where not worth it.
-
-    A mean is always fused (its per-bin sums are ``2 d`` floats a bin and
-    cheaper than the mean's own pass). A second moment only where the rows
-    are read from a file or chunks: for an array in memory a second pass
-    costs less than the fused pass's second Gram product per row.
-    """
-    if moment == "second" and as_source(X).kind in ("array", "frame", "dask"):
-        return None
-    return binned_pass(X, moment=moment, search=bounds.search, center=m, scale=s)
-
-
 def _second_or_counts(shares, budget):
     """What a bound's pass about the release's own centre sums: the second moment, unless the release's pass
     must read the rows anyway (to sum what clipping removed, :class:`ExcessTap`): then the counts alone."""
     return "counts" if shares["clipping"] > 0 and not budget.exact else "second"
 
 
-def _fused(binned, R, center):
-    """The clipped sums at ``R`` from a fused pass, or None where there is none (read the data again)."""
-    return binned.clipped(R, center) if binned is not None and binned.fused else None
-
-
-def _mean(X, s, m_z, args, rng, kwargs, binned=None):
-    """The mean of the clipped ``x / s - m_z``: the cross moment with the constant response 1 (bound 1)."""
-    sums = _fused(binned, kwargs["row_norm"], m_z)
-    if sums is not None:
-        return release_cross_moment(sums, None, response_bound=1.0, center=m_z, rng=rng, **args, **kwargs)
-    source = _source(X, s, True)
-    Z, ones = source if isinstance(source, tuple) else (source, None)  # else a stream of (Z, 1) chunks
-    return release_cross_moment(Z, ones, response_bound=1.0, center=m_z, rng=rng, **args, **kwargs)
-
-
 def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget, scale, bound_budget, mechanism,
-                          neighbours, calibration, rng, count_share=COUNT_SHARE, scale_limits=None):
+                          neighbours, calibration, rng, count_share=COUNT_SHARE, scale_limits=None, column_names=None):
     """The second moment of the clipped, privately centred and scaled rows (module docstring).
 
     Returns
@@ -305,8 +173,11 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     (:func:`~dpmoments.moments.release.release_part` lists the count). Every
     data-dependent choice is one of these outputs. ``delta >= 1/n`` is
     warned about once, on the caller's ``delta`` and the released ``n``.
+    ``column_names`` (default: the input's own) name the columns in the scale warnings.
     """
-    X = as_source(X).data  # a Source is read as the input it holds
+    source = as_source(X)
+    X = source.data  # a Source is read as the input it holds
+    names = source.feature_names if column_names is None else list(column_names)
     mechanism = laws.named(mechanism)  # a name from an estimator, a value from release_second_moment
     _check_scale(scale)
     check_option(neighbours, "neighbours", NEIGHBOURS)  # before any draw is judged against n (public or not)
@@ -320,7 +191,8 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     budget = PrivateChoiceBudget(epsilon, delta, mechanism, calibration, neighbours)
     main = ("second", mechanism, neighbours, main_share, count_share)
     relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
-    with warnings.catch_warnings():  # delta >= 1/n is judged once, on the caller's delta (_finish)
+    names = names if names is not None and len(names) == source.n_features else None
+    with warnings.catch_warnings(), named_columns(names):  # delta >= 1/n is judged once, on the caller's delta
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         rel, s, count, main_share = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
                                                         center_budget, scale, bounds, rng, scale_limits)
@@ -332,44 +204,77 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     """The passes of the module docstring: ``(second-moment release, scales, clipped count, main share)``."""
     rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)  # mean, cov first: as before this module
     private_center = isinstance(center, str)
-    m, s, c, settled = center, None, None, None  # clipping centre, column scales, private mean, the pass about m
-    coarse = None  # the coarse scales about the private medians, where a location was drawn with them
-    if private_center and center_budget.prior is not None:
-        m = np.asarray(center_budget.prior, dtype=float)
-    elif private_center:  # the refined location then serves as a privately chosen prior
-        m, coarse, settled, unspent = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm),
-                                                        bounds, rng_loc, known)
-        main = (*main[:3], main[3] + unspent, main[4])  # the draws of the steps not taken go to the second moment
+    m, coarse, settled, main = _clipping_centre(X, budget, shares, main, relation, center, center_budget, scale,
+                                                row_norm, bounds, rng_loc, known)
     final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
+    s, bound_share = None, shares["bound"]  # without scales the row bound takes the whole bound option
     if scale is not None:
-        scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
-        floor = None if coarse is None else _scale_floor(*coarse, bounds.search)
-        s = guard_scales(_scales(X, m, budget, scale_share, bounds.search, rng_scale, shares["bound"],
-                                 limits=known, floor=floor), bounds.search.low, "column scales")
+        s, bound_share = _scales_step(X, m, budget, shares, row_norm, coarse, bounds, rng_scale, known)
     m_z = None if m is None else np.asarray(m, dtype=float) / (1.0 if s is None else s)
     R, count, binned = row_norm, None, None
     with_mean = private_center and final_share > 1e-12 * shares["mean"]
-    if is_auto(row_norm):  # the bound's pass also sums what the next pass needs (binned_sums.py)
-        # a settled location's last step already binned the rows about m (and summed them for the mean)
-        binned = settled if (settled is not None and with_mean) else \
-            _bound_pass(X, m, s, bounds, "mean" if with_mean else _second_or_counts(shares, budget))
-        R, count = _row_bound(X, m, s, budget, shares["bound"] - (scale_share if s is not None else 0.0),
-                              bounds, main, rng_bound, option_share=shares["bound"], binned=binned)
-    if with_mean:
-        c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation, binned)
-    second = _fused(binned, R, m_z) if c is None else None
-    center_z = m_z if c is None else c
-    tap = None
-    if second is None and shares["clipping"] > 0 and not budget.exact:
-        tap = ExcessTap(_source(X, s, False), center_z, R)  # the release's pass also sums what clipping removed
-        second = tap.moment_sums() if as_source(X).dask else None  # on dask: in the same block tasks
-    rows = second if second is not None else (tap if tap is not None else _source(X, s, False))
-    rel = release_public_second_moment(rows, center=center_z, rng=rng_cov, row_norm=R, **relation,
-                                       **budget.release(main[3]))
-    if shares["clipping"] > 0 and not budget.exact:
-        record_clipping_excess(X, s, rel, budget, shares["clipping"], spawn(rng_cov, 1)[0],
-                               sums=None if tap is None else tap.sums())
+    if is_auto(row_norm):
+        R, count, binned = _private_row_bound(X, m, s, budget, shares, bound_share, bounds, main, rng_bound,
+                                              with_mean, settled)
+    c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation, binned) if with_mean else None
+    rel = _second_moment_release(X, s, m_z if c is None else c, R, None if c is not None else binned, budget,
+                                 shares["clipping"], main[3], relation, rng_cov)
     return rel, s, count, main[3]
+
+
+def _clipping_centre(X, budget, shares, main, relation, center, center_budget, scale, row_norm, bounds, rng, known):
+    """Where the rows are clipped about: ``(centre, coarse scales or None, settled pass or None, main)``.
+
+    A public centre (or none) as given; a private one from its prior, or chosen privately and refined
+    (:func:`_refined_location`), whose steps not taken leave their share to the second moment (``main``).
+    """
+    if not isinstance(center, str):
+        return center, None, None, main
+    if center_budget.prior is not None:
+        return np.asarray(center_budget.prior, dtype=float), None, None, main
+    # the refined location then serves as a privately chosen prior
+    m, coarse, settled, unspent = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm),
+                                                    bounds, rng, known)
+    return m, coarse, settled, (*main[:3], main[3] + unspent, main[4])  # the draws of the steps not taken
+
+
+def _scales_step(X, m, budget, shares, row_norm, coarse, bounds, rng, known):
+    """The private column scales about ``m`` (floored by the coarse ones, where drawn), and the share of the bound
+    option left to the row bound."""
+    scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
+    floor = None if coarse is None else _scale_floor(*coarse, bounds.search)
+    s = guard_scales(column_scales(X, m, budget, scale_share, bounds.search, rng, shares["bound"], limits=known,
+                                   floor=floor), bounds.search.low, "column scales")
+    return s, shares["bound"] - scale_share
+
+
+def _private_row_bound(X, m, s, budget, shares, share, bounds, main, rng, with_mean, settled):
+    """The private row bound about ``m``: ``(R, clipped count, binned sums of its pass)``.
+
+    The bound's pass also sums what the next pass needs (binned_sums.py); a settled location's last step
+    already binned the rows about ``m`` (and summed them for the mean).
+    """
+    binned = settled if (settled is not None and with_mean) else \
+        bound_pass(X, m, s, bounds, "mean" if with_mean else _second_or_counts(shares, budget))
+    R, count = row_bound_draw(X, m, s, budget, share, bounds, main, rng, option_share=shares["bound"], binned=binned)
+    return R, count, binned
+
+
+def _second_moment_release(X, s, center_z, R, binned, budget, clipping_share, main_share, relation, rng):
+    """The second moment about ``center_z`` of the rows clipped to ``R`` (from the bound pass's binned sums where
+    they hold it), and, with a clipping share, the release of what clipping removed."""
+    second = fused_sums(binned, R, center_z)
+    tap = None
+    if second is None and clipping_share > 0 and not budget.exact:
+        tap = ExcessTap(scaled_rows(X, s, False), center_z, R)  # the release's pass also sums what clipping removed
+        second = tap.moment_sums() if as_source(X).dask else None  # on dask: in the same block tasks
+    rows = second if second is not None else (tap if tap is not None else scaled_rows(X, s, False))
+    rel = release_public_second_moment(rows, center=center_z, rng=rng, row_norm=R, **relation,
+                                       **budget.release(main_share))
+    if clipping_share > 0 and not budget.exact:
+        record_clipping_excess(X, s, rel, budget, clipping_share, spawn(rng, 1)[0],
+                               sums=None if tap is None else tap.sums())
+    return rel
 
 
 def _scale_floor(medians, coarse, search):
@@ -403,7 +308,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     d = as_source(X).n_features
     # The first pass (the bound about the origin and its mean; or the column medians) also counts the rows
     if scale is None:
-        first = _bound_pass(X, np.zeros(d), None, bounds, "mean")
+        first = bound_pass(X, np.zeros(d), None, bounds, "mean")
         counted = None if first is None else first.n
     else:
         (first,), _ = quantile_pass(X, [("column", None, None)], search=bounds.search)
@@ -414,23 +319,23 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
     if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
-        return _location(X, budget, shares["location"], bounds.search, rng, first), None, None, 0.0
+        return column_medians(X, budget, shares["location"], bounds.search, rng, first), None, None, 0.0
     c, s = np.zeros(d), np.ones(d)
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
-        c = _location(X, budget, draw_share, bounds.search, gens[-1], first)
+        c = column_medians(X, budget, draw_share, bounds.search, gens[-1], first)
         medians, first = c, None
-        s = guard_scales(_scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"],
+        s = guard_scales(column_scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"],
                                  "coarse column scales", known), bounds.search.low, "coarse column scales")
     taken = REFINE_MEAN[:steps]  # one step (few rows) is the final mean: a second would widen the row bound
     total = sum(REFINE_MEAN) if steps > 1 else 1.0
     for k, fraction in enumerate(f * total / sum(taken) for f in taken):
         label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
         mean_share, s_k = shares["mean"] * fraction, None if scale is None else s
-        binned = first if k == 0 and first is not None else _bound_pass(X, c, s_k, bounds, "mean")
-        R_k, _ = _row_bound(X, c, s_k, budget, draw_share, bounds,
+        binned = first if k == 0 and first is not None else bound_pass(X, c, s_k, bounds, "mean")
+        R_k, _ = row_bound_draw(X, c, s_k, budget, draw_share, bounds,
                             ("cross", *main[1:3], mean_share, main[4]), gens[2 * k], label, diagnostic=False,
                             option_share=shares["location"], binned=binned)
-        mean = _mean(X, s_k, c / s, budget.release(mean_share), gens[2 * k + 1],
+        mean = clipped_mean(X, s_k, c / s, budget.release(mean_share), gens[2 * k + 1],
                      dict(row_norm=R_k, **relation), binned)
         name = "mean" if steps == 1 else f"{label} mean"  # one step: its mean is the centre
         settled = steps > 1 and _settled(mean.cross_moment, R_k)  # c is already where the rows are: stop here
@@ -464,7 +369,7 @@ def _public_n(X, budget, counted=None):
 
 def _private_mean(X, s, m_z, R, budget, share, rng, relation, binned=None):
     """The private mean of the standardised rows: ``m_z`` plus the mean of their clipped offsets from it."""
-    mean = _mean(X, s, m_z, budget.release(share), rng, dict(row_norm=R, **relation), binned)
+    mean = clipped_mean(X, s, m_z, budget.release(share), rng, dict(row_norm=R, **relation), binned)
     budget.parts.append(release_part("mean", mean, share, noise_scale=mean.noise_scale))
     return m_z + mean.cross_moment
 

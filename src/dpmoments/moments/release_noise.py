@@ -14,7 +14,7 @@ from typing import Optional
 
 from .._validation import check_delta, check_epsilon, check_option, check_sensitivity
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
-from ..mechanisms.laws import Mechanism, as_mechanism
+from ..mechanisms.laws import ADDITIVE, Mechanism, as_mechanism, offered
 from .._rng import as_generator
 from ..privacy.calibration import CALIBRATIONS
 from ..privacy.composition import compose
@@ -41,7 +41,7 @@ def _check_privacy(epsilon, delta, mechanism, neighbours, calibration, allowed, 
     count_share = check_count_share(count_share)
     if neighbours == "add-remove" and not mechanism.additive:
         raise ValueError(f"mechanism={mechanism.name!r} has no analysis with a noisy row count: use "
-                         "neighbours='zero-out' (n public) or mechanism 'gaussian' or 'laplace' for add-remove.")
+                         f"neighbours='zero-out' (n public) or mechanism {offered(ADDITIVE)} for add-remove.")
     needs_delta = mechanism.needs_delta and not math.isinf(epsilon)
     if needs_delta and delta is None:
         raise ValueError(f"mechanism={mechanism.name!r} needs 'delta' in (0, 1); got None.")

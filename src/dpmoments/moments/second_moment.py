@@ -129,7 +129,7 @@ def release_second_moment(
     if not isinstance(center_budget, CenterBudget):
         raise TypeError(f"'center_budget' must be a CenterBudget (or None for the defaults); got {center_budget!r}.")
     if laws.named(mechanism) not in laws.ADDITIVE:
-        raise ValueError(f"center='private' supports mechanism 'gaussian' or 'laplace'; got {str(mechanism)!r}: give "
+        raise ValueError(f"center='private' supports mechanism {laws.offered(laws.ADDITIVE)}; got {str(mechanism)!r}: give "
                          "public values instead (center=None or a vector, and a row_norm).")
     kwargs = dict(epsilon=epsilon, delta=delta, row_norm=row_norm, center=center, center_budget=center_budget,
                   scale=scale, bound_budget=bound_budget, mechanism=laws.named(mechanism), neighbours=neighbours,

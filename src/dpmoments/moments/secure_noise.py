@@ -15,7 +15,7 @@ import random
 
 from ..mechanisms.discrete import is_secure_source
 from ..mechanisms.grid import grid_release
-from ..mechanisms.laws import DISCRETE, DISCRETE_GAUSSIAN, DISCRETE_LAPLACE
+from ..mechanisms.laws import DISCRETE, DISCRETE_GAUSSIAN, DISCRETE_LAPLACE, offered
 from ..privacy.discrete import calibrate_discrete_gaussian, calibrate_discrete_laplace, grid_exponent
 
 __all__ = ["secure_noisy"]
@@ -54,7 +54,7 @@ def secure_noisy(values, *, sensitivity_of, epsilon, delta, mechanism, symmetric
     """
     discrete = DISCRETE.get(mechanism)
     if discrete is None:
-        raise ValueError(f"secure=True supports mechanism 'gaussian' or 'laplace'; got {str(mechanism)!r}.")
+        raise ValueError(f"secure=True supports mechanism {offered(DISCRETE)}; got {str(mechanism)!r}.")
     rng = _check_rng(rng)
     d = values.shape[0]
     m = d * (d + 1) // 2 if symmetric else values.size

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .._rng import as_generator
+from ..moments.clipping_bias import excess_row_bound
 from .messages import STATISTIC_NDIM, MessageRefused, Query, Reply, statistic_shape
 from .noise import unit_noise
 
@@ -110,10 +111,12 @@ def moment_limit(plan, r, index):
     R = float(plan.row_norm)
     if rnd.statistic == "cross":
         bound = R * (1.0 if rnd.response == "ones" else float(plan.response_bound))
+    elif rnd.statistic == "excess":  # each entry of a row's loss vector is in [0, (kappa^2 - 1) R^2]
+        bound = excess_row_bound(R)
     else:
         bound = R ** STATISTIC_NDIM[rnd.statistic]  # second: R^2, third: R^3
     bound *= 1.0 if rnd.w_max is None else float(rnd.w_max)
-    m = {"second": d * (d + 1) // 2, "cross": d, "third": math.comb(d + 2, 3)}[rnd.statistic]
+    m = {"second": d * (d + 1) // 2, "cross": d, "excess": d, "third": math.comb(d + 2, 3)}[rnd.statistic]
     sd = math.hypot(float(noise.e_std[index]), float(noise.g_std[index]))
     return bound, sd, PLAUSIBLE_SD + math.sqrt(2.0 * math.log(m))
 
@@ -294,7 +297,8 @@ class Aggregator:
         bound, sd, k = moment_limit(self.plan, r, self.plan.index(site))
         if not np.all(np.abs(entries) <= bound * (1 + 1e-9) + k * sd):  # 1e-9: the rounding of clipping
             rnd = self.plan.rounds[r]
-            what = "mean" if rnd.response == "ones" else f"{rnd.statistic} moment"
+            what = "mean" if rnd.response == "ones" else (
+                "clipping excess" if rnd.statistic == "excess" else f"{rnd.statistic} moment")
             refuse("implausible", f"round {r}: its noisy {what} lies beyond what rows clipped to the plan's bounds "
                    f"can give (by more than {k:.1f} standard deviations of its own noise).")
 

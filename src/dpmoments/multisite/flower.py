@@ -26,9 +26,12 @@ from .door import ask_site
 from .messages import Hello, SiteError, from_wire, to_wire
 from .transport import Failure, Transport
 
-__all__ = ["FlowerTransport", "app", "pack", "unpack", "MESSAGE_TYPE"]
+__all__ = ["FlowerTransport", "app", "pack", "unpack", "MESSAGE_TYPE", "WINDOW"]
 
 MESSAGE_TYPE = "query.dpmoments"
+#: Bytes of queries packed into one push (at least one query), and of replies pulled at once (about): the
+#: aggregator's ServerApp holds a few messages at a time, not a step's S of them.
+WINDOW = 4 << 20
 
 
 #: How the bytes travel in an Array: as they are, not as a NumPy ``.npy`` file. Reading a ``.npy``
@@ -95,35 +98,72 @@ class FlowerTransport(Transport):
         return [s for s in plan.sites if s in self.node_of]
 
     def exchange(self, messages, timeout_s):
-        by_node = {self.node_of[s]: data for s, data in messages.items()}
+        return dict(self.exchange_each(messages.items(), timeout_s))
+
+    def exchange_each(self, messages, timeout_s):
+        """Each query built when its batch is pushed (:data:`WINDOW` bytes a push), each reply pulled in batches
+        of about as many bytes and handed on one at a time: this process holds a few messages at once, whatever
+        the number of sites (the SuperLink, a process of its own, keeps each until it is taken: docs/cluster.md)."""
         site_of = {nid: s for s, nid in self.node_of.items()}
-        return {site_of[nid]: data for nid, data in self._push(by_node, timeout_s).items()}
+        by_node = ((self.node_of[s], data) for s, data in messages)
+        for nid, answer in self._push_each(by_node, timeout_s):
+            yield site_of[nid], answer
 
     def _push(self, by_node, timeout_s):
-        """One message per node; ``{node: bytes or Failure}``; polls until all replied or ``timeout_s``."""
-        msgs = [Message(pack(data), dst_node_id=nid, message_type=MESSAGE_TYPE) for nid, data in by_node.items()]
-        out = {nid: Failure("timeout") for nid in by_node}
-        sent_to = self._sessions()
-        ids = self.grid.push_messages(msgs)
-        pending, node_of_id = set(ids), dict(zip(ids, by_node))
-        deadline, roll_call = time.monotonic() + float(timeout_s), time.monotonic() + 1.0
+        return dict(self._push_each(iter(by_node.items()), timeout_s))
+
+    def _push_each(self, by_node, timeout_s):
+        """One message per ``(node, bytes)``; yields ``(node, bytes or Failure)`` as each reply is pulled, until all
+        replied or ``timeout_s``."""
+        deadline, sent_to = time.monotonic() + float(timeout_s), self._sessions()
+        pending, asked, batch, size, largest = {}, set(), [], 0, 1  # pending: message id -> node
+        for nid, data in by_node:
+            if batch and size + len(data) > WINDOW:
+                yield from self._pushed(batch, pending)
+                batch, size = [], 0
+                yield from self._pulled(pending, asked, largest)
+            asked.add(nid)
+            batch.append(Message(pack(data), dst_node_id=nid, message_type=MESSAGE_TYPE))
+            size, largest = size + len(data), max(largest, len(data))
+            del data
+        yield from self._pushed(batch, pending)
+        del batch
+        roll_call = time.monotonic() + 1.0
         while pending:
-            for r in self.grid.pull_messages(list(pending)):
-                pending.discard(r.metadata.reply_to_message_id)
-                nid = r.metadata.src_node_id
-                if nid in out:  # an error reply's text is the node's, not ours to forward
-                    out[nid] = Failure("crashed") if r.has_error() else _payload(r.content)
+            yield from self._pulled(pending, asked, largest)
             if pending and time.monotonic() >= roll_call:  # a node that left or restarted will not answer: do not wait
                 now = self._sessions()
-                for mid in [m for m in pending if node_of_id[m] not in now or
-                            now[node_of_id[m]] != sent_to.get(node_of_id[m])]:
-                    pending.discard(mid)
-                    out[node_of_id[mid]] = Failure("crashed")
+                for mid in [m for m, n in pending.items() if n not in now or now[n] != sent_to.get(n)]:
+                    yield pending.pop(mid), Failure("crashed")
                 roll_call = time.monotonic() + 1.0
             if not pending or time.monotonic() >= deadline:
                 break
             time.sleep(self.poll_s)
-        return out
+        for nid in pending.values():
+            yield nid, Failure("timeout")
+
+    def _pushed(self, batch, pending):
+        """Push ``batch``; a message the SuperLink did not take is a node out of reach."""
+        for mid, msg in zip(self.grid.push_messages(batch), batch):
+            if mid is None:
+                yield msg.metadata.dst_node_id, Failure("unreachable")
+            else:
+                pending[mid] = msg.metadata.dst_node_id
+
+    def _pulled(self, pending, asked, largest):
+        """The replies in now, pulled about :data:`WINDOW` bytes at a time and handed on one by one."""
+        ids, each = list(pending), max(1, WINDOW // largest)
+        for start in range(0, len(ids), each):
+            replies = list(self.grid.pull_messages(ids[start:start + each]))
+            while replies:
+                r = replies.pop()
+                if pending.pop(r.metadata.reply_to_message_id, None) is None:
+                    continue
+                nid = r.metadata.src_node_id
+                if nid in asked:  # an error reply's text is the node's, not ours to forward
+                    asked.discard(nid)
+                    yield nid, Failure("crashed") if r.has_error() else _payload(r.content)
+                del r
 
 
 def _payload(content):

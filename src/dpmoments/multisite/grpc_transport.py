@@ -20,6 +20,7 @@ replies to queries by id, so a reply to an old query is never mistaken for a new
 """
 
 import asyncio
+import collections
 import os
 import queue
 import socket
@@ -38,14 +39,25 @@ from .messages import Hello, ProtocolAborted, SiteError, from_wire, to_wire  # n
 from .tls import check_pair, check_roots  # noqa: E402
 from .transport import Failure, Transport  # noqa: E402
 
-__all__ = ["GrpcTransport", "GrpcSite", "METHOD", "MAX_SITES"]
+__all__ = ["GrpcTransport", "GrpcSite", "METHOD", "MAX_SITES", "SEND_WINDOW"]
 
 SERVICE, METHOD = "dpmoments.Sites", "/dpmoments.Sites/Serve"
 _OPTIONS = [("grpc.max_send_message_length", 1 << 30), ("grpc.max_receive_message_length", 1 << 30)]
 #: The most sites one aggregator serves at once (each an open stream and a socket); more are refused by name.
 MAX_SITES = 4096
+#: Bytes of queries waiting to be handed to gRPC at once (at least one query): a step's next query is built
+#: when there is room, so the aggregator holds O(d^2) of them whatever the number of sites.
+SEND_WINDOW = 4 << 20
 # gRPC sets SO_REUSEPORT by default: a second aggregator on a port in use would share it silently.
 _SERVER_OPTIONS = [*_OPTIONS, ("grpc.so_reuseport", 0)]
+
+
+def _boxed(data):
+    return [data]
+
+
+def _unboxed(box):
+    return box.pop()
 
 
 def _why_not_bound(address):
@@ -67,11 +79,11 @@ def _why_not_bound(address):
 
 
 class _Link:
-    """One site's stream at the aggregator: frames out (an asyncio queue of the server's loop), replies in
-    (under the transport's ``arrived`` condition)."""
+    """One site's stream at the aggregator: frames out (an asyncio queue of the server's loop; ``unsent``
+    bytes of them not yet handed to gRPC), replies in (both under the transport's ``arrived`` condition)."""
 
     def __init__(self):
-        self.out, self.replies, self.alive = asyncio.Queue(), {}, True
+        self.out, self.replies, self.alive, self.unsent = asyncio.Queue(), {}, True, 0
 
 
 class GrpcTransport(Transport):
@@ -98,7 +110,11 @@ class GrpcTransport(Transport):
                  insecure=False, max_sites=MAX_SITES):
         super().__init__()
         self._links, self._lock, self._joined = {}, threading.Lock(), threading.Condition()
-        self._arrived = threading.Condition()  # a reply came in, or a stream ended: exchange_each looks again
+        self._arrived = threading.Condition()  # a reply came in, a query went out, or a stream ended: look again
+        self._unsent = 0  # bytes of queries queued and not yet handed to gRPC, over every stream
+        self._news = collections.deque()  # links with a reply in, or whose stream ended, not yet looked at
+        self.peak_held = 0  # the most bytes of messages held here at once (queries unsent, replies not taken)
+        self._held, self._waiting = 0, 0  # ... and of them, the replies not taken
         self._insecure, self.max_sites, self.refused, self._closed = insecure, int(max_sites), set(), False
         if not insecure:
             if not (certificate and private_key and root_certificates):
@@ -122,9 +138,13 @@ class GrpcTransport(Transport):
 
     async def _start(self, address, certificate, private_key, root_certificates):
         """The server, in the loop's thread; its port (0: the address could not be bound)."""
+        self._reply_room = asyncio.Event()  # set while fewer than SEND_WINDOW bytes of replies wait to be taken
+        self._reply_room.set()
         self._server = grpc.aio.server(options=_SERVER_OPTIONS)
+        # Frames travel in one-item boxes emptied as gRPC takes them (_unboxed): gRPC's loops keep their last
+        # message until the next one, so bytes would stay alive per stream, S of them in all, between steps.
         handler = grpc.method_handlers_generic_handler(SERVICE, {"Serve": grpc.stream_stream_rpc_method_handler(
-            self._serve)})
+            self._serve, request_deserializer=_boxed, response_serializer=_unboxed)})
         self._server.add_generic_rpc_handlers((handler,))
         try:
             if self._insecure:
@@ -142,7 +162,7 @@ class GrpcTransport(Transport):
     # -- the server side of one site's stream (in the server's event loop) ---------------------------------
     async def _serve(self, frames, context):
         try:
-            name = (await frames.__anext__()).decode()
+            name = (await frames.__anext__()).pop().decode()
         except (StopAsyncIteration, UnicodeDecodeError):
             return
         if not self._insecure:
@@ -172,28 +192,67 @@ class GrpcTransport(Transport):
                 frame = await link.out.get()
                 if frame is None:
                     return
-                yield frame
+                size = len(frame)
+                yield [frame]
+                del frame
+                self._handed(link, size)  # gRPC asks for the next frame once it has taken this one
         finally:
             reader.cancel()
             self._drop(link)
 
     async def _read(self, frames, link):
         try:
-            async for frame in frames:
+            async for box in frames:
+                frame = box.pop()
                 with self._arrived:
                     link.replies[bytes(frame[:16])] = bytes(frame[16:])
+                    self._taken(-(len(frame) - 16))
+                    self._news.append(link)
                     self._arrived.notify_all()
+                del frame
+                # Replies that arrive faster than the run sums them wait in gRPC's flow control, not here
+                await self._reply_room.wait()
         except (grpc.RpcError, asyncio.CancelledError):
             pass
         finally:
             self._drop(link)
 
-    def _drop(self, link):
-        if link.alive:
-            link.alive = False
-            self._put(link, None)
+    def _hold(self, size):
+        """Count ``size`` bytes more (or fewer) of messages held here (under ``_arrived``)."""
+        self._held += size
+        self.peak_held = max(self.peak_held, self._held)
+
+    def _taken(self, size):
+        """``size`` bytes of replies taken (a negative size: arrived), under ``_arrived``; the readers pause while
+        more than :data:`SEND_WINDOW` bytes of replies wait."""
+        self._hold(-size)
+        self._waiting -= size
+        # every time, in order (under the lock): a skipped "set" behind a pending "clear" would stop the readers
+        try:
+            self._loop.call_soon_threadsafe(self._reply_room.set if self._waiting <= SEND_WINDOW else
+                                            self._reply_room.clear)
+        except RuntimeError:  # the loop is closed: the transport is closing
+            pass
+
+    def _handed(self, link, size):
         with self._arrived:
+            if link.alive:  # a dropped link's unsent bytes were given back when it dropped
+                link.unsent -= size
+                self._unsent -= size
+                self._hold(-size)
             self._arrived.notify_all()
+
+    def _drop(self, link):
+        with self._arrived:
+            was_alive, link.alive = link.alive, False
+            if was_alive:
+                self._unsent -= link.unsent
+                self._hold(-link.unsent)
+                link.unsent = 0
+                self._news.append(link)
+            self._arrived.notify_all()
+        if was_alive:
+            self._put(link, None)
 
     def _put(self, link, frame):
         """Queue a frame for a site's stream, from any thread."""
@@ -236,18 +295,34 @@ class GrpcTransport(Transport):
         return dict(self.exchange_each(messages.items(), timeout_s))
 
     def exchange_each(self, messages, timeout_s):
-        """Every query sent at once; each reply handed back as it arrives (and forgotten here)."""
-        sent = {}
+        """Each query built and queued when there is room (:data:`SEND_WINDOW`), each reply handed back as it
+        arrives, while the rest are still being sent (and forgotten here): a few messages are held at once,
+        whatever the number of sites. Every reply is due ``timeout_s`` after the step starts."""
+        sent, deadline = {}, time.monotonic() + float(timeout_s)
         for site, data in messages:
-            with self._lock:
-                link = self._links.get(site)
-            if link is None or not link.alive:
-                yield site, Failure("unreachable")
+            frame, late = None, False
+            while frame is None and not late:
+                with self._lock:
+                    link = self._links.get(site)
+                with self._arrived:
+                    ready = self._ready(sent)  # first: the replies in make room for more (the readers wait on it)
+                    gone = link is None or not link.alive
+                    if not gone and (self._unsent == 0 or self._unsent + 16 + len(data) <= SEND_WINDOW):
+                        frame = self._queued(link, data)
+                    elif not gone and time.monotonic() < deadline:
+                        self._arrived.wait(timeout=max(0.0, deadline - time.monotonic()))
+                        ready += self._ready(sent)
+                    else:
+                        late = not gone
+                yield from ready
+                if gone:
+                    break
+            if frame is None:
+                yield site, Failure("unreachable" if gone else "timeout")
                 continue
-            rid = uuid.uuid4().bytes
-            self._put(link, rid + bytes(data))
-            sent[site] = (link, rid)
-        deadline = time.monotonic() + float(timeout_s)
+            sent[link] = (site, frame[:16])  # before it goes: its reply is this step's the moment it comes
+            self._put(link, frame)
+            del frame, data
         while sent:
             with self._arrived:
                 ready = self._ready(sent)
@@ -257,17 +332,31 @@ class GrpcTransport(Transport):
             if not ready:
                 break
             yield from ready
-        for site, (link, _) in sent.items():
+        for link, (site, _) in sent.items():
             yield site, Failure("timeout" if link.alive else "crashed")
 
-    @staticmethod
-    def _ready(sent):
-        """The answers in (replies, and sites whose stream ended), taken out of ``sent`` (under ``_arrived``)."""
+    def _queued(self, link, data):
+        """A frame for ``link`` (a fresh request id and ``data``), counted as unsent (under ``_arrived``)."""
+        frame = uuid.uuid4().bytes + bytes(data)
+        link.unsent += len(frame)
+        self._unsent += len(frame)
+        self._hold(len(frame))
+        return frame
+
+    def _ready(self, sent):
+        """The answers in (replies, and sites whose stream ended), taken out of ``sent`` (``{link: (site, request
+        id)}``) as the news of them comes (under ``_arrived``); a reply to an earlier step's query is dropped."""
         out = []
-        for site, (link, rid) in list(sent.items()):
+        while self._news:
+            link = self._news.popleft()
+            site, rid = sent.get(link, (None, None))  # not asked in this step: an ended link is found out when asked
             reply = link.replies.pop(rid, None)
-            if reply is not None or not link.alive:
-                del sent[site]
+            for stale in list(link.replies):
+                self._taken(len(link.replies.pop(stale)))
+            if site is not None and (reply is not None or not link.alive):
+                del sent[link]
+                if reply is not None:
+                    self._taken(len(reply))
                 out.append((site, reply if reply is not None else Failure("crashed")))
         return out
 

@@ -39,7 +39,9 @@ __all__ = ["STATISTIC_NDIM", "MAX_BINS", "ERRORS", "EgressRefused", "SiteFailure
            "from_wire", "describe"]
 
 #: Statistic name -> number of axes of length ``d`` ("factor": ``(d, r)``, DPdisPCA).
-STATISTIC_NDIM = {"second": 2, "cross": 1, "third": 3}
+#: ``"excess"``: what clipping at the row bound removed from each variance, up to twice the bound
+#: (:mod:`dpmoments.moments.clipping_bias`), a vector of ``d``.
+STATISTIC_NDIM = {"second": 2, "cross": 1, "third": 3, "excess": 1}
 #: The most bins a histogram payload may have (a bound step's public grid: tens of bins).
 MAX_BINS = 1024
 _SYMMETRIC = ("second", "third")
@@ -72,7 +74,7 @@ class SiteFailure(RuntimeError):
 class ProtocolAborted(RuntimeError):
     """A run stopped cleanly with no release; ``report`` holds what is known at the abort, or None."""
 
-    def __init__(self, message, report=None):
+    def __init__(self, message: str, report: dict | None = None) -> None:
         super().__init__(message)
         self.report = report
 
@@ -86,29 +88,36 @@ class MessageRefused(ProtocolAborted):
     send: noisy counts that are not counts of its rows, a moment beyond what its clipped rows can give).
     """
 
-    def __init__(self, message, *, site=None, reason=None):
+    def __init__(self, message: str, *, site: str | None = None, reason: str | None = None) -> None:
         super().__init__(message, {"site": site, "reason": reason})
         self.site = site
         self.reason = reason
 
 
-def statistic_shape(statistic, n_features, rank=None, bins=None):
+def statistic_shape(statistic: str, n_features: int, rank: int | None = None,
+                    bins: int | None = None) -> tuple[int, ...]:
     """The shape of a statistic's payload: ``(d,) * ndim``, ``(d, rank)`` for a factor, ``(bins,)`` for a histogram,
     ``(d, bins)`` for a location step's counts."""
     d = int(n_features)
     if statistic == "factor":
-        return (d, int(rank))
+        return (d, int(_needed(rank, "rank")))
     if statistic == "histogram":
-        return (int(bins),)
+        return (int(_needed(bins, "bins")),)
     if statistic == "location":
-        return (d, int(bins))
+        return (d, int(_needed(bins, "bins")))
     if statistic not in STATISTIC_NDIM:
         allowed = ", ".join(repr(s) for s in sorted(STATISTIC_NDIM))
         raise ValueError(f"'statistic' must be one of {allowed}; got {statistic!r}.")
     return (d,) * STATISTIC_NDIM[statistic]
 
 
-def egress_guard(payload, n_features, shape):
+def _needed(value: int | None, name: str) -> int:
+    if value is None:
+        raise TypeError(f"'{name}' is needed for this statistic's shape.")
+    return value
+
+
+def egress_guard(payload: object, n_features: int, shape: tuple[int, ...]) -> np.ndarray:
     """Refuse a payload that could carry data rows; return it as a read-only float array.
 
     Raises
@@ -149,7 +158,7 @@ def egress_guard(payload, n_features, shape):
     return out
 
 
-def _check_symmetric(arr, statistic):
+def _check_symmetric(arr: np.ndarray, statistic: str) -> None:
     if statistic == "second" and not np.array_equal(arr, arr.T):
         raise EgressRefused("a second-moment payload must be exactly symmetric.")
     if statistic == "third" and not (np.array_equal(arr, arr.transpose(1, 0, 2))
@@ -157,7 +166,7 @@ def _check_symmetric(arr, statistic):
         raise EgressRefused("a third-moment payload must be fully symmetric.")
 
 
-def _check_tags(site, plan, step, round_id):
+def _check_tags(site: object, plan: object, step: object, round_id: object) -> None:
     if site is not None and (not isinstance(site, str) or not _NAME.match(site)):
         raise ValueError("'site' must be a non-empty printable name of at most 128 characters.")
     if not isinstance(plan, str) or not _HEX.match(plan):
@@ -168,7 +177,7 @@ def _check_tags(site, plan, step, round_id):
         raise ValueError("'round_id' must be the aggregator's round id (letters, digits and '-').")
 
 
-def _guarded(value, statistic, n_features):
+def _guarded(value: object, statistic: str, n_features: int) -> np.ndarray:
     """One payload through the guard: (statistic, rank) from its declared kind."""
     arr = np.asarray(value)
     if statistic == "histogram":  # one count per bin of a public grid: its length is the plan's, not the data's
@@ -199,7 +208,7 @@ class NoiseShare:
     statistic: str
     matrix: np.ndarray
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         arr = np.asarray(self.matrix)
         d = arr.shape[0] if arr.ndim else 0
         object.__setattr__(self, "matrix", _guarded(arr, self.statistic, d))
@@ -219,12 +228,12 @@ class Query:
     plan: str
     step: int
     round_id: str
-    params: object = None
+    params: np.ndarray | None = None  # each given as any finite vector, kept as a read-only float array
     shares: dict = field(default_factory=dict)
-    bounds: object = None
-    center: object = None
+    bounds: np.ndarray | None = None
+    center: np.ndarray | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _check_tags(None, self.plan, self.step, self.round_id)
         for name in ("params", "bounds", "center"):
             value = getattr(self, name)
@@ -259,7 +268,7 @@ class Reply:
     n_features: int
     values: dict
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _check_tags(self.site, self.plan, self.step, self.round_id)
         if isinstance(self.n, bool) or not isinstance(self.n, (int, np.integer)) or self.n < 1:
             raise ValueError(f"'n' must be a positive integer; got {self.n!r}.")
@@ -273,7 +282,7 @@ class Reply:
             raise EgressRefused(f"site {self.site!r}: {exc}") from exc
         object.__setattr__(self, "values", out)
 
-    def value(self, round_index):
+    def value(self, round_index: int) -> np.ndarray:
         return self.values[round_index][1]
 
 
@@ -287,16 +296,16 @@ class SiteError:
     round_id: str
     code: str
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _check_tags(self.site, self.plan, self.step, self.round_id)
         if self.code not in ERRORS:
             raise ValueError(f"'code' must be one of {sorted(ERRORS)}; got {self.code!r}.")
 
     @property
-    def message(self):
+    def message(self) -> str:
         return ERRORS[self.code]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"site {self.site!r}: {self.code}: {self.message}"
 
 
@@ -309,8 +318,12 @@ class Hello:
     step: int = 0
     round_id: str = "hello"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _check_tags(self.site, self.plan, self.step, self.round_id)
+
+
+#: What travels between the aggregator and a site (a :class:`NoiseShare` is dealt out of band).
+Message = Query | Reply | SiteError | Hello
 
 
 # -- the wire format ------------------------------------------------------------------------------------------
@@ -318,7 +331,7 @@ _MAGIC = b"DPMS1\n"
 _TAGS = ("plan", "step", "round_id")
 
 
-def _pack(fields, arrays):
+def _pack(fields: dict, arrays: dict[str, np.ndarray]) -> bytes:
     """Magic, a 4-byte header length, a JSON header (fields, array names and shapes), the float64 bytes.
 
     A symmetric ``(d, d)`` matrix (a second moment, its noise share) travels as its d(d+1)/2 upper-triangle
@@ -337,7 +350,8 @@ def _pack(fields, arrays):
     return b"".join([_MAGIC, len(header).to_bytes(4, "big"), header] + [b.tobytes() for b in blobs])
 
 
-def _read_array(data, offset, shape, layout):
+def _read_array(data: memoryview, offset: int, shape: tuple[int, ...],
+                layout: str | None) -> tuple[np.ndarray, int]:
     """One array of the wire at ``offset``: ``(array, bytes used)``; a ``"triu"`` one is mirrored back."""
     triu = layout == "triu"
     if triu and (len(shape) != 2 or shape[0] != shape[1]):
@@ -355,7 +369,7 @@ def _read_array(data, offset, shape, layout):
     return out, 8 * count
 
 
-def _unpack(data):
+def _unpack(data: bytes | bytearray | memoryview) -> tuple[dict, dict[str, np.ndarray]]:
     data = memoryview(bytes(data))
     if bytes(data[:len(_MAGIC)]) != _MAGIC or len(data) < len(_MAGIC) + 4:
         raise ValueError("the message does not decode (not a dpmoments message).")
@@ -369,8 +383,10 @@ def _unpack(data):
     arrays, offset = {}, start + size
     for spec in specs:
         try:
-            name, shape, layout = (list(spec) + [None])[:3] if len(spec) in (2, 3) else (None, None, "bad")
-            shape = tuple(int(x) for x in shape)
+            if len(spec) not in (2, 3):
+                raise ValueError(spec)
+            name, dims, layout = (list(spec) + [None])[:3]
+            shape = tuple(int(x) for x in dims)
         except (TypeError, ValueError):
             raise ValueError("the message does not decode (bad array shape).") from None
         if any(x < 0 for x in shape) or len(shape) > 3 or layout not in (None, "triu"):
@@ -382,11 +398,11 @@ def _unpack(data):
     return fields, arrays
 
 
-def to_wire(message):
+def to_wire(message: "Message") -> bytes:
     """The bytes of a :class:`Query`, :class:`Reply` or :class:`SiteError` (a JSON header and raw float64s)."""
     fields = {"kind": type(message).__name__, "plan": message.plan, "step": int(message.step),
               "round_id": message.round_id}
-    arrays = {}
+    arrays: dict[str, np.ndarray] = {}
     if isinstance(message, Query):
         if message.params is not None:
             arrays["params"] = message.params
@@ -408,7 +424,8 @@ def to_wire(message):
     return _pack(fields, arrays)
 
 
-def from_wire(data, kinds=("Query", "Reply", "SiteError", "Hello")):
+def from_wire(data: bytes | bytearray | memoryview,
+              kinds: tuple[str, ...] = ("Query", "Reply", "SiteError", "Hello")) -> "Message":
     """Decode bytes made by :func:`to_wire`; raise ``ValueError`` for anything else (nothing is unpickled)."""
     fields, arrays = _unpack(data)
     kind = fields.pop("kind", None)
@@ -417,23 +434,23 @@ def from_wire(data, kinds=("Query", "Reply", "SiteError", "Hello")):
     if any(t not in fields for t in _TAGS):
         raise ValueError("the message lacks its plan, step or round: every message names them.")
     try:
-        tags = dict(plan=str(fields.pop("plan")), step=int(fields.pop("step")), round_id=str(fields.pop("round_id")))
+        plan, step, round_id = str(fields.pop("plan")), int(fields.pop("step")), str(fields.pop("round_id"))
         if kind == "Query":
             params, bounds, center = (arrays.pop(k, None) for k in ("params", "bounds", "center"))
             shares = {int(k.split(":")[1]): v for k, v in arrays.items() if k.startswith("share:")}
             if len(shares) != len(arrays) or fields:
                 raise ValueError("a query holds only its parameters, bounds, centre and shares.")
-            return Query(params=params, shares=shares, bounds=bounds, center=center, **tags)
+            return Query(plan, step, round_id, params=params, shares=shares, bounds=bounds, center=center)
         if kind == "Hello":
             site = fields.pop("site", None)
-            if fields or arrays or tags["round_id"] != "hello":
+            if fields or arrays or round_id != "hello":
                 raise ValueError("a hello holds only its plan and the site's name.")
-            return Hello(tags["plan"], None if site is None else str(site))
+            return Hello(plan, None if site is None else str(site))
         site = str(fields.pop("site"))
         if kind == "SiteError":
             if set(fields) != {"code"} or arrays:
                 raise ValueError("a site error holds only its code.")
-            return SiteError(site=site, code=str(fields["code"]), **tags)
+            return SiteError(site, plan, step, round_id, str(fields["code"]))
         n, d = int(fields.pop("n")), int(fields.pop("n_features"))
         values = {}
         for key, v in arrays.items():
@@ -441,14 +458,14 @@ def from_wire(data, kinds=("Query", "Reply", "SiteError", "Hello")):
             if len(parts) != 3 or parts[0] != "value" or fields:
                 raise ValueError("a reply holds only its statistics.")
             values[int(parts[1])] = (parts[2], v)
-        return Reply(site=site, n=n, n_features=d, values=values, **tags)
+        return Reply(site, plan, step, round_id, n, d, values)
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, EgressRefused):
             raise
         raise ValueError("the message does not fit its kind.") from None
 
 
-def describe(message, sender, receiver):
+def describe(message: object, sender: str, receiver: str) -> dict:
     """A row for a transport spy: type, who to whom, the payload shapes (never the values)."""
     shapes = []
     if isinstance(message, Reply):
@@ -462,7 +479,7 @@ def describe(message, sender, receiver):
             "shape": shapes[0] if shapes else (), "finite": finite}
 
 
-def _arrays(message):
+def _arrays(message: object) -> list[np.ndarray]:
     if isinstance(message, Reply):
         return [v for _, v in message.values.values()]
     if isinstance(message, Query):

@@ -352,6 +352,7 @@ def unit_noise(statistic, d, rng, size=None):
     """
     draw = {"second": lambda g: symmetric_matrix_noise(d, 1.0, g),
             "cross": lambda g: gaussian_noise(d, 1.0, g),
+            "excess": lambda g: gaussian_noise(d, 1.0, g),
             "histogram": lambda g: gaussian_noise(d, 1.0, g),  # d: the number of bins
             "third": lambda g: symmetric_tensor_noise(d, 1.0, g)}[statistic]
     if size is None:
@@ -361,4 +362,4 @@ def unit_noise(statistic, d, rng, size=None):
 
 def statistic_shape(statistic, d):
     """The shape of one site's ``statistic`` (and of its noise) at ``d`` features."""
-    return {"second": (d, d), "cross": (d,), "third": (d, d, d), "histogram": (d,)}[statistic]
+    return {"second": (d, d), "cross": (d,), "third": (d, d, d), "histogram": (d,), "excess": (d,)}[statistic]

@@ -215,7 +215,10 @@ def _site_parts(report, which):
             if r.status == "ok":
                 per_site.setdefault(r.site, []).append(getattr(r, _WHICH[which]))
     composition = getattr(report, "composition", "basic")
-    return {s: compose(gs, composition=composition) for s, gs in per_site.items()}
+    # zCDP parts are stated at the budget's delta, as the report's own guarantee (AnalysisReport._compose): an
+    # (epsilon, delta) accountant cannot take a bare rho
+    delta = getattr(report, "delta", None)
+    return {s: compose(gs, composition=composition, delta=delta) for s, gs in per_site.items()}
 
 
 def spend_per_site(accountant, report, *, which="joint-view", label=None):

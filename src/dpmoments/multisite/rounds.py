@@ -22,6 +22,7 @@ import numpy as np
 from .._validation import check_option, check_positive
 from ..moments import moment_sensitivity
 from ..moments.auto_release import round_up
+from ..moments.clipping_bias import excess_sensitivity
 from ..privacy import calibrate_gaussian
 from .bounds import HISTOGRAM_SENSITIVITY
 from .location import MAX_AUTO_STEPS, location_sensitivity
@@ -29,7 +30,7 @@ from .messages import STATISTIC_NDIM
 from .noise import guarantee_from_ratio, joint_view
 from .protocols import noise_for
 
-__all__ = ["Round", "CHOICE_STATISTICS", "with_choice_steps", "sensitivity", "round_targets", "meet_joint_view",
+__all__ = ["Round", "CHOICE_STATISTICS", "takes_excess", "with_choice_steps", "sensitivity", "round_targets", "meet_joint_view",
            "round_noise", "most_location_steps", "check_choice_steps"]
 
 #: The statistics of the steps that choose (a bound, a location): noisy counts, each site's own noise.
@@ -42,7 +43,8 @@ class Round:
 
     Attributes
     ----------
-    statistic : {"second", "cross", "third", "histogram", "location"}
+    statistic : {"second", "cross", "third", "excess", "histogram", "location"}
+        ``"excess"``: what clipping removed from each variance (:mod:`dpmoments.moments.clipping_bias`).
         ``"histogram"``: the bound step's noisy counts of one statistic (:mod:`~dpmoments.multisite.bounds`);
         ``"location"``: the location step's per-coordinate noisy counts (:mod:`~dpmoments.multisite.location`).
     share : float in (0, 1]
@@ -82,13 +84,21 @@ class Round:
                 raise ValueError(f"'p' must be in [1, 2]; got {self.p!r}.")
 
 
-def with_choice_steps(rounds, auto, location):
+def takes_excess(auto, rows, rank, rounds):
+    """Whether a plan releases the clipping excess (an ``"excess"`` round): one second moment of the rows ``x``
+    (not DPdisPCA's factors) clipped at a ``row_norm`` its bound step chooses, with ``auto.bias > 0``."""
+    return auto is not None and "row_norm" in auto.names and auto.bias > 0 and rows == "x" and rank is None and \
+        [r.statistic for r in rounds] == ["second"]
+
+
+def with_choice_steps(rounds, auto, location, excess=False):
     """The choosing steps, then ``rounds`` on the rest of the budget (and a private centre's mean round).
 
     The location steps come first (``location.steps`` of them, ``location.share`` split equally)
     when the centre is private; then
     the bound step (``auto.share``, split equally between its names); the moment rounds follow,
-    their shares scaled to what is left, the mean round (``location.mean``) asked with the first.
+    their shares scaled to what is left, with (``excess``) the clipping excess (``auto.bias``) and the
+    mean round (``location.mean``, last) asked with them.
     """
     pre, rest = [], 1.0
     if location is not None:
@@ -96,14 +106,19 @@ def with_choice_steps(rounds, auto, location):
         rest -= location.share + location.mean
     if auto is not None:
         pre += [Round("histogram", auto.share / len(auto.names), len(pre), bound=name) for name in auto.names]
-        rest -= auto.share
+        rest -= auto.share + (auto.bias if excess else 0.0)
     if rest <= 1e-9:
-        raise ValueError("the shares of the private choices (location, mean, bound) add up to 1 or more and leave "
-                         "nothing for the release; lower them.")
+        shares = {"location": None if location is None else location.share,
+                  "mean": None if location is None else location.mean, "bound": None if auto is None else auto.share,
+                  "clipping": auto.bias if excess else None}
+        named = ", ".join(f"{k}={v:g}" for k, v in shares.items() if v)
+        raise ValueError(f"the shares of the private choices ({named}) add up to 1 or more and leave nothing for the "
+                         "release; lower them.")
     shift = (0 if location is None else location.steps) + int(auto is not None)
     moments = tuple(replace(r, share=r.share * rest, step=r.step + shift) for r in rounds)
+    clipping = (Round("excess", auto.bias, shift),) if excess else ()
     mean = () if location is None else (Round("cross", location.mean, shift, response="ones"),)
-    return tuple(pre) + moments + mean
+    return tuple(pre) + moments + clipping + mean
 
 
 def sensitivity(rnd, n_samples, *, n_features, row_norm, response_bound, neighbours):
@@ -112,12 +127,23 @@ def sensitivity(rnd, n_samples, *, n_features, row_norm, response_bound, neighbo
         return HISTOGRAM_SENSITIVITY
     if rnd.statistic == "location":
         return location_sensitivity(n_features)
+    if rnd.statistic == "excess":
+        return excess_sensitivity(row_norm, n_samples, neighbours)
     r = 1.0 if rnd.response == "ones" else response_bound
     if rnd.statistic == "cross" and r is None:
         raise ValueError("a cross-moment round needs the public 'response_bound'.")
     sens = moment_sensitivity(rnd.statistic, norm="l2", n_samples=n_samples, n_features=n_features,
                               neighbours=neighbours, row_norm=row_norm, response_bound=r)
     return sens * (1.0 if rnd.w_max is None else float(rnd.w_max))
+
+
+def weights_at(rounds, per_bound, response_bound):
+    """The rounds with IRLS's ``w_max = per_bound / B`` at the chosen response bound ``B`` (a plan's option
+    ``w_max_per_bound``: its unit plan carries ``per_bound``); the rounds as they are when it has none."""
+    if per_bound is None:
+        return rounds
+    return tuple(r if r.w_max is None else replace(r, w_max=float(per_bound) / float(response_bound))
+                 for r in rounds)
 
 
 def round_targets(epsilon, delta, rounds, composition, calibration, exact=False):

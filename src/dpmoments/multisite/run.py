@@ -22,7 +22,9 @@ import numpy as np
 
 from .._rng import describe_randomness
 from ..exceptions import BoundWarning
+from ..mechanisms.laws import GAUSSIAN, NONE
 from ..moments import Release, moment_sensitivity
+from ..moments.clipping_bias import excess_sensitivity
 from ..privacy import parallel
 from .aggregator import Aggregator
 from .bounds import choose_bound, cumulative_estimate
@@ -32,7 +34,8 @@ from .noise import guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS, TRUST
 from .report import ProtocolReport, SiteReport
 
-__all__ = ["run_plan", "RunResult", "BoundChoice", "LocationChoice", "abort_if_needed", "worst_guarantee"]
+__all__ = ["run_plan", "RunResult", "BoundChoice", "LocationChoice", "abort_if_needed", "worst_guarantee",
+           "rows_beyond"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,11 +139,7 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
     min_sites = proto.min_sites if min_sites is None else int(min_sites)
     aggregator = Aggregator(plan, rng)
     dropped, notes = list(dropped_before), []
-    present = set(transport.connect(plan, wait_s))
-    live = [s for s in plan.sites if s in present]
-    dropped += [(s, "after-deal") for s in plan.sites if s not in present]
-    notes += [f"site {s!r} did not join: {transport.reasons.get(s, 'not reachable')}" for s in plan.sites
-              if s not in present]
+    live = _connect(plan, transport, wait_s, dropped, notes)
     abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout, notes)
     releases, reports, bound, location = {}, {}, None, None
     ctx = dict(min_sites=min_sites, on_dropout=on_dropout, notes=notes, transport=transport,
@@ -149,17 +148,7 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
         at_bound, at_location = step == plan.bound_step, step in plan.location_steps
         params = None if next_params is None or at_bound or at_location else \
             next_params(step, [releases[r] for r in sorted(releases)])
-        failed = {}
-        for site, answer in transport.ask_each(aggregator.open_step(step, live, params), timeout_s):
-            if isinstance(answer, Reply):
-                aggregator.receive(answer)  # checked, added to the sums and dropped: O(d^2) whatever S
-            else:
-                failed[site] = answer
-        for site in [s for s in live if s in failed]:  # plan order: the same report on every transport
-            live.remove(site)
-            dropped.append((site, "after-deal"))
-            notes.append(f"site {site!r} dropped at step {step}: {failed[site]}")
-        inbox = aggregator.close_step()
+        inbox = _exchange_step(aggregator, transport, step, live, params, timeout_s, dropped, notes)
         abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout, notes)
         if at_location:  # move the centre (post-processing), then every later step centres there
             location = choose_center(plan, step, aggregator, inbox, tuple(dropped), ctx, location)
@@ -175,6 +164,32 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
         _note_bound_dropouts(bound, plan, live)
     return RunResult(tuple(releases[r] for r in sorted(releases)), tuple(reports[r] for r in sorted(reports)), plan,
                      bound, location)
+
+
+def _connect(plan, transport, wait_s, dropped, notes):
+    """The sites that joined, in plan order; each that did not is dropped (after the deal), with why."""
+    present = set(transport.connect(plan, wait_s))
+    dropped += [(s, "after-deal") for s in plan.sites if s not in present]
+    notes += [f"site {s!r} did not join: {transport.reasons.get(s, 'not reachable')}" for s in plan.sites
+              if s not in present]
+    return [s for s in plan.sites if s in present]
+
+
+def _exchange_step(aggregator, transport, step, live, params, timeout_s, dropped, notes):
+    """Ask the ``live`` sites for ``step``, add each reply to the running sums as it arrives, and close the step:
+    its inbox. A site that failed leaves ``live`` and joins ``dropped``, with a note, in plan order (the same report
+    on every transport)."""
+    failed = {}
+    for site, answer in transport.ask_each(aggregator.open_step(step, live, params), timeout_s):
+        if isinstance(answer, Reply):
+            aggregator.receive(answer)  # checked, added to the sums and dropped: O(d^2) whatever S
+        else:
+            failed[site] = answer
+    for site in [s for s in live if s in failed]:
+        live.remove(site)
+        dropped.append((site, "after-deal"))
+        notes.append(f"site {site!r} dropped at step {step}: {failed[site]}")
+    return aggregator.close_step()
 
 
 def choose_center(plan, step, aggregator, inbox, dropped, ctx, before=None):
@@ -218,16 +233,20 @@ def choose_bounds(plan, aggregator, inbox, dropped, ctx):
     for r in plan.rounds_of(plan.bound_step):
         name = plan.rounds[r].bound
         summed = aggregator.sum_histograms(r, inbox)
-        value, k, at_end = choose_bound(summed, n_total, plan.auto)
         noise, idx = plan.noise[r], [plan.index(s) for s in received]
         per_bin = math.sqrt(float(np.sum(noise.g_std[idx] ** 2)))
+        value, k, at_end = choose_bound(summed, n_total, plan.auto, per_bin)
+        q = plan.auto.target_quantile(n_total, per_bin)
         _, unit_var = cumulative_estimate(summed, n_total)
         rank_sd = per_bin * math.sqrt(float(unit_var[k]))
         values[name] = value
-        details[name] = {name: value, "target": f"{plan.auto.quantile:g}-quantile of the summed noisy histograms, "
-                                              "rounded up to a grid edge",
+        details[name] = {name: value, "target": f"{q:.4g}-quantile of the summed noisy histograms, rounded up to a "
+                                              "grid edge" + (" (the highest their noise can place)"
+                                                             if plan.auto.quantile == "auto" else ""),
                          "rows": n_total, "sites": len(received), "rank_noise_sd": rank_sd, "at_range_end": at_end}
-        notes = (f"bound step: {name} = {value:.4g} (the {plan.auto.quantile:g}-quantile of {n_total} rows at "
+        if name == "row_norm":
+            details[name].update(rows_beyond(summed, n_total, plan.auto, k, per_bin))
+        notes = (f"bound step: {name} = {value:.4g} (the {q:.4g}-quantile of {n_total} rows at "
                  f"{len(received)} site(s), rank noise sd {rank_sd:.3g} rows)",)
         if at_end:
             notes += (f"the chosen {name} fell at an end of the search range [{plan.auto.low:g}, {plan.auto.high:g}]: "
@@ -235,6 +254,26 @@ def choose_bounds(plan, aggregator, inbox, dropped, ctx):
             warnings.warn(notes[-1], BoundWarning, stacklevel=3)
         reports[name] = _histogram_report(plan, r, received, dropped, per_bin, ctx, notes)
     return BoundChoice(values, reports, details)
+
+
+def rows_beyond(summed, n_total, auto, k, per_bin):
+    """The clipped rows and the rows beyond twice the bound, from the bound step's summed noisy histograms.
+
+    Post-processing of counts already released (no share of its own): the rows above the chosen edge
+    ``t_k`` (the bound), as a fraction of ``n_total`` with its noise sd (the single machine's
+    ``clipped_fraction``), and the rows above the highest edge at or below ``2 t_k``, with their noise sd
+    (the single machine's ``rows_beyond_outer``: what clipping removed beyond twice the bound is not
+    seen; the edge is at most a grid step below ``2 t_k``, so these rows are at least those beyond it).
+    """
+    estimate, unit_var = cumulative_estimate(summed, n_total)
+    edges = auto.edges()
+    outer = max(int(np.searchsorted(edges, 2.0 * edges[k] * (1 + 1e-12), side="right")) - 1, k)
+    outer = min(outer, estimate.size - 1)
+    beyond, beyond_sd = n_total - estimate[k], per_bin * math.sqrt(float(unit_var[k]))
+    far, far_sd = n_total - estimate[outer], per_bin * math.sqrt(float(unit_var[outer]))
+    return {"clipped_fraction": float(beyond / n_total), "clipped_fraction_noise_sd": float(beyond_sd / n_total),
+            "rows_beyond_outer": float(far), "rows_beyond_noise_sd": float(far_sd),
+            "outer_edge": float(edges[outer])}
 
 
 def _histogram_report(plan, r, received, dropped, per_bin, ctx, notes):
@@ -332,21 +371,27 @@ def round_release(plan, r, received, aggregate, final_std, guarantee, randomness
     n = sum(plan.n[plan.index(s)] for s in received)
     exact = final_std == 0
     bound = 1.0 if rnd.response == "ones" else plan.response_bound
-    sens = moment_sensitivity(rnd.statistic, norm="l2", n_samples=n, n_features=plan.n_features,
-                              neighbours=plan.neighbours, row_norm=plan.row_norm,
-                              response_bound=bound if rnd.statistic == "cross" else None)
+    if rnd.statistic == "excess":  # the loss vector travels as a vector: the cross moment's slot
+        sens = excess_sensitivity(plan.row_norm, n, plan.neighbours)
+    else:
+        sens = moment_sensitivity(rnd.statistic, norm="l2", n_samples=n, n_features=plan.n_features,
+                                  neighbours=plan.neighbours, row_norm=plan.row_norm,
+                                  response_bound=bound if rnd.statistic == "cross" else None)
     sens *= 1.0 if rnd.w_max is None else rnd.w_max
     steps = [f"multisite(protocol={plan.protocol}, sites={len(received)}, colluders={plan.colluders}, "
              f"target={plan.target}, plan={plan.digest[:12]}, round={r})"]
     if plan.rank is not None:
         steps.append(f"dpdispca-factors(rank={plan.rank})")
+    if rnd.statistic == "excess":
+        steps.append("clipping excess: cross_moment holds what clipping at row_norm removed from each variance, "
+                     "up to twice row_norm (not a cross moment)")
     if rnd.w_max is not None:
         steps.append(f"irls-weighted(w_max={rnd.w_max:g}, p={rnd.p:g}, at the public iterate of step {rnd.step})")
     return Release(
-        n=n, n_features=plan.n_features, row_norm=plan.row_norm, mechanism="none" if exact else "gaussian",
+        n=n, n_features=plan.n_features, row_norm=plan.row_norm, mechanism=(NONE if exact else GAUSSIAN).name,
         noise_scale=float(final_std), neighbours=plan.neighbours, guarantee=guarantee,
         randomness="none" if exact else randomness,
         response_bound=bound if rnd.statistic == "cross" else None,
         center=None if plan.center is None else np.asarray(plan.center),
         calibration=None if exact else ("zcdp" if plan.composition == "zcdp" else plan.calibration), sensitivity=None if exact else sens, sensitivity_norm=None if exact else "l2",
-        postprocessing=tuple(steps), **{f"{rnd.statistic}_moment": aggregate})
+        postprocessing=tuple(steps), **{f"{'cross' if rnd.statistic == 'excess' else rnd.statistic}_moment": aggregate})

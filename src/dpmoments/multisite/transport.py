@@ -8,8 +8,9 @@ A transport implements two methods:
 
 and may implement :meth:`Transport.exchange_each`, which takes the queries one at a time and yields
 each reply as it arrives, so that the run adds each reply to its sums and drops it (the aggregator's
-memory does not grow with the number of sites): the in-process and gRPC transports do; the default
-waits for :meth:`Transport.exchange` (Flower's grid answers a step's messages together).
+memory does not grow with the number of sites): the in-process, gRPC and Flower transports do (the
+last two build each query when there is room to send it: ``SEND_WINDOW``, ``WINDOW``); the default
+waits for :meth:`Transport.exchange`.
 
 Everything else is written once, here and in :mod:`.run`: encoding and decoding
 (:mod:`.messages`), the spy's transcript (shapes only), and the rule that a reply must
@@ -59,7 +60,7 @@ class Transport:
     name = "transport"
 
     def __init__(self) -> None:
-        self.transcript: list[str] = []
+        self.transcript: list[dict] = []  # describe(): who sent what shapes to whom, never the values
         self.reasons: dict[str, str] = {}  # site -> why it is not in connect()'s answer (a fixed code), where known
 
     def connect(self, plan: Plan, wait_s: float) -> list[str]:  # pragma: no cover - interface
@@ -129,6 +130,8 @@ class Transport:
         try:
             msg = from_wire(data, kinds=("Reply", "SiteError"))
         except ValueError:
+            refuse("wrong-payload", "it does not decode as a reply tagged with its plan and round.")
+        if not isinstance(msg, (Reply, SiteError)):  # from_wire refused the other kinds; this tells the type checker
             refuse("wrong-payload", "it does not decode as a reply tagged with its plan and round.")
         if msg.site != site:
             refuse("forged", f"the transport delivered it from site {site!r} but it names site {msg.site!r}.")

@@ -13,20 +13,22 @@ vector (every point of ``X`` has :math:`\operatorname{sign}(c)^\top z \le \lVert
 
     f(\hat\beta) - Q_R(M) \le \Big(\frac{\operatorname{vol} E_N}{\operatorname{vol} X}\Big)^{1/s}
     \big(\max_X f - \min_X f\big)
-    \le \rho_s\, e^{-N / (2 s (s + 1))}\ V ,
+    \le \rho_s\, r_s^{N / s}\ V ,
 
 whatever ``G``, ``b`` and ``c`` are (Nemirovski & Yudin 1983; e.g. Nemirovski's *Information-based
 complexity of convex programming*, lecture 3). Why: let :math:`\varepsilon` be the middle term,
 :math:`\beta^*` a minimiser and :math:`X_\varepsilon = \beta^* + \varepsilon'(X - \beta^*)` for
 :math:`\varepsilon < \varepsilon' < 1`; its volume exceeds :math:`\operatorname{vol}E_N`, so one of
 its points ``z`` was cut at some step ``k``. Not by a feasibility cut (:math:`X_\varepsilon
-\subseteq X`), so by a gradient cut at a feasible centre :math:`c_k`, and then :math:`f(c_k) \le
+\subseteq X`), so by a gradient cut at a feasible centre :math:`c_k`, which removes the points with
+:math:`\nabla f(c_k)^\top(z - c_k) > 0`; then :math:`f(c_k) \le
 f(c_k) + \nabla f(c_k)^\top(z - c_k) \le f(z) \le (1 - \varepsilon') Q_R + \varepsilon' \max_X f`
 (convexity twice). Here :math:`V` is any upper bound of :math:`\max_X f - \min_X f` (for rows
 clipped to :math:`|x_{ij}| \le b,\ |y_i| \le r`, every squared residual on ``X`` lies in
-:math:`[0, (r + bR)^2]`, so :math:`V = n (r + bR)^2`), the volume of the ellipsoid shrinks by at
-least :math:`e^{-1/(2(s+1))}` a step, and :math:`\rho_s = (\operatorname{vol}B_2^s /
-\operatorname{vol}B_1^s)^{1/s}` is the start's excess volume. :func:`ellipsoid_steps` inverts this
+:math:`[0, (r + bR)^2]`, so :math:`V = n (r + bR)^2`), each central cut multiplies the ellipsoid's volume by
+:math:`r_s = \frac{s}{s+1}\big(\frac{s^2}{s^2-1}\big)^{(s-1)/2} \le e^{-1/(2(s+1))}` (by 1/2 for
+:math:`s = 1`), and :math:`\rho_s = (\operatorname{vol}B_2^s / \operatorname{vol}B_1^s)^{1/s}` is the
+start's excess volume. :func:`ellipsoid_steps` inverts this
 bound: the number of steps depends on ``s``, ``V`` and the tolerance only, so the work is fixed
 before the data are seen and the accuracy holds for every input, converged-looking or not.
 
@@ -121,19 +123,21 @@ def ellipsoid_objectives(G, b, c, radius, mask, n_steps):
     best = np.full(m, np.inf)
     for _ in range(n_steps):
         best, direction = _record_and_cut(G, bm, c, radius, centre, best)
-        w = (direction[:, None, :] @ J)[:, 0, :]  # J^T g (up to the scale: u is a unit vector)
-        norm = np.sqrt(np.einsum("mk,mk->m", w, w))[:, None]
-        u = np.divide(w, norm, out=np.zeros_like(w), where=norm > 0)  # g = 0 at a feasible centre: optimal
-        Ju = (J @ u[:, :, None])[:, :, 0]
+        w = np.einsum("mdk,md->mk", J, direction)  # J^T g (up to the scale: u is a unit vector)
+        u = w / (np.sqrt(np.einsum("mk,mk->m", w, w))[:, None] + _TINY)  # g = 0 at a feasible centre: optimal
+        Ju = np.einsum("mdk,mk->md", J, u)
         centre -= (move * scale) * Ju
         J -= np.einsum("md,mk->mdk", kappa * Ju, u)
         scale *= expand
     return _record_and_cut(G, bm, c, radius, centre, best)[0]
 
 
+_TINY = 1e-300  # a zero direction stays zero (the centre does not move)
+
+
 def _record_and_cut(G, bm, c, radius, centre, best):
     """Record ``f`` at a feasible centre; return the cut's direction (the gradient, or the sign vector outside)."""
-    half_gradient = (G @ centre[:, :, None])[:, :, 0] - bm
+    half_gradient = np.einsum("mde,me->md", G, centre) - bm
     feasible = np.abs(centre).sum(axis=1) <= radius
     value = c + np.einsum("md,md->m", centre, half_gradient - bm)  # c - 2 b'beta + beta'G beta
     best = np.minimum(best, np.where(feasible, value, np.inf))
