@@ -64,6 +64,7 @@ BENCHMARKS = {
     "speed": speed.run,
     "default_choices": default_choices.run,
     "large_d": large_d.run,
+    "startup": speed.run_startup,
     "coverage": coverage.run,
     "coverage_misses": coverage_misses.run,
     "sites_coverage": sites_coverage.run,
