@@ -74,6 +74,11 @@ NEIGHBOURS = ("replace-one", "zero-out")
 #: three-word documents embedded as ``(x1, x2, x3)`` in ``{0,1}^{3D}`` (the single-topic model).
 ROWS = ("x", "xy", "stm")
 COMPOSITIONS = ("basic", "zcdp")
+#: ``composition="auto"``: zCDP where the plan chooses a bound or centre privately (its many small rounds each a
+#: share of ``rho``, as the single machine splits its private choices), else basic: split linearly, a location
+#: step's 0.025 and the bound step's 0.1 of ``(epsilon, delta)`` made their counts about ten times noisier and
+#: the covariance's error twice the pooled release's (benchmarks/results/sites_coverage.md).
+AUTO_COMPOSITION = "auto"
 PLAN_VERSION = 3  # 3: an auto bound's clipping-excess round and AutoBounds.bias
 _SITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -385,6 +390,7 @@ class Plan:
         ``columns`` (and ``response_column``) name the columns every site gives (see the module
         docstring); ``None``: the sites check only their number.
         """
+        composition = _composition(composition, row_norm, response_bound, center)
         sites, n, proto, colluders, rounds = _checked_facts(protocol, sites, n, neighbours, calibration, composition,
                                                             target, rows, colluders, rounds)
         names = checked_columns(columns, response_column, rows=rows, analysis=analysis, n_features=n_features)
@@ -443,6 +449,15 @@ def _planned_bounds(auto, row_norm, response_bound):
         return row_norm, response_bound
     return (1.0 if "row_norm" in auto.names else row_norm,
             1.0 if "response_bound" in auto.names else response_bound)
+
+
+def _composition(composition, row_norm, response_bound, center):
+    """``"auto"`` (:data:`AUTO_COMPOSITION`): ``"zcdp"`` where a bound or the centre is chosen privately, else
+    ``"basic"``; any other value as given."""
+    if not (isinstance(composition, str) and composition == AUTO_COMPOSITION):
+        return composition
+    chosen = any(isinstance(v, str) and v in ("auto", "private") for v in (row_norm, response_bound, center))
+    return "zcdp" if chosen else "basic"
 
 
 def _checked_facts(protocol, sites, n, neighbours, calibration, composition, target, rows, colluders, rounds):
