@@ -8,7 +8,7 @@ than on one machine; and the default-to-public time ratio.
 The data are bigger than the workers' memory by giving each worker a small ``memory_limit``
 (:data:`WORKER_MEMORY`), not by writing data bigger than this shared machine's disk and time allow.
 Each engine runs the public-bound release (``row_norm`` and a centre given: one pass) and the
-library's defaults (private bound, centre and scale: a pass per choice). Passes on the cluster are
+library's defaults (private centre and bound). Passes on the cluster are
 counted from the workers' own row reports (:data:`~dpmoments.data.dask_tables.PROGRESS_TOPIC`): rows
 read / rows. Worker memory is each worker process's RSS, sampled every 0.2 s from here. Times are
 wall seconds of one run each (the cluster's work is in other processes, so CPU time here would say
@@ -225,7 +225,7 @@ def _large(root, n):
 
 
 def _defaults(root, n):
-    """The library's defaults (private bound, centre and scale) against the public run, with their passes."""
+    """The library's defaults (private centre and bound) against the public run, with their passes."""
     import dask
     import distributed
 
@@ -264,7 +264,8 @@ def _defaults(root, n):
     table.notes += [
         "passes: rows read / rows, from the readers' own row report of every block read: counted here on one "
         "machine (threaded dask), sent as the workers' events on the cluster. The defaults' passes are the private "
-        "choices' (location refinements, bound, scale, mean) and the release's.",
+        "location's steps (the settled one also draws the row bound and sums the mean) and the release's, which "
+        "also sums what clipping removed.",
         "The in-memory time is of the array itself (its passes are over memory); threaded dask and the cluster "
         "read the files on every pass.",
     ]

@@ -6,11 +6,12 @@ tables with more than 10 columns) ``--max-size 3``: private bounds, private radi
 'theorem' ("defaults"); and again with the ranges a statistician could state for every column, the
 target's included (``--ranges``; the stated ranges of ``benchmarks/ranges.py``: from the
 documentation for randhie, fair and diabetes, the column's order of magnitude as a stand-in for
-the others), which make the bounds free. Its choice is compared with two non-private answers on the same rows and the same
-candidate family: best subset by BIC (ordinary least squares with an intercept on every candidate)
-and the LASSO path (``LassoLarsIC(criterion="bic")`` on standardised columns). Before the
-data-independent certification of Q_R, ``select`` refused some of these runs (exit 2) depending on
-the raw rows; the "refused" column counts exits other than 0 (now none is expected).
+the others), which make the bounds free. Its choice is compared with two non-private answers on the
+same rows and the same candidate family: best subset by BIC (ordinary least squares with an
+intercept on every candidate) and the LASSO path (``LassoLarsIC(criterion="bic")`` on standardised
+columns). Before the data-independent certification of Q_R, ``select`` refused some of these runs
+(exit 2) depending on the raw rows; the "refused" column counts exits other than 0: now only the
+refusals that depend on n alone (too few rows for the private bounds' draws) remain.
 """
 
 import itertools
@@ -28,6 +29,7 @@ from .ranges import DIABETES, FAIR, RANDHIE, _magnitude
 from .timing import Table
 
 EPSILONS = (1.0, 4.0)
+REFUSED = "refused"
 MAX_SIZE = 3  # for the tables with more than 10 columns: C(21, <=3) = 1561 models for star98
 
 
@@ -86,9 +88,9 @@ def _select(path, target, eps, seed, max_size, ranges):
         argv += ["--ranges", ",".join(f"{c}={lo:g}:{hi:g}" for c, (lo, hi) in ranges.items())]
     proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
     if proc.returncode != 0:
-        return None
-    analysis = json.loads(proc.stdout)["analysis"]
-    return analysis["selected_index"]  # None: the choice was withheld as within the noise
+        return REFUSED, proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
+    chosen = json.loads(proc.stdout)["analysis"]["selected_index"]  # None: withheld as within the noise
+    return (None if chosen is None else tuple(chosen)), None
 
 
 def run(quick=False):
@@ -97,6 +99,7 @@ def run(quick=False):
                   f"answers, {len(seeds)} seed(s) per cell",
                   ["table (n x d)", "bounds", "epsilon", "refused", "withheld as noise", "= best subset",
                    "Jaccard vs best subset", "Jaccard vs LASSO path", "private choices", "best subset", "LASSO path"])
+    reasons = set()
     with tempfile.TemporaryDirectory() as tmp:
         for name, (df, target) in _tables().items():
             df = df.astype(float)
@@ -109,11 +112,13 @@ def run(quick=False):
             df.to_csv(path, index=False)
             for (mode, ranges), eps in itertools.product((("defaults", None), ("ranges", _stated(name, df))),
                                                          EPSILONS):
-                picks = [_select(path, target, eps, seed, max_size, ranges) for seed in seeds]
-                ran = [p for p in picks if p is not None]
-                named = [tuple(p) for p in ran if p is not None]
+                runs = [_select(path, target, eps, seed, max_size, ranges) for seed in seeds]
+                picks = [pick for pick, _ in runs]
+                reasons.update(why for _, why in runs if why)
+                ran = [p for p in picks if p != REFUSED]
+                named = [p for p in ran if p is not None]
                 table.rows.append([
-                    f"{name} ({len(y)} x {d})", mode, f"{eps:g}", f"{len([p for p in picks if p is None])}/{len(seeds)}",
+                    f"{name} ({len(y)} x {d})", mode, f"{eps:g}", f"{len(picks) - len(ran)}/{len(seeds)}",
                     f"{len(ran) - len(named)}/{len(seeds)}" if ran else "-",
                     f"{sum(m == subset for m in named)}/{len(named)}" if named else "-",
                     f"{np.mean([_jaccard(m, subset) for m in named]):.2f}" if named else "-",
@@ -122,10 +127,10 @@ def run(quick=False):
     table.notes += [
         "refused: runs that exited non-zero (before this change, 'could not certify every Q_R ... within "
         "qp_iterations' on some seeds, depending on the rows; with the defaults, tables under about 500 rows are "
-        "refused for too few rows for the private bounds' draws, which depends on n only); withheld: the run's choice was within the selection "
-        "noise and the command named no model",
+        "refused for too few rows for the private bounds' draws, which depends on n only); withheld: the run's "
+        "choice was within the selection noise and the command named no model",
         f"tables with more than 10 columns: --max-size {MAX_SIZE} (the 'all' family would exceed 20,000 models); "
         "the non-private answers use the same family (best subset) or none (the LASSO path)",
         "columns are 0-based indices of the non-target columns in file order",
-    ]
+    ] + [f"a refusal said: {why}" for why in sorted(reasons)]
     return [table]

@@ -186,9 +186,8 @@ def _object_to_float(arr, name):
     if arr.dtype.kind in "US" or any(isinstance(v, (str, bytes)) for v in flat):
         raise TypeError(f"'{name}' must hold real numbers, not text: dpmoments never parses strings, numeric or "
                         "not; convert the data to a numeric dtype first.")
-    missing = sum(1 for v in flat if _is_missing(v))
-    if missing:
-        raise ValueError(f"'{name}' has {missing} missing value(s) (None or pandas NA); remove or impute them first.")
+    if any(_is_missing(v) for v in flat):  # not how many: a count of the data's missing values is not private
+        raise ValueError(f"'{name}' has missing values (None or pandas NA); remove or impute them first{IMPUTE_HINT}.")
     for v in flat:
         if not isinstance(v, numbers.Number) or isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real):
             try:
@@ -210,15 +209,20 @@ def check_finite(arr, name):
         raise ValueError(f"'{name}' contains {bad} NaN or infinite value(s); remove or impute them first.")
 
 
+#: Where a data table's missing values are refused: the privacy-correct way to keep their rows.
+IMPUTE_HINT = (" (a public value with a 0/1 indicator column keeps the guarantee: open_table(impute=), --impute; "
+               "docs/bounds.md)")
+
+
 def check_columns_finite(arr, name, columns):
-    """A data frame's NaN and infinite values, counted in the first column that has some, named."""
+    """A data frame's NaN and infinite values: the first column that has some, named, never counted (a count of
+    the data's missing values is not private)."""
     bad = ~np.isfinite(arr).all(axis=0)
     if bad.any():
         j = int(np.argmax(bad))
-        count = int(np.count_nonzero(~np.isfinite(arr[:, j])))
-        more = int(bad.sum()) - 1
-        raise ValueError(f"'{name}' column {columns[j]!r} has {count} NaN or infinite value(s)"
-                         + (f" ({more} more column(s) have some too)" if more else "") + "; remove or impute them first.")
+        more = " (other columns have some too)" if int(bad.sum()) > 1 else ""
+        raise ValueError(f"'{name}' column {columns[j]!r} has NaN or infinite values{more}; remove or impute them "
+                         f"first{IMPUTE_HINT}.")
 
 
 def check_data(X, name="X", min_samples=1, finite=True):

@@ -27,8 +27,10 @@ def test_covariance_interval_holds_the_heavy_tailed_variance_or_withholds_it_and
     line = next(r for r in res.stdout.splitlines() if r.strip().startswith("mdvis "))
     lo = np.load(out / "covariance_lower.npy")[0, 0]
     hi = np.load(out / "covariance_upper.npy")[0, 0]
-    assert ("biased" in line and np.isnan([lo, hi]).all()) or ("clipped" in line and lo <= 20.29 <= hi)
-    assert "not ruled out" in res.stderr
+    if "biased" in line:  # its far rows not ruled out: withheld, and the warning says why
+        assert np.isnan([lo, hi]).all() and "not ruled out" in res.stderr
+    else:  # its loss counted up to twice the bound
+        assert "clipped" in line and lo <= 20.29 <= hi
     u = report(out)["analysis"]["uncertainty"]
     assert u["error_budget"]["target"] == "population" and "population" in u["covers"]
     assert "clipping-bias" in [d["code"] for d in report(out)["analysis"]["diagnostics"]]

@@ -1,5 +1,7 @@
 """PrivatePCA: epsilon=inf references (sklearn PCA, eigenvectors of X^T X / n), contracts, budget, bad inputs."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.decomposition import PCA
@@ -114,3 +116,17 @@ def test_transform_checks(X):
         pca.transform(X[:, :3])
     with pytest.raises(TypeError, match="Release"):
         pca.fit_release("release")
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "wishart"])
+def test_the_summary_counts_eigenvalues_above_the_fit_s_own_noise_floor(mechanism):
+    # The summary's floor once read a Wishart scale as an sd and left out its mean (0.022 against 0.70 for wishart-approx at d = 6).
+    from dpmoments.estimators.summaries import noise_floor
+
+    X = np.random.default_rng(0).normal(size=(2000, 6)) / 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PrivatePCA(n_components=2, epsilon=1, delta=1e-6, row_norm=3, center=None, mechanism=mechanism,
+                         rng=0).fit(X)
+    assert noise_floor(est.release_) == pytest.approx(est.eigenvalue_noise_floor_, rel=1e-12)
+    assert f"{est.n_eigenvalues_above_noise_} eigenvalue(s) above the noise floor" in str(est.summary())

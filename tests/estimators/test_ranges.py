@@ -179,6 +179,11 @@ def test_parse_and_read_ranges(tmp_path):
     assert read_ranges_file(tmp_path / "r.csv") == {"age": (0, 120), "idp": (0, 1)}
     (tmp_path / "r.json").write_text(json.dumps({"ranges": {"age": [0, 120]}}))
     assert read_ranges_file(tmp_path / "r.json") == {"age": (0, 120)}
+    (tmp_path / "top.json").write_text(json.dumps({"age": [0, 120], "categories": {"firm": ["GM"]}}))
+    assert read_ranges_file(tmp_path / "top.json") == {"age": (0, 120)}  # was {}: the range dropped silently
+    (tmp_path / "both.json").write_text(json.dumps({"ranges": {"age": [0, 120]}, "idp": [0, 1]}))
+    with pytest.raises(ValueError, match="gives column 'idp' beside \"ranges\""):
+        read_ranges_file(tmp_path / "both.json")
     (tmp_path / "bad.csv").write_text("age,0,120\nidp,zero,1\n")
     with pytest.raises(ValueError, match="line 2: lower and upper must be numbers"):
         read_ranges_file(tmp_path / "bad.csv")
@@ -208,15 +213,17 @@ def test_a_zero_inflated_column_cannot_blow_up_private_scales():
 def test_a_column_beyond_the_search_range_is_named_and_the_rest_marked_as_noise():
     """Hostile: a constant column, a rare 0/1 one and one around 1e12 (the default grid ends at 1e8) beside a
     normal one. The huge column's scale is named at the top of the range; nothing explodes unmarked."""
+    pd = pytest.importorskip("pandas")
     g = np.random.default_rng(4)
     n = 3000
     X = np.column_stack([np.full(n, 3.0), (g.random(n) < 0.02).astype(float), g.normal(1e12, 1e11, n),
                          g.normal(5, 2, n)])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        est = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=0).fit(X)
+        est = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=0).fit(
+            pd.DataFrame(X, columns=["const", "rare", "huge", "normal"]))
     top = [str(w.message) for w in caught if "fell at the top of the search range" in str(w.message)]
-    assert len(top) == 1 and "column(s) 2 (0-based)" in top[0] and "--ranges" in top[0]
+    assert len(top) == 1 and "column(s) huge fell" in top[0] and "--ranges" in top[0]  # in the user's names
     assert np.isfinite(est.covariance_).all() and est.release_.column_scale[1] > 0.1  # not the bottom of 1e-6
     noise = [d for d in est.diagnostics_ if d["code"] == "variance-below-noise"]
     assert noise and "4 of 4" in noise[0]["message"]
@@ -270,8 +277,25 @@ def test_labelled_results_name_the_columns():
     assert list(cov.labelled("location_").index) == ["age", "smoker", "score", "income"]
     assert list(pca.labelled("components_").index) == ["pc1", "pc2"]
     assert list(pca.labelled("components_").columns) == ["x0", "x1", "x2", "x3"]
+    np.testing.assert_array_equal(pca.labelled().to_numpy(), pca.components_)  # PCA's main result, by default
     with pytest.raises(AttributeError, match="no fitted attribute 'nope_'"):
         cov.labelled("nope_")
+
+
+def test_bounds_spelled_for_ranges_is_refused_with_the_name_used_here():
+    """``bounds=`` (the issue tracker's and other tools' word) is refused in the estimator's own name, saying
+    ``ranges=``; scikit-learn still sees the core's parameters."""
+    from sklearn.base import clone
+
+    with pytest.raises(TypeError, match=r"^PrivateCovariance\(\) got an unexpected keyword argument 'bounds'; "
+                                        r"per-column ranges are ranges="):
+        PrivateCovariance(epsilon=1.0, delta=1e-6, bounds={"age": (0, 120)})
+    with pytest.raises(TypeError, match=r"^PrivatePCA\(\) got an unexpected keyword argument 'nope'$"):
+        PrivatePCA(n_components=1, nope=1)
+    with pytest.raises(TypeError, match=r"^PrivateCovariance\(\) takes keyword arguments only"):
+        PrivateCovariance(1.0)
+    est = PrivateCovariance(epsilon=1.0, delta=1e-6, ranges={"age": (0, 120)})
+    assert clone(est).get_params() == est.get_params() and "ranges" in est.get_params()
 
 
 def test_release_second_moment_takes_ranges_and_their_box_bound():
@@ -321,3 +345,32 @@ def test_per_component_results_are_indexed_by_component_also_with_as_many_as_col
     assert list(means.index) == ["component1", "component2"] and list(means.columns) == ["age", "score", "income"]
     np.testing.assert_array_equal(means.to_numpy(), tensor.components_)
     assert list(tensor.labelled("weights_").index) == ["component1", "component2"]
+
+
+def test_an_opened_table_is_fitted_as_it_comes_with_its_indicator_ranges(tmp_path):
+    """``open_table`` with categories and an imputed column is an estimator's input (before: a TypeError naming
+    'Table'): the same release as its completed array with the same seed, labelled by the table's columns."""
+    pd = pytest.importorskip("pandas")
+    from dpmoments.data import open_table
+
+    g = np.random.default_rng(5)
+    n = 3000
+    df = pd.DataFrame({"age": g.uniform(18, 90, n), "firm": g.choice(["GM", "IBM", "other"], n),
+                       "income": np.where(g.random(n) < 0.1, np.nan, g.normal(50, 10, n))})
+    df.to_csv(tmp_path / "f.csv")  # with its index
+    table = open_table(tmp_path / "f.csv", categories={"firm": ["GM", "IBM"]}, impute={"income": 0.0})
+    assert table.indicator_ranges == {"firm=GM": (0.0, 1.0), "firm=IBM": (0.0, 1.0), "income:missing": (0.0, 1.0)}
+    ranges = {**table.indicator_ranges, "age": (0, 120)}
+    completed = np.column_stack([df.age, df.firm == "GM", df.firm == "IBM", df.income.fillna(0.0),
+                                 df.income.isna()]).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PrivateCovariance(epsilon=2.0, delta=1e-6, ranges=ranges, rng=3).fit(table)
+        ref = PrivateCovariance(epsilon=2.0, delta=1e-6, ranges=ranges, rng=3).fit(
+            pd.DataFrame(completed, columns=table.feature_names))
+    assert list(est.labelled().columns) == ["age", "firm=GM", "firm=IBM", "income", "income:missing"]
+    np.testing.assert_allclose(est.covariance_, ref.covariance_, rtol=1e-9, atol=1e-12)
+    assert str(est.privacy_) == str(ref.privacy_)
+    with pytest.raises(ValueError, match="takes a table opened without target="):
+        PrivateCovariance(epsilon=2.0, delta=1e-6).fit(open_table(tmp_path / "f.csv", target="age", exclude=["firm"],
+                                                                   impute={"income": 0.0}))

@@ -302,6 +302,10 @@ CASES = [
      "`--target`, close to `--response-bound`)",
      lambda: cli("regress", _csv(GOOD_CSV), "--response", "c", "--n-iter", "1", "--w-max", "2", "--epsilon", "1",
                  "--delta", "1e-6", "--out", _fresh()), 2, "unrecognized arguments: --response"),
+    ("cli-bounds-for-ranges", "CLI", "`dpmoments covariance data.csv --bounds a=0:1` (per-column ranges are "
+     "`--ranges`; `--bounds` is `select`'s entrywise bound)",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--bounds", "a=0:1", "--epsilon", "1", "--delta", "1e-6", "--out",
+                 _fresh()), 2, "per-column ranges are --ranges"),
     ("cli-stm-row-norm", "CLI", "`dpmoments tensor --model stm --row-norm auto`",
      lambda: cli("tensor", _csv(GOOD_CSV), "--model", "stm", "--vocabulary-size", "9", "--n-components", "1",
                  "--epsilon", "1", "--delta", "1e-6", "--row-norm", "auto", "--out", _fresh()), 2,

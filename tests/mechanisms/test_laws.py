@@ -64,3 +64,24 @@ def test_an_estimator_and_a_release_take_the_value_as_they_take_the_name():
     assert by_value.release_.mechanism == "laplace" and by_value.release_.law is LAPLACE
     release = dpm.release_second_moment(X, epsilon=1, row_norm=3, center=None, mechanism=LAPLACE, rng=0)
     assert release.to_dict()["mechanism"] == "laplace"  # the on-disk format is the name
+
+
+def test_every_law_offered_to_a_release_has_its_calibration_joined():
+    from dpmoments.moments.calibrated import CALIBRATE
+
+    assert set(laws.ADDITIVE) <= set(CALIBRATE)
+    assert all(law.norm in ("l1", "l2") for law in CALIBRATE)  # the norms moments.sensitivity measures
+
+
+def test_a_copied_or_unpickled_value_is_the_one_value_of_its_name():
+    import copy
+    import pickle
+
+    assert copy.deepcopy(LAPLACE) is LAPLACE and pickle.loads(pickle.dumps(WISHART)) is WISHART
+
+
+def test_a_law_made_outside_the_table_is_refused_even_under_a_known_name():
+    forged = laws.Gaussian("gaussian", norm="l1")  # the right name, the wrong norm
+    with pytest.raises(ValueError, match="^'mechanism' must be one of the library's noise laws .*unregistered "
+                                         "Gaussian named 'gaussian'"):
+        as_mechanism(forged)

@@ -448,3 +448,13 @@ def test_the_workers_table_leaves_out_the_excluded_columns(tmp_path, data):
     np.testing.assert_array_equal(table.X.compute(), X[:, [0, 2, 3, 5]])
     with pytest.raises(ValueError, match="'columns' or 'exclude'"):
         open_dask_table(str(tmp_path / "x.zarr"), columns=["x0"], exclude=["x1"])
+
+
+def test_a_bad_value_in_a_private_choice_pass_is_named_by_its_row_overall():
+    """The bound's pass over dask blocks named a block's own row as the row overall ("row 3000 overall" for 15000)."""
+    from dpmoments.estimators import PrivateCovariance
+
+    X = np.random.default_rng(0).normal(size=(2000, 3)) + 5
+    X[1500, 1] = np.nan
+    with pytest.raises(ValueError, match=r"in chunk 3 at row 300, column 1 of the chunk \(row 1500 overall\)"):
+        PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0).fit(da.from_array(X, chunks=(400, 3)))

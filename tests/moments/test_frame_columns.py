@@ -34,7 +34,7 @@ def _date(d):
 
 
 @pytest.mark.parametrize("spoil, words", [(_text, "not text"), (_na, "missing value"),
-                                          (_nan, "1 NaN or infinite value(s) (1 more column(s) have some too)"),
+                                          (_nan, "has NaN or infinite values (other columns have some too); remove or impute them first (a public value"),
                                           (_date, "not numeric")])
 @pytest.mark.parametrize("entry", ["release", "estimator"])
 def test_the_bad_column_is_named(spoil, words, entry):

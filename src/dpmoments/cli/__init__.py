@@ -65,8 +65,16 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message):
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}{_several_files_hint(message)} (see '{self.prog} "
-                              "--help')\n")
+        hints = _spelled_here(message) + _several_files_hint(message)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}{hints} (see '{self.prog} --help')\n")
+
+
+def _spelled_here(message):
+    """A hint when an unrecognised option is another spelling of ours: ``--bounds age=0:120`` (the issue
+    tracker's, and other tools') is ``--ranges`` here, ``--bounds`` being ``select``'s entrywise bound."""
+    if message.startswith("unrecognized arguments") and any(w.startswith("--bounds") for w in message.split()):
+        return "; per-column ranges are --ranges COL=LOW:HIGH,... or --ranges-file FILE (docs/bounds.md)"
+    return ""
 
 
 def _several_files_hint(message):

@@ -57,7 +57,7 @@ def bound_or_auto(text):
     try:
         float(text)
     except ValueError:
-        ranges = " (per-column ranges COL=LOW:HIGH are --ranges, on covariance, precision and pca)" \
+        ranges = " (per-column ranges COL=LOW:HIGH are --ranges)" \
             if "=" in text else ""
         raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}{ranges}") from None
     return _bound(text)

@@ -99,7 +99,7 @@ def _private_release(data, request, names):
     from ..moments.ranged_release import ranged_second_moment
 
     ranges = request.choices.ranges
-    release = private_second_moment if ranges is None else \
+    release = functools.partial(private_second_moment, column_names=names) if ranges is None else \
         functools.partial(ranged_second_moment, ranges=ranges, names=names)
     with too_few_rows_hint(request.choices):
         return release(

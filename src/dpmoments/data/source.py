@@ -125,9 +125,11 @@ class Source:
         return self.kind in ("frame", "dask") and hasattr(self.x, "columns")
 
     def checked(self):
-        """The input as a release reads it: a dask collection or a path as it is (streamed, never loaded
-        here), anything else checked into a float64 array (``check_data``)."""
-        return self.data if self.out_of_core else check_data(self.data)
+        """The input as a release reads it: a dask collection, a path or a stream that can be read again (an
+        opened table) as it is (streamed, never loaded here), anything else checked into a float64 array
+        (``check_data``)."""
+        streamed = self.out_of_core or self.kind == "stream" and self.rereadable
+        return self.data if streamed else check_data(self.data)
 
     @property
     def n_features(self):
@@ -145,6 +147,8 @@ class Source:
             if getattr(X, "ndim", 2) != 2:
                 raise ValueError(f"'X' must be 2-D with shape (n_samples, n_features); got {X.ndim}-D.")
             return len(X.columns) if hasattr(X, "columns") else int(X.shape[1])
+        if isinstance(getattr(X, "n_features", None), int) and self.kind == "stream":  # an opened table: its schema
+            return X.n_features
         if self.kind == "file" or (self.kind == "stream" and self.rereadable):
             first = next(iter(iter_chunks(X, chunk_size=1)))
             return (first[0] if isinstance(first, tuple) else first).shape[1]
@@ -153,12 +157,15 @@ class Source:
     @property
     def feature_names(self):
         """The columns' names where the input has them as strings (a DataFrame's, a dask frame's, a file's
-        header), else None."""
+        header, an opened table's ``feature_names``), else None."""
         X = self.x
         if self.kind == "file":
             from .tables import open_table
 
             return list(open_table(X).feature_names)
+        if self.kind == "stream":  # an opened table, or a stream of chunks, may name its columns (one-hot levels included)
+            columns = list(getattr(X, "feature_names", None) or ())
+            return columns if columns and all(isinstance(c, str) for c in columns) else None
         columns = list(getattr(X, "columns", ())) if self.kind in ("frame", "dask") else []
         # Names only: labels that are strings (a pyarrow Table's "columns" are its data, never to be printed).
         return columns if columns and all(isinstance(c, str) for c in columns) else None

@@ -207,6 +207,11 @@ class Table:
     target_name : str or None
     n_rows : int or None
         The number of rows when known without reading the data (not for text files).
+    indicator_ranges : dict
+        ``{name: (0.0, 1.0)}`` for the one-hot and ``:missing`` columns it makes (public by construction).
+
+    A table is an input like its path: every estimator and release function reads it (``fit(table)``), with
+    its ``exclude``, ``categories`` and ``impute`` applied and its columns named by ``feature_names``.
     """
 
     def __init__(self, path, kind, backend, columns, target, exclude=None, categories=None, impute=None):
@@ -244,6 +249,14 @@ class Table:
         self._n_feats, self._has_y = len(self.feature_names), t is not None
         self.target_name = None if t is None else self.names[t]
         self.n_rows = getattr(backend, "n_rows", None)
+        self.indicator_ranges = self._indicator_ranges(feats)
+
+    def _indicator_ranges(self, feats):
+        """The 0/1 columns this table makes (one-hot levels, missing-value indicators): their range is public by
+        construction, for an estimator's ranges= ({**table.indicator_ranges, "age": (0, 120)}), as --categories
+        and --impute give them on the command line."""
+        return {name: (0.0, 1.0) for j in feats for name in self._expanded(j)
+                if j in self._categorical or j in self._impute and name != self.names[j]}
 
     def _expanded(self, j):
         levels = self._categorical.get(j)
@@ -282,6 +295,12 @@ class Table:
         chunks = rebatch(blocks, chunk_size)
         return self._unchanged(split(read_ahead(chunks, ahead) if ahead > 0 else chunks, list(range(self._n_feats)),
                                      self._n_feats if self._has_y else None))
+
+    def __iter__(self):
+        """The rows as :meth:`chunks` does, afresh on every call: a table is an input like its path, with its
+        ``exclude``, ``categories`` and ``impute`` applied, that every release and estimator reads (a stream that
+        can be read again, named by ``feature_names``)."""
+        return iter(self.chunks())
 
     def _unchanged(self, stream):
         """``stream``, refused if the file changed since it was opened: passes over it would mix two data sets."""

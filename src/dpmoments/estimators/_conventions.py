@@ -198,6 +198,8 @@ def scikit_learn_estimator(core):
         if name not in _BUILT:
             namespace = {k: v for k, v in vars(core).items() if k not in ("__dict__", "__weakref__")}
             namespace.update(__qualname__=name, __module__=core.__module__, __sklearn_clone__=clone_sharing_tally)
+            if "__init__" in namespace:
+                namespace["__init__"] = _public_init(namespace["__init__"], name)
             mixins = tuple(getattr(sklearn.base, m) for m in getattr(core, "_mixins", ()))
             _BUILT[name] = type(name, (*mixins, core, sklearn.base.BaseEstimator), namespace)
         return _BUILT[name]
@@ -205,6 +207,31 @@ def scikit_learn_estimator(core):
 
 _BUILT = {}
 _BUILDING = threading.Lock()
+
+#: What a parameter another library (or the issue tracker) spells differently is called here.
+_SPELLED_HERE = {"bounds": "per-column ranges are ranges={'column': (low, high), ...} (docs/bounds.md)"}
+
+
+def _public_init(init, name):
+    """``init`` refusing an unknown keyword in the estimator's own name (not the core's), with a hint where
+    the keyword is a known other spelling (``bounds=`` for ``ranges=``); the signature stays ``init``'s
+    (``functools.wraps``), so scikit-learn's ``get_params`` and ``clone`` see the same parameters."""
+    import inspect
+
+    known = set(inspect.signature(init).parameters)
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        if args:
+            raise TypeError(f"{name}() takes keyword arguments only (e.g. epsilon=1.0); got {len(args)} positional")
+        for key in kwargs:
+            if key not in known:
+                hint = f"; {_SPELLED_HERE[key]}" if key in _SPELLED_HERE and "ranges" in known else ""
+                raise TypeError(f"{name}() got an unexpected keyword argument {key!r}{hint}")
+        init(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{name}.__init__"
+    return __init__
 
 
 def built_on_first_use(module_globals, *cores):
@@ -259,7 +286,13 @@ def fit_input(estimator, X):
     core = not hasattr(estimator, "__sklearn_tags__")  # a core class (the command line's): no scikit-learn checks
     if src.kind in ("file", "stream") or core and src.kind == "dask":
         vars(estimator).pop("feature_names_in_", None)  # what scikit-learn's check does for input without names
-        return None
+        if getattr(X, "target_name", None) is not None:  # an opened table whose chunks are (X, y) pairs
+            raise ValueError(f"{name_of(estimator)}.fit takes a table opened without target= (its rows are "
+                             "(X, y) pairs with one); open it again without target.")
+        names = src.feature_names if src.kind == "stream" and not core else None  # an opened table's: public
+        if names is not None:
+            estimator.feature_names_in_ = np.asarray(names, dtype=object)
+        return getattr(estimator, "feature_names_in_", None)
     _check_unique_columns(X)
     _validate_data(estimator, X, reset=True)
     if src.kind == "dask" and src.named:

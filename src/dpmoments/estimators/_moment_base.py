@@ -81,17 +81,22 @@ class MomentEstimator:
         elif self._private_choices():
             release = private_second_moment(X, epsilon=self.epsilon, delta=self.delta, center=self.center,
                                             center_budget=self._center_budget(), scale=self._scale(),
-                                            bound_budget=self._bound_budget(), rng=self.rng, **kwargs)
+                                            bound_budget=self._bound_budget(), rng=self.rng,
+                                            column_names=self._column_names(X), **kwargs)
         else:
             release = release_second_moment(X, epsilon=self.epsilon, delta=self.delta, center=self.center,
                                             rng=self.rng, **kwargs)
         self._spend(release)
         return release
 
-    def labelled(self, attribute="covariance_"):
+    #: What ``labelled()`` gives without an attribute: the estimator's main result.
+    _labelled_default = "covariance_"
+
+    def labelled(self, attribute=None):
         """A fitted attribute (``covariance_``, ``precision_``, ``location_``, ``components_``, ...) as a
         pandas ``DataFrame`` or ``Series`` labelled by the input's column names (``x0, x1, ...`` without
         names; one-hot and imputed columns by their ``col=level`` / ``col:missing`` names). Needs pandas.
+        Without ``attribute``: the main result (``components_`` for PCA, ``covariance_`` for the others).
         Per-component attributes (``components_``, ``explained_variance_``, ...) are indexed ``pc1, pc2,
         ...``, also when there are as many components as columns.
 
@@ -106,6 +111,7 @@ class MomentEstimator:
         >>> list(est.labelled("covariance_").columns)
         ['age', 'income']
         """
+        attribute = self._labelled_default if attribute is None else attribute
         per_component = attribute.startswith(("components", "explained_variance", "singular_values"))
         return labelled_attribute(self, attribute, rows="pc" if per_component else None)
 

@@ -19,7 +19,9 @@ besides the added noise:
   ``1 - (1 - level) / d``, so that noise rarely makes a detection) is *clipped*: its variance
   interval is moved up by the loss's interval, and every entry of its row and column widened by
   :math:`\pm\sqrt{U_i U_j}` (the loss matrix is positive semi-definite, so
-  :math:`|D_{ij}| \le \sqrt{D_{ii} D_{jj}}`, :math:`U` the upper ends). Off the diagonal an
+  :math:`|D_{ij}| \le \sqrt{D_{ii} D_{jj}}`, :math:`U` the upper ends). No column's loss is taken above
+  3 times its released variance's upper end (:func:`loss_cap`: a clipped row loses in the band at most
+  3 times what it keeps), which in mixed units is far below the loss release's own noise. Off the diagonal an
   undetected loss is taken as clipping shrinks elliptical rows, :math:`D_{ij} \approx \rho_{ij}
   \sqrt{D_{ii} D_{jj}}`: towards a larger :math:`|S_{ij}|`. Where rows beyond :math:`2R` stand out
   of their count's noise (one-sided 95%), what they lost beyond :math:`2R` is not seen: the columns
@@ -49,7 +51,7 @@ from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .uncertainty import count_relative_sd, noise_law, z_value
 
 __all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget", "fcr_level",
-           "clipping_part", "loss_beyond_outer_unseen"]
+           "clipping_part", "loss_beyond_outer_unseen", "loss_cap"]
 
 TARGETS = ("population", "sample")
 # Rows beyond the outer bound are 'seen' when their noisy count exceeds 2.33 sd (one-sided 99%): a withheld
@@ -86,7 +88,7 @@ def _shifted_psd(spectrum, shift):
 def _clipping(release, level, d, sigma, variance_upper):
     """The clipping bias's part of every entry's interval, standardised units (``sigma``: the released
     matrix's PSD projection, :func:`_psd`; ``variance_upper``: each released variance's upper end at ``level``,
-    which caps the loss, :func:`_loss_cap`).
+    which caps the loss, :func:`loss_cap`).
 
     Returns ``(lo, hi, sd, withheld columns, withheld variances, summary)``: shifts of the lower
     and upper ends, a noise sd to add to the upper half-width in quadrature
@@ -101,12 +103,15 @@ def _clipping(release, level, d, sigma, variance_upper):
     z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))  # one-sided, Bonferroni over d: few false detections
     z = z_value(level)
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
-    cap = _loss_cap(variance_upper)
+    cap = loss_cap(variance_upper)
     lower, upper = np.maximum(lost - z_detect * sd, 0.0), np.minimum(np.maximum(lost + z_detect * sd, 0.0), cap)
     lower = np.minimum(lower, upper)
     biased = lower > 0
     withheld = _unseen_loss_columns(part, lost, sd)
-    variance_unseen = biased & ~withheld & _far_rows_possible(part)
+    # withholding costs the user the answer: the loss must stand out at a tenth of the detection's error rate (a
+    # one-column Gaussian table lost its variance in 25-50% of fits at 1 - (1 - level) / d, 0-25% at this one)
+    z_withhold = float(special.ndtri(1.0 - (1.0 - level) / (10 * d)))
+    variance_unseen = (lost - z_withhold * sd > 0) & ~withheld & _far_rows_possible(part)
     touched = biased[:, None] | biased[None, :]
     # A detected loss: the variance moves up by it (its interval), and its row and column widen by +-sqrt(U_i U_j)
     # (D is positive semi-definite, so |D_ij| <= sqrt(D_ii D_jj))
@@ -136,7 +141,7 @@ def _clipping(release, level, d, sigma, variance_upper):
     return lo, hi, extra, withheld, variance_unseen, summary
 
 
-def _loss_cap(variance_upper):
+def loss_cap(variance_upper):
     r"""An upper end of each column's loss in the band from its released variance: ``3`` times its upper end.
 
     A row beyond ``R`` is scaled by :math:`b = R/\|z\|` and its band loss in column ``j`` is
@@ -405,7 +410,9 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     part, upper, clip = clipping_part(release), np.zeros(len(mid)), "not estimated: no clipping-excess release"
     withheld = np.zeros(len(mid), dtype=bool)
     if part is not None:
-        upper, clip = _eigenvalue_clipping(part, W, scales, level)
+        law = noise_law(release)
+        variance_upper = np.diagonal(release.second_moment) - law.diagonal_mean + z * law.diagonal_sd
+        upper, clip = _eigenvalue_clipping(part, W, scales, level, variance_upper)
         withheld = np.full(len(mid), clip["loss_beyond_outer_unseen"]) | _along_unseen_loss(part, W, level)
         clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
     interval = np.stack([np.maximum(mid - half, 0.0), mid + half + upper])
@@ -435,17 +442,18 @@ def loss_beyond_outer_unseen(part, level):
     return detected and bool(part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"])
 
 
-def _eigenvalue_clipping(part, W, scales, level):
+def _eigenvalue_clipping(part, W, scales, level, variance_upper):
     """Upper shifts of each eigenvalue for what clipping removed: the smaller of two bounds on ``w' D w``.
 
     ``tr D`` (Weyl: ``lambda_1(D)``) and, to first order, ``(sum_j |w_j| sqrt(D_jj))^2`` (``D`` positive
-    semi-definite), each with the released losses at their upper ends (one-sided, at ``level``).
+    semi-definite), each with the released losses at their upper ends (one-sided, at ``level``), each column's
+    no more than 3 times its released variance's upper end ``variance_upper`` (:func:`loss_cap`).
     """
     q = float(special.ndtri(level))
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
     trace, trace_sd = float(np.sum(scales**2 * lost)), sd * float(np.sqrt(np.sum(scales**4)))
     by_trace = max(trace + q * trace_sd, 0.0)
-    upper_each = np.maximum(lost + q * sd, 0.0)  # standardised units, as W
+    upper_each = np.minimum(np.maximum(lost + q * sd, 0.0), loss_cap(variance_upper))  # standardised units, as W
     along = (np.abs(W) @ np.sqrt(upper_each)) ** 2
     beyond = loss_beyond_outer_unseen(part, level)  # as for the covariance
     return np.minimum(along, by_trace), {"trace_lost": trace, "trace_lost_noise_sd": trace_sd,

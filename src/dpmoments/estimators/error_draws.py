@@ -23,7 +23,8 @@ but each draw carries all four parts of :math:`\hat M - \Sigma`:
   this level RAND HIE's ``mdvis`` goes undetected in about one fit of three at epsilon 1, and its
   pc2 is then drawn 5 degrees from the fit while 23 from the full-data one). An undetected loss
   lies between 0 and its one-sided upper end (the released loss, if positive, plus its noise at
-  ``level``): the draws are made twice, with it at 0 and at that end, and an interval is the hull of
+  ``level``, never above 3 times the column's released variance: ``loss_cap``): the draws are made
+  twice, with it at 0 and at that end, and an interval is the hull of
   the two basic intervals (:func:`hull_interval`), as the covariance's upper ends move by it. Drawing
   it from its noise instead would add about half that noise's sd to every column whatever the truth,
   and swamp the small columns of a table in mixed units;
@@ -51,8 +52,8 @@ from scipy import special
 
 from ..mechanisms import gaussian_noise, wishart_noise
 from .diagnostics import _centre_noise_scale as centre_noise_scale
-from .error_budget import check_target, clipping_part, loss_beyond_outer_unseen
-from .uncertainty import basic_interval, redraw
+from .error_budget import check_target, clipping_part, loss_beyond_outer_unseen, loss_cap
+from .uncertainty import basic_interval, noise_law, redraw
 
 __all__ = ["ErrorParts", "error_parts", "draw_every_part", "every_part_draws", "every_part_unseen", "hull_interval"]
 
@@ -112,8 +113,12 @@ def error_parts(release, level, target):
     if part is not None:
         lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
         detected = lost - float(special.ndtri(1.0 - (1.0 - level) / d)) * sd > 0
-        # an undetected loss lies in [0, its one-sided upper end] (as the covariance's budget counts it)
-        upper = np.where(detected, 0.0, np.maximum(lost, 0.0) + float(special.ndtri(level)) * sd)
+        # an undetected loss lies in [0, its one-sided upper end] (as the covariance's budget counts it), never more
+        # than 3 times the column's released variance at its upper end (a row keeps a third of its band loss)
+        law = noise_law(release)
+        cap = loss_cap(np.diagonal(release.second_moment) - law.diagonal_mean
+                       + float(special.ndtri(level)) * law.diagonal_sd)
+        upper = np.where(detected, 0.0, np.minimum(np.maximum(lost, 0.0) + float(special.ndtri(level)) * sd, cap))
         lost = np.where(detected, lost, np.nan)  # NaN: not detected, drawn at 0 or at its upper end
     return ErrorParts(target=target, centre_scale=s, sigma_root=(V * np.sqrt(w)) @ V.T if target == "population"
                       else None, lost=lost, lost_sd=0.0 if part is None else float(part["noise_sd"]),

@@ -207,6 +207,7 @@ class PCAFit(MomentEstimator):
     _estimator = "PrivatePCA"
     _counts_clipping = True
     _mixins = ("ClassNamePrefixFeaturesOutMixin", "TransformerMixin")  # added with BaseEstimator
+    _labelled_default = "components_"  # labelled(): no covariance_ here
 
     def __init__(self, *, n_components, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center="private", center_budget=None,

@@ -75,6 +75,8 @@ class _PrecisionBase(MomentEstimator):
         """
         check_uncertainty_params(self)
         check_target(self.target)
+        if not isinstance(self, GraphicalLassoFit):  # ridge's penalty, before the release spends the budget
+            self._check_alpha()
         return self._fit_from_data(X, self._release_from)
 
     def summary(self, feature_names=None, data_name=None):
@@ -376,6 +378,7 @@ class RidgePrecisionFit(_PrecisionBase):
     Parameters
     ----------
     alpha : float > 0
+        Required, as ``--method ridge`` requires ``--alpha`` (``"ebic"`` is the graphical lasso's).
     epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, ranges, bound_budget, rng, accountant, count_share
         As in :class:`PrivateGraphicalLasso`.
     psd_floor : float or None, default=None
@@ -427,7 +430,7 @@ class RidgePrecisionFit(_PrecisionBase):
 
     _estimator = "PrivateRidgePrecision"
 
-    def __init__(self, *, alpha="ebic", epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
+    def __init__(self, *, alpha=None, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
                  neighbours="replace-one", calibration="analytic", center="private", center_budget=None,
                  scale=None, ranges=None,
                  bound_budget=0.1, psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05,
@@ -455,6 +458,7 @@ class RidgePrecisionFit(_PrecisionBase):
     @all_or_nothing
     def fit_release(self, release):
         """Fit from a release already paid for: no new privacy cost, and no privacy parameter needed."""
+        self._check_alpha()
         raw = self._check_release(release)
         release = self._noisy_S(raw)
         alpha = check_positive(self.alpha, "alpha")
@@ -463,6 +467,11 @@ class RidgePrecisionFit(_PrecisionBase):
         self._spread(raw, lambda S_draw: ridge_precision(S_draw, alpha))
         self._withhold_beyond_first_order(release, alpha)
         return self
+
+    def _check_alpha(self):
+        if self.alpha is None or isinstance(self.alpha, str):
+            raise ValueError(f"PrivateRidgePrecision needs a numeric alpha > 0 (e.g. alpha=0.01); got {self.alpha!r} "
+                             "('ebic' and 'edges' choose the graphical lasso's penalty).")
 
     def _withhold_beyond_first_order(self, release, alpha):
         """Withhold the draws' intervals where the noise's negative eigenvalues exceed twice the penalty.

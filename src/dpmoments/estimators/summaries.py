@@ -120,13 +120,16 @@ def statistic_words(release):
 
 
 def noise_floor(release):
-    """2 sd sqrt(d): the expected spectral norm of the d x d symmetric noise (Wigner semicircle edge)."""
+    """What no signal eigenvalue can hide in: the noise's diagonal mean plus about its spectral norm.
+
+    ``2 sd sqrt(d)`` for symmetric i.i.d. noise (the semicircle edge); for Wishart noise its mean
+    ``df c`` plus the Marchenko-Pastur edge: the floor ``PrivatePCA`` reports as ``eigenvalue_noise_floor_``.
+    """
     law = release.law
     if law is NONE or not release.noise_scale:
         return 0.0
-    # Wishart noise: its scale c stands in for the sd here, as it always has (its own edge: NoiseLaw.spectral_norm)
-    sd = law.sd(release.noise_scale) if law.additive else release.noise_scale
-    return 2.0 * sd * math.sqrt(release.n_features)
+    scale, df = release.noise_scale, release.noise_df
+    return law.diagonal_mean(scale, df) + law.spectral_norm(scale, df, release.n_features)
 
 
 def spectrum(release, k, est=None):

@@ -37,7 +37,7 @@ import numpy as np
 from scipy import special
 
 from .._rng import bootstrap_generator
-from ..mechanisms.laws import MECHANISMS, NONE, Mechanism, as_mechanism
+from ..mechanisms.laws import MECHANISMS, NONE, Mechanism, Wishart, as_mechanism
 from ..moments.counts import published_count
 
 __all__ = ["UNSTABLE_DEGREES", "NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator", "basic_interval", "bootstrap_se",
@@ -141,7 +141,7 @@ def noise_law(release):
         raise ValueError(f"a release with mechanism {release.mechanism!r} has no known noise law.")
     if not release.noise_scale > 0:
         mech = NONE
-    return NoiseLaw(mech, float(release.noise_scale), release.noise_df if mech.family == "wishart" else None)
+    return NoiseLaw(mech, float(release.noise_scale), release.noise_df if isinstance(mech, Wishart) else None)
 
 
 def count_relative_sd(release):

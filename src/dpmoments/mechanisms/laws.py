@@ -29,7 +29,8 @@ __all__ = ["Mechanism", "NoNoise", "Gaussian", "Laplace", "Wishart", "as_mechani
 
 @dataclass(frozen=True, repr=False)
 class Mechanism:
-    """A noise law. Subclasses fix its arithmetic; instances differ by name (exact discrete noise, Wishart's two analyses).
+    """A noise law. Subclasses fix its arithmetic; instances differ by name (exact discrete noise, Wishart's two
+    analyses).
 
     Attributes
     ----------
@@ -65,6 +66,9 @@ class Mechanism:
     def __repr__(self):  # short, for the refusals that quote what they got
         return f"{type(self).__name__}({self.name!r})"
 
+    def __reduce__(self):  # a copy or an unpickled value is the one value of its name, so `is` holds
+        return (_by_name, (self.name,))
+
     @property
     def additive(self):
         """Independent noise on each released coordinate (a vector, a matrix's upper triangle, a tensor's orbits)."""
@@ -93,10 +97,12 @@ class Mechanism:
         return 2.0 * self.sd(scale, df) * math.sqrt(d)
 
     def entry_interval(self, scale, df, level, diagonal=False):
-        """``(lo, hi)``: one coordinate's centred noise lies in it with probability ``level`` (checked by the caller)."""
+        """``(lo, hi)``: one coordinate's centred noise lies in it with probability ``level`` (checked by the
+        caller)."""
         from scipy import special  # norm.ppf, without scipy.stats' import
 
-        half = float(special.ndtri(0.5 + level / 2.0)) * (self.diagonal_sd(scale, df) if diagonal else self.sd(scale, df))
+        sd = self.diagonal_sd(scale, df) if diagonal else self.sd(scale, df)
+        half = float(special.ndtri(0.5 + level / 2.0)) * sd
         return -half, half
 
     def largest_of(self, m, scale, df=None):
@@ -269,7 +275,8 @@ GAUSSIAN = Gaussian("gaussian", norm="l2", needs_delta=True, zcdp=True, chooses_
 LAPLACE = Laplace("laplace", norm="l1")
 DISCRETE_GAUSSIAN = Gaussian("discrete-gaussian", norm="l2", needs_delta=True, zcdp=True, discrete=True)
 DISCRETE_LAPLACE = Laplace("discrete-laplace", norm="l1", discrete=True)
-WISHART = Wishart("wishart", certified=False)  # the papers' W_d(d+1, .): no epsilon-DP proof (docs/algorithms.md §1.5.1)
+# The papers' W_d(d+1, .): no epsilon-DP proof (docs/algorithms.md §1.5.1).
+WISHART = Wishart("wishart", certified=False)
 WISHART_APPROX = Wishart("wishart-approx", needs_delta=True)
 
 #: Every mechanism by its name: the one table :func:`as_mechanism` reads.
@@ -281,6 +288,10 @@ ADDITIVE = (GAUSSIAN, LAPLACE)
 SECOND_MOMENT = (GAUSSIAN, LAPLACE, WISHART, WISHART_APPROX)
 #: Each additive law's exact discrete counterpart (``secure=True``).
 DISCRETE = {GAUSSIAN: DISCRETE_GAUSSIAN, LAPLACE: DISCRETE_LAPLACE}
+
+
+def _by_name(name):
+    return MECHANISMS[name]
 
 
 def named(value):
@@ -304,6 +315,9 @@ def as_mechanism(value, parameter="mechanism", allowed=SECOND_MOMENT):
     ValueError: 'first_moment' must be one of 'gaussian', 'laplace'; got 'cauchy'.
     """
     mech = named(value)
+    if isinstance(mech, Mechanism) and MECHANISMS.get(mech.name) != mech:  # made elsewhere, unlike its namesake
+        raise ValueError(f"'{parameter}' must be one of the library's noise laws (a name, or a value of "
+                         f"dpmoments.mechanisms.laws); got an unregistered {type(mech).__name__} named {mech.name!r}.")
     if mech is None or mech not in allowed:
         names = ", ".join(repr(m.name) for m in sorted(allowed, key=lambda m: m.name))
         got = value.name if isinstance(value, Mechanism) else value

@@ -306,6 +306,7 @@ def _checked(check, value, name, k, offset, **kwargs):
         if arr.dtype.kind in "fc" and arr.ndim in (1, 2) and not np.all(np.isfinite(arr)):
             bad = np.argwhere(~np.isfinite(arr))[0]
             where = f"row {bad[0]}" + (f", column {bad[1]}" if arr.ndim == 2 else "")
-            raise ValueError(f"'{name}' has a NaN or infinite value in chunk {k} at {where} of the chunk "
-                             f"(row {offset + bad[0]} overall); remove or impute it first.") from None
+            overall = "" if offset is None else f" (row {offset + bad[0]} overall)"  # None: unknown (a dask block)
+            raise ValueError(f"'{name}' has a NaN or infinite value in chunk {k} at {where} of the chunk{overall}; "
+                             "remove or impute it first.") from None
         raise

@@ -191,9 +191,11 @@ def binned_pass(source, *, moment, search, center=None, scale=None, chunk_size=6
     return result
 
 
-def _add_chunk(result, item, k):
-    X, _ = _unpack(item, k, result.n)
-    X = _checked(check_data, X, "X", k, result.n, min_samples=0)
+def _add_chunk(result, item, k, offset=-1):
+    """``offset``: the chunk's first row overall (default: the rows so far; None where unknown, a dask block's)."""
+    offset = result.n if offset == -1 else offset
+    X, _ = _unpack(item, k, offset)
+    X = _checked(check_data, X, "X", k, offset, min_samples=0)
     if result.d is None:
         result.start(X.shape[1])
     elif X.shape[1] != result.d:
@@ -202,10 +204,10 @@ def _add_chunk(result, item, k):
         result.add(X)
 
 
-def _block_pass(block, k, args):
-    """One dask block's :class:`BinnedSums` (in its own task)."""
+def _block_pass(block, k, args, start=None):
+    """One dask block's :class:`BinnedSums` (in its own task); ``start``: its first row, where known."""
     result = BinnedSums(*args)
-    _add_chunk(result, np.asarray(block, dtype=np.float64), k)
+    _add_chunk(result, np.asarray(block, dtype=np.float64), k, start)
     return result
 
 
@@ -233,11 +235,12 @@ def _merged(*parts):
 
 
 def _dask_pass(X, args):
-    from .dask_moments import _SPLIT_EVERY, _import_dask, _x_blocks
+    from .dask_moments import _SPLIT_EVERY, _block_starts, _import_dask, _x_blocks
 
     dask, _ = _import_dask()
     block = dask.delayed(_block_pass, pure=True)
-    parts = [block(b, k, args) for k, b in enumerate(_x_blocks(X))]
+    blocks = _x_blocks(X)
+    parts = [block(b, k, args, start) for k, (b, start) in enumerate(zip(blocks, _block_starts(X, len(blocks))))]
     merge = dask.delayed(_merged, pure=True)
     while len(parts) > 1:
         parts = [merge(*parts[i:i + _SPLIT_EVERY]) for i in range(0, len(parts), _SPLIT_EVERY)]

@@ -82,7 +82,7 @@ from .choice_budget import (BOUND_OPTION, LOCATION_OPTION, REFINE_MEAN, SCALE_SH
                             check_draws, draw_plan, public_rows, refinement_steps)
 from .release import calibrated_as, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
-from .scale_guard import guard_scales
+from .scale_guard import guard_scales, named_columns
 from .private_passes import (bound_pass, clipped_mean, column_medians, column_scales, fused_sums, row_bound_draw,
                              scaled_rows)
 
@@ -151,7 +151,7 @@ def _second_or_counts(shares, budget):
 
 
 def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget, scale, bound_budget, mechanism,
-                          neighbours, calibration, rng, count_share=COUNT_SHARE, scale_limits=None):
+                          neighbours, calibration, rng, count_share=COUNT_SHARE, scale_limits=None, column_names=None):
     """The second moment of the clipped, privately centred and scaled rows (module docstring).
 
     Returns
@@ -173,8 +173,11 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     (:func:`~dpmoments.moments.release.release_part` lists the count). Every
     data-dependent choice is one of these outputs. ``delta >= 1/n`` is
     warned about once, on the caller's ``delta`` and the released ``n``.
+    ``column_names`` (default: the input's own) name the columns in the scale warnings.
     """
-    X = as_source(X).data  # a Source is read as the input it holds
+    source = as_source(X)
+    X = source.data  # a Source is read as the input it holds
+    names = source.feature_names if column_names is None else list(column_names)
     mechanism = laws.named(mechanism)  # a name from an estimator, a value from release_second_moment
     _check_scale(scale)
     check_option(neighbours, "neighbours", NEIGHBOURS)  # before any draw is judged against n (public or not)
@@ -188,7 +191,8 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     budget = PrivateChoiceBudget(epsilon, delta, mechanism, calibration, neighbours)
     main = ("second", mechanism, neighbours, main_share, count_share)
     relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
-    with warnings.catch_warnings():  # delta >= 1/n is judged once, on the caller's delta (_finish)
+    names = names if names is not None and len(names) == source.n_features else None
+    with warnings.catch_warnings(), named_columns(names):  # delta >= 1/n is judged once, on the caller's delta
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         rel, s, count, main_share = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
                                                         center_budget, scale, bounds, rng, scale_limits)

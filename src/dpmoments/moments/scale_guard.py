@@ -23,13 +23,39 @@ names the columns and what follows -- they set the row bound, and the other
 columns' entries are mostly noise, which the noise checks then mark.
 """
 
+import contextlib
+import contextvars
 import warnings
 
 import numpy as np
 
 from ..exceptions import BoundWarning
 
-__all__ = ["guard_scales", "warn_scale_at_top"]
+__all__ = ["guard_scales", "named_columns", "warn_scale_at_top"]
+
+#: The user's column names for these warnings: the draws are several calls below the release that knows them,
+#: and a name matters only to a message, so the release sets it here once (``named_columns``) instead of
+#: threading it through every pass. Unset, or of the wrong length: 0-based positions.
+_NAMES = contextvars.ContextVar("scale_warning_names", default=None)
+
+
+@contextlib.contextmanager
+def named_columns(names):
+    """Within it, the scale warnings name columns by ``names`` (a list of the d feature names, or None)."""
+    token = _NAMES.set(None if names is None else [str(n) for n in names])
+    try:
+        yield
+    finally:
+        _NAMES.reset(token)
+
+
+def _shown(columns):
+    """``columns`` (0-based positions) as the user knows them: their names, else the positions, said so."""
+    names = _NAMES.get()
+    columns = [int(j) for j in columns]
+    if names is not None and all(j < len(names) for j in columns):
+        return ", ".join(names[j] for j in columns)
+    return ", ".join(str(j) for j in columns) + " (0-based)"
 
 
 def guard_scales(s, low, label, stacklevel=4):
@@ -42,8 +68,7 @@ def guard_scales(s, low, label, stacklevel=4):
         return s
     kept = s[~bottom]
     fill = float(np.median(kept)) if kept.size else 1.0
-    columns = ", ".join(str(j) for j in np.flatnonzero(bottom))
-    warnings.warn(f"the private {label} of column(s) {columns} (0-based) fell at the bottom of "
+    warnings.warn(f"the private {label} of column(s) {_shown(np.flatnonzero(bottom))} fell at the bottom of "
                   f"the search range: a constant or zero-inflated column; replaced by the median of the other scales "
                   f"({fill:.3g}), so it cannot blow the column up. Give such columns a public range (ranges=, "
                   "--ranges COL=LOW:HIGH) for a scale that is right.", BoundWarning, stacklevel=stacklevel)
@@ -51,9 +76,9 @@ def guard_scales(s, low, label, stacklevel=4):
 
 
 def warn_scale_at_top(columns, label, search, stacklevel=4):
-    """One warning naming the columns (0-based) whose private scale fell at the top of the search range."""
-    shown = ", ".join(str(j) for j in columns)
-    warnings.warn(f"the private {label} of column(s) {shown} (0-based) fell at the top of the search range "
+    """One warning naming the columns (0-based positions; shown by name) whose private scale fell at the top of the
+    search range."""
+    warnings.warn(f"the private {label} of column(s) {_shown(columns)} fell at the top of the search range "
                   f"[{search.low:g}, {search.high:g}]: their spread is beyond it, so they set the row bound and the "
                   "other columns' entries are mostly noise. Give them a public range (ranges=, --ranges "
                   "COL=LOW:HIGH) or a search range that reaches them (--search-range).", BoundWarning,

@@ -300,27 +300,25 @@ class GrpcTransport(Transport):
         whatever the number of sites. Every reply is due ``timeout_s`` after the step starts."""
         sent, deadline = {}, time.monotonic() + float(timeout_s)
         for site, data in messages:
-            frame = None
-            while frame is None:
+            frame, late = None, False
+            while frame is None and not late:
                 with self._lock:
                     link = self._links.get(site)
                 with self._arrived:
-                    if link is None or not link.alive:
-                        break
-                    room = self._unsent == 0 or self._unsent + 16 + len(data) <= SEND_WINDOW
-                    if room:
-                        frame = uuid.uuid4().bytes + bytes(data)
-                        link.unsent += len(frame)
-                        self._unsent += len(frame)
-                        self._hold(len(frame))
-                    else:
-                        if time.monotonic() >= deadline:
-                            break
+                    ready = self._ready(sent)  # first: the replies in make room for more (the readers wait on it)
+                    gone = link is None or not link.alive
+                    if not gone and (self._unsent == 0 or self._unsent + 16 + len(data) <= SEND_WINDOW):
+                        frame = self._queued(link, data)
+                    elif not gone and time.monotonic() < deadline:
                         self._arrived.wait(timeout=max(0.0, deadline - time.monotonic()))
-                    ready = self._ready(sent)
+                        ready += self._ready(sent)
+                    else:
+                        late = not gone
                 yield from ready
+                if gone:
+                    break
             if frame is None:
-                yield site, Failure("unreachable" if link is None or not link.alive else "timeout")
+                yield site, Failure("unreachable" if gone else "timeout")
                 continue
             sent[link] = (site, frame[:16])  # before it goes: its reply is this step's the moment it comes
             self._put(link, frame)
@@ -336,6 +334,14 @@ class GrpcTransport(Transport):
             yield from ready
         for link, (site, _) in sent.items():
             yield site, Failure("timeout" if link.alive else "crashed")
+
+    def _queued(self, link, data):
+        """A frame for ``link`` (a fresh request id and ``data``), counted as unsent (under ``_arrived``)."""
+        frame = uuid.uuid4().bytes + bytes(data)
+        link.unsent += len(frame)
+        self._unsent += len(frame)
+        self._hold(len(frame))
+        return frame
 
     def _ready(self, sent):
         """The answers in (replies, and sites whose stream ended), taken out of ``sent`` (``{link: (site, request

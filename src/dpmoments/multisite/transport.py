@@ -8,8 +8,9 @@ A transport implements two methods:
 
 and may implement :meth:`Transport.exchange_each`, which takes the queries one at a time and yields
 each reply as it arrives, so that the run adds each reply to its sums and drops it (the aggregator's
-memory does not grow with the number of sites): the in-process and gRPC transports do; the default
-waits for :meth:`Transport.exchange` (Flower's grid answers a step's messages together).
+memory does not grow with the number of sites): the in-process, gRPC and Flower transports do (the
+last two build each query when there is room to send it: ``SEND_WINDOW``, ``WINDOW``); the default
+waits for :meth:`Transport.exchange`.
 
 Everything else is written once, here and in :mod:`.run`: encoding and decoding
 (:mod:`.messages`), the spy's transcript (shapes only), and the rule that a reply must
