@@ -61,16 +61,16 @@ class Analysis:
     name: str
     rows: str            # what a site's rows are (see Plan)
     needs_y: bool
-    composition: str
+    composition: str     # "auto": zCDP where the plan chooses a bound or centre privately, else basic (Plan.build)
     output: str          # "release", "tensor", "irls"
 
 
 ANALYSES = {a.name: a for a in (
-    Analysis("covariance", "x", False, "basic", "release"),
-    Analysis("correlation", "x", False, "basic", "release"),
-    Analysis("pca", "x", False, "basic", "release"),
-    Analysis("precision", "x", False, "basic", "release"),
-    Analysis("ridge", "x", False, "basic", "release"),
+    Analysis("covariance", "x", False, "auto", "release"),
+    Analysis("correlation", "x", False, "auto", "release"),
+    Analysis("pca", "x", False, "auto", "release"),
+    Analysis("precision", "x", False, "auto", "release"),
+    Analysis("ridge", "x", False, "auto", "release"),
     Analysis("select", "xy", True, "basic", "release"),
     Analysis("tensor-mog", "x", False, "basic", "tensor"),
     Analysis("tensor-stm", "stm", False, "basic", "tensor"),

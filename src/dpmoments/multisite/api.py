@@ -96,7 +96,7 @@ def _enrol(sites, failures):
 
 
 def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbours="replace-one",
-               calibration="analytic", composition="basic", target="aggregator", weights=None, colluders=0,
+               calibration="analytic", composition="auto", target="aggregator", weights=None, colluders=0,
                failures=None, min_sites=None, on_dropout="complete", rng=None, rank=None, next_params=None,
                transport=None, analysis=None, options=None, bound_budget=None, center_budget=None, columns=None):
     """Plan ``rounds`` (or ``analysis``, a key of :data:`~.analyses.ANALYSES`) over in-process ``sites``,
