@@ -234,7 +234,8 @@ def test_irls_chooses_both_bounds_and_composes_in_zcdp():
     parts = [rng.normal(size=(20_000, 3)) for _ in range(3)]
     sites = [Site(f"s{i}", X, X @ [1.0, -1.0, 0.5] + 0.1 * rng.standard_t(3, size=X.shape[0]), row_norm="auto",
                   response_bound="auto") for i, X in enumerate(parts)]
-    fit, rep = irls(sites, epsilon=EPS, delta=1e-6, n_iter=2, w_max=10.0, rng=0, bound_budget=0.2)
+    fit, rep = irls(sites, epsilon=EPS, delta=1e-6, n_iter=2, w_max=10.0, rng=0, bound_budget=0.2,
+                    fit_intercept=False)
     assert {"bound row_norm", "bound response_bound"} <= set(rep.parts) and rep.composition == "zcdp"
     assert fit.n_iter == 2 and len(fit.releases) == 4
     assert rep.guarantee.epsilon == pytest.approx(EPS, rel=1e-3)

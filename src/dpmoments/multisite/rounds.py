@@ -137,6 +137,15 @@ def sensitivity(rnd, n_samples, *, n_features, row_norm, response_bound, neighbo
     return sens * (1.0 if rnd.w_max is None else float(rnd.w_max))
 
 
+def weights_at(rounds, per_bound, response_bound):
+    """The rounds with IRLS's ``w_max = per_bound / B`` at the chosen response bound ``B`` (a plan's option
+    ``w_max_per_bound``: its unit plan carries ``per_bound``); the rounds as they are when it has none."""
+    if per_bound is None:
+        return rounds
+    return tuple(r if r.w_max is None else replace(r, w_max=float(per_bound) / float(response_bound))
+                 for r in rounds)
+
+
 def round_targets(epsilon, delta, rounds, composition, calibration, exact=False):
     """Per round: (sensitivity/std ratio the budget allows, the round's delta, the claim at that ratio).
 
