@@ -61,7 +61,7 @@ writes: components.npy/.csv, weights.csv (with se and interval when drawn), comp
 
 
 def add_arguments(parser):
-    add_input_arguments(parser, cluster=True)
+    add_input_arguments(parser, cluster=True, several=True)
     add_memory_arguments(parser)
     add_privacy_arguments(parser, private=("row_norm",), auto_default=True)
     parser.set_defaults(row_norm=None)  # auto for mog, set in _check: stm refuses any --row-norm it is given
@@ -189,7 +189,7 @@ def _run(args, client):
             rep["private_choices"] = choices_report(est.privacy_parts_, m.guarantee, bound_budget(choices))
         res.save_json("privacy_report.json", rep)
     if not args.quiet:
-        print(est.summary(names, source.path.name))
+        print(est.summary(names, source.name))
         for line in ranges_lines(m.second):
             print(line)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
@@ -222,20 +222,20 @@ def _estimator(args, source, row_norm, choices, d):
 def _fit(est, args, source, row_norm, choices):
     """Fit: mog streams the rows (twice with a private bound), stm reads the documents into memory; the names."""
     if isinstance(source, ClusterSource):
-        label = f"reading {source.path.name} on the cluster"
+        label = f"reading {source.name} on the cluster"
         with source.progress(label, source.total_rows if row_norm != "auto" else None, not args.quiet):
             with too_few_rows_hint(choices):
                 est.fit(source.data)
         return source.feature_names
     if args.model == "mog":
-        with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
+        with Progress(f"reading {source.name}", total=source.total_rows, enabled=not args.quiet) as bar:
             with too_few_rows_hint(choices):
                 rows = Rereadable(source, args.chunk_size, bar) if row_norm == "auto" else \
                     source.chunks(args.chunk_size, bar)
                 est.fit(_Named(rows, source.feature_names) if est.ranges is not None else rows)
         return source.feature_names
     X, _ = read_in_memory(source, args)
-    est.fit(_word_ids(X, args.vocabulary_size, source.path))
+    est.fit(_word_ids(X, args.vocabulary_size, source.shown))
     del X
     return [f"w{j}" for j in range(args.vocabulary_size)]
 
