@@ -39,6 +39,7 @@ from . import coverage  # noqa: E402  (loads scikit-learn and statsmodels data i
 from . import coverage_misses  # noqa: E402
 from . import cluster  # noqa: E402  (imports dask and distributed inside run)
 from . import sites_scale  # noqa: E402  (imports grpc inside run)
+from . import ranges_sites  # noqa: E402  (loads statsmodels data inside run)
 from . import sites_coverage  # noqa: E402  (loads statsmodels' data inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
@@ -63,11 +64,13 @@ BENCHMARKS = {
     "speed": speed.run,
     "default_choices": default_choices.run,
     "large_d": large_d.run,
+    "startup": speed.run_startup,
     "coverage": coverage.run,
     "coverage_misses": coverage_misses.run,
     "sites_coverage": sites_coverage.run,
     "cluster": cluster.run,
     "sites_scale": sites_scale.run,
+    "ranges_sites": ranges_sites.run,
 }
 
 __all__ = ["BENCHMARKS"]

@@ -65,8 +65,9 @@ def run(quick=False):
             path.unlink()
     table.notes.append("One run per cell (the anchor too): at these sizes a cell is seconds to minutes of CPU. "
                        "Target 3× the anchor at d = 5000 and 10000, n = 1e4. The covariance command eigendecomposes "
-                       "twice where its matrix is indefinite (as noise makes it here): the PSD projection of the "
-                       "estimate, and the projection of the centred matrix its error budget reads (shared by the "
-                       "sampling bound and the clipping part); PCA takes its top components from a partial "
-                       "spectrum.")
+                       "its released matrix once where it is indefinite (as noise makes it here), and not at all "
+                       "where a Cholesky test finds it positive definite: the estimate's PSD projection and the "
+                       "error budget's projection of the centred matrix (its sampling bound and clipping part) "
+                       "share the decomposition (`moments.psd.SymmetricSpectrum`); PCA takes its top components "
+                       "from a partial spectrum.")
     return [table]

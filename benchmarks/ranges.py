@@ -103,7 +103,7 @@ def _coverage(S, est):
     judged = ~getattr(est, "covariance_biased_", np.zeros(S.shape, bool))[iu] & np.isfinite(lo[iu]) & \
         np.isfinite(hi[iu])
     lo, hi, s = lo[iu][judged], hi[iu][judged], S[iu][judged]
-    wide = hi > lo  # [0, 0]: a variance whose interval lay below 0, truncated; a miss, but of no width to measure by
+    wide = hi > lo  # zero width only where no noise was added (a variance keeps [0, h]: docs/uncertainty.md)
     distance = np.abs(s - (lo + hi) / 2)[wide] / ((hi - lo) / 2)[wide]
     return int(np.sum((s < lo) | (s > hi))), int(judged.sum()), float(distance.max(initial=0.0))
 
@@ -152,8 +152,7 @@ def run(quick=False):
         "vs oracle: relative error over that of the oracle ranges (the exact min and max, given for free)",
         "outside interval: share of the entries (all seeds) whose 90% interval for the value on these rows "
         "(target='sample') misses it, entries withheld as biased left out; worst miss: the largest distance of the "
-        "value from its interval's midpoint, in half-widths (above 1: outside), over the intervals of positive width "
-        "(a variance whose interval lies below 0 is given [0, 0]: counted as outside, not in the worst miss)",
+        "value from its interval's midpoint, in half-widths (above 1: outside), over the intervals of positive width",
     ]
     return [table]
 

@@ -8,7 +8,8 @@ sources on every start would time Python, not dpmoments). In-process cells are t
 ``time.process_time`` readings.
 
 1. **Start-up**: ``--version``, ``--help`` and a command on a 1000 x 5 ``.npy`` (where the start-up is
-   the whole cost) against ``python -c "import numpy"``.
+   the whole cost), and on a 2e4 x 10 one off the origin (where the private centre is refined, in zCDP),
+   against ``python -c "import numpy"``; ``python -m benchmarks startup`` runs this table alone.
 2. **The bound's fused pass** (:func:`dpmoments.moments.binned_sums.binned_pass`, the pass a private row
    bound makes with the mean or second moment it serves) and the public-bound pass
    (:func:`~dpmoments.moments.accumulate_moments`) against ``X.T @ X``, at 2e5 x 100.
@@ -70,8 +71,9 @@ def _cpu(fn, repeat=3):
 
 
 def _startup(tmp, env):
-    path = Path(tmp) / "small.npy"
+    path, rows = Path(tmp) / "small.npy", Path(tmp) / "rows.npy"
     np.save(path, np.random.default_rng(0).standard_normal((1000, 5)))
+    np.save(rows, np.random.default_rng(0).standard_normal((20_000, 10)) + 3.0)  # enough rows to refine a centre
     dpm = [sys.executable, "-m", "dpmoments"]
     out = ["--out", str(Path(tmp) / "out"), "--force"]
     cells = {
@@ -84,6 +86,8 @@ def _startup(tmp, env):
                                                              "5", "--center", "0", *out],
         "covariance, default private choices, --no-figures": dpm + ["-q", "covariance", str(path), *PRIVACY, *out,
                                                                     "--no-figures"],
+        "covariance, default private choices, --no-figures, 2e4 x 10 N(3, 1) (a refined centre)":
+            dpm + ["-q", "covariance", str(rows), *PRIVACY, *out, "--no-figures"],
     }
     for argv in cells.values():  # bytecode written, files in the page cache
         _child_cpu(argv, env)
@@ -207,6 +211,23 @@ def _large_d(tmp, env, quick):
     table.notes.append(f"anchor: {anchor:.2f} CPU s (best of 2; one run per command). Target 3×. d = 5000 and "
                        "10000 were not run on this shared machine (module docstring).")
     return table
+
+
+def run_startup(quick=False):
+    """Start-up alone (the first table of `speed`): --version, --help and small commands, CPU of fresh processes.
+
+    ``DPM_BASELINE_SRC=/path/to/other/src`` adds the same table for another source tree, measured in the same run
+    (a before and after)."""
+    tables = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tables.append(_startup(tmp, _env(str(Path(tmp) / "pycache"))))
+        baseline = os.environ.get("DPM_BASELINE_SRC")
+        if baseline:
+            env = dict(_env(str(Path(tmp) / "pycache-baseline")), PYTHONPATH=baseline)
+            table = _startup(tmp, env)
+            table.title += f" — baseline: {os.environ.get('DPM_BASELINE_LABEL', baseline)}"
+            tables.append(table)
+    return tables
 
 
 def run(quick=False):

@@ -165,6 +165,48 @@ def test_a_private_radius_from_a_release_is_the_full_fit_s_l1_norm_and_costs_not
     assert est.selected_ == (0, 1)
 
 
+@pytest.mark.parametrize("argv", [
+    ["covariance", "d.csv"], ["tensor", "d.csv"], ["simulate", "a.csv", "b.csv"],
+    ["noise-generator", "--sites", "a=100,b=100", "--columns", "age,score,smoker"],
+])
+def test_ranges_are_one_option_alone_across_sites_and_on_tensor(argv):
+    """``--ranges`` parses the same everywhere, and every way in takes ``ranges=`` (default none)."""
+    from dpmoments.cli._ranges import ranges_of
+    from dpmoments.estimators import PrivateTensorDecomposition
+    from dpmoments.multisite import Plan, Site
+
+    args = build_parser().parse_args([*argv, "--epsilon", "1", "--delta", "1e-6", "--out", "o",
+                                      "--ranges", "age=0:120,smoker=0:1"])
+    assert ranges_of(args) == {"age": (0.0, 120.0), "smoker": (0.0, 1.0)}
+    for fn in (release_second_moment, PrivateCovariance.__init__, PrivateTensorDecomposition.__init__,
+               Site.__init__, Plan.build):
+        assert _defaults(fn)["ranges"] is None
+
+
+def test_regress_has_one_set_of_defaults_alone_and_across_sites():
+    """An intercept, 10 iterations, a private response bound and w_max = 5 / B: PrivateIRLS, 'regress', the
+    wing's irls() and the multi-site commands (their copies of the constants agree)."""
+    from dpmoments.cli._multisite import INTERCEPT_SHARE, plan_options, response_bound_of
+    from dpmoments.estimators import PrivateIRLS
+    from dpmoments.estimators.model_defaults import INTERCEPT_SCALE, N_ITER, W_MAX_AUTO
+    from dpmoments.multisite import irls
+    from dpmoments.multisite.analyses import IRLS_DEFAULTS
+
+    assert IRLS_DEFAULTS == {"n_iter": N_ITER, "w_max_per_bound": W_MAX_AUTO, "intercept": INTERCEPT_SCALE}
+    assert INTERCEPT_SHARE == INTERCEPT_SCALE
+    est = _defaults(PrivateIRLS.__init__)
+    assert est["fit_intercept"] is True and est["response_bound"] == "auto" and est["n_iter"] == N_ITER
+    wing = _defaults(irls)
+    assert wing["fit_intercept"] is True and wing["n_iter"] == N_ITER and wing["w_max"] is None
+    for argv in (["regress", "d.csv", "--target", "y"],
+                 ["simulate", "a.csv", "b.csv", "--analysis", "regress", "--target", "y", "--delta", "1e-6"]):
+        args = build_parser().parse_args([*argv, "--epsilon", "1", "--out", "o"])
+        assert args.fit_intercept is True
+    assert response_bound_of(args) == "auto"
+    assert plan_options(args) == {"n_iter": N_ITER, "w_max": None, "p": 1.0, "w_max_per_bound": W_MAX_AUTO,
+                                  "intercept": INTERCEPT_SCALE}
+
+
 def test_ridge_precision_has_no_penalty_default_and_says_so_before_spending():
     """Its default was alpha='ebic', which only the graphical lasso takes: every default fit failed (after the
     release) with "'alpha' must be a real number". Now required, as --method ridge requires --alpha."""

@@ -15,7 +15,8 @@ PAGES = ["README.md", "docs/python.md", "docs/across-sites.md", "docs/bounds.md"
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_python_blocks_run(page):
+def test_python_blocks_run(page, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # an example that writes a file (bounds.md's grunfeld.csv) writes it here
     path = ROOT / page
     blocks = re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.S)
     assert blocks, f"{page} has no python examples"

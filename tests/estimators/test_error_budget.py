@@ -204,3 +204,16 @@ def test_a_small_columns_clipping_loss_is_capped_by_three_times_its_variance():
     assert sd > 5 * noise_hi  # the loss release's noise dwarfs the column
     assert est.covariance_interval_[1, 2, 2] <= 4.0 * noise_hi * 1.5  # its own upper end (noise, centre) and 3 times it
     assert est.covariance_interval_[0, 2, 2] <= np.var(X[:, 2]) <= est.covariance_interval_[1, 2, 2]
+
+
+def test_every_interval_holds_its_estimate_and_a_variance_released_below_0_keeps_its_width():
+    """A variance released far below 0 once printed [0, 0] (cut at 0 after being stretched to hold 0), and the
+    PSD projection's estimate lay above it: the interval now holds the estimate and never has zero width."""
+    X = np.random.default_rng(2).normal(size=(150, 8))
+    X[:2] = [[8.0], [-8.0]]  # the public ranges are wide against the spread, as on small real tables
+    est = PrivateCovariance(rng=2, ranges={f"x{i}": (-8.0, 8.0) for i in range(8)}, **KW).fit(X)
+    lo, hi = est.covariance_interval_
+    shown = np.isfinite(lo)
+    assert shown.any()
+    assert np.all((lo[shown] <= est.covariance_[shown]) & (est.covariance_[shown] <= hi[shown]))
+    assert np.all(hi[shown] > lo[shown]) and np.all(lo.diagonal()[shown.diagonal()] >= 0)

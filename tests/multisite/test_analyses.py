@@ -90,13 +90,34 @@ def test_irls_across_sites_is_the_exact_fit_with_noise_off_and_private_with_it()
     X = rng.normal(size=(6000, 3)) / 4
     y = X @ np.array([1.0, -1.0, 0.5]) + 0.05 * rng.standard_t(2, size=6000)
     sites = _split(X, y, row_norm=1.0, response_bound=1.0)
-    fit, rep = irls(sites, epsilon=INF, delta=0.5, n_iter=8, w_max=10.0)
+    fit, rep = irls(sites, epsilon=INF, delta=0.5, n_iter=8, w_max=10.0, fit_intercept=False)
     exact = exact_irls(clip_rows(X, 1.0), np.clip(y, -1, 1), n_iter=8, w_max=10.0)
     np.testing.assert_allclose(fit.coef, exact.coef, atol=1e-8)
-    fit, rep = irls(sites, epsilon=1.0, delta=1e-6, n_iter=5, w_max=10.0, rng=0)
+    fit, rep = irls(sites, epsilon=1.0, delta=1e-6, n_iter=5, w_max=10.0, rng=0, fit_intercept=False)
     assert np.abs(fit.coef - [1.0, -1.0, 0.5]).max() < 0.25
     assert len(rep.parts) == 10 and rep.composition == "zcdp" and fit.guarantee == rep.guarantee
     assert ANALYSES["regress"].composition == "zcdp"
+
+
+def test_irls_across_sites_fits_the_intercept_of_one_machine():
+    """The default intercept: each site appends the constant 0.5 R to its rows clipped to R, as PrivateIRLS does
+    on one machine (whose audits cover that row bound); with the noise off the two fits agree, coefficients and
+    intercept, an extreme row included."""
+    from dpmoments.estimators import PrivateIRLS
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(3000, 2)) / 4
+    y = X @ np.array([1.0, -0.5]) + 0.4 + 0.05 * rng.standard_t(2, size=3000)
+    X[7], y[7] = [1e6, -1e6], 1e6  # clipped the same way: the formed row (x clipped to R, 0.5 R) is one machine's
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit, _ = irls(_split(X, y, row_norm=1.0, response_bound=2.0), epsilon=INF, delta=0.5, n_iter=6, w_max=10.0)
+        across = PrivateIRLS(epsilon=None, delta=None, n_iter=6, w_max=None).fit_release(fit)
+        alone = PrivateIRLS(epsilon=INF, delta=0.5, row_norm=1.0, response_bound=2.0, n_iter=6, w_max=10.0,
+                            sampling_budget=0.0).fit(X, y)
+    assert fit.intercept_scale == pytest.approx(0.5) and across.intercept_fitted_
+    np.testing.assert_allclose(across.coef_, alone.coef_, atol=1e-8)
+    assert across.intercept_ == pytest.approx(alone.intercept_, abs=1e-8) and abs(across.intercept_ - 0.4) < 0.05
 
 
 def _irls_sites(seed):
@@ -109,7 +130,7 @@ def _irls_sites(seed):
 def _irls_fit(sites, rng):
     from dpmoments.estimators import PrivateIRLS
 
-    fit, rep = api.irls(sites, epsilon=1.0, delta=1e-6, n_iter=3, w_max=10.0, rng=rng)
+    fit, rep = api.irls(sites, epsilon=1.0, delta=1e-6, n_iter=3, w_max=10.0, rng=rng, fit_intercept=False)
     est = PrivateIRLS(epsilon=None, delta=None, row_norm=None, response_bound=None, n_iter=3, w_max=None)
     return fit, rep, est.fit_release(fit)
 
@@ -135,8 +156,8 @@ def test_irls_fit_release_refuses_what_it_cannot_read():
     est = PrivateIRLS(epsilon=1, delta=1e-6, row_norm=1, response_bound=1, n_iter=2, w_max=5)
     with pytest.raises(TypeError, match="IRLSFit"):
         est.fit_release(np.zeros(3))
-    fit, _ = api.irls(_irls_sites(0), epsilon=1.0, delta=1e-6, n_iter=2, w_max=10.0, rng=0)
-    # the sites' rows are taken as sent (a column of ones there for an intercept): fit_intercept is not applied
+    fit, _ = api.irls(_irls_sites(0), epsilon=1.0, delta=1e-6, n_iter=2, w_max=10.0, rng=0, fit_intercept=False)
+    # the run's rows decide: fit_intercept is not applied to a run without the sites' constant column
     assert est.set_params(fit_intercept=True).fit_release(fit).intercept_ == 0.0
 
 

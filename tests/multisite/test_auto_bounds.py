@@ -19,7 +19,7 @@ from dpmoments.multisite import (InProcessTransport, MessageRefused, Plan, Round
 from dpmoments.multisite.api import analyse, irls, run_rounds
 from dpmoments.multisite.bounds import AutoBounds, choose_bound, cumulative_estimate, histogram_counts
 from dpmoments.multisite.messages import Query, Reply, SiteError
-from dpmoments.privacy import Accountant, ApproxDP, compose
+from dpmoments.privacy import Accountant, ApproxDP, calibrate_gaussian, compose
 
 from .transports import KINDS, factory
 
@@ -96,9 +96,10 @@ def test_report_lists_the_bound_share_per_site_and_the_composed_guarantee():
     rel, rep = run_cape(sites, epsilon=EPS, delta=DELTA, rng=0, bound_budget=0.2)
     part = rep.parts["bound row_norm"]
     assert [s.status for s in part.sites] == ["ok"] * 3 and part.statistic == "histogram"
+    rho = calibrate_gaussian(EPS, DELTA, 1.0, "zcdp")[1].rho  # a plan that chooses privately composes in zCDP
     for s in part.sites:  # each site's own noise: its guarantee against the aggregator is the per-site one
-        assert s.joint_view.epsilon == pytest.approx(s.claimed.epsilon, rel=1e-9)
-        assert s.joint_view.epsilon == pytest.approx(0.2 * EPS, rel=1e-6)
+        assert s.joint_view.rho == pytest.approx(s.claimed.rho, rel=1e-9)
+        assert s.joint_view.rho == pytest.approx(0.2 * rho, rel=1e-6)
     labels = [p.label for p in rel.parts]
     assert labels == ["row_norm", "second moment", "clipping excess"] and rel.parts[0].share == 0.2
     assert [p.share for p in rel.parts] == pytest.approx([0.2, 0.7, 0.1])  # the excess: AutoBounds.bias
@@ -234,7 +235,8 @@ def test_irls_chooses_both_bounds_and_composes_in_zcdp():
     parts = [rng.normal(size=(20_000, 3)) for _ in range(3)]
     sites = [Site(f"s{i}", X, X @ [1.0, -1.0, 0.5] + 0.1 * rng.standard_t(3, size=X.shape[0]), row_norm="auto",
                   response_bound="auto") for i, X in enumerate(parts)]
-    fit, rep = irls(sites, epsilon=EPS, delta=1e-6, n_iter=2, w_max=10.0, rng=0, bound_budget=0.2)
+    fit, rep = irls(sites, epsilon=EPS, delta=1e-6, n_iter=2, w_max=10.0, rng=0, bound_budget=0.2,
+                    fit_intercept=False)
     assert {"bound row_norm", "bound response_bound"} <= set(rep.parts) and rep.composition == "zcdp"
     assert fit.n_iter == 2 and len(fit.releases) == 4
     assert rep.guarantee.epsilon == pytest.approx(EPS, rel=1e-3)

@@ -61,7 +61,7 @@ def test_regress_across_sites_gives_standard_errors(run, sites, tmp_path):
     res, analysis = _simulate(run, sites, tmp_path / "o", "--analysis", "regress", "--target", "y", "--n-iter", 2,
                               "--w-max", 5, "--response-bound", 3, epsilon=5)
     se = analysis["coefficients_se"]
-    assert set(se) == {"p", "q", "r"} and all(v > 0 for v in se.values())
+    assert set(se) == {"p", "q", "r", "(intercept)"} and all(v > 0 for v in se.values())  # the default intercept
     assert analysis["uncertainty"]["method"] == "closed-form (first order)" and analysis["signal_to_noise"] > 0
     assert (tmp_path / "o" / "coefficients_se.npy").exists() and "90% interval" in res.stdout
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from dpmoments.multisite import Plan
+from dpmoments.privacy import calibrate_gaussian
 
 from ..cli.helpers import assert_one_line_error, in_process, report
 
@@ -49,9 +50,10 @@ def test_simulate_private_centre_gives_the_covariance_and_reports_every_share(ru
     assert [p["label"] for p in parts] == steps + ["row_norm", "second moment", "clipping excess", "mean"]
     assert [p["share"] for p in parts] == pytest.approx([0.025] * 4 + [0.1, 0.5, 0.1, 0.2])
     assert rep["private_choices"]["composed_guarantee"] == "(1, 1e-06)-DP" == rep["privacy"]["guarantee"]
+    rho = calibrate_gaussian(1.0, 1e-6, 1.0, "zcdp")[1].rho  # a plan that chooses privately composes in zCDP
     for k in (1, 2, 3, 4):  # each site's own noise: the per-site guarantee holds against the aggregator
         sites = rep["protocol"]["parts"][f"location {k}"]["sites"]
-        assert all(s["joint_view"]["epsilon"] == pytest.approx(0.025, rel=1e-6) for s in sites)
+        assert all(s["joint_view"]["rho"] == pytest.approx(0.025 * rho, rel=1e-6) for s in sites)
     assert rep["analysis"]["statistic"] == "covariance about the private mean"
     res = _simulate(run, paths, tmp_path / "public", "--center", "100,0,-5")
     assert res.returncode == 0, res.stderr

@@ -16,13 +16,13 @@ EPS, DELTA = 4.0, 1e-6
 
 
 def _parts(n=4000, seed=0):
-    """Three sites; column 0 heavy-tailed (a t with 3 degrees of freedom, scale 3): clipping at the 0.95-quantile of
-    the row norms removes a visible share of its variance."""
+    """Three sites; column 0 heavy-tailed (a t with 2 degrees of freedom, scale 3): clipping at the bound the sites
+    choose removes a visible share of its variance."""
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(3):
         X = rng.normal(size=(n, 3))
-        X[:, 0] = 3.0 * rng.standard_t(3, size=n)
+        X[:, 0] = 3.0 * rng.standard_t(2, size=n)
         out.append(X + [5.0, -2.0, 1.0])
     return out
 
@@ -48,7 +48,7 @@ def test_the_release_carries_the_clipped_rows_and_the_clipping_excess_with_their
     fraction, sd = rel.clipped_fraction  # from the bound step's histograms: no share of its own
     assert 0.0 < fraction < 0.15 and sd > 0
     lost = np.asarray(by["clipping excess"].released["variance_lost"])
-    assert lost[0] > 3 * by["clipping excess"].released["noise_sd"]  # the heavy column's loss is seen
+    assert lost[0] > 2 * by["clipping excess"].released["noise_sd"]  # the heavy column's loss is seen
     est = PrivateCovariance().fit_release(rel)
     clip = est.uncertainty_["error_budget"]["clipping"]
     assert isinstance(clip, dict) and 0 in clip["clipped_columns"] + clip["withheld_columns"]

@@ -91,7 +91,7 @@ def test_grpc_deployment_from_the_command_line(tmp_path, bound):
     if bound == "center":
         labels = [p["label"] for p in report["private_choices"]["parts"]]
         steps = [f"location (step {k + 1} of {len(plan.location_steps)})" for k in plan.location_steps]
-        assert labels == steps + ["row_norm", "second moment", "mean"]
+        assert labels == steps + ["row_norm", "second moment", "clipping excess", "mean"]
         assert report["analysis"]["statistic"] == "covariance about the private mean"
         return
     choice = report["private_choices"]["parts"][0]

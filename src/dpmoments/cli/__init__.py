@@ -65,8 +65,17 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message):
-        hints = _spelled_here(message) + _several_files_hint(message)
+        hints = _spelled_here(message) + _several_files_hint(message, self._takes_several())
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}{hints} (see '{self.prog} --help')\n")
+
+    def _takes_several(self):
+        """Whether the command's data input takes several files (``_args.add_input_arguments(several=True)``).
+
+        argparse reports leftover words from the top parser, which holds the run's command alone (build_parser).
+        """
+        parsers = [self] + [p for a in self._actions if isinstance(a, argparse._SubParsersAction)
+                            for p in a.choices.values()]
+        return any(a.dest == "data" and a.nargs == "+" for p in parsers for a in p._actions)
 
 
 def _spelled_here(message):
@@ -77,10 +86,14 @@ def _spelled_here(message):
     return ""
 
 
-def _several_files_hint(message):
-    """Extra words that are all existing paths: an unquoted glob the shell expanded into several data files."""
+def _several_files_hint(message, several=False):
+    """Extra words that are all existing paths: an unquoted glob the shell expanded into several data files
+    (``several``: the command takes them, but together, not split by options)."""
     words = message.split(": ", 1)[1].split() if message.startswith("unrecognized arguments: ") else []
     if words and all(os.path.exists(w) for w in words):
+        if several:
+            return ("; several data files are one input when given together, not split by options (or give their "
+                    "directory or a quoted glob, 'data/*.parquet')")
         return ("; several data files are one input as their directory or a quoted glob ('data/*.parquet'), which "
                 "the shell then leaves alone")
     return ""

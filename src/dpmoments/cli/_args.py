@@ -128,13 +128,17 @@ def add_format_arguments(group):
                        help="text files have no header row: every line is data and the columns are named x0, x1, ...")
 
 
-def add_input_arguments(parser, target=False, cluster=False):
-    """The data file and which of its columns to use (``cluster``: offer ``--scheduler``)."""
+def add_input_arguments(parser, target=False, cluster=False, several=False):
+    """The data file and which of its columns to use (``cluster``: offer ``--scheduler``; ``several``: take
+    several files as one input, the list a shell makes of an unquoted glob)."""
     group = parser.add_argument_group("input (read in chunks, never loaded whole)")
-    group.add_argument("data", help="a .csv or .tsv (also .gz/.bz2 compressed; a header row unless --no-header), "
+    listed = "; or several files of one format and the same columns, read as one table in the order given" \
+        if several else ""
+    group.add_argument("data", nargs="+" if several else None, action=_OneOrSeveral if several else "store",
+                       metavar="data", help="a .csv or .tsv (also .gz/.bz2 compressed; a header row unless --no-header), "
                                     ".parquet, .npy, .npz (scipy.sparse) or Zarr (directory) file; a directory of "
                                     "Parquet files (hive partitions left out unless chosen), a quoted glob "
-                                    "('data/*.parquet'), or an s3://, gs:// or https:// URL (dpmoments[cloud])")
+                                    "('data/*.parquet'), or an s3://, gs:// or https:// URL (dpmoments[cloud])" + listed)
     default = "all but --target" if target else "all"
     group.add_argument("--columns", metavar="A,B,...",
                        help=f"feature columns, in order: names or 0-based positions (default: {default}); files "
@@ -151,6 +155,13 @@ def add_input_arguments(parser, target=False, cluster=False):
     group.add_argument("--no-fingerprint", action="store_true", help=argparse.SUPPRESS)  # the old default's switch
     if cluster:
         group.add_argument("--scheduler", metavar="ADDRESS", help=SCHEDULER_HELP)
+
+
+class _OneOrSeveral(argparse.Action):
+    """``data`` as one path (a string, as a one-file command stores it) or, for several, their list."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values[0] if len(values) == 1 else list(values))
 
 
 SCHEDULER_HELP = ("run the passes on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786): the workers "

@@ -66,9 +66,12 @@ class ClusterSource:
     def __init__(self, client, path, columns=None, target=None):
         from ..data.dask_tables import open_dask_table
         from ._args import parse_columns, parse_target
-        from ._io import _FILE_OPTIONS
+        from ._io import _FILE_OPTIONS, source_names
 
-        self.client, self.given, self.path = client, str(path), Path(str(path))
+        listed = isinstance(path, (list, tuple))  # several files given one by one
+        self.client, self.given = client, [str(p) for p in path] if listed else str(path)
+        self.path = Path(self.given[0] if listed else self.given)
+        self.name, self.shown = source_names(self.given)
         self.columns, self.target = parse_columns(columns), parse_target(target)
         _refuse_typed_columns(_FILE_OPTIONS)
         try:
@@ -76,11 +79,17 @@ class ClusterSource:
                                          delimiter=_FILE_OPTIONS["delimiter"], header=_FILE_OPTIONS["header"],
                                          exclude=parse_columns(_FILE_OPTIONS["exclude"], "--exclude"))
         except FileNotFoundError as exc:  # found missing by a worker, which was given the absolute path
-            raise CliError(str(exc).replace(os.path.abspath(self.given), self.given)) from None
+            raise CliError(self._as_given(str(exc))) from None
         self.kind, self.feature_names = self.table.format, self.table.feature_names
         self.all_names, self.total_rows, self.n_rows = self.table.names, self.table.n_rows, None
         self.delimiter, self.header = _FILE_OPTIONS["delimiter"], _FILE_OPTIONS["header"]
-        self.notes = [n.replace(os.path.abspath(self.given), self.given) for n in self.table.notes]
+        self.notes = [self._as_given(n) for n in self.table.notes]
+
+    def _as_given(self, text):
+        """A message of the workers' reader with the paths as the user typed them (it was given absolute ones)."""
+        for given in self.given if isinstance(self.given, list) else [self.given]:
+            text = text.replace(os.path.abspath(given), given)
+        return text
 
     @property
     def n_features(self):

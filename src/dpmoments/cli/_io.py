@@ -84,8 +84,11 @@ class DataSource:
 
     def __init__(self, path, columns=None, target=None, *, delimiter=None, header=None, by_name=False,
                  meanwhile=None):
-        self.given, self.path, self.meanwhile = str(path), Path(path), meanwhile
-        self.several = is_file_set(self.given)  # a Parquet directory, a glob or a URL: the one reader's file sets
+        listed = isinstance(path, (list, tuple))  # several files given one by one (a shell-expanded glob)
+        self.given = [str(p) for p in path] if listed else str(path)
+        self.path, self.meanwhile = Path(self.given[0] if listed else path), meanwhile
+        self.name, self.shown = source_names(self.given)
+        self.several = is_file_set(self.given)  # a Parquet directory, a glob, a list or a URL: the reader's file sets
         if not self.several and not self.path.exists():
             raise CliError(f"no such data file: '{path}'")
         self.columns, self.target = ((columns, target) if by_name else (parse_columns(columns), parse_target(target)))
@@ -115,7 +118,7 @@ class DataSource:
         self.n_rows = None
 
     @property
-    def _text(self):
+    def _text(self):  # a list's files share one format, the first's
         return any(s.lower() in (".csv", ".tsv") for s in self.path.suffixes[-2:])
 
     @property
@@ -186,6 +189,15 @@ class DataSource:
         if self._text:
             info.update(delimiter=self.delimiter or ("\t" if self.kind == "tsv" else ","), header=self.header)
         return info
+
+
+def source_names(given):
+    """``(name, shown)`` of an input as messages and progress lines give it: a file's name and its path as
+    typed; several files' first and how many more (their paths are in the report)."""
+    if isinstance(given, list):
+        more = f" and {len(given) - 1} more file(s)"
+        return Path(given[0]).name + more, given[0] + more
+    return Path(given).name, str(Path(given))
 
 
 def _selected(names, columns, target):
@@ -299,20 +311,20 @@ def read_in_memory(source, args):
     """Read the selected columns (and target) chunk by chunk into arrays; at most ``args.max_rows`` rows."""
     limit = args.max_rows
     if source.total_rows is not None and source.total_rows > limit:
-        raise CliError(f"'{source.path.name}' has {source.total_rows} rows, more than --max-rows {limit}; this "
+        raise CliError(f"'{source.name}' has {source.total_rows} rows, more than --max-rows {limit}; this "
                        "analysis loads the selected columns into memory: raise --max-rows if they fit")
     Xs, ys, n = [], [], 0
-    with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
+    with Progress(f"reading {source.name}", total=source.total_rows, enabled=not args.quiet) as bar:
         for chunk in source.chunks(args.chunk_size, bar):
             X, y = chunk if isinstance(chunk, tuple) else (chunk, None)
             n += X.shape[0]
             if n > limit:
-                raise CliError(f"'{source.path.name}' has more than --max-rows {limit} rows; this analysis loads "
+                raise CliError(f"'{source.name}' has more than --max-rows {limit} rows; this analysis loads "
                                "the selected columns into memory: raise --max-rows if they fit")
             Xs.append(np.asarray(X, dtype=np.float64))
             ys.append(y)
     if not Xs:
-        raise CliError(f"'{source.path.name}' has no data rows")
+        raise CliError(f"'{source.name}' has no data rows")
     X = np.concatenate(Xs, axis=0)
     y = None if ys[0] is None else np.concatenate([np.asarray(v, dtype=np.float64) for v in ys])
     return X, y
@@ -321,4 +333,4 @@ def read_in_memory(source, args):
 def require_target(args):
     if args.target is None:
         raise CliError(f"--target is required: the response column (a name or a 0-based position) of "
-                       f"'{args.data}'")
+                       f"'{source_names(args.data)[1]}'")

@@ -7,13 +7,15 @@ Flower ServerApp (:mod:`._serverapp`) all finish the same way: the wing's output
 that holds against the aggregator, the per-site claim beside it.
 """
 
+import argparse
+
 from ._args import CliError, _positive, center_asked, positive_int
 from ._numbers import radius_or_private
 from ._choices import ROW_NORM_DEFAULT, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of, choices_report
 from ._report import privacy_report
 from .present import PRESENTERS
 
-__all__ = ["add_analysis_arguments", "plan_options", "check_analysis", "fit_analysis", "multisite_report",
+__all__ = ["add_analysis_arguments", "plan_options", "response_bound_of", "check_analysis", "fit_analysis", "multisite_report",
            "print_guarantees", "ANALYSES", "auto_bounds", "center_across_sites", "AUTO_ACROSS_SITES", "CENTER_ACROSS_SITES"]
 
 AUTO_ACROSS_SITES = (
@@ -32,6 +34,10 @@ CENTER_ACROSS_SITES = (
     "location, from --center-share (default 0.2): the covariance is taken about that private mean; refused in one "
     "line when there are too few rows, naming the --epsilon (and --location-share) that runs")
 
+#: ``regress``'s intercept column across sites: its constant as a share of the features' bound (the single-site
+#: ``INTERCEPT_SCALE``, written here so that --help imports neither an estimator nor the wing; a test checks it).
+INTERCEPT_SHARE = 0.5
+
 #: The analyses a multi-site command offers: the keys of the wing's table, in its order (a test checks they agree;
 #: the table itself is not imported here, so that --help stays light).
 ANALYSES = ("covariance", "correlation", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
@@ -48,12 +54,16 @@ def add_analysis_arguments(parser, fit=True):
     g.add_argument("--n-iter", type=positive_int, metavar="J",
                    help="regress: IRLS iterations, two releases each (default 10, as 'dpmoments regress')")
     g.add_argument("--w-max", type=_positive, metavar="W",
-                   help="regress: the largest IRLS weight (default 5 / --response-bound where that is public, "
-                        "as 'dpmoments regress' --w-max auto)")
+                   help="regress: the largest IRLS weight (default 5 / the response bound, public or chosen across "
+                        "sites, as 'dpmoments regress' --w-max auto)")
     g.add_argument("--p", type=float, default=1.0, metavar="P", help="regress: the loss sum |r|^p (default 1: LAD)")
+    g.add_argument("--fit-intercept", action=argparse.BooleanOptionalAction, default=True,
+                   help="regress: fit an intercept (the default, as 'dpmoments regress'): each site appends the "
+                        f"public constant {INTERCEPT_SHARE:g} R / sqrt(1 + {INTERCEPT_SHARE:g}^2) to its rows clipped "
+                        "to R / sqrt(1 + ...), so the rows it forms stay within the row bound R")
     g.add_argument("--response-bound", type=bound_or_auto, metavar="B|auto",
-                   help="regress: the public bound on |y|, or 'auto': chosen across sites from noisy histograms "
-                        "of |y| (half of --bound-share)")
+                   help="regress: the public bound on |y|, or 'auto' (the default, as 'dpmoments regress'): chosen "
+                        "across sites from noisy histograms of |y| (half of --bound-share)")
     if not fit:
         return
     g.add_argument("--n-components", type=positive_int, metavar="K", help="pca, tensor-*: components")
@@ -72,30 +82,35 @@ def check_analysis(args, fit=True):
     a = args.analysis
     if a not in ANALYSES:
         raise CliError(f"unknown --analysis {a!r}; choose one of {', '.join(ANALYSES)}")
-    filled = dict(zip(("n_iter", "w_max"), regress_defaults(args))) if a == "regress" else {}
-    need = {"tensor-mog": ["sigma2"], "tensor-stm": ["vocabulary_size"],
-            "regress": ["w_max", "response_bound"]}.get(a, [])
+    need = {"tensor-mog": ["sigma2"], "tensor-stm": ["vocabulary_size"]}.get(a, [])
     if fit:
         need += {"pca": ["n_components"], "tensor-mog": ["n_components"], "tensor-stm": ["n_components"],
                  "ridge": ["alpha"]}.get(a, [])
     for name in need:
-        if filled.get(name, getattr(args, name, None)) is None:
-            why = (" with --response-bound auto: --w-max defaults to 5 / B only for a public --response-bound B"
-                   if name == "w_max" else "")
-            raise CliError(f"--{name.replace('_', '-')} is required for --analysis {a}{why}")
+        if getattr(args, name, None) is None:
+            raise CliError(f"--{name.replace('_', '-')} is required for --analysis {a}")
+
+
+def response_bound_of(args):
+    """``--response-bound``, or for ``regress`` its default ``"auto"`` (a private bound drawn across sites, as
+    ``dpmoments regress`` draws one); ``None`` for the analyses that take no response bound."""
+    bound = getattr(args, "response_bound", None)
+    return "auto" if bound is None and getattr(args, "analysis", None) == "regress" else bound
 
 
 def regress_defaults(args):
-    """``(n_iter, w_max)`` across sites, with the single-site defaults of ``regress`` where they apply (one set
-    of defaults): ``n_iter`` 10, and ``w_max`` = ``W_MAX_AUTO / response_bound`` from a PUBLIC response bound
-    (an "auto" one is drawn after the plan, whose rounds carry ``w_max``, so it is then still required: None)."""
+    """``(n_iter, w_max, w_max_per_bound)`` across sites with the single-site defaults of ``regress`` (one set of
+    defaults): ``n_iter`` 10 and ``w_max = W_MAX_AUTO / B``: fixed now from a PUBLIC response bound ``B``; from an
+    "auto" one (the default), ``w_max_per_bound = W_MAX_AUTO``, which the plan divides by the chosen bound."""
     from ..estimators.model_defaults import N_ITER, W_MAX_AUTO
 
     n_iter, w_max = getattr(args, "n_iter", None), getattr(args, "w_max", None)
-    bound = getattr(args, "response_bound", None)
-    if w_max is None and bound is not None and bound != "auto":
+    bound, per_bound = response_bound_of(args), None
+    if w_max is None and bound == "auto":
+        per_bound = W_MAX_AUTO
+    elif w_max is None and bound is not None:
         w_max = W_MAX_AUTO / float(bound)
-    return (N_ITER if n_iter is None else n_iter), w_max
+    return (N_ITER if n_iter is None else n_iter), w_max, per_bound
 
 
 def auto_bounds(args):
@@ -107,7 +122,8 @@ def auto_bounds(args):
     """
     from ..multisite.analyses import CENTRED
 
-    names = tuple(n for n in ("row_norm", "response_bound") if getattr(args, n, None) == "auto")
+    names = tuple(n for n, v in (("row_norm", getattr(args, "row_norm", None)), ("response_bound",
+                                                                               response_bound_of(args))) if v == "auto")
     if "row_norm" in names and args.analysis == "tensor-stm":
         if args.row_norm is not ROW_NORM_DEFAULT:
             raise CliError("--row-norm auto has no use with --analysis tensor-stm: a document's row has norm sqrt(3)")
@@ -135,7 +151,7 @@ def center_across_sites(args):
     bounds = bound_budget(choices_of(args))
     share = LOCATION_SHARE if args.location_share is None else args.location_share
     mean = MEAN_SHARE if args.center_share is None else args.center_share
-    bound = bounds.share if "auto" in (args.row_norm, getattr(args, "response_bound", None)) else 0.0
+    bound = bounds.share if "auto" in (args.row_norm, response_bound_of(args)) else 0.0
     if share + mean + bound >= 1:
         raise CliError(", ".join(f"{k} {v:g}" for k, v in (("--location-share", share), ("--center-share", mean),
                                                             ("--bound-share", bound)) if v) +
@@ -151,8 +167,10 @@ def plan_options(args):
     if a == "tensor-stm":
         return {"vocabulary_size": args.vocabulary_size}
     if a == "regress":
-        n_iter, w_max = regress_defaults(args)
-        return {"n_iter": n_iter, "w_max": w_max, "p": args.p}
+        n_iter, w_max, per_bound = regress_defaults(args)
+        return {"n_iter": n_iter, "w_max": w_max, "p": args.p,
+                **({} if per_bound is None else {"w_max_per_bound": per_bound}),
+                **({"intercept": INTERCEPT_SHARE} if getattr(args, "fit_intercept", False) else {})}
     return {}
 
 

@@ -12,7 +12,8 @@ from ..data.columns import MISSING_SUFFIX, one_hot_names
 from ..moments.ranges import as_column_ranges, parse_ranges_text, read_ranges_file
 from ._numbers import CliError
 
-__all__ = ["add_ranges_arguments", "ranges_of", "categories_of", "impute_of", "ranges_lines", "ranges_report",
+__all__ = ["add_ranges_arguments", "check_ranges_across_sites", "site_ranges", "plan_ranges_report", "add_plain_ranges_arguments",
+           "positional_ranges", "ranges_of", "categories_of", "impute_of", "ranges_lines", "ranges_report",
            "add_model_ranges_arguments", "model_ranges"]
 
 RANGES_HELP = (
@@ -55,6 +56,26 @@ def add_model_ranges_arguments(group):
                             "{\"column\": [lower, upper]}; combined with --ranges (a column may not be in both)")
 
 
+def add_plain_ranges_arguments(group, help_text):
+    """``--ranges`` and ``--ranges-file`` with a command's own help (the tensor command, the noise generator)."""
+    group.add_argument("--ranges", metavar="COL=LOW:HIGH,...", help=help_text)
+    group.add_argument("--ranges-file", metavar="FILE",
+                       help="--ranges from a file: CSV lines column,lower,upper (a header row is fine) or JSON "
+                            "{\"column\": [lower, upper]}; combined with --ranges (a column may not be in both)")
+
+
+def positional_ranges(args, names):
+    """``--ranges`` as ``{position: (lower, upper)}`` over the columns ``names`` (``None`` when none), checked."""
+    given = ranges_of(args)
+    if given is None:
+        return None
+    try:
+        lower, upper = as_column_ranges(given).resolve(names)
+    except ValueError as exc:
+        raise CliError(str(exc).replace("'ranges'", "--ranges").rstrip(".")) from None
+    return {j: (float(lo), float(hi)) for j, (lo, hi) in enumerate(zip(lower, upper)) if lo == lo}
+
+
 def model_ranges(args, names):
     """``(feature ranges by position, target range)`` from ``--ranges``/``--ranges-file``; ``None`` where none."""
     given = ranges_of(args)
@@ -79,6 +100,43 @@ def model_ranges(args, names):
             raise CliError(f"--ranges gives column {names[j]!r} twice (by name and by position)")
         features[j] = span
     return features or None, response
+
+
+def check_ranges_across_sites(args):
+    """Refuse ``--ranges`` where the multi-site path does not take them, in one line, before any file is read."""
+    from ..multisite.analyses import CENTRED
+
+    if ranges_of(args) is None:
+        return
+    if args.analysis not in CENTRED:
+        raise CliError(f"--ranges across sites are for --analysis {', '.join(CENTRED)}; {args.analysis} takes its "
+                       "public bounds instead")
+    if getattr(args, "center", None) not in (None, "private"):
+        raise CliError("--ranges across sites centre each column at its midpoint (--uncentred) or about a private "
+                       "centre (the default): drop the public --center")
+
+
+def site_ranges(args, names):
+    """The plan's form of ``--ranges`` over the sites' columns ``names`` (``None`` when none), checked."""
+    given = ranges_of(args)
+    if given is None:
+        return None
+    from ..multisite.column_ranges import plan_ranges
+
+    try:
+        return plan_ranges(given, len(names), names)
+    except ValueError as exc:
+        raise CliError(str(exc).replace("'ranges'", "--ranges").rstrip(".")) from None
+
+
+def plan_ranges_report(ranges, names, release):
+    """The report's ``ranges`` block of a multi-site run from the plan's ranges (``{}`` when none), as
+    :func:`ranges_report` writes a single-site one."""
+    if ranges is None:
+        return {}
+    names = [f"x{j}" for j in range(len(ranges))] if names is None else list(names)
+    given = {name: span for name, span in zip(names, ranges) if span is not None}
+    return ranges_report(given, release)
 
 
 def impute_of(args):

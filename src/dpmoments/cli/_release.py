@@ -61,16 +61,16 @@ def _release(source, args, check):
     rows = chunk_rows(args.chunk_size, source.n_features)
     private = request.choices.private
     if isinstance(source, ClusterSource):
-        label = f"reading {source.path.name} on the cluster" + (" (one pass per private choice)" if private else "")
+        label = f"reading {source.name} on the cluster" + (" (one pass per private choice)" if private else "")
         with source.progress(label, None if private else source.total_rows, show):
             release = _private_release(source.data, request, source.feature_names) if private else \
                 release_second_moment(source.data, **kwargs)
         return source, release, fingerprint, request
     if private:
-        with Progress(f"reading {source.path.name} (one pass per private choice)", enabled=show) as bar:
+        with Progress(f"reading {source.name} (one pass per private choice)", enabled=show) as bar:
             release = _private_release(Rereadable(source, rows, bar), request, source.feature_names)
         return source, release, fingerprint, request
-    with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=show) as bar:
+    with Progress(f"reading {source.name}", total=source.total_rows, enabled=show) as bar:
         release = release_second_moment(source.chunks(rows, bar), chunk_size=rows, **kwargs)
     return source, release, fingerprint, request
 

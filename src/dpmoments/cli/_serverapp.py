@@ -81,6 +81,7 @@ def aggregate_plan(plan, transport, request):
     from ._choices import choices_lines
     from ._multisite import fit_analysis, headline_release, multisite_report
     from ._output import ResultsDir
+    from ._ranges import plan_ranges_report, ranges_lines
 
     nonce, status = request["nonce"], request["status"]
     try:
@@ -91,12 +92,14 @@ def aggregate_plan(plan, transport, request):
         args = SimpleNamespace(**request["fit"])
         names = plan_names(plan)
         info, save, summary, noise_lines = fit_analysis(args, plan.analysis, output, names)
+        noise_lines = list(noise_lines) + (ranges_lines(output) if plan.ranges is not None else [])
         info.update(protocol=plan.protocol, sites=list(plan.sites), plan=plan.digest, transport=transport.name)
         with ResultsDir(request["out"], request["force"], figure_formats=request["fit"].get("figure_format")) as res:
             save(res)
             rep = multisite_report("aggregate", output, report, info, request["argv"],
                                    res.files + ["privacy_report.json"], extra={"plan": plan.to_dict(),
-                                                                                 "run_nonce": nonce})
+                                                                                 "run_nonce": nonce, **plan_ranges_report(
+                                                                                     plan.ranges, plan.columns, output)})
             res.save_json("privacy_report.json", rep)
         outcome = dict(ok=True, nonce=nonce, summary=summary, noise=noise_lines, files=sorted(res.files), n=headline_release(output).n,
                        guarantee=str(report.guarantee), claimed=str(report.claimed),

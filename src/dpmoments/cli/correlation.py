@@ -32,7 +32,7 @@ writes: correlation.npy/.csv, correlation_se, correlation_lower, correlation_upp
 
 
 def add_arguments(parser):
-    add_input_arguments(parser)
+    add_input_arguments(parser, several=True)
     add_privacy_arguments(parser, secure=True, private=PRIVATE_ALL, auto_default=True)
     add_uncertainty_arguments(parser, closed_form="every pair's standard error and interval", auto_draws=False)
     add_output_arguments(parser)
@@ -60,6 +60,6 @@ def run(args):
             "correlation", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"], **release_choices(release, request.choices)}))
     if not args.quiet:
-        print(est.summary(names, source.path.name))
+        print(est.summary(names, source.name))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0

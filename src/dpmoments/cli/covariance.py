@@ -43,7 +43,7 @@ writes: covariance.npy/.csv, covariance_se.npy/.csv, covariance_lower.npy/.csv, 
 
 
 def add_arguments(parser):
-    add_input_arguments(parser, cluster=True)
+    add_input_arguments(parser, cluster=True, several=True)
     add_privacy_arguments(parser, secure=True, private=PRIVATE_ALL, auto_default=True)
     add_uncentred_argument(parser, "release")
     parser.add_argument("--psd-floor", default="0", metavar="FLOOR",
@@ -90,7 +90,7 @@ def run(args):
             "covariance", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"], **release_choices(release, request.choices)}))
     if not args.quiet:
-        print(est.summary(names, source.path.name))
+        print(est.summary(names, source.name))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

@@ -49,7 +49,7 @@ writes: components.npy/.csv, explained_variance.csv (with se, interval, signal_t
 
 
 def add_arguments(parser):
-    add_input_arguments(parser, cluster=True)
+    add_input_arguments(parser, cluster=True, several=True)
     add_privacy_arguments(parser, secure=True, private=PRIVATE_ALL, auto_default=True)
     add_uncentred_argument(parser, "principal components")
     group = parser.add_argument_group("estimator (post-processing: no extra privacy cost)")
@@ -94,7 +94,7 @@ def run(args):
             "pca", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"], **release_choices(release, request.choices)}))
     if not args.quiet:
-        print(est.summary(names, source.path.name))
+        print(est.summary(names, source.name))
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

@@ -56,7 +56,7 @@ writes: precision.npy/.csv, edges.csv, privacy_report.json, network.png,
 
 
 def add_arguments(parser):
-    add_input_arguments(parser, cluster=True)
+    add_input_arguments(parser, cluster=True, several=True)
     add_privacy_arguments(parser, secure=True, private=PRIVATE_ALL, auto_default=True)
     add_uncentred_argument(parser, "estimate the precision")
     group = parser.add_argument_group("estimator (post-processing: no extra privacy cost)")
@@ -144,7 +144,7 @@ def run(args):
             "precision", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"], **release_choices(release, request.choices)}))
     if not args.quiet:
-        summary = precision_summary(est, args.method, names, source.path.name, release, threshold, floored)
+        summary = precision_summary(est, args.method, names, source.name, release, threshold, floored)
         for line in (summary.title, *truth_lines(analysis), *summary.lines):
             print(line)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")

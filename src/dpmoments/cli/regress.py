@@ -64,7 +64,7 @@ their intervals say how much of them is noise."""
 
 # -- the subcommand ---------------------------------------------------------------------------------
 def add_arguments(parser):
-    add_input_arguments(parser, target=True)
+    add_input_arguments(parser, target=True, several=True)
     add_memory_arguments(parser)
     group = parser.add_argument_group("privacy (required: --epsilon, --delta)")
     group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="total epsilon > 0 of the 2 J releases (required)")
@@ -170,7 +170,7 @@ def run(args):
             "regress", est.privacy_, privacy=privacy, source=source, fingerprint=fp, n=n, d=d, analysis=analysis,
             argv=args.argv, randomness=rep["randomness"], files=res.files, extra=chosen))
     if not args.quiet:
-        print(f"IRLS (p={args.p:g}, {est.n_iter_} iterations) on {n} rows x {d} columns of {source.path.name}:")
+        print(f"IRLS (p={args.p:g}, {est.n_iter_} iterations) on {n} rows x {d} columns of {source.name}:")
         for line in coefficient_lines(est, names):
             print(line)
         noise.print()

@@ -59,7 +59,7 @@ writes: selected.csv, privacy_report.json, privacy_utility.png (with --epsilon-g
 
 
 def add_arguments(parser):
-    add_input_arguments(parser, target=True)
+    add_input_arguments(parser, target=True, several=True)
     add_memory_arguments(parser)
     group = parser.add_argument_group("privacy (required: --epsilon; pure epsilon-DP)")
     group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="epsilon > 0 of the selection (required)")
@@ -181,7 +181,7 @@ def run(args):
             extra={"private_choices": choices_report(parts, est.privacy_, bound_budget(choices))} if chose
             else None))
     if not args.quiet:
-        where = f"{d} columns of {source.path.name} ({n} rows, {len(family)} candidate models)"
+        where = f"{d} columns of {source.name} ({n} rows, {len(family)} candidate models)"
         if noise.withholds:
             print(f"no model selected from {where}: the choice is not distinguishable from noise")
         else:

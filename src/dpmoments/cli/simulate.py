@@ -17,8 +17,9 @@ from ._choices import bound_budget, center_budget, choices_of, too_few_rows_hint
 from ._io import DataSource, add_memory_arguments, fingerprint, read_in_memory
 from ._multisite import (ANALYSES, AUTO_ACROSS_SITES, CENTER_ACROSS_SITES, add_analysis_arguments, auto_bounds,
                          center_across_sites, check_analysis, fit_analysis, multisite_report, plan_options,
-                         print_guarantees)
+                         print_guarantees, response_bound_of)
 from ._output import ResultsDir, check_destination
+from ._ranges import add_ranges_arguments, check_ranges_across_sites, plan_ranges_report, ranges_lines, site_ranges
 from ..mechanisms import laws
 
 from ..multisite.protocols import PROTOCOLS
@@ -61,8 +62,7 @@ EXAMPLES = """\
       --epsilon 1 --delta 1e-5 --row-norm 3 --center 0 --out sim
   dpmoments simulate a.npy b.npy --analysis pca --n-components 2 --epsilon 1 --delta 1e-5 --row-norm 1 \\
       --uncentred --out sim
-  dpmoments simulate a.csv b.csv c.csv --analysis regress --target y --n-iter 5 --w-max 10 \\
-      --response-bound 3 --epsilon 1 --delta 1e-5 --row-norm 3 --out irls
+  dpmoments simulate a.csv b.csv c.csv --analysis regress --target y --epsilon 1 --delta 1e-5 --out irls
 
 writes: the analysis's estimate (covariance.npy/.csv, components, precision + edges, selected.csv,
         coefficients.csv); privacy_report.json (with the protocol report)"""
@@ -74,6 +74,9 @@ def add_arguments(parser):
     add_memory_arguments(parser)
     add_privacy_arguments(parser, private=("row_norm", "center"), auto_default=True, auto_help=AUTO_ACROSS_SITES)
     add_uncentred_argument(parser, "the centred analyses (covariance, pca, precision, ridge)")
+    add_ranges_arguments(parser.add_argument_group(
+        "public ranges (covariance, correlation, pca, precision, ridge: part of the plan; each site clips and "
+        "standardises its own rows; across sites a column without a range keeps its units, no private scale)"))
     group = parser.add_argument_group("protocol")
     group.add_argument("--protocol", default="cape", metavar="{" + ",".join(PROTOCOLS) + "}",
                        help="how the sites combine their statistics (default cape)")
@@ -109,6 +112,7 @@ def _check(args):
     if args.analysis in ("select", "regress") and args.target is None:
         raise CliError(f"--target is required for --analysis {args.analysis}: each site's response column")
     check_uncentred(args)
+    check_ranges_across_sites(args)
     names, _ = auto_bounds(args)
     if "response_bound" in names and args.protocol == "pooled":
         raise CliError("--protocol pooled takes a PUBLIC --response-bound (the pooled reference of a second moment)")
@@ -168,18 +172,20 @@ def run(args):
                            "every site must give the same columns (use --columns)")
     request = privacy_options(args, len(features))
     kwargs = request.release_kwargs()
+    ranges = site_ranges(args, features)
     fingerprints, sites = [], []
     for name, source in zip(names, sources):  # one site at a time: its rows go into its own Site
         fingerprints.append(fingerprint(source, args))
-        sites.append(_site(name, source, args, kwargs))
+        sites.append(_site(name, source, args, kwargs, ranges))
     with too_few_rows_hint(request.choices):
-        output, report = _release(args, sites, kwargs)
+        output, report = _release(args, sites, kwargs, None if ranges is None else [str(c) for c in features])
     labels = features + ([target] if args.analysis == "select" else [])
     analysis, save, summary, noise_lines = fit_analysis(args, args.analysis, output, labels)
     analysis.update(protocol=args.protocol, sites=names)
     with ResultsDir(args.out, args.force) as res:
         save(res)
-        rep = multisite_report("simulate", output, report, analysis, args.argv, res.files + ["privacy_report.json"])
+        rep = multisite_report("simulate", output, report, analysis, args.argv, res.files + ["privacy_report.json"],
+                               plan_ranges_report(ranges, features, output))
         rep["input"] = {"sites": [dict(s.describe(), name=nm, rows=site.n, fingerprint=None if fp is None else dict(
             fp, note="a deterministic hash of the site's file for provenance; not differentially private"))
             for nm, s, site, fp in zip(names, sources, sites, fingerprints)],
@@ -188,23 +194,24 @@ def run(args):
     if not args.quiet:
         print(f"{args.protocol}: {len(sites)} site(s) ({', '.join(f'{s.name}: {s.n} rows' for s in sites)}), "
               f"{len(features)} columns; analysis {args.analysis}: {summary}")
-        for line in noise_lines:
+        for line in noise_lines + (ranges_lines(output) if ranges is not None else []):
             print(line)
         print_guarantees(report)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 
 
-def _site(name, source, args, kwargs):
+def _site(name, source, args, kwargs, ranges):
     from ..multisite import Site
 
     X, y = read_in_memory(source, args)
-    bound = args.response_bound if args.analysis == "regress" else None
+    bound = response_bound_of(args) if args.analysis == "regress" else None
     row_norm = None if args.analysis == "tensor-stm" else kwargs["row_norm"]
-    return Site(name, X, y, row_norm=row_norm, response_bound=bound, center=kwargs["center"])
+    return Site(name, X, y, row_norm=row_norm, response_bound=bound, center=kwargs["center"], ranges=ranges)
 
 
-def _release(args, sites, kwargs):
+def _release(args, sites, kwargs, columns):
+    """The run's output and report; ``columns``: the public column names the plan carries (or ``None``)."""
     from ..multisite import run_pooled
     from ..multisite.api import analyse
 
@@ -218,6 +225,6 @@ def _release(args, sites, kwargs):
     if args.colluders and args.protocol == "local":
         raise CliError("--colluders has no meaning for --protocol local")
     rank = min(2 * args.n_components, sites[0].n_features) if args.protocol == "dpdispca" else None
-    return analyse(sites, args.analysis, protocol=args.protocol, options=plan_options(args),
+    return analyse(sites, args.analysis, protocol=args.protocol, options=plan_options(args), columns=columns,
                    target=args.calibrate_to, colluders=args.colluders, rank=rank, bound_budget=auto_bounds(args)[1],
                    center_budget=center_across_sites(args), **common)

@@ -25,6 +25,7 @@ from ._cluster import ClusterSource, on_cluster, print_notes, scheduler_address
 from ._output import ResultsDir, check_destination
 from ..mechanisms import laws
 from ._progress import Progress
+from ._ranges import add_plain_ranges_arguments, positional_ranges, ranges_lines, ranges_of, ranges_report
 from ._release import Rereadable, epsilon_grid
 from ._report import privacy_report
 from ._io import add_memory_arguments, fingerprint, open_input, read_in_memory
@@ -60,7 +61,7 @@ writes: components.npy/.csv, weights.csv (with se and interval when drawn), comp
 
 
 def add_arguments(parser):
-    add_input_arguments(parser, cluster=True)
+    add_input_arguments(parser, cluster=True, several=True)
     add_memory_arguments(parser)
     add_privacy_arguments(parser, private=("row_norm",), auto_default=True)
     parser.set_defaults(row_norm=None)  # auto for mog, set in _check: stm refuses any --row-norm it is given
@@ -72,6 +73,11 @@ def add_arguments(parser):
     group.add_argument("--vocabulary-size", type=int, metavar="D", help="stm: the PUBLIC vocabulary size (required)")
     group.add_argument("--second-share", type=float, default=0.5, metavar="F",
                        help="share of the budget for the second moment; the third gets 1 - F (default 0.5)")
+    add_plain_ranges_arguments(group, (
+        "mog: PUBLIC per-column ranges, e.g. age=0:120,score=0:10: each value is clipped to its column's range, "
+        "free; the columns keep their units (--sigma2 is stated in them). With every column ranged the row bound "
+        "is drawn on a grid that ends at the box's largest norm about the centre, or is that norm, free, when "
+        "there are too few rows. State ranges from the data's documentation, never from the data"))
     group.add_argument("--n-restarts", type=_bounded_int(1, 10_000), default=10, metavar="L",
                        help="power-method restarts (default 10)")
     group.add_argument("--n-iter", type=_bounded_int(1, 100_000), default=30, metavar="N",
@@ -176,13 +182,15 @@ def _run(args, client):
         if grid and not args.no_figures:
             grid_figure(res, grid, m, args)
         rep = privacy_report("tensor", m.second, source=source, fingerprint=fp, analysis=analysis, argv=args.argv,
-                             extra={"files": res.files + ["privacy_report.json"]})
+                             extra={"files": res.files + ["privacy_report.json"], **ranges_report(ranges_of(args), m.second)})
         compose_report(rep, m)
         if est.privacy_parts_:
             rep["private_choices"] = choices_report(est.privacy_parts_, m.guarantee, bound_budget(choices))
         res.save_json("privacy_report.json", rep)
     if not args.quiet:
-        print(est.summary(names, source.path.name))
+        print(est.summary(names, source.name))
+        for line in ranges_lines(m.second):
+            print(line)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 
@@ -198,33 +206,47 @@ def _estimator(args, source, row_norm, choices, d):
                        "seen from the centre, they are linearly independent, and seen from the data's mean (what a "
                        "private centre estimates) they are not; give a PUBLIC --center away from the mean, or none")
     center = _center(args.center, source.n_features) if args.model == "mog" else None
+    if args.model != "mog" and ranges_of(args) is not None:
+        raise CliError("--ranges is for --model mog: --model stm reads word ids, whose range is --vocabulary-size")
+    ranges = positional_ranges(args, [str(c) for c in source.feature_names]) if args.model == "mog" else None
     check_choices(choices)
     return TensorDecompositionFit(
         n_components=args.n_components, model=args.model, epsilon=args.epsilon, delta=args.delta,
         row_norm=row_norm, sigma2=args.sigma2, vocabulary_size=args.vocabulary_size, budget=budget,
         neighbours=args.neighbours, calibration=args.calibration, center=center, n_restarts=args.n_restarts,
         n_iter=args.n_iter, rng=args.seed, count_share=args.count_share, bound_budget=bound_budget(choices),
-        level=args.level, n_draws=draws(args, d, auto=True, limit=AUTO_MAX_TENSOR))
+        level=args.level, n_draws=draws(args, d, auto=True, limit=AUTO_MAX_TENSOR), ranges=ranges)
 
 
 def _fit(est, args, source, row_norm, choices):
     """Fit: mog streams the rows (twice with a private bound), stm reads the documents into memory; the names."""
     if isinstance(source, ClusterSource):
-        label = f"reading {source.path.name} on the cluster"
+        label = f"reading {source.name} on the cluster"
         with source.progress(label, source.total_rows if row_norm != "auto" else None, not args.quiet):
             with too_few_rows_hint(choices):
                 est.fit(source.data)
         return source.feature_names
     if args.model == "mog":
-        with Progress(f"reading {source.path.name}", total=source.total_rows, enabled=not args.quiet) as bar:
+        with Progress(f"reading {source.name}", total=source.total_rows, enabled=not args.quiet) as bar:
             with too_few_rows_hint(choices):
-                est.fit(Rereadable(source, args.chunk_size, bar) if row_norm == "auto"
-                        else source.chunks(args.chunk_size, bar))
+                rows = Rereadable(source, args.chunk_size, bar) if row_norm == "auto" else \
+                    source.chunks(args.chunk_size, bar)
+                est.fit(_Named(rows, source.feature_names) if est.ranges is not None else rows)
         return source.feature_names
     X, _ = read_in_memory(source, args)
-    est.fit(_word_ids(X, args.vocabulary_size, source.path))
+    est.fit(_word_ids(X, args.vocabulary_size, source.shown))
     del X
     return [f"w{j}" for j in range(args.vocabulary_size)]
+
+
+class _Named:
+    """The file's chunks with its columns' names, which a ranged fit's line uses (``Source.feature_names``)."""
+
+    def __init__(self, rows, names):
+        self.rows, self.feature_names = rows, [str(c) for c in names]
+
+    def __iter__(self):
+        return iter(self.rows)
 
 
 def _analysis(args, est):

@@ -163,7 +163,7 @@ class Source:
             from .tables import open_table
 
             return list(open_table(X).feature_names)
-        if self.kind == "stream":  # an opened table (open_table) names its columns, one-hot levels included
+        if self.kind == "stream":  # an opened table, or a stream of chunks, may name its columns (one-hot levels included)
             columns = list(getattr(X, "feature_names", None) or ())
             return columns if columns and all(isinstance(c, str) for c in columns) else None
         columns = list(getattr(X, "columns", ())) if self.kind in ("frame", "dask") else []

@@ -146,6 +146,7 @@ def _open_file_set(source, columns, target, delimiter, header, exclude, categori
 
     files = FileSet(source, open_member=open_member)
     files.impute = bool(impute)
+    files.header = header  # text files: how Table.chunks names a row (it crashed on a set of CSV files without it)
     if columns is None and files.partition_names:
         declared = {files.names[k] if isinstance(k, int) and 0 <= k < len(files.names) else k
                     for k in (categories or ())}  # by name or position

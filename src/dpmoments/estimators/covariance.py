@@ -16,7 +16,7 @@ from ..moments.psd import SymmetricSpectrum
 from ._conventions import all_or_nothing, check_input, name_of, built_on_first_use
 from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
-from .error_budget import check_target, covariance_error_budget, covers_text, not_covered_text
+from .error_budget import check_target, covariance_error_budget, covers_text, holding_estimate, not_covered_text
 from .summaries import covariance_summary
 from .uncertainty import check_uncertainty_params
 
@@ -279,6 +279,7 @@ class CovarianceFit(MomentEstimator):
         self._count_every_part(raw, spectrum)
         self._record_release(release)
         self.covariance_ = np.array(in_original_units(release, release.second_moment))
+        self.covariance_interval_ = holding_estimate(self.covariance_interval_, self.covariance_)
         self.location_ = location_of(release)
         return self
 

@@ -51,7 +51,7 @@ from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .uncertainty import count_relative_sd, noise_law, z_value
 
 __all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget", "fcr_level",
-           "clipping_part", "loss_beyond_outer_unseen", "loss_cap"]
+           "clipping_part", "holding_estimate", "loss_beyond_outer_unseen", "loss_cap"]
 
 TARGETS = ("population", "sample")
 # Rows beyond the outer bound are 'seen' when their noisy count exceeds 2.33 sd (one-sided 99%): a withheld
@@ -210,7 +210,7 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         # The undetected clipping loss's noise widens the upper end, in quadrature
         out = np.stack([centre - lo_half + bias_lo,
                         centre + np.sqrt(hi_half**2 + (z_value(at) * bias_sd) ** 2) + bias_hi])
-        out[0, np.arange(d), np.arange(d)] = np.maximum(out[0].diagonal(), 0.0)  # a variance is never negative
+        _truncate_variances(out, centre)
         return out
 
     selected, adjusted, interval = _selected(intervals, _distance_from_zero(mid + bias_lo, mid + bias_hi, se),
@@ -238,6 +238,24 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     }
     return {"se": se, "sample_se": np.sqrt(noise_se**2 + centre_var), "interval": interval, "biased": biased,
             "parts": parts}
+
+
+def _truncate_variances(out, centre):
+    """Each variance's interval (2, d, d) cut at 0 below only; above, taken about ``max(r, 0)`` (``r`` released).
+
+    A variance released far below 0 keeps ``[0, h]`` (its upper half-width), never ``[0, 0]``. Coverage is at
+    least the uncut one's: ``v >= 0`` misses above only if ``v > r + h``, and ``max(r, 0) + h >= r + h``.
+    """
+    idx = np.arange(centre.shape[0])
+    upper_half = out[1, idx, idx] - centre[idx, idx]
+    out[0, idx, idx] = np.maximum(out[0, idx, idx], 0.0)
+    out[1, idx, idx] = np.maximum(centre[idx, idx], 0.0) + upper_half
+
+
+def holding_estimate(interval, estimate):
+    """The intervals (2, d, d) widened to hold the printed ``estimate`` (the PSD projection can move an entry out:
+    a variance up). A union: coverage at least as before; withheld (NaN) entries stay withheld."""
+    return np.stack([np.minimum(interval[0], estimate), np.maximum(interval[1], estimate)])
 
 
 SAMPLING_TEXT = ("a bound without fourth moments: a row clipped to ||z|| <= R has Var(z_i z_j) <= "
@@ -415,7 +433,7 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
         upper, clip = _eigenvalue_clipping(part, W, scales, level, variance_upper)
         withheld = np.full(len(mid), clip["loss_beyond_outer_unseen"]) | _along_unseen_loss(part, W, level)
         clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
-    interval = np.stack([np.maximum(mid - half, 0.0), mid + half + upper])
+    interval = np.stack([np.maximum(mid - half, 0.0), lam + half + upper])  # cut at 0 below only, as a variance
     interval[:, withheld] = np.nan  # rows beyond twice the bound lost more than the release sees: not complete
     parts = {"target": target, "centre_noise_scale": s,
              "sampling": "normal theory 2 lambda^2 / n" if target == "population" else "not counted",

@@ -381,7 +381,9 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         the IRLS map's contraction: conservative), computed as :meth:`fit` computes them
         (``n_draws``, ``level``; the noise laws are the releases' own); sampling and the iterations
         not run are left out, which ``uncertainty_`` says. The sites' rows are taken as they sent
-        them: ``fit_intercept`` is not applied (give every site a column of ones for an intercept).
+        them: ``fit_intercept`` is not applied; the run's own intercept (``fit.intercept_scale``: the
+        sites appended that public constant to their clipped rows, as :meth:`fit` does) gives
+        ``intercept_`` with its standard error and interval.
 
         Privacy: post-processing of the run's releases, so it spends nothing. ``privacy_`` is the
         run's guarantee against the aggregator, under the releases' neighbouring relation
@@ -400,18 +402,21 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         """
         if not (hasattr(fit, "releases") and len(fit.releases) >= 2):
             raise TypeError(f"'fit' must be the IRLSFit of a multi-site 'regress' run; got {type(fit).__name__}.")
-        self._intercept_column = False  # the sites' rows as they were sent (a column of ones there for an intercept)
+        kappa = getattr(fit, "intercept_scale", None)
+        self._intercept_column = kappa is not None  # the sites appended the constant kappa: theta[-1] * kappa
         check_uncertainty_params(self)
         A, B = fit.releases[-2], fit.releases[-1]
         pairs = [(fit.releases[i].cross_moment, fit.releases[i + 1].second_moment)
                  for i in range(0, len(fit.releases) - 1, 2)]
-        self.coef_, self.intercept_, self.n_iter_ = np.array(fit.coef, dtype=float), 0.0, int(fit.n_iter)
+        theta = np.array(fit.coef, dtype=float)
+        self.coef_, self.intercept_, self.n_iter_ = theta, 0.0, int(fit.n_iter)
         self.budget_, self.privacy_, self.neighbours_ = None, fit.guarantee, B.neighbours
         self.n_psd_clipped_, self.privacy_parts_ = tuple(fit.n_psd_clipped), ()
-        release_input(self, self.coef_.size)
         floor = auto_psd_floor(B.n_features, B.noise_scale)  # the floor the run solved with (multisite.analyses)
-        d = self.coef_.size
-        self._set_spread(pairs, floor, (noise_law(A), noise_law(B)), None, B.n, (np.eye(d), np.zeros(d)))
+        d = theta.size
+        back = np.diag(np.r_[np.ones(d - 1), kappa]) if kappa is not None else np.eye(d)
+        self._set_spread(pairs, floor, (noise_law(A), noise_law(B)), None, B.n, (back, np.zeros(d)))
+        release_input(self, self.coef_.size)
         self.privacy_report_ = privacy_report(
             self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=B.randomness,
             fitted_by="fit_release", noise=release_noise("first moment A (final iteration)", A)

@@ -106,7 +106,7 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, BaseEstim
         Every ``Q_R`` is within ``gap_tolerance * Delta`` of the exact
         minimum, for every input (no refusal), and the noise is calibrated to
         ``Delta (1 + gap_tolerance)`` (see Privacy). The solver's steps grow
-        with ``log(n / gap_tolerance)``.
+        as ``|M|^2 log(n / gap_tolerance)`` (``docs/algorithms.md`` §4.2).
     qp_iterations : int, default=300
         Projected-gradient iterations per model of the fast path, always run
         in full (the solver's work does not depend on the data; see Notes).

@@ -51,7 +51,11 @@ import numpy as np
 from .._rng import noise_source, spawn
 from .._validation import check_int, check_nonnegative, check_option, check_positive, check_vector
 from ..data import as_source
+from ..exceptions import TooFewRowsError
 from ..moments.auto_release import as_bound_budget, is_auto
+from ..moments.private_bounds import SearchRange
+from ..moments.ranged_release import GRID_DECADES, GRID_STEPS, ranges_note
+from ..moments.ranges import clipped_to_ranges
 from ..privacy import check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
 from ._conventions import (all_or_nothing, fit_input, labelled_attribute, name_of, privacy_report, release_input, release_noise,
@@ -148,6 +152,13 @@ class TensorDecompositionFit:
         Add-remove only: the share of the budget spent on the noisy count.
     bound_budget : float in (0, 1) or BoundBudget, default=0.1
         The share spent on ``row_norm="auto"``.
+    ranges : dict, optional
+        ``"mog"``: PUBLIC per-column ranges ``{column: (lower, upper)}`` (a name or a 0-based position),
+        as every estimator's ``ranges=``: each value is clipped to its column's range, for free. The
+        columns keep their units (the public ``sigma2`` is stated in them; there is no per-column
+        scale). With every column ranged the box bounds the rows: ``row_norm="auto"`` is drawn on a
+        grid that ends at the box's largest norm about the centre, or is that norm, free, where the
+        rows are too few for the draw. The releases' last post-processing line names the ranged columns.
 
     Attributes
     ----------
@@ -220,7 +231,7 @@ class TensorDecompositionFit:
     def __init__(self, *, n_components, model, epsilon=None, delta=None, row_norm="auto", sigma2=None,
                  vocabulary_size=None, budget=None, neighbours="replace-one", calibration="analytic", center=None,
                  eigenvalue_floor=1e-6, n_restarts=10, n_iter=30, n_draws=0, level=0.9, rng=None, accountant=None,
-                 count_share=0.05, bound_budget=0.1):
+                 count_share=0.05, bound_budget=0.1, ranges=None):
         self.n_components = n_components
         self.model = model
         self.epsilon = epsilon
@@ -241,6 +252,7 @@ class TensorDecompositionFit:
         self.accountant = accountant
         self.bound_budget = bound_budget
         self.count_share = count_share
+        self.ranges = ranges
 
     def _check_params(self):
         model = check_option(self.model, "model", MODELS)
@@ -264,9 +276,9 @@ class TensorDecompositionFit:
                 raise ValueError(f"'center' must be a public centre (array-like) or None; got {self.center!r}: a "
                                  "private centre would be the data's mean, around which the mixture's means are "
                                  "linearly dependent and cannot be recovered.")
-        elif self.center is not None:
-            raise ValueError("model='stm' takes no 'center': its moments are co-occurrence probabilities of "
-                             "one-hot words.")
+        elif self.center is not None or self.ranges is not None:
+            raise ValueError("model='stm' takes no 'center' or 'ranges': its moments are co-occurrence "
+                             "probabilities of one-hot words.")
         return model, args
 
     def _accountant(self):
@@ -304,18 +316,23 @@ class TensorDecompositionFit:
         common = dict(epsilon=args.epsilon, delta=args.delta, budget=args.budget, neighbours=args.neighbours,
                       calibration=args.calibration, rng=self.rng, count_share=args.count_share)
         self.privacy_parts_ = ()
+        ranged = None
+        if model == "mog" and self.ranges is not None:  # clipped to the public ranges: a fixed per-row map
+            X, ranged, range_names, box = clipped_to_ranges(X, self.ranges, self.center)
         if model == "mog" and is_auto(self.row_norm):
-            moments = self._auto_mog(X, common)
+            moments = self._auto_mog(X, common, None if ranged is None else box)
         elif model == "mog":
             moments = release_mog_moments(X, sigma2=self.sigma2, row_norm=self.row_norm, center=self.center, **common)
         else:
             moments = release_topic_moments(X, vocabulary_size=self.vocabulary_size, **common)
+        if ranged is not None:
+            moments = _ranges_noted(moments, range_names, ranged)
         if acct is not None:
             acct.spend(moments.guarantee, label=name_of(self), neighbours=args.neighbours,
                        noise_source=source)
         return self._decompose(moments, spawn(self.rng, 3)[2], names, fitted_by="fit")
 
-    def _auto_mog(self, X, common):
+    def _auto_mog(self, X, common, box=None):
         """MOG moments with a private row bound (stream 3 of ``rng``), composed in zCDP (shares of rho).
 
         The bound aims at the 0.95-quantile of the row norms, lowered at small
@@ -331,16 +348,26 @@ class TensorDecompositionFit:
 
         check_auto_source(X)
         bounds = as_bound_budget(self.bound_budget)
+        if box is not None and bounds.search == SearchRange():  # every column ranged: the grid ends at the box
+            bounds = dataclasses.replace(bounds, search=SearchRange(box * 10.0 ** -GRID_DECADES, box, GRID_STEPS))
         budget = PrivateChoiceBudget(common["epsilon"], common["delta"], GAUSSIAN, common["calibration"], self.neighbours)
         each, guarantee = budget.draws(bounds.share)
         center = None if self.center is None else check_vector(self.center, "center")
         (bins,), _ = quantile_pass(X, [("row-norm", center, None)], search=bounds.search)
         q = bounds.fixed_quantile()
         floor = rank_error(each, bounds.search, t=MARGIN_T) if np.isfinite(each) else None
-        with budget.refusal(bounds.share, BOUND_OPTION):
-            R = float(select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=q,
-                                       rng=spawn(self.rng, 4)[3], what=public_n_what(self.neighbours, "row_norm='auto'"),
-                                       min_clipped=floor, lowest=FIXED_LOWEST)[0][0])
+        try:
+            with budget.refusal(bounds.share, BOUND_OPTION):
+                R = float(select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=q,
+                                           rng=spawn(self.rng, 4)[3],
+                                           what=public_n_what(self.neighbours, "row_norm='auto'"),
+                                           min_clipped=floor, lowest=FIXED_LOWEST)[0][0])
+        except TooFewRowsError:  # decided from the public n: every column ranged, the box's bound is free
+            if box is None:
+                raise
+            return _noted(release_mog_moments(X, sigma2=self.sigma2, row_norm=box, center=self.center, **common),
+                          "row bound: the ranges' box about the centre, free (too few rows to draw a tighter one "
+                          "privately)")
         target = f"{q:g}-quantile" + ("" if floor is None else f", lowered if needed to leave {floor:.3g} rows above it")
         budget.record("row_norm", guarantee, bounds.share, (1, each), row_norm=R, target=target)
         main = budget.release(1.0 - bounds.share)
@@ -437,3 +464,16 @@ def _to_distributions(comps):
 # PrivateTensorDecomposition: TensorDecompositionFit on scikit-learn's BaseEstimator, built on first use (importing
 # this module imports no scikit-learn; the command line fits the core)
 __getattr__ = built_on_first_use(globals(), TensorDecompositionFit)
+
+
+def _ranges_noted(moments, names, ranged):
+    """The moments with the line naming the columns clipped to public ranges (post-processing: a note)."""
+    line = ranges_note(names, ranged, "clipped to their ranges in their own units (no scales: sigma2 is in them)",
+                       "own units, unclipped, under the row bound")
+    return _noted(moments, f"{line}; row bound {moments.second.row_norm:.4g}")
+
+
+def _noted(moments, line):
+    return dataclasses.replace(moments, **{part: dataclasses.replace(
+        getattr(moments, part), postprocessing=getattr(moments, part).postprocessing + (line,))
+        for part in ("second", "third")})

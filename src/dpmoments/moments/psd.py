@@ -28,8 +28,9 @@ class SymmetricSpectrum:
 
     def pairs(self):
         """``(eigenvalues ascending, eigenvectors as columns)`` of ``(M + M^T) / 2``, as ``np.linalg.eigh``."""
-        if self._pairs is None:
-            self._pairs = np.linalg.eigh(symmetrise_matrix(self.matrix))
+        if self._pairs is None:  # (M + M^T) / 2 as symmetrise_matrix forms it, without its finite check: a
+            M = np.asarray(self.matrix, dtype=float)  # reader that accepts a non-finite matrix gets eigh's NaNs
+            self._pairs = np.linalg.eigh((M + M.T) / 2.0)
         return self._pairs
 
     def check_of(self, M, name):

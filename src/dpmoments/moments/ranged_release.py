@@ -40,7 +40,7 @@ from .private_bounds import SearchRange
 from .private_release import private_second_moment
 from .ranges import RangedRows, as_column_ranges
 
-__all__ = ["ranged_second_moment", "ranges_note"]
+__all__ = ["ranged_second_moment", "ranges_note", "mapped_back"]
 
 GRID_DECADES, GRID_STEPS = 4, 300  # the ranged row bound's grid: sqrt(k) 1e-4 to sqrt(k), 3.1% apart
 # A ranged column's private scale, in half-widths: at least SCALE_FLOOR (a range up to 20 times wider than the
@@ -80,11 +80,11 @@ def ranged_second_moment(X, ranges, names, *, center, center_budget, scale, row_
                                             scale="private", scale_limits=(low, high), column_names=names,
                                             **common)
             _warn_at_floor(release.column_scale, rows.ranged & ~two_valued, names)
-            return _mapped_back(release, PRIVATE_NOTE, mid, half, names, rows.ranged)
+            return mapped_back(release, PRIVATE_NOTE, mid, half, names, rows.ranged)
         except TooFewRowsError:
             if k < d:
                 raise
-    return _mapped_back(*_from_ranges_alone(rows, center, center_budget, public_center, common), mid, half, names,
+    return mapped_back(*_from_ranges_alone(rows, center, center_budget, public_center, common), mid, half, names,
                         rows.ranged)
 
 
@@ -146,19 +146,22 @@ def _box_bound(z_center, ranged):
     return float(math.sqrt(np.sum((1.0 + np.abs(v[ranged])) ** 2)))
 
 
-def _mapped_back(release, note, mid, half, names, ranged):
-    """The release in the user's units: scales are half-widths times private scales, the centre mapped back."""
+def mapped_back(release, note, mid, half, names, ranged, unranged="private location and scale"):
+    """The release in the user's units: scales are half-widths times private scales, the centre mapped back.
+
+    ``unranged``: what the columns without a range had (the note's words).
+    """
     s = half if release.column_scale is None else half * release.column_scale
     center = None if release.center is None else mid + np.asarray(release.center) * half
-    steps = release.postprocessing + (ranges_note(names, ranged, note),)
+    steps = release.postprocessing + (ranges_note(names, ranged, note, unranged),)
     return dataclasses.replace(release, column_scale=s, center=center, postprocessing=steps)
 
 
-def ranges_note(names, ranged, note=None):
+def ranges_note(names, ranged, note=None, unranged="private location and scale"):
     """One line: which columns were clipped to public ranges, and which were left to the private choices."""
     have = [str(n) for n, r in zip(names, ranged) if r]
     private = [str(n) for n, r in zip(names, ranged) if not r]
     text = f"public ranges for {', '.join(have)} (each value clipped to its range)"
     if private:
-        text += f"; private location and scale for {', '.join(private)}"
+        text += f"; {unranged} for {', '.join(private)}"
     return text + (f"; {note}" if note else "")

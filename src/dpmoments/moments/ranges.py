@@ -44,7 +44,7 @@ import numpy as np
 from ..data import as_source, iter_chunks
 
 __all__ = ["ColumnRanges", "as_column_ranges", "read_ranges_file", "parse_ranges_text", "RangedRows",
-           "ranged_public_release", "feature_names_of"]
+           "ClippedRows", "clipped_to_ranges", "ranged_public_release", "feature_names_of"]
 
 
 @dataclass(frozen=True)
@@ -224,6 +224,35 @@ class RangedRows:
     def __iter__(self):
         for chunk in iter_chunks(self.X):
             yield self.map(chunk)
+
+
+class ClippedRows(RangedRows):
+    """The rows with their ranged columns clipped to their ranges, in their own units (no standardising).
+
+    For a release whose model is stated in the data's units (a mixture of Gaussians with a public
+    isotropic ``sigma2``, which a per-column scale would break): the ranges clip, and bound the rows.
+    """
+
+    def map(self, chunk):
+        Z = np.array(chunk, dtype=np.float64, copy=True)
+        Z[:, self.ranged] = np.clip(Z[:, self.ranged], self.lower, self.upper)
+        return Z
+
+
+def clipped_to_ranges(X, ranges, center=None):
+    """``(rows, ranged, names, box)``: ``X`` clipped to ``ranges`` (:class:`ClippedRows`), which columns are
+    ranged, the columns' names, and the largest ``||x - center||`` over the box when every column is ranged
+    (``None`` otherwise): public facts only.
+
+    Privacy: clipping is a fixed map of each row on its own (the module docstring): every guarantee of a
+    release of the clipped rows holds for ``X`` under the same relation.
+    """
+    names = feature_names_of(X)
+    lower, upper = as_column_ranges(ranges).resolve(names)
+    rows = ClippedRows(X, lower, upper)
+    c = np.zeros(lower.size) if center is None else np.asarray(center, dtype=float)
+    box = float(np.sqrt(np.sum(np.maximum(np.abs(lower - c), np.abs(upper - c)) ** 2))) if rows.ranged.all() else None
+    return rows.source(), rows.ranged, names, box
 
 
 def feature_names_of(X):

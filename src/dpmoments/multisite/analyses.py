@@ -34,6 +34,7 @@ releases is post-processing.
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -46,10 +47,11 @@ from ..moments.clipping_bias import excess_released
 from ..moments.release import Part
 from ..moments.tensor_moments import TensorBudget, TensorMoments, mean_correction
 from ..solvers.irls import auto_psd_floor, solve_weighted
+from .column_ranges import ranges_mapped_back
 from .plan import Plan, Round
 from .report import AnalysisReport
 
-__all__ = ["Analysis", "ANALYSES", "plan_analysis", "finish_analysis", "IRLSFit"]
+__all__ = ["Analysis", "ANALYSES", "plan_analysis", "finish_analysis", "IRLSFit", "IRLS_DEFAULTS"]
 
 
 @dataclass(frozen=True)
@@ -59,16 +61,16 @@ class Analysis:
     name: str
     rows: str            # what a site's rows are (see Plan)
     needs_y: bool
-    composition: str
+    composition: str     # "auto": zCDP where the plan chooses a bound or centre privately, else basic (Plan.build)
     output: str          # "release", "tensor", "irls"
 
 
 ANALYSES = {a.name: a for a in (
-    Analysis("covariance", "x", False, "basic", "release"),
-    Analysis("correlation", "x", False, "basic", "release"),
-    Analysis("pca", "x", False, "basic", "release"),
-    Analysis("precision", "x", False, "basic", "release"),
-    Analysis("ridge", "x", False, "basic", "release"),
+    Analysis("covariance", "x", False, "auto", "release"),
+    Analysis("correlation", "x", False, "auto", "release"),
+    Analysis("pca", "x", False, "auto", "release"),
+    Analysis("precision", "x", False, "auto", "release"),
+    Analysis("ridge", "x", False, "auto", "release"),
     Analysis("select", "xy", True, "basic", "release"),
     Analysis("tensor-mog", "x", False, "basic", "tensor"),
     Analysis("tensor-stm", "stm", False, "basic", "tensor"),
@@ -80,7 +82,32 @@ ANALYSES = {a.name: a for a in (
 CENTRED = ("covariance", "correlation", "pca", "precision", "ridge")
 
 
-def _rounds(name, options):
+#: ``irls``'s defaults, those of ``PrivateIRLS`` (``estimators.model_defaults``: ``N_ITER``, ``W_MAX_AUTO``,
+#: ``INTERCEPT_SCALE``; the wing imports no estimator, and a test checks they agree).
+IRLS_DEFAULTS = {"n_iter": 10, "w_max_per_bound": 5.0, "intercept": 0.5}
+
+
+def intercept_factor(share):
+    """``sqrt(1 + c^2)``: the bound ``R`` of an intercept plan's rows ``(x clipped to R / s, c R / s)`` over that of
+    its features (``c``: the intercept column's constant as a share of the features' bound, public)."""
+    return math.sqrt(1.0 + check_positive(share, "intercept") ** 2)
+
+
+def _w_max(options, response_bound):
+    """IRLS's largest weight: ``w_max``, or ``w_max_per_bound / response_bound`` (a single-site ``regress``'s
+    default, ``W_MAX_AUTO / B``). With an ``"auto"`` response bound the rounds are planned at the unit bound
+    and :meth:`~.plan.Plan.resolved` divides their ``w_max`` by the chosen bound (public once chosen)."""
+    if options.get("w_max") is not None:
+        if options.get("w_max_per_bound") is not None:
+            raise ValueError("give 'w_max' or 'w_max_per_bound', not both.")
+        return check_positive(options["w_max"], "w_max")
+    per_bound = check_positive(options.get("w_max_per_bound"), "w_max")
+    if isinstance(response_bound, str):  # "auto": planned at the unit bound
+        return per_bound
+    return per_bound / check_positive(response_bound, "response_bound")
+
+
+def _rounds(name, options, response_bound=None):
     if name == "tensor-mog":
         s2, s3, sm = options.get("shares", (0.5, 0.4, 0.1))
         return (Round("second", s2), Round("third", s3), Round("cross", sm, response="ones"))
@@ -91,7 +118,7 @@ def _rounds(name, options):
         J, split = check_int(options["n_iter"], "n_iter"), float(options.get("split", 0.5))
         if not 0 < split < 1:
             raise ValueError(f"'split' must be a fraction in (0, 1); got {split!r}.")
-        w, p = check_positive(options["w_max"], "w_max"), float(options.get("p", 1.0))
+        w, p = _w_max(options, response_bound), float(options.get("p", 1.0))
         return tuple(r for j in range(J) for r in (Round("cross", split / J, j, w_max=w, p=p),
                                                    Round("second", (1 - split) / J, j, w_max=w, p=p)))
     return (Round("second"),)
@@ -118,9 +145,20 @@ def plan_analysis(name, protocol, sites, n, *, n_features, options=None, composi
         raise ValueError(f"center='private' across sites is for {', '.join(CENTRED)}; analysis {name!r} is "
                          "not taken about a centre (its statistics are the model's moments about the origin, or "
                          "of the raw rows and response); give no centre.")
+    if facts.get("ranges") is not None and name not in CENTRED:
+        raise ValueError(f"'ranges' across sites are for {', '.join(CENTRED)}; analysis {name!r} takes none yet "
+                         "(give its public bounds instead).")
     if name == "regress" and facts.get("response_bound") is None:
         raise ValueError("analysis 'regress' needs the public 'response_bound'.")
-    return Plan.build(protocol, sites, n, n_features=width, rounds=_rounds(name, options), rows=a.rows,
+    if name == "regress" and options.get("intercept") is not None:  # the sites append a constant column
+        width, scale = width + 1, intercept_factor(options["intercept"])
+        if not isinstance(facts.get("row_norm"), str):  # the public bound on x: the formed rows' is larger
+            facts["row_norm"] = check_positive(facts.get("row_norm"), "row_norm") * scale
+    if name == "regress" and options.get("w_max") is None and not isinstance(facts.get("response_bound"), str):
+        options["w_max"] = _w_max(options, facts.get("response_bound"))  # a public bound: w_max is fixed now
+        options.pop("w_max_per_bound", None)
+    return Plan.build(protocol, sites, n, n_features=width, rounds=_rounds(name, options, facts.get("response_bound")),
+                      rows=a.rows,
                       vocabulary_size=vocab, composition=composition or a.composition, analysis=name,
                       options={k: v for k, v in options.items() if k != "shares"}, **facts)
 
@@ -130,7 +168,9 @@ class IRLSFit:
     """Private IRLS across sites: the coefficients and the guarantee they consumed.
 
     ``coef`` solves the final iteration's released ``B theta = A`` with the eigenvalues of ``B``
-    raised to ``auto_psd_floor``; ``PrivateIRLS.fit_release`` gives them their standard errors.
+    raised to ``auto_psd_floor``; ``PrivateIRLS.fit_release`` gives them their standard errors. With an
+    intercept (the plan's option ``intercept``), the sites appended the public constant
+    ``intercept_scale`` to their clipped rows: the intercept is ``intercept_scale * coef[-1]``.
     """
 
     coef: np.ndarray
@@ -138,6 +178,7 @@ class IRLSFit:
     guarantee: object
     releases: tuple
     n_psd_clipped: tuple
+    intercept_scale: Optional[float] = None  # the sites' constant column (the last coefficient's), or None
 
 
 def next_params(plan):
@@ -172,7 +213,7 @@ def finish_analysis(plan, result, *, protocol_notes=()):
     a = ANALYSES.get(plan.analysis)
     single = a is None or a.output == "release"
     if single and bound is None and location is None:
-        return releases[0], reports[0]
+        return _in_user_units(plan, releases[0]), reports[0]
     names = _release_names(plan, None if single else a.output, len(releases))
     parts = {} if location is None else {f"location {k + 1}": rep for k, rep in enumerate(location.reports)}
     parts.update({} if bound is None else {f"bound {name}": rep for name, rep in bound.reports.items()})
@@ -187,11 +228,19 @@ def finish_analysis(plan, result, *, protocol_notes=()):
         clipped = None if bound is None else bound.details.get("row_norm", {})
         if clipped and "clipped_fraction" in clipped:  # as the single machine warns, on the same rule
             warn_clipped(clipped["clipped_fraction"], clipped["clipped_fraction_noise_sd"], clipped["at_range_end"])
-        return dataclasses.replace(release, guarantee=report.guarantee, parts=report.choices), report
+        release = dataclasses.replace(release, guarantee=report.guarantee, parts=report.choices)
+        return _in_user_units(plan, release), report
     if a.output == "tensor":
         return _tensor(plan, releases, report), report
     theta, clipped = _solve(releases[-2], releases[-1])
-    return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,)), report
+    share = plan.option("intercept")
+    kappa = None if share is None else share * releases[-1].row_norm / intercept_factor(share)
+    return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,), kappa), report
+
+
+def _in_user_units(plan, release):
+    """A release of rows the sites mapped by the plan's ranges, mapped back (post-processing); else as it is."""
+    return release if plan.ranges is None else ranges_mapped_back(release, plan.ranges, plan.columns)
 
 
 def _round_shares(plan):

@@ -22,7 +22,7 @@ from ..exceptions import NotPrivateWarning
 from ..mechanisms.laws import GAUSSIAN, NONE
 from ..moments import Release, moment_sensitivity, release_second_moment
 from ..privacy import calibrate_gaussian
-from .analyses import ANALYSES, finish_analysis, next_params, plan_analysis
+from .analyses import ANALYSES, IRLS_DEFAULTS, finish_analysis, next_params, plan_analysis
 from .dealer import deal
 from .messages import ProtocolAborted
 from .noise import unit_noise
@@ -77,6 +77,8 @@ def check_sites(sites, minimum=1):
         if (s.center is None) != (first.center is None) or (s.center is not None
                                                              and not np.array_equal(s.center, first.center)):
             raise ValueError("all sites must share the same public 'center'.")
+        if s.ranges != first.ranges:
+            raise ValueError("all sites must share the same public 'ranges'.")
     return sites
 
 
@@ -94,9 +96,9 @@ def _enrol(sites, failures):
 
 
 def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbours="replace-one",
-               calibration="analytic", composition="basic", target="aggregator", weights=None, colluders=0,
+               calibration="analytic", composition="auto", target="aggregator", weights=None, colluders=0,
                failures=None, min_sites=None, on_dropout="complete", rng=None, rank=None, next_params=None,
-               transport=None, analysis=None, options=None, bound_budget=None, center_budget=None):
+               transport=None, analysis=None, options=None, bound_budget=None, center_budget=None, columns=None):
     """Plan ``rounds`` (or ``analysis``, a key of :data:`~.analyses.ANALYSES`) over in-process ``sites``,
     deal, and run; return a :class:`~.run.RunResult`.
 
@@ -106,7 +108,8 @@ def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbour
     Sites built with ``row_norm="auto"`` (or ``response_bound="auto"``) get a bound step paid
     from ``bound_budget`` (:meth:`~.plan.Plan.build`, :mod:`~dpmoments.multisite.bounds`); sites built
     with ``center="private"`` get location steps and a mean round paid from ``center_budget``
-    (:mod:`~dpmoments.multisite.location`).
+    (:mod:`~dpmoments.multisite.location`). ``columns``: the feature columns' public names, for the plan
+    (a deployed site selects its columns by them; a ranged release's line names them).
     """
     check_option(protocol, "protocol", tuple(k for k in PROTOCOLS if k != "pooled"))
     check_option(on_dropout, "on_dropout", ("complete", "abort"))
@@ -118,9 +121,9 @@ def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbour
                               "was made.", {"dropped": list(dropped_before)})
     first = alive[0]
     facts = dict(row_norm=first.row_norm, response_bound=first.response_bound, center=first.center,
-                 neighbours=neighbours, calibration=calibration, target=target, colluders=colluders,
+                 ranges=first.ranges, neighbours=neighbours, calibration=calibration, target=target, colluders=colluders,
                  weights=_weights_of(weights, sites, alive), rank=rank, bound_budget=bound_budget,
-                 center_budget=center_budget,
+                 center_budget=center_budget, columns=None if columns is None else tuple(columns),
                  **_budgets(epsilon, delta, sites, alive))
     names, n = [s.name for s in alive], [s.n for s in alive]
     if analysis is not None:
@@ -289,10 +292,10 @@ def run_pooled(sites, *, epsilon, delta, statistic="second", neighbours="replace
     first = sites[0]
     if first.response_bound == "auto":
         raise ValueError("the pooled reference takes a public response_bound, not 'auto'.")
-    if first.row_norm == "auto" or isinstance(first.center, str):
+    if first.row_norm == "auto" or isinstance(first.center, str) or first.ranges is not None:
         if statistic != "second":
-            raise ValueError("the pooled reference with a private centre or bound is of the second moment: give "
-                             "the sites a public row_norm (and centre) for a cross or third moment.")
+            raise ValueError("the pooled reference with a private centre or bound, or ranges, is of the second "
+                             "moment: give the sites a public row_norm (and centre) for a cross or third moment.")
         return _pooled_private(sites, epsilon=epsilon, delta=delta, neighbours=neighbours, calibration=calibration,
                                rng=rng, center_budget=center_budget, bound_budget=bound_budget)
     n = sum(s.n for s in sites)
@@ -316,9 +319,10 @@ def _pooled_private(sites, *, epsilon, delta, neighbours, calibration, rng, cent
     """The pooled reference with the single-machine private choices: one release of every site's rows."""
     first = sites[0]
     rows = np.vstack([s._pooled_rows() for s in sites])
+    ranges = None if first.ranges is None else {j: r for j, r in enumerate(first.ranges) if r is not None}
     release = release_second_moment(rows, epsilon=epsilon, delta=delta, row_norm=first.row_norm,
                                     center=first.center, center_budget=center_budget, bound_budget=bound_budget,
-                                    neighbours=neighbours, calibration=calibration, rng=rng)
+                                    neighbours=neighbours, calibration=calibration, rng=rng, ranges=ranges)
     release = dataclasses.replace(release, postprocessing=release.postprocessing + (f"pooled(sites={len(sites)})",))
     n, guarantee, tau = release.n, release.guarantee, float(release.noise_scale)
     reports = tuple(SiteReport(site=s.name, n=s.n, status="ok", weight=s.n / n, claimed=guarantee,
@@ -369,7 +373,17 @@ def release_tensor_moments(sites, *, model, epsilon, delta, sigma2=None, vocabul
     return analyse(sites, f"tensor-{model}", epsilon=epsilon, delta=delta, options=options, **kwargs)
 
 
-def irls(sites, *, epsilon, delta, n_iter, w_max, p=1.0, split=0.5, **kwargs):
-    """Private IRLS (least absolute deviations by default) across sites: ``(IRLSFit, AnalysisReport)``."""
-    return analyse(sites, "regress", epsilon=epsilon, delta=delta,
-                   options={"n_iter": n_iter, "w_max": w_max, "p": p, "split": split}, **kwargs)
+def irls(sites, *, epsilon, delta, n_iter=IRLS_DEFAULTS["n_iter"], w_max=None, p=1.0, split=0.5, fit_intercept=True,
+         **kwargs):
+    """Private IRLS (least absolute deviations by default) across sites: ``(IRLSFit, AnalysisReport)``.
+
+    The defaults are ``PrivateIRLS``'s: ``n_iter`` 10; ``w_max`` 5 / the response bound (public, or chosen
+    across sites with ``response_bound="auto"`` on the sites); an intercept (each site appends the public
+    constant ``0.5 R / sqrt(1.25)`` to its rows clipped to ``R / sqrt(1.25)``, ``R`` the plan's row bound).
+    """
+    options = {"n_iter": n_iter, "w_max": w_max, "p": p, "split": split}
+    if w_max is None:
+        options["w_max_per_bound"] = IRLS_DEFAULTS["w_max_per_bound"]
+    if fit_intercept:
+        options["intercept"] = IRLS_DEFAULTS["intercept"]
+    return analyse(sites, "regress", epsilon=epsilon, delta=delta, options=options, **kwargs)

@@ -101,8 +101,8 @@ class AutoBounds:
         ``"auto"`` (:meth:`target_quantile`): the highest quantile the summed histograms' noise
         can place, ``1 - MARGIN_SD * (worst cumulative count's noise sd) / N``, never below
         :data:`LOWEST_QUANTILE`: it clips as few rows as the noise lets the step tell apart (the
-        0.95-quantile clipped 3% of RAND HIE's rows, against the single machine's 0.2%,
-        and gave 3.5 times its error: docs/across-sites.md).
+        0.95-quantile clipped 3-4% of RAND HIE's rows, against the single machine's 0.2-0.8%:
+        docs/across-sites.md).
     low, high : float, default 1e-6 and 1e8
         The public search range (as single-site ``SearchRange``).
     factor : float > 1, default sqrt(2)

@@ -26,19 +26,16 @@ choosing steps' noise (naming, when they do not, the epsilon and share at which 
 and solves each round's noise; this module holds the plan every party ships and checks.
 
 **Target** (whom the guarantee holds against). ``target="aggregator"`` (the default)
-calibrates the noise so that the *joint view* of the aggregator, which sees every
-message, with ``colluders`` sites helping it, meets each site's budget:
-every noise plan is linear in the per-site stds, so each round's plan is multiplied by
-:math:`k = \max_s \Delta_{M,s}/\rho^\ast_s \ge 1`, the largest ratio of a site's
+calibrates the noise so that the *joint view* of the aggregator (every message, with ``colluders`` sites
+helping it) meets each site's budget: every noise plan is linear in the per-site stds, so each round's plan
+is multiplied by :math:`k = \max_s \Delta_{M,s}/\rho^\ast_s \ge 1`, the largest ratio of a site's
 Mahalanobis sensitivity (:mod:`dpmoments.multisite.noise`) to the sensitivity/std ratio its budget allows.
 ``target="per-site"`` calibrates each message alone to the budget, as the papers do
 (for reproductions; the joint view is then weaker than the budget, and reported).
 
-**Columns.** A plan may name the columns every site gives, in order (``columns``, and the
-response's ``response_column`` for an analysis that takes one): public schema, not data. A
-deployed site then selects its columns by these names, so a file whose columns are in another
-order, or that lacks one, cannot join with its columns mixed up; without names a site can
-check only their number.
+**Columns.** A plan may name the columns every site gives, in order (``columns``, ``response_column``),
+and their public ``ranges``: schema, not data. A deployed site selects its columns by name, so a file whose
+columns are in another order, or lack one, cannot join mixed up; without names a site checks their number.
 """
 
 import hashlib
@@ -57,12 +54,13 @@ from .._validation import check_int, check_option, check_positive
 from ..exceptions import NotPrivateWarning
 from ..privacy import CALIBRATIONS, compose, parallel
 from .bounds import AutoBounds, auto_bounds
+from .column_ranges import check_plan_ranges, grids_within_ranges, plan_ranges, ranges_from_json, ranges_to_json
 from .columns import checked_columns, takes_response
 from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS
 from .rounds import (CHOICE_STATISTICS, Round, check_choice_steps, most_location_steps, round_noise, round_targets,
-                     sensitivity, takes_excess, with_choice_steps)
+                     plan_composition, sensitivity, takes_excess, weights_at, with_choice_steps)
 from .unequal import check_weights
 
 __all__ = ["Round", "Plan", "TARGETS", "NEIGHBOURS", "ROWS", "COMPOSITIONS"]
@@ -119,6 +117,7 @@ class Plan:
     location: Optional[AutoLocation] = None
     columns: Optional[tuple] = None
     response_column: Optional[str] = None
+    ranges: Optional[tuple] = None
     unresolved: Optional["Plan"] = field(default=None, repr=False)
     bounds_chosen: bool = field(default=False, repr=False)
 
@@ -138,7 +137,8 @@ class Plan:
             raise ValueError("a plan with a private centre has one location round in each of its location steps, "
                              "alone there; no other plan has one.")
         checked_columns(self.columns, self.response_column, rows=self.rows, analysis=self.analysis,
-                         n_features=self.n_features)
+                         n_features=self.n_features - self.intercept_columns)
+        check_plan_ranges(self.ranges, self.rows, self.n_features, self.rounds, self.mean_round)
 
     # -- identity -----------------------------------------------------------------------------------------
     def to_dict(self):
@@ -158,6 +158,8 @@ class Plan:
             out["location"] = self.location.to_dict()
         if self.columns is not None:  # likewise: a plan that names no columns keeps its digest
             out.update(columns=list(self.columns), response_column=self.response_column)
+        if self.ranges is not None:  # likewise: a plan without ranges keeps its digest
+            out["ranges"] = ranges_to_json(self.ranges)
         return out
 
     def to_json(self):
@@ -180,6 +182,7 @@ class Plan:
         data["auto"] = None if data.get("auto") is None else AutoBounds.from_dict(data["auto"])
         data["location"] = None if data.get("location") is None else AutoLocation.from_dict(data["location"])
         data["columns"] = None if data.get("columns") is None else tuple(str(c) for c in data["columns"])
+        data["ranges"] = ranges_from_json(data.get("ranges"))
         return cls(**data)
 
     @classmethod
@@ -205,8 +208,13 @@ class Plan:
 
     @property
     def feature_width(self):
-        """How many feature columns a site gives (its rows' width, less an appended response)."""
-        return self.n_features - (self.rows == "xy")
+        """How many feature columns a site gives (its rows' width, less an appended response or constant)."""
+        return self.n_features - (self.rows == "xy") - self.intercept_columns
+
+    @property
+    def intercept_columns(self):
+        """1 when the sites append IRLS's constant column (the ``intercept`` option), else 0."""
+        return int(self.option("intercept") is not None)
 
     @property
     def n_sites(self):
@@ -243,8 +251,7 @@ class Plan:
         return [i for i, r in enumerate(self.rounds) if r.statistic not in CHOICE_STATISTICS]
 
     @property
-    def excess_round(self):
-        """The clipping-excess round (what clipping at an ``auto`` row bound removed from each variance), or ``None``."""
+    def excess_round(self):  # what clipping at an auto row bound removed from each variance; None without one
         return next((i for i, r in enumerate(self.rounds) if r.statistic == "excess"), None)
 
     @property
@@ -302,15 +309,16 @@ class Plan:
             values[name] = edge
         facts = dict(row_norm=values.get("row_norm", self.row_norm),
                      response_bound=values.get("response_bound", self.response_bound))
+        rounds = weights_at(self.rounds, self.option("w_max_per_bound"), facts["response_bound"])
         noise = []
-        for rnd, p in zip(self.rounds, self.noise):
+        for rnd, at, p in zip(self.rounds, rounds, self.noise):
             k = 1.0 if rnd.statistic in CHOICE_STATISTICS else \
-                self._sens(rnd, **facts) / self._sens(rnd, self.row_norm, self.response_bound)
+                self._sens(at, **facts) / self._sens(rnd, self.row_norm, self.response_bound)
             noise.append(p.rescaled(k))
         solutions = tuple(s if s is None or "tau_pool" not in s else dict(s, tau_pool=s["tau_pool"] * f)
                           for s, f in zip(self.solutions, [q.sensitivity[0] / p.sensitivity[0]
                                                            for p, q in zip(self.noise, noise)]))
-        return dict(noise=tuple(noise), solutions=solutions, **facts)
+        return dict(noise=tuple(noise), solutions=solutions, rounds=rounds, **facts)
 
     def _sens(self, rnd, row_norm, response_bound):
         return sensitivity(rnd, self.n[0], n_features=self.n_features, row_norm=row_norm,
@@ -368,7 +376,7 @@ class Plan:
               response_bound=None, center=None, neighbours="replace-one", calibration="analytic",
               composition="basic", target="aggregator", colluders=0, weights=None, rows="x",
               vocabulary_size=None, rank=None, analysis="moments", options=None, run_id=None, bound_budget=None,
-              center_budget=None, columns=None, response_column=None):
+              center_budget=None, columns=None, response_column=None, ranges=None):
         """Plan ``rounds`` of ``protocol`` over the named ``sites`` with row counts ``n`` (public facts only).
 
         ``epsilon`` and ``delta`` are each site's budget (a scalar, or one per site); the other
@@ -383,15 +391,21 @@ class Plan:
         :class:`~dpmoments.multisite.location.AutoLocation`). Unless it fixes ``steps``, the plan
         takes as many location steps as the rows allow, up to four (public facts only).
         ``columns`` (and ``response_column``) name the columns every site gives (see the module
-        docstring); ``None``: the sites check only their number.
+        docstring); ``None``: the sites check only their number. ``ranges``: public per-column ranges
+        (:mod:`~dpmoments.multisite.column_ranges`: a mapping keyed by a name of ``columns`` or a position,
+        or one ``(lower, upper)`` or ``None`` per column) that every site applies to its rows.
         """
+        composition = plan_composition(composition, row_norm, response_bound, center)
         sites, n, proto, colluders, rounds = _checked_facts(protocol, sites, n, neighbours, calibration, composition,
                                                             target, rows, colluders, rounds)
-        names = checked_columns(columns, response_column, rows=rows, analysis=analysis, n_features=n_features)
+        names = checked_columns(columns, response_column, rows=rows, analysis=analysis,
+                                n_features=n_features - ("intercept" in dict(options or {})))
         eps, dls, off = _site_budgets(epsilon, delta, len(sites))
         auto = auto_bounds(row_norm, response_bound, bound_budget, off=off, rows=rows)
         location = private_location(center, center_budget, off=off, rows=rows, rank=rank, rounds=rounds)
         center = None if location is not None else center
+        ranges = plan_ranges(ranges, int(n_features), names[0])
+        auto, location = grids_within_ranges(ranges, auto, location, center)
         if off:
             warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
@@ -411,7 +425,8 @@ class Plan:
                    tuple(dls), rounds, tuple(float(w) for w in mu), tuple(noise), tuple(solutions),
                    facts["response_bound"], None if center is None else tuple(float(c) for c in center), neighbours,
                    calibration, composition, target, colluders, rows, vocabulary_size, rank, analysis,
-                   tuple(sorted(dict(options or {}).items())), auto, location, *names)
+                   tuple(sorted(dict(options or {}).items())), auto, location, *names,
+                   ranges)
 
 
 def _site_budgets(epsilon, delta, n_sites):

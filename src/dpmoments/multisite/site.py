@@ -33,7 +33,9 @@ from ..data import as_source
 from ..moments.sparse_sums import checked_csr
 from ..moments.tensor_moments import word_ids
 from ..solvers.irls import irls_weights, weighted_moments
+from .analyses import intercept_factor
 from .bounds import histogram_counts
+from .column_ranges import map_rows, plan_ranges
 from .dealer import Bundle
 from .ledger import Refused, SiteLedger
 from .spent import ShareRecord
@@ -59,6 +61,12 @@ def _row_norms(X, center):
         return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
     Z = X if center is None else X - center
     return np.sqrt(np.einsum("ij,ij->i", Z, Z))
+
+
+def _intercept(plan):
+    """``(c, sqrt(1 + c^2))`` of a plan whose sites append IRLS's constant column, else ``(None, 1)``."""
+    share = plan.option("intercept")
+    return (None, 1.0) if share is None else (float(share), intercept_factor(share))
 
 
 def _dense_blocks(X, rows=4096):
@@ -107,13 +115,20 @@ class Site:
         How many other sites this site assumes collude with the aggregator when it charges
         a plan to its budget: the larger of this and the plan's own ``colluders`` (a site
         may be more cautious than the dealer, never less). Default: the plan's.
+    ranges : mapping or sequence, optional
+        Public per-column ranges (:mod:`~dpmoments.multisite.column_ranges`): ``{column: (lower, upper)}``
+        keyed by a name of a frame ``X`` or a 0-based position, or one ``(lower, upper)`` or ``None`` per
+        column. A plan with other ranges is refused. ``None``: take the plan's (each site applies the
+        plan's ranges to its own rows).
     """
 
     def __init__(self, name, X, y=None, *, row_norm=None, response_bound=None, center=None, budget=None,
-                 ledger=None, colluders=None):
+                 ledger=None, colluders=None, ranges=None):
         if not isinstance(name, str) or not name:
             raise TypeError(f"'name' must be a non-empty string; got {name!r}.")
         X = as_source(X).data  # a Source is held as the input it holds
+        self.ranges = None if ranges is None else plan_ranges(ranges, as_source(X).n_features,
+                                                              as_source(X).feature_names)
         if as_source(X).sparse:
             if center is not None:
                 raise ValueError(f"site {name!r}: 'center' cannot be used with sparse 'X' (it makes rows dense).")
@@ -213,26 +228,38 @@ class Site:
         if plan.n[i] != self.n or self._rows_width(plan) != plan.n_features:
             raise ValueError(f"site {self.name!r}: its data do not match the plan (the plan expects "
                              f"{plan.n[i]} rows; the rows it forms must have {plan.n_features} columns).")
-        auto = () if plan.auto is None else plan.auto.names
-        for ours, theirs, what in ((self.row_norm, plan.row_norm, "row_norm"),
-                                   (self.response_bound, plan.response_bound, "response_bound")):
-            if ours is None:
-                continue
-            if (ours == "auto") != (what in auto) or (ours != "auto" and theirs is not None and ours != theirs):
-                raise ValueError(f"site {self.name!r}: the plan's {what} differs from this site's.")
+        self._check_bounds(plan)
         if isinstance(self.center, str) != (plan.location is not None) and self.center is not None:
             raise ValueError(f"site {self.name!r}: the plan's centre differs from this site's (private or not).")
         if self.center is not None and not isinstance(self.center, str) and \
                 (plan.center is None or not np.array_equal(self.center, plan.center)):
             raise ValueError(f"site {self.name!r}: the plan's public centre differs from this site's.")
+        self._check_ranges(plan)
         if plan.location is not None and sparse.issparse(self.__X):
             raise ValueError(f"site {self.name!r}: a private centre cannot be used with sparse rows (they become "
                              "dense).")
 
+    def _check_bounds(self, plan):
+        """The plan's public (or ``auto``) bounds against this site's own; ``None`` takes the plan's."""
+        auto = () if plan.auto is None else plan.auto.names
+        features_bound = plan.row_norm / _intercept(plan)[1]  # the bound on x (an intercept plan's rows: larger)
+        for ours, theirs, what in ((self.row_norm, features_bound, "row_norm"),
+                                   (self.response_bound, plan.response_bound, "response_bound")):
+            if ours is None:
+                continue
+            if (ours == "auto") != (what in auto) or (ours != "auto" and theirs is not None and ours != theirs):
+                raise ValueError(f"site {self.name!r}: the plan's {what} differs from this site's.")
+
+    def _check_ranges(self, plan):
+        if self.ranges is not None and plan.ranges != self.ranges:
+            raise ValueError(f"site {self.name!r}: the plan's ranges differ from this site's.")
+        if plan.ranges is not None and sparse.issparse(self.__X):
+            raise ValueError(f"site {self.name!r}: ranges cannot be used with sparse rows (they become dense).")
+
     def _rows_width(self, plan):
         if plan.rows == "stm":
             return 3 * int(plan.vocabulary_size) if self.__X.shape[1] == 3 else -1
-        return self.n_features + (plan.rows == "xy")
+        return self.n_features + (plan.rows == "xy") + plan.intercept_columns
 
     # -- the door -------------------------------------------------------------------------------------------------
     def handle(self, data):
@@ -372,6 +399,11 @@ class Site:
         if plan.rows == "stm":
             return stm_rows(self.__X, plan.vocabulary_size), None
         X = self.__X
+        if getattr(plan, "ranges", None) is not None:  # the plan's public ranges, applied to this site's rows first
+            key = ("ranged rows", plan.ranges)
+            if key not in self.__cache:
+                self.__cache[key] = map_rows(X, plan.ranges)
+            X = self.__cache[key]
         if plan.rows == "xy":
             if self.__y is None:
                 raise ValueError("this plan needs the site's responses y")
@@ -383,7 +415,7 @@ class Site:
         if rnd.w_max is not None:
             return self._weighted(plan, rnd, params)
         key = (plan.rows, plan.vocabulary_size, rnd.statistic, rnd.response, plan.row_norm, plan.response_bound,
-               plan.center)
+               plan.center, getattr(plan, "ranges", None))
         if key not in self.__cache:
             X, y = self._rows(plan)
             center = None if plan.center is None else np.asarray(plan.center)
@@ -416,8 +448,9 @@ class Site:
                 if y is None:
                     raise ValueError("this plan needs the site's responses y")
                 values = np.abs(y)
-            else:
-                values = _row_norms(X, None if plan.center is None else np.asarray(plan.center))
+            else:  # with an intercept column, the bound of the rows it forms: sqrt(1 + c^2) ||x|| (analyses)
+                values = _row_norms(X, None if plan.center is None else np.asarray(plan.center)) * \
+                    _intercept(plan)[1]
             self.__cache[key] = histogram_counts(values, plan.auto.edges())
         return self.__cache[key]
 
@@ -432,7 +465,10 @@ class Site:
         X, y = self._rows(plan)
         if y is None:
             raise ValueError("this plan needs the site's responses y")
-        Z, yc = clip_rows(X, plan.row_norm), clip_responses(y, plan.response_bound)
+        share, scale = _intercept(plan)
+        Z, yc = clip_rows(X, plan.row_norm / scale), clip_responses(y, plan.response_bound)
+        if share is not None:  # the public constant c R / s: the rows formed have norm at most R
+            Z = np.hstack([Z, np.full((Z.shape[0], 1), share * plan.row_norm / scale)])
         A, B = weighted_moments(Z, yc, irls_weights(yc - Z @ theta, rnd.w_max, rnd.p))
         return A if rnd.statistic == "cross" else B
 
@@ -451,6 +487,6 @@ class Site:
             raise ValueError(f"site {self.name!r}: a private centre has no exact statistic of its own (it is chosen "
                              "across sites).")
         facts = SimpleNamespace(rows="x", vocabulary_size=None, row_norm=self.row_norm,
-                                response_bound=self.response_bound,
+                                response_bound=self.response_bound, ranges=self.ranges,
                                 center=None if self.center is None else tuple(self.center))
         return self._statistic(facts, Round(statistic), None)

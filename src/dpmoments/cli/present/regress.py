@@ -90,5 +90,7 @@ def across_sites(args, a, fit, names, est_mod):
     info = noise.analysis({"estimator": "PrivateIRLS (across sites)", "n_iter": fit.n_iter,
                            "psd_floor_clipped": list(fit.n_psd_clipped), "estimate": "coefficients.csv",
                            "standard_errors": "coefficients_se.npy", **coefficient_fields(est, names)})
-    return (info, save, "coefficients " + ", ".join(f"{c:.3g}" for c in fit.coef),
+    shown = ", ".join(f"{c:.3g}" for c in est.coef_) + (f"; intercept {est.intercept_:.3g}"
+                                                         if est.intercept_fitted_ else "")
+    return (info, save, "coefficients " + shown,
             coefficient_lines(est, names) + noise.lines())

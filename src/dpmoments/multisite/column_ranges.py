@@ -1,0 +1,146 @@
+r"""Per-column public ranges across sites: a part of the plan every site checks, applied by each site to its rows.
+
+A plan may carry ``ranges``: for each feature column, a public ``(lower, upper)`` or ``None``
+(no range). Each site clips its ranged columns to their ranges and standardises them by the
+midpoint and half-width, exactly as one machine does (:mod:`dpmoments.moments.ranges`), before
+anything else: the location steps, the bound step and every moment round then see the mapped
+rows. The aggregator maps the release back (``column_scale`` the half-widths, ``center`` the
+midpoints plus the chosen centre in those units), so every estimator answers in the user's units,
+and the release's post-processing line says which columns had a range.
+
+Across sites there are no private scales: a column without a range stays in its own units under
+the one row bound, as without ranges. Ranges apply to the second-moment analyses (covariance,
+correlation, PCA, precision, ridge) of the rows ``x``.
+
+Privacy
+-------
+The ranges are public inputs, fixed in the plan before any site reads its rows, never computed
+from them: they enter no guarantee as data. Clipping and standardising is a fixed map of each row
+on its own, so two tables that differ in one row map to two that differ in that row only, and
+every guarantee of the plan (its sensitivities are in the mapped units, with the plan's row bound)
+holds for the sites' original rows under the same relation.
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+
+from ..moments.ranged_release import GRID_DECADES, mapped_back
+from ..moments.ranges import RangedRows, as_column_ranges
+from .bounds import AutoBounds
+
+DEFAULT_LOW, DEFAULT_HIGH = AutoBounds.low, AutoBounds.high
+
+__all__ = ["plan_ranges", "grids_within_ranges", "check_plan_ranges", "ranges_to_json", "ranges_from_json", "map_rows", "ranges_mapped_back", "ranged_columns"]
+
+
+NOTE = ("centres (midpoints) and scales (half-widths) from the ranges, free; each site clipped and standardised its "
+        "own rows")
+
+
+UNRANGED = "own units under the row bound (no private scales across sites)"
+
+
+def plan_ranges(ranges, n_features, names=None):
+    """The plan's form of ``ranges``: a tuple over the ``n_features`` columns of ``(lower, upper)`` or ``None``.
+
+    ``ranges``: ``None``; that tuple (or list) itself; or a mapping ``{column: (lower, upper)}`` keyed by
+    a name of ``names`` or a 0-based position (as ``ranges=`` of one machine). One line naming the
+    column for a bad range (never a data value).
+    """
+    if ranges is None:
+        return None
+    if not hasattr(ranges, "items") and not hasattr(ranges, "resolve"):
+        ranges = list(ranges)
+        if len(ranges) != n_features:
+            raise ValueError(f"'ranges' must give one (lower, upper) or None per column ({n_features}); "
+                             f"got {len(ranges)}.")
+        ranges = {j: pair for j, pair in enumerate(ranges) if pair is not None}
+        if not ranges:
+            return None
+    names = [f"x{j}" for j in range(n_features)] if names is None else [str(c) for c in names]
+    lower, upper = as_column_ranges(ranges).resolve(names)
+    return tuple(None if math.isnan(lo) else (float(lo), float(hi)) for lo, hi in zip(lower, upper))
+
+
+def grids_within_ranges(ranges, auto, location, center):
+    """The choosing steps' grids where every column has a range and the grids are the default ones.
+
+    The mapped rows lie in the box ``[-1, 1]^d``, so the default grids (1e-6 to 1e8) are mostly empty
+    bins that cost rows: the row bound's grid ends at the box's largest norm about the centre (``sqrt(d)``
+    about the midpoints, ``2 sqrt(d)`` about a location inside the box) and the location's at 2, each
+    over four decades, as one machine's ranged release does. Public facts only; a grid the user gave is
+    kept.
+    """
+    if ranges is None or not ranged_columns(ranges).all():
+        return auto, location
+    if center is not None and not isinstance(center, str):
+        raise ValueError("a public 'center' with 'ranges' across sites is not taken: the ranges centre each column "
+                         "at its midpoint (center=None) or the sites choose a private centre (center='private').")
+    d = len(ranges)
+    top = (2.0 if location is not None else 1.0) * math.sqrt(d)
+    if auto is not None and "row_norm" in auto.names and _default_grid(auto):
+        auto = dataclasses.replace(auto, low=top * 10.0 ** -GRID_DECADES, high=top)
+    if location is not None and _default_grid(location):
+        location = dataclasses.replace(location, low=2.0 * 10.0 ** -GRID_DECADES, high=2.0)
+    return auto, location
+
+
+def _default_grid(choice):
+    return (choice.low, choice.high) == (DEFAULT_LOW, DEFAULT_HIGH)
+
+
+def check_plan_ranges(ranges, rows, n_features, rounds, mean_round):
+    """Refuse (one line) a plan's ranges that do not fit it: a second moment of the rows ``x`` (and a private
+    centre's mean round), one finite ``(lower, upper)``, lower < upper, or ``None`` per column."""
+    if ranges is None:
+        return
+    if rows != "x" or len(ranges) != n_features or any(
+            r.statistic not in ("histogram", "location", "second", "cross") or (r.statistic == "cross") != (
+                i == mean_round) for i, r in enumerate(rounds)):
+        raise ValueError("'ranges' across sites are for a second moment of the rows x (covariance, correlation, "
+                         "pca, precision, ridge), one (lower, upper) or None per column.")
+    if not all(r is None or (len(r) == 2 and math.isfinite(r[0]) and math.isfinite(r[1] - r[0]) and r[0] < r[1])
+               for r in ranges):
+        raise ValueError("a plan's 'ranges' must be finite pairs lower < upper (or None).")
+
+
+def ranges_to_json(ranges):
+    return None if ranges is None else [None if r is None else [r[0], r[1]] for r in ranges]
+
+
+def ranges_from_json(data):
+    return None if data is None else tuple(None if r is None else (float(r[0]), float(r[1])) for r in data)
+
+
+def _ends(ranges):
+    lower = np.array([np.nan if r is None else r[0] for r in ranges])
+    upper = np.array([np.nan if r is None else r[1] for r in ranges])
+    return lower, upper
+
+
+def ranged_columns(ranges):
+    """Which columns have a range (a boolean array)."""
+    return np.array([r is not None for r in ranges])
+
+
+def map_rows(X, ranges):
+    """``X`` (dense, ``(n, d)``) with its ranged columns clipped and standardised (a copy)."""
+    return RangedRows(X, *_ends(ranges)).map(X)
+
+
+def ranges_mapped_back(release, ranges, names=None):
+    """A release of the mapped rows in the user's units, with the line saying which columns had a range.
+
+    A release about the origin of the mapped rows is about the midpoints (unranged columns: 0), as one
+    machine's ranged release; post-processing of ``release``.
+    """
+    lower, upper = _ends(ranges)
+    ranged = ranged_columns(ranges)
+    mid = np.where(ranged, np.nan_to_num((lower + upper) / 2), 0.0)
+    half = np.where(ranged, np.nan_to_num((upper - lower) / 2, nan=1.0), 1.0)
+    names = [f"x{j}" for j in range(len(ranges))] if names is None else list(names)
+    if release.center is None:
+        release = dataclasses.replace(release, center=np.zeros(len(ranges)))
+    return mapped_back(release, NOTE, mid, half, names, ranged, UNRANGED)

@@ -1,0 +1,149 @@
+"""Per-column public ranges across sites: a part of the plan every site checks and applies to its own rows.
+
+As on one machine (``--ranges``), each ranged column is clipped to its range and standardised by its
+midpoint and half-width for free; the release is mapped back to the user's units and says which columns
+had a range. The ranges are public: a change to the data but not the ranges changes no noise.
+"""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from dpmoments.exceptions import NotPrivateWarning
+from dpmoments.multisite import InProcessTransport, Plan, Site, deal, run_plan
+from dpmoments.multisite.analyses import finish_analysis, plan_analysis
+from dpmoments.multisite.api import analyse
+
+from ..cli.helpers import assert_one_line_error, in_process
+
+RANGES = {0: (0.0, 120.0), 2: (0.0, 1.0)}
+
+
+def _table(rng, n):
+    age = rng.uniform(20, 80, n)
+    return np.c_[age, age / 10 + rng.normal(size=n), (rng.uniform(size=n) < 0.3).astype(float)]
+
+
+def _plan(**kw):
+    kw = {"n_features": 3, "row_norm": 3.0, "epsilon": 1.0, "delta": 1e-5, **kw}
+    return Plan.build("cape", ["north", "south"], [40, 60], **kw)
+
+
+def test_the_ranges_travel_in_the_plan_and_a_plan_without_them_keeps_its_form():
+    plan = _plan(ranges=RANGES)
+    again = Plan.from_json(plan.to_json())
+    assert again.ranges == ((0.0, 120.0), None, (0.0, 1.0)) and again.digest == plan.digest
+    assert "ranges" not in _plan().to_dict()  # plans dealt before keep their digest
+    named = _plan(columns=["age", "score", "smoker"], ranges={"age": (0, 120)})
+    assert named.ranges == ((0.0, 120.0), None, None)
+
+
+@pytest.mark.parametrize("kw, words", [
+    ({"ranges": {"age": (0, 1)}}, "'age', which is not a feature column"),
+    ({"ranges": {0: (1, 0)}}, "lower < upper"),
+    ({"ranges": [(0, 1)]}, "one (lower, upper) or None per column (3)"),
+    ({"ranges": {0: (0, 1), 1: (0, 1), 2: (0, 1)}, "center": [1.0, 2.0, 3.0]}, "public 'center' with 'ranges'"),
+])
+def test_the_plan_refuses_ranges_that_do_not_fit_it_in_one_line(kw, words):
+    with pytest.raises(ValueError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        _plan(**kw)
+
+
+def test_an_analysis_that_takes_no_ranges_refuses_them():
+    with pytest.raises(ValueError, match="'ranges' across sites are for covariance"):
+        plan_analysis("select", "cape", ["a", "b"], [50, 50], n_features=2, row_norm=1.0, epsilon=1.0, delta=1e-5,
+                      ranges={0: (0, 1)})
+
+
+def test_the_sites_release_in_the_users_units_as_one_machine_maps_its_rows():
+    """No noise: the mapped-back second moment is that of the clipped rows about the midpoints, exactly."""
+    rng = np.random.default_rng(0)
+    data = [_table(rng, 50), _table(rng, 70)]
+    data[0][0, 0] = 150.0  # outside its range: clipped to 120, as on one machine
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotPrivateWarning)
+        sites = [Site(f"s{k}", X, row_norm=100.0, ranges=RANGES) for k, X in enumerate(data)]
+        release, _ = analyse(sites, "covariance", epsilon=float("inf"), delta=0.0, rng=0)
+    X = np.vstack(data)
+    X[:, 0] = np.clip(X[:, 0], 0, 120)
+    Z = X - np.array([60.0, 0.0, 0.5])
+    s = release.column_scale
+    np.testing.assert_allclose(s, [60.0, 1.0, 0.5])
+    np.testing.assert_allclose(s[:, None] * release.second_moment * s, Z.T @ Z / len(Z), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(release.center, [60.0, 0.0, 0.5])
+    assert release.postprocessing[-1].startswith("public ranges for x0, x2 (each value clipped to its range); "
+                                                 "own units under the row bound (no private scales across sites) "
+                                                 "for x1")
+
+
+def test_a_change_to_the_data_but_not_the_ranges_changes_no_noise():
+    """The ranges are public: two studies with other rows and the same ranges get the same plan noise and
+    the same sensitivity (only the chosen bound, a private output, may differ between runs)."""
+    out = []
+    for seed in (1, 2):
+        rng = np.random.default_rng(seed)
+        sites = [Site(f"s{k}", _table(rng, 300) * (1 + seed), row_norm=2.0, ranges=RANGES, center=None)
+                 for k in range(2)]
+        out.append(analyse(sites, "covariance", epsilon=1.0, delta=1e-5, rng=0)[0])
+    assert out[0].sensitivity == out[1].sensitivity and out[0].noise_scale == out[1].noise_scale
+    assert not np.array_equal(out[0].second_moment, out[1].second_moment)
+
+
+def test_a_site_refuses_a_plan_with_other_ranges():
+    site = Site("north", np.zeros((40, 3)), row_norm=3.0, ranges={0: (0, 100)})
+    bundle = deal(_plan(ranges=RANGES), rng=0)["north"]
+    with pytest.raises(ValueError, match="the plan's ranges differ from this site's"):
+        site.accept(bundle, rng=0)
+
+
+def test_a_deployed_site_applies_the_plans_ranges():
+    """The noise generator's plan carries the ranges; a deployed site (no ranges of its own) applies them."""
+    rng = np.random.default_rng(4)
+    data = {"north": _table(rng, 40), "south": _table(rng, 60)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotPrivateWarning)
+        plan = plan_analysis("covariance", "cape", list(data), [40, 60], n_features=3, row_norm=100.0,
+                             epsilon=float("inf"), delta=0.0, ranges=RANGES)
+    sites = [Site(name, X) for name, X in data.items()]  # no ranges of their own: the plan's
+    for site, bundle in zip(sites, deal(plan, rng=0).values()):
+        site.accept(bundle, rng=0, throwaway=True)
+    release, _ = finish_analysis(plan, run_plan(plan, InProcessTransport(sites), rng=0))
+    X = np.vstack(list(data.values())) - np.array([60.0, 0.0, 0.5])
+    s = release.column_scale
+    np.testing.assert_allclose(s[:, None] * release.second_moment * s, X.T @ X / len(X), rtol=1e-10, atol=1e-12)
+
+
+def test_simulate_and_the_noise_generator_take_ranges(tmp_path, capsys):
+    run = in_process(capsys)
+    rng = np.random.default_rng(5)
+    paths = []
+    for name in ("a", "b"):
+        np.savetxt(tmp_path / f"{name}.csv", _table(rng, 200), delimiter=",", header="age,score,smoker",
+                   comments="")
+        paths.append(tmp_path / f"{name}.csv")
+    res = run("simulate", *paths, "--epsilon", 1, "--delta", "1e-5", "--row-norm", 2, "--uncentred",
+              "--ranges", "age=0:120,smoker=0:1", "--seed", 0, "--out", tmp_path / "o", "--no-figures")
+    assert res.returncode == 0, res.stderr
+    report = json.loads((tmp_path / "o" / "privacy_report.json").read_text())
+    assert report["ranges"]["given"] == {"age": [0.0, 120.0], "smoker": [0.0, 1.0]}
+    assert report["ranges"]["columns"].startswith("public ranges for age, smoker")
+    assert "ranges: public ranges for age, smoker" in res.stdout
+    res = run("noise-generator", "--sites", "a=200,b=300", "--columns", "age,score,smoker", "--ranges", "age=0:120",
+              "--epsilon", 1, "--delta", "1e-5", "--row-norm", 2, "--uncentred", "--out", tmp_path / "shares")
+    assert res.returncode == 0, res.stderr
+    plan = Plan.from_json((tmp_path / "shares" / "plan.json").read_text())
+    assert plan.ranges == ((0.0, 120.0), None, None)
+    assert_one_line_error(run("simulate", *paths, "--epsilon", 1, "--delta", "1e-5", "--analysis", "select",
+                              "--target", "smoker", "--ranges", "age=0:120", "--out", tmp_path / "x"),
+                          "--ranges across sites are for --analysis covariance")
+    assert_one_line_error(run("simulate", *paths, "--epsilon", 1, "--delta", "1e-5", "--ranges", "agex=0:1",
+                              "--out", tmp_path / "x"), "--ranges names column 'agex', which is not a feature column")
+
+
+def test_a_plan_read_back_with_bad_ranges_is_refused():
+    data = _plan(ranges=RANGES).to_dict()
+    for bad in ([[1.0, 0.0], None, None], [[0.0, float("inf")], None, None], [[0.0, 1.0]]):
+        with pytest.raises(ValueError, match="ranges"):
+            Plan.from_dict({**data, "ranges": bad})
