@@ -60,7 +60,7 @@ from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS
 from .rounds import (CHOICE_STATISTICS, Round, check_choice_steps, most_location_steps, round_noise, round_targets,
-                     sensitivity, takes_excess, weights_at, with_choice_steps)
+                     plan_composition, sensitivity, takes_excess, weights_at, with_choice_steps)
 from .unequal import check_weights
 
 __all__ = ["Round", "Plan", "TARGETS", "NEIGHBOURS", "ROWS", "COMPOSITIONS"]
@@ -72,11 +72,6 @@ NEIGHBOURS = ("replace-one", "zero-out")
 #: three-word documents embedded as ``(x1, x2, x3)`` in ``{0,1}^{3D}`` (the single-topic model).
 ROWS = ("x", "xy", "stm")
 COMPOSITIONS = ("basic", "zcdp")
-#: ``composition="auto"``: zCDP where the plan chooses a bound or centre privately (its many small rounds each a
-#: share of ``rho``, as the single machine splits its private choices), else basic: split linearly, a location
-#: step's 0.025 and the bound step's 0.1 of ``(epsilon, delta)`` made their counts about ten times noisier and
-#: the covariance's error twice the pooled release's (benchmarks/results/sites_coverage.md).
-AUTO_COMPOSITION = "auto"
 PLAN_VERSION = 3  # 3: an auto bound's clipping-excess round and AutoBounds.bias
 _SITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -256,8 +251,7 @@ class Plan:
         return [i for i, r in enumerate(self.rounds) if r.statistic not in CHOICE_STATISTICS]
 
     @property
-    def excess_round(self):
-        """The clipping-excess round (what clipping at an ``auto`` row bound removed from each variance), or ``None``."""
+    def excess_round(self):  # what clipping at an auto row bound removed from each variance; None without one
         return next((i for i, r in enumerate(self.rounds) if r.statistic == "excess"), None)
 
     @property
@@ -401,7 +395,7 @@ class Plan:
         (:mod:`~dpmoments.multisite.column_ranges`: a mapping keyed by a name of ``columns`` or a position,
         or one ``(lower, upper)`` or ``None`` per column) that every site applies to its rows.
         """
-        composition = _composition(composition, row_norm, response_bound, center)
+        composition = plan_composition(composition, row_norm, response_bound, center)
         sites, n, proto, colluders, rounds = _checked_facts(protocol, sites, n, neighbours, calibration, composition,
                                                             target, rows, colluders, rounds)
         names = checked_columns(columns, response_column, rows=rows, analysis=analysis,
@@ -464,15 +458,6 @@ def _planned_bounds(auto, row_norm, response_bound):
         return row_norm, response_bound
     return (1.0 if "row_norm" in auto.names else row_norm,
             1.0 if "response_bound" in auto.names else response_bound)
-
-
-def _composition(composition, row_norm, response_bound, center):
-    """``"auto"`` (:data:`AUTO_COMPOSITION`): ``"zcdp"`` where a bound or the centre is chosen privately, else
-    ``"basic"``; any other value as given."""
-    if not (isinstance(composition, str) and composition == AUTO_COMPOSITION):
-        return composition
-    chosen = any(isinstance(v, str) and v in ("auto", "private") for v in (row_norm, response_bound, center))
-    return "zcdp" if chosen else "basic"
 
 
 def _checked_facts(protocol, sites, n, neighbours, calibration, composition, target, rows, colluders, rounds):

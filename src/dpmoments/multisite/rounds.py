@@ -30,8 +30,16 @@ from .messages import STATISTIC_NDIM
 from .noise import guarantee_from_ratio, joint_view
 from .protocols import noise_for
 
-__all__ = ["Round", "CHOICE_STATISTICS", "takes_excess", "with_choice_steps", "sensitivity", "round_targets", "meet_joint_view",
-           "round_noise", "most_location_steps", "check_choice_steps"]
+__all__ = ["Round", "CHOICE_STATISTICS", "AUTO_COMPOSITION", "plan_composition", "takes_excess", "with_choice_steps",
+           "sensitivity", "round_targets", "meet_joint_view", "round_noise", "most_location_steps",
+           "check_choice_steps"]
+
+#: ``composition="auto"``: zCDP where the plan chooses a bound or centre privately (its many small rounds each a
+#: share of ``rho``, as the single machine splits its private choices), else basic: split linearly, a location
+#: step's 0.025 and the bound step's 0.1 of ``(epsilon, delta)`` made their counts about ten times noisier and
+#: the covariance's error twice the pooled release's (benchmarks/results/sites_coverage.md).
+AUTO_COMPOSITION = "auto"
+
 
 #: The statistics of the steps that choose (a bound, a location): noisy counts, each site's own noise.
 CHOICE_STATISTICS = ("histogram", "location")
@@ -82,6 +90,15 @@ class Round:
             check_positive(self.w_max, "w_max")
             if not 1.0 <= float(self.p) <= 2.0:
                 raise ValueError(f"'p' must be in [1, 2]; got {self.p!r}.")
+
+
+def plan_composition(composition, row_norm, response_bound, center):
+    """``"auto"`` (:data:`AUTO_COMPOSITION`): ``"zcdp"`` where a bound or the centre is chosen privately, else
+    ``"basic"``; any other value as given."""
+    if not (isinstance(composition, str) and composition == AUTO_COMPOSITION):
+        return composition
+    chosen = any(isinstance(v, str) and v in ("auto", "private") for v in (row_norm, response_bound, center))
+    return "zcdp" if chosen else "basic"
 
 
 def takes_excess(auto, rows, rank, rounds):
