@@ -121,15 +121,22 @@ def test_environment_variable_names_the_scheduler_and_a_bad_one_is_one_line(clus
     assert len(err) == 1 and "could not reach the dask scheduler at 'tcp://127.0.0.1:9'" in err[0]
 
 
-def test_a_shell_expanded_list_of_files_on_the_cluster_is_the_directory(cluster, lake, tmp_path):
-    """``covariance part-*.parquet --scheduler ADDRESS``: the workers read the listed files as the directory."""
+def test_a_shell_expanded_list_of_files_on_the_cluster_is_the_directory(cluster, lake, tmp_path, capsys,
+                                                                         monkeypatch):
+    """``covariance part-*.parquet --scheduler ADDRESS``: the workers read the listed files as the directory; a
+    file listed twice is refused in one line with the path as typed (the workers were given absolute ones)."""
     root, _ = lake
-    files = sorted(str(p) for p in root.rglob("*.parquet"))
+    monkeypatch.chdir(root)
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*.parquet"))
     public = ["--row-norm", "12", "--center", "0", *PRIVATE, "--scheduler", cluster.scheduler_address]
     assert _run("covariance", *files, *public, "--out", tmp_path / "list") == 0
     assert _run("covariance", root, *public, "--out", tmp_path / "dir") == 0
     np.testing.assert_allclose(np.load(tmp_path / "list" / "covariance.npy"),
                                np.load(tmp_path / "dir" / "covariance.npy"), rtol=1e-12, atol=1e-12)
+    capsys.readouterr()
+    assert _run("covariance", *files, files[0], *public, "--out", tmp_path / "twice") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"'{files[0]}' is listed twice" in err[0] and str(root) not in err[0]
 
 
 def test_a_worker_killed_mid_pass_changes_nothing_and_the_release_is_charged_once(cluster, lake):

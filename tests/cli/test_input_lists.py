@@ -57,4 +57,7 @@ def test_a_bad_list_is_refused_in_one_line_naming_the_file(run, parts):
                           "mixes file formats")
     assert_one_line_error(run("covariance", files[0], tmp / "gone.parquet", *PUBLIC, "--out", tmp / "o"),
                           "gone.parquet")
+    assert_one_line_error(run("covariance", files[0], tmp / "lake", *PUBLIC, "--out", tmp / "o"), "is a directory")
+    # the same file twice (a glob and one of its files) would count its rows twice: refused, not read twice
+    assert_one_line_error(run("covariance", *files, files[1], *PUBLIC, "--out", tmp / "o"), "listed twice")
     assert not (tmp / "o").exists()

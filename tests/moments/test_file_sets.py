@@ -70,6 +70,8 @@ def test_glob_list_and_tuple_of_paths_are_files_never_data(lake):
         assert s.n == 100 and np.allclose(s.xtx, accumulate_moments(X, row_norm=10.0).xtx)
     two = files[:2]  # a tuple of two paths is files, not an (X, y) pair
     assert sum(c.shape[0] for c in iter_chunks(tuple(two))) == 75
+    with pytest.raises(ValueError, match="listed twice"):  # its rows would count twice
+        accumulate_moments([files[0], *files], row_norm=10.0)
 
 
 def test_files_split_by_an_option_on_the_command_line_say_how_to_give_several_files(lake, capsys):

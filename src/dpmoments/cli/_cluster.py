@@ -80,6 +80,8 @@ class ClusterSource:
                                          exclude=parse_columns(_FILE_OPTIONS["exclude"], "--exclude"))
         except FileNotFoundError as exc:  # found missing by a worker, which was given the absolute path
             raise CliError(self._as_given(str(exc))) from None
+        except ValueError as exc:  # the reader's (a list of files of other columns or formats): paths as typed
+            raise ValueError(self._as_given(str(exc))) from None
         self.kind, self.feature_names = self.table.format, self.table.feature_names
         self.all_names, self.total_rows, self.n_rows = self.table.names, self.table.n_rows, None
         self.delimiter, self.header = _FILE_OPTIONS["delimiter"], _FILE_OPTIONS["header"]

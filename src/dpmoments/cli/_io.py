@@ -67,7 +67,9 @@ class DataSource:
 
     Parameters
     ----------
-    path : str
+    path : str or list of str
+        One input (a file, a directory, a glob, a URL), or several files read as one table (a shell-expanded
+        glob: one format, the same columns, in the order given).
     columns : str or None
         The ``--columns`` text (names, or 0-based positions).
     target : str or None

@@ -218,9 +218,24 @@ def _listed_members(paths, where):
         fs_paths = [_remote(p, where) for p in paths]
         return [Member(p, fs) for fs, p in fs_paths], (), {_kind(p, where) for p in paths}
     missing = next((p for p in paths if not os.path.isfile(p)), None)
+    if missing is not None and os.path.isdir(missing):
+        raise ValueError(f"'{missing}' in the list of files is a directory; give its files, or the directory alone.")
     if missing is not None:
         raise FileNotFoundError(f"No such data file: '{missing}' (in the list of files).")
+    _refuse_twice(paths)
     return [Member(p) for p in paths], (), {_kind(p, where) for p in paths}
+
+
+def _refuse_twice(paths):
+    """A file listed twice would be read twice: its rows counted twice, which the row-level guarantee does not cover."""
+    seen = {}
+    for p in paths:
+        real = os.path.realpath(p)
+        if real in seen:
+            also = "" if seen[real] == p else f" (also as '{seen[real]}')"
+            raise ValueError(f"'{p}' is listed twice in the list of files{also}; its rows would count twice, which "
+                             "the privacy guarantee does not cover: list each file once.")
+        seen[real] = p
 
 
 def _globbed_members(fs, pattern, where):
