@@ -147,3 +147,12 @@ def test_a_plan_read_back_with_bad_ranges_is_refused():
     for bad in ([[1.0, 0.0], None, None], [[0.0, float("inf")], None, None], [[0.0, 1.0]]):
         with pytest.raises(ValueError, match="ranges"):
             Plan.from_dict({**data, "ranges": bad})
+
+
+def test_ranges_take_the_default_auto_bound_and_its_clipping_excess():
+    """``simulate --ranges`` with the default ``--row-norm auto``: the bound's clipping-excess round is a round of
+    the mapped rows like the second moment, so the plan takes it (it was refused as not a second moment)."""
+    plan = plan_analysis("covariance", "cape", ["north", "south", "east"], [4000, 4000, 4000], n_features=3,
+                         row_norm="auto", epsilon=4.0, delta=1e-6, ranges=RANGES)
+    assert "excess" in [r.statistic for r in plan.rounds]
+    assert plan.ranges == ((0.0, 120.0), None, (0.0, 1.0))

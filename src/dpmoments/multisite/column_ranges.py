@@ -93,11 +93,11 @@ def _default_grid(choice):
 
 def check_plan_ranges(ranges, rows, n_features, rounds, mean_round):
     """Refuse (one line) a plan's ranges that do not fit it: a second moment of the rows ``x`` (and a private
-    centre's mean round), one finite ``(lower, upper)``, lower < upper, or ``None`` per column."""
+    centre's mean round, an auto bound's clipping excess), one finite ``(lower, upper)``, lower < upper, or ``None`` per column."""
     if ranges is None:
         return
     if rows != "x" or len(ranges) != n_features or any(
-            r.statistic not in ("histogram", "location", "second", "cross") or (r.statistic == "cross") != (
+            r.statistic not in ("histogram", "location", "second", "cross", "excess") or (r.statistic == "cross") != (
                 i == mean_round) for i, r in enumerate(rounds)):
         raise ValueError("'ranges' across sites are for a second moment of the rows x (covariance, correlation, "
                          "pca, precision, ridge), one (lower, upper) or None per column.")
