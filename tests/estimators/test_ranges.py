@@ -384,3 +384,23 @@ def test_a_range_finds_its_column_in_another_unicode_form_and_refuses_one_column
     assert (lower[0], upper[0]) == (-4.0, 4.0) and np.isnan(lower[1])
     with pytest.raises(ValueError, match="'ranges' gives column 'b' twice"):
         as_column_ranges({"b": (0.0, 1.0), 1: (0.0, 2.0)}).resolve(names)
+
+
+def test_a_response_bound_beside_the_responses_range_is_refused_everywhere(tmp_path, capsys):
+    """The range bounds the mapped response by 1 for free; a public bound beside it would be read in the mapped
+    units (10 meant 10 half-widths, ten times the noise needed) while the report said 10: refused, in one line."""
+    from dpmoments.estimators import PrivateIRLS, PrivateModelSelection
+
+    from ..cli.helpers import assert_one_line_error, in_process
+
+    X, y = np.random.default_rng(0).normal(size=(60, 2)), np.zeros(60)
+    for est in (PrivateIRLS(epsilon=1.0, delta=1e-6, response_bound=10.0, response_range=(-1, 1)),
+                PrivateModelSelection(epsilon=1.0, response_bound=10.0, response_range=(-1, 1))):
+        with pytest.raises(ValueError, match="'response_bound' and 'response_range' both bound the response"):
+            est.fit(X, y)
+    np.savetxt(tmp_path / "d.csv", np.c_[X, y], delimiter=",", header="a,b,y", comments="")
+    run = in_process(capsys)
+    for command, delta in (("regress", ["--delta", "1e-6"]), ("select", [])):  # select is epsilon-DP
+        assert_one_line_error(run(command, tmp_path / "d.csv", "--target", "y", "--epsilon", 1, *delta,
+                                  "--response-bound", 10, "--ranges", "y=-1:1", "--out", tmp_path / command),
+                              "--response-bound and a --ranges entry for the target both bound the response")

@@ -8,6 +8,8 @@ ranges are public inputs: they are written into the report as given.
 ``bounds=`` it is Lei et al.'s entrywise bound.)
 """
 
+import contextlib
+
 from ..data.columns import MISSING_SUFFIX, one_hot_names
 from ..moments.ranges import as_column_ranges, parse_ranges_text, read_ranges_file
 from ._numbers import CliError
@@ -64,15 +66,22 @@ def add_plain_ranges_arguments(group, help_text):
                             "{\"column\": [lower, upper]}; combined with --ranges (a column may not be in both)")
 
 
+@contextlib.contextmanager
+def _as_option_error():
+    """A refusal of the ranges in the command line's words (``--ranges``, not the library's ``'ranges'``)."""
+    try:
+        yield
+    except ValueError as exc:
+        raise CliError(str(exc).replace("'ranges'", "--ranges").rstrip(".")) from None
+
+
 def positional_ranges(args, names):
     """``--ranges`` as ``{position: (lower, upper)}`` over the columns ``names`` (``None`` when none), checked."""
     given = ranges_of(args)
     if given is None:
         return None
-    try:
+    with _as_option_error():
         lower, upper = as_column_ranges(given).resolve(names)
-    except ValueError as exc:
-        raise CliError(str(exc).replace("'ranges'", "--ranges").rstrip(".")) from None
     return {j: (float(lo), float(hi)) for j, (lo, hi) in enumerate(zip(lower, upper)) if lo == lo}
 
 
@@ -81,10 +90,8 @@ def model_ranges(args, names):
     given = ranges_of(args)
     if not given:
         return None, None
-    try:
+    with _as_option_error():
         as_column_ranges(given)  # each range's own form, named as the user wrote it
-    except ValueError as exc:
-        raise CliError(str(exc).replace("'ranges'", "--ranges").rstrip(".")) from None
     target, features, response = str(args.target), {}, None
     for key, span in given.items():
         if str(key) == target:
@@ -99,6 +106,8 @@ def model_ranges(args, names):
         if j in features:  # a name and a position of one column
             raise CliError(f"--ranges gives column {names[j]!r} twice (by name and by position)")
         features[j] = span
+    if response is not None and args.response_bound != "auto":  # the range bounds the mapped y by 1, for free
+        raise CliError("--response-bound and a --ranges entry for the target both bound the response: give one")
     return features or None, response
 
 
@@ -123,10 +132,8 @@ def site_ranges(args, names):
         return None
     from ..multisite.column_ranges import plan_ranges
 
-    try:
+    with _as_option_error():
         return plan_ranges(given, len(names), names)
-    except ValueError as exc:
-        raise CliError(str(exc).replace("'ranges'", "--ranges").rstrip(".")) from None
 
 
 def plan_ranges_report(ranges, names, release):

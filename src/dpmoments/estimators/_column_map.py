@@ -25,7 +25,15 @@ import numpy as np
 
 from ..moments.ranges import as_column_ranges
 
-__all__ = ["ColumnMap", "column_map", "check_response_range"]
+__all__ = ["ColumnMap", "column_map", "check_response_range", "check_one_response_bound"]
+
+
+def check_one_response_bound(response_bound, response_range):
+    """Refuse a public ``response_bound`` beside ``response_range``: the range already bounds the mapped
+    response by 1, for free, and a bound would be read in the mapped units, not the ones it was written in."""
+    if response_range is not None and not (isinstance(response_bound, str) and response_bound == "auto"):
+        raise ValueError("'response_bound' and 'response_range' both bound the response: give one (the range "
+                         "bounds it for free).")
 
 
 def check_response_range(value):

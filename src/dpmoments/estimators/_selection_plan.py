@@ -13,6 +13,7 @@ from .._validation import check_int, check_nonnegative, check_positive
 from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy import check_accountant
 from ..privacy.relations import check_neighbours
+from ._column_map import check_one_response_bound
 from .model_defaults import R_SHARE
 
 __all__ = ["MECHANISMS", "R_SHARE", "candidate_family", "SelectionPlanMixin"]
@@ -115,6 +116,7 @@ class SelectionPlanMixin:
         for name in ("bounds", "response_bound"):
             if not is_auto(getattr(self, name)):
                 check_positive(getattr(self, name), name)
+        check_one_response_bound(self.response_bound, self.response_range)
         if self.R != "private":
             check_positive(self.R, "R")
         if self.sigma2 != "private":

@@ -25,7 +25,7 @@ from ._budget import moment_laws
 from ..mechanisms.laws import NONE, WISHART
 from .model_defaults import N_ITER
 from ._irls_sampling import release_sampling, sandwich_parts
-from ._column_map import column_map
+from ._column_map import check_one_response_bound, column_map
 from ..moments.ranges import feature_names_of
 from .error_budget import check_target as check_error_target
 from .uncertainty import check_uncertainty_params, noise_law
@@ -267,6 +267,7 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         for name in ("row_norm", "response_bound"):
             if not is_auto(getattr(self, name)):
                 check_positive(getattr(self, name), name)
+        check_one_response_bound(self.response_bound, self.response_range)
         if self._autos():
             as_bound_budget(self.bound_budget)
         if self.w_max != "auto":
