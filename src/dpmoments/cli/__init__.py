@@ -15,6 +15,9 @@ Subcommands live in a registry: each is a module ``dpmoments.cli.<name>``
   ``OSError``) for a user error, return the exit status.
 
 Adding a subcommand is adding its module and one name to :data:`COMMANDS`.
+A command module's top imports only what its parser needs: ``--help`` builds
+every parser and imports no NumPy; ``run`` and the functions it calls import
+the rest (``tests/test_import_cost.py``).
 Errors print one line ``dpmoments <command>: error: ...`` on stderr and exit
 with status 2 (``--traceback`` shows the Python traceback instead); see
 :mod:`._errors` for how a message that could quote data is kept off the

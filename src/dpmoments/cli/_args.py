@@ -228,6 +228,17 @@ def add_privacy_arguments(parser, bound=True, secure=False, private=(), auto_def
                                 "attacks (slower: ~0.5 s for d = 200); cannot be seeded")
 
 
+DEFAULT_MAX_ROWS = 5_000_000
+
+
+def add_memory_arguments(parser):
+    """``--max-rows``, for the analyses that load the selected columns into memory (select, regress, tensor,
+    simulate)."""
+    parser.add_argument("--max-rows", type=positive_int, default=DEFAULT_MAX_ROWS, metavar="N",
+                        help="this analysis loads the selected columns into memory: refuse inputs with more than "
+                             f"N rows (default {DEFAULT_MAX_ROWS:,})")
+
+
 def add_uncentred_argument(parser, statistic):
     """``--uncentred``: the raw second moment instead of the private centre a moment command defaults to."""
     parser.add_argument("--uncentred", action="store_true",

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data import is_file_set, iter_chunks, open_table
-from ._args import CliError, parse_columns, parse_target, positive_int
+from ._args import DEFAULT_MAX_ROWS, CliError, add_memory_arguments, parse_columns, parse_target  # noqa: F401
 from ._ranges import categories_of, impute_of
 from ._output import check_destination, figures_ahead
 from ._progress import Progress
@@ -284,14 +284,7 @@ def _edge_list(rows, names, path):
     return A
 
 
-DEFAULT_MAX_ROWS = 5_000_000
-
-
 # -- shared helpers (also used by select, tensor and simulate) -------------------------------------
-def add_memory_arguments(parser):
-    parser.add_argument("--max-rows", type=positive_int, default=DEFAULT_MAX_ROWS, metavar="N",
-                        help="this analysis loads the selected columns into memory: refuse inputs with more than "
-                             f"N rows (default {DEFAULT_MAX_ROWS:,})")
 
 
 def open_input(args, path=None, target=None):

@@ -12,8 +12,6 @@ import argparse
 from ._args import CliError, _positive, center_asked, positive_int
 from ._numbers import radius_or_private
 from ._choices import ROW_NORM_DEFAULT, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of, choices_report
-from ._report import privacy_report
-from .present import PRESENTERS
 
 __all__ = ["add_analysis_arguments", "plan_options", "response_bound_of", "check_analysis", "fit_analysis", "multisite_report",
            "print_guarantees", "ANALYSES", "auto_bounds", "center_across_sites", "AUTO_ACROSS_SITES", "CENTER_ACROSS_SITES"]
@@ -182,6 +180,7 @@ def fit_analysis(args, analysis, output, names):
     an output that is all noise withheld (null in the report, its file kept for inspection).
     """
     from .. import estimators as est_mod
+    from .present import PRESENTERS
 
     return PRESENTERS[analysis].across_sites(args, analysis, output, names, est_mod)
 
@@ -196,6 +195,7 @@ def headline_release(output):
 def multisite_report(command, output, report, analysis, argv, files, extra=None):
     """The privacy report: the headline is the guarantee against the aggregator; the per-site claim beside it."""
     from ..multisite.report import collusion_dict
+    from ._report import privacy_report
 
     rep = privacy_report(command, headline_release(output), analysis=analysis, argv=argv,
                          extra=dict(extra or {}, files=files))

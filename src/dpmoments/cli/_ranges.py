@@ -10,8 +10,6 @@ ranges are public inputs: they are written into the report as given.
 
 import contextlib
 
-from ..data.columns import MISSING_SUFFIX, one_hot_names
-from ..moments.ranges import as_column_ranges, parse_ranges_text, read_ranges_file
 from ._numbers import CliError
 
 __all__ = ["add_ranges_arguments", "check_ranges_across_sites", "site_ranges", "plan_ranges_report", "add_plain_ranges_arguments",
@@ -77,6 +75,8 @@ def _as_option_error():
 
 def positional_ranges(args, names):
     """``--ranges`` as ``{position: (lower, upper)}`` over the columns ``names`` (``None`` when none), checked."""
+    from ..moments.ranges import as_column_ranges  # here, as in every function a run calls: '--help' imports no NumPy
+
     given = ranges_of(args)
     if given is None:
         return None
@@ -87,6 +87,8 @@ def positional_ranges(args, names):
 
 def model_ranges(args, names):
     """``(feature ranges by position, target range)`` from ``--ranges``/``--ranges-file``; ``None`` where none."""
+    from ..moments.ranges import as_column_ranges
+
     given = ranges_of(args)
     if not given:
         return None, None
@@ -195,11 +197,16 @@ def categories_of(args):
 
 def one_hot_ranges(categories):
     """Each one-hot column's range, 0 to 1: public by construction."""
+    from ..data.columns import one_hot_names
+
     return {name: (0.0, 1.0) for col, levels in categories.items() for name in one_hot_names(col, levels)}
 
 
 def ranges_of(args):
     """The run's ranges as ``{column: (lower, upper)}`` (one-hot columns' 0:1 included), or ``None`` when none."""
+    from ..data.columns import MISSING_SUFFIX
+    from ..moments.ranges import parse_ranges_text, read_ranges_file
+
     text, path = getattr(args, "ranges", None), getattr(args, "ranges_file", None)
     hot = one_hot_ranges(categories_of(args)) | {f"{name}{MISSING_SUFFIX}": (0.0, 1.0) for name in impute_of(args)}
     if text is None and path is None:

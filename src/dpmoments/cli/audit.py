@@ -14,13 +14,9 @@ claim: it means this pair and these events found no violation.
 import math
 import warnings
 
-import numpy as np
-
 from ..exceptions import NotPrivateWarning
 from ..mechanisms.laws import ADDITIVE, as_mechanism
 from ._args import CliError, _bound, _bounded_int, add_format_arguments, add_privacy_arguments
-from ._io import DataSource
-from ._output import RUN, ResultsDir, check_destination
 from .._version import __version__
 from ..privacy.relations import RELATION_WORDS, describe_relation
 
@@ -60,6 +56,9 @@ def add_arguments(parser):
 
 def run(args):
     from ..testing import audit as run_audit
+    import numpy as np
+
+    from ._output import check_destination, ResultsDir, RUN
 
     law = _check(args)
     if args.out:
@@ -122,6 +121,7 @@ def _release(X, args, law):
     """
     from ..moments import release_second_moment
     from ..mechanisms import upper_triangle
+    import numpy as np
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotPrivateWarning)
@@ -147,6 +147,7 @@ def _pair(args, law):
 def _worst_case(d, n, R, mechanism, neighbours):
     """The candidate pair whose statistics differ most in the mechanism's norm."""
     from ..mechanisms import upper_triangle
+    import numpy as np
 
     ones = np.full(d, R / math.sqrt(d))
     alt = ones * np.where(np.arange(d) % 2, -1.0, 1.0)
@@ -175,6 +176,10 @@ def _worst_case(d, n, R, mechanism, neighbours):
 
 def _read(path):
     """A whole (small) data file, through the one reader every command uses."""
+    import numpy as np
+
+    from ._io import DataSource
+
     chunks = list(DataSource(path).chunks())
     return np.concatenate(chunks) if chunks else np.empty((0, 0))
 

@@ -10,10 +10,6 @@ from ._args import (PRIVATE_ALL, add_input_arguments, add_output_arguments, add_
                     check_uncentred)
 from ._choices import release_choices
 from ._noise import Noise, add_uncertainty_arguments
-from ._output import ResultsDir
-from ._release import second_moment_release
-from ._report import privacy_report
-from .present.correlation import figures, save_correlation
 
 HELP = "a private correlation matrix, with an interval for every pair"
 DESCRIPTION = """\
@@ -42,6 +38,10 @@ def add_arguments(parser):
 def run(args):
     # PrivateCorrelation's logic without scikit-learn (whose import would cost more than reading most files)
     from ..estimators.correlation import CorrelationFit
+    from ._output import ResultsDir
+    from ._release import second_moment_release
+    from ._report import privacy_report
+    from .present.correlation import figures, save_correlation
 
     check_uncentred(args)
     source, release, fingerprint, request = second_moment_release(args)

@@ -9,13 +9,9 @@ intervals say how much is noise), never withheld.
 """
 
 from ._noise import Noise, add_uncertainty_arguments
-from ._output import ResultsDir
 from ._args import (PRIVATE_ALL, add_input_arguments, add_output_arguments, add_privacy_arguments,
                     add_uncentred_argument, check_uncentred)
 from ._choices import release_choices
-from ._release import second_moment_release
-from ._report import privacy_report
-from .present.covariance import figures, save_covariance, statistic
 
 HELP = "a private covariance matrix (or, with --uncentred, the second moment)"
 DESCRIPTION = """\
@@ -70,6 +66,10 @@ def psd_floor(text):
 def run(args):
     # PrivateCovariance's logic without scikit-learn (whose import would cost more than reading most files)
     from ..estimators.covariance import CovarianceFit
+    from ._output import ResultsDir
+    from ._release import second_moment_release
+    from ._report import privacy_report
+    from .present.covariance import figures, save_covariance, statistic
 
     floor = psd_floor(args.psd_floor)
     check_uncentred(args)

@@ -24,17 +24,8 @@ applied identically to the non-private estimate shown beside it.
 import math
 import time
 
-import numpy as np
-
-from ..estimators.glasso import glasso
-from ..estimators.graph import edge_matrix, partial_correlations, standardized, standardized_checked
-from ..metrics import tpr_fpr
-from ..privacy import Accountant, ApproxDP, compose
 from ._args import _delta, _epsilon, add_figure_arguments, seed_int
 from ._noise import add_uncertainty_arguments, draws
-from ._output import ResultsDir, check_destination
-from ._report import privacy_report, privacy_summary
-from .present.precision import precision_noise
 
 HELP = "a private graphical model of bundled cell-signalling data, beside the non-private one"
 DESCRIPTION = """\
@@ -68,6 +59,9 @@ def add_arguments(parser):
 def private_release(X, epsilon, delta, seed):
     """Private mean (share MEAN_SHARE), then the second moment about it; both spent in one accountant."""
     from ..moments import release_cross_moment, release_second_moment
+    import numpy as np
+
+    from ..privacy import Accountant, ApproxDP
 
     acct = Accountant(ApproxDP(epsilon, delta))
     # Two independent streams: fresh OS entropy each, or two seeds derived from --seed (reported "seeded").
@@ -90,6 +84,7 @@ def exact_release(X):
     import warnings
 
     from ..exceptions import NotPrivateWarning
+    import numpy as np
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotPrivateWarning)
@@ -99,6 +94,11 @@ def exact_release(X):
 
 def run(args):
     from ..datasets import load_sachs
+    from ..estimators.glasso import glasso
+    from ..estimators.graph import edge_matrix, standardized, standardized_checked
+    from ._output import check_destination, ResultsDir
+    from ._report import privacy_report
+    from .present.precision import precision_noise
 
     t0 = time.perf_counter()
     check_destination(args.out, args.force)
@@ -142,6 +142,8 @@ def run(args):
 
 def headline(mean, cov):
     """The report's headline: what the two releases compose to, with the parts listed beside it."""
+    from ..privacy import compose
+
     total = compose([mean.guarantee, cov.guarantee])
     return {"guarantee": str(total), "guarantee_detail": total.to_dict(), "certified": total.certified,
             "composition": "basic composition of the two releases below",
@@ -149,6 +151,8 @@ def headline(mean, cov):
 
 
 def _analysis(fits, truth, k, freq=None):
+    from ..metrics import tpr_fpr
+
     out = {"rule": f"graphical lasso on the correlation-scaled matrix; sparsest penalty with at most {k} edges",
            "consensus_edges": k}
     for label, (est, E) in fits.items():
@@ -162,6 +166,8 @@ def _analysis(fits, truth, k, freq=None):
 
 def expected_rates(freq, truth):
     """The TPR and FPR averaged over the redrawn releases: the mean inclusion frequency of true and false pairs."""
+    import numpy as np
+
     upper = np.triu(np.ones(truth.shape, dtype=bool), 1)
     true = upper & (truth != 0)
     false = upper & (truth == 0)
@@ -170,6 +176,10 @@ def expected_rates(freq, truth):
 
 
 def _edge_rows(fits, names, truth, freq=None):
+    import numpy as np
+
+    from ..estimators.graph import partial_correlations
+
     rows = []
     for label, (est, E) in fits.items():
         P = partial_correlations(est.precision_)
@@ -181,6 +191,10 @@ def _edge_rows(fits, names, truth, freq=None):
 
 def _figure(fits, names, truth, spent, spread=None, noise=None):
     from .. import plots
+    import numpy as np
+
+    from ..estimators.graph import partial_correlations
+    from ..metrics import tpr_fpr
 
     fig = plots.new_figure((11, 6.0))
     axes = fig.subplots(1, 2)
@@ -201,6 +215,12 @@ def _figure(fits, names, truth, spent, spread=None, noise=None):
 
 
 def _print(fits, names, truth, k, mean, cov, acct, args, seconds, freq=None, noise=None):
+    import numpy as np
+
+    from ..metrics import tpr_fpr
+    from ..privacy import compose
+    from ._report import privacy_summary
+
     print(f"Sachs et al. (2005): {cov.n} cells x {cov.n_features} proteins; consensus network: {k} edges")
     total = compose([mean.guarantee, cov.guarantee])
     print(f"privacy: {total} in all = private mean {mean.guarantee} + second moment {cov.guarantee} "

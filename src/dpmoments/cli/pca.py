@@ -14,11 +14,7 @@ the report names them).
 from ._args import (PRIVATE_ALL, CliError, add_input_arguments, add_output_arguments, add_privacy_arguments,
                     add_uncentred_argument, check_uncentred)
 from ._noise import add_uncertainty_arguments, draws
-from ._output import ResultsDir, check_destination
-from ._release import second_moment_release
-from ._report import privacy_report
 from ._choices import release_choices
-from .present.pca import figures, noise_floor, pca_analysis, save_pca, spectrum
 
 HELP = "private principal components and the spectrum against the noise floor"
 DESCRIPTION = """\
@@ -71,6 +67,10 @@ def check_components(k, d):
 
 def run(args):
     from ..estimators.pca import PCAFit  # PrivatePCA's logic without scikit-learn (its import costs ~1.2 s)
+    from ._output import check_destination, ResultsDir
+    from ._release import second_moment_release
+    from ._report import privacy_report
+    from .present.pca import figures, noise_floor, pca_analysis, save_pca, spectrum
 
     check_destination(args.out, args.force)
     check_uncentred(args)

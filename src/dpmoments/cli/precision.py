@@ -11,19 +11,11 @@ noise floor is withheld (its edges are not printed or drawn); a noisy matrix
 or floored variances are shown with a warning.
 """
 
-from ..estimators.glasso import glasso
-from ..estimators.graph import edge_matrix, standardized_checked
-from ..metrics import auc, roc_curve, tpr_fpr
+from ..estimators.model_defaults import RIDGE_THRESHOLD
 from ._args import (PRIVATE_ALL, CliError, _bounded_int, add_input_arguments, add_output_arguments,
                     add_privacy_arguments, add_uncentred_argument, check_uncentred, parse_alpha)
-from ._io import read_truth
 from ._noise import add_uncertainty_arguments, draws
-from ._output import ResultsDir
-from ._release import second_moment_release
-from ._report import privacy_report
 from ._choices import release_choices
-from ..estimators.summaries import precision_summary
-from .present.precision import RIDGE_THRESHOLD, edge_table, figures, precision_noise, save_spread, truth_lines
 
 HELP = "a private precision matrix (graphical lasso or ridge) and its network"
 DESCRIPTION = """\
@@ -113,6 +105,15 @@ def _alpha_floor(args):
 
 
 def run(args):
+    from ..estimators.glasso import glasso
+    from ..estimators.graph import edge_matrix, standardized_checked
+    from ..estimators.summaries import precision_summary
+    from ._io import read_truth
+    from ._output import ResultsDir
+    from ._release import second_moment_release
+    from ._report import privacy_report
+    from .present.precision import edge_table, figures, precision_noise, save_spread, truth_lines
+
     alpha = _alpha(args)
     check_uncentred(args)
     source, release, fingerprint, request = second_moment_release(args)
@@ -152,6 +153,8 @@ def run(args):
 
 
 def _analysis(args, est, E, threshold, truth, path):
+    from ..metrics import auc, roc_curve, tpr_fpr
+
     info = {"method": args.method, "alpha": float(getattr(est, "alpha_", est.alpha)),
             "alpha_rule": "edges<=%d" % args.edges if args.edges is not None else str(_alpha(args)),
             "standardized": args.standardize, "edge_threshold": threshold, "n_edges": int(E.sum() // 2),

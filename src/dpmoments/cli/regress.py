@@ -12,18 +12,12 @@ import argparse
 from ..estimators.model_defaults import N_ITER, W_MAX_AUTO
 from ..mechanisms import laws
 from ..privacy.relations import describe_relation
-from ._args import (CLIPPING_HELP, CliError, _bound, _delta, _epsilon, add_input_arguments, add_output_arguments,
-                    positive_int, seed_int)
+from ._args import (CLIPPING_HELP, CliError, _bound, _delta, _epsilon, add_input_arguments, add_memory_arguments,
+                    add_output_arguments, positive_int, seed_int)
 from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of,
                        choices_report, too_few_rows_hint)
-from ._io import add_memory_arguments, fingerprint, open_input, read_in_memory, require_target
 from ._noise import Noise, add_uncertainty_arguments, draws
-from ._output import ResultsDir
 from ._ranges import add_model_ranges_arguments, model_ranges
-from ._release import epsilon_grid
-from ._report import estimator_report, randomness_text
-from .present.regress import (coefficient_fields, coefficient_figure, coefficient_lines, grid_figure,
-                              save_coefficients)
 
 HELP = "private robust (least absolute deviations) regression by IRLS"
 DESCRIPTION = """\
@@ -107,6 +101,8 @@ def _w_max(text):
 
 
 def _check(args):
+    from ._io import require_target
+
     require_target(args)
     missing = [f for f, v in (("--epsilon", args.epsilon), ("--delta", args.delta)) if v is None]
     choices = choices_of(args, [k for k in ("row_norm", "response_bound") if getattr(args, k) == "auto"])
@@ -126,6 +122,11 @@ def run(args):
     from sklearn.base import clone
 
     from ..estimators import PrivateIRLS
+    from ._io import fingerprint, open_input, read_in_memory
+    from ._output import ResultsDir
+    from ._release import epsilon_grid
+    from ._report import estimator_report, randomness_text
+    from .present.regress import coefficient_fields, coefficient_figure, coefficient_lines, grid_figure, save_coefficients
 
     choices = _check(args)
     source = open_input(args, target=args.target)

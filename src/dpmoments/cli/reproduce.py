@@ -7,7 +7,6 @@ import pkgutil
 import sys
 
 from ._args import CliError
-from ._output import RUN
 
 HELP = "reproduce a paper's tables (see --list)"
 DESCRIPTION = """\
@@ -44,6 +43,8 @@ def add_arguments(parser):
 
 
 def run(args):
+    from ._output import RUN
+
     names = available()
     if args.list or args.name is None:
         if args.name is None and not args.list:

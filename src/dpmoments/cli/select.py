@@ -14,19 +14,15 @@ choice is not distinguishable from noise instead of naming a model, and
 
 import math
 
-from ._args import CliError, _bound, _epsilon, add_input_arguments, add_output_arguments, seed_int
+from ._args import (CliError, _bound, _epsilon, add_input_arguments, add_memory_arguments, add_output_arguments,
+                    seed_int)
 from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of,
                        choices_report, too_few_rows_hint)
 from ._noise import json_safe
 from ._numbers import radius_or_private
-from ._output import ResultsDir
 from ._ranges import add_model_ranges_arguments, model_ranges
-from ._release import epsilon_grid
 from ..privacy.relations import describe_relation
-from ._report import estimator_report, randomness_text
 from ..estimators.model_defaults import R_SHARE
-from ._io import add_memory_arguments, fingerprint, open_input, read_in_memory, require_target
-from .present.select import margin_lines, privacy_parts, select_noise
 
 HELP = "epsilon-DP selection of a linear model's columns (penalised L1-constrained least squares)"
 DESCRIPTION = """\
@@ -105,6 +101,8 @@ def _phi(text):
 
 
 def _check(args):
+    from ._io import require_target
+
     require_target(args)
     if args.epsilon is None:
         raise CliError("--epsilon is required: the privacy parameter epsilon > 0 of the selection")
@@ -118,6 +116,11 @@ def _check(args):
 def run(args):
     from ..estimators import PrivateModelSelection
     from ..estimators.model_selection import candidate_family
+    from ._io import fingerprint, open_input, read_in_memory
+    from ._output import ResultsDir
+    from ._release import epsilon_grid
+    from ._report import estimator_report, randomness_text
+    from .present.select import margin_lines, privacy_parts, select_noise
 
     phi, choices = _check(args)
     source = open_input(args, target=args.target)

@@ -11,14 +11,12 @@ import hashlib
 import re
 from pathlib import Path
 
-from ._args import (CliError, add_input_arguments, add_output_arguments, add_privacy_arguments,
+from ._args import (CliError, add_input_arguments, add_memory_arguments, add_output_arguments, add_privacy_arguments,
                     add_uncentred_argument, center_asked, check_uncentred, privacy_options)
 from ._choices import bound_budget, center_budget, choices_of, too_few_rows_hint
-from ._io import DataSource, add_memory_arguments, fingerprint, read_in_memory
 from ._multisite import (ANALYSES, AUTO_ACROSS_SITES, CENTER_ACROSS_SITES, add_analysis_arguments, auto_bounds,
                          center_across_sites, check_analysis, fit_analysis, multisite_report, plan_options,
                          print_guarantees, response_bound_of)
-from ._output import ResultsDir, check_destination
 from ._ranges import add_ranges_arguments, check_ranges_across_sites, plan_ranges_report, ranges_lines, site_ranges
 from ..mechanisms import laws
 
@@ -150,6 +148,9 @@ def _refuse_twice(sources):
 
 
 def run(args):
+    from ._io import DataSource, fingerprint
+    from ._output import check_destination, ResultsDir
+
     _check(args)
     check_destination(args.out, args.force)
     paths = [args.data] + list(args.more_data)
@@ -203,6 +204,7 @@ def run(args):
 
 def _site(name, source, args, kwargs, ranges):
     from ..multisite import Site
+    from ._io import read_in_memory
 
     X, y = read_in_memory(source, args)
     bound = response_bound_of(args) if args.analysis == "regress" else None

@@ -15,21 +15,12 @@ or drawn, and the report says so.
 
 import math
 
-import numpy as np
-
-from ._args import (CliError, _bounded_int, _center, _nonnegative_bound, add_input_arguments,
+from ._args import (CliError, _bounded_int, _center, _nonnegative_bound, add_input_arguments, add_memory_arguments,
                     add_output_arguments, add_privacy_arguments)
 from ._choices import bound_budget, check_choices, choices_of, choices_report, too_few_rows_hint
 from ._noise import AUTO_MAX_TENSOR, add_uncertainty_arguments, draws, json_safe
-from ._cluster import ClusterSource, on_cluster, print_notes, scheduler_address
-from ._output import ResultsDir, check_destination
 from ..mechanisms import laws
-from ._progress import Progress
 from ._ranges import add_plain_ranges_arguments, positional_ranges, ranges_lines, ranges_of, ranges_report
-from ._release import Rereadable, epsilon_grid
-from ._report import privacy_report
-from ._io import add_memory_arguments, fingerprint, open_input, read_in_memory
-from .present.tensor import compose_report, grid_figure, save_tensor, tensor_noise, weights_figure
 
 HELP = "a private tensor decomposition: mixture-of-Gaussians means or single-topic-model topics"
 DESCRIPTION = """\
@@ -132,6 +123,8 @@ def _check_stm(args):
 
 
 def _word_ids(X, D, path):
+    import numpy as np
+
     if X.shape[1] != 3:
         raise CliError(f"--model stm needs exactly 3 columns (the word ids of each document); '{path}' gives "
                        f"{X.shape[1]} (use --columns)")
@@ -146,6 +139,8 @@ def _word_ids(X, D, path):
 
 def run(args):
     """The run, on a dask cluster's workers with ``--scheduler`` (mixtures of Gaussians: their moments stream)."""
+    from ._cluster import on_cluster, scheduler_address
+
     address = scheduler_address(args)
     if address is None:
         return _run(args, None)
@@ -156,6 +151,13 @@ def run(args):
 
 
 def _run(args, client):
+    from ._cluster import ClusterSource, print_notes
+    from ._io import fingerprint, open_input
+    from ._output import check_destination, ResultsDir
+    from ._release import epsilon_grid
+    from ._report import privacy_report
+    from .present.tensor import compose_report, grid_figure, save_tensor, tensor_noise, weights_figure
+
     row_norm = _check(args)
     if client is None:
         source = open_input(args)
@@ -220,6 +222,11 @@ def _estimator(args, source, row_norm, choices, d):
 
 def _fit(est, args, source, row_norm, choices):
     """Fit: mog streams the rows (twice with a private bound), stm reads the documents into memory; the names."""
+    from ._cluster import ClusterSource
+    from ._io import read_in_memory
+    from ._progress import Progress
+    from ._release import Rereadable
+
     if isinstance(source, ClusterSource):
         label = f"reading {source.name} on the cluster"
         with source.progress(label, source.total_rows if row_norm != "auto" else None, not args.quiet):

@@ -12,10 +12,9 @@ import warnings
 
 import numpy as np
 
-__all__ = ["partial_correlations", "edge_matrix", "standardized", "standardized_checked", "RIDGE_THRESHOLD"]
+from .model_defaults import RIDGE_THRESHOLD
 
-#: The edge rule of a dense (ridge) estimate: an absolute partial correlation above this.
-RIDGE_THRESHOLD = 0.05
+__all__ = ["partial_correlations", "edge_matrix", "standardized", "standardized_checked", "RIDGE_THRESHOLD"]
 
 
 def standardized(release):

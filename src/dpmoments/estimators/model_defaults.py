@@ -1,10 +1,10 @@
-"""The defaults of the model fits, shared by the estimators and their commands (``regress``, ``select``).
+"""The defaults of the model fits, shared by the estimators and their commands (``regress``, ``select``, ``precision``).
 
 Kept apart (no imports) so that the command line's ``--help`` states them without loading the
 estimator. docs/regression.md says how they were measured.
 """
 
-__all__ = ["N_ITER", "W_MAX_AUTO", "INTERCEPT_SCALE", "R_SHARE"]
+__all__ = ["N_ITER", "W_MAX_AUTO", "INTERCEPT_SCALE", "R_SHARE", "RIDGE_THRESHOLD"]
 
 #: Iterations, each two releases: from the start at 0, IRLS's contraction leaves about 1% of the
 #: distance to the fixed point after 10 on the simulation (0.6^10), while each more iteration thins
@@ -24,3 +24,6 @@ INTERCEPT_SCALE = 0.5
 #: ``PrivateModelSelection(R="private")`` (the default) without its own ``R_epsilon``: the share of
 #: ``epsilon`` spent on the private radius (the L1 norm of the full model's noisy least-squares fit).
 R_SHARE = 0.1
+
+#: The edge rule of a dense (ridge) precision estimate: an absolute partial correlation above this.
+RIDGE_THRESHOLD = 0.05

@@ -19,8 +19,6 @@ import html
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..privacy.relations import describe_relation
 
 __all__ = ["Summary", "Noise", "num", "interval_text", "table", "json_safe", "privacy_summary", "choices_lines",
@@ -128,6 +126,8 @@ def _finite_or_none(x):
 
 def json_safe(obj):
     """Non-finite floats become ``None``: ``Infinity`` and ``NaN`` are not JSON."""
+    import numpy as np  # here: the command line's parsers import this module, and '--help' imports no NumPy
+
     if isinstance(obj, dict):
         return {k: json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

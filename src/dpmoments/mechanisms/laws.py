@@ -15,13 +15,8 @@ A new noise law is one more :class:`Mechanism` subclass here (its sampler beside
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
-from .._rng import as_generator
-from .._validation import check_positive
-from .noise import _check_shape, gaussian_noise, laplace_noise
-from .symmetric import symmetric_matrix_noise, symmetric_tensor_noise
-from .wishart import wishart_noise
+# NumPy and the samplers are imported by the methods that draw: the command line reads the laws' names to build
+# its options, and '--help' imports no NumPy (tests/test_import_cost.py).
 
 __all__ = ["Mechanism", "NoNoise", "Gaussian", "Laplace", "Wishart", "as_mechanism", "MECHANISMS",
            "NONE", "GAUSSIAN", "LAPLACE", "WISHART", "WISHART_APPROX", "DISCRETE_GAUSSIAN", "DISCRETE_LAPLACE"]
@@ -125,14 +120,22 @@ class Mechanism:
 
     def vector(self, size, scale, rng):
         """A centred noise vector (or array of shape ``size``)."""
+        from .._rng import as_generator
+        from .._validation import check_positive
+        from .noise import _check_shape
+
         return self.entries(_check_shape(size), check_positive(scale, "scale"), as_generator(rng))
 
     def matrix(self, d, scale, rng, df=None):
         """A centred symmetric ``(d, d)`` noise matrix: i.i.d. upper triangle, mirrored."""
+        from .symmetric import symmetric_matrix_noise
+
         return symmetric_matrix_noise(d, scale, rng, distribution=self.entries)
 
     def tensor(self, d, scale, rng):
         """A centred, fully symmetric ``(d, d, d)`` noise tensor: one draw per index orbit."""
+        from .symmetric import symmetric_tensor_noise
+
         return symmetric_tensor_noise(d, scale, rng, distribution=self.entries)
 
 
@@ -153,12 +156,18 @@ class NoNoise(Mechanism):
         return 0.0, 0.0
 
     def vector(self, size, scale, rng):
+        import numpy as np
+
         return np.zeros(size)
 
     def matrix(self, d, scale, rng, df=None):
+        import numpy as np
+
         return np.zeros((d, d))
 
     def tensor(self, d, scale, rng):
+        import numpy as np
+
         return np.zeros((d, d, d))
 
 
@@ -170,6 +179,8 @@ class Gaussian(Mechanism):
         return generator.normal(0.0, scale, size=size)
 
     def vector(self, size, scale, rng):
+        from .noise import gaussian_noise
+
         return gaussian_noise(size, scale, rng)  # its checks name the scale 'sigma'
 
 
@@ -194,6 +205,8 @@ class Laplace(Mechanism):
         return generator.laplace(0.0, scale, size=size)
 
     def vector(self, size, scale, rng):
+        from .noise import laplace_noise
+
         return laplace_noise(size, scale, rng)
 
 
@@ -218,6 +231,7 @@ class Wishart(Mechanism):
         """A diagonal entry is ``c`` times a chi-square (exact); an off-diagonal one is treated as normal."""
         if not diagonal:
             return super().entry_interval(scale, df, level)
+        import numpy as np
         from scipy import special
 
         tail = (1.0 - level) / 2.0
@@ -235,6 +249,10 @@ class Wishart(Mechanism):
         raise ValueError("Wishart noise has no vector form; only second moments carry it.")
 
     def matrix(self, d, scale, rng, df=None):
+        import numpy as np
+
+        from .wishart import wishart_noise
+
         return wishart_noise(d, df, scale, rng) - self.diagonal_mean(scale, df) * np.eye(d)
 
     def tensor(self, d, scale, rng):
@@ -254,6 +272,7 @@ def _wishart_off_diagonal_level(k, tail, nodes=4000):
     normal level with the same sd was passed by pure noise 11-13% of the
     time at ``k = d + 1`` (d = 8 to 50) where 5% was meant.
     """
+    import numpy as np
     from scipy import special
 
     b = special.chdtri(k, (np.arange(nodes) + 0.5) / nodes)  # quantiles of B

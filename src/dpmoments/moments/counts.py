@@ -16,14 +16,10 @@ import numbers
 import warnings
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..exceptions import PrivacyLeakWarning
-from ..privacy.calibration import calibrate_gaussian
-from ..privacy.composition import compose
-from ..privacy.conversions import zcdp_to_approx_dp
-from .calibrated import calibrate
-from .secure_noise import secure_noisy
+
+# NumPy and the calibrations are imported by the functions that release: the command line reads COUNT_SHARE to
+# build its options, and '--help' imports no NumPy (tests/test_import_cost.py).
 
 __all__ = ["COUNT_SHARE", "NoisyCount", "check_count_share", "split_budget", "splits_in_rho", "noisy_count",
            "published_count", "planned_guarantee", "warn_if_delta_large"]
@@ -79,6 +75,9 @@ def split_budget(epsilon, delta, count_share, in_rho=False):
     Otherwise epsilon and delta are split linearly (basic composition adds them back).
     """
     if in_rho and delta is not None and math.isfinite(epsilon):
+        from ..privacy.calibration import calibrate_gaussian
+        from ..privacy.conversions import zcdp_to_approx_dp
+
         rho = calibrate_gaussian(epsilon, delta, 1.0, "zcdp")[1].rho * (1.0 - 1e-12)
         return ((zcdp_to_approx_dp(count_share * rho, delta), delta),
                 (zcdp_to_approx_dp((1.0 - count_share) * rho, delta), delta))
@@ -113,6 +112,11 @@ def noisy_count(n, *, epsilon, delta, mechanism, calibration, share, secure, rng
     scale ``1/epsilon`` gives epsilon-DP. Rounding and the floor are
     post-processing.
     """
+    import numpy as np
+
+    from .calibrated import calibrate
+    from .secure_noise import secure_noisy
+
     if secure:
         noisy, fields = secure_noisy(np.array([float(n)]), sensitivity_of=lambda norm: 1.0, epsilon=epsilon,
                                      delta=delta, mechanism=mechanism, symmetric=False, rng=rng)
@@ -125,6 +129,8 @@ def noisy_count(n, *, epsilon, delta, mechanism, calibration, share, secure, rng
 
 def published_count(raw):
     """The count a release divides by and publishes: the noisy count rounded, floored at 1 (post-processing)."""
+    import numpy as np
+
     return max(1, int(np.rint(raw)))
 
 
@@ -134,6 +140,9 @@ def planned_guarantee(epsilon, delta, mechanism, calibration, neighbours, count_
     Guarantees do not depend on the sensitivity, so each part is calibrated
     at sensitivity 1; under add-remove the count's and the sums' compose.
     """
+    from ..privacy.composition import compose
+    from .calibrated import calibrate
+
     def one(eps, dlt):
         return calibrate(mechanism, eps, dlt, 1.0, calibration)[1]
 

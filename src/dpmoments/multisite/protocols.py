@@ -21,10 +21,8 @@ import itertools
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
-from .noise import NoisePlan
-from .unequal import solve_unequal
+# NumPy and the noise plan are imported by noise_for: the command line reads PROTOCOLS to build its options, and
+# '--help' imports no NumPy (tests/test_import_cost.py).
 
 __all__ = ["Protocol", "PROTOCOLS", "TRUST", "noise_for"]
 
@@ -76,6 +74,11 @@ def noise_for(masking, names, n, mu, tau, sens, deltas):
     variance ``lam mu_s tau_s mu_t tau_t`` per pair, which site ``s`` scales by ``1/mu_s``;
     ``"none"``: each site its own ``g_s`` of std ``tau_s``.
     """
+    import numpy as np
+
+    from .noise import NoisePlan
+    from .unequal import solve_unequal
+
     S = len(names)
     args = (tuple(names), tuple(int(v) for v in n), mu, tau, sens, deltas)
     if masking == "none" or np.all(tau == 0):
