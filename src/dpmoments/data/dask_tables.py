@@ -132,21 +132,19 @@ def _plan(source, columns, target, delimiter, header, piece_bytes, exclude=None,
 
 
 def _zarr_plan(path, columns, target, exclude=None, categories=None, impute=None):
-    from .columns import MISSING_SUFFIX, check_impute, select_features
+    from .columns import select_features
     from .dask_files import open_zarr_array
 
     where = f"Zarr store '{path}'"
-    if categories:
-        raise ValueError(f"'categories' (--categories) apply to CSV and Parquet files; {where} is zarr.")
+    for name, given in (("categories", categories), ("impute", impute)):  # as the local command line's Zarr reader
+        if given:
+            raise ValueError(f"'{name}' (--{name}) applies to data files (CSV, Parquet, .npy), not to {where}.")
     shape = open_zarr_array(path).shape
     names = [f"x{j}" for j in range(shape[1])]
     feats, t, _ = select_features(columns, target, names, where, exclude=exclude)
-    imputed = check_impute(impute, names, feats, where)
-    expanded = [n for j in feats for n in [names[j]] + ([names[j] + MISSING_SUFFIX] if j in imputed else [])]
-    return dict(kind="array", names=names, feature_names=expanded, target_name=None if t is None else names[t],
-                format="zarr", n_rows=int(shape[0]), notes=[], used=feats + ([] if t is None else [t]),
-                used_names=None, categories={}, impute_at={feats.index(j): v for j, v in imputed.items()},
-                indicator_ranges={n: (0.0, 1.0) for n in expanded if n.endswith(MISSING_SUFFIX)})
+    return dict(kind="array", names=names, feature_names=[names[j] for j in feats],
+                target_name=None if t is None else names[t], format="zarr", n_rows=int(shape[0]), notes=[],
+                used=feats + ([] if t is None else [t]), used_names=None, impute_at={}, indicator_ranges={})
 
 
 def _pieces(members, table, partitions, used, piece_bytes):
