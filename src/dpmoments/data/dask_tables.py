@@ -17,6 +17,11 @@ One block of the array is:
 * CSV/TSV and ``.npz``: one whole file (text is not split without parsing it), so a task holds
   the file's numbers: split a large text file into several (a glob reads them all).
 
+Declared ``categories`` (a hive partition column's too) and ``impute`` values are public, so the
+blocks' columns are known before any row is read; each task encodes and completes its own rows
+with the local reader's functions (:func:`~.columns.one_hot_block`, :func:`~.columns.impute_block`),
+so a cluster run reads the same table as :meth:`~.tables.Table.chunks`.
+
 Every block reports its row count as a ``distributed`` event (topic :data:`PROGRESS_TOPIC`),
 so the client can show progress; nothing else about the rows leaves the task. Problems are
 named by file, column and row, never by value.
