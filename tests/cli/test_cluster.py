@@ -110,15 +110,36 @@ def test_environment_variable_names_the_scheduler_and_a_bad_one_is_one_line(clus
 
     report = json.loads((tmp_path / "a" / "privacy_report.json").read_text())["input"]
     assert report["scheduler"] == "distributed" and report["columns"] == ["a", "b", "d"]  # --exclude was ignored
-    capsys.readouterr()  # the typed columns are not read by the workers: refused in one line, not as unknown columns
-    assert _run("covariance", root, "--categories", "year=2020,2021", *PRIVATE, "--out", tmp_path / "c") == 2
-    assert "--categories is not available with --scheduler" in capsys.readouterr().err
     monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:9")  # nothing listens on the discard port
     monkeypatch.setattr("dpmoments.cli._cluster.CONNECT_TIMEOUT", "1s")
     capsys.readouterr()
     assert _run("covariance", root, "--row-norm", "12", *PRIVATE, "--out", tmp_path / "b") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "could not reach the dask scheduler at 'tcp://127.0.0.1:9'" in err[0]
+
+
+def test_categories_and_impute_on_the_cluster_give_the_local_release(cluster, tmp_path):
+    """A hive partition column and a file's text column one-hot encoded, a column with missing values imputed
+    with its indicator (their 0:1 ranges added as locally): the workers encode each block as the local reader
+    does, so the same seed gives the same release."""
+    rng = np.random.default_rng(5)
+    root = tmp_path / "typed"
+    for k, region in enumerate(["north", "south", "east", "north"]):
+        folder = root / f"region={region}"
+        folder.mkdir(parents=True, exist_ok=True)
+        income = rng.normal(size=40)
+        income[rng.random(40) < 0.25] = np.nan
+        pq.write_table(pa.table({"a": rng.normal(size=40), "income": income,
+                                 "firm": rng.choice(["GM", "IBM", "other"], 40)}), folder / f"p{k}.parquet",
+                       row_group_size=15)
+    typed = ["--categories", "region=north,south", "--categories", "firm=GM,IBM", "--impute", "income=0",
+             "--ranges", "a=-4:4,income=-4:4"]
+    assert _run("covariance", root, *typed, *PRIVATE, "--out", tmp_path / "here", "--scheduler", "none") == 0
+    assert _run("covariance", root, *typed, *PRIVATE, "--out", tmp_path / "there", "--scheduler",
+                cluster.scheduler_address) == 0
+    here, there = (np.load(tmp_path / d / "covariance.npy") for d in ("here", "there"))
+    assert here.shape == (7, 7)  # a, income, income:missing, firm=GM, firm=IBM, region=north, region=south
+    np.testing.assert_allclose(there, here, rtol=1e-9, atol=1e-12)
 
 
 def test_a_shell_expanded_list_of_files_on_the_cluster_is_the_directory(cluster, lake, tmp_path, capsys,

@@ -115,3 +115,55 @@ def test_impute_a_public_value_with_an_indicator(tmp_path, fmt):
         open_table(path, impute={"a": np.nan})
     with pytest.raises(ValueError, match="not a selected feature"):
         open_table(path, impute={"c": 0}, target="c")
+
+
+def _typed_files(tmp_path, fmt):
+    """A hive Parquet directory (text column, partition column, missing values), a CSV glob or a ``.npy`` file."""
+    rng = np.random.default_rng(8)
+    if fmt == "npy":
+        A = rng.normal(size=(30, 3))
+        A[[2, 17], 1] = np.nan
+        np.save(tmp_path / "a.npy", A)
+        return str(tmp_path / "a.npy"), {"impute": {"x1": 5}}
+    for k, region in enumerate(["north", "south", "east"]):
+        income = rng.normal(size=12)
+        income[[k, 7]] = np.nan
+        frame = {"a": rng.normal(size=12), "income": income, "firm": rng.choice(["GM", "IBM", "other"], 12)}
+        if fmt == "csv":
+            import pandas as pd
+
+            pd.DataFrame(frame).to_csv(tmp_path / f"f{k}.csv", index=False)
+        else:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            (tmp_path / f"region={region}").mkdir()
+            pq.write_table(pa.table(frame), tmp_path / f"region={region}" / "p.parquet", row_group_size=5)
+    declared = {"categories": {"firm": ["GM", "IBM"]}, "impute": {"income": 0}}
+    if fmt == "csv":
+        return str(tmp_path / "*.csv"), declared
+    return str(tmp_path), {**declared, "categories": {"firm": ["GM", "IBM"], "region": ["north", "south"]}}
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "npy"])
+def test_the_dask_reader_encodes_and_imputes_each_block_as_the_local_reader(tmp_path, fmt):
+    """``--scheduler``'s reader: the same columns, rows and 0:1 indicator ranges as :func:`open_table` (Parquet
+    read in blocks of a few row groups, a hive partition column one-hot encoded from its directory's value)."""
+    dask = pytest.importorskip("dask")
+    pytest.importorskip("pyarrow")
+    from dpmoments.data.dask_tables import open_dask_table
+
+    source, declared = _typed_files(tmp_path, fmt)
+    table = open_table(source, target="a" if fmt == "parquet" else None, **declared)
+    with dask.config.set(scheduler="synchronous"):
+        lake = open_dask_table(source, target=table.target_name, piece_bytes=200, **declared)
+        X = lake.X.compute()
+        y = None if lake.y is None else lake.y.compute()
+    local = list(table.chunks())
+    assert lake.feature_names == table.feature_names and lake.indicator_ranges == table.indicator_ranges
+    if y is None:
+        np.testing.assert_array_equal(X, np.vstack(local))
+    else:
+        np.testing.assert_array_equal(X, np.vstack([c[0] for c in local]))
+        np.testing.assert_array_equal(y, np.concatenate([c[1] for c in local]))
+    assert lake.n_blocks > (1 if fmt != "npy" else 0)

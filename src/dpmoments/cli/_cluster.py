@@ -66,18 +66,18 @@ class ClusterSource:
     def __init__(self, client, path, columns=None, target=None):
         from ..data.dask_tables import open_dask_table
         from ._args import parse_columns, parse_target
-        from ._io import _FILE_OPTIONS, source_names
+        from ._io import _FILE_OPTIONS, _option, source_names
 
         listed = isinstance(path, (list, tuple))  # several files given one by one
         self.client, self.given = client, [str(p) for p in path] if listed else str(path)
         self.path = Path(self.given[0] if listed else self.given)
         self.name, self.shown = source_names(self.given)
         self.columns, self.target = parse_columns(columns), parse_target(target)
-        _refuse_typed_columns(_FILE_OPTIONS)
         try:
             self.table = open_dask_table(self.given, columns=self.columns, target=self.target,
                                          delimiter=_FILE_OPTIONS["delimiter"], header=_FILE_OPTIONS["header"],
-                                         exclude=parse_columns(_FILE_OPTIONS["exclude"], "--exclude"))
+                                         exclude=parse_columns(_FILE_OPTIONS["exclude"], "--exclude"),
+                                         categories=_option("categories", False), impute=_option("impute", False))
         except FileNotFoundError as exc:  # found missing by a worker, which was given the absolute path
             raise CliError(self._as_given(str(exc))) from None
         except ValueError as exc:  # the reader's (a list of files of other columns or formats): paths as typed
@@ -124,16 +124,6 @@ class ClusterSource:
                 yield bar
             finally:
                 self.client.unsubscribe_topic(PROGRESS_TOPIC)
-
-
-def _refuse_typed_columns(options):
-    """``--categories`` and ``--impute`` change the rows as they are read, which the workers' readers do not do
-    yet: refused in one line (they were taken for columns the table did not have)."""
-    for option, name in (("--categories", "categories"), ("--impute", "impute")):
-        parse = options.get(name)
-        if parse is not None and parse():
-            raise CliError(f"{option} is not available with --scheduler yet (the workers read numeric columns "
-                           "only); run without --scheduler, or encode the column in the files")
 
 
 def print_notes(source, quiet):

@@ -265,15 +265,17 @@ class Table:
             return one_hot_names(self.names[j], levels)
         return [self.names[j]] + ([self.names[j] + MISSING_SUFFIX] if j in self._impute else [])
 
-    def _imputed(self, blocks):
-        """The blocks with each imputed column completed and its indicator inserted after it."""
+    @property
+    def typed_columns(self):
+        """``({name: levels} one-hot, {block position: value} imputed, {name: value} imputed)``: the public per-chunk
+        transform (positions in a block of the used columns, one-hot expanded) that a cluster's reader applies too."""
         at, where = {}, 0
-        for j in self._used:  # block positions before imputation
+        for j in self._used:
             if j in self._impute:
                 at[where] = self._impute[j]
             where += len(self._categorical.get(j, [None]))
-        for start, block in blocks:
-            yield start, impute_block(block, at)
+        return ({self.names[j]: levels for j, levels in self._categorical.items()}, at,
+                {self.names[j]: value for j, value in self._impute.items()})
 
     @property
     def n_features(self):
@@ -292,7 +294,8 @@ class Table:
             else (lambda r: f"row {r + 1} (1-based)") if text else (lambda r: f"row {r} (0-based)")
         blocks = self._backend.blocks(self._used, chunk_size, categorical=self._categorical) if self._categorical \
             else self._backend.blocks(self._used, chunk_size)
-        blocks = checked(self._imputed(blocks) if self._impute else blocks, where, labels, row_text)
+        at = self.typed_columns[1]  # each imputed column completed and its indicator inserted after it
+        blocks = checked(((s, impute_block(b, at)) for s, b in blocks) if at else blocks, where, labels, row_text)
         chunks = rebatch(blocks, chunk_size)
         return self._unchanged(split(read_ahead(chunks, ahead) if ahead > 0 else chunks, list(range(self._n_feats)),
                                      self._n_feats if self._has_y else None))

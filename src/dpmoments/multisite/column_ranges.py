@@ -23,6 +23,8 @@ holds for the sites' original rows under the same relation.
 
 import dataclasses
 import math
+from collections.abc import Sequence
+from typing import Any, Optional
 
 import numpy as np
 
@@ -32,7 +34,7 @@ from .bounds import AutoBounds
 
 DEFAULT_LOW, DEFAULT_HIGH = AutoBounds.low, AutoBounds.high
 
-__all__ = ["plan_ranges", "grids_within_ranges", "check_plan_ranges", "ranges_to_json", "ranges_from_json", "map_rows", "ranges_mapped_back", "ranged_columns"]
+__all__ = ["PlanRanges", "plan_ranges", "grids_within_ranges", "check_plan_ranges", "ranges_to_json", "ranges_from_json", "map_rows", "ranges_mapped_back", "ranged_columns"]
 
 
 NOTE = ("centres (midpoints) and scales (half-widths) from the ranges, free; each site clipped and standardised its "
@@ -41,8 +43,11 @@ NOTE = ("centres (midpoints) and scales (half-widths) from the ranges, free; eac
 
 UNRANGED = "own units under the row bound (no private scales across sites)"
 
+#: A plan's public ranges: one ``(lower, upper)`` or ``None`` per column (what :func:`plan_ranges` returns).
+PlanRanges = tuple[Optional[tuple[float, float]], ...]
 
-def plan_ranges(ranges, n_features, names=None):
+
+def plan_ranges(ranges: Any, n_features: int, names: Optional[Sequence[str]] = None) -> Optional[PlanRanges]:
     """The plan's form of ``ranges``: a tuple over the ``n_features`` columns of ``(lower, upper)`` or ``None``.
 
     ``ranges``: ``None``; that tuple (or list) itself; or a mapping ``{column: (lower, upper)}`` keyed by

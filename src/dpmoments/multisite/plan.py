@@ -38,26 +38,33 @@ and their public ``ranges``: schema, not data. A deployed site selects its colum
 columns are in another order, or lack one, cannot join mixed up; without names a site checks their number.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import math
-import re
 import uuid
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
-from typing import Optional
+from typing import Any, Optional, Union
 
 import numpy as np
 
 from .._validation import check_int, check_option, check_positive
 from ..exceptions import NotPrivateWarning
-from ..privacy import CALIBRATIONS, compose, parallel
+from ..moments import BoundBudget, CenterBudget
+from ..moments.ranges import ColumnRanges
+from ..privacy import compose, parallel
+from ..privacy.guarantees import AnyGuarantee
 from .bounds import AutoBounds, auto_bounds
-from .column_ranges import check_plan_ranges, grids_within_ranges, plan_ranges, ranges_from_json, ranges_to_json
+from .column_ranges import (PlanRanges, check_plan_ranges, grids_within_ranges, plan_ranges, ranges_from_json,
+                            ranges_to_json)
 from .columns import checked_columns, takes_response
 from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
+from .plan_facts import COMPOSITIONS, NEIGHBOURS, ROWS, TARGETS, checked_facts, site_budgets
 from .protocols import PROTOCOLS
 from .rounds import (CHOICE_STATISTICS, Round, check_choice_steps, most_location_steps, round_noise, round_targets,
                      plan_composition, sensitivity, takes_excess, weights_at, with_choice_steps)
@@ -65,24 +72,11 @@ from .unequal import check_weights
 
 __all__ = ["Round", "Plan", "TARGETS", "NEIGHBOURS", "ROWS", "COMPOSITIONS"]
 
-TARGETS = ("aggregator", "per-site")
-#: The relations a multi-site plan supports: n_s is public in these protocols.
-NEIGHBOURS = ("replace-one", "zero-out")
-#: What a site's rows are: its data ``x``; ``x`` with the response appended (model selection);
-#: three-word documents embedded as ``(x1, x2, x3)`` in ``{0,1}^{3D}`` (the single-topic model).
-ROWS = ("x", "xy", "stm")
-COMPOSITIONS = ("basic", "zcdp")
+#: A public bound, or ``"auto"`` (chosen across sites); a per-site fact, or one value for every site; a range.
+BoundArg = Union[float, str]
+PerSite = Union[float, Sequence[float]]
+Range = Optional[tuple[float, float]]
 PLAN_VERSION = 3  # 3: an auto bound's clipping-excess round and AutoBounds.bias
-_SITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-
-
-def _per_site(value, S, name):
-    if np.ndim(value) == 0:
-        return [value] * S
-    value = list(value)
-    if len(value) != S:
-        raise ValueError(f"'{name}' must be a scalar or one value per site ({S}); got {len(value)}.")
-    return value
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,18 +85,18 @@ class Plan:
 
     protocol: str
     run_id: str
-    sites: tuple
-    n: tuple
+    sites: tuple[str, ...]
+    n: tuple[int, ...]
     n_features: int
     row_norm: float
-    epsilon: tuple
-    delta: tuple
-    rounds: tuple
-    weights: tuple
-    noise: tuple
-    solutions: tuple
+    epsilon: tuple[float, ...]
+    delta: tuple[float, ...]
+    rounds: tuple[Round, ...]
+    weights: tuple[float, ...]
+    noise: tuple[NoisePlan, ...]
+    solutions: tuple[Optional[dict[str, Any]], ...]
     response_bound: Optional[float] = None
-    center: Optional[tuple] = None
+    center: Optional[tuple[float, ...]] = None
     neighbours: str = "replace-one"
     calibration: str = "analytic"
     composition: str = "basic"
@@ -112,16 +106,16 @@ class Plan:
     vocabulary_size: Optional[int] = None
     rank: Optional[int] = None
     analysis: str = "moments"
-    options: tuple = ()
+    options: tuple[tuple[str, Any], ...] = ()
     auto: Optional[AutoBounds] = None
     location: Optional[AutoLocation] = None
-    columns: Optional[tuple] = None
+    columns: Optional[tuple[str, ...]] = None
     response_column: Optional[str] = None
-    ranges: Optional[tuple] = None
-    unresolved: Optional["Plan"] = field(default=None, repr=False)
+    ranges: Optional[PlanRanges] = None
+    unresolved: Optional[Plan] = field(default=None, repr=False)
     bounds_chosen: bool = field(default=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if len(set(self.sites)) != len(self.sites) or len(self.n) != len(self.sites):
             raise ValueError("a plan needs distinct site names and one row count per site.")
         if len(self.noise) != len(self.rounds) or any(p.sites != self.sites for p in self.noise):
@@ -141,7 +135,7 @@ class Plan:
         check_plan_ranges(self.ranges, self.rows, self.n_features, self.rounds, self.mean_round)
 
     # -- identity -----------------------------------------------------------------------------------------
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         if self.unresolved is not None:  # a resolved plan is the plan it was resolved from (same shares, ledger)
             return self.unresolved.to_dict()
         out = {k: getattr(self, k) for k in ("protocol", "run_id", "n_features", "row_norm", "response_bound",
@@ -162,11 +156,11 @@ class Plan:
             out["ranges"] = ranges_to_json(self.ranges)
         return out
 
-    def to_json(self):
+    def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False)
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
         data = dict(data)
         data.pop("collusion", None)  # plan.json's reading aid (plan_json), not part of the plan
         if data.pop("version", None) != PLAN_VERSION:
@@ -186,92 +180,97 @@ class Plan:
         return cls(**data)
 
     @classmethod
-    def from_json(cls, text):
+    def from_json(cls, text: Union[str, bytes]) -> Plan:
         return cls.from_dict(json.loads(text))
 
     @cached_property
-    def digest(self):
+    def digest(self) -> str:
         """SHA-256 of the canonical JSON: every party checks it holds the same plan."""
         if self.unresolved is not None:
             return self.unresolved.digest
         return hashlib.sha256(self.to_json().encode()).hexdigest()
 
     # -- structure ----------------------------------------------------------------------------------------
-    def option(self, name, default=None):
+    def option(self, name: str, default: Any = None) -> Any:
         """A public option of the plan's analysis (e.g. MOG's ``sigma2``)."""
         return dict(self.options).get(name, default)
 
     @property
-    def takes_response(self):
+    def takes_response(self) -> bool:
         """Whether a site gives a response column beside its features (model selection, IRLS)."""
         return takes_response(self.rows, self.analysis)
 
     @property
-    def feature_width(self):
+    def feature_width(self) -> int:
         """How many feature columns a site gives (its rows' width, less an appended response or constant)."""
         return self.n_features - (self.rows == "xy") - self.intercept_columns
 
     @property
-    def intercept_columns(self):
+    def intercept_columns(self) -> int:
         """1 when the sites append IRLS's constant column (the ``intercept`` option), else 0."""
         return int(self.option("intercept") is not None)
 
     @property
-    def n_sites(self):
+    def n_sites(self) -> int:
         return len(self.sites)
 
-    def index(self, site):
+    def index(self, site: str) -> int:
         return self.sites.index(site)
 
     @property
-    def steps(self):
+    def steps(self) -> list[int]:
         return sorted({r.step for r in self.rounds})
 
-    def rounds_of(self, step):
+    def rounds_of(self, step: int) -> list[int]:
         """Indices of the rounds asked in ``step``."""
         return [i for i, r in enumerate(self.rounds) if r.step == step]
 
     @property
-    def masking(self):
+    def masking(self) -> str:
         return PROTOCOLS[self.protocol].masking
 
     @property
-    def location_steps(self):
+    def location_steps(self) -> tuple[int, ...]:
         """The steps that release the noisy per-coordinate counts of a private centre (none without one): the first."""
-        return () if self.location is None else tuple(range(self.location.steps))
+        if self.location is None:
+            return ()
+        if self.location.steps is None:  # build fixes them (_with_choices); a plan file without them is no plan
+            raise ValueError("a plan with a private centre fixes its number of location steps.")
+        return tuple(range(self.location.steps))
 
     @property
-    def bound_step(self):
+    def bound_step(self) -> Optional[int]:
         """The step that releases the noisy histograms of an ``auto`` plan (``None`` without one): after the location."""
         return None if self.auto is None else len(self.location_steps)
 
     @property
-    def release_rounds(self):
+    def release_rounds(self) -> list[int]:
         """Indices of the rounds that release a moment (every round but the choosing steps' noisy counts)."""
         return [i for i, r in enumerate(self.rounds) if r.statistic not in CHOICE_STATISTICS]
 
     @property
-    def excess_round(self):  # what clipping at an auto row bound removed from each variance; None without one
+    def excess_round(self) -> Optional[int]:
+        """The round of what clipping at an auto row bound removed from each variance, or ``None``."""
         return next((i for i, r in enumerate(self.rounds) if r.statistic == "excess"), None)
 
     @property
-    def mean_round(self):
+    def mean_round(self) -> Optional[int]:
         """A private centre's mean round (the first moment of the rows centred at the location), or ``None``."""
         return None if self.location is None else len(self.rounds) - 1
 
     @property
-    def chosen(self):
+    def chosen(self) -> Optional[tuple[Optional[float], ...]]:
         """A resolved plan's chosen bounds, in the order of ``auto.names`` (what its queries carry)."""
         if self.auto is None or not self.bounds_chosen:
             return None
         return tuple(getattr(self, name) for name in self.auto.names)
 
     @property
-    def chosen_center(self):
+    def chosen_center(self) -> Optional[tuple[float, ...]]:
         """A private centre's location so far (what every query after the first location step carries), or ``None``."""
         return None if self.location is None or self.unresolved is None else self.center
 
-    def resolved(self, bounds=None, center=None):
+    def resolved(self, bounds: Optional[Mapping[str, float]] = None, center: Optional[Sequence[float]] = None) -> Plan:
         """This plan with what its choosing steps chose: ``center`` (the location so far) and ``bounds``
         (each of ``auto.names`` mapped to a grid edge). Always resolved from the plan as built (a
         resolved plan's :attr:`unresolved`), so the location alone may come first. How far each
@@ -289,18 +288,19 @@ class Plan:
         if (bounds is None and center is None) or (bounds is not None and base.auto is None) or \
                 (center is not None and base.location is None):
             raise ValueError("a plan is resolved only at what its own choosing steps choose (bounds, a centre).")
-        changes = {}
+        changes: dict[str, Any] = {}
         if center is not None:
-            center = np.asarray(center, dtype=np.float64)
-            if center.shape != (base.n_features,) or not np.all(np.isfinite(center)):
+            point = np.asarray(center, dtype=np.float64)
+            if point.shape != (base.n_features,) or not np.all(np.isfinite(point)):
                 raise ValueError("the chosen centre must be a finite vector of one value per column.")
-            changes["center"] = tuple(float(c) for c in center)
+            changes["center"] = tuple(float(c) for c in point)
         if bounds is not None:
             changes.update(base._at_bounds(bounds), bounds_chosen=True)
         return replace(base, unresolved=base, **changes)
 
-    def _at_bounds(self, bounds):
+    def _at_bounds(self, bounds: Mapping[str, float]) -> dict[str, Any]:
         """The fields that change at the chosen ``bounds``: the bounds, each round's noise, the solutions."""
+        assert self.auto is not None, "resolved() refuses bounds for a plan without a bound step"
         values = {}
         for name in self.auto.names:
             edge = self.auto.edge(bounds.get(name))
@@ -320,17 +320,17 @@ class Plan:
                                                            for p, q in zip(self.noise, noise)]))
         return dict(noise=tuple(noise), solutions=solutions, rounds=rounds, **facts)
 
-    def _sens(self, rnd, row_norm, response_bound):
+    def _sens(self, rnd: Round, row_norm: float, response_bound: Optional[float]) -> float:
         return sensitivity(rnd, self.n[0], n_features=self.n_features, row_norm=row_norm,
                             response_bound=response_bound, neighbours=self.neighbours)
 
-    def noise_factor(self, round_index):
+    def noise_factor(self, round_index: int) -> float:
         """How much a resolved plan's round ``round_index`` noise exceeds the unit plan's (1 when unresolved)."""
         if self.unresolved is None:
             return 1.0
         return float(self.noise[round_index].sensitivity[0] / self.unresolved.noise[round_index].sensitivity[0])
 
-    def claimed(self, round_index, site):
+    def claimed(self, round_index: int, site: str) -> AnyGuarantee:
         """The paper's per-site claim for one round: the site's message alone, at its own std."""
         p, s = self.noise[round_index], self.index(site)
         if p.tau[s] == 0:
@@ -342,10 +342,10 @@ class Plan:
         return guarantee_from_ratio(p.sensitivity[s] / p.tau[s], dl, self._round_calibration)
 
     @property
-    def _round_calibration(self):
+    def _round_calibration(self) -> str:
         return "zcdp" if self.composition == "zcdp" or self.calibration == "zcdp" else "analytic"
 
-    def cost(self, site, colluders=None):
+    def cost(self, site: str, colluders: Optional[int] = None) -> AnyGuarantee:
         """What answering every round of this plan costs ``site`` against the aggregator (its ledger's charge).
 
         ``colluders``: other sites assumed to help the aggregator (default the plan's own).
@@ -357,14 +357,14 @@ class Plan:
         return compose(parts, composition=self.composition, delta=delta)
 
     @cached_property
-    def collusion(self):
+    def collusion(self) -> dict[str, Any]:
         """What the plan guarantees (worst site) against the aggregator alone and with every other site colluding.
 
         ``{"assumed": colluders the noise was calibrated for, "aggregator_alone": guarantee,
         "all_other_sites": (count, guarantee)}``: a deal assumes no colluders unless told, and the
         operator sees what that assumption is worth.
         """
-        def worst(c):
+        def worst(c: int) -> AnyGuarantee:
             return parallel([self.cost(s, colluders=c) for s in self.sites])
 
         return {"assumed": self.colluders, "aggregator_alone": worst(0),
@@ -372,11 +372,17 @@ class Plan:
 
     # -- building -----------------------------------------------------------------------------------------
     @classmethod
-    def build(cls, protocol, sites, n, *, n_features, row_norm, epsilon, delta, rounds=(Round("second"),),
-              response_bound=None, center=None, neighbours="replace-one", calibration="analytic",
-              composition="basic", target="aggregator", colluders=0, weights=None, rows="x",
-              vocabulary_size=None, rank=None, analysis="moments", options=None, run_id=None, bound_budget=None,
-              center_budget=None, columns=None, response_column=None, ranges=None):
+    def build(cls, protocol: str, sites: Iterable[str], n: Iterable[int], *, n_features: int, row_norm: BoundArg,
+              epsilon: PerSite, delta: PerSite, rounds: Iterable[Round] = (Round("second"),),
+              response_bound: Optional[BoundArg] = None, center: Union[None, str, Sequence[float]] = None,
+              neighbours: str = "replace-one", calibration: str = "analytic", composition: str = "basic",
+              target: str = "aggregator", colluders: int = 0, weights: Optional[Sequence[float]] = None,
+              rows: str = "x", vocabulary_size: Optional[int] = None, rank: Optional[int] = None,
+              analysis: str = "moments", options: Optional[Mapping[str, Any]] = None, run_id: Optional[str] = None,
+              bound_budget: Union[None, float, BoundBudget, AutoBounds] = None,
+              center_budget: Union[None, float, CenterBudget, AutoLocation] = None,
+              columns: Optional[Sequence[str]] = None, response_column: Optional[str] = None,
+              ranges: Union[None, Mapping[Union[str, int], Range], Sequence[Range], ColumnRanges] = None) -> Plan:
         """Plan ``rounds`` of ``protocol`` over the named ``sites`` with row counts ``n`` (public facts only).
 
         ``epsilon`` and ``delta`` are each site's budget (a scalar, or one per site); the other
@@ -396,16 +402,16 @@ class Plan:
         or one ``(lower, upper)`` or ``None`` per column) that every site applies to its rows.
         """
         composition = plan_composition(composition, row_norm, response_bound, center)
-        sites, n, proto, colluders, rounds = _checked_facts(protocol, sites, n, neighbours, calibration, composition,
+        sites, n, proto, colluders, rounds = checked_facts(protocol, sites, n, neighbours, calibration, composition,
                                                             target, rows, colluders, rounds)
         names = checked_columns(columns, response_column, rows=rows, analysis=analysis,
                                 n_features=n_features - ("intercept" in dict(options or {})))
-        eps, dls, off = _site_budgets(epsilon, delta, len(sites))
+        eps, dls, off = site_budgets(epsilon, delta, len(sites))
         auto = auto_bounds(row_norm, response_bound, bound_budget, off=off, rows=rows)
         location = private_location(center, center_budget, off=off, rows=rows, rank=rank, rounds=rounds)
         center = None if location is not None else center
-        ranges = plan_ranges(ranges, int(n_features), names[0])
-        auto, location = grids_within_ranges(ranges, auto, location, center)
+        public_ranges = plan_ranges(ranges, int(n_features), names[0])
+        auto, location = grids_within_ranges(public_ranges, auto, location, center)
         if off:
             warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
@@ -415,32 +421,23 @@ class Plan:
         rounds, location = _with_choices(rounds, auto, location, sum(n), eps, dls, solve,
                                          takes_excess(auto, rows, rank, rounds))
         row_norm, response_bound = _planned_bounds(auto, row_norm, response_bound)
-        facts = dict(n_features=int(n_features), row_norm=float(check_positive(row_norm, "row_norm")),
-                     response_bound=None if response_bound is None else float(response_bound),
-                     neighbours=neighbours)
+        norm = float(check_positive(row_norm, "row_norm"))
+        bound = None if response_bound is None else float(response_bound)
+        facts = dict(n_features=int(n_features), row_norm=norm, response_bound=bound, neighbours=neighbours)
         check_choice_steps(rounds, auto, location, sum(n), eps, dls, **solve)
         noise, solutions = zip(*(round_noise(k, rounds, sites, n, mu, eps, dls, facts, proto.masking, colluders, solve)
                                  for k in range(len(rounds))))
-        return cls(protocol, run_id or uuid.uuid4().hex, sites, n, int(n_features), facts["row_norm"], tuple(eps),
+        return cls(protocol, run_id or uuid.uuid4().hex, sites, n, int(n_features), norm, tuple(eps),
                    tuple(dls), rounds, tuple(float(w) for w in mu), tuple(noise), tuple(solutions),
-                   facts["response_bound"], None if center is None else tuple(float(c) for c in center), neighbours,
+                   bound, None if center is None else tuple(float(c) for c in center), neighbours,
                    calibration, composition, target, colluders, rows, vocabulary_size, rank, analysis,
-                   tuple(sorted(dict(options or {}).items())), auto, location, *names,
-                   ranges)
+                   tuple(sorted(dict(options or {}).items())), auto, location, columns=names[0],
+                   response_column=names[1], ranges=public_ranges)
 
 
-def _site_budgets(epsilon, delta, n_sites):
-    """Each site's epsilon and delta, checked, and whether the noise is off (``epsilon=inf`` at every site, or at
-    none)."""
-    eps = [float(check_positive(e, "epsilon", allow_inf=True)) for e in _per_site(epsilon, n_sites, "epsilon")]
-    dls = [float(d) for d in _per_site(delta, n_sites, "delta")]
-    off = [math.isinf(e) for e in eps]
-    if any(off) and not all(off):
-        raise ValueError("either every site has epsilon=inf (noise off) or none has.")
-    return eps, dls, all(off)
-
-
-def _with_choices(rounds, auto, location, n_total, eps, dls, solve, excess=False):
+def _with_choices(rounds: tuple[Round, ...], auto: Optional[AutoBounds], location: Optional[AutoLocation], n_total: int,
+                  eps: list[float], dls: list[float], solve: dict[str, Any], excess: bool = False
+                  ) -> tuple[tuple[Round, ...], Optional[AutoLocation]]:
     """The rounds with the choosing steps (bounds, location) in front (and, ``excess``, the clipping excess beside
     the moments), and the location, whose steps, where it does not fix them, are as many as the rows can bear
     (public facts only)."""
@@ -451,7 +448,8 @@ def _with_choices(rounds, auto, location, n_total, eps, dls, solve, excess=False
     return rounds, location
 
 
-def _planned_bounds(auto, row_norm, response_bound):
+def _planned_bounds(auto: Optional[AutoBounds], row_norm: BoundArg, response_bound: Optional[BoundArg]
+                    ) -> tuple[BoundArg, Optional[BoundArg]]:
     """The bounds the moment rounds are planned at: 1 for each bound chosen across sites (the plan is rescaled
     to the chosen bound, :meth:`Plan.resolved`), else the public one."""
     if auto is None:
@@ -460,41 +458,10 @@ def _planned_bounds(auto, row_norm, response_bound):
             1.0 if "response_bound" in auto.names else response_bound)
 
 
-def _checked_facts(protocol, sites, n, neighbours, calibration, composition, target, rows, colluders, rounds):
-    """The plan's options checked, in one line each: ``(sites, n, protocol, colluders, rounds)``."""
-    check_option(protocol, "protocol", tuple(PROTOCOLS))
-    if neighbours == "add-remove":
-        raise ValueError("neighbours='add-remove' is not supported across sites: the protocols release each "
-                         "site's row count n_s; use 'replace-one' or 'zero-out'.")
-    check_option(neighbours, "neighbours", NEIGHBOURS)
-    check_option(calibration, "calibration", CALIBRATIONS)
-    check_option(composition, "composition", COMPOSITIONS)
-    check_option(target, "target", TARGETS)
-    check_option(rows, "rows", ROWS)
-    sites, n = tuple(str(s) for s in sites), tuple(check_int(v, "n") for v in n)
-    bad = [s for s in sites if not _SITE_NAME.match(s)]
-    if bad:
-        raise ValueError(f"site names must be 1-64 letters, digits, '.', '_' or '-' (they name files); got {bad}.")
-    proto = PROTOCOLS[protocol]
-    S = len(sites)
-    if S < proto.min_sites or (proto.max_sites is not None and S > proto.max_sites):
-        raise ValueError(f"protocol {protocol!r} takes {proto.min_sites} to {proto.max_sites or 'any'} sites; "
-                         f"got {S}.")
-    colluders = check_int(colluders, "colluders", minimum=0)
-    if colluders > S - 1:
-        raise ValueError(f"'colluders' must be in [0, {S - 1}] (other sites); got {colluders}.")
-    rounds = tuple(rounds)
-    if not rounds or not all(isinstance(r, Round) for r in rounds):
-        raise TypeError("'rounds' must be a non-empty sequence of Round.")
-    if sum(r.share for r in rounds) > 1 + 1e-12:
-        raise ValueError(f"the rounds' shares sum to {sum(r.share for r in rounds):.6g} > 1.")
-    return sites, n, proto, colluders, rounds
-
-
-def _num(x):
+def _num(x: float) -> Union[float, str]:
     return "inf" if math.isinf(x) else x
 
 
-def plan_with(plan, **changes):
+def plan_with(plan: Plan, **changes: Any) -> Plan:
     """A copy of ``plan`` with fields changed (tests); the digest follows the content."""
     return replace(plan, **changes)

@@ -20,6 +20,7 @@ rescaled to meet a guarantee against the aggregator (:mod:`.plan`).
 import itertools
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 # NumPy and the noise plan are imported by noise_for: the command line reads PROTOCOLS to build its options, and
 # '--help' imports no NumPy (tests/test_import_cost.py).
@@ -34,7 +35,7 @@ class Protocol:
     name: str
     masking: str       # "dealer" (CAPE's shares), "pairwise" (seeded masks), "none"
     min_sites: int
-    max_sites: object  # an int, or None for no limit
+    max_sites: Optional[int]  # None: no limit
     deployable: bool   # runs across machines (its secrets come from a dealer's files, or none are needed)
     factor: bool       # the sites send a low-rank factor instead of the statistic
     trust: str

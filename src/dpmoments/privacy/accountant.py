@@ -50,7 +50,7 @@ import dataclasses
 import threading
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol, Union
+from typing import Any, NoReturn, Optional, Protocol, SupportsIndex, Union
 
 from .._validation import check_delta, check_option
 from ..exceptions import BudgetExceededError, UncertifiedSpendError
@@ -72,6 +72,8 @@ class Spendable(Protocol):
 
 #: A spend is a guarantee, or something carrying one.
 SpendArg = Union[AnyGuarantee, Spendable]
+#: What advanced composition's plan declares: the spends to come, each an epsilon or (epsilon, delta) statement.
+Planned = Union[PureDP, ApproxDP]
 _SLACK = 1.0 + 1e-12  # the composed totals are float sums: a few ulps over the budget is still within it
 
 
@@ -124,7 +126,7 @@ class Accountant:
     """
 
     def __init__(self, budget: CertifiedGuarantee, *, neighbours: str = "replace-one", composition: Optional[str] = None,
-                 delta_slack: Optional[float] = None, plan: Optional[Sequence[Union[PureDP, ApproxDP]]] = None,
+                 delta_slack: Optional[float] = None, plan: Optional[Sequence[Planned]] = None,
                  allow_uncertified: bool = False) -> None:
         if not isinstance(budget, (PureDP, ApproxDP, ZCDP)):
             raise TypeError(f"'budget' must be a PureDP, ApproxDP or ZCDP guarantee; got {budget!r}.")
@@ -146,13 +148,13 @@ class Accountant:
         self._lock = threading.RLock()
 
     # -- one ledger, never copied -------------------------------------------------------
-    def __copy__(self):
+    def __copy__(self) -> Accountant:
         return self
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, Any]) -> Accountant:
         return self
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
         raise TypeError("an Accountant cannot be pickled: a copy would fork its ledger and spend the budget twice.")
 
     # -- the partitioning ---------------------------------------------------------------
@@ -247,7 +249,7 @@ class Accountant:
                 return False
             return True
 
-    def _entry(self, x, label, partition, neighbours):
+    def _entry(self, x: SpendArg, label: Optional[str], partition: Optional[str], neighbours: Optional[str]) -> Spend:
         guarantee = getattr(x, "guarantee", x)
         if not isinstance(guarantee, (PureDP, ApproxDP, ZCDP, Uncertified)):
             raise TypeError(f"'guarantee' must be a privacy guarantee or a Release; got {x!r}.")
@@ -264,7 +266,7 @@ class Accountant:
         self._cost([entry.effective])  # raises for spends this composition cannot add
         return entry
 
-    def _relation(self, own, given):
+    def _relation(self, own: Optional[str], given: Optional[str]) -> str:
         if own is not None and given is not None and own != given:
             raise ValueError(f"the release is stated under {own!r} neighbours, not {given!r}.")
         relation = check_option(own or given or self.neighbours, "neighbours", NEIGHBOURS)
@@ -273,14 +275,14 @@ class Accountant:
                              f"spends; got a {relation!r} spend.")
         return relation
 
-    def _check_source(self, noise_source):
+    def _check_source(self, noise_source: Optional[Hashable]) -> None:
         if noise_source is not None and noise_source in self._sources:
             raise ValueError("this spend's noise comes from the same seed (or generator state) as an earlier spend "
                              "on this accountant: the two releases share their noise, so their difference is exact "
                              "and no composition holds; use rng=None (fresh entropy), or one numpy Generator passed "
                              "to every fit (not an int seed, which restarts the same noise on every fit).")
 
-    def _check_partition(self, partition):
+    def _check_partition(self, partition: Optional[str]) -> None:
         if partition is None:
             return
         if not isinstance(partition, str):
@@ -292,9 +294,9 @@ class Accountant:
             raise ValueError(f"spend on block {partition!r} refused: it is not a block of the declared "
                              f"partitioning {self._partitioning[0]!r}.")
 
-    def _check_fits(self, entry):
+    def _check_fits(self, entry: Spend) -> None:
         if self.plan is not None:
-            self._check_planned(entry)
+            self._check_planned(self.plan, entry)
         candidate = self._ledger + [entry]
         if not self._fits(candidate):
             # The composed total says why: under "zcdp" a lone 0.5-DP spend converts to more than epsilon 1.
@@ -305,7 +307,7 @@ class Accountant:
             )
 
     # -- the advanced-composition plan ----------------------------------------------------
-    def _check_plan(self, plan):
+    def _check_plan(self, plan: Iterable[Planned]) -> tuple[Planned, ...]:
         plan = tuple(plan)
         if not plan or any(not isinstance(g, (PureDP, ApproxDP)) for g in plan):
             raise TypeError("'plan' must be a non-empty sequence of PureDP or ApproxDP guarantees.")
@@ -315,24 +317,24 @@ class Accountant:
                                       f"the budget {self.budget}.")
         return plan
 
-    def _check_planned(self, entry):
+    def _check_planned(self, plan: tuple[Planned, ...], entry: Spend) -> None:
         i = len(self._ledger)
-        if i >= len(self.plan):
-            raise BudgetExceededError(f"the declared plan of {len(self.plan)} spends is used up; "
+        if i >= len(plan):
+            raise BudgetExceededError(f"the declared plan of {len(plan)} spends is used up; "
                                       f"requested {entry.guarantee}.")
-        want, got = self.plan[i].as_approx(), entry.effective.as_approx()
+        want, got = plan[i].as_approx(), entry.effective.as_approx()
         if got.epsilon > want.epsilon or got.delta > want.delta:
             raise BudgetExceededError(f"spend {i + 1} ({got}) exceeds planned spend {i + 1} ({want}); "
                                       "advanced composition holds only for the declared plan.")
 
     # -- composition --------------------------------------------------------------------
-    def _blocks(self, ledger):
+    def _blocks(self, ledger: Sequence[Spend]) -> dict[Optional[str], list[CertifiedGuarantee]]:
         whole = [e.effective for e in ledger if e.partition is None]
         if self._partitioning is None:
             return {None: whole}
         return {b: whole + [e.effective for e in ledger if e.partition == b] for b in self._partitioning[1]}
 
-    def _cost(self, guarantees):
+    def _cost(self, guarantees: Sequence[CertifiedGuarantee]) -> Optional[CertifiedGuarantee]:
         """The composed cost of guarantees, as a guarantee of the budget's kind (``None`` if nothing)."""
         if not guarantees:
             return None
@@ -342,7 +344,8 @@ class Accountant:
                 if xi or delta:
                     raise ValueError("a zCDP budget cannot absorb (epsilon, delta) spends that carry no rho.")
                 return ZCDP(rho)
-            return compose(guarantees, composition="zcdp", delta=self.budget.delta)
+            # an (epsilon, delta) budget (_check_mode): its own statement's delta
+            return compose(guarantees, composition="zcdp", delta=self.budget.as_approx().delta)
         if self.composition == "advanced":
             if any(isinstance(g, ZCDP) for g in guarantees):
                 raise ValueError("composition='advanced' composes (epsilon, delta) spends; a zCDP spend needs an "
@@ -355,30 +358,30 @@ class Accountant:
             return PureDP(cost.epsilon)
         return cost.as_approx()
 
-    def _within(self, cost):
+    def _within(self, cost: Optional[CertifiedGuarantee]) -> bool:
         b = self.budget
         if cost is None:
             return True
-        if isinstance(b, ZCDP):
-            return cost.rho <= b.rho * _SLACK
+        if isinstance(b, ZCDP) or isinstance(cost, ZCDP):  # _cost states the total in zCDP for a zCDP budget only
+            return isinstance(b, ZCDP) and isinstance(cost, ZCDP) and cost.rho <= b.rho * _SLACK
+        approx = cost.as_approx()
         if isinstance(b, PureDP):
-            return cost.epsilon <= b.epsilon * _SLACK
-        cost = cost.as_approx()
-        return cost.epsilon <= b.epsilon * _SLACK and cost.delta <= b.delta * _SLACK
+            return approx.epsilon <= b.epsilon * _SLACK
+        return approx.epsilon <= b.epsilon * _SLACK and approx.delta <= b.delta * _SLACK
 
-    def _fits(self, ledger):
+    def _fits(self, ledger: Sequence[Spend]) -> bool:
         return all(self._within(self._cost(g)) for g in self._blocks(ledger).values())
 
-    def _per_block(self, ledger):
+    def _per_block(self, ledger: Sequence[Spend]) -> dict[Optional[str], Optional[CertifiedGuarantee]]:
         return {b: self._cost(g) for b, g in self._blocks(ledger).items()}
 
-    def _worst(self, ledger):
+    def _worst(self, ledger: Sequence[Spend]) -> Optional[CertifiedGuarantee]:
         costs = [c for c in self._per_block(ledger).values() if c is not None]
         if not costs:
             return None
         return max(costs, key=lambda c: c.rho if isinstance(c, ZCDP) else (c.epsilon, getattr(c, "delta", 0.0)))
 
-    def _describe(self, ledger):
+    def _describe(self, ledger: Sequence[Spend]) -> str:
         worst = self._worst(ledger)
         return "nothing" if worst is None else str(worst)
 
@@ -394,14 +397,15 @@ class Accountant:
         with self._lock:
             return self._headline(self._ledger)
 
-    def _headline(self, ledger):
+    def _headline(self, ledger: Sequence[Spend]) -> Optional[AnyGuarantee]:
         total = self._worst(ledger)
         if total is None or all(e.guarantee.certified for e in ledger):
             return total
         held = None
-        if all(e.guarantee.holding is not None for e in ledger):
+        holding = [dataclasses.replace(e, guarantee=h) for e in ledger if (h := e.guarantee.holding) is not None]
+        if len(holding) == len(ledger):
             try:
-                held = self._worst([dataclasses.replace(e, guarantee=e.guarantee.holding) for e in ledger])
+                held = self._worst(holding)
             except (TypeError, ValueError):  # what holds may not compose under this accountant's rule
                 held = None
         return Uncertified(total, "an uncertified spend was accepted (allow_uncertified=True): the total "
@@ -449,7 +453,8 @@ class Accountant:
                 f"composition={self.composition!r}, spent={self.spent!r})")
 
 
-def _check_mode(budget, composition, delta_slack, plan):
+def _check_mode(budget: CertifiedGuarantee, composition: str, delta_slack: Optional[float],
+                plan: Optional[Sequence[Planned]]) -> None:
     if composition == "advanced":
         if not isinstance(budget, ApproxDP) or budget.delta == 0:
             raise ValueError("composition='advanced' needs an ApproxDP budget with delta > 0.")

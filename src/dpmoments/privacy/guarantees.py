@@ -99,7 +99,7 @@ class PureDP(_Certified):
         """epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4)."""
         return ZCDP(pure_to_zcdp(self.epsilon))
 
-    def as_approx(self, delta: Optional[float] = None) -> Optional[ApproxDP]:
+    def as_approx(self, delta: Optional[float] = None) -> ApproxDP:
         """``(epsilon, 0)``-DP, which implies ``(epsilon, delta)``-DP for every ``delta``."""
         return ApproxDP(self.epsilon, 0.0 if delta is None else check_delta(delta))
 
@@ -170,7 +170,7 @@ class ApproxDP(_Certified):
             )
         return ZCDP(self.rho)
 
-    def as_approx(self, delta: Optional[float] = None) -> Optional[ApproxDP]:
+    def as_approx(self, delta: Optional[float] = None) -> ApproxDP:
         """This guarantee, or the best (epsilon, ``delta``) statement it implies."""
         if delta is None:
             return self
@@ -250,7 +250,7 @@ class ZCDP(_Certified):
         delta = check_delta(delta, allow_zero=False)
         return ApproxDP(zcdp_to_approx_dp(self.rho, delta, method=method), delta, rho=self.rho)
 
-    def as_approx(self, delta: Optional[float] = None) -> Optional[ApproxDP]:
+    def as_approx(self, delta: Optional[float] = None) -> ApproxDP:
         """The (epsilon, ``delta``)-DP statement this implies (``delta`` is required)."""
         if delta is None:
             raise ValueError(f"stating {self} as (epsilon, delta)-DP needs 'delta' in (0, 1); got None.")
@@ -331,7 +331,7 @@ class Uncertified:
         """The zCDP parameter of what *holds* (``None`` when nothing is known)."""
         return None if self.holds is None else self.holds.rho_or_none
 
-    def as_approx(self, delta: Optional[float] = None) -> Optional[ApproxDP]:
+    def as_approx(self, delta: Optional[float] = None) -> ApproxDP:
         """The (epsilon, delta) statement of what *holds*; ``ValueError`` when nothing is known to hold."""
         if self.holds is None:
             raise ValueError(f"no guarantee is known to hold for this mechanism ({self.reason}).")
