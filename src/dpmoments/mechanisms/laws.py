@@ -6,10 +6,10 @@ once, and from there code asks the value: which norm its sensitivity is measured
 whether it needs ``delta``, whether its budget is shared in zCDP, its standard deviation and interval
 half-widths at a given scale, and its centred draws (through the samplers of this package, so a seed
 gives the same numbers as it always did). What a mechanism costs (its calibration) is joined to it in
-:mod:`dpmoments.moments` (``release_noise.calibrate``), since a sampler knows nothing of budgets.
+:mod:`dpmoments.moments` (``calibrated.calibrate``), since a sampler knows nothing of budgets.
 
 A new noise law is one more :class:`Mechanism` subclass here (its sampler beside it), its calibration in
-:mod:`dpmoments.privacy`, and one entry in ``moments.release_noise.CALIBRATE``.
+:mod:`dpmoments.privacy`, and one entry in ``moments.calibrated.CALIBRATE``.
 """
 
 import math
