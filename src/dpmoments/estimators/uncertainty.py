@@ -47,6 +47,7 @@ __all__ = ["UNSTABLE_DEGREES", "NoiseLaw", "noise_law", "redraw", "redraw_count"
 #: squared length with them (cos^2 45 deg = 1/2): more of it is noise than signal.
 UNSTABLE_DEGREES = 45.0
 
+
 @dataclass(frozen=True)
 class NoiseLaw:
     """The law of the noise added to every released coordinate: a mechanism at a scale.

@@ -126,10 +126,10 @@ class Site:
                  ledger=None, colluders=None, ranges=None):
         if not isinstance(name, str) or not name:
             raise TypeError(f"'name' must be a non-empty string; got {name!r}.")
-        X = as_source(X).data  # a Source is held as the input it holds
-        self.ranges = None if ranges is None else plan_ranges(ranges, as_source(X).n_features,
-                                                              as_source(X).feature_names)
-        if as_source(X).sparse:
+        source = as_source(X)
+        X = source.data  # a Source is held as the input it holds
+        self.ranges = None if ranges is None else plan_ranges(ranges, source.n_features, source.feature_names)
+        if source.sparse:
             if center is not None:
                 raise ValueError(f"site {name!r}: 'center' cannot be used with sparse 'X' (it makes rows dense).")
             X = checked_csr(X)
