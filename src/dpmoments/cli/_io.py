@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from ..data import is_file_set, iter_chunks, open_table
-from ._args import DEFAULT_MAX_ROWS, CliError, add_memory_arguments, parse_columns, parse_target  # noqa: F401
+from ._args import CliError, parse_columns, parse_target
 from ._ranges import categories_of, impute_of
 from ._output import check_destination, figures_ahead
 from ._progress import Progress
 
-__all__ = ["DataSource", "read_truth", "use_file_options", "chunk_rows", "DEFAULT_MAX_ROWS", "add_memory_arguments",
-           "open_input", "fingerprint", "read_in_memory", "require_target"]
+__all__ = ["DataSource", "read_truth", "use_file_options", "chunk_rows", "open_input", "fingerprint", "read_in_memory",
+           "require_target"]
 
 _FILE_OPTIONS = {"delimiter": None, "header": True, "exclude": None, "categories": None, "impute": None}
 _NOTED = set()  # each note once per run, though a command may open a file twice
