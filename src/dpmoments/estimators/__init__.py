@@ -14,7 +14,7 @@ _LAZY = {
     "_budget": ("IRLSBudget", "irls_budget"),
     "_moment_base": ("CenterBudget",),
     "selection": ("alpha_grid", "ebic", "noise_floor"),
-    "covariance": ("PrivateCovariance",),
+    "scikit_learn": ("PrivateCovariance",),
     "correlation": ("PrivateCorrelation",),
     "precision": ("PrivateGraphicalLasso", "PrivateRidgePrecision"),
     "irls": ("PrivateIRLS",),
