@@ -17,13 +17,18 @@ A new estimator's class goes here (its logic in its own module) and its name in
 from sklearn.base import BaseEstimator
 
 from ._conventions import clone_sharing_tally
+from .correlation import CorrelationFit
 from .covariance import CovarianceFit
 
-__all__ = ["PrivateCovariance"]
+__all__ = ["PrivateCorrelation", "PrivateCovariance"]
 
 
 # Every class: the fit class first (its methods win over the mixins' defaults), BaseEstimator last; clones
 # count their fits with the original's (clone_sharing_tally). No docstring: the fit class's is inherited.
 
 class PrivateCovariance(CovarianceFit, BaseEstimator):
+    __sklearn_clone__ = clone_sharing_tally
+
+
+class PrivateCorrelation(CorrelationFit, BaseEstimator):
     __sklearn_clone__ = clone_sharing_tally
