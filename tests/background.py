@@ -106,14 +106,23 @@ def _clean_up():
         shutil.rmtree(job.scratch, ignore_errors=True)
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def start_marked(items):
-    """Tell each object a selected item is marked ``prestart`` with which items it serves, then launch each."""
+    """Tell each object a selected item is marked ``prestart`` with which items it serves, then launch each.
+
+    A run stopped by SIGTERM (a CI time limit, ``timeout``) then ends as an interrupted one does: the session
+    ends and the exit handlers stop what was started here, which runs in sessions of its own."""
     marked = []
     for item in items:
         for mark in item.iter_markers("prestart"):
             mark.args[0].prestart(item)
             if mark.args[0] not in marked:
                 marked.append(mark.args[0])
+    if marked and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _interrupt)
     for obj in marked:
         obj.launch()
 

@@ -236,6 +236,7 @@ def _prepare():
 
 def _start_zygote(state):
     state["zygote"] = Zygote()
+    atexit.register(state["zygote"].proc.kill)  # should the test run end first (its thread is a daemon)
 
 
 def _stop_zygote(state, failed):

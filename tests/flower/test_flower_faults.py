@@ -38,8 +38,10 @@ pytestmark = pytest.mark.slow
 def _aggregate(deployment, plan, out, *extra):
     argv = ["aggregate", *deployment["conn"], "--plan", str(deployment["tmp"] / plan / "plan.json"), "--out",
             str(out), "--seed", "7", *extra]
-    return subprocess.Popen([sys.executable, "-m", "dpmoments", *argv], env=deployment["env"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
+    run = subprocess.Popen([sys.executable, "-m", "dpmoments", *argv], env=deployment["env"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir(), start_new_session=True)
+    deployment["procs"].append(run)  # stopped with the deployment, should the test run end first
+    return run
 
 
 def _wait_for(predicate, timeout, what):

@@ -79,6 +79,7 @@ def _deployment(bound):
         tls = tmp / "tls"
         port = deploy.free_port()
         procs = []
+        atexit.register(deploy.stop_process_groups, procs)  # should the test run end first (its thread is a daemon)
         try:
             for k, s in enumerate(SIZES):
                 argv = ["site", "--name", s, "--data", tmp / f"{s}.csv", "--share", here / "shares" / f"{s}.npz",
