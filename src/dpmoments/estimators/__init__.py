@@ -14,11 +14,10 @@ _LAZY = {
     "_budget": ("IRLSBudget", "irls_budget"),
     "_moment_base": ("CenterBudget",),
     "selection": ("alpha_grid", "ebic", "noise_floor"),
-    "scikit_learn": ("PrivateCovariance", "PrivateCorrelation"),
+    "scikit_learn": ("PrivateCovariance", "PrivateCorrelation", "PrivatePCA"),
     "precision": ("PrivateGraphicalLasso", "PrivateRidgePrecision"),
     "irls": ("PrivateIRLS",),
     "model_selection": ("PrivateModelSelection",),
-    "pca": ("PrivatePCA",),
     "tensor": ("PrivateTensorDecomposition", "TensorBudget", "TensorMoments", "noisy_tensor_power_method",
                "release_mog_moments", "release_topic_moments"),
 }

@@ -14,17 +14,19 @@ A new estimator's class goes here (its logic in its own module) and its name in
 ``estimators/__init__.py``.
 """
 
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from ._conventions import clone_sharing_tally
 from .correlation import CorrelationFit
 from .covariance import CovarianceFit
+from .pca import PCAFit
 
-__all__ = ["PrivateCorrelation", "PrivateCovariance"]
+__all__ = ["PrivateCorrelation", "PrivateCovariance", "PrivatePCA"]
 
 
-# Every class: the fit class first (its methods win over the mixins' defaults), BaseEstimator last; clones
-# count their fits with the original's (clone_sharing_tally). No docstring: the fit class's is inherited.
+# Every class: its fit class first (whose methods win over the mixins'), then scikit-learn's mixins, BaseEstimator
+# last; clones count their fits with the original's (clone_sharing_tally). No docstring: the fit class's is
+# inherited (help(), Sphinx), and doctest runs its examples once.
 
 class PrivateCovariance(CovarianceFit, BaseEstimator):
     __sklearn_clone__ = clone_sharing_tally
@@ -32,3 +34,8 @@ class PrivateCovariance(CovarianceFit, BaseEstimator):
 
 class PrivateCorrelation(CorrelationFit, BaseEstimator):
     __sklearn_clone__ = clone_sharing_tally
+
+
+class PrivatePCA(PCAFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    __sklearn_clone__ = clone_sharing_tally
+    transform = PCAFit.transform  # in this class's own namespace, where set_output's wrapper (pandas output) finds it
