@@ -20,8 +20,9 @@ from ._conventions import clone_sharing_tally
 from .correlation import CorrelationFit
 from .covariance import CovarianceFit
 from .pca import PCAFit
+from .precision import GraphicalLassoFit, RidgePrecisionFit
 
-__all__ = ["PrivateCorrelation", "PrivateCovariance", "PrivatePCA"]
+__all__ = ["PrivateCorrelation", "PrivateCovariance", "PrivateGraphicalLasso", "PrivatePCA", "PrivateRidgePrecision"]
 
 
 # Every class: its fit class first (whose methods win over the mixins'), then scikit-learn's mixins, BaseEstimator
@@ -33,6 +34,14 @@ class PrivateCovariance(CovarianceFit, BaseEstimator):
 
 
 class PrivateCorrelation(CorrelationFit, BaseEstimator):
+    __sklearn_clone__ = clone_sharing_tally
+
+
+class PrivateGraphicalLasso(GraphicalLassoFit, BaseEstimator):
+    __sklearn_clone__ = clone_sharing_tally
+
+
+class PrivateRidgePrecision(RidgePrecisionFit, BaseEstimator):
     __sklearn_clone__ = clone_sharing_tally
 
 
