@@ -15,10 +15,10 @@ _LAZY = {
     "_moment_base": ("CenterBudget",),
     "selection": ("alpha_grid", "ebic", "noise_floor"),
     "scikit_learn": ("PrivateCovariance", "PrivateCorrelation", "PrivateGraphicalLasso", "PrivateRidgePrecision",
-                     "PrivatePCA"),
+                     "PrivatePCA", "PrivateTensorDecomposition"),
     "irls": ("PrivateIRLS",),
     "model_selection": ("PrivateModelSelection",),
-    "tensor": ("PrivateTensorDecomposition", "TensorBudget", "TensorMoments", "noisy_tensor_power_method",
+    "tensor": ("TensorBudget", "TensorMoments", "noisy_tensor_power_method",
                "release_mog_moments", "release_topic_moments"),
 }
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, _LAZY)

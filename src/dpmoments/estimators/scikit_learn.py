@@ -21,8 +21,10 @@ from .correlation import CorrelationFit
 from .covariance import CovarianceFit
 from .pca import PCAFit
 from .precision import GraphicalLassoFit, RidgePrecisionFit
+from .tensor import TensorDecompositionFit
 
-__all__ = ["PrivateCorrelation", "PrivateCovariance", "PrivateGraphicalLasso", "PrivatePCA", "PrivateRidgePrecision"]
+__all__ = ["PrivateCorrelation", "PrivateCovariance", "PrivateGraphicalLasso", "PrivatePCA", "PrivateRidgePrecision",
+           "PrivateTensorDecomposition"]
 
 
 # Every class: its fit class first (whose methods win over the mixins'), then scikit-learn's mixins, BaseEstimator
@@ -48,3 +50,7 @@ class PrivateRidgePrecision(RidgePrecisionFit, BaseEstimator):
 class PrivatePCA(PCAFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     __sklearn_clone__ = clone_sharing_tally
     transform = PCAFit.transform  # in this class's own namespace, where set_output's wrapper (pandas output) finds it
+
+
+class PrivateTensorDecomposition(TensorDecompositionFit, BaseEstimator):
+    __sklearn_clone__ = clone_sharing_tally
