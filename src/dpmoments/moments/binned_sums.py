@@ -49,6 +49,11 @@ if os.environ.get("DPMOMENTS_PURE_NUMPY", "") not in ("", "0"):  # tests and com
     _compiled = None
 _NONE = np.empty(0)  # no centre, scale or sums, to the compiled pass
 
+
+def compiled_binned():
+    """The compiled module (``_binned.c``), or None where it is not built or ``DPMOMENTS_PURE_NUMPY`` is set."""
+    return _compiled
+
 FUSE_BYTES = 64 * 2**20  # the most memory the per-bin sums may take before the caller falls back to a second read
 MOMENTS = {"mean": 1, "second": 2, "counts": None}  # the power of R that multiplies the clipped rows' sums
 
@@ -112,7 +117,8 @@ class BinnedSums:
         return norms, idx
 
     def _add_block(self, B):
-        if self._compiled_block(B):
+        B = B[self._compiled_rows(B):]  # the rows the compiled pass did not take (none, usually)
+        if not B.shape[0]:
             return True
         Z = self._centred(B, self.buf[:B.shape[0]])
         norms, idx = self._norms(Z)
@@ -126,18 +132,19 @@ class BinnedSums:
         self.fused = False  # squares overflow float64: leave the sums to the clipping pass
         return bool(np.isfinite(B).all())  # a NaN or inf in the data: the caller refuses the chunk
 
-    def _compiled_block(self, B):
-        """The block counted (and summed) by the compiled pass (``_binned.c``); False where it was not: no compiled
-        module, a block it does not take, or a row norm that is not finite (the NumPy path then sorts it out)."""
+    def _compiled_rows(self, B):
+        """How many of the block's first rows the compiled pass (``_binned.c``) counted (and summed): all of them, or
+        none where there is no compiled module or the block is not one it takes, or those before the first row whose
+        norm is not finite (the NumPy path sorts that row out)."""
         if _compiled is None or not B.flags.c_contiguous or B.dtype != np.float64:
-            return False
+            return 0
         center, scale = (_NONE if v is None else np.ascontiguousarray(v, dtype=np.float64).reshape(-1)
                          for v in (self.center, self.scale))
         if center.size not in (0, self.d) or scale.size not in (0, self.d) or (center.size == 0) != (self.center is None) \
                 or (scale.size == 0) != (self.scale is None):
-            return False  # the NumPy path broadcasts them, or refuses them
+            return 0  # the NumPy path broadcasts them, or refuses them
         sums = self.fused and self.moment == "mean"
-        return _compiled.bin_rows(B, center, scale, self.edges, self.buf[:B.shape[0]], self.counts,
+        return _compiled.bin_rows(B, center, scale, self.edges, self.buf[0], self.counts,
                                   self.inside if sums else _NONE, self.outside if sums else _NONE, self.d)
 
     def _add_second(self, X):

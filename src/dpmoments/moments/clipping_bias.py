@@ -39,6 +39,7 @@ from ..privacy import ZCDP, PureDP, compose
 from ..data import as_source, iter_chunks
 from .calibrated import calibrate
 from .accumulate import _block_rows
+from .binned_sums import compiled_binned
 from .dask_moments import dask_moment_sums_with
 
 __all__ = ["OUTER_FACTOR", "COUNT_FRACTION", "clipping_excess_sums", "release_clipping_excess",
@@ -106,10 +107,20 @@ def _chunk_sums(chunk, center, scale, row_norm, outer_factor):
 
 
 def _row_norms(X, center, scale):
-    """``||(x / scale) - center||`` of every row, a cache-sized block at a time in one reused buffer (the values of
-    the whole chunk's, without a chunk-sized copy): the release's pass reads each chunk from memory once more only."""
-    step = _block_rows(X.shape[1])
-    buf, norms = np.empty((min(step, X.shape[0]), X.shape[1])), np.empty(X.shape[0])
+    """``||(x / scale) - center||`` of every row: the release's pass reads each chunk from memory once more only.
+
+    Without scales, compiled (``_binned.row_norms``: summed as the release's row clipping sums them, so
+    the rows counted beyond ``R`` are the rows it clips); else a cache-sized block at a time in one reused buffer.
+    """
+    d = X.shape[1]
+    center_array = None if center is None else np.ascontiguousarray(center, dtype=np.float64).reshape(-1)
+    if compiled_binned() is not None and scale is None and X.flags.c_contiguous and X.dtype == np.float64 \
+            and d <= 4096 and (center_array is None or center_array.size == d):
+        norms = np.empty(X.shape[0])
+        compiled_binned().row_norms(X, np.empty(0) if center_array is None else center_array, norms, d)
+        return norms
+    step = _block_rows(d)
+    buf, norms = np.empty((min(step, X.shape[0]), d)), np.empty(X.shape[0])
     with np.errstate(over="ignore"):
         for lo in range(0, X.shape[0], step):
             B = X[lo:lo + step]
