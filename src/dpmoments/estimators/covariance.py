@@ -16,7 +16,8 @@ from ..moments.psd import SymmetricSpectrum
 from ._conventions import all_or_nothing, check_input, name_of, built_on_first_use
 from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
 from ._uncertainty_matrix import covariance_spread
-from .error_budget import check_target, covariance_error_budget, covers_text, holding_estimate, not_covered_text
+from ._budget_text import covers_text, not_covered_text
+from .error_budget import check_target, covariance_error_budget, holding_estimate
 from .summaries import covariance_summary
 from .uncertainty import check_uncertainty_params
 
@@ -294,7 +295,9 @@ class CovarianceFit(MomentEstimator):
         self.covariance_sample_se_ = budget["sample_se"] * units  # without sampling (PrivateCorrelation adds its own)
         self.covariance_biased_ = budget["biased"]
         clip = not isinstance(budget["parts"]["clipping"], str)
-        self.uncertainty_.update(covers=covers_text(target, clip), not_covered=not_covered_text(target, clip),
+        centre = not budget["parts"]["centre_bias"].startswith("not")
+        self.uncertainty_.update(covers=covers_text(target, clip, centre),
+                                 not_covered=not_covered_text(target, clip, centre),
                                  error_budget=budget["parts"], scope=_scope(target, clip, self.level, budget["parts"]["level_each"]))
         if clip and budget["parts"]["clipping"]["biased_columns"]:  # a bias, not noise: a BoundWarning
             message = _clipping_message(budget["parts"]["clipping"])
