@@ -12,14 +12,16 @@ units), plus its noise :math:`e`. So :math:`\bar x - c = \beta - e` with
 computed from it). With :math:`x - m = (x - c) + \delta`, :math:`\delta = c - m` the mean's released step,
 and :math:`0 \le 1 - R_m/\|x - m\| \le 1` on ``C``, Cauchy-Schwarz gives, for every column,
 
-.. math:: |\beta_j| \le \sqrt{p\,M_{jj}} + p\,|\delta_j|,
+.. math:: |\beta_j| \le \sqrt{q\,M_{jj}} + q\,|\delta_j|, \qquad
+          q = \frac1n\sum_{i \in C} (1 - R_m/\|x_i - m\|) \le \min(p, N/R_m),
 
-:math:`p = |C|/n` and :math:`M_{jj} = \frac1n\sum_i (x_{ij} - c_j)^2` the unclipped second moment about
-``c`` (the released variance plus what clipping removed, at their upper ends). Also, by the triangle
+:math:`p = |C|/n`, ``N`` the bound on :math:`\|\beta\|` below (each weight is below 1 and below
+:math:`(\|x_i - m\| - R_m)/R_m`), and :math:`M_{jj} = \frac1n\sum_i (x_{ij} - c_j)^2` the unclipped
+second moment about ``c`` (the released variance plus what clipping removed, at their upper ends). Also, by the triangle
 inequality (``R`` the second moment's bound),
 
 .. math:: |\beta_j| \le \|\beta\| \le \frac1n\sum_{i \in C} (\|x_i - m\| - R_m)
-          \le p\,(R + \|\delta\| - R_m)_+ + \frac1n\sum_i (\|x_i - c\| - R)_+,
+          \le p\,(R + \|\delta\| - R_m)_+ + \frac1n\sum_i (\|x_i - c\| - R)_+ =: N,
 
 and a row beyond ``R`` about ``c`` loses :math:`\|x - c\|^2 - R^2 \ge 2R(\|x - c\| - R)` of the trace of the
 second moment about ``c``: the clipping-excess release's trace (at its upper end) over ``2R`` bounds the last
@@ -37,10 +39,11 @@ from .uncertainty import z_value
 
 __all__ = ["centre_bias_bound", "centre_bias_widths", "eigenvalue_centre_bias", "CENTRE_BIAS_TEXT"]
 
-CENTRE_BIAS_TEXT = ("the private mean's own clipping bias beta (x-bar - c = beta - e): |beta_j| <= sqrt(p M_jj) + "
-                    "p |delta_j| (p the most rows beyond the mean's bound that its draw allows, M_jj the second moment "
-                    "about the centre at its upper end, delta the mean's released step); each entry widened by "
-                    "B_i E_j + E_i B_j + B_i B_j, E the centre noise's quantile")
+CENTRE_BIAS_TEXT = ("the private mean's own clipping bias beta (x-bar - c = beta - e): |beta_j| <= B_j = "
+                    "min(sqrt(q M_jj) + q |delta_j|, N), q at most the share of rows beyond the mean's bound (its "
+                    "draw's target plus rank error, or its noisy count), M_jj the second moment about the centre at "
+                    "its upper end, delta the mean's released step, N a bound on |beta| from the clipping-excess "
+                    "release; each entry widened by B_i E_j + E_i B_j + B_i B_j, E the centre noise's quantile")
 
 
 def _mean_part(release):
@@ -61,10 +64,13 @@ def centre_bias_bound(release, second_upper, level):
     if part.get("clipped_rows_counted") and counted is not None:  # the noisy count, where it is of the same rows
         p = min(p, max(counted["clipped_fraction"] + z_value(level) * counted["clipped_fraction_noise_sd"], 0.0))
     delta = np.abs(np.asarray(part["offset"], dtype=float))
-    each = np.sqrt(p * np.maximum(np.asarray(second_upper, dtype=float), 0.0)) + p * delta
     # a row of C: ||x - m|| - R_m <= ||x - c|| + ||delta|| - R_m <= (R + ||delta|| - R_m)_+ + (||x - c|| - R)_+
     gap = max(float(release.row_norm) + float(np.linalg.norm(delta)) - float(part["row_norm"]), 0.0)
-    return np.minimum(each, p * gap + _beyond_bound(release, second_upper, level))
+    norm = p * gap + _beyond_bound(release, second_upper, level)
+    # the weights 1 - R_m/||x - m|| in [0, 1] average at most norm / R_m over the rows: they replace p where smaller
+    q = min(p, norm / float(part["row_norm"]))
+    each = np.sqrt(q * np.maximum(np.asarray(second_upper, dtype=float), 0.0)) + q * delta
+    return np.minimum(each, norm)
 
 
 def _beyond_bound(release, second_upper, level):
