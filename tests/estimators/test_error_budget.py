@@ -31,7 +31,7 @@ def test_fcr_level_keeps_the_level_when_every_entry_stands_out_and_is_bonferroni
 
 def test_the_budget_reads_a_release_and_public_values_only(monkeypatch):
     """Refitting from the release with every reader disabled gives the same intervals: no rows are touched."""
-    X, _ = _gaussian(5000, np.random.default_rng(0))
+    X, _ = _gaussian(2000, np.random.default_rng(0))
     est = PrivateCovariance(rng=0, **KW).fit(X)
     pca = PrivatePCA(n_components=2, center="private", rng=0, **KW).fit(X)
 
