@@ -130,8 +130,9 @@ def start_marked(items):
 class Steps:
     """Tests whose work is other processes' (deployments, drills), run in order in one thread beside the other tests.
 
-    ``prepare()`` runs in the main thread when the steps launch (this process's own work: data, keys, files)
-    and returns the state every step gets; ``setup(state)`` runs first in the thread and ``teardown(state)``
+    ``prepare(scratch)`` runs in the main thread when the steps launch (this process's own work: data, keys,
+    files, in the fresh directory ``scratch``, removed at exit unless a step failed) and returns the state every
+    step gets; ``setup(state)`` runs first in the thread and ``teardown(state)``
     last (stopping what setup started). A test marked ``@pytest.mark.prestart(STEPS)`` calls
     ``STEPS.outcome(its name)``, which waits for its step and returns what the step returned or raises what it
     raised (a failed assertion, a skip); only the selected tests' steps run, in the order they were
@@ -159,8 +160,10 @@ class Steps:
     def launch(self):
         if self.thread is not None or not self.selected:
             return
+        scratch = Path(tempfile.mkdtemp(prefix=f"dpmoments-{self.name}-"))
+        atexit.register(lambda: self.failed() or shutil.rmtree(scratch, ignore_errors=True))
         try:
-            state, error = self.prepare(), None
+            state, error = self.prepare(scratch), None
         except BaseException as exc:  # a skip or a failure of the preparation is every step's outcome
             state, error = None, exc
         self.state = state
@@ -187,7 +190,7 @@ class Steps:
                 done[0].set()
         finally:
             if state is not None and self.teardown is not None:
-                self.teardown(state, self.failed())
+                self.teardown(state)
             for done in self.outcomes.values():
                 done[0].set()
 
