@@ -217,3 +217,15 @@ def test_ridge_precision_has_no_penalty_default_and_says_so_before_spending():
         with pytest.raises(ValueError, match="needs a numeric alpha > 0"):
             PrivateRidgePrecision(alpha=alpha, epsilon=EPS, delta=DELTA, accountant=acct).fit(np.ones((50, 2)))
     assert acct.ledger == ()  # refused before the release: nothing spent
+
+
+@pytest.mark.parametrize("cls, extra", [(PrivateCovariance, {}), (PrivateRidgePrecision, {"alpha": 0.1})])
+def test_a_malformed_epsilon_is_named_before_anything_is_spent(cls, extra):
+    """epsilon='1' reached math.isinf in the release and came back as "must be real number, not str",
+    naming no parameter; the declared check names it (as PrivateIRLS and the tensor did)."""
+    from dpmoments.privacy import Accountant, ApproxDP
+
+    acct = Accountant(ApproxDP(1.0, 1e-6))
+    with pytest.raises(TypeError, match="'epsilon' must be a real number; got str"):
+        cls(epsilon="1", delta=DELTA, accountant=acct, **extra).fit(np.ones((50, 2)))
+    assert acct.ledger == ()

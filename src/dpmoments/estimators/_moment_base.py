@@ -20,7 +20,7 @@ from ..mechanisms import laws
 from ..moments import Release, release_second_moment
 from ..moments.auto_release import BoundBudget, as_bound_budget, is_auto
 from ..privacy import Accountant, PureDP, Uncertified, check_accountant
-from ._params import check_parameters, param, parameters, value_only
+from ._params import check_parameters, or_else, param, parameters, positive_or_inf, value_only
 from .error_budget import check_target
 from .uncertainty import check_level
 from ._conventions import fit_input, labelled_attribute, name_of, privacy_report, release_input, release_noise, require_for_fit
@@ -42,7 +42,7 @@ class MomentEstimator:
     its own. Those without a check are checked by the release function they are passed to.
     """
 
-    epsilon: float | None = param(None)  # required by fit (require_for_fit); fit_release takes the release's
+    epsilon: float | None = param(None, check=or_else((None,), positive_or_inf))  # required by fit (require_for_fit); fit_release takes the release's
     delta: float | None = param(None)
     row_norm: float | str = param("auto")
     mechanism: str = param("gaussian")  # each estimator's own names: _release_from
