@@ -82,7 +82,9 @@ def _clean(res, out):
     a = report(out)["analysis"]
     _consistent(res, a)
     assert a["diagnostics"] == [] and a["withheld"] == [] and a["noise_dominates"] is False
-    assert "NOISE" not in res.stdout and "withheld" not in res.stdout and "warning" not in res.stderr
+    # the draws these tests take to stay cheap (below the 19 a 90% interval needs) are warned of, not noise
+    stderr = "".join(line for line in res.stderr.splitlines(True) if "dpmoments: warning: --draws" not in line)
+    assert "NOISE" not in res.stdout and "withheld" not in res.stdout and "warning" not in stderr
     return a
 
 
@@ -372,3 +374,20 @@ def test_a_ridge_graph_of_pure_noise_is_withheld(run, tmp_path):
     a = json.loads((out / "privacy_report.json").read_text())["analysis"]
     assert "no-edge-above-noise" in {d["code"] for d in a["diagnostics"]} and a["n_edges"] is None
     assert "the graph withheld (noise)" in res.stdout
+
+
+def test_too_few_draws_for_the_level_are_warned_of():
+    """--draws 1 printed a '90% interval' from one draw: the basic interval's quantile positions p (B + 1)
+    clamp to the extremes below 1/p - 1 draws, so such intervals are narrower than their level."""
+    import argparse
+    import warnings
+
+    from dpmoments.cli._noise import draws, fewest_draws
+
+    assert [fewest_draws(level) for level in (0.5, 0.8, 0.9, 0.95)] == [3, 9, 19, 39]
+    with pytest.warns(UserWarning, match=r"--draws 5: fewer than the 19 .* 90% interval"):
+        assert draws(argparse.Namespace(draws=5, level=0.9), 3, auto=True) == 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for value in (0, 19, "auto"):
+            draws(argparse.Namespace(draws=value, level=0.9), 3, auto=True)
