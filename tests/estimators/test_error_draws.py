@@ -127,3 +127,17 @@ def test_population_coverage_of_ridge_glasso_and_pca_stability_on_seeded_simulat
             wrong += int(np.sum(pca.components_identified_ & pca.components_above_noise_ & (cos < np.cos(np.pi / 4))))
     assert len(held) >= 48 and np.mean(held) >= 0.8
     assert wrong == 0
+
+
+def test_the_console_says_what_the_edge_and_angle_draws_carry():
+    """The edges header and PCA's stability line said 'clipping and sampling' also where the intervals were for
+    these rows (target='sample'), whose draws carry no sampling: they now read what the draws counted."""
+    from dpmoments.estimators.summaries import _angles_count, edge_lines
+    from dpmoments.estimators.graph import edge_matrix
+
+    X = _draw("gaussian", 2000, np.random.default_rng(1))
+    for target in ("population", "sample"):
+        lasso = PrivateGraphicalLasso(alpha=0.05, n_draws=3, rng=0, target=target, **KW).fit(X)
+        header = edge_lines(lasso, edge_matrix(lasso.precision_, 0.0), list("abcd"))[0]
+        pca = PrivatePCA(n_components=1, n_draws=3, rng=0, target=target, **KW).fit(X)
+        assert ("sampling" in header) is ("sampling" in _angles_count(pca)) is (target == "population"), header

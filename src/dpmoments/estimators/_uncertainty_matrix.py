@@ -312,7 +312,7 @@ def _every_part_scope(parts, noisy, extra):
     covers = (f"the {what} value of the same analysis at the chosen penalty (held fixed): draws carry {counted}"
               + (" -- withheld: rows beyond the clipping-excess release's outer bound lost more than it sees"
                  if parts.unseen else ""))
-    extra.update(error_draws=parts.summary(), scope=scope, not_covered=not_covered)
+    extra.update(error_draws=parts.summary(), scope=scope, not_covered=not_covered, draws_count=counted)
     extra["withheld_columns"] = {"columns": np.flatnonzero(noisy).tolist(), "why": (
         "released variance below its noise level (variance-below-noise): their entries' intervals are withheld "
         "and their edges not stable")}

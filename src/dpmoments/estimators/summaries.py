@@ -215,8 +215,14 @@ def component_lines(est, names, top=3):
         out.append(f"stability: the median largest angle between the fitted subspace and those of releases redrawn "
                    f"with the noise alone is "
                    f"{est.subspace_angle_:.0f} degrees ('angle' above: each component's median, across draws carrying "
-                   "the noise, the private centre's noise, clipping and sampling)")
+                   f"{_angles_count(est)})")
     return out
+
+
+def _angles_count(est):
+    """What the component angles' draws carry: every part of the error (pca.py) where it was drawn, else the noise."""
+    counted = est.uncertainty_.get("angles_count", "the noise alone")
+    return counted[len("every part: "):] if counted.startswith("every part: ") else counted
 
 
 #: The console lists at most this many edges (edges.csv holds them all).
@@ -275,7 +281,7 @@ def edge_lines(est, E, names, top=CONSOLE_EDGES):
     if freq is not None:
         u = est.uncertainty_
         out.append(f"edges: {u['n_edges_stable_90']} of {u['n_edges']} stable (in at least 90% of {u['n_draws']} draws "
-                   "carrying the noise, the private centre's noise, clipping and sampling; 'frequency': the share "
+                   f"carrying {u.get('draws_count', 'the added noise alone')}; 'frequency': the share "
                    "of them with the edge; the interval is the partial correlation's)")
     elif "se" not in header:
         out.append("edges (no per-edge noise without draws: run with --draws B for each edge's frequency):")
