@@ -83,7 +83,7 @@ def _clean(res, out):
     _consistent(res, a)
     assert a["diagnostics"] == [] and a["withheld"] == [] and a["noise_dominates"] is False
     # the draws these tests take to stay cheap (below the 19 a 90% interval needs) are warned of, not noise
-    stderr = "".join(line for line in res.stderr.splitlines(True) if "dpmoments: warning: --draws" not in line)
+    stderr = "".join(line for line in res.stderr.splitlines(True) if "draws (--draws): fewer" not in line)
     assert "NOISE" not in res.stdout and "withheld" not in res.stdout and "warning" not in stderr
     return a
 
@@ -385,8 +385,10 @@ def test_too_few_draws_for_the_level_are_warned_of():
     from dpmoments.cli._noise import draws, fewest_draws
 
     assert [fewest_draws(level) for level in (0.5, 0.8, 0.9, 0.95)] == [3, 9, 19, 39]
-    with pytest.warns(UserWarning, match=r"--draws 5: fewer than the 19 .* 90% interval"):
+    with pytest.warns(UserWarning, match=r"5 draws \(--draws\): fewer than the 19 .* 0.9 interval"):
         assert draws(argparse.Namespace(draws=5, level=0.9), 3, auto=True) == 5
+    with pytest.warns(UserWarning, match=r"50 draws \(--draws\): fewer than the 199 .* 0.99 interval"):  # auto's 50
+        assert draws(argparse.Namespace(draws="auto", level=0.99), 3, auto=True) == 50
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for value in (0, 19, "auto"):

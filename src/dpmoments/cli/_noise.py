@@ -103,10 +103,10 @@ def add_uncertainty_arguments(parser, closed_form, auto_draws=None, limit=None, 
 def draws(args, n_features, auto, limit=None):
     """The bootstrap draws ``--draws`` asks for; ``auto``: whether ``--draws auto`` takes :data:`AUTO_DRAWS`."""
     value = getattr(args, "draws", 0)
-    if value != "auto":
-        _warn_if_too_few(int(value), getattr(args, "level", 0.9))
-        return int(value)
-    return AUTO_DRAWS if auto and n_features <= (AUTO_MAX_FEATURES if limit is None else limit) else 0
+    if value == "auto":
+        value = AUTO_DRAWS if auto and n_features <= (AUTO_MAX_FEATURES if limit is None else limit) else 0
+    _warn_if_too_few(int(value), getattr(args, "level", 0.9))
+    return int(value)
 
 
 def fewest_draws(level):
@@ -121,7 +121,7 @@ def fewest_draws(level):
 def _warn_if_too_few(n_draws, level):
     need = fewest_draws(level)
     if 0 < n_draws < need:
-        warnings.warn(f"--draws {n_draws}: fewer than the {need} that the tails of a {level:.0%} interval need; "
+        warnings.warn(f"{n_draws} draws (--draws): fewer than the {need} that the tails of a {level:.3g} interval need; "
                       "the drawn intervals are narrower than their level says", UserWarning, stacklevel=2)
 
 
