@@ -7,10 +7,12 @@ results are those of the plain expressions they replace, bit for bit. Released v
 """
 
 import numpy as np
-from scipy import special
 
+from .._lazy import lazy_module
 from .centre_law import diagonal_quantiles, off_diagonal_half_width
 from .uncertainty import count_relative_sd, noise_law, z_value
+
+special = lazy_module("scipy.special")  # imported when an interval is first computed
 
 __all__ = ["distance_from_zero", "half_widths", "less_identity", "selected_by_fcr", "truncate_variances",
            "widen_to_noise", "with_centre_variance"]

@@ -44,14 +44,16 @@ Everything here reads a release and public values only: no rows.
 """
 
 import numpy as np
-from scipy import special
 
+from .._lazy import lazy_module
 from .entry_intervals import (distance_from_zero as _distance_from_zero, half_widths as _half_widths,
                               less_identity as _less_identity, selected_by_fcr as _selected,
                               truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
                               with_centre_variance as _with_centre_variance)
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .uncertainty import noise_law, z_value
+
+special = lazy_module("scipy.special")  # imported when an interval is first computed
 
 __all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget", "fcr_level",
            "clipping_part", "holding_estimate", "loss_beyond_outer_unseen", "loss_cap"]
