@@ -10,6 +10,7 @@ that holds against the aggregator, the per-site claim beside it.
 import argparse
 
 from ._args import CliError, _positive, center_asked, positive_int
+from ._noise import add_uncertainty_arguments
 from ._numbers import radius_or_private
 from ._choices import ROW_NORM_DEFAULT, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of, choices_report
 
@@ -39,6 +40,11 @@ INTERCEPT_SHARE = 0.5
 #: The analyses a multi-site command offers: the keys of the wing's table, in its order (a test checks they agree;
 #: the table itself is not imported here, so that --help stays light).
 ANALYSES = ("covariance", "correlation", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
+
+
+#: The analyses whose fit across sites takes no --draws, and those whose intervals have no --intervals-for.
+CLOSED_FORM_ONLY = ("covariance", "correlation", "select", "tensor-mog", "tensor-stm")
+NO_TARGET = ("select", "tensor-mog", "tensor-stm")
 
 
 def add_analysis_arguments(parser, fit=True):
@@ -73,6 +79,12 @@ def add_analysis_arguments(parser, fit=True):
                         "of the sites' release, no share of the budget)")
     g.add_argument("--phi", default="bic", metavar="PHI", help="select: penalty per column, a number or 'bic'")
     g.add_argument("--max-size", type=positive_int, metavar="K", help="select: largest model size")
+    add_uncertainty_arguments(parser, closed_form="the covariance's, correlation's and PCA eigenvalues' intervals and "
+                                                  "IRLS's standard errors", target=True,
+                              auto_draws="the graphical lasso's edge frequencies and partial correlation intervals, "
+                                         "ridge precision's intervals and PCA's component stability (as the "
+                                         "single-machine commands), over draws carrying the noise, the centre's noise, "
+                                         "clipping and sampling")
 
 
 def check_analysis(args, fit=True):
@@ -87,6 +99,12 @@ def check_analysis(args, fit=True):
     for name in need:
         if getattr(args, name, None) is None:
             raise CliError(f"--{name.replace('_', '-')} is required for --analysis {a}")
+    if fit and getattr(args, "draws", "auto") not in ("auto", 0) and a in CLOSED_FORM_ONLY:
+        raise CliError(f"--draws has no use with --analysis {a}: its spread is in closed form (or, for select, "
+                       "from its own redrawn releases); leave --draws out")
+    if fit and getattr(args, "intervals_for", "population") == "sample" and a in NO_TARGET:
+        raise CliError(f"--intervals-for has no use with --analysis {a}: its intervals count the noise only; leave "
+                       "it out")
 
 
 def response_bound_of(args):

@@ -88,8 +88,10 @@ def half_widths(v, s, level, out):
 
 
 def distance_from_zero(lower, upper, se):
-    """|0 - [lower, upper]| in units of ``se`` (d, d): 0 where 0 is inside."""
-    gap = np.maximum(lower, 0.0) + np.maximum(-upper, 0.0)
+    """|0 - [lower, upper]| in units of ``se`` (d, d): 0 where 0 is inside. ``lower`` and ``upper`` (the caller's
+    temporaries) are overwritten: ``max(lower, 0) + max(-upper, 0)`` is formed in them."""
+    gap = np.maximum(lower, 0.0, out=lower)
+    gap += np.maximum(np.negative(upper, out=upper), 0.0, out=upper)
     return np.divide(gap, se, out=np.where(gap > 0, np.inf, 0.0), where=se > 0)
 
 
