@@ -26,7 +26,7 @@ PERMUTATIONS = list(itertools.permutations(range(3)))
 @pytest.mark.parametrize("distribution", ["gaussian", "laplace"])
 def test_matrix_upper_triangle_marginal(distribution):
     rng = np.random.default_rng(21)
-    d, scale, reps = 6, 0.7, 5_000  # 21 entries per draw -> 105 000 pooled
+    d, scale, reps = 6, 0.7, 2_500  # 21 entries per draw -> 52 500 pooled
     pooled = np.concatenate(
         [upper_triangle(symmetric_matrix_noise(d, scale, rng, distribution)) for _ in range(reps)]
     )
