@@ -158,18 +158,25 @@ def center_across_sites(args):
 
 
 def plan_options(args):
-    """The public options of the plan (they enter its digest; the sites see them)."""
+    """The public options of the plan (they enter its digest; the sites see them): the target's ``--ranges`` entry
+    (select, regress) as ``response_range``."""
+    from ._ranges import target_range
+
     a = args.analysis
     if a == "tensor-mog":
         return {"sigma2": args.sigma2}
     if a == "tensor-stm":
         return {"vocabulary_size": args.vocabulary_size}
+    span = target_range(args)
+    spans = {} if span is None else {"response_range": span}
     if a == "regress":
         n_iter, w_max, per_bound = regress_defaults(args)
-        return {"n_iter": n_iter, "w_max": w_max, "p": args.p,
+        if span is not None:  # the range bounds the mapped response by 1: w_max is W_MAX_AUTO / 1, fixed now
+            w_max, per_bound = (per_bound if w_max is None else w_max), None
+        return {"n_iter": n_iter, "w_max": w_max, "p": args.p, **spans,
                 **({} if per_bound is None else {"w_max_per_bound": per_bound}),
                 **({"intercept": INTERCEPT_SHARE} if getattr(args, "fit_intercept", False) else {})}
-    return {}
+    return spans
 
 
 def fit_analysis(args, analysis, output, names):

@@ -227,6 +227,8 @@ def _release(args, sites, kwargs, columns):
     if args.colluders and args.protocol == "local":
         raise CliError("--colluders has no meaning for --protocol local")
     rank = min(2 * args.n_components, sites[0].n_features) if args.protocol == "dpdispca" else None
+    response = str(args.target) if columns is not None and args.analysis in ("select", "regress") else None
     return analyse(sites, args.analysis, protocol=args.protocol, options=plan_options(args), columns=columns,
+                   response_column=response,
                    target=args.calibrate_to, colluders=args.colluders, rank=rank, bound_budget=auto_bounds(args)[1],
                    center_budget=center_across_sites(args), **common)

@@ -384,7 +384,8 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         not run are left out, which ``uncertainty_`` says. The sites' rows are taken as they sent
         them: ``fit_intercept`` is not applied; the run's own intercept (``fit.intercept_scale``: the
         sites appended that public constant to their clipped rows, as :meth:`fit` does) gives
-        ``intercept_`` with its standard error and interval.
+        ``intercept_`` with its standard error and interval. A run whose sites mapped their rows by public ranges
+        (``fit.ranges``, ``fit.response_range``) is mapped back as :meth:`fit` maps its own.
 
         Privacy: post-processing of the run's releases, so it spends nothing. ``privacy_`` is the
         run's guarantee against the aggregator, under the releases' neighbouring relation
@@ -414,9 +415,8 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         self.budget_, self.privacy_, self.neighbours_ = None, fit.guarantee, B.neighbours
         self.n_psd_clipped_, self.privacy_parts_ = tuple(fit.n_psd_clipped), ()
         floor = auto_psd_floor(B.n_features, B.noise_scale)  # the floor the run solved with (multisite.analyses)
-        d = theta.size
-        back = np.diag(np.r_[np.ones(d - 1), kappa]) if kappa is not None else np.eye(d)
-        self._set_spread(pairs, floor, (noise_law(A), noise_law(B)), None, B.n, (back, np.zeros(d)))
+        back = _release_map(fit, theta.size, kappa)
+        self._set_spread(pairs, floor, (noise_law(A), noise_law(B)), None, B.n, back)
         release_input(self, self.coef_.size)
         self.privacy_report_ = privacy_report(
             self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=B.randomness,
@@ -488,3 +488,15 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
 
             raise NotFittedError("This PrivateIRLS instance is not fitted yet; call 'fit' first.")
         return check_input(self, X) @ self.coef_ + self.intercept_
+
+
+def _release_map(fit, d, kappa):
+    """``(T, offset)`` from a multi-site IRLS run's coefficients to the user's: the ranges' map, as :meth:`fit`'s
+    (``_column_map``), and the sites' constant column ``kappa`` (the intercept), public facts of the run."""
+    ranges, span = getattr(fit, "ranges", None), getattr(fit, "response_range", None)
+    if ranges is None and span is None:
+        return (np.diag(np.r_[np.ones(d - 1), kappa]) if kappa is not None else np.eye(d)), np.zeros(d)
+    width = d - (kappa is not None)
+    given = None if ranges is None else {j: r for j, r in enumerate(ranges) if r is not None} or None
+    return column_map(given, span, [f"x{j}" for j in range(width)], kappa is not None).back(
+        1.0 if kappa is None else kappa, kappa is not None)
