@@ -25,7 +25,7 @@ from ._budget import moment_laws
 from ..mechanisms.laws import NONE, WISHART
 from .model_defaults import N_ITER
 from ._irls_sampling import release_sampling, sandwich_parts
-from ._column_map import check_one_response_bound, column_map
+from ._column_map import check_one_response_bound, column_map, release_map
 from ..moments.ranges import feature_names_of
 from .error_budget import check_target as check_error_target
 from .uncertainty import check_uncertainty_params, noise_law
@@ -415,7 +415,7 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         self.budget_, self.privacy_, self.neighbours_ = None, fit.guarantee, B.neighbours
         self.n_psd_clipped_, self.privacy_parts_ = tuple(fit.n_psd_clipped), ()
         floor = auto_psd_floor(B.n_features, B.noise_scale)  # the floor the run solved with (multisite.analyses)
-        back = _release_map(fit, theta.size, kappa)
+        back = release_map(getattr(fit, "ranges", None), getattr(fit, "response_range", None), theta.size, kappa)
         self._set_spread(pairs, floor, (noise_law(A), noise_law(B)), None, B.n, back)
         release_input(self, self.coef_.size)
         self.privacy_report_ = privacy_report(
@@ -489,14 +489,3 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
             raise NotFittedError("This PrivateIRLS instance is not fitted yet; call 'fit' first.")
         return check_input(self, X) @ self.coef_ + self.intercept_
 
-
-def _release_map(fit, d, kappa):
-    """``(T, offset)`` from a multi-site IRLS run's coefficients to the user's: the ranges' map, as :meth:`fit`'s
-    (``_column_map``), and the sites' constant column ``kappa`` (the intercept), public facts of the run."""
-    ranges, span = getattr(fit, "ranges", None), getattr(fit, "response_range", None)
-    if ranges is None and span is None:
-        return (np.diag(np.r_[np.ones(d - 1), kappa]) if kappa is not None else np.eye(d)), np.zeros(d)
-    width = d - (kappa is not None)
-    given = None if ranges is None else {j: r for j, r in enumerate(ranges) if r is not None} or None
-    return column_map(given, span, [f"x{j}" for j in range(width)], kappa is not None).back(
-        1.0 if kappa is None else kappa, kappa is not None)

@@ -125,6 +125,19 @@ def _rounds(name, options, response_bound=None):
     return (Round("second"),)
 
 
+def _check_centre_and_ranges(name, options, facts):
+    """Refuse a private centre or ranges where the analysis takes none; the response's range checked (below)."""
+    if isinstance(facts.get("center"), str) and name not in CENTRED:
+        raise ValueError(f"center='private' across sites is for {', '.join(CENTRED)}; analysis {name!r} is "
+                         "not taken about a centre (its statistics are the model's moments about the origin, or "
+                         "of the raw rows and response); give no centre.")
+    if (facts.get("ranges") is not None or options.get("response_range") is not None) and \
+            name not in CENTRED + MODELS:
+        raise ValueError(f"'ranges' across sites are for {', '.join(CENTRED + MODELS)}; analysis {name!r} takes "
+                         "none (give its public bounds instead).")
+    _response_range(name, options, facts)
+
+
 def _response_range(name, options, facts):
     """A public ``response_range`` (select, regress): checked and kept as a pair; it bounds the mapped response by 1
     for free, so IRLS's ``response_bound`` becomes 1 (a public bound beside it would be read in the mapped units:
@@ -162,15 +175,7 @@ def plan_analysis(name, protocol, sites, n, *, n_features, options=None, composi
         vocab = check_int(options.get("vocabulary_size"), "vocabulary_size")
         width = 3 * vocab
         facts["row_norm"] = math.sqrt(3.0)  # a document's embedded row has norm exactly sqrt(3): public
-    if isinstance(facts.get("center"), str) and name not in CENTRED:
-        raise ValueError(f"center='private' across sites is for {', '.join(CENTRED)}; analysis {name!r} is "
-                         "not taken about a centre (its statistics are the model's moments about the origin, or "
-                         "of the raw rows and response); give no centre.")
-    if (facts.get("ranges") is not None or options.get("response_range") is not None) and \
-            name not in CENTRED + MODELS:
-        raise ValueError(f"'ranges' across sites are for {', '.join(CENTRED + MODELS)}; analysis {name!r} takes "
-                         "none (give its public bounds instead).")
-    _response_range(name, options, facts)
+    _check_centre_and_ranges(name, options, facts)
     if name == "regress" and facts.get("response_bound") is None:
         raise ValueError("analysis 'regress' needs the public 'response_bound'.")
     if name == "regress" and options.get("intercept") is not None:  # the sites append a constant column
@@ -259,6 +264,12 @@ def finish_analysis(plan, result, *, protocol_notes=()):
         return _in_user_units(plan, release), report
     if a.output == "tensor":
         return _tensor(plan, releases, report), report
+    return _irls(plan, releases, report), report
+
+
+def _irls(plan, releases, report):
+    """The :class:`IRLSFit` of a finished run: the final iteration's coefficients, and the public facts that map
+    them back (the sites' constant column, the ranges)."""
     theta, clipped = _solve(releases[-2], releases[-1])
     share = plan.option("intercept")
     kappa = None if share is None else share * releases[-1].row_norm / intercept_factor(share)
@@ -267,7 +278,7 @@ def finish_analysis(plan, result, *, protocol_notes=()):
         plan, "each site clipped and standardised its own rows" + (
             "" if span is None else f"; the response clipped to its range {tuple(span)}")),)
     return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,), kappa, plan.ranges,
-                   None if span is None else tuple(span), steps), report
+                   None if span is None else tuple(span), steps)
 
 
 def _in_user_units(plan, release):
