@@ -97,11 +97,11 @@ def test_private_scales_across_sites_with_ranges_for_some_columns():
     """The mixed case: a 0/1 column keeps its range's scale, the others get private scales read off the location
     steps' histograms (no share of their own), and the release maps back to the user's units."""
     rng = np.random.default_rng(8)
-    X = _table(rng, 6000) * [1.0, 1000.0, 1.0]  # the unranged column in units a thousand times larger
+    X = _table(rng, 3000) * [1.0, 1000.0, 1.0]  # the unranged column in units a thousand times larger
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sites = [Site(f"s{k}", X[k::3], row_norm="auto", center="private", ranges=RANGES) for k in range(3)]
-        release, report = analyse(sites, "covariance", epsilon=4.0, delta=1e-6, rng=0)
+        release, report = analyse(sites, "covariance", epsilon=8.0, delta=1e-6, rng=0)
     assert release.column_scale[2] == 0.5  # the 0/1 column: its half-width, known
     assert 0.2 < release.column_scale[1] / (np.median(np.abs(X[:, 1] - np.median(X[:, 1])))) < 5
     assert 0.05 * 60 <= release.column_scale[0] <= 2 * 60  # within the range's limits
