@@ -14,7 +14,7 @@ from ._noise import add_uncertainty_arguments
 from ._numbers import radius_or_private
 from ._choices import ROW_NORM_DEFAULT, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of, choices_report
 
-__all__ = ["add_analysis_arguments", "plan_options", "response_bound_of", "check_analysis", "fit_analysis", "multisite_report",
+__all__ = ["add_scale_argument", "check_scale", "add_analysis_arguments", "plan_options", "response_bound_of", "check_analysis", "fit_analysis", "multisite_report",
            "print_guarantees", "ANALYSES", "auto_bounds", "center_across_sites", "AUTO_ACROSS_SITES", "CENTER_ACROSS_SITES"]
 
 AUTO_ACROSS_SITES = (
@@ -40,6 +40,22 @@ INTERCEPT_SHARE = 0.5
 #: The analyses a multi-site command offers: the keys of the wing's table, in its order (a test checks they agree;
 #: the table itself is not imported here, so that --help stays light).
 ANALYSES = ("covariance", "correlation", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
+
+
+def add_scale_argument(parser):
+    """``--scale private`` across sites: private column scales read off the location steps' noisy histograms."""
+    parser.add_argument("--scale", choices=("private",),
+                        help="divide each column by a private scale, half the interquartile range of the location "
+                             "steps' summed noisy histograms (free: post-processing of counts already released; needs "
+                             "the private centre, the default); with --ranges the columns get them by default, a 0/1 "
+                             "column keeping its range's")
+
+
+def check_scale(args):
+    """Refuse ``--scale private`` where no location step gives the scales, in one line, before any file is read."""
+    if getattr(args, "scale", None) is not None and center_asked(args) != "private":
+        raise CliError("--scale private across sites needs the private centre (its location steps' histograms give "
+                       "the scales): drop --uncentred or the public --center")
 
 
 def add_analysis_arguments(parser, fit=True):
