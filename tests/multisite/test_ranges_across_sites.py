@@ -91,6 +91,9 @@ def test_regress_select_and_the_mixture_across_sites_map_the_rows_as_one_machine
     clipped = np.clip(X, [0, -np.inf, 0], [120, np.inf, 1])
     np.testing.assert_allclose(moments.second.second_moment, clipped.T @ clipped / 400, rtol=1e-10)
     assert any(step.startswith("public ranges for x0, x2") for step in moments.second.postprocessing)
+    from dpmoments.cli._ranges import ranges_lines  # the command line's ranges line, from every output
+
+    assert all(ranges_lines(out)[0].startswith("ranges: public ranges for x0, x2") for out in (fit, release, moments))
 
 
 def test_private_scales_across_sites_with_ranges_for_some_columns():

@@ -247,16 +247,22 @@ def _key(name):
     return int(name) if isinstance(name, str) and name.isdigit() else name
 
 
+def _steps(output):
+    """The post-processing lines of a release, of a multi-site IRLS fit, or of a tensor's second moment."""
+    if hasattr(output, "postprocessing"):
+        return output.postprocessing
+    return output.second.postprocessing if hasattr(output, "second") else ()
+
+
 def ranges_lines(release):
     """The console line saying which columns had public ranges and which private choices (or nothing)."""
-    return [f"ranges: {step}" for step in release.postprocessing
-            if step.startswith("public ranges")]
+    return [f"ranges: {step}" for step in _steps(release) if step.startswith("public ranges")]
 
 
 def ranges_report(ranges, release):
     """The report's ``ranges`` block: the ranges as given (public), and which columns had which choice."""
     if ranges is None:
         return {}
-    note = next((s for s in release.postprocessing if s.startswith("public ranges")), None)
+    note = next((s for s in _steps(release) if s.startswith("public ranges")), None)
     return {"ranges": {"given": {str(k): list(v) for k, v in ranges.items()}, "columns": note,
                        "note": "public inputs: each value clipped to its range, centre and scale free"}}

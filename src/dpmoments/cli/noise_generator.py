@@ -64,7 +64,7 @@ def add_arguments(parser):
     add_uncentred_argument(parser, "the centred analyses (covariance, pca, precision, ridge)")
     add_choice_arguments(parser, center=True, scale=False, sites=True)
     add_plain_ranges_arguments(parser, (
-        "PUBLIC per-column ranges (covariance, correlation, pca, precision, ridge, select, regress, tensor --model "
+        "PUBLIC per-column ranges (covariance, correlation, pca, precision, ridge, select, regress, tensor-"
         "mog; the --target's too), by a name of --columns or a 0-based position: written into the plan, every site "
         "clips its ranged columns to them and standardises them by the midpoint and half-width before anything "
         "else (free); the result is mapped back to the columns' units. With the private centre the columns get "

@@ -74,7 +74,7 @@ def add_arguments(parser):
     add_privacy_arguments(parser, private=("row_norm", "center"), auto_default=True, auto_help=AUTO_ACROSS_SITES)
     add_uncentred_argument(parser, "the centred analyses (covariance, pca, precision, ridge)")
     add_ranges_arguments(parser.add_argument_group(
-        "public ranges (covariance, correlation, pca, precision, ridge, select, regress, tensor --model mog: part of "
+        "public ranges (covariance, correlation, pca, precision, ridge, select, regress, tensor-mog: part of "
         "the plan; each site clips and standardises its own rows; with the private centre the columns get private "
         "scales as on one machine)"))
     add_scale_argument(parser)
