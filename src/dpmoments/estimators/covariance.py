@@ -17,7 +17,8 @@ from ._conventions import all_or_nothing, check_input, name_of
 from ._moment_base import MomentEstimator, in_original_units, location_of
 from ._params import nonnegative, one_of, optional, param, parameters
 from ._uncertainty_matrix import covariance_spread
-from .error_budget import covariance_error_budget, covers_text, holding_estimate, not_covered_text
+from ._budget_text import covers_text, not_covered_text
+from .error_budget import covariance_error_budget, holding_estimate
 from .summaries import covariance_summary
 
 __all__ = ["CovarianceFit"]
@@ -274,7 +275,9 @@ class CovarianceFit(MomentEstimator):
         self.covariance_sample_se_ = budget["sample_se"] * units  # without sampling (PrivateCorrelation adds its own)
         self.covariance_biased_ = budget["biased"]
         clip = not isinstance(budget["parts"]["clipping"], str)
-        self.uncertainty_.update(covers=covers_text(target, clip), not_covered=not_covered_text(target, clip),
+        centre = not budget["parts"]["centre_bias"].startswith("not")
+        self.uncertainty_.update(covers=covers_text(target, clip, centre),
+                                 not_covered=not_covered_text(target, clip, centre),
                                  error_budget=budget["parts"], scope=_scope(target, clip, self.level, budget["parts"]["level_each"]))
         if clip and budget["parts"]["clipping"]["biased_columns"]:  # a bias, not noise: a BoundWarning
             message = _clipping_message(budget["parts"]["clipping"])

@@ -7,13 +7,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._rng import as_generator, describe_randomness, noise_source, spawn
-from .._validation import check_data, check_nonnegative, check_positive
+from .._validation import check_data
 from ._target import check_target
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..moments import clip_responses
-from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
+from ..moments.auto_release import BoundBudget, as_bound_budget, choose_bounds, is_auto
 from ..moments.counts import warn_if_delta_large
-from ..privacy import check_accountant
+from ..privacy import Accountant, check_accountant
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import auto_psd_floor, check_p
 from ._conventions import all_or_nothing, check_input, clone_sharing_tally, fit_input, noise_entry, privacy_report
@@ -24,15 +24,28 @@ from ._irls_plan import IRLSPlanMixin
 from ._budget import moment_laws
 from ..mechanisms.laws import NONE, WISHART
 from .model_defaults import N_ITER
+from ._params import (REQUIRED, check_parameters, nonnegative, optional, or_else, param, parameters, positive,
+                      positive_or_inf, value_only)
 from ._irls_sampling import release_sampling, sandwich_parts
 from ._column_map import check_one_response_bound, column_map, release_map
 from ..moments.ranges import feature_names_of
 from .error_budget import check_target as check_error_target
-from .uncertainty import check_uncertainty_params, noise_law
+from .uncertainty import check_draws, check_level, noise_law
 
 __all__ = ["PrivateIRLS"]
 
 
+def _n_iter(n_iter, name):
+    if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)) or n_iter < 1:
+        raise ValueError(f"'{name}' must be an integer >= 1; got {n_iter!r}.")
+
+
+def _replace_one(neighbours, name):
+    check_neighbours(neighbours, ("replace-one",), "the weighted moments are analysed for replace-one with N public, "
+                     "which also covers zero-out pairs")
+
+
+@parameters
 class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
     r"""Differentially private Lp regression (least absolute deviations by default) by IRLS.
 
@@ -230,64 +243,43 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
 
     __sklearn_clone__ = clone_sharing_tally  # clones count their fits with this one's
 
-    def __init__(self, *, epsilon, delta, row_norm="auto", response_bound="auto", n_iter=N_ITER, w_max="auto", p=1.0,
-                 first_moment="gaussian", second_moment="gaussian", accounting="zcdp", split=0.5,
-                 delta_slack=None, psd_floor="auto", fit_intercept=True, intercept_scale=None,
-                 accountant=None, n_draws=0, level=0.9, rng=None, neighbours="replace-one", bound_budget=0.1,
-                 target="population", sampling_budget=0.1, ranges=None, response_range=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.row_norm = row_norm
-        self.response_bound = response_bound
-        self.n_iter = n_iter
-        self.w_max = w_max
-        self.p = p
-        self.first_moment = first_moment
-        self.second_moment = second_moment
-        self.accounting = accounting
-        self.split = split
-        self.delta_slack = delta_slack
-        self.psd_floor = psd_floor
-        self.fit_intercept = fit_intercept
-        self.intercept_scale = intercept_scale
-        self.accountant = accountant
-        self.n_draws = n_draws
-        self.level = level
-        self.rng = rng
-        self.neighbours = neighbours
-        self.bound_budget = bound_budget
-        self.target = target
-        self.sampling_budget = sampling_budget
-        self.ranges = ranges
-        self.response_range = response_range
+    epsilon: float = param(REQUIRED, check=positive_or_inf)
+    delta: float = param(REQUIRED)  # the plan's (irls_budget)
+    row_norm: float | str = param("auto", check=or_else(("auto",), positive))
+    response_bound: float | str = param("auto", check=or_else(("auto",), positive))
+    n_iter: int = param(N_ITER, check=_n_iter)
+    w_max: float | str = param("auto", check=or_else(("auto",), positive))
+    p: float = param(1.0, check=value_only(check_p))
+    first_moment: str = param("gaussian")  # these four: the plan's (irls_budget)
+    second_moment: str = param("gaussian")
+    accounting: str = param("zcdp")
+    split: float = param(0.5)
+    delta_slack: float | None = param(None)
+    psd_floor: float | str | None = param("auto", check=or_else(("auto", None), nonnegative))
+    fit_intercept: bool = param(True)
+    intercept_scale: float | None = param(None, check=optional(positive))
+    accountant: Accountant | None = param(None, check=value_only(check_accountant))
+    n_draws: int = param(0, check=value_only(check_draws))
+    level: float = param(0.9, check=value_only(check_level))
+    rng: int | np.random.Generator | None = param(None)
+    neighbours: str = param("replace-one", check=_replace_one)
+    bound_budget: float | BoundBudget = param(0.1)  # where a bound is "auto": _validate
+    target: str = param("population", check=value_only(check_error_target))
+    sampling_budget: float = param(0.1)  # with bound_budget: _validate
+    ranges: dict | None = param(None)  # the column map's (_column_map.py)
+    response_range: tuple[float, float] | None = param(None)
 
     # -- fit ------------------------------------------------------------------------
     def _validate(self):
-        check_positive(self.epsilon, "epsilon", allow_inf=True)
-        for name in ("row_norm", "response_bound"):
-            if not is_auto(getattr(self, name)):
-                check_positive(getattr(self, name), name)
+        """The declared checks, then those of parameters taken together."""
+        check_parameters(self)
         check_one_response_bound(self.response_bound, self.response_range)
         if self._autos():
             as_bound_budget(self.bound_budget)
-        if self.w_max != "auto":
-            check_positive(self.w_max, "w_max")
-        check_p(self.p)
-        check_error_target(self.target)
         if not (isinstance(self.sampling_budget, (int, float, np.floating)) and 0 <= self.sampling_budget < 1
                 and self._bound_share() + self.sampling_budget < 1):
             raise ValueError("'sampling_budget' must be a share in [0, 1) that leaves the iterations some of the "
                              f"budget with 'bound_budget'; got {self.sampling_budget!r}.")
-        if isinstance(self.n_iter, bool) or not isinstance(self.n_iter, (int, np.integer)) or self.n_iter < 1:
-            raise ValueError(f"'n_iter' must be an integer >= 1; got {self.n_iter!r}.")
-        if self.intercept_scale is not None:
-            check_positive(self.intercept_scale, "intercept_scale")
-        if self.psd_floor not in ("auto", None):
-            check_nonnegative(self.psd_floor, "psd_floor")
-        check_uncertainty_params(self)
-        check_neighbours(self.neighbours, ("replace-one",), "the weighted moments are analysed for replace-one "
-                         "with N public, which also covers zero-out pairs")
-        check_accountant(self.accountant)
 
     @all_or_nothing
     def fit(self, X, y):
@@ -406,7 +398,7 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
             raise TypeError(f"'fit' must be the IRLSFit of a multi-site 'regress' run; got {type(fit).__name__}.")
         kappa = getattr(fit, "intercept_scale", None)
         self._intercept_column = kappa is not None  # the sites appended the constant kappa: theta[-1] * kappa
-        check_uncertainty_params(self)
+        check_parameters(self, "n_draws", "level")  # the rest are the run's
         A, B = fit.releases[-2], fit.releases[-1]
         pairs = [(fit.releases[i].cross_moment, fit.releases[i + 1].second_moment)
                  for i in range(0, len(fit.releases) - 1, 2)]
