@@ -30,11 +30,13 @@ holds for the sites' original rows under the same relation.
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any, Optional
 
 import numpy as np
 
+from ..exceptions import BoundWarning
 from ..moments.ranged_release import GRID_DECADES, SCALE_FLOOR, mapped_back
 from ..moments.ranges import ClippedRows, RangedRows, as_column_ranges
 from ..moments.scale_guard import guard_scales, named_columns
@@ -120,6 +122,13 @@ def column_scales(spreads, ranges, low_edge, names=None):
     spreads = np.asarray(spreads, dtype=np.float64)
     low, high = scale_limits(ranges, spreads.size)
     s = np.clip(spreads, low, high)
+    floored = (low > 0) & (low < high) & (spreads <= low)
+    if floored.any():  # as one machine warns (ranged_release): the range is far wider than the data, or misses them
+        shown = ", ".join(names[j] if names is not None else f"x{j}" for j in np.flatnonzero(floored))
+        warnings.warn(f"the private scale of the ranged column(s) {shown} is at its floor, a twentieth of the range's "
+                      "half-width: the column varies little within its range -- a range far wider than the data, or "
+                      "one that leaves most values outside it (they are clipped to its ends); check the range.",
+                      BoundWarning, stacklevel=5)
     with named_columns(names):
         return guard_scales(np.where(low > 0, s, np.maximum(s, 0.0)), low_edge, "column scales across sites",
                             stacklevel=5)
