@@ -18,7 +18,6 @@ when flwr is not installed.
 """
 
 import atexit
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -49,13 +48,12 @@ def _plan(epsilon, ranges=None):
                       delta=1e-5, analysis="covariance", ranges=ranges)
 
 
-def _prepare():
+def _prepare(tmp):
     """What the deployment needs from this process (data, shares, keys): made before any test runs, so the
     thread's work is other processes' only. The environment is this moment's, never a test's monkeypatched one."""
     pytest.importorskip("cryptography", reason="cryptography is needed to make the test CA")
     from dpmoments.multisite import tls
 
-    tmp = Path(tempfile.mkdtemp(prefix="dpmoments-flower-"))
     litter = set(Path(tempfile.gettempdir()).glob("dpmoments-flwr-*"))  # other programs' are not ours to judge
     rng = np.random.default_rng(0)
     data = {s: rng.normal(size=(n, D)) / 3 for s, n in SIZES.items()}
@@ -110,10 +108,8 @@ def _deploy(dep):
     dep.update(conn=conn, stranger=stranger, t0=t0, link=link, sites=sites, site_cmd=site_cmd, start=start)
 
 
-def _stop(dep, failed):
+def _stop(dep):
     deploy.stop_process_groups(dep["procs"])
-    if not failed:  # kept, with its logs, when a step failed; removed at exit, as the tests may still read it
-        atexit.register(shutil.rmtree, dep["tmp"], ignore_errors=True)
 
 
-SCENARIO = Steps("flower-deployment", _prepare, _deploy, _stop)
+SCENARIO = Steps("flower", _prepare, _deploy, _stop)

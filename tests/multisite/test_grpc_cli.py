@@ -7,11 +7,9 @@ processes' work, in a thread: ``tests/background.py``); the sites end with their
 
 import atexit
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,8 +44,7 @@ PRIVACY = {"public": ("--epsilon", 1, "--row-norm", 1, "--uncentred"),
                       "--location-share", 0.3, "--ranges", "x0=-2:2,x2=-1:1")}
 
 
-def _prepare():
-    tmp = Path(tempfile.mkdtemp(prefix="dpmoments-grpc-cli-"))
+def _prepare(tmp):
     rng = np.random.default_rng(0)
     data = {s: rng.normal(size=(n, 3)) / 3 for s, n in SIZES.items()}
     for s, X in data.items():
@@ -60,13 +57,8 @@ def _make_ca(tmp):
     assert res.returncode == 0, res.stderr
 
 
-def _clean_up(tmp, failed):
-    if not failed:  # kept when a run failed; removed at exit, as the tests read the results
-        atexit.register(shutil.rmtree, tmp, ignore_errors=True)
-
-
 # the deployments run beside the other tests (tests/background.py): their work is other processes'
-DEPLOYMENTS = Steps("grpc-cli", _prepare, _make_ca, _clean_up)
+DEPLOYMENTS = Steps("grpc-cli", _prepare, _make_ca)
 
 
 def _deployment(bound):

@@ -20,7 +20,8 @@ from ._conventions import clone_sharing_tally
 from .correlation import CorrelationFit
 from .covariance import CovarianceFit
 from .pca import PCAFit
-from .precision import GraphicalLassoFit, RidgePrecisionFit
+from .precision import GraphicalLassoFit
+from .ridge import RidgePrecisionFit
 from .tensor import TensorDecompositionFit
 
 __all__ = ["PrivateCorrelation", "PrivateCovariance", "PrivateGraphicalLasso", "PrivatePCA", "PrivateRidgePrecision",
