@@ -36,7 +36,7 @@ besides the added noise:
   :math:`R` and the released matrix (:func:`sampling_variance`); normal theory understates the
   spread of heavy-tailed columns.
 
-**Entries that exclude 0** are at a false-coverage-rate level (:func:`fcr_level`) over the printed
+**Entries that exclude 0** are at a false-coverage-rate level (:func:`~dpmoments.estimators.fcr.fcr_level`) over the printed
 entries (a withheld one is never reported), and PCA's
 eigenvalues get the same parts along each component (:func:`eigenvalue_error_budget`).
 
@@ -49,9 +49,10 @@ from scipy import special
 from .centre_bias import CENTRE_BIAS_TEXT, centre_bias_bound, centre_bias_widths, eigenvalue_centre_bias
 from .centre_law import diagonal_quantiles, off_diagonal_half_width
 from .diagnostics import _centre_noise_scale as centre_noise_scale
+from .fcr import bh_selected, distance_from_zero
 from .uncertainty import count_relative_sd, noise_law, z_value
 
-__all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget", "fcr_level",
+__all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget",
            "clipping_part", "holding_estimate", "loss_beyond_outer_unseen", "loss_cap"]
 
 TARGETS = ("population", "sample")
@@ -218,7 +219,7 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         return out
 
     below, above = centre_bias_widths(bias_bound, s, second_upper, level)
-    selected, adjusted, interval = _selected(intervals, _distance_from_zero(mid + bias_lo - below,
+    selected, adjusted, interval = bh_selected(intervals, distance_from_zero(mid + bias_lo - below,
                                                                             mid + bias_hi + above, se), ~biased, level)
     # Not selected: the interval at the level itself, stretched to hold 0 (it contains the one at that level, so
     # its coverage is at least the level; and it never says 'excludes 0' where the selection did not)
@@ -325,59 +326,6 @@ def _half_widths(v, s, level):
     # had no centre mean removed, so the half-widths are about r itself
     lo_half[idx, idx], hi_half[idx, idx] = q_hi, -q_lo
     return lo_half, hi_half
-
-
-def _distance_from_zero(lower, upper, se):
-    """|0 - [lower, upper]| in units of ``se`` (d, d): 0 where 0 is inside."""
-    gap = np.maximum(lower, 0.0) + np.maximum(-upper, 0.0)
-    return np.divide(gap, se, out=np.where(gap > 0, np.inf, 0.0), where=se > 0)
-
-
-def _selected(intervals, t, printed, level):
-    """Benjamini-Hochberg over the distinct printed entries, with each entry's exact interval.
-
-    ``t``: normal statistics (d, d), whose p-values give a first count ``R``; then the entries whose interval
-    at ``1 - R alpha / m`` (``intervals(level)``, the exact law) excludes 0 are counted again, and ``R`` lowered
-    to that count until it holds (the step-up's largest fixed point with the exact law's heavier tails, which
-    the normal count bounds from above). Returns ``(selected (d, d), their level, their intervals)``.
-    """
-    d, alpha = t.shape[0], 1.0 - level
-    iu = np.triu_indices(d)
-    keep = printed[iu]
-    m = int(keep.sum())
-    p = np.sort(2.0 * special.ndtr(-t[iu][keep]))
-    passed = np.nonzero(p <= alpha * np.arange(1, m + 1) / max(m, 1))[0]
-    count = int(passed[-1]) + 1 if passed.size else 0
-    while True:
-        at = 1.0 - max(count, 1) * alpha / max(m, 1) if m > 1 else level
-        interval = intervals(at)
-        excludes = printed & ((interval[0] > 0) | (interval[1] < 0))
-        found = int(np.count_nonzero(np.triu(excludes)))
-        if found >= count or count == 0:
-            return excludes, at, interval
-        count = found
-
-
-def fcr_level(t, level):
-    """The level of every interval that controls the false coverage rate among those that exclude 0.
-
-    Benjamini & Yekutieli (2005): with ``m`` entries and normal statistics
-    ``t`` (distance of 0 from the interval, in standard errors), select by
-    Benjamini-Hochberg at ``alpha = 1 - level``; if ``R`` are selected, every
-    interval at level ``1 - R alpha / m`` keeps the expected share of the
-    selected ones that miss their value at most ``alpha``. An entry not
-    selected has ``p > R alpha / m``, so its interval at that level holds 0:
-    the intervals and the selection agree. ``R = m`` (every entry clearly
-    non-zero) leaves ``level`` as it is; ``R = 0`` gives Bonferroni's
-    ``1 - alpha / m``.
-    """
-    m, alpha = t.size, 1.0 - level
-    if m <= 1:
-        return level
-    p = np.sort(2.0 * special.ndtr(-np.asarray(t, dtype=float)))
-    passed = np.nonzero(p <= alpha * np.arange(1, m + 1) / m)[0]
-    selected = int(passed[-1]) + 1 if passed.size else 1
-    return 1.0 - selected * alpha / m
 
 
 def eigenvalue_error_budget(release, components, noise_interval, noise_se, level, target):
