@@ -14,7 +14,7 @@ __all__ = ["bh_selected", "distance_from_zero", "fcr_level"]
 
 
 def distance_from_zero(lower, upper, se):
-    """|0 - [lower, upper]| in units of ``se`` (d, d): 0 where 0 is inside."""
+    """The distance ``|0 - [lower, upper]|`` in units of ``se`` (d, d): 0 where 0 is inside."""
     gap = np.maximum(lower, 0.0) + np.maximum(-upper, 0.0)
     return np.divide(gap, se, out=np.where(gap > 0, np.inf, 0.0), where=se > 0)
 
