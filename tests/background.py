@@ -24,6 +24,8 @@ _LOCK = threading.Lock()
 _QUEUE = []
 _STARTED = []
 _RUNNER = []  # the queue's thread while it runs
+_LANE = []  # (Steps, state, error) waiting for the background lane, in launch order
+_LANE_RUNNER = []  # the lane's thread while it runs
 
 
 class Job:
@@ -128,10 +130,11 @@ def start_marked(items):
 
 
 class Steps:
-    """Tests whose work is other processes' (deployments, drills), run in order in one thread beside the other tests.
+    """Tests whose work is other processes' (deployments, drills), run in order in a thread beside the other tests.
 
-    ``prepare()`` runs in the main thread when the steps launch (this process's own work: data, keys, files)
-    and returns the state every step gets; ``setup(state)`` runs first in the thread and ``teardown(state)``
+    ``prepare(scratch)`` runs in the main thread when the steps launch (this process's own work: data, keys,
+    files, in the fresh directory ``scratch``, removed at exit unless a step failed) and returns the state every
+    step gets; ``setup(state)`` runs first in the thread and ``teardown(state)``
     last (stopping what setup started). A test marked ``@pytest.mark.prestart(STEPS)`` calls
     ``STEPS.outcome(its name)``, which waits for its step and returns what the step returned or raises what it
     raised (a failed assertion, a skip); only the selected tests' steps run, in the order they were
@@ -143,7 +146,7 @@ class Steps:
     def __init__(self, name, prepare, setup=None, teardown=None):
         self.name, self.prepare, self.setup, self.teardown = name, prepare, setup, teardown
         self.steps, self.selected, self.outcomes = [], set(), {}
-        self.thread = self.state = None
+        self.thread = self.state = None  # thread: set once launched
 
     def step(self, test_name):
         """Register ``fn(state)`` as the step of the test (``item.name``, with its parameters) ``test_name``."""
@@ -157,15 +160,22 @@ class Steps:
         self.selected.add(item.name)
 
     def launch(self):
+        """Prepare, then queue the steps on the one background lane (one group of steps at a time, in launch
+        order: several deployments at once would each take long enough to reach their own time limits)."""
         if self.thread is not None or not self.selected:
             return
+        scratch = Path(tempfile.mkdtemp(prefix=f"dpmoments-{self.name}-"))
+        atexit.register(lambda: self.failed() or shutil.rmtree(scratch, ignore_errors=True))
         try:
-            state, error = self.prepare(), None
+            state, error = self.prepare(scratch), None
         except BaseException as exc:  # a skip or a failure of the preparation is every step's outcome
             state, error = None, exc
-        self.state = state
-        self.thread = threading.Thread(target=self._run, args=(state, error), name=self.name, daemon=True)
-        self.thread.start()
+        self.state, self.thread = state, True
+        with _LOCK:
+            _LANE.append((self, state, error))
+            if not _LANE_RUNNER:
+                _LANE_RUNNER.append(threading.Thread(target=_run_lane, name="background-steps", daemon=True))
+                _LANE_RUNNER[0].start()
 
     def _run(self, state, error):
         try:
@@ -187,7 +197,7 @@ class Steps:
                 done[0].set()
         finally:
             if state is not None and self.teardown is not None:
-                self.teardown(state, self.failed())
+                self.teardown(state)
             for done in self.outcomes.values():
                 done[0].set()
 
@@ -207,3 +217,13 @@ class Steps:
         if done[2] is not None:
             raise done[2]
         return done[1]
+
+
+def _run_lane():
+    while True:
+        with _LOCK:
+            if not _LANE:
+                _LANE_RUNNER.clear()
+                return
+            steps, state, error = _LANE.pop(0)
+        steps._run(state, error)

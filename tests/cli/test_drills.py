@@ -228,8 +228,7 @@ def _drill(zygote, inputs, tmp_path, names, every=False):
 
 # The kill and load drills run beside the other tests (tests/background.py): their work is the forked runs', in a
 # thread with its own zygote and inputs; their tests come last and wait for them.
-def _prepare():
-    root = Path(tempfile.mkdtemp(prefix="dpmoments-drills-"))
+def _prepare(root):
     (root / "inputs").mkdir()
     return dict(root=root, inputs=_make_inputs(root / "inputs"))
 
@@ -239,11 +238,9 @@ def _start_zygote(state):
     atexit.register(state["zygote"].proc.kill)  # should the test run end first (its thread is a daemon)
 
 
-def _stop_zygote(state, failed):
+def _stop_zygote(state):
     if "zygote" in state:
         state["zygote"].close()
-    if not failed:  # kept when a drill failed; removed at exit, as the tests may still read the results
-        atexit.register(shutil.rmtree, state["root"], ignore_errors=True)
 
 
 DRILLS = Steps("cli-drills", _prepare, _start_zygote, _stop_zygote)

@@ -250,6 +250,11 @@ def test_the_centres_own_clipping_bias_is_bounded_from_the_release_and_counted()
         assert np.all(((lo <= full) & (full <= hi))[shown]), seed
     assert "beta" in est.uncertainty_["error_budget"]["centre_bias"]
     assert "own clipping bias where" not in est.uncertainty_["not_covered"]
+    pca = PrivatePCA(n_components=2, center="private", epsilon=4.0, delta=1e-6).fit_release(rel)  # along components
+    assert "beta" in pca.uncertainty_["error_budget"]["centre_bias"]
+    lo, hi = pca.explained_variance_interval_
+    top = np.linalg.eigvalsh(full)[::-1][:2]
+    assert np.all(((lo <= top) & (top <= hi)) | np.isnan(lo))
     import dataclasses  # a release that does not say how many rows its mean clipped (a public bound): not counted
 
     parts = tuple(dataclasses.replace(p, released={k: v for k, v in p.released.items() if k != "clipped_rows_at_most"})

@@ -278,7 +278,7 @@ class CovarianceFit(MomentEstimator):
         centre = not budget["parts"]["centre_bias"].startswith("not")
         self.uncertainty_.update(covers=covers_text(target, clip, centre),
                                  not_covered=not_covered_text(target, clip, centre),
-                                 error_budget=budget["parts"], scope=_scope(target, clip, self.level, budget["parts"]["level_each"]))
+                                 error_budget=budget["parts"], scope=_scope(target, clip, self.level, budget["parts"]["level_each"], centre))
         if clip and budget["parts"]["clipping"]["biased_columns"]:  # a bias, not noise: a BoundWarning
             message = _clipping_message(budget["parts"]["clipping"])
             warnings.warn(f"{name_of(self)}: {message}", BoundWarning, stacklevel=3)
@@ -305,9 +305,10 @@ class CovarianceFit(MomentEstimator):
         return gaussian_log_likelihood(check_input(self, X), self.get_precision(), self.location_, name_of(self))
 
 
-def _scope(target, clip, level, each):
+def _scope(target, clip, level, each, centre=False):
     """The console's one line on what the intervals hold."""
-    parts = "noise, private centre" + (", sampling (bound)" if target == "population" else "") + \
+    parts = "noise, private centre" + (" and its clipping bias (bound)" if centre else "") + \
+        (", sampling (bound)" if target == "population" else "") + \
         (", clipping bias where measured" if clip else "; not clipping bias (nothing released measures it)")
     return (f"for the {'population' if target == 'population' else 'full-data'} covariance: {parts}; the entries "
             f"whose interval excludes 0 at level {each:.4g}, so that at most {1 - level:.0%} of them miss; the others "

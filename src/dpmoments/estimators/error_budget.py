@@ -366,12 +366,13 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
         upper, clip = _eigenvalue_clipping(part, W, scales, level, variance_upper)
         withheld = np.full(len(mid), clip["loss_beyond_outer_unseen"]) | _along_unseen_loss(part, W, level)
         clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
-    below, above = eigenvalue_centre_bias(_pca_centre_bias(release, part, z, level), s, W, level)
+    bias_bound = _pca_centre_bias(release, part, z, level)
+    below, above = eigenvalue_centre_bias(bias_bound, s, W, level)
     interval = np.stack([np.maximum(mid - half - below, 0.0), lam + half + upper + above])  # cut at 0 below only
     interval[:, withheld] = np.nan  # rows beyond twice the bound lost more than the release sees: not complete
     parts = {"target": target, "centre_noise_scale": s,
              "sampling": "normal theory 2 lambda^2 / n" if target == "population" else "not counted",
-             "clipping": clip, "centre_bias": "counted" if np.any(below) else "not bounded"}
+             "clipping": clip, "centre_bias": "not bounded" if bias_bound is None else CENTRE_BIAS_TEXT}
     return interval, se, parts
 
 

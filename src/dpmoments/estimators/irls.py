@@ -376,3 +376,4 @@ class PrivateIRLS(IRLSPlanMixin, IRLSResultsMixin, RegressorMixin, BaseEstimator
 
             raise NotFittedError("This PrivateIRLS instance is not fitted yet; call 'fit' first.")
         return check_input(self, X) @ self.coef_ + self.intercept_
+
