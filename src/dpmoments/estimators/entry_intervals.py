@@ -14,8 +14,7 @@ from .uncertainty import count_relative_sd, noise_law, z_value
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
-__all__ = ["distance_from_zero", "half_widths", "less_identity", "selected_by_fcr", "truncate_variances",
-           "widen_to_noise", "with_centre_variance"]
+__all__ = ["half_widths", "less_identity", "truncate_variances", "widen_to_noise", "with_centre_variance"]
 
 
 def less_identity(M, c):
@@ -85,36 +84,3 @@ def half_widths(v, s, level, out):
     # had no centre mean removed, so the half-widths are about r itself
     lo_half[idx, idx], hi_half[idx, idx] = q_hi, -q_lo
     return lo_half, hi_half
-
-
-def distance_from_zero(lower, upper, se):
-    """|0 - [lower, upper]| in units of ``se`` (d, d): 0 where 0 is inside. ``lower`` and ``upper`` (the caller's
-    temporaries) are overwritten: ``max(lower, 0) + max(-upper, 0)`` is formed in them."""
-    gap = np.maximum(lower, 0.0, out=lower)
-    gap += np.maximum(np.negative(upper, out=upper), 0.0, out=upper)
-    return np.divide(gap, se, out=np.where(gap > 0, np.inf, 0.0), where=se > 0)
-
-
-def selected_by_fcr(intervals, t, printed, level):
-    """Benjamini-Hochberg over the distinct printed entries, with each entry's exact interval.
-
-    ``t``: normal statistics (d, d), whose p-values give a first count ``R``; then the entries whose interval
-    at ``1 - R alpha / m`` (``intervals(level)``, the exact law) excludes 0 are counted again, and ``R`` lowered
-    to that count until it holds (the step-up's largest fixed point with the exact law's heavier tails, which
-    the normal count bounds from above). Returns ``(selected (d, d), their level, their intervals)``.
-    """
-    alpha = 1.0 - level
-    distinct = np.triu(printed)  # a mask, not index arrays (at d = 10 000 those were 800 MB)
-    m = int(np.count_nonzero(distinct))
-    p = np.sort(2.0 * special.ndtr(-t[distinct]))
-    del distinct
-    passed = np.nonzero(p <= alpha * np.arange(1, m + 1) / max(m, 1))[0]
-    count = int(passed[-1]) + 1 if passed.size else 0
-    while True:
-        at = 1.0 - max(count, 1) * alpha / max(m, 1) if m > 1 else level
-        interval = intervals(at)
-        excludes = printed & ((interval[0] > 0) | (interval[1] < 0))
-        found = int(np.count_nonzero(np.triu(excludes)))
-        if found >= count or count == 0:
-            return excludes, at, interval
-        count, interval, excludes = found, None, None  # freed before the next level's (2, d, d) is made

@@ -36,7 +36,7 @@ besides the added noise:
   :math:`R` and the released matrix (:func:`sampling_variance`); normal theory understates the
   spread of heavy-tailed columns.
 
-**Entries that exclude 0** are at a false-coverage-rate level (:func:`fcr_level`) over the printed
+**Entries that exclude 0** are at a false-coverage-rate level (:func:`~dpmoments.estimators.fcr.fcr_level`) over the printed
 entries (a withheld one is never reported), and PCA's
 eigenvalues get the same parts along each component (:func:`eigenvalue_error_budget`).
 
@@ -47,16 +47,16 @@ import numpy as np
 
 from .._lazy import lazy_module
 from .centre_bias import CENTRE_BIAS_TEXT, centre_bias_bound, centre_bias_widths, eigenvalue_centre_bias
-from .entry_intervals import (distance_from_zero as _distance_from_zero, half_widths as _half_widths,
-                              less_identity as _less_identity, selected_by_fcr as _selected,
+from .entry_intervals import (half_widths as _half_widths, less_identity as _less_identity,
                               truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
                               with_centre_variance as _with_centre_variance)
+from .fcr import distance_from_zero as _distance_from_zero, selected_by_fcr as _selected
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .uncertainty import noise_law, z_value
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
-__all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget", "fcr_level",
+__all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget",
            "clipping_part", "holding_estimate", "loss_beyond_outer_unseen", "loss_cap"]
 
 TARGETS = ("population", "sample")
@@ -308,28 +308,6 @@ def sampling_variance(release, sigma):
     out = np.maximum(product - sigma**2, 0.0)
     np.fill_diagonal(out, each)
     return out / n
-
-
-def fcr_level(t, level):
-    """The level of every interval that controls the false coverage rate among those that exclude 0.
-
-    Benjamini & Yekutieli (2005): with ``m`` entries and normal statistics
-    ``t`` (distance of 0 from the interval, in standard errors), select by
-    Benjamini-Hochberg at ``alpha = 1 - level``; if ``R`` are selected, every
-    interval at level ``1 - R alpha / m`` keeps the expected share of the
-    selected ones that miss their value at most ``alpha``. An entry not
-    selected has ``p > R alpha / m``, so its interval at that level holds 0:
-    the intervals and the selection agree. ``R = m`` (every entry clearly
-    non-zero) leaves ``level`` as it is; ``R = 0`` gives Bonferroni's
-    ``1 - alpha / m``.
-    """
-    m, alpha = t.size, 1.0 - level
-    if m <= 1:
-        return level
-    p = np.sort(2.0 * special.ndtr(-np.asarray(t, dtype=float)))
-    passed = np.nonzero(p <= alpha * np.arange(1, m + 1) / m)[0]
-    selected = int(passed[-1]) + 1 if passed.size else 1
-    return 1.0 - selected * alpha / m
 
 
 def eigenvalue_error_budget(release, components, noise_interval, noise_se, level, target):

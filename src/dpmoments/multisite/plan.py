@@ -332,7 +332,8 @@ class Plan:
         noise = []
         for rnd, at, p in zip(self.rounds, rounds, self.noise):
             k = 1.0 if rnd.statistic in CHOICE_STATISTICS else \
-                self._sens(at, **facts) / self._sens(rnd, self.row_norm, self.response_bound)
+                self._sens(at, values.get("row_norm", self.row_norm), facts["response_bound"]) / \
+                self._sens(rnd, self.row_norm, self.response_bound)
             noise.append(p.rescaled(k))
         solutions = tuple(s if s is None or "tau_pool" not in s else dict(s, tau_pool=s["tau_pool"] * f)
                           for s, f in zip(self.solutions, [q.sensitivity[0] / p.sensitivity[0]
