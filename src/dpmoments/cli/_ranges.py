@@ -205,7 +205,7 @@ def one_hot_ranges(categories):
 def ranges_of(args):
     """The run's ranges as ``{column: (lower, upper)}`` (one-hot columns' 0:1 included), or ``None`` when none."""
     from ..data.columns import MISSING_SUFFIX
-    from ..moments.ranges import parse_ranges_text, read_ranges_file
+    from ..moments.ranges import merged_indicator_ranges, parse_ranges_text, read_ranges_file
 
     text, path = getattr(args, "ranges", None), getattr(args, "ranges_file", None)
     hot = one_hot_ranges(categories_of(args)) | {f"{name}{MISSING_SUFFIX}": (0.0, 1.0) for name in impute_of(args)}
@@ -219,8 +219,9 @@ def ranges_of(args):
     both = sorted(set(given) & set(inline))
     if both:
         raise CliError(f"--ranges and --ranges-file both give column {both[0]!r}; give it once")
-    given = {k: v for k, v in given.items() if k != "categories"}
-    return {_key(k): v for k, v in {**given, **inline, **hot}.items()}
+    given = {_key(k): v for k, v in {**given, **inline}.items() if k != "categories"}
+    with _as_option_error():  # as the library's: the 0/1 columns' 0:1 added, another range for one refused
+        return merged_indicator_ranges(given, hot)
 
 
 def _key(name):

@@ -40,7 +40,7 @@ import numpy as np
 from ._chunking import resolve_columns
 
 __all__ = ["select_features", "one_hot_block", "one_hot_names", "check_categories", "check_impute", "impute_block",
-           "MISSING_SUFFIX"]
+           "check_unique_names", "MISSING_SUFFIX"]
 
 MISSING_SUFFIX = ":missing"  # the name of an imputed column's indicator: "income:missing"
 
@@ -83,6 +83,19 @@ def check_categories(categories, names, where):
             raise ValueError(f"'categories' of column {names[j]!r} must be distinct, non-empty levels; got {levels!r}.")
         out[j] = levels
     return out
+
+
+def check_unique_names(names, where):
+    """``names`` (the features once one-hot encoded and imputed), refused where two are one name: a column
+    ``firm=GM`` beside the level ``GM`` of ``firm``, or ``income:missing`` beside ``income``'s indicator, would
+    be two columns that results, reports and ``ranges`` could not tell apart."""
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"{where}: two feature columns are named {name!r} once the declared categories and "
+                             "imputed columns are added; rename the column or leave it out (exclude=, --exclude).")
+        seen.add(name)
+    return names
 
 
 def one_hot_names(name, levels):

@@ -7,8 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._rng import as_generator, describe_randomness, noise_source, spawn
-from .._validation import check_data, check_nonnegative, check_positive
-from ._target import check_target
+from .._validation import check_nonnegative, check_positive
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..moments import clip_responses
 from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
@@ -16,7 +15,7 @@ from ..moments.counts import warn_if_delta_large
 from ..privacy import check_accountant
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import auto_psd_floor, check_p
-from ._conventions import all_or_nothing, check_input, clone_sharing_tally, fit_input, noise_entry, privacy_report
+from ._conventions import all_or_nothing, check_input, clone_sharing_tally, noise_entry, privacy_report
 from ._conventions import release_input, release_noise
 from ._irls_error import irls_error_budget, irls_laws
 from ._irls_iterations import clipped_design, private_iterations, psd_floor_in_use
@@ -25,15 +24,14 @@ from ._budget import moment_laws
 from ..mechanisms.laws import NONE, WISHART
 from .model_defaults import N_ITER
 from ._irls_sampling import release_sampling, sandwich_parts
-from ._column_map import check_one_response_bound, column_map
-from ..moments.ranges import feature_names_of
+from ._column_map import LabelledCoefficients, check_one_response_bound, supervised_rows
 from .error_budget import check_target as check_error_target
 from .uncertainty import check_uncertainty_params, noise_law
 
 __all__ = ["PrivateIRLS"]
 
 
-class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
+class PrivateIRLS(IRLSPlanMixin, LabelledCoefficients, RegressorMixin, BaseEstimator):
     r"""Differentially private Lp regression (least absolute deviations by default) by IRLS.
 
     Each of ``n_iter`` iterations (``docs/algorithms.md`` §3.4) computes weights
@@ -290,13 +288,17 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         check_accountant(self.accountant)
 
     @all_or_nothing
-    def fit(self, X, y):
+    def fit(self, X, y=None):
         """Clip, run ``n_iter`` private iterations, and set ``coef_``, ``intercept_``, ``privacy_``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : array-like or DataFrame of shape (n_samples, n_features), an opened table, or a path
+            A table (``open_table(path_or_frame, target="y", categories=...)``) with a target column gives
+            the response itself; its one-hot and ``:missing`` columns get the range 0 to 1.
+        y : array-like or Series of shape (n_samples,), optional
+            Required unless ``X`` is a table opened with a target; its name (``y.name``) may key the
+            response's range in ``ranges``.
 
         Returns
         -------
@@ -305,11 +307,7 @@ class PrivateIRLS(IRLSPlanMixin, RegressorMixin, BaseEstimator):
         self._map = None
         self._validate()
         self._intercept_column = bool(self.fit_intercept)
-        names = feature_names_of(X)
-        fit_input(self, X)
-        X = check_data(X)
-        y = check_target(y, X.shape[0], type(self).__name__)
-        self._map = column_map(self.ranges, self.response_range, names, self._intercept_column)
+        X, y, names, self._map = supervised_rows(self, X, y, self._intercept_column)  # an opened table, a frame, an array
         X, y = self._map.rows(X), self._map.response(y)  # a fixed map of each row: public ranges, no cost
         n, d = X.shape[0], X.shape[1] + bool(self.fit_intercept)
         self.row_norm_, self.response_bound_ = (self._free_bound(k) or (1.0 if is_auto(v) else float(v)) for k, v in
