@@ -4,8 +4,9 @@ Each ranged column is clipped to its range entry by entry, and its centre
 (the midpoint) and scale (the half-width) are free; the other columns get the
 private choices (``dpmoments.moments.ranges``, ``docs/bounds.md``). The
 ranges are public inputs: they are written into the report as given.
-(``--bounds`` is not this option's name: in ``select`` and the library's
-``bounds=`` it is Lei et al.'s entrywise bound.)
+``--bounds``/``--bounds-file`` are the same options spelt as the issue tracker and other tools do; on
+``select``, whose ``--bounds B`` is Lei et al.'s entrywise bound, the value's syntax tells them apart
+(a number or ``auto``; ``COL=LOW:HIGH,...``). The library's ``bounds=`` stays the entrywise bound.
 """
 
 import contextlib
@@ -14,7 +15,8 @@ from ._numbers import CliError
 
 __all__ = ["add_ranges_arguments", "check_ranges_across_sites", "site_ranges", "plan_ranges_report", "add_plain_ranges_arguments",
            "positional_ranges", "ranges_of", "categories_of", "impute_of", "ranges_lines", "ranges_report",
-           "add_model_ranges_arguments", "model_ranges"]
+           "add_model_ranges_arguments", "model_ranges", "add_typed_column_arguments",
+           "add_bounds_spelling", "split_select_bounds", "named_ranges"]
 
 RANGES_HELP = (
     "PUBLIC per-column ranges, e.g. age=0:120,smoker=0:1: each value is clipped to its column's range and the "
@@ -30,6 +32,51 @@ def add_ranges_arguments(group):
                        help="--ranges from a file: CSV lines column,lower,upper (a header row is fine) or JSON "
                             "{\"column\": [lower, upper]} (or {\"ranges\": {...}, \"categories\": {\"col\": [levels]}}); "
                             "combined with --ranges (a column may not be in both)")
+    add_bounds_spelling(group)
+    add_typed_column_arguments(group)
+
+
+def add_bounds_spelling(group, entrywise=False):
+    """``--bounds COL=LOW:HIGH,...`` and ``--bounds-file FILE``: the other spelling of ``--ranges`` (the issue
+    tracker's and other tools'). ``entrywise``: ``select``, whose ``--bounds B|auto`` is also the entrywise bound,
+    told apart by syntax (:func:`split_select_bounds`), so it registers ``--bounds`` itself."""
+    if not entrywise:
+        group.add_argument("--bounds", dest="bounds_as_ranges", metavar="COL=LOW:HIGH,...",
+                           help="the same as --ranges (give one of them)")
+    group.add_argument("--bounds-file", dest="bounds_file", metavar="FILE",
+                       help="the same as --ranges-file (give one of them)")
+
+
+def split_select_bounds(args):
+    """``select``'s ``--bounds``, given once or twice: a number or ``auto`` is the entrywise bound (``args.bounds``),
+    ``COL=LOW:HIGH,...`` per-column ranges (``args.bounds_as_ranges``); a value mixing the two is refused."""
+    import argparse
+
+    from ._choices import bound_or_auto
+
+    given, args.bounds, args.bounds_as_ranges = getattr(args, "bounds", None) or [], "auto", None
+    if not isinstance(given, list):  # parsed before: already split
+        args.bounds = given
+        return
+    numbers = [t for t in given if "=" not in t]
+    ranges = [t for t in given if "=" in t]
+    for kind, found in (("the entrywise bound (a number or auto)", numbers), ("per-column ranges (COL=LOW:HIGH)",
+                                                                              ranges)):
+        if len(found) > 1:
+            raise CliError(f"--bounds gives {kind} twice; give it once")
+    if ranges and any("=" not in item for item in ranges[0].split(",")):
+        raise CliError(f"--bounds mixes a number with COL=LOW:HIGH items in {ranges[0]!r}: give the entrywise bound "
+                       "and the ranges as two options (--bounds B --bounds COL=LOW:HIGH,..., or --ranges)")
+    if numbers:
+        try:
+            args.bounds = bound_or_auto(numbers[0])
+        except argparse.ArgumentTypeError as exc:  # the type's refusal, in the command line's words
+            raise CliError(f"--bounds: {exc}") from None
+    args.bounds_as_ranges = ranges[0] if ranges else None
+
+
+def add_typed_column_arguments(group):
+    """``--categories`` and ``--impute``: the 0/1 columns they make get the range 0:1 with every command's ranges."""
     group.add_argument("--categories", metavar="COL=A,B,...", action="append",
                        help="PUBLIC levels of a text column (repeat the option for each column): it is one-hot "
                             "encoded into columns COL=A, COL=B, ... with range 0:1 (a value that is none of them, or "
@@ -48,12 +95,15 @@ MODEL_RANGES_HELP = (
     "bounds. State ranges from the data's documentation, never from the data")
 
 
-def add_model_ranges_arguments(group):
-    """``--ranges`` and ``--ranges-file`` for ``regress`` and ``select`` (features and the target)."""
+def add_model_ranges_arguments(group, entrywise=False):
+    """``--ranges`` and ``--ranges-file`` for ``regress`` and ``select`` (features and the target), with their other
+    spelling ``--bounds``/``--bounds-file`` (``entrywise``: ``select``'s own ``--bounds``) and typed columns."""
     group.add_argument("--ranges", metavar="COL=LOW:HIGH,...", help=MODEL_RANGES_HELP)
     group.add_argument("--ranges-file", metavar="FILE",
                        help="--ranges from a file: CSV lines column,lower,upper (a header row is fine) or JSON "
                             "{\"column\": [lower, upper]}; combined with --ranges (a column may not be in both)")
+    add_bounds_spelling(group, entrywise=entrywise)
+    add_typed_column_arguments(group)
 
 
 def add_plain_ranges_arguments(group, help_text):
@@ -62,6 +112,7 @@ def add_plain_ranges_arguments(group, help_text):
     group.add_argument("--ranges-file", metavar="FILE",
                        help="--ranges from a file: CSV lines column,lower,upper (a header row is fine) or JSON "
                             "{\"column\": [lower, upper]}; combined with --ranges (a column may not be in both)")
+    add_bounds_spelling(group)
 
 
 @contextlib.contextmanager
@@ -207,13 +258,14 @@ def ranges_of(args):
     from ..data.columns import MISSING_SUFFIX
     from ..moments.ranges import merged_indicator_ranges, parse_ranges_text, read_ranges_file
 
-    text, path = getattr(args, "ranges", None), getattr(args, "ranges_file", None)
+    text, path = _spelled_once(args, "ranges", "bounds_as_ranges"), _spelled_once(args, "ranges_file", "bounds_file")
     hot = one_hot_ranges(categories_of(args)) | {f"{name}{MISSING_SUFFIX}": (0.0, 1.0) for name in impute_of(args)}
     if text is None and path is None:
         return hot or None
     try:
         given = {} if path is None else read_ranges_file(path)
-        inline = {} if text is None else parse_ranges_text(text)
+        inline = {} if text is None else parse_ranges_text(text, "--ranges" if getattr(args, "ranges", None)
+                                                           else "--bounds")
     except ValueError as exc:
         raise CliError(str(exc).rstrip(".")) from None
     both = sorted(set(given) & set(inline))
@@ -224,9 +276,26 @@ def ranges_of(args):
         return merged_indicator_ranges(given, hot)
 
 
+def _spelled_once(args, name, other):
+    """``--ranges`` or its other spelling ``--bounds`` (``--ranges-file``, ``--bounds-file``): one of them."""
+    value, alias = getattr(args, name, None), getattr(args, other, None)
+    if value is not None and alias is not None:
+        option = "--" + name.replace("_", "-")
+        raise CliError(f"{option} and {option.replace('ranges', 'bounds')} are one option spelt two ways: give one")
+    return alias if value is None else value
+
+
 def _key(name):
     """A column name, or a 0-based position where the name is a whole number (as --columns reads it)."""
     return int(name) if isinstance(name, str) and name.isdigit() else name
+
+
+def named_ranges(ranges, names):
+    """An estimator's ``ranges_`` from a fit on the command line's array (columns ``x0, x1, ...``) named by the
+    file's columns, as the report names them everywhere else."""
+    rename = {f"x{j}": str(name) for j, name in enumerate(names)}
+    return {**ranges, "features": {rename.get(k, k): v for k, v in ranges["features"].items()},
+            "unranged": [rename.get(k, k) for k in ranges["unranged"]]}
 
 
 def ranges_lines(release):

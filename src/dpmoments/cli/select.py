@@ -20,7 +20,7 @@ from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_
                        choices_report, too_few_rows_hint)
 from ._noise import json_safe
 from ._numbers import radius_or_private
-from ._ranges import add_model_ranges_arguments, model_ranges
+from ._ranges import add_model_ranges_arguments, model_ranges, split_select_bounds
 from ..privacy.relations import describe_relation
 from ..estimators.model_defaults import R_SHARE
 
@@ -59,15 +59,16 @@ def add_arguments(parser):
     add_memory_arguments(parser)
     group = parser.add_argument_group("privacy (required: --epsilon; pure epsilon-DP)")
     group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="epsilon > 0 of the selection (required)")
-    group.add_argument("--bounds", type=bound_or_auto, metavar="B|auto", default="auto",
+    group.add_argument("--bounds", action="append", metavar="B|auto|COL=LOW:HIGH,...",
                        help="the entrywise bound (default auto): every X_ij is clipped to [-B, B]; a PUBLIC number, or "
-                            "'auto', a private 0.95-quantile of max_j |x_ij| paid from --bound-share")
+                            "'auto', a private 0.95-quantile of max_j |x_ij| paid from --bound-share. Given as "
+                            "COL=LOW:HIGH,... it is --ranges (the option may be given twice, once each way)")
     group.add_argument("--response-bound", type=bound_or_auto, metavar="r|auto", default="auto",
                        help="the bound on |y| (default auto): responses are clipped to [-r, r]; a PUBLIC number, or "
                             "'auto', a private 0.95-quantile of |y| paid from --bound-share (the auto bounds share "
                             "it equally: one exponential-mechanism draw each on the public --search-range)")
     add_choice_arguments(group, center=False, scale=False)
-    add_model_ranges_arguments(group)
+    add_model_ranges_arguments(group, entrywise=True)
     group.add_argument("--R", type=radius_or_private, metavar="RADIUS|private", dest="R", default="private",
                        help="the L1 radius of the coefficients: the sensitivity is (r + B R)^2. A PUBLIC number, or "
                             f"'private' (default): the L1 norm of the full model's least-squares fit to Laplace-noised "
@@ -104,6 +105,7 @@ def _check(args):
     from ._io import require_target
 
     require_target(args)
+    split_select_bounds(args)  # the entrywise bound, or per-column ranges spelt --bounds COL=LOW:HIGH
     if args.epsilon is None:
         raise CliError("--epsilon is required: the privacy parameter epsilon > 0 of the selection")
     choices = choices_of(args, [k for k in ("bounds", "response_bound") if getattr(args, k) == "auto"])
