@@ -31,8 +31,11 @@ class _Batches:
 class FrameBackend(_Parquet):
     """The reader of a DataFrame: names, types and row blocks, as :class:`~.tables._Parquet`'s."""
 
-    def __init__(self, frame, where="the DataFrame"):  # noqa: D107 - no ParquetFile to open: not _Parquet's
+    def __init__(self, frame, delimiter=None, header=True, where="the DataFrame"):  # no ParquetFile: not _Parquet's
         import pyarrow as pa
+
+        if delimiter is not None or not header:
+            raise ValueError(f"a delimiter and header=False (--delimiter, --no-header) apply to text files, not to {where}.")
 
         names = [str(c) for c in frame.columns]
         if len(set(names)) != len(names):

@@ -101,9 +101,9 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True, 
     """
     from .file_sets import is_file_set
 
-    if hasattr(path, "columns") and hasattr(path, "dtypes") and delimiter is None:  # a DataFrame, as a file
+    if hasattr(path, "columns") and hasattr(path, "dtypes"):  # a DataFrame, read as a file is
         from .frame_table import FrameBackend
-        return Table(None, "frame", FrameBackend(path), columns, target, exclude, categories, impute)
+        return Table(None, "frame", FrameBackend(path, delimiter, header), columns, target, exclude, categories, impute)
     if is_file_set(path):
         return _open_file_set(path, columns, target, delimiter, header, exclude, categories, impute)
     path = Path(path)
