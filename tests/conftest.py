@@ -57,6 +57,18 @@ def _reordered(items, order):
     return [item for block in blocks for item in block]
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "prestart(job): start this test's subprocess (tests/background.py) when "
+                                       "collection ends, to run beside the other tests")
+
+
+def pytest_collection_finish(session):
+    if not session.config.option.collectonly:
+        from tests.background import start_marked
+
+        start_marked(session.items)
+
+
 def pytest_collection_modifyitems(config, items):
     order = os.environ.get("DPMOMENTS_TEST_ORDER", "")
     if order:

@@ -13,10 +13,11 @@ section number the code, the tests and the benchmarks cite exists there.
 import pathlib
 import re
 import shutil
-import subprocess
 import sys
 
 import pytest
+
+from .background import Job
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -37,20 +38,27 @@ def _entries(text):
     return [(lines[0], "\n".join(lines)) for lines in out if lines[0].strip()]
 
 
-def test_docs_site_builds_without_new_warnings(tmp_path):
+def _docs_build(scratch, background):
+    """Sphinx over a copy of docs/ in ``scratch``: (argv, cwd)."""
+    src = scratch / "docs"
+    shutil.copytree(DOCS, src, ignore=shutil.ignore_patterns("_build", "api"))
+    (scratch / "benchmarks").symlink_to(ROOT / "benchmarks")  # the gallery reads ../benchmarks/results
+    # Alone, -j auto reads and writes the pages on every core (about 50 CPU-s, most of it the API pages; every
+    # extension declares itself parallel-safe); started beside the other tests, it takes the idle core only.
+    jobs = "1" if background else "auto"
+    return [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", "-j", jobs, "-w", str(scratch / "warnings.txt"),
+            str(src), str(scratch / "html")], None
+
+
+DOCS_BUILD = Job("docs-build", _docs_build, timeout=300)
+
+
+@pytest.mark.prestart(DOCS_BUILD)
+def test_docs_site_builds_without_new_warnings():
     pytest.importorskip("sphinx")
     pytest.importorskip("myst_parser")
-    src = tmp_path / "docs"
-    shutil.copytree(DOCS, src, ignore=shutil.ignore_patterns("_build", "api"))
-    (tmp_path / "benchmarks").symlink_to(ROOT / "benchmarks")  # the gallery reads ../benchmarks/results
-    out, warnings_file = tmp_path / "html", tmp_path / "warnings.txt"
-    # -j auto: the suite runs in one process, so the build may read and write its pages on every core
-    # (about 50 CPU-s, most of it reading and writing the API pages; every extension declares itself parallel-safe).
-    proc = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-E", "-j", "auto", "-w", str(warnings_file), str(src),
-         str(out)],
-        capture_output=True, text=True, timeout=300,
-    )
+    proc, scratch = DOCS_BUILD.result()
+    out, warnings_file = scratch / "html", scratch / "warnings.txt"
     assert proc.returncode == 0, proc.stderr[-3000:]
     new = [full for first, full in _entries(warnings_file.read_text())
            if not any(pattern in first for pattern, _ in KNOWN)]

@@ -6,18 +6,26 @@ spend of the wrong thing), so their hints are checked by mypy over the files lis
 """
 
 import pathlib
-import subprocess
 import sys
 
 import pytest
 
+from .background import Job
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
+def _type_check(scratch, background):
+    return [sys.executable, "-m", "mypy", "--no-incremental", "--config-file", str(ROOT / "pyproject.toml")], ROOT
+
+
+TYPE_CHECK = Job("mypy", _type_check, timeout=300)
+
+
+@pytest.mark.prestart(TYPE_CHECK)
 def test_the_seams_type_check():
     pytest.importorskip("mypy")
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--config-file", str(ROOT / "pyproject.toml")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc, _ = TYPE_CHECK.result()
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 

@@ -45,11 +45,25 @@ def test_covariance_across_sites_says_it_is_noise(run, sites, tmp_path):
     assert "NOISE [" in res.stdout and "se" in res.stdout and "90% interval" in res.stdout
 
 
-def test_a_graph_of_noise_is_withheld_across_sites(run, sites, tmp_path):
-    res, analysis = _simulate(run, sites, tmp_path / "o", "--columns", "p,q,r", "--center", "0",
-                              "--analysis", "precision")
-    assert analysis["n_edges"] is None and analysis["withheld"]
+def test_a_graph_of_noise_is_withheld_and_not_drawn_across_sites(run, sites, tmp_path):
+    out = tmp_path / "o"
+    res = run("simulate", *sites, "--epsilon", 0.01, "--delta", "1e-6", "--row-norm", 3, "--out", out, "--seed", 0,
+              "--columns", "p,q,r", "--center", "0", "--analysis", "precision", "--draws", 0)
+    assert res.returncode == 0, res.stderr
+    analysis = json.loads((out / "privacy_report.json").read_text())["analysis"]
+    assert analysis["n_edges"] is None and analysis["withheld"] and not (out / "network.png").exists()
     assert "the graph withheld (noise)" in res.stdout and "edges.csv for inspection only" in res.stdout
+
+
+def test_ridge_across_sites_counts_every_part_as_one_machine(run, sites, tmp_path):
+    # the same fit as 'dpmoments precision --method ridge' (present/precision.fit_precision): draws with sampling
+    res, analysis = _simulate(run, sites, tmp_path / "o", "--columns", "p,q,r", "--center", "0", "--analysis",
+                              "ridge", "--alpha", "0.1", "--draws", 20, epsilon=20)
+    u = analysis["uncertainty"]
+    assert u["method"] == "parametric bootstrap" and u["n_draws"] == 20 and "sampling" in u["covers"]
+    assert u["error_draws"]["target"] == "population" and "heavy tails" in u["not_covered"]
+    lower, upper = (np.load(tmp_path / "o" / f"partial_correlation_{e}.npy") for e in ("lower", "upper"))
+    assert np.all(lower[~np.isnan(lower)] <= upper[~np.isnan(upper)]) and "90% interval" in res.stdout
 
 
 def test_a_strong_covariance_across_sites_is_not_flagged(run, sites, tmp_path):
@@ -78,11 +92,3 @@ def test_a_clear_model_choice_across_sites_is_shown(run, sites, tmp_path):
                               "--phi", 20, epsilon=1e4)
     assert analysis["selected"] == ["p"] and analysis["selection_probability"] == 1.0 and not analysis["withheld"]
     assert analysis["R_source"].startswith("the release's full-model fit") and 0.5 < analysis["R"] < 1.5
-
-
-def test_a_graph_of_noise_across_sites_is_not_drawn(run, sites, tmp_path):
-    out = tmp_path / "o"
-    res = run("simulate", *sites, "--epsilon", 0.01, "--delta", "1e-6", "--row-norm", 3, "--out", out, "--seed", 0,
-              "--columns", "p,q,r", "--center", "0", "--analysis", "precision")
-    assert res.returncode == 0, res.stderr
-    assert "the graph withheld (noise)" in res.stdout and not (out / "network.png").exists()

@@ -74,7 +74,7 @@ def test_the_sites_release_in_the_users_units_as_one_machine_maps_its_rows():
     np.testing.assert_allclose(s[:, None] * release.second_moment * s, Z.T @ Z / len(Z), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(release.center, [60.0, 0.0, 0.5])
     assert release.postprocessing[-1].startswith("public ranges for x0, x2 (each value clipped to its range); "
-                                                 "own units under the row bound (no private scales across sites) "
+                                                 "own units under the row bound (no private scales across sites without a private centre) "
                                                  "for x1")
 
 

@@ -10,6 +10,7 @@ that holds against the aggregator, the per-site claim beside it.
 import argparse
 
 from ._args import CliError, _positive, center_asked, positive_int
+from ._noise import add_uncertainty_arguments
 from ._numbers import radius_or_private
 from ._choices import ROW_NORM_DEFAULT, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of, choices_report
 
@@ -73,6 +74,12 @@ def add_analysis_arguments(parser, fit=True):
                         "of the sites' release, no share of the budget)")
     g.add_argument("--phi", default="bic", metavar="PHI", help="select: penalty per column, a number or 'bic'")
     g.add_argument("--max-size", type=positive_int, metavar="K", help="select: largest model size")
+    add_uncertainty_arguments(parser, closed_form="the covariance's, correlation's and PCA eigenvalues' intervals and "
+                                                  "IRLS's standard errors", target=True,
+                              auto_draws="the graphical lasso's edge frequencies and partial correlation intervals, "
+                                         "ridge precision's intervals and PCA's component stability (as the "
+                                         "single-machine commands), over draws carrying the noise, the centre's noise, "
+                                         "clipping and sampling")
 
 
 def check_analysis(args, fit=True):

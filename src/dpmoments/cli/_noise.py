@@ -35,7 +35,7 @@ import argparse
 from ..estimators.summary import SENTENCES, WITHHOLDING, Noise, interval_text, json_safe, num, table  # noqa: F401
 
 
-__all__ = ["Noise", "json_safe", "add_uncertainty_arguments", "draws", "table", "num", "interval_text",
+__all__ = ["Noise", "json_safe", "add_uncertainty_arguments", "draws", "spread", "table", "num", "interval_text",
            "AUTO_DRAWS", "AUTO_MAX_FEATURES", "AUTO_MAX_TENSOR", "WITHHOLDING", "SENTENCES"]
 
 #: ``--draws auto`` where no closed form gives the spread: this many parametric-bootstrap draws ...
@@ -104,3 +104,13 @@ def draws(args, n_features, auto, limit=None):
     if value != "auto":
         return int(value)
     return AUTO_DRAWS if auto and n_features <= (AUTO_MAX_FEATURES if limit is None else limit) else 0
+
+
+def spread(args, n_features, auto, limit=None):
+    """The estimator's uncertainty options from ``--draws``, ``--level``, ``--intervals-for`` and ``--seed``.
+
+    One place for the single-site commands and the multi-site ones (whose fit options travel to the
+    aggregator, where an option a request lacks takes the command line's default).
+    """
+    return dict(n_draws=draws(args, n_features, auto, limit), level=getattr(args, "level", 0.9),
+                rng=getattr(args, "seed", None), target=getattr(args, "intervals_for", "population"))

@@ -86,7 +86,8 @@ def _request(args, plan_path, status):
     from pathlib import Path
 
     fit = {k: getattr(args, k) for k in ("n_components", "alpha", "R", "phi", "max_size", "sigma2", "no_figures",
-                                         "figure_format", "seed")}
+                                         "figure_format", "seed", "draws", "level",
+                                         "intervals_for")}
     return {"plan": str(Path(plan_path).resolve()), "out": str(Path(args.out).resolve()), "force": args.force,
             "min_sites": args.min_sites, "on_dropout": args.on_dropout, "wait_s": float(args.wait),
             "timeout_s": float(args.timeout), "seed": args.seed, "status": str(status), "nonce": uuid.uuid4().hex,

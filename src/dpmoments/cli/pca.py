@@ -13,7 +13,7 @@ the report names them).
 
 from ._args import (PRIVATE_ALL, CliError, add_input_arguments, add_output_arguments, add_privacy_arguments,
                     add_uncentred_argument, check_uncentred)
-from ._noise import add_uncertainty_arguments, draws
+from ._noise import add_uncertainty_arguments
 from ._choices import release_choices
 
 HELP = "private principal components and the spectrum against the noise floor"
@@ -66,11 +66,10 @@ def check_components(k, d):
 
 
 def run(args):
-    from ..estimators.pca import PCAFit  # PrivatePCA's logic without scikit-learn (its import costs ~1.2 s)
     from ._output import check_destination, ResultsDir
     from ._release import second_moment_release
     from ._report import privacy_report
-    from .present.pca import figures, noise_floor, pca_analysis, save_pca, spectrum
+    from .present.pca import figures, fit_pca, noise_floor, pca_analysis, save_pca, spectrum
 
     check_destination(args.out, args.force)
     check_uncentred(args)
@@ -80,8 +79,7 @@ def run(args):
         args, check=lambda opened: check_components(args.n_components, opened.n_features))
     d = source.n_features
     k = check_components(args.n_components, d)
-    est = PCAFit(n_components=k, n_draws=draws(args, d, auto=True), level=args.level, target=args.intervals_for,
-                 rng=args.seed).fit_release(release)
+    est = fit_pca(release, k, args)
     names = source.feature_names
     floor = noise_floor(release)
     eig = spectrum(release, k, est)

@@ -14,7 +14,7 @@ or floored variances are shown with a warning.
 from ..estimators.model_defaults import RIDGE_THRESHOLD
 from ._args import (PRIVATE_ALL, CliError, _bounded_int, add_input_arguments, add_output_arguments,
                     add_privacy_arguments, add_uncentred_argument, check_uncentred, parse_alpha)
-from ._noise import add_uncertainty_arguments, draws
+from ._noise import add_uncertainty_arguments
 from ._choices import release_choices
 
 HELP = "a private precision matrix (graphical lasso or ridge) and its network"
@@ -105,14 +105,13 @@ def _alpha_floor(args):
 
 
 def run(args):
-    from ..estimators.glasso import glasso
     from ..estimators.graph import edge_matrix, standardized_checked
     from ..estimators.summaries import precision_summary
     from ._io import read_truth
     from ._output import ResultsDir
     from ._release import second_moment_release
     from ._report import privacy_report
-    from .present.precision import edge_table, figures, precision_noise, save_spread, truth_lines
+    from .present.precision import edge_table, figures, fit_precision, precision_noise, save_spread, truth_lines
 
     alpha = _alpha(args)
     check_uncentred(args)
@@ -121,17 +120,11 @@ def run(args):
     truth = None if args.truth is None else read_truth(args.truth, names)
     work, floored = standardized_checked(release) if args.standardize else (release, [])
     # the fit itself redraws the release for its spread (edge frequencies or standard errors)
-    bootstrap = dict(n_draws=draws(args, release.n_features, auto=True), level=args.level, rng=args.seed,
-                     target=args.intervals_for)
-    if args.method == "glasso":
-        est, path = glasso(work, alpha, args.edges, args.n_alphas, _alpha_floor(args), roc=truth is not None,
-                           **bootstrap)
-        threshold = args.threshold
-    else:
-        from ..estimators.precision import RidgePrecisionFit  # PrivateRidgePrecision without scikit-learn
-
-        est = RidgePrecisionFit(alpha=alpha, epsilon=1.0, delta=1e-6, row_norm=1.0, **bootstrap).fit_release(work)
-        path, threshold = None, RIDGE_THRESHOLD if args.threshold is None else args.threshold
+    est, path = fit_precision(work, args.method, alpha, args, args.edges, args.n_alphas, _alpha_floor(args),
+                              roc=truth is not None)
+    threshold = args.threshold
+    if args.method == "ridge" and threshold is None:
+        threshold = RIDGE_THRESHOLD
     E = edge_matrix(est.precision_, threshold)
     noise = precision_noise(est, floored)
     analysis = noise.analysis(_analysis(args, est, E, threshold, truth, path))

@@ -10,6 +10,7 @@ private centre, ``row_norm="auto"`` and ``scale="private"`` go through
 
 import dataclasses
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -17,8 +18,11 @@ from .._rng import noise_source
 from .._validation import check_nonnegative, check_option
 from ..mechanisms import laws
 from ..moments import Release, release_second_moment
-from ..moments.auto_release import as_bound_budget, is_auto
-from ..privacy import PureDP, Uncertified, check_accountant
+from ..moments.auto_release import BoundBudget, as_bound_budget, is_auto
+from ..privacy import Accountant, PureDP, Uncertified, check_accountant
+from ._params import check_parameters, one_of, param, parameters, value_only
+from .error_budget import check_target
+from .uncertainty import check_level
 from ._conventions import fit_input, labelled_attribute, name_of, privacy_report, release_input, release_noise, require_for_fit
 from ..moments.private_release import needs_private_choices, planned_second_moment_guarantee, private_second_moment
 from ..data import as_source
@@ -29,19 +33,39 @@ from ..moments.choice_budget import CenterBudget
 __all__ = ["CenterBudget", "MomentEstimator"]
 
 
+@parameters
 class MomentEstimator:
     """Base class: the parameters of the second-moment release and how to make and pay for it.
 
-    Without scikit-learn: the estimators add its ``BaseEstimator``
-    (:func:`~dpmoments.estimators._conventions.scikit_learn_estimator`), and the command line
-    fits the same classes without importing it.
+    Without scikit-learn: the estimators add its ``BaseEstimator`` (``scikit_learn.py``), and the
+    command line fits the same classes without importing it. The parameters every second-moment
+    estimator shares are declared here, once (``_params.py``); each estimator documents them and adds
+    its own. Those without a check are checked by the release function they are passed to.
     """
+
+    epsilon: float | None = param(None)  # required by fit (require_for_fit); fit_release takes the release's
+    delta: float | None = param(None)
+    row_norm: float | str = param("auto")
+    mechanism: str = param("gaussian")  # each estimator's own names: _release_from
+    neighbours: str = param("replace-one")
+    calibration: str = param("analytic")
+    center: str | Sequence[float] | None = param("private")  # "private", a public vector or None: _private_choices
+    center_budget: CenterBudget | None = param(None)  # _center_budget
+    scale: str | None = param(None)
+    ranges: dict | None = param(None)
+    bound_budget: float | BoundBudget = param(0.1)
+    level: float = param(0.9, check=value_only(check_level))
+    rng: int | np.random.Generator | None = param(None)
+    accountant: Accountant | None = param(None)  # privacy.check_accountant, where it is used
+    count_share: float = param(0.05)
+    target: str = param("population", check=value_only(check_target))
 
     _mechanisms = laws.names(laws.SECOND_MOMENT)
 
     # -- fit from data, or from a release -----------------------------------------
     def _fit_from_data(self, X, make_release):
         """``fit``: the input's names and width first, then the release (paid here) and ``fit_release`` of it."""
+        check_parameters(self)
         require_for_fit(self, "epsilon")
         X = as_source(X).data  # a Source is fitted as the input it holds
         names = fit_input(self, X)
@@ -200,8 +224,9 @@ class MomentEstimator:
             acct.spend(spent, label=label, neighbours=self.neighbours,
                        noise_source=vars(self).pop("_noise_source", None))
 
-    @staticmethod
-    def _check_release(release):
+    def _check_release(self, release):
+        """``fit_release``'s first step: the parameters, then the release."""
+        check_parameters(self)
         if not isinstance(release, Release) or release.second_moment is None:
             raise TypeError(f"'release' must be a Release with a second moment; got {release!r}.")
         return release

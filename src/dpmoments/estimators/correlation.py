@@ -24,12 +24,12 @@ bound that is most columns: give them private scales or public ranges).
 
 import numpy as np
 
-from ._conventions import all_or_nothing, built_on_first_use
+from ._conventions import all_or_nothing
 from .covariance import CovarianceFit
 from .summaries import correlation_summary
 from .uncertainty import noise_law, z_value
 
-__all__ = ["PrivateCorrelation"]  # noqa: F822 (the estimators: built by __getattr__ below)
+__all__ = ["CorrelationFit"]  # PrivateCorrelation: this class on scikit-learn's BaseEstimator (scikit_learn.py)
 
 #: A variance must stand this many of its noise sd above 0 for its column's correlations to be computed.
 VARIANCE_ABOVE_NOISE = 3.0
@@ -174,7 +174,3 @@ class CorrelationFit(CovarianceFit):
         biased = self.covariance_biased_
         cols = np.diag(biased)
         return (biased | cols[:, None] | cols[None, :]) & ~withheld
-
-
-# PrivateCorrelation: CorrelationFit on scikit-learn's BaseEstimator, built on first use
-__getattr__ = built_on_first_use(globals(), CorrelationFit)

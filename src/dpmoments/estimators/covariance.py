@@ -1,26 +1,26 @@
 """PrivateCovariance: a differentially private covariance (or uncentred second-moment) matrix.
 
-The logic is :class:`CovarianceFit`, which imports no scikit-learn (the command line uses it);
-``PrivateCovariance`` is the same class on scikit-learn's ``BaseEstimator``, built on first use
-(:func:`~dpmoments.estimators._conventions.scikit_learn_estimator`).
+The logic and the parameters are :class:`CovarianceFit`, which imports no scikit-learn (the command
+line fits it); ``PrivateCovariance`` is the same class on scikit-learn's ``BaseEstimator``
+(``scikit_learn.py``).
 """
 
 import warnings
 
 import numpy as np
 
-from .._validation import check_data, check_delta, check_option
+from .._validation import check_data, check_delta
 from ..data import as_source
 from ..exceptions import BoundWarning
 from ..moments.psd import SymmetricSpectrum
-from ._conventions import all_or_nothing, check_input, name_of, built_on_first_use
-from ._moment_base import MomentEstimator, in_original_units, location_of, psd_floor_value
+from ._conventions import all_or_nothing, check_input, name_of
+from ._moment_base import MomentEstimator, in_original_units, location_of
+from ._params import nonnegative, one_of, optional, param, parameters
 from ._uncertainty_matrix import covariance_spread
-from .error_budget import check_target, covariance_error_budget, covers_text, holding_estimate, not_covered_text
+from .error_budget import covariance_error_budget, covers_text, holding_estimate, not_covered_text
 from .summaries import covariance_summary
-from .uncertainty import check_uncertainty_params
 
-__all__ = ["PrivateCovariance"]  # noqa: F822 (the estimators: built by __getattr__ below)
+__all__ = ["CovarianceFit"]
 
 
 def gaussian_log_likelihood(X, precision, location=None, owner="Estimator"):
@@ -39,6 +39,7 @@ def gaussian_log_likelihood(X, precision, location=None, owner="Estimator"):
     return 0.5 * (logdet - quad - d * np.log(2 * np.pi))
 
 
+@parameters
 class CovarianceFit(MomentEstimator):
     r"""Differentially private covariance matrix; with ``center=None``, the uncentred second moment.
 
@@ -201,28 +202,8 @@ class CovarianceFit(MomentEstimator):
     _estimator = "PrivateCovariance"
     _counts_clipping = True
 
-    def __init__(self, *, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian", neighbours="replace-one",
-                 calibration="analytic", center="private", center_budget=None, scale=None, ranges=None,
-                 bound_budget=0.1, method="standard", psd_floor=0.0, level=0.9, rng=None, accountant=None,
-                 count_share=0.05, target="population"):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.row_norm = row_norm
-        self.mechanism = mechanism
-        self.neighbours = neighbours
-        self.calibration = calibration
-        self.center = center
-        self.center_budget = center_budget
-        self.scale = scale
-        self.ranges = ranges
-        self.bound_budget = bound_budget
-        self.method = method
-        self.psd_floor = psd_floor
-        self.level = level
-        self.rng = rng
-        self.accountant = accountant
-        self.count_share = count_share
-        self.target = target
+    method: str = param("standard", check=one_of("standard", "coinpress"))
+    psd_floor: float | None = param(0.0, check=optional(nonnegative))
 
     @all_or_nothing
     def fit(self, X, y=None):
@@ -238,8 +219,7 @@ class CovarianceFit(MomentEstimator):
         -------
         self
         """
-        check_uncertainty_params(self)
-        if check_option(self.method, "method", ("standard", "coinpress")) == "coinpress":
+        if self.method == "coinpress":  # any other value: refused by the parameters' checks
             if self._ranges(X) is not None:  # the user's, or an opened table's 0/1 columns'
                 raise ValueError("'ranges' (given, or the 0:1 of a table's one-hot and :missing columns) is not "
                                  "available with method='coinpress' (its first ellipsoid comes from private scales); "
@@ -272,7 +252,7 @@ class CovarianceFit(MomentEstimator):
         and ``level`` are used here.
         """
         raw = release = self._check_release(release)
-        floor = psd_floor_value(self.psd_floor)
+        floor = None if self.psd_floor is None else float(self.psd_floor)
         spectrum = SymmetricSpectrum(raw.second_moment)  # one eigh, where any: the projection and the error budget
         if floor is not None:
             release = release.project_psd(floor, spectrum)
@@ -286,7 +266,7 @@ class CovarianceFit(MomentEstimator):
 
     def _count_every_part(self, raw, spectrum=None):
         """Widen the noise-only intervals to the error budget (error_budget.py): centre, sampling, clipping."""
-        target = check_target(self.target)
+        target = self.target
         units = 1.0 if raw.column_scale is None else np.outer(raw.column_scale, raw.column_scale)
         self.covariance_noise_se_, self.covariance_noise_interval_ = self.covariance_se_, self.covariance_interval_
         budget = covariance_error_budget(raw, self.covariance_se_ / units, self.covariance_interval_ / units,
@@ -341,8 +321,3 @@ def _clipping_message(clip):
              ", but rows beyond twice the bound are not ruled out, whose loss beyond it is not counted: the "
              "variances of those columns are withheld (marked 'biased')" if clip.get("variances_withheld") else "") +
             "; give a public bound that holds the data (or a larger bound_budget) for less bias.")
-
-
-# PrivateCovariance: CovarianceFit on scikit-learn's BaseEstimator, built on first use (importing this module
-# imports no scikit-learn)
-__getattr__ = built_on_first_use(globals(), CovarianceFit)

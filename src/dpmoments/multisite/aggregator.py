@@ -159,10 +159,10 @@ class Aggregator:
                            mu=dict(zip(sites, weights / weights.sum())) if sites else {},
                            sums={r: RunningSum() for r in rounds}, weight_of={s: float(plan.weights[plan.index(s)])
                                                                                for s in sites})
-        chosen, center, digest = plan.chosen, plan.chosen_center, plan.digest
+        chosen, center, scale, digest = plan.chosen, plan.chosen_center, plan.chosen_scale, plan.digest
 
         def query(name):
-            return Query(digest, step, rid, params, self._f_of(plan, states, rounds, name), chosen, center)
+            return Query(digest, step, rid, params, self._f_of(plan, states, rounds, name), chosen, center, scale)
 
         return _Queries(sites, query)
 
@@ -316,13 +316,14 @@ class Aggregator:
             total = total * (sum(w[s] for s in rnd["sites"]) / sum(w[s] for s in names))
         return total
 
-    def resolve(self, bounds=None, center=None):
-        """After a choosing step: the plan with its chosen ``center`` or ``bounds`` (and what was chosen before);
-        every later query carries them."""
+    def resolve(self, bounds=None, center=None, column_scale=None):
+        """After a choosing step: the plan with its chosen ``center``, ``column_scale`` or ``bounds`` (and what was
+        chosen before); every later query carries them."""
         plan = self.plan
         if bounds is None and plan.bounds_chosen:
             bounds = dict(zip(plan.auto.names, plan.chosen))
-        self.plan = plan.resolved(bounds=bounds, center=plan.chosen_center if center is None else center)
+        self.plan = plan.resolved(bounds=bounds, center=plan.chosen_center if center is None else center,
+                                  column_scale=plan.chosen_scale if column_scale is None else column_scale)
         return self.plan
 
     def sum_histograms(self, round_index, received):

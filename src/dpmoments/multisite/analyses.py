@@ -224,7 +224,8 @@ def finish_analysis(plan, result, *, protocol_notes=()):
                             choices=_choices(plan, bound, location, names, reports, releases),
                             collusion=plan.collusion)
     if single:
-        release = releases[0] if location is None else _about_mean(location.center, releases[0], releases[-1])
+        release = releases[0] if location is None else _about_mean(location.center, releases[0], releases[-1],
+                                                                   location.column_scale)
         clipped = None if bound is None else bound.details.get("row_norm", {})
         if clipped and "clipped_fraction" in clipped:  # as the single machine warns, on the same rule
             warn_clipped(clipped["clipped_fraction"], clipped["clipped_fraction_noise_sd"], clipped["at_range_end"])
@@ -259,17 +260,24 @@ def _release_names(plan, output, n_releases):
     return tuple(f"{k}{j}" for j in range(n_releases // 2) for k in ("A", "B"))
 
 
-def _about_mean(location, second, mean):
+def _about_mean(location, second, mean, scale=None):
     """The second moment ``S`` about the location ``m`` and the mean ``a`` about it: ``S - a a^T``, about ``m + a``.
 
+    With private column scales ``s`` the rows were ``(x - m) / s``: the release is of those standardised rows
+    (``column_scale`` ``s``), about ``m + s a`` in the rows' own units, as one machine's scaled release.
     Post-processing of two releases; the release keeps the second moment's noise scale (the
     mean's noise enters through :math:`a a^T`, second order in it).
     """
     a = mean.cross_moment
+    s = None if scale is None else np.asarray(scale, dtype=np.float64)
+    steps = ("private centre: location m (noisy per-coordinate medians), second moment S and mean a of the clipped "
+             "rows about m; S - a a^T, about m + a",)
+    if s is not None:
+        steps += ("standardised by private column scales s (half the interquartile range of the location steps' "
+                  "noisy histograms); estimates are mapped back",)
     return dataclasses.replace(second, second_moment=symmetrise_matrix(second.second_moment - np.outer(a, a)),
-                               center=np.asarray(location) + a, postprocessing=second.postprocessing + (
-                                   "private centre: location m (noisy per-coordinate medians), second moment S and "
-                                   "mean a of the clipped rows about m; S - a a^T, about m + a",))
+                               center=np.asarray(location) + (a if s is None else s * a), column_scale=s,
+                               postprocessing=second.postprocessing + steps)
 
 
 def _choices(plan, bound, location, names, reports, releases):

@@ -98,7 +98,8 @@ def _enrol(sites, failures):
 def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbours="replace-one",
                calibration="analytic", composition="auto", target="aggregator", weights=None, colluders=0,
                failures=None, min_sites=None, on_dropout="complete", rng=None, rank=None, next_params=None,
-               transport=None, analysis=None, options=None, bound_budget=None, center_budget=None, columns=None):
+               transport=None, analysis=None, options=None, bound_budget=None, center_budget=None, columns=None,
+               scale=None):
     """Plan ``rounds`` (or ``analysis``, a key of :data:`~.analyses.ANALYSES`) over in-process ``sites``,
     deal, and run; return a :class:`~.run.RunResult`.
 
@@ -109,7 +110,9 @@ def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbour
     from ``bound_budget`` (:meth:`~.plan.Plan.build`, :mod:`~dpmoments.multisite.bounds`); sites built
     with ``center="private"`` get location steps and a mean round paid from ``center_budget``
     (:mod:`~dpmoments.multisite.location`). ``columns``: the feature columns' public names, for the plan
-    (a deployed site selects its columns by them; a ranged release's line names them).
+    (a deployed site selects its columns by them; a ranged release's line names them). ``scale="private"``:
+    private column scales from the location steps' histograms (sites with ``center="private"``; with ranges,
+    the default: :func:`~dpmoments.multisite.column_ranges.plan_scale`).
     """
     check_option(protocol, "protocol", tuple(k for k in PROTOCOLS if k != "pooled"))
     check_option(on_dropout, "on_dropout", ("complete", "abort"))
@@ -123,7 +126,7 @@ def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbour
     facts = dict(row_norm=first.row_norm, response_bound=first.response_bound, center=first.center,
                  ranges=first.ranges, neighbours=neighbours, calibration=calibration, target=target, colluders=colluders,
                  weights=_weights_of(weights, sites, alive), rank=rank, bound_budget=bound_budget,
-                 center_budget=center_budget, columns=None if columns is None else tuple(columns),
+                 center_budget=center_budget, columns=None if columns is None else tuple(columns), scale=scale,
                  **_budgets(epsilon, delta, sites, alive))
     names, n = [s.name for s in alive], [s.n for s in alive]
     if analysis is not None:
@@ -276,7 +279,7 @@ def run_dpdispca(sites, *, epsilon, delta, rank, **kwargs):
 
 
 def run_pooled(sites, *, epsilon, delta, statistic="second", neighbours="replace-one", calibration="analytic",
-               rng=None, center_budget=None, bound_budget=0.1):
+               rng=None, center_budget=None, bound_budget=0.1, scale=None):
     """Reference: a trusted curator pools every site's rows and releases once (CAPE's target).
 
     With a private centre or bound (``center="private"``, ``row_norm="auto"``
@@ -284,7 +287,7 @@ def run_pooled(sites, *, epsilon, delta, statistic="second", neighbours="replace
     machine makes of all the rows (:func:`~dpmoments.moments.release_second_moment`,
     its centre and bound chosen by the single-machine procedure, paid from
     ``center_budget`` and ``bound_budget``): the like-for-like reference of a
-    multi-site run with the same defaults.
+    multi-site run with the same defaults (``scale="private"``: with private column scales too).
     """
     sites = check_sites(sites)
     check_option(statistic, "statistic", ("second", "cross", "third"))
@@ -292,12 +295,12 @@ def run_pooled(sites, *, epsilon, delta, statistic="second", neighbours="replace
     first = sites[0]
     if first.response_bound == "auto":
         raise ValueError("the pooled reference takes a public response_bound, not 'auto'.")
-    if first.row_norm == "auto" or isinstance(first.center, str) or first.ranges is not None:
+    if first.row_norm == "auto" or isinstance(first.center, str) or first.ranges is not None or scale is not None:
         if statistic != "second":
             raise ValueError("the pooled reference with a private centre or bound, or ranges, is of the second "
                              "moment: give the sites a public row_norm (and centre) for a cross or third moment.")
         return _pooled_private(sites, epsilon=epsilon, delta=delta, neighbours=neighbours, calibration=calibration,
-                               rng=rng, center_budget=center_budget, bound_budget=bound_budget)
+                               rng=rng, center_budget=center_budget, bound_budget=bound_budget, scale=scale)
     n = sum(s.n for s in sites)
     first = sites[0]
     sens = moment_sensitivity(statistic, norm="l2", n_samples=n, n_features=first.n_features, neighbours=neighbours,
@@ -315,14 +318,15 @@ def run_pooled(sites, *, epsilon, delta, statistic="second", neighbours="replace
                                              calibration, sens, rng), report)
 
 
-def _pooled_private(sites, *, epsilon, delta, neighbours, calibration, rng, center_budget, bound_budget):
+def _pooled_private(sites, *, epsilon, delta, neighbours, calibration, rng, center_budget, bound_budget, scale=None):
     """The pooled reference with the single-machine private choices: one release of every site's rows."""
     first = sites[0]
     rows = np.vstack([s._pooled_rows() for s in sites])
     ranges = None if first.ranges is None else {j: r for j, r in enumerate(first.ranges) if r is not None}
     release = release_second_moment(rows, epsilon=epsilon, delta=delta, row_norm=first.row_norm,
                                     center=first.center, center_budget=center_budget, bound_budget=bound_budget,
-                                    neighbours=neighbours, calibration=calibration, rng=rng, ranges=ranges)
+                                    neighbours=neighbours, calibration=calibration, rng=rng, ranges=ranges,
+                                    **({} if scale is None else {"scale": scale}))
     release = dataclasses.replace(release, postprocessing=release.postprocessing + (f"pooled(sites={len(sites)})",))
     n, guarantee, tau = release.n, release.guarantee, float(release.noise_scale)
     reports = tuple(SiteReport(site=s.name, n=s.n, status="ok", weight=s.n / n, claimed=guarantee,

@@ -8,9 +8,16 @@ rows. The aggregator maps the release back (``column_scale`` the half-widths, ``
 midpoints plus the chosen centre in those units), so every estimator answers in the user's units,
 and the release's post-processing line says which columns had a range.
 
-Across sites there are no private scales: a column without a range stays in its own units under
-the one row bound, as without ranges. Ranges apply to the second-moment analyses (covariance,
-correlation, PCA, precision, ridge) of the rows ``x``.
+With a private centre the columns also get **private scales**, as one machine's ranged release
+gives them (:mod:`dpmoments.moments.ranged_release`): a 0/1 column keeps the scale its range gives, every
+other ranged column gets a private scale within ``[SCALE_FLOOR, 2]`` half-widths, and a column without a
+range a private scale of its own (``scale="private"`` gives them to a table without ranges too). Each is half
+the interquartile range of the last location step's summed noisy histograms
+(:func:`~dpmoments.multisite.location.choose_spreads`): post-processing of counts already released, no share of
+its own. Every later query carries the scales; each site divides its mapped rows by them. Without a private
+centre there are no scales across sites: a column without a range stays in its own units under the one row
+bound. Ranges apply to the second-moment analyses (covariance, correlation, PCA, precision, ridge) of the rows
+``x``.
 
 Privacy
 -------
@@ -28,20 +35,24 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..moments.ranged_release import GRID_DECADES, mapped_back
+from ..moments.ranged_release import GRID_DECADES, SCALE_FLOOR, mapped_back
 from ..moments.ranges import RangedRows, as_column_ranges
+from ..moments.scale_guard import guard_scales, named_columns
 from .bounds import AutoBounds
 
 DEFAULT_LOW, DEFAULT_HIGH = AutoBounds.low, AutoBounds.high
 
-__all__ = ["PlanRanges", "plan_ranges", "grids_within_ranges", "check_plan_ranges", "ranges_to_json", "ranges_from_json", "map_rows", "ranges_mapped_back", "ranged_columns"]
+__all__ = ["PlanRanges", "plan_ranges", "plan_scale", "scale_limits", "column_scales", "check_column_scale", "grids_within_ranges", "check_plan_ranges", "ranges_to_json", "ranges_from_json", "map_rows", "ranges_mapped_back", "ranged_columns"]
 
 
 NOTE = ("centres (midpoints) and scales (half-widths) from the ranges, free; each site clipped and standardised its "
         "own rows")
 
 
-UNRANGED = "own units under the row bound (no private scales across sites)"
+UNRANGED = "own units under the row bound (no private scales across sites without a private centre)"
+SCALED_NOTE = ("0/1 columns scaled by their range, the others by private scales within it (half the interquartile "
+               "range of the last location step's noisy histograms); each site clipped and standardised its own rows")
+SCALED_UNRANGED = "private location and scale"
 
 #: A plan's public ranges: one ``(lower, upper)`` or ``None`` per column (what :func:`plan_ranges` returns).
 PlanRanges = tuple[Optional[tuple[float, float]], ...]
@@ -69,14 +80,65 @@ def plan_ranges(ranges: Any, n_features: int, names: Optional[Sequence[str]] = N
     return tuple(None if math.isnan(lo) else (float(lo), float(hi)) for lo, hi in zip(lower, upper))
 
 
-def grids_within_ranges(ranges, auto, location, center):
+def scale_limits(ranges, d):
+    """``(low, high)``: each column's private scale in the mapped units, as one machine bounds it: a ranged 0/1
+    column (width 1, integer ends) 1, known; another ranged column ``[SCALE_FLOOR, 2]`` half-widths; a column
+    without a range ``(0, inf)``. Public facts only."""
+    if ranges is None:
+        return np.zeros(d), np.full(d, np.inf)
+    lower, upper = _ends(ranges)
+    ranged = ranged_columns(ranges)
+    two_valued = ranged & (upper - lower == 1) & (lower == np.round(np.nan_to_num(lower)))
+    return (np.where(two_valued, 1.0, np.where(ranged, SCALE_FLOOR, 0.0)),
+            np.where(two_valued, 1.0, np.where(ranged, 2.0, np.inf)))
+
+
+def plan_scale(scale, ranges, location):
+    """The plan's ``scale``: ``"private"`` or ``None``, checked. With ranges and a private centre the scales are
+    private unless every column is a ranged 0/1 one (one machine's ranged route); ``"private"`` needs a private
+    centre, whose location steps' histograms give the scales."""
+    if scale is not None and not (isinstance(scale, str) and scale == "private"):
+        raise ValueError(f"'scale' must be None or 'private'; got {scale!r}.")
+    if scale is None and ranges is not None and location is not None:
+        low, high = scale_limits(ranges, len(ranges))
+        scale = "private" if bool(np.any(low < high)) else None
+    if scale is not None and location is None:
+        raise ValueError("scale='private' across sites needs center='private': the scales are read off the location "
+                         "steps' noisy histograms.")
+    return scale
+
+
+def column_scales(spreads, ranges, low_edge, names=None):
+    """The private column scales from the last location step's spreads (post-processing): clipped to
+    :func:`scale_limits`, a column without a range whose spread is at the bottom of the grid (``<= low_edge``: a
+    constant or zero-inflated column) replaced by the median of the others, with a warning naming it."""
+    spreads = np.asarray(spreads, dtype=np.float64)
+    low, high = scale_limits(ranges, spreads.size)
+    s = np.clip(spreads, low, high)
+    with named_columns(names):
+        return guard_scales(np.where(low > 0, s, np.maximum(s, 0.0)), low_edge, "column scales across sites",
+                            stacklevel=5)
+
+
+def check_column_scale(scale, ranges, d):
+    """Whether a query's column scales are ones a plan allows: ``d`` finite positive values within
+    :func:`scale_limits` (public facts; any such scale is public whatever its value: the row bound clips after
+    it, so no sensitivity depends on it)."""
+    low, high = scale_limits(ranges, d)
+    s = np.asarray(scale, dtype=np.float64)
+    return s.shape == (d,) and bool(np.all(np.isfinite(s)) and np.all(s > 0) and np.all(s >= low * (1 - 1e-12))
+                                    and np.all(s <= high * (1 + 1e-12)))
+
+
+def grids_within_ranges(ranges, auto, location, center, scale=None):
     """The choosing steps' grids where every column has a range and the grids are the default ones.
 
     The mapped rows lie in the box ``[-1, 1]^d``, so the default grids (1e-6 to 1e8) are mostly empty
     bins that cost rows: the row bound's grid ends at the box's largest norm about the centre (``sqrt(d)``
     about the midpoints, ``2 sqrt(d)`` about a location inside the box) and the location's at 2, each
     over four decades, as one machine's ranged release does. Public facts only; a grid the user gave is
-    kept.
+    kept. With private scales (``scale="private"``) the standardised rows leave the box: the row bound's grid
+    stays the default one, as one machine's private route keeps it.
     """
     if ranges is None or not ranged_columns(ranges).all():
         return auto, location
@@ -85,7 +147,7 @@ def grids_within_ranges(ranges, auto, location, center):
                          "at its midpoint (center=None) or the sites choose a private centre (center='private').")
     d = len(ranges)
     top = (2.0 if location is not None else 1.0) * math.sqrt(d)
-    if auto is not None and "row_norm" in auto.names and _default_grid(auto):
+    if auto is not None and "row_norm" in auto.names and _default_grid(auto) and scale is None:
         auto = dataclasses.replace(auto, low=top * 10.0 ** -GRID_DECADES, high=top)
     if location is not None and _default_grid(location):
         location = dataclasses.replace(location, low=2.0 * 10.0 ** -GRID_DECADES, high=2.0)
@@ -139,7 +201,8 @@ def ranges_mapped_back(release, ranges, names=None):
     """A release of the mapped rows in the user's units, with the line saying which columns had a range.
 
     A release about the origin of the mapped rows is about the midpoints (unranged columns: 0), as one
-    machine's ranged release; post-processing of ``release``.
+    machine's ranged release; a release with private column scales (its ``column_scale``) is scaled back by
+    the half-widths times them. Post-processing of ``release``.
     """
     lower, upper = _ends(ranges)
     ranged = ranged_columns(ranges)
@@ -148,4 +211,6 @@ def ranges_mapped_back(release, ranges, names=None):
     names = [f"x{j}" for j in range(len(ranges))] if names is None else list(names)
     if release.center is None:
         release = dataclasses.replace(release, center=np.zeros(len(ranges)))
-    return mapped_back(release, NOTE, mid, half, names, ranged, UNRANGED)
+    scaled = release.column_scale is not None
+    return mapped_back(release, SCALED_NOTE if scaled else NOTE, mid, half, names, ranged,
+                       SCALED_UNRANGED if scaled else UNRANGED)

@@ -222,7 +222,8 @@ class Query:
     protocols without aggregator noise); ``params`` is the step's public parameter
     vector (IRLS: the previous private iterate) or None; ``bounds`` the bounds an
     ``auto`` plan's bound step chose (in the order of the plan's ``auto.names``) or None;
-    ``center`` the location a private centre's location step chose (one value per column) or None.
+    ``center`` the location a private centre's location step chose (one value per column) or None;
+    ``column_scale`` the private column scales read off the location steps (one per column) or None.
     """
 
     plan: str
@@ -232,10 +233,11 @@ class Query:
     shares: dict = field(default_factory=dict)
     bounds: np.ndarray | None = None
     center: np.ndarray | None = None
+    column_scale: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         _check_tags(None, self.plan, self.step, self.round_id)
-        for name in ("params", "bounds", "center"):
+        for name in ("params", "bounds", "center", "column_scale"):
             value = getattr(self, name)
             if value is None:
                 continue
@@ -410,6 +412,8 @@ def to_wire(message: "Message") -> bytes:
             arrays["bounds"] = message.bounds
         if message.center is not None:
             arrays["center"] = message.center
+        if message.column_scale is not None:
+            arrays["column_scale"] = message.column_scale
         arrays.update({f"share:{r}": f for r, f in message.shares.items()})
     elif isinstance(message, Reply):
         fields.update(site=message.site, n=int(message.n), n_features=int(message.n_features))
@@ -436,11 +440,12 @@ def from_wire(data: bytes | bytearray | memoryview,
     try:
         plan, step, round_id = str(fields.pop("plan")), int(fields.pop("step")), str(fields.pop("round_id"))
         if kind == "Query":
-            params, bounds, center = (arrays.pop(k, None) for k in ("params", "bounds", "center"))
+            params, bounds, center, scale = (arrays.pop(k, None) for k in ("params", "bounds", "center", "column_scale"))
             shares = {int(k.split(":")[1]): v for k, v in arrays.items() if k.startswith("share:")}
             if len(shares) != len(arrays) or fields:
-                raise ValueError("a query holds only its parameters, bounds, centre and shares.")
-            return Query(plan, step, round_id, params=params, shares=shares, bounds=bounds, center=center)
+                raise ValueError("a query holds only its parameters, bounds, centre, scales and shares.")
+            return Query(plan, step, round_id, params=params, shares=shares, bounds=bounds, center=center,
+                         column_scale=scale)
         if kind == "Hello":
             site = fields.pop("site", None)
             if fields or arrays or round_id != "hello":

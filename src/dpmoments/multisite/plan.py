@@ -59,8 +59,8 @@ from ..moments.ranges import ColumnRanges
 from ..privacy import compose, parallel
 from ..privacy.guarantees import AnyGuarantee
 from .bounds import AutoBounds, auto_bounds
-from .column_ranges import (PlanRanges, check_plan_ranges, grids_within_ranges, plan_ranges, ranges_from_json,
-                            ranges_to_json)
+from .column_ranges import (PlanRanges, check_plan_ranges, grids_within_ranges, plan_ranges, plan_scale,
+                            ranges_from_json, ranges_to_json)
 from .columns import checked_columns, takes_response
 from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
@@ -112,6 +112,8 @@ class Plan:
     columns: Optional[tuple[str, ...]] = None
     response_column: Optional[str] = None
     ranges: Optional[PlanRanges] = None
+    scale: Optional[str] = None  # "private": column scales from the location steps' histograms (column_ranges)
+    column_scale: Optional[tuple[float, ...]] = None  # a resolved plan's chosen scales
     unresolved: Optional[Plan] = field(default=None, repr=False)
     bounds_chosen: bool = field(default=False, repr=False)
 
@@ -133,6 +135,8 @@ class Plan:
         checked_columns(self.columns, self.response_column, rows=self.rows, analysis=self.analysis,
                          n_features=self.n_features - self.intercept_columns)
         check_plan_ranges(self.ranges, self.rows, self.n_features, self.rounds, self.mean_round)
+        if plan_scale(self.scale, None, self.location) != self.scale:
+            raise ValueError("a plan's 'scale' is None or 'private' (with a private centre).")
 
     # -- identity -----------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -154,6 +158,8 @@ class Plan:
             out.update(columns=list(self.columns), response_column=self.response_column)
         if self.ranges is not None:  # likewise: a plan without ranges keeps its digest
             out["ranges"] = ranges_to_json(self.ranges)
+        if self.scale is not None:  # likewise: a plan without private scales keeps its digest
+            out["scale"] = self.scale
         return out
 
     def to_json(self) -> str:
@@ -270,8 +276,15 @@ class Plan:
         """A private centre's location so far (what every query after the first location step carries), or ``None``."""
         return None if self.location is None or self.unresolved is None else self.center
 
-    def resolved(self, bounds: Optional[Mapping[str, float]] = None, center: Optional[Sequence[float]] = None) -> Plan:
-        """This plan with what its choosing steps chose: ``center`` (the location so far) and ``bounds``
+    @property
+    def chosen_scale(self) -> Optional[tuple[float, ...]]:
+        """A resolved plan's private column scales (what every query after the location steps carries), or ``None``."""
+        return None if self.scale is None or self.unresolved is None else self.column_scale
+
+    def resolved(self, bounds: Optional[Mapping[str, float]] = None, center: Optional[Sequence[float]] = None,
+                 column_scale: Optional[Sequence[float]] = None) -> Plan:
+        """This plan with what its choosing steps chose: ``center`` (the location so far), ``column_scale`` (the
+        private scales, ``scale="private"``) and ``bounds``
         (each of ``auto.names`` mapped to a grid edge). Always resolved from the plan as built (a
         resolved plan's :attr:`unresolved`), so the location alone may come first. How far each
         location step may move the centre is the site's check (:meth:`~.site.Site.handle`).
@@ -285,10 +298,10 @@ class Plan:
         multiplies them by the same factor. The resolved plan keeps this plan's digest.
         """
         base = self if self.unresolved is None else self.unresolved
-        if (bounds is None and center is None) or (bounds is not None and base.auto is None) or \
-                (center is not None and base.location is None):
-            raise ValueError("a plan is resolved only at what its own choosing steps choose (bounds, a centre).")
-        changes: dict[str, Any] = {}
+        if (bounds is None and center is None and column_scale is None) or (bounds is not None and base.auto is None) \
+                or (center is not None and base.location is None) or (column_scale is not None and base.scale is None):
+            raise ValueError("a plan is resolved only at what its own choosing steps choose (bounds, a centre, scales).")
+        changes: dict[str, Any] = {} if column_scale is None else {"column_scale": base._scales(column_scale)}
         if center is not None:
             point = np.asarray(center, dtype=np.float64)
             if point.shape != (base.n_features,) or not np.all(np.isfinite(point)):
@@ -297,6 +310,12 @@ class Plan:
         if bounds is not None:
             changes.update(base._at_bounds(bounds), bounds_chosen=True)
         return replace(base, unresolved=base, **changes)
+
+    def _scales(self, column_scale: Sequence[float]) -> tuple[float, ...]:
+        s = np.asarray(column_scale, dtype=np.float64)
+        if s.shape != (self.n_features,) or not np.all(np.isfinite(s)) or not np.all(s > 0):
+            raise ValueError("the chosen column scales must be finite and positive, one per column.")
+        return tuple(float(v) for v in s)
 
     def _at_bounds(self, bounds: Mapping[str, float]) -> dict[str, Any]:
         """The fields that change at the chosen ``bounds``: the bounds, each round's noise, the solutions."""
@@ -382,7 +401,8 @@ class Plan:
               bound_budget: Union[None, float, BoundBudget, AutoBounds] = None,
               center_budget: Union[None, float, CenterBudget, AutoLocation] = None,
               columns: Optional[Sequence[str]] = None, response_column: Optional[str] = None,
-              ranges: Union[None, Mapping[Union[str, int], Range], Sequence[Range], ColumnRanges] = None) -> Plan:
+              ranges: Union[None, Mapping[Union[str, int], Range], Sequence[Range], ColumnRanges] = None,
+              scale: Optional[str] = None) -> Plan:
         """Plan ``rounds`` of ``protocol`` over the named ``sites`` with row counts ``n`` (public facts only).
 
         ``epsilon`` and ``delta`` are each site's budget (a scalar, or one per site); the other
@@ -399,7 +419,9 @@ class Plan:
         ``columns`` (and ``response_column``) name the columns every site gives (see the module
         docstring); ``None``: the sites check only their number. ``ranges``: public per-column ranges
         (:mod:`~dpmoments.multisite.column_ranges`: a mapping keyed by a name of ``columns`` or a position,
-        or one ``(lower, upper)`` or ``None`` per column) that every site applies to its rows.
+        or one ``(lower, upper)`` or ``None`` per column) that every site applies to its rows; ``scale``:
+        ``"private"`` for private column scales from the location steps' histograms (with ranges and a private
+        centre, the default: :func:`~dpmoments.multisite.column_ranges.plan_scale`).
         """
         composition = plan_composition(composition, row_norm, response_bound, center)
         sites, n, proto, colluders, rounds = checked_facts(protocol, sites, n, neighbours, calibration, composition,
@@ -411,7 +433,8 @@ class Plan:
         location = private_location(center, center_budget, off=off, rows=rows, rank=rank, rounds=rounds)
         center = None if location is not None else center
         public_ranges = plan_ranges(ranges, int(n_features), names[0])
-        auto, location = grids_within_ranges(public_ranges, auto, location, center)
+        scale = plan_scale(scale, public_ranges, location)
+        auto, location = grids_within_ranges(public_ranges, auto, location, center, scale)
         if off:
             warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
@@ -432,7 +455,7 @@ class Plan:
                    bound, None if center is None else tuple(float(c) for c in center), neighbours,
                    calibration, composition, target, colluders, rows, vocabulary_size, rank, analysis,
                    tuple(sorted(dict(options or {}).items())), auto, location, columns=names[0],
-                   response_column=names[1], ranges=public_ranges)
+                   response_column=names[1], ranges=public_ranges, scale=scale)
 
 
 def _with_choices(rounds: tuple[Round, ...], auto: Optional[AutoBounds], location: Optional[AutoLocation], n_total: int,

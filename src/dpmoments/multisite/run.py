@@ -28,7 +28,8 @@ from ..moments.clipping_bias import excess_sensitivity
 from ..privacy import parallel
 from .aggregator import Aggregator
 from .bounds import choose_bound, cumulative_estimate
-from .location import choose_location
+from .column_ranges import column_scales
+from .location import choose_location, choose_spreads
 from .messages import ProtocolAborted, Reply
 from .noise import guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS, TRUST
@@ -91,11 +92,16 @@ class LocationChoice:
     details : tuple
         Per location step, what the report shows: the target, the rows it was taken over, the
         worst rank noise, how many coordinates fell at an end of the range.
+    column_scale : ndarray or None
+        A plan with ``scale="private"``: the private column scales read off the last step's histograms
+        (post-processing, :func:`~dpmoments.multisite.column_ranges.column_scales`); every later step divides
+        the rows by them.
     """
 
     center: np.ndarray
     reports: tuple
     details: tuple
+    column_scale: object = None
 
 
 def abort_if_needed(protocol, received, dropped, min_sites, on_dropout, notes=()):
@@ -152,7 +158,7 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
         abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout, notes)
         if at_location:  # move the centre (post-processing), then every later step centres there
             location = choose_center(plan, step, aggregator, inbox, tuple(dropped), ctx, location)
-            plan = aggregator.resolve(center=location.center)
+            plan = aggregator.resolve(center=location.center, column_scale=location.column_scale)
             continue
         if at_bound:  # choose the bounds (post-processing), then every later step uses them
             bound = choose_bounds(plan, aggregator, inbox, tuple(dropped), ctx)
@@ -213,13 +219,21 @@ def choose_center(plan, step, aggregator, inbox, dropped, ctx, before=None):
     notes = (f"location step {step + 1} of {plan.location.steps}: per-coordinate medians of {n_total} rows at "
              f"{len(received)} site(s) (rank noise sd at most {rank_sd:.3g} rows); the rows are then centred at the "
              "location, and the mean round moves the centre to the private mean",)
+    scale = None
+    if plan.scale is not None and step == plan.location_steps[-1]:  # the scales: free, from these counts
+        scale = column_scales(choose_spreads(aggregator.sum_histograms(r, inbox), n_total, plan.location),
+                              plan.ranges, plan.location.low, plan.columns)
+        details["column_scales"] = "half the interquartile range per column of these summed noisy histograms " \
+                                   "(post-processing, no share of its own), within the ranges' limits"
+        notes += ("private column scales: half the interquartile range of each column in these histograms; every "
+                  "later step divides the rows by them",)
     if np.any(at_end):
         notes += (f"{int(np.sum(at_end))} coordinate(s) of the location fell at an end of the search range "
                   f"[{-plan.location.high:g}, {plan.location.high:g}]: widen the range or rescale the data",)
         warnings.warn(notes[-1], BoundWarning, stacklevel=3)
     report = _histogram_report(plan, r, received, dropped, per_bin, ctx, notes)
     return LocationChoice(center, (() if before is None else before.reports) + (report,),
-                          (() if before is None else before.details) + (details,))
+                          (() if before is None else before.details) + (details,), scale)
 
 
 def choose_bounds(plan, aggregator, inbox, dropped, ctx):

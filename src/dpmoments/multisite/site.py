@@ -31,17 +31,17 @@ from ..moments import accumulate_moments, clip_responses, clip_rows, symmetrise_
 from ..moments.clipping_bias import excess_mean
 from ..data import as_source
 from ..moments.sparse_sums import checked_csr
-from ..moments.tensor_moments import word_ids
 from ..solvers.irls import irls_weights, weighted_moments
 from .analyses import intercept_factor
 from .bounds import histogram_counts
-from .column_ranges import map_rows, plan_ranges
+from .column_ranges import check_column_scale, plan_ranges
 from .dealer import Bundle
 from .ledger import Refused, SiteLedger
 from .spent import ShareRecord
 from .location import location_counts
 from .messages import Hello, Reply, SiteError, from_wire, statistic_shape, to_wire
 from .noise import unit_noise
+from .site_rows import dense_blocks, mapped_rows, row_norms, scaled_center, stm_rows
 
 __all__ = ["Site", "stm_rows"]
 
@@ -55,36 +55,25 @@ def _bound(value, name):
     return check_positive(value, name)
 
 
-def _row_norms(X, center):
-    """``||x - c||`` of every row (dense or sparse ``X``)."""
-    if sparse.issparse(X):
-        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    Z = X if center is None else X - center
-    return np.sqrt(np.einsum("ij,ij->i", Z, Z))
+def _carried(plan, query):
+    """``(centre, bounds, scales)``: which chosen values ``query`` must carry at its step, or ``None`` where it
+    carries others, or bounds or scales of the wrong form."""
+    want_center = plan.location is not None and query.step != 0
+    want_bounds = plan.auto is not None and query.step > plan.bound_step
+    want_scale = plan.scale is not None and query.step > plan.location_steps[-1]
+    if (query.center is not None) != want_center or (query.bounds is not None) != want_bounds or \
+            (query.column_scale is not None) != want_scale:
+        return None
+    if (want_bounds and query.bounds.shape != (len(plan.auto.names),)) or \
+            (want_scale and not check_column_scale(query.column_scale, plan.ranges, plan.n_features)):
+        return None
+    return want_center, want_bounds, want_scale
 
 
 def _intercept(plan):
     """``(c, sqrt(1 + c^2))`` of a plan whose sites append IRLS's constant column, else ``(None, 1)``."""
     share = plan.option("intercept")
     return (None, 1.0) if share is None else (float(share), intercept_factor(share))
-
-
-def _dense_blocks(X, rows=4096):
-    """``X`` as it is, or a sparse ``X`` as dense blocks of rows (the clipping excess is summed densely)."""
-    if not sparse.issparse(X):
-        return X
-    return (X[i:i + rows].toarray() for i in range(0, X.shape[0], rows))
-
-
-def stm_rows(ids, vocabulary_size):
-    """Three-word documents as sparse rows ``(x1, x2, x3)`` in ``{0,1}^{3D}`` (norm exactly ``sqrt(3)``)."""
-    ids = np.asarray(ids)
-    if ids.dtype.kind == "f" and np.all(ids == np.round(ids)):  # word ids read from a text file
-        ids = ids.astype(np.int64)
-    ids, D = word_ids(ids, vocabulary_size)
-    n = ids.shape[0]
-    return sparse.csr_array((np.ones(3 * n), (ids + np.arange(3) * D).ravel(), np.arange(0, 3 * n + 1, 3)),
-                            shape=(n, 3 * D))
 
 
 class Site:
@@ -153,6 +142,7 @@ class Site:
         self.__costs = {}
         self.__resolved = {}  # plan digest -> the bounds of its first moment step
         self.__centres = {}   # plan digest -> {step: the centre it was answered at} (a private centre)
+        self.__scales = {}    # plan digest -> the private column scales of its first step after the location
         self.ledger = SiteLedger(name, budget, ledger)
         self.colluders = None if colluders is None else check_int(colluders, "colluders", minimum=0)
 
@@ -326,22 +316,22 @@ class Site:
         value: the noise is scaled to the sensitivity at that bound, and no sensitivity
         depends on the centre.
         """
-        want_center = plan.location is not None and query.step != 0
-        want_bounds = plan.auto is not None and query.step > plan.bound_step
-        if (query.center is not None) != want_center or (query.bounds is not None) != want_bounds:
+        wanted = _carried(plan, query)
+        if wanted is None:
             return None
+        want_center, want_bounds, want_scale = wanted
         if not (want_center or want_bounds):
             return plan
-        if want_bounds and query.bounds.shape != (len(plan.auto.names),):
-            return None
         try:
             resolved = plan.resolved(
                 bounds=dict(zip(plan.auto.names, (float(v) for v in query.bounds))) if want_bounds else None,
-                center=query.center if want_center else None)
+                center=query.center if want_center else None, column_scale=query.column_scale)
         except ValueError:  # not on the plan's grid, or not a centre
             return None
         if want_center and not self._centre_follows(plan, query.step, np.asarray(resolved.center)):
             return None
+        if want_scale and self.__scales.setdefault(plan.digest, resolved.column_scale) != resolved.column_scale:
+            return None  # the scales are fixed once chosen, as the bounds
         if want_bounds and self.__resolved.setdefault(plan.digest, resolved.chosen) != resolved.chosen:
             return None
         return resolved
@@ -398,12 +388,7 @@ class Site:
     def _rows(self, plan):
         if plan.rows == "stm":
             return stm_rows(self.__X, plan.vocabulary_size), None
-        X = self.__X
-        if getattr(plan, "ranges", None) is not None:  # the plan's public ranges, applied to this site's rows first
-            key = ("ranged rows", plan.ranges)
-            if key not in self.__cache:
-                self.__cache[key] = map_rows(X, plan.ranges)
-            X = self.__cache[key]
+        X = mapped_rows(self.__X, plan, self.__cache)  # the plan's public ranges (and chosen scales) first
         if plan.rows == "xy":
             if self.__y is None:
                 raise ValueError("this plan needs the site's responses y")
@@ -415,12 +400,12 @@ class Site:
         if rnd.w_max is not None:
             return self._weighted(plan, rnd, params)
         key = (plan.rows, plan.vocabulary_size, rnd.statistic, rnd.response, plan.row_norm, plan.response_bound,
-               plan.center, getattr(plan, "ranges", None))
+               plan.center, getattr(plan, "ranges", None), getattr(plan, "chosen_scale", None))
         if key not in self.__cache:
             X, y = self._rows(plan)
-            center = None if plan.center is None else np.asarray(plan.center)
+            center = scaled_center(plan)
             if rnd.statistic == "excess":  # what clipping at row_norm removes from each variance, up to twice it
-                self.__cache[key] = excess_mean(_dense_blocks(X), center, plan.row_norm)
+                self.__cache[key] = excess_mean(dense_blocks(X), center, plan.row_norm)
                 return self.__cache[key]
             if rnd.statistic == "cross":
                 if rnd.response == "ones":
@@ -449,16 +434,15 @@ class Site:
                     raise ValueError("this plan needs the site's responses y")
                 values = np.abs(y)
             else:  # with an intercept column, the bound of the rows it forms: sqrt(1 + c^2) ||x|| (analyses)
-                values = _row_norms(X, None if plan.center is None else np.asarray(plan.center)) * \
-                    _intercept(plan)[1]
+                values = row_norms(X, scaled_center(plan)) * _intercept(plan)[1]
             self.__cache[key] = histogram_counts(values, plan.auto.edges())
         return self.__cache[key]
 
     def _location_counts(self, plan):
         """Exact per-coordinate counts of this site's rows, centred at the location so far, on the plan's signed grid
         (private: used only here)."""
-        X = self._rows(plan)[0]
-        return location_counts(X if plan.center is None else X - np.asarray(plan.center), plan.location.edges())
+        X, center = self._rows(plan)[0], scaled_center(plan)
+        return location_counts(X if center is None else X - center, plan.location.edges())
 
     def _weighted(self, plan, rnd, theta):
         """IRLS: ``A = (1/n) sum s_i x_i y_i`` or ``B = (1/n) sum s_i x_i x_i^T`` at the public ``theta``."""

@@ -8,7 +8,7 @@ and a note on what the interval leaves open.
 import numpy as np
 
 from ...estimators.summaries import correlation_lines as console_lines  # noqa: F401 (shared)
-from .._noise import Noise
+from .._noise import Noise, spread
 from .covariance import save_covariance
 
 def save_correlation(res, est, names):
@@ -34,7 +34,8 @@ def figures(res, est, names, release, args=None):
 def across_sites(args, a, output, names, est_mod):
     """The analysis fitted to the multi-site ``output``: ``(analysis dict, save(res), summary line, noise lines)``."""
     draw = not getattr(args, "no_figures", True)
-    est = est_mod.PrivateCorrelation(psd_floor=0.0).fit_release(output)
+    options = spread(args, output.n_features, auto=False)
+    est = est_mod.PrivateCorrelation(psd_floor=0.0, level=options["level"], target=options["target"]).fit_release(output)
     noise = Noise(est)
 
     def save(res):

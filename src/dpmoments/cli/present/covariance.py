@@ -6,7 +6,7 @@ could have made.
 """
 
 from ...estimators.summaries import console_lines, statistic, statistic_words  # noqa: F401 (console_lines: shared)
-from .._noise import Noise, num
+from .._noise import Noise, num, spread
 from .._release import expected_noise_error
 
 
@@ -38,7 +38,8 @@ def figures(res, est, names, release, request):
 def across_sites(args, a, output, names, est_mod):
     """The analysis fitted to the multi-site ``output``: ``(analysis dict, save(res), summary line, noise lines)``."""
     draw = not getattr(args, "no_figures", True)
-    est = est_mod.PrivateCovariance(psd_floor=0.0).fit_release(output)
+    options = spread(args, output.n_features, auto=False)
+    est = est_mod.PrivateCovariance(psd_floor=0.0, level=options["level"], target=options["target"]).fit_release(output)
     what, noise = " ".join(statistic_words(output)), Noise(est)
 
     def save(res):

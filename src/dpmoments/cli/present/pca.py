@@ -10,9 +10,16 @@ import math
 import numpy as np
 
 from .._args import CliError
-from ...estimators.summaries import noise_floor, pca_noise, spectrum
-from .._noise import json_safe
+from ...estimators.summaries import component_lines, noise_floor, pca_noise, spectrum
+from .._noise import json_safe, spread
 from .._release import noise_sd
+
+
+def fit_pca(release, n_components, args):
+    """PCA of ``release`` as ``dpmoments pca`` and the multi-site commands fit it (one set of options)."""
+    from ...estimators.pca import PCAFit  # PrivatePCA's logic without scikit-learn (its import costs ~1.2 s)
+
+    return PCAFit(n_components=n_components, **spread(args, release.n_features, auto=True)).fit_release(release)
 
 
 def pca_analysis(est, floor, eig):
@@ -69,8 +76,9 @@ def across_sites(args, a, output, names, est_mod):
     draw = not getattr(args, "no_figures", True)
     if not 1 <= args.n_components <= output.n_features:
         raise CliError(f"--n-components must be in [1, {output.n_features}]; got {args.n_components}")
-    est = est_mod.PrivatePCA(n_components=args.n_components).fit_release(output)
-    floor, eig = noise_floor(output), spectrum(output, args.n_components)
+    # as ``dpmoments pca``: draws carrying every part of the error give each component's stability
+    est = fit_pca(output, args.n_components, args)
+    floor, eig = noise_floor(output), spectrum(output, args.n_components, est)
     info = pca_analysis(est, floor, eig)
 
     def save(res):
@@ -82,4 +90,4 @@ def across_sites(args, a, output, names, est_mod):
                                                             "against the noise floor"))
 
     return (info, save, f"{info['n_above_noise_floor']} eigenvalue(s) above the noise floor {floor:.3g}",
-            pca_noise(est).lines())
+            component_lines(est, names) + pca_noise(est).lines())

@@ -9,11 +9,28 @@ import numpy as np
 
 from ...estimators.glasso import glasso
 from ...estimators.graph import RIDGE_THRESHOLD, edge_matrix, partial_correlations
-from ...estimators.summaries import edge_table, precision_noise  # noqa: F401 (edge_table: shared)
+from ...estimators.summaries import edge_lines, edge_table, precision_noise
 from ...metrics import auc, roc_curve, tpr_fpr
 from .._args import CliError, parse_alpha
-from .._noise import num
+from .._noise import num, spread
 from .._release import expected_noise_error
+
+
+def fit_precision(release, method, alpha, args, max_edges=None, n_alphas=20, alpha_floor="noise", roc=False):
+    """``(estimator, path)``: the graphical lasso (``method="glasso"``) or ridge precision fitted to ``release``.
+
+    One fit for ``dpmoments precision`` and the multi-site commands: ``--draws auto`` redraws the
+    release 50 times (up to 200 columns) with every part of the error (the added noise, the private
+    centre's, the clipping loss and, for ``--intervals-for population``, sampling;
+    ``estimators/error_draws.py``), which gives the edges' frequencies and the intervals.
+    """
+    options = spread(args, release.n_features, auto=True)
+    if method == "glasso":
+        return glasso(release, alpha, max_edges, n_alphas, alpha_floor, roc=roc, **options)
+    from ...estimators.precision import RidgePrecisionFit  # PrivateRidgePrecision without scikit-learn
+
+    # epsilon, delta, row_norm: unused by fit_release, the release carries its guarantee
+    return RidgePrecisionFit(alpha=alpha, epsilon=1.0, delta=1e-6, row_norm=1.0, **options).fit_release(release), None
 
 
 def save_spread(res, est, names):
@@ -29,13 +46,6 @@ def save_spread(res, est, names):
         if est.precision_interval_ is not None:
             res.save_matrix("precision_lower", est.precision_interval_[0], names)
             res.save_matrix("precision_upper", est.precision_interval_[1], names)
-
-
-def _edge_rows(precision, E, names, truth):
-    P = partial_correlations(precision)
-    i, j = np.nonzero(np.triu(E, 1))
-    rows = sorted(zip(i.tolist(), j.tolist()), key=lambda ij: -abs(P[ij]))
-    return [[names[a], names[b], f"{P[a, b]:.4f}", "" if truth is None else bool(truth[a, b])] for a, b in rows]
 
 
 def figures(res, est, E, names, truth, path, threshold, release, method, request, noise=None):
@@ -89,29 +99,34 @@ def truth_lines(info):
 
 
 def across_sites(args, a, release, names, est_mod):
+    """The graphical lasso (``precision``) or ridge precision (``ridge``) of the multi-site ``release``, as
+    ``dpmoments precision`` fits and prints it: the same draws, intervals, stable edges and withheld entries."""
     if a == "precision":
-        est, _ = glasso(release, parse_alpha(args.alpha or "ebic"), None, 20)
-        E, rule = edge_matrix(est.precision_, None), "non-zero"
+        method, alpha, threshold = "glasso", parse_alpha(args.alpha or "ebic"), None
     else:
-        alpha = parse_alpha(args.alpha)
+        method, alpha, threshold = "ridge", parse_alpha(args.alpha), RIDGE_THRESHOLD
         if alpha == "ebic":
             raise CliError("--analysis ridge needs a number for --alpha")
-        est = est_mod.PrivateRidgePrecision(alpha=alpha).fit_release(release)
-        E, rule = edge_matrix(est.precision_, RIDGE_THRESHOLD), f"|partial correlation| > {RIDGE_THRESHOLD}"
+    est, _ = fit_precision(release, method, alpha, args)
+    E = edge_matrix(est.precision_, threshold)
+    rule = "non-zero" if threshold is None else f"|partial correlation| > {threshold}"
 
     def save(res):
         res.save_matrix("precision", est.precision_, names)
-        res.save_table("edges.csv", ["feature_a", "feature_b", "partial_correlation", "in_truth"],
-                       _edge_rows(est.precision_, E, names, None))
+        save_spread(res, est, names)
+        res.save_table("edges.csv", *edge_table(est, E, names, None))
         if not getattr(args, "no_figures", True) and not noise.withholds:  # a graph of noise is not drawn as a result
             from ... import plots
 
-            res.save_figure("network", plots.plot_network(np.where(E, partial_correlations(est.precision_), 0.0),
-                                                          names, title=f"{a} ({release.guarantee}): "
-                                                          f"{int(E.sum() // 2)} edges"))
+            freq = getattr(est, "edge_frequency_", None)
+            res.save_figure("network", plots.plot_network(
+                np.where(E, partial_correlations(est.precision_), 0.0), names, stability=freq,
+                n_draws=est.n_draws if freq is not None else None,
+                title=f"{a} ({release.guarantee}): {int(E.sum() // 2)} edges"))
 
     noise = precision_noise(est)
     info = {"estimator": type(est).__name__, "alpha": float(getattr(est, "alpha_", est.alpha)), "edge_rule": rule,
             "n_edges": int(E.sum() // 2), "estimate": "precision.npy"}
     summary = "the graph withheld (noise)" if noise.withholds else f"{info['n_edges']} edge(s)"
-    return noise.analysis(info), save, summary, noise.lines()
+    shown = [] if noise.withholds else edge_lines(est, E, names)
+    return noise.analysis(info), save, summary, shown + noise.lines()

@@ -5,7 +5,7 @@ Shared by ``dpmoments regress`` and the multi-site commands (``--analysis regres
 
 import numpy as np
 
-from .._noise import Noise, interval_text, json_safe, num, table
+from .._noise import Noise, interval_text, json_safe, num, spread, table
 
 
 def coefficients(est, names):
@@ -79,7 +79,7 @@ def grid_figure(res, grid, scales, args):
 def across_sites(args, a, fit, names, est_mod):
     # fit_release reads only the uncertainty options; the run's budget, bounds and iterations are in ``fit``
     est = est_mod.PrivateIRLS(epsilon=None, delta=None, row_norm=None, response_bound=None, n_iter=fit.n_iter,
-                              w_max=None, rng=args.seed).fit_release(fit)
+                              w_max=None, **spread(args, len(fit.coef), auto=False)).fit_release(fit)
     noise = Noise(est)
 
     def save(res):
