@@ -47,12 +47,11 @@ def add_bounds_spelling(group, entrywise=False):
                        help="the same as --ranges-file (give one of them)")
 
 
-def split_select_bounds(args):
-    """``select``'s ``--bounds``, given once or twice: a number or ``auto`` is the entrywise bound (``args.bounds``),
-    ``COL=LOW:HIGH,...`` per-column ranges (``args.bounds_as_ranges``); a value mixing the two is refused."""
+def split_select_bounds(args, bound_or_auto):
+    """``select``'s ``--bounds``, given once or twice: a number or ``auto`` is the entrywise bound (``args.bounds``,
+    read by ``bound_or_auto``), ``COL=LOW:HIGH,...`` per-column ranges (``args.bounds_as_ranges``); a value mixing
+    the two is refused."""
     import argparse
-
-    from ._choices import bound_or_auto
 
     given, args.bounds, args.bounds_as_ranges = getattr(args, "bounds", None) or [], "auto", None
     if not isinstance(given, list):  # parsed before: already split

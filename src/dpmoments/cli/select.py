@@ -105,7 +105,7 @@ def _check(args):
     from ._io import require_target
 
     require_target(args)
-    split_select_bounds(args)  # the entrywise bound, or per-column ranges spelt --bounds COL=LOW:HIGH
+    split_select_bounds(args, bound_or_auto)  # the entrywise bound, or per-column ranges spelt --bounds COL=LOW:HIGH
     if args.epsilon is None:
         raise CliError("--epsilon is required: the privacy parameter epsilon > 0 of the selection")
     choices = choices_of(args, [k for k in ("bounds", "response_bound") if getattr(args, k) == "auto"])
