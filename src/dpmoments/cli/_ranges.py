@@ -263,13 +263,14 @@ def ranges_of(args):
         return hot or None
     try:
         given = {} if path is None else read_ranges_file(path)
-        inline = {} if text is None else parse_ranges_text(text, "--ranges" if getattr(args, "ranges", None)
-                                                           else "--bounds")
+        spelt = "--ranges" if getattr(args, "ranges", None) else "--bounds"  # the option as the user wrote it
+        inline = {} if text is None else parse_ranges_text(text, spelt)
     except ValueError as exc:
         raise CliError(str(exc).rstrip(".")) from None
     both = sorted(set(given) & set(inline))
     if both:
-        raise CliError(f"--ranges and --ranges-file both give column {both[0]!r}; give it once")
+        in_file = "--ranges-file" if getattr(args, "ranges_file", None) else "--bounds-file"
+        raise CliError(f"{spelt} and {in_file} both give column {both[0]!r}; give it once")
     given = {_key(k): v for k, v in {**given, **inline}.items() if k != "categories"}
     with _as_option_error():  # as the library's: the 0/1 columns' 0:1 added, another range for one refused
         return merged_indicator_ranges(given, hot)

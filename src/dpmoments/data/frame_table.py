@@ -35,7 +35,8 @@ class FrameBackend(_Parquet):
         import pyarrow as pa
 
         if delimiter is not None or not header:
-            raise ValueError(f"a delimiter and header=False (--delimiter, --no-header) apply to text files, not to {where}.")
+            raise ValueError(f"a delimiter and header=False (--delimiter, --no-header) apply to text files, not to "
+                             f"{where}.")
 
         names = [str(c) for c in frame.columns]
         if len(set(names)) != len(names):

@@ -307,7 +307,8 @@ class PrivateIRLS(IRLSPlanMixin, LabelledCoefficients, RegressorMixin, BaseEstim
         self._map = None
         self._validate()
         self._intercept_column = bool(self.fit_intercept)
-        X, y, names, self._map = supervised_rows(self, X, y, self._intercept_column)  # an opened table, a frame, an array
+        # an opened table (its target, or y), a DataFrame or an array, read into memory
+        X, y, names, self._map = supervised_rows(self, X, y, self._intercept_column)
         X, y = self._map.rows(X), self._map.response(y)  # a fixed map of each row: public ranges, no cost
         n, d = X.shape[0], X.shape[1] + bool(self.fit_intercept)
         self.row_norm_, self.response_bound_ = (self._free_bound(k) or (1.0 if is_auto(v) else float(v)) for k, v in

@@ -293,7 +293,7 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, LabelledC
         """
         self._map = None
         self._validate()
-        X, y, names, self._map = supervised_rows(self, X, y, True)  # an opened table, a frame, an array
+        X, y, names, self._map = supervised_rows(self, X, y, True)  # a table (its target or y), a frame, an array
         X, y = self._map.rows(X), self._map.response(y)  # a fixed map of each row: public ranges, no cost
         n, d = X.shape
         family = candidate_family(self.candidates, self.max_size, d)

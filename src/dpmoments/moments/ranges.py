@@ -43,7 +43,8 @@ import numpy as np
 
 from ..data import as_source, iter_chunks
 
-__all__ = ["ColumnRanges", "as_column_ranges", "with_indicator_ranges", "merged_indicator_ranges", "read_ranges_file", "parse_ranges_text", "RangedRows",
+__all__ = ["ColumnRanges", "as_column_ranges", "with_indicator_ranges", "merged_indicator_ranges", "read_ranges_file",
+           "parse_ranges_text", "RangedRows",
            "ClippedRows", "clipped_to_ranges", "ranged_public_release", "feature_names_of"]
 
 
