@@ -186,7 +186,7 @@ def test_impute_completes_missing_values_with_an_indicator(run, tmp_path):
 
 
 @pytest.mark.parametrize("command, args, words", [
-    ("select", ["--bounds", "2,age=0:120"], ["--bounds mixes a number with COL=LOW:HIGH items"]),
+    ("select", ["--bounds", "2,age=0:120"], ["argument --bounds: '2,age=0:120' mixes a number with COL=LOW:HIGH"]),
     ("select", ["--bounds", "2", "--bounds", "3"], ["--bounds gives the entrywise bound", "twice"]),
     ("select", ["--bounds", "age=0:120", "--ranges", "age=0:120"], ["--ranges and --bounds are one option"]),
     ("covariance", ["--bounds-file", "r.csv", "--ranges-file", "r.csv"], ["--ranges-file and --bounds-file"]),

@@ -305,7 +305,7 @@ CASES = [
     ("cli-bounds-mixed", "CLI", "`dpmoments select data.csv --bounds 2,a=0:1` (`select`'s entrywise bound and "
      "per-column ranges, its other spelling, in one value)",
      lambda: cli("select", _csv(GOOD_CSV), "--target", "c", "--bounds", "2,a=0:1", "--epsilon", "1", "--out",
-                 _fresh()), 2, "--bounds mixes a number with COL=LOW:HIGH items"),
+                 _fresh()), 2, "argument --bounds: '2,a=0:1' mixes a number with COL=LOW:HIGH items"),
     ("cli-bounds-and-ranges", "CLI", "`dpmoments covariance data.csv --bounds a=0:1 --ranges b=0:1` (one option "
      "spelt two ways)",
      lambda: cli("covariance", _csv(GOOD_CSV), "--bounds", "a=0:1", "--ranges", "b=0:1", "--epsilon", "1",

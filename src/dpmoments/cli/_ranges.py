@@ -16,7 +16,7 @@ from ._numbers import CliError
 __all__ = ["add_ranges_arguments", "check_ranges_across_sites", "site_ranges", "plan_ranges_report", "add_plain_ranges_arguments",
            "positional_ranges", "ranges_of", "categories_of", "impute_of", "ranges_lines", "ranges_report",
            "add_model_ranges_arguments", "model_ranges", "add_typed_column_arguments",
-           "add_bounds_spelling", "split_select_bounds", "named_ranges"]
+           "add_bounds_spelling", "bound_or_ranges", "select_bounds", "named_ranges"]
 
 RANGES_HELP = (
     "PUBLIC per-column ranges, e.g. age=0:120,smoker=0:1: each value is clipped to its column's range and the "
@@ -39,7 +39,7 @@ def add_ranges_arguments(group):
 def add_bounds_spelling(group, entrywise=False):
     """``--bounds COL=LOW:HIGH,...`` and ``--bounds-file FILE``: the other spelling of ``--ranges`` (the issue
     tracker's and other tools'). ``entrywise``: ``select``, whose ``--bounds B|auto`` is also the entrywise bound,
-    told apart by syntax (:func:`split_select_bounds`), so it registers ``--bounds`` itself."""
+    told apart by syntax (:func:`bound_or_ranges`, :func:`select_bounds`), so it registers ``--bounds`` itself."""
     if not entrywise:
         group.add_argument("--bounds", dest="bounds_as_ranges", metavar="COL=LOW:HIGH,...",
                            help="the same as --ranges (give one of them)")
@@ -47,31 +47,38 @@ def add_bounds_spelling(group, entrywise=False):
                        help="the same as --ranges-file (give one of them)")
 
 
-def split_select_bounds(args, bound_or_auto):
-    """``select``'s ``--bounds``, given once or twice: a number or ``auto`` is the entrywise bound (``args.bounds``,
-    read by ``bound_or_auto``), ``COL=LOW:HIGH,...`` per-column ranges (``args.bounds_as_ranges``); a value mixing
-    the two is refused."""
+def bound_or_ranges(bound_or_auto):
+    """``select``'s ``--bounds`` type: a number or ``auto`` (read by ``bound_or_auto``) is the entrywise bound,
+    ``COL=LOW:HIGH,...`` per-column ranges (kept as text); a value mixing the two is refused."""
     import argparse
 
-    given, args.bounds, args.bounds_as_ranges = getattr(args, "bounds", None) or [], "auto", None
-    if not isinstance(given, list):  # parsed before: already split
-        args.bounds = given
-        return
-    numbers = [t for t in given if "=" not in t]
-    ranges = [t for t in given if "=" in t]
-    for kind, found in (("the entrywise bound (a number or auto)", numbers), ("per-column ranges (COL=LOW:HIGH)",
-                                                                              ranges)):
+    def parse(text):
+        if "=" not in text:
+            return bound_or_auto(text)
+        if any("=" not in item for item in text.split(",")):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} mixes a number with COL=LOW:HIGH items: give the entrywise bound and the ranges as two "
+                "options (--bounds B --bounds COL=LOW:HIGH,..., or --ranges)")
+        return RangesText(text)
+
+    return parse
+
+
+class RangesText(str):
+    """``--bounds COL=LOW:HIGH,...`` on ``select``: per-column ranges, told apart from the entrywise bound."""
+
+
+def select_bounds(args):
+    """``(entrywise bound, ranges text or None)`` from ``select``'s ``--bounds``, given at most once each way."""
+    given = getattr(args, "bounds", None)
+    if not isinstance(given, list):  # not select's repeated option: a value or its default
+        return ("auto" if given is None else given), None
+    ranges = [v for v in given if isinstance(v, RangesText)]
+    numbers = [v for v in given if not isinstance(v, RangesText)]
+    for kind, found in (("the entrywise bound (a number or auto)", numbers), ("per-column ranges", ranges)):
         if len(found) > 1:
             raise CliError(f"--bounds gives {kind} twice; give it once")
-    if ranges and any("=" not in item for item in ranges[0].split(",")):
-        raise CliError(f"--bounds mixes a number with COL=LOW:HIGH items in {ranges[0]!r}: give the entrywise bound "
-                       "and the ranges as two options (--bounds B --bounds COL=LOW:HIGH,..., or --ranges)")
-    if numbers:
-        try:
-            args.bounds = bound_or_auto(numbers[0])
-        except argparse.ArgumentTypeError as exc:  # the type's refusal, in the command line's words
-            raise CliError(f"--bounds: {exc}") from None
-    args.bounds_as_ranges = ranges[0] if ranges else None
+    return (numbers[0] if numbers else "auto"), (str(ranges[0]) if ranges else None)
 
 
 def add_typed_column_arguments(group):
@@ -279,6 +286,8 @@ def ranges_of(args):
 def _spelled_once(args, name, other):
     """``--ranges`` or its other spelling ``--bounds`` (``--ranges-file``, ``--bounds-file``): one of them."""
     value, alias = getattr(args, name, None), getattr(args, other, None)
+    if other == "bounds_as_ranges" and isinstance(getattr(args, "bounds", None), list):  # select's --bounds
+        alias = select_bounds(args)[1]
     if value is not None and alias is not None:
         option = "--" + name.replace("_", "-")
         raise CliError(f"{option} and {option.replace('ranges', 'bounds')} are one option spelt two ways: give one")
