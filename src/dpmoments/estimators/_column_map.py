@@ -99,6 +99,9 @@ class LabelledCoefficients:
         """``coef_`` (or another per-feature attribute: ``coef_se_``) as a pandas Series indexed by the input's
         columns (an opened table's one-hot ``col=level`` and ``col:missing`` names included; ``x0, x1, ...``
         without names). Post-processing; needs pandas."""
+        if hasattr(self, attribute) and getattr(self, attribute) is None:  # PrivateModelSelection without a refit
+            raise AttributeError(f"{type(self).__name__}.{attribute} is None: nothing to label (model selection "
+                                 "gives coefficients with refit_epsilon=).")
         return labelled_attribute(self, attribute)
 
 
