@@ -1,8 +1,9 @@
-"""Build the two optional C extensions (everything else is in pyproject.toml).
+"""Build the three optional C extensions (everything else is in pyproject.toml).
 
-``dpmoments.solvers._glasso_sweep`` is the graphical lasso's inner loop and
-``dpmoments.moments._clip`` the row clipping of the moment pass. They use only the
-Python C API (no NumPy headers, no Cython), so a C compiler is all they need. Both are
+``dpmoments.solvers._glasso_sweep`` is the graphical lasso's inner loop,
+``dpmoments.moments._clip`` the row clipping of the moment pass and ``dpmoments.moments._binned``
+the binned pass of a private row bound. They use only the
+Python C API (no NumPy headers, no Cython), so a C compiler is all they need. All are
 optional: where no compiler is found the build goes on without them and the library
 uses its pure-NumPy code (same results to rounding, slower).
 """
@@ -11,4 +12,5 @@ from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("dpmoments.solvers._glasso_sweep", ["src/dpmoments/solvers/_glasso_sweep.c"],
                              optional=True),
-                   Extension("dpmoments.moments._clip", ["src/dpmoments/moments/_clip.c"], optional=True)])
+                   Extension("dpmoments.moments._clip", ["src/dpmoments/moments/_clip.c"], optional=True),
+                   Extension("dpmoments.moments._binned", ["src/dpmoments/moments/_binned.c"], optional=True)])

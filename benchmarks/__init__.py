@@ -42,6 +42,8 @@ from . import sites_scale  # noqa: E402  (imports grpc inside run)
 from . import ranges_sites  # noqa: E402  (loads statsmodels data inside run)
 from . import ranges_small  # noqa: E402  (loads scikit-learn's data inside run)
 from . import sites_coverage  # noqa: E402  (loads statsmodels' data inside run)
+from . import sites_structure  # noqa: E402
+from . import sites_width  # noqa: E402
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -69,6 +71,8 @@ BENCHMARKS = {
     "coverage": coverage.run,
     "coverage_misses": coverage_misses.run,
     "sites_coverage": sites_coverage.run,
+    "sites_structure": sites_structure.run,
+    "sites_width": sites_width.run,
     "cluster": cluster.run,
     "sites_scale": sites_scale.run,
     "ranges_sites": ranges_sites.run,

@@ -24,13 +24,17 @@ from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+SELECTING = ("COVERAGE_ANALYSES", "COVERAGE_DATA")  # environment variables that choose what a benchmark runs
+
+
 def _command(argv):
     python = Path(sys.executable)
     try:
         python = python.relative_to(Path.cwd())
     except ValueError:
         pass
-    return " ".join([shlex.quote(str(python)), "-m", "benchmarks", *map(shlex.quote, argv)])
+    chosen = [f"{k}={shlex.quote(os.environ[k])}" for k in SELECTING if os.environ.get(k)]  # they change the run
+    return " ".join([*chosen, shlex.quote(str(python)), "-m", "benchmarks", *map(shlex.quote, argv)])
 
 
 def _cpu_model():

@@ -24,7 +24,8 @@ could not be bounded (the entry is marked ``biased`` instead; the other columns 
 intervals only). A fit refused (too few rows for a private choice) is counted in ``refused``.
 
 ``python -m benchmarks coverage [--quick]`` writes ``benchmarks/results/coverage.md``
-(``COVERAGE_ANALYSES=covariance`` runs that analysis only; ``structure``: PCA's components, the graphical
+(``COVERAGE_ANALYSES=covariance`` runs that analysis only, ``COVERAGE_DATA=grunfeld,t3`` the data sets whose
+names contain one of those; ``structure``: PCA's components, the graphical
 lasso's partial correlations and edges and ridge precision, ``benchmarks/coverage_structure.py``).
 """
 
@@ -253,6 +254,8 @@ def run(quick=False):
                "noise-only width / |full|", "width / noise-only", "inf", "withheld", "refused"]
     tables = []
     only = [a for a in os.environ.get("COVERAGE_ANALYSES", "").lower().split(",") if a]
+    data = [a for a in os.environ.get("COVERAGE_DATA", "").lower().split(",") if a]
+    cases = [c for c in cases if not data or any(a in c[0].lower() for a in data)]
     for analysis in ([] if only == ["structure"] else _selected(only)):
         table = Table(f"{analysis}: 90% intervals, defaults, delta = {DELTA:g}, {len(seeds)} seeded fits each",
                       columns)

@@ -19,7 +19,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-from dpmoments.estimators.pca import PrivatePCA  # noqa: E402
+from dpmoments.estimators import PrivatePCA  # noqa: E402
 from dpmoments.solvers.tensor_power import robust_tensor_power  # noqa: E402
 
 from .timing import Table, best_of_each, log  # noqa: E402

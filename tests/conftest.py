@@ -8,6 +8,10 @@ the whole suite runs with one BLAS thread whatever the environment says.
 ``shuffle:SEED`` (modules in a shuffled order, and the tests within each). A module's tests stay
 together, so its fixtures are set up once. ``.ci/fast-lane-twice`` uses it.
 
+A test marked ``prestart`` has its work (a subprocess, a deployment) started when collection ends, to run on
+the core the suite's one process leaves idle (``tests/background.py``); in the default order those tests
+run last, so that work has the whole run to finish.
+
 ``DPMOMENTS_TEST_UNSEEDED=1`` lists, at the end of the run, the tests whose dpmoments calls drew
 fresh OS entropy (``rng=None``): each is either meant to (it checks the unseeded path, with a verdict
 that does not depend on the draw) or a test to seed.
@@ -73,6 +77,8 @@ def pytest_collection_modifyitems(config, items):
     order = os.environ.get("DPMOMENTS_TEST_ORDER", "")
     if order:
         items[:] = _reordered(items, order)
+    else:  # the tests whose work runs in the background (tests/background.py) come last: it has the run to finish
+        items[:] = sorted(items, key=lambda item: item.get_closest_marker("prestart") is not None)
 
 
 def pytest_report_header(config):

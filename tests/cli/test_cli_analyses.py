@@ -271,7 +271,8 @@ def test_simulate_protocols_and_analyses(run, data, tmp_path, protocol, analysis
     out = tmp_path / "sim"
     extra = ["--n-components", "2"] if analysis == "pca" else []
     res = run("simulate", "--uncentred", *[data / f"site{s}.csv" for s in range(3)], "--protocol", protocol, "--analysis", analysis,
-              *extra, "--epsilon", 1, "--delta", "1e-5", "--row-norm", 3, "--seed", 0, "--out", out, "--no-figures")
+              *extra, "--epsilon", 1, "--delta", "1e-5", "--row-norm", 3, "--seed", 0, "--out", out, "--no-figures",
+              "--draws", 0)  # the protocols, not the draws (tests/multisite/test_cli_noise.py has those)
     assert res.returncode == 0, res.stderr
     rep = report(out)
     assert rep["protocol"]["protocol"] == protocol and rep["analysis"]["protocol"] == protocol
@@ -291,7 +292,7 @@ def test_simulate_per_site_calibration_reproduces_the_papers_claim(run, data, tm
 
 
 @pytest.mark.parametrize("analysis, extra, estimate", [
-    ("ridge", ["--alpha", "0.1"], "precision.npy"),
+    ("ridge", ["--alpha", "0.1", "--draws", "0"], "precision.npy"),
     ("select", ["--target", "y", "--R", "3", "--phi", "50"], "selected.csv"),
     ("regress", ["--target", "y", "--n-iter", "3", "--w-max", "5", "--response-bound", "3"], "coefficients.csv"),
     ("tensor-mog", ["--sigma2", "0.01", "--n-components", "2"], "components.npy"),

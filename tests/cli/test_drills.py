@@ -13,6 +13,7 @@ parent directory and ten replacing the same destination with ``--force``: every 
 and complete, and no temporary is left.
 """
 
+import atexit
 import hashlib
 import json
 import os
@@ -30,6 +31,7 @@ import pytest
 
 from dpmoments.cli import _output
 
+from ..background import Steps
 from .helpers import ENV
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the drill forks its runs (POSIX)")
@@ -40,9 +42,7 @@ SEED = ["--seed", "0", "--no-figures"]
 PRIV = ["--epsilon", "1", "--delta", "1e-6", *SEED]
 
 
-@pytest.fixture(scope="module")
-def inputs(tmp_path_factory):
-    d = tmp_path_factory.mktemp("drill-inputs")
+def _make_inputs(d):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(600, 4)) / 2
     y = X @ np.array([1.0, -1.0, 0.5, 0.0]) + 0.05 * rng.normal(size=600)
@@ -56,6 +56,11 @@ def inputs(tmp_path_factory):
 
     np.save(d / "mog.npy", make_mog(2000, 3, 2, sigma2=0.01, rng=0).X)
     return d
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    return _make_inputs(tmp_path_factory.mktemp("drill-inputs"))
 
 
 def commands(d):
@@ -221,22 +226,69 @@ def _drill(zygote, inputs, tmp_path, names, every=False):
         _drill_one(zygote, inputs, works[name], name, phase, sig)
 
 
-def test_kill_drill_covariance(zygote, inputs, tmp_path):
-    _drill(zygote, inputs, tmp_path, ["covariance"], every=True)
+# The kill and load drills run beside the other tests (tests/background.py): their work is the forked runs', in a
+# thread with its own zygote and inputs; their tests come last and wait for them.
+def _prepare(root):
+    (root / "inputs").mkdir()
+    return dict(root=root, inputs=_make_inputs(root / "inputs"))
 
 
-@pytest.mark.slow
-def test_kill_drill_every_analysis_command(zygote, inputs, tmp_path):
-    _drill(zygote, inputs, tmp_path, [n for n in commands(inputs) if n != "covariance"])
+def _start_zygote(state):
+    state["zygote"] = Zygote()
+    atexit.register(state["zygote"].proc.kill)  # should the test run end first (its thread is a daemon)
 
 
-def test_load_drill_twenty_concurrent_runs(zygote, inputs, tmp_path):
+def _stop_zygote(state):
+    if "zygote" in state:
+        state["zygote"].close()
+
+
+DRILLS = Steps("cli-drills", _prepare, _start_zygote, _stop_zygote)
+
+
+def _work(state, name):
+    (state["root"] / name).mkdir()
+    return state["root"] / name
+
+
+@DRILLS.step("test_kill_drill_covariance")
+def _kill_drill_covariance(state):
+    _drill(state["zygote"], state["inputs"], _work(state, "covariance"), ["covariance"], every=True)
+
+
+@DRILLS.step("test_kill_drill_every_analysis_command")
+def _kill_drill_every_analysis_command(state):
+    inputs = state["inputs"]
+    _drill(state["zygote"], inputs, _work(state, "every"), [n for n in commands(inputs) if n != "covariance"])
+
+
+@DRILLS.step("test_load_drill_twenty_concurrent_runs")
+def _load_drill_twenty_concurrent_runs(state):
+    inputs, tmp_path = state["inputs"], _work(state, "load")
     base = ["-q", "covariance", str(inputs / "x.npy"), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "2",
             "--uncentred", "--no-figures"]
     runs = [[*base, "--seed", str(k), "--out", f"own-{k}"] for k in range(10)]
     runs += [[*base, "--seed", str(k), "--out", "shared", "--force"] for k in range(10)]
-    statuses, errors = zygote.batch(runs, tmp_path)
+    statuses, errors = state["zygote"].batch(runs, tmp_path)
     assert statuses == [0] * 20, errors
+    assert _complete(tmp_path / "shared") and not _temps(tmp_path)
+    return inputs, tmp_path
+
+
+@pytest.mark.prestart(DRILLS)
+def test_kill_drill_covariance():
+    DRILLS.outcome("test_kill_drill_covariance")
+
+
+@pytest.mark.slow
+@pytest.mark.prestart(DRILLS)
+def test_kill_drill_every_analysis_command():
+    DRILLS.outcome("test_kill_drill_every_analysis_command")
+
+
+@pytest.mark.prestart(DRILLS)
+def test_load_drill_twenty_concurrent_runs():
+    inputs, tmp_path = DRILLS.outcome("test_load_drill_twenty_concurrent_runs")
     from dpmoments import release_second_moment
 
     X = np.load(inputs / "x.npy")
@@ -245,8 +297,7 @@ def test_load_drill_twenty_concurrent_runs(zygote, inputs, tmp_path):
     for k in range(10):
         np.testing.assert_allclose(np.load(tmp_path / f"own-{k}" / "covariance.npy"), expected[k], rtol=1e-12)
     shared = np.load(tmp_path / "shared" / "covariance.npy")
-    assert _complete(tmp_path / "shared") and any(np.allclose(shared, e, rtol=1e-12) for e in expected.values())
-    assert not _temps(tmp_path)
+    assert any(np.allclose(shared, e, rtol=1e-12) for e in expected.values())
 
 
 def _covariance_run(zygote, inputs, work, **kwargs):

@@ -8,7 +8,7 @@ from sklearn.decomposition import PCA
 
 from dpmoments import Accountant, ApproxDP, release_second_moment
 from dpmoments.exceptions import BudgetExceededError
-from dpmoments.estimators.pca import PrivatePCA
+from dpmoments.estimators import PrivatePCA
 
 INF = float("inf")
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.NotPrivateWarning")

@@ -16,8 +16,9 @@ from dpmoments import Accountant, ApproxDP
 from dpmoments._rng import spawn
 from dpmoments.datasets.mixtures import make_mog, make_single_topic
 from dpmoments.exceptions import BudgetExceededError, PrivacyLeakWarning
+from dpmoments.estimators import PrivateTensorDecomposition
 from dpmoments.estimators.tensor import (
-    PrivateTensorDecomposition, TensorBudget, TensorMoments, mean_correction, mog_third_sensitivity,
+    TensorBudget, TensorMoments, mean_correction, mog_third_sensitivity,
     noisy_tensor_power_method, release_mog_moments, release_topic_moments, topic_sensitivity,
 )
 from dpmoments.mechanisms import orbit_vector, symmetric_matrix_noise, symmetric_tensor_noise, upper_triangle

@@ -7,7 +7,7 @@
 * a run that could only abort exits non-zero and leaves the earlier result intact (the ServerApp's own
   aborts take the same path as gRPC's: ``tests/multisite/test_aggregate.py``).
 
-About 40 s with the deployment's start.
+About 40 s with the deployment's start, beside the other tests (``conftest.py``).
 """
 
 import json
@@ -25,14 +25,13 @@ pytest.importorskip("flwr", reason="the Flower extra is not installed (pip insta
 from dpmoments.estimators import PrivateCovariance  # noqa: E402
 from dpmoments.multisite import InProcessTransport, Plan, Site, deploy, read_bundle, run_plan  # noqa: E402
 
-from .conftest import SIZES, cli  # noqa: E402
+from .conftest import SCENARIO, SIZES, cli  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
 
-def _in_process(deployment, plan_key):
+def _in_process(tmp, data, shares, plan_key):
     """The same plan, shares and seeds, in this process."""
-    tmp, data, shares = deployment["tmp"], deployment["data"], deployment["shares"]
     plan = Plan.from_json((tmp / plan_key / "plan.json").read_text())
     sites = []
     for k, (s, X) in enumerate(data.items()):
@@ -43,7 +42,8 @@ def _in_process(deployment, plan_key):
     return run_plan(plan, InProcessTransport(sites), rng=7).releases[0]
 
 
-def test_honest_run_gives_the_in_process_bytes(deployment):
+@SCENARIO.step("test_honest_run_gives_the_in_process_bytes")
+def _honest_run_gives_the_in_process_bytes(deployment):
     tmp, env, conn = deployment["tmp"], deployment["env"], deployment["conn"]
     out = tmp / "o'brien result"
     run = cli(["aggregate", *conn, "--plan", str(tmp / "A" / "plan.json"), "--out", str(out), "--wait", "60",
@@ -52,11 +52,6 @@ def test_honest_run_gives_the_in_process_bytes(deployment):
     assert run.returncode == 0, (f"rc={run.returncode}\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}\n"
                                  f"{(tmp / 'north.log').read_text(errors='replace')[-3000:]}")
     got = np.load(out / "covariance.npy")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        ref = PrivateCovariance(epsilon=1, delta=1e-6, row_norm=1, psd_floor=0.0).fit_release(
-            _in_process(deployment, "A"))
-    np.testing.assert_array_equal(got, ref.covariance_)
     report = json.loads((out / "privacy_report.json").read_text())
     assert report["privacy"]["guarantee_detail"]["epsilon"] == pytest.approx(1.0, rel=1e-6)
     assert report["protocol"]["dropped"] == [] and report["plan"]["run_id"]
@@ -68,10 +63,23 @@ def test_honest_run_gives_the_in_process_bytes(deployment):
     link_log = (tmp / "superlink.log").read_text(errors="replace")
     assert "No SuperNode found with the given public key" in link_log
     assert link_log.count("[Fleet.ActivateNode] Activated") == len(SIZES)
+    # the same plan, shares and seeds in this process: left to the test, whose thread may touch warnings filters
+    return got, (deployment["tmp"], deployment["data"], deployment["shares"]), elapsed
+
+
+@pytest.mark.prestart(SCENARIO)
+def test_honest_run_gives_the_in_process_bytes():
+    got, deployment, elapsed = SCENARIO.outcome("test_honest_run_gives_the_in_process_bytes")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = PrivateCovariance(epsilon=1, delta=1e-6, row_norm=1, psd_floor=0.0).fit_release(
+            _in_process(*deployment, "A"))
+    np.testing.assert_array_equal(got, ref.covariance_)
     print(f"deployment up and first run done in {elapsed:.1f}s")
 
 
-def test_hostile_server_app_gets_one_answer_per_share(deployment):
+@SCENARIO.step("test_hostile_server_app_gets_one_answer_per_share")
+def _hostile_server_app_gets_one_answer_per_share(deployment):
     tmp, env = deployment["tmp"], deployment["env"]
     fab = deploy.write_fab(tmp / "hostile-fab")
     text = (fab / "pyproject.toml").read_text().replace("dpmoments.cli._serverapp:app", "hostile_app:app")
@@ -95,7 +103,8 @@ def test_hostile_server_app_gets_one_answer_per_share(deployment):
         assert [r["reason"] for r in ledger["refusals"]][-2:] == [refused[s], "over-budget"]
 
 
-def test_aborted_run_exits_non_zero_and_keeps_the_old_result(deployment):
+@SCENARIO.step("test_aborted_run_exits_non_zero_and_keeps_the_old_result")
+def _aborted_run_exits_non_zero_and_keeps_the_old_result(deployment):
     tmp, env, conn = deployment["tmp"], deployment["env"], deployment["conn"]
     out = tmp / "o'brien result"
     if not (out / "covariance.npy").exists():
@@ -109,3 +118,13 @@ def test_aborted_run_exits_non_zero_and_keeps_the_old_result(deployment):
     assert not [p for p in tmp.iterdir() if p.name.startswith(".dpmoments-tmp-")]
     assert set(Path(tempfile.gettempdir()).glob("dpmoments-flwr-*")) <= deployment["litter"]
     shutil.rmtree(tmp / "hostile-home", ignore_errors=True)
+
+
+@pytest.mark.prestart(SCENARIO)
+def test_hostile_server_app_gets_one_answer_per_share():
+    SCENARIO.outcome("test_hostile_server_app_gets_one_answer_per_share")
+
+
+@pytest.mark.prestart(SCENARIO)
+def test_aborted_run_exits_non_zero_and_keeps_the_old_result():
+    SCENARIO.outcome("test_aborted_run_exits_non_zero_and_keeps_the_old_result")

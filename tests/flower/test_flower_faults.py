@@ -9,7 +9,8 @@
 * the SuperLink killed in the middle of a run: ``dpmoments aggregate`` exits non-zero with its
   reason in one line and the earlier result stays as it was.
 
-57 to 114 s for the two tests together, measured in four runs on a shared 2-core machine at load 6 to 11.
+57 to 114 s for the two steps together, measured in four runs on a shared 2-core machine at load 6 to 11; they run
+beside the other tests (``conftest.py``).
 """
 
 import json
@@ -28,7 +29,7 @@ pytest.importorskip("flwr", reason="the Flower extra is not installed (pip insta
 from dpmoments.multisite import Plan, SiteError, from_wire, to_wire  # noqa: E402
 from dpmoments.multisite.door import ask_site  # noqa: E402
 
-from .conftest import cli  # noqa: E402
+from .conftest import SCENARIO, cli  # noqa: E402
 from .hostile_app import _query  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -37,8 +38,10 @@ pytestmark = pytest.mark.slow
 def _aggregate(deployment, plan, out, *extra):
     argv = ["aggregate", *deployment["conn"], "--plan", str(deployment["tmp"] / plan / "plan.json"), "--out",
             str(out), "--seed", "7", *extra]
-    return subprocess.Popen([sys.executable, "-m", "dpmoments", *argv], env=deployment["env"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen([sys.executable, "-m", "dpmoments", *argv], env=deployment["env"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir(), start_new_session=True)
+    deployment["procs"].append(run)  # stopped with the deployment, should the test run end first
+    return run
 
 
 def _wait_for(predicate, timeout, what):
@@ -52,7 +55,8 @@ def _count(path, text):
     return Path(path).read_text(errors="replace").count(text) if Path(path).exists() else 0
 
 
-def test_site_killed_mid_run_is_dropped_promptly_and_rejoins(deployment):
+@SCENARIO.step("test_site_killed_mid_run_is_dropped_promptly_and_rejoins")
+def _site_killed_mid_run_is_dropped_promptly_and_rejoins(deployment):
     tmp, env = deployment["tmp"], deployment["env"]
     north, log, link_log = deployment["sites"]["north"], tmp / "state-north" / "supernode.log", tmp / "superlink.log"
     seen, joined = _count(log, "Receiving:"), _count(link_log, "[Fleet.ActivateNode] Activated")
@@ -87,10 +91,11 @@ def test_site_killed_mid_run_is_dropped_promptly_and_rejoins(deployment):
     plan_a = Plan.from_json((tmp / "A" / "plan.json").read_text())
     again = from_wire(ask_site(tmp / "state-north" / "door.sock", to_wire(_query(plan_a)), timeout=60))
     assert isinstance(again, SiteError) and again.code == "already-answered"
-    print(f"killed site dropped, run done {elapsed:.1f} s after the kill")
+    return f"killed site dropped, run done {elapsed:.1f} s after the kill"
 
 
-def test_dead_superlink_aborts_cleanly_and_keeps_the_old_result(deployment):
+@SCENARIO.step("test_dead_superlink_aborts_cleanly_and_keeps_the_old_result")
+def _dead_superlink_aborts_cleanly_and_keeps_the_old_result(deployment):
     tmp, link = deployment["tmp"], deployment["link"]
     out = tmp / "drill result"
     if not (out / "privacy_report.json").exists():
@@ -108,4 +113,14 @@ def test_dead_superlink_aborts_cleanly_and_keeps_the_old_result(deployment):
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert not [p for p in tmp.iterdir() if p.name.startswith(".dpmoments-tmp-")]
     assert set(Path(tempfile.gettempdir()).glob("dpmoments-flwr-*")) <= deployment["litter"]
-    print(f"dead SuperLink noticed in {elapsed:.1f} s")
+    return f"dead SuperLink noticed in {elapsed:.1f} s"
+
+
+@pytest.mark.prestart(SCENARIO)
+def test_site_killed_mid_run_is_dropped_promptly_and_rejoins():
+    print(SCENARIO.outcome("test_site_killed_mid_run_is_dropped_promptly_and_rejoins"))
+
+
+@pytest.mark.prestart(SCENARIO)
+def test_dead_superlink_aborts_cleanly_and_keeps_the_old_result():
+    print(SCENARIO.outcome("test_dead_superlink_aborts_cleanly_and_keeps_the_old_result"))

@@ -96,3 +96,25 @@ def test_an_auto_bound_on_a_stream_reads_it_once_and_releases_what_two_reads_rel
     np.testing.assert_allclose(fused.second_moment, two.second_moment, rtol=1e-9,
                                atol=1e-9 * np.abs(two.second_moment).max())
     assert fused.guarantee == two.guarantee and [p.label for p in fused.parts] == [p.label for p in two.parts]
+
+
+@pytest.mark.parametrize("moment", ["mean", "counts"])
+def test_the_compiled_pass_bins_and_sums_what_the_numpy_pass_does(moment, monkeypatch):
+    from dpmoments.moments import binned_sums
+
+    wide = np.vstack([X] * 3)  # chunks of several cache-sized blocks
+    chunks = [wide[:5000], wide[5000:]]
+    compiled = binned_pass(chunks, moment=moment, search=SEARCH, center=CENTER, scale=SCALE)
+    monkeypatch.setattr(binned_sums, "_compiled", None)
+    plain = binned_pass(chunks, moment=moment, search=SEARCH, center=CENTER, scale=SCALE)
+    assert np.array_equal(compiled.counts, plain.counts) and compiled.fused == plain.fused
+    if moment == "mean":
+        np.testing.assert_allclose(compiled.inside, plain.inside, rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(compiled.outside, plain.outside, rtol=1e-12, atol=1e-12)
+
+
+def test_a_nan_in_a_chunk_is_refused_naming_its_chunk_and_row():
+    bad = X.copy()
+    bad[1500, 2] = np.nan
+    with pytest.raises(ValueError, match=r"chunk 1 at row 500, column 2 of the chunk \(row 1500 overall\)"):
+        binned_pass([bad[:1000], bad[1000:]], moment="mean", search=SEARCH, center=CENTER)

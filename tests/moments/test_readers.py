@@ -220,6 +220,17 @@ def test_nan_inside_files(tmp_path, data):
         accumulate_moments(iter_chunks(tmp_path / "nan.csv", chunk_size=30), row_norm=1.0)
 
 
+def test_a_file_whose_sums_overflow_is_read_and_infinities_that_cancel_are_refused(tmp_path):
+    huge = np.full((40, 2), 1e308)  # the finiteness check sums each block: an overflowing sum is checked entry by entry
+    np.save(tmp_path / "huge.npy", huge)
+    assert np.array_equal(np.vstack(list(iter_chunks(tmp_path / "huge.npy"))), huge)
+    cancel = huge.copy()
+    cancel[7], cancel[9] = (np.inf, 0.0), (-np.inf, 0.0)  # inf - inf: a NaN sum, never a finite one
+    np.save(tmp_path / "cancel.npy", cancel)
+    with pytest.raises(ValueError, match=r"cancel\.npy': missing or non-finite value in column 'x0' at row 7"):
+        list(iter_chunks(tmp_path / "cancel.npy"))
+
+
 def test_parquet_errors(tmp_path):
     pq.write_table(pa.table({"a": [1.0, 2.0], "s": ["x", "y"]}), tmp_path / "s.parquet")
     with pytest.raises(ValueError, match=r"s\.parquet': column 's' has type string"):

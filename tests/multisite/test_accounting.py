@@ -86,7 +86,7 @@ def _views(sites, noise, runs, masking, seed):
         for s, b in zip(sites, deal(p, gen, pairs).values()):
             s.accept(b, rng=gen)
         agg = Aggregator(p, gen)
-        replies = InProcessTransport(sites).ask(agg.open_step(0, p.sites), 1.0)
+        replies = InProcessTransport(sites).ask(agg.open_step(0, p.sites), 60.0)
         rows = [upper_triangle(replies[s.name].value(0) - agg.f_share(0, s.name) - s._exact("second")) for s in sites]
         out.append(np.array(rows).T)
     return np.concatenate(out)

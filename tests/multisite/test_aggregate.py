@@ -135,7 +135,7 @@ def test_a_multi_step_analysis_over_the_network_command(run, tmp_path):
 
 
 @pytest.mark.parametrize("analysis, options, fit, estimate", [
-    ("pca", {}, ["--n-components", 2], "components.npy"),
+    ("pca", {}, ["--n-components", 2, "--draws", 5, "--level", 0.8], "components.npy"),
     ("select", {}, ["--R", 3, "--phi", 50], "selected.csv"),
     ("tensor-mog", {"sigma2": 0.01}, ["--n-components", 2], "components.npy"),
     ("tensor-stm", {"vocabulary_size": 6}, ["--n-components", 2], "components.npy"),
@@ -165,3 +165,5 @@ def test_every_analysis_runs_over_the_network_command(run, tmp_path, analysis, o
     report = json.loads((tmp_path / "out" / "privacy_report.json").read_text())
     assert report["analysis"]["transport"] == "grpc" and report["protocol"]["protocol"] == "cape"
     assert report["privacy"]["guarantee_detail"]["epsilon"] == pytest.approx(1.0, rel=1e-6)
+    if analysis == "pca":  # the fit's uncertainty options reach the aggregator's fit (as on the Flower request)
+        assert report["analysis"]["uncertainty"]["n_draws"] == 5 and report["analysis"]["uncertainty"]["level"] == 0.8

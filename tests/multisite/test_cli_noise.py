@@ -92,3 +92,12 @@ def test_a_clear_model_choice_across_sites_is_shown(run, sites, tmp_path):
                               "--phi", 20, epsilon=1e4)
     assert analysis["selected"] == ["p"] and analysis["selection_probability"] == 1.0 and not analysis["withheld"]
     assert analysis["R_source"].startswith("the release's full-model fit") and 0.5 < analysis["R"] < 1.5
+
+
+@pytest.mark.parametrize("extra, option", [(("--analysis", "covariance", "--draws", 5), "--draws"),
+                                           (("--analysis", "select", "--target", "y", "--intervals-for", "sample"),
+                                            "--intervals-for")])
+def test_an_uncertainty_option_the_analysis_ignores_is_refused(run, sites, tmp_path, extra, option):
+    res = run("simulate", *sites, "--epsilon", 1, "--delta", "1e-6", "--out", tmp_path / "o", *extra)
+    assert res.returncode == 2 and f"{option} has no use with --analysis" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()

@@ -34,7 +34,7 @@ def _round(sites, seed=0):
     for s, b in zip(sites, deal(plan, rng=seed).values()):
         s.accept(b, rng=seed + 1)
     agg = Aggregator(plan, rng=seed + 2)
-    replies = InProcessTransport(sites).ask(agg.open_step(0, plan.sites), 1.0)
+    replies = InProcessTransport(sites).ask(agg.open_step(0, plan.sites), 60.0)
     return agg, plan, replies
 
 

@@ -1,12 +1,15 @@
 """The gRPC transport from the command line: noise generator, three sites and the aggregator as real processes.
 
 Mutual TLS with a throw-away CA (``dpmoments aggregate --make-test-ca --site-certs``); the result must be
-the bytes the same plan, shares and seeds give in process. A few seconds; the sites end with the test.
+the bytes the same plan, shares and seeds give in process. About 10 s each, run beside the other tests (the
+processes' work, in a thread: ``tests/background.py``); the sites end with their run.
 """
 
+import atexit
 import json
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -18,6 +21,7 @@ from dpmoments.estimators import PrivateCovariance  # noqa: E402
 from dpmoments.multisite import InProcessTransport, Plan, Site, deploy, read_bundle, run_plan  # noqa: E402
 from dpmoments.multisite.analyses import finish_analysis  # noqa: E402
 
+from ..background import Steps  # noqa: E402
 from ..cli.helpers import ENV  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -25,9 +29,9 @@ pytestmark = pytest.mark.slow
 SIZES = {"north": 200, "south": 300, "east": 250}
 
 
-def _cli(*argv, **kw):
+def _cli(*argv):
     return subprocess.run([sys.executable, "-m", "dpmoments", *map(str, argv)], capture_output=True, text=True,
-                          env=ENV, timeout=120, **kw)
+                          env=ENV, timeout=120, cwd=tempfile.gettempdir())
 
 
 # a public bound; or one chosen across sites by the plan's bound step (a large epsilon: 750 rows in all); or that
@@ -38,41 +42,72 @@ PRIVACY = {"public": ("--epsilon", 1, "--row-norm", 1, "--uncentred"),
                       "--location-share", 0.3)}
 
 
-@pytest.mark.parametrize("bound", PRIVACY)
-def test_grpc_deployment_from_the_command_line(tmp_path, bound):
+def _prepare(tmp):
     rng = np.random.default_rng(0)
     data = {s: rng.normal(size=(n, 3)) / 3 for s, n in SIZES.items()}
     for s, X in data.items():
-        np.savetxt(tmp_path / f"{s}.csv", X, delimiter=",", header="a,b,c", comments="")
-    sites = ",".join(f"{s}={n}" for s, n in SIZES.items())
-    res = _cli("noise-generator", "--sites", sites, "--n-features", 3, *PRIVACY[bound], "--delta", "1e-5",
-               "--seed", 3, "--out", tmp_path / "shares")
-    assert res.returncode == 0 and "against the aggregator" in res.stdout, res.stderr
-    assert _cli("aggregate", "--make-test-ca", tmp_path / "tls", "--site-certs", ",".join(SIZES)).returncode == 0
-    tls = tmp_path / "tls"
-    port = deploy.free_port()
-    procs = []
-    try:
-        for k, s in enumerate(SIZES):
-            argv = ["site", "--name", s, "--data", tmp_path / f"{s}.csv", "--share", tmp_path / "shares" / f"{s}.npz",
-                    "--state", tmp_path / f"state-{s}", "--transport", "grpc", "--aggregator", f"127.0.0.1:{port}",
-                    "--root-certificates", tls / "ca.crt", "--cert", tls / f"{s}.pem", "--key", tls / f"{s}.key",
-                    "--seed", k]
-            procs.append(subprocess.Popen([sys.executable, "-m", "dpmoments", *map(str, argv)], env=ENV,
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                          start_new_session=True))
-        out = tmp_path / "result dir"
-        res = _cli("aggregate", "--transport", "grpc", "--listen", f"127.0.0.1:{port}", "--cert", tls / "server.pem",
-                   "--key", tls / "server.key", "--root-certificates", tls / "ca.crt", "--plan",
-                   tmp_path / "shares" / "plan.json", "--out", out, "--seed", 7, "--wait", 60, "--timeout", 60)
-        assert res.returncode == 0, res.stderr
-        assert ("row_norm: share 0.5" in res.stdout) == (bound == "auto"), res.stdout
-    finally:
-        deploy.stop_process_groups(procs)
+        np.savetxt(tmp / f"{s}.csv", X, delimiter=",", header="a,b,c", comments="")
+    return tmp
+
+
+def _make_ca(tmp):
+    res = _cli("aggregate", "--make-test-ca", tmp / "tls", "--site-certs", ",".join(SIZES))
+    assert res.returncode == 0, res.stderr
+
+
+# the deployments run beside the other tests (tests/background.py): their work is other processes'
+DEPLOYMENTS = Steps("grpc-cli", _prepare, _make_ca)
+
+
+def _deployment(bound):
+    """Noise generator, three sites and the aggregator for this bound, in ``tmp/bound``: the aggregator's stdout."""
+    def run(tmp):
+        here = tmp / bound
+        here.mkdir()
+        sites = ",".join(f"{s}={n}" for s, n in SIZES.items())
+        res = _cli("noise-generator", "--sites", sites, "--n-features", 3, *PRIVACY[bound], "--delta", "1e-5",
+                   "--seed", 3, "--out", here / "shares")
+        assert res.returncode == 0 and "against the aggregator" in res.stdout, res.stderr
+        tls = tmp / "tls"
+        port = deploy.free_port()
+        procs = []
+        atexit.register(deploy.stop_process_groups, procs)  # should the test run end first (its thread is a daemon)
+        try:
+            for k, s in enumerate(SIZES):
+                argv = ["site", "--name", s, "--data", tmp / f"{s}.csv", "--share", here / "shares" / f"{s}.npz",
+                        "--state", here / f"state-{s}", "--transport", "grpc", "--aggregator", f"127.0.0.1:{port}",
+                        "--root-certificates", tls / "ca.crt", "--cert", tls / f"{s}.pem", "--key", tls / f"{s}.key",
+                        "--seed", k]
+                procs.append(subprocess.Popen([sys.executable, "-m", "dpmoments", *map(str, argv)], env=ENV,
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                              start_new_session=True, cwd=tmp))
+            res = _cli("aggregate", "--transport", "grpc", "--listen", f"127.0.0.1:{port}", "--cert",
+                       tls / "server.pem", "--key", tls / "server.key", "--root-certificates", tls / "ca.crt", "--plan",
+                       here / "shares" / "plan.json", "--out", here / "result dir", "--seed", 7, "--wait", 60,
+                       "--timeout", 60)
+            assert res.returncode == 0, res.stderr
+        finally:
+            deploy.stop_process_groups(procs)
+        return res.stdout
+    return run
+
+
+for _bound in PRIVACY:
+    DEPLOYMENTS.step(f"test_grpc_deployment_from_the_command_line[{_bound}]")(_deployment(_bound))
+
+
+@pytest.mark.prestart(DEPLOYMENTS)
+@pytest.mark.parametrize("bound", PRIVACY)
+def test_grpc_deployment_from_the_command_line(request, bound):
+    stdout = DEPLOYMENTS.outcome(request.node.name)
+    tmp = DEPLOYMENTS.state
+    data = {s: np.loadtxt(tmp / f"{s}.csv", delimiter=",", skiprows=1) for s in SIZES}
+    tmp_path, out = tmp / bound, tmp / bound / "result dir"
+    assert ("row_norm: share 0.5" in stdout) == (bound == "auto"), stdout
     plan = Plan.from_json((tmp_path / "shares" / "plan.json").read_text())
     local = []
     for k, (s, X) in enumerate(data.items()):
-        site = Site(s, np.loadtxt(tmp_path / f"{s}.csv", delimiter=",", skiprows=1))
+        site = Site(s, X)
         site.accept(read_bundle(tmp_path / "shares" / f"{s}.npz", s), rng=np.random.SeedSequence([k, 0]), throwaway=True)
         local.append(site)
     result = run_plan(plan, InProcessTransport(local), rng=7)

@@ -23,7 +23,7 @@ def _dealt(sites, epsilon=1.0, seed=0):
 
 def _ask(sites, plan, seed=0):
     agg = Aggregator(plan, rng=seed)
-    return InProcessTransport(sites).ask(agg.open_step(0, plan.sites), 1.0), agg
+    return InProcessTransport(sites).ask(agg.open_step(0, plan.sites), 60.0), agg
 
 
 def test_repeating_a_query_cannot_average_the_noise_away():

@@ -67,7 +67,7 @@ def test_zero_sum_shares_and_f_cancels_exactly():
     for s, b in zip(sites, deal(quiet, rng=1).values()):
         s.accept(b, rng=2)
     link, agg = InProcessTransport(sites), Aggregator(quiet, rng=3)
-    for reply in link.ask(agg.open_step(0, quiet.sites), 1.0).values():
+    for reply in link.ask(agg.open_step(0, quiet.sites), 60.0).values():
         agg.receive(reply)
     exact = sum(m * s._exact("second") for m, s in zip(mu, sites))
     np.testing.assert_allclose(agg.combine(0, agg.close_step()), exact, atol=1e-12)

@@ -42,6 +42,11 @@ INTERCEPT_SHARE = 0.5
 ANALYSES = ("covariance", "correlation", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
 
 
+#: The analyses whose fit across sites takes no --draws, and those whose intervals have no --intervals-for.
+CLOSED_FORM_ONLY = ("covariance", "correlation", "select", "tensor-mog", "tensor-stm")
+NO_TARGET = ("select", "tensor-mog", "tensor-stm")
+
+
 def add_analysis_arguments(parser, fit=True):
     """``--analysis`` and the public options of each analysis (``fit``: also the estimator's own)."""
     g = parser.add_argument_group("analysis (what is released across sites, and what is fitted to it)")
@@ -94,6 +99,12 @@ def check_analysis(args, fit=True):
     for name in need:
         if getattr(args, name, None) is None:
             raise CliError(f"--{name.replace('_', '-')} is required for --analysis {a}")
+    if fit and getattr(args, "draws", "auto") not in ("auto", 0) and a in CLOSED_FORM_ONLY:
+        raise CliError(f"--draws has no use with --analysis {a}: its spread is in closed form (or, for select, "
+                       "from its own redrawn releases); leave --draws out")
+    if fit and getattr(args, "intervals_for", "population") == "sample" and a in NO_TARGET:
+        raise CliError(f"--intervals-for has no use with --analysis {a}: its intervals count the noise only; leave "
+                       "it out")
 
 
 def response_bound_of(args):

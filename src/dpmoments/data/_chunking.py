@@ -65,8 +65,8 @@ def checked(blocks, where, labels, row_text):
     """Raise on the first non-finite value, naming source, column and row (never the value)."""
     total = 0
     for start, block in blocks:
-        bad = ~np.isfinite(block)
-        if bad.any():
+        if not _all_finite(block):
+            bad = ~np.isfinite(block)
             r, c = (int(i) for i in np.argwhere(bad)[0])
             raise ValueError(f"{where}: missing or non-finite value in column {labels[c]} at {row_text(start + r)}; "
                              "remove it, or impute a public value (impute=; --impute COL=VALUE).")
@@ -74,6 +74,16 @@ def checked(blocks, where, labels, row_text):
         yield start, block
     if total == 0:
         raise ValueError(f"{where} has no data rows.")
+
+
+def _all_finite(block):
+    """Whether every entry of a float block is finite, from one read of it: its sum is finite only if every entry
+    is (a NaN or an inf makes it NaN or inf). A sum that overflows is checked entry by entry."""
+    if block.dtype.kind != "f":
+        return bool(np.isfinite(block).all())
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.add.reduce(block, axis=None)
+    return bool(np.isfinite(total)) or bool(np.isfinite(block).all())
 
 
 def rebatch(blocks, chunk_size):

@@ -27,7 +27,7 @@ from ..moments.dask_moments import names_only
 from ..privacy.relations import describe_relation
 
 __all__ = ["all_or_nothing", "check_input", "fit_input", "labelled_attribute", "noise_entry", "privacy_report", "release_input", "release_noise",
-           "require_for_fit", "name_of", "scikit_learn_estimator", "built_on_first_use"]
+           "require_for_fit", "name_of"]
 
 
 def all_or_nothing(method):
@@ -178,77 +178,6 @@ def _warn_if_refit(estimator, source):
                       "the rows it is given and nothing adds them up; privacy_report_['fit_count'] counts them. "
                       "Pass accountant=Accountant(budget) to charge and cap every fit.", PrivacyLeakWarning,
                       stacklevel=3)
-
-
-def scikit_learn_estimator(core):
-    """The scikit-learn estimator ``core._estimator``: the fitting logic of ``core`` on scikit-learn's ``BaseEstimator``.
-
-    Why two classes: ``BaseEstimator`` is a base class, so defining the estimator imports scikit-learn
-    (~1.2 s: it loads scipy.stats and pandas), which the command line, calling only ``fit_release`` or
-    ``fit`` on a release or a file, never uses. The logic (every method, the docstring) is written once,
-    in ``core``, which imports no scikit-learn; the estimator is built from it on first use (the
-    module's ``__getattr__``, :func:`built_on_first_use`) with the same namespace, so its methods,
-    parameters and documentation are the core's, and ``get_params``, ``clone``, ``repr``, tags and
-    pickling are scikit-learn's. ``core._mixins`` names the ``sklearn.base`` mixins it adds, if any.
-    """
-    import sklearn.base  # here, not at the top: see above
-
-    name = core._estimator
-    with _BUILDING:  # one class per name, also when two threads ask first at once
-        if name not in _BUILT:
-            namespace = {k: v for k, v in vars(core).items() if k not in ("__dict__", "__weakref__")}
-            namespace.update(__qualname__=name, __module__=core.__module__, __sklearn_clone__=clone_sharing_tally)
-            if "__init__" in namespace:
-                namespace["__init__"] = _public_init(namespace["__init__"], name)
-            mixins = tuple(getattr(sklearn.base, m) for m in getattr(core, "_mixins", ()))
-            _BUILT[name] = type(name, (*mixins, core, sklearn.base.BaseEstimator), namespace)
-        return _BUILT[name]
-
-
-_BUILT = {}
-_BUILDING = threading.Lock()
-
-#: What a parameter another library (or the issue tracker) spells differently is called here.
-_SPELLED_HERE = {"bounds": "per-column ranges are ranges={'column': (low, high), ...} (docs/bounds.md)"}
-
-
-def _public_init(init, name):
-    """``init`` refusing an unknown keyword in the estimator's own name (not the core's), with a hint where
-    the keyword is a known other spelling (``bounds=`` for ``ranges=``); the signature stays ``init``'s
-    (``functools.wraps``), so scikit-learn's ``get_params`` and ``clone`` see the same parameters."""
-    import inspect
-
-    known = set(inspect.signature(init).parameters)
-
-    @functools.wraps(init)
-    def __init__(self, *args, **kwargs):
-        if args:
-            raise TypeError(f"{name}() takes keyword arguments only (e.g. epsilon=1.0); got {len(args)} positional")
-        for key in kwargs:
-            if key not in known:
-                hint = f"; {_SPELLED_HERE[key]}" if key in _SPELLED_HERE and "ranges" in known else ""
-                raise TypeError(f"{name}() got an unexpected keyword argument {key!r}{hint}")
-        init(self, *args, **kwargs)
-
-    __init__.__qualname__ = f"{name}.__init__"
-    return __init__
-
-
-def built_on_first_use(module_globals, *cores):
-    """The ``__getattr__`` of a module defining ``cores``: each one's scikit-learn estimator, built on first use.
-
-    So importing the module imports no scikit-learn; the first look-up of ``PrivateX`` builds it
-    (:func:`scikit_learn_estimator`) and stores it, so later look-ups are ordinary attributes.
-    """
-    by_name = {core._estimator: core for core in cores}
-
-    def __getattr__(name):
-        if name not in by_name:
-            raise AttributeError(f"module {module_globals['__name__']!r} has no attribute {name!r}")
-        module_globals[name] = scikit_learn_estimator(by_name[name])
-        return module_globals[name]
-
-    return __getattr__
 
 
 def labelled_attribute(estimator, attribute, rows=None):

@@ -15,12 +15,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._rng import noise_source
-from .._validation import check_nonnegative, check_option
+from .._validation import check_option
 from ..mechanisms import laws
 from ..moments import Release, release_second_moment
 from ..moments.auto_release import BoundBudget, as_bound_budget, is_auto
 from ..privacy import Accountant, PureDP, Uncertified, check_accountant
-from ._params import check_parameters, one_of, param, parameters, value_only
+from ._params import check_parameters, param, parameters, value_only
 from .error_budget import check_target
 from .uncertainty import check_level
 from ._conventions import fit_input, labelled_attribute, name_of, privacy_report, release_input, release_noise, require_for_fit
@@ -244,8 +244,3 @@ def in_original_units(release, matrix):
 def location_of(release):
     """The centre the release's rows were taken about (zeros when uncentred)."""
     return np.zeros(release.n_features) if release.center is None else np.array(release.center)
-
-
-def psd_floor_value(psd_floor):
-    """Validate the eigenvalue floor option (``None`` disables the projection)."""
-    return None if psd_floor is None else check_nonnegative(psd_floor, "psd_floor")

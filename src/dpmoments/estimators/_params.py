@@ -27,8 +27,8 @@ import functools
 
 from .._validation import check_int, check_nonnegative, check_option, check_positive
 
-__all__ = ["REQUIRED", "check_parameters", "integer", "nonnegative", "one_of", "optional", "param", "parameters",
-           "positive", "value_only"]
+__all__ = ["REQUIRED", "check_parameters", "integer", "nonnegative", "one_of", "optional", "or_else", "param",
+           "parameters", "positive", "positive_or_inf", "value_only"]
 
 #: The default of a parameter the user must give (``n_components``).
 REQUIRED = dataclasses.MISSING
@@ -74,11 +74,11 @@ def _keywords_only(init, known):
     return __init__
 
 
-def check_parameters(estimator):
-    """Run every declared check on ``estimator``'s parameters, in the order declared."""
+def check_parameters(estimator, *names):
+    """Run the declared checks on ``estimator``'s parameters (``names``: only theirs), in the order declared."""
     for field in dataclasses.fields(estimator):
         check = field.metadata.get("check")
-        if check is not None:
+        if check is not None and (not names or field.name in names):
             check(getattr(estimator, field.name), field.name)
 
 
@@ -106,6 +106,20 @@ def integer(minimum):
 def positive(value, name):
     """A finite real number above 0."""
     check_positive(value, name)
+
+
+def positive_or_inf(value, name):
+    """A real number above 0, or infinity (``epsilon``: no noise)."""
+    check_positive(value, name, allow_inf=True)
+
+
+def or_else(options, check):
+    """One of ``options`` (strings such as ``"auto"``, or ``None``), or a value ``check`` accepts."""
+    def either(value, name):
+        if not any(value is None if o is None else isinstance(value, str) and value == o for o in options):
+            check(value, name)
+
+    return either
 
 
 def nonnegative(value, name):

@@ -9,14 +9,15 @@ own ``R_epsilon``) and the selection.
 import itertools
 import math
 
-from .._validation import check_int, check_nonnegative, check_positive
+from .._validation import check_nonnegative, check_positive
 from ..moments.auto_release import as_bound_budget, is_auto
-from ..privacy import check_accountant
 from ..privacy.relations import check_neighbours
 from ._column_map import check_one_response_bound
+from ._params import check_parameters
 from .model_defaults import R_SHARE
 
-__all__ = ["MECHANISMS", "R_SHARE", "candidate_family", "SelectionPlanMixin"]
+__all__ = ["MECHANISMS", "R_SHARE", "candidate_family", "SelectionPlanMixin", "check_R_range", "check_gap_tolerance",
+           "check_phi", "check_replace_one"]
 MECHANISMS = ("noisy-min", "exponential")
 # The least 'gap_tolerance': Q_R is a sum of n squared residuals, each at most Delta, whose rounding
 # (about 1e-16 n d Delta) must stay well below the tolerance Delta * gap_tolerance that the noise covers.
@@ -113,29 +114,35 @@ class SelectionPlanMixin:
         return float(self.epsilon) * (1.0 - share - self._radius_share())
 
     def _validate(self):
-        for name in ("bounds", "response_bound"):
-            if not is_auto(getattr(self, name)):
-                check_positive(getattr(self, name), name)
+        """The parameters' declared checks (model_selection.py), then the bounds taken together."""
+        check_parameters(self)
         check_one_response_bound(self.response_bound, self.response_range)
-        if self.R != "private":
-            check_positive(self.R, "R")
-        if self.sigma2 != "private":
-            check_positive(self.sigma2, "sigma2")
-        if self.phi not in ("bic", "theorem"):
-            if isinstance(self.phi, str):
-                raise ValueError(f"'phi' must be a number >= 0, 'theorem' or 'bic'; got {self.phi!r}.")
-            check_nonnegative(self.phi, "phi")
-        try:
-            lo, hi = (float(v) for v in self.R_range)
-        except (TypeError, ValueError):  # not a pair of numbers
-            lo = hi = math.nan
-        if not 0 < lo < hi:
-            raise ValueError(f"'R_range' must be (low, high) with 0 < low < high; got {self.R_range!r}.")
-        if not MIN_GAP_TOLERANCE <= check_positive(self.gap_tolerance, "gap_tolerance") < 1:
-            raise ValueError(f"'gap_tolerance' must be in [{MIN_GAP_TOLERANCE:g}, 1) (below, the rounding of Q_R in "
-                             f"floating point is larger than the tolerance); got {self.gap_tolerance}.")
-        check_int(self.qp_iterations, "qp_iterations", minimum=1)
-        check_neighbours(self.neighbours, ("replace-one",), "the analysis (BIC, private R and sigma2) is for "
-                         "replace-one with n public, which also covers zero-out pairs")
-        check_accountant(self.accountant)
+
+
+# The checks of PrivateModelSelection's parameters that are its own (declared with them in model_selection.py).
+def check_phi(phi, name):
+    if phi not in ("bic", "theorem"):
+        if isinstance(phi, str):
+            raise ValueError(f"'{name}' must be a number >= 0, 'theorem' or 'bic'; got {phi!r}.")
+        check_nonnegative(phi, name)
+
+
+def check_R_range(R_range, name):
+    try:
+        lo, hi = (float(v) for v in R_range)
+    except (TypeError, ValueError):  # not a pair of numbers
+        lo = hi = math.nan
+    if not 0 < lo < hi:
+        raise ValueError(f"'{name}' must be (low, high) with 0 < low < high; got {R_range!r}.")
+
+
+def check_gap_tolerance(tolerance, name):
+    if not MIN_GAP_TOLERANCE <= check_positive(tolerance, name) < 1:
+        raise ValueError(f"'{name}' must be in [{MIN_GAP_TOLERANCE:g}, 1) (below, the rounding of Q_R in floating "
+                         f"point is larger than the tolerance); got {tolerance}.")
+
+
+def check_replace_one(neighbours, name):
+    check_neighbours(neighbours, ("replace-one",), "the analysis (BIC, private R and sigma2) is for replace-one with n "
+                     "public, which also covers zero-out pairs")
 

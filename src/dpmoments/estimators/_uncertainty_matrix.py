@@ -305,7 +305,8 @@ def _every_part_scope(parts, noisy, extra):
     what = "population" if parts.target == "population" else "full-data"
     scope = f"{what} value of the same analysis at the chosen penalty: {counted}"
     not_covered = ("sampling beyond normal theory (heavy tails); clipping's loss off the diagonal beyond "
-                   "elliptical rows; the penalty's choice" + ("; the private centre's noise and clipping (the "
+                   "elliptical rows; the private centre's own clipping bias (the covariance and PCA eigenvalue "
+                   "intervals bound it; these draws do not); the penalty's choice" + ("; the private centre's noise and clipping (the "
                                                               "release was rescaled to correlations)"
                                                               if parts.rescaled else ""))
     covers = (f"the {what} value of the same analysis at the chosen penalty (held fixed): draws carry {counted}"

@@ -17,7 +17,8 @@ from ._conventions import all_or_nothing, check_input, name_of
 from ._moment_base import MomentEstimator, in_original_units, location_of
 from ._params import nonnegative, one_of, optional, param, parameters
 from ._uncertainty_matrix import covariance_spread
-from .error_budget import covariance_error_budget, covers_text, holding_estimate, not_covered_text
+from ._budget_text import covers_text, not_covered_text
+from .error_budget import covariance_error_budget, holding_estimate
 from .summaries import covariance_summary
 
 __all__ = ["CovarianceFit"]
@@ -275,8 +276,10 @@ class CovarianceFit(MomentEstimator):
         self.covariance_sample_se_ = budget["sample_se"] * units  # without sampling (PrivateCorrelation adds its own)
         self.covariance_biased_ = budget["biased"]
         clip = not isinstance(budget["parts"]["clipping"], str)
-        self.uncertainty_.update(covers=covers_text(target, clip), not_covered=not_covered_text(target, clip),
-                                 error_budget=budget["parts"], scope=_scope(target, clip, self.level, budget["parts"]["level_each"]))
+        centre = not budget["parts"]["centre_bias"].startswith("not")
+        self.uncertainty_.update(covers=covers_text(target, clip, centre),
+                                 not_covered=not_covered_text(target, clip, centre),
+                                 error_budget=budget["parts"], scope=_scope(target, clip, self.level, budget["parts"]["level_each"], centre))
         if clip and budget["parts"]["clipping"]["biased_columns"]:  # a bias, not noise: a BoundWarning
             message = _clipping_message(budget["parts"]["clipping"])
             warnings.warn(f"{name_of(self)}: {message}", BoundWarning, stacklevel=3)
@@ -303,9 +306,10 @@ class CovarianceFit(MomentEstimator):
         return gaussian_log_likelihood(check_input(self, X), self.get_precision(), self.location_, name_of(self))
 
 
-def _scope(target, clip, level, each):
+def _scope(target, clip, level, each, centre=False):
     """The console's one line on what the intervals hold."""
-    parts = "noise, private centre" + (", sampling (bound)" if target == "population" else "") + \
+    parts = "noise, private centre" + (" and its clipping bias (bound)" if centre else "") + \
+        (", sampling (bound)" if target == "population" else "") + \
         (", clipping bias where measured" if clip else "; not clipping bias (nothing released measures it)")
     return (f"for the {'population' if target == 'population' else 'full-data'} covariance: {parts}; the entries "
             f"whose interval excludes 0 at level {each:.4g}, so that at most {1 - level:.0%} of them miss; the others "

@@ -46,6 +46,7 @@ Everything here reads a release and public values only: no rows.
 import numpy as np
 from scipy import special
 
+from .centre_bias import CENTRE_BIAS_TEXT, centre_bias_bound, centre_bias_widths, eigenvalue_centre_bias
 from .centre_law import diagonal_quantiles, off_diagonal_half_width
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .uncertainty import count_relative_sd, noise_law, z_value
@@ -201,6 +202,8 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
                                                                                  variance_upper)
     biased = withheld_cols[:, None] | withheld_cols[None, :] | np.diag(variances_unseen)
     normal_parts = noise_se**2 + sampling_var
+    second_upper = variance_upper + np.diagonal(bias_hi) + z_value(level) * np.diagonal(bias_sd)
+    bias_bound = centre_bias_bound(release, second_upper, level)  # the centre's own clipping bias (None: not known)
 
     def intervals(at):  # every entry's interval at level 'at'
         lo_half, hi_half = _half_widths(normal_parts, s, at)
@@ -208,13 +211,15 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         noise_lo, noise_hi = _noise_half_widths(release, noise_interval, level, at)
         lo_half, hi_half = np.maximum(lo_half, noise_lo), np.maximum(hi_half, noise_hi)
         # The undetected clipping loss's noise widens the upper end, in quadrature
-        out = np.stack([centre - lo_half + bias_lo,
-                        centre + np.sqrt(hi_half**2 + (z_value(at) * bias_sd) ** 2) + bias_hi])
+        below, above = centre_bias_widths(bias_bound, s, second_upper, at)
+        out = np.stack([centre - lo_half + bias_lo - below,
+                        centre + np.sqrt(hi_half**2 + (z_value(at) * bias_sd) ** 2) + bias_hi + above])
         _truncate_variances(out, centre)
         return out
 
-    selected, adjusted, interval = _selected(intervals, _distance_from_zero(mid + bias_lo, mid + bias_hi, se),
-                                             ~biased, level)
+    below, above = centre_bias_widths(bias_bound, s, second_upper, level)
+    selected, adjusted, interval = _selected(intervals, _distance_from_zero(mid + bias_lo - below,
+                                                                            mid + bias_hi + above, se), ~biased, level)
     # Not selected: the interval at the level itself, stretched to hold 0 (it contains the one at that level, so
     # its coverage is at least the level; and it never says 'excludes 0' where the selection did not)
     marginal = intervals(level)
@@ -235,6 +240,8 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
                    "(the product of two normals off the diagonal, s^2 chi-square(1) on it)"),
         "sampling": (SAMPLING_TEXT if target == "population" else "not counted: the interval is for these rows"),
         "clipping": clip if clip is not None else "not estimated: no clipping-excess release",
+        "centre_bias": CENTRE_BIAS_TEXT if bias_bound is not None else "not bounded: the release does not say how "
+                       "many rows the centre's mean clipped",
     }
     return {"se": se, "sample_se": np.sqrt(noise_se**2 + centre_var), "interval": interval, "biased": biased,
             "parts": parts}
@@ -373,28 +380,6 @@ def fcr_level(t, level):
     return 1.0 - selected * alpha / m
 
 
-def covers_text(target, clip_summary_present):
-    """What the intervals hold, for ``uncertainty_['covers']``."""
-    what = ("the population covariance of the distribution the rows were drawn from" if target == "population"
-            else "the covariance of these rows without privacy (about their mean, unclipped)")
-    parts = "the added noise, the private centre's noise (its exact law)" + (
-        ", sampling variability (a bound that holds for any law of the clipped rows)" if target == "population" else "")
-    if clip_summary_present:
-        parts += ", and clipping bias where the clipping-excess release detects it"
-    return f"{what}; counted: {parts}"
-
-
-def not_covered_text(target, clip_summary_present):
-    unmeasured = "clipping bias (no clipping-excess release measures it: a public row_norm, or a run across sites)"
-    left = ["the clipping loss off the diagonal where it is not detected, beyond what shrinking elliptical rows gives"
-            if clip_summary_present else unmeasured,
-            "what rows beyond the outer bound lost beyond it (the columns that bear such rows, where they are "
-            "detected, are marked 'biased' and their intervals withheld; where they are not ruled out, so is a "
-            "clipped column's variance)",
-            "the private mean's own clipping bias"]
-    return "; ".join(left)
-
-
 def eigenvalue_error_budget(release, components, noise_interval, noise_se, level, target):
     r"""PCA's eigenvalue intervals with every part counted (original units): centre, sampling, clipping.
 
@@ -433,12 +418,25 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
         upper, clip = _eigenvalue_clipping(part, W, scales, level, variance_upper)
         withheld = np.full(len(mid), clip["loss_beyond_outer_unseen"]) | _along_unseen_loss(part, W, level)
         clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
-    interval = np.stack([np.maximum(mid - half, 0.0), lam + half + upper])  # cut at 0 below only, as a variance
+    bias_bound = _pca_centre_bias(release, part, z, level)
+    below, above = eigenvalue_centre_bias(bias_bound, s, W, level)
+    interval = np.stack([np.maximum(mid - half - below, 0.0), lam + half + upper + above])  # cut at 0 below only
     interval[:, withheld] = np.nan  # rows beyond twice the bound lost more than the release sees: not complete
     parts = {"target": target, "centre_noise_scale": s,
              "sampling": "normal theory 2 lambda^2 / n" if target == "population" else "not counted",
-             "clipping": clip}
+             "clipping": clip, "centre_bias": "not bounded" if bias_bound is None else CENTRE_BIAS_TEXT}
     return interval, se, parts
+
+
+def _pca_centre_bias(release, part, z, level):
+    """The centre's bias bound (:func:`centre_bias_bound`) from the release's variances and losses at their upper
+    ends."""
+    law = noise_law(release)
+    upper = np.diagonal(release.second_moment) - law.diagonal_mean + z * law.diagonal_sd
+    if part is not None:
+        upper = upper + np.minimum(np.maximum(np.asarray(part["variance_lost"]) + z * float(part["noise_sd"]), 0.0),
+                                   loss_cap(upper))
+    return centre_bias_bound(release, upper, level)
 
 
 def _along_unseen_loss(part, W, level):

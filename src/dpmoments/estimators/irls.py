@@ -1,37 +1,46 @@
 r"""Private robust regression by iteratively reweighted least squares (Park & Welling 2016)."""
 
 import math
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from .._rng import as_generator, describe_randomness, noise_source, spawn
-from .._validation import check_nonnegative, check_positive
-from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
+from .._rng import as_generator, noise_source, spawn
 from ..moments import clip_responses
-from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
+from ..moments.auto_release import BoundBudget, as_bound_budget, choose_bounds, is_auto
 from ..moments.counts import warn_if_delta_large
-from ..privacy import check_accountant
+from ..privacy import Accountant, check_accountant
 from ..privacy.relations import check_neighbours
-from ..solvers.irls import auto_psd_floor, check_p
-from ._conventions import all_or_nothing, check_input, clone_sharing_tally, noise_entry, privacy_report
-from ._conventions import release_input, release_noise
-from ._irls_error import irls_error_budget, irls_laws
+from ..solvers.irls import check_p
+from ._conventions import all_or_nothing, check_input, clone_sharing_tally, noise_entry
+from ._irls_error import irls_laws
 from ._irls_iterations import clipped_design, private_iterations, psd_floor_in_use
 from ._irls_plan import IRLSPlanMixin
+from ._irls_results import IRLSResultsMixin
 from ._budget import moment_laws
-from ..mechanisms.laws import NONE, WISHART
 from .model_defaults import N_ITER
+from ._params import (REQUIRED, check_parameters, nonnegative, optional, or_else, param, parameters, positive,
+                      positive_or_inf, value_only)
 from ._irls_sampling import release_sampling, sandwich_parts
 from ._column_map import LabelledCoefficients, check_one_response_bound, supervised_rows
 from .error_budget import check_target as check_error_target
-from .uncertainty import check_uncertainty_params, noise_law
+from .uncertainty import check_draws, check_level
 
 __all__ = ["PrivateIRLS"]
 
 
-class PrivateIRLS(IRLSPlanMixin, LabelledCoefficients, RegressorMixin, BaseEstimator):
+def _n_iter(n_iter, name):
+    if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)) or n_iter < 1:
+        raise ValueError(f"'{name}' must be an integer >= 1; got {n_iter!r}.")
+
+
+def _replace_one(neighbours, name):
+    check_neighbours(neighbours, ("replace-one",), "the weighted moments are analysed for replace-one with N public, "
+                     "which also covers zero-out pairs")
+
+
+@parameters
+class PrivateIRLS(IRLSPlanMixin, IRLSResultsMixin, LabelledCoefficients, RegressorMixin, BaseEstimator):
     r"""Differentially private Lp regression (least absolute deviations by default) by IRLS.
 
     Each of ``n_iter`` iterations (``docs/algorithms.md`` §3.4) computes weights
@@ -228,64 +237,43 @@ class PrivateIRLS(IRLSPlanMixin, LabelledCoefficients, RegressorMixin, BaseEstim
 
     __sklearn_clone__ = clone_sharing_tally  # clones count their fits with this one's
 
-    def __init__(self, *, epsilon, delta, row_norm="auto", response_bound="auto", n_iter=N_ITER, w_max="auto", p=1.0,
-                 first_moment="gaussian", second_moment="gaussian", accounting="zcdp", split=0.5,
-                 delta_slack=None, psd_floor="auto", fit_intercept=True, intercept_scale=None,
-                 accountant=None, n_draws=0, level=0.9, rng=None, neighbours="replace-one", bound_budget=0.1,
-                 target="population", sampling_budget=0.1, ranges=None, response_range=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.row_norm = row_norm
-        self.response_bound = response_bound
-        self.n_iter = n_iter
-        self.w_max = w_max
-        self.p = p
-        self.first_moment = first_moment
-        self.second_moment = second_moment
-        self.accounting = accounting
-        self.split = split
-        self.delta_slack = delta_slack
-        self.psd_floor = psd_floor
-        self.fit_intercept = fit_intercept
-        self.intercept_scale = intercept_scale
-        self.accountant = accountant
-        self.n_draws = n_draws
-        self.level = level
-        self.rng = rng
-        self.neighbours = neighbours
-        self.bound_budget = bound_budget
-        self.target = target
-        self.sampling_budget = sampling_budget
-        self.ranges = ranges
-        self.response_range = response_range
+    epsilon: float = param(REQUIRED, check=positive_or_inf)
+    delta: float = param(REQUIRED)  # the plan's (irls_budget)
+    row_norm: float | str = param("auto", check=or_else(("auto",), positive))
+    response_bound: float | str = param("auto", check=or_else(("auto",), positive))
+    n_iter: int = param(N_ITER, check=_n_iter)
+    w_max: float | str = param("auto", check=or_else(("auto",), positive))
+    p: float = param(1.0, check=value_only(check_p))
+    first_moment: str = param("gaussian")  # these four: the plan's (irls_budget)
+    second_moment: str = param("gaussian")
+    accounting: str = param("zcdp")
+    split: float = param(0.5)
+    delta_slack: float | None = param(None)
+    psd_floor: float | str | None = param("auto", check=or_else(("auto", None), nonnegative))
+    fit_intercept: bool = param(True)
+    intercept_scale: float | None = param(None, check=optional(positive))
+    accountant: Accountant | None = param(None, check=value_only(check_accountant))
+    n_draws: int = param(0, check=value_only(check_draws))
+    level: float = param(0.9, check=value_only(check_level))
+    rng: int | np.random.Generator | None = param(None)
+    neighbours: str = param("replace-one", check=_replace_one)
+    bound_budget: float | BoundBudget = param(0.1)  # where a bound is "auto": _validate
+    target: str = param("population", check=value_only(check_error_target))
+    sampling_budget: float = param(0.1)  # with bound_budget: _validate
+    ranges: dict | None = param(None)  # the column map's (_column_map.py)
+    response_range: tuple[float, float] | None = param(None)
 
     # -- fit ------------------------------------------------------------------------
     def _validate(self):
-        check_positive(self.epsilon, "epsilon", allow_inf=True)
-        for name in ("row_norm", "response_bound"):
-            if not is_auto(getattr(self, name)):
-                check_positive(getattr(self, name), name)
+        """The declared checks, then those of parameters taken together."""
+        check_parameters(self)
         check_one_response_bound(self.response_bound, self.response_range)
         if self._autos():
             as_bound_budget(self.bound_budget)
-        if self.w_max != "auto":
-            check_positive(self.w_max, "w_max")
-        check_p(self.p)
-        check_error_target(self.target)
         if not (isinstance(self.sampling_budget, (int, float, np.floating)) and 0 <= self.sampling_budget < 1
                 and self._bound_share() + self.sampling_budget < 1):
             raise ValueError("'sampling_budget' must be a share in [0, 1) that leaves the iterations some of the "
                              f"budget with 'bound_budget'; got {self.sampling_budget!r}.")
-        if isinstance(self.n_iter, bool) or not isinstance(self.n_iter, (int, np.integer)) or self.n_iter < 1:
-            raise ValueError(f"'n_iter' must be an integer >= 1; got {self.n_iter!r}.")
-        if self.intercept_scale is not None:
-            check_positive(self.intercept_scale, "intercept_scale")
-        if self.psd_floor not in ("auto", None):
-            check_nonnegative(self.psd_floor, "psd_floor")
-        check_uncertainty_params(self)
-        check_neighbours(self.neighbours, ("replace-one",), "the weighted moments are analysed for replace-one "
-                         "with N public, which also covers zero-out pairs")
-        check_accountant(self.accountant)
 
     @all_or_nothing
     def fit(self, X, y=None):
@@ -369,107 +357,6 @@ class PrivateIRLS(IRLSPlanMixin, LabelledCoefficients, RegressorMixin, BaseEstim
         self.sampling_noise_ = [noise_entry(f"sampling release {k}", "gaussian" if scales[k] else "none", scales[k],
                                             sensitivity=sens[k], sensitivity_norm="l2") for k in scales]
         return sandwich_parts(released, scales, Z.shape[1])
-
-    @all_or_nothing
-    def fit_release(self, fit):
-        """The coefficients of an IRLS run across sites, with their noise: post-processing, no new cost.
-
-        ``fit`` is what :func:`dpmoments.multisite.irls` (the ``"regress"`` analysis) returns.
-        ``coef_`` are its coefficients and ``privacy_`` its guarantee (against the aggregator);
-        ``coef_se_``, ``coef_interval_``, ``snr_`` and ``diagnostics_`` carry the noise of every
-        iteration's releases, each passed on undamped (no sampling release across sites to estimate
-        the IRLS map's contraction: conservative), computed as :meth:`fit` computes them
-        (``n_draws``, ``level``; the noise laws are the releases' own); sampling and the iterations
-        not run are left out, which ``uncertainty_`` says. The sites' rows are taken as they sent
-        them: ``fit_intercept`` is not applied; the run's own intercept (``fit.intercept_scale``: the
-        sites appended that public constant to their clipped rows, as :meth:`fit` does) gives
-        ``intercept_`` with its standard error and interval.
-
-        Privacy: post-processing of the run's releases, so it spends nothing. ``privacy_`` is the
-        run's guarantee against the aggregator, under the releases' neighbouring relation
-        (``neighbours_``, replace-one across sites). The run clipped each site's rows to its public
-        ``row_norm`` R and responses to ``response_bound`` r, with weights at most ``w_max``. Its
-        sensitivities, ``2 w_max R r / N`` for A and ``sqrt(2) w_max R^2 / N`` for B, are those of
-        :meth:`fit`, and ``privacy_report_["noise"]`` lists them.
-
-        Parameters
-        ----------
-        fit : dpmoments.multisite.IRLSFit
-
-        Returns
-        -------
-        self
-        """
-        if not (hasattr(fit, "releases") and len(fit.releases) >= 2):
-            raise TypeError(f"'fit' must be the IRLSFit of a multi-site 'regress' run; got {type(fit).__name__}.")
-        kappa = getattr(fit, "intercept_scale", None)
-        self._intercept_column = kappa is not None  # the sites appended the constant kappa: theta[-1] * kappa
-        check_uncertainty_params(self)
-        A, B = fit.releases[-2], fit.releases[-1]
-        pairs = [(fit.releases[i].cross_moment, fit.releases[i + 1].second_moment)
-                 for i in range(0, len(fit.releases) - 1, 2)]
-        theta = np.array(fit.coef, dtype=float)
-        self.coef_, self.intercept_, self.n_iter_ = theta, 0.0, int(fit.n_iter)
-        self.budget_, self.privacy_, self.neighbours_ = None, fit.guarantee, B.neighbours
-        self.n_psd_clipped_, self.privacy_parts_ = tuple(fit.n_psd_clipped), ()
-        floor = auto_psd_floor(B.n_features, B.noise_scale)  # the floor the run solved with (multisite.analyses)
-        d = theta.size
-        back = np.diag(np.r_[np.ones(d - 1), kappa]) if kappa is not None else np.eye(d)
-        self._set_spread(pairs, floor, (noise_law(A), noise_law(B)), None, B.n, (back, np.zeros(d)))
-        release_input(self, self.coef_.size)
-        self.privacy_report_ = privacy_report(
-            self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=B.randomness,
-            fitted_by="fit_release", noise=release_noise("first moment A (final iteration)", A)
-            + release_noise("second moment B (final iteration)", B), n_iter=self.n_iter_,
-            postprocessing="coefficients from the final iteration's released B theta = A")
-        return self
-
-    def _set_spread(self, iterations, floor, laws, sampling, n, back):
-        """The coefficients' error budget (``_irls_error``), mapped to the user's units by ``back = (T, offset)``."""
-        fit = irls_error_budget(iterations, floor, laws, sampling, n, n_draws=self.n_draws, level=self.level,
-                                rng=self.rng, owner="PrivateIRLS").mapped(*back)
-        column = self._intercept_column
-        cut = -1 if column else None
-        se, interval, noise_se = fit.se(), fit.interval(self.level), fit.noise_se()
-        self.coef_ = fit.theta[:cut].copy()
-        self.intercept_ = float(fit.theta[-1]) if column else 0.0
-        self.coef_cov_ = fit.cov
-        self.coef_se_, self.coef_interval_, self.coef_noise_se_ = se[:cut], interval[:, :cut], noise_se[:cut]
-        self.coef_biased_, self.intercept_biased_ = fit.biased[:cut], bool(column and fit.biased[-1])
-        self.intercept_fitted_ = column
-        self.intercept_se_ = float(se[-1]) if column else 0.0
-        self.intercept_interval_ = interval[:, -1] if column else np.zeros(2)
-        self.snr_, self.diagnostics_, self.uncertainty_ = fit.snr, fit.diagnostics, fit.summary
-        summary = fit.summary
-        if sampling is not None:
-            summary["sampling"] = {"bandwidth": sampling["h"], "residual_scale": sampling["scale"]}
-
-    def _warn(self, guarantee):
-        if math.isinf(self.epsilon):
-            warnings.warn("epsilon=inf: the exact IRLS fit is returned, with no privacy.", NotPrivateWarning,
-                          stacklevel=3)
-        elif not guarantee.certified:
-            warnings.warn(f"PrivateIRLS: {guarantee}.", UncertifiedPrivacyWarning, stacklevel=3)
-
-    def _set_fitted(self, clipped, budget, guarantee, sens, scales, laws):
-        self.n_iter_ = int(self.n_iter)
-        self.budget_ = budget
-        self.privacy_ = guarantee
-        self.neighbours_ = self.neighbours
-        self.n_psd_clipped_ = clipped
-        self.n_features_in_ = self._map.center.size
-        releases = len(clipped)
-        kind_a, kind_b = (k if scales[s] else NONE for k, s in zip(laws, ("A", "B")))
-        norm_a = "l1" if kind_a.norm == "l1" else "l2"  # no noise (epsilon = inf) is listed at the L2 sensitivity
-        norm_b = None if kind_b is WISHART else "l2"  # the paper's Wishart noise has no sensitivity
-        self.privacy_report_ = privacy_report(
-            self, guarantee=guarantee, neighbours=self.neighbours_, randomness=describe_randomness(self.rng),
-            parts=self.privacy_parts_, budget=None if budget is None else budget.to_dict(), sensitivity=sens,
-            noise=[noise_entry("first moment A", kind_a.name, scales["A"], releases=releases,
-                               sensitivity=sens[f"A_{norm_a}"], sensitivity_norm=norm_a),
-                   noise_entry("second moment B", kind_b.name, scales["B"], releases=releases,
-                               sensitivity=None if norm_b is None else sens["B_l2"], sensitivity_norm=norm_b)]
-            + getattr(self, "sampling_noise_", []))
 
     def predict(self, X):
         """Linear predictions ``X @ coef_ + intercept_`` (rows are not clipped).

@@ -2,6 +2,7 @@ r"""Private model selection by penalised, L1-constrained least squares (Lei et a
 
 import math
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -11,9 +12,9 @@ from .._validation import check_sensitivity
 from ..exceptions import NotPrivateWarning
 from ..mechanisms import exponential_mechanism, laplace_noise, report_noisy_min, symmetric_matrix_noise
 from ..moments import accumulate_moments
-from ..moments.auto_release import as_bound_budget, choose_bounds, is_auto
+from ..moments.auto_release import BoundBudget, as_bound_budget, choose_bounds, is_auto
 from ..moments.release import Part
-from ..privacy import PureDP, compose
+from ..privacy import Accountant, PureDP, check_accountant, compose
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
 from ..solvers.l1_ball_certified import certified_objectives
@@ -21,6 +22,8 @@ from ._column_map import LabelledCoefficients, supervised_rows
 from ._conventions import all_or_nothing, clone_sharing_tally, noise_entry, privacy_report
 from ._irls_error import solve_se
 from ._selection_plan import MECHANISMS, R_SHARE, SelectionPlanMixin, candidate_family  # noqa: F401 (public here)
+from ._selection_plan import check_gap_tolerance, check_phi, check_R_range, check_replace_one
+from ._params import REQUIRED, integer, or_else, param, parameters, positive, value_only
 from ._selection_release import SelectionReleaseMixin
 from ._uncertainty_models import selection_margin
 from .uncertainty import NoiseLaw
@@ -28,6 +31,7 @@ from .uncertainty import NoiseLaw
 __all__ = ["PrivateModelSelection", "candidate_family"]
 
 
+@parameters
 class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, LabelledCoefficients, BaseEstimator):
     r"""epsilon-DP linear model selection by a noisy penalised L1-constrained criterion.
 
@@ -245,33 +249,28 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, LabelledC
 
     __sklearn_clone__ = clone_sharing_tally  # clones count their fits with this one's
 
-    def __init__(self, *, epsilon, bounds="auto", response_bound="auto", R="private", candidates="all",
-                 max_size=None, phi="theorem", sigma2=1.0, mechanism="noisy-min", R_epsilon=None, sigma2_epsilon=None,
-                 R_range=(1e-6, math.inf), refit_epsilon=None, release_scores=False, gap_tolerance=1e-6,
-                 qp_iterations=300, accountant=None, rng=None, neighbours="replace-one", bound_budget=0.1,
-                 ranges=None, response_range=None):
-        self.epsilon = epsilon
-        self.bounds = bounds
-        self.response_bound = response_bound
-        self.R = R
-        self.candidates = candidates
-        self.max_size = max_size
-        self.phi = phi
-        self.sigma2 = sigma2
-        self.mechanism = mechanism
-        self.R_epsilon = R_epsilon
-        self.sigma2_epsilon = sigma2_epsilon
-        self.R_range = R_range
-        self.refit_epsilon = refit_epsilon
-        self.release_scores = release_scores
-        self.gap_tolerance = gap_tolerance
-        self.qp_iterations = qp_iterations
-        self.accountant = accountant
-        self.rng = rng
-        self.bound_budget = bound_budget
-        self.neighbours = neighbours
-        self.ranges = ranges
-        self.response_range = response_range
+    epsilon: float = param(REQUIRED)  # the plan's
+    bounds: float | str = param("auto", check=or_else(("auto",), positive))
+    response_bound: float | str = param("auto", check=or_else(("auto",), positive))
+    R: float | str = param("private", check=or_else(("private",), positive))
+    candidates: str | Sequence[Sequence[int]] = param("all")  # candidate_family's
+    max_size: int | None = param(None)
+    phi: float | str = param("theorem", check=check_phi)
+    sigma2: float | str = param(1.0, check=or_else(("private",), positive))
+    mechanism: str = param("noisy-min")
+    R_epsilon: float | None = param(None)  # these three: shares of the plan's
+    sigma2_epsilon: float | None = param(None)
+    R_range: tuple[float, float] = param((1e-6, math.inf), check=check_R_range)
+    refit_epsilon: float | None = param(None)
+    release_scores: bool = param(False)
+    gap_tolerance: float = param(1e-6, check=check_gap_tolerance)
+    qp_iterations: int = param(300, check=integer(minimum=1))
+    accountant: Accountant | None = param(None, check=value_only(check_accountant))
+    rng: int | np.random.Generator | None = param(None)
+    neighbours: str = param("replace-one", check=check_replace_one)
+    bound_budget: float | BoundBudget = param(0.1)
+    ranges: dict | None = param(None)  # the column map's (_column_map.py)
+    response_range: tuple[float, float] | None = param(None)
 
     # -- fit ------------------------------------------------------------------------
     @all_or_nothing

@@ -6,29 +6,30 @@ Sarwate (capePCA, ``docs/algorithms.md`` §2.5 and §6.1): release
 eigenvectors (free post-processing). The top-``k`` eigenpairs come from a
 partial eigensolver (:func:`dpmoments.solvers.eigen.top_eigenpairs`).
 
-The logic is :class:`PCAFit`, which imports no scikit-learn (the command line uses it);
-``PrivatePCA`` is the same class with scikit-learn's transformer mixins and ``BaseEstimator``,
-built on first use (:func:`~dpmoments.estimators._conventions.scikit_learn_estimator`).
+The logic and the parameters are :class:`PCAFit`, which imports no scikit-learn (the command line
+fits it); ``PrivatePCA`` is the same class with scikit-learn's transformer mixins and
+``BaseEstimator`` (``scikit_learn.py``).
 """
 
 import numpy as np
 
-from .._validation import check_data, check_int
+from .._validation import check_data
 from ..solvers.eigen import EIGEN_METHODS, top_eigenpairs
-from ._conventions import all_or_nothing, check_input, built_on_first_use, name_of
+from ._conventions import all_or_nothing, check_input, name_of
 from ..data import as_source
 from ._moment_base import MomentEstimator, in_original_units, location_of
+from ._params import REQUIRED, integer, one_of, param, parameters, value_only
 from ._uncertainty_matrix import _scales, pca_spread
 from .diagnostics import Diagnostics
-from .error_budget import bias_perturbation, check_target, eigenvalue_error_budget
+from .error_budget import bias_perturbation, eigenvalue_error_budget
 from .error_draws import error_parts, every_part_draws
-from .uncertainty import UNSTABLE_DEGREES, bootstrap_generator
+from .uncertainty import UNSTABLE_DEGREES, bootstrap_generator, check_draws
 from .summaries import pca_summary
-from .uncertainty import check_uncertainty_params
 
-__all__ = ["PrivatePCA"]  # noqa: F822 (the estimators: built by __getattr__ below)
+__all__ = ["PCAFit"]  # PrivatePCA: this class on scikit-learn's BaseEstimator and mixins (scikit_learn.py)
 
 
+@parameters
 class PCAFit(MomentEstimator):
     r"""Differentially private principal component analysis by moment perturbation.
 
@@ -195,7 +196,7 @@ class PCAFit(MomentEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from dpmoments.estimators.pca import PrivatePCA
+    >>> from dpmoments.estimators import PrivatePCA
     >>> X = np.random.default_rng(0).normal(size=(20000, 5)) * [3, 1, 1, 1, 1] / 8
     >>> pca = PrivatePCA(n_components=2, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)
     >>> pca.components_.shape, bool(abs(pca.components_[0, 0]) > 0.99)
@@ -206,42 +207,17 @@ class PCAFit(MomentEstimator):
 
     _estimator = "PrivatePCA"
     _counts_clipping = True
-    _mixins = ("ClassNamePrefixFeaturesOutMixin", "TransformerMixin")  # added with BaseEstimator
     _labelled_default = "components_"  # labelled(): no covariance_ here
 
-    def __init__(self, *, n_components, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center="private", center_budget=None,
-                 scale=None, ranges=None,
-                 bound_budget=0.1, eigensolver="auto", n_draws=0, level=0.9, rng=None, accountant=None,
-                 count_share=0.05, target="population"):
-        self.n_components = n_components
-        self.target = target
-        self.epsilon = epsilon
-        self.delta = delta
-        self.row_norm = row_norm
-        self.mechanism = mechanism
-        self.neighbours = neighbours
-        self.calibration = calibration
-        self.center = center
-        self.center_budget = center_budget
-        self.scale = scale
-        self.ranges = ranges
-        self.bound_budget = bound_budget
-        self.eigensolver = eigensolver
-        self.n_draws = n_draws
-        self.level = level
-        self.rng = rng
-        self.accountant = accountant
-        self.count_share = count_share
+    n_components: int = param(REQUIRED, check=integer(minimum=1))  # at most n_features: _components
+    eigensolver: str = param("auto", check=one_of(*EIGEN_METHODS))
+    n_draws: int = param(0, check=value_only(check_draws))
 
-    def _check_params(self, n_features):
-        k = check_int(self.n_components, "n_components", minimum=1)
+    def _components(self, n_features):
+        """``n_components``, which the parameters' checks made an integer >= 1, against the input's width."""
+        k = int(self.n_components)
         if k > n_features:
             raise ValueError(f"'n_components' must be an integer in [1, n_features={n_features}]; got {k}.")
-        if not isinstance(self.eigensolver, str) or self.eigensolver not in EIGEN_METHODS:
-            raise ValueError(f"'eigensolver' must be one of {', '.join(map(repr, EIGEN_METHODS))}; "
-                             f"got {self.eigensolver!r}.")
-        check_uncertainty_params(self)
         return k
 
     @all_or_nothing
@@ -260,7 +236,7 @@ class PCAFit(MomentEstimator):
         """
         def release(data):
             data = as_source(data).checked()  # dask collections and paths are streamed by the release, not loaded here
-            self._check_params(as_source(data).n_features)  # before the budget is touched
+            self._components(as_source(data).n_features)  # before the budget is touched
             return self._release_from(data)
 
         return self._fit_from_data(X, release)
@@ -273,7 +249,7 @@ class PCAFit(MomentEstimator):
         ``rng`` (the bootstrap's stream); the rest is the release's.
         """
         release = self._check_release(release)
-        k = self._check_params(release.n_features)
+        k = self._components(release.n_features)
         S = in_original_units(release, release.second_moment)
         eig = top_eigenpairs(S, k, method=self.eigensolver)
         self._record_release(release)
@@ -291,7 +267,7 @@ class PCAFit(MomentEstimator):
 
     def _count_every_part(self, release, spectrum):
         """Widen the noise-only eigenvalue intervals to the error budget (error_budget.py)."""
-        target = check_target(self.target)
+        target = self.target
         self.explained_variance_noise_se_ = self.explained_variance_se_
         self.explained_variance_noise_interval_ = self.explained_variance_interval_
         interval, se, parts = eigenvalue_error_budget(release, self.components_, self.explained_variance_interval_,
@@ -418,8 +394,3 @@ def _check_is_fitted(estimator):
     from sklearn.utils.validation import check_is_fitted  # here: transform is scikit-learn's API, fit_release not
 
     check_is_fitted(estimator)
-
-
-# PrivatePCA: PCAFit on scikit-learn's BaseEstimator, built on first use (importing this module imports no
-# scikit-learn)
-__getattr__ = built_on_first_use(globals(), PCAFit)

@@ -1,30 +1,32 @@
-"""Private precision matrices: the graphical lasso and ridge precision (ROPE).
+"""Private precision matrices: what they share, and the graphical lasso (ridge precision: ``ridge.py``).
 
-The logic is :class:`GraphicalLassoFit` and :class:`RidgePrecisionFit`, which import no
-scikit-learn (the command line uses them); ``PrivateGraphicalLasso`` and ``PrivateRidgePrecision``
-are the same classes on scikit-learn's ``BaseEstimator``, built on first use
-(:func:`~dpmoments.estimators._conventions.scikit_learn_estimator`).
+The logic and the parameters are :class:`GraphicalLassoFit`, which imports no scikit-learn (the
+command line fits it); ``PrivateGraphicalLasso`` is the same class on scikit-learn's
+``BaseEstimator`` (``scikit_learn.py``).
 """
+
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.sparse import csr_matrix
 
-from .._validation import check_int, check_nonnegative, check_option, check_positive, check_real
+from .._validation import check_int, check_option, check_positive, check_real
 from ..mechanisms import laws
-from ..solvers import graphical_lasso, graphical_lasso_admm, iter_graphical_lasso_path, ridge_precision
-from ._conventions import all_or_nothing, check_input, name_of, built_on_first_use
+from ..solvers import graphical_lasso, graphical_lasso_admm, iter_graphical_lasso_path
+from ._conventions import all_or_nothing, check_input, name_of
 from ._glasso_output import fit_output
 from ._glasso_path import SPARSE_PATH_FROM, GlassoPath, _dense, _n_edges, _with_dual
-from ._moment_base import MomentEstimator, location_of, psd_floor_value
+from ._moment_base import MomentEstimator, location_of
+from ._params import check_parameters, nonnegative, one_of, optional, param, parameters, value_only
 from ._uncertainty_matrix import precision_spread
-from .uncertainty import check_uncertainty_params
-from .error_budget import check_target
+from .uncertainty import check_draws
 from .error_draws import error_parts
 from .covariance import gaussian_log_likelihood
 from .selection import alpha_grid, ebic, ebic_of_solution, noise_floor
 from .summaries import precision_summary
 
-__all__ = ["GlassoPath", "PrivateGraphicalLasso", "PrivateRidgePrecision"]  # noqa: F822 (the estimators: built by __getattr__ below)
+# PrivateGraphicalLasso: this class on scikit-learn's BaseEstimator (scikit_learn.py)
+__all__ = ["GlassoPath", "GraphicalLassoFit"]
 
 
 def _in_original_units(release, precision):
@@ -34,8 +36,32 @@ def _in_original_units(release, precision):
     return precision / np.outer(release.column_scale, release.column_scale)
 
 
+def _glasso_alpha(alpha, name):
+    """A penalty > 0, or the rule that chooses it: "ebic" or "edges"."""
+    if isinstance(alpha, str):
+        check_option(alpha, name, ("ebic", "edges"))
+    else:
+        check_positive(alpha, name)
+
+
+def _ebic_gamma(gamma, name):
+    if not 0 <= check_real(gamma, name) <= 1:
+        raise ValueError(f"'{name}' must be in [0, 1] (Foygel & Drton's range); got {float(gamma)}.")
+
+
+def _alpha_floor(floor, name):
+    """``"noise"`` (the release's noise level) or a penalty >= 0."""
+    if isinstance(floor, str):
+        check_option(floor, name, ("noise",))
+    else:
+        nonnegative(floor, name)
+
+
+@parameters
 class _PrecisionBase(MomentEstimator):
     _counts_clipping = True  # the draws count the clipping-excess release (error_draws.py)
+
+    n_draws: int = param(0, check=value_only(check_draws))
 
     def _finish(self, precision, release):
         """Set the estimate fitted from ``release`` (which ``_record_release`` has recorded)."""
@@ -47,8 +73,7 @@ class _PrecisionBase(MomentEstimator):
         return self
 
     def _noisy_S(self, release):
-        release = self._check_release(release)
-        floor = psd_floor_value(self.psd_floor)
+        floor = None if self.psd_floor is None else float(self.psd_floor)
         return release if floor is None else release.project_psd(floor)
 
     def _spread(self, raw, solve):
@@ -73,10 +98,6 @@ class _PrecisionBase(MomentEstimator):
         -------
         self
         """
-        check_uncertainty_params(self)
-        check_target(self.target)
-        if not isinstance(self, GraphicalLassoFit):  # ridge's penalty, before the release spends the budget
-            self._check_alpha()
         return self._fit_from_data(X, self._release_from)
 
     def summary(self, feature_names=None, data_name=None):
@@ -95,6 +116,7 @@ class _PrecisionBase(MomentEstimator):
         return gaussian_log_likelihood(check_input(self, X), self.precision_, self.location_, name_of(self))
 
 
+@parameters
 class GraphicalLassoFit(_PrecisionBase):
     r"""Differentially private sparse precision matrix by the graphical lasso.
 
@@ -231,46 +253,23 @@ class GraphicalLassoFit(_PrecisionBase):
 
     _estimator = "PrivateGraphicalLasso"
 
-    def __init__(self, *, alpha="ebic", epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center="private", center_budget=None,
-                 scale=None, ranges=None,
-                 bound_budget=0.1, alphas=20, ebic_gamma=0.5, max_edges=None, alpha_floor="noise",
-                 penalize_diagonal=True, solver="fast", admm_rho=100.0, psd_floor=0.0, tol=None, max_iter=1000,
-                 n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05, target="population"):
-        self.target = target
-        self.alpha = alpha
-        self.epsilon = epsilon
-        self.delta = delta
-        self.row_norm = row_norm
-        self.mechanism = mechanism
-        self.neighbours = neighbours
-        self.calibration = calibration
-        self.center = center
-        self.center_budget = center_budget
-        self.scale = scale
-        self.ranges = ranges
-        self.bound_budget = bound_budget
-        self.alphas = alphas
-        self.ebic_gamma = ebic_gamma
-        self.max_edges = max_edges
-        self.alpha_floor = alpha_floor
-        self.penalize_diagonal = penalize_diagonal
-        self.solver = solver
-        self.admm_rho = admm_rho
-        self.psd_floor = psd_floor
-        self.tol = tol
-        self.max_iter = max_iter
-        self.n_draws = n_draws
-        self.level = level
-        self.rng = rng
-        self.accountant = accountant
-        self.count_share = count_share
+    alpha: float | str = param("ebic", check=_glasso_alpha)
+    alphas: int | Sequence[float] = param(20)  # alpha_grid's
+    ebic_gamma: float = param(0.5, check=_ebic_gamma)
+    max_edges: int | None = param(None)  # required by alpha="edges", where it is used
+    alpha_floor: float | str = param("noise", check=_alpha_floor)
+    penalize_diagonal: bool = param(True)
+    solver: str = param("fast", check=one_of("fast", "admm"))
+    admm_rho: float = param(100.0)  # the ADMM solver's
+    psd_floor: float | None = param(0.0, check=optional(nonnegative))
+    tol: float | None = param(None)  # the solver's
+    max_iter: int = param(1000)  # the solver's
 
     @all_or_nothing
     def fit(self, X, y=None):
         """Release the second moment of ``X`` (or, for ``"output"``, perturb the exact solution)."""
         if self.mechanism == "output":
-            check_uncertainty_params(self)
+            check_parameters(self)
             return self._fit_output(X)
         return super().fit(X)
 
@@ -286,11 +285,9 @@ class GraphicalLassoFit(_PrecisionBase):
         S = release.second_moment
         self.path_ = None
         if isinstance(self.alpha, str):
-            rule = check_option(self.alpha, "alpha", ("ebic", "edges"))
+            rule = self.alpha
             if rule == "ebic":
-                gamma = check_real(self.ebic_gamma, "ebic_gamma")
-                if not 0 <= gamma <= 1:
-                    raise ValueError(f"'ebic_gamma' must be in [0, 1] (Foygel & Drton's range); got {gamma}.")
+                gamma = float(self.ebic_gamma)
                 self.alpha_floor_ = self._floor(release)
             else:
                 self.alpha_floor_ = None
@@ -310,7 +307,7 @@ class GraphicalLassoFit(_PrecisionBase):
                                     n_edges=n_edges, objective=np.array([f.objective for f in fits]),
                                     ebic=self.ebic_, chosen=best)
         else:
-            self.alpha_ = check_positive(self.alpha, "alpha")
+            self.alpha_ = float(self.alpha)
             self.alphas_, self.ebic_, self.alpha_floor_ = None, None, None
             result = self._solve(S, self.alpha_)
         self.n_iter_, self.converged_ = result.n_iter, result.converged
@@ -328,7 +325,7 @@ class GraphicalLassoFit(_PrecisionBase):
         solutions, without two fresh ``p x p`` matrices per penalty
         (benchmarks/results/glasso_large.md).
         """
-        if check_option(self.solver, "solver", ("fast", "admm")) == "admm":
+        if self.solver == "admm":
             return [self._solve(S, a) for a in alphas]
         opts = {} if self.tol is None else {"tol": self.tol}
         fits = [None] * len(alphas)
@@ -344,13 +341,10 @@ class GraphicalLassoFit(_PrecisionBase):
         return ebic_of_solution(fit, n, gamma, self.penalize_diagonal)
 
     def _floor(self, release):
-        if isinstance(self.alpha_floor, str):
-            check_option(self.alpha_floor, "alpha_floor", ("noise",))
-            return noise_floor(release)
-        return check_nonnegative(self.alpha_floor, "alpha_floor")
+        return noise_floor(release) if self.alpha_floor == "noise" else float(self.alpha_floor)
 
     def _solve(self, S, alpha, warm_start=None):
-        solver = check_option(self.solver, "solver", ("fast", "admm"))
+        solver = self.solver
         opts = {} if self.tol is None else {"tol": self.tol}
         if warm_start is not None and solver == "fast":
             opts["warm_start"] = warm_start
@@ -362,139 +356,3 @@ class GraphicalLassoFit(_PrecisionBase):
     def _fit_output(self, X):
         """Wang et al. Algorithm 1: exact graphical lasso, then W_d(d+1, c I) noise (_glasso_output.py)."""
         return fit_output(self, X)
-
-
-class RidgePrecisionFit(_PrecisionBase):
-    r"""Differentially private ridge precision (ROPE; Su et al. 2019, DP-RP).
-
-    .. math::
-
-        \hat\Theta = \arg\min_{\Theta \succ 0} -\log\det\Theta + \mathrm{tr}(\tilde S\Theta)
-        + \alpha \|\Theta\|_F^2 = 2\big[\tilde S + (\tilde S^2 + 8\alpha I)^{1/2}\big]^{-1}
-
-    positive definite for any symmetric released :math:`\tilde S`, so no
-    projection is needed (``psd_floor=None`` by default).
-
-    Parameters
-    ----------
-    alpha : float > 0
-        Required, as ``--method ridge`` requires ``--alpha`` (``"ebic"`` is the graphical lasso's).
-    epsilon, delta, row_norm, mechanism, neighbours, calibration, center, center_budget, scale, ranges, bound_budget, rng, accountant, count_share
-        As in :class:`PrivateGraphicalLasso`.
-    psd_floor : float or None, default=None
-    n_draws : int >= 0, default=0
-        Draws carrying every part of the error, as in
-        :class:`PrivateGraphicalLasso`, for ``precision_se_``,
-        ``precision_interval_`` and the partial correlations' (0: the noise
-        checks only). Each draw costs one ROPE solve (an eigendecomposition).
-    level : float in (0, 1), default=0.9
-    target : {"population", "sample"}, default="population"
-        As in :class:`PrivateGraphicalLasso`.
-
-    Attributes
-    ----------
-    precision_, covariance_, release_, privacy_, neighbours_
-    precision_se_, precision_interval_ : ndarray or None
-        With ``n_draws > 0``: the standard error and basic ``level`` interval
-        of each entry of ``precision_`` over the draws (NaN where clipping's
-        loss is not all seen).
-    partial_correlation_, partial_correlation_interval_
-        As in :class:`PrivateGraphicalLasso`.
-    snr_, uncertainty_, diagnostics_
-        As in :class:`PrivateGraphicalLasso`.
-
-    n_features_in_ : int
-        Columns seen in ``fit`` (``fit_release``: the release's ``n_features``).
-    feature_names_in_ : ndarray of str
-        The column names, when ``fit`` was given a DataFrame whose column
-        names are all strings (scikit-learn's rule); ``transform``,
-        ``predict`` and ``score`` then check them.
-    privacy_report_ : dict
-        JSON-able, with the fields every estimator shares (``fitted_by``,
-        ``spent``, ``guarantee``, ``neighbours``, ``parts``, ``noise``, ...;
-        ``docs/privacy.md``), and ``release``: the release's metadata.
-
-    Privacy
-    -------
-    That of the second-moment release; ROPE is post-processing.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpmoments.estimators import PrivateRidgePrecision
-    >>> X = np.random.default_rng(0).normal(size=(2000, 3)) / 3
-    >>> est = PrivateRidgePrecision(alpha=0.1, epsilon=1.0, delta=1e-6, row_norm=1.0, rng=0).fit(X)
-    >>> bool(np.all(np.linalg.eigvalsh(est.precision_) > 0))
-    True
-    """
-
-    _estimator = "PrivateRidgePrecision"
-
-    def __init__(self, *, alpha=None, epsilon=None, delta=None, row_norm="auto", mechanism="gaussian",
-                 neighbours="replace-one", calibration="analytic", center="private", center_budget=None,
-                 scale=None, ranges=None,
-                 bound_budget=0.1, psd_floor=None, n_draws=0, level=0.9, rng=None, accountant=None, count_share=0.05,
-                 target="population"):
-        self.target = target
-        self.alpha = alpha
-        self.epsilon = epsilon
-        self.delta = delta
-        self.row_norm = row_norm
-        self.mechanism = mechanism
-        self.neighbours = neighbours
-        self.calibration = calibration
-        self.center = center
-        self.center_budget = center_budget
-        self.scale = scale
-        self.ranges = ranges
-        self.bound_budget = bound_budget
-        self.psd_floor = psd_floor
-        self.n_draws = n_draws
-        self.level = level
-        self.rng = rng
-        self.accountant = accountant
-        self.count_share = count_share
-
-    @all_or_nothing
-    def fit_release(self, release):
-        """Fit from a release already paid for: no new privacy cost, and no privacy parameter needed."""
-        self._check_alpha()
-        raw = self._check_release(release)
-        release = self._noisy_S(raw)
-        alpha = check_positive(self.alpha, "alpha")
-        self._record_release(release)
-        self._finish(ridge_precision(release.second_moment, alpha), release)
-        self._spread(raw, lambda S_draw: ridge_precision(S_draw, alpha))
-        self._withhold_beyond_first_order(release, alpha)
-        return self
-
-    def _check_alpha(self):
-        if self.alpha is None or isinstance(self.alpha, str):
-            raise ValueError(f"PrivateRidgePrecision needs a numeric alpha > 0 (e.g. alpha=0.01); got {self.alpha!r} "
-                             "('ebic' and 'edges' choose the graphical lasso's penalty).")
-
-    def _withhold_beyond_first_order(self, release, alpha):
-        """Withhold the draws' intervals where the noise's negative eigenvalues exceed twice the penalty.
-
-        Ridge then mostly inverts noise directions, and a draw (twice the noise) pushes them further: on
-        breast cancer, diabetes, wine and macrodata in raw units (ratios 5 to 71) 91-100% of the entries
-        whose basic interval excluded 0 missed the full-data ridge; on RAND HIE and simulations (0.4-1.5),
-        0-38% (benchmarks/results/coverage-structure.md).
-        """
-        if self.precision_interval_ is None:
-            return
-        # a precision's diagonal is positive: an interval of one entirely at or below 0 shows the draws left first
-        # order too (Grunfeld at epsilon 4: the undetected clipping loss at its upper end)
-        below = np.diagonal(self.precision_interval_[1]) <= 0
-        if np.linalg.eigvalsh(release.second_moment)[0] >= -2.0 * alpha and not below.any():
-            return
-        self.precision_interval_ = np.full_like(self.precision_interval_, np.nan)
-        self.partial_correlation_interval_ = np.full_like(self.partial_correlation_interval_, np.nan)
-        self.uncertainty_["covers"] += (" -- withheld: the released matrix has eigenvalues below -2 alpha, or a "
-                                        "diagonal entry's interval lies below 0: ridge inverts noise there and "
-                                        "first-order intervals fail")
-
-
-# PrivateGraphicalLasso and PrivateRidgePrecision: the cores on scikit-learn's BaseEstimator, built on first use
-# (importing this module imports no scikit-learn)
-__getattr__ = built_on_first_use(globals(), GraphicalLassoFit, RidgePrecisionFit)

@@ -14,21 +14,44 @@ A new estimator's class goes here (its logic in its own module) and its name in
 ``estimators/__init__.py``.
 """
 
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from ._conventions import clone_sharing_tally
 from .correlation import CorrelationFit
 from .covariance import CovarianceFit
+from .pca import PCAFit
+from .precision import GraphicalLassoFit
+from .ridge import RidgePrecisionFit
+from .tensor import TensorDecompositionFit
 
-__all__ = ["PrivateCorrelation", "PrivateCovariance"]
+__all__ = ["PrivateCorrelation", "PrivateCovariance", "PrivateGraphicalLasso", "PrivatePCA", "PrivateRidgePrecision",
+           "PrivateTensorDecomposition"]
 
 
-# Every class: the fit class first (its methods win over the mixins' defaults), BaseEstimator last; clones
-# count their fits with the original's (clone_sharing_tally). No docstring: the fit class's is inherited.
+# Every class: its fit class first (whose methods win over the mixins'), then scikit-learn's mixins, BaseEstimator
+# last; clones count their fits with the original's (clone_sharing_tally). No docstring: the fit class's is
+# inherited (help(), Sphinx), and doctest runs its examples once.
 
 class PrivateCovariance(CovarianceFit, BaseEstimator):
     __sklearn_clone__ = clone_sharing_tally
 
 
 class PrivateCorrelation(CorrelationFit, BaseEstimator):
+    __sklearn_clone__ = clone_sharing_tally
+
+
+class PrivateGraphicalLasso(GraphicalLassoFit, BaseEstimator):
+    __sklearn_clone__ = clone_sharing_tally
+
+
+class PrivateRidgePrecision(RidgePrecisionFit, BaseEstimator):
+    __sklearn_clone__ = clone_sharing_tally
+
+
+class PrivatePCA(PCAFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    __sklearn_clone__ = clone_sharing_tally
+    transform = PCAFit.transform  # in this class's own namespace, where set_output's wrapper (pandas output) finds it
+
+
+class PrivateTensorDecomposition(TensorDecompositionFit, BaseEstimator):
     __sklearn_clone__ = clone_sharing_tally

@@ -45,24 +45,26 @@ index orbit ``i <= j <= k``.
 """
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 
 from .._rng import noise_source, spawn
-from .._validation import check_int, check_nonnegative, check_option, check_positive, check_vector
+from .._validation import check_nonnegative, check_positive, check_vector
 from ..data import as_source
 from ..exceptions import TooFewRowsError
-from ..moments.auto_release import as_bound_budget, is_auto
+from ..moments.auto_release import BoundBudget, as_bound_budget, is_auto
 from ..moments.private_bounds import SearchRange
 from ..moments.ranged_release import GRID_DECADES, GRID_STEPS, ranges_note
 from ..moments.ranges import clipped_to_ranges, with_indicator_ranges
-from ..privacy import check_accountant
+from ..privacy import Accountant, check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
 from ._conventions import (all_or_nothing, fit_input, labelled_attribute, name_of, privacy_report, release_input, release_noise,
-                           require_for_fit, built_on_first_use)
+                           require_for_fit)
+from ._params import REQUIRED, check_parameters, integer, one_of, param, parameters, positive, value_only
 from ._uncertainty_models import tensor_spread
 from .summaries import tensor_summary
-from .uncertainty import check_uncertainty_params
+from .uncertainty import check_draws, check_level
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
 from ..moments.tensor_moments import (
     MODELS,
@@ -80,7 +82,7 @@ from ..moments.tensor_moments import (
 __all__ = [
     "TensorBudget",
     "TensorMoments",
-    "PrivateTensorDecomposition",  # noqa: F822 (built by __getattr__ below)
+    "TensorDecompositionFit",  # PrivateTensorDecomposition: it on scikit-learn's BaseEstimator (scikit_learn.py)
     "release_mog_moments",
     "release_topic_moments",
     "mog_third_sensitivity",
@@ -91,6 +93,7 @@ __all__ = [
 ]
 
 
+@parameters
 class TensorDecompositionFit:
     r"""Differentially private orthogonal tensor decomposition (method of moments).
 
@@ -228,39 +231,32 @@ class TensorDecompositionFit:
 
     _estimator = "PrivateTensorDecomposition"
 
-    def __init__(self, *, n_components, model, epsilon=None, delta=None, row_norm="auto", sigma2=None,
-                 vocabulary_size=None, budget=None, neighbours="replace-one", calibration="analytic", center=None,
-                 eigenvalue_floor=1e-6, n_restarts=10, n_iter=30, n_draws=0, level=0.9, rng=None, accountant=None,
-                 count_share=0.05, bound_budget=0.1, ranges=None):
-        self.n_components = n_components
-        self.model = model
-        self.epsilon = epsilon
-        self.delta = delta
-        self.row_norm = row_norm
-        self.sigma2 = sigma2
-        self.vocabulary_size = vocabulary_size
-        self.budget = budget
-        self.neighbours = neighbours
-        self.calibration = calibration
-        self.center = center
-        self.eigenvalue_floor = eigenvalue_floor
-        self.n_restarts = n_restarts
-        self.n_iter = n_iter
-        self.n_draws = n_draws
-        self.level = level
-        self.rng = rng
-        self.accountant = accountant
-        self.bound_budget = bound_budget
-        self.count_share = count_share
-        self.ranges = ranges
+    n_components: int = param(REQUIRED, check=integer(minimum=1))  # at most n_features: _decompose
+    model: str = param(REQUIRED, check=one_of(*MODELS))
+    epsilon: float | None = param(None)  # these five and the budgets: check_tensor_arguments, in _check_params
+    delta: float | None = param(None)
+    row_norm: float | str = param("auto")
+    sigma2: float | None = param(None)  # required by model="mog": _check_params
+    vocabulary_size: int | None = param(None)  # release_topic_moments'
+    budget: TensorBudget | None = param(None)
+    neighbours: str = param("replace-one")
+    calibration: str = param("analytic")
+    center: Sequence[float] | None = param(None)  # public only (a private one is refused): _check_params
+    eigenvalue_floor: float = param(1e-6, check=positive)
+    n_restarts: int = param(10, check=integer(minimum=1))
+    n_iter: int = param(30, check=integer(minimum=1))
+    n_draws: int = param(0, check=value_only(check_draws))
+    level: float = param(0.9, check=value_only(check_level))
+    rng: int | np.random.Generator | None = param(None)
+    accountant: Accountant | None = param(None)
+    count_share: float = param(0.05)
+    bound_budget: float | BoundBudget = param(0.1)
+    ranges: dict | None = param(None)
 
     def _check_params(self):
-        model = check_option(self.model, "model", MODELS)
-        check_int(self.n_components, "n_components", minimum=1)
-        check_positive(self.eigenvalue_floor, "eigenvalue_floor")
-        check_int(self.n_restarts, "n_restarts", minimum=1)
-        check_int(self.n_iter, "n_iter", minimum=1)
-        check_uncertainty_params(self)
+        """The declared checks, then those that depend on the model or on each other."""
+        check_parameters(self)
+        model = self.model
         args = check_tensor_arguments(self.epsilon, self.delta, self.neighbours, self.calibration, self.budget,
                                       self.count_share)
         if model == "mog":
@@ -316,7 +312,8 @@ class TensorDecompositionFit:
         common = dict(epsilon=args.epsilon, delta=args.delta, budget=args.budget, neighbours=args.neighbours,
                       calibration=args.calibration, rng=self.rng, count_share=args.count_share)
         self.privacy_parts_ = ()
-        ranged, ranges = None, with_indicator_ranges(self.ranges, X) if model == "mog" else None
+        ranged = None
+        ranges = with_indicator_ranges(self.ranges, X) if model == "mog" else None
         if ranges is not None:  # clipped to the public ranges (an opened table's 0/1 columns' too): a per-row map
             X, ranged, range_names, box = clipped_to_ranges(X, ranges, self.center)
         if model == "mog" and is_auto(self.row_norm):
@@ -393,7 +390,8 @@ class TensorDecompositionFit:
         """
         if not isinstance(moments, TensorMoments):
             raise TypeError(f"'moments' must be a TensorMoments; got {type(moments).__name__}.")
-        model = check_option(self.model, "model", MODELS)
+        check_parameters(self)
+        model = self.model
         if moments.model != model:
             raise ValueError(f"the moments were released for model={moments.model!r}, not {model!r}.")
         self.privacy_parts_ = ()  # TensorMoments do not carry the parts of a private bound
@@ -410,7 +408,7 @@ class TensorDecompositionFit:
         return tensor_summary(self, feature_names, data_name)
 
     def _decompose(self, moments, gen_tpm, names, fitted_by):
-        K = check_int(self.n_components, "n_components", minimum=1)
+        K = int(self.n_components)
         d = moments.second.n_features
         if K > d:
             raise ValueError(f"'n_components' must be an integer in [1, n_features={d}]; got {K}.")
@@ -441,7 +439,7 @@ class TensorDecompositionFit:
 
     def _solve(self, moments, K, gen_tpm):
         """Whiten, decompose, un-whiten: post-processing of the two releases."""
-        W = whiten(moments.m2, K, check_positive(self.eigenvalue_floor, "eigenvalue_floor"))
+        W = whiten(moments.m2, K, float(self.eigenvalue_floor))
         tpm = robust_tensor_power(whiten_tensor(moments.m3, W.matrix), K, n_restarts=self.n_restarts,
                                   n_iter=self.n_iter, rng=gen_tpm)
         sign = np.where(tpm.eigenvalues < 0, -1.0, 1.0)  # (lam, theta) ~ (-lam, -theta)
@@ -459,11 +457,6 @@ def _to_distributions(comps):
     sums = comps.sum(axis=1, keepdims=True)
     uniform = np.full_like(comps, 1.0 / comps.shape[1])
     return np.where(sums > 0, comps / np.where(sums > 0, sums, 1.0), uniform)
-
-
-# PrivateTensorDecomposition: TensorDecompositionFit on scikit-learn's BaseEstimator, built on first use (importing
-# this module imports no scikit-learn; the command line fits the core)
-__getattr__ = built_on_first_use(globals(), TensorDecompositionFit)
 
 
 def _ranges_noted(moments, names, ranged):

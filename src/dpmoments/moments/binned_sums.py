@@ -29,15 +29,30 @@ dropped (the counts are kept) and :attr:`BinnedSums.fused` is False: the
 caller reads the data a second time, as before.
 """
 
+import os
+
 import numpy as np
 
 from .._validation import check_data
-from .accumulate import _checked, _unpack
+from .accumulate import _block_rows, _checked, _unpack
 from .quantile_grid import BinCounts, _values
 from ..data import as_source, iter_chunks
 from .sums import MomentSums
 
 __all__ = ["BinnedSums", "binned_pass", "FUSE_BYTES"]
+
+try:  # the compiled binned pass; absent where the package was installed without a C compiler
+    from . import _binned as _compiled
+except ImportError:  # pragma: no cover
+    _compiled = None
+if os.environ.get("DPMOMENTS_PURE_NUMPY", "") not in ("", "0"):  # tests and comparisons run the NumPy path
+    _compiled = None
+_NONE = np.empty(0)  # no centre, scale or sums, to the compiled pass
+
+
+def compiled_binned():
+    """The compiled module (``_binned.c``), or None where it is not built or ``DPMOMENTS_PURE_NUMPY`` is set."""
+    return _compiled
 
 FUSE_BYTES = 64 * 2**20  # the most memory the per-bin sums may take before the caller falls back to a second read
 MOMENTS = {"mean": 1, "second": 2, "counts": None}  # the power of R that multiplies the clipped rows' sums
@@ -53,10 +68,11 @@ class BinnedSums:
     """
 
     def __init__(self, moment, edges, center, scale, max_bytes):
-        self.moment, self.edges, self.center, self.scale = moment, edges, center, scale
+        self.moment, self.center, self.scale = moment, center, scale
+        self.edges = np.ascontiguousarray(edges, dtype=np.float64)
         self.max_bytes, self.n, self.d = max_bytes, 0, None
         self.counts = np.zeros(edges.size + 1, dtype=np.int64)
-        self.fused = True
+        self.fused, self.buf = True, None  # buf: the reused block of centred rows
         self.inside, self.outside = {}, {}  # bin -> A_b, B_b (second); arrays (G + 1, d) (mean)
 
     def start(self, d):
@@ -70,25 +86,80 @@ class BinnedSums:
                 self.inside, self.outside = (np.zeros((self.counts.size, d)) for _ in range(2))
 
     def add(self, X):
-        Z = X if self.center is None else X - self.center
-        if self.scale is not None:
-            Z = Z / self.scale
-        norms = _values("row-norm", Z, None, None, None)[:, 0]  # as quantile_pass counts them
+        """Bin and sum the rows of one chunk; False where a row norm is not finite (the caller then checks ``X``).
+
+        The counts and a mean's sums are made a cache-sized block of rows at a time, centred into one reused
+        buffer: the chunk is read from memory once, with no chunk-sized temporaries (the pass costs little more
+        than the read). A second moment's sums are made per chunk (:meth:`_add_second`).
+        """
+        if self.moment == "second":
+            return self._add_second(X)
+        finite = True
+        if self.buf is None:
+            self.buf = np.empty((_block_rows(self.d), self.d))
+        step = self.buf.shape[0]
+        for lo in range(0, X.shape[0], step):
+            finite &= self._add_block(X[lo:lo + step])
+        self.n += X.shape[0]
+        return finite
+
+    def _centred(self, X, out):
+        """``(X - center) / scale``, as :func:`~dpmoments.moments.quantile_grid._values` makes it (the same values)."""
+        if self.center is None and self.scale is None:
+            return X
+        Z = X if self.center is None else np.subtract(X, self.center, out=out)
+        return Z if self.scale is None else np.divide(Z, self.scale, out=out)
+
+    def _norms(self, Z):
+        norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))  # as quantile_pass counts them, row by row
         idx = np.searchsorted(self.edges, norms, side="left")
         self.counts += np.bincount(idx, minlength=self.counts.size)
-        self.n += X.shape[0]
-        if self.fused and not np.isfinite(norms).all():  # squares overflow float64: leave it to the clipping pass
-            self.fused = False
-        if self.fused:
-            self._add_sums(Z, norms, idx)
+        return norms, idx
 
-    def _add_sums(self, Z, norms, idx):
-        inverse = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)  # zero rows stay zero (bin 0,
-        if self.moment == "mean":  # whose B is never used: every bound is above them)
-            bins, sums = _per_bin_sums(Z, idx, inverse)
-            self.inside[bins] += sums[:bins.size]
-            self.outside[bins] += sums[bins.size:]
-            return
+    def _add_block(self, B):
+        B = B[self._compiled_rows(B):]  # the rows the compiled pass did not take (none, usually)
+        if not B.shape[0]:
+            return True
+        Z = self._centred(B, self.buf[:B.shape[0]])
+        norms, idx = self._norms(Z)
+        if np.isfinite(norms).all():
+            if self.fused and self.moment == "mean":
+                inverse = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)  # zero rows stay zero
+                bins, sums = _per_bin_sums(Z, idx, inverse)  # (bin 0, whose B is never used: every bound is above)
+                self.inside[bins] += sums[:bins.size]
+                self.outside[bins] += sums[bins.size:]
+            return True
+        self.fused = False  # squares overflow float64: leave the sums to the clipping pass
+        return bool(np.isfinite(B).all())  # a NaN or inf in the data: the caller refuses the chunk
+
+    def _compiled_rows(self, B):
+        """How many of the block's first rows the compiled pass (``_binned.c``) counted (and summed): all of them, or
+        none where there is no compiled module or the block is not one it takes, or those before the first row whose
+        norm is not finite (the NumPy path sorts that row out)."""
+        if _compiled is None or not B.flags.c_contiguous or B.dtype != np.float64:
+            return 0
+        center, scale = (_NONE if v is None else np.ascontiguousarray(v, dtype=np.float64).reshape(-1)
+                         for v in (self.center, self.scale))
+        if center.size not in (0, self.d) or scale.size not in (0, self.d) or (center.size == 0) != (self.center is None) \
+                or (scale.size == 0) != (self.scale is None):
+            return 0  # the NumPy path broadcasts them, or refuses them
+        sums = self.fused and self.moment == "mean"
+        return _compiled.bin_rows(B, center, scale, self.edges, self.buf[0], self.counts,
+                                  self.inside if sums else _NONE, self.outside if sums else _NONE, self.d)
+
+    def _add_second(self, X):
+        Z = self._centred(X, np.empty_like(X) if self.center is not None or self.scale is not None else None)
+        norms, idx = self._norms(Z)
+        self.n += X.shape[0]
+        if np.isfinite(norms).all():
+            if self.fused:
+                self._add_second_sums(Z, norms, idx)
+            return True
+        self.fused = False
+        return bool(np.isfinite(X).all())
+
+    def _add_second_sums(self, Z, norms, idx):
+        inverse = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
         order = np.argsort(idx, kind="stable")
         bins, starts = np.unique(idx[order], return_index=True)
         Zs = Z[order]
@@ -186,6 +257,7 @@ def binned_pass(source, *, moment, search, center=None, scale=None, chunk_size=6
         result = BinnedSums(*args)
         for k, item in enumerate(iter_chunks(source, chunk_size=chunk_size)):
             _add_chunk(result, item, k)
+        result.buf = None
     if result.n == 0:
         raise ValueError("The data have no rows (n = 0): at least one row is needed to choose a bound privately.")
     return result
@@ -194,20 +266,20 @@ def binned_pass(source, *, moment, search, center=None, scale=None, chunk_size=6
 def _add_chunk(result, item, k, offset=-1):
     """``offset``: the chunk's first row overall (default: the rows so far; None where unknown, a dask block's)."""
     offset = result.n if offset == -1 else offset
-    X, _ = _unpack(item, k, offset)
-    X = _checked(check_data, X, "X", k, offset, min_samples=0)
+    X, _ = _unpack(item, k, offset)  # the NaN scan is left to the row norms, which show a non-finite value
     if result.d is None:
         result.start(X.shape[1])
     elif X.shape[1] != result.d:
         raise ValueError(f"'X' in chunk {k} has {X.shape[1]} features but earlier chunks had {result.d}.")
-    if X.shape[0]:
-        result.add(X)
+    if X.shape[0] and not result.add(X):
+        _checked(check_data, X, "X", k, offset, min_samples=0)  # names the chunk and row of the first one
 
 
 def _block_pass(block, k, args, start=None):
     """One dask block's :class:`BinnedSums` (in its own task); ``start``: its first row, where known."""
     result = BinnedSums(*args)
     _add_chunk(result, np.asarray(block, dtype=np.float64), k, start)
+    result.buf = None  # not sent back with the counts and sums
     return result
 
 

@@ -38,6 +38,8 @@ from ..mechanisms import gaussian_noise, laplace_noise
 from ..privacy import ZCDP, PureDP, compose
 from ..data import as_source, iter_chunks
 from .calibrated import calibrate
+from .accumulate import _block_rows
+from .binned_sums import compiled_binned
 from .dask_moments import dask_moment_sums_with
 
 __all__ = ["OUTER_FACTOR", "COUNT_FRACTION", "clipping_excess_sums", "release_clipping_excess",
@@ -81,21 +83,50 @@ def clipping_excess_sums(X, center, scale, row_norm, outer_factor=OUTER_FACTOR):
     return _merge(*(_chunk_sums(chunk, center, scale, row_norm, outer_factor) for chunk in iter_chunks(X)))
 
 
+def _standardised(X, center, scale, out=None):
+    """``X / scale - center`` (either may be None), into ``out`` where given."""
+    Z = X if scale is None else np.divide(X, scale, out=out)
+    return Z if center is None else np.subtract(Z, center, out=out)
+
+
 def _chunk_sums(chunk, center, scale, row_norm, outer_factor):
     R, outer = float(row_norm), float(row_norm) * outer_factor
-    Z = np.asarray(chunk[0] if isinstance(chunk, tuple) else chunk, dtype=float)
-    Z = (Z if scale is None else Z / scale) - (0.0 if center is None else center)
-    with np.errstate(over="ignore"):
-        norms = np.sqrt(np.einsum("ij,ij->i", Z, Z))
+    X = np.asarray(chunk[0] if isinstance(chunk, tuple) else chunk, dtype=float)
+    norms = _row_norms(X, center, scale)
     huge = ~np.isfinite(norms)  # squares overflow: inf * kept would make a column NaN, one row's mark on the release
     beyond = np.flatnonzero((norms > R) & ~huge)  # a row within R loses nothing (a_i = b_i = 1): only those beyond
     far = norms[beyond]
     kept = np.minimum(1.0, (outer / far) ** 2) - (R / far) ** 2
-    sums = np.einsum("i,ij,ij->j", kept, Z[beyond], Z[beyond])
+    Z_beyond = _standardised(X[beyond], center, scale)
+    sums = np.einsum("i,ij,ij->j", kept, Z_beyond, Z_beyond)
     if huge.any():  # beyond R': each adds (R'^2 - R^2) u^2, u its direction (scaled first, so nothing overflows)
-        u = Z[huge] / np.abs(Z[huge]).max(axis=1, keepdims=True)
+        Z_huge = _standardised(X[huge], center, scale)
+        u = Z_huge / np.abs(Z_huge).max(axis=1, keepdims=True)
         sums = sums + (outer**2 - R**2) * (u**2 / (u**2).sum(axis=1, keepdims=True)).sum(axis=0)
-    return Z.shape[0], sums, int(np.count_nonzero(norms > outer))
+    return X.shape[0], sums, int(np.count_nonzero(norms > outer))
+
+
+def _row_norms(X, center, scale):
+    """``||(x / scale) - center||`` of every row: the release's pass reads each chunk from memory once more only.
+
+    Without scales, compiled (``_binned.row_norms``: summed as the release's row clipping sums them, so
+    the rows counted beyond ``R`` are the rows it clips); else a cache-sized block at a time in one reused buffer.
+    """
+    d = X.shape[1]
+    center_array = None if center is None else np.ascontiguousarray(center, dtype=np.float64).reshape(-1)
+    if compiled_binned() is not None and scale is None and X.flags.c_contiguous and X.dtype == np.float64 \
+            and d <= 4096 and (center_array is None or center_array.size == d):
+        norms = np.empty(X.shape[0])
+        compiled_binned().row_norms(X, np.empty(0) if center_array is None else center_array, norms, d)
+        return norms
+    step = _block_rows(d)
+    buf, norms = np.empty((min(step, X.shape[0]), d)), np.empty(X.shape[0])
+    with np.errstate(over="ignore"):
+        for lo in range(0, X.shape[0], step):
+            B = X[lo:lo + step]
+            Z = _standardised(B, center, scale, buf[:B.shape[0]])
+            np.sqrt(np.einsum("ij,ij->i", Z, Z), out=norms[lo:lo + step])
+    return norms
 
 
 class ExcessTap:

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._rng import spawn
 from ..data import as_source, iter_chunks
-from .auto_release import clip_target, public_n_what, warn_range_end
+from .auto_release import MARGIN_T, clip_target, public_n_what, rank_error, warn_range_end
 from .binned_sums import binned_pass
 from .choice_budget import BOUND_OPTION, LOCATION_OPTION, what_for
 from .dask_moments import row_ones
@@ -125,13 +125,23 @@ def row_bound_draw(X, m, s, budget, share, bounds, main, rng, label="row_norm", 
                                            what=public_n_what(budget.neighbours, f"private {label} ({what_for(label)})"))
     R = float(values[0])
     target = f"{quantile:g}-quantile" if clipped is None else f"clip about {clipped:.3g} rows"
-    budget.record(label, guarantee, share - diag, (1, each), row_norm=R, target=target, at_range_end=bool(outside[0]))
+    budget.record(label, guarantee, share - diag, (1, each), row_norm=R, target=target, at_range_end=bool(outside[0]),
+                  **_clipped_at_most(clipped, each, bounds.search, outside[0]))
     if outside[0]:
         warn_range_end(label, bounds.search)
     if not diag:
         return R, None
     count = noisy_clipped_count(bins, bounds.search.edges(), R, rng=gen_count, **budget.count(diag))
     return R, (count, diag)
+
+
+def _clipped_at_most(clipped, each, search, at_range_end):
+    """``{"clipped_rows_at_most": k}``: the rows beyond the drawn bound are at most ``k`` with probability
+    ``1 - e^-MARGIN_T`` (the draw's target plus its rank error, :func:`rank_error`), from public values only.
+    Empty where the target is a quantile or the draw is at the range's end (rows beyond it are then unbounded)."""
+    if clipped is None or at_range_end or not np.isfinite(each):
+        return {}
+    return {"clipped_rows_at_most": float(clipped + rank_error(each, search, t=MARGIN_T))}
 
 
 def bound_pass(X, m, s, bounds, moment):

@@ -340,7 +340,8 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         name = "mean" if steps == 1 else f"{label} mean"  # one step: its mean is the centre
         settled = steps > 1 and _settled(mean.cross_moment, R_k)  # c is already where the rows are: stop here
         budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale,
-                                         **({"settled": True} if settled else {})))
+                                         **({"settled": True} if settled else {}),
+                                         **(_mean_clipping(budget, mean, R_k) if name == "mean" else {})))
         if settled:
             unspent = draw_share * (steps - k - 1)
             if scale is None:  # the final bound and mean come from this pass's counts and sums about c
@@ -370,8 +371,22 @@ def _public_n(X, budget, counted=None):
 def _private_mean(X, s, m_z, R, budget, share, rng, relation, binned=None):
     """The private mean of the standardised rows: ``m_z`` plus the mean of their clipped offsets from it."""
     mean = clipped_mean(X, s, m_z, budget.release(share), rng, dict(row_norm=R, **relation), binned)
-    budget.parts.append(release_part("mean", mean, share, noise_scale=mean.noise_scale))
+    budget.parts.append(release_part("mean", mean, share, noise_scale=mean.noise_scale,
+                                     **_mean_clipping(budget, mean, R), clipped_rows_counted=True))
     return m_z + mean.cross_moment
+
+
+def _mean_clipping(budget, mean, R):
+    """What the centre's error budget reads of its own clipping (estimators/centre_bias.py): the bound ``R`` the
+    final mean clipped at, its step ``offset`` (released: the centre less where it clipped about, standardised
+    units) and, where the draw of ``R`` gives one, the most rows beyond it (``clipped_rows_at_most``). Released
+    and public values only. The final mean (:func:`_private_mean`) also says that the ``"clipped rows"`` part
+    counts the rows it clipped (``clipped_rows_counted``): the row bound's count is about the same centre."""
+    drawn = next((p.released for p in reversed(budget.parts) if (p.released or {}).get("row_norm") == R), {})
+    out = {"row_norm": float(R), "offset": [float(v) for v in np.ravel(mean.cross_moment)]}
+    if "clipped_rows_at_most" in drawn:
+        out["clipped_rows_at_most"] = drawn["clipped_rows_at_most"]
+    return out
 
 
 def _warn_weakest(each, what, search, n):

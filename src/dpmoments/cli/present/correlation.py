@@ -35,7 +35,8 @@ def across_sites(args, a, output, names, est_mod):
     """The analysis fitted to the multi-site ``output``: ``(analysis dict, save(res), summary line, noise lines)``."""
     draw = not getattr(args, "no_figures", True)
     options = spread(args, output.n_features, auto=False)
-    est = est_mod.PrivateCorrelation(psd_floor=0.0, level=options["level"], target=options["target"]).fit_release(output)
+    est = est_mod.PrivateCorrelation(psd_floor=0.0, level=options["level"],
+                                     target=options["target"]).fit_release(output)
     noise = Noise(est)
 
     def save(res):

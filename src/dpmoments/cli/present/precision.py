@@ -27,7 +27,7 @@ def fit_precision(release, method, alpha, args, max_edges=None, n_alphas=20, alp
     options = spread(args, release.n_features, auto=True)
     if method == "glasso":
         return glasso(release, alpha, max_edges, n_alphas, alpha_floor, roc=roc, **options)
-    from ...estimators.precision import RidgePrecisionFit  # PrivateRidgePrecision without scikit-learn
+    from ...estimators.ridge import RidgePrecisionFit  # PrivateRidgePrecision without scikit-learn
 
     # epsilon, delta, row_norm: unused by fit_release, the release carries its guarantee
     return RidgePrecisionFit(alpha=alpha, epsilon=1.0, delta=1e-6, row_norm=1.0, **options).fit_release(release), None
