@@ -235,7 +235,7 @@ def categories_of(args):
         if name.strip() in out:
             raise CliError(f"--categories gives column {name.strip()!r} twice")
         out[name.strip()] = tokens
-    path = getattr(args, "ranges_file", None)
+    path = _spelled_once(args, "ranges_file", "bounds_file")  # --bounds-file's categories too
     if path is not None and str(path).lower().endswith(".json"):
         import json
 
