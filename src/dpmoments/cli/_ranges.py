@@ -13,7 +13,7 @@ import contextlib
 
 from ._numbers import CliError
 
-__all__ = ["add_ranges_arguments", "check_ranges_across_sites", "site_ranges", "plan_ranges_report", "add_plain_ranges_arguments",
+__all__ = ["add_ranges_arguments", "check_ranges_across_sites", "site_ranges", "target_range", "plan_ranges_report", "add_plain_ranges_arguments",
            "positional_ranges", "ranges_of", "categories_of", "impute_of", "ranges_lines", "ranges_report",
            "add_model_ranges_arguments", "model_ranges", "add_typed_column_arguments",
            "add_bounds_spelling", "bound_or_ranges", "select_bounds", "named_ranges"]
@@ -173,26 +173,45 @@ def model_ranges(args, names):
 def check_ranges_across_sites(args):
     """Refuse ``--ranges`` where the multi-site path does not take them, in one line, before any file is read."""
     from ..multisite.analyses import CENTRED
+    from ..multisite.column_ranges import MODELS
 
     if ranges_of(args) is None:
         return
-    if args.analysis not in CENTRED:
-        raise CliError(f"--ranges across sites are for --analysis {', '.join(CENTRED)}; {args.analysis} takes its "
-                       "public bounds instead")
+    if args.analysis not in CENTRED + MODELS:
+        raise CliError(f"--ranges across sites are for --analysis {', '.join(CENTRED + MODELS)}; {args.analysis} "
+                       "takes its public bounds instead")
     if getattr(args, "center", None) not in (None, "private"):
         raise CliError("--ranges across sites centre each column at its midpoint (--uncentred) or about a private "
                        "centre (the default): drop the public --center")
 
 
 def site_ranges(args, names):
-    """The plan's form of ``--ranges`` over the sites' columns ``names`` (``None`` when none), checked."""
+    """The plan's form of ``--ranges`` over the sites' feature columns ``names`` (``None`` when none), checked; the
+    target's range (select, regress) is :func:`target_range`'s."""
     given = ranges_of(args)
+    target = _target_of(args)
+    if given is not None and target is not None:
+        given = {k: v for k, v in given.items() if str(k) != target} or None
     if given is None:
         return None
     from ..multisite.column_ranges import plan_ranges
 
     with _as_option_error():
         return plan_ranges(given, len(names), names)
+
+
+def _target_of(args):
+    return str(args.target) if getattr(args, "analysis", None) in ("select", "regress") and \
+        getattr(args, "target", None) is not None else None
+
+
+def target_range(args):
+    """The range ``--ranges`` gives the target across sites (select, regress), as ``(lower, upper)``, or ``None``."""
+    given, target = ranges_of(args), _target_of(args)
+    span = None if given is None or target is None else given.get(target)
+    if span is not None and getattr(args, "response_bound", None) not in (None, "auto"):
+        raise CliError("--response-bound and a --ranges entry for the target both bound the response: give one")
+    return None if span is None else (float(span[0]), float(span[1]))
 
 
 def plan_ranges_report(ranges, names, release):
@@ -307,16 +326,22 @@ def named_ranges(ranges, names):
             "unranged": [rename.get(k, k) for k in ranges["unranged"]]}
 
 
+def _steps(output):
+    """The post-processing lines of a release, of a multi-site IRLS fit, or of a tensor's second moment."""
+    if hasattr(output, "postprocessing"):
+        return output.postprocessing
+    return output.second.postprocessing if hasattr(output, "second") else ()
+
+
 def ranges_lines(release):
     """The console line saying which columns had public ranges and which private choices (or nothing)."""
-    return [f"ranges: {step}" for step in release.postprocessing
-            if step.startswith("public ranges")]
+    return [f"ranges: {step}" for step in _steps(release) if step.startswith("public ranges")]
 
 
 def ranges_report(ranges, release):
     """The report's ``ranges`` block: the ranges as given (public), and which columns had which choice."""
     if ranges is None:
         return {}
-    note = next((s for s in release.postprocessing if s.startswith("public ranges")), None)
+    note = next((s for s in _steps(release) if s.startswith("public ranges")), None)
     return {"ranges": {"given": {str(k): list(v) for k, v in ranges.items()}, "columns": note,
                        "note": "public inputs: each value clipped to its range, centre and scale free"}}

@@ -29,8 +29,8 @@ from ..moments.ranges import as_column_ranges, feature_names_of, with_indicator_
 from ._conventions import fit_input, labelled_attribute
 from ._target import check_target
 
-__all__ = ["ColumnMap", "column_map", "check_response_range", "check_one_response_bound", "supervised_rows",
-           "LabelledCoefficients"]
+__all__ = ["ColumnMap", "column_map", "check_response_range", "check_one_response_bound", "release_map",
+           "supervised_rows", "LabelledCoefficients"]
 
 
 def supervised_rows(est, X, y, intercept):
@@ -195,3 +195,15 @@ def column_map(ranges, response_range, names, intercept):
     else:
         y_center, y_half = 0.0, max(abs(y_range[0]), abs(y_range[1]))
     return ColumnMap(lower, upper, center, half, y_range, float(y_center), float(y_half))
+
+
+def release_map(ranges, response_range, d, kappa):
+    """``(T, offset)`` from a multi-site IRLS run's ``d`` coefficients to the user's: the map of the plan's public
+    ``ranges`` (one per feature or None) and ``response_range``, as ``PrivateIRLS.fit``'s, and the sites' constant
+    column ``kappa`` (the intercept, or None). Public facts of the run only."""
+    if ranges is None and response_range is None:
+        return (np.diag(np.r_[np.ones(d - 1), kappa]) if kappa is not None else np.eye(d)), np.zeros(d)
+    width = d - (kappa is not None)
+    given = None if ranges is None else {j: r for j, r in enumerate(ranges) if r is not None} or None
+    return column_map(given, response_range, [f"x{j}" for j in range(width)], kappa is not None).back(
+        1.0 if kappa is None else kappa, kappa is not None)

@@ -374,3 +374,4 @@ class PrivateIRLS(IRLSPlanMixin, IRLSResultsMixin, LabelledCoefficients, Regress
 
             raise NotFittedError("This PrivateIRLS instance is not fitted yet; call 'fit' first.")
         return check_input(self, X) @ self.coef_ + self.intercept_
+

@@ -134,7 +134,7 @@ class Plan:
                              "alone there; no other plan has one.")
         checked_columns(self.columns, self.response_column, rows=self.rows, analysis=self.analysis,
                          n_features=self.n_features - self.intercept_columns)
-        check_plan_ranges(self.ranges, self.rows, self.n_features, self.rounds, self.mean_round)
+        check_plan_ranges(self)
         if plan_scale(self.scale, None, self.location) != self.scale:
             raise ValueError("a plan's 'scale' is None or 'private' (with a private centre).")
 
@@ -432,7 +432,8 @@ class Plan:
         auto = auto_bounds(row_norm, response_bound, bound_budget, off=off, rows=rows)
         location = private_location(center, center_budget, off=off, rows=rows, rank=rank, rounds=rounds)
         center = None if location is not None else center
-        public_ranges = plan_ranges(ranges, int(n_features), names[0])
+        public_ranges = plan_ranges(ranges, int(n_features) - (rows == "xy") - ("intercept" in dict(options or {})),
+                                    names[0])
         scale = plan_scale(scale, public_ranges, location)
         auto, location = grids_within_ranges(public_ranges, auto, location, center, scale)
         if off:
