@@ -4,8 +4,9 @@ Each ranged column is clipped to its range entry by entry, and its centre
 (the midpoint) and scale (the half-width) are free; the other columns get the
 private choices (``dpmoments.moments.ranges``, ``docs/bounds.md``). The
 ranges are public inputs: they are written into the report as given.
-(``--bounds`` is not this option's name: in ``select`` and the library's
-``bounds=`` it is Lei et al.'s entrywise bound.)
+``--bounds``/``--bounds-file`` are the same options spelt as the issue tracker and other tools do; on
+``select``, whose ``--bounds B`` is Lei et al.'s entrywise bound, the value's syntax tells them apart
+(a number or ``auto``; ``COL=LOW:HIGH,...``). The library's ``bounds=`` stays the entrywise bound.
 """
 
 import contextlib
@@ -14,7 +15,8 @@ from ._numbers import CliError
 
 __all__ = ["add_ranges_arguments", "check_ranges_across_sites", "site_ranges", "target_range", "plan_ranges_report", "add_plain_ranges_arguments",
            "positional_ranges", "ranges_of", "categories_of", "impute_of", "ranges_lines", "ranges_report",
-           "add_model_ranges_arguments", "model_ranges"]
+           "add_model_ranges_arguments", "model_ranges", "add_typed_column_arguments",
+           "add_bounds_spelling", "bound_or_ranges", "select_bounds", "named_ranges"]
 
 RANGES_HELP = (
     "PUBLIC per-column ranges, e.g. age=0:120,smoker=0:1: each value is clipped to its column's range and the "
@@ -30,6 +32,57 @@ def add_ranges_arguments(group):
                        help="--ranges from a file: CSV lines column,lower,upper (a header row is fine) or JSON "
                             "{\"column\": [lower, upper]} (or {\"ranges\": {...}, \"categories\": {\"col\": [levels]}}); "
                             "combined with --ranges (a column may not be in both)")
+    add_bounds_spelling(group)
+    add_typed_column_arguments(group)
+
+
+def add_bounds_spelling(group, entrywise=False):
+    """``--bounds COL=LOW:HIGH,...`` and ``--bounds-file FILE``: the other spelling of ``--ranges`` (the issue
+    tracker's and other tools'). ``entrywise``: ``select``, whose ``--bounds B|auto`` is also the entrywise bound,
+    told apart by syntax (:func:`bound_or_ranges`, :func:`select_bounds`), so it registers ``--bounds`` itself."""
+    if not entrywise:
+        group.add_argument("--bounds", dest="bounds_as_ranges", metavar="COL=LOW:HIGH,...",
+                           help="the same as --ranges (give one of them)")
+    group.add_argument("--bounds-file", dest="bounds_file", metavar="FILE",
+                       help="the same as --ranges-file (give one of them)")
+
+
+def bound_or_ranges(bound_or_auto):
+    """``select``'s ``--bounds`` type: a number or ``auto`` (read by ``bound_or_auto``) is the entrywise bound,
+    ``COL=LOW:HIGH,...`` per-column ranges (kept as text); a value mixing the two is refused."""
+    import argparse
+
+    def parse(text):
+        if "=" not in text:
+            return bound_or_auto(text)
+        if any("=" not in item for item in text.split(",")):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} mixes a number with COL=LOW:HIGH items: give the entrywise bound and the ranges as two "
+                "options (--bounds B --bounds COL=LOW:HIGH,..., or --ranges)")
+        return RangesText(text)
+
+    return parse
+
+
+class RangesText(str):
+    """``--bounds COL=LOW:HIGH,...`` on ``select``: per-column ranges, told apart from the entrywise bound."""
+
+
+def select_bounds(args):
+    """``(entrywise bound, ranges text or None)`` from ``select``'s ``--bounds``, given at most once each way."""
+    given = getattr(args, "bounds", None)
+    if not isinstance(given, list):  # not select's repeated option: a value or its default
+        return ("auto" if given is None else given), None
+    ranges = [v for v in given if isinstance(v, RangesText)]
+    numbers = [v for v in given if not isinstance(v, RangesText)]
+    for kind, found in (("the entrywise bound (a number or auto)", numbers), ("per-column ranges", ranges)):
+        if len(found) > 1:
+            raise CliError(f"--bounds gives {kind} twice; give it once")
+    return (numbers[0] if numbers else "auto"), (str(ranges[0]) if ranges else None)
+
+
+def add_typed_column_arguments(group):
+    """``--categories`` and ``--impute``: the 0/1 columns they make get the range 0:1 with every command's ranges."""
     group.add_argument("--categories", metavar="COL=A,B,...", action="append",
                        help="PUBLIC levels of a text column (repeat the option for each column): it is one-hot "
                             "encoded into columns COL=A, COL=B, ... with range 0:1 (a value that is none of them, or "
@@ -48,12 +101,15 @@ MODEL_RANGES_HELP = (
     "bounds. State ranges from the data's documentation, never from the data")
 
 
-def add_model_ranges_arguments(group):
-    """``--ranges`` and ``--ranges-file`` for ``regress`` and ``select`` (features and the target)."""
+def add_model_ranges_arguments(group, entrywise=False):
+    """``--ranges`` and ``--ranges-file`` for ``regress`` and ``select`` (features and the target), with their other
+    spelling ``--bounds``/``--bounds-file`` (``entrywise``: ``select``'s own ``--bounds``) and typed columns."""
     group.add_argument("--ranges", metavar="COL=LOW:HIGH,...", help=MODEL_RANGES_HELP)
     group.add_argument("--ranges-file", metavar="FILE",
                        help="--ranges from a file: CSV lines column,lower,upper (a header row is fine) or JSON "
                             "{\"column\": [lower, upper]}; combined with --ranges (a column may not be in both)")
+    add_bounds_spelling(group, entrywise=entrywise)
+    add_typed_column_arguments(group)
 
 
 def add_plain_ranges_arguments(group, help_text):
@@ -62,6 +118,7 @@ def add_plain_ranges_arguments(group, help_text):
     group.add_argument("--ranges-file", metavar="FILE",
                        help="--ranges from a file: CSV lines column,lower,upper (a header row is fine) or JSON "
                             "{\"column\": [lower, upper]}; combined with --ranges (a column may not be in both)")
+    add_bounds_spelling(group)
 
 
 @contextlib.contextmanager
@@ -197,7 +254,7 @@ def categories_of(args):
         if name.strip() in out:
             raise CliError(f"--categories gives column {name.strip()!r} twice")
         out[name.strip()] = tokens
-    path = getattr(args, "ranges_file", None)
+    path = _spelled_once(args, "ranges_file", "bounds_file")  # --bounds-file's categories too
     if path is not None and str(path).lower().endswith(".json"):
         import json
 
@@ -224,27 +281,49 @@ def one_hot_ranges(categories):
 def ranges_of(args):
     """The run's ranges as ``{column: (lower, upper)}`` (one-hot columns' 0:1 included), or ``None`` when none."""
     from ..data.columns import MISSING_SUFFIX
-    from ..moments.ranges import parse_ranges_text, read_ranges_file
+    from ..moments.ranges import merged_indicator_ranges, parse_ranges_text, read_ranges_file
 
-    text, path = getattr(args, "ranges", None), getattr(args, "ranges_file", None)
+    text, path = _spelled_once(args, "ranges", "bounds_as_ranges"), _spelled_once(args, "ranges_file", "bounds_file")
     hot = one_hot_ranges(categories_of(args)) | {f"{name}{MISSING_SUFFIX}": (0.0, 1.0) for name in impute_of(args)}
     if text is None and path is None:
         return hot or None
     try:
         given = {} if path is None else read_ranges_file(path)
-        inline = {} if text is None else parse_ranges_text(text)
+        spelt = "--ranges" if getattr(args, "ranges", None) else "--bounds"  # the option as the user wrote it
+        inline = {} if text is None else parse_ranges_text(text, spelt)
     except ValueError as exc:
         raise CliError(str(exc).rstrip(".")) from None
     both = sorted(set(given) & set(inline))
     if both:
-        raise CliError(f"--ranges and --ranges-file both give column {both[0]!r}; give it once")
-    given = {k: v for k, v in given.items() if k != "categories"}
-    return {_key(k): v for k, v in {**given, **inline, **hot}.items()}
+        in_file = "--ranges-file" if getattr(args, "ranges_file", None) else "--bounds-file"
+        raise CliError(f"{spelt} and {in_file} both give column {both[0]!r}; give it once")
+    given = {_key(k): v for k, v in {**given, **inline}.items() if k != "categories"}
+    with _as_option_error():  # as the library's: the 0/1 columns' 0:1 added, another range for one refused
+        return merged_indicator_ranges(given, hot)
+
+
+def _spelled_once(args, name, other):
+    """``--ranges`` or its other spelling ``--bounds`` (``--ranges-file``, ``--bounds-file``): one of them."""
+    value, alias = getattr(args, name, None), getattr(args, other, None)
+    if other == "bounds_as_ranges" and isinstance(getattr(args, "bounds", None), list):  # select's --bounds
+        alias = select_bounds(args)[1]
+    if value is not None and alias is not None:
+        option = "--" + name.replace("_", "-")
+        raise CliError(f"{option} and {option.replace('ranges', 'bounds')} are one option spelt two ways: give one")
+    return alias if value is None else value
 
 
 def _key(name):
     """A column name, or a 0-based position where the name is a whole number (as --columns reads it)."""
     return int(name) if isinstance(name, str) and name.isdigit() else name
+
+
+def named_ranges(ranges, names):
+    """An estimator's ``ranges_`` from a fit on the command line's array (columns ``x0, x1, ...``) named by the
+    file's columns, as the report names them everywhere else."""
+    rename = {f"x{j}": str(name) for j, name in enumerate(names)}
+    return {**ranges, "features": {rename.get(k, k): v for k, v in ranges["features"].items()},
+            "unranged": [rename.get(k, k) for k in ranges["unranged"]]}
 
 
 def _steps(output):

@@ -221,9 +221,10 @@ class CovarianceFit(MomentEstimator):
         self
         """
         if self.method == "coinpress":  # any other value: refused by the parameters' checks
-            if self.ranges is not None:
-                raise ValueError("'ranges' is not available with method='coinpress' (its first ellipsoid comes from "
-                                 "private scales); use method='standard'.")
+            if self._ranges(X) is not None:  # the user's, or an opened table's 0/1 columns'
+                raise ValueError("'ranges' (given, or the 0:1 of a table's one-hot and :missing columns) is not "
+                                 "available with method='coinpress' (its first ellipsoid comes from private scales); "
+                                 "use method='standard'.")
             return self._fit_from_data(X, self._coinpress_release)
         return self._fit_from_data(X, self._release_from)
 
