@@ -40,6 +40,7 @@ from . import coverage_misses  # noqa: E402
 from . import cluster  # noqa: E402  (imports dask and distributed inside run)
 from . import sites_scale  # noqa: E402  (imports grpc inside run)
 from . import ranges_sites  # noqa: E402  (loads statsmodels data inside run)
+from . import ranges_small  # noqa: E402  (loads scikit-learn's data inside run)
 from . import sites_coverage  # noqa: E402  (loads statsmodels' data inside run)
 from . import sites_structure  # noqa: E402
 from . import sites_width  # noqa: E402
@@ -75,6 +76,7 @@ BENCHMARKS = {
     "cluster": cluster.run,
     "sites_scale": sites_scale.run,
     "ranges_sites": ranges_sites.run,
+    "ranges_small": ranges_small.run,
 }
 
 __all__ = ["BENCHMARKS"]

@@ -11,7 +11,7 @@ from importlib import import_module
 from importlib.util import find_spec
 from types import ModuleType
 
-__all__ = ["lazy_exports"]
+__all__ = ["lazy_exports", "lazy_module"]
 
 
 class _Package(ModuleType):
@@ -51,3 +51,26 @@ def lazy_exports(package, where):
         return sorted(set(vars(sys.modules[package])) - {"_lazy_homes"} | set(home))
 
     return __getattr__, __dir__
+
+
+class _LazyModule:
+    """A module imported when one of its names is first read; each name is then kept on this object."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        value = getattr(import_module(self._name), attr)
+        setattr(self, attr, value)
+        return value
+
+
+def lazy_module(name):
+    """``special = lazy_module("scipy.special")``: ``special.ndtri`` imports ``scipy.special`` on first use.
+
+    ``scipy.special`` costs 0.2-0.4 CPU-s to import (it pulls in SciPy's array-API layer): a module that needs it
+    only to compute intervals imports it then, not when the command starts (a refused run never pays it).
+    """
+    return _LazyModule(name)

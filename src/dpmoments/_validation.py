@@ -202,10 +202,10 @@ def _object_to_float(arr, name):
 
 
 def check_finite(arr, name):
-    """Refuse NaN and infinite entries, counting them (never showing one)."""
+    """Refuse NaN and infinite entries, never showing or counting them (a count of a response's missing values
+    is read from the data: not private)."""
     if not np.all(np.isfinite(arr)):
-        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
-        raise ValueError(f"'{name}' contains {bad} NaN or infinite value(s); remove or impute them first.")
+        raise ValueError(f"'{name}' contains NaN or infinite values; remove or impute them first.")
 
 
 #: Where a data table's missing values are refused: the privacy-correct way to keep their rows.

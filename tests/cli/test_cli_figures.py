@@ -128,3 +128,20 @@ def test_figures_are_written_in_the_formats_asked_for(tmp_path, formats):
     figures = [p for p in out.glob("covariance.*") if p.suffix in (".png", ".svg", ".pdf")]
     assert {p.suffix[1:] for p in figures} == set(formats.split(","))
     assert all(p.stat().st_size > 1000 for p in figures)
+
+
+def test_the_figure_is_drawn_after_the_result_is_published(run, small, tmp_path, monkeypatch):
+    # A figure that fails (a full disk; Ctrl-C takes the same path) leaves the result, its report and marker whole
+    import errno
+    import json
+
+    def full_disk(self, stem, ax):
+        assert (tmp_path / "r" / "covariance.npy").exists() and (tmp_path / "r" / "privacy_report.json").exists()
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(_output.ResultsDir, "save_figure", _output._writing(full_disk))
+    res = run("covariance", small, *PRIVACY, "--row-norm", "3", "--center", "3", "--out", tmp_path / "r")
+    assert res.returncode == 2 and "published before it, without the figures" in res.stderr, res.stderr
+    marker = json.loads((tmp_path / "r" / _output.MARKER).read_text())
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == sorted(marker["files"] + [_output.MARKER])
+    assert "covariance.png" not in marker["files"] and not list(tmp_path.glob(".dpmoments-tmp*"))

@@ -1,5 +1,7 @@
 """--ranges / --ranges-file on the moment commands, and tables as pandas writes them (index, text columns)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -21,16 +23,104 @@ def table(tmp_path_factory):
     return path
 
 
-@pytest.mark.parametrize("command, extra", [("covariance", []), ("precision", ["--edges", "2"]),
-                                            ("pca", ["--n-components", "1"])])
-def test_ranges_on_every_moment_command(run, table, tmp_path, command, extra):
-    res = run(command, table, "--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--no-figures",
-              "--ranges", "age=0:120,smoker=0:1,score=0:10", "--out", tmp_path / "o", *extra)
+@pytest.fixture(scope="module")
+def typed(tmp_path_factory):
+    """A table with a text column (two of its three levels declared) and a column with missing values, as a
+    CSV written by pandas with its index and as the DataFrame itself."""
+    g = np.random.default_rng(0)
+    n = 600
+    df = pd.DataFrame({"age": g.uniform(18, 90, n), "firm": g.choice(["GM", "IBM", "Ford"], n),
+                       "income": np.where(g.random(n) < 0.1, np.nan, g.gamma(2, 2, n))})
+    df["y"] = 0.1 * df.age + 2 * (df.firm == "GM") + df.income.fillna(0) + g.normal(size=n)
+    path = tmp_path_factory.mktemp("typed") / "t.csv"
+    df.to_csv(path)
+    return path, df
+
+
+def _estimator(name, **kw):
+    from dpmoments import estimators
+
+    return getattr(estimators, name)(rng=0, **kw)
+
+
+_R, _PRIV = {"age": (0, 120), "income": (0, 40)}, dict(epsilon=1, delta=1e-6)
+_BOTH = [("covariance", lambda t: _estimator("PrivateCovariance", ranges=_R, **_PRIV).fit(t).covariance_,
+          ["covariance"], "covariance.npy"),
+         ("glasso", lambda t: _estimator("PrivateGraphicalLasso", ranges=_R, alpha=0.5, **_PRIV).fit(t).precision_,
+          ["precision", "--alpha", "0.5"], "precision.npy"),
+         ("ridge", lambda t: _estimator("PrivateRidgePrecision", ranges=_R, alpha=0.5, **_PRIV).fit(t).precision_,
+          ["precision", "--method", "ridge", "--alpha", "0.5"], "precision.npy"),
+         ("pca", lambda t: _estimator("PrivatePCA", ranges=_R, n_components=2, **_PRIV).fit(t).components_,
+          ["pca", "--n-components", "2"], "components.npy"),
+         ("tensor", lambda t: _estimator("PrivateTensorDecomposition", model="mog", n_components=2, sigma2=1.0,
+                                         ranges=_R, **_PRIV).fit(t).weights_,
+          ["tensor", "--n-components", "2", "--sigma2", "1"], "weights.csv"),
+         ("regress", lambda t: (lambda e: np.r_[e.coef_, e.intercept_])(_estimator(
+             "PrivateIRLS", ranges={**_R, "y": (-10, 60)}, **_PRIV).fit(t)), ["regress"], "coefficients.npy"),
+         ("select", lambda t: np.array(_estimator("PrivateModelSelection", ranges={**_R, "y": (-10, 60)}, epsilon=1,
+                                                  max_size=2).fit(t).selected_), ["select", "--max-size", "2"],
+          "selected.csv")]
+
+
+@pytest.mark.parametrize("name, fit, command, output", _BOTH, ids=[c[0] for c in _BOTH])
+def test_a_typed_table_is_one_release_through_the_library_and_the_command_line(run, typed, tmp_path, name, fit,
+                                                                                 command, output):
+    """Every estimator given ``open_table(file)``, ``open_table(DataFrame)`` (declared categories, an imputed
+    column) and the command line (``--bounds``, the issue's spelling of ``--ranges``) gets the same 0:1 ranges
+    for the one-hot and ``:missing`` columns, without their being stated, and the same seeded result."""
+    from dpmoments.data import open_table
+
+    path, df = typed
+    target = "y" if name in ("regress", "select") else None
+    opened = dict(categories={"firm": ["GM", "IBM"]}, impute={"income": 0.0}, target=target,
+                  exclude=None if target else ["y"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from_file, from_frame = fit(open_table(path, **opened)), fit(open_table(df, **opened))
+    np.testing.assert_array_equal(from_file, from_frame)
+    spans = "age=0:120,income=0:40" + (",y=-10:60" if target else "")
+    declared = ["--bounds", spans, "--categories", "firm=GM,IBM"]
+    if name == "covariance":  # the ranges and the categories from a JSON file, --ranges-file spelt --bounds-file
+        (tmp_path / "r.json").write_text('{"age": [0, 120], "income": [0, 40], "categories": {"firm": ["GM", "IBM"]}}')
+        declared = ["--bounds-file", tmp_path / "r.json"]
+    res = run(*command[:1], path, *command[1:], *(["--target", "y"] if target else ["--exclude", "y"]),
+              "--epsilon", "1", *([] if name == "select" else ["--delta", "1e-6"]), "--seed", "0", "--no-figures",
+              *declared, "--impute", "income=0", "--out", tmp_path / "o")
     assert res.returncode == 0, res.stderr
-    assert "note: file" in res.stderr and "pandas index" in res.stderr and "column(s) site" in res.stderr
-    assert "ranges: public ranges for age, smoker, score (each value clipped to its range)" in res.stdout
-    block = report(tmp_path / "o")["ranges"]
-    assert block["given"] == {"age": [0.0, 120.0], "smoker": [0.0, 1.0], "score": [0.0, 10.0]}
+    assert "pandas index" in res.stderr and "column(s) firm" not in res.stderr  # declared: encoded, not left out
+    out = tmp_path / "o" / output
+    cli = np.load(out) if output.endswith(".npy") else pd.read_csv(out).iloc[:, 1].to_numpy()
+    np.testing.assert_array_equal(from_file, cli)
+    indicators = {"firm=GM": [0.0, 1.0], "firm=IBM": [0.0, 1.0], "income:missing": [0.0, 1.0]}
+    given = report(tmp_path / "o").get("ranges", {}).get("given") or report(tmp_path / "o")["privacy"].get(
+        "ranges", {}).get("features") if name != "select" else indicators
+    assert indicators.items() <= given.items()
+
+
+@pytest.mark.parametrize("release", ["release_second_moment", "release_public_second_moment"])
+def test_a_release_function_adds_a_typed_tables_indicator_ranges(typed, release):
+    """The release functions given an opened table add its 0/1 columns' ranges: the release of the completed
+    array with those ranges stated, byte for byte; another range for one of them is refused."""
+    from dpmoments import release_second_moment
+    from dpmoments.data import open_table
+    from dpmoments.moments.releases import release_public_second_moment
+
+    f = {"release_second_moment": release_second_moment,
+         "release_public_second_moment": release_public_second_moment}[release]
+    kw = {} if f is release_second_moment else dict(row_norm=None, center=None)
+    table = open_table(typed[1], categories={"firm": ["GM", "IBM"]}, impute={"income": 0.0}, exclude=["y"])
+    completed = pd.DataFrame(np.vstack(list(table)), columns=table.feature_names)
+    stated = {**_R, "firm=GM": (0, 1), "firm=IBM": (0, 1), "income:missing": (0, 1)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = f(table, ranges=_R, rng=0, **_PRIV, **kw)
+        theirs = f(completed, ranges=stated, rng=0, **_PRIV, **kw)
+    np.testing.assert_array_equal(ours.second_moment, theirs.second_moment)
+    with pytest.raises(ValueError, match="'firm=GM' the range 0:2; it is a 0/1 column the table makes"):
+        f(table, ranges={**_R, "firm=GM": (0, 2)}, rng=0, **_PRIV, **kw)
+    with pytest.raises(ValueError, match="takes a table opened without target="):  # its rows are (X, y) pairs
+        _estimator("PrivateCovariance", **_PRIV).fit(open_table(typed[1], target="y", exclude=["firm"],
+                                                                impute={"income": 0.0}))
 
 
 def test_ranges_file_and_a_mixed_table(run, table, tmp_path):
@@ -60,18 +150,6 @@ def test_bad_ranges_are_one_line_errors(run, tmp_path, args, words):
     assert_one_line_error(res, *words)
 
 
-def test_declared_categories_are_one_hot_columns_with_range_0_1(run, table, tmp_path):
-    (tmp_path / "r.json").write_text('{"ranges": {"age": [0, 120]}, "categories": {"site": ["north", "south"]}}')
-    res = run("covariance", table, "--epsilon", "2", "--delta", "1e-6", "--seed", "0", "--no-figures",
-              "--ranges-file", tmp_path / "r.json", "--out", tmp_path / "o")
-    assert res.returncode == 0, res.stderr
-    assert "column(s) site" not in res.stderr  # declared: encoded, not left out
-    assert "public ranges for site=north, site=south, age (each value clipped to its range)" in res.stdout
-    C = np.load(tmp_path / "o" / "covariance.npy")
-    assert C.shape == (5, 5)  # two indicators (east is neither), age, smoker, score
-    assert abs(C[0, 0] / (2 / 9) - 1) < 0.3  # an indicator of a third of the rows: variance 2/9
-
-
 @pytest.mark.parametrize("args, words", [
     (["--categories", "site"], ["--categories takes COLUMN=LEVEL,LEVEL"]),
     (["--categories", "site=a,a"], ["distinct, non-empty levels"]),
@@ -84,22 +162,21 @@ def test_bad_categories_are_one_line_errors(run, tmp_path, args, words):
     assert_one_line_error(res, *words)
 
 
-def test_impute_completes_missing_values_with_an_indicator(run, tmp_path):
-    g = np.random.default_rng(0)
-    n = 4000
-    df = pd.DataFrame({"age": g.uniform(20, 80, n), "income": g.lognormal(10, 0.5, n)})
-    df.loc[g.random(n) < 0.1, "income"] = np.nan
-    df.to_csv(tmp_path / "m.csv", index=False)
+def test_missing_values_are_refused_with_a_pointer_to_impute(run, tmp_path):
+    """(The completed table, --impute with its indicator's range, is the typed-table test's above.)"""
+    pd.DataFrame({"age": [20.0, 30.0, 40.0], "income": [1.0, np.nan, 2.0]}).to_csv(tmp_path / "m.csv", index=False)
     res = run("covariance", tmp_path / "m.csv", "--epsilon", "1", "--delta", "1e-6", "--out", tmp_path / "o")
     assert_one_line_error(res, "missing or non-finite value in column 'income'", "--impute COL=VALUE")
-    res = run("covariance", tmp_path / "m.csv", "--epsilon", "2", "--delta", "1e-6", "--seed", "0", "--no-figures",
-              "--impute", "income=0", "--ranges", "age=0:120", "--out", tmp_path / "o")
-    assert res.returncode == 0, res.stderr
-    assert "public ranges for age, income:missing" in res.stdout
-    assert report(tmp_path / "o")["input"]["columns"] == ["age", "income", "income:missing"]
 
 
-def test_select_bounds_given_as_ranges_points_to_ranges(run, tmp_path):
-    res = run("select", tmp_path / "none.csv", "--target", "y", "--epsilon", "1", "--bounds", "age=0:120",
-              "--out", tmp_path / "o")
-    assert_one_line_error(res, "got 'age=0:120'", "per-column ranges COL=LOW:HIGH are --ranges")
+@pytest.mark.parametrize("command, args, words", [
+    ("select", ["--bounds", "2,age=0:120"], ["argument --bounds: '2,age=0:120' mixes a number with COL=LOW:HIGH"]),
+    ("select", ["--bounds", "2", "--bounds", "3"], ["--bounds gives the entrywise bound", "twice"]),
+    ("select", ["--bounds", "age=0:120", "--ranges", "age=0:120"], ["--ranges and --bounds are one option"]),
+    ("covariance", ["--bounds-file", "r.csv", "--ranges-file", "r.csv"], ["--ranges-file and --bounds-file"]),
+    ("covariance", ["--bounds", "age=0-120"], ["--bounds takes COLUMN=LOWER:UPPER"]),
+])
+def test_bounds_is_ranges_spelt_otherwise_and_select_tells_its_two_apart(run, tmp_path, command, args, words):
+    target = ["--target", "y"] if command == "select" else []
+    res = run(command, tmp_path / "none.csv", *target, "--epsilon", "1", *args, "--out", tmp_path / "o")
+    assert_one_line_error(res, *words)

@@ -9,7 +9,8 @@ import pytest
 import dpmoments.moments.clipping_bias as clipping_bias
 import dpmoments.data.readers as readers
 from dpmoments.estimators import PrivateCovariance, PrivatePCA
-from dpmoments.estimators.error_budget import (covariance_error_budget, eigenvalue_error_budget, fcr_level)
+from dpmoments.estimators.error_budget import covariance_error_budget, eigenvalue_error_budget
+from dpmoments.estimators.fcr import fcr_level
 from dpmoments.moments.auto_release import BoundBudget
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.NoiseDominatesWarning",
@@ -261,3 +262,23 @@ def test_the_centres_own_clipping_bias_is_bounded_from_the_release_and_counted()
     unbounded = PrivateCovariance(epsilon=4.0, delta=1e-6).fit_release(dataclasses.replace(rel, parts=parts))
     assert unbounded.uncertainty_["error_budget"]["centre_bias"].startswith("not bounded")
     assert "own clipping bias where" in unbounded.uncertainty_["not_covered"]
+
+
+def test_the_covariance_fit_holds_few_d_by_d_arrays_at_once():
+    # At d = 10 000 each d x d float64 array is 800 MB: the fit of a release (estimate, noise-only and full
+    # intervals, error budget) made about 27 at once, in place about 14 (issue 27; 9 of them are its results)
+    import tracemalloc
+
+    from dpmoments.moments import release_second_moment
+
+    d = 200
+    X = np.random.default_rng(0).standard_normal((1000, d)) / np.sqrt(d)
+    release = release_second_moment(X, epsilon=1.0, delta=1e-6, row_norm=1.0, center=np.zeros(d), rng=0)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        PrivateCovariance().fit_release(release)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert peak / (d * d * 8) < 16

@@ -132,14 +132,14 @@ def test_a_generous_range_costs_little():
         ranges = {j: (lo - (widen - 1) * (hi - lo) / 2, hi + (widen - 1) * (hi - lo) / 2) for j, (lo, hi) in exact.items()}
         ranges[1] = (0, 1)
         runs = []
-        for seed in range(3):
+        for seed in range(2):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", BoundWarning)
                 est = PrivateCovariance(epsilon=1.0, delta=1e-6, ranges=ranges, rng=seed).fit(X)
             runs.append(np.linalg.norm(est.covariance_ - _exact(X)) / np.linalg.norm(_exact(X)))
         errors[widen] = np.median(runs)
-    # measured medians 0.086 and 0.141 (seeds 0-2): the scale floor (0.05 half-widths) binds at 50x; the
-    # half-widths alone would multiply the noise by 50^2
+    # measured medians 0.092 and 0.141 (seeds 0-1; 0.086 and 0.151 with seeds 0-2): the scale floor (0.05
+    # half-widths) binds at 50x; the half-widths alone would multiply the noise by 50^2
     assert errors[50] < 2 * errors[1], errors
 
 
@@ -320,10 +320,10 @@ def test_release_second_moment_takes_ranges_and_their_box_bound():
 
 def test_ranges_on_a_dask_array_chunked_along_columns_too():
     da = pytest.importorskip("dask.array")
-    X = _table(n=4000)
+    X = _table(n=800)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotPrivateWarning)
-        est = PrivateCovariance(epsilon=np.inf, ranges=RANGES, psd_floor=None).fit(da.from_array(X, chunks=(1000, 3)))
+        est = PrivateCovariance(epsilon=np.inf, ranges=RANGES, psd_floor=None).fit(da.from_array(X, chunks=(200, 3)))
     np.testing.assert_allclose(est.covariance_, _exact(X), rtol=1e-9)
 
 
@@ -345,35 +345,6 @@ def test_per_component_results_are_indexed_by_component_also_with_as_many_as_col
     assert list(means.index) == ["component1", "component2"] and list(means.columns) == ["age", "score", "income"]
     np.testing.assert_array_equal(means.to_numpy(), tensor.components_)
     assert list(tensor.labelled("weights_").index) == ["component1", "component2"]
-
-
-def test_an_opened_table_is_fitted_as_it_comes_with_its_indicator_ranges(tmp_path):
-    """``open_table`` with categories and an imputed column is an estimator's input (before: a TypeError naming
-    'Table'): the same release as its completed array with the same seed, labelled by the table's columns."""
-    pd = pytest.importorskip("pandas")
-    from dpmoments.data import open_table
-
-    g = np.random.default_rng(5)
-    n = 3000
-    df = pd.DataFrame({"age": g.uniform(18, 90, n), "firm": g.choice(["GM", "IBM", "other"], n),
-                       "income": np.where(g.random(n) < 0.1, np.nan, g.normal(50, 10, n))})
-    df.to_csv(tmp_path / "f.csv")  # with its index
-    table = open_table(tmp_path / "f.csv", categories={"firm": ["GM", "IBM"]}, impute={"income": 0.0})
-    assert table.indicator_ranges == {"firm=GM": (0.0, 1.0), "firm=IBM": (0.0, 1.0), "income:missing": (0.0, 1.0)}
-    ranges = {**table.indicator_ranges, "age": (0, 120)}
-    completed = np.column_stack([df.age, df.firm == "GM", df.firm == "IBM", df.income.fillna(0.0),
-                                 df.income.isna()]).astype(float)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est = PrivateCovariance(epsilon=2.0, delta=1e-6, ranges=ranges, rng=3).fit(table)
-        ref = PrivateCovariance(epsilon=2.0, delta=1e-6, ranges=ranges, rng=3).fit(
-            pd.DataFrame(completed, columns=table.feature_names))
-    assert list(est.labelled().columns) == ["age", "firm=GM", "firm=IBM", "income", "income:missing"]
-    np.testing.assert_allclose(est.covariance_, ref.covariance_, rtol=1e-9, atol=1e-12)
-    assert str(est.privacy_) == str(ref.privacy_)
-    with pytest.raises(ValueError, match="takes a table opened without target="):
-        PrivateCovariance(epsilon=2.0, delta=1e-6).fit(open_table(tmp_path / "f.csv", target="age", exclude=["firm"],
-                                                                   impute={"income": 0.0}))
 
 
 def test_a_range_finds_its_column_in_another_unicode_form_and_refuses_one_column_twice():

@@ -43,9 +43,9 @@ def cli(argv, env, check=True, timeout=170):
     return proc
 
 
-def _plan(epsilon):
+def _plan(epsilon, ranges=None):
     return Plan.build("cape", tuple(SIZES), tuple(SIZES.values()), n_features=D, row_norm=R, epsilon=epsilon,
-                      delta=1e-5, analysis="covariance")
+                      delta=1e-5, analysis="covariance", ranges=ranges)
 
 
 def _prepare(tmp):
@@ -57,8 +57,9 @@ def _prepare(tmp):
     litter = set(Path(tempfile.gettempdir()).glob("dpmoments-flwr-*"))  # other programs' are not ours to judge
     rng = np.random.default_rng(0)
     data = {s: rng.normal(size=(n, D)) / 3 for s, n in SIZES.items()}
-    shares = {k: deal_files(_plan(eps), tmp / k, rng=seed) for k, eps, seed in (("A", 1.0, 1), ("B", 1.0, 2),
-                                                                                 ("C", 1.5, 3), ("D", 1.0, 4))}
+    # the honest run's plan carries a public range: each site maps its rows over the real Flower processes
+    shares = {k: deal_files(_plan(eps, {0: (-1.0, 1.0)} if k == "A" else None), tmp / k, rng=seed)
+              for k, eps, seed in (("A", 1.0, 1), ("B", 1.0, 2), ("C", 1.5, 3), ("D", 1.0, 4))}
     for s, X in data.items():
         np.save(tmp / f"{s}.npy", X)
     keys = {s: tls.make_node_key(tmp / f"{s}_key")[0] for s in SIZES}

@@ -24,6 +24,7 @@ pytest.importorskip("flwr", reason="the Flower extra is not installed (pip insta
 
 from dpmoments.estimators import PrivateCovariance  # noqa: E402
 from dpmoments.multisite import InProcessTransport, Plan, Site, deploy, read_bundle, run_plan  # noqa: E402
+from dpmoments.multisite.analyses import finish_analysis  # noqa: E402
 
 from .conftest import SCENARIO, SIZES, cli  # noqa: E402
 
@@ -39,7 +40,7 @@ def _in_process(tmp, data, shares, plan_key):
         site.accept(read_bundle(shares[plan_key][s], s), rng=np.random.SeedSequence([k, "ABC".index(plan_key)]),
                     throwaway=True)  # a recomputation of the deployed run, in process
         sites.append(site)
-    return run_plan(plan, InProcessTransport(sites), rng=7).releases[0]
+    return finish_analysis(plan, run_plan(plan, InProcessTransport(sites), rng=7))[0]  # in the columns' units
 
 
 @SCENARIO.step("test_honest_run_gives_the_in_process_bytes")

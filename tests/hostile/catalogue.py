@@ -302,10 +302,14 @@ CASES = [
      "`--target`, close to `--response-bound`)",
      lambda: cli("regress", _csv(GOOD_CSV), "--response", "c", "--n-iter", "1", "--w-max", "2", "--epsilon", "1",
                  "--delta", "1e-6", "--out", _fresh()), 2, "unrecognized arguments: --response"),
-    ("cli-bounds-for-ranges", "CLI", "`dpmoments covariance data.csv --bounds a=0:1` (per-column ranges are "
-     "`--ranges`; `--bounds` is `select`'s entrywise bound)",
-     lambda: cli("covariance", _csv(GOOD_CSV), "--bounds", "a=0:1", "--epsilon", "1", "--delta", "1e-6", "--out",
-                 _fresh()), 2, "per-column ranges are --ranges"),
+    ("cli-bounds-mixed", "CLI", "`dpmoments select data.csv --bounds 2,a=0:1` (`select`'s entrywise bound and "
+     "per-column ranges, its other spelling, in one value)",
+     lambda: cli("select", _csv(GOOD_CSV), "--target", "c", "--bounds", "2,a=0:1", "--epsilon", "1", "--out",
+                 _fresh()), 2, "argument --bounds: '2,a=0:1' mixes a number with COL=LOW:HIGH items"),
+    ("cli-bounds-and-ranges", "CLI", "`dpmoments covariance data.csv --bounds a=0:1 --ranges b=0:1` (one option "
+     "spelt two ways)",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--bounds", "a=0:1", "--ranges", "b=0:1", "--epsilon", "1",
+                 "--delta", "1e-6", "--out", _fresh()), 2, "--ranges and --bounds are one option spelt two ways"),
     ("cli-ranges-repeated", "CLI", "`dpmoments covariance data.csv --ranges a=0:1,a=0:2` (one column twice: "
      "the last range was kept silently)",
      lambda: cli("covariance", _csv(GOOD_CSV), "--ranges", "a=0:1,a=0:2", "--epsilon", "1", "--delta", "1e-6",

@@ -20,6 +20,22 @@ PRIVACY = ("--epsilon", "1", "--delta", "1e-6", "--row-norm", "1")
 SECRET = "14.23"
 
 
+def _irls():
+    from dpmoments.estimators import PrivateIRLS
+
+    return PrivateIRLS(**OK, response_bound=1.0)
+
+
+def _typed(text="a,t\n1,u\n2,v\n"):
+    return _file("typed.csv", text)
+
+
+def _frame():
+    import pandas as pd
+
+    return pd.DataFrame({"a": [1.0, 2.0]})
+
+
 def _dir():
     return pathlib.Path(tempfile.mkdtemp())
 
@@ -111,6 +127,21 @@ def cases(cli):
          lambda: dpm.release_second_moment([[1.0, 2.0], [3.0, 4.0]], **OK, center=None), TypeError, "np.asarray(rows)"),
         ("data-dask-nan-row", "API", "a NaN at row 400 of a dask array",
          lambda: dpm.release_second_moment(_dask_nan(), **OK, center=None), ValueError, "row 400"),
+        ("table-y-twice", "API", "`PrivateIRLS().fit(open_table(f, target='c'), y)`: the response given twice",
+         lambda: _irls().fit(open_table(csv, target="c"), [1.0, 2.0]), ValueError, "and y is given too"),
+        ("table-no-response", "API", "`PrivateIRLS().fit(open_table(f))`: a table without a target and no y",
+         lambda: _irls().fit(open_table(csv)), ValueError, "needs a response: give y, or open the table with target="),
+        ("table-indicator-other-range", "API", "a range 0:2 for a one-hot column the table makes (its range is 0:1)",
+         lambda: dpm.release_second_moment(open_table(_typed(), categories={"t": ["u", "v"]}), **OK,
+                                           ranges={"t=u": (0, 2)}), ValueError, "it is a 0/1 column the table makes"),
+        ("table-duplicate-after-one-hot", "API", "a column named `t=u` beside the declared level `u` of `t`",
+         lambda: open_table(_typed("a,t=u,t\n1,2,u\n"), categories={"t": ["u"]}), ValueError,
+         "two feature columns are named 't=u'"),
+        ("table-range-on-excluded-column", "API", "a range for a column left out by `exclude`",
+         lambda: PrivateCovariance(**OK, ranges={"a": (0, 1)}).fit(open_table(csv, exclude=["a"])), ValueError,
+         "'ranges' names column 'a', which is not a feature column"),
+        ("table-frame-delimiter", "API", "`open_table(DataFrame, delimiter=';')`",
+         lambda: open_table(_frame(), delimiter=";"), ValueError, "apply to text files, not to the DataFrame"),
         ("file-header-of-numbers", "API", "a CSV without a header read as if it had one",
          lambda: open_table(_file("wine.csv", f"{SECRET},1.71\n13.2,1.78\n")), ValueError, "header=False"),
         ("file-semicolons", "API", "a semicolon-separated file read as comma-separated",

@@ -26,7 +26,7 @@ PERMUTATIONS = list(itertools.permutations(range(3)))
 @pytest.mark.parametrize("distribution", ["gaussian", "laplace"])
 def test_matrix_upper_triangle_marginal(distribution):
     rng = np.random.default_rng(21)
-    d, scale, reps = 6, 0.7, 5_000  # 21 entries per draw -> 105 000 pooled
+    d, scale, reps = 6, 0.7, 2_500  # 21 entries per draw -> 52 500 pooled
     pooled = np.concatenate(
         [upper_triangle(symmetric_matrix_noise(d, scale, rng, distribution)) for _ in range(reps)]
     )
@@ -151,3 +151,19 @@ def test_extractors_reject_bad_shapes():
         orbit_vector(np.zeros((2, 2, 3)))
     with pytest.raises(TypeError, match="'M'"):
         upper_triangle(np.array([["a"]]))
+
+
+@pytest.mark.parametrize("distribution", ["gaussian", "laplace"])
+def test_noise_added_in_place_is_the_same_draws_in_blocks(monkeypatch, distribution):
+    # Drawn in blocks of whole rows (here a few entries each) and added in place: the same bits as one draw
+    # of the upper triangle, mirrored and added to a symmetric matrix
+    from dpmoments.mechanisms import symmetric
+
+    S = np.random.default_rng(1).standard_normal((9, 9))
+    S = S + S.T
+    noise = symmetric_matrix_noise(9, 0.5, 3, distribution)
+    whole = S + noise
+    monkeypatch.setattr(symmetric, "_BLOCK", 7)
+    assert symmetric_matrix_noise(9, 0.5, 3, distribution).tobytes() == noise.tobytes()
+    out = symmetric.add_symmetric_matrix_noise(S.copy(), 0.5, 3, distribution)
+    assert out.tobytes() == whole.tobytes()

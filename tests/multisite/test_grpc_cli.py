@@ -35,11 +35,13 @@ def _cli(*argv):
 
 
 # a public bound; or one chosen across sites by the plan's bound step (a large epsilon: 750 rows in all); or that
-# and a private centre (location steps and a mean round before and beside the moment)
+# and a private centre (location steps and a mean round before and beside the moment) with public ranges for two
+# columns: each site maps its rows, and the third column gets a private scale (the queries carry the scales read
+# off the location steps' histograms)
 PRIVACY = {"public": ("--epsilon", 1, "--row-norm", 1, "--uncentred"),
            "auto": ("--epsilon", 20, "--row-norm", "auto", "--bound-share", 0.5, "--uncentred"),
            "center": ("--epsilon", 40, "--row-norm", "auto", "--bound-share", 0.3, "--center", "private",
-                      "--location-share", 0.3)}
+                      "--location-share", 0.3, "--ranges", "x0=-2:2,x2=-1:1")}
 
 
 def _prepare(tmp):
@@ -124,6 +126,7 @@ def test_grpc_deployment_from_the_command_line(request, bound):
     # the choosing steps crossed the wire like every step: answered once, charged with the plan, reported
     assert ledger["answered"] == [[plan.digest, k] for k in plan.steps] and len(ledger["charged"]) == 1
     if bound == "center":
+        assert ref.column_scale is not None and report["ranges"]["given"] == {"x0": [-2.0, 2.0], "x2": [-1.0, 1.0]}
         labels = [p["label"] for p in report["private_choices"]["parts"]]
         steps = [f"location (step {k + 1} of {len(plan.location_steps)})" for k in plan.location_steps]
         assert labels == steps + ["row_norm", "second moment", "clipping excess", "mean"]

@@ -29,17 +29,17 @@ def _parts(n=12000, seed=0, sites=3):
     return [rng.normal(size=(n, 3)) @ L.T + MEAN for _ in range(sites)]
 
 
-def _sites(parts, center="private", row_norm="auto"):
-    return [Site(f"s{i}", X, row_norm=row_norm, center=center) for i, X in enumerate(parts)]
+def _sites(parts, center="private", row_norm="auto", ranges=None):
+    return [Site(f"s{i}", X, row_norm=row_norm, center=center, ranges=ranges) for i, X in enumerate(parts)]
 
 
 # -- the release: a covariance about the private mean -------------------------------------------------------------
 def test_a_private_centre_gives_the_covariance_as_well_as_a_public_one():
     """Data with mean 100 in one column: the released matrix is the covariance, not the second moment."""
     errs = {"private": [], "public": [], "uncentred": []}
-    for seed in range(3):
+    for seed in range(2):  # two seeds (three before: test time); the uncentred release is far off on any one
         parts = _parts(seed=seed)
-        for key, center in (("private", "private"), ("public", MEAN), ("uncentred", None)):
+        for key, center in (("private", "private"), ("public", MEAN), ("uncentred", None))[:3 - seed]:
             rel, _ = analyse(_sites(parts, center), "covariance", epsilon=EPS, delta=DELTA, rng=seed)
             errs[key].append(np.linalg.norm(rel.second_moment - COV))
     private, public = np.median(errs["private"]), np.median(errs["public"])
@@ -98,11 +98,14 @@ def test_public_row_norm_and_every_centred_analysis_take_a_private_centre():
 
 @pytest.mark.parametrize("kind", ["in-process", "flower", "grpc"])
 def test_every_transport_carries_the_location_step(kind):
-    parts = _parts()
-    ref, _ = run_cape(_sites(parts), epsilon=EPS, delta=DELTA, rng=3)
-    rel, rep = run_cape(_sites(parts), epsilon=EPS, delta=DELTA, rng=3, transport=factory(kind))
+    """And the private column scales that the public range of one column brings (every later query carries them)."""
+    parts, ranges = _parts(), {0: (90.0, 110.0)}
+    ref, _ = run_cape(_sites(parts, ranges=ranges), epsilon=EPS, delta=DELTA, rng=3)
+    rel, rep = run_cape(_sites(parts, ranges=ranges), epsilon=EPS, delta=DELTA, rng=3, transport=factory(kind))
     np.testing.assert_array_equal(rel.second_moment, ref.second_moment)
     np.testing.assert_array_equal(rel.center, ref.center)
+    np.testing.assert_array_equal(rel.column_scale, ref.column_scale)
+    assert "private location and scale for x1, x2" in rel.postprocessing[-1]
     queries = [t for t in rep.parts["second"].transcript if t["type"] == "Query"]
     assert len(queries) == 6 * 3  # four location steps, the bound and moment steps, three sites each
 

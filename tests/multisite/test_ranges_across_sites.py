@@ -53,8 +53,66 @@ def test_the_plan_refuses_ranges_that_do_not_fit_it_in_one_line(kw, words):
 
 def test_an_analysis_that_takes_no_ranges_refuses_them():
     with pytest.raises(ValueError, match="'ranges' across sites are for covariance"):
-        plan_analysis("select", "cape", ["a", "b"], [50, 50], n_features=2, row_norm=1.0, epsilon=1.0, delta=1e-5,
-                      ranges={0: (0, 1)})
+        plan_analysis("tensor-stm", "cape", ["a", "b"], [50, 50], n_features=3, row_norm=1.0, epsilon=1.0,
+                      delta=1e-5, ranges={0: (0, 1)}, options={"vocabulary_size": 1})
+
+
+def test_regress_select_and_the_mixture_across_sites_map_the_rows_as_one_machine():
+    """No noise: IRLS's coefficients are one machine's with the same ranges (the response's too); model selection's
+    release keeps the mapped moments, with the half-widths and midpoints to map its coefficients back; the mixture's
+    ranges clip only (its sigma2 is in the data's units)."""
+    from dpmoments.estimators import PrivateIRLS, PrivateModelSelection
+    from dpmoments.multisite.api import release_tensor_moments
+
+    rng = np.random.default_rng(7)
+    X = _table(rng, 400)
+    X[0, 0] = 150.0  # beyond its range: clipped, on both sides
+    y = 0.05 * X[:, 0] - X[:, 1] + 2 * X[:, 2] + 10 + 0.1 * rng.normal(size=400)
+    options = {"n_iter": 3, "w_max_per_bound": 5.0, "p": 2.0, "intercept": 0.5, "response_range": (0, 30)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sites = [Site(f"s{k}", X[k::2], y[k::2], row_norm=3.0, response_bound="auto", ranges=RANGES) for k in (0, 1)]
+        fit, _ = analyse(sites, "regress", epsilon=float("inf"), delta=0.0, rng=0, options=options)
+        est = PrivateIRLS(epsilon=None, delta=None, row_norm=None, response_bound=None, n_iter=3, w_max=None,
+                          rng=0).fit_release(fit)
+        one = PrivateIRLS(epsilon=float("inf"), delta=0, row_norm=3.0, response_bound="auto", n_iter=3, p=2.0,
+                          ranges=RANGES, response_range=(0, 30), rng=0).fit(X, y)
+        np.testing.assert_allclose(np.r_[est.coef_, est.intercept_], np.r_[one.coef_, one.intercept_], rtol=1e-9)
+        assert fit.postprocessing[0].startswith("public ranges for x0, x2")
+        sites = [Site(f"s{k}", X[k::2], y[k::2], row_norm=3.0, ranges=RANGES) for k in (0, 1)]
+        release, _ = analyse(sites, "select", epsilon=float("inf"), delta=0.0, rng=0,
+                             options={"response_range": (0, 30)})
+        np.testing.assert_allclose(release.column_scale, [60.0, 1.0, 0.5, 15.0])
+        selection = PrivateModelSelection(epsilon=1.0, bounds=1.0, response_bound=1.0, R=10.0, sigma2=1.0,
+                                          rng=0).fit_release(release)
+        assert selection.selected_ == (0, 1, 2) and selection.coef_[0] > 0 > selection.coef_[1]
+        sites = [Site(f"s{k}", X[k::2], row_norm=200.0, ranges=RANGES) for k in (0, 1)]
+        moments, _ = release_tensor_moments(sites, model="mog", epsilon=float("inf"), delta=0.0, sigma2=1.0, rng=0)
+    clipped = np.clip(X, [0, -np.inf, 0], [120, np.inf, 1])
+    np.testing.assert_allclose(moments.second.second_moment, clipped.T @ clipped / 400, rtol=1e-10)
+    assert any(step.startswith("public ranges for x0, x2") for step in moments.second.postprocessing)
+    from dpmoments.cli._ranges import ranges_lines  # the command line's ranges line, from every output
+
+    assert all(ranges_lines(out)[0].startswith("ranges: public ranges for x0, x2") for out in (fit, release, moments))
+
+
+def test_private_scales_across_sites_with_ranges_for_some_columns():
+    """The mixed case: a 0/1 column keeps its range's scale, the others get private scales read off the location
+    steps' histograms (no share of their own), and the release maps back to the user's units."""
+    rng = np.random.default_rng(8)
+    X = _table(rng, 3000) * [1.0, 1000.0, 1.0]  # the unranged column in units a thousand times larger
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sites = [Site(f"s{k}", X[k::3], row_norm="auto", center="private", ranges=RANGES) for k in range(3)]
+        release, report = analyse(sites, "covariance", epsilon=8.0, delta=1e-6, rng=0)
+    assert release.column_scale[2] == 0.5  # the 0/1 column: its half-width, known
+    assert 0.2 < release.column_scale[1] / (np.median(np.abs(X[:, 1] - np.median(X[:, 1])))) < 5
+    assert 0.05 * 60 <= release.column_scale[0] <= 2 * 60  # within the range's limits
+    assert "private location and scale for x1" in release.postprocessing[-1]
+    assert [p.share for p in report.choices] == [p.share for p in report.choices]  # no new part: free
+    assert not any("scale" in p.label for p in report.choices)
+    cov = release.column_scale[:, None] * release.second_moment * release.column_scale
+    np.testing.assert_allclose(cov[1, 1] / np.var(X[:, 1]), 1.0, atol=0.5)
 
 
 def test_the_sites_release_in_the_users_units_as_one_machine_maps_its_rows():
@@ -135,8 +193,8 @@ def test_simulate_and_the_noise_generator_take_ranges(tmp_path, capsys):
     assert res.returncode == 0, res.stderr
     plan = Plan.from_json((tmp_path / "shares" / "plan.json").read_text())
     assert plan.ranges == ((0.0, 120.0), None, None)
-    assert_one_line_error(run("simulate", *paths, "--epsilon", 1, "--delta", "1e-5", "--analysis", "select",
-                              "--target", "smoker", "--ranges", "age=0:120", "--out", tmp_path / "x"),
+    assert_one_line_error(run("simulate", *paths, "--epsilon", 1, "--delta", "1e-5", "--analysis", "tensor-stm",
+                              "--vocabulary-size", 3, "--n-components", 2, "--ranges", "age=0:120", "--out", tmp_path / "x"),
                           "--ranges across sites are for --analysis covariance")
     assert_one_line_error(run("simulate", *paths, "--epsilon", 1, "--delta", "1e-5", "--ranges", "agex=0:1",
                               "--out", tmp_path / "x"), "--ranges names column 'agex', which is not a feature column")

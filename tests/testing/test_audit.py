@@ -201,7 +201,7 @@ def test_docstring_examples_run():
     [
         (dict(samples_a=[]), ValueError, "'samples_a' must hold at least 1 sample"),
         (dict(samples_b=np.zeros((5, 2))), ValueError, r"'samples_b' must be 1-D; got 2-D shape \(5, 2\)"),
-        (dict(samples_a=[0.0, np.nan]), ValueError, "'samples_a' contains 1 NaN"),
+        (dict(samples_a=[0.0, np.nan]), ValueError, "'samples_a' contains NaN"),
         (dict(samples_a="abc"), TypeError, "'samples_a'"),
         (dict(confidence=1.0), ValueError, r"'confidence' must be in \(0, 1\); got 1.0"),
         (dict(confidence=0), ValueError, r"'confidence' must be in \(0, 1\); got 0.0"),

@@ -82,10 +82,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _spelled_here(message):
-    """A hint when an unrecognised option is another spelling of ours: ``--bounds age=0:120`` (the issue
-    tracker's, and other tools') is ``--ranges`` here, ``--bounds`` being ``select``'s entrywise bound."""
+    """A hint when ``--bounds age=0:120`` (``--ranges``' other spelling, taken by every command that takes ranges)
+    reaches a command that takes none."""
     if message.startswith("unrecognized arguments") and any(w.startswith("--bounds") for w in message.split()):
-        return "; per-column ranges are --ranges COL=LOW:HIGH,... or --ranges-file FILE (docs/bounds.md)"
+        return ("; this command takes no per-column ranges (--ranges or --bounds COL=LOW:HIGH,...: the analyses, "
+                "simulate and noise-generator; docs/bounds.md)")
     return ""
 
 

@@ -14,7 +14,7 @@ from ._noise import add_uncertainty_arguments
 from ._numbers import radius_or_private
 from ._choices import ROW_NORM_DEFAULT, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of, choices_report
 
-__all__ = ["add_analysis_arguments", "plan_options", "response_bound_of", "check_analysis", "fit_analysis", "multisite_report",
+__all__ = ["add_scale_argument", "check_scale", "add_analysis_arguments", "plan_options", "response_bound_of", "check_analysis", "fit_analysis", "multisite_report",
            "print_guarantees", "ANALYSES", "auto_bounds", "center_across_sites", "AUTO_ACROSS_SITES", "CENTER_ACROSS_SITES"]
 
 AUTO_ACROSS_SITES = (
@@ -40,6 +40,22 @@ INTERCEPT_SHARE = 0.5
 #: The analyses a multi-site command offers: the keys of the wing's table, in its order (a test checks they agree;
 #: the table itself is not imported here, so that --help stays light).
 ANALYSES = ("covariance", "correlation", "pca", "precision", "ridge", "select", "tensor-mog", "tensor-stm", "regress")
+
+
+def add_scale_argument(parser):
+    """``--scale private`` across sites: private column scales read off the location steps' noisy histograms."""
+    parser.add_argument("--scale", choices=("private",),
+                        help="divide each column by a private scale, half the interquartile range of the location "
+                             "steps' summed noisy histograms (free: post-processing of counts already released; needs "
+                             "the private centre, the default); with --ranges the columns get them by default, a 0/1 "
+                             "column keeping its range's")
+
+
+def check_scale(args):
+    """Refuse ``--scale private`` where no location step gives the scales, in one line, before any file is read."""
+    if getattr(args, "scale", None) is not None and center_asked(args) != "private":
+        raise CliError("--scale private across sites needs the private centre (its location steps' histograms give "
+                       "the scales): drop --uncentred or the public --center")
 
 
 #: The analyses whose fit across sites takes no --draws, and those whose intervals have no --intervals-for.
@@ -176,18 +192,25 @@ def center_across_sites(args):
 
 
 def plan_options(args):
-    """The public options of the plan (they enter its digest; the sites see them)."""
+    """The public options of the plan (they enter its digest; the sites see them): the target's ``--ranges`` entry
+    (select, regress) as ``response_range``."""
+    from ._ranges import target_range
+
     a = args.analysis
     if a == "tensor-mog":
         return {"sigma2": args.sigma2}
     if a == "tensor-stm":
         return {"vocabulary_size": args.vocabulary_size}
+    span = target_range(args)
+    spans = {} if span is None else {"response_range": span}
     if a == "regress":
         n_iter, w_max, per_bound = regress_defaults(args)
-        return {"n_iter": n_iter, "w_max": w_max, "p": args.p,
+        if span is not None:  # the range bounds the mapped response by 1: w_max is W_MAX_AUTO / 1, fixed now
+            w_max, per_bound = (per_bound if w_max is None else w_max), None
+        return {"n_iter": n_iter, "w_max": w_max, "p": args.p, **spans,
                 **({} if per_bound is None else {"w_max_per_bound": per_bound}),
                 **({"intercept": INTERCEPT_SHARE} if getattr(args, "fit_intercept", False) else {})}
-    return {}
+    return spans
 
 
 def fit_analysis(args, analysis, output, names):

@@ -18,6 +18,7 @@ is added when the matrix has at most :data:`CSV_MAX_CELLS` entries, or
 always with ``--csv``.
 """
 
+import contextlib
 import csv
 import functools
 import json
@@ -196,7 +197,7 @@ class ResultsDir:
         self.final = check_destination(out, force)
         self.force, self.csv = force, RUN.csv if csv is None else bool(csv)
         self.figure_formats = tuple(figure_formats or RUN.figure_formats)
-        self.files, self.documents, self.tmp = [], {}, None
+        self.files, self.documents, self.tmp, self.adding = [], {}, None, False
 
     def __enter__(self):
         self.tmp = make_temp(_resolved(self.final).parent)
@@ -221,12 +222,34 @@ class ResultsDir:
         if empty:
             raise CliError(f"writing the results failed: {', '.join(empty)} came out empty; nothing was published")
         with open(self.tmp / MARKER, "w") as f:
-            json.dump({"written_by": "dpmoments", "version": __version__, "command": RUN.command,
-                       "files": sorted(self.files)}, f)
+            json.dump(_marker(self.files), f)
         _sync(self.tmp)
         with held():  # Ctrl-C or SIGTERM now would come right after the swap, never half way
             self._publish()
             RUN.published.append((self.given, self.documents))
+
+    @contextlib.contextmanager
+    def added(self):
+        """``with res.added(): res.save_figure(...)``: files added to the result already published (the figures).
+
+        The result (its files, report and console table) is complete before matplotlib draws a thing: an
+        interrupted or failed figure leaves it as it was. The new files are written into a marked temporary
+        directory beside it, listed in its marker first (a later ``--force`` may then replace them), then
+        moved in while interrupts are held back. Nothing is added when an error or Ctrl-C stops the block.
+        """
+        final, published = _resolved(self.final), len(self.files)
+        self.tmp, self.adding = make_temp(final.parent), True
+        try:
+            yield self
+            with held():
+                _write_marker(final, self.files)
+                for name in self.files[published:]:
+                    os.replace(self.tmp / name, final / name)
+        except OSError as exc:
+            raise self.write_error(exc) from exc
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.adding = False
 
     def _publish(self):
         final = _resolved(self.final)
@@ -242,8 +265,11 @@ class ResultsDir:
     def write_error(self, exc, finishing=False):
         """``exc`` (an OSError while writing) as one line naming the file and ``--out``, never a data value."""
         what = "finish the results" if finishing or not self.files else f"write '{self.files[-1]}'"
-        return CliError(f"could not {what} in --out '{self.given}': {_why_not_written(exc, self.tmp)}; "
-                        "nothing was published (an old result there is untouched)")
+        if isinstance(exc, CliError):  # already one line (a writer inside added())
+            return exc
+        after = ("the results were published before it, without the figures" if self.adding else
+                 "nothing was published (an old result there is untouched)")
+        return CliError(f"could not {what} in --out '{self.given}': {_why_not_written(exc, self.tmp)}; {after}")
 
     # -- writers ---------------------------------------------------------------------
     def path(self, name):
@@ -318,6 +344,24 @@ def figures_ahead(args):
         from .. import plots  # noqa: F401
 
     return import_figures
+
+
+def _marker(files):
+    return {"written_by": "dpmoments", "version": __version__, "command": RUN.command, "files": sorted(files)}
+
+
+def _write_marker(directory, files):
+    """Replace the marker of a published result at once (a new file renamed over it)."""
+    part = directory / f"{MARKER}.part"
+    try:
+        with open(part, "w") as f:
+            json.dump(_marker(files), f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(part, directory / MARKER)
+    except BaseException:
+        part.unlink(missing_ok=True)  # a stray file would keep a later --force from replacing the result
+        raise
 
 
 def _sync(directory):

@@ -84,13 +84,15 @@ def run(args):
                 **noise.fields()}
     with ResultsDir(args.out, args.force) as res:
         save_covariance(res, est, names)
-        if not args.no_figures:
-            figures(res, est, names, release, request)
         res.save_json("privacy_report.json", privacy_report(
             "covariance", release, source=source, fingerprint=fingerprint, analysis=analysis, argv=args.argv,
             extra={"files": res.files + ["privacy_report.json"], **release_choices(release, request.choices)}))
     if not args.quiet:
         print(est.summary(names, source.name))
+    if not args.no_figures:  # drawn once the result is published and printed: an interrupted figure leaves it
+        with res.added():
+            figures(res, est, names, release, request)
+    if not args.quiet:
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
 

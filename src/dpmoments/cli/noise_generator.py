@@ -12,7 +12,8 @@ from ._args import (CliError, _delta, _epsilon, add_uncentred_argument, center_a
                     parse_columns, positive_int)
 from ._choices import ROW_NORM_DEFAULT, add_choice_arguments, bound_or_auto, choices_of, too_few_rows_hint
 from ._ranges import add_plain_ranges_arguments, check_ranges_across_sites, site_ranges
-from ._multisite import (AUTO_ACROSS_SITES, ANALYSES, CENTER_ACROSS_SITES, add_analysis_arguments, auto_bounds,
+from ._multisite import (AUTO_ACROSS_SITES, ANALYSES, CENTER_ACROSS_SITES, add_analysis_arguments, add_scale_argument,
+                         auto_bounds, check_scale,
                          center_across_sites, check_analysis, plan_options, response_bound_of)
 
 HELP = "build a deployed run's plan and deal each site its share file (the trusted noise generator)"
@@ -63,11 +64,13 @@ def add_arguments(parser):
     add_uncentred_argument(parser, "the centred analyses (covariance, pca, precision, ridge)")
     add_choice_arguments(parser, center=True, scale=False, sites=True)
     add_plain_ranges_arguments(parser, (
-        "PUBLIC per-column ranges (covariance, correlation, pca, precision, ridge), by a name of --columns or a "
-        "0-based position: written into the plan, every site clips its ranged columns to them and standardises "
-        "them by the midpoint and half-width before anything else (free); the result is mapped back to the "
-        "columns' units. A column without a range keeps its units under the row bound (no private scales across "
-        "sites)"))
+        "PUBLIC per-column ranges (covariance, correlation, pca, precision, ridge, select, regress, tensor-"
+        "mog; the --target's too), by a name of --columns or a 0-based position: written into the plan, every site "
+        "clips its ranged columns to them and standardises them by the midpoint and half-width before anything "
+        "else (free); the result is mapped back to the columns' units. With the private centre the columns get "
+        "private scales as on one machine (a 0/1 column its range's); with --uncentred a column without a range "
+        "keeps its units"))
+    add_scale_argument(parser)
     parser.add_argument("--protocol", default="cape", choices=[n for n, p in PROTOCOLS.items() if p.deployable],
                         help="default cape (the protocols that run across machines)")
     parser.add_argument("--rank", type=positive_int, metavar="R", help="--protocol dpdispca: the factors' rank")
@@ -120,6 +123,7 @@ def run(args):
         raise CliError("--neighbours add-remove is not supported across sites (each site's row count is public in "
                        "the plan); use replace-one or zero-out")
     check_ranges_across_sites(args)
+    check_scale(args)
     _, budget = auto_bounds(args)
     columns = plan_columns(args)
     ranges = site_ranges(args, columns.get("columns") or [f"x{j}" for j in range(columns["n_features"])])
@@ -132,7 +136,7 @@ def run(args):
                              delta=args.delta, response_bound=response_bound_of(args), neighbours=args.neighbours,
                              calibration=args.calibration, target=args.calibrate_to, colluders=args.colluders,
                              rank=args.rank, bound_budget=budget, center=center_asked(args),
-                             center_budget=center_across_sites(args), ranges=ranges)
+                             center_budget=center_across_sites(args), ranges=ranges, scale=args.scale)
     _check_memory(plan, args)
     with ResultsDir(args.out, args.force) as res:  # all the shares of one plan, or none: never a mix of two dealings
         for site, bundle in deal(plan, args.seed).items():

@@ -17,7 +17,7 @@ from ._args import (CLIPPING_HELP, CliError, _bound, _delta, _epsilon, add_input
 from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of,
                        choices_report, too_few_rows_hint)
 from ._noise import Noise, add_uncertainty_arguments, draws
-from ._ranges import add_model_ranges_arguments, model_ranges
+from ._ranges import add_model_ranges_arguments, model_ranges, named_ranges
 
 HELP = "private robust (least absolute deviations) regression by IRLS"
 DESCRIPTION = """\
@@ -158,7 +158,7 @@ def run(args):
     privacy = {"mechanism": f"{args.first_moment} (cross moment) + gaussian (second moment), 2 x {est.n_iter_} releases",
                "sensitivity": rep["sensitivity"], "sensitivity_norm": "l2 (l1 for a laplace cross moment)",
                "calibration": args.accounting, "noise_scale": rep["noise"], "row_norm": est.row_norm_,
-               "response_bound": est.response_bound_, "ranges": est.ranges_}
+               "response_bound": est.response_bound_, "ranges": named_ranges(est.ranges_, names)}
     with ResultsDir(args.out, args.force) as res:
         save_coefficients(res, est, names)
         if not args.no_figures:

@@ -20,7 +20,7 @@ from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_
                        choices_report, too_few_rows_hint)
 from ._noise import json_safe
 from ._numbers import radius_or_private
-from ._ranges import add_model_ranges_arguments, model_ranges
+from ._ranges import add_model_ranges_arguments, bound_or_ranges, model_ranges, select_bounds
 from ..privacy.relations import describe_relation
 from ..estimators.model_defaults import R_SHARE
 
@@ -59,15 +59,17 @@ def add_arguments(parser):
     add_memory_arguments(parser)
     group = parser.add_argument_group("privacy (required: --epsilon; pure epsilon-DP)")
     group.add_argument("--epsilon", type=_epsilon, metavar="EPS", help="epsilon > 0 of the selection (required)")
-    group.add_argument("--bounds", type=bound_or_auto, metavar="B|auto", default="auto",
+    group.add_argument("--bounds", action="append", type=bound_or_ranges(bound_or_auto),
+                       metavar="B|auto|COL=LOW:HIGH,...",
                        help="the entrywise bound (default auto): every X_ij is clipped to [-B, B]; a PUBLIC number, or "
-                            "'auto', a private 0.95-quantile of max_j |x_ij| paid from --bound-share")
+                            "'auto', a private 0.95-quantile of max_j |x_ij| paid from --bound-share. Given as "
+                            "COL=LOW:HIGH,... it is --ranges (the option may be given twice, once each way)")
     group.add_argument("--response-bound", type=bound_or_auto, metavar="r|auto", default="auto",
                        help="the bound on |y| (default auto): responses are clipped to [-r, r]; a PUBLIC number, or "
                             "'auto', a private 0.95-quantile of |y| paid from --bound-share (the auto bounds share "
                             "it equally: one exponential-mechanism draw each on the public --search-range)")
     add_choice_arguments(group, center=False, scale=False)
-    add_model_ranges_arguments(group)
+    add_model_ranges_arguments(group, entrywise=True)
     group.add_argument("--R", type=radius_or_private, metavar="RADIUS|private", dest="R", default="private",
                        help="the L1 radius of the coefficients: the sensitivity is (r + B R)^2. A PUBLIC number, or "
                             f"'private' (default): the L1 norm of the full model's least-squares fit to Laplace-noised "
@@ -106,7 +108,9 @@ def _check(args):
     require_target(args)
     if args.epsilon is None:
         raise CliError("--epsilon is required: the privacy parameter epsilon > 0 of the selection")
-    choices = choices_of(args, [k for k in ("bounds", "response_bound") if getattr(args, k) == "auto"])
+    bounds = select_bounds(args)[0]  # the entrywise bound (--bounds COL=LOW:HIGH,... are ranges)
+    choices = choices_of(args, [k for k, v in (("bounds", bounds), ("response_bound", args.response_bound))
+                                if v == "auto"])
     check_choices(choices)
     if args.max_size is not None and args.max_size < 1:
         raise CliError(f"--max-size must be >= 1; got {args.max_size}")
@@ -131,7 +135,7 @@ def run(args):
         raise CliError(str(exc).replace("candidates='all'", "--candidates all").replace("'max_size'", "--max-size")
                        .rstrip(".")) from None
     ranges, response_range = model_ranges(args, source.feature_names)
-    est = PrivateModelSelection(epsilon=args.epsilon, bounds=args.bounds, response_bound=args.response_bound,
+    est = PrivateModelSelection(epsilon=args.epsilon, bounds=select_bounds(args)[0], response_bound=args.response_bound,
                                 R=args.R, ranges=ranges, response_range=response_range, candidates=args.candidates, max_size=args.max_size, phi=phi,
                                 sigma2=args.sigma2, mechanism=args.mechanism, rng=args.seed,
                                 bound_budget=bound_budget(choices))

@@ -14,7 +14,8 @@ from pathlib import Path
 from ._args import (CliError, add_input_arguments, add_memory_arguments, add_output_arguments, add_privacy_arguments,
                     add_uncentred_argument, center_asked, check_uncentred, privacy_options)
 from ._choices import bound_budget, center_budget, choices_of, too_few_rows_hint
-from ._multisite import (ANALYSES, AUTO_ACROSS_SITES, CENTER_ACROSS_SITES, add_analysis_arguments, auto_bounds,
+from ._multisite import (ANALYSES, AUTO_ACROSS_SITES, CENTER_ACROSS_SITES, add_analysis_arguments, add_scale_argument,
+                         auto_bounds, check_scale,
                          center_across_sites, check_analysis, fit_analysis, multisite_report, plan_options,
                          print_guarantees, response_bound_of)
 from ._ranges import add_ranges_arguments, check_ranges_across_sites, plan_ranges_report, ranges_lines, site_ranges
@@ -73,8 +74,10 @@ def add_arguments(parser):
     add_privacy_arguments(parser, private=("row_norm", "center"), auto_default=True, auto_help=AUTO_ACROSS_SITES)
     add_uncentred_argument(parser, "the centred analyses (covariance, pca, precision, ridge)")
     add_ranges_arguments(parser.add_argument_group(
-        "public ranges (covariance, correlation, pca, precision, ridge: part of the plan; each site clips and "
-        "standardises its own rows; across sites a column without a range keeps its units, no private scale)"))
+        "public ranges (covariance, correlation, pca, precision, ridge, select, regress, tensor-mog: part of "
+        "the plan; each site clips and standardises its own rows; with the private centre the columns get private "
+        "scales as on one machine)"))
+    add_scale_argument(parser)
     group = parser.add_argument_group("protocol")
     group.add_argument("--protocol", default="cape", metavar="{" + ",".join(PROTOCOLS) + "}",
                        help="how the sites combine their statistics (default cape)")
@@ -111,6 +114,7 @@ def _check(args):
         raise CliError(f"--target is required for --analysis {args.analysis}: each site's response column")
     check_uncentred(args)
     check_ranges_across_sites(args)
+    check_scale(args)
     names, _ = auto_bounds(args)
     if "response_bound" in names and args.protocol == "pooled":
         raise CliError("--protocol pooled takes a PUBLIC --response-bound (the pooled reference of a second moment)")
@@ -223,10 +227,13 @@ def _release(args, sites, kwargs, columns):
         if args.colluders:
             raise CliError("--colluders has no meaning for --protocol pooled")
         choices = choices_of(args)  # the single-machine shares: the pooled reference is one machine's release
-        return run_pooled(sites, center_budget=center_budget(choices), bound_budget=bound_budget(choices), **common)
+        return run_pooled(sites, center_budget=center_budget(choices), bound_budget=bound_budget(choices),
+                          scale=args.scale, **common)
     if args.colluders and args.protocol == "local":
         raise CliError("--colluders has no meaning for --protocol local")
     rank = min(2 * args.n_components, sites[0].n_features) if args.protocol == "dpdispca" else None
+    response = str(args.target) if columns is not None and args.analysis in ("select", "regress") else None
     return analyse(sites, args.analysis, protocol=args.protocol, options=plan_options(args), columns=columns,
+                   response_column=response, scale=args.scale,
                    target=args.calibrate_to, colluders=args.colluders, rank=rank, bound_budget=auto_bounds(args)[1],
                    center_budget=center_across_sites(args), **common)

@@ -20,7 +20,8 @@ from ._args import (CliError, _bounded_int, _center, _nonnegative_bound, add_inp
 from ._choices import bound_budget, check_choices, choices_of, choices_report, too_few_rows_hint
 from ._noise import AUTO_MAX_TENSOR, add_uncertainty_arguments, draws, json_safe
 from ..mechanisms import laws
-from ._ranges import add_plain_ranges_arguments, positional_ranges, ranges_lines, ranges_of, ranges_report
+from ._ranges import (add_plain_ranges_arguments, add_typed_column_arguments, categories_of, impute_of,
+                      positional_ranges, ranges_lines, ranges_of, ranges_report)
 
 HELP = "a private tensor decomposition: mixture-of-Gaussians means or single-topic-model topics"
 DESCRIPTION = """\
@@ -69,6 +70,7 @@ def add_arguments(parser):
         "free; the columns keep their units (--sigma2 is stated in them). With every column ranged the row bound "
         "is drawn on a grid that ends at the box's largest norm about the centre, or is that norm, free, when "
         "there are too few rows. State ranges from the data's documentation, never from the data"))
+    add_typed_column_arguments(group)
     group.add_argument("--n-restarts", type=_bounded_int(1, 10_000), default=10, metavar="L",
                        help="power-method restarts (default 10)")
     group.add_argument("--n-iter", type=_bounded_int(1, 100_000), default=30, metavar="N",
@@ -208,6 +210,8 @@ def _estimator(args, source, row_norm, choices, d):
                        "seen from the centre, they are linearly independent, and seen from the data's mean (what a "
                        "private centre estimates) they are not; give a PUBLIC --center away from the mean, or none")
     center = _center(args.center, source.n_features) if args.model == "mog" else None
+    if args.model != "mog" and (categories_of(args) or impute_of(args)):
+        raise CliError("--categories and --impute are for --model mog: --model stm reads word ids")
     if args.model != "mog" and ranges_of(args) is not None:
         raise CliError("--ranges is for --model mog: --model stm reads word ids, whose range is --vocabulary-size")
     ranges = positional_ranges(args, [str(c) for c in source.feature_names]) if args.model == "mog" else None

@@ -40,7 +40,7 @@ import numpy as np
 from ._chunking import resolve_columns
 
 __all__ = ["select_features", "one_hot_block", "one_hot_names", "check_categories", "check_impute", "impute_block",
-           "MISSING_SUFFIX"]
+           "check_unique_names", "MISSING_SUFFIX"]
 
 MISSING_SUFFIX = ":missing"  # the name of an imputed column's indicator: "income:missing"
 
@@ -79,10 +79,24 @@ def check_categories(categories, names, where):
     for key, levels in categories.items():
         j = resolve_columns([key], None, names, len(names), where, "categories")[0][0]
         levels = [str(v) for v in levels] if not isinstance(levels, str) else [levels]
-        if not levels or len(set(levels)) != len(levels) or any(v == "" for v in levels):
+        numbers = _as_numbers(levels) or levels  # numeric levels are matched by value: "1" and "1.0" are one
+        if not levels or len(set(numbers)) != len(levels) or any(v == "" for v in levels):
             raise ValueError(f"'categories' of column {names[j]!r} must be distinct, non-empty levels; got {levels!r}.")
         out[j] = levels
     return out
+
+
+def check_unique_names(names, where):
+    """``names`` (the features once one-hot encoded and imputed), refused where two are one name: a column
+    ``firm=GM`` beside the level ``GM`` of ``firm``, or ``income:missing`` beside ``income``'s indicator, would
+    be two columns that results, reports and ``ranges`` could not tell apart."""
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"{where}: two feature columns are named {name!r} once the declared categories and "
+                             "imputed columns are added; rename the column or leave it out (exclude=, --exclude).")
+        seen.add(name)
+    return names
 
 
 def one_hot_names(name, levels):
@@ -106,18 +120,42 @@ def one_hot_block(batch, keys, text, numeric_rows):
     return np.ascontiguousarray(np.hstack(parts)) if parts else dense
 
 
+_NUMBER = r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$"
+
+
 def _indicators(column, levels):
-    """(n, k) 0/1: row i has a 1 in column l when its value is ``levels[l]`` (as text); none else."""
+    """(n, k) 0/1: row i has a 1 in column l when its value is ``levels[l]``; none else.
+
+    Levels that are all numbers (a numeric code: ``region=1,2,3``) are matched by value, so that a
+    CSV's ``1.0``, a Parquet or DataFrame column's float 1.0 and its int 1 are one level (a cell that
+    is not a number is none of them); other levels are matched as text."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if pa.types.is_dictionary(column.type):
         column = column.cast(column.type.value_type)
-    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-        column = column.cast(pa.string())
-    index = pc.fill_null(pc.index_in(column, value_set=pa.array(levels, type=pa.string())), -1)
+    numbers = _as_numbers(levels)
+    text = pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
+    if numbers is not None:
+        if text:  # not a number: null, no level (a strict cast would refuse the whole block)
+            column = pc.if_else(pc.match_substring_regex(column, _NUMBER), column, pa.scalar(None, column.type))
+        column, values = column.cast(pa.float64()), pa.array(numbers, type=pa.float64())
+    elif not text:
+        column, values = column.cast(pa.string()), pa.array(levels, type=pa.string())
+    else:
+        values = pa.array(levels, type=pa.string())
+    index = pc.fill_null(pc.index_in(column, value_set=values), -1)
     codes = pa.RecordBatch.from_arrays([index.cast(pa.float64())], names=["i"]).to_tensor().to_numpy()[:, 0]
     return (codes[:, None] == np.arange(len(levels))).astype(np.float64)
+
+
+def _as_numbers(levels):
+    """The levels as floats when every one is a finite number, else None (they are then text)."""
+    try:
+        numbers = [float(v) for v in levels]
+    except ValueError:
+        return None
+    return numbers if all(np.isfinite(numbers)) else None
 
 
 def check_impute(impute, names, feats, where):

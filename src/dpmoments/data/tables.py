@@ -34,9 +34,10 @@ from pathlib import Path
 import numpy as np
 
 from ._chunking import checked, read_ahead, rebatch, split
-from .columns import (MISSING_SUFFIX, check_categories, check_impute, impute_block, one_hot_block, one_hot_names,
-                      select_features)
+from .columns import (MISSING_SUFFIX, check_categories, check_impute, check_unique_names, impute_block,
+                      one_hot_names, select_features)
 from ._csv import COMPRESSIONS, CsvFile, _kind
+from ._parquet import _Parquet
 
 __all__ = ["open_table", "Table", "EXTENSIONS", "same_file_version"]
 
@@ -52,9 +53,9 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True, 
 
     Parameters
     ----------
-    path : str or os.PathLike
-        A ``.csv``/``.tsv`` (optionally ``.gz`` or ``.bz2``), ``.parquet``/``.pq``,
-        ``.npy`` or ``.npz`` (``scipy.sparse.save_npz``) file.
+    path : str, os.PathLike or pandas.DataFrame
+        A ``.csv``/``.tsv`` (optionally ``.gz`` or ``.bz2``), ``.parquet``/``.pq``, ``.npy`` or ``.npz``
+        (``scipy.sparse.save_npz``) file, or a DataFrame read by the same rules (:mod:`.frame_table`).
     columns : sequence of str or int, optional
         The feature columns, in order: names or 0-based positions. Default:
         every column but ``target``.
@@ -100,6 +101,9 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True, 
     """
     from .file_sets import is_file_set
 
+    if hasattr(path, "columns") and hasattr(path, "dtypes"):  # a DataFrame, read as a file is
+        from .frame_table import FrameBackend
+        return Table(None, "frame", FrameBackend(path, delimiter, header), columns, target, exclude, categories, impute)
     if is_file_set(path):
         return _open_file_set(path, columns, target, delimiter, header, exclude, categories, impute)
     path = Path(path)
@@ -219,9 +223,9 @@ class Table:
         self.path, self.format, self._backend = path, kind, backend
         pinned, now = getattr(_VERSIONS, "stamps", None), _stamp(path)
         # Within one fit every pass compares the file with the version its first pass opened.
-        self._stamp = now if pinned is None else pinned.setdefault(os.path.abspath(path), now)
+        self._stamp = now if pinned is None or path is None else pinned.setdefault(os.path.abspath(path), now)
         self.names = list(backend.names)
-        where = f"file '{path}'"
+        where = backend.where if path is None else f"file '{path}'"  # None: a DataFrame (frame_table.py)
         self._categorical = check_categories(categories, self.names, where)
         text = set(getattr(backend, "text_columns", ())) - set(self._categorical)
         feats, t, notes = select_features(columns, target, self.names, where, exclude=exclude, text_columns=text)
@@ -246,7 +250,7 @@ class Table:
             raise ValueError(f"{where}: column {self.names[bad.pop()]!r} is categorical; a missing level already "
                              "sets its indicators to 0, so it takes no 'impute'.")
         self._columns = [self._expanded(j) for j in self._used]  # the block's column names, one-hot expanded
-        self.feature_names = [name for j in feats for name in self._expanded(j)]
+        self.feature_names = check_unique_names([name for j in feats for name in self._expanded(j)], where)
         self._n_feats, self._has_y = len(self.feature_names), t is not None
         self.target_name = None if t is None else self.names[t]
         self.n_rows = getattr(backend, "n_rows", None)
@@ -287,7 +291,7 @@ class Table:
         ``ahead > 0`` parses up to that many chunks ahead in a background thread (:func:`read_ahead`),
         so that the caller's work on a chunk overlaps the parsing of the next.
         """
-        where = f"file '{self.path}'"
+        where = self._backend.where if self.path is None else f"file '{self.path}'"
         labels = [repr(name) for names in self._columns for name in names]
         text = self.format in _TEXT
         row_text = (lambda r: f"data row {r + 1} (1-based, header excluded)") if text and self._backend.header \
@@ -346,7 +350,7 @@ def _stamp(path):
     """What changes when a file is written or replaced: its device, inode, size and modification time."""
     try:
         st = Path(path).stat()
-    except OSError:  # deleted (or moved away) since it was opened
+    except (OSError, TypeError):  # deleted (or moved away) since it was opened; None: a DataFrame
         return None
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
@@ -402,80 +406,6 @@ class _Npy:
                     raise ValueError(f"{self.where} ended before the rows its header announces (was it cut "
                                      "short while being read?).")
                 yield start, block.reshape(rows, self.width)
-
-
-def _pandas_index(schema):
-    """The columns pandas stored a DataFrame's index in (``__index_level_0__``, or its name), from its metadata."""
-    try:
-        meta = schema.pandas_metadata or {}
-    except ValueError:  # metadata that is not JSON: no index known
-        return set()
-    index = meta.get("index_columns") if isinstance(meta, dict) else None
-    return {name for name in index if isinstance(name, str)} if isinstance(index, list) else set()  # a RangeIndex is stored as a dict, not a column
-
-
-def _numeric_type(kind):
-    """A Parquet column of numbers (a dictionary of numbers too), as opposed to text, dates, ..."""
-    import pyarrow as pa
-
-    if pa.types.is_dictionary(kind):
-        kind = kind.value_type
-    return pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind) \
-        or pa.types.is_decimal(kind)
-
-
-class _Parquet:
-    def __init__(self, path, where, source=None):
-        try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-        except ImportError as exc:
-            raise ImportError(f"Reading {where} needs pyarrow: pip install pyarrow") from exc
-        try:
-            # No pre-buffering and 1 MiB read buffers: memory stays about one batch whatever the row groups.
-            self.file = pq.ParquetFile(path if source is None else source, pre_buffer=False, buffer_size=1 << 20,
-                                       memory_map=False)
-        except (pa.ArrowException, OSError):
-            raise ValueError(f"Could not read {where} as Parquet (not a Parquet file, or damaged).") from None
-        schema = self.file.schema_arrow
-        index = _pandas_index(schema)  # a DataFrame's index (row labels, patient ids) is not one of its columns
-        self.names = [name for name in schema.names if name not in index]
-        self.n_rows, self.where = self.file.metadata.num_rows, where
-        self.types = {name: schema.field(name).type for name in self.names}
-        self.text_columns = {j for j, name in enumerate(self.names) if not _numeric_type(self.types[name])}
-        self.notes = [f"{where}: its pandas index ({', '.join(sorted(index))}) is row labels, left out"] \
-            if index else []
-
-    def check(self, used):
-        for name in (self.names[j] for j in used):
-            if not _numeric_type(self.types[name]):
-                raise ValueError(f"{self.where}: column {name!r} has type {self.types[name]}; expected numbers.")
-
-    def blocks(self, used, chunk_size, categorical=None):
-        import pyarrow as pa
-
-        names = [self.names[j] for j in used]
-        text = {self.names[j]: levels for j, levels in (categorical or {}).items()}
-        start, batches = 0, self.file.iter_batches(batch_size=chunk_size, columns=names)
-        while True:
-            try:
-                batch = next(batches)
-            except StopIteration:
-                return
-            except (pa.ArrowException, OSError):
-                raise ValueError(f"{self.where}: damaged Parquet data after row {start}.") from None
-            # unsafe: an int64 beyond 2^53 becomes its nearest double, as numpy converts one (a safe cast refused it)
-            columns = [batch.column(name) if name in text else batch.column(name).cast(pa.float64(), safe=False)
-                       for name in names]
-            # One row-major float64 block, a null as NaN (refused downstream as missing). Not Array.to_numpy:
-            # pyarrow imports pandas for it when pandas is installed, 1.3-1.8 s of a command's start.
-            batch = pa.RecordBatch.from_arrays(columns, names=names)
-            yield start, one_hot_block(batch, names, text, _tensor) if text else _tensor(batch, names)
-            start += batch.num_rows
-
-
-def _tensor(batch, names):
-    return batch.to_tensor(null_to_nan=True, row_major=True).to_numpy()
 
 
 class _Npz:

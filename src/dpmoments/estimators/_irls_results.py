@@ -15,6 +15,7 @@ from .._rng import describe_randomness
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms.laws import NONE, WISHART
 from ..solvers.irls import auto_psd_floor
+from ._column_map import release_map
 from ._conventions import all_or_nothing, noise_entry, privacy_report, release_input, release_noise
 from ._irls_error import irls_error_budget
 from ._params import check_parameters
@@ -39,7 +40,8 @@ class IRLSResultsMixin:
         not run are left out, which ``uncertainty_`` says. The sites' rows are taken as they sent
         them: ``fit_intercept`` is not applied; the run's own intercept (``fit.intercept_scale``: the
         sites appended that public constant to their clipped rows, as :meth:`fit` does) gives
-        ``intercept_`` with its standard error and interval.
+        ``intercept_`` with its standard error and interval. A run whose sites mapped their rows by public ranges
+        (``fit.ranges``, ``fit.response_range``) is mapped back as :meth:`fit` maps its own.
 
         Privacy: post-processing of the run's releases, so it spends nothing. ``privacy_`` is the
         run's guarantee against the aggregator, under the releases' neighbouring relation
@@ -69,9 +71,8 @@ class IRLSResultsMixin:
         self.budget_, self.privacy_, self.neighbours_ = None, fit.guarantee, B.neighbours
         self.n_psd_clipped_, self.privacy_parts_ = tuple(fit.n_psd_clipped), ()
         floor = auto_psd_floor(B.n_features, B.noise_scale)  # the floor the run solved with (multisite.analyses)
-        d = theta.size
-        back = np.diag(np.r_[np.ones(d - 1), kappa]) if kappa is not None else np.eye(d)
-        self._set_spread(pairs, floor, (noise_law(A), noise_law(B)), None, B.n, (back, np.zeros(d)))
+        back = release_map(getattr(fit, "ranges", None), getattr(fit, "response_range", None), theta.size, kappa)
+        self._set_spread(pairs, floor, (noise_law(A), noise_law(B)), None, B.n, back)
         release_input(self, self.coef_.size)
         self.privacy_report_ = privacy_report(
             self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=B.randomness,

@@ -27,6 +27,7 @@ from ._conventions import fit_input, labelled_attribute, name_of, privacy_report
 from ..moments.private_release import needs_private_choices, planned_second_moment_guarantee, private_second_moment
 from ..data import as_source
 from ..moments.ranged_release import ranged_second_moment
+from ..moments.ranges import with_indicator_ranges
 from ..moments.choice_budget import CenterBudget
 
 __all__ = ["CenterBudget", "MomentEstimator"]
@@ -91,18 +92,19 @@ class MomentEstimator:
 
     # -- the release ------------------------------------------------------------
     def _release_from(self, X):
+        ranges = self._ranges(X)  # the user's, with the 0/1 columns' an opened table makes
         X = as_source(X).checked()  # dask collections and paths go to the streaming release unmaterialised
         name = self.mechanism.name if isinstance(self.mechanism, laws.Mechanism) else self.mechanism  # a value too
         check_option(name, "mechanism", self._mechanisms)  # the names this estimator offers
-        self._check_affordable()
+        self._check_affordable(ranges)
         kwargs = dict(row_norm=self.row_norm, mechanism=laws.MECHANISMS[name], neighbours=self.neighbours,
                       calibration=self.calibration, count_share=self.count_share)
-        if self._private_choices() and getattr(self, "ranges", None) is not None:
-            release = ranged_second_moment(X, self.ranges, self._column_names(X), epsilon=self.epsilon,
+        if self._private_choices(ranges) and ranges is not None:
+            release = ranged_second_moment(X, ranges, self._column_names(X), epsilon=self.epsilon,
                                            delta=self.delta, center=self.center, center_budget=self._center_budget(),
                                            scale=self._scale(), bound_budget=self._bound_budget(), rng=self.rng,
                                            **kwargs)
-        elif self._private_choices():
+        elif self._private_choices(ranges):
             release = private_second_moment(X, epsilon=self.epsilon, delta=self.delta, center=self.center,
                                             center_budget=self._center_budget(), scale=self._scale(),
                                             bound_budget=self._bound_budget(), rng=self.rng,
@@ -147,17 +149,23 @@ class MomentEstimator:
             names = source.feature_names or [f"x{j}" for j in range(source.n_features)]
         return [str(n) for n in names]
 
-    def _private_choices(self):
-        """Is anything chosen privately (a centre, scales, a row bound)? Checks the options first."""
+    def _ranges(self, X):
+        """``ranges`` with the 0 to 1 range of each one-hot or ``:missing`` column of an opened table ``X``."""
+        return with_indicator_ranges(getattr(self, "ranges", None), X)
+
+    def _private_choices(self, ranges=None):
+        """Is anything chosen privately (a centre, scales, a row bound, ``ranges``)? Checks the options first.
+
+        ``ranges``: the fit's (:meth:`_ranges`); the estimator's own where not given."""
+        ranges = getattr(self, "ranges", None) if ranges is None else ranges
         if isinstance(self.center, str) and self.center != "private":
             raise ValueError(f"'center' must be None, a public vector or 'private'; got {self.center!r}.")
-        private = needs_private_choices(self.row_norm, self.center, self._scale()) or \
-            getattr(self, "ranges", None) is not None
+        private = needs_private_choices(self.row_norm, self.center, self._scale()) or ranges is not None
         if private and laws.named(self.mechanism) not in laws.ADDITIVE:
             what = [name for name, chosen in (("center='private' (the default)", isinstance(self.center, str)),
                                               ("row_norm='auto' (the default)", is_auto(self.row_norm)),
                                               ("scale='private'", self._scale() is not None),
-                                              ("ranges", getattr(self, "ranges", None) is not None)) if chosen]
+                                              ("ranges", ranges is not None)) if chosen]
             raise ValueError(f"{' and '.join(what)}{' each' if len(what) > 1 else ''} supports mechanism "
                              f"{laws.offered(laws.ADDITIVE)}; got {self.mechanism!r}: give public values instead "
                              "(center=None or a vector, and a row_norm).")
@@ -183,23 +191,24 @@ class MomentEstimator:
         return dataclasses.replace(as_bound_budget(budget), bias=0.0)
 
     # -- the budget -------------------------------------------------------------
-    def _planned_guarantee(self):
-        """The guarantee the release will carry, known before touching the data."""
+    def _planned_guarantee(self, ranges=None):
+        """The guarantee the release will carry, known before touching the data (``ranges``: the fit's)."""
+        ranges = getattr(self, "ranges", None) if ranges is None else ranges
         if self.mechanism == "output" and not math.isinf(self.epsilon):  # the graphical lasso's Wishart output noise
             return Uncertified(PureDP(self.epsilon), "Wishart noise with d+1 degrees of freedom is not epsilon-DP")
         return planned_second_moment_guarantee(
             self.epsilon, self.delta, mechanism=self.mechanism, calibration=self.calibration,
             neighbours=self.neighbours, count_share=self.count_share, row_norm=self.row_norm, center=self.center,
-            scale=self._scale() or ("private" if getattr(self, "ranges", None) is not None else None))
+            scale=self._scale() or ("private" if ranges is not None else None))
 
     def _accountant(self):
         return check_accountant(self.accountant)
 
-    def _check_affordable(self):
+    def _check_affordable(self, ranges=None):
         acct = self._accountant()
         if acct is None:
             return
-        planned = self._planned_guarantee()
+        planned = self._planned_guarantee(ranges)
         # Where the noise starts, read before the first draw: a second fit from the same seed is refused.
         self._noise_source = noise_source(self.rng)
         if not acct.can_spend(planned, neighbours=self.neighbours, noise_source=self._noise_source):

@@ -54,7 +54,9 @@ class SelectionReleaseMixin:
         ``Q_R`` of every candidate is computed from the released ``X^T X / n``, ``X^T y / n`` and
         ``y^T y / n`` (the PSD projection of the noisy matrix, scaled by the public ``n``), and
         the smallest penalised score is taken. Everything is post-processing of ``release``,
-        whose guarantee is the fit's; ``coef_`` is the selected model's ``Q_R`` minimiser.
+        whose guarantee is the fit's; ``coef_`` is the selected model's ``Q_R`` minimiser (a release of rows mapped
+        by public ranges, with its ``column_scale``, is selected from in the mapped units, as ``fit`` selects, and
+        ``coef_`` is scaled back to the user's).
         ``R="private"`` (the default, as in ``fit``) takes the radius from the release itself:
         the L1 norm of the full model's least-squares fit to the released moments (the
         eigenvalues of ``X^T X / n`` floored at twice the noise's spectral size,
@@ -98,6 +100,9 @@ class SelectionReleaseMixin:
         self.selection_probability_, self.tie_probability_ = prob, None
         self.uncertainty_ = {**summary, "phi": self.phi_, "phi_units": "y^2", "n_candidates": len(family)}
         self.selected_, self.candidates_, self.coef_, self.coef_se_ = family[best], family, fits[best].coef, None
+        if release.column_scale is not None:  # moments of mapped (x, y) (public ranges): coefficients back, y/x units
+            scale = np.asarray(release.column_scale, dtype=float)
+            self.coef_ = self.coef_ * scale[d] / scale[:d]
         self.privacy_, self.neighbours_ = release.guarantee, release.neighbours
         self.privacy_parts_, self.bound_parts_ = (), ()
         release_input(self, d)

@@ -31,7 +31,9 @@ _NOT_COVERED = ("sampling variability of the rows, clipping bias, and (with cent
 
 def _centre(release, law):
     """The released matrix with the noise's mean removed: unbiased for the exact (clipped) moment."""
-    return release.second_moment - law.diagonal_mean * np.eye(release.n_features)
+    out = np.array(release.second_moment, dtype=float)  # minus diagonal_mean I, without an identity matrix
+    out[np.diag_indices(release.n_features)] -= law.diagonal_mean
+    return out
 
 
 def _summary(law, level, method, n_draws, snr, definition, covers):
@@ -48,21 +50,27 @@ def covariance_spread(release, level, owner):
     se = np.full((d, d), law.sd)
     np.fill_diagonal(se, law.diagonal_sd)
     count = count_relative_sd(release)
+    interval = np.empty((2, d, d))  # written in place: the (2, d, d) result and no d x d temporaries beside it
+    lower, upper = interval
     if count > 0:  # add-remove: the noisy count scales every entry; first order, normal intervals
         se = np.sqrt(se**2 + (centre * count) ** 2)
-        lower, upper = centre - z_value(level) * se, centre + z_value(level) * se
+        np.subtract(centre, z_value(level) * se, out=lower)
+        np.add(centre, z_value(level) * se, out=upper)
     else:
         (lo, hi), (dlo, dhi) = law.entry_interval(level), law.entry_interval(level, diagonal=True)
-        lower, upper = centre - hi, centre - lo
+        np.subtract(centre, hi, out=lower)
+        np.subtract(centre, lo, out=upper)
         idx = np.diag_indices(d)
         lower[idx], upper[idx] = centre[idx] - dhi, centre[idx] - dlo
     snr = check_matrix(centre, law, diag, scale=release.column_scale)
     check_centre(release, diag)
+    del centre
     if release.column_scale is not None:  # a standardised release: its noise, like the estimate, scales by s_i s_j
         units = np.outer(release.column_scale, release.column_scale)
-        se, lower, upper = se * units, lower * units, upper * units
+        se *= units
+        interval *= units
     return {
-        "covariance_se_": se, "covariance_interval_": np.stack([lower, upper]), "snr_": snr,
+        "covariance_se_": se, "covariance_interval_": interval, "snr_": snr,
         "diagnostics_": diag.as_list(),
         "uncertainty_": _summary(law, level, "closed-form", 0, snr, _MATRIX_SNR, "the noise of every released entry: "
                                  "exact for Gaussian and Laplace noise and the Wishart diagonal, normal "

@@ -19,7 +19,10 @@ Post-processing of public scales only: no data.
 """
 
 import numpy as np
-from scipy import special
+
+from .._lazy import lazy_module
+
+special = lazy_module("scipy.special")  # imported when an interval is first computed
 
 __all__ = ["off_diagonal_half_width", "diagonal_quantiles"]
 

@@ -221,9 +221,10 @@ class CovarianceFit(MomentEstimator):
         self
         """
         if self.method == "coinpress":  # any other value: refused by the parameters' checks
-            if self.ranges is not None:
-                raise ValueError("'ranges' is not available with method='coinpress' (its first ellipsoid comes from "
-                                 "private scales); use method='standard'.")
+            if self._ranges(X) is not None:  # the user's, or an opened table's 0/1 columns'
+                raise ValueError("'ranges' (given, or the 0:1 of a table's one-hot and :missing columns) is not "
+                                 "available with method='coinpress' (its first ellipsoid comes from private scales); "
+                                 "use method='standard'.")
             return self._fit_from_data(X, self._coinpress_release)
         return self._fit_from_data(X, self._release_from)
 
@@ -259,20 +260,21 @@ class CovarianceFit(MomentEstimator):
         vars(self).update(covariance_spread(raw, self.level, name_of(self)))
         self._count_every_part(raw, spectrum)
         self._record_release(release)
-        self.covariance_ = np.array(in_original_units(release, release.second_moment))
-        self.covariance_interval_ = holding_estimate(self.covariance_interval_, self.covariance_)
+        self.covariance_ = np.array(in_original_units(release, release.second_moment), copy=release.column_scale is None)
+        self.covariance_interval_ = holding_estimate(self.covariance_interval_, self.covariance_, in_place=True)
         self.location_ = location_of(release)
         return self
 
     def _count_every_part(self, raw, spectrum=None):
         """Widen the noise-only intervals to the error budget (error_budget.py): centre, sampling, clipping."""
         target = self.target
-        units = 1.0 if raw.column_scale is None else np.outer(raw.column_scale, raw.column_scale)
+        units = None if raw.column_scale is None else np.outer(raw.column_scale, raw.column_scale)
         self.covariance_noise_se_, self.covariance_noise_interval_ = self.covariance_se_, self.covariance_interval_
-        budget = covariance_error_budget(raw, self.covariance_se_ / units, self.covariance_interval_ / units,
-                                         self.level, target, spectrum)
-        self.covariance_se_, self.covariance_interval_ = budget["se"] * units, budget["interval"] * units
-        self.covariance_sample_se_ = budget["sample_se"] * units  # without sampling (PrivateCorrelation adds its own)
+        budget = covariance_error_budget(raw, _divided(self.covariance_se_, units),
+                                         _divided(self.covariance_interval_, units), self.level, target, spectrum)
+        # the budget's own new arrays, mapped to the original units in place (each d x d)
+        self.covariance_se_, self.covariance_interval_ = _times(budget["se"], units), _times(budget["interval"], units)
+        self.covariance_sample_se_ = _times(budget["sample_se"], units)  # without sampling (PrivateCorrelation adds its own)
         self.covariance_biased_ = budget["biased"]
         clip = not isinstance(budget["parts"]["clipping"], str)
         centre = not budget["parts"]["centre_bias"].startswith("not")
@@ -303,6 +305,18 @@ class CovarianceFit(MomentEstimator):
     def score(self, X, y=None):
         """Average Gaussian log-likelihood of ``X`` (your own evaluation data)."""
         return gaussian_log_likelihood(check_input(self, X), self.get_precision(), self.location_, name_of(self))
+
+
+def _divided(a, units):
+    """``a / units``: ``a`` itself where the release has no column scales (dividing by 1 changes no bit)."""
+    return a if units is None else a / units
+
+
+def _times(a, units):
+    """``a * units`` written into ``a`` (a new array of the error budget's); ``a`` itself without column scales."""
+    if units is not None:
+        a *= units
+    return a
 
 
 def _scope(target, clip, level, each, centre=False):

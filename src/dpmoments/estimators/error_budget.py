@@ -36,7 +36,7 @@ besides the added noise:
   :math:`R` and the released matrix (:func:`sampling_variance`); normal theory understates the
   spread of heavy-tailed columns.
 
-**Entries that exclude 0** are at a false-coverage-rate level (:func:`fcr_level`) over the printed
+**Entries that exclude 0** are at a false-coverage-rate level (:func:`~dpmoments.estimators.fcr.fcr_level`) over the printed
 entries (a withheld one is never reported), and PCA's
 eigenvalues get the same parts along each component (:func:`eigenvalue_error_budget`).
 
@@ -44,14 +44,19 @@ Everything here reads a release and public values only: no rows.
 """
 
 import numpy as np
-from scipy import special
 
+from .._lazy import lazy_module
 from .centre_bias import CENTRE_BIAS_TEXT, centre_bias_bound, centre_bias_widths, eigenvalue_centre_bias
-from .centre_law import diagonal_quantiles, off_diagonal_half_width
+from .entry_intervals import (half_widths as _half_widths, less_identity as _less_identity,
+                              truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
+                              with_centre_variance as _with_centre_variance)
+from .fcr import distance_from_zero as _distance_from_zero, selected_by_fcr as _selected
 from .diagnostics import _centre_noise_scale as centre_noise_scale
-from .uncertainty import count_relative_sd, noise_law, z_value
+from .uncertainty import noise_law, z_value
 
-__all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget", "fcr_level",
+special = lazy_module("scipy.special")  # imported when an interval is first computed
+
+__all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget",
            "clipping_part", "holding_estimate", "loss_beyond_outer_unseen", "loss_cap"]
 
 TARGETS = ("population", "sample")
@@ -186,44 +191,65 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     ``parts`` (JSON-able summary).
     """
     d = release.n_features
-    centre = release.second_moment - noise_law(release).diagonal_mean * np.eye(d)  # unbiased for the exact moment
+    centre = _less_identity(release.second_moment, noise_law(release).diagonal_mean)  # unbiased for the exact moment
     s = centre_noise_scale(release) or 0.0
-    centre_var = np.full((d, d), s**4) + np.eye(d) * s**4  # Var(e_i e_j): s^4, and 2 s^4 on the diagonal
-    mid = centre - s**2 * np.eye(d)
+    mid = _less_identity(centre, s**2)
     # One eigendecomposition (about 9 d^3 flops, the command's largest cost at large d) serves both parts, and
     # the estimate's projection where it made one
     needed = target == "population" or clipping_part(release) is not None
     sigma = _shifted_psd(spectrum.check_of(release.second_moment, "second_moment"), noise_law(release).diagonal_mean
                          + s**2) if needed and spectrum is not None else (_psd(mid) if needed else None)
-    sampling_var = sampling_variance(release, sigma) if target == "population" else np.zeros((d, d))
-    se = np.sqrt(noise_se**2 + sampling_var + centre_var)
+    if spectrum is not None:
+        spectrum.release()  # the last reader: its eigenvectors (d x d) need not outlive sigma
+    normal_parts = noise_se**2  # the noise's and sampling's variances: d x d arrays written in place (at d = 10 000
+    if target == "population":  # each is 800 MB)
+        normal_parts += sampling_variance(release, sigma)
+    se = _with_centre_variance(normal_parts, s)
     variance_upper = np.diagonal(centre) + z_value(level) * np.diagonal(noise_se)  # the clipped rows' variances
     bias_lo, bias_hi, bias_sd, withheld_cols, variances_unseen, clip = _clipping(release, level, d, sigma,
                                                                                  variance_upper)
+    del sigma
     biased = withheld_cols[:, None] | withheld_cols[None, :] | np.diag(variances_unseen)
-    normal_parts = noise_se**2 + sampling_var
     second_upper = variance_upper + np.diagonal(bias_hi) + z_value(level) * np.diagonal(bias_sd)
     bias_bound = centre_bias_bound(release, second_upper, level)  # the centre's own clipping bias (None: not known)
 
-    def intervals(at):  # every entry's interval at level 'at'
-        lo_half, hi_half = _half_widths(normal_parts, s, at)
+    def intervals(at):  # every entry's interval at level 'at', made in its (2, d, d) result
+        out = np.empty((2, d, d))
+        lo_half, hi_half = _half_widths(normal_parts, s, at, out)
         # The noise-only interval (exact for its law) at that level where it is wider (Laplace noise's tails)
-        noise_lo, noise_hi = _noise_half_widths(release, noise_interval, level, at)
-        lo_half, hi_half = np.maximum(lo_half, noise_lo), np.maximum(hi_half, noise_hi)
+        _widen_to_noise(lo_half, hi_half, release, noise_interval, level, at)
+        np.subtract(centre, lo_half, out=lo_half)  # centre - lo_half + bias_lo
+        lo_half += bias_lo
+        below, above = centre_bias_widths(bias_bound, s, second_upper, at)  # less the centre's own clipping bias
+        lo_half -= below
+        del below
         # The undetected clipping loss's noise widens the upper end, in quadrature
-        below, above = centre_bias_widths(bias_bound, s, second_upper, at)
-        out = np.stack([centre - lo_half + bias_lo - below,
-                        centre + np.sqrt(hi_half**2 + (z_value(at) * bias_sd) ** 2) + bias_hi + above])
+        hi_half **= 2
+        diagonal = np.diag_indices(d)  # bias_sd is 0 off the diagonal (_clipping's 'extra'): adding 0 changes no bit
+        hi_half[diagonal] += (z_value(at) * np.diagonal(bias_sd)) ** 2
+        np.sqrt(hi_half, out=hi_half)
+        hi_half += centre  # centre + hi_half + bias_hi + above (a sum of two in either order has the same bits)
+        hi_half += bias_hi
+        hi_half += above
         _truncate_variances(out, centre)
         return out
 
     below, above = centre_bias_widths(bias_bound, s, second_upper, level)
-    selected, adjusted, interval = _selected(intervals, _distance_from_zero(mid + bias_lo - below,
-                                                                            mid + bias_hi + above, se), ~biased, level)
+    lower, upper = mid + bias_lo, mid + bias_hi
+    lower -= below  # mid + bias_lo - below, mid + bias_hi + above, in place
+    upper += above
+    del mid, below, above  # their last reader: fewer d x d arrays while the intervals are made
+    distance = _distance_from_zero(lower, upper, se)
+    del lower, upper
+    selected, adjusted, interval = _selected(intervals, distance, ~biased, level)
+    del distance
     # Not selected: the interval at the level itself, stretched to hold 0 (it contains the one at that level, so
     # its coverage is at least the level; and it never says 'excludes 0' where the selection did not)
     marginal = intervals(level)
-    interval = np.where(selected, interval, np.stack([np.minimum(marginal[0], 0.0), np.maximum(marginal[1], 0.0)]))
+    np.minimum(marginal[0], 0.0, out=marginal[0])
+    np.maximum(marginal[1], 0.0, out=marginal[1])
+    np.copyto(interval, marginal, where=~selected)
+    del marginal
     interval[:, biased] = np.nan  # what their rows lost beyond 2R is unseen: withheld, never printed as if complete
     parts = {
         "target": target,
@@ -243,26 +269,19 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         "centre_bias": CENTRE_BIAS_TEXT if bias_bound is not None else "not bounded: the release does not say how "
                        "many rows the centre's mean clipped",
     }
-    return {"se": se, "sample_se": np.sqrt(noise_se**2 + centre_var), "interval": interval, "biased": biased,
+    return {"se": se, "sample_se": _with_centre_variance(noise_se**2, s), "interval": interval, "biased": biased,
             "parts": parts}
 
 
-def _truncate_variances(out, centre):
-    """Each variance's interval (2, d, d) cut at 0 below only; above, taken about ``max(r, 0)`` (``r`` released).
-
-    A variance released far below 0 keeps ``[0, h]`` (its upper half-width), never ``[0, 0]``. Coverage is at
-    least the uncut one's: ``v >= 0`` misses above only if ``v > r + h``, and ``max(r, 0) + h >= r + h``.
-    """
-    idx = np.arange(centre.shape[0])
-    upper_half = out[1, idx, idx] - centre[idx, idx]
-    out[0, idx, idx] = np.maximum(out[0, idx, idx], 0.0)
-    out[1, idx, idx] = np.maximum(centre[idx, idx], 0.0) + upper_half
-
-
-def holding_estimate(interval, estimate):
+def holding_estimate(interval, estimate, in_place=False):
     """The intervals (2, d, d) widened to hold the printed ``estimate`` (the PSD projection can move an entry out:
-    a variance up). A union: coverage at least as before; withheld (NaN) entries stay withheld."""
-    return np.stack([np.minimum(interval[0], estimate), np.maximum(interval[1], estimate)])
+    a variance up). A union: coverage at least as before; withheld (NaN) entries stay withheld. ``in_place``:
+    written into ``interval`` (an array of the caller's own), not a new one."""
+    if not in_place:
+        return np.stack([np.minimum(interval[0], estimate), np.maximum(interval[1], estimate)])
+    np.minimum(interval[0], estimate, out=interval[0])
+    np.maximum(interval[1], estimate, out=interval[1])
+    return interval
 
 
 SAMPLING_TEXT = ("a bound without fourth moments: a row clipped to ||z|| <= R has Var(z_i z_j) <= "
@@ -289,95 +308,6 @@ def sampling_variance(release, sigma):
     out = np.maximum(product - sigma**2, 0.0)
     np.fill_diagonal(out, each)
     return out / n
-
-
-def _noise_half_widths(release, noise_interval, level, at):
-    """The added noise's own interval at level ``at`` as half-widths below and above each entry (d, d).
-
-    Exact for its law (:meth:`NoiseLaw.entry_interval`: Laplace tails at 0.999 are far longer than a
-    normal's); under add-remove the noise-only interval is normal (the count's part to first order) and
-    is rescaled.
-    """
-    if count_relative_sd(release) > 0:
-        half = (noise_interval[1] - noise_interval[0]) / 2 * z_value(at) / z_value(level)
-        return half, half
-    law, d = noise_law(release), release.n_features
-    (lo, hi), (dlo, dhi) = law.entry_interval(at), law.entry_interval(at, diagonal=True)
-    below, above = np.full((d, d), hi), np.full((d, d), -lo)  # the entry less the noise: [r - hi, r - lo]
-    np.fill_diagonal(below, dhi)
-    np.fill_diagonal(above, -dlo)
-    return below, above
-
-
-def _half_widths(v, s, level):
-    """Half-widths below and above the released entries (d, d) at ``level``: normal parts of variance ``v`` with
-    the centre's ``e e^T`` (:mod:`centre_law`); the lower one is subtracted from the entry, the upper one added."""
-    alpha = 1.0 - level
-    d = v.shape[0]
-    iu = np.triu_indices(d, 1)
-    off = np.zeros((d, d))
-    off[iu] = off_diagonal_half_width(v[iu], s, alpha)
-    off = off + off.T
-    q_lo, q_hi = diagonal_quantiles(np.diag(v), s, alpha)
-    lo_half, hi_half = off.copy(), off.copy()
-    idx = np.arange(d)
-    # The released variance is the true one plus N + s^2 Z^2: the truth lies in [r - q_hi, r - q_lo]; 'centre' has
-    # had no centre mean removed, so the half-widths are about r itself
-    lo_half[idx, idx], hi_half[idx, idx] = q_hi, -q_lo
-    return lo_half, hi_half
-
-
-def _distance_from_zero(lower, upper, se):
-    """|0 - [lower, upper]| in units of ``se`` (d, d): 0 where 0 is inside."""
-    gap = np.maximum(lower, 0.0) + np.maximum(-upper, 0.0)
-    return np.divide(gap, se, out=np.where(gap > 0, np.inf, 0.0), where=se > 0)
-
-
-def _selected(intervals, t, printed, level):
-    """Benjamini-Hochberg over the distinct printed entries, with each entry's exact interval.
-
-    ``t``: normal statistics (d, d), whose p-values give a first count ``R``; then the entries whose interval
-    at ``1 - R alpha / m`` (``intervals(level)``, the exact law) excludes 0 are counted again, and ``R`` lowered
-    to that count until it holds (the step-up's largest fixed point with the exact law's heavier tails, which
-    the normal count bounds from above). Returns ``(selected (d, d), their level, their intervals)``.
-    """
-    d, alpha = t.shape[0], 1.0 - level
-    iu = np.triu_indices(d)
-    keep = printed[iu]
-    m = int(keep.sum())
-    p = np.sort(2.0 * special.ndtr(-t[iu][keep]))
-    passed = np.nonzero(p <= alpha * np.arange(1, m + 1) / max(m, 1))[0]
-    count = int(passed[-1]) + 1 if passed.size else 0
-    while True:
-        at = 1.0 - max(count, 1) * alpha / max(m, 1) if m > 1 else level
-        interval = intervals(at)
-        excludes = printed & ((interval[0] > 0) | (interval[1] < 0))
-        found = int(np.count_nonzero(np.triu(excludes)))
-        if found >= count or count == 0:
-            return excludes, at, interval
-        count = found
-
-
-def fcr_level(t, level):
-    """The level of every interval that controls the false coverage rate among those that exclude 0.
-
-    Benjamini & Yekutieli (2005): with ``m`` entries and normal statistics
-    ``t`` (distance of 0 from the interval, in standard errors), select by
-    Benjamini-Hochberg at ``alpha = 1 - level``; if ``R`` are selected, every
-    interval at level ``1 - R alpha / m`` keeps the expected share of the
-    selected ones that miss their value at most ``alpha``. An entry not
-    selected has ``p > R alpha / m``, so its interval at that level holds 0:
-    the intervals and the selection agree. ``R = m`` (every entry clearly
-    non-zero) leaves ``level`` as it is; ``R = 0`` gives Bonferroni's
-    ``1 - alpha / m``.
-    """
-    m, alpha = t.size, 1.0 - level
-    if m <= 1:
-        return level
-    p = np.sort(2.0 * special.ndtr(-np.asarray(t, dtype=float)))
-    passed = np.nonzero(p <= alpha * np.arange(1, m + 1) / m)[0]
-    selected = int(passed[-1]) + 1 if passed.size else 1
-    return 1.0 - selected * alpha / m
 
 
 def eigenvalue_error_budget(release, components, noise_interval, noise_se, level, target):

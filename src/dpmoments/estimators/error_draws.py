@@ -48,12 +48,14 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-from scipy import special
 
+from .._lazy import lazy_module
 from ..mechanisms import gaussian_noise, wishart_noise
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .error_budget import check_target, clipping_part, loss_beyond_outer_unseen, loss_cap
 from .uncertainty import basic_interval, noise_law, redraw
+
+special = lazy_module("scipy.special")  # imported when an interval is first computed
 
 __all__ = ["ErrorParts", "error_parts", "draw_every_part", "every_part_draws", "every_part_unseen", "hull_interval"]
 

@@ -6,15 +6,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._rng import as_generator, noise_source, spawn
-from .._validation import check_data
-from ._target import check_target
 from ..moments import clip_responses
 from ..moments.auto_release import BoundBudget, as_bound_budget, choose_bounds, is_auto
 from ..moments.counts import warn_if_delta_large
 from ..privacy import Accountant, check_accountant
 from ..privacy.relations import check_neighbours
 from ..solvers.irls import check_p
-from ._conventions import all_or_nothing, check_input, clone_sharing_tally, fit_input, noise_entry
+from ._conventions import all_or_nothing, check_input, clone_sharing_tally, noise_entry
 from ._irls_error import irls_laws
 from ._irls_iterations import clipped_design, private_iterations, psd_floor_in_use
 from ._irls_plan import IRLSPlanMixin
@@ -24,8 +22,7 @@ from .model_defaults import N_ITER
 from ._params import (REQUIRED, check_parameters, nonnegative, optional, or_else, param, parameters, positive,
                       positive_or_inf, value_only)
 from ._irls_sampling import release_sampling, sandwich_parts
-from ._column_map import check_one_response_bound, column_map
-from ..moments.ranges import feature_names_of
+from ._column_map import LabelledCoefficients, check_one_response_bound, supervised_rows
 from .error_budget import check_target as check_error_target
 from .uncertainty import check_draws, check_level
 
@@ -43,7 +40,7 @@ def _replace_one(neighbours, name):
 
 
 @parameters
-class PrivateIRLS(IRLSPlanMixin, IRLSResultsMixin, RegressorMixin, BaseEstimator):
+class PrivateIRLS(IRLSPlanMixin, IRLSResultsMixin, LabelledCoefficients, RegressorMixin, BaseEstimator):
     r"""Differentially private Lp regression (least absolute deviations by default) by IRLS.
 
     Each of ``n_iter`` iterations (``docs/algorithms.md`` §3.4) computes weights
@@ -279,13 +276,17 @@ class PrivateIRLS(IRLSPlanMixin, IRLSResultsMixin, RegressorMixin, BaseEstimator
                              f"budget with 'bound_budget'; got {self.sampling_budget!r}.")
 
     @all_or_nothing
-    def fit(self, X, y):
+    def fit(self, X, y=None):
         """Clip, run ``n_iter`` private iterations, and set ``coef_``, ``intercept_``, ``privacy_``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : array-like or DataFrame of shape (n_samples, n_features), an opened table, or a path
+            A table (``open_table(path_or_frame, target="y", categories=...)``) with a target column gives
+            the response itself; its one-hot and ``:missing`` columns get the range 0 to 1.
+        y : array-like or Series of shape (n_samples,), optional
+            Required unless ``X`` is a table opened with a target; its name (``y.name``) may key the
+            response's range in ``ranges``.
 
         Returns
         -------
@@ -294,11 +295,8 @@ class PrivateIRLS(IRLSPlanMixin, IRLSResultsMixin, RegressorMixin, BaseEstimator
         self._map = None
         self._validate()
         self._intercept_column = bool(self.fit_intercept)
-        names = feature_names_of(X)
-        fit_input(self, X)
-        X = check_data(X)
-        y = check_target(y, X.shape[0], type(self).__name__)
-        self._map = column_map(self.ranges, self.response_range, names, self._intercept_column)
+        # an opened table (its target, or y), a DataFrame or an array, read into memory
+        X, y, names, self._map = supervised_rows(self, X, y, self._intercept_column)
         X, y = self._map.rows(X), self._map.response(y)  # a fixed map of each row: public ranges, no cost
         n, d = X.shape[0], X.shape[1] + bool(self.fit_intercept)
         self.row_norm_, self.response_bound_ = (self._free_bound(k) or (1.0 if is_auto(v) else float(v)) for k, v in
@@ -376,3 +374,4 @@ class PrivateIRLS(IRLSPlanMixin, IRLSResultsMixin, RegressorMixin, BaseEstimator
 
             raise NotFittedError("This PrivateIRLS instance is not fitted yet; call 'fit' first.")
         return check_input(self, X) @ self.coef_ + self.intercept_
+

@@ -8,25 +8,23 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._rng import as_generator, describe_randomness, noise_source, spawn
-from .._validation import check_data, check_sensitivity
+from .._validation import check_sensitivity
 from ..exceptions import NotPrivateWarning
 from ..mechanisms import exponential_mechanism, laplace_noise, report_noisy_min, symmetric_matrix_noise
 from ..moments import accumulate_moments
 from ..moments.auto_release import BoundBudget, as_bound_budget, choose_bounds, is_auto
-from ..moments.ranges import feature_names_of
 from ..moments.release import Part
 from ..privacy import Accountant, PureDP, check_accountant, compose
 from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
 from ..solvers.l1_ball_certified import certified_objectives
-from ._column_map import column_map
-from ._conventions import all_or_nothing, clone_sharing_tally, fit_input, noise_entry, privacy_report
+from ._column_map import LabelledCoefficients, supervised_rows
+from ._conventions import all_or_nothing, clone_sharing_tally, noise_entry, privacy_report
 from ._irls_error import solve_se
 from ._selection_plan import MECHANISMS, R_SHARE, SelectionPlanMixin, candidate_family  # noqa: F401 (public here)
 from ._selection_plan import check_gap_tolerance, check_phi, check_R_range, check_replace_one
 from ._params import REQUIRED, integer, or_else, param, parameters, positive, value_only
 from ._selection_release import SelectionReleaseMixin
-from ._target import check_target
 from ._uncertainty_models import selection_margin
 from .uncertainty import NoiseLaw
 
@@ -34,7 +32,7 @@ __all__ = ["PrivateModelSelection", "candidate_family"]
 
 
 @parameters
-class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, BaseEstimator):
+class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, LabelledCoefficients, BaseEstimator):
     r"""epsilon-DP linear model selection by a noisy penalised L1-constrained criterion.
 
     For every model :math:`M` of a candidate family fixed before seeing the
@@ -276,13 +274,17 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, BaseEstim
 
     # -- fit ------------------------------------------------------------------------
     @all_or_nothing
-    def fit(self, X, y):
+    def fit(self, X, y=None):
         """Select a model privately (and optionally refit it).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : array-like or DataFrame of shape (n_samples, n_features), an opened table, or a path
+            A table (``open_table(path_or_frame, target="y", categories=...)``) with a target column gives
+            the response itself; its one-hot and ``:missing`` columns get the range 0 to 1.
+        y : array-like or Series of shape (n_samples,), optional
+            Required unless ``X`` is a table opened with a target; its name (``y.name``) may key the
+            response's range in ``ranges``.
 
         Returns
         -------
@@ -290,11 +292,7 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, BaseEstim
         """
         self._map = None
         self._validate()
-        names = feature_names_of(X)
-        fit_input(self, X)
-        X = check_data(X)
-        y = check_target(y, X.shape[0], type(self).__name__)
-        self._map = column_map(self.ranges, self.response_range, names, True)
+        X, y, names, self._map = supervised_rows(self, X, y, True)  # a table (its target or y), a frame, an array
         X, y = self._map.rows(X), self._map.response(y)  # a fixed map of each row: public ranges, no cost
         n, d = X.shape
         family = candidate_family(self.candidates, self.max_size, d)

@@ -76,9 +76,7 @@ def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
         out.append(f"  ... {d - rows} more in covariance.csv / covariance.npy")
     noted = [r for r in variances if r[-1]]
     if d > 1:
-        i, j = np.triu_indices(d, 1)
-        order = np.argsort(-np.abs(C[i, j]) / np.where(se[i, j] > 0, se[i, j], 1.0))[:pairs]
-        pairs_shown = [row(f"{names[i[k]]} x {names[j[k]]}", i[k], j[k], top) for k in order]
+        pairs_shown = [row(f"{names[i]} x {names[j]}", i, j, top) for i, j in _largest_against_noise(C, se, pairs)]
         out.append("largest off-diagonal entries against their noise (|estimate| / se; all in covariance.csv):")
         out += table(["pair"] + header[1:], pairs_shown)
         noted += [r for r in pairs_shown if r[-1]]
@@ -91,6 +89,24 @@ def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
                    + ("; 'biased' = clipping removed more than can be measured (rows beyond twice the row bound, seen "
                       "or not ruled out by their noisy count): no interval is given" if biased.any() else ""))
     return out
+
+
+def _largest_against_noise(C, se, pairs, rows=256):
+    """The ``pairs`` entries ``(i, j)``, ``i < j``, largest in ``|C_ij| / se_ij`` (``se`` 0 read as 1), largest first.
+
+    A block of rows at a time, each keeping its own largest few: at d = 10 000 the whole upper triangle's
+    ratios, indices and sort order were four d x d arrays.
+    """
+    d, found = C.shape[0], []
+    for lo in range(0, d - 1, rows):
+        block = slice(lo, min(lo + rows, d))
+        s = se[block]
+        ratio = np.abs(C[block]) / np.where(s > 0, s, 1.0)
+        ratio[np.tril_indices(ratio.shape[0], lo, ratio.shape[1])] = -np.inf  # the diagonal and below it: not shown
+        flat = ratio.ravel()
+        keep = np.argpartition(-flat, pairs)[:pairs + 1] if flat.size > pairs + 1 else np.arange(flat.size)
+        found += [(-flat[k], lo + k // d, k % d) for k in keep]
+    return [(int(i), int(j)) for _, i, j in sorted(found)[:pairs] if i < j]
 
 
 def _largest_noise_in_se(est, d):

@@ -56,7 +56,7 @@ from ..exceptions import TooFewRowsError
 from ..moments.auto_release import BoundBudget, as_bound_budget, is_auto
 from ..moments.private_bounds import SearchRange
 from ..moments.ranged_release import GRID_DECADES, GRID_STEPS, ranges_note
-from ..moments.ranges import clipped_to_ranges
+from ..moments.ranges import clipped_to_ranges, with_indicator_ranges
 from ..privacy import Accountant, check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
 from ._conventions import (all_or_nothing, fit_input, labelled_attribute, name_of, privacy_report, release_input, release_noise,
@@ -313,8 +313,9 @@ class TensorDecompositionFit:
                       calibration=args.calibration, rng=self.rng, count_share=args.count_share)
         self.privacy_parts_ = ()
         ranged = None
-        if model == "mog" and self.ranges is not None:  # clipped to the public ranges: a fixed per-row map
-            X, ranged, range_names, box = clipped_to_ranges(X, self.ranges, self.center)
+        ranges = with_indicator_ranges(self.ranges, X) if model == "mog" else None
+        if ranges is not None:  # clipped to the public ranges (an opened table's 0/1 columns' too): a per-row map
+            X, ranged, range_names, box = clipped_to_ranges(X, ranges, self.center)
         if model == "mog" and is_auto(self.row_norm):
             moments = self._auto_mog(X, common, None if ranged is None else box)
         elif model == "mog":

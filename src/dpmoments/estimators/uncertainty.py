@@ -32,13 +32,15 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-# scipy.special, not scipy.stats: the same quantiles (scipy.stats calls these), without the 0.5 s import of
-# scipy.stats that every command paid for two quantiles.
-from scipy import special
 
+from .._lazy import lazy_module
 from .._rng import bootstrap_generator
 from ..mechanisms.laws import MECHANISMS, NONE, Mechanism, Wishart, as_mechanism
 from ..moments.counts import published_count
+
+# scipy.special, not scipy.stats: the same quantiles (scipy.stats calls these), without the 0.5 s import of
+# scipy.stats that every command paid for two quantiles; and imported when an interval is first computed
+special = lazy_module("scipy.special")
 
 __all__ = ["UNSTABLE_DEGREES", "NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator", "basic_interval", "bootstrap_se",
            "check_draws", "check_level", "check_uncertainty_params", "count_relative_sd", "z_value"]

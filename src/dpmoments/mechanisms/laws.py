@@ -132,6 +132,16 @@ class Mechanism:
 
         return symmetric_matrix_noise(d, scale, rng, distribution=self.entries)
 
+    def add_matrix(self, M, scale, rng):
+        """``M + self.matrix(d, scale, rng)`` written into the float64 array ``M`` (the same draws and bits for a
+        symmetric ``M``), without a second d x d array where the law draws i.i.d. entries."""
+        if type(self).entries is Mechanism.entries:  # no i.i.d. entries (Wishart, no noise): the matrix itself
+            M += self.matrix(M.shape[0], scale, rng)
+            return M
+        from .symmetric import add_symmetric_matrix_noise
+
+        return add_symmetric_matrix_noise(M, scale, rng, distribution=self.entries)
+
     def tensor(self, d, scale, rng):
         """A centred, fully symmetric ``(d, d, d)`` noise tensor: one draw per index orbit."""
         from .symmetric import symmetric_tensor_noise

@@ -30,8 +30,14 @@ class SymmetricSpectrum:
         """``(eigenvalues ascending, eigenvectors as columns)`` of ``(M + M^T) / 2``, as ``np.linalg.eigh``."""
         if self._pairs is None:  # (M + M^T) / 2 as symmetrise_matrix forms it, without its finite check: a
             M = np.asarray(self.matrix, dtype=float)  # reader that accepts a non-finite matrix gets eigh's NaNs
-            self._pairs = np.linalg.eigh((M + M.T) / 2.0)
+            sym = M + M.T
+            sym /= 2.0  # in place: the same bits as (M + M.T) / 2.0, one d x d array fewer
+            self._pairs = np.linalg.eigh(sym)
         return self._pairs
+
+    def release(self):
+        """Forget the eigenvectors (d x d) once every reader has them; a later reader decomposes again."""
+        self._pairs = None
 
     def check_of(self, M, name):
         if M is not self.matrix:
@@ -105,8 +111,10 @@ def project_psd(S, floor=0.0, spectrum=None):
     if n_clipped == 0:
         return S, 0
     raised = np.where(low, floor, eigvals)
-    out = (Q * raised) @ Q.T
-    return (out + out.T) / 2.0, n_clipped
+    scaled = Q * raised
+    out = scaled @ Q.T
+    del scaled
+    return symmetrise_matrix(out), n_clipped  # (out + out.T) / 2, without a third d x d array
 
 
 def _clearly_above(S, floor):
@@ -121,8 +129,10 @@ def _clearly_above(S, floor):
     """
     d = S.shape[0]
     margin = 16.0 * d * np.finfo(float).eps * float(np.linalg.norm(S))  # Frobenius >= spectral norm
+    shifted = S.copy()
+    shifted[np.diag_indices(d)] -= floor + margin  # S - (floor + margin) I, without an identity matrix
     try:
-        np.linalg.cholesky(S - (floor + margin) * np.eye(d))
+        np.linalg.cholesky(shifted)
     except np.linalg.LinAlgError:
         return False
     return True

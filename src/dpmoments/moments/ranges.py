@@ -43,7 +43,8 @@ import numpy as np
 
 from ..data import as_source, iter_chunks
 
-__all__ = ["ColumnRanges", "as_column_ranges", "read_ranges_file", "parse_ranges_text", "RangedRows",
+__all__ = ["ColumnRanges", "as_column_ranges", "with_indicator_ranges", "merged_indicator_ranges", "read_ranges_file",
+           "parse_ranges_text", "RangedRows",
            "ClippedRows", "clipped_to_ranges", "ranged_public_release", "feature_names_of"]
 
 
@@ -122,6 +123,33 @@ def as_column_ranges(ranges):
     if not items:
         raise ValueError("'ranges' is empty; give at least one column's (lower, upper), or None.")
     return ColumnRanges(tuple(items))
+
+
+def with_indicator_ranges(ranges, X):
+    """The ranges a fit of ``X`` uses: ``ranges`` and the 0 to 1 range of each 0/1 column ``X`` makes.
+
+    An opened table (:func:`~dpmoments.data.open_table`, of a file or a DataFrame) with declared
+    categories or imputed columns makes one-hot and ``:missing`` columns whose range is 0 to 1 by
+    construction (``Table.indicator_ranges``, from the declared levels and names only: public).
+    Every estimator and release function adds them, as the command line does for ``--categories``
+    and ``--impute``; ``None`` stays ``None`` for any other input. A different range for one of
+    them is refused (its values are 0 and 1 whatever is stated); the same range is accepted.
+    """
+    made = getattr(as_source(X).x, "indicator_ranges", None)
+    if not made:
+        return ranges
+    return merged_indicator_ranges({} if ranges is None else {k: (lo, hi) for k, lo, hi in
+                                                               as_column_ranges(ranges).items}, made)
+
+
+def merged_indicator_ranges(given, made):
+    """``given`` ranges with the indicator ranges ``made`` added (the library's and ``--ranges``' one rule)."""
+    for key, span in given.items():
+        if key in made and tuple(map(float, span)) != tuple(map(float, made[key])):
+            raise ValueError(f"'ranges' gives column {key!r} the range {float(span[0]):g}:{float(span[1]):g}; it is "
+                             "a 0/1 column the table makes (a declared level or a missing-value indicator), whose "
+                             "range is 0:1: leave it out.")
+    return {**given, **{k: tuple(v) for k, v in made.items() if k not in given}}
 
 
 def parse_ranges_text(text, option="--ranges"):

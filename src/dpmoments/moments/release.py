@@ -202,7 +202,7 @@ class Release:
         # Freeze the arrays too: a release is a record, not a scratch buffer.
         for name in ("second_moment", "cross_moment", "third_moment", "center", "column_scale"):
             arr = getattr(self, name)
-            if arr is not None:
+            if arr is not None and not _frozen(arr):
                 arr = np.array(arr, dtype=np.float64)
                 arr.setflags(write=False)
                 object.__setattr__(self, name, arr)
@@ -259,6 +259,7 @@ class Release:
         if self.second_moment is None:
             raise ValueError("this release has no second moment to project.")
         projected, clipped = _project_psd(self.second_moment, floor, spectrum)
+        projected.setflags(write=False)  # a new array of its own: frozen as it is, not copied (d x d)
         step = f"psd-projection(floor={floor:g}, eigenvalues_clipped={clipped})"
         return dataclasses.replace(self, second_moment=projected, postprocessing=self.postprocessing + (step,))
 
@@ -334,3 +335,13 @@ def calibrated_as(release: "Release", asked: str) -> "Release":
 
 def randomness_of(rng: Any, epsilon: float) -> str:
     return "none" if math.isinf(epsilon) else describe_randomness(rng)
+
+
+def _frozen(arr):
+    """Already a release's array: float64, read-only and owning its data, so nothing else can write it.
+
+    Such an array is kept as it is rather than copied: a projected or re-labelled release shares it (at
+    d = 10 000 each copy of the second moment is 800 MB).
+    """
+    return (isinstance(arr, np.ndarray) and arr.dtype == np.float64 and not arr.flags.writeable
+            and arr.base is None)

@@ -12,6 +12,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
+
 from .._validation import check_delta, check_epsilon, check_option, check_sensitivity
 from ..exceptions import NotPrivateWarning, UncertifiedPrivacyWarning
 from ..mechanisms.laws import ADDITIVE, Mechanism, as_mechanism, offered
@@ -63,7 +65,6 @@ class _Privacy:
 
 
 _DRAW = {
-    "second": lambda mechanism, d, scale, gen: mechanism.matrix(d, scale, gen),
     "cross": lambda mechanism, d, scale, gen: mechanism.vector(d, scale, gen),
     "third": lambda mechanism, d, scale, gen: mechanism.tensor(d, scale, gen),
 }
@@ -81,7 +82,10 @@ def _additive(statistic, values, sensitivity_of, epsilon, delta, p, secure, rng)
     norm = p.mechanism.norm
     sens = sensitivity_of(norm)
     scale, guarantee = calibrate(p.mechanism, epsilon, delta, sens, p.calibration)
-    noisy = values + _DRAW[statistic](p.mechanism, values.shape[0], scale, rng)
+    if statistic == "second":  # values is divided_by's own new array: noised in place, no d x d noise matrix
+        noisy = p.mechanism.add_matrix(values, scale, rng)
+    else:
+        noisy = values + _DRAW[statistic](p.mechanism, values.shape[0], scale, rng)
     return noisy, dict(mechanism=p.mechanism.name, noise_scale=scale, sensitivity=sens, sensitivity_norm=norm,
                        guarantee=guarantee, calibration=recorded_calibration(p.mechanism, p.calibration))
 
@@ -115,6 +119,8 @@ def _noised(statistic, divided_by, n, p, sensitivity_of, secure, rng):
 
 def _finish(noisy, fields, p, common, statistic):
     """The Release, after the delta >= 1/n check on the n it publishes."""
+    if isinstance(noisy, np.ndarray) and noisy.base is None:
+        noisy.setflags(write=False)  # this release's own new array: frozen as it is, not copied again (d x d)
     rel = Release(**{**common, **fields, _FIELDS[statistic]: noisy})
     warn_if_delta_large(p.delta, rel.n, noisy=not rel.n_public, stacklevel=3)
     return rel

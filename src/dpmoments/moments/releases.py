@@ -21,7 +21,7 @@ from .auto_release import is_auto, release_with_private_bounds
 from .counts import COUNT_SHARE
 from .dask_moments import dask_moment_sums
 from ..data import as_source, iter_chunks
-from .ranges import ranged_public_release
+from .ranges import ranged_public_release, with_indicator_ranges
 from .release import Release, randomness_of
 from .release_noise import _check_privacy, _exact, _finish, _noised, _wishart, bounded_sensitivity
 from .sums import MomentSums
@@ -194,6 +194,7 @@ def release_public_second_moment(
     >>> r.second_moment.shape, str(r.guarantee)
     ((3, 3), '(1, 1e-06)-DP')
     """
+    ranges = with_indicator_ranges(ranges, X)  # an opened table's one-hot and :missing columns: 0 to 1
     if ranges is not None:
         return ranged_public_release(release_public_second_moment, X, ranges, center=center, row_norm=row_norm,
                                      epsilon=epsilon, delta=delta, mechanism=mechanism, neighbours=neighbours,

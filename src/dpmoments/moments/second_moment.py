@@ -20,6 +20,7 @@ from .choice_budget import CenterBudget
 from .counts import COUNT_SHARE
 from .private_release import private_second_moment
 from .ranged_release import ranged_second_moment
+from .ranges import with_indicator_ranges
 from .releases import release_public_second_moment
 
 __all__ = ["release_second_moment"]
@@ -112,6 +113,7 @@ def release_second_moment(
     >>> raw.center is None
     True
     """
+    ranges = with_indicator_ranges(ranges, X)  # an opened table's one-hot and :missing columns: 0 to 1
     if not (isinstance(center, str) or scale is not None):
         return release_public_second_moment(
             X, epsilon=epsilon, delta=delta, row_norm=row_norm, mechanism=mechanism, neighbours=neighbours,

@@ -63,7 +63,9 @@ def symmetrise_matrix(M):
     M = check_data(M, name="M")
     if M.shape[0] != M.shape[1]:
         raise ValueError(f"'M' must be a square matrix of shape (d, d); got shape {M.shape}.")
-    return (M + M.T) / 2.0
+    out = M + M.T
+    out /= 2.0  # in place: one d x d array, the same bits as (M + M.T) / 2.0
+    return out
 
 
 def symmetrise_tensor(T):

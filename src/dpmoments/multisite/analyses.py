@@ -47,7 +47,8 @@ from ..moments.clipping_bias import excess_released
 from ..moments.release import Part
 from ..moments.tensor_moments import TensorBudget, TensorMoments, mean_correction
 from ..solvers.irls import auto_psd_floor, solve_weighted
-from .column_ranges import ranges_mapped_back
+from ..moments.ranged_release import ranges_note
+from .column_ranges import MODELS, ranges_mapped_back
 from .plan import Plan, Round
 from .report import AnalysisReport
 
@@ -124,6 +125,39 @@ def _rounds(name, options, response_bound=None):
     return (Round("second"),)
 
 
+def _check_centre_and_ranges(name, options, facts):
+    """Refuse a private centre or ranges where the analysis takes none; the response's range checked (below)."""
+    if isinstance(facts.get("center"), str) and name not in CENTRED:
+        raise ValueError(f"center='private' across sites is for {', '.join(CENTRED)}; analysis {name!r} is "
+                         "not taken about a centre (its statistics are the model's moments about the origin, or "
+                         "of the raw rows and response); give no centre.")
+    if (facts.get("ranges") is not None or options.get("response_range") is not None) and \
+            name not in CENTRED + MODELS:
+        raise ValueError(f"'ranges' across sites are for {', '.join(CENTRED + MODELS)}; analysis {name!r} takes "
+                         "none (give its public bounds instead).")
+    _response_range(name, options, facts)
+
+
+def _response_range(name, options, facts):
+    """A public ``response_range`` (select, regress): checked and kept as a pair; it bounds the mapped response by 1
+    for free, so IRLS's ``response_bound`` becomes 1 (a public bound beside it would be read in the mapped units:
+    refused, as one machine refuses it)."""
+    span = options.get("response_range")
+    if span is None:
+        return
+    if name not in ("select", "regress"):
+        raise ValueError(f"'response_range' is for select and regress; analysis {name!r} has no response.")
+    lower, upper = (float(v) for v in span)
+    if not (math.isfinite(lower) and math.isfinite(upper - lower) and lower < upper):
+        raise ValueError(f"'response_range' must be two finite numbers lower < upper; got {span!r}.")
+    options["response_range"] = (lower, upper)
+    if name == "regress":
+        if facts.get("response_bound") not in (None, "auto"):
+            raise ValueError("'response_bound' and the target's range both bound the response: give one (the range "
+                             "bounds it for free).")
+        facts["response_bound"] = 1.0
+
+
 def plan_analysis(name, protocol, sites, n, *, n_features, options=None, composition=None, **facts):
     """The :class:`~.plan.Plan` of analysis ``name`` (a key of :data:`ANALYSES`) from public facts.
 
@@ -141,13 +175,7 @@ def plan_analysis(name, protocol, sites, n, *, n_features, options=None, composi
         vocab = check_int(options.get("vocabulary_size"), "vocabulary_size")
         width = 3 * vocab
         facts["row_norm"] = math.sqrt(3.0)  # a document's embedded row has norm exactly sqrt(3): public
-    if isinstance(facts.get("center"), str) and name not in CENTRED:
-        raise ValueError(f"center='private' across sites is for {', '.join(CENTRED)}; analysis {name!r} is "
-                         "not taken about a centre (its statistics are the model's moments about the origin, or "
-                         "of the raw rows and response); give no centre.")
-    if facts.get("ranges") is not None and name not in CENTRED:
-        raise ValueError(f"'ranges' across sites are for {', '.join(CENTRED)}; analysis {name!r} takes none yet "
-                         "(give its public bounds instead).")
+    _check_centre_and_ranges(name, options, facts)
     if name == "regress" and facts.get("response_bound") is None:
         raise ValueError("analysis 'regress' needs the public 'response_bound'.")
     if name == "regress" and options.get("intercept") is not None:  # the sites append a constant column
@@ -179,6 +207,9 @@ class IRLSFit:
     releases: tuple
     n_psd_clipped: tuple
     intercept_scale: Optional[float] = None  # the sites' constant column (the last coefficient's), or None
+    ranges: Optional[tuple] = None  # the plan's public feature ranges (the sites mapped their rows by them), or None
+    response_range: Optional[tuple] = None  # the plan's public range of y, or None
+    postprocessing: tuple = ()  # the line naming the ranged columns, where the sites mapped their rows
 
 
 def next_params(plan):
@@ -233,15 +264,37 @@ def finish_analysis(plan, result, *, protocol_notes=()):
         return _in_user_units(plan, release), report
     if a.output == "tensor":
         return _tensor(plan, releases, report), report
+    return _irls(plan, releases, report), report
+
+
+def _irls(plan, releases, report):
+    """The :class:`IRLSFit` of a finished run: the final iteration's coefficients, and the public facts that map
+    them back (the sites' constant column, the ranges)."""
     theta, clipped = _solve(releases[-2], releases[-1])
     share = plan.option("intercept")
     kappa = None if share is None else share * releases[-1].row_norm / intercept_factor(share)
-    return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,), kappa), report
+    span = plan.option("response_range")
+    steps = () if plan.ranges is None and span is None else (_ranges_line(
+        plan, "each site clipped and standardised its own rows" + (
+            "" if span is None else f"; the response clipped to its range {tuple(span)}")),)
+    return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,), kappa, plan.ranges,
+                   None if span is None else tuple(span), steps)
 
 
 def _in_user_units(plan, release):
-    """A release of rows the sites mapped by the plan's ranges, mapped back (post-processing); else as it is."""
-    return release if plan.ranges is None else ranges_mapped_back(release, plan.ranges, plan.columns)
+    """A release of rows the sites mapped by the plan's ranges, mapped back (post-processing); else as it is.
+
+    Model selection's rows are ``(x, y)``: the response's range (or none) is the last column's, and the release
+    keeps its moments in the mapped units, where the selection runs as on one machine (``column_scale`` and
+    ``center`` bring its coefficients back)."""
+    span = plan.option("response_range")
+    if plan.ranges is None and span is None:
+        return release
+    ranges, names = plan.ranges or (None,) * plan.feature_width, plan.columns
+    if plan.rows == "xy":
+        ranges = tuple(ranges) + (None if span is None else tuple(span),)
+        names = None if names is None else tuple(names) + (plan.response_column or "y",)
+    return ranges_mapped_back(release, ranges, names)
 
 
 def _round_shares(plan):
@@ -324,17 +377,31 @@ def _derived(release, name, value, n_features, guarantee, steps):
                    postprocessing=release.postprocessing + tuple(steps), **{name: value})
 
 
+def _tags(tag):
+    return tag if isinstance(tag, tuple) else (tag,)
+
+
+def _ranges_line(plan, note):
+    """The line naming which feature columns had public ranges (the sites applied them to their own rows)."""
+    names = plan.columns or tuple(f"x{j}" for j in range(plan.feature_width))
+    ranged = [r is not None for r in (plan.ranges or (None,) * plan.feature_width)]
+    return ranges_note(names, ranged, note, "own units under the row bound")
+
+
 def _tensor(plan, releases, report):
     tag = f"multisite-tensor(model={plan.analysis[7:]}, protocol={plan.protocol})"
+    if plan.ranges is not None:  # the mixture's ranges clip only: the moments are in the data's units
+        tag = (tag, _ranges_line(plan, "each site clipped its own rows (no standardising: sigma2 is in the data's "
+                                       "units)"))
     shares = [plan.rounds[i].share for i in plan.release_rounds]
     if plan.analysis == "tensor-mog":
         second, third, mean = releases
         sigma2 = float(plan.option("sigma2"))
         M3 = symmetrise_tensor(third.third_moment - sigma2 * mean_correction(mean.cross_moment))
         g3 = compose([third.guarantee, mean.guarantee], composition=plan.composition)
-        r2 = _derived(second, "second_moment", second.second_moment, plan.n_features, second.guarantee, (tag,))
+        r2 = _derived(second, "second_moment", second.second_moment, plan.n_features, second.guarantee, (*_tags(tag),))
         r3 = _derived(third, "third_moment", M3, plan.n_features, g3,
-                      (tag, "third - sigma2 * T(mean) (mean: its own round)"))
+                      (*_tags(tag), "third - sigma2 * T(mean) (mean: its own round)"))
         budget = TensorBudget(second=shares[0], third=min(1.0 - shares[0], shares[1] + shares[2]))
         return TensorMoments("mog", r2, r3, report.guarantee, sigma2, budget)
     D = int(plan.vocabulary_size)
@@ -343,8 +410,8 @@ def _tensor(plan, releases, report):
     M2 = symmetrise_matrix((S2[b[0], b[1]] + S2[b[0], b[2]] + S2[b[1], b[2]]) / 3.0)
     M3 = symmetrise_tensor(S3[b[0], b[1], b[2]])
     r2 = _derived(releases[0], "second_moment", M2, D, releases[0].guarantee,
-                  (tag, "stm: sym mean of blocks (1,2), (1,3), (2,3) of the (x1, x2, x3) embedding"))
+                  (*_tags(tag), "stm: sym mean of blocks (1,2), (1,3), (2,3) of the (x1, x2, x3) embedding"))
     r3 = _derived(releases[1], "third_moment", M3, D, releases[1].guarantee,
-                  (tag, "stm: sym block (1,2,3) of the (x1, x2, x3) embedding"))
+                  (*_tags(tag), "stm: sym block (1,2,3) of the (x1, x2, x3) embedding"))
     return TensorMoments("stm", r2, r3, report.guarantee, None, TensorBudget(second=shares[0], third=shares[1]))
 

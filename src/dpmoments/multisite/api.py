@@ -99,7 +99,7 @@ def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbour
                calibration="analytic", composition="auto", target="aggregator", weights=None, colluders=0,
                failures=None, min_sites=None, on_dropout="complete", rng=None, rank=None, next_params=None,
                transport=None, analysis=None, options=None, bound_budget=None, center_budget=None, columns=None,
-               scale=None):
+               response_column=None, scale=None):
     """Plan ``rounds`` (or ``analysis``, a key of :data:`~.analyses.ANALYSES`) over in-process ``sites``,
     deal, and run; return a :class:`~.run.RunResult`.
 
@@ -110,7 +110,8 @@ def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbour
     from ``bound_budget`` (:meth:`~.plan.Plan.build`, :mod:`~dpmoments.multisite.bounds`); sites built
     with ``center="private"`` get location steps and a mean round paid from ``center_budget``
     (:mod:`~dpmoments.multisite.location`). ``columns``: the feature columns' public names, for the plan
-    (a deployed site selects its columns by them; a ranged release's line names them). ``scale="private"``:
+    (a deployed site selects its columns by them; a ranged release's line names them; ``response_column`` the
+    response's, for select and regress). ``scale="private"``:
     private column scales from the location steps' histograms (sites with ``center="private"``; with ranges,
     the default: :func:`~dpmoments.multisite.column_ranges.plan_scale`).
     """
@@ -127,6 +128,7 @@ def run_rounds(sites, rounds=None, *, protocol="cape", epsilon, delta, neighbour
                  ranges=first.ranges, neighbours=neighbours, calibration=calibration, target=target, colluders=colluders,
                  weights=_weights_of(weights, sites, alive), rank=rank, bound_budget=bound_budget,
                  center_budget=center_budget, columns=None if columns is None else tuple(columns), scale=scale,
+                 response_column=response_column,
                  **_budgets(epsilon, delta, sites, alive))
     names, n = [s.name for s in alive], [s.n for s in alive]
     if analysis is not None:

@@ -41,6 +41,7 @@ a cumulative count grows with the square root of the number of bins, hence the c
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -62,13 +63,13 @@ GRID_FACTOR = math.sqrt(2.0)
 LOWEST_QUANTILE = 0.95  # measured against 2 and 1.25: docs/bounds.md, "Across sites"
 
 
-def _fraction(value, name, low=0.0, high=1.0):
+def _fraction(value: Any, name: str, low: float = 0.0, high: float = 1.0) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low < value < high:
         raise ValueError(f"'{name}' must be in ({low:g}, {high:g}); got {value!r}.")
     return float(value)
 
 
-def check_grid(grid):
+def check_grid(grid: Any) -> None:
     """Check and normalise a frozen choosing step's public grid (``low``, ``high``, ``factor``) in place."""
     low, high = check_positive(grid.low, "low"), check_positive(grid.high, "high")
     if not low < high:
@@ -79,7 +80,7 @@ def check_grid(grid):
         object.__setattr__(grid, name, float(value))
 
 
-def grid_edges(grid):
+def grid_edges(grid: Any) -> np.ndarray:
     """``ceil(log(high/low)/log(factor)) + 1`` edges, log-spaced from ``low`` to ``high``."""
     steps = max(1, math.ceil(math.log(grid.high / grid.low) / math.log(grid.factor) - 1e-9))
     return np.geomspace(grid.low, grid.high, steps + 1)
@@ -116,15 +117,15 @@ class AutoBounds:
         count the clipping bias; 0 turns it off.
     """
 
-    names: tuple
+    names: tuple[str, ...]
     share: float = 0.1
-    quantile: object = "auto"
+    quantile: Union[str, float] = "auto"
     low: float = 1e-6
     high: float = 1e8
     factor: float = GRID_FACTOR
     bias: float = 0.1
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         names = tuple(self.names)
         if not names or len(set(names)) != len(names) or any(n not in AUTO_NAMES for n in names):
             raise ValueError(f"'names' must be distinct keys of {sorted(AUTO_NAMES)}; got {names!r}.")
@@ -142,7 +143,7 @@ class AutoBounds:
         check_grid(self)
 
     @classmethod
-    def from_budget(cls, names, budget=None):
+    def from_budget(cls, names: Any, budget: Any = None) -> "AutoBounds":
         """From ``bound_budget``: ``None`` (the defaults), a share, a ``BoundBudget`` or an :class:`AutoBounds`."""
         if budget is None:
             return cls(tuple(names))
@@ -156,15 +157,15 @@ class AutoBounds:
                             f"got {budget!r}.")
         return cls(tuple(names), float(budget))
 
-    def edges(self):
+    def edges(self) -> np.ndarray:
         """The grid's edges: ``ceil(log(high/low)/log(factor)) + 1`` of them, log-spaced from ``low`` to ``high``."""
         return grid_edges(self)
 
     @property
-    def n_bins(self):
+    def n_bins(self) -> int:
         return self.edges().size + 1
 
-    def edge(self, value):
+    def edge(self, value: Any) -> Optional[float]:
         """The grid edge equal to ``value`` (to rounding), or ``None``: a bound a query may carry."""
         edges = self.edges()
         if not isinstance(value, (float, int, np.floating)) or not math.isfinite(value):
@@ -172,7 +173,7 @@ class AutoBounds:
         k = int(np.argmin(np.abs(edges - value)))
         return float(edges[k]) if abs(edges[k] - value) <= 1e-12 * edges[k] else None
 
-    def target_quantile(self, n_total, noise_sd):
+    def target_quantile(self, n_total: int, noise_sd: float) -> float:
         """The quantile the bound covers: a fixed one, or (``"auto"``) the highest that the summed histograms'
         per-bin noise ``noise_sd`` lets the step place among ``n_total`` rows, ``1 - MARGIN_SD * sd_B / n_total``
         with ``sd_B = noise_sd sqrt(B) / 2`` (the worst cumulative count's), never below :data:`LOWEST_QUANTILE`.
@@ -182,12 +183,12 @@ class AutoBounds:
         worst = noise_sd * math.sqrt(self.n_bins) / 2.0
         return min(max(LOWEST_QUANTILE, 1.0 - MARGIN_SD * worst / max(n_total, 1)), 1.0 - 1.0 / max(n_total, 1))
 
-    def max_noise_sd(self, n_total):
+    def max_noise_sd(self, n_total: int) -> float:
         """The largest per-bin std of the summed histograms that ``n_total`` rows bear (:meth:`check_rows`)."""
         target = (LOWEST_QUANTILE if isinstance(self.quantile, str) else self.quantile) * n_total
         return min(target, n_total - target) / (MARGIN_SD * math.sqrt(self.n_bins) / 2.0)
 
-    def check_rows(self, n_total, noise_sd, name, runs=None):
+    def check_rows(self, n_total: int, noise_sd: float, name: str, runs: Optional[str] = None) -> None:
         """Refuse (one line) a bound step whose count noise would decide the bin (``noise_sd``: per bin, summed).
 
         Public facts only: ``n_total`` and the stds of the plan. The worst cumulative count's
@@ -202,19 +203,20 @@ class AutoBounds:
                              f"{sd:.3g} rows, would decide the bin){'; ' + runs if runs else ''}; give a larger "
                              "budget share or epsilon, a narrower search range, or a public value.")
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["names"] = list(self.names)
         return out
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data: Any) -> "AutoBounds":
         data = dict(data)
         data["names"] = tuple(data["names"])
         return cls(**data)
 
 
-def auto_bounds(row_norm, response_bound, bound_budget, *, off=False, rows="x"):
+def auto_bounds(row_norm: Any, response_bound: Any, bound_budget: Any, *, off: bool = False,
+                rows: str = "x") -> Optional[AutoBounds]:
     """A plan's :class:`AutoBounds` when a bound is ``"auto"`` (else ``None``), checked.
 
     ``off``: the sites' epsilon is infinite (refused: nothing private to release); ``rows``: the plan's rows
@@ -234,13 +236,13 @@ def auto_bounds(row_norm, response_bound, bound_budget, *, off=False, rows="x"):
     return AutoBounds.from_budget(names, bound_budget)
 
 
-def histogram_counts(values, edges):
+def histogram_counts(values: Any, edges: np.ndarray) -> np.ndarray:
     """Exact counts of ``values`` in the bins ``(t_{k-1}, t_k]`` (private: only a site reads them)."""
     idx = np.searchsorted(edges, np.asarray(values, dtype=np.float64), side="left")
     return np.bincount(idx, minlength=edges.size + 1).astype(np.float64)
 
 
-def cumulative_estimate(summed, n_total):
+def cumulative_estimate(summed: Any, n_total: float) -> tuple[np.ndarray, np.ndarray]:
     """Per edge ``t_k``: the estimated count of rows at or below it, and that estimate's variance per unit ``v``.
 
     The inverse-variance average of the sum of the bins below and ``n_total`` minus the sum
@@ -256,7 +258,7 @@ def cumulative_estimate(summed, n_total):
     return (w_below * below + w_above * above) / (w_below + w_above), k1 * (B - k1) / B
 
 
-def choose_bound(summed, n_total, auto, noise_sd=0.0):
+def choose_bound(summed: Any, n_total: int, auto: AutoBounds, noise_sd: float = 0.0) -> tuple[float, int, bool]:
     """The bound: the upper edge of the first bin whose estimated cumulative count reaches ``q * n_total``.
 
     ``q`` is :meth:`AutoBounds.target_quantile` at the summed histograms' per-bin noise sd

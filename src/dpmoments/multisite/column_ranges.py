@@ -30,19 +30,26 @@ holds for the sites' original rows under the same relation.
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any, Optional
 
 import numpy as np
 
+from ..exceptions import BoundWarning
 from ..moments.ranged_release import GRID_DECADES, SCALE_FLOOR, mapped_back
-from ..moments.ranges import RangedRows, as_column_ranges
+from ..moments.ranges import ClippedRows, RangedRows, as_column_ranges
 from ..moments.scale_guard import guard_scales, named_columns
 from .bounds import AutoBounds
 
 DEFAULT_LOW, DEFAULT_HIGH = AutoBounds.low, AutoBounds.high
 
-__all__ = ["PlanRanges", "plan_ranges", "plan_scale", "scale_limits", "column_scales", "check_column_scale", "grids_within_ranges", "check_plan_ranges", "ranges_to_json", "ranges_from_json", "map_rows", "ranges_mapped_back", "ranged_columns"]
+__all__ = ["PlanRanges", "plan_ranges", "plan_scale", "scale_limits", "column_scales", "check_column_scale", "grids_within_ranges", "check_plan_ranges", "ranges_to_json", "ranges_from_json", "map_rows", "ranges_mapped_back", "ranged_columns", "row_map", "map_response", "MODELS"]
+
+#: The analyses of a model that take ranges across sites beside the second-moment ones: model selection and IRLS
+#: (the features standardised, the response by ``options["response_range"]``) and the mixture of Gaussians (the
+#: ranges clip only: its public ``sigma2`` is in the data's units, as one machine's tensor release).
+MODELS = ("select", "regress", "tensor-mog")
 
 
 NOTE = ("centres (midpoints) and scales (half-widths) from the ranges, free; each site clipped and standardised its "
@@ -115,6 +122,13 @@ def column_scales(spreads, ranges, low_edge, names=None):
     spreads = np.asarray(spreads, dtype=np.float64)
     low, high = scale_limits(ranges, spreads.size)
     s = np.clip(spreads, low, high)
+    floored = (low > 0) & (low < high) & (spreads <= low)
+    if floored.any():  # as one machine warns (ranged_release): the range is far wider than the data, or misses them
+        shown = ", ".join(names[j] if names is not None else f"x{j}" for j in np.flatnonzero(floored))
+        warnings.warn(f"the private scale of the ranged column(s) {shown} is at its floor, a twentieth of the range's "
+                      "half-width: the column varies little within its range -- a range far wider than the data, or "
+                      "one that leaves most values outside it (they are clipped to its ends); check the range.",
+                      BoundWarning, stacklevel=5)
     with named_columns(names):
         return guard_scales(np.where(low > 0, s, np.maximum(s, 0.0)), low_edge, "column scales across sites",
                             stacklevel=5)
@@ -158,16 +172,20 @@ def _default_grid(choice):
     return (choice.low, choice.high) == (DEFAULT_LOW, DEFAULT_HIGH)
 
 
-def check_plan_ranges(ranges, rows, n_features, rounds, mean_round):
+def check_plan_ranges(plan):
     """Refuse (one line) a plan's ranges that do not fit it: a second moment of the rows ``x`` (and a private
-    centre's mean round, an auto bound's clipping excess), one finite ``(lower, upper)``, lower < upper, or ``None`` per column."""
+    centre's mean round, an auto bound's clipping excess) or an analysis of :data:`MODELS`, one finite
+    ``(lower, upper)``, lower < upper, or ``None`` per feature column."""
+    ranges = plan.ranges
     if ranges is None:
         return
-    if rows != "x" or len(ranges) != n_features or any(
-            r.statistic not in ("histogram", "location", "second", "cross", "excess") or (r.statistic == "cross") != (
-                i == mean_round) for i, r in enumerate(rounds)):
+    second = plan.rows == "x" and all(
+        r.statistic in ("histogram", "location", "second", "cross", "excess") and (r.statistic == "cross") == (
+            i == plan.mean_round) for i, r in enumerate(plan.rounds))
+    if len(ranges) != plan.feature_width or not (second or plan.analysis in MODELS):
         raise ValueError("'ranges' across sites are for a second moment of the rows x (covariance, correlation, "
-                         "pca, precision, ridge), one (lower, upper) or None per column.")
+                         "pca, precision, ridge), select, regress and tensor-mog, one (lower, upper) or None per "
+                         "feature column.")
     if not all(r is None or (len(r) == 2 and math.isfinite(r[0]) and math.isfinite(r[1] - r[0]) and r[0] < r[1])
                for r in ranges):
         raise ValueError("a plan's 'ranges' must be finite pairs lower < upper (or None).")
@@ -192,9 +210,33 @@ def ranged_columns(ranges):
     return np.array([r is not None for r in ranges])
 
 
-def map_rows(X, ranges):
-    """``X`` (dense, ``(n, d)``) with its ranged columns clipped and standardised (a copy)."""
-    return RangedRows(X, *_ends(ranges)).map(X)
+def row_map(plan):
+    """How a plan's ranges map the rows, as one machine maps them for its analysis: ``"standardise"`` (midpoint and
+    half-width), ``"clip"`` (the mixture of Gaussians: its ``sigma2`` is in the data's units) or ``"scale"`` (IRLS
+    without an intercept: divided by ``max(|lower|, |upper|)``, so that no intercept is implied)."""
+    if plan.analysis == "tensor-mog":
+        return "clip"
+    return "scale" if plan.analysis == "regress" and plan.option("intercept") is None else "standardise"
+
+
+def map_rows(X, ranges, how="standardise"):
+    """``X`` (dense, ``(n, d)``) with its ranged columns clipped and mapped as :func:`row_map` says (a copy)."""
+    lower, upper = _ends(ranges)
+    if how == "standardise":
+        return RangedRows(X, lower, upper).map(X)
+    Z = ClippedRows(X, lower, upper).map(X)
+    if how == "scale":
+        ranged = ranged_columns(ranges)
+        Z[:, ranged] /= np.maximum(np.abs(lower), np.abs(upper))[ranged]
+    return Z
+
+
+def map_response(y, span, centred):
+    """The response clipped to its public range ``span`` and mapped to ``[-1, 1]``: about the midpoint
+    (``centred``), else divided by ``max(|lower|, |upper|)`` (IRLS without an intercept), as one machine's."""
+    lower, upper = span
+    y = np.clip(np.asarray(y, dtype=np.float64), lower, upper)
+    return (y - (lower + upper) / 2) / ((upper - lower) / 2) if centred else y / max(abs(lower), abs(upper))
 
 
 def ranges_mapped_back(release, ranges, names=None):

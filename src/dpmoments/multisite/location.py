@@ -44,7 +44,7 @@ needs grow with :math:`\sqrt d` too; a narrower search range (fewer bins) needs 
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Optional
+from typing import Any, Iterable, Optional
 
 import numpy as np
 
@@ -68,7 +68,7 @@ class TooFewLocationRows(ValueError):
     """A location step refused for too few rows (before any noise is drawn: public facts only)."""
 
 
-def location_sensitivity(n_features):
+def location_sensitivity(n_features: int) -> float:
     """L2 sensitivity of the ``d`` concatenated histograms: one row moves one count in each, :math:`\\sqrt{2d}`."""
     return math.sqrt(2.0 * check_int(n_features, "n_features", minimum=1))
 
@@ -106,7 +106,7 @@ class AutoLocation:
     mean: float = MEAN_SHARE
     steps: Optional[int] = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name, api in (("share", "location_share"), ("mean", "center_share")):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
@@ -122,16 +122,16 @@ class AutoLocation:
                              "and leave nothing for the release.")
         check_grid(self)
 
-    def edges(self):
+    def edges(self) -> np.ndarray:
         """The signed grid: the positive edges (as :meth:`~dpmoments.multisite.bounds.AutoBounds.edges`) mirrored, and 0."""
         pos = grid_edges(self)
         return np.concatenate([-pos[::-1], [0.0], pos])
 
     @property
-    def n_bins(self):
+    def n_bins(self) -> int:
         return self.edges().size + 1
 
-    def on_grid(self, moves, scale=0.0):
+    def on_grid(self, moves: Any, scale: float = 0.0) -> bool:
         """Whether every coordinate of ``moves`` is an edge of the grid: how far a location step may move the centre.
 
         To rounding: relative to the move's size or ``scale`` (the size of the centres the
@@ -144,7 +144,7 @@ class AutoLocation:
         return bool(np.all(gap <= 1e-12 * np.maximum(np.abs(c), scale)))
 
     @classmethod
-    def from_budget(cls, budget=None):
+    def from_budget(cls, budget: Any = None) -> "AutoLocation":
         """From ``center_budget``: ``None`` (the defaults), a share (the mean's), a ``CenterBudget`` or an AutoLocation."""
         if budget is None or isinstance(budget, cls):
             return budget or cls()
@@ -157,15 +157,15 @@ class AutoLocation:
                             f"got {budget!r}.")
         return cls(mean=float(budget))
 
-    def max_noise_sd(self, n_total):
+    def max_noise_sd(self, n_total: float) -> float:
         """The largest per-count std of the summed histograms that ``n_total`` rows bear (:meth:`check_rows`)."""
         return n_total / 2.0 / (MARGIN_SD * math.sqrt(self.n_bins) / 2.0)
 
-    def bears(self, n_total, noise_sd):
+    def bears(self, n_total: float, noise_sd: float) -> bool:
         """Whether ``n_total`` rows can bear a location step's count noise (per count, summed: ``noise_sd``)."""
         return noise_sd * (1 - 1e-12) <= self.max_noise_sd(n_total)
 
-    def check_rows(self, n_total, noise_sd, runs=None):
+    def check_rows(self, n_total: float, noise_sd: float, runs: Optional[str] = None) -> None:
         """Refuse (one line) a location step whose count noise would decide the median's bin.
 
         Public facts only: ``n_total`` rows in all and ``noise_sd``, the per-count std of the
@@ -181,15 +181,16 @@ class AutoLocation:
                                      f"{'; ' + runs if runs else ''}; give a larger 'location_share' or epsilon, a "
                                      "narrower search range, or a public centre.")
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data: Any) -> "AutoLocation":
         return cls(**dict(data))
 
 
-def private_location(center, center_budget, *, off, rows, rank, rounds):
+def private_location(center: Any, center_budget: Any, *, off: bool, rows: str, rank: Optional[int],
+                     rounds: Iterable[Any]) -> Optional[AutoLocation]:
     """A plan's :class:`AutoLocation` when ``center="private"`` (else ``None``), checked.
 
     ``off``: the sites' epsilon is infinite; ``rows``, ``rank``, ``rounds``: the plan's (a private
@@ -211,7 +212,7 @@ def private_location(center, center_budget, *, off, rows, rank, rounds):
     return AutoLocation.from_budget(center_budget)
 
 
-def location_counts(X, edges):
+def location_counts(X: Any, edges: np.ndarray) -> np.ndarray:
     """Exact per-coordinate counts of ``X`` (n, d) in the bins ``(t_{k-1}, t_k]``: shape (d, B).
 
     Private: only a site reads them, and only with its own noise added do they leave it.
@@ -223,7 +224,7 @@ def location_counts(X, edges):
     return np.bincount(flat.ravel(), minlength=B * X.shape[1]).reshape(X.shape[1], B).astype(np.float64)
 
 
-def choose_location(summed, n_total, auto):
+def choose_location(summed: Any, n_total: float, auto: AutoLocation) -> tuple[np.ndarray, np.ndarray]:
     """Per coordinate, the upper edge of the first bin whose estimated cumulative count reaches ``n_total / 2``.
 
     ``summed``: the sum of the sites' noisy histograms, shape (d, B). Returns ``(location,
@@ -243,7 +244,7 @@ def choose_location(summed, n_total, auto):
     return location, at_end
 
 
-def _interpolated_quantile(estimate, edges, target):
+def _interpolated_quantile(estimate: np.ndarray, edges: np.ndarray, target: float) -> float:
     """The point where the estimated cumulative count reaches ``target``: linear within the first bin that does."""
     reached = np.flatnonzero(estimate >= target)
     k = int(reached[0]) if reached.size else edges.size - 1
@@ -254,7 +255,7 @@ def _interpolated_quantile(estimate, edges, target):
     return float(edges[k - 1] + fraction * (edges[k] - edges[k - 1]))
 
 
-def choose_spreads(summed, n_total, auto):
+def choose_spreads(summed: Any, n_total: float, auto: AutoLocation) -> np.ndarray:
     r"""Per coordinate, half the interquartile range of the summed noisy histograms: a private column scale.
 
     ``summed``: a location step's sum of the sites' noisy histograms, shape (d, B), of the rows centred

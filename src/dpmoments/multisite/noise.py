@@ -49,17 +49,20 @@ site ``s`` the ratio :math:`\mu_s\Delta_s/\sigma_{agg}`.
 
 import itertools
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any, Optional, Union
 
 import numpy as np
 
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
 from ..privacy import ApproxDP, PureDP, ZCDP, gaussian_epsilon
+from ..privacy.guarantees import AnyGuarantee
 
 __all__ = ["NoisePlan", "JointView", "joint_view", "guarantee_from_ratio", "unit_noise", "statistic_shape"]
 
 
-def _frozen(arr, dtype=np.float64):
+def _frozen(arr: Any, dtype: Any = np.float64) -> np.ndarray:
     out = np.array(arr, dtype=dtype)
     out.setflags(write=False)
     return out
@@ -86,8 +89,8 @@ class NoisePlan:
     g_std, f_std : ndarray (S,)
     """
 
-    sites: tuple
-    n: tuple
+    sites: tuple[str, ...]
+    n: tuple[int, ...]
     weights: np.ndarray
     tau: np.ndarray
     sensitivity: np.ndarray
@@ -97,7 +100,7 @@ class NoisePlan:
     g_std: np.ndarray
     f_std: np.ndarray
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("weights", "tau", "sensitivity", "deltas", "e_factor", "g_std", "f_std"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         object.__setattr__(self, "known", _frozen(self.known, bool))
@@ -105,16 +108,16 @@ class NoisePlan:
         if self.e_factor.ndim != 2 or self.e_factor.shape[0] != S or self.known.shape != self.e_factor.shape:
             raise ValueError("'e_factor' and 'known' must have shape (n_sites, m).")
 
-    def scaled(self, k):
+    def scaled(self, k: float) -> "NoisePlan":
         """The same plan with every noise std multiplied by ``k`` (CAPE's solution is linear in tau)."""
         return replace(self, tau=self.tau * k, e_factor=self.e_factor * k, g_std=self.g_std * k,
                        f_std=self.f_std * k)
 
-    def rescaled(self, k):
+    def rescaled(self, k: float) -> "NoisePlan":
         """Every std and the sensitivity multiplied by ``k``: the same ratios, the same guarantees (new bounds)."""
         return replace(self.scaled(k), sensitivity=self.sensitivity * k)
 
-    def subset(self, names):
+    def subset(self, names: Sequence[str]) -> "NoisePlan":
         """The plan restricted to ``names`` (sites that failed before the deal are planned out)."""
         idx = [self.index(s) for s in names]
         return replace(self, sites=tuple(names), n=tuple(self.n[i] for i in idx), weights=self.weights[idx],
@@ -122,13 +125,13 @@ class NoisePlan:
                        e_factor=self.e_factor[idx], known=self.known[idx], g_std=self.g_std[idx],
                        f_std=self.f_std[idx])
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, list[Any]]:
         out = {k: getattr(self, k) for k in _FIELDS}
         out = {k: (v.tolist() if isinstance(v, np.ndarray) else list(v)) for k, v in out.items()}
         return out
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data: Any) -> "NoisePlan":
         data = dict(data)
         if set(data) != set(_FIELDS):
             raise ValueError("a noise plan holds exactly the fields " + ", ".join(_FIELDS) + ".")
@@ -136,21 +139,21 @@ class NoisePlan:
         return cls(**data)
 
     @property
-    def n_sites(self):
+    def n_sites(self) -> int:
         return len(self.sites)
 
     @property
-    def e_std(self):
+    def e_std(self) -> np.ndarray:
         return np.sqrt(np.sum(self.e_factor**2, axis=1))
 
-    def index(self, site):
+    def index(self, site: str) -> int:
         return self.sites.index(site)
 
-    def view_covariance(self):
+    def view_covariance(self) -> np.ndarray:
         """Covariance of the aggregator's view noise ``e + g`` (one coordinate), (S, S)."""
         return self.e_factor @ self.e_factor.T + np.diag(self.g_std**2)
 
-    def conditional_covariance(self, observed, colluders=()):
+    def conditional_covariance(self, observed: Sequence[int], colluders: Iterable[int] = ()) -> np.ndarray:
         """Covariance of the noise of the ``observed`` sites given the colluders' knowledge."""
         L = self.e_factor
         rows = [L[t] for t in colluders]
@@ -162,7 +165,8 @@ class NoisePlan:
             L_obs = L_obs - (L_obs @ np.linalg.pinv(K)) @ K
         return L_obs @ L_obs.T + np.diag(self.g_std[list(observed)] ** 2)
 
-    def mahalanobis(self, site, colluders=(), survivors=None):
+    def mahalanobis(self, site: Union[str, int], colluders: Iterable[int] = (),
+                    survivors: Optional[Iterable[int]] = None) -> float:
         """``Delta_M`` of ``site`` against the aggregator and ``colluders`` (indices).
 
         The two sets every report asks about for every site are solved once per plan and read
@@ -182,7 +186,7 @@ class NoisePlan:
             return self._all_others(s, colluders, seen)
         return self._mahalanobis_direct(s, colluders, seen)
 
-    def _all_others(self, s, colluders, seen):
+    def _all_others(self, s: int, colluders: Iterable[int], seen: tuple[int, ...]) -> float:
         """``Delta_M`` of site index ``s`` with every other site colluding, once per site (survivors change nothing:
         only ``s`` is left to observe)."""
         cache = self.__dict__.setdefault("_all_others_cache", {})
@@ -192,7 +196,7 @@ class NoisePlan:
                 math.inf if variance == 0 else float(self.sensitivity[s] * math.sqrt(1.0 / variance))
         return cache[s]
 
-    def _mahalanobis_direct(self, s, colluders, seen):
+    def _mahalanobis_direct(self, s: int, colluders: Iterable[int], seen: Iterable[int]) -> float:
         """``Delta_M`` of site index ``s`` for one colluder set: the conditional covariance solved outright."""
         observed = [t for t in seen if t not in colluders]
         cov = self.conditional_covariance(observed, colluders)
@@ -204,7 +208,7 @@ class NoisePlan:
         except np.linalg.LinAlgError:  # noise that some view cancels exactly (no local noise): nothing is hidden
             return math.inf
 
-    def _alone(self, s, seen):
+    def _alone(self, s: int, seen: tuple[int, ...]) -> float:
         """``Delta_M`` of site index ``s`` without colluders: one LU of the observed sites' covariance per survivor
         set, then one triangular solve per site (the same LAPACK steps as solving for each site outright, so the
         same bits: a plan met against the aggregator, hence its seeded release, is unchanged)."""
@@ -218,7 +222,7 @@ class NoisePlan:
         unit[k] = 1.0
         return float(self.sensitivity[s] * math.sqrt(unit @ lu_solve(lu, unit, check_finite=False)))
 
-    def _alone_lu(self, seen):
+    def _alone_lu(self, seen: tuple[int, ...]) -> tuple[list[int], Optional[tuple[np.ndarray, np.ndarray]]]:
         """``(observed, LU factors of their covariance)`` without colluders, once per survivor set (``None``:
         exactly singular, where solving raises)."""
         cache = self.__dict__.setdefault("_alone_cache", {})
@@ -235,7 +239,7 @@ class NoisePlan:
             cache[seen] = (observed, lu)
         return cache[seen]
 
-    def _all_others_variance(self):
+    def _all_others_variance(self) -> list[Optional[float]]:
         r"""Per site, the variance of its noise given everything every other site knows (``None``: solve it outright).
 
         Site ``s`` alone is observed; the others know their rows of ``e_factor`` and the components
@@ -252,7 +256,7 @@ class NoisePlan:
             cache["_all_others_variances"] = self._all_others_solved()
         return cache["_all_others_variances"]
 
-    def _all_others_solved(self):
+    def _all_others_solved(self) -> list[Optional[float]]:
         S, holders = self.n_sites, self.known.sum(axis=0)
         if S < 2 or np.any(holders == 1):  # a component one site alone holds: the hidden part differs by site
             return [None] * S
@@ -268,13 +272,13 @@ class NoisePlan:
         variance = residual + self.g_std**2
         return [float(v) if ok and g > 0 else None for v, ok, g in zip(variance, sure, self.g_std)]
 
-    def aggregate_variance(self, survivors=None):
+    def aggregate_variance(self, survivors: Optional[Iterable[int]] = None) -> float:
         """Variance of ``sum_s mu'_s (e_s + g_s)`` over survivors, ``mu'`` renormalised."""
         idx = list(range(self.n_sites)) if survivors is None else list(survivors)
         mu = self.weights[idx] / self.weights[idx].sum()
         return float(mu @ self.view_covariance()[np.ix_(idx, idx)] @ mu)
 
-    def sample_view_noise(self, size, rng):
+    def sample_view_noise(self, size: int, rng: Any) -> np.ndarray:
         """``size`` draws of the view noise ``e + g`` of one coordinate, shape (size, S)."""
         z = gaussian_noise((size, self.e_factor.shape[1]), 1.0, rng)
         return z @ self.e_factor.T + gaussian_noise((size, self.n_sites), 1.0, rng) * self.g_std
@@ -287,7 +291,7 @@ _SURELY_IN, _SURELY_OUT, _WELL_CONDITIONED = 1e-8, 1e-24, 1e-6
 _FIELDS = ("sites", "n", "weights", "tau", "sensitivity", "deltas", "e_factor", "known", "g_std", "f_std")
 
 
-def guarantee_from_ratio(ratio, delta, calibration="analytic"):
+def guarantee_from_ratio(ratio: float, delta: float, calibration: str = "analytic") -> AnyGuarantee:
     """The guarantee of a Gaussian mechanism with sensitivity/sigma ``ratio``.
 
     ``ZCDP(ratio**2 / 2)`` for ``calibration="zcdp"``, otherwise the exact
@@ -307,13 +311,14 @@ class JointView:
     """The joint-view analysis of one site: worst colluders, ``Delta_M`` and the guarantee."""
 
     site: str
-    colluders: tuple
+    colluders: tuple[str, ...]
     delta_m: float
-    guarantee: object
+    guarantee: AnyGuarantee
     exhaustive: bool
 
 
-def joint_view(plan, site, colluders=0, *, calibration="analytic", survivors=None, max_subsets=5000):
+def joint_view(plan: NoisePlan, site: str, colluders: int = 0, *, calibration: str = "analytic",
+               survivors: Optional[Iterable[int]] = None, max_subsets: int = 5000) -> JointView:
     """Worst-case joint-view guarantee of ``site`` with ``colluders`` colluding sites.
 
     Parameters
@@ -335,7 +340,7 @@ def joint_view(plan, site, colluders=0, *, calibration="analytic", survivors=Non
         raise ValueError(f"'colluders' must be in [0, {len(others)}]; got {colluders}.")
     exhaustive = math.comb(len(others), colluders) <= max_subsets
     subsets = itertools.combinations(others, colluders) if exhaustive else [tuple(others)]
-    best, worst = -1.0, ()
+    best, worst = -1.0, ()  # type: float, tuple[int, ...]
     for subset in subsets:
         dm = plan.mahalanobis(s, subset, survivors)
         if dm > best:
@@ -344,7 +349,7 @@ def joint_view(plan, site, colluders=0, *, calibration="analytic", survivors=Non
     return JointView(site, tuple(plan.sites[t] for t in worst), best, guarantee, exhaustive)
 
 
-def unit_noise(statistic, d, rng, size=None):
+def unit_noise(statistic: str, d: int, rng: Any, size: Optional[int] = None) -> np.ndarray:
     """Standard (std 1) noise with the statistic's symmetry; ``size`` stacks draws on axis 0.
 
     Every draw is a symmetric matrix (upper triangle drawn, mirrored) or a symmetric tensor
@@ -360,6 +365,6 @@ def unit_noise(statistic, d, rng, size=None):
     return np.stack([draw(rng) for _ in range(size)]) if size else np.zeros((0,) + statistic_shape(statistic, d))
 
 
-def statistic_shape(statistic, d):
+def statistic_shape(statistic: str, d: int) -> tuple[int, ...]:
     """The shape of one site's ``statistic`` (and of its noise) at ``d`` features."""
     return {"second": (d, d), "cross": (d,), "third": (d, d, d), "histogram": (d,), "excess": (d,)}[statistic]

@@ -134,7 +134,7 @@ class Plan:
                              "alone there; no other plan has one.")
         checked_columns(self.columns, self.response_column, rows=self.rows, analysis=self.analysis,
                          n_features=self.n_features - self.intercept_columns)
-        check_plan_ranges(self.ranges, self.rows, self.n_features, self.rounds, self.mean_round)
+        check_plan_ranges(self)
         if plan_scale(self.scale, None, self.location) != self.scale:
             raise ValueError("a plan's 'scale' is None or 'private' (with a private centre).")
 
@@ -332,7 +332,8 @@ class Plan:
         noise = []
         for rnd, at, p in zip(self.rounds, rounds, self.noise):
             k = 1.0 if rnd.statistic in CHOICE_STATISTICS else \
-                self._sens(at, **facts) / self._sens(rnd, self.row_norm, self.response_bound)
+                self._sens(at, values.get("row_norm", self.row_norm), facts["response_bound"]) / \
+                self._sens(rnd, self.row_norm, self.response_bound)
             noise.append(p.rescaled(k))
         solutions = tuple(s if s is None or "tau_pool" not in s else dict(s, tau_pool=s["tau_pool"] * f)
                           for s, f in zip(self.solutions, [q.sensitivity[0] / p.sensitivity[0]
@@ -432,7 +433,8 @@ class Plan:
         auto = auto_bounds(row_norm, response_bound, bound_budget, off=off, rows=rows)
         location = private_location(center, center_budget, off=off, rows=rows, rank=rank, rounds=rounds)
         center = None if location is not None else center
-        public_ranges = plan_ranges(ranges, int(n_features), names[0])
+        public_ranges = plan_ranges(ranges, int(n_features) - (rows == "xy") - ("intercept" in dict(options or {})),
+                                    names[0])
         scale = plan_scale(scale, public_ranges, location)
         auto, location = grids_within_ranges(public_ranges, auto, location, center, scale)
         if off:

@@ -15,7 +15,8 @@ together once, in :meth:`~dpmoments.multisite.plan.Plan.build`.
 import functools
 import math
 from dataclasses import dataclass, replace
-from typing import Optional
+from collections.abc import Callable, Sequence
+from typing import Any, Optional, Union, cast
 
 import numpy as np
 
@@ -29,6 +30,10 @@ from .location import MAX_AUTO_STEPS, location_sensitivity
 from .messages import STATISTIC_NDIM
 from .noise import guarantee_from_ratio, joint_view
 from .protocols import noise_for
+from .bounds import AutoBounds
+from .location import AutoLocation
+from .noise import NoisePlan
+from ..privacy.guarantees import AnyGuarantee
 
 __all__ = ["Round", "CHOICE_STATISTICS", "AUTO_COMPOSITION", "plan_composition", "takes_excess", "with_choice_steps",
            "sensitivity", "round_targets", "meet_joint_view", "round_noise", "most_location_steps",
@@ -77,7 +82,7 @@ class Round:
     p: float = 1.0
     bound: Optional[str] = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_option(self.statistic, "statistic", tuple(STATISTIC_NDIM) + CHOICE_STATISTICS)
         check_option(self.response, "response", ("y", "ones"))
         if (self.statistic == "histogram") != (self.bound is not None):
@@ -92,7 +97,7 @@ class Round:
                 raise ValueError(f"'p' must be in [1, 2]; got {self.p!r}.")
 
 
-def plan_composition(composition, row_norm, response_bound, center):
+def plan_composition(composition: Any, row_norm: Any, response_bound: Any, center: Any) -> Any:
     """``"auto"`` (:data:`AUTO_COMPOSITION`): ``"zcdp"`` where a bound or the centre is chosen privately, else
     ``"basic"``; any other value as given."""
     if not (isinstance(composition, str) and composition == AUTO_COMPOSITION):
@@ -101,14 +106,15 @@ def plan_composition(composition, row_norm, response_bound, center):
     return "zcdp" if chosen else "basic"
 
 
-def takes_excess(auto, rows, rank, rounds):
+def takes_excess(auto: Optional[AutoBounds], rows: str, rank: Optional[int], rounds: Sequence[Round]) -> bool:
     """Whether a plan releases the clipping excess (an ``"excess"`` round): one second moment of the rows ``x``
     (not DPdisPCA's factors) clipped at a ``row_norm`` its bound step chooses, with ``auto.bias > 0``."""
     return auto is not None and "row_norm" in auto.names and auto.bias > 0 and rows == "x" and rank is None and \
         [r.statistic for r in rounds] == ["second"]
 
 
-def with_choice_steps(rounds, auto, location, excess=False):
+def with_choice_steps(rounds: Sequence[Round], auto: Optional[AutoBounds], location: Optional[AutoLocation],
+                      excess: bool = False) -> tuple[Round, ...]:
     """The choosing steps, then ``rounds`` on the rest of the budget (and a private centre's mean round).
 
     The location steps come first (``location.steps`` of them, ``location.share`` split equally)
@@ -118,27 +124,30 @@ def with_choice_steps(rounds, auto, location, excess=False):
     mean round (``location.mean``, last) asked with them.
     """
     pre, rest = [], 1.0
+    steps = 0 if location is None else cast(int, location.steps)  # resolved by Plan.build before the rounds
     if location is not None:
-        pre += [Round("location", location.share / location.steps, k) for k in range(location.steps)]
+        pre += [Round("location", location.share / steps, k) for k in range(steps)]
         rest -= location.share + location.mean
     if auto is not None:
         pre += [Round("histogram", auto.share / len(auto.names), len(pre), bound=name) for name in auto.names]
         rest -= auto.share + (auto.bias if excess else 0.0)
+    bias = auto.bias if excess and auto is not None else None  # the clipping excess: only with a bound step
     if rest <= 1e-9:
         shares = {"location": None if location is None else location.share,
                   "mean": None if location is None else location.mean, "bound": None if auto is None else auto.share,
-                  "clipping": auto.bias if excess else None}
+                  "clipping": bias}
         named = ", ".join(f"{k}={v:g}" for k, v in shares.items() if v)
         raise ValueError(f"the shares of the private choices ({named}) add up to 1 or more and leave nothing for the "
                          "release; lower them.")
-    shift = (0 if location is None else location.steps) + int(auto is not None)
+    shift = steps + int(auto is not None)
     moments = tuple(replace(r, share=r.share * rest, step=r.step + shift) for r in rounds)
-    clipping = (Round("excess", auto.bias, shift),) if excess else ()
+    clipping = (Round("excess", bias, shift),) if bias is not None else ()
     mean = () if location is None else (Round("cross", location.mean, shift, response="ones"),)
     return tuple(pre) + moments + clipping + mean
 
 
-def sensitivity(rnd, n_samples, *, n_features, row_norm, response_bound, neighbours):
+def sensitivity(rnd: Round, n_samples: int, *, n_features: int, row_norm: float, response_bound: Optional[float],
+                neighbours: str) -> float:
     """L2 sensitivity of one site's statistic for one round (the moments layer's table, times ``w_max``)."""
     if rnd.statistic == "histogram":
         return HISTOGRAM_SENSITIVITY
@@ -154,7 +163,7 @@ def sensitivity(rnd, n_samples, *, n_features, row_norm, response_bound, neighbo
     return sens * (1.0 if rnd.w_max is None else float(rnd.w_max))
 
 
-def weights_at(rounds, per_bound, response_bound):
+def weights_at(rounds: tuple[Round, ...], per_bound: Optional[float], response_bound: Any) -> tuple[Round, ...]:
     """The rounds with IRLS's ``w_max = per_bound / B`` at the chosen response bound ``B`` (a plan's option
     ``w_max_per_bound``: its unit plan carries ``per_bound``); the rounds as they are when it has none."""
     if per_bound is None:
@@ -163,7 +172,8 @@ def weights_at(rounds, per_bound, response_bound):
                  for r in rounds)
 
 
-def round_targets(epsilon, delta, rounds, composition, calibration, exact=False):
+def round_targets(epsilon: float, delta: float, rounds: Sequence[Round], composition: str, calibration: str,
+                  exact: bool = False) -> tuple[tuple[float, float, AnyGuarantee], ...]:
     """Per round: (sensitivity/std ratio the budget allows, the round's delta, the claim at that ratio).
 
     ``exact``: the ratio of the exact (analytic) curve even for ``calibration="classic"``: a
@@ -173,7 +183,8 @@ def round_targets(epsilon, delta, rounds, composition, calibration, exact=False)
 
 
 @functools.lru_cache(maxsize=256)
-def _targets(epsilon, delta, shares, composition, calibration, exact):
+def _targets(epsilon: float, delta: float, shares: tuple[float, ...], composition: str, calibration: str,
+             exact: bool) -> tuple[tuple[float, float, AnyGuarantee], ...]:
     out = []
     if composition == "zcdp" or calibration == "zcdp":
         rho = calibrate_gaussian(epsilon, delta, 1.0, "zcdp")[1].rho
@@ -188,7 +199,8 @@ def _targets(epsilon, delta, shares, composition, calibration, exact):
     return tuple(out)
 
 
-def meet_joint_view(plan, solution, ratios, colluders):
+def meet_joint_view(plan: NoisePlan, solution: Optional[dict[str, Any]], ratios: Any,
+                    colluders: int) -> tuple[NoisePlan, Optional[dict[str, Any]]]:
     """Scale ``plan`` so that every site's joint view (with ``colluders``) meets its allowed ratio."""
     c = min(colluders, plan.n_sites - 1)
     k = max(1.0, max(joint_view(plan, s, c).delta_m / ratios[i] for i, s in enumerate(plan.sites)))
@@ -200,7 +212,8 @@ def meet_joint_view(plan, solution, ratios, colluders):
     return plan.scaled(k), solution
 
 
-def choice_noise_sd(rnd, epsilon, delta, *, n_features, composition, calibration, exact):
+def choice_noise_sd(rnd: Round, epsilon: Sequence[float], delta: Sequence[float], *, n_features: int,
+                    composition: str, calibration: str, exact: bool) -> float:
     """The per-count std of the summed noisy counts of a choosing round: each site's own noise, public facts only.
 
     Each site adds noise of std ``sensitivity / ratio_s`` (its ratio for the round's share), independent of
@@ -212,7 +225,9 @@ def choice_noise_sd(rnd, epsilon, delta, *, n_features, composition, calibration
     return math.sqrt(sum((sens / r) ** 2 for r in ratios))
 
 
-def round_noise(k, rounds, sites, n, mu, eps, dls, facts, masking, colluders, solve):
+def round_noise(k: int, rounds: Sequence[Round], sites: Sequence[str], n: Sequence[int], mu: Any,
+                eps: Sequence[float], dls: Sequence[float], facts: dict[str, Any], masking: str, colluders: int,
+                solve: dict[str, Any]) -> tuple[NoisePlan, Optional[dict[str, Any]]]:
     """Round ``k``'s :class:`~.noise.NoisePlan` and solution: each site's std from its ratio, the masks of the
     protocol (none for the choosing steps: each site's own noise, see .bounds), met against the joint view."""
     rnd, S, off = rounds[k], len(sites), math.isinf(eps[0])
@@ -229,7 +244,8 @@ def round_noise(k, rounds, sites, n, mu, eps, dls, facts, masking, colluders, so
     return plan, solution
 
 
-def most_location_steps(location, n_total, epsilon, delta, **solve):
+def most_location_steps(location: AutoLocation, n_total: int, epsilon: Sequence[float], delta: Sequence[float],
+                        **solve: Any) -> int:
     """The most location steps (up to :data:`~dpmoments.multisite.location.MAX_AUTO_STEPS`) whose noisy counts the
     ``n_total`` rows can bear, each paid ``location.share / steps``; 1 when none can (that step is then refused)."""
     for steps in range(MAX_AUTO_STEPS, 1, -1):
@@ -239,7 +255,8 @@ def most_location_steps(location, n_total, epsilon, delta, **solve):
     return 1
 
 
-def check_choice_steps(rounds, auto, location, n_total, epsilon, delta, **solve):
+def check_choice_steps(rounds: Sequence[Round], auto: Optional[AutoBounds], location: Optional[AutoLocation],
+                       n_total: int, epsilon: Sequence[float], delta: Sequence[float], **solve: Any) -> None:
     """Refuse (one line) a plan whose choosing steps' noisy counts the ``n_total`` rows cannot bear.
 
     Decided on every choosing round before any noise is solved, from public facts only (the
@@ -252,40 +269,48 @@ def check_choice_steps(rounds, auto, location, n_total, epsilon, delta, **solve)
     failing = []
     for rnd in rounds:
         if rnd.statistic in CHOICE_STATISTICS:
-            owner = auto if rnd.statistic == "histogram" else location
+            # a choosing round exists only with what it chooses: its AutoBounds or AutoLocation
+            owner = cast(Union[AutoBounds, AutoLocation], auto if rnd.statistic == "histogram" else location)
             sd = choice_noise_sd(rnd, epsilon, delta, **solve)
             if sd * (1 - 1e-12) > owner.max_noise_sd(n_total):
                 failing.append((rnd, owner, sd))
     if not failing:
         return
 
-    def runs(rnd, owner, eps=epsilon, share=None):
+    def runs(rnd: Round, owner: Union[AutoBounds, AutoLocation], eps: Sequence[float] = epsilon,
+             share: Optional[float] = None) -> bool:
         changed = rnd if share is None else replace(rnd, share=share)
         return choice_noise_sd(changed, eps, delta, **solve) <= owner.max_noise_sd(n_total)
 
-    factor = max(_least(lambda c, f=f: runs(*f[:2], eps=[c * e for e in epsilon]), 1.0) for f in failing)
+    def runs_at(failed: tuple[Round, Any, float], c: float) -> bool:  # every site's epsilon times c
+        return runs(failed[0], failed[1], eps=[c * e for e in epsilon])
+
+    factor = max(_least(functools.partial(runs_at, f), 1.0) for f in failing)
     named = (f"runs from epsilon {round_up(factor * epsilon[0]):g}" if len(set(epsilon)) == 1 else
              f"runs when every site's epsilon is multiplied by {round_up(factor):g}")
     share = _option_share([f[:2] for f in failing], auto, location, runs)
     text = f"with the same shares every step of the plan {named}" + (f", or at this epsilon from {share}" if share
                                                                       else "")
     rnd, owner, sd = max(failing, key=lambda f: f[2] / f[1].max_noise_sd(n_total))
-    if rnd.statistic == "histogram":
-        auto.check_rows(n_total, sd, rnd.bound, runs=text)
-    location.check_rows(n_total, sd, runs=text)
+    if isinstance(owner, AutoBounds):
+        owner.check_rows(n_total, sd, str(rnd.bound), runs=text)
+    else:
+        owner.check_rows(n_total, sd, runs=text)
 
 
-def _option_share(failing, auto, location, runs):
+def _option_share(failing: list[Any], auto: Optional[AutoBounds], location: Optional[AutoLocation],
+                  runs: Callable[..., bool]) -> Optional[str]:
     """``"<option> <share>"`` at which every refused step runs, if they are all one option's and it leaves room."""
     owners = {id(owner) for _, owner in failing}
     if len(owners) != 1:
         return None
-    if failing[0][1] is auto:
-        option, parts = "'bound_budget'", len(auto.names)
+    owner = failing[0][1]
+    if isinstance(owner, AutoBounds):
+        option, parts = "'bound_budget'", len(owner.names)
         others = 0.0 if location is None else location.share + location.mean
     else:
-        option, parts = "CenterBudget.location", location.steps
-        others = location.mean + (0.0 if auto is None else auto.share)
+        option, parts = "CenterBudget.location", cast(int, owner.steps)
+        others = owner.mean + (0.0 if auto is None else auto.share)
     room = min(0.5, 1.0 - others - 1e-6)  # a share above one half leaves too little for the release to suggest
     if not all(runs(rnd, owner, share=room / parts) for rnd, owner in failing):
         return None
@@ -295,7 +320,7 @@ def _option_share(failing, auto, location, runs):
     return None if share > room else f"{option} {share:g}"
 
 
-def _least(ok, start):
+def _least(ok: Callable[[float], bool], start: float) -> float:
     """The smallest ``x >= start`` with ``ok(x)`` (``ok`` monotone), to a relative 1e-9 from above; ``inf`` if none
     below ``start * 1e12``."""
     low, high = start, start

@@ -41,7 +41,7 @@ from .spent import ShareRecord
 from .location import location_counts
 from .messages import Hello, Reply, SiteError, from_wire, statistic_shape, to_wire
 from .noise import unit_noise
-from .site_rows import dense_blocks, mapped_rows, row_norms, scaled_center, stm_rows
+from .site_rows import dense_blocks, mapped_response, mapped_rows, row_norms, scaled_center, stm_rows
 
 __all__ = ["Site", "stm_rows"]
 
@@ -235,8 +235,8 @@ class Site:
         features_bound = plan.row_norm / _intercept(plan)[1]  # the bound on x (an intercept plan's rows: larger)
         for ours, theirs, what in ((self.row_norm, features_bound, "row_norm"),
                                    (self.response_bound, plan.response_bound, "response_bound")):
-            if ours is None:
-                continue
+            if ours is None or (what == "response_bound" and ours == "auto" and plan.option("response_range")):
+                continue  # a response range bounds the mapped response by 1, for free
             if (ours == "auto") != (what in auto) or (ours != "auto" and theirs is not None and ours != theirs):
                 raise ValueError(f"site {self.name!r}: the plan's {what} differs from this site's.")
 
@@ -389,18 +389,20 @@ class Site:
         if plan.rows == "stm":
             return stm_rows(self.__X, plan.vocabulary_size), None
         X = mapped_rows(self.__X, plan, self.__cache)  # the plan's public ranges (and chosen scales) first
+        y = mapped_response(self.__y, plan)
         if plan.rows == "xy":
-            if self.__y is None:
+            if y is None:
                 raise ValueError("this plan needs the site's responses y")
-            X = np.hstack([X, self.__y[:, None]])
-        return X, self.__y
+            X = np.hstack([X, y[:, None]])
+        return X, y
 
     def _statistic(self, plan, rnd, params):
         """The exact normalised statistic of one round (private: used only inside this site)."""
         if rnd.w_max is not None:
             return self._weighted(plan, rnd, params)
         key = (plan.rows, plan.vocabulary_size, rnd.statistic, rnd.response, plan.row_norm, plan.response_bound,
-               plan.center, getattr(plan, "ranges", None), getattr(plan, "chosen_scale", None))
+               plan.center, getattr(plan, "ranges", None), getattr(plan, "chosen_scale", None),
+               str(dict(getattr(plan, "options", ())).get("response_range")))
         if key not in self.__cache:
             X, y = self._rows(plan)
             center = scaled_center(plan)

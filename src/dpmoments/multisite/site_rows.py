@@ -9,9 +9,9 @@ import numpy as np
 from scipy import sparse
 
 from ..moments.tensor_moments import word_ids
-from .column_ranges import map_rows
+from .column_ranges import map_response, map_rows, row_map
 
-__all__ = ["row_norms", "dense_blocks", "stm_rows", "mapped_rows", "scaled_center"]
+__all__ = ["row_norms", "dense_blocks", "stm_rows", "mapped_rows", "mapped_response", "scaled_center"]
 
 
 def row_norms(X, center):
@@ -46,11 +46,20 @@ def mapped_rows(X, plan, cache):
     ranges, scale = getattr(plan, "ranges", None), getattr(plan, "chosen_scale", None)
     if ranges is None and scale is None:
         return X
-    key = ("mapped rows", ranges, scale)
+    key = ("mapped rows", ranges, scale, None if ranges is None else row_map(plan))
     if key not in cache:
-        Z = X if ranges is None else map_rows(X, ranges)
+        Z = X if ranges is None else map_rows(X, ranges, row_map(plan))
         cache[key] = Z if scale is None else Z / np.asarray(scale)
     return cache[key]
+
+
+def mapped_response(y, plan):
+    """``y`` mapped by the plan's public ``response_range`` (model selection, IRLS), or as it is."""
+    options = dict(getattr(plan, "options", ()))
+    span = options.get("response_range")
+    if span is None or y is None:
+        return y
+    return map_response(y, span, centred=plan.analysis != "regress" or options.get("intercept") is not None)
 
 
 def scaled_center(plan):

@@ -1,0 +1,86 @@
+"""The entries' intervals of a covariance's error budget, made in place: every d x d array counted.
+
+At d = 10 000 one d x d float64 array is 800 MB, and the error budget (:mod:`.error_budget`) read a
+dozen of them at once: here each step writes into an array it was given or made, noise widths are one
+number off the diagonal and one on it, and the distinct entries are a mask, not index arrays. The
+results are those of the plain expressions they replace, bit for bit. Released values only: no rows.
+"""
+
+import numpy as np
+
+from .._lazy import lazy_module
+from .centre_law import diagonal_quantiles, off_diagonal_half_width
+from .uncertainty import count_relative_sd, noise_law, z_value
+
+special = lazy_module("scipy.special")  # imported when an interval is first computed
+
+__all__ = ["half_widths", "less_identity", "truncate_variances", "widen_to_noise", "with_centre_variance"]
+
+
+def less_identity(M, c):
+    """``M - c I`` as a new array, without an identity matrix (the same bits)."""
+    out = np.array(M, dtype=float)
+    out[np.diag_indices(out.shape[0])] -= c
+    return out
+
+
+def with_centre_variance(v, s):
+    """``sqrt(v + Var(e_i e_j))``, the centre's ``s^4`` added off the diagonal and ``2 s^4`` on it, in a new array
+    (as ``np.sqrt(v + np.full((d, d), s**4) + np.eye(d) * s**4)``, bit for bit)."""
+    out = v + s**4
+    idx = np.diag_indices(v.shape[0])
+    out[idx] = v[idx] + 2.0 * s**4
+    return np.sqrt(out, out=out)
+
+
+def truncate_variances(out, centre):
+    """Each variance's interval (2, d, d) cut at 0 below only; above, taken about ``max(r, 0)`` (``r`` released).
+
+    A variance released far below 0 keeps ``[0, h]`` (its upper half-width), never ``[0, 0]``. Coverage is at
+    least the uncut one's: ``v >= 0`` misses above only if ``v > r + h``, and ``max(r, 0) + h >= r + h``.
+    """
+    idx = np.arange(centre.shape[0])
+    upper_half = out[1, idx, idx] - centre[idx, idx]
+    out[0, idx, idx] = np.maximum(out[0, idx, idx], 0.0)
+    out[1, idx, idx] = np.maximum(centre[idx, idx], 0.0) + upper_half
+
+
+def widen_to_noise(lo_half, hi_half, release, noise_interval, level, at):
+    """Widen the half-widths below and above each entry (d, d), in place, to the added noise's own interval at
+    level ``at`` where that is wider.
+
+    Exact for its law (:meth:`NoiseLaw.entry_interval`: Laplace tails at 0.999 are far longer than a
+    normal's); under add-remove the noise-only interval is normal (the count's part to first order) and
+    is rescaled. One number off the diagonal and one on it: no d x d array of them.
+    """
+    if count_relative_sd(release) > 0:
+        half = (noise_interval[1] - noise_interval[0]) / 2 * z_value(at) / z_value(level)
+        np.maximum(lo_half, half, out=lo_half)
+        np.maximum(hi_half, half, out=hi_half)
+        return
+    law, idx = noise_law(release), np.diag_indices(release.n_features)
+    (lo, hi), (dlo, dhi) = law.entry_interval(at), law.entry_interval(at, diagonal=True)
+    for half, off_diagonal, on_diagonal in ((lo_half, hi, dhi), (hi_half, -lo, -dlo)):  # [r - hi, r - lo]
+        diagonal = np.maximum(half[idx], on_diagonal)
+        np.maximum(half, off_diagonal, out=half)
+        half[idx] = diagonal
+
+
+def half_widths(v, s, level, out):
+    """Half-widths below and above the released entries (d, d) at ``level``, written into ``out`` (2, d, d): normal
+    parts of variance ``v`` with the centre's ``e e^T`` (:mod:`centre_law`); the lower one is subtracted from the
+    entry, the upper one added. Returns ``out``'s two halves."""
+    alpha = 1.0 - level
+    d = v.shape[0]
+    upper = np.triu(np.ones((d, d), dtype=bool), 1)  # a mask: index arrays would be a d x d array of integers
+    lo_half, hi_half = out
+    lo_half[upper] = values = off_diagonal_half_width(v[upper], s, alpha)
+    lo_half.T[upper] = values  # mirrored (off + off.T before, which adds 0 to each: the same bits)
+    del upper, values
+    q_lo, q_hi = diagonal_quantiles(np.diag(v), s, alpha)
+    hi_half[...] = lo_half
+    idx = np.arange(d)
+    # The released variance is the true one plus N + s^2 Z^2: the truth lies in [r - q_hi, r - q_lo]; 'centre' has
+    # had no centre mean removed, so the half-widths are about r itself
+    lo_half[idx, idx], hi_half[idx, idx] = q_hi, -q_lo
+    return lo_half, hi_half
