@@ -42,11 +42,7 @@ templates_path = ["_templates"]
 # -- API pages from the docstrings ------------------------------------------------------------
 autosummary_generate = True
 autosummary_imported_members = False
-# scikit-learn's metadata-routing methods (set_fit_request, ...) are made on each estimator class and cite
-# labels of scikit-learn's own site: they are its API, documented there.
-autodoc_default_options = {"members": True, "show-inheritance": True,
-                           "exclude-members": "get_metadata_routing,set_fit_request,set_transform_request,"
-                                              "set_score_request,set_predict_request,set_inverse_transform_request"}
+autodoc_default_options = {"members": True, "show-inheritance": True}
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"  # the numpydoc sections already state the types
 # Each public object is documented once, on its home page (see _ext/dpm_api.py).

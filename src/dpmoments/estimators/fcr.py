@@ -17,7 +17,7 @@ __all__ = ["distance_from_zero", "fcr_level", "selected_by_fcr"]
 
 
 def distance_from_zero(lower, upper, se):
-    """|0 - [lower, upper]| in units of ``se`` (d, d): 0 where 0 is inside. ``lower`` and ``upper`` (the caller's
+    """The distance ``|0 - [lower, upper]|`` in units of ``se`` (d, d): 0 where 0 is inside. ``lower`` and ``upper`` (the caller's
     temporaries) are overwritten: ``max(lower, 0) + max(-upper, 0)`` is formed in them."""
     gap = np.maximum(lower, 0.0, out=lower)
     gap += np.maximum(np.negative(upper, out=upper), 0.0, out=upper)
