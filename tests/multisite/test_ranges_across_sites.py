@@ -214,3 +214,18 @@ def test_ranges_take_the_default_auto_bound_and_its_clipping_excess():
                          row_norm="auto", epsilon=4.0, delta=1e-6, ranges=RANGES)
     assert "excess" in [r.statistic for r in plan.rounds]
     assert plan.ranges == ((0.0, 120.0), None, (0.0, 1.0))
+
+
+def test_scale_private_without_a_centre_says_which_option_to_change():
+    """--analysis regress --scale private told the user to drop --uncentred or --center, neither of which they
+    gave: regress is not taken about a centre, and the line now says so."""
+    import argparse
+
+    from dpmoments.cli._args import CliError
+    from dpmoments.cli._multisite import check_scale
+
+    for analysis, says in (("regress", "--analysis regress is not taken about a centre"), ("pca", "drop --uncentred")):
+        args = argparse.Namespace(scale="private", analysis=analysis, uncentred=analysis == "pca", center=None)
+        with pytest.raises(CliError, match=says):
+            check_scale(args)
+    check_scale(argparse.Namespace(scale="private", analysis="pca", uncentred=False, center=None))

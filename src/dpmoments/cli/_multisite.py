@@ -9,7 +9,7 @@ that holds against the aggregator, the per-site claim beside it.
 
 import argparse
 
-from ._args import CliError, _positive, center_asked, positive_int
+from ._args import CliError, _about_a_centre, _positive, center_asked, positive_int
 from ._noise import add_uncertainty_arguments
 from ._numbers import radius_or_private
 from ._choices import ROW_NORM_DEFAULT, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of, choices_report
@@ -54,8 +54,10 @@ def add_scale_argument(parser):
 def check_scale(args):
     """Refuse ``--scale private`` where no location step gives the scales, in one line, before any file is read."""
     if getattr(args, "scale", None) is not None and center_asked(args) != "private":
+        how = ("drop --uncentred or the public --center" if _about_a_centre(args) else
+               f"--analysis {args.analysis} is not taken about a centre; scale the columns before the run")
         raise CliError("--scale private across sites needs the private centre (its location steps' histograms give "
-                       "the scales): drop --uncentred or the public --center")
+                       f"the scales): {how}")
 
 
 #: The analyses whose fit across sites takes no --draws, and those whose intervals have no --intervals-for.
