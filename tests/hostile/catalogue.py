@@ -250,6 +250,8 @@ CASES = [
      lambda: PrivatePCA(n_components=1, n_draws=-1, **OK).fit(X), ValueError, "'n_draws'"),
     ("uncertainty-level", "API", "`level=1.5`",
      lambda: PrivatePCA(n_components=1, level=1.5, **OK).fit(X), ValueError, "'level'"),
+    ("uncertainty-level-low", "API", "`level=0.3` (the command line's --level is in [0.5, 1) too)",
+     lambda: PrivatePCA(n_components=1, level=0.3, **OK).fit(X), ValueError, "'level'"),
     ("egress-rows", "API", "a site sending a row-shaped array", lambda: egress_guard(X, 3, (3, 3)), ValueError,
      "shaped like data rows"),
     ("count-share", "API", "`count_share=1` under add-remove", release(neighbours="add-remove", count_share=1.0),

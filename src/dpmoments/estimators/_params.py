@@ -82,7 +82,6 @@ def check_parameters(estimator, *names):
             check(getattr(estimator, field.name), field.name)
 
 
-
 def value_only(check):
     """A check of the value alone (``check_level(level)``), called as the others are."""
     return lambda value, name: check(value)

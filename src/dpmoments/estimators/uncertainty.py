@@ -226,8 +226,10 @@ def z_value(level):
 
 
 def check_level(level):
-    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
-        raise ValueError(f"'level' must be a probability in (0, 1); got {level!r}.")
+    # [0.5, 1), as the command line's --level (one set of defaults): below 0.5 an "interval" misses its value
+    # more often than it holds it
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0.5 <= level < 1:
+        raise ValueError(f"'level' must be in [0.5, 1) (the coverage of an interval); got {level!r}.")
     return float(level)
 
 
