@@ -1,4 +1,5 @@
-"""The analysis subcommands end to end: pca, tensor, regress, select, simulate (in process and by subprocess)."""
+"""The analysis subcommands end to end, in process: pca, tensor, regress, select, simulate (the real subprocess
+runs, entry point and exit status, are in tests/cli/test_cli.py)."""
 
 import math
 
@@ -7,7 +8,7 @@ import pytest
 
 from dpmoments.cli import _output, main
 
-from .helpers import assert_one_line_error, cli, no_debris, report
+from .helpers import assert_one_line_error, no_debris, report
 
 GAUSS = ["--epsilon", "1", "--delta", "1e-6", "--seed", "0"]
 BETA = np.array([1.0, -1.0, 0.5, 0.0])
@@ -52,9 +53,11 @@ def figure(out, stem):
 
 
 # -- pca ------------------------------------------------------------------------------------------------------
-def test_pca_subprocess_spectrum_and_noise_floor(data, tmp_path):
+def test_pca_spectrum_and_noise_floor(run, data, tmp_path):
+    # in process: the pca subprocess (entry point, exit status) is tests/cli/test_cli.py's
+    # test_no_bound_in_a_subprocess_chooses_privately
     out = tmp_path / "pca"
-    res = cli("pca", data / "x.npy", "--n-components", 2, *GAUSS, "--row-norm", 3, "--out", out,
+    res = run("pca", data / "x.npy", "--n-components", 2, *GAUSS, "--row-norm", 3, "--out", out,
               "--epsilon-grid", "0.3,1,3")
     assert res.returncode == 0, res.stderr
     assert "noise floor" in res.stdout and "(1, 1e-06)-DP" in res.stdout
@@ -232,11 +235,11 @@ def test_select_exponential_nested(run, data, tmp_path):
 
 
 # -- simulate -------------------------------------------------------------------------------------------------
-def test_simulate_cape_subprocess_reports_both_guarantees(data, tmp_path):
+def test_simulate_cape_reports_both_guarantees(run, data, tmp_path):
     """Issue 12: --epsilon 1 gave (1.245, 1e-6) against the aggregator; now the budget holds there."""
     out = tmp_path / "sim"
     sites = [data / f"site{s}.csv" for s in range(3)]
-    res = cli("simulate", "--uncentred", *sites, "--protocol", "cape", "--analysis", "covariance", "--epsilon", 1, "--delta", "1e-6",
+    res = run("simulate", "--uncentred", *sites, "--protocol", "cape", "--analysis", "covariance", "--epsilon", 1, "--delta", "1e-6",
               "--row-norm", 3, "--seed", 0, "--out", out, "--fingerprint")
     assert res.returncode == 0, res.stderr
     assert "guarantee against the aggregator" in res.stdout and "per-site claim" in res.stdout

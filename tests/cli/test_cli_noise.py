@@ -283,15 +283,16 @@ def test_regress_clean(run, clean, tmp_path):
 
 # -- select: a choice within the noise names no model ---------------------------------------------------------
 def test_select_on_diabetes_says_the_choice_is_noise(run, public, tmp_path):
-    for seed in range(2):  # the issue: five seeds, five different "selected" models (each run: 1023 models)
-        out = tmp_path / f"sel{seed}"
-        res = run("select", public / "diabetes.csv", "--target", "target", "--epsilon", 1, "--bounds", 0.2,
-                  "--response-bound", 350, "--R", 2000, "--seed", seed, "--out", out)
-        a = _noisy(res, out, "selection-within-noise")
-        assert "not distinguishable from noise" in res.stdout and not re.search(r"selected \d+ of", res.stdout)
-        assert a["withheld"][0]["file"] == "selected.csv"
-        assert a["selected"] is None and a["selected_index"] is None  # was the noisy choice, as if selected
-        assert f"tie_probability {a['tie_probability']:.2g}" in res.stdout
+    # the issue: five seeds, five different "selected" models (each run: 1023 models); one seed shows the verdict
+    seed = 0
+    out = tmp_path / f"sel{seed}"
+    res = run("select", public / "diabetes.csv", "--target", "target", "--epsilon", 1, "--bounds", 0.2,
+              "--response-bound", 350, "--R", 2000, "--seed", seed, "--out", out)
+    a = _noisy(res, out, "selection-within-noise")
+    assert "not distinguishable from noise" in res.stdout and not re.search(r"selected \d+ of", res.stdout)
+    assert a["withheld"][0]["file"] == "selected.csv"
+    assert a["selected"] is None and a["selected_index"] is None  # was the noisy choice, as if selected
+    assert f"tie_probability {a['tie_probability']:.2g}" in res.stdout
 
 
 def test_select_clean(run, clean, tmp_path):
