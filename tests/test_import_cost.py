@@ -34,8 +34,9 @@ def _stdout(job):
     return proc.stdout
 
 
-NO_HEAVY = {module: _python(module, f"import sys, {module}, dpmoments.cli; dpmoments.cli.build_parser(); "  # the parser
-                                    f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))")  # imports every command
+# The parser imports every command.
+NO_HEAVY = {module: _python(module, f"import sys, {module}, dpmoments.cli; dpmoments.cli.build_parser(); "
+                                    f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))")
             for module in ["dpmoments", "dpmoments.cli", "dpmoments.multisite", "dpmoments.multisite.flower",
                            "dpmoments.cli._serverapp"]}
 
@@ -105,8 +106,9 @@ def _write_files(tmp):
 
 
 def _command_on_npy(command, bounds):
-    argv = lambda d: ["-q", *command, str(d / "x.npy"), "--epsilon", "1", "--delta", "1e-6", "--seed", "0",  # noqa: E731
-                      *bounds, "--out", str(d / "out"), "--force", "--no-figures"]
+    def argv(d):
+        return ["-q", *command, str(d / "x.npy"), "--epsilon", "1", "--delta", "1e-6", "--seed", "0", *bounds,
+                "--out", str(d / "out"), "--force", "--no-figures"]
     watched = UNUSED if command[0] != "tensor" else UNUSED[:-1]  # the tensor's draws align components (scipy.optimize)
     return _loaded_after(command[0], argv, watched)
 
