@@ -21,14 +21,14 @@ def _draws(d, df, scale, reps, seed):
 @pytest.mark.parametrize("df", [1, 3, 40])
 def test_one_dimensional_is_scaled_chi_square(df):
     scale = 0.25
-    W = _draws(1, df, scale, 20_000, seed=31)[:, 0, 0]
+    W = _draws(1, df, scale, 4_000, seed=31)[:, 0, 0]
     assert stats.kstest(W / scale, stats.chi2(df).cdf).pvalue > ALPHA
 
 
 @pytest.mark.statistical
 @pytest.mark.parametrize("df", [2, 7])  # df < d (direct Z Z^T) and df >= d (Bartlett)
 def test_mean_and_variances(df):
-    d, scale, reps = 4, 0.5, 20_000
+    d, scale, reps = 4, 0.5, 4_000
     W = _draws(d, df, scale, reps, seed=32)
     off = ~np.eye(d, dtype=bool)
     # Mean: each entry's standard error is sqrt(Var(W_ij) / reps); allow 6 of them.
@@ -47,14 +47,14 @@ def test_mean_and_variances(df):
 @pytest.mark.parametrize("df", [2, 4, 9])
 def test_trace_is_chi_square(df):
     d, scale = 4, 1.7
-    traces = np.trace(_draws(d, df, scale, 20_000, seed=33), axis1=1, axis2=2)
+    traces = np.trace(_draws(d, df, scale, 4_000, seed=33), axis1=1, axis2=2)
     assert stats.kstest(traces / scale, stats.chi2(d * df).cdf).pvalue > ALPHA
 
 
 @pytest.mark.statistical
 def test_bartlett_and_direct_samplers_agree():
     # Two-sample KS on an off-diagonal entry and on the smallest eigenvalue.
-    d, df, reps = 3, 5, 20_000
+    d, df, reps = 3, 5, 4_000
     rng = np.random.default_rng(34)
     bart = np.array([_wishart_bartlett(d, df, 1.0, rng) for _ in range(reps)])
     direct = np.array([_wishart_direct(d, df, 1.0, rng) for _ in range(reps)])

@@ -96,8 +96,8 @@ def _views(sites, noise, runs, masking, seed):
 @pytest.mark.parametrize("secure", [False, True])
 def test_joint_view_matches_monte_carlo_of_the_view(secure):
     S = 4
-    sites, plan = _equal_plan(S, tau=1.0, secure=secure, d=4)
-    views = _views(sites, plan, 450, "pairwise" if secure else "dealer", 100)  # 4500 draws of an S-vector
+    sites, plan = _equal_plan(S, tau=1.0, secure=secure, d=8)
+    views = _views(sites, plan, 125, "pairwise" if secure else "dealer", 100)  # 125 x 36 = 4500 draws of an S-vector
     emp = np.cov(views.T)
     np.testing.assert_allclose(emp, plan.view_covariance(), atol=0.12)
     unit = np.eye(S)[0]

@@ -15,9 +15,9 @@ from .conftest import make_sites
 pytestmark = pytest.mark.statistical
 
 
-# Twelve features: 78 upper-triangle coordinates a run, each an independent draw of the aggregate noise, so
-# a few dozen runs give the thousands of coordinates a variance ratio needs (a run costs the same at d=4).
-D = 12
+# Twenty-four features: 300 upper-triangle coordinates a run, each an independent draw of the aggregate noise,
+# so a dozen runs give the thousands of coordinates a variance ratio needs (a run costs about the same at d=4).
+D = 24
 
 
 def _aggregate_noise(run, sites, runs, seed, **kw):
@@ -31,7 +31,7 @@ def _aggregate_noise(run, sites, runs, seed, **kw):
 def test_aggregate_noise_variance_equals_pooled(run):
     sites = make_sites(5, d=D, sizes=[100, 150, 200, 250, 300])
     _, prep = run_pooled(sites, epsilon=1.0, delta=1e-5, rng=0)
-    noise = _aggregate_noise(run, sites, 40, 1000, target="per-site")  # 3120 independent coordinates
+    noise = _aggregate_noise(run, sites, 11, 1000, target="per-site")  # 3300 independent coordinates
     ratio = np.var(noise) / prep.aggregate_std**2
     assert abs(ratio - 1) < 0.1, ratio  # sd of the ratio ~ 0.026
     assert abs(np.mean(noise)) < 4 * prep.aggregate_std / math.sqrt(noise.size)
@@ -40,14 +40,14 @@ def test_aggregate_noise_variance_equals_pooled(run):
 def test_aggregate_noise_variance_is_what_the_report_says_for_the_aggregator_target():
     sites = make_sites(5, d=D, sizes=[100, 150, 200, 250, 300])
     _, rep = run_cape(sites, epsilon=1.0, delta=1e-5, rng=0, colluders=2)
-    noise = _aggregate_noise(run_cape, sites, 20, 2000, colluders=2)  # 1560 coordinates: sd of the ratio ~ 0.036
+    noise = _aggregate_noise(run_cape, sites, 6, 2000, colluders=2)  # 1800 coordinates: sd of the ratio ~ 0.033
     assert abs(np.var(noise) / rep.aggregate_std**2 - 1) < 0.12
 
 
 def test_conventional_variance_is_S_times_larger():
     sites = make_sites(5, d=D)
     _, prep = run_pooled(sites, epsilon=1.0, delta=1e-5, rng=0)
-    ratio = np.var(_aggregate_noise(run_conventional, sites, 20, 3000)) / prep.aggregate_std**2  # 1560 coordinates
+    ratio = np.var(_aggregate_noise(run_conventional, sites, 6, 3000)) / prep.aggregate_std**2  # 1800 coordinates
     assert abs(ratio / 5 - 1) < 0.12, ratio
 
 

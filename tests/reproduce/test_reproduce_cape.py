@@ -13,6 +13,8 @@ def tiny(tmp_path_factory):
     mp.setattr(cape, "K_PCA", 4)
     mp.setattr(cape, "N_PCA", 2_000)
     mp.setattr(cape, "_n_grid", lambda quick: [1_000, 2_000])
+    mp.setattr(cape, "_eps_grid", lambda quick: [1.0, 10.0])  # eps = 1 carries the paper's value
+    mp.setattr(cape, "_delta_grid", lambda quick: [1e-2])
     mp.setattr(cape, "agn_plan", lambda quick, reps=None: [(("mog", 10, 5, 20_000), [0], [1.0, 10.0], ["ours"])])
     prefix = tmp_path_factory.mktemp("cape") / "cape"
     text = cape.run(quick=True, reps=1, jobs=1, figure_prefix=str(prefix))
