@@ -438,11 +438,11 @@ def test_wishart_approx_audit(neighbours):
         return exact[name] + np.array(noise)
 
     result = audit(
-        draw, "A", "B", delta=delta, n_samples=10_000, batch=5_000,  # one sampler call per draw: 25 000 cost 8 s
+        draw, "A", "B", delta=delta, n_samples=5_000, batch=5_000,  # one sampler call per draw: 10 000 cost 4 s
         projection=_wishart_loss(exact["A"], exact["B"]), rng=41,
     )
     result.check(EPS)
     # Observed at 2.5e4 draws: zero-out 0.118 (0.116--0.186 over 3 other seeds), replace-one
     # 0.116 (0.093--0.125): so few draws resolve only a small part of epsilon at delta = 1e-5,
-    # so this is a sanity check with little power (1e4 draws: the same check, at 40% of the
+    # so this is a sanity check with little power (5e3 draws: the same check, at 20% of the
     # cost); the d+1 test above shows the auditor catching a Wishart support mismatch.
