@@ -18,7 +18,7 @@ sensitivity ``R^2``), and the same with a row tight for the other statistics.
   an empirical epsilon of 5.5 against a claim of 1), and trivially from the
   published ``n``.
 * End to end: the real ``release_second_moment(neighbours="add-remove")``
-  called 3000 times per dataset passes (a sanity check: the replica carries
+  called 1500 times per dataset passes (a sanity check: the replica carries
   the power).
 """
 
@@ -225,7 +225,7 @@ def test_zero_out_publishes_the_exact_count():
 
 @pytest.mark.statistical
 def test_end_to_end_add_remove_second_moment():
-    """The real release, called 3000 times per dataset, audited on (noisy n, n * released matrix)."""
+    """The real release, called 1500 times per dataset, audited on (noisy n, n * released matrix)."""
     (A,), (B,) = CASES[("second", "gaussian")]
     kw = _kwargs("second", "gaussian")
     probe = release_second_moment(A, rng=0, **kw)
@@ -236,7 +236,8 @@ def test_end_to_end_add_remove_second_moment():
         rel = release_second_moment(X, rng=rng, **kw)
         return np.r_[float(rel.n), upper_triangle(rel.second_moment) * rel.n]
 
-    result = audit(mechanism, A, B, delta=DELTA, n_samples=3000, projection=weights, rng=np.random.default_rng(2025))
+    result = audit(mechanism, A, B, delta=DELTA, n_samples=1500, projection=weights, rng=np.random.default_rng(2025))
     result.check(EPS)
-    # Observed 0.387: 3000 draws resolve little of epsilon; the replica audits above carry the power.
-    assert result.epsilon_lower_bound > 0.1
+    # Observed 0.191 at 1500 draws (0.094--0.272 over 10 seeds; 0.387 at 3000): so few draws resolve
+    # little of epsilon (this only shows the audit is not vacuous); the replica audits above carry the power.
+    assert result.epsilon_lower_bound > 0.04
