@@ -5,19 +5,15 @@ heap, not the page cache of a memory-mapped file) above the level after its impo
 four times larger must not need noticeably more. The files are many chunks long, so a reader
 that buffers the file (pyarrow's CSV read-ahead in large blocks, Parquet column chunks read
 whole) fails here.
-
-Each file is written and measured by a Job (tests/background.py), started when collection ends, on the core the
-suite leaves idle (a process's RssAnon is its own, whatever runs beside it); the test waits for its two Jobs.
 """
 
 import os
+import subprocess
 import sys
 import textwrap
 
 import numpy as np
 import pytest
-
-from ..background import Job
 
 pa = pytest.importorskip("pyarrow")
 
@@ -66,39 +62,21 @@ def _write(path, n, kind):
     return os.path.getsize(path) >> 20
 
 
-def _measured(n, kind, script, *args, timeout):
-    """The Job that writes a file of ``n`` rows (``x.KIND`` in its scratch) and runs ``script`` on it in a fresh
-    interpreter (``python -c script PATH *args``); :func:`_result` gives the file's size in MiB and its output."""
-    def prepare(scratch, background):
-        path = scratch / job.file
-        _write(path, n, kind)
-        env = ["env", "OPENBLAS_NUM_THREADS=1",
-               "PYTHONPATH=" + os.environ.get("DPM_SRC", os.pathsep.join(sys.path))]
-        return [*env, sys.executable, "-c", script, str(path), *args], None
-    job = Job(f"reader-memory-{kind}-{n}", prepare, timeout=timeout)
-    job.file = f"x{n}.{kind}"
-    return job
-
-
-def _result(job):
-    proc, scratch = job.result()
-    assert proc.returncode == 0, proc.stderr
-    return os.path.getsize(scratch / job.file) >> 20, proc.stdout.split()
-
-
-READS = {kind: [_measured(n, kind, _MEASURE, str(CHUNK), timeout=120) for n in (ROWS, 4 * ROWS)]
-         for kind in ["csv", "parquet", "npy", "npz"]}
+def _peak(path):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=os.environ.get("DPM_SRC", os.pathsep.join(sys.path)))
+    out = subprocess.run([sys.executable, "-c", _MEASURE, str(path), str(CHUNK)], capture_output=True, text=True,
+                         env=env, timeout=120, check=True).stdout.split()
+    return int(out[0]), int(out[1])
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads RssAnon from /proc")
-@pytest.mark.parametrize("kind", [pytest.param(kind, marks=[pytest.mark.prestart(job) for job in jobs])
-                                  for kind, jobs in READS.items()])
-def test_peak_memory_does_not_grow_with_the_file(kind):
+@pytest.mark.parametrize("kind", ["csv", "parquet", "npy", "npz"])
+def test_peak_memory_does_not_grow_with_the_file(tmp_path, kind):
     sizes, peaks = [], []
-    for n, job in zip((ROWS, 4 * ROWS), READS[kind]):
-        size, out = _result(job)
-        sizes.append(size)
-        rows, peak = int(out[0]), int(out[1])
+    for n in (ROWS, 4 * ROWS):
+        path = tmp_path / f"x{n}.{kind}"
+        sizes.append(_write(path, n, kind))
+        rows, peak = _peak(path)
         assert rows == n
         peaks.append(peak)
     grown = peaks[1] - peaks[0]
@@ -142,7 +120,11 @@ _DEFAULT_PATH = textwrap.dedent("""
 """)
 
 
-DEFAULT_PATH_CASES = [
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads RssAnon from /proc")
+# Parquet is left out: a file of one row group read at the default chunk size (65536 rows) already takes memory
+# that grows with the row group in the reader alone (21 -> 45 MiB from 5e4 to 2e5 rows x 4), whatever the passes.
+@pytest.mark.slow  # two default runs in fresh processes: about 10-20 s a case
+@pytest.mark.parametrize("kind, how, rows", [
     ("npy", "cli", (ROWS // 3, 4 * ROWS // 3)),  # 6 and 24 chunks
     # pyarrow's CSV reader fills buffers of its own up to a fixed level by a file of about 14 MiB (a plain read
     # of 3, 14 and 56 MiB files peaked at 28, 37 and 32 MiB; the library's default path at 45, 66 and 66): below
@@ -150,23 +132,15 @@ DEFAULT_PATH_CASES = [
     # above it, through the command line, which kept the parsed rows in memory between passes (up to 1 GiB);
     # it now replays them from an unnamed file (data/spill.py: file pages, not the process's anonymous memory)
     ("csv", "cli", (4 * ROWS // 3, 16 * ROWS // 3)),
-]
-DEFAULT_PATH = {(kind, how): [_measured(n, kind, _DEFAULT_PATH, how, str(CHUNK), timeout=300) for n in rows]
-                for kind, how, rows in DEFAULT_PATH_CASES}
-
-
-@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads RssAnon from /proc")
-# Parquet is left out: a file of one row group read at the default chunk size (65536 rows) already takes memory
-# that grows with the row group in the reader alone (21 -> 45 MiB from 5e4 to 2e5 rows x 4), whatever the passes.
-@pytest.mark.slow  # two default runs in fresh processes: about 10-20 s a case
-@pytest.mark.parametrize("kind, how, rows", [
-    pytest.param(kind, how, rows, marks=[pytest.mark.prestart(job) for job in DEFAULT_PATH[kind, how]])
-    for kind, how, rows in DEFAULT_PATH_CASES])
-def test_the_default_private_path_takes_memory_flat_in_rows(kind, how, rows):
+])
+def test_the_default_private_path_takes_memory_flat_in_rows(tmp_path, kind, how, rows):
     sizes, peaks = [], []
-    for job in DEFAULT_PATH[kind, how]:
-        size, out = _result(job)
-        sizes.append(size)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=os.environ.get("DPM_SRC", os.pathsep.join(sys.path)))
+    for n in rows:
+        path = tmp_path / f"x{n}.{kind}"
+        sizes.append(_write(path, n, kind))
+        out = subprocess.run([sys.executable, "-c", _DEFAULT_PATH, str(path), how, str(CHUNK)], capture_output=True,
+                             text=True, env=env, timeout=300, check=True).stdout.split()
         peaks.append(int(out[-1]))
     grown = peaks[1] - peaks[0]
     assert grown <= 4 + 0.25 * (sizes[1] - sizes[0]), f"{kind} ({how}): peaks {peaks} MiB for files of {sizes} MiB"
