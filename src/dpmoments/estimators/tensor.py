@@ -61,7 +61,7 @@ from ._conventions import (all_or_nothing, fit_input, labelled_attribute, name_o
                            require_for_fit)
 from ._params import REQUIRED, check_parameters, integer, one_of, param, parameters, positive, value_only
 from ._uncertainty_models import tensor_spread
-from .summaries import tensor_summary
+from .component_summaries import tensor_summary
 from .uncertainty import check_draws, check_level
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
 from ..moments.tensor_moments import (
