@@ -136,7 +136,8 @@ def run(args):
                        .rstrip(".")) from None
     ranges, response_range = model_ranges(args, source.feature_names)
     est = PrivateModelSelection(epsilon=args.epsilon, bounds=select_bounds(args)[0], response_bound=args.response_bound,
-                                R=args.R, ranges=ranges, response_range=response_range, candidates=args.candidates, max_size=args.max_size, phi=phi,
+                                R=args.R, ranges=ranges, response_range=response_range, candidates=args.candidates,
+                                max_size=args.max_size, phi=phi,
                                 sigma2=args.sigma2, mechanism=args.mechanism, rng=args.seed,
                                 bound_budget=bound_budget(choices))
     fp = fingerprint(source, args)
@@ -167,8 +168,9 @@ def run(args):
                "clipping": "every entry X_ij is clipped to [-B, B] (--bounds) and y to [-r, r] (--response-bound); "
                            + ("the bounds were drawn privately (private_choices)" if est.bound_parts_
                               else "the bounds are PUBLIC, chosen before seeing the data")
-                           + "; (r + B R)^2 bounds every squared residual and so the sensitivity of every candidate's exact minimum; each Q(M) is "
-                           "certified to within certified_gap of it for every input (a duality gap, or the ellipsoid method's bound after a "
+                           + "; (r + B R)^2 bounds every squared residual and so the sensitivity of every "
+                           "candidate's exact minimum; each Q(M) is certified to within certified_gap of it for every "
+                           "input (a duality gap, or the ellipsoid method's bound after a "
                            "number of steps fixed by n and the model's size), which the sensitivity adds"}
     with ResultsDir(args.out, args.force) as res:
         res.save_table("selected.csv", ["feature", "index"], [[names[j], j] for j in est.selected_])

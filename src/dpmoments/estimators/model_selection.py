@@ -300,7 +300,8 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionPartsMixin, SelectionRe
         source = noise_source(self.rng)  # where the noise starts: a second fit from the same seed is refused
         if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one",
                                                                          noise_source=source):
-            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one", noise_source=source)  # raises
+            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one",
+                                  noise_source=source)  # raises
         if not guarantee.is_private:
             warnings.warn("epsilon=inf: the exact model choice is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
@@ -334,7 +335,8 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionPartsMixin, SelectionRe
         if self.coef_se_ is not None:
             self.uncertainty_["refit_coef_se"] = self.coef_se_.tolist()
         if self.accountant is not None:
-            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one", noise_source=source)
+            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one",
+                                  noise_source=source)
         self.privacy_ = guarantee
         self.neighbours_ = self.neighbours
         # The bounds' draws are shares of epsilon; the other parts' epsilons are their own (in each guarantee).

@@ -57,8 +57,8 @@ from ..moments.ranges import clipped_to_ranges, with_indicator_ranges
 from ..moments.tensor_bound import release_mog_moments_auto, with_note
 from ..privacy import Accountant, check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
-from ._conventions import (all_or_nothing, fit_input, labelled_attribute, name_of, privacy_report, release_input, release_noise,
-                           require_for_fit)
+from ._conventions import (all_or_nothing, fit_input, labelled_attribute, name_of, privacy_report, release_input,
+                           release_noise, require_for_fit)
 from ._params import REQUIRED, check_parameters, integer, one_of, param, parameters, positive, value_only
 from ._uncertainty_models import tensor_spread
 from .component_summaries import tensor_summary

@@ -106,8 +106,8 @@ class Accountant:
     ApproxDP(epsilon=0.4, delta=1e-07, rho=None)
     """
 
-    def __init__(self, budget: CertifiedGuarantee, *, neighbours: str = "replace-one", composition: Optional[str] = None,
-                 delta_slack: Optional[float] = None, plan: Optional[Sequence[Planned]] = None,
+    def __init__(self, budget: CertifiedGuarantee, *, neighbours: str = "replace-one",
+                 composition: Optional[str] = None, delta_slack: Optional[float] = None, plan: Optional[Sequence[Planned]] = None,
                  allow_uncertified: bool = False) -> None:
         if not isinstance(budget, (PureDP, ApproxDP, ZCDP)):
             raise TypeError(f"'budget' must be a PureDP, ApproxDP or ZCDP guarantee; got {budget!r}.")

@@ -115,6 +115,7 @@ def check_composition(budget: CertifiedGuarantee, composition: str, delta_slack:
     if composition == "zcdp" and isinstance(budget, ApproxDP) and budget.delta == 0:
         raise ValueError("composition='zcdp' against an (epsilon, delta) budget needs delta > 0 to convert at.")
     if composition == "zcdp" and isinstance(budget, PureDP):
-        raise ValueError("composition='zcdp' needs a ZCDP or ApproxDP budget; a pure epsilon-DP budget composes basically.")
+        raise ValueError("composition='zcdp' needs a ZCDP or ApproxDP budget; a pure epsilon-DP budget composes "
+                         "basically.")
     if composition != "zcdp" and isinstance(budget, ZCDP):
         raise ValueError(f"a ZCDP budget composes in zCDP; got composition={composition!r}.")
