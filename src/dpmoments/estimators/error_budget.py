@@ -47,11 +47,12 @@ import numpy as np
 
 from .._lazy import lazy_module
 from .centre_bias import CENTRE_BIAS_TEXT, centre_bias_bound, centre_bias_widths, eigenvalue_centre_bias
-from .entry_intervals import (half_widths as _half_widths, holding_estimate, less_identity as _less_identity,
+from .entry_intervals import (half_widths as _half_widths, less_identity as _less_identity,
                               truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
                               with_centre_variance as _with_centre_variance)
 from .fcr import distance_from_zero as _distance_from_zero, selected_by_fcr as _selected
 from .diagnostics import _centre_noise_scale as centre_noise_scale
+from .entry_intervals import holding_estimate  # re-exported: the covariance reads it from here
 from .sampling_bound import SAMPLING_TEXT, sampling_variance
 from .uncertainty import noise_law, z_value
 
