@@ -57,7 +57,7 @@ from .uncertainty import noise_law, z_value
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
 __all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget",
-           "clipping_part", "holding_estimate", "loss_beyond_outer_unseen", "loss_cap"]
+           "clipping_part", "holding_estimate", "loss_beyond_outer_unseen", "loss_cap", "release_centre_bias"]
 
 TARGETS = ("population", "sample")
 # Rows beyond the outer bound are 'seen' when their noisy count exceeds 2.33 sd (one-sided 99%): a withheld
@@ -348,7 +348,7 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
         upper, clip = _eigenvalue_clipping(part, W, scales, level, variance_upper)
         withheld = np.full(len(mid), clip["loss_beyond_outer_unseen"]) | _along_unseen_loss(part, W, level)
         clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
-    bias_bound = _pca_centre_bias(release, part, z, level)
+    bias_bound = release_centre_bias(release, level)
     below, above = eigenvalue_centre_bias(bias_bound, s, W, level)
     interval = np.stack([np.maximum(mid - half - below, 0.0), lam + half + upper + above])  # cut at 0 below only
     interval[:, withheld] = np.nan  # rows beyond twice the bound lost more than the release sees: not complete
@@ -358,10 +358,11 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     return interval, se, parts
 
 
-def _pca_centre_bias(release, part, z, level):
-    """The centre's bias bound (:func:`centre_bias_bound`) from the release's variances and losses at their upper
-    ends."""
-    law = noise_law(release)
+def release_centre_bias(release, level):
+    """The centre's bias bound ``B`` (d,) (:func:`centre_bias_bound`, standardised units) from the release's variances
+    and clipping losses at their upper ends; ``None`` where it is not bounded (a public centre or bound). PCA's
+    eigenvalues and the draws behind the non-linear estimates (error_draws.py) read it: released values only."""
+    law, part, z = noise_law(release), clipping_part(release), z_value(level)
     upper = np.diagonal(release.second_moment) - law.diagonal_mean + z * law.diagonal_sd
     if part is not None:
         upper = upper + np.minimum(np.maximum(np.asarray(part["variance_lost"]) + z * float(part["noise_sd"]), 0.0),
@@ -407,12 +408,15 @@ def _eigenvalue_clipping(part, W, scales, level, variance_upper):
                                          "loss_beyond_outer_unseen": bool(beyond)}
 
 
-def bias_perturbation(release, parts, eigenvalues, target):
+def bias_perturbation(release, parts, eigenvalues, target, level):
     r"""A bound on how far the centre, clipping and sampling move the released matrix (spectral norm, original units).
 
     Davis-Kahan: a component whose eigengap is below twice this can turn arbitrarily when those
     parts are taken away, however stable it is across redrawn *noise*. The centre adds
-    :math:`(\hat m - \bar x)(\hat m - \bar x)^\top`, of norm about :math:`s^2 \sum_j s_j^2`; clipping
+    :math:`(\beta - e)(\beta - e)^\top`, :math:`e` its noise, of norm about :math:`s^2 \sum_j s_j^2`, and
+    :math:`\beta` its own clipping bias (:func:`release_centre_bias`, :math:`|\beta_j| \le B_j`), which adds at most
+    :math:`\|\beta\|^2 + 2\|\beta\|\|e\|` to that norm (``level``: its bound's level; ``None``: not counted here,
+    where draws carry it); clipping
     removed a positive semi-definite matrix whose trace is surely at least the released trace's lower end
     (one-sided, at the level; a loss within the release's noise is not counted here: for elliptical rows
     clipping shrinks along the components without turning them, and counting that noise would call
@@ -422,6 +426,10 @@ def bias_perturbation(release, parts, eigenvalues, target):
     scales = np.ones(release.n_features) if release.column_scale is None else np.asarray(release.column_scale)
     s = parts["centre_noise_scale"] or 0.0
     centre = 2.0 * s**2 * float(np.sum(scales**2))  # twice its mean: a bound that holds most of the time
+    bound = None if s == 0 or level is None else release_centre_bias(release, level)
+    if bound is not None:  # ||beta||^2 + 2 ||beta|| ||e||, ||e|| at the square root of the bound above
+        beta = float(np.linalg.norm(bound * scales))
+        centre += beta**2 + 2.0 * beta * np.sqrt(centre)
     clip = parts["clipping"]["trace_lost_surely"] if isinstance(parts["clipping"], dict) else 0.0
     sampling = float(np.max(eigenvalues)) * np.sqrt(2.0 / float(release.n)) if target == "population" else 0.0
     return centre + clip + sampling
