@@ -61,17 +61,6 @@ def test_the_draws_read_a_release_and_public_values_only(monkeypatch):
     assert sum(p.share for p in ridge.privacy_parts_) == pytest.approx(1.0)
 
 
-def test_the_draws_count_every_part_and_say_so():
-    X = _draw("gaussian", 2000, np.random.default_rng(1))
-    ridge = PrivateRidgePrecision(alpha=0.1, scale="private", n_draws=3, rng=0, **KW).fit(X)
-    sample = PrivateRidgePrecision(alpha=0.1, scale="private", n_draws=3, rng=0, target="sample", **KW).fit(X)
-    draws = ridge.uncertainty_["error_draws"]
-    assert draws["target"] == "population" and draws["centre_noise_scale"] > 0 and isinstance(draws["clipping"], dict)
-    assert "sampling" in ridge.uncertainty_["covers"] and "sampling" not in sample.uncertainty_["covers"]
-    with pytest.raises(ValueError, match="'target'"):
-        PrivateRidgePrecision(alpha=0.1, target="rows", **KW).fit(X)
-
-
 def test_an_unseen_clipping_loss_withholds_the_intervals_and_every_stable_claim():
     """Rows beyond the outer bound with a detected loss: what they lost beyond it is unknown, so nothing stands out."""
     X = _draw("gaussian", 2000, np.random.default_rng(2))
@@ -143,13 +132,20 @@ def test_the_console_says_what_the_edge_and_angle_draws_carry():
         assert ("sampling" in header) is ("sampling" in _angles_count(pca)) is (target == "population"), header
 
 
-def test_the_draws_carry_the_centres_own_clipping_bias_at_its_bounds_corners():
-    """The centre's own clipping bias (centre_bias.py) was counted by the covariance and PCA's eigenvalues only: the
-    draws now add (b - e)(b - e)^T with b_j = +-B_j in one more set, and the summary and covers say so."""
+def test_the_draws_count_every_part_the_centres_own_clipping_bias_at_its_bounds_corners_and_say_so():
+    """Every part, and what the draws count is what covers says. The centre's own clipping bias (centre_bias.py) was
+    counted by the covariance and PCA's eigenvalues only: the draws now add (b - e)(b - e)^T with b_j = +-B_j in
+    one more set."""
     from dpmoments.estimators.uncertainty import bootstrap_generator
 
-    X = _draw("gaussian", 2000, np.random.default_rng(3))
-    ridge = PrivateRidgePrecision(alpha=0.1, n_draws=2, rng=0, **KW).fit(X)
+    X = _draw("gaussian", 2000, np.random.default_rng(1))
+    ridge = PrivateRidgePrecision(alpha=0.1, scale="private", n_draws=3, rng=0, **KW).fit(X)
+    draws = ridge.uncertainty_["error_draws"]
+    assert draws["target"] == "population" and draws["centre_noise_scale"] > 0 and isinstance(draws["clipping"], dict)
+    sample = PrivateRidgePrecision(alpha=0.1, n_draws=3, rng=0, target="sample").fit_release(ridge.release_)
+    assert "sampling" in ridge.uncertainty_["covers"] and "sampling" not in sample.uncertainty_["covers"]
+    with pytest.raises(ValueError, match="'target'"):
+        PrivateRidgePrecision(alpha=0.1, target="rows", **KW).fit(X)
     parts = error_parts(ridge.release_, 0.9, "population")
     assert parts.centre_bias is not None and parts.centre_bias_drawn
     assert "own clipping bias (at 0 and at its bound's corners)" in ridge.uncertainty_["covers"]
