@@ -89,8 +89,9 @@ class ErrorParts:
     def summary(self):
         """JSON-able: what the draws count."""
         if self.rescaled:
-            return {"target": self.target, "not_counted": "the private centre's noise and clipping: the release was "
-                                                          "rescaled to correlations, and their units with it",
+            return {"target": self.target, "not_counted": "a private centre's noise and own clipping bias, and "
+                                                          "clipping: the release was rescaled to correlations, and "
+                                                          "their units with it",
                     "sampling": "normal theory" if self.target == "population" else "not counted"}
         return {"target": self.target, "centre_noise_scale": self.centre_scale,
                 "centre_bias": self._centre_bias_summary(),
@@ -106,8 +107,8 @@ class ErrorParts:
         where the centre is private, clipping's loss only where it is released."""
         sampling = " and sampling (normal theory)" if self.target == "population" else ""
         if self.rescaled:
-            return "the added noise" + sampling, ["the private centre's noise and clipping (the release was rescaled "
-                                                  "to correlations)"] + (["sampling beyond normal theory (heavy "
+            return "the added noise" + sampling, ["a private centre's noise and own clipping bias, and clipping (the "
+                                                  "release was rescaled to correlations)"] + (["sampling beyond normal theory (heavy "
                                                                           "tails)"] if sampling else [])
         counted, left = ["the added noise"], []
         if self.centre_scale > 0:
