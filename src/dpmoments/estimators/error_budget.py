@@ -393,7 +393,13 @@ def release_centre_bias(release, level):
     """The centre's bias bound ``B`` (d,) (:func:`centre_bias_bound`, standardised units) from the release's variances
     and clipping losses at their upper ends; ``None`` where it is not bounded (a public centre or bound). PCA's
     eigenvalues and the draws behind the non-linear estimates (error_draws.py) read it: released values only."""
-    law, part, z = noise_law(release), clipping_part(release), z_value(level)
+    return _pca_centre_bias(release, clipping_part(release), z_value(level), level)
+
+
+def _pca_centre_bias(release, part, z, level):
+    """The centre's bias bound (:func:`centre_bias_bound`) from the release's variances and losses at their upper
+    ends."""
+    law = noise_law(release)
     upper = np.diagonal(release.second_moment) - law.diagonal_mean + z * law.diagonal_sd
     if part is not None:
         upper = upper + np.minimum(np.maximum(np.asarray(part["variance_lost"]) + z * float(part["noise_sd"]), 0.0),
