@@ -201,7 +201,8 @@ def tail_factor(part):
     row and column (off the diagonal an undetected loss keeps the band's elliptical share). On the t3
     simulation of ``python -m benchmarks coverage`` (5000 rows, epsilon = 4, 20 fits), 4 of the 5 wrong
     'excludes 0' entries (of 12) had been its widest column's variance, of which 2 to 9 rows beyond
-    ``2R``, hidden in their count's noise, had lost 9-31% beyond it; none is wrong with it (of 11).
+    ``2R``, hidden in their count's noise, had lost 9-31% beyond it; with it 1 of 12 is (an entry near 0
+    released 3.5 noise sd away). The centre's bias bound (:func:`centre_bias_bound`) still reads the band's loss.
     """
     return 1.0 + TAIL_RATIO if _far_rows_possible(part) else 1.0
 
@@ -259,7 +260,9 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
                                                                                  variance_upper, variance_half)
     del sigma
     biased = withheld_cols[:, None] | withheld_cols[None, :] | np.diag(variances_unseen)
-    second_upper = variance_upper + np.diagonal(bias_hi) + z_value(level) * np.diagonal(bias_sd)
+    # The centre's bias bound reads the band's loss alone, as before the tail factor (a factor of 1 or 2: exact)
+    tail = clip["tail_factor"] if clip is not None else 1.0
+    second_upper = variance_upper + (np.diagonal(bias_hi) + z_value(level) * np.diagonal(bias_sd)) / tail
     bias_bound = centre_bias_bound(release, second_upper, level)  # the centre's own clipping bias (None: not known)
 
     def intervals(at):  # every entry's interval at level 'at', made in its (2, d, d) result
