@@ -121,7 +121,7 @@ def test_a_heavy_tailed_column_with_few_clipped_rows_is_covered_or_flagged():
     sm = pytest.importorskip("statsmodels.api")
     X = sm.datasets.randhie.load_pandas().data.to_numpy(float)
     full = np.cov(X, rowvar=False)[0, 0]
-    for eps in (1.0, 4.0):
+    for eps in (4.0,):  # epsilon 1: the command line's test (tests/cli/test_cli_error_budget.py)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est = PrivateCovariance(epsilon=eps, delta=1e-6, rng=0).fit(X)
