@@ -33,7 +33,7 @@ besides the added noise:
   tables the private bound clips a fifth of the rows, a tenth lie beyond :math:`2R`, and their count's
   noise hides them;
 - **sampling** (``target="population"``): a bound that needs no fourth moment, from the bound
-  :math:`R` and the released matrix (:func:`sampling_variance`); normal theory understates the
+  :math:`R` and the released matrix (:func:`~.sampling_bound.sampling_variance`); normal theory understates the
   spread of heavy-tailed columns.
 
 **Entries that exclude 0** are at a false-coverage-rate level (:func:`~dpmoments.estimators.fcr.fcr_level`) over the printed
@@ -47,11 +47,12 @@ import numpy as np
 
 from .._lazy import lazy_module
 from .centre_bias import CENTRE_BIAS_TEXT, centre_bias_bound, centre_bias_widths, eigenvalue_centre_bias
-from .entry_intervals import (half_widths as _half_widths, less_identity as _less_identity,
+from .entry_intervals import (half_widths as _half_widths, holding_estimate, less_identity as _less_identity,
                               truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
                               with_centre_variance as _with_centre_variance)
 from .fcr import distance_from_zero as _distance_from_zero, selected_by_fcr as _selected
 from .diagnostics import _centre_noise_scale as centre_noise_scale
+from .sampling_bound import SAMPLING_TEXT, sampling_variance
 from .uncertainty import noise_law, z_value
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
@@ -323,43 +324,6 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     }
     return {"se": se, "sample_se": _with_centre_variance(noise_se**2, s), "interval": interval, "biased": biased,
             "parts": parts}
-
-
-def holding_estimate(interval, estimate, in_place=False):
-    """The intervals (2, d, d) widened to hold the printed ``estimate`` (the PSD projection can move an entry out:
-    a variance up). A union: coverage at least as before; withheld (NaN) entries stay withheld. ``in_place``:
-    written into ``interval`` (an array of the caller's own), not a new one."""
-    if not in_place:
-        return np.stack([np.minimum(interval[0], estimate), np.maximum(interval[1], estimate)])
-    np.minimum(interval[0], estimate, out=interval[0])
-    np.maximum(interval[1], estimate, out=interval[1])
-    return interval
-
-
-SAMPLING_TEXT = ("a bound without fourth moments: a row clipped to ||z|| <= R has Var(z_i z_j) <= "
-                 "min(R^2 S_ii - S_ii^2, R^2 S_jj - S_jj^2, R^2 (S_ii + S_jj) / 4) - S_ij^2 and Var(z_i^2) <= "
-                 "S_ii (R^2 - S_ii), over n, from the released matrix")
-
-
-def sampling_variance(release, sigma):
-    r"""A bound on each entry's sampling variance that holds for any law of the (clipped) rows, no fourth moment.
-
-    A row clipped to :math:`\|z\| \le R` has :math:`z_i^2 + z_j^2 \le R^2`, so
-    :math:`E z_i^2 z_j^2 \le E z_i^2 (R^2 - z_i^2) \le R^2 S_{ii} - S_{ii}^2` and, as
-    :math:`z_i^2 z_j^2 \le (z_i^2 + z_j^2)^2 / 4 \le R^2 (z_i^2 + z_j^2) / 4`, also
-    :math:`\le R^2 (S_{ii} + S_{jj}) / 4`; then :math:`\operatorname{Var}(z_i z_j) \le E z_i^2 z_j^2 - S_{ij}^2`,
-    and :math:`\operatorname{Var}(z_i^2) \le S_{ii}(R^2 - S_{ii})`, each over ``n``. Normal theory,
-    :math:`(S_{ii} S_{jj} + S_{ij}^2)/n`, understates heavy tails (its fourth moments are the normal's). ``sigma``:
-    the PSD projection (:func:`_psd`) of the released matrix (standardised units, the centre's mean removed),
-    its variances taken in ``[0, R^2]``. Post-processing of the release: no rows.
-    """
-    R2, n = float(release.row_norm) ** 2, float(release.n)
-    v = np.clip(np.diag(sigma), 0.0, R2)
-    each = R2 * v - v**2  # E z_i^2 z_j^2 <= R^2 S_ii - S_ii^2 (and the same with j)
-    product = np.minimum(np.minimum.outer(each, each), R2 * np.add.outer(v, v) / 4.0)
-    out = np.maximum(product - sigma**2, 0.0)
-    np.fill_diagonal(out, each)
-    return out / n
 
 
 def eigenvalue_error_budget(release, components, noise_interval, noise_se, level, target):
