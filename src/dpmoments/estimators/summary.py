@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from ..privacy.relations import describe_relation
 
 __all__ = ["Summary", "Noise", "num", "interval_text", "table", "json_safe", "privacy_summary", "choices_lines",
-           "clipped_fraction", "randomness_text", "feature_labels", "release_lines", "SENTENCES", "WITHHOLDING",
-           "FLOAT_NOISE", "EXACT_NOISE"]
+           "clipped_fraction", "randomness_text", "feature_labels", "rows_text", "of_data", "release_lines", "SENTENCES",
+           "WITHHOLDING", "FLOAT_NOISE", "EXACT_NOISE"]
 
 #: What "not secure" means for unseeded noise: floating-point noise, not a weaker guarantee (read as "not private").
 FLOAT_NOISE = ("floating-point noise: private as stated, but its low-order bits are not hardened against "
@@ -71,6 +71,16 @@ def feature_labels(est, names=None):
     return [str(n) for n in names]
 
 
+def rows_text(release):
+    """``"1000 rows"``, or ``"about 1012 rows (noisy count)"`` under add-remove."""
+    return f"{release.n} rows" if release.n_public else f"about {release.n} rows (noisy count)"
+
+
+def of_data(data_name):
+    """`` of <data_name>`` for a summary's title, or nothing when the data are not named."""
+    return "" if data_name is None else f" of {data_name}"
+
+
 def release_lines(release):
     """The privacy line of a release, which columns had public ranges, and one line per private choice."""
     ranged = [f"ranges: {step}" for step in release.postprocessing if step.startswith("public ranges")]
@@ -87,9 +97,10 @@ WITHHOLDING = frozenset({"no-eigenvalue-above-noise", "components-below-noise", 
 
 #: The plain sentence the console prints for each failed check (the numbers are in the warning and the report).
 SENTENCES = {
-    "clipping-bias": "clipping at the row bound removed a share of some columns' variance that the clipping-excess "
-                     "release can see: their intervals count it, and entries marked 'biased' (rows beyond twice the "
-                     "bound, whose loss is unseen) have no interval; a public bound that holds the data removes it.",
+    "clipping-bias": "clipping at the row bound removed more of some columns' variance than their intervals' "
+                     "half-widths, as the clipping-excess release shows: their intervals count it, and entries marked "
+                     "'biased' (rows beyond twice the bound, whose loss is unseen) have no interval; a public bound "
+                     "that holds the data removes it.",
     "noise-dominates": "the noise is larger than the signal: at this budget and sample size the estimate is "
                        "mostly noise; read every entry with its interval.",
     "variance-below-noise": "some released variances are below their noise level: those columns are noise at this "
@@ -206,8 +217,10 @@ class Noise:
         """The console's lines: the signal-to-noise, the method, and a plain sentence per failed check."""
         u = self.uncertainty
         definition = u.get("signal_to_noise_definition")
+        undefined = math.isnan(self.snr)  # e.g. one column: no off-diagonal entry to compare with its noise
         out = [f"signal_to_noise {num(self.snr)}" + (f" ({definition}; below 1 the noise is larger)"
-                                                     if definition else "")]
+                                                     if definition and not undefined else
+                                                     f" (no value here: {definition})" if definition else "")]
         how = u.get("method")
         if how:
             level = u.get("level")
