@@ -20,7 +20,9 @@ def test_names_are_the_wire_names_and_one_value_each():
     for name, stat in STATISTICS.items():
         assert as_statistic(name) is stat and str(stat) == name
         assert pickle.loads(pickle.dumps(stat)) is stat and copy.deepcopy(stat) is stat
-    assert Round("third").stat is THIRD
+    assert Round("third").stat is THIRD and Round(THIRD) == Round("third")
+    with pytest.raises(ValueError, match="'statistic'"):
+        Round("factor")  # a DPdisPCA site's reply, never a round's release
 
 
 def test_an_unknown_name_is_refused_in_one_line():
