@@ -52,7 +52,7 @@ def test_shapes_noise_and_symmetry():
 
 def test_each_guard_refuses_what_its_statistic_cannot_be():
     with pytest.raises(EgressRefused, match="second-moment payload must be exactly symmetric"):
-        SECOND.guard(np.arange(9.0).reshape(3, 3), 3)
+        Reply("a", PLAN, 0, "r1-x", 50, 3, {0: ("second", np.arange(9.0).reshape(3, 3))})  # a reply's own guard
     tensor = np.zeros((3, 3, 3))
     tensor[0, 1, 2] = 1.0
     with pytest.raises(EgressRefused, match="third-moment payload must be fully symmetric"):
