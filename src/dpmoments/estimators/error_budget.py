@@ -46,7 +46,8 @@ Everything here reads a release and public values only: no rows.
 import numpy as np
 
 from .._lazy import lazy_module
-from .centre_bias import CENTRE_BIAS_TEXT, centre_bias_bound, centre_bias_widths, eigenvalue_centre_bias
+from .centre_bias import (CENTRE_BIAS_TEXT, centre_bias_bound, centre_bias_widths, eigenvalue_centre_bias,
+                          location_offset)
 from .entry_intervals import (half_widths as _half_widths, less_identity as _less_identity,
                               truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
                               with_centre_variance as _with_centre_variance)
@@ -212,6 +213,7 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     biased = withheld_cols[:, None] | withheld_cols[None, :] | np.diag(variances_unseen)
     second_upper = variance_upper + np.diagonal(bias_hi) + z_value(level) * np.diagonal(bias_sd)
     bias_bound = centre_bias_bound(release, second_upper, level)  # the centre's own clipping bias (None: not known)
+    offset = location_offset(release)  # across sites: the mean's step a, in a term linear in it (centre_bias.py)
 
     def intervals(at):  # every entry's interval at level 'at', made in its (2, d, d) result
         out = np.empty((2, d, d))
@@ -220,7 +222,7 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         _widen_to_noise(lo_half, hi_half, release, noise_interval, level, at)
         np.subtract(centre, lo_half, out=lo_half)  # centre - lo_half + bias_lo
         lo_half += bias_lo
-        below, above = centre_bias_widths(bias_bound, s, second_upper, at)  # less the centre's own clipping bias
+        below, above = centre_bias_widths(bias_bound, s, second_upper, at, offset)  # less the centre's own clipping bias
         lo_half -= below
         del below
         # The undetected clipping loss's noise widens the upper end, in quadrature
@@ -234,7 +236,7 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         _truncate_variances(out, centre)
         return out
 
-    below, above = centre_bias_widths(bias_bound, s, second_upper, level)
+    below, above = centre_bias_widths(bias_bound, s, second_upper, level, offset)
     lower, upper = mid + bias_lo, mid + bias_hi
     lower -= below  # mid + bias_lo - below, mid + bias_hi + above, in place
     upper += above
@@ -349,7 +351,7 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
         withheld = np.full(len(mid), clip["loss_beyond_outer_unseen"]) | _along_unseen_loss(part, W, level)
         clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
     bias_bound = _pca_centre_bias(release, part, z, level)
-    below, above = eigenvalue_centre_bias(bias_bound, s, W, level)
+    below, above = eigenvalue_centre_bias(bias_bound, s, W, level, location_offset(release))
     interval = np.stack([np.maximum(mid - half - below, 0.0), lam + half + upper + above])  # cut at 0 below only
     interval[:, withheld] = np.nan  # rows beyond twice the bound lost more than the release sees: not complete
     parts = {"target": target, "centre_noise_scale": s,
