@@ -34,22 +34,29 @@ values only.
 
 **Across sites** (:mod:`dpmoments.multisite.analyses`) the second moment ``S`` and the mean ``a`` are both of the
 rows clipped at ``R`` about the location ``m`` (the mean's part says ``second_moment_about="location"``), and the
-release is :math:`S - a a^\top`. With :math:`y = x - m` and :math:`\bar y = a + \delta'`,
-:math:`\delta' = \beta - e`, the unclipped :math:`\frac1n\sum y y^\top - \bar y \bar y^\top` is the covariance,
-so each entry carries, beside the clipping loss and the noise,
-:math:`\bar y \bar y^\top - a a^\top = \delta'\delta'^\top + a\delta'^\top + \delta' a^\top`: one machine's
-:math:`\delta'\delta'^\top` and a term linear in the released ``a`` (:math:`a_i(\beta_j - e_j) + (\beta_i - e_i)a_j`),
-bounded by :math:`|a_i|(B_j + E_j) + (B_i + E_i)|a_j|`. ``B`` is the bound above with :math:`\delta = 0` (the
-mean clipped where the second moment did), ``M`` the second moment about ``m`` (the released entry plus
-:math:`a_j^2`, at its upper end), and ``C`` counted by the bound step's noisy histogram of :math:`\|x - m\|`
-(the same rows, the same location and scales: its ``clipped_fraction``, at its one-sided upper end).
+release is :math:`S - a a^\top`. With :math:`y = x - m`, :math:`u = \bar y - \beta` (fixed) and :math:`a = u + e`,
+the unclipped :math:`\frac1n\sum y y^\top - \bar y \bar y^\top` is the covariance, so each entry carries, beside
+the clipping loss and the second moment's noise,
+
+.. math:: \bar y \bar y^\top - a a^\top = u\beta^\top + \beta u^\top + \beta\beta^\top
+          - (u e^\top + e u^\top) - e e^\top.
+
+The bias's part, :math:`a\beta^\top + \beta a^\top - (e\beta^\top + \beta e^\top) + \beta\beta^\top`, is one
+machine's plus :math:`|a_i| B_j + B_i |a_j|` (``a`` released); the noise's linear part is normal, of variance
+:math:`s^2(u_i^2 + u_j^2)` (:func:`linear_noise_variance`), counted with the other normal parts; and
+:math:`-e e^\top`, where one machine's law counts :math:`+e e^\top`, moves each entry by at most
+:math:`2 E_i E_j` more. ``B`` is the bound above with :math:`\delta = 0` (the mean clipped where the second moment
+did), ``M`` the second moment about ``m`` (the released entry plus :math:`a_j^2`, at its upper end), and ``C``
+counted by the bound step's noisy histogram of :math:`\|x - m\|` (the same rows, the same location and scales:
+its ``clipped_fraction``, at its one-sided upper end).
 """
 
 import numpy as np
 
 from .uncertainty import z_value
 
-__all__ = ["centre_bias_bound", "centre_bias_widths", "eigenvalue_centre_bias", "location_offset", "CENTRE_BIAS_TEXT"]
+__all__ = ["centre_bias_bound", "centre_bias_widths", "eigenvalue_centre_bias", "linear_noise_variance", "location_offset",
+           "CENTRE_BIAS_TEXT"]
 
 CENTRE_BIAS_TEXT = ("the private mean's own clipping bias beta (x-bar - c = beta - e): |beta_j| <= B_j = "
                     "min(sqrt(q M_jj) + q |delta_j|, N), q at most the share of rows beyond the mean's bound (its "
@@ -129,16 +136,16 @@ def centre_bias_widths(bound, s, second_upper, at, offset=None):
     :math:`(\bar x - c)_i (\bar x - c)_j` can be at most, :math:`M_{jj} \ge (\bar x - c)_j^2`). Zero without a
     bound. On the diagonal :math:`2 \beta_j e_j - \beta_j^2`: down by both, up by the first only.
 
-    ``offset`` (:func:`location_offset`, across sites): both ends also move by the term linear in ``a``,
-    :math:`|a_i|(B_j + E_j) + (B_i + E_i)|a_j|` (its noise part without a bound), the cap growing by
-    :math:`|a_i a_j|` with ``M`` about the location."""
+    ``offset`` (:func:`location_offset`, across sites): both ends also move by the bias's term linear in ``a``,
+    :math:`|a_i| B_j + B_i |a_j|`, and by :math:`2 E_i E_j` (the noise's :math:`-e e^\top` where one machine's
+    law counts :math:`+e e^\top`), the cap growing by as much with ``M`` about the location; the noise's linear
+    term is a normal part (:func:`linear_noise_variance`)."""
     d = len(second_upper)
     if bound is None and offset is None:  # zeros that take no memory (a d x d array is 800 MB at d = 10 000)
         return np.broadcast_to(0.0, (d, d)), np.broadcast_to(0.0, (d, d))
     E = np.full(d, z_value(at) * float(s or 0.0))
-    if bound is None:  # across sites without a bound: the linear term's noise part only
-        below = np.multiply.outer(offset, E)
-        below += below.T.copy()
+    if bound is None:  # across sites without a bound: -e e^T where one machine has +e e^T (its law is counted)
+        below = 2.0 * np.multiply.outer(E, E)
         return below, below.copy()
     u = np.maximum(second_upper, 0.0) + (0.0 if offset is None else offset**2)
     # min(cross + square, cap), cross = b e^T + e b^T, square = b b^T, cap = e e^T + sqrt(u u^T), written in
@@ -150,15 +157,28 @@ def centre_bias_widths(bound, s, second_upper, at, offset=None):
     np.sqrt(cap, out=cap)
     cap += np.multiply.outer(E, E)
     if offset is not None:
-        below += _linear(offset, bound + E)
-        cap += np.multiply.outer(offset, offset)
+        below += _linear(offset, bound)
+        below += 2.0 * np.multiply.outer(E, E)
+        cap += np.multiply.outer(offset, offset) + 2.0 * np.multiply.outer(E, E)
     np.minimum(below, cap, out=below)
     del cap
     above = below.copy()
     idx = np.arange(d)
-    diagonal = bound * E + E * bound + (0.0 if offset is None else 2.0 * offset * (bound + E))
-    above[idx, idx] = np.minimum(diagonal, E * E + np.sqrt(u * u) + (0.0 if offset is None else offset**2))
+    diagonal = bound * E + E * bound + (0.0 if offset is None else 2.0 * offset * bound + 2.0 * E * E)
+    above[idx, idx] = np.minimum(diagonal, E * E + np.sqrt(u * u) + (0.0 if offset is None else offset**2 + 2 * E * E))
     return below, above
+
+
+def linear_noise_variance(offset, s):
+    r"""Across sites, the variance (d, d) of the noise's term linear in the location's offset,
+    :math:`-(u_i e_j + e_i u_j)`, :math:`u = \bar y - \beta = a - e` (module docstring): :math:`s^2 (u_i^2 + u_j^2)`
+    off the diagonal and :math:`4 s^2 u_j^2` on it, with :math:`|u_j|` taken as :math:`|a_j| + s` (:math:`a_j^2 - s^2`
+    estimates :math:`u_j^2` without bias). A normal part, added in quadrature with the second moment's noise."""
+    u2 = (np.asarray(offset, dtype=float) + float(s or 0.0)) ** 2
+    out = np.add.outer(u2, u2)
+    out[np.diag_indices(u2.size)] *= 2.0
+    out *= float(s or 0.0) ** 2
+    return out
 
 
 def _linear(offset, step):
@@ -172,10 +192,10 @@ def eigenvalue_centre_bias(bound, s, W, at, offset=None):
     r"""``(below, above)`` (k,): how far the centre's bias moves each eigenvalue along the directions ``W`` (k, d),
     standardised units: :math:`2 (w\cdot\beta)(w\cdot e) - (w\cdot\beta)^2` with :math:`|w\cdot\beta| \le
     \sum_j |w_j| B_j` and :math:`|w\cdot e| \le z s \|w\|`. Zero without a bound. ``offset`` (across sites) adds
-    :math:`2 \sum_j |w_j a_j| (\sum_j |w_j| B_j + z s \|w\|)` to both (its noise part without a bound)."""
+    :math:`2 \sum_j |w_j a_j| \sum_j |w_j| B_j + 2 z^2 s^2 \|w\|^2` to both."""
     if bound is None and offset is None:
         return np.zeros(len(W)), np.zeros(len(W))
     b = np.zeros(len(W)) if bound is None else np.abs(W) @ bound
     e = z_value(at) * float(s or 0.0) * np.linalg.norm(W, axis=1)
-    linear = 0.0 if offset is None else 2.0 * (np.abs(W) @ offset) * (b + e)
+    linear = 0.0 if offset is None else 2.0 * (np.abs(W) @ offset) * b + 2.0 * e**2
     return 2.0 * b * e + b**2 + linear, 2.0 * b * e + linear

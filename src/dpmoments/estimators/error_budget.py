@@ -47,7 +47,7 @@ import numpy as np
 
 from .._lazy import lazy_module
 from .centre_bias import (CENTRE_BIAS_TEXT, centre_bias_bound, centre_bias_widths, eigenvalue_centre_bias,
-                          location_offset)
+                          linear_noise_variance, location_offset)
 from .entry_intervals import (half_widths as _half_widths, less_identity as _less_identity,
                               truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
                               with_centre_variance as _with_centre_variance)
@@ -205,6 +205,9 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     normal_parts = noise_se**2  # the noise's and sampling's variances: d x d arrays written in place (at d = 10 000
     if target == "population":  # each is 800 MB)
         normal_parts += sampling_variance(release, sigma)
+    offset = location_offset(release)  # across sites: the mean's step a, in a term linear in it (centre_bias.py)
+    if offset is not None:
+        normal_parts += linear_noise_variance(offset, s)
     se = _with_centre_variance(normal_parts, s)
     variance_upper = np.diagonal(centre) + z_value(level) * np.diagonal(noise_se)  # the clipped rows' variances
     bias_lo, bias_hi, bias_sd, withheld_cols, variances_unseen, clip = _clipping(release, level, d, sigma,
@@ -213,7 +216,6 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     biased = withheld_cols[:, None] | withheld_cols[None, :] | np.diag(variances_unseen)
     second_upper = variance_upper + np.diagonal(bias_hi) + z_value(level) * np.diagonal(bias_sd)
     bias_bound = centre_bias_bound(release, second_upper, level)  # the centre's own clipping bias (None: not known)
-    offset = location_offset(release)  # across sites: the mean's step a, in a term linear in it (centre_bias.py)
 
     def intervals(at):  # every entry's interval at level 'at', made in its (2, d, d) result
         out = np.empty((2, d, d))
@@ -334,6 +336,9 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     mid = (noise_interval[0] + noise_interval[1]) / 2 - s**2 * along
     lam = np.maximum(mid, 0.0)
     extra = 2.0 * s**4 * along**2 + (2.0 * lam**2 / float(release.n) if target == "population" else 0.0)
+    offset = location_offset(release)  # across sites: -2 (w.u)(w.e), u = a - e (centre_bias.py)
+    if offset is not None:
+        extra = extra + 4.0 * s**2 * along * (np.abs(W) @ (offset + s)) ** 2
     se = np.sqrt(noise_se**2 + extra)
     z = z_value(level)
     half = np.maximum((noise_interval[1] - noise_interval[0]) / 2, z * se)
@@ -351,7 +356,7 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
         withheld = np.full(len(mid), clip["loss_beyond_outer_unseen"]) | _along_unseen_loss(part, W, level)
         clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
     bias_bound = _pca_centre_bias(release, part, z, level)
-    below, above = eigenvalue_centre_bias(bias_bound, s, W, level, location_offset(release))
+    below, above = eigenvalue_centre_bias(bias_bound, s, W, level, offset)
     interval = np.stack([np.maximum(mid - half - below, 0.0), lam + half + upper + above])  # cut at 0 below only
     interval[:, withheld] = np.nan  # rows beyond twice the bound lost more than the release sees: not complete
     parts = {"target": target, "centre_noise_scale": s,
