@@ -42,8 +42,9 @@ from ..moments.counts import published_count
 # scipy.stats that every command paid for two quantiles; and imported when an interval is first computed
 special = lazy_module("scipy.special")
 
-__all__ = ["UNSTABLE_DEGREES", "NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator", "basic_interval", "bootstrap_se",
-           "check_draws", "check_level", "check_uncertainty_params", "count_relative_sd", "z_value"]
+__all__ = ["UNSTABLE_DEGREES", "NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator",
+           "basic_interval", "bootstrap_se", "check_draws", "check_level", "check_uncertainty_params",
+           "count_relative_sd", "z_value"]
 
 #: A component further than this from its redrawn counterparts (median angle) shares less than half of its
 #: squared length with them (cos^2 45 deg = 1/2): more of it is noise than signal.
