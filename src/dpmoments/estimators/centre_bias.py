@@ -55,8 +55,8 @@ import numpy as np
 
 from .uncertainty import z_value
 
-__all__ = ["centre_bias_bound", "centre_bias_widths", "eigenvalue_centre_bias", "linear_noise_variance", "location_offset",
-           "CENTRE_BIAS_TEXT"]
+__all__ = ["centre_bias_bound", "centre_bias_widths", "eigenvalue_centre_bias", "linear_noise_variance",
+           "location_offset", "CENTRE_BIAS_TEXT"]
 
 CENTRE_BIAS_TEXT = ("the private mean's own clipping bias beta (x-bar - c = beta - e): |beta_j| <= B_j = "
                     "min(sqrt(q M_jj) + q |delta_j|, N), q at most the share of rows beyond the mean's bound (its "
@@ -109,12 +109,12 @@ def _clipped_share(release, part, level):
 
 
 def location_offset(release):
-    r"""``|a|`` (d,), the mean's released step from the location, where the release is :math:`S - a a^\top` of moments
+    r"""``a`` (d,), the mean's released step from the location, where the release is :math:`S - a a^\top` of moments
     about the location (across sites: module docstring), else ``None``."""
     part = _mean_part(release)
     if part is None or part.get("second_moment_about") != "location":
         return None
-    return np.abs(np.asarray(part["offset"], dtype=float))
+    return np.asarray(part["offset"], dtype=float)
 
 
 def _beyond_bound(release, second_upper, level):
@@ -157,6 +157,7 @@ def centre_bias_widths(bound, s, second_upper, at, offset=None):
     np.sqrt(cap, out=cap)
     cap += np.multiply.outer(E, E)
     if offset is not None:
+        offset = np.abs(offset)
         below += _linear(offset, bound)
         below += 2.0 * np.multiply.outer(E, E)
         cap += np.multiply.outer(offset, offset) + 2.0 * np.multiply.outer(E, E)
@@ -165,7 +166,8 @@ def centre_bias_widths(bound, s, second_upper, at, offset=None):
     above = below.copy()
     idx = np.arange(d)
     diagonal = bound * E + E * bound + (0.0 if offset is None else 2.0 * offset * bound + 2.0 * E * E)
-    above[idx, idx] = np.minimum(diagonal, E * E + np.sqrt(u * u) + (0.0 if offset is None else offset**2 + 2 * E * E))
+    cap_diagonal = E * E + np.sqrt(u * u) + (0.0 if offset is None else offset**2 + 2 * E * E)
+    above[idx, idx] = np.minimum(diagonal, cap_diagonal)
     return below, above
 
 
@@ -174,7 +176,7 @@ def linear_noise_variance(offset, s):
     :math:`-(u_i e_j + e_i u_j)`, :math:`u = \bar y - \beta = a - e` (module docstring): :math:`s^2 (u_i^2 + u_j^2)`
     off the diagonal and :math:`4 s^2 u_j^2` on it, with :math:`|u_j|` taken as :math:`|a_j| + s` (:math:`a_j^2 - s^2`
     estimates :math:`u_j^2` without bias). A normal part, added in quadrature with the second moment's noise."""
-    u2 = (np.asarray(offset, dtype=float) + float(s or 0.0)) ** 2
+    u2 = (np.abs(np.asarray(offset, dtype=float)) + float(s or 0.0)) ** 2
     out = np.add.outer(u2, u2)
     out[np.diag_indices(u2.size)] *= 2.0
     out *= float(s or 0.0) ** 2
@@ -182,7 +184,8 @@ def linear_noise_variance(offset, s):
 
 
 def _linear(offset, step):
-    r""":math:`|a_i| t_j + t_i |a_j|` (d, d): the bound on the term linear in ``a``, ``t`` bounding :math:`|\delta'|`."""
+    r""":math:`|a_i| t_j + t_i |a_j|` (d, d): the bound on a term linear in ``a``, ``t`` bounding the other
+    factor."""
     out = np.multiply.outer(offset, step)
     out += np.multiply.outer(step, offset)
     return out
@@ -192,10 +195,11 @@ def eigenvalue_centre_bias(bound, s, W, at, offset=None):
     r"""``(below, above)`` (k,): how far the centre's bias moves each eigenvalue along the directions ``W`` (k, d),
     standardised units: :math:`2 (w\cdot\beta)(w\cdot e) - (w\cdot\beta)^2` with :math:`|w\cdot\beta| \le
     \sum_j |w_j| B_j` and :math:`|w\cdot e| \le z s \|w\|`. Zero without a bound. ``offset`` (across sites) adds
-    :math:`2 \sum_j |w_j a_j| \sum_j |w_j| B_j + 2 z^2 s^2 \|w\|^2` to both."""
+    :math:`2 |w\cdot a| \sum_j |w_j| B_j + 2 z^2 s^2 \|w\|^2` to both (:math:`2 (w\cdot a)(w\cdot\beta)` and
+    :math:`-(w\cdot e)^2`, where one machine's law counts :math:`+(w\cdot e)^2`)."""
     if bound is None and offset is None:
         return np.zeros(len(W)), np.zeros(len(W))
     b = np.zeros(len(W)) if bound is None else np.abs(W) @ bound
     e = z_value(at) * float(s or 0.0) * np.linalg.norm(W, axis=1)
-    linear = 0.0 if offset is None else 2.0 * (np.abs(W) @ offset) * b + 2.0 * e**2
+    linear = 0.0 if offset is None else 2.0 * np.abs(W @ offset) * b + 2.0 * e**2
     return 2.0 * b * e + b**2 + linear, 2.0 * b * e + linear

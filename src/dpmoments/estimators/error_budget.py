@@ -255,7 +255,8 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         _widen_to_noise(lo_half, hi_half, release, noise_interval, level, at)
         np.subtract(centre, lo_half, out=lo_half)  # centre - lo_half + bias_lo
         lo_half += bias_lo
-        below, above = centre_bias_widths(bias_bound, s, second_upper, at, offset)  # less the centre's own clipping bias
+        # less the centre's own clipping bias
+        below, above = centre_bias_widths(bias_bound, s, second_upper, at, offset)
         lo_half -= below
         del below
         # The undetected clipping loss's noise widens the upper end, in quadrature
@@ -367,9 +368,9 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     mid = (noise_interval[0] + noise_interval[1]) / 2 - s**2 * along
     lam = np.maximum(mid, 0.0)
     extra = 2.0 * s**4 * along**2 + (2.0 * lam**2 / float(release.n) if target == "population" else 0.0)
-    offset = location_offset(release)  # across sites: -2 (w.u)(w.e), u = a - e (centre_bias.py)
+    offset = location_offset(release)  # across sites: -2 (w.u)(w.e), |w.u| <= |w.a| + s ||w|| (centre_bias.py)
     if offset is not None:
-        extra = extra + 4.0 * s**2 * along * (np.abs(W) @ (offset + s)) ** 2
+        extra = extra + 4.0 * s**2 * along * (np.abs(W @ offset) + s * np.sqrt(along)) ** 2
     se = np.sqrt(noise_se**2 + extra)
     z = z_value(level)
     half = np.maximum((noise_interval[1] - noise_interval[0]) / 2, z * se)
