@@ -78,6 +78,9 @@ def test_the_centres_own_clipping_bias_is_bounded_from_the_sites_releases_and_co
     lo, hi = est.covariance_interval_
     full = np.cov(X, rowvar=False)
     assert np.all(((lo <= full) & (full <= hi)) | np.isnan(lo))
+    from dpmoments.estimators.error_draws import error_parts  # the draws carry -(a e^T + e a^T) - e e^T
+
+    np.testing.assert_array_equal(error_parts(rel, 0.9, "sample").offset, a)
 
 
 def test_the_intervals_read_the_release_only(monkeypatch, heavy):

@@ -12,7 +12,10 @@ but each draw carries all four parts of :math:`\hat M - \Sigma`:
 
 - :math:`E^*`: fresh noise of the release's law (the added noise);
 - :math:`e^* \sim N(0, s^2 I)`: the private centre's error, ``s`` its ``"mean"`` part's noise
-  scale (about :math:`\hat m` the second moment is the one about the mean plus :math:`e e^\top`);
+  scale (about :math:`\hat m` the second moment is the one about the mean plus :math:`e e^\top`); across
+  sites, where the release is :math:`S - a a^\top` of moments about the location, that term is
+  :math:`-(a e^\top + e a^\top) - e e^\top` instead (:mod:`~dpmoments.estimators.centre_bias`), ``a`` the
+  mean's released step;
 - :math:`D^*`: what clipping removed, positive semi-definite: its diagonal drawn from the released
   ``"clipping excess"`` part (:mod:`dpmoments.moments.clipping_bias`), each *detected* column's loss
   plus its noise, floored at 0, and off the diagonal :math:`\rho_{ij}\sqrt{D^*_{ii} D^*_{jj}}` with
@@ -51,6 +54,7 @@ import numpy as np
 
 from .._lazy import lazy_module
 from ..mechanisms import gaussian_noise, wishart_noise
+from .centre_bias import location_offset
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .error_budget import check_target, clipping_part, loss_beyond_outer_unseen, loss_cap
 from .uncertainty import basic_interval, noise_law, redraw
@@ -74,6 +78,7 @@ class ErrorParts:
     unseen: bool  # rows beyond the outer bound seen and some loss detected: no interval is complete
     n: int
     rescaled: bool = False  # rescaled to correlations: the centre's and clipping's parts are not drawn
+    offset: Optional[np.ndarray] = None  # (d,): across sites, the mean's step a from the location (centre_bias.py)
 
     def summary(self):
         """JSON-able: what the draws count."""
@@ -126,7 +131,8 @@ def error_parts(release, level, target):
                       else None, lost=lost, lost_sd=0.0 if part is None else float(part["noise_sd"]),
                       loss_upper=upper,
                       correlation=correlation, unseen=not rescaled and every_part_unseen(release, level),
-                      n=max(int(round(float(release.n))), 1), rescaled=rescaled)
+                      n=max(int(round(float(release.n))), 1), rescaled=rescaled,
+                      offset=None if rescaled else location_offset(release))
 
 
 def draw_every_part(release, parts, rng, at_upper=False):
@@ -140,7 +146,10 @@ def draw_every_part(release, parts, rng, at_upper=False):
     M = drawn.second_moment
     if parts.centre_scale > 0:
         e = gaussian_noise(d, parts.centre_scale, rng)
-        M = M + np.outer(e, e)
+        if parts.offset is None:
+            M = M + np.outer(e, e)
+        else:  # across sites: S - a a^T about the location (module docstring)
+            M = M - np.outer(parts.offset, e) - np.outer(e, parts.offset) - np.outer(e, e)
     if parts.lost is not None:
         loss = parts.lost + gaussian_noise(d, parts.lost_sd, rng) if parts.lost_sd > 0 else parts.lost
         loss = np.where(np.isnan(loss), parts.loss_upper if at_upper else 0.0, np.maximum(loss, 0.0))
