@@ -37,8 +37,8 @@ __all__ = ["MomentSums", "accumulate_moments"]
 _CHUNK_ELEMENTS = 1 << 20
 # The widest rows whose clipping and Gram product are one compiled loop (``_clip.clip_gram``): there
 # BLAS's product of a tall, thin block costs about a read of it and a separate clipping pass as much
-# again; from about 48 columns on BLAS's product is faster than the compiled one.
-_FUSED_MAX_D = 32
+# again; from about 32 columns on BLAS's product is as fast as the compiled loop (measured), so it takes them.
+_FUSED_MAX_D = 24
 # Elements per block of the fused clip-and-accumulate loop (2 MiB of float64: it stays in the
 # last-level cache; larger blocks measured faster than L2-sized ones, whose per-call overhead dominates).
 _BLOCK_ELEMENTS = 1 << 18

@@ -123,15 +123,7 @@ def _pca_task(args):
     lam, R = pca_model()
     rng = np.random.default_rng([SEED, rep, {"eps": 0, "n": 1, "delta": 2}[experiment]])
     out, priv = {}, {}
-    if experiment == "eps":
-        grid, methods = _eps_grid(quick), list(PCA_METHODS)
-        sets = [(N_PCA, e, DELTA_PCA) for e in grid]
-    elif experiment == "n":
-        grid, methods = _n_grid(quick), ["capePCA", "conv"]
-        sets = [(n, 0.5, DELTA_PCA) for n in grid]
-    else:
-        grid, methods = _delta_grid(quick), ["capePCA", "conv"]
-        sets = [(N_PCA, 1.0, d) for d in grid]
+    methods, sets = _pca_settings(experiment, quick)
     cache = {}
     for i, (N, eps, delta) in enumerate(sets):
         if N not in cache:
@@ -146,12 +138,25 @@ def _pca_task(args):
                                        neighbours=nb, calibration=cal, target=target, rng=rng.integers(2**63))
                 out[(m, mode, i)] = _energy(pca, lam)
                 if m == "capePCA" and rep == 0:
-                    claimed, claimed_holds = _eps_of(report.claimed)
-                    joint = _eps_of(report.joint_view)[1]
-                    extra = _true_eps(report, delta) if mode == "paper" else (claimed_holds, joint)
-                    priv[(mode, i)] = dict(claimed=claimed, claimed_holds=claimed_holds, joint=joint,
-                                           true_site=extra[0], true_joint=extra[1])
+                    priv[(mode, i)] = _pca_privacy(report, mode, delta)
     return out, priv
+
+
+def _pca_settings(experiment, quick):
+    """The methods one capePCA experiment compares and its (N, epsilon, delta) settings, along its grid."""
+    if experiment == "eps":
+        return list(PCA_METHODS), [(N_PCA, e, DELTA_PCA) for e in _eps_grid(quick)]
+    if experiment == "n":
+        return ["capePCA", "conv"], [(n, 0.5, DELTA_PCA) for n in _n_grid(quick)]
+    return ["capePCA", "conv"], [(N_PCA, 1.0, d) for d in _delta_grid(quick)]
+
+
+def _pca_privacy(report, mode, delta):
+    """The epsilons capePCA claims, holds and gives the joint view; under the paper's calibration, the true ones."""
+    claimed, claimed_holds = _eps_of(report.claimed)
+    joint = _eps_of(report.joint_view)[1]
+    extra = _true_eps(report, delta) if mode == "paper" else (claimed_holds, joint)
+    return dict(claimed=claimed, claimed_holds=claimed_holds, joint=joint, true_site=extra[0], true_joint=extra[1])
 
 
 def _eps_grid(quick):
