@@ -155,7 +155,7 @@ def _small_d(quick):
                                                      center=None)})
         table.rows.append([d, n, f"{best['release']:.3f}", f"{best['release'] / best['gram']:.2f}×"])
     table.notes.append("Target 1.25× at every d. Each cell the best of 7 CPU readings, the anchor and the pass taken "
-                       "in turn. Up to d = 32 one compiled loop clips each row and adds its products (`clip_gram`); "
+                       "in turn. Up to d = 24 one compiled loop clips each row and adds its products (`clip_gram`); "
                        "wider rows are clipped (one compiled pass over the block) and their products formed by BLAS, "
                        "so at d = 50 the clipping pass, about a read of the rows, is a visible share.")
     return table
@@ -274,7 +274,10 @@ def run_release_pass(quick=False, runs=3):
     for d in ratios["this tree"]:
         table.rows.append([d, *(f"{min(r[d]):.2f}–{max(r[d]):.2f}×" for r in ratios.values())])
     table.notes.append(f"Each cell the range over {runs} processes; in each, the best of 7 CPU readings of the anchor "
-                       "and the pass taken in turn (n about 1e7 / d rows). Target 1.25× at every d.")
+                       "and the pass taken in turn (n = 1e7 / d rows; --quick: 1e6 / d). Target 1.25× at every d.")
+    if baseline:
+        table.notes.append("The baseline column ran the source tree named by DPM_BASELINE_SRC (its label from "
+                           "DPM_BASELINE_LABEL) with this tree's benchmark code.")
     return [table]
 
 

@@ -273,6 +273,8 @@ def test_fused_narrow_pass_matches_numpy(monkeypatch, d):
             m.setattr(acc_module, "_compiled", None)
             slow = accumulate_moments([X[:1000], X[1000:]], row_norm=1.5, **kwargs)
         np.testing.assert_allclose(fast.xtx, slow.xtx, rtol=1e-13, atol=1e-13)
+        strided = accumulate_moments([np.asfortranarray(X[:1000]), X[1000:]], row_norm=1.5, **kwargs)
+        assert np.array_equal(strided.xtx, fast.xtx)  # the same bits whatever the memory layout
 
 
 def test_compiled_row_clipping_names_a_nan():

@@ -25,7 +25,8 @@
 /* Rows per panel of clip_gram (a multiple of 4): the panel, transposed, stays in L1 while it is
  * clipped and its products are formed. */
 #define PANEL_ROWS 64
-/* The widest rows clip_gram takes: beyond it BLAS's product is faster than this loop. */
+/* The widest rows clip_gram accepts (the caller uses it up to d = 24: from about 32 columns on, clipping
+ * and then BLAS's product measured as fast). */
 #define GRAM_MAX_D 64
 #define PAD2(d) (((d) + 1) & ~(Py_ssize_t)1)
 
@@ -216,14 +217,18 @@ CLONES static int clip_panel_gram(const double *in, const double *c, Py_ssize_t 
 /* clip_gram(block, center, gram, d, bound) -> bool.
  *
  * Adds to the d x d buffer ``gram`` the Gram matrix sum_i c_i c_i^T of the block's rows, each
- * centred (when ``center`` is not None) and clipped as clip_rows clips it: c = x min(1, bound/||x||),
- * every row multiplied, by exactly 1 inside the ball, so the work does not depend on which rows were
- * clipped. Each row is read from memory once: a panel of rows is centred and clipped into an
- * L1-sized buffer, then its products are added to running sums, entry by entry in row order
- * (BLAS sums in its own blocked order, so the two agree to rounding, not to the bit). The block's
- * sums are added to gram's upper triangle and mirrored, so gram stays exactly symmetric. A row
- * whose sum of squares is not finite stops the call before gram is touched: False, and the caller
- * takes its overflow-safe NumPy path for the block.
+ * centred (when ``center`` is not None) and clipped: c = x min(1, bound/||x||), every row multiplied,
+ * by exactly 1 inside the ball, so the work does not depend on which rows were clipped. Each row is
+ * read from memory once: a panel of rows is centred, transposed and clipped in an L1-sized buffer,
+ * then its products are added to running sums. How it rounds, exactly: a row's squared norm is summed
+ * in column order (clip_rows uses four running sums, so a scale can differ from clip_rows' in its last
+ * bit); entry (j, k) of the block is ((S0 + S1) + (S2 + S3)), where Sl adds the products of rows l,
+ * l + 4, l + 8, ... of the block one at a time, in order, no fused multiply-add (the vector, AVX2 and
+ * plain-C loops give the same bits; a build that lets the compiler contract to FMA, -march=native, does
+ * not); BLAS sums in its own blocked order, so this and the NumPy path agree to rounding, not to the bit. The block's sums are added to
+ * gram's upper triangle and mirrored, so gram stays exactly symmetric. A row whose sum of squares is
+ * not finite stops the call before gram is touched: False, and the caller takes its overflow-safe
+ * NumPy path for the block.
  */
 static PyObject *clip_gram(PyObject *self, PyObject *args)
 {
