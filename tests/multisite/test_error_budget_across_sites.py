@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import dpmoments.moments.clipping_bias as clipping_bias
-import dpmoments.multisite.site as site_module
+import dpmoments.multisite.site_moments as site_moments
 from dpmoments.estimators import PrivateCovariance
 from dpmoments.multisite import Site
 from dpmoments.multisite.api import analyse
@@ -91,7 +91,7 @@ def test_the_intervals_read_the_release_only(monkeypatch, heavy):
         raise AssertionError("the error budget read rows")
 
     monkeypatch.setattr(clipping_bias, "clipping_excess_sums", no_rows)
-    monkeypatch.setattr(site_module, "excess_mean", no_rows)
+    monkeypatch.setattr(site_moments, "excess_mean", no_rows)  # where a site computes its excess
     again = PrivateCovariance().fit_release(rel)
     np.testing.assert_array_equal(again.covariance_interval_, est.covariance_interval_)
 
