@@ -169,7 +169,11 @@ def mapped_back(release, note, mid, half, names, ranged, unranged="private locat
     s = half if release.column_scale is None else half * release.column_scale
     center = None if release.center is None else mid + np.asarray(release.center) * half
     steps = release.postprocessing + (ranges_note(names, ranged, note, unranged),)
-    return dataclasses.replace(release, column_scale=s, center=center, postprocessing=steps)
+    # A ranged value is clipped to [mid - half, mid + half]: |x - centre| / s is at most this (row clipping only
+    # shrinks it); public ranges and the released centre and scales
+    offset = np.zeros(mid.size) if center is None else np.abs(center - mid)
+    bound = np.where(ranged, (half + offset) / s, np.inf)
+    return dataclasses.replace(release, column_scale=s, center=center, postprocessing=steps, coordinate_bound=bound)
 
 
 def ranges_note(names, ranged, note=None, unranged="private location and scale"):
