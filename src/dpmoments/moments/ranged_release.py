@@ -161,10 +161,12 @@ def _box_bound(z_center, ranged):
     return float(math.sqrt(np.sum((1.0 + np.abs(v[ranged])) ** 2)))
 
 
-def mapped_back(release, note, mid, half, names, ranged, unranged="private location and scale"):
+def mapped_back(release, note, mid, half, names, ranged, unranged="private location and scale", standardised=True):
     """The release in the user's units: scales are half-widths times private scales, the centre mapped back.
 
-    ``unranged``: what the columns without a range had (the note's words).
+    ``unranged``: what the columns without a range had (the note's words). ``standardised``: the rows were the
+    ranged values clipped and standardised by midpoint and half-width, so each coordinate's bound is recorded
+    (``coordinate_bound``); else (rows mapped another way) none is.
     """
     s = half if release.column_scale is None else half * release.column_scale
     center = None if release.center is None else mid + np.asarray(release.center) * half
@@ -173,7 +175,8 @@ def mapped_back(release, note, mid, half, names, ranged, unranged="private locat
     # shrinks it); public ranges and the released centre and scales
     offset = np.zeros(mid.size) if center is None else np.abs(center - mid)
     bound = np.where(ranged, (half + offset) / s, np.inf)
-    return dataclasses.replace(release, column_scale=s, center=center, postprocessing=steps, coordinate_bound=bound)
+    return dataclasses.replace(release, column_scale=s, center=center, postprocessing=steps,
+                               coordinate_bound=bound if standardised else None)
 
 
 def ranges_note(names, ranged, note=None, unranged="private location and scale"):
