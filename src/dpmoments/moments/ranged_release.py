@@ -123,7 +123,7 @@ def _from_ranges_alone(rows, center, center_budget, public_center, common, all_t
     if isinstance(center, str):
         z_center = "private"
         center_budget = dataclasses.replace(center_budget, prior=tuple(np.zeros(d)))
-        if all_two_valued:
+        if all_two_valued and is_auto(common["row_norm"]):  # a row_norm the user gave is used as given
             common["second_bound"] = _box_about
     try:
         release = private_second_moment(rows.source(), center=z_center, center_budget=center_budget,
