@@ -47,18 +47,19 @@ import numpy as np
 
 from .._lazy import lazy_module
 from .centre_bias import CENTRE_BIAS_TEXT, centre_bias_bound, centre_bias_widths, eigenvalue_centre_bias
-from .entry_intervals import (half_widths as _half_widths, holding_estimate, less_identity as _less_identity,
+from .entry_intervals import (half_widths as _half_widths, less_identity as _less_identity,
                               truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
                               with_centre_variance as _with_centre_variance)
 from .fcr import distance_from_zero as _distance_from_zero, selected_by_fcr as _selected
 from .diagnostics import _centre_noise_scale as centre_noise_scale
+from .entry_intervals import holding_estimate  # re-exported: the covariance reads it from here
 from .sampling_bound import SAMPLING_TEXT, sampling_variance
 from .uncertainty import noise_law, z_value
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
 __all__ = ["TARGETS", "check_target", "covariance_error_budget", "eigenvalue_error_budget",
-           "clipping_part", "holding_estimate", "loss_beyond_outer_unseen", "loss_cap"]
+           "clipping_part", "holding_estimate", "loss_beyond_outer_unseen", "loss_cap", "release_centre_bias"]
 
 TARGETS = ("population", "sample")
 # Rows beyond the outer bound are 'seen' when their noisy count exceeds 2.33 sd (one-sided 99%): a withheld
@@ -375,6 +376,13 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     return interval, se, parts
 
 
+def release_centre_bias(release, level):
+    """The centre's bias bound ``B`` (d,) (:func:`centre_bias_bound`, standardised units) from the release's variances
+    and clipping losses at their upper ends; ``None`` where it is not bounded (a public centre or bound). PCA's
+    eigenvalues and the draws behind the non-linear estimates (error_draws.py) read it: released values only."""
+    return _pca_centre_bias(release, clipping_part(release), z_value(level), level)
+
+
 def _pca_centre_bias(release, part, z, level):
     """The centre's bias bound (:func:`centre_bias_bound`) from the release's variances and losses at their upper
     ends."""
@@ -422,23 +430,3 @@ def _eigenvalue_clipping(part, W, scales, level, variance_upper):
     return np.minimum(along, by_trace), {"trace_lost": trace, "trace_lost_noise_sd": trace_sd,
                                          "upper_by_trace": by_trace, "trace_lost_surely": max(trace - q * trace_sd, 0.0),
                                          "loss_beyond_outer_unseen": bool(beyond)}
-
-
-def bias_perturbation(release, parts, eigenvalues, target):
-    r"""A bound on how far the centre, clipping and sampling move the released matrix (spectral norm, original units).
-
-    Davis-Kahan: a component whose eigengap is below twice this can turn arbitrarily when those
-    parts are taken away, however stable it is across redrawn *noise*. The centre adds
-    :math:`(\hat m - \bar x)(\hat m - \bar x)^\top`, of norm about :math:`s^2 \sum_j s_j^2`; clipping
-    removed a positive semi-definite matrix whose trace is surely at least the released trace's lower end
-    (one-sided, at the level; a loss within the release's noise is not counted here: for elliptical rows
-    clipping shrinks along the components without turning them, and counting that noise would call
-    every component of a Gaussian table unidentified); sampling moves
-    the top eigenvalue by about :math:`\lambda_1 \sqrt{2/n}` (normal theory, ``target="population"``).
-    """
-    scales = np.ones(release.n_features) if release.column_scale is None else np.asarray(release.column_scale)
-    s = parts["centre_noise_scale"] or 0.0
-    centre = 2.0 * s**2 * float(np.sum(scales**2))  # twice its mean: a bound that holds most of the time
-    clip = parts["clipping"]["trace_lost_surely"] if isinstance(parts["clipping"], dict) else 0.0
-    sampling = float(np.max(eigenvalues)) * np.sqrt(2.0 / float(release.n)) if target == "population" else 0.0
-    return centre + clip + sampling

@@ -217,8 +217,10 @@ class Noise:
         """The console's lines: the signal-to-noise, the method, and a plain sentence per failed check."""
         u = self.uncertainty
         definition = u.get("signal_to_noise_definition")
+        undefined = math.isnan(self.snr)  # e.g. one column: no off-diagonal entry to compare with its noise
         out = [f"signal_to_noise {num(self.snr)}" + (f" ({definition}; below 1 the noise is larger)"
-                                                     if definition else "")]
+                                                     if definition and not undefined else
+                                                     f" (no value here: {definition})" if definition else "")]
         how = u.get("method")
         if how:
             level = u.get("level")
