@@ -5,7 +5,8 @@ import pytest
 
 from dpmoments import release_second_moment
 from dpmoments.moments import accumulate_moments
-from dpmoments.moments.binned_sums import binned_pass
+from dpmoments.moments import binned_sums
+from dpmoments.moments.binned_sums import binned_pass, compiled_binned
 from dpmoments.moments.private_bounds import SearchRange, quantile_pass
 
 SEARCH = SearchRange(0.05, 200.0, steps=80)
@@ -116,3 +117,16 @@ def test_a_nan_in_a_chunk_is_refused_naming_its_chunk_and_row():
     bad[1500, 2] = np.nan
     with pytest.raises(ValueError, match=r"chunk 1 at row 500, column 2 of the chunk \(row 1500 overall\)"):
         binned_pass([bad[:1000], bad[1000:]], moment="mean", search=SEARCH, center=CENTER)
+
+
+def test_a_file_read_in_small_blocks_gives_the_sums_of_its_array(tmp_path, monkeypatch):
+    # A mean's pass reads a file in cache-sized blocks (Source.recut): each row is added in order, so the counts
+    # and sums are those of the array's pass, bit for bit (the compiled pass; NumPy's sums per block differ).
+    np.save(tmp_path / "x.npy", X)
+    monkeypatch.setattr(binned_sums, "_RECUT_BYTES", 8 * 4 * 128)  # blocks of 128 rows
+    from_file = binned_pass(tmp_path / "x.npy", moment="mean", search=SEARCH, center=CENTER, scale=SCALE)
+    in_memory = binned_pass(X, moment="mean", search=SEARCH, center=CENTER, scale=SCALE)
+    assert np.array_equal(from_file.counts, in_memory.counts) and from_file.n == in_memory.n == X.shape[0]
+    if from_file.fused and compiled_binned() is not None:
+        assert np.array_equal(from_file.inside, in_memory.inside) and np.array_equal(from_file.outside,
+                                                                                     in_memory.outside)

@@ -324,3 +324,13 @@ def test_a_file_appended_to_between_two_passes_is_refused(tmp_path, monkeypatch,
         assert len(opened) >= 2
         monkeypatch.undo()
         fit()  # a later fit reads the file as it is now
+
+
+def test_npy_chunks_kept_by_a_consumer_stay_as_read(tmp_path):
+    # The reader reuses a chunk's buffer only when nothing refers to it: kept chunks (and views) keep their rows.
+    A = np.arange(40.0).reshape(20, 2)
+    np.save(tmp_path / "a.npy", A)
+    kept = [c[1:] for c in iter_chunks(tmp_path / "a.npy", chunk_size=3)]
+    assert np.array_equal(np.concatenate([A[k:k + 3][1:] for k in range(0, 20, 3)]), np.concatenate(kept))
+    streamed = [c.sum() for c in iter_chunks(tmp_path / "a.npy", chunk_size=3)]  # nothing kept: buffers reused
+    assert streamed == [A[k:k + 3].sum() for k in range(0, 20, 3)]

@@ -91,6 +91,15 @@ class Rereadable:
     def __iter__(self):
         return iter(self.source.chunks(self.rows, self.progress) if self.passes is None else self.passes)
 
+    @property
+    def n_features(self):
+        return self.source.n_features
+
+    def recut(self, rows):
+        """The rows in blocks of at most ``rows`` (:meth:`dpmoments.data.Source.recut`): a ``.npy`` is read at
+        that size; a parsed file's passes replay its spill as the first pass cut it (the release's chunks)."""
+        return self.source.chunks(rows, self.progress) if self.passes is None else iter(self)
+
 
 def _private_release(data, request, names):
     """The second moment with its bound, scales and centre chosen privately (moments.private_release);

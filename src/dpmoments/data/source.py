@@ -193,6 +193,19 @@ class Source:
         """The input as float64 row blocks of at most ``rows`` rows (:func:`~dpmoments.data.iter_chunks`)."""
         return iter_chunks(self.data, chunk_size=rows)
 
+    def recut(self, nbytes, rows=65536):
+        """The input in blocks of about ``nbytes`` of float64 (at most ``rows`` rows), for a pass whose result does
+        not depend on how its rows are cut: a file read afresh at that size, a re-readable stream that offers
+        ``recut(rows)`` (the command line's file) asked for it, anything else as :meth:`chunks` gives it in
+        ``rows`` (an array's views, a stream's own chunks). Reading a file in cache-sized blocks lets each block
+        be checked and used while it is in the cache, instead of copying chunks of tens of MB to memory and
+        reading them back twice."""
+        offers = self.kind == "stream" and callable(getattr(self.data, "recut", None))
+        if self.kind != "file" and not offers:
+            return self.chunks(rows)
+        small = min(rows, max(nbytes // (8 * max(self.n_features, 1)), 1))
+        return iter_chunks(self.data, chunk_size=small) if self.kind == "file" else iter(self.data.recut(small))
+
     def fingerprint(self, progress=None):
         """SHA-256 of the input: a file's bytes (a directory's files, each after its relative path, as a Zarr
         store), or an in-memory array's shape and float64 values.

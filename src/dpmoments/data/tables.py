@@ -397,15 +397,53 @@ class _Npy:
             yield start, self.fortran_map[start:start + chunk_size]
 
     def _read(self, chunk_size):
-        with open(self.path, "rb") as f:
+        pool = _Buffers(min(chunk_size, max(self.n_rows, 1)) * self.width, self.dtype)
+        with open(self.path, "rb", buffering=0) as f:
             f.seek(self.offset)
             for start in range(0, self.n_rows, chunk_size):
                 rows = min(chunk_size, self.n_rows - start)
-                block = np.fromfile(f, dtype=self.dtype, count=rows * self.width)
-                if block.size != rows * self.width:
+                block = pool.take()[:rows * self.width]
+                if _read_into(f, block) != block.nbytes:
                     raise ValueError(f"{self.where} ended before the rows its header announces (was it cut "
                                      "short while being read?).")
                 yield start, block.reshape(rows, self.width)
+                del block
+
+
+def _read_into(f, block):
+    """Fill ``block`` from ``f``; the bytes read (fewer only at the file's end)."""
+    view, done = memoryview(block).cast("B"), 0
+    while done < view.nbytes:
+        got = f.readinto(view[done:])
+        if not got:
+            break
+        done += got
+    return done
+
+
+class _Buffers:
+    """Chunk-sized arrays that a pass reads into again once nothing refers to them any more.
+
+    A fresh array per chunk costs its pages (faulted in and zeroed by the system) on top of the read: about
+    0.08 CPU-s per 800 MB, a third of a pass over a ``.npy`` in the page cache. A buffer is reused only when
+    no array (a chunk, a view of one, a memoryview) refers to it: every view holds a reference to it, so
+    its reference count shows that; a consumer that keeps a chunk keeps it as it was read, and the pass
+    reads into a new buffer instead. At most two are usually alive: the consumer's chunk and the next.
+    """
+
+    def __init__(self, size, dtype):
+        self.size, self.dtype, self.free = size, dtype, []
+
+    def take(self):
+        import sys
+
+        for buf in self.free:
+            if sys.getrefcount(buf) == 3:  # the list, the loop's name and getrefcount's argument: nobody else
+                return buf
+        buf = np.empty(self.size, dtype=self.dtype)
+        if len(self.free) < 2:
+            self.free.append(buf)
+        return buf
 
 
 class _Npz:

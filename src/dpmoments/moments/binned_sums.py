@@ -54,6 +54,7 @@ def compiled_binned():
     """The compiled module (``_binned.c``), or None where it is not built or ``DPMOMENTS_PURE_NUMPY`` is set."""
     return _compiled
 
+_RECUT_BYTES = 2 * 2**20  # a file's blocks for the compiled pass: about the size of a cache (2048 rows of 100 columns)
 FUSE_BYTES = 64 * 2**20  # the most memory the per-bin sums may take before the caller falls back to a second read
 MOMENTS = {"mean": 1, "second": 2, "counts": None}  # the power of R that multiplies the clipped rows' sums
 
@@ -255,12 +256,22 @@ def binned_pass(source, *, moment, search, center=None, scale=None, chunk_size=6
         result = _dask_pass(source, args)
     else:
         result = BinnedSums(*args)
-        for k, item in enumerate(iter_chunks(source, chunk_size=chunk_size)):
+        for k, item in enumerate(_chunks(source, moment, chunk_size)):
             _add_chunk(result, item, k)
         result.buf = None
     if result.n == 0:
         raise ValueError("The data have no rows (n = 0): at least one row is needed to choose a bound privately.")
     return result
+
+
+def _chunks(source, moment, chunk_size):
+    """The rows of one pass. Where the compiled pass counts and sums them (a mean's or the counts' pass), its
+    result is the same however the rows are cut (each row is added in order), and a file is read in blocks
+    of a few MB (:meth:`~dpmoments.data.Source.recut`): the reader's check and the pass then find each block
+    in the cache. A second moment's sums are made per chunk: its chunks are the caller's."""
+    if _compiled is None or moment == "second":
+        return iter_chunks(source, chunk_size=chunk_size)
+    return as_source(source).recut(_RECUT_BYTES, chunk_size)
 
 
 def _add_chunk(result, item, k, offset=-1):
