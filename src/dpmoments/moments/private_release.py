@@ -332,10 +332,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         medians, first = c, None
         s = guard_scales(column_scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"],
                                  "coarse column scales", known), bounds.search.low, "coarse column scales")
-    taken = REFINE_MEAN[:steps]
-    # one step with a public bound: its mean is the centre (the final mean would clip at that same bound)
-    total = sum(REFINE_MEAN) if steps > 1 else (ONE_STEP_MEAN if auto else 1.0)
-    for k, fraction in enumerate(f * total / sum(taken) for f in taken):
+    for k, fraction in enumerate(_step_fractions(steps, auto)):
         label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
         mean_share, s_k = shares["mean"] * fraction, None if scale is None else s
         binned = first if k == 0 and first is not None else bound_pass(X, c, s_k, bounds, "mean")
@@ -344,7 +341,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
                             option_share=shares["location"], binned=binned)
         mean = clipped_mean(X, s_k, c / s, budget.release(mean_share), gens[2 * k + 1],
                      dict(row_norm=R_k, **relation), binned)
-        name = "mean" if steps == 1 and not auto else f"{label} mean"
+        name = "mean" if _step_is_centre(steps, auto) else f"{label} mean"
         settled = steps > 1 and _settled(mean.cross_moment, R_k)  # c is already where the rows are: stop here
         budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale,
                                          **({"settled": True} if settled else {}),
@@ -356,6 +353,19 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
             return c + mean.cross_moment * s, (medians, s), None, unspent
         c = c + mean.cross_moment * s
     return c, ((medians, s) if scale is not None else None), None, 0.0
+
+
+def _step_is_centre(steps, auto):
+    """One step with a public bound: its mean is the centre (a final mean would clip at that same bound)."""
+    return steps == 1 and not auto
+
+
+def _step_fractions(steps, auto):
+    """Each refinement step's share of ``CenterBudget.mean``: ``REFINE_MEAN``'s first ``steps`` in proportion,
+    ``sum(REFINE_MEAN)`` in all; one step ``ONE_STEP_MEAN`` (all of it where that step's mean is the centre)."""
+    taken = REFINE_MEAN[:steps]
+    total = sum(REFINE_MEAN) if steps > 1 else (1.0 if _step_is_centre(steps, auto) else ONE_STEP_MEAN)
+    return [f * total / sum(taken) for f in taken]
 
 
 def _settled(step, bound):
