@@ -89,7 +89,7 @@ def test_dense_pass_does_the_same_work_whether_a_row_is_clipped(monkeypatch, kwa
 
 @pytest.mark.parametrize("center", [None, np.full(10, 0.001)])
 def test_narrow_rows_fused_pass_does_the_same_work_whether_a_row_is_clipped(monkeypatch, center):
-    """At d <= 32 the compiled loop clips and sums in one call per block: the same calls either way."""
+    """At d <= 24 the compiled loop clips and sums in one call per block: the same calls either way."""
     X, Y = _neighbours(d=10)
     log_x, peak_x = _trace(monkeypatch, acc_module, lambda: accumulate_moments(X, row_norm=1.0, center=center))
     log_y, peak_y = _trace(monkeypatch, acc_module, lambda: accumulate_moments(Y, row_norm=1.0, center=center))
