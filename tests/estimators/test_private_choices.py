@@ -36,8 +36,8 @@ def test_the_default_needs_no_bound_centre_or_scale():
     est = PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0).fit(X)
     labels = [p.label for p in est.privacy_parts_]
     assert labels[:2] == ["location", "location mean"]  # the start, then refinement steps (docs/bounds.md)
-    assert labels[-6:] == ["row_norm", "mean", "mean overflow", "clipping excess", "clipped rows", "second moment"]
-    assert all(k.startswith("location refinement") for k in labels[2:-6])
+    assert labels[-5:] == ["row_norm", "mean", "clipping excess", "clipped rows", "second moment"]
+    assert all(k.startswith("location refinement") for k in labels[2:-5])
     assert sum(p.share for p in est.privacy_parts_) == pytest.approx(1.0)
     assert all(isinstance(p.guarantee, ZCDP) for p in est.privacy_parts_)
     assert isinstance(est.privacy_, ApproxDP) and est.privacy_.epsilon <= 1.0 and est.privacy_.delta == 1e-6

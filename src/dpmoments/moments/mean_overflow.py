@@ -1,9 +1,10 @@
 r"""The private mean's own clipping, made small and released, so that the centre's bias is bounded tightly.
 
-The final private mean clips each (standardised) row to :math:`\|z - m\| \le R_m` about its location ``m``,
-at ``R_m`` twice the second moment's row bound ``R`` (:func:`mean_bound`): the row bound is drawn to clip
-as many rows as balance the second moment's noise (a third of them on 150 rows at :math:`\epsilon = 4`),
-too many for a mean, whose clipped rows all pull it one way. A clipped row pulls the mean short by
+Where the private location took one step (few rows) and the row bound ``R`` is private, the final private
+mean clips each (standardised) row to :math:`\|z - m\| \le R_m` about its location ``m`` at ``R_m`` twice
+``R`` (:func:`mean_bound`): the row bound is drawn to clip as many rows as balance the second moment's noise
+(a third of them on 150 rows at :math:`\epsilon = 4`), too many for a mean, whose clipped rows all pull it
+one way. (On more rows the bound clips few, and the final mean keeps it.) A clipped row pulls the mean short by
 :math:`(z - m)(1 - R_m/\|z - m\|)`, a vector of norm :math:`o = \|z - m\| - R_m` (its *overflow*). The
 sum of the overflows, each capped at ``K``,
 

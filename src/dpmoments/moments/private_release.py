@@ -19,12 +19,12 @@ Passes over the data, each paid from a stated share of the budget:
    ``||(x - m) / s||`` and the noisy count of rows beyond it (the rest of
    ``bound_budget``, :mod:`dpmoments.moments.auto_release`);
 4. **mean** (``center="private"``): the mean of the clipped ``(x - m) / s``
-   (the rest of ``CenterBudget.mean``); with a private row bound, clipped at
-   twice it (with a single refinement step, from half of the share) and
-   beside it how far the rows it clipped lay beyond that bound
-   (:mod:`~dpmoments.moments.mean_overflow`, ``OVERFLOW_FRACTION`` of its
-   share), from the row bound's pass; with a public bound, at that bound
-   (with a single refinement step, that step's mean is the centre);
+   (the rest of ``CenterBudget.mean``), clipped at the row bound; with a
+   single refinement step (few rows) and a private row bound, from half of
+   the share, clipped at twice the bound, and beside it how far the rows it
+   clipped lay beyond that (:mod:`~dpmoments.moments.mean_overflow`,
+   ``OVERFLOW_FRACTION`` of its share), from the row bound's pass; with a
+   single step and a public bound, that step's mean is the centre;
 5. **second moment** of the clipped ``(x - c) / s`` about that private mean,
    with the rest (and the draws' shares of the steps not taken); its pass also
    sums what clipping removed (:class:`~dpmoments.moments.clipping_bias.ExcessTap`).
@@ -395,17 +395,26 @@ def _public_n(X, budget, counted=None):
 
 
 def _private_mean(X, s, m_z, R, budget, share, rng, relation, binned=None):
-    """The private mean of the standardised rows: ``m_z`` plus the mean of their clipped offsets from it; with the
-    norms about ``m_z`` binned (``binned``), ``OVERFLOW_FRACTION`` of its share releases how far the rows it clipped
-    lay beyond ``R`` (:mod:`~dpmoments.moments.mean_overflow`), for the centre's error budget."""
-    overflow = share * OVERFLOW_FRACTION if binned is not None and not budget.exact else 0.0
-    R_m = R if binned is None else mean_bound(R, binned.edges)  # a public bound is the user's: kept
+    """The private mean of the standardised rows: ``m_z`` plus the mean of their clipped offsets from it; after one
+    location step, with a private bound (the norms about ``m_z`` binned, ``binned``), clipped at twice ``R`` and
+    ``OVERFLOW_FRACTION`` of its share releases how far the rows it clipped lay beyond that
+    (:mod:`~dpmoments.moments.mean_overflow`), for the centre's error budget."""
+    small = binned is not None and _one_location_step(budget)  # a public bound is the user's: kept
+    overflow = share * OVERFLOW_FRACTION if small and not budget.exact else 0.0
+    R_m = mean_bound(R, binned.edges) if small else R
     mean = clipped_mean(X, s, m_z, budget.release(share - overflow), rng, dict(row_norm=R_m, **relation), binned)
     budget.parts.append(release_part("mean", mean, share - overflow, noise_scale=mean.noise_scale,
                                      **_mean_clipping(budget, mean, R, R_m), clipped_rows_counted=True))
     if overflow:
         record_overflow(budget, binned, R_m, OUTER_FACTOR * R, mean.cross_moment, overflow, spawn(rng, 1)[0])
     return m_z + mean.cross_moment
+
+
+def _one_location_step(budget):
+    """Whether the location took one step (few rows for more; its mean is the only one so far): there the row bound
+    clips a third of the rows, and a mean clipped at it would be pulled one way by all of them. On more rows the
+    bound clips few, the location has settled, and the final mean keeps the row bound (mean_overflow.py)."""
+    return [p.label for p in budget.parts if p.label.endswith("mean")] == ["location mean"]
 
 
 def _mean_clipping(budget, mean, R, R_m=None):
