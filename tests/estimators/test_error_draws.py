@@ -187,7 +187,7 @@ def test_one_column_precision_has_no_signal_to_noise_and_says_so():
 
 
 def test_pca_counts_the_centres_own_bias_in_its_closed_form_without_draws_and_names_only_what_it_counts():
-    from dpmoments.estimators.error_budget import bias_perturbation
+    from dpmoments.estimators.perturbation import bias_perturbation
 
     X = _draw("gaussian", 2000, np.random.default_rng(6))
     pca = PrivatePCA(n_components=2, rng=0, **KW).fit(X)

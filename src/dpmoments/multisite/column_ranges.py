@@ -255,4 +255,4 @@ def ranges_mapped_back(release, ranges, names=None):
         release = dataclasses.replace(release, center=np.zeros(len(ranges)))
     scaled = release.column_scale is not None
     return mapped_back(release, SCALED_NOTE if scaled else NOTE, mid, half, names, ranged,
-                       SCALED_UNRANGED if scaled else UNRANGED)
+                       SCALED_UNRANGED if scaled else UNRANGED, standardised=False)  # maps vary: no coordinate bounds
