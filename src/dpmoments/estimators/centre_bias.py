@@ -26,10 +26,19 @@ inequality (``R`` the second moment's bound),
 and a row beyond ``R`` about ``c`` loses :math:`\|x - c\|^2 - R^2 \ge 2R(\|x - c\| - R)` of the trace of the
 second moment about ``c``: the clipping-excess release's trace (at its upper end) over ``2R`` bounds the last
 sum (as elsewhere, what rows beyond its outer bound lost beyond it is not seen). ``B_j`` is the smaller of
-the two bounds. ``|C|`` is at most the draw of :math:`R_m`'s target plus its rank error
-(``clipped_rows_at_most``: probability :math:`1 - e^{-5}`), a public function of the draw's budget, and,
-where the row bound's noisy count is of the same rows (the final mean about the location the bound was
-drawn about), its one-sided upper end at the level. No data is read here: a release's parts and public
+the two bounds. ``|C|`` is at most the rows beyond the row bound ``R <= R_m`` drawn about ``m``: the draw's
+target plus its rank error (``clipped_rows_at_most``: probability :math:`1 - e^{-5}`), a public function of
+the draw's budget, and, where the row bound's noisy count is of the same location (the final mean about the
+location the bound was drawn about), its one-sided upper end at the level.
+
+**The mean's overflow release** (the ``"mean overflow"`` part, :mod:`dpmoments.moments.mean_overflow`):
+the final mean clips at :math:`R_m = 2R`, and :math:`T`, the sum of the clipped rows' overflows
+:math:`\|x - m\| - R_m` each capped at ``K``, is released; each weight is at most
+:math:`\min(o, K)/\min(K, R_m)`, so :math:`q \le T_u / (n \min(K, R_m))` (``T_u`` its upper end at the
+level), and :math:`\|\beta\| \le T_u/n` plus what rows beyond ``2R`` about ``c`` pull past the cap. Those
+rows are judged as the variances judge them (``far``, from ``error_budget.far_columns``): where their count
+stands out, no column takes :math:`T_u/n` as a bound; where it does not but does not rule them out, the
+clipped columns do not; elsewhere every column does. No data is read here: a release's parts and public
 values only.
 
 **Across sites** (:mod:`dpmoments.multisite.analyses`) the second moment ``S`` and the mean ``a`` are both of the
@@ -62,35 +71,64 @@ CENTRE_BIAS_TEXT = ("the private mean's own clipping bias beta (x-bar - c = beta
                     "min(sqrt(q M_jj) + q |delta_j|, N), q at most the share of rows beyond the mean's bound (its "
                     "draw's target plus rank error, or its noisy count), M_jj the second moment about the centre at "
                     "its upper end, delta the mean's released step, N a bound on |beta| from the clipping-excess "
-                    "release; each entry widened by B_i E_j + E_i B_j + B_i B_j, E the centre noise's quantile")
+                    "release and the mean overflow release (the mean's clipped rows' overflow beyond its bound, "
+                    "where rows beyond twice the row bound are not seen in the column); each entry widened by "
+                    "B_i E_j + E_i B_j + B_i B_j, E the centre noise's quantile")
 
 
 def _mean_part(release):
     return next((p.released for p in (release.parts or ()) if p.label == "mean"), None)
 
 
-def centre_bias_bound(release, second_upper, level):
+def centre_bias_bound(release, second_upper, level, far=None):
     r"""``B`` (d,): bounds on :math:`|\beta_j|` (module docstring), standardised units; ``None`` where the release
     does not say how many rows the mean clipped (a public centre, a public bound).
 
     ``second_upper`` (d,): each column's unclipped second moment about the centre at its upper end.
     """
     part = _mean_part(release)
-    p = None if part is None or part.get("offset") is None else _clipped_share(release, part, level)
-    if p is None:
+    if part is None or part.get("offset") is None:
+        return None
+    overflow, p = _overflow_bound(release, part, level), _clipped_share(release, part, level)
+    if p is None and overflow is None:
         return None
     offset = np.asarray(part["offset"], dtype=float)
     if part.get("second_moment_about") == "location":  # across sites: both clipped about m (module docstring)
         second_upper, delta = np.asarray(second_upper, dtype=float) + offset**2, np.zeros_like(offset)
     else:
         delta = np.abs(offset)
-    # a row of C: ||x - m|| - R_m <= ||x - c|| + ||delta|| - R_m <= (R + ||delta|| - R_m)_+ + (||x - c|| - R)_+
-    gap = max(float(release.row_norm) + float(np.linalg.norm(delta)) - float(part["row_norm"]), 0.0)
-    norm = p * gap + _beyond_bound(release, second_upper, level)
+    norm = np.inf
+    if p is not None:
+        # a row of C: ||x - m|| - R_m <= ||x - c|| + ||delta|| - R_m <= (R + ||delta|| - R_m)_+ + (||x - c|| - R)_+
+        gap = max(float(release.row_norm) + float(np.linalg.norm(delta)) - float(part["row_norm"]), 0.0)
+        norm = p * gap + _beyond_bound(release, second_upper, level)
+    p = 1.0 if p is None else p
     # the weights 1 - R_m/||x - m|| in [0, 1] average at most norm / R_m over the rows: they replace p where smaller
     q = min(p, norm / float(part["row_norm"]))
+    if overflow is None:
+        return np.minimum(np.sqrt(q * np.maximum(second_upper, 0.0)) + q * delta, norm)
+    cap = _overflow_cap(release)
+    if cap > 0:  # the weights average at most T / (n min(cap, R_m)), whatever lies beyond the outer bound
+        q = min(p, overflow / min(float(part["row_norm"]), cap))
     each = np.sqrt(q * np.maximum(np.asarray(second_upper, dtype=float), 0.0)) + q * delta
-    return np.minimum(each, norm)
+    # ||beta|| <= T / n plus what rows beyond the outer bound pull past the cap: not for the columns they may load
+    far = np.zeros(len(each), dtype=bool) if far is None else np.asarray(far, dtype=bool)
+    return np.where(far, each, np.minimum(each, min(norm, overflow)))
+
+
+def _overflow_bound(release, part, level):
+    """The ``"mean overflow"`` release's upper end over ``n`` (:mod:`dpmoments.moments.mean_overflow`), where it is
+    of the mean's own bound; else ``None``."""
+    released = next((q.released for q in (release.parts or ()) if q.label == "mean overflow"), None)
+    if released is None or part is None or released["row_norm"] != part.get("row_norm"):
+        return None
+    upper = released["overflow_sum"] + z_value(level) * released["overflow_noise_sd"]
+    return max(upper, 0.0) / max(float(release.n), 1.0)
+
+
+def _overflow_cap(release):
+    released = next((q.released for q in (release.parts or ()) if q.label == "mean overflow"), None)
+    return float(released["cap"]) if released is not None else np.inf
 
 
 def _clipped_share(release, part, level):

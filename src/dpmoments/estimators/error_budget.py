@@ -221,6 +221,20 @@ def _far_rows_possible(part):
     return bool(part["rows_beyond_outer"] + FAR_Z * part["rows_beyond_noise_sd"] >= 1.0)
 
 
+def far_columns(release, level, d):
+    """The columns whose share of the centre's bias rows beyond the clipping-excess release's outer bound may carry
+    past what the ``"mean overflow"`` release sees (centre_bias.py), by the rule the variances follow: every column
+    where such rows are seen (their noisy count stands out, one-sided 95%) or cannot be judged (no such release); the
+    clipped columns (band loss detected, as :func:`_clipping`) where they are not ruled out (:func:`_far_rows_possible`)."""
+    part = clipping_part(release)
+    if part is None or part["rows_beyond_outer"] > FAR_Z * part["rows_beyond_noise_sd"]:
+        return np.ones(d, dtype=bool)
+    if not _far_rows_possible(part):
+        return np.zeros(d, dtype=bool)
+    z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))
+    return np.asarray(part["variance_lost"], dtype=float) - z_detect * float(part["noise_sd"]) > 0
+
+
 def _unseen_loss_columns(part, lost, sd):
     """The columns whose loss beyond the outer bound is unseen: rows beyond it are seen, and the column bears them.
 
@@ -270,7 +284,7 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     # The centre's bias bound reads the band's loss alone, as before the tail factor (a factor of 1 or 2: exact)
     tail = clip["tail_factor"] if clip is not None else 1.0
     second_upper = variance_upper + (np.diagonal(bias_hi) + z_value(level) * np.diagonal(bias_sd)) / tail
-    bias_bound = centre_bias_bound(release, second_upper, level)  # the centre's own clipping bias (None: not known)
+    bias_bound = centre_bias_bound(release, second_upper, level, far_columns(release, level, d))  # None: not known
 
     def intervals(at):  # every entry's interval at level 'at', made in its (2, d, d) result
         out = np.empty((2, d, d))
@@ -399,7 +413,7 @@ def _pca_centre_bias(release, part, z, level):
     if part is not None:
         upper = upper + np.minimum(np.maximum(np.asarray(part["variance_lost"]) + z * float(part["noise_sd"]), 0.0),
                                    loss_cap(upper))
-    return centre_bias_bound(release, upper, level)
+    return centre_bias_bound(release, upper, level, far_columns(release, level, len(upper)))
 
 
 def _along_unseen_loss(part, W, level):
