@@ -28,7 +28,9 @@ class NpyFile:
             A = np.load(path, mmap_mode="r", allow_pickle=False)
         except ValueError as exc:
             pickled = "allow_pickle" in str(exc) or "Python objects" in str(exc)
-            why = "it holds Python objects, which are never unpickled" if pickled else "bad header"
+            short = "mmap length is greater than file size" in str(exc)  # numpy's words for a file cut short
+            why = ("it holds Python objects, which are never unpickled" if pickled else
+                   "it ends before the rows its header announces: was it cut short?" if short else "bad header")
             raise ValueError(f"Could not read {where} as a .npy array ({why}).") from None
         except (OSError, EOFError) as exc:
             raise ValueError(f"Could not read {where} as a .npy array ({_kind(exc)}).") from None
