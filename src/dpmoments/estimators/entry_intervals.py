@@ -24,12 +24,14 @@ def less_identity(M, c):
     return out
 
 
-def with_centre_variance(v, s):
+def with_centre_variance(v, s, in_place=False):
     """``sqrt(v + Var(e_i e_j))``, the centre's ``s^4`` added off the diagonal and ``2 s^4`` on it, in a new array
-    (as ``np.sqrt(v + np.full((d, d), s**4) + np.eye(d) * s**4)``, bit for bit)."""
-    out = v + s**4
+    (as ``np.sqrt(v + np.full((d, d), s**4) + np.eye(d) * s**4)``, bit for bit); ``in_place``: written into ``v``
+    (an array of the caller's own)."""
     idx = np.diag_indices(v.shape[0])
-    out[idx] = v[idx] + 2.0 * s**4
+    diagonal = v[idx] + 2.0 * s**4
+    out = np.add(v, s**4, out=v if in_place else None)
+    out[idx] = diagonal
     return np.sqrt(out, out=out)
 
 

@@ -46,7 +46,7 @@ Everything here reads a release and public values only: no rows.
 import numpy as np
 
 from .._lazy import lazy_module
-from .centre_bias import CENTRE_BIAS_TEXT, centre_bias_bound, centre_bias_widths, eigenvalue_centre_bias
+from .centre_bias import CENTRE_BIAS_TEXT, add_above, centre_bias_bound, centre_bias_widths, eigenvalue_centre_bias
 from .entry_intervals import (half_widths as _half_widths, less_identity as _less_identity,
                               truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
                               with_centre_variance as _with_centre_variance)
@@ -97,15 +97,15 @@ def _clipping(release, level, d, sigma, variance_upper):
     which caps the loss, :func:`loss_cap`).
 
     Returns ``(lo, hi, sd, withheld columns, withheld variances, summary)``: shifts of the lower
-    and upper ends, a noise sd to add to the upper half-width in quadrature
-    (the released loss's own noise, where it is not detected), the
+    and upper ends (d, d), a noise sd to add to the upper half-width of each variance in quadrature (d,: the
+    released loss's own noise, where it is not detected; none off the diagonal), the
     columns whose intervals cannot be completed, and the clipped columns whose variance cannot be
     (:func:`_far_rows_possible`).
     """
     part = clipping_part(release)
-    zero = np.zeros((d, d))
     if part is None:
-        return zero, zero, zero, np.zeros(d, bool), np.zeros(d, bool), None
+        zero = np.zeros((d, d))
+        return zero, zero, np.zeros(d), np.zeros(d, bool), np.zeros(d, bool), None
     z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))  # one-sided, Bonferroni over d: few false detections
     z = z_value(level)
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
@@ -121,24 +121,34 @@ def _clipping(release, level, d, sigma, variance_upper):
     touched = biased[:, None] | biased[None, :]
     # A detected loss: the variance moves up by it (its interval), and its row and column widen by +-sqrt(U_i U_j)
     # (D is positive semi-definite, so |D_ij| <= sqrt(D_ii D_jj))
-    spread = np.sqrt(np.outer(upper, upper)) * touched
-    lo, hi = -spread, spread.copy()
+    # (each d x d array made in place: at d = 10 000 one is 800 MB; the same bits as the plain expressions)
+    hi = np.outer(upper, upper)
+    np.sqrt(hi, out=hi)
+    hi *= touched  # the spread
+    lo = -hi
     # An undetected loss still only lowers a variance: the upper end moves up by the released loss (if positive)
     # with its noise in quadrature. Off the diagonal it is taken as clipping shrinks elliptical rows,
     # D_ij ~ rho_ij sqrt(D_ii D_jj): towards a larger |entry|, by the released correlation times the variances'
     # upper ends
     up = np.minimum(np.maximum(lost, 0.0) + z * sd, cap)
     v = np.sqrt(np.maximum(np.diag(sigma), 1e-300))
-    rho = np.clip(sigma / np.outer(v, v), -1.0, 1.0)
-    towards = np.abs(rho) * np.sqrt(np.outer(up, up)) * ~touched
-    hi += np.where(rho > 0, towards, 0.0)
-    lo -= np.where(rho < 0, towards, 0.0)
+    rho = np.outer(v, v)
+    np.divide(sigma, rho, out=rho)
+    np.clip(rho, -1.0, 1.0, out=rho)
+    positive, negative = rho > 0, rho < 0
+    towards = np.outer(up, up)
+    np.sqrt(towards, out=towards)
+    towards *= np.abs(rho, out=rho)  # |rho| sqrt(U_i U_j) ~touched
+    del rho
+    towards *= ~touched
+    np.add(hi, towards, out=hi, where=positive)  # hi + 0 elsewhere: hi (never -0 here), the same bits
+    np.subtract(lo, towards, out=lo, where=negative)  # lo - 0 elsewhere: lo, the same bits
+    del towards, positive, negative
     idx = np.arange(d)
     lo[idx, idx] = np.where(biased, lower, 0.0)
     capped = np.maximum(lost, 0.0) + z * sd > cap  # the cap is the tighter upper end: it replaces loss and noise
     hi[idx, idx] = np.where(biased, upper, np.where(capped, cap, np.maximum(lost, 0.0)))
-    extra = np.zeros((d, d))
-    extra[idx, idx] = np.where(biased | capped, 0.0, sd)
+    extra = np.where(biased | capped, 0.0, sd)  # the sd on the diagonal; 0 off it (kept as the diagonal alone)
     summary = {"variance_lost_noise_sd": sd, "detected_above": z_detect * sd, "biased_columns": int(biased.sum()),
                "clipped_columns": np.nonzero(biased)[0].tolist(),
                "rows_beyond_outer": part["rows_beyond_outer"], "outer_norm": part["outer_norm"],
@@ -210,7 +220,7 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
                                                                                  variance_upper)
     del sigma
     biased = withheld_cols[:, None] | withheld_cols[None, :] | np.diag(variances_unseen)
-    second_upper = variance_upper + np.diagonal(bias_hi) + z_value(level) * np.diagonal(bias_sd)
+    second_upper = variance_upper + np.diagonal(bias_hi) + z_value(level) * bias_sd
     bias_bound = centre_bias_bound(release, second_upper, level)  # the centre's own clipping bias (None: not known)
 
     def intervals(at):  # every entry's interval at level 'at', made in its (2, d, d) result
@@ -222,22 +232,22 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         lo_half += bias_lo
         below, above = centre_bias_widths(bias_bound, s, second_upper, at)  # less the centre's own clipping bias
         lo_half -= below
-        del below
         # The undetected clipping loss's noise widens the upper end, in quadrature
         hi_half **= 2
         diagonal = np.diag_indices(d)  # bias_sd is 0 off the diagonal (_clipping's 'extra'): adding 0 changes no bit
-        hi_half[diagonal] += (z_value(at) * np.diagonal(bias_sd)) ** 2
+        hi_half[diagonal] += (z_value(at) * bias_sd) ** 2
         np.sqrt(hi_half, out=hi_half)
         hi_half += centre  # centre + hi_half + bias_hi + above (a sum of two in either order has the same bits)
         hi_half += bias_hi
-        hi_half += above
+        add_above(hi_half, below, above)
+        del below
         _truncate_variances(out, centre)
         return out
 
     below, above = centre_bias_widths(bias_bound, s, second_upper, level)
     lower, upper = mid + bias_lo, mid + bias_hi
     lower -= below  # mid + bias_lo - below, mid + bias_hi + above, in place
-    upper += above
+    add_above(upper, below, above)
     del mid, below, above  # their last reader: fewer d x d arrays while the intervals are made
     distance = _distance_from_zero(lower, upper, se)
     del lower, upper
@@ -269,7 +279,8 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         "centre_bias": CENTRE_BIAS_TEXT if bias_bound is not None else "not bounded: the release does not say how "
                        "many rows the centre's mean clipped",
     }
-    return {"se": se, "sample_se": _with_centre_variance(noise_se**2, s), "interval": interval, "biased": biased,
+    return {"se": se, "sample_se": _with_centre_variance(noise_se**2, s, in_place=True), "interval": interval,
+            "biased": biased,
             "parts": parts}
 
 
