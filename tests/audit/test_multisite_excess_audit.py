@@ -16,7 +16,7 @@ import pytest
 from dpmoments._rng import as_generator
 from dpmoments.moments.clipping_bias import excess_mean
 from dpmoments.multisite import Plan, Query, Site, deal, from_wire, to_wire
-from dpmoments.multisite.noise import unit_noise
+from dpmoments.multisite.statistics import EXCESS, HISTOGRAM, SECOND
 from dpmoments.testing import audit
 
 EPS, DELTA, N, N_OTHER = 4.0, 1e-3, 300, 40_000  # the excess round: 0.1 of one site's budget
@@ -70,9 +70,9 @@ def test_replica_reproduces_the_sites_excess_reply():
             site.answer(Query(plan.digest, 0, f"h-{seed}"))  # the bound step first, as in a run
             reply = from_wire(site.handle(to_wire(Query(plan.digest, 1, f"r-{seed}", bounds=np.array([R])))))
             gen = as_generator(seed)
-            unit_noise("histogram", plan.auto.n_bins, gen)  # the bound step's draw, then the second moment's
-            unit_noise("second", 2, gen)
-            np.testing.assert_allclose(reply.value(r), means[name] + sd * unit_noise("excess", 2, gen), rtol=1e-12,
+            HISTOGRAM.unit_noise(plan.auto.n_bins, gen)  # the bound step's draw, then the second moment's
+            SECOND.unit_noise(2, gen)
+            np.testing.assert_allclose(reply.value(r), means[name] + sd * EXCESS.unit_noise(2, gen), rtol=1e-12,
                                        atol=1e-15)
 
 

@@ -126,15 +126,15 @@ def _scaled_reply(name, seed):
 
 
 def test_replica_reproduces_the_sites_scaled_reply_and_a_scale_off_its_limits_is_refused():
-    from dpmoments.multisite.noise import unit_noise
+    from dpmoments.multisite.statistics import HISTOGRAM, SECOND
 
     for name in SCALED_PAIR:
         plan, reply = _scaled_reply(name, 3)
         assert plan.scale == "private"
         r = plan.rounds_of(1)[0]
         g = as_generator(3)
-        unit_noise("histogram", 2 * plan.location.n_bins, g)  # the location step's draw comes first
-        expected = _scaled_exact(name) + float(plan.noise[r].g_std[0]) * upper_triangle(unit_noise("second", 2, g))
+        HISTOGRAM.unit_noise(2 * plan.location.n_bins, g)  # the location step's draw comes first
+        expected = _scaled_exact(name) + float(plan.noise[r].g_std[0]) * upper_triangle(SECOND.unit_noise(2, g))
         np.testing.assert_allclose(upper_triangle(reply.value(r)), expected, rtol=0, atol=1e-12)
     difference = _scaled_exact("A") - _scaled_exact("B")
     assert np.linalg.norm([difference[0], difference[1], difference[1], difference[2]]) == pytest.approx(

@@ -173,6 +173,30 @@ def test_a_clipped_columns_variance_is_withheld_unless_rows_beyond_twice_the_bou
     assert not ruled_out.covariance_biased_.any() and np.isfinite(ruled_out.covariance_interval_).all()
 
 
+def test_an_undetected_loss_counts_the_rows_beyond_twice_the_bound_unless_the_count_rules_them_out():
+    """What rows beyond 2R lost beyond it is taken as at most the band's loss (a tail no heavier than t3's): the
+    variance's upper end moves up by the released loss and its noise twice over, once the count rules them out once."""
+    import dataclasses
+
+    X, _ = _gaussian(5000, np.random.default_rng(3))
+    est = PrivateCovariance(rng=0, epsilon=4.0, delta=1e-6).fit(X)
+    part = next(p for p in est.release_.parts if p.label == "clipping excess")
+    sd, far_sd = part.released["noise_sd"], part.released["rows_beyond_noise_sd"]
+
+    def upper_shift(far):  # column 0's loss 1 sd: not detected (one-sided 1.83 sd over 3 columns)
+        released = dict(part.released, variance_lost=[sd, 0.0, 0.0], rows_beyond_outer=far)
+        rel = dataclasses.replace(est.release_, parts=tuple(dataclasses.replace(p, released=released) if p is part
+                                                             else p for p in est.release_.parts))
+        fit = PrivateCovariance(epsilon=4.0, delta=1e-6, target="sample").fit_release(rel)
+        assert not fit.covariance_biased_.any()
+        return fit.covariance_interval_[1, 0, 0] - fit.covariance_[0, 0], fit.uncertainty_["error_budget"]["clipping"]
+
+    possible, clip = upper_shift(far=0.0)  # not ruled out: the count's noise could hide rows beyond 2R
+    ruled_out, clip_ruled = upper_shift(far=-2.0 * far_sd)
+    assert (clip["tail_factor"], clip_ruled["tail_factor"]) == (2.0, 1.0)
+    assert possible > ruled_out + sd  # the loss (1 sd) again, and its noise twice in quadrature
+
+
 def test_an_eigenvalue_along_a_clipped_column_is_withheld_unless_rows_beyond_twice_the_bound_are_ruled_out():
     import dataclasses
 
@@ -203,7 +227,8 @@ def test_a_small_columns_clipping_loss_is_capped_by_three_times_its_variance():
     sd = next(p for p in est.release_.parts if p.label == "clipping excess").released["noise_sd"]
     noise_hi = est.covariance_noise_interval_[1, 2, 2]  # the released variance's upper end, noise only
     assert sd > 5 * noise_hi  # the loss release's noise dwarfs the column
-    assert est.covariance_interval_[1, 2, 2] <= 4.0 * noise_hi * 1.5  # its own upper end (noise, centre) and 3 times it
+    tail = est.uncertainty_["error_budget"]["clipping"]["tail_factor"]  # rows beyond 2R: as much again, at most
+    assert est.covariance_interval_[1, 2, 2] <= (1.0 + 3.0 * tail) * noise_hi * 1.5  # its upper end and 3 (6) times it
     assert est.covariance_interval_[0, 2, 2] <= np.var(X[:, 2]) <= est.covariance_interval_[1, 2, 2]
 
 

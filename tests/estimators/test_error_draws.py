@@ -132,7 +132,8 @@ def test_population_coverage_of_ridge_glasso_and_pca_stability_on_seeded_simulat
 def test_the_console_says_what_the_edge_and_angle_draws_carry():
     """The edges header and PCA's stability line said 'clipping and sampling' also where the intervals were for
     these rows (target='sample'), whose draws carry no sampling: they now read what the draws counted."""
-    from dpmoments.estimators.summaries import _angles_count, edge_lines
+    from dpmoments.estimators.component_summaries import _angles_count
+    from dpmoments.estimators.summaries import edge_lines
     from dpmoments.estimators.graph import edge_matrix
 
     X = _draw("gaussian", 2000, np.random.default_rng(1))

@@ -49,9 +49,11 @@ class _Recorded:
 def _trace(monkeypatch, module, fn):
     log = []
     monkeypatch.setattr(module, "np", _Recorder(log))
-    if getattr(module, "_compiled", None) is not None:  # the compiled row clipping is recorded too
-        monkeypatch.setattr(module, "_compiled", types.SimpleNamespace(
-            clip_rows=_Recorded("clip_rows", module._compiled.clip_rows, log)))
+    compiled = getattr(module, "_compiled", None)
+    if compiled is not None:  # the compiled row clipping (and its loop fused with the Gram product) is recorded too
+        monkeypatch.setattr(module, "_compiled", types.SimpleNamespace(**{
+            name: _Recorded(name, getattr(compiled, name), log) for name in ("clip_rows", "clip_gram")
+            if hasattr(compiled, name)}))
     tracemalloc.start()
     try:
         fn()
@@ -83,6 +85,18 @@ def test_dense_pass_does_the_same_work_whether_a_row_is_clipped(monkeypatch, kwa
     assert log_x == log_y
     assert any(name in ("multiply", "clip", "clip_rows") for name, _, _ in log_x)  # the scaling is traced
     assert abs(peak_x - peak_y) < 64 * 1024  # no copy made only for a clipped chunk
+
+
+@pytest.mark.parametrize("center", [None, np.full(10, 0.001)])
+def test_narrow_rows_fused_pass_does_the_same_work_whether_a_row_is_clipped(monkeypatch, center):
+    """At d <= 32 the compiled loop clips and sums in one call per block: the same calls either way."""
+    X, Y = _neighbours(d=10)
+    log_x, peak_x = _trace(monkeypatch, acc_module, lambda: accumulate_moments(X, row_norm=1.0, center=center))
+    log_y, peak_y = _trace(monkeypatch, acc_module, lambda: accumulate_moments(Y, row_norm=1.0, center=center))
+    assert log_x == log_y
+    if getattr(acc_module._compiled, "clip_gram", None) is not None:
+        assert [name for name, _, _ in log_x].count("clip_gram") == 1  # 20000 x 10: one block
+    assert abs(peak_x - peak_y) < 64 * 1024
 
 
 def test_dense_pass_work_does_not_depend_on_how_many_rows_are_clipped(monkeypatch):

@@ -49,8 +49,8 @@ except KeyboardInterrupt:
 __all__ = ["main", "build_parser", "COMMANDS", "CliError"]
 
 #: The subcommands, in the order ``--help`` lists them. One module each.
-COMMANDS = ("demo", "covariance", "correlation", "precision", "pca", "tensor", "regress", "select", "audit", "simulate", "reproduce",
-            "noise_generator", "site", "aggregate")
+COMMANDS = ("demo", "covariance", "correlation", "precision", "pca", "tensor", "regress", "select", "audit", "simulate",
+            "reproduce", "noise_generator", "site", "aggregate")
 
 #: Paths a run reads; an ``--out`` may never be, contain or lie inside one of them.
 INPUT_ATTRIBUTES = ("data", "more_data", "truth", "pair", "plan", "share")

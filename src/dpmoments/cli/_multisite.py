@@ -12,10 +12,12 @@ import argparse
 from ._args import CliError, _about_a_centre, _positive, center_asked, positive_int
 from ._noise import add_uncertainty_arguments
 from ._numbers import radius_or_private
-from ._choices import ROW_NORM_DEFAULT, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of, choices_report
+from ._choices import (ROW_NORM_DEFAULT, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of,
+                       choices_report)
 
-__all__ = ["add_scale_argument", "check_scale", "add_analysis_arguments", "plan_options", "response_bound_of", "check_analysis", "fit_analysis", "multisite_report",
-           "print_guarantees", "ANALYSES", "auto_bounds", "center_across_sites", "AUTO_ACROSS_SITES", "CENTER_ACROSS_SITES"]
+__all__ = ["add_scale_argument", "check_scale", "add_analysis_arguments", "plan_options", "response_bound_of",
+           "check_analysis", "fit_analysis", "multisite_report", "print_guarantees", "ANALYSES", "auto_bounds",
+           "center_across_sites", "AUTO_ACROSS_SITES", "CENTER_ACROSS_SITES"]
 
 AUTO_ACROSS_SITES = (
     "'auto' chooses it across sites from noisy histograms: each site adds its own Gaussian noise to the counts "
@@ -28,7 +30,8 @@ AUTO_ACROSS_SITES = (
 
 CENTER_ACROSS_SITES = (
     "'private' (covariance, pca, precision, ridge) chooses it across sites: up to four location steps, as many "
-    "as the rows allow (each site's own Gaussian noise on the counts of each column on a signed PUBLIC grid; the aggregator moves the location by the "
+    "as the rows allow (each site's own Gaussian noise on the counts of each column on a signed PUBLIC grid; the "
+    "aggregator moves the location by the "
     "medians of their sum), paid from --location-share (default 0.1), then the mean of the rows clipped about the "
     "location, from --center-share (default 0.2): the covariance is taken about that private mean; refused in one "
     "line when there are too few rows, naming the --epsilon (and --location-share) that runs")

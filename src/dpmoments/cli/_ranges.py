@@ -13,9 +13,9 @@ import contextlib
 
 from ._numbers import CliError
 
-__all__ = ["add_ranges_arguments", "check_ranges_across_sites", "site_ranges", "target_range", "plan_ranges_report", "add_plain_ranges_arguments",
-           "positional_ranges", "ranges_of", "categories_of", "impute_of", "ranges_lines", "ranges_report",
-           "add_model_ranges_arguments", "model_ranges", "add_typed_column_arguments",
+__all__ = ["add_ranges_arguments", "check_ranges_across_sites", "site_ranges", "target_range", "plan_ranges_report",
+           "add_plain_ranges_arguments", "positional_ranges", "ranges_of", "categories_of", "impute_of", "ranges_lines",
+           "ranges_report", "add_model_ranges_arguments", "model_ranges", "add_typed_column_arguments",
            "add_bounds_spelling", "bound_or_ranges", "select_bounds", "named_ranges"]
 
 RANGES_HELP = (

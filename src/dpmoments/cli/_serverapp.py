@@ -101,7 +101,8 @@ def aggregate_plan(plan, transport, request):
                                                                                  "run_nonce": nonce, **plan_ranges_report(
                                                                                      plan.ranges, plan.columns, output)})
             res.save_json("privacy_report.json", rep)
-        outcome = dict(ok=True, nonce=nonce, summary=summary, noise=noise_lines, files=sorted(res.files), n=headline_release(output).n,
+        outcome = dict(ok=True, nonce=nonce, summary=summary, noise=noise_lines, files=sorted(res.files),
+                       n=headline_release(output).n,
                        guarantee=str(report.guarantee), claimed=str(report.claimed),
                        dropped=[list(x) for x in report.dropped], colluders=report.colluders,
                        collusion=collusion_line(plan.collusion),

@@ -207,7 +207,8 @@ def _print(args, plan, sites):
               f"{plan.location.share:g}, then a mean round, share {plan.location.mean:g}, of each site's budget, "
               "included above")
     if plan.auto is not None:
-        print(f"bound step {'next' if plan.location is not None else 'first'}: {', '.join(plan.auto.names)} chosen from the sites' noisy histograms "
+        print(f"bound step {'next' if plan.location is not None else 'first'}: {', '.join(plan.auto.names)} chosen "
+              "from the sites' noisy histograms "
               f"({plan.auto.n_bins} bins on [{plan.auto.low:g}, {plan.auto.high:g}]), share {plan.auto.share:g} of "
               "each site's budget, included above")
     if plan.excess_round is not None:

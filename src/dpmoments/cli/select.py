@@ -123,8 +123,8 @@ def run(args):
     from ._io import fingerprint, open_input, read_in_memory
     from ._output import ResultsDir
     from ._release import epsilon_grid
-    from ._report import estimator_report, randomness_text
-    from .present.select import margin_lines, privacy_parts, select_noise
+    from ._report import estimator_report
+    from .present.select import privacy_parts, select_noise
 
     phi, choices = _check(args)
     source = open_input(args, target=args.target)
@@ -136,7 +136,8 @@ def run(args):
                        .rstrip(".")) from None
     ranges, response_range = model_ranges(args, source.feature_names)
     est = PrivateModelSelection(epsilon=args.epsilon, bounds=select_bounds(args)[0], response_bound=args.response_bound,
-                                R=args.R, ranges=ranges, response_range=response_range, candidates=args.candidates, max_size=args.max_size, phi=phi,
+                                R=args.R, ranges=ranges, response_range=response_range, candidates=args.candidates,
+                                max_size=args.max_size, phi=phi,
                                 sigma2=args.sigma2, mechanism=args.mechanism, rng=args.seed,
                                 bound_budget=bound_budget(choices))
     fp = fingerprint(source, args)
@@ -151,37 +152,12 @@ def run(args):
     parts = privacy_parts(est, rep)
     chose = bool(est.bound_parts_) or args.R == "private"  # a private choice was paid for: list every share
     noise = select_noise(est)
-    analysis = {"estimator": "PrivateModelSelection", "selected": chosen, "selected_index": list(est.selected_),
-                "n_candidates": len(family), "candidates": args.candidates, "max_size": args.max_size,
-                "R": est.R_, "phi": est.phi_, "sigma2": est.sigma2_, "budget_parts": rep["budget_parts"],
-                "scores_released": False, "loaded_into_memory": True, "estimate": "selected.csv",
-                **json_safe({"selection_probability": est.selection_probability_, "selection_gap": est.selection_gap_,
-                             "tie_probability": est.tie_probability_})}
-    analysis = noise.analysis(analysis)
-    privacy = {"mechanism": ("laplace report-noisy-min" if args.mechanism == "noisy-min" else "exponential"),
-               "sensitivity": rep["sensitivity_Q"], "sensitivity_norm": "criterion (every Q(M) at once)",
-               "sensitivity_exact_minimum": rep["sensitivity_Q_exact_minimum"],
-               "certified_gap": rep["certified_gap"],
-               "noise_scale": rep["selection_noise_scale"], "entry_bound": est.bounds_,
-               "response_bound": est.response_bound_, "l1_radius": est.R_,
-               "clipping": "every entry X_ij is clipped to [-B, B] (--bounds) and y to [-r, r] (--response-bound); "
-                           + ("the bounds were drawn privately (private_choices)" if est.bound_parts_
-                              else "the bounds are PUBLIC, chosen before seeing the data")
-                           + "; (r + B R)^2 bounds every squared residual and so the sensitivity of every candidate's exact minimum; each Q(M) is "
-                           "certified to within certified_gap of it for every input (a duality gap, or the ellipsoid method's bound after a "
-                           "number of steps fixed by n and the model's size), which the sensitivity adds"}
+    analysis = noise.analysis(_analysis(est, rep, chosen, len(family), args))
+    privacy = _privacy(est, rep, args)
     with ResultsDir(args.out, args.force) as res:
         res.save_table("selected.csv", ["feature", "index"], [[names[j], j] for j in est.selected_])
         if grid and not args.no_figures:
-            from .. import plots
-
-            kept = (1.0 - (bound_budget(choices).share if est.bound_parts_ else 0.0)
-                    - (R_SHARE if args.R == "private" else 0.0))  # the selection's share
-            scale = [2.0 * rep["sensitivity_Q"] / (kept * e) for e in grid]
-            ax = plots.plot_privacy_utility(grid, scale, label="Laplace scale of each criterion (2 Delta / epsilon)",
-                                            chosen=args.epsilon, title="selection noise against epsilon "
-                                                                       "(calibration only)")
-            res.save_figure("privacy_utility", ax)
+            _save_figure(res, est, rep, grid, choices, args)
         res.save_json("privacy_report.json", estimator_report(
             "select", est.privacy_, privacy=privacy, source=source, fingerprint=fp, n=n, d=d, analysis=analysis,
             argv=args.argv, randomness=rep["randomness"], files=res.files,
@@ -189,21 +165,70 @@ def run(args):
             else None))
     if not args.quiet:
         where = f"{d} columns of {source.name} ({n} rows, {len(family)} candidate models)"
-        if noise.withholds:
-            print(f"no model selected from {where}: the choice is not distinguishable from noise")
-        else:
-            print(f"selected {len(chosen)} of {where}: {', '.join(chosen) if chosen else '(none)'}")
-        for line in margin_lines(est):
-            print(line)
-        noise.print()
-        print(f"privacy: guarantee {est.privacy_}, neighbouring_relation {describe_relation(est.neighbours_)}; "
-              f"mechanism {privacy['mechanism']}, sensitivity {rep['sensitivity_Q']:.3g} (criterion); entry_bound "
-              f"{est.bounds_:g}, response_bound {est.response_bound_:g}, l1_radius {est.R_:.4g}"
-              + (" (private)" if args.R == "private" else "") + "; "
-              + randomness_text(rep["randomness"], False))
-        for line in choices_lines(parts, est.privacy_) if chose else ():
-            print(line)
-        print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
+        _print_result(est, rep, privacy, noise, chosen, where, parts if chose else None, res.files, args)
     return 0
+
+
+def _analysis(est, rep, chosen, n_candidates, args):
+    """The report's ``analysis``: the model chosen, the criterion's parts and how sure the choice is."""
+    return {"estimator": "PrivateModelSelection", "selected": chosen, "selected_index": list(est.selected_),
+            "n_candidates": n_candidates, "candidates": args.candidates, "max_size": args.max_size,
+            "R": est.R_, "phi": est.phi_, "sigma2": est.sigma2_, "budget_parts": rep["budget_parts"],
+            "scores_released": False, "loaded_into_memory": True, "estimate": "selected.csv",
+            **json_safe({"selection_probability": est.selection_probability_, "selection_gap": est.selection_gap_,
+                         "tie_probability": est.tie_probability_})}
+
+
+def _privacy(est, rep, args):
+    """The report's ``privacy``: the selection's mechanism, its sensitivity and the bounds that fix it."""
+    return {"mechanism": ("laplace report-noisy-min" if args.mechanism == "noisy-min" else "exponential"),
+            "sensitivity": rep["sensitivity_Q"], "sensitivity_norm": "criterion (every Q(M) at once)",
+            "sensitivity_exact_minimum": rep["sensitivity_Q_exact_minimum"],
+            "certified_gap": rep["certified_gap"],
+            "noise_scale": rep["selection_noise_scale"], "entry_bound": est.bounds_,
+            "response_bound": est.response_bound_, "l1_radius": est.R_,
+            "clipping": "every entry X_ij is clipped to [-B, B] (--bounds) and y to [-r, r] (--response-bound); "
+                        + ("the bounds were drawn privately (private_choices)" if est.bound_parts_
+                           else "the bounds are PUBLIC, chosen before seeing the data")
+                        + "; (r + B R)^2 bounds every squared residual and so the sensitivity of every "
+                        "candidate's exact minimum; each Q(M) is certified to within certified_gap of it for every "
+                        "input (a duality gap, or the ellipsoid method's bound after a "
+                        "number of steps fixed by n and the model's size), which the sensitivity adds"}
+
+
+def _save_figure(res, est, rep, grid, choices, args):
+    """The selection's noise against epsilon over the --epsilon-grid (its calibration only: no data)."""
+    from .. import plots
+
+    kept = (1.0 - (bound_budget(choices).share if est.bound_parts_ else 0.0)
+            - (R_SHARE if args.R == "private" else 0.0))  # the selection's share
+    scale = [2.0 * rep["sensitivity_Q"] / (kept * e) for e in grid]
+    ax = plots.plot_privacy_utility(grid, scale, label="Laplace scale of each criterion (2 Delta / epsilon)",
+                                    chosen=args.epsilon, title="selection noise against epsilon "
+                                                               "(calibration only)")
+    res.save_figure("privacy_utility", ax)
+
+
+def _print_result(est, rep, privacy, noise, chosen, where, parts, files, args):
+    """The console: the model chosen (or none, within the noise), its margin, the noise and privacy lines and, when a
+    private choice was paid for (``parts``), every share."""
+    from ._report import randomness_text
+    from .present.select import margin_lines
+
+    if noise.withholds:
+        print(f"no model selected from {where}: the choice is not distinguishable from noise")
+    else:
+        print(f"selected {len(chosen)} of {where}: {', '.join(chosen) if chosen else '(none)'}")
+    for line in margin_lines(est):
+        print(line)
+    noise.print()
+    print(f"privacy: guarantee {est.privacy_}, neighbouring_relation {describe_relation(est.neighbours_)}; "
+          f"mechanism {privacy['mechanism']}, sensitivity {rep['sensitivity_Q']:.3g} (criterion); entry_bound "
+          f"{est.bounds_:g}, response_bound {est.response_bound_:g}, l1_radius {est.R_:.4g}"
+          + (" (private)" if args.R == "private" else "") + "; "
+          + randomness_text(rep["randomness"], False))
+    for line in choices_lines(parts, est.privacy_) if parts is not None else ():
+        print(line)
+    print(f"results in {args.out}/ ({', '.join(sorted(files))})")
 
 

@@ -152,7 +152,7 @@ def _refuse_twice(sources):
 
 
 def run(args):
-    from ._io import DataSource, fingerprint
+    from ._io import fingerprint
     from ._output import check_destination, ResultsDir
 
     _check(args)
@@ -163,18 +163,8 @@ def run(args):
         raise CliError(f"--protocol {args.protocol} needs at least {PROTOCOLS[args.protocol].min_sites} site files; "
                        f"got {len(paths)}")
     target = args.target if args.analysis in ("select", "regress") else None
-    sources = [DataSource(p, args.columns, target) for p in paths]  # every header and column selection checked now
-    _refuse_twice(sources)
-    if args.protocol == "local":
-        pick = names[0] if args.site is None else args.site
-        if pick not in names:
-            raise CliError(f"--site {pick!r} is not one of the sites: {', '.join(names)}")
-        sources, names = [sources[names.index(pick)]], [pick]
+    sources, names = _site_sources(args, paths, names, target)
     features = sources[0].feature_names
-    for s in sources[1:]:
-        if s.feature_names != features:
-            raise CliError(f"site '{s.path}' has columns {s.feature_names}; site '{sources[0].path}' has {features}: "
-                           "every site must give the same columns (use --columns)")
     request = privacy_options(args, len(features))
     kwargs = request.release_kwargs()
     ranges = site_ranges(args, features)
@@ -191,10 +181,7 @@ def run(args):
         save(res)
         rep = multisite_report("simulate", output, report, analysis, args.argv, res.files + ["privacy_report.json"],
                                plan_ranges_report(ranges, features, output))
-        rep["input"] = {"sites": [dict(s.describe(), name=nm, rows=site.n, fingerprint=None if fp is None else dict(
-            fp, note="a deterministic hash of the site's file for provenance; not differentially private"))
-            for nm, s, site, fp in zip(names, sources, sites, fingerprints)],
-                        "shape": [sum(site.n for site in sites), len(labels)]}
+        rep["input"] = _input_report(names, sources, sites, fingerprints, len(labels))
         res.save_json("privacy_report.json", rep)
     if not args.quiet:
         print(f"{args.protocol}: {len(sites)} site(s) ({', '.join(f'{s.name}: {s.n} rows' for s in sites)}), "
@@ -204,6 +191,34 @@ def run(args):
         print_guarantees(report)
         print(f"results in {args.out}/ ({', '.join(sorted(res.files))})")
     return 0
+
+
+def _site_sources(args, paths, names, target):
+    """Each site's opened file (headers and column selections checked, none given twice), the one site of
+    ``--protocol local``, and their names; refused unless every site gives the same columns."""
+    from ._io import DataSource
+
+    sources = [DataSource(p, args.columns, target) for p in paths]  # every header and column selection checked now
+    _refuse_twice(sources)
+    if args.protocol == "local":
+        pick = names[0] if args.site is None else args.site
+        if pick not in names:
+            raise CliError(f"--site {pick!r} is not one of the sites: {', '.join(names)}")
+        sources, names = [sources[names.index(pick)]], [pick]
+    features = sources[0].feature_names
+    for s in sources[1:]:
+        if s.feature_names != features:
+            raise CliError(f"site '{s.path}' has columns {s.feature_names}; site '{sources[0].path}' has {features}: "
+                           "every site must give the same columns (use --columns)")
+    return sources, names
+
+
+def _input_report(names, sources, sites, fingerprints, n_columns):
+    """The report's ``input``: each site's file, rows and provenance hash, and the pooled shape."""
+    return {"sites": [dict(s.describe(), name=nm, rows=site.n, fingerprint=None if fp is None else dict(
+        fp, note="a deterministic hash of the site's file for provenance; not differentially private"))
+        for nm, s, site, fp in zip(names, sources, sites, fingerprints)],
+            "shape": [sum(site.n for site in sites), n_columns]}
 
 
 def _site(name, source, args, kwargs, ranges):

@@ -92,7 +92,8 @@ class _CsrStream:
 
         n, d = self.shape
         where = self.where
-        with zipfile.ZipFile(self.path) as a, a.open("indptr.npy") as fp_ptr, a.open("indices.npy") as fp_idx, a.open("data.npy") as fp_val:
+        with (zipfile.ZipFile(self.path) as a, a.open("indptr.npy") as fp_ptr, a.open("indices.npy") as fp_idx,
+              a.open("data.npy") as fp_val):
             ptr, idx = _Member(fp_ptr, "indptr", "iu", where), _Member(fp_idx, "indices", "iu", where)
             val = _Member(fp_val, "data", "biuf", where)
             if ptr.count != n + 1 or idx.count != val.count:

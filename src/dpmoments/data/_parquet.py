@@ -15,7 +15,8 @@ def _pandas_index(schema):
     except ValueError:  # metadata that is not JSON: no index known
         return set()
     index = meta.get("index_columns") if isinstance(meta, dict) else None
-    return {name for name in index if isinstance(name, str)} if isinstance(index, list) else set()  # a RangeIndex is stored as a dict, not a column
+    # a RangeIndex is stored as a dict, not a column
+    return {name for name in index if isinstance(name, str)} if isinstance(index, list) else set()
 
 
 def numeric_type(kind):

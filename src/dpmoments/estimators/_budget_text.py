@@ -23,7 +23,8 @@ def not_covered_text(target, clip_summary_present, centre_bounded=False):
             if clip_summary_present else unmeasured,
             "what rows beyond the outer bound lost beyond it (the columns that bear such rows, where they are "
             "detected, are marked 'biased' and their intervals withheld; where they are not ruled out, so is a "
-            "clipped column's variance)",
+            "clipped column's variance, and every other variance counts as much again as its band lost: a tail "
+            "heavier than |x|^-3, a t with 3 degrees of freedom, can lose more; off the diagonal, where the band's loss is not detected, it is not counted)",
             "the private mean's own clipping bias where its rows beyond its bound are not bounded (a public bound, "
             "across sites)" if not centre_bounded else "the centre's clipping bias beyond 1 - e^-5 of its draws"]
     return "; ".join(left)

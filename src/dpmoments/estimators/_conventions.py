@@ -26,8 +26,8 @@ from ..data.frames import labelled
 from ..moments.dask_moments import names_only
 from ..privacy.relations import describe_relation
 
-__all__ = ["all_or_nothing", "check_input", "fit_input", "labelled_attribute", "noise_entry", "privacy_report", "release_input", "release_noise",
-           "require_for_fit", "name_of"]
+__all__ = ["all_or_nothing", "check_input", "fit_input", "labelled_attribute", "noise_entry", "privacy_report",
+           "release_input", "release_noise", "require_for_fit", "name_of"]
 
 
 def all_or_nothing(method):

@@ -23,7 +23,8 @@ from ..privacy import Accountant, PureDP, Uncertified, check_accountant
 from ._params import check_parameters, or_else, param, parameters, positive_or_inf, value_only
 from .error_budget import check_target
 from .uncertainty import check_level
-from ._conventions import fit_input, labelled_attribute, name_of, privacy_report, release_input, release_noise, require_for_fit
+from ._conventions import (fit_input, labelled_attribute, name_of, privacy_report, release_input, release_noise,
+                           require_for_fit)
 from ..moments.private_release import needs_private_choices, planned_second_moment_guarantee, private_second_moment
 from ..data import as_source
 from ..moments.ranged_release import ranged_second_moment
@@ -43,7 +44,8 @@ class MomentEstimator:
     its own. Those without a check are checked by the release function they are passed to.
     """
 
-    epsilon: float | None = param(None, check=or_else((None,), positive_or_inf))  # required by fit (require_for_fit); fit_release takes the release's
+    # required by fit (require_for_fit); fit_release takes the release's
+    epsilon: float | None = param(None, check=or_else((None,), positive_or_inf))
     delta: float | None = param(None)
     row_norm: float | str = param("auto")
     mechanism: str = param("gaussian")  # each estimator's own names: _release_from

@@ -109,5 +109,7 @@ class SelectionReleaseMixin:
         self.privacy_report_ = privacy_report(
             self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=release.randomness,
             fitted_by="fit_release", noise=release_noise("second moment of (x, y)", release),
-            n_candidates=len(family), phi=self.phi_, R=self.R_, R_source="the release's full-model fit (post-processing)" if self.R == "private" else "public", postprocessing="Q_R on the released moments")
+            n_candidates=len(family), phi=self.phi_, R=self.R_,
+            R_source="the release's full-model fit (post-processing)" if self.R == "private" else "public",
+            postprocessing="Q_R on the released moments")
         return self

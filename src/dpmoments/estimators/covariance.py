@@ -280,7 +280,8 @@ class CovarianceFit(MomentEstimator):
         centre = not budget["parts"]["centre_bias"].startswith("not")
         self.uncertainty_.update(covers=covers_text(target, clip, centre),
                                  not_covered=not_covered_text(target, clip, centre),
-                                 error_budget=budget["parts"], scope=_scope(target, clip, self.level, budget["parts"]["level_each"], centre))
+                                 error_budget=budget["parts"],
+                                 scope=_scope(target, clip, self.level, budget["parts"]["level_each"], centre))
         if clip and budget["parts"]["clipping"]["biased_columns"]:  # a bias, not noise: a BoundWarning
             message = _clipping_message(budget["parts"]["clipping"])
             warnings.warn(f"{name_of(self)}: {message}", BoundWarning, stacklevel=3)

@@ -14,7 +14,8 @@ from .uncertainty import count_relative_sd, noise_law, z_value
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
-__all__ = ["half_widths", "less_identity", "truncate_variances", "widen_to_noise", "with_centre_variance"]
+__all__ = ["half_widths", "holding_estimate", "less_identity", "truncate_variances", "widen_to_noise",
+           "with_centre_variance"]
 
 
 def less_identity(M, c):
@@ -86,3 +87,14 @@ def half_widths(v, s, level, out):
     # had no centre mean removed, so the half-widths are about r itself
     lo_half[idx, idx], hi_half[idx, idx] = q_hi, -q_lo
     return lo_half, hi_half
+
+
+def holding_estimate(interval, estimate, in_place=False):
+    """The intervals (2, d, d) widened to hold the printed ``estimate`` (the PSD projection can move an entry out:
+    a variance up). A union: coverage at least as before; withheld (NaN) entries stay withheld. ``in_place``:
+    written into ``interval`` (an array of the caller's own), not a new one."""
+    if not in_place:
+        return np.stack([np.minimum(interval[0], estimate), np.maximum(interval[1], estimate)])
+    np.minimum(interval[0], estimate, out=interval[0])
+    np.maximum(interval[1], estimate, out=interval[1])
+    return interval

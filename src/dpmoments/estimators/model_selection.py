@@ -10,29 +10,28 @@ from sklearn.base import BaseEstimator
 from .._rng import as_generator, describe_randomness, noise_source, spawn
 from .._validation import check_sensitivity
 from ..exceptions import NotPrivateWarning
-from ..mechanisms import exponential_mechanism, laplace_noise, report_noisy_min, symmetric_matrix_noise
+from ..mechanisms import exponential_mechanism, laplace_noise, report_noisy_min
 from ..moments import accumulate_moments
 from ..moments.auto_release import BoundBudget, as_bound_budget, choose_bounds, is_auto
 from ..moments.release import Part
 from ..privacy import Accountant, PureDP, check_accountant, compose
-from ..solvers.irls import solve_weighted
 from ..solvers.l1_ball import l1_ball_least_squares
 from ..solvers.l1_ball_certified import certified_objectives
 from ._column_map import LabelledCoefficients, supervised_rows
 from ._conventions import all_or_nothing, clone_sharing_tally, noise_entry, privacy_report
-from ._irls_error import solve_se
 from ._selection_plan import MECHANISMS, R_SHARE, SelectionPlanMixin, candidate_family  # noqa: F401 (public here)
 from ._selection_plan import check_gap_tolerance, check_phi, check_R_range, check_replace_one
 from ._params import REQUIRED, integer, or_else, param, parameters, positive, value_only
+from ._selection_parts import SelectionPartsMixin
 from ._selection_release import SelectionReleaseMixin
 from ._uncertainty_models import selection_margin
-from .uncertainty import NoiseLaw
 
 __all__ = ["PrivateModelSelection", "candidate_family"]
 
 
 @parameters
-class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, LabelledCoefficients, BaseEstimator):
+class PrivateModelSelection(SelectionPlanMixin, SelectionPartsMixin, SelectionReleaseMixin, LabelledCoefficients,
+                            BaseEstimator):
     r"""epsilon-DP linear model selection by a noisy penalised L1-constrained criterion.
 
     For every model :math:`M` of a candidate family fixed before seeing the
@@ -301,7 +300,8 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, LabelledC
         source = noise_source(self.rng)  # where the noise starts: a second fit from the same seed is refused
         if self.accountant is not None and not self.accountant.can_spend(guarantee, neighbours="replace-one",
                                                                          noise_source=source):
-            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one", noise_source=source)  # raises
+            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one",
+                                  noise_source=source)  # raises
         if not guarantee.is_private:
             warnings.warn("epsilon=inf: the exact model choice is released, with no privacy.", NotPrivateWarning,
                           stacklevel=2)
@@ -335,7 +335,8 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, LabelledC
         if self.coef_se_ is not None:
             self.uncertainty_["refit_coef_se"] = self.coef_se_.tolist()
         if self.accountant is not None:
-            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one", noise_source=source)
+            self.accountant.spend(guarantee, label="PrivateModelSelection", neighbours="replace-one",
+                                  noise_source=source)
         self.privacy_ = guarantee
         self.neighbours_ = self.neighbours
         # The bounds' draws are shares of epsilon; the other parts' epsilons are their own (in each guarantee).
@@ -400,54 +401,6 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, LabelledC
         self.selection_gap_ = float(two[1] - two[0]) if two.size > 1 else math.inf
         return int(np.argmin(self.scores_))
 
-    def _noisy_moments(self, G, b, n, cols, eps, rng):
-        """Laplace on the upper triangle of G[cols]/n and b[cols]/n; returns (G~, b~, floor, Laplace scale)."""
-        k = len(cols)
-        scale = self._moments_sensitivity(k, n) / eps
-        Gs, bs = G[np.ix_(cols, cols)] / n, b[cols] / n
-        if math.isinf(eps):
-            return Gs, bs, 0.0, 0.0
-        E = symmetric_matrix_noise(k, scale, rng, distribution="laplace")
-        return Gs + E, bs + laplace_noise(k, scale, rng), 2.0 * math.sqrt(k) * scale * math.sqrt(2.0), scale
-
-    def _moments_sensitivity(self, k, n):
-        """L1 sensitivity of the upper triangle of ``X'X/n`` and of ``X'y/n`` on ``k`` clipped columns."""
-        B, r = self.bounds_, self.response_bound_
-        return (B * B * k * (k + 1) + 2.0 * B * k * r) / n
-
-    def _radius(self, G, b, n, rng):
-        if self.R != "private":
-            return float(self.R)
-        cols = list(range(b.size))
-        eps = float(self.R_epsilon) if self.R_epsilon is not None else float(self.epsilon) * R_SHARE
-        Gt, bt, floor, _ = self._noisy_moments(G, b, n, cols, eps, rng)
-        beta, _ = solve_weighted(Gt, bt, floor)
-        lo, hi = self.R_range
-        return float(min(max(np.abs(beta).sum(), lo), hi))
-
-    def _sigma2(self, G, b, c, n, delta_q, tau, spread, rng):
-        if self.sigma2 != "private":
-            return float(self.sigma2)
-        q_full = self._certified(G, b, c, [tuple(range(b.size))], tau, spread)[0] / n
-        eps = float(self.sigma2_epsilon)
-        noisy = q_full if math.isinf(eps) else q_full + float(laplace_noise((), delta_q / (n * eps), rng))
-        return float(min(max(noisy, 1e-12), self.response_bound_**2))
-
-    def _refit(self, G, b, c, n, rng):
-        cols = list(self.selected_)
-        coef = np.zeros(b.size)
-        if not cols:
-            return coef
-        Gt, bt, floor, scale = self._noisy_moments(G, b, n, cols, float(self.refit_epsilon), rng)
-        law = NoiseLaw("laplace", scale) if scale > 0 else NoiseLaw("none", 0.0)
-        self.coef_se_[cols] = solve_se(bt, Gt, floor, law, law)[1]  # first order, the L1 constraint ignored
-        lam, Q = np.linalg.eigh(0.5 * (Gt + Gt.T))
-        Gp = (Q * np.maximum(lam, floor)) @ Q.T
-        coef[cols] = l1_ball_least_squares(Gp, bt, 0.0, self.R_).coef
-        scale = self._map.y_half / self._map.half  # back in the user's units (ranged columns were scaled)
-        self.coef_se_ *= scale
-        return coef * scale
-
     def _report(self, parts, delta_q, exact, tau, n):
         return privacy_report(
             self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=describe_randomness(self.rng),
@@ -467,15 +420,4 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionReleaseMixin, LabelledC
         lines = [noise_entry("selection criteria Q_R(M) + phi |M|", mechanism,
                              None if math.isinf(eps) or mechanism == "exponential" else 2.0 * delta_q / eps,
                              sensitivity=delta_q, sensitivity_norm="each criterion")]
-        if "R" in parts:
-            sens = self._moments_sensitivity(self.n_features_in_, n)
-            lines.append(noise_entry("moments X'X/n, X'y/n (private R)", "laplace", sens / parts["R"],
-                                     sensitivity=sens, sensitivity_norm="l1"))
-        if "sigma2" in parts:
-            lines.append(noise_entry("Q_R(full)/n (private sigma2)", "laplace", delta_q / n / parts["sigma2"],
-                                     sensitivity=delta_q / n, sensitivity_norm="l1"))
-        if "refit" in parts and self.selected_:
-            sens = self._moments_sensitivity(len(self.selected_), n)
-            lines.append(noise_entry("moments of the selected columns (refit)", "laplace", sens / parts["refit"],
-                                     sensitivity=sens, sensitivity_norm="l1"))
-        return lines
+        return lines + self._parts_noise(parts, delta_q, n)

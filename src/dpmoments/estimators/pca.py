@@ -24,7 +24,7 @@ from .diagnostics import Diagnostics
 from .error_budget import bias_perturbation, eigenvalue_error_budget
 from .error_draws import error_parts, every_part_draws
 from .uncertainty import UNSTABLE_DEGREES, bootstrap_generator, check_draws
-from .summaries import pca_summary
+from .component_summaries import pca_summary
 
 __all__ = ["PCAFit"]  # PrivatePCA: this class on scikit-learn's BaseEstimator and mixins (scikit_learn.py)
 

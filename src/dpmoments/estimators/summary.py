@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from ..privacy.relations import describe_relation
 
 __all__ = ["Summary", "Noise", "num", "interval_text", "table", "json_safe", "privacy_summary", "choices_lines",
-           "clipped_fraction", "randomness_text", "feature_labels", "release_lines", "SENTENCES", "WITHHOLDING",
-           "FLOAT_NOISE", "EXACT_NOISE"]
+           "clipped_fraction", "randomness_text", "feature_labels", "rows_text", "of_data", "release_lines", "SENTENCES",
+           "WITHHOLDING", "FLOAT_NOISE", "EXACT_NOISE"]
 
 #: What "not secure" means for unseeded noise: floating-point noise, not a weaker guarantee (read as "not private").
 FLOAT_NOISE = ("floating-point noise: private as stated, but its low-order bits are not hardened against "
@@ -69,6 +69,16 @@ def feature_labels(est, names=None):
     if names is None:
         names = [f"x{j}" for j in range(est.release_.n_features)]
     return [str(n) for n in names]
+
+
+def rows_text(release):
+    """``"1000 rows"``, or ``"about 1012 rows (noisy count)"`` under add-remove."""
+    return f"{release.n} rows" if release.n_public else f"about {release.n} rows (noisy count)"
+
+
+def of_data(data_name):
+    """`` of <data_name>`` for a summary's title, or nothing when the data are not named."""
+    return "" if data_name is None else f" of {data_name}"
 
 
 def release_lines(release):

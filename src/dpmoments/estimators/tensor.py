@@ -44,26 +44,24 @@ index orbit ``i <= j <= k``.
   add-remove).
 """
 
-import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 
 from .._rng import noise_source, spawn
-from .._validation import check_nonnegative, check_positive, check_vector
+from .._validation import check_nonnegative, check_positive
 from ..data import as_source
-from ..exceptions import TooFewRowsError
 from ..moments.auto_release import BoundBudget, as_bound_budget, is_auto
-from ..moments.private_bounds import SearchRange
-from ..moments.ranged_release import GRID_DECADES, GRID_STEPS, ranges_note
+from ..moments.ranged_release import ranges_note
 from ..moments.ranges import clipped_to_ranges, with_indicator_ranges
+from ..moments.tensor_bound import release_mog_moments_auto, with_note
 from ..privacy import Accountant, check_accountant
 from ..solvers.tensor_power import robust_tensor_power, unwhiten, whiten, whiten_tensor
-from ._conventions import (all_or_nothing, fit_input, labelled_attribute, name_of, privacy_report, release_input, release_noise,
-                           require_for_fit)
+from ._conventions import (all_or_nothing, fit_input, labelled_attribute, name_of, privacy_report, release_input,
+                           release_noise, require_for_fit)
 from ._params import REQUIRED, check_parameters, integer, one_of, param, parameters, positive, value_only
 from ._uncertainty_models import tensor_spread
-from .summaries import tensor_summary
+from .component_summaries import tensor_summary
 from .uncertainty import check_draws, check_level
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
 from ..moments.tensor_moments import (
@@ -316,8 +314,10 @@ class TensorDecompositionFit:
         ranges = with_indicator_ranges(self.ranges, X) if model == "mog" else None
         if ranges is not None:  # clipped to the public ranges (an opened table's 0/1 columns' too): a per-row map
             X, ranged, range_names, box = clipped_to_ranges(X, ranges, self.center)
-        if model == "mog" and is_auto(self.row_norm):
-            moments = self._auto_mog(X, common, None if ranged is None else box)
+        if model == "mog" and is_auto(self.row_norm):  # the bound's draw takes stream 3
+            moments, self.privacy_parts_ = release_mog_moments_auto(
+                X, sigma2=self.sigma2, center=self.center, bound_budget=self.bound_budget,
+                box=None if ranged is None else box, **common)
         elif model == "mog":
             moments = release_mog_moments(X, sigma2=self.sigma2, row_norm=self.row_norm, center=self.center, **common)
         else:
@@ -328,51 +328,6 @@ class TensorDecompositionFit:
             acct.spend(moments.guarantee, label=name_of(self), neighbours=args.neighbours,
                        noise_source=source)
         return self._decompose(moments, spawn(self.rng, 3)[2], names, fitted_by="fit")
-
-    def _auto_mog(self, X, common, box=None):
-        """MOG moments with a private row bound (stream 3 of ``rng``), composed in zCDP (shares of rho).
-
-        The bound aims at the 0.95-quantile of the row norms, lowered at small
-        ``n`` to leave the draw's rank error above it (as
-        :func:`~dpmoments.moments.auto_release.choose_bounds`); where ``n`` is
-        public and too small, it is refused saying from which epsilon it runs.
-        """
-        from ..moments.auto_release import FIXED_LOWEST, MARGIN_T, check_auto_source, public_n_what, rank_error
-        from ..moments.private_bounds import quantile_pass, select_quantiles
-        from ..moments.release import count_fields
-        from ..mechanisms.laws import GAUSSIAN
-        from ..moments.choice_budget import BOUND_OPTION, PrivateChoiceBudget
-
-        check_auto_source(X)
-        bounds = as_bound_budget(self.bound_budget)
-        if box is not None and bounds.search == SearchRange():  # every column ranged: the grid ends at the box
-            bounds = dataclasses.replace(bounds, search=SearchRange(box * 10.0 ** -GRID_DECADES, box, GRID_STEPS))
-        budget = PrivateChoiceBudget(common["epsilon"], common["delta"], GAUSSIAN, common["calibration"], self.neighbours)
-        each, guarantee = budget.draws(bounds.share)
-        center = None if self.center is None else check_vector(self.center, "center")
-        (bins,), _ = quantile_pass(X, [("row-norm", center, None)], search=bounds.search)
-        q = bounds.fixed_quantile()
-        floor = rank_error(each, bounds.search, t=MARGIN_T) if np.isfinite(each) else None
-        try:
-            with budget.refusal(bounds.share, BOUND_OPTION):
-                R = float(select_quantiles(bins, bounds.search.edges(), epsilon_each=each, quantile=q,
-                                           rng=spawn(self.rng, 4)[3],
-                                           what=public_n_what(self.neighbours, "row_norm='auto'"),
-                                           min_clipped=floor, lowest=FIXED_LOWEST)[0][0])
-        except TooFewRowsError:  # decided from the public n: every column ranged, the box's bound is free
-            if box is None:
-                raise
-            return _noted(release_mog_moments(X, sigma2=self.sigma2, row_norm=box, center=self.center, **common),
-                          "row bound: the ranges' box about the centre, free (too few rows to draw a tighter one "
-                          "privately)")
-        target = f"{q:g}-quantile" + ("" if floor is None else f", lowered if needed to leave {floor:.3g} rows above it")
-        budget.record("row_norm", guarantee, bounds.share, (1, each), row_norm=R, target=target)
-        main = budget.release(1.0 - bounds.share)
-        moments = release_mog_moments(X, sigma2=self.sigma2, row_norm=R, center=self.center,
-                                      **{**common, **main})
-        budget.record("moments", moments.guarantee, 1.0 - bounds.share, **count_fields(moments.second))
-        self.privacy_parts_ = tuple(budget.parts)
-        return dataclasses.replace(moments, guarantee=budget.total())
 
     @all_or_nothing
     def labelled(self, attribute="components_"):
@@ -463,10 +418,5 @@ def _ranges_noted(moments, names, ranged):
     """The moments with the line naming the columns clipped to public ranges (post-processing: a note)."""
     line = ranges_note(names, ranged, "clipped to their ranges in their own units (no scales: sigma2 is in them)",
                        "own units, unclipped, under the row bound")
-    return _noted(moments, f"{line}; row bound {moments.second.row_norm:.4g}")
+    return with_note(moments, f"{line}; row bound {moments.second.row_norm:.4g}")
 
-
-def _noted(moments, line):
-    return dataclasses.replace(moments, **{part: dataclasses.replace(
-        getattr(moments, part), postprocessing=getattr(moments, part).postprocessing + (line,))
-        for part in ("second", "third")})

@@ -8,12 +8,20 @@
  * NaN/inf entry, or squares that overflow) stops the pass: the caller takes its
  * overflow-safe NumPy path for the block. In and out may be the same buffer.
  *
+ * clip_gram fuses the clipping with the Gram product for narrow rows (small d), where BLAS's
+ * product of a tall, thin block costs as much as reading it and a separate clipping pass adds
+ * the same again (see clip_gram below).
+ *
  * Only the Python C API's buffer protocol is used (no NumPy headers).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <float.h>
 #include <math.h>
-
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 /* clip_rows(block, out, d, bound) -> bool: True when every row was finite and out is written. */
 static PyObject *clip_rows(PyObject *self, PyObject *args)
 {
@@ -62,8 +70,203 @@ done:
     return result;
 }
 
+/* Rows per panel of clip_gram (a multiple of 4): the panel, transposed, stays in L1 while it is
+ * clipped and its products are formed. */
+#define PANEL_ROWS 64
+/* The widest rows clip_gram takes: beyond it BLAS's product is faster than this loop. */
+#define GRAM_MAX_D 64
+#define PAD2(d) (((d) + 1) & ~(Py_ssize_t)1)
+
+#if defined(__GNUC__) || defined(__clang__)
+typedef double v4d __attribute__((vector_size(32)));
+typedef long long v4i __attribute__((vector_size(32)));
+#endif
+#if defined(__GNUC__) && !defined(__clang__)
+#define V4D_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, (v4i){i, j, k, l})
+#elif defined(__clang__)
+#define V4D_SHUFFLE(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#endif
+
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
+/* An AVX2 copy where the CPU has it, chosen at load time; no FMA, so both copies round alike. */
+#define CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CLONES
+#endif
+
+/* Q[k * PANEL_ROWS + r] = x[r][k] - c[k] (c may be NULL) for the panel's m rows: the rows read in order,
+ * as they lie in memory, and (GCC) turned four by four in registers. */
+static inline void transpose_panel(const double *in, const double *c, Py_ssize_t m, Py_ssize_t d, double *Q)
+{
+    const Py_ssize_t M = PANEL_ROWS;
+    Py_ssize_t r = 0;
+#ifdef V4D_SHUFFLE
+    for (; r + 4 <= m && d >= 4; r += 4) {
+        const double *x = in + r * d;
+        for (Py_ssize_t k = 0; k < d; k += 4) {
+            if (k + 4 > d)
+                k = d - 4; /* the last four columns, overlapping some already written (the same values) */
+            v4d r0, r1, r2, r3, cv = {0.0, 0.0, 0.0, 0.0};
+            memcpy(&r0, x + k, 32); memcpy(&r1, x + d + k, 32);
+            memcpy(&r2, x + 2 * d + k, 32); memcpy(&r3, x + 3 * d + k, 32);
+            if (c) {
+                memcpy(&cv, c + k, 32);
+                r0 -= cv; r1 -= cv; r2 -= cv; r3 -= cv;
+            }
+            v4d t0 = V4D_SHUFFLE(r0, r1, 0, 4, 2, 6), t1 = V4D_SHUFFLE(r0, r1, 1, 5, 3, 7);
+            v4d t2 = V4D_SHUFFLE(r2, r3, 0, 4, 2, 6), t3 = V4D_SHUFFLE(r2, r3, 1, 5, 3, 7);
+            v4d q0 = V4D_SHUFFLE(t0, t2, 0, 1, 4, 5), q1 = V4D_SHUFFLE(t1, t3, 0, 1, 4, 5);
+            v4d q2 = V4D_SHUFFLE(t0, t2, 2, 3, 6, 7), q3 = V4D_SHUFFLE(t1, t3, 2, 3, 6, 7);
+            memcpy(Q + k * M + r, &q0, 32); memcpy(Q + (k + 1) * M + r, &q1, 32);
+            memcpy(Q + (k + 2) * M + r, &q2, 32); memcpy(Q + (k + 3) * M + r, &q3, 32);
+        }
+    }
+#endif
+    for (; r < m; r++) {
+        const double *x = in + r * d;
+        for (Py_ssize_t k = 0; k < d; k++)
+            Q[k * M + r] = c ? x[k] - c[k] : x[k];
+    }
+}
+
+/* One panel of m <= PANEL_ROWS rows: centred (when c is given) and clipped into Q, the panel
+ * transposed (Q[k * PANEL_ROWS + r], padded rows and columns 0), then its products added to the
+ * lane sums L. Four rows are taken at once, one per lane of a vector: the squared norms, the
+ * square roots, the divisions and the products all vectorise across rows, and each lane of
+ * L[(j * dp + k) * 4 + l] adds the rows l, l + 4, l + 8, ... of the block in order (so a block's sums
+ * do not depend on the panel size). Returns 0, with L untouched, when a row's sum of squares is not
+ * finite. */
+CLONES static int clip_panel_gram(const double *in, const double *c, Py_ssize_t m, Py_ssize_t d,
+                                  Py_ssize_t dp, double bound, double *Q, double *L)
+{
+    const Py_ssize_t M = PANEL_ROWS;
+    transpose_panel(in, c, m, d, Q);
+    for (Py_ssize_t k = 0; k < d && m < M; k++)
+        for (Py_ssize_t r = m; r < M; r++)
+            Q[k * M + r] = 0.0;
+    double scale[PANEL_ROWS];
+    for (Py_ssize_t r = 0; r < M; r++)
+        scale[r] = 0.0;
+    for (Py_ssize_t k = 0; k < d; k++) /* each row's squares summed in column order */
+        for (Py_ssize_t r = 0; r < M; r++)
+            scale[r] += Q[k * M + r] * Q[k * M + r];
+    int finite = 1;
+    for (Py_ssize_t r = 0; r < M; r++)
+        finite &= scale[r] <= DBL_MAX; /* false for inf and NaN */
+    if (!finite)
+        return 0;
+    Py_ssize_t r = 0;
+#ifdef __SSE2__ /* every x86-64: two square roots and divisions at once, rounded as one at a time */
+    const __m128d b2 = _mm_set1_pd(bound), one = _mm_set1_pd(1.0);
+    for (; r + 2 <= M; r += 2)
+        _mm_storeu_pd(scale + r, _mm_min_pd(_mm_div_pd(b2, _mm_sqrt_pd(_mm_loadu_pd(scale + r))), one));
+#endif
+    for (; r < M; r++) {
+        double t = bound / sqrt(scale[r]); /* a zero row gives inf, then 1 */
+        scale[r] = t < 1.0 ? t : 1.0;
+    }
+    for (Py_ssize_t k = 0; k < d; k++)
+        for (Py_ssize_t r = 0; r < M; r++)
+            Q[k * M + r] *= scale[r];
+    Py_ssize_t mr = (m + 3) & ~(Py_ssize_t)3; /* the rows up to the next 4 (zeros past m) */
+    for (Py_ssize_t j = 0; j < dp; j += 2)
+        for (Py_ssize_t k = j; k < dp; k += 2) {
+            const double *qj0 = Q + j * M, *qj1 = qj0 + M, *qk0 = Q + k * M, *qk1 = qk0 + M;
+            double *l00 = L + (j * dp + k) * 4, *l01 = l00 + 4, *l10 = L + ((j + 1) * dp + k) * 4, *l11 = l10 + 4;
+#if defined(__GNUC__) || defined(__clang__)
+            v4d a00, a01, a10, a11, x0, x1, y0, y1;
+            memcpy(&a00, l00, 32); memcpy(&a01, l01, 32); memcpy(&a10, l10, 32); memcpy(&a11, l11, 32);
+            for (Py_ssize_t r = 0; r < mr; r += 4) {
+                memcpy(&x0, qj0 + r, 32); memcpy(&x1, qj1 + r, 32);
+                memcpy(&y0, qk0 + r, 32); memcpy(&y1, qk1 + r, 32);
+                a00 += x0 * y0;
+                a01 += x0 * y1;
+                a10 += x1 * y0;
+                a11 += x1 * y1;
+            }
+            memcpy(l00, &a00, 32); memcpy(l01, &a01, 32); memcpy(l10, &a10, 32); memcpy(l11, &a11, 32);
+#else
+            for (Py_ssize_t r = 0; r < mr; r += 4)
+                for (int l = 0; l < 4; l++) {
+                    l00[l] += qj0[r + l] * qk0[r + l];
+                    l01[l] += qj0[r + l] * qk1[r + l];
+                    l10[l] += qj1[r + l] * qk0[r + l];
+                    l11[l] += qj1[r + l] * qk1[r + l];
+                }
+#endif
+        }
+    return 1;
+}
+
+/* clip_gram(block, center, gram, d, bound) -> bool.
+ *
+ * Adds to the d x d buffer ``gram`` the Gram matrix sum_i c_i c_i^T of the block's rows, each
+ * centred (when ``center`` is not None) and clipped as clip_rows clips it: c = x min(1, bound/||x||),
+ * every row multiplied, by exactly 1 inside the ball, so the work does not depend on which rows were
+ * clipped. Each row is read from memory once: a panel of rows is centred and clipped into an
+ * L1-sized buffer, then its products are added to running sums, entry by entry in row order
+ * (BLAS sums in its own blocked order, so the two agree to rounding, not to the bit). The block's
+ * sums are added to gram's upper triangle and mirrored, so gram stays exactly symmetric. A row
+ * whose sum of squares is not finite stops the call before gram is touched: False, and the caller
+ * takes its overflow-safe NumPy path for the block.
+ */
+static PyObject *clip_gram(PyObject *self, PyObject *args)
+{
+    Py_buffer bi, bg, bc = {0};
+    PyObject *center_obj;
+    Py_ssize_t d;
+    double bound;
+    if (!PyArg_ParseTuple(args, "y*Ow*nd", &bi, &center_obj, &bg, &d, &bound))
+        return NULL;
+    PyObject *result = NULL;
+    double *P = NULL, *T = NULL;
+    if (center_obj != Py_None && PyObject_GetBuffer(center_obj, &bc, PyBUF_SIMPLE) < 0)
+        goto done;
+    if (d < 1 || d > GRAM_MAX_D || bi.len % (d * 8) != 0 || bg.len != d * d * 8
+        || (bc.buf && bc.len != d * 8)) {
+        PyErr_SetString(PyExc_ValueError, "clip_gram: inconsistent buffers");
+        goto done;
+    }
+    const double *in = bi.buf, *c = bc.buf;
+    double *G = bg.buf;
+    Py_ssize_t n = bi.len / (d * 8), dp = PAD2(d);
+    P = PyMem_Calloc(PANEL_ROWS * dp, sizeof(double)); /* the transposed panel; a padding column stays 0 */
+    T = PyMem_Calloc(dp * dp * 4, sizeof(double));     /* four lane sums per entry */
+    if (!P || !T) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int finite = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t lo = 0; lo < n && finite; lo += PANEL_ROWS) {
+        Py_ssize_t m = n - lo < PANEL_ROWS ? n - lo : PANEL_ROWS;
+        finite = clip_panel_gram(in + lo * d, c, m, d, dp, bound, P, T);
+    }
+    if (finite)
+        for (Py_ssize_t j = 0; j < d; j++)
+            for (Py_ssize_t k = j; k < d; k++) {
+                const double *l = T + (j * dp + k) * 4;
+                double t = (l[0] + l[1]) + (l[2] + l[3]);
+                G[j * d + k] += t;
+                if (k != j)
+                    G[k * d + j] += t;
+            }
+    Py_END_ALLOW_THREADS
+    result = PyBool_FromLong(finite);
+done:
+    PyMem_Free(P);
+    PyMem_Free(T);
+    if (bc.buf)
+        PyBuffer_Release(&bc);
+    PyBuffer_Release(&bi);
+    PyBuffer_Release(&bg);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"clip_rows", clip_rows, METH_VARARGS, "Scale each row of a C-contiguous float64 block into the L2 ball."},
+    {"clip_gram", clip_gram, METH_VARARGS,
+     "Add the Gram matrix of a block's centred, clipped rows (d <= 64) to a d x d float64 buffer."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -35,6 +35,10 @@ __all__ = ["MomentSums", "accumulate_moments"]
 
 # Elements per chunk when an in-memory array is chunked here.
 _CHUNK_ELEMENTS = 1 << 20
+# The widest rows whose clipping and Gram product are one compiled loop (``_clip.clip_gram``): there
+# BLAS's product of a tall, thin block costs about a read of it and a separate clipping pass as much
+# again; from about 48 columns on BLAS's product is faster than the compiled one.
+_FUSED_MAX_D = 32
 # Elements per block of the fused clip-and-accumulate loop (2 MiB of float64: it stays in the
 # last-level cache; larger blocks measured faster than L2-sized ones, whose per-call overhead dominates).
 _BLOCK_ELEMENTS = 1 << 18
@@ -117,7 +121,8 @@ def accumulate_moments(chunks, *, row_norm=None, entry_bound=None, response_boun
         return _sparse_sums(chunks, row_norm, entry_bound, response_bound, bool(third), center)
     if src.kind not in ("chunks", "stream") or isinstance(chunks, (bytes, tuple)):
         chunks = iter_chunks(chunks, chunk_size=_chunk_rows(chunks))
-    state = _State(clip, response_bound, bool(third), center)
+    fused_bound = None if third or row_norm is None else clip.keywords["bound"]  # clip_gram: the row bound alone
+    state = _State(clip, response_bound, bool(third), center, fused_bound)
     for k, item in enumerate(chunks):
         state.add(k, item)
     return state.result(row_norm, entry_bound)
@@ -218,8 +223,9 @@ def _block_rows(d):
 class _State:
     """Running sums over the chunks seen so far."""
 
-    def __init__(self, clip, response_bound, third, center):
+    def __init__(self, clip, response_bound, third, center, fused_bound=None):
         self.clip, self.response_bound, self.third = clip, response_bound, third
+        self.fused_bound = fused_bound  # a row bound the compiled clip_gram may apply (no y, no third moment)
         self.center = None if center is None else check_vector(center, name="center")
         self.n, self.d, self.has_y = 0, None, None
         self.xtx = self.xty = self.yty = self.r3 = None
@@ -247,6 +253,9 @@ class _State:
 
     def _add_block(self, B, y, k, offset):
         """One cache-sized block: centre and clip into the reused buffer, then add its products."""
+        if y is None and self._fused(B) and _compiled.clip_gram(B, self.center, self.xtx, B.shape[1],
+                                                                 self.fused_bound):
+            return  # clipped and summed in one compiled loop; a row not finite falls through to the checks
         out = self.buf[:B.shape[0]]
         if self.center is not None:
             B = np.subtract(B, self.center, out=out)
@@ -258,6 +267,12 @@ class _State:
             self.yty += float(yc @ yc)
         if self.third:
             self.r3 += third_rows(Xc)
+
+    def _fused(self, B):
+        """Whether the compiled loop can clip this block and add its Gram product (narrow rows, row bound)."""
+        return (self.fused_bound is not None and _compiled is not None and B.shape[1] <= _FUSED_MAX_D
+                and hasattr(_compiled, "clip_gram") and _contiguous(B)
+                and (self.center is None or _contiguous(self.center)))
 
     def _start(self, d, has_y, k):
         if has_y and self.response_bound is None:

@@ -273,32 +273,42 @@ def _y_blocks(y, x, nblocks):
                              "take both from the same DataFrame.")
         return [_frame_vector(p) for p in y.to_delayed()]
     if not isinstance(y, da.Array):
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"'y' must be 1-D with shape (n_samples,); got {y.ndim}-D shape {y.shape}.")
-        x_rows = None if _is_frame(x) else _as_array(x, "X").chunks[0]
-        if x_rows is None or any(np.isnan(c) for c in x_rows):
-            raise ValueError("A numpy 'y' needs 'X' with known row blocks; pass y as a dask array blocked like X.")
-        if y.shape[0] != sum(x_rows):
-            raise ValueError(f"'y' must have one entry per row of 'X' ({sum(x_rows)}); got {y.shape[0]}.")
-        y = da.from_array(y, chunks=(x_rows,))
+        y = _numpy_y_blocked_like(y, x, da)
     if y.ndim != 1:
         raise ValueError(f"'y' must be 1-D with shape (n_samples,); got {y.ndim}-D shape {y.shape}.")
     if np.dtype(y.dtype).kind not in "biuf":
         raise TypeError(f"'y' must hold real numbers; got dtype {y.dtype}.")
     if not _is_frame(x):
-        x_rows = _as_array(x, "X").chunks[0]
-        if y.chunks[0] != x_rows:
-            known = not any(np.isnan(c) for c in x_rows + y.chunks[0])
-            if known and sum(x_rows) != sum(y.chunks[0]):
-                raise ValueError(f"'y' must have one entry per row of 'X' ({sum(x_rows)}); got {sum(y.chunks[0])}.")
-            if not known:
-                raise ValueError("'y' and 'X' have different (unknown) row blocks; derive y from the same "
-                                 "collection as X, or compute chunk sizes first.")
-            y = y.rechunk((x_rows,))
+        y = _dask_y_blocked_like(y, _as_array(x, "X").chunks[0])
     if y.numblocks[0] != nblocks:
         raise ValueError(f"'y' has {y.numblocks[0]} row blocks but 'X' has {nblocks}.")
     return list(y.to_delayed().ravel())
+
+
+def _numpy_y_blocked_like(y, x, da):
+    """An in-memory ``y`` as a dask array in ``x``'s row blocks, which must be known and hold as many rows."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"'y' must be 1-D with shape (n_samples,); got {y.ndim}-D shape {y.shape}.")
+    x_rows = None if _is_frame(x) else _as_array(x, "X").chunks[0]
+    if x_rows is None or any(np.isnan(c) for c in x_rows):
+        raise ValueError("A numpy 'y' needs 'X' with known row blocks; pass y as a dask array blocked like X.")
+    if y.shape[0] != sum(x_rows):
+        raise ValueError(f"'y' must have one entry per row of 'X' ({sum(x_rows)}); got {y.shape[0]}.")
+    return da.from_array(y, chunks=(x_rows,))
+
+
+def _dask_y_blocked_like(y, x_rows):
+    """A dask ``y`` rechunked to ``X``'s row blocks ``x_rows``, refused where the rows cannot be matched."""
+    if y.chunks[0] == x_rows:
+        return y
+    known = not any(np.isnan(c) for c in x_rows + y.chunks[0])
+    if known and sum(x_rows) != sum(y.chunks[0]):
+        raise ValueError(f"'y' must have one entry per row of 'X' ({sum(x_rows)}); got {sum(y.chunks[0])}.")
+    if not known:
+        raise ValueError("'y' and 'X' have different (unknown) row blocks; derive y from the same "
+                         "collection as X, or compute chunk sizes first.")
+    return y.rechunk((x_rows,))
 
 
 def _frame_vector(partition):

@@ -29,9 +29,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from .._rng import as_generator
-from ..moments.clipping_bias import excess_row_bound
-from .messages import STATISTIC_NDIM, MessageRefused, Query, Reply, statistic_shape
-from .noise import unit_noise
+from .messages import MessageRefused, Query, Reply
+from .statistics import FACTOR, LOCATION, as_statistic
 
 #: How far, in standard deviations of a site's own noise, its noisy counts may stray from counts of its
 #: rows before they are refused: 6 leaves an honest site's d x B counts refused with probability < 1e-4.
@@ -107,16 +106,10 @@ def moment_limit(plan, r, index):
     for every ``m`` (union bound). Not checked: DPdisPCA's factors (a factor of a noisy matrix has
     no bound of this kind) and the choosing steps' counts (:meth:`Aggregator._check_counts`).
     """
-    rnd, noise, d = plan.rounds[r], plan.noise[r], plan.n_features
-    R = float(plan.row_norm)
-    if rnd.statistic == "cross":
-        bound = R * (1.0 if rnd.response == "ones" else float(plan.response_bound))
-    elif rnd.statistic == "excess":  # each entry of a row's loss vector is in [0, (kappa^2 - 1) R^2]
-        bound = excess_row_bound(R)
-    else:
-        bound = R ** STATISTIC_NDIM[rnd.statistic]  # second: R^2, third: R^3
-    bound *= 1.0 if rnd.w_max is None else float(rnd.w_max)
-    m = {"second": d * (d + 1) // 2, "cross": d, "excess": d, "third": math.comb(d + 2, 3)}[rnd.statistic]
+    rnd, noise, stat = plan.rounds[r], plan.noise[r], as_statistic(plan.rounds[r].statistic)
+    response = 1.0 if rnd.response == "ones" else plan.response_bound
+    bound = stat.entry_bound(float(plan.row_norm), response) * (1.0 if rnd.w_max is None else float(rnd.w_max))
+    m = stat.distinct_entries(plan.n_features)
     sd = math.hypot(float(noise.e_std[index]), float(noise.g_std[index]))
     return bound, sd, PLAUSIBLE_SD + math.sqrt(2.0 * math.log(m))
 
@@ -173,7 +166,7 @@ class Aggregator:
         for r in rounds:
             std = float(plan.noise[r].f_std[i])
             if std > 0:
-                out[r] = std * unit_noise(plan.rounds[r].statistic, plan.n_features, rng)
+                out[r] = std * as_statistic(plan.rounds[r].statistic).unit_noise(plan.n_features, rng)
         return out
 
     def _f_of(self, plan, states, rounds, name):
@@ -241,12 +234,7 @@ class Aggregator:
         rnd = self._round
         m = rnd["mu"][reply.site]
         for r, (statistic, value) in reply.values.items():
-            if statistic in ("histogram", "location"):
-                rnd["sums"][r].add(value)
-            elif statistic == "factor":
-                rnd["sums"][r].add(m * (value @ value.T))
-            else:
-                rnd["sums"][r].add(m * (value - f.get(r, 0.0)))
+            rnd["sums"][r].add(as_statistic(statistic).summand(value, m, f.get(r, 0.0)))
 
     def _noisy(self, reply):
         """Whether the site's message carries noise of its own, so that bytes seen before are a replay."""
@@ -260,18 +248,18 @@ class Aggregator:
             refuse("wrong-payload", f"it answers rounds {sorted(reply.values)} with n_features={reply.n_features}; "
                    f"the step has rounds {sorted(want)} with n_features={plan.n_features}.")
         for r, (statistic, value) in reply.values.items():
-            kind = plan.rounds[r].statistic
-            kind = "factor" if plan.rank is not None and kind not in ("histogram", "location") else kind
-            bins = plan.location.n_bins if kind == "location" else (plan.auto and plan.auto.n_bins)
-            shape = statistic_shape(kind, plan.n_features, plan.rank, bins)
-            if (statistic != kind or not isinstance(value, np.ndarray) or value.dtype != np.float64
+            kind = as_statistic(plan.rounds[r].statistic)
+            kind = FACTOR if plan.rank is not None and not kind.counts else kind
+            bins = plan.location.n_bins if kind is LOCATION else (plan.auto and plan.auto.n_bins)
+            shape = kind.shape(plan.n_features, plan.rank, bins)
+            if (statistic != kind.name or not isinstance(value, np.ndarray) or value.dtype != np.float64
                     or value.shape != shape or not np.all(np.isfinite(value))):
                 refuse("wrong-payload", f"round {r}: payload {statistic!r} of shape {getattr(value, 'shape', None)} "
-                       f"and dtype {getattr(value, 'dtype', type(value).__name__)}; the round expects {kind!r} of "
+                       f"and dtype {getattr(value, 'dtype', type(value).__name__)}; the round expects {kind.name!r} of "
                        f"shape {shape} and dtype float64.")
-            if kind in ("histogram", "location"):
+            if kind.counts:
                 self._check_counts(r, value, reply.site, refuse)
-            elif kind != "factor":
+            elif kind is not FACTOR:
                 self._check_moment(r, value - f.get(r, 0.0), reply.site, refuse)
 
     def _check_counts(self, r, value, site, refuse):
@@ -297,8 +285,7 @@ class Aggregator:
         bound, sd, k = moment_limit(self.plan, r, self.plan.index(site))
         if not np.all(np.abs(entries) <= bound * (1 + 1e-9) + k * sd):  # 1e-9: the rounding of clipping
             rnd = self.plan.rounds[r]
-            what = "mean" if rnd.response == "ones" else (
-                "clipping excess" if rnd.statistic == "excess" else f"{rnd.statistic} moment")
+            what = "mean" if rnd.response == "ones" else as_statistic(rnd.statistic).label
             refuse("implausible", f"round {r}: its noisy {what} lies beyond what rows clipped to the plan's bounds "
                    f"can give (by more than {k:.1f} standard deviations of its own noise).")
 
@@ -333,4 +320,4 @@ class Aggregator:
 
     def top_up(self, statistic, std):
         """Extra noise so the output never has less noise than every survivor's claim needs."""
-        return std * unit_noise(statistic, self.plan.n_features, self._rng) if std > 0 else 0.0
+        return std * as_statistic(statistic).unit_noise(self.plan.n_features, self._rng) if std > 0 else 0.0

@@ -346,10 +346,8 @@ def _choices(plan, bound, location, names, reports, releases):
         out += [Part(name, rep.joint_view, shares[name], dict(bound.details[name]))
                 for name, rep in bound.reports.items()]
     moment = [plan.rounds[i] for i in plan.release_rounds]
-    label = {"second": "second moment", "cross": "cross moment", "third": "third moment", "mean": "mean",
-             "excess": "clipping excess"}
-    out += [Part(label[name] if name == r.statistic or (name == "mean" and plan.location is not None)
-                 else f"{label[r.statistic]} ({name})", rep.joint_view, r.share, _released(name, rel, bound))
+    out += [Part(r.stat.label if name == r.statistic else "mean" if name == "mean" and plan.location is not None
+                 else f"{r.stat.label} ({name})", rep.joint_view, r.share, _released(name, rel, bound))
             for name, r, rep, rel in zip(names, moment, reports, releases)]
     return tuple(out)
 

@@ -25,7 +25,7 @@ from ..privacy import calibrate_gaussian
 from .analyses import ANALYSES, IRLS_DEFAULTS, finish_analysis, next_params, plan_analysis
 from .dealer import deal
 from .messages import ProtocolAborted
-from .noise import unit_noise
+from .statistics import as_statistic
 from .plan import NEIGHBOURS, Plan, Round
 from .protocols import PROTOCOLS, TRUST
 from .report import ProtocolReport, SiteReport
@@ -311,7 +311,7 @@ def run_pooled(sites, *, epsilon, delta, statistic="second", neighbours="replace
     if tau == 0:
         warnings.warn("epsilon=inf: the exact statistic is released, with no privacy.", NotPrivateWarning, stacklevel=2)
     exact = sum((s.n / n) * s._exact(statistic) for s in sites)
-    noise = tau * unit_noise(statistic, first.n_features, as_generator(rng)) if tau > 0 else 0.0
+    noise = tau * as_statistic(statistic).unit_noise(first.n_features, as_generator(rng)) if tau > 0 else 0.0
     reports = tuple(SiteReport(site=s.name, n=s.n, status="ok", weight=s.n / n, claimed=guarantee,
                                joint_view=guarantee, output=guarantee) for s in sites)
     report = ProtocolReport("pooled", statistic, 0, reports, guarantee, guarantee, guarantee, tau, tau,

@@ -22,7 +22,7 @@ from typing import Optional
 import numpy as np
 
 from .._rng import as_generator
-from .noise import statistic_shape, unit_noise
+from .statistics import as_statistic
 from .plan import Plan
 from .spent import answered_in_process
 
@@ -63,10 +63,11 @@ def deal(plan, rng=None, pair_seeds=None):
     for r, (rnd, noise) in enumerate(zip(plan.rounds, plan.noise)):
         L = noise.e_factor
         if plan.masking == "dealer" and np.any(L != 0):
-            Z = unit_noise(rnd.statistic, d, gen, size=L.shape[1])
+            stat = as_statistic(rnd.statistic)
+            Z = stat.unit_noise(d, gen, size=L.shape[1])
             E = np.tensordot(L, Z, axes=1)
             for i, s in enumerate(plan.sites):
-                shares[s][r] = _mirrored(E[i]) if rnd.statistic == "second" else E[i]
+                shares[s][r] = _mirrored(E[i]) if stat.mirrored else E[i]
         elif plan.masking == "pairwise" and np.any(L != 0):
             for j, pair in enumerate(itertools.combinations(plan.sites, 2)):
                 for s in pair:
@@ -92,8 +93,8 @@ def deal_bytes(plan):
     """
     if plan.masking != "dealer":
         return 0
-    return sum(8 * (noise.e_factor.shape[1] + len(plan.sites)) * math.prod(statistic_shape(rnd.statistic,
-                                                                                        plan.n_features))
+    return sum(8 * (noise.e_factor.shape[1] + len(plan.sites))
+               * math.prod(as_statistic(rnd.statistic).noise_shape(plan.n_features))
                for rnd, noise in zip(plan.rounds, plan.noise) if np.any(noise.e_factor != 0))
 
 

@@ -20,7 +20,8 @@ kind, nothing ever unpickled):
   with its name (transports whose nodes are anonymous learn the names this way).
 
 Every message carries its plan and round: a query or reply without them does not
-decode. Payload arrays pass :func:`egress_guard` in the constructor: their shape is fixed
+decode. Payload arrays pass their statistic's guard in the constructor
+(:meth:`~dpmoments.multisite.statistics.Statistic.guard`, on :func:`egress_guard`): their shape is fixed
 by the statistic (``(d, d)``, ``(d,)``, ``(d, d, d)``, a ``(d, r)`` factor with ``r <= d``,
 a histogram of the plan's public number of bins, at most :data:`MAX_BINS`), never by the data, so a site cannot build a message shaped like its rows. A site with
 exactly ``d`` rows has a ``(d, d)`` data matrix: the matrix statistics must then be
@@ -34,17 +35,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["STATISTIC_NDIM", "MAX_BINS", "ERRORS", "EgressRefused", "SiteFailure", "ProtocolAborted", "MessageRefused",
-           "egress_guard", "statistic_shape", "NoiseShare", "Query", "Reply", "SiteError", "Hello", "to_wire",
+from .egress import MAX_BINS, EgressRefused, egress_guard
+from .statistics import as_statistic
+
+__all__ = ["MAX_BINS", "ERRORS", "EgressRefused", "SiteFailure", "ProtocolAborted", "MessageRefused",
+           "egress_guard", "NoiseShare", "Query", "Reply", "SiteError", "Hello", "to_wire",
            "from_wire", "describe"]
 
-#: Statistic name -> number of axes of length ``d`` ("factor": ``(d, r)``, DPdisPCA).
-#: ``"excess"``: what clipping at the row bound removed from each variance, up to twice the bound
-#: (:mod:`dpmoments.moments.clipping_bias`), a vector of ``d``.
-STATISTIC_NDIM = {"second": 2, "cross": 1, "third": 3, "excess": 1}
-#: The most bins a histogram payload may have (a bound step's public grid: tens of bins).
-MAX_BINS = 1024
-_SYMMETRIC = ("second", "third")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
 _ROUND = re.compile(r"^[0-9a-zA-Z-]{1,64}$")
 _NAME = re.compile(r"^[^\x00-\x1f]{1,128}$")
@@ -61,10 +58,6 @@ ERRORS = {
     "bad-query": "the query does not decode or does not fit the plan",
     "internal": "the site failed while answering; the reason is in the site's own log",
 }
-
-
-class EgressRefused(ValueError):
-    """A payload was refused at a site's boundary (it could carry data rows)."""
 
 
 class SiteFailure(RuntimeError):
@@ -94,78 +87,6 @@ class MessageRefused(ProtocolAborted):
         self.reason = reason
 
 
-def statistic_shape(statistic: str, n_features: int, rank: int | None = None,
-                    bins: int | None = None) -> tuple[int, ...]:
-    """The shape of a statistic's payload: ``(d,) * ndim``, ``(d, rank)`` for a factor, ``(bins,)`` for a histogram,
-    ``(d, bins)`` for a location step's counts."""
-    d = int(n_features)
-    if statistic == "factor":
-        return (d, int(_needed(rank, "rank")))
-    if statistic == "histogram":
-        return (int(_needed(bins, "bins")),)
-    if statistic == "location":
-        return (d, int(_needed(bins, "bins")))
-    if statistic not in STATISTIC_NDIM:
-        allowed = ", ".join(repr(s) for s in sorted(STATISTIC_NDIM))
-        raise ValueError(f"'statistic' must be one of {allowed}; got {statistic!r}.")
-    return (d,) * STATISTIC_NDIM[statistic]
-
-
-def _needed(value: int | None, name: str) -> int:
-    if value is None:
-        raise TypeError(f"'{name}' is needed for this statistic's shape.")
-    return value
-
-
-def egress_guard(payload: object, n_features: int, shape: tuple[int, ...]) -> np.ndarray:
-    """Refuse a payload that could carry data rows; return it as a read-only float array.
-
-    Raises
-    ------
-    EgressRefused
-        Not a real numeric array or scalar; an axis longer than ``d`` (shaped like rows);
-        a shape other than the declared one; NaN or infinite values.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> egress_guard(np.eye(3), 3, (3, 3)).shape
-    (3, 3)
-    >>> egress_guard(np.ones((100, 3)), 3, (3, 3))
-    Traceback (most recent call last):
-    ...
-    dpmoments.multisite.messages.EgressRefused: refused to send an array of shape (100, 3): axis 0 has length 100 > n_features=3, which is shaped like data rows.
-    """
-    d = int(n_features)
-    shape = tuple(int(s) for s in shape)
-    if any(s > d for s in shape):
-        raise EgressRefused(f"declared shape {shape} has an axis longer than n_features={d}.")
-    if isinstance(payload, (bool, np.bool_)) or not isinstance(payload, (np.ndarray, float, int, np.number)):
-        raise EgressRefused(f"only numeric arrays and scalars may leave a site; got {type(payload).__name__}.")
-    arr = np.asarray(payload)
-    if arr.dtype.kind not in "iuf":
-        raise EgressRefused(f"only real numeric payloads may leave a site; got dtype {arr.dtype}.")
-    for axis, length in enumerate(arr.shape):
-        if length > d:
-            raise EgressRefused(f"refused to send an array of shape {arr.shape}: axis {axis} has length {length} > "
-                                f"n_features={d}, which is shaped like data rows.")
-    if arr.shape != shape:
-        raise EgressRefused(f"refused to send an array of shape {arr.shape}: the statistic's shape is {shape}.")
-    out = np.array(arr, dtype=np.float64)
-    if not np.all(np.isfinite(out)):
-        raise EgressRefused("refused to send a payload with NaN or infinite values.")
-    out.setflags(write=False)
-    return out
-
-
-def _check_symmetric(arr: np.ndarray, statistic: str) -> None:
-    if statistic == "second" and not np.array_equal(arr, arr.T):
-        raise EgressRefused("a second-moment payload must be exactly symmetric.")
-    if statistic == "third" and not (np.array_equal(arr, arr.transpose(1, 0, 2))
-                                     and np.array_equal(arr, arr.transpose(0, 2, 1))):
-        raise EgressRefused("a third-moment payload must be fully symmetric.")
-
-
 def _check_tags(site: object, plan: object, step: object, round_id: object) -> None:
     if site is not None and (not isinstance(site, str) or not _NAME.match(site)):
         raise ValueError("'site' must be a non-empty printable name of at most 128 characters.")
@@ -178,25 +99,8 @@ def _check_tags(site: object, plan: object, step: object, round_id: object) -> N
 
 
 def _guarded(value: object, statistic: str, n_features: int) -> np.ndarray:
-    """One payload through the guard: (statistic, rank) from its declared kind."""
-    arr = np.asarray(value)
-    if statistic == "histogram":  # one count per bin of a public grid: its length is the plan's, not the data's
-        if arr.ndim != 1 or not 2 <= arr.shape[0] <= MAX_BINS:
-            raise EgressRefused(f"a histogram payload must be a vector of 2 to {MAX_BINS} bins; got shape {arr.shape}.")
-        return egress_guard(arr, MAX_BINS, arr.shape)
-    if statistic == "location":  # one histogram per coordinate on a public grid: (d, the plan's bins)
-        if arr.ndim != 2 or arr.shape[0] != n_features or not 2 <= arr.shape[1] <= MAX_BINS:
-            raise EgressRefused(f"a location payload must have shape (n_features, bins) with 2 to {MAX_BINS} bins; "
-                                f"got {arr.shape}.")
-        return egress_guard(arr, MAX_BINS, arr.shape)
-    if statistic == "factor":
-        if arr.ndim != 2 or arr.shape[0] != n_features or not 1 <= arr.shape[1] <= n_features:
-            raise EgressRefused(f"a factor payload must have shape (n_features, r) with r <= n_features="
-                                f"{n_features}; got {arr.shape}.")
-        return egress_guard(arr, n_features, arr.shape)
-    out = egress_guard(value, n_features, statistic_shape(statistic, n_features))
-    _check_symmetric(out, statistic)
-    return out
+    """One payload through the guard of its declared statistic (its shape, its symmetry)."""
+    return as_statistic(statistic).guard(value, n_features)
 
 
 @dataclass(frozen=True, eq=False)

@@ -55,11 +55,11 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
+from ..mechanisms import gaussian_noise
 from ..privacy import ApproxDP, PureDP, ZCDP, gaussian_epsilon
 from ..privacy.guarantees import AnyGuarantee
 
-__all__ = ["NoisePlan", "JointView", "joint_view", "guarantee_from_ratio", "unit_noise", "statistic_shape"]
+__all__ = ["NoisePlan", "JointView", "joint_view", "guarantee_from_ratio"]
 
 
 def _frozen(arr: Any, dtype: Any = np.float64) -> np.ndarray:
@@ -347,24 +347,3 @@ def joint_view(plan: NoisePlan, site: str, colluders: int = 0, *, calibration: s
             best, worst = dm, subset
     guarantee = guarantee_from_ratio(best, float(plan.deltas[s]), calibration)
     return JointView(site, tuple(plan.sites[t] for t in worst), best, guarantee, exhaustive)
-
-
-def unit_noise(statistic: str, d: int, rng: Any, size: Optional[int] = None) -> np.ndarray:
-    """Standard (std 1) noise with the statistic's symmetry; ``size`` stacks draws on axis 0.
-
-    Every draw is a symmetric matrix (upper triangle drawn, mirrored) or a symmetric tensor
-    (one draw per index orbit), so linear combinations of draws keep the statistic's symmetry.
-    """
-    draw = {"second": lambda g: symmetric_matrix_noise(d, 1.0, g),
-            "cross": lambda g: gaussian_noise(d, 1.0, g),
-            "excess": lambda g: gaussian_noise(d, 1.0, g),
-            "histogram": lambda g: gaussian_noise(d, 1.0, g),  # d: the number of bins
-            "third": lambda g: symmetric_tensor_noise(d, 1.0, g)}[statistic]
-    if size is None:
-        return draw(rng)
-    return np.stack([draw(rng) for _ in range(size)]) if size else np.zeros((0,) + statistic_shape(statistic, d))
-
-
-def statistic_shape(statistic: str, d: int) -> tuple[int, ...]:
-    """The shape of one site's ``statistic`` (and of its noise) at ``d`` features."""
-    return {"second": (d, d), "cross": (d,), "third": (d, d, d), "histogram": (d,), "excess": (d,)}[statistic]

@@ -66,7 +66,7 @@ from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
 from .plan_facts import COMPOSITIONS, NEIGHBOURS, ROWS, TARGETS, checked_facts, site_budgets
 from .protocols import PROTOCOLS
-from .rounds import (CHOICE_STATISTICS, Round, check_choice_steps, most_location_steps, round_noise, round_targets,
+from .rounds import (Round, check_choice_steps, most_location_steps, round_noise, round_targets,
                      plan_composition, sensitivity, takes_excess, weights_at, with_choice_steps)
 from .unequal import check_weights
 
@@ -252,7 +252,7 @@ class Plan:
     @property
     def release_rounds(self) -> list[int]:
         """Indices of the rounds that release a moment (every round but the choosing steps' noisy counts)."""
-        return [i for i, r in enumerate(self.rounds) if r.statistic not in CHOICE_STATISTICS]
+        return [i for i, r in enumerate(self.rounds) if not r.stat.counts]
 
     @property
     def excess_round(self) -> Optional[int]:
@@ -331,7 +331,7 @@ class Plan:
         rounds = weights_at(self.rounds, self.option("w_max_per_bound"), facts["response_bound"])
         noise = []
         for rnd, at, p in zip(self.rounds, rounds, self.noise):
-            k = 1.0 if rnd.statistic in CHOICE_STATISTICS else \
+            k = 1.0 if rnd.stat.counts else \
                 self._sens(at, values.get("row_norm", self.row_norm), facts["response_bound"]) / \
                 self._sens(rnd, self.row_norm, self.response_bound)
             noise.append(p.rescaled(k))

@@ -21,21 +21,18 @@ from typing import Any, Optional, Union, cast
 import numpy as np
 
 from .._validation import check_option, check_positive
-from ..moments import moment_sensitivity
 from ..moments.auto_release import round_up
-from ..moments.clipping_bias import excess_sensitivity
 from ..privacy import calibrate_gaussian
-from .bounds import HISTOGRAM_SENSITIVITY
-from .location import MAX_AUTO_STEPS, location_sensitivity
-from .messages import STATISTIC_NDIM
+from .location import MAX_AUTO_STEPS
 from .noise import guarantee_from_ratio, joint_view
 from .protocols import noise_for
+from .statistics import CROSS, ROUND_STATISTICS, Statistic, as_statistic
 from .bounds import AutoBounds
 from .location import AutoLocation
 from .noise import NoisePlan
 from ..privacy.guarantees import AnyGuarantee
 
-__all__ = ["Round", "CHOICE_STATISTICS", "AUTO_COMPOSITION", "plan_composition", "takes_excess", "with_choice_steps",
+__all__ = ["Round", "AUTO_COMPOSITION", "plan_composition", "takes_excess", "with_choice_steps",
            "sensitivity", "round_targets", "meet_joint_view", "round_noise", "most_location_steps",
            "check_choice_steps"]
 
@@ -44,10 +41,6 @@ __all__ = ["Round", "CHOICE_STATISTICS", "AUTO_COMPOSITION", "plan_composition",
 #: step's 0.025 and the bound step's 0.1 of ``(epsilon, delta)`` made their counts about ten times noisier and
 #: the covariance's error twice the pooled release's (benchmarks/results/sites_coverage.md).
 AUTO_COMPOSITION = "auto"
-
-
-#: The statistics of the steps that choose (a bound, a location): noisy counts, each site's own noise.
-CHOICE_STATISTICS = ("histogram", "location")
 
 
 @dataclass(frozen=True)
@@ -83,7 +76,7 @@ class Round:
     bound: Optional[str] = None
 
     def __post_init__(self) -> None:
-        check_option(self.statistic, "statistic", tuple(STATISTIC_NDIM) + CHOICE_STATISTICS)
+        check_option(self.statistic, "statistic", ROUND_STATISTICS)
         check_option(self.response, "response", ("y", "ones"))
         if (self.statistic == "histogram") != (self.bound is not None):
             raise ValueError("a round has a 'bound' exactly when it is a histogram round.")
@@ -95,6 +88,11 @@ class Round:
             check_positive(self.w_max, "w_max")
             if not 1.0 <= float(self.p) <= 2.0:
                 raise ValueError(f"'p' must be in [1, 2]; got {self.p!r}.")
+
+    @property
+    def stat(self) -> Statistic:
+        """The statistic's value (:mod:`~dpmoments.multisite.statistics`): what is asked of it instead of its name."""
+        return as_statistic(self.statistic)
 
 
 def plan_composition(composition: Any, row_norm: Any, response_bound: Any, center: Any) -> Any:
@@ -149,17 +147,11 @@ def with_choice_steps(rounds: Sequence[Round], auto: Optional[AutoBounds], locat
 def sensitivity(rnd: Round, n_samples: int, *, n_features: int, row_norm: float, response_bound: Optional[float],
                 neighbours: str) -> float:
     """L2 sensitivity of one site's statistic for one round (the moments layer's table, times ``w_max``)."""
-    if rnd.statistic == "histogram":
-        return HISTOGRAM_SENSITIVITY
-    if rnd.statistic == "location":
-        return location_sensitivity(n_features)
-    if rnd.statistic == "excess":
-        return excess_sensitivity(row_norm, n_samples, neighbours)
     r = 1.0 if rnd.response == "ones" else response_bound
-    if rnd.statistic == "cross" and r is None:
+    if rnd.stat is CROSS and r is None:
         raise ValueError("a cross-moment round needs the public 'response_bound'.")
-    sens = moment_sensitivity(rnd.statistic, norm="l2", n_samples=n_samples, n_features=n_features,
-                              neighbours=neighbours, row_norm=row_norm, response_bound=r)
+    sens = rnd.stat.sensitivity(n_samples, n_features=n_features, row_norm=row_norm, response_bound=r,
+                                neighbours=neighbours)
     return sens * (1.0 if rnd.w_max is None else float(rnd.w_max))
 
 
@@ -237,7 +229,7 @@ def round_noise(k: int, rounds: Sequence[Round], sites: Sequence[str], n: Sequen
         ratios = np.array([round_targets(e, d, rounds, solve["composition"], solve["calibration"],
                                          exact=solve["exact"])[k][0] for e, d in zip(eps, dls)])
         tau = sens / ratios
-    masking = "none" if rnd.statistic in CHOICE_STATISTICS else masking
+    masking = "none" if rnd.stat.counts else masking
     plan, solution = noise_for(masking, sites, n, mu, tau, sens, np.array(dls) * rnd.share)
     if solve["exact"] and not off and masking != "none":  # exact: the guarantee is against the aggregator
         plan, solution = meet_joint_view(plan, solution, ratios, colluders)
@@ -268,7 +260,7 @@ def check_choice_steps(rounds: Sequence[Round], auto: Optional[AutoBounds], loca
     """
     failing = []
     for rnd in rounds:
-        if rnd.statistic in CHOICE_STATISTICS:
+        if rnd.stat.counts:
             # a choosing round exists only with what it chooses: its AutoBounds or AutoLocation
             owner = cast(Union[AutoBounds, AutoLocation], auto if rnd.statistic == "histogram" else location)
             sd = choice_noise_sd(rnd, epsilon, delta, **solve)

@@ -23,8 +23,7 @@ import numpy as np
 from .._rng import describe_randomness
 from ..exceptions import BoundWarning
 from ..mechanisms.laws import GAUSSIAN, NONE
-from ..moments import Release, moment_sensitivity
-from ..moments.clipping_bias import excess_sensitivity
+from ..moments import Release
 from ..privacy import parallel
 from .aggregator import Aggregator
 from .bounds import choose_bound, cumulative_estimate
@@ -34,6 +33,7 @@ from .messages import ProtocolAborted, Reply
 from .noise import guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS, TRUST
 from .report import ProtocolReport, SiteReport
+from .statistics import CROSS, EXCESS
 
 __all__ = ["run_plan", "RunResult", "BoundChoice", "LocationChoice", "abort_if_needed", "worst_guarantee",
            "rows_beyond"]
@@ -381,22 +381,18 @@ def _site_reports(plan, r, idx, dropped, mu, final_std, c, calibration):
 
 def round_release(plan, r, received, aggregate, final_std, guarantee, randomness):
     """The foundation :class:`Release` of round ``r`` over the ``received`` sites (pooled sensitivity)."""
-    rnd = plan.rounds[r]
+    rnd, stat = plan.rounds[r], plan.rounds[r].stat
     n = sum(plan.n[plan.index(s)] for s in received)
     exact = final_std == 0
-    bound = 1.0 if rnd.response == "ones" else plan.response_bound
-    if rnd.statistic == "excess":  # the loss vector travels as a vector: the cross moment's slot
-        sens = excess_sensitivity(plan.row_norm, n, plan.neighbours)
-    else:
-        sens = moment_sensitivity(rnd.statistic, norm="l2", n_samples=n, n_features=plan.n_features,
-                                  neighbours=plan.neighbours, row_norm=plan.row_norm,
-                                  response_bound=bound if rnd.statistic == "cross" else None)
+    bound = (1.0 if rnd.response == "ones" else plan.response_bound) if stat is CROSS else None
+    sens = stat.sensitivity(n, n_features=plan.n_features, row_norm=plan.row_norm, response_bound=bound,
+                            neighbours=plan.neighbours)
     sens *= 1.0 if rnd.w_max is None else rnd.w_max
     steps = [f"multisite(protocol={plan.protocol}, sites={len(received)}, colluders={plan.colluders}, "
              f"target={plan.target}, plan={plan.digest[:12]}, round={r})"]
     if plan.rank is not None:
         steps.append(f"dpdispca-factors(rank={plan.rank})")
-    if rnd.statistic == "excess":
+    if stat is EXCESS:
         steps.append("clipping excess: cross_moment holds what clipping at row_norm removed from each variance, "
                      "up to twice row_norm (not a cross moment)")
     if rnd.w_max is not None:
@@ -405,7 +401,7 @@ def round_release(plan, r, received, aggregate, final_std, guarantee, randomness
         n=n, n_features=plan.n_features, row_norm=plan.row_norm, mechanism=(NONE if exact else GAUSSIAN).name,
         noise_scale=float(final_std), neighbours=plan.neighbours, guarantee=guarantee,
         randomness="none" if exact else randomness,
-        response_bound=bound if rnd.statistic == "cross" else None,
+        response_bound=bound,
         center=None if plan.center is None else np.asarray(plan.center),
         calibration=None if exact else ("zcdp" if plan.composition == "zcdp" else plan.calibration), sensitivity=None if exact else sens, sensitivity_norm=None if exact else "l2",
-        postprocessing=tuple(steps), **{f"{'cross' if rnd.statistic == 'excess' else rnd.statistic}_moment": aggregate})
+        postprocessing=tuple(steps), **{stat.slot: aggregate})

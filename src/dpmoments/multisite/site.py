@@ -27,7 +27,7 @@ from scipy import sparse
 
 from .._rng import as_generator
 from .._validation import check_data, check_int, check_positive, check_vector
-from ..moments import accumulate_moments, clip_responses, clip_rows, symmetrise_matrix, symmetrise_tensor
+from ..moments import accumulate_moments, clip_responses, clip_rows
 from ..moments.clipping_bias import excess_mean
 from ..data import as_source
 from ..moments.sparse_sums import checked_csr
@@ -39,8 +39,8 @@ from .dealer import Bundle
 from .ledger import Refused, SiteLedger
 from .spent import ShareRecord
 from .location import location_counts
-from .messages import Hello, Reply, SiteError, from_wire, statistic_shape, to_wire
-from .noise import unit_noise
+from .messages import Hello, Reply, SiteError, from_wire, to_wire
+from .statistics import CROSS, EXCESS, SECOND, THIRD, as_statistic
 from .site_rows import dense_blocks, mapped_response, mapped_rows, row_norms, scaled_center, stm_rows
 
 __all__ = ["Site", "stm_rows"]
@@ -351,7 +351,7 @@ class Site:
         needs_f = {r for r in rounds if plan.noise[r].f_std[i] > 0}
         if set(query.shares) != needs_f:
             return False
-        if any(query.shares[r].shape != statistic_shape(plan.rounds[r].statistic, d) for r in needs_f):
+        if any(query.shares[r].shape != as_statistic(plan.rounds[r].statistic).shape(d) for r in needs_f):
             return False
         weighted = any(plan.rounds[r].w_max is not None for r in rounds)
         return (query.params is not None and query.params.shape == (d,)) if weighted else query.params is None
@@ -362,12 +362,10 @@ class Site:
         i = plan.index(self.name)
         g = float(noise.g_std[i])
         rng = self.__rngs[plan.digest]
-        if rnd.statistic == "histogram":  # the bound step: exact counts plus this site's own noise, nothing else
-            counts = self._histogram(plan, rnd)
-            return "histogram", counts + g * unit_noise("histogram", counts.size, rng)
-        if rnd.statistic == "location":  # the location step: likewise, one histogram per coordinate
-            counts = self._location_counts(plan)
-            return "location", counts + g * unit_noise("histogram", counts.size, rng).reshape(counts.shape)
+        stat = as_statistic(rnd.statistic)
+        if stat.counts:  # a bound or location step: exact counts plus this site's own noise, nothing else
+            counts = self._histogram(plan, rnd) if rnd.bound is not None else self._location_counts(plan)
+            return rnd.statistic, stat.noisy(counts, g, rng)
         value = np.array(self._statistic(plan, rnd, query.params), dtype=np.float64)
         k = plan.noise_factor(r)  # the shares were dealt at the unit bounds of an auto plan (Plan.resolved)
         if r in bundle.shares:
@@ -375,14 +373,14 @@ class Site:
         if r in query.shares:
             value = value + query.shares[r]
         for coefficient, seed in bundle.masks.get(r, ()):
-            value = value + k * coefficient * unit_noise(rnd.statistic, plan.n_features, np.random.default_rng(seed))
+            value = value + k * coefficient * stat.unit_noise(plan.n_features, np.random.default_rng(seed))
         if plan.rank is not None:  # DPdisPCA: a factor of the noisy second moment
-            noisy = value + (g * unit_noise("second", plan.n_features, rng) if g > 0 else 0.0)
+            noisy = value + (g * SECOND.unit_noise(plan.n_features, rng) if g > 0 else 0.0)
             lam, U = np.linalg.eigh(noisy)
             lam, U = lam[::-1][:plan.rank], U[:, ::-1][:, :plan.rank]
             return "factor", U * np.sqrt(np.maximum(lam, 0.0))
         if g > 0:
-            value = value + g * unit_noise(rnd.statistic, plan.n_features, rng)
+            value = value + g * stat.unit_noise(plan.n_features, rng)
         return rnd.statistic, value
 
     def _rows(self, plan):
@@ -406,10 +404,11 @@ class Site:
         if key not in self.__cache:
             X, y = self._rows(plan)
             center = scaled_center(plan)
-            if rnd.statistic == "excess":  # what clipping at row_norm removes from each variance, up to twice it
+            stat = as_statistic(rnd.statistic)
+            if stat is EXCESS:  # what clipping at row_norm removes from each variance, up to twice it
                 self.__cache[key] = excess_mean(dense_blocks(X), center, plan.row_norm)
                 return self.__cache[key]
-            if rnd.statistic == "cross":
+            if stat is CROSS:  # the rows with their responses (or the constant 1: the mean)
                 if rnd.response == "ones":
                     y, r = np.ones(X.shape[0]), 1.0
                 else:
@@ -419,11 +418,9 @@ class Site:
                 src = (X, y)
             else:
                 src, r = X, None
-            sums = accumulate_moments(src, row_norm=plan.row_norm, third=rnd.statistic == "third", center=center,
+            sums = accumulate_moments(src, row_norm=plan.row_norm, third=stat is THIRD, center=center,
                                       response_bound=r)
-            self.__cache[key] = {"second": lambda: symmetrise_matrix(sums.xtx / sums.n),
-                                 "cross": lambda: sums.xty / sums.n,
-                                 "third": lambda: symmetrise_tensor(sums.third / sums.n)}[rnd.statistic]()
+            self.__cache[key] = stat.of_sums(sums)
         return self.__cache[key]
 
     def _histogram(self, plan, rnd):
@@ -456,7 +453,7 @@ class Site:
         if share is not None:  # the public constant c R / s: the rows formed have norm at most R
             Z = np.hstack([Z, np.full((Z.shape[0], 1), share * plan.row_norm / scale)])
         A, B = weighted_moments(Z, yc, irls_weights(yc - Z @ theta, rnd.w_max, rnd.p))
-        return A if rnd.statistic == "cross" else B
+        return A if as_statistic(rnd.statistic) is CROSS else B
 
     def _pooled_rows(self):
         """This site's rows, for the pooled reference only (a trusted curator's in-process simulation)."""

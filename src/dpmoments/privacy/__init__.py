@@ -7,7 +7,8 @@ from .. import _lazy
 
 # Imported on first use: the calibrations load scipy.special, which a command that draws no noise never needs.
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
-    "accountant": ("COMPOSITIONS", "Accountant", "Spend", "check_accountant"),
+    "accountant": ("Accountant", "Spend", "check_accountant"),
+    "budget_rule": ("COMPOSITIONS",),
     "calibration": ("CALIBRATIONS", "analytic_gaussian_sigma", "calibrate_gaussian", "calibrate_laplace",
                     "classic_gaussian_sigma", "gaussian_delta", "gaussian_epsilon", "gaussian_rho", "laplace_scale",
                     "zcdp_gaussian_sigma"),

@@ -1,20 +1,7 @@
 """The accountant: a budget, a ledger of spends, and atomic check-then-commit.
 
-Composition rules (the arithmetic lives in :mod:`dpmoments.privacy.composition`):
-
-* ``"basic"`` — sequential composition: epsilons and deltas add. Valid when
-  each spend's parameters are chosen adaptively (a privacy filter for basic
-  composition: Rogers, Roth, Ullman & Vadhan 2016, "Privacy odometers and filters").
-* ``"zcdp"`` — rhos add (pure epsilon-DP spends count as ``epsilon^2/2``,
-  Gaussian (epsilon, delta) spends by their recorded rho); (epsilon, delta)
-  spends without a rho are added on top as approximate zCDP. Against an
-  (epsilon, delta) budget the total rho is converted with the optimal
-  conversion at the budget's delta minus what those spends used.
-* ``"advanced"`` — Dwork & Roth Thm 3.20 with a declared ``delta_slack``,
-  over a ``plan`` of spends declared in advance: the theorem needs each
-  mechanism's parameters fixed before the first one runs, so the bound is
-  computed once for the plan, must fit the budget, and every spend must match
-  the next planned one (spending less is allowed; anything else is refused).
+How spends compose against the budget (``"basic"``, ``"zcdp"`` or ``"advanced"`` over a plan declared in
+advance) is the accountant's :class:`~dpmoments.privacy.budget_rule.BudgetRule`; the ledger is kept here.
 
 Parallel composition: the data may be declared once as one partitioning into
 named disjoint blocks (:meth:`Accountant.partitioning`, e.g. the sites of a
@@ -54,14 +41,11 @@ from typing import Any, NoReturn, Optional, Protocol, SupportsIndex, Union
 
 from .._validation import check_delta, check_option
 from ..exceptions import BudgetExceededError, UncertifiedSpendError
-from .composition import compose, zcdp_parts
+from .budget_rule import COMPOSITIONS, BudgetRule, Planned, check_composition
 from .guarantees import AnyGuarantee, ApproxDP, CertifiedGuarantee, PureDP, Uncertified, ZCDP
 from .relations import NEIGHBOURS
 
 __all__ = ["Accountant", "Spend", "COMPOSITIONS", "check_accountant"]
-
-COMPOSITIONS = ("basic", "zcdp", "advanced")
-
 
 class Spendable(Protocol):
     """What may be spent besides a bare guarantee: anything that carries one (a ``Release``, a report)."""
@@ -72,9 +56,6 @@ class Spendable(Protocol):
 
 #: A spend is a guarantee, or something carrying one.
 SpendArg = Union[AnyGuarantee, Spendable]
-#: What advanced composition's plan declares: the spends to come, each an epsilon or (epsilon, delta) statement.
-Planned = Union[PureDP, ApproxDP]
-_SLACK = 1.0 + 1e-12  # the composed totals are float sums: a few ulps over the budget is still within it
 
 
 @dataclass(frozen=True)
@@ -125,8 +106,8 @@ class Accountant:
     ApproxDP(epsilon=0.4, delta=1e-07, rho=None)
     """
 
-    def __init__(self, budget: CertifiedGuarantee, *, neighbours: str = "replace-one", composition: Optional[str] = None,
-                 delta_slack: Optional[float] = None, plan: Optional[Sequence[Planned]] = None,
+    def __init__(self, budget: CertifiedGuarantee, *, neighbours: str = "replace-one",
+                 composition: Optional[str] = None, delta_slack: Optional[float] = None, plan: Optional[Sequence[Planned]] = None,
                  allow_uncertified: bool = False) -> None:
         if not isinstance(budget, (PureDP, ApproxDP, ZCDP)):
             raise TypeError(f"'budget' must be a PureDP, ApproxDP or ZCDP guarantee; got {budget!r}.")
@@ -135,13 +116,14 @@ class Accountant:
         if composition is None:
             composition = "zcdp" if isinstance(budget, ZCDP) else "basic"
         composition = check_option(composition, "composition", COMPOSITIONS)
-        _check_mode(budget, composition, delta_slack, plan)
+        check_composition(budget, composition, delta_slack, plan)
         self.budget = budget
         self.neighbours = check_option(neighbours, "neighbours", NEIGHBOURS)
         self.composition = composition
         self.delta_slack = None if delta_slack is None else check_delta(delta_slack, "delta_slack", allow_zero=False)
         self.allow_uncertified = bool(allow_uncertified)
-        self.plan = None if plan is None else self._check_plan(plan)
+        self._rule = BudgetRule(budget, composition, self.delta_slack)
+        self.plan = None if plan is None else self._rule.checked_plan(plan)
         self._ledger: list[Spend] = []
         self._partitioning: Optional[tuple[str, tuple[str, ...]]] = None
         self._sources: set[Hashable] = set()  # the noise sources spent from: kept here only, never reported
@@ -263,7 +245,7 @@ class Accountant:
             raise TypeError(f"'label' must be a string or None; got {type(label).__name__}.")
         self._check_partition(partition)
         entry = Spend(guarantee, label, partition, relation)
-        self._cost([entry.effective])  # raises for spends this composition cannot add
+        self._rule.cost([entry.effective])  # raises for spends this composition cannot add
         return entry
 
     def _relation(self, own: Optional[str], given: Optional[str]) -> str:
@@ -307,16 +289,6 @@ class Accountant:
             )
 
     # -- the advanced-composition plan ----------------------------------------------------
-    def _check_plan(self, plan: Iterable[Planned]) -> tuple[Planned, ...]:
-        plan = tuple(plan)
-        if not plan or any(not isinstance(g, (PureDP, ApproxDP)) for g in plan):
-            raise TypeError("'plan' must be a non-empty sequence of PureDP or ApproxDP guarantees.")
-        total = compose(plan, composition="advanced", delta_slack=self.delta_slack)
-        if not self._within(total):
-            raise BudgetExceededError(f"the declared plan of {len(plan)} spends composes to {total}, more than "
-                                      f"the budget {self.budget}.")
-        return plan
-
     def _check_planned(self, plan: tuple[Planned, ...], entry: Spend) -> None:
         i = len(self._ledger)
         if i >= len(plan):
@@ -334,46 +306,11 @@ class Accountant:
             return {None: whole}
         return {b: whole + [e.effective for e in ledger if e.partition == b] for b in self._partitioning[1]}
 
-    def _cost(self, guarantees: Sequence[CertifiedGuarantee]) -> Optional[CertifiedGuarantee]:
-        """The composed cost of guarantees, as a guarantee of the budget's kind (``None`` if nothing)."""
-        if not guarantees:
-            return None
-        if self.composition == "zcdp":
-            if isinstance(self.budget, ZCDP):
-                rho, xi, delta = zcdp_parts(guarantees)
-                if xi or delta:
-                    raise ValueError("a zCDP budget cannot absorb (epsilon, delta) spends that carry no rho.")
-                return ZCDP(rho)
-            # an (epsilon, delta) budget (_check_mode): its own statement's delta
-            return compose(guarantees, composition="zcdp", delta=self.budget.as_approx().delta)
-        if self.composition == "advanced":
-            if any(isinstance(g, ZCDP) for g in guarantees):
-                raise ValueError("composition='advanced' composes (epsilon, delta) spends; a zCDP spend needs an "
-                                 "accountant with composition='zcdp'.")
-            return compose(guarantees, composition="advanced", delta_slack=self.delta_slack).as_approx()
-        cost = compose(guarantees, composition="basic")
-        if isinstance(self.budget, PureDP):
-            if cost.as_approx().delta > 0:
-                raise ValueError("a pure epsilon-DP budget cannot absorb spends with delta > 0.")
-            return PureDP(cost.epsilon)
-        return cost.as_approx()
-
-    def _within(self, cost: Optional[CertifiedGuarantee]) -> bool:
-        b = self.budget
-        if cost is None:
-            return True
-        if isinstance(b, ZCDP) or isinstance(cost, ZCDP):  # _cost states the total in zCDP for a zCDP budget only
-            return isinstance(b, ZCDP) and isinstance(cost, ZCDP) and cost.rho <= b.rho * _SLACK
-        approx = cost.as_approx()
-        if isinstance(b, PureDP):
-            return approx.epsilon <= b.epsilon * _SLACK
-        return approx.epsilon <= b.epsilon * _SLACK and approx.delta <= b.delta * _SLACK
-
     def _fits(self, ledger: Sequence[Spend]) -> bool:
-        return all(self._within(self._cost(g)) for g in self._blocks(ledger).values())
+        return all(self._rule.within(self._rule.cost(g)) for g in self._blocks(ledger).values())
 
     def _per_block(self, ledger: Sequence[Spend]) -> dict[Optional[str], Optional[CertifiedGuarantee]]:
-        return {b: self._cost(g) for b, g in self._blocks(ledger).items()}
+        return {b: self._rule.cost(g) for b, g in self._blocks(ledger).items()}
 
     def _worst(self, ledger: Sequence[Spend]) -> Optional[CertifiedGuarantee]:
         costs = [c for c in self._per_block(ledger).values() if c is not None]
@@ -451,28 +388,6 @@ class Accountant:
     def __repr__(self) -> str:
         return (f"Accountant(budget={self.budget!r}, neighbours={self.neighbours!r}, "
                 f"composition={self.composition!r}, spent={self.spent!r})")
-
-
-def _check_mode(budget: CertifiedGuarantee, composition: str, delta_slack: Optional[float],
-                plan: Optional[Sequence[Planned]]) -> None:
-    if composition == "advanced":
-        if not isinstance(budget, ApproxDP) or budget.delta == 0:
-            raise ValueError("composition='advanced' needs an ApproxDP budget with delta > 0.")
-        if delta_slack is None:
-            raise ValueError("composition='advanced' needs 'delta_slack' (the delta' of Dwork & Roth Thm 3.20).")
-        if delta_slack >= budget.delta:
-            raise ValueError(f"'delta_slack' must be below the budget's delta {budget.delta}; got {delta_slack}.")
-        if plan is None:
-            raise ValueError("composition='advanced' needs 'plan', the spends declared in advance: Dwork & Roth "
-                             "Thm 3.20 does not cover spends chosen after seeing earlier results.")
-    elif plan is not None:
-        raise ValueError("'plan' is only used with composition='advanced'.")
-    if composition == "zcdp" and isinstance(budget, ApproxDP) and budget.delta == 0:
-        raise ValueError("composition='zcdp' against an (epsilon, delta) budget needs delta > 0 to convert at.")
-    if composition == "zcdp" and isinstance(budget, PureDP):
-        raise ValueError("composition='zcdp' needs a ZCDP or ApproxDP budget; a pure epsilon-DP budget composes basically.")
-    if composition != "zcdp" and isinstance(budget, ZCDP):
-        raise ValueError(f"a ZCDP budget composes in zCDP; got composition={composition!r}.")
 
 
 def check_accountant(accountant: Optional[Accountant]) -> Optional[Accountant]:

@@ -185,20 +185,9 @@ def bounded_minimum(f, a, b, *, xatol=1e-5, max_evaluations=500):
     while abs(xf - xm) > tol2 - 0.5 * (b - a):
         golden = True
         if abs(e) > tol1:  # try a parabola through the three best points
-            r = (xf - nfc) * (fx - ffulc)
-            q = (xf - fulc) * (fx - fnfc)
-            p = (xf - fulc) * q - (xf - nfc) * r
-            q = 2.0 * (q - r)
-            if q > 0.0:
-                p = -p
-            q = abs(q)
-            r, e = e, rat
-            if abs(p) < abs(0.5 * q * r) and p > q * (a - xf) and p < q * (b - xf):
-                golden = False
-                rat = (p + 0.0) / q
-                x = xf + rat
-                if (x - a) < tol2 or (b - x) < tol2:
-                    rat = tol1 * _sign_or_one(xm - xf)
+            step, e = _parabolic_step((xf, fx), (nfc, fnfc), (fulc, ffulc), a, b, e, rat, tol1, xm)
+            if step is not None:
+                golden, rat = False, step
         if golden:
             e = (a - xf) if xf >= xm else (b - xf)
             rat = _GOLDEN * e
@@ -226,6 +215,32 @@ def bounded_minimum(f, a, b, *, xatol=1e-5, max_evaluations=500):
         if evaluations >= max_evaluations:
             break
     return fx
+
+
+def _parabolic_step(best, second, third, a, b, e, rat, tol1, xm):
+    """``fmin``'s step to the least point of the parabola through three ``(x, f(x))`` points, best first.
+
+    Returns the step (``None`` where the parabola's least point is refused: outside ``(a, b)``, or a step
+    not under half the one before last, so that a golden-section step is due) and the new ``e`` (the last
+    step but one), in the order of ``bounded_minimum``'s operations.
+    """
+    (xf, fx), (nfc, fnfc), (fulc, ffulc) = best, second, third
+    tol2 = 2.0 * tol1
+    r = (xf - nfc) * (fx - ffulc)
+    q = (xf - fulc) * (fx - fnfc)
+    p = (xf - fulc) * q - (xf - nfc) * r
+    q = 2.0 * (q - r)
+    if q > 0.0:
+        p = -p
+    q = abs(q)
+    r, e = e, rat
+    if not (abs(p) < abs(0.5 * q * r) and p > q * (a - xf) and p < q * (b - xf)):
+        return None, e
+    rat = (p + 0.0) / q
+    x = xf + rat
+    if (x - a) < tol2 or (b - x) < tol2:  # too near an end: a minimal step towards the middle
+        rat = tol1 * _sign_or_one(xm - xf)
+    return rat, e
 
 
 def _sign_or_one(value):

@@ -123,15 +123,7 @@ def _pca_task(args):
     lam, R = pca_model()
     rng = np.random.default_rng([SEED, rep, {"eps": 0, "n": 1, "delta": 2}[experiment]])
     out, priv = {}, {}
-    if experiment == "eps":
-        grid, methods = _eps_grid(quick), list(PCA_METHODS)
-        sets = [(N_PCA, e, DELTA_PCA) for e in grid]
-    elif experiment == "n":
-        grid, methods = _n_grid(quick), ["capePCA", "conv"]
-        sets = [(n, 0.5, DELTA_PCA) for n in grid]
-    else:
-        grid, methods = _delta_grid(quick), ["capePCA", "conv"]
-        sets = [(N_PCA, 1.0, d) for d in grid]
+    methods, sets = _pca_settings(experiment, quick)
     cache = {}
     for i, (N, eps, delta) in enumerate(sets):
         if N not in cache:
@@ -146,12 +138,25 @@ def _pca_task(args):
                                        neighbours=nb, calibration=cal, target=target, rng=rng.integers(2**63))
                 out[(m, mode, i)] = _energy(pca, lam)
                 if m == "capePCA" and rep == 0:
-                    claimed, claimed_holds = _eps_of(report.claimed)
-                    joint = _eps_of(report.joint_view)[1]
-                    extra = _true_eps(report, delta) if mode == "paper" else (claimed_holds, joint)
-                    priv[(mode, i)] = dict(claimed=claimed, claimed_holds=claimed_holds, joint=joint,
-                                           true_site=extra[0], true_joint=extra[1])
+                    priv[(mode, i)] = _pca_privacy(report, mode, delta)
     return out, priv
+
+
+def _pca_settings(experiment, quick):
+    """The methods one capePCA experiment compares and its (N, epsilon, delta) settings, along its grid."""
+    if experiment == "eps":
+        return list(PCA_METHODS), [(N_PCA, e, DELTA_PCA) for e in _eps_grid(quick)]
+    if experiment == "n":
+        return ["capePCA", "conv"], [(n, 0.5, DELTA_PCA) for n in _n_grid(quick)]
+    return ["capePCA", "conv"], [(N_PCA, 1.0, d) for d in _delta_grid(quick)]
+
+
+def _pca_privacy(report, mode, delta):
+    """The epsilons capePCA claims, holds and gives the joint view; under the paper's calibration, the true ones."""
+    claimed, claimed_holds = _eps_of(report.claimed)
+    joint = _eps_of(report.joint_view)[1]
+    extra = _true_eps(report, delta) if mode == "paper" else (claimed_holds, joint)
+    return dict(claimed=claimed, claimed_holds=claimed_holds, joint=joint, true_site=extra[0], true_joint=extra[1])
 
 
 def _eps_grid(quick):
@@ -310,16 +315,21 @@ def run(quick=False, reps=None, jobs=2, figure_prefix="benchmarks/results/cape",
               f"pooled: {PAPER_PCA_Q0}). N = {N_PCA} (N_s = {N_PCA // S_PCA}) for the ε and δ panels "
               f"(the paper's: its ε = 0.5 / δ = 0.01 values match its N = 10k column). {pca_reps} repetitions "
               "(fresh data and noise each).", "",
-              f"**Public row bound instead of the paper's max-norm normalisation** (a leak: it depends on every row): rows are clipped to "
+              f"**Public row bound instead of the paper's max-norm normalisation** (a leak: it depends on every row): "
+              f"rows are clipped to "
               f"R = 1.5·√(tr A) = {R:.2f} (public: the generating A is known), no re-centring (the generating mean 0 "
               "is public). The paper divides by the sample's max norm (≈ 23–24 here), so its effective scale is "
               f"≈ ({R:.1f}/23.6)² ≈ {(R / 23.6) ** 2:.2f}× smaller noise than ours at the same calibration.", "",
               "Calibrations: **paper** = classic Gaussian σ = Δ√(2 ln(1.25/δ))/ε with the paper's sensitivity "
               "Δ = R²/N_s (`neighbours=\"zero-out\"`, `calibration=\"classic\"`; the classic formula is unproven at "
-              "ε ≥ 1 and 1/N_s is the zero-out value: a row replaced by the zero row with N_s public); **ours** = analytic Gaussian "
+              "ε ≥ 1 and 1/N_s is the zero-out value: a row replaced by the zero row with N_s public); **ours** = "
+              "analytic Gaussian "
               "(Balle–Wang) with the replace-one Δ = √2 R²/N_s; **default** = ours calibrated so that the joint "
               "view meets (ε, δ). DPdisPCA sends rank 2K = 100 factors; local = site 0 alone.", "",
-              "At δ = 0.01 the analytic calibration saturates as ε → 0 (σ ≈ 40Δ: the δ = 0.01 slack alone bounds the privacy loss), whereas the classic formula's σ grows as 1/ε; hence \"ours\" stays above the random-subspace level (≈ 78) at ε ≤ 0.01 while the paper's calibration does not. The capePCA–conv gap is reproduced in both calibrations.", ""]
+              "At δ = 0.01 the analytic calibration saturates as ε → 0 (σ ≈ 40Δ: the δ = 0.01 slack alone bounds the "
+              "privacy loss), whereas the classic formula's σ grows as 1/ε; hence \"ours\" stays above the "
+              "random-subspace level (≈ 78) at ε ≤ 0.01 while the paper's calibration does not. The capePCA–conv gap "
+              "is reproduced in both calibrations.", ""]
     res, priv = by_exp["eps"]
     lines += _pca_section("eps", res, priv, _eps_grid(quick), "ε", list(PCA_METHODS), PAPER_PCA_EPS, pca_reps, quick)
     res_n, _ = by_exp["n"]
@@ -343,7 +353,8 @@ def run(quick=False, reps=None, jobs=2, figure_prefix="benchmarks/results/cape",
               "rows clipped to the public R = 1.5·√(1 + σ²D) (the paper: per-site max-norm normalisation, a leak). "
               "Budget: MOG (second, third, mean) = (0.5, 0.4, 0.1) of (ε, δ) — three releases, since the protocol "
               "releases plain moments only; STM (second, third) = (0.5, 0.5), documents embedded as rows "
-              "(x₁, x₂, x₃) ∈ {0,1}^{3D} (`dpmoments.multisite.analyses`). Tensor power method: 10 restarts × 30 iterations. "
+              "(x₁, x₂, x₃) ∈ {0,1}^{3D} (`dpmoments.multisite.analyses`). Tensor power method: 10 restarts × 30 "
+              "iterations. "
               "q_comp = (1/K) Σ_k min_j ‖μ_j − v̂_k‖ (MOG: v̂ unit-normalised; STM: v̂ clipped ≥ 0, rows sum 1). "
               "Random vectors: MOG Gaussian directions, STM uniform [0,1]^D rows normalised to sum 1. One data set "
               "per setting; repetitions redraw the protocol noise and the power method's starts.", ""]

@@ -281,12 +281,15 @@ def run(quick=False, reps=None, jobs=2, figure_prefix=None, argv=None):
          "replace-one. Private (ε, δ)-DP for the release. With \"CV λ\" the λ still comes from the "
          "non-private CV (for comparability); \"private λ\" (ROPE) is the public rule √(8λ) = 2σ√p (the "
          "expected spectral norm of the noise; depends only on n, ε, δ, p); \"eBIC λ\" (glasso) picks λ "
-         "on the release alone (the rule of `PrivateGraphicalLasso(alpha='ebic', alphas=10)`: PSD projection, 10-point log grid floored at the release's noise level (`noise_floor`), extended BIC with γ = 0.5; computed with the warm-started path solver; free post-processing). "
+         "on the release alone (the rule of `PrivateGraphicalLasso(alpha='ebic', alphas=10)`: PSD projection, "
+         "10-point log grid floored at the release's noise level (`noise_floor`), extended BIC with γ = 0.5; "
+         "computed with the warm-started path solver; free post-processing). "
          "The reference Θ̂ for the private-λ rows is still the non-private estimate at the CV λ.",
          "* Table 2 **paper (ADMM ρ=100)**: Boyd's ADMM (ρ = 100, ABSTOL 1e-4, RELTOL 1e-2, 1000 "
          "iterations) for BOTH Θ̂ and Θ̂_priv, on the raw indefinite S̃ (as the paper). "
          "**paper (exact solver)** and the other rows: S̃ projected to the PSD cone (eigenvalue floor 0, "
-         "free post-processing, §0.5) and the exact fast graphical-lasso solver (relative duality gap ≤ 1e-4; the non-private reference Θ̂ ≤ 1e-6).",
+         "free post-processing, §0.5) and the exact fast graphical-lasso solver (relative duality gap ≤ 1e-4; the "
+         "non-private reference Θ̂ ≤ 1e-6).",
          "", "## Table 1 — DP-RP (ROPE), Models 1–3",
          "", "Main columns: the paper's configuration (ℓ1, F, ℓ2) beside the paper's means; then the "
          "Frobenius loss of the other configurations."]
@@ -321,7 +324,8 @@ def _notes(conv, admm_gap):
         "relative to the true non-private optimum — compare the ADMM and exact columns. The paper's "
         "Table 2 values therefore measure an unconverged ADMM, not the DP glasso.",
         "* Table 1 (ROPE has a closed form, so no solver question): at p = 100 and n ≤ 400 the noise "
-        "(σ ≈ 0.006–0.44 per entry for the classic calibration) dwarfs S (entries ≈ 1/p), so relative losses ≫ 1 are expected "
+        "(σ ≈ 0.006–0.44 per entry for the classic calibration) dwarfs S (entries ≈ 1/p), so relative losses ≫ 1 are "
+        "expected "
         "(docs/algorithms.md §5.6 anomalies). The paper's ℓ2 column at ε = 0.1 is 20–30× its ε = 0.3 value "
         "while ℓ1 and F scale as 1/ε: ours scales as 1/ε in all three, which supports the transcription "
         "error reading.",

@@ -208,7 +208,8 @@ def run(quick=False, reps=None, jobs=2, figure_prefix=None, argv=None):
          "columns are shown for the ordering only.", "",
          "Mechanisms (library `PrivateGraphicalLasso(mechanism=...)`):", "",
          "* Gaussian, paper: classic calibration with sensitivity 1/n — the library's `neighbours=\"zero-out\"`, "
-         "a row replaced by the zero row with n public (the paper's β; under the paper's own replace-one relation it is √2 too small, §0.2, and the classic "
+         "a row replaced by the zero row with n public (the paper's β; under the paper's own replace-one relation "
+         "it is √2 too small, §0.2, and the classic "
          "bound is unproven at ε ≥ 1, §0.3 — hence the `Uncertified` guarantee at ε = 1, 1.5).",
          "* Gaussian, ours: analytic calibration, replace-one (√2/n): a valid (ε, δ)-DP guarantee.",
          "* Wishart-approx: W_d(k, I/n) with the smallest k our exact analysis certifies (Sheffet's regime; the "

@@ -9,7 +9,8 @@ from .. import _lazy
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
     "eigen": ("EigenResult", "flip_signs", "top_eigenpairs"),
     "_glasso_common": ("GlassoInfeasibleError", "GlassoResult", "glasso_objective"),
-    "glasso": ("glasso_blocks", "graphical_lasso"),
+    "glasso": ("graphical_lasso",),
+    "glasso_screening": ("glasso_blocks",),
     "glasso_path": ("graphical_lasso_path", "iter_graphical_lasso_path"),
     "glasso_admm": ("graphical_lasso_admm",),
     "irls": ("IRLSResult", "irls", "irls_weights", "solve_weighted", "weighted_moments"),

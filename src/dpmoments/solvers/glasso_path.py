@@ -30,8 +30,9 @@ import numpy as np
 
 from .._validation import as_float_array, check_int, check_positive
 from ._glasso_common import check_alpha, check_cov
-from .glasso import Warm, _edges, _solve
+from .glasso import Warm, _solve
 from .glasso_bcd import USE_COMPILED, _glasso_sweep
+from .glasso_screening import _edges
 
 __all__ = ["graphical_lasso_path", "iter_graphical_lasso_path"]
 

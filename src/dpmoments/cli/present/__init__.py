@@ -13,6 +13,6 @@ __all__ = ["PRESENTERS"]
 
 #: analysis (a key of :data:`dpmoments.multisite.analyses.ANALYSES`) -> its presenter module
 PRESENTERS = {
-    "covariance": covariance, "correlation": correlation, "pca": pca, "precision": precision, "ridge": precision, "select": select,
-    "tensor-mog": tensor, "tensor-stm": tensor, "regress": regress,
+    "covariance": covariance, "correlation": correlation, "pca": pca, "precision": precision, "ridge": precision,
+    "select": select, "tensor-mog": tensor, "tensor-stm": tensor, "regress": regress,
 }

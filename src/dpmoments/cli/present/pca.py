@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .._args import CliError
-from ...estimators.summaries import component_lines, noise_floor, pca_noise, spectrum
+from ...estimators.component_summaries import component_lines, noise_floor, pca_noise, spectrum
 from .._noise import json_safe, spread
 from .._release import noise_sd
 

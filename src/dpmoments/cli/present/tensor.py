@@ -5,7 +5,7 @@ Shared by ``dpmoments tensor`` and the multi-site commands (``--analysis tensor-
 weights that are not proportions) is withheld.
 """
 
-from ...estimators.summaries import tensor_noise
+from ...estimators.component_summaries import tensor_noise
 from .._args import CliError
 from .._noise import num
 

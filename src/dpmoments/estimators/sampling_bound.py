@@ -1,0 +1,36 @@
+"""The sampling part of a covariance's error budget (``target="population"``): a bound that needs no fourth moment.
+
+From the row bound :math:`R` and the released matrix alone, it holds whatever the law of the
+clipped rows; normal theory understates the spread of heavy-tailed columns. Released values only:
+no rows.
+"""
+
+import numpy as np
+
+__all__ = ["SAMPLING_TEXT", "sampling_variance"]
+
+
+SAMPLING_TEXT = ("a bound without fourth moments: a row clipped to ||z|| <= R has Var(z_i z_j) <= "
+                 "min(R^2 S_ii - S_ii^2, R^2 S_jj - S_jj^2, R^2 (S_ii + S_jj) / 4) - S_ij^2 and Var(z_i^2) <= "
+                 "S_ii (R^2 - S_ii), over n, from the released matrix")
+
+
+def sampling_variance(release, sigma):
+    r"""A bound on each entry's sampling variance that holds for any law of the (clipped) rows, no fourth moment.
+
+    A row clipped to :math:`\|z\| \le R` has :math:`z_i^2 + z_j^2 \le R^2`, so
+    :math:`E z_i^2 z_j^2 \le E z_i^2 (R^2 - z_i^2) \le R^2 S_{ii} - S_{ii}^2` and, as
+    :math:`z_i^2 z_j^2 \le (z_i^2 + z_j^2)^2 / 4 \le R^2 (z_i^2 + z_j^2) / 4`, also
+    :math:`\le R^2 (S_{ii} + S_{jj}) / 4`; then :math:`\operatorname{Var}(z_i z_j) \le E z_i^2 z_j^2 - S_{ij}^2`,
+    and :math:`\operatorname{Var}(z_i^2) \le S_{ii}(R^2 - S_{ii})`, each over ``n``. Normal theory,
+    :math:`(S_{ii} S_{jj} + S_{ij}^2)/n`, understates heavy tails (its fourth moments are the normal's). ``sigma``:
+    the PSD projection (``error_budget._psd``) of the released matrix (standardised units, the centre's mean removed),
+    its variances taken in ``[0, R^2]``. Post-processing of the release: no rows.
+    """
+    R2, n = float(release.row_norm) ** 2, float(release.n)
+    v = np.clip(np.diag(sigma), 0.0, R2)
+    each = R2 * v - v**2  # E z_i^2 z_j^2 <= R^2 S_ii - S_ii^2 (and the same with j)
+    product = np.minimum(np.minimum.outer(each, each), R2 * np.add.outer(v, v) / 4.0)
+    out = np.maximum(product - sigma**2, 0.0)
+    np.fill_diagonal(out, each)
+    return out / n

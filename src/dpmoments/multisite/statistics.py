@@ -1,0 +1,272 @@
+"""Each statistic a site may send as one frozen value: what the wing asks of it instead of comparing its name.
+
+A statistic is named by a string where plans, messages and reports meet it (``"second"`` in a plan's
+rounds, ``value:0:second`` on the wire, ``round 1 (second)`` in a report); :func:`as_statistic` turns the
+name into its value once, and from there code asks the value: its payload's shape and the check a payload
+must pass at the door (:meth:`~Statistic.guard`), its unit noise (the dealer's shares, a site's own noise,
+the aggregator's ``f_s`` and top-up all draw it, with the statistic's symmetry), its L2 sensitivity, how a
+site's reply enters the round's sum (:meth:`~Statistic.summand`) and how far an honest one can lie
+(:meth:`~Statistic.entry_bound`). The names, and so the plans' digests and the wire, are unchanged.
+
+A new statistic is one more value here (and its round in :mod:`~dpmoments.multisite.analyses`); a site
+computes it from its sums in :meth:`~Statistic.of_sums`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
+from ..moments import moment_sensitivity, symmetrise_matrix, symmetrise_tensor
+from ..moments.clipping_bias import excess_row_bound, excess_sensitivity
+from .bounds import HISTOGRAM_SENSITIVITY
+from .egress import MAX_BINS, EgressRefused, egress_guard
+from .location import location_sensitivity
+
+__all__ = ["Statistic", "Moment", "Counts", "Factor", "STATISTICS", "ROUND_STATISTICS", "as_statistic", "SECOND", "CROSS", "THIRD",
+           "EXCESS", "HISTOGRAM", "LOCATION", "FACTOR"]
+
+
+@dataclass(frozen=True, repr=False)
+class Statistic:
+    """What one round's sites send. Subclasses fix the arithmetic; instances differ by name.
+
+    Attributes
+    ----------
+    name : str
+        How plans, messages and reports write it.
+    label : str
+        How a sentence names it (``"second moment"``).
+    """
+
+    name: str
+    label: str
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+    def __reduce__(self) -> tuple:  # a copy is the one value of its name, so `is` holds
+        return (as_statistic, (self.name,))
+
+    @property
+    def mirrored(self) -> bool:
+        return False
+
+    @property
+    def counts(self) -> bool:
+        """A choosing step's noisy counts: each site's own noise only, summed as they are, checked as counts."""
+        return False
+
+    def shape(self, n_features: int, rank: Optional[int] = None, bins: Optional[int] = None) -> tuple[int, ...]:
+        """The payload's shape at ``n_features`` (a factor's ``rank``, a histogram's public ``bins``)."""
+        raise NotImplementedError
+
+    def guard(self, value: object, n_features: int) -> np.ndarray:
+        """The payload through the door's guard (:func:`~.egress.egress_guard`): a read-only float array."""
+        return egress_guard(value, n_features, self.shape(n_features))
+
+    def unit_noise(self, d: int, rng: Any, size: Optional[int] = None) -> np.ndarray:
+        """Standard (std 1) Gaussian noise with the statistic's symmetry; ``size`` stacks draws on axis 0.
+
+        Every draw is a symmetric matrix (upper triangle drawn, mirrored) or a symmetric tensor (one draw
+        per index orbit), so linear combinations of draws keep the statistic's symmetry.
+        """
+        if size is None:
+            return self._draw(d, rng)
+        return np.stack([self._draw(d, rng) for _ in range(size)]) if size else np.zeros((0,) + self.noise_shape(d))
+
+    def noise_shape(self, d: int) -> tuple[int, ...]:
+        """The shape of one unit draw at ``d`` (for counts, ``d`` is the number of counts)."""
+        return (int(d),)
+
+    def _draw(self, d: int, rng: Any) -> np.ndarray:
+        return gaussian_noise(d, 1.0, rng)
+
+    def summand(self, value: np.ndarray, weight: float, f: Any) -> np.ndarray:
+        """What a site's admitted reply adds to the round's running sum: ``mu_s (y_s - f_s)``."""
+        return weight * (value - f)
+
+    def sensitivity(self, n_samples: int, *, n_features: int, row_norm: float, response_bound: Optional[float],
+                    neighbours: str) -> float:
+        """L2 sensitivity of one site's statistic (its noise is calibrated to it)."""
+        raise ValueError(f"a {self.label} is not calibrated: it is post-processing of a noisy release.")
+
+
+@dataclass(frozen=True, repr=False)
+class Moment(Statistic):
+    """A normalised moment of the clipped rows: ``ndim`` axes of length ``d``.
+
+    Attributes
+    ----------
+    ndim : int
+        Its axes: 2 for a matrix, 1 for a vector, 3 for a tensor.
+    power : int
+        The power of the row bound ``R`` an entry of one row's contribution is at most (a cross moment's
+        is ``R`` times the response's bound).
+    symmetric : bool
+        Exactly symmetric in every pair of axes: a payload that is not is refused (a site with exactly ``d``
+        rows has a ``(d, d)`` data matrix, which rows are not except by accident).
+    slot : str
+        The :class:`~dpmoments.moments.Release` field the sum across sites is released in.
+    """
+
+    ndim: int = 2
+    power: int = 2
+    symmetric: bool = False
+    slot: str = "second_moment"
+
+    def shape(self, n_features: int, rank: Optional[int] = None, bins: Optional[int] = None) -> tuple[int, ...]:
+        return (int(n_features),) * self.ndim
+
+    def noise_shape(self, d: int) -> tuple[int, ...]:
+        return self.shape(d)
+
+    @property
+    def mirrored(self) -> bool:
+        """A symmetric matrix: the dealer mirrors each share's upper triangle, so that BLAS's rounding in the sum
+        over sites leaves it exactly symmetric (the guard refuses one that is not)."""
+        return self.symmetric and self.ndim == 2
+
+    def guard(self, value: object, n_features: int) -> np.ndarray:
+        out = super().guard(value, n_features)
+        if self.symmetric and not all(np.array_equal(out, out.swapaxes(k, k + 1)) for k in range(self.ndim - 1)):
+            whole = "exactly" if self.ndim == 2 else "fully"
+            raise EgressRefused(f"a {self.name}-moment payload must be {whole} symmetric.")
+        return out
+
+    def _draw(self, d: int, rng: Any) -> np.ndarray:
+        if self.symmetric:
+            return (symmetric_matrix_noise if self.ndim == 2 else symmetric_tensor_noise)(d, 1.0, rng)
+        return gaussian_noise(d, 1.0, rng)
+
+    def distinct_entries(self, d: int) -> int:
+        """The entries that carry independent noise: ``d(d+1)/2``, ``d``, ``C(d+2, 3)``."""
+        return math.comb(d + self.ndim - 1, self.ndim) if self.symmetric else d ** self.ndim
+
+    def entry_bound(self, row_norm: float, response_bound: Optional[float]) -> float:
+        """The largest magnitude one row's clipped contribution puts in an entry (and so the statistic's)."""
+        if self.name == "cross":
+            if response_bound is None:
+                raise ValueError("a cross moment's entries are bounded by the public 'response_bound'.")
+            return row_norm * float(response_bound)
+        return row_norm ** self.power
+
+    def sensitivity(self, n_samples: int, *, n_features: int, row_norm: float, response_bound: Optional[float],
+                    neighbours: str) -> float:
+        """L2 sensitivity of one site's normalised statistic (the moments layer's table)."""
+        return moment_sensitivity(self.name, norm="l2", n_samples=n_samples, n_features=n_features,
+                                  neighbours=neighbours, row_norm=row_norm, response_bound=response_bound)
+
+    def of_sums(self, sums: Any) -> np.ndarray:
+        """The normalised statistic from one pass's sums (:func:`~dpmoments.moments.accumulate_moments`)."""
+        if self.name == "second":
+            return symmetrise_matrix(sums.xtx / sums.n)
+        if self.name == "third":
+            return symmetrise_tensor(sums.third / sums.n)
+        return sums.xty / sums.n
+
+
+@dataclass(frozen=True, repr=False)
+class _Excess(Moment):
+    """What clipping at the row bound removed from each variance (:mod:`dpmoments.moments.clipping_bias`)."""
+
+    def entry_bound(self, row_norm: float, response_bound: Optional[float]) -> float:
+        return excess_row_bound(row_norm)  # each entry of a row's loss vector is in [0, (kappa^2 - 1) R^2]
+
+    def sensitivity(self, n_samples: int, *, n_features: int, row_norm: float, response_bound: Optional[float],
+                    neighbours: str) -> float:
+        return excess_sensitivity(row_norm, n_samples, neighbours)
+
+
+@dataclass(frozen=True, repr=False)
+class Counts(Statistic):
+    """A choosing step's noisy counts on a public grid: a bound step's histogram ``(bins,)`` or a location step's
+    per-coordinate counts ``(d, bins)``; its length is the plan's, not the data's."""
+
+    per_feature: bool = False
+
+    @property
+    def counts(self) -> bool:
+        return True
+
+    def shape(self, n_features: int, rank: Optional[int] = None, bins: Optional[int] = None) -> tuple[int, ...]:
+        return ((int(n_features),) if self.per_feature else ()) + (int(_needed(bins, "bins")),)
+
+    def guard(self, value: object, n_features: int) -> np.ndarray:
+        arr = np.asarray(value)
+        if not self.per_feature and (arr.ndim != 1 or not 2 <= arr.shape[0] <= MAX_BINS):
+            raise EgressRefused(f"a histogram payload must be a vector of 2 to {MAX_BINS} bins; got shape {arr.shape}.")
+        if self.per_feature and (arr.ndim != 2 or arr.shape[0] != n_features or not 2 <= arr.shape[1] <= MAX_BINS):
+            raise EgressRefused(f"a location payload must have shape (n_features, bins) with 2 to {MAX_BINS} bins; "
+                                f"got {arr.shape}.")
+        return egress_guard(arr, MAX_BINS, arr.shape)
+
+    def noisy(self, counts: np.ndarray, g: float, rng: Any) -> np.ndarray:
+        """The exact counts plus this site's own noise of std ``g`` (one draw per count, flat)."""
+        return counts + g * gaussian_noise(counts.size, 1.0, rng).reshape(counts.shape)
+
+    def summand(self, value: np.ndarray, weight: float, f: Any) -> np.ndarray:
+        return value  # counts add: no weights, no shares
+
+    def sensitivity(self, n_samples: int, *, n_features: int, row_norm: float, response_bound: Optional[float],
+                    neighbours: str) -> float:
+        return location_sensitivity(n_features) if self.per_feature else HISTOGRAM_SENSITIVITY
+
+
+@dataclass(frozen=True, repr=False)
+class Factor(Statistic):
+    """DPdisPCA's rank-``r`` factor ``P`` of a site's noisy second moment: ``(d, r)``, ``r <= d``."""
+
+    def shape(self, n_features: int, rank: Optional[int] = None, bins: Optional[int] = None) -> tuple[int, ...]:
+        return (int(n_features), int(_needed(rank, "rank")))
+
+    def guard(self, value: object, n_features: int) -> np.ndarray:
+        arr = np.asarray(value)
+        if arr.ndim != 2 or arr.shape[0] != n_features or not 1 <= arr.shape[1] <= n_features:
+            raise EgressRefused(f"a factor payload must have shape (n_features, r) with r <= n_features="
+                                f"{n_features}; got {arr.shape}.")
+        return egress_guard(arr, n_features, arr.shape)
+
+    def summand(self, value: np.ndarray, weight: float, f: Any) -> np.ndarray:
+        return weight * (value @ value.T)
+
+
+def _needed(value: Optional[int], name: str) -> int:
+    if value is None:
+        raise TypeError(f"'{name}' is needed for this statistic's shape.")
+    return value
+
+
+SECOND = Moment("second", "second moment", ndim=2, power=2, symmetric=True, slot="second_moment")
+CROSS = Moment("cross", "cross moment", ndim=1, power=1, slot="cross_moment")
+THIRD = Moment("third", "third moment", ndim=3, power=3, symmetric=True, slot="third_moment")
+#: The loss vector travels as a vector: the cross moment's slot of a release.
+EXCESS = _Excess("excess", "clipping excess", ndim=1, power=2, slot="cross_moment")
+HISTOGRAM = Counts("histogram", "histogram")
+LOCATION = Counts("location", "location counts", per_feature=True)
+FACTOR = Factor("factor", "factor")
+
+#: Every statistic by name: the moments a round releases, a choosing step's counts, DPdisPCA's factor.
+STATISTICS = {s.name: s for s in (SECOND, CROSS, THIRD, EXCESS, HISTOGRAM, LOCATION, FACTOR)}
+
+
+#: What a plan's round may release (a factor is a DPdisPCA site's reply to a second-moment round).
+ROUND_STATISTICS = tuple(name for name, s in STATISTICS.items() if s is not FACTOR)
+
+
+def as_statistic(statistic: Any) -> Statistic:
+    """The value of a statistic's name (a value passes as it is); refuse an unknown name in one line."""
+    if isinstance(statistic, Statistic):
+        return statistic
+    found = STATISTICS.get(statistic) if isinstance(statistic, str) else None
+    if found is None:
+        allowed = ", ".join(repr(s) for s in sorted(STATISTICS))
+        raise ValueError(f"'statistic' must be one of {allowed}; got {statistic!r}.")
+    return found
