@@ -14,15 +14,8 @@ from .uncertainty import count_relative_sd, noise_law, z_value
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
-__all__ = ["half_widths", "holding_estimate", "less_identity", "truncate_variances", "widen_to_noise",
+__all__ = ["half_widths", "holding_estimate", "truncate_variances", "widen_to_noise",
            "with_centre_variance"]
-
-
-def less_identity(M, c):
-    """``M - c I`` as a new array, without an identity matrix (the same bits)."""
-    out = np.array(M, dtype=float)
-    out[np.diag_indices(out.shape[0])] -= c
-    return out
 
 
 def with_centre_variance(v, s, in_place=False):
@@ -36,16 +29,17 @@ def with_centre_variance(v, s, in_place=False):
     return np.sqrt(out, out=out)
 
 
-def truncate_variances(out, centre):
-    """Each variance's interval (2, d, d) cut at 0 below only; above, taken about ``max(r, 0)`` (``r`` released).
+def truncate_variances(out, variances):
+    """Each variance's interval (2, d, d) cut at 0 below only; above, taken about ``max(r, 0)`` (``r`` released:
+    ``variances``, the centre's diagonal).
 
     A variance released far below 0 keeps ``[0, h]`` (its upper half-width), never ``[0, 0]``. Coverage is at
     least the uncut one's: ``v >= 0`` misses above only if ``v > r + h``, and ``max(r, 0) + h >= r + h``.
     """
-    idx = np.arange(centre.shape[0])
-    upper_half = out[1, idx, idx] - centre[idx, idx]
+    idx = np.arange(variances.shape[0])
+    upper_half = out[1, idx, idx] - variances
     out[0, idx, idx] = np.maximum(out[0, idx, idx], 0.0)
-    out[1, idx, idx] = np.maximum(centre[idx, idx], 0.0) + upper_half
+    out[1, idx, idx] = np.maximum(variances, 0.0) + upper_half
 
 
 def widen_to_noise(lo_half, hi_half, release, noise_interval, level, at):

@@ -47,7 +47,7 @@ import numpy as np
 
 from .._lazy import lazy_module
 from .centre_bias import CENTRE_BIAS_TEXT, add_above, centre_bias_bound, centre_bias_widths, eigenvalue_centre_bias
-from .entry_intervals import (half_widths as _half_widths, holding_estimate, less_identity as _less_identity,
+from .entry_intervals import (half_widths as _half_widths, holding_estimate,
                               truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
                               with_centre_variance as _with_centre_variance)
 from .fcr import distance_from_zero as _distance_from_zero, selected_by_fcr as _selected
@@ -233,9 +233,13 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     ``parts`` (JSON-able summary).
     """
     d = release.n_features
-    centre = _less_identity(release.second_moment, noise_law(release).diagonal_mean)  # unbiased for the exact moment
+    # The centre, unbiased for the exact moment: the released matrix less the noise's mean on the diagonal, kept as
+    # that matrix and its own diagonal (one d x d array fewer: 800 MB at d = 10 000; the same bits)
+    raw, diagonal = np.asarray(release.second_moment, dtype=float), np.diag_indices(d)
+    centre_diagonal = raw[diagonal] - noise_law(release).diagonal_mean
     s = centre_noise_scale(release) or 0.0
-    mid = _less_identity(centre, s**2)
+    mid = np.array(raw, dtype=float)
+    mid[diagonal] = centre_diagonal - s**2
     # One eigendecomposition (about 9 d^3 flops, the command's largest cost at large d) serves both parts, and
     # the estimate's projection where it made one
     needed = target == "population" or clipping_part(release) is not None
@@ -247,7 +251,7 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     if target == "population":  # each is 800 MB)
         normal_parts += sampling_variance(release, sigma)
     se = _with_centre_variance(normal_parts, s)
-    variance_upper = np.diagonal(centre) + z_value(level) * np.diagonal(noise_se)  # the clipped rows' variances
+    variance_upper = centre_diagonal + z_value(level) * np.diagonal(noise_se)  # the clipped rows' variances
     bias_lo, bias_hi, bias_sd, withheld_cols, variances_unseen, clip = _clipping(release, level, d, sigma,
                                                                                  variance_upper)
     del sigma
@@ -260,20 +264,24 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         lo_half, hi_half = _half_widths(normal_parts, s, at, out)
         # The noise-only interval (exact for its law) at that level where it is wider (Laplace noise's tails)
         _widen_to_noise(lo_half, hi_half, release, noise_interval, level, at)
-        np.subtract(centre, lo_half, out=lo_half)  # centre - lo_half + bias_lo
+        on_diagonal = centre_diagonal - lo_half[diagonal]  # centre - lo_half + bias_lo
+        np.subtract(raw, lo_half, out=lo_half)
+        lo_half[diagonal] = on_diagonal
         lo_half += bias_lo
         below, above = centre_bias_widths(bias_bound, s, second_upper, at)  # less the centre's own clipping bias
         lo_half -= below
         # The undetected clipping loss's noise widens the upper end, in quadrature
         hi_half **= 2
-        diagonal = np.diag_indices(d)  # bias_sd is 0 off the diagonal (_clipping's 'extra'): adding 0 changes no bit
+        # bias_sd is 0 off the diagonal (_clipping's 'extra'): adding 0 changes no bit
         hi_half[diagonal] += (z_value(at) * bias_sd) ** 2
         np.sqrt(hi_half, out=hi_half)
-        hi_half += centre  # centre + hi_half + bias_hi + above (a sum of two in either order has the same bits)
+        on_diagonal = hi_half[diagonal] + centre_diagonal  # centre + hi_half + bias_hi + above (a sum of two in
+        hi_half += raw  # either order has the same bits)
+        hi_half[diagonal] = on_diagonal
         hi_half += bias_hi
         add_above(hi_half, below, above)
         del below
-        _truncate_variances(out, centre)
+        _truncate_variances(out, centre_diagonal)
         return out
 
     below, above = centre_bias_widths(bias_bound, s, second_upper, level)
