@@ -68,6 +68,7 @@ BENCHMARKS = {
     "default_choices": default_choices.run,
     "large_d": large_d.run,
     "startup": speed.run_startup,
+    "release_pass": speed.run_release_pass,
     "coverage": coverage.run,
     "coverage_misses": coverage_misses.run,
     "sites_coverage": sites_coverage.run,

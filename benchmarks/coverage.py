@@ -105,21 +105,26 @@ def _noise_only(est):
     return getattr(est, "covariance_noise_interval_", est.covariance_interval_)
 
 
-def _covariance(X, epsilon, seed):
+class Ranged(tuple):
+    """``(X, ranges)``: a simulated table whose columns' ranges are public (0/1 columns, as an opened table's)."""
+
+
+def _covariance(X, epsilon, seed, ranges=None):
     from dpmoments.estimators import PrivateCovariance
 
-    est = PrivateCovariance(epsilon=epsilon, delta=DELTA, level=LEVEL, rng=seed).fit(X)
+    est = PrivateCovariance(epsilon=epsilon, delta=DELTA, level=LEVEL, rng=seed, ranges=ranges).fit(X)
     iu = np.triu_indices(X.shape[1])
     full = np.cov(X, rowvar=False)
     return est.covariance_interval_[:, iu[0], iu[1]], _noise_only(est)[:, iu[0], iu[1]], full[iu], iu
 
 
-def _pca(X, epsilon, seed):
+def _pca(X, epsilon, seed, ranges=None):
     from dpmoments.estimators import PrivatePCA
     from sklearn.decomposition import PCA
 
     k = min(3, X.shape[1])
-    est = PrivatePCA(n_components=k, epsilon=epsilon, delta=DELTA, level=LEVEL, center="private", rng=seed).fit(X)
+    est = PrivatePCA(n_components=k, epsilon=epsilon, delta=DELTA, level=LEVEL, center="private", rng=seed,
+                     ranges=ranges).fit(X)
     full = PCA().fit(X).explained_variance_[:k]
     noise = getattr(est, "explained_variance_noise_interval_", est.explained_variance_interval_)
     return est.explained_variance_interval_, noise, full, k
@@ -231,11 +236,13 @@ def _run_case(name, draw, sigma, analysis, epsilon, seeds):
     tally = _Tally()
     for seed in seeds:
         rng = np.random.default_rng(10_000 + seed)
-        X = draw(rng)
+        X, known = draw(rng), {}
+        if isinstance(X, Ranged):
+            X, known = X[0], {"ranges": X[1]}
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                interval, noise, full, extra = ANALYSES[analysis](X, epsilon, seed)
+                interval, noise, full, extra = ANALYSES[analysis](X, epsilon, seed, **known)
         except ValueError as err:  # a refusal (too few rows for a private choice at this epsilon)
             tally.refused += 1
             log(f"  {name} {analysis} eps={epsilon:g} seed={seed}: refused ({str(err)[:80]})")
@@ -250,6 +257,9 @@ def run(quick=False):
     seeds = range(4 if quick else 20)
     cases = [(name, (lambda rng, X=X: X), None) for name, X in _real().items()]
     cases += [(name, draw, sigma) for name, (draw, sigma) in _simulations(2000 if quick else 5000).items()]
+    binary, sigma = _simulations(2000 if quick else 5000)["0/1 columns (sim.)"]
+    cases.append(("0/1 columns, ranges 0:1 (sim.)", lambda rng: Ranged((binary(rng), {j: (0, 1) for j in range(5)})),
+                  sigma))  # as an opened table's one-hot columns carry them
     columns = ["data", "analysis", "epsilon", "hold full", "hold pop.", "excl. 0 miss (n)", "width / |full|",
                "noise-only width / |full|", "width / noise-only", "inf", "withheld", "refused"]
     tables = []

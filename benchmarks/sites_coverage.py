@@ -81,15 +81,22 @@ def _fit(release):
     return PrivateCovariance(level=LEVEL).fit_release(release)
 
 
+def _method(method, X, epsilon, seed):
+    return _fit(_release(method, X, epsilon, seed))
+
+
 METHODS = (("3 CAPE sites", "sites"), ("3 CAPE sites, before", "before"), ("3 CAPE sites, linear split", "basic"),
            ("pooled (one machine)", "pooled"))
 
 
-def _coverage_rows(cases, seeds):
+def tally_rows(cases, variants, seeds, estimate, tag):
+    """The seeds x epsilon x variants loop both sites benchmarks run: one coverage row (``benchmarks/coverage.py``'s
+    tally) per data set, epsilon and ``(label, variant)``, over seeded runs of ``estimate(variant, X, epsilon,
+    seed)``, a fitted ``PrivateCovariance``; a run refused in one line (``ValueError``) is counted as refused."""
     rows = []
     for name, draw, sigma in cases:
         for epsilon in EPSILONS:
-            for label, method in METHODS:
+            for label, variant in variants:
                 tally = _Tally()
                 for seed in seeds:
                     X = draw(np.random.default_rng(10_000 + seed))
@@ -97,7 +104,7 @@ def _coverage_rows(cases, seeds):
                     try:
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore")
-                            est = _fit(_release(method, X, epsilon, seed))
+                            est = estimate(variant, X, epsilon, seed)
                     except ValueError as err:
                         tally.refused += 1
                         log(f"  {name} {label} eps={epsilon:g} seed={seed}: refused ({str(err)[:80]})")
@@ -106,7 +113,7 @@ def _coverage_rows(cases, seeds):
                     tally.add(est.covariance_interval_[:, iu[0], iu[1]], noise[:, iu[0], iu[1]],
                               np.cov(X, rowvar=False)[iu], None if sigma is None else sigma[iu])
                 rows.append(tally.row(name, label, epsilon))
-                log(f"sites_coverage {name} {label} eps={epsilon:g}: {rows[-1][3:7]}")
+                log(f"{tag} {name} {label} eps={epsilon:g}: {rows[-1][3:7]}")
     return rows
 
 
@@ -159,7 +166,7 @@ def run(quick=False):
                      f"{len(seeds)} seeded runs each",
                      ["data", "release", "epsilon", "hold full", "hold pop.", "excl. 0 miss (n)", "width / |full|",
                       "noise-only width / |full|", "width / noise-only", "inf", "withheld", "refused"])
-    coverage.rows = _coverage_rows(_data(quick), seeds)
+    coverage.rows = tally_rows(_data(quick), METHODS, seeds, _method, "sites_coverage")
     coverage.notes.append("'before': the fixed 0.95-quantile bound and no clipping-excess round (the intervals left "
                           "the clipping bias out); 'linear split': today's run with the rounds' (epsilon, delta) "
                           "split linearly (composition='basic'), not the default shares of rho; 'pooled': the single "

@@ -18,8 +18,7 @@ import warnings
 
 import numpy as np
 
-from .coverage import _Tally
-from .sites_coverage import DELTA, EPSILONS, LEVEL, _data, _release, _sites
+from .sites_coverage import DELTA, EPSILONS, LEVEL, _data, _fit, _release, _sites, tally_rows
 from .timing import Table, log
 
 
@@ -80,35 +79,20 @@ LEVERS = (("excess share 0.1, quantile auto (default)", {}), ("excess share 0.2"
           ("excess share 0.3", {"bias": 0.3}), ("quantile 0.95", {"quantile": 0.95}))
 
 
-def _levers(seeds):
-    from dpmoments.estimators import PrivateCovariance
+def _with_lever(lever, X, epsilon, seed):
+    """The covariance of a CAPE run whose bound step has ``lever`` (too few rows for it: refused, counted)."""
     from dpmoments.multisite.api import analyse
     from dpmoments.multisite.bounds import AutoBounds
 
+    return _fit(analyse(_sites(X), "covariance", epsilon=epsilon, delta=DELTA, rng=seed,
+                        bound_budget=AutoBounds(("row_norm",), **lever))[0])
+
+
+def _levers(seeds):
     table = Table(f"the plan's levers across 3 CAPE sites: covariance, 90% intervals, {len(seeds)} seeded runs each",
                   ["data", "plan", "epsilon", "hold full", "hold pop.", "excl. 0 miss (n)", "width / |full|",
                    "noise-only width / |full|", "width / noise-only", "inf", "withheld", "refused"])
-    for name, draw, sigma in _data(False):
-        for epsilon in EPSILONS:
-            for label, lever in LEVERS:
-                tally = _Tally()
-                for seed in seeds:
-                    X = draw(np.random.default_rng(10_000 + seed))
-                    iu = np.triu_indices(X.shape[1])
-                    try:
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            release = analyse(_sites(X), "covariance", epsilon=epsilon, delta=DELTA, rng=seed,
-                                              bound_budget=AutoBounds(("row_norm",), **lever))[0]
-                            est = PrivateCovariance(level=LEVEL).fit_release(release)
-                    except ValueError:  # too few rows for the bound step at this epsilon
-                        tally.refused += 1
-                        continue
-                    tally.add(est.covariance_interval_[:, iu[0], iu[1]],
-                              est.covariance_noise_interval_[:, iu[0], iu[1]], np.cov(X, rowvar=False)[iu],
-                              None if sigma is None else sigma[iu])
-                table.rows.append(tally.row(name, label, epsilon))
-                log(f"sites_width levers {name} {label} eps={epsilon:g}: {table.rows[-1][3:]}")
+    table.rows = tally_rows(_data(False), LEVERS, seeds, _with_lever, "sites_width levers")
     table.notes.append("'width / |full|' is the absolute width (median over entries of width over |full-data value|), "
                        "which a larger excess share lowers while the noise-only width grows with the smaller share "
                        "left to the second moment")

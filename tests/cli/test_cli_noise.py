@@ -83,7 +83,7 @@ def _clean(res, out):
     _consistent(res, a)
     assert a["diagnostics"] == [] and a["withheld"] == [] and a["noise_dominates"] is False
     # the draws these tests take to stay cheap (below the 19 a 90% interval needs) are warned of, not noise
-    stderr = "".join(line for line in res.stderr.splitlines(True) if "draws (--draws): fewer" not in line)
+    stderr = "".join(line for line in res.stderr.splitlines(True) if "(--draws): fewer than the" not in line)
     assert "NOISE" not in res.stdout and "withheld" not in res.stdout and "warning" not in stderr
     return a
 
@@ -379,18 +379,24 @@ def test_a_ridge_graph_of_pure_noise_is_withheld(run, tmp_path):
 
 def test_too_few_draws_for_the_level_are_warned_of():
     """--draws 1 printed a '90% interval' from one draw: the basic interval's quantile positions p (B + 1)
-    clamp to the extremes below 1/p - 1 draws, so such intervals are narrower than their level."""
+    clamp to the extremes below 1/p - 1 draws, so such intervals are narrower than their level. The estimator
+    warns where its parameters are checked (the library's n_draws and the command line's --draws alike), once."""
     import argparse
     import warnings
 
-    from dpmoments.cli._noise import draws, fewest_draws
+    from dpmoments.cli._noise import draws
+    from dpmoments.estimators import PrivatePCA
+    from dpmoments.estimators._params import check_parameters
+    from dpmoments.estimators.uncertainty import fewest_draws
 
     assert [fewest_draws(level) for level in (0.5, 0.8, 0.9, 0.95)] == [3, 9, 19, 39]
-    with pytest.warns(UserWarning, match=r"5 draws \(--draws\): fewer than the 19 .* 0.9 interval"):
-        assert draws(argparse.Namespace(draws=5, level=0.9), 3, auto=True) == 5
-    with pytest.warns(UserWarning, match=r"50 draws \(--draws\): fewer than the 199 .* 0.99 interval"):  # auto's 50
-        assert draws(argparse.Namespace(draws="auto", level=0.99), 3, auto=True) == 50
+    with pytest.warns(UserWarning, match=r"n_draws=5 \(--draws\): fewer than the 19 .* 0.9 interval"):
+        check_parameters(PrivatePCA(n_components=1, n_draws=5, level=0.9))
+    with pytest.warns(UserWarning, match=r"n_draws=50 \(--draws\): fewer than the 199 .* 0.99 interval"):  # auto's
+        check_parameters(PrivatePCA(n_components=1, n_draws=draws(argparse.Namespace(draws="auto", level=0.99), 3,
+                                                                   auto=True), level=0.99))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for value in (0, 19, "auto"):
-            draws(argparse.Namespace(draws=value, level=0.9), 3, auto=True)
+        for value in (0, 19):
+            check_parameters(PrivatePCA(n_components=1, n_draws=value, level=0.9))
+        assert draws(argparse.Namespace(draws=5, level=0.9), 3, auto=True) == 5  # the estimator warns, not twice

@@ -121,7 +121,7 @@ def test_a_heavy_tailed_column_with_few_clipped_rows_is_covered_or_flagged():
     sm = pytest.importorskip("statsmodels.api")
     X = sm.datasets.randhie.load_pandas().data.to_numpy(float)
     full = np.cov(X, rowvar=False)[0, 0]
-    for eps in (1.0, 4.0):
+    for eps in (4.0,):  # epsilon 1: the command line's test (tests/cli/test_cli_error_budget.py)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est = PrivateCovariance(epsilon=eps, delta=1e-6, rng=0).fit(X)
@@ -150,12 +150,18 @@ def test_a_component_stable_across_noise_but_turned_by_clipping_is_not_called_id
     assert PrivatePCA(n_components=3, center="private", rng=0, **KW).fit(Z).components_identified_.all()
 
 
-def test_a_clipped_columns_variance_is_withheld_unless_rows_beyond_twice_the_bound_are_ruled_out():
+@pytest.fixture(scope="module")
+def gaussian_fit():
+    """One seeded fit whose release the tests below refit with a changed clipping-excess part (one fit for three)."""
+    X, _ = _gaussian(5000, np.random.default_rng(3))
+    return PrivateCovariance(rng=0, epsilon=4.0, delta=1e-6).fit(X)
+
+
+def test_a_clipped_columns_variance_is_withheld_unless_rows_beyond_twice_the_bound_are_ruled_out(gaussian_fit):
     """Its rows beyond 2R lose an unbounded, unseen share of it: withheld and marked, from the released count alone."""
     import dataclasses
 
-    X, _ = _gaussian(5000, np.random.default_rng(3))
-    est = PrivateCovariance(rng=0, epsilon=4.0, delta=1e-6).fit(X)
+    est = gaussian_fit
     part = next(p for p in est.release_.parts if p.label == "clipping excess")
     sd, far_sd = part.released["noise_sd"], part.released["rows_beyond_noise_sd"]
 
@@ -173,13 +179,12 @@ def test_a_clipped_columns_variance_is_withheld_unless_rows_beyond_twice_the_bou
     assert not ruled_out.covariance_biased_.any() and np.isfinite(ruled_out.covariance_interval_).all()
 
 
-def test_an_undetected_loss_counts_the_rows_beyond_twice_the_bound_unless_the_count_rules_them_out():
+def test_an_undetected_loss_counts_the_rows_beyond_twice_the_bound_unless_the_count_rules_them_out(gaussian_fit):
     """What rows beyond 2R lost beyond it is taken as at most the band's loss (a tail no heavier than t3's): the
     variance's upper end moves up by the released loss and its noise twice over, once the count rules them out once."""
     import dataclasses
 
-    X, _ = _gaussian(5000, np.random.default_rng(3))
-    est = PrivateCovariance(rng=0, epsilon=4.0, delta=1e-6).fit(X)
+    est = gaussian_fit
     part = next(p for p in est.release_.parts if p.label == "clipping excess")
     sd, far_sd = part.released["noise_sd"], part.released["rows_beyond_noise_sd"]
 
@@ -195,6 +200,33 @@ def test_an_undetected_loss_counts_the_rows_beyond_twice_the_bound_unless_the_co
     ruled_out, clip_ruled = upper_shift(far=-2.0 * far_sd)
     assert (clip["tail_factor"], clip_ruled["tail_factor"]) == (2.0, 1.0)
     assert possible > ruled_out + sd  # the loss (1 sd) again, and its noise twice in quadrature
+
+
+def test_the_clipping_check_fires_where_the_loss_surely_exceeds_the_variances_half_width(gaussian_fit):
+    """A detected loss within the variance's half-width (noise, centre, sampling) moves no conclusion: the column is
+    noted 'clipped' and its interval moved, but the check fires only where the loss's lower end exceeds it."""
+    import dataclasses
+
+    est = PrivateCovariance(epsilon=4.0, delta=1e-6, target="sample").fit_release(gaussian_fit.release_)
+    assert est.release_.column_scale is None
+    part = next(p for p in est.release_.parts if p.label == "clipping excess")
+    sd, far_sd = part.released["noise_sd"], part.released["rows_beyond_noise_sd"]
+    z_detect, half = 1.8339, 1.6449 * est.covariance_se_[0, 0]  # one-sided 1 - 0.1 / 3; the half-width at 0.9
+
+    def check(lost):
+        released = dict(part.released, variance_lost=[lost, 0.0, 0.0], rows_beyond_outer=-2.0 * far_sd)
+        rel = dataclasses.replace(est.release_, parts=tuple(dataclasses.replace(p, released=released) if p is part
+                                                             else p for p in est.release_.parts))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = PrivateCovariance(epsilon=4.0, delta=1e-6, target="sample").fit_release(rel)
+        clip = fit.uncertainty_["error_budget"]["clipping"]
+        return clip["clipped_columns"], clip["material_columns"], [d["code"] for d in fit.diagnostics_]
+
+    clipped, material, codes = check(z_detect * sd + 0.5 * half)  # detected, within the half-width
+    assert clipped == [0] and material == [] and "clipping-bias" not in codes
+    clipped, material, codes = check(z_detect * sd + 1.5 * half)
+    assert clipped == [0] and material == [0] and "clipping-bias" in codes
 
 
 def test_an_eigenvalue_along_a_clipped_column_is_withheld_unless_rows_beyond_twice_the_bound_are_ruled_out():

@@ -61,17 +61,6 @@ def test_the_draws_read_a_release_and_public_values_only(monkeypatch):
     assert sum(p.share for p in ridge.privacy_parts_) == pytest.approx(1.0)
 
 
-def test_the_draws_count_every_part_and_say_so():
-    X = _draw("gaussian", 2000, np.random.default_rng(1))
-    ridge = PrivateRidgePrecision(alpha=0.1, scale="private", n_draws=3, rng=0, **KW).fit(X)
-    sample = PrivateRidgePrecision(alpha=0.1, scale="private", n_draws=3, rng=0, target="sample", **KW).fit(X)
-    draws = ridge.uncertainty_["error_draws"]
-    assert draws["target"] == "population" and draws["centre_noise_scale"] > 0 and isinstance(draws["clipping"], dict)
-    assert "sampling" in ridge.uncertainty_["covers"] and "sampling" not in sample.uncertainty_["covers"]
-    with pytest.raises(ValueError, match="'target'"):
-        PrivateRidgePrecision(alpha=0.1, target="rows", **KW).fit(X)
-
-
 def test_an_unseen_clipping_loss_withholds_the_intervals_and_every_stable_claim():
     """Rows beyond the outer bound with a detected loss: what they lost beyond it is unknown, so nothing stands out."""
     X = _draw("gaussian", 2000, np.random.default_rng(2))
@@ -142,3 +131,72 @@ def test_the_console_says_what_the_edge_and_angle_draws_carry():
         header = edge_lines(lasso, edge_matrix(lasso.precision_, 0.0), list("abcd"))[0]
         pca = PrivatePCA(n_components=1, n_draws=3, rng=0, target=target, **KW).fit(X)
         assert ("sampling" in header) is ("sampling" in _angles_count(pca)) is (target == "population"), header
+
+
+def test_the_draws_count_every_part_the_centres_own_clipping_bias_at_its_bounds_corners_and_say_so():
+    """Every part, and what the draws count is what covers says. The centre's own clipping bias (centre_bias.py) was
+    counted by the covariance and PCA's eigenvalues only: the draws now add (b - e)(b - e)^T with b_j = +-B_j in
+    one more set."""
+    from dpmoments.estimators.uncertainty import bootstrap_generator
+
+    X = _draw("gaussian", 2000, np.random.default_rng(1))
+    ridge = PrivateRidgePrecision(alpha=0.1, scale="private", n_draws=3, rng=0, **KW).fit(X)
+    draws = ridge.uncertainty_["error_draws"]
+    assert draws["target"] == "population" and draws["centre_noise_scale"] > 0 and isinstance(draws["clipping"], dict)
+    sample = PrivateRidgePrecision(alpha=0.1, n_draws=3, rng=0, target="sample").fit_release(ridge.release_)
+    assert "sampling" in ridge.uncertainty_["covers"] and "sampling" not in sample.uncertainty_["covers"]
+    with pytest.raises(ValueError, match="'target'"):
+        PrivateRidgePrecision(alpha=0.1, target="rows", **KW).fit(X)
+    parts = error_parts(ridge.release_, 0.9, "population")
+    assert parts.centre_bias is not None and parts.centre_bias_drawn
+    assert "own clipping bias (at 0 and at its bound's corners)" in ridge.uncertainty_["covers"]
+    assert "own clipping bias" not in ridge.uncertainty_["not_covered"]
+    assert ridge.uncertainty_["error_draws"]["centre_bias"]["bound"] == pytest.approx(parts.centre_bias.tolist())
+    # alone (no noise of the centre, clipping or sampling), a bias draw moves the matrix by b b^T, |b| = B
+    bare = dataclasses.replace(parts, centre_scale=1e-300, lost=None, sigma_root=None)
+    moved = [draw_every_part(ridge.release_, bare, bootstrap_generator(5), centre_bias=flag).second_moment
+             for flag in (True, False)]
+    np.testing.assert_allclose(np.abs(moved[0] - moved[1]), np.outer(parts.centre_bias, parts.centre_bias),
+                               rtol=1e-9, atol=1e-12)
+    count = len(every_part_draws(ridge.release_, parts, lambda r: r.second_moment, 2, bootstrap_generator(1)))
+    less = len(every_part_draws(ridge.release_, dataclasses.replace(parts, centre_bias=None),
+                                lambda r: r.second_moment, 2, bootstrap_generator(1)))
+    assert count == less + 1
+
+
+def test_a_public_centre_and_bound_are_not_described_as_private():
+    """With a public centre and row bound the draws' description named the private centre's noise it did not draw."""
+    X = _draw("gaussian", 500, np.random.default_rng(4))
+    lasso = PrivateGraphicalLasso(alpha=0.05, epsilon=1.0, delta=1e-6, center=[5.0, -2.0, 0.0, 40.0], row_norm=20.0,
+                                  n_draws=2, rng=0).fit(X)
+    u = lasso.uncertainty_
+    assert "centre" not in u["covers"] and "centre" not in u["draws_count"]
+    assert "clipping bias (not estimated: no clipping-excess release)" in u["not_covered"]
+    assert u["error_draws"]["centre_bias"].startswith("none: a public centre")
+
+
+def test_one_column_precision_has_no_signal_to_noise_and_says_so():
+    """A one-column graph has no off-diagonal entry: its signal-to-noise was printed 'inf'."""
+    from dpmoments.estimators.summary import Noise
+
+    X = np.random.default_rng(5).normal(3.0, 2.0, size=(500, 1))
+    lasso = PrivateGraphicalLasso(alpha=0.05, epsilon=1.0, delta=1e-6, center=[3.0], row_norm=10.0).fit(X)
+    assert np.isnan(lasso.snr_)
+    line = Noise(lasso).lines()[0]
+    assert line.startswith("signal_to_noise n/a (no value here: ") and "inf" not in line
+
+
+def test_pca_counts_the_centres_own_bias_in_its_closed_form_without_draws_and_names_only_what_it_counts():
+    from dpmoments.estimators.perturbation import bias_perturbation
+
+    X = _draw("gaussian", 2000, np.random.default_rng(6))
+    pca = PrivatePCA(n_components=2, rng=0, **KW).fit(X)
+    parts, top = pca.uncertainty_["error_budget"], pca.explained_variance_[:1]
+    assert pca.uncertainty_["error_budget"]["perturbation_bound"] == bias_perturbation(pca.release_, parts, top,
+                                                                                     "population", 0.9)
+    assert bias_perturbation(pca.release_, parts, top, "population", 0.9) > bias_perturbation(
+        pca.release_, parts, top, "population", None)  # with draws, the draws carry it instead
+    assert "own clipping bias" in pca.uncertainty_["covers"]
+    public = PrivatePCA(n_components=2, rng=0, epsilon=1.0, delta=1e-6, center=[5.0, -2.0, 0.0, 40.0],
+                        row_norm=20.0).fit(X)
+    assert "centre" not in public.uncertainty_["covers"] + public.uncertainty_["scope"]

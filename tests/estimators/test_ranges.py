@@ -107,6 +107,26 @@ def test_too_few_rows_for_the_draw_falls_back_to_the_box_bound():
     assert [p.label for p in est.privacy_parts_] == ["mean", "second moment"]
 
 
+def test_an_all_zero_one_table_is_released_about_its_centre_within_the_box_and_clips_nothing():
+    """Every 0/1 row lies at sqrt(d) from the midpoints, so the bound drawn there clipped every row of a column far
+    from 1/2 about the private mean; the second moment now uses the box about that mean, which no row exceeds, and
+    the clipping-excess share goes to it (nothing is clipped to measure)."""
+    rng = np.random.default_rng(0)
+    X = (rng.random((3000, 3)) < [0.1, 0.5, 0.9]).astype(float)
+    ranges = {j: (0, 1) for j in range(3)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PrivateCovariance(epsilon=4.0, delta=1e-6, ranges=ranges, rng=0).fit(X)
+    rel = est.release_
+    c = (np.asarray(rel.center) - 0.5) / 0.5  # the private centre in half-widths
+    assert rel.row_norm == pytest.approx(np.sqrt(np.sum((1 + np.abs(c)) ** 2)))
+    assert np.linalg.norm((X - 0.5) / 0.5 - c, axis=1).max() <= rel.row_norm * (1 + 1e-12)
+    assert "clipping excess" not in [p.label for p in rel.parts]
+    assert sum(p.share for p in rel.parts) == pytest.approx(1.0)
+    lo, hi = est.covariance_interval_
+    assert np.isfinite(lo).all() and ((lo <= np.cov(X, rowvar=False)) & (np.cov(X, rowvar=False) <= hi)).all()
+
+
 def test_mixed_ranges_keep_the_public_scales_and_draw_the_others():
     X = _table(n=20000)
     ranges = {0: (0, 120), 1: (0, 1), 2: (0, 10)}  # income without a range

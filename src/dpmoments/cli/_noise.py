@@ -30,8 +30,6 @@ and ``--level`` options; :func:`draws` resolves ``--draws auto``.
 """
 
 import argparse
-import math
-import warnings
 
 # The rule and the console's words live with the estimators, whose summary() prints the same lines.
 from ..estimators.summary import SENTENCES, WITHHOLDING, Noise, interval_text, json_safe, num, table  # noqa: F401
@@ -105,24 +103,7 @@ def draws(args, n_features, auto, limit=None):
     value = getattr(args, "draws", 0)
     if value == "auto":
         value = AUTO_DRAWS if auto and n_features <= (AUTO_MAX_FEATURES if limit is None else limit) else 0
-    _warn_if_too_few(int(value), getattr(args, "level", 0.9))
-    return int(value)
-
-
-def fewest_draws(level):
-    """The fewest draws whose sorted values reach each tail of a ``level`` interval.
-
-    The basic interval reads the quantiles at positions ``p (B + 1)`` (uncertainty.basic_interval):
-    below ``1 / p - 1`` draws they clamp to the extremes, and the interval is narrower than its level.
-    """
-    return math.ceil(2.0 / (1.0 - level) - 1.0 - 1e-9)
-
-
-def _warn_if_too_few(n_draws, level):
-    need = fewest_draws(level)
-    if 0 < n_draws < need:
-        warnings.warn(f"{n_draws} draws (--draws): fewer than the {need} that the tails of a {level:.3g} interval need; "
-                      "the drawn intervals are narrower than their level says", UserWarning, stacklevel=2)
+    return int(value)  # too few for the level's tails: the estimator warns (uncertainty.warn_if_too_few_draws)
 
 
 def spread(args, n_features, auto, limit=None):

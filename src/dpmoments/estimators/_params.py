@@ -75,11 +75,16 @@ def _keywords_only(init, known):
 
 
 def check_parameters(estimator, *names):
-    """Run the declared checks on ``estimator``'s parameters (``names``: only theirs), in the order declared."""
+    """Run the declared checks on ``estimator``'s parameters (``names``: only theirs), in the order declared; then
+    warn where ``n_draws`` is too few for the tails of a ``level`` interval (one place for every estimator)."""
     for field in dataclasses.fields(estimator):
         check = field.metadata.get("check")
         if check is not None and (not names or field.name in names):
             check(getattr(estimator, field.name), field.name)
+    if all(hasattr(estimator, k) and (not names or k in names) for k in ("n_draws", "level")):
+        from .uncertainty import warn_if_too_few_draws  # NumPy with it: not at import (the parsers read this module)
+
+        warn_if_too_few_draws(estimator.n_draws, estimator.level)
 
 
 def value_only(check):

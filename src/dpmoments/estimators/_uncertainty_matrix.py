@@ -211,11 +211,12 @@ def off_diagonal_level(release):
 
 
 def off_diagonal_snr(release):
-    """Largest released off-diagonal ``|S_ij|`` over :func:`off_diagonal_level`: below 1 nothing stands out."""
+    """Largest released off-diagonal ``|S_ij|`` over :func:`off_diagonal_level`: below 1 nothing stands out; NaN
+    (printed ``n/a``, ``null`` in the report) with one column, which has no off-diagonal entry."""
     S = release.second_moment
     d = S.shape[0]
     if d < 2:
-        return math.inf
+        return math.nan
     level = off_diagonal_level(release)
     top = float(np.max(np.abs(S[~np.eye(d, dtype=bool)])))
     return math.inf if level == 0 else top / level
@@ -307,16 +308,10 @@ def _stable_edges(precision, sets, parts, touched, attrs):
 
 def _every_part_scope(parts, noisy, extra):
     """What draws carrying every part of the error cover, and what not (into ``extra``): the summary's ``covers``."""
-    counted = ("the added noise" if parts.rescaled else "the added noise, the private centre's noise, the "
-               "clipping loss (an undetected one at 0 and at its upper end)")
-    counted += " and sampling (normal theory)" if parts.target == "population" else ""
+    counted, left = parts.in_words()
     what = "population" if parts.target == "population" else "full-data"
     scope = f"{what} value of the same analysis at the chosen penalty: {counted}"
-    not_covered = ("sampling beyond normal theory (heavy tails); clipping's loss off the diagonal beyond "
-                   "elliptical rows; the private centre's own clipping bias (the covariance and PCA eigenvalue "
-                   "intervals bound it; these draws do not); the penalty's choice" + ("; the private centre's noise and clipping (the "
-                                                              "release was rescaled to correlations)"
-                                                              if parts.rescaled else ""))
+    not_covered = "; ".join([*left, "the penalty's choice"])
     covers = (f"the {what} value of the same analysis at the chosen penalty (held fixed): draws carry {counted}"
               + (" -- withheld: rows beyond the clipping-excess release's outer bound lost more than it sees"
                  if parts.unseen else ""))

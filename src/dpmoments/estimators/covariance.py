@@ -282,7 +282,7 @@ class CovarianceFit(MomentEstimator):
                                  not_covered=not_covered_text(target, clip, centre),
                                  error_budget=budget["parts"],
                                  scope=_scope(target, clip, self.level, budget["parts"]["level_each"], centre))
-        if clip and budget["parts"]["clipping"]["biased_columns"]:  # a bias, not noise: a BoundWarning
+        if clip and budget["parts"]["clipping"]["material_columns"]:  # a bias, not noise: a BoundWarning
             message = _clipping_message(budget["parts"]["clipping"])
             warnings.warn(f"{name_of(self)}: {message}", BoundWarning, stacklevel=3)
             self.diagnostics_ = self.diagnostics_ + [{"code": "clipping-bias", "message": message}]
@@ -332,8 +332,9 @@ def _scope(target, clip, level, each, centre=False):
 
 def _clipping_message(clip):
     """The ``clipping-bias`` check: columns whose variance lost to clipping stands out of its release's noise."""
-    return (f"clipping at the private row bound removed a detectable share of {clip['biased_columns']} column(s)' "
-            "variance: their intervals are moved and widened by the released loss" +
+    return (f"clipping at the private row bound removed from {len(clip['material_columns'])} column(s)' variance "
+            "more than its interval's half-width would hold without it: their intervals are moved and widened by the "
+            "released loss" +
             (", but rows beyond twice the bound were also seen, whose loss beyond it is not counted (marked "
              "'biased')" if clip["loss_beyond_outer_unseen"] else
              ", but rows beyond twice the bound are not ruled out, whose loss beyond it is not counted: the "

@@ -8,11 +8,16 @@ but each draw carries all four parts of :math:`\hat M - \Sigma`:
 
 .. math::
 
-    M^* = \hat M + E^* + e^* e^{*\top} - D^* + W^*
+    M^* = \hat M + E^* + (b^* - e^*)(b^* - e^*)^\top - D^* + W^*
 
 - :math:`E^*`: fresh noise of the release's law (the added noise);
 - :math:`e^* \sim N(0, s^2 I)`: the private centre's error, ``s`` its ``"mean"`` part's noise
-  scale (about :math:`\hat m` the second moment is the one about the mean plus :math:`e e^\top`);
+  scale (about :math:`\hat m` the second moment is the one about the mean plus :math:`(\beta - e)(\beta -
+  e)^\top`, :math:`\beta` the centre's own clipping bias, :mod:`~dpmoments.estimators.centre_bias`);
+- :math:`b^*`: that bias, unknown but bounded, :math:`|\beta_j| \le B_j`: at 0 in the sets below, and in one
+  more set at a corner of the bound, :math:`b^*_j = \pm B_j` with signs drawn afresh each time (its square
+  :math:`B_j^2` on the diagonal is the most it can add; off the diagonal :math:`\pm B_i B_j` both ways), so that
+  the hull of the sets' intervals holds a bias anywhere in the bound (as the covariance's entries widen by it);
 - :math:`D^*`: what clipping removed, positive semi-definite: its diagonal drawn from the released
   ``"clipping excess"`` part (:mod:`dpmoments.moments.clipping_bias`), each *detected* column's loss
   plus its noise, floored at 0, and off the diagonal :math:`\rho_{ij}\sqrt{D^*_{ii} D^*_{jj}}` with
@@ -39,8 +44,8 @@ and some column's loss stands out of its noise, the loss beyond that bound is un
 complete and :func:`every_part_unseen` says so (the estimators withhold theirs, as the covariance does).
 
 Not counted: sampling beyond normal theory (heavy tails' fourth moments), and clipping's loss off the
-diagonal beyond the elliptical shape. Everything here reads a release and public values only: no rows.
-All noise is drawn by :mod:`dpmoments.mechanisms`, on the bootstrap's own stream.
+diagonal beyond the elliptical shape; the centre's bias where the release does not bound it. Everything here
+reads a release and public values only: no rows. All noise is drawn by :mod:`dpmoments.mechanisms`, on the bootstrap's own stream.
 """
 
 import dataclasses
@@ -52,7 +57,7 @@ import numpy as np
 from .._lazy import lazy_module
 from ..mechanisms import gaussian_noise, wishart_noise
 from .diagnostics import _centre_noise_scale as centre_noise_scale
-from .error_budget import check_target, clipping_part, loss_beyond_outer_unseen, loss_cap
+from .error_budget import check_target, clipping_part, loss_beyond_outer_unseen, loss_cap, release_centre_bias
 from .uncertainty import basic_interval, noise_law, redraw
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
@@ -74,20 +79,62 @@ class ErrorParts:
     unseen: bool  # rows beyond the outer bound seen and some loss detected: no interval is complete
     n: int
     rescaled: bool = False  # rescaled to correlations: the centre's and clipping's parts are not drawn
+    centre_bias: Optional[np.ndarray] = None  # (d,): the bound B on the centre's own clipping bias; None: not bounded
+
+    @property
+    def centre_bias_drawn(self):
+        """Whether the draws carry the centre's own clipping bias (a set at its bound's corners)."""
+        return self.centre_bias is not None and bool(np.any(self.centre_bias > 0))
 
     def summary(self):
         """JSON-able: what the draws count."""
         if self.rescaled:
-            return {"target": self.target, "not_counted": "the private centre's noise and clipping: the release was "
-                                                          "rescaled to correlations, and their units with it",
+            return {"target": self.target, "not_counted": "a private centre's noise and own clipping bias, and "
+                                                          "clipping: the release was rescaled to correlations, and "
+                                                          "their units with it",
                     "sampling": "normal theory" if self.target == "population" else "not counted"}
         return {"target": self.target, "centre_noise_scale": self.centre_scale,
+                "centre_bias": self._centre_bias_summary(),
                 "sampling": "normal theory, Wishart(n) about the released matrix" if self.target == "population"
                 else "not counted: the intervals are for these rows",
                 "clipping": "not estimated: no clipping-excess release (a public row_norm)" if self.lost is None
                 else {"variance_lost_detected": [None if np.isnan(v) else float(v) for v in self.lost],
                       "undetected_loss_upper": self.loss_upper.tolist(), "noise_sd": self.lost_sd,
                       "loss_beyond_outer_unseen": self.unseen}}
+
+    def in_words(self):
+        """``(what the draws carry, the parts they leave out)`` in words: the centre's noise and bias are named only
+        where the centre is private, clipping's loss only where it is released."""
+        sampling = " and sampling (normal theory)" if self.target == "population" else ""
+        if self.rescaled:
+            return "the added noise" + sampling, ["a private centre's noise and own clipping bias, and clipping (the "
+                                                  "release was rescaled to correlations)"] + (["sampling beyond normal theory (heavy "
+                                                                          "tails)"] if sampling else [])
+        counted, left = ["the added noise"], []
+        if self.centre_scale > 0:
+            counted.append("the private centre's noise")
+            if self.centre_bias is None:
+                left.append("the private centre's own clipping bias (not bounded: the release does not say how "
+                            "many rows the centre's mean clipped)")
+            else:
+                counted.append("the private centre's own clipping bias (at 0 and at its bound's corners)")
+        if self.lost is not None:
+            counted.append("the clipping loss (an undetected one at 0 and at its upper end)")
+            left.append("clipping's loss off the diagonal beyond elliptical rows")
+        else:
+            left.append("clipping bias (not estimated: no clipping-excess release)")
+        if self.target == "population":
+            left.insert(0, "sampling beyond normal theory (heavy tails)")
+        return ", ".join(counted) + sampling, left
+
+    def _centre_bias_summary(self):
+        if self.centre_scale == 0:
+            return "none: a public centre (or none)"
+        if self.centre_bias is None:
+            return "not bounded: the release does not say how many rows the centre's mean clipped"
+        return {"bound": self.centre_bias.tolist(), "drawn": ("at 0, and in one more set at the bound's corners "
+                                                              "(+-B_j, signs drawn)") if self.centre_bias_drawn
+                else "not drawn: the bound is 0"}
 
 
 def every_part_unseen(release, level):
@@ -126,20 +173,24 @@ def error_parts(release, level, target):
                       else None, lost=lost, lost_sd=0.0 if part is None else float(part["noise_sd"]),
                       loss_upper=upper,
                       correlation=correlation, unseen=not rescaled and every_part_unseen(release, level),
-                      n=max(int(round(float(release.n))), 1), rescaled=rescaled)
+                      n=max(int(round(float(release.n))), 1), rescaled=rescaled,
+                      centre_bias=None if rescaled or s == 0 else release_centre_bias(release, level))
 
 
-def draw_every_part(release, parts, rng, at_upper=False):
+def draw_every_part(release, parts, rng, at_upper=False, centre_bias=False):
     """One draw of ``release`` whose second moment carries every part of its error (module docstring).
 
-    ``at_upper``: the undetected clipping losses at their upper ends (else 0). ``rng`` must be a
-    bootstrap stream (:func:`~dpmoments.estimators.uncertainty.bootstrap_generator`).
+    ``at_upper``: the undetected clipping losses at their upper ends (else 0); ``centre_bias``: the centre's own
+    clipping bias at a corner of its bound (else 0). ``rng`` must be a bootstrap stream
+    (:func:`~dpmoments.estimators.uncertainty.bootstrap_generator`).
     """
     drawn = redraw(release, rng)
     d = release.n_features
     M = drawn.second_moment
     if parts.centre_scale > 0:
         e = gaussian_noise(d, parts.centre_scale, rng)
+        if centre_bias:  # b* - e*, b*_j = +-B_j: signs from unit noise drawn by mechanisms/
+            e = np.copysign(parts.centre_bias, gaussian_noise(d, 1.0, rng)) - e
         M = M + np.outer(e, e)
     if parts.lost is not None:
         loss = parts.lost + gaussian_noise(d, parts.lost_sd, rng) if parts.lost_sd > 0 else parts.lost
@@ -155,11 +206,15 @@ def draw_every_part(release, parts, rng, at_upper=False):
 
 
 def every_part_draws(release, parts, refit, n_draws, rng):
-    """``refit`` on ``n_draws`` draws, once with the undetected losses at 0 and, where any may be positive, once
-    more at their upper ends: a list of one or two stacked arrays, to be read with :func:`hull_interval`."""
+    """``refit`` on ``n_draws`` draws, once with the undetected losses and the centre's bias at 0; where any loss may
+    be positive, once more with the losses at their upper ends; where the centre's bias is bounded above 0, once more
+    with it at its bound's corners (the losses at 0: the two move the estimate opposite ways, so each extreme is
+    one of these sets): a list of one to three stacked arrays, to be read with :func:`hull_interval`."""
     sets = [np.array([refit(draw_every_part(release, parts, rng)) for _ in range(n_draws)])]
     if parts.loss_upper is not None and np.any(parts.loss_upper > 0):
         sets.append(np.array([refit(draw_every_part(release, parts, rng, at_upper=True)) for _ in range(n_draws)]))
+    if parts.centre_bias_drawn:
+        sets.append(np.array([refit(draw_every_part(release, parts, rng, centre_bias=True)) for _ in range(n_draws)]))
     return sets
 
 

@@ -97,9 +97,10 @@ WITHHOLDING = frozenset({"no-eigenvalue-above-noise", "components-below-noise", 
 
 #: The plain sentence the console prints for each failed check (the numbers are in the warning and the report).
 SENTENCES = {
-    "clipping-bias": "clipping at the row bound removed a share of some columns' variance that the clipping-excess "
-                     "release can see: their intervals count it, and entries marked 'biased' (rows beyond twice the "
-                     "bound, whose loss is unseen) have no interval; a public bound that holds the data removes it.",
+    "clipping-bias": "clipping at the row bound removed more of some columns' variance than their intervals' "
+                     "half-widths, as the clipping-excess release shows: their intervals count it, and entries marked "
+                     "'biased' (rows beyond twice the bound, whose loss is unseen) have no interval; a public bound "
+                     "that holds the data removes it.",
     "noise-dominates": "the noise is larger than the signal: at this budget and sample size the estimate is "
                        "mostly noise; read every entry with its interval.",
     "variance-below-noise": "some released variances are below their noise level: those columns are noise at this "
@@ -216,8 +217,10 @@ class Noise:
         """The console's lines: the signal-to-noise, the method, and a plain sentence per failed check."""
         u = self.uncertainty
         definition = u.get("signal_to_noise_definition")
+        undefined = math.isnan(self.snr)  # e.g. one column: no off-diagonal entry to compare with its noise
         out = [f"signal_to_noise {num(self.snr)}" + (f" ({definition}; below 1 the noise is larger)"
-                                                     if definition else "")]
+                                                     if definition and not undefined else
+                                                     f" (no value here: {definition})" if definition else "")]
         how = u.get("method")
         if how:
             level = u.get("level")

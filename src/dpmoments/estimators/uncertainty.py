@@ -27,7 +27,9 @@ recorded. docs/uncertainty.md says what each number means.
 """
 
 import dataclasses
+import math
 import numbers
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
@@ -42,8 +44,9 @@ from ..moments.counts import published_count
 # scipy.stats that every command paid for two quantiles; and imported when an interval is first computed
 special = lazy_module("scipy.special")
 
-__all__ = ["UNSTABLE_DEGREES", "NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator", "basic_interval", "bootstrap_se",
-           "check_draws", "check_level", "check_uncertainty_params", "count_relative_sd", "z_value"]
+__all__ = ["UNSTABLE_DEGREES", "NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator",
+           "basic_interval", "bootstrap_se", "check_draws", "check_level", "check_uncertainty_params",
+           "count_relative_sd", "fewest_draws", "warn_if_too_few_draws", "z_value"]
 
 #: A component further than this from its redrawn counterparts (median angle) shares less than half of its
 #: squared length with them (cos^2 45 deg = 1/2): more of it is noise than signal.
@@ -237,6 +240,26 @@ def check_draws(n_draws):
     if isinstance(n_draws, bool) or not isinstance(n_draws, numbers.Integral) or n_draws < 0:
         raise ValueError(f"'n_draws' must be an integer >= 0 (0: closed forms only); got {n_draws!r}.")
     return int(n_draws)
+
+
+def fewest_draws(level):
+    """The fewest draws whose sorted values reach each tail of a ``level`` interval.
+
+    The basic interval reads the quantiles at positions ``p (B + 1)`` (:func:`basic_interval`): below
+    ``1 / p - 1`` draws they clamp to the extremes, and the interval is narrower than its level.
+    """
+    return math.ceil(2.0 / (1.0 - level) - 1.0 - 1e-9)
+
+
+def warn_if_too_few_draws(n_draws, level):
+    """Warn where ``0 < n_draws`` is below :func:`fewest_draws` at ``level``: the one place, for the library and the
+    command line (its ``--draws`` is an estimator's ``n_draws``), called where an estimator's parameters are
+    checked (:func:`~dpmoments.estimators._params.check_parameters`)."""
+    need = fewest_draws(level)
+    if 0 < n_draws < need:
+        warnings.warn(f"n_draws={n_draws} (--draws): fewer than the {need} draws that the tails of a {level:.3g} "
+                      "interval need; the drawn intervals are narrower than their level says", UserWarning,
+                      stacklevel=2)  # one location: a fit checks its parameters twice, warned once
 
 
 def check_uncertainty_params(estimator):

@@ -22,58 +22,11 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-/* clip_rows(block, out, d, bound) -> bool: True when every row was finite and out is written. */
-static PyObject *clip_rows(PyObject *self, PyObject *args)
-{
-    Py_buffer bi, bo;
-    Py_ssize_t d;
-    double bound;
-    if (!PyArg_ParseTuple(args, "y*w*nd", &bi, &bo, &d, &bound))
-        return NULL;
-    PyObject *result = NULL;
-    if (d < 1 || bi.len % (d * 8) != 0 || bo.len < bi.len) {
-        PyErr_SetString(PyExc_ValueError, "clip_rows: inconsistent buffers");
-        goto done;
-    }
-    const double *in = bi.buf;
-    double *out = bo.buf;
-    Py_ssize_t n = bi.len / (d * 8);
-    int finite = 1;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const double *x = in + i * d;
-        double *o = out + i * d, s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        Py_ssize_t k = 0;
-        for (; k + 4 <= d; k += 4) { /* four running sums: the adds overlap instead of waiting on each other */
-            s0 += x[k] * x[k];
-            s1 += x[k + 1] * x[k + 1];
-            s2 += x[k + 2] * x[k + 2];
-            s3 += x[k + 3] * x[k + 3];
-        }
-        for (; k < d; k++)
-            s0 += x[k] * x[k];
-        double s = (s0 + s1) + (s2 + s3);
-        if (!isfinite(s)) {
-            finite = 0;
-            break;
-        }
-        double scale = bound / sqrt(s); /* a zero row gives inf, then 1 */
-        scale = scale < 1.0 ? scale : 1.0;
-        for (k = 0; k < d; k++)
-            o[k] = x[k] * scale;
-    }
-    Py_END_ALLOW_THREADS
-    result = PyBool_FromLong(finite);
-done:
-    PyBuffer_Release(&bi);
-    PyBuffer_Release(&bo);
-    return result;
-}
-
 /* Rows per panel of clip_gram (a multiple of 4): the panel, transposed, stays in L1 while it is
  * clipped and its products are formed. */
 #define PANEL_ROWS 64
-/* The widest rows clip_gram takes: beyond it BLAS's product is faster than this loop. */
+/* The widest rows clip_gram accepts (the caller uses it up to d = 24: from about 32 columns on, clipping
+ * and then BLAS's product measured as fast). */
 #define GRAM_MAX_D 64
 #define PAD2(d) (((d) + 1) & ~(Py_ssize_t)1)
 
@@ -93,6 +46,69 @@ typedef long long v4i __attribute__((vector_size(32)));
 #else
 #define CLONES
 #endif
+
+/* clip_rows' loop: 0 at the first row whose sum of squares is not finite. The four running sums are
+ * the four lanes of one vector (an AVX2 copy where the CPU has it); both copies round alike. */
+CLONES static int clip_block(const double *in, double *out, Py_ssize_t n, Py_ssize_t d, double bound)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const double *x = in + i * d;
+        double *o = out + i * d, s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        Py_ssize_t k = 0;
+#if defined(__GNUC__) || defined(__clang__)
+        v4d acc = {0.0, 0.0, 0.0, 0.0}, v;
+        for (; k + 4 <= d; k += 4) { /* four running sums: the adds overlap instead of waiting on each other */
+            memcpy(&v, x + k, 32);
+            acc += v * v;
+        }
+        s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3];
+#else
+        for (; k + 4 <= d; k += 4) { /* four running sums: the adds overlap instead of waiting on each other */
+            s0 += x[k] * x[k];
+            s1 += x[k + 1] * x[k + 1];
+            s2 += x[k + 2] * x[k + 2];
+            s3 += x[k + 3] * x[k + 3];
+        }
+#endif
+        for (; k < d; k++)
+            s0 += x[k] * x[k];
+        double s = (s0 + s1) + (s2 + s3);
+        if (!isfinite(s))
+            return 0;
+        double scale = bound / sqrt(s); /* a zero row gives inf, then 1 */
+        scale = scale < 1.0 ? scale : 1.0;
+        for (k = 0; k < d; k++)
+            o[k] = x[k] * scale;
+    }
+    return 1;
+}
+
+/* clip_rows(block, out, d, bound) -> bool: True when every row was finite and out is written. */
+static PyObject *clip_rows(PyObject *self, PyObject *args)
+{
+    Py_buffer bi, bo;
+    Py_ssize_t d;
+    double bound;
+    if (!PyArg_ParseTuple(args, "y*w*nd", &bi, &bo, &d, &bound))
+        return NULL;
+    PyObject *result = NULL;
+    if (d < 1 || bi.len % (d * 8) != 0 || bo.len < bi.len) {
+        PyErr_SetString(PyExc_ValueError, "clip_rows: inconsistent buffers");
+        goto done;
+    }
+    const double *in = bi.buf;
+    double *out = bo.buf;
+    Py_ssize_t n = bi.len / (d * 8);
+    int finite;
+    Py_BEGIN_ALLOW_THREADS
+    finite = clip_block(in, out, n, d, bound);
+    Py_END_ALLOW_THREADS
+    result = PyBool_FromLong(finite);
+done:
+    PyBuffer_Release(&bi);
+    PyBuffer_Release(&bo);
+    return result;
+}
 
 /* Q[k * PANEL_ROWS + r] = x[r][k] - c[k] (c may be NULL) for the panel's m rows: the rows read in order,
  * as they lie in memory, and (GCC) turned four by four in registers. */
@@ -201,14 +217,18 @@ CLONES static int clip_panel_gram(const double *in, const double *c, Py_ssize_t 
 /* clip_gram(block, center, gram, d, bound) -> bool.
  *
  * Adds to the d x d buffer ``gram`` the Gram matrix sum_i c_i c_i^T of the block's rows, each
- * centred (when ``center`` is not None) and clipped as clip_rows clips it: c = x min(1, bound/||x||),
- * every row multiplied, by exactly 1 inside the ball, so the work does not depend on which rows were
- * clipped. Each row is read from memory once: a panel of rows is centred and clipped into an
- * L1-sized buffer, then its products are added to running sums, entry by entry in row order
- * (BLAS sums in its own blocked order, so the two agree to rounding, not to the bit). The block's
- * sums are added to gram's upper triangle and mirrored, so gram stays exactly symmetric. A row
- * whose sum of squares is not finite stops the call before gram is touched: False, and the caller
- * takes its overflow-safe NumPy path for the block.
+ * centred (when ``center`` is not None) and clipped: c = x min(1, bound/||x||), every row multiplied,
+ * by exactly 1 inside the ball, so the work does not depend on which rows were clipped. Each row is
+ * read from memory once: a panel of rows is centred, transposed and clipped in an L1-sized buffer,
+ * then its products are added to running sums. How it rounds, exactly: a row's squared norm is summed
+ * in column order (clip_rows uses four running sums, so a scale can differ from clip_rows' in its last
+ * bit); entry (j, k) of the block is ((S0 + S1) + (S2 + S3)), where Sl adds the products of rows l,
+ * l + 4, l + 8, ... of the block one at a time, in order, no fused multiply-add (the vector, AVX2 and
+ * plain-C loops give the same bits; a build that lets the compiler contract to FMA, -march=native, does
+ * not); BLAS sums in its own blocked order, so this and the NumPy path agree to rounding, not to the
+ * bit. The block's sums are added to gram's upper triangle and mirrored, so gram stays exactly
+ * symmetric. A row whose sum of squares is not finite stops the call before gram is touched: False,
+ * and the caller takes its overflow-safe NumPy path for the block.
  */
 static PyObject *clip_gram(PyObject *self, PyObject *args)
 {

@@ -37,8 +37,8 @@ __all__ = ["MomentSums", "accumulate_moments"]
 _CHUNK_ELEMENTS = 1 << 20
 # The widest rows whose clipping and Gram product are one compiled loop (``_clip.clip_gram``): there
 # BLAS's product of a tall, thin block costs about a read of it and a separate clipping pass as much
-# again; from about 48 columns on BLAS's product is faster than the compiled one.
-_FUSED_MAX_D = 32
+# again; from about 32 columns on BLAS's product is as fast as the compiled loop (measured), so it takes them.
+_FUSED_MAX_D = 24
 # Elements per block of the fused clip-and-accumulate loop (2 MiB of float64: it stays in the
 # last-level cache; larger blocks measured faster than L2-sized ones, whose per-call overhead dominates).
 _BLOCK_ELEMENTS = 1 << 18
@@ -226,7 +226,7 @@ class _State:
     def __init__(self, clip, response_bound, third, center, fused_bound=None):
         self.clip, self.response_bound, self.third = clip, response_bound, third
         self.fused_bound = fused_bound  # a row bound the compiled clip_gram may apply (no y, no third moment)
-        self.center = None if center is None else check_vector(center, name="center")
+        self.center = None if center is None else np.ascontiguousarray(check_vector(center, name="center"))
         self.n, self.d, self.has_y = 0, None, None
         self.xtx = self.xty = self.yty = self.r3 = None
         self.buf = None  # the reused block buffer
@@ -253,10 +253,13 @@ class _State:
 
     def _add_block(self, B, y, k, offset):
         """One cache-sized block: centre and clip into the reused buffer, then add its products."""
-        if y is None and self._fused(B) and _compiled.clip_gram(B, self.center, self.xtx, B.shape[1],
-                                                                 self.fused_bound):
-            return  # clipped and summed in one compiled loop; a row not finite falls through to the checks
         out = self.buf[:B.shape[0]]
+        if y is None and self._fused(B):
+            if not _contiguous(B):  # every layout takes this loop, so the sums do not depend on it
+                np.copyto(out, B)
+                B = out
+            if _compiled.clip_gram(B, self.center, self.xtx, B.shape[1], self.fused_bound):
+                return  # clipped and summed in one compiled loop; a row not finite falls through to the checks
         if self.center is not None:
             B = np.subtract(B, self.center, out=out)
         Xc = self.clip(B, out, k, offset)
@@ -271,8 +274,7 @@ class _State:
     def _fused(self, B):
         """Whether the compiled loop can clip this block and add its Gram product (narrow rows, row bound)."""
         return (self.fused_bound is not None and _compiled is not None and B.shape[1] <= _FUSED_MAX_D
-                and hasattr(_compiled, "clip_gram") and _contiguous(B)
-                and (self.center is None or _contiguous(self.center)))
+                and hasattr(_compiled, "clip_gram"))
 
     def _start(self, d, has_y, k):
         if has_y and self.response_bound is None:

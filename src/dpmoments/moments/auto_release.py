@@ -44,17 +44,19 @@ the release is the exact statistic (reported not private, with a
 :class:`~dpmoments.exceptions.NotPrivateWarning`) and no count is released.
 """
 
-import contextlib
 import dataclasses
 import math
 import warnings
 from dataclasses import dataclass, field
 
 from .._rng import spawn
-from ..exceptions import BoundWarning, TooFewRowsError
+from ..exceptions import BoundWarning
 from ..mechanisms.laws import ADDITIVE, offered
-from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
+from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose
 from .binned_sums import binned_pass
+# What a draw says when it is refused or lands badly, re-exported: the private choices read them from here.
+from .bound_messages import (CLIPPED_WARNING, clipping_bias, minimum_on_refusal, round_up, warn_clipped,
+                             warn_range_end)
 from .calibrated import calibrate
 from .counts import COUNT_SHARE, split_budget, splits_in_rho
 from .private_bounds import (TIE_PRIOR, SearchRange, as_search_range, noisy_clipped_count, quantile_pass,
@@ -67,7 +69,6 @@ __all__ = ["BoundBudget", "as_bound_budget", "is_auto", "release_with_private_bo
            "choose_bounds", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal", "clipping_bias", "round_up"]
 
 CLIP_FACTOR = 2.0   # m = CLIP_FACTOR * E||N_1||, see the module docstring
-CLIPPED_WARNING = 0.10
 RANK_ERROR_T = 3.0  # the rank error below holds with probability 1 - e^-3 = 95%
 MARGIN_T = TIE_PRIOR  # "auto" never aims at fewer clipped rows than the rank error at 1 - e^-5 = 99.3%
 FIXED_LOWEST = 0.75  # choose_bounds lowers its 0.95-quantile to make room for the rank error, never below this
@@ -210,64 +211,6 @@ def warn_unreliable(epsilon_each, search, n, what):
         warnings.warn(f"the private {what} is unreliable here: its rank error (about {err:.0f} rows, from "
                       f"epsilon={epsilon_each:.3g} per draw) exceeds 10% of the {n} rows; give a larger "
                       "'bound_budget', a larger epsilon or a public bound.", BoundWarning, stacklevel=4)
-
-
-def round_up(x):
-    """``x`` rounded up to two significant digits: a minimum a refusal names, which still suffices as printed."""
-    if not math.isfinite(x) or x <= 0:
-        return x
-    step = 10.0 ** (math.floor(math.log10(x)) - 1)
-    return float(f"{math.ceil(x / step * (1 - 1e-12)) * step:.2g}")
-
-
-@contextlib.contextmanager
-def minimum_on_refusal(*, epsilon, delta, share, zcdp, option="'bound_budget'"):
-    """A refused draw says the smallest total epsilon, and ``option``'s share, at which it would run.
-
-    The draw's epsilon is ``share * epsilon / k`` (pure shares) or
-    ``sqrt(8 share rho / k)`` (zCDP shares of the ``rho`` that fits
-    ``(epsilon, delta)``), proportional to ``share`` of ``option``, so the
-    refusal's ratio ``needed / epsilon_each`` (from the public ``n`` and grid,
-    :func:`~dpmoments.moments.private_bounds.check_margin`) scales either.
-    Nothing here reads the data; a refusal is only raised where ``n`` is public.
-    """
-    try:
-        yield
-    except TooFewRowsError as err:
-        ratio = err.needed_each / err.epsilon_each
-        if zcdp:
-            rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho
-            least, share_needed = zcdp_to_approx_dp(rho * ratio**2, delta), share * ratio**2
-        else:
-            least, share_needed = epsilon * ratio, share * ratio
-        other = f", or at this epsilon from {option} {round_up(share_needed):g}" if share_needed < 0.5 else ""
-        raise TooFewRowsError(
-            f"{err.what}: too few rows for a private draw at this budget (it would land anywhere in the search "
-            f"range); with the same shares it runs from epsilon {round_up(least):g}{other}; give a larger budget share "
-            "or epsilon, a narrower search range, or a public value.", what=err.what,
-            epsilon_each=err.epsilon_each, needed_each=err.needed_each) from None
-
-
-def clipping_bias(at_range_end):
-    """What clipping many rows does to the estimate, in words; ``at_range_end``: a private choice fell at an end
-    of its search range, so the data may lie beyond it (a centre there is far from them and inflates the estimate)."""
-    if at_range_end:
-        return ("a private choice fell at an end of its search range, so the data may lie beyond it: the estimate "
-                "is biased, shrunk by the clipping or inflated by a centre far from the data")
-    return "the estimate is biased towards zero"
-
-
-def warn_clipped(fraction, sd, at_range_end=False):
-    if fraction - 2.0 * sd > CLIPPED_WARNING:
-        advice = ("widen the search range (BoundBudget(search=...)) or standardise the columns (scale='private')"
-                  if at_range_end else "give a larger 'bound_budget' or quantile, or a public bound")
-        warnings.warn(f"about {100 * fraction:.0f}% (noise sd {100 * sd:.1f}%) of the rows were clipped to the "
-                      f"private row bound: {clipping_bias(at_range_end)}; {advice}.", BoundWarning, stacklevel=4)
-
-
-def warn_range_end(label, search):
-    warnings.warn(f"the private {label} fell at an end of its search range [{search.low:g}, {search.high:g}]: "
-                  "widen the range or give a larger budget share.", BoundWarning, stacklevel=4)
 
 
 def public_n_what(neighbours, what):

@@ -151,7 +151,8 @@ def _second_or_counts(shares, budget):
 
 
 def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget, scale, bound_budget, mechanism,
-                          neighbours, calibration, rng, count_share=COUNT_SHARE, scale_limits=None, column_names=None):
+                          neighbours, calibration, rng, count_share=COUNT_SHARE, scale_limits=None, column_names=None,
+                          second_bound=None):
     """The second moment of the clipped, privately centred and scaled rows (module docstring).
 
     Returns
@@ -174,6 +175,11 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     data-dependent choice is one of these outputs. ``delta >= 1/n`` is
     warned about once, on the caller's ``delta`` and the released ``n``.
     ``column_names`` (default: the input's own) name the columns in the scale warnings.
+    ``second_bound``: where given with a private centre, ``f(R, c)`` of the drawn bound and the released centre
+    (standardised units), a bound the second moment about ``c`` is clipped to instead of ``R`` and which no row
+    can exceed (an all-0/1 table's box about its centre, ranged_release.py): post-processing of released values
+    and public facts. Nothing is clipped, so no clipping-excess release is made; its share goes to the second
+    moment.
     """
     source = as_source(X)
     X = source.data  # a Source is read as the input it holds
@@ -195,12 +201,12 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     with warnings.catch_warnings(), named_columns(names):  # delta >= 1/n is judged once, on the caller's delta
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         rel, s, count, main_share = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
-                                                        center_budget, scale, bounds, rng, scale_limits)
+                                                        center_budget, scale, bounds, rng, scale_limits, second_bound)
     return _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta)
 
 
 def _choose_and_release(X, budget, shares, main, relation, row_norm, center, center_budget, scale, bounds, rng,
-                        known=None):
+                        known=None, second_bound=None):
     """The passes of the module docstring: ``(second-moment release, scales, clipped count, main share)``."""
     rng_mean, rng_cov, rng_loc, rng_scale, rng_bound = spawn(rng, 5)  # mean, cov first: as before this module
     private_center = isinstance(center, str)
@@ -217,9 +223,12 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
         R, count, binned = _private_row_bound(X, m, s, budget, shares, bound_share, bounds, main, rng_bound,
                                               with_mean, settled)
     c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation, binned) if with_mean else None
+    clipping_share, main_share = shares["clipping"], main[3]
+    if second_bound is not None and c is not None:  # a bound no row exceeds about c: nothing clipped to measure
+        R, clipping_share, main_share = float(second_bound(R, c)), 0.0, main_share + clipping_share
     rel = _second_moment_release(X, s, m_z if c is None else c, R, None if c is not None else binned, budget,
-                                 shares["clipping"], main[3], relation, rng_cov)
-    return rel, s, count, main[3]
+                                 clipping_share, main_share, relation, rng_cov)
+    return rel, s, count, main_share
 
 
 def _clipping_centre(X, budget, shares, main, relation, center, center_budget, scale, row_norm, bounds, rng, known):

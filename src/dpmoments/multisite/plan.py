@@ -46,7 +46,7 @@ import math
 import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Optional, Union
 
@@ -59,14 +59,14 @@ from ..moments.ranges import ColumnRanges
 from ..privacy import compose, parallel
 from ..privacy.guarantees import AnyGuarantee
 from .bounds import AutoBounds, auto_bounds
-from .column_ranges import (PlanRanges, check_plan_ranges, grids_within_ranges, plan_ranges, plan_scale,
-                            ranges_from_json, ranges_to_json)
+from .column_ranges import PlanRanges, check_plan_ranges, grids_within_ranges, plan_ranges, plan_scale
 from .columns import checked_columns, takes_response
 from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
+from .plan_codec import plan_arguments, plan_fields
 from .plan_facts import COMPOSITIONS, NEIGHBOURS, ROWS, TARGETS, checked_facts, site_budgets
 from .protocols import PROTOCOLS
-from .rounds import (Round, check_choice_steps, most_location_steps, round_noise, round_targets,
+from .rounds import (Round, check_choice_layout, check_choice_steps, most_location_steps, round_noise, round_targets,
                      plan_composition, sensitivity, takes_excess, weights_at, with_choice_steps)
 from .unequal import check_weights
 
@@ -76,7 +76,6 @@ __all__ = ["Round", "Plan", "TARGETS", "NEIGHBOURS", "ROWS", "COMPOSITIONS"]
 BoundArg = Union[float, str]
 PerSite = Union[float, Sequence[float]]
 Range = Optional[tuple[float, float]]
-PLAN_VERSION = 3  # 3: an auto bound's clipping-excess round and AutoBounds.bias
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,15 +122,8 @@ class Plan:
         if len(self.noise) != len(self.rounds) or any(p.sites != self.sites for p in self.noise):
             raise ValueError("a plan needs one noise plan per round, over its sites.")
         check_option(self.protocol, "protocol", tuple(PROTOCOLS))
-        bound = [r.bound for r in self.rounds if r.statistic == "histogram"]
-        if bound != ([] if self.auto is None else list(self.auto.names)) or \
-                any((r.statistic == "histogram") != (r.step == self.bound_step) for r in self.rounds):
-            raise ValueError("a plan has histogram rounds exactly for its 'auto' bounds, all in its bound step and "
-                             "alone there.")
-        if any((r.statistic == "location") != (r.step in self.location_steps) for r in self.rounds) or \
-                any(len(self.rounds_of(k)) != 1 for k in self.location_steps):
-            raise ValueError("a plan with a private centre has one location round in each of its location steps, "
-                             "alone there; no other plan has one.")
+        check_choice_layout(self.rounds, () if self.auto is None else self.auto.names, self.bound_step,
+                            self.location_steps)
         checked_columns(self.columns, self.response_column, rows=self.rows, analysis=self.analysis,
                          n_features=self.n_features - self.intercept_columns)
         check_plan_ranges(self)
@@ -142,48 +134,14 @@ class Plan:
     def to_dict(self) -> dict[str, Any]:
         if self.unresolved is not None:  # a resolved plan is the plan it was resolved from (same shares, ledger)
             return self.unresolved.to_dict()
-        out = {k: getattr(self, k) for k in ("protocol", "run_id", "n_features", "row_norm", "response_bound",
-                                             "neighbours", "calibration", "composition", "target", "colluders",
-                                             "rows", "vocabulary_size", "rank", "analysis")}
-        out.update(sites=list(self.sites), n=list(self.n), weights=list(self.weights),
-                   epsilon=[_num(e) for e in self.epsilon], delta=list(self.delta),
-                   center=None if self.center is None else list(self.center),
-                   rounds=[asdict(r) for r in self.rounds], noise=[p.to_dict() for p in self.noise],
-                   solutions=list(self.solutions), options=dict(self.options), version=PLAN_VERSION)
-        if self.auto is not None:  # absent otherwise: a plan with public bounds keeps its digest
-            out["auto"] = self.auto.to_dict()
-        if self.location is not None:  # likewise: a plan without a private centre keeps its digest
-            out["location"] = self.location.to_dict()
-        if self.columns is not None:  # likewise: a plan that names no columns keeps its digest
-            out.update(columns=list(self.columns), response_column=self.response_column)
-        if self.ranges is not None:  # likewise: a plan without ranges keeps its digest
-            out["ranges"] = ranges_to_json(self.ranges)
-        if self.scale is not None:  # likewise: a plan without private scales keeps its digest
-            out["scale"] = self.scale
-        return out
+        return plan_fields(self)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Plan:
-        data = dict(data)
-        data.pop("collusion", None)  # plan.json's reading aid (plan_json), not part of the plan
-        if data.pop("version", None) != PLAN_VERSION:
-            raise ValueError("not a dpmoments plan of this version.")
-        data["sites"], data["n"] = tuple(str(s) for s in data["sites"]), tuple(int(v) for v in data["n"])
-        data["epsilon"] = tuple(float(e) for e in data["epsilon"])
-        data["delta"], data["weights"] = tuple(data["delta"]), tuple(data["weights"])
-        data["center"] = None if data.get("center") is None else tuple(data["center"])
-        data["rounds"] = tuple(Round(**r) for r in data["rounds"])
-        data["noise"] = tuple(NoisePlan.from_dict(p) for p in data["noise"])
-        data["solutions"] = tuple(data["solutions"])
-        data["options"] = tuple(sorted(dict(data.get("options") or {}).items()))
-        data["auto"] = None if data.get("auto") is None else AutoBounds.from_dict(data["auto"])
-        data["location"] = None if data.get("location") is None else AutoLocation.from_dict(data["location"])
-        data["columns"] = None if data.get("columns") is None else tuple(str(c) for c in data["columns"])
-        data["ranges"] = ranges_from_json(data.get("ranges"))
-        return cls(**data)
+        return cls(**plan_arguments(data))
 
     @classmethod
     def from_json(cls, text: Union[str, bytes]) -> Plan:
@@ -481,10 +439,6 @@ def _planned_bounds(auto: Optional[AutoBounds], row_norm: BoundArg, response_bou
         return row_norm, response_bound
     return (1.0 if "row_norm" in auto.names else row_norm,
             1.0 if "response_bound" in auto.names else response_bound)
-
-
-def _num(x: float) -> Union[float, str]:
-    return "inf" if math.isinf(x) else x
 
 
 def plan_with(plan: Plan, **changes: Any) -> Plan:

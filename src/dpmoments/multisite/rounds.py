@@ -26,14 +26,14 @@ from ..privacy import calibrate_gaussian
 from .location import MAX_AUTO_STEPS
 from .noise import guarantee_from_ratio, joint_view
 from .protocols import noise_for
-from .statistics import CROSS, ROUND_STATISTICS, Statistic, as_statistic
+from .statistics import CROSS, HISTOGRAM, LOCATION, ROUND_STATISTICS, Statistic, as_statistic
 from .bounds import AutoBounds
 from .location import AutoLocation
 from .noise import NoisePlan
 from ..privacy.guarantees import AnyGuarantee
 
-__all__ = ["Round", "AUTO_COMPOSITION", "plan_composition", "takes_excess", "with_choice_steps",
-           "sensitivity", "round_targets", "meet_joint_view", "round_noise", "most_location_steps",
+__all__ = ["Round", "AUTO_COMPOSITION", "plan_composition", "takes_excess", "with_choice_steps", "sensitivity",
+           "check_choice_layout", "round_targets", "meet_joint_view", "round_noise", "most_location_steps",
            "check_choice_steps"]
 
 #: ``composition="auto"``: zCDP where the plan chooses a bound or centre privately (its many small rounds each a
@@ -78,7 +78,7 @@ class Round:
     def __post_init__(self) -> None:
         check_option(self.statistic, "statistic", ROUND_STATISTICS)
         check_option(self.response, "response", ("y", "ones"))
-        if (self.statistic == "histogram") != (self.bound is not None):
+        if (self.stat is HISTOGRAM) != (self.bound is not None):
             raise ValueError("a round has a 'bound' exactly when it is a histogram round.")
         if self.bound is not None:
             check_option(self.bound, "bound", ("row_norm", "response_bound"))
@@ -236,6 +236,20 @@ def round_noise(k: int, rounds: Sequence[Round], sites: Sequence[str], n: Sequen
     return plan, solution
 
 
+def check_choice_layout(rounds: Sequence[Round], auto_names: Sequence[str], bound_step: Optional[int],
+                        location_steps: Sequence[int]) -> None:
+    """Refuse (one line) choosing rounds that are not where a plan's steps put them: one histogram round per
+    ``auto`` bound, all in the bound step and alone there; one location round in each location step, alone."""
+    bound = [r.bound for r in rounds if r.stat is HISTOGRAM]
+    if bound != list(auto_names) or any((r.stat is HISTOGRAM) != (r.step == bound_step) for r in rounds):
+        raise ValueError("a plan has histogram rounds exactly for its 'auto' bounds, all in its bound step and "
+                         "alone there.")
+    if any((r.stat is LOCATION) != (r.step in location_steps) for r in rounds) or \
+            any(sum(r.step == k for r in rounds) != 1 for k in location_steps):
+        raise ValueError("a plan with a private centre has one location round in each of its location steps, "
+                         "alone there; no other plan has one.")
+
+
 def most_location_steps(location: AutoLocation, n_total: int, epsilon: Sequence[float], delta: Sequence[float],
                         **solve: Any) -> int:
     """The most location steps (up to :data:`~dpmoments.multisite.location.MAX_AUTO_STEPS`) whose noisy counts the
@@ -262,7 +276,7 @@ def check_choice_steps(rounds: Sequence[Round], auto: Optional[AutoBounds], loca
     for rnd in rounds:
         if rnd.stat.counts:
             # a choosing round exists only with what it chooses: its AutoBounds or AutoLocation
-            owner = cast(Union[AutoBounds, AutoLocation], auto if rnd.statistic == "histogram" else location)
+            owner = cast(Union[AutoBounds, AutoLocation], auto if rnd.stat is HISTOGRAM else location)
             sd = choice_noise_sd(rnd, epsilon, delta, **solve)
             if sd * (1 - 1e-12) > owner.max_noise_sd(n_total):
                 failing.append((rnd, owner, sd))

@@ -27,21 +27,17 @@ from scipy import sparse
 
 from .._rng import as_generator
 from .._validation import check_data, check_int, check_positive, check_vector
-from ..moments import accumulate_moments, clip_responses, clip_rows
-from ..moments.clipping_bias import excess_mean
 from ..data import as_source
 from ..moments.sparse_sums import checked_csr
-from ..solvers.irls import irls_weights, weighted_moments
-from .analyses import intercept_factor
-from .bounds import histogram_counts
 from .column_ranges import check_column_scale, plan_ranges
 from .dealer import Bundle
 from .ledger import Refused, SiteLedger
 from .spent import ShareRecord
 from .location import location_counts
 from .messages import Hello, Reply, SiteError, from_wire, to_wire
-from .statistics import CROSS, EXCESS, SECOND, THIRD, as_statistic
-from .site_rows import dense_blocks, mapped_response, mapped_rows, row_norms, scaled_center, stm_rows
+from .statistics import SECOND, as_statistic
+from .site_moments import bound_counts, exact_moment, intercept, weighted_moment
+from .site_rows import mapped_response, mapped_rows, scaled_center, stm_rows
 
 __all__ = ["Site", "stm_rows"]
 
@@ -68,12 +64,6 @@ def _carried(plan, query):
             (want_scale and not check_column_scale(query.column_scale, plan.ranges, plan.n_features)):
         return None
     return want_center, want_bounds, want_scale
-
-
-def _intercept(plan):
-    """``(c, sqrt(1 + c^2))`` of a plan whose sites append IRLS's constant column, else ``(None, 1)``."""
-    share = plan.option("intercept")
-    return (None, 1.0) if share is None else (float(share), intercept_factor(share))
 
 
 class Site:
@@ -232,7 +222,7 @@ class Site:
     def _check_bounds(self, plan):
         """The plan's public (or ``auto``) bounds against this site's own; ``None`` takes the plan's."""
         auto = () if plan.auto is None else plan.auto.names
-        features_bound = plan.row_norm / _intercept(plan)[1]  # the bound on x (an intercept plan's rows: larger)
+        features_bound = plan.row_norm / intercept(plan)[1]  # the bound on x (an intercept plan's rows: larger)
         for ours, theirs, what in ((self.row_norm, features_bound, "row_norm"),
                                    (self.response_bound, plan.response_bound, "response_bound")):
             if ours is None or (what == "response_bound" and ours == "auto" and plan.option("response_range")):
@@ -397,44 +387,19 @@ class Site:
     def _statistic(self, plan, rnd, params):
         """The exact normalised statistic of one round (private: used only inside this site)."""
         if rnd.w_max is not None:
-            return self._weighted(plan, rnd, params)
+            return weighted_moment(plan, rnd, *self._rows(plan), params)
         key = (plan.rows, plan.vocabulary_size, rnd.statistic, rnd.response, plan.row_norm, plan.response_bound,
                plan.center, getattr(plan, "ranges", None), getattr(plan, "chosen_scale", None),
                str(dict(getattr(plan, "options", ())).get("response_range")))
         if key not in self.__cache:
-            X, y = self._rows(plan)
-            center = scaled_center(plan)
-            stat = as_statistic(rnd.statistic)
-            if stat is EXCESS:  # what clipping at row_norm removes from each variance, up to twice it
-                self.__cache[key] = excess_mean(dense_blocks(X), center, plan.row_norm)
-                return self.__cache[key]
-            if stat is CROSS:  # the rows with their responses (or the constant 1: the mean)
-                if rnd.response == "ones":
-                    y, r = np.ones(X.shape[0]), 1.0
-                else:
-                    if y is None:
-                        raise ValueError("this plan needs the site's responses y")
-                    r = plan.response_bound
-                src = (X, y)
-            else:
-                src, r = X, None
-            sums = accumulate_moments(src, row_norm=plan.row_norm, third=stat is THIRD, center=center,
-                                      response_bound=r)
-            self.__cache[key] = stat.of_sums(sums)
+            self.__cache[key] = exact_moment(plan, rnd, *self._rows(plan), scaled_center(plan))
         return self.__cache[key]
 
     def _histogram(self, plan, rnd):
         """Exact counts of this site's row norms (or ``|y|``) on the plan's public grid (private: used only here)."""
         key = ("histogram", plan.digest, rnd.bound)
         if key not in self.__cache:
-            X, y = self._rows(plan)
-            if rnd.bound == "response_bound":
-                if y is None:
-                    raise ValueError("this plan needs the site's responses y")
-                values = np.abs(y)
-            else:  # with an intercept column, the bound of the rows it forms: sqrt(1 + c^2) ||x|| (analyses)
-                values = row_norms(X, scaled_center(plan)) * _intercept(plan)[1]
-            self.__cache[key] = histogram_counts(values, plan.auto.edges())
+            self.__cache[key] = bound_counts(plan, rnd, *self._rows(plan), scaled_center(plan))
         return self.__cache[key]
 
     def _location_counts(self, plan):
@@ -442,18 +407,6 @@ class Site:
         (private: used only here)."""
         X, center = self._rows(plan)[0], scaled_center(plan)
         return location_counts(X if center is None else X - center, plan.location.edges())
-
-    def _weighted(self, plan, rnd, theta):
-        """IRLS: ``A = (1/n) sum s_i x_i y_i`` or ``B = (1/n) sum s_i x_i x_i^T`` at the public ``theta``."""
-        X, y = self._rows(plan)
-        if y is None:
-            raise ValueError("this plan needs the site's responses y")
-        share, scale = _intercept(plan)
-        Z, yc = clip_rows(X, plan.row_norm / scale), clip_responses(y, plan.response_bound)
-        if share is not None:  # the public constant c R / s: the rows formed have norm at most R
-            Z = np.hstack([Z, np.full((Z.shape[0], 1), share * plan.row_norm / scale)])
-        A, B = weighted_moments(Z, yc, irls_weights(yc - Z @ theta, rnd.w_max, rnd.p))
-        return A if as_statistic(rnd.statistic) is CROSS else B
 
     def _pooled_rows(self):
         """This site's rows, for the pooled reference only (a trusted curator's in-process simulation)."""

@@ -27,8 +27,8 @@ from .bounds import HISTOGRAM_SENSITIVITY
 from .egress import MAX_BINS, EgressRefused, egress_guard
 from .location import location_sensitivity
 
-__all__ = ["Statistic", "Moment", "Counts", "Factor", "STATISTICS", "ROUND_STATISTICS", "as_statistic", "SECOND", "CROSS", "THIRD",
-           "EXCESS", "HISTOGRAM", "LOCATION", "FACTOR"]
+__all__ = ["Statistic", "Moment", "Counts", "Factor", "STATISTICS", "ROUND_STATISTICS", "as_statistic", "SECOND",
+           "CROSS", "THIRD", "EXCESS", "HISTOGRAM", "LOCATION", "FACTOR"]
 
 
 @dataclass(frozen=True, repr=False)

@@ -117,17 +117,30 @@ class Accountant:
             composition = "zcdp" if isinstance(budget, ZCDP) else "basic"
         composition = check_option(composition, "composition", COMPOSITIONS)
         check_composition(budget, composition, delta_slack, plan)
-        self.budget = budget
         self.neighbours = check_option(neighbours, "neighbours", NEIGHBOURS)
-        self.composition = composition
-        self.delta_slack = None if delta_slack is None else check_delta(delta_slack, "delta_slack", allow_zero=False)
+        delta_slack = None if delta_slack is None else check_delta(delta_slack, "delta_slack", allow_zero=False)
         self.allow_uncertified = bool(allow_uncertified)
-        self._rule = BudgetRule(budget, composition, self.delta_slack)
+        self._rule = BudgetRule(budget, composition, delta_slack)  # the budget and its rule: fixed, read below
         self.plan = None if plan is None else self._rule.checked_plan(plan)
         self._ledger: list[Spend] = []
         self._partitioning: Optional[tuple[str, tuple[str, ...]]] = None
         self._sources: set[Hashable] = set()  # the noise sources spent from: kept here only, never reported
         self._lock = threading.RLock()
+
+    @property
+    def budget(self) -> CertifiedGuarantee:
+        """The total budget."""
+        return self._rule.budget
+
+    @property
+    def composition(self) -> str:
+        """The rule the spends compose by: ``"basic"``, ``"zcdp"`` or ``"advanced"``."""
+        return self._rule.composition
+
+    @property
+    def delta_slack(self) -> Optional[float]:
+        """Advanced composition's delta' (``None`` under the other rules)."""
+        return self._rule.delta_slack
 
     # -- one ledger, never copied -------------------------------------------------------
     def __copy__(self) -> Accountant:
