@@ -64,8 +64,8 @@ import numpy as np
 
 from .uncertainty import z_value
 
-__all__ = ["centre_bias_bound", "centre_bias_widths", "eigenvalue_centre_bias", "linear_noise_variance",
-           "location_offset", "CENTRE_BIAS_TEXT"]
+__all__ = ["add_above", "centre_bias_bound", "centre_bias_widths", "eigenvalue_centre_bias",
+           "linear_noise_variance", "location_offset", "CENTRE_BIAS_TEXT"]
 
 CENTRE_BIAS_TEXT = ("the private mean's own clipping bias beta (x-bar - c = beta - e): |beta_j| <= B_j = "
                     "min(sqrt(q M_jj) + q |delta_j|, N), q at most the share of rows beyond the mean's bound (its "
@@ -169,10 +169,11 @@ def _beyond_bound(release, second_upper, level):
 
 
 def centre_bias_widths(bound, s, second_upper, at, offset=None):
-    r"""``(below, above)`` (d, d): how far :math:`\beta_i e_j + e_i \beta_j - \beta_i \beta_j` can move each entry
+    r"""``(below, above)``: how far :math:`\beta_i e_j + e_i \beta_j - \beta_i \beta_j` can move each entry
     down and up at level ``at`` (``|e_j| <= z s``), never more than ``|e_i e_j| + sqrt(M_ii M_jj)`` (what
     :math:`(\bar x - c)_i (\bar x - c)_j` can be at most, :math:`M_{jj} \ge (\bar x - c)_j^2`). Zero without a
-    bound. On the diagonal :math:`2 \beta_j e_j - \beta_j^2`: down by both, up by the first only.
+    bound. On the diagonal :math:`2 \beta_j e_j - \beta_j^2`: down by both, up by the first only. ``below`` is (d, d);
+    ``above`` equals it off the diagonal and is returned as its diagonal (d,) alone (:func:`add_above`).
 
     ``offset`` (:func:`location_offset`, across sites): both ends also move by the bias's term linear in ``a``,
     :math:`|a_i| B_j + B_i |a_j|`, and by :math:`2 E_i E_j` (the noise's :math:`-e e^\top` where one machine's
@@ -180,33 +181,48 @@ def centre_bias_widths(bound, s, second_upper, at, offset=None):
     term is a normal part (:func:`linear_noise_variance`)."""
     d = len(second_upper)
     if bound is None and offset is None:  # zeros that take no memory (a d x d array is 800 MB at d = 10 000)
-        return np.broadcast_to(0.0, (d, d)), np.broadcast_to(0.0, (d, d))
+        return np.broadcast_to(0.0, (d, d)), np.zeros(d)
     E = np.full(d, z_value(at) * float(s or 0.0))
     if bound is None:  # across sites without a bound: -e e^T where one machine has +e e^T (its law is counted)
         below = 2.0 * np.multiply.outer(E, E)
-        return below, below.copy()
-    u = np.maximum(second_upper, 0.0) + (0.0 if offset is None else offset**2)
-    # min(cross + square, cap), cross = b e^T + e b^T, square = b b^T, cap = e e^T + sqrt(u u^T), written in
-    # place (two d x d arrays at a time, not seven; the same bits)
-    below = np.multiply.outer(bound, E)
-    below += np.multiply.outer(E, bound)
-    below += np.multiply.outer(bound, bound)
-    cap = np.multiply.outer(u, u)
-    np.sqrt(cap, out=cap)
-    cap += np.multiply.outer(E, E)
+        return below, np.diagonal(below).copy()
     if offset is not None:
         offset = np.abs(offset)
-        below += _linear(offset, bound)
-        below += 2.0 * np.multiply.outer(E, E)
-        cap += np.multiply.outer(offset, offset) + 2.0 * np.multiply.outer(E, E)
-    np.minimum(below, cap, out=below)
-    del cap
-    above = below.copy()
-    idx = np.arange(d)
+    u = np.maximum(second_upper, 0.0) + (0.0 if offset is None else offset**2)
+    # min(cross + square, cap), cross = b e^T + e b^T, square = b b^T, cap = e e^T + sqrt(u u^T), written in
+    # place a block of rows at a time (one d x d array, not seven; the same bits)
+    below = np.empty((d, d))
+    for rows in _row_blocks(d):
+        part = np.multiply.outer(bound[rows], E)
+        part += np.multiply.outer(E[rows], bound)
+        part += np.multiply.outer(bound[rows], bound)
+        cap = np.multiply.outer(u[rows], u)
+        np.sqrt(cap, out=cap)
+        cap += np.multiply.outer(E[rows], E)
+        if offset is not None:
+            # |a_i| B_j + B_i |a_j|: the bias's term linear in a
+            part += np.multiply.outer(offset[rows], bound) + np.multiply.outer(bound[rows], offset)
+            part += 2.0 * np.multiply.outer(E[rows], E)
+            cap += np.multiply.outer(offset[rows], offset) + 2.0 * np.multiply.outer(E[rows], E)
+        np.minimum(part, cap, out=below[rows])
     diagonal = bound * E + E * bound + (0.0 if offset is None else 2.0 * offset * bound + 2.0 * E * E)
     cap_diagonal = E * E + np.sqrt(u * u) + (0.0 if offset is None else offset**2 + 2 * E * E)
-    above[idx, idx] = np.minimum(diagonal, cap_diagonal)
-    return below, above
+    return below, np.minimum(diagonal, cap_diagonal)  # above, on the diagonal: the cross term alone
+
+
+def _row_blocks(d, elements=1 << 20):
+    """Slices of rows of a (d, d) array, about ``elements`` entries each (8 MB): a block's temporaries stay small."""
+    step = max(1, elements // max(d, 1))
+    return [slice(lo, min(lo + step, d)) for lo in range(0, d, step)]
+
+
+def add_above(M, below, above_diagonal):
+    """``M += above`` in place, ``above`` being :func:`centre_bias_widths`'s ``below`` off the diagonal and
+    ``above_diagonal`` on it: no second d x d array (800 MB at d = 10 000); the same bits as adding it."""
+    idx = np.diag_indices(M.shape[0])
+    diagonal = M[idx] + above_diagonal
+    M += below
+    M[idx] = diagonal
 
 
 def linear_noise_variance(offset, s):
@@ -218,14 +234,6 @@ def linear_noise_variance(offset, s):
     out = np.add.outer(u2, u2)
     out[np.diag_indices(u2.size)] *= 2.0
     out *= float(s or 0.0) ** 2
-    return out
-
-
-def _linear(offset, step):
-    r""":math:`|a_i| t_j + t_i |a_j|` (d, d): the bound on a term linear in ``a``, ``t`` bounding the other
-    factor."""
-    out = np.multiply.outer(offset, step)
-    out += np.multiply.outer(step, offset)
     return out
 
 
