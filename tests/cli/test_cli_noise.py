@@ -279,6 +279,7 @@ def test_regress_clean(run, clean, tmp_path):
     # hunt7 #2: the earlier iterations' noise moves the weights (the sd of the coefficients was up to 1.36x the
     # final iteration's): the intervals propagate every iteration's, and the console says so
     assert "the noise of all 5 iterations" in res.stdout
+    assert "noise only" not in res.stdout  # one machine's sampling release: its intervals count sampling too
 
 
 # -- select: a choice within the noise names no model ---------------------------------------------------------
@@ -326,6 +327,7 @@ def test_tensor_mog_weights_with_standard_errors(run, clean, tmp_path):
         assert f"{num(w)}  " in res.stdout or f"{num(w)} " in res.stdout
         assert num(se) in res.stdout
     assert np.load(out / "components_se.npy").shape == (3, 5) and (out / "weights.png").is_file()
+    assert res.stdout.count("noise only") >= 3  # each weight's line says its interval counts the noise alone
 
 
 # -- demo: each private edge with its frequency ---------------------------------------------------------------

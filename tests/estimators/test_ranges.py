@@ -122,6 +122,7 @@ def test_an_all_zero_one_table_is_released_about_its_centre_within_the_box_and_c
     assert rel.row_norm == pytest.approx(np.sqrt(np.sum((1 + np.abs(c)) ** 2)))
     assert np.linalg.norm((X - 0.5) / 0.5 - c, axis=1).max() <= rel.row_norm * (1 + 1e-12)
     assert "clipping excess" not in [p.label for p in rel.parts]
+    assert rel.coordinate_bound == pytest.approx(1 + np.abs(c))  # half-widths: the sampling bound reads them
     assert sum(p.share for p in rel.parts) == pytest.approx(1.0)
     lo, hi = est.covariance_interval_
     assert np.isfinite(lo).all() and ((lo <= np.cov(X, rowvar=False)) & (np.cov(X, rowvar=False) <= hi)).all()
@@ -396,3 +397,24 @@ def test_a_response_bound_beside_the_responses_range_is_refused_everywhere(tmp_p
         assert_one_line_error(run(command, tmp_path / "d.csv", "--target", "y", "--epsilon", 1, *delta,
                                   "--response-bound", 10, "--ranges", "y=-1:1", "--out", tmp_path / command),
                               "--response-bound and a --ranges entry for the target both bound the response")
+
+
+def test_the_sampling_bound_with_coordinate_bounds_holds_for_0_1_rows_about_any_centre():
+    """Var(z_i z_j) and Var(z_i^2) of the rows' own law (exact, from the rows) within the bound that reads each
+    coordinate's public bound |z_j| <= 1 + |c_j|, for 0/1 columns of every skew and centres across the box."""
+    from types import SimpleNamespace
+
+    from dpmoments.estimators.sampling_bound import sampling_variance
+
+    rng = np.random.default_rng(4)
+    X = (rng.random((400, 4)) < [0.02, 0.3, 0.5, 0.97]).astype(float) * 2 - 1  # the standardised values -1, 1
+    X[:, 1] = np.where(rng.random(400) < 0.5, X[:, 0], X[:, 1])  # dependence between columns
+    for c in ([0.0, 0.0, 0.0, 0.0], [-0.96, -0.4, 0.0, 0.94], [0.9, -0.9, 0.5, -0.5]):
+        Z = X - np.asarray(c)
+        bound = 1 + np.abs(np.asarray(c))
+        S = Z.T @ Z / len(Z)
+        exact = np.einsum("ki,kj->ij", Z**2, Z**2) / len(Z) - S**2
+        release = SimpleNamespace(row_norm=float(np.linalg.norm(bound)), n=1, coordinate_bound=bound)
+        assert (exact <= sampling_variance(release, S) + 1e-12).all()
+        loose = sampling_variance(SimpleNamespace(row_norm=release.row_norm, n=1), S)
+        assert (sampling_variance(release, S) <= loose + 1e-12).all()

@@ -64,7 +64,7 @@ def _trace(monkeypatch, module, fn):
     return log, peak
 
 
-def _neighbours(n=20000, d=50, seed=0):
+def _neighbours(n=10000, d=50, seed=0):
     """Rows well inside the ball, and the same data with one row replaced by one far outside it."""
     X = np.random.default_rng(seed).standard_normal((n, d)) * 0.01
     Y = X.copy()
@@ -75,7 +75,7 @@ def _neighbours(n=20000, d=50, seed=0):
 @pytest.mark.parametrize("kwargs", [dict(row_norm=1.0), dict(entry_bound=0.5), dict(row_norm=1.0, third=True),
                                     dict(row_norm=1.0, center=np.full(50, 0.001))])
 def test_dense_pass_does_the_same_work_whether_a_row_is_clipped(monkeypatch, kwargs):
-    X, Y = _neighbours(n=3000 if kwargs.get("third") else 20000)
+    X, Y = _neighbours(n=3000 if kwargs.get("third") else 10000)
     kwargs = dict(kwargs)
     if kwargs.get("third"):
         X, Y = X[:, :12], Y[:, :12]
@@ -95,7 +95,7 @@ def test_narrow_rows_fused_pass_does_the_same_work_whether_a_row_is_clipped(monk
     log_y, peak_y = _trace(monkeypatch, acc_module, lambda: accumulate_moments(Y, row_norm=1.0, center=center))
     assert log_x == log_y
     if getattr(acc_module._compiled, "clip_gram", None) is not None:
-        assert [name for name, _, _ in log_x].count("clip_gram") == 1  # 20000 x 10: one block
+        assert [name for name, _, _ in log_x].count("clip_gram") == 1  # 10000 x 10: one block
     assert abs(peak_x - peak_y) < 64 * 1024
 
 

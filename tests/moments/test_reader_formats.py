@@ -342,3 +342,19 @@ def test_npy_chunks_kept_by_a_consumer_stay_as_read(tmp_path):
     assert np.array_equal(np.concatenate([A[k:k + 3][1:] for k in range(0, 20, 3)]), np.concatenate(kept))
     streamed = [c.sum() for c in iter_chunks(tmp_path / "a.npy", chunk_size=3)]  # nothing kept: buffers reused
     assert streamed == [A[k:k + 3].sum() for k in range(0, 20, 3)]
+
+
+def test_a_npy_cut_short_between_two_passes_is_a_changed_file(tmp_path):
+    # A later pass reopens the file: cut short since the first, its header no longer fits, and that is said as
+    # what happened (the file changed), not as a bad header.
+    from dpmoments.data.tables import same_file_version
+
+    np.save(tmp_path / "c.npy", np.ones((50, 3)))
+    with same_file_version():
+        open_table(tmp_path / "c.npy")
+        with open(tmp_path / "c.npy", "r+b") as f:
+            f.truncate(300)
+        with pytest.raises(ValueError, match="changed while it was being read"):
+            open_table(tmp_path / "c.npy")
+    with pytest.raises(ValueError, match="bad header"):  # outside one fit: the file as it is
+        open_table(tmp_path / "c.npy")

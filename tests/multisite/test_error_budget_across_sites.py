@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import dpmoments.moments.clipping_bias as clipping_bias
-import dpmoments.multisite.site as site_module
+import dpmoments.multisite.site_moments as site_moments
 from dpmoments.estimators import PrivateCovariance
 from dpmoments.multisite import Site
 from dpmoments.multisite.api import analyse
@@ -58,6 +58,31 @@ def test_the_release_carries_the_clipped_rows_and_the_clipping_excess_with_their
     assert est.covariance_[0, 0] < full  # the estimate is clipped: the interval, not the estimate, counts it
 
 
+def test_the_centres_own_clipping_bias_is_bounded_from_the_sites_releases_and_counted(heavy):
+    """The mean round clipped the rows at R about the location m, where the bound step counted them: its part carries
+    R, its step a and that count, and the bound (estimators/centre_bias.py) holds the rows' bias beta (read from the
+    rows here, in the test only); the intervals name it and hold the full-data values (or are withheld)."""
+    from dpmoments.estimators.centre_bias import centre_bias_bound
+
+    parts, (rel, _) = heavy
+    X = np.vstack(parts)
+    mean = next(p.released for p in rel.parts if p.label == "mean")
+    assert mean["second_moment_about"] == "location" and mean["clipped_fraction_noise_sd"] > 0
+    a = np.asarray(mean["offset"])
+    Z = X - (rel.center - a)
+    beta = (Z * np.maximum(1.0 - mean["row_norm"] / np.linalg.norm(Z, axis=1), 0.0)[:, None]).mean(axis=0)
+    assert np.all(np.abs(beta) <= centre_bias_bound(rel, np.mean(Z**2, axis=0) - a**2, 0.9))
+    est = PrivateCovariance(level=0.9).fit_release(rel)
+    assert "beta" in est.uncertainty_["error_budget"]["centre_bias"]
+    assert "own clipping bias (a bound" in est.uncertainty_["covers"]
+    lo, hi = est.covariance_interval_
+    full = np.cov(X, rowvar=False)
+    assert np.all(((lo <= full) & (full <= hi)) | np.isnan(lo))
+    from dpmoments.estimators.error_draws import error_parts  # the draws carry -(a e^T + e a^T) - e e^T
+
+    np.testing.assert_array_equal(error_parts(rel, 0.9, "sample").offset, a)
+
+
 def test_the_intervals_read_the_release_only(monkeypatch, heavy):
     rel = heavy[1][0]
     est = PrivateCovariance().fit_release(rel)
@@ -66,7 +91,7 @@ def test_the_intervals_read_the_release_only(monkeypatch, heavy):
         raise AssertionError("the error budget read rows")
 
     monkeypatch.setattr(clipping_bias, "clipping_excess_sums", no_rows)
-    monkeypatch.setattr(site_module, "excess_mean", no_rows)
+    monkeypatch.setattr(site_moments, "excess_mean", no_rows)  # where a site computes its excess
     again = PrivateCovariance().fit_release(rel)
     np.testing.assert_array_equal(again.covariance_interval_, est.covariance_interval_)
 

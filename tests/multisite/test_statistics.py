@@ -20,7 +20,9 @@ def test_names_are_the_wire_names_and_one_value_each():
     for name, stat in STATISTICS.items():
         assert as_statistic(name) is stat and str(stat) == name
         assert pickle.loads(pickle.dumps(stat)) is stat and copy.deepcopy(stat) is stat
-    assert Round("third").stat is THIRD
+    assert Round("third").stat is THIRD and Round(THIRD) == Round("third")
+    with pytest.raises(ValueError, match="'statistic'"):
+        Round("factor")  # a DPdisPCA site's reply, never a round's release
 
 
 def test_an_unknown_name_is_refused_in_one_line():
@@ -50,7 +52,7 @@ def test_shapes_noise_and_symmetry():
 
 def test_each_guard_refuses_what_its_statistic_cannot_be():
     with pytest.raises(EgressRefused, match="second-moment payload must be exactly symmetric"):
-        SECOND.guard(np.arange(9.0).reshape(3, 3), 3)
+        Reply("a", PLAN, 0, "r1-x", 50, 3, {0: ("second", np.arange(9.0).reshape(3, 3))})  # a reply's own guard
     tensor = np.zeros((3, 3, 3))
     tensor[0, 1, 2] = 1.0
     with pytest.raises(EgressRefused, match="third-moment payload must be fully symmetric"):

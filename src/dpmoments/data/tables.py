@@ -108,7 +108,13 @@ def open_table(path, *, columns=None, target=None, delimiter=None, header=True, 
     path = Path(path)
     where = f"file '{path}'"
     kind, compression = _format(path)
-    backend = _backend(path, where, kind, compression, delimiter, header)
+    try:
+        backend = _backend(path, where, kind, compression, delimiter, header)
+    except ValueError:  # a later pass of one fit, on a file cut short since the first: say what really happened
+        pinned = (getattr(_VERSIONS, "stamps", None) or {}).get(os.path.abspath(path))
+        if pinned is not None and _stamp(path) != pinned:
+            raise ValueError(_changed(path)) from None
+        raise
     if categories and kind not in ("csv", "tsv", "parquet"):
         raise ValueError(f"'categories' (--categories) apply to CSV and Parquet files; {where} is {kind}.")
     return Table(path, kind, backend, columns, target, exclude, categories, impute)
@@ -328,8 +334,7 @@ class Table:
 
     def _check_unchanged(self):
         if _stamp(self.path) != self._stamp:
-            raise ValueError(f"file '{self.path}' changed while it was being read (another program is writing "
-                             "it?); run again on a file nobody writes to, or on a copy.") from None
+            raise ValueError(_changed(self.path)) from None
 
 
 _VERSIONS = threading.local()  # the files' stamps at their first opening within same_file_version
@@ -351,6 +356,11 @@ def same_file_version():
     finally:
         if outer:
             _VERSIONS.stamps = None
+
+
+def _changed(path):
+    return (f"file '{path}' changed while it was being read (another program is writing it?); run again on a file "
+            "nobody writes to, or on a copy.")
 
 
 def _stamp(path):

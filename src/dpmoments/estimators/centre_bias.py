@@ -26,51 +26,133 @@ inequality (``R`` the second moment's bound),
 and a row beyond ``R`` about ``c`` loses :math:`\|x - c\|^2 - R^2 \ge 2R(\|x - c\| - R)` of the trace of the
 second moment about ``c``: the clipping-excess release's trace (at its upper end) over ``2R`` bounds the last
 sum (as elsewhere, what rows beyond its outer bound lost beyond it is not seen). ``B_j`` is the smaller of
-the two bounds. ``|C|`` is at most the draw of :math:`R_m`'s target plus its rank error
-(``clipped_rows_at_most``: probability :math:`1 - e^{-5}`), a public function of the draw's budget, and,
-where the row bound's noisy count is of the same rows (the final mean about the location the bound was
-drawn about), its one-sided upper end at the level. No data is read here: a release's parts and public
+the two bounds. ``|C|`` is at most the rows beyond the row bound ``R <= R_m`` drawn about ``m``: the draw's
+target plus its rank error (``clipped_rows_at_most``: probability :math:`1 - e^{-5}`), a public function of
+the draw's budget, and, where the row bound's noisy count is of the same location (the final mean about the
+location the bound was drawn about), its one-sided upper end at the level.
+
+**The mean's overflow release** (the ``"mean overflow"`` part, :mod:`dpmoments.moments.mean_overflow`):
+the final mean clips at :math:`R_m = 2R`, and :math:`T`, the sum of the clipped rows' overflows
+:math:`\|x - m\| - R_m` each capped at ``K``, is released; each weight is at most
+:math:`\min(o, K)/\min(K, R_m)`, so :math:`q \le T_u / (n \min(K, R_m))` (``T_u`` its upper end at the
+level), and :math:`\|\beta\| \le T_u/n` plus what rows beyond ``2R`` about ``c`` pull past the cap. Those
+rows are judged as the variances judge them (``far``, from ``error_budget.far_columns``): where their count
+stands out, no column takes :math:`T_u/n` as a bound; where it does not but does not rule them out, the
+clipped columns do not; elsewhere every column does. No data is read here: a release's parts and public
 values only.
+
+**Across sites** (:mod:`dpmoments.multisite.analyses`) the second moment ``S`` and the mean ``a`` are both of the
+rows clipped at ``R`` about the location ``m`` (the mean's part says ``second_moment_about="location"``), and the
+release is :math:`S - a a^\top`. With :math:`y = x - m`, :math:`u = \bar y - \beta` (fixed) and :math:`a = u + e`,
+the unclipped :math:`\frac1n\sum y y^\top - \bar y \bar y^\top` is the covariance, so each entry carries, beside
+the clipping loss and the second moment's noise,
+
+.. math:: \bar y \bar y^\top - a a^\top = u\beta^\top + \beta u^\top + \beta\beta^\top
+          - (u e^\top + e u^\top) - e e^\top.
+
+The bias's part, :math:`a\beta^\top + \beta a^\top - (e\beta^\top + \beta e^\top) + \beta\beta^\top`, is one
+machine's plus :math:`|a_i| B_j + B_i |a_j|` (``a`` released); the noise's linear part is normal, of variance
+:math:`s^2(u_i^2 + u_j^2)` (:func:`linear_noise_variance`), counted with the other normal parts; and
+:math:`-e e^\top`, where one machine's law counts :math:`+e e^\top`, moves each entry by at most
+:math:`2 E_i E_j` more. ``B`` is the bound above with :math:`\delta = 0` (the mean clipped where the second moment
+did), ``M`` the second moment about ``m`` (the released entry plus :math:`a_j^2`, at its upper end), and ``C``
+counted by the bound step's noisy histogram of :math:`\|x - m\|` (the same rows, the same location and scales:
+its ``clipped_fraction``, at its one-sided upper end).
 """
 
 import numpy as np
 
 from .uncertainty import z_value
 
-__all__ = ["centre_bias_bound", "centre_bias_widths", "eigenvalue_centre_bias", "CENTRE_BIAS_TEXT"]
+__all__ = ["add_above", "centre_bias_bound", "centre_bias_widths", "eigenvalue_centre_bias",
+           "linear_noise_variance", "location_offset", "CENTRE_BIAS_TEXT"]
 
 CENTRE_BIAS_TEXT = ("the private mean's own clipping bias beta (x-bar - c = beta - e): |beta_j| <= B_j = "
                     "min(sqrt(q M_jj) + q |delta_j|, N), q at most the share of rows beyond the mean's bound (its "
                     "draw's target plus rank error, or its noisy count), M_jj the second moment about the centre at "
                     "its upper end, delta the mean's released step, N a bound on |beta| from the clipping-excess "
-                    "release; each entry widened by B_i E_j + E_i B_j + B_i B_j, E the centre noise's quantile")
+                    "release and the mean overflow release (the mean's clipped rows' overflow beyond its bound, "
+                    "where rows beyond twice the row bound are not seen in the column); each entry widened by "
+                    "B_i E_j + E_i B_j + B_i B_j, E the centre noise's quantile")
 
 
 def _mean_part(release):
     return next((p.released for p in (release.parts or ()) if p.label == "mean"), None)
 
 
-def centre_bias_bound(release, second_upper, level):
+def centre_bias_bound(release, second_upper, level, far=None):
     r"""``B`` (d,): bounds on :math:`|\beta_j|` (module docstring), standardised units; ``None`` where the release
-    does not say how many rows the mean clipped (a public centre, a public bound, across sites).
+    does not say how many rows the mean clipped (a public centre, a public bound).
 
     ``second_upper`` (d,): each column's unclipped second moment about the centre at its upper end.
     """
     part = _mean_part(release)
-    if part is None or part.get("clipped_rows_at_most") is None or part.get("offset") is None:
+    if part is None or part.get("offset") is None:
         return None
-    p = min(1.0, float(part["clipped_rows_at_most"]) / max(float(release.n), 1.0))
-    counted = next((q.released for q in release.parts if q.label == "clipped rows"), None)
-    if part.get("clipped_rows_counted") and counted is not None:  # the noisy count, where it is of the same rows
-        p = min(p, max(counted["clipped_fraction"] + z_value(level) * counted["clipped_fraction_noise_sd"], 0.0))
-    delta = np.abs(np.asarray(part["offset"], dtype=float))
-    # a row of C: ||x - m|| - R_m <= ||x - c|| + ||delta|| - R_m <= (R + ||delta|| - R_m)_+ + (||x - c|| - R)_+
-    gap = max(float(release.row_norm) + float(np.linalg.norm(delta)) - float(part["row_norm"]), 0.0)
-    norm = p * gap + _beyond_bound(release, second_upper, level)
+    overflow, p = _overflow_bound(release, part, level), _clipped_share(release, part, level)
+    if p is None and overflow is None:
+        return None
+    offset = np.asarray(part["offset"], dtype=float)
+    if part.get("second_moment_about") == "location":  # across sites: both clipped about m (module docstring)
+        second_upper, delta = np.asarray(second_upper, dtype=float) + offset**2, np.zeros_like(offset)
+    else:
+        delta = np.abs(offset)
+    norm = np.inf
+    if p is not None:
+        # a row of C: ||x - m|| - R_m <= ||x - c|| + ||delta|| - R_m <= (R + ||delta|| - R_m)_+ + (||x - c|| - R)_+
+        gap = max(float(release.row_norm) + float(np.linalg.norm(delta)) - float(part["row_norm"]), 0.0)
+        norm = p * gap + _beyond_bound(release, second_upper, level)
+    p = 1.0 if p is None else p
     # the weights 1 - R_m/||x - m|| in [0, 1] average at most norm / R_m over the rows: they replace p where smaller
     q = min(p, norm / float(part["row_norm"]))
+    if overflow is None:
+        return np.minimum(np.sqrt(q * np.maximum(second_upper, 0.0)) + q * delta, norm)
+    cap = _overflow_cap(release)
+    if cap > 0:  # the weights average at most T / (n min(cap, R_m)), whatever lies beyond the outer bound
+        q = min(p, overflow / min(float(part["row_norm"]), cap))
     each = np.sqrt(q * np.maximum(np.asarray(second_upper, dtype=float), 0.0)) + q * delta
-    return np.minimum(each, norm)
+    # ||beta|| <= T / n plus what rows beyond the outer bound pull past the cap: not for the columns they may load
+    far = np.zeros(len(each), dtype=bool) if far is None else np.asarray(far, dtype=bool)
+    return np.where(far, each, np.minimum(each, min(norm, overflow)))
+
+
+def _overflow_bound(release, part, level):
+    """The ``"mean overflow"`` release's upper end over ``n`` (:mod:`dpmoments.moments.mean_overflow`), where it is
+    of the mean's own bound; else ``None``."""
+    released = next((q.released for q in (release.parts or ()) if q.label == "mean overflow"), None)
+    if released is None or part is None or released["row_norm"] != part.get("row_norm"):
+        return None
+    upper = released["overflow_sum"] + z_value(level) * released["overflow_noise_sd"]
+    return max(upper, 0.0) / max(float(release.n), 1.0)
+
+
+def _overflow_cap(release):
+    released = next((q.released for q in (release.parts or ()) if q.label == "mean overflow"), None)
+    return float(released["cap"]) if released is not None else np.inf
+
+
+def _clipped_share(release, part, level):
+    """The most rows the mean clipped, as a share of ``n``: its draw's target plus rank error and, where a noisy
+    count is of the same rows (the final mean's ``"clipped rows"`` part; across sites the bound step's count, in the
+    mean's own part), that count's one-sided upper end at the level; ``None`` where neither is released."""
+    at_most = part.get("clipped_rows_at_most")
+    p = None if at_most is None else min(1.0, float(at_most) / max(float(release.n), 1.0))
+    counted = part if "clipped_fraction" in part else None
+    if counted is None and p is not None and part.get("clipped_rows_counted"):
+        counted = next((q.released for q in release.parts if q.label == "clipped rows"), None)
+    if counted is not None:
+        upper = max(counted["clipped_fraction"] + z_value(level) * counted["clipped_fraction_noise_sd"], 0.0)
+        p = upper if p is None else min(p, upper)
+    return p
+
+
+def location_offset(release):
+    r"""``a`` (d,), the mean's released step from the location, where the release is :math:`S - a a^\top` of moments
+    about the location (across sites: module docstring), else ``None``."""
+    part = _mean_part(release)
+    if part is None or part.get("second_moment_about") != "location":
+        return None
+    return np.asarray(part["offset"], dtype=float)
 
 
 def _beyond_bound(release, second_upper, level):
@@ -86,38 +168,84 @@ def _beyond_bound(release, second_upper, level):
     return trace / (2.0 * float(release.row_norm))
 
 
-def centre_bias_widths(bound, s, second_upper, at):
-    """``(below, above)`` (d, d): how far :math:`\\beta_i e_j + e_i \\beta_j - \\beta_i \\beta_j` can move each entry
+def centre_bias_widths(bound, s, second_upper, at, offset=None):
+    r"""``(below, above)``: how far :math:`\beta_i e_j + e_i \beta_j - \beta_i \beta_j` can move each entry
     down and up at level ``at`` (``|e_j| <= z s``), never more than ``|e_i e_j| + sqrt(M_ii M_jj)`` (what
-    :math:`(\\bar x - c)_i (\\bar x - c)_j` can be at most, :math:`M_{jj} \\ge (\\bar x - c)_j^2`). Zero without a
-    bound. On the diagonal :math:`2 \\beta_j e_j - \\beta_j^2`: down by both, up by the first only."""
+    :math:`(\bar x - c)_i (\bar x - c)_j` can be at most, :math:`M_{jj} \ge (\bar x - c)_j^2`). Zero without a
+    bound. On the diagonal :math:`2 \beta_j e_j - \beta_j^2`: down by both, up by the first only. ``below`` is (d, d);
+    ``above`` equals it off the diagonal and is returned as its diagonal (d,) alone (:func:`add_above`).
+
+    ``offset`` (:func:`location_offset`, across sites): both ends also move by the bias's term linear in ``a``,
+    :math:`|a_i| B_j + B_i |a_j|`, and by :math:`2 E_i E_j` (the noise's :math:`-e e^\top` where one machine's
+    law counts :math:`+e e^\top`), the cap growing by as much with ``M`` about the location; the noise's linear
+    term is a normal part (:func:`linear_noise_variance`)."""
     d = len(second_upper)
-    if bound is None:  # zeros that take no memory (a d x d array is 800 MB at d = 10 000)
-        return np.broadcast_to(0.0, (d, d)), np.broadcast_to(0.0, (d, d))
+    if bound is None and offset is None:  # zeros that take no memory (a d x d array is 800 MB at d = 10 000)
+        return np.broadcast_to(0.0, (d, d)), np.zeros(d)
     E = np.full(d, z_value(at) * float(s or 0.0))
-    u = np.maximum(second_upper, 0.0)
+    if bound is None:  # across sites without a bound: -e e^T where one machine has +e e^T (its law is counted)
+        below = 2.0 * np.multiply.outer(E, E)
+        return below, np.diagonal(below).copy()
+    if offset is not None:
+        offset = np.abs(offset)
+    u = np.maximum(second_upper, 0.0) + (0.0 if offset is None else offset**2)
     # min(cross + square, cap), cross = b e^T + e b^T, square = b b^T, cap = e e^T + sqrt(u u^T), written in
-    # place (two d x d arrays at a time, not seven; the same bits)
-    below = np.multiply.outer(bound, E)
-    below += np.multiply.outer(E, bound)
-    below += np.multiply.outer(bound, bound)
-    cap = np.multiply.outer(u, u)
-    np.sqrt(cap, out=cap)
-    cap += np.multiply.outer(E, E)
-    np.minimum(below, cap, out=below)
-    del cap
-    above = below.copy()
-    idx = np.arange(d)
-    above[idx, idx] = np.minimum(bound * E + E * bound, E * E + np.sqrt(u * u))  # on the diagonal: cross alone
-    return below, above
+    # place a block of rows at a time (one d x d array, not seven; the same bits)
+    below = np.empty((d, d))
+    for rows in _row_blocks(d):
+        part = np.multiply.outer(bound[rows], E)
+        part += np.multiply.outer(E[rows], bound)
+        part += np.multiply.outer(bound[rows], bound)
+        cap = np.multiply.outer(u[rows], u)
+        np.sqrt(cap, out=cap)
+        cap += np.multiply.outer(E[rows], E)
+        if offset is not None:
+            # |a_i| B_j + B_i |a_j|: the bias's term linear in a
+            part += np.multiply.outer(offset[rows], bound) + np.multiply.outer(bound[rows], offset)
+            part += 2.0 * np.multiply.outer(E[rows], E)
+            cap += np.multiply.outer(offset[rows], offset) + 2.0 * np.multiply.outer(E[rows], E)
+        np.minimum(part, cap, out=below[rows])
+    diagonal = bound * E + E * bound + (0.0 if offset is None else 2.0 * offset * bound + 2.0 * E * E)
+    cap_diagonal = E * E + np.sqrt(u * u) + (0.0 if offset is None else offset**2 + 2 * E * E)
+    return below, np.minimum(diagonal, cap_diagonal)  # above, on the diagonal: the cross term alone
 
 
-def eigenvalue_centre_bias(bound, s, W, at):
-    """``(below, above)`` (k,): how far the centre's bias moves each eigenvalue along the directions ``W`` (k, d),
-    standardised units: :math:`2 (w\\cdot\\beta)(w\\cdot e) - (w\\cdot\\beta)^2` with :math:`|w\\cdot\\beta| \\le
-    \\sum_j |w_j| B_j` and :math:`|w\\cdot e| \\le z s \\|w\\|`. Zero without a bound."""
-    if bound is None:
+def _row_blocks(d, elements=1 << 20):
+    """Slices of rows of a (d, d) array, about ``elements`` entries each (8 MB): a block's temporaries stay small."""
+    step = max(1, elements // max(d, 1))
+    return [slice(lo, min(lo + step, d)) for lo in range(0, d, step)]
+
+
+def add_above(M, below, above_diagonal):
+    """``M += above`` in place, ``above`` being :func:`centre_bias_widths`'s ``below`` off the diagonal and
+    ``above_diagonal`` on it: no second d x d array (800 MB at d = 10 000); the same bits as adding it."""
+    idx = np.diag_indices(M.shape[0])
+    diagonal = M[idx] + above_diagonal
+    M += below
+    M[idx] = diagonal
+
+
+def linear_noise_variance(offset, s):
+    r"""Across sites, the variance (d, d) of the noise's term linear in the location's offset,
+    :math:`-(u_i e_j + e_i u_j)`, :math:`u = \bar y - \beta = a - e` (module docstring): :math:`s^2 (u_i^2 + u_j^2)`
+    off the diagonal and :math:`4 s^2 u_j^2` on it, with :math:`|u_j|` taken as :math:`|a_j| + s` (:math:`a_j^2 - s^2`
+    estimates :math:`u_j^2` without bias). A normal part, added in quadrature with the second moment's noise."""
+    u2 = (np.abs(np.asarray(offset, dtype=float)) + float(s or 0.0)) ** 2
+    out = np.add.outer(u2, u2)
+    out[np.diag_indices(u2.size)] *= 2.0
+    out *= float(s or 0.0) ** 2
+    return out
+
+
+def eigenvalue_centre_bias(bound, s, W, at, offset=None):
+    r"""``(below, above)`` (k,): how far the centre's bias moves each eigenvalue along the directions ``W`` (k, d),
+    standardised units: :math:`2 (w\cdot\beta)(w\cdot e) - (w\cdot\beta)^2` with :math:`|w\cdot\beta| \le
+    \sum_j |w_j| B_j` and :math:`|w\cdot e| \le z s \|w\|`. Zero without a bound. ``offset`` (across sites) adds
+    :math:`2 |w\cdot a| \sum_j |w_j| B_j + 2 z^2 s^2 \|w\|^2` to both (:math:`2 (w\cdot a)(w\cdot\beta)` and
+    :math:`-(w\cdot e)^2`, where one machine's law counts :math:`+(w\cdot e)^2`)."""
+    if bound is None and offset is None:
         return np.zeros(len(W)), np.zeros(len(W))
-    b = np.abs(W) @ bound
+    b = np.zeros(len(W)) if bound is None else np.abs(W) @ bound
     e = z_value(at) * float(s or 0.0) * np.linalg.norm(W, axis=1)
-    return 2.0 * b * e + b**2, 2.0 * b * e
+    linear = 0.0 if offset is None else 2.0 * np.abs(W @ offset) * b + 2.0 * e**2
+    return 2.0 * b * e + b**2 + linear, 2.0 * b * e + linear

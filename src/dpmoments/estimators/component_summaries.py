@@ -155,10 +155,13 @@ def tensor_lines(est, names, what, top=CONSOLE_COORDS):
     if se is None:
         rows = [[f"c{j + 1}", num(w[j]), "", ""] for j in range(K)]
         note = ["  (no standard errors without draws: run with --draws B)"]
-    else:
-        rows = [[f"c{j + 1}", num(w[j]), num(se[j]), interval_text(iv[0, j], iv[1, j])] for j in range(K)]
-        note = []
-    out = table(["component", "weight", "se", f"{100 * est.level:g}% interval"], rows) + note
+    else:  # every interval counts the noise alone, on one machine as across sites: each line says so
+        rows = [[f"c{j + 1}", num(w[j]), num(se[j]), interval_text(iv[0, j], iv[1, j]), "noise only"]
+                for j in range(K)]
+        note = [f"'noise only': the intervals redraw both releases' noise; they leave out "
+                f"{est.uncertainty_.get('not_covered', 'sampling variability and clipping bias')}"]
+    out = table(["component", "weight", "se", f"{100 * est.level:g}% interval"] + ([] if se is None else [""]),
+                rows) + note
     stm = est.model == "stm"
     out.append(f"{what} ({'the most probable words' if stm else 'coordinates'}"
                + ("" if est.components_se_ is None else ", each with its se") + "):")

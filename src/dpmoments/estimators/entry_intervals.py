@@ -14,36 +14,32 @@ from .uncertainty import count_relative_sd, noise_law, z_value
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
-__all__ = ["half_widths", "holding_estimate", "less_identity", "truncate_variances", "widen_to_noise",
+__all__ = ["half_widths", "holding_estimate", "truncate_variances", "widen_to_noise",
            "with_centre_variance"]
 
 
-def less_identity(M, c):
-    """``M - c I`` as a new array, without an identity matrix (the same bits)."""
-    out = np.array(M, dtype=float)
-    out[np.diag_indices(out.shape[0])] -= c
-    return out
-
-
-def with_centre_variance(v, s):
+def with_centre_variance(v, s, in_place=False):
     """``sqrt(v + Var(e_i e_j))``, the centre's ``s^4`` added off the diagonal and ``2 s^4`` on it, in a new array
-    (as ``np.sqrt(v + np.full((d, d), s**4) + np.eye(d) * s**4)``, bit for bit)."""
-    out = v + s**4
+    (as ``np.sqrt(v + np.full((d, d), s**4) + np.eye(d) * s**4)``, bit for bit); ``in_place``: written into ``v``
+    (an array of the caller's own)."""
     idx = np.diag_indices(v.shape[0])
-    out[idx] = v[idx] + 2.0 * s**4
+    diagonal = v[idx] + 2.0 * s**4
+    out = np.add(v, s**4, out=v if in_place else None)
+    out[idx] = diagonal
     return np.sqrt(out, out=out)
 
 
-def truncate_variances(out, centre):
-    """Each variance's interval (2, d, d) cut at 0 below only; above, taken about ``max(r, 0)`` (``r`` released).
+def truncate_variances(out, variances):
+    """Each variance's interval (2, d, d) cut at 0 below only; above, taken about ``max(r, 0)`` (``r`` released:
+    ``variances``, the centre's diagonal).
 
     A variance released far below 0 keeps ``[0, h]`` (its upper half-width), never ``[0, 0]``. Coverage is at
     least the uncut one's: ``v >= 0`` misses above only if ``v > r + h``, and ``max(r, 0) + h >= r + h``.
     """
-    idx = np.arange(centre.shape[0])
-    upper_half = out[1, idx, idx] - centre[idx, idx]
+    idx = np.arange(variances.shape[0])
+    upper_half = out[1, idx, idx] - variances
     out[0, idx, idx] = np.maximum(out[0, idx, idx], 0.0)
-    out[1, idx, idx] = np.maximum(centre[idx, idx], 0.0) + upper_half
+    out[1, idx, idx] = np.maximum(variances, 0.0) + upper_half
 
 
 def widen_to_noise(lo_half, hi_half, release, noise_interval, level, at):

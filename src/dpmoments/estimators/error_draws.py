@@ -13,7 +13,10 @@ but each draw carries all four parts of :math:`\hat M - \Sigma`:
 - :math:`E^*`: fresh noise of the release's law (the added noise);
 - :math:`e^* \sim N(0, s^2 I)`: the private centre's error, ``s`` its ``"mean"`` part's noise
   scale (about :math:`\hat m` the second moment is the one about the mean plus :math:`(\beta - e)(\beta -
-  e)^\top`, :math:`\beta` the centre's own clipping bias, :mod:`~dpmoments.estimators.centre_bias`);
+  e)^\top`, :math:`\beta` the centre's own clipping bias, :mod:`~dpmoments.estimators.centre_bias`); across
+  sites, where the release is :math:`S - a a^\top` of moments about the location, that term is
+  :math:`a(\beta - e)^\top + (\beta - e)a^\top + \beta\beta^\top - e e^\top` instead (``a`` the mean's
+  released step, standing for the fixed :math:`\bar y - \beta`: :mod:`~dpmoments.estimators.centre_bias`);
 - :math:`b^*`: that bias, unknown but bounded, :math:`|\beta_j| \le B_j`: at 0 in the sets below, and in one
   more set at a corner of the bound, :math:`b^*_j = \pm B_j` with signs drawn afresh each time (its square
   :math:`B_j^2` on the diagonal is the most it can add; off the diagonal :math:`\pm B_i B_j` both ways), so that
@@ -56,6 +59,7 @@ import numpy as np
 
 from .._lazy import lazy_module
 from ..mechanisms import gaussian_noise, wishart_noise
+from .centre_bias import location_offset
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .error_budget import check_target, clipping_part, loss_beyond_outer_unseen, loss_cap, release_centre_bias
 from .uncertainty import basic_interval, noise_law, redraw
@@ -80,6 +84,7 @@ class ErrorParts:
     n: int
     rescaled: bool = False  # rescaled to correlations: the centre's and clipping's parts are not drawn
     centre_bias: Optional[np.ndarray] = None  # (d,): the bound B on the centre's own clipping bias; None: not bounded
+    offset: Optional[np.ndarray] = None  # (d,): across sites, the mean's step a from the location (centre_bias.py)
 
     @property
     def centre_bias_drawn(self):
@@ -174,7 +179,8 @@ def error_parts(release, level, target):
                       loss_upper=upper,
                       correlation=correlation, unseen=not rescaled and every_part_unseen(release, level),
                       n=max(int(round(float(release.n))), 1), rescaled=rescaled,
-                      centre_bias=None if rescaled or s == 0 else release_centre_bias(release, level))
+                      centre_bias=None if rescaled or s == 0 else release_centre_bias(release, level),
+                      offset=None if rescaled else location_offset(release))
 
 
 def draw_every_part(release, parts, rng, at_upper=False, centre_bias=False):
@@ -189,9 +195,14 @@ def draw_every_part(release, parts, rng, at_upper=False, centre_bias=False):
     M = drawn.second_moment
     if parts.centre_scale > 0:
         e = gaussian_noise(d, parts.centre_scale, rng)
+        bias = np.zeros(d)
         if centre_bias:  # b* - e*, b*_j = +-B_j: signs from unit noise drawn by mechanisms/
-            e = np.copysign(parts.centre_bias, gaussian_noise(d, 1.0, rng)) - e
-        M = M + np.outer(e, e)
+            bias = np.copysign(parts.centre_bias, gaussian_noise(d, 1.0, rng))
+        step = bias - e
+        if parts.offset is None:
+            M = M + np.outer(step, step)
+        else:  # across sites, about the location (module docstring)
+            M = M + np.outer(bias, bias) - np.outer(e, e) + np.outer(parts.offset, step) + np.outer(step, parts.offset)
     if parts.lost is not None:
         loss = parts.lost + gaussian_noise(d, parts.lost_sd, rng) if parts.lost_sd > 0 else parts.lost
         loss = np.where(np.isnan(loss), parts.loss_upper if at_upper else 0.0, np.maximum(loss, 0.0))

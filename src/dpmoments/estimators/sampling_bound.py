@@ -25,12 +25,28 @@ def sampling_variance(release, sigma):
     and :math:`\operatorname{Var}(z_i^2) \le S_{ii}(R^2 - S_{ii})`, each over ``n``. Normal theory,
     :math:`(S_{ii} S_{jj} + S_{ij}^2)/n`, understates heavy tails (its fourth moments are the normal's). ``sigma``:
     the PSD projection (``error_budget._psd``) of the released matrix (standardised units, the centre's mean removed),
-    its variances taken in ``[0, R^2]``. Post-processing of the release: no rows.
+    its variances taken in ``[0, R^2]``. Where public ranges bound each coordinate, :math:`|z_j| \le b_j`
+    (the release's ``coordinate_bound``), also :math:`E z_i^2 z_j^2 \le b_j^2 S_{ii}` and
+    :math:`\operatorname{Var}(z_i^2) \le b_i^2 S_{ii} - S_{ii}^2`: a 0/1 column's is then nearly its exact
+    fourth moment (:math:`b^2 = (1 + |c|)^2` half-widths, against :math:`R^2 = \sum_j b_j^2`).
+    Post-processing of the release: no rows.
     """
     R2, n = float(release.row_norm) ** 2, float(release.n)
     v = np.clip(np.diag(sigma), 0.0, R2)
     each = R2 * v - v**2  # E z_i^2 z_j^2 <= R^2 S_ii - S_ii^2 (and the same with j)
     product = np.minimum(np.minimum.outer(each, each), R2 * np.add.outer(v, v) / 4.0)
+    b2 = _coordinate_bounds_squared(release, R2)
+    if b2 is not None:  # |z_j| <= b_j (public ranges): E z_i^2 z_j^2 <= b_j^2 S_ii, and E z_i^4 <= b_i^2 S_ii
+        product = np.minimum(product, np.minimum(np.outer(v, b2), np.outer(b2, v)))
+        each = np.minimum(each, b2 * v - v**2)
     out = np.maximum(product - sigma**2, 0.0)
-    np.fill_diagonal(out, each)
+    np.fill_diagonal(out, np.maximum(each, 0.0))
     return out / n
+
+
+def _coordinate_bounds_squared(release, R2):
+    """Each coordinate's bound squared, at most ``R^2`` (the release's ``coordinate_bound``), or None."""
+    bound = getattr(release, "coordinate_bound", None)
+    if bound is None:
+        return None
+    return np.minimum(np.asarray(bound, dtype=float) ** 2, R2)

@@ -225,10 +225,10 @@ CLONES static int clip_panel_gram(const double *in, const double *c, Py_ssize_t 
  * bit); entry (j, k) of the block is ((S0 + S1) + (S2 + S3)), where Sl adds the products of rows l,
  * l + 4, l + 8, ... of the block one at a time, in order, no fused multiply-add (the vector, AVX2 and
  * plain-C loops give the same bits; a build that lets the compiler contract to FMA, -march=native, does
- * not); BLAS sums in its own blocked order, so this and the NumPy path agree to rounding, not to the bit. The block's sums are added to
- * gram's upper triangle and mirrored, so gram stays exactly symmetric. A row whose sum of squares is
- * not finite stops the call before gram is touched: False, and the caller takes its overflow-safe
- * NumPy path for the block.
+ * not); BLAS sums in its own blocked order, so this and the NumPy path agree to rounding, not to the
+ * bit. The block's sums are added to gram's upper triangle and mirrored, so gram stays exactly
+ * symmetric. A row whose sum of squares is not finite stops the call before gram is touched: False,
+ * and the caller takes its overflow-safe NumPy path for the block.
  */
 static PyObject *clip_gram(PyObject *self, PyObject *args)
 {

@@ -24,13 +24,18 @@ from .private_bounds import check_margin
 from .release import Part, em_draws
 
 __all__ = ["CenterBudget", "PrivateChoiceBudget", "check_draws", "public_rows", "refinement_steps", "draw_plan",
-           "what_for", "BOUND_OPTION", "LOCATION_OPTION", "SCALE_SHARE", "REFINE_MEAN"]
+           "what_for", "BOUND_OPTION", "LOCATION_OPTION", "SCALE_SHARE", "REFINE_MEAN", "ONE_STEP_MEAN"]
 
 BOUND_OPTION, LOCATION_OPTION = "'bound_budget'", "CenterBudget.location"  # named in refusals (the CLI renames them)
 SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
 # Shares of CenterBudget.mean taken by the refinement steps of a private location (the last mean gets the rest):
 # small early steps suffice, as each only needs to shrink the error by a factor ~n / (2 z sqrt(d)).
-REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these proportions; with 1, all of it
+REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these proportions
+# With one step (few rows) and a private row bound, its mean takes half of CenterBudget.mean and the final mean,
+# about it at twice the row bound, the rest: the one step clips about the origin at a bound its weak draw puts near
+# the rows' median norm, so as the centre it carried a clipping bias of 1-5 times its noise (iris, grunfeld,
+# macrodata at epsilon = 4), which every interval had to count
+ONE_STEP_MEAN = 0.5
 
 
 class PrivateChoiceBudget:

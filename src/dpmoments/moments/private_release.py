@@ -19,8 +19,12 @@ Passes over the data, each paid from a stated share of the budget:
    ``||(x - m) / s||`` and the noisy count of rows beyond it (the rest of
    ``bound_budget``, :mod:`dpmoments.moments.auto_release`);
 4. **mean** (``center="private"``): the mean of the clipped ``(x - m) / s``
-   (the rest of ``CenterBudget.mean``; with a single refinement step, that
-   step's mean is the centre and this pass is not made);
+   (the rest of ``CenterBudget.mean``), clipped at the row bound; with a
+   single refinement step (few rows) and a private row bound, from half of
+   the share, clipped at twice the bound, and beside it how far the rows it
+   clipped lay beyond that (:mod:`~dpmoments.moments.mean_overflow`,
+   ``OVERFLOW_FRACTION`` of its share), from the row bound's pass; with a
+   single step and a public bound, that step's mean is the centre;
 5. **second moment** of the clipped ``(x - c) / s`` about that private mean,
    with the rest (and the draws' shares of the steps not taken); its pass also
    sums what clipping removed (:class:`~dpmoments.moments.clipping_bias.ExcessTap`).
@@ -75,11 +79,12 @@ from ..mechanisms import laws
 from .releases import release_public_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, is_auto, rank_error, warn_clipped,
                            warn_unreliable)
-from .clipping_bias import ExcessTap, record_clipping_excess
+from .clipping_bias import OUTER_FACTOR, ExcessTap, record_clipping_excess
+from .mean_overflow import OVERFLOW_FRACTION, mean_bound, record_overflow
 from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_delta_large
 from .private_bounds import quantile_pass
-from .choice_budget import (BOUND_OPTION, LOCATION_OPTION, REFINE_MEAN, SCALE_SHARE, PrivateChoiceBudget,
-                            check_draws, draw_plan, public_rows, refinement_steps)
+from .choice_budget import (BOUND_OPTION, LOCATION_OPTION, ONE_STEP_MEAN, REFINE_MEAN, SCALE_SHARE,
+                            PrivateChoiceBudget, check_draws, draw_plan, public_rows, refinement_steps)
 from .release import calibrated_as, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
 from .scale_guard import guard_scales, named_columns
@@ -307,7 +312,8 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     1e6, say) lose their offset's error in a few steps instead of carrying it
     into the covariance as ``(mu - c)(mu - c)^T``. The draws share
     ``CenterBudget.location``; the means take ``sum(REFINE_MEAN)`` of ``CenterBudget.mean``, in
-    ``REFINE_MEAN``'s proportions over the steps planned. A settled step ends it.
+    ``REFINE_MEAN``'s proportions over the steps planned (one step: ``ONE_STEP_MEAN`` of it). A settled step
+    ends it.
 
     Returns ``(c, coarse, binned, unspent)``: the centre; ``(private medians, coarse scales)`` where
     they were drawn, else None; the :class:`~dpmoments.moments.binned_sums.BinnedSums` about ``c``
@@ -335,9 +341,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         medians, first = c, None
         s = guard_scales(column_scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"],
                                  "coarse column scales", known), bounds.search.low, "coarse column scales")
-    taken = REFINE_MEAN[:steps]  # one step (few rows) is the final mean: a second would widen the row bound
-    total = sum(REFINE_MEAN) if steps > 1 else 1.0
-    for k, fraction in enumerate(f * total / sum(taken) for f in taken):
+    for k, fraction in enumerate(_step_fractions(steps, auto)):
         label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
         mean_share, s_k = shares["mean"] * fraction, None if scale is None else s
         binned = first if k == 0 and first is not None else bound_pass(X, c, s_k, bounds, "mean")
@@ -346,7 +350,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
                             option_share=shares["location"], binned=binned)
         mean = clipped_mean(X, s_k, c / s, budget.release(mean_share), gens[2 * k + 1],
                      dict(row_norm=R_k, **relation), binned)
-        name = "mean" if steps == 1 else f"{label} mean"  # one step: its mean is the centre
+        name = "mean" if _step_is_centre(steps, auto) else f"{label} mean"
         settled = steps > 1 and _settled(mean.cross_moment, R_k)  # c is already where the rows are: stop here
         budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale,
                                          **({"settled": True} if settled else {}),
@@ -358,6 +362,19 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
             return c + mean.cross_moment * s, (medians, s), None, unspent
         c = c + mean.cross_moment * s
     return c, ((medians, s) if scale is not None else None), None, 0.0
+
+
+def _step_is_centre(steps, auto):
+    """One step with a public bound: its mean is the centre (a final mean would clip at that same bound)."""
+    return steps == 1 and not auto
+
+
+def _step_fractions(steps, auto):
+    """Each refinement step's share of ``CenterBudget.mean``: ``REFINE_MEAN``'s first ``steps`` in proportion,
+    ``sum(REFINE_MEAN)`` in all; one step ``ONE_STEP_MEAN`` (all of it where that step's mean is the centre)."""
+    taken = REFINE_MEAN[:steps]
+    total = sum(REFINE_MEAN) if steps > 1 else (1.0 if _step_is_centre(steps, auto) else ONE_STEP_MEAN)
+    return [f * total / sum(taken) for f in taken]
 
 
 def _settled(step, bound):
@@ -378,21 +395,36 @@ def _public_n(X, budget, counted=None):
 
 
 def _private_mean(X, s, m_z, R, budget, share, rng, relation, binned=None):
-    """The private mean of the standardised rows: ``m_z`` plus the mean of their clipped offsets from it."""
-    mean = clipped_mean(X, s, m_z, budget.release(share), rng, dict(row_norm=R, **relation), binned)
-    budget.parts.append(release_part("mean", mean, share, noise_scale=mean.noise_scale,
-                                     **_mean_clipping(budget, mean, R), clipped_rows_counted=True))
+    """The private mean of the standardised rows: ``m_z`` plus the mean of their clipped offsets from it; after one
+    location step, with a private bound (the norms about ``m_z`` binned, ``binned``), clipped at twice ``R`` and
+    ``OVERFLOW_FRACTION`` of its share releases how far the rows it clipped lay beyond that
+    (:mod:`~dpmoments.moments.mean_overflow`), for the centre's error budget."""
+    small = binned is not None and _one_location_step(budget)  # a public bound is the user's: kept
+    overflow = share * OVERFLOW_FRACTION if small and not budget.exact else 0.0
+    R_m = mean_bound(R, binned.edges) if small else R
+    mean = clipped_mean(X, s, m_z, budget.release(share - overflow), rng, dict(row_norm=R_m, **relation), binned)
+    budget.parts.append(release_part("mean", mean, share - overflow, noise_scale=mean.noise_scale,
+                                     **_mean_clipping(budget, mean, R, R_m), clipped_rows_counted=True))
+    if overflow:
+        record_overflow(budget, binned, R_m, OUTER_FACTOR * R, mean.cross_moment, overflow, spawn(rng, 1)[0])
     return m_z + mean.cross_moment
 
 
-def _mean_clipping(budget, mean, R):
+def _one_location_step(budget):
+    """Whether the location took one step (few rows for more; its mean is the only one so far): there the row bound
+    clips a third of the rows, and a mean clipped at it would be pulled one way by all of them. On more rows the
+    bound clips few, the location has settled, and the final mean keeps the row bound (mean_overflow.py)."""
+    return [p.label for p in budget.parts if p.label.endswith("mean")] == ["location mean"]
+
+
+def _mean_clipping(budget, mean, R, R_m=None):
     """What the centre's error budget reads of its own clipping (estimators/centre_bias.py): the bound ``R`` the
     final mean clipped at, its step ``offset`` (released: the centre less where it clipped about, standardised
     units) and, where the draw of ``R`` gives one, the most rows beyond it (``clipped_rows_at_most``). Released
     and public values only. The final mean (:func:`_private_mean`) also says that the ``"clipped rows"`` part
     counts the rows it clipped (``clipped_rows_counted``): the row bound's count is about the same centre."""
     drawn = next((p.released for p in reversed(budget.parts) if (p.released or {}).get("row_norm") == R), {})
-    out = {"row_norm": float(R), "offset": [float(v) for v in np.ravel(mean.cross_moment)]}
+    out = {"row_norm": float(R if R_m is None else R_m), "offset": [float(v) for v in np.ravel(mean.cross_moment)]}
     if "clipped_rows_at_most" in drawn:
         out["clipped_rows_at_most"] = drawn["clipped_rows_at_most"]
     return out

@@ -123,7 +123,7 @@ def _from_ranges_alone(rows, center, center_budget, public_center, common, all_t
     if isinstance(center, str):
         z_center = "private"
         center_budget = dataclasses.replace(center_budget, prior=tuple(np.zeros(d)))
-        if all_two_valued:
+        if all_two_valued and is_auto(common["row_norm"]):  # a row_norm the user gave is used as given
             common["second_bound"] = _box_about
     try:
         release = private_second_moment(rows.source(), center=z_center, center_budget=center_budget,
@@ -161,15 +161,22 @@ def _box_bound(z_center, ranged):
     return float(math.sqrt(np.sum((1.0 + np.abs(v[ranged])) ** 2)))
 
 
-def mapped_back(release, note, mid, half, names, ranged, unranged="private location and scale"):
+def mapped_back(release, note, mid, half, names, ranged, unranged="private location and scale", standardised=True):
     """The release in the user's units: scales are half-widths times private scales, the centre mapped back.
 
-    ``unranged``: what the columns without a range had (the note's words).
+    ``unranged``: what the columns without a range had (the note's words). ``standardised``: the rows were the
+    ranged values clipped and standardised by midpoint and half-width, so each coordinate's bound is recorded
+    (``coordinate_bound``); else (rows mapped another way) none is.
     """
     s = half if release.column_scale is None else half * release.column_scale
     center = None if release.center is None else mid + np.asarray(release.center) * half
     steps = release.postprocessing + (ranges_note(names, ranged, note, unranged),)
-    return dataclasses.replace(release, column_scale=s, center=center, postprocessing=steps)
+    # A ranged value is clipped to [mid - half, mid + half]: |x - centre| / s is at most this (row clipping only
+    # shrinks it); public ranges and the released centre and scales
+    offset = np.zeros(mid.size) if center is None else np.abs(center - mid)
+    bound = np.where(ranged, (half + offset) / s, np.inf)
+    return dataclasses.replace(release, column_scale=s, center=center, postprocessing=steps,
+                               coordinate_bound=bound if standardised else None)
 
 
 def ranges_note(names, ranged, note=None, unranged="private location and scale"):

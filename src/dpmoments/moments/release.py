@@ -153,6 +153,12 @@ class Release:
         (then clipped), so the moments, ``row_norm``, ``noise_scale`` and
         ``sensitivity`` are in those standardised units. Estimators map their
         estimate back (post-processing).
+    coordinate_bound : ndarray of shape (n_features,) or None
+        Public per-column bounds on the released rows' coordinates, in the
+        standardised units: ``|z_j| <= coordinate_bound[j]`` (``inf`` where
+        only the row bound holds), from public ranges and the released centre
+        and scales (post-processing); the error budget's sampling bound reads
+        them. ``None``: none known.
     parts : tuple of Part
         For a release made of several private steps (a bound, a centre or
         scales chosen privately, then the moment): each step's share and
@@ -197,10 +203,11 @@ class Release:
     count_share: Optional[float] = None
     count_guarantee: Optional[AnyGuarantee] = None
     calibration_asked: Optional[str] = None
+    coordinate_bound: Optional[np.ndarray] = None
 
     def __post_init__(self) -> None:
         # Freeze the arrays too: a release is a record, not a scratch buffer.
-        for name in ("second_moment", "cross_moment", "third_moment", "center", "column_scale"):
+        for name in ("second_moment", "cross_moment", "third_moment", "center", "column_scale", "coordinate_bound"):
             arr = getattr(self, name)
             if arr is not None and not _frozen(arr):
                 arr = np.array(arr, dtype=np.float64)

@@ -106,7 +106,7 @@ def moment_limit(plan, r, index):
     for every ``m`` (union bound). Not checked: DPdisPCA's factors (a factor of a noisy matrix has
     no bound of this kind) and the choosing steps' counts (:meth:`Aggregator._check_counts`).
     """
-    rnd, noise, stat = plan.rounds[r], plan.noise[r], as_statistic(plan.rounds[r].statistic)
+    rnd, noise, stat = plan.rounds[r], plan.noise[r], plan.rounds[r].stat
     response = 1.0 if rnd.response == "ones" else plan.response_bound
     bound = stat.entry_bound(float(plan.row_norm), response) * (1.0 if rnd.w_max is None else float(rnd.w_max))
     m = stat.distinct_entries(plan.n_features)
@@ -166,7 +166,7 @@ class Aggregator:
         for r in rounds:
             std = float(plan.noise[r].f_std[i])
             if std > 0:
-                out[r] = std * as_statistic(plan.rounds[r].statistic).unit_noise(plan.n_features, rng)
+                out[r] = std * plan.rounds[r].stat.unit_noise(plan.n_features, rng)
         return out
 
     def _f_of(self, plan, states, rounds, name):
@@ -248,7 +248,7 @@ class Aggregator:
             refuse("wrong-payload", f"it answers rounds {sorted(reply.values)} with n_features={reply.n_features}; "
                    f"the step has rounds {sorted(want)} with n_features={plan.n_features}.")
         for r, (statistic, value) in reply.values.items():
-            kind = as_statistic(plan.rounds[r].statistic)
+            kind = plan.rounds[r].stat
             kind = FACTOR if plan.rank is not None and not kind.counts else kind
             bins = plan.location.n_bins if kind is LOCATION else (plan.auto and plan.auto.n_bins)
             shape = kind.shape(plan.n_features, plan.rank, bins)
@@ -285,7 +285,7 @@ class Aggregator:
         bound, sd, k = moment_limit(self.plan, r, self.plan.index(site))
         if not np.all(np.abs(entries) <= bound * (1 + 1e-9) + k * sd):  # 1e-9: the rounding of clipping
             rnd = self.plan.rounds[r]
-            what = "mean" if rnd.response == "ones" else as_statistic(rnd.statistic).label
+            what = "mean" if rnd.response == "ones" else rnd.stat.label
             refuse("implausible", f"round {r}: its noisy {what} lies beyond what rows clipped to the plan's bounds "
                    f"can give (by more than {k:.1f} standard deviations of its own noise).")
 

@@ -353,16 +353,33 @@ def _choices(plan, bound, location, names, reports, releases):
 
 
 def _released(name, release, bound):
-    """What a moment round's part shows: the mean's noise scale (the centre check reads it, as single-site); the
-    clipping excess as the single machine's part (the intervals read it), its rows beyond twice the bound from the
-    bound step's histograms (:func:`~dpmoments.multisite.run.rows_beyond`)."""
+    """What a moment round's part shows: the mean's noise scale (the centre check reads it, as single-site) and what
+    the centre's clipping bias is bounded from (:func:`_mean_clipping`); the clipping excess as the single machine's
+    part (the intervals read it), its rows beyond twice the bound from the bound step's histograms
+    (:func:`~dpmoments.multisite.run.rows_beyond`)."""
     if name == "mean":
-        return dict(noise_scale=release.noise_scale)
+        return dict(noise_scale=release.noise_scale, **_mean_clipping(release, bound))
     if name != "excess":
         return {}
     far = bound.details["row_norm"]
     return excess_released(release.cross_moment, release.noise_scale, far["rows_beyond_outer"],
                            far["rows_beyond_noise_sd"], release.row_norm)
+
+
+def _mean_clipping(mean, bound):
+    """What the error budget reads of the mean's own clipping (``estimators/centre_bias.py``), released values only:
+    its bound ``R`` and step ``a`` (the cross moment, the centre less the location ``m``), that the second moment was
+    clipped about ``m`` too, and, with a bound step, its noisy count of the rows beyond ``R`` about ``m``: the bound
+    step was answered at the final location and scales (a site refuses a later centre), so those are the rows the
+    mean clipped. As a share of the mean's ``n`` (fewer where a site dropped: the count is of at least their rows)."""
+    out = {"row_norm": float(mean.row_norm), "offset": [float(v) for v in np.ravel(mean.cross_moment)],
+           "second_moment_about": "location"}
+    counted = None if bound is None else bound.details.get("row_norm", {})
+    if counted and "clipped_fraction" in counted:
+        per = float(counted["rows"]) / max(float(mean.n), 1.0)
+        out.update(clipped_fraction=float(counted["clipped_fraction"]) * per,
+                   clipped_fraction_noise_sd=float(counted["clipped_fraction_noise_sd"]) * per)
+    return out
 
 
 def _derived(release, name, value, n_features, guarantee, steps):

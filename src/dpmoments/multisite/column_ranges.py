@@ -41,6 +41,7 @@ from ..moments.ranged_release import GRID_DECADES, SCALE_FLOOR, mapped_back
 from ..moments.ranges import ClippedRows, RangedRows, as_column_ranges
 from ..moments.scale_guard import guard_scales, named_columns
 from .bounds import AutoBounds
+from .statistics import CROSS, THIRD
 
 DEFAULT_LOW, DEFAULT_HIGH = AutoBounds.low, AutoBounds.high
 
@@ -180,7 +181,7 @@ def check_plan_ranges(plan):
     if ranges is None:
         return
     second = plan.rows == "x" and all(
-        r.statistic in ("histogram", "location", "second", "cross", "excess") and (r.statistic == "cross") == (
+        r.stat is not THIRD and (r.stat is CROSS) == (
             i == plan.mean_round) for i, r in enumerate(plan.rounds))
     if len(ranges) != plan.feature_width or not (second or plan.analysis in MODELS):
         raise ValueError("'ranges' across sites are for a second moment of the rows x (covariance, correlation, "
@@ -255,4 +256,4 @@ def ranges_mapped_back(release, ranges, names=None):
         release = dataclasses.replace(release, center=np.zeros(len(ranges)))
     scaled = release.column_scale is not None
     return mapped_back(release, SCALED_NOTE if scaled else NOTE, mid, half, names, ranged,
-                       SCALED_UNRANGED if scaled else UNRANGED)
+                       SCALED_UNRANGED if scaled else UNRANGED, standardised=False)  # maps vary: no coordinate bounds

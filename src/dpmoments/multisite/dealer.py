@@ -22,7 +22,6 @@ from typing import Optional
 import numpy as np
 
 from .._rng import as_generator
-from .statistics import as_statistic
 from .plan import Plan
 from .spent import answered_in_process
 
@@ -63,7 +62,7 @@ def deal(plan, rng=None, pair_seeds=None):
     for r, (rnd, noise) in enumerate(zip(plan.rounds, plan.noise)):
         L = noise.e_factor
         if plan.masking == "dealer" and np.any(L != 0):
-            stat = as_statistic(rnd.statistic)
+            stat = rnd.stat
             Z = stat.unit_noise(d, gen, size=L.shape[1])
             E = np.tensordot(L, Z, axes=1)
             for i, s in enumerate(plan.sites):
@@ -94,7 +93,7 @@ def deal_bytes(plan):
     if plan.masking != "dealer":
         return 0
     return sum(8 * (noise.e_factor.shape[1] + len(plan.sites))
-               * math.prod(as_statistic(rnd.statistic).noise_shape(plan.n_features))
+               * math.prod(rnd.stat.noise_shape(plan.n_features))
                for rnd, noise in zip(plan.rounds, plan.noise) if np.any(noise.e_factor != 0))
 
 

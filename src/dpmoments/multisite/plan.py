@@ -68,6 +68,7 @@ from .plan_facts import COMPOSITIONS, NEIGHBOURS, ROWS, TARGETS, checked_facts, 
 from .protocols import PROTOCOLS
 from .rounds import (Round, check_choice_layout, check_choice_steps, most_location_steps, round_noise, round_targets,
                      plan_composition, sensitivity, takes_excess, weights_at, with_choice_steps)
+from .statistics import EXCESS
 from .unequal import check_weights
 
 __all__ = ["Round", "Plan", "TARGETS", "NEIGHBOURS", "ROWS", "COMPOSITIONS"]
@@ -215,7 +216,7 @@ class Plan:
     @property
     def excess_round(self) -> Optional[int]:
         """The round of what clipping at an auto row bound removed from each variance, or ``None``."""
-        return next((i for i, r in enumerate(self.rounds) if r.statistic == "excess"), None)
+        return next((i for i, r in enumerate(self.rounds) if r.stat is EXCESS), None)
 
     @property
     def mean_round(self) -> Optional[int]:

@@ -76,6 +76,8 @@ class Round:
     bound: Optional[str] = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.statistic, Statistic):  # the value's name: a plan writes, ships and digests names
+            object.__setattr__(self, "statistic", self.statistic.name)
         check_option(self.statistic, "statistic", ROUND_STATISTICS)
         check_option(self.response, "response", ("y", "ones"))
         if (self.stat is HISTOGRAM) != (self.bound is not None):

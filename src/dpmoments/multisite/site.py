@@ -35,7 +35,7 @@ from .ledger import Refused, SiteLedger
 from .spent import ShareRecord
 from .location import location_counts
 from .messages import Hello, Reply, SiteError, from_wire, to_wire
-from .statistics import SECOND, as_statistic
+from .statistics import SECOND
 from .site_moments import bound_counts, exact_moment, intercept, weighted_moment
 from .site_rows import mapped_response, mapped_rows, scaled_center, stm_rows
 
@@ -341,7 +341,7 @@ class Site:
         needs_f = {r for r in rounds if plan.noise[r].f_std[i] > 0}
         if set(query.shares) != needs_f:
             return False
-        if any(query.shares[r].shape != as_statistic(plan.rounds[r].statistic).shape(d) for r in needs_f):
+        if any(query.shares[r].shape != plan.rounds[r].stat.shape(d) for r in needs_f):
             return False
         weighted = any(plan.rounds[r].w_max is not None for r in rounds)
         return (query.params is not None and query.params.shape == (d,)) if weighted else query.params is None
@@ -352,7 +352,7 @@ class Site:
         i = plan.index(self.name)
         g = float(noise.g_std[i])
         rng = self.__rngs[plan.digest]
-        stat = as_statistic(rnd.statistic)
+        stat = rnd.stat
         if stat.counts:  # a bound or location step: exact counts plus this site's own noise, nothing else
             counts = self._histogram(plan, rnd) if rnd.bound is not None else self._location_counts(plan)
             return rnd.statistic, stat.noisy(counts, g, rng)

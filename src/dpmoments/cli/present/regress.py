@@ -40,14 +40,31 @@ def save_coefficients(res, est, names):
     res.save_array("coefficients_se.npy", se)
 
 
+def left_out(est):
+    """What every printed interval leaves out that a fit with a sampling release counts, for its own line: sampling
+    (where the intervals are for the population) and the iterations not run, or ``""``. A run across sites makes no
+    sampling release (nothing bounds the IRLS map's derivative from its releases), so its intervals count the noise
+    of every iteration only; the clipping bias is left out everywhere, as ``not_covered`` says."""
+    missing = est.uncertainty_.get("not_covered", "")
+    parts = (["sampling"] if getattr(est, "target", None) == "population" and "sampling variability" in missing
+             else []) + (["the iterations not run"] if "iterations not run" in missing else [])
+    return "" if not parts else "noise only: not " + " or ".join(parts)
+
+
 def coefficient_lines(est, names):
     labels, values, se, (lo, hi) = coefficients(est, names)
     zero = (lo <= 0) & (hi >= 0)
     marks = biased(est)
+    left = left_out(est)
     rows = [[k, num(v, 4), num(s), "withheld" if m else interval_text(a, b),
-             "biased (B floored)" if m else "contains 0" if z else ""]
+             "biased (B floored)" if m else "; ".join(x for x in ("contains 0" if z else "", left) if x)]
             for k, v, s, a, b, z, m in zip(labels, values, se, lo, hi, zero, marks)]
     out = table(["coefficient", "estimate", "se", f"{100 * est.level:g}% interval", ""], rows)
+    if left:
+        out.append(f"'{left}': these intervals count the added noise of every iteration, passed on undamped; no "
+                   "sampling release estimates the IRLS map's derivative (none is made across sites), so "
+                   "sampling variability and how far the iterations not run would move the coefficients are not "
+                   "in them")
     if zero.any():
         out.append(f"{int(zero.sum())} of {zero.size} intervals contain 0: those coefficients cannot be told from 0 "
                    "at this noise")
@@ -88,6 +105,7 @@ def across_sites(args, a, fit, names, est_mod):
             res.save_figure("coefficients", coefficient_figure(est, names))
 
     info = noise.analysis({"estimator": "PrivateIRLS (across sites)", "n_iter": fit.n_iter,
+                           "intervals_leave_out": left_out(est) or None,
                            "psd_floor_clipped": list(fit.n_psd_clipped), "estimate": "coefficients.csv",
                            "standard_errors": "coefficients_se.npy", **coefficient_fields(est, names)})
     shown = ", ".join(f"{c:.3g}" for c in est.coef_) + (f"; intercept {est.intercept_:.3g}"
