@@ -69,13 +69,18 @@ def column_medians(X, budget, share, search, rng, bins=None):
     return m
 
 
-def column_scales(X, m, budget, share, search, rng, option_share=None, label="column scales", limits=None, floor=None):
+def column_scales(X, m, budget, share, search, rng, option_share=None, label="column scales", limits=None, floor=None,
+                  tie_width=None):
     """Private per-column medians of the non-zero ``|x_j - m_j|`` (``share`` is part of ``option_share``,
     the share of the user's bound option -- or of the location's, for the coarse scales; default ``share``).
     ``limits``: public ``(low, high)`` arrays each scale is clipped to (post-processing); where ``low == high``
     the scale is known and not drawn: only the other columns are drawn, and share the draws. ``floor``: private
-    values (already released) each drawn scale is raised to, before the limits (post-processing)."""
-    (bins,), d = quantile_pass(X, [("abs-column", m, None)], search=search)
+    values (already released) each drawn scale is raised to, before the limits (post-processing).
+    ``tie_width``: rows with ``|x_j - m_j| <= tie_width_j`` count as tied at ``m_j`` (a function of private
+    outputs and the public grid only: each row's statistic is still a fixed function of that row, so the draw's
+    sensitivity stays 1, private_bounds.py)."""
+    request = ("abs-column", m, None) if tie_width is None else ("abs-column-tied", m, tie_width)
+    (bins,), d = quantile_pass(X, [request], search=search)
     free = np.ones(d, dtype=bool) if limits is None else limits[0] < limits[1]
     bins, d = BinCounts(bins.counts[free], None if bins.ties is None else bins.ties[free]), int(free.sum())
     each, guarantee = budget.draws(share, d)

@@ -14,7 +14,10 @@ Passes over the data, each paid from a stated share of the budget:
    ``|x_j - m_j|`` that are not 0 (:mod:`dpmoments.moments.private_bounds`),
    half of ``bound_budget``, never below ``COARSE_FLOOR`` times the column's
    coarse scale of step 1 (post-processing: a 0/1 column keeps the scale of
-   its gap, not of its share of ones);
+   its gap, not of its share of ones); about the private medians (the coarse
+   scales, and the scales where no step refines) the rows within a median's
+   grid bin count as tied to it, and no scale is below that bin's width
+   (:func:`median_resolution`);
 3. **row bound** (``row_norm="auto"``): a private quantile of
    ``||(x - m) / s||`` and the noisy count of rows beyond it (the rest of
    ``bound_budget``, :mod:`dpmoments.moments.auto_release`);
@@ -256,10 +259,34 @@ def _scales_step(X, m, budget, shares, row_norm, coarse, bounds, rng, known):
     """The private column scales about ``m`` (floored by the coarse ones, where drawn), and the share of the bound
     option left to the row bound."""
     scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
-    floor = None if coarse is None else _scale_floor(*coarse, bounds.search)
+    medians, coarse = (None, None) if coarse is None else coarse
+    floor = None if coarse is None else _scale_floor(medians, coarse, bounds.search)
+    width = None if medians is None or coarse is not None else median_resolution(medians, bounds.search)
     s = guard_scales(column_scales(X, m, budget, scale_share, bounds.search, rng, shares["bound"], limits=known,
-                                   floor=floor), bounds.search.low, "column scales")
-    return s, shares["bound"] - scale_share
+                                   floor=floor, tie_width=width), bounds.search.low, "column scales")
+    return _at_least(s, width, known), shares["bound"] - scale_share
+
+
+def median_resolution(medians, search):
+    """The width of the signed-grid bin each private median is the upper edge of (post-processing).
+
+    The median of a column lies somewhere in that bin, so rows within it of the median cannot be told from it:
+    a scale about the median counts them as tied. A 0/1 column with 90% ones has its median drawn at the edge
+    just above 1 (1.028 on the default grid), and without this its scale was the 0.028 between them, which
+    multiplied its zeros by 36, set the row bound and drowned every other column.
+    """
+    edges = search.edges(signed=True)
+    k = np.clip(np.searchsorted(edges, medians, side="left"), 1, edges.size - 1)
+    return edges[k] - edges[k - 1]
+
+
+def _at_least(s, width, known):
+    """The scales raised to the medians' resolution where drawn: a column all within it of its median (around
+    1e6 with spread 1) keeps a scale of that resolution, not the other columns' (scale_guard) it fell back to."""
+    if width is None:
+        return s
+    drawn = np.ones(s.size, dtype=bool) if known is None else known[0] < known[1]
+    return np.where(drawn, np.maximum(s, width), s)
 
 
 def _private_row_bound(X, m, s, budget, shares, share, bounds, main, rng, with_mean, settled):
@@ -334,13 +361,17 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
     if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
-        return column_medians(X, budget, shares["location"], bounds.search, rng, first), None, None, 0.0
+        medians = column_medians(X, budget, shares["location"], bounds.search, rng, first)
+        return medians, (None if scale is None else (medians, None)), None, 0.0
     c, s = np.zeros(d), np.ones(d)
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
         c = column_medians(X, budget, draw_share, bounds.search, gens[-1], first)
         medians, first = c, None
+        width = median_resolution(c, bounds.search)
         s = guard_scales(column_scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"],
-                                 "coarse column scales", known), bounds.search.low, "coarse column scales")
+                                       "coarse column scales", known, tie_width=width), bounds.search.low,
+                         "coarse column scales")
+        s = _at_least(s, width, known)
     for k, fraction in enumerate(_step_fractions(steps, auto)):
         label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
         mean_share, s_k = shares["mean"] * fraction, None if scale is None else s

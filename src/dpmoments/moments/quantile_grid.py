@@ -26,6 +26,9 @@ STATISTICS = {
     "max-abs-entry": ("row", False),   # max_j |x_j - c_j| / s_j
     "abs-response": ("row", False),    # |y|
     "abs-column": ("column", False),   # |x_j - c_j|, one quantile per column (ties at c_j counted apart)
+    # |x_j - c_j| with the rows within w_j of c_j counted as ties (set to 0): the request's third element is
+    # w (public, or a function of private outputs), never a divisor; see column_scales' tie_width
+    "abs-column-tied": ("column", False),
     "column": ("column", True),        # x_j - c_j (signed), one quantile per column
 }
 
@@ -89,6 +92,9 @@ def _values(statistic, X, y, center, scale):
     if statistic == "abs-response":
         return np.abs(y)[:, None]
     Z = X if center is None else X - center
+    if statistic == "abs-column-tied":  # scale is here the tie width (STATISTICS)
+        A = np.abs(Z)
+        return np.where(A <= scale, 0.0, A)
     if scale is not None:
         Z = Z / scale
     if statistic == "row-norm":
@@ -122,12 +128,12 @@ class _Counts:
     def start(self, d, y):
         """Check the transforms against the first chunk's width; size the counts."""
         self.center = _check_transform(self.center, "center", d)
-        self.scale = _check_transform(self.scale, "scale", d)
+        self.scale = _check_transform(self.scale, "tie width" if self.statistic == "abs-column-tied" else "scale", d)
         if self.statistic == "abs-response" and y is None:
             raise ValueError("a private response bound needs 'y'; got none.")
         k = d if STATISTICS[self.statistic][0] == "column" else 1
         self.counts = np.zeros((k, self.edges.size + 1), dtype=np.int64)
-        if self.statistic == "abs-column":
+        if self.statistic in ("abs-column", "abs-column-tied"):
             self.ties = np.zeros(k, dtype=np.int64)
 
     def add(self, X, y):
@@ -146,6 +152,8 @@ def _check_transform(vector, name, d):
     vector = check_vector(vector, name, length=d)
     if name == "scale" and np.any(vector <= 0):
         raise ValueError("'scale' must hold positive column scales.")
+    if name == "tie width" and not np.all(vector >= 0):
+        raise ValueError("'tie width' must hold widths >= 0.")
     return vector
 
 
