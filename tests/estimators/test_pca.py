@@ -8,7 +8,7 @@ from sklearn.decomposition import PCA
 
 from dpmoments import Accountant, ApproxDP, release_second_moment
 from dpmoments.exceptions import BudgetExceededError
-from dpmoments.estimators import PrivatePCA
+from dpmoments.estimators import PrivateCovariance, PrivatePCA
 
 INF = float("inf")
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.NotPrivateWarning")
@@ -130,3 +130,15 @@ def test_the_summary_counts_eigenvalues_above_the_fit_s_own_noise_floor(mechanis
                          rng=0).fit(X)
     assert noise_floor(est.release_) == pytest.approx(est.eigenvalue_noise_floor_, rel=1e-12)
     assert f"{est.n_eigenvalues_above_noise_} eigenvalue(s) above the noise floor" in str(est.summary())
+
+
+def test_a_one_column_eigenvalue_is_withheld_where_its_variance_is_and_given_where_it_is():
+    """A one-column table: pc1's eigenvalue is the column's variance, so its interval is withheld exactly where
+    the covariance's is (the same test on the clipping loss, the same tail allowance); at this seed the loss
+    beyond twice the bound is not ruled out, and the PCA printed 'withheld' beside the covariance's interval."""
+    X = np.random.default_rng(0).standard_normal((2000, 1))
+    pca = PrivatePCA(epsilon=2, delta=1e-6, n_components=1, rng=1).fit(X)
+    cov = PrivateCovariance(epsilon=2, delta=1e-6, rng=1).fit(X)
+    eig, var = pca.explained_variance_interval_[:, 0], cov.covariance_interval_[:, 0, 0]
+    assert np.isfinite(eig).all() and np.isfinite(var).all()
+    assert eig[0] <= np.var(X, ddof=1) <= eig[1]

@@ -405,6 +405,7 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
         law = noise_law(release)
         variance_upper = np.diagonal(release.second_moment) - law.diagonal_mean + z * law.diagonal_sd
         upper, clip = _eigenvalue_clipping(part, W, scales, level, variance_upper)
+        upper = upper * tail_factor(part)  # rows beyond 2R not ruled out: as the covariance's variances count them
         withheld = np.full(len(mid), clip["loss_beyond_outer_unseen"]) | _along_unseen_loss(part, W, level)
         clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
     bias_bound = _pca_centre_bias(release, part, z, level)
@@ -440,7 +441,11 @@ def _along_unseen_loss(part, W, level):
     bound are not ruled out: such rows lose along them an unbounded share, as of those columns' variances
     (:func:`_far_rows_possible`). Released values and the components only."""
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
-    detected = lost - float(special.ndtri(1.0 - (1.0 - level) / lost.size)) * sd > 0
+    # at the covariance's withholding level (covariance_clipping: a tenth of the detection's error rate), on the
+    # loss counted with the tail factor as there, so that a one-column PCA withholds where the variance does
+    z_withhold = float(special.ndtri(1.0 - (1.0 - level) / (10 * lost.size)))
+    tail = tail_factor(part)
+    detected = tail * (lost - z_withhold * sd) > 0
     weight = np.sum(W[:, detected] ** 2, axis=1) / np.maximum(np.sum(W**2, axis=1), 1e-300)
     return (weight >= 0.5) & _far_rows_possible(part)
 
