@@ -170,14 +170,6 @@ def test_npy_of_objects_is_never_unpickled(tmp_path):
         open_table(tmp_path / "o.npy")
 
 
-def test_npy_cut_short_before_its_rows_says_so(tmp_path):
-    np.save(tmp_path / "t.npy", np.ones((50, 3)))
-    data = (tmp_path / "t.npy").read_bytes()
-    (tmp_path / "t.npy").write_bytes(data[:len(data) // 2])
-    with pytest.raises(ValueError, match="ends before the rows its header announces"):
-        open_table(tmp_path / "t.npy")
-
-
 def _open_bounded(path, seconds=60, memory=4 << 30):
     """open_table(path) in a child limited in time and memory: what the parent sees of a hang or a blow-up."""
     import resource
@@ -356,5 +348,5 @@ def test_a_npy_cut_short_between_two_passes_is_a_changed_file(tmp_path):
             f.truncate(300)
         with pytest.raises(ValueError, match="changed while it was being read"):
             open_table(tmp_path / "c.npy")
-    with pytest.raises(ValueError, match="bad header"):  # outside one fit: the file as it is
+    with pytest.raises(ValueError, match="ends before the rows its header announces"):  # outside one fit: as it is
         open_table(tmp_path / "c.npy")

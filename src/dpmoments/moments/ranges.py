@@ -48,6 +48,12 @@ __all__ = ["ColumnRanges", "as_column_ranges", "with_indicator_ranges", "merged_
            "ClippedRows", "clipped_to_ranges", "ranged_public_release", "feature_names_of"]
 
 
+# The widest range taken: a column's variance is in squared units (up to a quarter of the width squared), and
+# its interval multiplies that by the noise's quantiles and tail factors; a 0/1 column given 0:1e153 printed
+# its variance's interval as [0, inf] and at 1.3e154 its estimate as inf (measured), so 1e150 leaves headroom.
+_WIDEST_RANGE = 1e150
+
+
 @dataclass(frozen=True)
 class ColumnRanges:
     """Public ``(lower, upper)`` ranges keyed by column name or 0-based position.
@@ -70,6 +76,9 @@ class ColumnRanges:
             if not math.isfinite(upper - lower):  # the centre and half-width would be inf: every value 0 or nan
                 raise ValueError(f"'ranges' of column {key!r} is wider than floating point holds (upper - lower "
                                  "overflows); give a narrower range.")
+            if upper - lower > _WIDEST_RANGE:
+                raise ValueError(f"'ranges' of column {key!r} is wider than 1e150: its variance (in squared units) "
+                                 "and that variance's interval would overflow floating point; give a narrower range.")
             if key in seen:
                 raise ValueError(f"'ranges' gives column {key!r} twice.")
             seen.add(key)
