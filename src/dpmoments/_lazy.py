@@ -4,14 +4,18 @@ Every command pays its imports: ``import dpmoments`` importing every module of
 ``moments/`` and ``privacy/`` (and with them SciPy) cost ``dpmoments --version``
 0.8 CPU-s. A package lists where each of its names lives; the module is imported
 when the name is first read, and the name then becomes an ordinary attribute.
+
+``matching_extension`` is the other side of an import: a compiled extension is used only where it was
+built from the C source its Python caller was written against.
 """
 
 import sys
+import warnings
 from importlib import import_module
 from importlib.util import find_spec
 from types import ModuleType
 
-__all__ = ["lazy_exports", "lazy_module"]
+__all__ = ["lazy_exports", "lazy_module", "matching_extension"]
 
 
 class _Package(ModuleType):
@@ -74,3 +78,20 @@ def lazy_module(name):
     only to compute intervals imports it then, not when the command starts (a refused run never pays it).
     """
     return _LazyModule(name)
+
+
+def matching_extension(module, abi):
+    """``module`` (a compiled extension, or None where it was not built) where its ``ABI`` is ``abi``, else None.
+
+    The caller then takes its NumPy path. A stale build (an editable install whose C was not rebuilt, an
+    old wheel's ``.so`` beside new Python) would otherwise be called with arguments it does not expect: at
+    best wrong numbers, at worst a crash with no message. Each ``.c`` file states its ABI and when to bump
+    it (docs/development.md); a mismatch warns once, naming the module.
+    """
+    if module is None or getattr(module, "ABI", None) == abi:
+        return module
+    warnings.warn(f"{module.__name__} was built from another version of its C source (ABI "
+                  f"{getattr(module, 'ABI', 'none')}, this code needs {abi}): using the slower NumPy path; "
+                  "rebuild the extensions (pip install, or python setup.py build_ext --inplace).",
+                  RuntimeWarning, stacklevel=2)
+    return None

@@ -165,8 +165,8 @@ def test_a_clipped_columns_variance_is_withheld_unless_rows_beyond_twice_the_bou
     part = next(p for p in est.release_.parts if p.label == "clipping excess")
     sd, far_sd = part.released["noise_sd"], part.released["rows_beyond_noise_sd"]
 
-    def refit(far):
-        released = dict(part.released, variance_lost=[10 * sd, 0.0, 0.0], rows_beyond_outer=far)
+    def refit(far, lost=10.0):
+        released = dict(part.released, variance_lost=[lost * sd, 0.0, 0.0], rows_beyond_outer=far)
         rel = dataclasses.replace(est.release_, parts=tuple(dataclasses.replace(p, released=released) if p is part
                                                              else p for p in est.release_.parts))
         return PrivateCovariance(epsilon=4.0, delta=1e-6).fit_release(rel)
@@ -177,6 +177,11 @@ def test_a_clipped_columns_variance_is_withheld_unless_rows_beyond_twice_the_bou
     assert hidden.uncertainty_["error_budget"]["clipping"]["variances_withheld"] == [0]
     ruled_out = refit(far=-2.0 * far_sd)  # the count's upper end is below one row
     assert not ruled_out.covariance_biased_.any() and np.isfinite(ruled_out.covariance_interval_).all()
+    # A loss detected (1.83 sd at d = 3) but short of the stricter 2.71 sd: withheld where rows beyond 2R are likely
+    # (1.5 sd: above one-sided 90%, short of 'seen'), the detection's level sufficing
+    withheld = [refit(far * far_sd, lost=2.3).uncertainty_["error_budget"]["clipping"]["variances_withheld"]
+                for far in (0.0, 1.5)]
+    assert withheld == [[], [0]]
 
 
 def test_an_undetected_loss_counts_the_rows_beyond_twice_the_bound_unless_the_count_rules_them_out(gaussian_fit):

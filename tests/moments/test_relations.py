@@ -46,6 +46,20 @@ def test_sensitivity_table(statistic, norm, replace, zero, add):
     assert moment_sensitivity(statistic, n_samples=None, neighbours="add-remove", **kw) == pytest.approx(add)
 
 
+def test_a_moment_is_one_value_the_sites_build_on():
+    import pickle
+    from dpmoments.moments.statistics import CROSS, SECOND, THIRD, as_moment
+    from dpmoments.multisite import statistics as across
+    assert as_moment("second") is SECOND and as_moment(THIRD) is THIRD and pickle.loads(pickle.dumps(CROSS)) is CROSS
+    assert [(m.ndim, m.slot, m.mirrored) for m in (SECOND, CROSS, THIRD)] == \
+        [(2, "second_moment", True), (1, "cross_moment", False), (3, "third_moment", False)]
+    for m in (SECOND, CROSS, THIRD):  # the wing's moment is the same shape, slot and rule
+        site = across.as_statistic(m.name)
+        assert (site.ndim, site.power, site.symmetric, site.slot) == (m.ndim, m.power, m.symmetric, m.slot)
+    with pytest.raises(ValueError, match="'statistic' must be one of 'second', 'cross', 'third'; got 'fourth'"):
+        moment_sensitivity("fourth", norm="l2", n_samples=3, n_features=2, neighbours="zero-out", row_norm=1.0)
+
+
 def test_zero_out_is_the_old_behaviour_with_its_true_name():
     rel = dpm.release_second_moment(X, neighbours="zero-out", rng=0, **KW, center=None)
     assert rel.n == 300 and rel.n_public and rel.count_noise_scale is None

@@ -29,7 +29,9 @@ besides the added noise:
   share of each column in the band) have their entries marked (``covariance_biased_``, ``biased`` in
   the console) and their intervals withheld (NaN), never printed as if complete. Where such rows are
   not seen but not ruled out either (their count's one-sided 95% upper end is a row or more), a
-  clipped column's *variance*, the entry they move most, is withheld and marked the same way: on small
+  clipped column's *variance*, the entry they move most, is withheld and marked the same way (its loss
+  standing out at one-sided ``1 - (1 - level) / (10 d)``, or at the detection's level where their count stands out
+  at one-sided 90%, :func:`_far_rows_likely`): on small
   tables the private bound clips a fifth of the rows, a tenth lie beyond :math:`2R`, and their count's
   noise hides them;
 - **sampling** (``target="population"``): a bound that needs no fourth moment, from the bound
@@ -127,7 +129,11 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None):
     # withholding costs the user the answer: the loss must stand out at a tenth of the detection's error rate (a
     # one-column Gaussian table lost its variance in 25-50% of fits at 1 - (1 - level) / d, 0-25% at this one)
     z_withhold = float(special.ndtri(1.0 - (1.0 - level) / (10 * d)))
-    variance_unseen = (lost - z_withhold * sd > 0) & ~withheld & _far_rows_possible(part)
+    # Where such rows are likely (their count stands out at one-sided 90%), a loss detected at the detection's own
+    # level suffices: on grunfeld the 20 General Motors rows beyond 2R sit at 1.6 noise sd, below FAR_Z, and the
+    # variance of 'value' they shrink printed an 'excludes 0' interval 4% short of the full-data value
+    z_variance = z_detect if _far_rows_likely(part) else z_withhold
+    variance_unseen = (lost - z_variance * sd > 0) & ~withheld & _far_rows_possible(part)
     touched = biased[:, None] | biased[None, :]
     # A detected loss: the variance moves up by it (its interval), and its row and column widen by +-sqrt(U_i U_j)
     # (D is positive semi-definite, so |D_ij| <= sqrt(D_ii D_jj))
@@ -229,6 +235,12 @@ def _far_rows_possible(part):
     that missed for that reason was a detected column's variance, its rows beyond 2R hidden in their count's noise).
     """
     return bool(part["rows_beyond_outer"] + FAR_Z * part["rows_beyond_noise_sd"] >= 1.0)
+
+
+def _far_rows_likely(part):
+    """Rows beyond the outer bound are likely: their noisy count stands out at one-sided 90% (``BEARS_Z``), short of
+    'seen' (``FAR_Z``). A clipped column's variance is then withheld at the detection's level (:func:`_clipping`)."""
+    return bool(part["rows_beyond_outer"] > BEARS_Z * part["rows_beyond_noise_sd"])
 
 
 def far_columns(release, level, d):

@@ -11,8 +11,8 @@ and the console agree line for line.
 import numpy as np
 
 # The decompositions' summaries and the title's words are re-exported: every analysis's table is read from here.
-from .component_summaries import (component_lines, noise_floor, pca_noise, pca_summary, spectrum, tensor_lines,
-                                  tensor_noise, tensor_summary)
+from .component_summaries import (CONSOLE_COORDS, component_lines, noise_floor, pca_noise, pca_summary, shown,
+                                  spectrum, tensor_lines, tensor_noise, tensor_summary)
 from .graph import RIDGE_THRESHOLD, edge_matrix, partial_correlations
 from .summary import Noise, Summary, feature_labels, interval_text, num, of_data, release_lines, rows_text, table
 

@@ -10,12 +10,20 @@
  * path for the rest of the block. The work per row does not depend on its values beyond the bin it adds to
  * (the bin's search is branch-free).
  *
- * Only the Python C API's buffer protocol is used (no NumPy headers).
+ * Only the Python C API's buffer protocol is used (no NumPy headers). Every entry point checks its
+ * arguments once per call (float64/int64, C-contiguous, consistent lengths: ../_buffer_checks.h).
+ *
+ * ABI: the version of these entry points' signatures and meaning. moments/binned_sums.py uses this
+ * module only where its ABI equals the one it expects (else the NumPy path): bump both, and see
+ * docs/development.md, whenever an argument, a return value or what a call computes changes.
+ * 1: bin_rows(block, center, scale, edges, work, counts, inside, outside, d), row_norms(block, center, out, d).
  */
+#define DPM_BINNED_ABI 1
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
+#include "../_buffer_checks.h"
 
 static double row_norm(const double *z, Py_ssize_t d)
 {
@@ -74,10 +82,13 @@ static PyObject *bin_rows(PyObject *self, PyObject *args)
     Py_ssize_t d;
     if (!PyArg_ParseTuple(args, "y*y*y*y*w*w*w*w*n", &bx, &bc, &bs, &be, &bw, &bn, &bi, &bo, &d))
         return NULL;
+    static const char *const names[] = {"block", "center", "scale", "edges", "work", "counts", "inside", "outside"};
     PyObject *result = NULL;
-    Py_ssize_t g = be.len / 8, n = d > 0 ? bx.len / (d * 8) : 0;
+    if (!dpm_check_args(args, "dddddqdd", "bin_rows", names))
+        goto done;
+    Py_ssize_t g = be.len / 8, n = d > 0 && d <= PY_SSIZE_T_MAX / 64 ? bx.len / (d * 8) : 0;
     int sums = bi.len > 0;
-    if (d < 1 || bx.len % (d * 8) != 0 || bw.len < d * 8 || (bc.len && bc.len != d * 8) ||
+    if (d < 1 || d > PY_SSIZE_T_MAX / 64 || bx.len % (d * 8) != 0 || bw.len < d * 8 || (bc.len && bc.len != d * 8) ||
         (bs.len && bs.len != d * 8) || bn.len != (g + 1) * 8 ||
         (sums && (bi.len != (g + 1) * d * 8 || bo.len != bi.len)) || (!sums && bo.len)) {
         PyErr_SetString(PyExc_ValueError, "bin_rows: inconsistent buffers");
@@ -127,7 +138,10 @@ static PyObject *row_norms(PyObject *self, PyObject *args)
     Py_ssize_t d;
     if (!PyArg_ParseTuple(args, "y*y*w*n", &bx, &bc, &bo, &d))
         return NULL;
+    static const char *const names[] = {"block", "center", "out"};
     PyObject *result = NULL;
+    if (!dpm_check_args(args, "ddd", "row_norms", names))
+        goto done;
     Py_ssize_t n = d > 0 ? bx.len / (d * 8) : 0;
     if (d < 1 || d > 4096 || bx.len % (d * 8) != 0 || (bc.len && bc.len != d * 8) || bo.len != n * 8) {
         PyErr_SetString(PyExc_ValueError, "row_norms: inconsistent buffers");
@@ -159,4 +173,10 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_binned",
                                     "Compiled binned pass of dpmoments.moments.binned_sums.", -1, methods};
 
-PyMODINIT_FUNC PyInit__binned(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__binned(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddIntConstant(m, "ABI", DPM_BINNED_ABI) < 0)
+        Py_CLEAR(m);
+    return m;
+}

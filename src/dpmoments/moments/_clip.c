@@ -12,13 +12,21 @@
  * product of a tall, thin block costs as much as reading it and a separate clipping pass adds
  * the same again (see clip_gram below).
  *
- * Only the Python C API's buffer protocol is used (no NumPy headers).
+ * Only the Python C API's buffer protocol is used (no NumPy headers). Every entry point checks its
+ * arguments once per call (float64, C-contiguous, consistent lengths: ../_buffer_checks.h).
+ *
+ * ABI: the version of these entry points' signatures and meaning. moments/accumulate.py uses this
+ * module only where its ABI equals the one it expects (else the NumPy path): bump both, and see
+ * docs/development.md, whenever an argument, a return value or what a call computes changes.
+ * 1: clip_rows(block, out, d, bound) and clip_gram(block, center, gram, d, bound).
  */
+#define DPM_CLIP_ABI 1
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#include "../_buffer_checks.h"
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -89,10 +97,13 @@ static PyObject *clip_rows(PyObject *self, PyObject *args)
     Py_buffer bi, bo;
     Py_ssize_t d;
     double bound;
+    static const char *const names[] = {"block", "out"};
     if (!PyArg_ParseTuple(args, "y*w*nd", &bi, &bo, &d, &bound))
         return NULL;
     PyObject *result = NULL;
-    if (d < 1 || bi.len % (d * 8) != 0 || bo.len < bi.len) {
+    if (!dpm_check_args(args, "dd", "clip_rows", names))
+        goto done;
+    if (d < 1 || d > PY_SSIZE_T_MAX / 64 || bi.len % (d * 8) != 0 || bo.len < bi.len) {
         PyErr_SetString(PyExc_ValueError, "clip_rows: inconsistent buffers");
         goto done;
     }
@@ -240,6 +251,9 @@ static PyObject *clip_gram(PyObject *self, PyObject *args)
         return NULL;
     PyObject *result = NULL;
     double *P = NULL, *T = NULL;
+    static const char *const names[] = {"block", "center", "gram"};
+    if (!dpm_check_args(args, center_obj == Py_None ? "d-d" : "ddd", "clip_gram", names))
+        goto done;
     if (center_obj != Py_None && PyObject_GetBuffer(center_obj, &bc, PyBUF_SIMPLE) < 0)
         goto done;
     if (d < 1 || d > GRAM_MAX_D || bi.len % (d * 8) != 0 || bg.len != d * d * 8
@@ -293,4 +307,10 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_clip", "Compiled row clipping of dpmoments.moments.",
                                     -1, methods};
 
-PyMODINIT_FUNC PyInit__clip(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__clip(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddIntConstant(m, "ABI", DPM_CLIP_ABI) < 0)
+        Py_CLEAR(m);
+    return m;
+}

@@ -18,16 +18,21 @@ import os
 
 import numpy as np
 
+from .._lazy import matching_extension
 from .._validation import check_data, check_positive, check_vector
 from .bounds import _clip_responses, _clip_rows
 from ..data import as_source, iter_chunks
 from .sparse_sums import sparse_moment_sums
 from .sums import MomentSums, expand_third, third_rows
 
+# The version of ``_clip.c``'s calls this module makes (its ``DPM_CLIP_ABI``): an extension built from
+# another version is not used.
+CLIP_ABI = 1
 try:  # the compiled row clipping; absent where the package was installed without a C compiler
     from . import _clip as _compiled
 except ImportError:  # pragma: no cover
     _compiled = None
+_compiled = matching_extension(_compiled, CLIP_ABI)
 if os.environ.get("DPMOMENTS_PURE_NUMPY", "") not in ("", "0"):  # tests and comparisons run the NumPy path
     _compiled = None
 

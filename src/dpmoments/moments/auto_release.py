@@ -63,6 +63,7 @@ from .private_bounds import (TIE_PRIOR, SearchRange, as_search_range, noisy_clip
                              select_quantiles)
 from .release import Part, em_draws, randomness_of, release_part
 from .sensitivity import moment_sensitivity
+from .statistics import SECOND, as_moment
 from ..data import as_source, same_file_version
 
 __all__ = ["BoundBudget", "as_bound_budget", "is_auto", "release_with_private_bounds", "clip_target",
@@ -175,8 +176,7 @@ def noise_norm(statistic, mechanism, d, epsilon, delta, neighbours, calibration,
     sens = moment_sensitivity(statistic, norm=norm, n_samples=n_samples, n_features=d, neighbours=neighbours,
                               row_norm=1.0, response_bound=1.0)
     sd = mechanism.sd(calibrate(mechanism, epsilon, delta, sens, calibration)[0])
-    entries = {"second": d * d, "cross": d, "third": d**3}[statistic]
-    return sd * math.sqrt(entries)
+    return sd * math.sqrt(as_moment(statistic).entries(d))
 
 
 def clip_target(budget, statistic, mechanism, d, epsilon, delta, neighbours, calibration, epsilon_each,
@@ -270,7 +270,7 @@ def release_with_private_bounds(release, X, y=None, *, statistic, epsilon, delta
                                         epsilon=epsilon, eps_diag=eps_diag, rng=gen_diag))
         warn_clipped(parts[-1].released["clipped_fraction"], parts[-1].released["clipped_fraction_noise_sd"],
                      any(p.released.get("at_range_end") for p in parts))
-    parts.append(release_part(f"{statistic} moment", rel, eps_main / epsilon))
+    parts.append(release_part(as_moment(statistic).label, rel, eps_main / epsilon))
     for part in parts[:len(autos)]:
         if part.released["at_range_end"]:
             warn_range_end(part.label, budget.search)
@@ -318,7 +318,7 @@ def _fused_pass(X, y, statistic, autos, center, search, chunk_size):
     An array in memory is cheaper to read twice than to sum twice per row; a
     dask collection is counted inside its own tasks.
     """
-    if statistic != "second" or y is not None or autos != ["row-norm"] or as_source(X).kind in ("array", "frame", "dask"):
+    if as_moment(statistic) is not SECOND or y is not None or autos != ["row-norm"] or as_source(X).kind in ("array", "frame", "dask"):
         return None
     return binned_pass(X, moment="second", search=search, center=center, chunk_size=chunk_size)
 

@@ -33,6 +33,7 @@ import os
 
 import numpy as np
 
+from .._lazy import matching_extension
 from .._validation import check_data
 from .accumulate import _block_rows, _checked, _unpack
 from .quantile_grid import BinCounts, _values
@@ -41,10 +42,14 @@ from .sums import MomentSums
 
 __all__ = ["BinnedSums", "binned_pass", "FUSE_BYTES"]
 
+# The version of ``_binned.c``'s calls this module and clipping_bias.py make (its ``DPM_BINNED_ABI``): an
+# extension built from another version is not used.
+BINNED_ABI = 1
 try:  # the compiled binned pass; absent where the package was installed without a C compiler
     from . import _binned as _compiled
 except ImportError:  # pragma: no cover
     _compiled = None
+_compiled = matching_extension(_compiled, BINNED_ABI)
 if os.environ.get("DPMOMENTS_PURE_NUMPY", "") not in ("", "0"):  # tests and comparisons run the NumPy path
     _compiled = None
 _NONE = np.empty(0)  # no centre, scale or sums, to the compiled pass

@@ -69,7 +69,7 @@ from .auto_release import as_bound_budget, check_auto_source, is_auto
 from .dask_moments import dask_moment_sums, rows_array
 from .private_bounds import quantile_pass, select_quantiles
 from .release import Release
-from .sensitivity import moment_sensitivity
+from .statistics import SECOND
 from ..privacy import ZCDP, zcdp_gaussian_sigma
 from .choice_budget import BOUND_OPTION, LOCATION_OPTION, PrivateChoiceBudget, check_draws, public_rows
 from .private_passes import column_medians, column_scales
@@ -135,8 +135,7 @@ def coinpress_second_moment(X, *, center, whitening, rhos, rng=None):
     for t, (rho, gen) in enumerate(zip(rhos, gens)):
         sums = _sums(_whitened(X, center, A), row_norm=r)
         n = sums.n
-        sens = moment_sensitivity("second", norm="l2", n_samples=n, n_features=d, neighbours="replace-one",
-                                  row_norm=r)
+        sens = SECOND.sensitivity(norm="l2", n_samples=n, n_features=d, neighbours="replace-one", row_norm=r)
         sigma = zcdp_gaussian_sigma(rho, sens)
         Z = 0.5 * (sums.xtx + sums.xtx.T) / n + symmetric_matrix_noise(d, sigma, gen)
         sigmas.append(sigma)

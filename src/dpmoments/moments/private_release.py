@@ -88,6 +88,7 @@ from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_d
 from .private_bounds import quantile_pass
 from .choice_budget import (BOUND_OPTION, LOCATION_OPTION, ONE_STEP_MEAN, REFINE_MEAN, SCALE_SHARE,
                             PrivateChoiceBudget, check_draws, draw_plan, public_rows, refinement_steps)
+from .statistics import CROSS, SECOND
 from .release import calibrated_as, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
 from .scale_guard import guard_scales, named_columns
@@ -203,7 +204,7 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     shares = _shares(center, center_budget, scale, row_norm, bounds)
     main_share = 1.0 - sum(shares.values())
     budget = PrivateChoiceBudget(epsilon, delta, mechanism, calibration, neighbours)
-    main = ("second", mechanism, neighbours, main_share, count_share)
+    main = (SECOND, mechanism, neighbours, main_share, count_share)
     relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
     names = names if names is not None and len(names) == source.n_features else None
     with warnings.catch_warnings(), named_columns(names):  # delta >= 1/n is judged once, on the caller's delta
@@ -377,7 +378,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         mean_share, s_k = shares["mean"] * fraction, None if scale is None else s
         binned = first if k == 0 and first is not None else bound_pass(X, c, s_k, bounds, "mean")
         R_k, _ = row_bound_draw(X, c, s_k, budget, draw_share, bounds,
-                            ("cross", *main[1:3], mean_share, main[4]), gens[2 * k], label, diagnostic=False,
+                            (CROSS, *main[1:3], mean_share, main[4]), gens[2 * k], label, diagnostic=False,
                             option_share=shares["location"], binned=binned)
         mean = clipped_mean(X, s_k, c / s, budget.release(mean_share), gens[2 * k + 1],
                      dict(row_norm=R_k, **relation), binned)

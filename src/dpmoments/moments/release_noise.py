@@ -27,6 +27,7 @@ from .counts import check_count_share, noisy_count, split_budget, splits_in_rho,
 from .release import Release
 from .secure_noise import secure_noisy
 from .sensitivity import NEIGHBOURS, moment_sensitivity
+from .statistics import as_moment
 
 
 _WISHART_REASON = (
@@ -64,12 +65,6 @@ class _Privacy:
     count_share: float
 
 
-_DRAW = {
-    "cross": lambda mechanism, d, scale, gen: mechanism.vector(d, scale, gen),
-    "third": lambda mechanism, d, scale, gen: mechanism.tensor(d, scale, gen),
-}
-
-
 def _additive(statistic, values, sensitivity_of, epsilon, delta, p, secure, rng):
     """Gaussian or Laplace noise on ``values``: ``(noisy, release fields)``.
 
@@ -78,14 +73,11 @@ def _additive(statistic, values, sensitivity_of, epsilon, delta, p, secure, rng)
     """
     if secure:
         return secure_noisy(values, sensitivity_of=sensitivity_of, epsilon=epsilon, delta=delta,
-                            mechanism=p.mechanism, symmetric=statistic == "second", rng=rng)
+                            mechanism=p.mechanism, symmetric=statistic.mirrored, rng=rng)
     norm = p.mechanism.norm
     sens = sensitivity_of(norm)
     scale, guarantee = calibrate(p.mechanism, epsilon, delta, sens, p.calibration)
-    if statistic == "second":  # values is divided_by's own new array: noised in place, no d x d noise matrix
-        noisy = p.mechanism.add_matrix(values, scale, rng)
-    else:
-        noisy = values + _DRAW[statistic](p.mechanism, values.shape[0], scale, rng)
+    noisy = statistic.add_noise(p.mechanism, values, scale, rng)  # a matrix: divided_by's own new array, in place
     return noisy, dict(mechanism=p.mechanism.name, noise_scale=scale, sensitivity=sens, sensitivity_norm=norm,
                        guarantee=guarantee, calibration=recorded_calibration(p.mechanism, p.calibration))
 
@@ -99,6 +91,7 @@ def _noised(statistic, divided_by, n, p, sensitivity_of, secure, rng):
     noise on the sum ``divided_by(1)`` from the rest, their quotient, and
     the composed guarantee.
     """
+    statistic = as_moment(statistic)
     gen = rng if secure else as_generator(rng)
     if p.neighbours != "add-remove":
         return _additive(statistic, divided_by(n), lambda norm: sensitivity_of(norm, n), p.epsilon, p.delta, p,
@@ -121,12 +114,9 @@ def _finish(noisy, fields, p, common, statistic):
     """The Release, after the delta >= 1/n check on the n it publishes."""
     if isinstance(noisy, np.ndarray) and noisy.base is None:
         noisy.setflags(write=False)  # this release's own new array: frozen as it is, not copied again (d x d)
-    rel = Release(**{**common, **fields, _FIELDS[statistic]: noisy})
+    rel = Release(**{**common, **fields, as_moment(statistic).slot: noisy})
     warn_if_delta_large(p.delta, rel.n, noisy=not rel.n_public, stacklevel=3)
     return rel
-
-
-_FIELDS = {"second": "second_moment", "cross": "cross_moment", "third": "third_moment"}
 
 
 def _exact(epsilon):

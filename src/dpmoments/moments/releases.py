@@ -23,6 +23,7 @@ from .dask_moments import dask_moment_sums
 from ..data import as_source, iter_chunks
 from .ranges import ranged_public_release, with_indicator_ranges
 from .release import Release, randomness_of
+from .statistics import CROSS, SECOND, THIRD
 from .release_noise import _check_privacy, _exact, _finish, _noised, _wishart, bounded_sensitivity
 from .sums import MomentSums
 from .symmetry import symmetrise_matrix, symmetrise_tensor
@@ -208,7 +209,7 @@ def release_public_second_moment(
     X = as_source(X).data  # a Source is read as the input it holds
     if is_auto(row_norm):
         return release_with_private_bounds(
-            release_public_second_moment, X, statistic="second", epsilon=p.epsilon, delta=p.delta, row_norm=row_norm,
+            release_public_second_moment, X, statistic=SECOND, epsilon=p.epsilon, delta=p.delta, row_norm=row_norm,
             bound_budget=bound_budget, center=center, mechanism=p.mechanism, neighbours=p.neighbours,
             calibration=p.calibration, rng=rng, chunk_size=chunk_size, secure=secure, count_share=p.count_share)
     row_norm = check_positive(row_norm, "row_norm")
@@ -223,14 +224,14 @@ def release_public_second_moment(
         scale, df, guarantee = _wishart(sums, p.epsilon, p.delta, p.mechanism, p.neighbours, row_norm)
         noise = wishart_noise(sums.n_features, df, scale, as_generator(rng))
         fields = dict(mechanism=p.mechanism.name, noise_scale=scale, noise_df=df, guarantee=guarantee)
-        return _finish(symmetrise_matrix(divided_by(sums.n) + noise), fields, p, common, "second")
+        return _finish(symmetrise_matrix(divided_by(sums.n) + noise), fields, p, common, SECOND)
 
     def sensitivity_of(norm, n):
-        return bounded_sensitivity("second", norm=norm, n_samples=n, n_features=sums.n_features,
+        return bounded_sensitivity(SECOND, norm=norm, n_samples=n, n_features=sums.n_features,
                                   neighbours=p.neighbours, row_norm=row_norm)
 
-    noisy, fields = _noised("second", divided_by, sums.n, p, sensitivity_of, secure, rng)
-    return _finish(noisy, fields, p, common, "second")
+    noisy, fields = _noised(SECOND, divided_by, sums.n, p, sensitivity_of, secure, rng)
+    return _finish(noisy, fields, p, common, SECOND)
 
 
 def release_cross_moment(
@@ -284,7 +285,7 @@ def release_cross_moment(
     center = _check_center(center)
     if is_auto(row_norm) or is_auto(response_bound):
         return release_with_private_bounds(
-            release_cross_moment, X, y, statistic="cross", epsilon=p.epsilon, delta=p.delta, row_norm=row_norm,
+            release_cross_moment, X, y, statistic=CROSS, epsilon=p.epsilon, delta=p.delta, row_norm=row_norm,
             response_bound=response_bound, bound_budget=bound_budget, center=center, mechanism=p.mechanism,
             neighbours=p.neighbours, calibration=p.calibration, rng=rng, chunk_size=chunk_size, secure=secure,
             count_share=p.count_share)
@@ -300,11 +301,11 @@ def release_cross_moment(
                        guarantee=PureDP(math.inf), **common)
 
     def sensitivity_of(norm, n):
-        return bounded_sensitivity("cross", norm=norm, n_samples=n, n_features=sums.n_features,
+        return bounded_sensitivity(CROSS, norm=norm, n_samples=n, n_features=sums.n_features,
                                   neighbours=p.neighbours, row_norm=row_norm, response_bound=response_bound)
 
-    noisy, fields = _noised("cross", divided_by, sums.n, p, sensitivity_of, secure, rng)
-    return _finish(noisy, fields, p, common, "cross")
+    noisy, fields = _noised(CROSS, divided_by, sums.n, p, sensitivity_of, secure, rng)
+    return _finish(noisy, fields, p, common, CROSS)
 
 
 def release_third_moment(
@@ -348,7 +349,7 @@ def release_third_moment(
     center = _check_center(center)
     if is_auto(row_norm):
         return release_with_private_bounds(
-            release_third_moment, X, statistic="third", epsilon=p.epsilon, delta=p.delta, row_norm=row_norm,
+            release_third_moment, X, statistic=THIRD, epsilon=p.epsilon, delta=p.delta, row_norm=row_norm,
             bound_budget=bound_budget, center=center, mechanism=p.mechanism, neighbours=p.neighbours,
             calibration=p.calibration, rng=rng, chunk_size=chunk_size, count_share=p.count_share)
     row_norm = check_positive(row_norm, "row_norm")
@@ -361,8 +362,8 @@ def release_third_moment(
                        guarantee=PureDP(math.inf), **common)
 
     def sensitivity_of(norm, n):
-        return bounded_sensitivity("third", norm=norm, n_samples=n, n_features=sums.n_features,
+        return bounded_sensitivity(THIRD, norm=norm, n_samples=n, n_features=sums.n_features,
                                   neighbours=p.neighbours, row_norm=row_norm)
 
-    noisy, fields = _noised("third", divided_by, sums.n, p, sensitivity_of, False, rng)
-    return _finish(noisy, fields, p, common, "third")
+    noisy, fields = _noised(THIRD, divided_by, sums.n, p, sensitivity_of, False, rng)
+    return _finish(noisy, fields, p, common, THIRD)

@@ -36,25 +36,21 @@ one of the two terms, zero-out divided by the public n):
   ``h3(d) = (d^(3/2) + 3 sqrt(d) + 2) / 6``.
 """
 
-import math
-
 from ..privacy.relations import NEIGHBOURS
+from .statistics import MOMENT_STATISTICS, as_moment
 
 __all__ = ["NEIGHBOURS", "STATISTICS", "moment_sensitivity"]
 
-STATISTICS = ("second", "cross", "third")
-
-
-def _h3(d):
-    return (d**1.5 + 3.0 * math.sqrt(d) + 2.0) / 6.0
+STATISTICS = tuple(MOMENT_STATISTICS)
 
 
 def moment_sensitivity(statistic, *, norm, n_samples, n_features, neighbours, row_norm, response_bound=None):
-    """The L1 or L2 sensitivity of the released moment (see the module table).
+    """The L1 or L2 sensitivity of the released moment (see the module table; the rule is
+    :meth:`~dpmoments.moments.statistics.MomentStatistic.sensitivity`).
 
     Parameters
     ----------
-    statistic : {"second", "cross", "third"}
+    statistic : {"second", "cross", "third"} or MomentStatistic
     norm : {"l2", "l1"}
     n_samples : int or None
         The public ``n`` of the mean (replace-one, zero-out). ``None`` under
@@ -67,30 +63,7 @@ def moment_sensitivity(statistic, *, norm, n_samples, n_features, neighbours, ro
     response_bound : float, optional
         The public bound r on ``|y|`` (cross moment only).
     """
-    d, R = n_features, row_norm
-    one_row = {
-        ("second", "l2"): R**2,
-        ("second", "l1"): (d + 1) * R**2 / 2.0,
-        ("cross", "l2"): None if response_bound is None else R * response_bound,
-        ("cross", "l1"): None if response_bound is None else math.sqrt(d) * R * response_bound,
-        ("third", "l2"): R**3,
-        ("third", "l1"): _h3(d) * R**3,
-    }[(statistic, norm)]
-    if one_row is None:
-        raise ValueError("the cross moment needs 'response_bound'.")
-    if neighbours == "add-remove":  # n is private: the sum is released, one row's term moves
-        if n_samples is not None:
-            raise ValueError("under neighbours='add-remove' n is private and the noise goes on the sum: pass "
-                             "n_samples=None (dividing by the exact n is the 'zero-out' relation).")
-        return one_row
-    if neighbours not in NEIGHBOURS:
-        raise ValueError(f"'neighbours' must be one of {', '.join(map(repr, NEIGHBOURS))}; got {neighbours!r}.")
-    # Replace-one moves two rows' worth, except the second-moment L2 case, where
-    # the two rank-one terms are orthogonal at the worst case: sqrt(2), not 2.
-    if neighbours == "zero-out":
-        factor = 1.0
-    elif (statistic, norm) == ("second", "l2"):
-        factor = math.sqrt(2.0)
-    else:
-        factor = 2.0
-    return factor * one_row / n_samples
+    if norm not in ("l1", "l2"):
+        raise ValueError(f"'norm' must be 'l1' or 'l2'; got {norm!r}.")
+    return as_moment(statistic).sensitivity(norm=norm, n_samples=n_samples, n_features=n_features,
+                                            neighbours=neighbours, row_norm=row_norm, response_bound=response_bound)

@@ -24,6 +24,7 @@ from ..data import as_source, iter_chunks
 from .dask_moments import dask_moment_sums, row_ones
 from .release import Release, randomness_of
 from .release_noise import bounded_sensitivity
+from .statistics import SECOND
 from .symmetry import symmetrise_matrix, symmetrise_tensor
 from ..privacy import PureDP, ZCDP, calibrate_gaussian, compose
 from ..privacy import zcdp_gaussian_sigma
@@ -327,7 +328,7 @@ def release_mog_moments(X, *, sigma2, epsilon, delta=None, row_norm, budget=None
     n_public = None if args.neighbours == "add-remove" else n  # add-remove: the sums' sensitivities
     stat2 = lambda k: symmetrise_matrix(sums.xtx / k)  # noqa: E731
     stat3 = lambda k: symmetrise_tensor(sums.third / k - sigma2 * mean_correction(sums.xty / k))  # noqa: E731
-    sens2 = bounded_sensitivity("second", norm="l2", n_samples=n_public, n_features=d, neighbours=args.neighbours,
+    sens2 = bounded_sensitivity(SECOND, norm="l2", n_samples=n_public, n_features=d, neighbours=args.neighbours,
                                 row_norm=row_norm)
     try:
         sens3 = mog_third_sensitivity(n_samples=n_public, n_features=d, row_norm=row_norm, sigma2=sigma2,

@@ -63,7 +63,7 @@ from .column_ranges import PlanRanges, check_plan_ranges, grids_within_ranges, p
 from .columns import checked_columns, takes_response
 from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
-from .plan_codec import plan_arguments, plan_fields
+from .plan_codec import PLAN_VERSION, plan_arguments, plan_fields  # PLAN_VERSION: its old import path
 from .plan_facts import COMPOSITIONS, NEIGHBOURS, ROWS, TARGETS, checked_facts, site_budgets
 from .protocols import PROTOCOLS
 from .rounds import (Round, check_choice_layout, check_choice_steps, most_location_steps, round_noise, round_targets,

@@ -8,8 +8,10 @@ the aggregator's ``f_s`` and top-up all draw it, with the statistic's symmetry),
 site's reply enters the round's sum (:meth:`~Statistic.summand`) and how far an honest one can lie
 (:meth:`~Statistic.entry_bound`). The names, and so the plans' digests and the wire, are unchanged.
 
-A new statistic is one more value here (and its round in :mod:`~dpmoments.multisite.analyses`); a site
-computes it from its sums in :meth:`~Statistic.of_sums`.
+The moments are one machine's (:mod:`dpmoments.moments.statistics`: shape, slot, sensitivity rule) seen
+across sites. A new moment is one more value there; a new statistic only sites send (counts, a factor) is one
+more value here (and its round in :mod:`~dpmoments.multisite.analyses`); a site computes it from its sums in
+:meth:`~Statistic.of_sums`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
 from ..moments import moment_sensitivity, symmetrise_matrix, symmetrise_tensor
+from ..moments import statistics as single
 from ..moments.clipping_bias import excess_row_bound, excess_sensitivity
 from .bounds import HISTOGRAM_SENSITIVITY
 from .egress import MAX_BINS, EgressRefused, egress_guard
@@ -152,7 +155,7 @@ class Moment(Statistic):
 
     def entry_bound(self, row_norm: float, response_bound: Optional[float]) -> float:
         """The largest magnitude one row's clipped contribution puts in an entry (and so the statistic's)."""
-        if self.name == "cross":
+        if self.power == 1:  # the cross moment: X^T y / n
             if response_bound is None:
                 raise ValueError("a cross moment's entries are bounded by the public 'response_bound'.")
             return row_norm * float(response_bound)
@@ -244,9 +247,16 @@ def _needed(value: Optional[int], name: str) -> int:
     return value
 
 
-SECOND = Moment("second", "second moment", ndim=2, power=2, symmetric=True, slot="second_moment")
-CROSS = Moment("cross", "cross moment", ndim=1, power=1, slot="cross_moment")
-THIRD = Moment("third", "third moment", ndim=3, power=3, symmetric=True, slot="third_moment")
+def _across_sites(moment: single.MomentStatistic) -> Moment:
+    """One machine's moment (:mod:`dpmoments.moments.statistics`) as a round's statistic: the same shape, slot
+    and sensitivity rule."""
+    return Moment(moment.name, moment.label, ndim=moment.ndim, power=moment.power, symmetric=moment.symmetric,
+                  slot=moment.slot)
+
+
+#: One machine's moments, each across sites.
+MOMENTS = {name: _across_sites(m) for name, m in single.MOMENT_STATISTICS.items()}
+SECOND, CROSS, THIRD = MOMENTS["second"], MOMENTS["cross"], MOMENTS["third"]
 #: The loss vector travels as a vector: the cross moment's slot of a release.
 EXCESS = _Excess("excess", "clipping excess", ndim=1, power=2, slot="cross_moment")
 HISTOGRAM = Counts("histogram", "histogram")
@@ -254,7 +264,7 @@ LOCATION = Counts("location", "location counts", per_feature=True)
 FACTOR = Factor("factor", "factor")
 
 #: Every statistic by name: the moments a round releases, a choosing step's counts, DPdisPCA's factor.
-STATISTICS = {s.name: s for s in (SECOND, CROSS, THIRD, EXCESS, HISTOGRAM, LOCATION, FACTOR)}
+STATISTICS = {**MOMENTS, **{s.name: s for s in (EXCESS, HISTOGRAM, LOCATION, FACTOR)}}
 
 
 #: What a plan's round may release (a factor is a DPdisPCA site's reply to a second-moment round).

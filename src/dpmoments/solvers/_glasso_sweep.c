@@ -14,14 +14,23 @@
  * column it stopped at and the caller grows the arrays and resumes there.
  *
  * Only the Python C API's buffer protocol is used (no NumPy headers), so building
- * needs nothing but a C compiler. The GIL is released during the sweep.
+ * needs nothing but a C compiler. The GIL is released during the sweep. Every entry point checks its
+ * arguments once per call (float64/int64, C-contiguous, lengths, CSR pointers and indices in range:
+ * ../_buffer_checks.h and csr_ok below), so a bad call is a ValueError/TypeError, never a read out of bounds.
+ *
+ * ABI: the version of these entry points' signatures and meaning. solvers/glasso_bcd.py and
+ * glasso_certificate.py use this module only where its ABI equals the one they expect (else NumPy): bump
+ * both, and see docs/development.md, whenever an argument, a return value or what a call computes changes.
+ * 1: sweep(16 arguments below), residual(W, indptr, indices, data), extrapolate(out, W1, W0, S, r, alpha).
  */
+#define DPM_GLASSO_SWEEP_ABI 1
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../_buffer_checks.h"
 
 typedef struct {
     Py_ssize_t p;
@@ -270,6 +279,21 @@ static void *take(Py_buffer *buf, Py_ssize_t n, Py_ssize_t itemsize, const char 
     return buf->buf;
 }
 
+/* 1 when ptr[0..p] rises from 0 to at most nnz, by at most p a row, and every ind[ptr[0]..ptr[p]) lies in
+ * [0, p); else 0 with a ValueError naming fn. */
+static int csr_ok(const int64_t *ptr, const int64_t *ind, Py_ssize_t p, Py_ssize_t nnz, const char *fn)
+{
+    int ok = ptr[0] == 0;
+    for (Py_ssize_t i = 0; i < p && ok; i++)
+        ok = ptr[i] <= ptr[i + 1] && ptr[i + 1] - ptr[i] <= p; /* a row of more than p entries repeats a column */
+    ok = ok && ptr[p] <= nnz;
+    for (int64_t q = 0; ok && q < ptr[p]; q++)
+        ok = ind[q] >= 0 && ind[q] < p;
+    if (!ok)
+        PyErr_Format(PyExc_ValueError, "%s: inconsistent sparse arrays (pointers or column indices)", fn);
+    return ok;
+}
+
 /* sweep(W, S, diag, alpha, thr, max_steps, max_add, indptr_in, idx_in, val_in,
  *       indptr_out, idx_out, val_out, t22, j0, stop_on_fail)
  * -> (j_next, capped, failed, stopped, change) */
@@ -282,9 +306,13 @@ static PyObject *sweep(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "w*y*y*ddnny*y*y*w*w*w*w*np", &bW, &bS, &bd, &alpha, &thr, &max_steps,
                           &max_add, &bpi, &bii, &bvi, &bpo, &bio, &bvo, &bt, &j0, &stop_on_fail))
         return NULL;
+    static const char *const names[] = {"W", "S", "diag", "", "", "", "", "indptr_in", "idx_in", "val_in",
+                                        "indptr_out", "idx_out", "val_out", "t22"};
     PyObject *result = NULL;
     Ctx c;
     memset(&c, 0, sizeof c);
+    if (!dpm_check_args(args, "ddd----qqdqqdd", "sweep", names))
+        goto done;
     Py_ssize_t p = bd.len / (Py_ssize_t)sizeof(double);
     c.p = p;
     c.alpha = alpha;
@@ -304,10 +332,12 @@ static PyObject *sweep(PyObject *self, PyObject *args)
     idx_out = bio.buf;
     val_out = bvo.buf;
     Py_ssize_t cap_out = bio.len / 8 < bvo.len / 8 ? bio.len / 8 : bvo.len / 8;
-    if (ptr_in[p] > bii.len / 8 || ptr_in[p] > bvi.len / 8 || j0 < 0 || j0 > p) {
+    if (j0 < 0 || j0 > p || ptr_out[j0] < 0 || ptr_out[j0] > cap_out) {
         PyErr_SetString(PyExc_ValueError, "sweep: inconsistent active-set arrays");
         goto done;
     }
+    if (!csr_ok(ptr_in, idx_in, p, bii.len / 8 < bvi.len / 8 ? bii.len / 8 : bvi.len / 8, "sweep"))
+        goto done;
     c.A = malloc((size_t)(p + 2) * sizeof(int64_t));
     c.cross = malloc((size_t)(p + 2) * sizeof(int64_t));
     c.in_A = calloc((size_t)p + 1, 1);
@@ -419,20 +449,19 @@ static PyObject *residual(PyObject *self, PyObject *args)
     Py_buffer bW, bp, bi, bv;
     if (!PyArg_ParseTuple(args, "y*y*y*y*", &bW, &bp, &bi, &bv))
         return NULL;
+    static const char *const names[] = {"W", "indptr", "indices", "data"};
     PyObject *result = NULL;
+    if (!dpm_check_args(args, "dqqd", "residual", names))
+        goto done;
     Py_ssize_t p = bp.len / 8 - 1;
     const int64_t *ptr = bp.buf, *ind = bi.buf;
     const double *W = bW.buf, *val = bv.buf;
-    if (p < 0 || bW.len < p * p * 8 || ptr[p] > bi.len / 8 || ptr[p] > bv.len / 8) {
+    if (p < 0 || bW.len < p * p * 8) {
         PyErr_SetString(PyExc_ValueError, "residual: inconsistent arrays");
         goto done;
     }
-    for (Py_ssize_t i = 0; i < p; i++)
-        for (int64_t q = ptr[i]; q < ptr[i + 1]; q++)
-            if (ind[q] < 0 || ind[q] >= p) {
-                PyErr_SetString(PyExc_ValueError, "residual: column index out of range");
-                goto done;
-            }
+    if (!csr_ok(ptr, ind, p, bi.len / 8 < bv.len / 8 ? bi.len / 8 : bv.len / 8, "residual"))
+        goto done;
     double *R = malloc((size_t)(p + 1) * sizeof(double));
     if (!R) {
         PyErr_NoMemory();
@@ -469,7 +498,10 @@ static PyObject *extrapolate(PyObject *self, PyObject *args)
     double r, alpha;
     if (!PyArg_ParseTuple(args, "w*y*y*y*dd", &bo, &b1, &b0, &bs, &r, &alpha))
         return NULL;
+    static const char *const names[] = {"out", "W1", "W0", "S"};
     PyObject *result = NULL;
+    if (!dpm_check_args(args, "dddd", "extrapolate", names))
+        goto done;
     Py_ssize_t n = bo.len / 8;
     if (b1.len / 8 != n || b0.len / 8 != n || bs.len / 8 != n) {
         PyErr_SetString(PyExc_ValueError, "extrapolate: buffers of different sizes");
@@ -504,4 +536,10 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_glasso_sweep",
                                     "Compiled inner loop of dpmoments.solvers.glasso_bcd.", -1, methods};
 
-PyMODINIT_FUNC PyInit__glasso_sweep(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__glasso_sweep(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddIntConstant(m, "ABI", DPM_GLASSO_SWEEP_ABI) < 0)
+        Py_CLEAR(m);
+    return m;
+}

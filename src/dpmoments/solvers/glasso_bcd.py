@@ -39,12 +39,14 @@ import os
 import numpy as np
 from scipy.linalg import lapack
 
-from .glasso_certificate import assemble, gap_bound, logdet_dense, primal_objective
+from .glasso_certificate import GLASSO_SWEEP_ABI, assemble, gap_bound, logdet_dense, primal_objective
 
 try:  # the compiled sweep; absent where the package was installed without a C compiler
     from . import _glasso_sweep
 except ImportError:  # pragma: no cover - exercised by the fallback test through the switch below
     _glasso_sweep = None
+if _glasso_sweep is not None and getattr(_glasso_sweep, "ABI", None) != GLASSO_SWEEP_ABI:
+    _glasso_sweep = None  # a stale build: glasso_certificate.py, which imports it first, has warned
 
 _posv = lapack.dposv
 

@@ -23,10 +23,16 @@ from scipy.linalg import lapack
 from scipy.sparse import csc_matrix, csr_matrix
 from scipy.sparse.linalg import splu
 
+from .._lazy import matching_extension
+
+# The version of ``_glasso_sweep.c``'s calls made here and in glasso_bcd.py (its ``DPM_GLASSO_SWEEP_ABI``): an
+# extension built from another version is not used.
+GLASSO_SWEEP_ABI = 1
 try:  # the compiled residual; absent where the package was installed without a C compiler
     from . import _glasso_sweep as _compiled
 except ImportError:  # pragma: no cover
     _compiled = None
+_compiled = matching_extension(_compiled, GLASSO_SWEEP_ABI)
 if os.environ.get("DPMOMENTS_PURE_NUMPY", "") not in ("", "0"):
     _compiled = None
 
