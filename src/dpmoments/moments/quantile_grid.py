@@ -108,7 +108,8 @@ def _values(statistic, X, y, center, scale):
 class BinCounts:
     """Exact bin counts of one statistic (never to be published): ``counts`` (k, G + 1), ``ties`` (k,) or None.
 
-    ``ties`` counts the rows exactly at the centre (``abs-column`` only); they are also in bin 0.
+    ``ties`` counts the rows tied at the centre (``abs-column``: exactly at it; ``abs-column-tied``: within the
+    width); they are also in bin 0.
     """
 
     counts: np.ndarray
