@@ -8,6 +8,7 @@ import pytest
 
 from dpmoments.estimators import PrivateCovariance, PrivateGraphicalLasso, PrivatePCA
 from dpmoments.exceptions import BoundWarning, NotPrivateWarning
+from dpmoments.moments.scale_guard import guard_scales
 from dpmoments.moments.ranges import ColumnRanges, as_column_ranges, parse_ranges_text, read_ranges_file
 
 
@@ -230,6 +231,19 @@ def test_a_zero_inflated_column_cannot_blow_up_private_scales():
     # Before the guard: relative errors of 1e4 to 1e6; with it, 1.49, 0.069, 0.052 at seeds 0-2 (a scale about
     # the mean, the share of ones, could still land low); with the coarse scale's floor 0.006, 0.008 (and 0.012).
     assert max(errors) < 0.05, errors
+
+
+def test_a_scale_that_is_only_its_median_s_distance_from_zero_is_replaced():
+    """randhie's lncoins (54% zeros) at seed 25 with ranges={"idp": (0, 1)}: its median drawn at 3.5e-6, just above
+    the zeros, and its scale the 3.5e-6 between them; its values became 1e6 scales, the location refinement ran
+    to -6422 and 1e4 and the covariance's error was 3e11 (0.09 with the guard). Only a drawn scale within its
+    median's resolution of |median| and below the other scales' median is raised to it."""
+    s, medians = np.array([1.7, 3.52e-6, 2.16, 1.0, 0.5]), np.array([1.0, 3.52e-6, 2.16, -0.995, 0.0])
+    width, drawn = np.full(5, 0.03), np.array([True, True, True, False, True])
+    with pytest.warns(BoundWarning, match="column.s. 1 .0-based. measured only the distance from their private"):
+        out = guard_scales(s, 1e-6, "coarse column scales", about=(medians, width, drawn))
+    assert out.tolist() == [1.7, 1.0, 2.16, 1.0, 0.5]  # the median of the scales not at the bottom
+    assert guard_scales(s, 1e-6, "coarse column scales") is s  # without medians, as before
 
 
 def test_a_column_beyond_the_search_range_is_named_and_the_rest_marked_as_noise():

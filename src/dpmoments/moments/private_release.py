@@ -264,7 +264,8 @@ def _scales_step(X, m, budget, shares, row_norm, coarse, bounds, rng, known):
     floor = None if coarse is None else _scale_floor(medians, coarse, bounds.search)
     width = None if medians is None or coarse is not None else median_resolution(medians, bounds.search)
     s = guard_scales(column_scales(X, m, budget, scale_share, bounds.search, rng, shares["bound"], limits=known,
-                                   floor=floor, tie_width=width), bounds.search.low, "column scales")
+                                   floor=floor, tie_width=width), bounds.search.low, "column scales",
+                     about=None if width is None else (medians, width, _drawn(known, medians.size)))
     return _at_least(s, width, known), shares["bound"] - scale_share
 
 
@@ -286,8 +287,12 @@ def _at_least(s, width, known):
     1e6 with spread 1) keeps a scale of that resolution, not the other columns' (scale_guard) it fell back to."""
     if width is None:
         return s
-    drawn = np.ones(s.size, dtype=bool) if known is None else known[0] < known[1]
-    return np.where(drawn, np.maximum(s, width), s)
+    return np.where(_drawn(known, s.size), np.maximum(s, width), s)
+
+
+def _drawn(known, d):
+    """The columns whose scale is drawn (not known from a public range)."""
+    return np.ones(d, dtype=bool) if known is None else known[0] < known[1]
 
 
 def _private_row_bound(X, m, s, budget, shares, share, bounds, main, rng, with_mean, settled):
@@ -371,7 +376,7 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         width = median_resolution(c, bounds.search)
         s = guard_scales(column_scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"],
                                        "coarse column scales", known, tie_width=width), bounds.search.low,
-                         "coarse column scales")
+                         "coarse column scales", about=(c, width, _drawn(known, d)))
         s = _at_least(s, width, known)
     for k, fraction in enumerate(_step_fractions(steps, auto)):
         label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"

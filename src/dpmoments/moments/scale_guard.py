@@ -16,6 +16,16 @@ through its noise checks. This is post-processing of private outputs (the
 drawn scales) and costs nothing; a warning names the columns, and a public
 range (``ranges=``, ``--ranges col=0:1``) gives such a column its scale for free.
 
+A column with more than half its rows at 0 whose private median was drawn
+just above 0 (anywhere in the empty stretch above the zeros ranks as a
+median) has a scale that is only the median's distance from 0 -- 3.5e-6 for
+randhie's ``lncoins`` at some seeds -- above the bottom bin, so it escaped
+the rule above and blew the column up by 3e5 (covariance error up to 3e11).
+A scale within the median's resolution of ``|median|`` says that the rows
+nearest the median are those at 0 (``about=``); where it is also below the
+median of the other scales it is replaced by that median, as above. The
+rule only raises scales, reads released values and public grid widths only.
+
 A draw at the **top** of the range says the column's spread is beyond it
 (values around 1e12 with the default grid ending at 1e8): no private value
 can stand in for it, so the release goes on with the top edge, and a warning
@@ -58,21 +68,41 @@ def _shown(columns):
     return ", ".join(str(j) for j in columns) + " (0-based)"
 
 
-def guard_scales(s, low, label, stacklevel=4):
-    """``s`` with every draw at the bottom of the range (``s <= low``: its lowest bin) replaced (module docstring).
+def guard_scales(s, low, label, stacklevel=4, about=None):
+    """``s`` with every draw at the bottom of the range (``s <= low``: its lowest bin) replaced (module docstring);
+    ``about=(medians, width, drawn)``: the private medians the scales were drawn about, their grid resolution
+    and which columns were drawn, to replace too a drawn scale that is only its median's distance from 0.
 
     Applied to the drawn scales after the draw (post-processing), so the draw itself keeps its law.
     """
     bottom = s <= low
-    if not bottom.any():
+    to_zero = np.zeros_like(bottom) if about is None else _distance_to_zero(s, *about)
+    if not (bottom | to_zero).any():
         return s
     kept = s[~bottom]
     fill = float(np.median(kept)) if kept.size else 1.0
+    to_zero &= s < fill  # only raised, and the bottom's fill as before: outputs change only where this acts
+    if to_zero.any():
+        warnings.warn(f"the private {label} of column(s) {_shown(np.flatnonzero(to_zero))} measured only the "
+                      f"distance from their private median to 0 (more than half their rows at 0); replaced by the "
+                      f"median of the other scales ({fill:.3g}), so it cannot blow the column up. Give such columns "
+                      "a public range (ranges=, --ranges COL=LOW:HIGH) for a scale that is right.", BoundWarning,
+                      stacklevel=stacklevel)
+        s = np.where(to_zero, fill, s)
+    if not bottom.any():
+        return s
     warnings.warn(f"the private {label} of column(s) {_shown(np.flatnonzero(bottom))} fell at the bottom of "
                   f"the search range: a constant or zero-inflated column; replaced by the median of the other scales "
                   f"({fill:.3g}), so it cannot blow the column up. Give such columns a public range (ranges=, "
                   "--ranges COL=LOW:HIGH) for a scale that is right.", BoundWarning, stacklevel=stacklevel)
     return np.where(bottom, fill, s)
+
+
+def _distance_to_zero(s, medians, width, drawn):
+    """The drawn scales within their median's grid resolution of ``|median|`` (a median off 0): the rows nearest
+    the median are those at 0, so the scale is that distance and says nothing of the column's spread."""
+    medians = np.asarray(medians, dtype=float)
+    return np.asarray(drawn, dtype=bool) & (medians != 0) & (np.abs(s - np.abs(medians)) <= width)
 
 
 def warn_scale_at_top(columns, label, search, stacklevel=4):
