@@ -104,26 +104,35 @@ class Statistic:
 
 @dataclass(frozen=True, repr=False)
 class Moment(Statistic):
-    """A normalised moment of the clipped rows: ``ndim`` axes of length ``d``.
+    """A normalised moment of the clipped rows, as a round's statistic: its shape, slot and symmetry are those of
+    one machine's value (:class:`~dpmoments.moments.statistics.MomentStatistic`), read from it, never copied.
 
     Attributes
     ----------
-    ndim : int
-        Its axes: 2 for a matrix, 1 for a vector, 3 for a tensor.
-    power : int
-        The power of the row bound ``R`` an entry of one row's contribution is at most (a cross moment's
-        is ``R`` times the response's bound).
-    symmetric : bool
-        Exactly symmetric in every pair of axes: a payload that is not is refused (a site with exactly ``d``
-        rows has a ``(d, d)`` data matrix, which rows are not except by accident).
-    slot : str
-        The :class:`~dpmoments.moments.Release` field the sum across sites is released in.
+    moment : MomentStatistic
+        One machine's value: ``ndim`` axes of length ``d``, the power of ``R`` bounding an entry of one row's
+        contribution, exact symmetry (a payload that is not is refused: a site with exactly ``d`` rows has a
+        ``(d, d)`` data matrix, which rows are not except by accident), and the
+        :class:`~dpmoments.moments.Release` field the sum across sites is released in (``slot``).
     """
 
-    ndim: int = 2
-    power: int = 2
-    symmetric: bool = False
-    slot: str = "second_moment"
+    moment: single.MomentStatistic = single.SECOND
+
+    @property
+    def ndim(self) -> int:
+        return self.moment.ndim
+
+    @property
+    def power(self) -> int:
+        return self.moment.power
+
+    @property
+    def symmetric(self) -> bool:
+        return self.moment.symmetric
+
+    @property
+    def slot(self) -> str:
+        return self.moment.slot
 
     def shape(self, n_features: int, rank: Optional[int] = None, bins: Optional[int] = None) -> tuple[int, ...]:
         return (int(n_features),) * self.ndim
@@ -135,7 +144,7 @@ class Moment(Statistic):
     def mirrored(self) -> bool:
         """A symmetric matrix: the dealer mirrors each share's upper triangle, so that BLAS's rounding in the sum
         over sites leaves it exactly symmetric (the guard refuses one that is not)."""
-        return self.symmetric and self.ndim == 2
+        return self.moment.mirrored
 
     def guard(self, value: object, n_features: int) -> np.ndarray:
         out = super().guard(value, n_features)
@@ -250,15 +259,15 @@ def _needed(value: Optional[int], name: str) -> int:
 def _across_sites(moment: single.MomentStatistic) -> Moment:
     """One machine's moment (:mod:`dpmoments.moments.statistics`) as a round's statistic: the same shape, slot
     and sensitivity rule."""
-    return Moment(moment.name, moment.label, ndim=moment.ndim, power=moment.power, symmetric=moment.symmetric,
-                  slot=moment.slot)
+    return Moment(moment.name, moment.label, moment=moment)
 
 
 #: One machine's moments, each across sites.
 MOMENTS = {name: _across_sites(m) for name, m in single.MOMENT_STATISTICS.items()}
 SECOND, CROSS, THIRD = MOMENTS["second"], MOMENTS["cross"], MOMENTS["third"]
 #: The loss vector travels as a vector: the cross moment's slot of a release.
-EXCESS = _Excess("excess", "clipping excess", ndim=1, power=2, slot="cross_moment")
+EXCESS = _Excess("excess", "clipping excess", moment=single.MomentStatistic(
+    "excess", "clipping excess", ndim=1, power=2, symmetric=False, slot="cross_moment"))
 HISTOGRAM = Counts("histogram", "histogram")
 LOCATION = Counts("location", "location counts", per_feature=True)
 FACTOR = Factor("factor", "factor")
