@@ -51,7 +51,8 @@ def test_private_scales_make_small_columns_usable():
     assert scaled.release_.column_scale is not None and scaled.release_.to_dict()["column_scaled"]
     assert _correlation_error(scaled.covariance_) < 0.2 < 100 * 0.2 < _correlation_error(plain.covariance_)
     labels = [p.label for p in scaled.privacy_parts_]
-    assert labels[:3] == ["location", "coarse column scales", "location refinement 1"]
+    assert labels[:4] == ["location", "coarse column scales", "coarse column scales, upper quartile",
+                          "location refinement 1"]
     assert labels[labels.index("column scales") + 1] == "row_norm"
 
 

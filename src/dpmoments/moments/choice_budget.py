@@ -20,14 +20,18 @@ from ..exceptions import TooFewRowsError
 from ..mechanisms.laws import named
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 from .auto_release import minimum_on_refusal, rank_error
-from .private_bounds import check_margin
+from .private_bounds import TIE_PRIOR, check_margin
 from .release import Part, em_draws
 
 __all__ = ["CenterBudget", "PrivateChoiceBudget", "check_draws", "public_rows", "refinement_steps", "draw_plan",
-           "what_for", "BOUND_OPTION", "LOCATION_OPTION", "SCALE_SHARE", "REFINE_MEAN", "ONE_STEP_MEAN"]
+           "upper_share", "UPPER_SHARE", "what_for", "BOUND_OPTION", "LOCATION_OPTION", "SCALE_SHARE", "REFINE_MEAN",
+           "ONE_STEP_MEAN"]
 
 BOUND_OPTION, LOCATION_OPTION = "'bound_budget'", "CenterBudget.location"  # named in refusals (the CLI renames them)
 SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
+# The most of the whole budget the 0.75-quantiles of the distances beside the scales drawn about the private medians
+# may take from the second moment (upper_share; private_passes.column_scales)
+UPPER_SHARE = 0.05
 # Shares of CenterBudget.mean taken by the refinement steps of a private location (the last mean gets the rest):
 # small early steps suffice, as each only needs to shrink the error by a factor ~n / (2 z sqrt(d)).
 REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these proportions
@@ -131,6 +135,25 @@ def check_draws(n, budget, plan, margin=0.5):
         alone = all(f[2] == option for f in failing)
         with budget.refusal(option_share if alone else math.inf, option):
             raise err
+
+
+def upper_share(n, budget, d, search):
+    """The share of the budget the ``d`` columns' 0.75-quantile draws beside their scales take from the second moment
+    (:func:`~dpmoments.moments.private_passes.column_scales`), 0.0 where they are not drawn; public facts only.
+
+    The share that puts each draw's rank error (:func:`~dpmoments.moments.auto_release.rank_error`, ``t = 3``) at
+    a tenth of the public ``n``, at most :data:`UPPER_SHARE`; none where even that share leaves a draw aimed a
+    quarter of the rows from the top that the bins above the data outweigh (the rule of
+    :func:`~dpmoments.moments.private_bounds.check_margin`), or where ``n`` is private (add-remove, a stream not
+    counted): the second moment then keeps it and the release is the one made before these draws.
+    """
+    if n is None or budget.exact or d == 0:
+        return 0.0
+    bins = search.steps + 1
+    wanted = 2.0 * (math.log(bins) + 3.0) / (0.1 * n)  # epsilon per draw for a rank error of n / 10
+    share = min(UPPER_SHARE, wanted ** 2 * d / (8.0 * budget.rho) if budget.zcdp else wanted * d / budget.epsilon)
+    each = budget.draws(share, d)[0]
+    return share if each * 0.25 * n / 2.0 >= math.log(bins) + TIE_PRIOR else 0.0
 
 
 def what_for(label):

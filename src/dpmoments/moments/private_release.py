@@ -246,11 +246,11 @@ def _scales_step(X, m, budget, shares, row_norm, coarse, bounds, rng, known):
     """The private column scales about ``m`` (floored by the coarse ones, where drawn), and the share of the bound
     option left to the row bound."""
     scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
-    medians, coarse = (None, None) if coarse is None else coarse
+    medians, coarse, upper = (None, None, 0.0) if coarse is None else coarse
     floor = None if coarse is None else scale_floor(medians, coarse, bounds.search)
     width = None if medians is None or coarse is not None else median_resolution(medians, bounds.search)
     s = guard_scales(column_scales(X, m, budget, scale_share, bounds.search, rng, shares["bound"], limits=known,
-                                   floor=floor, tie_width=width), bounds.search.low, "column scales",
+                                   floor=floor, tie_width=width, upper=upper), bounds.search.low, "column scales",
                      about=None if width is None else (medians, width, drawn_columns(known, medians.size)))
     return at_resolution(s, width, known), shares["bound"] - scale_share
 
