@@ -17,7 +17,10 @@ Passes over the data, each paid from a stated share of the budget:
    its gap, not of its share of ones); about the private medians (the coarse
    scales, and the scales where no step refines) the rows within a median's
    grid bin count as tied to it, and no scale is below that bin's width
-   (:func:`~dpmoments.moments.scale_floors.median_resolution`);
+   (:func:`~dpmoments.moments.scale_floors.median_resolution`); where the public
+   ``n`` lets it run, each is raised to half a private 0.75-quantile of the same
+   distances, paid from the second moment's share
+   (:func:`~dpmoments.moments.choice_budget.upper_share`: a median in a gap);
 3. **row bound** (``row_norm="auto"``): a private quantile of
    ``||(x - m) / s||`` and the noisy count of rows beyond it (the rest of
    ``bound_budget``, :mod:`dpmoments.moments.auto_release`);
