@@ -69,7 +69,7 @@ def test_the_replica_is_the_upper_quartile_draw():
     draw, _ = _replica()
     budget = PrivateChoiceBudget(EPS, None, "laplace", None)  # pure: the one draw gets all of EPS
     for name in NAMES:
-        for seed in range(20):
+        for seed in range(10):
             s = _raised_to_upper_quartile(LOW_SCALE, _bins(name), budget, 1.0, SEARCH, np.random.default_rng(seed),
                                           "column scales")
             k = draw(name, np.random.default_rng(seed), 1)[0]
@@ -89,16 +89,16 @@ def test_a_scale_at_the_bottom_of_the_grid_is_left_to_the_guard():
 @pytest.mark.statistical
 def test_upper_quartile_draw_audit():
     draw, loss = _replica()
-    result = audit(draw, "A", "B", delta=0.0, n_samples=60_000, batch=60_000, projection=loss, rng=43)
+    result = audit(draw, "A", "B", delta=0.0, n_samples=20_000, batch=20_000, projection=loss, rng=43)
     result.check(EPS)
     # The pair moves the counts below every bin between 0.3 and 8 by 1: this pair's exact worst loss is 0.538;
-    # observed 0.511 (seed 43)
+    # observed 0.455 (seed 43)
     assert result.consistent_with(_pair_loss())
 
 
 @pytest.mark.statistical
 def test_upper_quartile_draw_without_the_half_is_detected():
     draw, loss = _replica(factor=1.0)
-    result = audit(draw, "A", "B", delta=0.0, n_samples=60_000, batch=60_000, projection=loss, rng=44)
-    # Weights exp(epsilon * score): this pair's loss is 1.108; observed 1.037 (seed 44), refuting the exact 0.538
+    result = audit(draw, "A", "B", delta=0.0, n_samples=20_000, batch=20_000, projection=loss, rng=44)
+    # Weights exp(epsilon * score): this pair's loss is 1.108; observed 1.032 (seed 44), refuting the exact 0.538
     assert not result.consistent_with(_pair_loss())
