@@ -32,6 +32,7 @@ SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are cho
 # The most of the whole budget the 0.75-quantiles of the distances beside the scales drawn about the private medians
 # may take from the second moment (upper_share; private_passes.column_scales)
 UPPER_SHARE = 0.05
+UPPER_RANK_ERROR = 0.09  # of n: the rank error that share aims at, inside the 10% a weak draw is warned at
 # Shares of CenterBudget.mean taken by the refinement steps of a private location (the last mean gets the rest):
 # small early steps suffice, as each only needs to shrink the error by a factor ~n / (2 z sqrt(d)).
 REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these proportions
@@ -141,8 +142,8 @@ def upper_share(n, budget, d, search):
     """The share of the budget the ``d`` columns' 0.75-quantile draws beside their scales take from the second moment
     (:func:`~dpmoments.moments.private_passes.column_scales`), 0.0 where they are not drawn; public facts only.
 
-    The share that puts each draw's rank error (:func:`~dpmoments.moments.auto_release.rank_error`, ``t = 3``) at
-    a tenth of the public ``n``, at most :data:`UPPER_SHARE`; none where even that share leaves a draw aimed a
+    The share that puts each draw's rank error (:func:`~dpmoments.moments.auto_release.rank_error`) at
+    ``UPPER_RANK_ERROR`` of the public ``n`` (inside the line a weak draw is warned at), at most :data:`UPPER_SHARE`; none where even that share leaves a draw aimed a
     quarter of the rows from the top that the bins above the data outweigh (the rule of
     :func:`~dpmoments.moments.private_bounds.check_margin`), or where ``n`` is private (add-remove, a stream not
     counted): the second moment then keeps it and the release is the one made before these draws.
@@ -150,7 +151,7 @@ def upper_share(n, budget, d, search):
     if n is None or budget.exact or d == 0:
         return 0.0
     bins = search.steps + 1
-    wanted = 2.0 * (math.log(bins) + 3.0) / (0.1 * n)  # epsilon per draw for a rank error of n / 10
+    wanted = rank_error(1.0, search) / (UPPER_RANK_ERROR * n)  # epsilon per draw for that rank error
     share = min(UPPER_SHARE, wanted ** 2 * d / (8.0 * budget.rho) if budget.zcdp else wanted * d / budget.epsilon)
     each = budget.draws(share, d)[0]
     return share if each * 0.25 * n / 2.0 >= math.log(bins) + TIE_PRIOR else 0.0
