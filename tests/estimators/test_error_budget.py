@@ -255,6 +255,27 @@ def test_an_eigenvalue_along_a_clipped_column_is_withheld_unless_rows_beyond_twi
     assert np.isfinite(hidden.explained_variance_interval_[:, 1]).all()  # the second lies mostly elsewhere
     assert hidden.uncertainty_["error_budget"]["clipping"]["eigenvalues_withheld"] == [0]
     assert np.isfinite(refit(far=-2.0 * far_sd).explained_variance_interval_).all()
+    # Far rows seen: only the component in the column bearing them is withheld (every one was), as the covariance's
+    seen = refit(far=3.0 * far_sd)
+    assert np.isnan(seen.explained_variance_interval_[:, 0]).all()
+    assert np.isfinite(seen.explained_variance_interval_[:, 1]).all()
+    # Far rows likely, a loss at the detection's level but short of the withholding one: the covariance withholds
+    # that variance (far25), and PCA the eigenvalue made of it
+    likely = dict(part.released, variance_lost=[2.3 * sd, 0.0, 0.0], rows_beyond_outer=1.5 * far_sd)
+    rel = dataclasses.replace(pca.release_, parts=tuple(dataclasses.replace(p, released=likely) if p is part
+                                                         else p for p in pca.release_.parts))
+    assert np.isnan(PrivateCovariance(epsilon=4.0, delta=1e-6).fit_release(rel).covariance_interval_[0, 0, 0])
+    assert np.isnan(PrivatePCA(n_components=2).fit_release(rel).explained_variance_interval_[:, 0]).all()
+
+
+def test_eigenvalues_that_exclude_zero_are_at_the_false_coverage_rate_level():
+    X, _ = _gaussian(3000, np.random.default_rng(5))
+    pca = PrivatePCA(n_components=3, center="private", rng=0, epsilon=1.0, delta=1e-6).fit(X)
+    budget, (lo, hi) = pca.uncertainty_["error_budget"], pca.explained_variance_interval_
+    printed, chosen = int(np.count_nonzero(np.isfinite(lo))), int(np.count_nonzero(lo > 0))
+    assert budget["selected"] == chosen >= 1
+    assert budget["level_each"] == pytest.approx(1.0 - chosen * 0.1 / printed if printed > 1 else 0.9)
+    assert np.all(hi[np.isfinite(hi)] > lo[np.isfinite(lo)])
 
 
 def test_a_small_columns_clipping_loss_is_capped_by_three_times_its_variance():
