@@ -380,3 +380,16 @@ def test_the_covariance_fit_holds_few_d_by_d_arrays_at_once():
     finally:
         tracemalloc.stop()
     assert peak / (d * d * 8) < 16
+
+
+def test_the_loss_along_a_component_takes_the_covariances_elliptical_share_off_undetected_columns():
+    """Off the diagonal an undetected loss is |rho_ij| sqrt(U_i U_j), a detected column's sqrt(U_i U_j) (as the
+    covariance's entries): uncorrelated undetected columns add their diagonal terms only. Made in row blocks."""
+    from dpmoments.estimators.eigenvalue_budget import _elliptical_share
+
+    S, V = np.diag([4.0, 1.0, 9.0]), np.array([[1.0, 2.0, 3.0]])
+    none, every = np.zeros(3, dtype=bool), np.ones(3, dtype=bool)
+    assert _elliptical_share(S, np.diag(S), none, V) == pytest.approx([1 + 4 + 9])
+    assert _elliptical_share(S, np.diag(S), every, V) == pytest.approx([36.0])
+    S[0, 1] = S[1, 0] = -1.0  # correlation -0.5 between the first two
+    assert _elliptical_share(S, np.diag(S), none, V) == pytest.approx([14 + 2 * 0.5 * 2])

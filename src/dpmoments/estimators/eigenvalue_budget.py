@@ -65,8 +65,9 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     point, tail, withheld = np.zeros(len(mid)), 1.0, np.zeros(len(mid), dtype=bool)
     if part is not None:
         law = noise_law(release)
-        variance_upper = np.diagonal(release.second_moment) - law.diagonal_mean + z * law.diagonal_sd
-        point, clipping_at, clip = _eigenvalue_clipping(part, W, scales, level, variance_upper)
+        variances = np.diagonal(release.second_moment) - law.diagonal_mean
+        point, clipping_at, clip = _eigenvalue_clipping(part, W, scales, level, release.second_moment, variances,
+                                                        variances + z * law.diagonal_sd)
         tail = tail_factor(part)  # rows beyond 2R not ruled out: as the covariance's variances count them
         withheld = _along_unseen_loss(part, W, level)
         clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
@@ -113,27 +114,50 @@ def _along_unseen_loss(part, W, level):
     return weight >= 0.5
 
 
-def _eigenvalue_clipping(part, W, scales, level, variance_upper):
+def _eigenvalue_clipping(part, W, scales, level, second_moment, variances, variance_upper):
     """What clipping removed along each component, ``(point, upper, summary)``: the smaller of two bounds on
     ``w' D w`` with the released losses at their estimates (``point``, negative ones at 0) and ``upper(q)``, with
     them ``q`` noise sd up (the interval takes ``q`` two-sided at its level: its upper end has ``(1 - level) / 2`` to
     spend, as the covariance's variances).
 
-    ``tr D`` (Weyl: ``lambda_1(D)``) and, to first order, ``(sum_j |w_j| sqrt(D_jj))^2`` (``D`` positive
-    semi-definite), each column's loss no more than 3 times its released variance's upper end ``variance_upper``
-    (:func:`loss_cap`).
+    ``tr D`` (Weyl: ``lambda_1(D)``) and, to first order, ``sum_ij |w_i| |w_j| |D_ij|`` with the covariance's bounds
+    on ``D``'s entries (:func:`~.error_budget.covariance_error_budget`): ``sqrt(U_i U_j)`` (``D`` positive
+    semi-definite) where column ``i`` or ``j`` is detected as clipped, and otherwise, as clipping shrinks elliptical
+    rows, ``|rho_ij| sqrt(U_i U_j)`` with the released correlation (:func:`_elliptical_share`); each column's loss no
+    more than 3 times its released variance's upper end ``variance_upper`` (:func:`loss_cap`).
     """
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
     trace, trace_sd = float(np.sum(scales**2 * lost)), sd * float(np.sqrt(np.sum(scales**4)))
     cap = loss_cap(variance_upper)
+    detected = lost - float(special.ndtri(1.0 - (1.0 - level) / lost.size)) * sd > 0  # the covariance's 'clipped'
 
     def bound(q):
         each = np.minimum(np.maximum(lost + q * sd, 0.0), cap)  # standardised units, as W
-        return np.minimum((np.abs(W) @ np.sqrt(each)) ** 2, max(trace + q * trace_sd, 0.0))
+        along = _elliptical_share(second_moment, variances, detected, np.abs(W) * np.sqrt(each))
+        return np.minimum(along, max(trace + q * trace_sd, 0.0))
 
     z, q = z_value(level), float(special.ndtri(level))  # the summary's upper end two-sided, its 'surely' one-sided
     bearing, _ = unseen_loss_columns(part, level, lost.size)
     return bound(0.0), bound, {"trace_lost": trace, "trace_lost_noise_sd": trace_sd,
-                                  "upper_by_trace": max(trace + z * trace_sd, 0.0),
-                                  "trace_lost_surely": max(trace - q * trace_sd, 0.0),
-                                  "loss_beyond_outer_unseen": bool(bearing.any())}
+                               "upper_by_trace": max(trace + z * trace_sd, 0.0),
+                               "trace_lost_surely": max(trace - q * trace_sd, 0.0),
+                               "loss_beyond_outer_unseen": bool(bearing.any())}
+
+
+def _elliptical_share(second_moment, variances, detected, V):
+    """``sum_ij V_ki V_kj C_ij`` for each row of ``V`` (k, d): ``C_ij = |rho_ij|`` (the released correlation, at most
+    1) between two undetected columns, else 1. Made a block of rows at a time: no second d x d array (800 MB at
+    d = 10 000)."""
+    d = len(variances)
+    root = np.sqrt(np.maximum(np.asarray(variances, dtype=float), 1e-300))
+    out = np.zeros(V.shape[0])
+    step = max(1, (1 << 20) // max(d, 1))
+    for lo in range(0, d, step):
+        rows = slice(lo, min(lo + step, d))
+        C = np.abs(np.asarray(second_moment[rows], dtype=float)) / np.outer(root[rows], root)
+        np.minimum(C, 1.0, out=C)
+        C[:, detected] = 1.0
+        C[detected[rows]] = 1.0
+        C[np.arange(C.shape[0]), np.arange(rows.start, rows.stop)] = 1.0
+        out += np.sum(V[:, rows] * (C @ V.T).T, axis=1)
+    return out
