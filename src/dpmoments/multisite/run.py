@@ -222,7 +222,8 @@ def choose_center(plan, step, aggregator, inbox, dropped, ctx, before=None):
              "location, and the mean round moves the centre to the private mean",)
     scale = None
     if plan.scale is not None and step == plan.location_steps[-1]:  # the scales: free, from these counts
-        spreads = site_spreads(aggregator.sum_histograms(r, inbox), plan.location.edges(), move, per_bin)
+        spreads = site_spreads(aggregator.sum_histograms(r, inbox), plan.location.edges(), move, per_bin,
+                               n_total)
         scale = column_scales(spreads, plan.ranges, plan.location.low, plan.columns,
                               about=scales_about(center, move, plan.location.edges(), plan.ranges))
         details["column_scales"] = "per column, the median distance from the median in these summed noisy " \
