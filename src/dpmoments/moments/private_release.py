@@ -87,7 +87,7 @@ from .mean_overflow import OVERFLOW_FRACTION, mean_bound, record_overflow
 from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_delta_large
 from .private_bounds import quantile_pass
 from .choice_budget import (BOUND_OPTION, LOCATION_OPTION, ONE_STEP_MEAN, REFINE_MEAN, SCALE_SHARE,
-                            PrivateChoiceBudget, check_draws, draw_plan, public_rows, refinement_steps)
+                            PrivateChoiceBudget, check_draws, draw_plan, public_rows, refinement_steps, widen_choices)
 from .statistics import CROSS, SECOND
 from .release import calibrated_as, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
@@ -107,6 +107,9 @@ SETTLED = 0.1  # a step that moved the centre by at most this share of its bound
 # private median, it measures the median's grid error (a column around 1e6, where a step is 3.3e4), not the
 # column, and no floor is taken from it.
 COARSE_FLOOR = 0.25
+# What a refusal for too few rows adds: with every column's range the estimators draw nothing that needs the rows
+# (docs/bounds.md, "Too few rows for those draws"), so the table runs at any epsilon, its noise marked.
+RANGES_REMEDY = ", or every column's range (ranges=), with which no draw needs these rows"
 COARSE_GRID_STEPS = 2.0
 
 
@@ -204,6 +207,7 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     shares = _shares(center, center_budget, scale, row_norm, bounds)
     main_share = 1.0 - sum(shares.values())
     budget = PrivateChoiceBudget(epsilon, delta, mechanism, calibration, neighbours)
+    budget.also = RANGES_REMEDY
     main = (SECOND, mechanism, neighbours, main_share, count_share)
     relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
     names = names if names is not None and len(names) == source.n_features else None
@@ -351,7 +355,8 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
     Returns ``(c, coarse, binned, unspent)``: the centre; ``(private medians, coarse scales)`` where
     they were drawn, else None; the :class:`~dpmoments.moments.binned_sums.BinnedSums` about ``c``
     where the settled step's pass can serve the row bound and final mean (without scales), else
-    None; the location share of the draws not made.
+    None; the share the second moment gains: the draws not made, less what a small table's choices took
+    beyond their given shares (``widen_choices``).
     """
     d = as_source(X).n_features
     # The first pass (the bound about the origin and its mean; or the column medians) also counts the rows
@@ -363,12 +368,16 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
         counted = int(first.counts[0].sum())
     n = _public_n(X, budget, counted)
     steps = refinement_steps(n, d, budget, shares["location"], scale, bounds.search)
-    check_draws(n, budget, draw_plan(d, budget, shares, scale, auto, steps, bounds))
+    plan_of = lambda sh: draw_plan(d, budget, sh, scale, auto, steps, bounds)  # noqa: E731
+    widened = widen_choices(n, budget, shares, plan_of)  # a small table: the choices take more, the moment less
+    given, shares = sum(shares.values()), _widen(shares, widened)
+    check_draws(n, budget, plan_of(shares))
+    taken = sum(shares.values()) - given
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
     if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
         medians = column_medians(X, budget, shares["location"], bounds.search, rng, first)
-        return medians, (None if scale is None else (medians, None)), None, 0.0
+        return medians, (None if scale is None else (medians, None)), None, -taken
     c, s = np.zeros(d), np.ones(d)
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
         c = column_medians(X, budget, draw_share, bounds.search, gens[-1], first)
@@ -393,12 +402,18 @@ def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rn
                                          **({"settled": True} if settled else {}),
                                          **(_mean_clipping(budget, mean, R_k) if name == "mean" else {})))
         if settled:
-            unspent = draw_share * (steps - k - 1)
+            unspent = draw_share * (steps - k - 1) - taken
             if scale is None:  # the final bound and mean come from this pass's counts and sums about c
                 return c, None, binned, unspent
             return c + mean.cross_moment * s, (medians, s), None, unspent
         c = c + mean.cross_moment * s
-    return c, ((medians, s) if scale is not None else None), None, 0.0
+    return c, ((medians, s) if scale is not None else None), None, -taken
+
+
+def _widen(shares, widened):
+    """``shares`` updated in place to ``widened`` (the later passes read the bound's share from it)."""
+    shares.update(widened)
+    return shares
 
 
 def _step_is_centre(steps, auto):
@@ -492,8 +507,8 @@ def _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta):
     if budget.weakest is not None:  # where n is public a weak draw was refused; under add-remove it is warned about
         _warn_weakest(*budget.weakest, bounds.search, rel.n)
     center = rel.center if (rel.center is None or s is None) else rel.center * s
-    steps = rel.postprocessing + (("standardised by private column scales; estimates are mapped back",)
-                                  if s is not None else ())
+    steps = rel.postprocessing + budget.widening_note() + (
+        ("standardised by private column scales; estimates are mapped back",) if s is not None else ())
     rel = dataclasses.replace(rel, center=center, column_scale=s, guarantee=budget.total(), parts=tuple(budget.parts),
                               randomness=randomness_of(rng, epsilon), postprocessing=steps)
     return calibrated_as(rel, budget.calibration) if budget.zcdp else rel
