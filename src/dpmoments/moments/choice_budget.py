@@ -24,7 +24,8 @@ from .private_bounds import check_margin
 from .release import Part, em_draws
 
 __all__ = ["CenterBudget", "PrivateChoiceBudget", "check_draws", "widen_choices", "public_rows", "refinement_steps",
-           "draw_plan", "what_for", "CHOICES_CAP", "BOUND_OPTION", "LOCATION_OPTION", "SCALE_SHARE", "REFINE_MEAN", "ONE_STEP_MEAN"]
+           "draw_plan", "what_for", "CHOICES_CAP", "BOUND_OPTION", "LOCATION_OPTION", "SCALE_SHARE", "REFINE_MEAN",
+           "ONE_STEP_MEAN"]
 
 BOUND_OPTION, LOCATION_OPTION = "'bound_budget'", "CenterBudget.location"  # named in refusals (the CLI renames them)
 SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
