@@ -204,6 +204,7 @@ def test_clipping_beyond_the_search_range_is_not_called_a_shrinkage():
     dict(bound_budget=0.02),  # the row bound is weaker than the location's draws, and drawn after them
     dict(scale="private", bound_budget=0.03),  # the column scales likewise
     dict(mechanism="laplace", delta=None),  # the location's share alone is not enough: the row bound is refused too
+    dict(center_budget=CenterBudget(mean=0.7)),  # the widening's limit is half the moment's share, the bound keeps its
 ])
 def test_a_refusal_names_an_epsilon_and_share_at_which_every_draw_runs(kwargs):
     """The refusal is decided on every draw before any is made: the epsilon it names runs the whole fit (and

@@ -57,13 +57,13 @@ class PrivateChoiceBudget:
         self.rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho if self.zcdp else None
         self.weakest = None  # (epsilon, what) of the weakest draw made: warned about if unreliable (_finish)
         self.also = ""  # a further remedy a refusal names (private_second_moment: every column's range)
-        self.widened = None  # (shares given, shares taken) of the private choices where widen_choices raised them
+        self.widened = None  # (given, taken, most allowed) of the private choices' shares where widen_choices ran
 
     def widening_note(self):
         """The release's record of a small table's widened choices (:func:`widen_choices`): public values only."""
         if self.widened is None:
             return ()
-        given, taken = self.widened
+        given, taken, _ = self.widened
         return (f"the private location and bound took {100 * taken:.0f}% of the budget instead of {100 * given:.0f}% "
                 "(too few rows for their draws at the shares given; the second moment has less)",)
 
@@ -91,7 +91,8 @@ class PrivateChoiceBudget:
         """Refused draws (too few rows) name the smallest epsilon, or ``option``'s ``share``, that would run them."""
         return minimum_on_refusal(epsilon=self.epsilon, delta=self.delta, share=share, zcdp=self.zcdp, option=option,
                                   also=self.also, basis="the same shares" if self.widened is None else
-                                  f"the private location and bound at up to {100 * CHOICES_CAP:.0f}% of the budget")
+                                  f"the private location and bound at up to {100 * self.widened[2]:.0f}% of the "
+                                  "budget")
 
     def count(self, share):
         return dict(rho=share * self.rho) if self.zcdp else dict(epsilon=share * self.epsilon)
@@ -155,10 +156,11 @@ def widen_choices(n, budget, shares, plan_of):
 
     Each option is raised to the least share that runs its draws (a draw's epsilon grows as the square root of its
     share in zCDP, in proportion with pure shares), the two together at most ``CHOICES_CAP`` of the budget and
-    never more than half of what the second moment had; where that is not enough, both are set in proportion to
-    what they need at that limit, so that :func:`check_draws`'s refusal names the epsilon at which this rule runs
-    them. A function of the public ``n``, the grid and the shares only (no data); the shares still add up to the
-    whole, so the guarantee is the one asked for. ``shares`` itself where nothing is refused or ``n`` is private.
+    never more than half of what the second moment had; where that is not enough, the options whose draws are too
+    weak share what the limit leaves beside the others' in proportion to what they need, so that
+    :func:`check_draws`'s refusal names the epsilon at which this rule runs them (there the others still run).
+    A function of the public ``n``, the grid and the shares only (no data); the shares still add up to the whole,
+    so the guarantee is the one asked for. ``shares`` itself where nothing is refused or ``n`` is private.
     """
     options = {LOCATION_OPTION: "location", BOUND_OPTION: "bound"}
     taken = shares["location"] + shares["bound"]
@@ -172,14 +174,33 @@ def widen_choices(n, budget, shares, plan_of):
             ratio = err.needed_each / err.epsilon_each
             key = options[option]
             need[key] = max(need[key], shares[key] * (ratio ** 2 if budget.zcdp else ratio) * (1 + 1e-9))
-    wanted = sum(need.values())
-    if wanted <= taken:
+    failing = [key for key in need if need[key] > shares[key]]
+    if not failing:
         return shares
-    limit = max(taken, min(CHOICES_CAP, taken + (1.0 - sum(shares.values())) / 2.0))
-    fit = min(1.0, limit / wanted)
-    widened = {**shares, **{key: v * fit for key, v in need.items()}}
-    budget.widened = (taken, sum(widened[key] for key in need))
+    limit = min(CHOICES_CAP, taken + (1.0 - sum(shares.values())) / 2.0)
+    room = limit - sum(shares[key] for key in need if key not in failing)  # an option whose draws run keeps its share
+    if room <= sum(shares[key] for key in failing):  # the shares given are already at the cap: the caller's, not moved between options
+        return shares
+    fit = _fit(room, [(shares[key], need[key]) for key in failing])  # below 1: refused, at the shares whose
+    widened = {**shares, **{key: max(shares[key], need[key] * fit) for key in failing}}  # epsilon it names
+    budget.widened = (taken, sum(widened[key] for key in need), limit)
     return widened
+
+
+def _fit(room, options):
+    """The largest ``r <= 1`` with ``sum(max(given, need * r)) <= room`` over ``options`` (given, need) pairs: the
+    shares the rule takes at the smallest epsilon where it runs are these ones at this epsilon (each need scales as
+    ``r``, the reciprocal of the growth of rho or epsilon), so a refusal at them names that epsilon."""
+    def total(r):
+        return sum(max(given, need * r) for given, need in options)
+
+    if total(1.0) <= room:
+        return 1.0
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if total(mid) <= room else (low, mid)
+    return low
 
 
 def what_for(label):
