@@ -170,6 +170,7 @@ def test_a_small_table_widens_the_choices_and_keeps_the_guarantee():
     assert sum(shares.values()) == pytest.approx(1.0)
     assert est.release_.guarantee.epsilon == pytest.approx(1.0) and est.release_.guarantee.delta == 1e-6
     assert any("took 27% of the budget instead of 15%" in step for step in est.release_.postprocessing)
+    assert "took 27% of the budget" in str(est.summary())  # and the console's private-choices lines say so
 
 
 def test_a_path_gives_the_array_result(tmp_path):

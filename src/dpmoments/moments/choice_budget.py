@@ -24,8 +24,8 @@ from .private_bounds import check_margin
 from .release import Part, em_draws
 
 __all__ = ["CenterBudget", "PrivateChoiceBudget", "check_draws", "widen_choices", "public_rows", "refinement_steps",
-           "draw_plan", "what_for", "CHOICES_CAP", "BOUND_OPTION", "LOCATION_OPTION", "SCALE_SHARE", "REFINE_MEAN",
-           "ONE_STEP_MEAN"]
+           "draw_plan", "what_for", "CHOICES_CAP", "WIDENED_NOTE", "BOUND_OPTION", "LOCATION_OPTION", "SCALE_SHARE",
+           "REFINE_MEAN", "ONE_STEP_MEAN"]
 
 BOUND_OPTION, LOCATION_OPTION = "'bound_budget'", "CenterBudget.location"  # named in refusals (the CLI renames them)
 SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
@@ -41,6 +41,7 @@ ONE_STEP_MEAN = 0.5
 # this much of the budget in all (widen_choices): at epsilon = 1 diabetes (442 rows) runs with 13% of it, star98
 # (303) with 27%, where the defaults' 15% were refused; the second moment keeps at least what this leaves.
 CHOICES_CAP = 0.35
+WIDENED_NOTE = "the private location and bound took"  # how the release's postprocessing says so (the CLI prints it)
 
 
 class PrivateChoiceBudget:
@@ -64,7 +65,7 @@ class PrivateChoiceBudget:
         if self.widened is None:
             return ()
         given, taken, _ = self.widened
-        return (f"the private location and bound took {100 * taken:.0f}% of the budget instead of {100 * given:.0f}% "
+        return (f"{WIDENED_NOTE} {100 * taken:.0f}% of the budget instead of {100 * given:.0f}% "
                 "(too few rows for their draws at the shares given; the second moment has less)",)
 
     def drawn(self, each, what):
