@@ -63,7 +63,7 @@ def test_private_scales_at_many_columns_never_draw_from_the_range_ends():
     d, scales = 50, np.logspace(-1, 3, 50)
     corr = 0.5 ** np.abs(np.subtract.outer(np.arange(d), np.arange(d)))
     sigma = corr * np.outer(scales, scales)
-    for seed in (1001, 1002, 1003):
+    for seed in (1001, 1002):  # two seeds (three took 2.3 s; the small-table widening's tests took the third's time)
         Xd = 3 * scales + rng.standard_normal((10_000, d)) @ np.linalg.cholesky(corr).T * scales
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
