@@ -5,8 +5,9 @@ star98 303, diabetes 442; raw units, as a new user loads them). For each, the sm
 defaults run (``PrivateCovariance(epsilon, delta=1e-6)``: the private location and row bound that PCA and the
 graphical lasso draw too), read from the refusal at epsilon = 1, which names it from the public ``n`` and grid
 alone; 1 where it runs. Then the coverage benchmark's rows (``benchmarks/coverage.py``: 20 seeded fits of
-covariance and PCA, 6 of the graphical lasso and ridge precision with 20 draws) at that epsilon: the share of 90% intervals that hold the full-data value, and the share of the entries whose
-interval excludes 0 that miss it.
+covariance and PCA, 6 of the graphical lasso and ridge precision with 20 draws) at that epsilon: the share of
+90% intervals that hold the full-data value, and the share of the entries whose interval excludes 0 that miss it. Beside them, the coverage benchmark's simulations (Gaussian, t with 3 degrees
+of freedom, 0/1 columns) at 350 rows and epsilon = 1.
 
 ``python -m benchmarks small_tables`` writes ``benchmarks/results/small_tables.md``; run it with
 ``PYTHONPATH`` at another tree's ``src`` for that tree's numbers (the comparison in the CHANGELOG).
@@ -19,6 +20,7 @@ import warnings
 
 from .timing import Table, log
 
+SIMULATED_ROWS = 350
 TABLES = ("iris", "wine", "macrodata", "grunfeld", "star98", "diabetes")
 DELTA = 1e-6
 
@@ -71,7 +73,14 @@ def run(quick=False):
         else:
             for into, more in zip(structure, tables):
                 into.rows.extend(more.rows)
-    rows.notes.append("The fits are redrawn on the same rows (seeds); a refused fit (too few rows for a private "
-                      "choice at that epsilon) is counted in 'refused'. Columns as in benchmarks/coverage.py.")
+    from .coverage import _simulations
+
+    for name, (draw, sigma) in _simulations(SIMULATED_ROWS).items():  # fresh rows each fit: 'hold pop.' too
+        for analysis in ("covariance", "PCA eigenvalues"):
+            rows.rows.append(_run_case(f"{name}, {SIMULATED_ROWS} rows", draw, sigma, analysis, 1.0, seeds))
+    rows.notes.append("The real tables' fits are redrawn on the same rows (seeds); the simulations (the coverage "
+                      f"benchmark's, at {SIMULATED_ROWS} rows: refused at epsilon 1 before the choices were widened) "
+                      "draw fresh rows each fit. A refused fit (too few rows for a private choice at that epsilon) "
+                      "is counted in 'refused'. Columns as in benchmarks/coverage.py.")
     assert coverage.DELTA == DELTA
     return [starts, rows, *(structure or [])]
