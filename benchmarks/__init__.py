@@ -46,6 +46,7 @@ from . import sites_coverage  # noqa: E402  (loads statsmodels' data inside run)
 from . import sites_structure  # noqa: E402
 from . import sites_width  # noqa: E402
 from . import private_scales  # noqa: E402  (loads statsmodels' data inside run)
+from . import small_tables  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -82,6 +83,7 @@ BENCHMARKS = {
     "ranges_sites": ranges_sites.run,
     "ranges_small": ranges_small.run,
     "private_scales": private_scales.run,
+    "small_tables": small_tables.run,
 }
 
 __all__ = ["BENCHMARKS"]
