@@ -327,7 +327,7 @@ def test_tensor_mog_weights_with_standard_errors(run, clean, tmp_path):
         assert f"{num(w)}  " in res.stdout or f"{num(w)} " in res.stdout
         assert num(se) in res.stdout
     assert np.load(out / "components_se.npy").shape == (3, 5) and (out / "weights.png").is_file()
-    assert res.stdout.count("noise only") >= 3  # each weight's line says its interval counts the noise alone
+    assert res.stdout.count("noise + sampling + clipping") >= 3  # each weight's line names its interval's parts
 
 
 # -- demo: each private edge with its frequency ---------------------------------------------------------------
