@@ -109,7 +109,7 @@ def _row(table, label, eps, before, after):
 
 
 def run(quick=False):
-    seeds = range(6 if quick else 20)
+    seeds = range(6 if quick else 12)
     table = Table("Tensor decomposition (mog, K = 2): 90% intervals, before (noise only) and after",
                   ["data (truth)", "ε", "before: held", "before: wrong excl. 0", "after: held",
                    "after: wrong excl. 0", "width after / before", "withheld (fits)", "failed checks (fits)"])
@@ -127,7 +127,7 @@ def run(quick=False):
         for eps in EPSILONS:
             log(f"{name} eps={eps}")
             before, after = _Tally(), _Tally()
-            for s in seeds[: 4 if quick else 10]:
+            for s in seeds[: 4 if quick else 8]:
                 before.add(_held(_fit(X, 2, sigma2, eps, s, "sample", False), comps, weights))
                 after.add(_held(_fit(X, 2, sigma2, eps, s, "sample"), comps, weights))
             _row(table, f"{name} {X.shape[0]}x{X.shape[1]} raw (non-private decomposition)", eps, before, after)

@@ -62,6 +62,7 @@ class ModelError:
     sampling: bool
     bias: tuple | None
     misfit: float = 0.0
+    pairs: np.ndarray | None = None  # a mixture's rows' z z^T, flattened: each draw's third moment is one product
 
     @property
     def fits(self):
@@ -75,7 +76,7 @@ class ModelError:
         g = g - g.mean()  # sum g_i (phi_i - mean phi) = sum (g_i - mean g) phi_i
         if self.model == "stm":
             return _topic_stats(self.rows, self.vocabulary, g)
-        return _mixture_stats(self.rows, self.sigma2, g)
+        return _mixture_stats(self.rows, self.sigma2, g, self.pairs)
 
 
 def model_error(moments, components, weights, target, gen):
@@ -101,16 +102,17 @@ def model_error(moments, components, weights, target, gen):
     factor = np.minimum(1.0, second.row_norm / np.where(norms > 0, norms, 1.0))
     clipped = Z * factor[:, None]
     mean = np.full(m, 1.0 / m)
-    kept = _mixture_stats(clipped, moments.sigma2, mean)
+    pairs = _pairs(clipped)
+    kept = _mixture_stats(clipped, moments.sigma2, mean, pairs)
     bias = None
     if np.any(factor < 1.0):  # E[phi(z)] - E[phi(clip z)], on the same rows
-        full = _mixture_stats(Z, moments.sigma2, mean)
+        full = _mixture_stats(Z, moments.sigma2, mean)  # the unclipped rows: their own pairs
         bias = (full[0] - kept[0], full[1] - kept[1])
     return ModelError("mog", clipped, n, moments.sigma2, d, target == "population", bias,
-                      _misfit(second, kept[0], clipped, n))
+                      _misfit(second, kept[0], pairs, n), pairs)
 
 
-def _misfit(second, predicted, rows, n):
+def _misfit(second, predicted, pairs, n):
     """How far the released second moment lies from the fitted model's, in units of its noise and sampling.
 
     ``||M2_released - E_fit[clip z z^T]||_F`` over the root of the noise's expected squared Frobenius norm
@@ -118,9 +120,8 @@ def _misfit(second, predicted, rows, n):
     model's sampling (``tr Cov(z z^T) / n``). Near 1 where the model holds; far above 1 the population is not
     the fitted model and neither its sampling nor its clipping bias describes these rows.
     """
-    d = rows.shape[1]
-    outer = np.einsum("ij,ik->ijk", rows, rows).reshape(rows.shape[0], -1)
-    sampling = float(outer.var(axis=0).sum()) / n
+    d = second.n_features
+    sampling = float(pairs.var(axis=0).sum()) / n
     noise = (float(second.noise_scale) * d) ** 2
     residual = float(np.linalg.norm(np.asarray(second.second_moment) - predicted))
     return residual / math.sqrt(noise + sampling) if noise + sampling > 0 else math.inf
@@ -148,11 +149,22 @@ def _categorical(probs, gen):
     return np.minimum((cum < u[:, None] * cum[:, -1:]).sum(axis=1), probs.shape[1] - 1)
 
 
-def _mixture_stats(Z, sigma2, g):
-    """``sum_i g_i phi(z_i)`` for the mixture's two statistics: ``z z^T`` and ``z^{(x)3} - sigma2 T(z)``."""
-    M2 = np.einsum("i,ij,ik->jk", g, Z, Z, optimize=True)
-    M3 = np.einsum("i,ij,ik,il->jkl", g, Z, Z, Z, optimize=True) - sigma2 * mean_correction(g @ Z)
+def _mixture_stats(Z, sigma2, g, pairs=None):
+    """``sum_i g_i phi(z_i)`` for the mixture's two statistics: ``z z^T`` and ``z^{(x)3} - sigma2 T(z)``.
+
+    ``pairs``: the rows' ``z z^T`` flattened, ``(m, d^2)``, where a caller reuses them: the third moment is
+    then one matrix product, ``(g z)^T pairs``.
+    """
+    m, d = Z.shape
+    pairs = _pairs(Z) if pairs is None else pairs
+    weighted = Z * g[:, None]
+    M2 = weighted.T @ Z
+    M3 = (weighted.T @ pairs).reshape(d, d, d) - sigma2 * mean_correction(g @ Z)
     return symmetrise_matrix(M2), symmetrise_tensor(M3)
+
+
+def _pairs(Z):
+    return (Z[:, :, None] * Z[:, None, :]).reshape(Z.shape[0], -1)
 
 
 def _topic_stats(ids, D, g):
