@@ -212,7 +212,8 @@ def tensor_scope(n_draws, error, target, model):
     missing = "misspecification of the model or of sigma2: a population whose tails or spread are not the fitted " \
               "model's (its sampling variability and clipping bias are the model's, not read from the rows)"
     if target == "sample":
-        missing = "nothing of sampling (target 'sample': the decomposition of these rows without privacy); " + missing
+        missing += "; sampling variability is no part of target 'sample' (the decomposition of these rows without " \
+                   "privacy)"
     what = "population means and weights" if target == "population" else "means and weights of these rows"
     return {"covers": "; ".join(covered), "parts": " + ".join(parts), "not_covered": missing,
             "scope": f"for the {what}: " + " + ".join(parts) + " (sampling and clipping under the fitted model)"}
