@@ -2,7 +2,8 @@
 
 ``PrivateTensorDecomposition(model="mog")`` with the defaults (private ``row_norm``, 50 draws, 90% intervals):
 
-- **simulation**: a spherical Gaussian mixture (n = 20000, d = 5, K = 2, sigma2 = 0.05, weights 0.6 / 0.4,
+- **simulation**: a single topic model (n = 20000 documents, D = 8 words, K = 3, weights 0.5 / 0.3 / 0.2,
+  ``datasets.make_single_topic``, 6 fits) and a spherical Gaussian mixture (n = 20000, d = 5, K = 2, sigma2 = 0.05, weights 0.6 / 0.4,
   orthonormal means; ``datasets.make_mog``), the population's means and weights the truth
   (``target="population"``, the default);
 - **real tables** in raw units (statsmodels' RAND HIE, 20190 x 10, and fair, 6366 x 9; K = 2, sigma2 half
@@ -29,11 +30,12 @@ LEVEL, DELTA, DRAWS = 0.9, 1e-6, 50
 EPSILONS = (1.0, 4.0)
 
 
-def _fit(X, K, sigma2, eps, seed, target, error_model=True):
+def _fit(X, K, sigma2, eps, seed, target, error_model=True, model="mog"):
     from dpmoments.estimators import PrivateTensorDecomposition
 
-    est = PrivateTensorDecomposition(n_components=K, model="mog", epsilon=eps, delta=DELTA, sigma2=sigma2,
-                                     n_draws=DRAWS, level=LEVEL, rng=seed, target=target)
+    what = dict(sigma2=sigma2) if model == "mog" else dict(vocabulary_size=sigma2)  # stm: the vocabulary size
+    est = PrivateTensorDecomposition(n_components=K, model=model, epsilon=eps, delta=DELTA, n_draws=DRAWS,
+                                     level=LEVEL, rng=seed, target=target, **what)
     if error_model:
         return est.fit(X)
     with mock.patch("dpmoments.estimators._uncertainty_models.model_error", lambda *a, **k: None):
@@ -122,6 +124,16 @@ def run(quick=False):
             before.add(_held(_fit(X, 2, 0.05, eps, s, "population", False), comps, weights))
             after.add(_held(_fit(X, 2, 0.05, eps, s, "population"), comps, weights))
         _row(table, "mixture n=20000 d=5 (population)", eps, before, after)
+    from dpmoments.datasets.mixtures import make_single_topic
+
+    for eps in EPSILONS:
+        log(f"topic model eps={eps}")
+        before, after = _Tally(), _Tally()
+        for s in seeds[:6]:
+            t = make_single_topic(20_000, 8, 3, weights=[0.5, 0.3, 0.2], rng=200 + s)
+            before.add(_held(_fit(t.X, 3, 8, eps, s, "population", False, "stm"), t.components, t.weights))
+            after.add(_held(_fit(t.X, 3, 8, eps, s, "population", model="stm"), t.components, t.weights))
+        _row(table, "topic model n=20000 D=8 K=3 (population)", eps, before, after)
     for name in ("randhie", "fair"):
         X, sigma2, comps, weights = _real(name)
         for eps in EPSILONS:

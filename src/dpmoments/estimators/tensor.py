@@ -146,7 +146,8 @@ class TensorDecompositionFit:
         Parametric-bootstrap draws (0: the noise checks only). Each draw redraws both releases'
         noise and, for ``target="population"``, the rows' sampling deviation under the fitted
         model, and reruns the whitening and the power method; a mixture's intervals also take in
-        the clipping bias the fitted model predicts (:mod:`dpmoments.estimators.tensor_error`).
+        the clipping bias the fitted model predicts (:mod:`dpmoments.estimators.tensor_error`); where
+        the released second moment misfits the fitted model the intervals are withheld (``NaN``).
     target : {"population", "sample"}, default="population"
         What the intervals are about: the population's means and weights (sampling counted, as
         statsmodels' intervals), or the decomposition of these rows' exact, unclipped moments.
