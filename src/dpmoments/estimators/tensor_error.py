@@ -216,11 +216,17 @@ def tensor_scope(n_draws, error, target, model):
         covered.append("the clipping bias the fitted mixture predicts at the row bound (the interval is the hull of "
                        "itself and itself moved by that bias's effect)")
         parts.append("clipping")
-    missing = "misspecification of the model or of sigma2: a population whose tails or spread are not the fitted " \
-              "model's (its sampling variability and clipping bias are the model's, not read from the rows)"
+    if model == "mog":
+        missing = "misspecification of the model or of sigma2: a population whose tails or spread are not the " \
+                  "fitted model's (its sampling variability and clipping bias are the model's, not read from the rows)"
+    else:  # one-hot words: nothing is clipped, and the released co-occurrences are exact up to the noise
+        missing = "misspecification of the topic model (documents not drawn from one topic each: its sampling " \
+                  "variability is the model's, not read from the documents)"
     if target == "sample":
         missing += "; sampling variability is no part of target 'sample' (the decomposition of these rows without " \
                    "privacy)"
     what = "population means and weights" if target == "population" else "means and weights of these rows"
+    beyond = [p for p in parts if p != "noise"]
+    under = f" ({' and '.join(beyond)} under the fitted model)" if beyond else ""
     return {"covers": "; ".join(covered), "parts": " + ".join(parts), "not_covered": missing,
-            "scope": f"for the {what}: " + " + ".join(parts) + " (sampling and clipping under the fitted model)"}
+            "scope": f"for the {what}: " + " + ".join(parts) + under}
