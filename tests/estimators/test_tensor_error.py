@@ -13,8 +13,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 def _mog(**kw):
     m = make_mog(3000, 3, 2, sigma2=0.05, weights=[0.6, 0.4], rng=5)
-    base = dict(n_components=2, model="mog", epsilon=8.0, delta=1e-6, sigma2=0.05, row_norm=1.2, n_draws=12,
-                n_restarts=3, n_iter=10, rng=1)
+    base = dict(n_components=2, model="mog", epsilon=8.0, delta=1e-6, sigma2=0.05, row_norm=1.2, n_draws=6,
+                n_restarts=2, n_iter=10, rng=1)
     return m, PrivateTensorDecomposition(**{**base, **kw})
 
 
@@ -55,6 +55,6 @@ def test_a_misspecified_sigma2_withholds_the_intervals_and_says_why():
 def test_a_topic_model_draws_documents_from_its_topics():
     docs = make_single_topic(3000, 6, 2, rng=3)
     est = PrivateTensorDecomposition(n_components=2, model="stm", epsilon=8.0, delta=1e-6, vocabulary_size=6,
-                                     n_draws=8, n_restarts=3, n_iter=10, rng=1).fit(docs.X)
+                                     n_draws=6, n_restarts=2, n_iter=10, rng=1).fit(docs.X)
     assert est.uncertainty_["parts"] == "noise + sampling"  # one-hot words: nothing clipped
     assert np.all(est.weights_se_ >= est.weights_noise_se_ * 0.999)
