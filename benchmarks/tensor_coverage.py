@@ -112,7 +112,7 @@ def _row(table, label, eps, before, after):
 
 def run(quick=False):
     seeds = range(6 if quick else 12)
-    table = Table("Tensor decomposition (mog, K = 2): 90% intervals, before (noise only) and after",
+    table = Table("Tensor decomposition (mixtures K = 2, topic model K = 3): 90% intervals, before (noise only) and after",
                   ["data (truth)", "ε", "before: held", "before: wrong excl. 0", "after: held",
                    "after: wrong excl. 0", "width after / before", "withheld (fits)", "failed checks (fits)"])
     warnings.simplefilter("ignore")
