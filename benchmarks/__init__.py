@@ -47,6 +47,7 @@ from . import sites_structure  # noqa: E402
 from . import sites_width  # noqa: E402
 from . import private_scales  # noqa: E402  (loads statsmodels' data inside run)
 from . import small_tables  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
+from . import tensor_coverage  # noqa: E402  (loads statsmodels' data inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -84,6 +85,7 @@ BENCHMARKS = {
     "ranges_small": ranges_small.run,
     "private_scales": private_scales.run,
     "small_tables": small_tables.run,
+    "tensor_coverage": tensor_coverage.run,
 }
 
 __all__ = ["BENCHMARKS"]
