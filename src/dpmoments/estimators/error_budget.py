@@ -379,16 +379,17 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
             "parts": parts}
 
 
-def release_centre_bias(release, level):
+def release_centre_bias(release, level, with_norm=False):
     """The centre's bias bound ``B`` (d,) (:func:`centre_bias_bound`, standardised units) from the release's variances
     and clipping losses at their upper ends; ``None`` where it is not bounded (a public centre or bound). PCA's
-    eigenvalues and the draws behind the non-linear estimates (error_draws.py) read it: released values only."""
+    eigenvalues and the draws behind the non-linear estimates (error_draws.py) read it: released values only.
+    ``with_norm``: ``(B, (N, columns))`` or ``None``, ``N`` the bound on the norm of ``beta`` over ``columns``."""
     part, z, law = clipping_part(release), z_value(level), noise_law(release)
     upper = np.diagonal(release.second_moment) - law.diagonal_mean + z * law.diagonal_sd
     if part is not None:
         upper = upper + np.minimum(np.maximum(np.asarray(part["variance_lost"]) + z * float(part["noise_sd"]), 0.0),
                                    loss_cap(upper))
-    return centre_bias_bound(release, upper, level, far_columns(release, level, len(upper)))
+    return centre_bias_bound(release, upper, level, far_columns(release, level, len(upper)), with_norm=with_norm)
 
 
 def loss_beyond_outer_unseen(part, level):
