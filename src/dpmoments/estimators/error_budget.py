@@ -23,7 +23,8 @@ besides the added noise:
   3 times its released variance's upper end (:func:`loss_cap`: a clipped row loses in the band at most
   3 times what it keeps), which in mixed units is far below the loss release's own noise. Off the diagonal an
   undetected loss is taken as clipping shrinks elliptical rows, :math:`D_{ij} \approx \rho_{ij}
-  \sqrt{D_{ii} D_{jj}}`: towards a larger :math:`|S_{ij}|`. Where rows beyond :math:`2R` stand out
+  \sqrt{D_{ii} D_{jj}}`: towards a larger :math:`|S_{ij}|`. With Gaussian noise both off-diagonal allowances
+  take their own noise in quadrature with the entry's (:mod:`.clipping_allowance`). Where rows beyond :math:`2R` stand out
   of their count's noise (one-sided 95%), what they lost beyond :math:`2R` is not seen: the columns
   that bear them (whose band loss stands out, one-sided 90%: such rows leave :math:`3R^2` times their
   share of each column in the band) have their entries marked (``covariance_biased_``, ``biased`` in
@@ -103,12 +104,14 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None, vari
     matrix's PSD projection, :func:`_psd`; ``variance_upper``: each released variance's upper end at ``level``,
     which caps the loss, :func:`loss_cap`).
 
-    Returns ``(lo, hi, sd, withheld columns, withheld variances, summary, towards_sd)``: shifts of the lower
+    Returns ``(lo, hi, sd, withheld columns, withheld variances, summary, (towards_sd, spread_variance))``: shifts
+    of the lower
     and upper ends (d, d), a noise sd to add to the upper half-width of each variance in quadrature (d,: the
     released loss's own noise, where it is not detected; none off the diagonal), the
     columns whose intervals cannot be completed, and the clipped columns whose variance cannot be
-    (:func:`_far_rows_possible`), and the off-diagonal allowance's signed noise sd (d, d) or ``None``
-    (:mod:`.clipping_allowance`: given ``variance_sd``, each released variance's noise sd, for Gaussian noise).
+    (:func:`_far_rows_possible`), and, given ``variance_sd`` (each released variance's noise sd, Gaussian noise;
+    else two ``None``), the allowances' noises (:mod:`.clipping_allowance`): the undetected loss's signed sd (d, d)
+    and a detected column's spread's variance (d, d, a normal part), each in quadrature with the entry's.
     ``variance_half``: each variance's half-width without clipping, at
     ``level``, against which the summary's ``material_columns`` judge the loss (:func:`_material`).
     """
