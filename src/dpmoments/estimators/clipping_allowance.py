@@ -92,7 +92,7 @@ def detected_spread(lost, sd, upper, touched, variance_upper, variance_sd, tail,
         return np.sqrt(hi, out=hi), None
     cap_centre = 3.0 * tail * (variance_upper - z * variance_sd)
     c, tau, up = elliptical_parts(lost, sd, cap_centre, 3.0 * tail * variance_sd, z, z_loss=z_detect)
-    hi, variance = split_allowance(c, tau, up, slice(0, len(up)))
+    hi, variance = _by_blocks(c, tau, up)
     variance **= 2
     variance *= touched
     np.fill_diagonal(variance, 0.0)
@@ -120,9 +120,21 @@ def elliptical_allowance(sigma, touched, lost, sd, cap, variance_upper, variance
         towards_sd = None
     else:
         c, tau, up = elliptical_parts(lost, sd, 3.0 * (variance_upper - z * variance_sd), 3.0 * variance_sd, z)
-        towards, towards_sd = split_allowance(c, tau, up, slice(0, len(up)))
+        towards, towards_sd = _by_blocks(c, tau, up)
         towards_sd *= rho
         np.negative(towards_sd, out=towards_sd, where=negative)  # the sign says which end it widens
         np.fill_diagonal(towards_sd, 0.0)  # a variance's own loss is counted apart
     towards *= rho
     return towards, towards_sd, positive, negative
+
+
+def _by_blocks(c, tau, upper):
+    """:func:`split_allowance` of every row, a block of rows at a time: its temporaries stay a block's size (a d x d
+    array is 800 MB at d = 10 000)."""
+    d = len(upper)
+    shift, sd = np.empty((d, d)), np.empty((d, d))
+    step = max(1, (1 << 20) // max(d, 1))
+    for lo in range(0, d, step):
+        rows = slice(lo, min(lo + step, d))
+        shift[rows], sd[rows] = split_allowance(c, tau, upper, rows)
+    return shift, sd
