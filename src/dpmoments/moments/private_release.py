@@ -98,6 +98,10 @@ from .private_passes import bound_pass, column_scales, fused_sums, row_bound_dra
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
 
+# What a refusal for too few rows adds: with every column's range the estimators draw nothing that needs the rows
+# (docs/bounds.md, "Too few rows for those draws"), so the table runs at any epsilon, its noise marked.
+RANGES_REMEDY = ", or every column's range (ranges=), with which no draw needs these rows"
+
 
 def needs_private_choices(row_norm, center, scale):
     return is_auto(row_norm) or isinstance(center, str) or scale is not None
@@ -193,6 +197,7 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     shares = _shares(center, center_budget, scale, row_norm, bounds)
     main_share = 1.0 - sum(shares.values())
     budget = PrivateChoiceBudget(epsilon, delta, mechanism, calibration, neighbours)
+    budget.also = RANGES_REMEDY
     main = (SECOND, mechanism, neighbours, main_share, count_share)
     relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
     names = names if names is not None and len(names) == source.n_features else None
@@ -242,7 +247,7 @@ def _clipping_centre(X, budget, shares, main, relation, center, center_budget, s
     # the refined location then serves as a privately chosen prior
     m, coarse, settled, unspent = refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm),
                                                     bounds, rng, known)
-    return m, coarse, settled, (*main[:3], main[3] + unspent, main[4])  # the draws of the steps not taken
+    return m, coarse, settled, (*main[:3], main[3] + unspent, main[4])  # the draws not made; a small table's widening
 
 
 def _scales_step(X, m, budget, shares, row_norm, coarse, bounds, rng, known):
@@ -312,8 +317,8 @@ def _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta):
     if budget.weakest is not None:  # where n is public a weak draw was refused; under add-remove it is warned about
         _warn_weakest(*budget.weakest, bounds.search, rel.n)
     center = rel.center if (rel.center is None or s is None) else rel.center * s
-    steps = rel.postprocessing + (("standardised by private column scales; estimates are mapped back",)
-                                  if s is not None else ())
+    steps = rel.postprocessing + budget.widening_note() + (
+        ("standardised by private column scales; estimates are mapped back",) if s is not None else ())
     rel = dataclasses.replace(rel, center=center, column_scale=s, guarantee=budget.total(), parts=tuple(budget.parts),
                               randomness=randomness_of(rng, epsilon), postprocessing=steps)
     return calibrated_as(rel, budget.calibration) if budget.zcdp else rel
