@@ -227,8 +227,8 @@ def choose_center(plan, step, aggregator, inbox, dropped, ctx, before=None):
         scale = column_scales(spreads, plan.ranges, plan.location.low, plan.columns,
                               about=scales_about(center, move, plan.location.edges(), plan.ranges))
         details["column_scales"] = "per column, the median distance from the median in these summed noisy " \
-                                   "histograms (the median's bin tied at 0, bins within the noise left out), at " \
-                                   "least the gap to the nearest bin beyond and the median bin's width " \
+                                   "histograms (the median's bin at 0), at least half their upper quartile, the " \
+                                   "gap to the nearest bin over 4 noise sds and the median bin's width " \
                                    "(post-processing, no share of its own), within the ranges' limits"
         notes += ("private column scales: the median distance from each column's median in these histograms, at "
                   "least the gap to its next values; every later step divides the rows by them",)
