@@ -4,7 +4,7 @@
  * edge at or above it: NumPy's searchsorted, side="left"), the bin's count, and (where sums are asked
  * for) z and z / ||z|| added to the bin's two sums. NumPy needs a centred copy, a norm reduction, a
  * search, and a sparse product over the block; here a row is read once from memory and the rest of its
- * work is done from L1. The norm is summed as the row clipping (_clip.c) sums it. At the first row whose
+ * work is done from L1. The norm is summed as the row clipping (_clip.c) sums it (_row_norms.h). At the first row whose
  * norm is not finite (a NaN/inf entry, or squares that overflow) the call stops and returns how many rows
  * it counted and summed: the caller takes the NumPy
  * path for the rest of the block. The work per row does not depend on its values beyond the bin it adds to
@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "../_buffer_checks.h"
+#include "_row_norms.h"
 
 #if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
 /* An AVX2 copy where the CPU has it, chosen at load time; no FMA, so both copies round alike. */
@@ -34,10 +35,6 @@
 #else
 #define CLONES
 #endif
-#if defined(__GNUC__) || defined(__clang__)
-typedef double v4d __attribute__((vector_size(32)));
-#endif
-
 static Py_ssize_t bin_of(const double *edges, Py_ssize_t g, double v)
 {
     /* the number of edges below v (a branch-free lower bound: a row's bin is not guessable) */
@@ -70,38 +67,6 @@ static void standardise(const double *x, const double *center, const double *sca
             z[k] = x[k];
 }
 
-/* The norms of four rows z, z + d, z + 2 d, z + 3 d. A row's squares go to four running sums, as the row
- * clipping (_clip.c's clip_rows) sums them: sum l takes the columns l, l + 4, l + 8, ... in order, the last
- * d mod 4 columns go to sum 0, and the norm is sqrt((s0 + s1) + (s2 + s3)). The four rows' sums do not wait
- * on each other, so their adds overlap (one row alone waits on each add of its sums). */
-static inline void four_norms(const double *z, Py_ssize_t d, double *norm)
-{
-    double s[4][4];
-#if defined(__GNUC__) || defined(__clang__)
-    v4d a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0, v0, v1, v2, v3;
-    Py_ssize_t k = 0;
-    for (; k + 4 <= d; k += 4) {
-        memcpy(&v0, z + k, 32); memcpy(&v1, z + d + k, 32);
-        memcpy(&v2, z + 2 * d + k, 32); memcpy(&v3, z + 3 * d + k, 32);
-        a0 += v0 * v0; a1 += v1 * v1; a2 += v2 * v2; a3 += v3 * v3;
-    }
-    memcpy(s[0], &a0, 32); memcpy(s[1], &a1, 32); memcpy(s[2], &a2, 32); memcpy(s[3], &a3, 32);
-#else
-    Py_ssize_t k = 0;
-    for (int r = 0; r < 4; r++)
-        s[r][0] = s[r][1] = s[r][2] = s[r][3] = 0.0;
-    for (; k + 4 <= d; k += 4)
-        for (int r = 0; r < 4; r++)
-            for (int l = 0; l < 4; l++)
-                s[r][l] += z[r * d + k + l] * z[r * d + k + l];
-#endif
-    for (int r = 0; r < 4; r++) {
-        for (Py_ssize_t t = k; t < d; t++)
-            s[r][0] += z[r * d + t] * z[r * d + t];
-        norm[r] = sqrt((s[r][0] + s[r][1]) + (s[r][2] + s[r][3]));
-    }
-}
-
 /* Rows i .. i + m - 1 (m <= 4) standardised into z (four rows of d; rows past m are zeros) and their norms. */
 static inline void standardise_four(const double *x, const double *center, const double *scale, double *z,
                                     Py_ssize_t m, Py_ssize_t d, double *norm)
@@ -111,7 +76,9 @@ static inline void standardise_four(const double *x, const double *center, const
             standardise(x + r * d, center, scale, z + r * d, d);
         else
             memset(z + r * d, 0, (size_t)d * sizeof(double));
-    four_norms(z, d, norm);
+    dpm_four_sumsq(z, d, d, norm);
+    for (int r = 0; r < 4; r++)
+        norm[r] = sqrt(norm[r]);
 }
 
 /* bin_rows' loop: the rows before the first whose norm is not finite are counted (and summed, where inside is
