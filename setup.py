@@ -8,19 +8,18 @@ Python C API (no NumPy headers, no Cython), so a C compiler is all they need. Al
 optional: where no compiler is found the build goes on without them and the library
 uses its pure-NumPy code (same results to rounding, slower). Each exports an ``ABI`` number that its
 Python caller checks before using it, and includes the argument checks of ``_buffer_checks.h``
-(docs/development.md); ``_clip`` and ``_binned`` share the row norms of ``moments/_row_norms.h``.
+(docs/development.md).
 """
 
 from setuptools import Extension, setup
 
 _CHECKS = ["src/dpmoments/_buffer_checks.h"]  # a change to the shared checks rebuilds every extension
-_NORMS = ["src/dpmoments/moments/_row_norms.h"]  # the row norms the clipping and the binned pass share
 
 
-def _extension(name, source, depends=()):
-    return Extension(name, [source], depends=_CHECKS + list(depends), optional=True)
+def _extension(name, source):
+    return Extension(name, [source], depends=_CHECKS, optional=True)
 
 
 setup(ext_modules=[_extension("dpmoments.solvers._glasso_sweep", "src/dpmoments/solvers/_glasso_sweep.c"),
-                   _extension("dpmoments.moments._clip", "src/dpmoments/moments/_clip.c", _NORMS),
-                   _extension("dpmoments.moments._binned", "src/dpmoments/moments/_binned.c", _NORMS)])
+                   _extension("dpmoments.moments._clip", "src/dpmoments/moments/_clip.c"),
+                   _extension("dpmoments.moments._binned", "src/dpmoments/moments/_binned.c")])

@@ -4,7 +4,7 @@
  * edge at or above it: NumPy's searchsorted, side="left"), the bin's count, and (where sums are asked
  * for) z and z / ||z|| added to the bin's two sums. NumPy needs a centred copy, a norm reduction, a
  * search, and a sparse product over the block; here a row is read once from memory and the rest of its
- * work is done from L1. The norm is summed as the row clipping (_clip.c) sums it (_row_norms.h). At the first row whose
+ * work is done from L1. The norm is summed as the row clipping (_clip.c) sums it. At the first row whose
  * norm is not finite (a NaN/inf entry, or squares that overflow) the call stops and returns how many rows
  * it counted and summed: the caller takes the NumPy
  * path for the rest of the block. The work per row does not depend on its values beyond the bin it adds to
@@ -27,7 +27,6 @@
 #include <stdint.h>
 #include <string.h>
 #include "../_buffer_checks.h"
-#include "_row_norms.h"
 
 #if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
 /* An AVX2 copy where the CPU has it, chosen at load time; no FMA, so both copies round alike. */
@@ -35,6 +34,50 @@
 #else
 #define CLONES
 #endif
+#if defined(__GNUC__) || defined(__clang__)
+typedef double v4d __attribute__((vector_size(32)));
+#endif
+
+/* Four rows' sums of squares (rows z + r * stride, r = 0 .. 3, of d columns), each the double the row clipping
+ * (_clip.c's clip_block) makes for that row alone: four running sums, sum l taking the columns l, l + 4, ...
+ * in order, the last d mod 4 columns going to sum 0, then (s0 + s1) + (s2 + s3). The four rows' sums do not
+ * wait on each other, so their adds overlap (one row alone waits on each add). */
+static inline void four_sumsq(const double *z, Py_ssize_t stride, Py_ssize_t d, double *sumsq)
+{
+    double s[4][4];
+    Py_ssize_t k = 0;
+#if defined(__GNUC__) || defined(__clang__)
+    v4d a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0, v0, v1, v2, v3;
+    for (; k + 4 <= d; k += 4) {
+        memcpy(&v0, z + k, 32);
+        memcpy(&v1, z + stride + k, 32);
+        memcpy(&v2, z + 2 * stride + k, 32);
+        memcpy(&v3, z + 3 * stride + k, 32);
+        a0 += v0 * v0;
+        a1 += v1 * v1;
+        a2 += v2 * v2;
+        a3 += v3 * v3;
+    }
+    memcpy(s[0], &a0, 32);
+    memcpy(s[1], &a1, 32);
+    memcpy(s[2], &a2, 32);
+    memcpy(s[3], &a3, 32);
+#else
+    for (int r = 0; r < 4; r++)
+        s[r][0] = s[r][1] = s[r][2] = s[r][3] = 0.0;
+    for (; k + 4 <= d; k += 4)
+        for (int r = 0; r < 4; r++)
+            for (int l = 0; l < 4; l++)
+                s[r][l] += z[r * stride + k + l] * z[r * stride + k + l];
+#endif
+    for (int r = 0; r < 4; r++) {
+        for (Py_ssize_t t = k; t < d; t++)
+            s[r][0] += z[r * stride + t] * z[r * stride + t];
+        sumsq[r] = (s[r][0] + s[r][1]) + (s[r][2] + s[r][3]);
+    }
+}
+
+
 static Py_ssize_t bin_of(const double *edges, Py_ssize_t g, double v)
 {
     /* the number of edges below v (a branch-free lower bound: a row's bin is not guessable) */
@@ -76,7 +119,7 @@ static inline void standardise_four(const double *x, const double *center, const
             standardise(x + r * d, center, scale, z + r * d, d);
         else
             memset(z + r * d, 0, (size_t)d * sizeof(double));
-    dpm_four_sumsq(z, d, d, norm);
+    four_sumsq(z, d, d, norm);
     for (int r = 0; r < 4; r++)
         norm[r] = sqrt(norm[r]);
 }

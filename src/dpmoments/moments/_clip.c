@@ -27,7 +27,6 @@
 #include <math.h>
 #include <string.h>
 #include "../_buffer_checks.h"
-#include "_row_norms.h"
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -56,32 +55,38 @@ typedef long long v4i __attribute__((vector_size(32)));
 #define CLONES
 #endif
 
-/* clip_rows' loop: 0 at the first row whose sum of squares is not finite (the rows before it are written).
- * Rows are taken four at a time, their sums of squares made together (_row_norms.h: the same doubles as one
- * row at a time, their adds overlapping), then scaled one by one. An AVX2 copy where the CPU has it; both
- * copies round alike. */
+/* clip_rows' loop: 0 at the first row whose sum of squares is not finite. The four running sums are
+ * the four lanes of one vector (an AVX2 copy where the CPU has it); both copies round alike. */
 CLONES static int clip_block(const double *in, double *out, Py_ssize_t n, Py_ssize_t d, double bound)
 {
-    for (Py_ssize_t i = 0; i < n; i += 4) {
-        Py_ssize_t m = n - i < 4 ? n - i : 4;
-        double s[4], one[4];
-        if (m == 4)
-            dpm_four_sumsq(in + i * d, d, d, s);
-        else /* the last rows, each alone (read four times over: stride 0) */
-            for (Py_ssize_t r = 0; r < m; r++) {
-                dpm_four_sumsq(in + (i + r) * d, 0, d, one);
-                s[r] = one[0];
-            }
-        for (Py_ssize_t r = 0; r < m; r++) {
-            if (!isfinite(s[r]))
-                return 0;
-            double scale = bound / sqrt(s[r]); /* a zero row gives inf, then 1 */
-            scale = scale < 1.0 ? scale : 1.0;
-            const double *x = in + (i + r) * d;
-            double *o = out + (i + r) * d;
-            for (Py_ssize_t k = 0; k < d; k++)
-                o[k] = x[k] * scale;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const double *x = in + i * d;
+        double *o = out + i * d, s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        Py_ssize_t k = 0;
+#if defined(__GNUC__) || defined(__clang__)
+        v4d acc = {0.0, 0.0, 0.0, 0.0}, v;
+        for (; k + 4 <= d; k += 4) { /* four running sums: the adds overlap instead of waiting on each other */
+            memcpy(&v, x + k, 32);
+            acc += v * v;
         }
+        s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3];
+#else
+        for (; k + 4 <= d; k += 4) { /* four running sums: the adds overlap instead of waiting on each other */
+            s0 += x[k] * x[k];
+            s1 += x[k + 1] * x[k + 1];
+            s2 += x[k + 2] * x[k + 2];
+            s3 += x[k + 3] * x[k + 3];
+        }
+#endif
+        for (; k < d; k++)
+            s0 += x[k] * x[k];
+        double s = (s0 + s1) + (s2 + s3);
+        if (!isfinite(s))
+            return 0;
+        double scale = bound / sqrt(s); /* a zero row gives inf, then 1 */
+        scale = scale < 1.0 ? scale : 1.0;
+        for (k = 0; k < d; k++)
+            o[k] = x[k] * scale;
     }
     return 1;
 }
