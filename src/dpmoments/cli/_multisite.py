@@ -124,8 +124,9 @@ def check_analysis(args, fit=True):
         raise CliError(f"--draws has no use with --analysis {a}: its spread is in closed form (or, for select, "
                        "from its own redrawn releases); leave --draws out")
     if fit and getattr(args, "intervals_for", "population") == "sample" and a in NO_TARGET:
-        raise CliError(f"--intervals-for has no use with --analysis {a}: its intervals count the noise only; leave "
-                       "it out")
+        why = "no draws are made across sites, so it prints no intervals" if a.startswith("tensor") else \
+            "its intervals count the noise only"
+        raise CliError(f"--intervals-for has no use with --analysis {a}: {why}; leave it out")
 
 
 def response_bound_of(args):
