@@ -82,6 +82,7 @@ BENCHMARKS = {
     "sites_structure": sites_structure.run,
     "sites_width": sites_width.run,
     "cluster": cluster.run,
+    "cluster_defaults": cluster.run_defaults,
     "sites_scale": sites_scale.run,
     "ranges_sites": ranges_sites.run,
     "ranges_small": ranges_small.run,
