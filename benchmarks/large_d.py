@@ -40,6 +40,8 @@ def _cells(path, out):
         "covariance, default private choices": dpm + ["covariance", str(path), *tail],
         "covariance, public bounds": dpm + ["covariance", str(path), "--row-norm", "2", "--center", "0", *tail],
         "pca --n-components 5, default private choices": dpm + ["pca", str(path), "--n-components", "5", *tail],
+        "pca --n-components 5, public bounds": dpm + ["pca", str(path), "--n-components", "5", "--row-norm", "2",
+                                                      "--center", "0", *tail],
     }
 
 
