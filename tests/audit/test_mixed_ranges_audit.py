@@ -39,7 +39,7 @@ _G = np.random.default_rng(3)
 _AWAY = np.geomspace(0.3, 5.0, 30) * np.where(_G.random(30) < 0.5, -1.0, 1.0)
 BACKGROUND = np.column_stack([np.where(_G.random(50) < 0.3, 1.0, -1.0), np.r_[_AWAY, np.zeros(20)]])
 # A's row is within the tie width of the centre (tied, though not 0: the width a private median's grid bin gives,
-# private_release.median_resolution); the width 0 is the plain statistic, so this covers both.
+# scale_floors.median_resolution); the width 0 is the plain statistic, so this covers both.
 PAIR = {"A": np.array([-1.0, 0.3]), "B": np.array([1.0, 8.0])}
 NAMES = ("A", "B")
 CENTER = np.zeros(2)

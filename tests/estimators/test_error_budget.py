@@ -9,7 +9,8 @@ import pytest
 import dpmoments.moments.clipping_bias as clipping_bias
 import dpmoments.data.readers as readers
 from dpmoments.estimators import PrivateCovariance, PrivatePCA
-from dpmoments.estimators.error_budget import covariance_error_budget, eigenvalue_error_budget
+from dpmoments.estimators.eigenvalue_budget import eigenvalue_error_budget
+from dpmoments.estimators.error_budget import covariance_error_budget
 from dpmoments.estimators.fcr import fcr_level
 from dpmoments.moments.auto_release import BoundBudget
 

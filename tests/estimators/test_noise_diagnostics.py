@@ -251,7 +251,7 @@ def test_a_refined_centre_the_final_mean_cannot_reach_is_flagged():
     exceed R."""
     X = np.random.default_rng(1).normal(size=(4000, 3)) * [1, 2, 0.5] + [3, -2, 1]
     # That seed no longer fails: the far-off draw's step moved the centre by less than a tenth of that bound, so
-    # it ends the refinement and is not taken (moments/private_release.py: _settled; none of 600 seeds failed)
+    # it ends the refinement and is not taken (moments/private_location.py: _settled; none of 600 seeds failed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoiseDominatesWarning)  # the small column's variance is noise at this n
         est = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=12.0, rng=367).fit(X)

@@ -123,7 +123,7 @@ def _centre_noise_scale(release):
     """The private centre's noise scale: its final mean's, or the last refinement's where that mean cannot reach."""
     scales = {p.label: p.released.get("noise_scale") for p in (release.parts or ())  # a step that found the
               if p.label.endswith("mean") and p.released.get("noise_scale") and not p.released.get("settled")}
-    # centre settled did not move it (moments/private_release.py: _settled)
+    # centre settled did not move it (moments/private_location.py: _settled)
     s = scales.pop("mean", None)
     if not s:
         return s

@@ -21,7 +21,7 @@ from ._moment_base import MomentEstimator, in_original_units, location_of
 from ._params import REQUIRED, integer, one_of, param, parameters, value_only
 from ._uncertainty_matrix import _scales, pca_spread
 from .diagnostics import Diagnostics
-from .error_budget import eigenvalue_error_budget
+from .eigenvalue_budget import eigenvalue_error_budget
 from .perturbation import bias_perturbation
 from .error_draws import error_parts, every_part_draws
 from .uncertainty import UNSTABLE_DEGREES, bootstrap_generator, check_draws

@@ -7,7 +7,7 @@ Passes over the data, each paid from a stated share of the budget:
    for the means): from the origin (with ``scale="private"``: the private
    column medians and coarse scales about them), up to four refinement steps,
    each a private bound on ``||x - c||`` and the mean clipped about ``c`` at
-   it (``_refined_location``), until a step finds ``c`` settled (``_settled``:
+   it (:mod:`~dpmoments.moments.private_location`), until a step finds ``c`` settled (``_settled``:
    it moved ``c`` by at most a tenth of its bound); the row bound of step 3
    (or the public ``row_norm``) then applies about the refined ``c``;
 2. **scales** (``scale="private"``): per column, a private median of the
@@ -17,7 +17,7 @@ Passes over the data, each paid from a stated share of the budget:
    its gap, not of its share of ones); about the private medians (the coarse
    scales, and the scales where no step refines) the rows within a median's
    grid bin count as tied to it, and no scale is below that bin's width
-   (:func:`median_resolution`);
+   (:func:`~dpmoments.moments.scale_floors.median_resolution`);
 3. **row bound** (``row_norm="auto"``): a private quantile of
    ``||(x - m) / s||`` and the noisy count of rows beyond it (the rest of
    ``bound_budget``, :mod:`dpmoments.moments.auto_release`);
@@ -82,32 +82,18 @@ from ..mechanisms import laws
 from .releases import release_public_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, is_auto, rank_error, warn_clipped,
                            warn_unreliable)
-from .clipping_bias import OUTER_FACTOR, ExcessTap, record_clipping_excess
-from .mean_overflow import OVERFLOW_FRACTION, mean_bound, record_overflow
+from .clipping_bias import ExcessTap, record_clipping_excess
 from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_delta_large
-from .private_bounds import quantile_pass
-from .choice_budget import (BOUND_OPTION, LOCATION_OPTION, ONE_STEP_MEAN, REFINE_MEAN, SCALE_SHARE,
-                            PrivateChoiceBudget, check_draws, draw_plan, public_rows, refinement_steps)
-from .statistics import CROSS, SECOND
+from .choice_budget import BOUND_OPTION, LOCATION_OPTION, SCALE_SHARE, PrivateChoiceBudget
+from .statistics import SECOND
 from .release import calibrated_as, randomness_of, release_part
 from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
 from .scale_guard import guard_scales, named_columns
-from .private_passes import (bound_pass, clipped_mean, column_medians, column_scales, fused_sums, row_bound_draw,
-                             scaled_rows)
+from .scale_floors import at_resolution, drawn_columns, median_resolution, scale_floor
+from .private_location import private_mean, refined_location
+from .private_passes import bound_pass, column_scales, fused_sums, row_bound_draw, scaled_rows
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
-
-SETTLED = 0.1  # a step that moved the centre by at most this share of its bound ends the refinement (_settled)
-# A column's scale (the median of its |x - m| about the refined location, near the mean) is never below this share
-# of its coarse scale (the median of its non-zero |x - median|, the gap between its values for a 0/1 or count
-# column): about its mean a 0/1 column with 2% ones has |x - m| = 0.02 on 98% of its rows, and dividing by 0.02
-# multiplied it by 50, set the row bound and drowned the other columns (randhie: 6 times the error of public
-# ranges, 1.0 times with the floor; benchmarks/results/ranges.md). A continuous column's two medians are about
-# equal, so the floor leaves it alone. Where the coarse scale is within COARSE_GRID_STEPS grid steps of the
-# private median, it measures the median's grid error (a column around 1e6, where a step is 3.3e4), not the
-# column, and no floor is taken from it.
-COARSE_FLOOR = 0.25
-COARSE_GRID_STEPS = 2.0
 
 
 def needs_private_choices(row_norm, center, scale):
@@ -231,7 +217,7 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     if is_auto(row_norm):
         R, count, binned = _private_row_bound(X, m, s, budget, shares, bound_share, bounds, main, rng_bound,
                                               with_mean, settled)
-    c = _private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation, binned) if with_mean else None
+    c = private_mean(X, s, m_z, R, budget, final_share, rng_mean, relation, binned) if with_mean else None
     clipping_share, main_share = shares["clipping"], main[3]
     if second_bound is not None and c is not None:  # a bound no row exceeds about c: nothing clipped to measure
         R, clipping_share, main_share = float(second_bound(R, c)), 0.0, main_share + clipping_share
@@ -244,14 +230,14 @@ def _clipping_centre(X, budget, shares, main, relation, center, center_budget, s
     """Where the rows are clipped about: ``(centre, coarse scales or None, settled pass or None, main)``.
 
     A public centre (or none) as given; a private one from its prior, or chosen privately and refined
-    (:func:`_refined_location`), whose steps not taken leave their share to the second moment (``main``).
+    (:func:`refined_location`), whose steps not taken leave their share to the second moment (``main``).
     """
     if not isinstance(center, str):
         return center, None, None, main
     if center_budget.prior is not None:
         return np.asarray(center_budget.prior, dtype=float), None, None, main
     # the refined location then serves as a privately chosen prior
-    m, coarse, settled, unspent = _refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm),
+    m, coarse, settled, unspent = refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm),
                                                     bounds, rng, known)
     return m, coarse, settled, (*main[:3], main[3] + unspent, main[4])  # the draws of the steps not taken
 
@@ -261,38 +247,12 @@ def _scales_step(X, m, budget, shares, row_norm, coarse, bounds, rng, known):
     option left to the row bound."""
     scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
     medians, coarse = (None, None) if coarse is None else coarse
-    floor = None if coarse is None else _scale_floor(medians, coarse, bounds.search)
+    floor = None if coarse is None else scale_floor(medians, coarse, bounds.search)
     width = None if medians is None or coarse is not None else median_resolution(medians, bounds.search)
     s = guard_scales(column_scales(X, m, budget, scale_share, bounds.search, rng, shares["bound"], limits=known,
                                    floor=floor, tie_width=width), bounds.search.low, "column scales",
-                     about=None if width is None else (medians, width, _drawn(known, medians.size)))
-    return _at_least(s, width, known), shares["bound"] - scale_share
-
-
-def median_resolution(medians, search):
-    """The width of the signed-grid bin each private median is the upper edge of (post-processing).
-
-    The median of a column lies somewhere in that bin, so rows within it of the median cannot be told from it:
-    a scale about the median counts them as tied. A 0/1 column with 90% ones has its median drawn at the edge
-    just above 1 (1.028 on the default grid), and without this its scale was the 0.028 between them, which
-    multiplied its zeros by 36, set the row bound and drowned every other column.
-    """
-    edges = search.edges(signed=True)
-    k = np.clip(np.searchsorted(edges, medians, side="left"), 1, edges.size - 1)
-    return edges[k] - edges[k - 1]
-
-
-def _at_least(s, width, known):
-    """The scales raised to the medians' resolution where drawn: a column all within it of its median (around
-    1e6 with spread 1) keeps a scale of that resolution, not the other columns' (scale_guard) it fell back to."""
-    if width is None:
-        return s
-    return np.where(_drawn(known, s.size), np.maximum(s, width), s)
-
-
-def _drawn(known, d):
-    """The columns whose scale is drawn (not known from a public range)."""
-    return np.ones(d, dtype=bool) if known is None else known[0] < known[1]
+                     about=None if width is None else (medians, width, drawn_columns(known, medians.size)))
+    return at_resolution(s, width, known), shares["bound"] - scale_share
 
 
 def _private_row_bound(X, m, s, budget, shares, share, bounds, main, rng, with_mean, settled):
@@ -322,149 +282,6 @@ def _second_moment_release(X, s, center_z, R, binned, budget, clipping_share, ma
         record_clipping_excess(X, s, rel, budget, clipping_share, spawn(rng, 1)[0],
                                sums=None if tap is None else tap.sums())
     return rel
-
-
-def _scale_floor(medians, coarse, search):
-    """``COARSE_FLOOR`` times the coarse scales, 0 where one is within ``COARSE_GRID_STEPS`` grid steps of its
-    median (it then measures the median's grid error); post-processing of private draws."""
-    ratio = (search.high / search.low) ** (1.0 / (search.steps - 1)) - 1.0
-    step = np.maximum(np.abs(medians), search.low) * ratio
-    return np.where(coarse > COARSE_GRID_STEPS * step, COARSE_FLOOR * coarse, 0.0)
-
-
-def _refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng, known=None):
-    """Where to clip, chosen privately and refined: ``(location, (private medians, coarse scales) or None)``.
-
-    Each step's error is a small fraction of the last one's.
-
-    The start is the origin (or, with ``scale="private"``, the private column
-    medians, whose grid error is ~3% of their magnitude). Each step draws a
-    private bound on ``||x - c||`` and moves ``c`` by the mean of the rows'
-    offsets from it clipped at that bound (CoinPress's refinement): its noise
-    is proportional to the bound, so data far from the origin (columns around
-    1e6, say) lose their offset's error in a few steps instead of carrying it
-    into the covariance as ``(mu - c)(mu - c)^T``. The draws share
-    ``CenterBudget.location``; the means take ``sum(REFINE_MEAN)`` of ``CenterBudget.mean``, in
-    ``REFINE_MEAN``'s proportions over the steps planned (one step: ``ONE_STEP_MEAN`` of it). A settled step
-    ends it.
-
-    Returns ``(c, coarse, binned, unspent)``: the centre; ``(private medians, coarse scales)`` where
-    they were drawn, else None; the :class:`~dpmoments.moments.binned_sums.BinnedSums` about ``c``
-    where the settled step's pass can serve the row bound and final mean (without scales), else
-    None; the location share of the draws not made.
-    """
-    d = as_source(X).n_features
-    # The first pass (the bound about the origin and its mean; or the column medians) also counts the rows
-    if scale is None:
-        first = bound_pass(X, np.zeros(d), None, bounds, "mean")
-        counted = None if first is None else first.n
-    else:
-        (first,), _ = quantile_pass(X, [("column", None, None)], search=bounds.search)
-        counted = int(first.counts[0].sum())
-    n = _public_n(X, budget, counted)
-    steps = refinement_steps(n, d, budget, shares["location"], scale, bounds.search)
-    check_draws(n, budget, draw_plan(d, budget, shares, scale, auto, steps, bounds))
-    draw_share = shares["location"] / (steps + 2 * (scale is not None))
-    gens = spawn(rng, 2 * steps + 2)
-    if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
-        medians = column_medians(X, budget, shares["location"], bounds.search, rng, first)
-        return medians, (None if scale is None else (medians, None)), None, 0.0
-    c, s = np.zeros(d), np.ones(d)
-    if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
-        c = column_medians(X, budget, draw_share, bounds.search, gens[-1], first)
-        medians, first = c, None
-        width = median_resolution(c, bounds.search)
-        s = guard_scales(column_scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"],
-                                       "coarse column scales", known, tie_width=width), bounds.search.low,
-                         "coarse column scales", about=(c, width, _drawn(known, d)))
-        s = _at_least(s, width, known)
-    for k, fraction in enumerate(_step_fractions(steps, auto)):
-        label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
-        mean_share, s_k = shares["mean"] * fraction, None if scale is None else s
-        binned = first if k == 0 and first is not None else bound_pass(X, c, s_k, bounds, "mean")
-        R_k, _ = row_bound_draw(X, c, s_k, budget, draw_share, bounds,
-                            (CROSS, *main[1:3], mean_share, main[4]), gens[2 * k], label, diagnostic=False,
-                            option_share=shares["location"], binned=binned)
-        mean = clipped_mean(X, s_k, c / s, budget.release(mean_share), gens[2 * k + 1],
-                     dict(row_norm=R_k, **relation), binned)
-        name = "mean" if _step_is_centre(steps, auto) else f"{label} mean"
-        settled = steps > 1 and _settled(mean.cross_moment, R_k)  # c is already where the rows are: stop here
-        budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale,
-                                         **({"settled": True} if settled else {}),
-                                         **(_mean_clipping(budget, mean, R_k) if name == "mean" else {})))
-        if settled:
-            unspent = draw_share * (steps - k - 1)
-            if scale is None:  # the final bound and mean come from this pass's counts and sums about c
-                return c, None, binned, unspent
-            return c + mean.cross_moment * s, (medians, s), None, unspent
-        c = c + mean.cross_moment * s
-    return c, ((medians, s) if scale is not None else None), None, 0.0
-
-
-def _step_is_centre(steps, auto):
-    """One step with a public bound: its mean is the centre (a final mean would clip at that same bound)."""
-    return steps == 1 and not auto
-
-
-def _step_fractions(steps, auto):
-    """Each refinement step's share of ``CenterBudget.mean``: ``REFINE_MEAN``'s first ``steps`` in proportion,
-    ``sum(REFINE_MEAN)`` in all; one step ``ONE_STEP_MEAN`` (all of it where that step's mean is the centre)."""
-    taken = REFINE_MEAN[:steps]
-    total = sum(REFINE_MEAN) if steps > 1 else (1.0 if _step_is_centre(steps, auto) else ONE_STEP_MEAN)
-    return [f * total / sum(taken) for f in taken]
-
-
-def _settled(step, bound):
-    """Whether a refinement step moved the centre by at most ``SETTLED`` of the bound it clipped at (released values).
-
-    A centre off by ``a`` from the rows' mean moves by about ``a`` (up to
-    the bound, where the clipped rows all pull one way); once ``a`` is a
-    tenth of the bound, the bound about the centre is within half a percent
-    of the one about the mean (the offset adds in quadrature), and further
-    steps would not narrow it.
-    """
-    return float(np.linalg.norm(step)) <= SETTLED * float(bound)
-
-
-def _public_n(X, budget, counted=None):
-    """``n`` where it is public (replace-one, zero-out; counted by a pass for a stream), else ``None``."""
-    return None if budget.neighbours == "add-remove" or budget.exact else public_rows(X, counted)
-
-
-def _private_mean(X, s, m_z, R, budget, share, rng, relation, binned=None):
-    """The private mean of the standardised rows: ``m_z`` plus the mean of their clipped offsets from it; after one
-    location step, with a private bound (the norms about ``m_z`` binned, ``binned``), clipped at twice ``R`` and
-    ``OVERFLOW_FRACTION`` of its share releases how far the rows it clipped lay beyond that
-    (:mod:`~dpmoments.moments.mean_overflow`), for the centre's error budget."""
-    small = binned is not None and _one_location_step(budget)  # a public bound is the user's: kept
-    overflow = share * OVERFLOW_FRACTION if small and not budget.exact else 0.0
-    R_m = mean_bound(R, binned.edges) if small else R
-    mean = clipped_mean(X, s, m_z, budget.release(share - overflow), rng, dict(row_norm=R_m, **relation), binned)
-    budget.parts.append(release_part("mean", mean, share - overflow, noise_scale=mean.noise_scale,
-                                     **_mean_clipping(budget, mean, R, R_m), clipped_rows_counted=True))
-    if overflow:
-        record_overflow(budget, binned, R_m, OUTER_FACTOR * R, mean.cross_moment, overflow, spawn(rng, 1)[0])
-    return m_z + mean.cross_moment
-
-
-def _one_location_step(budget):
-    """Whether the location took one step (few rows for more; its mean is the only one so far): there the row bound
-    clips a third of the rows, and a mean clipped at it would be pulled one way by all of them. On more rows the
-    bound clips few, the location has settled, and the final mean keeps the row bound (mean_overflow.py)."""
-    return [p.label for p in budget.parts if p.label.endswith("mean")] == ["location mean"]
-
-
-def _mean_clipping(budget, mean, R, R_m=None):
-    """What the centre's error budget reads of its own clipping (estimators/centre_bias.py): the bound ``R`` the
-    final mean clipped at, its step ``offset`` (released: the centre less where it clipped about, standardised
-    units) and, where the draw of ``R`` gives one, the most rows beyond it (``clipped_rows_at_most``). Released
-    and public values only. The final mean (:func:`_private_mean`) also says that the ``"clipped rows"`` part
-    counts the rows it clipped (``clipped_rows_counted``): the row bound's count is about the same centre."""
-    drawn = next((p.released for p in reversed(budget.parts) if (p.released or {}).get("row_norm") == R), {})
-    out = {"row_norm": float(R if R_m is None else R_m), "offset": [float(v) for v in np.ravel(mean.cross_moment)]}
-    if "clipped_rows_at_most" in drawn:
-        out["clipped_rows_at_most"] = drawn["clipped_rows_at_most"]
-    return out
 
 
 def _warn_weakest(each, what, search, n):

@@ -48,6 +48,9 @@ class MomentStatistic:
         Exactly symmetric in every pair of axes.
     slot : str
         The :class:`~dpmoments.moments.Release` field it is released in.
+    sums : str or None
+        The :class:`~dpmoments.moments.MomentSums` field one pass sums it in (None for a moment those sums do not
+        hold: the multi-site clipping excess, summed by :mod:`~dpmoments.moments.clipping_bias`).
     """
 
     name: str
@@ -56,6 +59,7 @@ class MomentStatistic:
     power: int
     symmetric: bool
     slot: str
+    sums: Optional[str] = None
 
     def __str__(self) -> str:
         return self.name
@@ -114,6 +118,16 @@ class MomentStatistic:
             factor = 2.0
         return factor * one_row / n_samples
 
+    def of_sums(self, sums: Any) -> "np.ndarray":
+        """The normalised moment from one pass's :class:`~dpmoments.moments.MomentSums`: its sum over ``n``,
+        made exactly symmetric where it is symmetric (BLAS's rounding leaves a Gram product a few ulps off)."""
+        from .symmetry import symmetrise_matrix, symmetrise_tensor  # numpy only once a moment is computed
+
+        value = getattr(sums, self.sums) / sums.n
+        if not self.symmetric:
+            return value
+        return (symmetrise_matrix if self.ndim == 2 else symmetrise_tensor)(value)
+
     def add_noise(self, mechanism: Any, values: np.ndarray, scale: float, rng: Any) -> np.ndarray:
         """``values`` plus the mechanism's noise at ``scale``: a symmetric matrix is noised in place (``values``
         must be the caller's own new array), a vector or tensor gets a new array."""
@@ -123,9 +137,12 @@ class MomentStatistic:
         return values + draw(values.shape[0], scale, rng)
 
 
-SECOND = MomentStatistic("second", "second moment", ndim=2, power=2, symmetric=True, slot="second_moment")
-CROSS = MomentStatistic("cross", "cross moment", ndim=1, power=1, symmetric=False, slot="cross_moment")
-THIRD = MomentStatistic("third", "third moment", ndim=3, power=3, symmetric=True, slot="third_moment")
+SECOND = MomentStatistic("second", "second moment", ndim=2, power=2, symmetric=True, slot="second_moment",
+                         sums="xtx")
+CROSS = MomentStatistic("cross", "cross moment", ndim=1, power=1, symmetric=False, slot="cross_moment",
+                        sums="xty")
+THIRD = MomentStatistic("third", "third moment", ndim=3, power=3, symmetric=True, slot="third_moment",
+                        sums="third")
 
 #: Every moment one machine releases, by name.
 MOMENT_STATISTICS = {m.name: m for m in (SECOND, CROSS, THIRD)}

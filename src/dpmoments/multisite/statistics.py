@@ -23,7 +23,6 @@ from typing import Any, Optional
 import numpy as np
 
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
-from ..moments import moment_sensitivity, symmetrise_matrix, symmetrise_tensor
 from ..moments import statistics as single
 from ..moments.clipping_bias import excess_row_bound, excess_sensitivity
 from .bounds import HISTOGRAM_SENSITIVITY
@@ -163,26 +162,19 @@ class Moment(Statistic):
         return math.comb(d + self.ndim - 1, self.ndim) if self.symmetric else d ** self.ndim
 
     def entry_bound(self, row_norm: float, response_bound: Optional[float]) -> float:
-        """The largest magnitude one row's clipped contribution puts in an entry (and so the statistic's)."""
-        if self.power == 1:  # the cross moment: X^T y / n
-            if response_bound is None:
-                raise ValueError("a cross moment's entries are bounded by the public 'response_bound'.")
-            return row_norm * float(response_bound)
-        return row_norm ** self.power
+        """The largest magnitude one row's clipped contribution puts in an entry (and so the statistic's): the L2
+        norm of one row's term, which bounds each of its entries."""
+        return self.moment.one_row("l2", 1, row_norm, response_bound)
 
     def sensitivity(self, n_samples: int, *, n_features: int, row_norm: float, response_bound: Optional[float],
                     neighbours: str) -> float:
         """L2 sensitivity of one site's normalised statistic (the moments layer's table)."""
-        return moment_sensitivity(self.name, norm="l2", n_samples=n_samples, n_features=n_features,
-                                  neighbours=neighbours, row_norm=row_norm, response_bound=response_bound)
+        return self.moment.sensitivity(norm="l2", n_samples=n_samples, n_features=n_features, neighbours=neighbours,
+                                       row_norm=row_norm, response_bound=response_bound)
 
     def of_sums(self, sums: Any) -> np.ndarray:
         """The normalised statistic from one pass's sums (:func:`~dpmoments.moments.accumulate_moments`)."""
-        if self.name == "second":
-            return symmetrise_matrix(sums.xtx / sums.n)
-        if self.name == "third":
-            return symmetrise_tensor(sums.third / sums.n)
-        return sums.xty / sums.n
+        return self.moment.of_sums(sums)
 
 
 @dataclass(frozen=True, repr=False)
