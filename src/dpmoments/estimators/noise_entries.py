@@ -98,8 +98,8 @@ class LazyEntries(NDArrayOperatorsMixin):
 
     ``np.asarray(x)`` makes the whole array; ``x[i, j]``, ``x[i]``, ``x[:, a:b]`` (integers and slices)
     make only the entries asked for; anything else (index arrays, masks) is taken from the whole array.
-    Arithmetic and NumPy's ufuncs work on it as on the array; ``standardised`` divides by the column
-    scales again (the error budget's units).
+    Arithmetic, NumPy's ufuncs and the array's other attributes (``.T``, ``.sum()``) work on it as on the
+    array; ``standardised`` divides by the column scales again (the error budget's units).
     """
 
     def __init__(self, spread, what, standardised=False):
@@ -131,7 +131,8 @@ class LazyEntries(NDArrayOperatorsMixin):
 
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
-        basic = len(key) <= self.ndim and all(isinstance(k, (int, np.integer, slice)) for k in key)
+        basic = len(key) <= self.ndim and all(isinstance(k, (int, np.integer, slice)) and not isinstance(k, bool)
+                                              for k in key)  # True is a mask to NumPy, not row 1
         if not basic:
             return np.asarray(self)[key]
         key = key + (slice(None),) * (self.ndim - len(key))
@@ -147,6 +148,11 @@ class LazyEntries(NDArrayOperatorsMixin):
         """The diagonal (``(2, d)`` for an interval), as ``np.diagonal`` of the array, without making it."""
         idx = np.arange(self._spread.d)
         return self._entries(idx, idx)
+
+    def __getattr__(self, name):  # the array's other attributes (.T, .sum(), .tolist(), ...), on the whole array
+        if name.startswith("_"):  # never for the private ones (pickle asks for them before __dict__ is filled)
+            raise AttributeError(name)
+        return getattr(np.asarray(self), name)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         inputs = tuple(np.asarray(x) if isinstance(x, LazyEntries) else x for x in inputs)
