@@ -352,13 +352,15 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     del lower, upper
     selected, adjusted, interval = _selected(intervals, distance, ~biased, level)
     del distance
+    kept = interval[:, selected]  # the selected entries' own: two d x d arrays fewer while the others' are made
+    del interval
     # Not selected: the interval at the level itself, stretched to hold 0 (it contains the one at that level, so
     # its coverage is at least the level; and it never says 'excludes 0' where the selection did not)
-    marginal = intervals(level)
-    np.minimum(marginal[0], 0.0, out=marginal[0])
-    np.maximum(marginal[1], 0.0, out=marginal[1])
-    np.copyto(interval, marginal, where=~selected)
-    del marginal
+    interval = intervals(level)
+    np.minimum(interval[0], 0.0, out=interval[0])
+    np.maximum(interval[1], 0.0, out=interval[1])
+    interval[:, selected] = kept
+    del kept
     interval[:, biased] = np.nan  # what their rows lost beyond 2R is unseen: withheld, never printed as if complete
     parts = {
         "target": target,
