@@ -45,6 +45,8 @@ from . import ranges_small  # noqa: E402  (loads scikit-learn's data inside run)
 from . import sites_coverage  # noqa: E402  (loads statsmodels' data inside run)
 from . import sites_structure  # noqa: E402
 from . import sites_width  # noqa: E402
+from . import private_scales  # noqa: E402  (loads statsmodels' data inside run)
+from . import small_tables  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -80,6 +82,8 @@ BENCHMARKS = {
     "sites_scale": sites_scale.run,
     "ranges_sites": ranges_sites.run,
     "ranges_small": ranges_small.run,
+    "private_scales": private_scales.run,
+    "small_tables": small_tables.run,
 }
 
 __all__ = ["BENCHMARKS"]

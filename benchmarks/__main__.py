@@ -24,17 +24,14 @@ from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-SELECTING = ("COVERAGE_ANALYSES", "COVERAGE_DATA")  # environment variables that choose what a benchmark runs
+SELECTING = ("COVERAGE_ANALYSES", "COVERAGE_DATA", "COVERAGE_EPSILONS")  # environment variables that choose what a benchmark runs
 
 
 def _command(argv):
-    python = Path(sys.executable)
-    try:
-        python = python.relative_to(Path.cwd())
-    except ValueError:
-        pass
+    """The command that reruns this benchmark, as a user types it: ``python``, not this machine's interpreter path
+    (the results are read on other machines, and the repository names no path outside itself)."""
     chosen = [f"{k}={shlex.quote(os.environ[k])}" for k in SELECTING if os.environ.get(k)]  # they change the run
-    return " ".join([*chosen, shlex.quote(str(python)), "-m", "benchmarks", *map(shlex.quote, argv)])
+    return " ".join([*chosen, "python", "-m", "benchmarks", *map(shlex.quote, argv)])
 
 
 def _cpu_model():

@@ -243,6 +243,11 @@ def test_an_eigenvalue_along_a_clipped_column_is_withheld_unless_rows_beyond_twi
     pca = PrivatePCA(n_components=2, center="private", rng=0, epsilon=4.0, delta=1e-6).fit(X)
     part = next(p for p in pca.release_.parts if p.label == "clipping excess")
     sd, far_sd = part.released["noise_sd"], part.released["rows_beyond_noise_sd"]
+    # those that exclude 0 at the false-coverage-rate level over the printed ones, as the covariance's entries
+    budget, (lo, hi) = pca.uncertainty_["error_budget"], pca.explained_variance_interval_
+    printed, chosen = int(np.count_nonzero(np.isfinite(lo))), int(np.count_nonzero(lo > 0))
+    assert budget["selected"] == chosen >= 1
+    assert budget["level_each"] == pytest.approx(1.0 - chosen * 0.1 / printed if printed > 1 else 0.9)
 
     def refit(far):  # column 0 (variance 4) carries the first component: its loss clearly detected
         released = dict(part.released, variance_lost=[10 * sd, 0.0, 0.0], rows_beyond_outer=far)
@@ -255,6 +260,17 @@ def test_an_eigenvalue_along_a_clipped_column_is_withheld_unless_rows_beyond_twi
     assert np.isfinite(hidden.explained_variance_interval_[:, 1]).all()  # the second lies mostly elsewhere
     assert hidden.uncertainty_["error_budget"]["clipping"]["eigenvalues_withheld"] == [0]
     assert np.isfinite(refit(far=-2.0 * far_sd).explained_variance_interval_).all()
+    # Far rows seen: only the component in the column bearing them is withheld (every one was), as the covariance's
+    seen = refit(far=3.0 * far_sd)
+    assert np.isnan(seen.explained_variance_interval_[:, 0]).all()
+    assert np.isfinite(seen.explained_variance_interval_[:, 1]).all()
+    # Far rows likely, a loss at the detection's level but short of the withholding one: the covariance withholds
+    # that variance (far25), and PCA the eigenvalue made of it
+    likely = dict(part.released, variance_lost=[2.3 * sd, 0.0, 0.0], rows_beyond_outer=1.5 * far_sd)
+    rel = dataclasses.replace(pca.release_, parts=tuple(dataclasses.replace(p, released=likely) if p is part
+                                                         else p for p in pca.release_.parts))
+    assert np.isnan(PrivateCovariance(epsilon=4.0, delta=1e-6).fit_release(rel).covariance_interval_[0, 0, 0])
+    assert np.isnan(PrivatePCA(n_components=2).fit_release(rel).explained_variance_interval_[:, 0]).all()
 
 
 def test_a_small_columns_clipping_loss_is_capped_by_three_times_its_variance():
@@ -367,3 +383,16 @@ def test_the_covariance_fit_holds_few_d_by_d_arrays_at_once():
     assert np.array_equal(est.covariance_noise_interval_[1, 3, :5], interval[1, 3, :5])  # the rows asked for
     assert [np.array_equal(a, b) for a, b in zip(est.covariance_noise_interval_, interval)] == [True, True]
     assert np.unique(se).size == 1 and np.all(interval[0] < interval[1])
+
+
+def test_the_loss_along_a_component_takes_the_covariances_elliptical_share_off_undetected_columns():
+    """Off the diagonal an undetected loss is |rho_ij| sqrt(U_i U_j), a detected column's sqrt(U_i U_j) (as the
+    covariance's entries): uncorrelated undetected columns add their diagonal terms only. Made in row blocks."""
+    from dpmoments.estimators.eigenvalue_budget import _elliptical_share
+
+    S, V = np.diag([4.0, 1.0, 9.0]), np.array([[1.0, 2.0, 3.0]])
+    none, every = np.zeros(3, dtype=bool), np.ones(3, dtype=bool)
+    assert _elliptical_share(S, np.diag(S), none, V) == pytest.approx([1 + 4 + 9])
+    assert _elliptical_share(S, np.diag(S), every, V) == pytest.approx([36.0])
+    S[0, 1] = S[1, 0] = -1.0  # correlation -0.5 between the first two
+    assert _elliptical_share(S, np.diag(S), none, V) == pytest.approx([14 + 2 * 0.5 * 2])

@@ -13,13 +13,18 @@ import numpy as np
 from .._lazy import lazy_module
 from .centre_bias import CENTRE_BIAS_TEXT, eigenvalue_centre_bias, location_offset
 from .diagnostics import _centre_noise_scale as centre_noise_scale
-from .error_budget import (_far_rows_possible, clipping_part, loss_beyond_outer_unseen, loss_cap,
-                           release_centre_bias, tail_factor)
+from .fcr import selected_by_fcr
+from .error_budget import clipping_part, loss_cap, release_centre_bias, tail_factor, unseen_loss_columns
 from .uncertainty import noise_law, z_value
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
 __all__ = ["eigenvalue_error_budget"]
+
+FCR_TEXT = ("false coverage rate (Benjamini & Yekutieli 2005), as the covariance's entries: the eigenvalues whose "
+            "interval excludes 0 are chosen by Benjamini-Hochberg at 1 - level among the m printed ones, and their "
+            "intervals are at level 1 - R (1 - level) / m (R chosen); every other interval is the one at the level, "
+            "stretched to hold 0")
 
 
 def eigenvalue_error_budget(release, components, noise_interval, noise_se, level, target):
@@ -33,8 +38,11 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     eigenvalue by :math:`\sqrt{2/n}\,\lambda` (normal theory); clipping removed
     a positive semi-definite :math:`D`, so by Weyl the unclipped eigenvalue lies
     in :math:`[\lambda_k, \lambda_k + \lambda_1(D)]` with
-    :math:`\lambda_1(D) \le \operatorname{tr} D`, whose released estimate's upper
-    end (one-sided, at the level) widens the interval upwards.
+    :math:`\lambda_1(D) \le \operatorname{tr} D`, whose released estimate (times the
+    tail factor) moves the upper end up, its noise in quadrature with the other parts.
+    The eigenvalues whose interval excludes 0 are chosen, and every printed interval's
+    level set, as the covariance's entries (:func:`~.fcr.selected_by_fcr`); a component
+    lying mostly in a column the covariance withholds has its interval withheld (NaN).
     Returns ``(interval, se, parts)``.
     """
     scales = np.ones(release.n_features) if release.column_scale is None else np.asarray(release.column_scale)
@@ -49,59 +57,107 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
         extra = extra + 4.0 * s**2 * along * (np.abs(W @ offset) + s * np.sqrt(along)) ** 2
     se = np.sqrt(noise_se**2 + extra)
     z = z_value(level)
-    half = np.maximum((noise_interval[1] - noise_interval[0]) / 2, z * se)
     # Below a signal-to-noise of about 3 first-order intervals are too short (docs/uncertainty.md, PCA): there the
     # eigenvalue is within the noise's spectral norm of the released one (Weyl), which bounds it at any SNR
     edge = noise_law(release).spectral_norm(release.n_features) * along
     weak = mid < 3.0 * edge
-    half = np.where(weak, np.maximum(half, edge + z * np.sqrt(extra)), half)
-    part, upper, clip = clipping_part(release), np.zeros(len(mid)), "not estimated: no clipping-excess release"
-    withheld = np.zeros(len(mid), dtype=bool)
+    part, clip = clipping_part(release), "not estimated: no clipping-excess release"
+    point, tail, withheld = np.zeros(len(mid)), 1.0, np.zeros(len(mid), dtype=bool)
     if part is not None:
         law = noise_law(release)
-        variance_upper = np.diagonal(release.second_moment) - law.diagonal_mean + z * law.diagonal_sd
-        upper, clip = _eigenvalue_clipping(part, W, scales, level, variance_upper)
-        upper = upper * tail_factor(part)  # rows beyond 2R not ruled out: as the covariance's variances count them
-        withheld = np.full(len(mid), clip["loss_beyond_outer_unseen"]) | _along_unseen_loss(part, W, level)
+        variances = np.diagonal(release.second_moment) - law.diagonal_mean
+        point, clipping_at, clip = _eigenvalue_clipping(part, W, scales, level, release.second_moment, variances,
+                                                        variances + z * law.diagonal_sd)
+        tail = tail_factor(part)  # rows beyond 2R not ruled out: as the covariance's variances count them
+        withheld = _along_unseen_loss(part, W, level)
         clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
     bias_bound = release_centre_bias(release, level)
-    below, above = eigenvalue_centre_bias(bias_bound, s, W, level, offset)
-    interval = np.stack([np.maximum(mid - half - below, 0.0), lam + half + upper + above])  # cut at 0 below only
+
+    def intervals(at):  # every eigenvalue's interval at level 'at' (2, k)
+        z_at = z_value(at)
+        # the noise-only interval (exact for its law at 'level') scaled to 'at' where it is the wider
+        half = np.maximum((noise_interval[1] - noise_interval[0]) / 2 * (z_at / z), z_at * se)
+        half = np.where(weak, np.maximum(half, edge + z_at * np.sqrt(extra)), half)
+        # the loss's own noise is a part like the others: in quadrature with them, at the upper tail's (1 - at) / 2
+        spread = (clipping_at(z_at) - point) * tail if part is not None else 0.0
+        below, above = eigenvalue_centre_bias(bias_bound, s, W, at, offset)
+        return np.stack([np.maximum(mid - half - below, 0.0),  # cut at 0 below only
+                         lam + point * tail + np.sqrt(half**2 + spread**2) + above])
+
+    # Which exclude 0, at a level that keeps the false coverage rate among them: the covariance's selection, its
+    # entries a (1, k) row (every one 'distinct')
+    marginal, printed = intervals(level), ~withheld
+    t = np.divide(marginal[0], se, out=np.where(marginal[0] > 0, np.inf, 0.0), where=se > 0)
+    selected, adjusted, interval = selected_by_fcr(lambda at: intervals(at)[:, None, :], t[None, :], printed[None, :],
+                                                   level)
+    selected, interval = selected[0], interval[:, 0, :]
+    # Not selected: the interval at the level itself, stretched to hold 0 (its coverage is at least the level)
+    interval[:, ~selected] = marginal[:, ~selected]
+    interval[0, ~selected] = 0.0
     interval[:, withheld] = np.nan  # rows beyond twice the bound lost more than the release sees: not complete
-    parts = {"target": target, "centre_noise_scale": s,
+    parts = {"target": target, "centre_noise_scale": s, "level_each": adjusted, "selected": int(selected.sum()),
+             "multiplicity": FCR_TEXT,
              "sampling": "normal theory 2 lambda^2 / n" if target == "population" else "not counted",
              "clipping": clip, "centre_bias": "not bounded" if bias_bound is None else CENTRE_BIAS_TEXT}
     return interval, se, parts
 
 
 def _along_unseen_loss(part, W, level):
-    """The components that lie mostly (half their weight or more) in clipped columns while rows beyond the outer
-    bound are not ruled out: such rows lose along them an unbounded share, as of those columns' variances
-    (:func:`_far_rows_possible`). Released values and the components only."""
-    lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
-    # at the covariance's withholding level (covariance_clipping: a tenth of the detection's error rate), on the
-    # loss counted with the tail factor as there, so that a one-column PCA withholds where the variance does
-    z_withhold = float(special.ndtri(1.0 - (1.0 - level) / (10 * lost.size)))
-    tail = tail_factor(part)
-    detected = tail * (lost - z_withhold * sd) > 0
-    weight = np.sum(W[:, detected] ** 2, axis=1) / np.maximum(np.sum(W**2, axis=1), 1e-300)
-    return (weight >= 0.5) & _far_rows_possible(part)
+    """The components that lie mostly (half their weight or more) in the columns whose loss beyond the outer bound
+    is unseen, by the covariance's rule (:func:`~.error_budget.unseen_loss_columns`: rows beyond it seen and the
+    column bearing them, or not ruled out and the column's loss standing out): such rows lose along them an
+    unbounded share, as of those columns' entries, which the covariance withholds. Released values and the
+    components only."""
+    bearing, variance_only = unseen_loss_columns(part, level, W.shape[1])
+    columns = bearing | variance_only
+    weight = np.sum(W[:, columns] ** 2, axis=1) / np.maximum(np.sum(W**2, axis=1), 1e-300)
+    return weight >= 0.5
 
 
-def _eigenvalue_clipping(part, W, scales, level, variance_upper):
-    """Upper shifts of each eigenvalue for what clipping removed: the smaller of two bounds on ``w' D w``.
+def _eigenvalue_clipping(part, W, scales, level, second_moment, variances, variance_upper):
+    """What clipping removed along each component, ``(point, upper, summary)``: the smaller of two bounds on
+    ``w' D w`` with the released losses at their estimates (``point``, negative ones at 0) and ``upper(q)``, with
+    them ``q`` noise sd up (the interval takes ``q`` two-sided at its level: its upper end has ``(1 - level) / 2`` to
+    spend, as the covariance's variances).
 
-    ``tr D`` (Weyl: ``lambda_1(D)``) and, to first order, ``(sum_j |w_j| sqrt(D_jj))^2`` (``D`` positive
-    semi-definite), each with the released losses at their upper ends (one-sided, at ``level``), each column's
-    no more than 3 times its released variance's upper end ``variance_upper`` (:func:`loss_cap`).
+    ``tr D`` (Weyl: ``lambda_1(D)``) and, to first order, ``sum_ij |w_i| |w_j| |D_ij|`` with the covariance's bounds
+    on ``D``'s entries (:func:`~.error_budget.covariance_error_budget`): ``sqrt(U_i U_j)`` (``D`` positive
+    semi-definite) where column ``i`` or ``j`` is detected as clipped, and otherwise, as clipping shrinks elliptical
+    rows, ``|rho_ij| sqrt(U_i U_j)`` with the released correlation (:func:`_elliptical_share`); each column's loss no
+    more than 3 times its released variance's upper end ``variance_upper`` (:func:`loss_cap`).
     """
-    q = float(special.ndtri(level))
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
     trace, trace_sd = float(np.sum(scales**2 * lost)), sd * float(np.sqrt(np.sum(scales**4)))
-    by_trace = max(trace + q * trace_sd, 0.0)
-    upper_each = np.minimum(np.maximum(lost + q * sd, 0.0), loss_cap(variance_upper))  # standardised units, as W
-    along = (np.abs(W) @ np.sqrt(upper_each)) ** 2
-    beyond = loss_beyond_outer_unseen(part, level)  # as for the covariance
-    return np.minimum(along, by_trace), {"trace_lost": trace, "trace_lost_noise_sd": trace_sd,
-                                         "upper_by_trace": by_trace, "trace_lost_surely": max(trace - q * trace_sd, 0.0),
-                                         "loss_beyond_outer_unseen": bool(beyond)}
+    cap = loss_cap(variance_upper)
+    detected = lost - float(special.ndtri(1.0 - (1.0 - level) / lost.size)) * sd > 0  # the covariance's 'clipped'
+
+    def bound(q):
+        each = np.minimum(np.maximum(lost + q * sd, 0.0), cap)  # standardised units, as W
+        along = _elliptical_share(second_moment, variances, detected, np.abs(W) * np.sqrt(each))
+        return np.minimum(along, max(trace + q * trace_sd, 0.0))
+
+    z, q = z_value(level), float(special.ndtri(level))  # the summary's upper end two-sided, its 'surely' one-sided
+    bearing, _ = unseen_loss_columns(part, level, lost.size)
+    return bound(0.0), bound, {"trace_lost": trace, "trace_lost_noise_sd": trace_sd,
+                               "upper_by_trace": max(trace + z * trace_sd, 0.0),
+                               "trace_lost_surely": max(trace - q * trace_sd, 0.0),
+                               "loss_beyond_outer_unseen": bool(bearing.any())}
+
+
+def _elliptical_share(second_moment, variances, detected, V):
+    """``sum_ij V_ki V_kj C_ij`` for each row of ``V`` (k, d): ``C_ij = |rho_ij|`` (the released correlation, at most
+    1) between two undetected columns, else 1. Made a block of rows at a time: no second d x d array (800 MB at
+    d = 10 000)."""
+    d = len(variances)
+    root = np.sqrt(np.maximum(np.asarray(variances, dtype=float), 1e-300))
+    out = np.zeros(V.shape[0])
+    step = max(1, (1 << 20) // max(d, 1))
+    for lo in range(0, d, step):
+        rows = slice(lo, min(lo + step, d))
+        C = np.abs(np.asarray(second_moment[rows], dtype=float)) / np.outer(root[rows], root)
+        np.minimum(C, 1.0, out=C)
+        C[:, detected] = 1.0
+        C[detected[rows]] = 1.0
+        C[np.arange(C.shape[0]), np.arange(rows.start, rows.stop)] = 1.0
+        out += np.sum(V[:, rows] * (C @ V.T).T, axis=1)
+    return out

@@ -63,7 +63,7 @@ from .uncertainty import noise_law, z_value
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
 __all__ = ["TARGETS", "check_target", "covariance_error_budget", "clipping_part", "holding_estimate",
-           "loss_beyond_outer_unseen", "loss_cap", "release_centre_bias"]
+           "loss_beyond_outer_unseen", "loss_cap", "release_centre_bias", "unseen_loss_columns"]
 
 TARGETS = ("population", "sample")
 # Rows beyond the outer bound are 'seen' when their noisy count exceeds 2.33 sd (one-sided 99%): a withheld
@@ -126,15 +126,9 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None):
     upper = np.minimum(np.maximum(lost + z_detect * sd, 0.0), cap)
     lower = np.minimum(lower, upper)
     biased = lower > 0
-    withheld = _unseen_loss_columns(part, lost, sd)
-    # withholding costs the user the answer: the loss must stand out at a tenth of the detection's error rate (a
-    # one-column Gaussian table lost its variance in 25-50% of fits at 1 - (1 - level) / d, 0-25% at this one)
+    withheld, variance_unseen = unseen_loss_columns(part, level, d)
+    # the rate at which a variance is withheld (unseen_loss_columns), at which a loss is called material
     z_withhold = float(special.ndtri(1.0 - (1.0 - level) / (10 * d)))
-    # Where such rows are likely (their count stands out at one-sided 90%), a loss detected at the detection's own
-    # level suffices: on grunfeld the 20 General Motors rows beyond 2R sit at 1.6 noise sd, below FAR_Z, and the
-    # variance of 'value' they shrink printed an 'excludes 0' interval 4% short of the full-data value
-    z_variance = z_detect if _far_rows_likely(part) else z_withhold
-    variance_unseen = (lost - z_variance * sd > 0) & ~withheld & _far_rows_possible(part)
     touched = biased[:, None] | biased[None, :]
     # A detected loss: the variance moves up by it (its interval), and its row and column widen by +-sqrt(U_i U_j)
     # (D is positive semi-definite, so |D_ij| <= sqrt(D_ii D_jj))
@@ -174,6 +168,25 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None):
                "variances_withheld": np.nonzero(variance_unseen)[0].tolist(),
                "material_columns": np.nonzero(_material(band_lost, band_sd, z_withhold, variance_half))[0].tolist()}
     return lo, hi, extra, withheld, variance_unseen, summary
+
+
+def unseen_loss_columns(part, level, d):
+    """``(bearing, variance_only)`` (d,) booleans: the columns whose loss beyond the outer bound is unseen.
+
+    ``bearing``: rows beyond it are seen and the column bears them (:func:`_unseen_loss_columns`: every entry of its
+    row and column is withheld). ``variance_only``: such rows are not ruled out (:func:`_far_rows_possible`) and the
+    column's loss stands out at a tenth of the detection's error rate, one-sided ``1 - (1 - level) / (10 d)`` (a
+    one-column Gaussian table lost its variance in 25-50% of fits at ``1 - (1 - level) / d``, 0-25% at this one), or
+    at the detection's level where such rows are likely (:func:`_far_rows_likely`: on grunfeld the 20 General Motors
+    rows beyond 2R sit at 1.6 noise sd, below ``FAR_Z``, and the variance of 'value' they shrink printed an 'excludes
+    0' interval 4% short of the full-data value): its variance, the entry they move most, is withheld. The
+    covariance and PCA's eigenvalues withhold by these columns. Released values only."""
+    lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
+    bearing = _unseen_loss_columns(part, lost, sd)
+    z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))
+    z_withhold = float(special.ndtri(1.0 - (1.0 - level) / (10 * d)))
+    z_variance = z_detect if _far_rows_likely(part) else z_withhold
+    return bearing, (lost - z_variance * sd > 0) & ~bearing & _far_rows_possible(part)
 
 
 def _material(lost, sd, z_strict, variance_half):

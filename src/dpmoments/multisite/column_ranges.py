@@ -39,13 +39,14 @@ import numpy as np
 from ..exceptions import BoundWarning
 from ..moments.ranged_release import GRID_DECADES, SCALE_FLOOR, mapped_back
 from ..moments.ranges import ClippedRows, RangedRows, as_column_ranges
+from ..moments.scale_floors import resolution_on
 from ..moments.scale_guard import guard_scales, named_columns
 from .bounds import AutoBounds
 from .statistics import CROSS, THIRD
 
 DEFAULT_LOW, DEFAULT_HIGH = AutoBounds.low, AutoBounds.high
 
-__all__ = ["PlanRanges", "plan_ranges", "plan_scale", "scale_limits", "column_scales", "check_column_scale", "grids_within_ranges", "check_plan_ranges", "ranges_to_json", "ranges_from_json", "map_rows", "ranges_mapped_back", "ranged_columns", "row_map", "map_response", "MODELS"]
+__all__ = ["PlanRanges", "plan_ranges", "plan_scale", "scale_limits", "column_scales", "scales_about", "check_column_scale", "grids_within_ranges", "check_plan_ranges", "ranges_to_json", "ranges_from_json", "map_rows", "ranges_mapped_back", "ranged_columns", "row_map", "map_response", "MODELS"]
 
 #: The analyses of a model that take ranges across sites beside the second-moment ones: model selection and IRLS
 #: (the features standardised, the response by ``options["response_range"]``) and the mixture of Gaussians (the
@@ -116,10 +117,12 @@ def plan_scale(scale, ranges, location):
     return scale
 
 
-def column_scales(spreads, ranges, low_edge, names=None):
+def column_scales(spreads, ranges, low_edge, names=None, about=None):
     """The private column scales from the last location step's spreads (post-processing): clipped to
     :func:`scale_limits`, a column without a range whose spread is at the bottom of the grid (``<= low_edge``: a
-    constant or zero-inflated column) replaced by the median of the others, with a warning naming it."""
+    constant or zero-inflated column) replaced by the median of the others, with a warning naming it; with
+    ``about`` (:func:`scales_about`), also one whose spread is only its median's distance from 0, by one machine's
+    rule (:func:`~dpmoments.moments.scale_guard.guard_scales`)."""
     spreads = np.asarray(spreads, dtype=np.float64)
     low, high = scale_limits(ranges, spreads.size)
     s = np.clip(spreads, low, high)
@@ -132,7 +135,18 @@ def column_scales(spreads, ranges, low_edge, names=None):
                       BoundWarning, stacklevel=5)
     with named_columns(names):
         return guard_scales(np.where(low > 0, s, np.maximum(s, 0.0)), low_edge, "column scales across sites",
-                            stacklevel=5)
+                            stacklevel=5, about=about)
+
+
+def scales_about(center, move, edges, ranges):
+    """What one machine's scale guard reads of the medians a scale was taken about, from the sites' releases:
+    ``(the location, the resolution of the last step's median on the location grid, which columns' scales are
+    drawn)``: the location after the last step (whose histograms gave the spreads), the width of the grid bin its
+    move was rounded up to (``edges``: the public location grid), and the columns not fixed by a range. Released
+    and public values only."""
+    d = len(center)
+    low, high = scale_limits(ranges, d)
+    return np.asarray(center, dtype=np.float64), resolution_on(edges, np.asarray(move, dtype=np.float64)), low < high
 
 
 def check_column_scale(scale, ranges, d):

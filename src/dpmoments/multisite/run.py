@@ -27,7 +27,7 @@ from ..moments import Release
 from ..privacy import parallel
 from .aggregator import Aggregator
 from .bounds import choose_bound, cumulative_estimate
-from .column_ranges import column_scales
+from .column_ranges import column_scales, scales_about
 from .location import choose_location, choose_spreads
 from .messages import ProtocolAborted, Reply
 from .noise import guarantee_from_ratio, joint_view
@@ -222,7 +222,8 @@ def choose_center(plan, step, aggregator, inbox, dropped, ctx, before=None):
     scale = None
     if plan.scale is not None and step == plan.location_steps[-1]:  # the scales: free, from these counts
         scale = column_scales(choose_spreads(aggregator.sum_histograms(r, inbox), n_total, plan.location),
-                              plan.ranges, plan.location.low, plan.columns)
+                              plan.ranges, plan.location.low, plan.columns,
+                              about=scales_about(center, move, plan.location.edges(), plan.ranges))
         details["column_scales"] = "half the interquartile range per column of these summed noisy histograms " \
                                    "(post-processing, no share of its own), within the ranges' limits"
         notes += ("private column scales: half the interquartile range of each column in these histograms; every "
