@@ -48,6 +48,7 @@ from . import sites_width  # noqa: E402
 from . import private_scales  # noqa: E402  (loads statsmodels' data inside run)
 from . import small_tables  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 from . import tensor_coverage  # noqa: E402  (loads statsmodels' data inside run)
+from . import sites_irls_coverage  # noqa: E402  (imports statsmodels inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -86,6 +87,7 @@ BENCHMARKS = {
     "private_scales": private_scales.run,
     "small_tables": small_tables.run,
     "tensor_coverage": tensor_coverage.run,
+    "sites_irls_coverage": sites_irls_coverage.run,
 }
 
 __all__ = ["BENCHMARKS"]
