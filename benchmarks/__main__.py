@@ -24,7 +24,8 @@ from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-SELECTING = ("COVERAGE_ANALYSES", "COVERAGE_DATA", "COVERAGE_EPSILONS")  # environment variables that choose what a benchmark runs
+SELECTING = ("COVERAGE_ANALYSES", "COVERAGE_DATA", "COVERAGE_EPSILONS", "DPM_ROWS", "DPM_REPEAT",
+             "DPM_BASELINE_SRC", "DPM_BASELINE_LABEL")  # environment variables that choose what a benchmark runs
 
 
 def _command(argv):
