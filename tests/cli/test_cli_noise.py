@@ -320,14 +320,14 @@ def test_tensor_mog_on_iris_withholds_weights_and_means(run, public, tmp_path):
 def test_tensor_mog_weights_with_standard_errors(run, clean, tmp_path):
     out = tmp_path / "mog"
     res = run("tensor", clean / "mog.npy", "--model", "mog", "--sigma2", 0.01, "--n-components", 3,
-              *GAUSS[:-1], "--row-norm", 2, "--draws", 10, "--out", out)
-    a = _clean(res, out)
+              *GAUSS[:-1], "--row-norm", 2, "--draws", 10, "--intervals-for", "sample", "--out", out)
+    a = _clean(res, out)  # "sample": one decomposition per draw (the population's sampling: test_tensor_error.py)
     assert len(a["weights_se"]) == 3 and all(se > 0 for se in a["weights_se"])
     for w, se in zip(a["weights"], a["weights_se"]):
         assert f"{num(w)}  " in res.stdout or f"{num(w)} " in res.stdout
         assert num(se) in res.stdout
     assert np.load(out / "components_se.npy").shape == (3, 5) and (out / "weights.png").is_file()
-    assert res.stdout.count("noise only") >= 3  # each weight's line says its interval counts the noise alone
+    assert res.stdout.count("noise + clipping") >= 3  # each weight's line names its interval's parts
 
 
 # -- demo: each private edge with its frequency ---------------------------------------------------------------

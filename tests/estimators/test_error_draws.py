@@ -152,12 +152,17 @@ def test_the_draws_count_every_part_the_centres_own_clipping_bias_at_its_bounds_
     assert "own clipping bias (at 0 and at its bound's corners)" in ridge.uncertainty_["covers"]
     assert "own clipping bias" not in ridge.uncertainty_["not_covered"]
     assert ridge.uncertainty_["error_draws"]["centre_bias"]["bound"] == pytest.approx(parts.centre_bias.tolist())
-    # alone (no noise of the centre, clipping or sampling), a bias draw moves the matrix by b b^T, |b| = B
+    # alone (no noise of the centre, clipping or sampling), a bias draw moves the matrix by b b^T, |b| = B scaled into
+    # the ball ||b|| <= N over the columns the norm bound holds for
     bare = dataclasses.replace(parts, centre_scale=1e-300, lost=None, sigma_root=None)
     moved = [draw_every_part(ridge.release_, bare, bootstrap_generator(5), centre_bias=flag).second_moment
              for flag in (True, False)]
-    np.testing.assert_allclose(np.abs(moved[0] - moved[1]), np.outer(parts.centre_bias, parts.centre_bias),
-                               rtol=1e-9, atol=1e-12)
+    corner = parts.centre_bias.copy()
+    if parts.centre_bias_norm is not None:
+        norm, columns = parts.centre_bias_norm
+        corner[columns] *= min(1.0, norm / np.linalg.norm(corner[columns]))
+    assert parts.centre_bias_norm is not None and np.linalg.norm(corner) < np.linalg.norm(parts.centre_bias)
+    np.testing.assert_allclose(np.abs(moved[0] - moved[1]), np.outer(corner, corner), rtol=1e-9, atol=1e-12)
     count = len(every_part_draws(ridge.release_, parts, lambda r: r.second_moment, 2, bootstrap_generator(1)))
     less = len(every_part_draws(ridge.release_, dataclasses.replace(parts, centre_bias=None),
                                 lambda r: r.second_moment, 2, bootstrap_generator(1)))

@@ -60,7 +60,8 @@ def test_a_floored_direction_is_withheld_not_printed():
         warnings.simplefilter("ignore")
         est = PrivateIRLS(epsilon=1.0, delta=1e-6, row_norm=6.0, response_bound=8.0, rng=0).fit(X, y)
     assert est.coef_biased_.any() and np.isnan(est.coef_interval_[:, est.coef_biased_]).all()
-    assert any(d["code"] == "coefficients-floored" for d in est.diagnostics_)
+    floored = [d for d in est.diagnostics_ if d["code"] == "coefficients-floored"]
+    assert floored and "a larger epsilon" in str(floored[0])  # the warning says what to do
 
 
 def test_ranges_give_the_bounds_for_free_and_map_back():

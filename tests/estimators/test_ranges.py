@@ -223,7 +223,7 @@ def test_a_zero_inflated_column_cannot_blow_up_private_scales():
     X = np.column_stack([g.normal(3, 4, n), g.normal(50, 7, n), (g.random(n) < 0.015).astype(float),
                          (g.random(n) < 0.08).astype(float)])
     errors = []
-    for seed in range(2):  # two seeds: since the floor every seed's error is about 0.01
+    for seed in range(1):  # one seed: since the floor every seed's error is about 0.01
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BoundWarning)
             est = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=seed).fit(X)
@@ -435,11 +435,26 @@ def test_the_sampling_bound_with_coordinate_bounds_holds_for_0_1_rows_about_any_
 
 
 @pytest.mark.filterwarnings("ignore::dpmoments.exceptions.BoundWarning")
-def test_a_0_1_column_beside_a_range_is_scaled_by_its_gap_not_by_its_median_s_grid_error():
-    """A 0/1 column with 90% ones has its private median drawn at the grid edge just above 1 (1.028): its scale
-    was the 0.028 between them (its zeros multiplied by 36, the row bound theirs, every variance noise: 'e' 0.91
-    against 0.21 at this seed); the rows within the median's grid bin now count as tied to it."""
-    X = (np.random.default_rng(0).random((2000, 3)) < [0.02, 0.9, 0.3]).astype(float)
-    est = PrivateCovariance(epsilon=2, delta=1e-6, ranges={0: (0, 1)}, rng=3).fit(X)
-    assert est.release_.column_scale[1] > 0.5
-    assert np.allclose(np.diag(est.covariance_)[1:], np.diag(np.cov(X.T))[1:], rtol=0.1)
+@pytest.mark.filterwarnings("ignore::dpmoments.exceptions.NoiseDominatesWarning")
+@pytest.mark.parametrize("columns, options, seed, was", [
+    ([0.02, 0.9, 0.99, 0.3, 0.5], {"ranges": {0: (0, 1)}, "epsilon": 2}, 1, 1.8e8),
+    ("zero-inflated", {"scale": "private", "epsilon": 1}, 11, 2815.0),
+])
+def test_a_scale_about_a_median_in_a_gap_is_raised_to_half_its_upper_quartile(columns, options, seed, was):
+    """A balanced 0/1 column (its median anywhere between 0 and 1) beside four others, and a column with 52% zeros
+    and the rest in {3.26, 3.93, 4.56} (its median anywhere above the zeros) drew scales of 1e-5 to 1e-4: relative
+    errors of ``was`` at this seed (benchmarks/results/private_scales-baseline.md). Half the 0.75-quantile of the
+    distances from the median is at least half the gap."""
+    rng = np.random.default_rng(0 if columns != "zero-inflated" else 1)
+    if columns == "zero-inflated":
+        n = 5000
+        z = np.where(rng.random(n) < 0.52, 0.0, rng.choice([3.26, 3.93, 4.56], size=n))
+        X = np.column_stack([z, rng.normal(10, 2, n), rng.standard_t(3, n), (rng.random(n) < 0.3).astype(float)])
+    else:
+        X = (rng.random((2000, 5)) < columns).astype(float)
+    est = PrivateCovariance(delta=1e-6, rng=seed, **options).fit(X)
+    S = np.cov(X.T, bias=True)
+    assert np.linalg.norm(est.covariance_ - S) / np.linalg.norm(S) < 0.5
+    assert any(p.label.endswith("upper quartile") for p in est.release_.parts)
+    if columns != "zero-inflated":  # the 0.9 column: its median drawn at 1.028, its rows within that bin tied to it
+        assert est.release_.column_scale[1] > 0.5  # was 0.028 (its zeros multiplied by 36) before the ties

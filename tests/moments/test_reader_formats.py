@@ -55,14 +55,27 @@ def test_delimiter_and_no_header(tmp_path):
     assert sum(c.shape[0] for c in iter_chunks(bare, header=False)) == X.shape[0]
 
 
-def test_a_header_of_numbers_is_refused_and_never_echoed(tmp_path):
-    bare = tmp_path / "wine.csv"
-    bare.write_text("14.23,1.71,2.43\n13.2,1.78,2.14\n")
-    with pytest.raises(ValueError, match=r"wine\.csv': the header row has column names that are numbers.*"
-                                         r"--no-header") as err:
-        open_table(bare)
-    assert "14.23" not in str(err.value) and "1.71" not in str(err.value)
-    assert open_table(bare, header=False).names == ["x0", "x1", "x2"]
+def test_a_header_of_numbers_in_equal_steps_is_a_header(tmp_path):
+    """pandas names a frame made from an array 0, 1, 2 (its index unnamed); years count too: names, not a row."""
+    frame = tmp_path / "frame.csv"
+    rows = [f"{i}," + ",".join(repr(float(v)) for v in r) for i, r in enumerate(X)]
+    frame.write_text("\n".join([",0,1,2", *rows]) + "\n")
+    table = open_table(frame)
+    assert table.feature_names == ["0", "1", "2"] and any("one by one" in n for n in table.notes)
+    np.testing.assert_array_equal(np.concatenate(list(table.chunks(7))), X)  # no row lost, none added
+    years = tmp_path / "years.csv"
+    years.write_text("country,1960,1961,1962\nAruba,1.5,2.5,3.5\n")
+    table = open_table(years, target=1961)  # --target 1961: no such position, a column of that name
+    assert table.feature_names == ["1960", "1962"]
+    refused = [("wine.csv", "14.23,1.71,2.43\n13.2,1.78,2.14\n"), ("two.csv", "0,1\n1.5,0.5\n"),
+               ("likert.csv", "1,2,3\n2,2,4\n")]  # a header of numbers that do not count, or no evidence
+    for name, text in refused:
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ValueError, match=name + r"': the header row has column names that are numbers.*"
+                                             r"--no-header.*save the table as Parquet") as err:
+            open_table(tmp_path / name)
+        assert "14.23" not in str(err.value) and "1.71" not in str(err.value)  # never echoed
+    assert open_table(tmp_path / "wine.csv", header=False).names == ["x0", "x1", "x2"]
 
 
 def test_semicolon_file_read_as_comma_gets_a_hint_not_its_row(tmp_path):

@@ -229,3 +229,20 @@ def test_scale_private_without_a_centre_says_which_option_to_change():
         with pytest.raises(CliError, match=says):
             check_scale(args)
     check_scale(argparse.Namespace(scale="private", analysis="pca", uncentred=False, center=None))
+
+
+def test_the_sites_scales_take_one_machine_s_rule_for_a_spread_that_is_only_a_median_s_distance_from_0():
+    """loc25's rule, from the sites' releases: a spread within the resolution of the last step's median of
+    ``|median|`` and below the other scales' median is replaced by that median (the third column's range fixes its
+    scale: not drawn, left alone)."""
+    from dpmoments.exceptions import BoundWarning
+    from dpmoments.multisite.column_ranges import column_scales, scales_about
+    from dpmoments.multisite.location import AutoLocation
+
+    edges = AutoLocation().edges()
+    center, move = np.array([1.0, 3.1e-6, 0.0]), np.array([0.5, 3.1e-6, 0.0])
+    about = scales_about(center, move, edges, (None, None, (0.0, 1.0)))
+    assert about[2].tolist() == [True, True, False]
+    with pytest.warns(BoundWarning, match="measured only the distance from their private median to 0"):
+        s = column_scales(np.array([0.7, 3.0e-6, 0.5]), (None, None, (0.0, 1.0)), AutoLocation.low, about=about)
+    assert s.tolist() == [0.7, 0.7, 1.0]

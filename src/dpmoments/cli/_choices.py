@@ -263,11 +263,12 @@ def cli_words(text):
 
 
 @contextlib.contextmanager
-def too_few_rows_hint(choices):
+def too_few_rows_hint(choices, ranges=False):
     """A refused private draw (too few rows for its share) says which of this command's options would help.
 
     The library's refusal already says from which epsilon (and share) the draw runs, computed from the
-    public n alone (never raised under add-remove, where n is private)."""
+    public n alone (never raised under add-remove, where n is private). ``ranges``: with every column's
+    ``--ranges`` this command draws nothing that needs the rows (one machine's second moment), so it says so."""
     try:
         yield
     except ValueError as exc:
@@ -278,5 +279,6 @@ def too_few_rows_hint(choices):
                   if n in choices.offered and (centre or n == "bound_share")]
         public = "--uncentred or PUBLIC values" if choices.uncentred else "PUBLIC values"
         reason = cli_words(" ".join(str(exc).split()).split("; give ")[0])  # the library's advice, in CLI names
+        ranged = ", or every column's --ranges COL=LOW:HIGH (then no draw needs these rows)" if ranges else ""
         raise CliError(f"{reason}; give a larger {', '.join(shares)} or --epsilon, a narrower --search-range, or "
-                       f"{public} instead of auto/private") from None
+                       f"{public} instead of auto/private{ranged}") from None

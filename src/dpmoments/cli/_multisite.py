@@ -48,8 +48,8 @@ ANALYSES = ("covariance", "correlation", "pca", "precision", "ridge", "select", 
 def add_scale_argument(parser):
     """``--scale private`` across sites: private column scales read off the location steps' noisy histograms."""
     parser.add_argument("--scale", choices=("private",),
-                        help="divide each column by a private scale, half the interquartile range of the location "
-                             "steps' summed noisy histograms (free: post-processing of counts already released; needs "
+                        help="divide each column by a private scale, its median distance from its median in the "
+                             "last location step's summed noisy histograms, at least the gap to its next values (free: post-processing of counts already released; needs "
                              "the private centre, the default); with --ranges the columns get them by default, a 0/1 "
                              "column keeping its range's")
 
@@ -124,8 +124,9 @@ def check_analysis(args, fit=True):
         raise CliError(f"--draws has no use with --analysis {a}: its spread is in closed form (or, for select, "
                        "from its own redrawn releases); leave --draws out")
     if fit and getattr(args, "intervals_for", "population") == "sample" and a in NO_TARGET:
-        raise CliError(f"--intervals-for has no use with --analysis {a}: its intervals count the noise only; leave "
-                       "it out")
+        why = "no draws are made across sites, so it prints no intervals" if a.startswith("tensor") else \
+            "its intervals count the noise only"
+        raise CliError(f"--intervals-for has no use with --analysis {a}: {why}; leave it out")
 
 
 def response_bound_of(args):

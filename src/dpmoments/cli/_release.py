@@ -110,7 +110,7 @@ def _private_release(data, request, names):
     ranges = request.choices.ranges
     release = functools.partial(private_second_moment, column_names=names) if ranges is None else \
         functools.partial(ranged_second_moment, ranges=ranges, names=names)
-    with too_few_rows_hint(request.choices):
+    with too_few_rows_hint(request.choices, ranges=True):
         return release(
             data, epsilon=request.epsilon, delta=request.delta, row_norm=request.row_norm,
             center=request.center, center_budget=center_budget(request.choices), scale=request.scale,

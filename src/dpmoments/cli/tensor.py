@@ -77,7 +77,7 @@ def add_arguments(parser):
                        help="power-method iterations (default 30)")
     add_uncertainty_arguments(parser, closed_form="the checks of the whitening and the weights only",
                               auto_draws="the weights' and the means' (topics') standard errors",
-                              limit=AUTO_MAX_TENSOR, cost="about 2 s")
+                              limit=AUTO_MAX_TENSOR, cost="about 2 s", target=True)
     add_output_arguments(parser)
 
 
@@ -153,6 +153,8 @@ def run(args):
 
 
 def _run(args, client):
+    import numpy as np
+
     from ._cluster import ClusterSource, print_notes
     from ._io import fingerprint, open_input
     from ._output import check_destination, ResultsDir
@@ -181,7 +183,8 @@ def _run(args, client):
     m = est.moments_
     with ResultsDir(args.out, args.force) as res:
         save_tensor(res, est, names)
-        if not args.no_figures and est.weights_interval_ is not None and not noise.withholds:
+        if not args.no_figures and est.weights_interval_ is not None and not noise.withholds \
+                and np.isfinite(est.weights_interval_).all():  # withheld (the model misfits): no bars to draw
             weights_figure(res, est, m)
         if grid and not args.no_figures:
             grid_figure(res, grid, m, args)
@@ -221,7 +224,8 @@ def _estimator(args, source, row_norm, choices, d):
         row_norm=row_norm, sigma2=args.sigma2, vocabulary_size=args.vocabulary_size, budget=budget,
         neighbours=args.neighbours, calibration=args.calibration, center=center, n_restarts=args.n_restarts,
         n_iter=args.n_iter, rng=args.seed, count_share=args.count_share, bound_budget=bound_budget(choices),
-        level=args.level, n_draws=draws(args, d, auto=True, limit=AUTO_MAX_TENSOR), ranges=ranges)
+        level=args.level, n_draws=draws(args, d, auto=True, limit=AUTO_MAX_TENSOR), ranges=ranges,
+        target=args.intervals_for)
 
 
 def _fit(est, args, source, row_norm, choices):

@@ -56,6 +56,8 @@ def _position(c, param, names, n_cols, where):
         return names.index(c)
     if isinstance(c, bool) or not isinstance(c, numbers.Integral):
         raise TypeError(f"'{param}' must hold column names (str) or positions (int); got {type(c).__name__}.")
+    if not -n_cols <= c < n_cols and names is not None and str(c) in names:
+        return _position(str(c), param, names, n_cols, where)  # a column named 2010 (a year)
     if not -n_cols <= c < n_cols:
         raise ValueError(f"'{param}' positions must be in [0, {n_cols}) for {where}; got {c}.")
     return int(c) % n_cols

@@ -63,6 +63,9 @@ class CsvFile:
         data = second if header else first
         # A column's type is the file's schema, read from its first data row (docs/cli.md, "Typed columns")
         self.text_columns = {j for j, cell in enumerate((data or [])[self.skip:]) if not _numeric(cell)}
+        # the first data row's whole numbers (a header of positions or years above them could be that row's kin)
+        self.integer_columns = {j for j, cell in enumerate((data or [])[self.skip:])
+                                if cell.strip().lstrip("+-").isdigit()}
         self.block_size = max(_MIN_BLOCK, 8 * longest)
 
     def _first_records(self):

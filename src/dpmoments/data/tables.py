@@ -129,7 +129,7 @@ def _backend(path, where, kind, compression, delimiter, header, source=None):
     if kind in _TEXT:
         backend = CsvFile(path, where, delimiter=delimiter or _TEXT[kind], header=bool(header),
                           compression=compression)
-        _refuse_numeric_names(backend.names, where, header)
+        _refuse_numeric_names(backend, where, header)
     elif not header:
         raise ValueError(f"reading without a header (--no-header; header=False) applies to .csv/.tsv files; {where} "
                          f"is {kind}.")
@@ -185,13 +185,32 @@ def _format(path):
     return {".pq": "parquet"}.get(ext, ext[1:]), compression
 
 
-def _refuse_numeric_names(names, where, header):
+def _refuse_numeric_names(backend, where, header):
+    names = backend.names
     numeric = [j for j, name in enumerate(names) if _looks_numeric(name)]
+    if header and numeric and _counting([names[j] for j in numeric]) \
+            and not set(numeric) & getattr(backend, "integer_columns", set(numeric)):
+        # pandas names a frame made from an array 0, 1, 2, ...; a table by year counts too. Integers one apart
+        # above values that are not whole numbers are names, not the first row of the same columns
+        backend.notes.append(f"{where}: its header's names that are numbers count one by one above values that "
+                             "are not whole numbers (as pandas names the columns of a frame made from an array, or "
+                             "years): read as column names; if that row is data, read the file with --no-header "
+                             "(header=False)")
+        return
     if header and numeric:
         shown = ", ".join(map(str, numeric[:5])) + (", ..." if len(numeric) > 5 else "")
         raise ValueError(f"{where}: the header row has column names that are numbers (columns {shown}, 0-based), "
                          "so it is probably a data row; if the file has no header, read it without one "
-                         "(--no-header; header=False), which names the columns x0, x1, ...")
+                         "(--no-header; header=False), which names the columns x0, x1, ...; if it is the header, "
+                         "give those columns names that are not numbers (or save the table as Parquet)")
+
+
+def _counting(names):
+    """Three or more whole numbers one apart, in the order of the columns (0, 1, 2, ...; 1960, 1961, ...)."""
+    if len(names) < 3 or not all(name.strip().isdigit() for name in names):
+        return False
+    values = [int(name) for name in names]
+    return all(b - a == 1 for a, b in zip(values, values[1:]))
 
 
 def _looks_numeric(name):

@@ -159,7 +159,8 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
     if biased.any():
         diag.flag("coefficients-floored", f"{int(biased.sum())} of {d} coefficients lie along directions where the "
                                           "noise of B hid the signal (eigenvalues raised to the floor): their "
-                                          "intervals are withheld (biased).")
+                                          "intervals are withheld (biased); a larger epsilon, fewer columns or more "
+                                          "rows lift the signal above that noise.")
     summary = _summary(level, n_draws, snr, laws, sampling, H is not None, J, float(np.abs(stretch).max()))
     summary["withheld"] = f"{int(biased.sum())} of {d} (floored directions)"
     return ErrorBudget(theta, cov, noise, stretch, biased, snr, diag.as_list(), summary)

@@ -48,7 +48,9 @@ def _named_family(candidates, k, d):
     if candidates == "all":
         count = sum(math.comb(d, s) for s in range(1, min(k, d) + 1))
         if count > _MAX_CANDIDATES:
-            raise ValueError(f"candidates='all' gives {count} models (> {_MAX_CANDIDATES}); lower 'max_size'.")
+            fits = max(s for s in range(1, d + 1) if sum(math.comb(d, t) for t in range(1, s + 1)) <= _MAX_CANDIDATES)
+            raise ValueError(f"candidates='all' gives {count} models (> {_MAX_CANDIDATES}); lower 'max_size' "
+                             f"(to at most {fits} for {d} columns).")
         return tuple(m for s in range(1, min(k, d) + 1) for m in itertools.combinations(range(d), s))
     if candidates == "nested":
         return tuple(tuple(range(s)) for s in range(1, min(k, d) + 1))

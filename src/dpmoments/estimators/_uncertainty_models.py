@@ -15,6 +15,8 @@ from .diagnostics import Diagnostics
 from .uncertainty import basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
 from .uncertainty import noise_law, redraw, redraw_count
 from .uncertainty import z_value
+from .tensor_error import model_error, shifted, tensor_scope
+from .._rng import spawn
 
 __all__ = ["tensor_spread", "selection_margin", "selection_stability"]
 
@@ -34,10 +36,14 @@ def _tensor_checks(moments, weights, K, diag):
                                        "the components and weights are noise.")
     if moments.model == "mog":
         smallest = float(np.linalg.eigvalsh(moments.second.second_moment)[0]) - law.diagonal_mean
-        if moments.sigma2 > smallest + edge:
+        # The smallest eigenvalue of n rows' second moment sits near sigma2 (1 - sqrt(d/n))^2 (Marchenko-Pastur),
+        # below sigma2 with no noise at all: twice that dip (public n, d, sigma2) is sampling, not misfit.
+        dip = moments.sigma2 * min(1.0, 4.0 * math.sqrt(d / max(float(moments.second.n), 1.0)))
+        if moments.sigma2 > smallest + edge + dip:
             diag.flag("sigma2-above-spectrum", f"sigma2 = {moments.sigma2:.3g} exceeds the smallest eigenvalue of "
                                                f"the released second moment ({smallest:.3g}) by more than the noise "
-                                               f"({edge:.3g}): the mixture's variance is too large for these data.")
+                                               f"({edge:.3g}) and the rows' sampling ({dip:.3g}): the mixture's "
+                                               "variance is too large for these data.")
     total = float(np.sum(weights))
     # Weights are noisy (1 / lambda^2): a little above 1 is noise, far above 1 or a sum far from 1 is failure.
     if not np.all(np.isfinite(weights)) or np.any(weights > 1.5) or not 0.5 <= total <= 2.0:
@@ -57,45 +63,72 @@ def _aligned(reference, components, weights):
     return components[cols], weights[cols]
 
 
-def tensor_spread(moments, est, decompose, n_draws, level, rng, owner):
+def tensor_spread(moments, est, decompose, n_draws, level, rng, owner, target="population"):
     """Checks of the whitening and the weights; with ``n_draws``, bootstrap spreads of means and weights.
 
     ``decompose(moments, rng) -> (components, weights)`` reruns the
-    post-processing (whitening, power method, un-whitening) on one draw.
+    post-processing (whitening, power method, un-whitening) on one draw. Each draw carries the
+    releases' noise and, for ``target="population"``, the rows' sampling deviation under the fitted
+    model; a mixture's intervals also take in its clipping bias under the fitted model
+    (:mod:`dpmoments.estimators.tensor_error`). ``noise_se`` keeps the noise's own share.
     """
     level, n_draws = check_level(level), check_draws(n_draws)
     diag = Diagnostics(owner)
     K = est.components_.shape[0]
     snr = _tensor_checks(moments, est.weights_, K, diag)
-    attrs = {"components_se_": None, "weights_se_": None, "weights_interval_": None, "components_interval_": None}
+    attrs = {"components_se_": None, "weights_se_": None, "weights_interval_": None, "components_interval_": None,
+             "weights_noise_se_": None, "components_noise_se_": None}
+    error = None
     if n_draws:
         gen = bootstrap_generator(rng)
-        comps, weights = [], []
-        for _ in range(n_draws):
-            count = redraw_count(moments.second, gen)  # add-remove: one noisy count, shared by both releases
-            draw = dataclasses.replace(moments, second=redraw(moments.second, gen, count),
-                                       third=redraw(moments.third, gen, count))
-            c, w = _aligned(est.components_, *decompose(draw, gen))
-            comps.append(c)
-            weights.append(w)
-        comps, weights = np.array(comps), np.array(weights)
-        with np.errstate(invalid="ignore"):
-            attrs.update(components_se_=bootstrap_se(comps), weights_se_=bootstrap_se(weights),
-                         weights_interval_=basic_interval(est.weights_, weights, level),
-                         components_interval_=basic_interval(est.components_, comps, level))
+        model_gen, shift_gen = spawn(gen, 2)  # the noise draws stay on gen: the same as without the other parts
+        error = model_error(moments, est.components_, est.weights_, target, model_gen)
+        attrs.update(_tensor_draws(moments, est, decompose, n_draws, level, (gen, shift_gen), error))
     laws = {"second": noise_law(moments.second).to_dict(), "third": noise_law(moments.third).to_dict()}
     summary = {"method": "parametric bootstrap" if n_draws else "closed-form checks", "level": level,
-               "n_draws": n_draws, "noise": laws, "signal_to_noise": snr,
+               "n_draws": n_draws, "noise": laws, "signal_to_noise": snr, "target": target,
                "signal_to_noise_definition": "the K-th eigenvalue of M2 / the spectral norm of its noise "
                                              "(below 1 the whitening divides by noise)",
                "weights": est.weights_.tolist(), "weights_sum": float(np.sum(est.weights_)),
                "weights_se": None if attrs["weights_se_"] is None else attrs["weights_se_"].tolist(),
-               "covers": "the noise of both releases, redrawn; whitening, power method (fresh starts) and "
-                         "un-whitening rerun on each draw; components matched to the fitted ones" if n_draws
-                         else "closed-form checks only (n_draws=0)",
-               "not_covered": "sampling variability, clipping bias, misspecification of the model or of sigma2"}
+               **tensor_scope(n_draws, error, target, moments.model)}
     attrs.update(snr_=snr, diagnostics_=diag.as_list(), uncertainty_=summary)
     return attrs
+
+
+def _tensor_draws(moments, est, decompose, n_draws, level, gens, error):
+    """The draws (noise, plus sampling under the fit) and the intervals, widened by the clipping bias's shift."""
+    (gen, shift_gen), noise, total = gens, ([], []), ([], [])
+    for _ in range(n_draws):
+        count = redraw_count(moments.second, gen)  # add-remove: one noisy count, shared by both releases
+        draw = dataclasses.replace(moments, second=redraw(moments.second, gen, count),
+                                   third=redraw(moments.third, gen, count))
+        _append(noise, _aligned(est.components_, *decompose(draw, gen)))
+        if error is not None and error.sampling and error.fits:
+            moved = shifted(draw, error.shift(shift_gen))
+            _append(total, _aligned(est.components_, *decompose(moved, shift_gen)))
+    total = total if total[0] else noise
+    comps, weights = np.array(total[0]), np.array(total[1])
+    with np.errstate(invalid="ignore"):
+        out = dict(components_se_=bootstrap_se(comps), weights_se_=bootstrap_se(weights),
+                   components_noise_se_=bootstrap_se(np.array(noise[0])),
+                   weights_noise_se_=bootstrap_se(np.array(noise[1])),
+                   weights_interval_=basic_interval(est.weights_, weights, level),
+                   components_interval_=basic_interval(est.components_, comps, level))
+    if error is not None and not error.fits:  # sampling and clipping cannot be bounded: no interval
+        for key in ("components_interval_", "weights_interval_"):
+            out[key] = np.full_like(out[key], np.nan)
+    elif error is not None and error.bias is not None:  # the hull of the interval and that interval moved by b's shift
+        c, w = _aligned(est.components_, *decompose(shifted(moments, error.bias), shift_gen))
+        for key, move in (("components_interval_", c - est.components_), ("weights_interval_", w - est.weights_)):
+            iv = out[key]
+            out[key] = np.stack([np.minimum(iv[0], iv[0] + move), np.maximum(iv[1], iv[1] + move)])
+    return out
+
+
+def _append(pair, drawn):
+    pair[0].append(drawn[0])
+    pair[1].append(drawn[1])
 
 
 # -- model selection --------------------------------------------------------------------------------------------

@@ -80,12 +80,13 @@ def _mean_part(release):
     return next((p.released for p in (release.parts or ()) if p.label == "mean"), None)
 
 
-def centre_bias_bound(release, second_upper, level, far=None):
+def centre_bias_bound(release, second_upper, level, far=None, with_norm=False):
     r"""``B`` (d,): bounds on :math:`|\beta_j|` (module docstring), standardised units; ``None`` where the release
     does not say how many rows the mean clipped (a public centre, a public bound).
 
-    ``second_upper`` (d,): each column's unclipped second moment about the centre at its upper end.
-    """
+    ``second_upper`` (d,): each column's unclipped second moment about the centre at its upper end. ``with_norm``:
+    ``(B, (N, columns))`` instead, ``N`` the bound on the norm of ``beta`` restricted to ``columns`` (d,) booleans,
+    ``inf`` where there is none (:func:`centre_bias_widths` reads it)."""
     part = _mean_part(release)
     if part is None or part.get("offset") is None:
         return None
@@ -106,14 +107,16 @@ def centre_bias_bound(release, second_upper, level, far=None):
     # the weights 1 - R_m/||x - m|| in [0, 1] average at most norm / R_m over the rows: they replace p where smaller
     q = min(p, norm / float(part["row_norm"]))
     if overflow is None:
-        return np.minimum(np.sqrt(q * np.maximum(second_upper, 0.0)) + q * delta, norm)
+        bound = np.minimum(np.sqrt(q * np.maximum(second_upper, 0.0)) + q * delta, norm)
+        return (bound, (norm, np.ones(len(bound), dtype=bool))) if with_norm else bound
     cap = _overflow_cap(release)
     if cap > 0:  # the weights average at most T / (n min(cap, R_m)), whatever lies beyond the outer bound
         q = min(p, overflow / min(float(part["row_norm"]), cap))
     each = np.sqrt(q * np.maximum(np.asarray(second_upper, dtype=float), 0.0)) + q * delta
     # ||beta|| <= T / n plus what rows beyond the outer bound pull past the cap: not for the columns they may load
     far = np.zeros(len(each), dtype=bool) if far is None else np.asarray(far, dtype=bool)
-    return np.where(far, each, np.minimum(each, min(norm, overflow)))
+    bound = np.where(far, each, np.minimum(each, min(norm, overflow)))
+    return (bound, (min(norm, overflow), ~far)) if with_norm else bound
 
 
 def _overflow_bound(release, part, level):
@@ -168,7 +171,7 @@ def _beyond_bound(release, second_upper, level):
     return trace / (2.0 * float(release.row_norm))
 
 
-def centre_bias_widths(bound, s, second_upper, at, offset=None):
+def centre_bias_widths(bound, s, second_upper, at, offset=None, joint=None):
     r"""``(below, above)``: how far :math:`\beta_i e_j + e_i \beta_j - \beta_i \beta_j` can move each entry
     down and up at level ``at`` (``|e_j| <= z s``), never more than ``|e_i e_j| + sqrt(M_ii M_jj)`` (what
     :math:`(\bar x - c)_i (\bar x - c)_j` can be at most, :math:`M_{jj} \ge (\bar x - c)_j^2`). Zero without a
@@ -178,7 +181,13 @@ def centre_bias_widths(bound, s, second_upper, at, offset=None):
     ``offset`` (:func:`location_offset`, across sites): both ends also move by the bias's term linear in ``a``,
     :math:`|a_i| B_j + B_i |a_j|`, and by :math:`2 E_i E_j` (the noise's :math:`-e e^\top` where one machine's
     law counts :math:`+e e^\top`), the cap growing by as much with ``M`` about the location; the noise's linear
-    term is a normal part (:func:`linear_noise_variance`)."""
+    term is a normal part (:func:`linear_noise_variance`).
+
+    ``joint`` (Gaussian centre noise): ``(N, columns)`` of :func:`centre_bias_bound` (``with_norm``). Off the
+    diagonal :math:`\beta_i e_j + e_i \beta_j` is then one normal of sd :math:`s\sqrt{\beta_i^2 + \beta_j^2}`, at most
+    :math:`s \min(\sqrt{B_i^2 + B_j^2}, N)` (``N`` where both columns are under it), so it is within ``E`` times
+    that at the level, where ``|e_i|, |e_j| <= E`` took :math:`E (B_i + B_j)`; and
+    :math:`|\beta_i\beta_j| \le \min(B_i B_j, N^2/2)` (:math:`\beta_i^2 + \beta_j^2 \le N^2`). ``None``: the sum."""
     d = len(second_upper)
     if bound is None and offset is None:  # zeros that take no memory (a d x d array is 800 MB at d = 10 000)
         return np.broadcast_to(0.0, (d, d)), np.zeros(d)
@@ -193,9 +202,12 @@ def centre_bias_widths(bound, s, second_upper, at, offset=None):
     # place a block of rows at a time (one d x d array, not seven; the same bits)
     below = np.empty((d, d))
     for rows in _row_blocks(d):
-        part = np.multiply.outer(bound[rows], E)
-        part += np.multiply.outer(E[rows], bound)
-        part += np.multiply.outer(bound[rows], bound)
+        if joint is None:
+            part = np.multiply.outer(bound[rows], E)
+            part += np.multiply.outer(E[rows], bound)
+            part += np.multiply.outer(bound[rows], bound)
+        else:
+            part = _joint_part(bound, E, joint, rows)
         cap = np.multiply.outer(u[rows], u)
         np.sqrt(cap, out=cap)
         cap += np.multiply.outer(E[rows], E)
@@ -208,6 +220,23 @@ def centre_bias_widths(bound, s, second_upper, at, offset=None):
     diagonal = bound * E + E * bound + (0.0 if offset is None else 2.0 * offset * bound + 2.0 * E * E)
     cap_diagonal = E * E + np.sqrt(u * u) + (0.0 if offset is None else offset**2 + 2 * E * E)
     return below, np.minimum(diagonal, cap_diagonal)  # above, on the diagonal: the cross term alone
+
+
+def _joint_part(bound, E, joint, rows):
+    """``E min(sqrt(B_i^2 + B_j^2), N_ij) + min(B_i B_j, N_ij^2 / 2)`` for the rows ``rows`` (``centre_bias_widths``'s
+    ``joint``; ``N_ij`` is ``N`` where both columns are under it, else none)."""
+    norm, columns = joint
+    both = np.multiply.outer(columns[rows], columns)
+    linear = np.sqrt(np.add.outer(bound[rows] ** 2, bound**2))
+    product = np.multiply.outer(bound[rows], bound)
+    if np.isfinite(norm):
+        np.minimum(linear, norm, out=linear, where=both)
+        np.minimum(product, norm**2 / 2.0, out=product, where=both)
+    own = np.arange(rows.start, rows.stop)  # on the diagonal 2 beta_j e_j, of sd 2 B_j s, and beta_j^2 <= B_j^2
+    linear[own - rows.start, own], product[own - rows.start, own] = 2.0 * bound[own], bound[own] ** 2
+    linear *= E[rows][:, None]
+    linear += product
+    return linear
 
 
 def _row_blocks(d, elements=1 << 20):

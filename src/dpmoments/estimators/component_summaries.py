@@ -155,10 +155,12 @@ def tensor_lines(est, names, what, top=CONSOLE_COORDS):
     if se is None:
         rows = [[f"c{j + 1}", num(w[j]), "", ""] for j in range(K)]
         note = ["  (no standard errors without draws: run with --draws B)"]
-    else:  # every interval counts the noise alone, on one machine as across sites: each line says so
-        rows = [[f"c{j + 1}", num(w[j]), num(se[j]), interval_text(iv[0, j], iv[1, j]), "noise only"]
+    else:  # each line names the parts its interval counts (estimators/tensor_error.py), one machine or sites
+        parts = est.uncertainty_.get("parts", "noise only")
+        rows = [[f"c{j + 1}", num(w[j]), num(se[j]),
+                 "withheld" if not np.isfinite(iv[0, j]) else interval_text(iv[0, j], iv[1, j]), parts]
                 for j in range(K)]
-        note = [f"'noise only': the intervals redraw both releases' noise; they leave out "
+        note = [f"'{parts}': {est.uncertainty_.get('scope', '')}; not covered: "
                 f"{est.uncertainty_.get('not_covered', 'sampling variability and clipping bias')}"]
     out = table(["component", "weight", "se", f"{100 * est.level:g}% interval"] + ([] if se is None else [""]),
                 rows) + note

@@ -23,7 +23,8 @@ besides the added noise:
   3 times its released variance's upper end (:func:`loss_cap`: a clipped row loses in the band at most
   3 times what it keeps), which in mixed units is far below the loss release's own noise. Off the diagonal an
   undetected loss is taken as clipping shrinks elliptical rows, :math:`D_{ij} \approx \rho_{ij}
-  \sqrt{D_{ii} D_{jj}}`: towards a larger :math:`|S_{ij}|`. Where rows beyond :math:`2R` stand out
+  \sqrt{D_{ii} D_{jj}}`: towards a larger :math:`|S_{ij}|`. With Gaussian noise both off-diagonal allowances
+  take their own noise in quadrature with the entry's (:mod:`.clipping_allowance`). Where rows beyond :math:`2R` stand out
   of their count's noise (one-sided 95%), what they lost beyond :math:`2R` is not seen: the columns
   that bear them (whose band loss stands out, one-sided 90%: such rows leave :math:`3R^2` times their
   share of each column in the band) have their entries marked (``covariance_biased_``, ``biased`` in
@@ -54,6 +55,7 @@ from .centre_bias import (CENTRE_BIAS_TEXT, add_above, centre_bias_bound, centre
 from .entry_intervals import (half_widths as _half_widths,
                               truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
                               with_centre_variance as _with_centre_variance)
+from .clipping_allowance import detected_spread, elliptical_allowance, widen_towards
 from .fcr import distance_from_zero as _distance_from_zero, selected_by_fcr as _selected
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .entry_intervals import holding_estimate  # re-exported: the covariance reads it from here
@@ -97,22 +99,26 @@ def _shifted_psd(spectrum, shift):
     return (V * np.maximum(w - shift, 0.0)) @ V.T
 
 
-def _clipping(release, level, d, sigma, variance_upper, variance_half=None):
+def _clipping(release, level, d, sigma, variance_upper, variance_half=None, variance_sd=None):
     """The clipping bias's part of every entry's interval, standardised units (``sigma``: the released
     matrix's PSD projection, :func:`_psd`; ``variance_upper``: each released variance's upper end at ``level``,
     which caps the loss, :func:`loss_cap`).
 
-    Returns ``(lo, hi, sd, withheld columns, withheld variances, summary)``: shifts of the lower
+    Returns ``(lo, hi, sd, withheld columns, withheld variances, summary, (towards_sd, spread_variance))``: shifts
+    of the lower
     and upper ends (d, d), a noise sd to add to the upper half-width of each variance in quadrature (d,: the
     released loss's own noise, where it is not detected; none off the diagonal), the
     columns whose intervals cannot be completed, and the clipped columns whose variance cannot be
-    (:func:`_far_rows_possible`). ``variance_half``: each variance's half-width without clipping, at
+    (:func:`_far_rows_possible`), and, given ``variance_sd`` (each released variance's noise sd, Gaussian noise;
+    else two ``None``), the allowances' noises (:mod:`.clipping_allowance`): the undetected loss's signed sd (d, d)
+    and a detected column's spread's variance (d, d, a normal part), each in quadrature with the entry's.
+    ``variance_half``: each variance's half-width without clipping, at
     ``level``, against which the summary's ``material_columns`` judge the loss (:func:`_material`).
     """
     part = clipping_part(release)
     if part is None:
         zero = np.zeros((d, d))
-        return zero, zero, np.zeros(d), np.zeros(d, bool), np.zeros(d, bool), None
+        return zero, zero, np.zeros(d), np.zeros(d, bool), np.zeros(d, bool), None, (None, None)
     z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))  # one-sided, Bonferroni over d: few false detections
     z = z_value(level)
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
@@ -133,25 +139,15 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None):
     # A detected loss: the variance moves up by it (its interval), and its row and column widen by +-sqrt(U_i U_j)
     # (D is positive semi-definite, so |D_ij| <= sqrt(D_ii D_jj))
     # (each d x d array made in place: at d = 10 000 one is 800 MB; the same bits as the plain expressions)
-    hi = np.outer(upper, upper)
-    np.sqrt(hi, out=hi)
+    hi, spread_variance = detected_spread(lost, sd, upper, touched, variance_upper, variance_sd, tail, z, z_detect)
     hi *= touched  # the spread
     lo = -hi
     # An undetected loss still only lowers a variance: the upper end moves up by the released loss (if positive)
     # with its noise in quadrature. Off the diagonal it is taken as clipping shrinks elliptical rows,
     # D_ij ~ rho_ij sqrt(D_ii D_jj): towards a larger |entry|, by the released correlation times the variances'
     # upper ends
-    up = np.minimum(np.maximum(band_lost, 0.0) + z * band_sd, band_cap)
-    v = np.sqrt(np.maximum(np.diag(sigma), 1e-300))
-    rho = np.outer(v, v)
-    np.divide(sigma, rho, out=rho)
-    np.clip(rho, -1.0, 1.0, out=rho)
-    positive, negative = rho > 0, rho < 0
-    towards = np.outer(up, up)
-    np.sqrt(towards, out=towards)
-    towards *= np.abs(rho, out=rho)  # |rho| sqrt(U_i U_j) ~touched
-    del rho
-    towards *= ~touched
+    towards, towards_sd, positive, negative = elliptical_allowance(sigma, touched, band_lost, band_sd, band_cap,
+                                                                   variance_upper, variance_sd, z)
     np.add(hi, towards, out=hi, where=positive)  # hi + 0 elsewhere: hi (never -0 here), the same bits
     np.subtract(lo, towards, out=lo, where=negative)  # lo - 0 elsewhere: lo, the same bits
     del towards, positive, negative
@@ -167,7 +163,7 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None):
                "loss_beyond_outer_unseen": bool(withheld.any()), "withheld_columns": np.nonzero(withheld)[0].tolist(),
                "variances_withheld": np.nonzero(variance_unseen)[0].tolist(),
                "material_columns": np.nonzero(_material(band_lost, band_sd, z_withhold, variance_half))[0].tolist()}
-    return lo, hi, extra, withheld, variance_unseen, summary
+    return lo, hi, extra, withheld, variance_unseen, summary, (towards_sd, spread_variance)
 
 
 def unseen_loss_columns(part, level, d):
@@ -317,26 +313,33 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     se = _with_centre_variance(normal_parts, s)
     variance_upper = centre_diagonal + z_value(level) * np.diagonal(noise_se)  # the clipped rows' variances
     variance_half = z_value(level) * np.sqrt(np.diagonal(normal_parts) + 2.0 * s**4)  # noise, sampling, centre
-    bias_lo, bias_hi, bias_sd, withheld_cols, variances_unseen, clip = _clipping(release, level, d, sigma,
-                                                                                 variance_upper, variance_half)
+    gaussian = noise_law(release).kind == "gaussian"  # the allowance's noise in quadrature (clipping_allowance.py)
+    bias_lo, bias_hi, bias_sd, withheld_cols, variances_unseen, clip, (towards_sd, spread_variance) = _clipping(
+        release, level, d, sigma, variance_upper, variance_half, np.diagonal(noise_se) if gaussian else None)
+    if spread_variance is not None:  # a detected column's spread: its noise a normal part, on both sides
+        normal_parts += spread_variance
+        del spread_variance
     del sigma
     biased = withheld_cols[:, None] | withheld_cols[None, :] | np.diag(variances_unseen)
     # The centre's bias bound reads the band's loss alone, as before the tail factor (a factor of 1 or 2: exact)
     tail = clip["tail_factor"] if clip is not None else 1.0
     second_upper = variance_upper + (np.diagonal(bias_hi) + z_value(level) * bias_sd) / tail
-    bias_bound = centre_bias_bound(release, second_upper, level, far_columns(release, level, d))  # None: not known
+    bias_bound = centre_bias_bound(release, second_upper, level, far_columns(release, level, d), with_norm=gaussian)
+    bias_bound, joint = bias_bound if gaussian and bias_bound is not None else (bias_bound, None)  # None: not known
 
     def intervals(at):  # every entry's interval at level 'at', made in its (2, d, d) result
         out = np.empty((2, d, d))
         lo_half, hi_half = _half_widths(normal_parts, s, at, out)
         # The noise-only interval (exact for its law) at that level where it is wider (Laplace noise's tails)
         _widen_to_noise(lo_half, hi_half, release, noise_interval, level, at)
+        if towards_sd is not None:
+            widen_towards(lo_half, hi_half, towards_sd, z_value(at))
         on_diagonal = centre_diagonal - lo_half[diagonal]  # centre - lo_half + bias_lo
         np.subtract(raw, lo_half, out=lo_half)
         lo_half[diagonal] = on_diagonal
         lo_half += bias_lo
         # less the centre's own clipping bias
-        below, above = centre_bias_widths(bias_bound, s, second_upper, at, offset)
+        below, above = centre_bias_widths(bias_bound, s, second_upper, at, offset, joint)
         lo_half -= below
         # The undetected clipping loss's noise widens the upper end, in quadrature
         hi_half **= 2
@@ -352,7 +355,7 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         _truncate_variances(out, centre_diagonal)
         return out
 
-    below, above = centre_bias_widths(bias_bound, s, second_upper, level, offset)
+    below, above = centre_bias_widths(bias_bound, s, second_upper, level, offset, joint)
     lower, upper = mid + bias_lo, mid + bias_hi
     lower -= below  # mid + bias_lo - below, mid + bias_hi + above, in place
     add_above(upper, below, above)
@@ -392,16 +395,17 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
             "parts": parts}
 
 
-def release_centre_bias(release, level):
+def release_centre_bias(release, level, with_norm=False):
     """The centre's bias bound ``B`` (d,) (:func:`centre_bias_bound`, standardised units) from the release's variances
     and clipping losses at their upper ends; ``None`` where it is not bounded (a public centre or bound). PCA's
-    eigenvalues and the draws behind the non-linear estimates (error_draws.py) read it: released values only."""
+    eigenvalues and the draws behind the non-linear estimates (error_draws.py) read it: released values only.
+    ``with_norm``: ``(B, (N, columns))`` or ``None``, ``N`` the bound on the norm of ``beta`` over ``columns``."""
     part, z, law = clipping_part(release), z_value(level), noise_law(release)
     upper = np.diagonal(release.second_moment) - law.diagonal_mean + z * law.diagonal_sd
     if part is not None:
         upper = upper + np.minimum(np.maximum(np.asarray(part["variance_lost"]) + z * float(part["noise_sd"]), 0.0),
                                    loss_cap(upper))
-    return centre_bias_bound(release, upper, level, far_columns(release, level, len(upper)))
+    return centre_bias_bound(release, upper, level, far_columns(release, level, len(upper)), with_norm=with_norm)
 
 
 def loss_beyond_outer_unseen(part, level):

@@ -19,7 +19,9 @@ but each draw carries all four parts of :math:`\hat M - \Sigma`:
   released step, standing for the fixed :math:`\bar y - \beta`: :mod:`~dpmoments.estimators.centre_bias`);
 - :math:`b^*`: that bias, unknown but bounded, :math:`|\beta_j| \le B_j`: at 0 in the sets below, and in one
   more set at a corner of the bound, :math:`b^*_j = \pm B_j` with signs drawn afresh each time (its square
-  :math:`B_j^2` on the diagonal is the most it can add; off the diagonal :math:`\pm B_i B_j` both ways), so that
+  :math:`B_j^2` on the diagonal is the most it can add; off the diagonal :math:`\pm B_i B_j` both ways), scaled
+  into the ball :math:`\|\beta\| \le N` over the columns that bound holds for (:mod:`~dpmoments.estimators.centre_bias`)
+  where the corner lies outside it, so that
   the hull of the sets' intervals holds a bias anywhere in the bound (as the covariance's entries widen by it);
 - :math:`D^*`: what clipping removed, positive semi-definite: its diagonal drawn from the released
   ``"clipping excess"`` part (:mod:`dpmoments.moments.clipping_bias`), each *detected* column's loss
@@ -85,6 +87,7 @@ class ErrorParts:
     rescaled: bool = False  # rescaled to correlations: the centre's and clipping's parts are not drawn
     centre_bias: Optional[np.ndarray] = None  # (d,): the bound B on the centre's own clipping bias; None: not bounded
     offset: Optional[np.ndarray] = None  # (d,): across sites, the mean's step a from the location (centre_bias.py)
+    centre_bias_norm: Optional[tuple] = None  # (N, columns): ||beta|| over those columns is at most N (centre_bias.py)
 
     @property
     def centre_bias_drawn(self):
@@ -179,7 +182,7 @@ def error_parts(release, level, target):
                       loss_upper=upper,
                       correlation=correlation, unseen=not rescaled and every_part_unseen(release, level),
                       n=max(int(round(float(release.n))), 1), rescaled=rescaled,
-                      centre_bias=None if rescaled or s == 0 else release_centre_bias(release, level),
+                      **_centre_bias_parts(None if rescaled or s == 0 else release_centre_bias(release, level, True)),
                       offset=None if rescaled else location_offset(release))
 
 
@@ -197,7 +200,7 @@ def draw_every_part(release, parts, rng, at_upper=False, centre_bias=False):
         e = gaussian_noise(d, parts.centre_scale, rng)
         bias = np.zeros(d)
         if centre_bias:  # b* - e*, b*_j = +-B_j: signs from unit noise drawn by mechanisms/
-            bias = np.copysign(parts.centre_bias, gaussian_noise(d, 1.0, rng))
+            bias = _within_norm(np.copysign(parts.centre_bias, gaussian_noise(d, 1.0, rng)), parts.centre_bias_norm)
         step = bias - e
         if parts.offset is None:
             M = M + np.outer(step, step)
@@ -214,6 +217,27 @@ def draw_every_part(release, parts, rng, at_upper=False, centre_bias=False):
     M = (M + M.T) / 2
     return dataclasses.replace(drawn, second_moment=M,
                                postprocessing=drawn.postprocessing + ("error-budget-draw",))
+
+
+def _centre_bias_parts(bound):
+    """``ErrorParts``' ``centre_bias`` and ``centre_bias_norm`` from :func:`release_centre_bias`'s ``with_norm``."""
+    if bound is None:
+        return {"centre_bias": None}
+    bound, norm = bound
+    return {"centre_bias": bound, "centre_bias_norm": norm if np.isfinite(norm[0]) else None}
+
+
+def _within_norm(bias, norm):
+    """A corner ``+-B`` of the box, scaled into the ball ``||beta|| <= N`` over its columns where it lies outside:
+    the bias is in both, and the box's corners lie up to sqrt(d) times N from 0 (every B_j near N on small tables)."""
+    if norm is None:
+        return bias
+    bound, columns = norm
+    length = float(np.linalg.norm(bias[columns]))
+    if length > bound:
+        bias = bias.copy()
+        bias[columns] *= bound / length
+    return bias
 
 
 def every_part_draws(release, parts, refit, n_draws, rng):

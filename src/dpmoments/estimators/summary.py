@@ -83,9 +83,12 @@ def of_data(data_name):
 
 def release_lines(release):
     """The privacy line of a release, which columns had public ranges, and one line per private choice."""
+    from ..moments.choice_budget import WIDENED_NOTE  # here: the command line's --help loads no moments module
+
     ranged = [f"ranges: {step}" for step in release.postprocessing if step.startswith("public ranges")]
+    widened = [f"  {step}" for step in release.postprocessing if step.startswith(WIDENED_NOTE)]  # a small table's
     return [privacy_summary(release)] + ranged + \
-        (choices_lines(release.parts, release.guarantee) if release.parts else [])
+        (choices_lines(release.parts, release.guarantee) + widened if release.parts else [])
 
 #: The checks whose failure means the output is not an estimate of what it is named: it is withheld.
 WITHHOLDING = frozenset({"no-eigenvalue-above-noise", "components-below-noise", "components-unstable",

@@ -62,6 +62,7 @@ from ._conventions import (all_or_nothing, fit_input, labelled_attribute, name_o
 from ._params import REQUIRED, check_parameters, integer, one_of, param, parameters, positive, value_only
 from ._uncertainty_models import tensor_spread
 from .component_summaries import tensor_summary
+from .tensor_error import TARGETS
 from .uncertainty import check_draws, check_level
 from .noisy_tpm import NoisyTensorPowerResult, noisy_tensor_power_method
 from ..moments.tensor_moments import (
@@ -142,8 +143,14 @@ class TensorDecompositionFit:
     n_restarts, n_iter : int, default=10, 30
         ``L`` and ``N`` of the tensor power method.
     n_draws : int >= 0, default=0
-        Parametric-bootstrap draws of both releases' noise (0: the noise
-        checks only). Each draw reruns the whitening and the power method.
+        Parametric-bootstrap draws (0: the noise checks only). Each draw redraws both releases'
+        noise and, for ``target="population"``, the rows' sampling deviation under the fitted
+        model, and reruns the whitening and the power method; a mixture's intervals also take in
+        the clipping bias the fitted model predicts (:mod:`dpmoments.estimators.tensor_error`); where
+        the released second moment misfits the fitted model the intervals are withheld (``NaN``).
+    target : {"population", "sample"}, default="population"
+        What the intervals are about: the population's means and weights (sampling counted, as
+        statsmodels' intervals), or the decomposition of these rows' exact, unclipped moments.
     level : float in (0, 1), default=0.9
     rng : None, int or numpy.random.Generator
         Noise and (an independent stream for) the power method's starts; the
@@ -184,8 +191,11 @@ class TensorDecompositionFit:
         With ``n_draws > 0``: bootstrap standard errors of the weights and of
         every entry of the components (redrawn components are matched to the
         fitted ones).
+    weights_noise_se_, components_noise_se_ : ndarray or None
+        The same from the releases' noise alone (how much of the error is the privacy's).
     weights_interval_, components_interval_ : ndarray or None
-        Basic bootstrap ``level`` intervals, shapes ``(2, K)`` and ``(2, K, d)``.
+        Basic bootstrap ``level`` intervals, shapes ``(2, K)`` and ``(2, K, d)``, for ``target``;
+        a mixture's the hull with the same interval moved by its clipping bias's effect.
     snr_ : float
         The ``K``-th eigenvalue of the released :math:`M_2` over the spectral
         norm of its noise; below 1 the whitening divides by noise.
@@ -250,6 +260,7 @@ class TensorDecompositionFit:
     count_share: float = param(0.05)
     bound_budget: float | BoundBudget = param(0.1)
     ranges: dict | None = param(None)
+    target: str = param("population", check=one_of(*TARGETS))
 
     def _check_params(self):
         """The declared checks, then those that depend on the model or on each other."""
@@ -389,7 +400,7 @@ class TensorDecompositionFit:
                 return c, 1.0 / lam_draw**2
 
         vars(self).update(tensor_spread(moments, self, redecompose, self.n_draws, self.level, self.rng,
-                                        name_of(self)))
+                                        name_of(self), self.target))
         return self
 
     def _solve(self, moments, K, gen_tpm):

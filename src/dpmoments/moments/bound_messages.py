@@ -28,7 +28,7 @@ def round_up(x):
 
 
 @contextlib.contextmanager
-def minimum_on_refusal(*, epsilon, delta, share, zcdp, option="'bound_budget'"):
+def minimum_on_refusal(*, epsilon, delta, share, zcdp, option="'bound_budget'", also="", basis="the same shares"):
     """A refused draw says the smallest total epsilon, and ``option``'s share, at which it would run.
 
     The draw's epsilon is ``share * epsilon / k`` (pure shares) or
@@ -50,8 +50,8 @@ def minimum_on_refusal(*, epsilon, delta, share, zcdp, option="'bound_budget'"):
         other = f", or at this epsilon from {option} {round_up(share_needed):g}" if share_needed < 0.5 else ""
         raise TooFewRowsError(
             f"{err.what}: too few rows for a private draw at this budget (it would land anywhere in the search "
-            f"range); with the same shares it runs from epsilon {round_up(least):g}{other}; give a larger budget share "
-            "or epsilon, a narrower search range, or a public value.", what=err.what,
+            f"range); with {basis} it runs from epsilon {round_up(least):g}{other}; give a larger budget share "
+            f"or epsilon, a narrower search range, or a public value{also}.", what=err.what,
             epsilon_each=err.epsilon_each, needed_each=err.needed_each) from None
 
 

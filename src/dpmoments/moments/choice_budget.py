@@ -20,14 +20,19 @@ from ..exceptions import TooFewRowsError
 from ..mechanisms.laws import named
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 from .auto_release import minimum_on_refusal, rank_error
-from .private_bounds import check_margin
+from .private_bounds import TIE_PRIOR, check_margin
 from .release import Part, em_draws
 
-__all__ = ["CenterBudget", "PrivateChoiceBudget", "check_draws", "public_rows", "refinement_steps", "draw_plan",
-           "what_for", "BOUND_OPTION", "LOCATION_OPTION", "SCALE_SHARE", "REFINE_MEAN", "ONE_STEP_MEAN"]
+__all__ = ["CenterBudget", "PrivateChoiceBudget", "check_draws", "widen_choices", "public_rows", "refinement_steps",
+           "draw_plan", "upper_share", "UPPER_SHARE", "what_for", "CHOICES_CAP", "WIDENED_NOTE", "BOUND_OPTION",
+           "LOCATION_OPTION", "SCALE_SHARE", "REFINE_MEAN", "ONE_STEP_MEAN"]
 
 BOUND_OPTION, LOCATION_OPTION = "'bound_budget'", "CenterBudget.location"  # named in refusals (the CLI renames them)
 SCALE_SHARE = 0.5  # of bound_budget, when both scales and the row bound are chosen privately
+# The most of the whole budget the 0.75-quantiles of the distances beside the scales drawn about the private medians
+# may take from the second moment (upper_share; private_passes.column_scales)
+UPPER_SHARE = 0.05
+UPPER_RANK_ERROR = 0.09  # of n: the rank error that share aims at, inside the 10% a weak draw is warned at
 # Shares of CenterBudget.mean taken by the refinement steps of a private location (the last mean gets the rest):
 # small early steps suffice, as each only needs to shrink the error by a factor ~n / (2 z sqrt(d)).
 REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these proportions
@@ -36,6 +41,11 @@ REFINE_MEAN = (0.05, 0.05, 0.1, 0.2)  # with 2 or 3 steps, the same 0.4 in these
 # the rows' median norm, so as the centre it carried a clipping bias of 1-5 times its noise (iris, grunfeld,
 # macrodata at epsilon = 4), which every interval had to count
 ONE_STEP_MEAN = 0.5
+# On a table too small for the draws at their given shares, the location and bound shares are raised together, up to
+# this much of the budget in all (widen_choices): at epsilon = 1 diabetes (442 rows) runs with 13% of it, star98
+# (303) with 27%, where the defaults' 15% were refused; the second moment keeps at least what this leaves.
+CHOICES_CAP = 0.35
+WIDENED_NOTE = "the private location and bound took"  # how the release's postprocessing says so (the CLI prints it)
 
 
 class PrivateChoiceBudget:
@@ -51,6 +61,16 @@ class PrivateChoiceBudget:
             raise ValueError(f"mechanism={law.name!r} needs 'delta' in (0, 1); got None.")
         self.rho = calibrate_gaussian(epsilon, delta, 1.0, calibration="zcdp")[1].rho if self.zcdp else None
         self.weakest = None  # (epsilon, what) of the weakest draw made: warned about if unreliable (_finish)
+        self.also = ""  # a further remedy a refusal names (private_second_moment: every column's range)
+        self.widened = None  # (given, taken, most allowed) of the private choices' shares where widen_choices ran
+
+    def widening_note(self):
+        """The release's record of a small table's widened choices (:func:`widen_choices`): public values only."""
+        if self.widened is None:
+            return ()
+        given, taken, _ = self.widened
+        return (f"{WIDENED_NOTE} {100 * taken:.0f}% of the budget instead of {100 * given:.0f}% "
+                "(too few rows for their draws at the shares given; the second moment has less)",)
 
     def drawn(self, each, what):
         """Note a draw's epsilon: where n is private no draw is refused, so the weakest is warned about instead."""
@@ -74,7 +94,10 @@ class PrivateChoiceBudget:
 
     def refusal(self, share, option):
         """Refused draws (too few rows) name the smallest epsilon, or ``option``'s ``share``, that would run them."""
-        return minimum_on_refusal(epsilon=self.epsilon, delta=self.delta, share=share, zcdp=self.zcdp, option=option)
+        return minimum_on_refusal(epsilon=self.epsilon, delta=self.delta, share=share, zcdp=self.zcdp, option=option,
+                                  also=self.also, basis="the same shares" if self.widened is None else
+                                  f"the private location and bound at up to {100 * self.widened[2]:.0f}% of the "
+                                  "budget")
 
     def count(self, share):
         return dict(rho=share * self.rho) if self.zcdp else dict(epsilon=share * self.epsilon)
@@ -131,6 +154,77 @@ def check_draws(n, budget, plan, margin=0.5):
         alone = all(f[2] == option for f in failing)
         with budget.refusal(option_share if alone else math.inf, option):
             raise err
+
+
+def upper_share(n, budget, d, search):
+    """The share of the budget the ``d`` columns' 0.75-quantile draws beside their scales take from the second moment
+    (:func:`~dpmoments.moments.private_passes.column_scales`), 0.0 where they are not drawn; public facts only.
+
+    The share that puts each draw's rank error (:func:`~dpmoments.moments.auto_release.rank_error`) at
+    ``UPPER_RANK_ERROR`` of the public ``n`` (inside the line a weak draw is warned at), at most :data:`UPPER_SHARE`; none where even that share leaves a draw aimed a
+    quarter of the rows from the top that the bins above the data outweigh (the rule of
+    :func:`~dpmoments.moments.private_bounds.check_margin`), or where ``n`` is private (add-remove, a stream not
+    counted): the second moment then keeps it and the release is the one made before these draws.
+    """
+    if n is None or budget.exact or d == 0:
+        return 0.0
+    bins = search.steps + 1
+    wanted = rank_error(1.0, search) / (UPPER_RANK_ERROR * n)  # epsilon per draw for that rank error
+    share = min(UPPER_SHARE, wanted ** 2 * d / (8.0 * budget.rho) if budget.zcdp else wanted * d / budget.epsilon)
+    each = budget.draws(share, d)[0]
+    return share if each * 0.25 * n / 2.0 >= math.log(bins) + TIE_PRIOR else 0.0
+
+
+def widen_choices(n, budget, shares, plan_of):
+    """The shares with the location and bound options raised where a draw of ``plan_of(shares)`` would be refused.
+
+    Each option is raised to the least share that runs its draws (a draw's epsilon grows as the square root of its
+    share in zCDP, in proportion with pure shares), the two together at most ``CHOICES_CAP`` of the budget and
+    never more than half of what the second moment had; where that is not enough, the options whose draws are too
+    weak share what the limit leaves beside the others' in proportion to what they need, so that
+    :func:`check_draws`'s refusal names the epsilon at which this rule runs them (there the others still run).
+    A function of the public ``n``, the grid and the shares only (no data); the shares still add up to the whole,
+    so the guarantee is the one asked for. ``shares`` itself where nothing is refused or ``n`` is private.
+    """
+    options = {LOCATION_OPTION: "location", BOUND_OPTION: "bound"}
+    taken = shares["location"] + shares["bound"]
+    if n is None or budget.exact or taken <= 0:
+        return shares
+    need = {key: shares[key] for key in options.values()}
+    for what, option, _, each, bins in plan_of(shares):
+        try:
+            check_margin(n, 0.5 * n, each, bins, what)
+        except TooFewRowsError as err:
+            ratio = err.needed_each / err.epsilon_each
+            key = options[option]
+            need[key] = max(need[key], shares[key] * (ratio ** 2 if budget.zcdp else ratio) * (1 + 1e-9))
+    failing = [key for key in need if need[key] > shares[key]]
+    if not failing:
+        return shares
+    limit = min(CHOICES_CAP, taken + (1.0 - sum(shares.values())) / 2.0)
+    room = limit - sum(shares[key] for key in need if key not in failing)  # an option whose draws run keeps its share
+    if room <= sum(shares[key] for key in failing):  # the shares given are already at the cap: the caller's, not moved between options
+        return shares
+    fit = _fit(room, [(shares[key], need[key]) for key in failing])  # below 1: refused, at the shares whose
+    widened = {**shares, **{key: max(shares[key], need[key] * fit) for key in failing}}  # epsilon it names
+    budget.widened = (taken, sum(widened[key] for key in need), limit)
+    return widened
+
+
+def _fit(room, options):
+    """The largest ``r <= 1`` with ``sum(max(given, need * r)) <= room`` over ``options`` (given, need) pairs: the
+    shares the rule takes at the smallest epsilon where it runs are these ones at this epsilon (each need scales as
+    ``r``, the reciprocal of the growth of rho or epsilon), so a refusal at them names that epsilon."""
+    def total(r):
+        return sum(max(given, need * r) for given, need in options)
+
+    if total(1.0) <= room:
+        return 1.0
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if total(mid) <= room else (low, mid)
+    return low
 
 
 def what_for(label):

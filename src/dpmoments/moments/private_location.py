@@ -10,7 +10,8 @@ import numpy as np
 
 from .._rng import spawn
 from ..data import as_source
-from .choice_budget import ONE_STEP_MEAN, REFINE_MEAN, check_draws, draw_plan, public_rows, refinement_steps
+from .choice_budget import (ONE_STEP_MEAN, REFINE_MEAN, check_draws, draw_plan, public_rows, refinement_steps,
+                            upper_share, widen_choices)
 from .clipping_bias import OUTER_FACTOR
 from .mean_overflow import OVERFLOW_FRACTION, mean_bound, record_overflow
 from .private_bounds import quantile_pass
@@ -41,10 +42,13 @@ def refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng
     ``REFINE_MEAN``'s proportions over the steps planned (one step: ``ONE_STEP_MEAN`` of it). A settled step
     ends it.
 
-    Returns ``(c, coarse, binned, unspent)``: the centre; ``(private medians, coarse scales)`` where
-    they were drawn, else None; the :class:`~dpmoments.moments.binned_sums.BinnedSums` about ``c``
+    Returns ``(c, coarse, binned, unspent)``: the centre; ``(private medians, coarse scales, upper)`` where
+    they were drawn, else None (``upper``: the share the final scales' upper quartiles take, where the final scales
+    are about the medians, else 0); the :class:`~dpmoments.moments.binned_sums.BinnedSums` about ``c``
     where the settled step's pass can serve the row bound and final mean (without scales), else
-    None; the location share of the draws not made.
+    None; the share the second moment gains: the draws not made, less what a small table's choices took
+    beyond their given shares (:func:`~dpmoments.moments.choice_budget.widen_choices`) and the share the upper
+    quartiles of the scales about the medians take (:func:`~dpmoments.moments.choice_budget.upper_share`).
     """
     d = as_source(X).n_features
     # The first pass (the bound about the origin and its mean; or the column medians) also counts the rows
@@ -56,20 +60,27 @@ def refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng
         counted = int(first.counts[0].sum())
     n = public_n(X, budget, counted)
     steps = refinement_steps(n, d, budget, shares["location"], scale, bounds.search)
-    check_draws(n, budget, draw_plan(d, budget, shares, scale, auto, steps, bounds))
+    plan_of = lambda sh: draw_plan(d, budget, sh, scale, auto, steps, bounds)  # noqa: E731
+    given = sum(shares.values())
+    shares.update(widen_choices(n, budget, shares, plan_of))  # a small table: the choices take more (in place: the
+    check_draws(n, budget, plan_of(shares))                    # bound's pass reads its share from it), the moment less
+    taken = sum(shares.values()) - given
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
+    # the scales about the medians (the coarse ones; with no step, the final ones) take their upper quartiles'
+    # share from the second moment: returned as a negative unspent share
+    upper = 0.0 if scale is None else upper_share(n, budget, int(drawn_columns(known, d).sum()), bounds.search)
     if steps == 0:  # few rows: the column medians alone, from the whole share (as before the refinement)
         medians = column_medians(X, budget, shares["location"], bounds.search, rng, first)
-        return medians, (None if scale is None else (medians, None)), None, 0.0
+        return medians, (None if scale is None else (medians, None, upper)), None, -upper - taken
     c, s = np.zeros(d), np.ones(d)
     if scale is not None:  # refine in units of coarse scales, so that no column's noise is set by another's
         c = column_medians(X, budget, draw_share, bounds.search, gens[-1], first)
         medians, first = c, None
         width = median_resolution(c, bounds.search)
         s = guard_scales(column_scales(X, c, budget, draw_share, bounds.search, gens[-2], shares["location"],
-                                       "coarse column scales", known, tie_width=width), bounds.search.low,
-                         "coarse column scales", about=(c, width, drawn_columns(known, d)))
+                                       "coarse column scales", known, tie_width=width, upper=upper),
+                         bounds.search.low, "coarse column scales", about=(c, width, drawn_columns(known, d)))
         s = at_resolution(s, width, known)
     for k, fraction in enumerate(_step_fractions(steps, auto)):
         label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
@@ -86,12 +97,12 @@ def refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng
                                          **({"settled": True} if settled else {}),
                                          **(_mean_clipping(budget, mean, R_k) if name == "mean" else {})))
         if settled:
-            unspent = draw_share * (steps - k - 1)
+            unspent = draw_share * (steps - k - 1) - upper - taken
             if scale is None:  # the final bound and mean come from this pass's counts and sums about c
                 return c, None, binned, unspent
-            return c + mean.cross_moment * s, (medians, s), None, unspent
+            return c + mean.cross_moment * s, (medians, s, 0.0), None, unspent
         c = c + mean.cross_moment * s
-    return c, ((medians, s) if scale is not None else None), None, 0.0
+    return c, ((medians, s, 0.0) if scale is not None else None), None, -upper - taken
 
 
 def _step_is_centre(steps, auto):

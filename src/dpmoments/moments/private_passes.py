@@ -70,7 +70,7 @@ def column_medians(X, budget, share, search, rng, bins=None):
 
 
 def column_scales(X, m, budget, share, search, rng, option_share=None, label="column scales", limits=None, floor=None,
-                  tie_width=None):
+                  tie_width=None, upper=0.0):
     """Private per-column medians of the non-zero ``|x_j - m_j|`` (``share`` is part of ``option_share``,
     the share of the user's bound option -- or of the location's, for the coarse scales; default ``share``).
     ``limits``: public ``(low, high)`` arrays each scale is clipped to (post-processing); where ``low == high``
@@ -78,7 +78,9 @@ def column_scales(X, m, budget, share, search, rng, option_share=None, label="co
     values (already released) each drawn scale is raised to, before the limits (post-processing).
     ``tie_width``: rows with ``|x_j - m_j| <= tie_width_j`` count as tied at ``m_j`` (a function of private
     outputs and the public grid only: each row's statistic is still a fixed function of that row, so the draw's
-    sensitivity stays 1, private_bounds.py)."""
+    sensitivity stays 1, private_bounds.py). ``upper``: a further share (from the second moment,
+    :func:`~dpmoments.moments.choice_budget.upper_share`) for one more draw per column, the 0.75-quantile of the
+    same distances, the tied rows at 0 (:func:`_raised_to_upper_quartile`); 0: none."""
     request = ("abs-column", m, None) if tie_width is None else ("abs-column-tied", m, tie_width)
     (bins,), d = quantile_pass(X, [request], search=search)
     free = np.ones(d, dtype=bool) if limits is None else limits[0] < limits[1]
@@ -91,6 +93,8 @@ def column_scales(X, m, budget, share, search, rng, option_share=None, label="co
                                       what=public_n_what(budget.neighbours, f"private {label} (scale='private')"))
     budget.record(label, guarantee, share, (d, each), statistic="medians of the non-zero |x_j - m_j|",
                   at_range_end=int(outside.sum()))
+    if upper:
+        s = _raised_to_upper_quartile(s, bins, budget, upper, search, spawn(rng, 1)[0], label)
     if label == "column scales" and (outside & (s > search.low)).any():  # the coarse ones' said once, by these
         warn_scale_at_top(np.flatnonzero(free)[outside & (s > search.low)], label, search)
     if floor is not None:
@@ -100,6 +104,33 @@ def column_scales(X, m, budget, share, search, rng, option_share=None, label="co
     out = np.array(limits[0], dtype=float)
     out[free] = np.clip(s, limits[0][free], limits[1][free])
     return out
+
+
+def _raised_to_upper_quartile(s, bins, budget, share, search, rng, label):
+    """``s`` raised to half the private 0.75-quantile of the same distances (the rows tied at the median counted at
+    0), where that draw fell inside the grid; ``share`` for the draws of all ``len(s)`` columns.
+
+    A median of the distances measures the column only where the median they are taken about sits among its
+    rows. In a gap between the column's values (a balanced 0/1 column: every edge between 0 and 1 ranks as its
+    median) half the rows lie at about the median's distance from the gap's near side, so the median of the
+    distances can be anything from that distance (1e-5, say) to the far side's, and a column divided by 1e-4 set
+    the row bound and drowned the others. The 0.75-quantile lies among the far side's rows unless the near side
+    holds three quarters of them (a median could then fall in the gap only by a rank error of a quarter of the
+    rows): half of it is at least half the gap. A continuous column's median distance exceeds half its
+    0.75-quantile (Gaussian: 0.67 against 0.58 sd), and a column mostly at one value has a 0.75-quantile of 0,
+    so both keep their median distance. The target is ``0.75 n`` with the tied rows counted (not set apart): its
+    distance from the top, a quarter of the public ``n``, is what :func:`~dpmoments.moments.choice_budget.upper_share`
+    judged. One exponential-mechanism draw per column of a fixed statistic of each row: sensitivity 1.
+    """
+    each, guarantee = budget.draws(share, s.size)
+    budget.drawn(each, label)
+    high, outside = select_quantiles(BinCounts(bins.counts), search.edges(), epsilon_each=each, quantile=0.75,
+                                     rng=rng)
+    budget.record(f"{label}, upper quartile", guarantee, share, (s.size, each), at_range_end=int(outside.sum()),
+                  statistic="0.75-quantiles of the |x_j - m_j| (the rows tied at m_j at 0); a scale is at least half")
+    # a median distance at the bottom of the grid is the scale_guard's to replace (a constant or mostly-tied column
+    # whose upper quartile landed just above it would escape that guard and be multiplied by 1e5)
+    return np.where(outside | (s <= search.low), s, np.maximum(s, high / 2.0))
 
 
 def row_bound_draw(X, m, s, budget, share, bounds, main, rng, label="row_norm", diagnostic=True, option_share=None,

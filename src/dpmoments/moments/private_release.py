@@ -17,7 +17,10 @@ Passes over the data, each paid from a stated share of the budget:
    its gap, not of its share of ones); about the private medians (the coarse
    scales, and the scales where no step refines) the rows within a median's
    grid bin count as tied to it, and no scale is below that bin's width
-   (:func:`~dpmoments.moments.scale_floors.median_resolution`);
+   (:func:`~dpmoments.moments.scale_floors.median_resolution`); where the public
+   ``n`` lets it run, each is raised to half a private 0.75-quantile of the same
+   distances, paid from the second moment's share
+   (:func:`~dpmoments.moments.choice_budget.upper_share`: a median in a gap);
 3. **row bound** (``row_norm="auto"``): a private quantile of
    ``||(x - m) / s||`` and the noisy count of rows beyond it (the rest of
    ``bound_budget``, :mod:`dpmoments.moments.auto_release`);
@@ -94,6 +97,10 @@ from .private_location import private_mean, refined_location
 from .private_passes import bound_pass, column_scales, fused_sums, row_bound_draw, scaled_rows
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
+
+# What a refusal for too few rows adds: with every column's range the estimators draw nothing that needs the rows
+# (docs/bounds.md, "Too few rows for those draws"), so the table runs at any epsilon, its noise marked.
+RANGES_REMEDY = ", or every column's range (ranges=), with which no draw needs these rows"
 
 
 def needs_private_choices(row_norm, center, scale):
@@ -190,6 +197,7 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     shares = _shares(center, center_budget, scale, row_norm, bounds)
     main_share = 1.0 - sum(shares.values())
     budget = PrivateChoiceBudget(epsilon, delta, mechanism, calibration, neighbours)
+    budget.also = RANGES_REMEDY
     main = (SECOND, mechanism, neighbours, main_share, count_share)
     relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
     names = names if names is not None and len(names) == source.n_features else None
@@ -239,18 +247,18 @@ def _clipping_centre(X, budget, shares, main, relation, center, center_budget, s
     # the refined location then serves as a privately chosen prior
     m, coarse, settled, unspent = refined_location(X, budget, shares, main, relation, scale, is_auto(row_norm),
                                                     bounds, rng, known)
-    return m, coarse, settled, (*main[:3], main[3] + unspent, main[4])  # the draws of the steps not taken
+    return m, coarse, settled, (*main[:3], main[3] + unspent, main[4])  # the draws not made; a small table's widening
 
 
 def _scales_step(X, m, budget, shares, row_norm, coarse, bounds, rng, known):
     """The private column scales about ``m`` (floored by the coarse ones, where drawn), and the share of the bound
     option left to the row bound."""
     scale_share = shares["bound"] * (SCALE_SHARE if is_auto(row_norm) else 1.0)
-    medians, coarse = (None, None) if coarse is None else coarse
+    medians, coarse, upper = (None, None, 0.0) if coarse is None else coarse
     floor = None if coarse is None else scale_floor(medians, coarse, bounds.search)
     width = None if medians is None or coarse is not None else median_resolution(medians, bounds.search)
     s = guard_scales(column_scales(X, m, budget, scale_share, bounds.search, rng, shares["bound"], limits=known,
-                                   floor=floor, tie_width=width), bounds.search.low, "column scales",
+                                   floor=floor, tie_width=width, upper=upper), bounds.search.low, "column scales",
                      about=None if width is None else (medians, width, drawn_columns(known, medians.size)))
     return at_resolution(s, width, known), shares["bound"] - scale_share
 
@@ -309,8 +317,8 @@ def _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta):
     if budget.weakest is not None:  # where n is public a weak draw was refused; under add-remove it is warned about
         _warn_weakest(*budget.weakest, bounds.search, rel.n)
     center = rel.center if (rel.center is None or s is None) else rel.center * s
-    steps = rel.postprocessing + (("standardised by private column scales; estimates are mapped back",)
-                                  if s is not None else ())
+    steps = rel.postprocessing + budget.widening_note() + (
+        ("standardised by private column scales; estimates are mapped back",) if s is not None else ())
     rel = dataclasses.replace(rel, center=center, column_scale=s, guarantee=budget.total(), parts=tuple(budget.parts),
                               randomness=randomness_of(rng, epsilon), postprocessing=steps)
     return calibrated_as(rel, budget.calibration) if budget.zcdp else rel

@@ -27,8 +27,13 @@ def median_resolution(medians, search):
     just above 1 (1.028 on the default grid), and without this its scale was the 0.028 between them, which
     multiplied its zeros by 36, set the row bound and drowned every other column.
     """
-    edges = search.edges(signed=True)
-    k = np.clip(np.searchsorted(edges, medians, side="left"), 1, edges.size - 1)
+    return resolution_on(search.edges(signed=True), medians)
+
+
+def resolution_on(edges, values):
+    """The width of the bin of the sorted ``edges`` each of ``values`` is the upper edge of (the end bins' at the
+    ends): one machine's signed grid, or the sites' location grid (multisite/column_ranges.py)."""
+    k = np.clip(np.searchsorted(edges, values, side="left"), 1, edges.size - 1)
     return edges[k] - edges[k - 1]
 
 

@@ -11,10 +11,11 @@ and the release's post-processing line says which columns had a range.
 With a private centre the columns also get **private scales**, as one machine's ranged release
 gives them (:mod:`dpmoments.moments.ranged_release`): a 0/1 column keeps the scale its range gives, every
 other ranged column gets a private scale within ``[SCALE_FLOOR, 2]`` half-widths, and a column without a
-range a private scale of its own (``scale="private"`` gives them to a table without ranges too). Each is half
-the interquartile range of the last location step's summed noisy histograms
-(:func:`~dpmoments.multisite.location.choose_spreads`): post-processing of counts already released, no share of
-its own. Every later query carries the scales; each site divides its mapped rows by them. Without a private
+range a private scale of its own (``scale="private"`` gives them to a table without ranges too). Each is the
+median distance from the column's median in the last location step's summed noisy histograms, at least half
+their upper quartile, the gap to the column's next values and the median bin's width
+(:func:`~dpmoments.multisite.site_spreads.site_spreads`): post-processing of counts already released, no share
+of its own. Every later query carries the scales; each site divides its mapped rows by them. Without a private
 centre there are no scales across sites: a column without a range stays in its own units under the one row
 bound. Ranges apply to the second-moment analyses (covariance, correlation, PCA, precision, ridge) of the rows
 ``x``.
@@ -39,13 +40,14 @@ import numpy as np
 from ..exceptions import BoundWarning
 from ..moments.ranged_release import GRID_DECADES, SCALE_FLOOR, mapped_back
 from ..moments.ranges import ClippedRows, RangedRows, as_column_ranges
+from ..moments.scale_floors import resolution_on
 from ..moments.scale_guard import guard_scales, named_columns
 from .bounds import AutoBounds
 from .statistics import CROSS, THIRD
 
 DEFAULT_LOW, DEFAULT_HIGH = AutoBounds.low, AutoBounds.high
 
-__all__ = ["PlanRanges", "plan_ranges", "plan_scale", "scale_limits", "column_scales", "check_column_scale", "grids_within_ranges", "check_plan_ranges", "ranges_to_json", "ranges_from_json", "map_rows", "ranges_mapped_back", "ranged_columns", "row_map", "map_response", "MODELS"]
+__all__ = ["PlanRanges", "plan_ranges", "plan_scale", "scale_limits", "column_scales", "scales_about", "check_column_scale", "grids_within_ranges", "check_plan_ranges", "ranges_to_json", "ranges_from_json", "map_rows", "ranges_mapped_back", "ranged_columns", "row_map", "map_response", "MODELS"]
 
 #: The analyses of a model that take ranges across sites beside the second-moment ones: model selection and IRLS
 #: (the features standardised, the response by ``options["response_range"]``) and the mixture of Gaussians (the
@@ -58,8 +60,9 @@ NOTE = ("centres (midpoints) and scales (half-widths) from the ranges, free; eac
 
 
 UNRANGED = "own units under the row bound (no private scales across sites without a private centre)"
-SCALED_NOTE = ("0/1 columns scaled by their range, the others by private scales within it (half the interquartile "
-               "range of the last location step's noisy histograms); each site clipped and standardised its own rows")
+SCALED_NOTE = ("0/1 columns scaled by their range, the others by private scales within it (the median distance from "
+               "the median in the last location step's noisy histograms, at least the gap to the next values); each "
+               "site clipped and standardised its own rows")
 SCALED_UNRANGED = "private location and scale"
 
 #: A plan's public ranges: one ``(lower, upper)`` or ``None`` per column (what :func:`plan_ranges` returns).
@@ -116,10 +119,12 @@ def plan_scale(scale, ranges, location):
     return scale
 
 
-def column_scales(spreads, ranges, low_edge, names=None):
+def column_scales(spreads, ranges, low_edge, names=None, about=None):
     """The private column scales from the last location step's spreads (post-processing): clipped to
     :func:`scale_limits`, a column without a range whose spread is at the bottom of the grid (``<= low_edge``: a
-    constant or zero-inflated column) replaced by the median of the others, with a warning naming it."""
+    constant or zero-inflated column) replaced by the median of the others, with a warning naming it; with
+    ``about`` (:func:`scales_about`), also one whose spread is only its median's distance from 0, by one machine's
+    rule (:func:`~dpmoments.moments.scale_guard.guard_scales`)."""
     spreads = np.asarray(spreads, dtype=np.float64)
     low, high = scale_limits(ranges, spreads.size)
     s = np.clip(spreads, low, high)
@@ -132,7 +137,18 @@ def column_scales(spreads, ranges, low_edge, names=None):
                       BoundWarning, stacklevel=5)
     with named_columns(names):
         return guard_scales(np.where(low > 0, s, np.maximum(s, 0.0)), low_edge, "column scales across sites",
-                            stacklevel=5)
+                            stacklevel=5, about=about)
+
+
+def scales_about(center, move, edges, ranges):
+    """What one machine's scale guard reads of the medians a scale was taken about, from the sites' releases:
+    ``(the location, the resolution of the last step's median on the location grid, which columns' scales are
+    drawn)``: the location after the last step (whose histograms gave the spreads), the width of the grid bin its
+    move was rounded up to (``edges``: the public location grid), and the columns not fixed by a range. Released
+    and public values only."""
+    d = len(center)
+    low, high = scale_limits(ranges, d)
+    return np.asarray(center, dtype=np.float64), resolution_on(edges, np.asarray(move, dtype=np.float64)), low < high
 
 
 def check_column_scale(scale, ranges, d):

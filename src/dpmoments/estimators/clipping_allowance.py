@@ -1,0 +1,140 @@
+r"""The off-diagonal allowance for an undetected clipping loss, its noise combined with the entry's in quadrature.
+
+Clipping removed a positive semi-definite :math:`D` from the second moment; where no column's loss stands
+out of its noise, an off-diagonal entry is taken to lose, as clipping shrinks elliptical rows,
+:math:`D_{ij} \approx \rho_{ij}\sqrt{D_{ii} D_{jj}}`, towards a larger :math:`|S_{ij}|`
+(:mod:`~dpmoments.estimators.error_budget`). Each :math:`D_{jj}` is bounded from released values in one of two
+ways, each a released value less its own noise, so *surely* (not only at a level):
+
+- by the clipping-excess release, :math:`D_{jj} = \ell_j - \nu_j \le \ell_j^+ + \tau_j Z_j` (the loss's noise
+  :math:`\nu_j = -\tau_j Z_j`, :math:`\tau_j` its sd);
+- by the loss cap (:func:`~dpmoments.estimators.error_budget.loss_cap`), :math:`D_{jj} \le 3 V_j = 3 (r_j - N_{jj})`
+  with :math:`r_j` the released variance (the centre's mean removed) and :math:`N_{jj} = -\sigma_j Z_j` its noise
+  (the centre's :math:`e_j^2 \ge 0` only adds to :math:`r_j`).
+
+Either is :math:`D_{jj} \le c_j + \tau_j Z_j`, whichever has the smaller upper end :math:`U_j = c_j + z\tau_j` at
+the level (as before). Before, the allowance was :math:`|\rho_{ij}|\sqrt{U_i U_j}`, added to the entry's
+half-width: it took the entry's own noise and both variances' noises at their extremes at once. They are
+independent of the entry's noise (a different entry of the noise matrix, or another release), so, with
+:math:`\sqrt{ab} \le (\lambda a + b/\lambda)/2` for every :math:`\lambda > 0`, taken at
+:math:`\lambda = \sqrt{U_j/U_i}` (released values: post-processing),
+
+.. math:: D_{ij} \le |\rho_{ij}| \Big(m_{ij} + \tfrac12 (\lambda\tau_i Z_i + \tau_j Z_j/\lambda)\Big),
+          \qquad m_{ij} = \tfrac12 (\lambda c_i + c_j/\lambda),
+
+a normal term of sd :math:`s_{ij} = \frac12\sqrt{\lambda^2\tau_i^2 + \tau_j^2/\lambda^2}` beside a fixed shift: the
+shift :math:`|\rho_{ij}| m_{ij}^+` is added to the end towards which the entry moves, and
+:math:`z\,|\rho_{ij}|\,s_{ij}` in quadrature with that end's half-width. At :math:`Z = z` the bound is
+:math:`|\rho_{ij}|\sqrt{U_i U_j}`, the old allowance, so the quadrature is never wider. Gaussian noise only (the
+entries of a Wishart matrix are not independent; Laplace tails at the false-coverage-rate levels are longer than a
+normal's): other laws keep the plain sum. Released values only: no rows.
+"""
+
+import numpy as np
+
+__all__ = ["detected_spread", "elliptical_allowance", "elliptical_parts", "split_allowance", "widen_towards"]
+
+
+def elliptical_parts(lost, lost_sd, cap_centre, cap_sd, z, z_loss=None):
+    """``(c, tau, U)`` (d,): each column's loss bound ``D_jj <= c_j + tau_j Z_j`` (module docstring), from whichever
+    of the clipping-excess release (``lost``, ``lost_sd``, its upper end at ``z_loss``, else ``z``) and the cap
+    (``cap_centre`` and ``cap_sd``: ``3 r_j`` and ``3 sigma_j``, times the tail factor where the loss is) has the
+    smaller upper end ``U`` (the cap's at ``z``), as the plain sum took it."""
+    z_loss = z if z_loss is None else z_loss
+    by_loss = np.maximum(lost, 0.0), np.broadcast_to(float(lost_sd), np.shape(lost))
+    by_cap = np.asarray(cap_centre, dtype=float), np.asarray(cap_sd, dtype=float)
+    loss_upper, cap_upper = by_loss[0] + z_loss * by_loss[1], by_cap[0] + z * by_cap[1]
+    use_cap = cap_upper < loss_upper
+    c = np.where(use_cap, by_cap[0], by_loss[0])
+    tau = np.where(use_cap, by_cap[1], by_loss[1])
+    return c, tau, np.maximum(np.minimum(cap_upper, loss_upper), 0.0)
+
+
+def split_allowance(c, tau, upper, rows):
+    """``(shift, sd)`` for the rows ``rows`` (a slice) of every entry: :math:`m_{ij}` and :math:`s_{ij}` (module
+    docstring), before the factor :math:`|\\rho_{ij}|`. Where ``c_i`` or ``c_j`` is below 0 (a variance released below
+    its noise) the plain :math:`\\sqrt{U_i U_j}` and no sd: the shift would be negative there, the plain one is
+    near 0."""
+    root = np.sqrt(np.maximum(upper, 1e-300))
+    a, b = c / root, tau / root  # lambda c_i = sqrt(U_j) a_i, c_j / lambda = sqrt(U_i) a_j; the same with tau
+    shift = np.multiply.outer(a[rows], root) + np.multiply.outer(root[rows], a)
+    shift *= 0.5
+    sd = np.multiply.outer(b[rows] ** 2, upper) + np.multiply.outer(upper[rows], b**2)
+    np.sqrt(sd, out=sd)
+    sd *= 0.5
+    plain = np.add.outer(c[rows] < 0, c < 0)
+    np.copyto(shift, np.multiply.outer(root[rows], root), where=plain)
+    sd[plain] = 0.0
+    return shift, sd
+
+
+def widen_towards(lo_half, hi_half, towards_sd, z):
+    """Combine the signed allowance sd ``towards_sd`` (d, d; positive: the upper end, negative: the lower one, 0:
+    neither) in quadrature with the half-widths, in place, a block of rows at a time."""
+    d = towards_sd.shape[0]
+    step = max(1, (1 << 20) // max(d, 1))
+    for lo in range(0, d, step):
+        rows = slice(lo, min(lo + step, d))
+        part = towards_sd[rows]
+        for half, side in ((hi_half, part > 0), (lo_half, part < 0)):
+            block = half[rows]
+            np.sqrt(block**2 + (z * part) ** 2, out=block, where=side)
+
+
+def detected_spread(lost, sd, upper, touched, variance_upper, variance_sd, tail, z, z_detect):
+    """A detected column's row and column: ``(shift, variance)`` (d, d), ``|D_ij| <= sqrt(D_ii D_jj)`` on both sides.
+
+    ``lost``, ``sd`` and ``upper`` the losses, their noise sd and upper ends times the tail factor ``tail``. Without
+    ``variance_sd`` (not Gaussian noise) the plain ``sqrt(U_i U_j)`` and no variance; else the shift and the noise's
+    variance (a normal part, in quadrature on both sides; 0 on the diagonal, whose interval is set apart)."""
+    if variance_sd is None or not touched.any():
+        hi = np.outer(upper, upper)
+        return np.sqrt(hi, out=hi), None
+    cap_centre = 3.0 * tail * (variance_upper - z * variance_sd)
+    c, tau, up = elliptical_parts(lost, sd, cap_centre, 3.0 * tail * variance_sd, z, z_loss=z_detect)
+    hi, variance = _by_blocks(c, tau, up)
+    variance **= 2
+    variance *= touched
+    np.fill_diagonal(variance, 0.0)
+    return hi, variance
+
+
+def elliptical_allowance(sigma, touched, lost, sd, cap, variance_upper, variance_sd, z):
+    """An undetected loss off the diagonal, ``|rho_ij| sqrt(D_ii D_jj)`` towards a larger ``|entry|``:
+    ``(shift, signed sd or None, positive, negative)``, the shift 0 on ``touched`` entries (module docstring).
+
+    ``sigma`` the released matrix's PSD projection (its correlations ``rho``); ``lost``, ``sd`` the band's losses
+    and noise sd, ``cap`` three times ``variance_upper`` (each variance's upper end at ``z``); ``variance_sd`` its
+    noise sd, ``None`` for the plain sum ``|rho| sqrt(U_i U_j)``, ``U = min(lost+ + z sd, cap)``."""
+    v = np.sqrt(np.maximum(np.diag(sigma), 1e-300))
+    rho = np.outer(v, v)
+    np.divide(sigma, rho, out=rho)
+    np.clip(rho, -1.0, 1.0, out=rho)
+    positive, negative = rho > 0, rho < 0
+    np.abs(rho, out=rho)
+    rho *= ~touched
+    if variance_sd is None:
+        up = np.minimum(np.maximum(lost, 0.0) + z * sd, cap)
+        towards = np.outer(up, up)
+        np.sqrt(towards, out=towards)
+        towards_sd = None
+    else:
+        c, tau, up = elliptical_parts(lost, sd, 3.0 * (variance_upper - z * variance_sd), 3.0 * variance_sd, z)
+        towards, towards_sd = _by_blocks(c, tau, up)
+        towards_sd *= rho
+        np.negative(towards_sd, out=towards_sd, where=negative)  # the sign says which end it widens
+        np.fill_diagonal(towards_sd, 0.0)  # a variance's own loss is counted apart
+    towards *= rho
+    return towards, towards_sd, positive, negative
+
+
+def _by_blocks(c, tau, upper):
+    """:func:`split_allowance` of every row, a block of rows at a time: its temporaries stay a block's size (a d x d
+    array is 800 MB at d = 10 000)."""
+    d = len(upper)
+    shift, sd = np.empty((d, d)), np.empty((d, d))
+    step = max(1, (1 << 20) // max(d, 1))
+    for lo in range(0, d, step):
+        rows = slice(lo, min(lo + step, d))
+        shift[rows], sd[rows] = split_allowance(c, tau, upper, rows)
+    return shift, sd
