@@ -284,7 +284,8 @@ class CovarianceFit(MomentEstimator):
         # the budget's own new arrays, mapped to the original units in place (each d x d)
         self.covariance_se_, self.covariance_interval_ = _times(budget["se"], units), _times(budget["interval"], units)
         spread.centre_scale = budget["parts"]["centre_noise_scale"]
-        self.covariance_sample_se_ = LazyEntries(spread, "sample_se")  # without sampling (PrivateCorrelation adds its own)
+        # without sampling (PrivateCorrelation adds its own)
+        self.covariance_sample_se_ = LazyEntries(spread, "sample_se")
         self.covariance_biased_ = budget["biased"]
         clip = not isinstance(budget["parts"]["clipping"], str)
         centre = not budget["parts"]["centre_bias"].startswith("not")

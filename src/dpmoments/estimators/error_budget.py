@@ -24,8 +24,8 @@ besides the added noise:
   3 times what it keeps), which in mixed units is far below the loss release's own noise. Off the diagonal an
   undetected loss is taken as clipping shrinks elliptical rows, :math:`D_{ij} \approx \rho_{ij}
   \sqrt{D_{ii} D_{jj}}`: towards a larger :math:`|S_{ij}|`. With Gaussian noise both off-diagonal allowances
-  take their own noise in quadrature with the entry's (:mod:`.clipping_allowance`). Where rows beyond :math:`2R` stand out
-  of their count's noise (one-sided 95%), what they lost beyond :math:`2R` is not seen: the columns
+  take their own noise in quadrature with the entry's (:mod:`.clipping_allowance`). Where rows beyond :math:`2R`
+  stand out of their count's noise (one-sided 95%), what they lost beyond :math:`2R` is not seen: the columns
   that bear them (whose band loss stands out, one-sided 90%: such rows leave :math:`3R^2` times their
   share of each column in the band) have their entries marked (``covariance_biased_``, ``biased`` in
   the console) and their intervals withheld (NaN), never printed as if complete. Where such rows are

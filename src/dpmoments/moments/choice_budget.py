@@ -161,8 +161,9 @@ def upper_share(n, budget, d, search):
     (:func:`~dpmoments.moments.private_passes.column_scales`), 0.0 where they are not drawn; public facts only.
 
     The share that puts each draw's rank error (:func:`~dpmoments.moments.auto_release.rank_error`) at
-    ``UPPER_RANK_ERROR`` of the public ``n`` (inside the line a weak draw is warned at), at most :data:`UPPER_SHARE`; none where even that share leaves a draw aimed a
-    quarter of the rows from the top that the bins above the data outweigh (the rule of
+    ``UPPER_RANK_ERROR`` of the public ``n`` (inside the line a weak draw is warned at), at most
+    :data:`UPPER_SHARE`; none where even that share leaves a draw aimed a quarter of the rows from the top that the
+    bins above the data outweigh (the rule of
     :func:`~dpmoments.moments.private_bounds.check_margin`), or where ``n`` is private (add-remove, a stream not
     counted): the second moment then keeps it and the release is the one made before these draws.
     """
@@ -203,7 +204,8 @@ def widen_choices(n, budget, shares, plan_of):
         return shares
     limit = min(CHOICES_CAP, taken + (1.0 - sum(shares.values())) / 2.0)
     room = limit - sum(shares[key] for key in need if key not in failing)  # an option whose draws run keeps its share
-    if room <= sum(shares[key] for key in failing):  # the shares given are already at the cap: the caller's, not moved between options
+    # the shares given are already at the cap: the caller's, not moved between options
+    if room <= sum(shares[key] for key in failing):
         return shares
     fit = _fit(room, [(shares[key], need[key]) for key in failing])  # below 1: refused, at the shares whose
     widened = {**shares, **{key: max(shares[key], need[key] * fit) for key in failing}}  # epsilon it names

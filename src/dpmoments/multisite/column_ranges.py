@@ -47,7 +47,9 @@ from .statistics import CROSS, THIRD
 
 DEFAULT_LOW, DEFAULT_HIGH = AutoBounds.low, AutoBounds.high
 
-__all__ = ["PlanRanges", "plan_ranges", "plan_scale", "scale_limits", "column_scales", "scales_about", "check_column_scale", "grids_within_ranges", "check_plan_ranges", "ranges_to_json", "ranges_from_json", "map_rows", "ranges_mapped_back", "ranged_columns", "row_map", "map_response", "MODELS"]
+__all__ = ["PlanRanges", "plan_ranges", "plan_scale", "scale_limits", "column_scales", "scales_about",
+           "check_column_scale", "grids_within_ranges", "check_plan_ranges", "ranges_to_json", "ranges_from_json",
+           "map_rows", "ranges_mapped_back", "ranged_columns", "row_map", "map_response", "MODELS"]
 
 #: The analyses of a model that take ranges across sites beside the second-moment ones: model selection and IRLS
 #: (the features standardised, the response by ``options["response_range"]``) and the mixture of Gaussians (the

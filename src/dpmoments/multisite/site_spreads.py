@@ -4,7 +4,8 @@ The last location step's histograms count each column's rows centred at the loca
 its median (the move) is the upper edge of one bin of the public signed grid. One machine's private scale is
 the median of ``|x - median|`` with the rows in the median's grid bin counted as tied to it (distance 0),
 never below the gap to the column's next values (a 0/1 column's 1) nor the width of that bin
-(:mod:`~dpmoments.moments.scale_floors`). Across sites they, and one machine's upper-quartile floor, are read off the summed histograms:
+(:mod:`~dpmoments.moments.scale_floors`). Across sites they, and one machine's upper-quartile floor, are read
+off the summed histograms:
 
 * **the median distance**: the median bin's rows at 0, every other bin's spread evenly over their distances
   from the median (the bin's near to its far edge; an end bin at its finite edge), the count within each
