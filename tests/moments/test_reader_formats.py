@@ -72,6 +72,8 @@ def test_a_header_of_numbers_in_equal_steps_is_a_header(tmp_path):
     from dpmoments.data import TypedNumber
     assert open_table(shifted, columns=[TypedNumber("0"), TypedNumber("1")]).feature_names == ["0", "1"]
     assert open_table(shifted, columns=[0, 1]).feature_names == ["id", "0"]  # the library's int is a position
+    from dpmoments.moments.ranges import _position  # --ranges 0=... names the same column as --columns 0
+    assert _position(TypedNumber("0"), ["id", "0", "1"]) == 1 and _position(TypedNumber("2"), ["a", "b", "c"]) == 2
     refused = [("wine.csv", "14.23,1.71,2.43\n13.2,1.78,2.14\n"), ("two.csv", "0,1\n1.5,0.5\n"),
                ("likert.csv", "1,2,3\n2,2,4\n")]  # a header of numbers that do not count, or no evidence
     for name, text in refused:
