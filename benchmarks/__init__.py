@@ -46,8 +46,10 @@ from . import sites_coverage  # noqa: E402  (loads statsmodels' data inside run)
 from . import sites_structure  # noqa: E402
 from . import sites_width  # noqa: E402
 from . import private_scales  # noqa: E402  (loads statsmodels' data inside run)
+from . import site_scales  # noqa: E402  (loads statsmodels' data inside run)
 from . import small_tables  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 from . import tensor_coverage  # noqa: E402  (loads statsmodels' data inside run)
+from . import sites_irls_coverage  # noqa: E402  (imports statsmodels inside run)
 from . import real_unseen  # noqa: E402  (loads the data inside run; the command line in fresh processes)
 
 # name -> function(quick: bool) -> list of timing.Table
@@ -81,12 +83,15 @@ BENCHMARKS = {
     "sites_structure": sites_structure.run,
     "sites_width": sites_width.run,
     "cluster": cluster.run,
+    "cluster_defaults": cluster.run_defaults,
     "sites_scale": sites_scale.run,
     "ranges_sites": ranges_sites.run,
     "ranges_small": ranges_small.run,
     "private_scales": private_scales.run,
+    "site_scales": site_scales.run,
     "small_tables": small_tables.run,
     "tensor_coverage": tensor_coverage.run,
+    "sites_irls_coverage": sites_irls_coverage.run,
     "real_unseen": real_unseen.run,
 }
 

@@ -24,14 +24,21 @@ from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-SELECTING = ("COVERAGE_ANALYSES", "COVERAGE_DATA", "COVERAGE_EPSILONS")  # environment variables that choose what a benchmark runs
+SELECTING = ("COVERAGE_ANALYSES", "COVERAGE_DATA", "COVERAGE_EPSILONS", "DPM_ROWS", "DPM_REPEAT",
+             "DPM_BASELINE_SRC", "DPM_BASELINE_LABEL")  # environment variables that choose what a benchmark runs
 
 
 def _command(argv):
     """The command that reruns this benchmark, as a user types it: ``python``, not this machine's interpreter path
     (the results are read on other machines, and the repository names no path outside itself)."""
-    chosen = [f"{k}={shlex.quote(os.environ[k])}" for k in SELECTING if os.environ.get(k)]  # they change the run
+    chosen = [f"{k}={shlex.quote(_shown_value(k))}" for k in SELECTING if os.environ.get(k)]  # they change the run
     return " ".join([*chosen, "python", "-m", "benchmarks", *map(shlex.quote, argv)])
+
+
+def _shown_value(key):
+    """A selecting variable's value as the results file shows it: a baseline tree's path is this machine's, so the
+    file names what it was (``DPM_BASELINE_LABEL`` says which commit), not where."""
+    return "<baseline checkout>/src" if key == "DPM_BASELINE_SRC" else os.environ[key]
 
 
 def _cpu_model():

@@ -9,7 +9,8 @@ an untimed first command writes the package's bytecode (as installing it does). 
 rows are counted in this process by the library on the same data (full reads of the source).
 Targets (issue 27): default / public <= 1.5x at 1e6 x 100 (run by default at 2.5e5 and 5e5 rows: the shared machine;
 ``DPM_ROWS=1e6,4e6 DPM_REPEAT=1`` runs other sizes); at most one pass more than the public run;
-peak memory flat in rows (within 10%).
+peak memory flat in rows (within 10%). ``DPM_BASELINE_SRC=/path/to/other/src`` (label ``DPM_BASELINE_LABEL``) runs
+the same commands from another source tree beside each cell, in turn with this one (a before and after in one run).
 """
 
 import os
@@ -77,9 +78,22 @@ def _run(argv, env):
     return usage.ru_utime + usage.ru_stime, peak[0] / 1024
 
 
-def _best(argv, env, repeat):
-    runs = [_run(argv, env) for _ in range(repeat)]
-    return min(r[0] for r in runs), max(r[1] for r in runs)
+def _trees(env, tmp):
+    """``(label suffix, environment)`` of this tree and, with ``DPM_BASELINE_SRC``, the baseline tree."""
+    trees = [("", env)]
+    baseline = os.environ.get("DPM_BASELINE_SRC")
+    if baseline:
+        label = os.environ.get("DPM_BASELINE_LABEL", "baseline")
+        trees.append((f" ({label})", dict(env, PYTHONPATH=baseline,
+                                          PYTHONPYCACHEPREFIX=str(Path(tmp) / "pycache-baseline"))))
+    return trees
+
+
+def _best_pair(dpm, env, repeat):
+    """The best public and default runs over ``repeat`` of each, taken in turn."""
+    runs = [(_run(dpm + PUBLIC, env), _run(dpm, env)) for _ in range(repeat)]
+    return ((min(r[0][0] for r in runs), max(r[0][1] for r in runs)),
+            (min(r[1][0] for r in runs), max(r[1][1] for r in runs)))
 
 
 class _Counted:
@@ -134,13 +148,15 @@ def run(quick=False):
                            "--out", str(Path(tmp) / "out"), "--force", "--no-figures"]
                     if not compiled:  # untimed: writes the bytecode
                         compiled = bool(_run(dpm + PUBLIC, env))
-                    public = _best(dpm + PUBLIC, env, repeat)
-                    default = _best(dpm, env, repeat)
-                    table.rows.append([name, n, suffix[1:], f"{passes[0]} / {passes[1]}", f"{public[0]:.2f}",
-                                       f"{default[0]:.2f}", f"{default[0] / public[0]:.2f}×", f"{public[1]:.0f}",
-                                       f"{default[1]:.0f}"])
-                    log(f"  {name} {n} {suffix}: public {public[0]:.2f} s {public[1]:.0f} MiB, default "
-                        f"{default[0]:.2f} s {default[1]:.0f} MiB")
+                    for tree, tree_env in _trees(env, tmp):
+                        if tree_env is not env:  # untimed: the baseline's bytecode
+                            _run(dpm + PUBLIC, tree_env)
+                        public, default = _best_pair(dpm, tree_env, repeat)
+                        table.rows.append([name, n, suffix[1:] + tree, f"{passes[0]} / {passes[1]}",
+                                           f"{public[0]:.2f}", f"{default[0]:.2f}", f"{default[0] / public[0]:.2f}×",
+                                           f"{public[1]:.0f}", f"{default[1]:.0f}"])
+                        log(f"  {name} {n} {suffix}{tree}: public {public[0]:.2f} s {public[1]:.0f} MiB, default "
+                            f"{default[0]:.2f} s {default[1]:.0f} MiB")
                     path.unlink()
                 del X
     table.notes.append(f"Each cell: the best CPU of {repeat} run(s), the largest peak. The default run's passes: "

@@ -40,6 +40,8 @@ def _cells(path, out):
         "covariance, default private choices": dpm + ["covariance", str(path), *tail],
         "covariance, public bounds": dpm + ["covariance", str(path), "--row-norm", "2", "--center", "0", *tail],
         "pca --n-components 5, default private choices": dpm + ["pca", str(path), "--n-components", "5", *tail],
+        "pca --n-components 5, public bounds": dpm + ["pca", str(path), "--n-components", "5", "--row-norm", "2",
+                                                      "--center", "0", *tail],
     }
 
 
@@ -69,5 +71,6 @@ def run(quick=False):
                        "where a Cholesky test finds it positive definite: the estimate's PSD projection and the "
                        "error budget's projection of the centred matrix (its sampling bound and clipping part) "
                        "share the decomposition (`moments.psd.SymmetricSpectrum`); PCA takes its top components "
-                       "from a partial spectrum.")
+                       "from a partial spectrum. The noise-only standard errors and intervals are kept as their "
+                       "few numbers (`estimators.noise_entries.LazyEntries`), not as d × d arrays.")
     return [table]

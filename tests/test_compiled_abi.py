@@ -59,6 +59,8 @@ def test_bad_buffers_are_errors_not_reads_out_of_bounds():
         _binned.bin_rows(B, none, none, edges, np.empty(3), np.zeros(3, np.int32), none, none, 3)
     with pytest.raises(ValueError, match="inconsistent"):
         _binned.row_norms(B, none, np.empty(3), 3)
+    with pytest.raises(ValueError, match="bin_rows: inconsistent"):  # work: four rows' z
+        _binned.bin_rows(B, none, none, edges, np.empty(11), np.zeros(3, np.int64), none, none, 3)
     W = np.eye(3)
     for indptr, indices in (([0, 1, 2, 3], [0, 1, 9]), ([0, 2, 1, 3], [0, 1, 2]), ([-4, 0, 0, 0], [0])):
         with pytest.raises(ValueError, match="residual: inconsistent sparse arrays"):

@@ -116,7 +116,9 @@ def test_the_svg_reuses_the_png_layout(tmp_path):
     assert (tmp_path / "res" / "m.svg").stat().st_size > 0 and (tmp_path / "res" / "m.png").stat().st_size > 0
 
 
-@pytest.mark.parametrize("formats", ["pdf", "svg,png", "png,svg,pdf"])
+# "pdf": one format, and not the default png; "svg,png": several, in any order, and not pdf. Together they write
+# every format (a third case, all three at once, took the same path).
+@pytest.mark.parametrize("formats", ["pdf", "svg,png"])
 def test_figures_are_written_in_the_formats_asked_for(tmp_path, formats):
     from dpmoments.cli import main
 

@@ -67,7 +67,7 @@ def test_json_after_the_command_and_for_audit_and_reproduce(run, data, tmp_path)
 
 
 def test_json_on_an_error_leaves_stdout_empty(run, data, tmp_path):
-    res = run("--json", "precision", data / "x.npy", "--epsilon", "1", "--delta", "1e-6", "--out", tmp_path / "o")
+    res = run("--json", "precision", data / "x.npy", "--epsilon", "0.3", "--delta", "1e-6", "--out", tmp_path / "o")
     assert res.returncode == 2 and res.stdout == "" and "too few rows" in res.stderr
 
 

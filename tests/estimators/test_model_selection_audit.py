@@ -279,7 +279,7 @@ def test_selection_replica_matches_fit(mechanism):
     mech, scores, _ = _selection_replica(mechanism, pairs=pairs)
     X, y = pairs[0]
     picks = []
-    for seed in range(24):
+    for seed in range(12):  # both models are picked (7 of 12 seeds pick the second; 24 seeds cost twice as much)
         if mechanism == "noisy-min":
             est = _selection_estimator(mechanism, rng=seed, release_scores=True).fit(X, y)
             scale = est.privacy_report_["selection_noise_scale"]
@@ -290,7 +290,7 @@ def test_selection_replica_matches_fit(mechanism):
         index = int(mech(0, np.random.default_rng(seed), 1)[0])
         assert est.selected_ == FAMILY[index]
         picks.append(index)
-    assert 0 < sum(picks) < 24
+    assert 0 < sum(picks) < 12
 
 
 @pytest.mark.statistical

@@ -112,6 +112,19 @@ def test_the_compiled_pass_bins_and_sums_what_the_numpy_pass_does(monkeypatch):
     np.testing.assert_allclose(compiled.outside, plain.outside, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.skipif(compiled_binned() is None, reason="the compiled pass is not built")
+def test_the_compiled_pass_stops_at_a_row_inside_a_group_of_four():
+    # Rows are normed four at a time: a row whose squares overflow, third of its group, ends the count there.
+    B = np.ones((7, 5))
+    B[2, 1] = 1e200
+    edges, none, counts = np.array([1.0, 3.0]), np.empty(0), np.zeros(3, np.int64)
+    done = compiled_binned().bin_rows(B, none, none, edges, np.empty(4 * 5), counts, none, none, 5)
+    assert done == 2 and counts.tolist() == [0, 2, 0]
+    norms = np.empty(7)
+    compiled_binned().row_norms(B, none, norms, 5)
+    assert norms[2] == np.inf and np.allclose(np.delete(norms, 2), np.sqrt(5.0), rtol=1e-15)
+
+
 def test_a_nan_in_a_chunk_is_refused_naming_its_chunk_and_row():
     bad = X.copy()
     bad[1500, 2] = np.nan

@@ -48,8 +48,8 @@ ANALYSES = ("covariance", "correlation", "pca", "precision", "ridge", "select", 
 def add_scale_argument(parser):
     """``--scale private`` across sites: private column scales read off the location steps' noisy histograms."""
     parser.add_argument("--scale", choices=("private",),
-                        help="divide each column by a private scale, half the interquartile range of the location "
-                             "steps' summed noisy histograms (free: post-processing of counts already released; needs "
+                        help="divide each column by a private scale, its median distance from its median in the "
+                             "last location step's summed noisy histograms, at least the gap to its next values (free: post-processing of counts already released; needs "
                              "the private centre, the default); with --ranges the columns get them by default, a 0/1 "
                              "column keeping its range's")
 

@@ -14,6 +14,7 @@ import numpy as np
 from ..solvers.eigen import top_eigenpairs
 from .error_draws import every_part_draws, hull_interval
 from .graph import partial_correlations
+from .noise_entries import EntrySpread, LazyEntries
 from .diagnostics import Diagnostics, check_centre, check_matrix, in_data_units, largest_noise, variance_noise_level
 from ..mechanisms.laws import WISHART
 from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
@@ -44,31 +45,16 @@ def _summary(law, level, method, n_draws, snr, definition, covers):
 
 # -- covariance -------------------------------------------------------------------------------------------------
 def covariance_spread(release, level, owner):
-    """Closed-form standard errors and intervals of every released entry."""
+    """Closed-form standard errors and intervals of every released entry.
+
+    They are two numbers off the diagonal and two on it, about the released entries: kept as those
+    (:class:`~.noise_entries.LazyEntries`), not as d x d arrays (800 MB each at d = 10 000).
+    """
     level, law = check_level(level), noise_law(release)
-    d, centre, diag = release.n_features, _centre(release, law), Diagnostics(owner)
-    se = np.full((d, d), law.sd)
-    np.fill_diagonal(se, law.diagonal_sd)
-    count = count_relative_sd(release)
-    interval = np.empty((2, d, d))  # written in place: the (2, d, d) result and no d x d temporaries beside it
-    lower, upper = interval
-    if count > 0:  # add-remove: the noisy count scales every entry; first order, normal intervals
-        se = np.sqrt(se**2 + (centre * count) ** 2)
-        np.subtract(centre, z_value(level) * se, out=lower)
-        np.add(centre, z_value(level) * se, out=upper)
-    else:
-        (lo, hi), (dlo, dhi) = law.entry_interval(level), law.entry_interval(level, diagonal=True)
-        np.subtract(centre, hi, out=lower)
-        np.subtract(centre, lo, out=upper)
-        idx = np.diag_indices(d)
-        lower[idx], upper[idx] = centre[idx] - dhi, centre[idx] - dlo
-    snr = check_matrix(centre, law, diag, scale=release.column_scale)
+    diag, spread = Diagnostics(owner), EntrySpread(release, level)
+    se, interval = LazyEntries(spread, "se"), LazyEntries(spread, "interval")
+    snr = check_matrix(_centre(release, law), law, diag, scale=release.column_scale)
     check_centre(release, diag)
-    del centre
-    if release.column_scale is not None:  # a standardised release: its noise, like the estimate, scales by s_i s_j
-        units = np.outer(release.column_scale, release.column_scale)
-        se *= units
-        interval *= units
     return {
         "covariance_se_": se, "covariance_interval_": interval, "snr_": snr,
         "diagnostics_": diag.as_list(),

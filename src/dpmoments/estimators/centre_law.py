@@ -24,11 +24,11 @@ from .._lazy import lazy_module
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
-__all__ = ["off_diagonal_half_width", "diagonal_quantiles"]
+__all__ = ["off_diagonal_half_width", "off_diagonal_ratio", "off_diagonal_table", "diagonal_quantiles", "KNOTS"]
 
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(96)  # E f(Z) = sum w f(x) / sqrt(2 pi)
 _WEIGHTS = _WEIGHTS / np.sqrt(2.0 * np.pi)
-_KNOTS = 64  # ratios sqrt(v) / s^2 at which the off-diagonal quantile is solved, then interpolated
+KNOTS = _KNOTS = 64  # ratios sqrt(v) / s^2 at which the off-diagonal quantile is solved, then interpolated
 _STEPS = 36  # bisection steps: the bracket shrinks by 2^-36
 _SHARP = 0.6  # below this sqrt(v) / s^2 the diagonal's law given Z is too sharp for the nodes: given N instead
 
@@ -42,24 +42,38 @@ def _bisect(tail, low, high):
     return (low + high) / 2
 
 
-def off_diagonal_half_width(v, s, alpha):
+def off_diagonal_half_width(v, s, alpha, table=None):
     """``t`` with ``P(|N(0, v) + s^2 Z_1 Z_2| > t) = alpha`` (``v`` an array, ``s`` and ``alpha`` numbers).
 
     ``t = s^2 h(sqrt(v) / s^2)``: ``h`` is solved at each ratio, or, for more than ``_KNOTS`` entries, at
     ``_KNOTS`` ratios spanning those asked for and interpolated in the log of the ratio (smooth there; a
-    d = 100 matrix asks for 4950 entries).
+    d = 100 matrix asks for 4950 entries). ``table``: :func:`off_diagonal_table` of the span of a larger set
+    of entries than ``v`` (one block of them at a time: the same values as all at once).
     """
     v = np.asarray(v, dtype=float)
     s2 = float(s) ** 2
     if s2 == 0.0:
         return np.sqrt(v) * special.ndtri(1 - alpha / 2)
     ratio = np.sqrt(np.maximum(v, 0.0)) / s2
-    if ratio.size <= _KNOTS:  # few entries: each solved itself
+    if table is None and ratio.size <= _KNOTS:  # few entries: each solved itself
         return s2 * _off_diagonal_solved(np.maximum(ratio, 1e-4) ** 2, alpha)
-    low, high = max(float(ratio.min(initial=1.0)), 1e-4), max(float(ratio.max(initial=1.0)), 1e-4)
+    log_knots, h = off_diagonal_table(float(ratio.min(initial=1.0)), float(ratio.max(initial=1.0)), alpha) \
+        if table is None else table
+    return s2 * np.interp(np.log(np.maximum(ratio, 1e-4)), log_knots, h)
+
+
+def off_diagonal_table(smallest, largest, alpha):
+    """``(log knots, h)``: :func:`off_diagonal_half_width`'s quantiles over ratios ``sqrt(v) / s^2`` from ``smallest``
+    to ``largest`` (each taken with 1 and floored at ``1e-4``, as there)."""
+    low, high = max(min(smallest, 1.0), 1e-4), max(max(largest, 1.0), 1e-4)
     knots = np.unique(np.geomspace(low, high, _KNOTS) if high > low * 1.0001 else np.array([low]))
-    h = _off_diagonal_solved(knots**2, alpha)
-    return s2 * np.interp(np.log(np.maximum(ratio, 1e-4)), np.log(knots), h)
+    return np.log(knots), _off_diagonal_solved(knots**2, alpha)
+
+
+def off_diagonal_ratio(v, s):
+    """The ratio ``sqrt(v) / s^2`` of :func:`off_diagonal_half_width` (monotone in ``v``: its extremes are those of
+    the extremes of ``v``, bit for bit)."""
+    return float(np.sqrt(max(float(v), 0.0)) / float(s) ** 2)
 
 
 def _off_diagonal_solved(v, alpha):

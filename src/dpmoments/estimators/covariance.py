@@ -17,6 +17,7 @@ from ._conventions import all_or_nothing, check_input, name_of
 from ._moment_base import MomentEstimator, in_original_units, location_of
 from ._params import nonnegative, one_of, optional, param, parameters
 from ._uncertainty_matrix import covariance_spread
+from .noise_entries import LazyEntries
 from ._budget_text import covers_text, not_covered_text
 from .error_budget import covariance_error_budget, holding_estimate
 from .summaries import covariance_summary
@@ -150,6 +151,11 @@ class CovarianceFit(MomentEstimator):
         exact (clipped) second moment, centred on the released entries before
         the PSD projection; exact for Gaussian and Laplace noise; in the
         units of ``covariance_``.
+    covariance_noise_se_, covariance_noise_interval_, covariance_sample_se_ : LazyEntries
+        The noise-only standard errors and intervals (before the error
+        budget), and the budget's spread without sampling: two numbers off the
+        diagonal and two on it, kept as those and expanded when read
+        (``np.asarray``, indexing, arithmetic: :mod:`.noise_entries`).
     snr_ : float
         Signal-to-noise of the released matrix: the estimated Frobenius norm
         of the exact matrix over the noise's (below 1: mostly noise).
@@ -269,12 +275,16 @@ class CovarianceFit(MomentEstimator):
         """Widen the noise-only intervals to the error budget (error_budget.py): centre, sampling, clipping."""
         target = self.target
         units = None if raw.column_scale is None else np.outer(raw.column_scale, raw.column_scale)
-        self.covariance_noise_se_, self.covariance_noise_interval_ = self.covariance_se_, self.covariance_interval_
-        budget = covariance_error_budget(raw, _divided(self.covariance_se_, units),
-                                         _divided(self.covariance_interval_, units), self.level, target, spectrum)
+        noise_se = self.covariance_noise_se_ = self.covariance_se_  # LazyEntries: two numbers, made when read
+        self.covariance_noise_interval_ = self.covariance_interval_
+        spread = noise_se.spread
+        budget = covariance_error_budget(raw, LazyEntries(spread, "se", standardised=True),
+                                         LazyEntries(spread, "interval", standardised=True), self.level, target,
+                                         spectrum)
         # the budget's own new arrays, mapped to the original units in place (each d x d)
         self.covariance_se_, self.covariance_interval_ = _times(budget["se"], units), _times(budget["interval"], units)
-        self.covariance_sample_se_ = _times(budget["sample_se"], units)  # without sampling (PrivateCorrelation adds its own)
+        spread.centre_scale = budget["parts"]["centre_noise_scale"]
+        self.covariance_sample_se_ = LazyEntries(spread, "sample_se")  # without sampling (PrivateCorrelation adds its own)
         self.covariance_biased_ = budget["biased"]
         clip = not isinstance(budget["parts"]["clipping"], str)
         centre = not budget["parts"]["centre_bias"].startswith("not")
@@ -306,11 +316,6 @@ class CovarianceFit(MomentEstimator):
     def score(self, X, y=None):
         """Average Gaussian log-likelihood of ``X`` (your own evaluation data)."""
         return gaussian_log_likelihood(check_input(self, X), self.get_precision(), self.location_, name_of(self))
-
-
-def _divided(a, units):
-    """``a / units``: ``a`` itself where the release has no column scales (dividing by 1 changes no bit)."""
-    return a if units is None else a / units
 
 
 def _times(a, units):

@@ -9,7 +9,7 @@ results are those of the plain expressions they replace, bit for bit. Released v
 import numpy as np
 
 from .._lazy import lazy_module
-from .centre_law import diagonal_quantiles, off_diagonal_half_width
+from .centre_law import KNOTS, diagonal_quantiles, off_diagonal_half_width, off_diagonal_ratio, off_diagonal_table
 from .uncertainty import count_relative_sd, noise_law, z_value
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
@@ -69,11 +69,14 @@ def half_widths(v, s, level, out):
     entry, the upper one added. Returns ``out``'s two halves."""
     alpha = 1.0 - level
     d = v.shape[0]
-    upper = np.triu(np.ones((d, d), dtype=bool), 1)  # a mask: index arrays would be a d x d array of integers
     lo_half, hi_half = out
-    lo_half[upper] = values = off_diagonal_half_width(v[upper], s, alpha)
-    lo_half.T[upper] = values  # mirrored (off + off.T before, which adds 0 to each: the same bits)
-    del upper, values
+    if float(s) ** 2 == 0.0 or d * (d - 1) // 2 <= KNOTS:
+        upper = np.triu(np.ones((d, d), dtype=bool), 1)  # a mask: index arrays would be a d x d array of integers
+        lo_half[upper] = values = off_diagonal_half_width(v[upper], s, alpha)
+        lo_half.T[upper] = values  # mirrored (off + off.T before, which adds 0 to each: the same bits)
+        del upper, values
+    else:
+        _off_diagonal_in_blocks(v, s, alpha, lo_half)
     q_lo, q_hi = diagonal_quantiles(np.diag(v), s, alpha)
     hi_half[...] = lo_half
     idx = np.arange(d)
@@ -81,6 +84,32 @@ def half_widths(v, s, level, out):
     # had no centre mean removed, so the half-widths are about r itself
     lo_half[idx, idx], hi_half[idx, idx] = q_hi, -q_lo
     return lo_half, hi_half
+
+
+def _off_diagonal_in_blocks(v, s, alpha, out):
+    """``off_diagonal_half_width`` of every entry above the diagonal of ``v``, mirrored below it, into ``out``: a block
+    of rows at a time against the quantile table of all of them (the same bits as all at once; at d = 10 000 the upper
+    triangle's values and their temporaries were about three d x d arrays)."""
+    d = v.shape[0]
+    blocks = [slice(lo, min(lo + max(1, (1 << 20) // d), d)) for lo in range(0, d, max(1, (1 << 20) // d))]
+    cols = np.arange(d)
+
+    def above(rows):  # the block's entries right of the diagonal
+        return cols[None, :] > np.arange(rows.start, rows.stop)[:, None]
+
+    smallest, largest = np.inf, -np.inf
+    for rows in blocks:
+        values = v[rows][above(rows)]
+        if values.size:
+            smallest, largest = np.minimum(smallest, values.min()), np.maximum(largest, values.max())  # NaN as before
+    table = off_diagonal_table(off_diagonal_ratio(smallest, s), off_diagonal_ratio(largest, s), alpha)
+    for rows in blocks:
+        mask = above(rows)
+        out[rows][mask] = off_diagonal_half_width(v[rows][mask], s, alpha, table)
+    for rows in blocks:  # below the diagonal: the entry above it (every row's upper part is written by now)
+        mask = ~above(rows)
+        block = out[rows]
+        block[mask] = out[:, rows].T[mask]
 
 
 def holding_estimate(interval, estimate, in_place=False):

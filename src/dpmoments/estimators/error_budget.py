@@ -285,7 +285,8 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
 
     ``noise_se`` and ``noise_interval`` are the noise-only ones (standardised
     units). ``spectrum``: a :class:`~dpmoments.moments.psd.SymmetricSpectrum` of
-    ``release.second_moment`` shared with the estimate's PSD projection. Returns a dict: ``se`` (all symmetric parts together, normal
+    ``release.second_moment`` shared with the estimate's PSD projection. ``noise_se`` may be a
+    :class:`~.noise_entries.LazyEntries`. Returns a dict: ``se`` (all symmetric parts together, normal
     approximation), ``interval`` (2, d, d), ``biased`` (d, d) booleans,
     ``parts`` (JSON-able summary).
     """
@@ -304,14 +305,17 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
                          + s**2) if needed and spectrum is not None else (_psd(mid) if needed else None)
     if spectrum is not None:
         spectrum.release()  # the last reader: its eigenvectors (d x d) need not outlive sigma
-    normal_parts = noise_se**2  # the noise's and sampling's variances: d x d arrays written in place (at d = 10 000
-    if target == "population":  # each is 800 MB)
+    # the noise's and sampling's variances: d x d arrays written in place (at d = 10 000 each is 800 MB); noise_se**2,
+    # made once from a LazyEntries (noise_entries.py)
+    normal_parts = np.array(noise_se, dtype=float)
+    np.square(normal_parts, out=normal_parts)
+    if target == "population":
         normal_parts += sampling_variance(release, sigma)
     offset = location_offset(release)  # across sites: the mean's step a, in a term linear in it (centre_bias.py)
     if offset is not None:
         normal_parts += linear_noise_variance(offset, s)
     se = _with_centre_variance(normal_parts, s)
-    variance_upper = centre_diagonal + z_value(level) * np.diagonal(noise_se)  # the clipped rows' variances
+    variance_upper = centre_diagonal + z_value(level) * noise_se.diagonal()  # the clipped rows' variances
     variance_half = z_value(level) * np.sqrt(np.diagonal(normal_parts) + 2.0 * s**4)  # noise, sampling, centre
     gaussian = noise_law(release).kind == "gaussian"  # the allowance's noise in quadrature (clipping_allowance.py)
     bias_lo, bias_hi, bias_sd, withheld_cols, variances_unseen, clip, (towards_sd, spread_variance) = _clipping(
@@ -364,13 +368,15 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     del lower, upper
     selected, adjusted, interval = _selected(intervals, distance, ~biased, level)
     del distance
+    kept = interval[:, selected]  # the selected entries' own: two d x d arrays fewer while the others' are made
+    del interval
     # Not selected: the interval at the level itself, stretched to hold 0 (it contains the one at that level, so
     # its coverage is at least the level; and it never says 'excludes 0' where the selection did not)
-    marginal = intervals(level)
-    np.minimum(marginal[0], 0.0, out=marginal[0])
-    np.maximum(marginal[1], 0.0, out=marginal[1])
-    np.copyto(interval, marginal, where=~selected)
-    del marginal
+    interval = intervals(level)
+    np.minimum(interval[0], 0.0, out=interval[0])
+    np.maximum(interval[1], 0.0, out=interval[1])
+    interval[:, selected] = kept
+    del kept
     interval[:, biased] = np.nan  # what their rows lost beyond 2R is unseen: withheld, never printed as if complete
     parts = {
         "target": target,
@@ -390,9 +396,7 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         "centre_bias": CENTRE_BIAS_TEXT if bias_bound is not None else "not bounded: the release does not say how "
                        "many rows the centre's mean clipped",
     }
-    return {"se": se, "sample_se": _with_centre_variance(noise_se**2, s, in_place=True), "interval": interval,
-            "biased": biased,
-            "parts": parts}
+    return {"se": se, "interval": interval, "biased": biased, "parts": parts}
 
 
 def release_centre_bias(release, level, with_norm=False):

@@ -54,13 +54,14 @@ def console_lines(est, names, rows=CONSOLE_ROWS, pairs=CONSOLE_PAIRS):
     top = _largest_noise_in_se(est, C.shape[0])
 
     biased = getattr(est, "covariance_biased_", np.zeros(C.shape, bool))
-    nlo, nhi = getattr(est, "covariance_noise_interval_", est.covariance_interval_)  # where PSD projection shows
+    # where the PSD projection shows; read an entry at a time (a LazyEntries: unpacked, two d x d arrays)
+    noise = getattr(est, "covariance_noise_interval_", None)
     clip = getattr(est, "uncertainty_", {}).get("error_budget", {}).get("clipping")
     clipped = set(clip.get("clipped_columns", ())) if isinstance(clip, dict) else set()
 
     def row(name, i, j, floor=0.0):
         withheld = biased[i, j] or np.isnan(lo[i, j]) or np.isnan(hi[i, j])
-        note = "biased" if withheld else _note(C, lo, hi, i, j, floor * se[i, j], nlo, nhi)
+        note = "biased" if withheld else _note(C, lo, hi, i, j, floor * se[i, j], noise)
         if not withheld and {i, j} & clipped:
             note = ", ".join(filter(None, [note, "clipped"]))
         return [name, num(C[i, j], 4), num(se[i, j]), "withheld" if withheld else interval_text(lo[i, j], hi[i, j]),
@@ -116,12 +117,12 @@ def _largest_noise_in_se(est, d):
     return largest_noise(law, d * (d - 1) // 2) / law.sd if law.sd > 0 else 0.0
 
 
-def _note(C, lo, hi, i, j, floor=0.0, nlo=None, nhi=None):
+def _note(C, lo, hi, i, j, floor=0.0, noise=None):
     notes = []
     if lo[i, j] <= 0 <= hi[i, j] or abs(lo[i, j] + hi[i, j]) / 2 < floor:  # the released entry is the midpoint
         notes.append("noise")
-    nlo, nhi = (lo, hi) if nlo is None else (nlo, nhi)
-    if not nlo[i, j] <= C[i, j] <= nhi[i, j]:  # outside the interval of the released entry's noise
+    nlo, nhi = (lo[i, j], hi[i, j]) if noise is None else (noise[0, i, j], noise[1, i, j])
+    if not nlo <= C[i, j] <= nhi:  # outside the interval of the released entry's noise
         notes.append("projected")
     return ", ".join(notes)
 

@@ -44,7 +44,7 @@ __all__ = ["BinnedSums", "binned_pass", "FUSE_BYTES"]
 
 # The version of ``_binned.c``'s calls this module and clipping_bias.py make (its ``DPM_BINNED_ABI``): an
 # extension built from another version is not used.
-BINNED_ABI = 1
+BINNED_ABI = 2
 try:  # the compiled binned pass; absent where the package was installed without a C compiler
     from . import _binned as _compiled
 except ImportError:  # pragma: no cover
@@ -150,7 +150,7 @@ class BinnedSums:
                 or (scale.size == 0) != (self.scale is None):
             return 0  # the NumPy path broadcasts them, or refuses them
         sums = self.fused and self.moment == "mean"
-        return _compiled.bin_rows(B, center, scale, self.edges, self.buf[0], self.counts,
+        return _compiled.bin_rows(B, center, scale, self.edges, self.buf[:4].reshape(-1), self.counts,
                                   self.inside if sums else _NONE, self.outside if sums else _NONE, self.d)
 
     def _add_second(self, X):

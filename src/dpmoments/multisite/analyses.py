@@ -326,8 +326,8 @@ def _about_mean(location, second, mean, scale=None):
     steps = ("private centre: location m (noisy per-coordinate medians), second moment S and mean a of the clipped "
              "rows about m; S - a a^T, about m + a",)
     if s is not None:
-        steps += ("standardised by private column scales s (half the interquartile range of the location steps' "
-                  "noisy histograms); estimates are mapped back",)
+        steps += ("standardised by private column scales s (the median distance from each column's median in the last "
+                  "location step's noisy histograms, at least the gap to its next values); estimates are mapped back",)
     return dataclasses.replace(second, second_moment=symmetrise_matrix(second.second_moment - np.outer(a, a)),
                                center=np.asarray(location) + (a if s is None else s * a), column_scale=s,
                                postprocessing=second.postprocessing + steps)

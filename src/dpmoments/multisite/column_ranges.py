@@ -11,10 +11,11 @@ and the release's post-processing line says which columns had a range.
 With a private centre the columns also get **private scales**, as one machine's ranged release
 gives them (:mod:`dpmoments.moments.ranged_release`): a 0/1 column keeps the scale its range gives, every
 other ranged column gets a private scale within ``[SCALE_FLOOR, 2]`` half-widths, and a column without a
-range a private scale of its own (``scale="private"`` gives them to a table without ranges too). Each is half
-the interquartile range of the last location step's summed noisy histograms
-(:func:`~dpmoments.multisite.location.choose_spreads`): post-processing of counts already released, no share of
-its own. Every later query carries the scales; each site divides its mapped rows by them. Without a private
+range a private scale of its own (``scale="private"`` gives them to a table without ranges too). Each is the
+median distance from the column's median in the last location step's summed noisy histograms, at least half
+their upper quartile, the gap to the column's next values and the median bin's width
+(:func:`~dpmoments.multisite.site_spreads.site_spreads`): post-processing of counts already released, no share
+of its own. Every later query carries the scales; each site divides its mapped rows by them. Without a private
 centre there are no scales across sites: a column without a range stays in its own units under the one row
 bound. Ranges apply to the second-moment analyses (covariance, correlation, PCA, precision, ridge) of the rows
 ``x``.
@@ -59,8 +60,9 @@ NOTE = ("centres (midpoints) and scales (half-widths) from the ranges, free; eac
 
 
 UNRANGED = "own units under the row bound (no private scales across sites without a private centre)"
-SCALED_NOTE = ("0/1 columns scaled by their range, the others by private scales within it (half the interquartile "
-               "range of the last location step's noisy histograms); each site clipped and standardised its own rows")
+SCALED_NOTE = ("0/1 columns scaled by their range, the others by private scales within it (the median distance from "
+               "the median in the last location step's noisy histograms, at least the gap to the next values); each "
+               "site clipped and standardised its own rows")
 SCALED_UNRANGED = "private location and scale"
 
 #: A plan's public ranges: one ``(lower, upper)`` or ``None`` per column (what :func:`plan_ranges` returns).

@@ -52,7 +52,7 @@ from .._validation import check_int
 from .bounds import GRID_FACTOR, MARGIN_SD, check_grid, cumulative_estimate, grid_edges
 
 __all__ = ["AutoLocation", "LOCATION_SHARE", "MEAN_SHARE", "MAX_AUTO_STEPS", "location_sensitivity", "location_counts",
-           "choose_location", "choose_spreads", "private_location"]
+           "choose_location", "private_location"]
 
 #: The default share of every site's budget the location steps spend, together (twice the single-site
 #: ``CenterBudget.location``: per-coordinate histograms need more rows than one draw; docs/bounds.md).
@@ -242,35 +242,3 @@ def choose_location(summed: Any, n_total: float, auto: AutoLocation) -> tuple[np
         k = int(reached[0]) if reached.size else edges.size - 1
         location[j], at_end[j] = edges[k], k in (0, edges.size - 1)
     return location, at_end
-
-
-def _interpolated_quantile(estimate: np.ndarray, edges: np.ndarray, target: float) -> float:
-    """The point where the estimated cumulative count reaches ``target``: linear within the first bin that does."""
-    reached = np.flatnonzero(estimate >= target)
-    k = int(reached[0]) if reached.size else edges.size - 1
-    if k == 0:
-        return float(edges[0])
-    below, at = estimate[k - 1], estimate[k]
-    fraction = 0.0 if at <= below else min(max((target - below) / (at - below), 0.0), 1.0)
-    return float(edges[k - 1] + fraction * (edges[k] - edges[k - 1]))
-
-
-def choose_spreads(summed: Any, n_total: float, auto: AutoLocation) -> np.ndarray:
-    r"""Per coordinate, half the interquartile range of the summed noisy histograms: a private column scale.
-
-    ``summed``: a location step's sum of the sites' noisy histograms, shape (d, B), of the rows centred
-    at the location before that step. Half the interquartile range is the median of ``|x_j - median_j|``
-    for a symmetric column (the single machine's private scale, a median absolute deviation); each
-    quartile is read off the cumulative estimate (:func:`~dpmoments.multisite.bounds.cumulative_estimate`),
-    linearly within its bin, so the coarse grid's factor of :math:`\sqrt2` is not the scale's error.
-    Post-processing of the noisy counts and the public ``n_total``: it costs nothing beyond the location
-    step. A zero-inflated or constant column gives 0 here (its quartiles share a value).
-    """
-    summed = np.atleast_2d(np.asarray(summed, dtype=np.float64))
-    edges = auto.edges()
-    spreads = np.empty(summed.shape[0])
-    for j, row in enumerate(summed):
-        estimate, _ = cumulative_estimate(row, n_total)
-        q1, q3 = (_interpolated_quantile(estimate, edges, q * n_total) for q in (0.25, 0.75))
-        spreads[j] = max(q3 - q1, 0.0) / 2.0
-    return spreads

@@ -28,7 +28,8 @@ from ..privacy import parallel
 from .aggregator import Aggregator
 from .bounds import choose_bound, cumulative_estimate
 from .column_ranges import column_scales, scales_about
-from .location import choose_location, choose_spreads
+from .location import choose_location
+from .site_spreads import site_spreads
 from .messages import ProtocolAborted, Reply
 from .noise import guarantee_from_ratio, joint_view
 from .protocols import PROTOCOLS, TRUST
@@ -221,13 +222,16 @@ def choose_center(plan, step, aggregator, inbox, dropped, ctx, before=None):
              "location, and the mean round moves the centre to the private mean",)
     scale = None
     if plan.scale is not None and step == plan.location_steps[-1]:  # the scales: free, from these counts
-        scale = column_scales(choose_spreads(aggregator.sum_histograms(r, inbox), n_total, plan.location),
-                              plan.ranges, plan.location.low, plan.columns,
+        spreads = site_spreads(aggregator.sum_histograms(r, inbox), plan.location.edges(), move, per_bin,
+                               n_total)
+        scale = column_scales(spreads, plan.ranges, plan.location.low, plan.columns,
                               about=scales_about(center, move, plan.location.edges(), plan.ranges))
-        details["column_scales"] = "half the interquartile range per column of these summed noisy histograms " \
+        details["column_scales"] = "per column, the median distance from the median in these summed noisy " \
+                                   "histograms (the median's bin at 0), at least half their upper quartile, the " \
+                                   "gap to the nearest bin over 4 noise sds and the median bin's width " \
                                    "(post-processing, no share of its own), within the ranges' limits"
-        notes += ("private column scales: half the interquartile range of each column in these histograms; every "
-                  "later step divides the rows by them",)
+        notes += ("private column scales: the median distance from each column's median in these histograms, at "
+                  "least the gap to its next values; every later step divides the rows by them",)
     if np.any(at_end):
         notes += (f"{int(np.sum(at_end))} coordinate(s) of the location fell at an end of the search range "
                   f"[{-plan.location.high:g}, {plan.location.high:g}]: widen the range or rescale the data",)
