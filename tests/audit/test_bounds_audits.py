@@ -36,6 +36,8 @@ from dpmoments.moments.sensitivity import moment_sensitivity
 from dpmoments.privacy import calibrate_gaussian
 from dpmoments.testing import audit
 
+from ._exponential import gumbel_draw, pair_loss, replica
+
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.BoundWarning")
 
 EPS, DELTA = 1.0, 1e-3
@@ -58,10 +60,6 @@ def _bins(name, background=_BACKGROUND, pair=AUTO_PAIR):
     return bins
 
 
-def _gumbel_draw(log_weights, rng, size):
-    return np.argmax(log_weights + rng.gumbel(size=(size, log_weights.size)), axis=1)
-
-
 # ----------------------------------------------------------------------------------- the private quantile
 
 Q_EPS, Q = 1.0, 0.5
@@ -76,18 +74,7 @@ def _quantile_scores(name):
 
 
 def _quantile_replica(factor=0.5):
-    """Gumbel-max draws with log-weights ``factor * epsilon * score`` (the mechanism's factor is 1/2)."""
-    log_w = {name: factor * Q_EPS * _quantile_scores(name) for name in NAMES}
-    log_p = {name: np.log(exponential_mechanism_probabilities(_quantile_scores(name), 2 * factor * Q_EPS, 1.0,
-                                                               minimise=False)) for name in NAMES}
-
-    def draw(name, rng, size):
-        return _gumbel_draw(log_w[name], rng, size)
-
-    def loss(k):
-        return np.round(log_p["A"][k] - log_p["B"][k], 9)
-
-    return draw, loss
+    return replica({name: _quantile_scores(name) for name in NAMES}, Q_EPS, factor)
 
 
 def test_quantile_replica_reproduces_select_quantiles():
@@ -101,10 +88,7 @@ def test_quantile_replica_reproduces_select_quantiles():
 
 
 def _pair_loss(factor=0.5):
-    """The exact worst privacy loss of one draw on this pair (the analysis bounds it by epsilon)."""
-    log_p = [np.log(exponential_mechanism_probabilities(_quantile_scores(name), 2 * factor * Q_EPS, 1.0,
-                                                         minimise=False)) for name in NAMES]
-    return float(np.abs(log_p[0] - log_p[1]).max())
+    return pair_loss({name: _quantile_scores(name) for name in NAMES}, Q_EPS, factor)
 
 
 @pytest.mark.statistical
@@ -159,7 +143,7 @@ def _auto_replica(noise_factor=1.0):
     def draw(name, rng, size, rngs=None):
         g_bound, g_diag, g_main = rngs if rngs is not None else (rng, rng, rng)
         t = tables[name]
-        k = _gumbel_draw(t["log_w"], g_bound, size)
+        k = gumbel_draw(t["log_w"], g_bound, size)
         count = t["clipped"][k] + g_diag.laplace(0.0, 1.0 / eps_diag, size=size)
         noisy = t["second"][k] + noise_factor * sigma[k, None] * g_main.normal(0.0, 1.0, size=(size, 3))
         return np.column_stack([k, count, noisy])

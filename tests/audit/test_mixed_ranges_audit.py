@@ -20,11 +20,12 @@ import math
 import numpy as np
 import pytest
 
-from dpmoments.mechanisms import exponential_mechanism_probabilities
 from dpmoments.moments.choice_budget import PrivateChoiceBudget
 from dpmoments.moments.private_bounds import TIE_PRIOR, SearchRange, _scores, quantile_pass
 from dpmoments.moments.private_passes import column_scales
 from dpmoments.testing import audit
+
+from ._exponential import pair_loss, replica
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.BoundWarning")
 
@@ -64,23 +65,11 @@ def _drawn_scores(name):
 
 
 def _replica(factor=0.5):
-    log_w = {name: factor * EPS * _drawn_scores(name) for name in NAMES}
-    log_p = {name: np.log(exponential_mechanism_probabilities(_drawn_scores(name), 2 * factor * EPS, 1.0,
-                                                               minimise=False)) for name in NAMES}
-
-    def draw(name, rng, size):
-        return np.argmax(log_w[name] + rng.gumbel(size=(size, log_w[name].size)), axis=1)
-
-    def loss(k):
-        return np.round(log_p["A"][k] - log_p["B"][k], 9)
-
-    return draw, loss
+    return replica({name: _drawn_scores(name) for name in NAMES}, EPS, factor)
 
 
 def _pair_loss(factor=0.5):
-    log_p = [np.log(exponential_mechanism_probabilities(_drawn_scores(name), 2 * factor * EPS, 1.0, minimise=False))
-             for name in NAMES]
-    return float(np.abs(log_p[0] - log_p[1]).max())
+    return pair_loss({name: _drawn_scores(name) for name in NAMES}, EPS, factor)
 
 
 def test_the_replica_is_the_mixed_routes_scale_draw():

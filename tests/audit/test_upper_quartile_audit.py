@@ -14,11 +14,12 @@ loss of the drawn bin. Negative control: the scores without the mechanism's fact
 import numpy as np
 import pytest
 
-from dpmoments.mechanisms import exponential_mechanism_probabilities
 from dpmoments.moments.choice_budget import PrivateChoiceBudget
 from dpmoments.moments.private_bounds import BinCounts, SearchRange, _scores, quantile_pass
 from dpmoments.moments.private_passes import _raised_to_upper_quartile
 from dpmoments.testing import audit
+
+from ._exponential import pair_loss, replica
 
 EPS, Q = 1.0, 0.75
 SEARCH = SearchRange(0.1, 10.0, steps=20)
@@ -45,23 +46,11 @@ def _drawn_scores(name):
 
 
 def _replica(factor=0.5):
-    log_w = {name: factor * EPS * _drawn_scores(name) for name in NAMES}
-    log_p = {name: np.log(exponential_mechanism_probabilities(_drawn_scores(name), 2 * factor * EPS, 1.0,
-                                                               minimise=False)) for name in NAMES}
-
-    def draw(name, rng, size):
-        return np.argmax(log_w[name] + rng.gumbel(size=(size, log_w[name].size)), axis=1)
-
-    def loss(k):
-        return np.round(log_p["A"][k] - log_p["B"][k], 9)
-
-    return draw, loss
+    return replica({name: _drawn_scores(name) for name in NAMES}, EPS, factor)
 
 
 def _pair_loss(factor=0.5):
-    log_p = [np.log(exponential_mechanism_probabilities(_drawn_scores(name), 2 * factor * EPS, 1.0, minimise=False))
-             for name in NAMES]
-    return float(np.abs(log_p[0] - log_p[1]).max())
+    return pair_loss({name: _drawn_scores(name) for name in NAMES}, EPS, factor)
 
 
 def test_the_replica_is_the_upper_quartile_draw():
