@@ -67,6 +67,13 @@ def test_a_header_of_numbers_in_equal_steps_is_a_header(tmp_path):
     years.write_text("country,1960,1961,1962\nAruba,1.5,2.5,3.5\n")
     table = open_table(years, target=1961)  # --target 1961: no such position, a column of that name
     assert table.feature_names == ["1960", "1962"]
+    shifted = tmp_path / "shifted.csv"  # an id column before pandas' names: a number typed is the name shown
+    shifted.write_text("id,0,1,2\n0.5,1.5,2.5,3.5\n")
+    from dpmoments.data import TypedNumber
+    assert open_table(shifted, columns=[TypedNumber("0"), TypedNumber("1")]).feature_names == ["0", "1"]
+    assert open_table(shifted, columns=[0, 1]).feature_names == ["id", "0"]  # the library's int is a position
+    from dpmoments.moments.ranges import _position  # --ranges 0=... names the same column as --columns 0
+    assert _position(TypedNumber("0"), ["id", "0", "1"]) == 1 and _position(TypedNumber("2"), ["a", "b", "c"]) == 2
     refused = [("wine.csv", "14.23,1.71,2.43\n13.2,1.78,2.14\n"), ("two.csv", "0,1\n1.5,0.5\n"),
                ("likert.csv", "1,2,3\n2,2,4\n")]  # a header of numbers that do not count, or no evidence
     for name, text in refused:

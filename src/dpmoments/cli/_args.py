@@ -110,12 +110,16 @@ def parse_columns(text, option="--columns"):
         raise CliError(f"{option} has an empty name; got {text!r}")
     if any(t.startswith("-") and t[1:].isdigit() for t in tokens):  # not Python's count from the end
         raise CliError(f"{option} positions are 0-based (0 is the first column); got {text!r}")
-    return [int(t) if t.isdigit() else t for t in tokens]
+    from ..data import TypedNumber  # here: --help imports no NumPy
+    return [TypedNumber(t) if t.isdigit() else t for t in tokens]  # a name where the header has it
 
 
 def parse_target(text):
     if text is None:
         return None
+    if text.isdigit():
+        from ..data import TypedNumber  # here: --help imports no NumPy
+        return TypedNumber(text)  # a name where the header has it, else a position
     return int(text) if text.lstrip("-").isdigit() else text
 
 

@@ -156,8 +156,8 @@ def model_ranges(args, names):
         if str(key) == target:
             response = span
             continue
-        if key in names:
-            j = names.index(key)
+        if getattr(key, "text", key) in names:  # a number typed is a name where the header has it
+            j = names.index(getattr(key, "text", key))
         elif isinstance(key, int) and 0 <= key < len(names):
             j = key
         else:
@@ -315,7 +315,9 @@ def _spelled_once(args, name, other):
 
 def _key(name):
     """A column name, or a 0-based position where the name is a whole number (as --columns reads it)."""
-    return int(name) if isinstance(name, str) and name.isdigit() else name
+    from ..data import TypedNumber  # here: --help imports no NumPy
+
+    return TypedNumber(name) if isinstance(name, str) and name.isdigit() else name
 
 
 def named_ranges(ranges, names):

@@ -12,6 +12,7 @@ iterables of chunks behind the same stream; :mod:`dpmoments.data.dask_files`
 opens Zarr, ``.npy`` and Parquet as dask collections without reading them.
 """
 
+from ._chunking import TypedNumber
 from .file_sets import is_file_set
 from .readers import iter_chunks
 from .spill import SpilledPasses
@@ -19,4 +20,4 @@ from .source import KINDS, Source, as_source, is_dask_collection
 from .tables import EXTENSIONS, Table, open_table, same_file_version
 
 __all__ = ["as_source", "Source", "KINDS", "is_dask_collection", "iter_chunks", "SpilledPasses",
-           "open_table", "Table", "EXTENSIONS", "same_file_version", "is_file_set"]
+           "open_table", "Table", "EXTENSIONS", "same_file_version", "is_file_set", "TypedNumber"]

@@ -14,7 +14,18 @@ import unicodedata
 
 import numpy as np
 
-__all__ = ["resolve_columns", "checked", "rebatch", "split", "read_ahead"]
+__all__ = ["resolve_columns", "TypedNumber", "checked", "rebatch", "split", "read_ahead"]
+
+
+class TypedNumber(int):
+    """A whole number typed on the command line where a column is meant: the column of that name where the
+    table has one (a header of numbers: pandas' 0, 1, 2 beside an ``id`` column, or years), else the 0-based
+    position. ``--columns 0`` above ``id,0,1,2`` took ``id`` while the header shows a column named 0."""
+
+    def __new__(cls, text):
+        number = super().__new__(cls, int(text))
+        number.text = text
+        return number
 
 
 def resolve_columns(columns, target, names, n_cols, where, param="columns"):
@@ -43,6 +54,8 @@ def _nfc(name):
 
 
 def _position(c, param, names, n_cols, where):
+    if isinstance(c, TypedNumber) and names is not None and c.text in names:
+        c = c.text
     if isinstance(c, str):
         if names is None:
             raise TypeError(f"'{param}' gives a column name ({c!r}) but {where} has no column names; use 0-based positions.")

@@ -157,7 +157,8 @@ def _open_file_set(source, columns, target, delimiter, header, exclude, categori
     files.impute = bool(impute)
     files.header = header  # text files: how Table.chunks names a row (it crashed on a set of CSV files without it)
     if columns is None and files.partition_names:
-        declared = {files.names[k] if isinstance(k, int) and 0 <= k < len(files.names) else k
+        declared = {getattr(k, "text", k) if getattr(k, "text", k) in files.names else
+                    files.names[k] if isinstance(k, int) and 0 <= k < len(files.names) else k
                     for k in (categories or ())}  # by name or position
         files.default_columns(None, declared)  # its note
         exclude = list(exclude or []) + [n for n in files.partition_names if n not in (exclude or [])

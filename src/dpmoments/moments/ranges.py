@@ -103,6 +103,8 @@ class ColumnRanges:
 
 
 def _position(key, names):
+    if getattr(key, "text", None) in names:  # a number typed on the command line names a column where one has it
+        return names.index(key.text)
     if isinstance(key, str) and key in names:
         return names.index(key)
     if isinstance(key, str):  # the same name in another Unicode form (a header in NFD, typed in NFC), as 'columns'
