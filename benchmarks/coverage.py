@@ -223,10 +223,13 @@ class _Tally:
         excludes = (lo > 0) | (hi < 0)
         self.excl += int(excludes.sum())
         self.excl_miss += int((excludes & ~holds).sum())
-        size = np.maximum(np.abs(full), 1e-300)
-        self.width.extend(((hi - lo) / size).tolist())
-        self.noise_width.extend(((noise[1] - noise[0]) / size).tolist())
-        self.ratio.extend(((hi - lo) / np.maximum(noise[1] - noise[0], 1e-300)).tolist())
+        # Widths relative to the full-data value and to the noise-only width, over the entries where those are not
+        # 0: a graphical lasso's partial correlation set exactly to 0 (in the full data, or in every noise draw) has
+        # no relative width, and dividing by a floor printed 1e+299.
+        sized, noisy = np.abs(full) > 0, (noise[1] - noise[0]) > 0
+        self.width.extend(((hi - lo)[sized] / np.abs(full[sized])).tolist())
+        self.noise_width.extend(((noise[1] - noise[0])[sized] / np.abs(full[sized])).tolist())
+        self.ratio.extend(((hi - lo)[noisy] / (noise[1] - noise[0])[noisy]).tolist())
 
     def row(self, name, analysis, epsilon):
         def share(xs):
