@@ -97,8 +97,10 @@ def add_choice_arguments(group, *, center=True, scale=True, sites=False):
     if scale:
         group.add_argument("--scale", choices=("private",),
                            help="divide each column by a private scale (the median of its non-zero |x_j - m_j|, "
-                                "one draw per column, half of --bound-share) before clipping, and map the estimate "
-                                "back: for columns in different units; needs a few thousand rows at epsilon 1")
+                                "one draw per column, half of --bound-share, never below half a private 0.75-quantile "
+                                "of the same distances, drawn from at most 5%% of the budget) before clipping, and map "
+                                "the estimate back: for columns in different units; needs a few thousand rows at "
+                                "epsilon 1")
     if center:
         group.add_argument("--center-share", type=_share, metavar="F",
                            help=f"--center private: the share spent on the private mean (default {CENTER_SHARE:g})")

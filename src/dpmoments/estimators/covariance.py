@@ -143,14 +143,16 @@ class CovarianceFit(MomentEstimator):
     privacy_parts_ : tuple of Part
         Each share of the budget, its guarantee and what it released.
     covariance_se_ : ndarray of shape (n_features, n_features)
-        The noise's standard deviation on each released entry (closed form),
-        in the units of ``covariance_`` (with ``scale="private"``,
-        ``s_i s_j`` times that of the standardised release).
+        Each entry's standard error from the error budget: the added noise,
+        the private centre's noise, the clipping allowance and (with
+        ``target="population"``) the rows' sampling, in the units of
+        ``covariance_`` (``uncertainty_`` names the parts counted).
     covariance_interval_ : ndarray of shape (2, n_features, n_features)
         Lower and upper ends of a ``level`` interval for each entry of the
-        exact (clipped) second moment, centred on the released entries before
-        the PSD projection; exact for Gaussian and Laplace noise; in the
-        units of ``covariance_``.
+        quantity ``target`` names (the population's covariance or these rows'),
+        counting the same parts, widened to hold the printed estimate; NaN where
+        a part cannot be bounded (the entry is withheld and says why); in the
+        units of ``covariance_``. The noise alone: ``covariance_noise_interval_``.
     covariance_noise_se_, covariance_noise_interval_, covariance_sample_se_ : LazyEntries
         The noise-only standard errors and intervals (before the error
         budget), and the budget's spread without sampling: two numbers off the
