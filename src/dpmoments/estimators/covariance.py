@@ -200,7 +200,7 @@ class CovarianceFit(MomentEstimator):
     >>> X = np.random.default_rng(0).normal(size=(20000, 3)) * [1, 10, 100] + 50
     >>> est = PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private", rng=0).fit(X)
     >>> est.covariance_.shape, str(est.privacy_), [p.label for p in est.privacy_parts_][:3]
-    ((3, 3), '(1, 1e-06)-DP', ['location', 'coarse column scales', 'location refinement 1'])
+    ((3, 3), '(1, 1e-06)-DP', ['location', 'coarse column scales', 'coarse column scales, upper quartile'])
     >>> [p.label for p in est.privacy_parts_][-5:]  # after four refinement steps of the location
     ['row_norm', 'mean', 'clipping excess', 'clipped rows', 'second moment']
     >>> raw = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=1.0, center=None, rng=0).fit(X / 300)

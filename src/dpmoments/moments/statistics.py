@@ -123,6 +123,8 @@ class MomentStatistic:
         made exactly symmetric where it is symmetric (BLAS's rounding leaves a Gram product a few ulps off)."""
         from .symmetry import symmetrise_matrix, symmetrise_tensor  # numpy only once a moment is computed
 
+        if self.sums is None:
+            raise ValueError(f"the {self.label} is not held by one pass's moment sums.")
         value = getattr(sums, self.sums) / sums.n
         if not self.symmetric:
             return value
