@@ -30,10 +30,16 @@ def median_resolution(medians, search):
     return resolution_on(search.edges(signed=True), medians)
 
 
+def upper_edge_bin(edges, values):
+    """The index ``k`` of the bin ``[edges[k - 1], edges[k]]`` each of ``values`` is the upper edge of (the end bins'
+    at the ends): where a private median drawn on the sorted ``edges`` lies."""
+    return np.clip(np.searchsorted(edges, values, side="left"), 1, edges.size - 1)
+
+
 def resolution_on(edges, values):
     """The width of the bin of the sorted ``edges`` each of ``values`` is the upper edge of (the end bins' at the
     ends): one machine's signed grid, or the sites' location grid (multisite/column_ranges.py)."""
-    k = np.clip(np.searchsorted(edges, values, side="left"), 1, edges.size - 1)
+    k = upper_edge_bin(edges, values)
     return edges[k] - edges[k - 1]
 
 

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from ..moments.scale_floors import upper_edge_bin
+
 __all__ = ["NOISE_MULTIPLE", "site_spreads"]
 
 #: For the gap, a summed bin counts as holding rows where its noisy count exceeds this many noise sds: about 3e-5
@@ -55,7 +57,7 @@ def site_spreads(summed: Any, edges: Any, move: Any, noise_sd: float, n_total: f
 
 
 def _column_spread(counts, edges, move, noise_sd, n_total):
-    tied = int(np.clip(np.searchsorted(edges, move, side="left"), 1, edges.size - 1))  # the median's bin
+    tied = int(upper_edge_bin(edges, move))  # the median's bin
     lower = np.concatenate([[edges[0]], edges])   # each bin's finite ends (an end bin: its one finite edge)
     upper = np.concatenate([edges, [edges[-1]]])
     near = np.where((lower <= move) & (move <= upper), 0.0, np.minimum(np.abs(lower - move), np.abs(upper - move)))
