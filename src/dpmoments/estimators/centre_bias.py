@@ -62,7 +62,7 @@ its ``clipped_fraction``, at its one-sided upper end).
 
 import numpy as np
 
-from .uncertainty import z_value
+from .uncertainty import row_blocks, z_value
 
 __all__ = ["add_above", "centre_bias_bound", "centre_bias_widths", "eigenvalue_centre_bias",
            "linear_noise_variance", "location_offset", "CENTRE_BIAS_TEXT"]
@@ -201,7 +201,7 @@ def centre_bias_widths(bound, s, second_upper, at, offset=None, joint=None):
     # min(cross + square, cap), cross = b e^T + e b^T, square = b b^T, cap = e e^T + sqrt(u u^T), written in
     # place a block of rows at a time (one d x d array, not seven; the same bits)
     below = np.empty((d, d))
-    for rows in _row_blocks(d):
+    for rows in row_blocks(d):
         if joint is None:
             part = np.multiply.outer(bound[rows], E)
             part += np.multiply.outer(E[rows], bound)
@@ -239,10 +239,6 @@ def _joint_part(bound, E, joint, rows):
     return linear
 
 
-def _row_blocks(d, elements=1 << 20):
-    """Slices of rows of a (d, d) array, about ``elements`` entries each (8 MB): a block's temporaries stay small."""
-    step = max(1, elements // max(d, 1))
-    return [slice(lo, min(lo + step, d)) for lo in range(0, d, step)]
 
 
 def add_above(M, below, above_diagonal):

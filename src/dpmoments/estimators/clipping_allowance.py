@@ -32,6 +32,8 @@ normal's): other laws keep the plain sum. Released values only: no rows.
 
 import numpy as np
 
+from .uncertainty import row_blocks
+
 __all__ = ["detected_spread", "elliptical_allowance", "elliptical_parts", "split_allowance", "widen_towards"]
 
 
@@ -72,9 +74,7 @@ def widen_towards(lo_half, hi_half, towards_sd, z):
     """Combine the signed allowance sd ``towards_sd`` (d, d; positive: the upper end, negative: the lower one, 0:
     neither) in quadrature with the half-widths, in place, a block of rows at a time."""
     d = towards_sd.shape[0]
-    step = max(1, (1 << 20) // max(d, 1))
-    for lo in range(0, d, step):
-        rows = slice(lo, min(lo + step, d))
+    for rows in row_blocks(d):
         part = towards_sd[rows]
         for half, side in ((hi_half, part > 0), (lo_half, part < 0)):
             block = half[rows]
@@ -133,8 +133,6 @@ def _by_blocks(c, tau, upper):
     array is 800 MB at d = 10 000)."""
     d = len(upper)
     shift, sd = np.empty((d, d)), np.empty((d, d))
-    step = max(1, (1 << 20) // max(d, 1))
-    for lo in range(0, d, step):
-        rows = slice(lo, min(lo + step, d))
+    for rows in row_blocks(d):
         shift[rows], sd[rows] = split_allowance(c, tau, upper, rows)
     return shift, sd

@@ -15,7 +15,7 @@ from .centre_bias import CENTRE_BIAS_TEXT, eigenvalue_centre_bias, location_offs
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .fcr import selected_by_fcr
 from .error_budget import clipping_part, loss_cap, release_centre_bias, tail_factor, unseen_loss_columns
-from .uncertainty import noise_law, z_value
+from .uncertainty import noise_law, row_blocks, z_value
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
@@ -151,9 +151,7 @@ def _elliptical_share(second_moment, variances, detected, V):
     d = len(variances)
     root = np.sqrt(np.maximum(np.asarray(variances, dtype=float), 1e-300))
     out = np.zeros(V.shape[0])
-    step = max(1, (1 << 20) // max(d, 1))
-    for lo in range(0, d, step):
-        rows = slice(lo, min(lo + step, d))
+    for rows in row_blocks(d):
         C = np.abs(np.asarray(second_moment[rows], dtype=float)) / np.outer(root[rows], root)
         np.minimum(C, 1.0, out=C)
         C[:, detected] = 1.0

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._lazy import lazy_module
 from .centre_law import KNOTS, diagonal_quantiles, off_diagonal_half_width, off_diagonal_ratio, off_diagonal_table
-from .uncertainty import count_relative_sd, noise_law, z_value
+from .uncertainty import count_relative_sd, noise_law, row_blocks, z_value
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
@@ -91,7 +91,7 @@ def _off_diagonal_in_blocks(v, s, alpha, out):
     of rows at a time against the quantile table of all of them (the same bits as all at once; at d = 10 000 the upper
     triangle's values and their temporaries were about three d x d arrays)."""
     d = v.shape[0]
-    blocks = [slice(lo, min(lo + max(1, (1 << 20) // d), d)) for lo in range(0, d, max(1, (1 << 20) // d))]
+    blocks = row_blocks(d)
     cols = np.arange(d)
 
     def above(rows):  # the block's entries right of the diagonal

@@ -46,7 +46,7 @@ special = lazy_module("scipy.special")
 
 __all__ = ["UNSTABLE_DEGREES", "NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator",
            "basic_interval", "bootstrap_se", "check_draws", "check_level", "check_uncertainty_params",
-           "count_relative_sd", "fewest_draws", "warn_if_too_few_draws", "z_value"]
+           "count_relative_sd", "fewest_draws", "row_blocks", "warn_if_too_few_draws", "z_value"]
 
 #: A component further than this from its redrawn counterparts (median angle) shares less than half of its
 #: squared length with them (cos^2 45 deg = 1/2): more of it is noise than signal.
@@ -266,3 +266,10 @@ def check_uncertainty_params(estimator):
     """Validate an estimator's ``n_draws`` and ``level`` before any data are touched."""
     check_draws(getattr(estimator, "n_draws", 0))
     check_level(getattr(estimator, "level", 0.9))
+
+
+def row_blocks(d, elements=1 << 20):
+    """Slices of rows of a (d, d) array, about ``elements`` entries each (8 MB): the error budget's d x d steps made a
+    block at a time keep their temporaries a block's size (a d x d array is 800 MB at d = 10 000)."""
+    step = max(1, elements // max(d, 1))
+    return [slice(lo, min(lo + step, d)) for lo in range(0, d, step)]
