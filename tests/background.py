@@ -25,6 +25,10 @@ _QUEUE = []
 _STARTED = []
 _RUNNER = []  # the queue's thread while it runs
 _LANE = []  # (Steps, state, error) waiting for the background lane, in launch order
+# A job starts from the queue's thread while a test runs in the main one, and that test may have monkeypatched the
+# environment or the directory (tests/cli/test_cluster.py sets DASK_SCHEDULER_ADDRESS to a port nothing listens on:
+# a command started then tried that cluster and exited 2). Every job starts from the suite's own, taken at import.
+_ENV, _CWD = dict(os.environ), os.getcwd()
 _LANE_RUNNER = []  # the lane's thread while it runs
 
 
@@ -45,8 +49,9 @@ class Job:
         self.scratch = Path(tempfile.mkdtemp(prefix=f"dpmoments-{self.name}-"))
         argv, cwd = self.prepare(self.scratch, background)
         with open(self.scratch / "stdout.txt", "w") as out, open(self.scratch / "stderr.txt", "w") as err:
-            self.proc = subprocess.Popen((["nice", "-n", "10"] if background else []) + list(argv), cwd=cwd,
-                                         stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+            self.proc = subprocess.Popen((["nice", "-n", "10"] if background else []) + list(argv),
+                                         cwd=cwd or _CWD, env=_ENV, stdout=out, stderr=err,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
         _STARTED.append(self)
 
     def prestart(self, item):
