@@ -1,12 +1,16 @@
 """IRLS across sites with sampling rounds (``sampling_budget``, issue 25): the residual scale and the LAD sandwich's
 matrices at the final iterate, released across sites, only where the option is set."""
 
+import argparse
 import math
 import warnings
 
 import numpy as np
 import pytest
 
+from dpmoments.cli._args import CliError
+from dpmoments.cli._multisite import check_analysis, plan_options
+from dpmoments.cli.present.regress import coefficient_lines
 from dpmoments.estimators import PrivateIRLS
 from dpmoments.exceptions import NotPrivateWarning
 from dpmoments.moments import clip_responses, clip_rows
@@ -19,25 +23,24 @@ FACTS = dict(row_norm=3.0, response_bound=4.0, epsilon=2.0, delta=1e-6)
 
 def _plan(**options):
     return plan_analysis("regress", "cape", ["a", "b", "c"], [400, 300, 300], n_features=2,
-                         options={"n_iter": 3, "w_max": 1.0, "p": 1.0, **options}, **FACTS)
+                         options={"n_iter": 1, "w_max": 2.0, "p": 1.0, **options}, **FACTS)
 
 
 def test_only_a_set_share_adds_the_rounds_and_they_spend_it():
     plain, sampled = _plan(), _plan(sampling_budget=0.2)
-    assert "sampling_budget" not in dict(plain.options) and len(plain.rounds) == 6
+    assert "sampling_budget" not in dict(plain.options) and len(plain.rounds) == 2
     assert not any(r.stat.sampling for r in plain.rounds)
-    extra = sampled.rounds[6:]
+    extra = sampled.rounds[2:]
     assert [r.statistic for r in extra] == ["residual-scale", "sandwich-k", "sandwich-v"]
-    assert [r.step for r in extra] == [3, 4, 4]  # the scale first; the matrices at its bandwidth
+    assert [r.step for r in extra] == [1, 2, 2]  # the scale first; the matrices at its bandwidth
     assert [r.share for r in extra] == pytest.approx([0.02, 0.09, 0.09])
     assert sum(r.share for r in sampled.rounds) == pytest.approx(1.0)
     assert sampled.rounds[0].share == pytest.approx(0.8 * plain.rounds[0].share)
     assert sampled.digest != plain.digest
     # the weights are in [0, 1]: w_max does not multiply their sensitivity (it does the iterations')
-    assert extra[0].weight == extra[1].weight == 1.0 and sampled.rounds[0].weight == 1.0 * 1.0
-    scale_sd = sampled.noise[6].sensitivity[0]
-    assert scale_sd == pytest.approx(FACTS["response_bound"] / 400)  # r / n_s
-    assert sampled.noise[7].sensitivity[0] == pytest.approx(math.sqrt(2.0) * 9.0 / 400)  # sqrt(2) R^2 / n_s
+    assert extra[0].weight == extra[1].weight == 1.0 and sampled.rounds[0].weight == 2.0
+    assert sampled.noise[2].sensitivity[0] == pytest.approx(FACTS["response_bound"] / 400)  # r / n_s
+    assert sampled.noise[3].sensitivity[0] == pytest.approx(math.sqrt(2.0) * 9.0 / 400)  # sqrt(2) R^2 / n_s
 
 
 @pytest.mark.parametrize("options, match", [({"sampling_budget": 1.0}, "share in"),
@@ -74,5 +77,18 @@ def test_without_noise_the_sampling_parts_are_one_machines_on_the_pooled_rows():
     assert across.intercept_se_ == pytest.approx(one.intercept_se_, rel=1e-6)
     assert "sampling variability of the rows" in across.uncertainty_["covers"]
     assert "sampling" not in across.uncertainty_["not_covered"]
-    names = [p.name for p in report.choices] or list(report.to_dict()["budget"])
-    assert any("residual" in n for n in names)
+    assert [k for k in report.to_dict()["budget"] if "sandwich" in k or "residual" in k] == [
+        "round 8 (residual-scale)", "round 9 (sandwich-k)", "round 10 (sandwich-v)"]
+    lines = coefficient_lines(across, ["x0", "x1"])
+    assert sum("covers: noise + sampling; not clipping bias" in line for line in lines) == 4  # each interval's line
+
+
+def test_the_command_line_takes_the_share_for_lad_regress_only():
+    args = argparse.Namespace(analysis="regress", n_iter=None, w_max=None, response_bound=None, p=1.0,
+                              sampling_share=0.1)
+    check_analysis(args, fit=False)
+    assert plan_options(args)["sampling_budget"] == 0.1
+    assert "sampling_budget" not in plan_options(argparse.Namespace(**{**vars(args), "sampling_share": None}))
+    for bad in ({"analysis": "covariance"}, {"p": 1.5}, {"sampling_share": 0.0}):
+        with pytest.raises(CliError, match="--sampling-share"):
+            check_analysis(argparse.Namespace(**{**vars(args), **bad}), fit=False)
