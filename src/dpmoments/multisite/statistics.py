@@ -225,6 +225,14 @@ class Sampling(Moment):
     def params_shape(self, n_features: int, weighted: bool) -> Optional[tuple[int, ...]]:
         return (int(n_features) + 1,)
 
+    def sensitivity(self, n_samples: int, *, n_features: int, row_norm: float, response_bound: Optional[float],
+                    neighbours: str) -> float:
+        """A second moment's, replace-one's under zero-out too: a zeroed row still carries IRLS's public constant
+        column, so its term ``w z0 z0^T`` is not 0 and the two rows' terms may be orthogonal (``sqrt(R^4 + c^4)``,
+        at most replace-one's ``sqrt(2) R^2``)."""
+        return super().sensitivity(n_samples, n_features=n_features, row_norm=row_norm, response_bound=response_bound,
+                                   neighbours="replace-one" if neighbours == "zero-out" else neighbours)
+
 
 @dataclass(frozen=True, repr=False)
 class _ResidualScale(Sampling):
