@@ -81,6 +81,12 @@ def test_without_noise_the_sampling_parts_are_one_machines_on_the_pooled_rows():
         "round 8 (residual-scale)", "round 9 (sandwich-k)", "round 10 (sandwich-v)"]
     lines = coefficient_lines(across, ["x0", "x1"])
     assert sum("covers: noise + sampling; not clipping bias" in line for line in lines) == 4  # each interval's line
+    with warnings.catch_warnings():  # without the rounds (sampling_budget=None): noise only, and each line says so
+        warnings.simplefilter("ignore", NotPrivateWarning)
+        bare, _ = irls(sites, epsilon=math.inf, delta=1e-6, n_iter=4, sampling_budget=None, rng=0)
+    bare = PrivateIRLS(epsilon=None, delta=None, row_norm=None, response_bound=None, w_max=None).fit_release(bare)
+    lines = coefficient_lines(bare, ["x0", "x1"])
+    assert sum("noise only: not sampling or the iterations not run" in line for line in lines) == 4
 
 
 def test_the_command_line_takes_the_share_for_lad_regress_only():
@@ -88,7 +94,8 @@ def test_the_command_line_takes_the_share_for_lad_regress_only():
                               sampling_share=0.1)
     check_analysis(args, fit=False)
     assert plan_options(args)["sampling_budget"] == 0.1
-    assert "sampling_budget" not in plan_options(argparse.Namespace(**{**vars(args), "sampling_share": None}))
-    for bad in ({"analysis": "covariance"}, {"p": 1.5}, {"sampling_share": 0.0}):
+    assert "sampling_budget" not in plan_options(argparse.Namespace(**{**vars(args), "sampling_share": 0.0}))
+    assert plan_options(argparse.Namespace(**{**vars(args), "sampling_share": None}))["sampling_budget"] == 0.1
+    for bad in ({"analysis": "covariance"}, {"p": 1.5}, {"sampling_share": 1.0}):
         with pytest.raises(CliError, match="--sampling-share"):
             check_analysis(argparse.Namespace(**{**vars(args), **bad}), fit=False)

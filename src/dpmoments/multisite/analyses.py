@@ -87,7 +87,7 @@ CENTRED = ("covariance", "correlation", "pca", "precision", "ridge")
 
 #: ``irls``'s defaults, those of ``PrivateIRLS`` (``estimators.model_defaults``: ``N_ITER``, ``W_MAX_AUTO``,
 #: ``INTERCEPT_SCALE``; the wing imports no estimator, and a test checks they agree).
-IRLS_DEFAULTS = {"n_iter": 10, "w_max_per_bound": 5.0, "intercept": 0.5}
+IRLS_DEFAULTS = {"n_iter": 10, "w_max_per_bound": 5.0, "intercept": 0.5, "sampling_budget": 0.1}
 
 
 def intercept_factor(share):
