@@ -5,10 +5,10 @@ Robust (LAD) regression on a simulation with known population coefficients: ``y 
 the population LAD coefficients are ``(beta, b0)``). Defaults only (``row_norm="auto"``,
 ``response_bound="auto"``, ``w_max`` and ``n_iter`` the defaults), 90% intervals:
 
-- **3 CAPE sites**: ``dpmoments.multisite.irls`` on the rows split in three, in order, then
-  ``PrivateIRLS.fit_release``: its intervals cover the added noise of every iteration only, each passed on
-  undamped (no sampling release across sites to estimate the IRLS map's contraction);
-- **3 CAPE sites + sampling rounds**: the same, with ``sampling_budget=0.1`` (one machine's default share): the
+- **3 CAPE sites (noise only)**: ``dpmoments.multisite.irls(..., sampling_budget=None)`` on the rows split in three,
+  in order, then ``PrivateIRLS.fit_release``: its intervals cover the added noise of every iteration only, each
+  passed on undamped (no sampling release across sites to estimate the IRLS map's contraction);
+- **3 CAPE sites + sampling rounds**: the same, with ``sampling_budget=0.1`` (the default, one machine's share): the
   sites release the residual scale and the LAD sandwich's ``K_h`` and ``V`` at the final iterate, and
   ``fit_release`` counts the sandwich and the IRLS map's contraction, as one machine does;
 - **3 CAPE sites + exact sampling rounds (oracle)**: not a release, a measurement of the rounds the run lacks:
@@ -59,7 +59,7 @@ def _fits(X, y, epsilon, seed):
 
     sites = [Site(f"s{i}", P, y=q, row_norm="auto", response_bound="auto")
              for i, (P, q) in enumerate(zip(np.array_split(X, SITES), np.array_split(y, SITES)))]
-    fit, _ = irls(sites, epsilon=epsilon, delta=DELTA, rng=seed)
+    fit, _ = irls(sites, epsilon=epsilon, delta=DELTA, rng=seed, sampling_budget=None)  # noise only, as before
     across = PrivateIRLS(epsilon=None, delta=None, row_norm=None, response_bound=None, w_max=None,
                          level=LEVEL).fit_release(fit)
     sites = [Site(f"s{i}", P, y=q, row_norm="auto", response_bound="auto")
