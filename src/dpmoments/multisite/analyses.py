@@ -50,7 +50,8 @@ from ..moments.release import Part
 from ..moments.tensor_moments import TensorBudget, TensorMoments, mean_correction
 from ..moments.ranged_release import ranges_note
 from .column_ranges import MODELS, ranges_mapped_back
-from .irls_sampling import bandwidth_of, sampling_params, sampling_rounds, sampling_share, solve_iteration, split_releases
+from .irls_sampling import (bandwidth_of, sampling_params, sampling_rounds, sampling_share, solve_iteration,
+                            split_releases)
 from .plan import Plan, Round
 from .report import AnalysisReport
 

@@ -255,11 +255,11 @@ class _ResidualScale(Sampling):
         return (int(n_features),)
 
     def entry_bound(self, row_norm: float, response_bound: Optional[float]) -> float:
-        return float(_needed(response_bound, "response_bound"))
+        return _response(response_bound)
 
     def sensitivity(self, n_samples: int, *, n_features: int, row_norm: float, response_bound: Optional[float],
                     neighbours: str) -> float:
-        return scale_sensitivity(_needed(response_bound, "response_bound"), n_samples, neighbours)
+        return scale_sensitivity(_response(response_bound), n_samples, neighbours)
 
 
 @dataclass(frozen=True, repr=False)
@@ -313,6 +313,12 @@ class Factor(Statistic):
 
     def summand(self, value: np.ndarray, weight: float, f: Any) -> np.ndarray:
         return weight * (value @ value.T)
+
+
+def _response(bound: Optional[float]) -> float:
+    if bound is None:
+        raise ValueError("the residual scale needs the public 'response_bound'.")
+    return float(bound)
 
 
 def _needed(value: Optional[int], name: str) -> int:
