@@ -1,42 +1,14 @@
-"""PCA's eigenvalue intervals read the released loss matrix (moments/clipping_bias.py): along each component, the
-centre's bias by its norm bound, and the components that bear rows beyond twice the bound withheld (issue 25)."""
-
-import dataclasses
+"""PCA's eigenvalue intervals (issue 25): the centre's bias along a component by its norm bound, and the components
+that bear rows beyond twice the bound withheld (the loss matrix itself: test_error_budget.py, read without rows)."""
 
 import numpy as np
 import pytest
 
-from dpmoments.estimators import PrivatePCA
 from dpmoments.estimators.centre_bias import eigenvalue_centre_bias
 from dpmoments.estimators.eigenvalue_budget import _along_unseen_loss
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.NoiseDominatesWarning",
                                         "ignore::dpmoments.exceptions.BoundWarning")
-
-
-def _without_matrix(release):
-    parts = tuple(dataclasses.replace(p, released={k: v for k, v in p.released.items() if k != "loss_matrix"})
-                  for p in release.parts)
-    return dataclasses.replace(release, parts=parts)
-
-
-def test_the_loss_matrix_is_released_and_along_the_components_it_narrows_the_intervals():
-    rng = np.random.default_rng(4)
-    X = rng.standard_t(5, size=(3000, 6)) * [1.0, 10.0, 0.1, 3.0, 1.0, 5.0]
-    pca = PrivatePCA(n_components=3, epsilon=2.0, delta=1e-6, center="private", rng=0).fit(X)
-    released = next(p for p in pca.release_.parts if p.label == "clipping excess").released
-    L = released["loss_matrix"]
-    assert L.shape == (6, 6) and not L.flags.writeable and np.array_equal(L, L.T)
-    np.testing.assert_array_equal(np.diag(L), released["variance_lost"])  # the vector is its diagonal
-    clip = pca.uncertainty_["error_budget"]["clipping"]
-    assert len(clip["lost_along_components"]) == 3 and len(clip["lost_along_components_noise_sd"]) == 3
-    old = PrivatePCA(n_components=3).fit_release(_without_matrix(pca.release_))
-    assert "lost_along_components" not in old.uncertainty_["error_budget"]["clipping"]
-    printed = ~np.isnan(pca.explained_variance_interval_[1])
-    assert np.all(pca.explained_variance_interval_[1][printed] <= old.explained_variance_interval_[1][printed])
-    assert np.any(pca.explained_variance_interval_[1][printed] < old.explained_variance_interval_[1][printed])
-    shown = next(p for p in pca.release_.to_dict()["parts"] if p["label"] == "clipping excess")["released"]
-    assert shown["loss_matrix"] == "<array (6, 6)>"  # the report names it, as the other arrays
 
 
 def test_the_centre_bias_along_a_component_takes_the_norm_bound_where_it_is_smaller():
