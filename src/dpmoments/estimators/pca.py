@@ -402,7 +402,8 @@ def _eigenvalue_words(parts, target):
     short = ["noise"] + (["private centre"] if private else []) + (["sampling"] if target == "population" else [])
     return {"covers": f"the {what} eigenvalues: " + ", ".join(counted), "not_covered": "; ".join(left),
             "scope": f"eigenvalues of the {what} covariance: " + ", ".join(short)
-                     + (", clipping bias" if clipping else "; not clipping bias")}
+                     + (", clipping bias (beyond twice the bound: at most twice the band's)" if clipping
+                        else "; not clipping bias")}
 
 
 def _check_is_fitted(estimator):
