@@ -84,14 +84,15 @@ def test_replica_reproduces_the_release_draw_for_draw():
 @pytest.mark.statistical
 def test_clipping_excess_release_audit():
     draw, loss, _, _ = _replica()
-    result = audit(draw, "A", "B", delta=DELTA, n_samples=400_000, batch=200_000, projection=loss, rng=11)
+    # 300 000 draws of four outputs (the loss matrix's entry off the diagonal joined the vector and the count)
+    result = audit(draw, "A", "B", delta=DELTA, n_samples=300_000, batch=150_000, projection=loss, rng=11)
     result.check(EPS)
-    assert result.epsilon_lower_bound > 0.5  # observed 0.752 (seed 11): the pair is tight
+    assert result.epsilon_lower_bound > 0.5  # observed 0.744 (seed 11): the pair is tight
 
 
 @pytest.mark.statistical
 def test_clipping_excess_negative_control_fires():
     draw, loss, _, _ = _replica(factor=0.5)
     result = audit(draw, "A", "B", delta=DELTA, n_samples=400_000, batch=200_000, projection=loss, rng=12)
-    assert result.epsilon_lower_bound > EPS + 0.3  # observed 1.75 (seed 12)
+    assert result.epsilon_lower_bound > EPS + 0.3  # observed 1.77 (seed 12)
     assert not result.consistent_with(EPS)
