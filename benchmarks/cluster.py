@@ -307,6 +307,7 @@ def _defaults(root, n, repeat=1):
             log(f"cluster: {label}")
             row(f"distributed ({WORKERS} processes)", label,
                 *_pair(*fits(lambda: open_dask_table(path).X), repeat, procs, counter=rows, n=n))
+        passes = _pass_costs(root, procs, repeat, offset)
     table.notes += [
         f"Each cell: the best of {repeat} run(s), the public and the default fit taken in turn. CPU: this process "
         "(its threads: the threaded scheduler's, the local cluster's scheduler) plus the worker processes' "
@@ -320,7 +321,41 @@ def _defaults(root, n, repeat=1):
         "Worker peak RSS: the largest resident memory of a worker process (its imports included) "
         "while the fits of each kind ran, sampled every 20 ms (psutil).",
     ]
-    return [table]
+    return [table, passes]
+
+
+def _pass_costs(root, procs, repeat, offset):
+    """What one pass of each kind costs on the cluster, against the public fit (the same CPU measure, best of
+    ``repeat``, taken in turn): the private location's binned pass, the public release's and the default release's."""
+    from dpmoments.data.dask_tables import open_dask_table
+    from dpmoments.moments import SearchRange
+    from dpmoments.moments.binned_sums import binned_pass
+    from dpmoments.moments.clipping_bias import ExcessTap
+    from dpmoments.moments.dask_moments import dask_moment_sums
+
+    centre = np.full(D, offset)
+    kinds = {
+        "the public fit (reference)": lambda X: _estimator("public").fit(X),
+        "binned pass of a location step or the row bound (counts and mean sums per bin)":
+            lambda X: binned_pass(X, moment="mean", search=SearchRange(), center=centre),
+        "the public release's pass (clipped moment sums)": lambda X: dask_moment_sums(X, row_norm=ROW_NORM,
+                                                                                       center=centre),
+        "the default release's pass (moment sums and the clipping loss)":
+            lambda X: ExcessTap(X, centre, ROW_NORM).moment_sums(),
+    }
+    table = Table(f"One pass of each kind on the cluster ({WORKERS} processes): CPU seconds, and against the public "
+                  "fit", ["source", "pass", "CPU s", "/ public fit"])
+    for label, path in _sources(root).items():
+        best = {k: np.inf for k in kinds}
+        for _ in range(repeat):
+            for k, fn in kinds.items():
+                best[k] = min(best[k], _cpu_timed(lambda: fn(open_dask_table(path).X), procs)[1])
+        reference = best["the public fit (reference)"]
+        table.rows += [[label, k, f"{v:.2f}", f"{v / reference:.2f}"] for k, v in best.items()]
+    table.notes.append(f"Best of {repeat}, each kind in turn, the same CPU measure as above (this process and the "
+                       "workers'). The defaults make two binned passes (a location step that moves the centre "
+                       "by more than a tenth of its bound takes a second) and the default release's pass.")
+    return table
 
 
 def _cli(path, scheduler, out):
