@@ -15,9 +15,9 @@ IRLS = dict(epsilon=1.0, delta=1e-6, n_iter=5, w_max=10.0)
 
 def test_irls_auto_bounds_are_private_quantiles_and_compose():
     est = PrivateIRLS(row_norm="auto", response_bound="auto", rng=0, **IRLS).fit(X, Y)
-    norms = np.linalg.norm(X, axis=1)
-    assert np.quantile(norms, 0.93) <= est.row_norm_ <= 1.034 * np.quantile(norms, 0.97)
-    assert np.quantile(np.abs(Y), 0.93) <= est.response_bound_ <= 1.034 * np.quantile(np.abs(Y), 0.97)
+    # about sqrt(n) = 316 rows clipped (sampling_quantile), not a fixed 5%: the slopes' clipping bias falls with n
+    assert 150 <= (np.linalg.norm(X, axis=1) > est.row_norm_).sum() <= 600
+    assert 150 <= (np.abs(Y) > est.response_bound_).sum() <= 600
     labels = [p.label for p in est.privacy_parts_]
     assert labels == ["row_norm", "response_bound", "sampling (error budget)", "IRLS iterations"]
     # zCDP accounting: the draws are shares of rho, composed with the iterations in zCDP

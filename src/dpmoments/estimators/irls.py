@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._rng import as_generator, noise_source, spawn
 from ..moments import clip_responses
-from ..moments.auto_release import BoundBudget, as_bound_budget, choose_bounds, is_auto
+from ..moments.auto_release import BoundBudget, as_bound_budget, choose_bounds, is_auto, sampling_quantile
 from ..moments.counts import warn_if_delta_large
 from ..privacy import Accountant, check_accountant
 from ..privacy.relations import check_neighbours
@@ -319,7 +319,8 @@ class PrivateIRLS(IRLSPlanMixin, IRLSResultsMixin, LabelledCoefficients, Regress
             chosen, parts[:len(autos)] = choose_bounds((X, y), self._autos(), epsilon=self.epsilon,
                                                budget=as_bound_budget(self.bound_budget),
                                                share=as_bound_budget(self.bound_budget).share, rng=gen_bounds,
-                                               delta=self.delta, zcdp=self._zcdp_shares())
+                                               delta=self.delta, zcdp=self._zcdp_shares(),
+                                               quantile=sampling_quantile(n, as_bound_budget(self.bound_budget)))
             self.row_norm_ = chosen.get("row_norm", self.row_norm_)
             self.response_bound_ = chosen.get("response_bound", self.response_bound_)
         budget, _, sens, scales = self._plan(n, d)
