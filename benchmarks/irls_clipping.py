@@ -64,9 +64,10 @@ def _cases(quick):
 
 
 def run(quick=False):
-    """Coverage of one machine's IRLS intervals at 30,000 and 300,000 rows, the 0.95-quantile bounds beside the default."""
+    """Coverage of one machine's IRLS intervals at 30,000 and 300,000 rows: the 0.95-quantile bounds, the default."""
     seeds = range(3 if quick else 10)
-    table = Table(f"LAD regression (IRLS), one machine, 90% intervals, delta = {DELTA:g}, {len(seeds)} seeded runs each",
+    table = Table(f"LAD regression (IRLS), one machine, 90% intervals, delta = {DELTA:g}, "
+                  f"{len(seeds)} seeded runs each",
                   ["rows", "epsilon", "errors", "x", "bound rule", "hold pop.", "hold full", "median width",
                    "median abs. error of the exact fit at the drawn bounds"])
     truth = np.r_[BETA, B0]

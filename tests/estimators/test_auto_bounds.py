@@ -113,3 +113,13 @@ def test_tensor_decomposition_with_a_private_row_bound():
     assert est.privacy_.epsilon <= 2.0 and est.privacy_.delta == 1e-6
     err = max(np.min(np.linalg.norm(mix.components - c, axis=1)) for c in est.components_)
     assert err < 0.1
+
+
+def test_irls_bound_quantile_is_public_and_rises_with_n():
+    from dpmoments.moments.auto_release import BoundBudget, sampling_quantile
+
+    auto = BoundBudget()
+    assert sampling_quantile(100, auto) == 0.95  # never more than the fixed 5% clipped
+    assert sampling_quantile(10_000, auto) == pytest.approx(0.99)  # about sqrt(n) rows
+    assert sampling_quantile(1_000_000, auto) == pytest.approx(0.999)
+    assert sampling_quantile(1_000_000, BoundBudget(quantile=0.9)) == 0.9  # the caller's quantile kept

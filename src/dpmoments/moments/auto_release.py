@@ -67,7 +67,8 @@ from .statistics import SECOND, as_moment
 from ..data import as_source, same_file_version
 
 __all__ = ["BoundBudget", "as_bound_budget", "is_auto", "release_with_private_bounds", "clip_target",
-           "choose_bounds", "sampling_quantile", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal", "clipping_bias", "round_up"]
+           "choose_bounds", "sampling_quantile", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal",
+           "clipping_bias", "round_up"]
 
 CLIP_FACTOR = 2.0   # m = CLIP_FACTOR * E||N_1||, see the module docstring
 RANK_ERROR_T = 3.0  # the rank error below holds with probability 1 - e^-3 = 95%
