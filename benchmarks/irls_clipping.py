@@ -7,8 +7,9 @@ coefficients are ``(beta, b0)``). Two bound rules, the same seeds:
 
 - **0.95-quantile** (before): ``bound_budget=BoundBudget(quantile=0.95)``, the fixed quantile IRLS drew its bounds
   at until this change (5% of the rows clipped at every n);
-- **default** (``sampling_quantile``: about ``sqrt(n)`` rows clipped, the quantile ``1 - 1/sqrt(n)``, lowered
-  only to leave the draw's own rank error above it).
+- **default** (``sampling_quantile``: the larger of about ``sqrt(n)`` clipped rows and twice the norm of one
+  iteration's noise at n = 1, as the covariance balances its bound; never more than 5%, lowered only to leave the
+  draw's own rank error above it).
 
 Columns: the share of the four 90% intervals (three slopes, intercept) that hold the population value and the
 full-data LAD fit's (statsmodels' ``QuantReg`` at q = 0.5), their median width, and the median absolute error of
@@ -42,7 +43,7 @@ def _full_data_lad(X, y):
 def _rules():
     from dpmoments.moments.auto_release import BoundBudget
 
-    return {"0.95-quantile (before)": BoundBudget(quantile=0.95), "default (about sqrt(n) rows clipped)": 0.1}
+    return {"0.95-quantile (before)": BoundBudget(quantile=0.95), "default (sqrt(n) rows or the noise's balance)": 0.1}
 
 
 def _fit(X, y, epsilon, seed, bound_budget):

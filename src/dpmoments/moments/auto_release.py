@@ -143,21 +143,25 @@ def as_bound_budget(bound_budget):
     return BoundBudget(share=float(bound_budget))
 
 
-def sampling_quantile(n, budget):
-    """The quantile a bound aims at where the estimate's interval counts sampling (IRLS): public, from ``n``.
+def sampling_quantile(n, budget, noise_norm=0.0):
+    """The quantile a bound aims at where the estimate's interval counts sampling (IRLS): public.
 
     A fixed 0.95-quantile clips 5% of the rows at every ``n``, and the bias that clipping gives a
     regression's slopes is about proportional to the clipped share, while the interval narrows as
-    ``1/sqrt(n)``: at 300,000 rows the bias outgrew the interval (``docs/regression.md``). Aiming at
-    about ``sqrt(n)`` clipped rows (the quantile ``1 - 1/sqrt(n)``, never below the fixed quantile)
-    makes the clipped share, and with it the bias, fall as ``1/sqrt(n)`` too: a fixed fraction of
-    the sampling error instead of a growing multiple. ``n`` is public (replace-one); a quantile the
-    caller set (``BoundBudget(quantile=...)``) is kept as given.
+    ``1/sqrt(n)``: at 300,000 rows the bias outgrew the interval (``docs/regression.md``). The target
+    is the larger of two numbers of clipped rows: about ``sqrt(n)``, so that the clipped share, and
+    with it the bias, falls as ``1/sqrt(n)`` like the sampling error (a fixed fraction of it); and,
+    where the noise is the larger part, the covariance's balance ``CLIP_FACTOR * noise_norm``
+    (``noise_norm``: the norm of the release's noise at ``n = 1`` and unit bounds, public, from the
+    calibration; module docstring). The quantile is ``1 - rows / n``, never below the fixed
+    quantile. ``n`` is public (replace-one); a quantile the caller set (``BoundBudget(quantile=...)``)
+    is kept as given.
     """
     fixed = budget.fixed_quantile()
     if not is_auto(budget.quantile):
         return fixed
-    return max(fixed, 1.0 - n ** SAMPLING_CLIPPED_POWER / n)
+    rows = max(n ** SAMPLING_CLIPPED_POWER, CLIP_FACTOR * noise_norm)
+    return max(fixed, 1.0 - rows / n)
 
 
 def check_auto_source(X, what="row_norm='auto'"):
