@@ -135,8 +135,9 @@ class IRLSPlanMixin:
 
     def _unit_noise_norm(self, scales, n, d):
         """The norm of one iteration's noise on ``A`` (the score's units) at ``n = 1`` and a unit row bound,
-        ``sigma_A n sqrt(d) / R`` (public: the plan's scale, made before the bounds are drawn)."""
-        return scales["A"] * n * math.sqrt(d) / self._row_bound()
+        ``sd_A n sqrt(d) / R`` (public: the plan's scale, made before the bounds are drawn)."""
+        first = moment_laws(self.first_moment, self.second_moment)[0]
+        return first.sd(scales["A"]) * n * math.sqrt(d) / self._row_bound()
 
     def _sampling_rho(self):
         return math.inf if math.isinf(self.epsilon) else self._sampling_share() * self._rho()
