@@ -50,6 +50,7 @@ from . import site_scales  # noqa: E402  (loads statsmodels' data inside run)
 from . import small_tables  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 from . import tensor_coverage  # noqa: E402  (loads statsmodels' data inside run)
 from . import sites_irls_coverage  # noqa: E402  (imports statsmodels inside run)
+from . import irls_clipping  # noqa: E402  (imports statsmodels inside run)
 from . import real_unseen  # noqa: E402  (loads the data inside run; the command line in fresh processes)
 
 # name -> function(quick: bool) -> list of timing.Table
@@ -92,6 +93,7 @@ BENCHMARKS = {
     "small_tables": small_tables.run,
     "tensor_coverage": tensor_coverage.run,
     "sites_irls_coverage": sites_irls_coverage.run,
+    "irls_clipping": irls_clipping.run,
     "real_unseen": real_unseen.run,
 }
 
