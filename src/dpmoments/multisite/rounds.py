@@ -62,7 +62,8 @@ class Round:
         constant 1 (bound 1: the mean).
     w_max, p : float or None, float
         IRLS: rows are weighted by ``min(w_max, 1/|y - x.theta|^(2-p))`` for the step's
-        public ``theta``; the sensitivity grows by ``w_max``.
+        public ``theta``; the sensitivity grows by ``w_max`` (:attr:`weight`). A sampling round's
+        ``w_max`` is the iterations' (the bandwidth's floor and ``psi``), and its weights are at most 1.
     bound : {"row_norm", "response_bound"} or None
         A histogram round: the bound it chooses.
     """
@@ -95,6 +96,12 @@ class Round:
     def stat(self) -> Statistic:
         """The statistic's value (:mod:`~dpmoments.multisite.statistics`): what is asked of it instead of its name."""
         return as_statistic(self.statistic)
+
+    @property
+    def weight(self) -> float:
+        """What the round's weights multiply its sensitivity and entry bound by: ``w_max`` in IRLS's weighted
+        rounds, 1 elsewhere (the sampling rounds' weights lie in [0, 1] whatever ``w_max``)."""
+        return float(self.w_max) if self.w_max is not None and self.stat.weight_scaled else 1.0
 
 
 def plan_composition(composition: Any, row_norm: Any, response_bound: Any, center: Any) -> Any:
@@ -154,7 +161,7 @@ def sensitivity(rnd: Round, n_samples: int, *, n_features: int, row_norm: float,
         raise ValueError("a cross-moment round needs the public 'response_bound'.")
     sens = rnd.stat.sensitivity(n_samples, n_features=n_features, row_norm=row_norm, response_bound=r,
                                 neighbours=neighbours)
-    return sens * (1.0 if rnd.w_max is None else float(rnd.w_max))
+    return sens * rnd.weight
 
 
 def weights_at(rounds: tuple[Round, ...], per_bound: Optional[float], response_bound: Any) -> tuple[Round, ...]:

@@ -36,7 +36,7 @@ from .spent import ShareRecord
 from .location import location_counts
 from .messages import Hello, Reply, SiteError, from_wire, to_wire
 from .statistics import SECOND
-from .site_moments import bound_counts, exact_moment, intercept, weighted_moment
+from .site_moments import bound_counts, exact_moment, intercept, sampling_moment, weighted_moment
 from .site_rows import mapped_response, mapped_rows, scaled_center, stm_rows
 
 __all__ = ["Site", "stm_rows"]
@@ -343,8 +343,11 @@ class Site:
             return False
         if any(query.shares[r].shape != plan.rounds[r].stat.shape(d) for r in needs_f):
             return False
-        weighted = any(plan.rounds[r].w_max is not None for r in rounds)
-        return (query.params is not None and query.params.shape == (d,)) if weighted else query.params is None
+        shapes = {plan.rounds[r].stat.params_shape(d, plan.rounds[r].w_max is not None) for r in rounds}
+        if len(shapes) != 1:
+            return False
+        shape = shapes.pop()  # IRLS's iterate (d,), a sampling step's iterate and bandwidth (d + 1,), or none
+        return query.params is None if shape is None else (query.params is not None and query.params.shape == shape)
 
     # -- statistics -----------------------------------------------------------------------------------------------
     def _noisy(self, plan, bundle, r, query):
@@ -386,6 +389,8 @@ class Site:
 
     def _statistic(self, plan, rnd, params):
         """The exact normalised statistic of one round (private: used only inside this site)."""
+        if rnd.stat.sampling:
+            return sampling_moment(plan, rnd, *self._rows(plan), params)
         if rnd.w_max is not None:
             return weighted_moment(plan, rnd, *self._rows(plan), params)
         key = (plan.rows, plan.vocabulary_size, rnd.statistic, rnd.response, plan.row_norm, plan.response_bound,
