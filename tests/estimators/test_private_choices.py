@@ -214,7 +214,7 @@ def test_a_refusal_names_an_epsilon_and_share_at_which_every_draw_runs(kwargs):
     import re
 
     X = np.random.default_rng(0).normal(size=(400, 3)) + 5
-    args = dict(dict(epsilon=0.5, delta=1e-6, rng=0), **kwargs)
+    args = dict(dict(epsilon=0.3, delta=1e-6, rng=0), **kwargs)
     with pytest.raises(dpm.exceptions.TooFewRowsError) as err:
         PrivateCovariance(**args).fit(X)
     text = str(err.value)
