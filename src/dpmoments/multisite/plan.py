@@ -59,7 +59,8 @@ from ..moments.ranges import ColumnRanges
 from ..privacy import compose, parallel
 from ..privacy.guarantees import AnyGuarantee
 from .bounds import AutoBounds, auto_bounds
-from .column_ranges import PlanRanges, check_plan_ranges, grids_within_ranges, plan_ranges, plan_scale
+from .column_ranges import (PlanRanges, check_plan_ranges, grids_within_ranges, plan_ranges, plan_scale,
+                            ranged_columns)
 from .columns import checked_columns, takes_response
 from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
@@ -402,13 +403,12 @@ class Plan:
         mu = np.array(n, float) / sum(n) if weights is None else check_weights(weights, len(sites))
         solve = dict(n_features=int(n_features), composition=composition, calibration=calibration,
                      exact=target == "aggregator")
-        rounds, location = _with_choices(rounds, auto, location, sum(n), eps, dls, solve,
-                                         takes_excess(auto, rows, rank, rounds))
+        rounds, location, auto, scale, row_norm = _choices_that_run(rounds, auto, location, scale, row_norm,
+                                                                    public_ranges, rows, rank, sum(n), eps, dls, solve)
         row_norm, response_bound = _planned_bounds(auto, row_norm, response_bound)
         norm = float(check_positive(row_norm, "row_norm"))
         bound = None if response_bound is None else float(response_bound)
         facts = dict(n_features=int(n_features), row_norm=norm, response_bound=bound, neighbours=neighbours)
-        check_choice_steps(rounds, auto, location, sum(n), eps, dls, **solve)
         noise, solutions = zip(*(round_noise(k, rounds, sites, n, mu, eps, dls, facts, proto.masking, colluders, solve)
                                  for k in range(len(rounds))))
         return cls(protocol, run_id or uuid.uuid4().hex, sites, n, int(n_features), norm, tuple(eps),
@@ -417,6 +417,37 @@ class Plan:
                    calibration, composition, target, colluders, rows, vocabulary_size, rank, analysis,
                    tuple(sorted(dict(options or {}).items())), auto, location, columns=names[0],
                    response_column=names[1], ranges=public_ranges, scale=scale)
+
+
+#: What a refusal of the choosing steps adds where every column's range would let the plan run (_choices_that_run)
+RANGES_ACROSS_SITES = ", or every column's range (ranges=), with which the sites draw nothing that needs these rows"
+
+
+def _choices_that_run(base, auto, location, scale, row_norm, ranges, rows, rank, n_total, eps, dls, solve):
+    """The rounds with their choosing steps, and the choices they leave: ``(rounds, location, auto, scale, row_norm)``.
+
+    Where the rows cannot bear the choosing steps' noisy counts (:func:`check_choice_steps`, public facts only) and
+    every column has a range, the plan takes the ranges alone, as one machine does (``ranged_release.py``): the
+    sites' mapped rows lie in the box ``[-1, 1]^d``, so the centre starts at the midpoints with no location step
+    (the private mean round moves it), the scales are the half-widths, and a bound chosen across sites becomes the
+    box's, ``sqrt(d)`` about the midpoints (no row exceeds it: nothing is clipped, no clipping excess is released).
+    Otherwise the refusal stands and, where the ranges would run the plan, names them.
+    """
+    rounds, located = _with_choices(base, auto, location, n_total, eps, dls, solve,
+                                    takes_excess(auto, rows, rank, base))
+    try:
+        check_choice_steps(rounds, auto, located, n_total, eps, dls, **solve)
+    except ValueError as err:
+        second = rows == "x" and rank is None and all(r.statistic == "second" and r.w_max is None for r in base)
+        if not second:
+            raise
+        if ranges is None or not ranged_columns(ranges).all():
+            raise ValueError(str(err).rstrip(".") + RANGES_ACROSS_SITES + ".") from None
+        location = None if location is None else replace(location, steps=0)
+        rounds, located = _with_choices(base, None, location, n_total, eps, dls, solve)
+        box = auto is not None and "row_norm" in auto.names
+        return rounds, located, None, None, math.sqrt(len(ranges)) if box else row_norm
+    return rounds, located, auto, scale, row_norm
 
 
 def _with_choices(rounds: tuple[Round, ...], auto: Optional[AutoBounds], location: Optional[AutoLocation], n_total: int,

@@ -127,7 +127,7 @@ def with_choice_steps(rounds: Sequence[Round], auto: Optional[AutoBounds], locat
     steps = 0 if location is None else cast(int, location.steps)  # resolved by Plan.build before the rounds
     if location is not None:
         pre += [Round("location", location.share / steps, k) for k in range(steps)]
-        rest -= location.share + location.mean
+        rest -= (location.share if steps else 0.0) + location.mean  # no step (the ranges alone): the mean only
     if auto is not None:
         pre += [Round("histogram", auto.share / len(auto.names), len(pre), bound=name) for name in auto.names]
         rest -= auto.share + (auto.bias if excess else 0.0)
