@@ -442,7 +442,7 @@ def _choices_that_run(base, auto, location, scale, row_norm, ranges, rows, rank,
         if not second:
             raise
         if ranges is None or not ranged_columns(ranges).all():
-            raise ValueError(str(err).rstrip(".") + RANGES_ACROSS_SITES + ".") from None
+            raise type(err)(str(err).rstrip(".") + RANGES_ACROSS_SITES + ".") from None  # its kind kept
         location = None if location is None else replace(location, steps=0)
         rounds, located = _with_choices(base, None, location, n_total, eps, dls, solve)
         box = auto is not None and "row_norm" in auto.names
