@@ -25,9 +25,9 @@ PAIR = {"A": np.array([1e6, 1e6]), "B": np.array([-1e6, -1e6])}  # clipped to th
 
 
 @functools.lru_cache(maxsize=None)
-def _plan(ranged=(0, 1)):
+def _plan(ranged=(0, 1), center="private"):
     """The plan (built once: its noise is solved in half a second) with the ranges of the columns ``ranged``."""
-    return Plan.build("conventional", ["s", "other"], [60, 60], n_features=2, row_norm="auto", center="private",
+    return Plan.build("conventional", ["s", "other"], [60, 60], n_features=2, row_norm="auto", center=center,
                       epsilon=1.0, delta=1e-3, ranges={j: RANGES[j] for j in ranged})
 
 
@@ -42,6 +42,8 @@ def test_too_few_rows_for_the_choosing_steps_take_the_ranges_alone_or_name_them(
     assert [(r.statistic, r.share, r.step) for r in plan.rounds] == [("second", 0.8, 0), ("cross", 0.2, 0)]
     with pytest.raises(ValueError, match=r"runs from epsilon .*every column's range \(ranges=\)"):
         _plan((0,))
+    uncentred = _plan(center=None)  # nothing left chosen privately: composed as a plan of public bounds is
+    assert uncentred.location is None and uncentred.auto is None and uncentred.composition == "basic"
 
 
 def test_the_step_less_plans_replies_are_the_replicas_and_the_centre_is_the_midpoints_plus_the_mean():

@@ -384,7 +384,7 @@ class Plan:
         ``"private"`` for private column scales from the location steps' histograms (with ranges and a private
         centre, the default: :func:`~dpmoments.multisite.column_ranges.plan_scale`).
         """
-        composition = plan_composition(composition, row_norm, response_bound, center)
+        asked, composition = composition, plan_composition(composition, row_norm, response_bound, center)
         sites, n, proto, colluders, rounds = checked_facts(protocol, sites, n, neighbours, calibration, composition,
                                                             target, rows, colluders, rounds)
         names = checked_columns(columns, response_column, rows=rows, analysis=analysis,
@@ -405,6 +405,8 @@ class Plan:
                      exact=target == "aggregator")
         rounds, location, auto, scale, row_norm = _choices_that_run(rounds, auto, location, scale, row_norm,
                                                                     public_ranges, rows, rank, sum(n), eps, dls, solve)
+        if auto is None and location is None:  # the ranges alone left nothing chosen privately: composed as such
+            composition = solve["composition"] = plan_composition(asked, row_norm, response_bound, center)
         row_norm, response_bound = _planned_bounds(auto, row_norm, response_bound)
         norm = float(check_positive(row_norm, "row_norm"))
         bound = None if response_bound is None else float(response_bound)
