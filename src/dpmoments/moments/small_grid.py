@@ -21,9 +21,10 @@ from ..exceptions import TooFewRowsError
 from .choice_budget import check_draws, widen_choices
 from .quantile_grid import SearchRange
 
-__all__ = ["COARSE_STEPS", "coarser_grid", "grid_note", "on_grid"]
+__all__ = ["COARSE_STEPS", "GRID_NOTE", "coarser_grid", "grid_note", "on_grid"]
 
 COARSE_STEPS = (300, 100, 30)  # each rung's ln(G + 1) + 5: 10.7, 9.6, 8.4 against 11.9 on the default 1000 steps
+GRID_NOTE = "the private choices were drawn on a grid of"  # how the release says so (the summary prints it)
 
 
 def coarser_grid(n, budget, shares, bounds, plan_at):
@@ -55,7 +56,7 @@ def grid_note(budget):
     if getattr(budget, "coarsened", None) is None:
         return ()
     given, taken = budget.coarsened
-    return (f"the private choices were drawn on a grid of {taken} steps instead of {given} (too few rows for their "
+    return (f"{GRID_NOTE} {taken} steps instead of {given} (too few rows for their "
             "draws on the finer one; a bound lies within one step above its target)",)
 
 
