@@ -425,7 +425,11 @@ class Plan:
 RANGES_ACROSS_SITES = ", or every column's range (ranges=), with which the sites draw nothing that needs these rows"
 
 
-def _choices_that_run(base, auto, location, scale, row_norm, ranges, rows, rank, n_total, eps, dls, solve):
+def _choices_that_run(base: tuple[Round, ...], auto: Optional[AutoBounds], location: Optional[AutoLocation],
+                      scale: Optional[str], row_norm: BoundArg, ranges: Optional[PlanRanges], rows: str,
+                      rank: Optional[int], n_total: int, eps: list[float], dls: list[float], solve: dict[str, Any]
+                      ) -> tuple[tuple[Round, ...], Optional[AutoLocation], Optional[AutoBounds], Optional[str],
+                                 BoundArg]:
     """The rounds with their choosing steps, and the choices they leave: ``(rounds, location, auto, scale, row_norm)``.
 
     Where the rows cannot bear the choosing steps' noisy counts (:func:`check_choice_steps`, public facts only) and
