@@ -90,8 +90,8 @@ class AutoLocation:
         clipped rows centred at the location).
     steps : int in [0, 8], optional
         Location steps, each paid ``share / steps`` (0: none, the mean round is taken about the origin of the
-        sites' rows, the midpoints where every column has a range; ``share`` is then not spent): step 0 counts the rows' coordinates, each
-        later step the coordinates of the rows centred at the location so far, and moves it by
+        sites' rows, the midpoints where every column has a range; ``share`` is then not spent): step 0 counts
+        the rows' coordinates, each later step the coordinates of the rows centred at the location so far, and moves it by
         the median so found. A grid edge is within a factor ``factor`` of the median, so one
         step leaves the location up to ``factor - 1`` of ``|median|`` away (41 for a median of
         100); each further step shrinks that offset to at most ``1 - 1/factor`` of it (measured:

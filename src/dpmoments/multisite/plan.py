@@ -67,8 +67,9 @@ from .noise import NoisePlan, guarantee_from_ratio, joint_view
 from .plan_codec import PLAN_VERSION, plan_arguments, plan_fields  # PLAN_VERSION: its old import path
 from .plan_facts import COMPOSITIONS, NEIGHBOURS, ROWS, TARGETS, checked_facts, site_budgets
 from .protocols import PROTOCOLS
-from .rounds import (Round, check_choice_layout, check_choice_steps, most_location_steps, round_noise, round_targets,
-                     plan_composition, sensitivity, takes_excess, weights_at, with_choice_steps)
+from .rounds import (Round, check_choice_layout, check_choice_steps, most_location_steps, refused_choice_steps,
+                     round_noise, round_targets, plan_composition, sensitivity, takes_excess, weights_at,
+                     with_choice_steps)
 from .statistics import EXCESS
 from .unequal import check_weights
 
@@ -441,18 +442,19 @@ def _choices_that_run(base: tuple[Round, ...], auto: Optional[AutoBounds], locat
     """
     rounds, located = _with_choices(base, auto, location, n_total, eps, dls, solve,
                                     takes_excess(auto, rows, rank, base))
-    try:
-        check_choice_steps(rounds, auto, located, n_total, eps, dls, **solve)
-    except ValueError as err:
-        second = rows == "x" and rank is None and all(r.statistic == "second" and r.w_max is None for r in base)
-        if not second:
-            raise
-        if ranges is None or not ranged_columns(ranges).all():
-            raise type(err)(str(err).rstrip(".") + RANGES_ACROSS_SITES + ".") from None  # its kind kept
+    second = rows == "x" and rank is None and all(r.statistic == "second" and r.w_max is None for r in base)
+    if second and ranges is not None and ranged_columns(ranges).all() and \
+            refused_choice_steps(rounds, auto, located, n_total, eps, dls, **solve):
         location = None if location is None else replace(location, steps=0)
         rounds, located = _with_choices(base, None, location, n_total, eps, dls, solve)
         box = auto is not None and "row_norm" in auto.names
         return rounds, located, None, None, math.sqrt(len(ranges)) if box else row_norm
+    try:
+        check_choice_steps(rounds, auto, located, n_total, eps, dls, **solve)
+    except ValueError as err:
+        if not second:
+            raise
+        raise type(err)(str(err).rstrip(".") + RANGES_ACROSS_SITES + ".") from None  # its kind kept
     return rounds, located, auto, scale, row_norm
 
 
