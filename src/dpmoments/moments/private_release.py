@@ -85,7 +85,7 @@ from ..mechanisms import laws
 from .releases import release_public_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, is_auto, rank_error, warn_clipped,
                            warn_unreliable)
-from .clipping_bias import ExcessTap, record_clipping_excess
+from .clipping_bias import ExcessTap, record_clipping_excess, wants_loss_matrix
 from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_delta_large
 from .choice_budget import BOUND_OPTION, LOCATION_OPTION, SCALE_SHARE, PrivateChoiceBudget
 from .statistics import SECOND
@@ -283,7 +283,8 @@ def _second_moment_release(X, s, center_z, R, binned, budget, clipping_share, ma
     second = fused_sums(binned, R, center_z)
     tap = None
     if second is None and clipping_share > 0 and not budget.exact:
-        tap = ExcessTap(scaled_rows(X, s, False), center_z, R)  # the release's pass also sums what clipping removed
+        tap = ExcessTap(scaled_rows(X, s, False), center_z, R,  # the release's pass also sums what clipping removed
+                        matrix=relation["mechanism"].norm == "l2" and wants_loss_matrix(as_source(X).n_features))
         second = tap.moment_sums() if as_source(X).dask else None  # on dask: in the same block tasks
     rows = second if second is not None else (tap if tap is not None else scaled_rows(X, s, False))
     rel = release_public_second_moment(rows, center=center_z, rng=rng, row_norm=R, **relation,
