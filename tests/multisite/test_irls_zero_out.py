@@ -34,7 +34,8 @@ def _moved(plan, stat, last, other, theta):
     """How far the site's exact statistic moves between two data sets that differ in the last row only (on the
     upper triangle, the coordinates the noise acts on), over the round's charged sensitivity."""
     k = next(i for i, rnd in enumerate(plan.rounds) if rnd.statistic == stat)
-    out = [weighted_moment(plan, plan.rounds[k], np.vstack([_INSIDE, x]), np.r_[_Y, y], theta) for x, y in (last, other)]
+    out = [weighted_moment(plan, plan.rounds[k], np.vstack([_INSIDE, x]), np.r_[_Y, y], theta)
+           for x, y in (last, other)]
     diff = out[0] - out[1]
     return float(np.linalg.norm(diff[_UPPER] if diff.ndim == 2 else diff) / plan.noise[k].sensitivity[0])
 
