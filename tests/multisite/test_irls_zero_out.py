@@ -6,10 +6,10 @@ the constant, so ``<z1 z1^T, z0 z0^T>_F = (z1.z0)^2 = k^4`` and, with weights in
 ``||w1 z1 z1^T - w0 z0 z0^T||_F^2 = w1^2 ||z1||^4 + w0 k^4 (w0 - 2 w1) <= w_max^2 R^4`` (convex in each weight: its
 corners). The two terms are never orthogonal, so ``sqrt(R^4 + k^4)`` is not reached. ``A``'s zeroed term is 0
 (its response is 0). The worst pairs below go through a site's own code (``site_moments.weighted_moment``, what
-``Site.handle`` noises). Measured once, not here (a statistical audit costs seconds): at epsilon 4, delta 1e-3 the
-round's replica at the weight-extreme pair, checked draw for draw against ``Site.handle``, gave eps_lb 1.78 for the
-round's claim 2.32 over 200k draws; with half the noise 3.84, refuted. The largest move a Nelder-Mead search over
-the row and theta found (200 starts) was 0.9165 of the charge, the value pinned below.
+``Site.handle`` noises). Measured by ``python -m benchmarks zero_out_irls``, not here (an audit costs seconds):
+at epsilon 4, delta 1e-3 the B round's replica at the weight-extreme pair, checked draw for draw against
+``Site.handle``, gave eps_lb 1.78 for the round's claim 2.32 over 200k draws; with half the noise 3.84, refuted.
+The largest move a Nelder-Mead search over the row and theta found was 0.9165 of the charge, pinned below.
 """
 
 import numpy as np
