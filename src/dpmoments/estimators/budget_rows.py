@@ -56,12 +56,12 @@ def finish_interval_rows(out, raw, centre_diagonal, shifts, bias_sd, widths, z):
     below_of, above_diagonal = widths
     for rows in row_blocks(raw.shape[0]):
         lo, hi, diagonal = out[0, rows], out[1, rows], _diagonal_of(rows)
-        if shifts.has_towards_sd:
-            shifts.widen(lo, hi, rows, z)
+        bias_lo, bias_hi, towards_sd = shifts.block(rows)
+        shifts.widen(lo, hi, towards_sd, z)
+        del towards_sd
         on_diagonal = centre_diagonal[rows] - lo[diagonal]  # centre - lo_half + bias_lo
         np.subtract(raw[rows], lo, out=lo)
         lo[diagonal] = on_diagonal
-        bias_lo, bias_hi = shifts.ends(rows)
         lo += bias_lo
         below = below_of(rows)
         lo -= below  # less the centre's own clipping bias
@@ -97,7 +97,7 @@ def distinct_statistics(raw, mid_diagonal, shifts, widths, se, printed):
         diagonal = _diagonal_of(rows)
         mid = np.array(raw[rows], dtype=float)
         mid[diagonal] = mid_diagonal[rows]
-        bias_lo, bias_hi = shifts.ends(rows)
+        bias_lo, bias_hi, _ = shifts.block(rows)
         below = below_of(rows)
         lower, upper = mid + bias_lo, mid + bias_hi
         del mid

@@ -52,9 +52,7 @@ class ClippingShifts:
         zero = np.zeros(d)
         self.lo_diagonal = zero if lo_diagonal is None else lo_diagonal
         self.hi_diagonal = zero if hi_diagonal is None else hi_diagonal
-        gaussian = rho is not None and towards[0] is not None
-        self.has_towards_sd = gaussian
-        self.has_spread_variance = gaussian and detected[0] is not None
+        self.has_spread_variance = rho is not None and towards[0] is not None and detected[0] is not None
 
     def _touched(self, rows):
         return self.touched[rows, None] | self.touched[None, :]
@@ -88,28 +86,27 @@ class ClippingShifts:
         shift *= weight
         return shift, sd, positive, negative
 
-    def ends(self, rows):
-        """``(lo, hi)``: the shifts of the lower and upper ends of the entries in ``rows``."""
+    def block(self, rows):
+        """``(lo, hi, sd)``: the shifts of the lower and upper ends of the entries in ``rows`` and the undetected
+        loss's signed sd (positive: the upper end, negative: the lower one; ``None`` but with Gaussian noise)."""
         if self.rho is None:
             zero = np.zeros((rows.stop - rows.start, self.d))
-            return zero, zero
+            return zero, zero, None
         touched = self._touched(rows)
         hi = self._spread(rows, touched)
         lo = -hi
-        towards, _, positive, negative = self._towards(rows, touched)
+        towards, sd, positive, negative = self._towards(rows, touched)
         np.add(hi, towards, out=hi, where=positive)  # hi + 0 elsewhere: hi, the same bits
         np.subtract(lo, towards, out=lo, where=negative)
         diagonal = _diagonal_of(rows)
         lo[diagonal], hi[diagonal] = self.lo_diagonal[rows], self.hi_diagonal[rows]
-        return lo, hi
+        return lo, hi, sd
 
-    def towards_sd(self, rows):
-        """The undetected loss's signed sd (positive: the upper end, negative: the lower one) of ``rows``."""
-        return self._towards(rows, self._touched(rows))[1]
-
-    def widen(self, lo_half, hi_half, rows, z):
-        """Combine the allowance's signed sd in quadrature with the half-widths of ``rows`` (views, in place)."""
-        widen_block(lo_half, hi_half, self.towards_sd(rows), z)
+    @staticmethod
+    def widen(lo_half, hi_half, sd, z):
+        """Combine the signed sd ``sd`` of :meth:`block` in quadrature with the half-widths (views, in place)."""
+        if sd is not None:
+            widen_block(lo_half, hi_half, sd, z)
 
     def add_spread_variance(self, out):
         """Add a detected column's spread's noise variance (0 on the diagonal) to ``out`` (d, d), in place."""
