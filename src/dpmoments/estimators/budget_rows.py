@@ -57,7 +57,7 @@ def finish_interval_rows(out, raw, centre_diagonal, shifts, bias_sd, widths, z):
     for rows in row_blocks(raw.shape[0]):
         lo, hi, diagonal = out[0, rows], out[1, rows], _diagonal_of(rows)
         bias_lo, bias_hi, towards_sd = shifts.block(rows)
-        shifts.widen(lo, hi, towards_sd, z)
+        shifts.widen(lo, hi, rows, towards_sd, z)
         del towards_sd
         on_diagonal = centre_diagonal[rows] - lo[diagonal]  # centre - lo_half + bias_lo
         np.subtract(raw[rows], lo, out=lo)

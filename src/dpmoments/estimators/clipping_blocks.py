@@ -46,8 +46,9 @@ class ClippingShifts:
     ``hi_diagonal`` (d,): the variances' own shifts.
     """
 
-    def __init__(self, d, rho=None, touched=None, detected=None, towards=None, lo_diagonal=None, hi_diagonal=None):
-        self.d, self.rho, self.touched = d, rho, touched
+    def __init__(self, d, rho=None, touched=None, detected=None, towards=None, unclear=None, lo_diagonal=None,
+                 hi_diagonal=None):
+        self.d, self.rho, self.touched, self.unclear = d, rho, touched, unclear
         self.detected, self.towards = detected, towards
         zero = np.zeros(d)
         self.lo_diagonal = zero if lo_diagonal is None else lo_diagonal
@@ -72,6 +73,10 @@ class ClippingShifts:
         """``(shift, signed sd or None, positive, negative)`` of the undetected loss towards a larger |entry|."""
         rho = self.rho[rows]
         positive, negative = rho > 0, rho < 0
+        unclear = None if self.unclear is None else self.unclear[rows]
+        if unclear is not None:  # an entry of unclear sign: both ends (entries_of_unclear_sign)
+            positive |= unclear
+            negative |= unclear
         weight = np.abs(rho)
         weight *= ~touched
         c, tau, upper = self.towards
@@ -81,7 +86,8 @@ class ClippingShifts:
         else:
             shift, sd = split_allowance(c, tau, upper, rows)
             sd *= weight
-            np.negative(sd, out=sd, where=negative)  # the sign says which end it widens
+            # the sign says which end it widens (an unclear entry's both: widen's 'either', its sd kept positive)
+            np.negative(sd, out=sd, where=negative if unclear is None else negative & ~unclear)
             sd[_diagonal_of(rows)] = 0.0  # a variance's own loss is counted apart
         shift *= weight
         return shift, sd, positive, negative
@@ -102,11 +108,11 @@ class ClippingShifts:
         lo[diagonal], hi[diagonal] = self.lo_diagonal[rows], self.hi_diagonal[rows]
         return lo, hi, sd
 
-    @staticmethod
-    def widen(lo_half, hi_half, sd, z):
-        """Combine the signed sd ``sd`` of :meth:`block` in quadrature with the half-widths (views, in place)."""
+    def widen(self, lo_half, hi_half, rows, sd, z):
+        """Combine the signed sd ``sd`` of :meth:`block` in quadrature with the half-widths of ``rows`` (views, in
+        place); an entry of unclear sign at both ends."""
         if sd is not None:
-            widen_block(lo_half, hi_half, sd, z)
+            widen_block(lo_half, hi_half, sd, z, False if self.unclear is None else self.unclear[rows])
 
     def add_spread_variance(self, out):
         """Add a detected column's spread's noise variance (0 on the diagonal) to ``out`` (d, d), in place."""
