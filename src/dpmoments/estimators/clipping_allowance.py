@@ -51,8 +51,7 @@ import numpy as np
 
 from .uncertainty import row_blocks
 
-__all__ = ["detected_parts", "detected_spread", "elliptical_allowance", "elliptical_parts", "split_allowance",
-           "towards_parts", "unclear_signs", "widen_block", "widen_towards"]
+__all__ = ["detected_parts", "elliptical_parts", "split_allowance", "towards_parts", "unclear_signs", "widen_block"]
 
 
 def elliptical_parts(lost, lost_sd, cap_centre, cap_sd, z, z_loss=None):
@@ -101,84 +100,10 @@ def unclear_signs(entries, noise_sd, reach, z):
     return out
 
 
-def widen_towards(lo_half, hi_half, towards_sd, z, both=None):
-    """Combine the signed allowance sd ``towards_sd`` (d, d; positive: the upper end, negative: the lower one, 0:
-    neither) in quadrature with the half-widths, in place, a block of rows at a time; ``both`` (d, d booleans or
-    None): entries whose sign is unclear (:func:`unclear_signs`), widened at both ends."""
-    d = towards_sd.shape[0]
-    for rows in row_blocks(d):
-        part = towards_sd[rows]
-        either = False if both is None else both[rows]
-        for half, side in ((hi_half, (part > 0) | either), (lo_half, (part < 0) | either)):
-            block = half[rows]
-            np.sqrt(block**2 + (z * part) ** 2, out=block, where=side)
-
-
-def detected_spread(lost, sd, upper, touched, variance_upper, variance_sd, tail, z, z_detect):
-    """A detected column's row and column: ``(shift, variance)`` (d, d), ``|D_ij| <= sqrt(D_ii D_jj)`` on both sides.
-
-    ``lost``, ``sd`` and ``upper`` the losses, their noise sd and upper ends times the tail factor ``tail``. Without
-    ``variance_sd`` (not Gaussian noise) the plain ``sqrt(U_i U_j)`` and no variance; else the shift and the noise's
-    variance (a normal part, in quadrature on both sides; 0 on the diagonal, whose interval is set apart)."""
-    if variance_sd is None or not touched.any():
-        hi = np.outer(upper, upper)
-        return np.sqrt(hi, out=hi), None
-    cap_centre = 3.0 * tail * (variance_upper - z * variance_sd)
-    c, tau, up = elliptical_parts(lost, sd, cap_centre, 3.0 * tail * variance_sd, z, z_loss=z_detect)
-    hi, variance = _by_blocks(c, tau, up)
-    variance **= 2
-    variance *= touched
-    np.fill_diagonal(variance, 0.0)
-    return hi, variance
-
-
-def elliptical_allowance(sigma, touched, lost, sd, cap, variance_upper, variance_sd, z, unclear=None):
-    """An undetected loss off the diagonal, ``|rho_ij| sqrt(D_ii D_jj)`` towards a larger ``|entry|``:
-    ``(shift, signed sd or None, positive, negative)``, the shift 0 on ``touched`` entries (module docstring);
-    ``unclear`` (d, d booleans or None, :func:`unclear_signs`): both ends (``positive`` and ``negative`` both true).
-
-    ``sigma`` the released matrix's PSD projection (its correlations ``rho``); ``lost``, ``sd`` the band's losses
-    and noise sd, ``cap`` three times ``variance_upper`` (each variance's upper end at ``z``); ``variance_sd`` its
-    noise sd, ``None`` for the plain sum ``|rho| sqrt(U_i U_j)``, ``U = min(lost+ + z sd, cap)``."""
-    v = np.sqrt(np.maximum(np.diag(sigma), 1e-300))
-    rho = np.outer(v, v)
-    np.divide(sigma, rho, out=rho)
-    np.clip(rho, -1.0, 1.0, out=rho)
-    positive, negative = rho > 0, rho < 0
-    if unclear is not None:
-        positive |= unclear
-        negative |= unclear
-    np.abs(rho, out=rho)
-    rho *= ~touched
-    if variance_sd is None:
-        up = np.minimum(np.maximum(lost, 0.0) + z * sd, cap)
-        towards = np.outer(up, up)
-        np.sqrt(towards, out=towards)
-        towards_sd = None
-    else:
-        c, tau, up = elliptical_parts(lost, sd, 3.0 * (variance_upper - z * variance_sd), 3.0 * variance_sd, z)
-        towards, towards_sd = _by_blocks(c, tau, up)
-        towards_sd *= rho
-        # the sign says which end it widens (an unclear entry's both: widen_towards's 'both', its sd kept positive)
-        np.negative(towards_sd, out=towards_sd, where=negative if unclear is None else negative & ~unclear)
-        np.fill_diagonal(towards_sd, 0.0)  # a variance's own loss is counted apart
-    towards *= rho
-    return towards, towards_sd, positive, negative
-
-
-def _by_blocks(c, tau, upper):
-    """:func:`split_allowance` of every row, a block of rows at a time: its temporaries stay a block's size (a d x d
-    array is 800 MB at d = 10 000)."""
-    d = len(upper)
-    shift, sd = np.empty((d, d)), np.empty((d, d))
-    for rows in row_blocks(d):
-        shift[rows], sd[rows] = split_allowance(c, tau, upper, rows)
-    return shift, sd
-
-
 def widen_block(lo_half, hi_half, part, z, either=False):
-    """:func:`widen_towards` of one block of rows (``lo_half``, ``hi_half``: views written in place; ``either``: the
-    block's entries of unclear sign, widened at both ends)."""
+    """Combine the signed allowance sd ``part`` (a block of rows; positive: the upper end, negative: the lower one, 0:
+    neither) in quadrature with the half-widths ``lo_half``, ``hi_half`` (views, written in place); ``either``: the
+    block's entries of unclear sign (:func:`unclear_signs`), widened at both ends."""
     for half, side in ((hi_half, (part > 0) | either), (lo_half, (part < 0) | either)):
         np.sqrt(half**2 + (z * part) ** 2, out=half, where=side)
 
