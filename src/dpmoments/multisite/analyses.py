@@ -265,7 +265,7 @@ def finish_analysis(plan, result, *, protocol_notes=()):
                             collusion=plan.collusion)
     if single:
         release = releases[0] if location is None else _about_mean(location.center, releases[0], releases[-1],
-                                                                   location.column_scale)
+                                                                   location.column_scale, bool(location.reports))
         clipped = None if bound is None else bound.details.get("row_norm", {})
         if clipped and "clipped_fraction" in clipped:  # as the single machine warns, on the same rule
             warn_clipped(clipped["clipped_fraction"], clipped["clipped_fraction_noise_sd"], clipped["at_range_end"])
@@ -325,18 +325,20 @@ def _release_names(plan, output, n_releases):
     return tuple(f"{k}{j}" for j in range((n_releases - len(sampled)) // 2) for k in ("A", "B")) + tuple(sampled)
 
 
-def _about_mean(location, second, mean, scale=None):
+def _about_mean(location, second, mean, scale=None, stepped=True):
     """The second moment ``S`` about the location ``m`` and the mean ``a`` about it: ``S - a a^T``, about ``m + a``.
 
     With private column scales ``s`` the rows were ``(x - m) / s``: the release is of those standardised rows
     (``column_scale`` ``s``), about ``m + s a`` in the rows' own units, as one machine's scaled release.
+    ``stepped``: ``m`` came from location steps (else it is the ranges' midpoints, ``Plan.build``'s ranges alone).
     Post-processing of two releases; the release keeps the second moment's noise scale (the
     mean's noise enters through :math:`a a^T`, second order in it).
     """
     a = mean.cross_moment
     s = None if scale is None else np.asarray(scale, dtype=np.float64)
-    steps = ("private centre: location m (noisy per-coordinate medians), second moment S and mean a of the clipped "
-             "rows about m; S - a a^T, about m + a",)
+    m = "location m (noisy per-coordinate medians)" if stepped else \
+        "m the ranges' midpoints (too few rows for location steps; every column ranged)"
+    steps = (f"private centre: {m}, second moment S and mean a of the clipped rows about m; S - a a^T, about m + a",)
     if s is not None:
         steps += ("standardised by private column scales s (the median distance from each column's median in the last "
                   "location step's noisy histograms, at least the gap to its next values); estimates are mapped back",)

@@ -34,6 +34,7 @@ from ..privacy.guarantees import AnyGuarantee
 
 __all__ = ["Round", "AUTO_COMPOSITION", "plan_composition", "takes_excess", "with_choice_steps", "sensitivity",
            "check_choice_layout", "round_targets", "meet_joint_view", "round_noise", "most_location_steps",
+           "refused_choice_steps",
            "check_choice_steps"]
 
 #: ``composition="auto"``: zCDP where the plan chooses a bound or centre privately (its many small rounds each a
@@ -134,7 +135,7 @@ def with_choice_steps(rounds: Sequence[Round], auto: Optional[AutoBounds], locat
     steps = 0 if location is None else cast(int, location.steps)  # resolved by Plan.build before the rounds
     if location is not None:
         pre += [Round("location", location.share / steps, k) for k in range(steps)]
-        rest -= location.share + location.mean
+        rest -= (location.share if steps else 0.0) + location.mean  # no step (the ranges alone): the mean only
     if auto is not None:
         pre += [Round("histogram", auto.share / len(auto.names), len(pre), bound=name) for name in auto.names]
         rest -= auto.share + (auto.bias if excess else 0.0)
@@ -270,6 +271,22 @@ def most_location_steps(location: AutoLocation, n_total: int, epsilon: Sequence[
     return 1
 
 
+def refused_choice_steps(rounds: Sequence[Round], auto: Optional[AutoBounds], location: Optional[AutoLocation],
+                         n_total: int, epsilon: Sequence[float], delta: Sequence[float], **solve: Any
+                         ) -> list[tuple[Round, Any, float]]:
+    """The choosing rounds whose noisy counts the ``n_total`` rows cannot bear: ``(round, owner, noise sd)`` each
+    (public facts only; one noise solve per round, none of :func:`check_choice_steps`'s search for the epsilon)."""
+    failing = []
+    for rnd in rounds:
+        if rnd.stat.counts:
+            # a choosing round exists only with what it chooses: its AutoBounds or AutoLocation
+            owner = cast(Union[AutoBounds, AutoLocation], auto if rnd.stat is HISTOGRAM else location)
+            sd = choice_noise_sd(rnd, epsilon, delta, **solve)
+            if sd * (1 - 1e-12) > owner.max_noise_sd(n_total):
+                failing.append((rnd, owner, sd))
+    return failing
+
+
 def check_choice_steps(rounds: Sequence[Round], auto: Optional[AutoBounds], location: Optional[AutoLocation],
                        n_total: int, epsilon: Sequence[float], delta: Sequence[float], **solve: Any) -> None:
     """Refuse (one line) a plan whose choosing steps' noisy counts the ``n_total`` rows cannot bear.
@@ -281,14 +298,7 @@ def check_choice_steps(rounds: Sequence[Round], auto: Optional[AutoBounds], loca
     all that option's (the bound step's ``'bound_budget'``, the location steps'
     ``CenterBudget.location``): raising one option's share does nothing for the other's.
     """
-    failing = []
-    for rnd in rounds:
-        if rnd.stat.counts:
-            # a choosing round exists only with what it chooses: its AutoBounds or AutoLocation
-            owner = cast(Union[AutoBounds, AutoLocation], auto if rnd.stat is HISTOGRAM else location)
-            sd = choice_noise_sd(rnd, epsilon, delta, **solve)
-            if sd * (1 - 1e-12) > owner.max_noise_sd(n_total):
-                failing.append((rnd, owner, sd))
+    failing = refused_choice_steps(rounds, auto, location, n_total, epsilon, delta, **solve)
     if not failing:
         return
 

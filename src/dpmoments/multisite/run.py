@@ -148,7 +148,7 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
     dropped, notes = list(dropped_before), []
     live = _connect(plan, transport, wait_s, dropped, notes)
     abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout, notes)
-    releases, reports, bound, location = {}, {}, None, None
+    releases, reports, bound, location = {}, {}, None, _stepless_location(plan)
     ctx = dict(min_sites=min_sites, on_dropout=on_dropout, notes=notes, transport=transport,
                randomness=randomness or describe_randomness(rng))
     for step in plan.steps:
@@ -171,6 +171,14 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
         _note_bound_dropouts(bound, plan, live)
     return RunResult(tuple(releases[r] for r in sorted(releases)), tuple(reports[r] for r in sorted(reports)), plan,
                      bound, location)
+
+
+def _stepless_location(plan):
+    """A private centre with no location step (the ranges alone, ``Plan.build``): the mean round is about the
+    origin of the sites' rows (the midpoints of the ranges), a public start; else None (the steps choose it)."""
+    if plan.location is None or plan.location.steps != 0:
+        return None
+    return LocationChoice(np.zeros(plan.n_features), (), ())
 
 
 def _connect(plan, transport, wait_s, dropped, notes):

@@ -20,6 +20,7 @@ public. What that guarantees against the aggregator is :meth:`~.plan.Plan.cost`.
 """
 
 import logging
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -29,7 +30,7 @@ from .._rng import as_generator
 from .._validation import check_data, check_int, check_positive, check_vector
 from ..data import as_source
 from ..moments.sparse_sums import checked_csr
-from .column_ranges import check_column_scale, plan_ranges
+from .column_ranges import check_column_scale, plan_ranges, ranged_columns
 from .dealer import Bundle
 from .ledger import Refused, SiteLedger
 from .spent import ShareRecord
@@ -227,6 +228,8 @@ class Site:
                                    (self.response_bound, plan.response_bound, "response_bound")):
             if ours is None or (what == "response_bound" and ours == "auto" and plan.option("response_range")):
                 continue  # a response range bounds the mapped response by 1, for free
+            if ours == "auto" and what == "row_norm" and _bounds_the_box(plan):
+                continue  # every column ranged: the box's bound, which no mapped row exceeds (Plan.build)
             if (ours == "auto") != (what in auto) or (ours != "auto" and theirs is not None and ours != theirs):
                 raise ValueError(f"site {self.name!r}: the plan's {what} differs from this site's.")
 
@@ -431,3 +434,10 @@ class Site:
                                 response_bound=self.response_bound, ranges=self.ranges,
                                 center=None if self.center is None else tuple(self.center))
         return self._statistic(facts, Round(statistic), None)
+
+
+def _bounds_the_box(plan):
+    """Whether ``plan`` has no bound step, every column ranged and a public row bound no mapped row exceeds
+    (``sqrt(d)`` about the midpoints): a site's ``row_norm="auto"`` takes it (the plan of the ranges alone)."""
+    return plan.auto is None and plan.ranges is not None and ranged_columns(plan.ranges).all() and \
+        plan.row_norm >= math.sqrt(len(plan.ranges)) * (1 - 1e-12)
