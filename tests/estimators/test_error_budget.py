@@ -410,3 +410,14 @@ def test_the_loss_along_a_component_takes_the_covariances_elliptical_share_off_u
     assert _elliptical_share(S, np.diag(S), every, V) == pytest.approx([36.0])
     S[0, 1] = S[1, 0] = -1.0  # correlation -0.5 between the first two
     assert _elliptical_share(S, np.diag(S), none, V) == pytest.approx([14 + 2 * 0.5 * 2])
+
+
+def test_elliptical_share_takes_a_variance_at_or_below_zero_without_overflow():
+    # A released variance <= 0 (floored at 1e-300) made |S_ij| / sqrt(v_i v_j) overflow to inf (a bare numpy
+    # warning on the console for a column of 1e12 beside small ones); its correlation is taken as 1, silently
+    from dpmoments.estimators.eigenvalue_budget import _elliptical_share
+    S = np.array([[1e24, 5.0], [5.0, -1e10]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = _elliptical_share(S, np.array([1e24, -1e10]), np.array([False, False]), np.array([[1.0, 1.0]]))
+    assert out.tolist() == [4.0]  # every C_ij at 1: (1 + 1)^2

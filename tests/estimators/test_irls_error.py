@@ -54,6 +54,20 @@ def test_the_earlier_iterations_widen_the_interval():
     assert np.all(five.coef_noise_se_ > 1.5 * one.coef_noise_se_)
 
 
+def test_sampling_releases_within_their_noise_count_as_none():
+    # A share of 1e-9 makes K_h all noise: its inverse is the floor's, and the sandwich and contraction from it had
+    # given intervals labelled 'sampling' narrower than the noise-only ones; now they are the noise-only ones, said so
+    X, y = _laplace(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PrivateIRLS(epsilon=4.0, delta=1e-6, row_norm=6.0, response_bound=8.0, n_iter=1, rng=0,
+                          sampling_budget=1e-9).fit(X, y)
+    assert "sampling variability" in est.uncertainty_["not_covered"]
+    assert "sampling variability" not in est.uncertainty_["covers"]
+    assert [d for d in est.diagnostics_ if d["code"] == "sampling-within-noise"]
+    np.testing.assert_allclose(est.coef_se_, est.coef_noise_se_)
+
+
 def test_a_floored_direction_is_withheld_not_printed():
     X, y = _laplace(2, n=60)
     with warnings.catch_warnings():

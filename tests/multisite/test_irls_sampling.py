@@ -99,3 +99,5 @@ def test_the_command_line_takes_the_share_for_lad_regress_only():
     for bad in ({"analysis": "covariance"}, {"p": 1.5}, {"sampling_share": 1.0}):
         with pytest.raises(CliError, match="--sampling-share"):
             check_analysis(argparse.Namespace(**{**vars(args), **bad}), fit=False)
+    with pytest.raises(CliError, match=r"got 0.1 with --analysis regress --p 1.5$"):  # the line names what is wrong
+        check_analysis(argparse.Namespace(**{**vars(args), "p": 1.5}), fit=False)

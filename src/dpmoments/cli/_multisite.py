@@ -129,7 +129,7 @@ def check_analysis(args, fit=True):
     share = getattr(args, "sampling_share", None)
     if share is not None and (a != "regress" or not 0.0 <= share < 1.0 or (share and getattr(args, "p", 1.0) != 1.0)):
         raise CliError("--sampling-share is for --analysis regress with --p 1 (LAD), a share in [0, 1); got "
-                       f"{share:g} with --analysis {a}")
+                       f"{share:g} with --analysis {a}" + (f" --p {getattr(args, 'p', 1):g}" if a == "regress" else ""))
     if fit and getattr(args, "draws", "auto") not in ("auto", 0) and a in CLOSED_FORM_ONLY:
         raise CliError(f"--draws has no use with --analysis {a}: its spread is in closed form (or, for select, "
                        "from its own redrawn releases); leave --draws out")

@@ -65,6 +65,17 @@ def _product_cov(law, theta):
     return spread + np.diag((var_d - 2 * var_o) * theta**2)
 
 
+def _sampling_within_noise(sampling):
+    """Whether every eigenvalue of the released ``H`` is at or below its noise floor ``H_floor`` (the noise's
+    spectral norm): ``H``'s inverse is then the floor's along every direction, so the sandwich ``H^-1 V H^-1`` and
+    the contraction ``I - B^-1 H`` are the noise's, not the rows' (a sampling share of 1e-9 gave intervals labelled
+    'noise + sampling' narrower than the noise-only ones). Some directions floored, others not, is left to the
+    floor (the default at 2000 rows and 4 columns floors one)."""
+    floor = sampling.get("H_floor")
+    H = np.asarray(sampling["H"], dtype=float)
+    return floor is not None and float(np.linalg.eigvalsh(0.5 * (H + H.T))[-1]) <= float(floor)
+
+
 def _floored_inverse(B, floor):
     lam, Q = np.linalg.eigh(0.5 * (B + B.T))
     return (Q / np.maximum(lam, floor)) @ Q.T if floor is not None and floor > 0 else np.linalg.pinv(B)
@@ -131,6 +142,12 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
     law_a, law_b = laws
     A, B = iterations[-1]
     theta = solve_weighted(B, A, floor)[0]
+    diag = Diagnostics(owner)
+    if sampling is not None and _sampling_within_noise(sampling):
+        sampling = None  # its H is the floor's, not the rows': neither the sandwich nor the contraction is measured
+        diag.flag("sampling-within-noise", "the sampling releases are within their noise (every eigenvalue of the "
+                                           "bread K_h at or below its noise floor): the intervals count the "
+                                           "iterations' noise only, not sampling; give a larger sampling share.")
     H = None if sampling is None else sampling["H"]
     M = _contraction(B, floor, H)
     d, J = theta.size, len(iterations)
@@ -152,7 +169,6 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
     biased = _floored_loading(B, floor) > FLOORED_SHARE
     total_noise = math.sqrt(max(float(np.trace(noise)), 0.0))
     snr = math.inf if total_noise == 0 else float(np.linalg.norm(theta)) / total_noise
-    diag = Diagnostics(owner)
     if snr < 1.0:
         diag.flag("coefficients-within-noise", f"the coefficients are within their noise (signal-to-noise {snr:.2g}"
                                                " < 1): at this budget and sample size they are mostly noise.")

@@ -197,7 +197,8 @@ def _elliptical_share(second_moment, variances, detected, V):
     root = np.sqrt(np.maximum(np.asarray(variances, dtype=float), 1e-300))
     out = np.zeros(V.shape[0])
     for rows in row_blocks(d):
-        C = np.abs(np.asarray(second_moment[rows], dtype=float)) / np.outer(root[rows], root)
+        with np.errstate(over="ignore"):  # a released variance at or below 0 (floored at 1e-300): C = inf -> 1
+            C = np.abs(np.asarray(second_moment[rows], dtype=float)) / np.outer(root[rows], root)
         np.minimum(C, 1.0, out=C)
         C[:, detected] = 1.0
         C[detected[rows]] = 1.0

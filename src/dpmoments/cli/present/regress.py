@@ -75,8 +75,8 @@ def coefficient_lines(est, names):
                    "sampling releases); not the bias of clipping rows and responses at their bounds")
     elif left:
         out.append(f"'{left}': these intervals count the added noise of every iteration, passed on undamped; no "
-                   "sampling release estimates the IRLS map's derivative (none is made across sites), so "
-                   "sampling variability and how far the iterations not run would move the coefficients are not "
+                   "sampling release estimates the IRLS map's derivative (none was made, or it is within its noise), "
+                   "so sampling variability and how far the iterations not run would move the coefficients are not "
                    "in them")
     if zero.any():
         out.append(f"{int(zero.sum())} of {zero.size} intervals contain 0: those coefficients cannot be told from 0 "
