@@ -94,6 +94,7 @@ from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
 from .scale_guard import guard_scales, named_columns
 from .scale_floors import at_resolution, drawn_columns, median_resolution, scale_floor
 from .private_location import private_mean, refined_location
+from .small_grid import grid_note, on_grid
 from .private_passes import bound_pass, column_scales, fused_sums, row_bound_draw, scaled_rows
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
@@ -215,6 +216,7 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     private_center = isinstance(center, str)
     m, coarse, settled, main = _clipping_centre(X, budget, shares, main, relation, center, center_budget, scale,
                                                 row_norm, bounds, rng_loc, known)
+    bounds = on_grid(bounds, budget)  # a small table's choices may have been drawn on a coarser grid
     final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
     s, bound_share = None, shares["bound"]  # without scales the row bound takes the whole bound option
     if scale is not None:
@@ -315,10 +317,11 @@ def _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta):
     budget.parts.append(release_part("second moment", rel, main_share))
     if rel.law.needs_delta:
         warn_if_delta_large(delta, rel.n, noisy=not rel.n_public, stacklevel=5)
+    bounds = on_grid(bounds, budget)
     if budget.weakest is not None:  # where n is public a weak draw was refused; under add-remove it is warned about
         _warn_weakest(*budget.weakest, bounds.search, rel.n)
     center = rel.center if (rel.center is None or s is None) else rel.center * s
-    steps = rel.postprocessing + budget.widening_note() + (
+    steps = rel.postprocessing + budget.widening_note() + grid_note(budget) + (
         ("standardised by private column scales; estimates are mapped back",) if s is not None else ())
     rel = dataclasses.replace(rel, center=center, column_scale=s, guarantee=budget.total(), parts=tuple(budget.parts),
                               randomness=randomness_of(rng, epsilon), postprocessing=steps)
