@@ -417,14 +417,15 @@ def test_too_few_draws_withhold_their_intervals():
     assert np.isnan(basic_interval([1.0, 2.0], [[3.0, 1.0]] * 18, 0.9)).all()
     assert np.isfinite(basic_interval([1.0, 2.0], np.arange(38.0).reshape(19, 2), 0.9)).all()
     assert np.isnan(bootstrap_se([[3.0, 1.0]])).all() and bootstrap_se([[3.0], [1.0]])[0] > 0
-    assert "needs 19 or more" in _too_few(5, 0.9) and _too_few(0, 0.9) == _too_few(19, 0.9) == ""
+    assert "(19 or more)" in _too_few(5, 0.9) and _too_few(0, 0.9) == _too_few(19, 0.9) == ""
     X = np.random.default_rng(0).normal(size=(500, 3))
     kw = dict(n_components=2, epsilon=1.0, delta=1e-6, row_norm=4.0, center=None, rng=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         few, none = PrivatePCA(n_draws=5, **kw).fit(X), PrivatePCA(n_draws=0, **kw).fit(X)
     assert np.array_equal(few.explained_variance_interval_, none.explained_variance_interval_)
-    assert few.uncertainty_["method"] == none.uncertainty_["method"]
+    assert few.uncertainty_["method"] == none.uncertainty_["method"] and few.component_angles_ is None
+    assert np.array_equal(few.components_identified_, none.components_identified_)
 
 
 def test_tensor_intervals_for_without_draws_is_refused(run, clean, tmp_path):

@@ -230,10 +230,11 @@ class Noise:
         if how:
             level = u.get("level")
             n = u.get("n_draws") or 0
-            out.append(f"uncertainty: {how}" + (f" over {n} redrawn releases" if n else "")
+            few = _too_few(n, level)
+            out.append(f"uncertainty: {how}" + (f" over {n} redrawn releases" if n and not few else "")
                        + (f", {_percent(level)} intervals" if level else "")
                        + f" ({u.get('scope', 'the noise only: not sampling variability')})"
-                       + _too_few(n, level))
+                       + few)
         for code in dict.fromkeys(d["code"] for d in self.diagnostics):
             out.append(f"NOISE [{code}]: {SENTENCES.get(code, 'see the warning above.')}")
         for item in self.withheld:
@@ -340,5 +341,5 @@ def _too_few(n_draws, level):
     from .uncertainty import fewest_draws  # NumPy with it: not at import (the command line's parsers read this)
 
     need = fewest_draws(level) if level else 0
-    return (f"; intervals from the draws withheld: a {_percent(level)} interval needs {need} or more"
-            if 0 < n_draws < need else "")
+    return (f"; {n_draws} draws are too few for a {_percent(level)} interval's tails ({need} or more): intervals "
+            "that only draws give are withheld, closed forms kept" if 0 < n_draws < need else "")
