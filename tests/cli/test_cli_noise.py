@@ -230,12 +230,12 @@ def test_precision_graph_of_noise_is_withheld(run, clean, tmp_path):
 def test_precision_edges_carry_their_frequency(run, clean, tmp_path):
     out = tmp_path / "net"
     res = run("precision", clean / "chain.npy", *GAUSS[:-1], "--row-norm", 1, "--center", 0, "--draws", 10,
-              "--out", out)
+              "--level", 0.8, "--out", out)  # 10 draws reach an 80% interval's tails (a 90% one's need 19)
     a = _clean(res, out)
     freq = np.load(out / "edge_frequency.npy")
     assert freq.shape == (6, 6) and np.all((freq >= 0) & (freq <= 1))
     header = (out / "edges.csv").read_text().splitlines()[0]
-    assert header == "feature_a,feature_b,partial_correlation,frequency,90% interval,in_truth"
+    assert header == "feature_a,feature_b,partial_correlation,frequency,80% interval,in_truth"
     assert np.load(out / "partial_correlation_lower.npy").shape == (6, 6)
     assert re.search(r"x\d - x\d +-0\.\d+ +1\.00", res.stdout)  # the chain's edges, in every redrawn release
     assert a["uncertainty"]["n_edges_stable_90"] >= 5 and (out / "network.png").is_file()
@@ -244,11 +244,11 @@ def test_precision_edges_carry_their_frequency(run, clean, tmp_path):
 def test_ridge_entries_carry_their_standard_errors(run, clean, tmp_path):
     out = tmp_path / "ridge"
     res = run("precision", clean / "chain.npy", "--method", "ridge", "--alpha", "0.001", *GAUSS, "--row-norm", 1,
-              "--center", 0, "--draws", 10, "--out", out)
+              "--center", 0, "--draws", 10, "--level", 0.8, "--out", out)
     _clean(res, out)
     assert np.load(out / "precision_se.npy").shape == (6, 6)
     assert (out / "edges.csv").read_text().splitlines()[0] == (
-        "feature_a,feature_b,partial_correlation,precision,se,90% interval,in_truth")
+        "feature_a,feature_b,partial_correlation,precision,se,80% interval,in_truth")
 
 
 # -- regress: coefficients shown with their noise --------------------------------------------------------------
@@ -320,7 +320,7 @@ def test_tensor_mog_on_iris_withholds_weights_and_means(run, public, tmp_path):
 def test_tensor_mog_weights_with_standard_errors(run, clean, tmp_path):
     out = tmp_path / "mog"
     res = run("tensor", clean / "mog.npy", "--model", "mog", "--sigma2", 0.01, "--n-components", 3,
-              *GAUSS[:-1], "--row-norm", 2, "--draws", 10, "--intervals-for", "sample", "--out", out)
+              *GAUSS[:-1], "--row-norm", 2, "--draws", 10, "--level", 0.8, "--intervals-for", "sample", "--out", out)
     a = _clean(res, out)  # "sample": one decomposition per draw (the population's sampling: test_tensor_error.py)
     assert len(a["weights_se"]) == 3 and all(se > 0 for se in a["weights_se"])
     for w, se in zip(a["weights"], a["weights_se"]):
@@ -394,14 +394,38 @@ def test_too_few_draws_for_the_level_are_warned_of():
     assert [fewest_draws(level) for level in (0.5, 0.8, 0.9, 0.95)] == [3, 9, 19, 39]
     with pytest.warns(UserWarning, match=r"n_draws=5 \(--draws\): fewer than the 19 .* 0.9 interval"):
         check_parameters(PrivatePCA(n_components=1, n_draws=5, level=0.9))
-    with pytest.warns(UserWarning, match=r"n_draws=50 \(--draws\): fewer than the 199 .* 0.99 interval"):  # auto's
-        check_parameters(PrivatePCA(n_components=1, n_draws=draws(argparse.Namespace(draws="auto", level=0.99), 3,
-                                                                   auto=True), level=0.99))
+    assert draws(argparse.Namespace(draws="auto", level=0.99), 3, auto=True) == 199  # auto reaches the tails
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for value in (0, 19):
             check_parameters(PrivatePCA(n_components=1, n_draws=value, level=0.9))
         assert draws(argparse.Namespace(draws=5, level=0.9), 3, auto=True) == 5  # the estimator warns, not twice
+
+
+def test_too_few_draws_withhold_their_intervals():
+    """One draw gave the basic interval [2 theta - theta*] twice: a point away from the estimate. Below the fewest
+    draws a level needs, the intervals drawn are withheld (NaN, one place: basic_interval), one draw's spread is not
+    printed as a standard error of 0, and the closed forms stand where there are (PCA's eigenvalues)."""
+    import warnings
+
+    import numpy as np
+
+    from dpmoments.estimators import PrivatePCA
+    from dpmoments.estimators.summary import _too_few
+    from dpmoments.estimators.uncertainty import basic_interval, bootstrap_se
+
+    assert np.isnan(basic_interval([1.0, 2.0], [[3.0, 1.0]] * 18, 0.9)).all()
+    assert np.isfinite(basic_interval([1.0, 2.0], np.arange(38.0).reshape(19, 2), 0.9)).all()
+    assert np.isnan(bootstrap_se([[3.0, 1.0]])).all() and bootstrap_se([[3.0], [1.0]])[0] > 0
+    assert "(19 or more)" in _too_few(5, 0.9) and _too_few(0, 0.9) == _too_few(19, 0.9) == ""
+    X = np.random.default_rng(0).normal(size=(500, 3))
+    kw = dict(n_components=2, epsilon=1.0, delta=1e-6, row_norm=4.0, center=None, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        few, none = PrivatePCA(n_draws=5, **kw).fit(X), PrivatePCA(n_draws=0, **kw).fit(X)
+    assert np.array_equal(few.explained_variance_interval_, none.explained_variance_interval_)
+    assert few.uncertainty_["method"] == none.uncertainty_["method"] and few.component_angles_ is None
+    assert np.array_equal(few.components_identified_, none.components_identified_)
 
 
 def test_tensor_intervals_for_without_draws_is_refused(run, clean, tmp_path):

@@ -246,6 +246,20 @@ def test_a_scale_that_is_only_its_median_s_distance_from_zero_is_replaced():
     assert guard_scales(s, 1e-6, "coarse column scales") is s  # without medians, as before
 
 
+def test_a_scale_at_the_bottom_about_a_median_off_zero_says_why():
+    """N(100, 1) beside U(0, 400): every row within the median's grid bin (3% of 100 wide) counts as tied, the scale
+    falls at the bottom and the other column's stands in; the warning said "a constant or zero-inflated column". It
+    now says the rows lie within one grid bin of the median, and names the public range that fixes it."""
+    s, medians, width = np.array([1e-6, 100.0, 1e-6]), np.array([100.3, 200.0, 0.0]), np.array([3.3, 6.6, 1e-7])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = guard_scales(s, 1e-6, "coarse column scales", about=(medians, width, np.ones(3, dtype=bool)))
+    said = [str(w.message) for w in caught]
+    assert out.tolist() == [100.0, 100.0, 100.0] and len(said) == 2
+    assert "column(s) 2 (0-based)" in said[0] and "zero-inflated" in said[0]
+    assert "column(s) 0 (0-based)" in said[1] and "within one grid bin" in said[1] and "--ranges" in said[1]
+
+
 def test_a_column_beyond_the_search_range_is_named_and_the_rest_marked_as_noise():
     """Hostile: a constant column, a rare 0/1 one and one around 1e12 (the default grid ends at 1e8) beside a
     normal one. The huge column's scale is named at the top of the range; nothing explodes unmarked."""

@@ -102,8 +102,11 @@ def draws(args, n_features, auto, limit=None):
     """The bootstrap draws ``--draws`` asks for; ``auto``: whether ``--draws auto`` takes :data:`AUTO_DRAWS`."""
     value = getattr(args, "draws", 0)
     if value == "auto":
-        value = AUTO_DRAWS if auto and n_features <= (AUTO_MAX_FEATURES if limit is None else limit) else 0
-    return int(value)  # too few for the level's tails: the estimator warns (uncertainty.warn_if_too_few_draws)
+        from ..estimators.uncertainty import fewest_draws  # NumPy with it: not at import
+
+        enough = max(AUTO_DRAWS, fewest_draws(getattr(args, "level", 0.9)))  # a 0.99 level's tails need 199
+        value = enough if auto and n_features <= (AUTO_MAX_FEATURES if limit is None else limit) else 0
+    return int(value)  # too few for the tails: the estimator warns and withholds (uncertainty.basic_interval)
 
 
 def spread(args, n_features, auto, limit=None):

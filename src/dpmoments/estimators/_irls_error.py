@@ -42,7 +42,7 @@ import numpy as np
 from ..mechanisms.laws import NONE
 from ..solvers.irls import solve_weighted
 from .diagnostics import Diagnostics
-from .uncertainty import NoiseLaw, bootstrap_generator, check_draws, check_level, z_value
+from .uncertainty import NoiseLaw, bootstrap_generator, check_draws, check_level, fewest_draws, z_value
 
 __all__ = ["ErrorBudget", "irls_error_budget", "irls_laws", "solve_se", "noise_cov", "FLOORED_SHARE"]
 
@@ -139,6 +139,7 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
     ErrorBudget
     """
     level, n_draws = check_level(level), check_draws(n_draws)
+    drawn = n_draws >= fewest_draws(level)  # fewer: a covariance too rough for the level's tails (warned)
     law_a, law_b = laws
     A, B = iterations[-1]
     theta = solve_weighted(B, A, floor)[0]
@@ -157,7 +158,7 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
     else:
         for j, (Aj, Bj) in enumerate(reversed(iterations)):  # the final iteration first: M^0, M^1, ...
             cj = noise_cov(Aj, Bj, floor, law_a, law_b)[1]
-            if j == 0 and n_draws:
+            if j == 0 and drawn:
                 cj = _bootstrap_cov(A, B, floor, laws, n_draws, rng)
             cov += power @ cj @ power.T
             power = M @ power
@@ -177,7 +178,7 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
                                           "noise of B hid the signal (eigenvalues raised to the floor): their "
                                           "intervals are withheld (biased); a larger epsilon, fewer columns or more "
                                           "rows lift the signal above that noise.")
-    summary = _summary(level, n_draws, snr, laws, sampling, H is not None, J, float(np.abs(stretch).max()))
+    summary = _summary(level, n_draws, drawn, snr, laws, sampling, H is not None, J, float(np.abs(stretch).max()))
     summary["withheld"] = f"{int(biased.sum())} of {d} (floored directions)"
     return ErrorBudget(theta, cov, noise, stretch, biased, snr, diag.as_list(), summary)
 
@@ -230,7 +231,7 @@ def _not_run(theta, power, known):
     return power @ theta if known else np.zeros_like(theta)
 
 
-def _summary(level, n_draws, snr, laws, sampling, known_m, J, stretch):
+def _summary(level, n_draws, drawn, snr, laws, sampling, known_m, J, stretch):
     covered = [f"the noise of all {J} iterations (propagated through the weights, first order)"]
     missing = ["clipping bias (rows beyond row_norm, responses beyond response_bound)"]
     if known_m:
@@ -242,7 +243,7 @@ def _summary(level, n_draws, snr, laws, sampling, known_m, J, stretch):
         covered.append("sampling variability of the rows (the LAD sandwich, from private releases)")
     else:
         missing.append("sampling variability of the rows")
-    return {"method": "closed-form (first order)" + (", final iteration by parametric bootstrap" if n_draws else ""),
+    return {"method": "closed-form (first order)" + (", final iteration by parametric bootstrap" if drawn else ""),
             "level": level, "n_draws": n_draws, "signal_to_noise": snr,
             "signal_to_noise_definition": "||theta|| / sqrt(sum of the coefficients' noise variances)",
             "noise": {"first_moment": laws[0].to_dict(), "second_moment": laws[1].to_dict()},

@@ -17,7 +17,8 @@ from .graph import partial_correlations
 from .noise_entries import EntrySpread, LazyEntries
 from .diagnostics import Diagnostics, check_centre, check_matrix, in_data_units, largest_noise, variance_noise_level
 from ..mechanisms.laws import WISHART
-from .uncertainty import NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level
+from .uncertainty import (NoiseLaw, basic_interval, bootstrap_generator, bootstrap_se, check_draws, check_level,
+                          fewest_draws)
 from .uncertainty import count_relative_sd, noise_law, redraw
 from .uncertainty import UNSTABLE_DEGREES, z_value
 
@@ -119,7 +120,7 @@ def pca_spread(release, est, spectrum, n_draws, level, rng, owner):
              "n_eigenvalues_above_noise_": int(np.count_nonzero(spectrum - shift > edge)),
              "subspace_angle_bound_": bound, "component_angles_": None, "subspace_angle_": None}
     method = "closed-form (first order)"
-    if n_draws:
+    if n_draws >= fewest_draws(level):  # fewer cannot reach the level's tails: the closed form stands (warned)
         lam_star, V_star = _pca_draws(release, k, est.eigensolver_, n_draws, rng)
         se = bootstrap_se(lam_star)
         interval = basic_interval(est.explained_variance_, lam_star, level) - (est.explained_variance_ - lam)

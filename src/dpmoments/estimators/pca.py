@@ -24,7 +24,7 @@ from .diagnostics import Diagnostics
 from .eigenvalue_budget import eigenvalue_error_budget
 from .perturbation import bias_perturbation
 from .error_draws import error_parts, every_part_draws
-from .uncertainty import UNSTABLE_DEGREES, bootstrap_generator, check_draws
+from .uncertainty import UNSTABLE_DEGREES, bootstrap_generator, check_draws, fewest_draws
 from .component_summaries import pca_summary
 
 __all__ = ["PCAFit"]  # PrivatePCA: this class on scikit-learn's BaseEstimator and mixins (scikit_learn.py)
@@ -136,7 +136,7 @@ class PCAFit(MomentEstimator):
     explained_variance_se_, explained_variance_interval_ : ndarray
         Standard error and ``level`` interval, shape ``(k,)`` and ``(2, k)``,
         of each eigenvalue of the exact matrix: first-order closed form, or
-        the bootstrap's with ``n_draws > 0``.
+        the bootstrap's with ``n_draws`` at least ``fewest_draws(level)`` (fewer: the closed form).
     components_above_noise_ : ndarray of bool, shape (n_components,)
         Eigenvalue above the noise's spectral norm (``eigenvalue_noise_floor_``).
         A component below it is noise.
@@ -157,7 +157,7 @@ class PCAFit(MomentEstimator):
         angle between the released and the exact top-``k`` subspaces, with the
         released eigengap ``lambda_k - lambda_{k+1}`` (90 when it is vacuous).
     component_angles_, subspace_angle_ : ndarray, float or None
-        With ``n_draws > 0``: the median angle (degrees) between each fitted
+        With ``n_draws >= fewest_draws(level)``: the median angle (degrees) between each fitted
         component and its counterpart in draws carrying the noise, the private
         centre's noise, the clipping loss and (``target="population"``)
         sampling (``estimators/error_draws.py``; a component is identified only
@@ -275,10 +275,14 @@ class PCAFit(MomentEstimator):
                                                       self.explained_variance_se_, self.level, target)
         self.explained_variance_interval_, self.explained_variance_se_ = interval, se
         self._identified_beyond_noise(release, spectrum, parts, target)
-        if self.n_draws:
+        if self._drawn():
             self._stable_across_every_part(release, target)
         self.uncertainty_.update(explained_variance_interval=interval.tolist(), explained_variance_se=se.tolist(),
                                  error_budget=parts, **_eigenvalue_words(parts, target))
+
+    def _drawn(self):
+        """Whether the draws reach the level's tails (fewer: the closed forms stand, uncertainty.fewest_draws)."""
+        return self.n_draws >= fewest_draws(self.level)
 
     def _identified_beyond_noise(self, release, spectrum, parts, target):
         """Components identified only where their eigengap also stands out of the centre, clipping and sampling.
@@ -290,7 +294,7 @@ class PCAFit(MomentEstimator):
         # the centre's own clipping bias at its bound's worst-case norm only without draws: with them, the draws carry
         # it at its bound's corners and judge each component (the worst case cost RAND HIE 2 of 9 stable components
         # and 0/1 columns 4 of 10, none of them wrong, in python -m benchmarks coverage)
-        bound = bias_perturbation(release, parts, spectrum[:1], target, None if self.n_draws else self.level)
+        bound = bias_perturbation(release, parts, spectrum[:1], target, None if self._drawn() else self.level)
         k = self.n_components_
         gaps = np.full(len(spectrum) + 1, np.inf)
         gaps[1:-1] = spectrum[:-1] - spectrum[1:]

@@ -230,9 +230,11 @@ class Noise:
         if how:
             level = u.get("level")
             n = u.get("n_draws") or 0
-            out.append(f"uncertainty: {how}" + (f" over {n} redrawn releases" if n else "")
+            few = _too_few(n, level)
+            out.append(f"uncertainty: {how}" + (f" over {n} redrawn releases" if n and not few else "")
                        + (f", {_percent(level)} intervals" if level else "")
-                       + f" ({u.get('scope', 'the noise only: not sampling variability')})")
+                       + f" ({u.get('scope', 'the noise only: not sampling variability')})"
+                       + few)
         for code in dict.fromkeys(d["code"] for d in self.diagnostics):
             out.append(f"NOISE [{code}]: {SENTENCES.get(code, 'see the warning above.')}")
         for item in self.withheld:
@@ -332,3 +334,12 @@ def choices_lines(parts, total):
         warn = f" -- MORE THAN 10%: {clipping_bias(at_end)}" if clipped[0] - 2 * clipped[1] > CLIPPED_WARNING else ""
         lines.append(f"  clipped rows (noisy): {100 * clipped[0]:.1f}% (noise sd {100 * clipped[1]:.1f}%){warn}")
     return lines
+
+
+def _too_few(n_draws, level):
+    """What the console's uncertainty line adds where the draws cannot reach the level's tails (principle 3)."""
+    from .uncertainty import fewest_draws  # NumPy with it: not at import (the command line's parsers read this)
+
+    need = fewest_draws(level) if level else 0
+    return (f"; {n_draws} draws are too few for a {_percent(level)} interval's tails ({need} or more): intervals "
+            "that only draws give are withheld, closed forms kept" if 0 < n_draws < need else "")

@@ -206,8 +206,14 @@ def basic_interval(estimate, draws, level):
     fresh draw falls below the ``k``-th of ``B`` exchangeable draws with probability ``k / (B + 1)``.
     NumPy's default, ``1 + p (B - 1)``, leaves ``3.45 / 51`` in each tail at ``B = 50`` and a 90%
     interval covered 0.85-0.88 (ridge precision, tensor weights, PCA, 200 releases each).
+
+    Fewer than :func:`fewest_draws` draws cannot reach the tails: the interval is withheld (NaN), never printed
+    narrower than its level (one draw gave the point ``2 theta - theta*``, away from the estimate itself); the
+    parameter check says so once (:func:`warn_if_too_few_draws`).
     """
     estimate, draws = np.asarray(estimate, dtype=float), np.asarray(draws, dtype=float)
+    if draws.shape[0] < fewest_draws(check_level(level)):
+        return np.full((2,) + np.broadcast_shapes(estimate.shape, draws.shape[1:]), np.nan)
     tail = (1.0 - check_level(level)) / 2.0
     lo, hi = np.quantile(draws, [tail, 1.0 - tail], axis=0, method="weibull")
     return np.stack([2.0 * estimate - hi, 2.0 * estimate - lo])
@@ -219,7 +225,10 @@ def bootstrap_se(draws):
     Equal to the standard deviation for normal draws, and not swamped by the
     rare draw in which a near-singular matrix is inverted (whitening, IRLS).
     """
-    q25, q75 = np.quantile(np.asarray(draws, dtype=float), [0.25, 0.75], axis=0)
+    draws = np.asarray(draws, dtype=float)
+    if draws.shape[0] < 2:  # one draw has no spread: its "0" would claim an exact estimate
+        return np.full(draws.shape[1:], np.nan)
+    q25, q75 = np.quantile(draws, [0.25, 0.75], axis=0)
     return (q75 - q25) / 1.349
 
 
@@ -258,7 +267,8 @@ def warn_if_too_few_draws(n_draws, level):
     need = fewest_draws(level)
     if 0 < n_draws < need:
         warnings.warn(f"n_draws={n_draws} (--draws): fewer than the {need} draws that the tails of a {level:.3g} "
-                      "interval need; the drawn intervals are narrower than their level says", UserWarning,
+                      f"interval need; the intervals drawn are withheld (NaN) and closed forms kept where there "
+                      f"are (PCA, IRLS): ask for --draws {need} or more", UserWarning,
                       stacklevel=2)  # one location: a fit checks its parameters twice, warned once
 
 

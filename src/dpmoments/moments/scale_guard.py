@@ -91,11 +91,29 @@ def guard_scales(s, low, label, stacklevel=4, about=None):
         s = np.where(to_zero, fill, s)
     if not bottom.any():
         return s
-    warnings.warn(f"the private {label} of column(s) {_shown(np.flatnonzero(bottom))} fell at the bottom of "
-                  f"the search range: a constant or zero-inflated column; replaced by the median of the other scales "
-                  f"({fill:.3g}), so it cannot blow the column up. Give such columns a public range (ranges=, "
-                  "--ranges COL=LOW:HIGH) for a scale that is right.", BoundWarning, stacklevel=stacklevel)
+    fine = bottom & (np.zeros_like(bottom) if about is None else _off_zero(*about))
+    for columns, why in ((bottom & ~fine, "a constant or zero-inflated column"), (fine, _FINER)):
+        if columns.any():
+            warnings.warn(f"the private {label} of column(s) {_shown(np.flatnonzero(columns))} fell at the bottom of "
+                          f"the search range: {why}; replaced by the median of the other scales ({fill:.3g}), so it "
+                          "cannot blow the column up. Give such columns a public range (ranges=, --ranges "
+                          "COL=LOW:HIGH) for a scale that is right.", BoundWarning, stacklevel=stacklevel)
     return np.where(bottom, fill, s)
+
+
+# Why a scale about a median well off 0 fell at the bottom: the rows within the median's grid bin count as tied
+# (scale_floors.median_resolution), and that bin is about 3% of the median wide: N(100, 1) beside U(0, 400) had
+# every row tied, its scale replaced by the other column's, and its variance came out 0.00003 against 1 (its
+# interval [0, 10] held it). Telling it from a 0/1 column with a rare value would take a finer draw (a new release).
+_FINER = ("nearly all their rows lie within one grid bin of their private median (a spread under about 3% of the "
+          "column's level, or a rare value far from the rest), finer than the private draw resolves, so their "
+          "variance may be lost in the noise")
+
+
+def _off_zero(medians, width, drawn):
+    """The drawn columns whose private median lies more than its grid resolution ``width`` from 0 (not a column
+    mostly at 0, whose median is drawn at or just above it)."""
+    return np.asarray(drawn, dtype=bool) & (np.abs(np.asarray(medians, dtype=float)) > 2.0 * np.asarray(width))
 
 
 def _distance_to_zero(s, medians, width, drawn):
