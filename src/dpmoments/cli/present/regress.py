@@ -82,10 +82,11 @@ def coefficient_lines(est, names):
     rows = [[k, num(v, 4), num(s), "withheld" if m else interval_text(a, b), _line_note(m, u, z, left)]
             for k, v, s, a, b, z, m, u in zip(labels, values, se, lo, hi, zero, marks, unsampled)]
     out = table(["coefficient", "estimate", "se", f"{100 * est.level:g}% interval", ""], rows)
-    if left.startswith("covers") and (~unsampled & ~marks).any():
-        out.append(f"'{left}': these intervals count the added noise of every iteration (damped by the IRLS map's "
-                   "contraction), the iterations not run and the rows' sampling (the LAD sandwich, from the sites' "
-                   "sampling releases); not the bias of clipping rows and responses at their bounds")
+    if left.startswith("covers"):
+        out += [] if not (~unsampled & ~marks).any() else [  # said only where some line says it
+            f"'{left}': these intervals count the added noise of every iteration (damped by the IRLS map's "
+            "contraction), the iterations not run and the rows' sampling (the LAD sandwich, from the sites' sampling "
+            "releases); not the bias of clipping rows and responses at their bounds"]
     elif left:
         out.append(f"'{left}': these intervals count the added noise of every iteration, passed on undamped; no "
                    "sampling release estimates the IRLS map's derivative (none was made, or it is within its noise), "
