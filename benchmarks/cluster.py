@@ -35,9 +35,9 @@ ROW_NORM = 12.0
 EPSILON, DELTA = 1.0, 1e-6
 
 
-def _write(root, n, rng):
-    """The data as a hive-partitioned Parquet directory and a Zarr store, written file by file (n a multiple of
-    FILES)."""
+def _write(root, n, rng, offset=0.3):
+    """The data (column ``j`` normal with sd from 0.5 to 2 and mean ``offset``) as a hive-partitioned Parquet
+    directory and a Zarr store, written file by file (n a multiple of FILES)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     import zarr
@@ -48,7 +48,7 @@ def _write(root, n, rng):
     scales = np.linspace(0.5, 2.0, D)
     per_file = n // FILES
     for k in range(FILES):
-        X = rng.normal(size=(per_file, D)) * scales + 0.3
+        X = rng.normal(size=(per_file, D)) * scales + offset
         z[k * per_file:(k + 1) * per_file] = X
         folder = root / "lake" / f"year={2020 + k % 4}" / f"site=s{k // 4}"
         folder.mkdir(parents=True, exist_ok=True)
@@ -122,11 +122,12 @@ class _Rows:
 
 
 class _PeakRss:
-    """The largest RSS of each worker process, sampled every 0.2 s."""
+    """The largest RSS of each worker process, sampled every ``every`` seconds (0.2 s)."""
 
-    def __init__(self, pids):
+    def __init__(self, pids, every=0.2):
         import psutil
 
+        self.every = every
         self.procs = {p: psutil.Process(p) for p in pids}
         self.peak = {p: 0 for p in pids}
         self.stop = threading.Event()
@@ -134,7 +135,7 @@ class _PeakRss:
         self.thread.start()
 
     def _run(self):
-        while not self.stop.wait(0.2):
+        while not self.stop.wait(self.every):
             for p, proc in self.procs.items():
                 try:
                     self.peak[p] = max(self.peak[p], proc.memory_info().rss)
@@ -248,38 +249,46 @@ def _cpu_timed(fn, procs=()):
 
 
 def _pair(fit_public, fit_default, repeat, procs=(), counter=None, n=1):
-    """Best (wall, CPU) of the public and the default fit over ``repeat`` runs each, in turn; their passes."""
-    best, passes = {"public": (np.inf, np.inf), "defaults": (np.inf, np.inf)}, {}
+    """Best (wall, CPU) of the public and the default fit over ``repeat`` runs each, in turn; their passes; the
+    largest worker RSS (MiB, sampled every 20 ms) during each kind's fits, where ``procs`` are worker processes."""
+    best, passes, peak = {"public": (np.inf, np.inf), "defaults": (np.inf, np.inf)}, {}, {}
     for _ in range(repeat):
         for kind, fit in (("public", fit_public), ("defaults", fit_default)):
+            rss = _PeakRss([p.pid for p in procs], every=0.02) if procs else None
             wall, cpu = _cpu_timed(fit, procs)
+            if rss is not None:
+                peak[kind] = max(peak.get(kind, 0.0), rss.close())
             best[kind] = (min(best[kind][0], wall), min(best[kind][1], cpu))
             if counter is not None:
                 passes[kind] = counter.take() / n
-    return best, passes
+    return best, passes, peak
 
 
 def _defaults(root, n, repeat=1):
-    """The library's defaults (private centre and bound) against the public run, with their passes."""
+    """The library's defaults (private centre and bound) against the public run, with their passes and the workers'
+    memory. ``DPM_OFFSET`` (default 0.3) is every column's mean: at 0 the private location settles at its first
+    step (one pass for the choices, one for the release); at 0.3 it takes a second step (a third pass)."""
     import dask
     import distributed
     import psutil
 
     from dpmoments.data.dask_tables import open_dask_table
 
+    offset = float(os.environ.get("DPM_OFFSET", 0.3))
     log(f"writing {n} x {D} ({n * D * 8 / 1e9:.2f} GB) as Parquet and Zarr under {root}")
-    _write(root, n, np.random.default_rng(1))
+    _write(root, n, np.random.default_rng(1), offset)
     X = _in_memory(root, n)
     table = Table(f"The defaults (private choices) against the public run, {n:,} x {D} ({X.nbytes / 2**30:.2f} "
-                  "GiB): CPU and wall seconds", ["engine", "source", "public CPU s", "defaults CPU s",
-                                                 "defaults / public (CPU)", "public wall s", "defaults wall s",
-                                                 "defaults / public (wall)", "passes (public, defaults)"])
+                  f"GiB), columns of mean {offset:g}: CPU and wall seconds, worker memory",
+                  ["engine", "source", "public CPU s", "defaults CPU s", "defaults / public (CPU)", "public wall s",
+                   "defaults wall s", "defaults / public (wall)", "passes (public, defaults)",
+                   "worker peak RSS MiB (public, defaults)"])
 
-    def row(engine, label, best, passes):
+    def row(engine, label, best, passes, peak):
         (pw, pc), (dw, dc) = best["public"], best["defaults"]
         table.rows.append([engine, label, f"{pc:.2f}", f"{dc:.2f}", f"{dc / pc:.2f}", f"{pw:.2f}", f"{dw:.2f}",
                            f"{dw / pw:.2f}", f"{passes['public']:g}, {passes['defaults']:g}" if passes
-                           else "(over memory)"])
+                           else "(over memory)", f"{peak['public']:.0f}, {peak['defaults']:.0f}" if peak else ""])
 
     def fits(source):
         return (lambda: _estimator("public").fit(source()), lambda: _estimator("defaults").fit(source()))
@@ -298,6 +307,7 @@ def _defaults(root, n, repeat=1):
             log(f"cluster: {label}")
             row(f"distributed ({WORKERS} processes)", label,
                 *_pair(*fits(lambda: open_dask_table(path).X), repeat, procs, counter=rows, n=n))
+        passes = _pass_costs(root, procs, repeat, offset)
     table.notes += [
         f"Each cell: the best of {repeat} run(s), the public and the default fit taken in turn. CPU: this process "
         "(its threads: the threaded scheduler's, the local cluster's scheduler) plus the worker processes' "
@@ -308,8 +318,44 @@ def _defaults(root, n, repeat=1):
         "also sums what clipping removed.",
         "The in-memory time is of the array itself (its passes are over memory); threaded dask and the cluster "
         "read the files on every pass.",
+        "Worker peak RSS: the largest resident memory of a worker process (its imports included) "
+        "while the fits of each kind ran, sampled every 20 ms (psutil).",
     ]
-    return [table]
+    return [table, passes]
+
+
+def _pass_costs(root, procs, repeat, offset):
+    """What one pass of each kind costs on the cluster, against the public fit (the same CPU measure, best of
+    ``repeat``, taken in turn): the private location's binned pass, the public release's and the default release's."""
+    from dpmoments.data.dask_tables import open_dask_table
+    from dpmoments.moments import SearchRange
+    from dpmoments.moments.binned_sums import binned_pass
+    from dpmoments.moments.clipping_bias import ExcessTap
+    from dpmoments.moments.dask_moments import dask_moment_sums
+
+    centre = np.full(D, offset)
+    kinds = {
+        "the public fit (reference)": lambda X: _estimator("public").fit(X),
+        "binned pass of a location step or the row bound (counts and mean sums per bin)":
+            lambda X: binned_pass(X, moment="mean", search=SearchRange(), center=centre),
+        "the public release's pass (clipped moment sums)": lambda X: dask_moment_sums(X, row_norm=ROW_NORM,
+                                                                                       center=centre),
+        "the default release's pass (moment sums and the clipping loss)":
+            lambda X: ExcessTap(X, centre, ROW_NORM).moment_sums(),
+    }
+    table = Table(f"One pass of each kind on the cluster ({WORKERS} processes): CPU seconds, and against the public "
+                  "fit", ["source", "pass", "CPU s", "/ public fit"])
+    for label, path in _sources(root).items():
+        best = {k: np.inf for k in kinds}
+        for _ in range(repeat):
+            for k, fn in kinds.items():
+                best[k] = min(best[k], _cpu_timed(lambda: fn(open_dask_table(path).X), procs)[1])
+        reference = best["the public fit (reference)"]
+        table.rows += [[label, k, f"{v:.2f}", f"{v / reference:.2f}"] for k, v in best.items()]
+    table.notes.append(f"Best of {repeat}, each kind in turn, the same CPU measure as above (this process and the "
+                       "workers'). The defaults make two binned passes (a location step that moves the centre "
+                       "by more than a tenth of its bound takes a second) and the default release's pass.")
+    return table
 
 
 def _cli(path, scheduler, out):

@@ -192,19 +192,21 @@ def test_regress_has_one_set_of_defaults_alone_and_across_sites():
     from dpmoments.multisite import irls
     from dpmoments.multisite.analyses import IRLS_DEFAULTS
 
-    assert IRLS_DEFAULTS == {"n_iter": N_ITER, "w_max_per_bound": W_MAX_AUTO, "intercept": INTERCEPT_SCALE}
+    assert IRLS_DEFAULTS == {"n_iter": N_ITER, "w_max_per_bound": W_MAX_AUTO, "intercept": INTERCEPT_SCALE,
+                             "sampling_budget": PrivateIRLS(epsilon=1.0, delta=1e-6).sampling_budget}
     assert INTERCEPT_SHARE == INTERCEPT_SCALE
     est = _defaults(PrivateIRLS.__init__)
     assert est["fit_intercept"] is True and est["response_bound"] == "auto" and est["n_iter"] == N_ITER
     wing = _defaults(irls)
     assert wing["fit_intercept"] is True and wing["n_iter"] == N_ITER and wing["w_max"] is None
+    assert wing["sampling_budget"] == est["sampling_budget"] == 0.1  # intervals for the population, both ways
     for argv in (["regress", "d.csv", "--target", "y"],
                  ["simulate", "a.csv", "b.csv", "--analysis", "regress", "--target", "y", "--delta", "1e-6"]):
         args = build_parser().parse_args([*argv, "--epsilon", "1", "--out", "o"])
         assert args.fit_intercept is True
     assert response_bound_of(args) == "auto"
     assert plan_options(args) == {"n_iter": N_ITER, "w_max": None, "p": 1.0, "w_max_per_bound": W_MAX_AUTO,
-                                  "intercept": INTERCEPT_SCALE}
+                                  "intercept": INTERCEPT_SCALE, "sampling_budget": est["sampling_budget"]}
 
 
 def test_ridge_precision_has_no_penalty_default_and_says_so_before_spending():

@@ -402,3 +402,10 @@ def test_too_few_draws_for_the_level_are_warned_of():
         for value in (0, 19):
             check_parameters(PrivatePCA(n_components=1, n_draws=value, level=0.9))
         assert draws(argparse.Namespace(draws=5, level=0.9), 3, auto=True) == 5  # the estimator warns, not twice
+
+
+def test_tensor_intervals_for_without_draws_is_refused(run, clean, tmp_path):
+    """The tensor's intervals come from its draws: ``--intervals-for sample`` with ``--draws 0`` would be ignored."""
+    res = run("tensor", clean / "mog.npy", "--model", "mog", "--sigma2", 0.01, "--n-components", 3, *GAUSS[:-1],
+              "--row-norm", 2, "--draws", 0, "--intervals-for", "sample", "--out", tmp_path / "x")
+    assert res.returncode == 2 and "--intervals-for" in res.stderr and not (tmp_path / "x").exists()

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from dpmoments.estimators.clipping_allowance import elliptical_parts, split_allowance, widen_towards
+from dpmoments.estimators.clipping_allowance import (elliptical_allowance, elliptical_parts, split_allowance,
+                                                     unclear_signs, widen_towards)
 
 Z = 1.6448536269514722
 
@@ -47,6 +48,23 @@ def test_the_signed_sd_widens_the_end_it_names_in_quadrature_and_leaves_the_othe
     lo, hi = np.full((2, 2), 3.0), np.full((2, 2), 3.0)
     widen_towards(lo, hi, np.array([[0.0, 2.0], [-2.0, 0.0]]), 2.0)
     assert hi[0, 1] == 5.0 and lo[0, 1] == 3.0 and lo[1, 0] == 5.0 and hi[1, 0] == 3.0 and hi[0, 0] == 3.0
+
+
+def test_an_entry_of_unclear_sign_is_widened_at_both_ends_by_its_released_size():
+    # grunfeld's invest x capital released negative (noise and the centre), its full-data value positive: where the
+    # released entry is within its noise and the centre's reach of 0, the allowance may not pick a side or a size
+    sigma = np.array([[4.0, -0.5, 1.9], [-0.5, 1.0, 0.9], [1.9, 0.9, 1.0]])
+    unclear = unclear_signs(sigma, 0.3, np.array([0.5, 0.5, 0.5]), 1.0)  # |entry| <= 0.3 + 0.25
+    assert unclear.tolist() == [[False, True, False], [True, False, False], [False, False, False]]
+    lost, up = np.zeros(3), np.array([4.0, 1.0, 1.0])
+    towards, towards_sd, positive, negative = elliptical_allowance(sigma, np.zeros((3, 3), bool), lost, 1.0, 3 * up,
+                                                                   up, np.full(3, 0.1), Z, unclear)
+    assert positive[0, 1] and negative[0, 1] and positive[0, 2] and not negative[0, 2]
+    _, plain_sd, _, _ = elliptical_allowance(sigma, np.zeros((3, 3), bool), lost, 1.0, 3 * up, up, np.full(3, 0.1), Z)
+    assert towards_sd[0, 1] == -plain_sd[0, 1] > 0  # the released |rho|, both ways
+    lo, hi = np.ones((3, 3)), np.ones((3, 3))
+    widen_towards(lo, hi, towards_sd, Z, unclear)
+    assert lo[0, 1] == hi[0, 1] > 1 and lo[0, 2] == 1 < hi[0, 2]
 
 
 def test_the_centres_bias_cross_term_is_one_normal_and_its_product_is_held_by_the_norm_bound():

@@ -47,6 +47,14 @@ def test_the_budget_reads_a_release_and_public_values_only(monkeypatch):
     np.testing.assert_array_equal(again.covariance_interval_, est.covariance_interval_)
     np.testing.assert_array_equal(PrivatePCA(n_components=2).fit_release(pca.release_).explained_variance_interval_,
                                   pca.explained_variance_interval_)
+    # the loss matrix (Gaussian noise): its diagonal the vector, read along each component, named in the report
+    released = next(p for p in pca.release_.parts if p.label == "clipping excess").released
+    L = released["loss_matrix"]
+    assert L.shape == (3, 3) and not L.flags.writeable and np.array_equal(L, L.T)
+    np.testing.assert_array_equal(np.diag(L), released["variance_lost"])
+    assert len(pca.uncertainty_["error_budget"]["clipping"]["lost_along_components"]) == 2
+    shown = next(p for p in pca.release_.to_dict()["parts"] if p["label"] == "clipping excess")["released"]
+    assert shown["loss_matrix"] == "<array (3, 3)>"
     for budget in (covariance_error_budget, eigenvalue_error_budget):  # a release and public values, no data
         assert "X" not in inspect.signature(budget).parameters
         assert list(inspect.signature(budget).parameters)[0] == "release"

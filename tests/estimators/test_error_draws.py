@@ -205,3 +205,17 @@ def test_pca_counts_the_centres_own_bias_in_its_closed_form_without_draws_and_na
     public = PrivatePCA(n_components=2, rng=0, epsilon=1.0, delta=1e-6, center=[5.0, -2.0, 0.0, 40.0],
                         row_norm=20.0).fit(X)
     assert "centre" not in public.uncertainty_["covers"] + public.uncertainty_["scope"]
+
+
+def test_the_loss_shape_draws_both_signs_at_full_size_where_the_released_sign_is_unclear():
+    from dpmoments.estimators.error_draws import ErrorParts, _loss_shape
+    from dpmoments.estimators.uncertainty import bootstrap_generator
+
+    corr = np.array([[1.0, 0.1, 0.8], [0.1, 1.0, -0.2], [0.8, -0.2, 1.0]])
+    unclear = np.array([[False, True, False], [True, False, False], [False, False, False]])
+    parts = ErrorParts(target="sample", centre_scale=0.0, sigma_root=None, lost=np.zeros(3), lost_sd=1.0,
+                       loss_upper=np.ones(3), correlation=corr, unseen=False, n=10, unclear_sign=unclear)
+    gen = bootstrap_generator(0)
+    drawn = np.array([_loss_shape(parts, gen) for _ in range(40)])
+    assert np.all(drawn == drawn.transpose(0, 2, 1)) and np.all(drawn[:, ~unclear] == corr[~unclear])
+    assert set(np.unique(drawn[:, 0, 1])) == {-1.0, 1.0}

@@ -69,16 +69,6 @@ def test_the_fused_passes_release_what_two_passes_release(kwargs, monkeypatch):
         assert a.released.keys() == b.released.keys()
 
 
-def test_the_default_reads_the_data_once_per_refinement_step_and_once_for_the_release():
-    rel = _release(_chunks())
-    steps = [p for p in rel.parts if p.label.startswith("location") and p.label.endswith("mean")]
-    # each step's pass chose its bound and summed its mean (the first one counted the rows); the step that found
-    # the centre settled (it moved it by a tenth of its bound) ends the refinement, and its pass also serves the
-    # final bound and mean; then the release, which also sums what clipping removed (ExcessTap)
-    assert [p.label for p in steps] == ["location mean", "location refinement 1 mean"]  # 40 off the origin
-    assert CountedChunks.passes == len(steps) + 1
-
-
 def test_data_about_the_origin_take_one_pass_for_the_choices_and_one_for_the_release():
     CountedChunks.passes = 0
     rel = _release(CountedChunks(np.array_split(X - X.mean(0), 7)))
@@ -92,21 +82,6 @@ def test_the_steps_not_taken_go_to_the_second_moment_and_the_final_mean():
     assert shares["mean"] == pytest.approx(0.2 - 0.01 - 0.01)  # CenterBudget().mean less the two steps' means
     public = _release(_chunks(), center_budget=CenterBudget(prior=np.full(5, 40.0))).guarantee  # no steps at all
     assert (rel.guarantee.epsilon, rel.guarantee.delta) == (pytest.approx(public.epsilon, rel=1e-9), public.delta)
-
-
-def test_a_public_centre_reads_the_data_once_for_the_bound_and_once_for_the_release():
-    _release(_chunks(), center=None)
-    assert CountedChunks.passes == 2  # the bound's counts, then the release, which sums the clipping loss too
-
-
-def test_an_array_in_memory_keeps_two_passes_for_the_second_moment(monkeypatch):
-    moments = []  # a second pass over memory costs less than a second Gram product per row
-    real = binned_sums.binned_pass
-    monkeypatch.setattr("dpmoments.moments.private_passes.binned_pass",
-                        lambda *a, **k: moments.append(k["moment"]) or real(*a, **k))
-    _release(X, center=None)
-    _release(X)
-    assert "second" not in moments and moments.count("mean") == 2
 
 
 @pytest.mark.parametrize("moment", ["mean", "second", "counts"])
@@ -138,17 +113,49 @@ def _counted_dask(rows):
     return da.from_array(X, chunks=(6000, 5)).map_blocks(counted, dtype=float)
 
 
-@pytest.mark.parametrize("kwargs", [dict(), dict(center=None), dict(scale="private")])
-def test_a_dask_collection_is_read_as_often_as_a_stream_on_one_machine(kwargs):
+# The passes of a stream of chunks: the default (40 off the origin) takes two location steps, each pass choosing its
+# bound and summing its mean (the first one counting the rows); the step that settled (it moved the centre by a tenth
+# of its bound) ends the refinement and its pass also serves the final bound and mean; then the release, which also
+# sums what clipping removed (ExcessTap). A public centre: the bound's counts, then the release.
+@pytest.mark.parametrize("kwargs, chunk_passes, array_passes", [
+    (dict(), 3, ["mean", "mean"]), (dict(center=None), 2, ["counts"]),
+    (dict(scale="private"), 7, None)])  # (with scales, the chunks alone: test time)
+def test_a_dask_collection_is_read_as_often_as_a_stream_on_one_machine(kwargs, chunk_passes, array_passes,
+                                                                        monkeypatch):
     """Issue 28: on a cluster the default run makes no more passes than on one machine. The release's blocks
-    also sum what clipping removed, in the same tasks (ExcessTap.moment_sums), as the stream's pass does."""
+    also sum what clipping removed, in the same tasks (ExcessTap.moment_sums), as the stream's pass does.
+    Issue 27: the blocks' histograms and sums give the seeded release of the rows in memory and of the chunks
+    (the same draws, centre and parts; the sums to rounding: their order of addition). An array in memory keeps
+    a pass of its own for the second moment (``array_passes``: no fused "second"): over memory a second pass
+    costs less than the fused pass's second Gram product per row."""
     import dask
 
-    rows = []
+    rows, moments, real = [], [], binned_sums.binned_pass
     with dask.config.set(scheduler="threads"):
-        _release(_counted_dask(rows), **kwargs)
-    _release(_chunks(), **kwargs)
-    assert sum(rows) == CountedChunks.passes * X.shape[0]
+        blocks = _release(_counted_dask(rows), **kwargs)
+    chunks = _release(_chunks(), **kwargs)
+    assert sum(rows) == CountedChunks.passes * X.shape[0] and CountedChunks.passes == chunk_passes
+    others = [chunks]
+    if array_passes is not None:
+        monkeypatch.setattr("dpmoments.moments.private_passes.binned_pass",
+                            lambda *a, **k: moments.append(k["moment"]) or real(*a, **k))
+        others.append(_release(X, **kwargs))
+        assert moments == array_passes
+    for other in others:
+        scale = np.abs(other.second_moment).max()
+        np.testing.assert_allclose(blocks.second_moment, other.second_moment, rtol=1e-12, atol=1e-12 * scale)
+        assert (blocks.center is None) == (other.center is None)
+        assert blocks.center is None or np.array_equal(blocks.center, other.center)
+        assert (blocks.guarantee, blocks.noise_scale, blocks.row_norm) == (other.guarantee, other.noise_scale,
+                                                                           other.row_norm)
+        assert [(p.label, p.share, p.released.keys()) for p in blocks.parts] == \
+            [(p.label, p.share, p.released.keys()) for p in other.parts]
+        for a, b in zip(blocks.parts, other.parts):  # the draws the same; a mean's offset to rounding
+            for key, value in a.released.items():
+                if isinstance(value, str):
+                    assert value == b.released[key]
+                else:
+                    np.testing.assert_allclose(value, b.released[key], rtol=1e-9, atol=1e-12, err_msg=key)
 
 
 def test_the_fused_dask_pass_gives_the_sums_of_the_two_passes_bit_for_bit():

@@ -154,7 +154,8 @@ def test_bad_options_are_refused_before_the_data_are_read(kwargs, error, match):
 def test_too_few_rows_are_refused_not_returned_as_noise():
     """Even with the private choices at their cap, 150 rows (300 with scales) are too few at epsilon = 1: the
     refusal names the epsilon at which the widened shares run, and every column's range as the other way."""
-    with pytest.raises(ValueError, match="too few rows.*up to 35% of the budget.*every column's range"):
+    with pytest.raises(ValueError, match="too few rows.*up to 35% of the budget on a grid of 30 steps it runs from "
+                                         "epsilon.*every column's range"):
         PrivateCovariance(epsilon=1.0, delta=1e-6).fit(X[:150])
     with pytest.raises(ValueError, match="too few rows"):
         PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private").fit(X[:300])
@@ -172,6 +173,18 @@ def test_a_small_table_widens_the_choices_and_keeps_the_guarantee():
     assert est.release_.guarantee.epsilon == pytest.approx(1.0) and est.release_.guarantee.delta == 1e-6
     assert any("took 27% of the budget instead of 15%" in step for step in est.release_.postprocessing)
     assert "took 27% of the budget" in str(est.summary())  # and the console's private-choices lines say so
+
+
+def test_a_table_too_small_for_the_default_grid_draws_on_a_coarser_one():
+    """220 rows at epsilon 1: refused on the default grid even with the choices widened, they run on the finest
+    coarser grid that bears them (small_grid.coarser_grid; the bound is one of its edges), the release says so,
+    and the guarantee is the one asked for (150 rows: refused naming that rule's epsilon, the test above)."""
+    from dpmoments.moments.quantile_grid import SearchRange
+
+    est = PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0).fit(X[:220])
+    assert any("grid of 100 steps instead of 1000" in step for step in est.release_.postprocessing)
+    assert est.release_.guarantee.epsilon == pytest.approx(1.0) and est.release_.guarantee.delta == 1e-6
+    assert np.isclose(SearchRange(steps=100).edges(), est.release_.parts[0].released["row_norm"]).any()
 
 
 def test_a_path_gives_the_array_result(tmp_path):
@@ -203,7 +216,8 @@ def test_clipping_beyond_the_search_range_is_not_called_a_shrinkage():
 
 
 @pytest.mark.parametrize("kwargs", [
-    dict(bound_budget=0.02),  # the row bound is weaker than the location's draws, and drawn after them
+    dict(bound_budget=0.02, epsilon=0.3),  # the row bound is weaker than the location's draws, and drawn after
+    # them (at 0.5 they run on a coarser grid, small_grid.py)
     dict(scale="private", bound_budget=0.03),  # the column scales likewise
     dict(mechanism="laplace", delta=None),  # the location's share alone is not enough: the row bound is refused too
     dict(center_budget=CenterBudget(mean=0.7)),  # the widening's limit is half the moment's share, the bound keeps its

@@ -211,8 +211,8 @@ CASES = [
      release(__import__("scipy.sparse").sparse.csr_array(MANY), **AUTO), ValueError, "dense X"),
     ("scale-unknown", "API", "`scale='std'`",
      lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, scale="std").fit(MANY), ValueError, "'scale'"),
-    ("scale-too-few-rows", "API", "`scale='private'` on 500 rows (too few for a median per column at epsilon 1)",
-     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private").fit(MANY[:500]), ValueError,
+    ("scale-too-few-rows", "API", "`scale='private'` on 300 rows (too few for a median per column at epsilon 1)",
+     lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private").fit(MANY[:300]), ValueError,
      "too few rows"),
     ("center-shares", "API", "budget shares adding up to 1 or more",
      lambda: PrivateCovariance(epsilon=1.0, delta=1e-6, center_budget=CenterBudget(mean=0.6, location=0.35)).fit(

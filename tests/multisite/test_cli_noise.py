@@ -78,10 +78,11 @@ def test_regress_across_sites_gives_standard_errors(run, sites, tmp_path):
     assert set(se) == {"p", "q", "r", "(intercept)"} and all(v > 0 for v in se.values())  # the default intercept
     assert analysis["uncertainty"]["method"] == "closed-form (first order)" and analysis["signal_to_noise"] > 0
     assert (tmp_path / "o" / "coefficients_se.npy").exists() and "90% interval" in res.stdout
-    # no sampling release across sites: every printed interval says in its own line what it leaves out (issue 25)
-    assert analysis["intervals_leave_out"] == "noise only: not sampling or the iterations not run"
+    # the sites' sampling releases by default (--sampling-share 0.1, as 'regress'): every printed interval says in
+    # its own line what it covers and leaves out (issue 25; without them, 'noise only': test_irls_sampling.py)
+    assert analysis["intervals_leave_out"] is None and "sampling" not in analysis["uncertainty"]["not_covered"]
     shown = [line for line in res.stdout.splitlines() if line.lstrip().startswith(("p ", "q ", "r "))]
-    assert shown and all("noise only" in line or "withheld" in line for line in shown)
+    assert shown and all("covers: noise + sampling; not clipping bias" in line or "withheld" in line for line in shown)
 
 
 def test_a_model_choice_of_noise_across_sites_is_withheld(run, sites, tmp_path):

@@ -270,7 +270,9 @@ def too_few_rows_hint(choices, ranges=False):
 
     The library's refusal already says from which epsilon (and share) the draw runs, computed from the
     public n alone (never raised under add-remove, where n is private). ``ranges``: with every column's
-    ``--ranges`` this command draws nothing that needs the rows (one machine's second moment), so it says so."""
+    ``--ranges`` this command draws nothing that needs the rows (one machine's second moment), so it says so; as
+    it does wherever the library's refusal names every column's range (a plan across sites that the ranges alone
+    would run: ``multisite.plan``)."""
     try:
         yield
     except ValueError as exc:
@@ -281,6 +283,7 @@ def too_few_rows_hint(choices, ranges=False):
                   if n in choices.offered and (centre or n == "bound_share")]
         public = "--uncentred or PUBLIC values" if choices.uncentred else "PUBLIC values"
         reason = cli_words(" ".join(str(exc).split()).split("; give ")[0])  # the library's advice, in CLI names
-        ranged = ", or every column's --ranges COL=LOW:HIGH (then no draw needs these rows)" if ranges else ""
+        ranged = ", or every column's --ranges COL=LOW:HIGH (then no draw needs these rows)" \
+            if ranges or "every column's range (ranges=)" in str(exc) else ""
         raise CliError(f"{reason}; give a larger {', '.join(shares)} or --epsilon, a narrower --search-range, or "
                        f"{public} instead of auto/private{ranged}") from None

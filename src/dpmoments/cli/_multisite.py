@@ -90,6 +90,11 @@ def add_analysis_arguments(parser, fit=True):
     g.add_argument("--response-bound", type=bound_or_auto, metavar="B|auto",
                    help="regress: the public bound on |y|, or 'auto' (the default, as 'dpmoments regress'): chosen "
                         "across sites from noisy histograms of |y| (half of --bound-share)")
+    g.add_argument("--sampling-share", type=float, default=None, metavar="F",
+                   help="regress: share of each site's budget (of rho) for three releases at the final iterate (the "
+                        "residual scale, the LAD sandwich's two matrices), so that the intervals cover the rows' "
+                        "sampling (default 0.1 with --p 1, as 'dpmoments regress'; 0: none, the intervals count the "
+                        "noise only)")
     if not fit:
         return
     g.add_argument("--n-components", type=positive_int, metavar="K", help="pca, tensor-*: components")
@@ -121,6 +126,10 @@ def check_analysis(args, fit=True):
     for name in need:
         if getattr(args, name, None) is None:
             raise CliError(f"--{name.replace('_', '-')} is required for --analysis {a}")
+    share = getattr(args, "sampling_share", None)
+    if share is not None and (a != "regress" or not 0.0 <= share < 1.0 or (share and getattr(args, "p", 1.0) != 1.0)):
+        raise CliError("--sampling-share is for --analysis regress with --p 1 (LAD), a share in [0, 1); got "
+                       f"{share:g} with --analysis {a}")
     if fit and getattr(args, "draws", "auto") not in ("auto", 0) and a in CLOSED_FORM_ONLY:
         raise CliError(f"--draws has no use with --analysis {a}: its spread is in closed form (or, for select, "
                        "from its own redrawn releases); leave --draws out")
@@ -216,8 +225,19 @@ def plan_options(args):
             w_max, per_bound = (per_bound if w_max is None else w_max), None
         return {"n_iter": n_iter, "w_max": w_max, "p": args.p, **spans,
                 **({} if per_bound is None else {"w_max_per_bound": per_bound}),
-                **({"intercept": INTERCEPT_SHARE} if getattr(args, "fit_intercept", False) else {})}
+                **({"intercept": INTERCEPT_SHARE} if getattr(args, "fit_intercept", False) else {}),
+                **sampling_option(args)}
     return spans
+
+
+def sampling_option(args):
+    """``{"sampling_budget": share}`` of a LAD ``regress`` plan: ``--sampling-share``, by default ``PrivateIRLS``'s 0.1
+    (one set of defaults); ``{}`` for 0, or for another loss (whose sandwich is not LAD's, as on one machine)."""
+    from ..multisite.analyses import IRLS_DEFAULTS
+
+    share = getattr(args, "sampling_share", None)
+    share = IRLS_DEFAULTS["sampling_budget"] if share is None else share
+    return {"sampling_budget": share} if share and getattr(args, "p", 1.0) == 1.0 else {}
 
 
 def fit_analysis(args, analysis, output, names):

@@ -219,12 +219,17 @@ def _estimator(args, source, row_norm, choices, d):
         raise CliError("--ranges is for --model mog: --model stm reads word ids, whose range is --vocabulary-size")
     ranges = positional_ranges(args, [str(c) for c in source.feature_names]) if args.model == "mog" else None
     check_choices(choices)
+    n_draws = draws(args, d, auto=True, limit=AUTO_MAX_TENSOR)
+    if args.intervals_for == "sample" and n_draws == 0:  # as across sites (_multisite.py): never silently ignored
+        raise CliError("--intervals-for has no use with no draws: the tensor's intervals come from its redrawn "
+                       f"releases (--draws 0{' by auto at d > %d' % AUTO_MAX_TENSOR if args.draws == 'auto' else ''}); "
+                       "give --draws (e.g. --draws 50) or leave it out")
     return TensorDecompositionFit(
         n_components=args.n_components, model=args.model, epsilon=args.epsilon, delta=args.delta,
         row_norm=row_norm, sigma2=args.sigma2, vocabulary_size=args.vocabulary_size, budget=budget,
         neighbours=args.neighbours, calibration=args.calibration, center=center, n_restarts=args.n_restarts,
         n_iter=args.n_iter, rng=args.seed, count_share=args.count_share, bound_budget=bound_budget(choices),
-        level=args.level, n_draws=draws(args, d, auto=True, limit=AUTO_MAX_TENSOR), ranges=ranges,
+        level=args.level, n_draws=n_draws, ranges=ranges,
         target=args.intervals_for)
 
 

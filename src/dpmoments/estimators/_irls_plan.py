@@ -133,6 +133,12 @@ class IRLSPlanMixin:
         parts.append(Part("IRLS iterations", guarantee, 1.0 - share))
         return compose([p.guarantee for p in parts]), parts
 
+    def _unit_noise_norm(self, scales, n, d):
+        """The norm of one iteration's noise on ``A`` (the score's units) at ``n = 1`` and a unit row bound,
+        ``sd_A n sqrt(d) / R`` (public: the plan's scale, made before the bounds are drawn)."""
+        first = moment_laws(self.first_moment, self.second_moment)[0]
+        return first.sd(scales["A"]) * n * math.sqrt(d) / self._row_bound()
+
     def _sampling_rho(self):
         return math.inf if math.isinf(self.epsilon) else self._sampling_share() * self._rho()
 

@@ -18,10 +18,22 @@ from ..solvers.irls import auto_psd_floor
 from ._column_map import release_map
 from ._conventions import all_or_nothing, noise_entry, privacy_report, release_input, release_noise
 from ._irls_error import irls_error_budget
+from ._irls_sampling import sandwich_parts
 from ._params import check_parameters
 from .uncertainty import noise_law
 
 __all__ = ["IRLSResultsMixin"]
+
+
+def _sampling_parts(fit, d):
+    """The sandwich's parts from a multi-site run's three sampling releases (``fit.sampling``), as :meth:`fit` makes
+    them from its own (``_irls_sampling.sandwich_parts``); ``None`` for a run without them. Post-processing."""
+    if not getattr(fit, "sampling", ()):
+        return None
+    scale, K, V = fit.sampling
+    released = {"scale": float(scale.cross_moment[0]), "h": float(fit.bandwidth), "K": K.second_moment,
+                "V": V.second_moment}
+    return sandwich_parts(released, {"scale": scale.noise_scale, "K": K.noise_scale, "V": V.noise_scale}, d)
 
 
 class IRLSResultsMixin:
@@ -34,10 +46,12 @@ class IRLSResultsMixin:
         ``fit`` is what :func:`dpmoments.multisite.irls` (the ``"regress"`` analysis) returns.
         ``coef_`` are its coefficients and ``privacy_`` its guarantee (against the aggregator);
         ``coef_se_``, ``coef_interval_``, ``snr_`` and ``diagnostics_`` carry the noise of every
-        iteration's releases, each passed on undamped (no sampling release across sites to estimate
-        the IRLS map's contraction: conservative), computed as :meth:`fit` computes them
-        (``n_draws``, ``level``; the noise laws are the releases' own); sampling and the iterations
-        not run are left out, which ``uncertainty_`` says. The sites' rows are taken as they sent
+        iteration's releases, computed as :meth:`fit` computes them (``n_draws``, ``level``; the noise
+        laws are the releases' own). A run with sampling rounds (``sampling_budget``: the residual
+        scale and the LAD sandwich's matrices at the final iterate) gives, with ``target="population"``
+        (the default), the sandwich's sampling part and the IRLS map's contraction, as :meth:`fit`
+        does; a run without them passes each iteration's noise on undamped (conservative) and leaves
+        sampling and the iterations not run out, which ``uncertainty_`` says. The sites' rows are taken as they sent
         them: ``fit_intercept`` is not applied; the run's own intercept (``fit.intercept_scale``: the
         sites appended that public constant to their clipped rows, as :meth:`fit` does) gives
         ``intercept_`` with its standard error and interval. A run whose sites mapped their rows by public ranges
@@ -62,7 +76,7 @@ class IRLSResultsMixin:
             raise TypeError(f"'fit' must be the IRLSFit of a multi-site 'regress' run; got {type(fit).__name__}.")
         kappa = getattr(fit, "intercept_scale", None)
         self._intercept_column = kappa is not None  # the sites appended the constant kappa: theta[-1] * kappa
-        check_parameters(self, "n_draws", "level")  # the rest are the run's
+        check_parameters(self, "n_draws", "level", "target")  # the rest are the run's
         A, B = fit.releases[-2], fit.releases[-1]
         pairs = [(fit.releases[i].cross_moment, fit.releases[i + 1].second_moment)
                  for i in range(0, len(fit.releases) - 1, 2)]
@@ -72,12 +86,15 @@ class IRLSResultsMixin:
         self.n_psd_clipped_, self.privacy_parts_ = tuple(fit.n_psd_clipped), ()
         floor = auto_psd_floor(B.n_features, B.noise_scale)  # the floor the run solved with (multisite.analyses)
         back = release_map(getattr(fit, "ranges", None), getattr(fit, "response_range", None), theta.size, kappa)
-        self._set_spread(pairs, floor, (noise_law(A), noise_law(B)), None, B.n, back)
+        sampling = _sampling_parts(fit, theta.size) if self.target == "population" else None
+        self._set_spread(pairs, floor, (noise_law(A), noise_law(B)), sampling, B.n, back)
         release_input(self, self.coef_.size)
         self.privacy_report_ = privacy_report(
             self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=B.randomness,
             fitted_by="fit_release", noise=release_noise("first moment A (final iteration)", A)
-            + release_noise("second moment B (final iteration)", B), n_iter=self.n_iter_,
+            + release_noise("second moment B (final iteration)", B)
+            + [entry for name, rel in zip(("residual scale", "sandwich K", "sandwich V"), getattr(fit, "sampling", ()))
+               for entry in release_noise(f"sampling release {name}", rel)], n_iter=self.n_iter_,
             postprocessing="coefficients from the final iteration's released B theta = A")
         return self
 

@@ -13,7 +13,8 @@ from the ``sampling_budget`` share, in this order:
 
 Then :math:`H \approx \tilde K_h / h` (Powell's kernel estimate of :math:`E[f(0\mid x)\,x x^\top]`
 times :math:`2`, in the IRLS map's own units: :math:`w_{\max}\cdot 2/w_{\max} = 2`) and :math:`V`
-give the sandwich :math:`H^{-1}VH^{-1}/n` (:mod:`dpmoments.estimators._irls_error`).
+give the sandwich :math:`H^{-1}VH^{-1}/n` (:mod:`dpmoments.estimators._irls_error`). The exact statistics are computed in
+:mod:`dpmoments.moments.irls_sandwich`, which the sites of a multi-site run call too.
 
 Privacy
 -------
@@ -32,24 +33,19 @@ import math
 import numpy as np
 
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise
+from ..moments.irls_sandwich import SPLIT, bandwidth, residual_scale, sandwich_sensitivities, sandwich_statistics
 from ..privacy import zcdp_gaussian_sigma
 
-__all__ = ["SPLIT", "sampling_scales", "release_sampling", "bandwidth", "sandwich_statistics"]
+__all__ = ["SPLIT", "sampling_scales", "release_sampling", "bandwidth", "sandwich_statistics", "sandwich_parts"]
 
-SPLIT = {"scale": 0.1, "K": 0.45, "V": 0.45}
 
 
 def sampling_scales(rho, n, row_bound, response_bound):
     """The Gaussian sd of each sampling release from the share's ``rho`` (0: exact, at epsilon = inf)."""
-    sens = {"scale": response_bound / n, "K": math.sqrt(2.0) * row_bound**2 / n, "V": math.sqrt(2.0) * row_bound**2 / n}
+    sens = sandwich_sensitivities(n, row_bound, response_bound)  # the statistics' own (moments.irls_sandwich)
     if math.isinf(rho):
         return {k: 0.0 for k in sens}, sens
     return {k: zcdp_gaussian_sigma(SPLIT[k] * rho, sens[k]) for k in sens}, sens
-
-
-def bandwidth(scale, n, w_max):
-    """The kernel half-width ``h``: 1.5 s n^(-1/5), never below the IRLS threshold ``1/w_max``."""
-    return max(1.0 / w_max, 1.5 * max(scale, 0.0) * n ** -0.2)
 
 
 def release_sampling(Z, y, theta, *, w_max, response_bound, scales, rng):
@@ -60,24 +56,13 @@ def release_sampling(Z, y, theta, *, w_max, response_bound, scales, rng):
     """
     n, d = Z.shape
     r = y - Z @ theta
-    scale = float(np.minimum(np.abs(r), response_bound).mean())
+    scale = residual_scale(Z, y, theta, response_bound)
     if scales["scale"] > 0:
         scale += float(gaussian_noise((), scales["scale"], rng))
     h = bandwidth(scale, n, w_max)  # post-processing of the released scale
     out = {"scale": scale, "h": h}
     for key, M in sandwich_statistics(Z, r, h, w_max).items():
         out[key] = M + symmetric_matrix_noise(d, scales[key], rng) if scales[key] > 0 else M
-    return out
-
-
-def sandwich_statistics(Z, residuals, h, w_max):
-    """The exact ``K_h`` and ``V`` at a public bandwidth ``h``: never publish them."""
-    n = Z.shape[0]
-    out = {}
-    for key, weight in (("K", (np.abs(residuals) < h).astype(float)),
-                        ("V", np.clip(w_max * residuals, -1.0, 1.0) ** 2)):
-        M = (Z * weight[:, None]).T @ Z / n
-        out[key] = 0.5 * (M + M.T)
     return out
 
 

@@ -55,7 +55,7 @@ from .centre_bias import (CENTRE_BIAS_TEXT, add_above, centre_bias_bound, centre
 from .entry_intervals import (half_widths as _half_widths,
                               truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
                               with_centre_variance as _with_centre_variance)
-from .clipping_allowance import detected_spread, elliptical_allowance, widen_towards
+from .clipping_allowance import detected_spread, elliptical_allowance, unclear_signs, widen_towards
 from .fcr import distance_from_zero as _distance_from_zero, selected_by_fcr as _selected
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .entry_intervals import holding_estimate  # re-exported: the covariance reads it from here
@@ -64,7 +64,8 @@ from .uncertainty import noise_law, z_value
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
-__all__ = ["TARGETS", "check_target", "covariance_error_budget", "clipping_part", "holding_estimate",
+__all__ = ["TARGETS", "check_target", "covariance_error_budget", "clipping_part", "entries_of_unclear_sign",
+           "holding_estimate",
            "loss_beyond_outer_unseen", "loss_cap", "release_centre_bias", "unseen_loss_columns"]
 
 TARGETS = ("population", "sample")
@@ -111,14 +112,15 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None, vari
     columns whose intervals cannot be completed, and the clipped columns whose variance cannot be
     (:func:`_far_rows_possible`), and, given ``variance_sd`` (each released variance's noise sd, Gaussian noise;
     else two ``None``), the allowances' noises (:mod:`.clipping_allowance`): the undetected loss's signed sd (d, d)
-    and a detected column's spread's variance (d, d, a normal part), each in quadrature with the entry's.
+    and a detected column's spread's variance (d, d, a normal part), each in quadrature with the entry's, and the
+    entries whose sign is unclear (:func:`entries_of_unclear_sign`: their allowance widens both ends).
     ``variance_half``: each variance's half-width without clipping, at
     ``level``, against which the summary's ``material_columns`` judge the loss (:func:`_material`).
     """
     part = clipping_part(release)
     if part is None:
         zero = np.zeros((d, d))
-        return zero, zero, np.zeros(d), np.zeros(d, bool), np.zeros(d, bool), None, (None, None)
+        return zero, zero, np.zeros(d), np.zeros(d, bool), np.zeros(d, bool), None, (None, None, None)
     z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))  # one-sided, Bonferroni over d: few false detections
     z = z_value(level)
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
@@ -146,8 +148,9 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None, vari
     # with its noise in quadrature. Off the diagonal it is taken as clipping shrinks elliptical rows,
     # D_ij ~ rho_ij sqrt(D_ii D_jj): towards a larger |entry|, by the released correlation times the variances'
     # upper ends
+    unclear = entries_of_unclear_sign(release, sigma, level)
     towards, towards_sd, positive, negative = elliptical_allowance(sigma, touched, band_lost, band_sd, band_cap,
-                                                                   variance_upper, variance_sd, z)
+                                                                   variance_upper, variance_sd, z, unclear)
     np.add(hi, towards, out=hi, where=positive)  # hi + 0 elsewhere: hi (never -0 here), the same bits
     np.subtract(lo, towards, out=lo, where=negative)  # lo - 0 elsewhere: lo, the same bits
     del towards, positive, negative
@@ -163,7 +166,33 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None, vari
                "loss_beyond_outer_unseen": bool(withheld.any()), "withheld_columns": np.nonzero(withheld)[0].tolist(),
                "variances_withheld": np.nonzero(variance_unseen)[0].tolist(),
                "material_columns": np.nonzero(_material(band_lost, band_sd, z_withhold, variance_half))[0].tolist()}
-    return lo, hi, extra, withheld, variance_unseen, summary, (towards_sd, spread_variance)
+    return lo, hi, extra, withheld, variance_unseen, summary, (towards_sd, spread_variance, unclear)
+
+
+# The released share of clipped rows from which clipping's loss is taken as a large part of the second moment, its
+# shape not the released correlations' (entries_of_unclear_sign): on grunfeld and macrodata 0.10-0.53 (the private
+# bound clips a fifth of their rows), on the coverage benchmark's simulations and RAND HIE 0.001-0.064
+HEAVY_CLIPPING = 0.1
+
+
+def entries_of_unclear_sign(release, entries, level):
+    """(d, d) booleans, or ``None``: the off-diagonal entries of ``entries`` (the release's matrix, standardised units)
+    within their noise and the private centre's reach of 0 at ``level`` (:func:`~.clipping_allowance.unclear_signs`),
+    where rows beyond the outer bound are likely (:func:`_far_rows_likely`) or the released share of clipped rows is
+    ``HEAVY_CLIPPING`` or more: which way clipping moved them, and by how much, is not known. Elsewhere (``None``)
+    the loss is small beside the noise and the released shape is kept (both ends there cost the simulations'
+    widths 10-40% in the covariance and up to 100-fold in ridge's draws). Released values only."""
+    part = clipping_part(release)
+    counted = next((p.released for p in (release.parts or ()) if p.label == "clipped rows"), None)
+    heavy = counted is not None and float(counted["clipped_fraction"]) >= HEAVY_CLIPPING
+    if part is None or not (heavy or _far_rows_likely(part)):
+        return None
+    z, law = z_value(level), noise_law(release)
+    reach = z * (centre_noise_scale(release) or 0.0) + np.zeros(release.n_features)
+    bound = release_centre_bias(release, level)
+    if bound is not None:
+        reach = reach + bound
+    return unclear_signs(entries, law.sd, reach, z)
 
 
 def unseen_loss_columns(part, level, d):
@@ -318,8 +347,9 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     variance_upper = centre_diagonal + z_value(level) * noise_se.diagonal()  # the clipped rows' variances
     variance_half = z_value(level) * np.sqrt(np.diagonal(normal_parts) + 2.0 * s**4)  # noise, sampling, centre
     gaussian = noise_law(release).kind == "gaussian"  # the allowance's noise in quadrature (clipping_allowance.py)
-    bias_lo, bias_hi, bias_sd, withheld_cols, variances_unseen, clip, (towards_sd, spread_variance) = _clipping(
+    bias_lo, bias_hi, bias_sd, withheld_cols, variances_unseen, clip, allowance = _clipping(
         release, level, d, sigma, variance_upper, variance_half, np.diagonal(noise_se) if gaussian else None)
+    towards_sd, spread_variance, unclear = allowance
     if spread_variance is not None:  # a detected column's spread: its noise a normal part, on both sides
         normal_parts += spread_variance
         del spread_variance
@@ -337,7 +367,7 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         # The noise-only interval (exact for its law) at that level where it is wider (Laplace noise's tails)
         _widen_to_noise(lo_half, hi_half, release, noise_interval, level, at)
         if towards_sd is not None:
-            widen_towards(lo_half, hi_half, towards_sd, z_value(at))
+            widen_towards(lo_half, hi_half, towards_sd, z_value(at), unclear)
         on_diagonal = centre_diagonal - lo_half[diagonal]  # centre - lo_half + bias_lo
         np.subtract(raw, lo_half, out=lo_half)
         lo_half[diagonal] = on_diagonal

@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from .._rng import as_generator, noise_source, spawn
 from ..moments import clip_responses
-from ..moments.auto_release import BoundBudget, as_bound_budget, choose_bounds, is_auto
+from ..moments.auto_release import BoundBudget, as_bound_budget, choose_bounds, is_auto, sampling_quantile
 from ..moments.counts import warn_if_delta_large
 from ..privacy import Accountant, check_accountant
 from ..privacy.relations import check_neighbours
@@ -301,7 +301,7 @@ class PrivateIRLS(IRLSPlanMixin, IRLSResultsMixin, LabelledCoefficients, Regress
         n, d = X.shape[0], X.shape[1] + bool(self.fit_intercept)
         self.row_norm_, self.response_bound_ = (self._free_bound(k) or (1.0 if is_auto(v) else float(v)) for k, v in
                                                 (("row_norm", self.row_norm), ("response_bound", self.response_bound)))
-        budget, guarantee, _, _ = self._plan(n, d)
+        budget, guarantee, _, planned = self._plan(n, d)  # at unit bounds where they are "auto"
         first, second = moment_laws(self.first_moment, self.second_moment)
         guarantee, parts = self._with_parts(budget, guarantee)
         source = noise_source(self.rng)  # where the noise starts: a second fit from the same seed is refused
@@ -319,7 +319,9 @@ class PrivateIRLS(IRLSPlanMixin, IRLSResultsMixin, LabelledCoefficients, Regress
             chosen, parts[:len(autos)] = choose_bounds((X, y), self._autos(), epsilon=self.epsilon,
                                                budget=as_bound_budget(self.bound_budget),
                                                share=as_bound_budget(self.bound_budget).share, rng=gen_bounds,
-                                               delta=self.delta, zcdp=self._zcdp_shares())
+                                               delta=self.delta, zcdp=self._zcdp_shares(),
+                                               quantile=sampling_quantile(n, as_bound_budget(self.bound_budget),
+                                                                          self._unit_noise_norm(planned, n, d)))
             self.row_norm_ = chosen.get("row_norm", self.row_norm_)
             self.response_bound_ = chosen.get("response_bound", self.response_bound_)
         budget, _, sens, scales = self._plan(n, d)

@@ -392,15 +392,18 @@ def _eigenvalue_words(parts, target):
     counted = ["the added noise"] + (["the private centre's noise"] if private else []) + (
         ["the private centre's own clipping bias (a bound from the release)"] if private and bounded else []) + (
         ["sampling (normal theory)"] if target == "population" else []) + (
-        ["clipping bias (upwards, by the released trace of what clipping removed)"] if clipping else [])
+        ["clipping bias (upwards, by the released loss along each component or its trace; rows beyond twice the "
+         "bound taken to lose beyond it at most twice what the band lost)"] if clipping else [])
     left = ["the directions' own error (see components_identified_, subspace_angle_bound_)"] + (
-        [] if clipping else ["clipping bias (public row_norm)"]) + (
+        ["a loss beyond twice the bound over twice the band's (tails heavier than |x|^-3)"] if clipping
+        else ["clipping bias (public row_norm)"]) + (
         ["the private centre's own clipping bias (not bounded)"] if private and not bounded else []) + (
         ["sampling beyond normal theory (heavy tails)"] if target == "population" else [])
     short = ["noise"] + (["private centre"] if private else []) + (["sampling"] if target == "population" else [])
     return {"covers": f"the {what} eigenvalues: " + ", ".join(counted), "not_covered": "; ".join(left),
             "scope": f"eigenvalues of the {what} covariance: " + ", ".join(short)
-                     + (", clipping bias" if clipping else "; not clipping bias")}
+                     + (", clipping bias (beyond twice the bound: at most twice the band's)" if clipping
+                        else "; not clipping bias")}
 
 
 def _check_is_fitted(estimator):

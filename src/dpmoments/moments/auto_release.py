@@ -67,12 +67,14 @@ from .statistics import SECOND, as_moment
 from ..data import as_source, same_file_version
 
 __all__ = ["BoundBudget", "as_bound_budget", "is_auto", "release_with_private_bounds", "clip_target",
-           "choose_bounds", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal", "clipping_bias", "round_up"]
+           "choose_bounds", "sampling_quantile", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal",
+           "clipping_bias", "round_up"]
 
 CLIP_FACTOR = 2.0   # m = CLIP_FACTOR * E||N_1||, see the module docstring
 RANK_ERROR_T = 3.0  # the rank error below holds with probability 1 - e^-3 = 95%
 MARGIN_T = TIE_PRIOR  # "auto" never aims at fewer clipped rows than the rank error at 1 - e^-5 = 99.3%
 FIXED_LOWEST = 0.75  # choose_bounds lowers its 0.95-quantile to make room for the rank error, never below this
+SAMPLING_CLIPPED_POWER = 0.5  # sampling_quantile: clip about n ** SAMPLING_CLIPPED_POWER rows
 
 
 def is_auto(value):
@@ -139,6 +141,27 @@ def as_bound_budget(bound_budget):
     if isinstance(bound_budget, bool) or not isinstance(bound_budget, (int, float)):
         raise TypeError(f"'bound_budget' must be a share in (0, 1) or a BoundBudget; got {bound_budget!r}.")
     return BoundBudget(share=float(bound_budget))
+
+
+def sampling_quantile(n, budget, noise_norm=0.0):
+    """The quantile a bound aims at where the estimate's interval counts sampling (IRLS): public.
+
+    A fixed 0.95-quantile clips 5% of the rows at every ``n``, and the bias that clipping gives a
+    regression's slopes is about proportional to the clipped share, while the interval narrows as
+    ``1/sqrt(n)``: at 300,000 rows the bias outgrew the interval (``docs/regression.md``). The target
+    is the larger of two numbers of clipped rows: about ``sqrt(n)``, so that the clipped share, and
+    with it the bias, falls as ``1/sqrt(n)`` like the sampling error (a fixed fraction of it); and,
+    where the noise is the larger part, the covariance's balance ``CLIP_FACTOR * noise_norm``
+    (``noise_norm``: the norm of the release's noise at ``n = 1`` and unit bounds, public, from the
+    calibration; module docstring). The quantile is ``1 - rows / n``, never below the fixed
+    quantile. ``n`` is public (replace-one); a quantile the caller set (``BoundBudget(quantile=...)``)
+    is kept as given.
+    """
+    fixed = budget.fixed_quantile()
+    if not is_auto(budget.quantile):
+        return fixed
+    rows = max(n ** SAMPLING_CLIPPED_POWER, CLIP_FACTOR * noise_norm)
+    return max(fixed, 1.0 - rows / n)
 
 
 def check_auto_source(X, what="row_norm='auto'"):
@@ -324,7 +347,7 @@ def _fused_pass(X, y, statistic, autos, center, search, chunk_size):
 
 
 def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None, neighbours="replace-one", delta=None,
-                  zcdp=False):
+                  zcdp=False, quantile=None):
     """Several public-bound parameters chosen privately in one pass, at the fixed quantile.
 
     Parameters
@@ -346,8 +369,10 @@ def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None, neigh
         fits ``(epsilon, delta)``: each draw gets ``sqrt(8 share rho / k)``
         (for a caller that composes in zCDP); otherwise of ``epsilon``, each
         draw ``share * epsilon / k`` (pure).
+    quantile : float in (0, 1), optional
+        The quantile aimed at (:func:`sampling_quantile` for IRLS); default ``budget.fixed_quantile()``.
 
-    Each draw aims at the fixed quantile (``budget.fixed_quantile()``, 0.95),
+    Each draw aims at the quantile (by default the fixed one, ``budget.fixed_quantile()``, 0.95),
     lowered so that at least the draw's own rank error ``f`` in rows lies
     above it (:func:`~dpmoments.moments.private_bounds.target_rank`), but
     never below the 0.75-quantile: at a few hundred rows a 0.95-quantile is
@@ -377,7 +402,7 @@ def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None, neigh
         each = share * epsilon / k
         guarantee = PureDP(each)
     counts, _ = quantile_pass(source, [(stat, None, None) for stat in statistics.values()], search=budget.search)
-    q, values, parts = budget.fixed_quantile(), {}, []
+    q, values, parts = budget.fixed_quantile() if quantile is None else float(quantile), {}, []
     floor = rank_error(each, budget.search, t=MARGIN_T) if math.isfinite(each) else None
     for (name, stat), bins, gen in zip(statistics.items(), counts, spawn(rng, k)):
         with minimum_on_refusal(epsilon=epsilon, delta=delta, share=budget.share, zcdp=zcdp and delta is not None):

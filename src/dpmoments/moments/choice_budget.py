@@ -63,6 +63,7 @@ class PrivateChoiceBudget:
         self.weakest = None  # (epsilon, what) of the weakest draw made: warned about if unreliable (_finish)
         self.also = ""  # a further remedy a refusal names (private_second_moment: every column's range)
         self.widened = None  # (given, taken, most allowed) of the private choices' shares where widen_choices ran
+        self.coarsened = None  # (steps given, steps taken) of the grid where small_grid.coarser_grid made it coarser
 
     def widening_note(self):
         """The release's record of a small table's widened choices (:func:`widen_choices`): public values only."""
@@ -95,9 +96,14 @@ class PrivateChoiceBudget:
     def refusal(self, share, option):
         """Refused draws (too few rows) name the smallest epsilon, or ``option``'s ``share``, that would run them."""
         return minimum_on_refusal(epsilon=self.epsilon, delta=self.delta, share=share, zcdp=self.zcdp, option=option,
-                                  also=self.also, basis="the same shares" if self.widened is None else
-                                  f"the private location and bound at up to {100 * self.widened[2]:.0f}% of the "
-                                  "budget")
+                                  also=self.also, basis=self._basis())
+
+    def _basis(self):
+        """What the epsilon a refusal names assumes: the shares as given, or the small-table rules that ran."""
+        grid = "" if self.coarsened is None else f" on a grid of {self.coarsened[1]} steps"
+        if self.widened is None:
+            return f"the same shares{grid}"
+        return f"the private location and bound at up to {100 * self.widened[2]:.0f}% of the budget{grid}"
 
     def count(self, share):
         return dict(rho=share * self.rho) if self.zcdp else dict(epsilon=share * self.epsilon)

@@ -10,7 +10,11 @@ diagonal between :math:`R` and a larger public multiple :math:`R' = \kappa R`,
 .. math:: v_j = \frac1n \sum_i z_{ij}^2\,(a_i^2 - b_i^2), \qquad a_i = \min(1, R'/\|z_i\|),
 
 and, beside it, the noisy number of rows beyond :math:`R'`, whose loss beyond :math:`R'` the
-release cannot see (``COUNT_FRACTION`` of the part's share).
+release cannot see (``COUNT_FRACTION`` of the part's share). With an L2 law (Gaussian noise) and at most
+``LOSS_MATRIX_FEATURES`` columns the vector is the diagonal of a released *matrix*, the whole loss
+:math:`L = \frac1n \sum_i z_i z_i^\top (a_i^2 - b_i^2)` (``loss_matrix``), at the same share and guarantee
+(below): along any direction :math:`w` its noise has sd :math:`\tau \|w\|^2`, ``tau`` the vector's, where the
+diagonal alone bounds :math:`w^\top L w` only through the columns' caps and every column's noise.
 
 Privacy
 -------
@@ -26,6 +30,15 @@ noisy count (post-processing). The count beyond :math:`R'` has sensitivity 1 und
 (Gaussian of sd :math:`1/\sqrt{2\rho}`, rho-zCDP, or Laplace :math:`1/\epsilon`). ``R``,
 ``kappa``, the centre and the scales are outputs of earlier private steps or public; ``n`` is public
 under replace-one and zero-out. The two releases compose (:func:`dpmoments.privacy.compose`).
+
+The matrix: each row adds the positive semi-definite :math:`M_i = (a_i^2 - b_i^2) z_i z_i^\top`, of Frobenius
+norm :math:`\|z_i\|^2 (a_i^2 - b_i^2) \le (\kappa^2-1)R^2`, and two such differ by at most
+:math:`\sqrt{\|M\|_F^2 + \|M'\|_F^2} \le \sqrt2(\kappa^2-1)R^2` (:math:`\operatorname{tr}(MM') \ge 0`): the
+L2 sensitivities above. It is released as the vector :math:`(L_{jj}, \sqrt2 L_{jk})_{j<k}` (an isometry of the
+Frobenius norm) with the same noise on every coordinate: the diagonal is the vector's own release (the same draws,
+so the vector is unchanged) and each off-diagonal entry carries noise of sd :math:`\tau/\sqrt2`. The same
+Gaussian mechanism at the same sensitivity, so the same guarantee; an L1 law (Laplace) would need a sensitivity
+``d`` times larger and releases the vector only.
 """
 
 import functools
@@ -44,10 +57,18 @@ from .dask_moments import dask_moment_sums_with
 
 __all__ = ["OUTER_FACTOR", "COUNT_FRACTION", "clipping_excess_sums", "release_clipping_excess",
            "record_clipping_excess", "ExcessTap", "excess_row_bound", "excess_sensitivity", "excess_mean",
-           "excess_released"]
+           "excess_released", "LOSS_MATRIX_FEATURES", "wants_loss_matrix"]
 
 OUTER_FACTOR = 2.0  # kappa: R' = 2R. The noise grows with kappa^2 - 1; rows beyond 2R are counted instead
 COUNT_FRACTION = 0.1  # of the part's share, for the count of rows beyond R'
+# The loss matrix is summed and released up to this many columns: beyond, a second d x d array (8 d^2 bytes, 800 MB
+# at d = 10 000) beside the second moment's, with its d^2 / 2 draws, would cost the large tables what they cannot spare
+LOSS_MATRIX_FEATURES = 1000
+
+
+def wants_loss_matrix(n_features):
+    """Whether the loss matrix is summed beside the vector (module docstring): up to ``LOSS_MATRIX_FEATURES``."""
+    return int(n_features) <= LOSS_MATRIX_FEATURES
 
 
 def excess_row_bound(row_norm, outer_factor=OUTER_FACTOR):
@@ -72,15 +93,15 @@ def excess_mean(X, center, row_norm, outer_factor=OUTER_FACTOR):
     return sums / max(rows, 1)
 
 
-def clipping_excess_sums(X, center, scale, row_norm, outer_factor=OUTER_FACTOR):
+def clipping_excess_sums(X, center, scale, row_norm, outer_factor=OUTER_FACTOR, matrix=False):
     """Exact ``(n, sum of w_i, rows beyond R')`` of the module docstring over the rows of ``X``: never publish them.
 
-    A dask collection is summed inside its blocks' own tasks and merged in a tree, never pulled
-    through the client (as the moment sums are).
+    ``matrix``: a fourth member, the sum of the rows' loss matrices ``M_i`` (d, d). A dask collection is summed
+    inside its blocks' own tasks and merged in a tree, never pulled through the client (as the moment sums are).
     """
     if as_source(X).kind == "dask":
-        return _dask_sums(X, center, scale, row_norm, outer_factor)
-    return _merge(*(_chunk_sums(chunk, center, scale, row_norm, outer_factor) for chunk in iter_chunks(X)))
+        return _dask_sums(X, center, scale, row_norm, outer_factor, matrix)
+    return _merge(*(_chunk_sums(chunk, center, scale, row_norm, outer_factor, matrix) for chunk in iter_chunks(X)))
 
 
 def _standardised(X, center, scale, out=None):
@@ -89,7 +110,7 @@ def _standardised(X, center, scale, out=None):
     return Z if center is None else np.subtract(Z, center, out=out)
 
 
-def _chunk_sums(chunk, center, scale, row_norm, outer_factor):
+def _chunk_sums(chunk, center, scale, row_norm, outer_factor, matrix=False):
     R, outer = float(row_norm), float(row_norm) * outer_factor
     X = np.asarray(chunk[0] if isinstance(chunk, tuple) else chunk, dtype=float)
     norms = _row_norms(X, center, scale)
@@ -99,11 +120,16 @@ def _chunk_sums(chunk, center, scale, row_norm, outer_factor):
     kept = np.minimum(1.0, (outer / far) ** 2) - (R / far) ** 2
     Z_beyond = _standardised(X[beyond], center, scale)
     sums = np.einsum("i,ij,ij->j", kept, Z_beyond, Z_beyond)
+    loss = (Z_beyond * kept[:, None]).T @ Z_beyond if matrix else None
     if huge.any():  # beyond R': each adds (R'^2 - R^2) u^2, u its direction (scaled first, so nothing overflows)
         Z_huge = _standardised(X[huge], center, scale)
         u = Z_huge / np.abs(Z_huge).max(axis=1, keepdims=True)
         sums = sums + (outer**2 - R**2) * (u**2 / (u**2).sum(axis=1, keepdims=True)).sum(axis=0)
-    return X.shape[0], sums, int(np.count_nonzero(norms > outer))
+        if matrix:  # the same rows' (R'^2 - R^2) u u^T / ||u||^2
+            unit = u / np.sqrt((u**2).sum(axis=1, keepdims=True))
+            loss = loss + (outer**2 - R**2) * (unit.T @ unit)
+    counts = X.shape[0], sums, int(np.count_nonzero(norms > outer))
+    return counts + (loss,) if matrix else counts
 
 
 def _row_norms(X, center, scale):
@@ -138,14 +164,14 @@ class ExcessTap:
     last complete iteration (exact statistics: never publish them).
     """
 
-    def __init__(self, source, center, row_norm, outer_factor=OUTER_FACTOR):
+    def __init__(self, source, center, row_norm, outer_factor=OUTER_FACTOR, matrix=False):
         self.source, self.center, self.row_norm, self.outer_factor = source, center, row_norm, outer_factor
-        self.done = None
+        self.matrix, self.done = matrix, None
 
     def __iter__(self):
         parts = []
         for chunk in iter_chunks(self.source):
-            parts.append(_chunk_sums(chunk, self.center, None, self.row_norm, self.outer_factor))
+            parts.append(_chunk_sums(chunk, self.center, None, self.row_norm, self.outer_factor, self.matrix))
             yield chunk
         self.done = _merge(*parts)
 
@@ -156,7 +182,7 @@ class ExcessTap:
         cluster reads the rows once for the two, as :meth:`__iter__` does on one machine.
         """
         per_block = functools.partial(_chunk_sums, center=self.center, scale=None, row_norm=self.row_norm,
-                                      outer_factor=self.outer_factor)
+                                      outer_factor=self.outer_factor, matrix=self.matrix)
         sums, self.done = dask_moment_sums_with(self.source, (per_block, _merge), row_norm=self.row_norm,
                                                 center=self.center)
         return sums
@@ -168,18 +194,20 @@ class ExcessTap:
 
 
 def _merge(*parts):
-    n, total, beyond = 0, 0.0, 0
-    for rows, sums, far in parts:
+    n, total, beyond, loss = 0, 0.0, 0, 0.0
+    for rows, sums, far, *matrix in parts:
         n, total, beyond = n + rows, total + sums, beyond + far
-    return n, np.asarray(total, dtype=float), beyond
+        loss = loss + matrix[0] if matrix else None
+    merged = n, np.asarray(total, dtype=float), beyond
+    return merged + (np.asarray(loss, dtype=float),) if parts and len(parts[0]) == 4 else merged
 
 
-def _dask_sums(X, center, scale, row_norm, outer_factor):
+def _dask_sums(X, center, scale, row_norm, outer_factor, matrix=False):
     from .dask_moments import _SPLIT_EVERY, _import_dask, _x_blocks
 
     dask, _ = _import_dask()
     block = dask.delayed(_chunk_sums, pure=True)
-    parts = [block(b, center, scale, row_norm, outer_factor) for b in _x_blocks(X)]
+    parts = [block(b, center, scale, row_norm, outer_factor, matrix) for b in _x_blocks(X)]
     merge = dask.delayed(_merge, pure=True)
     while len(parts) > 1:
         parts = [merge(*parts[i:i + _SPLIT_EVERY]) for i in range(0, len(parts), _SPLIT_EVERY)]
@@ -200,9 +228,13 @@ def release_clipping_excess(X, *, center, scale, row_norm, privacy, count_privac
     made them (:class:`ExcessTap`), else ``X`` is read. Returns ``(guarantee, released)``, ``released``
     a JSON-able dict: ``variance_lost`` (per column, standardised units),
     ``noise_sd`` (of each), ``rows_beyond_outer`` and its ``rows_beyond_noise_sd``
-    (counts of rows), ``row_norm``, ``outer_norm``. Privacy: module docstring.
+    (counts of rows), ``row_norm``, ``outer_norm``, and with an L2 law and at most ``LOSS_MATRIX_FEATURES`` columns
+    ``loss_matrix`` (d, d; its diagonal ``variance_lost``). Privacy: module docstring.
     """
-    rows, sums, beyond = clipping_excess_sums(X, center, scale, row_norm, outer_factor) if sums is None else sums
+    if sums is None:
+        with_matrix = mechanism.norm == "l2" and wants_loss_matrix(as_source(X).n_features)
+        sums = clipping_excess_sums(X, center, scale, row_norm, outer_factor, matrix=with_matrix)
+    rows, sums, beyond, *loss = sums
     gen_vector, gen_count = spawn(rng, 2)
     l2 = excess_sensitivity(row_norm, rows, neighbours, "l2", outer_factor)
     l1 = excess_sensitivity(row_norm, rows, neighbours, "l1", outer_factor)
@@ -210,20 +242,42 @@ def release_clipping_excess(X, *, center, scale, row_norm, privacy, count_privac
     scale, guarantee = calibrate(mechanism, privacy["epsilon"], privacy["delta"], {"l2": l2, "l1": l1}[mechanism.norm],
                                  privacy["calibration"])
     noisy, sd = mean + mechanism.vector(mean.shape, scale, gen_vector), mechanism.sd(scale)
+    matrix = None
+    if loss and loss[0] is not None and mechanism.norm == "l2":  # after the vector's draws: the vector is unchanged
+        matrix = _noisy_loss_matrix(loss[0] / (1.0 if neighbours == "add-remove" else rows), noisy, mechanism, scale,
+                                    gen_vector) / divisor
     count, count_sd, count_guarantee = _noisy_count(beyond, count_privacy, gen_count)
     return compose([guarantee, count_guarantee]), excess_released(noisy / divisor, sd / divisor, count, count_sd,
-                                                                  row_norm, outer_factor)
+                                                                  row_norm, outer_factor, matrix)
 
 
-def excess_released(variance_lost, noise_sd, rows_beyond, rows_beyond_sd, row_norm, outer_factor=OUTER_FACTOR):
+def _noisy_loss_matrix(exact, diagonal, mechanism, scale, rng):
+    """The loss matrix with the vector's noisy ``diagonal`` and each entry above it released as ``sqrt(2) L_jk`` plus
+    the law's noise at ``scale``, then divided by ``sqrt(2)`` (module docstring); symmetric."""
+    d = len(diagonal)
+    upper = np.triu_indices(d, 1)
+    out = np.zeros((d, d))
+    out[upper] = exact[upper] + mechanism.vector(upper[0].shape, scale, rng) / math.sqrt(2.0)
+    out += out.T
+    out[np.diag_indices(d)] = diagonal
+    return out
+
+
+def excess_released(variance_lost, noise_sd, rows_beyond, rows_beyond_sd, row_norm, outer_factor=OUTER_FACTOR,
+                    loss_matrix=None):
     """The clipping-excess part's ``released`` dict, which the intervals read
-    (:func:`dpmoments.estimators.error_budget.clipping_part`): the same on one machine and across sites."""
-    return {
+    (:func:`dpmoments.estimators.error_budget.clipping_part`): the same on one machine and across sites (whose
+    releases carry no ``loss_matrix``). The matrix, where released, is read-only; a report shows its shape."""
+    out = {
         "statistic": "variance each column lost to clipping, between row_norm and outer_norm",
         "variance_lost": [float(v) for v in variance_lost], "noise_sd": float(noise_sd),
         "rows_beyond_outer": rows_beyond, "rows_beyond_noise_sd": rows_beyond_sd,
         "row_norm": float(row_norm), "outer_norm": float(row_norm) * outer_factor,
     }
+    if loss_matrix is not None:
+        out["loss_matrix"] = np.array(loss_matrix, dtype=float)
+        out["loss_matrix"].flags.writeable = False
+    return out
 
 
 def _noisy_count(count, privacy, rng):

@@ -19,6 +19,7 @@ from .private_passes import bound_pass, clipped_mean, column_medians, column_sca
 from .release import release_part
 from .scale_floors import at_resolution, drawn_columns, median_resolution
 from .scale_guard import guard_scales
+from .small_grid import coarser_grid
 from .statistics import CROSS
 
 __all__ = ["refined_location", "private_mean", "public_n", "SETTLED"]
@@ -51,20 +52,7 @@ def refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng
     quartiles of the scales about the medians take (:func:`~dpmoments.moments.choice_budget.upper_share`).
     """
     d = as_source(X).n_features
-    # The first pass (the bound about the origin and its mean; or the column medians) also counts the rows
-    if scale is None:
-        first = bound_pass(X, np.zeros(d), None, bounds, "mean")
-        counted = None if first is None else first.n
-    else:
-        (first,), _ = quantile_pass(X, [("column", None, None)], search=bounds.search)
-        counted = int(first.counts[0].sum())
-    n = public_n(X, budget, counted)
-    steps = refinement_steps(n, d, budget, shares["location"], scale, bounds.search)
-    plan_of = lambda sh: draw_plan(d, budget, sh, scale, auto, steps, bounds)  # noqa: E731
-    given = sum(shares.values())
-    shares.update(widen_choices(n, budget, shares, plan_of))  # a small table: the choices take more (in place: the
-    check_draws(n, budget, plan_of(shares))                    # bound's pass reads its share from it), the moment less
-    taken = sum(shares.values()) - given
+    n, steps, bounds, first, taken = _planned_draws(X, d, budget, shares, scale, auto, bounds, known)
     draw_share = shares["location"] / (steps + 2 * (scale is not None))
     gens = spawn(rng, 2 * steps + 2)
     # the scales about the medians (the coarse ones; with no step, the final ones) take their upper quartiles'
@@ -103,6 +91,38 @@ def refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng
             return c + mean.cross_moment * s, (medians, s, 0.0), None, unspent
         c = c + mean.cross_moment * s
     return c, ((medians, s, 0.0) if scale is not None else None), None, -upper - taken
+
+
+def _planned_draws(X, d, budget, shares, scale, auto, bounds, known):
+    """The first pass, the public ``n`` and every draw judged before any is made: ``(n, steps, bounds, first pass,
+    share the choices took beyond their given shares)``; ``shares`` widened in place (the bound's pass reads its
+    share from it); refused here where even the small-table rules cannot run the draws."""
+    # The first pass (the bound about the origin and its mean; or the column medians) also counts the rows
+    first = _first_pass(X, d, scale, bounds)
+    counted = None if first is None else first.n if scale is None else int(first.counts[0].sum())
+    n = public_n(X, budget, counted)
+
+    def plan_at(grid):  # the draws on a grid, as a function of the shares
+        steps = refinement_steps(n, d, budget, shares["location"], scale, grid.search)
+        return lambda sh: draw_plan(d, budget, sh, scale, auto, steps, grid)
+
+    # a small table: a coarser public grid (not with ranges: their refusal falls back to the ranges alone, free)
+    coarse = bounds if known is not None else coarser_grid(n, budget, shares, bounds, plan_at)
+    if coarse is not bounds:  # the first pass again, on that grid (a small table: cheap)
+        bounds, first = coarse, _first_pass(X, d, scale, coarse)
+    steps = refinement_steps(n, d, budget, shares["location"], scale, bounds.search)  # at the shares given
+    plan_of, given = plan_at(bounds), sum(shares.values())
+    shares.update(widen_choices(n, budget, shares, plan_of))  # a small table: the choices take more, the moment less
+    check_draws(n, budget, plan_of(shares))
+    return n, steps, bounds, first, sum(shares.values()) - given
+
+
+def _first_pass(X, d, scale, bounds):
+    """The first pass on ``bounds``' grid: the norms about the origin and their mean, or the columns' counts."""
+    if scale is None:
+        return bound_pass(X, np.zeros(d), None, bounds, "mean")
+    (first,), _ = quantile_pass(X, [("column", None, None)], search=bounds.search)
+    return first
 
 
 def _step_is_centre(steps, auto):

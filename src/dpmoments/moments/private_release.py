@@ -85,7 +85,7 @@ from ..mechanisms import laws
 from .releases import release_public_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, is_auto, rank_error, warn_clipped,
                            warn_unreliable)
-from .clipping_bias import ExcessTap, record_clipping_excess
+from .clipping_bias import ExcessTap, record_clipping_excess, wants_loss_matrix
 from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_delta_large
 from .choice_budget import BOUND_OPTION, LOCATION_OPTION, SCALE_SHARE, PrivateChoiceBudget
 from .statistics import SECOND
@@ -94,6 +94,7 @@ from ..privacy import NEIGHBOURS, ApproxDP, PureDP, Uncertified
 from .scale_guard import guard_scales, named_columns
 from .scale_floors import at_resolution, drawn_columns, median_resolution, scale_floor
 from .private_location import private_mean, refined_location
+from .small_grid import grid_note, on_grid
 from .private_passes import bound_pass, column_scales, fused_sums, row_bound_draw, scaled_rows
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
@@ -215,6 +216,7 @@ def _choose_and_release(X, budget, shares, main, relation, row_norm, center, cen
     private_center = isinstance(center, str)
     m, coarse, settled, main = _clipping_centre(X, budget, shares, main, relation, center, center_budget, scale,
                                                 row_norm, bounds, rng_loc, known)
+    bounds = on_grid(bounds, budget)  # a small table's choices may have been drawn on a coarser grid
     final_share = shares["mean"] - sum(p.share for p in budget.parts if p.label.endswith("mean"))
     s, bound_share = None, shares["bound"]  # without scales the row bound takes the whole bound option
     if scale is not None:
@@ -281,7 +283,8 @@ def _second_moment_release(X, s, center_z, R, binned, budget, clipping_share, ma
     second = fused_sums(binned, R, center_z)
     tap = None
     if second is None and clipping_share > 0 and not budget.exact:
-        tap = ExcessTap(scaled_rows(X, s, False), center_z, R)  # the release's pass also sums what clipping removed
+        tap = ExcessTap(scaled_rows(X, s, False), center_z, R,  # the release's pass also sums what clipping removed
+                        matrix=relation["mechanism"].norm == "l2" and wants_loss_matrix(as_source(X).n_features))
         second = tap.moment_sums() if as_source(X).dask else None  # on dask: in the same block tasks
     rows = second if second is not None else (tap if tap is not None else scaled_rows(X, s, False))
     rel = release_public_second_moment(rows, center=center_z, rng=rng, row_norm=R, **relation,
@@ -314,10 +317,11 @@ def _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta):
     budget.parts.append(release_part("second moment", rel, main_share))
     if rel.law.needs_delta:
         warn_if_delta_large(delta, rel.n, noisy=not rel.n_public, stacklevel=5)
+    bounds = on_grid(bounds, budget)
     if budget.weakest is not None:  # where n is public a weak draw was refused; under add-remove it is warned about
         _warn_weakest(*budget.weakest, bounds.search, rel.n)
     center = rel.center if (rel.center is None or s is None) else rel.center * s
-    steps = rel.postprocessing + budget.widening_note() + (
+    steps = rel.postprocessing + budget.widening_note() + grid_note(budget) + (
         ("standardised by private column scales; estimates are mapped back",) if s is not None else ())
     rel = dataclasses.replace(rel, center=center, column_scale=s, guarantee=budget.total(), parts=tuple(budget.parts),
                               randomness=randomness_of(rng, epsilon), postprocessing=steps)

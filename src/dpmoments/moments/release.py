@@ -57,7 +57,7 @@ class Part:
 
     def to_dict(self) -> dict[str, Any]:
         out = {"label": self.label, "share": self.share, "guarantee": self.guarantee.to_dict(),
-               "released": dict(self.released)}
+               "released": {k: _summary(v) if isinstance(v, np.ndarray) else v for k, v in self.released.items()}}
         if self.draws is not None:
             out["draws"] = dict(self.draws)
         return out

@@ -108,7 +108,7 @@ def moment_limit(plan, r, index):
     """
     rnd, noise, stat = plan.rounds[r], plan.noise[r], plan.rounds[r].stat
     response = 1.0 if rnd.response == "ones" else plan.response_bound
-    bound = stat.entry_bound(float(plan.row_norm), response) * (1.0 if rnd.w_max is None else float(rnd.w_max))
+    bound = stat.entry_bound(float(plan.row_norm), response) * rnd.weight
     m = stat.distinct_entries(plan.n_features)
     sd = math.hypot(float(noise.e_std[index]), float(noise.g_std[index]))
     return bound, sd, PLAUSIBLE_SD + math.sqrt(2.0 * math.log(m))

@@ -28,7 +28,9 @@ releases is post-processing.
 * ``regress`` (IRLS, Park & Welling): ``J`` steps, each releasing the weighted moments
   ``A`` (cross) and ``B`` (second) at the previous private iterate, shares ``split/J`` and
   ``(1 - split)/J`` of a zCDP budget; :math:`\theta_j = \tilde B_+^{-1}\tilde A` with the
-  eigenvalues of ``B`` floored at ``2 sqrt(d)`` times its noise std (public).
+  eigenvalues of ``B`` floored at ``2 sqrt(d)`` times its noise std (public). With the option
+  ``sampling_budget`` two more steps release the residual scale and the LAD sandwich's matrices at the final
+  iterate (:mod:`~dpmoments.multisite.irls_sampling`), the iterations taking the rest.
 """
 
 import dataclasses
@@ -46,9 +48,10 @@ from ..moments.auto_release import warn_clipped
 from ..moments.clipping_bias import excess_released
 from ..moments.release import Part
 from ..moments.tensor_moments import TensorBudget, TensorMoments, mean_correction
-from ..solvers.irls import auto_psd_floor, solve_weighted
 from ..moments.ranged_release import ranges_note
 from .column_ranges import MODELS, ranges_mapped_back
+from .irls_sampling import (bandwidth_of, sampling_params, sampling_rounds, sampling_share, solve_iteration,
+                            split_releases)
 from .plan import Plan, Round
 from .report import AnalysisReport
 
@@ -85,7 +88,7 @@ CENTRED = ("covariance", "correlation", "pca", "precision", "ridge")
 
 #: ``irls``'s defaults, those of ``PrivateIRLS`` (``estimators.model_defaults``: ``N_ITER``, ``W_MAX_AUTO``,
 #: ``INTERCEPT_SCALE``; the wing imports no estimator, and a test checks they agree).
-IRLS_DEFAULTS = {"n_iter": 10, "w_max_per_bound": 5.0, "intercept": 0.5}
+IRLS_DEFAULTS = {"n_iter": 10, "w_max_per_bound": 5.0, "intercept": 0.5, "sampling_budget": 0.1}
 
 
 def intercept_factor(share):
@@ -120,8 +123,11 @@ def _rounds(name, options, response_bound=None):
         if not 0 < split < 1:
             raise ValueError(f"'split' must be a fraction in (0, 1); got {split!r}.")
         w, p = _w_max(options, response_bound), float(options.get("p", 1.0))
-        return tuple(r for j in range(J) for r in (Round("cross", split / J, j, w_max=w, p=p),
-                                                   Round("second", (1 - split) / J, j, w_max=w, p=p)))
+        sampling = sampling_share(options, p)  # None: no sampling rounds, the plan as before (its digest too)
+        keep = 1.0 if sampling is None else 1.0 - sampling
+        iterations = tuple(r for j in range(J) for r in (Round("cross", keep * split / J, j, w_max=w, p=p),
+                                                         Round("second", keep * (1 - split) / J, j, w_max=w, p=p)))
+        return iterations + (() if sampling is None else sampling_rounds(sampling, J, w, p))
     return (Round("second"),)
 
 
@@ -210,6 +216,8 @@ class IRLSFit:
     ranges: Optional[tuple] = None  # the plan's public feature ranges (the sites mapped their rows by them), or None
     response_range: Optional[tuple] = None  # the plan's public range of y, or None
     postprocessing: tuple = ()  # the line naming the ranged columns, where the sites mapped their rows
+    sampling: tuple = ()  # the residual scale, K_h and V releases at the final iterate (sampling_budget), or ()
+    bandwidth: Optional[float] = None  # the h K_h was taken at (post-processing of the released scale), or None
 
 
 def next_params(plan):
@@ -221,15 +229,16 @@ def next_params(plan):
     def params(step, releases):
         if not releases:  # the first IRLS step (after an auto plan's bound step, too)
             return np.zeros(d)
+        stat = plan.rounds[plan.rounds_of(step)[0]].stat
+        if stat.sampling:  # the final iterate (and the bandwidth): irls_sampling
+            return sampling_params(plan, stat, releases)
         A, B = releases[-2], releases[-1]
         return _solve(A, B)[0]
 
     return params
 
 
-def _solve(A, B):
-    # a single-site fit's psd_floor="auto"; PrivateIRLS.fit_release computes the coefficients' spread with it
-    return solve_weighted(B.second_moment, A.cross_moment, auto_psd_floor(B.n_features, B.noise_scale))
+_solve = solve_iteration
 
 
 def finish_analysis(plan, result, *, protocol_notes=()):
@@ -256,7 +265,7 @@ def finish_analysis(plan, result, *, protocol_notes=()):
                             collusion=plan.collusion)
     if single:
         release = releases[0] if location is None else _about_mean(location.center, releases[0], releases[-1],
-                                                                   location.column_scale)
+                                                                   location.column_scale, bool(location.reports))
         clipped = None if bound is None else bound.details.get("row_norm", {})
         if clipped and "clipped_fraction" in clipped:  # as the single machine warns, on the same rule
             warn_clipped(clipped["clipped_fraction"], clipped["clipped_fraction_noise_sd"], clipped["at_range_end"])
@@ -270,15 +279,17 @@ def finish_analysis(plan, result, *, protocol_notes=()):
 def _irls(plan, releases, report):
     """The :class:`IRLSFit` of a finished run: the final iteration's coefficients, and the public facts that map
     them back (the sites' constant column, the ranges)."""
+    releases, sampling = split_releases(plan, releases)
     theta, clipped = _solve(releases[-2], releases[-1])
     share = plan.option("intercept")
     kappa = None if share is None else share * releases[-1].row_norm / intercept_factor(share)
+    h = bandwidth_of(plan, releases[-2], sampling[0]) if sampling else None
     span = plan.option("response_range")
     steps = () if plan.ranges is None and span is None else (_ranges_line(
         plan, "each site clipped and standardised its own rows" + (
             "" if span is None else f"; the response clipped to its range {tuple(span)}")),)
     return IRLSFit(theta, len(releases) // 2, report.guarantee, tuple(releases), (clipped,), kappa, plan.ranges,
-                   None if span is None else tuple(span), steps)
+                   None if span is None else tuple(span), steps, sampling, h)
 
 
 def _in_user_units(plan, release):
@@ -310,21 +321,24 @@ def _release_names(plan, output, n_releases):
         return tuple("mean" if i == plan.mean_round else plan.rounds[i].statistic for i in plan.release_rounds)
     if output == "tensor":
         return ("second", "third", "mean")
-    return tuple(f"{k}{j}" for j in range(n_releases // 2) for k in ("A", "B"))
+    sampled = [plan.rounds[i].statistic for i in plan.release_rounds if plan.rounds[i].stat.sampling]
+    return tuple(f"{k}{j}" for j in range((n_releases - len(sampled)) // 2) for k in ("A", "B")) + tuple(sampled)
 
 
-def _about_mean(location, second, mean, scale=None):
+def _about_mean(location, second, mean, scale=None, stepped=True):
     """The second moment ``S`` about the location ``m`` and the mean ``a`` about it: ``S - a a^T``, about ``m + a``.
 
     With private column scales ``s`` the rows were ``(x - m) / s``: the release is of those standardised rows
     (``column_scale`` ``s``), about ``m + s a`` in the rows' own units, as one machine's scaled release.
+    ``stepped``: ``m`` came from location steps (else it is the ranges' midpoints, ``Plan.build``'s ranges alone).
     Post-processing of two releases; the release keeps the second moment's noise scale (the
     mean's noise enters through :math:`a a^T`, second order in it).
     """
     a = mean.cross_moment
     s = None if scale is None else np.asarray(scale, dtype=np.float64)
-    steps = ("private centre: location m (noisy per-coordinate medians), second moment S and mean a of the clipped "
-             "rows about m; S - a a^T, about m + a",)
+    m = "location m (noisy per-coordinate medians)" if stepped else \
+        "m the ranges' midpoints (too few rows for location steps; every column ranged)"
+    steps = (f"private centre: {m}, second moment S and mean a of the clipped rows about m; S - a a^T, about m + a",)
     if s is not None:
         steps += ("standardised by private column scales s (the median distance from each column's median in the last "
                   "location step's noisy histograms, at least the gap to its next values); estimates are mapped back",)

@@ -380,14 +380,20 @@ def release_tensor_moments(sites, *, model, epsilon, delta, sigma2=None, vocabul
 
 
 def irls(sites, *, epsilon, delta, n_iter=IRLS_DEFAULTS["n_iter"], w_max=None, p=1.0, split=0.5, fit_intercept=True,
-         **kwargs):
+         sampling_budget=IRLS_DEFAULTS["sampling_budget"], **kwargs):
     """Private IRLS (least absolute deviations by default) across sites: ``(IRLSFit, AnalysisReport)``.
 
     The defaults are ``PrivateIRLS``'s: ``n_iter`` 10; ``w_max`` 5 / the response bound (public, or chosen
     across sites with ``response_bound="auto"`` on the sites); an intercept (each site appends the public
     constant ``0.5 R / sqrt(1.25)`` to its rows clipped to ``R / sqrt(1.25)``, ``R`` the plan's row bound).
+    ``sampling_budget``: a share of every site's budget (as ``PrivateIRLS``'s) for the residual scale and the LAD
+    sandwich's two matrices at the final iterate (:mod:`~dpmoments.multisite.irls_sampling`), so that
+    ``PrivateIRLS.fit_release`` gives intervals for the population coefficients (noise and sampling); default 0.1,
+    as ``PrivateIRLS``'s, for LAD (``p = 1``); ``None`` or 0: no such rounds, the intervals count the noise only.
     """
     options = {"n_iter": n_iter, "w_max": w_max, "p": p, "split": split}
+    if sampling_budget and p == 1.0:  # only then in the plan's options (and digest); LAD's sandwich only, as fit
+        options["sampling_budget"] = sampling_budget
     if w_max is None:
         options["w_max_per_bound"] = IRLS_DEFAULTS["w_max_per_bound"]
     if fit_intercept:

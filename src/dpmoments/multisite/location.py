@@ -88,9 +88,10 @@ class AutoLocation:
     mean : float in (0, 1), default 0.2
         The fraction of every site's budget the mean round spends (the first moment of the
         clipped rows centred at the location).
-    steps : int in [1, 8], optional
-        Location steps, each paid ``share / steps``: step 0 counts the rows' coordinates, each
-        later step the coordinates of the rows centred at the location so far, and moves it by
+    steps : int in [0, 8], optional
+        Location steps, each paid ``share / steps`` (0: none, the mean round is taken about the origin of the
+        sites' rows, the midpoints where every column has a range; ``share`` is then not spent): step 0 counts
+        the rows' coordinates, each later step the coordinates of the rows centred at the location so far, and moves it by
         the median so found. A grid edge is within a factor ``factor`` of the median, so one
         step leaves the location up to ``factor - 1`` of ``|median|`` away (41 for a median of
         100); each further step shrinks that offset to at most ``1 - 1/factor`` of it (measured:
@@ -114,8 +115,8 @@ class AutoLocation:
             object.__setattr__(self, name, float(value))
         if self.steps is not None:
             if isinstance(self.steps, bool) or not isinstance(self.steps, (int, np.integer)) or \
-                    not 1 <= self.steps <= 8:
-                raise ValueError(f"'steps' (location steps) must be an integer in [1, 8]; got {self.steps!r}.")
+                    not 0 <= self.steps <= 8:
+                raise ValueError(f"'steps' (location steps) must be an integer in [0, 8]; got {self.steps!r}.")
             object.__setattr__(self, "steps", int(self.steps))
         if self.share + self.mean >= 1:
             raise ValueError(f"'location_share' {self.share:g} and 'center_share' {self.mean:g} add up to 1 or more "

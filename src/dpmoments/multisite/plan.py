@@ -59,15 +59,17 @@ from ..moments.ranges import ColumnRanges
 from ..privacy import compose, parallel
 from ..privacy.guarantees import AnyGuarantee
 from .bounds import AutoBounds, auto_bounds
-from .column_ranges import PlanRanges, check_plan_ranges, grids_within_ranges, plan_ranges, plan_scale
+from .column_ranges import (PlanRanges, check_plan_ranges, grids_within_ranges, plan_ranges, plan_scale,
+                            ranged_columns)
 from .columns import checked_columns, takes_response
 from .location import AutoLocation, private_location
 from .noise import NoisePlan, guarantee_from_ratio, joint_view
 from .plan_codec import PLAN_VERSION, plan_arguments, plan_fields  # PLAN_VERSION: its old import path
 from .plan_facts import COMPOSITIONS, NEIGHBOURS, ROWS, TARGETS, checked_facts, site_budgets
 from .protocols import PROTOCOLS
-from .rounds import (Round, check_choice_layout, check_choice_steps, most_location_steps, round_noise, round_targets,
-                     plan_composition, sensitivity, takes_excess, weights_at, with_choice_steps)
+from .rounds import (Round, check_choice_layout, check_choice_steps, most_location_steps, refused_choice_steps,
+                     round_noise, round_targets, plan_composition, sensitivity, takes_excess, weights_at,
+                     with_choice_steps)
 from .statistics import EXCESS
 from .unequal import check_weights
 
@@ -383,7 +385,7 @@ class Plan:
         ``"private"`` for private column scales from the location steps' histograms (with ranges and a private
         centre, the default: :func:`~dpmoments.multisite.column_ranges.plan_scale`).
         """
-        composition = plan_composition(composition, row_norm, response_bound, center)
+        asked, composition = composition, plan_composition(composition, row_norm, response_bound, center)
         sites, n, proto, colluders, rounds = checked_facts(protocol, sites, n, neighbours, calibration, composition,
                                                             target, rows, colluders, rounds)
         names = checked_columns(columns, response_column, rows=rows, analysis=analysis,
@@ -402,13 +404,14 @@ class Plan:
         mu = np.array(n, float) / sum(n) if weights is None else check_weights(weights, len(sites))
         solve = dict(n_features=int(n_features), composition=composition, calibration=calibration,
                      exact=target == "aggregator")
-        rounds, location = _with_choices(rounds, auto, location, sum(n), eps, dls, solve,
-                                         takes_excess(auto, rows, rank, rounds))
+        rounds, location, auto, scale, row_norm = _choices_that_run(rounds, auto, location, scale, row_norm,
+                                                                    public_ranges, rows, rank, sum(n), eps, dls, solve)
+        if auto is None and location is None:  # the ranges alone left nothing chosen privately: composed as such
+            composition = solve["composition"] = plan_composition(asked, row_norm, response_bound, center)
         row_norm, response_bound = _planned_bounds(auto, row_norm, response_bound)
         norm = float(check_positive(row_norm, "row_norm"))
         bound = None if response_bound is None else float(response_bound)
         facts = dict(n_features=int(n_features), row_norm=norm, response_bound=bound, neighbours=neighbours)
-        check_choice_steps(rounds, auto, location, sum(n), eps, dls, **solve)
         noise, solutions = zip(*(round_noise(k, rounds, sites, n, mu, eps, dls, facts, proto.masking, colluders, solve)
                                  for k in range(len(rounds))))
         return cls(protocol, run_id or uuid.uuid4().hex, sites, n, int(n_features), norm, tuple(eps),
@@ -417,6 +420,42 @@ class Plan:
                    calibration, composition, target, colluders, rows, vocabulary_size, rank, analysis,
                    tuple(sorted(dict(options or {}).items())), auto, location, columns=names[0],
                    response_column=names[1], ranges=public_ranges, scale=scale)
+
+
+#: What a refusal of the choosing steps adds where every column's range would let the plan run (_choices_that_run)
+RANGES_ACROSS_SITES = ", or every column's range (ranges=), with which the sites draw nothing that needs these rows"
+
+
+def _choices_that_run(base: tuple[Round, ...], auto: Optional[AutoBounds], location: Optional[AutoLocation],
+                      scale: Optional[str], row_norm: BoundArg, ranges: Optional[PlanRanges], rows: str,
+                      rank: Optional[int], n_total: int, eps: list[float], dls: list[float], solve: dict[str, Any]
+                      ) -> tuple[tuple[Round, ...], Optional[AutoLocation], Optional[AutoBounds], Optional[str],
+                                 BoundArg]:
+    """The rounds with their choosing steps, and the choices they leave: ``(rounds, location, auto, scale, row_norm)``.
+
+    Where the rows cannot bear the choosing steps' noisy counts (:func:`check_choice_steps`, public facts only) and
+    every column has a range, the plan takes the ranges alone, as one machine does (``ranged_release.py``): the
+    sites' mapped rows lie in the box ``[-1, 1]^d``, so the centre starts at the midpoints with no location step
+    (the private mean round moves it), the scales are the half-widths, and a bound chosen across sites becomes the
+    box's, ``sqrt(d)`` about the midpoints (no row exceeds it: nothing is clipped, no clipping excess is released).
+    Otherwise the refusal stands and, where the ranges would run the plan, names them.
+    """
+    rounds, located = _with_choices(base, auto, location, n_total, eps, dls, solve,
+                                    takes_excess(auto, rows, rank, base))
+    second = rows == "x" and rank is None and all(r.statistic == "second" and r.w_max is None for r in base)
+    if second and ranges is not None and ranged_columns(ranges).all() and \
+            refused_choice_steps(rounds, auto, located, n_total, eps, dls, **solve):
+        location = None if location is None else replace(location, steps=0)
+        rounds, located = _with_choices(base, None, location, n_total, eps, dls, solve)
+        box = auto is not None and "row_norm" in auto.names
+        return rounds, located, None, None, math.sqrt(len(ranges)) if box else row_norm
+    try:
+        check_choice_steps(rounds, auto, located, n_total, eps, dls, **solve)
+    except ValueError as err:
+        if not second:
+            raise
+        raise type(err)(str(err).rstrip(".") + RANGES_ACROSS_SITES + ".") from None  # its kind kept
+    return rounds, located, auto, scale, row_norm
 
 
 def _with_choices(rounds: tuple[Round, ...], auto: Optional[AutoBounds], location: Optional[AutoLocation], n_total: int,

@@ -34,6 +34,7 @@ from ..privacy.guarantees import AnyGuarantee
 
 __all__ = ["Round", "AUTO_COMPOSITION", "plan_composition", "takes_excess", "with_choice_steps", "sensitivity",
            "check_choice_layout", "round_targets", "meet_joint_view", "round_noise", "most_location_steps",
+           "refused_choice_steps",
            "check_choice_steps"]
 
 #: ``composition="auto"``: zCDP where the plan chooses a bound or centre privately (its many small rounds each a
@@ -62,7 +63,8 @@ class Round:
         constant 1 (bound 1: the mean).
     w_max, p : float or None, float
         IRLS: rows are weighted by ``min(w_max, 1/|y - x.theta|^(2-p))`` for the step's
-        public ``theta``; the sensitivity grows by ``w_max``.
+        public ``theta``; the sensitivity grows by ``w_max`` (:attr:`weight`). A sampling round's
+        ``w_max`` is the iterations' (the bandwidth's floor and ``psi``), and its weights are at most 1.
     bound : {"row_norm", "response_bound"} or None
         A histogram round: the bound it chooses.
     """
@@ -96,6 +98,12 @@ class Round:
         """The statistic's value (:mod:`~dpmoments.multisite.statistics`): what is asked of it instead of its name."""
         return as_statistic(self.statistic)
 
+    @property
+    def weight(self) -> float:
+        """What the round's weights multiply its sensitivity and entry bound by: ``w_max`` in IRLS's weighted
+        rounds, 1 elsewhere (the sampling rounds' weights lie in [0, 1] whatever ``w_max``)."""
+        return float(self.w_max) if self.w_max is not None and self.stat.weight_scaled else 1.0
+
 
 def plan_composition(composition: Any, row_norm: Any, response_bound: Any, center: Any) -> Any:
     """``"auto"`` (:data:`AUTO_COMPOSITION`): ``"zcdp"`` where a bound or the centre is chosen privately, else
@@ -127,7 +135,7 @@ def with_choice_steps(rounds: Sequence[Round], auto: Optional[AutoBounds], locat
     steps = 0 if location is None else cast(int, location.steps)  # resolved by Plan.build before the rounds
     if location is not None:
         pre += [Round("location", location.share / steps, k) for k in range(steps)]
-        rest -= location.share + location.mean
+        rest -= (location.share if steps else 0.0) + location.mean  # no step (the ranges alone): the mean only
     if auto is not None:
         pre += [Round("histogram", auto.share / len(auto.names), len(pre), bound=name) for name in auto.names]
         rest -= auto.share + (auto.bias if excess else 0.0)
@@ -154,7 +162,7 @@ def sensitivity(rnd: Round, n_samples: int, *, n_features: int, row_norm: float,
         raise ValueError("a cross-moment round needs the public 'response_bound'.")
     sens = rnd.stat.sensitivity(n_samples, n_features=n_features, row_norm=row_norm, response_bound=r,
                                 neighbours=neighbours)
-    return sens * (1.0 if rnd.w_max is None else float(rnd.w_max))
+    return sens * rnd.weight
 
 
 def weights_at(rounds: tuple[Round, ...], per_bound: Optional[float], response_bound: Any) -> tuple[Round, ...]:
@@ -263,6 +271,22 @@ def most_location_steps(location: AutoLocation, n_total: int, epsilon: Sequence[
     return 1
 
 
+def refused_choice_steps(rounds: Sequence[Round], auto: Optional[AutoBounds], location: Optional[AutoLocation],
+                         n_total: int, epsilon: Sequence[float], delta: Sequence[float], **solve: Any
+                         ) -> list[tuple[Round, Any, float]]:
+    """The choosing rounds whose noisy counts the ``n_total`` rows cannot bear: ``(round, owner, noise sd)`` each
+    (public facts only; one noise solve per round, none of :func:`check_choice_steps`'s search for the epsilon)."""
+    failing = []
+    for rnd in rounds:
+        if rnd.stat.counts:
+            # a choosing round exists only with what it chooses: its AutoBounds or AutoLocation
+            owner = cast(Union[AutoBounds, AutoLocation], auto if rnd.stat is HISTOGRAM else location)
+            sd = choice_noise_sd(rnd, epsilon, delta, **solve)
+            if sd * (1 - 1e-12) > owner.max_noise_sd(n_total):
+                failing.append((rnd, owner, sd))
+    return failing
+
+
 def check_choice_steps(rounds: Sequence[Round], auto: Optional[AutoBounds], location: Optional[AutoLocation],
                        n_total: int, epsilon: Sequence[float], delta: Sequence[float], **solve: Any) -> None:
     """Refuse (one line) a plan whose choosing steps' noisy counts the ``n_total`` rows cannot bear.
@@ -274,14 +298,7 @@ def check_choice_steps(rounds: Sequence[Round], auto: Optional[AutoBounds], loca
     all that option's (the bound step's ``'bound_budget'``, the location steps'
     ``CenterBudget.location``): raising one option's share does nothing for the other's.
     """
-    failing = []
-    for rnd in rounds:
-        if rnd.stat.counts:
-            # a choosing round exists only with what it chooses: its AutoBounds or AutoLocation
-            owner = cast(Union[AutoBounds, AutoLocation], auto if rnd.stat is HISTOGRAM else location)
-            sd = choice_noise_sd(rnd, epsilon, delta, **solve)
-            if sd * (1 - 1e-12) > owner.max_noise_sd(n_total):
-                failing.append((rnd, owner, sd))
+    failing = refused_choice_steps(rounds, auto, location, n_total, epsilon, delta, **solve)
     if not failing:
         return
 

@@ -148,7 +148,7 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
     dropped, notes = list(dropped_before), []
     live = _connect(plan, transport, wait_s, dropped, notes)
     abort_if_needed(plan.protocol, live, dropped, min_sites, on_dropout, notes)
-    releases, reports, bound, location = {}, {}, None, None
+    releases, reports, bound, location = {}, {}, None, _stepless_location(plan)
     ctx = dict(min_sites=min_sites, on_dropout=on_dropout, notes=notes, transport=transport,
                randomness=randomness or describe_randomness(rng))
     for step in plan.steps:
@@ -171,6 +171,14 @@ def run_plan(plan, transport, *, rng=None, min_sites=None, on_dropout="complete"
         _note_bound_dropouts(bound, plan, live)
     return RunResult(tuple(releases[r] for r in sorted(releases)), tuple(reports[r] for r in sorted(reports)), plan,
                      bound, location)
+
+
+def _stepless_location(plan):
+    """A private centre with no location step (the ranges alone, ``Plan.build``): the mean round is about the
+    origin of the sites' rows (the midpoints of the ranges), a public start; else None (the steps choose it)."""
+    if plan.location is None or plan.location.steps != 0:
+        return None
+    return LocationChoice(np.zeros(plan.n_features), (), ())
 
 
 def _connect(plan, transport, wait_s, dropped, notes):
@@ -389,10 +397,10 @@ def round_release(plan, r, received, aggregate, final_std, guarantee, randomness
     rnd, stat = plan.rounds[r], plan.rounds[r].stat
     n = sum(plan.n[plan.index(s)] for s in received)
     exact = final_std == 0
-    bound = (1.0 if rnd.response == "ones" else plan.response_bound) if stat is CROSS else None
+    bound = (1.0 if rnd.response == "ones" else plan.response_bound) if stat is CROSS or stat.sampling else None
     sens = stat.sensitivity(n, n_features=plan.n_features, row_norm=plan.row_norm, response_bound=bound,
                             neighbours=plan.neighbours)
-    sens *= 1.0 if rnd.w_max is None else rnd.w_max
+    sens *= rnd.weight
     steps = [f"multisite(protocol={plan.protocol}, sites={len(received)}, colluders={plan.colluders}, "
              f"target={plan.target}, plan={plan.digest[:12]}, round={r})"]
     if plan.rank is not None:
@@ -400,7 +408,9 @@ def round_release(plan, r, received, aggregate, final_std, guarantee, randomness
     if stat is EXCESS:
         steps.append("clipping excess: cross_moment holds what clipping at row_norm removed from each variance, "
                      "up to twice row_norm (not a cross moment)")
-    if rnd.w_max is not None:
+    if stat.sampling:
+        steps.append(f"irls-sampling({stat.name}, w_max={rnd.w_max:g}, at the final public iterate)")
+    elif rnd.w_max is not None:
         steps.append(f"irls-weighted(w_max={rnd.w_max:g}, p={rnd.p:g}, at the public iterate of step {rnd.step})")
     return Release(
         n=n, n_features=plan.n_features, row_norm=plan.row_norm, mechanism=(NONE if exact else GAUSSIAN).name,

@@ -20,6 +20,7 @@ public. What that guarantees against the aggregator is :meth:`~.plan.Plan.cost`.
 """
 
 import logging
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -29,14 +30,14 @@ from .._rng import as_generator
 from .._validation import check_data, check_int, check_positive, check_vector
 from ..data import as_source
 from ..moments.sparse_sums import checked_csr
-from .column_ranges import check_column_scale, plan_ranges
+from .column_ranges import check_column_scale, plan_ranges, ranged_columns
 from .dealer import Bundle
 from .ledger import Refused, SiteLedger
 from .spent import ShareRecord
 from .location import location_counts
 from .messages import Hello, Reply, SiteError, from_wire, to_wire
 from .statistics import SECOND
-from .site_moments import bound_counts, exact_moment, intercept, weighted_moment
+from .site_moments import bound_counts, exact_moment, intercept, sampling_moment, weighted_moment
 from .site_rows import mapped_response, mapped_rows, scaled_center, stm_rows
 
 __all__ = ["Site", "stm_rows"]
@@ -227,6 +228,8 @@ class Site:
                                    (self.response_bound, plan.response_bound, "response_bound")):
             if ours is None or (what == "response_bound" and ours == "auto" and plan.option("response_range")):
                 continue  # a response range bounds the mapped response by 1, for free
+            if ours == "auto" and what == "row_norm" and _bounds_the_box(plan):
+                continue  # every column ranged: the box's bound, which no mapped row exceeds (Plan.build)
             if (ours == "auto") != (what in auto) or (ours != "auto" and theirs is not None and ours != theirs):
                 raise ValueError(f"site {self.name!r}: the plan's {what} differs from this site's.")
 
@@ -343,8 +346,11 @@ class Site:
             return False
         if any(query.shares[r].shape != plan.rounds[r].stat.shape(d) for r in needs_f):
             return False
-        weighted = any(plan.rounds[r].w_max is not None for r in rounds)
-        return (query.params is not None and query.params.shape == (d,)) if weighted else query.params is None
+        shapes = {plan.rounds[r].stat.params_shape(d, plan.rounds[r].w_max is not None) for r in rounds}
+        if len(shapes) != 1:
+            return False
+        shape = shapes.pop()  # IRLS's iterate (d,), a sampling step's iterate and bandwidth (d + 1,), or none
+        return query.params is None if shape is None else (query.params is not None and query.params.shape == shape)
 
     # -- statistics -----------------------------------------------------------------------------------------------
     def _noisy(self, plan, bundle, r, query):
@@ -386,6 +392,8 @@ class Site:
 
     def _statistic(self, plan, rnd, params):
         """The exact normalised statistic of one round (private: used only inside this site)."""
+        if rnd.stat.sampling:
+            return sampling_moment(plan, rnd, *self._rows(plan), params)
         if rnd.w_max is not None:
             return weighted_moment(plan, rnd, *self._rows(plan), params)
         key = (plan.rows, plan.vocabulary_size, rnd.statistic, rnd.response, plan.row_norm, plan.response_bound,
@@ -426,3 +434,10 @@ class Site:
                                 response_bound=self.response_bound, ranges=self.ranges,
                                 center=None if self.center is None else tuple(self.center))
         return self._statistic(facts, Round(statistic), None)
+
+
+def _bounds_the_box(plan):
+    """Whether ``plan`` has no bound step, every column ranged and a public row bound no mapped row exceeds
+    (``sqrt(d)`` about the midpoints): a site's ``row_norm="auto"`` takes it (the plan of the ranges alone)."""
+    return plan.auto is None and plan.ranges is not None and ranged_columns(plan.ranges).all() and \
+        plan.row_norm >= math.sqrt(len(plan.ranges)) * (1 - 1e-12)

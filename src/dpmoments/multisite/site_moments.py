@@ -1,5 +1,5 @@
-"""The exact statistics a site computes from its own rows: a round's moment, IRLS's weighted moments, and the
-counts a choosing step releases.
+"""The exact statistics a site computes from its own rows: a round's moment, IRLS's weighted moments and sampling
+statistics, and the counts a choosing step releases.
 
 Private: everything here runs inside a site, on its own rows (already mapped by the plan's ranges and scales,
 :mod:`~.site_rows`); nothing leaves but noised, through :meth:`~.site.Site.handle`.
@@ -9,13 +9,14 @@ import numpy as np
 
 from ..moments import accumulate_moments, clip_responses, clip_rows
 from ..moments.clipping_bias import excess_mean
+from ..moments.irls_sandwich import residual_scale, sandwich_statistics
 from ..solvers.irls import irls_weights, weighted_moments
 from .analyses import intercept_factor
 from .bounds import histogram_counts
 from .site_rows import dense_blocks, row_norms
-from .statistics import CROSS, EXCESS, THIRD
+from .statistics import CROSS, EXCESS, RESIDUAL_SCALE, SANDWICH_K, THIRD
 
-__all__ = ["intercept", "exact_moment", "weighted_moment", "bound_counts"]
+__all__ = ["intercept", "exact_moment", "weighted_moment", "sampling_moment", "bound_counts"]
 
 
 def intercept(plan):
@@ -44,15 +45,33 @@ def exact_moment(plan, rnd, X, y, center):
     return stat.of_sums(sums)
 
 
-def weighted_moment(plan, rnd, X, y, theta):
-    """IRLS: ``A = (1/n) sum s_i x_i y_i`` or ``B = (1/n) sum s_i x_i x_i^T`` at the public ``theta``."""
+def _irls_rows(plan, X, y):
+    """IRLS's rows ``Z`` (``x`` clipped, the public constant appended) and clipped responses."""
     y = _responses(y)
     share, scale = intercept(plan)
     Z, yc = clip_rows(X, plan.row_norm / scale), clip_responses(y, plan.response_bound)
     if share is not None:  # the public constant c R / s: the rows formed have norm at most R
         Z = np.hstack([Z, np.full((Z.shape[0], 1), share * plan.row_norm / scale)])
+    return Z, yc
+
+
+def weighted_moment(plan, rnd, X, y, theta):
+    """IRLS: ``A = (1/n) sum s_i x_i y_i`` or ``B = (1/n) sum s_i x_i x_i^T`` at the public ``theta``."""
+    Z, yc = _irls_rows(plan, X, y)
     A, B = weighted_moments(Z, yc, irls_weights(yc - Z @ theta, rnd.w_max, rnd.p))
     return A if rnd.stat is CROSS else B
+
+
+def sampling_moment(plan, rnd, X, y, params):
+    """IRLS's sampling statistics at the final public iterate (:mod:`dpmoments.moments.irls_sandwich`, one
+    machine's code): the residual scale ``(1,)`` at ``params = theta``, or ``K_h`` / ``V`` at ``params = (theta,
+    h)``, the bandwidth ``h`` from the released scale."""
+    Z, yc = _irls_rows(plan, X, y)
+    if rnd.stat is RESIDUAL_SCALE:
+        return np.array([residual_scale(Z, yc, params, plan.response_bound)])
+    theta, h = params[:-1], float(params[-1])
+    key = "K" if rnd.stat is SANDWICH_K else "V"
+    return sandwich_statistics(Z, yc - Z @ theta, h, rnd.w_max)[key]
 
 
 def bound_counts(plan, rnd, X, y, center):

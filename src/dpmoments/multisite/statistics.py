@@ -24,13 +24,16 @@ import numpy as np
 
 from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tensor_noise
 from ..moments import statistics as single
+from ..moments import irls_sandwich as sandwich
 from ..moments.clipping_bias import excess_row_bound, excess_sensitivity
+from ..moments.irls_sandwich import scale_sensitivity
 from .bounds import HISTOGRAM_SENSITIVITY
 from .egress import MAX_BINS, EgressRefused, egress_guard
 from .location import location_sensitivity
 
 __all__ = ["Statistic", "Moment", "Counts", "Factor", "STATISTICS", "ROUND_STATISTICS", "as_statistic", "SECOND",
-           "CROSS", "THIRD", "EXCESS", "HISTOGRAM", "LOCATION", "FACTOR"]
+           "CROSS", "THIRD", "EXCESS", "HISTOGRAM", "LOCATION", "FACTOR", "Sampling", "RESIDUAL_SCALE", "SANDWICH_K",
+           "SANDWICH_V"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -94,6 +97,21 @@ class Statistic:
     def summand(self, value: np.ndarray, weight: float, f: Any) -> np.ndarray:
         """What a site's admitted reply adds to the round's running sum: ``mu_s (y_s - f_s)``."""
         return weight * (value - f)
+
+    @property
+    def sampling(self) -> bool:
+        """One of IRLS's sampling statistics at the final iterate (:class:`Sampling`)."""
+        return False
+
+    @property
+    def weight_scaled(self) -> bool:
+        """Whether an IRLS round's weights (at most ``w_max``) multiply its sensitivity and entry bound."""
+        return True
+
+    def params_shape(self, n_features: int, weighted: bool) -> Optional[tuple[int, ...]]:
+        """The shape of the public parameters a query of this statistic carries: IRLS's iterate ``(d,)`` in a
+        weighted round, none otherwise."""
+        return (int(n_features),) if weighted else None
 
     def sensitivity(self, n_samples: int, *, n_features: int, row_norm: float, response_bound: Optional[float],
                     neighbours: str) -> float:
@@ -190,6 +208,61 @@ class _Excess(Moment):
 
 
 @dataclass(frozen=True, repr=False)
+class Sampling(Moment):
+    """IRLS's sampling statistics across sites at the final public iterate (:mod:`dpmoments.moments.irls_sandwich`):
+    the sandwich matrices ``K_h`` and ``V``, a second moment's shape and sensitivity (their rows' weights lie in
+    ``[0, 1]``, so ``w_max`` does not multiply them). Their query carries the iterate and the bandwidth ``h``,
+    ``(d + 1,)``: ``h`` is post-processing of the released residual scale (:class:`_ResidualScale`)."""
+
+    @property
+    def sampling(self) -> bool:
+        return True
+
+    @property
+    def weight_scaled(self) -> bool:
+        return False
+
+    def params_shape(self, n_features: int, weighted: bool) -> Optional[tuple[int, ...]]:
+        return (int(n_features) + 1,)
+
+    def sensitivity(self, n_samples: int, *, n_features: int, row_norm: float, response_bound: Optional[float],
+                    neighbours: str) -> float:
+        """A second moment's, replace-one's under zero-out too: a zeroed row still carries IRLS's public constant
+        column, so its term ``w z0 z0^T`` is not 0 and the two rows' terms may be orthogonal (``sqrt(R^4 + c^4)``,
+        at most replace-one's ``sqrt(2) R^2``)."""
+        return super().sensitivity(n_samples, n_features=n_features, row_norm=row_norm, response_bound=response_bound,
+                                   neighbours="replace-one" if neighbours == "zero-out" else neighbours)
+
+
+@dataclass(frozen=True, repr=False)
+class _ResidualScale(Sampling):
+    """The residual scale at the final iterate: one number in ``[0, response_bound]`` (its query carries the
+    iterate alone, ``(d,)``)."""
+
+    def shape(self, n_features: int, rank: Optional[int] = None, bins: Optional[int] = None) -> tuple[int, ...]:
+        return (1,)
+
+    def noise_shape(self, d: int) -> tuple[int, ...]:
+        return (1,)
+
+    def _draw(self, d: int, rng: Any) -> np.ndarray:
+        return gaussian_noise(1, 1.0, rng)
+
+    def distinct_entries(self, d: int) -> int:
+        return 1
+
+    def params_shape(self, n_features: int, weighted: bool) -> Optional[tuple[int, ...]]:
+        return (int(n_features),)
+
+    def entry_bound(self, row_norm: float, response_bound: Optional[float]) -> float:
+        return _response(response_bound)
+
+    def sensitivity(self, n_samples: int, *, n_features: int, row_norm: float, response_bound: Optional[float],
+                    neighbours: str) -> float:
+        return scale_sensitivity(_response(response_bound), n_samples, neighbours)
+
+
+@dataclass(frozen=True, repr=False)
 class Counts(Statistic):
     """A choosing step's noisy counts on a public grid: a bound step's histogram ``(bins,)`` or a location step's
     per-coordinate counts ``(d, bins)``; its length is the plan's, not the data's."""
@@ -242,6 +315,12 @@ class Factor(Statistic):
         return weight * (value @ value.T)
 
 
+def _response(bound: Optional[float]) -> float:
+    if bound is None:
+        raise ValueError("the residual scale needs the public 'response_bound'.")
+    return float(bound)
+
+
 def _needed(value: Optional[int], name: str) -> int:
     if value is None:
         raise TypeError(f"'{name}' is needed for this statistic's shape.")
@@ -260,12 +339,17 @@ SECOND, CROSS, THIRD = MOMENTS["second"], MOMENTS["cross"], MOMENTS["third"]
 #: The loss vector travels as a vector: the cross moment's slot of a release.
 EXCESS = _Excess("excess", "clipping excess", moment=single.MomentStatistic(
     "excess", "clipping excess", ndim=1, power=2, symmetric=False, slot="cross_moment"))
+#: IRLS's sampling statistics (released only where a plan sets ``sampling_budget``).
+RESIDUAL_SCALE = _ResidualScale(sandwich.RESIDUAL_SCALE.name, sandwich.RESIDUAL_SCALE.label,
+                                moment=sandwich.RESIDUAL_SCALE)
+SANDWICH_K, SANDWICH_V = (Sampling(m.name, m.label, moment=m) for m in (sandwich.SANDWICH_K, sandwich.SANDWICH_V))
 HISTOGRAM = Counts("histogram", "histogram")
 LOCATION = Counts("location", "location counts", per_feature=True)
 FACTOR = Factor("factor", "factor")
 
 #: Every statistic by name: the moments a round releases, a choosing step's counts, DPdisPCA's factor.
-STATISTICS = {**MOMENTS, **{s.name: s for s in (EXCESS, HISTOGRAM, LOCATION, FACTOR)}}
+STATISTICS = {**MOMENTS, **{s.name: s for s in (EXCESS, RESIDUAL_SCALE, SANDWICH_K, SANDWICH_V, HISTOGRAM, LOCATION,
+                                                 FACTOR)}}
 
 
 #: What a plan's round may release (a factor is a DPdisPCA site's reply to a second-moment round).

@@ -42,25 +42,38 @@ def save_coefficients(res, est, names):
 
 def left_out(est):
     """What every printed interval leaves out that a fit with a sampling release counts, for its own line: sampling
-    (where the intervals are for the population) and the iterations not run, or ``""``. A run across sites makes no
-    sampling release (nothing bounds the IRLS map's derivative from its releases), so its intervals count the noise
-    of every iteration only; the clipping bias is left out everywhere, as ``not_covered`` says."""
+    (where the intervals are for the population) and the iterations not run, or ``""``. A run across sites without
+    sampling rounds (nothing bounds the IRLS map's derivative from its releases) counts the noise of every iteration
+    only (one with them says what it covers: :func:`covers_note`); the clipping bias is left out everywhere, as
+    ``not_covered`` says."""
     missing = est.uncertainty_.get("not_covered", "")
     parts = (["sampling"] if getattr(est, "target", None) == "population" and "sampling variability" in missing
              else []) + (["the iterations not run"] if "iterations not run" in missing else [])
     return "" if not parts else "noise only: not " + " or ".join(parts)
 
 
+def covers_note(est):
+    """Across sites with sampling rounds: the line's ``"covers: noise + sampling; not clipping bias"`` (a run without
+    them says what it leaves out, :func:`left_out`), else ``""``."""
+    sampled = "sampling variability of the rows" in est.uncertainty_.get("covers", "")
+    across = getattr(est, "privacy_report_", {}).get("fitted_by") == "fit_release"
+    return "covers: noise + sampling; not clipping bias" if sampled and across else ""
+
+
 def coefficient_lines(est, names):
     labels, values, se, (lo, hi) = coefficients(est, names)
     zero = (lo <= 0) & (hi >= 0)
     marks = biased(est)
-    left = left_out(est)
+    left = left_out(est) or covers_note(est)
     rows = [[k, num(v, 4), num(s), "withheld" if m else interval_text(a, b),
              "biased (B floored)" if m else "; ".join(x for x in ("contains 0" if z else "", left) if x)]
             for k, v, s, a, b, z, m in zip(labels, values, se, lo, hi, zero, marks)]
     out = table(["coefficient", "estimate", "se", f"{100 * est.level:g}% interval", ""], rows)
-    if left:
+    if left.startswith("covers"):
+        out.append(f"'{left}': these intervals count the added noise of every iteration (damped by the IRLS map's "
+                   "contraction), the iterations not run and the rows' sampling (the LAD sandwich, from the sites' "
+                   "sampling releases); not the bias of clipping rows and responses at their bounds")
+    elif left:
         out.append(f"'{left}': these intervals count the added noise of every iteration, passed on undamped; no "
                    "sampling release estimates the IRLS map's derivative (none is made across sites), so "
                    "sampling variability and how far the iterations not run would move the coefficients are not "

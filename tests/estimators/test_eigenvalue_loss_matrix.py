@@ -1,0 +1,31 @@
+"""PCA's eigenvalue intervals (issue 25): the centre's bias along a component by its norm bound, and the components
+that bear rows beyond twice the bound withheld (the loss matrix itself: test_error_budget.py, read without rows)."""
+
+import numpy as np
+import pytest
+
+from dpmoments.estimators.centre_bias import eigenvalue_centre_bias
+from dpmoments.estimators.eigenvalue_budget import _along_unseen_loss
+
+pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.NoiseDominatesWarning",
+                                        "ignore::dpmoments.exceptions.BoundWarning")
+
+
+def test_the_centre_bias_along_a_component_takes_the_norm_bound_where_it_is_smaller():
+    W, B = np.full((1, 64), 1 / 8.0), np.full(64, 1.0)  # a component spread over 64 columns, each |beta_j| <= 1
+    below, above = eigenvalue_centre_bias(B, 0.1, W, 0.9)
+    normed_below, normed_above = eigenvalue_centre_bias(B, 0.1, W, 0.9, joint=(1.0, np.ones(64, dtype=bool)))
+    # |w.beta| <= sum |w_j| B_j = 8 against ||w|| N = 1
+    assert normed_below[0] < below[0] / 10 and normed_above[0] < above[0] / 5
+    same = eigenvalue_centre_bias(B, 0.1, W, 0.9, joint=(np.inf, np.ones(64, dtype=bool)))
+    np.testing.assert_array_equal(same[0], below)
+
+
+def test_a_component_whose_band_loss_stands_out_while_rows_beyond_twice_the_bound_are_seen_is_withheld():
+    part = {"variance_lost": [0.0, 0.0, 0.0], "noise_sd": 1.0, "rows_beyond_outer": 40.0, "rows_beyond_noise_sd": 5.0}
+    W = np.eye(3)
+    assert not _along_unseen_loss(part, W, 0.9).any()  # no column's loss stands out
+    withheld = _along_unseen_loss(part, W, 0.9, np.array([6.0, 0.5, -1.0]), np.ones(3))
+    assert withheld.tolist() == [True, False, False]
+    ruled_out = dict(part, rows_beyond_outer=-3.0, rows_beyond_noise_sd=0.5)
+    assert not _along_unseen_loss(ruled_out, W, 0.9, np.array([6.0, 0.5, -1.0]), np.ones(3)).any()
