@@ -53,6 +53,7 @@ from . import tensor_coverage  # noqa: E402  (loads statsmodels' data inside run
 from . import sites_irls_coverage  # noqa: E402  (imports statsmodels inside run)
 from . import irls_clipping  # noqa: E402  (imports statsmodels inside run)
 from . import real_unseen  # noqa: E402  (loads the data inside run; the command line in fresh processes)
+from . import zero_out_irls  # noqa: E402
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -97,6 +98,7 @@ BENCHMARKS = {
     "sites_irls_coverage": sites_irls_coverage.run,
     "irls_clipping": irls_clipping.run,
     "real_unseen": real_unseen.run,
+    "zero_out_irls": zero_out_irls.run,
 }
 
 __all__ = ["BENCHMARKS"]

@@ -39,8 +39,8 @@ def _cells(path, out):
     return {
         "covariance, default private choices": dpm + ["covariance", str(path), *tail],
         "covariance, public bounds": dpm + ["covariance", str(path), "--row-norm", "2", "--center", "0", *tail],
-        "pca --n-components 5, default private choices": dpm + ["pca", str(path), "--n-components", "5", *tail],
-        "pca --n-components 5, public bounds": dpm + ["pca", str(path), "--n-components", "5", "--row-norm", "2",
+        "pca --n-components 10, default private choices": dpm + ["pca", str(path), "--n-components", "10", *tail],
+        "pca --n-components 10, public bounds": dpm + ["pca", str(path), "--n-components", "10", "--row-norm", "2",
                                                       "--center", "0", *tail],
     }
 
@@ -72,5 +72,7 @@ def run(quick=False):
                        "error budget's projection of the centred matrix (its sampling bound and clipping part) "
                        "share the decomposition (`moments.psd.SymmetricSpectrum`); PCA takes its top components "
                        "from a partial spectrum. The noise-only standard errors and intervals are kept as their "
-                       "few numbers (`estimators.noise_entries.LazyEntries`), not as d × d arrays.")
+                       "few numbers (`estimators.noise_entries.LazyEntries`), not as d × d arrays, and the error budget's "
+                       "d × d steps (the clipping part's shifts, the centre bias's widths, the distance from 0) are made "
+                       "a block of rows at a time (`estimators/budget_rows.py`, `estimators/clipping_blocks.py`).")
     return [table]

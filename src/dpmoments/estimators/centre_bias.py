@@ -64,7 +64,7 @@ import numpy as np
 
 from .uncertainty import row_blocks, z_value
 
-__all__ = ["add_above", "centre_bias_bound", "centre_bias_widths", "eigenvalue_centre_bias",
+__all__ = ["add_above", "centre_bias_blocks", "centre_bias_bound", "centre_bias_widths", "eigenvalue_centre_bias",
            "linear_noise_variance", "location_offset", "CENTRE_BIAS_TEXT"]
 
 CENTRE_BIAS_TEXT = ("the private mean's own clipping bias beta (x-bar - c = beta - e): |beta_j| <= B_j = "
@@ -189,19 +189,29 @@ def centre_bias_widths(bound, s, second_upper, at, offset=None, joint=None):
     that at the level, where ``|e_i|, |e_j| <= E`` took :math:`E (B_i + B_j)`; and
     :math:`|\beta_i\beta_j| \le \min(B_i B_j, N^2/2)` (:math:`\beta_i^2 + \beta_j^2 \le N^2`). ``None``: the sum."""
     d = len(second_upper)
+    below_of, above_diagonal = centre_bias_blocks(bound, s, second_upper, at, offset, joint)
     if bound is None and offset is None:  # zeros that take no memory (a d x d array is 800 MB at d = 10 000)
-        return np.broadcast_to(0.0, (d, d)), np.zeros(d)
+        return np.broadcast_to(0.0, (d, d)), above_diagonal
+    below = np.empty((d, d))
+    for rows in row_blocks(d):
+        below[rows] = below_of(rows)
+    return below, above_diagonal
+
+
+def centre_bias_blocks(bound, s, second_upper, at, offset=None, joint=None):
+    """``(below(rows), above_diagonal)``: :func:`centre_bias_widths`, its ``below`` made for a block of rows ``rows``
+    (a slice) when asked (the error budget's intervals read it a block at a time: no d x d array; the same bits)."""
+    d = len(second_upper)
+    if bound is None and offset is None:
+        return (lambda rows: np.broadcast_to(0.0, (rows.stop - rows.start, d))), np.zeros(d)
     E = np.full(d, z_value(at) * float(s or 0.0))
     if bound is None:  # across sites without a bound: -e e^T where one machine has +e e^T (its law is counted)
-        below = 2.0 * np.multiply.outer(E, E)
-        return below, np.diagonal(below).copy()
+        return (lambda rows: 2.0 * np.multiply.outer(E[rows], E)), 2.0 * (E * E)
     if offset is not None:
         offset = np.abs(offset)
     u = np.maximum(second_upper, 0.0) + (0.0 if offset is None else offset**2)
-    # min(cross + square, cap), cross = b e^T + e b^T, square = b b^T, cap = e e^T + sqrt(u u^T), written in
-    # place a block of rows at a time (one d x d array, not seven; the same bits)
-    below = np.empty((d, d))
-    for rows in row_blocks(d):
+
+    def below(rows):  # min(cross + square, cap), cross = b e^T + e b^T, square = b b^T, cap = e e^T + sqrt(u u^T)
         if joint is None:
             part = np.multiply.outer(bound[rows], E)
             part += np.multiply.outer(E[rows], bound)
@@ -216,7 +226,8 @@ def centre_bias_widths(bound, s, second_upper, at, offset=None, joint=None):
             part += np.multiply.outer(offset[rows], bound) + np.multiply.outer(bound[rows], offset)
             part += 2.0 * np.multiply.outer(E[rows], E)
             cap += np.multiply.outer(offset[rows], offset) + 2.0 * np.multiply.outer(E[rows], E)
-        np.minimum(part, cap, out=below[rows])
+        return np.minimum(part, cap, out=part)
+
     diagonal = bound * E + E * bound + (0.0 if offset is None else 2.0 * offset * bound + 2.0 * E * E)
     cap_diagonal = E * E + np.sqrt(u * u) + (0.0 if offset is None else offset**2 + 2 * E * E)
     return below, np.minimum(diagonal, cap_diagonal)  # above, on the diagonal: the cross term alone

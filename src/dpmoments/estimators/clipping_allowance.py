@@ -51,8 +51,8 @@ import numpy as np
 
 from .uncertainty import row_blocks
 
-__all__ = ["detected_spread", "elliptical_allowance", "elliptical_parts", "split_allowance", "unclear_signs",
-           "widen_towards"]
+__all__ = ["detected_parts", "detected_spread", "elliptical_allowance", "elliptical_parts", "split_allowance",
+           "towards_parts", "unclear_signs", "widen_block", "widen_towards"]
 
 
 def elliptical_parts(lost, lost_sd, cap_centre, cap_sd, z, z_loss=None):
@@ -174,3 +174,33 @@ def _by_blocks(c, tau, upper):
     for rows in row_blocks(d):
         shift[rows], sd[rows] = split_allowance(c, tau, upper, rows)
     return shift, sd
+
+
+def widen_block(lo_half, hi_half, part, z, either=False):
+    """:func:`widen_towards` of one block of rows (``lo_half``, ``hi_half``: views written in place; ``either``: the
+    block's entries of unclear sign, widened at both ends)."""
+    for half, side in ((hi_half, (part > 0) | either), (lo_half, (part < 0) | either)):
+        np.sqrt(half**2 + (z * part) ** 2, out=half, where=side)
+
+
+def detected_parts(lost, sd, upper, touched, variance_upper, variance_sd, tail, z, z_detect):
+    """A detected column's row and column, ``|D_ij| <= sqrt(D_ii D_jj)`` on both sides: ``(c, tau, U)`` of
+    :func:`elliptical_parts` (a shift and a normal part's noise, in quadrature on both sides), or ``(None, None,
+    upper)`` for the plain ``sqrt(U_i U_j)`` (not Gaussian noise, or no column detected).
+
+    ``lost``, ``sd`` and ``upper`` the losses, their noise sd and upper ends times the tail factor ``tail``."""
+    if variance_sd is None or not touched.any():
+        return None, None, upper
+    cap_centre = 3.0 * tail * (variance_upper - z * variance_sd)
+    return elliptical_parts(lost, sd, cap_centre, 3.0 * tail * variance_sd, z, z_loss=z_detect)
+
+
+def towards_parts(lost, sd, cap, variance_upper, variance_sd, z):
+    """An undetected loss off the diagonal, ``|rho_ij| sqrt(D_ii D_jj)`` towards a larger ``|entry|``: ``(c, tau, U)``
+    of :func:`elliptical_parts`, or ``(None, None, U)`` for the plain sum ``|rho| sqrt(U_i U_j)``, ``U = min(lost+ +
+    z sd, cap)`` (``variance_sd`` None: not Gaussian noise). ``lost``, ``sd`` the band's losses and noise sd, ``cap``
+    three times ``variance_upper`` (each variance's upper end at ``z``); the correlations' factor is
+    :class:`~.clipping_blocks.ClippingShifts`'."""
+    if variance_sd is None:
+        return None, None, np.minimum(np.maximum(lost, 0.0) + z * sd, cap)
+    return elliptical_parts(lost, sd, 3.0 * (variance_upper - z * variance_sd), 3.0 * variance_sd, z)

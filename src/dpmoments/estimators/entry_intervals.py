@@ -70,7 +70,7 @@ def half_widths(v, s, level, out):
     alpha = 1.0 - level
     d = v.shape[0]
     lo_half, hi_half = out
-    if float(s) ** 2 == 0.0 or d * (d - 1) // 2 <= KNOTS:
+    if d * (d - 1) // 2 <= KNOTS:
         upper = np.triu(np.ones((d, d), dtype=bool), 1)  # a mask: index arrays would be a d x d array of integers
         lo_half[upper] = values = off_diagonal_half_width(v[upper], s, alpha)
         lo_half.T[upper] = values  # mirrored (off + off.T before, which adds 0 to each: the same bits)
@@ -97,12 +97,14 @@ def _off_diagonal_in_blocks(v, s, alpha, out):
     def above(rows):  # the block's entries right of the diagonal
         return cols[None, :] > np.arange(rows.start, rows.stop)[:, None]
 
-    smallest, largest = np.inf, -np.inf
-    for rows in blocks:
-        values = v[rows][above(rows)]
-        if values.size:
-            smallest, largest = np.minimum(smallest, values.min()), np.maximum(largest, values.max())  # NaN as before
-    table = off_diagonal_table(off_diagonal_ratio(smallest, s), off_diagonal_ratio(largest, s), alpha)
+    table = None  # a public centre (s = 0): each entry's own, z sqrt(v)
+    if float(s) ** 2 != 0.0:
+        smallest, largest = np.inf, -np.inf
+        for rows in blocks:
+            values = v[rows][above(rows)]
+            if values.size:
+                smallest, largest = np.minimum(smallest, values.min()), np.maximum(largest, values.max())  # NaN too
+        table = off_diagonal_table(off_diagonal_ratio(smallest, s), off_diagonal_ratio(largest, s), alpha)
     for rows in blocks:
         mask = above(rows)
         out[rows][mask] = off_diagonal_half_width(v[rows][mask], s, alpha, table)

@@ -50,16 +50,17 @@ Everything here reads a release and public values only: no rows.
 import numpy as np
 
 from .._lazy import lazy_module
-from .centre_bias import (CENTRE_BIAS_TEXT, add_above, centre_bias_bound, centre_bias_widths, linear_noise_variance,
-                          location_offset)
+from .budget_rows import CentreSE, distinct_statistics, finish_interval_rows, squared_entries
+from .centre_bias import CENTRE_BIAS_TEXT, centre_bias_blocks, centre_bias_bound, linear_noise_variance, location_offset
 from .entry_intervals import (half_widths as _half_widths,
                               truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
                               with_centre_variance as _with_centre_variance)
-from .clipping_allowance import detected_spread, elliptical_allowance, unclear_signs, widen_towards
-from .fcr import distance_from_zero as _distance_from_zero, selected_by_fcr as _selected
+from .clipping_allowance import detected_parts, towards_parts, unclear_signs
+from .clipping_blocks import ClippingShifts, correlations_in_place
+from .fcr import first_count, selected_by_fcr as _selected
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .entry_intervals import holding_estimate  # re-exported: the covariance reads it from here
-from .sampling_bound import SAMPLING_TEXT, sampling_variance
+from .sampling_bound import SAMPLING_TEXT, add_sampling_variance, sampling_variance  # the latter: re-exported
 from .uncertainty import noise_law, z_value
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
@@ -93,6 +94,13 @@ def _psd(M):
     return (V * np.maximum(w, 0.0)) @ V.T
 
 
+def _with_diagonal(M, diagonal):
+    """A copy of ``M`` with ``diagonal`` on its diagonal."""
+    out = np.array(M, dtype=float)
+    out[np.diag_indices(len(diagonal))] = diagonal
+    return out
+
+
 def _shifted_psd(spectrum, shift):
     """:func:`_psd` of ``M - shift I`` from the decomposition of ``M`` (the same eigenvectors, the eigenvalues less
     ``shift``): equal to it where ``shift`` is 0, and to rounding (``eps ||M||``) otherwise."""
@@ -102,25 +110,22 @@ def _shifted_psd(spectrum, shift):
 
 def _clipping(release, level, d, sigma, variance_upper, variance_half=None, variance_sd=None):
     """The clipping bias's part of every entry's interval, standardised units (``sigma``: the released
-    matrix's PSD projection, :func:`_psd`; ``variance_upper``: each released variance's upper end at ``level``,
-    which caps the loss, :func:`loss_cap`).
+    matrix's PSD projection, :func:`_psd`, the caller's own: turned into its correlations in place;
+    ``variance_upper``: each released variance's upper end at ``level``, which caps the loss, :func:`loss_cap`).
 
-    Returns ``(lo, hi, sd, withheld columns, withheld variances, summary, (towards_sd, spread_variance))``: shifts
-    of the lower
-    and upper ends (d, d), a noise sd to add to the upper half-width of each variance in quadrature (d,: the
+    Returns ``(shifts, sd, withheld columns, withheld variances, summary)``: a
+    :class:`~.clipping_blocks.ClippingShifts` (the lower and upper ends' shifts, d x d, made a block of rows at a time,
+    and, given ``variance_sd``, each released variance's noise sd, Gaussian noise, the allowances' noises,
+    :mod:`.clipping_allowance`: the undetected loss's signed sd and a detected column's spread's variance, each in
+    quadrature with the entry's), a noise sd to add to the upper half-width of each variance in quadrature (d,: the
     released loss's own noise, where it is not detected; none off the diagonal), the
     columns whose intervals cannot be completed, and the clipped columns whose variance cannot be
-    (:func:`_far_rows_possible`), and, given ``variance_sd`` (each released variance's noise sd, Gaussian noise;
-    else two ``None``), the allowances' noises (:mod:`.clipping_allowance`): the undetected loss's signed sd (d, d)
-    and a detected column's spread's variance (d, d, a normal part), each in quadrature with the entry's, and the
-    entries whose sign is unclear (:func:`entries_of_unclear_sign`: their allowance widens both ends).
-    ``variance_half``: each variance's half-width without clipping, at
+    (:func:`_far_rows_possible`). ``variance_half``: each variance's half-width without clipping, at
     ``level``, against which the summary's ``material_columns`` judge the loss (:func:`_material`).
     """
     part = clipping_part(release)
     if part is None:
-        zero = np.zeros((d, d))
-        return zero, zero, np.zeros(d), np.zeros(d, bool), np.zeros(d, bool), None, (None, None, None)
+        return ClippingShifts(d), np.zeros(d), np.zeros(d, bool), np.zeros(d, bool), None
     z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))  # one-sided, Bonferroni over d: few false detections
     z = z_value(level)
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
@@ -137,27 +142,19 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None, vari
     withheld, variance_unseen = unseen_loss_columns(part, level, d)
     # the rate at which a variance is withheld (unseen_loss_columns), at which a loss is called material
     z_withhold = float(special.ndtri(1.0 - (1.0 - level) / (10 * d)))
-    touched = biased[:, None] | biased[None, :]
     # A detected loss: the variance moves up by it (its interval), and its row and column widen by +-sqrt(U_i U_j)
-    # (D is positive semi-definite, so |D_ij| <= sqrt(D_ii D_jj))
-    # (each d x d array made in place: at d = 10 000 one is 800 MB; the same bits as the plain expressions)
-    hi, spread_variance = detected_spread(lost, sd, upper, touched, variance_upper, variance_sd, tail, z, z_detect)
-    hi *= touched  # the spread
-    lo = -hi
-    # An undetected loss still only lowers a variance: the upper end moves up by the released loss (if positive)
-    # with its noise in quadrature. Off the diagonal it is taken as clipping shrinks elliptical rows,
-    # D_ij ~ rho_ij sqrt(D_ii D_jj): towards a larger |entry|, by the released correlation times the variances'
-    # upper ends
-    unclear = entries_of_unclear_sign(release, sigma, level)
-    towards, towards_sd, positive, negative = elliptical_allowance(sigma, touched, band_lost, band_sd, band_cap,
-                                                                   variance_upper, variance_sd, z, unclear)
-    np.add(hi, towards, out=hi, where=positive)  # hi + 0 elsewhere: hi (never -0 here), the same bits
-    np.subtract(lo, towards, out=lo, where=negative)  # lo - 0 elsewhere: lo, the same bits
-    del towards, positive, negative
-    idx = np.arange(d)
-    lo[idx, idx] = np.where(biased, lower, 0.0)
+    # (D is positive semi-definite, so |D_ij| <= sqrt(D_ii D_jj)). An undetected loss still only lowers a variance:
+    # the upper end moves up by the released loss (if positive) with its noise in quadrature. Off the diagonal it is
+    # taken as clipping shrinks elliptical rows, D_ij ~ rho_ij sqrt(D_ii D_jj): towards a larger |entry|, by the
+    # released correlation times the variances' upper ends. Each is made a block of rows at a time when read
+    # (clipping_blocks.py): the correlations are the one d x d array kept
+    detected = detected_parts(lost, sd, upper, biased, variance_upper, variance_sd, tail, z, z_detect)
+    towards = towards_parts(band_lost, band_sd, band_cap, variance_upper, variance_sd, z)
     capped = np.maximum(lost, 0.0) + z * sd > cap  # the cap is the tighter upper end: it replaces loss and noise
-    hi[idx, idx] = np.where(biased, upper, np.where(capped, cap, np.maximum(lost, 0.0)))
+    unclear = entries_of_unclear_sign(release, sigma, level)  # before sigma turns into its correlations
+    shifts = ClippingShifts(d, correlations_in_place(sigma), biased, detected, towards, unclear,
+                            lo_diagonal=np.where(biased, lower, 0.0),
+                            hi_diagonal=np.where(biased, upper, np.where(capped, cap, np.maximum(lost, 0.0))))
     extra = np.where(biased | capped, 0.0, sd)  # the sd on the diagonal; 0 off it (kept as the diagonal alone)
     summary = {"variance_lost_noise_sd": sd / tail, "detected_above": z_detect * sd / tail,
                "biased_columns": int(biased.sum()), "tail_factor": tail,
@@ -166,7 +163,7 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None, vari
                "loss_beyond_outer_unseen": bool(withheld.any()), "withheld_columns": np.nonzero(withheld)[0].tolist(),
                "variances_withheld": np.nonzero(variance_unseen)[0].tolist(),
                "material_columns": np.nonzero(_material(band_lost, band_sd, z_withhold, variance_half))[0].tolist()}
-    return lo, hi, extra, withheld, variance_unseen, summary, (towards_sd, spread_variance, unclear)
+    return shifts, extra, withheld, variance_unseen, summary
 
 
 # The released share of clipped rows from which clipping's loss is taken as a large part of the second moment, its
@@ -325,39 +322,37 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     raw, diagonal = np.asarray(release.second_moment, dtype=float), np.diag_indices(d)
     centre_diagonal = raw[diagonal] - noise_law(release).diagonal_mean
     s = centre_noise_scale(release) or 0.0
-    mid = np.array(raw, dtype=float)
-    mid[diagonal] = centre_diagonal - s**2
+    mid_diagonal = centre_diagonal - s**2  # the centre's own diagonal, less its noise's mean
     # One eigendecomposition (about 9 d^3 flops, the command's largest cost at large d) serves both parts, and
     # the estimate's projection where it made one
     needed = target == "population" or clipping_part(release) is not None
     sigma = _shifted_psd(spectrum.check_of(release.second_moment, "second_moment"), noise_law(release).diagonal_mean
-                         + s**2) if needed and spectrum is not None else (_psd(mid) if needed else None)
+                         + s**2) if needed and spectrum is not None else (_psd(_with_diagonal(raw, mid_diagonal))
+                                                                          if needed else None)
     if spectrum is not None:
         spectrum.release()  # the last reader: its eigenvectors (d x d) need not outlive sigma
-    # the noise's and sampling's variances: d x d arrays written in place (at d = 10 000 each is 800 MB); noise_se**2,
-    # made once from a LazyEntries (noise_entries.py)
-    normal_parts = np.array(noise_se, dtype=float)
-    np.square(normal_parts, out=normal_parts)
+    # the noise's and sampling's variances: one d x d array written in place, a block of rows at a time (at
+    # d = 10 000 each d x d array is 800 MB); noise_se**2, from a LazyEntries (noise_entries.py)
+    normal_parts = squared_entries(noise_se, d)
     if target == "population":
-        normal_parts += sampling_variance(release, sigma)
+        add_sampling_variance(normal_parts, release, sigma)
     offset = location_offset(release)  # across sites: the mean's step a, in a term linear in it (centre_bias.py)
     if offset is not None:
         normal_parts += linear_noise_variance(offset, s)
-    se = _with_centre_variance(normal_parts, s)
     variance_upper = centre_diagonal + z_value(level) * noise_se.diagonal()  # the clipped rows' variances
     variance_half = z_value(level) * np.sqrt(np.diagonal(normal_parts) + 2.0 * s**4)  # noise, sampling, centre
     gaussian = noise_law(release).kind == "gaussian"  # the allowance's noise in quadrature (clipping_allowance.py)
-    bias_lo, bias_hi, bias_sd, withheld_cols, variances_unseen, clip, allowance = _clipping(
+    shifts, bias_sd, withheld_cols, variances_unseen, clip = _clipping(
         release, level, d, sigma, variance_upper, variance_half, np.diagonal(noise_se) if gaussian else None)
-    towards_sd, spread_variance, unclear = allowance
-    if spread_variance is not None:  # a detected column's spread: its noise a normal part, on both sides
-        normal_parts += spread_variance
-        del spread_variance
-    del sigma
+    del sigma  # its correlations live on in 'shifts' where the clipping part reads them
+    # The standard errors (a result, d x d) of the parts before a detected column's spread: made here where that is
+    # added, else at the end in place of 'normal_parts' (one d x d array fewer while the intervals are made)
+    se = _with_centre_variance(normal_parts, s) if shifts.has_spread_variance else None
+    shifts.add_spread_variance(normal_parts)  # a detected column's spread: its noise a normal part, on both sides
     biased = withheld_cols[:, None] | withheld_cols[None, :] | np.diag(variances_unseen)
     # The centre's bias bound reads the band's loss alone, as before the tail factor (a factor of 1 or 2: exact)
     tail = clip["tail_factor"] if clip is not None else 1.0
-    second_upper = variance_upper + (np.diagonal(bias_hi) + z_value(level) * bias_sd) / tail
+    second_upper = variance_upper + (shifts.hi_diagonal + z_value(level) * bias_sd) / tail
     bias_bound = centre_bias_bound(release, second_upper, level, far_columns(release, level, d), with_norm=gaussian)
     bias_bound, joint = bias_bound if gaussian and bias_bound is not None else (bias_bound, None)  # None: not known
 
@@ -366,38 +361,16 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         lo_half, hi_half = _half_widths(normal_parts, s, at, out)
         # The noise-only interval (exact for its law) at that level where it is wider (Laplace noise's tails)
         _widen_to_noise(lo_half, hi_half, release, noise_interval, level, at)
-        if towards_sd is not None:
-            widen_towards(lo_half, hi_half, towards_sd, z_value(at), unclear)
-        on_diagonal = centre_diagonal - lo_half[diagonal]  # centre - lo_half + bias_lo
-        np.subtract(raw, lo_half, out=lo_half)
-        lo_half[diagonal] = on_diagonal
-        lo_half += bias_lo
-        # less the centre's own clipping bias
-        below, above = centre_bias_widths(bias_bound, s, second_upper, at, offset, joint)
-        lo_half -= below
-        # The undetected clipping loss's noise widens the upper end, in quadrature
-        hi_half **= 2
-        # bias_sd is 0 off the diagonal (_clipping's 'extra'): adding 0 changes no bit
-        hi_half[diagonal] += (z_value(at) * bias_sd) ** 2
-        np.sqrt(hi_half, out=hi_half)
-        on_diagonal = hi_half[diagonal] + centre_diagonal  # centre + hi_half + bias_hi + above (a sum of two in
-        hi_half += raw  # either order has the same bits)
-        hi_half[diagonal] = on_diagonal
-        hi_half += bias_hi
-        add_above(hi_half, below, above)
-        del below
+        # about the entry, with the clipping part's shifts and the centre's own clipping bias, a block at a time
+        finish_interval_rows(out, raw, centre_diagonal, shifts, bias_sd,
+                             centre_bias_blocks(bias_bound, s, second_upper, at, offset, joint), z_value(at))
         _truncate_variances(out, centre_diagonal)
         return out
 
-    below, above = centre_bias_widths(bias_bound, s, second_upper, level, offset, joint)
-    lower, upper = mid + bias_lo, mid + bias_hi
-    lower -= below  # mid + bias_lo - below, mid + bias_hi + above, in place
-    add_above(upper, below, above)
-    del mid, below, above  # their last reader: fewer d x d arrays while the intervals are made
-    distance = _distance_from_zero(lower, upper, se)
-    del lower, upper
-    selected, adjusted, interval = _selected(intervals, distance, ~biased, level)
-    del distance
+    # Which entries exclude 0: their distance from it at the level, the distinct printed entries' alone
+    counted = first_count(distinct_statistics(raw, mid_diagonal, shifts, centre_bias_blocks(
+        bias_bound, s, second_upper, level, offset, joint), CentreSE(normal_parts, s, se), ~biased), level)
+    selected, adjusted, interval = _selected(intervals, None, ~biased, level, counted)
     kept = interval[:, selected]  # the selected entries' own: two d x d arrays fewer while the others' are made
     del interval
     # Not selected: the interval at the level itself, stretched to hold 0 (it contains the one at that level, so
@@ -408,6 +381,9 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     interval[:, selected] = kept
     del kept
     interval[:, biased] = np.nan  # what their rows lost beyond 2R is unseen: withheld, never printed as if complete
+    if se is None:
+        se = _with_centre_variance(normal_parts, s, in_place=True)
+    del normal_parts
     parts = {
         "target": target,
         "level_each": adjusted,

@@ -13,7 +13,7 @@ from .._lazy import lazy_module
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
-__all__ = ["distance_from_zero", "fcr_level", "selected_by_fcr"]
+__all__ = ["distance_from_zero", "fcr_level", "first_count", "selected_by_fcr"]
 
 
 def distance_from_zero(lower, upper, se):
@@ -24,21 +24,37 @@ def distance_from_zero(lower, upper, se):
     return np.divide(gap, se, out=np.where(gap > 0, np.inf, 0.0), where=se > 0)
 
 
-def selected_by_fcr(intervals, t, printed, level):
+def first_count(t, level, printed=None):
+    """``(R, m)``: how many of the ``m`` distinct printed entries Benjamini-Hochberg selects at ``1 - level`` from
+    their normal statistics ``t`` (:func:`selected_by_fcr`'s first count). ``t``: (d, d) with ``printed``, or the
+    distinct printed entries' alone (1-D, in the order of ``np.triu(printed)``'s entries; overwritten)."""
+    alpha = 1.0 - level
+    if printed is None:
+        m, p = t.size, t
+        np.negative(p, out=p)
+        special.ndtr(p, out=p)
+        p *= 2.0  # 2 ndtr(-t), in place: the same bits
+        p.sort()
+    else:
+        distinct = np.triu(printed)  # a mask, not index arrays (at d = 10 000 those were 800 MB)
+        m = int(np.count_nonzero(distinct))
+        p = np.sort(2.0 * special.ndtr(-t[distinct]))
+        del distinct
+    passed = np.nonzero(p <= alpha * np.arange(1, m + 1) / max(m, 1))[0]
+    return (int(passed[-1]) + 1 if passed.size else 0), m
+
+
+def selected_by_fcr(intervals, t, printed, level, counted=None):
     """Benjamini-Hochberg over the distinct printed entries, with each entry's exact interval.
 
     ``t``: normal statistics (d, d), whose p-values give a first count ``R``; then the entries whose interval
     at ``1 - R alpha / m`` (``intervals(level)``, the exact law) excludes 0 are counted again, and ``R`` lowered
     to that count until it holds (the step-up's largest fixed point with the exact law's heavier tails, which
-    the normal count bounds from above). Returns ``(selected (d, d), their level, their intervals)``.
+    the normal count bounds from above). ``counted``: ``(R, m)`` of :func:`first_count`, made by the caller
+    (``t`` is then not read). Returns ``(selected (d, d), their level, their intervals)``.
     """
     alpha = 1.0 - level
-    distinct = np.triu(printed)  # a mask, not index arrays (at d = 10 000 those were 800 MB)
-    m = int(np.count_nonzero(distinct))
-    p = np.sort(2.0 * special.ndtr(-t[distinct]))
-    del distinct
-    passed = np.nonzero(p <= alpha * np.arange(1, m + 1) / max(m, 1))[0]
-    count = int(passed[-1]) + 1 if passed.size else 0
+    count, m = first_count(t, level, printed) if counted is None else counted
     while True:
         at = 1.0 - max(count, 1) * alpha / max(m, 1) if m > 1 else level
         interval = intervals(at)

@@ -268,8 +268,13 @@ def check_uncertainty_params(estimator):
     check_level(getattr(estimator, "level", 0.9))
 
 
-def row_blocks(d, elements=1 << 20):
-    """Slices of rows of a (d, d) array, about ``elements`` entries each (8 MB): the error budget's d x d steps made a
-    block at a time keep their temporaries a block's size (a d x d array is 800 MB at d = 10 000)."""
-    step = max(1, elements // max(d, 1))
+# Entries in one block of rows (8 MB of float64); a test sets it small to check that the blocks join bit for bit
+ROW_BLOCK_ELEMENTS = 1 << 20
+
+
+def row_blocks(d, elements=None):
+    """Slices of rows of a (d, d) array, about ``elements`` entries each (``ROW_BLOCK_ELEMENTS``): the error budget's
+    d x d steps made a block at a time keep their temporaries a block's size (a d x d array is 800 MB at
+    d = 10 000)."""
+    step = max(1, (ROW_BLOCK_ELEMENTS if elements is None else elements) // max(d, 1))
     return [slice(lo, min(lo + step, d)) for lo in range(0, d, step)]

@@ -19,7 +19,8 @@ so :math:`s` moves by at most :math:`r/n` when one row is replaced (or zeroed: i
 :math:`[0, r]`); the weights :math:`1\{\cdot\}` and :math:`\psi^2` lie in :math:`[0, 1]` and
 :math:`\|z_i\| \le R`, so :math:`K_h` and :math:`V` move as a second moment does (L2
 :math:`\sqrt2 R^2/n` replace-one: :data:`SANDWICH_K`, :data:`SANDWICH_V`; across sites zero-out is charged the
-same, since a zeroed row keeps IRLS's public constant column: ``multisite.statistics.Sampling``).
+same, which is conservative: a zeroed row keeps IRLS's public constant column, but its term and any row's are never
+orthogonal, so they differ by at most :math:`R^2/n` there (``multisite.statistics.Sampling``, docs/privacy.md)).
 ``n`` is public (replace-one or zero-out); under add-remove these statistics are not offered.
 """
 

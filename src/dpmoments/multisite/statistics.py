@@ -227,9 +227,10 @@ class Sampling(Moment):
 
     def sensitivity(self, n_samples: int, *, n_features: int, row_norm: float, response_bound: Optional[float],
                     neighbours: str) -> float:
-        """A second moment's, replace-one's under zero-out too: a zeroed row still carries IRLS's public constant
-        column, so its term ``w z0 z0^T`` is not 0 and the two rows' terms may be orthogonal (``sqrt(R^4 + c^4)``,
-        at most replace-one's ``sqrt(2) R^2``)."""
+        """A second moment's, replace-one's under zero-out too: conservative. A zeroed row keeps IRLS's public
+        constant column ``k``, so its term ``w0 z0 z0^T`` is not 0, but both rows carry ``k``: the terms are never
+        orthogonal and, with weights in ``[0, 1]``, move by at most ``R^2`` (the B rounds' argument, docs/privacy.md
+        "Relations"), so zero-out's ``R^2 / n`` would hold too; lowering it changes zero-out's sampling bytes."""
         return super().sensitivity(n_samples, n_features=n_features, row_norm=row_norm, response_bound=response_bound,
                                    neighbours="replace-one" if neighbours == "zero-out" else neighbours)
 
