@@ -164,7 +164,8 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
         Hinv = _floored_inverse(H, sampling["H_floor"])
         cov = cov + Hinv @ sampling["V"] @ Hinv / n
     biased = _floored_loading(B, floor) > FLOORED_SHARE
-    unsampled = _unsampled(sampling, d, diag)
+    noiseless = all(law.mechanism is NONE for law in laws)  # epsilon = inf: H's floor is numerical, not noise
+    unsampled = _unsampled(None if noiseless else sampling, biased, diag)
     # where the floor stands in for the rows, the noise-only budget of a run without sampling releases (M = I)
     undamped = _propagated(iterations, floor, laws, np.eye(d), n_draws if drawn else 0, rng)[0] if unsampled.any() \
         else None
@@ -202,14 +203,15 @@ def _propagated(iterations, floor, laws, M, n_draws, rng):
     return cov, power
 
 
-def _unsampled(sampling, d, diag):
+def _unsampled(sampling, biased, diag):
     """The coefficients loading on floored directions of the released ``H`` (some at or below its noise floor,
     not all: :func:`_sampling_within_noise`): there the floor, not the rows, gives the sandwich and the
     contraction, so their sampling part is unmeasured: their intervals are the noise-only ones of a run without
     sampling releases (``M = I``, no stretch), and say so, as when every direction is floored."""
+    d = biased.size
     if sampling is None or sampling.get("V") is None:
         return np.zeros(d, bool)
-    unsampled = _floored_loading(sampling["H"], sampling["H_floor"]) > FLOORED_SHARE
+    unsampled = (_floored_loading(sampling["H"], sampling["H_floor"]) > FLOORED_SHARE) & ~biased  # B's rule first
     if unsampled.any():
         diag.flag("sampling-floored", f"{int(unsampled.sum())} of {d} coefficients lie along directions where the "
                                       "sampling release K_h is at or below its noise floor: their sampling part "
