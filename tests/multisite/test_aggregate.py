@@ -113,7 +113,7 @@ def test_a_multi_step_analysis_over_the_network_command(run, tmp_path):
     aggregate fits it."""
     rng = np.random.default_rng(2)
     plan = plan_analysis("regress", "cape", list(SIZES), list(SIZES.values()), n_features=3, row_norm=1.0,
-                         epsilon=1.0, delta=1e-6, response_bound=1.0,
+                         epsilon=8.0, delta=1e-6, response_bound=1.0,
                          options={"n_iter": 2, "w_max": 5.0, "sampling_budget": 0.1})
     paths = deal_files(plan, tmp_path / "R", rng=0)
     sites = []
@@ -134,7 +134,7 @@ def test_a_multi_step_analysis_over_the_network_command(run, tmp_path):
     report = json.loads((tmp_path / "irls" / "privacy_report.json").read_text())
     assert report["protocol"]["analysis"] == "regress" and len(report["protocol"]["parts"]) == 7  # A0 B0 A1 B1 + 3
     assert "sampling variability of the rows" in report["analysis"]["uncertainty"]["covers"]
-    assert report["privacy"]["guarantee_detail"]["epsilon"] == pytest.approx(1.0, rel=1e-6)
+    assert report["privacy"]["guarantee_detail"]["epsilon"] == pytest.approx(8.0, rel=1e-6)
 
 
 @pytest.mark.parametrize("analysis, options, fit, estimate", [
