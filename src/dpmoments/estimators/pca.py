@@ -272,7 +272,7 @@ class PCAFit(MomentEstimator):
         self.explained_variance_noise_se_ = self.explained_variance_se_
         self.explained_variance_noise_interval_ = self.explained_variance_interval_
         interval, se, parts = eigenvalue_error_budget(release, self.components_, self.explained_variance_interval_,
-                                                      self.explained_variance_se_, self.level, target)
+                                                      self.explained_variance_se_, self.level, target, spectrum)
         self.explained_variance_interval_, self.explained_variance_se_ = interval, se
         self._identified_beyond_noise(release, spectrum, parts, target)
         if self._drawn():
