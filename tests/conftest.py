@@ -38,10 +38,19 @@ def _one_blas_thread():
         yield
 
 
+@pytest.fixture(scope="session")
+def _share_registries(tmp_path_factory):
+    return tmp_path_factory.mktemp("dpmoments-state")
+
+
 @pytest.fixture(autouse=True)
-def _private_share_registry(tmp_path_factory, monkeypatch):
-    """Each test records spent shares in its own registry, never in the user's (multisite/spent.py)."""
-    monkeypatch.setenv("DPMOMENTS_STATE_HOME", str(tmp_path_factory.mktemp("dpmoments-state")))
+def _private_share_registry(_share_registries, monkeypatch):
+    """Each test records spent shares in its own registry, never in the user's (multisite/spent.py).
+
+    A fresh directory in one session-wide folder: ``tmp_path_factory.mktemp`` per test lists the whole base
+    temporary directory each time to number the new one (O(tests) a call), which over the suite's ~4600 tests
+    cost ~20 s of CPU, and made every ``tmp_path`` after it slower the same way."""
+    monkeypatch.setenv("DPMOMENTS_STATE_HOME", tempfile.mkdtemp(dir=_share_registries))
 
 
 def _reordered(items, order):

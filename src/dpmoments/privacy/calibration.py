@@ -164,14 +164,24 @@ def gaussian_epsilon(sigma, delta, sensitivity=1.0):
     sigma = check_positive(sigma, "sigma")
     delta = check_delta(delta, allow_zero=False)
     sensitivity = check_positive(sensitivity, "sensitivity")
-    ratio, log_target = sigma / sensitivity, math.log(delta)
-    if log_gaussian_delta(ratio, 0.0) <= log_target:
-        return 0.0
-    eps = search_safe(lambda e: log_gaussian_delta(ratio, e) <= log_target, 1.0)
+    eps = _gaussian_epsilon_of_ratio(sigma / sensitivity, delta)
     if eps is None:
         raise ValueError(f"'sigma' = {sigma:g} is too small for 'sensitivity' = {sensitivity:g}: no finite epsilon "
                          f"holds at delta = {delta:g}.")
     return eps
+
+
+@functools.lru_cache(maxsize=4096)
+def _gaussian_epsilon_of_ratio(ratio, delta):
+    """:func:`gaussian_epsilon` at ``sigma / sensitivity = ratio`` (``None``: no finite epsilon holds).
+
+    Memoised (a pure function of two floats): a multi-site plan asks for the same few ratios thousands of times,
+    its cost and every round's joint view (a small CAPE reproduction: 2172 calls, 95 distinct, 40% of its time).
+    """
+    log_target = math.log(delta)
+    if log_gaussian_delta(ratio, 0.0) <= log_target:
+        return 0.0
+    return search_safe(lambda e: log_gaussian_delta(ratio, e) <= log_target, 1.0)
 
 
 def laplace_scale(epsilon, sensitivity_l1):

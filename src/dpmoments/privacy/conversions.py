@@ -16,6 +16,7 @@ References
    privacy, Thm 3.20 (advanced composition).
 """
 
+import functools
 import math
 import sys
 from fractions import Fraction
@@ -306,6 +307,13 @@ def zcdp_to_approx_dp(rho, delta, method="optimal"):
         raise ValueError(f"'rho' = {rho:g} is too large: its (epsilon, delta) conversion overflows.")
     if method == "standard" or zcdp_delta(rho, upper) > delta:  # the latter cannot happen; stay safe
         return upper
+    return _optimal_epsilon(rho, delta, upper)
+
+
+@functools.lru_cache(maxsize=4096)
+def _optimal_epsilon(rho, delta, upper):
+    """The [CKS20] search of :func:`zcdp_to_approx_dp`, memoised (a pure function of three floats): an
+    accountant states the same composed rho at the same delta again at every check and every report."""
     eps = search_safe(lambda e: zcdp_delta(rho, e) <= delta, upper, rel_tol=1e-12)
     return max(eps, MIN_NORMAL)  # a subnormal epsilon is stated as the smallest normal one (larger, so valid)
 
