@@ -1,4 +1,5 @@
-"""PCA's eigenvalue lower ends where the private centre's rank-one term drives the components (eigenvalue_weyl.py)."""
+"""PCA's eigenvalue lower ends where the private centre's rank-one term drives the components (eigenvalue_weyl.py),
+and where population eigenvalues tie (eigenvalue_ties.py)."""
 
 import numpy as np
 from scipy import stats
@@ -44,3 +45,13 @@ def test_first_order_end_kept_where_the_centre_is_small_against_the_gaps():
     assert np.all(weyl.clear(level))
     lower = weyl.lower(level, first_order)  # the first-order end, or Weyl's where that is the higher (both valid)
     assert np.all(lower >= first_order - 1e-3) and np.all(lower < released[:3] - 0.1)
+
+
+def test_tied_eigenvalues_lower_the_top_of_their_group_only():
+    from dpmoments.estimators.eigenvalue_ties import tie_factors
+
+    X = np.random.default_rng(0).standard_normal((2000, 20))  # 20 population eigenvalues tied at 1
+    spectrum = np.linalg.eigvalsh(np.cov(X.T))[::-1]
+    factors = tie_factors(spectrum, 3, 2000)
+    assert spectrum[0] / factors[0] < 1.0 < spectrum[0]  # the top sample eigenvalue's push removed
+    assert np.all(tie_factors(np.r_[20.0, 10.0, 5.0, np.ones(17)], 3, 2000) == 1.0)  # simple eigenvalues: none

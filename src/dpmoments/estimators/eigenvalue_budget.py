@@ -13,6 +13,7 @@ import numpy as np
 from .._lazy import lazy_module
 from .centre_bias import CENTRE_BIAS_TEXT, eigenvalue_centre_bias, location_offset
 from .diagnostics import _centre_noise_scale as centre_noise_scale
+from .eigenvalue_ties import tie_factors
 from .eigenvalue_weyl import WeylCentre
 from .fcr import selected_by_fcr
 from .error_budget import (BEARS_Z, FAR_Z, _far_rows_likely as far_rows_likely, _far_rows_possible as far_rows_possible,
@@ -90,6 +91,8 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
                                                                            float(part["noise_sd"])))
         clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
     bias_bound, joint = release_centre_bias(release, level, with_norm=True) or (None, None)
+    # the top of a tied group sits above the population's by more than normal theory (eigenvalue_ties.py)
+    ties = tie_factors(spectrum, len(mid), release.n) if target == "population" else np.ones(len(mid))
     sampling_var = 2.0 * lam**2 / float(release.n) if target == "population" else np.zeros(len(mid))
     weyl = None if not s or offset is not None else WeylCentre(
         s, scales, noise_interval, noise_se, sampling_var, edge, weak, level, _gaps(spectrum, len(mid)),
@@ -104,7 +107,7 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
         spread = (clipping_at(z_at) - point) * tail if part is not None else 0.0
         below, above = eigenvalue_centre_bias(bias_bound, s, W, at, offset, joint)
         lower = np.maximum(mid - half - below, 0.0)  # cut at 0 below only
-        return np.stack([lower if weyl is None else weyl.lower(at, lower),
+        return np.stack([(lower if weyl is None else weyl.lower(at, lower)) / ties,
                          lam + point * tail + np.sqrt(half**2 + spread**2) + above])
 
     # Which exclude 0, at a level that keeps the false coverage rate among them: the covariance's selection, its
@@ -122,6 +125,7 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
              "multiplicity": FCR_TEXT,
              "sampling": "normal theory 2 lambda^2 / n" if target == "population" else "not counted",
              "clipping": clip, "centre_bias": "not bounded" if bias_bound is None else CENTRE_BIAS_TEXT}
+    parts["tie_factors"] = ties.tolist()
     if weyl is not None:
         parts["centre_rank_one"] = {"norm_squared_bound": float(weyl.norm_bound(level)),
                                     "first_order_lower_end": weyl.clear(level).tolist(), "rule": WEYL_TEXT}
