@@ -78,6 +78,9 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     # eigenvalue is within the noise's spectral norm of the released one (Weyl), which bounds it at any SNR
     edge = noise_law(release).spectral_norm(release.n_features) * along
     weak = mid < 3.0 * edge
+    # the top of a tied group sits above the population's by more than normal theory (eigenvalue_ties.py)
+    ties = (tie_factors(spectrum, len(mid), release.n, 2.0 * float(np.max(edge, initial=0.0)))
+            if target == "population" else np.ones(len(mid)))
     part, clip = clipping_part(release), "not estimated: no clipping-excess release"
     point, tail, withheld = np.zeros(len(mid)), 1.0, np.zeros(len(mid), dtype=bool)
     if part is not None:
@@ -91,8 +94,6 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
                                                                            float(part["noise_sd"])))
         clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
     bias_bound, joint = release_centre_bias(release, level, with_norm=True) or (None, None)
-    # the top of a tied group sits above the population's by more than normal theory (eigenvalue_ties.py)
-    ties = tie_factors(spectrum, len(mid), release.n) if target == "population" else np.ones(len(mid))
     sampling_var = 2.0 * lam**2 / float(release.n) if target == "population" else np.zeros(len(mid))
     weyl = None if not s or offset is not None else WeylCentre(
         s, scales, noise_interval, noise_se, sampling_var, edge, weak, level, _gaps(spectrum, len(mid)),

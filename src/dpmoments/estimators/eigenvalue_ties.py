@@ -7,7 +7,7 @@ over about :math:`\mu (1 \pm \sqrt{m/n})^2` (Marchenko-Pastur), so the top one s
 interval lay wholly above the population 1 in 7 of 7 fits (d = 5 and 20; lower ends 1.02-1.14). A component's group
 is the released eigenvalues a tie of its size could have spread to (a fixed point from ``m = 1``); its lower end is
 divided by :math:`(1 + \sqrt{(m - 1)/n})^2`, nothing for a simple eigenvalue (``m = 1``). The DP noise's spread
-can only merge groups (wider, never shorter). Released eigenvalues and ``n`` only: no rows.
+(its spectral norm, each way) can only merge groups (wider, never shorter). Released eigenvalues and ``n`` only: no rows.
 """
 
 import numpy as np
@@ -17,9 +17,11 @@ __all__ = ["tie_factors"]
 _MOST_STEPS = 50  # the group grows monotonically; this many steps reach its fixed point at any d met so far
 
 
-def tie_factors(spectrum, k, n):
+def tie_factors(spectrum, k, n, noise_reach=0.0):
     """``(1 + sqrt((m_j - 1) / n))^2`` for each of the top ``k`` released eigenvalues (``spectrum`` descending):
-    ``m_j`` the size of the tied group around eigenvalue ``j``; 1 where no spectrum is given."""
+    ``m_j`` the size of the tied group around eigenvalue ``j``, the released ones within the group's sampling spread
+    widened by ``noise_reach`` each way (twice the noise's spectral norm: the noise moves each released eigenvalue by at
+    most its norm, Weyl); 1 where no spectrum is given."""
     if spectrum is None or not n or n <= 1:
         return np.ones(k)
     values = np.maximum(np.asarray(spectrum, dtype=float), 0.0)
@@ -34,7 +36,8 @@ def tie_factors(spectrum, k, n):
                 grown = len(values)
             else:
                 spread = ((1.0 + r) / (1.0 - r)) ** 2
-                grown = int(np.sum((values >= values[j] / spread) & (values <= values[j] * spread)))
+                grown = int(np.sum((values >= values[j] / spread - noise_reach)
+                                   & (values <= values[j] * spread + noise_reach)))
             if grown <= m:
                 break
             m = grown
