@@ -174,3 +174,25 @@ def test_population_coverage_on_a_laplace_simulation():
         printed = ~np.isnan(lo)  # a withheld interval (floored direction) says 'biased' instead
         held += list(((lo <= BETA) & (BETA <= hi))[printed])
     assert len(held) >= 18 and 0.8 <= np.mean(held) <= 1.0, (len(held), np.mean(held))
+
+
+def test_a_floored_direction_of_the_sandwich_gives_noise_only_intervals_on_it_alone():
+    # H released with one direction (the second coordinate) at its noise floor, the other above: the floor, not the
+    # rows, gives that coordinate's sandwich, so its interval is the noise-only one (M = I); the first is unchanged.
+    law = _irls_error.NoiseLaw("gaussian", 0.01)
+    A, B = np.array([1.0, 0.5]), np.eye(2)
+
+    def budget(h_second, sampled=True):
+        sampling = {"H": np.diag([1.0, h_second]), "H_floor": 0.1, "V": np.eye(2)} if sampled else None
+        return _irls_error.irls_error_budget([(A, B), (A, B)], 1e-3, (law, law), sampling, 500)
+
+    with pytest.warns(Warning, match="larger sampling share"):  # says what lifts it
+        floored = budget(0.05)
+    measured, unsampled = budget(0.5), budget(0.5, sampled=False)
+    assert floored.unsampled.tolist() == [False, True] and not measured.unsampled.any()
+    assert [d["code"] for d in floored.diagnostics] == ["sampling-floored"]
+    interval = floored.interval(0.9)
+    assert interval[:, 0].tobytes() == measured.interval(0.9)[:, 0].tobytes()
+    np.testing.assert_allclose(interval[:, 1], unsampled.interval(0.9)[:, 1])
+    mapped = floored.mapped(np.array([[1.0, 0.0], [1.0, 1.0]]), np.zeros(2))  # a coordinate taking it is marked
+    assert mapped.unsampled.tolist() == [False, True]

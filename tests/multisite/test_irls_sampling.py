@@ -81,6 +81,10 @@ def test_without_noise_the_sampling_parts_are_one_machines_on_the_pooled_rows():
         "round 8 (residual-scale)", "round 9 (sandwich-k)", "round 10 (sandwich-v)"]
     lines = coefficient_lines(across, ["x0", "x1"])
     assert sum("covers: noise + sampling; not clipping bias" in line for line in lines) == 4  # each interval's line
+    across.coef_unsampled_ = np.array([False, True])  # the presenter alone: x1 along a floored direction of K_h
+    lines = coefficient_lines(across, ["x0", "x1"])
+    assert sum("covers: noise + sampling" in line for line in lines) == 3
+    assert sum("not sampling or the iterations not run (K_h floored)" in line for line in lines) == 2
     with warnings.catch_warnings():  # without the rounds (sampling_budget=None): noise only, and each line says so
         warnings.simplefilter("ignore", NotPrivateWarning)
         bare, _ = irls(sites, epsilon=math.inf, delta=1e-6, n_iter=4, sampling_budget=None, rng=0)

@@ -29,6 +29,12 @@ x_i x_i^\top` the derivative of :math:`\sum_i x_i\psi(r_i)`, :math:`\psi(r) = \o
   the signal there), the solve shrinks the coefficients along those directions by an unknown
   factor: a coefficient with more than ``FLOORED_SHARE`` of its square loading on them is marked
   *biased* and its interval withheld (NaN), never printed as if complete.
+- **the floor of H**: where some eigenvalues of the released :math:`H` are at or below its noise floor
+  (others not), the floor stands in for the rows along those directions in the sandwich and the
+  contraction, so sampling is not measured there: a coefficient with more than ``FLOORED_SHARE`` of its
+  square loading on them (the same measure as B's) is marked *unsampled*: its interval is the noise-only
+  one of a run without sampling releases (:math:`M = I`, no stretch for the iterations not run) and
+  says so, as every coefficient's is when all of them are floored (``sampling-within-noise``).
 
 Not covered: the clipping bias of the rows and responses, which the entry's ``covers`` says.
 Everything here reads released numbers and public values only: no rows.
@@ -69,8 +75,8 @@ def _sampling_within_noise(sampling):
     """Whether every eigenvalue of the released ``H`` is at or below its noise floor ``H_floor`` (the noise's
     spectral norm): ``H``'s inverse is then the floor's along every direction, so the sandwich ``H^-1 V H^-1`` and
     the contraction ``I - B^-1 H`` are the noise's, not the rows' (a sampling share of 1e-9 gave intervals labelled
-    'noise + sampling' narrower than the noise-only ones). Some directions floored, others not, is left to the
-    floor (the default at 2000 rows and 4 columns floors one)."""
+    'noise + sampling' narrower than the noise-only ones). Some directions floored, others not: the coefficients
+    along them get the noise-only intervals (:func:`_unsampled`)."""
     floor = sampling.get("H_floor")
     H = np.asarray(sampling["H"], dtype=float)
     return floor is not None and float(np.linalg.eigvalsh(0.5 * (H + H.T))[-1]) <= float(floor)
@@ -140,7 +146,6 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
     """
     level, n_draws = check_level(level), check_draws(n_draws)
     drawn = n_draws >= fewest_draws(level)  # fewer: a covariance too rough for the level's tails (warned)
-    law_a, law_b = laws
     A, B = iterations[-1]
     theta = solve_weighted(B, A, floor)[0]
     diag = Diagnostics(owner)
@@ -152,22 +157,18 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
     H = None if sampling is None else sampling["H"]
     M = _contraction(B, floor, H)
     d, J = theta.size, len(iterations)
-    cov, power = np.zeros((d, d)), np.eye(d)
-    if law_a.mechanism is NONE and law_b.mechanism is NONE:  # no noise (epsilon = inf): nothing to propagate
-        power = np.linalg.matrix_power(M, J)
-    else:
-        for j, (Aj, Bj) in enumerate(reversed(iterations)):  # the final iteration first: M^0, M^1, ...
-            cj = noise_cov(Aj, Bj, floor, law_a, law_b)[1]
-            if j == 0 and drawn:
-                cj = _bootstrap_cov(A, B, floor, laws, n_draws, rng)
-            cov += power @ cj @ power.T
-            power = M @ power
+    cov, power = _propagated(iterations, floor, laws, M, n_draws if drawn else 0, rng)
     noise = cov.copy()
     stretch = _not_run(theta, power, H is not None)  # power = M^J now
     if sampling is not None and sampling.get("V") is not None:
         Hinv = _floored_inverse(H, sampling["H_floor"])
         cov = cov + Hinv @ sampling["V"] @ Hinv / n
     biased = _floored_loading(B, floor) > FLOORED_SHARE
+    noiseless = all(law.mechanism is NONE for law in laws)  # epsilon = inf: H's floor is numerical, not noise
+    unsampled = _unsampled(None if noiseless else sampling, biased, diag)
+    # where the floor stands in for the rows, the noise-only budget of a run without sampling releases (M = I)
+    undamped = _propagated(iterations, floor, laws, np.eye(d), n_draws if drawn else 0, rng)[0] if unsampled.any() \
+        else None
     total_noise = math.sqrt(max(float(np.trace(noise)), 0.0))
     snr = math.inf if total_noise == 0 else float(np.linalg.norm(theta)) / total_noise
     if snr < 1.0:
@@ -180,7 +181,43 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
                                           "rows lift the signal above that noise.")
     summary = _summary(level, n_draws, drawn, snr, laws, sampling, H is not None, J, float(np.abs(stretch).max()))
     summary["withheld"] = f"{int(biased.sum())} of {d} (floored directions)"
-    return ErrorBudget(theta, cov, noise, stretch, biased, snr, diag.as_list(), summary)
+    if unsampled.any():
+        summary["noise_only"] = f"{int(unsampled.sum())} of {d} (floored directions of the sampling release K_h)"
+    return ErrorBudget(theta, cov, noise, stretch, biased, snr, diag.as_list(), summary, unsampled, undamped)
+
+
+def _propagated(iterations, floor, laws, M, n_draws, rng):
+    """Every iteration's noise passed through the contraction ``M`` to the end, and ``M^J``; the final solve's by
+    ``n_draws`` redraws when given."""
+    law_a, law_b = laws
+    d, J = M.shape[0], len(iterations)
+    cov, power = np.zeros((d, d)), np.eye(d)
+    if law_a.mechanism is NONE and law_b.mechanism is NONE:  # no noise (epsilon = inf): nothing to propagate
+        return cov, np.linalg.matrix_power(M, J)
+    A, B = iterations[-1]
+    for j, (Aj, Bj) in enumerate(reversed(iterations)):  # the final iteration first: M^0, M^1, ...
+        cj = _bootstrap_cov(A, B, floor, laws, n_draws, rng) if j == 0 and n_draws else \
+            noise_cov(Aj, Bj, floor, law_a, law_b)[1]
+        cov += power @ cj @ power.T
+        power = M @ power
+    return cov, power
+
+
+def _unsampled(sampling, biased, diag):
+    """The coefficients loading on floored directions of the released ``H`` (some at or below its noise floor,
+    not all: :func:`_sampling_within_noise`): there the floor, not the rows, gives the sandwich and the
+    contraction, so their sampling part is unmeasured: their intervals are the noise-only ones of a run without
+    sampling releases (``M = I``, no stretch), and say so, as when every direction is floored."""
+    d = biased.size
+    if sampling is None or sampling.get("V") is None:
+        return np.zeros(d, bool)
+    unsampled = (_floored_loading(sampling["H"], sampling["H_floor"]) > FLOORED_SHARE) & ~biased  # B's rule first
+    if unsampled.any():
+        diag.flag("sampling-floored", f"{int(unsampled.sum())} of {d} coefficients lie along directions where the "
+                                      "sampling release K_h is at or below its noise floor: their sampling part "
+                                      "is not measured, so their intervals count the iterations' noise only; more "
+                                      "rows or a larger sampling share lift K_h above its noise.")
+    return unsampled
 
 
 @dataclass(frozen=True)
@@ -191,30 +228,51 @@ class ErrorBudget:
     cov: np.ndarray  # every part
     noise_cov: np.ndarray  # the iterations' noise only
     stretch: np.ndarray  # the iterations not run: added on its side of the interval
-    biased: np.ndarray  # withheld: floored directions
+    biased: np.ndarray  # withheld: floored directions of B
     snr: float
     diagnostics: list
     summary: dict
+    unsampled: np.ndarray = None  # floored directions of the sampling release H: noise-only (None: none)
+    undamped: np.ndarray = None  # their noise-only covariance, M = I (None: none unsampled)
 
     def mapped(self, T, offset):
-        """The same budget of ``T theta + offset``; a coordinate touching a biased one is biased."""
-        touched = (np.abs(T[:, self.biased]) > 0).any(axis=1) if self.biased.any() else np.zeros(T.shape[0], bool)
+        """The same budget of ``T theta + offset``; a coordinate touching a marked one is marked (same reason)."""
+        undamped = None if self.undamped is None else T @ self.undamped @ T.T
         return ErrorBudget(T @ self.theta + offset, T @ self.cov @ T.T, T @ self.noise_cov @ T.T, T @ self.stretch,
-                           touched, self.snr, self.diagnostics, self.summary)
+                           _touched(T, self.biased), self.snr, self.diagnostics, self.summary,
+                           _touched(T, self.unsampled), undamped)
+
+    def _marked(self):
+        return np.zeros(self.theta.size, bool) if self.unsampled is None else self.unsampled
 
     def se(self):
-        return np.sqrt(np.maximum(np.diag(self.cov), 0.0))
+        """Every part; the noise-only one where the sampling release is floored (``unsampled``)."""
+        se = np.sqrt(np.maximum(np.diag(self.cov), 0.0))
+        return se if not self._marked().any() else np.where(self._marked(), _diag_se(self.undamped), se)
 
     def noise_se(self):
-        return np.sqrt(np.maximum(np.diag(self.noise_cov), 0.0))
+        se = np.sqrt(np.maximum(np.diag(self.noise_cov), 0.0))
+        return se if not self._marked().any() else np.where(self._marked(), _diag_se(self.undamped), se)
 
     def interval(self, level):
-        """``theta -+ z se``, stretched by the iterations not run on their side; NaN where biased."""
+        """``theta -+ z se``, stretched by the iterations not run on their side (not where ``unsampled``: that
+        stretch needs the contraction the floor stands in for); NaN where biased."""
         half = z_value(level) * self.se()
-        out = np.stack([self.theta - half + np.minimum(self.stretch, 0.0),
-                        self.theta + half + np.maximum(self.stretch, 0.0)])
+        stretch = np.where(self._marked(), 0.0, self.stretch)
+        out = np.stack([self.theta - half + np.minimum(stretch, 0.0), self.theta + half + np.maximum(stretch, 0.0)])
         out[:, self.biased] = np.nan
         return out
+
+
+def _diag_se(cov):
+    return np.sqrt(np.maximum(np.diag(cov), 0.0))
+
+
+def _touched(T, marked):
+    """The coordinates of ``T theta`` that take any part of a marked coordinate of ``theta``."""
+    if marked is None or not marked.any():
+        return np.zeros(T.shape[0], bool)
+    return (np.abs(T[:, marked]) > 0).any(axis=1)
 
 
 def _floored_loading(B, floor):

@@ -110,6 +110,7 @@ class IRLSResultsMixin:
         self.coef_cov_ = fit.cov
         self.coef_se_, self.coef_interval_, self.coef_noise_se_ = se[:cut], interval[:, :cut], noise_se[:cut]
         self.coef_biased_, self.intercept_biased_ = fit.biased[:cut], bool(column and fit.biased[-1])
+        self.coef_unsampled_, self.intercept_unsampled_ = fit.unsampled[:cut], bool(column and fit.unsampled[-1])
         self.intercept_fitted_ = column
         self.intercept_se_ = float(se[-1]) if column else 0.0
         self.intercept_interval_ = interval[:, -1] if column else np.zeros(2)

@@ -180,7 +180,11 @@ class PrivateIRLS(IRLSPlanMixin, IRLSResultsMixin, LabelledCoefficients, Regress
     coef_biased_ : ndarray of bool
         Coefficients along directions where the final ``B~``'s eigenvalues were
         raised to the floor: shrunk by an unknown factor, interval withheld.
-    intercept_se_, intercept_interval_, intercept_biased_ : float, ndarray, bool
+    coef_unsampled_ : ndarray of bool
+        Coefficients along directions where the sampling release ``K_h / h`` is at
+        or below its noise floor (not all of them): sampling unmeasured there, so
+        their se and interval are the noise-only ones (``sampling-floored``).
+    intercept_se_, intercept_interval_, intercept_biased_, intercept_unsampled_ : float, ndarray, bool, bool
         The same for ``intercept_`` (0 and ``False`` without an intercept).
     intercept_fitted_ : bool
         Whether an intercept was fitted (``fit_release`` takes the sites' rows as sent).

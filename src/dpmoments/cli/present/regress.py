@@ -19,14 +19,28 @@ def coefficients(est, names):
     return labels, np.array(values, dtype=float), np.array(se, dtype=float), interval
 
 
-def biased(est):
-    """Which printed coefficients (the intercept last) had their interval withheld (floored directions)."""
-    return np.r_[est.coef_biased_, [est.intercept_biased_] if est.intercept_fitted_ else []].astype(bool)
+def biased(est, kind="biased"):
+    """Which printed coefficients (the intercept last) had their interval withheld: ``kind="biased"``, along floored
+    directions of B; ``"unsampled"``, along floored directions of the sampling release H."""
+    coef, intercept = getattr(est, f"coef_{kind}_"), getattr(est, f"intercept_{kind}_")
+    return np.r_[coef, [intercept] if est.intercept_fitted_ else []].astype(bool)
+
+
+#: The line of a coefficient along floored directions of the sampling release (its interval is the noise-only one).
+UNSAMPLED = "noise only: not sampling or the iterations not run (K_h floored)"
+
+
+def _line_note(b_floored, h_floored, zero, left):
+    """What a coefficient's line says beside its interval: B's floor first (the estimate itself is biased)."""
+    if b_floored:
+        return "biased (B floored)"
+    return "; ".join(x for x in ("contains 0" if zero else "", UNSAMPLED if h_floored else left) if x)
 
 
 def coefficient_fields(est, names):
     labels, values, se, interval = coefficients(est, names)
-    return json_safe({"coefficients": dict(zip(labels, values.tolist())),
+    unsampled = [k for k, u in zip(labels, biased(est, "unsampled")) if u]
+    return json_safe({**({"coefficients_noise_only": unsampled} if unsampled else {}),"coefficients": dict(zip(labels, values.tolist())),
                       "coefficients_se": dict(zip(labels, se.tolist())),
                       "coefficients_interval": {k: iv for k, iv in zip(labels, interval.T.tolist())}})
 
@@ -63,16 +77,16 @@ def covers_note(est):
 def coefficient_lines(est, names):
     labels, values, se, (lo, hi) = coefficients(est, names)
     zero = (lo <= 0) & (hi >= 0)
-    marks = biased(est)
+    marks, unsampled = biased(est), biased(est, "unsampled")
     left = left_out(est) or covers_note(est)
-    rows = [[k, num(v, 4), num(s), "withheld" if m else interval_text(a, b),
-             "biased (B floored)" if m else "; ".join(x for x in ("contains 0" if z else "", left) if x)]
-            for k, v, s, a, b, z, m in zip(labels, values, se, lo, hi, zero, marks)]
+    rows = [[k, num(v, 4), num(s), "withheld" if m else interval_text(a, b), _line_note(m, u, z, left)]
+            for k, v, s, a, b, z, m, u in zip(labels, values, se, lo, hi, zero, marks, unsampled)]
     out = table(["coefficient", "estimate", "se", f"{100 * est.level:g}% interval", ""], rows)
     if left.startswith("covers"):
-        out.append(f"'{left}': these intervals count the added noise of every iteration (damped by the IRLS map's "
-                   "contraction), the iterations not run and the rows' sampling (the LAD sandwich, from the sites' "
-                   "sampling releases); not the bias of clipping rows and responses at their bounds")
+        out += [] if not (~unsampled & ~marks).any() else [  # said only where some line says it
+            f"'{left}': these intervals count the added noise of every iteration (damped by the IRLS map's "
+            "contraction), the iterations not run and the rows' sampling (the LAD sandwich, from the sites' sampling "
+            "releases); not the bias of clipping rows and responses at their bounds"]
     elif left:
         out.append(f"'{left}': these intervals count the added noise of every iteration, passed on undamped; no "
                    "sampling release estimates the IRLS map's derivative (none was made, or it is within its noise), "
@@ -85,6 +99,12 @@ def coefficient_lines(est, names):
         out.append(f"{int(marks.sum())} of {marks.size} intervals withheld: those coefficients lie where the noise of "
                    "the weighted second moment hid the signal (its eigenvalues were raised to the floor), so their "
                    "shrinkage is unknown")
+    shown = unsampled & ~marks
+    if shown.any():
+        out.append(f"'{UNSAMPLED}' ({int(shown.sum())} of {shown.size}): those coefficients lie along directions where "
+                   "the sampling release K_h is at or below its noise floor, so the rows' sampling is not measured "
+                   "there and their intervals count the iterations' noise only, passed on undamped; more rows or a "
+                   "larger --sampling-share lift K_h above its noise")
     return out
 
 
