@@ -52,6 +52,8 @@ def test_tied_eigenvalues_lower_the_top_of_their_group_only():
 
     X = np.random.default_rng(0).standard_normal((2000, 20))  # 20 population eigenvalues tied at 1
     spectrum = np.linalg.eigvalsh(np.cov(X.T))[::-1]
-    factors = tie_factors(spectrum, 3, 2000)
-    assert spectrum[0] / factors[0] < 1.0 < spectrum[0]  # the top sample eigenvalue's push removed
-    assert np.all(tie_factors(np.r_[20.0, 10.0, 5.0, np.ones(17)], 3, 2000) == 1.0)  # simple eigenvalues: none
+    down, up = tie_factors(spectrum, 20, 2000)
+    assert spectrum[0] / down[0] < 1.0 < spectrum[0] and up[0] == 1.0  # the top's push up removed, its upper kept
+    assert spectrum[-1] < 1.0 < spectrum[-1] * up[-1] and down[-1] == 1.0  # the bottom's push down
+    simple = tie_factors(np.r_[20.0, 10.0, 5.0, np.ones(17)], 3, 2000)
+    assert np.all(simple[0] == 1.0) and np.all(simple[1] == 1.0)  # simple eigenvalues: none

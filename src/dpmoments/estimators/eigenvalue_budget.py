@@ -79,8 +79,8 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     edge = noise_law(release).spectral_norm(release.n_features) * along
     weak = mid < 3.0 * edge
     # the top of a tied group sits above the population's by more than normal theory (eigenvalue_ties.py)
-    ties = (tie_factors(spectrum, len(mid), release.n, 2.0 * float(np.max(edge, initial=0.0)))
-            if target == "population" else np.ones(len(mid)))
+    down, up = (tie_factors(spectrum, len(mid), release.n, 2.0 * float(np.max(edge, initial=0.0)))
+                if target == "population" else (np.ones(len(mid)), np.ones(len(mid))))
     part, clip = clipping_part(release), "not estimated: no clipping-excess release"
     point, tail, withheld = np.zeros(len(mid)), 1.0, np.zeros(len(mid), dtype=bool)
     if part is not None:
@@ -108,8 +108,8 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
         spread = (clipping_at(z_at) - point) * tail if part is not None else 0.0
         below, above = eigenvalue_centre_bias(bias_bound, s, W, at, offset, joint)
         lower = np.maximum(mid - half - below, 0.0)  # cut at 0 below only
-        return np.stack([(lower if weyl is None else weyl.lower(at, lower)) / ties,
-                         lam + point * tail + np.sqrt(half**2 + spread**2) + above])
+        return np.stack([(lower if weyl is None else weyl.lower(at, lower)) / down,
+                         lam * up + point * tail + np.sqrt(half**2 + spread**2) + above])
 
     # Which exclude 0, at a level that keeps the false coverage rate among them: the covariance's selection, its
     # entries a (1, k) row (every one 'distinct')
@@ -126,7 +126,7 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
              "multiplicity": FCR_TEXT,
              "sampling": "normal theory 2 lambda^2 / n" if target == "population" else "not counted",
              "clipping": clip, "centre_bias": "not bounded" if bias_bound is None else CENTRE_BIAS_TEXT}
-    parts["tie_factors"] = ties.tolist()
+    parts["tie_factors"] = {"lower_divided_by": down.tolist(), "upper_times": up.tolist()}
     if weyl is not None:
         parts["centre_rank_one"] = {"norm_squared_bound": float(weyl.norm_bound(level)),
                                     "first_order_lower_end": weyl.clear(level).tolist(), "rule": WEYL_TEXT}

@@ -395,8 +395,8 @@ def _eigenvalue_words(parts, target):
     clipping = isinstance(parts["clipping"], dict)
     counted = ["the added noise"] + (["the private centre's noise"] if private else []) + (
         ["the private centre's own clipping bias (a bound from the release)"] if private and bounded else []) + (
-        ["sampling (normal theory; a lower end divided by (1 + sqrt((m - 1)/n))^2 where m released eigenvalues "
-         "may tie)"] if target == "population" else []) + (
+        ["sampling (normal theory; where m released eigenvalues may tie, the group's spread (1 +- sqrt((m - 1)/n))^2 "
+         "about them)"] if target == "population" else []) + (
         ["clipping bias (upwards, by the released loss along each component or its trace; rows beyond twice the "
          "bound taken to lose beyond it at most twice what the band lost)"] if clipping else [])
     left = ["the directions' own error (see components_identified_, subspace_angle_bound_)"] + (
