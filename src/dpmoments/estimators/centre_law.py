@@ -24,7 +24,8 @@ from .._lazy import lazy_module
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
-__all__ = ["off_diagonal_half_width", "off_diagonal_ratio", "off_diagonal_table", "diagonal_quantiles", "KNOTS"]
+__all__ = ["off_diagonal_half_width", "off_diagonal_ratio", "off_diagonal_table", "diagonal_quantiles", "KNOTS",
+           "centre_norm_bound"]
 
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(96)  # E f(Z) = sum w f(x) / sqrt(2 pi)
 _WEIGHTS = _WEIGHTS / np.sqrt(2.0 * np.pi)
@@ -120,3 +121,17 @@ def diagonal_quantiles(v, s, alpha):
 
         q_hi[~wide] = _bisect(lambda t: above_n(t) - alpha / 2, low[~wide], high[~wide])
     return q_lo, q_hi
+
+
+def centre_norm_bound(s, weights, tail):
+    r"""An upper bound on :math:`\sum_i a_i e_i^2` (``a = weights``) exceeded with probability at most ``tail``, for
+    the private centre's noise :math:`e \sim N(0, s^2 I)` (the mean is a Gaussian release: private choices take zCDP
+    laws only, ``moments/private_release.py``): Laurent & Massart (2000, Lemma 1),
+    :math:`P(\sum a_i (Z_i^2 - 1) \ge 2 \|a\|_2 \sqrt x + 2 \|a\|_\infty x) \le e^{-x}`. With ``a`` the squared column
+    scales it bounds the squared norm of the centre's error in the data's units: the largest eigenvalue of the
+    rank-one term :math:`e e^\top` the second moment about the centre carries."""
+    a = float(s) ** 2 * np.asarray(weights, dtype=float)
+    if a.size == 0 or not np.any(a > 0):
+        return 0.0
+    x = float(np.log(1.0 / tail))
+    return float(np.sum(a) + 2.0 * np.linalg.norm(a) * np.sqrt(x) + 2.0 * np.max(a) * x)

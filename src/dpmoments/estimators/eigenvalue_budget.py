@@ -13,6 +13,8 @@ import numpy as np
 from .._lazy import lazy_module
 from .centre_bias import CENTRE_BIAS_TEXT, eigenvalue_centre_bias, location_offset
 from .diagnostics import _centre_noise_scale as centre_noise_scale
+from .eigenvalue_ties import tie_factors
+from .eigenvalue_weyl import WeylCentre
 from .fcr import selected_by_fcr
 from .error_budget import (BEARS_Z, FAR_Z, _far_rows_likely as far_rows_likely, _far_rows_possible as far_rows_possible,
                            clipping_part, loss_cap, release_centre_bias, tail_factor, unseen_loss_columns)
@@ -39,7 +41,7 @@ FCR_TEXT = ("false coverage rate (Benjamini & Yekutieli 2005), as the covariance
 EIGEN_TAIL_RATIO = 2.0
 
 
-def eigenvalue_error_budget(release, components, noise_interval, noise_se, level, target):
+def eigenvalue_error_budget(release, components, noise_interval, noise_se, level, target, spectrum=None):
     r"""PCA's eigenvalue intervals with every part counted (original units): centre, sampling, clipping.
 
     ``components`` (k, d) in the original units, ``noise_interval`` (2, k) and
@@ -56,7 +58,9 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     The eigenvalues whose interval excludes 0 are chosen, and every printed interval's
     level set, as the covariance's entries (:func:`~.fcr.selected_by_fcr`); a component
     lying mostly in a column the covariance withholds has its interval withheld (NaN).
-    Returns ``(interval, se, parts)``.
+    On one machine the lower ends are Weyl's where the centre's rank-one term may drive a component
+    (:mod:`.eigenvalue_weyl`; ``spectrum`` the released eigenvalues, descending, for the eigengaps: without it
+    Weyl's everywhere). Returns ``(interval, se, parts)``.
     """
     scales = np.ones(release.n_features) if release.column_scale is None else np.asarray(release.column_scale)
     W = components * scales  # (k, d): the directions in the release's standardised units
@@ -74,6 +78,9 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     # eigenvalue is within the noise's spectral norm of the released one (Weyl), which bounds it at any SNR
     edge = noise_law(release).spectral_norm(release.n_features) * along
     weak = mid < 3.0 * edge
+    # the top of a tied group sits above the population's by more than normal theory (eigenvalue_ties.py)
+    down, up = (tie_factors(spectrum, len(mid), release.n, 2.0 * float(np.max(edge, initial=0.0)))
+                if target == "population" else (np.ones(len(mid)), np.ones(len(mid))))
     part, clip = clipping_part(release), "not estimated: no clipping-excess release"
     point, tail, withheld = np.zeros(len(mid)), 1.0, np.zeros(len(mid), dtype=bool)
     if part is not None:
@@ -87,6 +94,10 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
                                                                            float(part["noise_sd"])))
         clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
     bias_bound, joint = release_centre_bias(release, level, with_norm=True) or (None, None)
+    sampling_var = 2.0 * lam**2 / float(release.n) if target == "population" else np.zeros(len(mid))
+    weyl = None if not s or offset is not None else WeylCentre(
+        s, scales, noise_interval, noise_se, sampling_var, edge, weak, level, _gaps(spectrum, len(mid)),
+        _bias_norm(bias_bound, joint, scales))
 
     def intervals(at):  # every eigenvalue's interval at level 'at' (2, k)
         z_at = z_value(at)
@@ -96,8 +107,9 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
         # the loss's own noise is a part like the others: in quadrature with them, at the upper tail's (1 - at) / 2
         spread = (clipping_at(z_at) - point) * tail if part is not None else 0.0
         below, above = eigenvalue_centre_bias(bias_bound, s, W, at, offset, joint)
-        return np.stack([np.maximum(mid - half - below, 0.0),  # cut at 0 below only
-                         lam + point * tail + np.sqrt(half**2 + spread**2) + above])
+        lower = np.maximum(mid - half - below, 0.0)  # cut at 0 below only
+        return np.stack([(lower if weyl is None else weyl.lower(at, lower)) / down,
+                         lam * up + point * tail + np.sqrt(half**2 + spread**2) + above])
 
     # Which exclude 0, at a level that keeps the false coverage rate among them: the covariance's selection, its
     # entries a (1, k) row (every one 'distinct')
@@ -114,7 +126,39 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
              "multiplicity": FCR_TEXT,
              "sampling": "normal theory 2 lambda^2 / n" if target == "population" else "not counted",
              "clipping": clip, "centre_bias": "not bounded" if bias_bound is None else CENTRE_BIAS_TEXT}
+    parts["tie_factors"] = {"lower_divided_by": down.tolist(), "upper_times": up.tolist()}
+    if weyl is not None:
+        parts["centre_rank_one"] = {"norm_squared_bound": float(weyl.norm_bound(level)),
+                                    "first_order_lower_end": weyl.clear(level).tolist(), "rule": WEYL_TEXT}
     return interval, se, parts
+
+
+WEYL_TEXT = ("lower ends by Weyl (the eigenvalue less the bound on the centre's squared error norm) where that bound "
+             "is not under half the component's eigengaps; elsewhere the larger of Weyl's and the first-order one")
+
+
+def _gaps(spectrum, k):
+    """The smaller released eigengap on either side of each of the top ``k`` eigenvalues (0 without a spectrum)."""
+    if spectrum is None:
+        return np.zeros(k)
+    values = np.asarray(spectrum, dtype=float)
+    gaps = np.full(len(values) + 1, np.inf)
+    gaps[1:-1] = values[:-1] - values[1:]
+    return np.minimum(gaps[:k], gaps[1:k + 1])
+
+
+def _bias_norm(bound, joint, scales):
+    """A bound on the norm of the centre's clipping bias in the data's units (0 without a bound): every column's,
+    or the joint norm's over its columns (:func:`~.centre_bias.centre_bias_bound`) with the rest's, the smaller."""
+    if bound is None:
+        return 0.0
+    each = np.abs(np.asarray(bound, dtype=float)) * scales
+    norm = float(np.linalg.norm(each))
+    if joint is not None and np.isfinite(joint[0]):
+        columns = np.asarray(joint[1], dtype=bool)
+        norm = min(norm, float(joint[0]) * float(np.max(scales[columns], initial=0.0))
+                   + float(np.linalg.norm(each[~columns])))
+    return norm
 
 
 def _along_unseen_loss(part, W, level, direct=None, direct_sd=None):

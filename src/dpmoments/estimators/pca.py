@@ -272,7 +272,7 @@ class PCAFit(MomentEstimator):
         self.explained_variance_noise_se_ = self.explained_variance_se_
         self.explained_variance_noise_interval_ = self.explained_variance_interval_
         interval, se, parts = eigenvalue_error_budget(release, self.components_, self.explained_variance_interval_,
-                                                      self.explained_variance_se_, self.level, target)
+                                                      self.explained_variance_se_, self.level, target, spectrum)
         self.explained_variance_interval_, self.explained_variance_se_ = interval, se
         self._identified_beyond_noise(release, spectrum, parts, target)
         if self._drawn():
@@ -395,7 +395,8 @@ def _eigenvalue_words(parts, target):
     clipping = isinstance(parts["clipping"], dict)
     counted = ["the added noise"] + (["the private centre's noise"] if private else []) + (
         ["the private centre's own clipping bias (a bound from the release)"] if private and bounded else []) + (
-        ["sampling (normal theory)"] if target == "population" else []) + (
+        ["sampling (normal theory; where m released eigenvalues may tie, the group's spread (1 +- sqrt((m - 1)/n))^2 "
+         "about them)"] if target == "population" else []) + (
         ["clipping bias (upwards, by the released loss along each component or its trace; rows beyond twice the "
          "bound taken to lose beyond it at most twice what the band lost)"] if clipping else [])
     left = ["the directions' own error (see components_identified_, subspace_angle_bound_)"] + (

@@ -1,0 +1,59 @@
+"""PCA's eigenvalue lower ends where the private centre's rank-one term drives the components (eigenvalue_weyl.py),
+and where population eigenvalues tie (eigenvalue_ties.py)."""
+
+import numpy as np
+from scipy import stats
+
+from dpmoments.estimators.centre_law import centre_norm_bound
+from dpmoments.estimators.eigenvalue_weyl import WeylCentre
+
+
+def test_centre_norm_bound_holds_the_chi_square_quantile():
+    # Laurent-Massart is an upper bound on s^2 chi2_d's quantile, and not a loose one at these d
+    for d in (5, 60, 1001):
+        exact = 2.0**2 * stats.chi2.ppf(1 - 0.005, d)
+        bound = centre_norm_bound(2.0, np.ones(d), 0.005)
+        assert exact <= bound <= 1.6 * exact
+    assert centre_norm_bound(0.0, np.ones(3), 0.01) == 0.0
+
+
+def test_lower_ends_hold_when_the_centre_drives_the_top_component():
+    # S has eigenvalues 1 (tied, d = 60); the centre's error e (s = 1: |e|^2 ~ 60) makes the top released eigenvalue
+    # |e|^2 + 1, whose first-order lower end (released less s^2 |w|^2 and its sd) is near 60: far above 1
+    rng, d, s, level = np.random.default_rng(3), 60, 1.0, 0.9
+    for _ in range(5):
+        e = s * rng.standard_normal(d)
+        released = np.linalg.eigvalsh(np.eye(d) + np.outer(e, e))[::-1]
+        k = 3
+        interval = np.stack([released[:k] - 0.01, released[:k] + 0.01])  # the noise's, negligible
+        first_order = released[:k] - s**2 - 1.645 * np.sqrt(2.0) * s**2
+        gaps = np.minimum(-np.diff(np.r_[np.inf, released])[:k], -np.diff(released)[:k])
+        weyl = WeylCentre(s, np.ones(d), interval, np.full(k, 0.006), np.zeros(k), 0.0, np.zeros(k, bool), level,
+                          gaps)
+        lower = weyl.lower(level, first_order)
+        assert first_order[0] > 1.0 and np.all(lower <= 1.0), lower  # the old end missed; each end now holds 1
+        assert not weyl.clear(level)[0]
+
+
+def test_first_order_end_kept_where_the_centre_is_small_against_the_gaps():
+    d, s, level = 10, 0.05, 0.9  # |e|^2 about 0.03 against gaps of 5
+    released = np.r_[20.0, 15.0, 10.0, np.ones(d - 3)]
+    interval = np.stack([released[:3] - 0.1, released[:3] + 0.1])
+    first_order = released[:3] - 0.2
+    gaps = np.array([5.0, 5.0, 5.0])
+    weyl = WeylCentre(s, np.ones(d), interval, np.full(3, 0.06), np.zeros(3), 0.0, np.zeros(3, bool), level, gaps)
+    assert np.all(weyl.clear(level))
+    lower = weyl.lower(level, first_order)  # the first-order end, or Weyl's where that is the higher (both valid)
+    assert np.all(lower >= first_order - 1e-3) and np.all(lower < released[:3] - 0.1)
+
+
+def test_tied_eigenvalues_lower_the_top_of_their_group_only():
+    from dpmoments.estimators.eigenvalue_ties import tie_factors
+
+    X = np.random.default_rng(0).standard_normal((2000, 20))  # 20 population eigenvalues tied at 1
+    spectrum = np.linalg.eigvalsh(np.cov(X.T))[::-1]
+    down, up = tie_factors(spectrum, 20, 2000)
+    assert spectrum[0] / down[0] < 1.0 < spectrum[0] and up[0] == 1.0  # the top's push up removed, its upper kept
+    assert spectrum[-1] < 1.0 < spectrum[-1] * up[-1] and down[-1] == 1.0  # the bottom's push down
+    simple = tie_factors(np.r_[20.0, 10.0, 5.0, np.ones(17)], 3, 2000)
+    assert np.all(simple[0] == 1.0) and np.all(simple[1] == 1.0)  # simple eigenvalues: none
