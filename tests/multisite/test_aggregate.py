@@ -170,3 +170,19 @@ def test_every_analysis_runs_over_the_network_command(run, tmp_path, analysis, o
     assert report["privacy"]["guarantee_detail"]["epsilon"] == pytest.approx(1.0, rel=1e-6)
     if analysis == "pca":  # the fit's uncertainty options reach the aggregator's fit (as on the Flower request)
         assert report["analysis"]["uncertainty"]["n_draws"] == 5 and report["analysis"]["uncertainty"]["level"] == 0.8
+
+
+def test_an_option_typed_against_the_plan_is_refused_not_replaced(run, tmp_path):
+    """Principle 4: the plan fixes the analysis's options; one typed with another value is refused before the
+    aggregator listens (naming it, the value typed and the plan's), never silently replaced by the plan's."""
+    made = run("noise-generator", "--sites", "a=200,b=300", "--n-features", 3, "--epsilon", 1, "--delta", 1e-5,
+               "--row-norm", 1, "--analysis", "regress", "--response-bound", 2, "--sampling-share", 0.3, "--seed", 0,
+               "--out", tmp_path / "plan")
+    assert made.returncode == 0, made.stderr
+    agg = ("aggregate", "--superlink", "127.0.0.1:1", "--insecure", "--plan", tmp_path / "plan" / "plan.json",
+           "--out", tmp_path / "out")  # the default transport, Flower: refused before flwr is started
+    assert_one_line_error(run(*agg, "--sampling-share", 0.1), "--sampling-share 0.1 contradicts the plan (0.3)")
+    assert_one_line_error(run(*agg, "--n-iter=5"), "--n-iter 5 contradicts the plan (10)")
+    assert_one_line_error(run(*agg, "--no-fit-intercept"), "--no-fit-intercept contradicts the plan (--fit-intercept)")
+    assert_one_line_error(run(*agg, "--analysis", "covariance"), "--analysis covariance contradicts the plan (regress)")
+    assert not (tmp_path / "out").exists()
