@@ -37,8 +37,9 @@ def _sampling_share(plan):
     return plan.option("sampling_budget", 0.0)
 
 
-def _regress(name):
-    return lambda plan: plan.option(name, _NONE) if plan.analysis == "regress" else _NONE
+def _regress(name, default=_NONE):
+    """A regress plan's option (``default`` where the plan leaves it out: the library's ``p`` 1)."""
+    return lambda plan: plan.option(name, default) if plan.analysis == "regress" else _NONE
 
 
 #: flag -> (the parsed attribute, the plan's value of it); ``--sigma2`` of select is the fit's own, not the plan's.
@@ -51,7 +52,7 @@ _FIXED = {
                          else _NONE),
     "--n-iter": ("n_iter", _regress("n_iter")),
     "--w-max": ("w_max", _w_max),
-    "--p": ("p", _regress("p")),
+    "--p": ("p", _regress("p", 1.0)),
     "--sampling-share": ("sampling_share", _sampling_share),
 }
 
