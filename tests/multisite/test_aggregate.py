@@ -110,12 +110,20 @@ def test_register_failures_are_one_line(run, tmp_path):
 
 def test_a_multi_step_analysis_over_the_network_command(run, tmp_path):
     """IRLS's J steps and its sampling steps over gRPC from the command line: the plan carries the analysis,
-    aggregate fits it."""
+    aggregate fits it. An option the plan fixes, typed with the plan's value, runs; with another, it is refused
+    before the aggregator listens (naming it, the value typed and the plan's), never silently replaced."""
     rng = np.random.default_rng(2)
     plan = plan_analysis("regress", "cape", list(SIZES), list(SIZES.values()), n_features=3, row_norm=1.0,
                          epsilon=8.0, delta=1e-6, response_bound=1.0,
                          options={"n_iter": 2, "w_max": 5.0, "sampling_budget": 0.1})
     paths = deal_files(plan, tmp_path / "R", rng=0)
+    flower = ("aggregate", "--superlink", "127.0.0.1:1", "--insecure", "--plan", paths["plan"], "--out",
+              tmp_path / "irls")  # the default transport: refused before flwr is started
+    assert_one_line_error(run(*flower, "--sampling-share", 0.3), "--sampling-share 0.3 contradicts the plan (0.1)")
+    assert_one_line_error(run(*flower, "--n-iter=5"), "--n-iter 5 contradicts the plan (2)")
+    assert_one_line_error(run(*flower, "--no-fit-intercept", "--analysis", "covariance"),
+                          "--analysis covariance contradicts the plan (regress)")
+    assert_one_line_error(run(*flower, "--fit-intercept"), "--fit-intercept contradicts the plan (--no-fit-intercept)")
     sites = []
     for s, n in SIZES.items():
         X = rng.normal(size=(n, 3)) / 4
@@ -126,7 +134,8 @@ def test_a_multi_step_analysis_over_the_network_command(run, tmp_path):
     stop = _serve(sites, port)
     try:
         res = run("aggregate", "--transport", "grpc", "--listen", f"127.0.0.1:{port}", "--insecure", "--plan",
-                  paths["plan"], "--out", tmp_path / "irls", "--wait", 20, "--timeout", 20)
+                  paths["plan"], "--out", tmp_path / "irls", "--wait", 20, "--timeout", 20, "--n-iter", 2,
+                  "--sampling-share", 0.1, "--analysis", "regress", "--no-fit-intercept")  # the plan's own values
     finally:
         stop()
     assert res.returncode == 0, res.stderr
@@ -170,3 +179,4 @@ def test_every_analysis_runs_over_the_network_command(run, tmp_path, analysis, o
     assert report["privacy"]["guarantee_detail"]["epsilon"] == pytest.approx(1.0, rel=1e-6)
     if analysis == "pca":  # the fit's uncertainty options reach the aggregator's fit (as on the Flower request)
         assert report["analysis"]["uncertainty"]["n_draws"] == 5 and report["analysis"]["uncertainty"]["level"] == 0.8
+

@@ -101,6 +101,7 @@ def _load_plan(args):
     from ..multisite import Plan
     from ._multisite import check_analysis
     from ._output import check_destination
+    from ._plan_fixed import refuse_contradictions
 
     if not (args.plan and args.out):
         raise CliError("give --plan and --out (or only --register, to register sites)")
@@ -109,7 +110,8 @@ def _load_plan(args):
         plan = Plan.from_json(Path(args.plan).read_text())
     except (OSError, ValueError, KeyError, TypeError):
         raise CliError(f"'{args.plan}' is not a dpmoments plan (plan.json from the noise generator)") from None
-    # the release's options are the plan's, not the command line's: a new namespace, the parsed one untouched
+    refuse_contradictions(args, plan)  # an option typed against the plan is refused, never replaced
+    # the release's options are the plan's (those left out take its values): a new namespace, the parsed one untouched
     args = argparse.Namespace(**{**vars(args), **dict(plan.options), "analysis": plan.analysis,
                                  "vocabulary_size": plan.vocabulary_size, "response_bound": plan.response_bound})
     check_analysis(args, fit=True)
