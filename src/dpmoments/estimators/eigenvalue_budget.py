@@ -14,7 +14,7 @@ from .._lazy import lazy_module
 from .centre_bias import CENTRE_BIAS_TEXT, eigenvalue_centre_bias, location_offset
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .eigenvalue_ties import tie_factors
-from .eigenvalue_weyl import WeylCentre
+from .eigenvalue_weyl import WeylCentre, half_width
 from .fcr import selected_by_fcr
 from .error_budget import (BEARS_Z, FAR_Z, _far_rows_likely as far_rows_likely, _far_rows_possible as far_rows_possible,
                            clipping_part, loss_cap, release_centre_bias, tail_factor, unseen_loss_columns)
@@ -68,7 +68,8 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     s = centre_noise_scale(release) or 0.0
     mid = (noise_interval[0] + noise_interval[1]) / 2 - s**2 * along
     lam = np.maximum(mid, 0.0)
-    extra = 2.0 * s**4 * along**2 + (2.0 * lam**2 / float(release.n) if target == "population" else 0.0)
+    sampling_var = 2.0 * lam**2 / float(release.n) if target == "population" else np.zeros(len(mid))
+    extra = 2.0 * s**4 * along**2 + sampling_var
     offset = location_offset(release)  # across sites: -2 (w.u)(w.e), |w.u| <= |w.a| + s ||w|| (centre_bias.py)
     if offset is not None:
         extra = extra + 4.0 * s**2 * along * (np.abs(W @ offset) + s * np.sqrt(along)) ** 2
@@ -94,7 +95,6 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
                                                                            float(part["noise_sd"])))
         clip["eigenvalues_withheld"] = np.nonzero(withheld)[0].tolist()
     bias_bound, joint = release_centre_bias(release, level, with_norm=True) or (None, None)
-    sampling_var = 2.0 * lam**2 / float(release.n) if target == "population" else np.zeros(len(mid))
     weyl = None if not s or offset is not None else WeylCentre(
         s, scales, noise_interval, noise_se, sampling_var, edge, weak, level, _gaps(spectrum, len(mid)),
         _bias_norm(bias_bound, joint, scales))
@@ -102,8 +102,7 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     def intervals(at):  # every eigenvalue's interval at level 'at' (2, k)
         z_at = z_value(at)
         # the noise-only interval (exact for its law at 'level') scaled to 'at' where it is the wider
-        half = np.maximum((noise_interval[1] - noise_interval[0]) / 2 * (z_at / z), z_at * se)
-        half = np.where(weak, np.maximum(half, edge + z_at * np.sqrt(extra)), half)
+        half = half_width((noise_interval[1] - noise_interval[0]) / 2, z_at / z, z_at, se, weak, edge, extra)
         # the loss's own noise is a part like the others: in quadrature with them, at the upper tail's (1 - at) / 2
         spread = (clipping_at(z_at) - point) * tail if part is not None else 0.0
         below, above = eigenvalue_centre_bias(bias_bound, s, W, at, offset, joint)

@@ -18,10 +18,19 @@ import numpy as np
 from .centre_law import centre_norm_bound
 from .uncertainty import z_value
 
-__all__ = ["WeylCentre"]
+__all__ = ["WeylCentre", "half_width"]
 
 # Of the lower tail's (1 - level) / 2, the share spent on the centre's norm; the rest (noise, sampling) keeps 0.9
 NORM_TAIL_SHARE = 0.1
+
+
+def half_width(noise_half, z_ratio, z_at, se, weak, edge, variance):
+    """An eigenvalue interval's half-width at ``z_at``: the noise-only one (``noise_half``, exact for its law at the
+    budget's level) scaled by ``z_ratio`` where it is the wider, else ``z_at se``; where the signal-to-noise is
+    ``weak``, at least the noise's spectral-norm ``edge`` (Weyl) plus ``z_at`` sds of the other parts
+    (``variance``)."""
+    half = np.maximum(noise_half * z_ratio, z_at * se)
+    return np.where(weak, np.maximum(half, edge + z_at * np.sqrt(variance)), half)
 
 
 class WeylCentre:
@@ -56,8 +65,8 @@ class WeylCentre:
 
     def _half(self, z_at, se, sampling_var, which=slice(None)):
         """The noise-and-sampling half-width of the components ``which`` at ``z_at`` (the budget's rule)."""
-        half = np.maximum(self.noise_half[which] * (z_at / self.z), z_at * se)
-        return np.where(self.weak[which], np.maximum(half, self.edge[which] + z_at * np.sqrt(sampling_var)), half)
+        return half_width(self.noise_half[which], z_at / self.z, z_at, se, self.weak[which], self.edge[which],
+                          sampling_var)
 
     def _interlaced(self, z_at):
         """Interlacing (a rank-one positive semi-definite term): ``lambda_k(S) >= lambda_{k+1}(S + g g')``, whatever
