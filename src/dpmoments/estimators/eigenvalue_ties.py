@@ -7,9 +7,9 @@ normal theory allows, the bottom one below. On N(0, I) with 2000 rows at epsilon
 lay wholly above the population 1 in 7 of 7 fits (d = 5 and 20; lower ends 1.02-1.14), and at d = 5 the fifth's
 below it in 3 of 4 (upper ends 0.96-0.999). A component's group is the released eigenvalues a tie of its size could
 have spread to (a fixed point from ``m = 1``); where the group has members below it, its lower end is divided by
-:math:`(1 + \sqrt{(m - 1)/n})^2`; where above, the point its upper end is built on by :math:`(1 - \sqrt{(m - 1)/n})^2`; nothing for a
-simple eigenvalue (``m = 1``). The DP noise's spread (its spectral norm, each way) can only merge groups (wider,
-never shorter). Released eigenvalues and ``n`` only: no rows.
+:math:`(1 + \sqrt{(m - 1)/n})^2`; where above, the point its upper end is built on by
+:math:`(1 - \sqrt{(m - 1)/n})^2`; nothing for a simple eigenvalue (``m = 1``). The DP noise's spread (its spectral
+norm, each way) can only merge groups (wider, never shorter). Released eigenvalues and ``n`` only: no rows.
 """
 
 import numpy as np
@@ -21,10 +21,10 @@ _MOST_STEPS = 50  # the group grows monotonically; this many steps reach its fix
 
 def tie_factors(spectrum, k, n, noise_reach=0.0):
     """``(down, up)`` (k,) each: the lower end of each of the top ``k`` released eigenvalues (``spectrum``
-    descending) is divided by ``down``, its upper end's point (the released eigenvalue) multiplied by ``up``: ``(1 + sqrt((m - 1)/n))^2`` where its
-    tied group (``m`` members: the released ones within the group's sampling spread, widened by ``noise_reach``
-    each way, twice the noise's spectral norm, Weyl) has members below it, ``(1 - sqrt((m - 1)/n))^-2`` (inf from
-    ``m > n``) where above; 1 where no spectrum is given."""
+    descending) is divided by ``down``, its upper end's point (the released eigenvalue) multiplied by ``up``:
+    ``(1 + sqrt((m - 1)/n))^2`` where its tied group (``m`` members: the released ones within the group's sampling
+    spread, widened by ``noise_reach`` each way, twice the noise's spectral norm, Weyl) has members below it,
+    ``(1 - sqrt((m - 1)/n))^-2`` (inf from ``m > n``) where above; 1 where no spectrum is given."""
     down, up = np.ones(k), np.ones(k)
     if spectrum is None or not n or n <= 1:
         return down, up

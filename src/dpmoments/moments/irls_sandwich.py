@@ -28,8 +28,8 @@ import numpy as np
 
 from .statistics import MomentStatistic
 
-__all__ = ["SPLIT", "residual_scale", "bandwidth", "sandwich_statistics", "scale_sensitivity", "sandwich_sensitivities", "SANDWICH_K", "SANDWICH_V",
-           "SANDWICH", "RESIDUAL_SCALE"]
+__all__ = ["SPLIT", "residual_scale", "bandwidth", "sandwich_statistics", "scale_sensitivity", "sandwich_sensitivities",
+           "SANDWICH_K", "SANDWICH_V", "SANDWICH", "RESIDUAL_SCALE"]
 
 #: How a sampling share (of rho) is split between the three releases: the scale needs little, the matrices most.
 SPLIT = {"scale": 0.1, "K": 0.45, "V": 0.45}

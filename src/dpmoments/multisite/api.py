@@ -34,8 +34,9 @@ from .site import Site
 from .transport import InProcessTransport
 from .unequal import check_weights
 
-__all__ = ["analyse", "irls", "release_tensor_moments", "run", "run_rounds", "check_sites", "run_cape", "run_cape_unequal", "run_conventional",
-           "run_secure_aggregation", "run_local", "run_dpdispca", "run_pooled", "DistributedResult"]
+__all__ = ["analyse", "irls", "release_tensor_moments", "run", "run_rounds", "check_sites", "run_cape",
+           "run_cape_unequal", "run_conventional", "run_secure_aggregation", "run_local", "run_dpdispca", "run_pooled",
+           "DistributedResult"]
 
 PHASES = ("before-deal", "after-deal")
 

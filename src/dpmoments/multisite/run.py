@@ -2,8 +2,8 @@
 
 :func:`run_plan` drives a :class:`~.plan.Plan` over any :class:`~.transport.Transport`:
 for each step it opens a round, sends each live site its query, admits each reply as it arrives
-(:meth:`~.aggregator.Aggregator.receive`: checked, added to the round's sums and dropped), combines them and finishes each round into a
-:class:`~dpmoments.Release` and a :class:`~.report.ProtocolReport`. A step's public
+(:meth:`~.aggregator.Aggregator.receive`: checked, added to the round's sums and dropped), combines them and
+finishes each round into a :class:`~dpmoments.Release` and a :class:`~.report.ProtocolReport`. A step's public
 parameters may depend on earlier releases (``next_params``: IRLS's iterate).
 
 Dropout: a site that is not up when the run starts, fails, refuses (a fixed code) or
@@ -304,13 +304,15 @@ def rows_beyond(summed, n_total, auto, k, per_bin):
 
 
 def _histogram_report(plan, r, received, dropped, per_bin, ctx, notes):
-    """A choosing step's report (bound or location): each site's own noise is its guarantee against the aggregator, with any colluders."""
+    """A choosing step's report (bound or location): each site's own noise is its guarantee against the aggregator,
+    with any colluders."""
     idx = [plan.index(s) for s in received]
     c = min(plan.colluders, plan.n_sites - 1)
     # the output is the plain sum of the histograms: weight 1 per site, noise std per_bin
     sites = _site_reports(plan, r, idx, dropped, np.ones(len(idx)), per_bin, c, plan._round_calibration)
     ok = [s for s in sites if s.status == "ok"]
-    return ProtocolReport(plan.protocol, plan.rounds[r].statistic, c, tuple(sites), worst_guarantee([s.claimed for s in ok], True),
+    return ProtocolReport(plan.protocol, plan.rounds[r].statistic, c, tuple(sites),
+                          worst_guarantee([s.claimed for s in ok], True),
                           worst_guarantee([s.joint_view for s in ok]), worst_guarantee([s.output for s in ok]),
                           per_bin, per_bin, 0.0, dropped, "Each site adds its own Gaussian noise to its histogram "
                           "(no shares): its guarantee against the aggregator holds with any colluders.",
@@ -418,5 +420,6 @@ def round_release(plan, r, received, aggregate, final_std, guarantee, randomness
         randomness="none" if exact else randomness,
         response_bound=bound,
         center=None if plan.center is None else np.asarray(plan.center),
-        calibration=None if exact else ("zcdp" if plan.composition == "zcdp" else plan.calibration), sensitivity=None if exact else sens, sensitivity_norm=None if exact else "l2",
+        calibration=None if exact else ("zcdp" if plan.composition == "zcdp" else plan.calibration),
+        sensitivity=None if exact else sens, sensitivity_norm=None if exact else "l2",
         postprocessing=tuple(steps), **{stat.slot: aggregate})

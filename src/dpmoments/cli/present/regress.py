@@ -40,9 +40,10 @@ def _line_note(b_floored, h_floored, zero, left):
 def coefficient_fields(est, names):
     labels, values, se, interval = coefficients(est, names)
     unsampled = [k for k, u in zip(labels, biased(est, "unsampled")) if u]
-    return json_safe({**({"coefficients_noise_only": unsampled} if unsampled else {}),"coefficients": dict(zip(labels, values.tolist())),
-                      "coefficients_se": dict(zip(labels, se.tolist())),
-                      "coefficients_interval": {k: iv for k, iv in zip(labels, interval.T.tolist())}})
+    fields = {"coefficients_noise_only": unsampled} if unsampled else {}  # first where present, as written before
+    fields.update(coefficients=dict(zip(labels, values.tolist())), coefficients_se=dict(zip(labels, se.tolist())),
+                  coefficients_interval={k: iv for k, iv in zip(labels, interval.T.tolist())})
+    return json_safe(fields)
 
 
 def save_coefficients(res, est, names):
