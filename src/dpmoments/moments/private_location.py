@@ -102,16 +102,18 @@ def _planned_draws(X, d, budget, shares, scale, auto, bounds, known):
     counted = None if first is None else first.n if scale is None else int(first.counts[0].sum())
     n = public_n(X, budget, counted)
 
+    def steps_on(grid):  # the refinement steps planned on a grid, at the location's share as given
+        return refinement_steps(n, d, budget, shares["location"], scale, grid.search)
+
     def plan_at(grid):  # the draws on a grid, as a function of the shares
-        steps = refinement_steps(n, d, budget, shares["location"], scale, grid.search)
+        steps = steps_on(grid)
         return lambda sh: draw_plan(d, budget, sh, scale, auto, steps, grid)
 
     # a small table: a coarser public grid (not with ranges: their refusal falls back to the ranges alone, free)
     coarse = bounds if known is not None else coarser_grid(n, budget, shares, bounds, plan_at)
     if coarse is not bounds:  # the first pass again, on that grid (a small table: cheap)
         bounds, first = coarse, _first_pass(X, d, scale, coarse)
-    steps = refinement_steps(n, d, budget, shares["location"], scale, bounds.search)  # at the shares given
-    plan_of, given = plan_at(bounds), sum(shares.values())
+    steps, plan_of, given = steps_on(bounds), plan_at(bounds), sum(shares.values())
     shares.update(widen_choices(n, budget, shares, plan_of))  # a small table: the choices take more, the moment less
     check_draws(n, budget, plan_of(shares))
     return n, steps, bounds, first, sum(shares.values()) - given
