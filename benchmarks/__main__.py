@@ -24,8 +24,9 @@ from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+# environment variables that choose what a benchmark runs
 SELECTING = ("COVERAGE_ANALYSES", "COVERAGE_DATA", "COVERAGE_EPSILONS", "DPM_ROWS", "DPM_REPEAT", "DPM_OFFSET",
-             "DPM_BASELINE_SRC", "DPM_BASELINE_LABEL")  # environment variables that choose what a benchmark runs
+             "DPM_BASELINE_SRC", "DPM_BASELINE_LABEL", "PCA_WIDTH_BIAS", "PCA_WIDTH_TAIL_RATIO")
 
 
 def _command(argv):
