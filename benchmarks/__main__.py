@@ -95,7 +95,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.list:
         for name, fn in BENCHMARKS.items():
-            print(f"{name}: {(fn.__doc__ or '').strip().splitlines()[0]}")
+            doc = (fn.__doc__ or sys.modules[fn.__module__].__doc__ or "").strip()  # a run without a docstring
+            print(f"{name}: {doc.splitlines()[0] if doc else ''}")
         return 0
     if args.name not in BENCHMARKS:
         given = "no benchmark named" if args.name is None else f"unknown benchmark {args.name!r}"
