@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from dpmoments.estimators import PrivateGraphicalLasso, PrivateRidgePrecision
-from dpmoments.estimators.structure_bounds import hold_zero, ridge_range, within
+from dpmoments.estimators.structure_bounds import hold_zero, ridge_range, with_dropped_draws, within
 from dpmoments.solvers import ridge_precision
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.NoiseDominatesWarning",
@@ -46,3 +46,16 @@ def test_noise_columns_hold_zero_and_ridge_stays_in_range():
     c = 1.0 / np.sqrt(2.0 * 5.0)
     assert np.abs(ridge.precision_interval_).max() <= c + 1e-12
     assert not glasso.stable_edges_[2, :2].any()
+
+
+def test_an_edge_the_draws_drop_keeps_the_atom_at_zero_in_its_interval():
+    """The basic interval reflects draws that are all 0 into the point 2 theta; the percentile interval holds 0."""
+    estimate = np.array([[1.0, -0.2], [-0.2, 1.0]])
+    dropped = np.zeros((20, 2, 2))
+    dropped[:, [0, 1], [0, 1]] = 1.0
+    kept = dropped.copy()
+    kept[:, 0, 1] = kept[:, 1, 0] = np.linspace(-0.3, -0.1, 20)
+    basic = np.stack([np.full((2, 2), -0.4), np.full((2, 2), -0.4)])
+    out = with_dropped_draws(basic, [kept, dropped], 0.9)
+    assert out[0, 0, 1] == -0.4 and out[1, 0, 1] == 0.0  # widened to hold the dropped set's draws
+    assert with_dropped_draws(basic, [kept], 0.9)[1, 0, 1] == -0.4  # no set drops it: unchanged

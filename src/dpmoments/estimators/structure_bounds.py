@@ -10,6 +10,13 @@ Two sure facts, from public values only, replace withholding there:
   coverage``) those entries' intervals held the full-data value 0.89-1.00 (graphical lasso) and 0.92-1.00
   (ridge, stretched), while every one of ridge's 25 unstretched entries of such columns that excluded 0
   had missed.
+- **An edge the draws drop.** The graphical lasso sets entries to exactly 0, so an entry's draws can have an
+  atom at 0, which the basic interval :math:`2\hat\theta - q` reflects into a point away from 0: on macrodata
+  and grunfeld at epsilon 1 (6 fits each), all 3 partial correlations whose interval excluded 0 had a full-data
+  value of 0, their edges dropped by 70-100% of one set's draws. Where a set's draws drop the edge in more than
+  a tail's share (``(1 - level) / 2``), the interval also holds that set's percentile interval
+  (:func:`with_dropped_draws`), which holds the atom. (Holding 0 wherever the edge is not stable instead cost
+  macrodata at epsilon 4 all 14 of its correct "excludes 0" claims.)
 - **Ridge's range.** ROPE's eigenvalues are :math:`2/(\varphi + \sqrt{\varphi^2 + 8\alpha})`, at most
   :math:`c = 1/\sqrt{2\alpha}` for every :math:`\varphi \ge 0`. The value a ridge interval is about, ridge at
   the same ``alpha`` on the full data's covariance or on the population's, both positive semi-definite, is
@@ -28,7 +35,7 @@ is indefinite): an interval cut to the range may then leave it out, as the value
 
 import numpy as np
 
-__all__ = ["hold_zero", "ridge_range", "within"]
+__all__ = ["hold_zero", "ridge_range", "with_dropped_draws", "within"]
 
 
 def hold_zero(interval, where):
@@ -56,3 +63,20 @@ def within(interval, lower, upper):
     lo, hi = np.maximum(interval[0], lower), np.minimum(interval[1], upper)
     empty = lo >= hi  # False where NaN
     return np.stack([np.where(empty, lower, lo), np.where(empty, upper, hi)])
+
+
+def with_dropped_draws(interval, sets, level):
+    """``interval`` (2, d, d) widened, entry by entry, to hold the percentile interval of each set of ``sets`` (each
+    ``(B, d, d)`` draws of a thresholded estimate) that is exactly 0 in more than ``(1 - level) / 2`` of its draws
+    (module docstring). Too few draws for the level: ``interval`` unchanged (the basic one is withheld then)."""
+    tail = (1.0 - float(level)) / 2.0
+    out = np.array(interval, dtype=float)
+    for draws in sets:
+        draws = np.asarray(draws, dtype=float)
+        dropped = np.mean(draws == 0.0, axis=0) > tail
+        if not dropped.any() or not np.isfinite(out).all():
+            continue
+        lo, hi = np.quantile(draws, [tail, 1.0 - tail], axis=0, method="weibull")
+        np.minimum(out[0], lo, out=out[0], where=dropped)
+        np.maximum(out[1], hi, out=out[1], where=dropped)
+    return out
