@@ -125,11 +125,14 @@ class RidgePrecisionFit(_PrecisionBase):
         if beyond:
             hold_zero(self.precision_interval_, True)
             hold_zero(self.partial_correlation_interval_, ~np.eye(release.n_features, dtype=bool))
-        lower, upper = ridge_range(alpha, release.n_features)
-        self.precision_interval_ = within(self.precision_interval_, _in_original_units(release, lower),
-                                          _in_original_units(release, upper))
-        self.uncertainty_["range"] = ("every interval is cut to the range ridge takes on any covariance, diagonal "
-                                      "[0, c], off it [-c/2, c/2], c = 1/sqrt(2 alpha) in the release's units")
+        lower, upper = (_in_original_units(release, end) for end in ridge_range(alpha, release.n_features))
+        self.precision_interval_ = within(self.precision_interval_, lower, upper)
+        whole = (self.precision_interval_[0] <= lower) & (self.precision_interval_[1] >= upper)
+        self.uncertainty_["range"] = {
+            "rule": ("every interval is cut to the range ridge takes on any covariance, diagonal [0, c], off it "
+                     "[-c/2, c/2], c = 1/sqrt(2 alpha) in the release's units"),
+            "entries_at_whole_range": int(np.count_nonzero(np.triu(whole))),
+            "meaning": "an interval that is the whole range says nothing of its entry at this budget and alpha"}
         if beyond:
             self.uncertainty_["covers"] += (" -- beyond first order: the released matrix has eigenvalues below "
                                             "-2 alpha, or a diagonal entry's interval lies below 0, so ridge "
