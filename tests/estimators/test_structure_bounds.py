@@ -36,7 +36,7 @@ def test_noise_columns_hold_zero_and_ridge_stays_in_range():
     """A column far below the noise (mixed units): its entries are printed holding 0, not withheld."""
     rng = np.random.default_rng(1)
     X = rng.standard_normal((600, 3)) * [20.0, 15.0, 0.01]
-    ridge = PrivateRidgePrecision(alpha=5.0, epsilon=1.0, delta=1e-6, center="private", n_draws=19, rng=0).fit(X)
+    ridge = PrivateRidgePrecision(alpha=5.0, epsilon=1.0, delta=1e-6, row_norm=80.0, n_draws=19, rng=0).fit(X)
     glasso = PrivateGraphicalLasso(alpha=0.01, n_draws=19, rng=0).fit_release(ridge.release_)
     assert 2 in ridge.uncertainty_["noise_columns"]["columns"]
     for interval in (ridge.precision_interval_, ridge.partial_correlation_interval_,
