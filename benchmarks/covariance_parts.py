@@ -9,7 +9,8 @@ left out at a time, by patching the budget's own functions for that fit only:
 - **clipping**: the clipping-excess release ignored (every clipping allowance, the unclear-sign rule and the
   withholding with it); **towards**: only the undetected loss's off-diagonal allowance (towards a larger |entry|);
   **tail**: the factor 2 for what rows beyond twice the bound lost beyond it (``tail_factor``) taken as 1;
-- **centre noise**: the private centre's noise ``e e^T`` left out; **centre bias**: its own clipping bias bound.
+- **centre noise**: the private centre's noise scale taken as 0 (its ``e e^T`` and the centre-bias terms it
+  multiplies); **centre bias**: the centre's own clipping bias bound left out.
 
 Each cell is ``width / noise-only (hold full)`` (hold pop. after a slash in simulation): the median ratio of the
 interval's width to the noise-only interval's, and the share of printed intervals that hold the full-data value. A
@@ -177,5 +178,6 @@ def run(quick=False):
                        "read from the rows. A part 'short' on an entry may still be covered by the others.")
     table.notes.append("Each part is left out by patching the error budget's own function for that fit; 'normal "
                        "sampling' replaces the bound without fourth moments by normal theory. A column whose coverage "
-                       "stays at or above 0.90 names a conservative part; one that drops names a part the intervals need.")
+                       "stays at or above 0.90 names a conservative part; one that drops names a part the intervals "
+                       "need.")
     return [table, parts]

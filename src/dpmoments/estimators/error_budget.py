@@ -26,8 +26,8 @@ besides the added noise:
   \sqrt{D_{ii} D_{jj}}`: towards a larger :math:`|S_{ij}|`. With Gaussian noise both off-diagonal allowances
   take their own noise in quadrature with the entry's (:mod:`.clipping_allowance`). Where rows beyond :math:`2R`
   stand out of their count's noise (one-sided 95%), what they lost beyond :math:`2R` is not seen: the columns
-  that bear them (whose band loss stands out, one-sided ``1 - (1 - level) / d``: such rows leave :math:`3R^2` times their
-  share of each column in the band) have their entries marked (``covariance_biased_``, ``biased`` in
+  that bear them (whose band loss stands out, one-sided ``1 - (1 - level) / d``: such rows leave :math:`3R^2`
+  times their share of each column in the band) have their entries marked (``covariance_biased_``, ``biased`` in
   the console) and their intervals withheld (NaN), never printed as if complete. Where such rows are
   not seen but not ruled out either (their count's one-sided 95% upper end is a row or more), a
   clipped column's *variance*, the entry they move most, is withheld and marked the same way (its loss
@@ -302,8 +302,8 @@ def _unseen_loss_columns(part, lost, sd, z_bears):
     them where its band loss stands out at ``z_bears``: one-sided ``1 - (1 - level) / d``, Bonferroni over the
     columns, the detection's own level, so that noise alone flags a column in at most ``1 - level`` of fits. At
     one-sided 90% per column (no multiplicity) noise flagged 1-3 columns of every fit on anes96, breast cancer and
-    star98 (withheld 21-39% of their entries, every one held at the family level); the family level withholds
-    12-15%, 3-7% on star98, with their coverage unchanged (1.00; ``python -m benchmarks coverage``).
+    star98 (withheld 7-30% of their entries, 20 fits at epsilon 1 and 4); the family level withholds 2-15%, with
+    their coverage unchanged (1.00; ``python -m benchmarks coverage``).
     """
     seen = part["rows_beyond_outer"] > FAR_Z * part["rows_beyond_noise_sd"]
     return np.asarray(seen & (lost - z_bears * sd > 0), dtype=bool)
