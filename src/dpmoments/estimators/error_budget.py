@@ -301,7 +301,7 @@ def _unseen_loss_columns(part, lost, sd, z_bears):
     Rows beyond ``R'`` are *seen* where their noisy count stands out (one-sided 95%), and a column *bears*
     them where its band loss stands out at ``z_bears``: one-sided ``1 - (1 - level) / d``, Bonferroni over the
     columns, the detection's own level, so that noise alone flags a column in at most ``1 - level`` of fits. At
-    one-sided 90% per column (no multiplicity) noise flagged 1-3 columns of every fit on anes96, breast cancer and
+    one-sided 90% per column (no multiplicity) it flagged about 1-3 more columns per fit on anes96, breast cancer and
     star98 (withheld 7-30% of their entries, 20 fits at epsilon 1 and 4); the family level withholds 2-15%, with
     their coverage unchanged (1.00; ``python -m benchmarks coverage``).
     """
