@@ -197,7 +197,15 @@ def edge_lines(est, E, names, top=CONSOLE_EDGES):
     out += table([f"{header[0]} - {header[1]}", *header[2:-1]], [[f"{r[0]} - {r[1]}", *r[2:-1]] for r in rows[:top]])
     if len(rows) > top:
         out.append(f"  ... {len(rows) - top} more in edges.csv")
-    return out + _whole_range_line(est)
+    return out + _withheld_line(est, rows[:top]) + _whole_range_line(est)
+
+
+def _withheld_line(est, rows):
+    """Why the printed edges' intervals say 'withheld' (the draws' summary says it; the console did not)."""
+    covers = (getattr(est, "uncertainty_", None) or {}).get("covers", "")
+    if " -- withheld: " not in covers or not any("withheld" in row for row in rows):
+        return []
+    return [f"note: 'withheld' = {covers.split(' -- withheld: ', 1)[1].split(' -- ')[0]}: no interval is complete"]
 
 
 def _whole_range_line(est):
