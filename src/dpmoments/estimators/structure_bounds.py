@@ -6,9 +6,9 @@ Two sure facts, from public values only, replace withholding there:
   (``variance-below-noise``) is noise at this budget: the sign of its partial correlations and of its
   ridge precision entries cannot be told. Their draws' intervals are printed stretched to hold 0
   (:func:`hold_zero`), so they never say "excludes 0"; they were withheld before. On the coverage
-  benchmark's tables (3 seeds, epsilon 1 and 4; ``COVERAGE_ANALYSES=structure python -m benchmarks
-  coverage``) those entries' intervals held the full-data value 0.89-1.00 (graphical lasso) and 0.92-1.00
-  (ridge, stretched), while every one of ridge's 25 unstretched entries of such columns that excluded 0
+  benchmark's fits (``benchmarks/coverage_structure.py``: 2-3 seeds per table, epsilon 1 and 4, the rule turned
+  off to see them) those entries' intervals held the full-data value 0.89-1.00 (graphical lasso) and 0.92-1.00
+  (ridge, stretched), while 32 of the 34 unstretched ridge entries of such columns that excluded 0
   had missed.
 - **An edge the draws drop.** The graphical lasso sets entries to exactly 0, so an entry's draws can have an
   atom at 0, which the basic interval :math:`2\hat\theta - q` reflects into a point away from 0: on macrodata
