@@ -65,71 +65,38 @@ typedef long long v4i __attribute__((vector_size(32)));
 #define CLONES
 #endif
 
-/* Row x's sum of squares, as clip_rows rounds it: four running sums (lane l adds x[l], x[l + 4], ...
- * in order), the columns past the last four added to the first, then (s0 + s1) + (s2 + s3). */
-static inline double row_sumsq(const double *x, Py_ssize_t d)
-{
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-    Py_ssize_t k = 0;
-    for (; k + 4 <= d; k += 4) { /* four running sums: the adds overlap instead of waiting on each other */
-        s0 += x[k] * x[k];
-        s1 += x[k + 1] * x[k + 1];
-        s2 += x[k + 2] * x[k + 2];
-        s3 += x[k + 3] * x[k + 3];
-    }
-    for (; k < d; k++)
-        s0 += x[k] * x[k];
-    return (s0 + s1) + (s2 + s3);
-}
-
-/* o = x min(1, bound / sqrt(s)): a zero row gives inf, then 1. */
-static inline void scale_row(const double *x, double *o, Py_ssize_t d, double s, double bound)
-{
-    double scale = bound / sqrt(s);
-    scale = scale < 1.0 ? scale : 1.0;
-    for (Py_ssize_t k = 0; k < d; k++)
-        o[k] = x[k] * scale;
-}
-
-/* clip_rows' loop: 0 at the first row whose sum of squares is not finite (the rows before it written).
- * Four rows at a time: their four sums of squares are four vectors, one lane per running sum, so the
- * four rows' additions overlap instead of each row waiting on its own chain (the chain, not the
- * arithmetic, set the pace); each row rounds exactly as row_sumsq rounds it. A group with a row not
- * finite is redone row by row, so the rows before that row are written as before. An AVX2 copy where
- * the CPU has it, no FMA: both copies round alike. */
+/* clip_rows' loop: 0 at the first row whose sum of squares is not finite. The four running sums are
+ * the four lanes of one vector (an AVX2 copy where the CPU has it); both copies round alike. */
 CLONES static int clip_block(const double *in, double *out, Py_ssize_t n, Py_ssize_t d, double bound)
 {
-    Py_ssize_t i = 0;
-#if defined(__GNUC__) || defined(__clang__)
-    for (; i + 4 <= n; i += 4) {
+    for (Py_ssize_t i = 0; i < n; i++) {
         const double *x = in + i * d;
-        v4d a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0, v;
+        double *o = out + i * d, s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
         Py_ssize_t k = 0;
-        for (; k + 4 <= d; k += 4) {
-            memcpy(&v, x + k, 32); a0 += v * v;
-            memcpy(&v, x + d + k, 32); a1 += v * v;
-            memcpy(&v, x + 2 * d + k, 32); a2 += v * v;
-            memcpy(&v, x + 3 * d + k, 32); a3 += v * v;
+#if defined(__GNUC__) || defined(__clang__)
+        v4d acc = {0.0, 0.0, 0.0, 0.0}, v;
+        for (; k + 4 <= d; k += 4) { /* four running sums: the adds overlap instead of waiting on each other */
+            memcpy(&v, x + k, 32);
+            acc += v * v;
         }
-        for (; k < d; k++) {
-            a0[0] += x[k] * x[k];
-            a1[0] += x[d + k] * x[d + k];
-            a2[0] += x[2 * d + k] * x[2 * d + k];
-            a3[0] += x[3 * d + k] * x[3 * d + k];
+        s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3];
+#else
+        for (; k + 4 <= d; k += 4) { /* four running sums: the adds overlap instead of waiting on each other */
+            s0 += x[k] * x[k];
+            s1 += x[k + 1] * x[k + 1];
+            s2 += x[k + 2] * x[k + 2];
+            s3 += x[k + 3] * x[k + 3];
         }
-        double s[4] = {(a0[0] + a0[1]) + (a0[2] + a0[3]), (a1[0] + a1[1]) + (a1[2] + a1[3]),
-                       (a2[0] + a2[1]) + (a2[2] + a2[3]), (a3[0] + a3[1]) + (a3[2] + a3[3])};
-        if (!(isfinite(s[0]) && isfinite(s[1]) && isfinite(s[2]) && isfinite(s[3])))
-            break; /* the row-by-row loop below stops at the row, after writing those before it */
-        for (int r = 0; r < 4; r++)
-            scale_row(x + r * d, out + (i + r) * d, d, s[r], bound);
-    }
 #endif
-    for (; i < n; i++) {
-        double s = row_sumsq(in + i * d, d);
+        for (; k < d; k++)
+            s0 += x[k] * x[k];
+        double s = (s0 + s1) + (s2 + s3);
         if (!isfinite(s))
             return 0;
-        scale_row(in + i * d, out + i * d, d, s, bound);
+        double scale = bound / sqrt(s); /* a zero row gives inf, then 1 */
+        scale = scale < 1.0 ? scale : 1.0;
+        for (k = 0; k < d; k++)
+            o[k] = x[k] * scale;
     }
     return 1;
 }
