@@ -237,7 +237,6 @@ class _State:
         self.n, self.d, self.has_y = 0, None, None
         self.xtx = self.xty = self.yty = self.r3 = None
         self.buf = None  # the reused block buffer
-        self.product = None  # the reused d x d buffer of a block's Gram product
 
     def add(self, k, item):
         X, y = _unpack(item, k, self.n)
@@ -271,9 +270,7 @@ class _State:
         if self.center is not None:
             B = np.subtract(B, self.center, out=out)
         Xc = self.clip(B, out, k, offset)
-        if self.product is None:  # one d x d product buffer for the pass: no fresh d x d array per block
-            self.product = np.empty_like(self.xtx)
-        self.xtx += np.matmul(Xc.T, Xc, out=self.product)  # BLAS's syrk, as ``Xc.T @ Xc``: the same bits
+        self.xtx += Xc.T @ Xc
         if y is not None:
             yc = _clip_responses(y, self.response_bound)
             self.xty += Xc.T @ yc
