@@ -50,7 +50,7 @@ import numpy as np
 
 from ..mechanisms.laws import NONE
 from ..solvers.irls import solve_weighted
-from ._irls_knot import knot_allowance, knot_lines
+from ._irls_knot import KNOT_TEST, knot_allowance, knot_lines
 from .diagnostics import Diagnostics
 from .uncertainty import NoiseLaw, bootstrap_generator, check_draws, check_level, fewest_draws, z_value
 
@@ -183,7 +183,7 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
                                           "noise of B hid the signal (eigenvalues raised to the floor): their "
                                           "intervals are withheld (biased); a larger epsilon, fewer columns or more "
                                           "rows lift the signal above that noise.")
-    allowance, found = knot_allowance(sampling, _floored_inverse, noise)
+    allowance, found, ratio = knot_allowance(sampling, _floored_inverse, noise)
     if found:
         diag.flag("knot-smoothing", "LAD's score at the fit (a private release) is far from 0: many residuals lie "
                                     "within the w_max knot (a response with few distinct values), so the IRLS fit "
@@ -191,6 +191,8 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
     summary = _summary(level, n_draws, drawn, snr, laws, sampling, H is not None, J, float(np.abs(stretch).max()),
                        knot_lines(found))
     summary["withheld"] = f"{int(biased.sum())} of {d} (floored directions)"
+    if ratio is not None:  # post-processing of the sign-score release
+        summary["w_max_knot"] = {"found": bool(found), "score_over_its_size_at_lad": ratio, "threshold": KNOT_TEST}
     if unsampled.any():
         summary["noise_only"] = f"{int(unsampled.sum())} of {d} (floored directions of the sampling release K_h)"
     return ErrorBudget(theta, cov, noise, stretch, biased, snr, diag.as_list(), summary, unsampled, undamped,
@@ -322,4 +324,5 @@ def _summary(level, n_draws, drawn, snr, laws, sampling, known_m, J, stretch, kn
             "noise": {"first_moment": laws[0].to_dict(), "second_moment": laws[1].to_dict()},
             "iterations_not_run": stretch, "covers": "; ".join(covered), "not_covered": "; ".join(missing),
             "scope": ("for the population coefficients" if sampling is not None else
-                      "for the coefficients of these rows (no sampling part)") + ": " + "; ".join(covered)}
+                      "for the coefficients of these rows (no sampling part)") + ": " + "; ".join(covered)
+                     + "; not covered: " + "; ".join(missing)}  # the console's line says what it leaves out too

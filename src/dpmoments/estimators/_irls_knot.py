@@ -34,18 +34,20 @@ KNOT_TEST = 3.0
 
 
 def knot_allowance(sampling, floored_inverse, cov):
-    """``(allowance, found)``: per coordinate, how far LAD's fit may lie from the IRLS fit (zeros where the score
-    check does not find the knot's move), and whether it did; ``(None, None)`` without a released score. ``cov``:
-    the iterations' noise, which moves the score by about ``H`` times it (first order)."""
+    """``(allowance, found, ratio)``: per coordinate, how far LAD's fit may lie from the IRLS fit (zeros where the
+    score check does not find the knot's move), whether it did, and the released score's norm over its size at LAD's
+    fit; ``(None, None, None)`` without a released score. ``cov``: the iterations' noise, which moves the score by
+    about ``H`` times it (first order)."""
     if sampling is None or sampling.get("sign") is None:
-        return None, None
+        return None, None, None
     norm = float(np.linalg.norm(sampling["sign"]))
     H = sampling["H"]
     Hinv = floored_inverse(H, sampling["H_floor"])
     null = np.sqrt(sampling["sign_null_sd"] ** 2 + max(float(np.trace(H @ cov @ H.T)), 0.0))
-    if not norm > KNOT_TEST * null:
-        return np.zeros(Hinv.shape[0]), False
-    return np.sqrt(sampling["h"] * np.maximum(np.diag(Hinv), 0.0)), True
+    ratio = norm / null if null > 0 else float("inf")
+    if not ratio > KNOT_TEST:
+        return np.zeros(Hinv.shape[0]), False, ratio
+    return np.sqrt(sampling["h"] * np.maximum(np.diag(Hinv), 0.0)), True, ratio
 
 
 def knot_lines(found):
@@ -54,8 +56,9 @@ def knot_lines(found):
         return ("the w_max knot's smoothing against LAD (the sign-score release found it: a worst-case first-order "
                 "allowance on both sides)"), None
     if found is None:
-        return None, ("the w_max knot's smoothing against LAD (no sign-score release: LAD's own fit can lie outside "
-                      "where many residuals are within 1/w_max, a response with few distinct values)")
+        return None, ("the w_max knot's smoothing (not checked: no sign-score release, or the sampling releases "
+                      "within their noise; the exact LAD or L_p fit can lie outside where many residuals are within "
+                      "1/w_max, as with a response of few distinct values)")
     return None, ("the w_max knot's smoothing against LAD below the sign-score check's threshold (about "
                   f"{KNOT_TEST:g} times the score's sampling size)")
 
