@@ -155,7 +155,8 @@ def _centre(stat, x, y):
     X, Y = np.vstack([x, SHARED[0]]), np.r_[y, SHARED[1]]
     if stat == "sign":
         zero = {k: 0.0 for k in ONE_MACHINE_SPLIT}
-        return release_sampling(X, Y, np.zeros(2), w_max=W, response_bound=3.0, scales=zero, rng=0)["sign"]
+        # the pair differs along e_1 only; the other coordinate's noise is independent of it: audit that one
+        return release_sampling(X, Y, np.zeros(2), w_max=W, response_bound=3.0, scales=zero, rng=0)["sign"][:1]
     return upper_triangle(sandwich_statistics(X, Y, 1.0, W)["K"])  # h public: from the scale released before
 
 
