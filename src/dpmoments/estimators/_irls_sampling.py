@@ -26,9 +26,9 @@ Replace-one, ``n`` public. Each row enters each statistic once, through a term b
 clipping: :math:`0 \le \min(|r_i|, r) \le r`, so :math:`s` has sensitivity :math:`r / n`; the
 weights :math:`1\{\cdot\}` and :math:`\psi^2` lie in :math:`[0, 1]` and :math:`\|z_i\| \le R`, so
 the upper triangles of :math:`K_h` and :math:`V` have L2 sensitivity :math:`\sqrt2 R^2 / n` (as a
-second moment's); each row's term :math:`\operatorname{sign}(r_i) z_i` of :math:`S` has norm at most :math:`R`, so
-:math:`S` has L2 sensitivity :math:`2R/n`. :math:`\theta`, :math:`h`, :math:`R`, :math:`r` and :math:`w_{\max}` are public or
-outputs of earlier private steps. Each is a Gaussian mechanism in zCDP
+second moment's); each row's term :math:`\operatorname{sign}(r_i) z_i` of :math:`S` has norm at most
+:math:`R`, so :math:`S` has L2 sensitivity :math:`2R/n`. :math:`\theta`, :math:`h`, :math:`R`, :math:`r` and
+:math:`w_{\max}` are public or outputs of earlier private steps. Each is a Gaussian mechanism in zCDP
 (:math:`\rho = \Delta^2 / 2\sigma^2`); the share's :math:`\rho` is split 0.1 / 0.4 / 0.4 / 0.1
 (:data:`ONE_MACHINE_SPLIT`) and the four compose with the iterations in zCDP (:func:`dpmoments.privacy.compose`).
 """
