@@ -36,8 +36,8 @@ x_i x_i^\top` the derivative of :math:`\sum_i x_i\psi(r_i)`, :math:`\psi(r) = \o
   one of a run without sampling releases (:math:`M = I`, no stretch for the iterations not run) and
   says so, as every coefficient's is when all of them are floored (``sampling-within-noise``).
 
-- **the w_max knot's smoothing**: where LAD's score, released at the final iterate, says the knot moved the fit
-  away from LAD's, a first-order worst-case allowance on both sides (:mod:`dpmoments.estimators._irls_knot`).
+- **the w_max knot's smoothing**: LAD's score, released at the final iterate, checks whether the knot moved the
+  fit away from LAD's; not covered, the entry says so either way (:mod:`dpmoments.estimators._irls_knot`).
 
 Not covered: the clipping bias of the rows and responses, which the entry's ``covers`` says.
 Everything here reads released numbers and public values only: no rows.
@@ -50,7 +50,7 @@ import numpy as np
 
 from ..mechanisms.laws import NONE
 from ..solvers.irls import solve_weighted
-from ._irls_knot import KNOT_TEST, knot_allowance, knot_lines
+from ._irls_knot import KNOT_TEST, knot_check, knot_lines
 from .diagnostics import Diagnostics
 from .uncertainty import NoiseLaw, bootstrap_generator, check_draws, check_level, fewest_draws, z_value
 
@@ -183,20 +183,20 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
                                           "noise of B hid the signal (eigenvalues raised to the floor): their "
                                           "intervals are withheld (biased); a larger epsilon, fewer columns or more "
                                           "rows lift the signal above that noise.")
-    allowance, found, ratio = knot_allowance(sampling, _floored_inverse, noise)
+    found, ratio = knot_check(sampling, noise)
     if found:
         diag.flag("knot-smoothing", "LAD's score at the fit (a private release) is far from 0: many residuals lie "
                                     "within the w_max knot (a response with few distinct values), so the IRLS fit "
-                                    "is a smoothed one; the intervals take a worst-case allowance for LAD's own fit.")
+                                    "is a smoothed one and LAD's own fit can lie outside the intervals; a larger "
+                                    "w_max shrinks the knot.")
     summary = _summary(level, n_draws, drawn, snr, laws, sampling, H is not None, J, float(np.abs(stretch).max()),
-                       knot_lines(found))
+                       knot_lines(found, ratio))
     summary["withheld"] = f"{int(biased.sum())} of {d} (floored directions)"
     if ratio is not None:  # post-processing of the sign-score release
         summary["w_max_knot"] = {"found": bool(found), "score_over_its_size_at_lad": ratio, "threshold": KNOT_TEST}
     if unsampled.any():
         summary["noise_only"] = f"{int(unsampled.sum())} of {d} (floored directions of the sampling release K_h)"
-    return ErrorBudget(theta, cov, noise, stretch, biased, snr, diag.as_list(), summary, unsampled, undamped,
-                       allowance)
+    return ErrorBudget(theta, cov, noise, stretch, biased, snr, diag.as_list(), summary, unsampled, undamped)
 
 
 def _propagated(iterations, floor, laws, M, n_draws, rng):
@@ -247,15 +247,13 @@ class ErrorBudget:
     summary: dict
     unsampled: np.ndarray = None  # floored directions of the sampling release H: noise-only (None: none)
     undamped: np.ndarray = None  # their noise-only covariance, M = I (None: none unsampled)
-    knot: np.ndarray = None  # the w_max knot's allowance, both sides (None: no sign-score release)
 
     def mapped(self, T, offset):
         """The same budget of ``T theta + offset``; a coordinate touching a marked one is marked (same reason)."""
         undamped = None if self.undamped is None else T @ self.undamped @ T.T
-        knot = None if self.knot is None else np.abs(T) @ self.knot  # a bound per coordinate: the triangle inequality
         return ErrorBudget(T @ self.theta + offset, T @ self.cov @ T.T, T @ self.noise_cov @ T.T, T @ self.stretch,
                            _touched(T, self.biased), self.snr, self.diagnostics, self.summary,
-                           _touched(T, self.unsampled), undamped, knot)
+                           _touched(T, self.unsampled), undamped)
 
     def _marked(self):
         return np.zeros(self.theta.size, bool) if self.unsampled is None else self.unsampled
@@ -272,7 +270,7 @@ class ErrorBudget:
     def interval(self, level):
         """``theta -+ z se``, stretched by the iterations not run on their side (not where ``unsampled``: that
         stretch needs the contraction the floor stands in for); NaN where biased."""
-        half = z_value(level) * self.se() + (0.0 if self.knot is None else self.knot)
+        half = z_value(level) * self.se()
         stretch = np.where(self._marked(), 0.0, self.stretch)
         out = np.stack([self.theta - half + np.minimum(stretch, 0.0), self.theta + half + np.maximum(stretch, 0.0)])
         out[:, self.biased] = np.nan
@@ -307,8 +305,7 @@ def _not_run(theta, power, known):
 def _summary(level, n_draws, drawn, snr, laws, sampling, known_m, J, stretch, knot):
     covered = [f"the noise of all {J} iterations (propagated through the weights, first order)"]
     missing = ["clipping bias (rows beyond row_norm, responses beyond response_bound)"]
-    covered += [knot[0]] if knot[0] else []
-    missing += [knot[1]] if knot[1] else []
+    missing += [knot] if knot else []
     if known_m:
         covered.append("the iterations not run (the interval reaches where they would go)")
     else:

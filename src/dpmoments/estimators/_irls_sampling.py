@@ -84,7 +84,8 @@ def release_sampling(Z, y, theta, *, w_max, response_bound, scales, rng):
 def sandwich_parts(released, scales, d, n=None, row_bound=None):
     """``{"H", "H_floor", "V"}`` for the error budget: post-processing of the releases; with LAD's score
     released (and the public ``n`` and row bound), ``"sign"`` and ``"sign_null_sd"``, the root mean square
-    its norm would have at the rows' own LAD fit (its zero residuals' terms, ``d R / n`` at most, and its noise)."""
+    its norm would have where the fit is LAD's up to sampling (sampling's size, its zero residuals' terms, ``d R / n``
+    at most, and its noise)."""
     h = released["h"]
     floor = 2.0 * math.sqrt(d) * scales["K"] / h
     lam, Q = np.linalg.eigh(released["V"])
@@ -93,6 +94,10 @@ def sandwich_parts(released, scales, d, n=None, row_bound=None):
     if released.get("sign") is not None and n is not None:
         parts["sign"] = released["sign"]
         # at the rows' own LAD fit the score is 0 but for its zero residuals (d of them at a vertex, each term's norm
-        # at most R): what is left is the release's noise
-        parts["sign_null_sd"] = math.sqrt((d * float(row_bound) / n) ** 2 + d * scales["sign"] ** 2)
+        # at most R); the smoothed fit differs from it by sampling's size, which moves the score by about
+        # sqrt(E||z||^2 / n), with E||z||^2 <= tr V + tr K_h (psi^2 = 1 beyond the knot, K_h's weight 1 within it:
+        # h >= 1/w_max) plus twice their traces' noise, never above R^2; and the release's noise
+        spread = float(np.trace(V) + np.trace(released["K"])) + 2.0 * math.sqrt(d) * (scales["K"] + scales["V"])
+        sampling = min(float(row_bound) ** 2, max(spread, 0.0)) / n
+        parts["sign_null_sd"] = math.sqrt(sampling + (d * float(row_bound) / n) ** 2 + d * scales["sign"] ** 2)
     return parts
