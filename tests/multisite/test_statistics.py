@@ -16,9 +16,9 @@ PLAN = "cd" * 32
 
 def test_names_are_the_wire_names_and_one_value_each():
     assert list(STATISTICS) == ["second", "cross", "third", "excess", "residual-scale", "sandwich-k", "sandwich-v",
-                                "histogram", "location", "factor"]
+                                "sign-score", "histogram", "location", "factor"]
     assert ROUND_STATISTICS == ("second", "cross", "third", "excess", "residual-scale", "sandwich-k", "sandwich-v",
-                                "histogram", "location")
+                                "sign-score", "histogram", "location")
     for name, stat in STATISTICS.items():
         assert as_statistic(name) is stat and str(stat) == name
         assert pickle.loads(pickle.dumps(stat)) is stat and copy.deepcopy(stat) is stat
