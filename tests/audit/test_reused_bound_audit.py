@@ -69,8 +69,8 @@ def _replica(clip_factor=1.0):
 def test_the_reused_bound_audit_and_its_negative_control():
     draw, loss, claim = _replica()
     result = audit(draw, "A", "B", delta=DELTA, n_samples=200_000, batch=200_000, projection=loss, rng=61)
-    result.check(claim)  # the two parts' (epsilon, 1e-3), composed in zCDP: 0.590; observed 0.391 (seed 61)
+    result.check(claim)  # the two parts' (epsilon, 1e-3), composed in zCDP: 0.590; observed 0.392 (seed 61)
     assert result.epsilon_lower_bound > 0.3
     draw, loss, claim = _replica(clip_factor=2.0)
     result = audit(draw, "A", "B", delta=DELTA, n_samples=200_000, batch=200_000, projection=loss, rng=62)
-    assert not result.consistent_with(claim)  # observed 1.530 (seed 62)
+    assert not result.consistent_with(claim)  # observed 1.504 (seed 62)

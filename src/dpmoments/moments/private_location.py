@@ -71,7 +71,8 @@ def refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng
                                        "coarse column scales", known, tie_width=width, upper=upper),
                          bounds.search.low, "coarse column scales", about=(c, width, drawn_columns(known, d)))
         s = at_resolution(s, width, known)
-    for k, fraction in enumerate(_step_fractions(steps, auto)):
+    drawn_bound = auto and not budget.one_draw  # one draw for both: the last step's bound is the row bound
+    for k, fraction in enumerate(_step_fractions(steps, drawn_bound)):
         label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
         mean_share, s_k = shares["mean"] * fraction, None if scale is None else s
         binned = first if k == 0 and first is not None else bound_pass(X, c, s_k, bounds, "mean")
@@ -81,7 +82,7 @@ def refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng
         budget.reused_bound = R_k if budget.one_draw else None  # the last step's: the row bound too
         mean = clipped_mean(X, s_k, c / s, budget.release(mean_share), gens[2 * k + 1],
                      dict(row_norm=R_k, **relation), binned)
-        name = "mean" if _step_is_centre(steps, auto) else f"{label} mean"
+        name = "mean" if _step_is_centre(steps, drawn_bound) else f"{label} mean"
         settled = steps > 1 and _settled(mean.cross_moment, R_k)  # c is already where the rows are: stop here
         budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale,
                                          **({"settled": True} if settled else {}),
@@ -139,7 +140,8 @@ def _first_pass(X, d, scale, bounds):
 
 
 def _step_is_centre(steps, auto):
-    """One step with a public bound: its mean is the centre (a final mean would clip at that same bound)."""
+    """One step with a public bound (or the step's own, reused: reused_bound.py): its mean is the centre (a final
+    mean would clip at that same bound)."""
     return steps == 1 and not auto
 
 
