@@ -19,7 +19,7 @@ Privacy. ``R_k`` is a released value (a grid edge drawn by the exponential mecha
 sensitivity 1 under replace-one, zero-out and add-remove) and the centre is post-processing of released means, so
 clipping ``||x - c|| <= R_k`` is a fixed map of each row given released values: the second moment's sensitivity is
 ``sqrt(2) R_k^2 / n`` under replace-one (the zero row under zero-out, a noisy count under add-remove, as for a drawn
-bound), the final mean's ``2 R_m / n``. Nothing is drawn twice and nothing is paid twice: the report lists the
+bound), a mean's ``2 R / n``. Nothing is drawn twice and nothing is paid twice: the report lists the
 location's draw once (its part ``location``), no ``row_norm`` part, and the count's part ``clipped rows``; the parts'
 shares still add up to the whole, so the composed guarantee is the (epsilon, delta) asked for. Under add-remove
 ``n`` is private and nothing is decided from it: the two draws are made and warned about as before.
