@@ -33,10 +33,19 @@ def _release(seed):
 
 
 def test_the_one_draw_release_is_the_public_release_at_the_reused_bound():
+    """90 rows at (1, 1e-3): two draws are refused even on the coarsest grid, one runs. The location's drawn bound is
+    the row bound (no draw of its own, no part of its own), the second moment is calibrated to it, the clipped rows
+    are counted at it, the shares add up to the whole budget and the release says so."""
+    from dpmoments.moments.reused_bound import REUSED_NOTE
+
     rel = _release(3)
     labels = [p.label for p in rel.parts]
     assert "row_norm" not in labels and labels.count("location") == 1 and "clipped rows" in labels
     assert rel.row_norm == rel.parts[0].released["row_norm"]
+    assert rel.sensitivity == pytest.approx(np.sqrt(2) * rel.row_norm ** 2 / N)
+    assert sum(p.share for p in rel.parts) == pytest.approx(1.0)
+    assert rel.guarantee.epsilon == pytest.approx(EPS) and rel.guarantee.delta == DELTA
+    assert any(step.startswith(REUSED_NOTE) for step in rel.postprocessing)
     share = next(p.share for p in rel.parts if p.label == "second moment")
     again = release_public_second_moment(X, center=rel.center, row_norm=rel.row_norm, rng=spawn(3, 5)[1],
                                          mechanism="gaussian", neighbours="replace-one", epsilon=rel.parts[-1]
@@ -68,9 +77,9 @@ def _replica(clip_factor=1.0):
 @pytest.mark.statistical
 def test_the_reused_bound_audit_and_its_negative_control():
     draw, loss, claim = _replica()
-    result = audit(draw, "A", "B", delta=DELTA, n_samples=200_000, batch=200_000, projection=loss, rng=61)
-    result.check(claim)  # the two parts' (epsilon, 1e-3), composed in zCDP: 0.590; observed 0.392 (seed 61)
-    assert result.epsilon_lower_bound > 0.3
+    result = audit(draw, "A", "B", delta=DELTA, n_samples=100_000, batch=100_000, projection=loss, rng=61)
+    result.check(claim)  # the two parts' (epsilon, 1e-3), composed in zCDP: 0.590; observed 0.332 (seed 61)
+    assert result.epsilon_lower_bound > 0.25
     draw, loss, claim = _replica(clip_factor=2.0)
-    result = audit(draw, "A", "B", delta=DELTA, n_samples=200_000, batch=200_000, projection=loss, rng=62)
-    assert not result.consistent_with(claim)  # observed 1.504 (seed 62)
+    result = audit(draw, "A", "B", delta=DELTA, n_samples=100_000, batch=100_000, projection=loss, rng=62)
+    assert not result.consistent_with(claim)  # observed 1.423 (seed 62)

@@ -89,6 +89,7 @@ def test_a_refusal_on_wine_says_from_which_epsilon_it_runs(run, tmp_path):
     res = run("covariance", path, "--epsilon", "0.73", "--delta", "1e-6", "--seed", "0", "--no-figures",
               "--out", tmp_path / "w3")
     assert res.returncode == 0, res.stderr
+    assert "the row bound is the private location's drawn bound (one draw instead of two" in res.stdout
 
 
 def test_add_remove_refusals_name_no_epsilon(run, tmp_path):

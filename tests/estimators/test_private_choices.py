@@ -163,23 +163,6 @@ def test_too_few_rows_are_refused_not_returned_as_noise():
         PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private").fit(X[:300])
 
 
-def test_one_draw_serves_the_location_and_the_row_bound_where_two_are_too_many():
-    """150 rows at epsilon 1: two draws are refused even on the coarsest grid, one runs (moments/reused_bound.py).
-    The location's drawn bound is the row bound (no draw of its own, no part of its own), the second moment is
-    calibrated to it, the clipped rows are counted at it, and the shares still add up to the whole budget."""
-    from dpmoments.moments.reused_bound import REUSED_NOTE
-
-    with pytest.warns(BoundWarning, match="unreliable"):
-        est = PrivateCovariance(epsilon=1.0, delta=1e-6, rng=0).fit(X[:150])
-    rel, shares = est.release_, {p.label: p.share for p in est.release_.parts}
-    assert "row_norm" not in shares and [p.label for p in rel.parts].count("location") == 1
-    assert rel.row_norm == rel.parts[0].released["row_norm"] and "clipped rows" in shares
-    assert rel.sensitivity == pytest.approx(np.sqrt(2) * rel.row_norm ** 2 / 150)
-    assert sum(shares.values()) == pytest.approx(1.0)
-    assert rel.guarantee.epsilon == pytest.approx(1.0) and rel.guarantee.delta == 1e-6
-    assert any(step.startswith(REUSED_NOTE) for step in rel.postprocessing) and REUSED_NOTE in str(est.summary())
-
-
 def test_a_small_table_widens_the_choices_and_keeps_the_guarantee():
     """300 rows at epsilon = 1 were refused at the default shares (the location's draw needs 0.13 of rho): the
     location and bound shares are raised to what their draws need, the second moment gets less, the shares still
