@@ -37,6 +37,7 @@ from . import default_choices  # noqa: E402  (the command line in fresh processe
 from . import large_d  # noqa: E402  (the command line in fresh processes)
 from . import coverage  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 from . import coverage_misses  # noqa: E402
+from . import covariance_parts  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 from . import clipping_check  # noqa: E402  (loads statsmodels' data inside run)
 from . import cluster  # noqa: E402  (imports dask and distributed inside run)
 from . import sites_scale  # noqa: E402  (imports grpc inside run)
@@ -54,6 +55,7 @@ from . import sites_irls_coverage  # noqa: E402  (imports statsmodels inside run
 from . import irls_clipping  # noqa: E402  (imports statsmodels inside run)
 from . import real_unseen  # noqa: E402  (loads the data inside run; the command line in fresh processes)
 from . import zero_out_irls  # noqa: E402
+from . import pca_width  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -81,6 +83,7 @@ BENCHMARKS = {
     "release_pass": speed.run_release_pass,
     "coverage": coverage.run,
     "coverage_misses": coverage_misses.run,
+    "covariance_parts": covariance_parts.run,
     "clipping_check": clipping_check.run,
     "sites_coverage": sites_coverage.run,
     "sites_structure": sites_structure.run,
@@ -99,6 +102,7 @@ BENCHMARKS = {
     "irls_clipping": irls_clipping.run,
     "real_unseen": real_unseen.run,
     "zero_out_irls": zero_out_irls.run,
+    "pca_width": pca_width.run,
 }
 
 __all__ = ["BENCHMARKS"]
