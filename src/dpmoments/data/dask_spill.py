@@ -50,15 +50,17 @@ def parsed_once(X):
     x = X.rechunk({1: -1}) if X.numblocks[1] > 1 else X  # a row's clipping needs the whole row in one task
     spill = dask.delayed(_spilled, pure=False)  # one command's handles: never shared with another's
     futures = client.compute([spill(b) for b in x.to_delayed().ravel()])
+    name = None
     try:
-        replay = dask.delayed(_replayed, pure=True)
+        replay = dask.delayed(_replayed, pure=True)  # for a pass that does not take the handles (x / scale, say)
         parts = [da.from_delayed(replay(f), shape=(rows, x.shape[1]), dtype=x.dtype)
                  for f, rows in zip(futures, x.chunks[0])]
         replayed = da.concatenate(parts, axis=0) if len(parts) > 1 else parts[0]
-        _REPLAYS[replayed.name] = futures
+        name = replayed.name
+        _REPLAYS[name] = futures
         yield replayed
     finally:
-        _REPLAYS.pop(replayed.name, None) if "replayed" in locals() else None
+        _REPLAYS.pop(name, None)
         client.cancel(futures)  # the workers drop the handles; each file goes with its handle
 
 
