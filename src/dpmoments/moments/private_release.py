@@ -81,6 +81,7 @@ from .._rng import spawn
 from .._validation import check_option
 from ..exceptions import BoundWarning, PrivacyLeakWarning
 from ..data import as_source
+from ..data.dask_spill import parsed_once
 from ..mechanisms import laws
 from .releases import release_public_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, is_auto, rank_error, warn_clipped,
@@ -203,8 +204,9 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     main = (SECOND, mechanism, neighbours, main_share, count_share)
     relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
     names = names if names is not None and len(names) == source.n_features else None
-    with warnings.catch_warnings(), named_columns(names):  # delta >= 1/n is judged once, on the caller's delta
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
+    # on a cluster each block is parsed once and its later passes replay it from its worker's disk
+    with warnings.catch_warnings(), named_columns(names), parsed_once(X) as X:
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # delta >= 1/n is judged once, on the caller's delta
         rel, s, count, main_share = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
                                                         center_budget, scale, bounds, rng, scale_limits, second_bound)
     return _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta)
