@@ -473,6 +473,8 @@ CASES += [  # bounds chosen across sites (noisy histograms, dpmoments.multisite.
     ("cli-simulate-dpdispca-centre", "CLI", "`dpmoments simulate --protocol dpdispca` (the default private centre)",
      lambda: _simulate_auto("--protocol", "dpdispca", "--analysis", "pca", "--n-components", "1"), 2,
      "--uncentred"),
+    ("cli-simulate-unused-option", "CLI", "`dpmoments simulate --analysis covariance --n-components 2`",
+     lambda: _simulate_auto("--n-components", "2"), 2, "--n-components has no use with --analysis covariance"),
 ]
 
 
