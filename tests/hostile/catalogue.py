@@ -303,7 +303,8 @@ CASES = [
     ("cli-abbreviated-option", "CLI", "an abbreviated option: `dpmoments regress data.csv --response c` (meaning "
      "`--target`, close to `--response-bound`)",
      lambda: cli("regress", _csv(GOOD_CSV), "--response", "c", "--n-iter", "1", "--w-max", "2", "--epsilon", "1",
-                 "--delta", "1e-6", "--out", _fresh()), 2, "unrecognized arguments: --response"),
+                 "--delta", "1e-6", "--out", _fresh()), 2,
+     "dpmoments regress: error: unrecognized arguments: --response c (see 'dpmoments regress --help')"),
     ("cli-bounds-mixed", "CLI", "`dpmoments select data.csv --bounds 2,a=0:1` (`select`'s entrywise bound and "
      "per-column ranges, its other spelling, in one value)",
      lambda: cli("select", _csv(GOOD_CSV), "--target", "c", "--bounds", "2,a=0:1", "--epsilon", "1", "--out",
