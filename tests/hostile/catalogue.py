@@ -293,10 +293,10 @@ CASES = [
      "too few rows"),
     ("cli-regress-default-bounds-too-few-rows", "CLI", "`dpmoments regress` without bounds (auto by default) on 2 rows",
      lambda: cli("regress", _csv(GOOD_CSV), "--target", "c", "--n-iter", "1", "--w-max", "2", "--epsilon", "1",
-                 "--delta", "1e-6", "--out", _fresh()), 2, "too few rows"),
+                 "--delta", "1e-6", "--out", _fresh()), 2, "every column's --ranges"),
     ("cli-select-default-bounds-too-few-rows", "CLI", "`dpmoments select` without bounds (auto by default) on 2 rows",
      lambda: cli("select", _csv(GOOD_CSV), "--target", "c", "--R", "1", "--epsilon", "1", "--out", _fresh()), 2,
-     "too few rows"),
+     "every column's --ranges"),
     ("cli-tensor-default-bound-too-few-rows", "CLI", "`dpmoments tensor` without `--row-norm` (auto by default) on 2 "
      "rows", lambda: cli("tensor", _csv(GOOD_CSV), "--sigma2", "1", "--n-components", "1", "--epsilon", "1", "--delta",
                          "1e-6", "--out", _fresh()), 2, "--bound-share"),

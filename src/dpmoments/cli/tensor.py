@@ -243,12 +243,12 @@ def _fit(est, args, source, row_norm, choices):
     if isinstance(source, ClusterSource):
         label = f"reading {source.name} on the cluster"
         with source.progress(label, source.total_rows if row_norm != "auto" else None, not args.quiet):
-            with too_few_rows_hint(choices):
+            with too_few_rows_hint(choices, ranges=True):
                 est.fit(source.data)
         return source.feature_names
     if args.model == "mog":
         with Progress(f"reading {source.name}", total=source.total_rows, enabled=not args.quiet) as bar:
-            with too_few_rows_hint(choices):
+            with too_few_rows_hint(choices, ranges=True):
                 rows = Rereadable(source, args.chunk_size, bar) if row_norm == "auto" else \
                     source.chunks(args.chunk_size, bar)
                 est.fit(_Named(rows, source.feature_names) if est.ranges is not None else rows)
