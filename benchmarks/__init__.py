@@ -37,6 +37,7 @@ from . import default_choices  # noqa: E402  (the command line in fresh processe
 from . import large_d  # noqa: E402  (the command line in fresh processes)
 from . import coverage  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 from . import coverage_misses  # noqa: E402
+from . import covariance_parts  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 from . import clipping_check  # noqa: E402  (loads statsmodels' data inside run)
 from . import cluster  # noqa: E402  (imports dask and distributed inside run)
 from . import sites_scale  # noqa: E402  (imports grpc inside run)
@@ -81,6 +82,7 @@ BENCHMARKS = {
     "release_pass": speed.run_release_pass,
     "coverage": coverage.run,
     "coverage_misses": coverage_misses.run,
+    "covariance_parts": covariance_parts.run,
     "clipping_check": clipping_check.run,
     "sites_coverage": sites_coverage.run,
     "sites_structure": sites_structure.run,

@@ -421,3 +421,16 @@ def test_elliptical_share_takes_a_variance_at_or_below_zero_without_overflow():
         warnings.simplefilter("error")
         out = _elliptical_share(S, np.array([1e24, -1e10]), np.array([False, False]), np.array([[1.0, 1.0]]))
     assert out.tolist() == [4.0]  # every C_ij at 1: (1 + 1)^2
+
+
+def test_the_columns_bearing_rows_beyond_twice_the_bound_are_asked_at_the_family_level():
+    """Noise alone should flag no column in most fits: a band loss 2 noise sd out (past one-sided 90% per column,
+    short of Bonferroni's 2.58 sd over 10 columns) is not withheld; one 4 sd out is, where such rows are seen."""
+    from dpmoments.estimators.error_budget import unseen_loss_columns
+
+    lost = np.r_[2.0, 4.0, np.zeros(8)]
+    part = dict(variance_lost=lost.tolist(), noise_sd=1.0, rows_beyond_outer=50.0, rows_beyond_noise_sd=10.0)
+    bearing, _ = unseen_loss_columns(part, 0.9, 10)
+    assert bearing.tolist() == [False, True] + [False] * 8
+    unseen = dict(part, rows_beyond_outer=0.0)  # rows beyond 2R not seen: no column bears them
+    assert not unseen_loss_columns(unseen, 0.9, 10)[0].any()
