@@ -362,6 +362,10 @@ CASES = [
     ("cli-bound-share-unused", "CLI", "`--bound-share` with a public bound and centre",
      lambda: cli("covariance", _csv(GOOD_CSV), "--uncentred", "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
                  "--bound-share", "0.2", "--out", _fresh()), 2, "applies only"),
+    ("cli-bound-share-public-bound", "CLI", "`--bound-share` with a public bound and the private centre (it paid "
+     "for nothing)",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
+                 "--bound-share", "0.2", "--out", _fresh()), 2, "--bound-share applies only to a private bound"),
     ("cli-search-range-empty", "CLI", "`--search-range 10,1`",
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--search-range", "10,1",
                  "--out", _fresh()), 2, "--search-range"),
