@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from ._args import CliError
+from ._numbers import CliError
 
 __all__ = ["refuse_unused", "typed"]
 
