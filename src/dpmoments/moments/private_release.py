@@ -95,6 +95,7 @@ from .scale_guard import guard_scales, named_columns
 from .scale_floors import at_resolution, drawn_columns, median_resolution, scale_floor
 from .private_location import private_mean, refined_location
 from .small_grid import grid_note, on_grid
+from .reused_bound import reused_note, reused_row_bound
 from .private_passes import bound_pass, column_scales, fused_sums, row_bound_draw, scaled_rows
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
@@ -273,6 +274,10 @@ def _private_row_bound(X, m, s, budget, shares, share, bounds, main, rng, with_m
     """
     binned = settled if (settled is not None and with_mean) else \
         bound_pass(X, m, s, bounds, "mean" if with_mean else _second_or_counts(shares, budget))
+    if budget.one_draw:  # a small table: the location's drawn bound, and the count of the rows beyond it about m
+        if binned is None:  # an array's second moment is read again: this pass only counts
+            binned = bound_pass(X, m, s, bounds, "counts")
+        return (*reused_row_bound(binned, budget, share, spawn(rng, 2)[1]), binned)
     R, count = row_bound_draw(X, m, s, budget, share, bounds, main, rng, option_share=shares["bound"], binned=binned)
     return R, count, binned
 
@@ -321,7 +326,7 @@ def _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta):
     if budget.weakest is not None:  # where n is public a weak draw was refused; under add-remove it is warned about
         _warn_weakest(*budget.weakest, bounds.search, rel.n)
     center = rel.center if (rel.center is None or s is None) else rel.center * s
-    steps = rel.postprocessing + budget.widening_note() + grid_note(budget) + (
+    steps = rel.postprocessing + budget.widening_note() + grid_note(budget) + reused_note(budget) + (
         ("standardised by private column scales; estimates are mapped back",) if s is not None else ())
     rel = dataclasses.replace(rel, center=center, column_scale=s, guarantee=budget.total(), parts=tuple(budget.parts),
                               randomness=randomness_of(rng, epsilon), postprocessing=steps)
