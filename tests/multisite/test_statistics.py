@@ -89,6 +89,7 @@ def test_sensitivity_and_entry_bounds_are_the_moments_tables():
         FACTOR.sensitivity(100, response_bound=None, **kw)
     # LAD's sign score: each entry of a row's term sign(r) z is at most R, and its pair moves by 2R (or R + k < 2R
     # with a zeroed row that keeps the constant column); a forged reply beyond R is caught at the door's check
-    assert SIGN_SCORE.entry_bound(2.0, 3.0) == 2.0 and SIGN_SCORE.shape(3) == (3,) and SIGN_SCORE.distinct_entries(3) == 3
+    assert SIGN_SCORE.entry_bound(2.0, 3.0) == 2.0 and SIGN_SCORE.shape(3) == (3,)
+    assert SIGN_SCORE.distinct_entries(3) == 3
     assert SIGN_SCORE.sensitivity(100, response_bound=3.0, **kw) == pytest.approx(0.04)
     assert SIGN_SCORE.sensitivity(100, response_bound=3.0, **{**kw, "neighbours": "zero-out"}) == pytest.approx(0.04)

@@ -95,7 +95,8 @@ def sign_score(Z, residuals):
 def sign_sensitivity(n, row_bound, neighbours="replace-one"):
     """L2 sensitivity of :func:`sign_score` (``n`` public): each row's term ``sign(r) z`` has norm at most ``R``, so
     replacing one moves it by ``2R/n``. Zero-out is charged the same: a zeroed row keeps IRLS's public constant
-    column ``k < R`` (across sites), so its term ``sign(r) (0, ..., 0, k)`` is not 0 and the pair can differ by ``R + k``."""
+    column ``k < R`` (across sites), so its term ``sign(r) (0, ..., 0, k)`` is not 0 and the pair can differ by
+    more than ``R`` (up to ``R + k``)."""
     if neighbours == "add-remove":
         raise ValueError("LAD's sign score divides by the public n: neighbours='add-remove' is not offered.")
     return 2.0 * float(row_bound) / int(n)
