@@ -4,8 +4,9 @@ A ``regress`` plan with ``sampling_budget`` asks each site, at the final public 
 matrices, the bandwidth ``h``), for its residual scale ``mean(min(|y - z.theta|, r))`` and the sandwich's
 ``K_h = mean(1{|res| < h} z z^T)``, ``V = mean(psi(res)^2 z z^T)`` and LAD's score ``mean(sign(res) z)``
 (``moments/irls_sandwich.py``), plus the plan's noise. Worst-case pairs (replace-one, ``theta = 0``, so the
-residual is ``y``): for the scale, a last row with ``y = 0`` against one with ``y = r`` (its term moves by ``r``); for the matrices, a last row ``R e_1``
-against ``R e_2`` whose weight is 1 in both (``y = 0`` inside the bandwidth; ``|y| = r`` at the top of ``psi``):
+residual is ``y``): for the scale, a last row with ``y = 0`` against one with ``y = r`` (its term moves by ``r``);
+for the matrices, a last row ``R e_1`` against ``R e_2`` whose weight is 1 in both (``y = 0`` inside the
+bandwidth; ``|y| = r`` at the top of ``psi``):
 the diagonal moves by ``(R^2, -R^2) / n``, the full L2 sensitivity ``sqrt(2) R^2 / n``; for the score, a last row
 ``R e_1`` with ``y = r`` against the same row with ``y = -r`` (the sign flips: ``2R / n``). A replica (the exact
 statistic plus the plan's std times standard normals, checked draw for draw against the site's reply) is audited
