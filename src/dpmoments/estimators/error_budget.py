@@ -366,13 +366,16 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         _widen_to_noise(lo_half, hi_half, release, noise_interval, level, at)
         # about the entry, with the clipping part's shifts and the centre's own clipping bias, a block at a time
         finish_interval_rows(out, raw, centre_diagonal, shifts, bias_sd,
-                             centre_bias_blocks(bias_bound, s, second_upper, at, offset, joint), z_value(at))
+                             centre_bias_blocks(bias_bound, s, second_upper, at, offset, joint, normal_parts),
+                             z_value(at))
         _truncate_variances(out, centre_diagonal)
         return out
 
     # Which entries exclude 0: their distance from it at the level, the distinct printed entries' alone
-    counted = first_count(distinct_statistics(raw, mid_diagonal, shifts, centre_bias_blocks(
-        bias_bound, s, second_upper, level, offset, joint), CentreSE(normal_parts, s, se), ~biased), level)
+    widths = centre_bias_blocks(bias_bound, s, second_upper, level, offset, joint, normal_parts)
+    counted = first_count(distinct_statistics(raw, mid_diagonal, shifts, widths, CentreSE(normal_parts, s, se),
+                                              ~biased), level)
+    del widths
     selected, adjusted, interval = _selected(intervals, None, ~biased, level, counted)
     kept = interval[:, selected]  # the selected entries' own: two d x d arrays fewer while the others' are made
     del interval

@@ -1,0 +1,162 @@
+r"""The private centre's noise and its own clipping bias as one law: worst-case quantiles over the bias's box.
+
+About the centre :math:`c`, :math:`\bar x - c = \beta - e` (:mod:`.centre_bias`), so each entry of the second
+moment about ``c`` carries :math:`(e_i - \beta_i)(e_j - \beta_j)` beside the normal parts
+:math:`N \sim N(0, v)`, with :math:`e \sim N(0, s^2 I)` (the mean is a Gaussian release) independent of ``N``
+and :math:`\beta` unknown but :math:`|\beta_j| \le B_j` (and, where the norm bound holds,
+:math:`\beta_i^2 + \beta_j^2 \le N_\beta^2`). Adding :math:`E (B_i + B_j) + B_i B_j` (``E`` the noise's quantile)
+to the quantile of :math:`N + e_i e_j` adds the worst cases of three terms as if they came together; here the
+worst case is taken of their sum's law, which holds at its level for every :math:`\beta` in the box:
+
+- **on the diagonal** :math:`(e_j - \beta_j)^2 = s^2 \chi'^2_1(\beta_j^2 / s^2)`, a noncentral chi-square,
+  stochastically increasing in :math:`|\beta_j|`: :math:`P(N + (e_j - \beta_j)^2 > t)` is largest at
+  :math:`|\beta_j| = B_j` and the lower quantile lowest at :math:`\beta_j = 0`. The truth's lower end is
+  :math:`r - q_{hi}(B_j)`; its upper end, :math:`r - q_{lo}(0)`, does not move at all (:func:`diagonal_increment`);
+- **off the diagonal** (polarisation): with :math:`p = \beta_i + \beta_j`, :math:`m = \beta_i - \beta_j`,
+  :math:`U = e_i + e_j - p` and :math:`V = e_i - e_j - m`, :math:`(e_i - \beta_i)(e_j - \beta_j) = (U^2 - V^2)/4`,
+  and ``U`` and ``V`` are independent (equal variances :math:`2 s^2`): :math:`U^2 / 2s^2` is a noncentral
+  chi-square of noncentrality :math:`p^2 / 2s^2`, :math:`V^2 / 2s^2` of :math:`m^2 / 2s^2`. The upper tail of
+  :math:`N + (U^2 - V^2)/4` grows with :math:`|p|` and falls with :math:`|m|` (a coupling: each is stochastically
+  monotone and the three are independent), and over the box :math:`|p| \le P = B_i + B_j` (and
+  :math:`|p| \le \sqrt 2 N_\beta` under the norm bound, :math:`p^2 \le 2(\beta_i^2 + \beta_j^2)`), :math:`|m| \ge 0`:
+  so every :math:`\beta` in the box has an upper tail at most that of :math:`\beta_i = \beta_j = P/2`. The lower
+  tail is its mirror (:math:`p = 0`, :math:`|m| = P`: the law of :math:`-W`), so the symmetric half-width at which
+  that law's upper tail is :math:`\alpha/2` holds at level :math:`1 - \alpha` for every :math:`\beta`
+  (:func:`off_diagonal_increments`). Given :math:`e_i`, :math:`N + (e_i - P/2)(e_j - P/2)` is normal, so the
+  tail is one expectation over a standard normal (Gauss-Hermite nodes), as in :mod:`.centre_law`.
+
+The error budget takes, entry by entry, the smaller of this and the sum it replaces (both are fixed numbers given
+the public scales and the bias bound, each holding at the level: the smaller does too). Gaussian noise and one
+machine's centre only (across sites the centre's law differs: the sum is kept). Public scales only: no data.
+"""
+
+import numpy as np
+
+from .._lazy import lazy_module
+from .centre_law import KNOTS, diagonal_quantiles
+from .uncertainty import row_blocks
+
+special = lazy_module("scipy.special")  # imported when an interval is first computed
+
+__all__ = ["diagonal_increment", "off_diagonal_increments", "BIAS_KNOTS"]
+
+_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(96)  # E f(Z) = sum w f(x) / sqrt(2 pi)
+_WEIGHTS = _WEIGHTS / np.sqrt(2.0 * np.pi)
+_STEPS = 40  # bisection steps
+BIAS_KNOTS = 33  # shifts a = P / 2s at which the table is solved; an entry's is rounded up to the next (monotone)
+
+
+def diagonal_increment(v, s, bound, alpha):
+    """``q_hi(B) - q_hi(0)`` (d,): how much further down the truth's lower end goes when the centre's bias
+    :math:`|\\beta_j| \\le B_j` is counted in the law of :math:`N(0, v_j) + (e_j - \\beta_j)^2` (module docstring);
+    its upper end does not move."""
+    v = np.asarray(v, dtype=float)
+    s2 = float(s) ** 2
+    if s2 == 0.0:
+        return np.asarray(bound, dtype=float) ** 2  # a public centre's bias: beta_j^2 at most B_j^2, no noise
+    _, base = diagonal_quantiles(v, s, alpha)
+    return np.maximum(_diagonal_upper(v, s, np.asarray(bound, dtype=float) / float(s), alpha) - base, 0.0)
+
+
+def _diagonal_upper(v, s, a, alpha):
+    """``t`` with ``P(N(0, v) + s^2 (Z - a)^2 > t) = alpha / 2`` (:func:`~.centre_law.diagonal_quantiles`' ``q_hi``
+    at ``a = 0``): given ``Z`` at the nodes where the normal is wide, given ``N`` where it is sharp."""
+    sd, s2 = np.sqrt(np.maximum(v, 0.0)), float(s) ** 2
+    z = float(special.ndtri(1 - alpha / 2))
+    low = np.zeros_like(sd)
+    high = (z + 1.0) * sd + s2 * (z + 1.0 + a) ** 2 * 4.0 + 1e-300
+    out = np.empty_like(sd)
+    wide = sd >= 0.6 * s2
+    if wide.any():
+        w, shifted = sd[wide][:, None], s2 * (_NODES[None, :] - a[wide][:, None]) ** 2
+        out[wide] = _bisect(lambda t: special.ndtr((shifted - t[:, None]) / w) @ _WEIGHTS - alpha / 2,
+                            low[wide], high[wide])
+    if (~wide).any():  # P((Z - a)^2 > x) = P(Z > a + sqrt x) + P(Z < a - sqrt x), given N at the nodes
+        w, b = sd[~wide][:, None], a[~wide][:, None]
+
+        def above(t):
+            root = np.sqrt(np.maximum((t[:, None] - w * _NODES) / s2, 0.0))
+            return (special.ndtr(-(b + root)) + special.ndtr(b - root)) @ _WEIGHTS - alpha / 2
+
+        out[~wide] = _bisect(above, low[~wide], high[~wide])
+    return out
+
+
+def _bisect(tail, low, high):
+    for _ in range(_STEPS):
+        mid = (low + high) / 2
+        above = tail(mid) > 0
+        low, high = np.where(above, mid, low), np.where(above, high, mid)
+    return high  # the upper end of the bracket: never below the root
+
+
+def _off_diagonal_solved(r2, a, alpha):
+    """``t`` with ``P(N(0, r2) + (Z_1 - a)(Z_2 - a) > t) = alpha / 2``, elementwise (``r2``, ``a`` arrays of one
+    shape): given ``Z_1``, the law is normal of mean ``-(Z_1 - a) a`` and variance ``r2 + (Z_1 - a)^2``."""
+    gap = _NODES - a[..., None]
+    sd = np.sqrt(np.maximum(r2[..., None] + gap**2, 1e-300))
+    shift = gap * a[..., None]
+
+    def tail(t):
+        return special.ndtr(-(t[..., None] + shift) / sd) @ _WEIGHTS - alpha / 2
+
+    z = float(special.ndtri(1 - alpha / 2))
+    high = (np.sqrt(r2) + 40.0 + 2.0 * a) * (z + 1.0) + 2.0 * a**2
+    return _bisect(tail, np.zeros_like(r2), high)
+
+
+def off_diagonal_increments(v, s, shift_bound, alpha):
+    """A function of a block of rows (a slice) returning, for each entry of those rows (rows, d), how much the
+    half-width of :math:`N(0, v_{ij}) + (e_i - \\beta_i)(e_j - \\beta_j)` at level ``1 - alpha`` exceeds that of
+    :math:`N(0, v_{ij}) + e_i e_j`, the worst case over the box (module docstring). ``shift_bound(rows)`` (rows, d):
+    ``P``, the bound on :math:`|\\beta_i + \\beta_j|`. The diagonal's values are meaningless (:func:`diagonal_increment`
+    has them).
+
+    Up to ``KNOTS`` distinct entries each is solved itself; beyond, on a table: ``KNOTS`` ratios
+    :math:`\\sqrt v / s^2` spanning the entries' (interpolated in their log, as :mod:`.centre_law` does) by
+    ``BIAS_KNOTS`` shifts :math:`a = P / 2s` from 0 to the largest, each entry's rounded up to the next knot (the
+    quantile grows with ``a``: the rounding only widens)."""
+    s2, d = float(s) ** 2, v.shape[0]
+    if d * (d - 1) // 2 <= KNOTS:
+        return _solved_each(v, s2, float(s), shift_bound, alpha)
+    blocks = row_blocks(d)
+    lowest, highest, a_max = np.inf, -np.inf, 0.0
+    for rows in blocks:
+        block = v[rows]
+        lowest, highest = min(lowest, float(block.min())), max(highest, float(block.max()))
+        a_max = max(a_max, float(shift_bound(rows).max()) / (2.0 * float(s)))
+    ratio = np.sqrt(np.maximum([lowest, highest], 0.0)) / s2
+    low, high = max(min(ratio[0], 1.0), 1e-4), max(max(ratio[1], 1.0), 1e-4)
+    knots = np.unique(np.geomspace(low, high, KNOTS) if high > low * 1.0001 else np.array([low]))
+    shifts = np.linspace(0.0, a_max, BIAS_KNOTS) if a_max > 0 else np.zeros(1)
+    table = _off_diagonal_solved(np.repeat(knots[:, None] ** 2, shifts.size, 1),
+                                 np.repeat(shifts[None, :], knots.size, 0), alpha)
+    table = table - table[:, :1]  # the increment over the unbiased law, at each ratio
+    log_knots, step = np.log(knots), (shifts[-1] / (shifts.size - 1) if shifts.size > 1 else 1.0)
+
+    def increments(rows):
+        log_ratio = np.log(np.maximum(np.sqrt(np.maximum(v[rows], 0.0)) / s2, 1e-4))
+        column = np.minimum(np.ceil(shift_bound(rows) / (2.0 * float(s)) / step - 1e-12), shifts.size - 1)
+        column = np.maximum(column, 0).astype(np.intp)
+        out = np.empty(log_ratio.shape)
+        for j in np.unique(column):  # at most BIAS_KNOTS passes, each a 1-D interpolation in the log ratio
+            where = column == j
+            out[where] = s2 * np.interp(log_ratio[where], log_knots, table[:, j])
+        return out
+
+    return increments
+
+
+def _solved_each(v, s2, s, shift_bound, alpha):
+    """Few entries (a small table): each entry's increment solved itself."""
+    d = v.shape[0]
+    r2 = np.maximum(v, 0.0) / s2**2
+    a = shift_bound(slice(0, d)) / (2.0 * s)
+    upper = np.triu(np.ones((d, d), dtype=bool), 1)
+    values = np.zeros((d, d))
+    if upper.any():
+        each = _off_diagonal_solved(r2[upper], a[upper], alpha) - _off_diagonal_solved(r2[upper], 0.0 * a[upper],
+                                                                                       alpha)
+        values[upper] = s2 * each
+        values.T[upper] = s2 * each
+    return lambda rows: values[rows]
