@@ -30,6 +30,8 @@ the public scales and the bias bound, each holding at the level: the smaller doe
 machine's centre only (across sites the centre's law differs: the sum is kept). Public scales only: no data.
 """
 
+import functools
+
 import numpy as np
 
 from .._lazy import lazy_module
@@ -42,8 +44,9 @@ __all__ = ["diagonal_increment", "off_diagonal_increments", "BIAS_KNOTS"]
 
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(96)  # E f(Z) = sum w f(x) / sqrt(2 pi)
 _WEIGHTS = _WEIGHTS / np.sqrt(2.0 * np.pi)
-_STEPS = 40  # bisection steps
-BIAS_KNOTS = 33  # shifts a = P / 2s at which the table is solved; an entry's is rounded up to the next (monotone)
+_STEPS = 32  # bisection steps: the bracket shrinks by 2^-32
+BIAS_KNOTS = 12  # shifts a = P / 2s at which the table is solved
+RATIO_KNOTS = 24  # ratios sqrt(v) / s^2 at which it is solved
 
 
 def diagonal_increment(v, s, bound, alpha):
@@ -112,39 +115,49 @@ def off_diagonal_increments(v, s, shift_bound, alpha):
     ``P``, the bound on :math:`|\\beta_i + \\beta_j|`. The diagonal's values are meaningless (:func:`diagonal_increment`
     has them).
 
-    Up to ``KNOTS`` distinct entries each is solved itself; beyond, on a table: ``KNOTS`` ratios
-    :math:`\\sqrt v / s^2` spanning the entries' (interpolated in their log, as :mod:`.centre_law` does) by
-    ``BIAS_KNOTS`` shifts :math:`a = P / 2s` from 0 to the largest, each entry's rounded up to the next knot (the
-    quantile grows with ``a``: the rounding only widens)."""
+    Up to ``KNOTS`` distinct entries each is solved itself; beyond, on a table of ``RATIO_KNOTS`` ratios
+    :math:`\\sqrt v / s^2` spanning the entries' (their log) by ``BIAS_KNOTS`` shifts :math:`a = P / 2s` from 0 to the
+    largest, interpolated linearly in both (the quantile is convex in ``a``, even and growing like :math:`a^2`, so the
+    chord lies above it; ``tests/estimators/test_centre_bias_law.py`` checks the table against each entry solved)."""
     s2, d = float(s) ** 2, v.shape[0]
     if d * (d - 1) // 2 <= KNOTS:
         return _solved_each(v, s2, float(s), shift_bound, alpha)
-    blocks = row_blocks(d)
     lowest, highest, a_max = np.inf, -np.inf, 0.0
-    for rows in blocks:
+    for rows in row_blocks(d):
         block = v[rows]
         lowest, highest = min(lowest, float(block.min())), max(highest, float(block.max()))
         a_max = max(a_max, float(shift_bound(rows).max()) / (2.0 * float(s)))
     ratio = np.sqrt(np.maximum([lowest, highest], 0.0)) / s2
-    low, high = max(min(ratio[0], 1.0), 1e-4), max(max(ratio[1], 1.0), 1e-4)
-    knots = np.unique(np.geomspace(low, high, KNOTS) if high > low * 1.0001 else np.array([low]))
-    shifts = np.linspace(0.0, a_max, BIAS_KNOTS) if a_max > 0 else np.zeros(1)
-    table = _off_diagonal_solved(np.repeat(knots[:, None] ** 2, shifts.size, 1),
-                                 np.repeat(shifts[None, :], knots.size, 0), alpha)
-    table = table - table[:, :1]  # the increment over the unbiased law, at each ratio
-    log_knots, step = np.log(knots), (shifts[-1] / (shifts.size - 1) if shifts.size > 1 else 1.0)
+    low = max(min(ratio[0], 1.0), 1e-4)
+    log_knots, shifts, table = _table(low, max(ratio[1], 1.0, low * 1.01), max(a_max, 1e-6), float(alpha))
+    step = shifts[1]
 
     def increments(rows):
-        log_ratio = np.log(np.maximum(np.sqrt(np.maximum(v[rows], 0.0)) / s2, 1e-4))
-        column = np.minimum(np.ceil(shift_bound(rows) / (2.0 * float(s)) / step - 1e-12), shifts.size - 1)
-        column = np.maximum(column, 0).astype(np.intp)
-        out = np.empty(log_ratio.shape)
-        for j in np.unique(column):  # at most BIAS_KNOTS passes, each a 1-D interpolation in the log ratio
-            where = column == j
-            out[where] = s2 * np.interp(log_ratio[where], log_knots, table[:, j])
-        return out
+        at = np.interp(np.log(np.maximum(np.sqrt(np.maximum(v[rows], 0.0)) / s2, 1e-4)), log_knots,
+                       np.arange(log_knots.size, dtype=float))
+        i = np.minimum(at.astype(np.intp), log_knots.size - 2)
+        w = at - i
+        along = np.minimum(shift_bound(rows) / (2.0 * float(s)) / step, shifts.size - 1.0)
+        j = np.minimum(along.astype(np.intp), shifts.size - 2)
+        u = along - j
+        out = (1 - w) * ((1 - u) * table[i, j] + u * table[i, j + 1])
+        out += w * ((1 - u) * table[i + 1, j] + u * table[i + 1, j + 1])
+        return s2 * out
 
     return increments
+
+
+@functools.lru_cache(maxsize=8)
+def _table(low, high, a_max, alpha):
+    """``(log knots, shifts, increments)``: the increment over the unbiased law at each ratio knot and shift (the
+    same span and level asked twice, for the interval and for which entries exclude 0, is solved once)."""
+    knots = np.geomspace(low, high, RATIO_KNOTS)
+    shifts = np.linspace(0.0, a_max, BIAS_KNOTS)
+    table = _off_diagonal_solved(np.repeat(knots[:, None] ** 2, shifts.size, 1),
+                                 np.repeat(shifts[None, :], knots.size, 0), alpha)
+    table = table - table[:, :1]
+    table.setflags(write=False)
+    return np.log(knots), shifts, table
 
 
 def _solved_each(v, s2, s, shift_bound, alpha):
