@@ -11,7 +11,8 @@ from dpmoments.estimators.centre_law import diagonal_quantiles, off_diagonal_hal
 def _pair_width(v, s, bounds, alpha):
     V = np.full((2, 2), v)
     shift = lambda rows: np.add.outer(bounds[rows], bounds)  # noqa: E731
-    return off_diagonal_half_width(np.array([v]), s, alpha)[0] + off_diagonal_increments(V, s, shift, alpha)(
+    smaller = lambda rows: np.minimum.outer(bounds[rows], bounds)  # noqa: E731
+    return off_diagonal_half_width(np.array([v]), s, alpha)[0] + off_diagonal_increments(V, s, shift, alpha, smaller)(
         slice(0, 2))[0, 1]
 
 

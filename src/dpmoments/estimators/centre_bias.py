@@ -255,7 +255,8 @@ def _law_blocks(bound, s, second_upper, at, joint, normal):
         return out
 
     alpha = 1.0 - at
-    off_diagonal = off_diagonal_increments(normal, s, shift_bound, alpha)
+    off_diagonal = off_diagonal_increments(normal, s, shift_bound, alpha,
+                                           lambda rows: np.minimum.outer(bound[rows], bound))
     on_diagonal = diagonal_increment(np.diagonal(normal), s, bound, alpha)
 
     def below(rows):

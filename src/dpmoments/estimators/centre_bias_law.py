@@ -47,6 +47,7 @@ _WEIGHTS = _WEIGHTS / np.sqrt(2.0 * np.pi)
 _STEPS = 32  # bisection steps: the bracket shrinks by 2^-32
 BIAS_KNOTS = 12  # shifts a = P / 2s at which the table is solved
 RATIO_KNOTS = 24  # ratios sqrt(v) / s^2 at which it is solved
+EDGE_STEPS = 4  # pieces of the box's edge, few entries
 
 
 def diagonal_increment(v, s, bound, alpha):
@@ -93,35 +94,38 @@ def _bisect(tail, low, high):
     return high  # the upper end of the bracket: never below the root
 
 
-def _off_diagonal_solved(r2, a, alpha):
-    """``t`` with ``P(N(0, r2) + (Z_1 - a)(Z_2 - a) > t) = alpha / 2``, elementwise (``r2``, ``a`` arrays of one
-    shape): given ``Z_1``, the law is normal of mean ``-(Z_1 - a) a`` and variance ``r2 + (Z_1 - a)^2``."""
+def _off_diagonal_solved(r2, a, alpha, c=None):
+    """``t`` with ``P(N(0, r2) + (Z_1 - a)(Z_2 - c) > t) = alpha / 2``, elementwise (``r2``, ``a``, ``c`` arrays of one
+    shape; ``c = a`` unless given): given ``Z_1``, the law is normal of mean ``-(Z_1 - a) c`` and variance
+    ``r2 + (Z_1 - a)^2``."""
+    c = a if c is None else c
     gap = _NODES - a[..., None]
     sd = np.sqrt(np.maximum(r2[..., None] + gap**2, 1e-300))
-    shift = gap * a[..., None]
+    shift = gap * c[..., None]
 
     def tail(t):
         return special.ndtr(-(t[..., None] + shift) / sd) @ _WEIGHTS - alpha / 2
 
     z = float(special.ndtri(1 - alpha / 2))
-    high = (np.sqrt(r2) + 40.0 + 2.0 * a) * (z + 1.0) + 2.0 * a**2
+    high = (np.sqrt(r2) + 40.0 + np.abs(a) + np.abs(c)) * (z + 1.0) + 2.0 * np.abs(a * c)
     return _bisect(tail, np.zeros_like(r2), high)
 
 
-def off_diagonal_increments(v, s, shift_bound, alpha):
+def off_diagonal_increments(v, s, shift_bound, alpha, smaller=None):
     """A function of a block of rows (a slice) returning, for each entry of those rows (rows, d), how much the
     half-width of :math:`N(0, v_{ij}) + (e_i - \\beta_i)(e_j - \\beta_j)` at level ``1 - alpha`` exceeds that of
     :math:`N(0, v_{ij}) + e_i e_j`, the worst case over the box (module docstring). ``shift_bound(rows)`` (rows, d):
     ``P``, the bound on :math:`|\\beta_i + \\beta_j|`. The diagonal's values are meaningless (:func:`diagonal_increment`
     has them).
 
-    Up to ``KNOTS`` distinct entries each is solved itself; beyond, on a table of ``RATIO_KNOTS`` ratios
+    Up to ``KNOTS`` distinct entries each is solved itself, along the box's edge (:func:`_solved_each`; ``smaller(rows)``:
+    ``min(B_i, B_j)``, where unequal bounds make the point ``P / 2`` loose); beyond, at that point, on a table of ``RATIO_KNOTS`` ratios
     :math:`\\sqrt v / s^2` spanning the entries' (their log) by ``BIAS_KNOTS`` shifts :math:`a = P / 2s` from 0 to the
     largest, interpolated linearly in both (the quantile is convex in ``a``, even and growing like :math:`a^2`, so the
     chord lies above it; ``tests/estimators/test_centre_bias_law.py`` checks the table against each entry solved)."""
     s2, d = float(s) ** 2, v.shape[0]
     if d * (d - 1) // 2 <= KNOTS:
-        return _solved_each(v, s2, float(s), shift_bound, alpha)
+        return _solved_each(v, s2, float(s), shift_bound, alpha, smaller)
     lowest, highest, a_max = np.inf, -np.inf, 0.0
     for rows in row_blocks(d):
         block = v[rows]
@@ -160,16 +164,28 @@ def _table(low, high, a_max, alpha):
     return np.log(knots), shifts, table
 
 
-def _solved_each(v, s2, s, shift_bound, alpha):
-    """Few entries (a small table): each entry's increment solved itself."""
+def _solved_each(v, s2, s, shift_bound, alpha, smaller=None):
+    """Few entries (a small table): each entry's increment solved itself, on the edge of the box where the worst case
+    lies (module docstring: for a given ``p`` the smallest ``|m|`` is ``max(0, p - 2 min(B_i, B_j))``, so the
+    supremum is over ``p`` from ``2 min(B_i, B_j)`` to ``P``). On each of ``EDGE_STEPS`` pieces ``[p_k, p_k+1]`` of
+    it the tail is at most the law's at ``p_k+1`` with ``|m|`` at ``p_k``'s smallest (it grows with ``p`` and falls
+    with ``|m|``); the largest of those quantiles holds over the whole box. ``smaller(rows)``: ``min(B_i, B_j)``;
+    without it, the one point ``beta_i = beta_j = P / 2``."""
     d = v.shape[0]
-    r2 = np.maximum(v, 0.0) / s2**2
-    a = shift_bound(slice(0, d)) / (2.0 * s)
     upper = np.triu(np.ones((d, d), dtype=bool), 1)
     values = np.zeros((d, d))
-    if upper.any():
-        each = _off_diagonal_solved(r2[upper], a[upper], alpha) - _off_diagonal_solved(r2[upper], 0.0 * a[upper],
-                                                                                       alpha)
-        values[upper] = s2 * each
-        values.T[upper] = s2 * each
+    if not upper.any():
+        return lambda rows: values[rows]
+    r2 = (np.maximum(v, 0.0) / s2**2)[upper]
+    P = shift_bound(slice(0, d))[upper] / s
+    low = np.minimum(2.0 * smaller(slice(0, d))[upper] / s, P) if smaller is not None else P
+    worst = np.zeros_like(r2)
+    steps = EDGE_STEPS if smaller is not None else 1
+    for k in range(steps):
+        p = low + (P - low) * (k + 1) / steps
+        m = np.maximum(low + (P - low) * k / steps - low, 0.0)  # the smallest |m| at p_k: p_k - 2 min(B_i, B_j)
+        worst = np.maximum(worst, _off_diagonal_solved(r2, (p + m) / 2, alpha, (p - m) / 2))
+    each = s2 * (worst - _off_diagonal_solved(r2, np.zeros_like(r2), alpha))
+    values[upper] = each
+    values.T[upper] = each
     return lambda rows: values[rows]
