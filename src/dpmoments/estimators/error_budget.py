@@ -359,6 +359,13 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     bias_bound = centre_bias_bound(release, second_upper, level, far_columns(release, level, d), with_norm=gaussian)
     bias_bound, joint = bias_bound if gaussian and bias_bound is not None else (bias_bound, None)  # None: not known
 
+    widths_at = {}  # the centre bias's widths at each level asked (the level itself twice)
+
+    def bias_widths(at):
+        if at not in widths_at:
+            widths_at[at] = centre_bias_blocks(bias_bound, s, second_upper, at, offset, joint, normal_parts)
+        return widths_at[at]
+
     def intervals(at):  # every entry's interval at level 'at', made in its (2, d, d) result
         out = np.empty((2, d, d))
         lo_half, hi_half = _half_widths(normal_parts, s, at, out)
@@ -366,22 +373,20 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         _widen_to_noise(lo_half, hi_half, release, noise_interval, level, at)
         # about the entry, with the clipping part's shifts and the centre's own clipping bias, a block at a time
         finish_interval_rows(out, raw, centre_diagonal, shifts, bias_sd,
-                             centre_bias_blocks(bias_bound, s, second_upper, at, offset, joint, normal_parts),
-                             z_value(at))
+                             bias_widths(at), z_value(at))
         _truncate_variances(out, centre_diagonal)
         return out
 
     # Which entries exclude 0: their distance from it at the level, the distinct printed entries' alone
-    widths = centre_bias_blocks(bias_bound, s, second_upper, level, offset, joint, normal_parts)
-    counted = first_count(distinct_statistics(raw, mid_diagonal, shifts, widths, CentreSE(normal_parts, s, se),
-                                              ~biased), level)
-    del widths
+    counted = first_count(distinct_statistics(raw, mid_diagonal, shifts, bias_widths(level),
+                                              CentreSE(normal_parts, s, se), ~biased), level)
     selected, adjusted, interval = _selected(intervals, None, ~biased, level, counted)
     kept = interval[:, selected]  # the selected entries' own: two d x d arrays fewer while the others' are made
     del interval
     # Not selected: the interval at the level itself, stretched to hold 0 (it contains the one at that level, so
     # its coverage is at least the level; and it never says 'excludes 0' where the selection did not)
     interval = intervals(level)
+    widths_at.clear()  # they read normal_parts, about to be overwritten
     np.minimum(interval[0], 0.0, out=interval[0])
     np.maximum(interval[1], 0.0, out=interval[1])
     interval[:, selected] = kept
