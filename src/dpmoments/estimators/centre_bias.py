@@ -245,7 +245,9 @@ def centre_bias_blocks(bound, s, second_upper, at, offset=None, joint=None, norm
 def _law_blocks(bound, s, second_upper, at, joint, normal):
     """:func:`centre_bias_blocks` where the bias is counted in the centre's law (:mod:`.centre_bias_law`): each entry's
     width the smaller of the sum and the law's increment (both hold at the level: so does the smaller)."""
-    summed, _ = centre_bias_blocks(bound, s, second_upper, at, joint=joint)
+    summed, summed_above = centre_bias_blocks(bound, s, second_upper, at, joint=joint)
+    if not _material(summed, normal, s, at):
+        return summed, summed_above
     norm, columns = joint
 
     def shift_bound(rows):  # |beta_i + beta_j| <= B_i + B_j, and <= sqrt(2) N where both columns are under N
@@ -267,6 +269,17 @@ def _law_blocks(bound, s, second_upper, at, joint, normal):
         return np.minimum(out, law, out=out)
 
     return below, np.zeros(len(bound))  # the diagonal's upper end: q_lo is lowest at beta = 0
+
+
+def _material(summed, normal, s, at):
+    """Whether the sum adds 5% or more to some entry's half-width (taken as normal, ``z sqrt(v + s^4)``): below, the
+    law could narrow no interval by more than that, and solving it costs as much as the rest of the budget (on
+    simulated Gaussian rows the centre's bias bound adds 0-3%)."""
+    z = z_value(at)
+    for rows in row_blocks(len(normal)):
+        if np.any(summed(rows) >= 0.05 * z * np.sqrt(np.maximum(normal[rows], 0.0) + float(s) ** 4)):
+            return True
+    return False
 
 
 def _joint_part(bound, E, joint, rows):

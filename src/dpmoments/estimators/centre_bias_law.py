@@ -46,7 +46,7 @@ _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(96)  # E f(Z) = sum w f(x)
 _WEIGHTS = _WEIGHTS / np.sqrt(2.0 * np.pi)
 _STEPS = 22  # bisection steps: the bracket shrinks by 2^-22 (about 1e-5 of a quantile; its upper end is taken)
 BIAS_KNOTS = 9  # shifts a = P / 2s at which the table is solved
-RATIO_KNOTS = 16  # ratios sqrt(v) / s^2 at which it is solved
+RATIO_KNOTS = 24  # ratios sqrt(v) / s^2 at which it is solved
 EDGE_STEPS = 3  # pieces of the box's edge, few entries
 
 
