@@ -4,7 +4,8 @@ every bias in the box, checked against a seeded simulation of the law; the table
 import numpy as np
 
 from dpmoments.estimators.centre_bias import centre_bias_blocks
-from dpmoments.estimators.centre_bias_law import _off_diagonal_solved, _solved_each, diagonal_increment, off_diagonal_increments
+from dpmoments.estimators.centre_bias_law import (_off_diagonal_solved, _solved_each, diagonal_increment,
+                                                  off_diagonal_increments)
 from dpmoments.estimators.centre_law import diagonal_quantiles, off_diagonal_half_width
 
 

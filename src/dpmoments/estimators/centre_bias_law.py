@@ -40,7 +40,13 @@ from .uncertainty import row_blocks
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
-__all__ = ["diagonal_increment", "off_diagonal_increments", "BIAS_KNOTS"]
+__all__ = ["diagonal_increment", "off_diagonal_increments", "BIAS_KNOTS", "LAW_TEXT"]
+
+LAW_TEXT = ("; with Gaussian noise on one machine, where that sum adds 5% or more to some entry's half-width, each "
+            "entry takes instead, where smaller, the worst case over |beta| <= B of the law of "
+            "(e_i - beta_i)(e_j - beta_j) with the normal parts (a noncentral chi-square on the diagonal, whose upper "
+            "end then does not move; off it the polarisation ((e_i + e_j - p)^2 - (e_i - e_j - m)^2) / 4 of two "
+            "independent terms)")
 
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(96)  # E f(Z) = sum w f(x) / sqrt(2 pi)
 _WEIGHTS = _WEIGHTS / np.sqrt(2.0 * np.pi)
@@ -119,11 +125,12 @@ def off_diagonal_increments(v, s, shift_bound, alpha, smaller=None):
     ``P``, the bound on :math:`|\\beta_i + \\beta_j|`. The diagonal's values are meaningless (:func:`diagonal_increment`
     has them).
 
-    Up to ``KNOTS`` distinct entries each is solved itself, along the box's edge (:func:`_solved_each`; ``smaller(rows)``:
-    ``min(B_i, B_j)``, where unequal bounds make the point ``P / 2`` loose); beyond, at that point, on a table of ``RATIO_KNOTS`` ratios
-    :math:`\\sqrt v / s^2` spanning the entries' (their log) by ``BIAS_KNOTS`` shifts :math:`a = P / 2s` from 0 to the
-    largest, interpolated linearly in both (the quantile is convex in ``a``, even and growing like :math:`a^2`, so the
-    chord lies above it; ``tests/estimators/test_centre_bias_law.py`` checks the table against each entry solved)."""
+    Up to ``KNOTS`` distinct entries each is solved itself, along the box's edge (:func:`_solved_each`;
+    ``smaller(rows)``: ``min(B_i, B_j)``, where unequal bounds make the point ``P / 2`` loose); beyond, at that point,
+    on a table of ``RATIO_KNOTS`` ratios :math:`\\sqrt v / s^2` spanning the entries' (their log) by ``BIAS_KNOTS``
+    shifts :math:`a = P / 2s` from 0 to the largest, interpolated linearly in both (the quantile is convex in ``a``,
+    even and growing like :math:`a^2`, so the chord lies above it; ``tests/estimators/test_centre_bias_law.py`` checks
+    the table against each entry solved)."""
     s2, d = float(s) ** 2, v.shape[0]
     if d * (d - 1) // 2 <= KNOTS:
         return _solved_each(v, s2, float(s), shift_bound, alpha, smaller)

@@ -52,6 +52,7 @@ import numpy as np
 from .._lazy import lazy_module
 from .budget_rows import CentreSE, distinct_statistics, finish_interval_rows, squared_entries
 from .centre_bias import CENTRE_BIAS_TEXT, centre_bias_blocks, centre_bias_bound, linear_noise_variance, location_offset
+from .centre_bias_law import LAW_TEXT
 from .entry_intervals import (half_widths as _half_widths,
                               truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
                               with_centre_variance as _with_centre_variance)
@@ -410,8 +411,8 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
                    "(the product of two normals off the diagonal, s^2 chi-square(1) on it)"),
         "sampling": (SAMPLING_TEXT if target == "population" else "not counted: the interval is for these rows"),
         "clipping": clip if clip is not None else "not estimated: no clipping-excess release",
-        "centre_bias": CENTRE_BIAS_TEXT if bias_bound is not None else "not bounded: the release does not say how "
-                       "many rows the centre's mean clipped",
+        "centre_bias": (CENTRE_BIAS_TEXT + LAW_TEXT if bias_bound is not None else "not bounded: the release does not "
+                        "say how many rows the centre's mean clipped"),
     }
     return {"se": se, "interval": interval, "biased": biased, "parts": parts}
 
