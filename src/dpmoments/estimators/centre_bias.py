@@ -266,7 +266,7 @@ def _law_blocks(bound, s, second_upper, at, joint, normal):
         law = off_diagonal(rows)
         own = np.arange(rows.start, rows.stop)
         law[own - rows.start, own] = on_diagonal[rows]
-        return np.minimum(out, law, out=out)
+        return np.fmin(out, law, out=out)  # a law that could not be solved (NaN: an infinite bound) keeps the sum
 
     return below, np.zeros(len(bound))  # the diagonal's upper end: q_lo is lowest at beta = 0
 

@@ -139,6 +139,8 @@ def off_diagonal_increments(v, s, shift_bound, alpha, smaller=None):
         block = v[rows]
         lowest, highest = min(lowest, float(block.min())), max(highest, float(block.max()))
         a_max = max(a_max, float(shift_bound(rows).max()) / (2.0 * float(s)))
+    if not (np.isfinite(lowest) and np.isfinite(highest) and np.isfinite(a_max)):  # no table spans them: the sum
+        return lambda rows: np.full((rows.stop - rows.start, d), np.nan)
     ratio = np.sqrt(np.maximum([lowest, highest], 0.0)) / s2
     low = max(min(ratio[0], 1.0), 1e-4)
     log_knots, shifts, table = _table(low, max(ratio[1], 1.0, low * 1.01), max(a_max, 1e-6), float(alpha))
