@@ -1,7 +1,7 @@
 """Build the three optional C extensions (everything else is in pyproject.toml).
 
 ``dpmoments.solvers._glasso_sweep`` is the graphical lasso's inner loop,
-``dpmoments.moments._clip`` the row clipping of the moment pass (for rows of at most 24 columns fused
+``dpmoments.moments._clip`` the row clipping of the moment pass (for rows of at most 96 columns fused
 with their Gram product) and ``dpmoments.moments._binned``
 the binned pass of a private row bound. They use only the
 Python C API (no NumPy headers, no Cython), so a C compiler is all they need. All are

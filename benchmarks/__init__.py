@@ -55,6 +55,7 @@ from . import sites_irls_coverage  # noqa: E402  (imports statsmodels inside run
 from . import irls_clipping  # noqa: E402  (imports statsmodels inside run)
 from . import real_unseen  # noqa: E402  (loads the data inside run; the command line in fresh processes)
 from . import zero_out_irls  # noqa: E402
+from . import pca_width  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 
 # name -> function(quick: bool) -> list of timing.Table
 BENCHMARKS = {
@@ -101,6 +102,7 @@ BENCHMARKS = {
     "irls_clipping": irls_clipping.run,
     "real_unseen": real_unseen.run,
     "zero_out_irls": zero_out_irls.run,
+    "pca_width": pca_width.run,
 }
 
 __all__ = ["BENCHMARKS"]

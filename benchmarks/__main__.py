@@ -24,8 +24,9 @@ from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+# environment variables that choose what a benchmark runs
 SELECTING = ("COVERAGE_ANALYSES", "COVERAGE_DATA", "COVERAGE_EPSILONS", "DPM_ROWS", "DPM_REPEAT", "DPM_OFFSET",
-             "DPM_BASELINE_SRC", "DPM_BASELINE_LABEL")  # environment variables that choose what a benchmark runs
+             "DPM_BASELINE_SRC", "DPM_BASELINE_LABEL", "PCA_WIDTH_BIAS", "PCA_WIDTH_TAIL_RATIO")
 
 
 def _command(argv):
@@ -94,7 +95,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.list:
         for name, fn in BENCHMARKS.items():
-            print(f"{name}: {(fn.__doc__ or '').strip().splitlines()[0]}")
+            doc = (fn.__doc__ or sys.modules[fn.__module__].__doc__ or "").strip()  # a run without a docstring
+            print(f"{name}: {doc.splitlines()[0] if doc else ''}")
         return 0
     if args.name not in BENCHMARKS:
         given = "no benchmark named" if args.name is None else f"unknown benchmark {args.name!r}"

@@ -155,9 +155,10 @@ def _small_d(quick):
                                                      center=None)})
         table.rows.append([d, n, f"{best['release']:.3f}", f"{best['release'] / best['gram']:.2f}×"])
     table.notes.append("Target 1.25× at every d. Each cell the best of 7 CPU readings, the anchor and the pass taken "
-                       "in turn. Up to d = 24 one compiled loop clips each row and adds its products (`clip_gram`); "
-                       "wider rows are clipped (one compiled pass over the block) and their products formed by BLAS, "
-                       "so at d = 50 the clipping pass, about a read of the rows, is a visible share.")
+                       "in turn. Up to d = 96 one compiled loop clips each row and adds its products (`clip_gram`: "
+                       "each row read once, the next rows fetched while a panel's products are summed); wider rows "
+                       "are clipped (one compiled pass over the block, about a read and a write of the rows) and "
+                       "their products formed by BLAS.")
     return table
 
 

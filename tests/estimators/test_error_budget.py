@@ -53,6 +53,11 @@ def test_the_budget_reads_a_release_and_public_values_only(monkeypatch):
     assert L.shape == (3, 3) and not L.flags.writeable and np.array_equal(L, L.T)
     np.testing.assert_array_equal(np.diag(L), released["variance_lost"])
     assert len(pca.uncertainty_["error_budget"]["clipping"]["lost_along_components"]) == 2
+    # the upper end's parts add up to it at the level (an eigenvalue selected as excluding 0 is printed wider)
+    upper_end = np.sum(list(pca.uncertainty_["error_budget"]["upper_end"].values()), axis=0)
+    lower, upper = pca.explained_variance_interval_
+    np.testing.assert_allclose(upper_end[lower == 0], upper[lower == 0], rtol=1e-12)
+    assert np.all(upper_end[lower > 0] <= upper[lower > 0] * (1 + 1e-12))  # a withheld one (NaN) neither
     shown = next(p for p in pca.release_.to_dict()["parts"] if p["label"] == "clipping excess")["released"]
     assert shown["loss_matrix"] == "<array (3, 3)>"
     for budget in (covariance_error_budget, eigenvalue_error_budget):  # a release and public values, no data

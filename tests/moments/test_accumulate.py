@@ -239,25 +239,25 @@ def test_empty_chunks_are_skipped():
     _close(sums.xtx, X.T @ X)
 
 
-@pytest.mark.parametrize("center", [None, np.full(40, 0.5)])
+@pytest.mark.parametrize("center", [None, np.full(120, 0.5)])
 def test_compiled_row_clipping_matches_numpy(monkeypatch, center):
-    """The C clipping (rows wider than the fused loop's 24 columns) gives NumPy's sums to rounding, also past an
+    """The C clipping (rows wider than the fused loop's 96 columns) gives NumPy's sums to rounding, also past an
     overflowing row and with a centre."""
     if acc_module._compiled is None:
         pytest.skip("the C extension is not built here")
     rng = np.random.default_rng(40)
-    X = rng.normal(size=(3000, 40)) * rng.exponential(size=(3000, 1)) * 0.3  # about a third of the rows are clipped
+    X = rng.normal(size=(3000, 120)) * rng.exponential(size=(3000, 1)) * 0.5  # about a third of the rows are clipped
     X[5] = 0.0  # a zero row: scale 1, not a division by zero
     X[2100, 3] = 1e200  # its sum of squares overflows: the overflow-safe NumPy path takes the block
-    fast = accumulate_moments([X[:1000], X[1000:]], row_norm=2.0, center=center)
+    fast = accumulate_moments([X[:1000], X[1000:]], row_norm=6.0, center=center)
     monkeypatch.setattr(acc_module, "_compiled", None)
-    slow = accumulate_moments([X[:1000], X[1000:]], row_norm=2.0, center=center)
+    slow = accumulate_moments([X[:1000], X[1000:]], row_norm=6.0, center=center)
     np.testing.assert_allclose(fast.xtx, slow.xtx, rtol=1e-13, atol=1e-12)
 
 
-@pytest.mark.parametrize("d", [1, 3, 6, 10, 24])
+@pytest.mark.parametrize("d", [1, 3, 6, 10, 24, 50, 96])
 def test_fused_narrow_pass_matches_numpy(monkeypatch, d):
-    """At d <= 24 one compiled loop clips and sums (``clip_gram``): NumPy's sums to rounding, exactly symmetric,
+    """At d <= 96 one compiled loop clips and sums (``clip_gram``): NumPy's sums to rounding, exactly symmetric,
     whatever the width (columns 4 at a time, a remainder), the rows (panels of 64, a last partial one), a
     centre, a zero row, and a row whose squares overflow (that block goes the overflow-safe NumPy way)."""
     if getattr(acc_module._compiled, "clip_gram", None) is None:
@@ -289,6 +289,7 @@ def test_compiled_clipping_is_built_where_a_compiler_is():
         pytest.skip("DPMOMENTS_PURE_NUMPY runs the NumPy path")
     assert getattr(acc_module._compiled, "clip_gram", None) is not None, \
         "dpmoments.moments._clip is missing or older than _clip.c: rebuild it (pip install -e .)"
+    assert acc_module._FUSED_MAX_D == 96, "dpmoments.moments._clip takes rows of at most 24 columns: rebuild it"
 
 
 def test_compiled_row_clipping_names_a_nan():

@@ -14,6 +14,7 @@ import numpy as np
 from ..solvers.eigen import top_eigenpairs
 from .error_draws import every_part_draws, hull_interval
 from .graph import partial_correlations
+from .structure_bounds import hold_zero, with_dropped_draws
 from .noise_entries import EntrySpread, LazyEntries
 from .diagnostics import Diagnostics, check_centre, check_matrix, in_data_units, largest_noise, variance_noise_level
 from ..mechanisms.laws import WISHART
@@ -260,10 +261,11 @@ def _drawn_spread(release, est, refit, n_draws, level, rng, graph, parts, law, a
     gen = bootstrap_generator(rng)
     sets = ([np.array([refit(redraw(release, gen)) for _ in range(n_draws)])] if parts is None
             else every_part_draws(release, parts, refit, n_draws, gen))
-    attrs.update(_partial_correlation_spread(est.precision_, sets, level, parts))
+    attrs.update(_partial_correlation_spread(est.precision_, sets, level, parts, graph))
     # a column whose released variance is below its noise level is noise at this budget (variance-below-noise):
     # its entries' draws are beyond first order (on a Gaussian table in mixed units, all 4 such ridge entries
-    # whose interval excluded 0 missed), so their intervals are withheld and their edges not stable
+    # whose interval excluded 0 missed), so their intervals hold 0 (their sign is not known: structure_bounds.py)
+    # and their edges are not stable
     noisy = np.diag(_centre(release, law)) < variance_noise_level(law, release.n_features)
     touched = noisy[:, None] | noisy[None, :]
     extra = {}
@@ -271,11 +273,10 @@ def _drawn_spread(release, est, refit, n_draws, level, rng, graph, parts, law, a
         extra = _stable_edges(est.precision_, sets, parts, touched, attrs)
     else:
         attrs["precision_se_"] = np.max([bootstrap_se(draws) for draws in sets], axis=0)
-        attrs["precision_interval_"] = hull_interval(est.precision_, sets, level)
+        attrs["precision_interval_"] = hold_zero(hull_interval(est.precision_, sets, level), touched)
         if parts is not None and parts.unseen:
             attrs["precision_interval_"] = np.full_like(attrs["precision_interval_"], np.nan)
-        attrs["precision_interval_"][:, touched] = np.nan
-    attrs["partial_correlation_interval_"][:, touched & ~np.eye(len(noisy), dtype=bool)] = np.nan
+    hold_zero(attrs["partial_correlation_interval_"], touched & ~np.eye(len(noisy), dtype=bool))
     return noisy, extra
 
 
@@ -303,17 +304,22 @@ def _every_part_scope(parts, noisy, extra):
               + (" -- withheld: rows beyond the clipping-excess release's outer bound lost more than it sees"
                  if parts.unseen else ""))
     extra.update(error_draws=parts.summary(), scope=scope, not_covered=not_covered, draws_count=counted)
-    extra["withheld_columns"] = {"columns": np.flatnonzero(noisy).tolist(), "why": (
-        "released variance below its noise level (variance-below-noise): their entries' intervals are withheld "
-        "and their edges not stable")}
+    extra["noise_columns"] = {"columns": np.flatnonzero(noisy).tolist(), "why": (
+        "released variance below its noise level (variance-below-noise): their entries' intervals hold 0 (their "
+        "sign is not known) and their edges are not stable")}
     return covers
 
 
-def _partial_correlation_spread(precision, sets, level, parts):
-    """Basic intervals of the partial correlations (the hull over the sets of draws); withheld (NaN) where the
-    clipping loss is not all seen."""
+def _partial_correlation_spread(precision, sets, level, parts, graph):
+    """Basic intervals of the partial correlations (the hull over the sets of draws; the graphical lasso's with the
+    percentile interval of a set whose draws drop the edge, structure_bounds.py); withheld (NaN) where the clipping
+    loss is not all seen."""
     estimate = partial_correlations(precision)
-    interval = np.clip(hull_interval(estimate, [partial_correlations(draws) for draws in sets], level), -1.0, 1.0)
+    drawn = [partial_correlations(draws) for draws in sets]
+    interval = hull_interval(estimate, drawn, level)
+    if graph:
+        interval = with_dropped_draws(interval, drawn, level)
+    interval = np.clip(interval, -1.0, 1.0)
     if parts is not None and parts.unseen:
         interval[:] = np.nan
     return {"partial_correlation_": estimate, "partial_correlation_interval_": interval}

@@ -99,13 +99,16 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
         s, scales, noise_interval, noise_se, sampling_var, edge, weak, level, _gaps(spectrum, len(mid)),
         _bias_norm(bias_bound, joint, scales))
 
-    def intervals(at):  # every eigenvalue's interval at level 'at' (2, k)
+    def pieces(at):  # (noise and sampling, the loss's noise, centre bias below, above) at level 'at', each (k,)
         z_at = z_value(at)
         # the noise-only interval (exact for its law at 'level') scaled to 'at' where it is the wider
         half = half_width((noise_interval[1] - noise_interval[0]) / 2, z_at / z, z_at, se, weak, edge, extra)
         # the loss's own noise is a part like the others: in quadrature with them, at the upper tail's (1 - at) / 2
-        spread = (clipping_at(z_at) - point) * tail if part is not None else 0.0
-        below, above = eigenvalue_centre_bias(bias_bound, s, W, at, offset, joint)
+        spread = (clipping_at(z_at) - point) * tail if part is not None else np.zeros(len(mid))
+        return (half, spread, *eigenvalue_centre_bias(bias_bound, s, W, at, offset, joint))
+
+    def intervals(at):  # every eigenvalue's interval at level 'at' (2, k)
+        half, spread, below, above = pieces(at)
         lower = np.maximum(mid - half - below, 0.0)  # cut at 0 below only
         return np.stack([(lower if weyl is None else weyl.lower(at, lower)) / down,
                          lam * up + point * tail + np.sqrt(half**2 + spread**2) + above])
@@ -126,10 +129,23 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
              "sampling": "normal theory 2 lambda^2 / n" if target == "population" else "not counted",
              "clipping": clip, "centre_bias": "not bounded" if bias_bound is None else CENTRE_BIAS_TEXT}
     parts["tie_factors"] = {"lower_divided_by": down.tolist(), "upper_times": up.tolist()}
+    half, spread, _, above = pieces(level)
+    parts["upper_end"] = _upper_end(lam, half, spread, above, point * tail, lam * (up - 1.0))
     if weyl is not None:
         parts["centre_rank_one"] = {"norm_squared_bound": float(weyl.norm_bound(level)),
                                     "first_order_lower_end": weyl.clear(level).tolist(), "rule": WEYL_TEXT}
     return interval, se, parts
+
+
+def _upper_end(lam, half, spread, above, loss, ties):
+    """Where each upper end comes from, at the level (an eigenvalue the multiplicity rule selects is printed at
+    ``level_each``, wider): from ``lam`` (the released eigenvalue less the centre's mean term, floored at 0) the
+    noise and sampling's half-width, the clipping loss's estimate (times the tail factor), its noise's share of the
+    parts in quadrature, the centre's bias and a tied group's spread add up to it. Lists (k,): which part makes the
+    width (``benchmarks/pca_width.py`` tabulates them)."""
+    return {"from": lam.tolist(), "noise_and_sampling": half.tolist(), "clipping_loss": loss.tolist(),
+            "clipping_loss_noise": (np.sqrt(half**2 + spread**2) - half).tolist(), "centre_bias": above.tolist(),
+            "ties": ties.tolist()}
 
 
 WEYL_TEXT = ("lower ends by Weyl (the eigenvalue less the bound on the centre's squared error norm) where that bound "

@@ -12,7 +12,8 @@ from .._validation import check_positive
 from ..solvers import ridge_precision
 from ._conventions import all_or_nothing
 from ._params import nonnegative, optional, param, parameters
-from .precision import _PrecisionBase
+from .precision import _PrecisionBase, _in_original_units
+from .structure_bounds import hold_zero, ridge_range, within
 
 __all__ = ["RidgePrecisionFit"]  # PrivateRidgePrecision: this class on BaseEstimator (scikit_learn.py)
 
@@ -103,26 +104,36 @@ class RidgePrecisionFit(_PrecisionBase):
         self._record_release(release)
         self._finish(ridge_precision(release.second_moment, alpha), release)
         self._spread(raw, lambda S_draw: ridge_precision(S_draw, alpha))
-        self._withhold_beyond_first_order(release, alpha)
+        self._within_ridge_range(release, alpha)
         return self
 
-    def _withhold_beyond_first_order(self, release, alpha):
-        """Withhold the draws' intervals where the noise's negative eigenvalues exceed twice the penalty.
+    def _within_ridge_range(self, release, alpha):
+        """Cut the draws' intervals to the range any ridge precision of a covariance takes (structure_bounds.py).
 
-        Ridge then mostly inverts noise directions, and a draw (twice the noise) pushes them further: on
-        breast cancer, diabetes, wine and macrodata in raw units (ratios 5 to 71) 91-100% of the entries
-        whose basic interval excluded 0 missed the full-data ridge; on RAND HIE and simulations (0.4-1.5),
-        0-38% (benchmarks/results/coverage-structure.md).
+        Where the noise's negative eigenvalues exceed twice the penalty, ridge mostly inverts noise directions,
+        and a draw (twice the noise) pushes them further: on breast cancer, diabetes, wine and macrodata in raw
+        units (ratios 5 to 71) 91-100% of the entries whose basic interval excluded 0 missed the full-data ridge;
+        on RAND HIE and simulations (0.4-1.5), 0-38% (benchmarks/results/coverage-structure.md). There, and
+        where a diagonal entry's interval lies at or below 0 (Grunfeld at epsilon 4: the undetected clipping
+        loss at its upper end), every interval is stretched to hold 0 before the cut: the draws are beyond
+        first order and no sign is claimed (they were withheld, and printed nothing).
         """
         if self.precision_interval_ is None:
             return
-        # a precision's diagonal is positive: an interval of one entirely at or below 0 shows the draws left first
-        # order too (Grunfeld at epsilon 4: the undetected clipping loss at its upper end)
         below = np.diagonal(self.precision_interval_[1]) <= 0
-        if np.linalg.eigvalsh(release.second_moment)[0] >= -2.0 * alpha and not below.any():
-            return
-        self.precision_interval_ = np.full_like(self.precision_interval_, np.nan)
-        self.partial_correlation_interval_ = np.full_like(self.partial_correlation_interval_, np.nan)
-        self.uncertainty_["covers"] += (" -- withheld: the released matrix has eigenvalues below -2 alpha, or a "
-                                        "diagonal entry's interval lies below 0: ridge inverts noise there and "
-                                        "first-order intervals fail")
+        beyond = bool(np.linalg.eigvalsh(release.second_moment)[0] < -2.0 * alpha or below.any())
+        if beyond:
+            hold_zero(self.precision_interval_, True)
+            hold_zero(self.partial_correlation_interval_, ~np.eye(release.n_features, dtype=bool))
+        lower, upper = (_in_original_units(release, end) for end in ridge_range(alpha, release.n_features))
+        self.precision_interval_ = within(self.precision_interval_, lower, upper)
+        whole = (self.precision_interval_[0] <= lower) & (self.precision_interval_[1] >= upper)
+        self.uncertainty_["range"] = {
+            "rule": ("every interval is cut to the range ridge takes on any covariance, diagonal [0, c], off it "
+                     "[-c/2, c/2], c = 1/sqrt(2 alpha) in the release's units"),
+            "entries_at_whole_range": int(np.count_nonzero(np.triu(whole))),
+            "meaning": "an interval that is the whole range says nothing of its entry at this budget and alpha"}
+        if beyond:
+            self.uncertainty_["covers"] += (" -- beyond first order: the released matrix has eigenvalues below "
+                                            "-2 alpha, or a diagonal entry's interval lies below 0, so ridge "
+                                            "inverts noise; every interval holds 0 (no sign is claimed)")

@@ -197,7 +197,27 @@ def edge_lines(est, E, names, top=CONSOLE_EDGES):
     out += table([f"{header[0]} - {header[1]}", *header[2:-1]], [[f"{r[0]} - {r[1]}", *r[2:-1]] for r in rows[:top]])
     if len(rows) > top:
         out.append(f"  ... {len(rows) - top} more in edges.csv")
-    return out
+    return out + _withheld_line(est, rows[:top]) + _whole_range_line(est)
+
+
+def _withheld_line(est, rows):
+    """Why the printed edges' intervals say 'withheld' (the draws' summary says it; the console did not)."""
+    covers = (getattr(est, "uncertainty_", None) or {}).get("covers", "")
+    if " -- withheld: " not in covers or not any("withheld" in row for row in rows):
+        return []
+    return [f"note: 'withheld' = {covers.split(' -- withheld: ', 1)[1].split(' -- ')[0]}: no interval is complete"]
+
+
+def _whole_range_line(est):
+    """Ridge: how many entries' intervals are the whole range ridge takes on any covariance (structure_bounds.py)."""
+    whole = (getattr(est, "uncertainty_", None) or {}).get("range", {}).get("entries_at_whole_range", 0)
+    if not whole:
+        return []
+    d = est.precision_.shape[0]
+    return [f"note: {whole} of {d * (d + 1) // 2} precision intervals are the whole range ridge takes on any "
+            "covariance ([0, c] on the diagonal, +-c/2 off it, c = 1/sqrt(2 alpha)): they say nothing of their "
+            "entry at this budget and alpha (the estimate may lie outside it where the released matrix is indefinite); "
+            "in mixed units, private column scales (--scale private) can narrow them (docs/uncertainty.md)"]
 
 
 def covariance_summary(est, names=None, data_name=None, release=None):

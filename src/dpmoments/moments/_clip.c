@@ -8,9 +8,10 @@
  * NaN/inf entry, or squares that overflow) stops the pass: the caller takes its
  * overflow-safe NumPy path for the block. In and out may be the same buffer.
  *
- * clip_gram fuses the clipping with the Gram product for narrow rows (small d), where BLAS's
- * product of a tall, thin block costs as much as reading it and a separate clipping pass adds
- * the same again (see clip_gram below).
+ * clip_gram fuses the clipping with the Gram product for rows of up to GRAM_MAX_D columns (the
+ * caller uses it up to 96), where a separate clipping pass, a read and a write of every row, costs
+ * a fifth to a half of BLAS's product: each row is read once, fetched ahead while the previous
+ * panel's products are summed (see clip_gram below).
  *
  * Only the Python C API's buffer protocol is used (no NumPy headers). Every entry point checks its
  * arguments once per call (float64, C-contiguous, consistent lengths: ../_buffer_checks.h).
@@ -18,7 +19,9 @@
  * ABI: the version of these entry points' signatures and meaning. moments/accumulate.py uses this
  * module only where its ABI equals the one it expects (else the NumPy path): bump both, and see
  * docs/development.md, whenever an argument, a return value or what a call computes changes.
- * 1: clip_rows(block, out, d, bound) and clip_gram(block, center, gram, d, bound).
+ * 1: clip_rows(block, out, d, bound) and clip_gram(block, center, gram, d, bound). The constant
+ * GRAM_MAX_D (the widest rows clip_gram takes) came later without a bump: the calls and their bits
+ * are the same, a build without it is used up to 24 columns.
  */
 #define DPM_CLIP_ABI 1
 #define PY_SSIZE_T_CLEAN
@@ -33,14 +36,21 @@
 /* Rows per panel of clip_gram (a multiple of 4): the panel, transposed, stays in L1 while it is
  * clipped and its products are formed. */
 #define PANEL_ROWS 64
-/* The widest rows clip_gram accepts (the caller uses it up to d = 24: from about 32 columns on, clipping
- * and then BLAS's product measured as fast). */
-#define GRAM_MAX_D 64
-#define PAD2(d) (((d) + 1) & ~(Py_ssize_t)1)
+/* The widest rows clip_gram accepts (exported as GRAM_MAX_D; the caller uses it up to d = 96: from about
+ * 100 columns on, clipping and then BLAS's product measured faster). */
+#define GRAM_MAX_D 128
+#define PAD4(d) (((d) + 3) & ~(Py_ssize_t)3)
 
 #if defined(__GNUC__) || defined(__clang__)
 typedef double v4d __attribute__((vector_size(32)));
+typedef double v4d_unaligned __attribute__((vector_size(32), aligned(8)));
+/* One read of four doubles into a register: a volatile read happens once, so a value used twice is not
+ * read from memory twice (as a folded operand of each product). */
+#define LOAD_ONCE(p) (*(const volatile v4d_unaligned *)(p))
+#define PREFETCH(p) __builtin_prefetch((p), 0, 3)
 typedef long long v4i __attribute__((vector_size(32)));
+#else
+#define PREFETCH(p) ((void)0)
 #endif
 #if defined(__GNUC__) && !defined(__clang__)
 #define V4D_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, (v4i){i, j, k, l})
@@ -164,7 +174,8 @@ static inline void transpose_panel(const double *in, const double *c, Py_ssize_t
  * do not depend on the panel size). Returns 0, with L untouched, when a row's sum of squares is not
  * finite. */
 CLONES static int clip_panel_gram(const double *in, const double *c, Py_ssize_t m, Py_ssize_t d,
-                                  Py_ssize_t dp, double bound, double *Q, double *L)
+                                  Py_ssize_t dp, double bound, double *Q, double *L, const char *ahead,
+                                  Py_ssize_t ahead_len)
 {
     const Py_ssize_t M = PANEL_ROWS;
     transpose_panel(in, c, m, d, Q);
@@ -196,30 +207,43 @@ CLONES static int clip_panel_gram(const double *in, const double *c, Py_ssize_t 
         for (Py_ssize_t r = 0; r < M; r++)
             Q[k * M + r] *= scale[r];
     Py_ssize_t mr = (m + 3) & ~(Py_ssize_t)3; /* the rows up to the next 4 (zeros past m) */
+    /* Tiles of two columns j, j + 1 by four columns k .. k + 3 from the diagonal's tile on: eight running
+     * sums in registers, six loads for sixteen vector operations (each k column read once per step:
+     * LOAD_ONCE keeps the compiler from reading it again for its second product). Entries below the
+     * diagonal in a tile are summed too (the tile is whole) and never read. While the tiles are summed,
+     * the next panel's rows (ahead, ahead_len bytes) are fetched into the cache a few lines per tile, so
+     * its transposition reads them from the cache, not from memory. */
+    Py_ssize_t tiles = 0;
     for (Py_ssize_t j = 0; j < dp; j += 2)
-        for (Py_ssize_t k = j; k < dp; k += 2) {
-            const double *qj0 = Q + j * M, *qj1 = qj0 + M, *qk0 = Q + k * M, *qk1 = qk0 + M;
-            double *l00 = L + (j * dp + k) * 4, *l01 = l00 + 4, *l10 = L + ((j + 1) * dp + k) * 4, *l11 = l10 + 4;
+        tiles += (dp - (j & ~(Py_ssize_t)3)) / 4;
+    const Py_ssize_t per_tile = (ahead_len / 64 + tiles) / tiles; /* cache lines, rounded up */
+    const char *pf = ahead, *pf_end = ahead + ahead_len;
+    for (Py_ssize_t j = 0; j < dp; j += 2)
+        for (Py_ssize_t k = j & ~(Py_ssize_t)3; k < dp; k += 4) {
+            for (Py_ssize_t t = 0; t < per_tile && pf < pf_end; t++, pf += 64)
+                PREFETCH(pf);
+            const double *qj0 = Q + j * M, *qj1 = qj0 + M, *qk = Q + k * M;
+            double *l0 = L + (j * dp + k) * 4, *l1 = l0 + dp * 4;
 #if defined(__GNUC__) || defined(__clang__)
-            v4d a00, a01, a10, a11, x0, x1, y0, y1;
-            memcpy(&a00, l00, 32); memcpy(&a01, l01, 32); memcpy(&a10, l10, 32); memcpy(&a11, l11, 32);
+            v4d a00, a01, a02, a03, a10, a11, a12, a13, x0, x1, y;
+            memcpy(&a00, l0, 32); memcpy(&a01, l0 + 4, 32); memcpy(&a02, l0 + 8, 32); memcpy(&a03, l0 + 12, 32);
+            memcpy(&a10, l1, 32); memcpy(&a11, l1 + 4, 32); memcpy(&a12, l1 + 8, 32); memcpy(&a13, l1 + 12, 32);
             for (Py_ssize_t r = 0; r < mr; r += 4) {
                 memcpy(&x0, qj0 + r, 32); memcpy(&x1, qj1 + r, 32);
-                memcpy(&y0, qk0 + r, 32); memcpy(&y1, qk1 + r, 32);
-                a00 += x0 * y0;
-                a01 += x0 * y1;
-                a10 += x1 * y0;
-                a11 += x1 * y1;
+                y = LOAD_ONCE(qk + r);         a00 += x0 * y; a10 += x1 * y;
+                y = LOAD_ONCE(qk + M + r);     a01 += x0 * y; a11 += x1 * y;
+                y = LOAD_ONCE(qk + 2 * M + r); a02 += x0 * y; a12 += x1 * y;
+                y = LOAD_ONCE(qk + 3 * M + r); a03 += x0 * y; a13 += x1 * y;
             }
-            memcpy(l00, &a00, 32); memcpy(l01, &a01, 32); memcpy(l10, &a10, 32); memcpy(l11, &a11, 32);
+            memcpy(l0, &a00, 32); memcpy(l0 + 4, &a01, 32); memcpy(l0 + 8, &a02, 32); memcpy(l0 + 12, &a03, 32);
+            memcpy(l1, &a10, 32); memcpy(l1 + 4, &a11, 32); memcpy(l1 + 8, &a12, 32); memcpy(l1 + 12, &a13, 32);
 #else
             for (Py_ssize_t r = 0; r < mr; r += 4)
-                for (int l = 0; l < 4; l++) {
-                    l00[l] += qj0[r + l] * qk0[r + l];
-                    l01[l] += qj0[r + l] * qk1[r + l];
-                    l10[l] += qj1[r + l] * qk0[r + l];
-                    l11[l] += qj1[r + l] * qk1[r + l];
-                }
+                for (int c = 0; c < 4; c++)
+                    for (int l = 0; l < 4; l++) {
+                        l0[c * 4 + l] += qj0[r + l] * qk[c * M + r + l];
+                        l1[c * 4 + l] += qj1[r + l] * qk[c * M + r + l];
+                    }
 #endif
         }
     return 1;
@@ -263,7 +287,7 @@ static PyObject *clip_gram(PyObject *self, PyObject *args)
     }
     const double *in = bi.buf, *c = bc.buf;
     double *G = bg.buf;
-    Py_ssize_t n = bi.len / (d * 8), dp = PAD2(d);
+    Py_ssize_t n = bi.len / (d * 8), dp = PAD4(d);
     P = PyMem_Calloc(PANEL_ROWS * dp, sizeof(double)); /* the transposed panel; a padding column stays 0 */
     T = PyMem_Calloc(dp * dp * 4, sizeof(double));     /* four lane sums per entry */
     if (!P || !T) {
@@ -274,7 +298,9 @@ static PyObject *clip_gram(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t lo = 0; lo < n && finite; lo += PANEL_ROWS) {
         Py_ssize_t m = n - lo < PANEL_ROWS ? n - lo : PANEL_ROWS;
-        finite = clip_panel_gram(in + lo * d, c, m, d, dp, bound, P, T);
+        const double *next = in + (lo + m) * d; /* the next panel's rows, fetched while this one is summed */
+        Py_ssize_t next_rows = n - lo - m < PANEL_ROWS ? n - lo - m : PANEL_ROWS;
+        finite = clip_panel_gram(in + lo * d, c, m, d, dp, bound, P, T, (const char *)next, next_rows * d * 8);
     }
     if (finite)
         for (Py_ssize_t j = 0; j < d; j++)
@@ -300,7 +326,7 @@ done:
 static PyMethodDef methods[] = {
     {"clip_rows", clip_rows, METH_VARARGS, "Scale each row of a C-contiguous float64 block into the L2 ball."},
     {"clip_gram", clip_gram, METH_VARARGS,
-     "Add the Gram matrix of a block's centred, clipped rows (d <= 64) to a d x d float64 buffer."},
+     "Add the Gram matrix of a block's centred, clipped rows (d <= GRAM_MAX_D) to a d x d float64 buffer."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -310,7 +336,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_clip", "Compiled ro
 PyMODINIT_FUNC PyInit__clip(void)
 {
     PyObject *m = PyModule_Create(&module);
-    if (m && PyModule_AddIntConstant(m, "ABI", DPM_CLIP_ABI) < 0)
+    if (m && (PyModule_AddIntConstant(m, "ABI", DPM_CLIP_ABI) < 0
+              || PyModule_AddIntConstant(m, "GRAM_MAX_D", GRAM_MAX_D) < 0))
         Py_CLEAR(m);
     return m;
 }

@@ -40,10 +40,12 @@ __all__ = ["MomentSums", "accumulate_moments"]
 
 # Elements per chunk when an in-memory array is chunked here.
 _CHUNK_ELEMENTS = 1 << 20
-# The widest rows whose clipping and Gram product are one compiled loop (``_clip.clip_gram``): there
-# BLAS's product of a tall, thin block costs about a read of it and a separate clipping pass as much
-# again; from about 32 columns on BLAS's product is as fast as the compiled loop (measured), so it takes them.
-_FUSED_MAX_D = 24
+# The widest rows whose clipping and Gram product are one compiled loop (``_clip.clip_gram``): there a
+# separate clipping pass, about a read and a write of every row, costs a fifth to a half of BLAS's product
+# (measured 1.3-1.5x ``X.T @ X`` at d = 10-64), while the compiled loop reads each row once and fetches
+# the next rows while it sums; from about 100 columns on BLAS's product is faster (benchmarks/speed.py).
+# A ``_clip`` built before it accepted rows this wide (no ``GRAM_MAX_D``) takes them up to 24.
+_FUSED_MAX_D = min(96, getattr(_compiled, "GRAM_MAX_D", 24))
 # Elements per block of the fused clip-and-accumulate loop (2 MiB of float64: it stays in the
 # last-level cache; larger blocks measured faster than L2-sized ones, whose per-call overhead dominates).
 _BLOCK_ELEMENTS = 1 << 18
