@@ -39,7 +39,8 @@ _REPLAYS = {}
 @contextmanager
 def parsed_once(X):
     """``X`` (a dask array on a ``distributed`` cluster) with its blocks read once and replayed from each worker's
-    disk for the duration of the ``with`` block; anything else is yielded as it is (module docstring)."""
+    disk for the duration of the ``with`` block; anything else is yielded as it is (module docstring), but for
+    text files' blocks, which are counted (as the local reader counts its rows) by one more read where not spilled."""
     parsed = _is_dask_array(X) and X.ndim == 2 and _parsed(X)
     client = _active_client() if parsed else None
     if client is None or not all(client.run(_disk_for_spills).values()):
