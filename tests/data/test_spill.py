@@ -91,3 +91,23 @@ def test_a_cluster_block_handle_reads_back_bit_for_bit_and_travels_with_its_rows
     assert held.file is None and held.rows().tobytes() == rows.tobytes() and held.__sizeof__() >= rows.nbytes
     with parsed_once(rows) as same:
         assert same is rows
+
+
+def test_a_worker_without_positioned_reads_and_writes_reads_the_files_every_pass(monkeypatch):
+    """data/dask_spill.py: Windows (no os.preadv / os.pwrite, named temporary files) does not spill: X as given."""
+    import os
+
+    da = pytest.importorskip("dask.array")
+    import dpmoments.data.dask_spill as dask_spill
+
+    class Client:  # client.run: each worker's answer
+        def run(self, f):
+            return {"worker": f()}
+
+    monkeypatch.delattr(os, "preadv", raising=False)
+    assert dask_spill._disk_for_spills() is False
+    monkeypatch.setattr(dask_spill, "_parsed", lambda X: True)
+    monkeypatch.setattr(dask_spill, "_active_client", Client)
+    X = da.ones((4, 2), chunks=2)
+    with dask_spill.parsed_once(X) as same:
+        assert same is X

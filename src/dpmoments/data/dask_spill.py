@@ -9,13 +9,14 @@ only a handle (:class:`SpilledBlock`, a few bytes in the worker's memory). Every
 block runs where its handle is and reads the block back from the file (the page cache, as a ``.npy`` file
 is read): same values, same blocks, same order, so every sum and release is bit-for-bit what re-reading
 gives, and a worker's memory stays one block per task, as before. The handles are released when the
-release's passes end, and each file with its handle (it has no name in any directory; the system reclaims
-it when the worker process ends, however it ends).
+release's passes end, and each file with its handle (on Linux/POSIX it has no name in any directory; the system
+reclaims it when the worker process ends, however it ends).
 
 Only where it pays and is safe: a dask array of blocks parsed from files (:func:`~.dask_tables.open_dask_table`'s
 Parquet and text pieces; Zarr's and ``.npy``'s raw reads, a DataFrame and other collections are read as before), a
 ``distributed`` client that is dask's active scheduler (the threaded scheduler reads the files each pass, as
-before), and every worker's temporary directory on disk (tmpfs would make the "spill" memory again).
+before), and every worker on Linux/POSIX (positioned reads and writes, ``os.preadv``/``os.pwrite``) with its
+temporary directory on disk (tmpfs would make the "spill" memory again); elsewhere every pass reads the files.
 
 Privacy: nothing leaves a worker but what the passes sent before (their sums); the files are unnamed and
 hold the rows only while the release runs.
@@ -156,8 +157,10 @@ def _read_all(fd, out):
 
 
 def _disk_for_spills():
-    """Whether this process's temporary directory is on disk (runs on each worker)."""
-    return not _in_memory(tempfile.gettempdir())
+    """Whether this process can spill: a POSIX system with positioned reads and writes (Windows has neither, and
+    its temporary files are named) and a temporary directory on disk (runs on each worker)."""
+    positioned = os.name == "posix" and hasattr(os, "preadv") and hasattr(os, "pwrite")
+    return positioned and not _in_memory(tempfile.gettempdir())
 
 
 def _parsed(X):
