@@ -10,7 +10,7 @@ import pytest
 
 from dpmoments.estimators import PrivateIRLS, PrivateModelSelection
 from dpmoments.estimators import _irls_error, _irls_knot
-from dpmoments.estimators._irls_sampling import (ONE_MACHINE_SPLIT, release_sampling, sampling_scales,
+from dpmoments.estimators._irls_sampling import (SPLIT, release_sampling, sampling_scales,
                                                  sandwich_statistics)
 from dpmoments.mechanisms import upper_triangle
 from dpmoments.privacy import ZCDP
@@ -44,7 +44,7 @@ def test_defaults_fit_an_intercept_with_private_bounds_and_list_every_share():
     assert est.privacy_.epsilon == pytest.approx(4.0) and est.privacy_.delta == 1e-6
     assert "sampling variability" in est.uncertainty_["covers"] and "clipping" in est.uncertainty_["not_covered"]
     assert [e["statistic"] for e in est.privacy_report_["noise"]][-4:] == [f"sampling release {k}"
-                                                                           for k in ONE_MACHINE_SPLIT]
+                                                                           for k in SPLIT]
     assert "below the sign-score check" in est.uncertainty_["not_covered"]  # the knot: checked, not found
     assert np.all(est.coef_se_ >= est.coef_noise_se_)  # sampling adds to the noise, never replaces it
 
@@ -153,7 +153,7 @@ SHARED = (np.array([[0.3, -0.2], [-0.5, 0.4]]), np.array([2.5, -3.0]))
 def _centre(stat, x, y):
     X, Y = np.vstack([x, SHARED[0]]), np.r_[y, SHARED[1]]
     if stat == "sign":
-        zero = {k: 0.0 for k in ONE_MACHINE_SPLIT}
+        zero = {k: 0.0 for k in SPLIT}
         # the pair differs along e_1 only; the other coordinate's noise is independent of it: audit that one
         return release_sampling(X, Y, np.zeros(2), w_max=W, response_bound=3.0, scales=zero, rng=0)["sign"][:1]
     return upper_triangle(sandwich_statistics(X, Y, 1.0, W)["K"])  # h public: from the scale released before
@@ -170,7 +170,7 @@ def _replica(stat, factor):
     def mech(which, rng, size):
         return centres[which] + rng.normal(0.0, sigma, size=(size, centres[which].size))
 
-    return mech, centres[0] - centres[1], ZCDP(ONE_MACHINE_SPLIT[stat] * RHO).to_approx_dp(1e-3).epsilon
+    return mech, centres[0] - centres[1], ZCDP(SPLIT[stat] * RHO).to_approx_dp(1e-3).epsilon
 
 
 @pytest.mark.statistical

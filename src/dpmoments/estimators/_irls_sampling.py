@@ -30,7 +30,7 @@ second moment's); each row's term :math:`\operatorname{sign}(r_i) z_i` of :math:
 :math:`R`, so :math:`S` has L2 sensitivity :math:`2R/n`. :math:`\theta`, :math:`h`, :math:`R`, :math:`r` and
 :math:`w_{\max}` are public or outputs of earlier private steps. Each is a Gaussian mechanism in zCDP
 (:math:`\rho = \Delta^2 / 2\sigma^2`); the share's :math:`\rho` is split 0.1 / 0.4 / 0.4 / 0.1
-(:data:`ONE_MACHINE_SPLIT`) and the four compose with the iterations in zCDP (:func:`dpmoments.privacy.compose`).
+(:data:`SPLIT`) and the four compose with the iterations in zCDP (:func:`dpmoments.privacy.compose`).
 """
 
 import math
@@ -42,11 +42,8 @@ from ..moments.irls_sandwich import (SPLIT, bandwidth, residual_scale, sandwich_
                                      sign_score, sign_sensitivity)
 from ..privacy import zcdp_gaussian_sigma
 
-__all__ = ["SPLIT", "ONE_MACHINE_SPLIT", "sampling_scales", "release_sampling", "bandwidth", "sandwich_statistics",
+__all__ = ["SPLIT", "sampling_scales", "release_sampling", "bandwidth", "sandwich_statistics",
            "sandwich_parts"]
-
-#: The split of the sampling share (of rho), one machine's and the sites' (:data:`SPLIT`, one set of defaults).
-ONE_MACHINE_SPLIT = SPLIT
 
 
 def sampling_scales(rho, n, row_bound, response_bound):
@@ -55,7 +52,7 @@ def sampling_scales(rho, n, row_bound, response_bound):
     sens["sign"] = sign_sensitivity(n, row_bound)
     if math.isinf(rho):
         return {k: 0.0 for k in sens}, sens
-    return {k: zcdp_gaussian_sigma(ONE_MACHINE_SPLIT[k] * rho, sens[k]) for k in sens}, sens
+    return {k: zcdp_gaussian_sigma(SPLIT[k] * rho, sens[k]) for k in sens}, sens
 
 
 def release_sampling(Z, y, theta, *, w_max, response_bound, scales, rng):
