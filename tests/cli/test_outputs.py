@@ -314,3 +314,9 @@ def test_a_font_without_the_column_names_characters_is_one_note(capsys):
             warnings.warn("other", RuntimeWarning)
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "lacks some characters" in err and "'covariance'" in err
+    with pytest.warns(RuntimeWarning, match="other"), pytest.raises(OSError):  # savefig failed: nothing dropped
+        with _output._glyphs_noted("covariance"):
+            warnings.warn("Glyph 36523 missing from font(s) DejaVu Sans.", UserWarning)
+            warnings.warn("other", RuntimeWarning)
+            raise OSError("disk full")
+    assert "'covariance'" in capsys.readouterr().err

@@ -335,19 +335,29 @@ class ResultsDir:
 @contextlib.contextmanager
 def _glyphs_noted(name):
     """matplotlib warns once per character its font lacks (a CJK column name: one line per glyph, per format); say
-    it once instead. Other warnings pass on as they came."""
+    it once instead. Other warnings pass on as they came, also when the figure's writing fails."""
     import sys
     import warnings
 
-    with warnings.catch_warnings(record=True) as caught:  # the filters in force are kept: what they let pass
-        yield
+    caught = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:  # the filters in force are kept: what they let pass
+            yield
+    finally:
+        _pass_on(caught, name, sys.stderr)
+
+
+def _pass_on(caught, name, stderr):
+    """The caught warnings, shown as they came, but for the missing glyphs: one note naming the figure."""
+    import warnings
+
     glyph = [w for w in caught if "missing from font" in str(w.message)]
     for w in caught:
         if w not in glyph:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     if glyph:
         print(f"dpmoments: note: the figure's font lacks some characters of the column names, shown as boxes in "
-              f"the figure '{name}'; the tables name them in full", file=sys.stderr)
+              f"the figure '{name}'; the tables name them in full", file=stderr)
 
 
 def figures_ahead(args):
