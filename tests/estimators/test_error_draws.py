@@ -221,3 +221,18 @@ def test_the_loss_shape_draws_both_signs_at_full_size_where_the_released_sign_is
     drawn = np.array([_loss_shape(parts, gen) for _ in range(40)])
     assert np.all(drawn == drawn.transpose(0, 2, 1)) and np.all(drawn[:, ~unclear] == corr[~unclear])
     assert set(np.unique(drawn[:, 0, 1])) == {-1.0, 1.0}
+
+
+def test_the_ridge_whole_range_note_says_its_units():
+    """summaries._whole_range_line: c = 1/sqrt(2 alpha) is in standardised units where column scales are set (the
+    printed intervals are in original units, range c/(s_i s_j))."""
+    from types import SimpleNamespace
+
+    from dpmoments.estimators.summaries import _whole_range_line
+
+    def note(scale):
+        est = SimpleNamespace(uncertainty_={"range": {"entries_at_whole_range": 2}}, precision_=np.eye(3),
+                              release_=SimpleNamespace(column_scale=scale))
+        return _whole_range_line(est)[0]
+
+    assert "standardised units" in note(np.ones(3)) and "standardised" not in note(None)

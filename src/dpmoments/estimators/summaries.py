@@ -214,8 +214,11 @@ def _whole_range_line(est):
     if not whole:
         return []
     d = est.precision_.shape[0]
+    scaled = getattr(getattr(est, "release_", None), "column_scale", None) is not None
+    units = ("; in standardised units: divided by s_i s_j, the column scales, in the units printed"
+             if scaled else "")
     return [f"note: {whole} of {d * (d + 1) // 2} precision intervals are the whole range ridge takes on any "
-            "covariance ([0, c] on the diagonal, +-c/2 off it, c = 1/sqrt(2 alpha)): they say nothing of their "
+            f"covariance ([0, c] on the diagonal, +-c/2 off it, c = 1/sqrt(2 alpha){units}): they say nothing of their "
             "entry at this budget and alpha (the estimate may lie outside it where the released matrix is indefinite); "
             "in mixed units, private column scales (--scale private) can narrow them (docs/uncertainty.md)"]
 
