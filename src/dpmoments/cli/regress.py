@@ -37,7 +37,7 @@ Too few rows for the draws (breast cancer's 569 at epsilon below 1.8) are refuse
 that says from which --epsilon (or --bound-share) the run goes through. --w-max defaults to
 'auto': 5 / response_bound, so residuals below a fifth of the response bound get the largest
 weight (docs/regression.md says why). The intervals count the noise of every iteration, the
-iterations not run and, from --sampling-share 0.1 of the budget (three releases at the final
+iterations not run and, from --sampling-share 0.1 of the budget (four releases at the final
 iterate, listed in the report), the sampling variability of the rows; not the clipping bias.
 
 Memory: IRLS needs one pass per iteration, so the selected columns (and the target) are
@@ -91,7 +91,7 @@ def add_arguments(parser):
     est.add_argument("--fit-intercept", action=argparse.BooleanOptionalAction, default=True,
                      help="append a public constant column R/2 (default on; the row bound grows to sqrt(R^2 + R^2/4))")
     est.add_argument("--sampling-share", type=float, default=0.1, metavar="F",
-                     help="share of the budget (of rho) for the three releases behind the intervals' sampling part "
+                     help="share of the budget (of rho) for the four releases behind the intervals' sampling part "
                           "with --intervals-for population (default 0.1; 0: no sampling part, said in the report)")
     add_uncertainty_arguments(parser, closed_form="every coefficient's standard error (first order)", target=True)
     add_output_arguments(parser)

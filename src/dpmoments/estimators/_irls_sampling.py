@@ -1,7 +1,7 @@
 r"""The releases behind an IRLS coefficient's sampling error: the LAD sandwich, privately.
 
 At the final private iterate :math:`\theta` (public: an output of the iterations), with residuals
-:math:`r_i = y_i - z_i^\top\theta` of the clipped rows and responses, three statistics are released
+:math:`r_i = y_i - z_i^\top\theta` of the clipped rows and responses, four statistics are released
 from the ``sampling_budget`` share, in this order:
 
 1. the residual scale :math:`s = \frac1n\sum_i \min(|r_i|, r)`, Gaussian (a tenth of the share);
@@ -56,7 +56,7 @@ def sampling_scales(rho, n, row_bound, response_bound):
 
 
 def release_sampling(Z, y, theta, *, w_max, response_bound, scales, rng):
-    """The three sampling releases at ``theta`` (rows ``Z`` and responses ``y`` already clipped).
+    """The four sampling releases at ``theta`` (rows ``Z`` and responses ``y`` already clipped).
 
     Returns ``{"scale", "h", "K", "V", "sign"}``: the released residual scale, the bandwidth it gives,
     the two released matrices and LAD's score (noisy; exact where ``scales`` are 0; no ``sign`` where

@@ -126,7 +126,7 @@ class PrivateIRLS(IRLSPlanMixin, IRLSResultsMixin, LabelledCoefficients, Regress
         counted, from the ``sampling_budget`` releases; LAD, ``p = 1``, zCDP
         accounting) or the coefficients of these rows (noise only).
     sampling_budget : float in [0, 1), default=0.1
-        The share (of ``rho`` under zCDP accounting) of three releases at the
+        The share (of ``rho`` under zCDP accounting) of four releases at the
         final iterate behind the sampling part
         (:mod:`dpmoments.estimators._irls_sampling`); listed as the part
         ``"sampling (error budget)"``.

@@ -80,7 +80,8 @@ def sandwich_statistics(Z, residuals, h, w_max):
 
 
 def sandwich_sensitivities(n, row_bound, response_bound):
-    """The replace-one L2 sensitivities ``{"scale", "K", "V"}`` of one machine's three releases over ``n`` rows."""
+    """The replace-one L2 sensitivities ``{"scale", "K", "V"}`` of three of one machine's four releases over ``n``
+    rows (the sign score's: :func:`sign_sensitivity`)."""
     second = SANDWICH_K.sensitivity(norm="l2", n_samples=n, n_features=1, neighbours="replace-one",
                                     row_norm=row_bound)
     return {"scale": scale_sensitivity(response_bound, n), "K": second, "V": second}
