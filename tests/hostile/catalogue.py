@@ -256,6 +256,8 @@ CASES = [
      "shaped like data rows"),
     ("count-share", "API", "`count_share=1` under add-remove", release(neighbours="add-remove", count_share=1.0),
      ValueError, "'count_share'"),
+    ("count-share-replace-one", "API", "`count_share=0.2` under replace-one (n public: nothing is counted)",
+     release(neighbours="replace-one", count_share=0.2), ValueError, "'count_share' applies only with neighbours"),
     ("wishart-add-remove", "API", "a Wishart mechanism under add-remove",
      release(mechanism="wishart-approx", neighbours="add-remove"), ValueError, "noisy row count"),
     ("neighbours-irls", "API", "IRLS under a relation other than replace-one",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..mechanisms import laws
-from ..moments.counts import COUNT_SHARE
+from ..moments.counts import COUNT_SHARE, count_share_unused
 from ..privacy.relations import NEIGHBOURS
 from ._choices import AUTO_HELP, HOW_TO_CHOOSE, Choices, add_choice_arguments, ROW_NORM_DEFAULT, bound_or_auto, choices_of
 from ._ranges import add_ranges_arguments, ranges_of
@@ -344,8 +344,7 @@ def check_count_share(args):
     from ._unused_options import typed
 
     if getattr(args, "neighbours", "add-remove") != "add-remove" and typed(getattr(args, "argv", ()), "--count-share"):
-        raise CliError(f"--count-share applies only with --neighbours add-remove (its noisy row count); under "
-                       f"{args.neighbours} the number of rows is public and nothing is counted: leave it out")
+        raise CliError(count_share_unused("--count-share", "--neighbours add-remove", args.neighbours))
 
 
 def privacy_options(args, n_features=None):

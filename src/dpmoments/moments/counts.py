@@ -21,7 +21,7 @@ from ..exceptions import PrivacyLeakWarning
 # NumPy and the calibrations are imported by the functions that release: the command line reads COUNT_SHARE to
 # build its options, and '--help' imports no NumPy (tests/test_import_cost.py).
 
-__all__ = ["COUNT_SHARE", "NoisyCount", "check_count_share", "split_budget", "splits_in_rho", "noisy_count",
+__all__ = ["COUNT_SHARE", "NoisyCount", "check_count_share", "count_share_unused", "split_budget", "splits_in_rho", "noisy_count",
            "published_count", "planned_guarantee", "warn_if_delta_large"]
 
 COUNT_SHARE = 0.05
@@ -50,13 +50,22 @@ class NoisyCount:
     guarantee: object
 
 
-def check_count_share(count_share):
-    """A share of the budget in (0, 1)."""
+def check_count_share(count_share, neighbours=None):
+    """A share of the budget in (0, 1); one other than the default is refused under a relation other than add-remove
+    (``neighbours``, checked), where the row count is public and the share would be silently ignored."""
     if isinstance(count_share, bool) or not isinstance(count_share, numbers.Real) \
             or not 0.0 < float(count_share) < 1.0:
         raise ValueError(f"'count_share' must be a fraction in (0, 1) of the budget spent on the row count; "
                          f"got {count_share!r}.")
+    if neighbours not in (None, "add-remove") and float(count_share) != COUNT_SHARE:
+        raise ValueError(count_share_unused("'count_share'", "neighbours='add-remove'", neighbours) + ".")
     return float(count_share)
+
+
+def count_share_unused(option, add_remove, neighbours):
+    """The one wording, library and command line, of a row count's share given where nothing is counted."""
+    return (f"{option} applies only with {add_remove} (its noisy row count); under {neighbours} the number of rows "
+            f"is public and nothing is counted: leave it out")
 
 
 def splits_in_rho(mechanism, calibration):

@@ -41,7 +41,7 @@ def _check_privacy(epsilon, delta, mechanism, neighbours, calibration, allowed, 
     mechanism = as_mechanism(mechanism, "mechanism", allowed)
     neighbours = check_option(neighbours, "neighbours", NEIGHBOURS)
     calibration = check_option(calibration, "calibration", CALIBRATIONS)
-    count_share = check_count_share(count_share)
+    count_share = check_count_share(count_share, neighbours)
     if neighbours == "add-remove" and not mechanism.additive:
         raise ValueError(f"mechanism={mechanism.name!r} has no analysis with a noisy row count: use "
                          f"neighbours='zero-out' (n public) or mechanism {offered(ADDITIVE)} for add-remove.")

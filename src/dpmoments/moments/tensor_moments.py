@@ -180,7 +180,7 @@ def check_tensor_arguments(epsilon, delta, neighbours, calibration, budget, coun
     budget = TensorBudget() if budget is None else budget
     if not isinstance(budget, TensorBudget):
         raise TypeError(f"'budget' must be a TensorBudget or None; got {type(budget).__name__}.")
-    return TensorArguments(epsilon, delta, neighbours, calibration, budget, check_count_share(count_share))
+    return TensorArguments(epsilon, delta, neighbours, calibration, budget, check_count_share(count_share, neighbours))
 
 
 @dataclass(frozen=True)
