@@ -258,6 +258,8 @@ CASES = [
      ValueError, "'count_share'"),
     ("count-share-replace-one", "API", "`count_share=0.2` under replace-one (n public: nothing is counted)",
      release(neighbours="replace-one", count_share=0.2), ValueError, "'count_share' applies only with neighbours"),
+    ("bound-budget-public-bound", "API", "`bound_budget=0.3` with a public `row_norm` (no bound is drawn)",
+     release(bound_budget=0.3), ValueError, "'bound_budget' applies only to a private bound"),
     ("wishart-add-remove", "API", "a Wishart mechanism under add-remove",
      release(mechanism="wishart-approx", neighbours="add-remove"), ValueError, "noisy row count"),
     ("neighbours-irls", "API", "IRLS under a relation other than replace-one",

@@ -18,7 +18,7 @@ from .._rng import noise_source
 from .._validation import check_option
 from ..mechanisms import laws
 from ..moments import Release, release_second_moment
-from ..moments.auto_release import BoundBudget, as_bound_budget, is_auto
+from ..moments.auto_release import BoundBudget, as_bound_budget, check_bound_budget_used, is_auto
 from ..privacy import Accountant, PureDP, Uncertified, check_accountant
 from ._params import check_parameters, or_else, param, parameters, positive_or_inf, value_only
 from .error_budget import check_target
@@ -112,6 +112,8 @@ class MomentEstimator:
                                             bound_budget=self._bound_budget(), rng=self.rng,
                                             column_names=self._column_names(X), **kwargs)
         else:
+            if ranges is None:
+                check_bound_budget_used(getattr(self, "bound_budget", BoundBudget.share), self.row_norm, None)
             release = release_second_moment(X, epsilon=self.epsilon, delta=self.delta, center=self.center,
                                             rng=self.rng, **kwargs)
         self._spend(release)

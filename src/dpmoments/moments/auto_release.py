@@ -66,7 +66,7 @@ from .sensitivity import moment_sensitivity
 from .statistics import SECOND, as_moment
 from ..data import as_source, same_file_version
 
-__all__ = ["BoundBudget", "as_bound_budget", "is_auto", "release_with_private_bounds", "clip_target",
+__all__ = ["BoundBudget", "as_bound_budget", "check_bound_budget_used", "bound_share_unused", "is_auto", "release_with_private_bounds", "clip_target",
            "choose_bounds", "sampling_quantile", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal",
            "clipping_bias", "round_up"]
 
@@ -141,6 +141,18 @@ def as_bound_budget(bound_budget):
     if isinstance(bound_budget, bool) or not isinstance(bound_budget, (int, float)):
         raise TypeError(f"'bound_budget' must be a share in (0, 1) or a BoundBudget; got {bound_budget!r}.")
     return BoundBudget(share=float(bound_budget))
+
+
+def check_bound_budget_used(bound_budget, row_norm, scale):
+    """Refuse a bound's share other than the default where no bound is private (a public ``row_norm`` and no private
+    scales): it paid for nothing and was silently ignored (the command line refuses ``--bound-share`` there)."""
+    if not is_auto(row_norm) and scale is None and as_bound_budget(bound_budget).share != BoundBudget.share:
+        raise ValueError(bound_share_unused("'bound_budget'", "row_norm='auto', scale='private'") + ": leave it out.")
+
+
+def bound_share_unused(option, private_bound):
+    """The one wording, library and command line, of a bound's share given where the bound is public."""
+    return f"{option} applies only to a private bound ({private_bound}); this run's bound is public"
 
 
 def sampling_quantile(n, budget, noise_norm=0.0):

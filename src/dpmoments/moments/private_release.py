@@ -84,8 +84,8 @@ from ..data import as_source
 from ..data.dask_spill import parsed_once
 from ..mechanisms import laws
 from .releases import release_public_second_moment
-from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, is_auto, rank_error, warn_clipped,
-                           warn_unreliable)
+from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, check_bound_budget_used, is_auto,
+                           rank_error, warn_clipped, warn_unreliable)
 from .clipping_bias import ExcessTap, record_clipping_excess, wants_loss_matrix
 from .counts import COUNT_SHARE, check_count_share, planned_guarantee, warn_if_delta_large
 from .choice_budget import BOUND_OPTION, LOCATION_OPTION, SCALE_SHARE, PrivateChoiceBudget
@@ -193,6 +193,7 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     _check_scale(scale)
     check_option(neighbours, "neighbours", NEIGHBOURS)  # before any draw is judged against n (public or not)
     bounds = as_bound_budget(bound_budget)
+    check_bound_budget_used(bounds, row_norm, scale)
     if is_auto(row_norm) or scale is not None:
         check_auto_privacy(mechanism, False, what="row_norm='auto'" if is_auto(row_norm) else "scale='private'")
     if is_auto(row_norm) or scale is not None or (isinstance(center, str) and center_budget.prior is None):

@@ -17,7 +17,7 @@ from .._validation import check_positive, check_vector
 from ..mechanisms import laws, wishart_noise
 from ..privacy.guarantees import PureDP
 from .accumulate import accumulate_moments
-from .auto_release import is_auto, release_with_private_bounds
+from .auto_release import check_bound_budget_used, is_auto, release_with_private_bounds
 from .counts import COUNT_SHARE
 from .dask_moments import dask_moment_sums
 from ..data import as_source, iter_chunks
@@ -205,6 +205,7 @@ def release_public_second_moment(
         raise ValueError("'row_norm' is required (a public bound stated before seeing the data, 'auto', or "
                          "'ranges' for every column); got None.")
     p = _check_privacy(epsilon, delta, mechanism, neighbours, calibration, laws.SECOND_MOMENT, count_share)
+    check_bound_budget_used(bound_budget, row_norm, None)
     center = _check_center(center)
     X = as_source(X).data  # a Source is read as the input it holds
     if is_auto(row_norm):
