@@ -236,3 +236,4 @@ def test_the_ridge_whole_range_note_says_its_units():
         return _whole_range_line(est)[0]
 
     assert "standardised units" in note(np.ones(3)) and "standardised" not in note(None)
+    assert "--scale private" in note(None) and "--scale private" not in note(np.ones(3))  # not advised once set

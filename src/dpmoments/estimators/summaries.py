@@ -219,8 +219,9 @@ def _whole_range_line(est):
              if scaled else "")
     return [f"note: {whole} of {d * (d + 1) // 2} precision intervals are the whole range ridge takes on any "
             f"covariance ([0, c] on the diagonal, +-c/2 off it, c = 1/sqrt(2 alpha){units}): they say nothing of their "
-            "entry at this budget and alpha (the estimate may lie outside it where the released matrix is indefinite); "
-            "in mixed units, private column scales (--scale private) can narrow them (docs/uncertainty.md)"]
+            "entry at this budget and alpha (the estimate may lie outside it where the released matrix is indefinite)"
+            + ("" if scaled else "; in mixed units, private column scales (--scale private) can narrow them")
+            + " (docs/uncertainty.md)"]
 
 
 def covariance_summary(est, names=None, data_name=None, release=None):
