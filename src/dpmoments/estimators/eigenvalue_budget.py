@@ -152,8 +152,8 @@ def _upper_end(lam, half, spread, above, loss, ties):
     ``level_each``, wider): from ``lam`` (the released eigenvalue less the centre's mean term, floored at 0) the
     noise and sampling's half-width, the clipping loss's estimate (times the tail factor), its noise's share of the
     parts in quadrature, the centre's bias and a tied group's spread add up to it (with ``turn``, the excess of the
-    turn-proof bound where clipping may turn the first component, :mod:`.eigenvalue_turn`). Lists (k,): which part makes the
-    width (``benchmarks/pca_width.py`` tabulates them)."""
+    turn-proof bound where clipping may turn the first component, :mod:`.eigenvalue_turn`). Lists (k,): which part
+    makes the width (``benchmarks/pca_width.py`` tabulates them)."""
     return {"from": lam.tolist(), "noise_and_sampling": half.tolist(), "clipping_loss": loss.tolist(),
             "clipping_loss_noise": (np.sqrt(half**2 + spread**2) - half).tolist(), "centre_bias": above.tolist(),
             "ties": ties.tolist()}

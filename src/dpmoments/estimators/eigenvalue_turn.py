@@ -55,9 +55,9 @@ TURN_TEXT = ("first component only: where the loss matrix's released mass off it
 def turn_parts(matrix, components, scales, spectrum, tail, noise_sd):
     """``(b, c, below, turned)`` (k,) for the released ``components`` (k, d, orthonormal in the data's units): the loss
     matrix's released mass off the first component and its top eigenvalue off it (the data's units, times ``tail``; 0
-    for the later components), the released eigenvalue below it (``-inf`` for the last of the spectrum), and where the first
-    component may be turned (module docstring; later components never). ``noise_sd`` the loss matrix's diagonal noise
-    sd (off it ``noise_sd / sqrt 2``). ``None`` without a loss matrix or a spectrum."""
+    for the later components), the released eigenvalue below it (``-inf`` for the last of the spectrum), and where
+    the first component may be turned (module docstring; later components never). ``noise_sd`` the loss matrix's
+    diagonal noise sd (off it ``noise_sd / sqrt 2``). ``None`` without a loss matrix or a spectrum."""
     if matrix is None or spectrum is None:
         return None
     values = np.asarray(spectrum, dtype=float)
