@@ -315,9 +315,11 @@ def _defaults(root, n, repeat=1):
         "passes: rows read / rows, from the readers' own row report of every block read: counted here on one "
         "machine (threaded dask), sent as the workers' events on the cluster. The defaults' passes are the private "
         "location's steps (the settled one also draws the row bound and sums the mean) and the release's, which "
-        "also sums what clipping removed.",
-        "The in-memory time is of the array itself (its passes are over memory); threaded dask and the cluster "
-        "read the files on every pass.",
+        "also sums what clipping removed. On the cluster the files are read once: each worker keeps the blocks it "
+        "parsed in unnamed files on its own disk while the release runs, and the later passes read them back there "
+        "(`data/dask_spill.py`); the threaded scheduler reads the files on every pass.",
+        "The in-memory time is of the array itself (its passes are over memory); threaded dask reads the files on "
+        "every pass, the cluster a Parquet directory once and a Zarr store on every pass.",
         "Worker peak RSS: the largest resident memory of a worker process (its imports included) "
         "while the fits of each kind ran, sampled every 20 ms (psutil).",
     ]

@@ -281,7 +281,8 @@ def run(quick=False):
     for analysis in ([] if only == ["structure"] else _selected(only)):
         table = Table(f"{analysis}: 90% intervals, defaults, delta = {DELTA:g}, {len(seeds)} seeded fits each",
                       columns)
-        for name, draw, sigma in (_regressions() if analysis.startswith("IRLS") else cases):
+        regressions = [c for c in _regressions() if not data or any(a in c[0].lower() for a in data)]
+        for name, draw, sigma in (regressions if analysis.startswith("IRLS") else cases):
             for epsilon in chosen_epsilons():
                 t0 = time.process_time()
                 table.rows.append(_run_case(name, draw, sigma, analysis, epsilon, seeds))

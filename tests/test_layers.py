@@ -287,8 +287,9 @@ THIRD_PARTY = {
     "pyarrow": {"data"},
     "pandas": {"data", "moments/dask_moments.py"},
     "dask": {"data", "moments", "cli/_io.py", "cli/_cluster.py"},
-    # The cluster scheduler: the command line's --scheduler client, and the workers' progress events.
-    "distributed": {"cli/_cluster.py", "data/dask_tables.py"},
+    # The cluster scheduler: the command line's --scheduler client, the workers' progress events, and the active
+    # client whose workers keep the blocks of one release parsed once (data/dask_spill.py).
+    "distributed": {"cli/_cluster.py", "data/dask_tables.py", "data/dask_spill.py"},
     # Remote files (s3://, gs://, https://) for the one reader's file sets.
     "fsspec": {"data/file_sets.py"},
     "zarr": {"data"},

@@ -71,24 +71,25 @@ def test_every_analysis_runs_in_raw_units_and_reports_each_share(run, breast_can
 
 
 def test_a_refusal_on_wine_says_from_which_epsilon_it_runs(run, tmp_path):
-    """178 rows at epsilon 1 are too few for the private centre's draw and the row bound's even at 35% of the
-    budget (choice_budget.widen_choices) on the coarsest grid (small_grid.coarser_grid): refused, naming the
-    epsilon (1.1) from the public n, no single share
-    (raising --location-share alone leaves the row bound refused) and every column's --ranges; the same run at
-    that epsilon goes through."""
+    """178 rows at epsilon 0.5 are too few for the private centre's draw even at 35% of the budget
+    (choice_budget.widen_choices) on the coarsest grid (small_grid.coarser_grid) with its bound reused as the row
+    bound (reused_bound.py): refused, naming the epsilon (0.73) from the public n, no single share and every
+    column's --ranges; the same run at that epsilon goes through."""
     from sklearn.datasets import load_wine
 
     b = load_wine()
     path = tmp_path / "wine.csv"
     np.savetxt(path, b.data, delimiter=",", header=",".join(b.feature_names), comments="")
-    res = run("covariance", path, "--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--out", tmp_path / "w1")
+    res = run("covariance", path, "--epsilon", "0.5", "--delta", "1e-6", "--seed", "0", "--out", tmp_path / "w1")
     assert res.returncode == 2 and res.stdout == ""
-    assert "too few rows" in res.stderr and "up to 35% of the budget on a grid of 30 steps it runs from --epsilon 1.1;" in res.stderr
+    assert "too few rows" in res.stderr and "up to 35% of the budget on a grid of 30 steps with one draw (the " \
+        "location's bound reused as the row bound) it runs from --epsilon 0.73;" in res.stderr
     assert "--location-share 0" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert "every column's --ranges COL=LOW:HIGH" in res.stderr
-    res = run("covariance", path, "--epsilon", "1.1", "--delta", "1e-6", "--seed", "0", "--no-figures",
+    res = run("covariance", path, "--epsilon", "0.73", "--delta", "1e-6", "--seed", "0", "--no-figures",
               "--out", tmp_path / "w3")
     assert res.returncode == 0, res.stderr
+    assert "the row bound is the private location's drawn bound (one draw instead of two" in res.stdout
 
 
 def test_add_remove_refusals_name_no_epsilon(run, tmp_path):

@@ -300,3 +300,17 @@ def test_an_errno_while_finishing_is_named_too(run, study, tmp_path, monkeypatch
     res = run("covariance", study / "patients.npy", *PRIVACY, "--uncentred", "--out", tmp_path / "cov")
     assert_one_line_error(res, "could not finish the results in --out", os.strerror(errno.EDQUOT))
     assert not (tmp_path / "cov").exists()
+
+
+def test_a_font_without_the_column_names_characters_is_one_note(capsys):
+    """matplotlib warned once per missing glyph (two CJK characters: two lines per format); now one note, and any
+    other warning passes on."""
+    import warnings
+
+    with pytest.warns(RuntimeWarning, match="other"):
+        with _output._glyphs_noted("covariance"):
+            for glyph in (36523, 38263):
+                warnings.warn(f"Glyph {glyph} missing from font(s) DejaVu Sans.", UserWarning)
+            warnings.warn("other", RuntimeWarning)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "lacks some characters" in err and "'covariance'" in err

@@ -67,3 +67,27 @@ def test_a_temporary_directory_in_memory_is_not_spilled_to(monkeypatch):
     passes = SpilledPasses(read)
     assert len(list(passes)) == 1 and len(list(passes)) == 1 and len(reads) == 2 and passes.spill is None
     assert isinstance(spill._in_memory("/"), bool)  # reads /proc/self/mounts (or finds none) without failing
+
+
+def test_a_cluster_block_handle_reads_back_bit_for_bit_and_travels_with_its_rows(monkeypatch):
+    """data/dask_spill.py: the rows a worker parsed, from its unnamed file; sent elsewhere, the rows themselves;
+    a failed write (a full disk) keeps them in memory, counted in the handle's size; no client: X as given."""
+    import pickle
+    import tempfile
+
+    from dpmoments.data.dask_spill import SpilledBlock, parsed_once
+
+    rows = np.random.default_rng(1).standard_normal((7, 3))
+    block = SpilledBlock(rows)
+    assert block.held is None and np.asarray(block).tobytes() == rows.tobytes()
+    assert np.asarray(pickle.loads(pickle.dumps(block)), dtype=np.float32).dtype == np.float32
+    assert pickle.loads(pickle.dumps(block)).rows().tobytes() == rows.tobytes()
+
+    def full(*args, **kwargs):
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", full)
+    held = SpilledBlock(rows)
+    assert held.file is None and held.rows().tobytes() == rows.tobytes() and held.__sizeof__() >= rows.nbytes
+    with parsed_once(rows) as same:
+        assert same is rows

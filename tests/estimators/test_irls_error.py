@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from dpmoments.estimators import PrivateIRLS, PrivateModelSelection
-from dpmoments.estimators import _irls_error
-from dpmoments.estimators._irls_sampling import SPLIT, release_sampling, sampling_scales, sandwich_statistics
+from dpmoments.estimators import _irls_error, _irls_knot
+from dpmoments.estimators._irls_sampling import (ONE_MACHINE_SPLIT, release_sampling, sampling_scales,
+                                                 sandwich_statistics)
 from dpmoments.mechanisms import upper_triangle
 from dpmoments.privacy import ZCDP
 from dpmoments.testing import audit
@@ -26,9 +27,10 @@ def _laplace(seed, n=2000):
 
 def test_the_error_budget_reads_releases_only():
     # It may read released numbers and public values, never rows: no reader, no moments, no data argument.
-    tree = ast.parse(inspect.getsource(_irls_error))
-    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert not {m for m in imported if m and m.split(".")[0] in ("data", "moments")}, imported
+    for module in (_irls_error, _irls_knot):
+        tree = ast.parse(inspect.getsource(module))
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert not {m for m in imported if m and m.split(".")[0] in ("data", "moments")}, imported
     params = inspect.signature(_irls_error.irls_error_budget).parameters
     assert list(params)[:5] == ["iterations", "floor", "laws", "sampling", "n"]
 
@@ -41,8 +43,26 @@ def test_defaults_fit_an_intercept_with_private_bounds_and_list_every_share():
                                                      "IRLS iterations"]
     assert est.privacy_.epsilon == pytest.approx(4.0) and est.privacy_.delta == 1e-6
     assert "sampling variability" in est.uncertainty_["covers"] and "clipping" in est.uncertainty_["not_covered"]
-    assert [e["statistic"] for e in est.privacy_report_["noise"]][-3:] == [f"sampling release {k}" for k in SPLIT]
+    assert [e["statistic"] for e in est.privacy_report_["noise"]][-4:] == [f"sampling release {k}"
+                                                                           for k in ONE_MACHINE_SPLIT]
+    assert "below the sign-score check" in est.uncertainty_["not_covered"]  # the knot: checked, not found
     assert np.all(est.coef_se_ >= est.coef_noise_se_)  # sampling adds to the noise, never replaces it
+
+
+def test_a_response_with_few_values_is_found_by_the_knot_check_and_said_not_covered():
+    # Three values, 80% at 1: most residuals sit within the w_max knot, so the IRLS fit is a smoothed one and LAD's
+    # own fit (the constant 1: linear programming, scipy's highs) lies outside its intervals, as RAND HIE's did; the
+    # released LAD score finds it and every line says so
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((3000, 2))
+    y = np.digitize(X @ [1.0, 0.3] + rng.laplace(size=3000) * 0.3, [-1.5, 1.5]).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PrivateIRLS(epsilon=math.inf, delta=0.0, row_norm=4.0, response_bound=2.0, rng=0).fit(X, y)
+    assert [d for d in est.diagnostics_ if d["code"] == "knot-smoothing"]
+    assert "knot's smoothing, which the sign-score release found" in est.uncertainty_["not_covered"]
+    assert est.uncertainty_["w_max_knot"]["found"] and np.all(np.abs(est.coef_) > 0.05)  # LAD's slopes are 0
+    assert "not covered: " in est.uncertainty_["scope"]  # the console's line
 
 
 def test_the_earlier_iterations_widen_the_interval():
@@ -124,23 +144,24 @@ def test_regress_and_the_estimator_share_their_defaults(option, param, value):
 # Worst-case replace-one pairs at theta = 0 (public): K's weight is 1{|r| < h} (h >= 1/w_max), so two rows with
 # weight 1 at ||z|| = R on different axes move K's upper triangle by sqrt(2) R^2 / n (V's weights, in [0, 1] too,
 # the same);
-# the residual scale moves by r / n between |y| = 0 and |y| = r.
+# LAD's score sign(y) z moves by 2R / n between y = 1 and y = -1 at z = R e_1. The residual scale (r / n between
+# |y| = 0 and |y| = r) is the sites' residual-scale round, audited in tests/audit/test_multisite_irls_sampling_audit.py.
 N, W, RHO = 3, 1.0, 0.3
 SHARED = (np.array([[0.3, -0.2], [-0.5, 0.4]]), np.array([2.5, -3.0]))
 
 
 def _centre(stat, x, y):
     X, Y = np.vstack([x, SHARED[0]]), np.r_[y, SHARED[1]]
-    if stat == "scale":
-        zero = {k: 0.0 for k in SPLIT}
-        return np.atleast_1d(release_sampling(X, Y, np.zeros(2), w_max=W, response_bound=3.0, scales=zero,
-                                              rng=0)["scale"])
+    if stat == "sign":
+        zero = {k: 0.0 for k in ONE_MACHINE_SPLIT}
+        # the pair differs along e_1 only; the other coordinate's noise is independent of it: audit that one
+        return release_sampling(X, Y, np.zeros(2), w_max=W, response_bound=3.0, scales=zero, rng=0)["sign"][:1]
     return upper_triangle(sandwich_statistics(X, Y, 1.0, W)["K"])  # h public: from the scale released before
 
 
 def _replica(stat, factor):
     scales, sens = sampling_scales(RHO, N, 1.0, 3.0)
-    rows = ([(np.array([1.0, 0.0]), 0.0), (np.array([1.0, 0.0]), 3.0)] if stat == "scale" else
+    rows = ([(np.array([1.0, 0.0]), 1.0), (np.array([1.0, 0.0]), -1.0)] if stat == "sign" else
             [(np.array([1.0, 0.0]), 0.0), (np.array([0.0, 1.0]), 0.0)])
     centres = [_centre(stat, x, y) for x, y in rows]
     assert np.linalg.norm(centres[0] - centres[1]) == pytest.approx(sens[stat])  # the pair is worst-case
@@ -149,11 +170,11 @@ def _replica(stat, factor):
     def mech(which, rng, size):
         return centres[which] + rng.normal(0.0, sigma, size=(size, centres[which].size))
 
-    return mech, centres[0] - centres[1], ZCDP(SPLIT[stat] * RHO).to_approx_dp(1e-3).epsilon
+    return mech, centres[0] - centres[1], ZCDP(ONE_MACHINE_SPLIT[stat] * RHO).to_approx_dp(1e-3).epsilon
 
 
 @pytest.mark.statistical
-@pytest.mark.parametrize("stat", ["scale", "K"])
+@pytest.mark.parametrize("stat", ["sign", "K"])
 def test_audit_sampling_releases(stat):
     mech, proj, eps = _replica(stat, 1.0)
     audit(mech, 0, 1, delta=1e-3, n_samples=400_000, projection=proj, batch=200_000, rng=21).check(eps)

@@ -152,11 +152,13 @@ def test_bad_options_are_refused_before_the_data_are_read(kwargs, error, match):
 
 
 def test_too_few_rows_are_refused_not_returned_as_noise():
-    """Even with the private choices at their cap, 150 rows (300 with scales) are too few at epsilon = 1: the
-    refusal names the epsilon at which the widened shares run, and every column's range as the other way."""
-    with pytest.raises(ValueError, match="too few rows.*up to 35% of the budget on a grid of 30 steps it runs from "
+    """Even with the private choices at their cap and one draw for the location and the row bound, 100 rows (300
+    with scales) are too few at epsilon = 1: the refusal names the epsilon at which that rule runs, and every
+    column's range as the other way."""
+    with pytest.raises(ValueError, match="too few rows.*up to 35% of the budget on a grid of 30 steps with one draw "
+                                         r"\(the location's bound reused as the row bound\) it runs from "
                                          "epsilon.*every column's range"):
-        PrivateCovariance(epsilon=1.0, delta=1e-6).fit(X[:150])
+        PrivateCovariance(epsilon=1.0, delta=1e-6).fit(X[:100])
     with pytest.raises(ValueError, match="too few rows"):
         PrivateCovariance(epsilon=1.0, delta=1e-6, scale="private").fit(X[:300])
 
@@ -219,7 +221,7 @@ def test_clipping_beyond_the_search_range_is_not_called_a_shrinkage():
     dict(bound_budget=0.02, epsilon=0.3),  # the row bound is weaker than the location's draws, and drawn after
     # them (at 0.5 they run on a coarser grid, small_grid.py)
     dict(scale="private", bound_budget=0.03),  # the column scales likewise
-    dict(mechanism="laplace", delta=None),  # the location's share alone is not enough: the row bound is refused too
+    dict(mechanism="laplace", delta=None, epsilon=0.2),  # one draw (the location's bound reused) and refused
     dict(center_budget=CenterBudget(mean=0.7)),  # the widening's limit is half the moment's share, the bound keeps its
 ])
 def test_a_refusal_names_an_epsilon_and_share_at_which_every_draw_runs(kwargs):

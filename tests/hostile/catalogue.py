@@ -293,17 +293,18 @@ CASES = [
      "too few rows"),
     ("cli-regress-default-bounds-too-few-rows", "CLI", "`dpmoments regress` without bounds (auto by default) on 2 rows",
      lambda: cli("regress", _csv(GOOD_CSV), "--target", "c", "--n-iter", "1", "--w-max", "2", "--epsilon", "1",
-                 "--delta", "1e-6", "--out", _fresh()), 2, "too few rows"),
+                 "--delta", "1e-6", "--out", _fresh()), 2, "every column's --ranges"),
     ("cli-select-default-bounds-too-few-rows", "CLI", "`dpmoments select` without bounds (auto by default) on 2 rows",
      lambda: cli("select", _csv(GOOD_CSV), "--target", "c", "--R", "1", "--epsilon", "1", "--out", _fresh()), 2,
-     "too few rows"),
+     "every column's --ranges"),
     ("cli-tensor-default-bound-too-few-rows", "CLI", "`dpmoments tensor` without `--row-norm` (auto by default) on 2 "
      "rows", lambda: cli("tensor", _csv(GOOD_CSV), "--sigma2", "1", "--n-components", "1", "--epsilon", "1", "--delta",
                          "1e-6", "--out", _fresh()), 2, "--bound-share"),
     ("cli-abbreviated-option", "CLI", "an abbreviated option: `dpmoments regress data.csv --response c` (meaning "
      "`--target`, close to `--response-bound`)",
      lambda: cli("regress", _csv(GOOD_CSV), "--response", "c", "--n-iter", "1", "--w-max", "2", "--epsilon", "1",
-                 "--delta", "1e-6", "--out", _fresh()), 2, "unrecognized arguments: --response"),
+                 "--delta", "1e-6", "--out", _fresh()), 2,
+     "dpmoments regress: error: unrecognized arguments: --response c (see 'dpmoments regress --help')"),
     ("cli-bounds-mixed", "CLI", "`dpmoments select data.csv --bounds 2,a=0:1` (`select`'s entrywise bound and "
      "per-column ranges, its other spelling, in one value)",
      lambda: cli("select", _csv(GOOD_CSV), "--target", "c", "--bounds", "2,a=0:1", "--epsilon", "1", "--out",
@@ -361,6 +362,13 @@ CASES = [
     ("cli-bound-share-unused", "CLI", "`--bound-share` with a public bound and centre",
      lambda: cli("covariance", _csv(GOOD_CSV), "--uncentred", "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
                  "--bound-share", "0.2", "--out", _fresh()), 2, "applies only"),
+    ("cli-bound-share-public-bound", "CLI", "`--bound-share` with a public bound and the private centre (it paid "
+     "for nothing)",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1",
+                 "--bound-share", "0.2", "--out", _fresh()), 2, "--bound-share applies only to a private bound"),
+    ("cli-count-share-replace-one", "CLI", "`--count-share 0.1` under replace-one (n public: nothing is counted)",
+     lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--row-norm", "1", "--uncentred",
+                 "--count-share", "0.1", "--out", _fresh()), 2, "--count-share applies only with --neighbours"),
     ("cli-search-range-empty", "CLI", "`--search-range 10,1`",
      lambda: cli("covariance", _csv(GOOD_CSV), "--epsilon", "1", "--delta", "1e-6", "--search-range", "10,1",
                  "--out", _fresh()), 2, "--search-range"),
@@ -376,6 +384,9 @@ CASES = [
     ("cli-tensor-center-private", "CLI", "`dpmoments tensor --center private`",
      lambda: cli("tensor", _csv(GOOD_CSV), "--sigma2", "1", "--n-components", "1", "--epsilon", "1", "--delta",
                  "1e-6", "--row-norm", "1", "--center", "private", "--out", _fresh()), 2, "linearly independent"),
+    ("cli-regress-sampling-share-p2", "CLI", "`dpmoments regress --p 2 --sampling-share 0.1` (LAD's sandwich only)",
+     lambda: cli("regress", _csv(GOOD_CSV), "--target", "c", "--p", "2", "--sampling-share", "0.1", "--epsilon", "1",
+                 "--delta", "1e-6", "--out", _fresh()), 2, "--sampling-share is for --p 1"),
     ("cli-regress-refusal-names-epsilon", "CLI",
      "`dpmoments regress` with auto bounds on 600 rows at epsilon 1 (too few for the draws at the default share)",
      lambda: cli("regress", _csv("a,b,c\n" + "\n".join(",".join(map(str, r)) for r in MANY[:600])), "--target", "c",
@@ -473,6 +484,8 @@ CASES += [  # bounds chosen across sites (noisy histograms, dpmoments.multisite.
     ("cli-simulate-dpdispca-centre", "CLI", "`dpmoments simulate --protocol dpdispca` (the default private centre)",
      lambda: _simulate_auto("--protocol", "dpdispca", "--analysis", "pca", "--n-components", "1"), 2,
      "--uncentred"),
+    ("cli-simulate-unused-option", "CLI", "`dpmoments simulate --analysis covariance --n-components 2`",
+     lambda: _simulate_auto("--n-components", "2"), 2, "--n-components has no use with --analysis covariance"),
 ]
 
 

@@ -108,6 +108,15 @@ def test_register_failures_are_one_line(run, tmp_path):
 
 
 
+def test_an_option_the_plans_analysis_does_not_take_is_refused(run, tmp_path):
+    """A fit option of another analysis (``--n-components`` against a covariance plan) was dropped silently."""
+    flower = ("aggregate", "--superlink", "127.0.0.1:1", "--insecure", "--plan", _deal(tmp_path, "C"), "--out",
+              tmp_path / "cov")
+    for option, value in (("--n-components", 3), ("--sigma2", 1), ("--alpha", 0.1)):
+        assert_one_line_error(run(*flower, option, value), f"{option} has no use with the plan's --analysis covariance")
+    assert not (tmp_path / "cov").exists()
+
+
 def test_a_multi_step_analysis_over_the_network_command(run, tmp_path):
     """IRLS's J steps and its sampling steps over gRPC from the command line: the plan carries the analysis,
     aggregate fits it. An option the plan fixes, typed with the plan's value, runs; with another, it is refused

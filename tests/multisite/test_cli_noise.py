@@ -102,7 +102,10 @@ def test_a_clear_model_choice_across_sites_is_shown(run, sites, tmp_path):
 
 @pytest.mark.parametrize("extra, option", [(("--analysis", "covariance", "--draws", 5), "--draws"),
                                            (("--analysis", "select", "--target", "y", "--intervals-for", "sample"),
-                                            "--intervals-for")])
+                                            "--intervals-for"),
+                                           (("--analysis", "covariance", "--n-components", 2), "--n-components"),
+                                           (("--analysis", "pca", "--n-components", 2, "--target", "y"), "--target"),
+                                           (("--analysis", "select", "--target", "y", "--p=1"), "--p")])
 def test_an_uncertainty_option_the_analysis_ignores_is_refused(run, sites, tmp_path, extra, option):
     res = run("simulate", *sites, "--epsilon", 1, "--delta", "1e-6", "--out", tmp_path / "o", *extra)
     assert res.returncode == 2 and f"{option} has no use with --analysis" in res.stderr

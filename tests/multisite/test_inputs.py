@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpmoments.multisite import Site, run_cape, run_dpdispca, run_local
+from dpmoments.multisite import Site, check_sites, run_cape, run_dpdispca, run_local
 
 from .conftest import make_sites
 
@@ -60,3 +60,15 @@ def test_sites_must_agree():
         run_dpdispca(a, epsilon=1.0, delta=1e-5, rank=4)
     with pytest.raises(ValueError, match="phase"):
         run_cape(a, epsilon=1.0, delta=1e-5, failures={"site-0": "later"})
+
+
+def test_frames_with_their_columns_in_another_order_are_refused():
+    """Two sites' frames naming the same columns in another order were summed position by position."""
+    import pandas as pd
+
+    X = np.random.default_rng(0).normal(size=(20, 3)) / 4
+    a, b = pd.DataFrame(X, columns=["p", "q", "r"]), pd.DataFrame(X, columns=["r", "q", "p"])
+    with pytest.raises(ValueError, match="in the same order"):
+        run_cape([Site("a", a, row_norm=1.0), Site("b", b, row_norm=1.0)], epsilon=1.0, delta=1e-5)
+    same = [Site("a", a, row_norm=1.0), Site("b", b[["p", "q", "r"]], row_norm=1.0), Site("c", X, row_norm=1.0)]
+    assert check_sites(same) == same  # the same names, or an array beside them: as before

@@ -69,7 +69,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         hints = _spelled_here(message) + _several_files_hint(message, self._takes_several())
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}{hints} (see '{self.prog} --help')\n")
+        prog = self._help_prog(message)
+        self.exit(EXIT_USAGE, f"{prog}: error: {message}{hints} (see '{prog} --help')\n")
+
+    def _help_prog(self, message):
+        """The command whose --help lists the options: argparse reports leftover words from the top parser, which
+        holds the run's command alone (build_parser), so ``regress --response y`` points to ``dpmoments regress``."""
+        commands = {id(p): p for a in self._actions if isinstance(a, argparse._SubParsersAction)
+                    for p in a.choices.values()}
+        if message.startswith("unrecognized arguments") and len(commands) == 1:
+            return next(iter(commands.values())).prog
+        return self.prog
 
     def _takes_several(self):
         """Whether the command's data input takes several files (``_args.add_input_arguments(several=True)``).

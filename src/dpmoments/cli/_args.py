@@ -23,7 +23,7 @@ __all__ = [
     "CliError", "CLIPPING_HELP", "add_input_arguments", "add_format_arguments", "add_privacy_arguments",
     "add_output_arguments", "add_figure_arguments", "FIGURE_FORMATS", "DEFAULT_FIGURE_FORMATS",
     "privacy_options", "ReleaseRequest", "parse_columns", "parse_floats", "add_uncentred_argument",
-    "check_uncentred", "with_epsilon_grid",
+    "check_uncentred", "with_epsilon_grid", "check_count_share",
 ]
 
 FINGERPRINT_HELP = (
@@ -338,10 +338,21 @@ def with_epsilon_grid(request, grid):
     return replace(request, epsilon_grid=None if grid is None else tuple(grid))
 
 
+def check_count_share(args):
+    """``--count-share`` pays for add-remove's noisy row count; typed under another relation (n public) it paid for
+    nothing and was ignored."""
+    from ._unused_options import typed
+
+    if getattr(args, "neighbours", "add-remove") != "add-remove" and typed(getattr(args, "argv", ()), "--count-share"):
+        raise CliError(f"--count-share applies only with --neighbours add-remove (its noisy row count); under "
+                       f"{args.neighbours} the number of rows is public and nothing is counted: leave it out")
+
+
 def privacy_options(args, n_features=None):
     """Check the privacy group; return the run's :class:`ReleaseRequest`."""
     if args.epsilon is None:
         raise CliError("--epsilon is required: the privacy parameter epsilon > 0 of this release")
+    check_count_share(args)
     mechanism = laws.as_mechanism(args.mechanism, "--mechanism", laws.ADDITIVE)  # the one parse of the option
     if mechanism.needs_delta and args.delta is None:
         raise CliError("--delta is required for Gaussian noise (e.g. --delta 1e-6, well below 1/n); "

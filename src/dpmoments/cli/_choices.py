@@ -178,6 +178,9 @@ def check_choices(choices):
     if not autos and _given(choices, "bound_share", "search_range"):
         raise CliError(f"{_given(choices, 'bound_share', 'search_range')[0]} applies only to a private choice "
                        "(an 'auto' bound, --scale private or --center private); this run chooses nothing privately")
+    if private_center and set(autos) == {"center"} and _given(choices, "bound_share"):
+        raise CliError("--bound-share applies only to a private bound (--row-norm auto, --scale private); this run's "
+                       "bound is public and its private centre is paid from --center-share and --location-share")
     if not private_center and _given(choices, "center_share", "location_share"):
         raise CliError(f"{_given(choices, 'center_share', 'location_share')[0]} applies only with --center private")
     if choices.secure and autos:

@@ -12,6 +12,7 @@ import argparse
 from ._args import CliError, _about_a_centre, _positive, center_asked, positive_int
 from ._noise import add_uncertainty_arguments
 from ._numbers import radius_or_private
+from ._unused_options import refuse_unused
 from ._choices import (ROW_NORM_DEFAULT, bound_budget, bound_or_auto, check_choices, choices_lines, choices_of,
                        choices_report)
 
@@ -119,6 +120,7 @@ def check_analysis(args, fit=True):
     a = args.analysis
     if a not in ANALYSES:
         raise CliError(f"unknown --analysis {a!r}; choose one of {', '.join(ANALYSES)}")
+    refuse_unused(args, fit)  # an option of another analysis, typed, is refused rather than silently dropped
     need = {"tensor-mog": ["sigma2"], "tensor-stm": ["vocabulary_size"]}.get(a, [])
     if fit:
         need += {"pca": ["n_components"], "tensor-mog": ["n_components"], "tensor-stm": ["n_components"],

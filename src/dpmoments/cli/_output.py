@@ -325,10 +325,29 @@ class ResultsDir:
         again cost a quarter of the figure's time (a labelled 50 x 50 heat map: about 0.3 s of 1.3 s).
         """
         fig = ax.figure
-        for fmt in self.figure_formats:
-            fig.savefig(self.path(f"{stem}.{fmt}"), dpi=150 if fmt == "png" else "figure")
-            if fig.get_layout_engine() is not None:
-                fig.set_layout_engine("none")  # keeps the positions just computed
+        with _glyphs_noted(stem):
+            for fmt in self.figure_formats:
+                fig.savefig(self.path(f"{stem}.{fmt}"), dpi=150 if fmt == "png" else "figure")
+                if fig.get_layout_engine() is not None:
+                    fig.set_layout_engine("none")  # keeps the positions just computed
+
+
+@contextlib.contextmanager
+def _glyphs_noted(name):
+    """matplotlib warns once per character its font lacks (a CJK column name: one line per glyph, per format); say
+    it once instead. Other warnings pass on as they came."""
+    import sys
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:  # the filters in force are kept: what they let pass
+        yield
+    glyph = [w for w in caught if "missing from font" in str(w.message)]
+    for w in caught:
+        if w not in glyph:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    if glyph:
+        print(f"dpmoments: note: the figure's font lacks some characters of the column names, shown as boxes in "
+              f"the figure '{name}'; the tables name them in full", file=sys.stderr)
 
 
 def figures_ahead(args):

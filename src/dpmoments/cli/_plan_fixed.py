@@ -10,14 +10,11 @@ the parser's defaults are not the user's, and the command line admits no abbrevi
 from __future__ import annotations
 
 from ._args import CliError
+from ._unused_options import typed as _typed
 
 __all__ = ["refuse_contradictions"]
 
 _NONE = object()  # the plan does not have the option at all (its analysis takes none)
-
-
-def _typed(argv, *flags):
-    return any(w == f or w.startswith(f + "=") for w in argv for f in flags)
 
 
 def _response_bound(plan):

@@ -75,8 +75,18 @@ PRIVATE_BOUND_CLIPPING = (
     "too large a bound adds more noise")
 
 
+REUSED_BOUND_CLIPPING = PRIVATE_BOUND_CLIPPING.replace(
+    "paid from its share of the budget, under private_choices", "the private location's own draw, reused (a table "
+    "too small for two draws; no share of its own, the location's under private_choices)")
+
+
 def clipping_text(release):
-    """How the rows were clipped: to a public bound, or to one drawn privately (a ``row_norm`` part)."""
+    """How the rows were clipped: to a public bound, or to one drawn privately (a ``row_norm`` part, or the
+    location's bound reused as the row bound: moments/reused_bound.py)."""
+    from ..moments.reused_bound import REUSED_NOTE
+
+    if any(step.startswith(REUSED_NOTE) for step in (release.postprocessing or ())):
+        return REUSED_BOUND_CLIPPING
     private = any(getattr(p, "label", None) == "row_norm" for p in (release.parts or ()))
     return PRIVATE_BOUND_CLIPPING if private else CLIPPING_HELP
 

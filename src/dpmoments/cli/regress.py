@@ -18,6 +18,7 @@ from ._choices import (add_choice_arguments, bound_budget, bound_or_auto, check_
                        choices_report, too_few_rows_hint)
 from ._noise import Noise, add_uncertainty_arguments, draws
 from ._ranges import add_model_ranges_arguments, model_ranges, named_ranges
+from ._unused_options import typed
 
 HELP = "private robust (least absolute deviations) regression by IRLS"
 DESCRIPTION = """\
@@ -113,6 +114,9 @@ def _check(args):
         raise CliError(f"--p must be in [1, 2]; got {args.p:g}")
     if not 0.0 <= args.sampling_share < 0.9:
         raise CliError(f"--sampling-share must be in [0, 0.9); got {args.sampling_share:g}")
+    if args.p != 1.0 and args.sampling_share and typed(getattr(args, "argv", ()), "--sampling-share"):
+        raise CliError(f"--sampling-share is for --p 1 (LAD: its releases estimate LAD's sandwich); with --p "
+                       f"{args.p:g} no sampling release is made and the intervals count the noise only: leave it out")
     if not 0.0 < args.split < 1.0:
         raise CliError(f"--split must be in (0, 1); got {args.split:g}")
     return choices
@@ -141,7 +145,7 @@ def run(args):
     fp = fingerprint(source, args)
     X, y = read_in_memory(source, args)
     est.set_params(n_draws=draws(args, X.shape[1], auto=False))
-    with too_few_rows_hint(choices):
+    with too_few_rows_hint(choices, ranges=True):  # every column's range (the target's too) draws nothing
         est.fit(X, y)
     n, d = X.shape
     del X, y

@@ -16,7 +16,7 @@ or drawn, and the report says so.
 import math
 
 from ._args import (CliError, _bounded_int, _center, _nonnegative_bound, add_input_arguments, add_memory_arguments,
-                    add_output_arguments, add_privacy_arguments)
+                    add_output_arguments, add_privacy_arguments, check_count_share)
 from ._choices import bound_budget, check_choices, choices_of, choices_report, too_few_rows_hint
 from ._noise import AUTO_MAX_TENSOR, add_uncertainty_arguments, draws, json_safe
 from ..mechanisms import laws
@@ -91,6 +91,7 @@ def _check(args):
         raise CliError("--delta is required for the two Gaussian releases (e.g. --delta 1e-6, well below 1/n)")
     if args.calibration not in ("analytic", "zcdp"):
         raise CliError(f"--calibration must be 'analytic' or 'zcdp' for tensor releases; got {args.calibration!r}")
+    check_count_share(args)
     row_norm = _check_mog(args) if args.model == "mog" else _check_stm(args)
     if args.n_components is None or args.n_components < 1:
         raise CliError("--n-components is required: the number K >= 1 of components (topics)")
@@ -243,12 +244,12 @@ def _fit(est, args, source, row_norm, choices):
     if isinstance(source, ClusterSource):
         label = f"reading {source.name} on the cluster"
         with source.progress(label, source.total_rows if row_norm != "auto" else None, not args.quiet):
-            with too_few_rows_hint(choices):
+            with too_few_rows_hint(choices, ranges=True):
                 est.fit(source.data)
         return source.feature_names
     if args.model == "mog":
         with Progress(f"reading {source.name}", total=source.total_rows, enabled=not args.quiet) as bar:
-            with too_few_rows_hint(choices):
+            with too_few_rows_hint(choices, ranges=True):
                 rows = Rereadable(source, args.chunk_size, bar) if row_norm == "auto" else \
                     source.chunks(args.chunk_size, bar)
                 est.fit(_Named(rows, source.feature_names) if est.ranges is not None else rows)

@@ -34,13 +34,16 @@ import numpy as np
 from ._chunking import checked
 from .columns import impute_block, one_hot_block
 
-__all__ = ["open_dask_table", "DaskTable", "PROGRESS_TOPIC", "PIECE_BYTES"]
+__all__ = ["open_dask_table", "DaskTable", "PROGRESS_TOPIC", "PIECE_BYTES", "PARSED_PREFIX"]
 
 #: Selected numbers per Parquet block (32 MiB): one task holds about this much (and its clipped copy).
 PIECE_BYTES = 32 << 20
 #: The ``distributed`` event topic each block's row count is logged to.
 PROGRESS_TOPIC = "dpmoments-rows"
 _BATCH_ROWS = 65536
+#: The key prefix of a block parsed from a file (Parquet, CSV, ``.npz``): the blocks worth keeping parsed on the
+#: workers between the passes of one release (:mod:`~dpmoments.data.dask_spill`), unlike Zarr's or ``.npy``'s raw reads.
+PARSED_PREFIX = "dpmoments-parsed-"
 # Rows per record batch read into a cluster block: a batch's copies are the block's only overhead.
 _PIECE_BATCH_ROWS = 8192
 
@@ -214,12 +217,14 @@ def _report_rows(block):
 
 def _pieces_source(plan):
     import dask
+    from dask.base import tokenize
     import dask.array as da
 
     k = len(plan["feature_names"])
     blocks = []
     for member, groups, rows, first in plan["pieces"]:
-        part = dask.delayed(_read_piece, pure=True)(member, groups, rows, first, plan)
+        part = dask.delayed(_read_piece)(member, groups, rows, first, plan,
+                                         dask_key_name=PARSED_PREFIX + tokenize(member, groups, rows, first, plan))
         shape = (np.nan if rows is None else rows, k + (plan["target_name"] is not None))
         blocks.append(da.from_delayed(part, shape=shape, dtype=np.float64))
     if not blocks:

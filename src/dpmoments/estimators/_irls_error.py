@@ -36,6 +36,9 @@ x_i x_i^\top` the derivative of :math:`\sum_i x_i\psi(r_i)`, :math:`\psi(r) = \o
   one of a run without sampling releases (:math:`M = I`, no stretch for the iterations not run) and
   says so, as every coefficient's is when all of them are floored (``sampling-within-noise``).
 
+- **the w_max knot's smoothing**: LAD's score, released at the final iterate, checks whether the knot moved the
+  fit away from LAD's; not covered, the entry says so either way (:mod:`dpmoments.estimators._irls_knot`).
+
 Not covered: the clipping bias of the rows and responses, which the entry's ``covers`` says.
 Everything here reads released numbers and public values only: no rows.
 """
@@ -47,6 +50,7 @@ import numpy as np
 
 from ..mechanisms.laws import NONE
 from ..solvers.irls import solve_weighted
+from ._irls_knot import KNOT_TEST, knot_check, knot_lines
 from .diagnostics import Diagnostics
 from .uncertainty import NoiseLaw, bootstrap_generator, check_draws, check_level, fewest_draws, z_value
 
@@ -179,8 +183,17 @@ def irls_error_budget(iterations, floor, laws, sampling, n, *, n_draws=0, level=
                                           "noise of B hid the signal (eigenvalues raised to the floor): their "
                                           "intervals are withheld (biased); a larger epsilon, fewer columns or more "
                                           "rows lift the signal above that noise.")
-    summary = _summary(level, n_draws, drawn, snr, laws, sampling, H is not None, J, float(np.abs(stretch).max()))
+    found, ratio = knot_check(sampling, noise)
+    if found:
+        diag.flag("knot-smoothing", "LAD's score at the fit (a private release) is far from 0: many residuals lie "
+                                    "within the w_max knot (a response with few distinct values), so the IRLS fit "
+                                    "is a smoothed one and LAD's own fit can lie outside the intervals; a larger "
+                                    "w_max shrinks the knot.")
+    summary = _summary(level, n_draws, drawn, snr, laws, sampling, H is not None, J, float(np.abs(stretch).max()),
+                       knot_lines(found, ratio))
     summary["withheld"] = f"{int(biased.sum())} of {d} (floored directions)"
+    if ratio is not None:  # post-processing of the sign-score release
+        summary["w_max_knot"] = {"found": bool(found), "score_over_its_size_at_lad": ratio, "threshold": KNOT_TEST}
     if unsampled.any():
         summary["noise_only"] = f"{int(unsampled.sum())} of {d} (floored directions of the sampling release K_h)"
     return ErrorBudget(theta, cov, noise, stretch, biased, snr, diag.as_list(), summary, unsampled, undamped)
@@ -289,9 +302,10 @@ def _not_run(theta, power, known):
     return power @ theta if known else np.zeros_like(theta)
 
 
-def _summary(level, n_draws, drawn, snr, laws, sampling, known_m, J, stretch):
+def _summary(level, n_draws, drawn, snr, laws, sampling, known_m, J, stretch, knot):
     covered = [f"the noise of all {J} iterations (propagated through the weights, first order)"]
     missing = ["clipping bias (rows beyond row_norm, responses beyond response_bound)"]
+    missing += [knot] if knot else []
     if known_m:
         covered.append("the iterations not run (the interval reaches where they would go)")
     else:
@@ -307,4 +321,5 @@ def _summary(level, n_draws, drawn, snr, laws, sampling, known_m, J, stretch):
             "noise": {"first_moment": laws[0].to_dict(), "second_moment": laws[1].to_dict()},
             "iterations_not_run": stretch, "covers": "; ".join(covered), "not_covered": "; ".join(missing),
             "scope": ("for the population coefficients" if sampling is not None else
-                      "for the coefficients of these rows (no sampling part)") + ": " + "; ".join(covered)}
+                      "for the coefficients of these rows (no sampling part)") + ": " + "; ".join(covered)
+                     + "; not covered: " + "; ".join(missing)}  # the console's line says what it leaves out too

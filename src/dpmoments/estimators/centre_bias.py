@@ -141,7 +141,8 @@ def _clipped_share(release, part, level):
     at_most = part.get("clipped_rows_at_most")
     p = None if at_most is None else min(1.0, float(at_most) / max(float(release.n), 1.0))
     counted = part if "clipped_fraction" in part else None
-    if counted is None and p is not None and part.get("clipped_rows_counted"):
+    # the count at a reused bound (moments/reused_bound.py) is of the rows beyond it about the mean's own centre
+    if counted is None and (p is not None or part.get("row_bound_reused")) and part.get("clipped_rows_counted"):
         counted = next((q.released for q in release.parts if q.label == "clipped rows"), None)
     if counted is not None:
         upper = max(counted["clipped_fraction"] + z_value(level) * counted["clipped_fraction_noise_sd"], 0.0)

@@ -362,7 +362,7 @@ class PrivateIRLS(IRLSPlanMixin, IRLSResultsMixin, LabelledCoefficients, Regress
                                     scales=scales, rng=rng)
         self.sampling_noise_ = [noise_entry(f"sampling release {k}", "gaussian" if scales[k] else "none", scales[k],
                                             sensitivity=sens[k], sensitivity_norm="l2") for k in scales]
-        return sandwich_parts(released, scales, Z.shape[1])
+        return sandwich_parts(released, scales, Z.shape[1], n, self._row_bound())
 
     def predict(self, X):
         """Linear predictions ``X @ coef_ + intercept_`` (rows are not clipped).

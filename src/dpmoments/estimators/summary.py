@@ -85,10 +85,11 @@ def release_lines(release):
     """The privacy line of a release, which columns had public ranges, and one line per private choice."""
     from ..moments.choice_budget import WIDENED_NOTE  # here: the command line's --help loads no moments module
     from ..moments.small_grid import GRID_NOTE
+    from ..moments.reused_bound import REUSED_NOTE
 
     ranged = [f"ranges: {step}" for step in release.postprocessing if step.startswith("public ranges")]
-    widened = [f"  {step}" for step in release.postprocessing  # a small table's widened shares and coarser grid
-               if step.startswith(WIDENED_NOTE) or step.startswith(GRID_NOTE)]
+    widened = [f"  {step}" for step in release.postprocessing  # a small table's widened shares, coarser grid, one draw
+               if step.startswith((WIDENED_NOTE, GRID_NOTE, REUSED_NOTE))]
     return [privacy_summary(release)] + ranged + \
         (choices_lines(release.parts, release.guarantee) + widened if release.parts else [])
 

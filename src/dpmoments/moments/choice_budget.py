@@ -64,12 +64,16 @@ class PrivateChoiceBudget:
         self.also = ""  # a further remedy a refusal names (private_second_moment: every column's range)
         self.widened = None  # (given, taken, most allowed) of the private choices' shares where widen_choices ran
         self.coarsened = None  # (steps given, steps taken) of the grid where small_grid.coarser_grid made it coarser
+        self.one_draw = False  # the location's last drawn bound is also the row bound (reused_bound.one_draw_grid)
+        self.reused_bound = None  # that bound, once drawn
+        self.draw_freed = 0.0  # the share of the row bound's draw not made there
 
     def widening_note(self):
         """The release's record of a small table's widened choices (:func:`widen_choices`): public values only."""
         if self.widened is None:
             return ()
         given, taken, _ = self.widened
+        given += self.draw_freed  # one draw instead of two (reused_bound.py): the shares given had the other's
         return (f"{WIDENED_NOTE} {100 * taken:.0f}% of the budget instead of {100 * given:.0f}% "
                 "(too few rows for their draws at the shares given; the second moment has less)",)
 
@@ -101,6 +105,7 @@ class PrivateChoiceBudget:
     def _basis(self):
         """What the epsilon a refusal names assumes: the shares as given, or the small-table rules that ran."""
         grid = "" if self.coarsened is None else f" on a grid of {self.coarsened[1]} steps"
+        grid += " with one draw (the location's bound reused as the row bound)" if self.one_draw else ""
         if self.widened is None:
             return f"the same shares{grid}"
         return f"the private location and bound at up to {100 * self.widened[2]:.0f}% of the budget{grid}"

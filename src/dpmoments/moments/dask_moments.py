@@ -33,6 +33,7 @@ import numpy as np
 from .._validation import as_float_array
 from ..data import is_dask_collection
 from ..data.dask_files import import_dask as _import_dask
+from ..data.dask_spill import replayed_blocks
 from .accumulate import accumulate_moments
 
 __all__ = ["dask_moment_sums", "dask_moment_sums_with", "row_ones", "RowOnes", "rows_array", "names_only"]
@@ -215,6 +216,9 @@ def _as_array(x, name):
 
 def _x_blocks(x):
     """One delayed float64 block (full width) per row block or partition."""
+    replayed = replayed_blocks(x)
+    if replayed is not None:  # each block once on its worker's disk: its handle is the task's argument
+        return replayed
     if _is_frame(x):
         if getattr(x, "ndim", 2) != 2:
             raise ValueError("'X' must be a dask DataFrame (2-D); got a Series. Use series.to_frame().")

@@ -29,7 +29,7 @@ import numpy as np
 from .statistics import MomentStatistic
 
 __all__ = ["SPLIT", "residual_scale", "bandwidth", "sandwich_statistics", "scale_sensitivity", "sandwich_sensitivities",
-           "SANDWICH_K", "SANDWICH_V", "SANDWICH", "RESIDUAL_SCALE"]
+           "SANDWICH_K", "SANDWICH_V", "SANDWICH", "RESIDUAL_SCALE", "sign_score", "sign_sensitivity"]
 
 #: How a sampling share (of rho) is split between the three releases: the scale needs little, the matrices most.
 SPLIT = {"scale": 0.1, "K": 0.45, "V": 0.45}
@@ -79,4 +79,15 @@ def sandwich_sensitivities(n, row_bound, response_bound):
     second = SANDWICH_K.sensitivity(norm="l2", n_samples=n, n_features=1, neighbours="replace-one",
                                     row_norm=row_bound)
     return {"scale": scale_sensitivity(response_bound, n), "K": second, "V": second}
+
+
+def sign_score(Z, residuals):
+    """The exact LAD score ``mean(sign(r_i) z_i)`` at a public iterate: 0 (up to sampling) at LAD's own fit, far from
+    it where the ``w_max`` knot moved the IRLS fit away from LAD (``estimators._irls_knot``). Never publish it."""
+    return Z.T @ np.sign(residuals) / Z.shape[0]
+
+
+def sign_sensitivity(n, row_bound):
+    """Replace-one L2 sensitivity of :func:`sign_score`: each row's term ``sign(r) z`` has norm at most ``R``."""
+    return 2.0 * float(row_bound) / int(n)
 

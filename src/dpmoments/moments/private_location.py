@@ -17,6 +17,7 @@ from .mean_overflow import OVERFLOW_FRACTION, mean_bound, record_overflow
 from .private_bounds import quantile_pass
 from .private_passes import bound_pass, clipped_mean, column_medians, column_scales, row_bound_draw
 from .release import release_part
+from .reused_bound import one_draw_grid
 from .scale_floors import at_resolution, drawn_columns, median_resolution
 from .scale_guard import guard_scales
 from .small_grid import coarser_grid
@@ -70,20 +71,23 @@ def refined_location(X, budget, shares, main, relation, scale, auto, bounds, rng
                                        "coarse column scales", known, tie_width=width, upper=upper),
                          bounds.search.low, "coarse column scales", about=(c, width, drawn_columns(known, d)))
         s = at_resolution(s, width, known)
-    for k, fraction in enumerate(_step_fractions(steps, auto)):
+    drawn_bound = auto and not budget.one_draw  # one draw for both: the last step's bound is the row bound
+    for k, fraction in enumerate(_step_fractions(steps, drawn_bound)):
         label = "location" if k == 0 and scale is None else f"location refinement {k + (scale is not None)}"
         mean_share, s_k = shares["mean"] * fraction, None if scale is None else s
         binned = first if k == 0 and first is not None else bound_pass(X, c, s_k, bounds, "mean")
         R_k, _ = row_bound_draw(X, c, s_k, budget, draw_share, bounds,
                             (CROSS, *main[1:3], mean_share, main[4]), gens[2 * k], label, diagnostic=False,
                             option_share=shares["location"], binned=binned)
+        budget.reused_bound = R_k if budget.one_draw else None  # the last step's: the row bound too
         mean = clipped_mean(X, s_k, c / s, budget.release(mean_share), gens[2 * k + 1],
                      dict(row_norm=R_k, **relation), binned)
-        name = "mean" if _step_is_centre(steps, auto) else f"{label} mean"
+        name = "mean" if _step_is_centre(steps, drawn_bound) else f"{label} mean"
         settled = steps > 1 and _settled(mean.cross_moment, R_k)  # c is already where the rows are: stop here
         budget.parts.append(release_part(name, mean, mean_share, noise_scale=mean.noise_scale,
                                          **({"settled": True} if settled else {}),
-                                         **(_mean_clipping(budget, mean, R_k) if name == "mean" else {})))
+                                         **(_mean_clipping(budget, mean, R_k, drawn_by=label) if name == "mean"
+                                            else {})))
         if settled:
             unspent = draw_share * (steps - k - 1) - upper - taken
             if scale is None:  # the final bound and mean come from this pass's counts and sums about c
@@ -102,18 +106,26 @@ def _planned_draws(X, d, budget, shares, scale, auto, bounds, known):
     counted = None if first is None else first.n if scale is None else int(first.counts[0].sum())
     n = public_n(X, budget, counted)
 
+    given = sum(shares.values())
+
     def steps_on(grid):  # the refinement steps planned on a grid, at the location's share as given
         return refinement_steps(n, d, budget, shares["location"], scale, grid.search)
 
-    def plan_at(grid):  # the draws on a grid, as a function of the shares
+    def plan_on(grid, with_bound):  # the draws on a grid, as a function of the shares
         steps = steps_on(grid)
-        return lambda sh: draw_plan(d, budget, sh, scale, auto, steps, grid)
+        return lambda sh: draw_plan(d, budget, sh, scale, with_bound, steps, grid)
+
+    def plan_at(grid):
+        return plan_on(grid, auto)
 
     # a small table: a coarser public grid (not with ranges: their refusal falls back to the ranges alone, free)
     coarse = bounds if known is not None else coarser_grid(n, budget, shares, bounds, plan_at)
+    if auto and scale is None and known is None:  # two draws refused even there: one, its bound the row bound's too
+        coarse, plan_at = one_draw_grid(n, budget, shares, bounds, coarse, plan_at,
+                                        lambda grid: plan_on(grid, False))
     if coarse is not bounds:  # the first pass again, on that grid (a small table: cheap)
         bounds, first = coarse, _first_pass(X, d, scale, coarse)
-    steps, plan_of, given = steps_on(bounds), plan_at(bounds), sum(shares.values())
+    steps, plan_of = steps_on(bounds), plan_at(bounds)
     shares.update(widen_choices(n, budget, shares, plan_of))  # a small table: the choices take more, the moment less
     check_draws(n, budget, plan_of(shares))
     return n, steps, bounds, first, sum(shares.values()) - given
@@ -128,7 +140,8 @@ def _first_pass(X, d, scale, bounds):
 
 
 def _step_is_centre(steps, auto):
-    """One step with a public bound: its mean is the centre (a final mean would clip at that same bound)."""
+    """One step with a public bound (or the step's own, reused: reused_bound.py): its mean is the centre (a final
+    mean would clip at that same bound)."""
     return steps == 1 and not auto
 
 
@@ -166,8 +179,9 @@ def private_mean(X, s, m_z, R, budget, share, rng, relation, binned=None):
     overflow = share * OVERFLOW_FRACTION if small and not budget.exact else 0.0
     R_m = mean_bound(R, binned.edges) if small else R
     mean = clipped_mean(X, s, m_z, budget.release(share - overflow), rng, dict(row_norm=R_m, **relation), binned)
+    reused = {"row_bound_reused": True} if budget.reused_bound is not None else {}  # counted, not drawn
     budget.parts.append(release_part("mean", mean, share - overflow, noise_scale=mean.noise_scale,
-                                     **_mean_clipping(budget, mean, R, R_m), clipped_rows_counted=True))
+                                     **_mean_clipping(budget, mean, R, R_m), clipped_rows_counted=True, **reused))
     if overflow:
         record_overflow(budget, binned, R_m, OUTER_FACTOR * R, mean.cross_moment, overflow, spawn(rng, 1)[0])
     return m_z + mean.cross_moment
@@ -180,13 +194,16 @@ def _one_location_step(budget):
     return [p.label for p in budget.parts if p.label.endswith("mean")] == ["location mean"]
 
 
-def _mean_clipping(budget, mean, R, R_m=None):
+def _mean_clipping(budget, mean, R, R_m=None, drawn_by="row_norm"):
     """What the centre's error budget reads of its own clipping (estimators/centre_bias.py): the bound ``R`` the
     final mean clipped at, its step ``offset`` (released: the centre less where it clipped about, standardised
     units) and, where the draw of ``R`` gives one, the most rows beyond it (``clipped_rows_at_most``). Released
     and public values only. The final mean (:func:`private_mean`) also says that the ``"clipped rows"`` part
-    counts the rows it clipped (``clipped_rows_counted``): the row bound's count is about the same centre."""
-    drawn = next((p.released for p in reversed(budget.parts) if (p.released or {}).get("row_norm") == R), {})
+    counts the rows it clipped (``clipped_rows_counted``): the row bound's count is about the same centre.
+    ``drawn_by``: the label of the part that drew ``R`` about the mean's own centre (the row bound's; a location
+    step's where its mean is the centre); a bound reused from a draw about another centre gives none."""
+    drawn = next((p.released for p in reversed(budget.parts)  # the draw of R about the mean's own centre
+                  if p.label == drawn_by and (p.released or {}).get("row_norm") == R), {})
     out = {"row_norm": float(R if R_m is None else R_m), "offset": [float(v) for v in np.ravel(mean.cross_moment)]}
     if "clipped_rows_at_most" in drawn:
         out["clipped_rows_at_most"] = drawn["clipped_rows_at_most"]

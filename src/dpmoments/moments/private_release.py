@@ -81,6 +81,7 @@ from .._rng import spawn
 from .._validation import check_option
 from ..exceptions import BoundWarning, PrivacyLeakWarning
 from ..data import as_source
+from ..data.dask_spill import parsed_once
 from ..mechanisms import laws
 from .releases import release_public_second_moment
 from .auto_release import (as_bound_budget, check_auto_privacy, check_auto_source, is_auto, rank_error, warn_clipped,
@@ -95,6 +96,7 @@ from .scale_guard import guard_scales, named_columns
 from .scale_floors import at_resolution, drawn_columns, median_resolution, scale_floor
 from .private_location import private_mean, refined_location
 from .small_grid import grid_note, on_grid
+from .reused_bound import reused_note, reused_row_bound
 from .private_passes import bound_pass, column_scales, fused_sums, row_bound_draw, scaled_rows
 
 __all__ = ["private_second_moment", "needs_private_choices", "planned_second_moment_guarantee"]
@@ -202,8 +204,9 @@ def private_second_moment(X, *, epsilon, delta, row_norm, center, center_budget,
     main = (SECOND, mechanism, neighbours, main_share, count_share)
     relation = dict(mechanism=mechanism, neighbours=neighbours, count_share=count_share)
     names = names if names is not None and len(names) == source.n_features else None
-    with warnings.catch_warnings(), named_columns(names):  # delta >= 1/n is judged once, on the caller's delta
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
+    # on a cluster each block is parsed once and its later passes replay it from its worker's disk
+    with warnings.catch_warnings(), named_columns(names), parsed_once(X) as X:
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # delta >= 1/n is judged once, on the caller's delta
         rel, s, count, main_share = _choose_and_release(X, budget, shares, main, relation, row_norm, center,
                                                         center_budget, scale, bounds, rng, scale_limits, second_bound)
     return _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta)
@@ -273,6 +276,10 @@ def _private_row_bound(X, m, s, budget, shares, share, bounds, main, rng, with_m
     """
     binned = settled if (settled is not None and with_mean) else \
         bound_pass(X, m, s, bounds, "mean" if with_mean else _second_or_counts(shares, budget))
+    if budget.one_draw:  # a small table: the location's drawn bound, and the count of the rows beyond it about m
+        if binned is None:  # an array's second moment is read again: this pass only counts
+            binned = bound_pass(X, m, s, bounds, "counts")
+        return (*reused_row_bound(binned, budget, share, spawn(rng, 2)[1]), binned)
     R, count = row_bound_draw(X, m, s, budget, share, bounds, main, rng, option_share=shares["bound"], binned=binned)
     return R, count, binned
 
@@ -321,7 +328,7 @@ def _finish(rel, budget, main_share, s, count, bounds, rng, epsilon, delta):
     if budget.weakest is not None:  # where n is public a weak draw was refused; under add-remove it is warned about
         _warn_weakest(*budget.weakest, bounds.search, rel.n)
     center = rel.center if (rel.center is None or s is None) else rel.center * s
-    steps = rel.postprocessing + budget.widening_note() + grid_note(budget) + (
+    steps = rel.postprocessing + budget.widening_note() + grid_note(budget) + reused_note(budget) + (
         ("standardised by private column scales; estimates are mapped back",) if s is not None else ())
     rel = dataclasses.replace(rel, center=center, column_scale=s, guarantee=budget.total(), parts=tuple(budget.parts),
                               randomness=randomness_of(rng, epsilon), postprocessing=steps)

@@ -21,7 +21,7 @@ from ..exceptions import TooFewRowsError
 from .choice_budget import check_draws, widen_choices
 from .quantile_grid import SearchRange
 
-__all__ = ["COARSE_STEPS", "GRID_NOTE", "coarser_grid", "grid_note", "on_grid"]
+__all__ = ["COARSE_STEPS", "GRID_NOTE", "coarser_grid", "grid_note", "grid_runs", "on_grid"]
 
 COARSE_STEPS = (300, 100, 30)  # each rung's ln(G + 1) + 5: 10.7, 9.6, 8.4 against 11.9 on the default 1000 steps
 GRID_NOTE = "the private choices were drawn on a grid of"  # how the release says so (the summary prints it)
@@ -34,11 +34,11 @@ def coarser_grid(n, budget, shares, bounds, plan_at):
     on that grid. Only where ``n`` is public, the grid is the default one and its draws are refused even with their
     shares widened; the coarsest rung where none runs. Sets ``budget.coarsened`` to ``(steps given, steps taken)``.
     """
-    if n is None or budget.exact or bounds.search != SearchRange() or _runs(n, budget, shares, plan_at(bounds)):
+    if n is None or budget.exact or bounds.search != SearchRange() or grid_runs(n, budget, shares, plan_at(bounds)):
         return bounds
     for steps in COARSE_STEPS:
         coarse = dataclasses.replace(bounds, search=SearchRange(steps=steps))
-        if _runs(n, budget, shares, plan_at(coarse)):
+        if grid_runs(n, budget, shares, plan_at(coarse)):
             break
     budget.coarsened = (bounds.search.steps, coarse.search.steps)
     return coarse
@@ -60,7 +60,7 @@ def grid_note(budget):
             "draws on the finer one; a bound lies within one step above its target)",)
 
 
-def _runs(n, budget, shares, plan_of):
+def grid_runs(n, budget, shares, plan_of):
     """Whether every draw of ``plan_of`` runs at ``shares`` widened (no draw made, nothing read but public values)."""
     kept = budget.widened
     try:

@@ -80,7 +80,18 @@ def check_sites(sites, minimum=1):
             raise ValueError("all sites must share the same public 'center'.")
         if s.ranges != first.ranges:
             raise ValueError("all sites must share the same public 'ranges'.")
+    _check_column_names(sites)
     return sites
+
+
+def _check_column_names(sites):
+    """Sites given as frames must name the same columns in the same order: the sums add position by position."""
+    named = [s for s in sites if s.feature_names is not None]
+    for s in named[1:]:
+        if s.feature_names != named[0].feature_names:
+            raise ValueError(f"site {s.name!r} names its columns {list(s.feature_names)}, site {named[0].name!r} "
+                             f"{list(named[0].feature_names)}: every site's columns must be the same, in the same "
+                             "order (select them by name, e.g. X[columns]).")
 
 
 def _enrol(sites, failures):

@@ -75,7 +75,8 @@ class Site:
     name : str
     X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
         The rows (a sparse ``X`` is summed from its non-zeros); three-word documents
-        (word ids, shape ``(n, 3)``) for a single-topic plan.
+        (word ids, shape ``(n, 3)``) for a single-topic plan. Sites given as frames must name the same
+        columns in the same order (refused otherwise: the sums add position by position).
     y : array-like of shape (n_samples,), optional
         Responses (cross moments, model selection, IRLS).
     row_norm, response_bound, center : optional
@@ -120,6 +121,9 @@ class Site:
         else:
             X = check_data(X)
         self.name = name
+        # a frame's column names (public schema), so that sites whose frames order their columns differently are
+        # refused (check_sites) rather than summed position by position; None for arrays and files read by name
+        self.feature_names = None if source.feature_names is None else tuple(map(str, source.feature_names))
         self.row_norm = _bound(row_norm, "row_norm")
         self.response_bound = _bound(response_bound, "response_bound")
         self.center = center if center is None or (isinstance(center, str) and center == "private") else \

@@ -30,11 +30,16 @@ def biased(est, kind="biased"):
 UNSAMPLED = "noise only: not sampling or the iterations not run (K_h floored)"
 
 
-def _line_note(b_floored, h_floored, zero, left):
+def _line_note(b_floored, h_floored, zero, left, knot=""):
     """What a coefficient's line says beside its interval: B's floor first (the estimate itself is biased)."""
     if b_floored:
         return "biased (B floored)"
-    return "; ".join(x for x in ("contains 0" if zero else "", UNSAMPLED if h_floored else left) if x)
+    return "; ".join(x for x in ("contains 0" if zero else "", UNSAMPLED if h_floored else left, knot) if x)
+
+
+def knot_note(est):
+    """Each printed line's note where the released LAD score found the w_max knot moved the fit (``_irls_knot``)."""
+    return "not LAD's fit (w_max knot)" if est.uncertainty_.get("w_max_knot", {}).get("found") else ""
 
 
 def coefficient_fields(est, names):
@@ -79,8 +84,8 @@ def coefficient_lines(est, names):
     labels, values, se, (lo, hi) = coefficients(est, names)
     zero = (lo <= 0) & (hi >= 0)
     marks, unsampled = biased(est), biased(est, "unsampled")
-    left = left_out(est) or covers_note(est)
-    rows = [[k, num(v, 4), num(s), "withheld" if m else interval_text(a, b), _line_note(m, u, z, left)]
+    left, knot = left_out(est) or covers_note(est), knot_note(est)
+    rows = [[k, num(v, 4), num(s), "withheld" if m else interval_text(a, b), _line_note(m, u, z, left, knot)]
             for k, v, s, a, b, z, m, u in zip(labels, values, se, lo, hi, zero, marks, unsampled)]
     out = table(["coefficient", "estimate", "se", f"{100 * est.level:g}% interval", ""], rows)
     if left.startswith("covers"):
