@@ -65,7 +65,10 @@ def turn_parts(matrix, components, scales, spectrum, tail, noise_sd):
         return None
     values = np.asarray(spectrum, dtype=float)
     k, d = components.shape
-    L = np.asarray(matrix, dtype=float) * np.multiply.outer(scales, scales)  # the loss in the data's units
+    with np.errstate(over="ignore", invalid="ignore"):
+        L = np.asarray(matrix, dtype=float) * np.multiply.outer(scales, scales)  # the loss in the data's units
+    if not np.all(np.isfinite(L)):  # scales past 1e154 overflow: no turn-proof bound, first order stands
+        return None
     b, c = np.zeros(k), np.zeros(k)  # the first component's only (module docstring); 0 for the later ones
     w = components[0]
     Lw = L @ w
@@ -86,7 +89,8 @@ def turn_parts(matrix, components, scales, spectrum, tail, noise_sd):
 
 def _top_off(L, w):
     """The top eigenvalue of ``P L P``, ``P = I - w w'``: dense below ``DENSE_UP_TO`` columns, else by Lanczos on the
-    product (no second d x d array: a dense one took 0.7 s at d = 1000), from a fixed start (deterministic)."""
+    product (no second d x d array: a dense one took 0.7 s at d = 1000), from a fixed start (deterministic; not a
+    draw)."""
     d = len(w)
 
     def off(x):
@@ -95,11 +99,19 @@ def _top_off(L, w):
         return y - (w @ y) * w
 
     if d <= DENSE_UP_TO:
-        P = np.eye(d) - np.outer(w, w)
-        return float(linalg.eigh(P @ L @ P, eigvals_only=True, subset_by_index=[d - 1, d - 1])[0])
+        return _dense_top_off(L, w)
     operator = sparse_linalg.LinearOperator((d, d), matvec=off, dtype=float)
-    return float(sparse_linalg.eigsh(operator, k=1, which="LA", v0=np.ones(d), tol=1e-8,
-                                     return_eigenvectors=False)[0])
+    try:
+        start = np.sin(np.arange(1.0, d + 1.0))  # generic: no eigenvector of P L P in practice, not a draw
+        return float(sparse_linalg.eigsh(operator, k=1, which="LA", v0=start, tol=1e-8, return_eigenvectors=False)[0])
+    except sparse_linalg.ArpackError:  # Lanczos did not settle (or broke down): the dense way, slower but sure
+        return _dense_top_off(L, w)
+
+
+def _dense_top_off(L, w):
+    """The top eigenvalue of ``P L P`` formed densely (up to ``DENSE_UP_TO`` columns, or where Lanczos fails)."""
+    P = np.eye(len(w)) - np.outer(w, w)
+    return float(linalg.eigh(P @ L @ P, eigvals_only=True, subset_by_index=[len(w) - 1, len(w) - 1])[0])
 
 
 def turned_upper(first_order_upper, below, b, c):
