@@ -10,6 +10,10 @@ consumer, so the block size bounds memory, not the file size. Blocks are
 as fast as 1 MiB blocks. When pyarrow refuses a block, its message is never
 shown (it quotes the offending cell or row); the file is re-read with the
 standard library to name the line and column instead.
+
+A column whose first value is ``True`` or ``False`` (any case, exactly those
+words) is read as 1/0, as Parquet's and pandas' bool columns are: every other
+value of it must be one of them or missing.
 """
 
 import bz2
@@ -31,6 +35,15 @@ _NULL_TOKENS = frozenset(
      "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null"]
 )
 _OTHER_DELIMITERS = {";": "';'", "\t": "tab", "|": "'|'"}
+_BOOL_WORDS = ("true", "false")
+
+
+def _spellings(word):
+    """Every upper/lower-case spelling of ``word`` (pyarrow matches its true/false values exactly)."""
+    out = [""]
+    for ch in word:
+        out = [w + c for w in out for c in {ch.lower(), ch.upper()}]
+    return out
 
 
 def _text(path, compression):
@@ -62,7 +75,9 @@ class CsvFile:
         self.names = list(first[self.skip:]) if header else [f"x{j}" for j in range(len(first))]
         data = second if header else first
         # A column's type is the file's schema, read from its first data row (docs/cli.md, "Typed columns")
-        self.text_columns = {j for j, cell in enumerate((data or [])[self.skip:]) if not _numeric(cell)}
+        first_values = list(enumerate((data or [])[self.skip:]))
+        self.bool_columns = {j for j, cell in first_values if cell.strip().lower() in _BOOL_WORDS}
+        self.text_columns = {j for j, cell in first_values if not _numeric(cell)} - self.bool_columns
         # the first data row's whole numbers (a header of positions or years above them could be that row's kin)
         self.integer_columns = {j for j, cell in enumerate((data or [])[self.skip:])
                                 if cell.strip().lstrip("+-").isdigit()}
@@ -92,12 +107,14 @@ class CsvFile:
 
         keys = [f"f{j + self.skip}" for j in used]
         text = {f"f{j + self.skip}": levels for j, levels in (categorical or {}).items()}
+        flags = [f"f{j + self.skip}" for j in used if j in self.bool_columns and f"f{j + self.skip}" not in text]
+        kinds = {k: pa.string() if k in text else pa.bool_() if k in flags else pa.float64() for k in keys}
         options = dict(
             read_options=pacsv.ReadOptions(block_size=self.block_size, skip_rows=1 if self.header else 0,
                                            autogenerate_column_names=True),
             parse_options=pacsv.ParseOptions(delimiter=self.delimiter),
-            convert_options=pacsv.ConvertOptions(column_types={k: pa.string() if k in text else pa.float64()
-                                                               for k in keys}, include_columns=keys),
+            convert_options=pacsv.ConvertOptions(column_types=kinds, include_columns=keys,
+                                                 true_values=_spellings("true"), false_values=_spellings("false")),
         )
         reader, start = None, 0
         while True:
@@ -111,6 +128,7 @@ class CsvFile:
                 raise self.locate(used, categorical) from None
             except OSError as exc:
                 raise ValueError(f"{self.where} could not be read ({_kind(exc)}).") from None
+            batch = _flags_as_numbers(batch, flags) if flags else batch
             yield start, one_hot_block(batch, keys, text, _rows) if text else _rows(batch, keys)
             start += batch.num_rows
 
@@ -133,7 +151,12 @@ class CsvFile:
                         return ValueError(f"{self.where}: line {reader.line_num} has {len(row)} field(s) but {what} "
                                           f"{n}; check the delimiter and the quoting.")
                     for j in (j for j in used if j not in (categorical or {})):
-                        if not _numeric(row[j + self.skip]):
+                        cell = row[j + self.skip]
+                        if j in self.bool_columns and not (cell in _NULL_TOKENS or cell.lower() in _BOOL_WORDS):
+                            return ValueError(f"{self.where}: the value in column {self.names[j]!r} at line "
+                                              f"{reader.line_num} is not True or False (the column is read as "
+                                              "1/0 from its first value).")
+                        if j not in self.bool_columns and not _numeric(cell):
                             return ValueError(f"{self.where}: the value in column {self.names[j]!r} at line "
                                               f"{reader.line_num} is not a number.")
         except UnicodeDecodeError:
@@ -159,6 +182,14 @@ def _rows(batch, keys):
         for j, key in enumerate(keys):
             block[:, j] = batch.column(key).to_numpy(zero_copy_only=False)
         return block
+
+
+def _flags_as_numbers(batch, flags):
+    """A batch whose bool columns ``flags`` are float64 1/0 (a null stays null: NaN, refused later as missing)."""
+    import pyarrow as pa
+
+    columns = [batch.column(k).cast(pa.float64()) if k in flags else batch.column(k) for k in batch.schema.names]
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
 
 def _numeric(cell):
