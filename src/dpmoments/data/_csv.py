@@ -75,12 +75,7 @@ class CsvFile:
         self.names = list(first[self.skip:]) if header else [f"x{j}" for j in range(len(first))]
         data = second if header else first
         # A column's type is the file's schema, read from its first data row (docs/cli.md, "Typed columns")
-        first_values = list(enumerate((data or [])[self.skip:]))
-        self.bool_columns = {j for j, cell in first_values if cell.strip().lower() in _BOOL_WORDS}
-        self.text_columns = {j for j, cell in first_values if not _numeric(cell)} - self.bool_columns
-        # the first data row's whole numbers (a header of positions or years above them could be that row's kin)
-        self.integer_columns = {j for j, cell in enumerate((data or [])[self.skip:])
-                                if cell.strip().lstrip("+-").isdigit()}
+        self.bool_columns, self.text_columns, self.integer_columns = _column_kinds((data or [])[self.skip:])
         self.block_size = max(_MIN_BLOCK, 8 * longest)
 
     def _first_records(self):
@@ -182,6 +177,15 @@ def _rows(batch, keys):
         for j, key in enumerate(keys):
             block[:, j] = batch.column(key).to_numpy(zero_copy_only=False)
         return block
+
+
+def _column_kinds(first_values):
+    """The positions of the bool (True/False), text and whole-number columns, from the first data row's cells."""
+    bools = {j for j, cell in enumerate(first_values) if cell.strip().lower() in _BOOL_WORDS}
+    text = {j for j, cell in enumerate(first_values) if not _numeric(cell)} - bools
+    # the first data row's whole numbers (a header of positions or years above them could be that row's kin)
+    whole = {j for j, cell in enumerate(first_values) if cell.strip().lstrip("+-").isdigit()}
+    return bools, text, whole
 
 
 def _flags_as_numbers(batch, flags):
