@@ -11,7 +11,7 @@ as fast as 1 MiB blocks. When pyarrow refuses a block, its message is never
 shown (it quotes the offending cell or row); the file is re-read with the
 standard library to name the line and column instead.
 
-A column whose first value is ``True`` or ``False`` (any case, exactly those
+A column whose first value is ``True`` or ``False`` (any case, spaces trimmed, exactly those
 words) is read as 1/0, as Parquet's and pandas' bool columns are: every other
 value of it must be one of them or missing.
 """
@@ -36,14 +36,6 @@ _NULL_TOKENS = frozenset(
 )
 _OTHER_DELIMITERS = {";": "';'", "\t": "tab", "|": "'|'"}
 _BOOL_WORDS = ("true", "false")
-
-
-def _spellings(word):
-    """Every upper/lower-case spelling of ``word`` (pyarrow matches its true/false values exactly)."""
-    out = [""]
-    for ch in word:
-        out = [w + c for w in out for c in {ch.lower(), ch.upper()}]
-    return out
 
 
 def _text(path, compression):
@@ -103,13 +95,12 @@ class CsvFile:
         keys = [f"f{j + self.skip}" for j in used]
         text = {f"f{j + self.skip}": levels for j, levels in (categorical or {}).items()}
         flags = [f"f{j + self.skip}" for j in used if j in self.bool_columns and f"f{j + self.skip}" not in text]
-        kinds = {k: pa.string() if k in text else pa.bool_() if k in flags else pa.float64() for k in keys}
+        kinds = {k: pa.string() if k in text or k in flags else pa.float64() for k in keys}
         options = dict(
             read_options=pacsv.ReadOptions(block_size=self.block_size, skip_rows=1 if self.header else 0,
                                            autogenerate_column_names=True),
             parse_options=pacsv.ParseOptions(delimiter=self.delimiter),
-            convert_options=pacsv.ConvertOptions(column_types=kinds, include_columns=keys,
-                                                 true_values=_spellings("true"), false_values=_spellings("false")),
+            convert_options=pacsv.ConvertOptions(column_types=kinds, include_columns=keys),
         )
         reader, start = None, 0
         while True:
@@ -124,6 +115,8 @@ class CsvFile:
             except OSError as exc:
                 raise ValueError(f"{self.where} could not be read ({_kind(exc)}).") from None
             batch = _flags_as_numbers(batch, flags) if flags else batch
+            if batch is None:  # a word other than True or False in a bool column
+                raise self.locate(used, categorical)
             yield start, one_hot_block(batch, keys, text, _rows) if text else _rows(batch, keys)
             start += batch.num_rows
 
@@ -147,7 +140,8 @@ class CsvFile:
                                           f"{n}; check the delimiter and the quoting.")
                     for j in (j for j in used if j not in (categorical or {})):
                         cell = row[j + self.skip]
-                        if j in self.bool_columns and not (cell in _NULL_TOKENS or cell.lower() in _BOOL_WORDS):
+                        if j in self.bool_columns and not (cell.strip() in _NULL_TOKENS
+                                                           or cell.strip().lower() in _BOOL_WORDS):
                             return ValueError(f"{self.where}: the value in column {self.names[j]!r} at line "
                                               f"{reader.line_num} is not True or False (the column is read as "
                                               "1/0 from its first value).")
@@ -189,10 +183,24 @@ def _column_kinds(first_values):
 
 
 def _flags_as_numbers(batch, flags):
-    """A batch whose bool columns ``flags`` are float64 1/0 (a null stays null: NaN, refused later as missing)."""
+    """A batch whose bool columns ``flags`` (read as text) are float64 1/0, any case, spaces trimmed as a number's
+    are; a missing value (a null token) is NaN, refused later as missing. ``None`` if another word is there."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    columns = [batch.column(k).cast(pa.float64()) if k in flags else batch.column(k) for k in batch.schema.names]
+    columns = []
+    for key in batch.schema.names:
+        if key not in flags:
+            columns.append(batch.column(key))
+            continue
+        trimmed = pc.utf8_trim_whitespace(batch.column(key))
+        word = pc.utf8_lower(trimmed)
+        missing = pc.is_in(trimmed, value_set=pa.array(sorted(_NULL_TOKENS)))
+        value = pc.if_else(pc.equal(word, "true"), 1.0, pc.if_else(pc.equal(word, "false"), 0.0,
+                                                                   pc.if_else(missing, float("nan"), None)))
+        if value.null_count:
+            return None
+        columns.append(value)
     return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
 
