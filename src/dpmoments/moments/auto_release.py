@@ -59,6 +59,7 @@ from .bound_messages import (CLIPPED_WARNING, clipping_bias, minimum_on_refusal,
                              warn_range_end)
 from .calibrated import calibrate
 from .counts import COUNT_SHARE, split_budget, splits_in_rho
+from .draw_grid import draw_grid, draw_grid_note  # a small table's coarser grid (its module says why)
 from .private_bounds import (TIE_PRIOR, SearchRange, as_search_range, noisy_clipped_count, quantile_pass,
                              select_quantiles)
 from .release import Part, em_draws, randomness_of, release_part
@@ -401,8 +402,6 @@ def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None, neigh
     else:
         each = share * epsilon / k
         guarantee = PureDP(each)
-    from .draw_grid import draw_grid, draw_grid_note  # a small table's coarser grid (its module says why)
-
     passes = [(stat, None, None) for stat in statistics.values()]
     counts, _ = quantile_pass(source, passes, search=budget.search)
     q, values, parts = budget.fixed_quantile() if quantile is None else float(quantile), {}, []
