@@ -220,7 +220,8 @@ def test_report_lists_each_noisy_statistic():
                                     refit_epsilon=1.0, max_size=2, rng=0).fit(X, y)
     assert [(line["statistic"], line["releases"]) for line in irls.privacy_report_["noise"]] == [
         ("first moment A", 4), ("second moment B", 4), ("sampling release scale", 1), ("sampling release K", 1),
-        ("sampling release V", 1)]  # the last three: the LAD sandwich for the intervals' sampling part
+        ("sampling release V", 1), ("sampling release sign", 1)]
+    # the last four: the LAD sandwich for the intervals' sampling part, and LAD's score for the w_max knot check
     assert [line["statistic"].split(" (")[0] for line in sel.privacy_report_["noise"]] == [
         "selection criteria Q_R(M) + phi |M|", "moments X'X/n, X'y/n", "moments of the selected columns"]
     assert sel.privacy_report_["noise"][0]["scale"] == sel.privacy_report_["selection_noise_scale"]

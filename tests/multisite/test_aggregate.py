@@ -150,7 +150,7 @@ def test_a_multi_step_analysis_over_the_network_command(run, tmp_path):
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "irls" / "coefficients.csv").read_text().startswith("feature,coefficient")
     report = json.loads((tmp_path / "irls" / "privacy_report.json").read_text())
-    assert report["protocol"]["analysis"] == "regress" and len(report["protocol"]["parts"]) == 7  # A0 B0 A1 B1 + 3
+    assert report["protocol"]["analysis"] == "regress" and len(report["protocol"]["parts"]) == 8  # A0 B0 A1 B1 + 4
     assert "sampling variability of the rows" in report["analysis"]["uncertainty"]["covers"]
     assert report["privacy"]["guarantee_detail"]["epsilon"] == pytest.approx(8.0, rel=1e-6)
 

@@ -95,7 +95,7 @@ def test_irls_across_sites_is_the_exact_fit_with_noise_off_and_private_with_it()
     np.testing.assert_allclose(fit.coef, exact.coef, atol=1e-8)
     fit, rep = irls(sites, epsilon=1.0, delta=1e-6, n_iter=5, w_max=10.0, rng=0, fit_intercept=False)
     assert np.abs(fit.coef - [1.0, -1.0, 0.5]).max() < 0.25
-    assert len(rep.parts) == 13 and len(fit.sampling) == 3  # 5 iterations' A and B, and the 3 sampling releases
+    assert len(rep.parts) == 14 and len(fit.sampling) == 4  # 5 iterations' A and B, and the 4 sampling releases
     assert rep.composition == "zcdp" and fit.guarantee == rep.guarantee
     assert ANALYSES["regress"].composition == "zcdp"
 

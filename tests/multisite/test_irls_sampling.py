@@ -14,7 +14,7 @@ from dpmoments.cli.present.regress import coefficient_lines
 from dpmoments.estimators import PrivateIRLS
 from dpmoments.exceptions import NotPrivateWarning
 from dpmoments.moments import clip_responses, clip_rows
-from dpmoments.moments.irls_sandwich import residual_scale, sandwich_statistics
+from dpmoments.moments.irls_sandwich import residual_scale, sandwich_statistics, sign_score
 from dpmoments.multisite import Site, irls
 from dpmoments.multisite.analyses import intercept_factor, plan_analysis
 
@@ -31,9 +31,9 @@ def test_only_a_set_share_adds_the_rounds_and_they_spend_it():
     assert "sampling_budget" not in dict(plain.options) and len(plain.rounds) == 2
     assert not any(r.stat.sampling for r in plain.rounds)
     extra = sampled.rounds[2:]
-    assert [r.statistic for r in extra] == ["residual-scale", "sandwich-k", "sandwich-v"]
-    assert [r.step for r in extra] == [1, 2, 2]  # the scale first; the matrices at its bandwidth
-    assert [r.share for r in extra] == pytest.approx([0.02, 0.09, 0.09])
+    assert [r.statistic for r in extra] == ["residual-scale", "sandwich-k", "sandwich-v", "sign-score"]
+    assert [r.step for r in extra] == [1, 2, 2, 2]  # the scale first; the matrices (and LAD's score) after it
+    assert [r.share for r in extra] == pytest.approx([0.02, 0.08, 0.08, 0.02])  # one machine's split
     assert sum(r.share for r in sampled.rounds) == pytest.approx(1.0)
     assert sampled.rounds[0].share == pytest.approx(0.8 * plain.rounds[0].share)
     assert sampled.digest != plain.digest
@@ -41,6 +41,9 @@ def test_only_a_set_share_adds_the_rounds_and_they_spend_it():
     assert extra[0].weight == extra[1].weight == 1.0 and sampled.rounds[0].weight == 2.0
     assert sampled.noise[2].sensitivity[0] == pytest.approx(FACTS["response_bound"] / 400)  # r / n_s
     assert sampled.noise[3].sensitivity[0] == pytest.approx(math.sqrt(2.0) * 9.0 / 400)  # sqrt(2) R^2 / n_s
+    assert sampled.noise[5].sensitivity[0] == pytest.approx(2.0 * 3.0 / 400)  # 2 R / n_s
+    zero = _plan(sampling_budget=0.2, neighbours="zero-out")  # the zeroed row keeps the constant column: 2R/n too
+    assert zero.noise[5].sensitivity[0] == pytest.approx(2.0 * 3.0 / 400)
 
 
 @pytest.mark.parametrize("options, match", [({"sampling_budget": 1.0}, "share in"),
@@ -66,11 +69,12 @@ def test_without_noise_the_sampling_parts_are_one_machines_on_the_pooled_rows():
     R, s = fit.releases[-1].row_norm, intercept_factor(c)
     Z = np.hstack([clip_rows(X, R / s), np.full((600, 1), c * R / s)])
     yc = clip_responses(y, 4.0)
-    scale, K, V = fit.sampling
+    scale, K, V, sign = fit.sampling
     assert scale.cross_moment[0] == pytest.approx(residual_scale(Z, yc, fit.coef, 4.0), rel=1e-12)
     exact = sandwich_statistics(Z, yc - Z @ fit.coef, fit.bandwidth, 5.0 / 4.0)
     np.testing.assert_allclose(K.second_moment, exact["K"], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(V.second_moment, exact["V"], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(sign.cross_moment, sign_score(Z, yc - Z @ fit.coef), rtol=1e-12, atol=1e-15)
     # and the intervals: one machine's sandwich and contraction, on the same rows
     np.testing.assert_allclose(across.coef_, one.coef_, rtol=1e-8)
     np.testing.assert_allclose(across.coef_se_, one.coef_se_, rtol=1e-6)
@@ -79,6 +83,10 @@ def test_without_noise_the_sampling_parts_are_one_machines_on_the_pooled_rows():
     assert "sampling" not in across.uncertainty_["not_covered"]
     assert [k for k in report.to_dict()["budget"] if "sandwich" in k or "residual" in k] == [
         "round 8 (residual-scale)", "round 9 (sandwich-k)", "round 10 (sandwich-v)"]
+    assert "round 11 (sign-score)" in report.to_dict()["budget"]
+    assert across.uncertainty_["w_max_knot"]["score_over_its_size_at_lad"] == pytest.approx(
+        one.uncertainty_["w_max_knot"]["score_over_its_size_at_lad"], rel=1e-6)
+    assert not across.uncertainty_["w_max_knot"]["found"]  # t_3 errors: a density at the fit, LAD's fit up to sampling
     lines = coefficient_lines(across, ["x0", "x1"])
     assert sum("covers: noise + sampling; not clipping bias" in line for line in lines) == 4  # each interval's line
     across.coef_unsampled_ = np.array([False, True])  # the presenter alone: x1 along a floored direction of K_h
@@ -91,6 +99,29 @@ def test_without_noise_the_sampling_parts_are_one_machines_on_the_pooled_rows():
     bare = PrivateIRLS(epsilon=None, delta=None, row_norm=None, response_bound=None, w_max=None).fit_release(bare)
     lines = coefficient_lines(bare, ["x0", "x1"])
     assert sum("noise only: not sampling or the iterations not run" in line for line in lines) == 4
+
+
+def test_the_knot_check_runs_across_sites_and_finds_a_response_with_five_values():
+    # 82% of the responses at 0, the rest at -2, -1, 1, 2: most residuals sit within the w_max knot (1 / 2.5), so the
+    # IRLS fit is a smoothed one. Three CAPE sites release LAD's score as one machine does on the pooled rows, and
+    # every interval's line says the fit is not LAD's, as one machine's does
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3000, 2))
+    y = np.digitize(X @ [1.0, 0.3] + rng.laplace(size=3000) * 0.3, [-2.5, -1.5, 1.5, 2.5]) - 2.0
+    sites = [Site(f"s{i}", X[p], y=y[p], row_norm=4.0, response_bound=2.0)
+             for i, p in enumerate(np.array_split(np.arange(3000), 3))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit, _ = irls(sites, epsilon=math.inf, delta=1e-6, protocol="cape", rng=0)
+        across = PrivateIRLS(epsilon=None, delta=None, row_norm=None, response_bound=None, w_max=None).fit_release(fit)
+        one = PrivateIRLS(epsilon=math.inf, delta=1e-6, row_norm=4.0, response_bound=2.0, rng=0).fit(X, y)
+    knot = across.uncertainty_["w_max_knot"]
+    assert knot["found"] and knot["score_over_its_size_at_lad"] == pytest.approx(
+        one.uncertainty_["w_max_knot"]["score_over_its_size_at_lad"], rel=1e-9)  # 4.3 on both
+    assert [d for d in across.diagnostics_ if d["code"] == "knot-smoothing"]
+    assert "knot's smoothing, which the sign-score release found" in across.uncertainty_["not_covered"]
+    lines = coefficient_lines(across, ["x0", "x1"])
+    assert sum("not LAD's fit (w_max knot)" in line for line in lines) == 3  # x0, x1 and the intercept
 
 
 def test_the_command_line_takes_the_share_for_lad_regress_only():

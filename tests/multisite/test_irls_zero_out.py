@@ -64,3 +64,22 @@ def test_negative_control_a_pair_outside_the_relation_exceeds_the_zero_out_charg
     # replace-one's pair (R_x e1, k) vs (R_x e2, k), both at weight w_max: sqrt(2.5) / 1.25 of the zero-out charge
     moved = _moved(_plan(), "second", (np.array([RX, 0.0]), 0.0), (np.array([0.0, RX]), 0.0), np.zeros(3))
     assert moved > 1.0
+
+
+def test_zeroed_row_keeps_the_constant_so_the_sign_score_is_charged_replace_ones():
+    # LAD's score across sites: the zeroed row (0, 0, k) keeps its term sign(r0) (0, 0, k), not 0. Against (R_x e1, k)
+    # with the opposite sign the pair moves by ||(R_x, 0, 2k)|| = sqrt(2) (R_x = 1, k = 0.5): over zero-out's usual
+    # R / n (R = R_x sqrt(1.25), the formed rows' bound), within the 2R / n charged
+    from dpmoments.multisite.site_moments import sampling_moment
+
+    plan = plan_analysis("regress", "conventional", ["s", "other"], [N, 40_000], n_features=2,
+                         options={"n_iter": 1, "w_max": W, "p": 1.0, "intercept": C, "sampling_budget": 0.5},
+                         row_norm=RX, response_bound=r, epsilon=1.0, delta=1e-3, neighbours="zero-out")
+    k = next(i for i, rnd in enumerate(plan.rounds) if rnd.statistic == "sign-score")
+    params = np.array([0.0, 0.0, 1.0, 0.5])  # theta = e3 (the zeroed row's residual -k < 0), h = 0.5
+    out = [sampling_moment(plan, plan.rounds[k], np.vstack([_INSIDE, x]), np.r_[_Y, y], params)
+           for x, y in ((np.array([RX, 0.0]), r), ZERO)]
+    moved = float(np.linalg.norm(out[0] - out[1])) * N
+    charge = float(plan.noise[k].sensitivity[0]) * N
+    assert moved == pytest.approx(np.sqrt(2.0)) and charge == pytest.approx(2.0 * RX * np.sqrt(1.25))
+    assert plan.row_norm < moved <= charge

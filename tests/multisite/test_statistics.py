@@ -9,16 +9,16 @@ import pytest
 from dpmoments.multisite import EgressRefused, Reply, from_wire, to_wire
 from dpmoments.multisite.rounds import Round
 from dpmoments.multisite.statistics import (CROSS, EXCESS, FACTOR, HISTOGRAM, LOCATION, ROUND_STATISTICS, SECOND,
-                                            STATISTICS, THIRD, as_statistic)
+                                            SIGN_SCORE, STATISTICS, THIRD, as_statistic)
 
 PLAN = "cd" * 32
 
 
 def test_names_are_the_wire_names_and_one_value_each():
     assert list(STATISTICS) == ["second", "cross", "third", "excess", "residual-scale", "sandwich-k", "sandwich-v",
-                                "histogram", "location", "factor"]
+                                "sign-score", "histogram", "location", "factor"]
     assert ROUND_STATISTICS == ("second", "cross", "third", "excess", "residual-scale", "sandwich-k", "sandwich-v",
-                                "histogram", "location")
+                                "sign-score", "histogram", "location")
     for name, stat in STATISTICS.items():
         assert as_statistic(name) is stat and str(stat) == name
         assert pickle.loads(pickle.dumps(stat)) is stat and copy.deepcopy(stat) is stat
@@ -87,3 +87,9 @@ def test_sensitivity_and_entry_bounds_are_the_moments_tables():
         CROSS.entry_bound(2.0, None)
     with pytest.raises(ValueError, match="not calibrated"):
         FACTOR.sensitivity(100, response_bound=None, **kw)
+    # LAD's sign score: each entry of a row's term sign(r) z is at most R, and its pair moves by 2R (or R + k < 2R
+    # with a zeroed row that keeps the constant column); a forged reply beyond R is caught at the door's check
+    assert SIGN_SCORE.entry_bound(2.0, 3.0) == 2.0 and SIGN_SCORE.shape(3) == (3,)
+    assert SIGN_SCORE.distinct_entries(3) == 3
+    assert SIGN_SCORE.sensitivity(100, response_bound=3.0, **kw) == pytest.approx(0.04)
+    assert SIGN_SCORE.sensitivity(100, response_bound=3.0, **{**kw, "neighbours": "zero-out"}) == pytest.approx(0.04)

@@ -39,10 +39,13 @@ _REPLAYS = {}
 @contextmanager
 def parsed_once(X):
     """``X`` (a dask array on a ``distributed`` cluster) with its blocks read once and replayed from each worker's
-    disk for the duration of the ``with`` block; anything else is yielded as it is (module docstring)."""
-    client = _active_client() if _is_dask_array(X) and X.ndim == 2 and _parsed(X) else None
+    disk for the duration of the ``with`` block; anything else is yielded as it is (module docstring), but for
+    text files' blocks, which are counted (as the local reader counts its rows) by one more read where not spilled."""
+    parsed = _is_dask_array(X) and X.ndim == 2 and _parsed(X)
+    client = _active_client() if parsed else None
     if client is None or not all(client.run(_disk_for_spills).values()):
-        yield X
+        # text files' blocks have unknown lengths: counted by a pass, as the local reader counts its rows
+        yield X.compute_chunk_sizes() if parsed and _uncounted(X) else X
         return
     import dask
     import dask.array as da
@@ -52,9 +55,12 @@ def parsed_once(X):
     futures = client.compute([spill(b) for b in x.to_delayed().ravel()])
     name = None
     try:
+        rows = x.chunks[0]
+        if _uncounted(x):  # text files' blocks: their lengths, from the handles (the local reader counts its rows too)
+            rows = tuple(client.gather(client.map(_row_count, futures, pure=False)))
         replay = dask.delayed(_replayed, pure=True)  # for a pass that does not take the handles (x / scale, say)
-        parts = [da.from_delayed(replay(f), shape=(rows, x.shape[1]), dtype=x.dtype)
-                 for f, rows in zip(futures, x.chunks[0])]
+        parts = [da.from_delayed(replay(f), shape=(n, x.shape[1]), dtype=x.dtype)
+                 for f, n in zip(futures, rows)]
         replayed = da.concatenate(parts, axis=0) if len(parts) > 1 else parts[0]
         name = replayed.name
         _REPLAYS[name] = futures
@@ -115,6 +121,18 @@ def _held(rows):
 
 def _spilled(block):
     return SpilledBlock(np.asarray(block))
+
+
+def _row_count(handle):
+    return int(handle.shape[0])
+
+
+def _uncounted(X):
+    """Whether some of ``X``'s blocks have unknown lengths (a CSV or ``.npz`` file's: its rows are known once parsed).
+
+    The private choices plan their draws on the row count where it is public (choice_budget.public_rows): the local
+    reader counts a file's rows, so the cluster's blocks must be counted too, or the same seeded run differs."""
+    return any(np.isnan(r) for r in X.chunks[0])
 
 
 def _replayed(handle):

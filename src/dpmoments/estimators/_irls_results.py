@@ -24,16 +24,24 @@ from .uncertainty import noise_law
 
 __all__ = ["IRLSResultsMixin"]
 
+#: How the report's noise list names a multi-site run's sampling releases, in their order.
+_SAMPLING_NAMES = ("residual scale", "sandwich K", "sandwich V", "sign score")
+
 
 def _sampling_parts(fit, d):
-    """The sandwich's parts from a multi-site run's three sampling releases (``fit.sampling``), as :meth:`fit` makes
-    them from its own (``_irls_sampling.sandwich_parts``); ``None`` for a run without them. Post-processing."""
+    """The sandwich's parts from a multi-site run's sampling releases (``fit.sampling``: the scale, ``K_h``, ``V``
+    and LAD's score, which a plan written before it lacks), as :meth:`fit` makes them from its own
+    (``_irls_sampling.sandwich_parts``, with the knot check's score); ``None`` for a run without them.
+    Post-processing."""
     if not getattr(fit, "sampling", ()):
         return None
-    scale, K, V = fit.sampling
+    scale, K, V, *sign = fit.sampling
     released = {"scale": float(scale.cross_moment[0]), "h": float(fit.bandwidth), "K": K.second_moment,
-                "V": V.second_moment}
-    return sandwich_parts(released, {"scale": scale.noise_scale, "K": K.noise_scale, "V": V.noise_scale}, d)
+                "V": V.second_moment, "sign": sign[0].cross_moment if sign else None}
+    scales = {"scale": scale.noise_scale, "K": K.noise_scale, "V": V.noise_scale}
+    if sign:
+        scales["sign"] = sign[0].noise_scale
+    return sandwich_parts(released, scales, d, K.n, K.row_norm)
 
 
 class IRLSResultsMixin:
@@ -93,7 +101,7 @@ class IRLSResultsMixin:
             self, guarantee=self.privacy_, neighbours=self.neighbours_, randomness=B.randomness,
             fitted_by="fit_release", noise=release_noise("first moment A (final iteration)", A)
             + release_noise("second moment B (final iteration)", B)
-            + [entry for name, rel in zip(("residual scale", "sandwich K", "sandwich V"), getattr(fit, "sampling", ()))
+            + [entry for name, rel in zip(_SAMPLING_NAMES, getattr(fit, "sampling", ()))
                for entry in release_noise(f"sampling release {name}", rel)], n_iter=self.n_iter_,
             postprocessing="coefficients from the final iteration's released B theta = A")
         return self

@@ -12,8 +12,8 @@ from the ``sampling_budget`` share, in this order:
    r, -1, 1)`, likewise (0.4);
 4. LAD's score :math:`S = \frac1n\sum_i \operatorname{sign}(r_i)\, z_i`, Gaussian (0.1): near 0 at LAD's own fit,
    far from it where the :math:`w_{\max}` knot moved the fit away from LAD (a response with few distinct values:
-   :mod:`dpmoments.estimators._irls_knot`). One machine only; the sites release the first three, split as
-   :data:`SPLIT` (0.1 / 0.45 / 0.45).
+   :mod:`dpmoments.estimators._irls_knot`). The sites of a multi-site run release the same four at the same
+   split (:mod:`dpmoments.multisite.irls_sampling`).
 
 Then :math:`H \approx \tilde K_h / h` (Powell's kernel estimate of :math:`E[f(0\mid x)\,x x^\top]`
 times :math:`2`, in the IRLS map's own units: :math:`w_{\max}\cdot 2/w_{\max} = 2`) and :math:`V`
@@ -45,9 +45,8 @@ from ..privacy import zcdp_gaussian_sigma
 __all__ = ["SPLIT", "ONE_MACHINE_SPLIT", "sampling_scales", "release_sampling", "bandwidth", "sandwich_statistics",
            "sandwich_parts"]
 
-#: One machine's split of the sampling share (of rho): the sites' three releases (:data:`SPLIT`) give up a tenth
-#: to LAD's score ``sign``, which tells where the ``w_max`` knot moved the fit away from LAD.
-ONE_MACHINE_SPLIT = {"scale": 0.1, "K": 0.4, "V": 0.4, "sign": 0.1}
+#: The split of the sampling share (of rho), one machine's and the sites' (:data:`SPLIT`, one set of defaults).
+ONE_MACHINE_SPLIT = SPLIT
 
 
 def sampling_scales(rho, n, row_bound, response_bound):

@@ -52,6 +52,7 @@ import numpy as np
 from .._lazy import lazy_module
 from .budget_rows import CentreSE, distinct_statistics, finish_interval_rows, squared_entries
 from .centre_bias import CENTRE_BIAS_TEXT, centre_bias_blocks, centre_bias_bound, linear_noise_variance, location_offset
+from .centre_bias_law import LAW_TEXT
 from .entry_intervals import (half_widths as _half_widths,
                               truncate_variances as _truncate_variances, widen_to_noise as _widen_to_noise,
                               with_centre_variance as _with_centre_variance)
@@ -359,6 +360,13 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
     bias_bound = centre_bias_bound(release, second_upper, level, far_columns(release, level, d), with_norm=gaussian)
     bias_bound, joint = bias_bound if gaussian and bias_bound is not None else (bias_bound, None)  # None: not known
 
+    widths_at = {}  # the centre bias's widths at each level asked (the level itself twice)
+
+    def bias_widths(at):
+        if at not in widths_at:
+            widths_at[at] = centre_bias_blocks(bias_bound, s, second_upper, at, offset, joint, normal_parts)
+        return widths_at[at]
+
     def intervals(at):  # every entry's interval at level 'at', made in its (2, d, d) result
         out = np.empty((2, d, d))
         lo_half, hi_half = _half_widths(normal_parts, s, at, out)
@@ -366,19 +374,20 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
         _widen_to_noise(lo_half, hi_half, release, noise_interval, level, at)
         # about the entry, with the clipping part's shifts and the centre's own clipping bias, a block at a time
         finish_interval_rows(out, raw, centre_diagonal, shifts, bias_sd,
-                             centre_bias_blocks(bias_bound, s, second_upper, at, offset, joint), z_value(at))
+                             bias_widths(at), z_value(at))
         _truncate_variances(out, centre_diagonal)
         return out
 
     # Which entries exclude 0: their distance from it at the level, the distinct printed entries' alone
-    counted = first_count(distinct_statistics(raw, mid_diagonal, shifts, centre_bias_blocks(
-        bias_bound, s, second_upper, level, offset, joint), CentreSE(normal_parts, s, se), ~biased), level)
+    counted = first_count(distinct_statistics(raw, mid_diagonal, shifts, bias_widths(level),
+                                              CentreSE(normal_parts, s, se), ~biased), level)
     selected, adjusted, interval = _selected(intervals, None, ~biased, level, counted)
     kept = interval[:, selected]  # the selected entries' own: two d x d arrays fewer while the others' are made
     del interval
     # Not selected: the interval at the level itself, stretched to hold 0 (it contains the one at that level, so
     # its coverage is at least the level; and it never says 'excludes 0' where the selection did not)
     interval = intervals(level)
+    widths_at.clear()  # they read normal_parts, about to be overwritten
     np.minimum(interval[0], 0.0, out=interval[0])
     np.maximum(interval[1], 0.0, out=interval[1])
     interval[:, selected] = kept
@@ -402,8 +411,8 @@ def covariance_error_budget(release, noise_se, noise_interval, level, target, sp
                    "(the product of two normals off the diagonal, s^2 chi-square(1) on it)"),
         "sampling": (SAMPLING_TEXT if target == "population" else "not counted: the interval is for these rows"),
         "clipping": clip if clip is not None else "not estimated: no clipping-excess release",
-        "centre_bias": CENTRE_BIAS_TEXT if bias_bound is not None else "not bounded: the release does not say how "
-                       "many rows the centre's mean clipped",
+        "centre_bias": (CENTRE_BIAS_TEXT + LAW_TEXT if bias_bound is not None else "not bounded: the release does not "
+                        "say how many rows the centre's mean clipped"),
     }
     return {"se": se, "interval": interval, "biased": biased, "parts": parts}
 

@@ -29,10 +29,12 @@ import numpy as np
 from .statistics import MomentStatistic
 
 __all__ = ["SPLIT", "residual_scale", "bandwidth", "sandwich_statistics", "scale_sensitivity", "sandwich_sensitivities",
-           "SANDWICH_K", "SANDWICH_V", "SANDWICH", "RESIDUAL_SCALE", "sign_score", "sign_sensitivity"]
+           "SANDWICH_K", "SANDWICH_V", "SANDWICH", "RESIDUAL_SCALE", "SIGN_SCORE", "sign_score",
+           "sign_sensitivity"]
 
-#: How a sampling share (of rho) is split between the three releases: the scale needs little, the matrices most.
-SPLIT = {"scale": 0.1, "K": 0.45, "V": 0.45}
+#: How a sampling share (of rho) is split between the four releases, on one machine and across sites alike: the
+#: scale needs little, the matrices most, LAD's score (the ``w_max`` knot's check) a tenth.
+SPLIT = {"scale": 0.1, "K": 0.4, "V": 0.4, "sign": 0.1}
 
 #: The two sandwich matrices as moments: a second moment's shape, symmetry and sensitivity (weights in [0, 1]).
 SANDWICH_K = MomentStatistic("sandwich-k", "sandwich bread K_h", ndim=2, power=2, symmetric=True,
@@ -43,6 +45,9 @@ SANDWICH = {"K": SANDWICH_K, "V": SANDWICH_V}
 #: :func:`scale_sensitivity`'s, not a cross moment's).
 RESIDUAL_SCALE = MomentStatistic("residual-scale", "residual scale", ndim=1, power=1, symmetric=False,
                                  slot="cross_moment")
+#: LAD's score as a moment: a vector of ``d``, released in a release's cross-moment slot (its sensitivity is
+#: :func:`sign_sensitivity`'s).
+SIGN_SCORE = MomentStatistic("sign-score", "LAD sign score", ndim=1, power=1, symmetric=False, slot="cross_moment")
 
 
 def residual_scale(Z, y, theta, response_bound):
@@ -87,7 +92,12 @@ def sign_score(Z, residuals):
     return Z.T @ np.sign(residuals) / Z.shape[0]
 
 
-def sign_sensitivity(n, row_bound):
-    """Replace-one L2 sensitivity of :func:`sign_score`: each row's term ``sign(r) z`` has norm at most ``R``."""
+def sign_sensitivity(n, row_bound, neighbours="replace-one"):
+    """L2 sensitivity of :func:`sign_score` (``n`` public): each row's term ``sign(r) z`` has norm at most ``R``, so
+    replacing one moves it by ``2R/n``. Zero-out is charged the same: a zeroed row keeps IRLS's public constant
+    column ``k < R`` (across sites), so its term ``sign(r) (0, ..., 0, k)`` is not 0 and the pair can differ by
+    more than ``R`` (up to ``R + k``)."""
+    if neighbours == "add-remove":
+        raise ValueError("LAD's sign score divides by the public n: neighbours='add-remove' is not offered.")
     return 2.0 * float(row_bound) / int(n)
 

@@ -399,7 +399,7 @@ def irls(sites, *, epsilon, delta, n_iter=IRLS_DEFAULTS["n_iter"], w_max=None, p
     across sites with ``response_bound="auto"`` on the sites); an intercept (each site appends the public
     constant ``0.5 R / sqrt(1.25)`` to its rows clipped to ``R / sqrt(1.25)``, ``R`` the plan's row bound).
     ``sampling_budget``: a share of every site's budget (as ``PrivateIRLS``'s) for the residual scale and the LAD
-    sandwich's two matrices at the final iterate (:mod:`~dpmoments.multisite.irls_sampling`), so that
+    sandwich's two matrices and LAD's score at the final iterate (:mod:`~dpmoments.multisite.irls_sampling`), so that
     ``PrivateIRLS.fit_release`` gives intervals for the population coefficients (noise and sampling); default 0.1,
     as ``PrivateIRLS``'s, for LAD (``p = 1``); ``None`` or 0: no such rounds, the intervals count the noise only.
     """

@@ -2,21 +2,28 @@ r"""IRLS across sites: the sampling rounds behind intervals for the population c
 
 A ``regress`` plan whose options set ``sampling_budget`` (a share of every site's ``rho``, as one machine's
 ``PrivateIRLS(sampling_budget=...)``) adds two steps after its ``J`` iterations, at the final public iterate
-:math:`\theta_J` (the solve of the last released ``A`` and ``B``):
+:math:`\theta_J` (the solve of the last released ``A`` and ``B``), split as one machine's
+(:data:`~dpmoments.moments.irls_sandwich.SPLIT`):
 
 1. the residual scale :math:`s = \frac1n\sum_i\min(|r_i|, r)` (one number; ``0.1`` of the share);
 2. at the bandwidth :math:`h = \max(1/w_{\max}, 1.5\,\tilde s\,N^{-1/5})` from the released :math:`\tilde s`
-   (post-processing), the sandwich's bread :math:`K_h` and meat :math:`V` (``0.45`` of the share each).
+   (post-processing), the sandwich's bread :math:`K_h` and meat :math:`V` (``0.4`` of the share each), and LAD's
+   score :math:`S = \frac1n\sum_i\operatorname{sign}(r_i) z_i` at :math:`\theta_J` (``0.1``): the ``w_max`` knot's
+   check (:mod:`dpmoments.estimators._irls_knot`), as one machine runs it.
 
 Each site computes them with one machine's code (:mod:`dpmoments.moments.irls_sandwich`); the iterations take
 ``1 - sampling_budget`` of what they had. Without the option a plan has neither the rounds nor the option: its
-bytes and digest are those it had before. ``PrivateIRLS.fit_release`` turns the three releases into the LAD
-sandwich :math:`H^{-1}VH^{-1}/N` (:math:`H = \tilde K_h/h`) and the IRLS map's contraction, as one machine does.
+bytes and digest are those it had before. ``PrivateIRLS.fit_release`` turns the releases into the LAD
+sandwich :math:`H^{-1}VH^{-1}/N` (:math:`H = \tilde K_h/h`), the IRLS map's contraction and the knot's check, as
+one machine does. Each site sends its mean and the aggregator sums them weighted by :math:`n_s/N`, so without noise
+every release is one machine's statistic on the pooled rows.
 
-Privacy: three more rounds of the plan, each calibrated like every round to its share of every site's budget
+Privacy: four more rounds of the plan, each calibrated like every round to its share of every site's budget
 against the aggregator's joint view (:mod:`~dpmoments.multisite.rounds`); the sensitivities are one machine's
-(:mod:`dpmoments.moments.irls_sandwich`): :math:`r/n_s` for the scale, :math:`\sqrt2 R^2/n_s` for each matrix
-(replace-one). The iterate and the bandwidth a query carries are outputs of earlier releases (public).
+(:mod:`dpmoments.moments.irls_sandwich`): :math:`r/n_s` for the scale, :math:`\sqrt2 R^2/n_s` for each matrix,
+:math:`2R/n_s` for the score (replace-one; zero-out is charged the same for the matrices and the score, because a
+zeroed row keeps the public constant column; add-remove is refused across sites). The iterate and the bandwidth a
+query carries are outputs of earlier releases (public).
 """
 
 import numpy as np
@@ -24,7 +31,7 @@ import numpy as np
 from ..moments.irls_sandwich import SPLIT, bandwidth
 from ..solvers.irls import auto_psd_floor, solve_weighted
 from .rounds import Round
-from .statistics import RESIDUAL_SCALE, SANDWICH_K, SANDWICH_V
+from .statistics import RESIDUAL_SCALE, SANDWICH_K, SANDWICH_V, SIGN_SCORE
 
 __all__ = ["sampling_share", "sampling_rounds", "solve_iteration", "sampling_params", "bandwidth_of", "split_releases"]
 
@@ -44,10 +51,13 @@ def sampling_share(options, p):
 
 
 def sampling_rounds(share, n_iter, w_max, p):
-    """The two sampling steps after the ``n_iter`` iterations (steps ``n_iter`` and ``n_iter + 1``)."""
+    """The two sampling steps after the ``n_iter`` iterations (steps ``n_iter`` and ``n_iter + 1``), split as one
+    machine's (:data:`~dpmoments.moments.irls_sandwich.SPLIT`); LAD's score rides the sandwich's step (its query's
+    iterate, the same final one)."""
     return (Round(RESIDUAL_SCALE.name, share * SPLIT["scale"], n_iter, w_max=w_max, p=p),
             Round(SANDWICH_K.name, share * SPLIT["K"], n_iter + 1, w_max=w_max, p=p),
-            Round(SANDWICH_V.name, share * SPLIT["V"], n_iter + 1, w_max=w_max, p=p))
+            Round(SANDWICH_V.name, share * SPLIT["V"], n_iter + 1, w_max=w_max, p=p),
+            Round(SIGN_SCORE.name, share * SPLIT["sign"], n_iter + 1, w_max=w_max, p=p))
 
 
 def solve_iteration(A, B):
@@ -75,7 +85,8 @@ def sampling_params(plan, stat, releases):
 
 
 def split_releases(plan, releases):
-    """``(iterations, sampling)``: the iterations' releases in order, and the three sampling releases (or ``()``)."""
+    """``(iterations, sampling)``: the iterations' releases in order, and the sampling releases (or ``()``): the
+    scale, ``K_h``, ``V`` and LAD's score (three, without the score, for a plan written before it was released)."""
     flags = [plan.rounds[i].stat.sampling for i in plan.release_rounds]
     return (tuple(r for r, f in zip(releases, flags) if not f), tuple(r for r, f in zip(releases, flags) if f))
 

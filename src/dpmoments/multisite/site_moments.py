@@ -9,12 +9,12 @@ import numpy as np
 
 from ..moments import accumulate_moments, clip_responses, clip_rows
 from ..moments.clipping_bias import excess_mean
-from ..moments.irls_sandwich import residual_scale, sandwich_statistics
+from ..moments.irls_sandwich import residual_scale, sandwich_statistics, sign_score
 from ..solvers.irls import irls_weights, weighted_moments
 from .analyses import intercept_factor
 from .bounds import histogram_counts
 from .site_rows import dense_blocks, row_norms
-from .statistics import CROSS, EXCESS, RESIDUAL_SCALE, SANDWICH_K, THIRD
+from .statistics import CROSS, EXCESS, RESIDUAL_SCALE, SANDWICH_K, SIGN_SCORE, THIRD
 
 __all__ = ["intercept", "exact_moment", "weighted_moment", "sampling_moment", "bound_counts"]
 
@@ -65,11 +65,13 @@ def weighted_moment(plan, rnd, X, y, theta):
 def sampling_moment(plan, rnd, X, y, params):
     """IRLS's sampling statistics at the final public iterate (:mod:`dpmoments.moments.irls_sandwich`, one
     machine's code): the residual scale ``(1,)`` at ``params = theta``, or ``K_h`` / ``V`` at ``params = (theta,
-    h)``, the bandwidth ``h`` from the released scale."""
+    h)``, the bandwidth ``h`` from the released scale, or LAD's score ``(d,)`` at the same ``theta``."""
     Z, yc = _irls_rows(plan, X, y)
     if rnd.stat is RESIDUAL_SCALE:
         return np.array([residual_scale(Z, yc, params, plan.response_bound)])
     theta, h = params[:-1], float(params[-1])
+    if rnd.stat is SIGN_SCORE:
+        return sign_score(Z, yc - Z @ theta)
     key = "K" if rnd.stat is SANDWICH_K else "V"
     return sandwich_statistics(Z, yc - Z @ theta, h, rnd.w_max)[key]
 

@@ -26,14 +26,14 @@ from ..mechanisms import gaussian_noise, symmetric_matrix_noise, symmetric_tenso
 from ..moments import statistics as single
 from ..moments import irls_sandwich as sandwich
 from ..moments.clipping_bias import excess_row_bound, excess_sensitivity
-from ..moments.irls_sandwich import scale_sensitivity
+from ..moments.irls_sandwich import scale_sensitivity, sign_sensitivity
 from .bounds import HISTOGRAM_SENSITIVITY
 from .egress import MAX_BINS, EgressRefused, egress_guard
 from .location import location_sensitivity
 
 __all__ = ["Statistic", "Moment", "Counts", "Factor", "STATISTICS", "ROUND_STATISTICS", "as_statistic", "SECOND",
            "CROSS", "THIRD", "EXCESS", "HISTOGRAM", "LOCATION", "FACTOR", "Sampling", "RESIDUAL_SCALE", "SANDWICH_K",
-           "SANDWICH_V"]
+           "SANDWICH_V", "SIGN_SCORE"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -264,6 +264,33 @@ class _ResidualScale(Sampling):
 
 
 @dataclass(frozen=True, repr=False)
+class _SignScore(Sampling):
+    """LAD's score ``mean(sign(r_i) z_i)`` at the final iterate: a vector of ``d`` (the knot's check,
+    :mod:`dpmoments.estimators._irls_knot`). Its query is the sandwich's step's, ``(theta, h)``; ``h`` is unused.
+    Each entry of a row's term is at most ``R``; one machine's sensitivity ``2R/n`` under zero-out too
+    (:func:`~dpmoments.moments.irls_sandwich.sign_sensitivity`: the zeroed row keeps the constant column)."""
+
+    def shape(self, n_features: int, rank: Optional[int] = None, bins: Optional[int] = None) -> tuple[int, ...]:
+        return (int(n_features),)
+
+    def noise_shape(self, d: int) -> tuple[int, ...]:
+        return (int(d),)
+
+    def _draw(self, d: int, rng: Any) -> np.ndarray:
+        return gaussian_noise(d, 1.0, rng)
+
+    def distinct_entries(self, d: int) -> int:
+        return int(d)
+
+    def entry_bound(self, row_norm: float, response_bound: Optional[float]) -> float:
+        return float(row_norm)
+
+    def sensitivity(self, n_samples: int, *, n_features: int, row_norm: float, response_bound: Optional[float],
+                    neighbours: str) -> float:
+        return sign_sensitivity(n_samples, row_norm, neighbours)
+
+
+@dataclass(frozen=True, repr=False)
 class Counts(Statistic):
     """A choosing step's noisy counts on a public grid: a bound step's histogram ``(bins,)`` or a location step's
     per-coordinate counts ``(d, bins)``; its length is the plan's, not the data's."""
@@ -344,13 +371,14 @@ EXCESS = _Excess("excess", "clipping excess", moment=single.MomentStatistic(
 RESIDUAL_SCALE = _ResidualScale(sandwich.RESIDUAL_SCALE.name, sandwich.RESIDUAL_SCALE.label,
                                 moment=sandwich.RESIDUAL_SCALE)
 SANDWICH_K, SANDWICH_V = (Sampling(m.name, m.label, moment=m) for m in (sandwich.SANDWICH_K, sandwich.SANDWICH_V))
+SIGN_SCORE = _SignScore(sandwich.SIGN_SCORE.name, sandwich.SIGN_SCORE.label, moment=sandwich.SIGN_SCORE)
 HISTOGRAM = Counts("histogram", "histogram")
 LOCATION = Counts("location", "location counts", per_feature=True)
 FACTOR = Factor("factor", "factor")
 
 #: Every statistic by name: the moments a round releases, a choosing step's counts, DPdisPCA's factor.
-STATISTICS = {**MOMENTS, **{s.name: s for s in (EXCESS, RESIDUAL_SCALE, SANDWICH_K, SANDWICH_V, HISTOGRAM, LOCATION,
-                                                 FACTOR)}}
+STATISTICS = {**MOMENTS, **{s.name: s for s in (EXCESS, RESIDUAL_SCALE, SANDWICH_K, SANDWICH_V, SIGN_SCORE,
+                                                 HISTOGRAM, LOCATION, FACTOR)}}
 
 
 #: What a plan's round may release (a factor is a DPdisPCA site's reply to a second-moment round).
