@@ -49,6 +49,7 @@ from . import sites_width  # noqa: E402
 from . import private_scales  # noqa: E402  (loads statsmodels' data inside run)
 from . import site_scales  # noqa: E402  (loads statsmodels' data inside run)
 from . import small_tables  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
+from . import small_regress  # noqa: E402  (loads statsmodels data inside run)
 from . import small_sites  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
 from . import tensor_coverage  # noqa: E402  (loads statsmodels' data inside run)
 from . import sites_irls_coverage  # noqa: E402  (imports statsmodels inside run)
@@ -96,6 +97,7 @@ BENCHMARKS = {
     "private_scales": private_scales.run,
     "site_scales": site_scales.run,
     "small_tables": small_tables.run,
+    "small_regress": small_regress.run,
     "small_sites": small_sites.run,
     "tensor_coverage": tensor_coverage.run,
     "sites_irls_coverage": sites_irls_coverage.run,

@@ -4,7 +4,8 @@ For each data set (raw units) and epsilon, ``PrivatePCA(n_components=3, center="
 default centre, as ``benchmarks/coverage.py``) is fitted at seeded draws. Every printed eigenvalue interval's
 upper end is split into its parts at the level (``uncertainty_["error_budget"]["upper_end"]``: noise and
 sampling, the clipping loss's estimate times the tail factor, the loss release's own noise, the centre's bias, a
-tied group's spread), each in units of the noise-only half-width, beside what actually happened: the realised
+tied group's spread, and ``turn``, the turn-proof bound's excess where clipping may turn the first component),
+each in units of the noise-only half-width, beside what actually happened: the realised
 error of the released eigenvalue (full-data less released, the same units; positive where clipping shrank it) and,
 from the rows (this benchmark only: never in the library), what the rows beyond twice the bound lost along the
 component against what the band ``[R, 2R]`` lost (the ratio ``EIGEN_TAIL_RATIO`` takes as at most 2).
@@ -29,7 +30,7 @@ from .coverage import DELTA, LEVEL, _real, _simulations, chosen_epsilons
 from .timing import Table, log
 
 DATA = ("breast_cancer", "diabetes (raw)", "randhie", "star98", "anes96", "Gaussian (sim.)", "t3 (sim.)")
-PARTS = ("noise_and_sampling", "clipping_loss", "clipping_loss_noise", "centre_bias", "ties")
+PARTS = ("noise_and_sampling", "clipping_loss", "clipping_loss_noise", "centre_bias", "ties", "turn")
 
 
 def _cases(n):
@@ -112,7 +113,7 @@ def run(quick=False):
     table = Table(f"PCA eigenvalue upper ends, parts in noise-only half-widths (medians over {len(seeds)} fits; "
                   "90% intervals, delta = 1e-6)",
                   ["data", "epsilon", "component", "printed", "hold full", "width / noise-only", "noise + sampling",
-                   "loss x tail", "loss noise", "centre bias", "ties", "realised", "far / band (max)"])
+                   "loss x tail", "loss noise", "centre bias", "ties", "turn", "realised", "far / band (max)"])
     try:
         for name, draw in _cases(2000 if quick else 5000):
             for epsilon in chosen_epsilons():

@@ -185,3 +185,19 @@ def test_an_errno_is_its_system_text_with_the_file_or_where_it_came_from():
     assert status == 2 and line.startswith(os.strerror(errno.ENOSPC) + " (in ") and "withheld" not in line
     status, line = describe_error(raised(PermissionError(errno.EACCES, os.strerror(errno.EACCES), "/srv/out")))
     assert status == 2 and line == f"{os.strerror(errno.EACCES)}: '/srv/out'"
+
+
+def test_another_packages_deprecation_notice_is_not_a_dpmoments_warning(capsys):
+    from dpmoments.cli import _warning_shower
+    from dpmoments.exceptions import NotPrivateWarning
+
+    handed_on = []
+    show = _warning_shower(lambda *a: handed_on.append(a[1]))
+    show(DeprecationWarning("'click.utils.x' is deprecated"), DeprecationWarning, "/site-packages/typer/__init__.py", 1)
+    show(PendingDeprecationWarning("later"), PendingDeprecationWarning, "/site-packages/flwr/x.py", 1)
+    show(RuntimeWarning("from numpy"), RuntimeWarning, "/site-packages/numpy/x.py", 1)  # user-relevant: kept
+    show(DeprecationWarning("our own"), DeprecationWarning, __import__("dpmoments.cli").cli.__file__, 1)
+    show(NotPrivateWarning("not private"), NotPrivateWarning, "/anywhere.py", 1)
+    assert handed_on == [DeprecationWarning, PendingDeprecationWarning]  # to Python's handler: -W default shows them
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["dpmoments: warning: from numpy", "dpmoments: warning: our own", "dpmoments: warning: not private"]

@@ -79,14 +79,16 @@ def _smallest(exc_info):
     (PrivateModelSelection, dict(bounds="auto", response_bound="auto", R=1.0, max_size=1)),
 ])
 def test_a_refusal_names_the_smallest_epsilon_and_share_that_run(cls, kwargs):
-    """Computed from the public n and grid: the run goes through at what it names, and not just below."""
+    """Computed from the public n and grid: the run goes through at what it names, and not below it by more than its
+    rounding up to two digits (at 600 rows the draws run on the small-table grid of 30 steps from epsilon 1.1x,
+    named 1.2; moments/draw_grid.py)."""
     Z, y = X[:600], Y[:600]
     with pytest.raises(dpm.exceptions.TooFewRowsError) as err:
         cls(epsilon=1.0, rng=0, **kwargs).fit(Z, y)
     eps, share = _smallest(err)
     cls(epsilon=eps, rng=0, **kwargs).fit(Z, y)
     with pytest.raises(dpm.exceptions.TooFewRowsError):
-        cls(epsilon=eps * 0.97, rng=0, **kwargs).fit(Z, y)
+        cls(epsilon=eps * 0.9, rng=0, **kwargs).fit(Z, y)
     cls(epsilon=1.0, bound_budget=share, rng=0, **kwargs).fit(Z, y)
 
 

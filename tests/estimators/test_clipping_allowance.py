@@ -87,3 +87,16 @@ def test_the_centres_bias_cross_term_is_one_normal_and_its_product_is_held_by_th
     capped, _ = centre_bias_widths(B, s, upper, 0.9, joint=(2.5, np.array([True, True, True, False])))
     assert capped[0, 2] == E * 2.5 + 2.5**2 / 2  # ||(beta_0, beta_2)|| <= 2.5: both parts held by it
     assert capped[0, 3] == joint[0, 3]  # column 3 is not under the norm bound
+
+
+def test_a_variance_released_far_below_its_noise_gives_the_plain_bound_without_a_numpy_warning():
+    import warnings
+    c = np.array([-1e13, 2.0, 1.0])  # the first column's upper end is 0: tau / 1e-150 once overflowed when squared
+    tau = np.array([3e13, 0.5, 0.4])
+    up = np.maximum(c + Z * tau, 0.0)
+    up[0] = 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        shift, sd = split_allowance(c, tau, up, slice(0, 3))
+    assert np.all(np.isfinite(shift)) and np.all(np.isfinite(sd))
+    assert np.all(shift[0] < 1e-100) and np.all(sd[0] == 0) and np.all(sd[:, 0] == 0)  # the plain sqrt(U_0 U_j) = 0

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from dpmoments.estimators.centre_bias import eigenvalue_centre_bias
-from dpmoments.estimators.eigenvalue_budget import _along_unseen_loss
+from dpmoments.estimators.eigenvalue_budget import _along_unseen_loss, bears_z
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.NoiseDominatesWarning",
                                         "ignore::dpmoments.exceptions.BoundWarning")
@@ -29,3 +29,34 @@ def test_a_component_whose_band_loss_stands_out_while_rows_beyond_twice_the_boun
     assert withheld.tolist() == [True, False, False]
     ruled_out = dict(part, rows_beyond_outer=-3.0, rows_beyond_noise_sd=0.5)
     assert not _along_unseen_loss(ruled_out, W, 0.9, np.array([6.0, 0.5, -1.0]), np.ones(3)).any()
+
+
+def test_a_component_bears_far_rows_at_the_family_level_over_the_components_tested():
+    from scipy.special import ndtri
+
+    assert bears_z(0.9, 3) == pytest.approx(float(ndtri(1 - 0.1 / 3)))  # one-sided, Bonferroni over k = 3
+    part = {"variance_lost": np.zeros(6), "noise_sd": 1.0, "rows_beyond_outer": 40.0, "rows_beyond_noise_sd": 5.0}
+    W = np.eye(6)[:3]  # 3 components tested of d = 6 columns
+    # 1.5 sd stood out at one-sided 90% per component (1.28); under the family's 1.83 only 1.9 sd does
+    withheld = _along_unseen_loss(part, W, 0.9, np.array([1.5, 1.9, 0.0]), np.ones(3))
+    assert withheld.tolist() == [False, True, False]
+
+
+def test_the_turn_proof_upper_end_holds_the_first_eigenvalue_however_clipping_turned_the_component():
+    from dpmoments.estimators.eigenvalue_turn import turn_parts, turned_upper
+
+    rng = np.random.default_rng(3)
+    for _ in range(10):  # the 2 x 2 bound against the exact top eigenvalue of S + D, D positive semi-definite
+        values = np.sort(rng.exponential(5.0, 4))[::-1]
+        Q = np.linalg.qr(rng.normal(size=(4, 4)))[0]
+        G = rng.normal(size=(4, 2)) * rng.exponential(3.0)
+        S, D = (Q * values) @ Q.T, G @ G.T
+        w = Q[:, 0]
+        b, c, below, _ = turn_parts(D, Q[:, :2].T, np.ones(4), values, 1.0, 0.0)
+        upper = turned_upper(np.array([values[0] + w @ D @ w]), below[:1], b[:1], c[:1])
+        assert np.linalg.eigvalsh(S + D)[-1] <= upper[0] * (1 + 1e-9)
+    # a loss wholly off the first component: first order adds nothing, another direction overtakes
+    b, c, below, turned = turn_parts(np.diag([0.0, 30.0]), np.eye(2)[:1], np.ones(2), np.array([10.0, 1.0]), 1.0, 0.0)
+    assert turned.tolist() == [True] and turned_upper(np.array([10.0]), below, b, c)[0] >= 31.0
+    small = turn_parts(np.diag([0.1, 0.1]), np.eye(2)[:1], np.ones(2), np.array([10.0, 1.0]), 1.0, 0.0)
+    assert small[3].tolist() == [False]

@@ -58,3 +58,20 @@ def test_a_topic_model_draws_documents_from_its_topics():
                                      n_draws=6, n_restarts=2, n_iter=10, rng=1).fit(docs.X)
     assert est.uncertainty_["parts"] == "noise + sampling"  # one-hot words: nothing clipped
     assert np.all(est.weights_se_ >= est.weights_noise_se_ * 0.999)
+
+
+def test_a_weights_interval_is_cut_to_the_unit_interval_and_holds_an_estimate_the_noise_put_outside(population):
+    import copy
+
+    from dpmoments.estimators._uncertainty_models import within_proportions
+    from dpmoments.estimators.component_summaries import tensor_lines
+
+    iv = np.array([[-1.15, 0.2, 0.9, np.nan], [0.857, 1.3, 1.4, np.nan]])
+    cut = within_proportions(np.array([0.457, 0.5, 1.2, 0.3]), iv)  # fair at epsilon 1 gave [-1.15, 0.857]
+    np.testing.assert_array_equal(cut, [[0.0, 0.2, 0.9, np.nan], [0.857, 1.0, 1.2, np.nan]])
+    _, est = population
+    assert np.all(est.weights_interval_ >= 0) and np.all(est.weights_interval_ <= 1)
+    above = copy.copy(est)
+    above.weights_ = np.array([1.2, est.weights_[1]])
+    lines = tensor_lines(above, ["a", "b", "c"], "means")
+    assert "estimate above 1 (noise)" in lines[1] and "estimate" not in lines[2]

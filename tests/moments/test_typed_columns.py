@@ -167,3 +167,27 @@ def test_the_dask_reader_encodes_and_imputes_each_block_as_the_local_reader(tmp_
         np.testing.assert_array_equal(X, np.vstack([c[0] for c in local]))
         np.testing.assert_array_equal(y, np.concatenate([c[1] for c in local]))
     assert lake.n_blocks > (1 if fmt != "npy" else 0)
+
+
+def test_a_csv_bool_column_is_read_as_one_and_zero_as_parquet_reads_it(tmp_path):
+    """True/False (any case, spaces trimmed as a number's) is 1/0 on one machine, in chunks and through the dask reader, as the same table's
+    Parquet bool column; a value that is neither (nor missing) is refused naming the line, never the value."""
+    dask = pytest.importorskip("dask")
+    pytest.importorskip("pyarrow")
+    from dpmoments.data.dask_tables import open_dask_table
+
+    df = pd.DataFrame({"x": np.arange(40) / 7, "flag": (np.arange(40) % 3 == 0)})
+    df.to_csv(tmp_path / "f.csv", index=False)
+    df.to_parquet(tmp_path / "f.parquet")
+    text = (tmp_path / "f.csv").read_text().replace("True\n", "TRUE\n", 2).replace("False\n", "false\n", 3).replace(",False\n", ", False \n", 1)
+    (tmp_path / "g.csv").write_text(text)
+    expected = df.to_numpy(dtype=float)
+    for name in ("f.csv", "g.csv", "f.parquet"):
+        table = open_table(tmp_path / name)
+        assert table.feature_names == ["x", "flag"], name
+        np.testing.assert_array_equal(np.vstack(list(table.chunks(7))), expected)
+    with dask.config.set(scheduler="synchronous"):
+        np.testing.assert_array_equal(open_dask_table(str(tmp_path / "g.csv")).X.compute(), expected)
+    (tmp_path / "h.csv").write_text(text.replace("false\n", "yes\n", 1))  # its first value is still TRUE
+    with pytest.raises(ValueError, match=r"column 'flag' at line \d+ is not True or False"):
+        list(open_table(tmp_path / "h.csv").chunks(7))

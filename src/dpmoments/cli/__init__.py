@@ -202,10 +202,31 @@ def _command_of(argv):
     return None
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None):
-    from ._choices import cli_words
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-    print(f"dpmoments: warning: {cli_words(one_line(message))}", file=sys.stderr)
+
+def _foreign_deprecation(category, filename):
+    """Another package's deprecation notice (click's, through typer or flwr): not the user's to act on, nor ours to
+    word as a dpmoments warning. dpmoments' own (its warning classes, or raised from its files) are kept."""
+    if not issubclass(category, (DeprecationWarning, PendingDeprecationWarning)):
+        return False
+    ours = category.__module__.startswith("dpmoments") or os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
+    return not ours
+
+
+def _warning_shower(python_shower):
+    """``warnings.showwarning`` for a run: one ``dpmoments: warning:`` line each; another package's deprecation
+    notice goes to Python's own handler (shown in Python's format only where the user's filters ask, -W default)."""
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        from ._choices import cli_words
+
+        if _foreign_deprecation(category, filename):
+            python_shower(message, category, filename, lineno, file, line)
+            return
+        print(f"dpmoments: warning: {cli_words(one_line(message))}", file=sys.stderr)
+
+    return show
 
 
 def _inputs(args):
@@ -258,7 +279,7 @@ def _main(argv):
     previous = _signals.install()
     try:
         with warnings.catch_warnings():
-            warnings.showwarning = _show_warning
+            warnings.showwarning = _warning_shower(warnings.showwarning)
             status = int(args._run(args) or 0)
         if args.json and status in (0, 3):
             _print_json()

@@ -10,6 +10,10 @@ consumer, so the block size bounds memory, not the file size. Blocks are
 as fast as 1 MiB blocks. When pyarrow refuses a block, its message is never
 shown (it quotes the offending cell or row); the file is re-read with the
 standard library to name the line and column instead.
+
+A column whose first value is ``True`` or ``False`` (any case, spaces trimmed, exactly those
+words) is read as 1/0, as Parquet's and pandas' bool columns are: every other
+value of it must be one of them or missing.
 """
 
 import bz2
@@ -31,6 +35,7 @@ _NULL_TOKENS = frozenset(
      "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null"]
 )
 _OTHER_DELIMITERS = {";": "';'", "\t": "tab", "|": "'|'"}
+_BOOL_WORDS = ("true", "false")
 
 
 def _text(path, compression):
@@ -62,10 +67,7 @@ class CsvFile:
         self.names = list(first[self.skip:]) if header else [f"x{j}" for j in range(len(first))]
         data = second if header else first
         # A column's type is the file's schema, read from its first data row (docs/cli.md, "Typed columns")
-        self.text_columns = {j for j, cell in enumerate((data or [])[self.skip:]) if not _numeric(cell)}
-        # the first data row's whole numbers (a header of positions or years above them could be that row's kin)
-        self.integer_columns = {j for j, cell in enumerate((data or [])[self.skip:])
-                                if cell.strip().lstrip("+-").isdigit()}
+        self.bool_columns, self.text_columns, self.integer_columns = _column_kinds((data or [])[self.skip:])
         self.block_size = max(_MIN_BLOCK, 8 * longest)
 
     def _first_records(self):
@@ -92,12 +94,13 @@ class CsvFile:
 
         keys = [f"f{j + self.skip}" for j in used]
         text = {f"f{j + self.skip}": levels for j, levels in (categorical or {}).items()}
+        flags = [f"f{j + self.skip}" for j in used if j in self.bool_columns and f"f{j + self.skip}" not in text]
+        kinds = {k: pa.string() if k in text or k in flags else pa.float64() for k in keys}
         options = dict(
             read_options=pacsv.ReadOptions(block_size=self.block_size, skip_rows=1 if self.header else 0,
                                            autogenerate_column_names=True),
             parse_options=pacsv.ParseOptions(delimiter=self.delimiter),
-            convert_options=pacsv.ConvertOptions(column_types={k: pa.string() if k in text else pa.float64()
-                                                               for k in keys}, include_columns=keys),
+            convert_options=pacsv.ConvertOptions(column_types=kinds, include_columns=keys),
         )
         reader, start = None, 0
         while True:
@@ -111,6 +114,9 @@ class CsvFile:
                 raise self.locate(used, categorical) from None
             except OSError as exc:
                 raise ValueError(f"{self.where} could not be read ({_kind(exc)}).") from None
+            batch = _flags_as_numbers(batch, flags) if flags else batch
+            if batch is None:  # a word other than True or False in a bool column
+                raise self.locate(used, categorical)
             yield start, one_hot_block(batch, keys, text, _rows) if text else _rows(batch, keys)
             start += batch.num_rows
 
@@ -133,7 +139,13 @@ class CsvFile:
                         return ValueError(f"{self.where}: line {reader.line_num} has {len(row)} field(s) but {what} "
                                           f"{n}; check the delimiter and the quoting.")
                     for j in (j for j in used if j not in (categorical or {})):
-                        if not _numeric(row[j + self.skip]):
+                        cell = row[j + self.skip]
+                        if j in self.bool_columns and not (cell.strip() in _NULL_TOKENS
+                                                           or cell.strip().lower() in _BOOL_WORDS):
+                            return ValueError(f"{self.where}: the value in column {self.names[j]!r} at line "
+                                              f"{reader.line_num} is not True or False (the column is read as "
+                                              "1/0 from its first value).")
+                        if j not in self.bool_columns and not _numeric(cell):
                             return ValueError(f"{self.where}: the value in column {self.names[j]!r} at line "
                                               f"{reader.line_num} is not a number.")
         except UnicodeDecodeError:
@@ -159,6 +171,37 @@ def _rows(batch, keys):
         for j, key in enumerate(keys):
             block[:, j] = batch.column(key).to_numpy(zero_copy_only=False)
         return block
+
+
+def _column_kinds(first_values):
+    """The positions of the bool (True/False), text and whole-number columns, from the first data row's cells."""
+    bools = {j for j, cell in enumerate(first_values) if cell.strip().lower() in _BOOL_WORDS}
+    text = {j for j, cell in enumerate(first_values) if not _numeric(cell)} - bools
+    # the first data row's whole numbers (a header of positions or years above them could be that row's kin)
+    whole = {j for j, cell in enumerate(first_values) if cell.strip().lstrip("+-").isdigit()}
+    return bools, text, whole
+
+
+def _flags_as_numbers(batch, flags):
+    """A batch whose bool columns ``flags`` (read as text) are float64 1/0, any case, spaces trimmed as a number's
+    are; a missing value (a null token) is NaN, refused later as missing. ``None`` if another word is there."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = []
+    for key in batch.schema.names:
+        if key not in flags:
+            columns.append(batch.column(key))
+            continue
+        trimmed = pc.utf8_trim_whitespace(batch.column(key))
+        word = pc.utf8_lower(trimmed)
+        missing = pc.is_in(trimmed, value_set=pa.array(sorted(_NULL_TOKENS)))
+        value = pc.if_else(pc.equal(word, "true"), 1.0, pc.if_else(pc.equal(word, "false"), 0.0,
+                                                                   pc.if_else(missing, float("nan"), None)))
+        if value.null_count:
+            return None
+        columns.append(value)
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
 
 def _numeric(cell):

@@ -30,7 +30,8 @@ noise like every other entry). The indicator's range is 0 to 1.
 
 A column's type is the file's schema: Parquet's declared types, or for
 delimited text the first data row (a column whose first value is not a
-number is text). That row decides only which columns are analysed, which
+number is text; one whose first value is True or False is read as 1/0, as
+Parquet's bool columns are). That row decides only which columns are analysed, which
 the notes and the report name; a later non-number in a numeric column is
 refused as before, naming the line and column, never the value.
 """

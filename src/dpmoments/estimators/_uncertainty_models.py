@@ -123,7 +123,16 @@ def _tensor_draws(moments, est, decompose, n_draws, level, gens, error):
         for key, move in (("components_interval_", c - est.components_), ("weights_interval_", w - est.weights_)):
             iv = out[key]
             out[key] = np.stack([np.minimum(iv[0], iv[0] + move), np.maximum(iv[1], iv[1] + move)])
+    out["weights_interval_"] = within_proportions(est.weights_, out["weights_interval_"])
     return out
+
+
+def within_proportions(weights, interval):
+    """A weight's interval cut to ``[min(0, w), max(1, w)]``: a mixture weight (a topic's share) lies in [0, 1], so
+    the cut never loses the truth (post-processing: coverage can only rise), and an estimate the noise put outside
+    [0, 1] stays inside its own interval (the console says it is outside). NaN (withheld) stays NaN."""
+    w = np.asarray(weights, dtype=float)
+    return np.stack([np.maximum(interval[0], np.minimum(w, 0.0)), np.minimum(interval[1], np.maximum(w, 1.0))])
 
 
 def _append(pair, drawn):

@@ -75,13 +75,15 @@ def split_allowance(c, tau, upper, rows):
     its noise) the plain :math:`\\sqrt{U_i U_j}` and no sd: the shift would be negative there, the plain one is
     near 0."""
     root = np.sqrt(np.maximum(upper, 1e-300))
-    a, b = c / root, tau / root  # lambda c_i = sqrt(U_j) a_i, c_j / lambda = sqrt(U_i) a_j; the same with tau
+    negative = np.asarray(c) < 0  # their entries take the plain bound below; 0 keeps tau / 1e-150 from overflowing
+    a = np.where(negative, 0.0, c / root)  # lambda c_i = sqrt(U_j) a_i, c_j / lambda = sqrt(U_i) a_j; so with tau
+    b = np.where(negative, 0.0, tau / root)
     shift = np.multiply.outer(a[rows], root) + np.multiply.outer(root[rows], a)
     shift *= 0.5
     sd = np.multiply.outer(b[rows] ** 2, upper) + np.multiply.outer(upper[rows], b**2)
     np.sqrt(sd, out=sd)
     sd *= 0.5
-    plain = np.add.outer(c[rows] < 0, c < 0)
+    plain = np.add.outer(negative[rows], negative)
     np.copyto(shift, np.multiply.outer(root[rows], root), where=plain)
     sd[plain] = 0.0
     return shift, sd

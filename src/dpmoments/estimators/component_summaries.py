@@ -157,8 +157,11 @@ def tensor_lines(est, names, what, top=CONSOLE_COORDS):
         note = ["  (no standard errors without draws: run with --draws B)"]
     else:  # each line names the parts its interval counts (estimators/tensor_error.py), one machine or sites
         parts = est.uncertainty_.get("parts", "noise only")
+        # a weight lies in [0, 1]: its interval is cut to [0, 1] and to the estimate, which it therefore holds
+        outside = lambda j: "" if 0.0 <= w[j] <= 1.0 else \
+            f"; estimate {'above 1' if w[j] > 1 else 'below 0'} (noise)"  # noqa: E731
         rows = [[f"c{j + 1}", num(w[j]), num(se[j]),
-                 "withheld" if not np.isfinite(iv[0, j]) else interval_text(iv[0, j], iv[1, j]), parts]
+                 "withheld" if not np.isfinite(iv[0, j]) else interval_text(iv[0, j], iv[1, j]), parts + outside(j)]
                 for j in range(K)]
         note = [f"'{parts}': {est.uncertainty_.get('scope', '')}; not covered: "
                 f"{est.uncertainty_.get('not_covered', 'sampling variability and clipping bias')}"]

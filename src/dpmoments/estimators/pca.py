@@ -393,15 +393,19 @@ def _eigenvalue_words(parts, target):
     what = "population" if target == "population" else "full-data"
     private, bounded = parts["centre_noise_scale"] > 0, parts["centre_bias"] != "not bounded"
     clipping = isinstance(parts["clipping"], dict)
+    turn = clipping and "may_turn" in parts["clipping"]  # the loss matrix is released (eigenvalue_turn.py)
     counted = ["the added noise"] + (["the private centre's noise"] if private else []) + (
         ["the private centre's own clipping bias (a bound from the release)"] if private and bounded else []) + (
         ["sampling (normal theory; where m released eigenvalues may tie, the group's spread (1 +- sqrt((m - 1)/n))^2 "
          "about them)"] if target == "population" else []) + (
         ["clipping bias (upwards, by the released loss along each component or its trace; rows beyond twice the "
-         "bound taken to lose beyond it at most twice what the band lost)"] if clipping else [])
+         "bound taken to lose beyond it at most twice what the band lost)"] if clipping else []) + (
+        ["where the released loss says clipping may turn the first component, a turn-proof (Courant-Fischer) "
+         "upper end for it"] if turn else [])
     left = ["the directions' own error (see components_identified_, subspace_angle_bound_)"] + (
         ["a loss beyond twice the bound over twice the band's (tails heavier than |x|^-3)"] if clipping
         else ["clipping bias (public row_norm)"]) + (
+        ["clipping turning a component after the first (first order along them)"] if turn else []) + (
         ["the private centre's own clipping bias (not bounded)"] if private and not bounded else []) + (
         ["sampling beyond normal theory (heavy tails)"] if target == "population" else [])
     short = ["noise"] + (["private centre"] if private else []) + (["sampling"] if target == "population" else [])

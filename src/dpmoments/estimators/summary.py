@@ -299,12 +299,18 @@ def privacy_summary(release):
             f"{randomness_text(rel.randomness, rel.secure)}")
 
 
+#: Released noisy counts: the console shows them floored at 0 and says they are noisy.
+_NOISY_COUNTS = frozenset({"rows_beyond_outer"})
+
+
 def _released_text(released):
     shown = {k: v for k, v in released.items()
              if k not in ("at_range_end", "clipped_fraction", "clipped_fraction_noise_sd")}
     out = []
     for k, v in shown.items():
-        if isinstance(v, float):
+        if k in _NOISY_COUNTS and isinstance(v, float):  # the report keeps the release; a count below 0 is noise
+            out.append(f"{k} {max(v, 0.0):.4g} (noisy{', floored at 0' if v < 0 else ''})")
+        elif isinstance(v, float):
             out.append(f"{k} {v:.4g}")
         elif isinstance(v, (int, str, bool)):
             out.append(f"{k} {v}")
@@ -333,7 +339,8 @@ def choices_lines(parts, total):
     if clipped is not None:
         at_end = any(p.released.get("at_range_end") for p in parts)
         warn = f" -- MORE THAN 10%: {clipping_bias(at_end)}" if clipped[0] - 2 * clipped[1] > CLIPPED_WARNING else ""
-        lines.append(f"  clipped rows (noisy): {100 * clipped[0]:.1f}% (noise sd {100 * clipped[1]:.1f}%){warn}")
+        shown = 100 * min(max(clipped[0], 0.0), 1.0)  # a noisy share: "-0.0%" or "103%" is the noise's, not a share
+        lines.append(f"  clipped rows (noisy): {shown:.1f}% (noise sd {100 * clipped[1]:.1f}%){warn}")
     return lines
 
 

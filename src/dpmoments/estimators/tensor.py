@@ -195,7 +195,8 @@ class TensorDecompositionFit:
         The same from the releases' noise alone (how much of the error is the privacy's).
     weights_interval_, components_interval_ : ndarray or None
         Basic bootstrap ``level`` intervals, shapes ``(2, K)`` and ``(2, K, d)``, for ``target``;
-        a mixture's the hull with the same interval moved by its clipping bias's effect.
+        a mixture's the hull with the same interval moved by its clipping bias's effect; a weight's cut to
+        [0, 1] (and to its estimate, where the noise put that outside).
     snr_ : float
         The ``K``-th eigenvalue of the released :math:`M_2` over the spectral
         norm of its noise; below 1 the whitening divides by noise.

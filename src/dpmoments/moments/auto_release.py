@@ -59,6 +59,7 @@ from .bound_messages import (CLIPPED_WARNING, clipping_bias, minimum_on_refusal,
                              warn_range_end)
 from .calibrated import calibrate
 from .counts import COUNT_SHARE, split_budget, splits_in_rho
+from .draw_grid import draw_grid, draw_grid_note  # a small table's coarser grid (its module says why)
 from .private_bounds import (TIE_PRIOR, SearchRange, as_search_range, noisy_clipped_count, quantile_pass,
                              select_quantiles)
 from .release import Part, em_draws, randomness_of, release_part
@@ -413,21 +414,29 @@ def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None, neigh
     else:
         each = share * epsilon / k
         guarantee = PureDP(each)
-    counts, _ = quantile_pass(source, [(stat, None, None) for stat in statistics.values()], search=budget.search)
+    passes = [(stat, None, None) for stat in statistics.values()]
+    counts, _ = quantile_pass(source, passes, search=budget.search)
     q, values, parts = budget.fixed_quantile() if quantile is None else float(quantile), {}, []
-    floor = rank_error(each, budget.search, t=MARGIN_T) if math.isfinite(each) else None
+    n = int(counts[0].counts[0].sum()) if public_n_what(neighbours, True) and math.isfinite(each) else None
+    search = draw_grid(n, budget.search, each, q, lambda grid: rank_error(each, grid, t=MARGIN_T), FIXED_LOWEST)
+    if search is not budget.search:  # the pass again on that grid (a small table: cheap)
+        counts, _ = quantile_pass(source, passes, search=search)
+    coarser = draw_grid_note(budget.search, search)
+    floor = rank_error(each, search, t=MARGIN_T) if math.isfinite(each) else None
     for (name, stat), bins, gen in zip(statistics.items(), counts, spawn(rng, k)):
-        with minimum_on_refusal(epsilon=epsilon, delta=delta, share=budget.share, zcdp=zcdp and delta is not None):
-            drawn, outside = select_quantiles(bins, budget.search.edges(), epsilon_each=each, quantile=q, rng=gen,
+        with minimum_on_refusal(epsilon=epsilon, delta=delta, share=budget.share, zcdp=zcdp and delta is not None,
+                                basis=f"the same shares{coarser}"):
+            drawn, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=q, rng=gen,
                                               what=public_n_what(neighbours, f"{name}='auto'"), min_clipped=floor,
                                               lowest=FIXED_LOWEST)
         values[name] = float(drawn[0])
         target = f"{q:g}-quantile of {stat}" + ("" if floor is None or q < 0.5 else
                                                  f", lowered if needed to leave {floor:.3g} rows above it (the "
-                                                 "draw's rank error)")
+                                                 "draw's rank error)") + (coarser and f", drawn{coarser} (too few "
+                                                                         "rows for the draw on the finer one)")
         parts.append(Part(name, guarantee, share / k,
                           {name: values[name], "target": target, "at_range_end": bool(outside[0])},
                           em_draws(1, each, zcdp and math.isfinite(epsilon)) if math.isfinite(each) else None))
         if outside[0]:
-            warn_range_end(name, budget.search)
+            warn_range_end(name, search)
     return values, parts

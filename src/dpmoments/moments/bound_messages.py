@@ -68,10 +68,12 @@ def warn_clipped(fraction, sd, at_range_end=False):
     if fraction - 2.0 * sd > CLIPPED_WARNING:
         advice = ("widen the search range (BoundBudget(search=...)) or standardise the columns (scale='private')"
                   if at_range_end else "give a larger 'bound_budget' or quantile, or a public bound")
-        warnings.warn(f"about {100 * fraction:.0f}% (noise sd {100 * sd:.1f}%) of the rows were clipped to the "
+        shown = 100 * min(fraction, 1.0)  # a noisy share above 100% is the noise's
+        warnings.warn(f"about {shown:.0f}% (noise sd {100 * sd:.1f}%) of the rows were clipped to the "
                       f"private row bound: {clipping_bias(at_range_end)}; {advice}.", BoundWarning, stacklevel=4)
 
 
 def warn_range_end(label, search):
-    warnings.warn(f"the private {label} fell at an end of its search range [{search.low:g}, {search.high:g}]: "
+    its = "their" if label.endswith("s") else "its"  # "the private bounds ... their search range"
+    warnings.warn(f"the private {label} fell at an end of {its} search range [{search.low:g}, {search.high:g}]: "
                   "widen the range or give a larger budget share.", BoundWarning, stacklevel=4)
