@@ -93,9 +93,9 @@ def add_analysis_arguments(parser, fit=True):
                         "across sites from noisy histograms of |y| (half of --bound-share)")
     g.add_argument("--sampling-share", type=float, default=None, metavar="F",
                    help="regress: share of each site's budget (of rho) for four releases at the final iterate (the "
-                        "residual scale, the LAD sandwich's two matrices, LAD's sign score), so that the intervals cover the rows' "
-                        "sampling (default 0.1 with --p 1, as 'dpmoments regress'; 0: none, the intervals count the "
-                        "noise only)")
+                        "residual scale, the LAD sandwich's two matrices, LAD's sign score), so that the intervals "
+                        "cover the rows' sampling (default 0.1 with --p 1, as 'dpmoments regress'; 0: none, the "
+                        "intervals count the noise only)")
     if not fit:
         return
     g.add_argument("--n-components", type=positive_int, metavar="K", help="pca, tensor-*: components")

@@ -67,9 +67,9 @@ from .sensitivity import moment_sensitivity
 from .statistics import SECOND, as_moment
 from ..data import as_source, same_file_version
 
-__all__ = ["BoundBudget", "as_bound_budget", "check_bound_budget_used", "bound_share_unused", "is_auto", "release_with_private_bounds", "clip_target",
-           "choose_bounds", "sampling_quantile", "CLIPPED_WARNING", "RANK_ERROR_T", "minimum_on_refusal",
-           "clipping_bias", "round_up"]
+__all__ = ["BoundBudget", "as_bound_budget", "check_bound_budget_used", "bound_share_unused", "is_auto",
+           "release_with_private_bounds", "clip_target", "choose_bounds", "sampling_quantile", "CLIPPED_WARNING",
+           "RANK_ERROR_T", "minimum_on_refusal", "clipping_bias", "round_up"]
 
 CLIP_FACTOR = 2.0   # m = CLIP_FACTOR * E||N_1||, see the module docstring
 RANK_ERROR_T = 3.0  # the rank error below holds with probability 1 - e^-3 = 95%
@@ -147,7 +147,8 @@ def as_bound_budget(bound_budget):
 def check_bound_budget_used(bound_budget, row_norm, scale):
     """Refuse a bound's share other than the default where no bound is private (a public ``row_norm`` and no private
     scales): it paid for nothing and was silently ignored (the command line refuses ``--bound-share`` there)."""
-    if not is_auto(row_norm) and scale is None and as_bound_budget(bound_budget).share != BoundBudget.share:
+    default = math.isclose(as_bound_budget(bound_budget).share, BoundBudget.share, rel_tol=1e-6)  # float32 too
+    if not is_auto(row_norm) and scale is None and not default:
         raise ValueError(bound_share_unused("'bound_budget'", "row_norm='auto', scale='private'") + ": leave it out.")
 
 

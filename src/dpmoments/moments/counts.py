@@ -21,8 +21,8 @@ from ..exceptions import PrivacyLeakWarning
 # NumPy and the calibrations are imported by the functions that release: the command line reads COUNT_SHARE to
 # build its options, and '--help' imports no NumPy (tests/test_import_cost.py).
 
-__all__ = ["COUNT_SHARE", "NoisyCount", "check_count_share", "count_share_unused", "split_budget", "splits_in_rho", "noisy_count",
-           "published_count", "planned_guarantee", "warn_if_delta_large"]
+__all__ = ["COUNT_SHARE", "NoisyCount", "check_count_share", "count_share_unused", "split_budget", "splits_in_rho",
+           "noisy_count", "published_count", "planned_guarantee", "warn_if_delta_large"]
 
 COUNT_SHARE = 0.05
 """Default share of epsilon (and of delta) spent on the count under add-remove."""
@@ -57,7 +57,8 @@ def check_count_share(count_share, neighbours=None):
             or not 0.0 < float(count_share) < 1.0:
         raise ValueError(f"'count_share' must be a fraction in (0, 1) of the budget spent on the row count; "
                          f"got {count_share!r}.")
-    if neighbours not in (None, "add-remove") and float(count_share) != COUNT_SHARE:
+    default = math.isclose(count_share, COUNT_SHARE, rel_tol=1e-6)  # the default given as a float32 too
+    if neighbours not in (None, "add-remove") and not default:
         raise ValueError(count_share_unused("'count_share'", "neighbours='add-remove'", neighbours) + ".")
     return float(count_share)
 
