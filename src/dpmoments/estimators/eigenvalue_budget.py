@@ -19,7 +19,7 @@ from .eigenvalue_weyl import WeylCentre, half_width
 from .fcr import selected_by_fcr
 from .error_budget import (FAR_Z, _far_rows_likely as far_rows_likely, _far_rows_possible as far_rows_possible,
                            clipping_part, loss_cap, release_centre_bias, tail_factor, unseen_loss_columns)
-from .uncertainty import noise_law, row_blocks, z_value
+from .uncertainty import family_z, noise_law, row_blocks, z_value
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
@@ -207,7 +207,7 @@ def _along_unseen_loss(part, W, level, direct=None, direct_sd=None):
     if direct is None:
         return by_columns
     seen = part["rows_beyond_outer"] > FAR_Z * part["rows_beyond_noise_sd"]
-    z_detect, z_withhold = (float(special.ndtri(1.0 - (1.0 - level) / m)) for m in (d, 10 * d))
+    z_detect, z_withhold = (family_z(level, m) for m in (d, 10 * d))
     z_possible = z_detect if far_rows_likely(part) else z_withhold  # the covariance's variances' rule
     along_bearing = seen & (direct - bears_z(level, W.shape[0]) * direct_sd > 0)
     along_possible = far_rows_possible(part) & (direct - z_possible * direct_sd > 0)
@@ -223,7 +223,7 @@ def bears_z(level, k):
     (EIGEN_TAIL_RATIO), but it gathers it in ``direct`` itself, which its test reads. At one-sided 90% per component
     noise alone could withhold one in ten of them once far rows were seen (breast cancer, star98, grunfeld, anes96:
     withheld 0.18-0.45 -> 0.15-0.38, hold full and wrong 'excludes 0' unchanged; ``python -m benchmarks coverage``)."""
-    return float(special.ndtri(1.0 - (1.0 - level) / max(int(k), 1)))
+    return family_z(level, max(int(k), 1))
 
 
 def _eigenvalue_clipping(part, W, scales, level, second_moment, variances, variance_upper):
@@ -244,7 +244,7 @@ def _eigenvalue_clipping(part, W, scales, level, second_moment, variances, varia
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
     trace, trace_sd = float(np.sum(scales**2 * lost)), sd * float(np.sqrt(np.sum(scales**4)))
     cap = loss_cap(variance_upper)
-    detected = lost - float(special.ndtri(1.0 - (1.0 - level) / lost.size)) * sd > 0  # the covariance's 'clipped'
+    detected = lost - family_z(level, lost.size) * sd > 0  # the covariance's 'clipped'
     direct, direct_sd = _along_loss_matrix(part.get("loss_matrix"), W, sd)
 
     def bound(q):

@@ -49,7 +49,6 @@ Everything here reads a release and public values only: no rows.
 
 import numpy as np
 
-from .._lazy import lazy_module
 from .budget_rows import CentreSE, distinct_statistics, finish_interval_rows, squared_entries
 from .centre_bias import CENTRE_BIAS_TEXT, centre_bias_blocks, centre_bias_bound, linear_noise_variance, location_offset
 from .centre_bias_law import LAW_TEXT
@@ -62,9 +61,8 @@ from .fcr import first_count, selected_by_fcr as _selected
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .entry_intervals import holding_estimate  # re-exported: the covariance reads it from here
 from .sampling_bound import SAMPLING_TEXT, add_sampling_variance, sampling_variance  # the latter: re-exported
-from .uncertainty import noise_law, z_value
+from .uncertainty import family_z, noise_law, z_value
 
-special = lazy_module("scipy.special")  # imported when an interval is first computed
 
 __all__ = ["TARGETS", "check_target", "covariance_error_budget", "clipping_part", "entries_of_unclear_sign",
            "holding_estimate",
@@ -127,7 +125,7 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None, vari
     part = clipping_part(release)
     if part is None:
         return ClippingShifts(d), np.zeros(d), np.zeros(d, bool), np.zeros(d, bool), None
-    z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))  # one-sided, Bonferroni over d: few false detections
+    z_detect = family_z(level, d)  # one-sided, Bonferroni over d: few false detections
     z = z_value(level)
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
     cap = loss_cap(variance_upper)
@@ -142,7 +140,7 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None, vari
     biased = lower > 0
     withheld, variance_unseen = unseen_loss_columns(part, level, d)
     # the rate at which a variance is withheld (unseen_loss_columns), at which a loss is called material
-    z_withhold = float(special.ndtri(1.0 - (1.0 - level) / (10 * d)))
+    z_withhold = family_z(level, 10 * d)
     # A detected loss: the variance moves up by it (its interval), and its row and column widen by +-sqrt(U_i U_j)
     # (D is positive semi-definite, so |D_ij| <= sqrt(D_ii D_jj)). An undetected loss still only lowers a variance:
     # the upper end moves up by the released loss (if positive) with its noise in quadrature. Off the diagonal it is
@@ -205,9 +203,9 @@ def unseen_loss_columns(part, level, d):
     0' interval 4% short of the full-data value): its variance, the entry they move most, is withheld. The
     covariance and PCA's eigenvalues withhold by these columns. Released values only."""
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
-    z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))
+    z_detect = family_z(level, d)
     bearing = _unseen_loss_columns(part, lost, sd, z_detect)
-    z_withhold = float(special.ndtri(1.0 - (1.0 - level) / (10 * d)))
+    z_withhold = family_z(level, 10 * d)
     z_variance = z_detect if _far_rows_likely(part) else z_withhold
     return bearing, (lost - z_variance * sd > 0) & ~bearing & _far_rows_possible(part)
 
@@ -290,7 +288,7 @@ def far_columns(release, level, d):
         return np.ones(d, dtype=bool)
     if not _far_rows_possible(part):
         return np.zeros(d, dtype=bool)
-    z_detect = float(special.ndtri(1.0 - (1.0 - level) / d))
+    z_detect = family_z(level, d)
     return np.asarray(part["variance_lost"], dtype=float) - z_detect * float(part["noise_sd"]) > 0
 
 
@@ -435,5 +433,5 @@ def loss_beyond_outer_unseen(part, level):
     out of its noise (one-sided, Bonferroni over the columns): what clipping removed beyond it is unknown.
     ``part`` is the release's clipping part (:func:`clipping_part`): released values only."""
     lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
-    detected = bool(np.any(lost - float(special.ndtri(1.0 - (1.0 - level) / lost.size)) * sd > 0))
+    detected = bool(np.any(lost - family_z(level, lost.size) * sd > 0))
     return detected and bool(part["rows_beyond_outer"] > BEYOND_Z * part["rows_beyond_noise_sd"])

@@ -71,7 +71,7 @@ from .centre_bias import location_offset
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .error_budget import (check_target, clipping_part, entries_of_unclear_sign, loss_beyond_outer_unseen, loss_cap,
                            release_centre_bias)
-from .uncertainty import basic_interval, noise_law, redraw
+from .uncertainty import basic_interval, family_z, noise_law, redraw
 
 special = lazy_module("scipy.special")  # imported when an interval is first computed
 
@@ -178,7 +178,7 @@ def error_parts(release, level, target):
     lost = upper = None
     if part is not None:
         lost, sd = np.asarray(part["variance_lost"], dtype=float), float(part["noise_sd"])
-        detected = lost - float(special.ndtri(1.0 - (1.0 - level) / d)) * sd > 0
+        detected = lost - family_z(level, d) * sd > 0
         # an undetected loss lies in [0, its one-sided upper end] (as the covariance's budget counts it), never more
         # than 3 times the column's released variance at its upper end (a row keeps a third of its band loss)
         law = noise_law(release)

@@ -46,7 +46,7 @@ special = lazy_module("scipy.special")
 
 __all__ = ["UNSTABLE_DEGREES", "NoiseLaw", "noise_law", "redraw", "redraw_count", "bootstrap_generator",
            "basic_interval", "bootstrap_se", "check_draws", "check_level", "check_uncertainty_params",
-           "count_relative_sd", "fewest_draws", "row_blocks", "warn_if_too_few_draws", "z_value"]
+           "count_relative_sd", "family_z", "fewest_draws", "row_blocks", "warn_if_too_few_draws", "z_value"]
 
 #: A component further than this from its redrawn counterparts (median angle) shares less than half of its
 #: squared length with them (cos^2 45 deg = 1/2): more of it is noise than signal.
@@ -235,6 +235,12 @@ def bootstrap_se(draws):
 def z_value(level):
     """The two-sided normal quantile of ``level`` (1.645 for 0.9)."""
     return float(special.ndtri(0.5 + check_level(level) / 2.0))  # norm.ppf
+
+
+def family_z(level, tests):
+    """The one-sided normal quantile at ``1 - (1 - level) / tests``: Bonferroni over ``tests`` one-sided tests, so that
+    noise alone makes any of them fire in at most ``1 - level`` of fits (the error budgets' detections)."""
+    return float(special.ndtri(1.0 - (1.0 - level) / tests))
 
 
 def check_level(level):
