@@ -53,7 +53,7 @@ def _tail_factors(k):
     is fitted to maximise the clipped spread, and so turns towards the few largest rows, which carry the far loss
     (on t3 the first eigenvalue missed with ratio 1 in 4 of 8 fits). The later ones are fitted orthogonal to it, away
     from those rows: their far / band ratio is 0.00 on the Gaussian simulation and 0.3-0.5 on t3 in the median
-    (`python -m benchmarks pca_width`), where the first's is 0.5-1.7. Tables whose tail is heavier than that (breast cancer, star98, anes96: 3-60 along pc2 and pc3) pass
+    (`python -m benchmarks pca_width`), where the first's is 0.5-1.7. Tables whose tail is heavier than that (breast cancer, star98: 0.8-3.1 in the median along pc2 and pc3; anes96: 7-60) pass
     either factor; their intervals rely on the loss's noise and on withholding the components that bear such rows."""
     factors = np.full(int(k), 1.0 + TAIL_RATIO)
     factors[:1] = 1.0 + EIGEN_TAIL_RATIO
