@@ -15,7 +15,8 @@ __all__ = ["SAMPLING_TEXT", "add_sampling_variance", "sampling_variance"]
 
 SAMPLING_TEXT = ("a bound without fourth moments: a row clipped to ||z|| <= R has Var(z_i z_j) <= "
                  "min(R^2 S_ii - S_ii^2, R^2 S_jj - S_jj^2, R^2 (S_ii + S_jj) / 4) - S_ij^2 and Var(z_i^2) <= "
-                 "S_ii (R^2 - S_ii), over n, from the released matrix")
+                 "S_ii (R^2 - S_ii), over n, from the released matrix; where public ranges give a column's ends, also "
+                 "(x - lo)(hi - x) >= 0 (exact for a 0/1 column), about the private mean within 3 sd")
 
 
 def sampling_variance(release, sigma, rows=None):
