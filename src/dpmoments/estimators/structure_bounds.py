@@ -34,9 +34,9 @@ Two sure facts, from public values only, replace withholding there:
   vector :math:`u` Jensen's operator inequality gives :math:`u^\top f(S) u \ge f(u^\top S u)`: the diagonal
   :math:`\Theta_{jj} \ge f(S_{jj})` and :math:`q_\pm \ge f((S_{ii} + S_{jj} \pm 2 S_{ij})/2)`. With upper bounds
   on those from the covariance's own intervals (every part counted), :math:`\Theta_{jj} \in [f(U_{jj}), c]` and
-  :math:`\Theta_{ij} \in [(f(U_+) - c)/2, (c - f(U_-))/2]`. A column whose variance is far below the noise (raw
-  units, mixed scales) has :math:`f(U_{jj})` near :math:`c`: its ridge entries are pinned near the cap whatever the
-  noise, which the draws (inverting noise) could not say. Used where the draws are beyond first order.
+  :math:`\Theta_{ij} \in [(f(U_+) - c)/2, (c - f(U_-))/2]`. It pins an entry only where the upper ends lie well
+  below :math:`\sqrt{8\alpha}` (where :math:`f` is near :math:`c`). Used where the draws are withheld (rows beyond
+  the outer bound whose loss is unseen): the covariance withholds only the columns that bear them.
 
 The released estimate ``precision_`` itself is not cut (it may lie outside the range where the released matrix
 is indefinite): an interval cut to the range may then leave it out, as the value cannot be there.
