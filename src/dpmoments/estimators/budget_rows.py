@@ -73,7 +73,8 @@ def finish_interval_rows(out, raw, centre_diagonal, shifts, bias_sd, widths, z):
         hi += raw[rows]
         hi[diagonal] = on_diagonal
         hi += bias_hi
-        on_diagonal = hi[diagonal] + above_diagonal[rows]  # above: below off the diagonal, its own on it
+        # above: below off the diagonal, its own on it; and a printed variance's loss given its printing
+        on_diagonal = hi[diagonal] + above_diagonal[rows] + shifts.diagonal_excess(rows, z)
         hi += below
         hi[diagonal] = on_diagonal
 

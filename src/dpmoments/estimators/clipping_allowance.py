@@ -89,15 +89,23 @@ def split_allowance(c, tau, upper, rows):
     return shift, sd
 
 
-def unclear_signs(entries, noise_sd, reach, z):
+def unclear_signs(entries, noise_sd, reach, z, loss_upper=None):
     """(d, d) booleans: the off-diagonal entries whose sign the release does not settle, ``|entries_ij| <= z noise_sd
     + reach_i reach_j`` (module docstring; ``noise_sd`` the entries' noise sd, one number; ``reach`` (d,) the
-    centre's ``z s + B``). Released values only."""
+    centre's ``z s + B``). ``loss_upper`` (d,): each column's clipping-loss upper end ``U``; an entry within the
+    allowance ``|rho_ij| sqrt(U_i U_j)`` the loss may have moved it by is also unclear (its released sign may be the
+    loss's own doing). Released values only."""
     d = entries.shape[0]
     reach = np.asarray(reach, dtype=float)
     out = np.empty((d, d), dtype=bool)
+    if loss_upper is not None:  # sqrt(U_j / S_jj): |rho_ij| sqrt(U_i U_j) = |S_ij| a_i a_j
+        ratio = np.sqrt(np.maximum(loss_upper, 0.0) / np.maximum(np.diagonal(entries), 1e-300))
     for rows in row_blocks(d):
-        out[rows] = np.abs(entries[rows]) <= z * float(noise_sd) + np.multiply.outer(reach[rows], reach)
+        size = np.abs(entries[rows])
+        room = z * float(noise_sd) + np.multiply.outer(reach[rows], reach)
+        if loss_upper is not None:
+            room += size * np.multiply.outer(ratio[rows], ratio)
+        out[rows] = size <= room
     np.fill_diagonal(out, False)
     return out
 

@@ -47,8 +47,9 @@ class ClippingShifts:
     """
 
     def __init__(self, d, rho=None, touched=None, detected=None, towards=None, unclear=None, lo_diagonal=None,
-                 hi_diagonal=None):
+                 hi_diagonal=None, selective=None):
         self.d, self.rho, self.touched, self.unclear = d, rho, touched, unclear
+        self.selective = selective  # a SelectiveLoss (selective_loss.py): a printed variance's loss given its printing
         self.detected, self.towards = detected, towards
         zero = np.zeros(d)
         self.lo_diagonal = zero if lo_diagonal is None else lo_diagonal
@@ -107,6 +108,13 @@ class ClippingShifts:
         diagonal = _diagonal_of(rows)
         lo[diagonal], hi[diagonal] = self.lo_diagonal[rows], self.hi_diagonal[rows]
         return lo, hi, sd
+
+    def diagonal_excess(self, rows, z):
+        """(rows,): what each variance's upper end gains at ``z`` because it was printed only where its loss did not
+        stand out (:class:`~.selective_loss.SelectiveLoss`); 0 without a clipping part."""
+        if self.selective is None:
+            return np.zeros(rows.stop - rows.start)
+        return self.selective.excess(z)[rows]
 
     def widen(self, lo_half, hi_half, rows, sd, z):
         """Combine the signed sd ``sd`` of :meth:`block` in quadrature with the half-widths of ``rows`` (views, in

@@ -34,7 +34,9 @@ besides the added noise:
   standing out at one-sided ``1 - (1 - level) / (10 d)``, or at the detection's level where their count stands out
   at one-sided 90%, :func:`_far_rows_likely`): on small
   tables the private bound clips a fifth of the rows, a tenth lie beyond :math:`2R`, and their count's
-  noise hides them;
+  noise hides them. A variance printed only because its loss did not stand out has that loss's upper end taken
+  given the printing (:mod:`.selective_loss`), and an off-diagonal entry within what the loss may have moved it
+  by is of unclear sign (:func:`entries_of_unclear_sign`);
 - **sampling** (``target="population"``): a bound that needs no fourth moment, from the bound
   :math:`R` and the released matrix (:func:`~.sampling_bound.sampling_variance`); normal theory understates the
   spread of heavy-tailed columns.
@@ -57,6 +59,7 @@ from .entry_intervals import (half_widths as _half_widths,
                               with_centre_variance as _with_centre_variance)
 from .clipping_allowance import detected_parts, towards_parts, unclear_signs
 from .clipping_blocks import ClippingShifts, correlations_in_place
+from .selective_loss import SelectiveLoss
 from .fcr import first_count, selected_by_fcr as _selected
 from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .entry_intervals import holding_estimate  # re-exported: the covariance reads it from here
@@ -150,10 +153,14 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None, vari
     detected = detected_parts(lost, sd, upper, biased, variance_upper, variance_sd, tail, z, z_detect)
     towards = towards_parts(band_lost, band_sd, band_cap, variance_upper, variance_sd, z)
     capped = np.maximum(lost, 0.0) + z * sd > cap  # the cap is the tighter upper end: it replaces loss and noise
-    unclear = entries_of_unclear_sign(release, sigma, level)  # before sigma turns into its correlations
+    unclear = entries_of_unclear_sign(release, sigma, level, towards[2])  # before sigma turns into correlations
+    # A variance printed only because its loss did not stand out: its loss's upper end given that (selective_loss.py)
+    printed_if = np.where(capped & ~biased, np.inf, printing_threshold(part, level, d))
     shifts = ClippingShifts(d, correlations_in_place(sigma), biased, detected, towards, unclear,
                             lo_diagonal=np.where(biased, lower, 0.0),
-                            hi_diagonal=np.where(biased, upper, np.where(capped, cap, np.maximum(lost, 0.0))))
+                            hi_diagonal=np.where(biased, upper, np.where(capped, cap, np.maximum(lost, 0.0))),
+                            selective=SelectiveLoss(band_lost, band_sd, printed_if, band_cap, tail,
+                                                    np.where(biased, z_detect, np.nan)))
     extra = np.where(biased | capped, 0.0, sd)  # the sd on the diagonal; 0 off it (kept as the diagonal alone)
     summary = {"variance_lost_noise_sd": sd / tail, "detected_above": z_detect * sd / tail,
                "biased_columns": int(biased.sum()), "tail_factor": tail,
@@ -171,13 +178,17 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None, vari
 HEAVY_CLIPPING = 0.1
 
 
-def entries_of_unclear_sign(release, entries, level):
+def entries_of_unclear_sign(release, entries, level, loss_upper=None):
     """(d, d) booleans, or ``None``: the off-diagonal entries of ``entries`` (the release's matrix, standardised units)
     within their noise and the private centre's reach of 0 at ``level`` (:func:`~.clipping_allowance.unclear_signs`),
     where rows beyond the outer bound are likely (:func:`_far_rows_likely`) or the released share of clipped rows is
     ``HEAVY_CLIPPING`` or more: which way clipping moved them, and by how much, is not known. Elsewhere (``None``)
     the loss is small beside the noise and the released shape is kept (both ends there cost the simulations'
-    widths 10-40% in the covariance and up to 100-fold in ridge's draws). Released values only."""
+    widths 10-40% in the covariance and up to 100-fold in ridge's draws). ``loss_upper`` (d,): each column's loss
+    upper end; an entry within the allowance the loss may have moved it by is unclear too (grunfeld's ``value`` x
+    ``year``, +463 in the full data, was released -80 800 and claimed negative: the private centre 196 years off in
+    ``year`` made the loss there positive). The covariance passes it; the draws (error_draws.py) do not. Released
+    values only."""
     part = clipping_part(release)
     counted = next((p.released for p in (release.parts or ()) if p.label == "clipped rows"), None)
     heavy = counted is not None and float(counted["clipped_fraction"]) >= HEAVY_CLIPPING
@@ -188,7 +199,7 @@ def entries_of_unclear_sign(release, entries, level):
     bound = release_centre_bias(release, level)
     if bound is not None:
         reach = reach + bound
-    return unclear_signs(entries, law.sd, reach, z)
+    return unclear_signs(entries, law.sd, reach, z, loss_upper)
 
 
 def unseen_loss_columns(part, level, d):
@@ -208,6 +219,16 @@ def unseen_loss_columns(part, level, d):
     z_withhold = family_z(level, 10 * d)
     z_variance = z_detect if _far_rows_likely(part) else z_withhold
     return bearing, (lost - z_variance * sd > 0) & ~bearing & _far_rows_possible(part)
+
+
+def printing_threshold(part, level, d):
+    """(d,): the band loss above which a column's variance is withheld (:func:`unseen_loss_columns`), ``inf`` where
+    it never is: the detection's ``z sd`` where rows beyond the outer bound are seen (the column's row and column) or
+    likely, a tenth of its error rate's where they are only not ruled out. Public values and the far rows' count."""
+    sd = float(part["noise_sd"])
+    if part["rows_beyond_outer"] > FAR_Z * part["rows_beyond_noise_sd"] or _far_rows_likely(part):
+        return np.full(d, family_z(level, d) * sd)
+    return np.full(d, family_z(level, 10 * d) * sd if _far_rows_possible(part) else np.inf)
 
 
 def _material(lost, sd, z_strict, variance_half):
