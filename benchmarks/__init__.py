@@ -46,6 +46,7 @@ from . import ranges_small  # noqa: E402  (loads scikit-learn's data inside run)
 from . import sites_coverage  # noqa: E402  (loads statsmodels' data inside run)
 from . import sites_structure  # noqa: E402
 from . import sites_width  # noqa: E402
+from . import sites_pca  # noqa: E402  (loads statsmodels' data inside run)
 from . import private_scales  # noqa: E402  (loads statsmodels' data inside run)
 from . import site_scales  # noqa: E402  (loads statsmodels' data inside run)
 from . import small_tables  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
@@ -89,6 +90,7 @@ BENCHMARKS = {
     "sites_coverage": sites_coverage.run,
     "sites_structure": sites_structure.run,
     "sites_width": sites_width.run,
+    "sites_pca": sites_pca.run,
     "cluster": cluster.run,
     "cluster_defaults": cluster.run_defaults,
     "sites_scale": sites_scale.run,

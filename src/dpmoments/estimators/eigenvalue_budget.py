@@ -59,7 +59,7 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     The eigenvalues whose interval excludes 0 are chosen, and every printed interval's
     level set, as the covariance's entries (:func:`~.fcr.selected_by_fcr`); a component
     lying mostly in a column the covariance withholds has its interval withheld (NaN).
-    On one machine the lower ends are Weyl's where the centre's rank-one term may drive a component
+    On one machine and across sites the lower ends are Weyl's where the centre's term may drive a component
     (:mod:`.eigenvalue_weyl`; ``spectrum`` the released eigenvalues, descending, for the eigengaps: without it
     Weyl's everywhere). Returns ``(interval, se, parts)``.
     """
@@ -98,9 +98,10 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     turn = None if part is None else turn_parts(part.get("loss_matrix"), components, scales, spectrum, tail,
                                                      float(part["noise_sd"]))
     bias_bound, joint = release_centre_bias(release, level, with_norm=True) or (None, None)
-    weyl = None if not s or offset is not None else WeylCentre(
+    # across sites the released step a joins the centre's error norm (eigenvalue_weyl.py): the same lower ends
+    weyl = None if not s else WeylCentre(
         s, scales, noise_interval, noise_se, sampling_var, edge, weak, level, _gaps(spectrum, len(mid)),
-        _bias_norm(bias_bound, joint, scales))
+        _bias_norm(bias_bound, joint, scales), 0.0 if offset is None else float(np.linalg.norm(offset * scales)))
 
     def pieces(at):  # (noise and sampling, the loss's noise, centre bias below, above) at level 'at', each (k,)
         z_at = z_value(at)
