@@ -55,6 +55,7 @@ from . import small_sites  # noqa: E402  (loads scikit-learn and statsmodels dat
 from . import tensor_coverage  # noqa: E402  (loads statsmodels' data inside run)
 from . import sites_irls_coverage  # noqa: E402  (imports statsmodels inside run)
 from . import irls_clipping  # noqa: E402  (imports statsmodels inside run)
+from . import irls_scales  # noqa: E402  (imports statsmodels inside run)
 from . import real_unseen  # noqa: E402  (loads the data inside run; the command line in fresh processes)
 from . import zero_out_irls  # noqa: E402
 from . import pca_width  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
@@ -104,6 +105,7 @@ BENCHMARKS = {
     "tensor_coverage": tensor_coverage.run,
     "sites_irls_coverage": sites_irls_coverage.run,
     "irls_clipping": irls_clipping.run,
+    "irls_scales": irls_scales.run,
     "real_unseen": real_unseen.run,
     "zero_out_irls": zero_out_irls.run,
     "pca_width": pca_width.run,
