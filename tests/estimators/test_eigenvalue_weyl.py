@@ -35,6 +35,29 @@ def test_lower_ends_hold_when_the_centre_drives_the_top_component():
         assert not weyl.clear(level)[0]
 
 
+def test_lower_ends_hold_across_sites_where_the_location_is_off_the_mean():
+    # Across sites the release is S_m - a a' with a = ybar - delta (delta = beta - e): the truth S_m - ybar ybar' is
+    # the release less a delta' + delta a' + delta delta'. Here ||a|| = 30, so e along a moves the top eigenvalue by
+    # 2 a.e: the bound read as one machine's (offset_norm 0) misses, ||delta||^2 + 2 ||a|| ||delta|| holds
+    rng, d, s, level, k = np.random.default_rng(5), 10, 1.0, 0.9, 3
+    truth_eig, missed = 1.0, 0
+    for _ in range(5):
+        a, e = 30.0 * np.eye(d)[0], s * rng.standard_normal(d)
+        ybar = a - e  # beta = 0
+        S_m = np.eye(d) + np.outer(ybar, ybar)  # the truth about the mean is I
+        released = np.linalg.eigvalsh(S_m - np.outer(a, a))[::-1]
+        interval = np.stack([released[:k] - 0.01, released[:k] + 0.01])
+        gaps = np.minimum(-np.diff(np.r_[np.inf, released])[:k], -np.diff(released)[:k])
+        first_order = released[:k] - 1.645 * np.sqrt(2.0) * s**2
+        args = (s, np.ones(d), interval, np.full(k, 0.006), np.zeros(k), 0.0, np.zeros(k, bool), level, gaps)
+        sites = WeylCentre(*args, offset_norm=np.linalg.norm(a)).lower(level, first_order)
+        assert np.all(sites <= truth_eig), sites
+        missed += np.any(WeylCentre(*args).lower(level, first_order) > truth_eig)
+    assert missed  # the one-machine bound alone does not hold here
+    one = WeylCentre(*args)
+    assert WeylCentre(*args, offset_norm=0.0).norm_bound(level) == one.norm_bound(level)  # one machine: unchanged
+
+
 def test_first_order_end_kept_where_the_centre_is_small_against_the_gaps():
     d, s, level = 10, 0.05, 0.9  # |e|^2 about 0.03 against gaps of 5
     released = np.r_[20.0, 15.0, 10.0, np.ones(d - 3)]
