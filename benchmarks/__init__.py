@@ -46,6 +46,7 @@ from . import ranges_small  # noqa: E402  (loads scikit-learn's data inside run)
 from . import sites_coverage  # noqa: E402  (loads statsmodels' data inside run)
 from . import sites_structure  # noqa: E402
 from . import sites_width  # noqa: E402
+from . import sites_pca  # noqa: E402  (loads statsmodels' data inside run)
 from . import private_scales  # noqa: E402  (loads statsmodels' data inside run)
 from . import site_scales  # noqa: E402  (loads statsmodels' data inside run)
 from . import small_tables  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
@@ -54,6 +55,7 @@ from . import small_sites  # noqa: E402  (loads scikit-learn and statsmodels dat
 from . import tensor_coverage  # noqa: E402  (loads statsmodels' data inside run)
 from . import sites_irls_coverage  # noqa: E402  (imports statsmodels inside run)
 from . import irls_clipping  # noqa: E402  (imports statsmodels inside run)
+from . import irls_scales  # noqa: E402  (imports statsmodels inside run)
 from . import real_unseen  # noqa: E402  (loads the data inside run; the command line in fresh processes)
 from . import zero_out_irls  # noqa: E402
 from . import pca_width  # noqa: E402  (loads scikit-learn and statsmodels data inside run)
@@ -89,6 +91,7 @@ BENCHMARKS = {
     "sites_coverage": sites_coverage.run,
     "sites_structure": sites_structure.run,
     "sites_width": sites_width.run,
+    "sites_pca": sites_pca.run,
     "cluster": cluster.run,
     "cluster_defaults": cluster.run_defaults,
     "sites_scale": sites_scale.run,
@@ -102,6 +105,7 @@ BENCHMARKS = {
     "tensor_coverage": tensor_coverage.run,
     "sites_irls_coverage": sites_irls_coverage.run,
     "irls_clipping": irls_clipping.run,
+    "irls_scales": irls_scales.run,
     "real_unseen": real_unseen.run,
     "zero_out_irls": zero_out_irls.run,
     "pca_width": pca_width.run,

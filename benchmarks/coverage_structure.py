@@ -109,10 +109,16 @@ def _components(X, epsilon, seed, n_draws):
     full = PCA().fit(X).components_[:k]
     angle = np.degrees(np.arccos(np.minimum(np.abs(np.sum(est.components_ * full, axis=1)), 1.0)))
     above = np.asarray(est.components_above_noise_, bool)
-    today = (above & np.asarray(est.uncertainty_["components_identified_closed_form"], bool)
-             & (est.component_noise_angles_ <= 45.0))
+    today = (above & np.asarray(est.uncertainty_.get(  # set only where the draws ran
+        "components_identified_closed_form", est.uncertainty_["components_identified"]), bool)
+             & (_or_nan(getattr(est, "component_noise_angles_", est.component_angles_), k) <= 45.0))
     now = above & np.asarray(est.components_identified_, bool)
-    return today, now, angle, np.asarray(est.uncertainty_["component_angle_upper_degrees"])
+    return today, now, angle, _or_nan(est.uncertainty_.get("component_angle_upper_degrees"), k)
+
+
+def _or_nan(values, k):
+    """``values`` as floats; NaN where the fit withheld them (None)."""
+    return np.full(k, np.nan) if values is None else np.asarray(values, dtype=float)
 
 
 class _Claims:

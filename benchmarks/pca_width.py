@@ -8,7 +8,8 @@ tied group's spread, and ``turn``, the turn-proof bound's excess where clipping 
 each in units of the noise-only half-width, beside what actually happened: the realised
 error of the released eigenvalue (full-data less released, the same units; positive where clipping shrank it) and,
 from the rows (this benchmark only: never in the library), what the rows beyond twice the bound lost along the
-component against what the band ``[R, 2R]`` lost (the ratio ``EIGEN_TAIL_RATIO`` takes as at most 2).
+component against what the band ``[R, 2R]`` lost (the ratio taken as at most 2 on the first component,
+``EIGEN_TAIL_RATIO``, and 1 on the later ones, the covariance's ``TAIL_RATIO``).
 
 Columns: medians over the printed intervals of one component across the fits. ``width`` is the printed width over
 the noise-only width (FCR included). ``loss x tail`` and ``loss noise`` are the clipping allowance (what it adds in
@@ -18,7 +19,8 @@ value. ``far / band`` is the exact ratio (max over the fits in brackets).
 ``python -m benchmarks pca_width [--quick]`` (``COVERAGE_DATA`` and ``COVERAGE_EPSILONS`` select, as coverage).
 Two variants measure what was tried and not adopted: ``PCA_WIDTH_BIAS=0.35`` gives the clipping-loss release that
 share of the budget (``BoundBudget(bias=...)``, public; the default 0.1), ``PCA_WIDTH_TAIL_RATIO=1`` takes what rows
-beyond 2R lose as at most once the band's (the module constant ``EIGEN_TAIL_RATIO``, 2, set for this run only).
+beyond 2R lose as at most once the band's on the first component too (the module constant ``EIGEN_TAIL_RATIO``,
+2, set for this run only).
 """
 
 import os

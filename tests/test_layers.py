@@ -15,6 +15,7 @@ import sys
 import pytest
 
 import dpmoments
+from tests.source_tree import parse
 
 ROOT = pathlib.Path(dpmoments.__file__).parent
 
@@ -41,7 +42,7 @@ MAY_IMPORT = {
 
 @functools.lru_cache(maxsize=None)
 def _tree(path):
-    return ast.parse(path.read_text())
+    return parse(path.read_text())
 
 
 def _top(module_path):
@@ -353,7 +354,7 @@ def test_a_command_import_is_found(tmp_path, monkeypatch):
     fake = ROOT / "cli" / "select.py"
     source = "from .regress import read_in_memory\nfrom . import precision\n"
     real = _tree  # the cache of parsed modules stays warm for the other rules
-    monkeypatch.setitem(globals(), "_tree", lambda path: ast.parse(source) if path == fake else real(path))
+    monkeypatch.setitem(globals(), "_tree", lambda path: parse(source) if path == fake else real(path))
     found = [(m, n) for m, n, _ in _imports(fake)]
     assert ("dpmoments.cli.regress", "read_in_memory") in found and ("dpmoments.cli", "precision") in found
 
@@ -458,7 +459,7 @@ RADON_CASES = {
 
 @pytest.mark.parametrize("source", RADON_CASES, ids=range(len(RADON_CASES)))
 def test_the_complexity_counter_agrees_with_radon(source):
-    tree = ast.parse(source)
+    tree = parse(source)
     assert complexity(tree.body[0]) == RADON_CASES[source]
     if "inner" in source:  # a nested function is measured on its own, as radon measures it
         assert dict(_functions(tree)) == {"f": 4, "f.inner": 2}

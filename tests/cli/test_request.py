@@ -10,13 +10,14 @@ import dpmoments.cli
 from dpmoments.cli import build_parser
 from dpmoments.cli._args import ReleaseRequest, privacy_options
 from dpmoments.cli._choices import Choices, bound_budget, center_budget
+from tests.source_tree import parse
 
 CLI = pathlib.Path(dpmoments.cli.__file__).parent
 
 
 def _writes_into_args(path):
     """``args.x = ...``, ``args.x += ...``, ``setattr(args, ...)`` and ``del args.x`` in ``path``."""
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parse(path.read_text())):
         targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else \
             [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
         for t in targets:

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from dpmoments.estimators.centre_bias import eigenvalue_centre_bias
-from dpmoments.estimators.eigenvalue_budget import _along_unseen_loss, bears_z
+from dpmoments.estimators.eigenvalue_budget import EIGEN_TAIL_RATIO, _along_unseen_loss, _tail_factors, bears_z
+from dpmoments.estimators.error_budget import TAIL_RATIO
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.NoiseDominatesWarning",
                                         "ignore::dpmoments.exceptions.BoundWarning")
@@ -29,6 +30,13 @@ def test_a_component_whose_band_loss_stands_out_while_rows_beyond_twice_the_boun
     assert withheld.tolist() == [True, False, False]
     ruled_out = dict(part, rows_beyond_outer=-3.0, rows_beyond_noise_sd=0.5)
     assert not _along_unseen_loss(ruled_out, W, 0.9, np.array([6.0, 0.5, -1.0]), np.ones(3)).any()
+
+
+def test_only_the_first_component_takes_the_doubled_tail_ratio_the_later_ones_the_covariances():
+    # the fitted first component turns towards the largest rows; the later ones are orthogonal to it
+    factors = _tail_factors(3)
+    assert factors[0] == 1.0 + EIGEN_TAIL_RATIO > factors[1] == factors[2] == 1.0 + TAIL_RATIO
+    assert _tail_factors(0).shape == (0,)
 
 
 def test_a_component_bears_far_rows_at_the_family_level_over_the_components_tested():

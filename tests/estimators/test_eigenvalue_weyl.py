@@ -35,6 +35,29 @@ def test_lower_ends_hold_when_the_centre_drives_the_top_component():
         assert not weyl.clear(level)[0]
 
 
+def test_lower_ends_hold_across_sites_where_the_location_is_off_the_mean():
+    # Across sites the release is S_m - a a' with a = ybar - delta (delta = beta - e): the truth S_m - ybar ybar' is
+    # the release less a delta' + delta a' + delta delta'. Here ||a|| = 30, so e along a moves the top eigenvalue by
+    # 2 a.e: the bound read as one machine's (offset_norm 0) misses, ||delta||^2 + 2 ||a|| ||delta|| holds
+    rng, d, s, level, k = np.random.default_rng(5), 10, 1.0, 0.9, 3
+    truth_eig, missed = 1.0, 0
+    for _ in range(5):
+        a, e = 30.0 * np.eye(d)[0], s * rng.standard_normal(d)
+        ybar = a - e  # beta = 0
+        S_m = np.eye(d) + np.outer(ybar, ybar)  # the truth about the mean is I
+        released = np.linalg.eigvalsh(S_m - np.outer(a, a))[::-1]
+        interval = np.stack([released[:k] - 0.01, released[:k] + 0.01])
+        gaps = np.minimum(-np.diff(np.r_[np.inf, released])[:k], -np.diff(released)[:k])
+        first_order = released[:k] - 1.645 * np.sqrt(2.0) * s**2
+        args = (s, np.ones(d), interval, np.full(k, 0.006), np.zeros(k), 0.0, np.zeros(k, bool), level, gaps)
+        sites = WeylCentre(*args, offset_norm=np.linalg.norm(a)).lower(level, first_order)
+        assert np.all(sites <= truth_eig), sites
+        missed += np.any(WeylCentre(*args).lower(level, first_order) > truth_eig)
+    assert missed  # the one-machine bound alone does not hold here
+    one = WeylCentre(*args)
+    assert WeylCentre(*args, offset_norm=0.0).norm_bound(level) == one.norm_bound(level)  # one machine: unchanged
+
+
 def test_first_order_end_kept_where_the_centre_is_small_against_the_gaps():
     d, s, level = 10, 0.05, 0.9  # |e|^2 about 0.03 against gaps of 5
     released = np.r_[20.0, 15.0, 10.0, np.ones(d - 3)]
@@ -57,3 +80,17 @@ def test_tied_eigenvalues_lower_the_top_of_their_group_only():
     assert spectrum[-1] < 1.0 < spectrum[-1] * up[-1] and down[-1] == 1.0  # the bottom's push down
     simple = tie_factors(np.r_[20.0, 10.0, 5.0, np.ones(17)], 3, 2000)
     assert np.all(simple[0] == 1.0) and np.all(simple[1] == 1.0)  # simple eigenvalues: none
+
+
+def test_near_tied_eigenvalues_take_weyl_s_interval_whatever_their_signal_to_noise():
+    # N(0, I): the top eigenvalues tie, so the noise mixes their components and lifts the top released ones by about
+    # its spectral norm, far more than first order says; the noise-only interval (first order) misses the full-data
+    # value from above -- the control -- and the budget's interval, Weyl's there, holds it
+    from dpmoments.estimators import PrivatePCA
+
+    X = np.random.default_rng(0).standard_normal((5000, 30))
+    full = np.linalg.eigvalsh(np.cov(X, rowvar=False))[::-1][:2]
+    pca = PrivatePCA(n_components=2, epsilon=4.0, delta=1e-6, target="sample", rng=0).fit(X)
+    lo, hi = pca.explained_variance_interval_
+    assert np.all(pca.explained_variance_noise_interval_[0] > full)  # first order alone: wrong, and sure of it
+    assert np.all((lo <= full) & (full <= hi))

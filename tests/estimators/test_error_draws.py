@@ -11,6 +11,7 @@ import dpmoments.data.readers as readers
 import dpmoments.moments.clipping_bias as clipping_bias
 from dpmoments.estimators import PrivateGraphicalLasso, PrivatePCA, PrivateRidgePrecision
 from dpmoments.estimators.error_draws import draw_every_part, error_parts, every_part_draws
+from dpmoments.estimators.structure_bounds import ridge_range
 from dpmoments.solvers import graphical_lasso, ridge_precision
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.NoiseDominatesWarning",
@@ -76,9 +77,14 @@ def test_an_unseen_clipping_loss_withholds_the_intervals_and_every_stable_claim(
     ridge = PrivateRidgePrecision(alpha=0.1, n_draws=2, rng=0).fit_release(release)
     glasso = PrivateGraphicalLasso(alpha=0.01, n_draws=2, rng=0).fit_release(release)
     pca = PrivatePCA(n_components=2, n_draws=2, rng=0).fit_release(release)
-    assert np.isnan(ridge.precision_interval_).all() and np.isnan(glasso.partial_correlation_interval_).all()
+    assert np.isnan(ridge.partial_correlation_interval_).all() and np.isnan(glasso.partial_correlation_interval_).all()
     assert not glasso.stable_edges_.any() and not pca.components_identified_.any()
     assert "withheld" in ridge.uncertainty_["covers"]
+    # ridge's precision: the range the covariance's intervals allow (structure_bounds.ridge_jensen_range); the
+    # column bearing the unseen loss is withheld by the covariance, so its entries take ridge's whole range
+    lower, upper = ridge_range(0.1, 4)
+    assert np.isfinite(ridge.precision_interval_).all()
+    assert np.allclose(ridge.precision_interval_[0, 0], lower[0]) and np.allclose(ridge.precision_interval_[1, 0], upper[0])
 
 
 def _ridge_truth(sigma, est):

@@ -15,6 +15,7 @@ from dpmoments.estimators._irls_sampling import (SPLIT, release_sampling, sampli
 from dpmoments.mechanisms import upper_triangle
 from dpmoments.privacy import ZCDP
 from dpmoments.testing import audit
+from tests.source_tree import parse
 
 BETA = np.array([1.0, -2.0, 0.5])
 
@@ -28,7 +29,7 @@ def _laplace(seed, n=2000):
 def test_the_error_budget_reads_releases_only():
     # It may read released numbers and public values, never rows: no reader, no moments, no data argument.
     for module in (_irls_error, _irls_knot):
-        tree = ast.parse(inspect.getsource(module))
+        tree = parse(inspect.getsource(module))
         imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert not {m for m in imported if m and m.split(".")[0] in ("data", "moments")}, imported
     params = inspect.signature(_irls_error.irls_error_budget).parameters

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from dpmoments.estimators import PrivateGraphicalLasso, PrivateRidgePrecision
-from dpmoments.estimators.structure_bounds import hold_zero, ridge_range, with_dropped_draws, within
+from dpmoments.estimators.structure_bounds import (hold_zero, ridge_jensen_range, ridge_range, with_dropped_draws,
+                                                   within)
 from dpmoments.solvers import ridge_precision
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpmoments.exceptions.NoiseDominatesWarning",
@@ -20,6 +21,26 @@ def test_ridge_of_any_covariance_lies_in_its_range_and_an_indefinite_matrix_can_
         theta = ridge_precision(A @ A.T / 6, 0.3)
         assert np.all(theta >= lower - 1e-12) and np.all(theta <= upper + 1e-12)
     assert np.max(np.abs(ridge_precision(-np.eye(4), 0.3))) > upper[0, 0]  # the range is a covariance's only
+
+
+def test_ridge_lies_in_the_range_its_covariance_bounds_allow_and_a_small_column_is_pinned_near_the_cap():
+    """Jensen's operator inequality: any PSD matrix within the bounds has its ridge within ridge_jensen_range."""
+    rng = np.random.default_rng(2)
+    c = 1.0 / np.sqrt(2.0 * 0.3)
+    for _ in range(50):
+        A = rng.standard_normal((4, 6)) * rng.exponential(size=(4, 1)) * 10.0 ** rng.integers(-3, 3)
+        S = A @ A.T / 6
+        slack = rng.exponential(size=(2, 4, 4)) * np.abs(S).max()
+        bounds = np.stack([S - slack[0] - slack[0].T, S + slack[1] + slack[1].T])
+        for interval in (np.stack([S, S]), bounds):
+            lower, upper = ridge_jensen_range(0.3, interval)
+            theta = ridge_precision(S, 0.3)
+            assert np.all(theta >= lower - 1e-12) and np.all(theta <= upper + 1e-12)
+    tiny = np.diag([1e4, 1e-4])  # raw units, mixed scales: ridge of the small column is at its cap
+    lower, upper = ridge_jensen_range(0.3, np.stack([tiny - 1.0, tiny + 1.0]))
+    assert lower[1, 1] > 0.5 * c and upper[1, 1] == c and lower[0, 1] <= 0 <= upper[0, 1]
+    unknown = ridge_jensen_range(0.3, np.full((2, 2, 2), np.nan))
+    assert np.allclose(unknown[0], ridge_range(0.3, 2)[0]) and np.allclose(unknown[1], ridge_range(0.3, 2)[1])
 
 
 def test_within_cuts_to_the_range_and_gives_the_range_where_nothing_is_left():

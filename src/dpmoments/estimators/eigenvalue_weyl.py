@@ -11,6 +11,16 @@ by :func:`~.centre_law.centre_norm_bound`; and by interlacing :math:`\lambda_k(S
 the next component's lower end. The first-order end stands only where the term cannot reorder the
 spectrum: where :math:`\|g\|^2` is under half the component's released eigengaps, and even there it gives up the
 second-order shift :math:`\|g\|^4 / \mathrm{gap}`. Released values, public scales only: no rows.
+
+**Across sites** the release is :math:`S_m - a a^\top` (:mod:`.centre_bias`: ``S_m`` the second moment about the
+location ``m``, ``a`` the mean's released step, :math:`\bar y = \bar x - m = a + \delta`, :math:`\delta = \beta - e`),
+so the truth :math:`S_m - \bar y \bar y^\top` is the release less :math:`P = a\delta^\top + \delta a^\top +
+\delta\delta^\top`, whose spectral norm is at most :math:`\|D\delta\|^2 + 2\|Da\|\,\|D\delta\|` in the data's
+units (``a`` released; :math:`\|D\delta\| \le \|g\|`'s bound): Weyl's lower end and the gap rule read that where
+one machine reads :math:`\|g\|^2` (``offset_norm`` :math:`= \|Da\|`). Interlacing holds as it is (truth plus
+:math:`\bar y \bar y^\top` is the release plus :math:`a a^\top`, above the release). The sites' centre noise is
+Gaussian (each site's share summed: a zCDP release), so :func:`~.centre_law.centre_norm_bound` bounds it as on one
+machine.
 """
 
 import numpy as np
@@ -36,19 +46,21 @@ def half_width(noise_half, z_ratio, z_at, se, weak, edge, variance):
 class WeylCentre:
     """Lower ends of the eigenvalue intervals valid whichever way the centre's error turns the components."""
 
-    def __init__(self, s, scales, noise_interval, noise_se, sampling_var, edge, weak, level, gaps, beta_norm=0.0):
+    def __init__(self, s, scales, noise_interval, noise_se, sampling_var, edge, weak, level, gaps, beta_norm=0.0,
+                 offset_norm=0.0):
         self.s, self.weights = float(s), np.asarray(scales, dtype=float) ** 2
         self.noise_half = (noise_interval[1] - noise_interval[0]) / 2
         self.centre = (noise_interval[0] + noise_interval[1]) / 2  # the released value's: nothing taken off
         self.noise_se, self.sampling_var = np.asarray(noise_se, dtype=float), np.asarray(sampling_var, dtype=float)
         self.se = np.sqrt(self.noise_se**2 + self.sampling_var)
         self.edge, self.weak, self.z = np.broadcast_to(edge, self.centre.shape), weak, z_value(level)
-        self.gaps, self.beta_norm = gaps, float(beta_norm)
+        self.gaps, self.beta_norm, self.offset_norm = gaps, float(beta_norm), float(offset_norm)
 
     def norm_bound(self, at):
-        """:math:`\\|g\\|^2` at most this with probability ``1 - NORM_TAIL_SHARE (1 - at) / 2``."""
-        q = centre_norm_bound(self.s, self.weights, NORM_TAIL_SHARE * (1.0 - at) / 2.0)
-        return (np.sqrt(q) + self.beta_norm) ** 2
+        """:math:`\\|g\\|^2` at most this with probability ``1 - NORM_TAIL_SHARE (1 - at) / 2`` (across sites the
+        bound on :math:`\\|P\\|`, :math:`r^2 + 2 \\|Da\\| r` with ``r`` the bound on :math:`\\|g\\|`: module docstring)."""
+        r = np.sqrt(centre_norm_bound(self.s, self.weights, NORM_TAIL_SHARE * (1.0 - at) / 2.0)) + self.beta_norm
+        return r**2 + 2.0 * self.offset_norm * r  # one machine: r**2, as before
 
     def lower(self, at, first_order):
         """The lower ends at level ``at``: the larger of Weyl's and interlacing's, or of those and the first-order one

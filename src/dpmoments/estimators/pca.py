@@ -399,11 +399,13 @@ def _eigenvalue_words(parts, target):
         ["sampling (normal theory; where m released eigenvalues may tie, the group's spread (1 +- sqrt((m - 1)/n))^2 "
          "about them)"] if target == "population" else []) + (
         ["clipping bias (upwards, by the released loss along each component or its trace; rows beyond twice the "
-         "bound taken to lose beyond it at most twice what the band lost)"] if clipping else []) + (
+         "bound taken to lose beyond it at most twice what the band lost along the first component, once along the "
+         "later ones)"] if clipping else []) + (
         ["where the released loss says clipping may turn the first component, a turn-proof (Courant-Fischer) "
          "upper end for it"] if turn else [])
     left = ["the directions' own error (see components_identified_, subspace_angle_bound_)"] + (
-        ["a loss beyond twice the bound over twice the band's (tails heavier than |x|^-3)"] if clipping
+        ["a loss beyond twice the bound over twice the band's along the first component, over the band's along "
+         "the later ones (tails heavier than |x|^-3)"] if clipping
         else ["clipping bias (public row_norm)"]) + (
         ["clipping turning a component after the first (first order along them)"] if turn else []) + (
         ["the private centre's own clipping bias (not bounded)"] if private and not bounded else []) + (
@@ -411,7 +413,8 @@ def _eigenvalue_words(parts, target):
     short = ["noise"] + (["private centre"] if private else []) + (["sampling"] if target == "population" else [])
     return {"covers": f"the {what} eigenvalues: " + ", ".join(counted), "not_covered": "; ".join(left),
             "scope": f"eigenvalues of the {what} covariance: " + ", ".join(short)
-                     + (", clipping bias (beyond twice the bound: at most twice the band's)" if clipping
+                     + (", clipping bias (beyond twice the bound: at most twice the band's on the first component, once on "
+                           "the later ones)" if clipping
                         else "; not clipping bias")}
 
 

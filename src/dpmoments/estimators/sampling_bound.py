@@ -7,6 +7,7 @@ no rows.
 
 import numpy as np
 
+from .diagnostics import _centre_noise_scale as centre_noise_scale
 from .uncertainty import row_blocks
 
 __all__ = ["SAMPLING_TEXT", "add_sampling_variance", "sampling_variance"]
@@ -14,7 +15,8 @@ __all__ = ["SAMPLING_TEXT", "add_sampling_variance", "sampling_variance"]
 
 SAMPLING_TEXT = ("a bound without fourth moments: a row clipped to ||z|| <= R has Var(z_i z_j) <= "
                  "min(R^2 S_ii - S_ii^2, R^2 S_jj - S_jj^2, R^2 (S_ii + S_jj) / 4) - S_ij^2 and Var(z_i^2) <= "
-                 "S_ii (R^2 - S_ii), over n, from the released matrix")
+                 "S_ii (R^2 - S_ii), over n, from the released matrix; where public ranges give a column's ends, also "
+                 "(x - lo)(hi - x) >= 0 (exact for a 0/1 column), about the private mean within 3 sd")
 
 
 def sampling_variance(release, sigma, rows=None):
@@ -42,6 +44,11 @@ def sampling_variance(release, sigma, rows=None):
     if b2 is not None:  # |z_j| <= b_j (public ranges): E z_i^2 z_j^2 <= b_j^2 S_ii, and E z_i^4 <= b_i^2 S_ii
         product = np.minimum(product, np.minimum(np.outer(v[rows], b2), np.outer(b2[rows], v)))
         each = np.minimum(each, b2 * v - v**2)
+    ranged = _range_terms(release, v)
+    if ranged is not None:  # a bounded column: (x - lo)(hi - x) >= 0 bounds its fourth moments by its second
+        U, W = ranged
+        product = np.fmin(product, np.outer(U[rows], U) * np.abs(sigma[rows]) + np.outer(W[rows], W))
+        each = np.fmin(each, U**2 * v + W**2 - v**2)  # fmin: an unranged column (inf * 0) keeps its own
     out = np.maximum(product - sigma[rows] ** 2, 0.0)
     cols = np.arange(rows.start, rows.stop)
     out[cols - rows.start, cols] = np.maximum(each[rows], 0.0)  # the diagonal's entries in these rows
@@ -54,6 +61,35 @@ def add_sampling_variance(out, release, sigma):
     d x d arrays, 800 MB each at d = 10 000; the same bits)."""
     for rows in row_blocks(sigma.shape[0]):
         out[rows] += sampling_variance(release, sigma, rows)
+
+
+# The population mean about the released centre is taken anywhere within this many standard deviations of the
+# centre's noise and the mean's sampling together (plug-in, as the released matrix is for the covariance)
+MEAN_MARGIN_SD = 3.0
+
+
+def _range_terms(release, v):
+    r"""``(|U|, W)`` (d,) where each coordinate has public ends ``lo <= z <= hi`` (else ``None``, or ``inf`` terms).
+
+    About the population mean :math:`\mu`, :math:`y = z - \mu` satisfies :math:`(z - lo)(hi - z) \ge 0`, i.e.
+    :math:`0 \le y^2 \le U y + W` with :math:`U = lo + hi - 2\mu`, :math:`W = (hi - \mu)(\mu - lo)`, so
+    :math:`E y_i^2 y_j^2 \le E (U_i y_i + W_i)(U_j y_j + W_j) = U_i U_j \Sigma_{ij} + W_i W_j` (:math:`E y = 0`)
+    and :math:`E y_i^4 \le U_i^2 \Sigma_{ii} + W_i^2`: exact for a 0/1 column (its fourth moment is its mean's
+    function). Row clipping shrinks towards the centre, so the ends are widened to hold it (0). :math:`\mu` is
+    the centre (a private mean) within ``MEAN_MARGIN_SD`` standard deviations of its noise and the mean's sampling;
+    each term is taken at its largest there. Only where the centre is a private mean; public values only."""
+    ends = getattr(release, "coordinate_range", None)
+    s = centre_noise_scale(release) if ends is not None else None
+    if ends is None or not s:
+        return None
+    lo, hi = np.minimum(ends[0], 0.0), np.maximum(ends[1], 0.0)
+    margin = MEAN_MARGIN_SD * np.sqrt(float(s) ** 2 + v / float(release.n))
+    mid = np.clip((lo + hi) / 2.0, -margin, margin)
+    with np.errstate(invalid="ignore"):
+        U = np.abs(lo + hi) + 2.0 * margin
+        W = (hi - mid) * (mid - lo)
+    finite = np.isfinite(lo) & np.isfinite(hi)
+    return np.where(finite, U, np.inf), np.where(finite, W, np.inf)
 
 
 def _coordinate_bounds_squared(release, R2):

@@ -29,13 +29,22 @@ Two sure facts, from public values only, replace withholding there:
   the intervals had been withheld; now they are cut to the range and stretched to hold 0 (the draws are beyond
   first order there: 91-100% of their entries that excluded 0 had missed).
 
+- **Ridge's range from the covariance's bounds** (:func:`ridge_jensen_range`). ROPE's eigenvalue map
+  :math:`f(\varphi) = 2/(\varphi + \sqrt{\varphi^2 + 8\alpha})` is convex and decreasing, so for a unit
+  vector :math:`u` Jensen's operator inequality gives :math:`u^\top f(S) u \ge f(u^\top S u)`: the diagonal
+  :math:`\Theta_{jj} \ge f(S_{jj})` and :math:`q_\pm \ge f((S_{ii} + S_{jj} \pm 2 S_{ij})/2)`. With upper bounds
+  on those from the covariance's own intervals (every part counted), :math:`\Theta_{jj} \in [f(U_{jj}), c]` and
+  :math:`\Theta_{ij} \in [(f(U_+) - c)/2, (c - f(U_-))/2]`. It pins an entry only where the upper ends lie well
+  below :math:`\sqrt{8\alpha}` (where :math:`f` is near :math:`c`). Used where the draws are withheld (rows beyond
+  the outer bound whose loss is unseen): the covariance withholds only the columns that bear them.
+
 The released estimate ``precision_`` itself is not cut (it may lie outside the range where the released matrix
 is indefinite): an interval cut to the range may then leave it out, as the value cannot be there.
 """
 
 import numpy as np
 
-__all__ = ["hold_zero", "ridge_range", "with_dropped_draws", "within"]
+__all__ = ["hold_zero", "ridge_jensen_range", "ridge_range", "with_dropped_draws", "within"]
 
 
 def hold_zero(interval, where):
@@ -80,3 +89,27 @@ def with_dropped_draws(interval, sets, level):
         np.minimum(out[0], lo, out=out[0], where=dropped)
         np.maximum(out[1], hi, out=out[1], where=dropped)
     return out
+
+
+def _rope_eigenvalue(phi, alpha):
+    """ROPE's map of an eigenvalue ``phi >= 0`` (0 at +inf; NaN, an unknown bound, counts as +inf)."""
+    phi = np.where(np.isnan(phi), np.inf, np.maximum(phi, 0.0))
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = 2.0 / (phi + np.sqrt(phi * phi + 8.0 * float(alpha)))
+    return np.where(np.isinf(phi), 0.0, out)
+
+
+def ridge_jensen_range(alpha, interval):
+    """``(lower, upper)`` (d, d): where ridge (ROPE at ``alpha``) of a PSD matrix lies given ``interval`` (2, d, d),
+    lower and upper bounds on that matrix's entries, in the units ``alpha`` is in (module docstring: Jensen's operator
+    inequality). It holds whenever every bound it reads holds: the diagonal reads ``U_jj``; an off-diagonal entry
+    ``U_ii``, ``U_jj`` and both ends of ``S_ij`` (a union of those events). NaN bounds count as unknown."""
+    lo, hi = np.asarray(interval[0], dtype=float), np.asarray(interval[1], dtype=float)
+    c = 1.0 / np.sqrt(2.0 * float(alpha))
+    u_diag = np.diagonal(hi)
+    plus = _rope_eigenvalue((u_diag[:, None] + u_diag[None, :] + 2.0 * hi) / 2.0, alpha)
+    minus = _rope_eigenvalue((u_diag[:, None] + u_diag[None, :] - 2.0 * lo) / 2.0, alpha)
+    lower, upper = (plus - c) / 2.0, (c - minus) / 2.0
+    np.fill_diagonal(lower, _rope_eigenvalue(u_diag, alpha))
+    np.fill_diagonal(upper, c)
+    return lower, upper

@@ -175,8 +175,12 @@ def mapped_back(release, note, mid, half, names, ranged, unranged="private locat
     # shrinks it); public ranges and the released centre and scales
     offset = np.zeros(mid.size) if center is None else np.abs(center - mid)
     bound = np.where(ranged, (half + offset) / s, np.inf)
+    about = mid if center is None else center  # each range's ends about the centre, in the same units
+    ends = np.stack([np.where(ranged, (mid - half - about) / s, -np.inf), np.where(ranged, (mid + half - about) / s,
+                                                                                  np.inf)])
     return dataclasses.replace(release, column_scale=s, center=center, postprocessing=steps,
-                               coordinate_bound=bound if standardised else None)
+                               coordinate_bound=bound if standardised else None,
+                               coordinate_range=ends if standardised else None)
 
 
 def ranges_note(names, ranged, note=None, unranged="private location and scale"):

@@ -159,6 +159,10 @@ class Release:
         only the row bound holds), from public ranges and the released centre
         and scales (post-processing); the error budget's sampling bound reads
         them. ``None``: none known.
+    coordinate_range : ndarray of shape (2, n_features) or None
+        The same public ranges as each coordinate's lower and upper end in the standardised units
+        (``-inf``/``inf`` where only the row bound holds), from the public ranges and the released centre and
+        scales (post-processing); the sampling bound for bounded columns reads them. ``None``: none known.
     parts : tuple of Part
         For a release made of several private steps (a bound, a centre or
         scales chosen privately, then the moment): each step's share and
@@ -204,10 +208,12 @@ class Release:
     count_guarantee: Optional[AnyGuarantee] = None
     calibration_asked: Optional[str] = None
     coordinate_bound: Optional[np.ndarray] = None
+    coordinate_range: Optional[np.ndarray] = None
 
     def __post_init__(self) -> None:
         # Freeze the arrays too: a release is a record, not a scratch buffer.
-        for name in ("second_moment", "cross_moment", "third_moment", "center", "column_scale", "coordinate_bound"):
+        for name in ("second_moment", "cross_moment", "third_moment", "center", "column_scale", "coordinate_bound",
+                     "coordinate_range"):
             arr = getattr(self, name)
             if arr is not None and not _frozen(arr):
                 arr = np.array(arr, dtype=np.float64)
