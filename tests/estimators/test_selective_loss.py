@@ -36,3 +36,15 @@ def test_an_entry_within_what_the_loss_may_have_moved_it_by_is_of_unclear_sign()
     assert not unclear_signs(sigma, 0.1, np.zeros(2), Z).any()
     assert not unclear_signs(sigma, 0.1, np.zeros(2), Z, np.array([0.5, 0.5])).any()  # 0.5 > 0.16 + 0.25
     assert unclear_signs(sigma, 0.1, np.zeros(2), Z, np.array([0.8, 0.8]))[0, 1]  # 0.5 <= 0.16 + 0.4
+
+
+def test_with_laplace_noise_the_end_holds_at_its_level_given_the_printing_or_is_unbounded():
+    rng = np.random.default_rng(1)
+    b = 1 / np.sqrt(2.0)  # the Laplace scale of sd 1
+    for loss in (0.0, 2.0):
+        drawn = loss + rng.laplace(0.0, b, 6000)
+        printed = drawn[drawn <= 2.5]
+        upper = truncated_upper(printed, 2.5, Z, laplace=True)
+        assert abs(np.mean(upper >= loss) - 0.95) < 0.015
+    # the cdfs' ratio tends to exp(-sqrt(2) (t - l)) = 0.24 > 0.05 here: no finite end, the cap bounds it
+    assert np.isinf(truncated_upper(np.array([2.0]), 3.0, Z, laplace=True)[0])

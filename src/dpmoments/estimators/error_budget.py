@@ -160,7 +160,8 @@ def _clipping(release, level, d, sigma, variance_upper, variance_half=None, vari
                             lo_diagonal=np.where(biased, lower, 0.0),
                             hi_diagonal=np.where(biased, upper, np.where(capped, cap, np.maximum(lost, 0.0))),
                             selective=SelectiveLoss(band_lost, band_sd, printed_if, band_cap, tail,
-                                                    np.where(biased, z_detect, np.nan)))
+                                                    np.where(biased, z_detect, np.nan),
+                                                    laplace=noise_law(release).kind == "laplace"))
     extra = np.where(biased | capped, 0.0, sd)  # the sd on the diagonal; 0 off it (kept as the diagonal alone)
     summary = {"variance_lost_noise_sd": sd / tail, "detected_above": z_detect * sd / tail,
                "biased_columns": int(biased.sum()), "tail_factor": tail,
