@@ -32,6 +32,7 @@ from . import figures  # noqa: E402
 from . import io_floor  # noqa: E402  (runs the command line in fresh processes)
 from . import ranges  # noqa: E402  (imports statsmodels and scikit-learn's data inside run)
 from . import select_real  # noqa: E402  (the command line in fresh processes)
+from . import select_small  # noqa: E402  (the command line in fresh processes)
 from . import speed  # noqa: E402  (start-up and large d in fresh processes)
 from . import default_choices  # noqa: E402  (the command line in fresh processes)
 from . import large_d  # noqa: E402  (the command line in fresh processes)
@@ -64,6 +65,7 @@ from . import pca_width  # noqa: E402  (loads scikit-learn and statsmodels data 
 BENCHMARKS = {
     "ranges": ranges.run,
     "select_real": select_real.run,
+    "select_small": select_small.run,
     "moments": moments.run,
     "tensor": tensor.run,
     "glasso": glasso.run,

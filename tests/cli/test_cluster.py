@@ -1,8 +1,8 @@
 """The moment commands on a real dask cluster: a LocalCluster of two worker processes (one thread each).
 
 ``--scheduler`` must give what the in-memory path gives (same seed: the same numbers, to rounding),
-read a hive-partitioned Parquet directory on the workers (as often as the local run reads it), and survive a worker killed mid-pass with
-the same sums, charged once. One cluster serves the module (its start is most of the cost).
+read a hive-partitioned Parquet directory on the workers (as often as the local run reads it), and survive a worker killed as
+the blocks are read with the same sums to the bit, charged once. One cluster serves the module (its start is most of the cost).
 """
 
 import os
@@ -19,8 +19,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 distributed = pytest.importorskip("distributed")
 
 from dpmoments.cli import main  # noqa: E402
-from dpmoments.moments import accumulate_moments  # noqa: E402
-from dpmoments.moments.dask_moments import dask_moment_sums  # noqa: E402
+from dpmoments.moments.dask_moments import dask_moment_sums, row_ones  # noqa: E402
 from dpmoments.data.dask_tables import PROGRESS_TOPIC, open_dask_table  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -150,7 +149,7 @@ def test_a_csv_glob_on_the_cluster_counts_its_rows_as_the_local_run(cluster, lak
     import dask
 
     from dpmoments.data import open_table
-    from dpmoments.data.dask_spill import parsed_once
+    from dpmoments.data.dask_spill import parsed_once, replayed_blocks
 
     _, X = lake
     folder = tmp_path / "csv"
@@ -191,14 +190,31 @@ def test_a_shell_expanded_list_of_files_on_the_cluster_is_the_directory(cluster,
     assert len(err) == 1 and f"'{files[0]}' is listed twice" in err[0] and str(root) not in err[0]
 
 
-def test_a_worker_killed_mid_pass_changes_nothing_and_the_release_is_charged_once(cluster, lake):
+def test_spilled_passes_are_the_graphs_bit_for_bit_with_a_worker_killed_and_the_release_is_charged_once(cluster,
+                                                                                                        lake):
+    """A spilled table's passes run one task a worker and merge in the graph's tree (12 blocks: two levels): the
+    moment sums with the clipping loss tapped, a mean's sums and the binned sums equal the graph's over the files to
+    the bit, with a worker killed as the blocks are first read (its blocks are read again); a release there is
+    charged once."""
     from dpmoments import Accountant
+    from dpmoments.data.dask_spill import parsed_once, replayed_blocks
     from dpmoments.estimators import PrivateCovariance
+    from dpmoments.moments.binned_sums import binned_pass
+    from dpmoments.moments.clipping_bias import ExcessTap
+    from dpmoments.moments.private_bounds import SearchRange
     from dpmoments.privacy import ApproxDP
 
-    root, X = lake
+    root, _ = lake
+    search, centre = SearchRange(0.05, 200.0, steps=80), np.array([0.1, -0.2, 0.0, 0.3])
+
+    def passes(X):
+        tap = ExcessTap(X, centre, 2.0)
+        sums, binned = tap.moment_sums(), binned_pass(X, moment="mean", search=search, center=centre)
+        mean = dask_moment_sums(X, row_ones(X), row_norm=2.0, response_bound=1.0, center=centre)
+        return [sums.n, sums.xtx, *tap.sums(), mean.xty, binned.counts, binned.inside, binned.outside]
+
     with distributed.Client(cluster) as client:
-        table = open_dask_table(root, piece_bytes=1)  # one block per row group: 48 tasks
+        graph = passes(open_dask_table(root).X)
         pids = client.run(os.getpid)
         killed = threading.Event()
 
@@ -208,13 +224,14 @@ def test_a_worker_killed_mid_pass_changes_nothing_and_the_release_is_charged_onc
                 os.kill(next(iter(pids.values())), signal.SIGKILL)
 
         client.subscribe_topic(PROGRESS_TOPIC, kill_one)
-        sums = dask_moment_sums(table.X, row_norm=6.0)
+        with parsed_once(open_dask_table(root).X) as X:
+            assert X.numblocks[0] > 8 and replayed_blocks(X) is not None
+            spilled = passes(X)
         client.unsubscribe_topic(PROGRESS_TOPIC)
-        assert killed.is_set()
-        ref = accumulate_moments(X, row_norm=6.0)
-        assert sums.n == ref.n == 1200
-        np.testing.assert_allclose(sums.xtx, ref.xtx, rtol=1e-12)
+        assert killed.is_set() and graph[0] == 1200
+        for a, b in zip(graph, spilled):
+            assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
         acct = Accountant(ApproxDP(1.5, 1e-5))
         est = PrivateCovariance(epsilon=1.0, delta=1e-6, row_norm=6.0, center=None, accountant=acct, rng=0)
-        est.fit(open_dask_table(root, piece_bytes=1).X)
+        est.fit(open_dask_table(root).X)
         assert len(acct.ledger) == 1  # the last test of the module: the restarted worker is not waited for

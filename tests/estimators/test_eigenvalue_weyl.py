@@ -80,3 +80,17 @@ def test_tied_eigenvalues_lower_the_top_of_their_group_only():
     assert spectrum[-1] < 1.0 < spectrum[-1] * up[-1] and down[-1] == 1.0  # the bottom's push down
     simple = tie_factors(np.r_[20.0, 10.0, 5.0, np.ones(17)], 3, 2000)
     assert np.all(simple[0] == 1.0) and np.all(simple[1] == 1.0)  # simple eigenvalues: none
+
+
+def test_near_tied_eigenvalues_take_weyl_s_interval_whatever_their_signal_to_noise():
+    # N(0, I): the top eigenvalues tie, so the noise mixes their components and lifts the top released ones by about
+    # its spectral norm, far more than first order says; the noise-only interval (first order) misses the full-data
+    # value from above -- the control -- and the budget's interval, Weyl's there, holds it
+    from dpmoments.estimators import PrivatePCA
+
+    X = np.random.default_rng(0).standard_normal((5000, 30))
+    full = np.linalg.eigvalsh(np.cov(X, rowvar=False))[::-1][:2]
+    pca = PrivatePCA(n_components=2, epsilon=4.0, delta=1e-6, target="sample", rng=0).fit(X)
+    lo, hi = pca.explained_variance_interval_
+    assert np.all(pca.explained_variance_noise_interval_[0] > full)  # first order alone: wrong, and sure of it
+    assert np.all((lo <= full) & (full <= hi))

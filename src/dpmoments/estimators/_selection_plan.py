@@ -14,6 +14,7 @@ from ..moments.auto_release import as_bound_budget, is_auto
 from ..privacy.relations import check_neighbours
 from ._column_map import check_one_response_bound
 from ._params import check_parameters
+from ._selection_share import selection_bound_share
 from .model_defaults import R_SHARE
 
 __all__ = ["MECHANISMS", "R_SHARE", "candidate_family", "SelectionPlanMixin", "check_R_range", "check_gap_tolerance",
@@ -82,7 +83,7 @@ class SelectionPlanMixin:
         if self.release_scores and self.mechanism != "noisy-min":
             raise ValueError("'release_scores=True' needs mechanism='noisy-min'.")
         autos = self._autos()
-        share = as_bound_budget(self.bound_budget).share if autos else 0.0
+        share = self._bounds_share() if autos else 0.0
         parts = {"bounds": eps * share} if autos else {}
         if self._radius_share():
             parts["R"] = eps * self._radius_share()
@@ -112,8 +113,15 @@ class SelectionPlanMixin:
 
     def _selection_epsilon(self):
         """The selection's epsilon: ``epsilon`` less the private bounds' and the private radius's shares."""
-        share = as_bound_budget(self.bound_budget).share if self._autos() else 0.0
+        share = self._bounds_share() if self._autos() else 0.0
         return float(self.epsilon) * (1.0 - share - self._radius_share())
+
+    def _bounds_share(self):
+        """The bounds' share of ``epsilon``: ``bound_budget``'s, or on a small table the least that runs their
+        draws (:func:`~dpmoments.estimators._selection_share.selection_bound_share`; ``_rows``, the public ``n``)."""
+        budget = as_bound_budget(self.bound_budget)
+        return selection_bound_share(getattr(self, "_rows", None), float(self.epsilon), budget.share,
+                                     len(self._autos()), budget.search)
 
     def _validate(self):
         """The parameters' declared checks (model_selection.py), then the bounds taken together."""

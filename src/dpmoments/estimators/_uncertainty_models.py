@@ -180,7 +180,8 @@ def selection_margin(phi, scale, n_candidates, mechanism, gap=None, owner="Priva
     """
     diag, m = Diagnostics(owner), int(n_candidates)
     if scale == 0 or m <= 1:
-        prob, snr, tie = 1.0, math.inf, (None if gap is None else 0.0)
+        # one candidate: nothing is chosen, so no signal against the noise to state (nan, "no value here")
+        prob, snr, tie = 1.0, math.nan if m <= 1 else math.inf, (None if gap is None else 0.0)
     else:
         snr = phi / scale
         wins = _rival_wins(phi, scale, mechanism)

@@ -1,5 +1,6 @@
 r"""Private model selection by penalised, L1-constrained least squares (Lei et al. 2018)."""
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from ._selection_plan import check_gap_tolerance, check_phi, check_R_range, chec
 from ._params import REQUIRED, integer, or_else, param, parameters, positive, value_only
 from ._selection_parts import SelectionPartsMixin
 from ._selection_release import SelectionReleaseMixin
+from ._selection_share import widened_basis
 from ._uncertainty_models import selection_margin
 
 __all__ = ["PrivateModelSelection", "candidate_family"]
@@ -294,6 +296,7 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionPartsMixin, SelectionRe
         X, y, names, self._map = supervised_rows(self, X, y, True)  # a table (its target or y), a frame, an array
         X, y = self._map.rows(X), self._map.response(y)  # a fixed map of each row: public ranges, no cost
         n, d = X.shape
+        self._rows = n  # public (replace-one): the bounds' share on a small table (_selection_share.py)
         family = candidate_family(self.candidates, self.max_size, d)
         parts = self._budget_parts(len(family))
         guarantee = compose([PureDP(e) for e in parts.values()])
@@ -352,9 +355,11 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionPartsMixin, SelectionRe
                                               else float(getattr(self, k)) for k in ("bounds", "response_bound"))
         self.bound_parts_ = ()
         if autos:
-            budget = as_bound_budget(self.bound_budget)
+            given = as_bound_budget(self.bound_budget)
+            budget = dataclasses.replace(given, share=self._bounds_share())
+            basis = widened_basis(given.share, budget.share)
             chosen, drawn = choose_bounds((X, y), autos, epsilon=float(self.epsilon), budget=budget,
-                                          share=budget.share, rng=rng)
+                                          share=budget.share, rng=rng, basis=basis)
             self.bounds_ = chosen.get("bounds", self.bounds_)
             self.response_bound_ = chosen.get("response_bound", self.response_bound_)
             self.bound_parts_ = tuple(drawn)

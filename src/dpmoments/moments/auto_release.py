@@ -361,7 +361,7 @@ def _fused_pass(X, y, statistic, autos, center, search, chunk_size):
 
 
 def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None, neighbours="replace-one", delta=None,
-                  zcdp=False, quantile=None):
+                  zcdp=False, quantile=None, basis="the same shares"):
     """Several public-bound parameters chosen privately in one pass, at the fixed quantile.
 
     Parameters
@@ -385,6 +385,8 @@ def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None, neigh
         draw ``share * epsilon / k`` (pure).
     quantile : float in (0, 1), optional
         The quantile aimed at (:func:`sampling_quantile` for IRLS); default ``budget.fixed_quantile()``.
+    basis : str
+        What a refusal's smallest epsilon assumes (the caller's words where it widened the share).
 
     Each draw aims at the quantile (by default the fixed one, ``budget.fixed_quantile()``, 0.95),
     lowered so that at least the draw's own rank error ``f`` in rows lies
@@ -426,7 +428,7 @@ def choose_bounds(source, statistics, *, epsilon, budget, share, rng=None, neigh
     floor = rank_error(each, search, t=MARGIN_T) if math.isfinite(each) else None
     for (name, stat), bins, gen in zip(statistics.items(), counts, spawn(rng, k)):
         with minimum_on_refusal(epsilon=epsilon, delta=delta, share=budget.share, zcdp=zcdp and delta is not None,
-                                basis=f"the same shares{coarser}"):
+                                basis=f"{basis}{coarser}"):
             drawn, outside = select_quantiles(bins, search.edges(), epsilon_each=each, quantile=q, rng=gen,
                                               what=public_n_what(neighbours, f"{name}='auto'"), min_clipped=floor,
                                               lowest=FIXED_LOWEST)

@@ -29,6 +29,7 @@ dropped (the counts are kept) and :attr:`BinnedSums.fused` is False: the
 caller reads the data a second time, as before.
 """
 
+import functools
 import os
 
 import numpy as np
@@ -318,6 +319,10 @@ def _block_pass(block, k, args, start=None):
     return result
 
 
+def _held_block_pass(block, k, start, args):
+    return _block_pass(block, k, args, start)
+
+
 def _merged(*parts):
     """The :class:`BinnedSums` of the rows of all ``parts`` (blocks of one pass, same grid and centre)."""
     parts = [p for p in parts if p.d is not None] or list(parts[:1])
@@ -342,11 +347,15 @@ def _merged(*parts):
 
 
 def _dask_pass(X, args):
+    from ..data.dask_spill import merged_where_held, replayed_blocks
     from .dask_moments import _SPLIT_EVERY, _block_starts, _import_dask, _x_blocks
 
     dask, _ = _import_dask()
     block = dask.delayed(_block_pass, pure=True)
     blocks = _x_blocks(X)
+    if blocks and replayed_blocks(X) is not None:  # spilled on the workers: one task a worker, the same merges
+        return merged_where_held(blocks, functools.partial(_held_block_pass, args=args), _merged, _SPLIT_EVERY,
+                                 _block_starts(X, len(blocks)))
     parts = [block(b, k, args, start) for k, (b, start) in enumerate(zip(blocks, _block_starts(X, len(blocks))))]
     merge = dask.delayed(_merged, pure=True)
     while len(parts) > 1:

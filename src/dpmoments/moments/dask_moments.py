@@ -28,12 +28,14 @@ dask is imported inside the functions; without it they raise an
 ``ImportError`` naming ``pip install "dpmoments[dask]"``.
 """
 
+import functools
+
 import numpy as np
 
 from .._validation import as_float_array
 from ..data import is_dask_collection
 from ..data.dask_files import import_dask as _import_dask
-from ..data.dask_spill import replayed_blocks
+from ..data.dask_spill import merged_where_held, replayed_blocks
 from .accumulate import accumulate_moments
 
 __all__ = ["dask_moment_sums", "dask_moment_sums_with", "row_ones", "RowOnes", "rows_array", "names_only"]
@@ -178,6 +180,8 @@ def _computed(x, y, kwargs, split_every, tap):
         xb = _x_blocks(x)
         yb = None if y is None else _y_blocks(y, x, len(xb))
     starts = _block_starts(x, len(xb))
+    if replayed_blocks(x) is not None and (yb is None or isinstance(y, RowOnes)):  # one task per worker, same sums
+        return _merged_where_held(xb, yb is not None, kwargs, split_every, tap, starts)
     if tap is None:
         part, merge, lead = dask.delayed(_block_sums, pure=True), dask.delayed(_merge_parts, pure=True), ()
         parts = [part(b, None if yb is None else yb[k], k, starts[k], **kwargs) for k, b in enumerate(xb)]
@@ -188,6 +192,23 @@ def _computed(x, y, kwargs, split_every, tap):
         parts = [merge(*lead, *parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
     (result,) = dask.compute(parts[0]) if parts else (None,)
     return result
+
+
+def _merged_where_held(handles, ones, kwargs, split_every, tap, starts):
+    """:func:`_computed`'s tree over blocks spilled on the workers (:func:`~dpmoments.data.dask_spill.merged_where_held`)."""
+    if tap is None:
+        per_block = functools.partial(_held_sums, ones=ones, kwargs=kwargs)
+        return merged_where_held(handles, per_block, _merge_parts, split_every, starts)
+    per_block = functools.partial(_held_sums_with, tap=tap[0], kwargs=kwargs)
+    return merged_where_held(handles, per_block, functools.partial(_merge_with, *tap[1:]), split_every, starts)
+
+
+def _held_sums(block, k, start, ones, kwargs):
+    return _block_sums(block, _ONES if ones else None, k, start, **kwargs)
+
+
+def _held_sums_with(block, k, start, tap, kwargs):
+    return _block_sums_with(block, k, start, tap, **kwargs)
 
 
 def _check_center_width(x, center):

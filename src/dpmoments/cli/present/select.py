@@ -21,6 +21,8 @@ def select_noise(est):
 
 def margin_lines(est):
     """How likely the noisy choice is the exact one: the bound from public facts, and the released gap's tie odds."""
+    if len(est.candidates_) <= 1:  # no rival: a gap of inf and a tie probability of 0 would say nothing
+        return ["one candidate model: nothing to choose between (no runner-up, no selection noise to weigh)"]
     low = math.floor(est.selection_probability_ * 1000) / 1000  # a lower bound stays one when rounded
     out = [f"selection_probability >= {low:.3f}: the chance that the noisy choice is the "
            f"exact best when every rival trails it by at least phi = {num(est.phi_)} (y^2 units)"]
