@@ -49,3 +49,13 @@ def test_too_small_a_table_is_refused_naming_the_epsilon_it_runs_from():
     needed = float(str(err.value).split("runs from epsilon ")[1].split(",")[0].split(";")[0])
     assert needed == pytest.approx(_least_share(60, 1.0, 30) / SELECTION_BOUNDS_CAP, rel=0.05)
     PrivateModelSelection(epsilon=needed * 1.01, rng=1).fit(X, y)  # and it does run from there
+
+
+def test_a_share_the_user_chose_is_kept_and_refused_where_too_small():
+    # only the default share widens on a small table: a chosen one is the user's, and the refusal says what runs
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((235, 3)), rng.standard_normal(235)
+    fitted = PrivateModelSelection(epsilon=1.0, rng=0).fit(X, y)
+    assert sum(p.share for p in fitted.privacy_parts_ if p.share) > 0.1  # the default, widened
+    with pytest.raises(ValueError, match="too few rows"):
+        PrivateModelSelection(epsilon=1.0, rng=0, bound_budget=0.2).fit(X, y)

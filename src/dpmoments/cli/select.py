@@ -200,8 +200,8 @@ def _save_figure(res, est, rep, grid, choices, args):
     """The selection's noise against epsilon over the --epsilon-grid (its calibration only: no data)."""
     from .. import plots
 
-    kept = (1.0 - (bound_budget(choices).share if est.bound_parts_ else 0.0)
-            - (R_SHARE if args.R == "private" else 0.0))  # the selection's share
+    # the selection's share of epsilon, as the fit took it (on a small table its bounds may take more than given)
+    kept = next(p.guarantee.epsilon for p in est.privacy_parts_ if p.label == "selection") / args.epsilon
     scale = [2.0 * rep["sensitivity_Q"] / (kept * e) for e in grid]
     ax = plots.plot_privacy_utility(grid, scale, label="Laplace scale of each criterion (2 Delta / epsilon)",
                                     chosen=args.epsilon, title="selection noise against epsilon "

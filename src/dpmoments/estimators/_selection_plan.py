@@ -10,7 +10,7 @@ import itertools
 import math
 
 from .._validation import check_nonnegative, check_positive
-from ..moments.auto_release import as_bound_budget, is_auto
+from ..moments.auto_release import BoundBudget, as_bound_budget, is_auto
 from ..privacy.relations import check_neighbours
 from ._column_map import check_one_response_bound
 from ._params import check_parameters
@@ -117,9 +117,12 @@ class SelectionPlanMixin:
         return float(self.epsilon) * (1.0 - share - self._radius_share())
 
     def _bounds_share(self):
-        """The bounds' share of ``epsilon``: ``bound_budget``'s, or on a small table the least that runs their
-        draws (:func:`~dpmoments.estimators._selection_share.selection_bound_share`; ``_rows``, the public ``n``)."""
+        """The bounds' share of ``epsilon``: ``bound_budget``'s, or, where it is the default, on a small table the
+        least that runs their draws (:func:`~dpmoments.estimators._selection_share.selection_bound_share`; ``_rows``,
+        the public ``n``). A share the user chose is theirs: kept as given, and refused where too small."""
         budget = as_bound_budget(self.bound_budget)
+        if not math.isclose(budget.share, BoundBudget.share, rel_tol=1e-6):
+            return budget.share
         return selection_bound_share(getattr(self, "_rows", None), float(self.epsilon), budget.share,
                                      len(self._autos()), budget.search)
 
