@@ -102,3 +102,13 @@ def test_scikit_learn_conventions_clone_params_and_names():
     assert list(est.feature_names_in_) == ["age", "income", "score"]
     assert est.privacy_report_["estimator"] == "PrivateCorrelation"
     assert dpm.PrivateCorrelation is PrivateCorrelation
+
+
+def test_a_withheld_pair_s_advice_fits_a_table_whose_columns_all_have_ranges():
+    # Every column ranged and every variance within its noise: the note said "give that column a public range".
+    X = np.random.default_rng(0).normal(size=(32, 3)) * [1, 2, 3]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PrivateCorrelation(epsilon=1, delta=1e-6, ranges={0: (-5, 5), 1: (-10, 10), 2: (-15, 15)}, rng=0).fit(X)
+    text = str(est.summary())
+    assert "withheld" in text and "a narrower one" in text and "more epsilon" in text

@@ -132,6 +132,21 @@ def test_the_summary_counts_eigenvalues_above_the_fit_s_own_noise_floor(mechanis
     assert f"{est.n_eigenvalues_above_noise_} eigenvalue(s) above the noise floor" in str(est.summary())
 
 
+def test_the_summary_s_floor_is_in_the_table_s_units_where_columns_are_scaled():
+    # With ranges (column scales) the title once counted the standardised matrix's eigenvalues against its floor
+    # (1 "above the noise floor 0.135") over a table whose every component was below its noise (cancer's data).
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.integers(0, 2, 400), rng.lognormal(12, 1.5, 400)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PrivatePCA(n_components=2, epsilon=1, delta=1e-6, ranges={0: (0, 1), 1: (0, 1e8)}, n_draws=0,
+                         rng=0).fit(X)
+    title = str(est.summary()).splitlines()[0]
+    assert est.release_.column_scale is not None
+    assert f"{est.n_eigenvalues_above_noise_} eigenvalue(s) above the noise floor {est.eigenvalue_noise_floor_:.3g}" in title
+    assert est.n_eigenvalues_above_noise_ == int(np.sum(est.spectrum_ > est.eigenvalue_noise_floor_))
+
+
 def test_a_one_column_eigenvalue_is_withheld_where_its_variance_is_and_given_where_it_is():
     """A one-column table: pc1's eigenvalue is the column's variance, so its interval is withheld exactly where
     the covariance's is (the same test on the clipping loss, the same tail allowance); at this seed the loss

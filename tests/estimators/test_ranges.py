@@ -292,6 +292,18 @@ def test_a_range_that_misses_the_data_is_named(age_range, warned):
     assert bool(floor) == warned and all("column(s) x0 " in m for m in floor)
 
 
+@pytest.mark.parametrize("a_range, warned", [((-0.1, 0.1), True), ((-5, 5), False)])
+def test_a_range_narrower_than_the_data_is_named(a_range, warned):
+    """A column of sd 1 given -0.1:0.1 had variance 0.01 released for 1 with no word: its spread at the range's
+    largest says so (post-processing of the release)."""
+    X = np.random.default_rng(1).normal(size=(3000, 2)) * [1.0, 2.0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        PrivateCovariance(epsilon=2.0, delta=1e-6, ranges={0: a_range, 1: (-10, 10)}, rng=1).fit(X)
+    ends = [str(w.message) for w in caught if "range's ends" in str(w.message)]
+    assert bool(ends) == warned and all("column(s) x0 " in m for m in ends)
+
+
 def test_the_ranged_release_is_the_audited_release_of_the_mapped_rows():
     """Draw for draw: ranges = the private-centre release (audited in tests/audit) of the clipped, standardised rows.
 

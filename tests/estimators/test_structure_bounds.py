@@ -80,3 +80,22 @@ def test_an_edge_the_draws_drop_keeps_the_atom_at_zero_in_its_interval():
     out = with_dropped_draws(basic, [kept, dropped], 0.9)
     assert out[0, 0, 1] == -0.4 and out[1, 0, 1] == 0.0  # widened to hold the dropped set's draws
     assert with_dropped_draws(basic, [kept], 0.9)[1, 0, 1] == -0.4  # no set drops it: unchanged
+
+
+def test_the_beyond_first_order_text_says_which_intervals_hold_zero_where_jensen_s_diagonals_do_not():
+    # Draws withheld (a t2 column's rows beyond the outer bound) and the release beyond first order: the text said
+    # "every interval holds 0" while the diagonals from Jensen's range lay above 0 (star98, anes96 at epsilon 4).
+    import warnings
+
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.standard_t(2, 1000) * 30, rng.normal(size=1000), rng.normal(size=1000) * 1e3,
+                         rng.integers(0, 2, 1000)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = PrivateRidgePrecision(alpha=0.1, epsilon=1, delta=1e-6, n_draws=20, rng=3).fit(X)
+    lo, hi = est.precision_interval_
+    covers = est.uncertainty_["covers"]
+    assert "beyond first order" in covers and (np.diagonal(lo) > 0).any()
+    assert "every interval holds 0" not in covers and "every off-diagonal interval holds 0" in covers
+    off = ~np.eye(4, dtype=bool)
+    assert (lo[off] <= 0).all() and (hi[off] >= 0).all()

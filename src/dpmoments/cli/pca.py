@@ -69,7 +69,7 @@ def run(args):
     from ._output import check_destination, ResultsDir
     from ._release import second_moment_release
     from ._report import privacy_report
-    from .present.pca import figures, fit_pca, noise_floor, pca_analysis, save_pca, spectrum
+    from .present.pca import figures, fit_pca, pca_analysis, save_pca, spectrum_against_floor
 
     check_destination(args.out, args.force)
     check_uncentred(args)
@@ -81,8 +81,7 @@ def run(args):
     k = check_components(args.n_components, d)
     est = fit_pca(release, k, args)
     names = source.feature_names
-    floor = noise_floor(release)
-    eig = spectrum(release, k, est)
+    eig, floor, _, _ = spectrum_against_floor(est)  # in the data's units, as the table (no new decomposition)
     analysis = pca_analysis(est, floor, eig)
     with ResultsDir(args.out, args.force) as res:
         save_pca(res, est, names, floor)

@@ -12,8 +12,8 @@ from ..privacy.relations import describe_relation
 from .summary import (Noise, Summary, choices_lines, feature_labels, interval_text, num, of_data, randomness_text,
                       release_lines, rows_text, table)
 
-__all__ = ["pca_summary", "component_lines", "pca_noise", "noise_floor", "spectrum", "shown", "tensor_summary",
-           "tensor_lines", "tensor_noise"]
+__all__ = ["pca_summary", "component_lines", "pca_noise", "noise_floor", "spectrum", "spectrum_against_floor", "shown",
+           "tensor_summary", "tensor_lines", "tensor_noise"]
 
 
 def noise_floor(release):
@@ -43,6 +43,24 @@ def spectrum(release, k, est=None):
     from ..solvers.eigen import top_eigenpairs
 
     return top_eigenpairs(S, min(S.shape[0], max(2 * k, 20))).eigenvalues
+
+
+def spectrum_against_floor(est):
+    """``(spectrum, floor, above, note)``: the fitted PCA's spectrum in the data's units against its own floor
+    (``eigenvalue_noise_floor_``), the count above it and what the floor is, for the title and the report.
+
+    Without column scales this is :func:`noise_floor` against :func:`spectrum`. With them (ranges, private scales)
+    those two are of the standardised matrix, which the table does not show: on a 0/1 column beside a population
+    in millions the title once counted 1 eigenvalue "above the noise floor 0.135" over a table whose components were
+    all 1e7 below the noise (3.7e8). The floor is then the largest scale's; each component is judged along its own
+    direction (``components_above_noise_``), so one may stand above its noise and still be below this floor.
+    """
+    floor = float(est.eigenvalue_noise_floor_)
+    spectrum_ = np.asarray(est.spectrum_)
+    above = int(np.count_nonzero(spectrum_ > floor))
+    scaled = est.release_.column_scale is not None
+    note = " (along the widest-scaled column; each component judged along its own direction)" if scaled else ""
+    return spectrum_, floor, above, note
 
 
 def shown(est):
@@ -125,10 +143,9 @@ def _angles_count(est):
 def pca_summary(est, names=None, data_name=None, release=None):
     """The summary of a PCA: each eigenvalue with its noise, and the loadings of the components that mean something."""
     release = est.release_ if release is None else release
-    floor = noise_floor(release)
-    above = int(np.sum(spectrum(release, est.n_components_, est) > floor))
+    _, floor, above, note = spectrum_against_floor(est)
     title = (f"PCA of {rows_text(release)} x {release.n_features} columns{of_data(data_name)}: "
-             f"{est.n_components_} component(s), {above} eigenvalue(s) above the noise floor {floor:.3g}")
+             f"{est.n_components_} component(s), {above} eigenvalue(s) above the noise floor {floor:.3g}{note}")
     lines = component_lines(est, feature_labels(est, names)) + pca_noise(est).lines() + release_lines(release)
     return Summary(title, tuple(lines))
 

@@ -100,8 +100,14 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     # components and pushes the top of their group up by about that norm, not by its first-order share (N(0, I),
     # d = 100, n = 20 000, epsilon 4: every top eigenvalue's interval excluded the full-data one, 0.2 below it).
     # There the eigenvalue is within the noise's spectral norm of the released one (Weyl), which holds at any SNR
-    edge = noise_law(release).spectral_norm(release.n_features) * along
+    norm = noise_law(release).spectral_norm(release.n_features)
+    edge = norm * along
     weak = (mid < 3.0 * edge) | (_gaps(spectrum, len(mid)) < 2.0 * edge if spectrum is not None else False)
+    # Weyl in the data's units is ||D E D|| <= max(s)^2 ||E||, not ||E|| ||w||^2 (that bounds w'Ew, along w alone):
+    # with column scales a component below its own noise may follow a small-scale column while the population's
+    # eigenvalue lies along a large-scale one the noise hid (heart, ranges, epsilon 1: [0, 1218] for 2.07e5)
+    weyl_edge = edge if release.column_scale is None else np.where(mid < 3.0 * edge, norm * float(np.max(scales)) ** 2,
+                                                                   edge)
     # the top of a tied group sits above the population's by more than normal theory (eigenvalue_ties.py)
     down, up = (tie_factors(spectrum, len(mid), release.n, 2.0 * float(np.max(edge, initial=0.0)))
                 if target == "population" else (np.ones(len(mid)), np.ones(len(mid))))
@@ -123,13 +129,13 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     bias_bound, joint = release_centre_bias(release, level, with_norm=True) or (None, None)
     # across sites the released step a joins the centre's error norm (eigenvalue_weyl.py): the same lower ends
     weyl = None if not s else WeylCentre(
-        s, scales, noise_interval, noise_se, sampling_var, edge, weak, level, _gaps(spectrum, len(mid)),
+        s, scales, noise_interval, noise_se, sampling_var, weyl_edge, weak, level, _gaps(spectrum, len(mid)),
         _bias_norm(bias_bound, joint, scales), 0.0 if offset is None else float(np.linalg.norm(offset * scales)))
 
     def pieces(at):  # (noise and sampling, the loss's noise, centre bias below, above) at level 'at', each (k,)
         z_at = z_value(at)
         # the noise-only interval (exact for its law at 'level') scaled to 'at' where it is the wider
-        half = half_width((noise_interval[1] - noise_interval[0]) / 2, z_at / z, z_at, se, weak, edge, extra)
+        half = half_width((noise_interval[1] - noise_interval[0]) / 2, z_at / z, z_at, se, weak, weyl_edge, extra)
         # the loss's own noise is a part like the others: in quadrature with them, at the upper tail's (1 - at) / 2
         spread = (clipping_at(z_at) - point) * tail if part is not None else np.zeros(len(mid))
         return (half, spread, *eigenvalue_centre_bias(bias_bound, s, W, at, offset, joint))

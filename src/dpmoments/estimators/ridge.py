@@ -145,10 +145,12 @@ class RidgePrecisionFit(_PrecisionBase):
                      "[-c/2, c/2], c = 1/sqrt(2 alpha) in the release's units"),
             "entries_at_whole_range": int(np.count_nonzero(np.triu(whole))),
             "meaning": "an interval that is the whole range says nothing of its entry at this budget and alpha"}
-        if beyond:
+        if beyond:  # a diagonal Jensen's range gave lies above 0: ridge's diagonal is positive for any covariance
+            which = ("every off-diagonal interval holds 0, and every diagonal one not from Jensen's range"
+                     if np.diagonal(withheld).any() else "every interval holds 0")
             self.uncertainty_["covers"] += (" -- beyond first order: the released matrix has eigenvalues below "
                                             "-2 alpha, or a diagonal entry's interval lies below 0, so ridge "
-                                            "inverts noise; every interval holds 0 (no sign is claimed)")
+                                            f"inverts noise; {which} (no sign is claimed)")
 
     def _jensen_range(self, release, alpha):
         """Where ridge of the target covariance lies (structure_bounds.ridge_jensen_range), in the release's units,

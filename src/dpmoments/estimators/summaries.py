@@ -260,7 +260,8 @@ CORRELATION_PAIRS = 10
 
 _CORRELATION_NOTE = ("  note: 'noise' = its interval holds 0; 'biased' = clipping may have moved it by more than its "
                      "interval says; 'withheld' = a variance within its noise, so no correlation is computed (give "
-                     "that column a public range or --scale private)")
+                     "that column a public range, a narrower one where its range is far wider than its data, "
+                     "--scale private, or more epsilon)")
 
 
 def correlation_lines(est, names, pairs=CORRELATION_PAIRS):

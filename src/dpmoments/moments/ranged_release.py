@@ -80,12 +80,14 @@ def ranged_second_moment(X, ranges, names, *, center, center_budget, scale, row_
                                             scale="private", scale_limits=(low, high), column_names=names,
                                             **common)
             _warn_at_floor(release.column_scale, rows.ranged & ~two_valued, names)
+            _warn_at_ends(release, rows.ranged & ~two_valued, names)
             return mapped_back(release, PRIVATE_NOTE, mid, half, names, rows.ranged)
         except TooFewRowsError:
             if k < d:
                 raise
-    return mapped_back(*_from_ranges_alone(rows, center, center_budget, public_center, common, two_valued.all()),
-                       mid, half, names, rows.ranged)
+    release, note = _from_ranges_alone(rows, center, center_budget, public_center, common, two_valued.all())
+    _warn_at_ends(release, rows.ranged & ~two_valued, names)
+    return mapped_back(release, note, mid, half, names, rows.ranged)
 
 
 def _warn_at_floor(scales, drawn, names):
@@ -101,6 +103,28 @@ def _warn_at_floor(scales, drawn, names):
                       "half-width: the column varies little within its range -- a range far wider than the data, or "
                       "one that leaves most values outside it (they are clipped to its ends); check the range.",
                       BoundWarning, stacklevel=5)
+
+
+# A ranged column's released second moment, in squared half-widths, above this: most of its values lie at the
+# range's ends (a column spread within its range has far less: 1/3 uniform, about 1/9 for a normal filling it)
+AT_ENDS = 0.8
+
+
+def _warn_at_ends(release, ranged, names):
+    """A warning naming the ranged columns (not 0/1) whose released second moment is near the largest the range
+    allows, half-width squared: most values sit at its ends, as when a range narrower than the data clips them
+    (``a=-0.1:0.1`` for a column of sd 1: variance 0.01 released for 1, with no other word). Post-processing of the
+    release (its diagonal, scales and noise scale): no rows."""
+    scale = np.ones(ranged.size) if release.column_scale is None else np.asarray(release.column_scale, dtype=float)
+    diag = np.diagonal(release.second_moment)
+    noise = float(release.noise_scale or 0.0)
+    ends = ranged & (diag * scale**2 > AT_ENDS) & (diag > 4.0 * noise)
+    if ends.any():
+        shown = ", ".join(str(n) for n, at in zip(names, ends) if at)
+        warnings.warn(f"most values of the ranged column(s) {shown} lie at their range's ends (the released spread "
+                      f"is over {AT_ENDS:g} of the largest the range allows): a two-valued column, or a range narrower "
+                      "than the data, which clips them to its ends (every estimate of those columns is then of the "
+                      "clipped values); check the range.", BoundWarning, stacklevel=5)
 
 
 def _from_ranges_alone(rows, center, center_budget, public_center, common, all_two_valued=False):

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .._args import CliError
-from ...estimators.component_summaries import component_lines, noise_floor, pca_noise, spectrum
+from ...estimators.component_summaries import component_lines, pca_noise, spectrum_against_floor
 from .._noise import json_safe, spread
 from .._release import noise_sd
 
@@ -31,7 +31,8 @@ def pca_analysis(est, floor, eig):
             "component_signal_to_noise": json_safe(est.component_snr_),
             "noise_floor": floor,
             "noise_floor_rule": "2 * sigma * sqrt(d): the expected spectral norm of the symmetric noise, from the "
-                                "calibration alone (sigma = the per-entry noise std)",
+                                "calibration alone (sigma = the per-entry noise std), plus the noise's diagonal mean; "
+                                "with column scales, times the largest scale squared (the data's units)",
             "n_above_noise_floor": int(np.sum(eig > floor)), "eigensolver": est.eigensolver_,
             "postprocessing": list(est.release_.postprocessing), "estimate": "components.npy",
             **pca_noise(est).fields()}
@@ -78,7 +79,7 @@ def across_sites(args, a, output, names, est_mod):
         raise CliError(f"--n-components must be in [1, {output.n_features}]; got {args.n_components}")
     # as ``dpmoments pca``: draws carrying every part of the error give each component's stability
     est = fit_pca(output, args.n_components, args)
-    floor, eig = noise_floor(output), spectrum(output, args.n_components, est)
+    eig, floor, _, note = spectrum_against_floor(est)
     info = pca_analysis(est, floor, eig)
 
     def save(res):
@@ -89,5 +90,5 @@ def across_sites(args, a, output, names, est_mod):
             res.save_figure("spectrum", plots.plot_spectrum(eig, floor, title=f"spectrum ({output.guarantee}) "
                                                             "against the noise floor"))
 
-    return (info, save, f"{info['n_above_noise_floor']} eigenvalue(s) above the noise floor {floor:.3g}",
+    return (info, save, f"{info['n_above_noise_floor']} eigenvalue(s) above the noise floor {floor:.3g}{note}",
             component_lines(est, names) + pca_noise(est).lines())
