@@ -111,3 +111,12 @@ def test_a_worker_without_positioned_reads_and_writes_reads_the_files_every_pass
     X = da.ones((4, 2), chunks=2)
     with dask_spill.parsed_once(X) as same:
         assert same is X
+
+
+def test_one_merge_task_holds_every_block_s_sums_only_while_they_are_small():
+    # wide rows keep the graph's merge tree: one d x d partial is 800 MB at d = 10 000
+    from dpmoments.data.dask_spill import HELD_MERGE_BYTES, held_merge_fits
+
+    assert held_merge_fits(16, 8 * 40 * 40)
+    assert not held_merge_fits(16, 8 * 10_000 * 10_000)
+    assert held_merge_fits(1, HELD_MERGE_BYTES) and not held_merge_fits(2, HELD_MERGE_BYTES)

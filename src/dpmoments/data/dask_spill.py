@@ -9,8 +9,9 @@ only a handle (:class:`SpilledBlock`, a few bytes in the worker's memory). Every
 worker, which reads the blocks that worker holds back from their files one at a time (the page cache, as a
 ``.npy`` file is read) and sums each, and one task that merges the blocks' sums in the graph's order
 (:func:`merged_where_held`): same values, same blocks, same merges, so every sum and release is bit-for-bit what
-re-reading gives, and a worker's memory stays one block at a time, as before. The handles are released when the
-release's passes end, and each file with its handle (on Linux/POSIX it has no name in any directory; the system
+re-reading gives; a worker reads one block at a time, and the merge task holds every block's partial sums at once,
+so where those would pass :data:`HELD_MERGE_BYTES` together (wide rows) the pass keeps its graph's merge tree.
+The handles are released when the release's passes end, and each file with its handle (on Linux/POSIX it has no name in any directory; the system
 reclaims it when the worker process ends, however it ends).
 
 Only where it pays and is safe: a dask array of blocks parsed from files (:func:`~.dask_tables.open_dask_table`'s
@@ -76,6 +77,17 @@ def replayed_blocks(x):
     """The blocks of an array :func:`parsed_once` yielded, as its handles (a pass's task takes one and reads the rows
     with ``np.asarray``: one task a block, run where the block is), or None for any other collection."""
     return _REPLAYS.get(getattr(x, "name", None))
+
+
+# The most that every block's partial sums may take together in the one merge task of merged_where_held: beyond it
+# (wide rows: a d x d partial is 800 MB at d = 10 000) a pass keeps its graph, whose merge tree of fan-in
+# split_every holds a few partials at a time and frees them as it goes.
+HELD_MERGE_BYTES = 256 * 2**20
+
+
+def held_merge_fits(n_blocks, partial_bytes):
+    """Whether :func:`merged_where_held`'s merge task may hold ``n_blocks`` partial sums of ``partial_bytes`` each."""
+    return n_blocks * partial_bytes <= HELD_MERGE_BYTES
 
 
 def merged_where_held(handles, per_block, merge, split_every, starts=None):

@@ -346,14 +346,27 @@ def _merged(*parts):
     return out
 
 
+def _partial_bytes(X, args):
+    """About the bytes of one block's per-bin sums: a d-vector per bin on each side of the bound (d x d matrices
+    for a fused second moment, at most ``max_bytes``); unbounded where the width is unknown."""
+    moment, edges, max_bytes = args[0], args[1], args[4]
+    d = len(X.columns) if hasattr(X, "columns") else X.shape[1] if getattr(X, "ndim", 0) == 2 else None
+    if not isinstance(d, (int, np.integer)):
+        return float("inf")
+    per_bin = 2.0 * 8.0 * d * (d if moment == "second" else 1)
+    return min(per_bin * (len(edges) + 1), max_bytes if moment == "second" else float("inf"))
+
+
 def _dask_pass(X, args):
-    from ..data.dask_spill import merged_where_held, replayed_blocks
+    from ..data.dask_spill import held_merge_fits, merged_where_held, replayed_blocks
     from .dask_moments import _SPLIT_EVERY, _block_starts, _import_dask, _x_blocks
 
     dask, _ = _import_dask()
     block = dask.delayed(_block_pass, pure=True)
     blocks = _x_blocks(X)
-    if blocks and replayed_blocks(X) is not None:  # spilled on the workers: one task a worker, the same merges
+    # spilled on the workers: one task a worker, the same merges (where every block's per-bin sums fit one merge
+    # task together)
+    if blocks and replayed_blocks(X) is not None and held_merge_fits(len(blocks), _partial_bytes(X, args)):
         return merged_where_held(blocks, functools.partial(_held_block_pass, args=args), _merged, _SPLIT_EVERY,
                                  _block_starts(X, len(blocks)))
     parts = [block(b, k, args, start) for k, (b, start) in enumerate(zip(blocks, _block_starts(X, len(blocks))))]

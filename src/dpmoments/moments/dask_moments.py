@@ -35,7 +35,7 @@ import numpy as np
 from .._validation import as_float_array
 from ..data import is_dask_collection
 from ..data.dask_files import import_dask as _import_dask
-from ..data.dask_spill import merged_where_held, replayed_blocks
+from ..data.dask_spill import held_merge_fits, merged_where_held, replayed_blocks
 from .accumulate import accumulate_moments
 
 __all__ = ["dask_moment_sums", "dask_moment_sums_with", "row_ones", "RowOnes", "rows_array", "names_only"]
@@ -180,7 +180,8 @@ def _computed(x, y, kwargs, split_every, tap):
         xb = _x_blocks(x)
         yb = None if y is None else _y_blocks(y, x, len(xb))
     starts = _block_starts(x, len(xb))
-    if replayed_blocks(x) is not None and (yb is None or isinstance(y, RowOnes)):  # one task per worker, same sums
+    if replayed_blocks(x) is not None and (yb is None or isinstance(y, RowOnes)) and \
+            held_merge_fits(len(xb), _partial_bytes(x, kwargs, tap)):  # one task per worker, the same sums
         return _merged_where_held(xb, yb is not None, kwargs, split_every, tap, starts)
     if tap is None:
         part, merge, lead = dask.delayed(_block_sums, pure=True), dask.delayed(_merge_parts, pure=True), ()
@@ -192,6 +193,15 @@ def _computed(x, y, kwargs, split_every, tap):
         parts = [merge(*lead, *parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
     (result,) = dask.compute(parts[0]) if parts else (None,)
     return result
+
+
+def _partial_bytes(x, kwargs, tap):
+    """About the bytes of one block's partial sums: the d x d second moment (twice with a clipping-loss tap; the
+    third moment's d^3 with ``third``), where the width is known; else unbounded (the graph's path)."""
+    d = len(x.columns) if _is_frame(x) else x.shape[1] if getattr(x, "ndim", 0) == 2 else None
+    if not isinstance(d, (int, np.integer)):
+        return float("inf")
+    return 8.0 * d * d * (2 if tap is not None else 1) * (d if kwargs.get("third") else 1)
 
 
 def _merged_where_held(handles, ones, kwargs, split_every, tap, starts):
