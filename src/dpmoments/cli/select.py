@@ -38,9 +38,10 @@ Clipping: every entry of X is clipped to [-B, B] (--bounds) and y to [-r, r] (--
 so each squared residual lies in [0, (r + B R)^2], the sensitivity of every Q(M). By default both
 bounds are 'auto': private 0.95-quantiles of max_j |x_ij| and |y| (lowered on small data to leave
 the draw's rank error above them, never below the 0.75-quantile), one exponential-mechanism draw
-each from --bound-share 0.1 of epsilon (split equally), listed in the report; a PUBLIC bound,
-chosen before seeing the data, costs nothing and is used as given. Only the chosen model is
-released, never the scores. Too few rows for the draws (breast cancer's 569 at epsilon below 3.4)
+each from --bound-share 0.1 of epsilon (split equally; on a small table the default share grows,
+at most to 0.7, to what the draws need; a share typed is kept), listed in the report; a PUBLIC
+bound, chosen before seeing the data, costs nothing and is used as given. Only the chosen model is
+released, never the scores. Too few rows for the draws (about 193/n: 150 rows below epsilon 1.3)
 are refused in one line that says from which --epsilon (or --bound-share) the run goes through.
 
 Memory: the selected columns and the target are loaded into memory (at most --max-rows rows)."""
@@ -161,7 +162,7 @@ def run(args):
         res.save_json("privacy_report.json", estimator_report(
             "select", est.privacy_, privacy=privacy, source=source, fingerprint=fp, n=n, d=d, analysis=analysis,
             argv=args.argv, randomness=rep["randomness"], files=res.files,
-            extra={"private_choices": choices_report(parts, est.privacy_, bound_budget(choices))} if chose
+            extra={"private_choices": choices_report(parts, est.privacy_, _budget_taken(est, choices))} if chose
             else None))
     if not args.quiet:
         where = f"{d} columns of {source.name} ({n} rows, {len(family)} candidate models)"
@@ -194,6 +195,15 @@ def _privacy(est, rep, args):
                         "candidate's exact minimum; each Q(M) is certified to within certified_gap of it for every "
                         "input (a duality gap, or the ellipsoid method's bound after a "
                         "number of steps fixed by n and the model's size), which the sensitivity adds"}
+
+
+def _budget_taken(est, choices):
+    """The bounds' budget as the fit spent it: on a small table the default share widens (_selection_share.py)."""
+    import dataclasses
+
+    budget = bound_budget(choices)
+    taken = sum(p.share for p in est.bound_parts_ if p.share)
+    return dataclasses.replace(budget, share=taken) if taken else budget
 
 
 def _save_figure(res, est, rep, grid, choices, args):

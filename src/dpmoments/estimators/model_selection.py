@@ -124,7 +124,10 @@ class PrivateModelSelection(SelectionPlanMixin, SelectionPartsMixin, SelectionRe
     bound_budget : float in (0, 1) or BoundBudget, default=0.1
         With an ``"auto"`` bound: the share of ``epsilon`` spent on the private
         quantiles (:func:`dpmoments.moments.auto_release.choose_bounds`); the
-        selection gets the rest. Reported as the part ``"bounds"``.
+        selection gets the rest. At its default value, on a table too small for
+        the draws at 0.1, the least share (at most 0.7) that runs them is taken
+        instead (:mod:`._selection_share`); any other value is kept as given.
+        Reported as the part ``"bounds"``.
     neighbours : {"replace-one"}, default="replace-one"
         The relation of the guarantee; the others are refused (the BIC
         penalty and the private ``sigma2`` divide by the exact n).
