@@ -21,7 +21,8 @@ costs is the selection's share of epsilon, read by its noise scale and margin (a
 import math
 
 from ..moments.draw_grid import COARSE_STEPS
-from ..moments.private_bounds import TIE_PRIOR
+from ..moments.auto_release import FIXED_LOWEST
+from ..moments.private_bounds import least_epsilon_each
 from ..moments.quantile_grid import SearchRange
 
 __all__ = ["SELECTION_BOUNDS_CAP", "selection_bound_share", "widened_basis"]
@@ -29,12 +30,11 @@ __all__ = ["SELECTION_BOUNDS_CAP", "selection_bound_share", "widened_basis"]
 # The most of epsilon the two bound draws may take: the selection keeps at least 20% (and R its own 10%); at
 # 200-235 rows and epsilon 1 the draws need 0.57-0.66 of it on 30 steps.
 SELECTION_BOUNDS_CAP = 0.7
-LOWEST_MARGIN = 0.25  # the 0.75-quantile: the target leaves at most n / 4 rows above it (auto_release.FIXED_LOWEST)
 
 
 def _least_each(n, steps):
     """The least epsilon per draw that runs on a grid of ``steps`` (check_margin at the lowest target)."""
-    return 2.0 * (math.log(steps + 1) + TIE_PRIOR) / (LOWEST_MARGIN * n)
+    return least_epsilon_each((1.0 - FIXED_LOWEST) * n, steps + 1)
 
 
 def selection_bound_share(n, epsilon, share, draws, search):

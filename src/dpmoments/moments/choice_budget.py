@@ -20,7 +20,7 @@ from ..exceptions import TooFewRowsError
 from ..mechanisms.laws import named
 from ..privacy import ZCDP, PureDP, calibrate_gaussian, compose, zcdp_to_approx_dp
 from .auto_release import minimum_on_refusal, rank_error
-from .private_bounds import TIE_PRIOR, check_margin
+from .private_bounds import check_margin, least_epsilon_each
 from .release import Part, em_draws
 
 __all__ = ["CenterBudget", "PrivateChoiceBudget", "check_draws", "widen_choices", "public_rows", "refinement_steps",
@@ -184,7 +184,7 @@ def upper_share(n, budget, d, search):
     wanted = rank_error(1.0, search) / (UPPER_RANK_ERROR * n)  # epsilon per draw for that rank error
     share = min(UPPER_SHARE, wanted ** 2 * d / (8.0 * budget.rho) if budget.zcdp else wanted * d / budget.epsilon)
     each = budget.draws(share, d)[0]
-    return share if each * 0.25 * n / 2.0 >= math.log(bins) + TIE_PRIOR else 0.0
+    return share if each >= least_epsilon_each(0.25 * n, bins) else 0.0
 
 
 def widen_choices(n, budget, shares, plan_of):

@@ -173,6 +173,12 @@ def _scores(counts, target):
     return -np.maximum(0.0, np.maximum(lower - target, target - upper))
 
 
+def least_epsilon_each(margin, n_bins):
+    """The least epsilon per draw that runs a draw ``margin`` rows from the data's nearer end among ``n_bins`` bins
+    (:func:`check_margin`'s rule: ``epsilon * margin / 2 >= ln(n_bins) + 5``)."""
+    return 2.0 * (math.log(n_bins) + TIE_PRIOR) / max(margin, 1e-300)
+
+
 def check_margin(n, target, epsilon_each, n_bins, what, best_margin=None):
     """Refuse a draw whose target is too close to an end of the data for its epsilon (``what`` names it).
 
@@ -187,9 +193,8 @@ def check_margin(n, target, epsilon_each, n_bins, what, best_margin=None):
     it), public quantities only. Only call it where ``n`` is public.
     """
     margin = min(target, n - target)
-    need = math.log(n_bins) + TIE_PRIOR
-    if math.isfinite(epsilon_each) and epsilon_each * margin / 2.0 < need * (1 - 1e-9):
-        needed = 2.0 * need / max(margin if best_margin is None else best_margin, 1e-300)
+    if math.isfinite(epsilon_each) and epsilon_each < least_epsilon_each(margin, n_bins) * (1 - 1e-9):
+        needed = least_epsilon_each(margin if best_margin is None else best_margin, n_bins)
         raise TooFewRowsError(
             f"{what}: too few rows for a private draw with epsilon {epsilon_each:.3g} among {n_bins} bins (it would "
             f"land anywhere in the search range; it runs from epsilon {needed:.3g} per draw); give a larger budget "
