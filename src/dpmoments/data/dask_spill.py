@@ -11,8 +11,8 @@ worker, which reads the blocks that worker holds back from their files one at a 
 (:func:`merged_where_held`): same values, same blocks, same merges, so every sum and release is bit-for-bit what
 re-reading gives; a worker reads one block at a time, and the merge task holds every block's partial sums at once,
 so where those would pass :data:`HELD_MERGE_BYTES` together (wide rows) the pass keeps its graph's merge tree.
-The handles are released when the release's passes end, and each file with its handle (on Linux/POSIX it has no name in any directory; the system
-reclaims it when the worker process ends, however it ends).
+The handles are released when the release's passes end, and each file with its handle (on Linux/POSIX it has no name
+in any directory; the system reclaims it when the worker process ends, however it ends).
 
 Only where it pays and is safe: a dask array of blocks parsed from files (:func:`~.dask_tables.open_dask_table`'s
 Parquet and text pieces; Zarr's and ``.npy``'s raw reads, a DataFrame and other collections are read as before), a

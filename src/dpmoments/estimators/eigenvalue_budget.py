@@ -53,8 +53,9 @@ def _tail_factors(k):
     is fitted to maximise the clipped spread, and so turns towards the few largest rows, which carry the far loss
     (on t3 the first eigenvalue missed with ratio 1 in 4 of 8 fits). The later ones are fitted orthogonal to it, away
     from those rows: their far / band ratio is 0.00 on the Gaussian simulation and 0.3-0.5 on t3 in the median
-    (`python -m benchmarks pca_width`), where the first's is 0.5-1.7. Tables whose tail is heavier than that (breast cancer, star98: 0.8-3.1 in the median along pc2 and pc3; anes96: 7-60) pass
-    either factor; their intervals rely on the loss's noise and on withholding the components that bear such rows."""
+    (`python -m benchmarks pca_width`), where the first's is 0.5-1.7. Tables whose tail is heavier than that
+    (breast cancer, star98: 0.8-3.1 in the median along pc2 and pc3; anes96: 7-60) pass either factor; their
+    intervals rely on the loss's noise and on withholding the components that bear such rows."""
     factors = np.full(int(k), 1.0 + TAIL_RATIO)
     factors[:1] = 1.0 + EIGEN_TAIL_RATIO
     return factors
@@ -74,7 +75,8 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     :math:`\lambda_1(D) \le \operatorname{tr} D`, and to first order by :math:`v^\top D v`, whose released
     estimate (the loss matrix along the component where it is released, times the tail factor where rows
     beyond twice the bound are not ruled out: ``1 + EIGEN_TAIL_RATIO`` on the first component, the covariance's
-    ``1 + TAIL_RATIO`` on the later ones, :func:`_tail_factors`) moves the upper end up, its noise in quadrature with the other parts.
+    ``1 + TAIL_RATIO`` on the later ones, :func:`_tail_factors`) moves the upper end up, its noise in quadrature
+    with the other parts.
     The eigenvalues whose interval excludes 0 are chosen, and every printed interval's
     level set, as the covariance's entries (:func:`~.fcr.selected_by_fcr`); a component
     lying mostly in a column the covariance withholds has its interval withheld (NaN).
