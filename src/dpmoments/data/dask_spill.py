@@ -33,7 +33,7 @@ import numpy as np
 
 from .spill import _in_memory
 
-__all__ = ["parsed_once", "replayed_blocks", "merged_where_held", "SpilledBlock"]
+__all__ = ["parsed_once", "replayed_blocks", "merged_where_held", "merge_levels", "SpilledBlock"]
 
 # The arrays parsed_once yields (by dask name) -> their handles, each a block a task can take as it is.
 _REPLAYS = {}
@@ -119,14 +119,20 @@ def _held_blocks_sums(per_block, ks, starts, blocks):
 
 
 def _tree_merged(merge, order, split_every, *groups):
-    """The partial sums (``order``: their block numbers) merged as the pass's graph merges them: blocks in order,
-    ``split_every`` at a time, level by level."""
+    """The partial sums (``order``: their block numbers) merged as the pass's graph merges them
+    (:func:`merge_levels`)."""
     parts = [None] * len(order)
     for k, part in zip(order, (p for g in groups for p in g)):
         parts[k] = part
+    return merge_levels(parts, merge, split_every)[0]
+
+
+def merge_levels(parts, merge, split_every):
+    """``parts`` merged as every pass merges its blocks' sums, on a graph or here: in order, ``split_every`` at a
+    time, level by level; one rule, so that every path's sums are the same bit for bit. A list of at most one."""
     while len(parts) > 1:
         parts = [merge(*parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
-    return parts[0]
+    return parts
 
 
 class SpilledBlock:

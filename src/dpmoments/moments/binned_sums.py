@@ -350,15 +350,17 @@ def _partial_bytes(X, args):
     """About the bytes of one block's per-bin sums: a d-vector per bin on each side of the bound (d x d matrices
     for a fused second moment, at most ``max_bytes``); unbounded where the width is unknown."""
     moment, edges, max_bytes = args[0], args[1], args[4]
-    d = len(X.columns) if hasattr(X, "columns") else X.shape[1] if getattr(X, "ndim", 0) == 2 else None
-    if not isinstance(d, (int, np.integer)):
+    from .dask_moments import _known_width
+
+    d = _known_width(X)
+    if d is None:
         return float("inf")
     per_bin = 2.0 * 8.0 * d * (d if moment == "second" else 1)
     return min(per_bin * (len(edges) + 1), max_bytes if moment == "second" else float("inf"))
 
 
 def _dask_pass(X, args):
-    from ..data.dask_spill import held_merge_fits, merged_where_held, replayed_blocks
+    from ..data.dask_spill import held_merge_fits, merge_levels, merged_where_held, replayed_blocks
     from .dask_moments import _SPLIT_EVERY, _block_starts, _import_dask, _x_blocks
 
     dask, _ = _import_dask()
@@ -371,8 +373,7 @@ def _dask_pass(X, args):
                                  _block_starts(X, len(blocks)))
     parts = [block(b, k, args, start) for k, (b, start) in enumerate(zip(blocks, _block_starts(X, len(blocks))))]
     merge = dask.delayed(_merged, pure=True)
-    while len(parts) > 1:
-        parts = [merge(*parts[i:i + _SPLIT_EVERY]) for i in range(0, len(parts), _SPLIT_EVERY)]
+    parts = merge_levels(parts, merge, _SPLIT_EVERY)
     if not parts:
         return BinnedSums(*args)
     (result,) = dask.compute(parts[0])

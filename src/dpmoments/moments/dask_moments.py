@@ -35,7 +35,7 @@ import numpy as np
 from .._validation import as_float_array
 from ..data import is_dask_collection
 from ..data.dask_files import import_dask as _import_dask
-from ..data.dask_spill import held_merge_fits, merged_where_held, replayed_blocks
+from ..data.dask_spill import held_merge_fits, merge_levels, merged_where_held, replayed_blocks
 from .accumulate import accumulate_moments
 
 __all__ = ["dask_moment_sums", "dask_moment_sums_with", "row_ones", "RowOnes", "rows_array", "names_only"]
@@ -189,8 +189,7 @@ def _computed(x, y, kwargs, split_every, tap):
     else:  # the same tree, each node a pair
         part, merge, lead = dask.delayed(_block_sums_with, pure=True), dask.delayed(_merge_with, pure=True), tap[1:]
         parts = [part(b, k, starts[k], tap[0], **kwargs) for k, b in enumerate(xb)]
-    while len(parts) > 1:
-        parts = [merge(*lead, *parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
+    parts = merge_levels(parts, functools.partial(merge, *lead), split_every)
     (result,) = dask.compute(parts[0]) if parts else (None,)
     return result
 
@@ -198,8 +197,8 @@ def _computed(x, y, kwargs, split_every, tap):
 def _partial_bytes(x, kwargs, tap):
     """About the bytes of one block's partial sums: the d x d second moment (twice with a clipping-loss tap; the
     third moment's d^3 with ``third``), where the width is known; else unbounded (the graph's path)."""
-    d = len(x.columns) if _is_frame(x) else x.shape[1] if getattr(x, "ndim", 0) == 2 else None
-    if not isinstance(d, (int, np.integer)):
+    d = _known_width(x)
+    if d is None:
         return float("inf")
     return 8.0 * d * d * (2 if tap is not None else 1) * (d if kwargs.get("third") else 1)
 
@@ -221,12 +220,18 @@ def _held_sums_with(block, k, start, tap, kwargs):
     return _block_sums_with(block, k, start, tap, **kwargs)
 
 
+def _known_width(x):
+    """The collection's number of columns, or ``None`` where it is not known before the blocks are read."""
+    width = len(x.columns) if _is_frame(x) else x.shape[1] if getattr(x, "ndim", 0) == 2 else None
+    return int(width) if isinstance(width, (int, np.integer)) else None
+
+
 def _check_center_width(x, center):
     """The centre's length against the known width, before any task (not "In dask block 0: ..." from each)."""
     if center is None or np.ndim(center) != 1:
         return  # none, or a shape accumulate_moments refuses in its own words
-    width = len(x.columns) if _is_frame(x) else x.shape[1] if getattr(x, "ndim", 0) == 2 else None
-    if isinstance(width, (int, np.integer)) and len(center) != width:
+    width = _known_width(x)
+    if width is not None and len(center) != width:
         raise ValueError(f"'center' must have one entry per feature ({width}); got {len(center)}.")
 
 
