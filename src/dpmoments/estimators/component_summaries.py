@@ -12,7 +12,7 @@ from ..privacy.relations import describe_relation
 from .summary import (Noise, Summary, choices_lines, feature_labels, interval_text, num, of_data, randomness_text,
                       release_lines, rows_text, table)
 
-__all__ = ["pca_summary", "component_lines", "pca_noise", "noise_floor", "spectrum", "spectrum_against_floor", "shown",
+__all__ = ["pca_summary", "component_lines", "pca_noise", "noise_floor", "spectrum_against_floor", "shown",
            "tensor_summary", "tensor_lines", "tensor_noise"]
 
 
@@ -29,27 +29,11 @@ def noise_floor(release):
     return law.diagonal_mean(scale, df) + law.spectral_norm(scale, df, release.n_features)
 
 
-def spectrum(release, k, est=None):
-    """The released matrix's eigenvalues, largest first (all of them up to d = 2000, else the top few).
-
-    ``est``: the fitted PCA, whose spectrum is this one where the release has no column scales (one
-    decomposition, not two: at d = 2000 the second cost a tenth of the command).
-    """
-    S = release.second_moment
-    if est is not None and release.column_scale is None:
-        return est.spectrum_
-    if S.shape[0] <= 2000:
-        return np.linalg.eigvalsh(S)[::-1]
-    from ..solvers.eigen import top_eigenpairs
-
-    return top_eigenpairs(S, min(S.shape[0], max(2 * k, 20))).eigenvalues
-
-
 def spectrum_against_floor(est):
     """``(spectrum, floor, above, note)``: the fitted PCA's spectrum in the data's units against its own floor
     (``eigenvalue_noise_floor_``), the count above it and what the floor is, for the title and the report.
 
-    Without column scales this is :func:`noise_floor` against :func:`spectrum`. With them (ranges, private scales)
+    Without column scales the floor is :func:`noise_floor`'s and the spectrum the released matrix's. With them (ranges, private scales)
     those two are of the standardised matrix, which the table does not show: on a 0/1 column beside a population
     in millions the title once counted 1 eigenvalue "above the noise floor 0.135" over a table whose components were
     all 1e7 below the noise (3.7e8). The floor is then the largest scale's; each component is judged along its own

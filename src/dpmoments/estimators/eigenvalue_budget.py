@@ -104,7 +104,8 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     # There the eigenvalue is within the noise's spectral norm of the released one (Weyl), which holds at any SNR
     norm = noise_law(release).spectral_norm(release.n_features)
     edge = norm * along
-    weak = (mid < 3.0 * edge) | (_gaps(spectrum, len(mid)) < 2.0 * edge if spectrum is not None else False)
+    gaps = _gaps(spectrum, len(mid))  # 0 without a spectrum: Weyl's lower ends, and no tie known
+    weak = (mid < 3.0 * edge) | (gaps < 2.0 * edge if spectrum is not None else False)
     # Weyl in the data's units is ||D E D|| <= max(s)^2 ||E||, not ||E|| ||w||^2 (that bounds w'Ew, along w alone):
     # with column scales a component below its own noise may follow a small-scale column while the population's
     # eigenvalue lies along a large-scale one the noise hid (heart, ranges, epsilon 1: [0, 1218] for 2.07e5)
@@ -131,7 +132,7 @@ def eigenvalue_error_budget(release, components, noise_interval, noise_se, level
     bias_bound, joint = release_centre_bias(release, level, with_norm=True) or (None, None)
     # across sites the released step a joins the centre's error norm (eigenvalue_weyl.py): the same lower ends
     weyl = None if not s else WeylCentre(
-        s, scales, noise_interval, noise_se, sampling_var, weyl_edge, weak, level, _gaps(spectrum, len(mid)),
+        s, scales, noise_interval, noise_se, sampling_var, weyl_edge, weak, level, gaps,
         _bias_norm(bias_bound, joint, scales), 0.0 if offset is None else float(np.linalg.norm(offset * scales)))
 
     def pieces(at):  # (noise and sampling, the loss's noise, centre bias below, above) at level 'at', each (k,)

@@ -12,12 +12,12 @@ import numpy as np
 
 # The decompositions' summaries and the title's words are re-exported: every analysis's table is read from here.
 from .component_summaries import (CONSOLE_COORDS, component_lines, noise_floor, pca_noise, pca_summary, shown,
-                                  spectrum, tensor_lines, tensor_noise, tensor_summary)
+                                  tensor_lines, tensor_noise, tensor_summary)
 from .graph import RIDGE_THRESHOLD, edge_matrix, partial_correlations
 from .summary import Noise, Summary, feature_labels, interval_text, num, of_data, release_lines, rows_text, table
 
 __all__ = ["covariance_summary", "pca_summary", "precision_summary", "console_lines", "component_lines",
-           "edge_lines", "edge_table", "pca_noise", "precision_noise", "statistic", "noise_floor", "spectrum",
+           "edge_lines", "edge_table", "pca_noise", "precision_noise", "statistic", "noise_floor",
            "rows_text", "correlation_summary", "correlation_lines", "tensor_summary", "tensor_lines", "tensor_noise"]
 
 
