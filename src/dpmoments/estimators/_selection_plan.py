@@ -10,7 +10,7 @@ import itertools
 import math
 
 from .._validation import check_nonnegative, check_positive
-from ..moments.auto_release import BoundBudget, as_bound_budget, is_auto
+from ..moments.auto_release import as_bound_budget, is_auto, is_default_share
 from ..privacy.relations import check_neighbours
 from ._column_map import check_one_response_bound
 from ._params import check_parameters
@@ -121,7 +121,7 @@ class SelectionPlanMixin:
         least that runs their draws (:func:`~dpmoments.estimators._selection_share.selection_bound_share`; ``_rows``,
         the public ``n``). A share the user chose is theirs: kept as given, and refused where too small."""
         budget = as_bound_budget(self.bound_budget)
-        if not math.isclose(budget.share, BoundBudget.share, rel_tol=1e-6):
+        if not is_default_share(budget):
             return budget.share
         return selection_bound_share(getattr(self, "_rows", None), float(self.epsilon), budget.share,
                                      len(self._autos()), budget.search)

@@ -67,7 +67,7 @@ from .sensitivity import moment_sensitivity
 from .statistics import SECOND, as_moment
 from ..data import as_source, same_file_version
 
-__all__ = ["BoundBudget", "as_bound_budget", "check_bound_budget_used", "bound_share_unused", "is_auto",
+__all__ = ["BoundBudget", "as_bound_budget", "is_default_share", "check_bound_budget_used", "bound_share_unused", "is_auto",
            "release_with_private_bounds", "clip_target", "choose_bounds", "sampling_quantile", "CLIPPED_WARNING",
            "RANK_ERROR_T", "minimum_on_refusal", "clipping_bias", "round_up"]
 
@@ -144,11 +144,16 @@ def as_bound_budget(bound_budget):
     return BoundBudget(share=float(bound_budget))
 
 
+def is_default_share(bound_budget):
+    """Whether the bound's share is the default one: how the library tells a share left alone from one chosen (a
+    share typed equal to the default reads as the default; float32 too)."""
+    return math.isclose(as_bound_budget(bound_budget).share, BoundBudget.share, rel_tol=1e-6)
+
+
 def check_bound_budget_used(bound_budget, row_norm, scale):
     """Refuse a bound's share other than the default where no bound is private (a public ``row_norm`` and no private
     scales): it paid for nothing and was silently ignored (the command line refuses ``--bound-share`` there)."""
-    default = math.isclose(as_bound_budget(bound_budget).share, BoundBudget.share, rel_tol=1e-6)  # float32 too
-    if not is_auto(row_norm) and scale is None and not default:
+    if not is_auto(row_norm) and scale is None and not is_default_share(bound_budget):
         raise ValueError(bound_share_unused("'bound_budget'", "row_norm='auto', scale='private'") + ": leave it out.")
 
 
